@@ -1,0 +1,55 @@
+import express, { Router } from 'express';
+import type { EventBus, Logger } from '@licensing/runtime';
+import { AuthCache, authenticate } from './auth';
+import type { Clients } from './clients';
+import type { GatewayConfig } from './config';
+import { errorHandler, notFound } from './errors';
+import { requestContext, versionAlias } from './request-context';
+import { licenseRoutes } from './routes/licenses';
+import { productRoutes } from './routes/products';
+import { checkService, statusRoutes } from './routes/status';
+import { requireJsonBody } from './validation';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  clients: Clients;
+  bus: EventBus;
+  log: Logger;
+  version: string;
+}
+
+/**
+ * Order matters: request id → /v1 alias → probes → /api/v1 (auth → JSON body →
+ * routes) → 404 → the one error handler. Bodies are parsed only after the key
+ * is known, so anonymous clients cannot make the gateway parse anything.
+ */
+export function createApp({ config, clients, bus, log, version }: GatewayDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use(requestContext(log));
+  app.use(versionAlias);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const account = await checkService(clients.health.account);
+    res.status(account.status === 'ok' ? 200 : 503).json({ status: account.status === 'ok' ? 'ready' : 'not_ready', account_service: account });
+  });
+
+  const api = Router();
+  api.use(authenticate(clients, new AuthCache(config.AUTH_CACHE_TTL_MS, bus), log));
+  api.use(requireJsonBody);
+  api.use(express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }));
+  productRoutes(api, clients);
+  licenseRoutes(api, clients);
+  statusRoutes(api, clients, bus, version);
+  app.use('/api/v1', api);
+
+  app.use(notFound);
+  app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
+  return app;
+}

@@ -1,0 +1,30 @@
+import { credentials } from '@grpc/grpc-js';
+import { AccountServiceClient, LicenseServiceClient, ProductServiceClient, health } from '@licensing/proto';
+import { createClient } from '@licensing/runtime';
+import type { GatewayConfig } from './config';
+
+/** One long-lived gRPC channel per service for the life of the gateway. */
+export function createClients(config: GatewayConfig) {
+  const token = config.INTERNAL_TOKEN;
+  const services = {
+    account: config.ACCOUNT_GRPC_ADDR,
+    product: config.PRODUCT_GRPC_ADDR,
+    license: config.LICENSE_GRPC_ADDR,
+  };
+  const accounts = createClient(AccountServiceClient, services.account, token);
+  const products = createClient(ProductServiceClient, services.product, token);
+  const licenses = createClient(LicenseServiceClient, services.license, token);
+  const healthChecks = Object.fromEntries(Object.entries(services).map(([name, addr]) => [name, new health.HealthClient(addr, credentials.createInsecure())])) as Record<keyof typeof services, health.HealthClient>;
+  return {
+    accounts: accounts.call,
+    products: products.call,
+    licenses: licenses.call,
+    health: healthChecks,
+    close() {
+      for (const c of [accounts, products, licenses]) c.close();
+      for (const h of Object.values(healthChecks)) h.close();
+    },
+  };
+}
+
+export type Clients = ReturnType<typeof createClients>;

@@ -1,0 +1,77 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, type ErrorCode, type Logger } from '@licensing/runtime';
+
+// The one place errors become HTTP: RFC 9457 problem details with a stable code.
+const httpStatus: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  internal: 500,
+  service_unavailable: 503,
+};
+
+const titles: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
+  429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+
+export function sendProblem(res: Response, err: AppError): void {
+  const status = httpStatus[err.code];
+  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="api"');
+  if (status === 503) res.setHeader('Retry-After', '5');
+  res.status(status).type('application/problem+json').send(
+    JSON.stringify({
+      type: `/docs/errors#${err.code}`,
+      title: titles[status],
+      status,
+      detail: err.message,
+      code: err.code,
+      request_id: res.locals.requestId,
+      ...(err.fieldErrors.length ? { errors: err.fieldErrors } : {}),
+    }),
+  );
+}
+
+/** Errors raised by express's body parser, by their `type`. */
+function fromBodyParser(err: { type?: string; status?: number }, limit: number): AppError | undefined {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new AppError('invalid_request', 'the request body is not valid JSON');
+    case 'entity.too.large':
+      return new AppError('payload_too_large', `the request body is larger than ${limit} bytes`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError('unsupported_media_type', 'the request body must be UTF-8 JSON');
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new AppError('invalid_request', 'the request body could not be read');
+    default:
+      return undefined;
+  }
+}
+
+export function errorHandler(log: Logger, bodyLimit: number) {
+  return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const known = err instanceof AppError ? err : fromBodyParser(err as { type?: string }, bodyLimit);
+    if (known) {
+      if (known.code === 'internal') log.error({ request_id: res.locals.requestId }, 'a service reported an internal error');
+      return sendProblem(res, known);
+    }
+    log.error({ err, request_id: res.locals.requestId }, 'unhandled error');
+    sendProblem(res, new AppError('internal', 'internal error'));
+  };
+}
+
+export function notFound(req: Request, res: Response): void {
+  sendProblem(res, new AppError('not_found', `no such endpoint: ${req.method} ${req.path}`));
+}

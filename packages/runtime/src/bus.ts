@@ -1,0 +1,124 @@
+import { connect, headers as natsHeaders, type NatsConnection, type JetStreamClient, RetentionPolicy, StorageType } from 'nats';
+import type { DomainEvent, EventType } from '@licensing/proto';
+import { newId } from './ids';
+import type { Logger } from './logger';
+
+export interface BusOptions {
+  url: string;
+  subjectPrefix: string;
+  stream: string;
+  name: string;
+  log: Logger;
+}
+
+/**
+ * The event bus: one NATS connection per process, JetStream for durable
+ * publishing. The connection reconnects forever; while it is down, publish()
+ * fails fast and the outbox keeps the event until it can go out.
+ */
+export class EventBus {
+  private constructor(
+    readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly opts: BusOptions,
+  ) {}
+
+  static async connect(opts: BusOptions): Promise<EventBus> {
+    const nc = await connect({
+      servers: opts.url,
+      name: opts.name,
+      reconnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    });
+    const bus = new EventBus(nc, nc.jetstream({ timeout: 2000 }), opts);
+    await bus.ensureStream();
+    void bus.watchStatus();
+    return bus;
+  }
+
+  subject(type: EventType | string): string {
+    return `${this.opts.subjectPrefix}.${type}`;
+  }
+
+  get connected(): boolean {
+    return !this.nc.isClosed() && !this.disconnected;
+  }
+
+  private disconnected = false;
+  private readonly statusListeners: Array<(connected: boolean) => void> = [];
+
+  /** Called whenever the connection drops or comes back. */
+  onStatus(listener: (connected: boolean) => void): void {
+    this.statusListeners.push(listener);
+  }
+
+  /** Core-NATS subscription to one event type (no durability: for caches and hints). */
+  subscribe(type: EventType, handler: (event: DomainEvent) => void): void {
+    const sub = this.nc.subscribe(this.subject(type));
+    void (async () => {
+      for await (const msg of sub) {
+        try {
+          handler(JSON.parse(new TextDecoder().decode(msg.data)) as DomainEvent);
+        } catch (err) {
+          this.opts.log.warn({ err, subject: msg.subject }, 'could not handle event');
+        }
+      }
+    })();
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect') {
+        this.disconnected = s.type === 'disconnect';
+        for (const l of this.statusListeners) l(!this.disconnected);
+      }
+      if (s.type === 'reconnect') {
+        this.disconnected = false;
+        // The stream may be new to this server (e.g. it was wiped): make sure it exists.
+        this.ensureStream().catch((err) => this.opts.log.warn({ err }, 'could not ensure event stream after reconnect'));
+      }
+    }
+  }
+
+  /** Creates the events stream if it does not exist; idempotent, safe from every service. */
+  async ensureStream(): Promise<void> {
+    const jsm = await this.nc.jetstreamManager({ timeout: 2000 });
+    const subjects = [`${this.opts.subjectPrefix}.>`];
+    try {
+      await jsm.streams.info(this.opts.stream);
+    } catch {
+      try {
+        await jsm.streams.add({
+          name: this.opts.stream,
+          subjects,
+          retention: RetentionPolicy.Limits,
+          storage: StorageType.File,
+          max_age: 7 * 24 * 3600 * 1e9, // nanoseconds: a week of history for consumers that were down
+          duplicate_window: 10 * 60 * 1e9, // republished outbox entries within 10 min are dropped
+        });
+      } catch (err) {
+        // Another service may have created it in the meantime.
+        await jsm.streams.info(this.opts.stream).catch(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  /** Publishes one event and waits for JetStream's ack; the event id is the dedup id. */
+  async publish(event: DomainEvent): Promise<void> {
+    const h = natsHeaders();
+    h.set('Nats-Msg-Id', event.id);
+    await this.js.publish(this.subject(event.type), JSON.stringify(event), { msgID: event.id, headers: h, timeout: 2000 });
+  }
+
+  async close(): Promise<void> {
+    if (this.nc.isClosed()) return;
+    await this.nc.drain().catch(() => this.nc.close());
+  }
+}
+
+export function newEvent<T extends EventType>(type: T, accountId: string, data: DomainEvent<T>['data'], now = new Date()): DomainEvent<T> {
+  return { id: newId('evt'), type, account_id: accountId, created_at: now.toISOString(), data };
+}

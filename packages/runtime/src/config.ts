@@ -1,0 +1,75 @@
+// Typed settings read from environment variables, checked once at start-up.
+// Each service declares a schema; a bad or missing value stops the process with
+// one message naming every problem, instead of failing later in a handler.
+
+export interface Setting<T> {
+  kind: 'string' | 'int' | 'bool' | 'enum';
+  description: string;
+  default?: T;
+  /** Secrets are never echoed back in errors or docs. */
+  secret?: boolean;
+  values?: readonly string[];
+  min?: number;
+  max?: number;
+}
+
+export const str = (description: string, opts: { default?: string; secret?: boolean } = {}): Setting<string> => ({ kind: 'string', description, ...opts });
+export const int = (description: string, opts: { default?: number; min?: number; max?: number } = {}): Setting<number> => ({ kind: 'int', description, ...opts });
+export const bool = (description: string, opts: { default?: boolean } = {}): Setting<boolean> => ({ kind: 'bool', description, ...opts });
+export const oneOf = <V extends string>(values: readonly V[], description: string, opts: { default?: V } = {}): Setting<V> => ({ kind: 'enum', description, values, ...opts });
+
+export type Schema = Record<string, Setting<unknown>>;
+export type ConfigOf<S extends Schema> = { [K in keyof S]: S[K] extends Setting<infer T> ? T : never };
+
+export class ConfigError extends Error {}
+
+export function loadConfig<S extends Schema>(schema: S, env: Record<string, string | undefined> = process.env, overrides: Partial<ConfigOf<S>> = {}): ConfigOf<S> {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, setting] of Object.entries(schema)) {
+    if (name in overrides && (overrides as Record<string, unknown>)[name] !== undefined) {
+      out[name] = (overrides as Record<string, unknown>)[name];
+      continue;
+    }
+    const raw = env[name];
+    if (raw === undefined || raw === '') {
+      if (setting.default === undefined) problems.push(`${name} is required (${setting.description})`);
+      else out[name] = setting.default;
+      continue;
+    }
+    switch (setting.kind) {
+      case 'string':
+        out[name] = raw;
+        break;
+      case 'int': {
+        const n = Number(raw);
+        if (!Number.isInteger(n) || (setting.min !== undefined && n < setting.min) || (setting.max !== undefined && n > setting.max)) {
+          problems.push(`${name} must be an integer${setting.min !== undefined ? ` >= ${setting.min}` : ''}${setting.max !== undefined ? ` <= ${setting.max}` : ''}, got "${raw}"`);
+        } else out[name] = n;
+        break;
+      }
+      case 'bool':
+        if (!['true', 'false', '1', '0'].includes(raw)) problems.push(`${name} must be true or false, got "${raw}"`);
+        else out[name] = raw === 'true' || raw === '1';
+        break;
+      case 'enum':
+        if (!setting.values!.includes(raw)) problems.push(`${name} must be one of ${setting.values!.join(', ')}, got "${raw}"`);
+        else out[name] = raw;
+        break;
+    }
+  }
+  if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  return out as ConfigOf<S>;
+}
+
+/** Settings every service shares: where its store and bus are, and how it logs. */
+export const commonSchema = {
+  NODE_ENV: oneOf(['development', 'test', 'production'] as const, 'Run mode; production refuses development shortcuts', { default: 'development' }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'pino log level', { default: 'info' }),
+  MONGO_URL: str('MongoDB (or FerretDB) connection string', { default: 'mongodb://127.0.0.1:27017' }),
+  NATS_URL: str('NATS server with JetStream', { default: 'nats://127.0.0.1:4222' }),
+  EVENTS_SUBJECT_PREFIX: str('Subject prefix for domain events', { default: 'licensing.events' }),
+  EVENTS_STREAM: str('JetStream stream that stores domain events', { default: 'LICENSING_EVENTS' }),
+  INTERNAL_TOKEN: str('Shared secret every internal gRPC call must carry', { secret: true }),
+  SHUTDOWN_TIMEOUT_MS: int('Hard limit for a graceful shutdown', { default: 10000, min: 100 }),
+} satisfies Schema;

@@ -1,0 +1,90 @@
+import { Server, ServerCredentials, status as GrpcStatus, type ServiceDefinition, type ServerUnaryCall, type sendUnaryData, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { health } from '@licensing/proto';
+import { toServiceError, AppError } from './errors';
+import { HealthService } from './health';
+import { REQUEST_ID_KEY, tokenMatches } from './internal-auth';
+import type { Logger } from './logger';
+
+/** What a handler gets besides its request: who is calling and a logger that says so. */
+export interface CallContext {
+  requestId: string;
+  log: Logger;
+}
+
+/** Handlers are plain async functions; the server adapts them to grpc-js. */
+export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
+
+// Maps a grpc-js service definition to the async handlers that implement it.
+export type Handlers<D> = {
+  [M in keyof D]: D[M] extends { requestDeserialize: (b: Buffer) => infer Req; responseSerialize: (v: infer Res) => Buffer } ? UnaryHandler<Req, Res> : never;
+};
+
+export interface GrpcServerOptions {
+  internalToken: string;
+  log: Logger;
+  ready?: () => boolean;
+}
+
+/**
+ * One gRPC server per service: health checking, the internal-credential check
+ * on every call (health excepted), request ids into log lines, and the one
+ * mapping from thrown errors to gRPC status codes.
+ */
+export class GrpcServer {
+  readonly server = new Server({ 'grpc.max_receive_message_length': 1024 * 1024 });
+  readonly health: HealthService;
+  private inFlight = 0;
+  private idle?: () => void;
+
+  constructor(private readonly opts: GrpcServerOptions) {
+    this.health = new HealthService(opts.ready);
+    this.server.addService(health.HealthService, this.health.implementation as unknown as UntypedServiceImplementation);
+  }
+
+  add<D extends ServiceDefinition>(definition: D, handlers: Handlers<D>): void {
+    const impl: UntypedServiceImplementation = {};
+    for (const [method, handler] of Object.entries(handlers) as [string, UnaryHandler<unknown, unknown>][]) {
+      const path = (definition as Record<string, { path: string }>)[method].path;
+      impl[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => this.dispatch(path, handler, call, callback);
+    }
+    this.server.addService(definition, impl);
+  }
+
+  private dispatch(path: string, handler: UnaryHandler<unknown, unknown>, call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>): void {
+    if (!tokenMatches(this.opts.internalToken, call.metadata)) {
+      callback({ code: GrpcStatus.UNAUTHENTICATED, details: 'missing or wrong internal credential' });
+      return;
+    }
+    const rid = call.metadata.get(REQUEST_ID_KEY)[0];
+    const requestId = typeof rid === 'string' ? rid : '';
+    const log = this.opts.log.child({ request_id: requestId, rpc: path });
+    this.inFlight++;
+    handler(call.request, { requestId, log })
+      .then((res) => callback(null, res))
+      .catch((err: unknown) => {
+        if (!(err instanceof AppError) || err.code === 'internal') log.error({ err }, 'rpc failed');
+        callback(toServiceError(err));
+      })
+      .finally(() => {
+        this.inFlight--;
+        if (this.inFlight === 0) this.idle?.();
+      });
+  }
+
+  async listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+    });
+  }
+
+  /** Stops taking new calls and waits for in-flight ones, up to `timeoutMs`. */
+  async shutdown(timeoutMs: number): Promise<void> {
+    this.health.setServing(false);
+    const drained = new Promise<void>((resolve) => {
+      this.server.tryShutdown(() => resolve());
+    });
+    const timer = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
+    await Promise.race([drained, timer]);
+    this.server.forceShutdown();
+  }
+}

@@ -1,0 +1,40 @@
+import mongoose, { type Connection } from 'mongoose';
+
+/**
+ * Each service has its own database on the shared server (dbName), and its own
+ * connection: nothing here can reach another service's collections by accident.
+ */
+export async function connectMongo(url: string, dbName: string): Promise<Connection> {
+  const conn = mongoose.createConnection(url, {
+    dbName,
+    serverSelectionTimeoutMS: 5000,
+    maxPoolSize: 20,
+    // Fail fast instead of queueing operations while disconnected.
+    bufferCommands: false,
+    // Indexes are created by syncIndexes() before the service reports SERVING.
+    autoIndex: false,
+  });
+  await conn.asPromise();
+  return conn;
+}
+
+const NOT_IMPLEMENTED = 238;
+
+/**
+ * Creates every model's indexes before the service says it is ready. FerretDB
+ * has no TTL indexes: there the index is created without expiry and the code
+ * that reads such collections ignores expired entries itself.
+ */
+export async function syncIndexes(conn: Connection): Promise<void> {
+  for (const model of Object.values(conn.models)) {
+    for (const [fields, options] of model.schema.indexes()) {
+      try {
+        await model.collection.createIndex(fields as Record<string, 1 | -1>, options as Record<string, unknown>);
+      } catch (err) {
+        if ((err as { code?: number }).code !== NOT_IMPLEMENTED || options.expireAfterSeconds === undefined) throw err;
+        const { expireAfterSeconds: _ttl, ...plain } = options;
+        await model.collection.createIndex(fields as Record<string, 1 | -1>, plain as Record<string, unknown>);
+      }
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import type { Model } from 'mongoose';
+import type { DomainEvent } from '@licensing/proto';
+import type { EventBus } from './bus';
+import type { Logger } from './logger';
+
+/**
+ * Transactional outbox without transactions. FerretDB has no multi-document
+ * transactions, so an entity's pending events are written in the same document
+ * write as the change itself, under `outbox.<eventId>`, with `outbox_pending`
+ * set. After the write the service tries to publish at once; whatever could not
+ * go out (NATS down, crash) is found by the relay and retried until JetStream
+ * acks it. The event id is the Nats-Msg-Id, so a retry never duplicates.
+ */
+
+/** Fields to add to every mongoose schema whose writes emit events. */
+export const outboxFields = {
+  outbox: { type: Object, default: undefined },
+  outbox_pending: { type: Boolean, default: undefined, index: true },
+};
+
+/** The update fragment that records events in the same write as the change. */
+export function withEvents(events: DomainEvent[]): Record<string, unknown> {
+  const set: Record<string, unknown> = { outbox_pending: true };
+  for (const e of events) set[`outbox.${e.id}`] = e;
+  return set;
+}
+
+/** For inserts: the fields a new document carries so its events go out with it. */
+export function outboxOf(events: DomainEvent[]): { outbox: Record<string, DomainEvent>; outbox_pending: true } {
+  return { outbox: Object.fromEntries(events.map((e) => [e.id, e])), outbox_pending: true };
+}
+
+interface OutboxDoc {
+  _id: string;
+  outbox?: Record<string, DomainEvent>;
+}
+
+export class Outbox {
+  private readonly models: Model<any>[] = [];
+  private timer?: NodeJS.Timeout;
+  private sweeping?: Promise<void>;
+  private stopped = false;
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly log: Logger,
+    private readonly intervalMs = 1000,
+  ) {}
+
+  track(model: Model<any>): void {
+    this.models.push(model);
+  }
+
+  /** Publishes the pending events of one document now; failures are left for the relay. */
+  flush(model: Model<any>, id: string): void {
+    void this.publishDoc(model, id).catch((err) => this.log.debug({ err, id }, 'outbox flush deferred'));
+  }
+
+  private async publishDoc(model: Model<any>, id: string, known?: OutboxDoc): Promise<void> {
+    const doc = known ?? ((await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null);
+    if (!doc?.outbox) return;
+    const events = Object.values(doc.outbox).sort((a, b) => (a.id < b.id ? -1 : 1));
+    for (const event of events) {
+      await this.bus.publish(event);
+      await model.updateOne({ _id: id }, { $unset: { [`outbox.${event.id}`]: '' } });
+    }
+    // Clear the flag only if nothing new was added meanwhile.
+    const left = (await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null;
+    if (left && (!left.outbox || Object.keys(left.outbox).length === 0)) {
+      await model.updateOne({ _id: id, outbox_pending: true }, { $unset: { outbox_pending: '', outbox: '' } });
+    }
+  }
+
+  /** One pass over every tracked collection. Exposed for tests. */
+  async sweep(): Promise<number> {
+    let published = 0;
+    for (const model of this.models) {
+      const docs = (await model.find({ outbox_pending: true }, { outbox: 1 }).limit(100).lean()) as OutboxDoc[];
+      for (const doc of docs) {
+        await this.publishDoc(model, doc._id, doc);
+        published++;
+      }
+    }
+    return published;
+  }
+
+  /** Number of documents still holding unpublished events (for status and metrics). */
+  async backlog(): Promise<number> {
+    let n = 0;
+    for (const model of this.models) n += await model.countDocuments({ outbox_pending: true });
+    return n;
+  }
+
+  start(): void {
+    const tick = async () => {
+      if (this.stopped) return;
+      this.sweeping = this.sweep()
+        .then((n) => {
+          if (n) this.log.info({ documents: n }, 'outbox relay published pending events');
+        })
+        .catch((err) => this.log.debug({ err }, 'outbox relay pass failed; will retry'));
+      await this.sweeping;
+      if (!this.stopped) this.timer = setTimeout(tick, this.intervalMs);
+    };
+    this.timer = setTimeout(tick, this.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.sweeping;
+  }
+}

@@ -1,0 +1,51 @@
+// Domain event contract: the envelope and the catalogue of types. Publishers and
+// consumers import these; nothing else about events crosses a service boundary.
+
+export const eventTypes = [
+  'product.created',
+  'license.created',
+  'api_key.created',
+  'api_key.revoked',
+] as const;
+export type EventType = (typeof eventTypes)[number];
+
+/** Envelope of every event on NATS (`<prefix>.<type>`); `id` is also the Nats-Msg-Id. */
+export interface DomainEvent<T extends EventType = EventType> {
+  id: string;
+  type: T;
+  account_id: string;
+  created_at: string;
+  data: EventData[T];
+}
+
+export interface ProductData {
+  id: string;
+  name: string;
+  description: string;
+  created_at: string;
+}
+
+export interface LicenseData {
+  id: string;
+  key: string;
+  product_id: string;
+  customer_email: string;
+  status: string;
+  created_at: string;
+}
+
+export interface ApiKeyData {
+  id: string;
+  prefix: string;
+  scope: string;
+  name: string;
+  created_at: string;
+  revoked_at?: string;
+}
+
+export interface EventData {
+  'product.created': { product: ProductData };
+  'license.created': { license: LicenseData };
+  'api_key.created': { api_key: ApiKeyData };
+  'api_key.revoked': { api_key: ApiKeyData };
+}

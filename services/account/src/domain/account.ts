@@ -1,0 +1,37 @@
+import { AppError } from '@licensing/runtime';
+import { scopes, type Scope } from './api-key';
+
+export const plans = ['free', 'pro', 'enterprise'] as const;
+export type Plan = (typeof plans)[number];
+
+export function checkAccountName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw AppError.invalid('name', 'name is required');
+  if (trimmed.length > 100) throw AppError.invalid('name', 'name must be at most 100 characters');
+  return trimmed;
+}
+
+export function checkPlan(plan: string): Plan {
+  if (!plan) return 'free';
+  if (!(plans as readonly string[]).includes(plan)) throw AppError.invalid('plan', `plan must be one of ${plans.join(', ')}`);
+  return plan as Plan;
+}
+
+export function checkScope(scope: string): Scope {
+  if (!scope) return 'full';
+  if (!(scopes as readonly string[]).includes(scope)) throw AppError.invalid('scope', `scope must be one of ${scopes.join(', ')}`);
+  return scope as Scope;
+}
+
+export function checkKeyName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length > 100) throw AppError.invalid('name', 'name must be at most 100 characters');
+  return trimmed;
+}
+
+/** last_used_at is a hint, not an audit trail: write it at most once a minute per key. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function shouldTouchLastUsed(lastUsedAt: Date | null | undefined, now: Date): boolean {
+  return !lastUsedAt || now.getTime() - lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS;
+}

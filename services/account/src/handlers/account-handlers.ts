@@ -1,0 +1,92 @@
+import { AppError, newId, type Handlers, type ServiceContext } from '@licensing/runtime';
+import type { Account, ApiKey, AccountServiceService } from '@licensing/proto';
+import { checkAccountName, checkKeyName, checkPlan, checkScope, shouldTouchLastUsed } from '../domain/account';
+import { digestApiKey, generateApiKey, parseApiKey, type Scope } from '../domain/api-key';
+import { apiKeyCreated, apiKeyRevoked } from '../events/api-key-events';
+import type { AccountDoc, ApiKeyDoc } from '../store/models';
+import type { AccountStore } from '../store/queries';
+import type { AccountConfig } from '../config';
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : '');
+
+const toAccount = (doc: AccountDoc): Account => ({ id: doc._id, name: doc.name, plan: doc.plan, createdAt: iso(doc.created_at) });
+
+const toApiKey = (doc: Omit<ApiKeyDoc, 'digest'>): ApiKey => ({
+  id: doc._id,
+  accountId: doc.account_id,
+  prefix: doc.prefix,
+  scope: doc.scope,
+  name: doc.name,
+  createdAt: iso(doc.created_at),
+  lastUsedAt: iso(doc.last_used_at),
+  revokedAt: iso(doc.revoked_at),
+});
+
+export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: AccountStore): Handlers<typeof AccountServiceService> {
+  const pepper = ctx.config.API_KEY_PEPPER;
+  const notFound = () => AppError.notFound('account');
+
+  async function issueKey(accountId: string, scope: Scope, name: string) {
+    const now = ctx.clock.now();
+    const { secret, visiblePrefix } = generateApiKey(scope);
+    const doc = { _id: newId('key'), account_id: accountId, prefix: visiblePrefix, digest: digestApiKey(secret, pepper), scope, name, created_at: now, last_used_at: null, revoked_at: null };
+    await store.insertKey(doc, [apiKeyCreated(doc, now)]);
+    ctx.outbox.flush(store.models.ApiKey, doc._id);
+    return { apiKey: toApiKey(doc), secret };
+  }
+
+  return {
+    async createAccount(req) {
+      const account: AccountDoc = { _id: newId('acct'), name: checkAccountName(req.name), plan: checkPlan(req.plan), created_at: ctx.clock.now() };
+      await store.insertAccount(account);
+      const { apiKey, secret } = await issueKey(account._id, 'full', 'default');
+      return { account: toAccount(account), apiKey, secret };
+    },
+
+    async getAccount(req) {
+      const account = await store.findAccount(req.id);
+      if (!account) throw notFound();
+      return toAccount(account);
+    },
+
+    async createApiKey(req) {
+      const scope = checkScope(req.scope);
+      const name = checkKeyName(req.name);
+      if (!(await store.findAccount(req.accountId))) throw notFound();
+      return issueKey(req.accountId, scope, name);
+    },
+
+    async revokeApiKey(req) {
+      const accountId = req.accountId || undefined;
+      const now = ctx.clock.now();
+      const revoked = await store.revokeKey(req.keyId, accountId, now, (k) => apiKeyRevoked(k, now));
+      if (revoked) {
+        ctx.outbox.flush(store.models.ApiKey, revoked._id);
+        return toApiKey(revoked);
+      }
+      // Already revoked is success (idempotent); absent or another account's is 404.
+      const existing = await store.findKey(req.keyId, accountId);
+      if (!existing) throw AppError.notFound('API key');
+      return toApiKey(existing);
+    },
+
+    async listApiKeys(req) {
+      const { items, page } = await store.listKeys(req.accountId, req.page);
+      return { data: items.map(toApiKey), page };
+    },
+
+    async authenticate(req) {
+      // Shape and checksum first: garbage never reaches the database.
+      if (!parseApiKey(req.secret)) throw new AppError('unauthorized', 'the API key is malformed');
+      const key = await store.findKeyByDigest(digestApiKey(req.secret, pepper));
+      if (!key || key.revoked_at) throw new AppError('unauthorized', 'the API key is unknown or revoked');
+      const account = await store.findAccount(key.account_id);
+      if (!account) throw new AppError('unauthorized', 'the API key is unknown or revoked');
+      const now = ctx.clock.now();
+      if (shouldTouchLastUsed(key.last_used_at, now)) {
+        store.touchLastUsed(key._id, now).catch((err) => ctx.log.warn({ err }, 'could not record last_used_at'));
+      }
+      return { account: toAccount(account), keyId: key._id, scope: key.scope };
+    },
+  };
+}

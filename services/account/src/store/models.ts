@@ -1,0 +1,63 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { outboxFields } from '@licensing/runtime';
+import type { DomainEvent } from '@licensing/proto';
+import type { Plan } from '../domain/account';
+import type { Scope } from '../domain/api-key';
+
+export interface AccountDoc {
+  _id: string;
+  name: string;
+  plan: Plan;
+  created_at: Date;
+}
+
+export interface ApiKeyDoc {
+  _id: string;
+  account_id: string;
+  prefix: string;
+  /** HMAC-SHA256 of the full key with the server's pepper; the key itself is never stored. */
+  digest: string;
+  scope: Scope;
+  name: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+  outbox?: Record<string, DomainEvent>;
+}
+
+export interface AccountModels {
+  Account: Model<AccountDoc>;
+  ApiKey: Model<ApiKeyDoc>;
+}
+
+export function accountModels(conn: Connection): AccountModels {
+  const account = new Schema<AccountDoc>(
+    {
+      _id: String,
+      name: { type: String, required: true },
+      plan: { type: String, required: true },
+      created_at: { type: Date, required: true },
+    },
+    { versionKey: false, collection: 'accounts' },
+  );
+  const apiKey = new Schema<ApiKeyDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      prefix: { type: String, required: true },
+      digest: { type: String, required: true, unique: true },
+      scope: { type: String, required: true },
+      name: { type: String, default: '' },
+      created_at: { type: Date, required: true },
+      last_used_at: { type: Date, default: null },
+      revoked_at: { type: Date, default: null },
+      ...outboxFields,
+    },
+    { versionKey: false, collection: 'api_keys' },
+  );
+  apiKey.index({ account_id: 1, _id: -1 });
+  return {
+    Account: conn.model<AccountDoc>('Account', account),
+    ApiKey: conn.model<ApiKeyDoc>('ApiKey', apiKey),
+  };
+}

@@ -1,0 +1,47 @@
+import { listPage, outboxOf, withEvents } from '@licensing/runtime';
+import type { DomainEvent, PageRequest } from '@licensing/proto';
+import type { AccountDoc, AccountModels, ApiKeyDoc } from './models';
+
+export class AccountStore {
+  constructor(readonly models: AccountModels) {}
+
+  async insertAccount(doc: AccountDoc): Promise<void> {
+    await this.models.Account.create(doc);
+  }
+
+  findAccount(id: string): Promise<AccountDoc | null> {
+    return this.models.Account.findById(id).lean<AccountDoc>().exec();
+  }
+
+  async insertKey(doc: Omit<ApiKeyDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
+    await this.models.ApiKey.create({ ...doc, ...outboxOf(events) });
+  }
+
+  findKeyByDigest(digest: string): Promise<ApiKeyDoc | null> {
+    return this.models.ApiKey.findOne({ digest }, { outbox: 0 }).lean<ApiKeyDoc>().exec();
+  }
+
+  findKey(id: string, accountId?: string): Promise<ApiKeyDoc | null> {
+    return this.models.ApiKey.findOne(accountId ? { _id: id, account_id: accountId } : { _id: id }, { outbox: 0, digest: 0 }).lean<ApiKeyDoc>().exec();
+  }
+
+  /** Revokes only a live key, in one conditional write that also records the event. */
+  revokeKey(id: string, accountId: string | undefined, at: Date, event: (key: ApiKeyDoc) => DomainEvent): Promise<ApiKeyDoc | null> {
+    const filter = { _id: id, revoked_at: null, ...(accountId ? { account_id: accountId } : {}) };
+    return this.findKey(id, accountId).then(async (current) => {
+      if (!current || current.revoked_at) return null;
+      const ev = event({ ...current, revoked_at: at });
+      return this.models.ApiKey.findOneAndUpdate(filter, { $set: { revoked_at: at, ...withEvents([ev]) } }, { new: true, projection: { outbox: 0, digest: 0 } })
+        .lean<ApiKeyDoc>()
+        .exec();
+    });
+  }
+
+  async touchLastUsed(id: string, at: Date): Promise<void> {
+    await this.models.ApiKey.updateOne({ _id: id }, { $set: { last_used_at: at } });
+  }
+
+  listKeys(accountId: string, page: PageRequest | undefined) {
+    return listPage<ApiKeyDoc>(this.models.ApiKey, { account_id: accountId }, page);
+  }
+}

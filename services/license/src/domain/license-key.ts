@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+
+// Licence keys: six groups of five uppercase Crockford base32 characters, e.g.
+// 7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3A7K. The first 28 characters carry 140 random
+// bits; the last two are a check value: sum(position_weight * value) mod 1021.
+// 1021 is prime and larger than any weight (1..28) or value difference (±31),
+// so every single mistyped character and every swap of two characters changes
+// the check value: a typo is refused without a database look-up.
+export const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const RANDOM_CHARS = 28;
+const CHECK_CHARS = 2;
+const KEY_CHARS = RANDOM_CHARS + CHECK_CHARS;
+const MODULUS = 1021;
+const GROUP = 5;
+
+const VALUE: Record<string, number> = Object.fromEntries([...ALPHABET].map((c, i) => [c, i]));
+// Crockford's aliases: letters people confuse with digits.
+const ALIASES: Record<string, string> = { O: '0', I: '1', L: '1' };
+
+function checkValue(chars: string): string {
+  let sum = 0;
+  for (let i = 0; i < chars.length; i++) sum += (i + 1) * VALUE[chars[i]];
+  const c = sum % MODULUS;
+  return ALPHABET[Math.floor(c / 32)] + ALPHABET[c % 32];
+}
+
+function group(chars: string): string {
+  return chars.match(new RegExp(`.{1,${GROUP}}`, 'g'))!.join('-');
+}
+
+export function generateLicenseKey(): string {
+  const bytes = randomBytes(Math.ceil((RANDOM_CHARS * 5) / 8));
+  let bits = 0n;
+  for (const b of bytes) bits = (bits << 8n) | BigInt(b);
+  let body = '';
+  for (let i = 0; i < RANDOM_CHARS; i++) {
+    body += ALPHABET[Number(bits & 31n)];
+    bits >>= 5n;
+  }
+  return group(body + checkValue(body));
+}
+
+export type ParsedKey = { ok: true; key: string } | { ok: false; reason: 'format' | 'checksum' };
+
+/**
+ * Canonical form of what a person or app typed: case, surrounding spaces,
+ * hyphens and Crockford's aliases (O→0, I/L→1) do not matter.
+ */
+export function parseLicenseKey(input: string): ParsedKey {
+  if (input.length > 64) return { ok: false, reason: 'format' };
+  const chars = input
+    .trim()
+    .toUpperCase()
+    .replace(/-/g, '')
+    .replace(/[OIL]/g, (c) => ALIASES[c]);
+  if (chars.length !== KEY_CHARS || [...chars].some((c) => VALUE[c] === undefined)) return { ok: false, reason: 'format' };
+  if (checkValue(chars.slice(0, RANDOM_CHARS)) !== chars.slice(RANDOM_CHARS)) return { ok: false, reason: 'checksum' };
+  return { ok: true, key: group(chars) };
+}

@@ -1,0 +1,22 @@
+import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
+import { createClient, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { licenseSchema, type LicenseConfig } from './config';
+import { licenseHandlers } from './handlers/license-handlers';
+import { licenseModels } from './store/models';
+import { LicenseStore } from './store/queries';
+
+export const licenseService: ServiceRecipe<typeof licenseSchema> = {
+  name: 'license',
+  schema: licenseSchema,
+  async setup(ctx) {
+    const store = new LicenseStore(licenseModels(ctx.db));
+    const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
+    ctx.outbox.track(store.models.License);
+    ctx.grpc.add(LicenseServiceService, licenseHandlers(ctx, store, products.call));
+    return async () => products.close();
+  },
+};
+
+export const start = (opts?: StartOptions<LicenseConfig>) => startService(licenseService, opts);
+
+if (require.main === module) runMain('license-service', () => start());

@@ -1,0 +1,5 @@
+import { serviceSchema, type ConfigOf } from '@licensing/runtime';
+
+export const productSchema = serviceSchema('product', 50052);
+
+export type ProductConfig = ConfigOf<typeof productSchema>;

@@ -1,0 +1,20 @@
+import { ProductServiceService } from '@licensing/proto';
+import { runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { productSchema, type ProductConfig } from './config';
+import { productHandlers } from './handlers/product-handlers';
+import { productModel } from './store/models';
+import { ProductStore } from './store/queries';
+
+export const productService: ServiceRecipe<typeof productSchema> = {
+  name: 'product',
+  schema: productSchema,
+  async setup(ctx) {
+    const store = new ProductStore(productModel(ctx.db));
+    ctx.outbox.track(store.Product);
+    ctx.grpc.add(ProductServiceService, productHandlers(ctx, store));
+  },
+};
+
+export const start = (opts?: StartOptions<ProductConfig>) => startService(productService, opts);
+
+if (require.main === module) runMain('product-service', () => start());

@@ -1,0 +1,29 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { outboxFields } from '@licensing/runtime';
+import type { DomainEvent } from '@licensing/proto';
+
+export interface ProductDoc {
+  _id: string;
+  account_id: string;
+  name: string;
+  description: string;
+  created_at: Date;
+  outbox?: Record<string, DomainEvent>;
+}
+
+export function productModel(conn: Connection): Model<ProductDoc> {
+  const schema = new Schema<ProductDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      name: { type: String, required: true },
+      description: { type: String, default: '' },
+      created_at: { type: Date, required: true },
+      ...outboxFields,
+    },
+    { versionKey: false, collection: 'products' },
+  );
+  // Every query is scoped to an account and lists newest first.
+  schema.index({ account_id: 1, _id: -1 });
+  return conn.model<ProductDoc>('Product', schema);
+}
