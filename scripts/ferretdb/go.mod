@@ -1,6 +1,6 @@
 module licensing/ferretdb-build
 
-go 1.26.8
+go 1.24
 
 require github.com/FerretDB/FerretDB v1.24.2
 

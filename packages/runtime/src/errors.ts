@@ -50,14 +50,15 @@ const toGrpc: Record<ErrorCode, GrpcStatus> = {
 };
 
 const CODE_KEY = 'lk-error-code';
-const FIELDS_KEY = 'lk-field-errors';
+// Binary metadata: field messages may hold any UTF-8, which text metadata refuses.
+const FIELDS_KEY = 'lk-field-errors-bin';
 
 /** Server side: any thrown value becomes a gRPC error; unknown ones become `internal` with no detail. */
 export function toServiceError(err: unknown): Partial<ServiceError> {
   const app = err instanceof AppError ? err : new AppError('internal', 'internal error');
   const metadata = new Metadata();
   metadata.set(CODE_KEY, app.code);
-  if (app.fieldErrors.length) metadata.set(FIELDS_KEY, JSON.stringify(app.fieldErrors));
+  if (app.fieldErrors.length) metadata.set(FIELDS_KEY, Buffer.from(JSON.stringify(app.fieldErrors), 'utf8'));
   return { code: toGrpc[app.code], details: app.message, metadata };
 }
 
@@ -80,9 +81,9 @@ export function fromServiceError(err: ServiceError): AppError {
   const code = typeof sent === 'string' && (errorCodes as readonly string[]).includes(sent) ? (sent as ErrorCode) : (fromGrpc[err.code] ?? 'internal');
   let fields: FieldError[] = [];
   const rawFields = err.metadata?.get(FIELDS_KEY)[0];
-  if (typeof rawFields === 'string') {
+  if (Buffer.isBuffer(rawFields)) {
     try {
-      fields = JSON.parse(rawFields) as FieldError[];
+      fields = JSON.parse(rawFields.toString('utf8')) as FieldError[];
     } catch {
       fields = [];
     }

@@ -63,7 +63,14 @@ export class GrpcServer {
       .then((res) => callback(null, res))
       .catch((err: unknown) => {
         if (!(err instanceof AppError) || err.code === 'internal') log.error({ err }, 'rpc failed');
-        callback(toServiceError(err));
+        let mapped;
+        try {
+          mapped = toServiceError(err);
+        } catch (mapErr) {
+          log.error({ err: mapErr }, 'could not map an error to a gRPC status');
+          mapped = { code: GrpcStatus.INTERNAL, details: 'internal error' };
+        }
+        callback(mapped);
       })
       .finally(() => {
         this.inFlight--;

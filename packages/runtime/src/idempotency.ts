@@ -50,7 +50,7 @@ export async function idempotent<T>(model: Model<IdempotencyRecord>, scope: stri
     const existing = await model.findById(_id).lean();
     if (existing && existing.created_at < expiredBefore) {
       // Expired but not yet removed by the TTL monitor (FerretDB has none): take it over.
-      const taken = await model.findOneAndUpdate({ _id, created_at: existing.created_at }, { $set: { request_hash: hash, state: 'in_flight', created_at: now }, $unset: { response: '' } });
+      const taken = await model.findOneAndUpdate({ _id, created_at: existing.created_at }, { $set: { request_hash: hash, state: 'in_flight', created_at: now }, $unset: { response: '' } }, { returnDocument: 'after' });
       if (!taken) throw new AppError('conflict', 'a request with this Idempotency-Key is already in progress');
     } else if (!existing) {
       return idempotent(model, scope, key, request, run, now);

@@ -26,15 +26,17 @@ export class AccountStore {
   }
 
   /** Revokes only a live key, in one conditional write that also records the event. */
-  revokeKey(id: string, accountId: string | undefined, at: Date, event: (key: ApiKeyDoc) => DomainEvent): Promise<ApiKeyDoc | null> {
+  async revokeKey(id: string, accountId: string | undefined, at: Date, event: (key: ApiKeyDoc) => DomainEvent): Promise<ApiKeyDoc | null> {
+    const current = await this.findKey(id, accountId);
+    if (!current || current.revoked_at) return null;
     const filter = { _id: id, revoked_at: null, ...(accountId ? { account_id: accountId } : {}) };
-    return this.findKey(id, accountId).then(async (current) => {
-      if (!current || current.revoked_at) return null;
-      const ev = event({ ...current, revoked_at: at });
-      return this.models.ApiKey.findOneAndUpdate(filter, { $set: { revoked_at: at, ...withEvents([ev]) } }, { new: true, projection: { outbox: 0, digest: 0 } })
-        .lean<ApiKeyDoc>()
-        .exec();
-    });
+    // No projection here: FerretDB's findAndModify does not support one.
+    const updated = await this.models.ApiKey.findOneAndUpdate(filter, { $set: { revoked_at: at, ...withEvents([event({ ...current, revoked_at: at })]) } }, { returnDocument: 'after' })
+      .lean<ApiKeyDoc>()
+      .exec();
+    if (!updated) return null;
+    const { outbox: _outbox, digest: _digest, ...key } = updated;
+    return key as ApiKeyDoc;
   }
 
   async touchLastUsed(id: string, at: Date): Promise<void> {

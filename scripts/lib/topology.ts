@@ -1,0 +1,50 @@
+// The settings that wire the components together, in one place, for both
+// `npm start` (child processes) and the tests (in process). Each component
+// still validates its own settings against its config schema.
+
+export interface Topology {
+  mongoUrl: string;
+  natsUrl: string;
+  /** Prefix of database names; each service appends its own name. */
+  dbPrefix: string;
+  subjectPrefix: string;
+  stream: string;
+  internalToken: string;
+  apiKeyPepper: string;
+  host: string;
+  nodeEnv: 'development' | 'test' | 'production';
+  logLevel: string;
+  outboxIntervalMs?: number;
+}
+
+export type Component = 'account' | 'product' | 'license' | 'gateway';
+
+function common(t: Topology): Record<string, string> {
+  return {
+    NODE_ENV: t.nodeEnv,
+    LOG_LEVEL: t.logLevel,
+    NATS_URL: t.natsUrl,
+    EVENTS_SUBJECT_PREFIX: t.subjectPrefix,
+    EVENTS_STREAM: t.stream,
+    INTERNAL_TOKEN: t.internalToken,
+    ...(t.outboxIntervalMs ? { OUTBOX_INTERVAL_MS: String(t.outboxIntervalMs) } : {}),
+  };
+}
+
+function service(t: Topology, name: string, port: number): Record<string, string> {
+  return { ...common(t), MONGO_URL: t.mongoUrl, MONGO_DB: `${t.dbPrefix}_${name}`, GRPC_HOST: t.host, GRPC_PORT: String(port) };
+}
+
+export const envFor = {
+  account: (t: Topology, port: number) => ({ ...service(t, 'account', port), API_KEY_PEPPER: t.apiKeyPepper }),
+  product: (t: Topology, port: number) => service(t, 'product', port),
+  license: (t: Topology, port: number, productAddr: string) => ({ ...service(t, 'license', port), PRODUCT_GRPC_ADDR: productAddr }),
+  gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string }) => ({
+    ...common(t),
+    HOST: t.host,
+    PORT: String(port),
+    ACCOUNT_GRPC_ADDR: addrs.account,
+    PRODUCT_GRPC_ADDR: addrs.product,
+    LICENSE_GRPC_ADDR: addrs.license,
+  }),
+};

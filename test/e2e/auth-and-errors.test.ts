@@ -1,0 +1,163 @@
+import { client, startStack, type Stack } from '../support/stack';
+
+let stack: Stack;
+let apiKey: string;
+let accountId: string;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  stack = await startStack();
+  ({ apiKey, accountId } = await stack.newAccount());
+  api = client(stack.url, apiKey);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+function expectProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
+  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(res.body).toEqual(expect.objectContaining({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), code, request_id: res.headers.get('x-request-id') }));
+  expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js):\d+/); // never a stack trace
+}
+
+describe('authentication', () => {
+  it('without Authorization: 401 with WWW-Authenticate: Bearer', async () => {
+    const res = await client(stack.url)('GET', '/api/v1/products');
+    expectProblem(res, 401, 'unauthorized');
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  });
+
+  it.each([['Basic dXNlcjpwYXNz'], ['Bearer'], ['Bearer '], ['Bearer a b'], [`Bearer ${'x'.repeat(300)}`], ['token abc']])('malformed header %p: 401', async (header) => {
+    const res = await client(stack.url)('GET', '/api/v1/products', undefined, { authorization: header });
+    expectProblem(res, 401, 'unauthorized');
+  });
+
+  it('an unknown key of the right shape, and a key with a broken checksum: 401', async () => {
+    const other = await stack.admin.createApiKey({ accountId, scope: 'full', name: 'tmp' });
+    // Same shape, different body: fails the checksum before any look-up.
+    const mangled = other.secret.slice(0, 10) + (other.secret[10] === 'a' ? 'b' : 'a') + other.secret.slice(11);
+    expectProblem(await client(stack.url, mangled)('GET', '/api/v1/products'), 401, 'unauthorized');
+    expectProblem(await client(stack.url, 'lk_full_notarealkey')('GET', '/api/v1/products'), 401, 'unauthorized');
+    // A well-formed key issued under another server secret is unknown here.
+    const foreign = await startStack();
+    try {
+      const foreignKey = (await foreign.newAccount()).apiKey;
+      expectProblem(await client(stack.url, foreignKey)('GET', '/api/v1/products'), 401, 'unauthorized');
+    } finally {
+      await foreign.stop();
+    }
+  });
+
+  it('a revoked key stops working within 1 s, although it was cached', async () => {
+    const { secret, apiKey: key } = await stack.admin.createApiKey({ accountId, scope: 'full', name: 'to-revoke' });
+    const doomed = client(stack.url, secret);
+    expect((await doomed('GET', '/api/v1/products')).status).toBe(200); // now cached by the gateway
+    expect((await doomed('GET', '/api/v1/products')).status).toBe(200);
+    const revoked = await stack.admin.revokeApiKey({ accountId, keyId: key!.id });
+    expect(revoked.revokedAt).not.toBe('');
+    const t0 = Date.now();
+    let status = 200;
+    while (Date.now() - t0 < 1000) {
+      status = (await doomed('GET', '/api/v1/products')).status;
+      if (status === 401) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(status).toBe(401);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect((await api('GET', '/api/v1/products')).status).toBe(200); // other keys unaffected
+  });
+
+  it('lists API keys by prefix only and never returns a secret or digest', async () => {
+    const out = await stack.admin.listApiKeys({ accountId, page: { limit: 100, startingAfter: '' } });
+    expect(out.data.length).toBeGreaterThan(0);
+    for (const k of out.data) {
+      expect(k.prefix).toMatch(/^lk_(full|val)_[0-9A-Za-z]{4}$/);
+      expect(JSON.stringify(k)).not.toMatch(/lk_(full|val)_[0-9A-Za-z]{20,}/);
+    }
+  });
+});
+
+describe('the error format', () => {
+  it('invalid JSON: 400', async () => {
+    expectProblem(await api('POST', '/api/v1/products', '{"name": "x",'), 400, 'invalid_request');
+  });
+
+  it('a non-JSON content type: 415', async () => {
+    expectProblem(await api('POST', '/api/v1/products', 'name=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+    expectProblem(await api('POST', '/api/v1/products', 'name', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+  });
+
+  it('a body over the limit (64 KiB): 413, nothing written', async () => {
+    const fresh = await stack.newAccount();
+    const own = client(stack.url, fresh.apiKey);
+    expectProblem(await own('POST', '/api/v1/products', { name: 'big', description: 'x'.repeat(70 * 1024) }), 413, 'payload_too_large');
+    expect((await own('GET', '/api/v1/products')).body.data).toEqual([]);
+  });
+
+  it('an unknown path: 404 problem, also outside /api and with the /v1 alias', async () => {
+    expectProblem(await api('GET', '/api/v1/nothing-here'), 404, 'not_found');
+    expectProblem(await api('GET', '/v1/nothing-here'), 404, 'not_found');
+    expectProblem(await api('GET', '/'), 404, 'not_found');
+    expectProblem(await api('GET', '/api/v2/products'), 404, 'not_found');
+  });
+
+  it('a wrong method on a known path: 405 with Allow', async () => {
+    const res = await api('DELETE', '/api/v1/products');
+    expectProblem(res, 405, 'method_not_allowed');
+    expect(res.headers.get('allow')).toBe('GET, POST');
+    expectProblem(await api('PUT', '/api/v1/keys/validate', { key: 'x' }), 405, 'method_not_allowed');
+  });
+
+  it('echoes a sane X-Request-Id and replaces an insane one', async () => {
+    const echoed = await api('GET', '/api/v1/products', undefined, { 'x-request-id': 'client-abc.123' });
+    expect(echoed.headers.get('x-request-id')).toBe('client-abc.123');
+    const replaced = await api('GET', '/api/v1/products', undefined, { 'x-request-id': 'bad id with spaces' });
+    expect(replaced.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
+  });
+
+  it('the gRPC services refuse calls without the internal credential', async () => {
+    const { createClient } = await import('@licensing/runtime');
+    const { AccountServiceClient } = await import('@licensing/proto');
+    const intruder = createClient(AccountServiceClient, stack.addrs.account, 'wrong-token');
+    await expect(intruder.call.createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({ code: 'unauthorized' });
+    intruder.close();
+  });
+});
+
+describe('status and unavailable services', () => {
+  it('GET /api/v1/status needs a key and reports each service and dependency', async () => {
+    expect((await client(stack.url)('GET', '/api/v1/status')).status).toBe(401);
+    const res = await api('GET', '/api/v1/status');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      status: 'ok',
+      version: expect.any(String),
+      time: expect.any(String),
+      services: { account: { status: 'ok', latency_ms: expect.any(Number) }, product: { status: 'ok', latency_ms: expect.any(Number) }, license: { status: 'ok', latency_ms: expect.any(Number) } },
+      dependencies: { mongodb: { status: 'ok' }, nats: { status: 'ok' } },
+    });
+  });
+
+  it('/healthz and /readyz answer without a key', async () => {
+    expect((await client(stack.url)('GET', '/healthz')).body).toEqual({ status: 'ok' });
+    expect((await client(stack.url)('GET', '/readyz')).status).toBe(200);
+  });
+
+  it('a service that is down gives 503 with Retry-After, and status says degraded', async () => {
+    const s = await startStack();
+    try {
+      const own = client(s.url, (await s.newAccount()).apiKey);
+      await own('GET', '/api/v1/products'); // authenticates and caches the key
+      await s.stopService('product');
+      const res = await own('GET', '/api/v1/products');
+      expectProblem(res, 503, 'service_unavailable');
+      expect(res.headers.get('retry-after')).toBe('5');
+      const status = await own('GET', '/api/v1/status');
+      expect(status.body).toMatchObject({ status: 'degraded', services: { product: { status: 'down' }, account: { status: 'ok' } } });
+    } finally {
+      await s.stop();
+    }
+  });
+});

@@ -1,0 +1,46 @@
+import { client, startStack, type Stack } from '../support/stack';
+import { EventLog } from '../support/events';
+import { PrivateNats } from '../support/nats-server';
+
+// A successful API answer never loses its event: with NATS down, the licence is
+// still issued (its event waits in the document's outbox) and the event is
+// published once NATS is back.
+let nats: PrivateNats;
+let stack: Stack;
+
+beforeAll(async () => {
+  nats = await PrivateNats.start();
+  stack = await startStack({ natsUrl: nats.url });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await nats?.stop();
+});
+
+it('a licence created while NATS is down produces license.created once NATS is back', async () => {
+  const { apiKey } = await stack.newAccount();
+  const api = client(stack.url, apiKey);
+  const productId = (await api('POST', '/api/v1/products', { name: 'Outage' })).body.id;
+
+  await nats.pause();
+  const created = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'outage@example.com' });
+  expect(created.status).toBe(201);
+  const key = created.body.license_key;
+  // Reads and validation keep working without NATS too.
+  expect((await api('POST', '/api/v1/keys/validate', { key })).body.code).toBe('valid');
+  const status = await api('GET', '/api/v1/status');
+  expect(status.body).toMatchObject({ status: 'degraded', dependencies: { nats: { status: 'down' } } });
+
+  await nats.resume();
+  const events = await EventLog.open(nats.url, stack.topology.stream);
+  try {
+    const event = await events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key, 15_000);
+    expect(event.account_id).toBeDefined();
+    // Published exactly once, however many times the relay retried.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(events.all().filter((e) => e.id === event.id)).toHaveLength(1);
+  } finally {
+    await events.close();
+  }
+});

@@ -1,0 +1,60 @@
+import { connect, type NatsConnection } from 'nats';
+import type { DomainEvent } from '@licensing/proto';
+
+/**
+ * Reads a stack's event stream from the start with an ephemeral JetStream
+ * consumer, so a test can wait for the events a request should have produced.
+ */
+export class EventLog {
+  private readonly seen: DomainEvent[] = [];
+  private readonly subjects: string[] = [];
+  private stopConsuming: () => void = () => undefined;
+
+  private constructor(private readonly nc: NatsConnection) {}
+
+  static async open(natsUrl: string, stream: string): Promise<EventLog> {
+    const nc = await connect({ servers: natsUrl });
+    const log = new EventLog(nc);
+    const js = nc.jetstream();
+    const jsm = await nc.jetstreamManager();
+    // The stream is created by the services at start; wait for it briefly.
+    for (let i = 0; i < 50; i++) {
+      if (await jsm.streams.info(stream).then(() => true, () => false)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const consumer = await js.consumers.get(stream); // ordered consumer, from the first message
+    const messages = await consumer.consume();
+    log.stopConsuming = () => messages.stop();
+    void (async () => {
+      for await (const m of messages) {
+        log.subjects.push(m.subject);
+        log.seen.push(m.json<DomainEvent>());
+      }
+    })().catch(() => undefined);
+    return log;
+  }
+
+  all(): DomainEvent[] {
+    return [...this.seen];
+  }
+
+  subjectOf(id: string): string | undefined {
+    const i = this.seen.findIndex((e) => e.id === id);
+    return i >= 0 ? this.subjects[i] : undefined;
+  }
+
+  async waitFor(predicate: (e: DomainEvent) => boolean, timeoutMs = 10_000): Promise<DomainEvent> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const hit = this.seen.find(predicate);
+      if (hit) return hit;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no matching event within ${timeoutMs} ms; saw: ${this.seen.map((e) => e.type).join(', ') || 'nothing'}`);
+  }
+
+  async close(): Promise<void> {
+    this.stopConsuming();
+    await this.nc.drain();
+  }
+}

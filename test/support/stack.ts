@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { connect } from 'nats';
+import { AccountServiceClient } from '@licensing/proto';
+import { createClient } from '@licensing/runtime';
+import { start as startAccount } from '../../services/account/src/main';
+import { start as startProduct } from '../../services/product/src/main';
+import { start as startLicense } from '../../services/license/src/main';
+import { start as startGateway } from '../../gateway/src/main';
+import { envFor, type Topology } from '../../scripts/lib/topology';
+
+// A whole system in this test process: three services and the gateway on
+// random ports, over the run's FerretDB and the machine's NATS, with database
+// names, subjects and stream unique to this stack so tests never see each other.
+
+export interface Stack {
+  url: string;
+  topology: Topology;
+  admin: ReturnType<typeof createClient<AccountServiceClient>>['call'];
+  addrs: { account: string; product: string; license: string };
+  newAccount(plan?: string): Promise<{ accountId: string; apiKey: string }>;
+  stopGateway(): Promise<void>;
+  /** Stops one service (its database is kept) to see how the rest copes. */
+  stopService(name: 'account' | 'product' | 'license'): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function testTopology(overrides: Partial<Topology> = {}): Topology {
+  const id = `${process.env.TEST_RUN_ID ?? 'local'}_${randomBytes(3).toString('hex')}`;
+  return {
+    mongoUrl: process.env.TEST_MONGO_URL!,
+    natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    dbPrefix: `t_${id}`,
+    subjectPrefix: `t_${id}.events`,
+    stream: `T_${id}`,
+    internalToken: randomBytes(24).toString('hex'),
+    apiKeyPepper: randomBytes(24).toString('hex'),
+    host: '127.0.0.1',
+    nodeEnv: 'test',
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+    outboxIntervalMs: 200,
+    ...overrides,
+  };
+}
+
+export async function startStack(overrides: Partial<Topology> = {}, gatewayConfig: Record<string, string> = {}): Promise<Stack> {
+  const t = testTopology(overrides);
+  const account = await startAccount({ env: envFor.account(t, 0) });
+  const product = await startProduct({ env: envFor.product(t, 0) });
+  const addrs = { account: `127.0.0.1:${account.port}`, product: `127.0.0.1:${product.port}`, license: '' };
+  const license = await startLicense({ env: envFor.license(t, 0, addrs.product) });
+  addrs.license = `127.0.0.1:${license.port}`;
+  const gateway = await startGateway({ env: { ...envFor.gateway(t, 0, addrs), ...gatewayConfig } });
+  const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
+
+  const services = [license, product, account];
+  return {
+    url: gateway.url,
+    topology: t,
+    admin: admin.call,
+    addrs,
+    async newAccount(plan = 'free') {
+      const out = await admin.call.createAccount({ name: `Vendor ${randomBytes(2).toString('hex')}`, plan });
+      return { accountId: out.account!.id, apiKey: out.secret };
+    },
+    stopGateway: () => gateway.stop(),
+    stopService: (name) => ({ account, product, license })[name].stop(),
+    async stop() {
+      admin.close();
+      await gateway.stop();
+      for (const s of services) {
+        await s.ctx.db.dropDatabase().catch(() => undefined);
+        await s.stop();
+      }
+      const nc = await connect({ servers: t.natsUrl });
+      const jsm = await nc.jetstreamManager();
+      await jsm.streams.delete(t.stream).catch(() => undefined);
+      await nc.close();
+    },
+  };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** A small HTTP client for the gateway: JSON in, parsed JSON (or text) out. */
+export function client(baseUrl: string, apiKey?: string) {
+  return async function request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+    const h: Record<string, string> = { ...headers };
+    if (apiKey && !('authorization' in h)) h.authorization = `Bearer ${apiKey}`;
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = typeof body === 'string' ? body : JSON.stringify(body);
+      h['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${baseUrl}${path}`, { method, headers: h, body: payload });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON: keep the text so the assertion shows it */
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T };
+  };
+}
