@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import { AccountServiceClient } from '@licensing/proto';
+import { createClient } from '@licensing/runtime';
+import { start } from '../../services/account/src/main';
+import { envFor } from '../../scripts/lib/topology';
+import { testTopology } from '../support/stack';
+
+// The account service alone, over gRPC, against real FerretDB and NATS.
+const t = testTopology();
+let service: Awaited<ReturnType<typeof start>>;
+let accounts: ReturnType<typeof createClient<AccountServiceClient>>;
+
+beforeAll(async () => {
+  service = await start({ env: envFor.account(t, 0) });
+  accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, t.internalToken);
+});
+
+afterAll(async () => {
+  accounts?.close();
+  await service?.ctx.db.dropDatabase();
+  await service?.stop();
+});
+
+it('creates an account with a first full-scope key, stored only as a digest', async () => {
+  const out = await accounts.call.createAccount({ name: '  Acme  ', plan: 'pro' });
+  expect(out.account).toMatchObject({ name: 'Acme', plan: 'pro', id: expect.stringMatching(/^acct_/) });
+  expect(out.secret).toMatch(/^lk_full_/);
+  const raw = await service.ctx.db.collection('api_keys').findOne({ account_id: out.account!.id });
+  expect(raw).toMatchObject({ prefix: out.secret.slice(0, 12), digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  expect(JSON.stringify(raw)).not.toContain(out.secret.slice(12));
+});
+
+it.each([
+  [{ name: '', plan: 'free' }, 'name'],
+  [{ name: 'x'.repeat(101), plan: 'free' }, 'name'],
+  [{ name: 'ok', plan: 'platinum' }, 'plan'],
+])('refuses %p', async (req, field) => {
+  await expect(accounts.call.createAccount(req)).rejects.toMatchObject({ code: 'invalid_request', fieldErrors: [{ field }] });
+});
+
+it('authenticates a live key and refuses it once revoked; revoking twice is fine', async () => {
+  const { account } = await accounts.call.createAccount({ name: 'Rev', plan: 'free' });
+  const { secret, apiKey } = await accounts.call.createApiKey({ accountId: account!.id, scope: 'validate', name: 'app' });
+  expect(await accounts.call.authenticate({ secret })).toMatchObject({ keyId: apiKey!.id, scope: 'validate', account: { id: account!.id } });
+  await accounts.call.revokeApiKey({ accountId: account!.id, keyId: apiKey!.id });
+  await expect(accounts.call.authenticate({ secret })).rejects.toMatchObject({ code: 'unauthorized' });
+  const again = await accounts.call.revokeApiKey({ accountId: account!.id, keyId: apiKey!.id });
+  expect(again.revokedAt).not.toBe('');
+});
+
+it('an account cannot revoke or see another account’s keys', async () => {
+  const a = await accounts.call.createAccount({ name: 'A', plan: 'free' });
+  const b = await accounts.call.createAccount({ name: 'B', plan: 'free' });
+  await expect(accounts.call.revokeApiKey({ accountId: b.account!.id, keyId: a.apiKey!.id })).rejects.toMatchObject({ code: 'not_found' });
+  const list = await accounts.call.listApiKeys({ accountId: b.account!.id, page: { limit: 100, startingAfter: '' } });
+  expect(list.data.map((k) => k.id)).toEqual([b.apiKey!.id]);
+  expect(await accounts.call.authenticate({ secret: a.secret })).toMatchObject({ account: { id: a.account!.id } });
+});
+
+it('refuses keys for unknown accounts and bad scopes', async () => {
+  await expect(accounts.call.createApiKey({ accountId: `acct_${randomBytes(4).toString('hex')}`, scope: 'full', name: '' })).rejects.toMatchObject({ code: 'not_found' });
+  const { account } = await accounts.call.createAccount({ name: 'S', plan: 'free' });
+  await expect(accounts.call.createApiKey({ accountId: account!.id, scope: 'admin', name: '' })).rejects.toMatchObject({ code: 'invalid_request' });
+});
+
+it('records last_used_at on authentication', async () => {
+  const { account, secret, apiKey } = await accounts.call.createAccount({ name: 'Used', plan: 'free' });
+  expect(apiKey!.lastUsedAt).toBe('');
+  await accounts.call.authenticate({ secret });
+  for (let i = 0; i < 20; i++) {
+    const list = await accounts.call.listApiKeys({ accountId: account!.id, page: { limit: 10, startingAfter: '' } });
+    if (list.data[0].lastUsedAt) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('last_used_at was never recorded');
+});
+
+it('is SERVING over the gRPC health protocol, and NOT_SERVING as soon as shutdown begins', async () => {
+  const { credentials } = await import('@grpc/grpc-js');
+  const { health } = await import('@licensing/proto');
+  const other = await start({ env: envFor.account(t, 0) });
+  const probe = new health.HealthClient(`127.0.0.1:${other.port}`, credentials.createInsecure());
+  const check = () => new Promise<number>((resolve, reject) => probe.check({ service: '' }, (err, res) => (err ? reject(err) : resolve(res!.status))));
+  // Health checks need no internal credential.
+  expect(await check()).toBe(health.HealthCheckResponse_ServingStatus.SERVING);
+  const stopping = other.stop();
+  expect(other.ctx.grpc.health.isServing).toBe(false);
+  await stopping;
+  probe.close();
+});

@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { Schema, type Connection, type Model } from 'mongoose';
+import { EventBus, Outbox, connectMongo, createLogger, newEvent, outboxFields, outboxOf, withEvents, syncIndexes } from '@licensing/runtime';
+import { EventLog } from '../support/events';
+
+// The outbox against real FerretDB and NATS: events stored with a document are
+// published, cleared, and never duplicated on the stream.
+const id = randomBytes(3).toString('hex');
+const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const log = createLogger('outbox-test', 'silent');
+let db: Connection;
+let bus: EventBus;
+let Thing: Model<any>;
+let outbox: Outbox;
+let events: EventLog;
+
+beforeAll(async () => {
+  db = await connectMongo(process.env.TEST_MONGO_URL!, `t_outbox_${id}`);
+  Thing = db.model('Thing', new Schema({ _id: String, name: String, ...outboxFields }, { versionKey: false })) as unknown as Model<any>;
+  await syncIndexes(db);
+  bus = await EventBus.connect({ url: natsUrl, subjectPrefix: `t_outbox_${id}.events`, stream: `T_OUTBOX_${id}`, name: 'outbox-test', log });
+  outbox = new Outbox(bus, log, 100);
+  outbox.track(Thing);
+  events = await EventLog.open(natsUrl, `T_OUTBOX_${id}`);
+});
+
+afterAll(async () => {
+  await events?.close();
+  await outbox?.stop();
+  const jsm = await bus.nc.jetstreamManager();
+  await jsm.streams.delete(`T_OUTBOX_${id}`).catch(() => undefined);
+  await bus?.close();
+  await db?.dropDatabase();
+  await db?.close();
+});
+
+it('a sweep publishes pending events in order and clears the document', async () => {
+  const e1 = newEvent('product.created', 'acct_1', { product: { id: 'p1', name: 'a', description: '', created_at: '' } });
+  const e2 = newEvent('product.created', 'acct_1', { product: { id: 'p1', name: 'b', description: '', created_at: '' } });
+  await Thing.create({ _id: 't1', name: 'a', ...outboxOf([e1, e2]) });
+  expect(await outbox.backlog()).toBe(1);
+  expect(await outbox.sweep()).toBe(1);
+  const doc = await Thing.findById('t1').lean<Record<string, unknown>>();
+  expect(doc).toEqual({ _id: 't1', name: 'a' });
+  expect(await outbox.backlog()).toBe(0);
+  await events.waitFor((e) => e.id === e2.id);
+  expect(events.all().map((e) => e.id)).toEqual([e1.id, e2.id]);
+});
+
+it('republishing an event already on the stream does not duplicate it (Nats-Msg-Id)', async () => {
+  const e = newEvent('product.created', 'acct_1', { product: { id: 'p2', name: 'x', description: '', created_at: '' } });
+  await bus.publish(e);
+  // As if the process died after publishing but before clearing the outbox:
+  await Thing.create({ _id: 't2', name: 'x', ...outboxOf([e]) });
+  await outbox.sweep();
+  await events.waitFor((x) => x.id === e.id);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(events.all().filter((x) => x.id === e.id)).toHaveLength(1);
+});
+
+it('an event added by an update in the same write is published by the running relay', async () => {
+  await Thing.create({ _id: 't3', name: 'before' });
+  const e = newEvent('product.created', 'acct_1', { product: { id: 'p3', name: 'after', description: '', created_at: '' } });
+  await Thing.updateOne({ _id: 't3' }, { $set: { name: 'after', ...withEvents([e]) } });
+  outbox.start();
+  await events.waitFor((x) => x.id === e.id, 5000);
+  for (let i = 0; i < 50 && (await outbox.backlog()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  expect(await outbox.backlog()).toBe(0);
+});
