@@ -6,14 +6,15 @@ import type { GatewayConfig } from './config';
 /** One long-lived gRPC channel per service for the life of the gateway. */
 export function createClients(config: GatewayConfig) {
   const token = config.INTERNAL_TOKEN;
+  const timeout = config.GRPC_TIMEOUT_MS;
   const services = {
     account: config.ACCOUNT_GRPC_ADDR,
     product: config.PRODUCT_GRPC_ADDR,
     license: config.LICENSE_GRPC_ADDR,
   };
-  const accounts = createClient(AccountServiceClient, services.account, token);
-  const products = createClient(ProductServiceClient, services.product, token);
-  const licenses = createClient(LicenseServiceClient, services.license, token);
+  const accounts = createClient(AccountServiceClient, services.account, token, timeout);
+  const products = createClient(ProductServiceClient, services.product, token, timeout);
+  const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
   const healthChecks = Object.fromEntries(Object.entries(services).map(([name, addr]) => [name, new health.HealthClient(addr, credentials.createInsecure())])) as Record<keyof typeof services, health.HealthClient>;
   return {
     accounts: accounts.call,

@@ -69,7 +69,8 @@ export async function startFerretDB(opts: { port: number; dataDir: string; log?:
       '--telemetry=disable',
       '--log-level=warn',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    // Own process group, so Ctrl-C does not stop the store before the services close their connections.
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
   );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {

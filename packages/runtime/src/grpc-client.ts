@@ -13,7 +13,7 @@ type Unary<C> = {
 
 export interface CallOptions {
   requestId?: string;
-  /** Per-call deadline; default 5 s. */
+  /** Per-call deadline; default: the client's (5 s unless configured). */
   timeoutMs?: number;
 }
 
@@ -22,7 +22,7 @@ export interface CallOptions {
  * credential and the request id; failures come back as AppError with the code
  * the server chose (or service_unavailable when it could not be reached).
  */
-export function createClient<C extends Client>(Ctor: ClientCtor<C>, address: string, internalToken: string): { client: C; call: Unary<C>; close(): void } {
+export function createClient<C extends Client>(Ctor: ClientCtor<C>, address: string, internalToken: string, defaultTimeoutMs = 5000): { client: C; call: Unary<C>; close(): void } {
   const client = new Ctor(address, credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30000,
     'grpc.enable_retries': 1,
@@ -34,7 +34,7 @@ export function createClient<C extends Client>(Ctor: ClientCtor<C>, address: str
           const md = new Metadata();
           md.set(INTERNAL_TOKEN_KEY, internalToken);
           if (ctx.requestId) md.set(REQUEST_ID_KEY, ctx.requestId);
-          const deadline = Date.now() + (ctx.timeoutMs ?? 5000);
+          const deadline = Date.now() + (ctx.timeoutMs ?? defaultTimeoutMs);
           const fn = (client as unknown as Record<string, Function>)[method];
           fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) => (err ? reject(fromServiceError(err)) : resolve(res)));
         });

@@ -1,0 +1,100 @@
+// `npm run admin -- <command>`: the operator CLI. It talks to the running
+// account service over gRPC (never to its database) and prints one JSON line.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AccountServiceClient } from '@licensing/proto';
+import { AppError, createClient } from '@licensing/runtime';
+import { repoRoot } from './lib/paths';
+
+const USAGE = `usage: npm run admin -- <command> [options]
+
+  create-account --name NAME [--plan free|pro|enterprise]   prints {"account_id","api_key"}
+  create-key --account ID [--scope full|validate] [--name N] prints {"key_id","api_key"}
+  revoke-key --key-id ID                                     prints {"key_id","revoked_at"}
+  list-keys --account ID                                     prints {"data":[...]}
+
+Connects to ACCOUNT_GRPC_ADDR (else the address npm start recorded) with INTERNAL_TOKEN
+(else the development secret npm start created).`;
+
+function usage(message?: string): never {
+  if (message) console.error(`error: ${message}\n`);
+  console.error(USAGE);
+  process.exit(2);
+}
+
+export function parseArgs(argv: string[]): { command: string; flags: Record<string, string> } {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h') usage();
+  const flags: Record<string, string> = {};
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    if (!a.startsWith('--')) usage(`unexpected argument "${a}"`);
+    const [name, inline] = a.slice(2).split(/=(.*)/s, 2);
+    const value = inline ?? rest[++i];
+    if (value === undefined || value.startsWith('--')) usage(`--${name} needs a value`);
+    flags[name] = value;
+  }
+  return { command, flags };
+}
+
+function connection(): { addr: string; token: string } {
+  const root = repoRoot();
+  const dataDir = process.env.DATA_DIR ?? join(root, '.data');
+  const stackFile = join(dataDir, 'run', 'stack.json');
+  const secretsFile = join(dataDir, 'secrets.json');
+  const addr = process.env.ACCOUNT_GRPC_ADDR ?? (existsSync(stackFile) ? (JSON.parse(readFileSync(stackFile, 'utf8')) as { account_grpc_addr: string }).account_grpc_addr : '127.0.0.1:50051');
+  const token = process.env.INTERNAL_TOKEN ?? (existsSync(secretsFile) ? (JSON.parse(readFileSync(secretsFile, 'utf8')) as { internal_token: string }).internal_token : '');
+  if (!token) usage('INTERNAL_TOKEN is not set and no development secret exists (run npm start first)');
+  return { addr, token };
+}
+
+async function main() {
+  const { command, flags } = parseArgs(process.argv.slice(2));
+  const allowed: Record<string, string[]> = {
+    'create-account': ['name', 'plan'],
+    'create-key': ['account', 'scope', 'name'],
+    'revoke-key': ['key-id'],
+    'list-keys': ['account'],
+  };
+  if (!allowed[command]) usage(`unknown command "${command}"`);
+  for (const f of Object.keys(flags)) if (!allowed[command].includes(f)) usage(`${command} does not take --${f}`);
+  const need = (f: string) => flags[f] ?? usage(`${command} needs --${f}`);
+
+  const { addr, token } = connection();
+  const accounts = createClient(AccountServiceClient, addr, token);
+  try {
+    let out: unknown;
+    switch (command) {
+      case 'create-account': {
+        const r = await accounts.call.createAccount({ name: need('name'), plan: flags.plan ?? 'free' });
+        out = { account_id: r.account!.id, api_key: r.secret };
+        break;
+      }
+      case 'create-key': {
+        const r = await accounts.call.createApiKey({ accountId: need('account'), scope: flags.scope ?? 'full', name: flags.name ?? '' });
+        out = { key_id: r.apiKey!.id, api_key: r.secret };
+        break;
+      }
+      case 'revoke-key': {
+        const r = await accounts.call.revokeApiKey({ accountId: '', keyId: need('key-id') });
+        out = { key_id: r.id, revoked_at: r.revokedAt };
+        break;
+      }
+      case 'list-keys': {
+        const r = await accounts.call.listApiKeys({ accountId: need('account'), page: { limit: 100, startingAfter: '' } });
+        out = { data: r.data.map((k) => ({ id: k.id, prefix: k.prefix, scope: k.scope, name: k.name, created_at: k.createdAt, last_used_at: k.lastUsedAt || null, revoked_at: k.revokedAt || null })) };
+        break;
+      }
+    }
+    console.log(JSON.stringify(out));
+  } catch (err) {
+    const e = err instanceof AppError ? err : new AppError('internal', String(err));
+    const hint = e.code === 'service_unavailable' ? ` (is the system running? npm start; account service expected at ${addr})` : '';
+    console.error(JSON.stringify({ error: e.code, detail: `${e.message}${hint}`, ...(e.fieldErrors.length ? { errors: e.fieldErrors } : {}) }));
+    process.exitCode = 1;
+  } finally {
+    accounts.close();
+  }
+}
+
+if (require.main === module) void main();

@@ -1,0 +1,94 @@
+// Entry point of `npm start`, `npm test`, `npm run bench` and `npm run admin`.
+// Plain Node with no dependencies, so it works on a fresh clone: it installs
+// what is missing (npm ci), builds when sources changed, then does the job.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const [command, ...args] = process.argv.slice(2);
+const quiet = command === 'admin';
+
+function run(cmd, argv, opts = {}) {
+  const r = spawnSync(cmd, argv, { cwd: root, stdio: 'inherit', ...opts });
+  if (r.error) throw r.error;
+  return r.status ?? 1;
+}
+
+function must(cmd, argv, what) {
+  const code = run(cmd, argv);
+  if (code !== 0) {
+    console.error(`${what} failed (exit ${code})`);
+    process.exit(code);
+  }
+}
+
+function newest(path) {
+  let t = 0;
+  if (!existsSync(path)) return t;
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  for (const name of readdirSync(path)) {
+    if (name === 'node_modules' || name === 'dist') continue;
+    t = Math.max(t, newest(join(path, name)));
+  }
+  return t;
+}
+
+// 1. Dependencies: npm ci when node_modules is missing or older than the lockfile.
+const installed = join(root, 'node_modules', '.package-lock.json');
+if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(root, 'package-lock.json')).mtimeMs) {
+  if (!quiet) console.log('Installing dependencies (npm ci)...');
+  must('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], 'npm ci');
+}
+
+// 2. Build (swc, about a second) when any source is newer than the last build.
+const stamp = join(root, 'node_modules', '.cache', 'licensing-build-stamp');
+const sources = ['proto', 'packages', 'services', 'gateway', 'scripts'].map((d) => newest(join(root, d)));
+if (!existsSync(stamp) || Math.max(...sources) > statSync(stamp).mtimeMs) {
+  must(process.execPath, [join(root, 'scripts', 'build.mjs')], 'build');
+  mkdirSync(dirname(stamp), { recursive: true });
+  writeFileSync(stamp, new Date().toISOString());
+}
+
+// Long-running commands: pass signals on and exit with the child's code.
+function node(file, argv = []) {
+  const child = spawn(process.execPath, ['--enable-source-maps', join(root, file), ...argv], { cwd: root, stdio: 'inherit' });
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+switch (command) {
+  case 'start':
+    node('scripts/dist/start.js', args);
+    break;
+  case 'admin':
+    node('scripts/dist/admin.js', args);
+    break;
+  case 'bench':
+    node('scripts/dist/bench.js', args);
+    break;
+  case 'test': {
+    // Contracts first (generated code matches the .proto files), then types, then the three tiers.
+    must(process.execPath, [join(root, 'scripts', 'proto-gen.mjs'), '--check'], 'proto check');
+    must(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], 'type check');
+    const report = join(tmpdir(), `licensing-jest-${process.pid}.json`);
+    const code = run(join(root, 'node_modules', '.bin', 'jest'), ['--json', `--outputFile=${report}`, ...args]);
+    if (existsSync(report)) {
+      const r = JSON.parse(readFileSync(report, 'utf8'));
+      rmSync(report, { force: true });
+      const skipped = r.numPendingTests + r.numTodoTests;
+      console.log(`\ntests: ${r.numPassedTests} passed, ${r.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`);
+      if (r.numTotalTests === 0) {
+        console.error('no test ran');
+        process.exit(1);
+      }
+    }
+    process.exit(code);
+  }
+  default:
+    console.error('usage: node scripts/run.mjs start|test|bench|admin [args]');
+    process.exit(2);
+}
