@@ -41,7 +41,12 @@ function newest(path) {
 const installed = join(root, 'node_modules', '.package-lock.json');
 if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(root, 'package-lock.json')).mtimeMs) {
   if (!quiet) console.log('Installing dependencies (npm ci)...');
-  must('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], 'npm ci');
+  // npm 11 sometimes writes a lockfile without other platforms' optional binaries and then
+  // refuses it in `npm ci` (npm/cli#8669); `npm install` keeps the locked versions and fills them in.
+  if (run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'inherit', 'ignore'] }) !== 0) {
+    if (!quiet) console.log('npm ci refused the lockfile; installing the locked versions with npm install...');
+    must('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], 'npm install');
+  }
 }
 
 // 2. Build (swc, about a second) when any source is newer than the last build.
