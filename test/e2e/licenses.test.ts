@@ -1,25 +1,12 @@
-import { client, startStack, type Stack } from '../support/stack';
-import { EventLog } from '../support/events';
+import { client } from '../support/stack';
+import { useStackWithAccount } from '../support/fixture';
 import { ALPHABET } from '../../services/license/src/domain/license-key';
 
-let stack: Stack;
-let api: ReturnType<typeof client>;
-let accountId: string;
+const f = useStackWithAccount();
 let productId: string;
-let events: EventLog;
 
 beforeAll(async () => {
-  stack = await startStack();
-  const acct = await stack.newAccount();
-  accountId = acct.accountId;
-  api = client(stack.url, acct.apiKey);
-  productId = (await api('POST', '/api/v1/products', { name: 'CAD Suite' })).body.id;
-  events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
-});
-
-afterAll(async () => {
-  await events?.close();
-  await stack?.stop();
+  productId = (await f.api('POST', '/api/v1/products', { name: 'CAD Suite' })).body.id;
 });
 
 const KEY_SHAPE = /^[0-9A-HJKMNP-TV-Z]{5}(-[0-9A-HJKMNP-TV-Z]{5}){5}$/;
@@ -32,36 +19,36 @@ function mistype(key: string): string {
 }
 
 async function newLicense(email = 'buyer@example.com') {
-  const res = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: email });
+  const res = await f.api('POST', '/api/v1/licenses', { product_id: productId, customer_email: email });
   expect(res.status).toBe(201);
   return res.body.license_key as string;
 }
 
 describe('issuing licences', () => {
   it('creates a licence: 201 {success, license_key, license}', async () => {
-    const res = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'ada@example.com' });
+    const res = await f.api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'ada@example.com' });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       success: true,
       license_key: expect.stringMatching(KEY_SHAPE),
       license: { id: expect.stringMatching(/^lic_/), key: res.body.license_key, product_id: productId, customer_email: 'ada@example.com', status: 'active', expires_at: null, created_at: expect.any(String) },
     });
-    const read = await api('GET', `/api/v1/licenses/${res.body.license_key}`);
+    const read = await f.api('GET', `/api/v1/licenses/${res.body.license_key}`);
     expect(read.status).toBe(200);
     expect(read.body).toEqual(res.body.license);
   });
 
   it('publishes license.created on NATS with the documented envelope', async () => {
     const key = await newLicense('events@example.com');
-    const event = await events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key);
-    expect(event).toMatchObject({ id: expect.stringMatching(/^evt_/), type: 'license.created', account_id: accountId, created_at: expect.any(String) });
+    const event = await f.events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key);
+    expect(event).toMatchObject({ id: expect.stringMatching(/^evt_/), type: 'license.created', account_id: f.accountId, created_at: expect.any(String) });
     expect(event.data).toEqual({ license: { id: expect.any(String), key, product_id: productId, customer_email: 'events@example.com', status: 'active', created_at: expect.any(String) } });
-    expect(events.subjectOf(event.id)).toBe(`${stack.topology.subjectPrefix}.license.created`);
+    expect(f.events.subjectOf(event.id)).toBe(`${f.stack.topology.subjectPrefix}.license.created`);
   });
 
   it('lists licences newest first, filtered by product, with pagination', async () => {
-    const fresh = await stack.newAccount();
-    const own = client(stack.url, fresh.apiKey);
+    const fresh = await f.stack.newAccount();
+    const own = client(f.stack.url, fresh.apiKey);
     const p1 = (await own('POST', '/api/v1/products', { name: 'One' })).body.id;
     const p2 = (await own('POST', '/api/v1/products', { name: 'Two' })).body.id;
     const k1 = (await own('POST', '/api/v1/licenses', { product_id: p1, customer_email: 'a@example.com' })).body.license_key;
@@ -77,8 +64,8 @@ describe('issuing licences', () => {
   });
 
   it('refuses bad input with problem+json and writes nothing', async () => {
-    const fresh = await stack.newAccount();
-    const own = client(stack.url, fresh.apiKey);
+    const fresh = await f.stack.newAccount();
+    const own = client(f.stack.url, fresh.apiKey);
     const product = (await own('POST', '/api/v1/products', { name: 'Empty' })).body.id;
     const cases: [unknown, number, string, string | undefined][] = [
       [{ customer_email: 'a@example.com' }, 400, 'invalid_request', 'product_id'],
@@ -106,8 +93,8 @@ describe('issuing licences', () => {
   });
 
   it('the same Idempotency-Key twice yields one licence; with another body, 422', async () => {
-    const fresh = await stack.newAccount();
-    const own = client(stack.url, fresh.apiKey);
+    const fresh = await f.stack.newAccount();
+    const own = client(f.stack.url, fresh.apiKey);
     const product = (await own('POST', '/api/v1/products', { name: 'Idem' })).body.id;
     const body = { product_id: product, customer_email: 'idem@example.com' };
     const headers = { 'idempotency-key': 'order-4711' };
@@ -121,16 +108,16 @@ describe('issuing licences', () => {
     expect(other.body.code).toBe('idempotency_key_reused');
     expect((await own('GET', '/api/v1/licenses')).body.data).toHaveLength(1);
     // Keys are per account: another account may use the same key for its own request.
-    const second = await stack.newAccount();
-    const theirs = client(stack.url, second.apiKey);
+    const second = await f.stack.newAccount();
+    const theirs = client(f.stack.url, second.apiKey);
     const theirProduct = (await theirs('POST', '/api/v1/products', { name: 'Theirs' })).body.id;
     expect((await theirs('POST', '/api/v1/licenses', { product_id: theirProduct, customer_email: 'x@example.com' }, headers)).status).toBe(201);
     expect((await own('POST', '/api/v1/licenses', body, { 'idempotency-key': 'bad key with spaces' })).status).toBe(400);
   });
 
   it('concurrent requests with one Idempotency-Key create one licence (the others get it or 409)', async () => {
-    const fresh = await stack.newAccount();
-    const own = client(stack.url, fresh.apiKey);
+    const fresh = await f.stack.newAccount();
+    const own = client(f.stack.url, fresh.apiKey);
     const product = (await own('POST', '/api/v1/products', { name: 'Race' })).body.id;
     const body = { product_id: product, customer_email: 'race@example.com' };
     const results = await Promise.all(Array.from({ length: 8 }, () => own('POST', '/api/v1/licenses', body, { 'idempotency-key': 'race-1' })));
@@ -144,79 +131,79 @@ describe('issuing licences', () => {
 describe('validating licences', () => {
   it('GET /licenses/validate answers valid with product and customer', async () => {
     const key = await newLicense('val@example.com');
-    const res = await api('GET', `/api/v1/licenses/validate?license_key=${key}`);
+    const res = await f.api('GET', `/api/v1/licenses/validate?license_key=${key}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ valid: true, code: 'valid', detail: expect.any(String), product_id: productId, customer_email: 'val@example.com', status: 'active', expires_at: null });
   });
 
   it('POST /keys/validate answers valid with the licence, and product_mismatch for another product', async () => {
     const key = await newLicense();
-    const ok = await api('POST', '/api/v1/keys/validate', { key, product_id: productId });
+    const ok = await f.api('POST', '/api/v1/keys/validate', { key, product_id: productId });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ valid: true, code: 'valid', license: { key, product_id: productId } });
-    const otherProduct = (await api('POST', '/api/v1/products', { name: 'Other' })).body.id;
-    const mismatch = await api('POST', '/api/v1/keys/validate', { key, product_id: otherProduct });
+    const otherProduct = (await f.api('POST', '/api/v1/products', { name: 'Other' })).body.id;
+    const mismatch = await f.api('POST', '/api/v1/keys/validate', { key, product_id: otherProduct });
     expect(mismatch.body).toMatchObject({ valid: false, code: 'product_mismatch' });
-    expect((await api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: true, code: 'valid' });
+    expect((await f.api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: true, code: 'valid' });
   });
 
   it('/v1/keys/validate and /api/v1/keys/validate answer identically', async () => {
     const key = await newLicense();
-    const a = await api('POST', '/api/v1/keys/validate', { key, product_id: productId });
-    const b = await api('POST', '/v1/keys/validate', { key, product_id: productId });
+    const a = await f.api('POST', '/api/v1/keys/validate', { key, product_id: productId });
+    const b = await f.api('POST', '/v1/keys/validate', { key, product_id: productId });
     expect(b.status).toBe(a.status);
     expect(b.body).toEqual(a.body);
-    const c = await api('GET', `/v1/licenses/validate?license_key=${key}`);
-    expect(c.body).toEqual((await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body);
+    const c = await f.api('GET', `/v1/licenses/validate?license_key=${key}`);
+    expect(c.body).toEqual((await f.api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body);
   });
 
   it('ignores case, surrounding spaces, hyphens and Crockford aliases', async () => {
     const key = await newLicense();
     const variants = [key.toLowerCase(), `  ${key}  `, key.replace(/-/g, ''), key.replace(/0/g, 'O').replace(/1/g, 'l')];
     for (const v of variants) {
-      const res = await api('POST', '/api/v1/keys/validate', { key: v });
+      const res = await f.api('POST', '/api/v1/keys/validate', { key: v });
       expect({ v, code: res.body.code }).toEqual({ v, code: 'valid' });
     }
   });
 
   it('rejects a key with one character changed by its checksum', async () => {
     const key = await newLicense();
-    const res = await api('POST', '/api/v1/keys/validate', { key: mistype(key) });
+    const res = await f.api('POST', '/api/v1/keys/validate', { key: mistype(key) });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ valid: false, code: 'not_found', detail: expect.stringContaining('typo'), license: null });
   });
 
   it('answers not_found for unknown keys and for another account’s key', async () => {
     const key = await newLicense();
-    const other = await stack.newAccount();
-    const theirs = client(stack.url, other.apiKey);
+    const other = await f.stack.newAccount();
+    const theirs = client(f.stack.url, other.apiKey);
     const res = await theirs('GET', `/api/v1/licenses/validate?license_key=${key}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ valid: false, code: 'not_found', detail: expect.any(String), product_id: null, customer_email: null, status: null, expires_at: null });
     expect((await theirs('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: false, code: 'not_found', license: null });
     expect((await theirs('GET', `/api/v1/licenses/${key}`)).status).toBe(404);
-    expect((await api('POST', '/api/v1/keys/validate', { key: 'NOT-A-KEY' })).body).toMatchObject({ valid: false, code: 'not_found' });
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: 'NOT-A-KEY' })).body).toMatchObject({ valid: false, code: 'not_found' });
   });
 
   it('refuses malformed validation requests with 400', async () => {
-    expect((await api('GET', '/api/v1/licenses/validate')).status).toBe(400);
-    expect((await api('GET', '/api/v1/licenses/validate?license_key=')).status).toBe(400);
-    expect((await api('GET', '/api/v1/licenses/validate?license_key=a&license_key=b')).status).toBe(400);
-    expect((await api('GET', `/api/v1/licenses/validate?license_key=${'A'.repeat(65)}`)).status).toBe(400);
-    expect((await api('POST', '/api/v1/keys/validate', {})).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'key' }] });
-    expect((await api('POST', '/api/v1/keys/validate', { key: 5 })).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'key' }] });
-    expect((await api('POST', '/api/v1/keys/validate', { key: 'X', product_id: 'nope' })).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'product_id' }] });
-    expect((await api('POST', '/api/v1/keys/validate', { key: 'X', extra: true })).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'extra' }] });
+    expect((await f.api('GET', '/api/v1/licenses/validate')).status).toBe(400);
+    expect((await f.api('GET', '/api/v1/licenses/validate?license_key=')).status).toBe(400);
+    expect((await f.api('GET', '/api/v1/licenses/validate?license_key=a&license_key=b')).status).toBe(400);
+    expect((await f.api('GET', `/api/v1/licenses/validate?license_key=${'A'.repeat(65)}`)).status).toBe(400);
+    expect((await f.api('POST', '/api/v1/keys/validate', {})).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'key' }] });
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: 5 })).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'key' }] });
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: 'X', product_id: 'nope' })).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'product_id' }] });
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: 'X', extra: true })).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'extra' }] });
   });
 
   it('a validate-scope key may validate but not issue licences (403, nothing written)', async () => {
-    const fresh = await stack.newAccount();
-    const own = client(stack.url, fresh.apiKey);
+    const fresh = await f.stack.newAccount();
+    const own = client(f.stack.url, fresh.apiKey);
     const product = (await own('POST', '/api/v1/products', { name: 'Scoped' })).body.id;
     const key = (await own('POST', '/api/v1/licenses', { product_id: product, customer_email: 's@example.com' })).body.license_key;
-    const scoped = await stack.admin.createApiKey({ accountId: fresh.accountId, scope: 'validate', name: 'in-app' });
+    const scoped = await f.stack.admin.createApiKey({ accountId: fresh.accountId, scope: 'validate', name: 'in-app' });
     expect(scoped.secret).toMatch(/^lk_val_/);
-    const app = client(stack.url, scoped.secret);
+    const app = client(f.stack.url, scoped.secret);
     expect((await app('POST', '/api/v1/keys/validate', { key })).body.code).toBe('valid');
     expect((await app('GET', `/api/v1/licenses/validate?license_key=${key}`)).body.code).toBe('valid');
     expect((await app('GET', '/api/v1/status')).status).toBe(200);

@@ -1,52 +1,36 @@
-import { client, startStack, type Stack } from '../support/stack';
-import { EventLog } from '../support/events';
+import { client } from '../support/stack';
+import { useStackWithAccount } from '../support/fixture';
 
-let stack: Stack;
-let api: ReturnType<typeof client>;
-let accountId: string;
-let events: EventLog;
-
-beforeAll(async () => {
-  stack = await startStack();
-  const acct = await stack.newAccount();
-  accountId = acct.accountId;
-  api = client(stack.url, acct.apiKey);
-  events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
-});
-
-afterAll(async () => {
-  await events?.close();
-  await stack?.stop();
-});
+const f = useStackWithAccount();
 
 describe('products', () => {
   it('creates a product (201 with Location) and reads it back', async () => {
-    const created = await api('POST', '/api/v1/products', { name: '  Photo Editor Pro ', description: 'Desktop app' });
+    const created = await f.api('POST', '/api/v1/products', { name: '  Photo Editor Pro ', description: 'Desktop app' });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({ id: expect.stringMatching(/^prod_[0-9A-Z]{26}$/), name: 'Photo Editor Pro', description: 'Desktop app', created_at: expect.any(String) });
     expect(created.headers.get('location')).toBe(`/api/v1/products/${created.body.id}`);
 
-    const read = await api('GET', `/api/v1/products/${created.body.id}`);
+    const read = await f.api('GET', `/api/v1/products/${created.body.id}`);
     expect(read.status).toBe(200);
     expect(read.body).toEqual(created.body);
   });
 
   it('publishes product.created with the documented envelope', async () => {
-    const created = await api('POST', '/api/v1/products', { name: 'Evented' });
-    const event = await events.waitFor((e) => e.type === 'product.created' && (e.data as { product: { id: string } }).product.id === created.body.id);
+    const created = await f.api('POST', '/api/v1/products', { name: 'Evented' });
+    const event = await f.events.waitFor((e) => e.type === 'product.created' && (e.data as { product: { id: string } }).product.id === created.body.id);
     expect(event).toEqual({
       id: expect.stringMatching(/^evt_/),
       type: 'product.created',
-      account_id: accountId,
+      account_id: f.accountId,
       created_at: expect.any(String),
       data: { product: { id: created.body.id, name: 'Evented', description: '', created_at: created.body.created_at } },
     });
-    expect(events.subjectOf(event.id)).toBe(`${stack.topology.subjectPrefix}.product.created`);
+    expect(f.events.subjectOf(event.id)).toBe(`${f.stack.topology.subjectPrefix}.product.created`);
   });
 
   it('lists newest first with cursor pagination', async () => {
-    const fresh = await stack.newAccount();
-    const own = client(stack.url, fresh.apiKey);
+    const fresh = await f.stack.newAccount();
+    const own = client(f.stack.url, fresh.apiKey);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await own('POST', '/api/v1/products', { name: `P${i}` })).body.id);
     const first = await own('GET', '/api/v1/products?limit=2');
@@ -63,21 +47,21 @@ describe('products', () => {
   });
 
   it.each([['0'], ['1000'], ['-1'], ['abc'], ['1.5']])('refuses limit=%s with 400', async (limit) => {
-    const res = await api('GET', `/api/v1/products?limit=${limit}`);
+    const res = await f.api('GET', `/api/v1/products?limit=${limit}`);
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(res.body).toMatchObject({ status: 400, code: 'invalid_request', errors: [{ field: 'limit', message: expect.any(String) }] });
   });
 
   it('refuses a malformed cursor and unknown query parameters', async () => {
-    expect((await api('GET', '/api/v1/products?starting_after=nope')).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'starting_after' }] });
-    expect((await api('GET', '/api/v1/products?sort=name')).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'sort' }] });
+    expect((await f.api('GET', '/api/v1/products?starting_after=nope')).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'starting_after' }] });
+    expect((await f.api('GET', '/api/v1/products?sort=name')).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'sort' }] });
   });
 
   it('hides another account’s product (404) and never lists it', async () => {
-    const mine = await api('POST', '/api/v1/products', { name: 'Mine' });
-    const other = await stack.newAccount();
-    const theirs = client(stack.url, other.apiKey);
+    const mine = await f.api('POST', '/api/v1/products', { name: 'Mine' });
+    const other = await f.stack.newAccount();
+    const theirs = client(f.stack.url, other.apiKey);
     const res = await theirs('GET', `/api/v1/products/${mine.body.id}`);
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ code: 'not_found', detail: 'product not found' });
@@ -85,13 +69,13 @@ describe('products', () => {
   });
 
   it('answers 400 for a malformed product id and 404 for an unknown one', async () => {
-    expect((await api('GET', '/api/v1/products/xyz')).status).toBe(400);
-    expect((await api('GET', '/api/v1/products/prod_01M82BCFGS21FWB5Z5A498AR3N')).status).toBe(404);
+    expect((await f.api('GET', '/api/v1/products/xyz')).status).toBe(400);
+    expect((await f.api('GET', '/api/v1/products/prod_01M82BCFGS21FWB5Z5A498AR3N')).status).toBe(404);
   });
 
   it('validates product input and writes nothing when it is bad', async () => {
-    const fresh = await stack.newAccount();
-    const own = client(stack.url, fresh.apiKey);
+    const fresh = await f.stack.newAccount();
+    const own = client(f.stack.url, fresh.apiKey);
     const cases: [unknown, string][] = [
       [{}, 'name'],
       [{ name: '' }, 'name'],
