@@ -2,6 +2,7 @@
 // consumers import these; nothing else about events crosses a service boundary.
 
 export const eventTypes = [
+  'account.updated',
   'product.created',
   'license.created',
   'api_key.created',
@@ -43,7 +44,17 @@ export interface ApiKeyData {
   revoked_at?: string;
 }
 
+export interface AccountData {
+  id: string;
+  name: string;
+  plan: string;
+  /** null = the plan's default */
+  per_minute_limit: number | null;
+  per_hour_limit: number | null;
+}
+
 export interface EventData {
+  'account.updated': { account: AccountData };
   'product.created': { product: ProductData };
   'license.created': { license: LicenseData };
   'api_key.created': { api_key: ApiKeyData };

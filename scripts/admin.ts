@@ -2,7 +2,7 @@
 // account service over gRPC (never to its database) and prints one JSON line.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AccountServiceClient } from '@licensing/proto';
+import { AccountServiceClient, type Account } from '@licensing/proto';
 import { AppError, createClient } from '@licensing/runtime';
 import { repoRoot } from './lib/paths';
 
@@ -12,6 +12,8 @@ const USAGE = `usage: npm run admin -- <command> [options]
   create-key --account ID [--scope full|validate] [--name N] prints {"key_id","api_key"}
   revoke-key --key-id ID                                     prints {"key_id","revoked_at"}
   list-keys --account ID                                     prints {"data":[...]}
+  set-plan --account ID --plan free|pro|enterprise           prints the account
+  set-limits --account ID [--per-minute N] [--per-hour N]    prints the account (0 = plan default)
 
 Connects to ACCOUNT_GRPC_ADDR (else the address npm start recorded) with INTERNAL_TOKEN
 (else the development secret npm start created).`;
@@ -48,6 +50,13 @@ function connection(): { addr: string; token: string } {
   return { addr, token };
 }
 
+function wholeNumber(flag: string, value: string): number {
+  if (!/^\d{1,9}$/.test(value)) usage(`--${flag} must be a whole number (0 = the plan's default)`);
+  return Number(value);
+}
+
+const accountJson = (a: Account) => ({ account_id: a.id, name: a.name, plan: a.plan, per_minute_limit: a.perMinuteLimit || null, per_hour_limit: a.perHourLimit || null });
+
 async function main() {
   const { command, flags } = parseArgs(process.argv.slice(2));
   const allowed: Record<string, string[]> = {
@@ -55,6 +64,8 @@ async function main() {
     'create-key': ['account', 'scope', 'name'],
     'revoke-key': ['key-id'],
     'list-keys': ['account'],
+    'set-plan': ['account', 'plan'],
+    'set-limits': ['account', 'per-minute', 'per-hour'],
   };
   if (!allowed[command]) usage(`unknown command "${command}"`);
   for (const f of Object.keys(flags)) if (!allowed[command].includes(f)) usage(`${command} does not take --${f}`);
@@ -78,6 +89,17 @@ async function main() {
       case 'revoke-key': {
         const r = await accounts.call.revokeApiKey({ accountId: '', keyId: need('key-id') });
         out = { key_id: r.id, revoked_at: r.revokedAt };
+        break;
+      }
+      case 'set-plan': {
+        out = accountJson(await accounts.call.updateAccount({ id: need('account'), plan: need('plan') }));
+        break;
+      }
+      case 'set-limits': {
+        if (flags['per-minute'] === undefined && flags['per-hour'] === undefined) usage('set-limits needs --per-minute and/or --per-hour');
+        const perMinuteLimit = flags['per-minute'] === undefined ? undefined : wholeNumber('per-minute', flags['per-minute']);
+        const perHourLimit = flags['per-hour'] === undefined ? undefined : wholeNumber('per-hour', flags['per-hour']);
+        out = accountJson(await accounts.call.updateAccount({ id: need('account'), perMinuteLimit, perHourLimit }));
         break;
       }
       case 'list-keys': {

@@ -65,6 +65,8 @@ async function main() {
     {
       mongoUrl,
       natsUrl,
+      redisUrl,
+      rateLimitPrefix: env.RATE_LIMIT_PREFIX ?? 'licensing:rl',
       dbPrefix: env.DB_PREFIX ?? 'licensing',
       subjectPrefix: env.EVENTS_SUBJECT_PREFIX ?? 'licensing.events',
       stream: env.EVENTS_STREAM ?? 'LICENSING_EVENTS',

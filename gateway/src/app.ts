@@ -1,9 +1,10 @@
 import express, { Router } from 'express';
 import type { EventBus, Logger } from '@licensing/runtime';
-import { AuthCache, authenticate } from './auth';
+import { AuthCache, authenticate, enforceScope } from './auth';
 import type { Clients } from './clients';
 import type { GatewayConfig } from './config';
 import { errorHandler, notFound } from './errors';
+import { enforceRateLimits, throttleAuthFailures, type RateLimits } from './limits';
 import { requestContext, versionAlias } from './request-context';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
@@ -14,16 +15,18 @@ export interface GatewayDeps {
   config: GatewayConfig;
   clients: Clients;
   bus: EventBus;
+  limits: RateLimits;
   log: Logger;
   version: string;
 }
 
 /**
- * Order matters: request id → /v1 alias → probes → /api/v1 (auth → JSON body →
- * routes) → 404 → the one error handler. Bodies are parsed only after the key
- * is known, so anonymous clients cannot make the gateway parse anything.
+ * Order matters: request id → /v1 alias → probes → /api/v1 (auth-failure
+ * throttle → auth → rate limits → scope → JSON body → routes) → 404 → the one
+ * error handler. Bodies are parsed only after the key is known and counted, so
+ * anonymous or throttled clients cannot make the gateway parse anything.
  */
-export function createApp({ config, clients, bus, log, version }: GatewayDeps): express.Express {
+export function createApp({ config, clients, bus, limits, log, version }: GatewayDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -41,12 +44,15 @@ export function createApp({ config, clients, bus, log, version }: GatewayDeps): 
   });
 
   const api = Router();
-  api.use(authenticate(clients, new AuthCache(config.AUTH_CACHE_TTL_MS, bus), log));
+  api.use(throttleAuthFailures(limits, log));
+  api.use(authenticate(clients, new AuthCache(config.AUTH_CACHE_TTL_MS, bus)));
+  api.use(enforceRateLimits(limits));
+  api.use(enforceScope(log));
   api.use(requireJsonBody);
   api.use(express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }));
   productRoutes(api, clients);
   licenseRoutes(api, clients);
-  statusRoutes(api, clients, bus, version);
+  statusRoutes(api, clients, bus, limits, version);
   app.use('/api/v1', api);
 
   app.use(notFound);

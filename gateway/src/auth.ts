@@ -7,6 +7,9 @@ import type { Clients } from './clients';
 export interface Principal {
   accountId: string;
   plan: string;
+  /** Operator overrides of the rate limits; 0 = the plan's default. */
+  perMinuteOverride: number;
+  perHourOverride: number;
   keyId: string;
   scope: 'full' | 'validate';
 }
@@ -34,8 +37,14 @@ export class AuthCache {
     bus.onStatus(() => this.entries.clear());
     bus.subscribe('api_key.revoked', (event: DomainEvent) => {
       const keyId = (event as DomainEvent<'api_key.revoked'>).data.api_key.id;
-      for (const [digest, entry] of this.entries) if (entry.principal.keyId === keyId) this.entries.delete(digest);
+      this.evict((p) => p.keyId === keyId);
     });
+    // A new plan or new limits apply on the account's next request.
+    bus.subscribe('account.updated', (event: DomainEvent) => this.evict((p) => p.accountId === event.account_id));
+  }
+
+  private evict(match: (p: Principal) => boolean): void {
+    for (const [digest, entry] of this.entries) if (match(entry.principal)) this.entries.delete(digest);
   }
 
   get(digest: string): Principal | undefined {
@@ -64,17 +73,33 @@ function bearerToken(req: Request): string {
   return m[1];
 }
 
-export function authenticate(clients: Clients, cache: AuthCache, log: Logger) {
+export function authenticate(clients: Clients, cache: AuthCache) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearerToken(req);
     const digest = createHash('sha256').update(token).digest('hex');
     let principal = cache.get(digest);
     if (!principal) {
       const auth = await clients.accounts.authenticate({ secret: token }, { requestId: res.locals.requestId });
-      principal = { accountId: auth.account!.id, plan: auth.account!.plan, keyId: auth.keyId, scope: auth.scope === 'validate' ? 'validate' : 'full' };
+      const account = auth.account!;
+      principal = {
+        accountId: account.id,
+        plan: account.plan,
+        perMinuteOverride: account.perMinuteLimit,
+        perHourOverride: account.perHourLimit,
+        keyId: auth.keyId,
+        scope: auth.scope === 'validate' ? 'validate' : 'full',
+      };
       cache.set(digest, principal);
     }
     res.locals.principal = principal;
+    next();
+  };
+}
+
+/** A `validate` key may only call the validation endpoints and status (403 otherwise). */
+export function enforceScope(log: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const principal = principalOf(res);
     if (principal.scope === 'validate' && !VALIDATE_SCOPE_ROUTES.has(`${req.method} ${req.baseUrl}${req.path}`)) {
       log.debug({ request_id: res.locals.requestId, key_id: principal.keyId }, 'validate-scope key refused');
       throw new AppError('forbidden', 'this API key has the validate scope: it may only validate licences and read status');

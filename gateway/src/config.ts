@@ -1,4 +1,4 @@
-import { commonSchema, int, str, type ConfigOf } from '@licensing/runtime';
+import { bool, commonSchema, int, str, type ConfigOf } from '@licensing/runtime';
 
 const { MONGO_URL: _unused, ...common } = commonSchema;
 
@@ -12,6 +12,13 @@ export const gatewaySchema = {
   BODY_LIMIT_BYTES: int('Largest accepted JSON body', { default: 64 * 1024, min: 1024, max: 10 * 1024 * 1024 }),
   AUTH_CACHE_TTL_MS: int('How long an authenticated key is trusted without asking the account service (revocations arrive over NATS sooner)', { default: 30000, min: 0 }),
   GRPC_TIMEOUT_MS: int('Deadline of each call to a service', { default: 5000, min: 100 }),
+  REDIS_URL: str('Redis shared by every gateway for rate-limit counters', { default: 'redis://127.0.0.1:6379' }),
+  REDIS_TIMEOUT_MS: int('A Redis command slower than this falls back to the in-memory limiter', { default: 250, min: 10 }),
+  RATE_LIMITS_ENABLED: bool('Enforce rate limits (turn off only to measure their cost)', { default: true }),
+  RATE_LIMIT_PREFIX: str('Prefix of the rate-limit keys in Redis', { default: 'licensing:rl' }),
+  RATE_LIMIT_MINUTE_WINDOW_S: int('Length of the per-key "minute" window in seconds (60; shorter only in tests)', { default: 60, min: 1 }),
+  RATE_LIMIT_HOUR_WINDOW_S: int('Length of the per-account "hour" window in seconds (3600; shorter only in tests)', { default: 3600, min: 1 }),
+  AUTH_FAILURES_PER_MINUTE: int('Requests with a missing or bad key allowed per client IP and minute', { default: 60, min: 1 }),
 };
 
 export type GatewayConfig = ConfigOf<typeof gatewaySchema>;

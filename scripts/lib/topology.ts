@@ -5,6 +5,9 @@
 export interface Topology {
   mongoUrl: string;
   natsUrl: string;
+  redisUrl: string;
+  /** Prefix of the rate-limit keys in Redis. */
+  rateLimitPrefix: string;
   /** Prefix of database names; each service appends its own name. */
   dbPrefix: string;
   subjectPrefix: string;
@@ -43,6 +46,8 @@ export const envFor = {
     ...common(t),
     HOST: t.host,
     PORT: String(port),
+    REDIS_URL: t.redisUrl,
+    RATE_LIMIT_PREFIX: t.rateLimitPrefix,
     ACCOUNT_GRPC_ADDR: addrs.account,
     PRODUCT_GRPC_ADDR: addrs.product,
     LICENSE_GRPC_ADDR: addrs.license,

@@ -136,7 +136,7 @@ describe('status and unavailable services', () => {
       version: expect.any(String),
       time: expect.any(String),
       services: { account: { status: 'ok', latency_ms: expect.any(Number) }, product: { status: 'ok', latency_ms: expect.any(Number) }, license: { status: 'ok', latency_ms: expect.any(Number) } },
-      dependencies: { mongodb: { status: 'ok' }, nats: { status: 'ok' } },
+      dependencies: { mongodb: { status: 'ok' }, nats: { status: 'ok' }, redis: { status: 'ok' } },
     });
   });
 

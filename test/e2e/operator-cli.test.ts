@@ -51,6 +51,25 @@ describe('npm run admin', () => {
     expect(JSON.stringify(listed)).not.toContain(api_key);
   });
 
+  it('set-plan and set-limits change the account and the gateway honours them', async () => {
+    const { account_id, api_key } = JSON.parse((await admin('create-account', '--name', 'Limits')).stdout);
+    const api = client(stack.url, api_key);
+    expect((await api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe('"hour";q=100;w=3600, "minute";q=100;w=60');
+    expect(JSON.parse((await admin('set-plan', '--account', account_id, '--plan', 'pro')).stdout)).toEqual({ account_id, name: 'Limits', plan: 'pro', per_minute_limit: null, per_hour_limit: null });
+    const limits = JSON.parse((await admin('set-limits', '--account', account_id, '--per-minute', '300', '--per-hour', '5000')).stdout);
+    expect(limits).toMatchObject({ plan: 'pro', per_minute_limit: 300, per_hour_limit: 5000 });
+    let policy = '';
+    for (let i = 0; i < 40 && !policy.includes('q=5000'); i++) {
+      policy = (await api('GET', '/api/v1/products')).headers.get('ratelimit-policy') ?? '';
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(policy).toBe('"hour";q=5000;w=3600, "minute";q=300;w=60');
+    expect(JSON.parse((await admin('set-limits', '--account', account_id, '--per-hour', '0')).stdout)).toMatchObject({ per_minute_limit: 300, per_hour_limit: null });
+    expect((await admin('set-limits', '--account', account_id)).code).toBe(2);
+    expect((await admin('set-limits', '--account', account_id, '--per-minute', 'lots')).code).toBe(2);
+    expect(JSON.parse((await admin('set-plan', '--account', account_id, '--plan', 'platinum')).stderr)).toMatchObject({ error: 'invalid_request' });
+  });
+
   it('refuses bad usage with exit 2 and service errors with exit 1 and a JSON error', async () => {
     expect((await admin()).code).toBe(2);
     expect((await admin('drop-everything')).code).toBe(2);

@@ -19,6 +19,8 @@ export interface Stack {
   addrs: { account: string; product: string; license: string };
   newAccount(plan?: string): Promise<{ accountId: string; apiKey: string }>;
   stopGateway(): Promise<void>;
+  /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
+  extraGateway(config?: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
   /** Stops one service (its database is kept) to see how the rest copes. */
   stopService(name: 'account' | 'product' | 'license'): Promise<void>;
   stop(): Promise<void>;
@@ -29,6 +31,8 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
   return {
     mongoUrl: process.env.TEST_MONGO_URL!,
     natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    rateLimitPrefix: `t_${id}:rl`,
     dbPrefix: `t_${id}`,
     subjectPrefix: `t_${id}.events`,
     stream: `T_${id}`,
@@ -53,19 +57,27 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
 
   const services = [license, product, account];
+  const extras: { stop(): Promise<void> }[] = [];
   return {
     url: gateway.url,
     topology: t,
     admin: admin.call,
     addrs,
-    async newAccount(plan = 'free') {
+    // Enterprise by default so tests about other things never meet a rate limit.
+    async newAccount(plan = 'enterprise') {
       const out = await admin.call.createAccount({ name: `Vendor ${randomBytes(2).toString('hex')}`, plan });
       return { accountId: out.account!.id, apiKey: out.secret };
     },
     stopGateway: () => gateway.stop(),
+    async extraGateway(config = {}) {
+      const g = await startGateway({ env: { ...envFor.gateway(t, 0, addrs), ...gatewayConfig, ...config } });
+      extras.push(g);
+      return g;
+    },
     stopService: (name) => ({ account, product, license })[name].stop(),
     async stop() {
       admin.close();
+      for (const g of extras) await g.stop();
       await gateway.stop();
       for (const s of services) {
         await s.ctx.db.dropDatabase().catch(() => undefined);

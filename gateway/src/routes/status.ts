@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { health } from '@licensing/proto';
 import type { EventBus } from '@licensing/runtime';
 import type { Clients } from '../clients';
+import type { RateLimits } from '../limits';
 import { route } from './route';
 
 const SERVING = health.HealthCheckResponse_ServingStatus.SERVING;
@@ -22,7 +23,7 @@ export function checkService(client: health.HealthClient, timeoutMs = 1000): Pro
   });
 }
 
-export async function systemStatus(clients: Clients, bus: EventBus, version: string) {
+export async function systemStatus(clients: Clients, bus: EventBus, limits: RateLimits, version: string) {
   const names = Object.keys(clients.health) as (keyof Clients['health'])[];
   const results = await Promise.all(names.map((n) => checkService(clients.health[n])));
   const services = Object.fromEntries(names.map((n, i) => [n, results[i]]));
@@ -30,16 +31,18 @@ export async function systemStatus(clients: Clients, bus: EventBus, version: str
     // A service reports SERVING only while its MongoDB connection is up.
     mongodb: { status: results.every((r) => r.status === 'ok') ? 'ok' : 'degraded' },
     nats: { status: bus.connected ? 'ok' : 'down' },
+    // Degraded: each gateway counts on its own until Redis answers again.
+    redis: { status: limits.redisStatus },
   };
   const down = results.filter((r) => r.status === 'down').length;
-  const status = down === results.length ? 'down' : down > 0 || !bus.connected ? 'degraded' : 'ok';
+  const status = down === results.length ? 'down' : down > 0 || !bus.connected || limits.redisStatus !== 'ok' ? 'degraded' : 'ok';
   return { status, version, time: new Date().toISOString(), services, dependencies };
 }
 
-export function statusRoutes(router: Router, clients: Clients, bus: EventBus, version: string): void {
+export function statusRoutes(router: Router, clients: Clients, bus: EventBus, limits: RateLimits, version: string): void {
   route(router, '/status', {
     get: async (_req, res) => {
-      res.json(await systemStatus(clients, bus, version));
+      res.json(await systemStatus(clients, bus, limits, version));
     },
   });
 }

@@ -11,6 +11,7 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
   async setup(ctx) {
     const store = new AccountStore(accountModels(ctx.db));
     ctx.outbox.track(store.models.ApiKey);
+    ctx.outbox.track(store.models.Account);
     ctx.grpc.add(AccountServiceService, accountHandlers(ctx, store));
   },
 };

@@ -26,6 +26,9 @@ export interface Account {
   /** free | pro | enterprise */
   plan: string;
   createdAt: string;
+  /** Operator overrides ("higher limits on request"); 0 = the default for the plan. */
+  perMinuteLimit: number;
+  perHourLimit: number;
 }
 
 export interface ApiKey {
@@ -57,6 +60,16 @@ export interface CreateAccountResponse {
 
 export interface GetAccountRequest {
   id: string;
+}
+
+export interface UpdateAccountRequest {
+  id: string;
+  plan?:
+    | string
+    | undefined;
+  /** 0 removes the override. */
+  perMinuteLimit?: number | undefined;
+  perHourLimit?: number | undefined;
 }
 
 export interface CreateApiKeyRequest {
@@ -100,7 +113,7 @@ export interface AuthenticateResponse {
 }
 
 function createBaseAccount(): Account {
-  return { id: "", name: "", plan: "", createdAt: "" };
+  return { id: "", name: "", plan: "", createdAt: "", perMinuteLimit: 0, perHourLimit: 0 };
 }
 
 export const Account: MessageFns<Account> = {
@@ -116,6 +129,12 @@ export const Account: MessageFns<Account> = {
     }
     if (message.createdAt !== "") {
       writer.uint32(34).string(message.createdAt);
+    }
+    if (message.perMinuteLimit !== 0) {
+      writer.uint32(40).int32(message.perMinuteLimit);
+    }
+    if (message.perHourLimit !== 0) {
+      writer.uint32(48).int32(message.perHourLimit);
     }
     return writer;
   },
@@ -165,6 +184,22 @@ export const Account: MessageFns<Account> = {
             message.createdAt = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.perMinuteLimit = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.perHourLimit = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -187,6 +222,16 @@ export const Account: MessageFns<Account> = {
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
+      perMinuteLimit: isSet(object.perMinuteLimit)
+        ? globalThis.Number(object.perMinuteLimit)
+        : isSet(object.per_minute_limit)
+        ? globalThis.Number(object.per_minute_limit)
+        : 0,
+      perHourLimit: isSet(object.perHourLimit)
+        ? globalThis.Number(object.perHourLimit)
+        : isSet(object.per_hour_limit)
+        ? globalThis.Number(object.per_hour_limit)
+        : 0,
     };
   },
 
@@ -204,6 +249,12 @@ export const Account: MessageFns<Account> = {
     if (message.createdAt !== "") {
       obj.createdAt = message.createdAt;
     }
+    if (message.perMinuteLimit !== 0) {
+      obj.perMinuteLimit = Math.round(message.perMinuteLimit);
+    }
+    if (message.perHourLimit !== 0) {
+      obj.perHourLimit = Math.round(message.perHourLimit);
+    }
     return obj;
   },
 
@@ -216,6 +267,8 @@ export const Account: MessageFns<Account> = {
     message.name = object.name ?? "";
     message.plan = object.plan ?? "";
     message.createdAt = object.createdAt ?? "";
+    message.perMinuteLimit = object.perMinuteLimit ?? 0;
+    message.perHourLimit = object.perHourLimit ?? 0;
     return message;
   },
 };
@@ -674,6 +727,131 @@ export const GetAccountRequest: MessageFns<GetAccountRequest> = {
   fromPartial<I extends Exact<DeepPartial<GetAccountRequest>, I>>(object: I): GetAccountRequest {
     const message = createBaseGetAccountRequest();
     message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseUpdateAccountRequest(): UpdateAccountRequest {
+  return { id: "", plan: undefined, perMinuteLimit: undefined, perHourLimit: undefined };
+}
+
+export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
+  encode(message: UpdateAccountRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.plan !== undefined) {
+      writer.uint32(18).string(message.plan);
+    }
+    if (message.perMinuteLimit !== undefined) {
+      writer.uint32(24).int32(message.perMinuteLimit);
+    }
+    if (message.perHourLimit !== undefined) {
+      writer.uint32(32).int32(message.perHourLimit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateAccountRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateAccountRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.plan = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.perMinuteLimit = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.perHourLimit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateAccountRequest {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      plan: isSet(object.plan) ? globalThis.String(object.plan) : undefined,
+      perMinuteLimit: isSet(object.perMinuteLimit)
+        ? globalThis.Number(object.perMinuteLimit)
+        : isSet(object.per_minute_limit)
+        ? globalThis.Number(object.per_minute_limit)
+        : undefined,
+      perHourLimit: isSet(object.perHourLimit)
+        ? globalThis.Number(object.perHourLimit)
+        : isSet(object.per_hour_limit)
+        ? globalThis.Number(object.per_hour_limit)
+        : undefined,
+    };
+  },
+
+  toJSON(message: UpdateAccountRequest): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.plan !== undefined) {
+      obj.plan = message.plan;
+    }
+    if (message.perMinuteLimit !== undefined) {
+      obj.perMinuteLimit = Math.round(message.perMinuteLimit);
+    }
+    if (message.perHourLimit !== undefined) {
+      obj.perHourLimit = Math.round(message.perHourLimit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateAccountRequest>, I>>(base?: I): UpdateAccountRequest {
+    return UpdateAccountRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateAccountRequest>, I>>(object: I): UpdateAccountRequest {
+    const message = createBaseUpdateAccountRequest();
+    message.id = object.id ?? "";
+    message.plan = object.plan ?? undefined;
+    message.perMinuteLimit = object.perMinuteLimit ?? undefined;
+    message.perHourLimit = object.perHourLimit ?? undefined;
     return message;
   },
 };
@@ -1342,6 +1520,16 @@ export const AccountServiceService = {
     responseSerialize: (value: Account): Buffer => Buffer.from(Account.encode(value).finish()),
     responseDeserialize: (value: Buffer): Account => Account.decode(value),
   },
+  /** Changes the plan and/or the rate-limit overrides; publishes account.updated. */
+  updateAccount: {
+    path: "/licensing.v1.AccountService/UpdateAccount" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateAccountRequest): Buffer => Buffer.from(UpdateAccountRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateAccountRequest => UpdateAccountRequest.decode(value),
+    responseSerialize: (value: Account): Buffer => Buffer.from(Account.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Account => Account.decode(value),
+  },
   createApiKey: {
     path: "/licensing.v1.AccountService/CreateApiKey" as const,
     requestStream: false as const,
@@ -1389,6 +1577,8 @@ export const AccountServiceService = {
 export interface AccountServiceServer extends UntypedServiceImplementation {
   createAccount: handleUnaryCall<CreateAccountRequest, CreateAccountResponse>;
   getAccount: handleUnaryCall<GetAccountRequest, Account>;
+  /** Changes the plan and/or the rate-limit overrides; publishes account.updated. */
+  updateAccount: handleUnaryCall<UpdateAccountRequest, Account>;
   createApiKey: handleUnaryCall<CreateApiKeyRequest, CreateApiKeyResponse>;
   revokeApiKey: handleUnaryCall<RevokeApiKeyRequest, ApiKey>;
   listApiKeys: handleUnaryCall<ListApiKeysRequest, ListApiKeysResponse>;
@@ -1426,6 +1616,22 @@ export interface AccountServiceClient extends Client {
   ): ClientUnaryCall;
   getAccount(
     request: GetAccountRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
+  /** Changes the plan and/or the rate-limit overrides; publishes account.updated. */
+  updateAccount(
+    request: UpdateAccountRequest,
+    callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
+  updateAccount(
+    request: UpdateAccountRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
+  updateAccount(
+    request: UpdateAccountRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Account) => void,

@@ -35,3 +35,12 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
 export function shouldTouchLastUsed(lastUsedAt: Date | null | undefined, now: Date): boolean {
   return !lastUsedAt || now.getTime() - lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS;
 }
+
+/** Highest override an operator may set; far above any plan, low enough to catch typos. */
+export const LIMIT_MAX = 1_000_000;
+
+/** An override is a whole number of requests; 0 removes it (back to the plan's default). */
+export function checkLimitOverride(field: string, value: number): number | null {
+  if (!Number.isInteger(value) || value < 0 || value > LIMIT_MAX) throw AppError.invalid(field, `${field} must be a whole number from 0 (plan default) to ${LIMIT_MAX}`);
+  return value === 0 ? null : value;
+}

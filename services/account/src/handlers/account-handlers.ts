@@ -1,7 +1,8 @@
 import { AppError, newId, type Handlers, type ServiceContext } from '@licensing/runtime';
 import type { Account, ApiKey, AccountServiceService } from '@licensing/proto';
-import { checkAccountName, checkKeyName, checkPlan, checkScope, shouldTouchLastUsed } from '../domain/account';
+import { checkAccountName, checkKeyName, checkLimitOverride, checkPlan, checkScope, shouldTouchLastUsed } from '../domain/account';
 import { digestApiKey, generateApiKey, parseApiKey, type Scope } from '../domain/api-key';
+import { accountUpdated } from '../events/account-events';
 import { apiKeyCreated, apiKeyRevoked } from '../events/api-key-events';
 import type { AccountDoc, ApiKeyDoc } from '../store/models';
 import type { AccountStore } from '../store/queries';
@@ -9,7 +10,14 @@ import type { AccountConfig } from '../config';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : '');
 
-const toAccount = (doc: AccountDoc): Account => ({ id: doc._id, name: doc.name, plan: doc.plan, createdAt: iso(doc.created_at) });
+const toAccount = (doc: AccountDoc): Account => ({
+  id: doc._id,
+  name: doc.name,
+  plan: doc.plan,
+  createdAt: iso(doc.created_at),
+  perMinuteLimit: doc.per_minute_limit ?? 0,
+  perHourLimit: doc.per_hour_limit ?? 0,
+});
 
 const toApiKey = (doc: Omit<ApiKeyDoc, 'digest'>): ApiKey => ({
   id: doc._id,
@@ -37,7 +45,7 @@ export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: Accou
 
   return {
     async createAccount(req) {
-      const account: AccountDoc = { _id: newId('acct'), name: checkAccountName(req.name), plan: checkPlan(req.plan), created_at: ctx.clock.now() };
+      const account: AccountDoc = { _id: newId('acct'), name: checkAccountName(req.name), plan: checkPlan(req.plan), per_minute_limit: null, per_hour_limit: null, created_at: ctx.clock.now() };
       await store.insertAccount(account);
       const { apiKey, secret } = await issueKey(account._id, 'full', 'default');
       return { account: toAccount(account), apiKey, secret };
@@ -47,6 +55,19 @@ export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: Accou
       const account = await store.findAccount(req.id);
       if (!account) throw notFound();
       return toAccount(account);
+    },
+
+    async updateAccount(req) {
+      const changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>> = {};
+      if (req.plan !== undefined) changes.plan = req.plan ? checkPlan(req.plan) : checkPlan('none');
+      if (req.perMinuteLimit !== undefined) changes.per_minute_limit = checkLimitOverride('per_minute_limit', req.perMinuteLimit);
+      if (req.perHourLimit !== undefined) changes.per_hour_limit = checkLimitOverride('per_hour_limit', req.perHourLimit);
+      if (Object.keys(changes).length === 0) throw new AppError('invalid_request', 'nothing to change: give a plan or a limit');
+      const now = ctx.clock.now();
+      const updated = await store.updateAccount(req.id, changes, (after) => accountUpdated(after, now));
+      if (!updated) throw notFound();
+      ctx.outbox.flush(store.models.Account, req.id);
+      return toAccount(updated);
     },
 
     async createApiKey(req) {

@@ -8,7 +8,11 @@ export interface AccountDoc {
   _id: string;
   name: string;
   plan: Plan;
+  /** Operator overrides of the rate limits; null = the plan's default. */
+  per_minute_limit: number | null;
+  per_hour_limit: number | null;
   created_at: Date;
+  outbox?: Record<string, DomainEvent>;
 }
 
 export interface ApiKeyDoc {
@@ -36,7 +40,10 @@ export function accountModels(conn: Connection): AccountModels {
       _id: String,
       name: { type: String, required: true },
       plan: { type: String, required: true },
+      per_minute_limit: { type: Number, default: null },
+      per_hour_limit: { type: Number, default: null },
       created_at: { type: Date, required: true },
+      ...outboxFields,
     },
     { versionKey: false, collection: 'accounts' },
   );

@@ -10,7 +10,16 @@ export class AccountStore {
   }
 
   findAccount(id: string): Promise<AccountDoc | null> {
-    return this.models.Account.findById(id).lean<AccountDoc>().exec();
+    return this.models.Account.findById(id, { outbox: 0 }).lean<AccountDoc>().exec();
+  }
+
+  /** Applies the changes and records the event in the same write. */
+  async updateAccount(id: string, changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>>, event: (after: AccountDoc) => DomainEvent): Promise<AccountDoc | null> {
+    const current = await this.findAccount(id);
+    if (!current) return null;
+    const after = { ...current, ...changes };
+    await this.models.Account.updateOne({ _id: id }, { $set: { ...changes, ...withEvents([event(after)]) } });
+    return after;
   }
 
   async insertKey(doc: Omit<ApiKeyDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {

@@ -1,0 +1,212 @@
+import { Redis } from 'ioredis';
+import { client, startStack, type Stack } from '../support/stack';
+import { PrivateRedis } from '../support/redis-server';
+import { freePort } from '../../scripts/lib/net';
+
+// Production windows (60 s and 3600 s) and quotas; a hundred requests are
+// quick, so no window needs shortening here.
+let stack: Stack;
+let redis: Redis;
+
+beforeAll(async () => {
+  stack = await startStack();
+  redis = new Redis(stack.topology.redisUrl);
+});
+
+afterAll(async () => {
+  const keys = await redis.keys(`${stack.topology.rateLimitPrefix}*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+  await stack?.stop();
+});
+
+type Api = ReturnType<typeof client>;
+
+/** n sequential requests; returns the statuses and the last response. */
+async function burst(api: Api, n: number) {
+  const statuses: number[] = [];
+  let last;
+  for (let i = 0; i < n; i++) {
+    last = await api('GET', '/api/v1/products');
+    statuses.push(last.status);
+  }
+  return { statuses, last: last! };
+}
+
+async function accountWith(plan: string, limits: { perMinuteLimit?: number; perHourLimit?: number } = {}) {
+  const acct = await stack.newAccount(plan);
+  if (limits.perMinuteLimit !== undefined || limits.perHourLimit !== undefined) await stack.admin.updateAccount({ id: acct.accountId, ...limits });
+  const keyId = (await stack.admin.listApiKeys({ accountId: acct.accountId, page: { limit: 1, startingAfter: '' } })).data[0].id;
+  return { ...acct, keyId, api: client(stack.url, acct.apiKey) };
+}
+
+const counter = async (window: 'minute' | 'hour', id: string) => Number(await redis.get(`${stack.topology.rateLimitPrefix}:${window}:${id}`));
+
+describe('per-plan hourly quota and per-key minute limit', () => {
+  it('free plan: the 101st request within the hour gets 429 with headers and Retry-After; the minute window keeps no count of it', async () => {
+    const a = await accountWith('free', { perMinuteLimit: 1000 });
+    const { statuses, last } = await burst(a.api, 100);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(last.headers.get('ratelimit-policy')).toBe('"hour";q=100;w=3600, "minute";q=1000;w=60');
+    expect(last.headers.get('ratelimit')).toMatch(/^"hour";r=0;t=\d+$/);
+    expect(last.headers.get('x-ratelimit-remaining')).toBe('0');
+
+    const refused = await a.api('GET', '/api/v1/products');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ status: 429, code: 'rate_limited', detail: expect.stringMatching(/hourly quota of 100 requests for this account \(free plan\)/) });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3500);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('100');
+    const reset = Number(refused.headers.get('x-ratelimit-reset'));
+    expect(reset - Math.floor(Date.now() / 1000)).toBeGreaterThan(3500);
+    // The refused request was given back to the minute window.
+    expect(await counter('minute', a.keyId)).toBe(100);
+  });
+
+  it('pro and enterprise hourly budgets read back from RateLimit-Policy', async () => {
+    const pro = await accountWith('pro');
+    expect((await pro.api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe('"hour";q=1000;w=3600, "minute";q=100;w=60');
+    const ent = await accountWith('enterprise');
+    const res = await ent.api('GET', '/api/v1/products');
+    expect(res.headers.get('ratelimit-policy')).toBe('"hour";q=10000;w=3600, "minute";q=100;w=60');
+    expect(res.headers.get('ratelimit')).toBe('"minute";r=99;t=60');
+  });
+
+  it('the per-minute limit of 100 trips before the pro hour budget, and the hour keeps no count of the refused request', async () => {
+    const pro = await accountWith('pro');
+    const { statuses } = await burst(pro.api, 100);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const refused = await pro.api('GET', '/api/v1/products');
+    expect(refused.status).toBe(429);
+    expect(refused.body.detail).toMatch(/per-minute limit of 100 requests for this API key/);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect(refused.headers.get('ratelimit')).toMatch(/^"minute";r=0;t=\d+$/);
+    expect(await counter('hour', pro.accountId)).toBe(100);
+    // Another key of the same account has its own minute.
+    const other = await stack.admin.createApiKey({ accountId: pro.accountId, scope: 'full', name: 'second' });
+    expect((await client(stack.url, other.secret)('GET', '/api/v1/products')).status).toBe(200);
+  });
+
+  it('counts requests that end in 4xx', async () => {
+    const a = await accountWith('pro');
+    await a.api('GET', '/api/v1/products/not-an-id');
+    await a.api('GET', '/api/v1/no-such-thing');
+    const res = await a.api('GET', '/api/v1/products');
+    expect(res.headers.get('ratelimit')).toBe('"minute";r=97;t=60');
+  });
+
+  it('an operator override raises both windows, and a plan change applies within seconds on a cached key', async () => {
+    const a = await accountWith('free');
+    expect((await a.api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe('"hour";q=100;w=3600, "minute";q=100;w=60');
+    await stack.admin.updateAccount({ id: a.accountId, perMinuteLimit: 150, perHourLimit: 200 });
+    let policy = '';
+    for (let i = 0; i < 40 && policy !== '"hour";q=200;w=3600, "minute";q=150;w=60'; i++) {
+      policy = (await a.api('GET', '/api/v1/products')).headers.get('ratelimit-policy') ?? '';
+      if (policy !== '"hour";q=200;w=3600, "minute";q=150;w=60') await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(policy).toBe('"hour";q=200;w=3600, "minute";q=150;w=60');
+    const used = await counter('minute', a.keyId);
+    const { statuses } = await burst(a.api, 150 - used);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const refused = await a.api('GET', '/api/v1/products');
+    expect(refused.status).toBe(429);
+    expect(refused.body.detail).toMatch(/per-minute limit of 150/);
+
+    await stack.admin.updateAccount({ id: a.accountId, plan: 'enterprise', perHourLimit: 0 });
+    for (let i = 0; i < 40; i++) {
+      const p = (await client(stack.url, (await stack.admin.createApiKey({ accountId: a.accountId, scope: 'full', name: '' })).secret)('GET', '/api/v1/products')).headers.get('ratelimit-policy');
+      if (p === '"hour";q=10000;w=3600, "minute";q=150;w=60') return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('the plan change never reached the gateway');
+  });
+
+  it('refuses bad overrides', async () => {
+    const a = await stack.newAccount('free');
+    await expect(stack.admin.updateAccount({ id: a.accountId, perMinuteLimit: -1 })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(stack.admin.updateAccount({ id: a.accountId, perHourLimit: 2_000_000 })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(stack.admin.updateAccount({ id: a.accountId, plan: 'gold' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(stack.admin.updateAccount({ id: a.accountId, plan: '' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(stack.admin.updateAccount({ id: a.accountId })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(stack.admin.updateAccount({ id: 'acct_nope', plan: 'pro' })).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('shared across gateways', () => {
+  it('100 requests spread over two gateways leave 0, and the 101st is refused on either', async () => {
+    const second = await stack.extraGateway();
+    const a = await accountWith('pro');
+    const apiB = client(second.url, a.apiKey);
+    const results = await Promise.all([burst(a.api, 50), burst(apiB, 50)]);
+    expect(results.flatMap((r) => r.statuses).every((s) => s === 200)).toBe(true);
+    expect(await counter('minute', a.keyId)).toBe(100);
+    expect((await a.api('GET', '/api/v1/products')).status).toBe(429);
+    expect((await apiB('GET', '/api/v1/products')).status).toBe(429);
+  });
+});
+
+describe('when Redis is away', () => {
+  it('a gateway whose Redis is unreachable keeps serving within its in-memory limit and says degraded', async () => {
+    const lonely = await stack.extraGateway({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    const a = await accountWith('pro');
+    const api = client(lonely.url, a.apiKey);
+    const { statuses, last } = await burst(api, 100);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(last.headers.get('ratelimit')).toMatch(/^"minute";r=0;t=\d+$/);
+    const refused = await api('GET', '/api/v1/products');
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('rate_limited');
+    // The status endpoint is itself counted: use a fresh key.
+    const other = await stack.admin.createApiKey({ accountId: a.accountId, scope: 'validate', name: '' });
+    const status = await client(lonely.url, other.secret)('GET', '/api/v1/status');
+    expect(status.status).toBe(200);
+    expect(status.body).toMatchObject({ status: 'degraded', dependencies: { redis: { status: 'degraded' } } });
+  });
+
+  it('falls back at once when Redis stops, and shares counters again when it returns', async () => {
+    const own = await PrivateRedis.start();
+    try {
+      const gw = await stack.extraGateway({ REDIS_URL: own.url });
+      const a = await accountWith('enterprise');
+      const api = client(gw.url, a.apiKey);
+      expect((await api('GET', '/api/v1/status')).body.dependencies.redis.status).toBe('ok');
+      await own.pause();
+      const t0 = Date.now();
+      const during = await burst(api, 5);
+      expect(during.statuses).toEqual([200, 200, 200, 200, 200]);
+      expect(Date.now() - t0).toBeLessThan(2000); // no waiting on a dead Redis
+      expect((await api('GET', '/api/v1/status')).body).toMatchObject({ status: 'degraded', dependencies: { redis: { status: 'degraded' } } });
+      await own.resume();
+      let back = '';
+      for (let i = 0; i < 60 && back !== 'ok'; i++) {
+        back = (await api('GET', '/api/v1/status')).body.dependencies.redis.status;
+        if (back !== 'ok') await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(back).toBe('ok');
+      await api('GET', '/api/v1/products');
+      const check = new Redis(own.url);
+      expect(Number(await check.get(`${stack.topology.rateLimitPrefix}:minute:${a.keyId}`))).toBeGreaterThan(0);
+      check.disconnect();
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
+describe('failed authentication', () => {
+  it('a flood of bad keys from one address is throttled, even when a good key follows', async () => {
+    const gw = await stack.extraGateway({ RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}:flood`, AUTH_FAILURES_PER_MINUTE: '60' });
+    const bad = client(gw.url, 'lk_full_guess');
+    const statuses: number[] = [];
+    for (let i = 0; i < 61; i++) statuses.push((await bad('GET', '/api/v1/products')).status);
+    expect(statuses.slice(0, 60).every((s) => s === 401)).toBe(true);
+    expect(statuses[60]).toBe(429);
+    const good = await stack.newAccount();
+    const res = await client(gw.url, good.apiKey)('GET', '/api/v1/products');
+    expect(res.status).toBe(429);
+    expect(res.body.detail).toMatch(/missing or invalid API key/);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
