@@ -42,6 +42,8 @@ export interface ApiKeyData {
   name: string;
   created_at: string;
   revoked_at?: string;
+  /** Who did it: a user's e-mail, or "operator". */
+  actor: string;
 }
 
 export interface AccountData {

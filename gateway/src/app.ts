@@ -4,7 +4,8 @@ import { AuthCache, authenticate, enforceScope } from './auth';
 import type { Clients } from './clients';
 import type { GatewayConfig } from './config';
 import { errorHandler, notFound } from './errors';
-import { enforceRateLimits, throttleAuthFailures, type RateLimits } from './limits';
+import { AttemptThrottle, enforceRateLimits, throttleAuthFailures, type RateLimits } from './limits';
+import { dashboardRouter } from './dashboard/routes';
 import { requestContext, versionAlias } from './request-context';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
@@ -54,6 +55,17 @@ export function createApp({ config, clients, bus, limits, log, version }: Gatewa
   licenseRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
   app.use('/api/v1', api);
+
+  const throttle = (name: string, max: number) => new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, config.SIGNIN_WINDOW_S);
+  app.use(
+    '/dashboard',
+    dashboardRouter({
+      clients,
+      log,
+      secureCookies: config.NODE_ENV === 'production',
+      signInThrottle: { perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL), perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS) },
+    }),
+  );
 
   app.use(notFound);
   app.use(errorHandler(log, config.BODY_LIMIT_BYTES));

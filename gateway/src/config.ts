@@ -19,6 +19,9 @@ export const gatewaySchema = {
   RATE_LIMIT_MINUTE_WINDOW_S: int('Length of the per-key "minute" window in seconds (60; shorter only in tests)', { default: 60, min: 1 }),
   RATE_LIMIT_HOUR_WINDOW_S: int('Length of the per-account "hour" window in seconds (3600; shorter only in tests)', { default: 3600, min: 1 }),
   AUTH_FAILURES_PER_MINUTE: int('Requests with a missing or bad key allowed per client IP and minute', { default: 60, min: 1 }),
+  SIGNIN_FAILURES_PER_EMAIL: int('Failed dashboard sign-ins per e-mail before it is throttled', { default: 10, min: 1 }),
+  SIGNIN_FAILURES_PER_ADDRESS: int('Failed dashboard sign-ins per client IP before it is throttled', { default: 30, min: 1 }),
+  SIGNIN_WINDOW_S: int('Window of the sign-in throttles in seconds', { default: 900, min: 1 }),
 };
 
 export type GatewayConfig = ConfigOf<typeof gatewaySchema>;

@@ -66,7 +66,7 @@ class Window {
   private readonly limiters = new Map<number, RateLimiterRedis>();
 
   constructor(
-    readonly name: WindowState['name'] | 'auth-failures',
+    readonly name: string,
     readonly windowS: number,
     private readonly redis: Redis,
     private readonly keyPrefix: string,
@@ -117,18 +117,46 @@ class Window {
   }
 }
 
+/**
+ * Counts failed attempts per key (an address, an e-mail) in a fixed window and
+ * says when a key has had too many: for throttling guessing, not for quotas.
+ */
+export class AttemptThrottle {
+  private readonly window: Window;
+
+  constructor(
+    redis: Redis,
+    keyPrefix: string,
+    name: string,
+    private readonly maxFailures: number,
+    windowS: number,
+  ) {
+    this.window = new Window(name as 'minute', windowS, redis, keyPrefix);
+  }
+
+  /** Seconds until the key may try again, or null if it may try now. */
+  async blockedFor(key: string): Promise<number | null> {
+    const res = await this.window.peek(key, this.maxFailures);
+    return res && res.consumedPoints >= this.maxFailures ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : null;
+  }
+
+  recordFailure(key: string): Promise<void> {
+    return this.window.count(key, this.maxFailures);
+  }
+}
+
 export class RateLimits {
   private readonly minute: Window;
   private readonly hour: Window;
-  private readonly authFailures: Window;
+  private readonly authFailures: AttemptThrottle;
 
   constructor(
-    private readonly redis: Redis,
+    readonly redis: Redis,
     readonly settings: LimitSettings,
   ) {
     this.minute = new Window('minute', settings.minuteWindowS, redis, settings.keyPrefix);
     this.hour = new Window('hour', settings.hourWindowS, redis, settings.keyPrefix);
-    this.authFailures = new Window('auth-failures', 60, redis, settings.keyPrefix);
+    this.authFailures = new AttemptThrottle(redis, settings.keyPrefix, 'auth-failures', settings.authFailuresPerMinute, 60);
   }
 
   /** 'ok' while Redis answers; 'degraded' while each gateway counts on its own. */
@@ -156,13 +184,12 @@ export class RateLimits {
     return { allowed: true, windows: [hour.state, minute.state] };
   }
 
-  async authFailuresExhausted(ip: string): Promise<number | null> {
-    const res = await this.authFailures.peek(ip, this.settings.authFailuresPerMinute);
-    return res && res.consumedPoints >= this.settings.authFailuresPerMinute ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : null;
+  authFailuresExhausted(ip: string): Promise<number | null> {
+    return this.authFailures.blockedFor(ip);
   }
 
   recordAuthFailure(ip: string): Promise<void> {
-    return this.authFailures.count(ip, this.settings.authFailuresPerMinute);
+    return this.authFailures.recordFailure(ip);
   }
 }
 

@@ -1,6 +1,6 @@
 import { Metadata, status } from '@grpc/grpc-js';
-import { AppError, ConfigError, fromServiceError, int, isId, loadConfig, newId, oneOf, str, toServiceError } from '@licensing/runtime';
-import { checkEmail } from '../../services/license/src/domain/email';
+import { AppError, ConfigError, checkEmail, fromServiceError, int, isId, loadConfig, newId, oneOf, str, toServiceError } from '@licensing/runtime';
+
 
 describe('ids', () => {
   it('are prefixed, time-ordered and unique even within one millisecond', () => {

@@ -21,10 +21,10 @@ const KEY_MAX = 64;
 export function licenseRoutes(router: Router, clients: Clients): void {
   route(router, '/licenses', {
     get: async (req, res) => {
-      const query = readQuery(req, { ...pageShape, product_id: { max: 64 } });
+      const query = readQuery(req, { ...pageShape, product_id: { max: 64 }, customer_email: { max: 254 } });
       const page = toPage(query, 'lic');
       const productId = query.product_id ? checkId('product_id', 'prod', query.product_id) : '';
-      const out = await clients.licenses.listLicenses({ accountId: principalOf(res).accountId, page, productId }, { requestId: res.locals.requestId });
+      const out = await clients.licenses.listLicenses({ accountId: principalOf(res).accountId, page, productId, customerEmail: query.customer_email ?? '' }, { requestId: res.locals.requestId });
       res.json({ data: out.data.map(licenseJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
     post: async (req, res) => {

@@ -13,3 +13,4 @@ export * from './mongo';
 export * from './service';
 export * from './pagination';
 export * from './idempotency';
+export * from './email';

@@ -2,17 +2,19 @@ import { AccountServiceService } from '@licensing/proto';
 import { runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { accountSchema, type AccountConfig } from './config';
 import { accountHandlers } from './handlers/account-handlers';
+import { peopleHandlers } from './handlers/people-handlers';
 import { accountModels } from './store/models';
-import { AccountStore } from './store/queries';
+import { AccountStore, PeopleStore } from './store/queries';
 
 export const accountService: ServiceRecipe<typeof accountSchema> = {
   name: 'account',
   schema: accountSchema,
   async setup(ctx) {
-    const store = new AccountStore(accountModels(ctx.db));
-    ctx.outbox.track(store.models.ApiKey);
-    ctx.outbox.track(store.models.Account);
-    ctx.grpc.add(AccountServiceService, accountHandlers(ctx, store));
+    const models = accountModels(ctx.db);
+    const store = new AccountStore(models);
+    ctx.outbox.track(models.ApiKey);
+    ctx.outbox.track(models.Account);
+    ctx.grpc.add(AccountServiceService, { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models)) });
   },
 };
 

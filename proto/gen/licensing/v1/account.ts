@@ -42,6 +42,9 @@ export interface ApiKey {
   createdAt: string;
   lastUsedAt: string;
   revokedAt: string;
+  /** Who created / revoked it: a user's e-mail, or "operator" for the CLI. */
+  createdBy: string;
+  revokedBy: string;
 }
 
 export interface CreateAccountRequest {
@@ -76,6 +79,8 @@ export interface CreateApiKeyRequest {
   accountId: string;
   scope: string;
   name: string;
+  /** Who is doing it (kept with the key for the audit trail); empty = "operator". */
+  actor?: string | undefined;
 }
 
 export interface CreateApiKeyResponse {
@@ -90,6 +95,8 @@ export interface RevokeApiKeyRequest {
   /** Empty account_id means an operator call (CLI) that may revoke any key. */
   accountId: string;
   keyId: string;
+  /** Who is doing it; empty = "operator". */
+  actor?: string | undefined;
 }
 
 export interface ListApiKeysRequest {
@@ -110,6 +117,60 @@ export interface AuthenticateResponse {
   account: Account | undefined;
   keyId: string;
   scope: string;
+}
+
+export interface User {
+  id: string;
+  accountId: string;
+  email: string;
+  createdAt: string;
+}
+
+export interface SignUpRequest {
+  accountName: string;
+  email: string;
+  password: string;
+}
+
+export interface SignInRequest {
+  email: string;
+  password: string;
+}
+
+export interface GetSessionRequest {
+  token: string;
+}
+
+export interface SessionResponse {
+  /** Only from SignUp and SignIn: the cookie value, shown once. */
+  token: string;
+  /** Per-session secret every state-changing form must echo. */
+  csrfToken: string;
+  expiresAt: string;
+  user: User | undefined;
+  account: Account | undefined;
+}
+
+export interface EndSessionResponse {
+}
+
+export interface ListAuditEntriesRequest {
+  accountId: string;
+  limit: number;
+}
+
+export interface AuditEntry {
+  /** api_key.created | api_key.revoked */
+  type: string;
+  actor: string;
+  keyId: string;
+  keyPrefix: string;
+  keyName: string;
+  at: string;
+}
+
+export interface ListAuditEntriesResponse {
+  data: AuditEntry[];
 }
 
 function createBaseAccount(): Account {
@@ -274,7 +335,18 @@ export const Account: MessageFns<Account> = {
 };
 
 function createBaseApiKey(): ApiKey {
-  return { id: "", accountId: "", prefix: "", scope: "", name: "", createdAt: "", lastUsedAt: "", revokedAt: "" };
+  return {
+    id: "",
+    accountId: "",
+    prefix: "",
+    scope: "",
+    name: "",
+    createdAt: "",
+    lastUsedAt: "",
+    revokedAt: "",
+    createdBy: "",
+    revokedBy: "",
+  };
 }
 
 export const ApiKey: MessageFns<ApiKey> = {
@@ -302,6 +374,12 @@ export const ApiKey: MessageFns<ApiKey> = {
     }
     if (message.revokedAt !== "") {
       writer.uint32(66).string(message.revokedAt);
+    }
+    if (message.createdBy !== "") {
+      writer.uint32(74).string(message.createdBy);
+    }
+    if (message.revokedBy !== "") {
+      writer.uint32(82).string(message.revokedBy);
     }
     return writer;
   },
@@ -383,6 +461,22 @@ export const ApiKey: MessageFns<ApiKey> = {
             message.revokedAt = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.createdBy = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.revokedBy = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -421,6 +515,16 @@ export const ApiKey: MessageFns<ApiKey> = {
         : isSet(object.revoked_at)
         ? globalThis.String(object.revoked_at)
         : "",
+      createdBy: isSet(object.createdBy)
+        ? globalThis.String(object.createdBy)
+        : isSet(object.created_by)
+        ? globalThis.String(object.created_by)
+        : "",
+      revokedBy: isSet(object.revokedBy)
+        ? globalThis.String(object.revokedBy)
+        : isSet(object.revoked_by)
+        ? globalThis.String(object.revoked_by)
+        : "",
     };
   },
 
@@ -450,6 +554,12 @@ export const ApiKey: MessageFns<ApiKey> = {
     if (message.revokedAt !== "") {
       obj.revokedAt = message.revokedAt;
     }
+    if (message.createdBy !== "") {
+      obj.createdBy = message.createdBy;
+    }
+    if (message.revokedBy !== "") {
+      obj.revokedBy = message.revokedBy;
+    }
     return obj;
   },
 
@@ -466,6 +576,8 @@ export const ApiKey: MessageFns<ApiKey> = {
     message.createdAt = object.createdAt ?? "";
     message.lastUsedAt = object.lastUsedAt ?? "";
     message.revokedAt = object.revokedAt ?? "";
+    message.createdBy = object.createdBy ?? "";
+    message.revokedBy = object.revokedBy ?? "";
     return message;
   },
 };
@@ -857,7 +969,7 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
 };
 
 function createBaseCreateApiKeyRequest(): CreateApiKeyRequest {
-  return { accountId: "", scope: "", name: "" };
+  return { accountId: "", scope: "", name: "", actor: undefined };
 }
 
 export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
@@ -870,6 +982,9 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
     }
     if (message.name !== "") {
       writer.uint32(26).string(message.name);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(34).string(message.actor);
     }
     return writer;
   },
@@ -911,6 +1026,14 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
             message.name = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -932,6 +1055,7 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
         : "",
       scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -946,6 +1070,9 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
     if (message.name !== "") {
       obj.name = message.name;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -957,6 +1084,7 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
     message.accountId = object.accountId ?? "";
     message.scope = object.scope ?? "";
     message.name = object.name ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -1053,7 +1181,7 @@ export const CreateApiKeyResponse: MessageFns<CreateApiKeyResponse> = {
 };
 
 function createBaseRevokeApiKeyRequest(): RevokeApiKeyRequest {
-  return { accountId: "", keyId: "" };
+  return { accountId: "", keyId: "", actor: undefined };
 }
 
 export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
@@ -1063,6 +1191,9 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
     }
     if (message.keyId !== "") {
       writer.uint32(18).string(message.keyId);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(26).string(message.actor);
     }
     return writer;
   },
@@ -1096,6 +1227,14 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
             message.keyId = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1120,6 +1259,7 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
         : isSet(object.key_id)
         ? globalThis.String(object.key_id)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -1131,6 +1271,9 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
     if (message.keyId !== "") {
       obj.keyId = message.keyId;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1141,6 +1284,7 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
     const message = createBaseRevokeApiKeyRequest();
     message.accountId = object.accountId ?? "";
     message.keyId = object.keyId ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -1495,6 +1639,900 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
   },
 };
 
+function createBaseUser(): User {
+  return { id: "", accountId: "", email: "", createdAt: "" };
+}
+
+export const User: MessageFns<User> = {
+  encode(message: User, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.accountId !== "") {
+      writer.uint32(18).string(message.accountId);
+    }
+    if (message.email !== "") {
+      writer.uint32(26).string(message.email);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(34).string(message.createdAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): User {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUser();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): User {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+    };
+  },
+
+  toJSON(message: User): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<User>, I>>(base?: I): User {
+    return User.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<User>, I>>(object: I): User {
+    const message = createBaseUser();
+    message.id = object.id ?? "";
+    message.accountId = object.accountId ?? "";
+    message.email = object.email ?? "";
+    message.createdAt = object.createdAt ?? "";
+    return message;
+  },
+};
+
+function createBaseSignUpRequest(): SignUpRequest {
+  return { accountName: "", email: "", password: "" };
+}
+
+export const SignUpRequest: MessageFns<SignUpRequest> = {
+  encode(message: SignUpRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountName !== "") {
+      writer.uint32(10).string(message.accountName);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.password !== "") {
+      writer.uint32(26).string(message.password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignUpRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignUpRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SignUpRequest {
+    return {
+      accountName: isSet(object.accountName)
+        ? globalThis.String(object.accountName)
+        : isSet(object.account_name)
+        ? globalThis.String(object.account_name)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : "",
+    };
+  },
+
+  toJSON(message: SignUpRequest): unknown {
+    const obj: any = {};
+    if (message.accountName !== "") {
+      obj.accountName = message.accountName;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.password !== "") {
+      obj.password = message.password;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SignUpRequest>, I>>(base?: I): SignUpRequest {
+    return SignUpRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SignUpRequest>, I>>(object: I): SignUpRequest {
+    const message = createBaseSignUpRequest();
+    message.accountName = object.accountName ?? "";
+    message.email = object.email ?? "";
+    message.password = object.password ?? "";
+    return message;
+  },
+};
+
+function createBaseSignInRequest(): SignInRequest {
+  return { email: "", password: "" };
+}
+
+export const SignInRequest: MessageFns<SignInRequest> = {
+  encode(message: SignInRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.email !== "") {
+      writer.uint32(10).string(message.email);
+    }
+    if (message.password !== "") {
+      writer.uint32(18).string(message.password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignInRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignInRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SignInRequest {
+    return {
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : "",
+    };
+  },
+
+  toJSON(message: SignInRequest): unknown {
+    const obj: any = {};
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.password !== "") {
+      obj.password = message.password;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SignInRequest>, I>>(base?: I): SignInRequest {
+    return SignInRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SignInRequest>, I>>(object: I): SignInRequest {
+    const message = createBaseSignInRequest();
+    message.email = object.email ?? "";
+    message.password = object.password ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSessionRequest(): GetSessionRequest {
+  return { token: "" };
+}
+
+export const GetSessionRequest: MessageFns<GetSessionRequest> = {
+  encode(message: GetSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSessionRequest {
+    return { token: isSet(object.token) ? globalThis.String(object.token) : "" };
+  },
+
+  toJSON(message: GetSessionRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetSessionRequest>, I>>(base?: I): GetSessionRequest {
+    return GetSessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetSessionRequest>, I>>(object: I): GetSessionRequest {
+    const message = createBaseGetSessionRequest();
+    message.token = object.token ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionResponse(): SessionResponse {
+  return { token: "", csrfToken: "", expiresAt: "", user: undefined, account: undefined };
+}
+
+export const SessionResponse: MessageFns<SessionResponse> = {
+  encode(message: SessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.csrfToken !== "") {
+      writer.uint32(18).string(message.csrfToken);
+    }
+    if (message.expiresAt !== "") {
+      writer.uint32(26).string(message.expiresAt);
+    }
+    if (message.user !== undefined) {
+      User.encode(message.user, writer.uint32(34).fork()).join();
+    }
+    if (message.account !== undefined) {
+      Account.encode(message.account, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.csrfToken = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.expiresAt = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.user = User.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.account = Account.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionResponse {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      csrfToken: isSet(object.csrfToken)
+        ? globalThis.String(object.csrfToken)
+        : isSet(object.csrf_token)
+        ? globalThis.String(object.csrf_token)
+        : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : "",
+      user: isSet(object.user) ? User.fromJSON(object.user) : undefined,
+      account: isSet(object.account) ? Account.fromJSON(object.account) : undefined,
+    };
+  },
+
+  toJSON(message: SessionResponse): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.csrfToken !== "") {
+      obj.csrfToken = message.csrfToken;
+    }
+    if (message.expiresAt !== "") {
+      obj.expiresAt = message.expiresAt;
+    }
+    if (message.user !== undefined) {
+      obj.user = User.toJSON(message.user);
+    }
+    if (message.account !== undefined) {
+      obj.account = Account.toJSON(message.account);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionResponse>, I>>(base?: I): SessionResponse {
+    return SessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionResponse>, I>>(object: I): SessionResponse {
+    const message = createBaseSessionResponse();
+    message.token = object.token ?? "";
+    message.csrfToken = object.csrfToken ?? "";
+    message.expiresAt = object.expiresAt ?? "";
+    message.user = (object.user !== undefined && object.user !== null) ? User.fromPartial(object.user) : undefined;
+    message.account = (object.account !== undefined && object.account !== null)
+      ? Account.fromPartial(object.account)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseEndSessionResponse(): EndSessionResponse {
+  return {};
+}
+
+export const EndSessionResponse: MessageFns<EndSessionResponse> = {
+  encode(_: EndSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EndSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEndSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): EndSessionResponse {
+    return {};
+  },
+
+  toJSON(_: EndSessionResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EndSessionResponse>, I>>(base?: I): EndSessionResponse {
+    return EndSessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EndSessionResponse>, I>>(_: I): EndSessionResponse {
+    const message = createBaseEndSessionResponse();
+    return message;
+  },
+};
+
+function createBaseListAuditEntriesRequest(): ListAuditEntriesRequest {
+  return { accountId: "", limit: 0 };
+}
+
+export const ListAuditEntriesRequest: MessageFns<ListAuditEntriesRequest> = {
+  encode(message: ListAuditEntriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditEntriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditEntriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditEntriesRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListAuditEntriesRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListAuditEntriesRequest>, I>>(base?: I): ListAuditEntriesRequest {
+    return ListAuditEntriesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListAuditEntriesRequest>, I>>(object: I): ListAuditEntriesRequest {
+    const message = createBaseListAuditEntriesRequest();
+    message.accountId = object.accountId ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseAuditEntry(): AuditEntry {
+  return { type: "", actor: "", keyId: "", keyPrefix: "", keyName: "", at: "" };
+}
+
+export const AuditEntry: MessageFns<AuditEntry> = {
+  encode(message: AuditEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.actor !== "") {
+      writer.uint32(18).string(message.actor);
+    }
+    if (message.keyId !== "") {
+      writer.uint32(26).string(message.keyId);
+    }
+    if (message.keyPrefix !== "") {
+      writer.uint32(34).string(message.keyPrefix);
+    }
+    if (message.keyName !== "") {
+      writer.uint32(42).string(message.keyName);
+    }
+    if (message.at !== "") {
+      writer.uint32(50).string(message.at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.keyId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.keyPrefix = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.keyName = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuditEntry {
+    return {
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
+      keyId: isSet(object.keyId)
+        ? globalThis.String(object.keyId)
+        : isSet(object.key_id)
+        ? globalThis.String(object.key_id)
+        : "",
+      keyPrefix: isSet(object.keyPrefix)
+        ? globalThis.String(object.keyPrefix)
+        : isSet(object.key_prefix)
+        ? globalThis.String(object.key_prefix)
+        : "",
+      keyName: isSet(object.keyName)
+        ? globalThis.String(object.keyName)
+        : isSet(object.key_name)
+        ? globalThis.String(object.key_name)
+        : "",
+      at: isSet(object.at) ? globalThis.String(object.at) : "",
+    };
+  },
+
+  toJSON(message: AuditEntry): unknown {
+    const obj: any = {};
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
+    if (message.keyId !== "") {
+      obj.keyId = message.keyId;
+    }
+    if (message.keyPrefix !== "") {
+      obj.keyPrefix = message.keyPrefix;
+    }
+    if (message.keyName !== "") {
+      obj.keyName = message.keyName;
+    }
+    if (message.at !== "") {
+      obj.at = message.at;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AuditEntry>, I>>(base?: I): AuditEntry {
+    return AuditEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AuditEntry>, I>>(object: I): AuditEntry {
+    const message = createBaseAuditEntry();
+    message.type = object.type ?? "";
+    message.actor = object.actor ?? "";
+    message.keyId = object.keyId ?? "";
+    message.keyPrefix = object.keyPrefix ?? "";
+    message.keyName = object.keyName ?? "";
+    message.at = object.at ?? "";
+    return message;
+  },
+};
+
+function createBaseListAuditEntriesResponse(): ListAuditEntriesResponse {
+  return { data: [] };
+}
+
+export const ListAuditEntriesResponse: MessageFns<ListAuditEntriesResponse> = {
+  encode(message: ListAuditEntriesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      AuditEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditEntriesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditEntriesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(AuditEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditEntriesResponse {
+    return { data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => AuditEntry.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListAuditEntriesResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => AuditEntry.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListAuditEntriesResponse>, I>>(base?: I): ListAuditEntriesResponse {
+    return ListAuditEntriesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListAuditEntriesResponse>, I>>(object: I): ListAuditEntriesResponse {
+    const message = createBaseListAuditEntriesResponse();
+    message.data = object.data?.map((e) => AuditEntry.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * Accounts (tenants) and their API keys. Only this service ever sees an API
  * key's digest; the gateway asks it to authenticate a presented key.
@@ -1572,6 +2610,71 @@ export const AccountServiceService = {
       Buffer.from(AuthenticateResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): AuthenticateResponse => AuthenticateResponse.decode(value),
   },
+  /**
+   * Dashboard: people who own an account, and their sessions.
+   * SignUp creates an account (free plan) with its owner and signs them in.
+   */
+  signUp: {
+    path: "/licensing.v1.AccountService/SignUp" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SignUpRequest): Buffer => Buffer.from(SignUpRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SignUpRequest => SignUpRequest.decode(value),
+    responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
+  },
+  /** UNAUTHENTICATED with one generic message for a wrong e-mail or password. */
+  signIn: {
+    path: "/licensing.v1.AccountService/SignIn" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SignInRequest): Buffer => Buffer.from(SignInRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SignInRequest => SignInRequest.decode(value),
+    responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
+  },
+  /** UNAUTHENTICATED when the session is unknown, ended or expired. */
+  getSession: {
+    path: "/licensing.v1.AccountService/GetSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSessionRequest): Buffer => Buffer.from(GetSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSessionRequest => GetSessionRequest.decode(value),
+    responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
+  },
+  endSession: {
+    path: "/licensing.v1.AccountService/EndSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSessionRequest): Buffer => Buffer.from(GetSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSessionRequest => GetSessionRequest.decode(value),
+    responseSerialize: (value: EndSessionResponse): Buffer => Buffer.from(EndSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EndSessionResponse => EndSessionResponse.decode(value),
+  },
+  /** Revokes a key and issues a new one with the same name and scope. */
+  regenerateApiKey: {
+    path: "/licensing.v1.AccountService/RegenerateApiKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevokeApiKeyRequest): Buffer => Buffer.from(RevokeApiKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeApiKeyRequest => RevokeApiKeyRequest.decode(value),
+    responseSerialize: (value: CreateApiKeyResponse): Buffer =>
+      Buffer.from(CreateApiKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateApiKeyResponse => CreateApiKeyResponse.decode(value),
+  },
+  /** The latest key actions of an account (created, revoked), newest first. */
+  listAuditEntries: {
+    path: "/licensing.v1.AccountService/ListAuditEntries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAuditEntriesRequest): Buffer =>
+      Buffer.from(ListAuditEntriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAuditEntriesRequest => ListAuditEntriesRequest.decode(value),
+    responseSerialize: (value: ListAuditEntriesResponse): Buffer =>
+      Buffer.from(ListAuditEntriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAuditEntriesResponse => ListAuditEntriesResponse.decode(value),
+  },
 } as const;
 
 export interface AccountServiceServer extends UntypedServiceImplementation {
@@ -1587,6 +2690,20 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
    * key is malformed, has a bad checksum, is unknown or revoked.
    */
   authenticate: handleUnaryCall<AuthenticateRequest, AuthenticateResponse>;
+  /**
+   * Dashboard: people who own an account, and their sessions.
+   * SignUp creates an account (free plan) with its owner and signs them in.
+   */
+  signUp: handleUnaryCall<SignUpRequest, SessionResponse>;
+  /** UNAUTHENTICATED with one generic message for a wrong e-mail or password. */
+  signIn: handleUnaryCall<SignInRequest, SessionResponse>;
+  /** UNAUTHENTICATED when the session is unknown, ended or expired. */
+  getSession: handleUnaryCall<GetSessionRequest, SessionResponse>;
+  endSession: handleUnaryCall<GetSessionRequest, EndSessionResponse>;
+  /** Revokes a key and issues a new one with the same name and scope. */
+  regenerateApiKey: handleUnaryCall<RevokeApiKeyRequest, CreateApiKeyResponse>;
+  /** The latest key actions of an account (created, revoked), newest first. */
+  listAuditEntries: handleUnaryCall<ListAuditEntriesRequest, ListAuditEntriesResponse>;
 }
 
 export interface AccountServiceClient extends Client {
@@ -1699,6 +2816,104 @@ export interface AccountServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AuthenticateResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Dashboard: people who own an account, and their sessions.
+   * SignUp creates an account (free plan) with its owner and signs them in.
+   */
+  signUp(
+    request: SignUpRequest,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  signUp(
+    request: SignUpRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  signUp(
+    request: SignUpRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  /** UNAUTHENTICATED with one generic message for a wrong e-mail or password. */
+  signIn(
+    request: SignInRequest,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  signIn(
+    request: SignInRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  signIn(
+    request: SignInRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  /** UNAUTHENTICATED when the session is unknown, ended or expired. */
+  getSession(
+    request: GetSessionRequest,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  getSession(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  getSession(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  endSession(
+    request: GetSessionRequest,
+    callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  endSession(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  endSession(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  /** Revokes a key and issues a new one with the same name and scope. */
+  regenerateApiKey(
+    request: RevokeApiKeyRequest,
+    callback: (error: ServiceError | null, response: CreateApiKeyResponse) => void,
+  ): ClientUnaryCall;
+  regenerateApiKey(
+    request: RevokeApiKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateApiKeyResponse) => void,
+  ): ClientUnaryCall;
+  regenerateApiKey(
+    request: RevokeApiKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateApiKeyResponse) => void,
+  ): ClientUnaryCall;
+  /** The latest key actions of an account (created, revoked), newest first. */
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -50,6 +50,8 @@ export interface ListLicensesRequest {
   accountId: string;
   page: PageRequest | undefined;
   productId: string;
+  /** Exact match, case-insensitive. */
+  customerEmail: string;
 }
 
 export interface ListLicensesResponse {
@@ -497,7 +499,7 @@ export const GetLicenseRequest: MessageFns<GetLicenseRequest> = {
 };
 
 function createBaseListLicensesRequest(): ListLicensesRequest {
-  return { accountId: "", page: undefined, productId: "" };
+  return { accountId: "", page: undefined, productId: "", customerEmail: "" };
 }
 
 export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
@@ -510,6 +512,9 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
     }
     if (message.productId !== "") {
       writer.uint32(26).string(message.productId);
+    }
+    if (message.customerEmail !== "") {
+      writer.uint32(34).string(message.customerEmail);
     }
     return writer;
   },
@@ -551,6 +556,14 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
             message.productId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.customerEmail = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -576,6 +589,11 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
         : "",
+      customerEmail: isSet(object.customerEmail)
+        ? globalThis.String(object.customerEmail)
+        : isSet(object.customer_email)
+        ? globalThis.String(object.customer_email)
+        : "",
     };
   },
 
@@ -590,6 +608,9 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
     if (message.productId !== "") {
       obj.productId = message.productId;
     }
+    if (message.customerEmail !== "") {
+      obj.customerEmail = message.customerEmail;
+    }
     return obj;
   },
 
@@ -603,6 +624,7 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
       ? PageRequest.fromPartial(object.page)
       : undefined;
     message.productId = object.productId ?? "";
+    message.customerEmail = object.customerEmail ?? "";
     return message;
   },
 };

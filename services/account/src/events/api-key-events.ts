@@ -12,6 +12,7 @@ function data(doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>): ApiKeyData {
     name: doc.name,
     created_at: doc.created_at.toISOString(),
     ...(doc.revoked_at ? { revoked_at: doc.revoked_at.toISOString() } : {}),
+    actor: doc.revoked_at ? (doc.revoked_by ?? 'operator') : doc.created_by,
   };
 }
 

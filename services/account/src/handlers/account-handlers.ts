@@ -10,7 +10,10 @@ import type { AccountConfig } from '../config';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : '');
 
-const toAccount = (doc: AccountDoc): Account => ({
+/** Who did it, for the audit trail: a dashboard user's e-mail, or the operator CLI. */
+const actorOf = (actor: string | undefined) => (actor ? actor.slice(0, 254) : 'operator');
+
+export const toAccount = (doc: AccountDoc): Account => ({
   id: doc._id,
   name: doc.name,
   plan: doc.plan,
@@ -28,26 +31,43 @@ const toApiKey = (doc: Omit<ApiKeyDoc, 'digest'>): ApiKey => ({
   createdAt: iso(doc.created_at),
   lastUsedAt: iso(doc.last_used_at),
   revokedAt: iso(doc.revoked_at),
+  createdBy: doc.created_by,
+  revokedBy: doc.revoked_by ?? '',
 });
 
-export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: AccountStore): Handlers<typeof AccountServiceService> {
+type AccountHandlers = Pick<Handlers<typeof AccountServiceService>, 'createAccount' | 'getAccount' | 'updateAccount' | 'createApiKey' | 'revokeApiKey' | 'regenerateApiKey' | 'listApiKeys' | 'authenticate'>;
+
+export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: AccountStore): AccountHandlers {
   const pepper = ctx.config.API_KEY_PEPPER;
   const notFound = () => AppError.notFound('account');
 
-  async function issueKey(accountId: string, scope: Scope, name: string) {
+  async function issueKey(accountId: string, scope: Scope, name: string, actor: string) {
     const now = ctx.clock.now();
     const { secret, visiblePrefix } = generateApiKey(scope);
-    const doc = { _id: newId('key'), account_id: accountId, prefix: visiblePrefix, digest: digestApiKey(secret, pepper), scope, name, created_at: now, last_used_at: null, revoked_at: null };
+    const doc = { _id: newId('key'), account_id: accountId, prefix: visiblePrefix, digest: digestApiKey(secret, pepper), scope, name, created_at: now, last_used_at: null, revoked_at: null, created_by: actor, revoked_by: null };
     await store.insertKey(doc, [apiKeyCreated(doc, now)]);
     ctx.outbox.flush(store.models.ApiKey, doc._id);
     return { apiKey: toApiKey(doc), secret };
+  }
+
+  async function revoke(accountId: string | undefined, keyId: string, actor: string) {
+    const now = ctx.clock.now();
+    const revoked = await store.revokeKey(keyId, accountId, now, actor, (k) => apiKeyRevoked(k, now));
+    if (revoked) {
+      ctx.outbox.flush(store.models.ApiKey, revoked._id);
+      return toApiKey(revoked);
+    }
+    // Already revoked is success (idempotent); absent or another account's is 404.
+    const existing = await store.findKey(keyId, accountId);
+    if (!existing) throw AppError.notFound('API key');
+    return toApiKey(existing);
   }
 
   return {
     async createAccount(req) {
       const account: AccountDoc = { _id: newId('acct'), name: checkAccountName(req.name), plan: checkPlan(req.plan), per_minute_limit: null, per_hour_limit: null, created_at: ctx.clock.now() };
       await store.insertAccount(account);
-      const { apiKey, secret } = await issueKey(account._id, 'full', 'default');
+      const { apiKey, secret } = await issueKey(account._id, 'full', 'default', 'operator');
       return { account: toAccount(account), apiKey, secret };
     },
 
@@ -74,21 +94,20 @@ export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: Accou
       const scope = checkScope(req.scope);
       const name = checkKeyName(req.name);
       if (!(await store.findAccount(req.accountId))) throw notFound();
-      return issueKey(req.accountId, scope, name);
+      return issueKey(req.accountId, scope, name, actorOf(req.actor));
     },
 
-    async revokeApiKey(req) {
+    revokeApiKey: (req) => revoke(req.accountId || undefined, req.keyId, actorOf(req.actor)),
+
+    async regenerateApiKey(req) {
       const accountId = req.accountId || undefined;
-      const now = ctx.clock.now();
-      const revoked = await store.revokeKey(req.keyId, accountId, now, (k) => apiKeyRevoked(k, now));
-      if (revoked) {
-        ctx.outbox.flush(store.models.ApiKey, revoked._id);
-        return toApiKey(revoked);
-      }
-      // Already revoked is success (idempotent); absent or another account's is 404.
-      const existing = await store.findKey(req.keyId, accountId);
-      if (!existing) throw AppError.notFound('API key');
-      return toApiKey(existing);
+      const old = await store.findKey(req.keyId, accountId);
+      if (!old) throw AppError.notFound('API key');
+      if (old.revoked_at) throw new AppError('conflict', 'this API key is already revoked; generate a new one instead');
+      // New key first: if the revocation then fails, the caller has two keys, never none.
+      const fresh = await issueKey(old.account_id, old.scope, old.name, actorOf(req.actor));
+      await revoke(accountId, old._id, actorOf(req.actor));
+      return fresh;
     },
 
     async listApiKeys(req) {

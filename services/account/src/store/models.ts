@@ -26,12 +26,37 @@ export interface ApiKeyDoc {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  /** The audit trail lives on the key, written with the change: a user's e-mail or "operator". */
+  created_by: string;
+  revoked_by: string | null;
   outbox?: Record<string, DomainEvent>;
+}
+
+export interface UserDoc {
+  _id: string;
+  account_id: string;
+  /** Lower-cased; unique across the system. */
+  email: string;
+  password_hash: string;
+  created_at: Date;
+}
+
+export interface SessionDoc {
+  /** SHA-256 of the cookie token. */
+  _id: string;
+  user_id: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: Date;
+  expires_at: Date;
+  ended_at: Date | null;
 }
 
 export interface AccountModels {
   Account: Model<AccountDoc>;
   ApiKey: Model<ApiKeyDoc>;
+  User: Model<UserDoc>;
+  Session: Model<SessionDoc>;
 }
 
 export function accountModels(conn: Connection): AccountModels {
@@ -58,13 +83,40 @@ export function accountModels(conn: Connection): AccountModels {
       created_at: { type: Date, required: true },
       last_used_at: { type: Date, default: null },
       revoked_at: { type: Date, default: null },
+      created_by: { type: String, default: 'operator' },
+      revoked_by: { type: String, default: null },
       ...outboxFields,
     },
     { versionKey: false, collection: 'api_keys' },
   );
   apiKey.index({ account_id: 1, _id: -1 });
+  const user = new Schema<UserDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true, index: true },
+      email: { type: String, required: true, unique: true },
+      password_hash: { type: String, required: true },
+      created_at: { type: Date, required: true },
+    },
+    { versionKey: false, collection: 'users' },
+  );
+  const session = new Schema<SessionDoc>(
+    {
+      _id: String,
+      user_id: { type: String, required: true },
+      account_id: { type: String, required: true },
+      csrf_token: { type: String, required: true },
+      created_at: { type: Date, required: true },
+      // Real MongoDB removes expired sessions; FerretDB keeps them, and reads check expires_at.
+      expires_at: { type: Date, required: true, index: { expireAfterSeconds: 0 } },
+      ended_at: { type: Date, default: null },
+    },
+    { versionKey: false, collection: 'sessions' },
+  );
   return {
     Account: conn.model<AccountDoc>('Account', account),
     ApiKey: conn.model<ApiKeyDoc>('ApiKey', apiKey),
+    User: conn.model<UserDoc>('User', user),
+    Session: conn.model<SessionDoc>('Session', session),
   };
 }

@@ -1,6 +1,6 @@
 import { listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { DomainEvent, PageRequest } from '@licensing/proto';
-import type { AccountDoc, AccountModels, ApiKeyDoc } from './models';
+import type { AccountDoc, AccountModels, ApiKeyDoc, SessionDoc, UserDoc } from './models';
 
 export class AccountStore {
   constructor(readonly models: AccountModels) {}
@@ -34,13 +34,13 @@ export class AccountStore {
     return this.models.ApiKey.findOne(accountId ? { _id: id, account_id: accountId } : { _id: id }, { outbox: 0, digest: 0 }).lean<ApiKeyDoc>().exec();
   }
 
-  /** Revokes only a live key, in one conditional write that also records the event. */
-  async revokeKey(id: string, accountId: string | undefined, at: Date, event: (key: ApiKeyDoc) => DomainEvent): Promise<ApiKeyDoc | null> {
+  /** Revokes only a live key, in one conditional write that also records who did it and the event. */
+  async revokeKey(id: string, accountId: string | undefined, at: Date, actor: string, event: (key: ApiKeyDoc) => DomainEvent): Promise<ApiKeyDoc | null> {
     const current = await this.findKey(id, accountId);
     if (!current || current.revoked_at) return null;
     const filter = { _id: id, revoked_at: null, ...(accountId ? { account_id: accountId } : {}) };
     // No projection here: FerretDB's findAndModify does not support one.
-    const updated = await this.models.ApiKey.findOneAndUpdate(filter, { $set: { revoked_at: at, ...withEvents([event({ ...current, revoked_at: at })]) } }, { returnDocument: 'after' })
+    const updated = await this.models.ApiKey.findOneAndUpdate(filter, { $set: { revoked_at: at, revoked_by: actor, ...withEvents([event({ ...current, revoked_at: at, revoked_by: actor })]) } }, { returnDocument: 'after' })
       .lean<ApiKeyDoc>()
       .exec();
     if (!updated) return null;
@@ -54,5 +54,44 @@ export class AccountStore {
 
   listKeys(accountId: string, page: PageRequest | undefined) {
     return listPage<ApiKeyDoc>(this.models.ApiKey, { account_id: accountId }, page);
+  }
+}
+
+export class PeopleStore {
+  constructor(readonly models: AccountModels) {}
+
+  async insertUser(doc: UserDoc): Promise<void> {
+    await this.models.User.create(doc);
+  }
+
+  findUserByEmail(email: string): Promise<UserDoc | null> {
+    return this.models.User.findOne({ email }).lean<UserDoc>().exec();
+  }
+
+  findUser(id: string): Promise<UserDoc | null> {
+    return this.models.User.findById(id).lean<UserDoc>().exec();
+  }
+
+  async insertSession(doc: SessionDoc): Promise<void> {
+    await this.models.Session.create(doc);
+  }
+
+  /** By _id (the token's digest): a primary-key read even on FerretDB. */
+  findSession(digest: string): Promise<SessionDoc | null> {
+    return this.models.Session.findById(digest).lean<SessionDoc>().exec();
+  }
+
+  async endSession(digest: string, at: Date): Promise<void> {
+    await this.models.Session.updateOne({ _id: digest, ended_at: null }, { $set: { ended_at: at } });
+  }
+
+  /** The latest key actions, read from the keys themselves (created_by / revoked_by). */
+  recentKeys(accountId: string): Promise<ApiKeyDoc[]> {
+    return this.models.ApiKey.find({ account_id: accountId }, { outbox: 0, digest: 0 }).sort({ _id: -1 }).limit(200).lean<ApiKeyDoc[]>().exec();
+  }
+
+  /** Removes an account created by a sign-up whose owner could not be stored (nothing half-written). */
+  async deleteAccount(id: string): Promise<void> {
+    await this.models.Account.deleteOne({ _id: id });
   }
 }

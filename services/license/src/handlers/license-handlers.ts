@@ -1,6 +1,6 @@
-import { AppError, idempotent, isId, newId, type Handlers, type ServiceContext, type CallOptions } from '@licensing/runtime';
+import { AppError, checkEmail, idempotent, isId, newId, type Handlers, type ServiceContext, type CallOptions } from '@licensing/runtime';
 import type { License, LicenseServiceService, Product, GetProductRequest } from '@licensing/proto';
-import { checkEmail } from '../domain/email';
+
 import { generateLicenseKey, parseLicenseKey } from '../domain/license-key';
 import { judge } from '../domain/validation';
 import { licenseCreated } from '../events/license-events';
@@ -30,7 +30,7 @@ export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: Licen
     // The product must exist in the caller's account; another account's product is not found.
     await products.getProduct({ accountId, id: productId }, { requestId });
     for (let attempt = 0; ; attempt++) {
-      const doc = { _id: newId('lic'), account_id: accountId, product_id: productId, key: generateLicenseKey(), customer_email: customerEmail, status: 'active', expires_at: null, created_at: ctx.clock.now() };
+      const doc = { _id: newId('lic'), account_id: accountId, product_id: productId, key: generateLicenseKey(), customer_email: customerEmail, customer_email_lc: customerEmail.toLowerCase(), status: 'active', expires_at: null, created_at: ctx.clock.now() };
       try {
         await store.insert(doc, [licenseCreated(doc)]);
       } catch (err) {
@@ -62,7 +62,8 @@ export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: Licen
 
     async listLicenses(req) {
       if (req.productId && !isId('prod', req.productId)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
-      const { items, page } = await store.list(req.accountId, req.productId, req.page);
+      if (req.customerEmail.length > 254) throw AppError.invalid('customer_email', 'customer_email must be at most 254 characters');
+      const { items, page } = await store.list(req.accountId, { productId: req.productId, customerEmail: req.customerEmail }, req.page);
       return { data: items.map(toLicense), page };
     },
 

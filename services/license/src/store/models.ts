@@ -9,6 +9,8 @@ export interface LicenseDoc {
   /** Canonical hyphenated form; unique across the whole system. */
   key: string;
   customer_email: string;
+  /** Lower-cased copy for case-insensitive search. */
+  customer_email_lc: string;
   status: string;
   expires_at: Date | null;
   created_at: Date;
@@ -23,6 +25,7 @@ export function licenseModels(conn: Connection) {
       product_id: { type: String, required: true },
       key: { type: String, required: true, unique: true },
       customer_email: { type: String, required: true },
+      customer_email_lc: { type: String, required: true },
       status: { type: String, required: true },
       expires_at: { type: Date, default: null },
       created_at: { type: Date, required: true },
@@ -32,6 +35,7 @@ export function licenseModels(conn: Connection) {
   );
   schema.index({ account_id: 1, _id: -1 });
   schema.index({ account_id: 1, product_id: 1, _id: -1 });
+  schema.index({ account_id: 1, customer_email_lc: 1, _id: -1 });
   return { License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>, Idempotency: idempotencyModel(conn) };
 }
 

@@ -21,7 +21,15 @@ export class LicenseStore {
     return this.models.License.findOne({ key, account_id: accountId }, { outbox: 0 }).lean<LicenseDoc>().exec();
   }
 
-  list(accountId: string, productId: string, page: PageRequest | undefined) {
-    return listPage<LicenseDoc>(this.models.License, productId ? { account_id: accountId, product_id: productId } : { account_id: accountId }, page);
+  list(accountId: string, filter: { productId: string; customerEmail: string }, page: PageRequest | undefined) {
+    return listPage<LicenseDoc>(
+      this.models.License,
+      {
+        account_id: accountId,
+        ...(filter.productId ? { product_id: filter.productId } : {}),
+        ...(filter.customerEmail ? { customer_email_lc: filter.customerEmail.trim().toLowerCase() } : {}),
+      },
+      page,
+    );
   }
 }

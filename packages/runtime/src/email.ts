@@ -1,4 +1,4 @@
-import { AppError } from '@licensing/runtime';
+import { AppError } from './errors';
 
 // Deliberately simple: one @, a dot in the domain, no spaces, RFC 5321 lengths.
 // Deliverability is the vendor's business; obvious garbage is ours.

@@ -1,0 +1,198 @@
+import type { ApiKey, AuditEntry, License, Product } from '@licensing/proto';
+import type { DashboardSession } from './session';
+
+// Server-rendered pages: no build step, no client framework, fast on any
+// device. Every interpolated value goes through h().
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const h = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
+const date = (iso: string) => (iso ? `<time datetime="${h(iso)}">${h(iso.slice(0, 16).replace('T', ' '))} UTC</time>` : '—');
+
+export function layout(title: string, body: string, session?: DashboardSession, current = ''): string {
+  const link = (href: string, label: string) => `<a href="${href}"${current === href ? ' aria-current="page"' : ''}>${label}</a>`;
+  const nav = session
+    ? `<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/settings', 'Settings')}</nav>
+       <form method="post" action="/dashboard/signout" class="signout"><input type="hidden" name="_csrf" value="${h(session.csrfToken)}"><span>${h(session.userEmail)}</span> <button type="submit">Sign out</button></form>`
+    : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${h(title)} · Licensing</title>
+<link rel="stylesheet" href="/dashboard/assets/app.css">
+<script src="/dashboard/assets/app.js" defer></script>
+</head>
+<body>
+<header><a class="brand" href="/dashboard">Licensing</a>${nav}</header>
+<main id="main">
+<h1>${h(title)}</h1>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${h(message)}</p>` : '');
+
+export function signInPage(csrf: string, opts: { error?: string; email?: string } = {}): string {
+  return layout(
+    'Sign in',
+    `${errorBox(opts.error)}
+<form method="post" action="/dashboard/signin" class="card narrow">
+  <input type="hidden" name="_csrf" value="${h(csrf)}">
+  <label for="email">E-mail</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${h(opts.email)}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <button type="submit">Sign in</button>
+  <p>No account yet? <a href="/dashboard/signup">Sign up</a></p>
+</form>`,
+  );
+}
+
+export function signUpPage(csrf: string, opts: { error?: string; values?: { account_name?: string; email?: string } } = {}): string {
+  return layout(
+    'Create your account',
+    `${errorBox(opts.error)}
+<form method="post" action="/dashboard/signup" class="card narrow">
+  <input type="hidden" name="_csrf" value="${h(csrf)}">
+  <label for="account_name">Company or product name</label>
+  <input id="account_name" name="account_name" required maxlength="100" value="${h(opts.values?.account_name)}">
+  <label for="email">Your e-mail</label>
+  <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${h(opts.values?.email)}">
+  <label for="password">Password <small>(at least 10 characters)</small></label>
+  <input id="password" name="password" type="password" autocomplete="new-password" required minlength="10" maxlength="200">
+  <button type="submit">Create account</button>
+  <p>Already have one? <a href="/dashboard/signin">Sign in</a></p>
+</form>`,
+  );
+}
+
+export interface Limits {
+  minute: number;
+  hour: number;
+}
+
+export function overviewPage(s: DashboardSession, data: { products: Product[]; moreProducts: boolean; licenses: License[]; moreLicenses: boolean; limits: Limits }): string {
+  const count = (n: number, more: boolean) => `${n}${more ? '+' : ''}`;
+  return layout(
+    s.accountName,
+    `<section class="stats" aria-label="Numbers">
+  <div class="stat"><span class="n" data-testid="products-count">${count(data.products.length, data.moreProducts)}</span> products</div>
+  <div class="stat"><span class="n" data-testid="licenses-count">${count(data.licenses.length, data.moreLicenses)}</span> licences issued</div>
+  <div class="stat"><span class="n">${h(s.plan)}</span> plan · ${data.limits.hour.toLocaleString('en')} requests/hour</div>
+</section>
+<h2>Latest licences</h2>
+${licenseTable(data.licenses.slice(0, 10))}
+<p><a href="/dashboard/licenses">Search licences</a> · <a href="/dashboard/settings">API keys</a></p>`,
+    s,
+    '/dashboard',
+  );
+}
+
+function licenseTable(licenses: License[]): string {
+  if (!licenses.length) return '<p class="muted">No licences yet. Issue one with <code>POST /api/v1/licenses</code>.</p>';
+  return `<div class="scroll"><table>
+<thead><tr><th scope="col">Key</th><th scope="col">Customer</th><th scope="col">Product</th><th scope="col">Status</th><th scope="col">Issued</th></tr></thead>
+<tbody>${licenses.map((l) => `<tr><td><code>${h(l.key)}</code></td><td>${h(l.customerEmail)}</td><td><code>${h(l.productId)}</code></td><td><span class="badge ${h(l.status)}">${h(l.status)}</span></td><td>${date(l.createdAt)}</td></tr>`).join('')}</tbody>
+</table></div>`;
+}
+
+export function productsPage(s: DashboardSession, products: Product[], next: string): string {
+  const rows = products.map((p) => `<tr><td>${h(p.name)}</td><td><code>${h(p.id)}</code></td><td>${h(p.description)}</td><td>${date(p.createdAt)}</td></tr>`).join('');
+  return layout(
+    'Products',
+    products.length
+      ? `<div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Description</th><th scope="col">Created</th></tr></thead><tbody>${rows}</tbody></table></div>${next ? `<p><a href="/dashboard/products?starting_after=${h(next)}">Older products</a></p>` : ''}`
+      : '<p class="muted">No products yet. Create one with <code>POST /api/v1/products</code>.</p>',
+    s,
+    '/dashboard/products',
+  );
+}
+
+export function licensesPage(s: DashboardSession, q: string, licenses: License[], message?: string): string {
+  return layout(
+    'Licences',
+    `<form method="get" action="/dashboard/licenses" class="search" role="search">
+  <label for="q">Licence key or customer e-mail</label>
+  <input id="q" name="q" value="${h(q)}" maxlength="254">
+  <button type="submit">Search</button>
+</form>
+${message ? `<p class="muted">${h(message)}</p>` : ''}
+${licenseTable(licenses)}`,
+    s,
+    '/dashboard/licenses',
+  );
+}
+
+export interface NewKey {
+  secret: string;
+  name: string;
+  scope: string;
+}
+
+export function settingsPage(s: DashboardSession, data: { keys: ApiKey[]; audit: AuditEntry[]; limits: Limits; newKey?: NewKey; error?: string; notice?: string }): string {
+  const status = (k: ApiKey) => (k.revokedAt ? '<span class="badge revoked">revoked</span>' : '<span class="badge active">active</span>');
+  const actions = (k: ApiKey) =>
+    k.revokedAt ? '' : `<a href="/dashboard/settings/keys/${h(k.id)}/regenerate">Regenerate</a> <a class="danger" href="/dashboard/settings/keys/${h(k.id)}/revoke">Revoke</a>`;
+  const rows = data.keys
+    .map((k) => `<tr data-key-id="${h(k.id)}"><td>${h(k.name) || '<span class="muted">unnamed</span>'}</td><td>${h(k.scope)}</td><td><code>${h(k.prefix)}…</code></td><td>${date(k.createdAt)}</td><td>${date(k.lastUsedAt)}</td><td>${status(k)}</td><td class="actions">${actions(k)}</td></tr>`)
+    .join('');
+  const newKey = data.newKey
+    ? `<section class="card secret" aria-labelledby="new-key-title" role="status">
+  <h2 id="new-key-title">Your new API key “${h(data.newKey.name) || 'unnamed'}” (${h(data.newKey.scope)})</h2>
+  <p><strong>Copy it now: you will not see this again.</strong> Only a fingerprint of it is stored.</p>
+  <p class="copy-row"><code id="new-key" data-testid="new-key">${h(data.newKey.secret)}</code> <button type="button" data-copy="new-key">Copy</button></p>
+</section>`
+    : '';
+  const audit = data.audit
+    .map((a) => `<li>${date(a.at)} · <strong>${h(a.actor)}</strong> ${a.type === 'api_key.revoked' ? 'revoked' : 'created'} <code>${h(a.keyPrefix)}…</code>${a.keyName ? ` (${h(a.keyName)})` : ''}</li>`)
+    .join('');
+  return layout(
+    'Settings',
+    `${errorBox(data.error)}${data.notice ? `<p class="notice" role="status">${h(data.notice)}</p>` : ''}${newKey}
+<section aria-labelledby="plan-title" class="card">
+  <h2 id="plan-title">Plan and limits</h2>
+  <p><span data-testid="plan">${h(s.plan)}</span> plan: <strong>${data.limits.hour.toLocaleString('en')}</strong> requests per hour for the account, <strong>${data.limits.minute.toLocaleString('en')}</strong> per minute for each API key.${s.perHourLimit || s.perMinuteLimit ? ' (raised on request)' : ''}</p>
+</section>
+<section aria-labelledby="keys-title">
+  <h2 id="keys-title">API keys</h2>
+  ${data.keys.length ? `<div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></div>` : '<p class="muted">No API keys yet.</p>'}
+  <form method="post" action="/dashboard/settings/keys" class="card inline">
+    <input type="hidden" name="_csrf" value="${h(s.csrfToken)}">
+    <div><label for="key-name">Name</label><input id="key-name" name="name" maxlength="100" placeholder="e.g. production server"></div>
+    <div><label for="key-scope">Scope</label><select id="key-scope" name="scope"><option value="full">full: everything</option><option value="validate">validate: only validation (safe to ship in apps)</option></select></div>
+    <button type="submit">Generate API key</button>
+  </form>
+</section>
+<section aria-labelledby="audit-title">
+  <h2 id="audit-title">Recent key actions</h2>
+  ${audit ? `<ul class="audit">${audit}</ul>` : '<p class="muted">Nothing yet.</p>'}
+</section>`,
+    s,
+    '/dashboard/settings',
+  );
+}
+
+export function confirmPage(s: DashboardSession, action: 'revoke' | 'regenerate', key: ApiKey): string {
+  const what = action === 'revoke' ? 'Revoke' : 'Regenerate';
+  const consequence = action === 'revoke' ? 'Apps using it will get 401 within a second. This cannot be undone.' : 'The current key stops working within a second and a new one is shown once.';
+  return layout(
+    `${what} API key?`,
+    `<form method="post" action="/dashboard/settings/keys/${h(key.id)}/${action}" class="card narrow">
+  <input type="hidden" name="_csrf" value="${h(s.csrfToken)}">
+  <input type="hidden" name="confirm" value="yes">
+  <p>${what} <code>${h(key.prefix)}…</code>${key.name ? ` (“${h(key.name)}”)` : ''}? ${consequence}</p>
+  <button type="submit" class="${action === 'revoke' ? 'danger' : ''}">${what} key</button>
+  <a href="/dashboard/settings">Cancel</a>
+</form>`,
+    s,
+    '/dashboard/settings',
+  );
+}
+
+export function messagePage(title: string, message: string, s?: DashboardSession): string {
+  return layout(title, `<p>${h(message)}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, s);
+}

@@ -1,0 +1,228 @@
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { AppError, isId, type Logger } from '@licensing/runtime';
+import type { ApiKey } from '@licensing/proto';
+import type { Clients } from '../clients';
+import { AttemptThrottle, limitsFor } from '../limits';
+import { CSS, JS } from './assets';
+import { confirmPage, licensesPage, messagePage, overviewPage, productsPage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
+import { PRE_CSRF_COOKIE, clearSessionCookie, issuePreSessionCsrf, loadSession, readCookie, sessionOf, setSessionCookie, tokensMatch, type DashboardSession } from './session';
+
+export interface DashboardDeps {
+  clients: Clients;
+  log: Logger;
+  /** Secure cookies (everywhere but development and test). */
+  secureCookies: boolean;
+  signInThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
+}
+
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+type Handler = (req: Request, res: Response) => Promise<void> | void;
+
+const field = (req: Request, name: string, max: number): string => {
+  const v = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof v === 'string' ? v.slice(0, max) : '';
+};
+
+/**
+ * The account dashboard under /dashboard: sign-up, sign-in, an overview,
+ * products, licence search, and Settings for API keys. Server-rendered; it
+ * talks to the services over the same gRPC contracts as the REST API.
+ */
+export function dashboardRouter({ clients, log, secureCookies, signInThrottle }: DashboardDeps): Router {
+  const r = Router();
+  const rid = (res: Response) => ({ requestId: res.locals.requestId as string });
+
+  r.use((_req, res, next) => {
+    res.set({ 'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'same-origin', 'X-Frame-Options': 'DENY' });
+    next();
+  });
+  r.get('/assets/app.css', (_req, res) => void res.type('text/css').set('Cache-Control', 'public, max-age=3600').send(CSS));
+  r.get('/assets/app.js', (_req, res) => void res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(JS));
+  r.use((_req, res, next) => {
+    res.set('Cache-Control', 'no-store'); // pages may show a secret once
+    next();
+  });
+  r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
+  r.use(loadSession(clients));
+
+  const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
+
+  /** Pages behind sign-in; state-changing requests must also carry the session's CSRF token. */
+  const signedIn =
+    (handler: (req: Request, res: Response, s: DashboardSession) => Promise<void>): Handler =>
+    async (req, res) => {
+      const s = sessionOf(res);
+      if (!s) return void res.redirect(303, '/dashboard/signin');
+      if (req.method === 'POST' && !tokensMatch(s.csrfToken, (req.body as Record<string, unknown> | undefined)?._csrf)) {
+        return page(res, 403, messagePage('This form has expired', 'The form was not sent from this page or your session changed. Reload the page and try again.', s));
+      }
+      await handler(req, res, s);
+    };
+
+  const preSessionCsrfOk = (req: Request) => tokensMatch(readCookie(req, PRE_CSRF_COOKIE), (req.body as Record<string, unknown> | undefined)?._csrf);
+
+  // Sign-in and sign-up
+  r.get('/signin', (_req, res) => (sessionOf(res) ? res.redirect(303, '/dashboard') : page(res, 200, signInPage(issuePreSessionCsrf(res, secureCookies)))));
+  r.get('/signup', (_req, res) => (sessionOf(res) ? res.redirect(303, '/dashboard') : page(res, 200, signUpPage(issuePreSessionCsrf(res, secureCookies)))));
+
+  r.post('/signin', async (req, res) => {
+    const email = field(req, 'email', 254).trim().toLowerCase();
+    const password = field(req, 'password', 200);
+    if (!preSessionCsrfOk(req)) return page(res, 403, signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', email }));
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const wait = (await signInThrottle.perEmail.blockedFor(email || '-')) ?? (await signInThrottle.perAddress.blockedFor(address));
+    if (wait !== null) {
+      log.warn({ request_id: res.locals.requestId, address }, 'sign-in throttled');
+      res.setHeader('Retry-After', String(wait));
+      return page(res, 429, signInPage(issuePreSessionCsrf(res, secureCookies), { error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, email }));
+    }
+    try {
+      const s = await clients.accounts.signIn({ email, password }, rid(res));
+      setSessionCookie(res, s.token, s.expiresAt, secureCookies);
+      res.redirect(303, '/dashboard');
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
+      await Promise.all([signInThrottle.perEmail.recordFailure(email || '-'), signInThrottle.perAddress.recordFailure(address)]);
+      page(res, 401, signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'Wrong e-mail or password.', email }));
+    }
+  });
+
+  r.post('/signup', async (req, res) => {
+    const values = { account_name: field(req, 'account_name', 100), email: field(req, 'email', 254) };
+    if (!preSessionCsrfOk(req)) return page(res, 403, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', values }));
+    try {
+      const s = await clients.accounts.signUp({ accountName: values.account_name, email: values.email, password: field(req, 'password', 201) }, rid(res));
+      setSessionCookie(res, s.token, s.expiresAt, secureCookies);
+      res.redirect(303, '/dashboard/settings');
+    } catch (err) {
+      if (!(err instanceof AppError) || !['invalid_request', 'conflict'].includes(err.code)) throw err;
+      page(res, err.code === 'conflict' ? 409 : 400, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: err.message, values }));
+    }
+  });
+
+  r.post(
+    '/signout',
+    signedIn(async (_req, res, s) => {
+      await clients.accounts.endSession({ token: s.token }, rid(res));
+      clearSessionCookie(res, secureCookies);
+      res.redirect(303, '/dashboard/signin');
+    }),
+  );
+
+  // Pages
+  r.get(
+    '/',
+    signedIn(async (_req, res, s) => {
+      const first = { limit: 20, startingAfter: '' };
+      const [products, licenses] = await Promise.all([
+        clients.products.listProducts({ accountId: s.accountId, page: first }, rid(res)),
+        clients.licenses.listLicenses({ accountId: s.accountId, page: first, productId: '', customerEmail: '' }, rid(res)),
+      ]);
+      page(res, 200, overviewPage(s, { products: products.data, moreProducts: products.page!.hasMore, licenses: licenses.data, moreLicenses: licenses.page!.hasMore, limits: limitsOf(s) }));
+    }),
+  );
+
+  r.get(
+    '/products',
+    signedIn(async (req, res, s) => {
+      const after = typeof req.query.starting_after === 'string' && isId('prod', req.query.starting_after) ? req.query.starting_after : '';
+      const out = await clients.products.listProducts({ accountId: s.accountId, page: { limit: 50, startingAfter: after } }, rid(res));
+      page(res, 200, productsPage(s, out.data, out.page!.hasMore ? out.page!.nextCursor : ''));
+    }),
+  );
+
+  r.get(
+    '/licenses',
+    signedIn(async (req, res, s) => {
+      const q = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, 254) : '';
+      if (!q) {
+        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 50, startingAfter: '' }, productId: '', customerEmail: '' }, rid(res));
+        return page(res, 200, licensesPage(s, q, out.data));
+      }
+      if (q.includes('@')) {
+        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 100, startingAfter: '' }, productId: '', customerEmail: q }, rid(res));
+        return page(res, 200, licensesPage(s, q, out.data, out.data.length ? undefined : `No licences for ${q}.`));
+      }
+      try {
+        const license = await clients.licenses.getLicense({ accountId: s.accountId, key: q.slice(0, 64) }, rid(res));
+        page(res, 200, licensesPage(s, q, [license]));
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code !== 'not_found') throw err;
+        page(res, 200, licensesPage(s, q, [], 'No licence with this key. Check it for typos.'));
+      }
+    }),
+  );
+
+  // Settings: API keys
+  async function settings(res: Response, s: DashboardSession, status: number, extra: { newKey?: NewKey; error?: string; notice?: string } = {}) {
+    const [keys, audit] = await Promise.all([
+      clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } }, rid(res)),
+      clients.accounts.listAuditEntries({ accountId: s.accountId, limit: 10 }, rid(res)),
+    ]);
+    page(res, status, settingsPage(s, { keys: keys.data, audit: audit.data, limits: limitsOf(s), ...extra }));
+  }
+
+  r.get('/settings', signedIn((_req, res, s) => settings(res, s, 200)));
+
+  r.post(
+    '/settings/keys',
+    signedIn(async (req, res, s) => {
+      try {
+        const out = await clients.accounts.createApiKey({ accountId: s.accountId, scope: field(req, 'scope', 20), name: field(req, 'name', 101), actor: s.userEmail }, rid(res));
+        await settings(res, s, 201, { newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope } });
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
+        await settings(res, s, 400, { error: err.message });
+      }
+    }),
+  );
+
+  /** A key of the signed-in account, or a 404 page (another account's key is simply not found). */
+  async function ownKey(res: Response, s: DashboardSession, id: string): Promise<ApiKey | undefined> {
+    const keys = isId('key', id) ? (await clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } }, rid(res))).data : [];
+    const key = keys.find((k) => k.id === id);
+    if (!key) page(res, 404, messagePage('API key not found', 'There is no such API key in this account.', s));
+    return key;
+  }
+
+  for (const action of ['revoke', 'regenerate'] as const) {
+    r.get(
+      `/settings/keys/:id/${action}`,
+      signedIn(async (req, res, s) => {
+        const key = await ownKey(res, s, String(req.params.id));
+        if (key) page(res, 200, key.revokedAt ? messagePage('Already revoked', 'This API key is already revoked.', s) : confirmPage(s, action, key));
+      }),
+    );
+    r.post(
+      `/settings/keys/:id/${action}`,
+      signedIn(async (req, res, s) => {
+        const key = await ownKey(res, s, String(req.params.id));
+        if (!key) return;
+        if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, confirmPage(s, action, key));
+        const request = { accountId: s.accountId, keyId: key.id, actor: s.userEmail };
+        if (action === 'revoke') {
+          await clients.accounts.revokeApiKey(request, rid(res));
+          return settings(res, s, 200, { notice: `Revoked ${key.prefix}…. Requests with it now get 401.` });
+        }
+        const out = await clients.accounts.regenerateApiKey(request, rid(res));
+        await settings(res, s, 201, { newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope }, notice: `Revoked ${key.prefix}… and issued a replacement.` });
+      }),
+    );
+  }
+
+  r.use((_req, res) => page(res, 404, messagePage('Not found', 'There is no such page.', sessionOf(res))));
+  // Dashboard errors are pages, not problem+json; unexpected ones say nothing about internals.
+  r.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const app = err instanceof AppError ? err : undefined;
+    if (!app || app.code === 'internal') log.error({ err, request_id: res.locals.requestId }, 'dashboard error');
+    if (app?.code === 'service_unavailable') return page(res, 503, messagePage('Temporarily unavailable', 'Part of the service is not answering. Please try again in a moment.', sessionOf(res)));
+    if ((err as { type?: string })?.type === 'entity.too.large') return page(res, 413, messagePage('Too much data', 'The form was larger than allowed.', sessionOf(res)));
+    page(res, 500, messagePage('Something went wrong', `Please try again. Reference: ${res.locals.requestId}`, sessionOf(res)));
+  });
+  return r;
+}
+
+const limitsOf = (s: DashboardSession) => limitsFor({ plan: s.plan, perMinuteOverride: s.perMinuteLimit, perHourOverride: s.perHourLimit });
+

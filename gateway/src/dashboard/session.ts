@@ -1,0 +1,90 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { SessionResponse } from '@licensing/proto';
+import { AppError } from '@licensing/runtime';
+import type { Clients } from '../clients';
+
+// Dashboard sessions: an HttpOnly, SameSite cookie holding a random token
+// (Secure outside development and test). State-changing forms carry a CSRF
+// token: the session's own once signed in; before that (sign-in, sign-up) a
+// double-submit token in its own cookie.
+export const SESSION_COOKIE = 'lk_session';
+export const PRE_CSRF_COOKIE = 'lk_csrf';
+const PATH = '/dashboard';
+
+export interface DashboardSession {
+  token: string;
+  csrfToken: string;
+  userEmail: string;
+  accountId: string;
+  accountName: string;
+  plan: string;
+  perMinuteLimit: number;
+  perHourLimit: number;
+}
+
+export function readCookie(req: Request, name: string): string | undefined {
+  for (const part of (req.get('cookie') ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+function cookie(name: string, value: string, opts: { maxAgeS: number; secure: boolean; sameSite: 'Lax' | 'Strict' }): string {
+  return `${name}=${encodeURIComponent(value)}; Path=${PATH}; Max-Age=${opts.maxAgeS}; HttpOnly; SameSite=${opts.sameSite}${opts.secure ? '; Secure' : ''}`;
+}
+
+export function setSessionCookie(res: Response, token: string, expiresAt: string, secure: boolean): void {
+  const maxAgeS = Math.max(0, Math.floor((Date.parse(expiresAt) - Date.now()) / 1000));
+  res.append('Set-Cookie', cookie(SESSION_COOKIE, token, { maxAgeS, secure, sameSite: 'Lax' }));
+}
+
+export function clearSessionCookie(res: Response, secure: boolean): void {
+  res.append('Set-Cookie', cookie(SESSION_COOKIE, '', { maxAgeS: 0, secure, sameSite: 'Lax' }));
+}
+
+/** A fresh double-submit token for a sign-in or sign-up form. */
+export function issuePreSessionCsrf(res: Response, secure: boolean): string {
+  const token = randomBytes(32).toString('base64url');
+  res.append('Set-Cookie', cookie(PRE_CSRF_COOKIE, token, { maxAgeS: 3600, secure, sameSite: 'Strict' }));
+  return token;
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Constant-time comparison of a presented token with the expected one. */
+export function tokensMatch(expected: string | undefined, presented: unknown): boolean {
+  if (!expected || typeof presented !== 'string' || !presented) return false;
+  return timingSafeEqual(digest(expected), digest(presented));
+}
+
+function toSession(token: string, s: SessionResponse): DashboardSession {
+  return {
+    token,
+    csrfToken: s.csrfToken,
+    userEmail: s.user!.email,
+    accountId: s.account!.id,
+    accountName: s.account!.name,
+    plan: s.account!.plan,
+    perMinuteLimit: s.account!.perMinuteLimit,
+    perHourLimit: s.account!.perHourLimit,
+  };
+}
+
+/** Loads the session named by the cookie into res.locals.session, or leaves it unset. */
+export function loadSession(clients: Clients) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const token = readCookie(req, SESSION_COOKIE);
+    if (token) {
+      try {
+        res.locals.session = toSession(token, await clients.accounts.getSession({ token }, { requestId: res.locals.requestId }));
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
+      }
+    }
+    next();
+  };
+}
+
+export const sessionOf = (res: Response): DashboardSession | undefined => res.locals.session as DashboardSession | undefined;

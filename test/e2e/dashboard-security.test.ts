@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { client, startStack, type Stack } from '../support/stack';
+import { WebClient } from '../support/web-client';
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const email = () => `owner-${randomBytes(4).toString('hex')}@example.com`;
+
+async function generateKey(web: WebClient, name = 'server', scope = 'full') {
+  const settings = await web.get('/dashboard/settings');
+  const res = await web.post('/dashboard/settings/keys', { _csrf: WebClient.csrf(settings.html), name, scope });
+  const secret = /data-testid="new-key">([^<]+)</.exec(res.html)?.[1];
+  return { res, secret };
+}
+
+describe('sign-up and sign-in', () => {
+  it('signs up into a session cookie that is HttpOnly and SameSite, and shows the settings', async () => {
+    const web = new WebClient(stack.url);
+    await web.signUp(email());
+    const cookie = web.setCookieHeaders.find((c) => c.startsWith('lk_session='))!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/Path=\/dashboard/);
+    expect(cookie).not.toMatch(/Secure/); // test mode serves plain HTTP on loopback
+    const settings = await web.get('/dashboard/settings');
+    expect(settings.status).toBe(200);
+    expect(settings.html).toContain('free</span> plan');
+    expect(settings.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+    expect(settings.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('answers a wrong password and an unknown e-mail with the same generic error', async () => {
+    const owner = await new WebClient(stack.url).signUp(email());
+    const wrong = await new WebClient(stack.url).signIn(owner.email, 'not the password at all');
+    const unknown = await new WebClient(stack.url).signIn(email(), 'not the password at all');
+    for (const res of [wrong, unknown]) {
+      expect(res.status).toBe(401);
+      expect(res.html).toContain('Wrong e-mail or password.');
+    }
+    expect((await new WebClient(stack.url).signIn(owner.email.toUpperCase(), owner.password)).status).toBe(303);
+  });
+
+  it.each([
+    ['empty', '', 'password is required'],
+    ['short', 'short', 'at least 10 characters'],
+    ['common', 'password123', 'too easy to guess'],
+    ['repetitive', 'aaaaaaaaaaaa', 'too easy to guess'],
+  ])('refuses a %s password and creates nothing', async (_kind, password, message) => {
+    const web = new WebClient(stack.url);
+    const addr = email();
+    const form = await web.get('/dashboard/signup');
+    const res = await web.post('/dashboard/signup', { _csrf: WebClient.csrf(form.html), account_name: 'Weak Co', email: addr, password });
+    expect(res.status).toBe(400);
+    expect(res.html).toContain(message);
+    expect(web.cookies.has('lk_session')).toBe(false);
+    expect((await new WebClient(stack.url).signIn(addr, password || 'anything-at-all')).status).toBe(401);
+  });
+
+  it('refuses a bad e-mail and a duplicate sign-up', async () => {
+    const web = new WebClient(stack.url);
+    const form = await web.get('/dashboard/signup');
+    expect((await web.post('/dashboard/signup', { _csrf: WebClient.csrf(form.html), account_name: 'X', email: 'not-an-email', password: 'a long enough passphrase' })).status).toBe(400);
+    const owner = await new WebClient(stack.url).signUp(email());
+    const again = new WebClient(stack.url);
+    const form2 = await again.get('/dashboard/signup');
+    const dup = await again.post('/dashboard/signup', { _csrf: WebClient.csrf(form2.html), account_name: 'Copycat', email: owner.email.toUpperCase(), password: 'another long passphrase' });
+    expect(dup.status).toBe(409);
+    expect(dup.html).toContain('already exists');
+  });
+
+  it('throttles 20 wrong passwords in a row, even when the right one follows', async () => {
+    const owner = await new WebClient(stack.url).signUp(email());
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await new WebClient(stack.url).signIn(owner.email, `wrong guess number ${i}`)).status);
+    expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(10).every((s) => s === 429)).toBe(true);
+    const right = await new WebClient(stack.url).signIn(owner.email, owner.password);
+    expect(right.status).toBe(429);
+    expect(right.html).toContain('Too many sign-in attempts');
+    expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+describe('forms and sessions', () => {
+  it('refuses form posts without the CSRF token and changes nothing', async () => {
+    const web = new WebClient(stack.url);
+    await web.signUp(email());
+    const res = await web.post('/dashboard/settings/keys', { name: 'sneaky', scope: 'full' });
+    expect(res.status).toBe(403);
+    expect((await web.post('/dashboard/settings/keys', { name: 'sneaky', scope: 'full', _csrf: 'forged' })).status).toBe(403);
+    expect((await web.get('/dashboard/settings')).html).not.toContain('sneaky');
+    const signin = await new WebClient(stack.url).post('/dashboard/signin', { email: 'a@example.com', password: 'whatever-it-is' });
+    expect(signin.status).toBe(403);
+  });
+
+  it('a signed-out session cookie no longer works', async () => {
+    const web = new WebClient(stack.url);
+    await web.signUp(email());
+    const stolen = web.cookies.get('lk_session')!;
+    const settings = await web.get('/dashboard/settings');
+    const csrf = WebClient.csrf(settings.html);
+    expect((await web.post('/dashboard/signout', { _csrf: csrf })).location).toBe('/dashboard/signin');
+    expect(web.cookies.has('lk_session')).toBe(false);
+    const replay = new WebClient(stack.url);
+    replay.cookies.set('lk_session', stolen);
+    const page = await replay.get('/dashboard/settings');
+    expect(page.status).toBe(303);
+    expect(page.location).toBe('/dashboard/signin');
+    const post = await replay.post('/dashboard/settings/keys', { _csrf: csrf, name: 'after-signout', scope: 'full' });
+    expect(post.location).toBe('/dashboard/signin');
+    replay.cookies.set('lk_session', 'garbage');
+    expect((await replay.get('/dashboard')).location).toBe('/dashboard/signin');
+  });
+
+  it('another account’s key id is not found (404) and its key keeps working', async () => {
+    const alice = new WebClient(stack.url);
+    await alice.signUp(email());
+    const { secret } = await generateKey(alice, 'alice-server');
+    const aliceKeyId = /data-key-id="(key_[^"]+)"/.exec((await alice.get('/dashboard/settings')).html)![1];
+    const mallory = new WebClient(stack.url);
+    await mallory.signUp(email());
+    expect((await mallory.get(`/dashboard/settings/keys/${aliceKeyId}/revoke`)).status).toBe(404);
+    const csrf = WebClient.csrf((await mallory.get('/dashboard/settings')).html);
+    expect((await mallory.post(`/dashboard/settings/keys/${aliceKeyId}/revoke`, { _csrf: csrf, confirm: 'yes' })).status).toBe(404);
+    expect((await mallory.post(`/dashboard/settings/keys/${aliceKeyId}/regenerate`, { _csrf: csrf, confirm: 'yes' })).status).toBe(404);
+    expect((await mallory.get('/dashboard/settings/keys/not-a-key/revoke')).status).toBe(404);
+    expect((await client(stack.url, secret)('GET', '/api/v1/products')).status).toBe(200);
+  });
+
+  it('refuses a bad key scope or name with a clear message', async () => {
+    const web = new WebClient(stack.url);
+    await web.signUp(email());
+    const csrf = WebClient.csrf((await web.get('/dashboard/settings')).html);
+    const bad = await web.post('/dashboard/settings/keys', { _csrf: csrf, name: 'x', scope: 'admin' });
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain('scope must be one of full, validate');
+    expect((await web.post('/dashboard/settings/keys', { _csrf: csrf, name: 'n'.repeat(101), scope: 'full' })).status).toBe(400);
+  });
+
+  it('revoking asks for confirmation first, and records who did it', async () => {
+    const web = new WebClient(stack.url);
+    const owner = await web.signUp(email());
+    const { secret } = await generateKey(web, 'to-revoke');
+    const settings = await web.get('/dashboard/settings');
+    const keyId = /data-key-id="(key_[^"]+)"/.exec(settings.html)![1];
+    const csrf = WebClient.csrf(settings.html);
+    const unconfirmed = await web.post(`/dashboard/settings/keys/${keyId}/revoke`, { _csrf: csrf });
+    expect(unconfirmed.html).toContain('Revoke API key?');
+    expect((await client(stack.url, secret)('GET', '/api/v1/products')).status).toBe(200);
+    const done = await web.post(`/dashboard/settings/keys/${keyId}/revoke`, { _csrf: csrf, confirm: 'yes' });
+    expect(done.html).toContain('Requests with it now get 401');
+    expect(done.html).toMatch(new RegExp(`<strong>${owner.email}</strong> revoked`));
+    expect(done.html).toMatch(new RegExp(`<strong>${owner.email}</strong> created`));
+  });
+});

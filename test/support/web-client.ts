@@ -1,0 +1,62 @@
+/**
+ * A minimal browser stand-in for dashboard tests over plain HTTP: keeps
+ * cookies, posts forms, does not follow redirects (tests look at them).
+ */
+export class WebClient {
+  readonly cookies = new Map<string, string>();
+  readonly setCookieHeaders: string[] = [];
+
+  constructor(private readonly base: string) {}
+
+  private remember(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      this.setCookieHeaders.push(line);
+      const [pair] = line.split(';');
+      const [name, ...v] = pair.split('=');
+      const value = v.join('=');
+      if (/Max-Age=0/i.test(line) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  async get(path: string) {
+    const res = await fetch(`${this.base}${path}`, { redirect: 'manual', headers: { cookie: this.cookieHeader() } });
+    this.remember(res);
+    return { status: res.status, location: res.headers.get('location'), headers: res.headers, html: await res.text() };
+  }
+
+  async post(path: string, form: Record<string, string>) {
+    const res = await fetch(`${this.base}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
+    this.remember(res);
+    return { status: res.status, location: res.headers.get('location'), headers: res.headers, html: await res.text() };
+  }
+
+  /** The CSRF token of the first form on a page. */
+  static csrf(html: string): string {
+    const m = /name="_csrf" value="([^"]+)"/.exec(html);
+    if (!m) throw new Error('no CSRF token on the page');
+    return m[1];
+  }
+
+  /** Signs up a new account and returns its owner's credentials. */
+  async signUp(email: string, password = 'correct horse battery staple', accountName = 'Acme Tools') {
+    const form = await this.get('/dashboard/signup');
+    const res = await this.post('/dashboard/signup', { _csrf: WebClient.csrf(form.html), account_name: accountName, email, password });
+    if (res.status !== 303) throw new Error(`sign-up failed with ${res.status}: ${res.html.slice(0, 300)}`);
+    return { email, password };
+  }
+
+  async signIn(email: string, password: string) {
+    const form = await this.get('/dashboard/signin');
+    return this.post('/dashboard/signin', { _csrf: WebClient.csrf(form.html), email, password });
+  }
+}
