@@ -58,6 +58,23 @@ if (!existsSync(stamp) || Math.max(...sources) > statSync(stamp).mtimeMs) {
   writeFileSync(stamp, new Date().toISOString());
 }
 
+// The dashboard's browser tests drive Debian's Chromium (never a downloaded browser).
+function ensureChromium() {
+  const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (existsSync(path)) return;
+  const instruction = 'Chromium is needed for the browser tests: run "apt-get install -y chromium" (Debian) or set CHROMIUM_PATH.';
+  if (process.getuid?.() !== 0 || run('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }) !== 0) {
+    console.error(instruction);
+    process.exit(1);
+  }
+  console.log('Installing Chromium for the browser tests (apt-get install chromium)...');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (run('apt-get', ['update', '-qq'], { env }) !== 0 || run('apt-get', ['install', '-y', '-qq', 'chromium'], { env, stdio: ['ignore', 'ignore', 'inherit'] }) !== 0 || !existsSync(path)) {
+    console.error(`Installing Chromium failed. ${instruction}`);
+    process.exit(1);
+  }
+}
+
 // Long-running commands: pass signals on and exit with the child's code.
 function node(file, argv = []) {
   const child = spawn(process.execPath, ['--enable-source-maps', join(root, file), ...argv], { cwd: root, stdio: 'inherit' });
@@ -76,6 +93,7 @@ switch (command) {
     node('scripts/dist/bench.js', args);
     break;
   case 'test': {
+    ensureChromium();
     // Contracts first (generated code matches the .proto files), then types, then the three tiers.
     must(process.execPath, [join(root, 'scripts', 'proto-gen.mjs'), '--check'], 'proto check');
     must(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], 'type check');

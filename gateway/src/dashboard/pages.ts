@@ -21,6 +21,7 @@ export function layout(title: string, body: string, session?: DashboardSession, 
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${h(title)} · Licensing</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/assets/app.css">
 <script src="/dashboard/assets/app.js" defer></script>
 </head>
