@@ -18,6 +18,8 @@ export interface Topology {
   nodeEnv: 'development' | 'test' | 'production';
   logLevel: string;
   outboxIntervalMs?: number;
+  /** How often the licence service writes validation counts (tests use a short one). */
+  statsFlushIntervalMs?: number;
 }
 
 export type Component = 'account' | 'product' | 'license' | 'gateway';
@@ -41,7 +43,11 @@ function service(t: Topology, name: string, port: number): Record<string, string
 export const envFor = {
   account: (t: Topology, port: number) => ({ ...service(t, 'account', port), API_KEY_PEPPER: t.apiKeyPepper }),
   product: (t: Topology, port: number) => service(t, 'product', port),
-  license: (t: Topology, port: number, productAddr: string) => ({ ...service(t, 'license', port), PRODUCT_GRPC_ADDR: productAddr }),
+  license: (t: Topology, port: number, productAddr: string) => ({
+    ...service(t, 'license', port),
+    PRODUCT_GRPC_ADDR: productAddr,
+    ...(t.statsFlushIntervalMs ? { STATS_FLUSH_INTERVAL_MS: String(t.statsFlushIntervalMs) } : {}),
+  }),
   gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string }) => ({
     ...common(t),
     HOST: t.host,

@@ -62,6 +62,8 @@ it('sign up, sign in, generate a key and use it, regenerate, revoke, sign out', 
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(/\/dashboard$/);
+  await expect(page.getByRole('img', { name: /Validations per hour/ }).isVisible()).resolves.toBe(true);
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-overview.png'), fullPage: true });
   await page.getByRole('link', { name: 'Settings' }).click();
 
   // Generate a key: shown once, with a copy button; it works against the API.

@@ -42,6 +42,7 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     nodeEnv: 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     outboxIntervalMs: 200,
+    statsFlushIntervalMs: 200,
     ...overrides,
   };
 }

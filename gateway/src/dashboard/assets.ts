@@ -30,6 +30,7 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size:.8
 .notice { color:var(--ok); background:#e7f6ee; padding:.6rem .8rem; border-radius:.35rem; }
 .secret { border-color:#f5b700; background:#fffbea; } .copy-row { display:flex; gap:.75rem; align-items:center; flex-wrap:wrap; }
 .stats { display:grid; grid-template-columns:repeat(auto-fit, minmax(12rem, 1fr)); gap:1rem; } .stat { background:var(--card); border:1px solid var(--line); border-radius:.5rem; padding:1rem; color:var(--muted); } .stat .n { display:block; font-size:1.6rem; color:var(--fg); font-weight:700; }
+.chart { margin:0; background:var(--card); border:1px solid var(--line); border-radius:.5rem; padding:1rem; } .chart figcaption { color:var(--muted); font-size:.9rem; margin-top:.5rem; }
 .muted { color:var(--muted); } .audit { padding-left:1.1rem; } .search { display:flex; flex-wrap:wrap; gap:.5rem; align-items:center; }
 .sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); }
 @media (max-width: 40rem) { header { padding:.6rem .8rem; } main { padding:.8rem; } input, select { min-width:0; width:100%; } .inline { flex-direction:column; align-items:stretch; } }

@@ -114,12 +114,11 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
   r.get(
     '/',
     signedIn(async (_req, res, s) => {
-      const first = { limit: 20, startingAfter: '' };
-      const [products, licenses] = await Promise.all([
-        clients.products.listProducts({ accountId: s.accountId, page: first }, rid(res)),
-        clients.licenses.listLicenses({ accountId: s.accountId, page: first, productId: '', customerEmail: '' }, rid(res)),
+      const [stats, licenses] = await Promise.all([
+        clients.licenses.getStats({ accountId: s.accountId }, rid(res)),
+        clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 10, startingAfter: '' }, productId: '', customerEmail: '' }, rid(res)),
       ]);
-      page(res, 200, overviewPage(s, { products: products.data, moreProducts: products.page!.hasMore, licenses: licenses.data, moreLicenses: licenses.page!.hasMore, limits: limitsOf(s) }));
+      page(res, 200, overviewPage(s, { stats, licenses: licenses.data, limits: limitsOf(s) }));
     }),
   );
 

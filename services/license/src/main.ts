@@ -4,6 +4,7 @@ import { licenseSchema, type LicenseConfig } from './config';
 import { licenseHandlers } from './handlers/license-handlers';
 import { licenseModels } from './store/models';
 import { LicenseStore } from './store/queries';
+import { ValidationCounter, statsModel } from './store/stats';
 
 export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   name: 'license',
@@ -11,9 +12,14 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   async setup(ctx) {
     const store = new LicenseStore(licenseModels(ctx.db));
     const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
+    const counter = new ValidationCounter(statsModel(ctx.db), ctx.log, ctx.config.STATS_FLUSH_INTERVAL_MS);
     ctx.outbox.track(store.models.License);
-    ctx.grpc.add(LicenseServiceService, licenseHandlers(ctx, store, products.call));
-    return async () => products.close();
+    ctx.grpc.add(LicenseServiceService, licenseHandlers(ctx, store, products.call, counter));
+    counter.start();
+    return async () => {
+      await counter.stop(); // keeps the last seconds of counts
+      products.close();
+    };
   },
 };
 

@@ -75,6 +75,23 @@ export interface ValidateLicenseResponse {
   license: License | undefined;
 }
 
+export interface GetStatsRequest {
+  accountId: string;
+}
+
+export interface HourCount {
+  /** Start of the hour (UTC, RFC 3339). */
+  hour: string;
+  validations: number;
+  valid: number;
+}
+
+export interface Stats {
+  licensesTotal: number;
+  /** 24 entries, oldest first; the last is the current hour. */
+  validationsByHour: HourCount[];
+}
+
 function createBaseLicense(): License {
   return { id: "", accountId: "", productId: "", key: "", customerEmail: "", status: "", expiresAt: "", createdAt: "" };
 }
@@ -942,6 +959,273 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
   },
 };
 
+function createBaseGetStatsRequest(): GetStatsRequest {
+  return { accountId: "" };
+}
+
+export const GetStatsRequest: MessageFns<GetStatsRequest> = {
+  encode(message: GetStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetStatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetStatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetStatsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetStatsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetStatsRequest>, I>>(base?: I): GetStatsRequest {
+    return GetStatsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetStatsRequest>, I>>(object: I): GetStatsRequest {
+    const message = createBaseGetStatsRequest();
+    message.accountId = object.accountId ?? "";
+    return message;
+  },
+};
+
+function createBaseHourCount(): HourCount {
+  return { hour: "", validations: 0, valid: 0 };
+}
+
+export const HourCount: MessageFns<HourCount> = {
+  encode(message: HourCount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.hour !== "") {
+      writer.uint32(10).string(message.hour);
+    }
+    if (message.validations !== 0) {
+      writer.uint32(16).int32(message.validations);
+    }
+    if (message.valid !== 0) {
+      writer.uint32(24).int32(message.valid);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HourCount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHourCount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hour = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.validations = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.valid = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HourCount {
+    return {
+      hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
+      validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
+      valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
+    };
+  },
+
+  toJSON(message: HourCount): unknown {
+    const obj: any = {};
+    if (message.hour !== "") {
+      obj.hour = message.hour;
+    }
+    if (message.validations !== 0) {
+      obj.validations = Math.round(message.validations);
+    }
+    if (message.valid !== 0) {
+      obj.valid = Math.round(message.valid);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HourCount>, I>>(base?: I): HourCount {
+    return HourCount.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HourCount>, I>>(object: I): HourCount {
+    const message = createBaseHourCount();
+    message.hour = object.hour ?? "";
+    message.validations = object.validations ?? 0;
+    message.valid = object.valid ?? 0;
+    return message;
+  },
+};
+
+function createBaseStats(): Stats {
+  return { licensesTotal: 0, validationsByHour: [] };
+}
+
+export const Stats: MessageFns<Stats> = {
+  encode(message: Stats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.licensesTotal !== 0) {
+      writer.uint32(8).int32(message.licensesTotal);
+    }
+    for (const v of message.validationsByHour) {
+      HourCount.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Stats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.licensesTotal = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.validationsByHour.push(HourCount.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Stats {
+    return {
+      licensesTotal: isSet(object.licensesTotal)
+        ? globalThis.Number(object.licensesTotal)
+        : isSet(object.licenses_total)
+        ? globalThis.Number(object.licenses_total)
+        : 0,
+      validationsByHour: globalThis.Array.isArray(object?.validationsByHour)
+        ? object.validationsByHour.map((e: any) => HourCount.fromJSON(e))
+        : globalThis.Array.isArray(object?.validations_by_hour)
+        ? object.validations_by_hour.map((e: any) => HourCount.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: Stats): unknown {
+    const obj: any = {};
+    if (message.licensesTotal !== 0) {
+      obj.licensesTotal = Math.round(message.licensesTotal);
+    }
+    if (message.validationsByHour?.length) {
+      obj.validationsByHour = message.validationsByHour.map((e) => HourCount.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Stats>, I>>(base?: I): Stats {
+    return Stats.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Stats>, I>>(object: I): Stats {
+    const message = createBaseStats();
+    message.licensesTotal = object.licensesTotal ?? 0;
+    message.validationsByHour = object.validationsByHour?.map((e) => HourCount.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /** Licence keys: issuing, reading and the validation hot path. */
 export type LicenseServiceService = typeof LicenseServiceService;
 export const LicenseServiceService = {
@@ -985,6 +1269,16 @@ export const LicenseServiceService = {
       Buffer.from(ValidateLicenseResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ValidateLicenseResponse => ValidateLicenseResponse.decode(value),
   },
+  /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
+  getStats: {
+    path: "/licensing.v1.LicenseService/GetStats" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetStatsRequest): Buffer => Buffer.from(GetStatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetStatsRequest => GetStatsRequest.decode(value),
+    responseSerialize: (value: Stats): Buffer => Buffer.from(Stats.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Stats => Stats.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -993,6 +1287,8 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   listLicenses: handleUnaryCall<ListLicensesRequest, ListLicensesResponse>;
   /** Always OK for a well-formed request: the answer says valid or not and why. */
   validateLicense: handleUnaryCall<ValidateLicenseRequest, ValidateLicenseResponse>;
+  /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
+  getStats: handleUnaryCall<GetStatsRequest, Stats>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -1056,6 +1352,19 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ValidateLicenseResponse) => void,
+  ): ClientUnaryCall;
+  /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
+  getStats(request: GetStatsRequest, callback: (error: ServiceError | null, response: Stats) => void): ClientUnaryCall;
+  getStats(
+    request: GetStatsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Stats) => void,
+  ): ClientUnaryCall;
+  getStats(
+    request: GetStatsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Stats) => void,
   ): ClientUnaryCall;
 }
 

@@ -3,6 +3,8 @@ import type { License, LicenseServiceService, Product, GetProductRequest } from 
 
 import { generateLicenseKey, parseLicenseKey } from '../domain/license-key';
 import { judge } from '../domain/validation';
+import { HOUR_MS, last24Hours } from '../domain/stats';
+import type { ValidationCounter } from '../store/stats';
 import { licenseCreated } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
@@ -25,7 +27,7 @@ const toLicense = (doc: Omit<LicenseDoc, 'outbox'>): License => ({
 
 const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
 
-export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, products: ProductLookup): Handlers<typeof LicenseServiceService> {
+export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, products: ProductLookup, counter: ValidationCounter): Handlers<typeof LicenseServiceService> {
   async function issue(accountId: string, productId: string, customerEmail: string, requestId: string): Promise<License> {
     // The product must exist in the caller's account; another account's product is not found.
     await products.getProduct({ accountId, id: productId }, { requestId });
@@ -67,10 +69,18 @@ export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: Licen
       return { data: items.map(toLicense), page };
     },
 
+    async getStats(req) {
+      const now = ctx.clock.now();
+      const [total, buckets] = await Promise.all([store.count(req.accountId), counter.since(req.accountId, new Date(now.getTime() - 24 * HOUR_MS))]);
+      return { licensesTotal: total, validationsByHour: last24Hours(buckets, now).map((b) => ({ hour: b.hour.toISOString(), validations: b.validations, valid: b.valid })) };
+    },
+
     async validateLicense(req) {
       const parsed = parseLicenseKey(req.key);
       const doc = parsed.ok ? await store.findByKey(parsed.key) : null;
-      const verdict = judge(parsed, doc, req, ctx.clock.now());
+      const now = ctx.clock.now();
+      const verdict = judge(parsed, doc, req, now);
+      counter.record(req.accountId, verdict.valid, now);
       return { valid: verdict.valid, code: verdict.code, detail: verdict.detail, license: verdict.visible && doc ? toLicense(doc) : undefined };
     },
   };

@@ -21,6 +21,10 @@ export class LicenseStore {
     return this.models.License.findOne({ key, account_id: accountId }, { outbox: 0 }).lean<LicenseDoc>().exec();
   }
 
+  count(accountId: string): Promise<number> {
+    return this.models.License.countDocuments({ account_id: accountId }).exec();
+  }
+
   list(accountId: string, filter: { productId: string; customerEmail: string }, page: PageRequest | undefined) {
     return listPage<LicenseDoc>(
       this.models.License,

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { client, startStack, type Stack } from '../support/stack';
+import { WebClient } from '../support/web-client';
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function ownerWithKey() {
+  const web = new WebClient(stack.url);
+  await web.signUp(`owner-${randomBytes(4).toString('hex')}@example.com`);
+  const csrf = WebClient.csrf((await web.get('/dashboard/settings')).html);
+  const made = await web.post('/dashboard/settings/keys', { _csrf: csrf, name: 'api', scope: 'full' });
+  const key = /data-testid="new-key">([^<]+)</.exec(made.html)![1];
+  return { web, api: client(stack.url, key) };
+}
+
+it('the overview counts licences issued and validations in the last 24 h', async () => {
+  const { web, api } = await ownerWithKey();
+  const productId = (await api('POST', '/api/v1/products', { name: 'Charted' })).body.id;
+  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'Chart@Example.com' })).body.license_key;
+  await api('POST', '/api/v1/keys/validate', { key });
+  await api('GET', `/api/v1/licenses/validate?license_key=${key}`);
+  await api('POST', '/api/v1/keys/validate', { key: 'ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ' });
+  let html = '';
+  for (let i = 0; i < 50; i++) {
+    html = (await web.get('/dashboard')).html;
+    if (html.includes('data-testid="validations-24h">3<')) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(html).toContain('data-testid="licenses-count">1<');
+  expect(html).toContain('data-testid="validations-24h">3<');
+  expect(html).toContain('3 in all, 2 valid');
+  expect(html).toContain(key);
+});
+
+it('finds licences by key (typed loosely) or customer e-mail, and never another account’s', async () => {
+  const { web, api } = await ownerWithKey();
+  const productId = (await api('POST', '/api/v1/products', { name: 'Searchable' })).body.id;
+  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'Finder@Example.com' })).body.license_key as string;
+  expect((await web.get(`/dashboard/licenses?q=${encodeURIComponent(key.toLowerCase())}`)).html).toContain(`<td><code>${key}</code></td>`);
+  expect((await web.get('/dashboard/licenses?q=finder%40example.com')).html).toContain(`<td><code>${key}</code></td>`);
+  expect((await web.get('/dashboard/licenses?q=nobody%40example.com')).html).toContain('No licences for nobody@example.com');
+  expect((await web.get('/dashboard/licenses?q=NOT-A-KEY')).html).toContain('No licence with this key');
+
+  const other = await ownerWithKey();
+  const row = `<td><code>${key}</code></td>`;
+  const theirs = (await other.web.get(`/dashboard/licenses?q=${key}`)).html;
+  expect(theirs).toContain('No licence with this key');
+  expect(theirs).not.toContain(row);
+  expect((await other.web.get('/dashboard/licenses?q=finder%40example.com')).html).not.toContain(row);
+  expect((await other.web.get('/dashboard/products')).html).not.toContain('Searchable');
+  expect((await web.get('/dashboard/products')).html).toContain('Searchable');
+});
+
+it('GET /api/v1/licenses filters by customer e-mail, case-insensitively', async () => {
+  const { api } = await ownerWithKey();
+  const productId = (await api('POST', '/api/v1/products', { name: 'Filter' })).body.id;
+  await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'Mixed.Case@Example.com' });
+  await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'someone@example.com' });
+  const res = await api('GET', '/api/v1/licenses?customer_email=mixed.case%40example.com');
+  expect(res.body.data.map((l: { customer_email: string }) => l.customer_email)).toEqual(['Mixed.Case@Example.com']);
+  expect((await api('GET', `/api/v1/licenses?customer_email=${'a'.repeat(255)}`)).status).toBe(400);
+});
+
+it('unknown dashboard pages are a 404 page, and the assets are served', async () => {
+  const web = new WebClient(stack.url);
+  expect((await web.get('/dashboard/nope')).status).toBe(404);
+  const css = await web.get('/dashboard/assets/app.css');
+  expect(css.status).toBe(200);
+  expect(css.headers.get('content-type')).toMatch(/text\/css/);
+  expect((await web.get('/dashboard')).location).toBe('/dashboard/signin');
+});
