@@ -94,8 +94,8 @@ export function validationsChart(stats: Stats): string {
     })
     .join('');
   return `<figure class="chart">
-  <svg viewBox="0 0 ${W} ${H}" width="100%" height="${H}" role="img" aria-label="Validations per hour over the last 24 hours: ${total} in all, ${valid} valid" preserveAspectRatio="none">${bars}</svg>
-  <figcaption><span data-testid="validations-24h">${total}</span> validations in the last 24 hours (${valid} valid). Darker: valid.</figcaption>
+  <svg viewBox="0 0 ${W} ${H}" width="100%" height="${H}" role="img" aria-label="Validations per hour over the last 24 hours: ${total} in all, ${valid} valid" preserveAspectRatio="none">${bars}<line x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}" stroke="#b8c0cc"></line></svg>
+  <figcaption><span data-testid="validations-24h">${total}</span> validations in the last 24 hours (${valid} valid).${total ? ' Darker: valid. Hover a bar for its hour.' : ' No validations yet: they appear here as your apps check their keys.'}</figcaption>
 </figure>`;
 }
 
