@@ -4,7 +4,16 @@
 export const eventTypes = [
   'account.updated',
   'product.created',
+  'product.updated',
   'license.created',
+  'license.updated',
+  'license.suspended',
+  'license.reinstated',
+  'license.revoked',
+  'license.renewed',
+  'license.expired',
+  'license.activated',
+  'license.deactivated',
   'api_key.created',
   'api_key.revoked',
 ] as const;
@@ -32,6 +41,16 @@ export interface LicenseData {
   product_id: string;
   customer_email: string;
   status: string;
+  expires_at: string | null;
+  created_at: string;
+}
+
+export interface ActivationData {
+  id: string;
+  license_id: string;
+  license_key: string;
+  fingerprint: string;
+  name: string;
   created_at: string;
 }
 
@@ -58,7 +77,16 @@ export interface AccountData {
 export interface EventData {
   'account.updated': { account: AccountData };
   'product.created': { product: ProductData };
+  'product.updated': { product: ProductData };
   'license.created': { license: LicenseData };
+  'license.updated': { license: LicenseData };
+  'license.suspended': { license: LicenseData };
+  'license.reinstated': { license: LicenseData };
+  'license.revoked': { license: LicenseData };
+  'license.renewed': { license: LicenseData };
+  'license.expired': { license: LicenseData };
+  'license.activated': { license: LicenseData; activation: ActivationData };
+  'license.deactivated': { license: LicenseData; activation: ActivationData };
   'api_key.created': { api_key: ApiKeyData };
   'api_key.revoked': { api_key: ApiKeyData };
 }

@@ -7,30 +7,88 @@ import type { PageRequest } from '@licensing/proto';
 // we documented": known fields, right types, sane lengths.
 
 export interface StringField {
+  kind?: 'string';
   required?: boolean;
   max: number;
 }
 
-export type Shape = Record<string, StringField>;
+export interface IntField {
+  kind: 'int';
+  required?: boolean;
+  min: number;
+  max: number;
+  /** null is a meaningful value (e.g. "unlimited"), kept as null. */
+  nullable?: boolean;
+}
 
-function check(source: Record<string, unknown>, shape: Shape, where: string, errors: FieldError[]): Record<string, string> {
-  const out: Record<string, string> = {};
+export interface BoolField {
+  kind: 'bool';
+  required?: boolean;
+}
+
+export interface ObjectField {
+  kind: 'object';
+  required?: boolean;
+  shape: Shape;
+}
+
+/** An open map of string values (e.g. metadata); keys and sizes are checked by the owning service. */
+export interface StringMapField {
+  kind: 'map';
+  required?: boolean;
+  maxEntries: number;
+}
+
+export type Field = StringField | IntField | BoolField | ObjectField | StringMapField;
+export type Shape = Record<string, Field>;
+
+type ValueOf<F extends Field> = F extends IntField ? number | null : F extends BoolField ? boolean : F extends ObjectField ? Record<string, unknown> : F extends StringMapField ? Record<string, string> : string;
+export type Parsed<S extends Shape> = { [K in keyof S]: ValueOf<S[K]> | undefined };
+
+function check(source: Record<string, unknown>, shape: Shape, where: string, errors: FieldError[], prefix = ''): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
   for (const name of Object.keys(source)) {
-    if (!(name in shape)) errors.push({ field: name, message: `unknown ${where} "${name}"` });
+    if (!(name in shape)) errors.push({ field: `${prefix}${name}`, message: `unknown ${where} "${prefix}${name}"` });
   }
   for (const [name, spec] of Object.entries(shape)) {
+    const field = `${prefix}${name}`;
     const value = source[name];
-    if (value === undefined || value === null) {
-      if (spec.required) errors.push({ field: name, message: `${name} is required` });
+    if (value === undefined || (value === null && !(spec.kind === 'int' && spec.nullable))) {
+      if (spec.required) errors.push({ field, message: `${field} is required` });
       continue;
     }
-    if (typeof value !== 'string') {
-      errors.push({ field: name, message: `${name} must be a string` });
-      continue;
+    switch (spec.kind ?? 'string') {
+      case 'string': {
+        const s = spec as StringField;
+        if (typeof value !== 'string') errors.push({ field, message: `${field} must be a string` });
+        else if (s.required && value.trim() === '') errors.push({ field, message: `${field} must not be empty` });
+        else if (value.length > s.max) errors.push({ field, message: `${field} must be at most ${s.max} characters` });
+        else out[name] = value;
+        break;
+      }
+      case 'int': {
+        const s = spec as IntField;
+        if (value === null) out[name] = null;
+        else if (typeof value !== 'number' || !Number.isInteger(value) || value < s.min || value > s.max) errors.push({ field, message: `${field} must be a whole number from ${s.min} to ${s.max}${s.nullable ? ', or null' : ''}` });
+        else out[name] = value;
+        break;
+      }
+      case 'bool':
+        if (typeof value !== 'boolean') errors.push({ field, message: `${field} must be true or false` });
+        else out[name] = value;
+        break;
+      case 'object':
+        if (typeof value !== 'object' || Array.isArray(value)) errors.push({ field, message: `${field} must be an object` });
+        else out[name] = check(value as Record<string, unknown>, (spec as ObjectField).shape, 'field', errors, `${field}.`);
+        break;
+      case 'map': {
+        const entries = typeof value === 'object' && !Array.isArray(value) ? Object.entries(value as Record<string, unknown>) : null;
+        if (!entries || entries.some(([, v]) => typeof v !== 'string')) errors.push({ field, message: `${field} must be an object of strings` });
+        else if (entries.length > (spec as StringMapField).maxEntries) errors.push({ field, message: `${field} may have at most ${(spec as StringMapField).maxEntries} entries` });
+        else out[name] = Object.fromEntries(entries);
+        break;
+      }
     }
-    if (spec.required && value.trim() === '') errors.push({ field: name, message: `${name} must not be empty` });
-    else if (value.length > spec.max) errors.push({ field: name, message: `${name} must be at most ${spec.max} characters` });
-    else out[name] = value;
   }
   return out;
 }
@@ -39,25 +97,25 @@ function fail(errors: FieldError[], what: string): never {
   throw new AppError('invalid_request', errors.length === 1 ? errors[0].message : `the ${what} has ${errors.length} problems`, errors);
 }
 
-export function readBody<S extends Shape>(req: Request, shape: S): { [K in keyof S]: string | undefined } {
+export function readBody<S extends Shape>(req: Request, shape: S): Parsed<S> {
   const body: unknown = req.body ?? {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('invalid_request', 'the request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('invalid_request', 'the request body must be a JSON object');
   const errors: FieldError[] = [];
   const out = check(body as Record<string, unknown>, shape, 'field', errors);
   if (errors.length) fail(errors, 'request body');
-  return out as { [K in keyof S]: string | undefined };
+  return out as Parsed<S>;
 }
 
-export function readQuery<S extends Shape>(req: Request, shape: S): { [K in keyof S]: string | undefined } {
+/** Query parameters are strings only; repeated ones arrive as arrays and fail the string check. */
+export function readQuery<S extends Record<string, StringField>>(req: Request, shape: S): { [K in keyof S]: string | undefined } {
   const errors: FieldError[] = [];
-  // Repeated parameters arrive as arrays and fail the string check.
   const out = check(req.query as Record<string, unknown>, shape, 'query parameter', errors);
   if (errors.length) fail(errors, 'query string');
   return out as { [K in keyof S]: string | undefined };
 }
 
 /** The list parameters every list endpoint takes. */
-export const pageShape = { limit: { max: 3 }, starting_after: { max: 64 } } satisfies Shape;
+export const pageShape = { limit: { max: 3 }, starting_after: { max: 64 } } satisfies Record<string, StringField>;
 
 export function toPage(query: { limit?: string; starting_after?: string }, idPrefix: string): PageRequest {
   let limit = 20;

@@ -20,6 +20,8 @@ export interface Topology {
   outboxIntervalMs?: number;
   /** How often the licence service writes validation counts (tests use a short one). */
   statsFlushIntervalMs?: number;
+  /** How often the licence service looks for licences to mark expired (tests use a short one). */
+  expirySweepIntervalMs?: number;
 }
 
 export type Component = 'account' | 'product' | 'license' | 'gateway';
@@ -47,6 +49,7 @@ export const envFor = {
     ...service(t, 'license', port),
     PRODUCT_GRPC_ADDR: productAddr,
     ...(t.statsFlushIntervalMs ? { STATS_FLUSH_INTERVAL_MS: String(t.statsFlushIntervalMs) } : {}),
+    ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
   }),
   gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string }) => ({
     ...common(t),

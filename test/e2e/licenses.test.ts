@@ -31,7 +31,18 @@ describe('issuing licences', () => {
     expect(res.body).toEqual({
       success: true,
       license_key: expect.stringMatching(KEY_SHAPE),
-      license: { id: expect.stringMatching(/^lic_/), key: res.body.license_key, product_id: productId, customer_email: 'ada@example.com', status: 'active', expires_at: null, created_at: expect.any(String) },
+      license: {
+        id: expect.stringMatching(/^lic_/),
+        key: res.body.license_key,
+        product_id: productId,
+        customer_email: 'ada@example.com',
+        status: 'active',
+        expires_at: null,
+        policy: { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false },
+        activations: 0,
+        metadata: {},
+        created_at: expect.any(String),
+      },
     });
     const read = await f.api('GET', `/api/v1/licenses/${res.body.license_key}`);
     expect(read.status).toBe(200);
@@ -42,7 +53,7 @@ describe('issuing licences', () => {
     const key = await newLicense('events@example.com');
     const event = await f.events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key);
     expect(event).toMatchObject({ id: expect.stringMatching(/^evt_/), type: 'license.created', account_id: f.accountId, created_at: expect.any(String) });
-    expect(event.data).toEqual({ license: { id: expect.any(String), key, product_id: productId, customer_email: 'events@example.com', status: 'active', created_at: expect.any(String) } });
+    expect(event.data).toEqual({ license: { id: expect.any(String), key, product_id: productId, customer_email: 'events@example.com', status: 'active', expires_at: null, created_at: expect.any(String) } });
     expect(f.events.subjectOf(event.id)).toBe(`${f.stack.topology.subjectPrefix}.license.created`);
   });
 
@@ -133,7 +144,9 @@ describe('validating licences', () => {
     const key = await newLicense('val@example.com');
     const res = await f.api('GET', `/api/v1/licenses/validate?license_key=${key}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ valid: true, code: 'valid', detail: expect.any(String), product_id: productId, customer_email: 'val@example.com', status: 'active', expires_at: null });
+    expect(res.body).toEqual({ valid: true, code: 'valid', detail: expect.any(String), product_id: productId, customer_email: 'val@example.com', status: 'active', expires_at: null, next_action: 'none', cache_until: expect.any(String) });
+    // A perpetual valid licence may be trusted offline for a day.
+    expect(Date.parse(res.body.cache_until) - Date.now()).toBeGreaterThan(23 * 3600_000);
   });
 
   it('POST /keys/validate answers valid with the licence, and product_mismatch for another product', async () => {
@@ -149,12 +162,14 @@ describe('validating licences', () => {
 
   it('/v1/keys/validate and /api/v1/keys/validate answer identically', async () => {
     const key = await newLicense();
+    // cache_until is relative to the moment of each answer; everything else is the same.
+    const same = (body: Record<string, unknown>) => ({ ...body, cache_until: typeof body.cache_until });
     const a = await f.api('POST', '/api/v1/keys/validate', { key, product_id: productId });
     const b = await f.api('POST', '/v1/keys/validate', { key, product_id: productId });
     expect(b.status).toBe(a.status);
-    expect(b.body).toEqual(a.body);
+    expect(same(b.body)).toEqual(same(a.body));
     const c = await f.api('GET', `/v1/licenses/validate?license_key=${key}`);
-    expect(c.body).toEqual((await f.api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body);
+    expect(same(c.body)).toEqual(same((await f.api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body));
   });
 
   it('ignores case, surrounding spaces, hyphens and Crockford aliases', async () => {
@@ -170,7 +185,7 @@ describe('validating licences', () => {
     const key = await newLicense();
     const res = await f.api('POST', '/api/v1/keys/validate', { key: mistype(key) });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ valid: false, code: 'not_found', detail: expect.stringContaining('typo'), license: null });
+    expect(res.body).toEqual({ valid: false, code: 'not_found', detail: expect.stringContaining('typo'), status: null, expires_at: null, next_action: 'contact_vendor', cache_until: expect.any(String), license: null });
   });
 
   it('answers not_found for unknown keys and for another account’s key', async () => {
@@ -179,7 +194,7 @@ describe('validating licences', () => {
     const theirs = client(f.stack.url, other.apiKey);
     const res = await theirs('GET', `/api/v1/licenses/validate?license_key=${key}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ valid: false, code: 'not_found', detail: expect.any(String), product_id: null, customer_email: null, status: null, expires_at: null });
+    expect(res.body).toEqual({ valid: false, code: 'not_found', detail: expect.any(String), product_id: null, customer_email: null, status: null, expires_at: null, next_action: 'contact_vendor', cache_until: expect.any(String) });
     expect((await theirs('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: false, code: 'not_found', license: null });
     expect((await theirs('GET', `/api/v1/licenses/${key}`)).status).toBe(404);
     expect((await f.api('POST', '/api/v1/keys/validate', { key: 'NOT-A-KEY' })).body).toMatchObject({ valid: false, code: 'not_found' });

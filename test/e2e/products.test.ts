@@ -7,7 +7,13 @@ describe('products', () => {
   it('creates a product (201 with Location) and reads it back', async () => {
     const created = await f.api('POST', '/api/v1/products', { name: '  Photo Editor Pro ', description: 'Desktop app' });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.stringMatching(/^prod_[0-9A-Z]{26}$/), name: 'Photo Editor Pro', description: 'Desktop app', created_at: expect.any(String) });
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^prod_[0-9A-Z]{26}$/),
+      name: 'Photo Editor Pro',
+      description: 'Desktop app',
+      policy: { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false },
+      created_at: expect.any(String),
+    });
     expect(created.headers.get('location')).toBe(`/api/v1/products/${created.body.id}`);
 
     const read = await f.api('GET', `/api/v1/products/${created.body.id}`);

@@ -19,7 +19,7 @@ beforeAll(async () => {
   Thing = db.model('Thing', new Schema({ _id: String, name: String, ...outboxFields }, { versionKey: false })) as unknown as Model<any>;
   await syncIndexes(db);
   bus = await EventBus.connect({ url: natsUrl, subjectPrefix: `t_outbox_${id}.events`, stream: `T_OUTBOX_${id}`, name: 'outbox-test', log });
-  outbox = new Outbox(bus, log, 100);
+  outbox = new Outbox(bus, log, 100, 0); // settle at once: these tests look at the clearing itself
   outbox.track(Thing);
   events = await EventLog.open(natsUrl, `T_OUTBOX_${id}`);
 });
@@ -66,4 +66,19 @@ it('an event added by an update in the same write is published by the running re
   await events.waitFor((x) => x.id === e.id, 5000);
   for (let i = 0; i < 50 && (await outbox.backlog()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
   expect(await outbox.backlog()).toBe(0);
+});
+
+it('publishing right after a write never writes to the document, and the sweep leaves unsettled events alone', async () => {
+  await outbox.stop(); // the earlier test's relay would clear at once
+  const careful = new Outbox(bus, log, 100, 60_000);
+  careful.track(Thing);
+  const e = newEvent('product.created', 'acct_1', { product: { id: 'p4', name: 'fresh', description: '', created_at: '' } });
+  await Thing.create({ _id: 't4', name: 'fresh', ...outboxOf([e]) });
+  careful.flush(Thing, 't4');
+  await events.waitFor((x) => x.id === e.id);
+  await careful.sweep();
+  const doc = await Thing.findById('t4').lean<Record<string, unknown>>();
+  expect(doc).toMatchObject({ outbox_pending: true, outbox: { [e.id]: expect.any(Object) } });
+  expect(events.all().filter((x) => x.id === e.id)).toHaveLength(1); // published twice, stored once
+  await careful.stop();
 });

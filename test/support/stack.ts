@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'nats';
 import { AccountServiceClient } from '@licensing/proto';
-import { createClient } from '@licensing/runtime';
+import { createClient, type Clock } from '@licensing/runtime';
 import { start as startAccount } from '../../services/account/src/main';
 import { start as startProduct } from '../../services/product/src/main';
 import { start as startLicense } from '../../services/license/src/main';
@@ -43,16 +43,28 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     outboxIntervalMs: 200,
     statsFlushIntervalMs: 200,
+    expirySweepIntervalMs: 200,
     ...overrides,
   };
 }
 
-export async function startStack(overrides: Partial<Topology> = {}, gatewayConfig: Record<string, string> = {}): Promise<Stack> {
+/** A clock a test moves by hand; every service of a stack reads time from it. */
+export class TestClock implements Clock {
+  private offsetMs = 0;
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}
+
+export async function startStack(overrides: Partial<Topology> = {}, gatewayConfig: Record<string, string> = {}, clock?: Clock): Promise<Stack> {
   const t = testTopology(overrides);
-  const account = await startAccount({ env: envFor.account(t, 0) });
-  const product = await startProduct({ env: envFor.product(t, 0) });
+  const account = await startAccount({ env: envFor.account(t, 0), clock });
+  const product = await startProduct({ env: envFor.product(t, 0), clock });
   const addrs = { account: `127.0.0.1:${account.port}`, product: `127.0.0.1:${product.port}`, license: '' };
-  const license = await startLicense({ env: envFor.license(t, 0, addrs.product) });
+  const license = await startLicense({ env: envFor.license(t, 0, addrs.product), clock });
   addrs.license = `127.0.0.1:${license.port}`;
   const gateway = await startGateway({ env: { ...envFor.gateway(t, 0, addrs), ...gatewayConfig } });
   const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);

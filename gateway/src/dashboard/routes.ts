@@ -116,7 +116,7 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
     signedIn(async (_req, res, s) => {
       const [stats, licenses] = await Promise.all([
         clients.licenses.getStats({ accountId: s.accountId }, rid(res)),
-        clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 10, startingAfter: '' }, productId: '', customerEmail: '' }, rid(res)),
+        clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 10, startingAfter: '' }, productId: '', customerEmail: '', status: '' }, rid(res)),
       ]);
       page(res, 200, overviewPage(s, { stats, licenses: licenses.data, limits: limitsOf(s) }));
     }),
@@ -136,11 +136,11 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
     signedIn(async (req, res, s) => {
       const q = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, 254) : '';
       if (!q) {
-        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 50, startingAfter: '' }, productId: '', customerEmail: '' }, rid(res));
+        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 50, startingAfter: '' }, productId: '', customerEmail: '', status: '' }, rid(res));
         return page(res, 200, licensesPage(s, q, out.data));
       }
       if (q.includes('@')) {
-        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 100, startingAfter: '' }, productId: '', customerEmail: q }, rid(res));
+        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 100, startingAfter: '' }, productId: '', customerEmail: q, status: '' }, rid(res));
         return page(res, 200, licensesPage(s, q, out.data, out.data.length ? undefined : `No licences for ${q}.`));
       }
       try {

@@ -1,30 +1,43 @@
 import type { Router } from 'express';
-import type { License } from '@licensing/proto';
+import { AppError } from '@licensing/runtime';
+import type { Activation, License } from '@licensing/proto';
 import { principalOf } from '../auth';
 import type { Clients } from '../clients';
 import { checkId, idempotencyKey, pageShape, readBody, readQuery, toPage } from '../validation';
+import { policyJson } from './products';
 import { route } from './route';
 
-/** REST shape of a licence. */
+/** REST shape of a licence. customer_email is null for validate keys unless the product allows them to see it. */
 export const licenseJson = (l: License) => ({
   id: l.id,
   key: l.key,
   product_id: l.productId,
-  customer_email: l.customerEmail,
+  customer_email: l.customerEmail || null,
   status: l.status,
   expires_at: l.expiresAt || null,
+  policy: policyJson(l.policy),
+  activations: l.activations,
+  metadata: l.metadata,
   created_at: l.createdAt,
 });
+
+export const activationJson = (a: Activation) => ({ id: a.id, fingerprint: a.fingerprint, name: a.name || null, created_at: a.createdAt });
+
+const STATUSES = ['active', 'suspended', 'revoked', 'expired'];
 
 const KEY_MAX = 64;
 
 export function licenseRoutes(router: Router, clients: Clients): void {
   route(router, '/licenses', {
     get: async (req, res) => {
-      const query = readQuery(req, { ...pageShape, product_id: { max: 64 }, customer_email: { max: 254 } });
+      const query = readQuery(req, { ...pageShape, product_id: { max: 64 }, customer_email: { max: 254 }, status: { max: 20 } });
       const page = toPage(query, 'lic');
       const productId = query.product_id ? checkId('product_id', 'prod', query.product_id) : '';
-      const out = await clients.licenses.listLicenses({ accountId: principalOf(res).accountId, page, productId, customerEmail: query.customer_email ?? '' }, { requestId: res.locals.requestId });
+      if (query.status && !STATUSES.includes(query.status)) throw AppError.invalid('status', `status must be one of ${STATUSES.join(', ')}`);
+      const out = await clients.licenses.listLicenses(
+        { accountId: principalOf(res).accountId, page, productId, customerEmail: query.customer_email ?? '', status: query.status ?? '' },
+        { requestId: res.locals.requestId },
+      );
       res.json({ data: out.data.map(licenseJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
     post: async (req, res) => {
@@ -40,34 +53,88 @@ export function licenseRoutes(router: Router, clients: Clients): void {
   // Registered before /licenses/:key so "validate" is not taken for a key.
   route(router, '/licenses/validate', {
     get: async (req, res) => {
-      const { license_key } = readQuery(req, { license_key: { required: true, max: KEY_MAX } });
-      const out = await clients.licenses.validateLicense({ accountId: principalOf(res).accountId, key: license_key!, productId: '' }, { requestId: res.locals.requestId });
+      const { license_key, fingerprint } = readQuery(req, { license_key: { required: true, max: KEY_MAX }, fingerprint: { max: 200 } });
+      const p = principalOf(res);
+      const out = await clients.licenses.validateLicense({ accountId: p.accountId, key: license_key!, productId: '', fingerprint: fingerprint ?? '', keyScope: p.scope }, { requestId: res.locals.requestId });
       const l = out.license;
       res.json({
         valid: out.valid,
         code: out.code,
         detail: out.detail,
         product_id: l?.productId ?? null,
-        customer_email: l?.customerEmail ?? null,
+        customer_email: l?.customerEmail || null,
         status: l?.status ?? null,
         expires_at: l?.expiresAt || null,
+        next_action: out.nextAction,
+        cache_until: out.cacheUntil,
       });
     },
   });
 
   route(router, '/keys/validate', {
     post: async (req, res) => {
-      const body = readBody(req, { key: { required: true, max: KEY_MAX }, product_id: { max: 64 } });
+      const body = readBody(req, { key: { required: true, max: KEY_MAX }, product_id: { max: 64 }, fingerprint: { max: 200 } });
       const productId = body.product_id ? checkId('product_id', 'prod', body.product_id) : '';
-      const out = await clients.licenses.validateLicense({ accountId: principalOf(res).accountId, key: body.key!, productId }, { requestId: res.locals.requestId });
-      res.json({ valid: out.valid, code: out.code, detail: out.detail, license: out.license ? licenseJson(out.license) : null });
+      const p = principalOf(res);
+      const out = await clients.licenses.validateLicense({ accountId: p.accountId, key: body.key!, productId, fingerprint: body.fingerprint ?? '', keyScope: p.scope }, { requestId: res.locals.requestId });
+      res.json({
+        valid: out.valid,
+        code: out.code,
+        detail: out.detail,
+        status: out.license?.status ?? null,
+        expires_at: out.license?.expiresAt || null,
+        next_action: out.nextAction,
+        cache_until: out.cacheUntil,
+        license: out.license ? licenseJson(out.license) : null,
+      });
     },
   });
 
+  const keyOf = (req: { params: Record<string, unknown> }) => String(req.params.key).slice(0, KEY_MAX + 1);
+
   route(router, '/licenses/:key', {
     get: async (req, res) => {
-      const license = await clients.licenses.getLicense({ accountId: principalOf(res).accountId, key: String(req.params.key).slice(0, KEY_MAX + 1) }, { requestId: res.locals.requestId });
+      const license = await clients.licenses.getLicense({ accountId: principalOf(res).accountId, key: keyOf(req) }, { requestId: res.locals.requestId });
       res.json(licenseJson(license));
+    },
+    patch: async (req, res) => {
+      // An empty metadata value removes that entry.
+      const body = readBody(req, { customer_email: { max: 254 }, metadata: { kind: 'map', maxEntries: 50 } });
+      const license = await clients.licenses.updateLicense(
+        { accountId: principalOf(res).accountId, key: keyOf(req), customerEmail: body.customer_email, metadata: body.metadata ?? {} },
+        { requestId: res.locals.requestId },
+      );
+      res.json(licenseJson(license));
+    },
+  });
+
+  for (const action of ['suspend', 'reinstate', 'revoke', 'renew']) {
+    route(router, `/licenses/:key/${action}`, {
+      post: async (req, res) => {
+        readBody(req, {});
+        const license = await clients.licenses.transitionLicense({ accountId: principalOf(res).accountId, key: keyOf(req), action }, { requestId: res.locals.requestId });
+        res.json(licenseJson(license));
+      },
+    });
+  }
+
+  route(router, '/licenses/:key/activations', {
+    get: async (req, res) => {
+      const page = toPage(readQuery(req, pageShape), 'act');
+      const out = await clients.licenses.listActivations({ accountId: principalOf(res).accountId, key: keyOf(req), page }, { requestId: res.locals.requestId });
+      res.json({ data: out.data.map(activationJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
+    },
+    post: async (req, res) => {
+      const body = readBody(req, { fingerprint: { required: true, max: 200 }, name: { max: 100 } });
+      const out = await clients.licenses.activate({ accountId: principalOf(res).accountId, key: keyOf(req), fingerprint: body.fingerprint!, name: body.name ?? '' }, { requestId: res.locals.requestId });
+      res.status(out.created ? 201 : 200).json(activationJson(out.activation!));
+    },
+  });
+
+  route(router, '/licenses/:key/activations/:id', {
+    delete: async (req, res) => {
+      await clients.licenses.deactivate({ accountId: principalOf(res).accountId, key: keyOf(req), activationId: String(req.params.id).slice(0, 64) }, { requestId: res.locals.requestId });
+      res.status(204).end();
     },
   });
 }

@@ -1,17 +1,48 @@
 import type { Router } from 'express';
-import type { Product } from '@licensing/proto';
+import type { LicensePolicy, Product } from '@licensing/proto';
 import { principalOf } from '../auth';
 import type { Clients } from '../clients';
-import { checkId, pageShape, readBody, readQuery, toPage } from '../validation';
+import { checkId, pageShape, readBody, readQuery, toPage, type Shape } from '../validation';
 import { route } from './route';
+
+/** REST shape of a licence policy (null = no limit). */
+export const policyJson = (p: LicensePolicy | undefined) => ({
+  duration_days: p?.durationDays ?? null,
+  max_activations: p?.maxActivations ?? null,
+  grace_days: p?.graceDays ?? 0,
+  require_activation: p?.requireActivation ?? false,
+  validate_keys_see_email: p?.validateKeysSeeEmail ?? false,
+});
 
 /** REST shape of a product. */
 export const productJson = (p: Product) => ({
   id: p.id,
   name: p.name,
   description: p.description || null,
+  policy: policyJson(p.policy),
   created_at: p.createdAt,
 });
+
+// Ranges are checked again by the product service; here only the JSON shape.
+const policyShape = {
+  duration_days: { kind: 'int', min: -2_147_483_648, max: 2_147_483_647, nullable: true },
+  max_activations: { kind: 'int', min: -2_147_483_648, max: 2_147_483_647, nullable: true },
+  grace_days: { kind: 'int', min: -2_147_483_648, max: 2_147_483_647 },
+  require_activation: { kind: 'bool' },
+  validate_keys_see_email: { kind: 'bool' },
+} satisfies Shape;
+
+/** A policy object as sent; omitted fields take their defaults (perpetual, unlimited, no grace, false). */
+function toPolicy(p: Record<string, unknown> | undefined): LicensePolicy | undefined {
+  if (!p) return undefined;
+  return {
+    durationDays: (p.duration_days as number | null | undefined) ?? undefined,
+    maxActivations: (p.max_activations as number | null | undefined) ?? undefined,
+    graceDays: (p.grace_days as number | undefined) ?? 0,
+    requireActivation: (p.require_activation as boolean | undefined) ?? false,
+    validateKeysSeeEmail: (p.validate_keys_see_email as boolean | undefined) ?? false,
+  };
+}
 
 export function productRoutes(router: Router, clients: Clients): void {
   route(router, '/products', {
@@ -21,8 +52,8 @@ export function productRoutes(router: Router, clients: Clients): void {
       res.json({ data: out.data.map(productJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
     post: async (req, res) => {
-      const body = readBody(req, { name: { required: true, max: 200 }, description: { max: 2000 } });
-      const product = await clients.products.createProduct({ accountId: principalOf(res).accountId, name: body.name!, description: body.description ?? '' }, { requestId: res.locals.requestId });
+      const body = readBody(req, { name: { required: true, max: 200 }, description: { max: 2000 }, policy: { kind: 'object', shape: policyShape } });
+      const product = await clients.products.createProduct({ accountId: principalOf(res).accountId, name: body.name!, description: body.description ?? '', policy: toPolicy(body.policy) }, { requestId: res.locals.requestId });
       res.status(201).location(`/api/v1/products/${product.id}`).json(productJson(product));
     },
   });
@@ -31,6 +62,15 @@ export function productRoutes(router: Router, clients: Clients): void {
     get: async (req, res) => {
       const id = checkId('id', 'prod', String(req.params.id));
       const product = await clients.products.getProduct({ accountId: principalOf(res).accountId, id }, { requestId: res.locals.requestId });
+      res.json(productJson(product));
+    },
+    patch: async (req, res) => {
+      const id = checkId('id', 'prod', String(req.params.id));
+      const body = readBody(req, { name: { max: 200 }, description: { max: 2000 }, policy: { kind: 'object', shape: policyShape } });
+      const product = await clients.products.updateProduct(
+        { accountId: principalOf(res).accountId, id, name: body.name, description: body.description, policy: toPolicy(body.policy) },
+        { requestId: res.locals.requestId },
+      );
       res.json(productJson(product));
     },
   });

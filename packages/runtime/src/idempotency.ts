@@ -15,7 +15,12 @@ interface IdempotencyRecord {
   _id: string;
   request_hash: string;
   state: 'in_flight' | 'done';
-  response?: unknown;
+  /**
+   * The first answer as JSON text: stored as a document, absent optional
+   * fields would come back as null (the driver writes undefined as null) and
+   * no longer encode as the same message.
+   */
+  response_json?: string;
   created_at: Date;
 }
 
@@ -25,7 +30,7 @@ export function idempotencyModel(conn: Connection): Model<IdempotencyRecord> {
       _id: { type: String },
       request_hash: { type: String, required: true },
       state: { type: String, required: true },
-      response: { type: Object },
+      response_json: { type: String },
       created_at: { type: Date, required: true, index: { expireAfterSeconds: IDEMPOTENCY_TTL_SECONDS } },
     },
     { versionKey: false, collection: 'idempotency_keys' },
@@ -50,7 +55,7 @@ export async function idempotent<T>(model: Model<IdempotencyRecord>, scope: stri
     const existing = await model.findById(_id).lean();
     if (existing && existing.created_at < expiredBefore) {
       // Expired but not yet removed by the TTL monitor (FerretDB has none): take it over.
-      const taken = await model.findOneAndUpdate({ _id, created_at: existing.created_at }, { $set: { request_hash: hash, state: 'in_flight', created_at: now }, $unset: { response: '' } }, { returnDocument: 'after' });
+      const taken = await model.findOneAndUpdate({ _id, created_at: existing.created_at }, { $set: { request_hash: hash, state: 'in_flight', created_at: now }, $unset: { response_json: '' } }, { returnDocument: 'after' });
       if (!taken) throw new AppError('conflict', 'a request with this Idempotency-Key is already in progress');
     } else if (!existing) {
       return idempotent(model, scope, key, request, run, now);
@@ -59,12 +64,12 @@ export async function idempotent<T>(model: Model<IdempotencyRecord>, scope: stri
     } else if (existing.state === 'in_flight') {
       throw new AppError('conflict', 'a request with this Idempotency-Key is already in progress; retry later');
     } else {
-      return existing.response as T;
+      return JSON.parse(existing.response_json ?? 'null') as T;
     }
   }
   try {
     const response = await run();
-    await model.updateOne({ _id }, { $set: { state: 'done', response } });
+    await model.updateOne({ _id }, { $set: { state: 'done', response_json: JSON.stringify(response) } });
     return response;
   } catch (err) {
     await model.deleteOne({ _id, state: 'in_flight' }).catch(() => undefined);

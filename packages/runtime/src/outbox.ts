@@ -7,10 +7,18 @@ import type { Logger } from './logger';
  * Transactional outbox without transactions. FerretDB has no multi-document
  * transactions, so an entity's pending events are written in the same document
  * write as the change itself, under `outbox.<eventId>`, with `outbox_pending`
- * set. After the write the service tries to publish at once; whatever could not
- * go out (NATS down, crash) is found by the relay and retried until JetStream
- * acks it. The event id is the Nats-Msg-Id, so a retry never duplicates.
+ * set. After the write the service publishes at once; the relay publishes again
+ * whatever is still pending (NATS down, crash) until JetStream acks it. The
+ * event id is the Nats-Msg-Id, so publishing twice never duplicates.
+ *
+ * Only the relay clears published events from a document, and only once they
+ * are SETTLE_MS old. FerretDB 1.x applies updates as read-modify-write without
+ * isolation (measured: 100 concurrent $inc on one document keep 25), so a
+ * clearing write that raced with the service's next change to the same
+ * document could undo that change. Clearing late keeps it away from the
+ * writes that follow a change; MongoDB itself updates a document atomically.
  */
+export const SETTLE_MS = 5000;
 
 /** Fields to add to every mongoose schema whose writes emit events. */
 export const outboxFields = {
@@ -45,29 +53,33 @@ export class Outbox {
     private readonly bus: EventBus,
     private readonly log: Logger,
     private readonly intervalMs = 1000,
+    private readonly settleMs = SETTLE_MS,
   ) {}
 
   track(model: Model<any>): void {
     this.models.push(model);
   }
 
-  /** Publishes the pending events of one document now; failures are left for the relay. */
+  /** Publishes the pending events of one document now, without writing to it; failures are left for the relay. */
   flush(model: Model<any>, id: string): void {
-    void this.publishDoc(model, id).catch((err) => this.log.debug({ err, id }, 'outbox flush deferred'));
+    void this.publishDoc(model, id, undefined, false).catch((err) => this.log.debug({ err, id }, 'outbox flush deferred'));
   }
 
-  private async publishDoc(model: Model<any>, id: string, known?: OutboxDoc): Promise<void> {
+  private async publishDoc(model: Model<any>, id: string, known: OutboxDoc | undefined, clear: boolean): Promise<void> {
     const doc = known ?? ((await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null);
     if (!doc?.outbox) return;
     const events = Object.values(doc.outbox).sort((a, b) => (a.id < b.id ? -1 : 1));
-    for (const event of events) {
-      await this.bus.publish(event);
-      await model.updateOne({ _id: id }, { $unset: { [`outbox.${event.id}`]: '' } });
-    }
-    // Clear the flag only if nothing new was added meanwhile.
-    const left = (await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null;
-    if (left && (!left.outbox || Object.keys(left.outbox).length === 0)) {
-      await model.updateOne({ _id: id, outbox_pending: true }, { $unset: { outbox_pending: '', outbox: '' } });
+    for (const event of events) await this.bus.publish(event);
+    if (!clear) return;
+    const settled = events.filter((e) => Date.now() - Date.parse(e.created_at) >= this.settleMs);
+    if (!settled.length) return;
+    await model.updateOne({ _id: id }, { $unset: Object.fromEntries(settled.map((e) => [`outbox.${e.id}`, ''])) });
+    if (settled.length === events.length) {
+      // Clear the flag only if nothing new was added meanwhile.
+      const left = (await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null;
+      if (left && (!left.outbox || Object.keys(left.outbox).length === 0)) {
+        await model.updateOne({ _id: id, outbox_pending: true }, { $unset: { outbox_pending: '', outbox: '' } });
+      }
     }
   }
 
@@ -77,7 +89,7 @@ export class Outbox {
     for (const model of this.models) {
       const docs = (await model.find({ outbox_pending: true }, { outbox: 1 }).limit(100).lean()) as OutboxDoc[];
       for (const doc of docs) {
-        await this.publishDoc(model, doc._id, doc);
+        await this.publishDoc(model, doc._id, doc, true);
         published++;
       }
     }
@@ -96,7 +108,7 @@ export class Outbox {
       if (this.stopped) return;
       this.sweeping = this.sweep()
         .then((n) => {
-          if (n) this.log.info({ documents: n }, 'outbox relay published pending events');
+          if (n) this.log.debug({ documents: n }, 'outbox relay passed over pending events');
         })
         .catch((err) => this.log.debug({ err }, 'outbox relay pass failed; will retry'));
       await this.sweeping;

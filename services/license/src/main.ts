@@ -1,7 +1,10 @@
 import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
 import { createClient, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { licenseSchema, type LicenseConfig } from './config';
+import { activationHandlers } from './handlers/activation-handlers';
 import { licenseHandlers } from './handlers/license-handlers';
+import { validationHandlers } from './handlers/validation-handlers';
+import { ExpirySweeper } from './events/expiry-sweeper';
 import { licenseModels } from './store/models';
 import { LicenseStore } from './store/queries';
 import { ValidationCounter, statsModel } from './store/stats';
@@ -13,10 +16,18 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     const store = new LicenseStore(licenseModels(ctx.db));
     const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
     const counter = new ValidationCounter(statsModel(ctx.db), ctx.log, ctx.config.STATS_FLUSH_INTERVAL_MS);
+    const sweeper = new ExpirySweeper(store, ctx.outbox, ctx.clock, ctx.log, ctx.config.EXPIRY_SWEEP_INTERVAL_MS);
     ctx.outbox.track(store.models.License);
-    ctx.grpc.add(LicenseServiceService, licenseHandlers(ctx, store, products.call, counter));
+    ctx.outbox.track(store.models.Activation);
+    ctx.grpc.add(LicenseServiceService, {
+      ...licenseHandlers(ctx, store, products.call, counter),
+      ...validationHandlers(ctx, store, counter),
+      ...activationHandlers(ctx, store),
+    });
     counter.start();
+    sweeper.start();
     return async () => {
+      await sweeper.stop();
       await counter.stop(); // keeps the last seconds of counts
       products.close();
     };

@@ -19,6 +19,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { PageInfo, PageRequest } from "./common";
+import { LicensePolicy } from "./product";
 
 export interface License {
   id: string;
@@ -27,10 +28,23 @@ export interface License {
   /** Canonical form: six groups of five Crockford base32 characters. */
   key: string;
   customerEmail: string;
-  /** active (more states arrive with the licence lifecycle) */
+  /** active | suspended | revoked | expired (expired is derived from expires_at and grace) */
   status: string;
   expiresAt: string;
   createdAt: string;
+  /** The policy this licence was issued (or last renewed) under. */
+  policy: LicensePolicy | undefined;
+  activations: number;
+  /**
+   * customer_email above is empty when the caller may not see it (a validate-scope
+   * key, unless the product's policy allows).
+   */
+  metadata: { [key: string]: string };
+}
+
+export interface License_MetadataEntry {
+  key: string;
+  value: string;
 }
 
 export interface CreateLicenseRequest {
@@ -52,6 +66,8 @@ export interface ListLicensesRequest {
   productId: string;
   /** Exact match, case-insensitive. */
   customerEmail: string;
+  /** active | suspended | revoked | expired */
+  status: string;
 }
 
 export interface ListLicensesResponse {
@@ -64,15 +80,83 @@ export interface ValidateLicenseRequest {
   key: string;
   /** Optional: when set, the licence must belong to this product. */
   productId: string;
+  /** Optional: the machine asking; required when the policy requires activation. */
+  fingerprint: string;
+  /** full | validate: validate keys see customer_email only if the product allows. */
+  keyScope: string;
 }
 
 export interface ValidateLicenseResponse {
   valid: boolean;
-  /** valid | not_found | product_mismatch | expired | suspended | revoked */
+  /** valid | expired_in_grace | not_found | product_mismatch | revoked | suspended | expired | not_activated | activation_limit_reached */
   code: string;
   detail: string;
   /** Present only when the key exists in the caller's account. */
-  license: License | undefined;
+  license:
+    | License
+    | undefined;
+  /** none | activate | renew | contact_vendor */
+  nextAction: string;
+  /** Until when the client may trust this answer offline (RFC 3339). */
+  cacheUntil: string;
+}
+
+export interface TransitionLicenseRequest {
+  accountId: string;
+  key: string;
+  action: string;
+}
+
+export interface UpdateLicenseRequest {
+  accountId: string;
+  key: string;
+  customerEmail?:
+    | string
+    | undefined;
+  /** Merged into the licence's metadata; an empty value removes that entry. */
+  metadata: { [key: string]: string };
+}
+
+export interface UpdateLicenseRequest_MetadataEntry {
+  key: string;
+  value: string;
+}
+
+export interface Activation {
+  id: string;
+  licenseId: string;
+  fingerprint: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ActivateRequest {
+  accountId: string;
+  key: string;
+  fingerprint: string;
+  name: string;
+}
+
+export interface ActivateResponse {
+  activation: Activation | undefined;
+  created: boolean;
+}
+
+export interface ListActivationsRequest {
+  accountId: string;
+  key: string;
+  page: PageRequest | undefined;
+}
+
+export interface ListActivationsResponse {
+  data: Activation[];
+  page: PageInfo | undefined;
+}
+
+export interface DeactivateRequest {
+  accountId: string;
+  key: string;
+  activationId: string;
 }
 
 export interface GetStatsRequest {
@@ -93,7 +177,19 @@ export interface Stats {
 }
 
 function createBaseLicense(): License {
-  return { id: "", accountId: "", productId: "", key: "", customerEmail: "", status: "", expiresAt: "", createdAt: "" };
+  return {
+    id: "",
+    accountId: "",
+    productId: "",
+    key: "",
+    customerEmail: "",
+    status: "",
+    expiresAt: "",
+    createdAt: "",
+    policy: undefined,
+    activations: 0,
+    metadata: {},
+  };
 }
 
 export const License: MessageFns<License> = {
@@ -122,6 +218,15 @@ export const License: MessageFns<License> = {
     if (message.createdAt !== "") {
       writer.uint32(66).string(message.createdAt);
     }
+    if (message.policy !== undefined) {
+      LicensePolicy.encode(message.policy, writer.uint32(74).fork()).join();
+    }
+    if (message.activations !== 0) {
+      writer.uint32(80).int32(message.activations);
+    }
+    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
+      License_MetadataEntry.encode({ key: key as any, value }, writer.uint32(90).fork()).join();
+    });
     return writer;
   },
 
@@ -202,6 +307,33 @@ export const License: MessageFns<License> = {
             message.createdAt = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.policy = LicensePolicy.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.activations = reader.int32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            const entry11 = License_MetadataEntry.decode(reader, reader.uint32());
+            if (entry11.value !== undefined) {
+              message.metadata[entry11.key] = entry11.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -244,6 +376,22 @@ export const License: MessageFns<License> = {
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
+      policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
+      activations: isSet(object.activations) ? globalThis.Number(object.activations) : 0,
+      metadata: isObject(object.metadata)
+        ? (globalThis.Object.entries(object.metadata) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -273,6 +421,21 @@ export const License: MessageFns<License> = {
     if (message.createdAt !== "") {
       obj.createdAt = message.createdAt;
     }
+    if (message.policy !== undefined) {
+      obj.policy = LicensePolicy.toJSON(message.policy);
+    }
+    if (message.activations !== 0) {
+      obj.activations = Math.round(message.activations);
+    }
+    if (message.metadata) {
+      const entries = globalThis.Object.entries(message.metadata) as [string, string][];
+      if (entries.length > 0) {
+        obj.metadata = {};
+        entries.forEach(([k, v]) => {
+          obj.metadata[k] = v;
+        });
+      }
+    }
     return obj;
   },
 
@@ -289,6 +452,104 @@ export const License: MessageFns<License> = {
     message.status = object.status ?? "";
     message.expiresAt = object.expiresAt ?? "";
     message.createdAt = object.createdAt ?? "";
+    message.policy = (object.policy !== undefined && object.policy !== null)
+      ? LicensePolicy.fromPartial(object.policy)
+      : undefined;
+    message.activations = object.activations ?? 0;
+    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseLicense_MetadataEntry(): License_MetadataEntry {
+  return { key: "", value: "" };
+}
+
+export const License_MetadataEntry: MessageFns<License_MetadataEntry> = {
+  encode(message: License_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): License_MetadataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicense_MetadataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): License_MetadataEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: License_MetadataEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<License_MetadataEntry>, I>>(base?: I): License_MetadataEntry {
+    return License_MetadataEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<License_MetadataEntry>, I>>(object: I): License_MetadataEntry {
+    const message = createBaseLicense_MetadataEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
     return message;
   },
 };
@@ -516,7 +777,7 @@ export const GetLicenseRequest: MessageFns<GetLicenseRequest> = {
 };
 
 function createBaseListLicensesRequest(): ListLicensesRequest {
-  return { accountId: "", page: undefined, productId: "", customerEmail: "" };
+  return { accountId: "", page: undefined, productId: "", customerEmail: "", status: "" };
 }
 
 export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
@@ -532,6 +793,9 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
     }
     if (message.customerEmail !== "") {
       writer.uint32(34).string(message.customerEmail);
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
     }
     return writer;
   },
@@ -581,6 +845,14 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
             message.customerEmail = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -611,6 +883,7 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
         : isSet(object.customer_email)
         ? globalThis.String(object.customer_email)
         : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
     };
   },
 
@@ -628,6 +901,9 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
     if (message.customerEmail !== "") {
       obj.customerEmail = message.customerEmail;
     }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
     return obj;
   },
 
@@ -642,6 +918,7 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
       : undefined;
     message.productId = object.productId ?? "";
     message.customerEmail = object.customerEmail ?? "";
+    message.status = object.status ?? "";
     return message;
   },
 };
@@ -732,7 +1009,7 @@ export const ListLicensesResponse: MessageFns<ListLicensesResponse> = {
 };
 
 function createBaseValidateLicenseRequest(): ValidateLicenseRequest {
-  return { accountId: "", key: "", productId: "" };
+  return { accountId: "", key: "", productId: "", fingerprint: "", keyScope: "" };
 }
 
 export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
@@ -745,6 +1022,12 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     }
     if (message.productId !== "") {
       writer.uint32(26).string(message.productId);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(34).string(message.fingerprint);
+    }
+    if (message.keyScope !== "") {
+      writer.uint32(42).string(message.keyScope);
     }
     return writer;
   },
@@ -786,6 +1069,22 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
             message.productId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.keyScope = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -811,6 +1110,12 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
         : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      keyScope: isSet(object.keyScope)
+        ? globalThis.String(object.keyScope)
+        : isSet(object.key_scope)
+        ? globalThis.String(object.key_scope)
+        : "",
     };
   },
 
@@ -825,6 +1130,12 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     if (message.productId !== "") {
       obj.productId = message.productId;
     }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    if (message.keyScope !== "") {
+      obj.keyScope = message.keyScope;
+    }
     return obj;
   },
 
@@ -836,12 +1147,14 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     message.accountId = object.accountId ?? "";
     message.key = object.key ?? "";
     message.productId = object.productId ?? "";
+    message.fingerprint = object.fingerprint ?? "";
+    message.keyScope = object.keyScope ?? "";
     return message;
   },
 };
 
 function createBaseValidateLicenseResponse(): ValidateLicenseResponse {
-  return { valid: false, code: "", detail: "", license: undefined };
+  return { valid: false, code: "", detail: "", license: undefined, nextAction: "", cacheUntil: "" };
 }
 
 export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
@@ -857,6 +1170,12 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
     }
     if (message.license !== undefined) {
       License.encode(message.license, writer.uint32(34).fork()).join();
+    }
+    if (message.nextAction !== "") {
+      writer.uint32(42).string(message.nextAction);
+    }
+    if (message.cacheUntil !== "") {
+      writer.uint32(50).string(message.cacheUntil);
     }
     return writer;
   },
@@ -906,6 +1225,22 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
             message.license = License.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.nextAction = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.cacheUntil = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -924,6 +1259,16 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
       code: isSet(object.code) ? globalThis.String(object.code) : "",
       detail: isSet(object.detail) ? globalThis.String(object.detail) : "",
       license: isSet(object.license) ? License.fromJSON(object.license) : undefined,
+      nextAction: isSet(object.nextAction)
+        ? globalThis.String(object.nextAction)
+        : isSet(object.next_action)
+        ? globalThis.String(object.next_action)
+        : "",
+      cacheUntil: isSet(object.cacheUntil)
+        ? globalThis.String(object.cacheUntil)
+        : isSet(object.cache_until)
+        ? globalThis.String(object.cache_until)
+        : "",
     };
   },
 
@@ -941,6 +1286,12 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
     if (message.license !== undefined) {
       obj.license = License.toJSON(message.license);
     }
+    if (message.nextAction !== "") {
+      obj.nextAction = message.nextAction;
+    }
+    if (message.cacheUntil !== "") {
+      obj.cacheUntil = message.cacheUntil;
+    }
     return obj;
   },
 
@@ -955,6 +1306,1007 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
     message.license = (object.license !== undefined && object.license !== null)
       ? License.fromPartial(object.license)
       : undefined;
+    message.nextAction = object.nextAction ?? "";
+    message.cacheUntil = object.cacheUntil ?? "";
+    return message;
+  },
+};
+
+function createBaseTransitionLicenseRequest(): TransitionLicenseRequest {
+  return { accountId: "", key: "", action: "" };
+}
+
+export const TransitionLicenseRequest: MessageFns<TransitionLicenseRequest> = {
+  encode(message: TransitionLicenseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.action !== "") {
+      writer.uint32(26).string(message.action);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TransitionLicenseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTransitionLicenseRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TransitionLicenseRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+    };
+  },
+
+  toJSON(message: TransitionLicenseRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TransitionLicenseRequest>, I>>(base?: I): TransitionLicenseRequest {
+    return TransitionLicenseRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TransitionLicenseRequest>, I>>(object: I): TransitionLicenseRequest {
+    const message = createBaseTransitionLicenseRequest();
+    message.accountId = object.accountId ?? "";
+    message.key = object.key ?? "";
+    message.action = object.action ?? "";
+    return message;
+  },
+};
+
+function createBaseUpdateLicenseRequest(): UpdateLicenseRequest {
+  return { accountId: "", key: "", customerEmail: undefined, metadata: {} };
+}
+
+export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
+  encode(message: UpdateLicenseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.customerEmail !== undefined) {
+      writer.uint32(26).string(message.customerEmail);
+    }
+    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
+      UpdateLicenseRequest_MetadataEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateLicenseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateLicenseRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.customerEmail = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = UpdateLicenseRequest_MetadataEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.metadata[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateLicenseRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      customerEmail: isSet(object.customerEmail)
+        ? globalThis.String(object.customerEmail)
+        : isSet(object.customer_email)
+        ? globalThis.String(object.customer_email)
+        : undefined,
+      metadata: isObject(object.metadata)
+        ? (globalThis.Object.entries(object.metadata) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: UpdateLicenseRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.customerEmail !== undefined) {
+      obj.customerEmail = message.customerEmail;
+    }
+    if (message.metadata) {
+      const entries = globalThis.Object.entries(message.metadata) as [string, string][];
+      if (entries.length > 0) {
+        obj.metadata = {};
+        entries.forEach(([k, v]) => {
+          obj.metadata[k] = v;
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateLicenseRequest>, I>>(base?: I): UpdateLicenseRequest {
+    return UpdateLicenseRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateLicenseRequest>, I>>(object: I): UpdateLicenseRequest {
+    const message = createBaseUpdateLicenseRequest();
+    message.accountId = object.accountId ?? "";
+    message.key = object.key ?? "";
+    message.customerEmail = object.customerEmail ?? undefined;
+    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseUpdateLicenseRequest_MetadataEntry(): UpdateLicenseRequest_MetadataEntry {
+  return { key: "", value: "" };
+}
+
+export const UpdateLicenseRequest_MetadataEntry: MessageFns<UpdateLicenseRequest_MetadataEntry> = {
+  encode(message: UpdateLicenseRequest_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateLicenseRequest_MetadataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateLicenseRequest_MetadataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateLicenseRequest_MetadataEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: UpdateLicenseRequest_MetadataEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateLicenseRequest_MetadataEntry>, I>>(
+    base?: I,
+  ): UpdateLicenseRequest_MetadataEntry {
+    return UpdateLicenseRequest_MetadataEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateLicenseRequest_MetadataEntry>, I>>(
+    object: I,
+  ): UpdateLicenseRequest_MetadataEntry {
+    const message = createBaseUpdateLicenseRequest_MetadataEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseActivation(): Activation {
+  return { id: "", licenseId: "", fingerprint: "", name: "", createdAt: "" };
+}
+
+export const Activation: MessageFns<Activation> = {
+  encode(message: Activation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.licenseId !== "") {
+      writer.uint32(18).string(message.licenseId);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(26).string(message.fingerprint);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(42).string(message.createdAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Activation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActivation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.licenseId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Activation {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      licenseId: isSet(object.licenseId)
+        ? globalThis.String(object.licenseId)
+        : isSet(object.license_id)
+        ? globalThis.String(object.license_id)
+        : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Activation): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.licenseId !== "") {
+      obj.licenseId = message.licenseId;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Activation>, I>>(base?: I): Activation {
+    return Activation.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Activation>, I>>(object: I): Activation {
+    const message = createBaseActivation();
+    message.id = object.id ?? "";
+    message.licenseId = object.licenseId ?? "";
+    message.fingerprint = object.fingerprint ?? "";
+    message.name = object.name ?? "";
+    message.createdAt = object.createdAt ?? "";
+    return message;
+  },
+};
+
+function createBaseActivateRequest(): ActivateRequest {
+  return { accountId: "", key: "", fingerprint: "", name: "" };
+}
+
+export const ActivateRequest: MessageFns<ActivateRequest> = {
+  encode(message: ActivateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(26).string(message.fingerprint);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ActivateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActivateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ActivateRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: ActivateRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ActivateRequest>, I>>(base?: I): ActivateRequest {
+    return ActivateRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ActivateRequest>, I>>(object: I): ActivateRequest {
+    const message = createBaseActivateRequest();
+    message.accountId = object.accountId ?? "";
+    message.key = object.key ?? "";
+    message.fingerprint = object.fingerprint ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseActivateResponse(): ActivateResponse {
+  return { activation: undefined, created: false };
+}
+
+export const ActivateResponse: MessageFns<ActivateResponse> = {
+  encode(message: ActivateResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.activation !== undefined) {
+      Activation.encode(message.activation, writer.uint32(10).fork()).join();
+    }
+    if (message.created !== false) {
+      writer.uint32(16).bool(message.created);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ActivateResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActivateResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.activation = Activation.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ActivateResponse {
+    return {
+      activation: isSet(object.activation) ? Activation.fromJSON(object.activation) : undefined,
+      created: isSet(object.created) ? globalThis.Boolean(object.created) : false,
+    };
+  },
+
+  toJSON(message: ActivateResponse): unknown {
+    const obj: any = {};
+    if (message.activation !== undefined) {
+      obj.activation = Activation.toJSON(message.activation);
+    }
+    if (message.created !== false) {
+      obj.created = message.created;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ActivateResponse>, I>>(base?: I): ActivateResponse {
+    return ActivateResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ActivateResponse>, I>>(object: I): ActivateResponse {
+    const message = createBaseActivateResponse();
+    message.activation = (object.activation !== undefined && object.activation !== null)
+      ? Activation.fromPartial(object.activation)
+      : undefined;
+    message.created = object.created ?? false;
+    return message;
+  },
+};
+
+function createBaseListActivationsRequest(): ListActivationsRequest {
+  return { accountId: "", key: "", page: undefined };
+}
+
+export const ListActivationsRequest: MessageFns<ListActivationsRequest> = {
+  encode(message: ListActivationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListActivationsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListActivationsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListActivationsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListActivationsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListActivationsRequest>, I>>(base?: I): ListActivationsRequest {
+    return ListActivationsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListActivationsRequest>, I>>(object: I): ListActivationsRequest {
+    const message = createBaseListActivationsRequest();
+    message.accountId = object.accountId ?? "";
+    message.key = object.key ?? "";
+    message.page = (object.page !== undefined && object.page !== null)
+      ? PageRequest.fromPartial(object.page)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListActivationsResponse(): ListActivationsResponse {
+  return { data: [], page: undefined };
+}
+
+export const ListActivationsResponse: MessageFns<ListActivationsResponse> = {
+  encode(message: ListActivationsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      Activation.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListActivationsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListActivationsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(Activation.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListActivationsResponse {
+    return {
+      data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => Activation.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListActivationsResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => Activation.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListActivationsResponse>, I>>(base?: I): ListActivationsResponse {
+    return ListActivationsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListActivationsResponse>, I>>(object: I): ListActivationsResponse {
+    const message = createBaseListActivationsResponse();
+    message.data = object.data?.map((e) => Activation.fromPartial(e)) || [];
+    message.page = (object.page !== undefined && object.page !== null) ? PageInfo.fromPartial(object.page) : undefined;
+    return message;
+  },
+};
+
+function createBaseDeactivateRequest(): DeactivateRequest {
+  return { accountId: "", key: "", activationId: "" };
+}
+
+export const DeactivateRequest: MessageFns<DeactivateRequest> = {
+  encode(message: DeactivateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.activationId !== "") {
+      writer.uint32(26).string(message.activationId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeactivateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeactivateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.activationId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeactivateRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      activationId: isSet(object.activationId)
+        ? globalThis.String(object.activationId)
+        : isSet(object.activation_id)
+        ? globalThis.String(object.activation_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeactivateRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.activationId !== "") {
+      obj.activationId = message.activationId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeactivateRequest>, I>>(base?: I): DeactivateRequest {
+    return DeactivateRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeactivateRequest>, I>>(object: I): DeactivateRequest {
+    const message = createBaseDeactivateRequest();
+    message.accountId = object.accountId ?? "";
+    message.key = object.key ?? "";
+    message.activationId = object.activationId ?? "";
     return message;
   },
 };
@@ -1279,6 +2631,56 @@ export const LicenseServiceService = {
     responseSerialize: (value: Stats): Buffer => Buffer.from(Stats.encode(value).finish()),
     responseDeserialize: (value: Buffer): Stats => Stats.decode(value),
   },
+  /** suspend | reinstate | revoke | renew; FAILED_PRECONDITION (409) when not allowed. */
+  transitionLicense: {
+    path: "/licensing.v1.LicenseService/TransitionLicense" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TransitionLicenseRequest): Buffer =>
+      Buffer.from(TransitionLicenseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TransitionLicenseRequest => TransitionLicenseRequest.decode(value),
+    responseSerialize: (value: License): Buffer => Buffer.from(License.encode(value).finish()),
+    responseDeserialize: (value: Buffer): License => License.decode(value),
+  },
+  updateLicense: {
+    path: "/licensing.v1.LicenseService/UpdateLicense" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateLicenseRequest): Buffer => Buffer.from(UpdateLicenseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateLicenseRequest => UpdateLicenseRequest.decode(value),
+    responseSerialize: (value: License): Buffer => Buffer.from(License.encode(value).finish()),
+    responseDeserialize: (value: Buffer): License => License.decode(value),
+  },
+  /** Idempotent per fingerprint: an active one is returned with created = false. */
+  activate: {
+    path: "/licensing.v1.LicenseService/Activate" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ActivateRequest): Buffer => Buffer.from(ActivateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ActivateRequest => ActivateRequest.decode(value),
+    responseSerialize: (value: ActivateResponse): Buffer => Buffer.from(ActivateResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ActivateResponse => ActivateResponse.decode(value),
+  },
+  listActivations: {
+    path: "/licensing.v1.LicenseService/ListActivations" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListActivationsRequest): Buffer =>
+      Buffer.from(ListActivationsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListActivationsRequest => ListActivationsRequest.decode(value),
+    responseSerialize: (value: ListActivationsResponse): Buffer =>
+      Buffer.from(ListActivationsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListActivationsResponse => ListActivationsResponse.decode(value),
+  },
+  deactivate: {
+    path: "/licensing.v1.LicenseService/Deactivate" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeactivateRequest): Buffer => Buffer.from(DeactivateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeactivateRequest => DeactivateRequest.decode(value),
+    responseSerialize: (value: Activation): Buffer => Buffer.from(Activation.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Activation => Activation.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -1289,6 +2691,13 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   validateLicense: handleUnaryCall<ValidateLicenseRequest, ValidateLicenseResponse>;
   /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
   getStats: handleUnaryCall<GetStatsRequest, Stats>;
+  /** suspend | reinstate | revoke | renew; FAILED_PRECONDITION (409) when not allowed. */
+  transitionLicense: handleUnaryCall<TransitionLicenseRequest, License>;
+  updateLicense: handleUnaryCall<UpdateLicenseRequest, License>;
+  /** Idempotent per fingerprint: an active one is returned with created = false. */
+  activate: handleUnaryCall<ActivateRequest, ActivateResponse>;
+  listActivations: handleUnaryCall<ListActivationsRequest, ListActivationsResponse>;
+  deactivate: handleUnaryCall<DeactivateRequest, Activation>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -1366,6 +2775,83 @@ export interface LicenseServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Stats) => void,
   ): ClientUnaryCall;
+  /** suspend | reinstate | revoke | renew; FAILED_PRECONDITION (409) when not allowed. */
+  transitionLicense(
+    request: TransitionLicenseRequest,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  transitionLicense(
+    request: TransitionLicenseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  transitionLicense(
+    request: TransitionLicenseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  updateLicense(
+    request: UpdateLicenseRequest,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  updateLicense(
+    request: UpdateLicenseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  updateLicense(
+    request: UpdateLicenseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  /** Idempotent per fingerprint: an active one is returned with created = false. */
+  activate(
+    request: ActivateRequest,
+    callback: (error: ServiceError | null, response: ActivateResponse) => void,
+  ): ClientUnaryCall;
+  activate(
+    request: ActivateRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ActivateResponse) => void,
+  ): ClientUnaryCall;
+  activate(
+    request: ActivateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ActivateResponse) => void,
+  ): ClientUnaryCall;
+  listActivations(
+    request: ListActivationsRequest,
+    callback: (error: ServiceError | null, response: ListActivationsResponse) => void,
+  ): ClientUnaryCall;
+  listActivations(
+    request: ListActivationsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListActivationsResponse) => void,
+  ): ClientUnaryCall;
+  listActivations(
+    request: ListActivationsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListActivationsResponse) => void,
+  ): ClientUnaryCall;
+  deactivate(
+    request: DeactivateRequest,
+    callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
+  deactivate(
+    request: DeactivateRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
+  deactivate(
+    request: DeactivateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
 }
 
 export const LicenseServiceClient = makeGenericClientConstructor(
@@ -1388,6 +2874,10 @@ type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -20,18 +20,50 @@ import {
 } from "@grpc/grpc-js";
 import { PageInfo, PageRequest } from "./common";
 
+/** How licences of a product behave. Absent optional numbers mean "no limit". */
+export interface LicensePolicy {
+  /** Absent: perpetual. */
+  durationDays?:
+    | number
+    | undefined;
+  /** Absent: unlimited machines. */
+  maxActivations?:
+    | number
+    | undefined;
+  /** Days a licence still validates (as expired_in_grace) after it expires. */
+  graceDays: number;
+  /** Validation must name an activated machine fingerprint. */
+  requireActivation: boolean;
+  /** Whether validate-scope API keys (shipped in apps) see customer_email. */
+  validateKeysSeeEmail: boolean;
+}
+
 export interface Product {
   id: string;
   accountId: string;
   name: string;
   description: string;
   createdAt: string;
+  policy: LicensePolicy | undefined;
 }
 
 export interface CreateProductRequest {
   accountId: string;
   name: string;
   description: string;
+  /** Absent: the default policy (perpetual, unlimited, no grace). */
+  policy: LicensePolicy | undefined;
+}
+
+export interface UpdateProductRequest {
+  accountId: string;
+  id: string;
+  name?: string | undefined;
+  description?:
+    | string
+    | undefined;
+  /** When present, replaces the product's policy. */
+  policy: LicensePolicy | undefined;
 }
 
 export interface GetProductRequest {
@@ -49,8 +81,167 @@ export interface ListProductsResponse {
   page: PageInfo | undefined;
 }
 
+function createBaseLicensePolicy(): LicensePolicy {
+  return {
+    durationDays: undefined,
+    maxActivations: undefined,
+    graceDays: 0,
+    requireActivation: false,
+    validateKeysSeeEmail: false,
+  };
+}
+
+export const LicensePolicy: MessageFns<LicensePolicy> = {
+  encode(message: LicensePolicy, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.durationDays !== undefined) {
+      writer.uint32(8).int32(message.durationDays);
+    }
+    if (message.maxActivations !== undefined) {
+      writer.uint32(16).int32(message.maxActivations);
+    }
+    if (message.graceDays !== 0) {
+      writer.uint32(24).int32(message.graceDays);
+    }
+    if (message.requireActivation !== false) {
+      writer.uint32(32).bool(message.requireActivation);
+    }
+    if (message.validateKeysSeeEmail !== false) {
+      writer.uint32(40).bool(message.validateKeysSeeEmail);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LicensePolicy {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicensePolicy();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.durationDays = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.maxActivations = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.graceDays = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.requireActivation = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.validateKeysSeeEmail = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LicensePolicy {
+    return {
+      durationDays: isSet(object.durationDays)
+        ? globalThis.Number(object.durationDays)
+        : isSet(object.duration_days)
+        ? globalThis.Number(object.duration_days)
+        : undefined,
+      maxActivations: isSet(object.maxActivations)
+        ? globalThis.Number(object.maxActivations)
+        : isSet(object.max_activations)
+        ? globalThis.Number(object.max_activations)
+        : undefined,
+      graceDays: isSet(object.graceDays)
+        ? globalThis.Number(object.graceDays)
+        : isSet(object.grace_days)
+        ? globalThis.Number(object.grace_days)
+        : 0,
+      requireActivation: isSet(object.requireActivation)
+        ? globalThis.Boolean(object.requireActivation)
+        : isSet(object.require_activation)
+        ? globalThis.Boolean(object.require_activation)
+        : false,
+      validateKeysSeeEmail: isSet(object.validateKeysSeeEmail)
+        ? globalThis.Boolean(object.validateKeysSeeEmail)
+        : isSet(object.validate_keys_see_email)
+        ? globalThis.Boolean(object.validate_keys_see_email)
+        : false,
+    };
+  },
+
+  toJSON(message: LicensePolicy): unknown {
+    const obj: any = {};
+    if (message.durationDays !== undefined) {
+      obj.durationDays = Math.round(message.durationDays);
+    }
+    if (message.maxActivations !== undefined) {
+      obj.maxActivations = Math.round(message.maxActivations);
+    }
+    if (message.graceDays !== 0) {
+      obj.graceDays = Math.round(message.graceDays);
+    }
+    if (message.requireActivation !== false) {
+      obj.requireActivation = message.requireActivation;
+    }
+    if (message.validateKeysSeeEmail !== false) {
+      obj.validateKeysSeeEmail = message.validateKeysSeeEmail;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LicensePolicy>, I>>(base?: I): LicensePolicy {
+    return LicensePolicy.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LicensePolicy>, I>>(object: I): LicensePolicy {
+    const message = createBaseLicensePolicy();
+    message.durationDays = object.durationDays ?? undefined;
+    message.maxActivations = object.maxActivations ?? undefined;
+    message.graceDays = object.graceDays ?? 0;
+    message.requireActivation = object.requireActivation ?? false;
+    message.validateKeysSeeEmail = object.validateKeysSeeEmail ?? false;
+    return message;
+  },
+};
+
 function createBaseProduct(): Product {
-  return { id: "", accountId: "", name: "", description: "", createdAt: "" };
+  return { id: "", accountId: "", name: "", description: "", createdAt: "", policy: undefined };
 }
 
 export const Product: MessageFns<Product> = {
@@ -69,6 +260,9 @@ export const Product: MessageFns<Product> = {
     }
     if (message.createdAt !== "") {
       writer.uint32(42).string(message.createdAt);
+    }
+    if (message.policy !== undefined) {
+      LicensePolicy.encode(message.policy, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -126,6 +320,14 @@ export const Product: MessageFns<Product> = {
             message.createdAt = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.policy = LicensePolicy.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -153,6 +355,7 @@ export const Product: MessageFns<Product> = {
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
+      policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
     };
   },
 
@@ -173,6 +376,9 @@ export const Product: MessageFns<Product> = {
     if (message.createdAt !== "") {
       obj.createdAt = message.createdAt;
     }
+    if (message.policy !== undefined) {
+      obj.policy = LicensePolicy.toJSON(message.policy);
+    }
     return obj;
   },
 
@@ -186,12 +392,15 @@ export const Product: MessageFns<Product> = {
     message.name = object.name ?? "";
     message.description = object.description ?? "";
     message.createdAt = object.createdAt ?? "";
+    message.policy = (object.policy !== undefined && object.policy !== null)
+      ? LicensePolicy.fromPartial(object.policy)
+      : undefined;
     return message;
   },
 };
 
 function createBaseCreateProductRequest(): CreateProductRequest {
-  return { accountId: "", name: "", description: "" };
+  return { accountId: "", name: "", description: "", policy: undefined };
 }
 
 export const CreateProductRequest: MessageFns<CreateProductRequest> = {
@@ -204,6 +413,9 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
     }
     if (message.description !== "") {
       writer.uint32(26).string(message.description);
+    }
+    if (message.policy !== undefined) {
+      LicensePolicy.encode(message.policy, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -245,6 +457,14 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
             message.description = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.policy = LicensePolicy.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -266,6 +486,7 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
         : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       description: isSet(object.description) ? globalThis.String(object.description) : "",
+      policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
     };
   },
 
@@ -280,6 +501,9 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
     if (message.description !== "") {
       obj.description = message.description;
     }
+    if (message.policy !== undefined) {
+      obj.policy = LicensePolicy.toJSON(message.policy);
+    }
     return obj;
   },
 
@@ -291,6 +515,148 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
     message.accountId = object.accountId ?? "";
     message.name = object.name ?? "";
     message.description = object.description ?? "";
+    message.policy = (object.policy !== undefined && object.policy !== null)
+      ? LicensePolicy.fromPartial(object.policy)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateProductRequest(): UpdateProductRequest {
+  return { accountId: "", id: "", name: undefined, description: undefined, policy: undefined };
+}
+
+export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
+  encode(message: UpdateProductRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.description !== undefined) {
+      writer.uint32(34).string(message.description);
+    }
+    if (message.policy !== undefined) {
+      LicensePolicy.encode(message.policy, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateProductRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateProductRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.policy = LicensePolicy.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateProductRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      description: isSet(object.description) ? globalThis.String(object.description) : undefined,
+      policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
+    };
+  },
+
+  toJSON(message: UpdateProductRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.description !== undefined) {
+      obj.description = message.description;
+    }
+    if (message.policy !== undefined) {
+      obj.policy = LicensePolicy.toJSON(message.policy);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateProductRequest>, I>>(base?: I): UpdateProductRequest {
+    return UpdateProductRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateProductRequest>, I>>(object: I): UpdateProductRequest {
+    const message = createBaseUpdateProductRequest();
+    message.accountId = object.accountId ?? "";
+    message.id = object.id ?? "";
+    message.name = object.name ?? undefined;
+    message.description = object.description ?? undefined;
+    message.policy = (object.policy !== undefined && object.policy !== null)
+      ? LicensePolicy.fromPartial(object.policy)
+      : undefined;
     return message;
   },
 };
@@ -594,12 +960,30 @@ export const ProductServiceService = {
       Buffer.from(ListProductsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListProductsResponse => ListProductsResponse.decode(value),
   },
+  /**
+   * Name, description and/or policy; publishes product.updated. Licences keep
+   * the policy they were issued (or last renewed) under.
+   */
+  updateProduct: {
+    path: "/licensing.v1.ProductService/UpdateProduct" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateProductRequest): Buffer => Buffer.from(UpdateProductRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateProductRequest => UpdateProductRequest.decode(value),
+    responseSerialize: (value: Product): Buffer => Buffer.from(Product.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Product => Product.decode(value),
+  },
 } as const;
 
 export interface ProductServiceServer extends UntypedServiceImplementation {
   createProduct: handleUnaryCall<CreateProductRequest, Product>;
   getProduct: handleUnaryCall<GetProductRequest, Product>;
   listProducts: handleUnaryCall<ListProductsRequest, ListProductsResponse>;
+  /**
+   * Name, description and/or policy; publishes product.updated. Licences keep
+   * the policy they were issued (or last renewed) under.
+   */
+  updateProduct: handleUnaryCall<UpdateProductRequest, Product>;
 }
 
 export interface ProductServiceClient extends Client {
@@ -647,6 +1031,25 @@ export interface ProductServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListProductsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Name, description and/or policy; publishes product.updated. Licences keep
+   * the policy they were issued (or last renewed) under.
+   */
+  updateProduct(
+    request: UpdateProductRequest,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  updateProduct(
+    request: UpdateProductRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  updateProduct(
+    request: UpdateProductRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Product) => void,
   ): ClientUnaryCall;
 }
 

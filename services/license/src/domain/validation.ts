@@ -1,42 +1,64 @@
 import type { ParsedKey } from './license-key';
+import { effectiveStatus, graceEndsAt, inGrace, type LicenseState } from './lifecycle';
 
-export const validationCodes = ['valid', 'not_found', 'product_mismatch', 'suspended', 'revoked', 'expired'] as const;
+export const validationCodes = ['valid', 'expired_in_grace', 'not_found', 'product_mismatch', 'revoked', 'suspended', 'expired', 'not_activated', 'activation_limit_reached'] as const;
 export type ValidationCode = (typeof validationCodes)[number];
+export type NextAction = 'none' | 'activate' | 'renew' | 'contact_vendor';
 
-export interface LicenseFacts {
+/** How long a client may trust a positive answer offline, at most. */
+export const MAX_OFFLINE_MS = 24 * 3600_000;
+
+export interface LicenseFacts extends LicenseState {
   account_id: string;
   product_id: string;
-  status: string;
-  expires_at: Date | null;
+}
+
+export interface ActivationFacts {
+  /** The fingerprint given is activated on this licence. */
+  fingerprintActive: boolean;
+  /** Active machines on this licence. */
+  count: number;
 }
 
 export interface Verdict {
   valid: boolean;
   code: ValidationCode;
   detail: string;
+  nextAction: NextAction;
+  /** Until when the client may rely on this answer without asking again. */
+  cacheUntil: Date;
   /** Whether the caller may see the licence (it exists in the caller's account). */
   visible: boolean;
 }
 
+const no = (code: ValidationCode, detail: string, nextAction: NextAction, now: Date, visible = true): Verdict => ({ valid: false, code, detail, nextAction, cacheUntil: now, visible });
+
 /**
- * The validation rules, in the order they are checked (docs/api.md keeps the
- * same table): key shape and checksum, existence in the caller's account,
- * product, status, expiry.
+ * The validation rules in the order they are checked (docs/api.md keeps the
+ * same table): shape and checksum, the caller's account, product, revoked,
+ * suspended, expired, activation, grace, valid.
  */
-export function judge(parsed: ParsedKey, license: LicenseFacts | null, request: { accountId: string; productId: string }, now: Date): Verdict {
+export function judge(parsed: ParsedKey, license: LicenseFacts | null, request: { accountId: string; productId: string; fingerprint: string }, activation: ActivationFacts, now: Date): Verdict {
   if (!parsed.ok) {
-    return {
-      valid: false,
-      code: 'not_found',
-      detail: parsed.reason === 'checksum' ? 'the licence key has a typo: its check characters do not match' : 'this is not a licence key',
-      visible: false,
-    };
+    return no('not_found', parsed.reason === 'checksum' ? 'the licence key has a typo: its check characters do not match' : 'this is not a licence key', 'contact_vendor', now, false);
   }
   // Another account's licence is indistinguishable from no licence.
-  if (!license || license.account_id !== request.accountId) return { valid: false, code: 'not_found', detail: 'no licence with this key', visible: false };
-  if (request.productId && license.product_id !== request.productId) return { valid: false, code: 'product_mismatch', detail: 'the licence belongs to another product', visible: true };
-  if (license.status === 'revoked') return { valid: false, code: 'revoked', detail: 'the licence was revoked', visible: true };
-  if (license.status === 'suspended') return { valid: false, code: 'suspended', detail: 'the licence is suspended', visible: true };
-  if (license.expires_at && license.expires_at.getTime() <= now.getTime()) return { valid: false, code: 'expired', detail: 'the licence has expired', visible: true };
-  return { valid: true, code: 'valid', detail: 'the licence is valid', visible: true };
+  if (!license || license.account_id !== request.accountId) return no('not_found', 'no licence with this key', 'contact_vendor', now, false);
+  if (request.productId && license.product_id !== request.productId) return no('product_mismatch', 'the licence belongs to another product', 'contact_vendor', now);
+  const status = effectiveStatus(license, now);
+  if (status === 'revoked') return no('revoked', 'the licence was revoked', 'contact_vendor', now);
+  if (status === 'suspended') return no('suspended', 'the licence is suspended', 'contact_vendor', now);
+  if (status === 'expired') return no('expired', 'the licence has expired', 'renew', now);
+  if (license.policy.require_activation && !activation.fingerprintActive) {
+    const max = license.policy.max_activations;
+    if (max !== null && activation.count >= max) return no('activation_limit_reached', `this licence is active on ${activation.count} of ${max} machines; deactivate one first`, 'contact_vendor', now);
+    return no('not_activated', request.fingerprint ? 'this machine is not activated for the licence' : 'this licence must be activated on a machine: send its fingerprint', 'activate', now);
+  }
+  const horizon = now.getTime() + MAX_OFFLINE_MS;
+  if (inGrace(license, now)) {
+    const end = graceEndsAt(license.expires_at, license.policy.grace_days)!;
+    return { valid: true, code: 'expired_in_grace', detail: `the licence expired; it keeps working until ${end.toISOString()}`, nextAction: 'renew', cacheUntil: new Date(Math.min(horizon, end.getTime())), visible: true };
+  }
+  const until = license.expires_at ? Math.min(horizon, license.expires_at.getTime()) : horizon;
+  return { valid: true, code: 'valid', detail: 'the licence is valid', nextAction: 'none', cacheUntil: new Date(until), visible: true };
 }

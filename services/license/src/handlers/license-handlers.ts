@@ -1,38 +1,62 @@
-import { AppError, checkEmail, idempotent, isId, newId, type Handlers, type ServiceContext, type CallOptions } from '@licensing/runtime';
-import type { License, LicenseServiceService, Product, GetProductRequest } from '@licensing/proto';
-
+import { AppError, checkEmail, idempotent, isId, newId, type CallOptions, type Handlers, type ServiceContext } from '@licensing/runtime';
+import type { GetProductRequest, License, LicenseServiceService, Product } from '@licensing/proto';
 import { generateLicenseKey, parseLicenseKey } from '../domain/license-key';
-import { judge } from '../domain/validation';
+import { actions, expiryFor, graceEndsAt, statuses, transition, type Action, type Status } from '../domain/lifecycle';
+import { mergeMetadata } from '../domain/metadata';
 import { HOUR_MS, last24Hours } from '../domain/stats';
-import type { ValidationCounter } from '../store/stats';
-import { licenseCreated } from '../events/license-events';
+import { licenseCreated, licenseEvent } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
+import type { ValidationCounter } from '../store/stats';
 import type { LicenseConfig } from '../config';
+import { fromPolicy, toLicense } from './mapping';
 
 export interface ProductLookup {
   getProduct(req: GetProductRequest, opts?: CallOptions): Promise<Product>;
 }
 
-const toLicense = (doc: Omit<LicenseDoc, 'outbox'>): License => ({
-  id: doc._id,
-  accountId: doc.account_id,
-  productId: doc.product_id,
-  key: doc.key,
-  customerEmail: doc.customer_email,
-  status: doc.status,
-  expiresAt: doc.expires_at ? doc.expires_at.toISOString() : '',
-  createdAt: doc.created_at.toISOString(),
-});
+type LicenseHandlers = Pick<Handlers<typeof LicenseServiceService>, 'createLicense' | 'getLicense' | 'listLicenses' | 'updateLicense' | 'transitionLicense' | 'getStats'>;
 
 const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
 
-export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, products: ProductLookup, counter: ValidationCounter): Handlers<typeof LicenseServiceService> {
+const pastTense: Record<Action, 'license.suspended' | 'license.reinstated' | 'license.revoked' | 'license.renewed'> = {
+  suspend: 'license.suspended',
+  reinstate: 'license.reinstated',
+  revoke: 'license.revoked',
+  renew: 'license.renewed',
+};
+
+/** The caller's licence by key (typed loosely), or 404 for a typo, an unknown key or another account's. */
+export async function ownLicense(store: LicenseStore, accountId: string, key: string): Promise<LicenseDoc> {
+  const parsed = parseLicenseKey(key);
+  const doc = parsed.ok ? await store.findInAccount(accountId, parsed.key) : null;
+  if (!doc) throw AppError.notFound('licence');
+  return doc;
+}
+
+export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, products: ProductLookup, counter: ValidationCounter): LicenseHandlers {
   async function issue(accountId: string, productId: string, customerEmail: string, requestId: string): Promise<License> {
     // The product must exist in the caller's account; another account's product is not found.
-    await products.getProduct({ accountId, id: productId }, { requestId });
+    const product = await products.getProduct({ accountId, id: productId }, { requestId });
+    const policy = fromPolicy(product.policy);
     for (let attempt = 0; ; attempt++) {
-      const doc = { _id: newId('lic'), account_id: accountId, product_id: productId, key: generateLicenseKey(), customer_email: customerEmail, customer_email_lc: customerEmail.toLowerCase(), status: 'active', expires_at: null, created_at: ctx.clock.now() };
+      const now = ctx.clock.now();
+      const expires = expiryFor(policy, now);
+      const doc: Omit<LicenseDoc, 'outbox'> = {
+        _id: newId('lic'),
+        account_id: accountId,
+        product_id: productId,
+        key: generateLicenseKey(),
+        customer_email: customerEmail,
+        customer_email_lc: customerEmail.toLowerCase(),
+        status: 'active',
+        expires_at: expires,
+        grace_ends_at: graceEndsAt(expires, policy.grace_days),
+        policy,
+        metadata: {},
+        expired_notified: false,
+        created_at: now,
+      };
       try {
         await store.insert(doc, [licenseCreated(doc)]);
       } catch (err) {
@@ -41,8 +65,23 @@ export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: Licen
         throw err;
       }
       ctx.outbox.flush(store.models.License, doc._id);
-      return toLicense(doc);
+      return toLicense(doc, now);
     }
+  }
+
+  /** Applies a change computed from the current document; retries if another writer got there first. */
+  async function change(accountId: string, key: string, apply: (doc: LicenseDoc, now: Date) => Promise<{ changes: Partial<LicenseDoc>; event: Parameters<typeof licenseEvent>[0] }>): Promise<License> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const doc = await ownLicense(store, accountId, key);
+      const now = ctx.clock.now();
+      const { changes, event } = await apply(doc, now);
+      const after = { ...doc, ...changes };
+      if (await store.replaceState(doc, changes, [licenseEvent(event, after, now)])) {
+        ctx.outbox.flush(store.models.License, doc._id);
+        return toLicense(after, now);
+      }
+    }
+    throw new AppError('conflict', 'the licence is being changed by another request; retry');
   }
 
   return {
@@ -56,32 +95,47 @@ export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: Licen
     },
 
     async getLicense(req) {
-      const parsed = parseLicenseKey(req.key);
-      const doc = parsed.ok ? await store.findInAccount(req.accountId, parsed.key) : null;
-      if (!doc) throw AppError.notFound('licence');
-      return toLicense(doc);
+      const doc = await ownLicense(store, req.accountId, req.key);
+      return toLicense(doc, ctx.clock.now(), 'full', await store.countActivations(doc._id));
     },
 
     async listLicenses(req) {
       if (req.productId && !isId('prod', req.productId)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
       if (req.customerEmail.length > 254) throw AppError.invalid('customer_email', 'customer_email must be at most 254 characters');
-      const { items, page } = await store.list(req.accountId, { productId: req.productId, customerEmail: req.customerEmail }, req.page);
-      return { data: items.map(toLicense), page };
+      if (req.status && !statuses.includes(req.status as Status)) throw AppError.invalid('status', `status must be one of ${statuses.join(', ')}`);
+      const now = ctx.clock.now();
+      const { items, page } = await store.list(req.accountId, { productId: req.productId, customerEmail: req.customerEmail, status: req.status as Status | '' }, req.page, now);
+      return { data: items.map((d) => toLicense(d, now)), page };
     },
+
+    updateLicense: (req) =>
+      change(req.accountId, req.key, async (doc) => {
+        const changes: Partial<LicenseDoc> = {};
+        if (req.customerEmail !== undefined) {
+          const email = checkEmail('customer_email', req.customerEmail);
+          Object.assign(changes, { customer_email: email, customer_email_lc: email.toLowerCase() });
+        }
+        if (Object.keys(req.metadata).length) changes.metadata = mergeMetadata(doc.metadata ?? {}, req.metadata);
+        if (!Object.keys(changes).length) throw new AppError('invalid_request', 'nothing to change: give customer_email and/or metadata');
+        return { changes, event: 'license.updated' };
+      }),
+
+    transitionLicense: (req) =>
+      change(req.accountId, req.key, async (doc, now) => {
+        if (!(actions as readonly string[]).includes(req.action)) throw AppError.invalid('action', `action must be one of ${actions.join(', ')}`);
+        const action = req.action as Action;
+        // Renewal takes the product's current policy.
+        const current = action === 'renew' ? fromPolicy((await products.getProduct({ accountId: req.accountId, id: doc.product_id })).policy) : doc.policy;
+        const next = transition(doc, action, now, current);
+        const changes: Partial<LicenseDoc> = { status: next.status, expires_at: next.expires_at, policy: next.policy, grace_ends_at: graceEndsAt(next.expires_at, next.policy.grace_days) };
+        if (action === 'renew') changes.expired_notified = false;
+        return { changes, event: pastTense[action] };
+      }),
 
     async getStats(req) {
       const now = ctx.clock.now();
       const [total, buckets] = await Promise.all([store.count(req.accountId), counter.since(req.accountId, new Date(now.getTime() - 24 * HOUR_MS))]);
       return { licensesTotal: total, validationsByHour: last24Hours(buckets, now).map((b) => ({ hour: b.hour.toISOString(), validations: b.validations, valid: b.valid })) };
-    },
-
-    async validateLicense(req) {
-      const parsed = parseLicenseKey(req.key);
-      const doc = parsed.ok ? await store.findByKey(parsed.key) : null;
-      const now = ctx.clock.now();
-      const verdict = judge(parsed, doc, req, now);
-      counter.record(req.accountId, verdict.valid, now);
-      return { valid: verdict.valid, code: verdict.code, detail: verdict.detail, license: verdict.visible && doc ? toLicense(doc) : undefined };
     },
   };
 }

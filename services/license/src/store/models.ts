@@ -1,6 +1,7 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { idempotencyModel, outboxFields } from '@licensing/runtime';
 import type { DomainEvent } from '@licensing/proto';
+import type { PolicySnapshot, StoredStatus } from '../domain/lifecycle';
 
 export interface LicenseDoc {
   _id: string;
@@ -11,9 +12,35 @@ export interface LicenseDoc {
   customer_email: string;
   /** Lower-cased copy for case-insensitive search. */
   customer_email_lc: string;
-  status: string;
+  status: StoredStatus;
   expires_at: Date | null;
+  /** expires_at plus the grace days: when the licence stops validating (null = never). */
+  grace_ends_at: Date | null;
+  /** The product's policy when the licence was issued or last renewed. */
+  policy: PolicySnapshot;
+  metadata: Record<string, string>;
+  /** license.expired was published (once, whichever instance got there first). */
+  expired_notified: boolean;
   created_at: Date;
+  outbox?: Record<string, DomainEvent>;
+}
+
+export interface ActivationDoc {
+  _id: string;
+  license_id: string;
+  account_id: string;
+  fingerprint: string;
+  name: string;
+  /**
+   * Unique per licence while active: "1".."max" (or the id when unlimited). Two
+   * requests cannot take the same slot, so max_activations holds under any
+   * concurrency without transactions. Set to "freed:<id>" on deactivation.
+   */
+  slot_key: string;
+  /** The fingerprint while active (unique per licence), "freed:<id>" after. */
+  fingerprint_key: string;
+  created_at: Date;
+  deactivated_at: Date | null;
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -28,6 +55,10 @@ export function licenseModels(conn: Connection) {
       customer_email_lc: { type: String, required: true },
       status: { type: String, required: true },
       expires_at: { type: Date, default: null },
+      grace_ends_at: { type: Date, default: null },
+      policy: { type: Object, required: true },
+      metadata: { type: Object, default: () => ({}) },
+      expired_notified: { type: Boolean, default: false },
       created_at: { type: Date, required: true },
       ...outboxFields,
     },
@@ -36,7 +67,29 @@ export function licenseModels(conn: Connection) {
   schema.index({ account_id: 1, _id: -1 });
   schema.index({ account_id: 1, product_id: 1, _id: -1 });
   schema.index({ account_id: 1, customer_email_lc: 1, _id: -1 });
-  return { License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>, Idempotency: idempotencyModel(conn) };
+  schema.index({ status: 1, grace_ends_at: 1 });
+  const activation = new Schema<ActivationDoc>(
+    {
+      _id: String,
+      license_id: { type: String, required: true },
+      account_id: { type: String, required: true },
+      fingerprint: { type: String, required: true },
+      name: { type: String, default: '' },
+      slot_key: { type: String, required: true },
+      fingerprint_key: { type: String, required: true },
+      created_at: { type: Date, required: true },
+      deactivated_at: { type: Date, default: null },
+      ...outboxFields,
+    },
+    { versionKey: false, collection: 'activations' },
+  );
+  activation.index({ license_id: 1, slot_key: 1 }, { unique: true });
+  activation.index({ license_id: 1, fingerprint_key: 1 }, { unique: true });
+  return {
+    License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>,
+    Activation: conn.model<ActivationDoc>('Activation', activation) as Model<ActivationDoc>,
+    Idempotency: idempotencyModel(conn),
+  };
 }
 
 export type LicenseModels = ReturnType<typeof licenseModels>;

@@ -1,7 +1,8 @@
 import { AppError, newId, type Handlers, type ServiceContext } from '@licensing/runtime';
 import type { Product, ProductServiceService } from '@licensing/proto';
 import { checkProductInput } from '../domain/product';
-import { productCreated } from '../events/product-events';
+import { DEFAULT_POLICY, checkPolicy, toContract } from '../domain/policy';
+import { productCreated, productUpdated } from '../events/product-events';
 import type { ProductDoc } from '../store/models';
 import type { ProductStore } from '../store/queries';
 import type { ProductConfig } from '../config';
@@ -12,13 +13,14 @@ const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   name: doc.name,
   description: doc.description,
   createdAt: doc.created_at.toISOString(),
+  policy: toContract(doc.policy ?? DEFAULT_POLICY),
 });
 
 export function productHandlers(ctx: ServiceContext<ProductConfig>, store: ProductStore): Handlers<typeof ProductServiceService> {
   return {
     async createProduct(req) {
       const input = checkProductInput(req);
-      const doc = { _id: newId('prod'), account_id: req.accountId, ...input, created_at: ctx.clock.now() };
+      const doc = { _id: newId('prod'), account_id: req.accountId, ...input, policy: checkPolicy(req.policy), created_at: ctx.clock.now() };
       await store.insert(doc, [productCreated(doc)]);
       ctx.outbox.flush(store.Product, doc._id);
       return toProduct(doc);
@@ -28,6 +30,18 @@ export function productHandlers(ctx: ServiceContext<ProductConfig>, store: Produ
       const doc = await store.find(req.accountId, req.id);
       if (!doc) throw AppError.notFound('product');
       return toProduct(doc);
+    },
+
+    async updateProduct(req) {
+      const current = await store.find(req.accountId, req.id);
+      if (!current) throw AppError.notFound('product');
+      const input = checkProductInput({ name: req.name ?? current.name, description: req.description ?? current.description });
+      const changes = { ...input, ...(req.policy ? { policy: checkPolicy(req.policy) } : {}) };
+      const now = ctx.clock.now();
+      const updated = await store.update(req.accountId, req.id, changes, (after) => productUpdated(after, now));
+      if (!updated) throw AppError.notFound('product');
+      ctx.outbox.flush(store.Product, req.id);
+      return toProduct(updated);
     },
 
     async listProducts(req) {

@@ -1,12 +1,14 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { outboxFields } from '@licensing/runtime';
 import type { DomainEvent } from '@licensing/proto';
+import { DEFAULT_POLICY, type Policy } from '../domain/policy';
 
 export interface ProductDoc {
   _id: string;
   account_id: string;
   name: string;
   description: string;
+  policy: Policy;
   created_at: Date;
   outbox?: Record<string, DomainEvent>;
 }
@@ -18,6 +20,8 @@ export function productModel(conn: Connection): Model<ProductDoc> {
       account_id: { type: String, required: true },
       name: { type: String, required: true },
       description: { type: String, default: '' },
+      // Stored as given; older products without one read as the default policy.
+      policy: { type: Object, default: () => ({ ...DEFAULT_POLICY }) },
       created_at: { type: Date, required: true },
       ...outboxFields,
     },

@@ -1,5 +1,5 @@
 import type { Model } from 'mongoose';
-import { listPage, outboxOf } from '@licensing/runtime';
+import { listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { DomainEvent, PageRequest } from '@licensing/proto';
 import type { ProductDoc } from './models';
 
@@ -13,6 +13,15 @@ export class ProductStore {
   /** Scoped by account: another account's product is simply not found. */
   find(accountId: string, id: string): Promise<ProductDoc | null> {
     return this.Product.findOne({ _id: id, account_id: accountId }, { outbox: 0 }).lean<ProductDoc>().exec();
+  }
+
+  /** Applies the changes and records the event in the same write; null if not in this account. */
+  async update(accountId: string, id: string, changes: Partial<Pick<ProductDoc, 'name' | 'description' | 'policy'>>, event: (after: ProductDoc) => DomainEvent): Promise<ProductDoc | null> {
+    const current = await this.find(accountId, id);
+    if (!current) return null;
+    const after = { ...current, ...changes };
+    await this.Product.updateOne({ _id: id, account_id: accountId }, { $set: { ...changes, ...withEvents([event(after)]) } });
+    return after;
   }
 
   list(accountId: string, page: PageRequest | undefined) {

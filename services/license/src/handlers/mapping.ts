@@ -1,0 +1,40 @@
+import type { Activation, License, LicensePolicy } from '@licensing/proto';
+import { effectiveStatus, type PolicySnapshot } from '../domain/lifecycle';
+import type { ActivationDoc, LicenseDoc } from '../store/models';
+
+export const toPolicy = (p: PolicySnapshot): LicensePolicy => ({
+  durationDays: p.duration_days ?? undefined,
+  maxActivations: p.max_activations ?? undefined,
+  graceDays: p.grace_days,
+  requireActivation: p.require_activation,
+  validateKeysSeeEmail: p.validate_keys_see_email,
+});
+
+export const fromPolicy = (p: LicensePolicy | undefined): PolicySnapshot => ({
+  duration_days: p?.durationDays ?? null,
+  max_activations: p?.maxActivations ?? null,
+  grace_days: p?.graceDays ?? 0,
+  require_activation: p?.requireActivation ?? false,
+  validate_keys_see_email: p?.validateKeysSeeEmail ?? false,
+});
+
+/** A licence as the contract shows it: derived status, and the e-mail only for callers allowed to see it. */
+/** `activations` is counted only where it is asked for (GET of one licence); elsewhere 0 means "not counted". */
+export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope = 'full', activations = 0): License {
+  const showEmail = keyScope !== 'validate' || doc.policy.validate_keys_see_email;
+  return {
+    id: doc._id,
+    accountId: doc.account_id,
+    productId: doc.product_id,
+    key: doc.key,
+    customerEmail: showEmail ? doc.customer_email : '',
+    status: effectiveStatus(doc, now),
+    expiresAt: doc.expires_at ? doc.expires_at.toISOString() : '',
+    createdAt: doc.created_at.toISOString(),
+    policy: toPolicy(doc.policy),
+    activations,
+    metadata: doc.metadata ?? {},
+  };
+}
+
+export const toActivation = (a: ActivationDoc): Activation => ({ id: a._id, licenseId: a.license_id, fingerprint: a.fingerprint, name: a.name, createdAt: a.created_at.toISOString() });

@@ -1,0 +1,45 @@
+import { AppError } from '@licensing/runtime';
+import type { LicensePolicy } from '@licensing/proto';
+
+// The licence policy of a product, as stored (null = no limit).
+export interface Policy {
+  duration_days: number | null;
+  max_activations: number | null;
+  grace_days: number;
+  require_activation: boolean;
+  validate_keys_see_email: boolean;
+}
+
+export const DEFAULT_POLICY: Policy = { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false };
+
+export const LIMITS = { duration_days: [1, 36_500], max_activations: [1, 10_000], grace_days: [0, 365] } as const;
+
+function whole(field: keyof typeof LIMITS, v: number): number {
+  const [min, max] = LIMITS[field];
+  if (!Number.isInteger(v) || v < min || v > max) throw AppError.invalid(`policy.${field}`, `policy.${field} must be a whole number from ${min} to ${max}`);
+  return v;
+}
+
+/** From the contract to the stored form, refusing values out of range. */
+export function checkPolicy(p: LicensePolicy | undefined): Policy {
+  if (!p) return { ...DEFAULT_POLICY };
+  const policy: Policy = {
+    duration_days: p.durationDays === undefined ? null : whole('duration_days', p.durationDays),
+    max_activations: p.maxActivations === undefined ? null : whole('max_activations', p.maxActivations),
+    grace_days: whole('grace_days', p.graceDays),
+    require_activation: p.requireActivation,
+    validate_keys_see_email: p.validateKeysSeeEmail,
+  };
+  if (policy.grace_days > 0 && policy.duration_days === null) throw AppError.invalid('policy.grace_days', 'policy.grace_days only applies to licences that expire: set policy.duration_days too');
+  return policy;
+}
+
+export function toContract(p: Policy): LicensePolicy {
+  return {
+    durationDays: p.duration_days ?? undefined,
+    maxActivations: p.max_activations ?? undefined,
+    graceDays: p.grace_days,
+    requireActivation: p.require_activation,
+    validateKeysSeeEmail: p.validate_keys_see_email,
+  };
+}

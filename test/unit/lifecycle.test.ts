@@ -1,0 +1,57 @@
+import { AppError } from '@licensing/runtime';
+import { DAY_MS, effectiveStatus, inGrace, transition, type LicenseState, type PolicySnapshot } from '../../services/license/src/domain/lifecycle';
+
+const now = new Date('2026-06-01T00:00:00Z');
+const days = (n: number) => new Date(now.getTime() + n * DAY_MS);
+const monthly: PolicySnapshot = { duration_days: 30, max_activations: null, grace_days: 5, require_activation: false, validate_keys_see_email: false };
+const perpetual: PolicySnapshot = { ...monthly, duration_days: null, grace_days: 0 };
+const lic = (over: Partial<LicenseState> = {}): LicenseState => ({ status: 'active', expires_at: days(10), policy: monthly, ...over });
+
+describe('licence states', () => {
+  it('expired is derived from expiry plus grace, and only for active licences', () => {
+    expect(effectiveStatus(lic(), now)).toBe('active');
+    expect(effectiveStatus(lic({ expires_at: days(-3) }), now)).toBe('active');
+    expect(inGrace(lic({ expires_at: days(-3) }), now)).toBe(true);
+    expect(effectiveStatus(lic({ expires_at: days(-5) }), now)).toBe('expired');
+    expect(effectiveStatus(lic({ expires_at: days(-50), status: 'suspended' }), now)).toBe('suspended');
+    expect(effectiveStatus(lic({ expires_at: null, policy: perpetual }), days(10_000))).toBe('active');
+  });
+});
+
+describe('transitions', () => {
+  it('suspend, reinstate and revoke move between the stored states', () => {
+    expect(transition(lic(), 'suspend', now, monthly).status).toBe('suspended');
+    expect(transition(lic({ status: 'suspended' }), 'reinstate', now, monthly).status).toBe('active');
+    expect(transition(lic({ status: 'suspended' }), 'revoke', now, monthly).status).toBe('revoked');
+  });
+
+  it.each([
+    ['reinstate', 'revoked', 'revocation is final'],
+    ['reinstate', 'active', 'not suspended'],
+    ['suspend', 'suspended', 'already suspended'],
+    ['suspend', 'revoked', 'cannot be suspended'],
+    ['revoke', 'revoked', 'already revoked'],
+    ['renew', 'revoked', 'cannot be renewed'],
+  ] as const)('refuses to %s a %s licence with a 409 that says why', (action, status, why) => {
+    try {
+      transition(lic({ status }), action, now, monthly);
+      throw new Error('allowed');
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).code).toBe('conflict');
+      expect((err as AppError).message).toContain(why);
+    }
+  });
+
+  it('renew extends from the expiry while it is ahead, and from now once it has passed', () => {
+    expect(transition(lic({ expires_at: days(10) }), 'renew', now, monthly).expires_at).toEqual(days(40));
+    expect(transition(lic({ expires_at: days(-20) }), 'renew', now, monthly).expires_at).toEqual(days(30));
+  });
+
+  it('renew takes the product’s current policy', () => {
+    const yearly = { ...monthly, duration_days: 365, grace_days: 0 };
+    const renewed = transition(lic({ expires_at: days(-1) }), 'renew', now, yearly);
+    expect(renewed).toEqual({ status: 'active', expires_at: days(365), policy: yearly });
+    expect(() => transition(lic({ expires_at: null, policy: perpetual }), 'renew', now, perpetual)).toThrow(/perpetual/);
+  });
+});
