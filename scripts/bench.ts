@@ -100,6 +100,7 @@ async function main() {
     stream: `BENCH_${id}`,
     internalToken: randomBytes(24).toString('hex'),
     apiKeyPepper: randomBytes(24).toString('hex'),
+    signingKeySecret: randomBytes(32).toString('base64'),
     host: '127.0.0.1',
     nodeEnv: 'production',
     logLevel: 'warn',

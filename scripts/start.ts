@@ -44,9 +44,9 @@ async function main() {
     }
   }
 
-  let secrets = { internal_token: env.INTERNAL_TOKEN ?? '', api_key_pepper: env.API_KEY_PEPPER ?? '' };
-  if (!secrets.internal_token || !secrets.api_key_pepper) {
-    if (nodeEnv === 'production') fail('In production, set INTERNAL_TOKEN and API_KEY_PEPPER in the environment.');
+  let secrets = { internal_token: env.INTERNAL_TOKEN ?? '', api_key_pepper: env.API_KEY_PEPPER ?? '', signing_key_secret: env.SIGNING_KEY_SECRET ?? '' };
+  if (!secrets.internal_token || !secrets.api_key_pepper || !secrets.signing_key_secret) {
+    if (nodeEnv === 'production') fail('In production, set INTERNAL_TOKEN, API_KEY_PEPPER and SIGNING_KEY_SECRET in the environment.');
     secrets = { ...localSecrets(join(dataDir, 'secrets.json')), ...Object.fromEntries(Object.entries(secrets).filter(([, v]) => v)) };
   }
 
@@ -72,6 +72,7 @@ async function main() {
       stream: env.EVENTS_STREAM ?? 'LICENSING_EVENTS',
       internalToken: secrets.internal_token,
       apiKeyPepper: secrets.api_key_pepper,
+      signingKeySecret: secrets.signing_key_secret,
       host,
       nodeEnv,
       logLevel: env.LOG_LEVEL ?? 'info',

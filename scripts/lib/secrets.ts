@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 export interface LocalSecrets {
   internal_token: string;
   api_key_pepper: string;
+  signing_key_secret: string;
 }
 
 /**
@@ -13,8 +14,16 @@ export interface LocalSecrets {
  * in the environment and never uses this file.
  */
 export function localSecrets(file: string): LocalSecrets {
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
-  const secrets = { internal_token: randomBytes(32).toString('base64url'), api_key_pepper: randomBytes(32).toString('base64url') };
+  const fresh: LocalSecrets = { internal_token: randomBytes(32).toString('base64url'), api_key_pepper: randomBytes(32).toString('base64url'), signing_key_secret: randomBytes(32).toString('base64') };
+  if (existsSync(file)) {
+    // Older files lack newer secrets: add them, keep the rest (changing them would break keys).
+    const known = JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalSecrets>;
+    if (Object.keys(fresh).every((k) => k in known)) return known as LocalSecrets;
+    const merged = { ...fresh, ...known };
+    writeFileSync(file, JSON.stringify(merged, null, 2), { mode: 0o600 });
+    return merged;
+  }
+  const secrets = fresh;
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;

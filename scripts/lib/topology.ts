@@ -14,6 +14,8 @@ export interface Topology {
   stream: string;
   internalToken: string;
   apiKeyPepper: string;
+  /** 32 bytes, base64: encrypts licence-file signing keys at rest. */
+  signingKeySecret: string;
   host: string;
   nodeEnv: 'development' | 'test' | 'production';
   logLevel: string;
@@ -44,7 +46,7 @@ function service(t: Topology, name: string, port: number): Record<string, string
 
 export const envFor = {
   account: (t: Topology, port: number) => ({ ...service(t, 'account', port), API_KEY_PEPPER: t.apiKeyPepper }),
-  product: (t: Topology, port: number) => service(t, 'product', port),
+  product: (t: Topology, port: number) => ({ ...service(t, 'product', port), SIGNING_KEY_SECRET: t.signingKeySecret }),
   license: (t: Topology, port: number, productAddr: string) => ({
     ...service(t, 'license', port),
     PRODUCT_GRPC_ADDR: productAddr,

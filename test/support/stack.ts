@@ -38,6 +38,7 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     stream: `T_${id}`,
     internalToken: randomBytes(24).toString('hex'),
     apiKeyPepper: randomBytes(24).toString('hex'),
+    signingKeySecret: randomBytes(32).toString('base64'),
     host: '127.0.0.1',
     nodeEnv: 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',

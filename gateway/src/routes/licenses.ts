@@ -131,6 +131,17 @@ export function licenseRoutes(router: Router, clients: Clients): void {
     },
   });
 
+  route(router, '/licenses/:key/file', {
+    post: async (req, res) => {
+      const body = readBody(req, { fingerprint: { max: 200 }, ttl_days: { kind: 'int', min: 1, max: 365 } });
+      const file = await clients.licenses.issueLicenseFile(
+        { accountId: principalOf(res).accountId, key: keyOf(req), fingerprint: body.fingerprint ?? '', ttlDays: body.ttl_days ?? 0 },
+        { requestId: res.locals.requestId },
+      );
+      res.status(201).json({ kid: file.kid, algorithm: file.algorithm, payload: file.payload, signature: file.signature });
+    },
+  });
+
   route(router, '/licenses/:key/activations/:id', {
     delete: async (req, res) => {
       await clients.licenses.deactivate({ accountId: principalOf(res).accountId, key: keyOf(req), activationId: String(req.params.id).slice(0, 64) }, { requestId: res.locals.requestId });

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { LicensePolicy, Product } from '@licensing/proto';
+import type { LicensePolicy, Product, SigningKey } from '@licensing/proto';
 import { principalOf } from '../auth';
 import type { Clients } from '../clients';
 import { checkId, pageShape, readBody, readQuery, toPage, type Shape } from '../validation';
@@ -72,6 +72,25 @@ export function productRoutes(router: Router, clients: Clients): void {
         { requestId: res.locals.requestId },
       );
       res.json(productJson(product));
+    },
+  });
+
+  const signingKeyJson = (k: SigningKey) => ({ kid: k.kid, algorithm: k.algorithm, public_key_pem: k.publicKeyPem, current: k.current, created_at: k.createdAt });
+
+  route(router, '/products/:id/signing-keys', {
+    get: async (req, res) => {
+      const id = checkId('id', 'prod', String(req.params.id));
+      const out = await clients.products.listSigningKeys({ accountId: principalOf(res).accountId, id }, { requestId: res.locals.requestId });
+      res.json({ data: out.data.map(signingKeyJson) });
+    },
+  });
+
+  route(router, '/products/:id/signing-keys/rotate', {
+    post: async (req, res) => {
+      const id = checkId('id', 'prod', String(req.params.id));
+      readBody(req, {});
+      const key = await clients.products.rotateSigningKey({ accountId: principalOf(res).accountId, id }, { requestId: res.locals.requestId });
+      res.status(201).json(signingKeyJson(key));
     },
   });
 }

@@ -2,6 +2,7 @@ import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
 import { createClient, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { licenseSchema, type LicenseConfig } from './config';
 import { activationHandlers } from './handlers/activation-handlers';
+import { fileHandlers } from './handlers/file-handlers';
 import { licenseHandlers } from './handlers/license-handlers';
 import { validationHandlers } from './handlers/validation-handlers';
 import { ExpirySweeper } from './events/expiry-sweeper';
@@ -23,6 +24,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ...licenseHandlers(ctx, store, products.call, counter),
       ...validationHandlers(ctx, store, counter),
       ...activationHandlers(ctx, store),
+      ...fileHandlers(ctx, store, products.call),
     });
     counter.start();
     sweeper.start();

@@ -2,6 +2,8 @@ import { ProductServiceService } from '@licensing/proto';
 import { runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { productSchema, type ProductConfig } from './config';
 import { productHandlers } from './handlers/product-handlers';
+import { signingHandlers } from './handlers/signing-handlers';
+import { SigningKeyStore, signingKeyModel } from './store/signing-keys';
 import { productModel } from './store/models';
 import { ProductStore } from './store/queries';
 
@@ -11,7 +13,8 @@ export const productService: ServiceRecipe<typeof productSchema> = {
   async setup(ctx) {
     const store = new ProductStore(productModel(ctx.db));
     ctx.outbox.track(store.Product);
-    ctx.grpc.add(ProductServiceService, productHandlers(ctx, store));
+    const keys = new SigningKeyStore(signingKeyModel(ctx.db));
+    ctx.grpc.add(ProductServiceService, { ...productHandlers(ctx, store), ...signingHandlers(ctx, store, keys) });
   },
 };
 

@@ -21,6 +21,23 @@ import {
 import { PageInfo, PageRequest } from "./common";
 import { LicensePolicy } from "./product";
 
+export interface IssueLicenseFileRequest {
+  accountId: string;
+  key: string;
+  fingerprint: string;
+  /** 1..365; 0 = the default (30). */
+  ttlDays: number;
+}
+
+export interface LicenseFile {
+  kid: string;
+  algorithm: string;
+  /** base64url of the signed payload bytes (JSON). */
+  payload: string;
+  /** base64url Ed25519 signature over exactly those bytes. */
+  signature: string;
+}
+
 export interface License {
   id: string;
   accountId: string;
@@ -175,6 +192,248 @@ export interface Stats {
   /** 24 entries, oldest first; the last is the current hour. */
   validationsByHour: HourCount[];
 }
+
+function createBaseIssueLicenseFileRequest(): IssueLicenseFileRequest {
+  return { accountId: "", key: "", fingerprint: "", ttlDays: 0 };
+}
+
+export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
+  encode(message: IssueLicenseFileRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(26).string(message.fingerprint);
+    }
+    if (message.ttlDays !== 0) {
+      writer.uint32(32).int32(message.ttlDays);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IssueLicenseFileRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIssueLicenseFileRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.ttlDays = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IssueLicenseFileRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      ttlDays: isSet(object.ttlDays)
+        ? globalThis.Number(object.ttlDays)
+        : isSet(object.ttl_days)
+        ? globalThis.Number(object.ttl_days)
+        : 0,
+    };
+  },
+
+  toJSON(message: IssueLicenseFileRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    if (message.ttlDays !== 0) {
+      obj.ttlDays = Math.round(message.ttlDays);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<IssueLicenseFileRequest>, I>>(base?: I): IssueLicenseFileRequest {
+    return IssueLicenseFileRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<IssueLicenseFileRequest>, I>>(object: I): IssueLicenseFileRequest {
+    const message = createBaseIssueLicenseFileRequest();
+    message.accountId = object.accountId ?? "";
+    message.key = object.key ?? "";
+    message.fingerprint = object.fingerprint ?? "";
+    message.ttlDays = object.ttlDays ?? 0;
+    return message;
+  },
+};
+
+function createBaseLicenseFile(): LicenseFile {
+  return { kid: "", algorithm: "", payload: "", signature: "" };
+}
+
+export const LicenseFile: MessageFns<LicenseFile> = {
+  encode(message: LicenseFile, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kid !== "") {
+      writer.uint32(10).string(message.kid);
+    }
+    if (message.algorithm !== "") {
+      writer.uint32(18).string(message.algorithm);
+    }
+    if (message.payload !== "") {
+      writer.uint32(26).string(message.payload);
+    }
+    if (message.signature !== "") {
+      writer.uint32(34).string(message.signature);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LicenseFile {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicenseFile();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.algorithm = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.payload = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.signature = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LicenseFile {
+    return {
+      kid: isSet(object.kid) ? globalThis.String(object.kid) : "",
+      algorithm: isSet(object.algorithm) ? globalThis.String(object.algorithm) : "",
+      payload: isSet(object.payload) ? globalThis.String(object.payload) : "",
+      signature: isSet(object.signature) ? globalThis.String(object.signature) : "",
+    };
+  },
+
+  toJSON(message: LicenseFile): unknown {
+    const obj: any = {};
+    if (message.kid !== "") {
+      obj.kid = message.kid;
+    }
+    if (message.algorithm !== "") {
+      obj.algorithm = message.algorithm;
+    }
+    if (message.payload !== "") {
+      obj.payload = message.payload;
+    }
+    if (message.signature !== "") {
+      obj.signature = message.signature;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LicenseFile>, I>>(base?: I): LicenseFile {
+    return LicenseFile.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LicenseFile>, I>>(object: I): LicenseFile {
+    const message = createBaseLicenseFile();
+    message.kid = object.kid ?? "";
+    message.algorithm = object.algorithm ?? "";
+    message.payload = object.payload ?? "";
+    message.signature = object.signature ?? "";
+    return message;
+  },
+};
 
 function createBaseLicense(): License {
   return {
@@ -2681,6 +2940,17 @@ export const LicenseServiceService = {
     responseSerialize: (value: Activation): Buffer => Buffer.from(Activation.encode(value).finish()),
     responseDeserialize: (value: Buffer): Activation => Activation.decode(value),
   },
+  /** A signed licence file an app can verify offline with the product's public key. */
+  issueLicenseFile: {
+    path: "/licensing.v1.LicenseService/IssueLicenseFile" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: IssueLicenseFileRequest): Buffer =>
+      Buffer.from(IssueLicenseFileRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): IssueLicenseFileRequest => IssueLicenseFileRequest.decode(value),
+    responseSerialize: (value: LicenseFile): Buffer => Buffer.from(LicenseFile.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LicenseFile => LicenseFile.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -2698,6 +2968,8 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   activate: handleUnaryCall<ActivateRequest, ActivateResponse>;
   listActivations: handleUnaryCall<ListActivationsRequest, ListActivationsResponse>;
   deactivate: handleUnaryCall<DeactivateRequest, Activation>;
+  /** A signed licence file an app can verify offline with the product's public key. */
+  issueLicenseFile: handleUnaryCall<IssueLicenseFileRequest, LicenseFile>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -2851,6 +3123,22 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
+  /** A signed licence file an app can verify offline with the product's public key. */
+  issueLicenseFile(
+    request: IssueLicenseFileRequest,
+    callback: (error: ServiceError | null, response: LicenseFile) => void,
+  ): ClientUnaryCall;
+  issueLicenseFile(
+    request: IssueLicenseFileRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: LicenseFile) => void,
+  ): ClientUnaryCall;
+  issueLicenseFile(
+    request: IssueLicenseFileRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LicenseFile) => void,
   ): ClientUnaryCall;
 }
 

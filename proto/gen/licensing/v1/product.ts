@@ -20,6 +20,34 @@ import {
 } from "@grpc/grpc-js";
 import { PageInfo, PageRequest } from "./common";
 
+export interface SigningKey {
+  kid: string;
+  productId: string;
+  algorithm: string;
+  /** SubjectPublicKeyInfo, PEM. */
+  publicKeyPem: string;
+  createdAt: string;
+  current: boolean;
+}
+
+export interface ListSigningKeysResponse {
+  data: SigningKey[];
+}
+
+export interface SignPayloadRequest {
+  accountId: string;
+  productId: string;
+  /** A JSON object; "kid" is added to it before signing. */
+  payloadJson: string;
+}
+
+export interface SignPayloadResponse {
+  kid: string;
+  /** The exact bytes that were signed (the payload with its kid). */
+  payload: Buffer;
+  signature: Buffer;
+}
+
 /** How licences of a product behave. Absent optional numbers mean "no limit". */
 export interface LicensePolicy {
   /** Absent: perpetual. */
@@ -80,6 +108,448 @@ export interface ListProductsResponse {
   data: Product[];
   page: PageInfo | undefined;
 }
+
+function createBaseSigningKey(): SigningKey {
+  return { kid: "", productId: "", algorithm: "", publicKeyPem: "", createdAt: "", current: false };
+}
+
+export const SigningKey: MessageFns<SigningKey> = {
+  encode(message: SigningKey, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kid !== "") {
+      writer.uint32(10).string(message.kid);
+    }
+    if (message.productId !== "") {
+      writer.uint32(18).string(message.productId);
+    }
+    if (message.algorithm !== "") {
+      writer.uint32(26).string(message.algorithm);
+    }
+    if (message.publicKeyPem !== "") {
+      writer.uint32(34).string(message.publicKeyPem);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(42).string(message.createdAt);
+    }
+    if (message.current !== false) {
+      writer.uint32(48).bool(message.current);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SigningKey {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSigningKey();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.productId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.algorithm = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.publicKeyPem = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.current = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SigningKey {
+    return {
+      kid: isSet(object.kid) ? globalThis.String(object.kid) : "",
+      productId: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      algorithm: isSet(object.algorithm) ? globalThis.String(object.algorithm) : "",
+      publicKeyPem: isSet(object.publicKeyPem)
+        ? globalThis.String(object.publicKeyPem)
+        : isSet(object.public_key_pem)
+        ? globalThis.String(object.public_key_pem)
+        : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      current: isSet(object.current) ? globalThis.Boolean(object.current) : false,
+    };
+  },
+
+  toJSON(message: SigningKey): unknown {
+    const obj: any = {};
+    if (message.kid !== "") {
+      obj.kid = message.kid;
+    }
+    if (message.productId !== "") {
+      obj.productId = message.productId;
+    }
+    if (message.algorithm !== "") {
+      obj.algorithm = message.algorithm;
+    }
+    if (message.publicKeyPem !== "") {
+      obj.publicKeyPem = message.publicKeyPem;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.current !== false) {
+      obj.current = message.current;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SigningKey>, I>>(base?: I): SigningKey {
+    return SigningKey.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SigningKey>, I>>(object: I): SigningKey {
+    const message = createBaseSigningKey();
+    message.kid = object.kid ?? "";
+    message.productId = object.productId ?? "";
+    message.algorithm = object.algorithm ?? "";
+    message.publicKeyPem = object.publicKeyPem ?? "";
+    message.createdAt = object.createdAt ?? "";
+    message.current = object.current ?? false;
+    return message;
+  },
+};
+
+function createBaseListSigningKeysResponse(): ListSigningKeysResponse {
+  return { data: [] };
+}
+
+export const ListSigningKeysResponse: MessageFns<ListSigningKeysResponse> = {
+  encode(message: ListSigningKeysResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      SigningKey.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSigningKeysResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSigningKeysResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(SigningKey.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSigningKeysResponse {
+    return { data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => SigningKey.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListSigningKeysResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => SigningKey.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListSigningKeysResponse>, I>>(base?: I): ListSigningKeysResponse {
+    return ListSigningKeysResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListSigningKeysResponse>, I>>(object: I): ListSigningKeysResponse {
+    const message = createBaseListSigningKeysResponse();
+    message.data = object.data?.map((e) => SigningKey.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSignPayloadRequest(): SignPayloadRequest {
+  return { accountId: "", productId: "", payloadJson: "" };
+}
+
+export const SignPayloadRequest: MessageFns<SignPayloadRequest> = {
+  encode(message: SignPayloadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.productId !== "") {
+      writer.uint32(18).string(message.productId);
+    }
+    if (message.payloadJson !== "") {
+      writer.uint32(26).string(message.payloadJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignPayloadRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignPayloadRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.productId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.payloadJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SignPayloadRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      productId: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      payloadJson: isSet(object.payloadJson)
+        ? globalThis.String(object.payloadJson)
+        : isSet(object.payload_json)
+        ? globalThis.String(object.payload_json)
+        : "",
+    };
+  },
+
+  toJSON(message: SignPayloadRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.productId !== "") {
+      obj.productId = message.productId;
+    }
+    if (message.payloadJson !== "") {
+      obj.payloadJson = message.payloadJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SignPayloadRequest>, I>>(base?: I): SignPayloadRequest {
+    return SignPayloadRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SignPayloadRequest>, I>>(object: I): SignPayloadRequest {
+    const message = createBaseSignPayloadRequest();
+    message.accountId = object.accountId ?? "";
+    message.productId = object.productId ?? "";
+    message.payloadJson = object.payloadJson ?? "";
+    return message;
+  },
+};
+
+function createBaseSignPayloadResponse(): SignPayloadResponse {
+  return { kid: "", payload: Buffer.alloc(0), signature: Buffer.alloc(0) };
+}
+
+export const SignPayloadResponse: MessageFns<SignPayloadResponse> = {
+  encode(message: SignPayloadResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kid !== "") {
+      writer.uint32(10).string(message.kid);
+    }
+    if (message.payload.length !== 0) {
+      writer.uint32(18).bytes(message.payload);
+    }
+    if (message.signature.length !== 0) {
+      writer.uint32(26).bytes(message.signature);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignPayloadResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignPayloadResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.payload = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.signature = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SignPayloadResponse {
+    return {
+      kid: isSet(object.kid) ? globalThis.String(object.kid) : "",
+      payload: isSet(object.payload) ? Buffer.from(bytesFromBase64(object.payload)) : Buffer.alloc(0),
+      signature: isSet(object.signature) ? Buffer.from(bytesFromBase64(object.signature)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: SignPayloadResponse): unknown {
+    const obj: any = {};
+    if (message.kid !== "") {
+      obj.kid = message.kid;
+    }
+    if (message.payload.length !== 0) {
+      obj.payload = base64FromBytes(message.payload);
+    }
+    if (message.signature.length !== 0) {
+      obj.signature = base64FromBytes(message.signature);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SignPayloadResponse>, I>>(base?: I): SignPayloadResponse {
+    return SignPayloadResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SignPayloadResponse>, I>>(object: I): SignPayloadResponse {
+    const message = createBaseSignPayloadResponse();
+    message.kid = object.kid ?? "";
+    message.payload = object.payload ?? Buffer.alloc(0);
+    message.signature = object.signature ?? Buffer.alloc(0);
+    return message;
+  },
+};
 
 function createBaseLicensePolicy(): LicensePolicy {
   return {
@@ -973,6 +1443,37 @@ export const ProductServiceService = {
     responseSerialize: (value: Product): Buffer => Buffer.from(Product.encode(value).finish()),
     responseDeserialize: (value: Buffer): Product => Product.decode(value),
   },
+  /** Ed25519 public keys for offline verification of licence files, newest first. */
+  listSigningKeys: {
+    path: "/licensing.v1.ProductService/ListSigningKeys" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProductRequest): Buffer => Buffer.from(GetProductRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProductRequest => GetProductRequest.decode(value),
+    responseSerialize: (value: ListSigningKeysResponse): Buffer =>
+      Buffer.from(ListSigningKeysResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSigningKeysResponse => ListSigningKeysResponse.decode(value),
+  },
+  /** A new current key; earlier keys stay listed so files they signed still verify. */
+  rotateSigningKey: {
+    path: "/licensing.v1.ProductService/RotateSigningKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProductRequest): Buffer => Buffer.from(GetProductRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProductRequest => GetProductRequest.decode(value),
+    responseSerialize: (value: SigningKey): Buffer => Buffer.from(SigningKey.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SigningKey => SigningKey.decode(value),
+  },
+  /** Adds the current key's kid to the payload, signs the resulting bytes. */
+  signPayload: {
+    path: "/licensing.v1.ProductService/SignPayload" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SignPayloadRequest): Buffer => Buffer.from(SignPayloadRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SignPayloadRequest => SignPayloadRequest.decode(value),
+    responseSerialize: (value: SignPayloadResponse): Buffer => Buffer.from(SignPayloadResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SignPayloadResponse => SignPayloadResponse.decode(value),
+  },
 } as const;
 
 export interface ProductServiceServer extends UntypedServiceImplementation {
@@ -984,6 +1485,12 @@ export interface ProductServiceServer extends UntypedServiceImplementation {
    * the policy they were issued (or last renewed) under.
    */
   updateProduct: handleUnaryCall<UpdateProductRequest, Product>;
+  /** Ed25519 public keys for offline verification of licence files, newest first. */
+  listSigningKeys: handleUnaryCall<GetProductRequest, ListSigningKeysResponse>;
+  /** A new current key; earlier keys stay listed so files they signed still verify. */
+  rotateSigningKey: handleUnaryCall<GetProductRequest, SigningKey>;
+  /** Adds the current key's kid to the payload, signs the resulting bytes. */
+  signPayload: handleUnaryCall<SignPayloadRequest, SignPayloadResponse>;
 }
 
 export interface ProductServiceClient extends Client {
@@ -1051,6 +1558,54 @@ export interface ProductServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Product) => void,
   ): ClientUnaryCall;
+  /** Ed25519 public keys for offline verification of licence files, newest first. */
+  listSigningKeys(
+    request: GetProductRequest,
+    callback: (error: ServiceError | null, response: ListSigningKeysResponse) => void,
+  ): ClientUnaryCall;
+  listSigningKeys(
+    request: GetProductRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSigningKeysResponse) => void,
+  ): ClientUnaryCall;
+  listSigningKeys(
+    request: GetProductRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSigningKeysResponse) => void,
+  ): ClientUnaryCall;
+  /** A new current key; earlier keys stay listed so files they signed still verify. */
+  rotateSigningKey(
+    request: GetProductRequest,
+    callback: (error: ServiceError | null, response: SigningKey) => void,
+  ): ClientUnaryCall;
+  rotateSigningKey(
+    request: GetProductRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SigningKey) => void,
+  ): ClientUnaryCall;
+  rotateSigningKey(
+    request: GetProductRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SigningKey) => void,
+  ): ClientUnaryCall;
+  /** Adds the current key's kid to the payload, signs the resulting bytes. */
+  signPayload(
+    request: SignPayloadRequest,
+    callback: (error: ServiceError | null, response: SignPayloadResponse) => void,
+  ): ClientUnaryCall;
+  signPayload(
+    request: SignPayloadRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SignPayloadResponse) => void,
+  ): ClientUnaryCall;
+  signPayload(
+    request: SignPayloadRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SignPayloadResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const ProductServiceClient = makeGenericClientConstructor(
@@ -1061,6 +1616,14 @@ export const ProductServiceClient = makeGenericClientConstructor(
   service: typeof ProductServiceService;
   serviceName: string;
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

@@ -16,7 +16,9 @@ const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   policy: toContract(doc.policy ?? DEFAULT_POLICY),
 });
 
-export function productHandlers(ctx: ServiceContext<ProductConfig>, store: ProductStore): Handlers<typeof ProductServiceService> {
+type ProductHandlers = Pick<Handlers<typeof ProductServiceService>, 'createProduct' | 'getProduct' | 'listProducts' | 'updateProduct'>;
+
+export function productHandlers(ctx: ServiceContext<ProductConfig>, store: ProductStore): ProductHandlers {
   return {
     async createProduct(req) {
       const input = checkProductInput(req);
