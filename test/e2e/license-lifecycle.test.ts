@@ -117,6 +117,18 @@ describe('states and transitions', () => {
     await events.waitFor((e) => e.type === 'license.renewed' && (e.data as { license: { key: string } }).license.key === key);
   });
 
+  it('with two licence-service instances sweeping, each licence gets exactly one license.expired', async () => {
+    await stack.extraLicenseService();
+    const id = await product({ duration_days: 1 });
+    const keys = [await license(id), await license(id), await license(id)];
+    clock.advance(2 * DAY);
+    for (const key of keys) await events.waitFor((e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key);
+    await new Promise((r) => setTimeout(r, 1000)); // both sweepers have passed several times
+    for (const key of keys) {
+      expect(events.all().filter((e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key)).toHaveLength(1);
+    }
+  });
+
   it('PATCH changes the customer e-mail and metadata; bad input is 400', async () => {
     const key = await license(await product());
     const res = await api('PATCH', `/api/v1/licenses/${key}`, { customer_email: 'new@example.com', metadata: { order: 'A-1', seats: '3' } });
@@ -200,7 +212,10 @@ describe('who sees what', () => {
       ['POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'evil' }],
       ['DELETE', `/api/v1/licenses/${key}/activations/${act}`],
     ];
+    const productId = (await api('GET', `/api/v1/licenses/${key}`)).body.product_id;
+    calls.push(['PATCH', `/api/v1/products/${productId}`, { name: 'hijacked' }], ['GET', `/api/v1/products/${productId}`]);
     for (const [method, path, body] of calls) expect({ method, path, status: (await other(method, path, body)).status }).toEqual({ method, path, status: 404 });
+    expect((await api('GET', `/api/v1/products/${productId}`)).body.name).toBe('Policy product');
     expect((await api('GET', `/api/v1/licenses/${key}`)).body).toMatchObject({ status: 'active', activations: 1 });
     expect((await api('GET', `/api/v1/licenses/${key}/activations`)).body.data).toHaveLength(1);
   });

@@ -21,6 +21,8 @@ export interface Stack {
   stopGateway(): Promise<void>;
   /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
   extraGateway(config?: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
+  /** A second instance of the licence service over the same database and stream (stopped with the stack). */
+  extraLicenseService(): Promise<void>;
   /** Stops one service (its database is kept) to see how the rest copes. */
   stopService(name: 'account' | 'product' | 'license'): Promise<void>;
   stop(): Promise<void>;
@@ -89,6 +91,9 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
       return g;
     },
     stopService: (name) => ({ account, product, license })[name].stop(),
+    async extraLicenseService() {
+      extras.push(await startLicense({ env: envFor.license(t, 0, addrs.product), clock }));
+    },
     async stop() {
       admin.close();
       for (const g of extras) await g.stop();

@@ -119,6 +119,10 @@ export class EventBus {
   }
 }
 
-export function newEvent<T extends EventType>(type: T, accountId: string, data: DomainEvent<T>['data'], now = new Date()): DomainEvent<T> {
-  return { id: newId('evt'), type, account_id: accountId, created_at: now.toISOString(), data };
+/**
+ * A new event. Pass `id` for facts that must be published once however many
+ * instances notice them: the same id is dropped by JetStream as a duplicate.
+ */
+export function newEvent<T extends EventType>(type: T, accountId: string, data: DomainEvent<T>['data'], now = new Date(), id = newId('evt')): DomainEvent<T> {
+  return { id, type, account_id: accountId, created_at: now.toISOString(), data };
 }

@@ -1,6 +1,6 @@
 import type { Clock, Logger, Outbox } from '@licensing/runtime';
 import type { LicenseStore } from '../store/queries';
-import { licenseEvent } from './license-events';
+import { licenseExpired } from './license-events';
 
 /**
  * Publishes license.expired once per licence when its expiry and grace have
@@ -23,7 +23,7 @@ export class ExpirySweeper {
     const now = this.clock.now();
     let marked = 0;
     for (const doc of await this.store.dueForExpiry(now, 200)) {
-      if (await this.store.markExpired(doc._id, licenseEvent('license.expired', doc, now))) {
+      if (await this.store.markExpired(doc._id, licenseExpired(doc, now))) {
         this.outbox.flush(this.store.models.License, doc._id);
         marked++;
       }

@@ -25,8 +25,17 @@ const activationData = (a: ActivationDoc, licenseKey: string): ActivationData =>
 });
 
 /** license.created|updated|suspended|reinstated|revoked|renewed|expired */
-export const licenseEvent = (type: Exclude<LicenseEventType, 'license.activated' | 'license.deactivated'>, doc: Omit<LicenseDoc, 'outbox'>, now: Date): DomainEvent =>
-  newEvent(type, doc.account_id, { license: licenseData(doc, now) } as never, now);
+export const licenseEvent = (type: Exclude<LicenseEventType, 'license.activated' | 'license.deactivated'>, doc: Omit<LicenseDoc, 'outbox'>, now: Date, id?: string): DomainEvent =>
+  newEvent(type, doc.account_id, { license: licenseData(doc, now) } as never, now, id);
+
+/**
+ * One expiry, one event: the id is derived from the licence and the moment it
+ * expired, so sweepers on several instances (or a store that lets two
+ * conditional updates through, as FerretDB can) publish the same id, and
+ * JetStream keeps one.
+ */
+export const licenseExpired = (doc: Omit<LicenseDoc, 'outbox'>, now: Date): DomainEvent =>
+  licenseEvent('license.expired', doc, now, `evt_expired_${doc._id.slice(4)}_${doc.grace_ends_at?.getTime() ?? 0}`);
 
 export const licenseCreated = (doc: Omit<LicenseDoc, 'outbox'>): DomainEvent => licenseEvent('license.created', doc, doc.created_at);
 
