@@ -43,8 +43,15 @@ interface OutboxDoc {
   outbox?: Record<string, DomainEvent>;
 }
 
+/** How many acked event ids a process remembers, so the relay does not publish them again. */
+const REMEMBERED = 20_000;
+/** Documents per relay query, and the most queries one pass makes before yielding. */
+const BATCH = 200;
+const MAX_BATCHES_PER_PASS = 20;
+
 export class Outbox {
   private readonly models: Model<any>[] = [];
+  private readonly acked = new Set<string>();
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
   private stopped = false;
@@ -69,7 +76,11 @@ export class Outbox {
     const doc = known ?? ((await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null);
     if (!doc?.outbox) return;
     const events = Object.values(doc.outbox).sort((a, b) => (a.id < b.id ? -1 : 1));
-    for (const event of events) await this.bus.publish(event);
+    for (const event of events) {
+      if (this.acked.has(event.id)) continue; // this process already got JetStream's ack
+      await this.bus.publish(event);
+      this.remember(event.id);
+    }
     if (!clear) return;
     const settled = events.filter((e) => Date.now() - Date.parse(e.created_at) >= this.settleMs);
     if (!settled.length) return;
@@ -83,17 +94,26 @@ export class Outbox {
     }
   }
 
-  /** One pass over every tracked collection. Exposed for tests. */
+  private remember(id: string): void {
+    this.acked.add(id);
+    if (this.acked.size > REMEMBERED) this.acked.delete(this.acked.values().next().value!);
+  }
+
+  /** One pass over every tracked collection, oldest documents first. Exposed for tests. */
   async sweep(): Promise<number> {
-    let published = 0;
+    let seen = 0;
     for (const model of this.models) {
-      const docs = (await model.find({ outbox_pending: true }, { outbox: 1 }).limit(100).lean()) as OutboxDoc[];
-      for (const doc of docs) {
-        await this.publishDoc(model, doc._id, doc, true);
-        published++;
+      let after = '';
+      for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch++) {
+        const filter = after ? { outbox_pending: true, _id: { $gt: after } } : { outbox_pending: true };
+        const docs = (await model.find(filter, { outbox: 1 }).sort({ _id: 1 }).limit(BATCH).lean()) as OutboxDoc[];
+        for (const doc of docs) await this.publishDoc(model, doc._id, doc, true);
+        seen += docs.length;
+        if (docs.length < BATCH) break;
+        after = docs[docs.length - 1]._id;
       }
     }
-    return published;
+    return seen;
   }
 
   /** Number of documents still holding unpublished events (for status and metrics). */
