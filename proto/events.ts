@@ -14,6 +14,8 @@ export const eventTypes = [
   'license.expired',
   'license.activated',
   'license.deactivated',
+  'checkout.created',
+  'checkout.expired',
   'api_key.created',
   'api_key.revoked',
 ] as const;
@@ -74,6 +76,17 @@ export interface AccountData {
   per_hour_limit: number | null;
 }
 
+export interface CheckoutData {
+  id: string;
+  product_id: string;
+  status: string;
+  amount: number;
+  currency: string;
+  customer_email: string | null;
+  expires_at: string;
+  created_at: string;
+}
+
 export interface EventData {
   'account.updated': { account: AccountData };
   'product.created': { product: ProductData };
@@ -87,6 +100,8 @@ export interface EventData {
   'license.expired': { license: LicenseData };
   'license.activated': { license: LicenseData; activation: ActivationData };
   'license.deactivated': { license: LicenseData; activation: ActivationData };
+  'checkout.created': { checkout: CheckoutData };
+  'checkout.expired': { checkout: CheckoutData };
   'api_key.created': { api_key: ApiKeyData };
   'api_key.revoked': { api_key: ApiKeyData };
 }

@@ -54,6 +54,7 @@ async function main() {
     account: Number(env.ACCOUNT_GRPC_PORT ?? 50051),
     product: Number(env.PRODUCT_GRPC_PORT ?? 50052),
     license: Number(env.LICENSE_GRPC_PORT ?? 50053),
+    checkout: Number(env.CHECKOUT_GRPC_PORT ?? 50054),
     gateway: port,
   };
   for (const [name, p] of Object.entries(ports)) {

@@ -7,6 +7,7 @@ import { errorHandler, notFound } from './errors';
 import { AttemptThrottle, enforceRateLimits, throttleAuthFailures, type RateLimits } from './limits';
 import { dashboardRouter } from './dashboard/routes';
 import { requestContext, versionAlias } from './request-context';
+import { checkoutRoutes } from './routes/checkout';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { checkService, statusRoutes } from './routes/status';
@@ -53,6 +54,7 @@ export function createApp({ config, clients, bus, limits, log, version }: Gatewa
   api.use(express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }));
   productRoutes(api, clients);
   licenseRoutes(api, clients);
+  checkoutRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
   app.use('/api/v1', api);
 

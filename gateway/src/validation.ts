@@ -30,6 +30,8 @@ export interface ObjectField {
   kind: 'object';
   required?: boolean;
   shape: Shape;
+  /** null is a meaningful value (e.g. "remove the price"), kept as null. */
+  nullable?: boolean;
 }
 
 /** An open map of string values (e.g. metadata); keys and sizes are checked by the owning service. */
@@ -42,7 +44,7 @@ export interface StringMapField {
 export type Field = StringField | IntField | BoolField | ObjectField | StringMapField;
 export type Shape = Record<string, Field>;
 
-type ValueOf<F extends Field> = F extends IntField ? number | null : F extends BoolField ? boolean : F extends ObjectField ? Record<string, unknown> : F extends StringMapField ? Record<string, string> : string;
+type ValueOf<F extends Field> = F extends IntField ? number | null : F extends BoolField ? boolean : F extends ObjectField ? Record<string, unknown> | null : F extends StringMapField ? Record<string, string> : string;
 export type Parsed<S extends Shape> = { [K in keyof S]: ValueOf<S[K]> | undefined };
 
 function check(source: Record<string, unknown>, shape: Shape, where: string, errors: FieldError[], prefix = ''): Record<string, unknown> {
@@ -53,7 +55,7 @@ function check(source: Record<string, unknown>, shape: Shape, where: string, err
   for (const [name, spec] of Object.entries(shape)) {
     const field = `${prefix}${name}`;
     const value = source[name];
-    if (value === undefined || (value === null && !(spec.kind === 'int' && spec.nullable))) {
+    if (value === undefined || (value === null && !((spec.kind === 'int' || spec.kind === 'object') && spec.nullable))) {
       if (spec.required) errors.push({ field, message: `${field} is required` });
       continue;
     }
@@ -78,7 +80,8 @@ function check(source: Record<string, unknown>, shape: Shape, where: string, err
         else out[name] = value;
         break;
       case 'object':
-        if (typeof value !== 'object' || Array.isArray(value)) errors.push({ field, message: `${field} must be an object` });
+        if (value === null) out[name] = null;
+        else if (typeof value !== 'object' || Array.isArray(value)) errors.push({ field, message: `${field} must be an object` });
         else out[name] = check(value as Record<string, unknown>, (spec as ObjectField).shape, 'field', errors, `${field}.`);
         break;
       case 'map': {

@@ -12,12 +12,13 @@ export interface Ports {
   account: number;
   product: number;
   license: number;
+  checkout: number;
   gateway: number;
 }
 
 export interface RunningSystem {
   gatewayUrl: string;
-  addrs: { account: string; product: string; license: string };
+  addrs: { account: string; product: string; license: string; checkout: string };
   /** Resolves when any process exits on its own (a crash), with its name. */
   crashed: Promise<{ name: Component; code: number | null }>;
   pids: Partial<Record<Component, number>>;
@@ -28,6 +29,7 @@ const entry: Record<Component, string> = {
   account: 'services/account/dist/main.js',
   product: 'services/product/dist/main.js',
   license: 'services/license/dist/main.js',
+  checkout: 'services/checkout/dist/main.js',
   gateway: 'gateway/dist/main.js',
 };
 
@@ -42,11 +44,13 @@ function tail(file: string, lines = 15): string {
 export async function launchSystem(t: Topology, ports: Ports, logDir: string, nodeArgs: Partial<Record<Component, string[]>> = {}): Promise<RunningSystem> {
   const root = repoRoot();
   mkdirSync(logDir, { recursive: true });
-  const addrs = { account: `${t.host}:${ports.account}`, product: `${t.host}:${ports.product}`, license: `${t.host}:${ports.license}` };
+  const addrs = { account: `${t.host}:${ports.account}`, product: `${t.host}:${ports.product}`, license: `${t.host}:${ports.license}`, checkout: `${t.host}:${ports.checkout}` };
+  const gatewayUrl = `http://${t.host}:${ports.gateway}`;
   const envs: Record<Component, Record<string, string>> = {
     account: envFor.account(t, ports.account),
     product: envFor.product(t, ports.product),
     license: envFor.license(t, ports.license, addrs.product),
+    checkout: envFor.checkout(t, ports.checkout, addrs.product, process.env.PUBLIC_BASE_URL ?? gatewayUrl),
     gateway: envFor.gateway(t, ports.gateway, addrs),
   };
   const children = new Map<Component, ChildProcess>();
@@ -66,7 +70,7 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
     }
   };
 
-  const order: Component[] = ['account', 'product', 'license', 'gateway'];
+  const order: Component[] = ['account', 'product', 'license', 'checkout', 'gateway'];
   for (const name of order) {
     const logFile = join(logDir, `${name}.log`);
     const out = createWriteStream(logFile, { flags: 'a' });
@@ -97,7 +101,6 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
     }
   }
 
-  const gatewayUrl = `http://${t.host}:${ports.gateway}`;
   // Ready means the gateway can reach the account service.
   for (let i = 0; ; i++) {
     const ready = await fetch(`${gatewayUrl}/readyz`).then((r) => r.ok, () => false);
@@ -114,7 +117,7 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
     async stop() {
       stopping = true;
       // Gateway first, so no new work reaches the services while they drain.
-      await stopAll(['gateway', 'license', 'product', 'account']);
+      await stopAll(['gateway', 'checkout', 'license', 'product', 'account']);
     },
   };
 }

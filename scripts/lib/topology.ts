@@ -26,7 +26,7 @@ export interface Topology {
   expirySweepIntervalMs?: number;
 }
 
-export type Component = 'account' | 'product' | 'license' | 'gateway';
+export type Component = 'account' | 'product' | 'license' | 'checkout' | 'gateway';
 
 function common(t: Topology): Record<string, string> {
   return {
@@ -53,7 +53,13 @@ export const envFor = {
     ...(t.statsFlushIntervalMs ? { STATS_FLUSH_INTERVAL_MS: String(t.statsFlushIntervalMs) } : {}),
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
   }),
-  gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string }) => ({
+  checkout: (t: Topology, port: number, productAddr: string, publicBaseUrl: string) => ({
+    ...service(t, 'checkout', port),
+    PRODUCT_GRPC_ADDR: productAddr,
+    PUBLIC_BASE_URL: publicBaseUrl,
+    ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
+  }),
+  gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string; checkout: string }) => ({
     ...common(t),
     HOST: t.host,
     PORT: String(port),
@@ -62,5 +68,6 @@ export const envFor = {
     ACCOUNT_GRPC_ADDR: addrs.account,
     PRODUCT_GRPC_ADDR: addrs.product,
     LICENSE_GRPC_ADDR: addrs.license,
+    CHECKOUT_GRPC_ADDR: addrs.checkout,
   }),
 };

@@ -12,6 +12,7 @@ describe('products', () => {
       name: 'Photo Editor Pro',
       description: 'Desktop app',
       policy: { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false },
+      price: null,
       created_at: expect.any(String),
     });
     expect(created.headers.get('location')).toBe(`/api/v1/products/${created.body.id}`);

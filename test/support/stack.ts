@@ -5,6 +5,8 @@ import { createClient, type Clock } from '@licensing/runtime';
 import { start as startAccount } from '../../services/account/src/main';
 import { start as startProduct } from '../../services/product/src/main';
 import { start as startLicense } from '../../services/license/src/main';
+import { start as startCheckout } from '../../services/checkout/src/main';
+import { freePort } from '../../scripts/lib/net';
 import { start as startGateway } from '../../gateway/src/main';
 import { envFor, type Topology } from '../../scripts/lib/topology';
 
@@ -16,7 +18,7 @@ export interface Stack {
   url: string;
   topology: Topology;
   admin: ReturnType<typeof createClient<AccountServiceClient>>['call'];
-  addrs: { account: string; product: string; license: string };
+  addrs: { account: string; product: string; license: string; checkout: string };
   newAccount(plan?: string): Promise<{ accountId: string; apiKey: string }>;
   stopGateway(): Promise<void>;
   /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
@@ -24,7 +26,7 @@ export interface Stack {
   /** A second instance of the licence service over the same database and stream (stopped with the stack). */
   extraLicenseService(): Promise<void>;
   /** Stops one service (its database is kept) to see how the rest copes. */
-  stopService(name: 'account' | 'product' | 'license'): Promise<void>;
+  stopService(name: 'account' | 'product' | 'license' | 'checkout'): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -66,13 +68,17 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const t = testTopology(overrides);
   const account = await startAccount({ env: envFor.account(t, 0), clock });
   const product = await startProduct({ env: envFor.product(t, 0), clock });
-  const addrs = { account: `127.0.0.1:${account.port}`, product: `127.0.0.1:${product.port}`, license: '' };
+  const addrs = { account: `127.0.0.1:${account.port}`, product: `127.0.0.1:${product.port}`, license: '', checkout: '' };
   const license = await startLicense({ env: envFor.license(t, 0, addrs.product), clock });
   addrs.license = `127.0.0.1:${license.port}`;
-  const gateway = await startGateway({ env: { ...envFor.gateway(t, 0, addrs), ...gatewayConfig } });
+  // The gateway's port is chosen first so checkout session URLs can name it.
+  const gatewayPort = await freePort();
+  const checkout = await startCheckout({ env: envFor.checkout(t, 0, addrs.product, `http://127.0.0.1:${gatewayPort}`), clock });
+  addrs.checkout = `127.0.0.1:${checkout.port}`;
+  const gateway = await startGateway({ env: { ...envFor.gateway(t, gatewayPort, addrs), ...gatewayConfig } });
   const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
 
-  const services = [license, product, account];
+  const services = [checkout, license, product, account];
   const extras: { stop(): Promise<void> }[] = [];
   return {
     url: gateway.url,
@@ -90,7 +96,7 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
       extras.push(g);
       return g;
     },
-    stopService: (name) => ({ account, product, license })[name].stop(),
+    stopService: (name) => ({ account, product, license, checkout })[name].stop(),
     async extraLicenseService() {
       extras.push(await startLicense({ env: envFor.license(t, 0, addrs.product), clock }));
     },

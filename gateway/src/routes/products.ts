@@ -20,8 +20,11 @@ export const productJson = (p: Product) => ({
   name: p.name,
   description: p.description || null,
   policy: policyJson(p.policy),
+  price: p.price ? { amount: p.price.amount, currency: p.price.currency } : null,
   created_at: p.createdAt,
 });
+
+const priceShape = { amount: { kind: 'int', required: true, min: -2_147_483_648, max: 2_147_483_647 }, currency: { required: true, max: 3 } } satisfies Shape;
 
 // Ranges are checked again by the product service; here only the JSON shape.
 const policyShape = {
@@ -52,8 +55,11 @@ export function productRoutes(router: Router, clients: Clients): void {
       res.json({ data: out.data.map(productJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
     post: async (req, res) => {
-      const body = readBody(req, { name: { required: true, max: 200 }, description: { max: 2000 }, policy: { kind: 'object', shape: policyShape } });
-      const product = await clients.products.createProduct({ accountId: principalOf(res).accountId, name: body.name!, description: body.description ?? '', policy: toPolicy(body.policy) }, { requestId: res.locals.requestId });
+      const body = readBody(req, { name: { required: true, max: 200 }, description: { max: 2000 }, policy: { kind: 'object', shape: policyShape }, price: { kind: 'object', shape: priceShape } });
+      const product = await clients.products.createProduct(
+        { accountId: principalOf(res).accountId, name: body.name!, description: body.description ?? '', policy: toPolicy(body.policy ?? undefined), price: (body.price as { amount: number; currency: string } | undefined) ?? undefined },
+        { requestId: res.locals.requestId },
+      );
       res.status(201).location(`/api/v1/products/${product.id}`).json(productJson(product));
     },
   });
@@ -66,9 +72,17 @@ export function productRoutes(router: Router, clients: Clients): void {
     },
     patch: async (req, res) => {
       const id = checkId('id', 'prod', String(req.params.id));
-      const body = readBody(req, { name: { max: 200 }, description: { max: 2000 }, policy: { kind: 'object', shape: policyShape } });
+      const body = readBody(req, { name: { max: 200 }, description: { max: 2000 }, policy: { kind: 'object', shape: policyShape }, price: { kind: 'object', shape: priceShape, nullable: true } });
       const product = await clients.products.updateProduct(
-        { accountId: principalOf(res).accountId, id, name: body.name, description: body.description, policy: toPolicy(body.policy) },
+        {
+          accountId: principalOf(res).accountId,
+          id,
+          name: body.name,
+          description: body.description,
+          policy: toPolicy(body.policy ?? undefined),
+          price: (body.price as { amount: number; currency: string } | null | undefined) ?? undefined,
+          removePrice: body.price === null,
+        },
         { requestId: res.locals.requestId },
       );
       res.json(productJson(product));

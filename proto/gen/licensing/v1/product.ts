@@ -72,7 +72,18 @@ export interface Product {
   name: string;
   description: string;
   createdAt: string;
-  policy: LicensePolicy | undefined;
+  policy:
+    | LicensePolicy
+    | undefined;
+  /** Absent: the product cannot be sold through checkout. */
+  price: Price | undefined;
+}
+
+export interface Price {
+  /** Minor units (cents), as Stripe does. */
+  amount: number;
+  /** ISO 4217, upper case. */
+  currency: string;
 }
 
 export interface CreateProductRequest {
@@ -81,6 +92,7 @@ export interface CreateProductRequest {
   description: string;
   /** Absent: the default policy (perpetual, unlimited, no grace). */
   policy: LicensePolicy | undefined;
+  price: Price | undefined;
 }
 
 export interface UpdateProductRequest {
@@ -91,7 +103,12 @@ export interface UpdateProductRequest {
     | string
     | undefined;
   /** When present, replaces the product's policy. */
-  policy: LicensePolicy | undefined;
+  policy:
+    | LicensePolicy
+    | undefined;
+  /** When present, the new price; remove_price takes the price away. */
+  price: Price | undefined;
+  removePrice: boolean;
 }
 
 export interface GetProductRequest {
@@ -711,7 +728,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
 };
 
 function createBaseProduct(): Product {
-  return { id: "", accountId: "", name: "", description: "", createdAt: "", policy: undefined };
+  return { id: "", accountId: "", name: "", description: "", createdAt: "", policy: undefined, price: undefined };
 }
 
 export const Product: MessageFns<Product> = {
@@ -733,6 +750,9 @@ export const Product: MessageFns<Product> = {
     }
     if (message.policy !== undefined) {
       LicensePolicy.encode(message.policy, writer.uint32(50).fork()).join();
+    }
+    if (message.price !== undefined) {
+      Price.encode(message.price, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -798,6 +818,14 @@ export const Product: MessageFns<Product> = {
             message.policy = LicensePolicy.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.price = Price.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -826,6 +854,7 @@ export const Product: MessageFns<Product> = {
         ? globalThis.String(object.created_at)
         : "",
       policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
+      price: isSet(object.price) ? Price.fromJSON(object.price) : undefined,
     };
   },
 
@@ -849,6 +878,9 @@ export const Product: MessageFns<Product> = {
     if (message.policy !== undefined) {
       obj.policy = LicensePolicy.toJSON(message.policy);
     }
+    if (message.price !== undefined) {
+      obj.price = Price.toJSON(message.price);
+    }
     return obj;
   },
 
@@ -865,12 +897,98 @@ export const Product: MessageFns<Product> = {
     message.policy = (object.policy !== undefined && object.policy !== null)
       ? LicensePolicy.fromPartial(object.policy)
       : undefined;
+    message.price = (object.price !== undefined && object.price !== null) ? Price.fromPartial(object.price) : undefined;
+    return message;
+  },
+};
+
+function createBasePrice(): Price {
+  return { amount: 0, currency: "" };
+}
+
+export const Price: MessageFns<Price> = {
+  encode(message: Price, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.amount !== 0) {
+      writer.uint32(8).int64(message.amount);
+    }
+    if (message.currency !== "") {
+      writer.uint32(18).string(message.currency);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Price {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePrice();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.amount = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.currency = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Price {
+    return {
+      amount: isSet(object.amount) ? globalThis.Number(object.amount) : 0,
+      currency: isSet(object.currency) ? globalThis.String(object.currency) : "",
+    };
+  },
+
+  toJSON(message: Price): unknown {
+    const obj: any = {};
+    if (message.amount !== 0) {
+      obj.amount = Math.round(message.amount);
+    }
+    if (message.currency !== "") {
+      obj.currency = message.currency;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Price>, I>>(base?: I): Price {
+    return Price.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Price>, I>>(object: I): Price {
+    const message = createBasePrice();
+    message.amount = object.amount ?? 0;
+    message.currency = object.currency ?? "";
     return message;
   },
 };
 
 function createBaseCreateProductRequest(): CreateProductRequest {
-  return { accountId: "", name: "", description: "", policy: undefined };
+  return { accountId: "", name: "", description: "", policy: undefined, price: undefined };
 }
 
 export const CreateProductRequest: MessageFns<CreateProductRequest> = {
@@ -886,6 +1004,9 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
     }
     if (message.policy !== undefined) {
       LicensePolicy.encode(message.policy, writer.uint32(34).fork()).join();
+    }
+    if (message.price !== undefined) {
+      Price.encode(message.price, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -935,6 +1056,14 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
             message.policy = LicensePolicy.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.price = Price.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -957,6 +1086,7 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       description: isSet(object.description) ? globalThis.String(object.description) : "",
       policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
+      price: isSet(object.price) ? Price.fromJSON(object.price) : undefined,
     };
   },
 
@@ -974,6 +1104,9 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
     if (message.policy !== undefined) {
       obj.policy = LicensePolicy.toJSON(message.policy);
     }
+    if (message.price !== undefined) {
+      obj.price = Price.toJSON(message.price);
+    }
     return obj;
   },
 
@@ -988,12 +1121,21 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
     message.policy = (object.policy !== undefined && object.policy !== null)
       ? LicensePolicy.fromPartial(object.policy)
       : undefined;
+    message.price = (object.price !== undefined && object.price !== null) ? Price.fromPartial(object.price) : undefined;
     return message;
   },
 };
 
 function createBaseUpdateProductRequest(): UpdateProductRequest {
-  return { accountId: "", id: "", name: undefined, description: undefined, policy: undefined };
+  return {
+    accountId: "",
+    id: "",
+    name: undefined,
+    description: undefined,
+    policy: undefined,
+    price: undefined,
+    removePrice: false,
+  };
 }
 
 export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
@@ -1012,6 +1154,12 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
     }
     if (message.policy !== undefined) {
       LicensePolicy.encode(message.policy, writer.uint32(42).fork()).join();
+    }
+    if (message.price !== undefined) {
+      Price.encode(message.price, writer.uint32(50).fork()).join();
+    }
+    if (message.removePrice !== false) {
+      writer.uint32(56).bool(message.removePrice);
     }
     return writer;
   },
@@ -1069,6 +1217,22 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
             message.policy = LicensePolicy.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.price = Price.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.removePrice = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1092,6 +1256,12 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
       name: isSet(object.name) ? globalThis.String(object.name) : undefined,
       description: isSet(object.description) ? globalThis.String(object.description) : undefined,
       policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
+      price: isSet(object.price) ? Price.fromJSON(object.price) : undefined,
+      removePrice: isSet(object.removePrice)
+        ? globalThis.Boolean(object.removePrice)
+        : isSet(object.remove_price)
+        ? globalThis.Boolean(object.remove_price)
+        : false,
     };
   },
 
@@ -1112,6 +1282,12 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
     if (message.policy !== undefined) {
       obj.policy = LicensePolicy.toJSON(message.policy);
     }
+    if (message.price !== undefined) {
+      obj.price = Price.toJSON(message.price);
+    }
+    if (message.removePrice !== false) {
+      obj.removePrice = message.removePrice;
+    }
     return obj;
   },
 
@@ -1127,6 +1303,8 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
     message.policy = (object.policy !== undefined && object.policy !== null)
       ? LicensePolicy.fromPartial(object.policy)
       : undefined;
+    message.price = (object.price !== undefined && object.price !== null) ? Price.fromPartial(object.price) : undefined;
+    message.removePrice = object.removePrice ?? false;
     return message;
   },
 };
@@ -1636,6 +1814,17 @@ type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

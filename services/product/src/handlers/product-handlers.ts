@@ -2,6 +2,7 @@ import { AppError, newId, type Handlers, type ServiceContext } from '@licensing/
 import type { Product, ProductServiceService } from '@licensing/proto';
 import { checkProductInput } from '../domain/product';
 import { DEFAULT_POLICY, checkPolicy, toContract } from '../domain/policy';
+import { checkPrice } from '../domain/price';
 import { productCreated, productUpdated } from '../events/product-events';
 import type { ProductDoc } from '../store/models';
 import type { ProductStore } from '../store/queries';
@@ -14,6 +15,7 @@ const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   description: doc.description,
   createdAt: doc.created_at.toISOString(),
   policy: toContract(doc.policy ?? DEFAULT_POLICY),
+  price: doc.price ? { amount: doc.price.amount, currency: doc.price.currency } : undefined,
 });
 
 type ProductHandlers = Pick<Handlers<typeof ProductServiceService>, 'createProduct' | 'getProduct' | 'listProducts' | 'updateProduct'>;
@@ -22,7 +24,7 @@ export function productHandlers(ctx: ServiceContext<ProductConfig>, store: Produ
   return {
     async createProduct(req) {
       const input = checkProductInput(req);
-      const doc = { _id: newId('prod'), account_id: req.accountId, ...input, policy: checkPolicy(req.policy), created_at: ctx.clock.now() };
+      const doc = { _id: newId('prod'), account_id: req.accountId, ...input, policy: checkPolicy(req.policy), price: req.price ? checkPrice(req.price) : null, created_at: ctx.clock.now() };
       await store.insert(doc, [productCreated(doc)]);
       ctx.outbox.flush(store.Product, doc._id);
       return toProduct(doc);
@@ -38,7 +40,12 @@ export function productHandlers(ctx: ServiceContext<ProductConfig>, store: Produ
       const current = await store.find(req.accountId, req.id);
       if (!current) throw AppError.notFound('product');
       const input = checkProductInput({ name: req.name ?? current.name, description: req.description ?? current.description });
-      const changes = { ...input, ...(req.policy ? { policy: checkPolicy(req.policy) } : {}) };
+      if (req.price && req.removePrice) throw AppError.invalid('price', 'give a price or null, not both');
+      const changes = {
+        ...input,
+        ...(req.policy ? { policy: checkPolicy(req.policy) } : {}),
+        ...(req.price ? { price: checkPrice(req.price) } : req.removePrice ? { price: null } : {}),
+      };
       const now = ctx.clock.now();
       const updated = await store.update(req.accountId, req.id, changes, (after) => productUpdated(after, now));
       if (!updated) throw AppError.notFound('product');

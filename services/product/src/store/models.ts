@@ -2,6 +2,7 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import { outboxFields } from '@licensing/runtime';
 import type { DomainEvent } from '@licensing/proto';
 import { DEFAULT_POLICY, type Policy } from '../domain/policy';
+import type { StoredPrice } from '../domain/price';
 
 export interface ProductDoc {
   _id: string;
@@ -9,6 +10,7 @@ export interface ProductDoc {
   name: string;
   description: string;
   policy: Policy;
+  price: StoredPrice | null;
   created_at: Date;
   outbox?: Record<string, DomainEvent>;
 }
@@ -22,6 +24,7 @@ export function productModel(conn: Connection): Model<ProductDoc> {
       description: { type: String, default: '' },
       // Stored as given; older products without one read as the default policy.
       policy: { type: Object, default: () => ({ ...DEFAULT_POLICY }) },
+      price: { type: Object, default: null },
       created_at: { type: Date, required: true },
       ...outboxFields,
     },

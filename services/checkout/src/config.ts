@@ -1,0 +1,10 @@
+import { int, serviceSchema, str, type ConfigOf } from '@licensing/runtime';
+
+export const checkoutSchema = {
+  ...serviceSchema('checkout', 50054),
+  PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:50052' }),
+  PUBLIC_BASE_URL: str('Public address of the gateway, for the hosted checkout page URLs', { default: 'http://127.0.0.1:8080' }),
+  EXPIRY_SWEEP_INTERVAL_MS: int('How often open sessions past their expiry are marked expired', { default: 30_000, min: 50 }),
+};
+
+export type CheckoutConfig = ConfigOf<typeof checkoutSchema>;

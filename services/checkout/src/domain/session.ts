@@ -1,0 +1,44 @@
+import { AppError } from '@licensing/runtime';
+
+// The rules of a checkout session that need no I/O.
+export const EXPIRES_MIN_MINUTES = 30;
+export const EXPIRES_MAX_MINUTES = 1440;
+export const URL_MAX = 2048;
+
+export type SessionStatus = 'open' | 'complete' | 'expired';
+export const sessionStatuses: readonly SessionStatus[] = ['open', 'complete', 'expired'];
+
+/** success_url and cancel_url: absolute http(s) URLs only (never javascript:, data:, relative). */
+export function checkRedirectUrl(field: string, value: string, required: boolean): string {
+  const v = value.trim();
+  if (!v) {
+    if (required) throw AppError.invalid(field, `${field} is required`);
+    return '';
+  }
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw AppError.invalid(field, `${field} must be an absolute http or https URL`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || v.length > URL_MAX) throw AppError.invalid(field, `${field} must be an absolute http or https URL`);
+  return url.toString();
+}
+
+export function expiryMinutes(requested: number): number {
+  const m = requested || EXPIRES_MAX_MINUTES;
+  if (!Number.isInteger(m) || m < EXPIRES_MIN_MINUTES || m > EXPIRES_MAX_MINUTES) {
+    throw AppError.invalid('expires_in_minutes', `expires_in_minutes must be a whole number from ${EXPIRES_MIN_MINUTES} to ${EXPIRES_MAX_MINUTES}`);
+  }
+  return m;
+}
+
+/** A session past its expiry is expired even before the sweeper records it. */
+export function effectiveStatus(s: { status: SessionStatus; expires_at: Date }, now: Date): SessionStatus {
+  return s.status === 'open' && s.expires_at.getTime() <= now.getTime() ? 'expired' : s.status;
+}
+
+export function checkExpire(s: { status: SessionStatus; expires_at: Date }, now: Date): void {
+  const status = effectiveStatus(s, now);
+  if (status === 'complete') throw new AppError('conflict', 'the checkout session is complete: it cannot be expired');
+}

@@ -1,0 +1,45 @@
+import type { Clock, Logger, Outbox } from '@licensing/runtime';
+import type { CheckoutStore } from '../store/queries';
+import { checkoutExpired } from './checkout-events';
+
+/** Marks open sessions past their expiry as expired and publishes checkout.expired once each. */
+export class CheckoutExpirySweeper {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+
+  constructor(
+    private readonly store: CheckoutStore,
+    private readonly outbox: Outbox,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  async sweep(): Promise<number> {
+    const now = this.clock.now();
+    let n = 0;
+    for (const s of await this.store.dueForExpiry(now, 200)) {
+      if (await this.store.markExpired(s._id, checkoutExpired(s, now))) {
+        this.outbox.flush(this.store.models.Session, s._id);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  start(): void {
+    const tick = () => {
+      this.running = this.sweep().catch((err) => this.log.warn({ err }, 'checkout expiry sweep failed; will retry'));
+      void this.running.finally(() => {
+        if (this.timer) this.timer = setTimeout(tick, this.intervalMs);
+      });
+    };
+    this.timer = setTimeout(tick, this.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}

@@ -1,0 +1,137 @@
+import { client, startStack, TestClock, type Stack } from '../support/stack';
+import { EventLog } from '../support/events';
+
+const clock = new TestClock();
+let stack: Stack;
+let events: EventLog;
+let api: ReturnType<typeof client>;
+let priced: string;
+
+beforeAll(async () => {
+  stack = await startStack({}, {}, clock);
+  const acct = await stack.newAccount();
+  await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
+  api = client(stack.url, acct.apiKey);
+  events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
+  priced = (await api('POST', '/api/v1/products', { name: 'Sellable', price: { amount: 4900, currency: 'eur' } })).body.id;
+});
+
+afterAll(async () => {
+  await events?.close();
+  await stack?.stop();
+});
+
+const session = (over: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+  api('POST', '/api/v1/checkout', { product_id: priced, success_url: 'https://vendor.example/thanks', ...over }, headers);
+
+describe('prices on products', () => {
+  it('are set, read, changed and removed; bad prices are 400', async () => {
+    expect((await api('GET', `/api/v1/products/${priced}`)).body.price).toEqual({ amount: 4900, currency: 'EUR' });
+    const id = (await api('POST', '/api/v1/products', { name: 'Free for now' })).body.id;
+    expect((await api('GET', `/api/v1/products/${id}`)).body.price).toBeNull();
+    expect((await api('PATCH', `/api/v1/products/${id}`, { price: { amount: 999, currency: 'USD' } })).body.price).toEqual({ amount: 999, currency: 'USD' });
+    expect((await api('PATCH', `/api/v1/products/${id}`, { price: null })).body.price).toBeNull();
+    for (const price of [{ amount: 0, currency: 'EUR' }, { amount: 10.5, currency: 'EUR' }, { amount: 100, currency: 'EURO' }, { amount: 100, currency: 'XYZ' }, { amount: 100 }, { amount: '100', currency: 'EUR' }]) {
+      const res = await api('POST', '/api/v1/products', { name: 'Bad price', price });
+      expect({ price, status: res.status }).toEqual({ price, status: 400 });
+    }
+  });
+});
+
+describe('checkout sessions', () => {
+  it('creates an open session with the product’s price and a hosted-page URL, and publishes checkout.created', async () => {
+    const res = await session({ customer_email: 'buyer@example.com', cancel_url: 'https://vendor.example/cart', metadata: { order: '42' }, expires_in_minutes: 60 });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^cs_[0-9A-Z]{26}$/),
+      url: `${stack.url}/checkout/${res.body.id}`,
+      status: 'open',
+      expires_at: expect.any(String),
+      product_id: priced,
+      amount: 4900,
+      currency: 'EUR',
+      customer_email: 'buyer@example.com',
+      success_url: 'https://vendor.example/thanks',
+      cancel_url: 'https://vendor.example/cart',
+      metadata: { order: '42' },
+      license_key: null,
+      created_at: expect.any(String),
+    });
+    expect(Date.parse(res.body.expires_at) - Date.parse(res.body.created_at)).toBe(60 * 60_000);
+    expect(res.headers.get('location')).toBe(`/api/v1/checkout/${res.body.id}`);
+    expect((await api('GET', `/api/v1/checkout/${res.body.id}`)).body).toEqual(res.body);
+    await events.waitFor((e) => e.type === 'checkout.created' && (e.data as { checkout: { id: string } }).checkout.id === res.body.id);
+  });
+
+  it('defaults to 24 hours', async () => {
+    const res = await session();
+    expect(Date.parse(res.body.expires_at) - Date.parse(res.body.created_at)).toBe(1440 * 60_000);
+  });
+
+  it.each([
+    [{ product_id: 'prod_01M82BCFGS21FWB5Z5A498AR3N' }, 404, 'not_found'],
+    [{ product_id: 'nope' }, 400, 'invalid_request'],
+    [{ success_url: undefined }, 400, 'invalid_request'],
+    [{ success_url: 'javascript:alert(1)' }, 400, 'invalid_request'],
+    [{ success_url: 'ftp://vendor.example/x' }, 400, 'invalid_request'],
+    [{ success_url: '/thanks' }, 400, 'invalid_request'],
+    [{ cancel_url: 'data:text/html,hi' }, 400, 'invalid_request'],
+    [{ expires_in_minutes: 29 }, 400, 'invalid_request'],
+    [{ expires_in_minutes: 1441 }, 400, 'invalid_request'],
+    [{ expires_in_minutes: 0 }, 400, 'invalid_request'],
+    [{ expires_in_minutes: '60' }, 400, 'invalid_request'],
+    [{ customer_email: 'not-an-email' }, 400, 'invalid_request'],
+    [{ metadata: { 'bad key': 'x' } }, 400, 'invalid_request'],
+    [{ quantity: 2 }, 400, 'invalid_request'],
+  ])('refuses %p with %i', async (over, status, code) => {
+    const res = await session(over);
+    expect({ status: res.status, code: res.body.code }).toEqual({ status, code });
+  });
+
+  it('refuses a product without a price (400, saying how to fix it) and another account’s product (404)', async () => {
+    const unpriced = (await api('POST', '/api/v1/products', { name: 'No price' })).body.id;
+    const res = await session({ product_id: unpriced });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/has no price/);
+    const other = client(stack.url, (await stack.newAccount()).apiKey);
+    expect((await other('POST', '/api/v1/checkout', { product_id: priced, success_url: 'https://x.example/' })).status).toBe(404);
+  });
+
+  it('honours Idempotency-Key: same body, same session; another body, 422', async () => {
+    const a = await session({}, { 'idempotency-key': 'cart-7' });
+    const b = await session({}, { 'idempotency-key': 'cart-7' });
+    expect(b.body).toEqual(a.body);
+    expect((await session({ customer_email: 'x@example.com' }, { 'idempotency-key': 'cart-7' })).status).toBe(422);
+  });
+
+  it('expires on request (not a completed one), and another account cannot see or expire it', async () => {
+    const { id } = (await session()).body;
+    const other = client(stack.url, (await stack.newAccount()).apiKey);
+    expect((await other('GET', `/api/v1/checkout/${id}`)).status).toBe(404);
+    expect((await other('POST', `/api/v1/checkout/${id}/expire`)).status).toBe(404);
+    const expired = await api('POST', `/api/v1/checkout/${id}/expire`);
+    expect(expired.body.status).toBe('expired');
+    expect((await api('POST', `/api/v1/checkout/${id}/expire`)).body.status).toBe('expired');
+    await events.waitFor((e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === id);
+    expect((await api('GET', '/api/v1/checkout/cs_nope')).status).toBe(400);
+  });
+
+  it('sessions past their expiry become expired and publish checkout.expired once; lists filter by status', async () => {
+    const { id } = (await session({ expires_in_minutes: 30 })).body;
+    clock.advance(31 * 60_000);
+    expect((await api('GET', `/api/v1/checkout/${id}`)).body.status).toBe('expired');
+    await events.waitFor((e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === id);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(events.all().filter((e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === id)).toHaveLength(1);
+    const fresh = (await session()).body.id;
+    const open = (await api('GET', '/api/v1/checkout?status=open')).body.data.map((s: { id: string }) => s.id);
+    expect(open).toContain(fresh);
+    expect(open).not.toContain(id);
+    expect((await api('GET', '/api/v1/checkout?status=expired')).body.data.map((s: { id: string }) => s.id)).toContain(id);
+    expect((await api('GET', '/api/v1/checkout?status=paid')).status).toBe(400);
+  });
+
+  it('status reports the checkout service', async () => {
+    expect((await api('GET', '/api/v1/status')).body.services.checkout).toEqual({ status: 'ok', latency_ms: expect.any(Number) });
+  });
+});
