@@ -15,6 +15,7 @@ export const eventTypes = [
   'license.activated',
   'license.deactivated',
   'checkout.created',
+  'checkout.completed',
   'checkout.expired',
   'api_key.created',
   'api_key.revoked',
@@ -102,6 +103,7 @@ export interface EventData {
   'license.deactivated': { license: LicenseData; activation: ActivationData };
   'checkout.created': { checkout: CheckoutData };
   'checkout.expired': { checkout: CheckoutData };
+  'checkout.completed': { checkout: CheckoutData; license_key: string; customer_email: string };
   'api_key.created': { api_key: ApiKeyData };
   'api_key.revoked': { api_key: ApiKeyData };
 }

@@ -108,7 +108,7 @@ async function main() {
   const profDirs = { gateway: join(work, 'prof-gateway'), license: join(work, 'prof-license') };
   const system = await launchSystem(
     t,
-    { account: await freePort(), product: await freePort(), license: await freePort(), checkout: await freePort(), gateway: await freePort() },
+    { account: await freePort(), product: await freePort(), license: await freePort(), checkout: await freePort(), checkoutHttp: await freePort(), gateway: await freePort() },
     join(work, 'logs'),
     profile ? { gateway: ['--cpu-prof', `--cpu-prof-dir=${profDirs.gateway}`], license: ['--cpu-prof', `--cpu-prof-dir=${profDirs.license}`] } : {},
   );

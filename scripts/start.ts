@@ -55,6 +55,7 @@ async function main() {
     product: Number(env.PRODUCT_GRPC_PORT ?? 50052),
     license: Number(env.LICENSE_GRPC_PORT ?? 50053),
     checkout: Number(env.CHECKOUT_GRPC_PORT ?? 50054),
+    checkoutHttp: Number(env.CHECKOUT_HTTP_PORT ?? 8081),
     gateway: port,
   };
   for (const [name, p] of Object.entries(ports)) {

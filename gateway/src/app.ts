@@ -6,6 +6,7 @@ import type { GatewayConfig } from './config';
 import { errorHandler, notFound } from './errors';
 import { AttemptThrottle, enforceRateLimits, throttleAuthFailures, type RateLimits } from './limits';
 import { dashboardRouter } from './dashboard/routes';
+import { checkoutPageProxy } from './checkout-proxy';
 import { requestContext, versionAlias } from './request-context';
 import { checkoutRoutes } from './routes/checkout';
 import { licenseRoutes } from './routes/licenses';
@@ -57,6 +58,8 @@ export function createApp({ config, clients, bus, limits, log, version }: Gatewa
   checkoutRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
   app.use('/api/v1', api);
+
+  app.use(checkoutPageProxy(config.CHECKOUT_PAGE_URL, new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, 'checkout-page', config.CHECKOUT_REQUESTS_PER_MINUTE, 60), log));
 
   const throttle = (name: string, max: number) => new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, config.SIGNIN_WINDOW_S);
   app.use(

@@ -13,12 +13,14 @@ export interface Ports {
   product: number;
   license: number;
   checkout: number;
+  /** The hosted checkout page (HTTP), proxied by the gateway under /checkout. */
+  checkoutHttp: number;
   gateway: number;
 }
 
 export interface RunningSystem {
   gatewayUrl: string;
-  addrs: { account: string; product: string; license: string; checkout: string };
+  addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string };
   /** Resolves when any process exits on its own (a crash), with its name. */
   crashed: Promise<{ name: Component; code: number | null }>;
   pids: Partial<Record<Component, number>>;
@@ -44,13 +46,13 @@ function tail(file: string, lines = 15): string {
 export async function launchSystem(t: Topology, ports: Ports, logDir: string, nodeArgs: Partial<Record<Component, string[]>> = {}): Promise<RunningSystem> {
   const root = repoRoot();
   mkdirSync(logDir, { recursive: true });
-  const addrs = { account: `${t.host}:${ports.account}`, product: `${t.host}:${ports.product}`, license: `${t.host}:${ports.license}`, checkout: `${t.host}:${ports.checkout}` };
+  const addrs = { account: `${t.host}:${ports.account}`, product: `${t.host}:${ports.product}`, license: `${t.host}:${ports.license}`, checkout: `${t.host}:${ports.checkout}`, checkoutPage: `http://${t.host}:${ports.checkoutHttp}` };
   const gatewayUrl = `http://${t.host}:${ports.gateway}`;
   const envs: Record<Component, Record<string, string>> = {
     account: envFor.account(t, ports.account),
     product: envFor.product(t, ports.product),
     license: envFor.license(t, ports.license, addrs.product),
-    checkout: envFor.checkout(t, ports.checkout, addrs.product, process.env.PUBLIC_BASE_URL ?? gatewayUrl),
+    checkout: envFor.checkout(t, ports.checkout, ports.checkoutHttp, addrs, process.env.PUBLIC_BASE_URL ?? gatewayUrl),
     gateway: envFor.gateway(t, ports.gateway, addrs),
   };
   const children = new Map<Component, ChildProcess>();

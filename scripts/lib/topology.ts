@@ -53,13 +53,16 @@ export const envFor = {
     ...(t.statsFlushIntervalMs ? { STATS_FLUSH_INTERVAL_MS: String(t.statsFlushIntervalMs) } : {}),
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
   }),
-  checkout: (t: Topology, port: number, productAddr: string, publicBaseUrl: string) => ({
+  checkout: (t: Topology, port: number, httpPort: number, addrs: { product: string; license: string }, publicBaseUrl: string) => ({
     ...service(t, 'checkout', port),
-    PRODUCT_GRPC_ADDR: productAddr,
+    HTTP_HOST: t.host,
+    HTTP_PORT: String(httpPort),
+    PRODUCT_GRPC_ADDR: addrs.product,
+    LICENSE_GRPC_ADDR: addrs.license,
     PUBLIC_BASE_URL: publicBaseUrl,
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
   }),
-  gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string; checkout: string }) => ({
+  gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string }) => ({
     ...common(t),
     HOST: t.host,
     PORT: String(port),
@@ -69,5 +72,6 @@ export const envFor = {
     PRODUCT_GRPC_ADDR: addrs.product,
     LICENSE_GRPC_ADDR: addrs.license,
     CHECKOUT_GRPC_ADDR: addrs.checkout,
+    CHECKOUT_PAGE_URL: addrs.checkoutPage,
   }),
 };

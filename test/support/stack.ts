@@ -18,7 +18,7 @@ export interface Stack {
   url: string;
   topology: Topology;
   admin: ReturnType<typeof createClient<AccountServiceClient>>['call'];
-  addrs: { account: string; product: string; license: string; checkout: string };
+  addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string };
   newAccount(plan?: string): Promise<{ accountId: string; apiKey: string }>;
   stopGateway(): Promise<void>;
   /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
@@ -68,13 +68,15 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const t = testTopology(overrides);
   const account = await startAccount({ env: envFor.account(t, 0), clock });
   const product = await startProduct({ env: envFor.product(t, 0), clock });
-  const addrs = { account: `127.0.0.1:${account.port}`, product: `127.0.0.1:${product.port}`, license: '', checkout: '' };
+  const addrs = { account: `127.0.0.1:${account.port}`, product: `127.0.0.1:${product.port}`, license: '', checkout: '', checkoutPage: '' };
   const license = await startLicense({ env: envFor.license(t, 0, addrs.product), clock });
   addrs.license = `127.0.0.1:${license.port}`;
   // The gateway's port is chosen first so checkout session URLs can name it.
   const gatewayPort = await freePort();
-  const checkout = await startCheckout({ env: envFor.checkout(t, 0, addrs.product, `http://127.0.0.1:${gatewayPort}`), clock });
+  const pagePort = await freePort();
+  const checkout = await startCheckout({ env: envFor.checkout(t, 0, pagePort, addrs, `http://127.0.0.1:${gatewayPort}`), clock });
   addrs.checkout = `127.0.0.1:${checkout.port}`;
+  addrs.checkoutPage = `http://127.0.0.1:${pagePort}`;
   const gateway = await startGateway({ env: { ...envFor.gateway(t, gatewayPort, addrs), ...gatewayConfig } });
   const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
 

@@ -1,8 +1,13 @@
 import type { Clock, Logger, Outbox } from '@licensing/runtime';
 import type { CheckoutStore } from '../store/queries';
+import type { Completion } from '../handlers/completion';
 import { checkoutExpired } from './checkout-events';
 
-/** Marks open sessions past their expiry as expired and publishes checkout.expired once each. */
+/**
+ * Marks open sessions past their expiry as expired (checkout.expired once
+ * each), and finishes sessions that were paid but whose licence was not yet
+ * issued (a crash between the two).
+ */
 export class CheckoutExpirySweeper {
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
@@ -13,6 +18,7 @@ export class CheckoutExpirySweeper {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly intervalMs: number,
+    private readonly completion: Completion,
   ) {}
 
   async sweep(): Promise<number> {
@@ -24,7 +30,7 @@ export class CheckoutExpirySweeper {
         n++;
       }
     }
-    return n;
+    return n + (await this.completion.finishPaid());
   }
 
   start(): void {

@@ -56,6 +56,7 @@ export function checkoutHandlers(ctx: ServiceContext<CheckoutConfig>, store: Che
           _id: newId('cs'),
           account_id: req.accountId,
           product_id: req.productId,
+          product_name: product.name,
           status: 'open',
           amount: product.price.amount,
           currency: product.price.currency,
@@ -66,6 +67,8 @@ export function checkoutHandlers(ctx: ServiceContext<CheckoutConfig>, store: Che
           expires_at: new Date(now.getTime() + input.minutes * 60_000),
           created_at: now,
           license_key: null,
+          payment_id: null,
+          paid_at: null,
         };
         await store.insert(doc, [checkoutCreated(doc)]);
         ctx.outbox.flush(store.models.Session, doc._id);

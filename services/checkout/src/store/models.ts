@@ -7,6 +7,8 @@ export interface SessionDoc {
   _id: string;
   account_id: string;
   product_id: string;
+  /** Shown on the hosted page; copied at creation so the page needs no second service. */
+  product_name: string;
   status: SessionStatus;
   amount: number;
   currency: string;
@@ -17,6 +19,8 @@ export interface SessionDoc {
   expires_at: Date;
   created_at: Date;
   license_key: string | null;
+  payment_id: string | null;
+  paid_at: Date | null;
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -26,6 +30,7 @@ export function checkoutModels(conn: Connection) {
       _id: String,
       account_id: { type: String, required: true },
       product_id: { type: String, required: true },
+      product_name: { type: String, default: '' },
       status: { type: String, required: true },
       amount: { type: Number, required: true },
       currency: { type: String, required: true },
@@ -36,12 +41,15 @@ export function checkoutModels(conn: Connection) {
       expires_at: { type: Date, required: true },
       created_at: { type: Date, required: true },
       license_key: { type: String, default: null },
+      payment_id: { type: String, default: null },
+      paid_at: { type: Date, default: null },
       ...outboxFields,
     },
     { versionKey: false, collection: 'checkout_sessions' },
   );
   schema.index({ account_id: 1, _id: -1 });
   schema.index({ status: 1, expires_at: 1 });
+  schema.index({ status: 1, license_key: 1 });
   return { Session: conn.model<SessionDoc>('CheckoutSession', schema) as Model<SessionDoc>, Idempotency: idempotencyModel(conn) };
 }
 

@@ -30,6 +30,30 @@ export class CheckoutStore {
     return res.modifiedCount === 1;
   }
 
+  /** By id alone: the hosted page's URL is the capability. */
+  findById(id: string): Promise<SessionDoc | null> {
+    return this.models.Session.findById(id, { outbox: 0 }).lean<SessionDoc>().exec();
+  }
+
+  /** open → complete with the payment, only while open and unexpired. */
+  async markPaid(id: string, paymentId: string, email: string, now: Date): Promise<boolean> {
+    const res = await this.models.Session.updateOne(
+      { _id: id, status: 'open', expires_at: { $gt: now } },
+      { $set: { status: 'complete', payment_id: paymentId, paid_at: now, customer_email: email } },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  /** Records the licence of a paid session once, with checkout.completed. */
+  async recordLicense(id: string, licenseKey: string, event: DomainEvent): Promise<boolean> {
+    const res = await this.models.Session.updateOne({ _id: id, status: 'complete', license_key: null }, { $set: { license_key: licenseKey, ...withEvents([event]) } });
+    return res.modifiedCount === 1;
+  }
+
+  paidWithoutLicense(limit: number): Promise<SessionDoc[]> {
+    return this.models.Session.find({ status: 'complete', license_key: null }, { outbox: 0 }).limit(limit).lean<SessionDoc[]>().exec();
+  }
+
   dueForExpiry(now: Date, limit: number): Promise<SessionDoc[]> {
     return this.models.Session.find({ status: 'open', expires_at: { $lte: now } }, { outbox: 0 }).limit(limit).lean<SessionDoc[]>().exec();
   }

@@ -1,0 +1,165 @@
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { connectMongo } from '@licensing/runtime';
+import { client, startStack, type Stack } from '../support/stack';
+import { EventLog } from '../support/events';
+import { WebClient } from '../support/web-client';
+import { ARTIFACTS, launchBrowser } from '../support/browser';
+
+let stack: Stack;
+let events: EventLog;
+let api: ReturnType<typeof client>;
+let productId: string;
+let browser: Browser;
+let vendor: Server;
+let vendorUrl: string;
+const landed: string[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({}, { CHECKOUT_REQUESTS_PER_MINUTE: '1000' });
+  const acct = await stack.newAccount();
+  await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
+  api = client(stack.url, acct.apiKey);
+  events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
+  productId = (await api('POST', '/api/v1/products', { name: 'Pixel Forge', price: { amount: 4900, currency: 'EUR' } })).body.id;
+  // The vendor's own site, where buyers land after paying.
+  vendor = createServer((req, res) => {
+    landed.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Thanks</title><h1>Thanks for buying</h1>');
+  });
+  await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', () => r()));
+  vendorUrl = `http://127.0.0.1:${(vendor.address() as { port: number }).port}`;
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  vendor?.close();
+  await events?.close();
+  await stack?.stop();
+});
+
+async function newSession(over: Record<string, unknown> = {}) {
+  const res = await api('POST', '/api/v1/checkout', { product_id: productId, success_url: `${vendorUrl}/thanks?from=checkout`, cancel_url: `${vendorUrl}/cart`, ...over });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; url: string };
+}
+
+const pathOf = (url: string) => new URL(url).pathname;
+
+async function pay(web: WebClient, id: string, card = '4242 4242 4242 4242', email = 'buyer@example.com') {
+  const page = await web.get(`/checkout/${id}`);
+  return web.post(`/checkout/${id}/pay`, { _csrf: WebClient.csrf(page.html), email, card });
+}
+
+const licencesOfProduct = async () => (await api('GET', `/api/v1/licenses?product_id=${productId}&limit=100`)).body.data as { key: string }[];
+
+it('shows the product, price and test mode; paying issues the licence, records it and publishes checkout.completed', async () => {
+  const s = await newSession({ customer_email: 'prefilled@example.com' });
+  const web = new WebClient(stack.url);
+  const page = await web.get(pathOf(s.url));
+  expect(page.status).toBe(200);
+  expect(page.html).toContain('Pixel Forge');
+  expect(page.html).toContain('€49.00');
+  expect(page.html).toContain('Test mode');
+  expect(page.html).toContain('value="prefilled@example.com"');
+  expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+  const paid = await web.post(`/checkout/${s.id}/pay`, { _csrf: WebClient.csrf(page.html), email: 'prefilled@example.com', card: '4242424242424242' });
+  expect(paid.status).toBe(200);
+  const key = /data-testid="license-key">([^<]+)</.exec(paid.html)![1];
+  expect(paid.html).toContain(`url=${vendorUrl}/thanks?from=checkout&amp;session_id=${s.id}`);
+  const session = (await api('GET', `/api/v1/checkout/${s.id}`)).body;
+  expect(session).toMatchObject({ status: 'complete', license_key: key, customer_email: 'prefilled@example.com' });
+  expect((await api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: true, license: { product_id: productId, customer_email: 'prefilled@example.com' } });
+  const event = await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
+  expect(event.data).toMatchObject({ license_key: key, customer_email: 'prefilled@example.com', checkout: { status: 'complete', amount: 4900, currency: 'EUR' } });
+  // Afterwards the page says it is paid, and cannot be paid again.
+  expect((await web.get(`/checkout/${s.id}`)).status).toBe(409);
+});
+
+it('a declined card shows a clear message and leaves the session open', async () => {
+  const s = await newSession();
+  const res = await pay(new WebClient(stack.url), s.id, '4000 0000 0000 0002');
+  expect(res.status).toBe(402);
+  expect(res.html).toContain('Your card was declined.');
+  expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('open');
+  expect((await pay(new WebClient(stack.url), s.id, '1234')).html).toContain('Test mode: use the card 4242');
+});
+
+it('ten concurrent payments of one session end with exactly one licence', async () => {
+  const s = await newSession();
+  const before = (await licencesOfProduct()).length;
+  const tabs = await Promise.all(Array.from({ length: 10 }, async () => {
+    const web = new WebClient(stack.url);
+    const page = await web.get(`/checkout/${s.id}`);
+    return { web, csrf: WebClient.csrf(page.html) };
+  }));
+  const results = await Promise.all(tabs.map(({ web, csrf }) => web.post(`/checkout/${s.id}/pay`, { _csrf: csrf, email: 'race@example.com', card: '4242424242424242' })));
+  const keys = new Set(results.map((r) => /data-testid="license-key">([^<]+)</.exec(r.html)?.[1]).filter(Boolean));
+  expect(keys.size).toBe(1);
+  expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+  expect((await licencesOfProduct()).length).toBe(before + 1);
+  expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key).toBe([...keys][0]);
+});
+
+it('a session paid but not issued (a crash in between) is finished by the sweeper', async () => {
+  const s = await newSession({ customer_email: 'crash@example.com' });
+  const before = (await licencesOfProduct()).length;
+  // The state a crash right after payment leaves behind.
+  const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
+  await db.collection('checkout_sessions').updateOne({ _id: s.id as never }, { $set: { status: 'complete', payment_id: 'pay_test_x', paid_at: new Date() } });
+  await db.close();
+  let key: string | null = null;
+  for (let i = 0; i < 50 && !key; i++) {
+    key = (await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key;
+    if (!key) await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(key).toMatch(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/);
+  expect((await licencesOfProduct()).length).toBe(before + 1);
+  await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
+});
+
+it('expired, unknown and forged requests get clear pages, never a stack trace; cancel goes back', async () => {
+  const s = await newSession();
+  const web = new WebClient(stack.url);
+  const page = await web.get(`/checkout/${s.id}`);
+  expect((await web.post(`/checkout/${s.id}/pay`, { email: 'a@example.com', card: '4242424242424242' })).status).toBe(403);
+  const cancel = await web.get(`/checkout/${s.id}/cancel`);
+  expect(cancel.status).toBe(303);
+  expect(cancel.location).toBe(`${vendorUrl}/cart`);
+  await api('POST', `/api/v1/checkout/${s.id}/expire`);
+  const expired = await web.get(`/checkout/${s.id}`);
+  expect(expired.status).toBe(410);
+  expect(expired.html).toContain('This checkout has expired');
+  const late = await web.post(`/checkout/${s.id}/pay`, { _csrf: WebClient.csrf(page.html), email: 'a@example.com', card: '4242424242424242' });
+  expect(late.status).toBe(410);
+  expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('expired');
+  for (const path of ['/checkout/cs_01M82BCFGS21FWB5Z5A498AR3N', '/checkout/nonsense', '/checkout/%00']) {
+    const res = await web.get(path);
+    expect(res.status).toBe(404);
+    expect(res.html).not.toMatch(/at .*\.(ts|js):\d+/);
+  }
+});
+
+it('in a real browser: pay with the test card, see the key, land on the success URL, then validate the key', async () => {
+  const s = await newSession();
+  const context = await browser.newContext({ viewport: { width: 420, height: 860 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  await page.goto(s.url);
+  await page.getByLabel('E-mail for your licence').fill('browser@example.com');
+  await page.getByLabel('Card number').fill('4242 4242 4242 4242');
+  await page.screenshot({ path: join(ARTIFACTS, 'checkout-page.png'), fullPage: true });
+  await page.getByRole('button', { name: /Pay/ }).click();
+  const key = (await page.getByTestId('license-key').textContent())!.trim();
+  await page.screenshot({ path: join(ARTIFACTS, 'checkout-paid.png'), fullPage: true });
+  await page.getByRole('link', { name: 'Continue now' }).click();
+  await page.waitForURL(`${vendorUrl}/thanks?from=checkout&session_id=${s.id}`);
+  expect(landed).toContain(`/thanks?from=checkout&session_id=${s.id}`);
+  expect((await api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: true, code: 'valid' });
+  expect(errors).toEqual([]);
+  await context.close();
+});
