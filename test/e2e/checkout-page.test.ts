@@ -163,3 +163,16 @@ it('in a real browser: pay with the test card, see the key, land on the success 
   expect(errors).toEqual([]);
   await context.close();
 });
+
+it('the hosted page is rate limited per client address', async () => {
+  const gw = await stack.extraGateway({ CHECKOUT_REQUESTS_PER_MINUTE: '3', RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}:page` });
+  const s = await newSession();
+  const web = new WebClient(gw.url);
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) statuses.push((await web.get(`/checkout/${s.id}`)).status);
+  expect(statuses).toEqual([200, 200, 200, 429]);
+  const limited = await web.get(`/checkout/${s.id}`);
+  expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(limited.html).toContain('Too many requests');
+  expect((await web.get('/checkout/assets/checkout.css')).status).toBe(200); // assets are not counted
+});
