@@ -7,3 +7,4 @@ export * from './gen/licensing/v1/license';
 export * as health from './gen/grpc/health/v1/health';
 export * from './events';
 export * from './gen/licensing/v1/checkout';
+export * from './gen/licensing/v1/webhook';

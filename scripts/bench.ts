@@ -101,6 +101,7 @@ async function main() {
     internalToken: randomBytes(24).toString('hex'),
     apiKeyPepper: randomBytes(24).toString('hex'),
     signingKeySecret: randomBytes(32).toString('base64'),
+    webhookSecretKey: randomBytes(32).toString('base64'),
     host: '127.0.0.1',
     nodeEnv: 'production',
     logLevel: 'warn',
@@ -108,7 +109,7 @@ async function main() {
   const profDirs = { gateway: join(work, 'prof-gateway'), license: join(work, 'prof-license') };
   const system = await launchSystem(
     t,
-    { account: await freePort(), product: await freePort(), license: await freePort(), checkout: await freePort(), checkoutHttp: await freePort(), gateway: await freePort() },
+    { account: await freePort(), product: await freePort(), license: await freePort(), checkout: await freePort(), checkoutHttp: await freePort(), webhook: await freePort(), gateway: await freePort() },
     join(work, 'logs'),
     profile ? { gateway: ['--cpu-prof', `--cpu-prof-dir=${profDirs.gateway}`], license: ['--cpu-prof', `--cpu-prof-dir=${profDirs.license}`] } : {},
   );

@@ -15,6 +15,7 @@ const units = [
   { dir: 'services/product', sources: ['src'], strip: 'src' },
   { dir: 'services/license', sources: ['src'], strip: 'src' },
   { dir: 'services/checkout', sources: ['src'], strip: 'src' },
+  { dir: 'services/webhook', sources: ['src'], strip: 'src' },
   { dir: 'gateway', sources: ['src'], strip: 'src' },
   { dir: 'scripts', sources: ['lib', 'admin.ts', 'start.ts', 'bench.ts'], strip: '' },
 ];

@@ -44,9 +44,9 @@ async function main() {
     }
   }
 
-  let secrets = { internal_token: env.INTERNAL_TOKEN ?? '', api_key_pepper: env.API_KEY_PEPPER ?? '', signing_key_secret: env.SIGNING_KEY_SECRET ?? '' };
-  if (!secrets.internal_token || !secrets.api_key_pepper || !secrets.signing_key_secret) {
-    if (nodeEnv === 'production') fail('In production, set INTERNAL_TOKEN, API_KEY_PEPPER and SIGNING_KEY_SECRET in the environment.');
+  let secrets = { internal_token: env.INTERNAL_TOKEN ?? '', api_key_pepper: env.API_KEY_PEPPER ?? '', signing_key_secret: env.SIGNING_KEY_SECRET ?? '', webhook_secret_key: env.WEBHOOK_SECRET_KEY ?? '' };
+  if (Object.values(secrets).some((v) => !v)) {
+    if (nodeEnv === 'production') fail('In production, set INTERNAL_TOKEN, API_KEY_PEPPER, SIGNING_KEY_SECRET and WEBHOOK_SECRET_KEY in the environment.');
     secrets = { ...localSecrets(join(dataDir, 'secrets.json')), ...Object.fromEntries(Object.entries(secrets).filter(([, v]) => v)) };
   }
 
@@ -56,6 +56,7 @@ async function main() {
     license: Number(env.LICENSE_GRPC_PORT ?? 50053),
     checkout: Number(env.CHECKOUT_GRPC_PORT ?? 50054),
     checkoutHttp: Number(env.CHECKOUT_HTTP_PORT ?? 8081),
+    webhook: Number(env.WEBHOOK_GRPC_PORT ?? 50055),
     gateway: port,
   };
   for (const [name, p] of Object.entries(ports)) {
@@ -75,6 +76,7 @@ async function main() {
       internalToken: secrets.internal_token,
       apiKeyPepper: secrets.api_key_pepper,
       signingKeySecret: secrets.signing_key_secret,
+      webhookSecretKey: secrets.webhook_secret_key,
       host,
       nodeEnv,
       logLevel: env.LOG_LEVEL ?? 'info',

@@ -9,6 +9,7 @@ import { dashboardRouter } from './dashboard/routes';
 import { checkoutPageProxy } from './checkout-proxy';
 import { requestContext, versionAlias } from './request-context';
 import { checkoutRoutes } from './routes/checkout';
+import { webhookRoutes } from './routes/webhooks';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { checkService, statusRoutes } from './routes/status';
@@ -56,6 +57,7 @@ export function createApp({ config, clients, bus, limits, log, version }: Gatewa
   productRoutes(api, clients);
   licenseRoutes(api, clients);
   checkoutRoutes(api, clients);
+  webhookRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
   app.use('/api/v1', api);
 

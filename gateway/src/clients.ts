@@ -1,5 +1,5 @@
 import { credentials } from '@grpc/grpc-js';
-import { AccountServiceClient, CheckoutServiceClient, LicenseServiceClient, ProductServiceClient, health } from '@licensing/proto';
+import { AccountServiceClient, CheckoutServiceClient, LicenseServiceClient, ProductServiceClient, WebhookServiceClient, health } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import type { GatewayConfig } from './config';
 
@@ -12,20 +12,23 @@ export function createClients(config: GatewayConfig) {
     product: config.PRODUCT_GRPC_ADDR,
     license: config.LICENSE_GRPC_ADDR,
     checkout: config.CHECKOUT_GRPC_ADDR,
+    webhook: config.WEBHOOK_GRPC_ADDR,
   };
   const accounts = createClient(AccountServiceClient, services.account, token, timeout);
   const products = createClient(ProductServiceClient, services.product, token, timeout);
   const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
   const checkouts = createClient(CheckoutServiceClient, services.checkout, token, timeout);
+  const webhooks = createClient(WebhookServiceClient, services.webhook, token, timeout);
   const healthChecks = Object.fromEntries(Object.entries(services).map(([name, addr]) => [name, new health.HealthClient(addr, credentials.createInsecure())])) as Record<keyof typeof services, health.HealthClient>;
   return {
     accounts: accounts.call,
     products: products.call,
     licenses: licenses.call,
     checkouts: checkouts.call,
+    webhooks: webhooks.call,
     health: healthChecks,
     close() {
-      for (const c of [accounts, products, licenses, checkouts]) c.close();
+      for (const c of [accounts, products, licenses, checkouts, webhooks]) c.close();
       for (const h of Object.values(healthChecks)) h.close();
     },
   };

@@ -10,6 +10,7 @@ export const gatewaySchema = {
   PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:50052' }),
   LICENSE_GRPC_ADDR: str('Licence service address (host:port)', { default: '127.0.0.1:50053' }),
   CHECKOUT_GRPC_ADDR: str('Checkout service address (host:port)', { default: '127.0.0.1:50054' }),
+  WEBHOOK_GRPC_ADDR: str('Webhook service address (host:port)', { default: '127.0.0.1:50055' }),
   CHECKOUT_PAGE_URL: str('Where the checkout service serves its hosted page (proxied under /checkout)', { default: 'http://127.0.0.1:8081' }),
   CHECKOUT_REQUESTS_PER_MINUTE: int('Requests to the hosted checkout page per client IP and minute', { default: 60, min: 1 }),
   BODY_LIMIT_BYTES: int('Largest accepted JSON body', { default: 64 * 1024, min: 1024, max: 10 * 1024 * 1024 }),

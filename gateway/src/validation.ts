@@ -41,10 +41,18 @@ export interface StringMapField {
   maxEntries: number;
 }
 
-export type Field = StringField | IntField | BoolField | ObjectField | StringMapField;
+/** A list of short strings (e.g. event type names). */
+export interface StringListField {
+  kind: 'list';
+  required?: boolean;
+  maxItems: number;
+  maxLength: number;
+}
+
+export type Field = StringField | IntField | BoolField | ObjectField | StringMapField | StringListField;
 export type Shape = Record<string, Field>;
 
-type ValueOf<F extends Field> = F extends IntField ? number | null : F extends BoolField ? boolean : F extends ObjectField ? Record<string, unknown> | null : F extends StringMapField ? Record<string, string> : string;
+type ValueOf<F extends Field> = F extends IntField ? number | null : F extends BoolField ? boolean : F extends ObjectField ? Record<string, unknown> | null : F extends StringMapField ? Record<string, string> : F extends StringListField ? string[] : string;
 export type Parsed<S extends Shape> = { [K in keyof S]: ValueOf<S[K]> | undefined };
 
 function check(source: Record<string, unknown>, shape: Shape, where: string, errors: FieldError[], prefix = ''): Record<string, unknown> {
@@ -84,6 +92,14 @@ function check(source: Record<string, unknown>, shape: Shape, where: string, err
         else if (typeof value !== 'object' || Array.isArray(value)) errors.push({ field, message: `${field} must be an object` });
         else out[name] = check(value as Record<string, unknown>, (spec as ObjectField).shape, 'field', errors, `${field}.`);
         break;
+      case 'list': {
+        const l = spec as StringListField;
+        if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.length > l.maxLength)) errors.push({ field, message: `${field} must be a list of strings` });
+        else if (value.length > l.maxItems) errors.push({ field, message: `${field} may have at most ${l.maxItems} items` });
+        else if (l.required && value.length === 0) errors.push({ field, message: `${field} must not be empty` });
+        else out[name] = value;
+        break;
+      }
       case 'map': {
         const entries = typeof value === 'object' && !Array.isArray(value) ? Object.entries(value as Record<string, unknown>) : null;
         if (!entries || entries.some(([, v]) => typeof v !== 'string')) errors.push({ field, message: `${field} must be an object of strings` });

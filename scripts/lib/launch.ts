@@ -15,12 +15,13 @@ export interface Ports {
   checkout: number;
   /** The hosted checkout page (HTTP), proxied by the gateway under /checkout. */
   checkoutHttp: number;
+  webhook: number;
   gateway: number;
 }
 
 export interface RunningSystem {
   gatewayUrl: string;
-  addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string };
+  addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string; webhook: string };
   /** Resolves when any process exits on its own (a crash), with its name. */
   crashed: Promise<{ name: Component; code: number | null }>;
   pids: Partial<Record<Component, number>>;
@@ -32,6 +33,7 @@ const entry: Record<Component, string> = {
   product: 'services/product/dist/main.js',
   license: 'services/license/dist/main.js',
   checkout: 'services/checkout/dist/main.js',
+  webhook: 'services/webhook/dist/main.js',
   gateway: 'gateway/dist/main.js',
 };
 
@@ -46,13 +48,14 @@ function tail(file: string, lines = 15): string {
 export async function launchSystem(t: Topology, ports: Ports, logDir: string, nodeArgs: Partial<Record<Component, string[]>> = {}): Promise<RunningSystem> {
   const root = repoRoot();
   mkdirSync(logDir, { recursive: true });
-  const addrs = { account: `${t.host}:${ports.account}`, product: `${t.host}:${ports.product}`, license: `${t.host}:${ports.license}`, checkout: `${t.host}:${ports.checkout}`, checkoutPage: `http://${t.host}:${ports.checkoutHttp}` };
+  const addrs = { account: `${t.host}:${ports.account}`, product: `${t.host}:${ports.product}`, license: `${t.host}:${ports.license}`, checkout: `${t.host}:${ports.checkout}`, checkoutPage: `http://${t.host}:${ports.checkoutHttp}`, webhook: `${t.host}:${ports.webhook}` };
   const gatewayUrl = `http://${t.host}:${ports.gateway}`;
   const envs: Record<Component, Record<string, string>> = {
     account: envFor.account(t, ports.account),
     product: envFor.product(t, ports.product),
     license: envFor.license(t, ports.license, addrs.product),
     checkout: envFor.checkout(t, ports.checkout, ports.checkoutHttp, addrs, process.env.PUBLIC_BASE_URL ?? gatewayUrl),
+    webhook: envFor.webhook(t, ports.webhook),
     gateway: envFor.gateway(t, ports.gateway, addrs),
   };
   const children = new Map<Component, ChildProcess>();
@@ -72,7 +75,7 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
     }
   };
 
-  const order: Component[] = ['account', 'product', 'license', 'checkout', 'gateway'];
+  const order: Component[] = ['account', 'product', 'license', 'checkout', 'webhook', 'gateway'];
   for (const name of order) {
     const logFile = join(logDir, `${name}.log`);
     const out = createWriteStream(logFile, { flags: 'a' });
@@ -119,7 +122,7 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
     async stop() {
       stopping = true;
       // Gateway first, so no new work reaches the services while they drain.
-      await stopAll(['gateway', 'checkout', 'license', 'product', 'account']);
+      await stopAll(['gateway', 'webhook', 'checkout', 'license', 'product', 'account']);
     },
   };
 }

@@ -6,6 +6,7 @@ export interface LocalSecrets {
   internal_token: string;
   api_key_pepper: string;
   signing_key_secret: string;
+  webhook_secret_key: string;
 }
 
 /**
@@ -14,7 +15,7 @@ export interface LocalSecrets {
  * in the environment and never uses this file.
  */
 export function localSecrets(file: string): LocalSecrets {
-  const fresh: LocalSecrets = { internal_token: randomBytes(32).toString('base64url'), api_key_pepper: randomBytes(32).toString('base64url'), signing_key_secret: randomBytes(32).toString('base64') };
+  const fresh: LocalSecrets = { internal_token: randomBytes(32).toString('base64url'), api_key_pepper: randomBytes(32).toString('base64url'), signing_key_secret: randomBytes(32).toString('base64'), webhook_secret_key: randomBytes(32).toString('base64') };
   if (existsSync(file)) {
     // Older files lack newer secrets: add them, keep the rest (changing them would break keys).
     const known = JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalSecrets>;

@@ -16,6 +16,10 @@ export interface Topology {
   apiKeyPepper: string;
   /** 32 bytes, base64: encrypts licence-file signing keys at rest. */
   signingKeySecret: string;
+  /** 32 bytes, base64: encrypts webhook endpoint secrets at rest. */
+  webhookSecretKey: string;
+  /** Development and tests only: webhook endpoints may point at loopback receivers. */
+  webhookAllowLoopback?: boolean;
   host: string;
   nodeEnv: 'development' | 'test' | 'production';
   logLevel: string;
@@ -26,7 +30,7 @@ export interface Topology {
   expirySweepIntervalMs?: number;
 }
 
-export type Component = 'account' | 'product' | 'license' | 'checkout' | 'gateway';
+export type Component = 'account' | 'product' | 'license' | 'checkout' | 'webhook' | 'gateway';
 
 function common(t: Topology): Record<string, string> {
   return {
@@ -62,7 +66,12 @@ export const envFor = {
     PUBLIC_BASE_URL: publicBaseUrl,
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
   }),
-  gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string }) => ({
+  webhook: (t: Topology, port: number) => ({
+    ...service(t, 'webhook', port),
+    WEBHOOK_SECRET_KEY: t.webhookSecretKey,
+    ...(t.webhookAllowLoopback ? { WEBHOOK_ALLOW_LOOPBACK: 'true' } : {}),
+  }),
+  gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string; webhook: string }) => ({
     ...common(t),
     HOST: t.host,
     PORT: String(port),
@@ -73,5 +82,6 @@ export const envFor = {
     LICENSE_GRPC_ADDR: addrs.license,
     CHECKOUT_GRPC_ADDR: addrs.checkout,
     CHECKOUT_PAGE_URL: addrs.checkoutPage,
+    WEBHOOK_GRPC_ADDR: addrs.webhook,
   }),
 };

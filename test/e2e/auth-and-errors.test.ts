@@ -135,7 +135,7 @@ describe('status and unavailable services', () => {
       status: 'ok',
       version: expect.any(String),
       time: expect.any(String),
-      services: { account: { status: 'ok', latency_ms: expect.any(Number) }, product: { status: 'ok', latency_ms: expect.any(Number) }, license: { status: 'ok', latency_ms: expect.any(Number) }, checkout: { status: 'ok', latency_ms: expect.any(Number) } },
+      services: { account: { status: 'ok', latency_ms: expect.any(Number) }, product: { status: 'ok', latency_ms: expect.any(Number) }, license: { status: 'ok', latency_ms: expect.any(Number) }, checkout: { status: 'ok', latency_ms: expect.any(Number) }, webhook: { status: 'ok', latency_ms: expect.any(Number) } },
       dependencies: { mongodb: { status: 'ok' }, nats: { status: 'ok' }, redis: { status: 'ok' } },
     });
   });

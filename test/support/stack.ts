@@ -6,6 +6,7 @@ import { start as startAccount } from '../../services/account/src/main';
 import { start as startProduct } from '../../services/product/src/main';
 import { start as startLicense } from '../../services/license/src/main';
 import { start as startCheckout } from '../../services/checkout/src/main';
+import { start as startWebhook } from '../../services/webhook/src/main';
 import { freePort } from '../../scripts/lib/net';
 import { start as startGateway } from '../../gateway/src/main';
 import { envFor, type Topology } from '../../scripts/lib/topology';
@@ -18,7 +19,7 @@ export interface Stack {
   url: string;
   topology: Topology;
   admin: ReturnType<typeof createClient<AccountServiceClient>>['call'];
-  addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string };
+  addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string; webhook: string };
   newAccount(plan?: string): Promise<{ accountId: string; apiKey: string }>;
   stopGateway(): Promise<void>;
   /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
@@ -26,7 +27,7 @@ export interface Stack {
   /** A second instance of the licence service over the same database and stream (stopped with the stack). */
   extraLicenseService(): Promise<void>;
   /** Stops one service (its database is kept) to see how the rest copes. */
-  stopService(name: 'account' | 'product' | 'license' | 'checkout'): Promise<void>;
+  stopService(name: 'account' | 'product' | 'license' | 'checkout' | 'webhook'): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -43,6 +44,8 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     internalToken: randomBytes(24).toString('hex'),
     apiKeyPepper: randomBytes(24).toString('hex'),
     signingKeySecret: randomBytes(32).toString('base64'),
+    webhookSecretKey: randomBytes(32).toString('base64'),
+    webhookAllowLoopback: true,
     host: '127.0.0.1',
     nodeEnv: 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -68,7 +71,7 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const t = testTopology(overrides);
   const account = await startAccount({ env: envFor.account(t, 0), clock });
   const product = await startProduct({ env: envFor.product(t, 0), clock });
-  const addrs = { account: `127.0.0.1:${account.port}`, product: `127.0.0.1:${product.port}`, license: '', checkout: '', checkoutPage: '' };
+  const addrs = { account: `127.0.0.1:${account.port}`, product: `127.0.0.1:${product.port}`, license: '', checkout: '', checkoutPage: '', webhook: '' };
   const license = await startLicense({ env: envFor.license(t, 0, addrs.product), clock });
   addrs.license = `127.0.0.1:${license.port}`;
   // The gateway's port is chosen first so checkout session URLs can name it.
@@ -77,10 +80,12 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const checkout = await startCheckout({ env: envFor.checkout(t, 0, pagePort, addrs, `http://127.0.0.1:${gatewayPort}`), clock });
   addrs.checkout = `127.0.0.1:${checkout.port}`;
   addrs.checkoutPage = `http://127.0.0.1:${pagePort}`;
+  const webhook = await startWebhook({ env: envFor.webhook(t, 0), clock });
+  addrs.webhook = `127.0.0.1:${webhook.port}`;
   const gateway = await startGateway({ env: { ...envFor.gateway(t, gatewayPort, addrs), ...gatewayConfig } });
   const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
 
-  const services = [checkout, license, product, account];
+  const services = [webhook, checkout, license, product, account];
   const extras: { stop(): Promise<void> }[] = [];
   return {
     url: gateway.url,
@@ -98,7 +103,7 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
       extras.push(g);
       return g;
     },
-    stopService: (name) => ({ account, product, license, checkout })[name].stop(),
+    stopService: (name) => ({ account, product, license, checkout, webhook })[name].stop(),
     async extraLicenseService() {
       extras.push(await startLicense({ env: envFor.license(t, 0, addrs.product), clock }));
     },

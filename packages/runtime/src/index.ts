@@ -14,3 +14,4 @@ export * from './service';
 export * from './pagination';
 export * from './idempotency';
 export * from './email';
+export * from './sealed';

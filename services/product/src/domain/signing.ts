@@ -1,5 +1,5 @@
-import { createCipheriv, createDecipheriv, createPrivateKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { AppError } from '@licensing/runtime';
+import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
+import { AppError, seal, sealingKey, unseal } from '@licensing/runtime';
 
 // Licence-file signing keys: Ed25519, one current per product, older ones kept
 // (by kid) so files they signed keep verifying. The private key is stored
@@ -8,34 +8,22 @@ export const ALGORITHM = 'Ed25519';
 
 export interface SealedKey {
   public_key_pem: string;
-  /** base64url of iv (12) | tag (16) | ciphertext of the PKCS#8 DER private key */
+  /** The PKCS#8 DER private key, sealed (runtime/sealed.ts) */
   private_key_sealed: string;
 }
 
-export function masterKey(base64: string): Buffer {
-  const key = Buffer.from(base64, 'base64');
-  if (key.length !== 32) throw new Error('SIGNING_KEY_SECRET must be 32 bytes, base64-encoded');
-  return key;
-}
+export const masterKey = (base64: string): Buffer => sealingKey(base64, 'SIGNING_KEY_SECRET');
 
 export function newSigningKey(master: Buffer): SealedKey {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const der = privateKey.export({ format: 'der', type: 'pkcs8' });
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', master, iv);
-  const sealed = Buffer.concat([cipher.update(der), cipher.final()]);
   return {
     public_key_pem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-    private_key_sealed: Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url'),
+    private_key_sealed: seal(privateKey.export({ format: 'der', type: 'pkcs8' }), master),
   };
 }
 
 export function signWith(sealedKey: string, master: Buffer, data: Buffer): Buffer {
-  const raw = Buffer.from(sealedKey, 'base64url');
-  const decipher = createDecipheriv('aes-256-gcm', master, raw.subarray(0, 12));
-  decipher.setAuthTag(raw.subarray(12, 28));
-  const der = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]);
-  return sign(null, data, createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }));
+  return sign(null, data, createPrivateKey({ key: unseal(sealedKey, master), format: 'der', type: 'pkcs8' }));
 }
 
 /** The payload the licence service sends must be a small JSON object; the kid is ours to set. */

@@ -1,0 +1,54 @@
+import type { Router } from 'express';
+import type { WebhookEndpoint } from '@licensing/proto';
+import { principalOf } from '../auth';
+import type { Clients } from '../clients';
+import { checkId, pageShape, readBody, readQuery, toPage } from '../validation';
+import { route } from './route';
+
+/** REST shape of a webhook endpoint (the secret appears only on create and rotate). */
+export const endpointJson = (e: WebhookEndpoint) => ({ id: e.id, url: e.url, events: e.events, description: e.description || null, enabled: e.enabled, created_at: e.createdAt });
+
+const events = { kind: 'list', maxItems: 50, maxLength: 64 } as const;
+
+export function webhookRoutes(router: Router, clients: Clients): void {
+  const rid = (res: { locals: Record<string, unknown> }) => ({ requestId: res.locals.requestId as string });
+
+  route(router, '/webhooks', {
+    get: async (req, res) => {
+      const out = await clients.webhooks.listEndpoints({ accountId: principalOf(res).accountId, page: toPage(readQuery(req, pageShape), 'we') }, rid(res));
+      res.json({ data: out.data.map(endpointJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
+    },
+    post: async (req, res) => {
+      const body = readBody(req, { url: { required: true, max: 2048 }, events: { ...events, required: true }, description: { max: 500 } });
+      const out = await clients.webhooks.createEndpoint({ accountId: principalOf(res).accountId, url: body.url!, events: body.events!, description: body.description ?? '' }, rid(res));
+      res.status(201).location(`/api/v1/webhooks/${out.endpoint!.id}`).json({ ...endpointJson(out.endpoint!), secret: out.secret });
+    },
+  });
+
+  route(router, '/webhooks/:id', {
+    get: async (req, res) => {
+      const id = checkId('id', 'we', String(req.params.id));
+      res.json(endpointJson(await clients.webhooks.getEndpoint({ accountId: principalOf(res).accountId, id }, rid(res))));
+    },
+    patch: async (req, res) => {
+      const id = checkId('id', 'we', String(req.params.id));
+      const body = readBody(req, { url: { max: 2048 }, events, description: { max: 500 }, enabled: { kind: 'bool' } });
+      const out = await clients.webhooks.updateEndpoint({ accountId: principalOf(res).accountId, id, url: body.url, events: body.events ?? [], description: body.description, enabled: body.enabled }, rid(res));
+      res.json(endpointJson(out));
+    },
+    delete: async (req, res) => {
+      const id = checkId('id', 'we', String(req.params.id));
+      await clients.webhooks.deleteEndpoint({ accountId: principalOf(res).accountId, id }, rid(res));
+      res.status(204).end();
+    },
+  });
+
+  route(router, '/webhooks/:id/rotate-secret', {
+    post: async (req, res) => {
+      const id = checkId('id', 'we', String(req.params.id));
+      readBody(req, {});
+      const out = await clients.webhooks.rotateSecret({ accountId: principalOf(res).accountId, id }, rid(res));
+      res.json({ ...endpointJson(out.endpoint!), secret: out.secret });
+    },
+  });
+}

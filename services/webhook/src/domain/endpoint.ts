@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { eventTypes } from '@licensing/proto';
+import { AppError } from '@licensing/runtime';
+
+// What a webhook endpoint may subscribe to: the event catalogue, "*", and the test event.
+export const SUBSCRIBABLE = [...eventTypes, 'webhook.test'] as const;
+export const SECRET_OVERLAP_MS = 24 * 3600_000;
+
+export function checkEvents(events: string[]): string[] {
+  if (!events.length) throw AppError.invalid('events', 'events must list at least one event type, or ["*"] for all');
+  if (events.includes('*')) {
+    if (events.length > 1) throw AppError.invalid('events', '"*" already means every event; list nothing else with it');
+    return ['*'];
+  }
+  const unknown = events.filter((e) => !(SUBSCRIBABLE as readonly string[]).includes(e));
+  if (unknown.length) throw AppError.invalid('events', `unknown event type(s) ${unknown.join(', ')}; valid: ${SUBSCRIBABLE.join(', ')}, or "*"`);
+  return [...new Set(events)];
+}
+
+export function checkDescription(d: string): string {
+  if (d.length > 500) throw AppError.invalid('description', 'description must be at most 500 characters');
+  return d.trim();
+}
+
+/** Standard Webhooks secrets: "whsec_" + base64 of 24 random bytes. */
+export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
+
+export interface StoredSecret {
+  sealed: string;
+  created_at: Date;
+  /** Set when a newer secret replaced this one: it keeps signing until then. */
+  expires_at: Date | null;
+}
+
+/** The secrets that still sign at `now`: the current one and any within their overlap. */
+export const liveSecrets = (secrets: StoredSecret[], now: Date) => secrets.filter((s) => !s.expires_at || s.expires_at.getTime() > now.getTime());

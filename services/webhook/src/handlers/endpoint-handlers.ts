@@ -1,0 +1,82 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { AppError, isId, newId, seal, sealingKey, type Handlers, type ServiceContext } from '@licensing/runtime';
+import type { WebhookEndpoint, WebhookServiceService } from '@licensing/proto';
+import { SECRET_OVERLAP_MS, checkDescription, checkEvents, liveSecrets, newSecret } from '../domain/endpoint';
+import { checkWebhookUrl, type Lookup, type UrlPolicy } from '../domain/ssrf';
+import type { EndpointDoc } from '../store/models';
+import type { EndpointStore } from '../store/queries';
+import type { WebhookConfig } from '../config';
+
+const resolveAll: Lookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+export function endpointHandlers(ctx: ServiceContext<WebhookConfig>, store: EndpointStore, lookup: Lookup = resolveAll): Handlers<typeof WebhookServiceService> {
+  const key = sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY');
+  const production = ctx.config.NODE_ENV === 'production';
+  const policy: UrlPolicy = { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK };
+
+  const toEndpoint = (d: EndpointDoc): WebhookEndpoint => ({ id: d._id, accountId: d.account_id, url: d.url, events: d.events, description: d.description, enabled: d.enabled, createdAt: d.created_at.toISOString() });
+
+  async function find(accountId: string, id: string): Promise<EndpointDoc> {
+    const d = isId('we', id) ? await store.find(accountId, id) : null;
+    if (!d) throw AppError.notFound('webhook endpoint');
+    return d;
+  }
+
+  return {
+    async createEndpoint(req) {
+      const url = await checkWebhookUrl(req.url.trim(), policy, lookup);
+      const secret = newSecret();
+      const now = ctx.clock.now();
+      const doc: EndpointDoc = {
+        _id: newId('we'),
+        account_id: req.accountId,
+        url,
+        events: checkEvents(req.events),
+        description: checkDescription(req.description),
+        enabled: true,
+        secrets: [{ sealed: seal(Buffer.from(secret), key), created_at: now, expires_at: null }],
+        created_at: now,
+        deleted_at: null,
+      };
+      await store.insert(doc);
+      return { endpoint: toEndpoint(doc), secret };
+    },
+
+    async listEndpoints(req) {
+      const { items, page } = await store.list(req.accountId, req.page);
+      return { data: items.map(toEndpoint), page };
+    },
+
+    async getEndpoint(req) {
+      return toEndpoint(await find(req.accountId, req.id));
+    },
+
+    async updateEndpoint(req) {
+      const current = await find(req.accountId, req.id);
+      const changes: Partial<EndpointDoc> = {};
+      if (req.url !== undefined) changes.url = await checkWebhookUrl(req.url.trim(), policy, lookup);
+      if (req.events.length) changes.events = checkEvents(req.events);
+      if (req.description !== undefined) changes.description = checkDescription(req.description);
+      if (req.enabled !== undefined) changes.enabled = req.enabled;
+      if (!Object.keys(changes).length) throw new AppError('invalid_request', 'nothing to change: give url, events, description and/or enabled');
+      await store.update(req.accountId, req.id, changes);
+      return toEndpoint({ ...current, ...changes });
+    },
+
+    async deleteEndpoint(req) {
+      const current = await find(req.accountId, req.id);
+      await store.update(req.accountId, req.id, { deleted_at: ctx.clock.now(), enabled: false });
+      return toEndpoint({ ...current, enabled: false });
+    },
+
+    async rotateSecret(req) {
+      const current = await find(req.accountId, req.id);
+      const now = ctx.clock.now();
+      const secret = newSecret();
+      // The previous secrets keep signing for 24 hours, so receivers can switch without a gap.
+      const kept = liveSecrets(current.secrets, now).map((s) => ({ ...s, expires_at: s.expires_at ?? new Date(now.getTime() + SECRET_OVERLAP_MS) }));
+      await store.update(req.accountId, req.id, { secrets: [{ sealed: seal(Buffer.from(secret), key), created_at: now, expires_at: null }, ...kept] });
+      return { endpoint: toEndpoint(current), secret };
+    },
+  };
+}
