@@ -17,6 +17,7 @@ export const eventTypes = [
   'checkout.created',
   'checkout.completed',
   'checkout.expired',
+  'webhook.disabled',
   'api_key.created',
   'api_key.revoked',
 ] as const;
@@ -104,6 +105,7 @@ export interface EventData {
   'checkout.created': { checkout: CheckoutData };
   'checkout.expired': { checkout: CheckoutData };
   'checkout.completed': { checkout: CheckoutData; license_key: string; customer_email: string };
+  'webhook.disabled': { endpoint: { id: string; url: string }; reason: string };
   'api_key.created': { api_key: ApiKeyData };
   'api_key.revoked': { api_key: ApiKeyData };
 }

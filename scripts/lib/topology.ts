@@ -20,6 +20,10 @@ export interface Topology {
   webhookSecretKey: string;
   /** Development and tests only: webhook endpoints may point at loopback receivers. */
   webhookAllowLoopback?: boolean;
+  /** Tests only: a short retry schedule ("0.2,0.2"), timeout and dispatch interval. */
+  webhookRetryScheduleS?: string;
+  webhookTimeoutMs?: number;
+  webhookDispatchIntervalMs?: number;
   host: string;
   nodeEnv: 'development' | 'test' | 'production';
   logLevel: string;
@@ -70,6 +74,9 @@ export const envFor = {
     ...service(t, 'webhook', port),
     WEBHOOK_SECRET_KEY: t.webhookSecretKey,
     ...(t.webhookAllowLoopback ? { WEBHOOK_ALLOW_LOOPBACK: 'true' } : {}),
+    ...(t.webhookRetryScheduleS ? { WEBHOOK_RETRY_SCHEDULE_S: t.webhookRetryScheduleS } : {}),
+    ...(t.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(t.webhookTimeoutMs) } : {}),
+    ...(t.webhookDispatchIntervalMs ? { WEBHOOK_DISPATCH_INTERVAL_MS: String(t.webhookDispatchIntervalMs) } : {}),
   }),
   gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string; webhook: string }) => ({
     ...common(t),

@@ -24,6 +24,8 @@ export interface Stack {
   stopGateway(): Promise<void>;
   /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
   extraGateway(config?: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
+  /** Starts the webhook service again after stopService('webhook') (stopped with the stack). */
+  restartWebhook(): Promise<void>;
   /** A second instance of the licence service over the same database and stream (stopped with the stack). */
   extraLicenseService(): Promise<void>;
   /** Stops one service (its database is kept) to see how the rest copes. */
@@ -46,6 +48,9 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     signingKeySecret: randomBytes(32).toString('base64'),
     webhookSecretKey: randomBytes(32).toString('base64'),
     webhookAllowLoopback: true,
+    webhookRetryScheduleS: '0.3,0.3,0.3',
+    webhookTimeoutMs: 600,
+    webhookDispatchIntervalMs: 100,
     host: '127.0.0.1',
     nodeEnv: 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -86,6 +91,7 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
 
   const services = [webhook, checkout, license, product, account];
+  let currentWebhook = webhook;
   const extras: { stop(): Promise<void> }[] = [];
   return {
     url: gateway.url,
@@ -103,7 +109,11 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
       extras.push(g);
       return g;
     },
-    stopService: (name) => ({ account, product, license, checkout, webhook })[name].stop(),
+    stopService: (name) => ({ account, product, license, checkout, webhook: currentWebhook })[name].stop(),
+    async restartWebhook() {
+      currentWebhook = await startWebhook({ env: envFor.webhook(t, Number(addrs.webhook.split(':')[1])), clock });
+      extras.push(currentWebhook);
+    },
     async extraLicenseService() {
       extras.push(await startLicense({ env: envFor.license(t, 0, addrs.product), clock }));
     },

@@ -5,6 +5,20 @@ import type { Clients } from '../clients';
 import { checkId, pageShape, readBody, readQuery, toPage } from '../validation';
 import { route } from './route';
 
+const deliveryJson = (d: import('@licensing/proto').WebhookDelivery) => ({
+  id: d.id,
+  event_id: d.eventId,
+  event_type: d.eventType,
+  status: d.status,
+  attempts: d.attempts,
+  last_status_code: d.lastStatusCode || null,
+  last_error: d.lastError || null,
+  last_latency_ms: d.attempts ? d.lastLatencyMs : null,
+  next_attempt_at: d.nextAttemptAt || null,
+  delivered_at: d.deliveredAt || null,
+  created_at: d.createdAt,
+});
+
 /** REST shape of a webhook endpoint (the secret appears only on create and rotate). */
 export const endpointJson = (e: WebhookEndpoint) => ({ id: e.id, url: e.url, events: e.events, description: e.description || null, enabled: e.enabled, created_at: e.createdAt });
 
@@ -40,6 +54,33 @@ export function webhookRoutes(router: Router, clients: Clients): void {
       const id = checkId('id', 'we', String(req.params.id));
       await clients.webhooks.deleteEndpoint({ accountId: principalOf(res).accountId, id }, rid(res));
       res.status(204).end();
+    },
+  });
+
+  route(router, '/webhooks/:id/deliveries', {
+    get: async (req, res) => {
+      const endpointId = checkId('id', 'we', String(req.params.id));
+      const query = readQuery(req, pageShape);
+      const page = { limit: toPage({ limit: query.limit }, 'we').limit, startingAfter: query.starting_after ?? '' };
+      const out = await clients.webhooks.listDeliveries({ accountId: principalOf(res).accountId, endpointId, page }, rid(res));
+      res.json({ data: out.data.map(deliveryJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
+    },
+  });
+
+  route(router, '/webhooks/:id/deliveries/:delivery/retry', {
+    post: async (req, res) => {
+      const endpointId = checkId('id', 'we', String(req.params.id));
+      readBody(req, {});
+      const out = await clients.webhooks.retryDelivery({ accountId: principalOf(res).accountId, endpointId, deliveryId: String(req.params.delivery).slice(0, 80) }, rid(res));
+      res.json(deliveryJson(out));
+    },
+  });
+
+  route(router, '/webhooks/:id/test', {
+    post: async (req, res) => {
+      const id = checkId('id', 'we', String(req.params.id));
+      readBody(req, {});
+      res.status(202).json(deliveryJson(await clients.webhooks.sendTestEvent({ accountId: principalOf(res).accountId, id }, rid(res))));
     },
   });
 

@@ -1,16 +1,38 @@
 import { WebhookServiceService } from '@licensing/proto';
-import { runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { runMain, sealingKey, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { webhookSchema, type WebhookConfig } from './config';
 import { endpointHandlers } from './handlers/endpoint-handlers';
 import { endpointModel } from './store/models';
 import { EndpointStore } from './store/queries';
+import { DeliveryStore, deliveryModel } from './store/deliveries';
+import { Dispatcher } from './events/dispatcher';
+import { Fanout } from './events/fanout';
 
 export const webhookService: ServiceRecipe<typeof webhookSchema> = {
   name: 'webhook',
   schema: webhookSchema,
   async setup(ctx) {
     const store = new EndpointStore(endpointModel(ctx.db));
-    ctx.grpc.add(WebhookServiceService, endpointHandlers(ctx, store));
+    ctx.outbox.track(store.Endpoint);
+    const deliveries = new DeliveryStore(deliveryModel(ctx.db));
+    const production = ctx.config.NODE_ENV === 'production';
+    const scheduleS = ctx.config.WEBHOOK_RETRY_SCHEDULE_S.split(',').map(Number);
+    if (scheduleS.some((n) => !(n >= 0))) throw new Error('WEBHOOK_RETRY_SCHEDULE_S must be comma-separated numbers of seconds');
+    ctx.grpc.add(WebhookServiceService, endpointHandlers(ctx, store, deliveries));
+    const fanout = new Fanout(ctx.bus, ctx.config.EVENTS_STREAM, store, deliveries, ctx.clock, ctx.log);
+    const dispatcher = new Dispatcher(deliveries, store, ctx.clock, ctx.log, {
+      intervalMs: ctx.config.WEBHOOK_DISPATCH_INTERVAL_MS,
+      timeoutMs: ctx.config.WEBHOOK_TIMEOUT_MS,
+      scheduleS,
+      policy: { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK },
+      secretKey: sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
+    }, ctx.outbox);
+    await fanout.start();
+    dispatcher.start();
+    return async () => {
+      await fanout.stop();
+      await dispatcher.stop();
+    };
   },
 };
 

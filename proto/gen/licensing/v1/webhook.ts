@@ -20,6 +20,39 @@ import {
 } from "@grpc/grpc-js";
 import { PageInfo, PageRequest } from "./common";
 
+export interface WebhookDelivery {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  /** pending | delivered | failed */
+  status: string;
+  attempts: number;
+  lastStatusCode: number;
+  lastError: string;
+  lastLatencyMs: number;
+  nextAttemptAt: string;
+  createdAt: string;
+  deliveredAt: string;
+}
+
+export interface ListWebhookDeliveriesRequest {
+  accountId: string;
+  endpointId: string;
+  page: PageRequest | undefined;
+}
+
+export interface ListWebhookDeliveriesResponse {
+  data: WebhookDelivery[];
+  page: PageInfo | undefined;
+}
+
+export interface RetryWebhookDeliveryRequest {
+  accountId: string;
+  endpointId: string;
+  deliveryId: string;
+}
+
 export interface WebhookEndpoint {
   id: string;
   accountId: string;
@@ -69,6 +102,611 @@ export interface UpdateWebhookEndpointRequest {
   description?: string | undefined;
   enabled?: boolean | undefined;
 }
+
+function createBaseWebhookDelivery(): WebhookDelivery {
+  return {
+    id: "",
+    endpointId: "",
+    eventId: "",
+    eventType: "",
+    status: "",
+    attempts: 0,
+    lastStatusCode: 0,
+    lastError: "",
+    lastLatencyMs: 0,
+    nextAttemptAt: "",
+    createdAt: "",
+    deliveredAt: "",
+  };
+}
+
+export const WebhookDelivery: MessageFns<WebhookDelivery> = {
+  encode(message: WebhookDelivery, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.eventId !== "") {
+      writer.uint32(26).string(message.eventId);
+    }
+    if (message.eventType !== "") {
+      writer.uint32(34).string(message.eventType);
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.attempts !== 0) {
+      writer.uint32(48).int32(message.attempts);
+    }
+    if (message.lastStatusCode !== 0) {
+      writer.uint32(56).int32(message.lastStatusCode);
+    }
+    if (message.lastError !== "") {
+      writer.uint32(66).string(message.lastError);
+    }
+    if (message.lastLatencyMs !== 0) {
+      writer.uint32(72).int32(message.lastLatencyMs);
+    }
+    if (message.nextAttemptAt !== "") {
+      writer.uint32(82).string(message.nextAttemptAt);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(90).string(message.createdAt);
+    }
+    if (message.deliveredAt !== "") {
+      writer.uint32(98).string(message.deliveredAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WebhookDelivery {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWebhookDelivery();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.eventType = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.attempts = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.lastStatusCode = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.lastError = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.lastLatencyMs = reader.int32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.nextAttemptAt = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.deliveredAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WebhookDelivery {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      eventType: isSet(object.eventType)
+        ? globalThis.String(object.eventType)
+        : isSet(object.event_type)
+        ? globalThis.String(object.event_type)
+        : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
+      lastStatusCode: isSet(object.lastStatusCode)
+        ? globalThis.Number(object.lastStatusCode)
+        : isSet(object.last_status_code)
+        ? globalThis.Number(object.last_status_code)
+        : 0,
+      lastError: isSet(object.lastError)
+        ? globalThis.String(object.lastError)
+        : isSet(object.last_error)
+        ? globalThis.String(object.last_error)
+        : "",
+      lastLatencyMs: isSet(object.lastLatencyMs)
+        ? globalThis.Number(object.lastLatencyMs)
+        : isSet(object.last_latency_ms)
+        ? globalThis.Number(object.last_latency_ms)
+        : 0,
+      nextAttemptAt: isSet(object.nextAttemptAt)
+        ? globalThis.String(object.nextAttemptAt)
+        : isSet(object.next_attempt_at)
+        ? globalThis.String(object.next_attempt_at)
+        : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      deliveredAt: isSet(object.deliveredAt)
+        ? globalThis.String(object.deliveredAt)
+        : isSet(object.delivered_at)
+        ? globalThis.String(object.delivered_at)
+        : "",
+    };
+  },
+
+  toJSON(message: WebhookDelivery): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.eventType !== "") {
+      obj.eventType = message.eventType;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.attempts !== 0) {
+      obj.attempts = Math.round(message.attempts);
+    }
+    if (message.lastStatusCode !== 0) {
+      obj.lastStatusCode = Math.round(message.lastStatusCode);
+    }
+    if (message.lastError !== "") {
+      obj.lastError = message.lastError;
+    }
+    if (message.lastLatencyMs !== 0) {
+      obj.lastLatencyMs = Math.round(message.lastLatencyMs);
+    }
+    if (message.nextAttemptAt !== "") {
+      obj.nextAttemptAt = message.nextAttemptAt;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.deliveredAt !== "") {
+      obj.deliveredAt = message.deliveredAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WebhookDelivery>, I>>(base?: I): WebhookDelivery {
+    return WebhookDelivery.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WebhookDelivery>, I>>(object: I): WebhookDelivery {
+    const message = createBaseWebhookDelivery();
+    message.id = object.id ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.eventId = object.eventId ?? "";
+    message.eventType = object.eventType ?? "";
+    message.status = object.status ?? "";
+    message.attempts = object.attempts ?? 0;
+    message.lastStatusCode = object.lastStatusCode ?? 0;
+    message.lastError = object.lastError ?? "";
+    message.lastLatencyMs = object.lastLatencyMs ?? 0;
+    message.nextAttemptAt = object.nextAttemptAt ?? "";
+    message.createdAt = object.createdAt ?? "";
+    message.deliveredAt = object.deliveredAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListWebhookDeliveriesRequest(): ListWebhookDeliveriesRequest {
+  return { accountId: "", endpointId: "", page: undefined };
+}
+
+export const ListWebhookDeliveriesRequest: MessageFns<ListWebhookDeliveriesRequest> = {
+  encode(message: ListWebhookDeliveriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListWebhookDeliveriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListWebhookDeliveriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListWebhookDeliveriesRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListWebhookDeliveriesRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListWebhookDeliveriesRequest>, I>>(base?: I): ListWebhookDeliveriesRequest {
+    return ListWebhookDeliveriesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListWebhookDeliveriesRequest>, I>>(object: I): ListWebhookDeliveriesRequest {
+    const message = createBaseListWebhookDeliveriesRequest();
+    message.accountId = object.accountId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.page = (object.page !== undefined && object.page !== null)
+      ? PageRequest.fromPartial(object.page)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListWebhookDeliveriesResponse(): ListWebhookDeliveriesResponse {
+  return { data: [], page: undefined };
+}
+
+export const ListWebhookDeliveriesResponse: MessageFns<ListWebhookDeliveriesResponse> = {
+  encode(message: ListWebhookDeliveriesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      WebhookDelivery.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListWebhookDeliveriesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListWebhookDeliveriesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(WebhookDelivery.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListWebhookDeliveriesResponse {
+    return {
+      data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => WebhookDelivery.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListWebhookDeliveriesResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => WebhookDelivery.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListWebhookDeliveriesResponse>, I>>(base?: I): ListWebhookDeliveriesResponse {
+    return ListWebhookDeliveriesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListWebhookDeliveriesResponse>, I>>(
+    object: I,
+  ): ListWebhookDeliveriesResponse {
+    const message = createBaseListWebhookDeliveriesResponse();
+    message.data = object.data?.map((e) => WebhookDelivery.fromPartial(e)) || [];
+    message.page = (object.page !== undefined && object.page !== null) ? PageInfo.fromPartial(object.page) : undefined;
+    return message;
+  },
+};
+
+function createBaseRetryWebhookDeliveryRequest(): RetryWebhookDeliveryRequest {
+  return { accountId: "", endpointId: "", deliveryId: "" };
+}
+
+export const RetryWebhookDeliveryRequest: MessageFns<RetryWebhookDeliveryRequest> = {
+  encode(message: RetryWebhookDeliveryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.deliveryId !== "") {
+      writer.uint32(26).string(message.deliveryId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetryWebhookDeliveryRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetryWebhookDeliveryRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.deliveryId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetryWebhookDeliveryRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      deliveryId: isSet(object.deliveryId)
+        ? globalThis.String(object.deliveryId)
+        : isSet(object.delivery_id)
+        ? globalThis.String(object.delivery_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RetryWebhookDeliveryRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.deliveryId !== "") {
+      obj.deliveryId = message.deliveryId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RetryWebhookDeliveryRequest>, I>>(base?: I): RetryWebhookDeliveryRequest {
+    return RetryWebhookDeliveryRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RetryWebhookDeliveryRequest>, I>>(object: I): RetryWebhookDeliveryRequest {
+    const message = createBaseRetryWebhookDeliveryRequest();
+    message.accountId = object.accountId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.deliveryId = object.deliveryId ?? "";
+    return message;
+  },
+};
 
 function createBaseWebhookEndpoint(): WebhookEndpoint {
   return { id: "", accountId: "", url: "", events: [], description: "", enabled: false, createdAt: "" };
@@ -937,6 +1575,40 @@ export const WebhookServiceService = {
       Buffer.from(WebhookEndpointWithSecret.encode(value).finish()),
     responseDeserialize: (value: Buffer): WebhookEndpointWithSecret => WebhookEndpointWithSecret.decode(value),
   },
+  /** The delivery log of an endpoint, newest first. */
+  listDeliveries: {
+    path: "/licensing.v1.WebhookService/ListDeliveries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListWebhookDeliveriesRequest): Buffer =>
+      Buffer.from(ListWebhookDeliveriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListWebhookDeliveriesRequest => ListWebhookDeliveriesRequest.decode(value),
+    responseSerialize: (value: ListWebhookDeliveriesResponse): Buffer =>
+      Buffer.from(ListWebhookDeliveriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListWebhookDeliveriesResponse => ListWebhookDeliveriesResponse.decode(value),
+  },
+  /** Sends a failed (or pending) delivery again now. */
+  retryDelivery: {
+    path: "/licensing.v1.WebhookService/RetryDelivery" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RetryWebhookDeliveryRequest): Buffer =>
+      Buffer.from(RetryWebhookDeliveryRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RetryWebhookDeliveryRequest => RetryWebhookDeliveryRequest.decode(value),
+    responseSerialize: (value: WebhookDelivery): Buffer => Buffer.from(WebhookDelivery.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WebhookDelivery => WebhookDelivery.decode(value),
+  },
+  /** Queues a webhook.test event for this endpoint. */
+  sendTestEvent: {
+    path: "/licensing.v1.WebhookService/SendTestEvent" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetWebhookEndpointRequest): Buffer =>
+      Buffer.from(GetWebhookEndpointRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetWebhookEndpointRequest => GetWebhookEndpointRequest.decode(value),
+    responseSerialize: (value: WebhookDelivery): Buffer => Buffer.from(WebhookDelivery.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WebhookDelivery => WebhookDelivery.decode(value),
+  },
 } as const;
 
 export interface WebhookServiceServer extends UntypedServiceImplementation {
@@ -948,6 +1620,12 @@ export interface WebhookServiceServer extends UntypedServiceImplementation {
   deleteEndpoint: handleUnaryCall<GetWebhookEndpointRequest, WebhookEndpoint>;
   /** A new secret; the previous one keeps signing alongside it for 24 hours. */
   rotateSecret: handleUnaryCall<GetWebhookEndpointRequest, WebhookEndpointWithSecret>;
+  /** The delivery log of an endpoint, newest first. */
+  listDeliveries: handleUnaryCall<ListWebhookDeliveriesRequest, ListWebhookDeliveriesResponse>;
+  /** Sends a failed (or pending) delivery again now. */
+  retryDelivery: handleUnaryCall<RetryWebhookDeliveryRequest, WebhookDelivery>;
+  /** Queues a webhook.test event for this endpoint. */
+  sendTestEvent: handleUnaryCall<GetWebhookEndpointRequest, WebhookDelivery>;
 }
 
 export interface WebhookServiceClient extends Client {
@@ -1042,6 +1720,54 @@ export interface WebhookServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: WebhookEndpointWithSecret) => void,
+  ): ClientUnaryCall;
+  /** The delivery log of an endpoint, newest first. */
+  listDeliveries(
+    request: ListWebhookDeliveriesRequest,
+    callback: (error: ServiceError | null, response: ListWebhookDeliveriesResponse) => void,
+  ): ClientUnaryCall;
+  listDeliveries(
+    request: ListWebhookDeliveriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListWebhookDeliveriesResponse) => void,
+  ): ClientUnaryCall;
+  listDeliveries(
+    request: ListWebhookDeliveriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListWebhookDeliveriesResponse) => void,
+  ): ClientUnaryCall;
+  /** Sends a failed (or pending) delivery again now. */
+  retryDelivery(
+    request: RetryWebhookDeliveryRequest,
+    callback: (error: ServiceError | null, response: WebhookDelivery) => void,
+  ): ClientUnaryCall;
+  retryDelivery(
+    request: RetryWebhookDeliveryRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WebhookDelivery) => void,
+  ): ClientUnaryCall;
+  retryDelivery(
+    request: RetryWebhookDeliveryRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WebhookDelivery) => void,
+  ): ClientUnaryCall;
+  /** Queues a webhook.test event for this endpoint. */
+  sendTestEvent(
+    request: GetWebhookEndpointRequest,
+    callback: (error: ServiceError | null, response: WebhookDelivery) => void,
+  ): ClientUnaryCall;
+  sendTestEvent(
+    request: GetWebhookEndpointRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WebhookDelivery) => void,
+  ): ClientUnaryCall;
+  sendTestEvent(
+    request: GetWebhookEndpointRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WebhookDelivery) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,6 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { AppError, isId, newId, seal, sealingKey, type Handlers, type ServiceContext } from '@licensing/runtime';
-import type { WebhookEndpoint, WebhookServiceService } from '@licensing/proto';
+import { AppError, isId, newEvent, newId, seal, sealingKey, type Handlers, type ServiceContext } from '@licensing/runtime';
+import type { WebhookDelivery, WebhookEndpoint, WebhookServiceService } from '@licensing/proto';
+import type { DeliveryDoc, DeliveryStore } from '../store/deliveries';
+import { webhookBody } from '../events/fanout';
 import { SECRET_OVERLAP_MS, checkDescription, checkEvents, liveSecrets, newSecret } from '../domain/endpoint';
 import { checkWebhookUrl, type Lookup, type UrlPolicy } from '../domain/ssrf';
 import type { EndpointDoc } from '../store/models';
@@ -9,7 +11,22 @@ import type { WebhookConfig } from '../config';
 
 const resolveAll: Lookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-export function endpointHandlers(ctx: ServiceContext<WebhookConfig>, store: EndpointStore, lookup: Lookup = resolveAll): Handlers<typeof WebhookServiceService> {
+const toDelivery = (d: DeliveryDoc): WebhookDelivery => ({
+  id: d._id,
+  endpointId: d.endpoint_id,
+  eventId: d.event_id,
+  eventType: d.event_type,
+  status: d.status,
+  attempts: d.attempts,
+  lastStatusCode: d.last_status_code ?? 0,
+  lastError: d.last_error ?? '',
+  lastLatencyMs: d.last_latency_ms ?? 0,
+  nextAttemptAt: d.next_attempt_at ? d.next_attempt_at.toISOString() : '',
+  createdAt: d.created_at.toISOString(),
+  deliveredAt: d.delivered_at ? d.delivered_at.toISOString() : '',
+});
+
+export function endpointHandlers(ctx: ServiceContext<WebhookConfig>, store: EndpointStore, deliveries: DeliveryStore, lookup: Lookup = resolveAll): Handlers<typeof WebhookServiceService> {
   const key = sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY');
   const production = ctx.config.NODE_ENV === 'production';
   const policy: UrlPolicy = { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK };
@@ -34,6 +51,7 @@ export function endpointHandlers(ctx: ServiceContext<WebhookConfig>, store: Endp
         events: checkEvents(req.events),
         description: checkDescription(req.description),
         enabled: true,
+        failing_since: null,
         secrets: [{ sealed: seal(Buffer.from(secret), key), created_at: now, expires_at: null }],
         created_at: now,
         deleted_at: null,
@@ -67,6 +85,47 @@ export function endpointHandlers(ctx: ServiceContext<WebhookConfig>, store: Endp
       const current = await find(req.accountId, req.id);
       await store.update(req.accountId, req.id, { deleted_at: ctx.clock.now(), enabled: false });
       return toEndpoint({ ...current, enabled: false });
+    },
+
+    async listDeliveries(req) {
+      const endpoint = await find(req.accountId, req.endpointId);
+      const { items, page } = await deliveries.list(endpoint._id, req.page);
+      return { data: items.map(toDelivery), page };
+    },
+
+    async retryDelivery(req) {
+      const endpoint = await find(req.accountId, req.endpointId);
+      const d = await deliveries.find(endpoint._id, req.deliveryId);
+      if (!d) throw AppError.notFound('delivery');
+      if (d.status === 'delivered') throw new AppError('conflict', 'this delivery already succeeded');
+      if (!endpoint.enabled) throw new AppError('conflict', 'the endpoint is disabled: enable it first');
+      const changes = { status: 'pending' as const, next_attempt_at: ctx.clock.now() };
+      await deliveries.update(d._id, changes);
+      return toDelivery({ ...d, ...changes });
+    },
+
+    async sendTestEvent(req) {
+      const endpoint = await find(req.accountId, req.id);
+      const event = newEvent('webhook.test' as never, req.accountId, { endpoint: { id: endpoint._id } } as never, ctx.clock.now());
+      const now = ctx.clock.now();
+      const doc: DeliveryDoc = {
+        _id: `dlv_${event.id.replace(/^evt_/, '')}_${endpoint._id.replace(/^we_/, '')}`,
+        account_id: req.accountId,
+        endpoint_id: endpoint._id,
+        event_id: event.id,
+        event_type: 'webhook.test',
+        body: webhookBody(event),
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        last_status_code: null,
+        last_error: null,
+        last_latency_ms: null,
+        created_at: now,
+        delivered_at: null,
+      };
+      await deliveries.record(doc);
+      return toDelivery(doc);
     },
 
     async rotateSecret(req) {

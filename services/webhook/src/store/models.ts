@@ -1,4 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { outboxFields } from '@licensing/runtime';
+import type { DomainEvent } from '@licensing/proto';
 import type { StoredSecret } from '../domain/endpoint';
 
 export interface EndpointDoc {
@@ -10,8 +12,11 @@ export interface EndpointDoc {
   enabled: boolean;
   /** Newest first; sealed with WEBHOOK_SECRET_KEY (they must be usable to sign, so not hashed). */
   secrets: StoredSecret[];
+  /** Set at the first failed attempt after a success; five days of only failures disable the endpoint. */
+  failing_since: Date | null;
   created_at: Date;
   deleted_at: Date | null;
+  outbox?: Record<string, DomainEvent>;
 }
 
 export function endpointModel(conn: Connection): Model<EndpointDoc> {
@@ -24,8 +29,10 @@ export function endpointModel(conn: Connection): Model<EndpointDoc> {
       description: { type: String, default: '' },
       enabled: { type: Boolean, default: true },
       secrets: { type: [Object], required: true },
+      failing_since: { type: Date, default: null },
       created_at: { type: Date, required: true },
       deleted_at: { type: Date, default: null },
+      ...outboxFields,
     },
     { versionKey: false, collection: 'webhook_endpoints' },
   );

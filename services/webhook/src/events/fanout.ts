@@ -1,0 +1,74 @@
+import { AckPolicy, DeliverPolicy, type ConsumerMessages } from 'nats';
+import type { DomainEvent } from '@licensing/proto';
+import type { Clock, EventBus, Logger } from '@licensing/runtime';
+import { subscribes } from '../domain/delivery';
+import type { DeliveryStore } from '../store/deliveries';
+import type { EndpointStore } from '../store/queries';
+
+export const FANOUT_CONSUMER = 'webhook-fanout';
+
+/** The body of a webhook request: the event without its account. */
+export const webhookBody = (e: DomainEvent) => JSON.stringify({ id: e.id, type: e.type, created_at: e.created_at, data: e.data });
+
+/**
+ * A durable JetStream consumer reads every domain event and records one
+ * delivery per matching enabled endpoint of the event's account before it
+ * acknowledges the message; an event that arrives again adds nothing.
+ */
+export class Fanout {
+  private messages?: ConsumerMessages;
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly stream: string,
+    private readonly endpoints: EndpointStore,
+    private readonly deliveries: DeliveryStore,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const jsm = await this.bus.nc.jetstreamManager();
+    await jsm.consumers.add(this.stream, { durable_name: FANOUT_CONSUMER, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: 30e9, max_deliver: -1 }).catch(async () => jsm.consumers.info(this.stream, FANOUT_CONSUMER));
+    const consumer = await this.bus.nc.jetstream().consumers.get(this.stream, FANOUT_CONSUMER);
+    this.messages = await consumer.consume({ max_messages: 50 });
+    void (async () => {
+      for await (const m of this.messages!) {
+        try {
+          await this.fanOut(m.json<DomainEvent>());
+          m.ack();
+        } catch (err) {
+          this.log.warn({ err }, 'could not fan out an event; it will be redelivered');
+          m.nak(1000);
+        }
+      }
+    })();
+  }
+
+  async fanOut(event: DomainEvent): Promise<void> {
+    const body = webhookBody(event);
+    for (const endpoint of await this.endpoints.enabledOf(event.account_id)) {
+      if (!subscribes(endpoint.events, event.type)) continue;
+      await this.deliveries.record({
+        _id: `dlv_${event.id.replace(/^evt_/, '')}_${endpoint._id.replace(/^we_/, '')}`,
+        account_id: event.account_id,
+        endpoint_id: endpoint._id,
+        event_id: event.id,
+        event_type: event.type,
+        body,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: this.clock.now(),
+        last_status_code: null,
+        last_error: null,
+        last_latency_ms: null,
+        created_at: this.clock.now(),
+        delivered_at: null,
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.messages?.close().catch(() => undefined);
+  }
+}

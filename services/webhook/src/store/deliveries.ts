@@ -1,0 +1,78 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { listPage } from '@licensing/runtime';
+import type { PageRequest } from '@licensing/proto';
+
+export interface DeliveryDoc {
+  /** dlv_<event id>_<endpoint id>: one delivery per (event, endpoint), however often the event arrives. */
+  _id: string;
+  account_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  /** The exact body that is signed and sent. */
+  body: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_latency_ms: number | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+export function deliveryModel(conn: Connection): Model<DeliveryDoc> {
+  const schema = new Schema<DeliveryDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      endpoint_id: { type: String, required: true },
+      event_id: { type: String, required: true },
+      event_type: { type: String, required: true },
+      body: { type: String, required: true },
+      status: { type: String, required: true },
+      attempts: { type: Number, default: 0 },
+      next_attempt_at: { type: Date, default: null },
+      last_status_code: { type: Number, default: null },
+      last_error: { type: String, default: null },
+      last_latency_ms: { type: Number, default: null },
+      created_at: { type: Date, required: true },
+      delivered_at: { type: Date, default: null },
+    },
+    { versionKey: false, collection: 'webhook_deliveries' },
+  );
+  schema.index({ status: 1, next_attempt_at: 1 });
+  schema.index({ endpoint_id: 1, _id: -1 });
+  return conn.model<DeliveryDoc>('WebhookDelivery', schema);
+}
+
+const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
+
+export class DeliveryStore {
+  constructor(readonly Delivery: Model<DeliveryDoc>) {}
+
+  /** Records a delivery once; a second arrival of the same event is ignored. */
+  async record(doc: DeliveryDoc): Promise<void> {
+    try {
+      await this.Delivery.create(doc);
+    } catch (err) {
+      if (!isDuplicate(err)) throw err;
+    }
+  }
+
+  due(now: Date, limit: number): Promise<DeliveryDoc[]> {
+    return this.Delivery.find({ status: 'pending', next_attempt_at: { $lte: now } }).sort({ next_attempt_at: 1 }).limit(limit).lean<DeliveryDoc[]>().exec();
+  }
+
+  async update(id: string, changes: Partial<DeliveryDoc>): Promise<void> {
+    await this.Delivery.updateOne({ _id: id }, { $set: changes });
+  }
+
+  find(endpointId: string, id: string): Promise<DeliveryDoc | null> {
+    return this.Delivery.findOne({ _id: id, endpoint_id: endpointId }).lean<DeliveryDoc>().exec();
+  }
+
+  list(endpointId: string, page: PageRequest | undefined) {
+    return listPage<DeliveryDoc>(this.Delivery, { endpoint_id: endpointId }, page);
+  }
+}

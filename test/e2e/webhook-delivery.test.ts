@@ -1,0 +1,184 @@
+import { client, startStack, TestClock, type Stack } from '../support/stack';
+import { EventLog } from '../support/events';
+import { WebhookReceiver, verifySignature } from '../support/webhook-receiver';
+import { send } from '../../services/webhook/src/events/sender';
+
+let stack: Stack;
+let receiver: WebhookReceiver;
+let api: ReturnType<typeof client>;
+let productId: string;
+let events: EventLog;
+const clock = new TestClock();
+
+beforeAll(async () => {
+  stack = await startStack({}, {}, clock);
+  events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
+  receiver = await WebhookReceiver.start();
+  const acct = await stack.newAccount();
+  await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
+  api = client(stack.url, acct.apiKey);
+  productId = (await api('POST', '/api/v1/products', { name: 'Hooked' })).body.id;
+});
+
+afterAll(async () => {
+  await events?.close();
+  await receiver?.stop();
+  await stack?.stop();
+});
+
+const endpoint = async (path: string, events: string[], as = api) => (await as('POST', '/api/v1/webhooks', { url: `${receiver.url}${path}`, events })).body as { id: string; secret: string };
+const issue = async (email = 'hook@example.com') => (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: email })).body.license_key as string;
+
+it('delivers a signed Standard Webhooks request that independent code verifies', async () => {
+  const { secret } = await endpoint('/signed', ['license.created']);
+  const key = await issue('signed@example.com');
+  const [req] = await receiver.waitFor('/signed', 1);
+  expect(req.headers['content-type']).toBe('application/json');
+  expect(req.headers['webhook-id']).toMatch(/^evt_/);
+  expect(Math.abs(Number(req.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30);
+  expect(verifySignature(secret, req)).toBe(true);
+  expect(verifySignature(`whsec_${Buffer.alloc(24).toString('base64')}`, req)).toBe(false);
+  expect(verifySignature(secret, { ...req, body: req.body.replace('signed@', 'forged@') })).toBe(false);
+  expect(JSON.parse(req.body)).toEqual({ id: req.headers['webhook-id'], type: 'license.created', created_at: expect.any(String), data: { license: expect.objectContaining({ key, customer_email: 'signed@example.com' }) } });
+});
+
+it('sends only the subscribed types, and never another account’s events', async () => {
+  await endpoint('/products-only', ['product.created']);
+  const other = client(stack.url, (await stack.newAccount()).apiKey);
+  await endpoint('/other-account', ['*'], other);
+  await issue();
+  await api('POST', '/api/v1/products', { name: 'Another' });
+  await receiver.waitFor('/products-only', 1);
+  await new Promise((r) => setTimeout(r, 800));
+  expect(receiver.at('/products-only').map((r) => JSON.parse(r.body).type)).toEqual(['product.created']);
+  expect(receiver.at('/other-account')).toEqual([]);
+});
+
+it('retries a 500 and records the delivery as delivered on the second attempt', async () => {
+  receiver.answer('/flaky', 500, 200);
+  const { id } = await endpoint('/flaky', ['license.created']);
+  await issue();
+  const [first, second] = await receiver.waitFor('/flaky', 2);
+  expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']); // the same event, for receivers that deduplicate
+  let log;
+  for (let i = 0; i < 40; i++) {
+    log = (await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data;
+    if (log[0]?.status === 'delivered') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(log[0]).toMatchObject({ status: 'delivered', attempts: 2, last_status_code: 200, event_type: 'license.created', last_latency_ms: expect.any(Number) });
+});
+
+it('disables an endpoint that answers 410 Gone', async () => {
+  receiver.answer('/gone', 410);
+  const { id } = await endpoint('/gone', ['license.created']);
+  await issue();
+  await receiver.waitFor('/gone', 1);
+  let enabled = true;
+  for (let i = 0; i < 40 && enabled; i++) {
+    enabled = (await api('GET', `/api/v1/webhooks/${id}`)).body.enabled;
+    if (enabled) await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(enabled).toBe(false);
+  expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ status: 'failed', last_status_code: 410 });
+  const disabled = await events.waitFor((e) => e.type === 'webhook.disabled' && (e.data as { endpoint: { id: string } }).endpoint.id === id);
+  expect(disabled.data).toMatchObject({ reason: 'the endpoint answered 410 Gone' });
+});
+
+it('an endpoint that fails everything for 5 days is disabled, with webhook.disabled', async () => {
+  receiver.answer('/always-down', 500);
+  const { id } = await endpoint('/always-down', ['license.created']);
+  await issue();
+  await receiver.waitFor('/always-down', 1);
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await api('GET', `/api/v1/webhooks/${id}`)).body.enabled).toBe(true);
+  clock.advance(5 * 86_400_000 + 1000);
+  await issue();
+  const disabled = await events.waitFor((e) => e.type === 'webhook.disabled' && (e.data as { endpoint: { id: string } }).endpoint.id === id, 10_000);
+  expect(disabled.data).toMatchObject({ reason: 'every delivery failed for 5 days' });
+  expect((await api('GET', `/api/v1/webhooks/${id}`)).body.enabled).toBe(false);
+});
+
+it('an event that happened while the webhook service was down is delivered once it is back', async () => {
+  await endpoint('/while-down', ['license.created']);
+  await stack.stopService('webhook');
+  const key = await issue('down@example.com'); // the API does not depend on the webhook service
+  await stack.restartWebhook();
+  const [req] = await receiver.waitFor('/while-down', 1);
+  expect(JSON.parse(req.body).data.license.key).toBe(key);
+});
+
+it('stopped with deliveries pending and started again, every event arrives, none twice once accepted', async () => {
+  receiver.answer('/restart', 503, 200);
+  await endpoint('/restart', ['license.created']);
+  const keys = [await issue(), await issue(), await issue()];
+  await receiver.waitFor('/restart', 1); // some first attempts failed: retries are pending in MongoDB
+  await stack.stopService('webhook');
+  await stack.restartWebhook();
+  const accepted = new Map<string, number>();
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    accepted.clear();
+    // The receiver answered 503 to the first request only; everything after was accepted.
+    for (const r of receiver.at('/restart').slice(1)) accepted.set(String(r.headers['webhook-id']), (accepted.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+    if (accepted.size === 3) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(accepted.size).toBe(3);
+  expect([...accepted.values()]).toEqual([1, 1, 1]);
+  const delivered = receiver.at('/restart').map((r) => JSON.parse(r.body).data.license.key);
+  expect(new Set(delivered)).toEqual(new Set(keys));
+});
+
+it('checks the address again at connect time (a name that now resolves inside is refused)', async () => {
+  const port = Number(new URL(receiver.url).port);
+  const strict = { httpsOnly: false, allowLoopback: false };
+  const byName = await send(`http://localhost:${port}/rebind`, {}, '{}', 1000, strict);
+  expect(byName).toMatchObject({ statusCode: null, error: expect.stringMatching(/refused: loopback address/) });
+  const byAddress = await send(`http://127.0.0.1:${port}/rebind`, {}, '{}', 1000, strict);
+  expect(byAddress.error).toMatch(/refused: loopback/);
+  expect(receiver.at('/rebind')).toEqual([]);
+});
+
+it('a receiver that hangs times out and is retried; other endpoints are not delayed', async () => {
+  receiver.answer('/hangs', 'hang');
+  await endpoint('/hangs', ['license.created']);
+  await endpoint('/quick', ['license.created']);
+  const t0 = Date.now();
+  await issue();
+  await receiver.waitFor('/quick', 1);
+  expect(Date.now() - t0).toBeLessThan(2000);
+  await receiver.waitFor('/hangs', 2, 8000); // timed out (600 ms in tests), then tried again
+});
+
+it('during a secret rotation both secrets sign, and the test event can be sent on demand', async () => {
+  const { id, secret } = await endpoint('/rotating', ['*']);
+  const rotated = (await api('POST', `/api/v1/webhooks/${id}/rotate-secret`)).body.secret as string;
+  const sent = await api('POST', `/api/v1/webhooks/${id}/test`);
+  expect(sent.status).toBe(202);
+  const [req] = await receiver.waitFor('/rotating', 1);
+  expect(JSON.parse(req.body).type).toBe('webhook.test');
+  expect(String(req.headers['webhook-signature']).split(' ')).toHaveLength(2);
+  expect(verifySignature(secret, req)).toBe(true);
+  expect(verifySignature(rotated, req)).toBe(true);
+});
+
+it('a failed delivery can be retried by hand; bad ids are 404', async () => {
+  receiver.answer('/manual', 503, 503, 503, 503, 200);
+  const { id } = await endpoint('/manual', ['license.created']);
+  await issue();
+  await receiver.waitFor('/manual', 4); // first attempt and three retries, then failed
+  let d;
+  for (let i = 0; i < 40; i++) {
+    d = (await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0];
+    if (d?.status === 'failed') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(d).toMatchObject({ status: 'failed', attempts: 4 });
+  expect((await api('POST', `/api/v1/webhooks/${id}/deliveries/${d.id}/retry`)).body.status).toBe('pending');
+  await receiver.waitFor('/manual', 5);
+  expect((await api('POST', `/api/v1/webhooks/${id}/deliveries/dlv_nope/retry`)).status).toBe(404);
+  const other = client(stack.url, (await stack.newAccount()).apiKey);
+  expect((await other('GET', `/api/v1/webhooks/${id}/deliveries`)).status).toBe(404);
+  expect((await other('POST', `/api/v1/webhooks/${id}/test`)).status).toBe(404);
+});

@@ -1,0 +1,69 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+
+export interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * A real HTTP receiver for webhook tests. Each path answers with the statuses
+ * it was given, in turn (the last one repeats); "hang" never answers.
+ */
+export class WebhookReceiver {
+  readonly received: Received[] = [];
+  private readonly plans = new Map<string, (number | 'hang')[]>();
+  private constructor(private readonly server: Server, readonly url: string) {}
+
+  static async start(): Promise<WebhookReceiver> {
+    let self!: WebhookReceiver;
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        self.received.push({ path: req.url ?? '', headers: req.headers, body });
+        const plan = self.plans.get(req.url ?? '') ?? [200];
+        const next = plan.length > 1 ? plan.shift()! : plan[0];
+        if (next === 'hang') return; // never answers
+        res.writeHead(next).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    self = new WebhookReceiver(server, `http://127.0.0.1:${(server.address() as { port: number }).port}`);
+    return self;
+  }
+
+  answer(path: string, ...statuses: (number | 'hang')[]): void {
+    this.plans.set(path, statuses);
+  }
+
+  at(path: string): Received[] {
+    return this.received.filter((r) => r.path === path);
+  }
+
+  async waitFor(path: string, count: number, timeoutMs = 10_000): Promise<Received[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.at(path).length >= count) return this.at(path);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`${path} received ${this.at(path).length} of ${count} requests`);
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
+
+/** Standard Webhooks verification, written independently: true if any v1 signature matches the secret. */
+export function verifySignature(secret: string, r: Received): boolean {
+  const id = String(r.headers['webhook-id']);
+  const ts = String(r.headers['webhook-timestamp']);
+  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${r.body}`).digest();
+  return String(r.headers['webhook-signature'])
+    .split(' ')
+    .map((s) => s.split(','))
+    .some(([v, sig]) => v === 'v1' && !!sig && Buffer.from(sig, 'base64').length === expected.length && timingSafeEqual(Buffer.from(sig, 'base64'), expected));
+}
