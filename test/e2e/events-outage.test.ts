@@ -1,6 +1,7 @@
 import { client, startStack, type Stack } from '../support/stack';
 import { EventLog } from '../support/events';
 import { PrivateNats } from '../support/nats-server';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 // A successful API answer never loses its event: with NATS down, the licence is
 // still issued (its event waits in the document's outbox) and the event is
@@ -18,10 +19,12 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-it('a licence created while NATS is down produces license.created once NATS is back', async () => {
+it('a licence created while NATS is down produces license.created once NATS is back, and reaches a webhook', async () => {
   const { apiKey } = await stack.newAccount();
   const api = client(stack.url, apiKey);
   const productId = (await api('POST', '/api/v1/products', { name: 'Outage' })).body.id;
+  const receiver = await WebhookReceiver.start();
+  await api('POST', '/api/v1/webhooks', { url: `${receiver.url}/outage`, events: ['license.created'] });
 
   await nats.pause();
   const created = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'outage@example.com' });
@@ -40,7 +43,12 @@ it('a licence created while NATS is down produces license.created once NATS is b
     // Published exactly once, however many times the relay retried.
     await new Promise((r) => setTimeout(r, 1000));
     expect(events.all().filter((e) => e.id === event.id)).toHaveLength(1);
+    // End to end: the webhook endpoint gets it too, once.
+    const [req] = await receiver.waitFor('/outage', 1, 15_000);
+    expect(JSON.parse(req.body).data.license.key).toBe(key);
+    expect(req.headers['webhook-id']).toBe(event.id);
   } finally {
     await events.close();
+    await receiver.stop();
   }
 });
