@@ -182,3 +182,29 @@ it('a failed delivery can be retried by hand; bad ids are 404', async () => {
   expect((await other('GET', `/api/v1/webhooks/${id}/deliveries`)).status).toBe(404);
   expect((await other('POST', `/api/v1/webhooks/${id}/test`)).status).toBe(404);
 });
+
+it('does not follow redirects: a 3xx is a failed attempt', async () => {
+  receiver.answer('/moved', 302, 200);
+  const { id } = await endpoint('/moved', ['*']);
+  await api('POST', `/api/v1/webhooks/${id}/test`);
+  await receiver.waitFor('/moved', 2); // the 302 was not followed but retried at the same URL
+  let d;
+  for (let i = 0; i < 40; i++) {
+    d = (await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0];
+    if (d?.status === 'delivered') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(d).toMatchObject({ status: 'delivered', attempts: 2 });
+  expect(receiver.received.filter((r) => r.path !== '/moved' && r.headers['webhook-id'] === receiver.at('/moved')[0].headers['webhook-id'])).toEqual([]);
+});
+
+it('the previous secret stops signing 24 hours after a rotation', async () => {
+  const { id, secret } = await endpoint('/overlap', ['*']);
+  const rotated = (await api('POST', `/api/v1/webhooks/${id}/rotate-secret`)).body.secret as string;
+  clock.advance(24 * 3600_000 + 1000);
+  await api('POST', `/api/v1/webhooks/${id}/test`);
+  const [req] = await receiver.waitFor('/overlap', 1);
+  expect(String(req.headers['webhook-signature']).split(' ')).toHaveLength(1);
+  expect(verifySignature(rotated, req)).toBe(true);
+  expect(verifySignature(secret, req)).toBe(false);
+});
