@@ -15,3 +15,4 @@ export * from './pagination';
 export * from './idempotency';
 export * from './email';
 export * from './sealed';
+export * from './periodic';

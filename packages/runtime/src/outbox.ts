@@ -2,6 +2,7 @@ import type { Model } from 'mongoose';
 import type { DomainEvent } from '@licensing/proto';
 import type { EventBus } from './bus';
 import type { Logger } from './logger';
+import { PeriodicTask } from './periodic';
 
 /**
  * Transactional outbox without transactions. FerretDB has no multi-document
@@ -52,9 +53,7 @@ const MAX_BATCHES_PER_PASS = 20;
 export class Outbox {
   private readonly models: Model<any>[] = [];
   private readonly acked = new Set<string>();
-  private timer?: NodeJS.Timeout;
-  private sweeping?: Promise<void>;
-  private stopped = false;
+  private task?: PeriodicTask;
 
   constructor(
     private readonly bus: EventBus,
@@ -124,22 +123,11 @@ export class Outbox {
   }
 
   start(): void {
-    const tick = async () => {
-      if (this.stopped) return;
-      this.sweeping = this.sweep()
-        .then((n) => {
-          if (n) this.log.debug({ documents: n }, 'outbox relay passed over pending events');
-        })
-        .catch((err) => this.log.debug({ err }, 'outbox relay pass failed; will retry'));
-      await this.sweeping;
-      if (!this.stopped) this.timer = setTimeout(tick, this.intervalMs);
-    };
-    this.timer = setTimeout(tick, this.intervalMs);
+    this.task = new PeriodicTask('outbox relay', () => this.sweep(), this.intervalMs, this.log);
+    this.task.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.sweeping;
+    await this.task?.stop();
   }
 }

@@ -1,4 +1,4 @@
-import type { Clock, Logger, Outbox } from '@licensing/runtime';
+import { PeriodicTask, type Clock, type Logger, type Outbox } from '@licensing/runtime';
 import type { CheckoutStore } from '../store/queries';
 import type { Completion } from '../handlers/completion';
 import { checkoutExpired } from './checkout-events';
@@ -9,8 +9,6 @@ import { checkoutExpired } from './checkout-events';
  * issued (a crash between the two).
  */
 export class CheckoutExpirySweeper {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
 
   constructor(
     private readonly store: CheckoutStore,
@@ -33,19 +31,16 @@ export class CheckoutExpirySweeper {
     return n + (await this.completion.finishPaid());
   }
 
+  private task?: PeriodicTask;
+
   start(): void {
-    const tick = () => {
-      this.running = this.sweep().catch((err) => this.log.warn({ err }, 'checkout expiry sweep failed; will retry'));
-      void this.running.finally(() => {
-        if (this.timer) this.timer = setTimeout(tick, this.intervalMs);
-      });
-    };
-    this.timer = setTimeout(tick, this.intervalMs);
+    // Made here, not as a field: parameter properties are not set yet when fields initialise.
+    this.task = new PeriodicTask('checkout expiry sweep', () => this.sweep(), this.intervalMs, this.log);
+    this.task.start();
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.task?.stop();
   }
+
 }

@@ -1,4 +1,4 @@
-import type { Clock, Logger, Outbox } from '@licensing/runtime';
+import { PeriodicTask, type Clock, type Logger, type Outbox } from '@licensing/runtime';
 import type { LicenseStore } from '../store/queries';
 import { licenseExpired } from './license-events';
 
@@ -8,8 +8,6 @@ import { licenseExpired } from './license-events';
  * event lets only one of them through.
  */
 export class ExpirySweeper {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
 
   constructor(
     private readonly store: LicenseStore,
@@ -31,22 +29,16 @@ export class ExpirySweeper {
     return marked;
   }
 
+  private task?: PeriodicTask;
+
   start(): void {
-    const tick = () => {
-      this.running = this.sweep().catch((err) => {
-        this.log.warn({ err }, 'expiry sweep failed; will retry');
-        return 0;
-      });
-      void this.running.finally(() => {
-        if (this.timer) this.timer = setTimeout(tick, this.intervalMs);
-      });
-    };
-    this.timer = setTimeout(tick, this.intervalMs);
+    // Made here, not as a field: parameter properties are not set yet when fields initialise.
+    this.task = new PeriodicTask('licence expiry sweep', () => this.sweep(), this.intervalMs, this.log);
+    this.task.start();
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.task?.stop();
   }
+
 }

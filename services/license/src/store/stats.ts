@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { Logger } from '@licensing/runtime';
+import { PeriodicTask, type Logger } from '@licensing/runtime';
 import { hourOf, type HourBucket } from '../domain/stats';
 
 interface StatsDoc {
@@ -27,7 +27,7 @@ export function statsModel(conn: Connection): Model<StatsDoc> {
  */
 export class ValidationCounter {
   private pending = new Map<string, { accountId: string; hour: Date; validations: number; valid: number }>();
-  private timer?: NodeJS.Timeout;
+  private task?: PeriodicTask;
 
   constructor(
     private readonly Stats: Model<StatsDoc>,
@@ -59,18 +59,13 @@ export class ValidationCounter {
   }
 
   start(): void {
-    const tick = () => {
-      void this.flush().finally(() => {
-        if (this.timer) this.timer = setTimeout(tick, this.intervalMs);
-      });
-    };
-    this.timer = setTimeout(tick, this.intervalMs);
+    this.task = new PeriodicTask('validation counts flush', () => this.flush(), this.intervalMs, this.log);
+    this.task.start();
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.flush();
+    await this.task?.stop();
+    await this.flush(); // the last seconds of counts
   }
 
   async since(accountId: string, from: Date): Promise<HourBucket[]> {

@@ -1,4 +1,4 @@
-import { newEvent, unseal, type Clock, type Logger, type Outbox } from '@licensing/runtime';
+import { PeriodicTask, newEvent, unseal, type Clock, type Logger, type Outbox } from '@licensing/runtime';
 import { liveSecrets } from '../domain/endpoint';
 import { failingTooLong, nextStep, signedHeaders } from '../domain/delivery';
 import type { EndpointDoc } from '../store/models';
@@ -22,8 +22,6 @@ export interface DispatchSettings {
  * nothing; an attempt takes a lease first so another instance waits for it.
  */
 export class Dispatcher {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
 
   constructor(
     private readonly deliveries: DeliveryStore,
@@ -91,19 +89,16 @@ export class Dispatcher {
     else if (failingTooLong(endpoint.failing_since, after)) await this.disable(endpoint, 'every delivery failed for 5 days');
   }
 
+  private task?: PeriodicTask;
+
   start(): void {
-    const tick = () => {
-      this.running = this.pass().catch((err) => this.log.warn({ err }, 'webhook dispatch pass failed; will retry'));
-      void this.running.finally(() => {
-        if (this.timer) this.timer = setTimeout(tick, this.settings.intervalMs);
-      });
-    };
-    this.timer = setTimeout(tick, this.settings.intervalMs);
+    // Made here, not as a field: parameter properties are not set yet when fields initialise.
+    this.task = new PeriodicTask('webhook dispatch', () => this.pass(), this.settings.intervalMs, this.log);
+    this.task.start();
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.task?.stop();
   }
+
 }
