@@ -29,6 +29,8 @@ export interface DomainEvent<T extends EventType = EventType> {
   type: T;
   account_id: string;
   created_at: string;
+  /** The API request that caused the event, when one did (absent for sweeps and timers). */
+  request_id?: string;
   data: EventData[T];
 }
 

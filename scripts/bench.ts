@@ -105,6 +105,10 @@ async function main() {
     host: '127.0.0.1',
     nodeEnv: 'production',
     logLevel: 'warn',
+    metricsAnyPort: true,
+    // As in production behind a load balancer that terminates TLS: the requests
+    // below say X-Forwarded-Proto: https, which the gateway believes from loopback.
+    trustedProxies: '127.0.0.1',
   };
   const profDirs = { gateway: join(work, 'prof-gateway'), license: join(work, 'prof-license') };
   const system = await launchSystem(
@@ -127,7 +131,7 @@ async function main() {
     const { secret, account } = await admin.call.createAccount({ name: 'Bench', plan: 'enterprise' });
     await admin.call.updateAccount({ id: account!.id, perMinuteLimit: 1_000_000, perHourLimit: 1_000_000 });
     admin.close();
-    const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+    const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'x-forwarded-proto': 'https' };
     const post = async (path: string, body: unknown) => (await fetch(`${system.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<Record<string, string>>;
     const product = await post('/api/v1/products', { name: 'Bench' });
     const license = await post('/api/v1/licenses', { product_id: product.id, customer_email: 'bench@example.com' });

@@ -17,7 +17,7 @@ const units = [
   { dir: 'services/checkout', sources: ['src'], strip: 'src' },
   { dir: 'services/webhook', sources: ['src'], strip: 'src' },
   { dir: 'gateway', sources: ['src'], strip: 'src' },
-  { dir: 'scripts', sources: ['lib', 'admin.ts', 'start.ts', 'bench.ts'], strip: '' },
+  { dir: 'scripts', sources: ['lib', 'admin.ts', 'start.ts', 'bench.ts', 'docs-gen.ts'], strip: '' },
 ];
 
 async function* walk(path) {

@@ -92,6 +92,9 @@ switch (command) {
   case 'bench':
     node('scripts/dist/bench.js', args);
     break;
+  case 'docs':
+    node('scripts/dist/docs-gen.js', args);
+    break;
   case 'test': {
     ensureChromium();
     // Contracts first (generated code matches the .proto files), then types, then the three tiers.
@@ -112,6 +115,6 @@ switch (command) {
     process.exit(code);
   }
   default:
-    console.error('usage: node scripts/run.mjs start|test|bench|admin [args]');
+    console.error('usage: node scripts/run.mjs start|test|bench|admin|docs [args]');
     process.exit(2);
 }

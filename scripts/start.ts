@@ -62,6 +62,11 @@ async function main() {
   for (const [name, p] of Object.entries(ports)) {
     if (await portAnswers(host, p, 300)) fail(`Port ${p} (${name}) is already in use on ${host}. Is the system already running? Set ${name === 'gateway' ? 'PORT' : `${name.toUpperCase()}_GRPC_PORT`} to use another.`);
   }
+  // Prometheus listeners: each service on its gRPC port + 1000, the gateway on 9464.
+  const metricsPorts = { gateway: 9464, account: ports.account + 1000, product: ports.product + 1000, license: ports.license + 1000, checkout: ports.checkout + 1000, webhook: ports.webhook + 1000 };
+  for (const [name, p] of Object.entries(metricsPorts)) {
+    if (await portAnswers(host, p, 300)) fail(`Port ${p} (${name} /metrics) is already in use on ${host}. Is the system already running?`);
+  }
 
   const logDir = join(dataDir, 'logs');
   const system = await launchSystem(
@@ -92,7 +97,8 @@ async function main() {
   mkdirSync(join(dataDir, 'run'), { recursive: true });
   writeFileSync(join(dataDir, 'run', 'stack.json'), JSON.stringify({ account_grpc_addr: system.addrs.account, pid: process.pid }, null, 2));
 
-  console.log(`Gateway listening at ${system.gatewayUrl}`);
+  console.log(`Gateway listening at ${system.gatewayUrl} (API reference: ${system.gatewayUrl}/docs)`);
+  console.log(`Metrics: http://${host}:${metricsPorts.gateway}/metrics (gateway), ports ${metricsPorts.account}-${metricsPorts.webhook} (services)`);
   console.log(`Logs: ${logDir}. First API key: npm run admin -- create-account --name "Acme"   (Ctrl-C stops everything)`);
 
   let exiting = false;

@@ -1,10 +1,10 @@
 import express, { Router } from 'express';
-import type { EventBus, Logger } from '@licensing/runtime';
+import type { EventBus, Logger, Metrics } from '@licensing/runtime';
 import { AuthCache, authenticate, enforceScope } from './auth';
 import type { Clients } from './clients';
 import type { GatewayConfig } from './config';
 import { errorHandler, notFound } from './errors';
-import { AttemptThrottle, enforceRateLimits, throttleAuthFailures, type RateLimits } from './limits';
+import { AttemptThrottle, countAuthFailure, enforceRateLimits, throttleAuthFailures, type RateLimits } from './limits';
 import { dashboardRouter } from './dashboard/routes';
 import { checkoutPageProxy } from './checkout-proxy';
 import { requestContext, versionAlias } from './request-context';
@@ -12,7 +12,10 @@ import { checkoutRoutes } from './routes/checkout';
 import { webhookRoutes } from './routes/webhooks';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
-import { checkService, statusRoutes } from './routes/status';
+import { readiness, statusRoutes } from './routes/status';
+import { httpMetrics } from './metrics';
+import { openApiRoutes } from './openapi/routes';
+import { requireHttps, trustedProxies } from './transport';
 import { requireJsonBody } from './validation';
 
 export interface GatewayDeps {
@@ -21,35 +24,44 @@ export interface GatewayDeps {
   bus: EventBus;
   limits: RateLimits;
   log: Logger;
+  metrics: Metrics;
   version: string;
+  /** True once shutdown has begun: /readyz answers 503. */
+  draining?: { readonly now: boolean };
 }
 
 /**
- * Order matters: request id → /v1 alias → probes → /api/v1 (auth-failure
+ * Order matters: metrics → request id → HTTPS rule → /v1 alias → probes and
+ * API description → /api/v1 (auth-failure
  * throttle → auth → rate limits → scope → JSON body → routes) → 404 → the one
  * error handler. Bodies are parsed only after the key is known and counted, so
  * anonymous or throttled clients cannot make the gateway parse anything.
  */
-export function createApp({ config, clients, bus, limits, log, version }: GatewayDeps): express.Express {
+export function createApp({ config, clients, bus, limits, log, metrics, version, draining }: GatewayDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // X-Forwarded-* are believed only from the configured proxies (req.ip, req.secure).
+  app.set('trust proxy', trustedProxies(config));
 
+  app.use(httpMetrics(metrics));
   app.use(requestContext(log));
+  app.use(requireHttps(config));
   app.use(versionAlias);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
-    const account = await checkService(clients.health.account);
-    res.status(account.status === 'ok' ? 200 : 503).json({ status: account.status === 'ok' ? 'ready' : 'not_ready', account_service: account });
+    const { ready, body } = await readiness(clients, limits, draining?.now ?? false);
+    res.status(ready ? 200 : 503).json(body);
   });
+  openApiRoutes(app, version);
 
   const api = Router();
   api.use(throttleAuthFailures(limits, log));
-  api.use(authenticate(clients, new AuthCache(config.AUTH_CACHE_TTL_MS, bus)));
+  api.use(authenticate(clients, new AuthCache(config.AUTH_CACHE_TTL_MS, bus), countAuthFailure(limits)));
   api.use(enforceRateLimits(limits));
   api.use(enforceScope(log));
   api.use(requireJsonBody);

@@ -73,23 +73,33 @@ function bearerToken(req: Request): string {
   return m[1];
 }
 
-export function authenticate(clients: Clients, cache: AuthCache) {
+/**
+ * Bearer auth. `onRejected` runs, and is awaited, before a 401 goes out: the
+ * per-address failure count is up to date when the client sends its next try.
+ */
+export function authenticate(clients: Clients, cache: AuthCache, onRejected: (req: Request) => Promise<void> = async () => undefined) {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const token = bearerToken(req);
-    const digest = createHash('sha256').update(token).digest('hex');
-    let principal = cache.get(digest);
-    if (!principal) {
-      const auth = await clients.accounts.authenticate({ secret: token }, { requestId: res.locals.requestId });
-      const account = auth.account!;
-      principal = {
-        accountId: account.id,
-        plan: account.plan,
-        perMinuteOverride: account.perMinuteLimit,
-        perHourOverride: account.perHourLimit,
-        keyId: auth.keyId,
-        scope: auth.scope === 'validate' ? 'validate' : 'full',
-      };
-      cache.set(digest, principal);
+    let principal: Principal | undefined;
+    try {
+      const token = bearerToken(req);
+      const digest = createHash('sha256').update(token).digest('hex');
+      principal = cache.get(digest);
+      if (!principal) {
+        const auth = await clients.accounts.authenticate({ secret: token }, { requestId: res.locals.requestId });
+        const account = auth.account!;
+        principal = {
+          accountId: account.id,
+          plan: account.plan,
+          perMinuteOverride: account.perMinuteLimit,
+          perHourOverride: account.perHourLimit,
+          keyId: auth.keyId,
+          scope: auth.scope === 'validate' ? 'validate' : 'full',
+        };
+        cache.set(digest, principal);
+      }
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'unauthorized') await onRejected(req);
+      throw err;
     }
     res.locals.principal = principal;
     next();

@@ -12,9 +12,11 @@ import type { AttemptThrottle } from './limits';
 export function checkoutPageProxy(target: string, perAddress: AttemptThrottle, log: Logger): RequestHandler[] {
   const limit = async (req: Request, res: Response, next: NextFunction) => {
     if (!req.path.startsWith('/checkout/') || req.path.startsWith('/checkout/assets/')) return next();
-    const address = req.socket.remoteAddress ?? 'unknown';
+    const address = req.ip ?? 'unknown';
     const wait = await perAddress.blockedFor(address);
+    res.locals.route = '/checkout/*';
     if (wait !== null) {
+      res.locals.rateLimitWindow = 'checkout_page';
       res.status(429).set('Retry-After', String(wait)).type('html').send('<!doctype html><title>Too many requests</title><p>Too many requests from your address. Please wait a minute and try again.</p>');
       return;
     }

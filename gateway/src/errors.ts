@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, type ErrorCode, type Logger } from '@licensing/runtime';
 
 // The one place errors become HTTP: RFC 9457 problem details with a stable code.
-const httpStatus: Record<ErrorCode, number> = {
+export const httpStatus: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -12,6 +12,7 @@ const httpStatus: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
+  https_required: 426,
   rate_limited: 429,
   internal: 500,
   service_unavailable: 503,
@@ -19,7 +20,7 @@ const httpStatus: Record<ErrorCode, number> = {
 
 const titles: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
+  409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 426: 'Upgrade Required',
   429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
@@ -27,9 +28,10 @@ export function sendProblem(res: Response, err: AppError): void {
   const status = httpStatus[err.code];
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="api"');
   if (status === 503) res.setHeader('Retry-After', '5');
+  if (status === 426) res.setHeader('Upgrade', 'TLS/1.3, HTTP/1.1');
   res.status(status).type('application/problem+json').send(
     JSON.stringify({
-      type: `/docs/errors#${err.code}`,
+      type: `/docs#error-${err.code}`,
       title: titles[status],
       status,
       detail: err.message,

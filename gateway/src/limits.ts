@@ -196,22 +196,29 @@ export class RateLimits {
 /**
  * Before authentication: a client IP that sent too many bad keys in the last
  * minute is refused without looking at its key, so keys cannot be guessed at
- * speed. Every 401 it gets counts.
+ * speed. Every 401 it gets counts (see countAuthFailure, called by authenticate).
  */
 export function throttleAuthFailures(limits: RateLimits, log: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
     if (!limits.settings.enabled) return next();
-    const ip = req.socket.remoteAddress ?? 'unknown';
+    // req.ip: the client's address, from X-Forwarded-For only when the hop is a trusted proxy.
+    const ip = req.ip ?? 'unknown';
     const retryAfter = await limits.authFailuresExhausted(ip);
     if (retryAfter !== null) {
       log.warn({ request_id: res.locals.requestId, ip }, 'client throttled after repeated authentication failures');
       res.setHeader('Retry-After', String(retryAfter));
+      res.locals.rateLimitWindow = 'auth_failures';
       throw new AppError('rate_limited', `too many requests with a missing or invalid API key from this address; retry in ${retryAfter} s`);
     }
-    res.on('finish', () => {
-      if (res.statusCode === 401) void limits.recordAuthFailure(ip);
-    });
     next();
+  };
+}
+
+/** What authenticate() calls before answering 401: one more failure for the client's address. */
+export function countAuthFailure(limits: RateLimits) {
+  return async (req: Request): Promise<void> => {
+    if (!limits.settings.enabled) return;
+    await limits.recordAuthFailure(req.ip ?? 'unknown').catch(() => undefined);
   };
 }
 
@@ -224,6 +231,7 @@ export function enforceRateLimits(limits: RateLimits) {
     res.set(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000)));
     if (verdict.rejectedBy) {
       res.setHeader('Retry-After', String(verdict.rejectedBy.resetS));
+      res.locals.rateLimitWindow = verdict.rejectedBy.name;
       throw new AppError('rate_limited', rejectionDetail(verdict.rejectedBy, p.plan));
     }
     next();

@@ -1,24 +1,32 @@
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
 import { Redis } from 'ioredis';
-import { createLogger, EventBus, loadConfig, runMain } from '@licensing/runtime';
+import { createLogger, EventBus, loadConfig, Metrics, runMain, serveMetrics } from '@licensing/runtime';
 import { createApp } from './app';
 import { createClients } from './clients';
 import { gatewaySchema, type GatewayConfig } from './config';
 import { RateLimits } from './limits';
+import { checkTransportConfig, createGatewayServer } from './transport';
+import { Drain } from './drain';
 
-const VERSION = process.env.npm_package_version ?? '0.1.0';
+// The release in /api/v1/status and the OpenAPI document: APP_VERSION when the
+// image build sets it (e.g. a git tag), else this package's version.
+const VERSION: string = process.env.APP_VERSION || (require('../package.json') as { version: string }).version;
 
 export interface RunningGateway {
   port: number;
   url: string;
+  metricsPort: number;
+  /** Re-reads the TLS certificate and key (what SIGHUP does). */
+  reloadTls(): void;
   stop(): Promise<void>;
 }
 
 export async function start(opts: { config?: Partial<GatewayConfig>; env?: Record<string, string | undefined> } = {}): Promise<RunningGateway> {
   const config = loadConfig(gatewaySchema, opts.env ?? process.env, opts.config ?? {});
+  checkTransportConfig(config);
   const log = createLogger('gateway', config.LOG_LEVEL);
-  const bus = await EventBus.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: 'gateway', log });
+  const metrics = new Metrics('gateway');
+  const bus = await EventBus.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: 'gateway', log, metrics });
   const clients = createClients(config);
   // No offline queue and a short command timeout: when Redis is away, the limiter
   // falls over to its in-memory insurance at once instead of waiting. ioredis
@@ -50,30 +58,37 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
     hourWindowS: config.RATE_LIMIT_HOUR_WINDOW_S,
     authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
   });
-  const app = createApp({ config, clients, bus, limits, log, version: VERSION });
-  const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 20_000, requestTimeout: 30_000 }, app);
+  const draining = { get now() { return drain.draining; } };
+  const app = createApp({ config, clients, bus, limits, log, metrics, version: VERSION, draining });
+  const { server, tls, reloadTls } = createGatewayServer(config, app, log);
+  const drain = new Drain(server, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
-  log.info({ url }, 'gateway listening');
+  const url = `${tls ? 'https' : 'http'}://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+  const metricsServer = await serveMetrics(metrics, config.HOST, config.METRICS_PORT);
+  // Certificates are renewed in place (cert-manager, certbot); SIGHUP picks them up without a restart.
+  const onHup = () => reloadTls();
+  if (tls) process.on('SIGHUP', onHup);
+  log.info({ url, metrics_port: metricsServer.port }, 'gateway listening');
+  if (!tls && config.NODE_ENV !== 'production' && !['127.0.0.1', '::1', 'localhost'].includes(config.HOST)) {
+    log.warn({ host: config.HOST }, 'serving plain HTTP beyond loopback: API keys cross the network in clear text (set TLS_CERT_FILE/TLS_KEY_FILE, or NODE_ENV=production behind a TLS proxy)');
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      // Stop accepting, let in-flight requests finish (bounded), then close channels.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const limit = new Promise<void>((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS).unref());
-      await Promise.race([closed, limit]);
-      server.closeAllConnections();
+      // Not ready, stop accepting, let accepted requests finish (bounded), then close channels.
+      await drain.stop(config.SHUTDOWN_DRAIN_DELAY_MS, config.SHUTDOWN_TIMEOUT_MS);
+      process.off('SIGHUP', onHup);
+      await metricsServer.close();
       clients.close();
       redis.disconnect();
       await bus.close();
     })());
-  return { port, url, stop };
+  return { port, url, metricsPort: metricsServer.port, reloadTls, stop };
 }
 
 if (require.main === module) runMain('gateway', () => start());

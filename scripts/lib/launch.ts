@@ -3,6 +3,7 @@ import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envFor, type Component, type Topology } from './topology';
 import { waitForPort } from './net';
+import { waitForServing } from './health';
 import { repoRoot } from './paths';
 
 // Runs the system as separate processes, one per service plus the gateway, as
@@ -28,7 +29,7 @@ export interface RunningSystem {
   stop(): Promise<void>;
 }
 
-const entry: Record<Component, string> = {
+export const entry: Record<Component, string> = {
   account: 'services/account/dist/main.js',
   product: 'services/product/dist/main.js',
   license: 'services/license/dist/main.js',
@@ -37,7 +38,7 @@ const entry: Record<Component, string> = {
   gateway: 'gateway/dist/main.js',
 };
 
-function tail(file: string, lines = 15): string {
+export function tail(file: string, lines = 15): string {
   try {
     return readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join('\n');
   } catch {
@@ -46,7 +47,6 @@ function tail(file: string, lines = 15): string {
 }
 
 export async function launchSystem(t: Topology, ports: Ports, logDir: string, nodeArgs: Partial<Record<Component, string[]>> = {}): Promise<RunningSystem> {
-  const root = repoRoot();
   mkdirSync(logDir, { recursive: true });
   const addrs = { account: `${t.host}:${ports.account}`, product: `${t.host}:${ports.product}`, license: `${t.host}:${ports.license}`, checkout: `${t.host}:${ports.checkout}`, checkoutPage: `http://${t.host}:${ports.checkoutHttp}`, webhook: `${t.host}:${ports.webhook}` };
   const gatewayUrl = `http://${t.host}:${ports.gateway}`;
@@ -78,27 +78,14 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
   const order: Component[] = ['account', 'product', 'license', 'checkout', 'webhook', 'gateway'];
   for (const name of order) {
     const logFile = join(logDir, `${name}.log`);
-    const out = createWriteStream(logFile, { flags: 'a' });
-    const child = spawn(process.execPath, ['--enable-source-maps', ...(nodeArgs[name] ?? []), join(root, entry[name])], {
-      env: { ...process.env, ...envs[name] },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Own process group: a Ctrl-C in the terminal reaches only the launcher,
-      // which then stops the processes in order (gateway first).
-      detached: true,
-    });
-    child.stdout!.pipe(out);
-    child.stderr!.pipe(out);
+    const { child, exited } = spawnComponent(name, envs[name], logFile, nodeArgs[name]);
     children.set(name, child);
-    const exited = new Promise<never>((_, reject) =>
-      child.once('exit', (code) => {
-        if (!stopping) onCrash({ name, code });
-        reject(new Error(`${name} exited with code ${code} while starting; last lines of ${logFile}:\n${tail(logFile)}`));
-      }),
-    );
-    exited.catch(() => undefined);
-    const port = name === 'gateway' ? ports.gateway : ports[name];
+    child.once('exit', (code) => {
+      if (!stopping) onCrash({ name, code });
+    });
     try {
-      await Promise.race([waitForPort(t.host, port, 30_000), exited]);
+      if (name === 'gateway') await Promise.race([waitForPort(t.host, ports.gateway, 30_000), exited]);
+      else await waitForServing(addrs[name], 60_000, exited);
     } catch (err) {
       stopping = true;
       await stopAll([...order].reverse());
@@ -125,4 +112,25 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
       await stopAll(['gateway', 'webhook', 'checkout', 'license', 'product', 'account']);
     },
   };
+}
+
+/**
+ * One component as its own process (its own process group, so a terminal's
+ * Ctrl-C reaches only the launcher, which then stops everything in order),
+ * output appended to `logFile`. `exited` rejects if the process ends.
+ */
+export function spawnComponent(name: Component, env: Record<string, string>, logFile: string, nodeArgs: string[] = []): { child: ChildProcess; exited: Promise<never> } {
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, join(repoRoot(), entry[name])], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code, signal) => reject(new Error(`${name} exited (${signal ?? `code ${code}`}); last lines of ${logFile}:\n${tail(logFile)}`))),
+  );
+  exited.catch(() => undefined);
+  return { child, exited };
 }

@@ -25,6 +25,10 @@ export interface Topology {
   webhookTimeoutMs?: number;
   webhookDispatchIntervalMs?: number;
   host: string;
+  /** Tests and bench: every /metrics listener on a free port (else each component's default). */
+  metricsAnyPort?: boolean;
+  /** Proxies the gateway believes X-Forwarded-Proto/-For from (production behind a TLS-terminating proxy). */
+  trustedProxies?: string;
   nodeEnv: 'development' | 'test' | 'production';
   logLevel: string;
   outboxIntervalMs?: number;
@@ -49,7 +53,9 @@ function common(t: Topology): Record<string, string> {
 }
 
 function service(t: Topology, name: string, port: number): Record<string, string> {
-  return { ...common(t), MONGO_URL: t.mongoUrl, MONGO_DB: `${t.dbPrefix}_${name}`, GRPC_HOST: t.host, GRPC_PORT: String(port) };
+  // /metrics on the gRPC port + 1000 (the schemas' default for the default ports).
+  const metricsPort = t.metricsAnyPort || port === 0 ? 0 : port + 1000;
+  return { ...common(t), MONGO_URL: t.mongoUrl, MONGO_DB: `${t.dbPrefix}_${name}`, GRPC_HOST: t.host, GRPC_PORT: String(port), METRICS_PORT: String(metricsPort) };
 }
 
 export const envFor = {
@@ -82,6 +88,8 @@ export const envFor = {
     ...common(t),
     HOST: t.host,
     PORT: String(port),
+    ...(t.metricsAnyPort ? { METRICS_PORT: '0' } : {}),
+    ...(t.trustedProxies ? { TRUSTED_PROXIES: t.trustedProxies } : {}),
     REDIS_URL: t.redisUrl,
     RATE_LIMIT_PREFIX: t.rateLimitPrefix,
     ACCOUNT_GRPC_ADDR: addrs.account,

@@ -136,13 +136,40 @@ describe('status and unavailable services', () => {
       version: expect.any(String),
       time: expect.any(String),
       services: { account: { status: 'ok', latency_ms: expect.any(Number) }, product: { status: 'ok', latency_ms: expect.any(Number) }, license: { status: 'ok', latency_ms: expect.any(Number) }, checkout: { status: 'ok', latency_ms: expect.any(Number) }, webhook: { status: 'ok', latency_ms: expect.any(Number) } },
-      dependencies: { mongodb: { status: 'ok' }, nats: { status: 'ok' }, redis: { status: 'ok' } },
+      dependencies: { mongodb: { status: 'ok', latency_ms: expect.any(Number) }, nats: { status: 'ok', latency_ms: expect.any(Number) }, redis: { status: 'ok', latency_ms: expect.any(Number) } },
     });
+    expect(res.body.version).toBe(require('../../gateway/package.json').version);
   });
 
   it('/healthz and /readyz answer without a key', async () => {
     expect((await client(stack.url)('GET', '/healthz')).body).toEqual({ status: 'ok' });
-    expect((await client(stack.url)('GET', '/readyz')).status).toBe(200);
+    const ready = await client(stack.url)('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ready', account_service: { status: 'ok', latency_ms: expect.any(Number) }, rate_limits: 'redis' });
+  });
+
+  it('serves its OpenAPI document and reference page without a key', async () => {
+    const spec = await client(stack.url)('GET', '/openapi.json');
+    expect(spec.status).toBe(200);
+    expect(spec.body).toMatchObject({ openapi: '3.1.0', info: { version: require('../../gateway/package.json').version } });
+    expect(Object.keys(spec.body.paths)).toEqual(expect.arrayContaining(['/api/v1/licenses', '/api/v1/keys/validate', '/healthz']));
+    const page = await client(stack.url)('GET', '/docs');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<code>/api/v1/keys/validate</code>');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+  });
+
+  it('a gateway shutting down says so on /readyz, keeps serving during its drain delay, then stops accepting', async () => {
+    const gw = await stack.extraGateway({ SHUTDOWN_DRAIN_DELAY_MS: '1000' });
+    const own = client(gw.url, (await stack.newAccount()).apiKey);
+    expect((await own('GET', '/readyz')).status).toBe(200);
+    const stopping = gw.stop();
+    const ready = await own('GET', '/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({ status: 'shutting_down', account_service: { status: 'ok' } });
+    expect((await own('GET', '/api/v1/products')).status).toBe(200); // load balancers are still catching up
+    await stopping;
+    await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow();
   });
 
   it('a service that is down gives 503 with Retry-After, and status says degraded', async () => {

@@ -74,6 +74,10 @@ it('shows the product, price and test mode; paying issues the licence, records i
   expect((await api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: true, license: { product_id: productId, customer_email: 'prefilled@example.com' } });
   const event = await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
   expect(event.data).toMatchObject({ license_key: key, customer_email: 'prefilled@example.com', checkout: { status: 'complete', amount: 4900, currency: 'EUR' } });
+  // The payment's request id (given by the gateway) is on the events it caused, in both services.
+  expect(event.request_id).toBe(paid.headers.get('x-request-id'));
+  const issued = await events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key);
+  expect(issued.request_id).toBe(paid.headers.get('x-request-id'));
   // Afterwards the page says it is paid, and cannot be paid again.
   expect((await web.get(`/checkout/${s.id}`)).status).toBe(409);
 });

@@ -22,14 +22,16 @@ describe('products', () => {
     expect(read.body).toEqual(created.body);
   });
 
-  it('publishes product.created with the documented envelope', async () => {
-    const created = await f.api('POST', '/api/v1/products', { name: 'Evented' });
+  it('publishes product.created with the documented envelope, carrying the request id', async () => {
+    const created = await f.api('POST', '/api/v1/products', { name: 'Evented' }, { 'x-request-id': 'trace-product-created-1' });
+    expect(created.headers.get('x-request-id')).toBe('trace-product-created-1');
     const event = await f.events.waitFor((e) => e.type === 'product.created' && (e.data as { product: { id: string } }).product.id === created.body.id);
     expect(event).toEqual({
       id: expect.stringMatching(/^evt_/),
       type: 'product.created',
       account_id: f.accountId,
       created_at: expect.any(String),
+      request_id: 'trace-product-created-1',
       data: { product: { id: created.body.id, name: 'Evented', description: '', created_at: created.body.created_at } },
     });
     expect(f.events.subjectOf(event.id)).toBe(`${f.stack.topology.subjectPrefix}.product.created`);

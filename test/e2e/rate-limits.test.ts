@@ -163,6 +163,13 @@ describe('when Redis is away', () => {
     const status = await client(lonely.url, other.secret)('GET', '/api/v1/status');
     expect(status.status).toBe(200);
     expect(status.body).toMatchObject({ status: 'degraded', dependencies: { redis: { status: 'degraded' } } });
+    // Still ready: the in-memory fallback counts limits while Redis is away.
+    const ready = await client(lonely.url)('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: 'ready', rate_limits: 'in_memory_fallback' });
+    // The refusal is counted by window in the gateway's metrics.
+    const metrics = await (await fetch(lonely.metricsUrl)).text();
+    expect(metrics).toMatch(/^licensing_rate_limit_rejections_total\{[^}]*window="minute"[^}]*\} 1$/m);
   });
 
   it('falls back at once when Redis stops, and shares counters again when it returns', async () => {

@@ -10,6 +10,7 @@ import { start as startWebhook } from '../../services/webhook/src/main';
 import { freePort } from '../../scripts/lib/net';
 import { start as startGateway } from '../../gateway/src/main';
 import { envFor, type Topology } from '../../scripts/lib/topology';
+import { checkAcceptedRequest, checkResponse } from './openapi';
 
 // A whole system in this test process: three services and the gateway on
 // random ports, over the run's FerretDB and the machine's NATS, with database
@@ -20,10 +21,12 @@ export interface Stack {
   topology: Topology;
   admin: ReturnType<typeof createClient<AccountServiceClient>>['call'];
   addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string; webhook: string };
+  /** Where each component serves Prometheus /metrics. */
+  metricsUrls: Record<'gateway' | 'account' | 'product' | 'license' | 'checkout' | 'webhook', string>;
   newAccount(plan?: string): Promise<{ accountId: string; apiKey: string }>;
   stopGateway(): Promise<void>;
   /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
-  extraGateway(config?: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
+  extraGateway(config?: Record<string, string>): Promise<{ url: string; metricsUrl: string; stop(): Promise<void> }>;
   /** Starts the webhook service again after stopService('webhook') (stopped with the stack). */
   restartWebhook(): Promise<void>;
   /** A second instance of the licence service over the same database and stream (stopped with the stack). */
@@ -52,6 +55,7 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     webhookTimeoutMs: 600,
     webhookDispatchIntervalMs: 100,
     host: '127.0.0.1',
+    metricsAnyPort: true,
     nodeEnv: 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     outboxIntervalMs: 200,
@@ -85,7 +89,8 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const checkout = await startCheckout({ env: envFor.checkout(t, 0, pagePort, addrs, `http://127.0.0.1:${gatewayPort}`), clock });
   addrs.checkout = `127.0.0.1:${checkout.port}`;
   addrs.checkoutPage = `http://127.0.0.1:${pagePort}`;
-  const webhook = await startWebhook({ env: envFor.webhook(t, 0), clock });
+  // A fixed port (not 0) because restartWebhook() binds the same one again later.
+  const webhook = await startWebhook({ env: envFor.webhook(t, await freePort()), clock });
   addrs.webhook = `127.0.0.1:${webhook.port}`;
   const gateway = await startGateway({ env: { ...envFor.gateway(t, gatewayPort, addrs), ...gatewayConfig } });
   const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
@@ -93,9 +98,18 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const services = [webhook, checkout, license, product, account];
   let currentWebhook = webhook;
   const extras: { stop(): Promise<void> }[] = [];
+  const metricsUrl = (port: number) => `http://127.0.0.1:${port}/metrics`;
   return {
     url: gateway.url,
     topology: t,
+    metricsUrls: {
+      gateway: metricsUrl(gateway.metricsPort),
+      account: metricsUrl(account.metricsPort),
+      product: metricsUrl(product.metricsPort),
+      license: metricsUrl(license.metricsPort),
+      checkout: metricsUrl(checkout.metricsPort),
+      webhook: metricsUrl(webhook.metricsPort),
+    },
     admin: admin.call,
     addrs,
     // Enterprise by default so tests about other things never meet a rate limit.
@@ -107,7 +121,7 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
     async extraGateway(config = {}) {
       const g = await startGateway({ env: { ...envFor.gateway(t, 0, addrs), ...gatewayConfig, ...config } });
       extras.push(g);
-      return g;
+      return { url: g.url, metricsUrl: metricsUrl(g.metricsPort), stop: g.stop };
     },
     stopService: (name) => ({ account, product, license, checkout, webhook: currentWebhook })[name].stop(),
     async restartWebhook() {
@@ -133,13 +147,24 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   };
 }
 
+const safeJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
   body: T;
 }
 
-/** A small HTTP client for the gateway: JSON in, parsed JSON (or text) out. */
+/**
+ * A small HTTP client for the gateway: JSON in, parsed JSON (or text) out.
+ * Every response is checked against the OpenAPI document (support/openapi.ts).
+ */
 export function client(baseUrl: string, apiKey?: string) {
   return async function request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
     const h: Record<string, string> = { ...headers };
@@ -157,6 +182,8 @@ export function client(baseUrl: string, apiKey?: string) {
     } catch {
       /* not JSON: keep the text so the assertion shows it */
     }
+    checkResponse(method, path, res.status, res.headers.get('content-type') ?? '', parsed);
+    checkAcceptedRequest(method, path, res.status, typeof body === 'string' ? safeJson(body) : body);
     return { status: res.status, headers: res.headers, body: parsed as T };
   };
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Metadata, status } from '@grpc/grpc-js';
 import { AppError, ConfigError, checkEmail, fromServiceError, int, isId, loadConfig, newId, oneOf, str, toServiceError } from '@licensing/runtime';
 
@@ -31,6 +34,21 @@ describe('config', () => {
       expect((err as Error).message).toMatch(/MODE must be one of a, b/);
     }
   });
+
+  it('reads a secret from NAME_FILE (trimmed), names a file it cannot read, and takes no _FILE for plain settings', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'licensing-config-'));
+    try {
+      writeFileSync(join(dir, 'token'), 's3cret\n');
+      writeFileSync(join(dir, 'port'), '9000');
+      expect(loadConfig(schema, { TOKEN_FILE: join(dir, 'token') }).TOKEN).toBe('s3cret');
+      expect(loadConfig(schema, { TOKEN: 'direct', TOKEN_FILE: join(dir, 'token') }).TOKEN).toBe('direct');
+      expect(() => loadConfig(schema, { TOKEN_FILE: join(dir, 'missing') })).toThrow(/TOKEN_FILE cannot be read \(ENOENT/);
+      expect(() => loadConfig(schema, {})).toThrow(/TOKEN is required \(secret\); or give TOKEN_FILE/);
+      expect(loadConfig(schema, { TOKEN: 't', PORT_FILE: join(dir, 'port') }).PORT).toBe(8080);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('errors across gRPC', () => {
@@ -50,6 +68,8 @@ describe('errors across gRPC', () => {
   it('map transport failures to service_unavailable', () => {
     expect(fromServiceError({ code: status.UNAVAILABLE, details: 'No connection established', metadata: new Metadata() } as never).code).toBe('service_unavailable');
     expect(fromServiceError({ code: status.DEADLINE_EXCEEDED, details: 'deadline', metadata: new Metadata() } as never).code).toBe('service_unavailable');
+    // A replica still starting (or older, mid-deploy) does not know the method: retry, not a 500.
+    expect(fromServiceError({ code: status.UNIMPLEMENTED, details: 'not implemented', metadata: new Metadata() } as never).code).toBe('service_unavailable');
   });
 });
 

@@ -70,10 +70,11 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
     const email = field(req, 'email', 254).trim().toLowerCase();
     const password = field(req, 'password', 200);
     if (!preSessionCsrfOk(req)) return page(res, 403, signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', email }));
-    const address = req.socket.remoteAddress ?? 'unknown';
+    const address = req.ip ?? 'unknown';
     const wait = (await signInThrottle.perEmail.blockedFor(email || '-')) ?? (await signInThrottle.perAddress.blockedFor(address));
     if (wait !== null) {
       log.warn({ request_id: res.locals.requestId, address }, 'sign-in throttled');
+      res.locals.rateLimitWindow = 'signin';
       res.setHeader('Retry-After', String(wait));
       return page(res, 429, signInPage(issuePreSessionCsrf(res, secureCookies), { error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, email }));
     }

@@ -3,14 +3,28 @@ import { AppError } from '@licensing/runtime';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+/** Every path and method registered through route(), for the OpenAPI coverage check. */
+export const registeredRoutes = new Map<string, Set<Method>>();
+
 /**
- * Registers the handlers of one path and answers 405 (with Allow) for every
+ * Registers the handlers of one API path and answers 405 (with Allow) for every
  * other method on it, so a wrong method is never mistaken for a missing path.
+ * The path template (never the raw URL: ids would explode the series) labels
+ * the request metrics.
  */
 export function route(router: Router, path: string, handlers: Partial<Record<Method, RequestHandler>>): void {
-  for (const [method, handler] of Object.entries(handlers) as [Method, RequestHandler][]) router[method](path, handler);
+  const methods = registeredRoutes.get(path) ?? new Set<Method>();
+  registeredRoutes.set(path, methods);
+  for (const [method, handler] of Object.entries(handlers) as [Method, RequestHandler][]) {
+    methods.add(method);
+    router[method](path, (req, res, next) => {
+      res.locals.route = `${req.baseUrl}${path}`;
+      return handler(req, res, next);
+    });
+  }
   const allow = Object.keys(handlers).map((m) => m.toUpperCase()).join(', ');
   router.all(path, (req: Request, res: Response) => {
+    res.locals.route = `${req.baseUrl}${path}`;
     res.setHeader('Allow', allow);
     throw new AppError('method_not_allowed', `${req.method} is not allowed here; use ${allow}`);
   });

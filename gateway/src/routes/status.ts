@@ -1,42 +1,74 @@
 import type { Router } from 'express';
-import { health } from '@licensing/proto';
-import type { EventBus } from '@licensing/runtime';
+import type { health } from '@licensing/proto';
+import { checkHealth, type EventBus } from '@licensing/runtime';
 import type { Clients } from '../clients';
 import type { RateLimits } from '../limits';
 import { route } from './route';
 
-const SERVING = health.HealthCheckResponse_ServingStatus.SERVING;
+const PROBE_TIMEOUT_MS = 1000;
 
-export interface ServiceHealth {
-  status: 'ok' | 'down';
-  latency_ms: number;
+export interface Probe {
+  status: 'ok' | 'degraded' | 'down';
+  latency_ms: number | null;
 }
+
+const elapsed = (started: number) => Math.round((performance.now() - started) * 10) / 10;
 
 /** Asks one service's standard gRPC health endpoint, with a short deadline. */
-export function checkService(client: health.HealthClient, timeoutMs = 1000): Promise<ServiceHealth> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    client.check({ service: '' }, { deadline: Date.now() + timeoutMs } as never, (err, res) => {
-      const latency_ms = Math.round((performance.now() - started) * 10) / 10;
-      resolve({ status: !err && res?.status === SERVING ? 'ok' : 'down', latency_ms });
-    });
-  });
+export async function checkService(client: health.HealthClient, timeoutMs = PROBE_TIMEOUT_MS): Promise<Probe> {
+  const { serving, latencyMs } = await checkHealth(client, timeoutMs);
+  return { status: serving ? 'ok' : 'down', latency_ms: latencyMs };
 }
 
+/** Redis round trip; 'degraded' (not down) without it: each gateway then counts limits on its own. */
+export async function checkRedis(limits: RateLimits): Promise<Probe> {
+  if (limits.redisStatus !== 'ok') return { status: 'degraded', latency_ms: null };
+  const started = performance.now();
+  try {
+    await limits.redis.ping();
+    return { status: 'ok', latency_ms: elapsed(started) };
+  } catch {
+    return { status: 'degraded', latency_ms: null };
+  }
+}
+
+/** NATS round trip; while it is down services keep events in their outboxes. */
+export async function checkNats(bus: EventBus): Promise<Probe> {
+  if (!bus.connected) return { status: 'down', latency_ms: null };
+  try {
+    const rtt = await Promise.race([bus.nc.rtt(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS).unref())]);
+    return { status: 'ok', latency_ms: Math.round(rtt * 10) / 10 };
+  } catch {
+    return { status: 'down', latency_ms: null };
+  }
+}
+
+/**
+ * Everything behind the gateway. `down` when no service answers; `degraded`
+ * when some part is missing but requests can still be served in part (a
+ * service, NATS: events wait in outboxes, Redis: per-gateway limits).
+ */
 export async function systemStatus(clients: Clients, bus: EventBus, limits: RateLimits, version: string) {
   const names = Object.keys(clients.health) as (keyof Clients['health'])[];
-  const results = await Promise.all(names.map((n) => checkService(clients.health[n])));
+  const [results, redis, nats] = await Promise.all([Promise.all(names.map((n) => checkService(clients.health[n]))), checkRedis(limits), checkNats(bus)]);
   const services = Object.fromEntries(names.map((n, i) => [n, results[i]]));
-  const dependencies = {
-    // A service reports SERVING only while its MongoDB connection is up.
-    mongodb: { status: results.every((r) => r.status === 'ok') ? 'ok' : 'degraded' },
-    nats: { status: bus.connected ? 'ok' : 'down' },
-    // Degraded: each gateway counts on its own until Redis answers again.
-    redis: { status: limits.redisStatus },
-  };
-  const down = results.filter((r) => r.status === 'down').length;
-  const status = down === results.length ? 'down' : down > 0 || !bus.connected || limits.redisStatus !== 'ok' ? 'degraded' : 'ok';
+  const up = results.filter((r) => r.status === 'ok');
+  // Services report SERVING only while their MongoDB connection is up, so the
+  // slowest SERVING answer bounds the store's round trip as seen from here.
+  const mongodb: Probe = { status: up.length === results.length ? 'ok' : up.length ? 'degraded' : 'down', latency_ms: up.length ? Math.max(...up.map((r) => r.latency_ms ?? 0)) : null };
+  const dependencies = { mongodb, nats, redis };
+  const status = up.length === 0 ? 'down' : up.length < results.length || nats.status !== 'ok' || redis.status !== 'ok' ? 'degraded' : 'ok';
   return { status, version, time: new Date().toISOString(), services, dependencies };
+}
+
+/** /readyz: this gateway can serve, i.e. it can authenticate (account service) and count limits (Redis or its in-memory fallback). */
+export async function readiness(clients: Clients, limits: RateLimits, draining = false) {
+  const [account, redis] = await Promise.all([checkService(clients.health.account), checkRedis(limits)]);
+  const ready = account.status === 'ok' && !draining;
+  return {
+    ready,
+    body: { status: ready ? 'ready' : draining ? 'shutting_down' : 'not_ready', account_service: account, rate_limits: redis.status === 'ok' ? 'redis' : 'in_memory_fallback' },
+  };
 }
 
 export function statusRoutes(router: Router, clients: Clients, bus: EventBus, limits: RateLimits, version: string): void {

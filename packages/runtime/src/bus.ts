@@ -1,7 +1,9 @@
 import { connect, headers as natsHeaders, type NatsConnection, type JetStreamClient, RetentionPolicy, StorageType } from 'nats';
 import type { DomainEvent, EventType } from '@licensing/proto';
 import { newId } from './ids';
+import { currentRequestId } from './request-scope';
 import type { Logger } from './logger';
+import type { Metrics } from './metrics';
 
 export interface BusOptions {
   url: string;
@@ -9,6 +11,8 @@ export interface BusOptions {
   stream: string;
   name: string;
   log: Logger;
+  /** Counts accepted events (licensing_events_published_total) when given. */
+  metrics?: Metrics;
 }
 
 /**
@@ -17,11 +21,15 @@ export interface BusOptions {
  * fails fast and the outbox keeps the event until it can go out.
  */
 export class EventBus {
+  private readonly published;
+
   private constructor(
     readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly opts: BusOptions,
-  ) {}
+  ) {
+    this.published = opts.metrics?.counter('licensing_events_published_total', ['type']);
+  }
 
   static async connect(opts: BusOptions): Promise<EventBus> {
     const nc = await connect({
@@ -110,7 +118,8 @@ export class EventBus {
   async publish(event: DomainEvent): Promise<void> {
     const h = natsHeaders();
     h.set('Nats-Msg-Id', event.id);
-    await this.js.publish(this.subject(event.type), JSON.stringify(event), { msgID: event.id, headers: h, timeout: 2000 });
+    const ack = await this.js.publish(this.subject(event.type), JSON.stringify(event), { msgID: event.id, headers: h, timeout: 2000 });
+    if (!ack.duplicate) this.published?.inc({ type: event.type });
   }
 
   async close(): Promise<void> {
@@ -122,7 +131,9 @@ export class EventBus {
 /**
  * A new event. Pass `id` for facts that must be published once however many
  * instances notice them: the same id is dropped by JetStream as a duplicate.
+ * Events made while serving a request carry its id (`request_id`).
  */
 export function newEvent<T extends EventType>(type: T, accountId: string, data: DomainEvent<T>['data'], now = new Date(), id = newId('evt')): DomainEvent<T> {
-  return { id, type, account_id: accountId, created_at: now.toISOString(), data };
+  const requestId = currentRequestId();
+  return { id, type, account_id: accountId, created_at: now.toISOString(), ...(requestId ? { request_id: requestId } : {}), data };
 }

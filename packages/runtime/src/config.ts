@@ -1,6 +1,9 @@
 // Typed settings read from environment variables, checked once at start-up.
 // Each service declares a schema; a bad or missing value stops the process with
 // one message naming every problem, instead of failing later in a handler.
+// A secret may instead be given as a file: NAME_FILE=/run/secrets/name (Docker
+// and Kubernetes secrets), so it never sits in the environment of a manifest.
+import { readFileSync } from 'node:fs';
 
 export interface Setting<T> {
   kind: 'string' | 'int' | 'bool' | 'enum';
@@ -31,9 +34,18 @@ export function loadConfig<S extends Schema>(schema: S, env: Record<string, stri
       out[name] = (overrides as Record<string, unknown>)[name];
       continue;
     }
-    const raw = env[name];
+    let raw = env[name];
+    const file = setting.secret ? env[`${name}_FILE`] : undefined;
+    if ((raw === undefined || raw === '') && file) {
+      try {
+        raw = readFileSync(file, 'utf8').trim();
+      } catch (err) {
+        problems.push(`${name}_FILE cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}: ${file})`);
+        continue;
+      }
+    }
     if (raw === undefined || raw === '') {
-      if (setting.default === undefined) problems.push(`${name} is required (${setting.description})`);
+      if (setting.default === undefined) problems.push(`${name} is required (${setting.description})${setting.secret ? `; or give ${name}_FILE` : ''}`);
       else out[name] = setting.default;
       continue;
     }

@@ -6,7 +6,7 @@ import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js
 export const errorCodes = [
   'invalid_request', 'unauthorized', 'forbidden', 'not_found', 'conflict',
   'idempotency_key_reused', 'payload_too_large', 'unsupported_media_type',
-  'method_not_allowed', 'rate_limited', 'service_unavailable', 'internal',
+  'method_not_allowed', 'https_required', 'rate_limited', 'service_unavailable', 'internal',
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number];
 
@@ -44,6 +44,7 @@ const toGrpc: Record<ErrorCode, GrpcStatus> = {
   payload_too_large: GrpcStatus.INVALID_ARGUMENT,
   unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
   method_not_allowed: GrpcStatus.UNIMPLEMENTED,
+  https_required: GrpcStatus.FAILED_PRECONDITION,
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   service_unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
@@ -73,6 +74,10 @@ const fromGrpc: Partial<Record<GrpcStatus, ErrorCode>> = {
   [GrpcStatus.RESOURCE_EXHAUSTED]: 'rate_limited',
   [GrpcStatus.UNAVAILABLE]: 'service_unavailable',
   [GrpcStatus.DEADLINE_EXCEEDED]: 'service_unavailable',
+  // A replica that does not know the method (yet): one still starting (its port is bound
+  // before its handlers), or an older one during a rolling deploy. Our own 405s carry
+  // their code in metadata and never get here.
+  [GrpcStatus.UNIMPLEMENTED]: 'service_unavailable',
 };
 
 /** Client side: a gRPC error back into an AppError, keeping the code and field errors the server sent. */

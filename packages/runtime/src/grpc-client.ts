@@ -1,6 +1,7 @@
 import { credentials, Metadata, type Client, type ServiceError, type ChannelCredentials, type ClientOptions } from '@grpc/grpc-js';
 import { fromServiceError } from './errors';
 import { INTERNAL_TOKEN_KEY, REQUEST_ID_KEY } from './internal-auth';
+import { currentRequestId } from './request-scope';
 
 type ClientCtor<C> = new (address: string, creds: ChannelCredentials, options?: Partial<ClientOptions>) => C;
 
@@ -26,6 +27,15 @@ export function createClient<C extends Client>(Ctor: ClientCtor<C>, address: str
   const client = new Ctor(address, credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30000,
     'grpc.enable_retries': 1,
+    // Spread calls over every address the name resolves to (a headless
+    // Kubernetes Service, or "ipv4:host:p1,host:p2"): one HTTP/2 connection
+    // would otherwise pin all traffic to one replica. A replica that is
+    // shutting down (GOAWAY) leaves the rotation; calls go to the others.
+    'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+    // A replica that was away is tried again within a second (grpc's default
+    // backoff grows to two minutes, and calls fail fast meanwhile).
+    'grpc.initial_reconnect_backoff_ms': 200,
+    'grpc.max_reconnect_backoff_ms': 1000,
   });
   const call = new Proxy({} as Unary<C>, {
     get(_t, method: string) {
@@ -33,7 +43,8 @@ export function createClient<C extends Client>(Ctor: ClientCtor<C>, address: str
         new Promise((resolve, reject) => {
           const md = new Metadata();
           md.set(INTERNAL_TOKEN_KEY, internalToken);
-          if (ctx.requestId) md.set(REQUEST_ID_KEY, ctx.requestId);
+          const requestId = ctx.requestId ?? currentRequestId();
+          if (requestId) md.set(REQUEST_ID_KEY, requestId);
           const deadline = Date.now() + (ctx.timeoutMs ?? defaultTimeoutMs);
           const fn = (client as unknown as Record<string, Function>)[method];
           fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) => (err ? reject(fromServiceError(err)) : resolve(res)));

@@ -4,6 +4,8 @@ import { toServiceError, AppError } from './errors';
 import { HealthService } from './health';
 import { REQUEST_ID_KEY, tokenMatches } from './internal-auth';
 import type { Logger } from './logger';
+import type { Metrics } from './metrics';
+import { withRequestId } from './request-scope';
 
 /** What a handler gets besides its request: who is calling and a logger that says so. */
 export interface CallContext {
@@ -22,8 +24,11 @@ export type Handlers<D> = {
 export interface GrpcServerOptions {
   internalToken: string;
   log: Logger;
+  metrics: Metrics;
   ready?: () => boolean;
 }
+
+const CODE_NAMES = Object.fromEntries(Object.entries(GrpcStatus).filter(([, v]) => typeof v === 'number').map(([k, v]) => [v, k])) as Record<number, string>;
 
 /**
  * One gRPC server per service: health checking, the internal-credential check
@@ -31,13 +36,22 @@ export interface GrpcServerOptions {
  * mapping from thrown errors to gRPC status codes.
  */
 export class GrpcServer {
-  readonly server = new Server({ 'grpc.max_receive_message_length': 1024 * 1024 });
+  readonly server = new Server({
+    'grpc.max_receive_message_length': 1024 * 1024,
+    // Clients reconnect every few minutes, and a reconnect re-resolves the
+    // service name: replicas added by an autoscaler get traffic without any
+    // client restart (grpc-js re-resolves DNS only when a connection ends).
+    'grpc.max_connection_age_ms': 5 * 60_000,
+    'grpc.max_connection_age_grace_ms': 30_000,
+  });
   readonly health: HealthService;
-  private inFlight = 0;
-  private idle?: () => void;
+  private readonly handled;
+  private readonly latency;
 
   constructor(private readonly opts: GrpcServerOptions) {
     this.health = new HealthService(opts.ready);
+    this.handled = opts.metrics.counter('licensing_grpc_server_handled_total', ['method', 'code']);
+    this.latency = opts.metrics.histogram('licensing_grpc_server_handling_seconds', ['method']);
     this.server.addService(health.HealthService, this.health.implementation as unknown as UntypedServiceImplementation);
   }
 
@@ -51,16 +65,25 @@ export class GrpcServer {
   }
 
   private dispatch(path: string, handler: UnaryHandler<unknown, unknown>, call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>): void {
+    const method = path.slice(path.lastIndexOf('/') + 1);
     if (!tokenMatches(this.opts.internalToken, call.metadata)) {
+      this.handled.inc({ method, code: 'UNAUTHENTICATED' });
       callback({ code: GrpcStatus.UNAUTHENTICATED, details: 'missing or wrong internal credential' });
       return;
     }
     const rid = call.metadata.get(REQUEST_ID_KEY)[0];
     const requestId = typeof rid === 'string' ? rid : '';
     const log = this.opts.log.child({ request_id: requestId, rpc: path });
-    this.inFlight++;
-    handler(call.request, { requestId, log })
-      .then((res) => callback(null, res))
+    const timer = this.latency.startTimer({ method });
+    const reply = (err: Parameters<sendUnaryData<unknown>>[0], res?: unknown) => {
+      const seconds = timer();
+      const code = CODE_NAMES[err ? (err.code ?? GrpcStatus.UNKNOWN) : GrpcStatus.OK] ?? 'UNKNOWN';
+      this.handled.inc({ method, code });
+      log.debug({ code, ms: Math.round(seconds * 1e4) / 10 }, 'rpc');
+      callback(err, res);
+    };
+    withRequestId(requestId, () => handler(call.request, { requestId, log }))
+      .then((res) => reply(null, res))
       .catch((err: unknown) => {
         if (!(err instanceof AppError) || err.code === 'internal') log.error({ err }, 'rpc failed');
         let mapped;
@@ -70,11 +93,7 @@ export class GrpcServer {
           log.error({ err: mapErr }, 'could not map an error to a gRPC status');
           mapped = { code: GrpcStatus.INTERNAL, details: 'internal error' };
         }
-        callback(mapped);
-      })
-      .finally(() => {
-        this.inFlight--;
-        if (this.inFlight === 0) this.idle?.();
+        reply(mapped);
       });
   }
 

@@ -16,3 +16,5 @@ export * from './idempotency';
 export * from './email';
 export * from './sealed';
 export * from './periodic';
+export * from './request-scope';
+export * from './metrics';

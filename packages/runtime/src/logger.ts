@@ -1,4 +1,5 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { currentRequestId } from './request-scope';
 
 export type { Logger };
 
@@ -13,6 +14,28 @@ const redact = {
   censor: '[redacted]',
 };
 
+let destination: DestinationStream | undefined;
+
+/** Where new loggers write (default stdout). Tests use it to read a whole run's log output. */
+export function setLogDestination(stream: DestinationStream | undefined): void {
+  destination = stream;
+}
+
+/**
+ * JSON lines with fixed keys: level, time, service, msg, and request_id
+ * whenever the line is written while serving a request (see request-scope).
+ */
 export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({ name: service, level, redact, base: { service }, timestamp: pino.stdTimeFunctions.isoTime });
+  const options = {
+    name: service,
+    level,
+    redact,
+    base: { service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: (merge: object) => {
+      const requestId = currentRequestId();
+      return requestId && !('request_id' in merge) ? { request_id: requestId } : {};
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

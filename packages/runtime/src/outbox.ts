@@ -53,6 +53,7 @@ const MAX_BATCHES_PER_PASS = 20;
 export class Outbox {
   private readonly models: Model<any>[] = [];
   private readonly acked = new Set<string>();
+  private readonly flushing = new Set<Promise<void>>();
   private task?: PeriodicTask;
 
   constructor(
@@ -68,7 +69,9 @@ export class Outbox {
 
   /** Publishes the pending events of one document now, without writing to it; failures are left for the relay. */
   flush(model: Model<any>, id: string): void {
-    void this.publishDoc(model, id, undefined, false).catch((err) => this.log.debug({ err, id }, 'outbox flush deferred'));
+    const flushing = this.publishDoc(model, id, undefined, false).catch((err) => this.log.debug({ err, id }, 'outbox flush deferred'));
+    this.flushing.add(flushing);
+    void flushing.finally(() => this.flushing.delete(flushing));
   }
 
   private async publishDoc(model: Model<any>, id: string, known: OutboxDoc | undefined, clear: boolean): Promise<void> {
@@ -127,7 +130,14 @@ export class Outbox {
     this.task.start();
   }
 
+  /**
+   * Stops the relay after the flushes in flight and one last pass, so events of
+   * the calls that finished during shutdown go out now rather than at the next
+   * start. Whatever still fails stays in its document for the next relay.
+   */
   async stop(): Promise<void> {
     await this.task?.stop();
+    await Promise.all([...this.flushing]);
+    if (this.bus.connected) await this.sweep().catch((err) => this.log.warn({ err }, 'last outbox pass failed; the next start publishes the rest'));
   }
 }

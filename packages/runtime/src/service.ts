@@ -6,12 +6,14 @@ import { EventBus } from './bus';
 import { Outbox } from './outbox';
 import { GrpcServer } from './grpc-server';
 import { systemClock, type Clock } from './clock';
+import { Metrics, serveMetrics } from './metrics';
 
 /** Settings every gRPC service has on top of the common ones. */
 export const serviceSchema = (name: string, defaultPort: number) => ({
   ...commonSchema,
   GRPC_HOST: str('Address the gRPC server binds to', { default: '127.0.0.1' }),
   GRPC_PORT: int('gRPC port (0 = any free port)', { default: defaultPort, min: 0, max: 65535 }),
+  METRICS_PORT: int('Port of the Prometheus /metrics listener, on GRPC_HOST (0 = any free port)', { default: defaultPort + 1000, min: 0, max: 65535 }),
   MONGO_DB: str('Database name of this service (never shared)', { default: `licensing_${name}` }),
   OUTBOX_INTERVAL_MS: int('How often the outbox relay retries unpublished events', { default: 1000, min: 50 }),
 });
@@ -25,6 +27,7 @@ export interface ServiceContext<C> {
   bus: EventBus;
   outbox: Outbox;
   grpc: GrpcServer;
+  metrics: Metrics;
   clock: Clock;
 }
 
@@ -37,6 +40,7 @@ export interface ServiceRecipe<S extends Schema> {
 
 export interface RunningService<C> {
   port: number;
+  metricsPort: number;
   ctx: ServiceContext<C>;
   stop(): Promise<void>;
 }
@@ -45,47 +49,88 @@ export interface StartOptions<C> {
   config?: Partial<C>;
   env?: Record<string, string | undefined>;
   clock?: Clock;
+  /** Called once the gRPC port is bound, before the stores are reached (health answers NOT_SERVING meanwhile). */
+  onListening?(port: number): void;
+  /** Gives up waiting for the stores: start() rejects and releases its ports. */
+  signal?: AbortSignal;
+}
+
+const RETRY_MS = 500;
+
+/** Retries `connect` until it works (or `signal` aborts), logging the first failure and every tenth. */
+async function untilConnected<T>(what: string, log: Logger, connect: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    if (signal?.aborted) throw new Error(`start aborted while waiting for ${what}`);
+    try {
+      const out = await connect();
+      if (attempt > 1) log.info({ attempts: attempt }, `${what} reached`);
+      return out;
+    } catch (err) {
+      if (attempt % 10 === 1) log.warn({ err: (err as Error).message, attempt }, `${what} unreachable, retrying (health says NOT_SERVING)`);
+      await new Promise((r) => setTimeout(r, RETRY_MS));
+    }
+  }
 }
 
 /**
- * The composition root every service shares: config → logger → MongoDB → NATS
- * → outbox → gRPC handlers → serve. The service is NOT_SERVING until all of it
- * is up, and stops in the reverse order under a hard time limit.
+ * The composition root every service shares: config → logger → gRPC port
+ * (health NOT_SERVING) → MongoDB → NATS → handlers → indexes → outbox →
+ * SERVING. Stores that are not there yet are waited for, not fatal, so an
+ * orchestrator sees a live process that is not ready. Stops in reverse order
+ * under a hard time limit.
  */
 export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, opts: StartOptions<ConfigOf<S>> = {}): Promise<RunningService<ConfigOf<S>>> {
   const config = loadConfig(recipe.schema, opts.env ?? process.env, opts.config ?? {}) as ConfigOf<S> & ServiceConfig;
   const log = createLogger(`${recipe.name}-service`, config.LOG_LEVEL);
-  const db = await connectMongo(config.MONGO_URL, config.MONGO_DB);
-  let bus: EventBus;
+  const metrics = new Metrics(`${recipe.name}-service`);
+  let db: Connection | undefined;
+  const grpc = new GrpcServer({ internalToken: config.INTERNAL_TOKEN, log, metrics, ready: () => db?.readyState === 1 });
+  const port = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
+  opts.onListening?.(port);
+  const metricsServer = await serveMetrics(metrics, config.GRPC_HOST, config.METRICS_PORT);
+
+  let bus: EventBus | undefined;
+  let ctx: ServiceContext<ConfigOf<S>>;
+  let stopHook: (() => Promise<void>) | void;
   try {
-    bus = await EventBus.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: `${recipe.name}-service`, log });
+    db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), opts.signal);
+    bus = await untilConnected(
+      'NATS',
+      log,
+      () => EventBus.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: `${recipe.name}-service`, log, metrics }),
+      opts.signal,
+    );
+    const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS);
+    metrics.gauge('licensing_outbox_backlog', () => outbox.backlog());
+    ctx = { config, log, db, bus, outbox, grpc, metrics, clock: opts.clock ?? systemClock };
+    stopHook = await recipe.setup(ctx);
+    await syncIndexes(db);
+    outbox.start();
   } catch (err) {
-    await db.close();
+    grpc.server.forceShutdown();
+    await metricsServer.close();
+    await bus?.close();
+    await db?.close();
     throw err;
   }
-  const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS);
-  const grpc = new GrpcServer({ internalToken: config.INTERNAL_TOKEN, log, ready: () => db.readyState === 1 });
-  const ctx: ServiceContext<ConfigOf<S>> = { config, log, db, bus, outbox, grpc, clock: opts.clock ?? systemClock };
-
-  const stopHook = await recipe.setup(ctx);
-  await syncIndexes(db);
-  outbox.start();
-  const port = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
   grpc.health.setServing(true);
-  log.info({ port }, `${recipe.name} service listening`);
+  log.info({ port, metrics_port: metricsServer.port }, `${recipe.name} service serving`);
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       log.info('shutting down');
+      // NOT_SERVING first, then no new calls; in-flight ones finish (bounded).
       await grpc.shutdown(config.SHUTDOWN_TIMEOUT_MS);
       if (stopHook) await stopHook();
-      await outbox.stop();
-      await bus.close();
-      await db.close();
+      // Last outbox pass: events written by the calls that just finished go out now.
+      await ctx.outbox.stop();
+      await ctx.bus.close();
+      await ctx.db.close();
+      await metricsServer.close();
       log.info('stopped');
     })());
-  return { port, ctx, stop };
+  return { port, metricsPort: metricsServer.port, ctx, stop };
 }
 
 /**
@@ -93,8 +138,14 @@ export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, o
  * gracefully; a second signal or the hard limit exits at once.
  */
 export function runMain(name: string, start: () => Promise<{ stop(): Promise<void> }>, hardLimitMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 10000) + 5000): void {
+  // A signal while still starting (e.g. waiting for MongoDB) has nothing in flight to finish.
+  const whileStarting = () => process.exit(0);
+  process.once('SIGTERM', whileStarting);
+  process.once('SIGINT', whileStarting);
   start()
     .then((running) => {
+      process.off('SIGTERM', whileStarting);
+      process.off('SIGINT', whileStarting);
       let signalled = false;
       const onSignal = (signal: string) => {
         if (signalled) process.exit(1);

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError, checkEmail, isId, type Clock, type Logger } from '@licensing/runtime';
+import { AppError, checkEmail, isId, saneRequestId, withRequestId, type Clock, type Logger } from '@licensing/runtime';
 import type { PaymentProvider } from '../domain/payments';
 import { effectiveStatus } from '../domain/session';
 import type { Completion } from '../handlers/completion';
@@ -40,6 +40,11 @@ export function checkoutPageApp({ store, completion, provider, clock, log, secur
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // The gateway's request id (set by its proxy): page requests log and publish under it too.
+  app.use((req, res, next) => {
+    res.locals.requestId = saneRequestId(req.get('x-request-id')) ?? '';
+    withRequestId(res.locals.requestId, next);
+  });
   app.use((_req, res, next) => {
     res.set({ 'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'X-Frame-Options': 'DENY', 'Cache-Control': 'no-store' });
     next();

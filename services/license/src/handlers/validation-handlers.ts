@@ -9,6 +9,7 @@ import { toLicense } from './mapping';
 
 /** The hot path: one read by key, one more only when the policy requires activation. */
 export function validationHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, counter: ValidationCounter): Pick<Handlers<typeof LicenseServiceService>, 'validateLicense'> {
+  const byCode = ctx.metrics.counter('licensing_validations_total', ['code']);
   return {
     async validateLicense(req) {
       const parsed = parseLicenseKey(req.key);
@@ -22,6 +23,7 @@ export function validationHandlers(ctx: ServiceContext<LicenseConfig>, store: Li
       const now = ctx.clock.now();
       const verdict = judge(parsed, doc, { accountId: req.accountId, productId: req.productId, fingerprint }, activation, now);
       counter.record(req.accountId, verdict.valid, now);
+      byCode.inc({ code: verdict.code });
       return {
         valid: verdict.valid,
         code: verdict.code,

@@ -1,4 +1,4 @@
-import { PeriodicTask, newEvent, unseal, type Clock, type Logger, type Outbox } from '@licensing/runtime';
+import { PeriodicTask, newEvent, unseal, type Clock, type Logger, type Metrics, type Outbox } from '@licensing/runtime';
 import { liveSecrets } from '../domain/endpoint';
 import { failingTooLong, nextStep, signedHeaders } from '../domain/delivery';
 import type { EndpointDoc } from '../store/models';
@@ -22,6 +22,8 @@ export interface DispatchSettings {
  * nothing; an attempt takes a lease first so another instance waits for it.
  */
 export class Dispatcher {
+  /** licensing_webhook_deliveries_total by outcome: delivered, retry, failed, gone, dropped (endpoint disabled or deleted). */
+  private readonly outcomes;
 
   constructor(
     private readonly deliveries: DeliveryStore,
@@ -30,7 +32,10 @@ export class Dispatcher {
     private readonly log: Logger,
     private readonly settings: DispatchSettings,
     private readonly outbox: Outbox,
-  ) {}
+    metrics: Metrics,
+  ) {
+    this.outcomes = metrics.counter('licensing_webhook_deliveries_total', ['outcome']);
+  }
 
   /** Disables an endpoint once, with webhook.disabled saying why. */
   private async disable(endpoint: EndpointDoc, reason: string): Promise<void> {
@@ -55,6 +60,7 @@ export class Dispatcher {
     const endpoint = await this.endpoints.byId(d.endpoint_id);
     if (!endpoint || !endpoint.enabled) {
       await this.deliveries.update(d._id, { status: 'failed', next_attempt_at: null, last_error: 'the endpoint was disabled or deleted' });
+      this.outcomes.inc({ outcome: 'dropped' });
       return;
     }
     const now = this.clock.now();
@@ -67,6 +73,7 @@ export class Dispatcher {
     const after = this.clock.now();
     const common = { attempts, last_status_code: result.statusCode, last_error: result.error, last_latency_ms: result.latencyMs };
     const step = nextStep(result.statusCode, attempts, after, this.settings.scheduleS);
+    this.outcomes.inc({ outcome: step.kind });
     switch (step.kind) {
       case 'delivered':
         await this.deliveries.update(d._id, { ...common, status: 'delivered', next_attempt_at: null, delivered_at: after });

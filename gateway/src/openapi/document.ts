@@ -1,0 +1,209 @@
+import { listOf, ref, schemas } from './schemas';
+
+// The OpenAPI 3.1 description of every public endpoint, served at
+// /openapi.json and rendered at /docs. Paths are written once here; the test
+// suite checks that every route the gateway registers appears, and validates
+// every end-to-end response against the schema of its status code.
+
+type Schema = Record<string, unknown>;
+type Op = Record<string, unknown>;
+
+const json = (schema: Schema) => ({ 'application/json': { schema } });
+const problem = { description: 'Error (see Errors)', content: { 'application/problem+json': { schema: ref('Problem') } } };
+const rateLimitHeaders = {
+  RateLimit: { $ref: '#/components/headers/RateLimit' },
+  'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
+  'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+};
+
+const pathParam = (name: string, description: string, schema: Schema = { type: 'string', maxLength: 80 }) => ({ name, in: 'path', required: true, description, schema });
+const query = (name: string, description: string, schema: Schema = { type: 'string' }, required = false) => ({ name, in: 'query', required, description, schema });
+const pageParams = [
+  query('limit', 'Items per page', { type: 'integer', minimum: 1, maximum: 100, default: 20 }),
+  query('starting_after', 'The last id of the previous page (next_cursor)', { type: 'string', maxLength: 64 }),
+];
+const idempotencyHeader = { name: 'Idempotency-Key', in: 'header', required: false, description: 'Retry safely: the same key and body return the first answer for 24 h', schema: { type: 'string', minLength: 1, maxLength: 255 } };
+
+interface OpSpec {
+  summary: string;
+  tag: string;
+  description?: string;
+  params?: unknown[];
+  body?: string;
+  ok: Record<number, { description: string; schema?: Schema }>;
+  /** validate-scope keys may call it (else full keys only). */
+  validateScope?: boolean;
+}
+
+function op(id: string, spec: OpSpec): Op {
+  const responses: Record<string, unknown> = {};
+  for (const [status, r] of Object.entries(spec.ok)) {
+    responses[status] = r.schema ? { description: r.description, headers: rateLimitHeaders, content: json(r.schema) } : { description: r.description, headers: rateLimitHeaders };
+  }
+  responses.default = problem;
+  return {
+    operationId: id,
+    summary: spec.summary,
+    tags: [spec.tag],
+    ...(spec.description ? { description: spec.description } : {}),
+    ...(spec.params?.length ? { parameters: spec.params } : {}),
+    ...(spec.body ? { requestBody: { required: true, content: json(ref(spec.body)) } } : {}),
+    'x-key-scopes': spec.validateScope ? ['full', 'validate'] : ['full'],
+    responses,
+  };
+}
+
+const productId = pathParam('id', 'Product id (prod_…)');
+const licenseKey = pathParam('key', 'Licence key', { type: 'string', maxLength: 64 });
+const sessionId = pathParam('id', 'Checkout session id (cs_…)');
+const endpointId = pathParam('id', 'Webhook endpoint id (we_…)');
+
+const licenseAction = (action: string, summary: string, description: string) =>
+  op(`${action}License`, { summary, tag: 'Licences', description, params: [licenseKey], ok: { 200: { description: 'The licence after the change', schema: ref('License') } } });
+
+const paths: Record<string, Record<string, Op>> = {
+  '/api/v1/products': {
+    get: op('listProducts', { summary: 'List products', tag: 'Products', params: pageParams, ok: { 200: { description: 'A page of products, newest first', schema: listOf('Product') } } }),
+    post: op('createProduct', { summary: 'Create a product', tag: 'Products', body: 'ProductCreate', ok: { 201: { description: 'The new product (Location names it)', schema: ref('Product') } } }),
+  },
+  '/api/v1/products/{id}': {
+    get: op('getProduct', { summary: 'Get a product', tag: 'Products', params: [productId], ok: { 200: { description: 'The product', schema: ref('Product') } } }),
+    patch: op('updateProduct', { summary: 'Update a product', tag: 'Products', description: 'Only the fields sent change; `price: null` removes the price. A new policy applies to licences issued afterwards.', params: [productId], body: 'ProductUpdate', ok: { 200: { description: 'The product after the change', schema: ref('Product') } } }),
+  },
+  '/api/v1/products/{id}/signing-keys': {
+    get: op('listSigningKeys', { summary: 'List the product\'s licence-file signing keys', tag: 'Products', params: [productId], ok: { 200: { description: 'Every key, current first', schema: { type: 'object', properties: { data: { type: 'array', items: ref('SigningKey') } }, required: ['data'], additionalProperties: false } } } }),
+  },
+  '/api/v1/products/{id}/signing-keys/rotate': {
+    post: op('rotateSigningKey', { summary: 'Rotate the signing key', tag: 'Products', description: 'New files are signed with the new key; files signed earlier stay verifiable with the old public key.', params: [productId], ok: { 201: { description: 'The new current key', schema: ref('SigningKey') } } }),
+  },
+  '/api/v1/licenses': {
+    get: op('listLicenses', {
+      summary: 'List licences',
+      tag: 'Licences',
+      params: [...pageParams, query('product_id', 'Only this product\'s licences'), query('customer_email', 'Only this customer\'s licences'), query('status', 'Only licences in this status', { enum: ['active', 'suspended', 'revoked', 'expired'] })],
+      ok: { 200: { description: 'A page of licences, newest first', schema: listOf('License') } },
+    }),
+    post: op('createLicense', { summary: 'Issue a licence key', tag: 'Licences', params: [idempotencyHeader], body: 'LicenseCreate', ok: { 201: { description: 'The new licence and its key', schema: ref('LicenseCreated') } } }),
+  },
+  '/api/v1/licenses/validate': {
+    get: op('validateLicenseByQuery', {
+      summary: 'Validate a licence key (query form)',
+      tag: 'Validation',
+      description: 'Always 200 for a well-formed request: `valid` says yes or no, `code` says why. Prefer POST /keys/validate: keys in URLs reach logs.',
+      params: [query('license_key', 'The key to check', { type: 'string', minLength: 1, maxLength: 64 }, true), query('fingerprint', 'This machine\'s fingerprint', { type: 'string', maxLength: 200 })],
+      ok: { 200: { description: 'The verdict', schema: ref('QueryValidation') } },
+      validateScope: true,
+    }),
+  },
+  '/api/v1/keys/validate': {
+    post: op('validateKey', { summary: 'Validate a licence key', tag: 'Validation', description: 'Always 200 for a well-formed request. The spec\'s `/v1/keys/validate` is the same endpoint.', body: 'KeyValidationRequest', ok: { 200: { description: 'The verdict', schema: ref('KeyValidation') } }, validateScope: true }),
+  },
+  '/api/v1/licenses/{key}': {
+    get: op('getLicense', { summary: 'Get a licence', tag: 'Licences', params: [licenseKey], ok: { 200: { description: 'The licence', schema: ref('License') } } }),
+    patch: op('updateLicense', { summary: 'Update a licence\'s e-mail or metadata', tag: 'Licences', params: [licenseKey], body: 'LicenseUpdate', ok: { 200: { description: 'The licence after the change', schema: ref('License') } } }),
+  },
+  '/api/v1/licenses/{key}/suspend': { post: licenseAction('suspend', 'Suspend a licence', 'Validation answers `suspended` until reinstated. 409 when not allowed (see the state diagram).') },
+  '/api/v1/licenses/{key}/reinstate': { post: licenseAction('reinstate', 'Reinstate a suspended licence', '409 when not allowed (revocation is final).') },
+  '/api/v1/licenses/{key}/revoke': { post: licenseAction('revoke', 'Revoke a licence for good', 'From active or suspended; final. 409 when not allowed.') },
+  '/api/v1/licenses/{key}/renew': { post: licenseAction('renew', 'Renew a licence', 'Extends expiry by the policy\'s duration (from the current expiry while it is ahead, else from now) and takes the product\'s current policy. 409 for perpetual or revoked licences.') },
+  '/api/v1/licenses/{key}/activations': {
+    get: op('listActivations', { summary: 'List a licence\'s activations', tag: 'Licences', params: [licenseKey, ...pageParams], ok: { 200: { description: 'A page of activations', schema: listOf('Activation') } } }),
+    post: op('activateLicense', { summary: 'Activate a machine', tag: 'Licences', description: '201 for a new activation, 200 when the fingerprint was already active. 409 when every slot is taken.', params: [licenseKey], body: 'ActivationCreate', ok: { 200: { description: 'Already active', schema: ref('Activation') }, 201: { description: 'Activated', schema: ref('Activation') } } }),
+  },
+  '/api/v1/licenses/{key}/activations/{id}': {
+    delete: op('deactivateLicense', { summary: 'Free an activation slot', tag: 'Licences', params: [licenseKey, pathParam('id', 'Activation id (act_…)')], ok: { 204: { description: 'Deactivated' } } }),
+  },
+  '/api/v1/licenses/{key}/file': {
+    post: op('issueLicenseFile', { summary: 'Issue a signed licence file for offline checks', tag: 'Licences', params: [licenseKey], body: 'LicenseFileRequest', ok: { 201: { description: 'The signed file', schema: ref('LicenseFile') } } }),
+  },
+  '/api/v1/checkout': {
+    get: op('listCheckoutSessions', { summary: 'List checkout sessions', tag: 'Checkout', params: [...pageParams, query('status', 'Only sessions in this status', { enum: ['open', 'complete', 'expired'] })], ok: { 200: { description: 'A page of sessions, newest first', schema: listOf('CheckoutSession') } } }),
+    post: op('createCheckoutSession', { summary: 'Create a hosted checkout session', tag: 'Checkout', description: 'The product must have a price. Send the customer to `url`; on payment a licence is issued and they land on `success_url`.', params: [idempotencyHeader], body: 'CheckoutCreate', ok: { 201: { description: 'The open session', schema: ref('CheckoutSession') } } }),
+  },
+  '/api/v1/checkout/{id}': {
+    get: op('getCheckoutSession', { summary: 'Get a checkout session', tag: 'Checkout', params: [sessionId], ok: { 200: { description: 'The session', schema: ref('CheckoutSession') } } }),
+  },
+  '/api/v1/checkout/{id}/expire': {
+    post: op('expireCheckoutSession', { summary: 'Expire an open session now', tag: 'Checkout', params: [sessionId], ok: { 200: { description: 'The expired session', schema: ref('CheckoutSession') } } }),
+  },
+  '/api/v1/webhooks': {
+    get: op('listWebhookEndpoints', { summary: 'List webhook endpoints', tag: 'Webhooks', params: pageParams, ok: { 200: { description: 'A page of endpoints', schema: listOf('WebhookEndpoint') } } }),
+    post: op('createWebhookEndpoint', { summary: 'Add a webhook endpoint', tag: 'Webhooks', description: 'The signing secret is in this answer only.', body: 'WebhookEndpointCreate', ok: { 201: { description: 'The endpoint with its secret', schema: ref('WebhookEndpointWithSecret') } } }),
+  },
+  '/api/v1/webhooks/{id}': {
+    get: op('getWebhookEndpoint', { summary: 'Get a webhook endpoint', tag: 'Webhooks', params: [endpointId], ok: { 200: { description: 'The endpoint', schema: ref('WebhookEndpoint') } } }),
+    patch: op('updateWebhookEndpoint', { summary: 'Change or re-enable a webhook endpoint', tag: 'Webhooks', params: [endpointId], body: 'WebhookEndpointUpdate', ok: { 200: { description: 'The endpoint after the change', schema: ref('WebhookEndpoint') } } }),
+    delete: op('deleteWebhookEndpoint', { summary: 'Delete a webhook endpoint', tag: 'Webhooks', params: [endpointId], ok: { 204: { description: 'Deleted; pending deliveries are dropped' } } }),
+  },
+  '/api/v1/webhooks/{id}/deliveries': {
+    get: op('listWebhookDeliveries', { summary: 'The endpoint\'s delivery log', tag: 'Webhooks', params: [endpointId, ...pageParams], ok: { 200: { description: 'A page of deliveries, newest first', schema: listOf('WebhookDelivery') } } }),
+  },
+  '/api/v1/webhooks/{id}/deliveries/{delivery}/retry': {
+    post: op('retryWebhookDelivery', { summary: 'Deliver again now', tag: 'Webhooks', params: [endpointId, pathParam('delivery', 'Delivery id')], ok: { 200: { description: 'The delivery, pending again', schema: ref('WebhookDelivery') } } }),
+  },
+  '/api/v1/webhooks/{id}/test': {
+    post: op('sendTestWebhook', { summary: 'Send a webhook.test event', tag: 'Webhooks', params: [endpointId], ok: { 202: { description: 'Queued for delivery', schema: ref('WebhookDelivery') } } }),
+  },
+  '/api/v1/webhooks/{id}/rotate-secret': {
+    post: op('rotateWebhookSecret', { summary: 'Rotate the signing secret', tag: 'Webhooks', description: 'Deliveries are signed with both secrets for 24 h, then with the new one only.', params: [endpointId], ok: { 200: { description: 'The endpoint with its new secret', schema: ref('WebhookEndpointWithSecret') } } }),
+  },
+  '/api/v1/status': {
+    get: op('getStatus', { summary: 'System status', tag: 'Operations', description: 'Every service and dependency with its latency; `degraded` means requests may still succeed.', ok: { 200: { description: 'Status', schema: ref('Status') } }, validateScope: true }),
+  },
+};
+
+// Unauthenticated operational endpoints, outside /api/v1.
+const publicPaths: Record<string, Record<string, Op>> = {
+  '/healthz': { get: { operationId: 'liveness', summary: 'Liveness: the process answers', tags: ['Operations'], security: [], responses: { 200: { description: 'Alive', content: json(ref('Liveness')) } } } },
+  '/readyz': {
+    get: {
+      operationId: 'readiness',
+      summary: 'Readiness: the gateway can authenticate (account service) and count limits (Redis or its in-memory fallback)',
+      tags: ['Operations'],
+      security: [],
+      responses: { 200: { description: 'Ready', content: json(ref('Readiness')) }, 503: { description: 'Not ready', content: json(ref('Readiness')) } },
+    },
+  },
+  '/openapi.json': { get: { operationId: 'openapi', summary: 'This document', tags: ['Operations'], security: [], responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } } } } },
+  '/docs': { get: { operationId: 'reference', summary: 'This document as a readable page', tags: ['Operations'], security: [], responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } } } },
+  '/checkout/{id}': {
+    get: {
+      operationId: 'hostedCheckoutPage',
+      summary: 'The hosted payment page of a session (send customers here; the session id is the capability)',
+      tags: ['Checkout'],
+      security: [],
+      parameters: [sessionId],
+      responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, 404: { description: 'No such session (HTML)', content: { 'text/html': { schema: { type: 'string' } } } }, 429: { description: 'Too many requests from this address (HTML)', content: { 'text/html': { schema: { type: 'string' } } } } },
+    },
+  },
+};
+
+export function openApiDocument(version: string) {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Licensing API',
+      version,
+      description:
+        'Products, licence keys, validation, hosted checkout and webhooks. Every `/api/v1/...` path is also served as `/v1/...`. ' +
+        'Authenticate with `Authorization: Bearer <API key>`; errors are `application/problem+json` with a stable `code`. ' +
+        'Every authenticated answer carries rate-limit headers (RateLimit, RateLimit-Policy, X-RateLimit-*).',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    tags: ['Products', 'Licences', 'Validation', 'Checkout', 'Webhooks', 'Operations'].map((name) => ({ name })),
+    paths: { ...paths, ...publicPaths },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: lk_full_… (everything) or lk_val_… (validation and status only)' } },
+      headers: {
+        RateLimit: { description: 'The window closest to running out: "minute";r=<remaining>;t=<seconds to reset>', schema: { type: 'string' } },
+        RateLimitPolicy: { description: 'Both windows: "hour";q=<limit>;w=3600, "minute";q=<limit>;w=60', schema: { type: 'string' } },
+        RequestId: { description: 'Yours if sane, else generated; in every log line the request causes', schema: { type: 'string' } },
+      },
+      schemas,
+    },
+  };
+}
+
+export type OpenApiDocument = ReturnType<typeof openApiDocument>;

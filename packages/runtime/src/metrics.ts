@@ -1,0 +1,80 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+// Every metric name of the system lives here, so docs/operations.md can list
+// them and nothing invents a second spelling. All are prefixed `licensing_`;
+// each process also exports prom-client's default process metrics.
+export const METRIC_HELP = {
+  licensing_http_requests_total: 'HTTP requests answered by the gateway, by method, route template and status',
+  licensing_http_request_duration_seconds: 'Time from request to response in the gateway, by method, route template and status',
+  licensing_rate_limit_rejections_total: 'Requests refused with 429, by window (minute, hour, auth_failures, checkout_page, signin)',
+  licensing_grpc_server_handled_total: 'gRPC calls a service finished, by method and status code',
+  licensing_grpc_server_handling_seconds: 'Time a service spent on a gRPC call, by method',
+  licensing_validations_total: 'Licence validations, by result code (valid, expired, suspended, ...)',
+  licensing_events_published_total: 'Domain events JetStream accepted (duplicates not counted), by event type',
+  licensing_outbox_backlog: 'Documents holding events not yet acknowledged by JetStream',
+  licensing_webhook_deliveries_total: 'Webhook delivery attempts, by outcome (delivered, retry, failed, gone, dropped)',
+} as const;
+
+type MetricName = keyof typeof METRIC_HELP;
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * One registry per component instance (tests run several in one process), with
+ * a `component` label on every series so one Prometheus job can scrape all.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  constructor(component: string) {
+    this.registry.setDefaultLabels({ component });
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  counter<L extends string>(name: MetricName, labelNames: readonly L[]): Counter<L> {
+    return new Counter({ name, help: METRIC_HELP[name], labelNames, registers: [this.registry] });
+  }
+
+  histogram<L extends string>(name: MetricName, labelNames: readonly L[]): Histogram<L> {
+    return new Histogram({ name, help: METRIC_HELP[name], labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  }
+
+  gauge(name: MetricName, collect: () => Promise<number>): Gauge {
+    return new Gauge({
+      name,
+      help: METRIC_HELP[name],
+      registers: [this.registry],
+      async collect() {
+        this.set(await collect());
+      },
+    });
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+/** A plain HTTP listener for Prometheus next to a gRPC service: GET /metrics, nothing else. */
+export async function serveMetrics(metrics: Metrics, host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: only GET /metrics is served here\n');
+      return;
+    }
+    metrics.render().then(
+      ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
+      () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics could not be collected\n'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,22 @@
+// `npm run docs`: regenerates the settings and metrics tables in docs/operations.md.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './lib/paths';
+import { withGeneratedSections, type Schemas } from './lib/settings-doc';
+
+const root = repoRoot();
+// The built schemas (npm run docs builds first); the test reads the sources.
+const load = (path: string, name: string) => (require(join(root, path)) as Record<string, Schemas['account']>)[name];
+const schemas: Schemas = {
+  account: load('services/account/dist/config.js', 'accountSchema'),
+  product: load('services/product/dist/config.js', 'productSchema'),
+  license: load('services/license/dist/config.js', 'licenseSchema'),
+  checkout: load('services/checkout/dist/config.js', 'checkoutSchema'),
+  webhook: load('services/webhook/dist/config.js', 'webhookSchema'),
+  gateway: load('gateway/dist/config.js', 'gatewaySchema'),
+};
+const file = join(root, 'docs', 'operations.md');
+const before = readFileSync(file, 'utf8');
+const after = withGeneratedSections(before, schemas);
+if (after !== before) writeFileSync(file, after);
+console.log(after === before ? 'docs/operations.md is up to date' : 'docs/operations.md updated');

@@ -1,0 +1,144 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSecureContext } from 'node:tls';
+import { sealingKey } from '@licensing/runtime';
+import { checkTransportConfig } from '../../gateway/src/transport';
+import type { GatewayConfig } from '../../gateway/src/config';
+import { components, configFrom, entryOf, read, requiredSettings, root, secretSettings, target, yamlOf, type ComponentName } from './support';
+
+// docker-compose.yml cannot run here (no Docker engine), so it is checked the
+// way a careful reviewer would: every component gets every setting its config
+// schema requires, secrets come from files, addresses and ports agree, and
+// everything waits for the health of what it needs.
+
+const compose = yamlOf('docker-compose.yml');
+const services = compose.services as Record<string, any>;
+const interpolate = (v: unknown) => String(v).replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _name, dflt) => dflt);
+const envOf = (name: string): Record<string, string> => Object.fromEntries(Object.entries(services[name].environment ?? {}).map(([k, v]) => [k, interpolate(v)]));
+const configs = Object.fromEntries(components.map((c) => [c, configFrom(c, envOf(c))])) as Record<ComponentName, Record<string, any>>;
+const grpcPort = (c: ComponentName) => configs[c].GRPC_PORT as number;
+
+// The secrets as deploy/make-secrets.sh makes them, in a scratch copy: the
+// checks below read them where compose would mount them.
+const made = mkdtempSync(join(tmpdir(), 'licensing-secrets-'));
+beforeAll(() => {
+  copyFileSync(join(root, 'deploy/make-secrets.sh'), join(made, 'make-secrets.sh'));
+  execFileSync('sh', [join(made, 'make-secrets.sh'), 'licensing.test'], { stdio: 'ignore' });
+});
+afterAll(() => rmSync(made, { recursive: true, force: true }));
+
+/** Where a path under /run/secrets/ comes from on the host (compose's top-level secrets), in the scratch copy. */
+const mounted = (path: string) => join(made, (compose.secrets[path.replace('/run/secrets/', '')].file as string).replace('./deploy/', ''));
+
+describe('docker-compose.yml', () => {
+  it('runs MongoDB (the official image), NATS with JetStream on a volume, and Redis', () => {
+    expect(services.mongodb.image).toMatch(/^mongo:\d/);
+    expect(services.nats.command).toEqual(expect.arrayContaining(['-js', '-sd', '/data']));
+    expect(services.nats.volumes).toEqual(expect.arrayContaining([expect.stringMatching(/^nats-data:\/data$/)]));
+    expect(services.redis.image).toMatch(/^redis:/);
+    expect(Object.keys(compose.volumes)).toEqual(expect.arrayContaining(['mongo-data', 'nats-data']));
+  });
+
+  it.each(components)('%s: built from deploy/Dockerfile, runs its own entry point, read-only', (c) => {
+    const s = services[c];
+    expect(s.build).toEqual({ context: '.', dockerfile: 'deploy/Dockerfile' });
+    expect(s.image).toBe(`licensing:latest`);
+    expect(s.command.slice(-1)[0]).toBe(entryOf(c));
+    expect(existsSync(join(root, entryOf(c).replace('/dist/', '/src/').replace(/\.js$/, '.ts')))).toBe(true);
+    expect(s.read_only).toBe(true);
+  });
+
+  it.each(components)('%s: every required setting is given, secrets only as files', (c) => {
+    const env = envOf(c);
+    for (const name of requiredSettings(c)) expect([name, `${name}:`, env[name] ?? env[`${name}_FILE`]]).not.toContain(undefined);
+    for (const name of secretSettings(c)) {
+      expect(env[name]).toBeUndefined(); // never a literal secret in the file
+      const file = env[`${name}_FILE`];
+      expect(file).toMatch(/^\/run\/secrets\//);
+      const secret = file.replace('/run/secrets/', '');
+      expect(services[c].secrets).toContain(secret);
+      expect(compose.secrets[secret].file).toMatch(/^\.\/deploy\/secrets\//);
+    }
+    expect(configs[c].NODE_ENV).toBe('production');
+  });
+
+  it('secrets are git-ignored, and deploy/make-secrets.sh creates every one in a form the services accept', () => {
+    expect(read('.gitignore')).toContain('deploy/secrets/');
+    const file = (name: string) => readFileSync(join(made, 'secrets', name), 'utf8').trim();
+    for (const s of Object.values(compose.secrets as Record<string, { file: string }>)) expect(file(s.file.split('/').pop()!).length).toBeGreaterThan(30);
+    expect(() => sealingKey(file('signing_key_secret'), 'SIGNING_KEY_SECRET')).not.toThrow();
+    expect(() => sealingKey(file('webhook_secret_key'), 'WEBHOOK_SECRET_KEY')).not.toThrow();
+    expect(() => createSecureContext({ cert: file('tls.crt'), key: file('tls.key') })).not.toThrow();
+    expect(statSync(join(made, 'secrets')).mode & 0o077).toBe(0); // closed to other users of the host
+  });
+
+  it('services listen on all interfaces inside their containers; addresses name a compose service and its port', () => {
+    for (const c of components.filter((x) => x !== 'gateway')) expect(configs[c].GRPC_HOST).toBe('0.0.0.0');
+    expect(configs.gateway.HOST).toBe('0.0.0.0');
+    expect(configs.checkout.HTTP_HOST).toBe('0.0.0.0');
+    const addrs: [ComponentName, string, ComponentName][] = [
+      ['gateway', 'ACCOUNT_GRPC_ADDR', 'account'], ['gateway', 'PRODUCT_GRPC_ADDR', 'product'], ['gateway', 'LICENSE_GRPC_ADDR', 'license'],
+      ['gateway', 'CHECKOUT_GRPC_ADDR', 'checkout'], ['gateway', 'WEBHOOK_GRPC_ADDR', 'webhook'],
+      ['license', 'PRODUCT_GRPC_ADDR', 'product'], ['checkout', 'PRODUCT_GRPC_ADDR', 'product'], ['checkout', 'LICENSE_GRPC_ADDR', 'license'],
+    ];
+    for (const [from, setting, to] of addrs) expect([from, setting, target(configs[from][setting])]).toEqual([from, setting, { host: to, port: grpcPort(to) }]);
+    expect(target(configs.gateway.CHECKOUT_PAGE_URL)).toEqual({ host: 'checkout', port: configs.checkout.HTTP_PORT });
+    for (const c of components) {
+      if (c !== 'gateway') expect(target(configs[c].MONGO_URL).host).toBe('mongodb');
+      expect(target(configs[c].NATS_URL)).toEqual({ host: 'nats', port: 4222 });
+    }
+    expect(target(configs.gateway.REDIS_URL)).toEqual({ host: 'redis', port: 6379 });
+    const ports = components.flatMap((c) => [configs[c].METRICS_PORT, c === 'gateway' ? configs[c].PORT : grpcPort(c)]);
+    expect(new Set(ports).size).toBe(ports.length);
+  });
+
+  it('the gateway serves HTTPS with the mounted certificate and publishes its port', () => {
+    const gw = configs.gateway as GatewayConfig;
+    expect(gw.TLS_CERT_FILE).toBe('/run/secrets/tls.crt');
+    // With the files make-secrets.sh wrote, as the container sees them.
+    expect(() => checkTransportConfig({ ...gw, TLS_CERT_FILE: mounted(gw.TLS_CERT_FILE), TLS_KEY_FILE: mounted(gw.TLS_KEY_FILE) })).not.toThrow();
+    expect(services.gateway.secrets).toEqual(expect.arrayContaining(['tls.crt', 'tls.key']));
+    expect(services.gateway.ports).toEqual([`${gw.PORT}:${gw.PORT}`]);
+  });
+
+  it.each(components)('%s: has a healthcheck on its own port and starts after the health of what it needs', (c) => {
+    const test = services[c].healthcheck.test as string[];
+    expect(test.slice(0, 3)).toEqual(['CMD', 'node', 'packages/runtime/dist/healthcheck.js']);
+    if (c === 'gateway') expect(test.slice(3)).toEqual(['http', `https://127.0.0.1:${configs.gateway.PORT}/readyz`]);
+    else expect(test.slice(3)).toEqual(['grpc', `127.0.0.1:${grpcPort(c)}`]);
+    const needs = c === 'gateway' ? ['nats', 'redis', 'account', 'product', 'license', 'checkout', 'webhook'] : ['mongodb', 'nats'];
+    for (const dep of needs) expect([dep, services[c].depends_on[dep]]).toEqual([dep, { condition: 'service_healthy' }]);
+    for (const dep of Object.keys(services[c].depends_on)) expect(services[dep].healthcheck).toBeDefined();
+  });
+});
+
+describe('deploy/Dockerfile', () => {
+  const dockerfile = read('deploy/Dockerfile');
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+
+  it('is multi-stage and the runtime stage has no dev dependencies, no sources and no root', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(3);
+    const runtime = stages[stages.length - 1];
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toMatch(/COPY --from=prod-deps \/app\/node_modules node_modules/);
+    expect(dockerfile).toMatch(/npm prune --omit=dev/);
+    expect(runtime).not.toMatch(/COPY (proto|packages|services|gateway|scripts) /);
+    expect(runtime).toMatch(/NODE_ENV=production/);
+  });
+
+  it('copies the dist of every workspace the entry points need', () => {
+    const runtime = stages[stages.length - 1];
+    for (const dir of ['proto', 'packages/runtime', ...components.map((c) => (c === 'gateway' ? 'gateway' : `services/${c}`))]) {
+      expect(runtime).toContain(`COPY --from=build /app/${dir}/dist ${dir}/dist`);
+      expect(runtime).toContain(`COPY --from=build /app/${dir}/package.json ${dir}/`);
+    }
+    expect(existsSync(join(root, 'packages/runtime/src/healthcheck.ts'))).toBe(true);
+  });
+
+  it('keeps secrets and local state out of the build context', () => {
+    const ignore = read('.dockerignore');
+    for (const p of ['node_modules', '.data', 'deploy/secrets', '.env']) expect(ignore).toContain(p);
+  });
+});

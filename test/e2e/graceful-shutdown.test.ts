@@ -1,0 +1,148 @@
+import { request } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { connect } from 'nats';
+import { start as startAccount } from '../../services/account/src/main';
+import { start as startProduct } from '../../services/product/src/main';
+import { envFor } from '../../scripts/lib/topology';
+import { spawnComponent } from '../../scripts/lib/launch';
+import { waitForServing } from '../../scripts/lib/health';
+import { freePort, waitForPort } from '../../scripts/lib/net';
+import { EventLog } from '../support/events';
+import { testTopology } from '../support/stack';
+
+// SIGTERM to real processes under load. Two licence-service processes behind
+// one gateway process (the gateway balances over both addresses, as over a
+// headless Kubernetes Service); the account and product services run in this
+// process. While clients keep issuing and validating licences: SIGTERM one
+// licence service, then the gateway. No request the gateway accepted fails,
+// and every licence issued has its license.created event in the stream.
+
+jest.setTimeout(90_000);
+
+interface Outcome {
+  status?: number;
+  error?: string;
+  body?: any;
+}
+
+/** One request on its own connection (no keep-alive): refused at connect, or answered in full. */
+function call(url: string, key: string, method: string, path: string, body?: unknown): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(`${url}${path}`, { method, agent: false, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode, body: text ? JSON.parse(text) : undefined }));
+      res.on('error', (err) => resolve({ error: (err as NodeJS.ErrnoException).code ?? err.message }));
+    });
+    req.on('error', (err) => resolve({ error: (err as NodeJS.ErrnoException).code ?? err.message }));
+    req.end(payload);
+  });
+}
+
+const exitOf = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+
+it('SIGTERM to a licence service and then to the gateway during load: no accepted request fails, no event is lost', async () => {
+  const t = testTopology({ metricsAnyPort: true });
+  const logDir = mkdtempSync(join(tmpdir(), 'licensing-shutdown-'));
+  const account = await startAccount({ env: envFor.account(t, 0) });
+  const product = await startProduct({ env: envFor.product(t, 0) });
+  const productAddr = `127.0.0.1:${product.port}`;
+  const [licA, licB, gwPort] = [await freePort(), await freePort(), await freePort()];
+  const children: ChildProcess[] = [];
+  const events = await EventLog.open(t.natsUrl, t.stream).catch(() => undefined);
+  try {
+    const a = spawnComponent('license', envFor.license(t, licA, productAddr), join(logDir, 'license-a.log'));
+    const b = spawnComponent('license', envFor.license(t, licB, productAddr), join(logDir, 'license-b.log'));
+    children.push(a.child, b.child);
+    await waitForServing(`127.0.0.1:${licA}`, 30_000, a.exited);
+    await waitForServing(`127.0.0.1:${licB}`, 30_000, b.exited);
+    const unused = '127.0.0.1:9';
+    const addrs = { account: `127.0.0.1:${account.port}`, product: productAddr, license: `ipv4:127.0.0.1:${licA},127.0.0.1:${licB}`, checkout: unused, checkoutPage: 'http://127.0.0.1:9', webhook: unused };
+    const gw = spawnComponent('gateway', { ...envFor.gateway(t, gwPort, addrs), SHUTDOWN_TIMEOUT_MS: '10000', RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'info' }, join(logDir, 'gateway.log'));
+    children.push(gw.child);
+    await Promise.race([waitForPort('127.0.0.1', gwPort, 30_000), gw.exited]);
+    const url = `http://127.0.0.1:${gwPort}`;
+
+    const { AccountServiceClient } = await import('@licensing/proto');
+    const { createClient } = await import('@licensing/runtime');
+    const admin = createClient(AccountServiceClient, `127.0.0.1:${account.port}`, t.internalToken);
+    const acct = await admin.call.createAccount({ name: 'Load', plan: 'enterprise' });
+    admin.close();
+    const key = acct.secret;
+    const prod = await call(url, key, 'POST', '/api/v1/products', { name: 'Under load' });
+    expect(prod.status).toBe(201);
+
+    // Load: workers issue and validate licences until the gateway stops accepting.
+    const outcomes: Outcome[] = [];
+    const issued: string[] = [];
+    let phase = 'before';
+    const phases: string[] = [];
+    const worker = async () => {
+      for (;;) {
+        const createdLicence = await call(url, key, 'POST', '/api/v1/licenses', { product_id: prod.body.id, customer_email: 'load@example.com' });
+        outcomes.push(createdLicence);
+        phases.push(phase);
+        if (createdLicence.error) return;
+        if (createdLicence.status === 201) issued.push(createdLicence.body.license.id);
+        const validated = await call(url, key, 'POST', '/api/v1/keys/validate', { key: createdLicence.body?.license_key ?? 'x' });
+        outcomes.push(validated);
+        phases.push(phase);
+        if (validated.error) return;
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+
+    await new Promise((r) => setTimeout(r, 1500));
+    phase = 'license-a-stopping';
+    a.child.kill('SIGTERM');
+    expect(await exitOf(a.child)).toBe(0);
+    phase = 'license-a-gone';
+    await new Promise((r) => setTimeout(r, 1500));
+    phase = 'gateway-stopping';
+    gw.child.kill('SIGTERM');
+    await Promise.all(workers);
+    expect(await exitOf(gw.child)).toBe(0);
+
+    // Every answer is a complete 2xx. The only connection errors are after the
+    // gateway's SIGTERM, from connections it never took a request on: refused,
+    // or reset while still in the kernel's accept queue when the listener closed.
+    const answered = outcomes.filter((o) => !o.error);
+    const failures = outcomes
+      .map((o, i) => ({ ...o, phase: phases[i] }))
+      .filter((o) => (o.error ? !(o.phase === 'gateway-stopping' && ['ECONNREFUSED', 'ECONNRESET'].includes(o.error)) : o.status! >= 300));
+    expect(failures).toEqual([]);
+    // ...and the gateway itself says every request it accepted was answered in full.
+    const drained = readFileSync(join(logDir, 'gateway.log'), 'utf8').split('\n').filter((l) => l.includes('http server drained')).map((l) => JSON.parse(l));
+    expect(drained).toEqual([expect.objectContaining({ unfinished: 0, aborted_by_clients: 0 })]);
+    expect(answered.length).toBeGreaterThan(50);
+    expect(phases.filter((p, i) => p === 'license-a-gone' && !outcomes[i].error).length).toBeGreaterThan(5);
+
+    // Every licence issued has its event: none was lost with the stopped licence service.
+    expect(events).toBeDefined();
+    const want = new Set(issued);
+    const deadline = Date.now() + 15_000;
+    let missing = [...want];
+    while (Date.now() < deadline) {
+      const seen = new Set(events!.all().filter((e) => e.type === 'license.created').map((e) => (e.data as { license: { id: string } }).license.id));
+      missing = [...want].filter((id) => !seen.has(id));
+      if (!missing.length) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(missing).toEqual([]);
+  } finally {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await events?.close();
+    await account.ctx.db.dropDatabase().catch(() => undefined);
+    await product.ctx.db.dropDatabase().catch(() => undefined);
+    await account.stop();
+    await product.stop();
+    const nc = await connect({ servers: t.natsUrl });
+    await (await nc.jetstreamManager()).streams.delete(t.stream).catch(() => undefined);
+    await nc.close();
+    rmSync(logDir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,145 @@
+import { Writable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { setLogDestination } from '@licensing/runtime';
+import { client, startStack, type Stack } from '../support/stack';
+import { WebClient } from '../support/web-client';
+import { WebhookReceiver } from '../support/webhook-receiver';
+
+// One end-to-end run at debug level with every log line of every component
+// captured: the lines have fixed keys, the request id reaches the services'
+// lines, and no secret of the run appears anywhere. Then /metrics of each part.
+
+const lines: string[] = [];
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    lines.push(...String(chunk).split('\n').filter(Boolean));
+    done();
+  },
+});
+
+let stack: Stack;
+let receiver: WebhookReceiver;
+const secrets: Record<string, string> = {};
+const requestIds: string[] = [];
+
+beforeAll(async () => {
+  setLogDestination(sink);
+  receiver = await WebhookReceiver.start();
+  stack = await startStack({ logLevel: 'debug' }, { AUTH_FAILURES_PER_MINUTE: '2' });
+  const acct = await stack.newAccount();
+  secrets.api_key = acct.apiKey;
+  secrets.internal_token = stack.topology.internalToken;
+  secrets.api_key_pepper = stack.topology.apiKeyPepper;
+  const api = client(stack.url, acct.apiKey);
+
+  const product = await api('POST', '/api/v1/products', { name: 'Observed' }, { 'x-request-id': 'obs-create-product' });
+  requestIds.push('obs-create-product');
+  const license = await api('POST', '/api/v1/licenses', { product_id: product.body.id, customer_email: 'buyer@example.com' }, { 'x-request-id': 'obs-create-license' });
+  requestIds.push('obs-create-license');
+  secrets.license_key = license.body.license_key;
+  // The query form puts the key in the URL: the access log must not keep it.
+  expect((await api('GET', `/api/v1/licenses/validate?license_key=${encodeURIComponent(license.body.license_key)}`, undefined, { 'x-request-id': 'obs-validate' })).body.code).toBe('valid');
+  expect((await api('POST', '/api/v1/keys/validate', { key: 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE' })).body.valid).toBe(false);
+
+  const hook = await api('POST', '/api/v1/webhooks', { url: `${receiver.url}/observed`, events: ['*'] });
+  secrets.webhook_secret = hook.body.secret;
+  await api('POST', `/api/v1/webhooks/${hook.body.id}/test`);
+  await receiver.waitFor('/observed', 1);
+
+  // Bad keys: two 401s, then the address is throttled (429, window auth_failures).
+  const forged = `lk_full_${randomBytes(20).toString('hex')}`;
+  secrets.forged_key = forged;
+  for (let i = 0; i < 3; i++) await client(stack.url, forged)('GET', '/api/v1/products');
+
+  const web = new WebClient(stack.url);
+  const password = `pw-${randomBytes(8).toString('hex')}`;
+  secrets.password = password;
+  await web.signUp(`owner-${randomBytes(3).toString('hex')}@example.com`, password);
+  await web.get(`/dashboard/licenses?q=${encodeURIComponent(license.body.license_key)}`);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await receiver?.stop();
+  setLogDestination(undefined);
+});
+
+describe('logs', () => {
+  it('are JSON lines with fixed keys from every component', () => {
+    expect(lines.length).toBeGreaterThan(20);
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const p of parsed) {
+      expect(typeof p.level).toBe('number');
+      expect(typeof p.time).toBe('string');
+      expect(typeof p.service).toBe('string');
+      expect(typeof p.msg).toBe('string');
+    }
+    const services = new Set(parsed.map((p) => p.service));
+    for (const s of ['gateway', 'account-service', 'product-service', 'license-service', 'checkout-service', 'webhook-service']) expect(services).toContain(s);
+  });
+
+  it('carry the request id from the gateway into the service that did the work', () => {
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const of = (id: string) => [...new Set(parsed.filter((p) => p.request_id === id).map((p) => p.service))];
+    // (The first request also authenticated the key at the account service.)
+    expect(of('obs-create-product')).toEqual(expect.arrayContaining(['gateway', 'product-service']));
+    // The licence service asked the product service for the policy: both have the id.
+    expect(of('obs-create-license')).toEqual(expect.arrayContaining(['gateway', 'license-service', 'product-service']));
+    expect(of('obs-validate')).toEqual(expect.arrayContaining(['gateway', 'license-service']));
+    expect(of('obs-validate')).not.toContain('checkout-service');
+  });
+
+  it('never contain a secret: API keys, bearer tokens, licence keys in URLs, passwords, webhook secrets', () => {
+    const all = lines.join('\n');
+    expect(Object.keys(secrets)).toEqual(expect.arrayContaining(['api_key', 'license_key', 'webhook_secret', 'password', 'forged_key', 'internal_token']));
+    for (const [name, value] of Object.entries(secrets)) {
+      expect(value.length).toBeGreaterThan(8);
+      if (all.includes(value)) throw new Error(`the ${name} appears in the logs:\n${lines.find((l) => l.includes(value))}`);
+    }
+    expect(all).not.toMatch(/Bearer\s+lk_/);
+    expect(all).toContain('[redacted]'); // the validate URL was logged, without its key
+  });
+});
+
+describe('metrics', () => {
+  const scrape = async (url: string) => {
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    return res.text();
+  };
+  const value = (text: string, series: RegExp) => {
+    const line = text.split('\n').find((l) => series.test(l));
+    return line ? Number(line.split(' ').pop()) : undefined;
+  };
+
+  it('the gateway counts requests by route template and status, and 429s by window', async () => {
+    const text = await scrape(stack.metricsUrls.gateway);
+    expect(value(text, /^licensing_http_requests_total\{.*method="POST".*route="\/api\/v1\/products".*status="201"/)).toBeGreaterThanOrEqual(1);
+    expect(value(text, /^licensing_http_requests_total\{.*route="\/api\/v1\/licenses\/validate".*status="200"/)).toBe(1);
+    expect(text).not.toMatch(/route="[^"]*(prod_|lic_|[A-Z0-9]{5}-)/); // templates, never raw ids or keys
+    expect(value(text, /^licensing_http_request_duration_seconds_count\{.*route="\/api\/v1\/keys\/validate"/)).toBe(1);
+    expect(value(text, /^licensing_rate_limit_rejections_total\{.*window="auth_failures"/)).toBe(1);
+    expect(text).toContain('process_cpu_seconds_total');
+  });
+
+  it('the licence service counts gRPC calls by method and code, and validations by code', async () => {
+    const text = await scrape(stack.metricsUrls.license);
+    expect(value(text, /^licensing_grpc_server_handled_total\{.*method="ValidateLicense".*code="OK"/)).toBe(2);
+    expect(value(text, /^licensing_validations_total\{.*code="valid"/)).toBe(1);
+    expect(value(text, /^licensing_validations_total\{.*code="not_found"/)).toBe(1);
+    expect(value(text, /^licensing_events_published_total\{.*type="license.created"/)).toBe(1);
+    expect(value(text, /^licensing_outbox_backlog\{/)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('the webhook service counts deliveries by outcome; the product service its events', async () => {
+    expect(value(await scrape(stack.metricsUrls.webhook), /^licensing_webhook_deliveries_total\{.*outcome="delivered"/)).toBeGreaterThanOrEqual(1);
+    expect(value(await scrape(stack.metricsUrls.product), /^licensing_events_published_total\{.*type="product.created"/)).toBe(1);
+  });
+
+  it('answers only GET /metrics on the metrics port, and /metrics is not on the public port', async () => {
+    expect((await fetch(stack.metricsUrls.account.replace('/metrics', '/other'))).status).toBe(404);
+    const pub = await client(stack.url)('GET', '/metrics');
+    expect(pub.status).toBe(404);
+  });
+});

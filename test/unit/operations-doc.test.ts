@@ -1,0 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { METRIC_HELP } from '@licensing/runtime';
+import { withGeneratedSections } from '../../scripts/lib/settings-doc';
+import { accountSchema } from '../../services/account/src/config';
+import { productSchema } from '../../services/product/src/config';
+import { licenseSchema } from '../../services/license/src/config';
+import { checkoutSchema } from '../../services/checkout/src/config';
+import { webhookSchema } from '../../services/webhook/src/config';
+import { gatewaySchema } from '../../gateway/src/config';
+
+const schemas = { account: accountSchema, product: productSchema, license: licenseSchema, checkout: checkoutSchema, webhook: webhookSchema, gateway: gatewaySchema };
+const doc = readFileSync(join(__dirname, '../../docs/operations.md'), 'utf8');
+
+it('docs/operations.md lists every setting and metric as the code defines them (run `npm run docs` after changing a schema)', () => {
+  expect(doc).toBe(withGeneratedSections(doc, schemas));
+});
+
+it('every setting of every component and every metric name appears in it', () => {
+  for (const schema of Object.values(schemas)) for (const name of Object.keys(schema)) expect(doc).toContain(`\`${name}\``);
+  for (const name of Object.keys(METRIC_HELP)) expect(doc).toContain(`\`${name}\``);
+  expect(doc).toContain('`INTERNAL_TOKEN` | **required**, secret (or `INTERNAL_TOKEN_FILE`)');
+});
