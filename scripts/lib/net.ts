@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
 /** True if something accepts TCP connections at host:port within `timeoutMs`. */
@@ -23,16 +24,48 @@ export async function waitForPort(host: string, port: number, timeoutMs: number)
   throw new Error(`nothing answered at ${host}:${port} within ${timeoutMs} ms`);
 }
 
-/** A free loopback port, chosen by the kernel. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A loopback port that is free now, for a server that binds it a moment later (often in another
+ * process, which is why we cannot just listen on port 0 there).
+ *
+ * The port is not taken from the kernel (listen on 0): between our close and the later bind the
+ * kernel may hand that same port to any outgoing connection or port-0 listener on the machine, and
+ * with eight test workers opening connections it did (CI failed on `listen EADDRINUSE`). The kernel
+ * never hands out ports below its ephemeral range, so we pick from just below it. Each jest worker
+ * walks its own slice of that band, so two workers never pick the same port either.
+ */
+export async function freePort(): Promise<number> {
+  const band = reservedBand();
+  for (let tries = 0; tries < band.size; tries++) {
+    const port = band.start + (nextOffset++ % band.size);
+    if (await canBind(port)) return port;
+  }
+  throw new Error(`no free port in ${band.start}-${band.start + band.size - 1}`);
+}
+
+const BAND_WIDTH = 12_000;
+const SLICES = 32;
+let nextOffset = Math.floor(Math.random() * (BAND_WIDTH / SLICES));
+
+function reservedBand(): { start: number; size: number } {
+  let ephemeralStart = 32768;
+  try {
+    ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralStart;
+  } catch {
+    // Not Linux: macOS and the BSDs start theirs at 49152, so a band below 32768 is safe there too.
+  }
+  const bottom = Math.max(1024, ephemeralStart - BAND_WIDTH);
+  const size = Math.floor((ephemeralStart - bottom) / SLICES);
+  const slice = Number(process.env.JEST_WORKER_ID ?? 0) % SLICES;
+  return { start: bottom + slice * size, size };
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
 
