@@ -1,5 +1,6 @@
 import express, { Router } from 'express';
-import type { EventBus, Logger, Metrics } from '@licensing/runtime';
+import type { Logger, Metrics } from '@licensing/runtime';
+import type { EventFeed } from './event-feed';
 import { AuthCache, authenticate, enforceScope } from './auth';
 import type { Clients } from './clients';
 import type { GatewayConfig } from './config';
@@ -21,7 +22,7 @@ import { requireJsonBody } from './validation';
 export interface GatewayDeps {
   config: GatewayConfig;
   clients: Clients;
-  bus: EventBus;
+  bus: EventFeed;
   limits: RateLimits;
   log: Logger;
   metrics: Metrics;

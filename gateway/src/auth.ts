@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, type EventBus, type Logger } from '@licensing/runtime';
+import { AppError, type Logger } from '@licensing/runtime';
+import type { EventFeed } from './event-feed';
 import type { DomainEvent } from '@licensing/proto';
 import type { Clients } from './clients';
 
@@ -32,7 +33,7 @@ export class AuthCache {
 
   constructor(
     private readonly ttlMs: number,
-    private readonly bus: EventBus,
+    private readonly bus: EventFeed,
   ) {
     bus.onStatus(() => this.entries.clear());
     bus.subscribe('api_key.revoked', (event: DomainEvent) => {

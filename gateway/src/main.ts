@@ -1,12 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { createLogger, EventBus, loadConfig, Metrics, runMain, serveMetrics } from '@licensing/runtime';
+import { createLogger, loadConfig, Metrics, runMain, serveMetrics } from '@licensing/runtime';
 import { createApp } from './app';
 import { createClients } from './clients';
 import { gatewaySchema, type GatewayConfig } from './config';
 import { RateLimits } from './limits';
 import { checkTransportConfig, createGatewayServer } from './transport';
 import { Drain } from './drain';
+import { EventFeed } from './event-feed';
 
 // The release in /api/v1/status and the OpenAPI document: APP_VERSION when the
 // image build sets it (e.g. a git tag), else this package's version.
@@ -26,7 +27,7 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
   checkTransportConfig(config);
   const log = createLogger('gateway', config.LOG_LEVEL);
   const metrics = new Metrics('gateway');
-  const bus = await EventBus.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: 'gateway', log, metrics });
+  const bus = EventFeed.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: 'gateway', log, metrics });
   const clients = createClients(config);
   // No offline queue and a short command timeout: when Redis is away, the limiter
   // falls over to its in-memory insurance at once instead of waiting. ioredis

@@ -52,3 +52,47 @@ it('a licence created while NATS is down produces license.created once NATS is b
     await receiver.stop();
   }
 });
+
+// The gateway only listens to NATS (auth-cache evictions), so it starts and
+// serves without it; until NATS is there it asks the account service on every
+// request, and once NATS arrives its cache and the revocations that clear it work.
+it('a gateway started while NATS is down serves at once, and caches keys once NATS is back', async () => {
+  const { accountId } = await stack.newAccount();
+  const { secret, apiKey: key } = await stack.admin.createApiKey({ accountId, scope: 'full', name: 'late-nats' });
+  const authentications = async () => {
+    const text = await (await fetch(stack.metricsUrls.account)).text();
+    const line = text.split('\n').find((l) => /^licensing_grpc_server_handled_total\{.*method="Authenticate".*code="OK"/.test(l));
+    return line ? Number(line.split(' ').pop()) : 0;
+  };
+
+  await nats.pause();
+  const gw = await stack.extraGateway();
+  const api = client(gw.url, secret);
+  expect((await api('GET', '/readyz')).status).toBe(200);
+  const before = await authentications();
+  for (let i = 0; i < 3; i++) expect((await api('GET', '/api/v1/products')).status).toBe(200);
+  expect(await authentications()).toBe(before + 3); // no cache without NATS
+  expect((await api('GET', '/api/v1/status')).body).toMatchObject({ dependencies: { nats: { status: 'down' } } });
+
+  await nats.resume();
+  const deadline = Date.now() + 15_000;
+  while ((await api('GET', '/api/v1/status')).body.dependencies.nats.status !== 'ok') {
+    if (Date.now() > deadline) throw new Error('the gateway never reached NATS');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const cachedFrom = await authentications();
+  for (let i = 0; i < 3; i++) expect((await api('GET', '/api/v1/products')).status).toBe(200);
+  // At most once (the status polls may have cached the key already), not three times.
+  expect(await authentications()).toBeLessThanOrEqual(cachedFrom + 1);
+
+  // The key is cached for 30 s; only the revocation event, over the subscription
+  // made before NATS was there, can end it sooner.
+  await stack.admin.revokeApiKey({ accountId, keyId: key!.id });
+  const revokedBy = Date.now() + 5_000;
+  let status = 200;
+  while (status === 200 && Date.now() < revokedBy) {
+    status = (await api('GET', '/api/v1/products')).status;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(status).toBe(401);
+});

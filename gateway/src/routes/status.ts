@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { health } from '@licensing/proto';
-import { checkHealth, type EventBus } from '@licensing/runtime';
+import { checkHealth } from '@licensing/runtime';
+import type { EventFeed } from '../event-feed';
 import type { Clients } from '../clients';
 import type { RateLimits } from '../limits';
 import { route } from './route';
@@ -33,10 +34,10 @@ export async function checkRedis(limits: RateLimits): Promise<Probe> {
 }
 
 /** NATS round trip; while it is down services keep events in their outboxes. */
-export async function checkNats(bus: EventBus): Promise<Probe> {
+export async function checkNats(bus: EventFeed): Promise<Probe> {
   if (!bus.connected) return { status: 'down', latency_ms: null };
   try {
-    const rtt = await Promise.race([bus.nc.rtt(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS).unref())]);
+    const rtt = await Promise.race([bus.rtt(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS).unref())]);
     return { status: 'ok', latency_ms: Math.round(rtt * 10) / 10 };
   } catch {
     return { status: 'down', latency_ms: null };
@@ -48,7 +49,7 @@ export async function checkNats(bus: EventBus): Promise<Probe> {
  * when some part is missing but requests can still be served in part (a
  * service, NATS: events wait in outboxes, Redis: per-gateway limits).
  */
-export async function systemStatus(clients: Clients, bus: EventBus, limits: RateLimits, version: string) {
+export async function systemStatus(clients: Clients, bus: EventFeed, limits: RateLimits, version: string) {
   const names = Object.keys(clients.health) as (keyof Clients['health'])[];
   const [results, redis, nats] = await Promise.all([Promise.all(names.map((n) => checkService(clients.health[n]))), checkRedis(limits), checkNats(bus)]);
   const services = Object.fromEntries(names.map((n, i) => [n, results[i]]));
@@ -71,7 +72,7 @@ export async function readiness(clients: Clients, limits: RateLimits, draining =
   };
 }
 
-export function statusRoutes(router: Router, clients: Clients, bus: EventBus, limits: RateLimits, version: string): void {
+export function statusRoutes(router: Router, clients: Clients, bus: EventFeed, limits: RateLimits, version: string): void {
   route(router, '/status', {
     get: async (_req, res) => {
       res.json(await systemStatus(clients, bus, limits, version));

@@ -40,7 +40,13 @@ export class EventBus {
       reconnectTimeWait: 250,
     });
     const bus = new EventBus(nc, nc.jetstream({ timeout: 2000 }), opts);
-    await bus.ensureStream();
+    try {
+      await bus.ensureStream();
+    } catch (err) {
+      // Callers retry connect(); a connection left behind here would reconnect forever.
+      await nc.close();
+      throw err;
+    }
     void bus.watchStatus();
     return bus;
   }

@@ -18,3 +18,4 @@ export * from './sealed';
 export * from './periodic';
 export * from './request-scope';
 export * from './metrics';
+export * from './retry';

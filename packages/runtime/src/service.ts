@@ -7,6 +7,7 @@ import { Outbox } from './outbox';
 import { GrpcServer } from './grpc-server';
 import { systemClock, type Clock } from './clock';
 import { Metrics, serveMetrics } from './metrics';
+import { untilConnected } from './retry';
 
 /** Settings every gRPC service has on top of the common ones. */
 export const serviceSchema = (name: string, defaultPort: number) => ({
@@ -55,23 +56,6 @@ export interface StartOptions<C> {
   signal?: AbortSignal;
 }
 
-const RETRY_MS = 500;
-
-/** Retries `connect` until it works (or `signal` aborts), logging the first failure and every tenth. */
-async function untilConnected<T>(what: string, log: Logger, connect: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    if (signal?.aborted) throw new Error(`start aborted while waiting for ${what}`);
-    try {
-      const out = await connect();
-      if (attempt > 1) log.info({ attempts: attempt }, `${what} reached`);
-      return out;
-    } catch (err) {
-      if (attempt % 10 === 1) log.warn({ err: (err as Error).message, attempt }, `${what} unreachable, retrying (health says NOT_SERVING)`);
-      await new Promise((r) => setTimeout(r, RETRY_MS));
-    }
-  }
-}
-
 /**
  * The composition root every service shares: config → logger → gRPC port
  * (health NOT_SERVING) → MongoDB → NATS → handlers → indexes → outbox →
@@ -93,12 +77,13 @@ export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, o
   let ctx: ServiceContext<ConfigOf<S>>;
   let stopHook: (() => Promise<void>) | void;
   try {
-    db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), opts.signal);
+    const waiting = { signal: opts.signal, meanwhile: 'health says NOT_SERVING' };
+    db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), waiting);
     bus = await untilConnected(
       'NATS',
       log,
       () => EventBus.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: `${recipe.name}-service`, log, metrics }),
-      opts.signal,
+      waiting,
     );
     const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS);
     metrics.gauge('licensing_outbox_backlog', () => outbox.backlog());

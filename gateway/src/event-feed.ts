@@ -1,0 +1,64 @@
+import { EventBus, untilConnected, type BusOptions } from '@licensing/runtime';
+import type { DomainEvent, EventType } from '@licensing/proto';
+
+/**
+ * The gateway's link to NATS. The gateway only listens (auth-cache evictions)
+ * and probes (status), so it does not wait for NATS before serving: it connects
+ * in the background and, until then, behaves as in any NATS outage (the auth
+ * cache is bypassed, /api/v1/status says nats down). Subscriptions made before
+ * the connection exists take effect when it arrives.
+ */
+export class EventFeed {
+  private bus?: EventBus;
+  private closed = false;
+  private readonly abort = new AbortController();
+  private readonly pending: Array<(bus: EventBus) => void> = [];
+
+  static connect(opts: BusOptions): EventFeed {
+    const feed = new EventFeed();
+    untilConnected('NATS', opts.log, () => EventBus.connect(opts), { signal: feed.abort.signal, meanwhile: 'serving without the auth cache until then' }).then(
+      (bus) => feed.attach(bus),
+      () => undefined, // only when close() aborted the wait
+    );
+    return feed;
+  }
+
+  get connected(): boolean {
+    return this.bus?.connected ?? false;
+  }
+
+  /** Called whenever the connection drops or comes back (not for the first connection). */
+  onStatus(listener: (connected: boolean) => void): void {
+    this.whenConnected((bus) => bus.onStatus(listener));
+  }
+
+  subscribe(type: EventType, handler: (event: DomainEvent) => void): void {
+    this.whenConnected((bus) => bus.subscribe(type, handler));
+  }
+
+  /** Round trip to the NATS server in milliseconds; rejects while not connected. */
+  async rtt(): Promise<number> {
+    if (!this.bus) throw new Error('NATS not connected yet');
+    return this.bus.nc.rtt();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.abort.abort();
+    await this.bus?.close();
+  }
+
+  private whenConnected(use: (bus: EventBus) => void): void {
+    if (this.bus) use(this.bus);
+    else this.pending.push(use);
+  }
+
+  private attach(bus: EventBus): void {
+    if (this.closed) {
+      void bus.close(); // the connection arrived while the gateway was stopping
+      return;
+    }
+    this.bus = bus;
+    for (const use of this.pending.splice(0)) use(bus);
+  }
+}
