@@ -1,5 +1,5 @@
 import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
-import { createClient, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { createClient, PeriodicTask, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { licenseSchema, type LicenseConfig } from './config';
 import { activationHandlers } from './handlers/activation-handlers';
 import { fileHandlers } from './handlers/file-handlers';
@@ -17,7 +17,8 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     const store = new LicenseStore(licenseModels(ctx.db));
     const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
     const counter = new ValidationCounter(statsModel(ctx.db), ctx.log, ctx.config.STATS_FLUSH_INTERVAL_MS);
-    const sweeper = new ExpirySweeper(store, ctx.outbox, ctx.clock, ctx.log, ctx.config.EXPIRY_SWEEP_INTERVAL_MS);
+    const sweeper = new ExpirySweeper(store, ctx.outbox, ctx.clock);
+    const expiry = new PeriodicTask('licence expiry sweep', () => sweeper.sweep(), ctx.config.EXPIRY_SWEEP_INTERVAL_MS, ctx.log);
     ctx.outbox.track(store.models.License);
     ctx.outbox.track(store.models.Activation);
     ctx.grpc.add(LicenseServiceService, {
@@ -27,9 +28,9 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ...fileHandlers(ctx, store, products.call),
     });
     counter.start();
-    sweeper.start();
+    expiry.start();
     return async () => {
-      await sweeper.stop();
+      await expiry.stop();
       await counter.stop(); // keeps the last seconds of counts
       products.close();
     };

@@ -1,4 +1,4 @@
-import { PeriodicTask, type Clock, type Logger, type Outbox } from '@licensing/runtime';
+import type { Clock, Outbox } from '@licensing/runtime';
 import type { CheckoutStore } from '../store/queries';
 import type { Completion } from '../handlers/completion';
 import { checkoutExpired } from './checkout-events';
@@ -6,7 +6,7 @@ import { checkoutExpired } from './checkout-events';
 /**
  * Marks open sessions past their expiry as expired (checkout.expired once
  * each), and finishes sessions that were paid but whose licence was not yet
- * issued (a crash between the two).
+ * issued (a crash between the two). main.ts runs sweep() as a PeriodicTask.
  */
 export class CheckoutExpirySweeper {
 
@@ -14,8 +14,6 @@ export class CheckoutExpirySweeper {
     private readonly store: CheckoutStore,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
-    private readonly log: Logger,
-    private readonly intervalMs: number,
     private readonly completion: Completion,
   ) {}
 
@@ -30,17 +28,4 @@ export class CheckoutExpirySweeper {
     }
     return n + (await this.completion.finishPaid());
   }
-
-  private task?: PeriodicTask;
-
-  start(): void {
-    // Made here, not as a field: parameter properties are not set yet when fields initialise.
-    this.task = new PeriodicTask('checkout expiry sweep', () => this.sweep(), this.intervalMs, this.log);
-    this.task.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.task?.stop();
-  }
-
 }

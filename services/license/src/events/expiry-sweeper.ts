@@ -1,11 +1,11 @@
-import { PeriodicTask, type Clock, type Logger, type Outbox } from '@licensing/runtime';
+import type { Clock, Outbox } from '@licensing/runtime';
 import type { LicenseStore } from '../store/queries';
 import { licenseExpired } from './license-events';
 
 /**
  * Publishes license.expired once per licence when its expiry and grace have
  * passed. Safe with several instances: the conditional update that records the
- * event lets only one of them through.
+ * event lets only one of them through. main.ts runs sweep() as a PeriodicTask.
  */
 export class ExpirySweeper {
 
@@ -13,8 +13,6 @@ export class ExpirySweeper {
     private readonly store: LicenseStore,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
-    private readonly log: Logger,
-    private readonly intervalMs: number,
   ) {}
 
   async sweep(): Promise<number> {
@@ -28,17 +26,4 @@ export class ExpirySweeper {
     }
     return marked;
   }
-
-  private task?: PeriodicTask;
-
-  start(): void {
-    // Made here, not as a field: parameter properties are not set yet when fields initialise.
-    this.task = new PeriodicTask('licence expiry sweep', () => this.sweep(), this.intervalMs, this.log);
-    this.task.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.task?.stop();
-  }
-
 }
