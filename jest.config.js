@@ -10,6 +10,7 @@ module.exports = {
   moduleNameMapper: {
     '^@licensing/proto$': '<rootDir>/proto/index.ts',
     '^@licensing/runtime$': '<rootDir>/packages/runtime/src/index.ts',
+    '^@licensing/client$': '<rootDir>/packages/client/src/index.ts',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

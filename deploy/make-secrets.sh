@@ -3,7 +3,10 @@
 # random keys and a self-signed TLS certificate for the gateway. Replace
 # tls.crt/tls.key with a real certificate for anything public; the gateway
 # reloads them on SIGHUP (docker compose kill -s HUP gateway).
-#   sh deploy/make-secrets.sh [hostname]
+# The Stripe keys cannot be made up: they are taken from STRIPE_SECRET_KEY and
+# STRIPE_WEBHOOK_SECRET when set, else a placeholder is written that the
+# checkout service refuses at start (put your keys in those two files).
+#   STRIPE_SECRET_KEY=sk_live_… STRIPE_WEBHOOK_SECRET=whsec_… sh deploy/make-secrets.sh [hostname]
 set -eu
 dir="$(dirname "$0")/secrets"
 host="${1:-localhost}"
@@ -15,6 +18,8 @@ done
 for name in signing_key_secret webhook_secret_key; do
   [ -s "$dir/$name" ] || openssl rand -base64 32 > "$dir/$name"
 done
+[ -s "$dir/stripe_secret_key" ] || printf '%s\n' "${STRIPE_SECRET_KEY:-replace-me: your Stripe secret key, sk_live_... (docs/operations.md, Payments)}" > "$dir/stripe_secret_key"
+[ -s "$dir/stripe_webhook_secret" ] || printf '%s\n' "${STRIPE_WEBHOOK_SECRET:-replace-me: the whsec_... signing secret of your Stripe webhook endpoint}" > "$dir/stripe_webhook_secret"
 if [ ! -s "$dir/tls.key" ]; then
   openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=$host" \
     -addext "subjectAltName=DNS:$host,IP:127.0.0.1" -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null

@@ -89,6 +89,8 @@ export interface CheckoutData {
   customer_email: string | null;
   expires_at: string;
   created_at: string;
+  /** true only for a real payment (a live Stripe key); false in test mode and with Stripe test keys. */
+  livemode: boolean;
 }
 
 export interface EventData {

@@ -6,5 +6,6 @@ export * from './gen/licensing/v1/product';
 export * from './gen/licensing/v1/license';
 export * as health from './gen/grpc/health/v1/health';
 export * from './events';
+export * from './rules';
 export * from './gen/licensing/v1/checkout';
 export * from './gen/licensing/v1/webhook';

@@ -1,6 +1,9 @@
 // Transpiles every workspace's TypeScript to CommonJS under its own dist/ with
 // swc (fast, no type checking: `npm run typecheck` does that with tsc).
+// The published SDK (packages/client) is built twice, as ES modules and as
+// CommonJS, and gets .d.ts declarations from tsc, as its package.json exports say.
 import { transformFile } from '@swc/core';
+import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, writeFile, rm } from 'node:fs/promises';
 import { join, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,15 +12,23 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 // workspace folder -> source roots inside it (output keeps paths relative to `strip`)
 const units = [
-  { dir: 'proto', sources: ['index.ts', 'events.ts', 'gen'], strip: '' },
+  { dir: 'proto', sources: ['index.ts', 'events.ts', 'rules', 'gen'], strip: '' },
   { dir: 'packages/runtime', sources: ['src'], strip: 'src' },
+  {
+    dir: 'packages/client',
+    sources: ['src'],
+    strip: 'src',
+    formats: [{ sub: 'esm', module: { type: 'es6', resolveFully: true }, type: 'module' }, { sub: 'cjs', module: { type: 'commonjs', resolveFully: true }, type: 'commonjs' }],
+    declarations: 'tsconfig.build.json',
+  },
   { dir: 'services/account', sources: ['src'], strip: 'src' },
   { dir: 'services/product', sources: ['src'], strip: 'src' },
   { dir: 'services/license', sources: ['src'], strip: 'src' },
   { dir: 'services/checkout', sources: ['src'], strip: 'src' },
   { dir: 'services/webhook', sources: ['src'], strip: 'src' },
   { dir: 'gateway', sources: ['src'], strip: 'src' },
-  { dir: 'scripts', sources: ['lib', 'admin.ts', 'start.ts', 'bench.ts', 'docs-gen.ts'], strip: '' },
+  { dir: 'examples/app-startup', sources: ['src'], strip: 'src' },
+  { dir: 'scripts', sources: ['lib', 'admin.ts', 'start.ts', 'bench.ts', 'bench-scale.ts', 'check-query-shapes.ts', 'docs-gen.ts'], strip: '' },
 ];
 
 async function* walk(path) {
@@ -34,26 +45,38 @@ async function* walk(path) {
 
 const swcOptions = {
   jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-  module: { type: 'commonjs' },
   sourceMaps: true,
 };
+const commonjs = [{ sub: '', module: { type: 'commonjs' } }];
+const tsc = join(root, 'node_modules', '.bin', 'tsc');
 
 let count = 0;
 for (const unit of units) {
   const base = join(root, unit.dir);
-  const out = join(base, 'dist');
-  await rm(out, { recursive: true, force: true });
-  for (const src of unit.sources) {
-    for await (const file of walk(join(base, src))) {
-      if (!file.endsWith('.ts') || file.endsWith('.d.ts')) continue;
-      const rel = relative(join(base, unit.strip), file).replace(/\.ts$/, '.js');
-      const target = join(out, rel);
-      const { code, map } = await transformFile(file, { ...swcOptions, sourceFileName: relative(dirname(target), file) });
-      await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, `${code}\n//# sourceMappingURL=${rel.split('/').pop()}.map\n`);
-      if (map) await writeFile(`${target}.map`, map);
-      count++;
+  const dist = join(base, 'dist');
+  await rm(dist, { recursive: true, force: true });
+  for (const format of unit.formats ?? commonjs) {
+    const out = join(dist, format.sub);
+    // Marks the folder's .js files as ES modules or CommonJS whatever the package says.
+    if (format.type) {
+      await mkdir(out, { recursive: true });
+      await writeFile(join(out, 'package.json'), `${JSON.stringify({ type: format.type })}\n`);
+    }
+    for (const src of unit.sources) {
+      for await (const file of walk(join(base, src))) {
+        if (!file.endsWith('.ts') || file.endsWith('.d.ts')) continue;
+        const rel = relative(join(base, unit.strip), file).replace(/\.ts$/, '.js');
+        const target = join(out, rel);
+        // resolveFully (needed by ES modules: ./x becomes ./x.js) works only with a baseUrl.
+        const jsc = format.module.resolveFully ? { ...swcOptions.jsc, baseUrl: join(base, unit.strip) } : swcOptions.jsc;
+        const { code, map } = await transformFile(file, { ...swcOptions, jsc, module: format.module, sourceFileName: relative(dirname(target), file) });
+        await mkdir(dirname(target), { recursive: true });
+        await writeFile(target, `${code}\n//# sourceMappingURL=${rel.split('/').pop()}.map\n`);
+        if (map) await writeFile(`${target}.map`, map);
+        count++;
+      }
     }
   }
+  if (unit.declarations) execFileSync(tsc, ['-p', join(base, unit.declarations)], { cwd: root, stdio: 'inherit' });
 }
 console.log(`built ${count} files`);

@@ -51,7 +51,7 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(root, 
 
 // 2. Build (swc, about a second) when any source is newer than the last build.
 const stamp = join(root, 'node_modules', '.cache', 'licensing-build-stamp');
-const sources = ['proto', 'packages', 'services', 'gateway', 'scripts'].map((d) => newest(join(root, d)));
+const sources = ['proto', 'packages', 'examples', 'services', 'gateway', 'scripts'].map((d) => newest(join(root, d)));
 if (!existsSync(stamp) || Math.max(...sources) > statSync(stamp).mtimeMs) {
   must(process.execPath, [join(root, 'scripts', 'build.mjs')], 'build');
   mkdirSync(dirname(stamp), { recursive: true });
@@ -92,16 +92,24 @@ switch (command) {
   case 'bench':
     node('scripts/dist/bench.js', args);
     break;
+  case 'bench:scale':
+    node('scripts/dist/bench-scale.js', args);
+    break;
   case 'docs':
     node('scripts/dist/docs-gen.js', args);
     break;
   case 'test': {
     ensureChromium();
-    // Contracts first (generated code matches the .proto files), then types, then the three tiers.
+    // Contracts first (generated code matches the .proto files and the SDK's types the
+    // OpenAPI document), then types, then the three tiers.
     must(process.execPath, [join(root, 'scripts', 'proto-gen.mjs'), '--check'], 'proto check');
+    must(process.execPath, [join(root, 'scripts', 'client-types.mjs'), '--check'], 'client types check');
     must(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], 'type check');
     const report = join(tmpdir(), `licensing-jest-${process.pid}.json`);
-    const code = run(join(root, 'node_modules', '.bin', 'jest'), ['--json', `--outputFile=${report}`, ...args]);
+    // The services record every query shape they send; afterwards each must have a declared index.
+    const shapes = join(tmpdir(), `licensing-query-shapes-${process.pid}`);
+    rmSync(shapes, { recursive: true, force: true });
+    let code = run(join(root, 'node_modules', '.bin', 'jest'), ['--json', `--outputFile=${report}`, ...args], { env: { ...process.env, QUERY_SHAPES_DIR: shapes } });
     if (existsSync(report)) {
       const r = JSON.parse(readFileSync(report, 'utf8'));
       rmSync(report, { force: true });
@@ -112,9 +120,12 @@ switch (command) {
         process.exit(1);
       }
     }
+    // Only for a whole run: a run of a few files sees only some of the shapes, which is fine.
+    if (code === 0 && args.length === 0 && existsSync(shapes)) code = run(process.execPath, [join(root, 'scripts', 'dist', 'check-query-shapes.js'), shapes]);
+    rmSync(shapes, { recursive: true, force: true });
     process.exit(code);
   }
   default:
-    console.error('usage: node scripts/run.mjs start|test|bench|admin|docs [args]');
+    console.error('usage: node scripts/run.mjs start|test|bench|bench:scale|admin|docs [args]');
     process.exit(2);
 }

@@ -2,7 +2,7 @@
 // FerretDB when nothing answers at MONGO_URL, runs every service and the
 // gateway as their own processes, and stops them all cleanly on Ctrl-C.
 import { join } from 'node:path';
-import { ferretdbBinary, startFerretDB, type FerretDB } from './lib/ferretdb';
+import { ferretdbBinary, preparePostgres, SQLITE_LIMITS, startFerretDB, type FerretDB } from './lib/ferretdb';
 import { launchSystem } from './lib/launch';
 import { hostPort, portAnswers } from './lib/net';
 import { repoRoot } from './lib/paths';
@@ -37,8 +37,11 @@ async function main() {
     if (!['127.0.0.1', 'localhost', '::1'].includes(mongo.host)) fail(`Nothing answers at MONGO_URL=${mongoUrl}, and FerretDB can only be started here for a loopback address.`);
     try {
       ferretdbBinary();
-      console.log(`Starting FerretDB (SQLite, data in ${join(dataDir, 'ferretdb')}) on port ${mongo.port}...`);
-      ferret = await startFerretDB({ port: mongo.port, dataDir: join(dataDir, 'ferretdb') });
+      // Over PostgreSQL when one answers: indexed look-ups at 100,000 licences. SQLite otherwise.
+      const postgres = await preparePostgres(env.FERRETDB_POSTGRES_DATABASE ?? 'licensing', { fresh: false });
+      if (postgres) console.log(`Starting FerretDB over PostgreSQL (database ${postgres.name}) on port ${mongo.port}...`);
+      else console.log(`Starting FerretDB over SQLite (data in ${join(dataDir, 'ferretdb')}) on port ${mongo.port}. ${SQLITE_LIMITS}`);
+      ferret = await startFerretDB({ port: mongo.port, dataDir: join(dataDir, 'ferretdb'), postgres });
     } catch (err) {
       fail(`Could not start FerretDB: ${(err as Error).message}`);
     }
@@ -72,6 +75,7 @@ async function main() {
   const system = await launchSystem(
     {
       mongoUrl,
+      ferretdbPostgresUrl: ferret?.postgres?.url,
       natsUrl,
       redisUrl,
       rateLimitPrefix: env.RATE_LIMIT_PREFIX ?? 'licensing:rl',

@@ -1,20 +1,23 @@
+import type { RequestListener } from 'node:http';
 import express, { Router } from 'express';
 import type { Logger, Metrics } from '@licensing/runtime';
 import type { EventFeed } from './event-feed';
-import { AuthCache, authenticate, enforceScope } from './auth';
+import { AuthCache, authenticate, enforceScope, recheckWith } from './auth';
 import type { Clients } from './clients';
+import type { LicenseValidator } from './license-validator';
 import type { GatewayConfig } from './config';
-import { errorHandler, notFound } from './errors';
-import { AttemptThrottle, countAuthFailure, enforceRateLimits, throttleAuthFailures, type RateLimits } from './limits';
+import { errorHandler, notFound, wellFormedPath } from './errors';
+import { AttemptThrottle, countAuthFailure, enforceRateLimits, type RateLimits } from './limits';
 import { dashboardRouter } from './dashboard/routes';
-import { checkoutPageProxy } from './checkout-proxy';
+import { checkoutPageProxy, stripeWebhookProxy } from './checkout-proxy';
 import { requestContext, versionAlias } from './request-context';
 import { checkoutRoutes } from './routes/checkout';
 import { webhookRoutes } from './routes/webhooks';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { readiness, statusRoutes } from './routes/status';
-import { httpMetrics } from './metrics';
+import { fastValidation } from './fast-path';
+import { HttpMetrics, httpMetrics } from './metrics';
 import { openApiRoutes } from './openapi/routes';
 import { requireHttps, trustedProxies } from './transport';
 import { requireJsonBody } from './validation';
@@ -24,6 +27,7 @@ export interface GatewayDeps {
   clients: Clients;
   bus: EventFeed;
   limits: RateLimits;
+  validator: LicenseValidator;
   log: Logger;
   metrics: Metrics;
   version: string;
@@ -33,12 +37,12 @@ export interface GatewayDeps {
 
 /**
  * Order matters: metrics → request id → HTTPS rule → /v1 alias → probes and
- * API description → /api/v1 (auth-failure
- * throttle → auth → rate limits → scope → JSON body → routes) → 404 → the one
- * error handler. Bodies are parsed only after the key is known and counted, so
- * anonymous or throttled clients cannot make the gateway parse anything.
+ * API description → /api/v1 (auth, whose failures
+ * are counted per address → rate limits → scope → JSON body → routes) → 404 →
+ * the one error handler. Bodies are parsed only after the key is known and
+ * counted, so anonymous or throttled clients cannot make the gateway parse anything.
  */
-export function createApp({ config, clients, bus, limits, log, metrics, version, draining }: GatewayDeps): express.Express {
+export function createApp({ config, clients, bus, limits, validator, log, metrics, version, draining }: GatewayDeps): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -46,10 +50,13 @@ export function createApp({ config, clients, bus, limits, log, metrics, version,
   // X-Forwarded-* are believed only from the configured proxies (req.ip, req.secure).
   app.set('trust proxy', trustedProxies(config));
 
-  app.use(httpMetrics(metrics));
+  const http = new HttpMetrics(metrics);
+  const authCache = new AuthCache(config.AUTH_CACHE_TTL_MS, bus, recheckWith(clients));
+  app.use(httpMetrics(http));
   app.use(requestContext(log));
   app.use(requireHttps(config));
   app.use(versionAlias);
+  app.use(wellFormedPath);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -61,22 +68,22 @@ export function createApp({ config, clients, bus, limits, log, metrics, version,
   openApiRoutes(app, version);
 
   const api = Router();
-  api.use(throttleAuthFailures(limits, log));
-  api.use(authenticate(clients, new AuthCache(config.AUTH_CACHE_TTL_MS, bus), countAuthFailure(limits)));
+  api.use(authenticate(clients, authCache, countAuthFailure(limits, log)));
   api.use(enforceRateLimits(limits));
   api.use(enforceScope(log));
   api.use(requireJsonBody);
   api.use(express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }));
-  productRoutes(api, clients);
-  licenseRoutes(api, clients);
+  productRoutes(api, clients, validator);
+  licenseRoutes(api, clients, validator);
   checkoutRoutes(api, clients);
   webhookRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
   app.use('/api/v1', api);
 
+  app.use(stripeWebhookProxy(config.CHECKOUT_PAGE_URL, new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, 'stripe-webhook', config.STRIPE_WEBHOOK_REQUESTS_PER_MINUTE, 60), log));
   app.use(checkoutPageProxy(config.CHECKOUT_PAGE_URL, new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, 'checkout-page', config.CHECKOUT_REQUESTS_PER_MINUTE, 60), log));
 
-  const throttle = (name: string, max: number) => new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, config.SIGNIN_WINDOW_S);
+  const throttle = (name: string, max: number, windowS = config.SIGNIN_WINDOW_S) => new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, windowS);
   app.use(
     '/dashboard',
     dashboardRouter({
@@ -84,10 +91,15 @@ export function createApp({ config, clients, bus, limits, log, metrics, version,
       log,
       secureCookies: config.NODE_ENV === 'production',
       signInThrottle: { perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL), perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS) },
+      signUpThrottle: { perEmail: throttle('signup-email', config.SIGNUPS_PER_EMAIL, config.SIGNUP_WINDOW_S), perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S) },
     }),
   );
 
   app.use(notFound);
   app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
-  return app;
+
+  const fast = fastValidation({ config, authCache, limits, validator, http, log, trustProxy: app.get('trust proxy fn') });
+  return (req, res) => {
+    if (!fast(req, res)) app(req, res);
+  };
 }

@@ -27,15 +27,29 @@ const MAX_CACHE_ENTRIES = 10_000;
  * gateway over NATS and evicts the key at once; while this gateway's NATS
  * connection is down the cache is bypassed and emptied, so a revocation is
  * never missed.
+ *
+ * Refresh ahead: an entry is trusted for at most ttlMs (1 s), but once half of
+ * that has passed, the request that reads it starts one check with the account
+ * service in the background (with its own token: no token is kept here). A
+ * key in use is therefore renewed before it expires and the hot path never
+ * waits for the account service, while a revoked key still stops within ttlMs.
  */
 export class AuthCache {
-  private readonly entries = new Map<string, { principal: Principal; expires: number }>();
+  private readonly entries = new Map<string, { principal: Principal; expires: number; refreshAt: number }>();
+  private readonly refreshing = new Set<string>();
+  /** Bumped by every eviction: a lookup that started before one is not cached (it may predate a revocation). */
+  private generation = 0;
 
   constructor(
     private readonly ttlMs: number,
     private readonly bus: EventFeed,
+    /** Asks the account service again; resolves to the principal, or null when the key is no longer valid. */
+    private readonly recheck?: (token: string) => Promise<Principal | null>,
   ) {
-    bus.onStatus(() => this.entries.clear());
+    bus.onStatus(() => {
+      this.generation++;
+      this.entries.clear();
+    });
     bus.subscribe('api_key.revoked', (event: DomainEvent) => {
       const keyId = (event as DomainEvent<'api_key.revoked'>).data.api_key.id;
       this.evict((p) => p.keyId === keyId);
@@ -45,25 +59,70 @@ export class AuthCache {
   }
 
   private evict(match: (p: Principal) => boolean): void {
+    this.generation++;
     for (const [digest, entry] of this.entries) if (match(entry.principal)) this.entries.delete(digest);
   }
 
-  get(digest: string): Principal | undefined {
+  /** The cached principal of a key; `token` (the key itself) lets a read start the background refresh. */
+  get(digest: string, token?: string): Principal | undefined {
     if (!this.bus.connected) return undefined;
     const hit = this.entries.get(digest);
     if (!hit) return undefined;
-    if (hit.expires < Date.now()) {
+    const now = Date.now();
+    if (hit.expires < now) {
       this.entries.delete(digest);
       return undefined;
     }
+    if (token && this.recheck && now >= hit.refreshAt && !this.refreshing.has(digest)) this.refresh(digest, token);
     return hit.principal;
   }
 
-  set(digest: string, principal: Principal): void {
-    if (this.ttlMs === 0 || !this.bus.connected) return;
-    if (this.entries.size >= MAX_CACHE_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(digest, { principal, expires: Date.now() + this.ttlMs });
+  private refresh(digest: string, token: string): void {
+    this.refreshing.add(digest);
+    const since = this.begin();
+    this.recheck!(token)
+      .then((principal) => {
+        if (principal) this.set(digest, principal, since);
+        else this.entries.delete(digest);
+      })
+      .catch(() => undefined) // the account service is away: the entry simply expires
+      .finally(() => this.refreshing.delete(digest));
   }
+
+  /** Call before asking the account service; pass the result to set(). */
+  begin(): number {
+    return this.generation;
+  }
+
+  set(digest: string, principal: Principal, since: number): void {
+    if (this.ttlMs === 0 || !this.bus.connected || since !== this.generation) return;
+    if (this.entries.size >= MAX_CACHE_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    const now = Date.now();
+    this.entries.set(digest, { principal, expires: now + this.ttlMs, refreshAt: now + this.ttlMs / 2 });
+  }
+}
+
+/** Asks the account service who a key is (unauthorized AppError when it is no key). */
+export async function lookUp(clients: Pick<Clients, 'accounts'>, token: string): Promise<Principal> {
+  const auth = await clients.accounts.authenticate({ secret: token });
+  const account = auth.account!;
+  return {
+    accountId: account.id,
+    plan: account.plan,
+    perMinuteOverride: account.perMinuteLimit,
+    perHourOverride: account.perHourLimit,
+    keyId: auth.keyId,
+    scope: auth.scope === 'validate' ? 'validate' : 'full',
+  };
+}
+
+/** The background re-check of a cached key: null when the account service says it is no longer valid. */
+export function recheckWith(clients: Pick<Clients, 'accounts'>) {
+  return (token: string): Promise<Principal | null> =>
+    lookUp(clients, token).catch((err) => {
+      if (err instanceof AppError && err.code === 'unauthorized') return null;
+      throw err;
+    });
 }
 
 function bearerToken(req: Request): string {
@@ -76,30 +135,23 @@ function bearerToken(req: Request): string {
 
 /**
  * Bearer auth. `onRejected` runs, and is awaited, before a 401 goes out: the
- * per-address failure count is up to date when the client sends its next try.
+ * per-address failure count is up to date when the client sends its next try,
+ * and it may answer 429 instead.
  */
-export function authenticate(clients: Clients, cache: AuthCache, onRejected: (req: Request) => Promise<void> = async () => undefined) {
+export function authenticate(clients: Clients, cache: AuthCache, onRejected: (req: Request, res: Response) => Promise<void> = async () => undefined) {
   return async (req: Request, res: Response, next: NextFunction) => {
     let principal: Principal | undefined;
     try {
       const token = bearerToken(req);
       const digest = createHash('sha256').update(token).digest('hex');
-      principal = cache.get(digest);
+      principal = cache.get(digest, token);
       if (!principal) {
-        const auth = await clients.accounts.authenticate({ secret: token }, { requestId: res.locals.requestId });
-        const account = auth.account!;
-        principal = {
-          accountId: account.id,
-          plan: account.plan,
-          perMinuteOverride: account.perMinuteLimit,
-          perHourOverride: account.perHourLimit,
-          keyId: auth.keyId,
-          scope: auth.scope === 'validate' ? 'validate' : 'full',
-        };
-        cache.set(digest, principal);
+        const since = cache.begin();
+        principal = await lookUp(clients, token);
+        cache.set(digest, principal, since);
       }
     } catch (err) {
-      if (err instanceof AppError && err.code === 'unauthorized') await onRejected(req);
+      if (err instanceof AppError && err.code === 'unauthorized') await onRejected(req, res);
       throw err;
     }
     res.locals.principal = principal;
@@ -112,7 +164,7 @@ export function enforceScope(log: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
     const principal = principalOf(res);
     if (principal.scope === 'validate' && !VALIDATE_SCOPE_ROUTES.has(`${req.method} ${req.baseUrl}${req.path}`)) {
-      log.debug({ request_id: res.locals.requestId, key_id: principal.keyId }, 'validate-scope key refused');
+      log.debug({ key_id: principal.keyId }, 'validate-scope key refused');
       throw new AppError('forbidden', 'this API key has the validate scope: it may only validate licences and read status');
     }
     next();

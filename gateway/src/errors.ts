@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, type ErrorCode, type Logger } from '@licensing/runtime';
+import { AppError, errorSummary, type ErrorCode, type Logger } from '@licensing/runtime';
 
 // The one place errors become HTTP: RFC 9457 problem details with a stable code.
 export const httpStatus: Record<ErrorCode, number> = {
@@ -57,19 +57,51 @@ function fromBodyParser(err: { type?: string; status?: number }, limit: number):
     case 'stream.encoding.set':
       return new AppError('invalid_request', 'the request body could not be read');
     default:
-      return undefined;
+      break;
   }
+  // The router's URIError (a path segment that is not percent-encoded UTF-8) and
+  // any other client error raised by express or its parsers (e.g. a body whose
+  // Content-Encoding does not decode) carry a 4xx status: they are the client's.
+  if (err instanceof URIError) return malformedUrl();
+  const status = err.status;
+  if (status === 413) return new AppError('payload_too_large', `the request body is larger than ${limit} bytes`);
+  if (status === 415) return new AppError('unsupported_media_type', 'the request body must be UTF-8 JSON');
+  if (typeof status === 'number' && status >= 400 && status < 500) return new AppError('invalid_request', 'the request could not be read');
+  return undefined;
+}
+
+export const malformedUrl = () => new AppError('invalid_request', 'the URL is not validly percent-encoded UTF-8');
+
+/** Whether every percent-escape of a path decodes to UTF-8 (what the router will need). */
+export function decodablePath(path: string): boolean {
+  if (!path.includes('%')) return true;
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Malformed percent-encoding in an API path is the client's mistake (400
+ * invalid_request), found before any route tries to decode its parameters.
+ * The HTML surfaces (/checkout, /dashboard) answer with pages of their own.
+ */
+export function wellFormedPath(req: Request, _res: Response, next: NextFunction): void {
+  if (!decodablePath(req.path) && !req.path.startsWith('/checkout/') && !req.path.startsWith('/dashboard/')) throw malformedUrl();
+  next();
 }
 
 export function errorHandler(log: Logger, bodyLimit: number) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const known = err instanceof AppError ? err : fromBodyParser(err as { type?: string }, bodyLimit);
+    const known = err instanceof AppError ? err : typeof err === 'object' && err !== null ? fromBodyParser(err as { type?: string }, bodyLimit) : undefined;
     if (known) {
-      if (known.code === 'internal') log.error({ request_id: res.locals.requestId }, 'a service reported an internal error');
+      if (known.code === 'internal') log.error({}, 'a service reported an internal error');
       return sendProblem(res, known);
     }
-    log.error({ err, request_id: res.locals.requestId }, 'unhandled error');
+    log.error({ err: errorSummary(err), route: res.locals.route }, 'unhandled error');
     sendProblem(res, new AppError('internal', 'internal error'));
   };
 }

@@ -3,13 +3,14 @@ import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError, type Logger } from '@licensing/runtime';
 import type { Principal } from './auth';
+import { QuotaCounter, type Counted, type LocalWindow, type WindowSpec } from './quota';
 
 // Rate limits (the spec gives two statements; both hold):
 //   "hour"   per account, by plan: free 100, pro 1,000, enterprise 10,000
 //   "minute" per API key: 100 by default
 // An operator may raise either for one account. Counters live in Redis, shared
-// by every gateway; when Redis is unreachable or slow each gateway falls back
-// to its own in-memory counters (rate-limiter-flexible's insurance limiter).
+// by every gateway, touched at most once per request (quota.ts); when Redis is
+// unreachable or slow each gateway falls back to its own counts.
 
 export const PLAN_HOURLY_QUOTA: Record<string, number> = { free: 100, pro: 1000, enterprise: 10_000 };
 export const DEFAULT_PER_MINUTE = 100;
@@ -20,6 +21,8 @@ export interface LimitSettings {
   minuteWindowS: number;
   hourWindowS: number;
   authFailuresPerMinute: number;
+  /** Share of a large limit one gateway may admit between syncs with Redis (0 = ask Redis on every request). */
+  localShare: number;
 }
 
 /** The effective limits of a caller: overrides win over the plan. */
@@ -37,16 +40,19 @@ export interface WindowState {
 
 /** The window closest to running out: fewest requests left, then the later reset. */
 export function bindingWindow(windows: WindowState[]): WindowState {
-  return [...windows].sort((a, b) => a.remaining - b.remaining || b.resetS - a.resetS)[0];
+  let best = windows[0];
+  for (const w of windows) if (w.remaining < best.remaining || (w.remaining === best.remaining && w.resetS > best.resetS)) best = w;
+  return best;
 }
 
-/** IETF draft-ietf-httpapi-ratelimit-headers-10 fields plus the X-RateLimit-* trio for the same window. */
+/** IETF draft-ietf-httpapi-ratelimit-headers-10 fields plus the X-RateLimit-* trio for the same window (on every request: no sorting). */
 export function rateLimitHeaders(windows: WindowState[], nowS: number): Record<string, string> {
-  const order: WindowState['name'][] = ['hour', 'minute'];
-  const sorted = [...windows].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
   const w = bindingWindow(windows);
+  const hour = windows.find((x) => x.name === 'hour');
+  const minute = windows.find((x) => x.name === 'minute');
+  const policy = (x: WindowState) => `"${x.name}";q=${x.limit};w=${x.windowS}`;
   return {
-    'RateLimit-Policy': sorted.map((x) => `"${x.name}";q=${x.limit};w=${x.windowS}`).join(', '),
+    'RateLimit-Policy': hour && minute ? `${policy(hour)}, ${policy(minute)}` : windows.map(policy).join(', '),
     RateLimit: `"${w.name}";r=${w.remaining};t=${w.resetS}`,
     'X-RateLimit-Limit': String(w.limit),
     'X-RateLimit-Remaining': String(w.remaining),
@@ -61,7 +67,7 @@ export function rejectionDetail(w: WindowState, plan: string): string {
     : `the hourly quota of ${w.limit} requests for this account (${plan} plan) was reached; retry in ${w.resetS} s`;
 }
 
-/** One named window whose limit differs per caller: one limiter per distinct limit, sharing the counters. */
+/** A fixed window of failed attempts in Redis (rate-limiter-flexible), with an in-memory insurance limiter. */
 class Window {
   private readonly limiters = new Map<number, RateLimiterRedis>();
 
@@ -77,7 +83,6 @@ class Window {
     if (!l) {
       l = new RateLimiterRedis({
         storeClient: this.redis,
-        // The same prefix for every limit: a changed plan keeps counting the same requests.
         keyPrefix: `${this.keyPrefix}:${this.name}`,
         points: limit,
         duration: this.windowS,
@@ -89,31 +94,20 @@ class Window {
     return l;
   }
 
-  /** Counts one request; never throws for Redis (the insurance limiter answers instead). */
-  async consume(key: string, limit: number): Promise<{ allowed: boolean; state: WindowState }> {
-    let res: RateLimiterRes;
-    let allowed = true;
+  /** Counts one attempt and says, in the same atomic step, whether it was over the limit. */
+  async hit(key: string, limit: number): Promise<{ allowed: boolean; retryAfterS: number }> {
     try {
-      res = await this.limiter(limit).consume(key, 1);
+      const res = await this.limiter(limit).consume(key, 1);
+      return { allowed: true, retryAfterS: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
     } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      res = rejection;
-      allowed = false;
+      if (!(rejection instanceof RateLimiterRes)) return { allowed: true, retryAfterS: 0 };
+      return { allowed: false, retryAfterS: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
     }
-    return { allowed, state: { name: this.name as WindowState['name'], limit, windowS: this.windowS, remaining: res.remainingPoints, resetS: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) } };
   }
 
-  async refund(key: string, limit: number): Promise<void> {
+  /** Gives one counted attempt back (it turned out to be a success). */
+  async giveBack(key: string, limit: number): Promise<void> {
     await this.limiter(limit).reward(key, 1).catch(() => undefined);
-  }
-
-  /** Current state without counting; null when nothing was counted in this window yet. */
-  async peek(key: string, limit: number): Promise<RateLimiterRes | null> {
-    return this.limiter(limit).get(key).catch(() => null);
-  }
-
-  async count(key: string, limit: number): Promise<void> {
-    await this.limiter(limit).consume(key, 1).catch(() => undefined);
   }
 }
 
@@ -131,31 +125,40 @@ export class AttemptThrottle {
     private readonly maxFailures: number,
     windowS: number,
   ) {
-    this.window = new Window(name as 'minute', windowS, redis, keyPrefix);
+    this.window = new Window(name, windowS, redis, keyPrefix);
   }
 
-  /** Seconds until the key may try again, or null if it may try now. */
-  async blockedFor(key: string): Promise<number | null> {
-    const res = await this.window.peek(key, this.maxFailures);
-    return res && res.consumedPoints >= this.maxFailures ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : null;
+  // There is deliberately no "check, then count later": parallel requests would
+  // all pass the check before any of them was counted. Every attempt is
+  // counted and judged in one atomic step; one that turns out to be a success
+  // may be given back afterwards.
+
+  /** Counts one attempt (or failure) and, atomically with it, says how long to wait if that was one too many (null: not throttled). */
+  async fail(key: string): Promise<number | null> {
+    const { allowed, retryAfterS } = await this.window.hit(key, this.maxFailures);
+    return allowed ? null : retryAfterS;
   }
 
-  recordFailure(key: string): Promise<void> {
-    return this.window.count(key, this.maxFailures);
+  /** Takes back an attempt counted by fail() that succeeded (a right password is not a guess). */
+  forgive(key: string): Promise<void> {
+    return this.window.giveBack(key, this.maxFailures);
   }
 }
 
+export interface RateVerdict {
+  windows: WindowState[];
+  rejectedBy?: WindowState;
+}
+
 export class RateLimits {
-  private readonly minute: Window;
-  private readonly hour: Window;
+  private readonly quota: QuotaCounter;
   private readonly authFailures: AttemptThrottle;
 
   constructor(
     readonly redis: Redis,
     readonly settings: LimitSettings,
   ) {
-    this.minute = new Window('minute', settings.minuteWindowS, redis, settings.keyPrefix);
-    this.hour = new Window('hour', settings.hourWindowS, redis, settings.keyPrefix);
+    this.quota = new QuotaCounter(redis, settings.localShare);
     this.authFailures = new AttemptThrottle(redis, settings.keyPrefix, 'auth-failures', settings.authFailuresPerMinute, 60);
   }
 
@@ -165,75 +168,94 @@ export class RateLimits {
   }
 
   /**
-   * Both windows must pass. The minute is counted first; if it refuses, the
+   * Both windows must pass: the minute is counted first; if it refuses, the
    * hour is not touched; if the hour refuses, the minute's point is given back.
+   * Answers synchronously when the counts in memory decide (see quota.ts).
    */
-  async check(p: Principal): Promise<{ allowed: boolean; windows: WindowState[]; rejectedBy?: WindowState }> {
+  check(p: Principal): RateVerdict | Promise<RateVerdict> {
     const limits = limitsFor(p);
-    const minute = await this.minute.consume(p.keyId, limits.minute);
-    if (!minute.allowed) {
-      const hourNow = await this.hour.peek(p.accountId, limits.hour);
-      const hour: WindowState = { name: 'hour', limit: limits.hour, windowS: this.settings.hourWindowS, remaining: hourNow ? hourNow.remainingPoints : limits.hour, resetS: hourNow ? Math.max(1, Math.ceil(hourNow.msBeforeNext / 1000)) : this.settings.hourWindowS };
-      return { allowed: false, windows: [hour, minute.state], rejectedBy: minute.state };
-    }
-    const hour = await this.hour.consume(p.accountId, limits.hour);
-    if (!hour.allowed) {
-      await this.minute.refund(p.keyId, limits.minute);
-      return { allowed: false, windows: [hour.state, { ...minute.state, remaining: minute.state.remaining + 1 }], rejectedBy: hour.state };
-    }
-    return { allowed: true, windows: [hour.state, minute.state] };
+    const counted = this.quota.count(...this.windowsOf(p, limits));
+    return counted instanceof Promise ? counted.then((c) => this.verdict(c, limits)) : this.verdict(counted, limits);
   }
 
-  authFailuresExhausted(ip: string): Promise<number | null> {
-    return this.authFailures.blockedFor(ip);
+  /** Admits the request only if memory alone decides it (see quota.ts); undefined = nothing counted, use check(). */
+  checkLocally(p: Principal): RateVerdict | undefined {
+    const limits = limitsFor(p);
+    const counted = this.quota.countLocally(...this.windowsOf(p, limits));
+    return counted && this.verdict(counted, limits);
   }
 
-  recordAuthFailure(ip: string): Promise<void> {
-    return this.authFailures.recordFailure(ip);
+  private windowsOf(p: Principal, limits: { minute: number; hour: number }): [WindowSpec, WindowSpec] {
+    return [
+      { key: `${this.settings.keyPrefix}:minute:${p.keyId}`, limit: limits.minute, windowMs: this.settings.minuteWindowS * 1000 },
+      { key: `${this.settings.keyPrefix}:hour:${p.accountId}`, limit: limits.hour, windowMs: this.settings.hourWindowS * 1000 },
+    ];
+  }
+
+  private verdict(c: Counted, limits: { minute: number; hour: number }): RateVerdict {
+    const now = Date.now();
+    const state = (name: WindowState['name'], w: LocalWindow, limit: number, windowS: number): WindowState => ({
+      name,
+      limit,
+      windowS,
+      remaining: Math.max(0, limit - w.count - w.pending),
+      resetS: Math.max(1, Math.ceil((w.resetAt - now) / 1000)),
+    });
+    const windows = [state('hour', c.hour, limits.hour, this.settings.hourWindowS), state('minute', c.minute, limits.minute, this.settings.minuteWindowS)];
+    return { windows, rejectedBy: c.refusedBy ? windows.find((w) => w.name === c.refusedBy) : undefined };
+  }
+
+  /** Counts a failed authentication of the address; seconds to wait when it has had too many, else null. */
+  authFailure(ip: string): Promise<number | null> {
+    return this.authFailures.fail(ip).catch(() => null);
+  }
+
+  close(): Promise<void> {
+    return this.quota.close();
   }
 }
 
 /**
- * Before authentication: a client IP that sent too many bad keys in the last
- * minute is refused without looking at its key, so keys cannot be guessed at
- * speed. Every 401 it gets counts (see countAuthFailure, called by authenticate).
+ * What authenticate() calls before answering 401: one more failure for the
+ * client's address, counted and checked in one atomic step. Only failures are
+ * counted and only failures are refused: a valid key from the same address
+ * (another app behind the same NAT) is never throttled by it.
  */
-export function throttleAuthFailures(limits: RateLimits, log: Logger) {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    if (!limits.settings.enabled) return next();
+export function countAuthFailure(limits: RateLimits, log: Logger) {
+  return async (req: Request, res: Response): Promise<void> => {
+    if (!limits.settings.enabled) return;
     // req.ip: the client's address, from X-Forwarded-For only when the hop is a trusted proxy.
     const ip = req.ip ?? 'unknown';
-    const retryAfter = await limits.authFailuresExhausted(ip);
-    if (retryAfter !== null) {
-      log.warn({ request_id: res.locals.requestId, ip }, 'client throttled after repeated authentication failures');
-      res.setHeader('Retry-After', String(retryAfter));
-      res.locals.rateLimitWindow = 'auth_failures';
-      throw new AppError('rate_limited', `too many requests with a missing or invalid API key from this address; retry in ${retryAfter} s`);
-    }
-    next();
-  };
-}
-
-/** What authenticate() calls before answering 401: one more failure for the client's address. */
-export function countAuthFailure(limits: RateLimits) {
-  return async (req: Request): Promise<void> => {
-    if (!limits.settings.enabled) return;
-    await limits.recordAuthFailure(req.ip ?? 'unknown').catch(() => undefined);
+    const retryAfter = await limits.authFailure(ip);
+    if (retryAfter === null) return;
+    log.warn({ ip }, 'client throttled after repeated authentication failures');
+    res.setHeader('Retry-After', String(retryAfter));
+    res.locals.rateLimitWindow = 'auth_failures';
+    throw new AppError('rate_limited', `too many requests with a missing or invalid API key from this address; retry in ${retryAfter} s`);
   };
 }
 
 /** After authentication: counts the request in both windows and sets the headers, or refuses it with 429. */
 export function enforceRateLimits(limits: RateLimits) {
-  return async (_req: Request, res: Response, next: NextFunction) => {
-    if (!limits.settings.enabled) return next();
-    const p = res.locals.principal as Principal;
-    const verdict = await limits.check(p);
+  const apply = (res: Response, p: Principal, verdict: RateVerdict) => {
     res.set(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000)));
     if (verdict.rejectedBy) {
       res.setHeader('Retry-After', String(verdict.rejectedBy.resetS));
       res.locals.rateLimitWindow = verdict.rejectedBy.name;
       throw new AppError('rate_limited', rejectionDetail(verdict.rejectedBy, p.plan));
     }
-    next();
+  };
+  return (_req: Request, res: Response, next: NextFunction) => {
+    if (!limits.settings.enabled) return next();
+    const p = res.locals.principal as Principal;
+    const verdict = limits.check(p);
+    if (!(verdict instanceof Promise)) {
+      apply(res, p, verdict);
+      return next();
+    }
+    return verdict.then((v) => {
+      apply(res, p, v);
+      next();
+    });
   };
 }

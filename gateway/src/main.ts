@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig, Metrics, runMain, serveMetrics } from '@licensing/runtime';
+import { createLogger, loadConfig, Metrics, runMain, serveMetrics, systemClock, type Clock } from '@licensing/runtime';
 import { createApp } from './app';
 import { createClients } from './clients';
 import { gatewaySchema, type GatewayConfig } from './config';
@@ -8,6 +8,9 @@ import { RateLimits } from './limits';
 import { checkTransportConfig, createGatewayServer } from './transport';
 import { Drain } from './drain';
 import { EventFeed } from './event-feed';
+import { LicenseValidator } from './license-validator';
+import { ValidationCache } from './validation-cache';
+import { ValidationTally } from './validation-tally';
 
 // The release in /api/v1/status and the OpenAPI document: APP_VERSION when the
 // image build sets it (e.g. a git tag), else this package's version.
@@ -22,7 +25,7 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function start(opts: { config?: Partial<GatewayConfig>; env?: Record<string, string | undefined> } = {}): Promise<RunningGateway> {
+export async function start(opts: { config?: Partial<GatewayConfig>; env?: Record<string, string | undefined>; clock?: Clock } = {}): Promise<RunningGateway> {
   const config = loadConfig(gatewaySchema, opts.env ?? process.env, opts.config ?? {});
   checkTransportConfig(config);
   const log = createLogger('gateway', config.LOG_LEVEL);
@@ -58,9 +61,15 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
     minuteWindowS: config.RATE_LIMIT_MINUTE_WINDOW_S,
     hourWindowS: config.RATE_LIMIT_HOUR_WINDOW_S,
     authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
+    localShare: config.RATE_LIMIT_LOCAL_PERCENT / 100,
   });
+  const tally = new ValidationTally(clients, log, config.VALIDATION_STATS_FLUSH_MS);
+  const evictions = metrics.counter('licensing_validation_cache_evictions_total', ['event']);
+  const cache = new ValidationCache(config.VALIDATION_CACHE_SIZE, config.VALIDATION_CACHE_TTL_MS, bus, (event) => evictions.inc({ event }));
+  const validator = new LicenseValidator(clients, cache, tally, opts.clock ?? systemClock, metrics);
+  tally.start();
   const draining = { get now() { return drain.draining; } };
-  const app = createApp({ config, clients, bus, limits, log, metrics, version: VERSION, draining });
+  const app = createApp({ config, clients, bus, limits, validator, log, metrics, version: VERSION, draining });
   const { server, tls, reloadTls } = createGatewayServer(config, app, log);
   const drain = new Drain(server, log);
   await new Promise<void>((resolve, reject) => {
@@ -85,6 +94,8 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
       await drain.stop(config.SHUTDOWN_DRAIN_DELAY_MS, config.SHUTDOWN_TIMEOUT_MS);
       process.off('SIGHUP', onHup);
       await metricsServer.close();
+      // Counts of cached validations and locally admitted requests reach their stores before the channels close.
+      await Promise.all([tally.stop(), limits.close()]);
       clients.close();
       redis.disconnect();
       await bus.close();

@@ -1,23 +1,35 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Metrics } from '@licensing/runtime';
 
+/** Request count and latency by method, route template and status; 429s by the window that refused them. */
+export class HttpMetrics {
+  private readonly requests;
+  private readonly duration;
+  private readonly rejections;
+
+  constructor(metrics: Metrics) {
+    this.requests = metrics.counter('licensing_http_requests_total', ['method', 'route', 'status']);
+    this.duration = metrics.histogram('licensing_http_request_duration_seconds', ['method', 'route', 'status']);
+    this.rejections = metrics.counter('licensing_rate_limit_rejections_total', ['window']);
+  }
+
+  observe(method: string, route: string, status: number, startedNs: bigint, rateLimitWindow?: unknown): void {
+    const labels = { method, route, status: String(status) };
+    this.requests.inc(labels);
+    this.duration.observe(labels, Number(process.hrtime.bigint() - startedNs) / 1e9);
+    if (status === 429) this.rejections.inc({ window: String(rateLimitWindow ?? 'other') });
+  }
+}
+
 /**
- * Request count and latency by method, route template and status, and 429s by
- * the window that refused them (set in res.locals.rateLimitWindow where the
- * refusal is made). Requests that matched no route share one label.
+ * Express middleware around HttpMetrics: the window of a 429 is set in
+ * res.locals.rateLimitWindow where the refusal is made. Requests that matched
+ * no route share one label.
  */
-export function httpMetrics(metrics: Metrics) {
-  const requests = metrics.counter('licensing_http_requests_total', ['method', 'route', 'status']);
-  const duration = metrics.histogram('licensing_http_request_duration_seconds', ['method', 'route', 'status']);
-  const rejections = metrics.counter('licensing_rate_limit_rejections_total', ['window']);
+export function httpMetrics(http: HttpMetrics) {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const labels = { method: req.method, route: routeLabel(req, res), status: String(res.statusCode) };
-      requests.inc(labels);
-      duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-      if (res.statusCode === 429) rejections.inc({ window: String(res.locals.rateLimitWindow ?? 'other') });
-    });
+    res.on('finish', () => http.observe(req.method, routeLabel(req, res), res.statusCode, started, res.locals.rateLimitWindow));
     next();
   };
 }

@@ -2,7 +2,8 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, copyFileSync, writeFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { waitForPort } from './net';
+import { Client } from 'pg';
+import { portAnswers, waitForPort } from './net';
 import { repoRoot } from './paths';
 
 // FerretDB 1.x is the MongoDB-compatible store for development and tests. It is
@@ -50,19 +51,79 @@ export function ferretdbBinary(log: (line: string) => void = console.log): strin
 
 export interface FerretDB {
   url: string;
+  /** The PostgreSQL database behind it, or undefined over SQLite. */
+  postgres?: PostgresDatabase;
   process: ChildProcess;
   stop(): Promise<void>;
 }
 
-/** Starts FerretDB over SQLite with its data under `dataDir`, listening on loopback `port`. */
-export async function startFerretDB(opts: { port: number; dataDir: string; log?: (line: string) => void }): Promise<FerretDB> {
+/**
+ * The PostgreSQL database behind FerretDB, when a PostgreSQL server answers
+ * (FERRETDB_POSTGRES_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres):
+ * created if missing (or afresh), and set to plan every statement with its
+ * parameters, which lets the GIN indexes the services add (runtime
+ * postgres-indexes.ts) serve FerretDB's filters. Null when no server answers.
+ */
+export interface PostgresDatabase {
+  /** For FerretDB's --postgresql-url and the services' FERRETDB_POSTGRESQL_URL. */
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+export const POSTGRES_ADMIN_URL = process.env.FERRETDB_POSTGRES_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export async function preparePostgres(name: string, opts: { fresh: boolean }): Promise<PostgresDatabase | null> {
+  const admin = new URL(POSTGRES_ADMIN_URL);
+  if (!(await portAnswers(admin.hostname, Number(admin.port || 5432), 1000))) return null;
+  const client = new Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+  } catch {
+    return null; // something answers, but not a PostgreSQL we may use
+  }
+  const db = `"${name.replace(/"/g, '""')}"`;
+  try {
+    if (opts.fresh) await client.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!exists.rowCount) await client.query(`CREATE DATABASE ${db}`);
+    await client.query(`ALTER DATABASE ${db} SET plan_cache_mode = force_custom_plan`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    async drop() {
+      const c = new Client({ connectionString: POSTGRES_ADMIN_URL });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+/** What the fallback store can do, printed when it is chosen (docs/benchmarks.md has the measurements). */
+export const SQLITE_LIMITS =
+  'FerretDB over SQLite scans every table on every query: fine for a few thousand licences, slow beyond (3,500 licences: validation p99 0.7 s). Start PostgreSQL on 127.0.0.1:5432 (or set FERRETDB_POSTGRES_ADMIN_URL) for FerretDB over PostgreSQL, or point MONGO_URL at MongoDB.';
+
+/**
+ * Starts FerretDB listening on loopback `port`: over PostgreSQL when `postgres`
+ * is given, else over SQLite with its data under `dataDir`.
+ */
+export async function startFerretDB(opts: { port: number; dataDir: string; postgres?: PostgresDatabase | null; log?: (line: string) => void }): Promise<FerretDB> {
   const bin = ferretdbBinary(opts.log);
   mkdirSync(opts.dataDir, { recursive: true });
+  const backend = opts.postgres ? ['--handler=postgresql', `--postgresql-url=${opts.postgres.url}`] : ['--handler=sqlite', `--sqlite-url=file:${opts.dataDir}/`];
   const child = spawn(
     bin,
     [
-      '--handler=sqlite',
-      `--sqlite-url=file:${opts.dataDir}/`,
+      ...backend,
       `--listen-addr=127.0.0.1:${opts.port}`,
       `--state-dir=${opts.dataDir}`,
       '--debug-addr=-',
@@ -81,6 +142,7 @@ export async function startFerretDB(opts: { port: number; dataDir: string; log?:
   exited.catch(() => undefined);
   return {
     url: `mongodb://127.0.0.1:${opts.port}`,
+    postgres: opts.postgres ?? undefined,
     process: child,
     stop: () =>
       new Promise<void>((resolve) => {

@@ -4,6 +4,10 @@
 
 export interface Topology {
   mongoUrl: string;
+  /** When mongoUrl is the project's FerretDB over PostgreSQL: its PostgreSQL database (services add GIN indexes there). */
+  ferretdbPostgresUrl?: string;
+  /** Test runs: where services record their query shapes (npm test checks them against the declared indexes). */
+  queryShapesDir?: string;
   natsUrl: string;
   redisUrl: string;
   /** Prefix of the rate-limit keys in Redis. */
@@ -36,6 +40,14 @@ export interface Topology {
   statsFlushIntervalMs?: number;
   /** How often the licence service looks for licences to mark expired (tests use a short one). */
   expirySweepIntervalMs?: number;
+  /** Checkout's payment provider (default: the built-in test mode). */
+  paymentProvider?: 'test' | 'stripe';
+  /** Production only: allow the test-mode provider on purpose. */
+  checkoutTestMode?: boolean;
+  /** With paymentProvider 'stripe': the keys, and stripe-mock's address in tests. */
+  stripeSecretKey?: string;
+  stripeWebhookSecret?: string;
+  stripeApiUrl?: string;
 }
 
 export type Component = 'account' | 'product' | 'license' | 'checkout' | 'webhook' | 'gateway';
@@ -48,14 +60,15 @@ function common(t: Topology): Record<string, string> {
     EVENTS_SUBJECT_PREFIX: t.subjectPrefix,
     EVENTS_STREAM: t.stream,
     INTERNAL_TOKEN: t.internalToken,
-    ...(t.outboxIntervalMs ? { OUTBOX_INTERVAL_MS: String(t.outboxIntervalMs) } : {}),
+    // Tests look for relayed events within seconds: the relay never idles longer there.
+    ...(t.outboxIntervalMs ? { OUTBOX_INTERVAL_MS: String(t.outboxIntervalMs), OUTBOX_IDLE_INTERVAL_MS: String(t.outboxIntervalMs) } : {}),
   };
 }
 
 function service(t: Topology, name: string, port: number): Record<string, string> {
   // /metrics on the gRPC port + 1000 (the schemas' default for the default ports).
   const metricsPort = t.metricsAnyPort || port === 0 ? 0 : port + 1000;
-  return { ...common(t), MONGO_URL: t.mongoUrl, MONGO_DB: `${t.dbPrefix}_${name}`, GRPC_HOST: t.host, GRPC_PORT: String(port), METRICS_PORT: String(metricsPort) };
+  return { ...common(t), MONGO_URL: t.mongoUrl, ...(t.ferretdbPostgresUrl ? { FERRETDB_POSTGRESQL_URL: t.ferretdbPostgresUrl } : {}), ...(t.queryShapesDir ? { QUERY_SHAPES_DIR: t.queryShapesDir } : {}), MONGO_DB: `${t.dbPrefix}_${name}`, GRPC_HOST: t.host, GRPC_PORT: String(port), METRICS_PORT: String(metricsPort) };
 }
 
 export const envFor = {
@@ -75,6 +88,11 @@ export const envFor = {
     LICENSE_GRPC_ADDR: addrs.license,
     PUBLIC_BASE_URL: publicBaseUrl,
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
+    ...(t.paymentProvider ? { PAYMENT_PROVIDER: t.paymentProvider } : {}),
+    ...(t.checkoutTestMode ? { CHECKOUT_TEST_MODE: 'true' } : {}),
+    ...(t.stripeSecretKey ? { STRIPE_SECRET_KEY: t.stripeSecretKey } : {}),
+    ...(t.stripeWebhookSecret ? { STRIPE_WEBHOOK_SECRET: t.stripeWebhookSecret } : {}),
+    ...(t.stripeApiUrl ? { STRIPE_API_URL: t.stripeApiUrl } : {}),
   }),
   webhook: (t: Topology, port: number) => ({
     ...service(t, 'webhook', port),
@@ -92,6 +110,7 @@ export const envFor = {
     ...(t.trustedProxies ? { TRUSTED_PROXIES: t.trustedProxies } : {}),
     REDIS_URL: t.redisUrl,
     RATE_LIMIT_PREFIX: t.rateLimitPrefix,
+    ...(t.statsFlushIntervalMs ? { VALIDATION_STATS_FLUSH_MS: String(t.statsFlushIntervalMs) } : {}),
     ACCOUNT_GRPC_ADDR: addrs.account,
     PRODUCT_GRPC_ADDR: addrs.product,
     LICENSE_GRPC_ADDR: addrs.license,

@@ -6,7 +6,7 @@ import { createSecureContext } from 'node:tls';
 import { sealingKey } from '@licensing/runtime';
 import { checkTransportConfig } from '../../gateway/src/transport';
 import type { GatewayConfig } from '../../gateway/src/config';
-import { components, configFrom, entryOf, read, requiredSettings, root, secretSettings, target, yamlOf, type ComponentName } from './support';
+import { optionalSecret, components, configFrom, entryOf, read, requiredSettings, root, secretSettings, target, yamlOf, type ComponentName } from './support';
 
 // docker-compose.yml cannot run here (no Docker engine), so it is checked the
 // way a careful reviewer would: every component gets every setting its config
@@ -55,6 +55,7 @@ describe('docker-compose.yml', () => {
     for (const name of requiredSettings(c)) expect([name, `${name}:`, env[name] ?? env[`${name}_FILE`]]).not.toContain(undefined);
     for (const name of secretSettings(c)) {
       expect(env[name]).toBeUndefined(); // never a literal secret in the file
+      if (optionalSecret(c, name) && !env[`${name}_FILE`]) continue;
       const file = env[`${name}_FILE`];
       expect(file).toMatch(/^\/run\/secrets\//);
       const secret = file.replace('/run/secrets/', '');

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { components, configFrom, entryOf, requiredSettings, root, secretSettings, target, yamlDocsOf, yamlOf, type ComponentName } from './support';
+import { optionalSecret, components, configFrom, entryOf, requiredSettings, root, secretSettings, target, yamlDocsOf, yamlOf, type ComponentName } from './support';
 
 // The manifests under deploy/k8s cannot be applied here (no cluster); their
 // structure is checked instead: selectors match labels, probes and limits are
@@ -92,6 +92,7 @@ describe('Kubernetes manifests', () => {
     expect(mounted.secretName).toBe(secretExample.metadata.name);
     for (const name of secretSettings(c)) {
       expect(env[name]).toBeUndefined();
+      if (optionalSecret(c, name) && !env[`${name}_FILE`]) continue;
       const key = env[`${name}_FILE`].replace('/run/secrets/', '');
       expect(mounted.items).toContainEqual({ key, path: key });
       expect(Object.keys(secretExample.stringData)).toContain(key);

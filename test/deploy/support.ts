@@ -22,6 +22,8 @@ export const entryOf = (c: ComponentName) => (c === 'gateway' ? 'gateway/dist/ma
 /** Settings a component cannot start without (no default). */
 export const requiredSettings = (c: ComponentName) => Object.entries(schemas[c]).filter(([, s]) => s.default === undefined).map(([name]) => name);
 export const secretSettings = (c: ComponentName) => Object.entries(schemas[c]).filter(([, s]) => s.secret).map(([name]) => name);
+/** A secret with a default may be left out of a deployment (e.g. FERRETDB_POSTGRESQL_URL, which only the dev store uses); given, it must be a file. */
+export const optionalSecret = (c: ComponentName, name: string) => (schemas[c] as Record<string, { default?: unknown }>)[name].default !== undefined;
 
 /**
  * Loads a component's config from a manifest's environment the way the

@@ -65,7 +65,12 @@ it('shows the product, price and test mode; paying issues the licence, records i
   expect(page.html).toContain('Test mode');
   expect(page.html).toContain('value="prefilled@example.com"');
   expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
-  const paid = await web.post(`/checkout/${s.id}/pay`, { _csrf: WebClient.csrf(page.html), email: 'prefilled@example.com', card: '4242424242424242' });
+  const paidRedirect = await web.post(`/checkout/${s.id}/pay`, { _csrf: WebClient.csrf(page.html), email: 'prefilled@example.com', card: '4242424242424242' });
+  expect(paidRedirect.status).toBe(303);
+  expect(paidRedirect.location).toBe(`/checkout/${s.id}`);
+  // The receipt cookie: HttpOnly, only for this session's pages.
+  expect(paidRedirect.headers.getSetCookie().find((c) => c.startsWith('lk_checkout_receipt='))).toMatch(new RegExp(`Path=/checkout/${s.id}; HttpOnly; SameSite=Strict`));
+  const paid = await web.get(`/checkout/${s.id}`);
   expect(paid.status).toBe(200);
   const key = /data-testid="license-key">([^<]+)</.exec(paid.html)![1];
   expect(paid.html).toContain(`url=${vendorUrl}/thanks?from=checkout&amp;session_id=${s.id}`);
@@ -75,11 +80,37 @@ it('shows the product, price and test mode; paying issues the licence, records i
   const event = await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
   expect(event.data).toMatchObject({ license_key: key, customer_email: 'prefilled@example.com', checkout: { status: 'complete', amount: 4900, currency: 'EUR' } });
   // The payment's request id (given by the gateway) is on the events it caused, in both services.
-  expect(event.request_id).toBe(paid.headers.get('x-request-id'));
+  expect(event.request_id).toBe(paidRedirect.headers.get('x-request-id'));
   const issued = await events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key);
-  expect(issued.request_id).toBe(paid.headers.get('x-request-id'));
-  // Afterwards the page says it is paid, and cannot be paid again.
-  expect((await web.get(`/checkout/${s.id}`)).status).toBe(409);
+  expect(issued.request_id).toBe(paidRedirect.headers.get('x-request-id'));
+  expect(event.data).toMatchObject({ checkout: { livemode: false } });
+  // The browser that paid sees its key again; anyone else with the URL sees only "already paid".
+  expect((await web.get(`/checkout/${s.id}`)).html).toContain(key);
+  const stranger = await new WebClient(stack.url).get(`/checkout/${s.id}`);
+  expect(stranger.status).toBe(409);
+  expect(stranger.html).toContain('Already paid');
+  expect(stranger.html).not.toContain(key);
+  // A forged receipt cookie shows nothing either.
+  const forger = new WebClient(stack.url);
+  forger.cookies.set('lk_checkout_receipt', 'x'.repeat(43));
+  expect((await forger.get(`/checkout/${s.id}`)).html).not.toContain(key);
+});
+
+it('CSRF tokens are checked on the server: a self-made cookie and field pair is refused', async () => {
+  const s = await newSession();
+  const web = new WebClient(stack.url);
+  await web.get(`/checkout/${s.id}`);
+  const token = 'a'.repeat(43);
+  web.cookies.set('lk_checkout_csrf', token); // what a script can always do with a stateless double-submit
+  const res = await web.post(`/checkout/${s.id}/pay`, { _csrf: token, email: 'script@example.com', card: '4242424242424242' });
+  expect(res.status).toBe(403);
+  expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('open');
+  // A real token of another session does not work here either.
+  const other = await newSession();
+  const otherWeb = new WebClient(stack.url);
+  const otherCsrf = WebClient.csrf((await otherWeb.get(`/checkout/${other.id}`)).html);
+  otherWeb.cookies.set('lk_checkout_csrf', otherCsrf);
+  expect((await otherWeb.post(`/checkout/${s.id}/pay`, { _csrf: otherCsrf, email: 'script@example.com', card: '4242424242424242' })).status).toBe(403);
 });
 
 it('a declined card shows a clear message and leaves the session open', async () => {
@@ -100,11 +131,26 @@ it('ten concurrent payments of one session end with exactly one licence', async 
     return { web, csrf: WebClient.csrf(page.html) };
   }));
   const results = await Promise.all(tabs.map(({ web, csrf }) => web.post(`/checkout/${s.id}/pay`, { _csrf: csrf, email: 'race@example.com', card: '4242424242424242' })));
-  const keys = new Set(results.map((r) => /data-testid="license-key">([^<]+)</.exec(r.html)?.[1]).filter(Boolean));
+  // The tab whose payment was recorded is sent to its key; the others are told it is already paid.
+  expect(results.map((r) => r.status).sort()).toEqual(expect.arrayContaining([303]));
+  expect(results.every((r) => r.status === 303 || (r.status === 409 && r.html.includes('Already paid')))).toBe(true);
+  const shown = await Promise.all(tabs.map(async ({ web }) => /data-testid="license-key">([^<]+)</.exec((await web.get(`/checkout/${s.id}`)).html)?.[1]));
+  const keys = new Set(shown.filter(Boolean));
   expect(keys.size).toBe(1);
-  expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+  expect(shown.filter(Boolean)).toHaveLength(results.filter((r) => r.status === 303).length);
   expect((await licencesOfProduct()).length).toBe(before + 1);
   expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key).toBe([...keys][0]);
+});
+
+it('a double click on Pay (the same form twice) leads to the same key, never a second licence', async () => {
+  const s = await newSession();
+  const before = (await licencesOfProduct()).length;
+  const web = new WebClient(stack.url);
+  const form = { _csrf: WebClient.csrf((await web.get(`/checkout/${s.id}`)).html), email: 'double@example.com', card: '4242424242424242' };
+  const clicks = await Promise.all([web.post(`/checkout/${s.id}/pay`, form), web.post(`/checkout/${s.id}/pay`, form)]);
+  expect(clicks.map((c) => c.status)).toEqual([303, 303]);
+  expect((await web.get(`/checkout/${s.id}`)).html).toContain((await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key);
+  expect((await licencesOfProduct()).length).toBe(before + 1);
 });
 
 it('a session paid but not issued (a crash in between) is finished by the sweeper', async () => {

@@ -55,6 +55,7 @@ describe('checkout sessions', () => {
       cancel_url: 'https://vendor.example/cart',
       metadata: { order: '42' },
       license_key: null,
+      livemode: false,
       created_at: expect.any(String),
     });
     expect(Date.parse(res.body.expires_at) - Date.parse(res.body.created_at)).toBe(60 * 60_000);

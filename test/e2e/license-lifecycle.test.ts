@@ -41,11 +41,11 @@ describe('licence policy on the product', () => {
   it('is set at creation, shown, and editable; licences keep the policy they were issued under', async () => {
     const id = await product({ duration_days: 30, max_activations: 3, grace_days: 7, require_activation: true });
     const read = await api('GET', `/api/v1/products/${id}`);
-    expect(read.body.policy).toEqual({ duration_days: 30, max_activations: 3, grace_days: 7, require_activation: true, validate_keys_see_email: false });
+    expect(read.body.policy).toEqual({ duration_days: 30, max_activations: 3, grace_days: 7, require_activation: true, validate_keys_see_email: false, refund_action: 'revoke' });
     const key = await license(id);
     const patched = await api('PATCH', `/api/v1/products/${id}`, { policy: { duration_days: 365 } });
     expect(patched.status).toBe(200);
-    expect(patched.body.policy).toEqual({ duration_days: 365, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false });
+    expect(patched.body.policy).toEqual({ duration_days: 365, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' });
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(30);
     await events.waitFor((e) => e.type === 'product.updated' && (e.data as { product: { id: string } }).product.id === id);
     expect((await api('GET', '/api/v1/products')).body.data.find((p: { id: string }) => p.id === id).policy.duration_days).toBe(365);

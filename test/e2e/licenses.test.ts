@@ -1,6 +1,6 @@
 import { client } from '../support/stack';
 import { useStackWithAccount } from '../support/fixture';
-import { ALPHABET } from '../../services/license/src/domain/license-key';
+import { ALPHABET } from '@licensing/proto';
 
 const f = useStackWithAccount();
 let productId: string;
@@ -38,10 +38,11 @@ describe('issuing licences', () => {
         customer_email: 'ada@example.com',
         status: 'active',
         expires_at: null,
-        policy: { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false },
+        policy: { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' },
         activations: 0,
         metadata: {},
         created_at: expect.any(String),
+        last_validated_at: null,
       },
     });
     const read = await f.api('GET', `/api/v1/licenses/${res.body.license_key}`);

@@ -41,6 +41,41 @@ beforeAll(async () => {
   expect((await api('GET', `/api/v1/licenses/validate?license_key=${encodeURIComponent(license.body.license_key)}`, undefined, { 'x-request-id': 'obs-validate' })).body.code).toBe('valid');
   expect((await api('POST', '/api/v1/keys/validate', { key: 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE' })).body.valid).toBe(false);
 
+  // Every /licenses/{key} route, on success and on error paths, with the key in the path (also lower-case,
+  // through /v1, with broken encoding after it): the logs name the route template, never the key.
+  const key = license.body.license_key as string;
+  const lower = key.toLowerCase();
+  secrets.license_key_lower = lower;
+  const other = await api('POST', '/api/v1/licenses', { product_id: product.body.id, customer_email: 'other@example.com' });
+  secrets.other_license_key = other.body.license_key;
+  const activation = await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'machine-1' });
+  expect(activation.status).toBe(201);
+  const calls: [string, string, unknown?][] = [
+    ['GET', `/api/v1/licenses/${key}`],
+    ['GET', `/v1/licenses/${lower}`],
+    ['PATCH', `/api/v1/licenses/${key}`, { metadata: { seat: '1' } }],
+    ['PATCH', `/api/v1/licenses/${key}`, { nope: 1 }],
+    ['POST', `/api/v1/licenses/${key}/suspend`],
+    ['POST', `/api/v1/licenses/${key}/suspend`],
+    ['POST', `/api/v1/licenses/${key}/reinstate`],
+    ['POST', `/api/v1/licenses/${key}/renew`],
+    ['GET', `/api/v1/licenses/${key}/activations`],
+    ['GET', `/api/v1/licenses/${key}/activations?limit=0`],
+    ['POST', `/api/v1/licenses/${key}/file`, {}],
+    ['DELETE', `/api/v1/licenses/${key}/activations/${activation.body.id}`],
+    ['DELETE', `/api/v1/licenses/${key}/activations/act_nope`],
+    ['POST', `/api/v1/licenses/${other.body.license_key}/revoke`],
+    ['POST', `/api/v1/licenses/${other.body.license_key}/reinstate`],
+    ['PUT', `/api/v1/licenses/${key}`],
+    ['GET', `/api/v1/licenses/${key}/nothing-here`],
+    ['GET', `/api/v1/licenses/${key}%ED%A0%80/activations`],
+    ['GET', `/api/v1/licenses/validate?license_key=${key}&unknown=1`],
+  ];
+  for (const [method, path, body] of calls) {
+    const res = await fetch(`${stack.url}${path}`, { method, headers: { authorization: `Bearer ${acct.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    expect(res.status).toBeLessThan(500);
+  }
+
   const hook = await api('POST', '/api/v1/webhooks', { url: `${receiver.url}/observed`, events: ['*'] });
   secrets.webhook_secret = hook.body.secret;
   await api('POST', `/api/v1/webhooks/${hook.body.id}/test`);
@@ -49,7 +84,7 @@ beforeAll(async () => {
   // Bad keys: two 401s, then the address is throttled (429, window auth_failures).
   const forged = `lk_full_${randomBytes(20).toString('hex')}`;
   secrets.forged_key = forged;
-  for (let i = 0; i < 3; i++) await client(stack.url, forged)('GET', '/api/v1/products');
+  for (let i = 0; i < 3; i++) await client(stack.url, forged)('GET', `/api/v1/licenses/${key}`); // with a licence key in the path
 
   const web = new WebClient(stack.url);
   const password = `pw-${randomBytes(8).toString('hex')}`;
@@ -98,6 +133,9 @@ describe('logs', () => {
     }
     expect(all).not.toMatch(/Bearer\s+lk_/);
     expect(all).toContain('[redacted]'); // the validate URL was logged, without its key
+    // The access log names each /licenses/{key} route by its template.
+    expect(all).toContain('/api/v1/licenses/:key/activations/:id');
+    expect(all).toContain('/api/v1/licenses/:key/suspend');
   });
 });
 
@@ -123,12 +161,15 @@ describe('metrics', () => {
     expect(text).toContain('process_cpu_seconds_total');
   });
 
-  it('the licence service counts gRPC calls by method and code, and validations by code', async () => {
+  it('the licence service counts gRPC calls by method and code, and validations by code; the gateway those it answered itself', async () => {
     const text = await scrape(stack.metricsUrls.license);
-    expect(value(text, /^licensing_grpc_server_handled_total\{.*method="ValidateLicense".*code="OK"/)).toBe(2);
+    // The malformed key never left the gateway: only the real key reached the service (a cache miss).
+    expect(value(text, /^licensing_grpc_server_handled_total\{.*method="ValidateLicense".*code="OK"/)).toBe(1);
     expect(value(text, /^licensing_validations_total\{.*code="valid"/)).toBe(1);
-    expect(value(text, /^licensing_validations_total\{.*code="not_found"/)).toBe(1);
-    expect(value(text, /^licensing_events_published_total\{.*type="license.created"/)).toBe(1);
+    const gateway = await scrape(stack.metricsUrls.gateway);
+    expect(value(gateway, /^licensing_validations_total\{.*code="not_found"/)).toBe(1);
+    expect(value(gateway, /^licensing_validation_cache_total\{.*result="miss"/)).toBe(1);
+    expect(value(text, /^licensing_events_published_total\{.*type="license.created"/)).toBe(2);
     expect(value(text, /^licensing_outbox_backlog\{/)).toBeGreaterThanOrEqual(0);
   });
 

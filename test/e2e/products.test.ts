@@ -11,7 +11,7 @@ describe('products', () => {
       id: expect.stringMatching(/^prod_[0-9A-Z]{26}$/),
       name: 'Photo Editor Pro',
       description: 'Desktop app',
-      policy: { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false },
+      policy: { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' },
       price: null,
       created_at: expect.any(String),
     });

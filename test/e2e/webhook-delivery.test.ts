@@ -112,7 +112,9 @@ it('stopped with deliveries pending and started again, every event arrives, none
   receiver.answer('/restart', 503, 200);
   await endpoint('/restart', ['license.created']);
   const keys = [await issue(), await issue(), await issue()];
-  await receiver.waitFor('/restart', 1); // some first attempts failed: retries are pending in MongoDB
+  // Some first attempts failed: retries are pending in MongoDB. (On a loaded machine, right after the
+  // previous test restarted the webhook service, the first attempt has been seen to take over 10 s.)
+  await receiver.waitFor('/restart', 1, 25_000);
   await stack.stopService('webhook');
   await stack.restartWebhook();
   const accepted = new Map<string, number>();
@@ -128,15 +130,15 @@ it('stopped with deliveries pending and started again, every event arrives, none
   expect([...accepted.values()]).toEqual([1, 1, 1]);
   const delivered = receiver.at('/restart').map((r) => JSON.parse(r.body).data.license.key);
   expect(new Set(delivered)).toEqual(new Set(keys));
-});
+}, 60_000);
 
 it('checks the address again at connect time (a name that now resolves inside is refused)', async () => {
   const port = Number(new URL(receiver.url).port);
   const strict = { httpsOnly: false, allowLoopback: false };
   const byName = await send(`http://localhost:${port}/rebind`, {}, '{}', 1000, strict);
-  expect(byName).toMatchObject({ statusCode: null, error: expect.stringMatching(/refused: loopback address/) });
+  expect(byName).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused: the URL must point to a public address$/) });
   const byAddress = await send(`http://127.0.0.1:${port}/rebind`, {}, '{}', 1000, strict);
-  expect(byAddress.error).toMatch(/refused: loopback/);
+  expect(byAddress.error).toMatch(/^refused: the URL must point to a public address$/);
   expect(receiver.at('/rebind')).toEqual([]);
 });
 
@@ -207,4 +209,28 @@ it('the previous secret stops signing 24 hours after a rotation', async () => {
   expect(String(req.headers['webhook-signature']).split(' ')).toHaveLength(1);
   expect(verifySignature(rotated, req)).toBe(true);
   expect(verifySignature(secret, req)).toBe(false);
+});
+
+it("a slow endpoint with a queue of deliveries does not hold back another tenant's: theirs arrives while the slow one is still on its first attempts", async () => {
+  const other = await stack.newAccount();
+  const theirs = client(stack.url, other.apiKey);
+  await endpoint('/other-tenant', ['license.created'], theirs);
+  const product = (await theirs('POST', '/api/v1/products', { name: 'Theirs' })).body.id;
+  receiver.answer('/slow-tenant', ...Array<'hang'>(16).fill('hang'));
+  await endpoint('/slow-tenant', ['license.created']);
+  for (let i = 0; i < 8; i++) await issue(`queued-${i}@example.com`); // eight deliveries, each waits out the 600 ms timeout
+  await receiver.waitFor('/slow-tenant', 1);
+  await theirs('POST', '/api/v1/licenses', { product_id: product, customer_email: 'them@example.com' });
+  await receiver.waitFor('/other-tenant', 1);
+  // Before: a dispatch pass waited for every endpoint, so this came only after all eight slow attempts.
+  expect(receiver.at('/slow-tenant').length).toBeLessThanOrEqual(4);
+});
+
+it('an account may have a bounded number of endpoints', async () => {
+  const acct = await stack.newAccount();
+  const mine = client(stack.url, acct.apiKey);
+  const statuses: number[] = [];
+  for (let i = 0; i < 21; i++) statuses.push((await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-${i}`, events: ['webhook.test'] })).status);
+  expect(statuses.slice(0, 20).every((s) => s === 201)).toBe(true);
+  expect(statuses[20]).toBe(409);
 });

@@ -2,13 +2,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { startFerretDB } from '../../scripts/lib/ferretdb';
+import { preparePostgres, startFerretDB } from '../../scripts/lib/ferretdb';
+import { startStripeMock } from '../../scripts/lib/stripe-mock';
 import { freePort, hostPort, portAnswers } from '../../scripts/lib/net';
 
 // Starts what the tests need and is missing. Every run gets its own FerretDB
-// (random port, temporary data folder) unless TEST_MONGO_URL names a server
-// that answers; NATS and Redis are the machine's, isolated by per-run names
-// and key prefixes.
+// (random port; over PostgreSQL in a database of its own when PostgreSQL
+// answers, else over SQLite in a temporary folder; TEST_STORE=sqlite forces
+// SQLite) unless TEST_MONGO_URL names a server that answers, and its own
+// stripe-mock unless TEST_STRIPE_MOCK_URL names one; NATS and Redis are the
+// machine's, isolated by per-run names and key prefixes.
 export default async function globalSetup(): Promise<void> {
   process.env.TEST_RUN_ID ??= randomBytes(4).toString('hex');
   const nats = hostPort(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 4222);
@@ -19,6 +22,7 @@ export default async function globalSetup(): Promise<void> {
   if (!(await portAnswers(redis.host, redis.port))) {
     throw new Error(`Redis is not reachable at ${redis.host}:${redis.port}: start redis-server or set REDIS_URL`);
   }
+  await startStripeMockIfMissing();
   const given = process.env.TEST_MONGO_URL;
   if (given) {
     const { host, port } = hostPort(given, 27017);
@@ -26,7 +30,23 @@ export default async function globalSetup(): Promise<void> {
     throw new Error(`TEST_MONGO_URL=${given} does not answer`);
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'licensing-test-ferretdb-'));
-  const ferret = await startFerretDB({ port: await freePort(), dataDir, log: (l) => process.stderr.write(`${l}\n`) });
+  // Over PostgreSQL when one answers (as on CI), in a database of this run's own; else over SQLite.
+  const postgres = process.env.TEST_STORE === 'sqlite' ? null : await preparePostgres(`licensing_test_${process.env.TEST_RUN_ID}`, { fresh: true });
+  const ferret = await startFerretDB({ port: await freePort(), dataDir, postgres, log: (l) => process.stderr.write(`${l}\n`) });
   process.env.TEST_MONGO_URL = ferret.url;
+  if (postgres) process.env.TEST_FERRETDB_POSTGRESQL_URL = postgres.url;
   (globalThis as Record<string, unknown>).__ferret = { ferret, dataDir };
+}
+
+/** stripe-mock for the Stripe checkout tests: the SDK is pointed at TEST_STRIPE_MOCK_URL. */
+async function startStripeMockIfMissing(): Promise<void> {
+  const given = process.env.TEST_STRIPE_MOCK_URL;
+  if (given) {
+    const { host, port } = hostPort(given, 12111);
+    if (await portAnswers(host, port)) return;
+    throw new Error(`TEST_STRIPE_MOCK_URL=${given} does not answer`);
+  }
+  const mock = await startStripeMock({ port: await freePort(), log: (l) => process.stderr.write(`${l}\n`) });
+  process.env.TEST_STRIPE_MOCK_URL = mock.url;
+  (globalThis as Record<string, unknown>).__stripeMock = mock;
 }

@@ -12,7 +12,7 @@ import { start as startGateway } from '../../gateway/src/main';
 import { envFor, type Topology } from '../../scripts/lib/topology';
 import { checkAcceptedRequest, checkResponse } from './openapi';
 
-// A whole system in this test process: three services and the gateway on
+// A whole system in this test process: five services and the gateway on
 // random ports, over the run's FerretDB and the machine's NATS, with database
 // names, subjects and stream unique to this stack so tests never see each other.
 
@@ -40,6 +40,8 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
   const id = `${process.env.TEST_RUN_ID ?? 'local'}_${randomBytes(3).toString('hex')}`;
   return {
     mongoUrl: process.env.TEST_MONGO_URL!,
+    ferretdbPostgresUrl: process.env.TEST_FERRETDB_POSTGRESQL_URL,
+    queryShapesDir: process.env.QUERY_SHAPES_DIR,
     natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     rateLimitPrefix: `t_${id}:rl`,
@@ -63,6 +65,17 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     expirySweepIntervalMs: 200,
     ...overrides,
   };
+}
+
+/**
+ * Topology overrides for a stack whose checkout takes payments through Stripe,
+ * with the SDK pointed at the run's stripe-mock (test/support/global-setup.ts).
+ * The webhook secret is the test's own, so it can sign the events stripe-mock never sends.
+ */
+export function stripeOverrides(webhookSecret = `whsec_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x')}`): Partial<Topology> {
+  const apiUrl = process.env.TEST_STRIPE_MOCK_URL;
+  if (!apiUrl) throw new Error('TEST_STRIPE_MOCK_URL is not set: the jest globalSetup starts stripe-mock');
+  return { paymentProvider: 'stripe', stripeSecretKey: 'sk_test_licensing', stripeWebhookSecret: webhookSecret, stripeApiUrl: apiUrl };
 }
 
 /** A clock a test moves by hand; every service of a stack reads time from it. */
@@ -92,7 +105,7 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   // A fixed port (not 0) because restartWebhook() binds the same one again later.
   const webhook = await startWebhook({ env: envFor.webhook(t, await freePort()), clock });
   addrs.webhook = `127.0.0.1:${webhook.port}`;
-  const gateway = await startGateway({ env: { ...envFor.gateway(t, gatewayPort, addrs), ...gatewayConfig } });
+  const gateway = await startGateway({ env: { ...envFor.gateway(t, gatewayPort, addrs), ...gatewayConfig }, clock });
   const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
 
   const services = [webhook, checkout, license, product, account];
@@ -119,7 +132,7 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
     },
     stopGateway: () => gateway.stop(),
     async extraGateway(config = {}) {
-      const g = await startGateway({ env: { ...envFor.gateway(t, 0, addrs), ...gatewayConfig, ...config } });
+      const g = await startGateway({ env: { ...envFor.gateway(t, 0, addrs), ...gatewayConfig, ...config }, clock });
       extras.push(g);
       return { url: g.url, metricsUrl: metricsUrl(g.metricsPort), stop: g.stop };
     },

@@ -1,4 +1,4 @@
-import { ALPHABET, generateLicenseKey, parseLicenseKey } from '../../services/license/src/domain/license-key';
+import { ALPHABET, generateLicenseKey, parseLicenseKey } from '@licensing/proto';
 
 describe('licence key format', () => {
   it('generates six groups of five Crockford characters that parse back to themselves', () => {

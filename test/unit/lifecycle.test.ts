@@ -1,5 +1,6 @@
 import { AppError } from '@licensing/runtime';
-import { DAY_MS, effectiveStatus, inGrace, transition, type LicenseState, type PolicySnapshot } from '../../services/license/src/domain/lifecycle';
+import { DAY_MS, effectiveStatus, inGrace, type LicenseState, type PolicySnapshot } from '@licensing/proto';
+import { transition } from '../../services/license/src/domain/lifecycle';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const days = (n: number) => new Date(now.getTime() + n * DAY_MS);

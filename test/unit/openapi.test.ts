@@ -18,13 +18,13 @@ const doc = openApiDocument('1.2.3');
 const router = Router();
 const none = {} as never;
 productRoutes(router, none);
-licenseRoutes(router, none);
+licenseRoutes(router, none, none);
 checkoutRoutes(router, none);
 webhookRoutes(router, none);
 statusRoutes(router, none, none, none, '1.2.3');
 const toTemplate = (expressPath: string) => `/api/v1${expressPath.replace(/:(\w+)/g, '{$1}')}`;
 
-const product = { id: 'prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P', name: 'App', description: null, policy: { duration_days: null, max_activations: 3, grace_days: 0, require_activation: false, validate_keys_see_email: false }, price: null, created_at: '2026-11-22T10:00:00.000Z' };
+const product = { id: 'prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P', name: 'App', description: null, policy: { duration_days: null, max_activations: 3, grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' }, price: null, created_at: '2026-11-22T10:00:00.000Z' };
 
 describe('OpenAPI document', () => {
   it('documents every registered route and method, and nothing that is not registered', () => {

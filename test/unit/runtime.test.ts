@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Metadata, status } from '@grpc/grpc-js';
-import { AppError, ConfigError, checkEmail, fromServiceError, int, isId, loadConfig, newId, oneOf, str, toServiceError } from '@licensing/runtime';
+import { AppError, ConfigError, checkEmail, fromServiceError, int, isId, loadConfig, newId, oneOf, PeriodicTask, str, toServiceError } from '@licensing/runtime';
+import { eventually } from '../support/eventually';
 
 
 describe('ids', () => {
@@ -80,5 +81,19 @@ describe('e-mail check', () => {
 
   it.each([[''], ['plain'], ['a@b'], ['a@b.'], ['@example.com'], ['a@@example.com'], ['a b@example.com'], [`${'x'.repeat(65)}@example.com`], [`a@${'x'.repeat(250)}.com`]])('refuses %p', (e) => {
     expect(() => checkEmail('customer_email', e)).toThrow(AppError);
+  });
+});
+
+describe('PeriodicTask', () => {
+  it('asks for its next delay after each run, and soon() brings a waiting run forward', async () => {
+
+    const log = { warn: () => undefined } as never;
+    let runs = 0;
+    const task = new PeriodicTask('test', async () => void runs++, () => (runs === 0 ? 10 : 60_000), log);
+    task.start();
+    await eventually(() => expect(runs).toBe(1));
+    task.soon(0); // the next run was 60 s away
+    await eventually(() => expect(runs).toBe(2));
+    await task.stop();
   });
 });

@@ -1,5 +1,4 @@
-import { judge, MAX_OFFLINE_MS, type LicenseFacts } from '../../services/license/src/domain/validation';
-import { DAY_MS, type PolicySnapshot } from '../../services/license/src/domain/lifecycle';
+import { DAY_MS, judge, MAX_OFFLINE_MS, type LicenseFacts, type PolicySnapshot } from '@licensing/proto';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const ok = { ok: true as const, key: 'K' };

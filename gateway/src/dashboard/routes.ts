@@ -1,11 +1,11 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { AppError, isId, type Logger } from '@licensing/runtime';
+import { AppError, errorSummary, isId, type Logger } from '@licensing/runtime';
 import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../clients';
 import { AttemptThrottle, limitsFor } from '../limits';
 import { CSS, JS } from './assets';
 import { confirmPage, licensesPage, messagePage, overviewPage, productsPage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
-import { PRE_CSRF_COOKIE, clearSessionCookie, issuePreSessionCsrf, loadSession, readCookie, sessionOf, setSessionCookie, tokensMatch, type DashboardSession } from './session';
+import { PRE_CSRF_COOKIE, clearAllCookies, clearSessionCookie, issuePreSessionCsrf, loadSession, readCookie, sessionOf, setSessionCookie, tokensMatch, type DashboardSession } from './session';
 
 export interface DashboardDeps {
   clients: Clients;
@@ -13,6 +13,8 @@ export interface DashboardDeps {
   /** Secure cookies (everywhere but development and test). */
   secureCookies: boolean;
   signInThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
+  /** Sign-ups per e-mail and per client address (every attempt counts: scrypt is expensive). */
+  signUpThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
 }
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -29,9 +31,14 @@ const field = (req: Request, name: string, max: number): string => {
  * products, licence search, and Settings for API keys. Server-rendered; it
  * talks to the services over the same gRPC contracts as the REST API.
  */
-export function dashboardRouter({ clients, log, secureCookies, signInThrottle }: DashboardDeps): Router {
+/** Counts one attempt against both throttles atomically; seconds to wait if either refuses, else null. */
+async function attempt(t: { perEmail: AttemptThrottle; perAddress: AttemptThrottle }, email: string, address: string): Promise<number | null> {
+  const [byEmail, byAddress] = await Promise.all([t.perEmail.fail(email || '-'), t.perAddress.fail(address)]);
+  return byEmail === null && byAddress === null ? null : Math.max(byEmail ?? 0, byAddress ?? 0);
+}
+
+export function dashboardRouter({ clients, log, secureCookies, signInThrottle, signUpThrottle }: DashboardDeps): Router {
   const r = Router();
-  const rid = (res: Response) => ({ requestId: res.locals.requestId as string });
 
   r.use((_req, res, next) => {
     res.set({ 'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'same-origin', 'X-Frame-Options': 'DENY' });
@@ -71,20 +78,22 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
     const password = field(req, 'password', 200);
     if (!preSessionCsrfOk(req)) return page(res, 403, signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', email }));
     const address = req.ip ?? 'unknown';
-    const wait = (await signInThrottle.perEmail.blockedFor(email || '-')) ?? (await signInThrottle.perAddress.blockedFor(address));
+    // Counted before the password is checked, atomically: a parallel burst cannot slip past the limit.
+    const wait = await attempt(signInThrottle, email, address);
     if (wait !== null) {
-      log.warn({ request_id: res.locals.requestId, address }, 'sign-in throttled');
+      log.warn({ address }, 'sign-in throttled');
       res.locals.rateLimitWindow = 'signin';
       res.setHeader('Retry-After', String(wait));
       return page(res, 429, signInPage(issuePreSessionCsrf(res, secureCookies), { error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, email }));
     }
     try {
-      const s = await clients.accounts.signIn({ email, password }, rid(res));
+      const s = await clients.accounts.signIn({ email, password });
+      // A right password is not a guess: its attempt is given back.
+      await Promise.all([signInThrottle.perEmail.forgive(email), signInThrottle.perAddress.forgive(address)]);
       setSessionCookie(res, s.token, s.expiresAt, secureCookies);
       res.redirect(303, '/dashboard');
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
-      await Promise.all([signInThrottle.perEmail.recordFailure(email || '-'), signInThrottle.perAddress.recordFailure(address)]);
       page(res, 401, signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'Wrong e-mail or password.', email }));
     }
   });
@@ -92,20 +101,29 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
   r.post('/signup', async (req, res) => {
     const values = { account_name: field(req, 'account_name', 100), email: field(req, 'email', 254) };
     if (!preSessionCsrfOk(req)) return page(res, 403, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', values }));
+    const address = req.ip ?? 'unknown';
+    const wait = await attempt(signUpThrottle, values.email.trim().toLowerCase(), address);
+    if (wait !== null) {
+      log.warn({ address }, 'sign-up throttled');
+      res.locals.rateLimitWindow = 'signup';
+      res.setHeader('Retry-After', String(wait));
+      return page(res, 429, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: `Too many sign-up attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, values }));
+    }
     try {
-      const s = await clients.accounts.signUp({ accountName: values.account_name, email: values.email, password: field(req, 'password', 201) }, rid(res));
+      const s = await clients.accounts.signUp({ accountName: values.account_name, email: values.email, password: field(req, 'password', 201) });
       setSessionCookie(res, s.token, s.expiresAt, secureCookies);
       res.redirect(303, '/dashboard/settings');
     } catch (err) {
       if (!(err instanceof AppError) || !['invalid_request', 'conflict'].includes(err.code)) throw err;
-      page(res, err.code === 'conflict' ? 409 : 400, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: err.message, values }));
+      // A registered e-mail gets the same status as any refused input and a message that does not say so.
+      page(res, 400, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: err.message, values }));
     }
   });
 
   r.post(
     '/signout',
     signedIn(async (_req, res, s) => {
-      await clients.accounts.endSession({ token: s.token }, rid(res));
+      await clients.accounts.endSession({ token: s.token });
       clearSessionCookie(res, secureCookies);
       res.redirect(303, '/dashboard/signin');
     }),
@@ -116,8 +134,8 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
     '/',
     signedIn(async (_req, res, s) => {
       const [stats, licenses] = await Promise.all([
-        clients.licenses.getStats({ accountId: s.accountId }, rid(res)),
-        clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 10, startingAfter: '' }, productId: '', customerEmail: '', status: '' }, rid(res)),
+        clients.licenses.getStats({ accountId: s.accountId }),
+        clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 10, startingAfter: '' }, productId: '', customerEmail: '', status: '' }),
       ]);
       page(res, 200, overviewPage(s, { stats, licenses: licenses.data, limits: limitsOf(s) }));
     }),
@@ -127,7 +145,7 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
     '/products',
     signedIn(async (req, res, s) => {
       const after = typeof req.query.starting_after === 'string' && isId('prod', req.query.starting_after) ? req.query.starting_after : '';
-      const out = await clients.products.listProducts({ accountId: s.accountId, page: { limit: 50, startingAfter: after } }, rid(res));
+      const out = await clients.products.listProducts({ accountId: s.accountId, page: { limit: 50, startingAfter: after } });
       page(res, 200, productsPage(s, out.data, out.page!.hasMore ? out.page!.nextCursor : ''));
     }),
   );
@@ -137,15 +155,15 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
     signedIn(async (req, res, s) => {
       const q = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, 254) : '';
       if (!q) {
-        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 50, startingAfter: '' }, productId: '', customerEmail: '', status: '' }, rid(res));
+        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 50, startingAfter: '' }, productId: '', customerEmail: '', status: '' });
         return page(res, 200, licensesPage(s, q, out.data));
       }
       if (q.includes('@')) {
-        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 100, startingAfter: '' }, productId: '', customerEmail: q, status: '' }, rid(res));
+        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 100, startingAfter: '' }, productId: '', customerEmail: q, status: '' });
         return page(res, 200, licensesPage(s, q, out.data, out.data.length ? undefined : `No licences for ${q}.`));
       }
       try {
-        const license = await clients.licenses.getLicense({ accountId: s.accountId, key: q.slice(0, 64) }, rid(res));
+        const license = await clients.licenses.getLicense({ accountId: s.accountId, key: q.slice(0, 64) });
         page(res, 200, licensesPage(s, q, [license]));
       } catch (err) {
         if (!(err instanceof AppError) || err.code !== 'not_found') throw err;
@@ -157,8 +175,8 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
   // Settings: API keys
   async function settings(res: Response, s: DashboardSession, status: number, extra: { newKey?: NewKey; error?: string; notice?: string } = {}) {
     const [keys, audit] = await Promise.all([
-      clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } }, rid(res)),
-      clients.accounts.listAuditEntries({ accountId: s.accountId, limit: 10 }, rid(res)),
+      clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } }),
+      clients.accounts.listAuditEntries({ accountId: s.accountId, limit: 10 }),
     ]);
     page(res, status, settingsPage(s, { keys: keys.data, audit: audit.data, limits: limitsOf(s), ...extra }));
   }
@@ -169,7 +187,7 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
     '/settings/keys',
     signedIn(async (req, res, s) => {
       try {
-        const out = await clients.accounts.createApiKey({ accountId: s.accountId, scope: field(req, 'scope', 20), name: field(req, 'name', 101), actor: s.userEmail }, rid(res));
+        const out = await clients.accounts.createApiKey({ accountId: s.accountId, scope: field(req, 'scope', 20), name: field(req, 'name', 101), actor: s.userEmail });
         await settings(res, s, 201, { newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope } });
       } catch (err) {
         if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
@@ -180,7 +198,7 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
 
   /** A key of the signed-in account, or a 404 page (another account's key is simply not found). */
   async function ownKey(res: Response, s: DashboardSession, id: string): Promise<ApiKey | undefined> {
-    const keys = isId('key', id) ? (await clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } }, rid(res))).data : [];
+    const keys = isId('key', id) ? (await clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } })).data : [];
     const key = keys.find((k) => k.id === id);
     if (!key) page(res, 404, messagePage('API key not found', 'There is no such API key in this account.', s));
     return key;
@@ -202,10 +220,10 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
         if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, confirmPage(s, action, key));
         const request = { accountId: s.accountId, keyId: key.id, actor: s.userEmail };
         if (action === 'revoke') {
-          await clients.accounts.revokeApiKey(request, rid(res));
+          await clients.accounts.revokeApiKey(request);
           return settings(res, s, 200, { notice: `Revoked ${key.prefix}…. Requests with it now get 401.` });
         }
-        const out = await clients.accounts.regenerateApiKey(request, rid(res));
+        const out = await clients.accounts.regenerateApiKey(request);
         await settings(res, s, 201, { newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope }, notice: `Revoked ${key.prefix}… and issued a replacement.` });
       }),
     );
@@ -215,8 +233,14 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle }:
   // Dashboard errors are pages, not problem+json; unexpected ones say nothing about internals.
   r.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
+    const status = (err as { status?: unknown } | null)?.status;
+    // A malformed cookie or URL (the router's URIError carries status 400) is the client's mistake.
+    if ((err instanceof AppError && err.code === 'invalid_request') || err instanceof URIError || (typeof status === 'number' && status >= 400 && status < 500 && status !== 413)) {
+      if (err instanceof AppError && err.fieldErrors.some((f) => f.field === 'cookie')) clearAllCookies(res, secureCookies);
+      return page(res, 400, messagePage('Bad request', 'This request could not be understood. Go back to the dashboard and try again.', undefined));
+    }
     const app = err instanceof AppError ? err : undefined;
-    if (!app || app.code === 'internal') log.error({ err, request_id: res.locals.requestId }, 'dashboard error');
+    if (!app || app.code === 'internal') log.error({ err: errorSummary(err) }, 'dashboard error');
     if (app?.code === 'service_unavailable') return page(res, 503, messagePage('Temporarily unavailable', 'Part of the service is not answering. Please try again in a moment.', sessionOf(res)));
     if ((err as { type?: string })?.type === 'entity.too.large') return page(res, 413, messagePage('Too much data', 'The form was larger than allowed.', sessionOf(res)));
     page(res, 500, messagePage('Something went wrong', `Please try again. Reference: ${res.locals.requestId}`, sessionOf(res)));

@@ -23,12 +23,24 @@ export interface DashboardSession {
   perHourLimit: number;
 }
 
+/** A cookie's value; a value that is not percent-encoded UTF-8 is the client's mistake (400). */
 export function readCookie(req: Request, name: string): string | undefined {
   for (const part of (req.get('cookie') ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
+    if (k !== name) continue;
+    try {
+      return decodeURIComponent(v.join('='));
+    } catch {
+      throw new AppError('invalid_request', `the ${name} cookie is malformed`, [{ field: 'cookie', message: `the ${name} cookie is malformed` }]);
+    }
   }
   return undefined;
+}
+
+/** Clears the dashboard's cookies (after a malformed one, so the next request starts clean). */
+export function clearAllCookies(res: Response, secure: boolean): void {
+  clearSessionCookie(res, secure);
+  res.append('Set-Cookie', cookie(PRE_CSRF_COOKIE, '', { maxAgeS: 0, secure, sameSite: 'Strict' }));
 }
 
 function cookie(name: string, value: string, opts: { maxAgeS: number; secure: boolean; sameSite: 'Lax' | 'Strict' }): string {
@@ -78,7 +90,7 @@ export function loadSession(clients: Clients) {
     const token = readCookie(req, SESSION_COOKIE);
     if (token) {
       try {
-        res.locals.session = toSession(token, await clients.accounts.getSession({ token }, { requestId: res.locals.requestId }));
+        res.locals.session = toSession(token, await clients.accounts.getSession({ token }));
       } catch (err) {
         if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
       }

@@ -176,6 +176,34 @@ const publicPaths: Record<string, Record<string, Op>> = {
       responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, 404: { description: 'No such session (HTML)', content: { 'text/html': { schema: { type: 'string' } } } }, 429: { description: 'Too many requests from this address (HTML)', content: { 'text/html': { schema: { type: 'string' } } } } },
     },
   },
+  '/webhooks/stripe': {
+    post: {
+      operationId: 'stripeWebhook',
+      summary: 'Receives Stripe events (point a Stripe webhook endpoint here)',
+      description:
+        'For Stripe, not for API clients: no API key (Stripe cannot send one), throttled per address (`STRIPE_WEBHOOK_REQUESTS_PER_MINUTE`), at most 256 KiB with a Content-Length. ' +
+        'The body is passed untouched to the checkout service, which checks the `Stripe-Signature` header over the raw bytes with the endpoint\'s signing secret (300 s tolerance). ' +
+        'Handled: `checkout.session.completed`, `checkout.session.async_payment_succeeded`, `checkout.session.expired`, `charge.refunded`; other types are acknowledged and ignored. ' +
+        'An event already handled, delivered again (Stripe signs each retry anew), does nothing (`duplicate: true`); the very same signed request again is a replay (409). Any non-2xx answer makes Stripe retry.',
+      tags: ['Checkout'],
+      security: [],
+      parameters: [{ name: 'Stripe-Signature', in: 'header', required: true, description: 't=<unix time>,v1=<HMAC-SHA256 hex>', schema: { type: 'string' } }],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['id', 'type', 'data'], description: 'A Stripe event object' } } } },
+      responses: {
+        200: {
+          description: 'Accepted (handled, ignored, or a duplicate of one already handled)',
+          content: json({ type: 'object', required: ['received'], additionalProperties: false, properties: { received: { const: true }, duplicate: { const: true }, ignored: { type: 'string', description: 'Why the event needs nothing from us' } } }),
+        },
+        400: { ...problem, description: 'Bad or stale signature, or an event that does not match its session (nothing was done)' },
+        404: { ...problem, description: 'The checkout session the event names is unknown, or Stripe is not the payment provider (nothing was done)' },
+        405: { ...problem, description: 'Not POST' },
+        409: { ...problem, description: 'A replay: this very signed delivery was already received (nothing was done)' },
+        413: { ...problem, description: 'Body over 256 KiB or without Content-Length' },
+        429: { ...problem, description: 'Too many deliveries from this address' },
+        503: { ...problem, description: 'The checkout service or its store is unavailable; Stripe retries' },
+      },
+    },
+  },
 };
 
 export function openApiDocument(version: string) {

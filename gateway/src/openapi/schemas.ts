@@ -22,6 +22,7 @@ const policyFields = {
   grace_days: int('Days after expiry during which validation still passes (code expired_in_grace)', { minimum: 0 }),
   require_activation: { type: 'boolean', description: 'Validation fails (not_activated) unless the fingerprint is activated' },
   validate_keys_see_email: { type: 'boolean', description: 'validate-scope API keys see customer_email in validation answers' },
+  refund_action: { enum: ['revoke', 'suspend'], description: 'What a refunded checkout payment does to the licence it paid for (default revoke)' },
 };
 
 const probe = obj({ status: { enum: ['ok', 'degraded', 'down'] }, latency_ms: orNull({ type: 'number', minimum: 0 }) });
@@ -60,6 +61,7 @@ export const schemas: Record<string, Schema> = {
     activations: int('Active machines (counted on GET of one licence; 0 in lists)', { minimum: 0 }),
     metadata,
     created_at: time(),
+    last_validated_at: orNull(time('When a validation last saw this licence, written in batches every few seconds; on GET of one licence only (null in lists and when never validated)')),
   }),
   LicenseCreated: obj({ success: { const: true }, license_key: str(), license: ref('License') }),
   LicenseCreate: obj({ product_id: str(), customer_email: str(undefined, { maxLength: 254 }) }),
@@ -94,7 +96,7 @@ export const schemas: Record<string, Schema> = {
   }),
   CheckoutSession: obj({
     id: id('cs'),
-    url: str('The hosted payment page; send the customer there', { format: 'uri' }),
+    url: str('Where to send the customer to pay: Stripe Checkout, or the hosted test-mode page', { format: 'uri' }),
     status: { enum: ['open', 'complete', 'expired'] },
     expires_at: time(),
     product_id: id('prod'),
@@ -105,13 +107,14 @@ export const schemas: Record<string, Schema> = {
     cancel_url: orNull(str()),
     metadata,
     license_key: orNull(str('Set once the session is complete')),
+    livemode: { type: 'boolean', description: 'true only for a real payment (a live Stripe key); false in test mode and with Stripe test keys' },
     created_at: time(),
   }),
   CheckoutCreate: obj(
     {
       product_id: str(),
       customer_email: str(undefined, { maxLength: 254 }),
-      success_url: str('https URL (http allowed for loopback in development)', { maxLength: 2048 }),
+      success_url: str('Absolute URL the buyer returns to after paying, with `session_id` added; https in production', { maxLength: 2048 }),
       cancel_url: str(undefined, { maxLength: 2048 }),
       metadata,
       expires_in_minutes: int(undefined, { minimum: 30, maximum: 1440, default: 1440 }),

@@ -20,6 +20,7 @@ export const checkoutJson = (s: CheckoutSession) => ({
   cancel_url: s.cancelUrl || null,
   metadata: s.metadata,
   license_key: s.licenseKey || null,
+  livemode: s.livemode,
   created_at: s.createdAt,
 });
 
@@ -30,7 +31,7 @@ export function checkoutRoutes(router: Router, clients: Clients): void {
     get: async (req, res) => {
       const query = readQuery(req, { ...pageShape, status: { max: 20 } });
       if (query.status && !STATUSES.includes(query.status)) throw AppError.invalid('status', `status must be one of ${STATUSES.join(', ')}`);
-      const out = await clients.checkouts.listSessions({ accountId: principalOf(res).accountId, page: toPage(query, 'cs'), status: query.status ?? '' }, { requestId: res.locals.requestId });
+      const out = await clients.checkouts.listSessions({ accountId: principalOf(res).accountId, page: toPage(query, 'cs'), status: query.status ?? '' });
       res.json({ data: out.data.map(checkoutJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
     post: async (req, res) => {
@@ -54,7 +55,6 @@ export function checkoutRoutes(router: Router, clients: Clients): void {
           expiresInMinutes: body.expires_in_minutes ?? 0,
           idempotencyKey: idempotencyKey(req),
         },
-        { requestId: res.locals.requestId },
       );
       res.status(201).location(`/api/v1/checkout/${session.id}`).json(checkoutJson(session));
     },
@@ -63,7 +63,7 @@ export function checkoutRoutes(router: Router, clients: Clients): void {
   route(router, '/checkout/:id', {
     get: async (req, res) => {
       const id = checkId('id', 'cs', String(req.params.id));
-      res.json(checkoutJson(await clients.checkouts.getSession({ accountId: principalOf(res).accountId, id }, { requestId: res.locals.requestId })));
+      res.json(checkoutJson(await clients.checkouts.getSession({ accountId: principalOf(res).accountId, id })));
     },
   });
 
@@ -71,7 +71,7 @@ export function checkoutRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const id = checkId('id', 'cs', String(req.params.id));
       readBody(req, {});
-      res.json(checkoutJson(await clients.checkouts.expireSession({ accountId: principalOf(res).accountId, id }, { requestId: res.locals.requestId })));
+      res.json(checkoutJson(await clients.checkouts.expireSession({ accountId: principalOf(res).accountId, id })));
     },
   });
 }

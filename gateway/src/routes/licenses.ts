@@ -3,6 +3,7 @@ import { AppError } from '@licensing/runtime';
 import type { Activation, License } from '@licensing/proto';
 import { principalOf } from '../auth';
 import type { Clients } from '../clients';
+import type { LicenseValidator, ValidationAnswer } from '../license-validator';
 import { checkId, idempotencyKey, pageShape, readBody, readQuery, toPage } from '../validation';
 import { policyJson } from './products';
 import { route } from './route';
@@ -19,15 +20,29 @@ export const licenseJson = (l: License) => ({
   activations: l.activations,
   metadata: l.metadata,
   created_at: l.createdAt,
+  last_validated_at: l.lastValidatedAt || null,
 });
 
 export const activationJson = (a: Activation) => ({ id: a.id, fingerprint: a.fingerprint, name: a.name || null, created_at: a.createdAt });
 
+/** REST shape of GET /licenses/validate (also written by the gateway's fast path). */
+export const validationJson = (out: ValidationAnswer) => ({
+  valid: out.valid,
+  code: out.code,
+  detail: out.detail,
+  product_id: out.license?.productId ?? null,
+  customer_email: out.license?.customerEmail || null,
+  status: out.license?.status ?? null,
+  expires_at: out.license?.expiresAt || null,
+  next_action: out.nextAction,
+  cache_until: out.cacheUntil,
+});
+
 const STATUSES = ['active', 'suspended', 'revoked', 'expired'];
 
-const KEY_MAX = 64;
+export const KEY_MAX = 64;
 
-export function licenseRoutes(router: Router, clients: Clients): void {
+export function licenseRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {
   route(router, '/licenses', {
     get: async (req, res) => {
       const query = readQuery(req, { ...pageShape, product_id: { max: 64 }, customer_email: { max: 254 }, status: { max: 20 } });
@@ -36,7 +51,6 @@ export function licenseRoutes(router: Router, clients: Clients): void {
       if (query.status && !STATUSES.includes(query.status)) throw AppError.invalid('status', `status must be one of ${STATUSES.join(', ')}`);
       const out = await clients.licenses.listLicenses(
         { accountId: principalOf(res).accountId, page, productId, customerEmail: query.customer_email ?? '', status: query.status ?? '' },
-        { requestId: res.locals.requestId },
       );
       res.json({ data: out.data.map(licenseJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
@@ -44,8 +58,8 @@ export function licenseRoutes(router: Router, clients: Clients): void {
       const body = readBody(req, { product_id: { required: true, max: 64 }, customer_email: { required: true, max: 254 } });
       const license = await clients.licenses.createLicense(
         { accountId: principalOf(res).accountId, productId: body.product_id!, customerEmail: body.customer_email!, idempotencyKey: idempotencyKey(req) },
-        { requestId: res.locals.requestId },
       );
+      validator.changed(principalOf(res), license.key); // a "not found" this gateway remembers for the key is wrong now
       res.status(201).location(`/api/v1/licenses/${license.key}`).json({ success: true, license_key: license.key, license: licenseJson(license) });
     },
   });
@@ -54,20 +68,8 @@ export function licenseRoutes(router: Router, clients: Clients): void {
   route(router, '/licenses/validate', {
     get: async (req, res) => {
       const { license_key, fingerprint } = readQuery(req, { license_key: { required: true, max: KEY_MAX }, fingerprint: { max: 200 } });
-      const p = principalOf(res);
-      const out = await clients.licenses.validateLicense({ accountId: p.accountId, key: license_key!, productId: '', fingerprint: fingerprint ?? '', keyScope: p.scope }, { requestId: res.locals.requestId });
-      const l = out.license;
-      res.json({
-        valid: out.valid,
-        code: out.code,
-        detail: out.detail,
-        product_id: l?.productId ?? null,
-        customer_email: l?.customerEmail || null,
-        status: l?.status ?? null,
-        expires_at: l?.expiresAt || null,
-        next_action: out.nextAction,
-        cache_until: out.cacheUntil,
-      });
+      const out = await validator.validate(principalOf(res), { key: license_key!, productId: '', fingerprint: fingerprint ?? '' });
+      res.json(validationJson(out));
     },
   });
 
@@ -75,8 +77,7 @@ export function licenseRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const body = readBody(req, { key: { required: true, max: KEY_MAX }, product_id: { max: 64 }, fingerprint: { max: 200 } });
       const productId = body.product_id ? checkId('product_id', 'prod', body.product_id) : '';
-      const p = principalOf(res);
-      const out = await clients.licenses.validateLicense({ accountId: p.accountId, key: body.key!, productId, fingerprint: body.fingerprint ?? '', keyScope: p.scope }, { requestId: res.locals.requestId });
+      const out = await validator.validate(principalOf(res), { key: body.key!, productId, fingerprint: body.fingerprint ?? '' });
       res.json({
         valid: out.valid,
         code: out.code,
@@ -94,7 +95,7 @@ export function licenseRoutes(router: Router, clients: Clients): void {
 
   route(router, '/licenses/:key', {
     get: async (req, res) => {
-      const license = await clients.licenses.getLicense({ accountId: principalOf(res).accountId, key: keyOf(req) }, { requestId: res.locals.requestId });
+      const license = await clients.licenses.getLicense({ accountId: principalOf(res).accountId, key: keyOf(req) });
       res.json(licenseJson(license));
     },
     patch: async (req, res) => {
@@ -102,8 +103,8 @@ export function licenseRoutes(router: Router, clients: Clients): void {
       const body = readBody(req, { customer_email: { max: 254 }, metadata: { kind: 'map', maxEntries: 50 } });
       const license = await clients.licenses.updateLicense(
         { accountId: principalOf(res).accountId, key: keyOf(req), customerEmail: body.customer_email, metadata: body.metadata ?? {} },
-        { requestId: res.locals.requestId },
       );
+      validator.changed(principalOf(res), license.key);
       res.json(licenseJson(license));
     },
   });
@@ -112,7 +113,9 @@ export function licenseRoutes(router: Router, clients: Clients): void {
     route(router, `/licenses/:key/${action}`, {
       post: async (req, res) => {
         readBody(req, {});
-        const license = await clients.licenses.transitionLicense({ accountId: principalOf(res).accountId, key: keyOf(req), action }, { requestId: res.locals.requestId });
+        const license = await clients.licenses.transitionLicense({ accountId: principalOf(res).accountId, key: keyOf(req), action });
+        // Read your writes: this gateway's next validation already sees the change (the others within a second, by event).
+        validator.changed(principalOf(res), license.key);
         res.json(licenseJson(license));
       },
     });
@@ -121,12 +124,13 @@ export function licenseRoutes(router: Router, clients: Clients): void {
   route(router, '/licenses/:key/activations', {
     get: async (req, res) => {
       const page = toPage(readQuery(req, pageShape), 'act');
-      const out = await clients.licenses.listActivations({ accountId: principalOf(res).accountId, key: keyOf(req), page }, { requestId: res.locals.requestId });
+      const out = await clients.licenses.listActivations({ accountId: principalOf(res).accountId, key: keyOf(req), page });
       res.json({ data: out.data.map(activationJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
     post: async (req, res) => {
       const body = readBody(req, { fingerprint: { required: true, max: 200 }, name: { max: 100 } });
-      const out = await clients.licenses.activate({ accountId: principalOf(res).accountId, key: keyOf(req), fingerprint: body.fingerprint!, name: body.name ?? '' }, { requestId: res.locals.requestId });
+      const out = await clients.licenses.activate({ accountId: principalOf(res).accountId, key: keyOf(req), fingerprint: body.fingerprint!, name: body.name ?? '' });
+      validator.changed(principalOf(res), keyOf(req));
       res.status(out.created ? 201 : 200).json(activationJson(out.activation!));
     },
   });
@@ -136,7 +140,6 @@ export function licenseRoutes(router: Router, clients: Clients): void {
       const body = readBody(req, { fingerprint: { max: 200 }, ttl_days: { kind: 'int', min: 1, max: 365 } });
       const file = await clients.licenses.issueLicenseFile(
         { accountId: principalOf(res).accountId, key: keyOf(req), fingerprint: body.fingerprint ?? '', ttlDays: body.ttl_days ?? 0 },
-        { requestId: res.locals.requestId },
       );
       res.status(201).json({ kid: file.kid, algorithm: file.algorithm, payload: file.payload, signature: file.signature });
     },
@@ -144,7 +147,8 @@ export function licenseRoutes(router: Router, clients: Clients): void {
 
   route(router, '/licenses/:key/activations/:id', {
     delete: async (req, res) => {
-      await clients.licenses.deactivate({ accountId: principalOf(res).accountId, key: keyOf(req), activationId: String(req.params.id).slice(0, 64) }, { requestId: res.locals.requestId });
+      await clients.licenses.deactivate({ accountId: principalOf(res).accountId, key: keyOf(req), activationId: String(req.params.id).slice(0, 64) });
+      validator.changed(principalOf(res), keyOf(req));
       res.status(204).end();
     },
   });

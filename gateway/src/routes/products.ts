@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { LicensePolicy, Product, SigningKey } from '@licensing/proto';
 import { principalOf } from '../auth';
+import type { LicenseValidator } from '../license-validator';
 import type { Clients } from '../clients';
 import { checkId, pageShape, readBody, readQuery, toPage, type Shape } from '../validation';
 import { route } from './route';
@@ -12,6 +13,7 @@ export const policyJson = (p: LicensePolicy | undefined) => ({
   grace_days: p?.graceDays ?? 0,
   require_activation: p?.requireActivation ?? false,
   validate_keys_see_email: p?.validateKeysSeeEmail ?? false,
+  refund_action: p?.refundAction || 'revoke',
 });
 
 /** REST shape of a product. */
@@ -33,6 +35,7 @@ const policyShape = {
   grace_days: { kind: 'int', min: -2_147_483_648, max: 2_147_483_647 },
   require_activation: { kind: 'bool' },
   validate_keys_see_email: { kind: 'bool' },
+  refund_action: { max: 20 },
 } satisfies Shape;
 
 /** A policy object as sent; omitted fields take their defaults (perpetual, unlimited, no grace, false). */
@@ -44,21 +47,21 @@ function toPolicy(p: Record<string, unknown> | undefined): LicensePolicy | undef
     graceDays: (p.grace_days as number | undefined) ?? 0,
     requireActivation: (p.require_activation as boolean | undefined) ?? false,
     validateKeysSeeEmail: (p.validate_keys_see_email as boolean | undefined) ?? false,
+    refundAction: (p.refund_action as string | undefined) ?? '',
   };
 }
 
-export function productRoutes(router: Router, clients: Clients): void {
+export function productRoutes(router: Router, clients: Clients, validator?: Pick<LicenseValidator, 'productChanged'>): void {
   route(router, '/products', {
     get: async (req, res) => {
       const page = toPage(readQuery(req, pageShape), 'prod');
-      const out = await clients.products.listProducts({ accountId: principalOf(res).accountId, page }, { requestId: res.locals.requestId });
+      const out = await clients.products.listProducts({ accountId: principalOf(res).accountId, page });
       res.json({ data: out.data.map(productJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
     post: async (req, res) => {
       const body = readBody(req, { name: { required: true, max: 200 }, description: { max: 2000 }, policy: { kind: 'object', shape: policyShape }, price: { kind: 'object', shape: priceShape } });
       const product = await clients.products.createProduct(
         { accountId: principalOf(res).accountId, name: body.name!, description: body.description ?? '', policy: toPolicy(body.policy ?? undefined), price: (body.price as { amount: number; currency: string } | undefined) ?? undefined },
-        { requestId: res.locals.requestId },
       );
       res.status(201).location(`/api/v1/products/${product.id}`).json(productJson(product));
     },
@@ -67,7 +70,7 @@ export function productRoutes(router: Router, clients: Clients): void {
   route(router, '/products/:id', {
     get: async (req, res) => {
       const id = checkId('id', 'prod', String(req.params.id));
-      const product = await clients.products.getProduct({ accountId: principalOf(res).accountId, id }, { requestId: res.locals.requestId });
+      const product = await clients.products.getProduct({ accountId: principalOf(res).accountId, id });
       res.json(productJson(product));
     },
     patch: async (req, res) => {
@@ -83,8 +86,8 @@ export function productRoutes(router: Router, clients: Clients): void {
           price: (body.price as { amount: number; currency: string } | null | undefined) ?? undefined,
           removePrice: body.price === null,
         },
-        { requestId: res.locals.requestId },
       );
+      validator?.productChanged(principalOf(res), id);
       res.json(productJson(product));
     },
   });
@@ -94,7 +97,7 @@ export function productRoutes(router: Router, clients: Clients): void {
   route(router, '/products/:id/signing-keys', {
     get: async (req, res) => {
       const id = checkId('id', 'prod', String(req.params.id));
-      const out = await clients.products.listSigningKeys({ accountId: principalOf(res).accountId, id }, { requestId: res.locals.requestId });
+      const out = await clients.products.listSigningKeys({ accountId: principalOf(res).accountId, id });
       res.json({ data: out.data.map(signingKeyJson) });
     },
   });
@@ -103,7 +106,7 @@ export function productRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const id = checkId('id', 'prod', String(req.params.id));
       readBody(req, {});
-      const key = await clients.products.rotateSigningKey({ accountId: principalOf(res).accountId, id }, { requestId: res.locals.requestId });
+      const key = await clients.products.rotateSigningKey({ accountId: principalOf(res).accountId, id });
       res.status(201).json(signingKeyJson(key));
     },
   });

@@ -25,16 +25,15 @@ export const endpointJson = (e: WebhookEndpoint) => ({ id: e.id, url: e.url, eve
 const events = { kind: 'list', maxItems: 50, maxLength: 64 } as const;
 
 export function webhookRoutes(router: Router, clients: Clients): void {
-  const rid = (res: { locals: Record<string, unknown> }) => ({ requestId: res.locals.requestId as string });
 
   route(router, '/webhooks', {
     get: async (req, res) => {
-      const out = await clients.webhooks.listEndpoints({ accountId: principalOf(res).accountId, page: toPage(readQuery(req, pageShape), 'we') }, rid(res));
+      const out = await clients.webhooks.listEndpoints({ accountId: principalOf(res).accountId, page: toPage(readQuery(req, pageShape), 'we') });
       res.json({ data: out.data.map(endpointJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
     post: async (req, res) => {
       const body = readBody(req, { url: { required: true, max: 2048 }, events: { ...events, required: true }, description: { max: 500 } });
-      const out = await clients.webhooks.createEndpoint({ accountId: principalOf(res).accountId, url: body.url!, events: body.events!, description: body.description ?? '' }, rid(res));
+      const out = await clients.webhooks.createEndpoint({ accountId: principalOf(res).accountId, url: body.url!, events: body.events!, description: body.description ?? '' });
       res.status(201).location(`/api/v1/webhooks/${out.endpoint!.id}`).json({ ...endpointJson(out.endpoint!), secret: out.secret });
     },
   });
@@ -42,17 +41,17 @@ export function webhookRoutes(router: Router, clients: Clients): void {
   route(router, '/webhooks/:id', {
     get: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
-      res.json(endpointJson(await clients.webhooks.getEndpoint({ accountId: principalOf(res).accountId, id }, rid(res))));
+      res.json(endpointJson(await clients.webhooks.getEndpoint({ accountId: principalOf(res).accountId, id })));
     },
     patch: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
       const body = readBody(req, { url: { max: 2048 }, events, description: { max: 500 }, enabled: { kind: 'bool' } });
-      const out = await clients.webhooks.updateEndpoint({ accountId: principalOf(res).accountId, id, url: body.url, events: body.events ?? [], description: body.description, enabled: body.enabled }, rid(res));
+      const out = await clients.webhooks.updateEndpoint({ accountId: principalOf(res).accountId, id, url: body.url, events: body.events ?? [], description: body.description, enabled: body.enabled });
       res.json(endpointJson(out));
     },
     delete: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
-      await clients.webhooks.deleteEndpoint({ accountId: principalOf(res).accountId, id }, rid(res));
+      await clients.webhooks.deleteEndpoint({ accountId: principalOf(res).accountId, id });
       res.status(204).end();
     },
   });
@@ -62,7 +61,7 @@ export function webhookRoutes(router: Router, clients: Clients): void {
       const endpointId = checkId('id', 'we', String(req.params.id));
       const query = readQuery(req, pageShape);
       const page = { limit: toPage({ limit: query.limit }, 'we').limit, startingAfter: query.starting_after ?? '' };
-      const out = await clients.webhooks.listDeliveries({ accountId: principalOf(res).accountId, endpointId, page }, rid(res));
+      const out = await clients.webhooks.listDeliveries({ accountId: principalOf(res).accountId, endpointId, page });
       res.json({ data: out.data.map(deliveryJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
     },
   });
@@ -71,7 +70,7 @@ export function webhookRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const endpointId = checkId('id', 'we', String(req.params.id));
       readBody(req, {});
-      const out = await clients.webhooks.retryDelivery({ accountId: principalOf(res).accountId, endpointId, deliveryId: String(req.params.delivery).slice(0, 80) }, rid(res));
+      const out = await clients.webhooks.retryDelivery({ accountId: principalOf(res).accountId, endpointId, deliveryId: String(req.params.delivery).slice(0, 80) });
       res.json(deliveryJson(out));
     },
   });
@@ -80,7 +79,7 @@ export function webhookRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
       readBody(req, {});
-      res.status(202).json(deliveryJson(await clients.webhooks.sendTestEvent({ accountId: principalOf(res).accountId, id }, rid(res))));
+      res.status(202).json(deliveryJson(await clients.webhooks.sendTestEvent({ accountId: principalOf(res).accountId, id })));
     },
   });
 
@@ -88,7 +87,7 @@ export function webhookRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
       readBody(req, {});
-      const out = await clients.webhooks.rotateSecret({ accountId: principalOf(res).accountId, id }, rid(res));
+      const out = await clients.webhooks.rotateSecret({ accountId: principalOf(res).accountId, id });
       res.json({ ...endpointJson(out.endpoint!), secret: out.secret });
     },
   });

@@ -26,6 +26,9 @@ export interface CallOptions {
 export function createClient<C extends Client>(Ctor: ClientCtor<C>, address: string, internalToken: string, defaultTimeoutMs = 5000): { client: C; call: Unary<C>; close(): void } {
   const client = new Ctor(address, credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30000,
+    // Transparent retries: a call a replica refused while going away (GOAWAY) is sent
+    // to another one. Turning them off saves CPU per call (measured ~15 % of the
+    // gateway's on uncached validations) but lets those calls fail with 503.
     'grpc.enable_retries': 1,
     // Spread calls over every address the name resolves to (a headless
     // Kubernetes Service, or "ipv4:host:p1,host:p2"): one HTTP/2 connection

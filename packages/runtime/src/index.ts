@@ -19,3 +19,4 @@ export * from './periodic';
 export * from './request-scope';
 export * from './metrics';
 export * from './retry';
+export * from './query-shapes';

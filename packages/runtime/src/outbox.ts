@@ -24,7 +24,7 @@ export const SETTLE_MS = 5000;
 /** Fields to add to every mongoose schema whose writes emit events. */
 export const outboxFields = {
   outbox: { type: Object, default: undefined },
-  outbox_pending: { type: Boolean, default: undefined, index: true },
+  outbox_pending: { type: Boolean, default: undefined },
 };
 
 /** The update fragment that records events in the same write as the change. */
@@ -56,20 +56,41 @@ export class Outbox {
   private readonly flushing = new Set<Promise<void>>();
   private task?: PeriodicTask;
 
+  /** When the last pass found work, or a publish failed: until then the relay runs every intervalMs, else every idleIntervalMs. */
+  private busy = true;
+
   constructor(
     private readonly bus: EventBus,
     private readonly log: Logger,
     private readonly intervalMs = 1000,
     private readonly settleMs = SETTLE_MS,
-  ) {}
+    /** With nothing pending the relay only makes sure of that this often: events normally go out at once after their write. */
+    private readonly idleIntervalMs = Math.max(intervalMs, 10_000),
+  ) {
+    // Events written while NATS was away go out as soon as it is back.
+    bus.onStatus((connected) => {
+      if (connected) this.wake();
+    });
+  }
 
+  /** Something may be pending: look within intervalMs. */
+  private wake(): void {
+    this.busy = true;
+    this.task?.soon(this.intervalMs);
+  }
+
+  /** Relays this model's events; declares the index the relay's query needs (created with the others at start). */
   track(model: Model<any>): void {
+    model.schema.index({ outbox_pending: 1, _id: 1 });
     this.models.push(model);
   }
 
   /** Publishes the pending events of one document now, without writing to it; failures are left for the relay. */
   flush(model: Model<any>, id: string): void {
-    const flushing = this.publishDoc(model, id, undefined, false).catch((err) => this.log.debug({ err, id }, 'outbox flush deferred'));
+    const flushing = this.publishDoc(model, id, undefined, false).catch((err) => {
+      this.log.debug({ err, id }, 'outbox flush deferred');
+      this.wake();
+    });
     this.flushing.add(flushing);
     void flushing.finally(() => this.flushing.delete(flushing));
   }
@@ -115,6 +136,7 @@ export class Outbox {
         after = docs[docs.length - 1]._id;
       }
     }
+    this.busy = seen > 0;
     return seen;
   }
 
@@ -126,7 +148,7 @@ export class Outbox {
   }
 
   start(): void {
-    this.task = new PeriodicTask('outbox relay', () => this.sweep(), this.intervalMs, this.log);
+    this.task = new PeriodicTask('outbox relay', () => this.sweep(), () => (this.busy ? this.intervalMs : this.idleIntervalMs), this.log);
     this.task.start();
   }
 

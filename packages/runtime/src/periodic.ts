@@ -13,19 +13,34 @@ export class PeriodicTask {
   constructor(
     private readonly name: string,
     private readonly run: () => Promise<unknown>,
-    private readonly intervalMs: number,
+    /** A fixed interval, or a function giving the delay before the next run (called after each run). */
+    private readonly intervalMs: number | (() => number),
     private readonly log: Logger,
   ) {}
 
+  private delay(): number {
+    return typeof this.intervalMs === 'number' ? this.intervalMs : this.intervalMs();
+  }
+
+  private readonly tick = () => {
+    this.timer = undefined;
+    this.running = this.run().catch((err) => this.log.warn({ err, task: this.name }, `${this.name} failed; will retry`));
+    void this.running.finally(() => {
+      this.running = undefined;
+      if (this.active) this.timer = setTimeout(this.tick, this.delay());
+    });
+  };
+
   start(): void {
     this.active = true;
-    const tick = () => {
-      this.running = this.run().catch((err) => this.log.warn({ err, task: this.name }, `${this.name} failed; will retry`));
-      void this.running.finally(() => {
-        if (this.active) this.timer = setTimeout(tick, this.intervalMs);
-      });
-    };
-    this.timer = setTimeout(tick, this.intervalMs);
+    this.timer = setTimeout(this.tick, this.delay());
+  }
+
+  /** Runs within `withinMs` instead of waiting for the next scheduled run (a run in progress is followed as usual). */
+  soon(withinMs: number): void {
+    if (!this.active || this.running || !this.timer) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.tick, withinMs);
   }
 
   async stop(): Promise<void> {

@@ -2,8 +2,10 @@ import type { Connection } from 'mongoose';
 import { commonSchema, loadConfig, type ConfigOf, type Schema, int, str } from './config';
 import { createLogger, type Logger } from './logger';
 import { connectMongo, syncIndexes } from './mongo';
+import { addPostgresIndexes } from './postgres-indexes';
+import { QueryShapeLog } from './query-shapes';
 import { EventBus } from './bus';
-import { Outbox } from './outbox';
+import { Outbox, SETTLE_MS } from './outbox';
 import { GrpcServer } from './grpc-server';
 import { systemClock, type Clock } from './clock';
 import { Metrics, serveMetrics } from './metrics';
@@ -16,7 +18,10 @@ export const serviceSchema = (name: string, defaultPort: number) => ({
   GRPC_PORT: int('gRPC port (0 = any free port)', { default: defaultPort, min: 0, max: 65535 }),
   METRICS_PORT: int('Port of the Prometheus /metrics listener, on GRPC_HOST (0 = any free port)', { default: defaultPort + 1000, min: 0, max: 65535 }),
   MONGO_DB: str('Database name of this service (never shared)', { default: `licensing_${name}` }),
-  OUTBOX_INTERVAL_MS: int('How often the outbox relay retries unpublished events', { default: 1000, min: 50 }),
+  FERRETDB_POSTGRESQL_URL: str('Only when MONGO_URL is FerretDB over PostgreSQL: the PostgreSQL URL FerretDB uses, so the service adds the GIN indexes FerretDB needs (empty: nothing to add, e.g. with MongoDB)', { default: '', secret: true }),
+  OUTBOX_INTERVAL_MS: int('How often the outbox relay retries unpublished events while some are pending (events normally go out right after their write)', { default: 1000, min: 50 }),
+  QUERY_SHAPES_DIR: str('Test runs only: record every query shape and declared index here, for the index coverage check of npm test', { default: '' }),
+  OUTBOX_IDLE_INTERVAL_MS: int('How often the relay looks for unpublished events when the last look found none and no publish failed since (a failed publish or NATS coming back wakes it at once)', { default: 10_000, min: 50 }),
 });
 
 type ServiceConfig = ConfigOf<ReturnType<typeof serviceSchema>>;
@@ -79,17 +84,21 @@ export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, o
   try {
     const waiting = { signal: opts.signal, meanwhile: 'health says NOT_SERVING' };
     db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), waiting);
+    const shapes = config.QUERY_SHAPES_DIR ? new QueryShapeLog(config.QUERY_SHAPES_DIR) : undefined;
+    if (shapes) shapes.watch(db);
     bus = await untilConnected(
       'NATS',
       log,
       () => EventBus.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: `${recipe.name}-service`, log, metrics }),
       waiting,
     );
-    const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS);
+    const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS, SETTLE_MS, config.OUTBOX_IDLE_INTERVAL_MS);
     metrics.gauge('licensing_outbox_backlog', () => outbox.backlog());
     ctx = { config, log, db, bus, outbox, grpc, metrics, clock: opts.clock ?? systemClock };
     stopHook = await recipe.setup(ctx);
     await syncIndexes(db);
+    shapes?.declare(db);
+    if (config.FERRETDB_POSTGRESQL_URL) await addPostgresIndexes(db, config.FERRETDB_POSTGRESQL_URL, log);
     outbox.start();
   } catch (err) {
     grpc.server.forceShutdown();

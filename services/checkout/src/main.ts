@@ -1,18 +1,29 @@
 import { CheckoutServiceService, LicenseServiceClient, ProductServiceClient } from '@licensing/proto';
-import { createClient, PeriodicTask, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { ConfigError, createClient, PeriodicTask, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { checkoutSchema, type CheckoutConfig } from './config';
 import { checkoutHandlers } from './handlers/checkout-handlers';
 import { CheckoutExpirySweeper } from './events/expiry-sweeper';
 import { checkoutModels } from './store/models';
 import { CheckoutStore } from './store/queries';
 import { Completion } from './handlers/completion';
-import { TestModeProvider } from './domain/payments';
+import { TestModeProvider, type PaymentProvider } from './domain/payments';
+import { paymentModeProblems } from './domain/modes';
+import { StripeProvider } from './providers/stripe';
+import { StripeWebhook } from './handlers/stripe-webhook';
 import { checkoutPageApp, listen } from './web/server';
 
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
   name: 'checkout',
   schema: checkoutSchema,
   async setup(ctx) {
+    // Test mode in production only by explicit choice; Stripe only with its keys.
+    const problems = paymentModeProblems(ctx.config);
+    if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    const stripe = ctx.config.PAYMENT_PROVIDER === 'stripe'
+      ? new StripeProvider({ secretKey: ctx.config.STRIPE_SECRET_KEY, webhookSecret: ctx.config.STRIPE_WEBHOOK_SECRET, apiUrl: ctx.config.STRIPE_API_URL })
+      : undefined;
+    const provider: PaymentProvider = stripe ?? new TestModeProvider();
+    if (!stripe && ctx.config.NODE_ENV === 'production') ctx.log.warn('checkout runs in TEST MODE in production (CHECKOUT_TEST_MODE=true): the test card issues licences without payment');
     const store = new CheckoutStore(checkoutModels(ctx.db));
     const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
     const licenses = createClient(LicenseServiceClient, ctx.config.LICENSE_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
@@ -20,9 +31,9 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
     const expiry = new PeriodicTask('checkout expiry sweep', () => sweeper.sweep(), ctx.config.EXPIRY_SWEEP_INTERVAL_MS, ctx.log);
     ctx.outbox.track(store.models.Session);
-    ctx.grpc.add(CheckoutServiceService, checkoutHandlers(ctx, store, products.call));
-    // The one payment provider today is the explicit test mode (docs/api.md, Checkout).
-    const page = checkoutPageApp({ store, completion, provider: new TestModeProvider(), clock: ctx.clock, log: ctx.log, secureCookies: ctx.config.NODE_ENV === 'production' });
+    ctx.grpc.add(CheckoutServiceService, checkoutHandlers(ctx, store, products.call, provider));
+    const stripeWebhook = stripe ? new StripeWebhook(stripe, store, completion, ctx.outbox, ctx.clock, ctx.log) : undefined;
+    const page = checkoutPageApp({ store, completion, provider, stripeWebhook, clock: ctx.clock, log: ctx.log, secureCookies: ctx.config.NODE_ENV === 'production' });
     const http = await listen(page, ctx.config.HTTP_HOST, ctx.config.HTTP_PORT);
     expiry.start();
     return async () => {

@@ -8,7 +8,7 @@ import { validationHandlers } from './handlers/validation-handlers';
 import { ExpirySweeper } from './events/expiry-sweeper';
 import { licenseModels } from './store/models';
 import { LicenseStore } from './store/queries';
-import { ValidationCounter, statsModel } from './store/stats';
+import { ValidationCounter, statsModels } from './store/stats';
 
 export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   name: 'license',
@@ -16,7 +16,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   async setup(ctx) {
     const store = new LicenseStore(licenseModels(ctx.db));
     const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
-    const counter = new ValidationCounter(statsModel(ctx.db), ctx.log, ctx.config.STATS_FLUSH_INTERVAL_MS);
+    const counter = new ValidationCounter(statsModels(ctx.db), ctx.log, ctx.config.STATS_FLUSH_INTERVAL_MS);
     const sweeper = new ExpirySweeper(store, ctx.outbox, ctx.clock);
     const expiry = new PeriodicTask('licence expiry sweep', () => sweeper.sweep(), ctx.config.EXPIRY_SWEEP_INTERVAL_MS, ctx.log);
     ctx.outbox.track(store.models.License);

@@ -26,6 +26,7 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
       scheduleS,
       policy: { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK },
       secretKey: sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
+      retentionDays: ctx.config.WEBHOOK_DELIVERY_RETENTION_DAYS,
     }, ctx.outbox, ctx.metrics);
     await fanout.start();
     dispatcher.start();

@@ -38,6 +38,8 @@ export interface CheckoutSession {
   createdAt: string;
   /** Set once the session is complete. */
   licenseKey: string;
+  /** True only for a real payment (a live Stripe key); false in test mode and with Stripe test keys. */
+  livemode: boolean;
 }
 
 export interface CheckoutSession_MetadataEntry {
@@ -97,6 +99,7 @@ function createBaseCheckoutSession(): CheckoutSession {
     expiresAt: "",
     createdAt: "",
     licenseKey: "",
+    livemode: false,
   };
 }
 
@@ -143,6 +146,9 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     }
     if (message.licenseKey !== "") {
       writer.uint32(114).string(message.licenseKey);
+    }
+    if (message.livemode !== false) {
+      writer.uint32(120).bool(message.livemode);
     }
     return writer;
   },
@@ -275,6 +281,14 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
             message.licenseKey = reader.string();
             continue;
           }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.livemode = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -348,6 +362,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
         : isSet(object.license_key)
         ? globalThis.String(object.license_key)
         : "",
+      livemode: isSet(object.livemode) ? globalThis.Boolean(object.livemode) : false,
     };
   },
 
@@ -401,6 +416,9 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     if (message.licenseKey !== "") {
       obj.licenseKey = message.licenseKey;
     }
+    if (message.livemode !== false) {
+      obj.livemode = message.livemode;
+    }
     return obj;
   },
 
@@ -431,6 +449,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     message.expiresAt = object.expiresAt ?? "";
     message.createdAt = object.createdAt ?? "";
     message.licenseKey = object.licenseKey ?? "";
+    message.livemode = object.livemode ?? false;
     return message;
   },
 };

@@ -57,6 +57,8 @@ export interface License {
    * key, unless the product's policy allows).
    */
   metadata: { [key: string]: string };
+  /** When a validation last saw it (RFC 3339; empty = never). Filled on GetLicense only. */
+  lastValidatedAt: string;
 }
 
 export interface License_MetadataEntry {
@@ -101,6 +103,8 @@ export interface ValidateLicenseRequest {
   fingerprint: string;
   /** full | validate: validate keys see customer_email only if the product allows. */
   keyScope: string;
+  /** The gateway's validation cache asks for the facts behind the answer. */
+  wantFacts: boolean;
 }
 
 export interface ValidateLicenseResponse {
@@ -116,6 +120,51 @@ export interface ValidateLicenseResponse {
   nextAction: string;
   /** Until when the client may trust this answer offline (RFC 3339). */
   cacheUntil: string;
+  /** Only with want_facts, for a well-formed key: what the answer depends on. */
+  facts: ValidationFacts | undefined;
+}
+
+/**
+ * Everything a validation answer depends on, so a gateway can answer again
+ * from memory (proto/rules judges it the same way the service does).
+ */
+export interface ValidationFacts {
+  /** False: no licence with this key in the caller's account (a negative answer). */
+  found: boolean;
+  /** The licence with its e-mail, whatever the caller's key scope. */
+  license:
+    | License
+    | undefined;
+  /** active | suspended | revoked: the stored status (License.status is derived). */
+  storedStatus: string;
+  /** Active machines, when the policy requires activation. */
+  activationCount: number;
+  activeFingerprints: string[];
+  /** False when the licence has too many activations to hold: do not cache it. */
+  cacheable: boolean;
+}
+
+export interface ValidationTally {
+  accountId: string;
+  /** Start of the hour (UTC, RFC 3339). */
+  hour: string;
+  validations: number;
+  valid: number;
+}
+
+export interface LastValidated {
+  accountId: string;
+  licenseId: string;
+  /** RFC 3339. */
+  at: string;
+}
+
+export interface RecordValidationsRequest {
+  tallies: ValidationTally[];
+  lastValidated: LastValidated[];
+}
+
+export interface RecordValidationsResponse {
 }
 
 export interface TransitionLicenseRequest {
@@ -448,6 +497,7 @@ function createBaseLicense(): License {
     policy: undefined,
     activations: 0,
     metadata: {},
+    lastValidatedAt: "",
   };
 }
 
@@ -486,6 +536,9 @@ export const License: MessageFns<License> = {
     globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
       License_MetadataEntry.encode({ key: key as any, value }, writer.uint32(90).fork()).join();
     });
+    if (message.lastValidatedAt !== "") {
+      writer.uint32(98).string(message.lastValidatedAt);
+    }
     return writer;
   },
 
@@ -593,6 +646,14 @@ export const License: MessageFns<License> = {
             }
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.lastValidatedAt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -651,6 +712,11 @@ export const License: MessageFns<License> = {
           {},
         )
         : {},
+      lastValidatedAt: isSet(object.lastValidatedAt)
+        ? globalThis.String(object.lastValidatedAt)
+        : isSet(object.last_validated_at)
+        ? globalThis.String(object.last_validated_at)
+        : "",
     };
   },
 
@@ -695,6 +761,9 @@ export const License: MessageFns<License> = {
         });
       }
     }
+    if (message.lastValidatedAt !== "") {
+      obj.lastValidatedAt = message.lastValidatedAt;
+    }
     return obj;
   },
 
@@ -724,6 +793,7 @@ export const License: MessageFns<License> = {
       },
       {},
     );
+    message.lastValidatedAt = object.lastValidatedAt ?? "";
     return message;
   },
 };
@@ -1268,7 +1338,7 @@ export const ListLicensesResponse: MessageFns<ListLicensesResponse> = {
 };
 
 function createBaseValidateLicenseRequest(): ValidateLicenseRequest {
-  return { accountId: "", key: "", productId: "", fingerprint: "", keyScope: "" };
+  return { accountId: "", key: "", productId: "", fingerprint: "", keyScope: "", wantFacts: false };
 }
 
 export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
@@ -1287,6 +1357,9 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     }
     if (message.keyScope !== "") {
       writer.uint32(42).string(message.keyScope);
+    }
+    if (message.wantFacts !== false) {
+      writer.uint32(48).bool(message.wantFacts);
     }
     return writer;
   },
@@ -1344,6 +1417,14 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
             message.keyScope = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.wantFacts = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1375,6 +1456,11 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
         : isSet(object.key_scope)
         ? globalThis.String(object.key_scope)
         : "",
+      wantFacts: isSet(object.wantFacts)
+        ? globalThis.Boolean(object.wantFacts)
+        : isSet(object.want_facts)
+        ? globalThis.Boolean(object.want_facts)
+        : false,
     };
   },
 
@@ -1395,6 +1481,9 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     if (message.keyScope !== "") {
       obj.keyScope = message.keyScope;
     }
+    if (message.wantFacts !== false) {
+      obj.wantFacts = message.wantFacts;
+    }
     return obj;
   },
 
@@ -1408,12 +1497,13 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     message.productId = object.productId ?? "";
     message.fingerprint = object.fingerprint ?? "";
     message.keyScope = object.keyScope ?? "";
+    message.wantFacts = object.wantFacts ?? false;
     return message;
   },
 };
 
 function createBaseValidateLicenseResponse(): ValidateLicenseResponse {
-  return { valid: false, code: "", detail: "", license: undefined, nextAction: "", cacheUntil: "" };
+  return { valid: false, code: "", detail: "", license: undefined, nextAction: "", cacheUntil: "", facts: undefined };
 }
 
 export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
@@ -1435,6 +1525,9 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
     }
     if (message.cacheUntil !== "") {
       writer.uint32(50).string(message.cacheUntil);
+    }
+    if (message.facts !== undefined) {
+      ValidationFacts.encode(message.facts, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -1500,6 +1593,14 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
             message.cacheUntil = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.facts = ValidationFacts.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1528,6 +1629,7 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
         : isSet(object.cache_until)
         ? globalThis.String(object.cache_until)
         : "",
+      facts: isSet(object.facts) ? ValidationFacts.fromJSON(object.facts) : undefined,
     };
   },
 
@@ -1551,6 +1653,9 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
     if (message.cacheUntil !== "") {
       obj.cacheUntil = message.cacheUntil;
     }
+    if (message.facts !== undefined) {
+      obj.facts = ValidationFacts.toJSON(message.facts);
+    }
     return obj;
   },
 
@@ -1567,6 +1672,552 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
       : undefined;
     message.nextAction = object.nextAction ?? "";
     message.cacheUntil = object.cacheUntil ?? "";
+    message.facts = (object.facts !== undefined && object.facts !== null)
+      ? ValidationFacts.fromPartial(object.facts)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseValidationFacts(): ValidationFacts {
+  return {
+    found: false,
+    license: undefined,
+    storedStatus: "",
+    activationCount: 0,
+    activeFingerprints: [],
+    cacheable: false,
+  };
+}
+
+export const ValidationFacts: MessageFns<ValidationFacts> = {
+  encode(message: ValidationFacts, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.found !== false) {
+      writer.uint32(8).bool(message.found);
+    }
+    if (message.license !== undefined) {
+      License.encode(message.license, writer.uint32(18).fork()).join();
+    }
+    if (message.storedStatus !== "") {
+      writer.uint32(26).string(message.storedStatus);
+    }
+    if (message.activationCount !== 0) {
+      writer.uint32(32).int32(message.activationCount);
+    }
+    for (const v of message.activeFingerprints) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.cacheable !== false) {
+      writer.uint32(48).bool(message.cacheable);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValidationFacts {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValidationFacts();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.found = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.license = License.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.storedStatus = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.activationCount = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.activeFingerprints.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.cacheable = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValidationFacts {
+    return {
+      found: isSet(object.found) ? globalThis.Boolean(object.found) : false,
+      license: isSet(object.license) ? License.fromJSON(object.license) : undefined,
+      storedStatus: isSet(object.storedStatus)
+        ? globalThis.String(object.storedStatus)
+        : isSet(object.stored_status)
+        ? globalThis.String(object.stored_status)
+        : "",
+      activationCount: isSet(object.activationCount)
+        ? globalThis.Number(object.activationCount)
+        : isSet(object.activation_count)
+        ? globalThis.Number(object.activation_count)
+        : 0,
+      activeFingerprints: globalThis.Array.isArray(object?.activeFingerprints)
+        ? object.activeFingerprints.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.active_fingerprints)
+        ? object.active_fingerprints.map((e: any) => globalThis.String(e))
+        : [],
+      cacheable: isSet(object.cacheable) ? globalThis.Boolean(object.cacheable) : false,
+    };
+  },
+
+  toJSON(message: ValidationFacts): unknown {
+    const obj: any = {};
+    if (message.found !== false) {
+      obj.found = message.found;
+    }
+    if (message.license !== undefined) {
+      obj.license = License.toJSON(message.license);
+    }
+    if (message.storedStatus !== "") {
+      obj.storedStatus = message.storedStatus;
+    }
+    if (message.activationCount !== 0) {
+      obj.activationCount = Math.round(message.activationCount);
+    }
+    if (message.activeFingerprints?.length) {
+      obj.activeFingerprints = message.activeFingerprints;
+    }
+    if (message.cacheable !== false) {
+      obj.cacheable = message.cacheable;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValidationFacts>, I>>(base?: I): ValidationFacts {
+    return ValidationFacts.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValidationFacts>, I>>(object: I): ValidationFacts {
+    const message = createBaseValidationFacts();
+    message.found = object.found ?? false;
+    message.license = (object.license !== undefined && object.license !== null)
+      ? License.fromPartial(object.license)
+      : undefined;
+    message.storedStatus = object.storedStatus ?? "";
+    message.activationCount = object.activationCount ?? 0;
+    message.activeFingerprints = object.activeFingerprints?.map((e) => e) || [];
+    message.cacheable = object.cacheable ?? false;
+    return message;
+  },
+};
+
+function createBaseValidationTally(): ValidationTally {
+  return { accountId: "", hour: "", validations: 0, valid: 0 };
+}
+
+export const ValidationTally: MessageFns<ValidationTally> = {
+  encode(message: ValidationTally, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.hour !== "") {
+      writer.uint32(18).string(message.hour);
+    }
+    if (message.validations !== 0) {
+      writer.uint32(24).int32(message.validations);
+    }
+    if (message.valid !== 0) {
+      writer.uint32(32).int32(message.valid);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValidationTally {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValidationTally();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.hour = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.validations = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.valid = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValidationTally {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
+      validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
+      valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
+    };
+  },
+
+  toJSON(message: ValidationTally): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.hour !== "") {
+      obj.hour = message.hour;
+    }
+    if (message.validations !== 0) {
+      obj.validations = Math.round(message.validations);
+    }
+    if (message.valid !== 0) {
+      obj.valid = Math.round(message.valid);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValidationTally>, I>>(base?: I): ValidationTally {
+    return ValidationTally.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValidationTally>, I>>(object: I): ValidationTally {
+    const message = createBaseValidationTally();
+    message.accountId = object.accountId ?? "";
+    message.hour = object.hour ?? "";
+    message.validations = object.validations ?? 0;
+    message.valid = object.valid ?? 0;
+    return message;
+  },
+};
+
+function createBaseLastValidated(): LastValidated {
+  return { accountId: "", licenseId: "", at: "" };
+}
+
+export const LastValidated: MessageFns<LastValidated> = {
+  encode(message: LastValidated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.licenseId !== "") {
+      writer.uint32(18).string(message.licenseId);
+    }
+    if (message.at !== "") {
+      writer.uint32(26).string(message.at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LastValidated {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLastValidated();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.licenseId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LastValidated {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      licenseId: isSet(object.licenseId)
+        ? globalThis.String(object.licenseId)
+        : isSet(object.license_id)
+        ? globalThis.String(object.license_id)
+        : "",
+      at: isSet(object.at) ? globalThis.String(object.at) : "",
+    };
+  },
+
+  toJSON(message: LastValidated): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.licenseId !== "") {
+      obj.licenseId = message.licenseId;
+    }
+    if (message.at !== "") {
+      obj.at = message.at;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LastValidated>, I>>(base?: I): LastValidated {
+    return LastValidated.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LastValidated>, I>>(object: I): LastValidated {
+    const message = createBaseLastValidated();
+    message.accountId = object.accountId ?? "";
+    message.licenseId = object.licenseId ?? "";
+    message.at = object.at ?? "";
+    return message;
+  },
+};
+
+function createBaseRecordValidationsRequest(): RecordValidationsRequest {
+  return { tallies: [], lastValidated: [] };
+}
+
+export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
+  encode(message: RecordValidationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.tallies) {
+      ValidationTally.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.lastValidated) {
+      LastValidated.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordValidationsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordValidationsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tallies.push(ValidationTally.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.lastValidated.push(LastValidated.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordValidationsRequest {
+    return {
+      tallies: globalThis.Array.isArray(object?.tallies)
+        ? object.tallies.map((e: any) => ValidationTally.fromJSON(e))
+        : [],
+      lastValidated: globalThis.Array.isArray(object?.lastValidated)
+        ? object.lastValidated.map((e: any) => LastValidated.fromJSON(e))
+        : globalThis.Array.isArray(object?.last_validated)
+        ? object.last_validated.map((e: any) => LastValidated.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: RecordValidationsRequest): unknown {
+    const obj: any = {};
+    if (message.tallies?.length) {
+      obj.tallies = message.tallies.map((e) => ValidationTally.toJSON(e));
+    }
+    if (message.lastValidated?.length) {
+      obj.lastValidated = message.lastValidated.map((e) => LastValidated.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordValidationsRequest>, I>>(base?: I): RecordValidationsRequest {
+    return RecordValidationsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordValidationsRequest>, I>>(object: I): RecordValidationsRequest {
+    const message = createBaseRecordValidationsRequest();
+    message.tallies = object.tallies?.map((e) => ValidationTally.fromPartial(e)) || [];
+    message.lastValidated = object.lastValidated?.map((e) => LastValidated.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseRecordValidationsResponse(): RecordValidationsResponse {
+  return {};
+}
+
+export const RecordValidationsResponse: MessageFns<RecordValidationsResponse> = {
+  encode(_: RecordValidationsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordValidationsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordValidationsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): RecordValidationsResponse {
+    return {};
+  },
+
+  toJSON(_: RecordValidationsResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordValidationsResponse>, I>>(base?: I): RecordValidationsResponse {
+    return RecordValidationsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordValidationsResponse>, I>>(_: I): RecordValidationsResponse {
+    const message = createBaseRecordValidationsResponse();
     return message;
   },
 };
@@ -2951,6 +3602,21 @@ export const LicenseServiceService = {
     responseSerialize: (value: LicenseFile): Buffer => Buffer.from(LicenseFile.encode(value).finish()),
     responseDeserialize: (value: Buffer): LicenseFile => LicenseFile.decode(value),
   },
+  /**
+   * Validations the gateways answered from their caches, added to the counts and
+   * last-validated times in batches (no request writes one).
+   */
+  recordValidations: {
+    path: "/licensing.v1.LicenseService/RecordValidations" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordValidationsRequest): Buffer =>
+      Buffer.from(RecordValidationsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordValidationsRequest => RecordValidationsRequest.decode(value),
+    responseSerialize: (value: RecordValidationsResponse): Buffer =>
+      Buffer.from(RecordValidationsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecordValidationsResponse => RecordValidationsResponse.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -2970,6 +3636,11 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   deactivate: handleUnaryCall<DeactivateRequest, Activation>;
   /** A signed licence file an app can verify offline with the product's public key. */
   issueLicenseFile: handleUnaryCall<IssueLicenseFileRequest, LicenseFile>;
+  /**
+   * Validations the gateways answered from their caches, added to the counts and
+   * last-validated times in batches (no request writes one).
+   */
+  recordValidations: handleUnaryCall<RecordValidationsRequest, RecordValidationsResponse>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -3139,6 +3810,25 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: LicenseFile) => void,
+  ): ClientUnaryCall;
+  /**
+   * Validations the gateways answered from their caches, added to the counts and
+   * last-validated times in batches (no request writes one).
+   */
+  recordValidations(
+    request: RecordValidationsRequest,
+    callback: (error: ServiceError | null, response: RecordValidationsResponse) => void,
+  ): ClientUnaryCall;
+  recordValidations(
+    request: RecordValidationsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecordValidationsResponse) => void,
+  ): ClientUnaryCall;
+  recordValidations(
+    request: RecordValidationsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecordValidationsResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -64,6 +64,8 @@ export interface LicensePolicy {
   requireActivation: boolean;
   /** Whether validate-scope API keys (shipped in apps) see customer_email. */
   validateKeysSeeEmail: boolean;
+  /** What a refunded checkout payment does to its licence: revoke | suspend (empty = revoke). */
+  refundAction: string;
 }
 
 export interface Product {
@@ -575,6 +577,7 @@ function createBaseLicensePolicy(): LicensePolicy {
     graceDays: 0,
     requireActivation: false,
     validateKeysSeeEmail: false,
+    refundAction: "",
   };
 }
 
@@ -594,6 +597,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     }
     if (message.validateKeysSeeEmail !== false) {
       writer.uint32(40).bool(message.validateKeysSeeEmail);
+    }
+    if (message.refundAction !== "") {
+      writer.uint32(50).string(message.refundAction);
     }
     return writer;
   },
@@ -651,6 +657,14 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
             message.validateKeysSeeEmail = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.refundAction = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -690,6 +704,11 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
         : isSet(object.validate_keys_see_email)
         ? globalThis.Boolean(object.validate_keys_see_email)
         : false,
+      refundAction: isSet(object.refundAction)
+        ? globalThis.String(object.refundAction)
+        : isSet(object.refund_action)
+        ? globalThis.String(object.refund_action)
+        : "",
     };
   },
 
@@ -710,6 +729,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     if (message.validateKeysSeeEmail !== false) {
       obj.validateKeysSeeEmail = message.validateKeysSeeEmail;
     }
+    if (message.refundAction !== "") {
+      obj.refundAction = message.refundAction;
+    }
     return obj;
   },
 
@@ -723,6 +745,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     message.graceDays = object.graceDays ?? 0;
     message.requireActivation = object.requireActivation ?? false;
     message.validateKeysSeeEmail = object.validateKeysSeeEmail ?? false;
+    message.refundAction = object.refundAction ?? "";
     return message;
   },
 };

@@ -8,6 +8,9 @@ import type { AccountStore, PeopleStore } from '../store/queries';
 import type { AccountConfig } from '../config';
 import { toAccount } from './account-handlers';
 
+/** Says neither that the e-mail is registered nor that it is not. */
+export const SIGNUP_REFUSED = 'no account could be created with these details; if you already have one, sign in';
+
 type PeopleHandlers = Pick<Handlers<typeof AccountServiceService>, 'signUp' | 'signIn' | 'getSession' | 'endSession' | 'listAuditEntries'>;
 
 const WRONG_CREDENTIALS = 'wrong e-mail or password';
@@ -29,16 +32,18 @@ export function peopleHandlers(ctx: ServiceContext<AccountConfig>, accounts: Acc
       const name = checkAccountName(req.accountName);
       const email = checkEmail('email', req.email).toLowerCase();
       checkPassword(req.password);
-      if (await people.findUserByEmail(email)) throw new AppError('conflict', 'an account with this e-mail already exists; sign in instead');
+      // The password is hashed first either way, so a registered e-mail is not answered sooner.
+      const passwordHash = await hashPassword(req.password);
+      if (await people.findUserByEmail(email)) throw new AppError('conflict', SIGNUP_REFUSED);
       const now = ctx.clock.now();
       const account: AccountDoc = { _id: newId('acct'), name, plan: 'free', per_minute_limit: null, per_hour_limit: null, created_at: now };
-      const user: UserDoc = { _id: newId('user'), account_id: account._id, email, password_hash: await hashPassword(req.password), created_at: now };
+      const user: UserDoc = { _id: newId('user'), account_id: account._id, email, password_hash: passwordHash, created_at: now };
       await accounts.insertAccount(account);
       try {
         await people.insertUser(user);
       } catch (err) {
         await people.deleteAccount(account._id); // nothing half-written
-        if (isDuplicate(err)) throw new AppError('conflict', 'an account with this e-mail already exists; sign in instead');
+        if (isDuplicate(err)) throw new AppError('conflict', SIGNUP_REFUSED);
         throw err;
       }
       return openSession(user, account);

@@ -1,6 +1,32 @@
-// Payments go through a provider. The built-in one is an explicit test mode;
-// a real provider (Stripe, Paddle) is a drop-in adapter implementing the same
-// interface (docs/checkout.md says what it must do).
+// Payments go through a provider. Two kinds exist:
+// - Stripe (providers/stripe.ts): the buyer pays on Stripe Checkout; completion
+//   arrives as a signed webhook (domain/stripe-events.ts says what each event means);
+// - the explicit test mode below, for development: the hosted page takes a card
+//   number and nothing is charged. Production refuses it unless chosen (domain/modes.ts).
+
+export interface PaymentStart {
+  /** Our session id: linked from the provider's session (metadata) and its idempotency key. */
+  sessionId: string;
+  accountId: string;
+  productName: string;
+  amount: number;
+  currency: string;
+  customerEmail: string;
+  /** Where the buyer lands after paying (with session_id) and after cancelling. */
+  successUrl: string;
+  cancelUrl: string;
+  expiresAt: Date;
+  /** The hosted test-mode page of this session (where the buyer goes when the provider has no page of its own). */
+  hostedPageUrl: string;
+}
+
+export interface PaymentPage {
+  /** Where the buyer is sent to pay. */
+  url: string;
+  /** The provider's own session id ('' for test mode). */
+  providerSessionId: string;
+  livemode: boolean;
+}
 
 export interface ChargeRequest {
   /** Also the idempotency key: charging one session twice is one payment. */
@@ -14,8 +40,14 @@ export interface ChargeRequest {
 export type ChargeResult = { ok: true; paymentId: string } | { ok: false; message: string };
 
 export interface PaymentProvider {
-  readonly name: string;
-  readonly testMode: boolean;
+  readonly name: 'test' | 'stripe';
+  /** True when the hosted page takes the card itself (test mode). */
+  readonly takesCardsOnPage: boolean;
+  /** Prepares the payment of a new session: where to send the buyer. */
+  start(req: PaymentStart): Promise<PaymentPage>;
+  /** Ends the provider's side of an open session; false if it was already paid there. */
+  cancel(providerSessionId: string): Promise<boolean>;
+  /** Test mode only: take a card number on the hosted page. */
   charge(req: ChargeRequest): Promise<ChargeResult>;
 }
 
@@ -25,7 +57,15 @@ export const TEST_CARD_DECLINED = '4000000000000002';
 /** Test mode: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined; nothing is charged. */
 export class TestModeProvider implements PaymentProvider {
   readonly name = 'test';
-  readonly testMode = true;
+  readonly takesCardsOnPage = true;
+
+  async start(req: PaymentStart): Promise<PaymentPage> {
+    return { url: req.hostedPageUrl, providerSessionId: '', livemode: false };
+  }
+
+  async cancel(): Promise<boolean> {
+    return true;
+  }
 
   async charge(req: ChargeRequest): Promise<ChargeResult> {
     const card = req.card.replace(/[\s-]/g, '');
@@ -38,4 +78,9 @@ export class TestModeProvider implements PaymentProvider {
 export function formatPrice(amount: number, currency: string): string {
   const digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
   return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits);
+}
+
+/** success_url with our session id added (the vendor looks the session up with it). */
+export function successUrlFor(successUrl: string, sessionId: string): string {
+  return `${successUrl}${successUrl.includes('?') ? '&' : '?'}session_id=${encodeURIComponent(sessionId)}`;
 }

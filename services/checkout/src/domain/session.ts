@@ -8,8 +8,8 @@ export const URL_MAX = 2048;
 export type SessionStatus = 'open' | 'complete' | 'expired';
 export const sessionStatuses: readonly SessionStatus[] = ['open', 'complete', 'expired'];
 
-/** success_url and cancel_url: absolute http(s) URLs only (never javascript:, data:, relative). */
-export function checkRedirectUrl(field: string, value: string, required: boolean): string {
+/** success_url and cancel_url: absolute http(s) URLs only (never javascript:, data:, relative); https only in production. */
+export function checkRedirectUrl(field: string, value: string, required: boolean, httpsOnly = false): string {
   const v = value.trim();
   if (!v) {
     if (required) throw AppError.invalid(field, `${field} is required`);
@@ -22,6 +22,7 @@ export function checkRedirectUrl(field: string, value: string, required: boolean
     throw AppError.invalid(field, `${field} must be an absolute http or https URL`);
   }
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || v.length > URL_MAX) throw AppError.invalid(field, `${field} must be an absolute http or https URL`);
+  if (httpsOnly && url.protocol !== 'https:') throw AppError.invalid(field, `${field} must be an https URL`);
   return url.toString();
 }
 

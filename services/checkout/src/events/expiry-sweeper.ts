@@ -26,6 +26,7 @@ export class CheckoutExpirySweeper {
         n++;
       }
     }
+    await this.store.pruneDeliveries(new Date(now.getTime() - 600_000));
     return n + (await this.completion.finishPaid());
   }
 }

@@ -6,13 +6,15 @@ import { checkoutCreated, checkoutExpired } from '../events/checkout-events';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
 import type { CheckoutConfig } from '../config';
+import type { PaymentProvider } from '../domain/payments';
 
 export interface ProductLookup {
   getProduct(req: GetProductRequest, opts?: CallOptions): Promise<Product>;
 }
 
-export function checkoutHandlers(ctx: ServiceContext<CheckoutConfig>, store: CheckoutStore, products: ProductLookup): Handlers<typeof CheckoutServiceService> {
+export function checkoutHandlers(ctx: ServiceContext<CheckoutConfig>, store: CheckoutStore, products: ProductLookup, provider: PaymentProvider): Handlers<typeof CheckoutServiceService> {
   const base = ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, '');
+  const httpsOnly = ctx.config.NODE_ENV === 'production';
 
   const toSession = (s: Omit<SessionDoc, 'outbox'>, now: Date): CheckoutSession => ({
     id: s._id,
@@ -25,10 +27,11 @@ export function checkoutHandlers(ctx: ServiceContext<CheckoutConfig>, store: Che
     successUrl: s.success_url,
     cancelUrl: s.cancel_url,
     metadata: s.metadata ?? {},
-    url: `${base}/checkout/${s._id}`,
+    url: s.provider_url || `${base}/checkout/${s._id}`,
     expiresAt: s.expires_at.toISOString(),
     createdAt: s.created_at.toISOString(),
     licenseKey: s.license_key ?? '',
+    livemode: s.livemode ?? false,
   });
 
   async function find(accountId: string, id: string): Promise<SessionDoc> {
@@ -43,8 +46,8 @@ export function checkoutHandlers(ctx: ServiceContext<CheckoutConfig>, store: Che
       const input = {
         product_id: req.productId,
         customer_email: req.customerEmail ? checkEmail('customer_email', req.customerEmail) : '',
-        success_url: checkRedirectUrl('success_url', req.successUrl, true),
-        cancel_url: checkRedirectUrl('cancel_url', req.cancelUrl, false),
+        success_url: checkRedirectUrl('success_url', req.successUrl, true, httpsOnly),
+        cancel_url: checkRedirectUrl('cancel_url', req.cancelUrl, false, httpsOnly),
         metadata: checkMetadata(req.metadata),
         minutes: expiryMinutes(req.expiresInMinutes),
       };
@@ -52,8 +55,23 @@ export function checkoutHandlers(ctx: ServiceContext<CheckoutConfig>, store: Che
         const product = await products.getProduct({ accountId: req.accountId, id: req.productId }, { requestId: call.requestId });
         if (!product.price) throw AppError.invalid('product_id', 'this product has no price: set one (PATCH /api/v1/products/{id} {"price": {...}}) before selling it');
         const now = ctx.clock.now();
+        const id = newId('cs');
+        const expiresAt = new Date(now.getTime() + input.minutes * 60_000);
+        // The provider's side first: a session is stored only once the buyer has somewhere to pay.
+        const payment = await provider.start({
+          sessionId: id,
+          accountId: req.accountId,
+          productName: product.name,
+          amount: product.price.amount,
+          currency: product.price.currency,
+          customerEmail: input.customer_email,
+          successUrl: input.success_url,
+          cancelUrl: input.cancel_url,
+          expiresAt,
+          hostedPageUrl: `${base}/checkout/${id}`,
+        });
         const doc: Omit<SessionDoc, 'outbox'> = {
-          _id: newId('cs'),
+          _id: id,
           account_id: req.accountId,
           product_id: req.productId,
           product_name: product.name,
@@ -64,11 +82,18 @@ export function checkoutHandlers(ctx: ServiceContext<CheckoutConfig>, store: Che
           success_url: input.success_url,
           cancel_url: input.cancel_url,
           metadata: input.metadata,
-          expires_at: new Date(now.getTime() + input.minutes * 60_000),
+          expires_at: expiresAt,
           created_at: now,
           license_key: null,
           payment_id: null,
           paid_at: null,
+          provider: provider.name,
+          provider_session_id: payment.providerSessionId,
+          provider_url: payment.url,
+          livemode: payment.livemode,
+          refund_action: product.policy?.refundAction === 'suspend' ? 'suspend' : 'revoke',
+          paid_with: null,
+          refunded_at: null,
         };
         await store.insert(doc, [checkoutCreated(doc)]);
         ctx.outbox.flush(store.models.Session, doc._id);
@@ -93,6 +118,10 @@ export function checkoutHandlers(ctx: ServiceContext<CheckoutConfig>, store: Che
       const s = await find(req.accountId, req.id);
       const now = ctx.clock.now();
       checkExpire(s, now);
+      // Stripe's session is expired first, so the buyer can no longer pay there; if they just did, 409.
+      if (s.status === 'open' && s.provider === 'stripe' && s.provider_session_id && !(await provider.cancel(s.provider_session_id))) {
+        throw new AppError('conflict', 'the checkout session was just paid on Stripe: it cannot be expired');
+      }
       if (s.status === 'open' && (await store.markExpired(s._id, checkoutExpired(s, now)))) ctx.outbox.flush(store.models.Session, s._id);
       return toSession(await find(req.accountId, req.id), now);
     },

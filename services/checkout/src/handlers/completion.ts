@@ -1,10 +1,12 @@
-import { AppError, newEvent, type CallOptions, type Clock, type Logger, type Outbox } from '@licensing/runtime';
-import type { CreateLicenseRequest, DomainEvent, License } from '@licensing/proto';
+import { AppError, type CallOptions, type Clock, type Logger, type Outbox } from '@licensing/runtime';
+import type { CreateLicenseRequest, License, TransitionLicenseRequest } from '@licensing/proto';
+import { checkoutCompleted } from '../events/checkout-events';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
 
 export interface LicenseIssuer {
   createLicense(req: CreateLicenseRequest, opts?: CallOptions): Promise<License>;
+  transitionLicense(req: TransitionLicenseRequest, opts?: CallOptions): Promise<License>;
 }
 
 /**
@@ -25,8 +27,8 @@ export class Completion {
   ) {}
 
   /** Records the payment. False if the session was no longer open (paid by another tab, or expired). */
-  markPaid(s: SessionDoc, paymentId: string, email: string): Promise<boolean> {
-    return this.store.markPaid(s._id, paymentId, email, this.clock.now());
+  markPaid(s: SessionDoc, p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean }): Promise<boolean> {
+    return this.store.markPaid(s._id, p, this.clock.now());
   }
 
   /** Issues (or finds) the licence of a paid session and records it. Safe to call any number of times. */
@@ -45,18 +47,31 @@ export class Completion {
         else throw err;
       }
     }
-    const event = this.completedEvent(s, license.key);
+    const event = checkoutCompleted(s, license.key, this.clock.now());
     if (await this.store.recordLicense(s._id, license.key, event)) this.outbox.flush(this.store.models.Session, s._id);
+    // A refund that arrived before this completion (events come in any order) applies now.
+    if (s.payment_id && !s.refunded_at && (await this.store.hasPendingRefund(s.payment_id))) await this.refund({ ...s, license_key: license.key }, requestId);
     return license.key;
   }
 
-  private completedEvent(s: SessionDoc, licenseKey: string): DomainEvent {
-    const data = {
-      checkout: { id: s._id, product_id: s.product_id, status: 'complete', amount: s.amount, currency: s.currency, customer_email: s.customer_email || null, expires_at: s.expires_at.toISOString(), created_at: s.created_at.toISOString() },
-      license_key: licenseKey,
-      customer_email: s.customer_email,
-    };
-    return newEvent('checkout.completed', s.account_id, data, this.clock.now(), `evt_completed_${s._id}`);
+  /**
+   * A payment refunded in full: the licence is revoked or suspended, as the
+   * product's policy said when the session was created. Safe to repeat (a
+   * licence already in that state, or revoked, is left as it is).
+   */
+  async refund(s: SessionDoc, requestId = ''): Promise<void> {
+    if (!s.license_key) {
+      // Not issued yet: issue() applies the refund once the licence exists.
+      await this.store.addPendingRefund(s.payment_id ?? '', this.clock.now());
+      return;
+    }
+    try {
+      await this.licenses.transitionLicense({ accountId: s.account_id, key: s.license_key, action: s.refund_action ?? 'revoke' }, { requestId });
+    } catch (err) {
+      // 409: already suspended or revoked (a repeat, or the vendor acted first).
+      if (!(err instanceof AppError && err.code === 'conflict')) throw err;
+    }
+    await this.store.markRefunded(s._id, this.clock.now());
   }
 
   /** Sweeper pass: sessions paid but without a licence (a crash in between) are finished. */

@@ -21,7 +21,55 @@ export interface SessionDoc {
   license_key: string | null;
   payment_id: string | null;
   paid_at: Date | null;
+  /** test | stripe: who takes this session's payment. */
+  provider: 'test' | 'stripe';
+  /** The provider's session (Stripe's cs_test_…/cs_live_…; '' in test mode). */
+  provider_session_id: string;
+  /** Where the buyer pays (Stripe's page, or our hosted test-mode page). */
+  provider_url: string;
+  /** true only for a real payment (a live Stripe key). */
+  livemode: boolean;
+  /** What a refund does to the licence (the product's policy when the session was created). */
+  refund_action: 'revoke' | 'suspend';
+  /** Test mode: the digest of the page's form token that paid (that browser may see the key). */
+  paid_with: string | null;
+  /** When the payment was refunded in full and the licence revoked or suspended. */
+  refunded_at: Date | null;
   outbox?: Record<string, DomainEvent>;
+}
+
+/** A form token of the hosted page, checked on the server (stored as a digest). */
+export interface PageTokenDoc {
+  _id: string;
+  session_id: string;
+  expires_at: Date;
+}
+
+/** The proof that a browser paid: the digest of the secret in its HttpOnly cookie. */
+export interface ReceiptDoc {
+  _id: string;
+  session_id: string;
+  created_at: Date;
+}
+
+/** A provider event handled to the end (its id as _id): a replay finds it and does nothing. */
+export interface ProviderEventDoc {
+  _id: string;
+  type: string;
+  session_id: string;
+  created_at: Date;
+}
+
+/** A webhook delivery's signature, seen once (its digest as _id): the same signed request again is a replay. */
+export interface DeliveryDoc {
+  _id: string;
+  created_at: Date;
+}
+
+/** A full refund seen before its payment's completion (events may arrive in any order). */
+export interface PendingRefundDoc {
+  _id: string;
+  created_at: Date;
 }
 
 export function checkoutModels(conn: Connection) {
@@ -43,6 +91,13 @@ export function checkoutModels(conn: Connection) {
       license_key: { type: String, default: null },
       payment_id: { type: String, default: null },
       paid_at: { type: Date, default: null },
+      provider: { type: String, default: 'test' },
+      provider_session_id: { type: String, default: '' },
+      provider_url: { type: String, default: '' },
+      livemode: { type: Boolean, default: false },
+      refund_action: { type: String, default: 'revoke' },
+      paid_with: { type: String, default: null },
+      refunded_at: { type: Date, default: null },
       ...outboxFields,
     },
     { versionKey: false, collection: 'checkout_sessions' },
@@ -50,7 +105,19 @@ export function checkoutModels(conn: Connection) {
   schema.index({ account_id: 1, _id: -1 });
   schema.index({ status: 1, expires_at: 1 });
   schema.index({ status: 1, license_key: 1 });
-  return { Session: conn.model<SessionDoc>('CheckoutSession', schema) as Model<SessionDoc>, Idempotency: idempotencyModel(conn) };
+  schema.index({ payment_id: 1 });
+  const plain = <T>(name: string, collection: string, fields: Record<string, unknown>) =>
+    conn.model<T>(name, new Schema<T>({ _id: String, ...fields }, { versionKey: false, collection })) as Model<T>;
+  return {
+    Session: conn.model<SessionDoc>('CheckoutSession', schema) as Model<SessionDoc>,
+    Idempotency: idempotencyModel(conn),
+    PageToken: plain<PageTokenDoc>('CheckoutPageToken', 'checkout_page_tokens', { session_id: { type: String, required: true }, expires_at: { type: Date, required: true } }),
+    Receipt: plain<ReceiptDoc>('CheckoutReceipt', 'checkout_receipts', { session_id: { type: String, required: true }, created_at: { type: Date, required: true } }),
+    ProviderEvent: plain<ProviderEventDoc>('CheckoutProviderEvent', 'checkout_provider_events', { type: String, session_id: String, created_at: Date }),
+    // Pruned by age (replays are refused for 10 minutes): the prune is served by an index.
+    Delivery: plain<DeliveryDoc>('CheckoutWebhookDelivery', 'checkout_webhook_deliveries', { created_at: { type: Date, required: true, index: true } }),
+    PendingRefund: plain<PendingRefundDoc>('CheckoutPendingRefund', 'checkout_pending_refunds', { created_at: Date }),
+  };
 }
 
 export type CheckoutModels = ReturnType<typeof checkoutModels>;

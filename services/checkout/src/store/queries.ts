@@ -1,7 +1,7 @@
 import { listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { DomainEvent, PageRequest } from '@licensing/proto';
 import type { SessionStatus } from '../domain/session';
-import type { CheckoutModels, SessionDoc } from './models';
+import type { CheckoutModels, PageTokenDoc, ReceiptDoc, SessionDoc } from './models';
 
 export class CheckoutStore {
   constructor(readonly models: CheckoutModels) {}
@@ -35,13 +35,84 @@ export class CheckoutStore {
     return this.models.Session.findById(id, { outbox: 0 }).lean<SessionDoc>().exec();
   }
 
-  /** open → complete with the payment, only while open and unexpired. */
-  async markPaid(id: string, paymentId: string, email: string, now: Date): Promise<boolean> {
-    const res = await this.models.Session.updateOne(
-      { _id: id, status: 'open', expires_at: { $gt: now } },
-      { $set: { status: 'complete', payment_id: paymentId, paid_at: now, customer_email: email } },
-    );
+  /**
+   * open → complete with the payment, only while open and unexpired. A
+   * provider's confirmed payment (`evenIfExpired`) also completes a session
+   * our sweeper expired meanwhile: the money was taken, so the buyer gets the licence.
+   */
+  async markPaid(id: string, p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean }, now: Date): Promise<boolean> {
+    const filter: Record<string, unknown> = p.evenIfExpired ? { _id: id, status: { $in: ['open', 'expired'] } } : { _id: id, status: 'open', expires_at: { $gt: now } };
+    const set: Record<string, unknown> = { status: 'complete', payment_id: p.paymentId, paid_at: now, paid_with: p.paidWith };
+    if (p.email) set.customer_email = p.email;
+    const res = await this.models.Session.updateOne(filter, { $set: set });
     return res.modifiedCount === 1;
+  }
+
+  findByPayment(paymentId: string): Promise<SessionDoc | null> {
+    return this.models.Session.findOne({ payment_id: paymentId }, { outbox: 0 }).lean<SessionDoc>().exec();
+  }
+
+  /** Records that a refund was applied to the licence (idempotent). */
+  async markRefunded(id: string, now: Date): Promise<void> {
+    await this.models.Session.updateOne({ _id: id, refunded_at: null }, { $set: { refunded_at: now } });
+  }
+
+  // Form tokens and receipts: unique inserts, looked up by _id (a digest).
+
+  async addPageToken(digest: string, sessionId: string, expiresAt: Date): Promise<void> {
+    await this.models.PageToken.create({ _id: digest, session_id: sessionId, expires_at: expiresAt });
+  }
+
+  async pageTokenValid(digest: string, sessionId: string, now: Date): Promise<boolean> {
+    const t = await this.models.PageToken.findById(digest).lean<PageTokenDoc>().exec();
+    return !!t && t.session_id === sessionId && t.expires_at.getTime() > now.getTime();
+  }
+
+  async addReceipt(digest: string, sessionId: string, now: Date): Promise<void> {
+    await this.models.Receipt.create({ _id: digest, session_id: sessionId, created_at: now });
+  }
+
+  async hasReceipt(digest: string, sessionId: string): Promise<boolean> {
+    const r = await this.models.Receipt.findById(digest).lean<ReceiptDoc>().exec();
+    return !!r && r.session_id === sessionId;
+  }
+
+  // Provider events: the record is written after an event was handled to the end.
+
+  async eventHandled(eventId: string): Promise<boolean> {
+    return (await this.models.ProviderEvent.exists({ _id: eventId })) !== null;
+  }
+
+  async recordEvent(eventId: string, type: string, sessionId: string, now: Date): Promise<void> {
+    await this.models.ProviderEvent.create({ _id: eventId, type, session_id: sessionId, created_at: now }).catch((err: { code?: number }) => {
+      if (err.code !== 11000) throw err; // a concurrent duplicate recorded it first
+    });
+  }
+
+  /** True the first time a signed delivery is seen; false for the same signature again (a unique insert). */
+  async claimDelivery(digest: string, now: Date): Promise<boolean> {
+    try {
+      await this.models.Delivery.create({ _id: digest, created_at: now });
+      return true;
+    } catch (err) {
+      if ((err as { code?: number }).code === 11000) return false;
+      throw err;
+    }
+  }
+
+  /** Signatures older than the 300 s tolerance can never verify again: they need not be kept. */
+  async pruneDeliveries(before: Date): Promise<void> {
+    await this.models.Delivery.deleteMany({ created_at: { $lt: before } });
+  }
+
+  async addPendingRefund(paymentId: string, now: Date): Promise<void> {
+    await this.models.PendingRefund.create({ _id: paymentId, created_at: now }).catch((err: { code?: number }) => {
+      if (err.code !== 11000) throw err;
+    });
+  }
+
+  async hasPendingRefund(paymentId: string): Promise<boolean> {
+    return (await this.models.PendingRefund.exists({ _id: paymentId })) !== null;
   }
 
   /** Records the licence of a paid session once, with checkout.completed. */

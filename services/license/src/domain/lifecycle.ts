@@ -1,48 +1,13 @@
 import { AppError } from '@licensing/runtime';
+import { DAY_MS, type LicenseState, type PolicySnapshot } from '@licensing/proto';
 
-// Licence states. Stored: active, suspended, revoked. Derived: expired, when
-// the expiry plus the grace days has passed (and the licence is not suspended
-// or revoked). Transitions (docs/licences.md has the diagram):
+// Transitions between the licence states (the states themselves and how expiry
+// is derived live in proto/rules/status.ts, shared with the gateway):
 //   active ──suspend──▶ suspended ──reinstate──▶ active
 //   active | suspended ──revoke──▶ revoked   (terminal)
 //   active | suspended | expired ──renew──▶ same stored state, later expiry
-export const DAY_MS = 86_400_000;
-
-export interface PolicySnapshot {
-  duration_days: number | null;
-  max_activations: number | null;
-  grace_days: number;
-  require_activation: boolean;
-  validate_keys_see_email: boolean;
-}
-
-export type StoredStatus = 'active' | 'suspended' | 'revoked';
-export type Status = StoredStatus | 'expired';
-export const statuses: readonly Status[] = ['active', 'suspended', 'revoked', 'expired'];
 export const actions = ['suspend', 'reinstate', 'revoke', 'renew'] as const;
 export type Action = (typeof actions)[number];
-
-export interface LicenseState {
-  status: StoredStatus;
-  expires_at: Date | null;
-  policy: PolicySnapshot;
-}
-
-/** When the licence stops validating altogether: expiry plus grace (null = never). */
-export function graceEndsAt(expiresAt: Date | null, graceDays: number): Date | null {
-  return expiresAt ? new Date(expiresAt.getTime() + graceDays * DAY_MS) : null;
-}
-
-export function effectiveStatus(l: LicenseState, now: Date): Status {
-  if (l.status !== 'active') return l.status;
-  const end = graceEndsAt(l.expires_at, l.policy.grace_days);
-  return end && end.getTime() <= now.getTime() ? 'expired' : 'active';
-}
-
-/** Past its expiry but still inside the grace days. */
-export function inGrace(l: LicenseState, now: Date): boolean {
-  return !!l.expires_at && l.expires_at.getTime() <= now.getTime() && effectiveStatus(l, now) === 'active';
-}
 
 export function expiryFor(policy: PolicySnapshot, from: Date): Date | null {
   return policy.duration_days === null ? null : new Date(from.getTime() + policy.duration_days * DAY_MS);

@@ -1,6 +1,5 @@
 import { newEvent } from '@licensing/runtime';
-import type { ActivationData, DomainEvent, EventType, LicenseData } from '@licensing/proto';
-import { effectiveStatus } from '../domain/lifecycle';
+import { effectiveStatus, type ActivationData, type DomainEvent, type EventType, type LicenseData } from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 
 type LicenseEventType = Extract<EventType, `license.${string}`>;

@@ -1,6 +1,5 @@
 import { AppError, isId, newId, type Handlers, type ServiceContext } from '@licensing/runtime';
-import type { LicenseServiceService } from '@licensing/proto';
-import { effectiveStatus } from '../domain/lifecycle';
+import { effectiveStatus, type LicenseServiceService } from '@licensing/proto';
 import { checkFingerprint } from '../domain/metadata';
 import { activationEvent } from '../events/license-events';
 import type { LicenseStore } from '../store/queries';
@@ -24,6 +23,7 @@ export function activationHandlers(ctx: ServiceContext<LicenseConfig>, store: Li
       const doc = { _id: newId('act'), license_id: license._id, account_id: req.accountId, fingerprint, name, fingerprint_key: fingerprint, created_at: now, deactivated_at: null };
       const out = await store.activate(doc, license.policy.max_activations, [activationEvent('license.activated', license, { ...doc, slot_key: '' }, now)]);
       if (!out) throw new AppError('conflict', `activation_limit_reached: the licence is already active on ${license.policy.max_activations} machines; deactivate one first`);
+      if (out === 'contended') throw new AppError('conflict', 'other machines are being activated on this licence at this moment; retry');
       if (out.created) ctx.outbox.flush(store.models.Activation, out.activation._id);
       return { activation: toActivation(out.activation), created: out.created };
     },

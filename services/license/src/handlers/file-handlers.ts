@@ -1,6 +1,5 @@
 import { AppError, type Handlers, type ServiceContext, type CallOptions } from '@licensing/runtime';
-import type { LicenseServiceService, SignPayloadRequest, SignPayloadResponse } from '@licensing/proto';
-import { DAY_MS, effectiveStatus, graceEndsAt } from '../domain/lifecycle';
+import { DAY_MS, effectiveStatus, graceEndsAt, type LicenseServiceService, type SignPayloadRequest, type SignPayloadResponse } from '@licensing/proto';
 import { checkFingerprint } from '../domain/metadata';
 import type { LicenseStore } from '../store/queries';
 import type { LicenseConfig } from '../config';
@@ -20,7 +19,7 @@ export const FILE_TTL_MAX_DAYS = 365;
  */
 export function fileHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, signer: PayloadSigner): Pick<Handlers<typeof LicenseServiceService>, 'issueLicenseFile'> {
   return {
-    async issueLicenseFile(req, call) {
+    async issueLicenseFile(req) {
       const ttl = req.ttlDays || FILE_TTL_DEFAULT_DAYS;
       if (!Number.isInteger(ttl) || ttl < 1 || ttl > FILE_TTL_MAX_DAYS) throw AppError.invalid('ttl_days', `ttl_days must be a whole number from 1 to ${FILE_TTL_MAX_DAYS}`);
       const license = await ownLicense(store, req.accountId, req.key);
@@ -45,7 +44,7 @@ export function fileHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseS
         issued_at: now.toISOString(),
         valid_until: validUntil.toISOString(),
       };
-      const signed = await signer.signPayload({ accountId: req.accountId, productId: license.product_id, payloadJson: JSON.stringify(payload) }, { requestId: call.requestId });
+      const signed = await signer.signPayload({ accountId: req.accountId, productId: license.product_id, payloadJson: JSON.stringify(payload) });
       return { kid: signed.kid, algorithm: 'Ed25519', payload: Buffer.from(signed.payload).toString('base64url'), signature: Buffer.from(signed.signature).toString('base64url') };
     },
   };

@@ -1,7 +1,8 @@
-import { AppError, checkEmail, idempotent, isId, newId, type CallOptions, type Handlers, type ServiceContext } from '@licensing/runtime';
-import type { GetProductRequest, License, LicenseServiceService, Product } from '@licensing/proto';
-import { generateLicenseKey, parseLicenseKey } from '../domain/license-key';
-import { actions, expiryFor, graceEndsAt, statuses, transition, type Action, type Status } from '../domain/lifecycle';
+import { AppError, checkEmail, idempotent, isId, type CallOptions, type Handlers, type ServiceContext } from '@licensing/runtime';
+import { graceEndsAt, parseLicenseKey, statuses, type GetProductRequest, type License, type LicenseServiceService, type Product, type Status } from '@licensing/proto';
+import { actions, transition, type Action } from '../domain/lifecycle';
+import { newLicense } from '../domain/new-license';
+import { expiryBucket } from '../domain/expiry';
 import { mergeMetadata } from '../domain/metadata';
 import { HOUR_MS, last24Hours } from '../domain/stats';
 import { licenseCreated, licenseEvent } from '../events/license-events';
@@ -35,28 +36,13 @@ export async function ownLicense(store: LicenseStore, accountId: string, key: st
 }
 
 export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, products: ProductLookup, counter: ValidationCounter): LicenseHandlers {
-  async function issue(accountId: string, productId: string, customerEmail: string, requestId: string): Promise<License> {
+  async function issue(accountId: string, productId: string, customerEmail: string): Promise<License> {
     // The product must exist in the caller's account; another account's product is not found.
-    const product = await products.getProduct({ accountId, id: productId }, { requestId });
+    const product = await products.getProduct({ accountId, id: productId });
     const policy = fromPolicy(product.policy);
     for (let attempt = 0; ; attempt++) {
       const now = ctx.clock.now();
-      const expires = expiryFor(policy, now);
-      const doc: Omit<LicenseDoc, 'outbox'> = {
-        _id: newId('lic'),
-        account_id: accountId,
-        product_id: productId,
-        key: generateLicenseKey(),
-        customer_email: customerEmail,
-        customer_email_lc: customerEmail.toLowerCase(),
-        status: 'active',
-        expires_at: expires,
-        grace_ends_at: graceEndsAt(expires, policy.grace_days),
-        policy,
-        metadata: {},
-        expired_notified: false,
-        created_at: now,
-      };
+      const doc = newLicense(accountId, productId, customerEmail, policy, now);
       try {
         await store.insert(doc, [licenseCreated(doc)]);
       } catch (err) {
@@ -85,10 +71,10 @@ export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: Licen
   }
 
   return {
-    async createLicense(req, call) {
+    async createLicense(req) {
       if (!isId('prod', req.productId)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
       const email = checkEmail('customer_email', req.customerEmail);
-      const run = () => issue(req.accountId, req.productId, email, call.requestId);
+      const run = () => issue(req.accountId, req.productId, email);
       if (!req.idempotencyKey) return run();
       const request = { product_id: req.productId, customer_email: email };
       return idempotent(store.models.Idempotency, `${req.accountId}:create_license`, req.idempotencyKey, request, run, ctx.clock.now());
@@ -96,7 +82,8 @@ export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: Licen
 
     async getLicense(req) {
       const doc = await ownLicense(store, req.accountId, req.key);
-      return toLicense(doc, ctx.clock.now(), 'full', await store.countActivations(doc._id));
+      const [activations, lastValidated] = await Promise.all([store.countActivations(doc._id), counter.lastValidatedAt(doc._id)]);
+      return { ...toLicense(doc, ctx.clock.now(), 'full', activations), lastValidatedAt: lastValidated?.toISOString() ?? '' };
     },
 
     async listLicenses(req) {
@@ -127,8 +114,10 @@ export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: Licen
         // Renewal takes the product's current policy.
         const current = action === 'renew' ? fromPolicy((await products.getProduct({ accountId: req.accountId, id: doc.product_id })).policy) : doc.policy;
         const next = transition(doc, action, now, current);
-        const changes: Partial<LicenseDoc> = { status: next.status, expires_at: next.expires_at, policy: next.policy, grace_ends_at: graceEndsAt(next.expires_at, next.policy.grace_days) };
-        if (action === 'renew') changes.expired_notified = false;
+        const graceEnds = graceEndsAt(next.expires_at, next.policy.grace_days);
+        const notified = action === 'renew' ? false : doc.expired_notified;
+        // Filed again in the sweeper's buckets: a renewed or reinstated licence is found when its grace ends (or now, if it has).
+        const changes: Partial<LicenseDoc> = { status: next.status, expires_at: next.expires_at, policy: next.policy, grace_ends_at: graceEnds, expired_notified: notified, expiry_bucket: expiryBucket(graceEnds, notified, now) };
         return { changes, event: pastTense[action] };
       }),
 

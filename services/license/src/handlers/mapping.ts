@@ -1,5 +1,4 @@
-import type { Activation, License, LicensePolicy } from '@licensing/proto';
-import { effectiveStatus, type PolicySnapshot } from '../domain/lifecycle';
+import { effectiveStatus, type Activation, type License, type LicensePolicy, type PolicySnapshot } from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 
 export const toPolicy = (p: PolicySnapshot): LicensePolicy => ({
@@ -8,6 +7,7 @@ export const toPolicy = (p: PolicySnapshot): LicensePolicy => ({
   graceDays: p.grace_days,
   requireActivation: p.require_activation,
   validateKeysSeeEmail: p.validate_keys_see_email,
+  refundAction: p.refund_action ?? 'revoke',
 });
 
 export const fromPolicy = (p: LicensePolicy | undefined): PolicySnapshot => ({
@@ -16,6 +16,7 @@ export const fromPolicy = (p: LicensePolicy | undefined): PolicySnapshot => ({
   grace_days: p?.graceDays ?? 0,
   require_activation: p?.requireActivation ?? false,
   validate_keys_see_email: p?.validateKeysSeeEmail ?? false,
+  refund_action: p?.refundAction === 'suspend' ? 'suspend' : 'revoke',
 });
 
 /** A licence as the contract shows it: derived status, and the e-mail only for callers allowed to see it. */
@@ -34,6 +35,7 @@ export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope =
     policy: toPolicy(doc.policy),
     activations,
     metadata: doc.metadata ?? {},
+    lastValidatedAt: '',
   };
 }
 

@@ -1,37 +1,68 @@
 import type { Handlers, ServiceContext } from '@licensing/runtime';
-import type { LicenseServiceService } from '@licensing/proto';
-import { parseLicenseKey } from '../domain/license-key';
-import { judge } from '../domain/validation';
+import { judge, parseLicenseKey, verdictFields, type LicenseServiceService, type ValidationFacts } from '@licensing/proto';
+import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 import type { ValidationCounter } from '../store/stats';
 import type { LicenseConfig } from '../config';
 import { toLicense } from './mapping';
 
+/** A gateway caches a licence with at most this many active machines; beyond, it asks every time. */
+export const MAX_CACHED_FINGERPRINTS = 100;
+
+type ValidationHandlers = Pick<Handlers<typeof LicenseServiceService>, 'validateLicense' | 'recordValidations'>;
+
 /** The hot path: one read by key, one more only when the policy requires activation. */
-export function validationHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, counter: ValidationCounter): Pick<Handlers<typeof LicenseServiceService>, 'validateLicense'> {
+export function validationHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, counter: ValidationCounter): ValidationHandlers {
   const byCode = ctx.metrics.counter('licensing_validations_total', ['code']);
+
+  /** What a gateway needs to answer this key again from memory (activations listed only when they matter). */
+  async function factsOf(doc: LicenseDoc | null, accountId: string, now: Date): Promise<ValidationFacts> {
+    if (!doc || doc.account_id !== accountId) return { found: false, license: undefined, storedStatus: '', activationCount: 0, activeFingerprints: [], cacheable: true };
+    const fingerprints = doc.policy.require_activation ? await store.activeFingerprints(doc._id, MAX_CACHED_FINGERPRINTS + 1) : [];
+    return {
+      found: true,
+      license: toLicense(doc, now),
+      storedStatus: doc.status,
+      activationCount: fingerprints.length,
+      activeFingerprints: fingerprints.slice(0, MAX_CACHED_FINGERPRINTS),
+      cacheable: fingerprints.length <= MAX_CACHED_FINGERPRINTS,
+    };
+  }
+
   return {
     async validateLicense(req) {
       const parsed = parseLicenseKey(req.key);
       const doc = parsed.ok ? await store.findByKey(parsed.key) : null;
       const fingerprint = req.fingerprint.trim().slice(0, 200);
-      const needsActivation = !!doc && doc.account_id === req.accountId && doc.policy.require_activation;
-      const fingerprintActive = needsActivation && !!fingerprint && !!(await store.findActivation(doc._id, fingerprint));
-      // Counted exactly, and only when the answer depends on it.
-      const count = needsActivation && !fingerprintActive ? await store.countActivations(doc._id) : 0;
-      const activation = { fingerprintActive, count };
       const now = ctx.clock.now();
+      const needsActivation = !!doc && doc.account_id === req.accountId && doc.policy.require_activation;
+      const facts = req.wantFacts && parsed.ok ? await factsOf(doc, req.accountId, now) : undefined;
+      let activation = { fingerprintActive: false, count: 0 };
+      if (facts?.cacheable && needsActivation) {
+        activation = { fingerprintActive: !!fingerprint && facts.activeFingerprints.includes(fingerprint), count: facts.activationCount };
+      } else if (needsActivation) {
+        const fingerprintActive = !!fingerprint && !!(await store.findActivation(doc._id, fingerprint));
+        // Counted exactly, and only when the answer depends on it.
+        activation = { fingerprintActive, count: fingerprintActive ? 0 : await store.countActivations(doc._id) };
+      }
       const verdict = judge(parsed, doc, { accountId: req.accountId, productId: req.productId, fingerprint }, activation, now);
       counter.record(req.accountId, verdict.valid, now);
+      if (verdict.visible && doc) counter.validated(req.accountId, doc._id, now);
       byCode.inc({ code: verdict.code });
-      return {
-        valid: verdict.valid,
-        code: verdict.code,
-        detail: verdict.detail,
-        nextAction: verdict.nextAction,
-        cacheUntil: verdict.cacheUntil.toISOString(),
-        license: verdict.visible && doc ? toLicense(doc, now, req.keyScope) : undefined,
-      };
+      return { ...verdictFields(verdict), license: verdict.visible && doc ? toLicense(doc, now, req.keyScope) : undefined, facts };
+    },
+
+    async recordValidations(req) {
+      for (const t of req.tallies) {
+        const hour = new Date(t.hour);
+        if (!t.accountId || Number.isNaN(hour.getTime()) || t.validations < 0 || t.valid < 0 || t.valid > t.validations) continue;
+        counter.add(t.accountId, hour, t.validations, t.valid);
+      }
+      for (const v of req.lastValidated) {
+        const at = new Date(v.at);
+        if (v.accountId && v.licenseId && !Number.isNaN(at.getTime())) counter.validated(v.accountId, v.licenseId, at);
+      }
+      return {};
     },
   };
 }

@@ -1,7 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { idempotencyModel, outboxFields } from '@licensing/runtime';
-import type { DomainEvent } from '@licensing/proto';
-import type { PolicySnapshot, StoredStatus } from '../domain/lifecycle';
+import type { DomainEvent, PolicySnapshot, StoredStatus } from '@licensing/proto';
 
 export interface LicenseDoc {
   _id: string;
@@ -21,6 +20,8 @@ export interface LicenseDoc {
   metadata: Record<string, string>;
   /** license.expired was published (once, whichever instance got there first). */
   expired_notified: boolean;
+  /** The UTC hour (YYYY-MM-DDTHH) the sweeper looks for this licence in; null when nothing is left to announce (domain/expiry.ts). */
+  expiry_bucket: string | null;
   created_at: Date;
   outbox?: Record<string, DomainEvent>;
 }
@@ -44,6 +45,14 @@ export interface ActivationDoc {
   outbox?: Record<string, DomainEvent>;
 }
 
+/** How far the expiry sweeper got: every bucket up to `through` is done. */
+export interface SweepStateDoc {
+  _id: string;
+  through: string | null;
+  /** Licences written before buckets existed were given theirs (once). */
+  backfilled: boolean;
+}
+
 export function licenseModels(conn: Connection) {
   const schema = new Schema<LicenseDoc>(
     {
@@ -59,6 +68,7 @@ export function licenseModels(conn: Connection) {
       policy: { type: Object, required: true },
       metadata: { type: Object, default: () => ({}) },
       expired_notified: { type: Boolean, default: false },
+      expiry_bucket: { type: String, default: null },
       created_at: { type: Date, required: true },
       ...outboxFields,
     },
@@ -67,7 +77,7 @@ export function licenseModels(conn: Connection) {
   schema.index({ account_id: 1, _id: -1 });
   schema.index({ account_id: 1, product_id: 1, _id: -1 });
   schema.index({ account_id: 1, customer_email_lc: 1, _id: -1 });
-  schema.index({ status: 1, grace_ends_at: 1 });
+  schema.index({ expiry_bucket: 1, _id: 1 });
   const activation = new Schema<ActivationDoc>(
     {
       _id: String,
@@ -84,8 +94,11 @@ export function licenseModels(conn: Connection) {
     { versionKey: false, collection: 'activations' },
   );
   activation.index({ license_id: 1, slot_key: 1 }, { unique: true });
+  activation.index({ license_id: 1, _id: -1 }); // a licence's activations, newest first
   activation.index({ license_id: 1, fingerprint_key: 1 }, { unique: true });
+  const sweep = new Schema<SweepStateDoc>({ _id: String, through: { type: String, default: null }, backfilled: { type: Boolean, default: false } }, { versionKey: false, collection: 'sweep_state' });
   return {
+    SweepState: conn.model<SweepStateDoc>('SweepState', sweep) as Model<SweepStateDoc>,
     License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>,
     Activation: conn.model<ActivationDoc>('Activation', activation) as Model<ActivationDoc>,
     Idempotency: idempotencyModel(conn),

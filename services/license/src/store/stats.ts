@@ -11,50 +11,87 @@ interface StatsDoc {
   valid: number;
 }
 
-export function statsModel(conn: Connection): Model<StatsDoc> {
-  const schema = new Schema<StatsDoc>(
+/** When each licence was last validated; its own collection so a stats write never races a licence change. */
+interface ActivityDoc {
+  /** The licence id. */
+  _id: string;
+  account_id: string;
+  last_validated_at: Date;
+}
+
+export function statsModels(conn: Connection) {
+  const stats = new Schema<StatsDoc>(
     { _id: String, account_id: { type: String, required: true }, hour: { type: Date, required: true }, validations: { type: Number, default: 0 }, valid: { type: Number, default: 0 } },
     { versionKey: false, collection: 'validation_stats' },
   );
-  schema.index({ account_id: 1, hour: -1 });
-  return conn.model<StatsDoc>('ValidationStats', schema);
+  stats.index({ account_id: 1, hour: -1 });
+  const activity = new Schema<ActivityDoc>({ _id: String, account_id: { type: String, required: true }, last_validated_at: { type: Date, required: true } }, { versionKey: false, collection: 'validation_activity' });
+  return {
+    Stats: conn.model<StatsDoc>('ValidationStats', stats) as Model<StatsDoc>,
+    Activity: conn.model<ActivityDoc>('ValidationActivity', activity) as Model<ActivityDoc>,
+  };
 }
 
+type StatsModels = ReturnType<typeof statsModels>;
+type Tally = { accountId: string; hour: Date; validations: number; valid: number };
+
 /**
- * Counts validations without a write on the hot path: increments in memory,
- * flushed as one $inc upsert per account and hour every few seconds (and on
- * shutdown). A failed flush keeps its counts for the next one.
+ * Counts validations and remembers when each licence was last validated,
+ * without a write on the hot path: both are kept in memory and flushed every
+ * few seconds (and on shutdown) as one batch. The gateways' cached answers
+ * arrive here in batches too (RecordValidations). A failed flush keeps its
+ * data for the next one. The cost of a flush grows with the traffic since the
+ * last one, never with the number of licences.
  */
 export class ValidationCounter {
-  private pending = new Map<string, { accountId: string; hour: Date; validations: number; valid: number }>();
+  private pending = new Map<string, Tally>();
+  private lastValidated = new Map<string, { accountId: string; at: Date }>();
   private task?: PeriodicTask;
 
   constructor(
-    private readonly Stats: Model<StatsDoc>,
+    private readonly models: StatsModels,
     private readonly log: Logger,
     private readonly intervalMs: number,
   ) {}
 
   record(accountId: string, valid: boolean, at: Date): void {
-    const hour = hourOf(at);
-    const id = `${accountId}:${hour.getTime()}`;
-    const entry = this.pending.get(id) ?? { accountId, hour, validations: 0, valid: 0 };
-    entry.validations++;
-    if (valid) entry.valid++;
-    this.pending.set(id, entry);
+    this.add(accountId, hourOf(at), 1, valid ? 1 : 0);
+  }
+
+  add(accountId: string, hour: Date, validations: number, valid: number): void {
+    const id = `${accountId}:${hourOf(hour).getTime()}`;
+    const entry = this.pending.get(id);
+    if (entry) {
+      entry.validations += validations;
+      entry.valid += valid;
+    } else this.pending.set(id, { accountId, hour: hourOf(hour), validations, valid });
+  }
+
+  validated(accountId: string, licenseId: string, at: Date): void {
+    const seen = this.lastValidated.get(licenseId);
+    if (!seen || seen.at < at) this.lastValidated.set(licenseId, { accountId, at });
   }
 
   async flush(): Promise<void> {
-    const batch = this.pending;
+    const tallies = this.pending;
+    const seen = this.lastValidated;
     this.pending = new Map();
-    for (const [id, e] of batch) {
-      try {
-        await this.Stats.updateOne({ _id: id }, { $inc: { validations: e.validations, valid: e.valid }, $setOnInsert: { account_id: e.accountId, hour: e.hour } }, { upsert: true });
-      } catch (err) {
+    this.lastValidated = new Map();
+    if (tallies.size) {
+      const ops = [...tallies].map(([id, e]) => ({
+        updateOne: { filter: { _id: id }, update: { $inc: { validations: e.validations, valid: e.valid }, $setOnInsert: { account_id: e.accountId, hour: e.hour } }, upsert: true },
+      }));
+      await this.models.Stats.bulkWrite(ops, { ordered: false }).catch((err) => {
         this.log.warn({ err }, 'could not store validation counts; will retry');
-        const again = this.pending.get(id) ?? { ...e, validations: 0, valid: 0 };
-        this.pending.set(id, { ...again, validations: again.validations + e.validations, valid: again.valid + e.valid });
-      }
+        for (const e of tallies.values()) this.add(e.accountId, e.hour, e.validations, e.valid);
+      });
+    }
+    if (seen.size) {
+      const ops = [...seen].map(([id, v]) => ({ updateOne: { filter: { _id: id }, update: { $set: { account_id: v.accountId, last_validated_at: v.at } }, upsert: true } }));
+      await this.models.Activity.bulkWrite(ops, { ordered: false }).catch((err) => {
+        this.log.warn({ err }, 'could not store last-validated times; will retry');
+        for (const [id, v] of seen) this.validated(v.accountId, id, v.at);
+      });
     }
   }
 
@@ -69,7 +106,15 @@ export class ValidationCounter {
   }
 
   async since(accountId: string, from: Date): Promise<HourBucket[]> {
-    const docs = await this.Stats.find({ account_id: accountId, hour: { $gte: from } }).lean<StatsDoc[]>().exec();
+    const docs = await this.models.Stats.find({ account_id: accountId, hour: { $gte: from } }).lean<StatsDoc[]>().exec();
     return docs.map((d) => ({ hour: d.hour, validations: d.validations, valid: d.valid }));
+  }
+
+  /** When the licence was last validated (null = never, or not yet flushed). */
+  async lastValidatedAt(licenseId: string): Promise<Date | null> {
+    const pending = this.lastValidated.get(licenseId);
+    if (pending) return pending.at;
+    const doc = await this.models.Activity.findOne({ _id: licenseId }).lean<ActivityDoc>().exec();
+    return doc?.last_validated_at ?? null;
   }
 }

@@ -8,9 +8,14 @@ export interface Policy {
   grace_days: number;
   require_activation: boolean;
   validate_keys_see_email: boolean;
+  /** What a refunded checkout payment does to the licence it paid for. */
+  refund_action: RefundAction;
 }
 
-export const DEFAULT_POLICY: Policy = { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false };
+export const REFUND_ACTIONS = ['revoke', 'suspend'] as const;
+export type RefundAction = (typeof REFUND_ACTIONS)[number];
+
+export const DEFAULT_POLICY: Policy = { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' };
 
 export const LIMITS = { duration_days: [1, 36_500], max_activations: [1, 10_000], grace_days: [0, 365] } as const;
 
@@ -18,6 +23,12 @@ function whole(field: keyof typeof LIMITS, v: number): number {
   const [min, max] = LIMITS[field];
   if (!Number.isInteger(v) || v < min || v > max) throw AppError.invalid(`policy.${field}`, `policy.${field} must be a whole number from ${min} to ${max}`);
   return v;
+}
+
+function refundAction(v: string): RefundAction {
+  if (!v) return 'revoke';
+  if (!(REFUND_ACTIONS as readonly string[]).includes(v)) throw AppError.invalid('policy.refund_action', `policy.refund_action must be one of ${REFUND_ACTIONS.join(', ')}`);
+  return v as RefundAction;
 }
 
 /** From the contract to the stored form, refusing values out of range. */
@@ -29,6 +40,7 @@ export function checkPolicy(p: LicensePolicy | undefined): Policy {
     grace_days: whole('grace_days', p.graceDays),
     require_activation: p.requireActivation,
     validate_keys_see_email: p.validateKeysSeeEmail,
+    refund_action: refundAction(p.refundAction),
   };
   if (policy.grace_days > 0 && policy.duration_days === null) throw AppError.invalid('policy.grace_days', 'policy.grace_days only applies to licences that expire: set policy.duration_days too');
   return policy;
@@ -41,5 +53,7 @@ export function toContract(p: Policy): LicensePolicy {
     graceDays: p.grace_days,
     requireActivation: p.require_activation,
     validateKeysSeeEmail: p.validate_keys_see_email,
+    // Products stored before the field existed read as the default.
+    refundAction: p.refund_action ?? 'revoke',
   };
 }

@@ -13,6 +13,8 @@ export interface DispatchSettings {
   scheduleS: number[];
   policy: UrlPolicy;
   secretKey: Buffer;
+  /** Finished deliveries are kept this many days. */
+  retentionDays: number;
 }
 
 /**
@@ -46,14 +48,40 @@ export class Dispatcher {
     }
   }
 
+  /** Endpoints with a delivery chain in flight, and the chains (stop() waits for them). */
+  private readonly busy = new Map<string, Promise<void>>();
+
+  /**
+   * Starts sending what is due, one chain per endpoint, and returns without
+   * waiting for them: the next pass (one interval later) serves every other
+   * endpoint again, so a slow or dead endpoint delays only its own deliveries,
+   * never another's by more than one timeout. Endpoints with a chain in flight
+   * are left out of the query, so they cannot crowd out the others either.
+   */
   async pass(): Promise<number> {
-    const due = await this.deliveries.due(this.clock.now(), 200);
+    const due = await this.deliveries.due(this.clock.now(), 200, [...this.busy.keys()]);
     const byEndpoint = new Map<string, DeliveryDoc[]>();
     for (const d of due) byEndpoint.set(d.endpoint_id, [...(byEndpoint.get(d.endpoint_id) ?? []), d]);
-    await Promise.all([...byEndpoint.values()].map(async (list) => {
-      for (const d of list) await this.attempt(d);
-    }));
+    for (const [endpointId, list] of byEndpoint) {
+      if (this.busy.has(endpointId)) continue;
+      const chain = (async () => {
+        for (const d of list) await this.attempt(d);
+      })()
+        .catch((err) => this.log.warn({ err, endpoint: endpointId }, 'webhook delivery chain failed; the deliveries stay due'))
+        .finally(() => this.busy.delete(endpointId));
+      this.busy.set(endpointId, chain);
+    }
     return due.length;
+  }
+
+  /** Waits until no delivery is in flight (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.busy.size) await Promise.all([...this.busy.values()]);
+  }
+
+  /** Removes finished deliveries older than the retention period. */
+  async prune(): Promise<number> {
+    return this.deliveries.prune(new Date(this.clock.now().getTime() - this.settings.retentionDays * 86_400_000));
   }
 
   private async attempt(d: DeliveryDoc): Promise<void> {
@@ -97,15 +125,20 @@ export class Dispatcher {
   }
 
   private task?: PeriodicTask;
+  private pruning?: PeriodicTask;
 
   start(): void {
     // Made here, not as a field: parameter properties are not set yet when fields initialise.
     this.task = new PeriodicTask('webhook dispatch', () => this.pass(), this.settings.intervalMs, this.log);
     this.task.start();
+    this.pruning = new PeriodicTask('webhook delivery retention', () => this.prune(), 3_600_000, this.log);
+    this.pruning.start();
   }
 
   async stop(): Promise<void> {
     await this.task?.stop();
+    await this.pruning?.stop();
+    await this.idle();
   }
 
 }

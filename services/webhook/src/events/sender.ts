@@ -2,12 +2,31 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { blockedAddress, type UrlPolicy } from '../domain/ssrf';
+import { blockedAddress, REFUSED_ADDRESS, type UrlPolicy } from '../domain/ssrf';
 
 export interface SendResult {
   statusCode: number | null;
   error: string | null;
   latencyMs: number;
+}
+
+const IP_LIKE = /\[?(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-f]*:[0-9a-f:.]+)\]?(?::\d+)?/gi;
+
+/** An error as the endpoint's owner may see it in the delivery log: what happened, never an address it was resolved to. */
+export function publicError(e: Error & { code?: string }): string {
+  if (e.message.startsWith('refused:') || e.message.startsWith('timed out')) return e.message;
+  const byCode: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    EHOSTUNREACH: 'host unreachable',
+    ENETUNREACH: 'network unreachable',
+    ENOTFOUND: 'the host does not resolve',
+    EAI_AGAIN: 'the host does not resolve',
+    ETIMEDOUT: 'connection timed out',
+    EPIPE: 'connection closed',
+  };
+  if (e.code && byCode[e.code]) return byCode[e.code];
+  return e.message.replace(IP_LIKE, '[address]').slice(0, 200);
 }
 
 /**
@@ -24,7 +43,7 @@ export function send(url: string, headers: Record<string, string>, body: string,
     const host = u.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) {
       const why = blockedAddress(host, policy);
-      if (why) return resolve(done(null, `refused: ${why} address ${host}`));
+      if (why) return resolve(done(null, `refused: the URL ${REFUSED_ADDRESS}`));
     }
     const req = (u.protocol === 'https:' ? https : http).request(u, {
       method: 'POST',
@@ -34,7 +53,7 @@ export function send(url: string, headers: Record<string, string>, body: string,
         dnsLookup(hostname, { all: true }, (err, addresses: LookupAddress[]) => {
           if (err) return callback(err, '', 4);
           const bad = addresses.find((a) => blockedAddress(a.address, policy));
-          if (bad) return callback(new Error(`refused: ${blockedAddress(bad.address, policy)} address ${bad.address}`), '', 4);
+          if (bad) return callback(Object.assign(new Error(`refused: the URL ${REFUSED_ADDRESS}`), { code: 'EREFUSED_ADDRESS' }), '', 4);
           if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
           callback(null, addresses[0].address, addresses[0].family);
         });
@@ -50,12 +69,12 @@ export function send(url: string, headers: Record<string, string>, body: string,
       });
       res.on('error', (e) => {
         clearTimeout(deadline);
-        resolve(done(res.statusCode ?? null, e.message));
+        resolve(done(res.statusCode ?? null, publicError(e)));
       });
     });
     req.on('error', (e) => {
       clearTimeout(deadline);
-      resolve(done(null, e.message));
+      resolve(done(null, publicError(e)));
     });
     req.end(body);
   });

@@ -3,7 +3,7 @@ import { AppError, isId, newEvent, newId, seal, sealingKey, type Handlers, type 
 import type { WebhookDelivery, WebhookEndpoint, WebhookServiceService } from '@licensing/proto';
 import type { DeliveryDoc, DeliveryStore } from '../store/deliveries';
 import { webhookBody } from '../events/fanout';
-import { SECRET_OVERLAP_MS, checkDescription, checkEvents, liveSecrets, newSecret } from '../domain/endpoint';
+import { SECRET_OVERLAP_MS, checkDescription, checkEndpointCap, checkEvents, liveSecrets, newSecret } from '../domain/endpoint';
 import { checkWebhookUrl, type Lookup, type UrlPolicy } from '../domain/ssrf';
 import type { EndpointDoc } from '../store/models';
 import type { EndpointStore } from '../store/queries';
@@ -42,6 +42,7 @@ export function endpointHandlers(ctx: ServiceContext<WebhookConfig>, store: Endp
   return {
     async createEndpoint(req) {
       const url = await checkWebhookUrl(req.url.trim(), policy, lookup);
+      checkEndpointCap(await store.countOf(req.accountId), ctx.config.WEBHOOK_MAX_ENDPOINTS);
       const secret = newSecret();
       const now = ctx.clock.now();
       const doc: EndpointDoc = {

@@ -46,6 +46,9 @@ export function deliveryModel(conn: Connection): Model<DeliveryDoc> {
   return conn.model<DeliveryDoc>('WebhookDelivery', schema);
 }
 
+/** No query of the dispatcher runs longer than this on the server. */
+const QUERY_MAX_MS = 5000;
+
 const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
 
 export class DeliveryStore {
@@ -60,8 +63,17 @@ export class DeliveryStore {
     }
   }
 
-  due(now: Date, limit: number): Promise<DeliveryDoc[]> {
-    return this.Delivery.find({ status: 'pending', next_attempt_at: { $lte: now } }).sort({ next_attempt_at: 1 }).limit(limit).lean<DeliveryDoc[]>().exec();
+  /** Due deliveries, oldest first, leaving out endpoints that already have one in flight. */
+  due(now: Date, limit: number, busyEndpoints: string[] = []): Promise<DeliveryDoc[]> {
+    const filter: Record<string, unknown> = { status: 'pending', next_attempt_at: { $lte: now } };
+    if (busyEndpoints.length) filter.endpoint_id = { $nin: busyEndpoints };
+    return this.Delivery.find(filter).sort({ next_attempt_at: 1 }).limit(limit).maxTimeMS(QUERY_MAX_MS).lean<DeliveryDoc[]>().exec();
+  }
+
+  /** Retention: finished deliveries (delivered or failed) created before `before` are removed. */
+  async prune(before: Date): Promise<number> {
+    const out = await this.Delivery.deleteMany({ status: { $in: ['delivered', 'failed'] }, created_at: { $lt: before } }).maxTimeMS(QUERY_MAX_MS * 6);
+    return out.deletedCount ?? 0;
   }
 
   async update(id: string, changes: Partial<DeliveryDoc>): Promise<void> {

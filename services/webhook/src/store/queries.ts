@@ -10,6 +10,11 @@ export class EndpointStore {
     await this.Endpoint.create(doc);
   }
 
+  /** Endpoints the account has (deleted ones excluded). */
+  countOf(accountId: string): Promise<number> {
+    return this.Endpoint.countDocuments({ account_id: accountId, deleted_at: null }).maxTimeMS(5000).exec();
+  }
+
   /** Scoped by account; deleted endpoints are gone for the API. */
   find(accountId: string, id: string): Promise<EndpointDoc | null> {
     return this.Endpoint.findOne({ _id: id, account_id: accountId, deleted_at: null }).lean<EndpointDoc>().exec();

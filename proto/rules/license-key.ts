@@ -25,7 +25,9 @@ function checkValue(chars: string): string {
 }
 
 function group(chars: string): string {
-  return chars.match(new RegExp(`.{1,${GROUP}}`, 'g'))!.join('-');
+  let out = chars.slice(0, GROUP);
+  for (let i = GROUP; i < chars.length; i += GROUP) out += `-${chars.slice(i, i + GROUP)}`;
+  return out;
 }
 
 export function generateLicenseKey(): string {
@@ -53,7 +55,8 @@ export function parseLicenseKey(input: string): ParsedKey {
     .toUpperCase()
     .replace(/-/g, '')
     .replace(/[OIL]/g, (c) => ALIASES[c]);
-  if (chars.length !== KEY_CHARS || [...chars].some((c) => VALUE[c] === undefined)) return { ok: false, reason: 'format' };
+  if (chars.length !== KEY_CHARS) return { ok: false, reason: 'format' };
+  for (let i = 0; i < KEY_CHARS; i++) if (VALUE[chars[i]] === undefined) return { ok: false, reason: 'format' };
   if (checkValue(chars.slice(0, RANDOM_CHARS)) !== chars.slice(RANDOM_CHARS)) return { ok: false, reason: 'checksum' };
   return { ok: true, key: group(chars) };
 }

@@ -1,5 +1,5 @@
 import type { ParsedKey } from './license-key';
-import { effectiveStatus, graceEndsAt, inGrace, type LicenseState } from './lifecycle';
+import { effectiveStatus, graceEndsAt, inGrace, type LicenseState } from './status';
 
 export const validationCodes = ['valid', 'expired_in_grace', 'not_found', 'product_mismatch', 'revoked', 'suspended', 'expired', 'not_activated', 'activation_limit_reached'] as const;
 export type ValidationCode = (typeof validationCodes)[number];
@@ -62,3 +62,6 @@ export function judge(parsed: ParsedKey, license: LicenseFacts | null, request: 
   const until = license.expires_at ? Math.min(horizon, license.expires_at.getTime()) : horizon;
   return { valid: true, code: 'valid', detail: 'the licence is valid', nextAction: 'none', cacheUntil: new Date(until), visible: true };
 }
+
+/** A verdict as the ValidateLicense contract carries it (the licence, when visible, is added by the caller). */
+export const verdictFields = (v: Verdict) => ({ valid: v.valid, code: v.code, detail: v.detail, nextAction: v.nextAction, cacheUntil: v.cacheUntil.toISOString() });

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '@licensing/runtime';
+import type { AuthCache } from './auth';
+import type { GatewayConfig } from './config';
+import type { LicenseValidator } from './license-validator';
+import { rateLimitHeaders, type RateLimits } from './limits';
+import type { HttpMetrics } from './metrics';
+import { logAccess, requestIdFor } from './request-context';
+import { KEY_MAX, validationJson } from './routes/licenses';
+
+const PATHS = ['/api/v1/licenses/validate?', '/v1/licenses/validate?'];
+const ROUTE = '/api/v1/licenses/validate';
+const BEARER = /^Bearer ([^\s]+)$/;
+const PLAIN_VALUE = /^[A-Za-z0-9._~-]*$/;
+
+export interface FastPathDeps {
+  config: GatewayConfig;
+  authCache: AuthCache;
+  limits: RateLimits;
+  validator: LicenseValidator;
+  http: HttpMetrics;
+  log: Logger;
+  /** express's compiled `trust proxy` function: is this hop a trusted proxy? */
+  trustProxy: (address: string, hop: number) => boolean;
+}
+
+/**
+ * The hot path without Express: `GET /api/v1/licenses/validate` (and /v1/…)
+ * when everything it needs is already in memory: the API key in the auth
+ * cache, a rate-limit decision that needs no Redis, and the licence in the
+ * validation cache (or a malformed key). It answers with the same rules, body,
+ * headers, metrics and access log as the Express route. Anything else (an
+ * unknown key, a query that needs checking or decoding, clear text where HTTPS
+ * is required, a limit near its end, a cache miss) returns false before it has
+ * counted or written anything, and the Express app answers.
+ */
+export function fastValidation({ config, authCache, limits, validator, http, log, trustProxy: trust }: FastPathDeps) {
+  // Whether an address is a trusted proxy never changes: remember the answer per address (bounded).
+  const trusted = new Map<string, boolean>();
+  const trustProxy = (address: string) => {
+    let yes = trusted.get(address);
+    if (yes === undefined) {
+      if (trusted.size >= 1024) trusted.clear();
+      trusted.set(address, (yes = trust(address, 0)));
+    }
+    return yes;
+  };
+  const hsts = `max-age=${config.HSTS_MAX_AGE_S}; includeSubDomains`;
+  const production = config.NODE_ENV === 'production';
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
+    const url = req.url!;
+    if (req.method !== 'GET' || !(url.startsWith(PATHS[0]) || url.startsWith(PATHS[1]))) return false;
+    const query = readQuery(url.slice(url.indexOf('?') + 1));
+    if (!query) return false;
+    const secure = isSecure(req, trustProxy);
+    if (production && !secure) return false;
+    const auth = req.headers.authorization;
+    const token = auth && BEARER.exec(auth)?.[1];
+    if (!token || token.length > 200) return false;
+    const principal = authCache.get(createHash('sha256').update(token).digest('hex'), token);
+    if (!principal) return false;
+    const local = validator.local(principal, { key: query.license_key, productId: '', fingerprint: query.fingerprint });
+    if (!local) return false;
+    const verdict = limits.settings.enabled ? limits.checkLocally(principal) : null;
+    if (verdict === undefined) return false;
+
+    const started = process.hrtime.bigint();
+    const requestId = requestIdFor(req.headers['x-request-id']);
+    const body = JSON.stringify(validationJson(validator.answer(principal, local)));
+    // A flat [name, value, …] list: no header object to build and walk.
+    const headers: string[] = ['X-Request-Id', requestId, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))];
+    if (verdict) for (const [name, value] of Object.entries(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000)))) headers.push(name, value);
+    if (secure) headers.push('Strict-Transport-Security', hsts);
+    res.writeHead(200, headers);
+    res.end(body);
+    http.observe('GET', ROUTE, 200, started);
+    logAccess(log, requestId, 'GET', url, 200, started, ROUTE);
+    return true;
+  };
+}
+
+/** license_key (required, once) and fingerprint (optional, once), with nothing to decode; null = let Express judge it. */
+function readQuery(qs: string): { license_key: string; fingerprint: string } | null {
+  let key: string | undefined;
+  let fingerprint: string | undefined;
+  for (const pair of qs.split('&')) {
+    const eq = pair.indexOf('=');
+    if (eq < 0) return null;
+    const name = pair.slice(0, eq);
+    const value = pair.slice(eq + 1);
+    if (!PLAIN_VALUE.test(value)) return null;
+    if (name === 'license_key' && key === undefined && value.length > 0 && value.length <= KEY_MAX) key = value;
+    else if (name === 'fingerprint' && fingerprint === undefined && value.length <= 200) fingerprint = value;
+    else return null;
+  }
+  return key === undefined ? null : { license_key: key, fingerprint: fingerprint ?? '' };
+}
+
+/** As express's req.secure: TLS here, or X-Forwarded-Proto: https from a trusted proxy. */
+function isSecure(req: IncomingMessage, trustProxy: (address: string) => boolean): boolean {
+  if ((req.socket as { encrypted?: boolean }).encrypted) return true;
+  const proto = req.headers['x-forwarded-proto'];
+  if (typeof proto !== 'string' || !trustProxy(req.socket.remoteAddress ?? '')) return false;
+  const comma = proto.indexOf(',');
+  return (comma < 0 ? proto : proto.slice(0, comma)).trim() === 'https';
+}

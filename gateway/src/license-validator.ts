@@ -1,0 +1,103 @@
+import { effectiveStatus, judge, parseLicenseKey, verdictFields, type License, type ValidateLicenseResponse } from '@licensing/proto';
+import type { Clock, Metrics } from '@licensing/runtime';
+import type { Principal } from './auth';
+import type { Clients } from './clients';
+import { cacheKey, toCachedAnswer, type CachedAnswer, type CachedLicense, type ValidationCache } from './validation-cache';
+import type { ValidationTally } from './validation-tally';
+
+export interface ValidationInput {
+  key: string;
+  productId: string;
+  fingerprint: string;
+}
+
+export type ValidationAnswer = Omit<ValidateLicenseResponse, 'facts'>;
+
+/** A validation this gateway can answer without asking anyone (a malformed key, or a cache hit). */
+export interface LocalValidation {
+  parsed: ReturnType<typeof parseLicenseKey>;
+  cached: CachedAnswer | null;
+  productId: string;
+  fingerprint: string;
+}
+
+/**
+ * Both validation endpoints: a malformed key is answered here, a known licence
+ * from the cache, anything else by the licence service (whose facts then fill
+ * the cache). The same rules (proto/rules) judge in both places.
+ */
+export class LicenseValidator {
+  private readonly cacheResults;
+  private readonly byCode;
+
+  constructor(
+    private readonly clients: Clients,
+    private readonly cache: ValidationCache,
+    private readonly tally: ValidationTally,
+    private readonly clock: Clock,
+    metrics: Metrics,
+  ) {
+    this.cacheResults = metrics.counter('licensing_validation_cache_total', ['result']);
+    this.byCode = metrics.counter('licensing_validations_total', ['code']);
+  }
+
+  validate(p: Principal, input: ValidationInput): ValidationAnswer | Promise<ValidationAnswer> {
+    const local = this.local(p, input);
+    if (local) return this.answer(p, local);
+    const parsed = parseLicenseKey(input.key) as { ok: true; key: string };
+    const fingerprint = input.fingerprint.trim().slice(0, 200);
+    if (!this.cache.usable) {
+      this.cacheResults.inc({ result: 'bypass' });
+      return this.clients.licenses.validateLicense({ accountId: p.accountId, key: parsed.key, productId: input.productId, fingerprint, keyScope: p.scope, wantFacts: false });
+    }
+    this.cacheResults.inc({ result: 'miss' });
+    return this.ask(p, cacheKey(p.accountId, parsed.key), parsed.key, input.productId, fingerprint);
+  }
+
+  /** After this gateway changed a licence (or created one): its next answer must not come from before the change. */
+  changed(p: Principal, key: string): void {
+    const parsed = parseLicenseKey(key);
+    if (parsed.ok) this.cache.forget(p.accountId, parsed.key);
+  }
+
+  /** After this gateway changed a product. */
+  productChanged(p: Principal, productId: string): void {
+    this.cache.forgetProduct(p.accountId, productId);
+  }
+
+  /** What can be answered from here, looked up without counting anything yet; undefined = ask the licence service. */
+  local(p: Principal, input: ValidationInput): LocalValidation | undefined {
+    const parsed = parseLicenseKey(input.key);
+    const fingerprint = input.fingerprint.trim().slice(0, 200);
+    if (!parsed.ok) return { parsed, cached: null, productId: input.productId, fingerprint };
+    const cached = this.cache.get(cacheKey(p.accountId, parsed.key));
+    return cached ? { parsed, cached, productId: input.productId, fingerprint } : undefined;
+  }
+
+  private async ask(p: Principal, key: string, licenseKey: string, productId: string, fingerprint: string): Promise<ValidationAnswer> {
+    const since = this.cache.begin(p.accountId);
+    const { facts, ...answer } = await this.clients.licenses.validateLicense({ accountId: p.accountId, key: licenseKey, productId, fingerprint, keyScope: p.scope, wantFacts: true });
+    const cached = facts && toCachedAnswer(facts);
+    if (cached) this.cache.set(key, p.accountId, cached, since);
+    return answer;
+  }
+
+  /** Judged here, from the cache (or without a licence, for a malformed key), exactly as the service would; counted. */
+  answer(p: Principal, { parsed, cached, productId, fingerprint }: LocalValidation): ValidationAnswer {
+    if (cached) this.cacheResults.inc({ result: 'hit' });
+    const now = this.clock.now();
+    const found = cached?.found ? cached : null;
+    const activation = found?.facts.policy.require_activation ? { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount } : { fingerprintActive: false, count: 0 };
+    const verdict = judge(parsed, found?.facts ?? null, { accountId: p.accountId, productId, fingerprint }, activation, now);
+    this.tally.record(p.accountId, verdict.valid, now);
+    this.byCode.inc({ code: verdict.code });
+    if (verdict.visible && found) this.tally.validated(p.accountId, found.license.id, now);
+    return { ...verdictFields(verdict), license: verdict.visible && found ? shown(found, now, p.scope) : undefined };
+  }
+}
+
+/** The licence as the caller may see it now: derived status, and the e-mail only where the scope allows. */
+function shown({ license, facts }: CachedLicense, now: Date, scope: string): License {
+  const showEmail = scope !== 'validate' || facts.policy.validate_keys_see_email;
+  return { ...license, status: effectiveStatus(facts, now), customerEmail: showEmail ? license.customerEmail : '' };
+}

@@ -1,0 +1,166 @@
+import { createHash } from 'node:crypto';
+import type { DomainEvent, EventType, License, LicenseFacts, StoredStatus, ValidationFacts } from '@licensing/proto';
+import type { EventFeed } from './event-feed';
+
+// The gateway's memory of licences it has validated, so a validation is
+// answered without a gRPC call or a store read. An entry holds the facts the
+// answer depends on (proto/rules judges them exactly as the licence service
+// does); time is applied when answering, so expiry never needs an eviction.
+//
+// Exact through events: every change that can alter an answer evicts the entry
+// on every gateway (license.*, product.updated). While this gateway is not
+// subscribed (NATS down or reconnecting) the cache is neither read nor filled,
+// and it is emptied when the connection drops or returns, since events may
+// have been missed. A lookup that was in flight while an eviction for its
+// account arrived is not cached (it may have read the state before the
+// change). A TTL bounds staleness if an event is ever lost.
+
+export interface CachedLicense {
+  found: true;
+  facts: LicenseFacts;
+  /** As the service returned it, with the e-mail; status is derived again when answering. */
+  license: License;
+  /** Active machines' fingerprints (only when the policy requires activation). */
+  fingerprints: ReadonlySet<string>;
+  activationCount: number;
+}
+
+export type CachedAnswer = CachedLicense | { found: false };
+
+interface Slot {
+  answer: CachedAnswer;
+  expiresAt: number;
+}
+
+const LICENSE_EVENTS: EventType[] = ['license.created', 'license.updated', 'license.suspended', 'license.reinstated', 'license.revoked', 'license.renewed', 'license.expired', 'license.activated', 'license.deactivated'];
+const GENERATION_BUCKETS = 1024;
+
+/** The cache key of a canonical licence key in an account: the key itself is never held as a map key. */
+export function cacheKey(accountId: string, canonicalKey: string): string {
+  return `${accountId}:${createHash('sha256').update(canonicalKey).digest('base64url')}`;
+}
+
+function bucketOf(accountId: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < accountId.length; i++) h = Math.imul(h ^ accountId.charCodeAt(i), 16777619);
+  return (h >>> 0) % GENERATION_BUCKETS;
+}
+
+/** What the service told us, as a cache entry; null when it must not be cached. */
+export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
+  if (!facts.found) return { found: false };
+  const l = facts.license;
+  if (!l || !facts.cacheable) return null;
+  const p = l.policy;
+  return {
+    found: true,
+    license: l,
+    facts: {
+      account_id: l.accountId,
+      product_id: l.productId,
+      status: facts.storedStatus as StoredStatus,
+      expires_at: l.expiresAt ? new Date(l.expiresAt) : null,
+      policy: {
+        duration_days: p?.durationDays ?? null,
+        max_activations: p?.maxActivations ?? null,
+        grace_days: p?.graceDays ?? 0,
+        require_activation: p?.requireActivation ?? false,
+        validate_keys_see_email: p?.validateKeysSeeEmail ?? false,
+      },
+    },
+    fingerprints: new Set(facts.activeFingerprints),
+    activationCount: facts.activationCount,
+  };
+}
+
+export class ValidationCache {
+  /** Insertion order is recency order: a hit moves its entry to the end (LRU). */
+  private readonly slots = new Map<string, Slot>();
+  private readonly generations = new Uint32Array(GENERATION_BUCKETS);
+  private epoch = 0;
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly ttlMs: number,
+    private readonly feed: EventFeed,
+    private readonly onEvict: (type: EventType) => void = () => undefined,
+    private readonly nowMs: () => number = Date.now,
+  ) {
+    if (maxEntries === 0) return;
+    feed.onStatus(() => this.clear());
+    for (const type of LICENSE_EVENTS) {
+      feed.subscribe(type, (event) => {
+        const key = (event as DomainEvent<'license.created'>).data.license?.key;
+        if (typeof key !== 'string') return;
+        this.forget(event.account_id, key);
+        this.onEvict(type);
+      });
+    }
+    feed.subscribe('product.updated', (event) => {
+      const productId = (event as DomainEvent<'product.updated'>).data.product?.id;
+      if (typeof productId !== 'string') return;
+      this.forgetProduct(event.account_id, productId);
+      this.onEvict('product.updated');
+    });
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** Answers are trusted only while every eviction can reach us. */
+  get usable(): boolean {
+    return this.maxEntries > 0 && this.feed.connected;
+  }
+
+  get(key: string): CachedAnswer | undefined {
+    if (!this.usable) return undefined;
+    const slot = this.slots.get(key);
+    if (!slot) return undefined;
+    this.slots.delete(key);
+    if (slot.expiresAt <= this.nowMs()) return undefined;
+    this.slots.set(key, slot);
+    return slot.answer;
+  }
+
+  /** Call before asking the service; pass the result to set(). */
+  begin(accountId: string): number {
+    return this.epoch * 2 ** 32 + this.generations[bucketOf(accountId)];
+  }
+
+  /** Stores an answer unless an eviction for the account (or a reconnect) happened since begin(). */
+  set(key: string, accountId: string, answer: CachedAnswer, since: number): boolean {
+    if (!this.usable || since !== this.begin(accountId)) return false;
+    this.slots.delete(key);
+    if (this.slots.size >= this.maxEntries) this.slots.delete(this.slots.keys().next().value!);
+    this.slots.set(key, { answer, expiresAt: this.nowMs() + this.ttlMs });
+    return true;
+  }
+
+  /**
+   * Drops what is known of a licence key in an account. Called for the events,
+   * and by this gateway right after it changed the licence itself, so its own
+   * next answer already sees the change (read your writes) without waiting for
+   * the event.
+   */
+  forget(accountId: string, canonicalKey: string): void {
+    this.bump(accountId);
+    this.slots.delete(cacheKey(accountId, canonicalKey));
+  }
+
+  /** Drops every licence of a product (rare: a scan of the account's entries is fine here, never on a licence event). */
+  forgetProduct(accountId: string, productId: string): void {
+    this.bump(accountId);
+    const prefix = `${accountId}:`;
+    for (const [key, slot] of this.slots) if (key.startsWith(prefix) && slot.answer.found && slot.answer.facts.product_id === productId) this.slots.delete(key);
+  }
+
+  private bump(accountId: string): void {
+    this.generations[bucketOf(accountId)]++;
+  }
+
+  clear(): void {
+    this.epoch++;
+    this.slots.clear();
+  }
+}

@@ -1,0 +1,73 @@
+import { PeriodicTask, type Logger } from '@licensing/runtime';
+import type { LastValidated, ValidationTally as HourTally } from '@licensing/proto';
+import type { Clients } from './clients';
+
+const HOUR_MS = 3600_000;
+
+/**
+ * Validations answered from the gateway's cache still count: per account and
+ * hour, and when each licence was last validated. They are added up in memory
+ * and sent to the licence service in one call every few seconds (and on
+ * shutdown), so no request waits for or causes a write. A failed send keeps
+ * its counts for the next one.
+ */
+export class ValidationTally {
+  private tallies = new Map<string, HourTally>();
+  /** Licence id → account and last validation (epoch ms; formatted only when sent). */
+  private seen = new Map<string, { accountId: string; at: number }>();
+  private task?: PeriodicTask;
+
+  constructor(
+    private readonly clients: Clients,
+    private readonly log: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  record(accountId: string, valid: boolean, at: Date): void {
+    const hourMs = Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
+    const id = `${accountId}:${hourMs}`;
+    let t = this.tallies.get(id);
+    if (!t) this.tallies.set(id, (t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0 }));
+    t.validations++;
+    if (valid) t.valid++;
+  }
+
+  validated(accountId: string, licenseId: string, at: Date): void {
+    const seen = this.seen.get(licenseId);
+    if (seen) seen.at = at.getTime();
+    else this.seen.set(licenseId, { accountId, at: at.getTime() });
+  }
+
+  async flush(): Promise<void> {
+    if (!this.tallies.size && !this.seen.size) return;
+    const tallies = this.tallies;
+    const seen = this.seen;
+    this.tallies = new Map();
+    this.seen = new Map();
+    try {
+      const lastValidated: LastValidated[] = [...seen].map(([licenseId, v]) => ({ accountId: v.accountId, licenseId, at: new Date(v.at).toISOString() }));
+      await this.clients.licenses.recordValidations({ tallies: [...tallies.values()], lastValidated });
+    } catch (err) {
+      this.log.warn({ err }, 'could not send validation counts to the licence service; will retry');
+      for (const [id, t] of tallies) {
+        const now = this.tallies.get(id);
+        if (now) {
+          now.validations += t.validations;
+          now.valid += t.valid;
+        } else this.tallies.set(id, t);
+      }
+      for (const [id, v] of seen) if (!this.seen.has(id)) this.seen.set(id, v);
+    }
+  }
+
+  start(): void {
+    this.task = new PeriodicTask('validation tally flush', () => this.flush(), this.intervalMs, this.log);
+    this.task.start();
+  }
+
+  /** Sends what is left (graceful shutdown: nothing counted is lost). */
+  async stop(): Promise<void> {
+    await this.task?.stop();
+    await this.flush();
+  }
+}

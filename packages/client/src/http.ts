@@ -1,0 +1,121 @@
+// The one place requests are made: authentication, JSON, per-attempt
+// timeouts, retries with back-off, and turning failures into LicensingError.
+import { LicensingError, errorFromResponse } from './errors';
+import { DEFAULT_BACKOFF, RETRYABLE_STATUSES, parseRetryAfter, retryDelayMs, type BackoffOptions } from './retry';
+
+export type QueryValue = string | number | boolean | null | undefined;
+
+export interface RequestSpec {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Path below the base URL, segments already encoded, e.g. /api/v1/products/prod_1. */
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+  /**
+   * True when doing it twice is harmless (reads, validation, PATCH, DELETE).
+   * Only such requests, or ones carrying an Idempotency-Key, are retried after
+   * a network error, a timeout or a 503, where the first try may have landed.
+   */
+  idempotent: boolean;
+  idempotencyKey?: string;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey: string;
+  fetch: typeof fetch;
+  timeoutMs: number;
+  maxRetries: number;
+  /** A Retry-After longer than this is not waited for: the error is thrown at once. */
+  maxRetryDelayMs: number;
+  backoff?: BackoffOptions;
+  /** Injected by unit tests to record waits instead of waiting. */
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** What one attempt produced: an answer, or no answer and why. */
+type Attempt = { ok: true; status: number; headers: Headers; body: unknown } | { ok: false; error: LicensingError };
+
+export class Transport {
+  private readonly base: string;
+
+  constructor(private readonly options: TransportOptions) {
+    this.base = options.baseUrl.replace(/\/+$/, '');
+  }
+
+  /** Sends the request, retrying what may be retried; resolves with the parsed 2xx body. */
+  async request<T>(spec: RequestSpec): Promise<T> {
+    const url = this.url(spec);
+    const init = this.init(spec);
+    const repeatable = spec.idempotent || spec.idempotencyKey !== undefined;
+    const sleep = this.options.sleep ?? realSleep;
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.attempt(url, init);
+      if (result.ok && result.status >= 200 && result.status < 300) return result.body as T;
+      const error = result.ok ? errorFromResponse(result.status, result.body, result.headers, parseRetryAfter(result.headers.get('retry-after'), Date.now())) : result.error;
+      // 429 is refused before any work, so anything may be repeated; the rest only when repeating is safe.
+      const retryable = error.status === 0 || RETRYABLE_STATUSES.has(error.status);
+      if (!retryable || attempt >= this.options.maxRetries || (error.status !== 429 && !repeatable)) throw error;
+      const wait = retryDelayMs(attempt, error.retryAfterS, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random);
+      if (wait > this.options.maxRetryDelayMs) throw error;
+      await sleep(wait);
+    }
+  }
+
+  private url(spec: RequestSpec): string {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined && value !== null) params.set(name, String(value));
+    }
+    const qs = params.toString();
+    return `${this.base}${spec.path}${qs ? `?${qs}` : ''}`;
+  }
+
+  private init(spec: RequestSpec): RequestInit {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, accept: 'application/json' };
+    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
+    if (spec.body === undefined) return { method: spec.method, headers };
+    headers['content-type'] = 'application/json';
+    return { method: spec.method, headers, body: JSON.stringify(spec.body) };
+  }
+
+  /** One try under its own timeout; the body is read before the timer stops. */
+  private async attempt(url: string, init: RequestInit): Promise<Attempt> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.options.timeoutMs);
+    try {
+      const res = await this.options.fetch(url, { ...init, signal: controller.signal });
+      const text = res.status === 204 ? '' : await res.text();
+      return { ok: true, status: res.status, headers: res.headers, body: parseBody(text, res.headers.get('content-type'), res.status) };
+    } catch (cause) {
+      if (cause instanceof LicensingError) return { ok: false, error: cause };
+      const error = timedOut
+        ? new LicensingError({ status: 0, code: 'timeout', detail: `no answer within ${this.options.timeoutMs} ms`, cause })
+        : new LicensingError({ status: 0, code: 'network_error', detail: cause instanceof Error ? cause.message : String(cause), cause });
+      return { ok: false, error };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function parseBody(text: string, contentType: string | null, status: number): unknown {
+  if (!text) return undefined;
+  if (!/\bjson\b/i.test(contentType ?? '')) {
+    if (status >= 200 && status < 300) throw new LicensingError({ status, code: 'invalid_response', detail: `expected JSON, got ${contentType ?? 'no content type'}` });
+    return text;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    if (status >= 200 && status < 300) throw new LicensingError({ status, code: 'invalid_response', detail: 'the answer is not valid JSON', cause });
+    return text;
+  }
+}

@@ -1,0 +1,42 @@
+// Friendly names for the wire types generated from the OpenAPI document
+// (generated/openapi.ts). Nothing here is written by hand but the names, so
+// a change to the API's schemas changes these types too.
+import type { components, operations } from './generated/openapi';
+
+type Schemas = components['schemas'];
+
+export type Product = Schemas['Product'];
+export type ProductCreate = Schemas['ProductCreate'];
+export type ProductUpdate = Schemas['ProductUpdate'];
+export type Policy = Schemas['Policy'];
+export type PolicyInput = Schemas['PolicyInput'];
+export type Price = Schemas['Price'];
+export type SigningKey = Schemas['SigningKey'];
+export type License = Schemas['License'];
+export type LicenseCreate = Schemas['LicenseCreate'];
+export type LicenseCreated = Schemas['LicenseCreated'];
+export type LicenseUpdate = Schemas['LicenseUpdate'];
+export type LicenseStatus = License['status'];
+export type Activation = Schemas['Activation'];
+export type ActivationCreate = Schemas['ActivationCreate'];
+export type LicenseFile = Schemas['LicenseFile'];
+export type ValidationCode = Schemas['ValidationCode'];
+export type NextAction = Schemas['NextAction'];
+export type KeyValidation = Schemas['KeyValidation'];
+export type KeyValidationRequest = Schemas['KeyValidationRequest'];
+export type CheckoutSession = Schemas['CheckoutSession'];
+export type CheckoutCreate = Schemas['CheckoutCreate'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
+export type WebhookEndpointCreate = Schemas['WebhookEndpointCreate'];
+export type WebhookEndpointUpdate = Schemas['WebhookEndpointUpdate'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type Status = Schemas['Status'];
+export type Problem = Schemas['Problem'];
+
+type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
+export type ProductListParams = Query<'listProducts'>;
+export type LicenseListParams = Query<'listLicenses'>;
+export type CheckoutListParams = Query<'listCheckoutSessions'>;
+export type WebhookListParams = Query<'listWebhookEndpoints'>;
+export type PageOnlyParams = Query<'listWebhookDeliveries'>;

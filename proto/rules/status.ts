@@ -1,0 +1,41 @@
+// Licence states, as every validation answer sees them. Stored: active,
+// suspended, revoked. Derived: expired, when the expiry plus the grace days has
+// passed (and the licence is not suspended or revoked). Shared by the licence
+// service and the gateway's validation cache, so both derive the same status.
+export const DAY_MS = 86_400_000;
+
+export interface PolicySnapshot {
+  duration_days: number | null;
+  max_activations: number | null;
+  grace_days: number;
+  require_activation: boolean;
+  validate_keys_see_email: boolean;
+  /** What a refunded checkout payment does to this licence (absent on licences issued before it existed: revoke). */
+  refund_action?: 'revoke' | 'suspend';
+}
+
+export type StoredStatus = 'active' | 'suspended' | 'revoked';
+export type Status = StoredStatus | 'expired';
+export const statuses: readonly Status[] = ['active', 'suspended', 'revoked', 'expired'];
+
+export interface LicenseState {
+  status: StoredStatus;
+  expires_at: Date | null;
+  policy: PolicySnapshot;
+}
+
+/** When the licence stops validating altogether: expiry plus grace (null = never). */
+export function graceEndsAt(expiresAt: Date | null, graceDays: number): Date | null {
+  return expiresAt ? new Date(expiresAt.getTime() + graceDays * DAY_MS) : null;
+}
+
+export function effectiveStatus(l: LicenseState, now: Date): Status {
+  if (l.status !== 'active') return l.status;
+  const end = graceEndsAt(l.expires_at, l.policy.grace_days);
+  return end && end.getTime() <= now.getTime() ? 'expired' : 'active';
+}
+
+/** Past its expiry but still inside the grace days. */
+export function inGrace(l: LicenseState, now: Date): boolean {
+  return !!l.expires_at && l.expires_at.getTime() <= now.getTime() && effectiveStatus(l, now) === 'active';
+}

@@ -1,0 +1,119 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { AccountServiceClient } from '@licensing/proto';
+import { createClient } from '@licensing/runtime';
+import { preparePostgres, startFerretDB, type FerretDB, type PostgresDatabase } from './ferretdb';
+import { launchSystem, type RunningSystem } from './launch';
+import { freePort } from './net';
+import type { Topology } from './topology';
+
+// What `npm run bench` and `npm run bench:scale` share: a whole system as
+// separate processes over a store of its own, CPU accounting from /proc, and
+// an account with limits far above what a benchmark sends.
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+export function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime in clock ticks (100/s)
+  } catch {
+    return 0;
+  }
+}
+
+/** The local Redis server's pid, to count its CPU too (undefined when it cannot be found). */
+export function redisPid(): number | undefined {
+  try {
+    return Number(execFileSync('pgrep', ['-x', 'redis-server'], { encoding: 'utf8' }).trim().split('\n')[0]) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A node process; its output goes to `logFile` when given (as a deployed process's would), else nowhere. */
+export function spawnNode(args: string[], env: Record<string, string> = {}, logFile?: string): ChildProcess {
+  const out = logFile ? openSync(logFile, 'a') : 'ignore';
+  return spawn(process.execPath, args, { stdio: ['ignore', out, out], env: { ...process.env, ...env } });
+}
+
+export interface BenchSystem {
+  work: string;
+  t: Topology;
+  ferret: FerretDB;
+  postgres: PostgresDatabase | null;
+  system: RunningSystem;
+  /** Headers of an enterprise account whose limits are far above what the run sends. */
+  headers: Record<string, string>;
+  accountId: string;
+  stop(): Promise<void>;
+}
+
+/** The whole system over a fresh store (FerretDB over PostgreSQL when it answers; BENCH_STORE=sqlite for SQLite). */
+export async function startBenchSystem(name: string): Promise<BenchSystem> {
+  const work = mkdtempSync(join(tmpdir(), `licensing-${name}-`));
+  const id = randomBytes(3).toString('hex');
+  const postgres = process.env.BENCH_STORE === 'sqlite' ? null : await preparePostgres(`licensing_${name.replace(/\W/g, '_')}_${id}`, { fresh: true });
+  const ferret = await startFerretDB({ port: await freePort(), dataDir: join(work, 'ferretdb'), postgres });
+  const t: Topology = {
+    mongoUrl: ferret.url,
+    ferretdbPostgresUrl: postgres?.url,
+    natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    rateLimitPrefix: `bench_${id}:rl`,
+    dbPrefix: `bench_${id}`,
+    subjectPrefix: `bench_${id}.events`,
+    stream: `BENCH_${id}`,
+    internalToken: randomBytes(24).toString('hex'),
+    apiKeyPepper: randomBytes(24).toString('hex'),
+    signingKeySecret: randomBytes(32).toString('base64'),
+    webhookSecretKey: randomBytes(32).toString('base64'),
+    host: '127.0.0.1',
+    nodeEnv: 'production',
+    logLevel: 'warn',
+    metricsAnyPort: true,
+    // As in production behind a load balancer that terminates TLS: the requests
+    // say X-Forwarded-Proto: https, which the gateway believes from loopback.
+    trustedProxies: '127.0.0.1',
+    // Production mode refuses the test payment provider unless told: the benchmarks take no payments.
+    checkoutTestMode: true,
+  };
+  const system = await launchSystem(
+    t,
+    { account: await freePort(), product: await freePort(), license: await freePort(), checkout: await freePort(), checkoutHttp: await freePort(), webhook: await freePort(), gateway: await freePort() },
+    join(work, 'logs'),
+  );
+  const admin = createClient(AccountServiceClient, system.addrs.account, t.internalToken);
+  const { secret, account } = await admin.call.createAccount({ name: 'Bench', plan: 'enterprise' });
+  await admin.call.updateAccount({ id: account!.id, perMinuteLimit: 1_000_000, perHourLimit: 1_000_000 });
+  admin.close();
+  return {
+    work,
+    t,
+    ferret,
+    postgres,
+    system,
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'x-forwarded-proto': 'https' },
+    accountId: account!.id,
+    async stop() {
+      await system.stop();
+      await ferret.stop();
+      await postgres?.drop();
+      if (process.env.BENCH_KEEP === '1') console.log(`kept ${work}`);
+      else rmSync(work, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Keeps the other sections of docs/benchmarks.md when one is rewritten: `<!-- name -->` … `<!-- /name -->`. */
+export function replaceSection(doc: string, name: string, body: string): string {
+  const start = `<!-- ${name} -->`;
+  const end = `<!-- /${name} -->`;
+  const section = `${start}\n${body.trim()}\n${end}`;
+  const i = doc.indexOf(start);
+  const j = doc.indexOf(end);
+  return i >= 0 && j > i ? doc.slice(0, i) + section + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n${section}\n`;
+}

@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { AppError, isId, type Clock, type Logger, type Outbox } from '@licensing/runtime';
+import { interpretStripeEvent, mismatch, type StripeAction, type StripeEventLike } from '../domain/stripe-events';
+import { checkoutExpired } from '../events/checkout-events';
+import type { SessionDoc } from '../store/models';
+import type { CheckoutStore } from '../store/queries';
+import type { Completion } from './completion';
+
+export interface WebhookVerifier {
+  /** The event if Stripe signed these exact bytes within the tolerance; otherwise null. */
+  verify(rawBody: Buffer, signature: string): StripeEventLike | null;
+}
+
+export type WebhookOutcome = { status: 200; body: { received: true; duplicate?: true; ignored?: string } } | { status: 400 | 404 | 409; error: AppError };
+
+/**
+ * A Stripe webhook delivery, end to end. Exactly once rests on three things
+ * that hold under any number of concurrent or repeated deliveries:
+ * - the session moves to complete with one conditional write whose repeats
+ *   change nothing that matters (same payment, same values);
+ * - the licence is created through the licence service with the idempotency
+ *   key checkout:<session id> (a unique insert there): one licence;
+ * - checkout.completed has the id evt_completed_<session id>, and JetStream
+ *   drops a second message with the same Nats-Msg-Id: one event.
+ * The event id is recorded once it was handled to the end, so a repeat of a
+ * handled event (Stripe's retries sign each attempt anew) does nothing at all;
+ * one that failed half-way may be retried. The very same signed request again
+ * (a replay: same signature) is refused outright.
+ */
+export class StripeWebhook {
+  constructor(
+    private readonly verifier: WebhookVerifier,
+    private readonly store: CheckoutStore,
+    private readonly completion: Completion,
+    private readonly outbox: Outbox,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  async receive(rawBody: Buffer, signature: string, requestId = ''): Promise<WebhookOutcome> {
+    const event = signature ? this.verifier.verify(rawBody, signature) : null;
+    if (!event) return { status: 400, error: new AppError('invalid_request', 'the Stripe-Signature header does not sign this body with our endpoint secret within 300 seconds') };
+    if (!(await this.store.claimDelivery(createHash('sha256').update(signature).digest('hex'), this.clock.now()))) {
+      return { status: 409, error: new AppError('conflict', 'this signed delivery was already received: a replay is refused (Stripe signs every retry anew)') };
+    }
+    if (await this.store.eventHandled(event.id)) return { status: 200, body: { received: true, duplicate: true } };
+    const action = interpretStripeEvent(event);
+    const outcome = await this.act(action, requestId);
+    if (outcome.status === 200) await this.store.recordEvent(event.id, event.type, 'sessionId' in action ? action.sessionId : '', this.clock.now());
+    this.log.info({ stripe_event: event.id, type: event.type, outcome: outcome.status === 200 ? (outcome.body.ignored ? 'ignored' : 'handled') : outcome.error.message }, 'stripe webhook');
+    return outcome;
+  }
+
+  private async act(a: StripeAction, requestId: string): Promise<WebhookOutcome> {
+    const ok = { status: 200 as const, body: { received: true as const } };
+    switch (a.kind) {
+      case 'ignored':
+        return { status: 200, body: { received: true, ignored: a.reason } };
+      case 'paid':
+      case 'awaiting_payment':
+      case 'expired': {
+        const s = await this.session(a.sessionId);
+        if (!s) return { status: 404, error: new AppError('not_found', 'the checkout session named by this Stripe event is unknown') };
+        const wrong = mismatch(s, a);
+        if (wrong) return { status: 400, error: new AppError('invalid_request', wrong) };
+        if (a.kind === 'awaiting_payment') return ok;
+        if (a.kind === 'expired') {
+          const now = this.clock.now();
+          if (s.status === 'open' && (await this.store.markExpired(s._id, checkoutExpired(s, now)))) this.outbox.flush(this.store.models.Session, s._id);
+          return ok;
+        }
+        if (s.status !== 'complete') await this.completion.markPaid(s, { paymentId: a.paymentId, email: a.email, paidWith: null, evenIfExpired: true });
+        const paid = await this.session(s._id);
+        if (paid?.status !== 'complete') throw new AppError('service_unavailable', 'the payment could not be recorded; Stripe will retry');
+        await this.completion.issue(paid, requestId);
+        return ok;
+      }
+      case 'refunded': {
+        const s = await this.store.findByPayment(a.paymentId);
+        if (!s) {
+          // Not (yet) one of our payments: kept, in case its completion is still on the way.
+          await this.store.addPendingRefund(a.paymentId, this.clock.now());
+          const late = await this.store.findByPayment(a.paymentId);
+          if (late?.license_key) await this.completion.refund(late, requestId);
+          return ok;
+        }
+        if (s.livemode !== a.livemode) return { status: 400, error: new AppError('invalid_request', 'the refund and the payment differ in livemode') };
+        await this.completion.refund(s, requestId);
+        // The licence may have been recorded between the two reads: look once more.
+        if (!s.license_key) {
+          const now = await this.store.findById(s._id);
+          if (now?.license_key) await this.completion.refund(now, requestId);
+        }
+        return ok;
+      }
+    }
+  }
+
+  private session(id: string): Promise<SessionDoc | null> {
+    return isId('cs', id) ? this.store.findById(id) : Promise.resolve(null);
+  }
+}

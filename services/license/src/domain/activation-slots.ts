@@ -1,0 +1,29 @@
+// Activation slots: a licence with max_activations N has slots "1".."N"; an
+// activation takes one by a unique (license_id, slot_key) insert, so however
+// many activate at once, at most N succeed (FerretDB enforces unique inserts,
+// not conditional updates). Which free slot to try is chosen here, from the
+// slots known to be taken, at random so that concurrent activations rarely
+// pick the same one; the store retries a bounded number of times.
+
+/** Rounds of "read taken slots, insert into a free one" before answering that the licence is contended. */
+export const SLOT_ROUNDS = 4;
+
+/** A free slot ("1".."max") not in `taken`, or null when every slot is taken. */
+export function chooseSlot(taken: ReadonlySet<string>, max: number, random: () => number = Math.random): string | null {
+  const used = [...taken].filter((k) => /^\d+$/.test(k) && Number(k) >= 1 && Number(k) <= max).length;
+  if (used >= max) return null;
+  // Mostly free: a few random picks find a free slot without scanning.
+  if (used <= max / 2) {
+    for (let i = 0; i < 8; i++) {
+      const k = String(1 + Math.floor(random() * max));
+      if (!taken.has(k)) return k;
+    }
+  }
+  // Mostly taken (so max ≤ 2 × taken): scan from a random start.
+  const start = Math.floor(random() * max);
+  for (let i = 0; i < max; i++) {
+    const k = String(1 + ((start + i) % max));
+    if (!taken.has(k)) return k;
+  }
+  return null;
+}

@@ -1,0 +1,211 @@
+import { LicenseServiceClient } from '@licensing/proto';
+import { createClient } from '@licensing/runtime';
+import { client, startStack, TestClock, type Stack } from '../support/stack';
+import { PrivateNats } from '../support/nats-server';
+import { HoldingProxy } from '../support/holding-proxy';
+import { eventually } from '../support/eventually';
+import { EventLog } from '../support/events';
+
+// The gateways answer validations from memory and stay exact through events:
+// two gateways over the same services, a private NATS that can be restarted,
+// and a proxy that can hold the licence service's answers back.
+let nats: PrivateNats;
+let stack: Stack;
+const clock = new TestClock();
+
+beforeAll(async () => {
+  nats = await PrivateNats.start();
+  stack = await startStack({ natsUrl: nats.url }, {}, clock);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await nats?.stop();
+});
+
+type Api = ReturnType<typeof client>;
+
+async function metric(url: string, pattern: RegExp): Promise<number> {
+  const line = (await (await fetch(url)).text()).split('\n').find((l) => pattern.test(l));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+async function setUp(policy: Record<string, unknown> = {}) {
+  const { accountId, apiKey } = await stack.newAccount();
+  const api = client(stack.url, apiKey);
+  const product = (await api('POST', '/api/v1/products', { name: 'Cached', policy })).body.id as string;
+  const issue = async () => (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'cache@example.com' })).body.license_key as string;
+  return { accountId, apiKey, api, product, issue };
+}
+
+const validate = (api: Api, key: string, fingerprint?: string) => api('GET', `/api/v1/licenses/validate?license_key=${key}${fingerprint ? `&fingerprint=${fingerprint}` : ''}`);
+const code = async (api: Api, key: string, fingerprint?: string) => (await validate(api, key, fingerprint)).body.code as string;
+/** An answer without cache_until, which moves with the clock. */
+const timeless = ({ cache_until, ...rest }: Record<string, unknown>) => ({ ...rest, cache_until: typeof cache_until });
+const hits = (metricsUrl: string) => metric(metricsUrl, /^licensing_validation_cache_total\{.*result="hit"/);
+
+describe('answers from memory', () => {
+  it('a second validation of a known licence is a cache hit, identical to the service answer', async () => {
+    const { api, issue } = await setUp();
+    const key = await issue();
+    const first = await validate(api, key);
+    const before = await hits(stack.metricsUrls.gateway);
+    const second = await validate(api, key);
+    expect(await hits(stack.metricsUrls.gateway)).toBe(before + 1);
+    expect(second.status).toBe(200);
+    expect(timeless(second.body)).toEqual(timeless(first.body));
+    expect(second.headers.get('ratelimit-policy')).toBe(first.headers.get('ratelimit-policy'));
+    expect(second.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('answers exactly as the licence service does, through activation, grace and expiry (cache on vs cache off)', async () => {
+    const { apiKey, api, issue } = await setUp({ duration_days: 30, grace_days: 3, max_activations: 1, require_activation: true });
+    const uncached = client((await stack.extraGateway({ VALIDATION_CACHE_SIZE: '0' })).url, apiKey);
+    const key = await issue();
+    const both = async (fingerprint?: string) => {
+      // Twice on the cached gateway: the second answer comes from memory.
+      await validate(api, key, fingerprint);
+      const [cached, fresh] = [(await validate(api, key, fingerprint)).body, (await validate(uncached, key, fingerprint)).body];
+      expect(timeless(cached)).toEqual(timeless(fresh));
+      return cached.code as string;
+    };
+    expect(await both()).toBe('not_activated');
+    expect(await both('machine-a')).toBe('not_activated');
+    expect((await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'machine-a' })).status).toBe(201);
+    await eventually(async () => expect(await both('machine-a')).toBe('valid'));
+    expect(await both('machine-b')).toBe('activation_limit_reached');
+    clock.advance(31 * 86_400_000);
+    expect(await both('machine-a')).toBe('expired_in_grace');
+    clock.advance(3 * 86_400_000);
+    expect(await both('machine-a')).toBe('expired');
+    const bad = await validate(api, 'ZZZZZ-ZZZZZ');
+    expect(bad.body).toMatchObject({ valid: false, code: 'not_found' });
+  });
+});
+
+describe('exact through events', () => {
+  it('a suspend is seen by both gateways within 1 s, and a reinstate too (the entries live 60 s)', async () => {
+    const { apiKey, api, issue } = await setUp();
+    const other = client((await stack.extraGateway()).url, apiKey);
+    const key = await issue();
+    for (const gw of [api, other]) {
+      expect(await code(gw, key)).toBe('valid');
+      expect(await code(gw, key)).toBe('valid'); // now from memory
+    }
+    expect((await api('POST', `/api/v1/licenses/${key}/suspend`)).status).toBe(200);
+    await eventually(async () => {
+      expect(await code(api, key)).toBe('suspended');
+      expect(await code(other, key)).toBe('suspended');
+    }, { timeoutMs: 1000 });
+    expect((await other('POST', `/api/v1/licenses/${key}/reinstate`)).status).toBe(200);
+    await eventually(async () => {
+      expect(await code(api, key)).toBe('valid');
+      expect(await code(other, key)).toBe('valid');
+    }, { timeoutMs: 1000 });
+  });
+
+  // Before the NATS restart test, whose delayed events could arrive during this one.
+  it('a key revoked while its lookup was in flight is not cached', async () => {
+    const { apiKey, api, issue } = await setUp();
+    const proxy = await HoldingProxy.start({ host: '127.0.0.1', port: Number(stack.addrs.license.split(':')[1]) });
+    try {
+      const gw = await stack.extraGateway({ LICENSE_GRPC_ADDR: proxy.address });
+      const slow = client(gw.url, apiKey);
+      const [warm, key] = [await issue(), await issue()];
+      expect(await code(slow, warm)).toBe('valid'); // channel up, API key cached
+      const served = () => metric(stack.metricsUrls.license, /^licensing_grpc_server_handled_total\{.*method="ValidateLicense"/);
+      const evicted = () => metric(gw.metricsUrl, /^licensing_validation_cache_evictions_total\{.*event="license.revoked"/);
+      const [servedBefore, evictedBefore] = [await served(), await evicted()];
+
+      proxy.hold();
+      const inFlight = validate(slow, key);
+      await eventually(async () => expect(await served()).toBe(servedBefore + 1)); // the service answered "valid"...
+      expect((await api('POST', `/api/v1/licenses/${key}/revoke`)).status).toBe(200);
+      // ...and the revocation reached the gateway first (at least once: the write's own flush and the
+      // outbox relay may both publish it, and core NATS subscribers see both; JetStream keeps one).
+      await eventually(async () => expect(await evicted()).toBeGreaterThan(evictedBefore));
+      proxy.release();
+      expect((await inFlight).body.code).toBe('valid'); // the answer of its moment
+      expect(await code(slow, key)).toBe('revoked'); // but it was not kept
+    } finally {
+      proxy.release();
+      await proxy.stop();
+    }
+  });
+
+  it('while NATS is away the cache is not trusted, and after NATS restarts no stale answer is given', async () => {
+    const { api, issue } = await setUp();
+    const key = await issue();
+    expect(await code(api, key)).toBe('valid');
+    expect(await code(api, key)).toBe('valid');
+    await nats.pause();
+    try {
+      await eventually(async () => expect((await api('GET', '/api/v1/status')).body.dependencies.nats.status).toBe('down'));
+      expect(await code(api, key)).toBe('valid'); // asked again, and not kept: nothing could evict it now
+      // The change cannot be announced (its event waits in the outbox), yet no gateway answers from memory.
+      expect((await api('POST', `/api/v1/licenses/${key}/revoke`)).status).toBe(200);
+      expect(await code(api, key)).toBe('revoked');
+    } finally {
+      await nats.resume();
+    }
+    await eventually(async () => expect((await api('GET', '/api/v1/status')).body.dependencies.nats.status).toBe('ok'), { timeoutMs: 10_000 });
+    expect(await code(api, key)).toBe('revoked');
+    expect(await code(api, key)).toBe('revoked');
+  });
+});
+
+describe('validation counts off the hot path', () => {
+  it('validations answered from memory reach the counts and the last-validated time, and a gateway stopping gracefully loses none', async () => {
+    const { accountId, apiKey, api, issue } = await setUp();
+    const key = await issue();
+    const gw = await stack.extraGateway({ VALIDATION_STATS_FLUSH_MS: '60000' });
+    const other = client(gw.url, apiKey);
+    for (let i = 0; i < 5; i++) await validate(api, key);
+    for (let i = 0; i < 7; i++) await validate(other, key);
+    await gw.stop(); // its 7 were never flushed by the timer (60 s): only the shutdown flush sends them
+    const licenses = createClient(LicenseServiceClient, stack.addrs.license, stack.topology.internalToken);
+    try {
+      await eventually(async () => {
+        const stats = await licenses.call.getStats({ accountId });
+        expect(stats.validationsByHour.reduce((n, h) => n + h.validations, 0)).toBe(12);
+      });
+    } finally {
+      licenses.close();
+    }
+    const read = await eventually(async () => {
+      const res = await api('GET', `/api/v1/licenses/${key}`);
+      expect(res.body.last_validated_at).not.toBeNull();
+      return res;
+    });
+    expect(new Date(read.body.last_validated_at).getTime()).toBeGreaterThan(new Date(read.body.created_at).getTime() - 1);
+  });
+});
+
+describe('API-key revocation', () => {
+  it('a key revoked while its Authenticate call was in flight is not cached by that call', async () => {
+    const acct = await stack.newAccount();
+    const proxy = await HoldingProxy.start({ host: '127.0.0.1', port: Number(stack.addrs.account.split(':')[1]) });
+    let log: EventLog | undefined;
+    try {
+      const gw = await stack.extraGateway({ ACCOUNT_GRPC_ADDR: proxy.address });
+      expect((await client(gw.url, acct.apiKey)('GET', '/api/v1/status')).status).toBe(200); // channel up
+      const victim = await stack.admin.createApiKey({ accountId: acct.accountId, scope: 'full', name: 'victim', actor: 'test' });
+      log = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
+      const served = () => metric(stack.metricsUrls.account, /^licensing_grpc_server_handled_total\{.*method="Authenticate".*code="OK"/);
+      const servedBefore = await served();
+      proxy.hold();
+      const inFlight = client(gw.url, victim.secret)('GET', '/api/v1/status');
+      await eventually(async () => expect(await served()).toBe(servedBefore + 1)); // the account service said "valid"; the answer is held
+      await stack.admin.revokeApiKey({ accountId: acct.accountId, keyId: victim.apiKey!.id, actor: 'test' });
+      await log.waitFor((e) => e.type === 'api_key.revoked' && (e as any).data.api_key.id === victim.apiKey!.id); // the revocation reached NATS first
+      proxy.release();
+      expect((await inFlight).status).toBe(200); // the answer of its moment...
+      expect((await client(gw.url, victim.secret)('GET', '/api/v1/status')).status).toBe(401); // ...but not kept
+    } finally {
+      proxy.release();
+      await log?.close();
+      await proxy.stop();
+    }
+  });
+});
+

@@ -1,0 +1,29 @@
+import { chooseSlot } from '../../services/license/src/domain/activation-slots';
+
+describe('choosing an activation slot', () => {
+  it('never answers a taken slot or one beyond the limit, and null when all are taken', () => {
+    for (let max = 1; max <= 12; max++) {
+      const taken = new Set<string>();
+      for (let i = 0; i < max; i++) {
+        const slot = chooseSlot(taken, max)!;
+        expect(slot).not.toBeNull();
+        expect(taken.has(slot)).toBe(false);
+        expect(Number(slot)).toBeGreaterThanOrEqual(1);
+        expect(Number(slot)).toBeLessThanOrEqual(max);
+        taken.add(slot);
+      }
+      expect(chooseSlot(taken, max)).toBeNull();
+    }
+  });
+
+  it('finds the one free slot of a licence with 10,000, and ignores freed keys', () => {
+    const taken = new Set(Array.from({ length: 10_000 }, (_, i) => String(i + 1)).filter((k) => k !== '4711'));
+    taken.add('freed:act_x');
+    expect(chooseSlot(taken, 10_000)).toBe('4711');
+  });
+
+  it('spreads concurrent choosers over the free slots', () => {
+    const picks = new Set(Array.from({ length: 10 }, () => chooseSlot(new Set(), 1000)));
+    expect(picks.size).toBeGreaterThan(5);
+  });
+});

@@ -1,0 +1,84 @@
+import type { DomainEvent, EventType } from '@licensing/proto';
+import { cacheKey, ValidationCache, type CachedAnswer } from '../../gateway/src/validation-cache';
+import type { EventFeed } from '../../gateway/src/event-feed';
+
+// The cache's own rules with a fake event feed (pure logic: the e2e tests run it over real NATS).
+class FakeFeed {
+  connected = true;
+  private readonly handlers = new Map<string, (e: DomainEvent) => void>();
+  private readonly statusListeners: Array<(c: boolean) => void> = [];
+  subscribe(type: EventType, handler: (e: DomainEvent) => void) {
+    this.handlers.set(type, handler);
+  }
+  onStatus(listener: (c: boolean) => void) {
+    this.statusListeners.push(listener);
+  }
+  emit(type: EventType, accountId: string, data: unknown) {
+    this.handlers.get(type)!({ id: 'evt_1', type, account_id: accountId, created_at: '', data } as DomainEvent);
+  }
+  flap() {
+    for (const l of this.statusListeners) l(false);
+  }
+}
+
+const absent: CachedAnswer = { found: false };
+const key = (n: number) => cacheKey('acct_a', `KEY-${n}`);
+
+function cache(maxEntries = 3, ttlMs = 60_000) {
+  const feed = new FakeFeed();
+  let now = 1_000;
+  const c = new ValidationCache(maxEntries, ttlMs, feed as unknown as EventFeed, () => undefined, () => now);
+  return { c, feed, tick: (ms: number) => (now += ms) };
+}
+
+describe('validation cache', () => {
+  it('holds at most maxEntries, dropping the least recently used', () => {
+    const { c } = cache(3);
+    for (const n of [1, 2, 3]) c.set(key(n), 'acct_a', absent, c.begin('acct_a'));
+    expect(c.get(key(1))).toEqual(absent); // 1 is now the most recent
+    c.set(key(4), 'acct_a', absent, c.begin('acct_a'));
+    expect(c.size).toBe(3);
+    expect(c.get(key(2))).toBeUndefined();
+    expect(c.get(key(1))).toEqual(absent);
+  });
+
+  it('forgets an entry after its TTL even without an event', () => {
+    const { c, tick } = cache(3, 60_000);
+    c.set(key(1), 'acct_a', absent, c.begin('acct_a'));
+    tick(59_999);
+    expect(c.get(key(1))).toEqual(absent);
+    tick(60_000);
+    expect(c.get(key(1))).toBeUndefined();
+  });
+
+  it('drops a negative entry when a licence with that key is created in the account', () => {
+    const { c, feed } = cache();
+    c.set(key(1), 'acct_a', absent, c.begin('acct_a'));
+    c.set(cacheKey('acct_b', 'KEY-1'), 'acct_b', absent, c.begin('acct_b'));
+    feed.emit('license.created', 'acct_a', { license: { key: 'KEY-1' } });
+    expect(c.get(key(1))).toBeUndefined();
+    expect(c.get(cacheKey('acct_b', 'KEY-1'))).toEqual(absent); // another account's "not found" still holds
+  });
+
+  it('does not keep a lookup that started before an eviction in its account, nor one across a reconnect', () => {
+    const { c, feed } = cache();
+    const since = c.begin('acct_a');
+    feed.emit('license.revoked', 'acct_a', { license: { key: 'KEY-9' } });
+    expect(c.set(key(1), 'acct_a', absent, since)).toBe(false);
+    const again = c.begin('acct_a');
+    feed.flap();
+    expect(c.set(key(1), 'acct_a', absent, again)).toBe(false);
+    expect(c.set(key(1), 'acct_a', absent, c.begin('acct_a'))).toBe(true);
+  });
+
+  it('is neither read nor filled while the feed is disconnected, and is emptied when the connection changes', () => {
+    const { c, feed } = cache();
+    c.set(key(1), 'acct_a', absent, c.begin('acct_a'));
+    feed.connected = false;
+    expect(c.get(key(1))).toBeUndefined();
+    expect(c.set(key(2), 'acct_a', absent, c.begin('acct_a'))).toBe(false);
+    feed.connected = true;
+    feed.flap();
+    expect(c.size).toBe(0);
+  });
+});
