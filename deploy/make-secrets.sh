@@ -6,7 +6,7 @@
 # The Stripe keys cannot be made up: they are taken from STRIPE_SECRET_KEY and
 # STRIPE_WEBHOOK_SECRET when set, else a placeholder is written that the
 # checkout service refuses at start (put your keys in those two files).
-#   STRIPE_SECRET_KEY=sk_live_… STRIPE_WEBHOOK_SECRET=whsec_… sh deploy/make-secrets.sh [hostname]
+#   STRIPE_SECRET_KEY=sk_live_… STRIPE_WEBHOOK_SECRET=whsec_… MAIL_URL=smtp://… sh deploy/make-secrets.sh [hostname]
 set -eu
 dir="$(dirname "$0")/secrets"
 host="${1:-localhost}"
@@ -20,6 +20,8 @@ for name in signing_key_secret webhook_secret_key; do
 done
 [ -s "$dir/stripe_secret_key" ] || printf '%s\n' "${STRIPE_SECRET_KEY:-replace-me: your Stripe secret key, sk_live_... (docs/operations.md, Payments)}" > "$dir/stripe_secret_key"
 [ -s "$dir/stripe_webhook_secret" ] || printf '%s\n' "${STRIPE_WEBHOOK_SECRET:-replace-me: the whsec_... signing secret of your Stripe webhook endpoint}" > "$dir/stripe_webhook_secret"
+# Sign-up mail: an SMTP URL with its credentials (smtp://user:pass@host:587); empty closes dashboard sign-up.
+[ -e "$dir/mail_url" ] || printf '%s' "${MAIL_URL:-}" > "$dir/mail_url"
 if [ ! -s "$dir/tls.key" ]; then
   openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=$host" \
     -addext "subjectAltName=DNS:$host,IP:127.0.0.1" -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null

@@ -87,6 +87,8 @@ async function main() {
       signingKeySecret: secrets.signing_key_secret,
       webhookSecretKey: secrets.webhook_secret_key,
       host,
+      // Sign-up links are written to .data/mail unless a mail server is given (README: "Sign-up mail").
+      mailUrl: env.MAIL_URL ?? (nodeEnv === 'production' ? undefined : `dir://${join(dataDir, 'mail')}`),
       nodeEnv,
       logLevel: env.LOG_LEVEL ?? 'info',
     },

@@ -51,7 +51,7 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
   const addrs = { account: `${t.host}:${ports.account}`, product: `${t.host}:${ports.product}`, license: `${t.host}:${ports.license}`, checkout: `${t.host}:${ports.checkout}`, checkoutPage: `http://${t.host}:${ports.checkoutHttp}`, webhook: `${t.host}:${ports.webhook}` };
   const gatewayUrl = `http://${t.host}:${ports.gateway}`;
   const envs: Record<Component, Record<string, string>> = {
-    account: envFor.account(t, ports.account),
+    account: envFor.account(t, ports.account, process.env.PUBLIC_BASE_URL ?? gatewayUrl),
     product: envFor.product(t, ports.product),
     license: envFor.license(t, ports.license, addrs.product),
     checkout: envFor.checkout(t, ports.checkout, ports.checkoutHttp, addrs, process.env.PUBLIC_BASE_URL ?? gatewayUrl),

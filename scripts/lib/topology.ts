@@ -29,6 +29,8 @@ export interface Topology {
   webhookTimeoutMs?: number;
   webhookDispatchIntervalMs?: number;
   host: string;
+  /** Where sign-up mail goes (MAIL_URL): `npm start` and the tests write it to a folder (dir://…); unset, sign-up is closed. */
+  mailUrl?: string;
   /** Tests and bench: every /metrics listener on a free port (else each component's default). */
   metricsAnyPort?: boolean;
   /** Proxies the gateway believes X-Forwarded-Proto/-For from (production behind a TLS-terminating proxy). */
@@ -72,7 +74,12 @@ function service(t: Topology, name: string, port: number): Record<string, string
 }
 
 export const envFor = {
-  account: (t: Topology, port: number) => ({ ...service(t, 'account', port), API_KEY_PEPPER: t.apiKeyPepper }),
+  account: (t: Topology, port: number, publicBaseUrl?: string) => ({
+    ...service(t, 'account', port),
+    API_KEY_PEPPER: t.apiKeyPepper,
+    ...(t.mailUrl ? { MAIL_URL: t.mailUrl } : {}),
+    ...(publicBaseUrl ? { PUBLIC_BASE_URL: publicBaseUrl } : {}),
+  }),
   product: (t: Topology, port: number) => ({ ...service(t, 'product', port), SIGNING_KEY_SECRET: t.signingKeySecret }),
   license: (t: Topology, port: number, productAddr: string) => ({
     ...service(t, 'license', port),

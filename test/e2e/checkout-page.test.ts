@@ -57,7 +57,7 @@ const licencesOfProduct = async () => (await api('GET', `/api/v1/licenses?produc
 
 it('shows the product, price and test mode; paying issues the licence, records it and publishes checkout.completed', async () => {
   const s = await newSession({ customer_email: 'prefilled@example.com' });
-  const web = new WebClient(stack.url);
+  const web = new WebClient(stack.url, stack.topology);
   const page = await web.get(pathOf(s.url));
   expect(page.status).toBe(200);
   expect(page.html).toContain('Pixel Forge');
@@ -86,19 +86,19 @@ it('shows the product, price and test mode; paying issues the licence, records i
   expect(event.data).toMatchObject({ checkout: { livemode: false } });
   // The browser that paid sees its key again; anyone else with the URL sees only "already paid".
   expect((await web.get(`/checkout/${s.id}`)).html).toContain(key);
-  const stranger = await new WebClient(stack.url).get(`/checkout/${s.id}`);
+  const stranger = await new WebClient(stack.url, stack.topology).get(`/checkout/${s.id}`);
   expect(stranger.status).toBe(409);
   expect(stranger.html).toContain('Already paid');
   expect(stranger.html).not.toContain(key);
   // A forged receipt cookie shows nothing either.
-  const forger = new WebClient(stack.url);
+  const forger = new WebClient(stack.url, stack.topology);
   forger.cookies.set('lk_checkout_receipt', 'x'.repeat(43));
   expect((await forger.get(`/checkout/${s.id}`)).html).not.toContain(key);
 });
 
 it('CSRF tokens are checked on the server: a self-made cookie and field pair is refused', async () => {
   const s = await newSession();
-  const web = new WebClient(stack.url);
+  const web = new WebClient(stack.url, stack.topology);
   await web.get(`/checkout/${s.id}`);
   const token = 'a'.repeat(43);
   web.cookies.set('lk_checkout_csrf', token); // what a script can always do with a stateless double-submit
@@ -107,7 +107,7 @@ it('CSRF tokens are checked on the server: a self-made cookie and field pair is 
   expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('open');
   // A real token of another session does not work here either.
   const other = await newSession();
-  const otherWeb = new WebClient(stack.url);
+  const otherWeb = new WebClient(stack.url, stack.topology);
   const otherCsrf = WebClient.csrf((await otherWeb.get(`/checkout/${other.id}`)).html);
   otherWeb.cookies.set('lk_checkout_csrf', otherCsrf);
   expect((await otherWeb.post(`/checkout/${s.id}/pay`, { _csrf: otherCsrf, email: 'script@example.com', card: '4242424242424242' })).status).toBe(403);
@@ -115,18 +115,18 @@ it('CSRF tokens are checked on the server: a self-made cookie and field pair is 
 
 it('a declined card shows a clear message and leaves the session open', async () => {
   const s = await newSession();
-  const res = await pay(new WebClient(stack.url), s.id, '4000 0000 0000 0002');
+  const res = await pay(new WebClient(stack.url, stack.topology), s.id, '4000 0000 0000 0002');
   expect(res.status).toBe(402);
   expect(res.html).toContain('Your card was declined.');
   expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('open');
-  expect((await pay(new WebClient(stack.url), s.id, '1234')).html).toContain('Test mode: use the card 4242');
+  expect((await pay(new WebClient(stack.url, stack.topology), s.id, '1234')).html).toContain('Test mode: use the card 4242');
 });
 
 it('ten concurrent payments of one session end with exactly one licence', async () => {
   const s = await newSession();
   const before = (await licencesOfProduct()).length;
   const tabs = await Promise.all(Array.from({ length: 10 }, async () => {
-    const web = new WebClient(stack.url);
+    const web = new WebClient(stack.url, stack.topology);
     const page = await web.get(`/checkout/${s.id}`);
     return { web, csrf: WebClient.csrf(page.html) };
   }));
@@ -145,7 +145,7 @@ it('ten concurrent payments of one session end with exactly one licence', async 
 it('a double click on Pay (the same form twice) leads to the same key, never a second licence', async () => {
   const s = await newSession();
   const before = (await licencesOfProduct()).length;
-  const web = new WebClient(stack.url);
+  const web = new WebClient(stack.url, stack.topology);
   const form = { _csrf: WebClient.csrf((await web.get(`/checkout/${s.id}`)).html), email: 'double@example.com', card: '4242424242424242' };
   const clicks = await Promise.all([web.post(`/checkout/${s.id}/pay`, form), web.post(`/checkout/${s.id}/pay`, form)]);
   expect(clicks.map((c) => c.status)).toEqual([303, 303]);
@@ -172,7 +172,7 @@ it('a session paid but not issued (a crash in between) is finished by the sweepe
 
 it('expired, unknown and forged requests get clear pages, never a stack trace; cancel goes back', async () => {
   const s = await newSession();
-  const web = new WebClient(stack.url);
+  const web = new WebClient(stack.url, stack.topology);
   const page = await web.get(`/checkout/${s.id}`);
   expect((await web.post(`/checkout/${s.id}/pay`, { email: 'a@example.com', card: '4242424242424242' })).status).toBe(403);
   const cancel = await web.get(`/checkout/${s.id}/cancel`);

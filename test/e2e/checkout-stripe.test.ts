@@ -139,7 +139,7 @@ describe('creating a session', () => {
     const created = await events.waitFor((e) => e.type === 'checkout.created' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
     expect((created.data as { checkout: { livemode: boolean } }).checkout.livemode).toBe(false);
     // The hosted page of a Stripe session sends the buyer to Stripe; it never takes a card.
-    const web = new WebClient(stack.url);
+    const web = new WebClient(stack.url, stack.topology);
     const page = await web.get(`/checkout/${s.id}`);
     expect(page.status).toBe(303);
     expect(page.location).toBe(s.url);
@@ -165,7 +165,7 @@ describe('the webhook', () => {
     const event = await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
     expect(event.data).toMatchObject({ license_key: session.license_key, customer_email: 'buyer@example.com', checkout: { status: 'complete', livemode: false } });
     // Nobody sees the key on the hosted page: only "already paid".
-    const page = await new WebClient(stack.url).get(`/checkout/${s.id}`);
+    const page = await new WebClient(stack.url, stack.topology).get(`/checkout/${s.id}`);
     expect(page.status).toBe(409);
     expect(page.html).toContain('Already paid');
     expect(page.html).not.toContain(session.license_key);

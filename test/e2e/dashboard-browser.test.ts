@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { client, startStack, type Stack } from '../support/stack';
 import { ARTIFACTS, launchBrowser } from '../support/browser';
+import { signupToken, waitForMail } from '../support/mailbox';
 
 // The whole dashboard journey in a real headless Chromium.
 let stack: Stack;
@@ -46,12 +47,16 @@ it('sign up, sign in, generate a key and use it, regenerate, revoke, sign out', 
   const email = `owner-${randomBytes(4).toString('hex')}@example.com`;
   const password = 'a long and happy passphrase';
 
-  // Sign up: lands on Settings, signed in.
+  // Sign up: "check your inbox", then the e-mailed link creates the account and lands on Settings, signed in.
   await page.goto(`${stack.url}/dashboard/signup`);
   await page.getByLabel('Company or product name').fill('Photon Apps');
   await page.getByLabel('Your e-mail').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Create account' }).click();
+  await page.waitForURL('**/dashboard/signup/sent');
+  await expect(page.getByRole('heading', { name: 'Check your inbox' }).isVisible()).resolves.toBe(true);
+  await page.goto(`${stack.url}/dashboard/signup/confirm?token=${signupToken(await waitForMail(stack.topology, email))}`);
+  await page.getByRole('button', { name: 'Create my account' }).click();
   await page.waitForURL('**/dashboard/settings');
   await expect(page.getByRole('heading', { name: 'Settings' }).isVisible()).resolves.toBe(true);
 
@@ -117,6 +122,10 @@ it('the Settings page is usable on a phone and by keyboard', async () => {
   await page.keyboard.press('Tab');
   await page.keyboard.type('thumbs are typing this');
   await page.keyboard.press('Enter');
+  await page.waitForURL('**/dashboard/signup/sent');
+  await page.goto(`${stack.url}/dashboard/signup/confirm?token=${signupToken(await waitForMail(stack.topology, email))}`);
+  await page.getByRole('button', { name: 'Create my account' }).focus();
+  await page.keyboard.press('Enter'); // by keyboard
   await page.waitForURL('**/dashboard/settings');
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   expect(overflow).toBeLessThanOrEqual(1); // nothing wider than the screen

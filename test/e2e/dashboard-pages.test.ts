@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 async function ownerWithKey() {
-  const web = new WebClient(stack.url);
+  const web = new WebClient(stack.url, stack.topology);
   await web.signUp(`owner-${randomBytes(4).toString('hex')}@example.com`);
   const csrf = WebClient.csrf((await web.get('/dashboard/settings')).html);
   const made = await web.post('/dashboard/settings/keys', { _csrf: csrf, name: 'api', scope: 'full' });
@@ -70,7 +70,7 @@ it('GET /api/v1/licenses filters by customer e-mail, case-insensitively', async 
 });
 
 it('unknown dashboard pages are a 404 page, and the assets are served', async () => {
-  const web = new WebClient(stack.url);
+  const web = new WebClient(stack.url, stack.topology);
   expect((await web.get('/dashboard/nope')).status).toBe(404);
   const css = await web.get('/dashboard/assets/app.css');
   expect(css.status).toBe(200);

@@ -86,7 +86,7 @@ beforeAll(async () => {
   secrets.forged_key = forged;
   for (let i = 0; i < 3; i++) await client(stack.url, forged)('GET', `/api/v1/licenses/${key}`); // with a licence key in the path
 
-  const web = new WebClient(stack.url);
+  const web = new WebClient(stack.url, stack.topology);
   const password = `pw-${randomBytes(8).toString('hex')}`;
   secrets.password = password;
   await web.signUp(`owner-${randomBytes(3).toString('hex')}@example.com`, password);

@@ -222,8 +222,10 @@ it("a slow endpoint with a queue of deliveries does not hold back another tenant
   await receiver.waitFor('/slow-tenant', 1);
   await theirs('POST', '/api/v1/licenses', { product_id: product, customer_email: 'them@example.com' });
   await receiver.waitFor('/other-tenant', 1);
-  // Before: a dispatch pass waited for every endpoint, so this came only after all eight slow attempts.
-  expect(receiver.at('/slow-tenant').length).toBeLessThanOrEqual(4);
+  // Before: a dispatch pass waited for every endpoint, so this came only after all eight slow first
+  // attempts (8 × 600 ms). Any number below eight shows it did not wait for them; a tighter bound
+  // would measure how busy the machine is.
+  expect(receiver.at('/slow-tenant').length).toBeLessThan(8);
 });
 
 it('an account may have a bounded number of endpoints', async () => {

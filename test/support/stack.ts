@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect } from 'nats';
 import { AccountServiceClient } from '@licensing/proto';
 import { createClient, type Clock } from '@licensing/runtime';
@@ -57,6 +59,7 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     webhookTimeoutMs: 600,
     webhookDispatchIntervalMs: 100,
     host: '127.0.0.1',
+    mailUrl: `dir://${join(tmpdir(), `licensing-mail-${id}`)}`,
     metricsAnyPort: true,
     nodeEnv: 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',

@@ -1,3 +1,6 @@
+import type { Topology } from '../../scripts/lib/topology';
+import { mailsTo, signupToken, waitForMail } from './mailbox';
+
 /**
  * A minimal browser stand-in for dashboard tests over plain HTTP: keeps
  * cookies, posts forms, does not follow redirects (tests look at them).
@@ -6,7 +9,11 @@ export class WebClient {
   readonly cookies = new Map<string, string>();
   readonly setCookieHeaders: string[] = [];
 
-  constructor(private readonly base: string) {}
+  /** `topology`: the stack's, whose mail folder holds the sign-up links (needed by signUp only). */
+  constructor(
+    private readonly base: string,
+    private readonly topology?: Topology,
+  ) {}
 
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
@@ -47,12 +54,22 @@ export class WebClient {
     return m[1];
   }
 
-  /** Signs up a new account and returns its owner's credentials. */
+  /** Signs up a new account through the e-mailed link, signed in afterwards; returns its owner's credentials. */
   async signUp(email: string, password = 'correct horse battery staple', accountName = 'Acme Tools') {
+    if (!this.topology) throw new Error('signUp needs the stack topology (its mail folder): new WebClient(url, stack.topology)');
+    const before = (await mailsTo(this.topology, email)).length;
     const form = await this.get('/dashboard/signup');
     const res = await this.post('/dashboard/signup', { _csrf: WebClient.csrf(form.html), account_name: accountName, email, password });
-    if (res.status !== 303) throw new Error(`sign-up failed with ${res.status}: ${res.html.slice(0, 300)}`);
+    if (res.status !== 303 || res.location !== '/dashboard/signup/sent') throw new Error(`sign-up failed with ${res.status}: ${res.html.slice(0, 300)}`);
+    const confirmed = await this.confirmSignUp(signupToken(await waitForMail(this.topology, email, before + 1)));
+    if (confirmed.status !== 303) throw new Error(`sign-up confirmation failed with ${confirmed.status}: ${confirmed.html.slice(0, 300)}`);
     return { email, password };
+  }
+
+  /** Opens the e-mailed link and presses its button. */
+  async confirmSignUp(token: string) {
+    const page = await this.get(`/dashboard/signup/confirm?token=${encodeURIComponent(token)}`);
+    return this.post('/dashboard/signup/confirm', { _csrf: WebClient.csrf(page.html), token });
   }
 
   async signIn(email: string, password: string) {

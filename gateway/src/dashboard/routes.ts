@@ -4,6 +4,7 @@ import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../clients';
 import { AttemptThrottle, limitsFor } from '../limits';
 import { CSS, JS } from './assets';
+import { signUpConfirmPage, signUpLinkProblemPage, signUpSentPage } from './signup-pages';
 import { confirmPage, licensesPage, messagePage, overviewPage, productsPage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
 import { PRE_CSRF_COOKIE, clearAllCookies, clearSessionCookie, issuePreSessionCsrf, loadSession, readCookie, sessionOf, setSessionCookie, tokensMatch, type DashboardSession } from './session';
 
@@ -110,13 +111,35 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
       return page(res, 429, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: `Too many sign-up attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, values }));
     }
     try {
-      const s = await clients.accounts.signUp({ accountName: values.account_name, email: values.email, password: field(req, 'password', 201) });
+      await clients.accounts.signUp({ accountName: values.account_name, email: values.email, password: field(req, 'password', 201) });
+      res.redirect(303, '/dashboard/signup/sent');
+    } catch (err) {
+      if (!(err instanceof AppError) || !['invalid_request', 'forbidden', 'service_unavailable'].includes(err.code)) throw err;
+      // Refused input says which field; a registered e-mail is not refused (its owner gets a mail instead).
+      // forbidden: this server has no mail transport, so sign-up is closed.
+      const status = { invalid_request: 400, forbidden: 403, service_unavailable: 503 }[err.code as 'invalid_request'];
+      page(res, status, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: err.message, values }));
+    }
+  });
+
+  r.get('/signup/sent', (_req, res) => page(res, 200, signUpSentPage()));
+
+  r.get('/signup/confirm', (req, res) => {
+    const token = typeof req.query.token === 'string' ? req.query.token.slice(0, 100) : '';
+    if (!token) return page(res, 400, signUpLinkProblemPage('This link is incomplete. Copy the whole link from the e-mail.'));
+    page(res, 200, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
+  });
+
+  r.post('/signup/confirm', async (req, res) => {
+    const token = field(req, 'token', 100);
+    if (!preSessionCsrfOk(req)) return page(res, 403, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
+    try {
+      const s = await clients.accounts.confirmSignUp({ token });
       setSessionCookie(res, s.token, s.expiresAt, secureCookies);
       res.redirect(303, '/dashboard/settings');
     } catch (err) {
       if (!(err instanceof AppError) || !['invalid_request', 'conflict'].includes(err.code)) throw err;
-      // A registered e-mail gets the same status as any refused input and a message that does not say so.
-      page(res, 400, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: err.message, values }));
+      page(res, err.code === 'conflict' ? 409 : 400, signUpLinkProblemPage(err.message));
     }
   });
 

@@ -1,7 +1,7 @@
 import { credentials, Metadata, type Client, type ServiceError, type ChannelCredentials, type ClientOptions } from '@grpc/grpc-js';
 import { fromServiceError } from './errors';
 import { INTERNAL_TOKEN_KEY, REQUEST_ID_KEY } from './internal-auth';
-import { currentRequestId } from './request-scope';
+import { currentRequestId, remainingMs } from './request-scope';
 
 type ClientCtor<C> = new (address: string, creds: ChannelCredentials, options?: Partial<ClientOptions>) => C;
 
@@ -14,7 +14,7 @@ type Unary<C> = {
 
 export interface CallOptions {
   requestId?: string;
-  /** Per-call deadline; default: the client's (5 s unless configured). */
+  /** Per-call deadline; default: the client's (5 s unless configured), never past the deadline of the call being served. */
   timeoutMs?: number;
 }
 
@@ -48,7 +48,9 @@ export function createClient<C extends Client>(Ctor: ClientCtor<C>, address: str
           md.set(INTERNAL_TOKEN_KEY, internalToken);
           const requestId = ctx.requestId ?? currentRequestId();
           if (requestId) md.set(REQUEST_ID_KEY, requestId);
-          const deadline = Date.now() + (ctx.timeoutMs ?? defaultTimeoutMs);
+          // Never longer than the call being served still has: its caller stops waiting then.
+          const now = Date.now();
+          const deadline = now + Math.min(ctx.timeoutMs ?? defaultTimeoutMs, remainingMs(now));
           const fn = (client as unknown as Record<string, Function>)[method];
           fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) => (err ? reject(fromServiceError(err)) : resolve(res)));
         });

@@ -5,7 +5,8 @@ import { HealthService } from './health';
 import { REQUEST_ID_KEY, tokenMatches } from './internal-auth';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
-import { withRequestId } from './request-scope';
+import { isStoreTimeout, outOfTime } from './query-deadline';
+import { withCallScope } from './request-scope';
 
 /** What a handler gets besides its request: who is calling and a logger that says so. */
 export interface CallContext {
@@ -73,6 +74,14 @@ export class GrpcServer {
     }
     const rid = call.metadata.get(REQUEST_ID_KEY)[0];
     const requestId = typeof rid === 'string' ? rid : '';
+    const given = call.getDeadline();
+    const deadline = given instanceof Date ? given.getTime() : given;
+    if (deadline <= Date.now()) {
+      // The caller has already given up (it waited in a queue, or a slow hop before us used its time).
+      this.handled.inc({ method, code: 'DEADLINE_EXCEEDED' });
+      callback({ code: GrpcStatus.DEADLINE_EXCEEDED, details: 'the deadline passed before the call started' });
+      return;
+    }
     const log = this.opts.log.child({ request_id: requestId, rpc: path });
     const timer = this.latency.startTimer({ method });
     const reply = (err: Parameters<sendUnaryData<unknown>>[0], res?: unknown) => {
@@ -82,9 +91,10 @@ export class GrpcServer {
       log.debug({ code, ms: Math.round(seconds * 1e4) / 10 }, 'rpc');
       callback(err, res);
     };
-    withRequestId(requestId, () => handler(call.request, { requestId, log }))
+    withCallScope(requestId, deadline, () => handler(call.request, { requestId, log }))
       .then((res) => reply(null, res))
-      .catch((err: unknown) => {
+      .catch((thrown: unknown) => {
+        const err = isStoreTimeout(thrown) ? outOfTime() : thrown;
         if (!(err instanceof AppError) || err.code === 'internal') log.error({ err }, 'rpc failed');
         let mapped;
         try {

@@ -20,3 +20,4 @@ export * from './request-scope';
 export * from './metrics';
 export * from './retry';
 export * from './query-shapes';
+export * from './query-deadline';

@@ -1,4 +1,5 @@
 import mongoose, { type Connection } from 'mongoose';
+import { queryDeadlinePlugin } from './query-deadline';
 
 /**
  * Each service has its own database on the shared server (dbName), and its own
@@ -14,6 +15,8 @@ export async function connectMongo(url: string, dbName: string): Promise<Connect
     // Indexes are created by syncIndexes() before the service reports SERVING.
     autoIndex: false,
   });
+  // Every query of every model made on this connection is bounded by its call's deadline.
+  conn.plugin(queryDeadlinePlugin);
   await conn.asPromise();
   return conn;
 }

@@ -1,17 +1,35 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-// The request id of the call being served, carried implicitly through every
-// await: log lines, outgoing gRPC calls and new events pick it up without each
-// function passing it on. Set by the gateway per HTTP request and by the gRPC
-// server per call (from the `x-request-id` metadata the caller sent).
-const scope = new AsyncLocalStorage<{ requestId: string }>();
+// The call being served, carried implicitly through every await: its request
+// id (log lines, outgoing gRPC calls and new events pick it up without each
+// function passing it on) and its deadline (store queries and outgoing calls
+// get no more time than the caller still waits). Set by the gateway per HTTP
+// request and by the gRPC server per call (from the caller's metadata and deadline).
+interface CallScope {
+  requestId: string;
+  /** Epoch ms after which nobody waits for the answer; Infinity when the caller set none. */
+  deadline: number;
+}
+
+const scope = new AsyncLocalStorage<CallScope>();
 
 export function withRequestId<T>(requestId: string, fn: () => T): T {
-  return requestId ? scope.run({ requestId }, fn) : fn();
+  return requestId ? scope.run({ requestId, deadline: Infinity }, fn) : fn();
+}
+
+/** Runs fn as one call: its request id and the epoch-ms deadline its caller gave. */
+export function withCallScope<T>(requestId: string, deadline: number, fn: () => T): T {
+  return scope.run({ requestId, deadline }, fn);
 }
 
 export function currentRequestId(): string | undefined {
-  return scope.getStore()?.requestId;
+  return scope.getStore()?.requestId || undefined;
+}
+
+/** Milliseconds left before the current call's deadline (Infinity outside a call, or without one). */
+export function remainingMs(now = Date.now()): number {
+  const deadline = scope.getStore()?.deadline ?? Infinity;
+  return deadline === Infinity ? Infinity : deadline - now;
 }
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,64}$/;

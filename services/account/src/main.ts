@@ -3,6 +3,7 @@ import { runMain, startService, type ServiceRecipe, type StartOptions } from '@l
 import { accountSchema, type AccountConfig } from './config';
 import { accountHandlers } from './handlers/account-handlers';
 import { peopleHandlers } from './handlers/people-handlers';
+import { mailerFor } from './mail/mailer';
 import { accountModels } from './store/models';
 import { AccountStore, PeopleStore } from './store/queries';
 
@@ -14,7 +15,9 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
     const store = new AccountStore(models);
     ctx.outbox.track(models.ApiKey);
     ctx.outbox.track(models.Account);
-    ctx.grpc.add(AccountServiceService, { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models)) });
+    const mailer = mailerFor(ctx.config.MAIL_URL, ctx.config.MAIL_FROM);
+    ctx.log.info({ mail: mailer?.describe ?? 'none: dashboard sign-up is closed' }, 'sign-up mail');
+    ctx.grpc.add(AccountServiceService, { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models), mailer) });
   },
 };
 

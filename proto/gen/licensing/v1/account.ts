@@ -132,6 +132,14 @@ export interface SignUpRequest {
   password: string;
 }
 
+export interface SignUpResponse {
+}
+
+export interface ConfirmSignUpRequest {
+  /** The token of the e-mailed link. */
+  token: string;
+}
+
 export interface SignInRequest {
   email: string;
   password: string;
@@ -142,7 +150,7 @@ export interface GetSessionRequest {
 }
 
 export interface SessionResponse {
-  /** Only from SignUp and SignIn: the cookie value, shown once. */
+  /** Only from ConfirmSignUp and SignIn: the cookie value, shown once. */
   token: string;
   /** Per-session secret every state-changing form must echo. */
   csrfToken: string;
@@ -1869,6 +1877,125 @@ export const SignUpRequest: MessageFns<SignUpRequest> = {
   },
 };
 
+function createBaseSignUpResponse(): SignUpResponse {
+  return {};
+}
+
+export const SignUpResponse: MessageFns<SignUpResponse> = {
+  encode(_: SignUpResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignUpResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignUpResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): SignUpResponse {
+    return {};
+  },
+
+  toJSON(_: SignUpResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SignUpResponse>, I>>(base?: I): SignUpResponse {
+    return SignUpResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SignUpResponse>, I>>(_: I): SignUpResponse {
+    const message = createBaseSignUpResponse();
+    return message;
+  },
+};
+
+function createBaseConfirmSignUpRequest(): ConfirmSignUpRequest {
+  return { token: "" };
+}
+
+export const ConfirmSignUpRequest: MessageFns<ConfirmSignUpRequest> = {
+  encode(message: ConfirmSignUpRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfirmSignUpRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfirmSignUpRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConfirmSignUpRequest {
+    return { token: isSet(object.token) ? globalThis.String(object.token) : "" };
+  },
+
+  toJSON(message: ConfirmSignUpRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConfirmSignUpRequest>, I>>(base?: I): ConfirmSignUpRequest {
+    return ConfirmSignUpRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConfirmSignUpRequest>, I>>(object: I): ConfirmSignUpRequest {
+    const message = createBaseConfirmSignUpRequest();
+    message.token = object.token ?? "";
+    return message;
+  },
+};
+
 function createBaseSignInRequest(): SignInRequest {
   return { email: "", password: "" };
 }
@@ -2612,7 +2739,9 @@ export const AccountServiceService = {
   },
   /**
    * Dashboard: people who own an account, and their sessions.
-   * SignUp creates an account (free plan) with its owner and signs them in.
+   * SignUp e-mails a link that creates the account (free plan) with its owner; its
+   * answer is the same whether the e-mail is new or registered (that one gets a
+   * note to sign in instead). PERMISSION_DENIED (forbidden) when no mail transport is configured.
    */
   signUp: {
     path: "/licensing.v1.AccountService/SignUp" as const,
@@ -2620,6 +2749,16 @@ export const AccountServiceService = {
     responseStream: false as const,
     requestSerialize: (value: SignUpRequest): Buffer => Buffer.from(SignUpRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): SignUpRequest => SignUpRequest.decode(value),
+    responseSerialize: (value: SignUpResponse): Buffer => Buffer.from(SignUpResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SignUpResponse => SignUpResponse.decode(value),
+  },
+  /** ConfirmSignUp uses the e-mailed link once: it creates the account and signs its owner in. */
+  confirmSignUp: {
+    path: "/licensing.v1.AccountService/ConfirmSignUp" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ConfirmSignUpRequest): Buffer => Buffer.from(ConfirmSignUpRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ConfirmSignUpRequest => ConfirmSignUpRequest.decode(value),
     responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
   },
@@ -2692,9 +2831,13 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   authenticate: handleUnaryCall<AuthenticateRequest, AuthenticateResponse>;
   /**
    * Dashboard: people who own an account, and their sessions.
-   * SignUp creates an account (free plan) with its owner and signs them in.
+   * SignUp e-mails a link that creates the account (free plan) with its owner; its
+   * answer is the same whether the e-mail is new or registered (that one gets a
+   * note to sign in instead). PERMISSION_DENIED (forbidden) when no mail transport is configured.
    */
-  signUp: handleUnaryCall<SignUpRequest, SessionResponse>;
+  signUp: handleUnaryCall<SignUpRequest, SignUpResponse>;
+  /** ConfirmSignUp uses the e-mailed link once: it creates the account and signs its owner in. */
+  confirmSignUp: handleUnaryCall<ConfirmSignUpRequest, SessionResponse>;
   /** UNAUTHENTICATED with one generic message for a wrong e-mail or password. */
   signIn: handleUnaryCall<SignInRequest, SessionResponse>;
   /** UNAUTHENTICATED when the session is unknown, ended or expired. */
@@ -2819,19 +2962,37 @@ export interface AccountServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Dashboard: people who own an account, and their sessions.
-   * SignUp creates an account (free plan) with its owner and signs them in.
+   * SignUp e-mails a link that creates the account (free plan) with its owner; its
+   * answer is the same whether the e-mail is new or registered (that one gets a
+   * note to sign in instead). PERMISSION_DENIED (forbidden) when no mail transport is configured.
    */
   signUp(
     request: SignUpRequest,
-    callback: (error: ServiceError | null, response: SessionResponse) => void,
+    callback: (error: ServiceError | null, response: SignUpResponse) => void,
   ): ClientUnaryCall;
   signUp(
     request: SignUpRequest,
     metadata: Metadata,
-    callback: (error: ServiceError | null, response: SessionResponse) => void,
+    callback: (error: ServiceError | null, response: SignUpResponse) => void,
   ): ClientUnaryCall;
   signUp(
     request: SignUpRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SignUpResponse) => void,
+  ): ClientUnaryCall;
+  /** ConfirmSignUp uses the e-mailed link once: it creates the account and signs its owner in. */
+  confirmSignUp(
+    request: ConfirmSignUpRequest,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  confirmSignUp(
+    request: ConfirmSignUpRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  confirmSignUp(
+    request: ConfirmSignUpRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SessionResponse) => void,

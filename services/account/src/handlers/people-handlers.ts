@@ -2,21 +2,24 @@ import { AppError, checkEmail, newId, type Handlers, type ServiceContext } from 
 import type { AccountServiceService, AuditEntry, SessionResponse } from '@licensing/proto';
 import { checkAccountName } from '../domain/account';
 import { UNKNOWN_USER_HASH, checkPassword, hashPassword, verifyPassword } from '../domain/password';
+import { SIGNUP_LINK_TTL_MS, alreadyRegisteredMail, confirmationMail, digestSignupToken, isSignupToken, newSignupToken } from '../domain/signup';
+import type { Mailer } from '../mail/mailer';
 import { SESSION_TTL_MS, digestSessionToken, isSessionToken, newSessionSecrets, sessionIsLive } from '../domain/session';
 import type { AccountDoc, UserDoc } from '../store/models';
 import type { AccountStore, PeopleStore } from '../store/queries';
 import type { AccountConfig } from '../config';
 import { toAccount } from './account-handlers';
 
-/** Says neither that the e-mail is registered nor that it is not. */
-export const SIGNUP_REFUSED = 'no account could be created with these details; if you already have one, sign in';
+/** Only after the e-mailed link was used, which proves the address is the reader's. */
+const ALREADY_REGISTERED = 'this e-mail already has an account; sign in instead';
 
-type PeopleHandlers = Pick<Handlers<typeof AccountServiceService>, 'signUp' | 'signIn' | 'getSession' | 'endSession' | 'listAuditEntries'>;
+type PeopleHandlers = Pick<Handlers<typeof AccountServiceService>, 'signUp' | 'confirmSignUp' | 'signIn' | 'getSession' | 'endSession' | 'listAuditEntries'>;
 
 const WRONG_CREDENTIALS = 'wrong e-mail or password';
 const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
 
-export function peopleHandlers(ctx: ServiceContext<AccountConfig>, accounts: AccountStore, people: PeopleStore): PeopleHandlers {
+export function peopleHandlers(ctx: ServiceContext<AccountConfig>, accounts: AccountStore, people: PeopleStore, mailer: Mailer | undefined): PeopleHandlers {
+  const baseUrl = ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, '');
   const userJson = (u: UserDoc) => ({ id: u._id, accountId: u.account_id, email: u.email, createdAt: u.created_at.toISOString() });
 
   async function openSession(user: UserDoc, account: AccountDoc): Promise<SessionResponse> {
@@ -29,21 +32,39 @@ export function peopleHandlers(ctx: ServiceContext<AccountConfig>, accounts: Acc
 
   return {
     async signUp(req) {
+      if (!mailer) throw new AppError('forbidden', 'sign-up is closed on this server; ask its operator for an account');
       const name = checkAccountName(req.accountName);
       const email = checkEmail('email', req.email).toLowerCase();
       checkPassword(req.password);
-      // The password is hashed first either way, so a registered e-mail is not answered sooner.
+      // Both cases hash the password and send one mail, so neither answers sooner.
       const passwordHash = await hashPassword(req.password);
-      if (await people.findUserByEmail(email)) throw new AppError('conflict', SIGNUP_REFUSED);
+      if (await people.findUserByEmail(email)) {
+        await mailer.send(alreadyRegisteredMail(email, `${baseUrl}/dashboard/signin`));
+        return {};
+      }
       const now = ctx.clock.now();
-      const account: AccountDoc = { _id: newId('acct'), name, plan: 'free', per_minute_limit: null, per_hour_limit: null, created_at: now };
-      const user: UserDoc = { _id: newId('user'), account_id: account._id, email, password_hash: passwordHash, created_at: now };
+      const { token, digest } = newSignupToken();
+      await people.insertPendingSignup({ _id: digest, email, account_name: name, password_hash: passwordHash, created_at: now, expires_at: new Date(now.getTime() + SIGNUP_LINK_TTL_MS) });
+      await mailer.send(confirmationMail(email, name, `${baseUrl}/dashboard/signup/confirm?token=${token}`));
+      return {};
+    },
+
+    async confirmSignUp(req) {
+      const used = new AppError('invalid_request', 'this link has expired or was already used; sign up again', [{ field: 'token', message: 'expired or already used' }]);
+      if (!isSignupToken(req.token)) throw used;
+      const pending = await people.takePendingSignup(digestSignupToken(req.token));
+      const now = ctx.clock.now();
+      if (!pending || pending.expires_at.getTime() <= now.getTime()) throw used;
+      const account: AccountDoc = { _id: newId('acct'), name: pending.account_name, plan: 'free', per_minute_limit: null, per_hour_limit: null, created_at: now };
+      const user: UserDoc = { _id: newId('user'), account_id: account._id, email: pending.email, password_hash: pending.password_hash, created_at: now };
+      // The link proves the address is theirs: from here on it may say the e-mail is taken.
+      if (await people.findUserByEmail(user.email)) throw new AppError('conflict', ALREADY_REGISTERED);
       await accounts.insertAccount(account);
       try {
         await people.insertUser(user);
       } catch (err) {
         await people.deleteAccount(account._id); // nothing half-written
-        if (isDuplicate(err)) throw new AppError('conflict', SIGNUP_REFUSED);
+        if (isDuplicate(err)) throw new AppError('conflict', ALREADY_REGISTERED);
         throw err;
       }
       return openSession(user, account);

@@ -52,11 +52,23 @@ export interface SessionDoc {
   ended_at: Date | null;
 }
 
+/** A sign-up waiting for its owner to follow the e-mailed link; nothing else exists until then. */
+export interface PendingSignupDoc {
+  /** SHA-256 of the link's token. */
+  _id: string;
+  email: string;
+  account_name: string;
+  password_hash: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
 export interface AccountModels {
   Account: Model<AccountDoc>;
   ApiKey: Model<ApiKeyDoc>;
   User: Model<UserDoc>;
   Session: Model<SessionDoc>;
+  PendingSignup: Model<PendingSignupDoc>;
 }
 
 export function accountModels(conn: Connection): AccountModels {
@@ -113,7 +125,20 @@ export function accountModels(conn: Connection): AccountModels {
     },
     { versionKey: false, collection: 'sessions' },
   );
+  const pendingSignup = new Schema<PendingSignupDoc>(
+    {
+      _id: String,
+      email: { type: String, required: true },
+      account_name: { type: String, required: true },
+      password_hash: { type: String, required: true },
+      created_at: { type: Date, required: true },
+      // As sessions: MongoDB removes expired ones; on FerretDB reads check expires_at.
+      expires_at: { type: Date, required: true, index: { expireAfterSeconds: 0 } },
+    },
+    { versionKey: false, collection: 'pending_signups' },
+  );
   return {
+    PendingSignup: conn.model<PendingSignupDoc>('PendingSignup', pendingSignup),
     Account: conn.model<AccountDoc>('Account', account),
     ApiKey: conn.model<ApiKeyDoc>('ApiKey', apiKey),
     User: conn.model<UserDoc>('User', user),

@@ -1,6 +1,6 @@
 import { listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { DomainEvent, PageRequest } from '@licensing/proto';
-import type { AccountDoc, AccountModels, ApiKeyDoc, SessionDoc, UserDoc } from './models';
+import type { AccountDoc, AccountModels, ApiKeyDoc, PendingSignupDoc, SessionDoc, UserDoc } from './models';
 
 export class AccountStore {
   constructor(readonly models: AccountModels) {}
@@ -88,6 +88,15 @@ export class PeopleStore {
   /** The latest key actions, read from the keys themselves (created_by / revoked_by). */
   recentKeys(accountId: string): Promise<ApiKeyDoc[]> {
     return this.models.ApiKey.find({ account_id: accountId }, { outbox: 0, digest: 0 }).sort({ _id: -1 }).limit(200).lean<ApiKeyDoc[]>().exec();
+  }
+
+  async insertPendingSignup(doc: PendingSignupDoc): Promise<void> {
+    await this.models.PendingSignup.create(doc);
+  }
+
+  /** The pending sign-up of a link, removed as it is read: a link works once. */
+  takePendingSignup(digest: string): Promise<PendingSignupDoc | null> {
+    return this.models.PendingSignup.findOneAndDelete({ _id: digest }).lean<PendingSignupDoc>().exec();
   }
 
   /** Removes an account created by a sign-up whose owner could not be stored (nothing half-written). */
