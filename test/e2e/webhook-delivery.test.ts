@@ -235,4 +235,21 @@ it('an account may have a bounded number of endpoints', async () => {
   for (let i = 0; i < 21; i++) statuses.push((await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-${i}`, events: ['webhook.test'] })).status);
   expect(statuses.slice(0, 20).every((s) => s === 201)).toBe(true);
   expect(statuses[20]).toBe(409);
+  // A deleted endpoint frees its place for a new one.
+  const first = (await mine('GET', '/api/v1/webhooks?limit=1')).body.data[0].id as string;
+  expect((await mine('DELETE', `/api/v1/webhooks/${first}`)).status).toBe(204);
+  expect((await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-again`, events: ['webhook.test'] })).status).toBe(201);
+  expect((await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-over`, events: ['webhook.test'] })).status).toBe(409);
+});
+
+it('the endpoint cap holds when many are created at once', async () => {
+  const acct = await stack.newAccount();
+  const mine = client(stack.url, acct.apiKey);
+  const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/burst-${i}`, events: ['webhook.test'] })));
+  const created = burst.filter((r) => r.status === 201).length;
+  expect(burst.every((r) => r.status === 201 || r.status === 409)).toBe(true);
+  expect(created).toBeGreaterThan(0);
+  expect(created).toBeLessThanOrEqual(20);
+  const listed = (await mine('GET', '/api/v1/webhooks?limit=100')).body.data as unknown[];
+  expect(listed).toHaveLength(created);
 });

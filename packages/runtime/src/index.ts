@@ -21,3 +21,4 @@ export * from './metrics';
 export * from './retry';
 export * from './query-shapes';
 export * from './query-deadline';
+export * from './slots';

@@ -1,5 +1,4 @@
-import { listPage, outboxOf, withEvents } from '@licensing/runtime';
-import { SLOT_ROUNDS, chooseSlot } from '../domain/activation-slots';
+import { SLOT_ROUNDS, chooseSlot, listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { DomainEvent, PageRequest, Status } from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc, LicenseModels, SweepStateDoc } from './models';
 

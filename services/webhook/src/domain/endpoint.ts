@@ -36,6 +36,6 @@ export interface StoredSecret {
 export const liveSecrets = (secrets: StoredSecret[], now: Date) => secrets.filter((s) => !s.expires_at || s.expires_at.getTime() > now.getTime());
 
 /** An account may have at most `max` endpoints (every event is sent to each: the cap bounds the work one event causes). */
-export function checkEndpointCap(existing: number, max: number): void {
-  if (existing >= max) throw new AppError('conflict', `this account already has ${existing} webhook endpoints, the most it may have (${max}); delete one first`);
+export function endpointCapReached(max: number): never {
+  throw new AppError('conflict', `this account already has ${max} webhook endpoints, the most it may have; delete one first`);
 }

@@ -3,7 +3,7 @@ import { AppError, isId, newEvent, newId, seal, sealingKey, type Handlers, type 
 import type { WebhookDelivery, WebhookEndpoint, WebhookServiceService } from '@licensing/proto';
 import type { DeliveryDoc, DeliveryStore } from '../store/deliveries';
 import { webhookBody } from '../events/fanout';
-import { SECRET_OVERLAP_MS, checkDescription, checkEndpointCap, checkEvents, liveSecrets, newSecret } from '../domain/endpoint';
+import { SECRET_OVERLAP_MS, checkDescription, endpointCapReached, checkEvents, liveSecrets, newSecret } from '../domain/endpoint';
 import { checkWebhookUrl, type Lookup, type UrlPolicy } from '../domain/ssrf';
 import type { EndpointDoc } from '../store/models';
 import type { EndpointStore } from '../store/queries';
@@ -42,10 +42,9 @@ export function endpointHandlers(ctx: ServiceContext<WebhookConfig>, store: Endp
   return {
     async createEndpoint(req) {
       const url = await checkWebhookUrl(req.url.trim(), policy, lookup);
-      checkEndpointCap(await store.countOf(req.accountId), ctx.config.WEBHOOK_MAX_ENDPOINTS);
       const secret = newSecret();
       const now = ctx.clock.now();
-      const doc: EndpointDoc = {
+      const doc: Omit<EndpointDoc, 'slot_key'> = {
         _id: newId('we'),
         account_id: req.accountId,
         url,
@@ -57,8 +56,10 @@ export function endpointHandlers(ctx: ServiceContext<WebhookConfig>, store: Endp
         created_at: now,
         deleted_at: null,
       };
-      await store.insert(doc);
-      return { endpoint: toEndpoint(doc), secret };
+      const stored = await store.insertWithinCap(doc, ctx.config.WEBHOOK_MAX_ENDPOINTS);
+      if (stored === null) endpointCapReached(ctx.config.WEBHOOK_MAX_ENDPOINTS);
+      if (stored === 'contended') throw new AppError('conflict', 'other webhook endpoints are being created for this account at this moment; try again');
+      return { endpoint: toEndpoint(stored as EndpointDoc), secret };
     },
 
     async listEndpoints(req) {
@@ -84,7 +85,7 @@ export function endpointHandlers(ctx: ServiceContext<WebhookConfig>, store: Endp
 
     async deleteEndpoint(req) {
       const current = await find(req.accountId, req.id);
-      await store.update(req.accountId, req.id, { deleted_at: ctx.clock.now(), enabled: false });
+      await store.remove(req.accountId, req.id, ctx.clock.now());
       return toEndpoint({ ...current, enabled: false });
     },
 

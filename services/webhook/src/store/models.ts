@@ -16,6 +16,8 @@ export interface EndpointDoc {
   failing_since: Date | null;
   created_at: Date;
   deleted_at: Date | null;
+  /** "1".."WEBHOOK_MAX_ENDPOINTS" while the endpoint exists, unique per account (the cap holds under concurrency); "freed:<id>" once deleted. */
+  slot_key: string;
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -32,10 +34,12 @@ export function endpointModel(conn: Connection): Model<EndpointDoc> {
       failing_since: { type: Date, default: null },
       created_at: { type: Date, required: true },
       deleted_at: { type: Date, default: null },
+      slot_key: { type: String, required: true },
       ...outboxFields,
     },
     { versionKey: false, collection: 'webhook_endpoints' },
   );
   schema.index({ account_id: 1, _id: -1 });
+  schema.index({ account_id: 1, slot_key: 1 }, { unique: true });
   return conn.model<EndpointDoc>('WebhookEndpoint', schema);
 }

@@ -1,4 +1,4 @@
-import { chooseSlot } from '../../services/license/src/domain/activation-slots';
+import { chooseSlot } from '@licensing/runtime';
 
 describe('choosing an activation slot', () => {
   it('never answers a taken slot or one beyond the limit, and null when all are taken', () => {

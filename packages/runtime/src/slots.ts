@@ -1,11 +1,13 @@
-// Activation slots: a licence with max_activations N has slots "1".."N"; an
-// activation takes one by a unique (license_id, slot_key) insert, so however
-// many activate at once, at most N succeed (FerretDB enforces unique inserts,
-// not conditional updates). Which free slot to try is chosen here, from the
-// slots known to be taken, at random so that concurrent activations rarely
-// pick the same one; the store retries a bounded number of times.
+// Caps that hold under concurrency without transactions: a parent allowed N
+// children (a licence's activations, an account's webhook endpoints) has slots
+// "1".."N", and a child takes one by a unique (parent, slot_key) insert, so
+// however many are created at once, at most N succeed (FerretDB enforces
+// unique inserts, not conditional updates). A removed child frees its slot by
+// changing its slot_key to a non-numeric one. Which free slot to try is chosen
+// here, from the slots known to be taken, at random so that concurrent
+// creations rarely pick the same one; stores retry a bounded number of times.
 
-/** Rounds of "read taken slots, insert into a free one" before answering that the licence is contended. */
+/** Rounds of "read taken slots, insert into a free one" before answering that the parent is contended. */
 export const SLOT_ROUNDS = 4;
 
 /** A free slot ("1".."max") not in `taken`, or null when every slot is taken. */
