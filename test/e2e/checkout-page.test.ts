@@ -6,6 +6,7 @@ import { client, startStack, type Stack } from '../support/stack';
 import { EventLog } from '../support/events';
 import { WebClient } from '../support/web-client';
 import { ARTIFACTS, launchBrowser } from '../support/browser';
+import { eventually } from '../support/eventually';
 
 let stack: Stack;
 let events: EventLog;
@@ -160,12 +161,7 @@ it('a session paid but not issued (a crash in between) is finished by the sweepe
   const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
   await db.collection('checkout_sessions').updateOne({ _id: s.id as never }, { $set: { status: 'complete', payment_id: 'pay_test_x', paid_at: new Date() } });
   await db.close();
-  let key: string | null = null;
-  for (let i = 0; i < 50 && !key; i++) {
-    key = (await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key;
-    if (!key) await new Promise((r) => setTimeout(r, 100));
-  }
-  expect(key).toMatch(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/);
+  await eventually(async () => expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key).toMatch(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/));
   expect((await licencesOfProduct()).length).toBe(before + 1);
   await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
 });

@@ -12,6 +12,7 @@ import { waitForServing } from '../../scripts/lib/health';
 import { freePort, waitForPort } from '../../scripts/lib/net';
 import { EventLog } from '../support/events';
 import { testTopology } from '../support/stack';
+import { eventually } from '../support/eventually';
 
 // SIGTERM to real processes under load. Two licence-service processes behind
 // one gateway process (the gateway balances over both addresses, as over a
@@ -96,12 +97,14 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
     };
     const workers = Array.from({ length: 8 }, worker);
 
-    await new Promise((r) => setTimeout(r, 1500));
+    // Each phase runs until it has seen traffic of its own (not for a fixed time).
+    const answeredIn = (p: string) => phases.filter((x, i) => x === p && !outcomes[i].error).length;
+    await eventually(() => expect(answeredIn('before')).toBeGreaterThanOrEqual(40), { timeoutMs: 30_000 });
     phase = 'license-a-stopping';
     a.child.kill('SIGTERM');
     expect(await exitOf(a.child)).toBe(0);
     phase = 'license-a-gone';
-    await new Promise((r) => setTimeout(r, 1500));
+    await eventually(() => expect(answeredIn('license-a-gone')).toBeGreaterThanOrEqual(20), { timeoutMs: 30_000 });
     phase = 'gateway-stopping';
     gw.child.kill('SIGTERM');
     await Promise.all(workers);
@@ -124,15 +127,10 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
     // Every licence issued has its event: none was lost with the stopped licence service.
     expect(events).toBeDefined();
     const want = new Set(issued);
-    const deadline = Date.now() + 15_000;
-    let missing = [...want];
-    while (Date.now() < deadline) {
+    await eventually(() => {
       const seen = new Set(events!.all().filter((e) => e.type === 'license.created').map((e) => (e.data as { license: { id: string } }).license.id));
-      missing = [...want].filter((id) => !seen.has(id));
-      if (!missing.length) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(missing).toEqual([]);
+      expect([...want].filter((id) => !seen.has(id))).toEqual([]);
+    }, { timeoutMs: 15_000, intervalMs: 200 });
   } finally {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await events?.close();

@@ -11,6 +11,7 @@ import { spawnComponent } from '../../scripts/lib/launch';
 import { freePort, waitForPort } from '../../scripts/lib/net';
 import { client, startStack, type Stack } from '../support/stack';
 import { checkResponse } from '../support/openapi';
+import { eventually } from '../support/eventually';
 
 // TLS termination in the gateway with a certificate made here, reloaded on
 // SIGHUP; HSTS; and the production rule: plain HTTP is refused (426) unless a
@@ -104,9 +105,7 @@ describe('HTTPS in the gateway', () => {
     writeFileSync(keyFile, second.key);
     expect((await httpsCall(url, first.cert, 'GET', '/healthz')).peerCN).toBe('licensing-first'); // until told
     gateway.kill('SIGHUP');
-    await new Promise((r) => setTimeout(r, 300));
-    const after = await httpsCall(url, second.cert, 'GET', '/healthz');
-    expect(after.peerCN).toBe('licensing-second');
+    await eventually(async () => expect((await httpsCall(url, second.cert, 'GET', '/healthz')).peerCN).toBe('licensing-second'));
     expect(new X509Certificate(second.cert).subject).toContain('licensing-second');
   });
 
@@ -114,10 +113,9 @@ describe('HTTPS in the gateway', () => {
     const current = readFileSync(certFile, 'utf8');
     writeFileSync(keyFile, 'not a key');
     gateway.kill('SIGHUP');
-    await new Promise((r) => setTimeout(r, 300));
+    await eventually(() => expect(readFileSync(join(dir, 'gateway.log'), 'utf8')).toContain('TLS certificate reload failed; still serving the previous one'));
     expect((await httpsCall(url, current, 'GET', '/healthz')).status).toBe(200);
     expect(gateway.exitCode).toBeNull();
-    expect(readFileSync(join(dir, 'gateway.log'), 'utf8')).toContain('TLS certificate reload failed; still serving the previous one');
   });
 });
 

@@ -2,6 +2,7 @@ import { client, startStack, TestClock, type Stack } from '../support/stack';
 import { EventLog } from '../support/events';
 import { WebhookReceiver, verifySignature } from '../support/webhook-receiver';
 import { send } from '../../services/webhook/src/events/sender';
+import { eventually } from '../support/eventually';
 
 let stack: Stack;
 let receiver: WebhookReceiver;
@@ -43,13 +44,19 @@ it('delivers a signed Standard Webhooks request that independent code verifies',
 });
 
 it('sends only the subscribed types, and never another account’s events', async () => {
-  await endpoint('/products-only', ['product.created']);
-  const other = client(stack.url, (await stack.newAccount()).apiKey);
-  await endpoint('/other-account', ['*'], other);
+  const productsOnly = await endpoint('/products-only', ['product.created']);
+  await endpoint('/everything-mine', ['*']);
+  const otherAccount = client(stack.url, (await stack.newAccount()).apiKey);
+  const theirs = await endpoint('/other-account', ['*'], otherAccount);
   await issue();
   await api('POST', '/api/v1/products', { name: 'Another' });
+  // Once an endpoint of this account has both events, both were fanned out: any delivery the fan-out
+  // made for the other endpoints exists by now (deliveries are created per event, for all endpoints at once).
+  await eventually(() => expect(receiver.at('/everything-mine').map((r) => JSON.parse(r.body).type)).toEqual(expect.arrayContaining(['license.created', 'product.created'])));
+  const typesOf = async (id: string, as = api) => ((await as('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data as { event_type: string }[]).map((d) => d.event_type);
+  expect(await typesOf(productsOnly.id)).toEqual(['product.created']);
+  expect(await typesOf(theirs.id, otherAccount)).toEqual([]);
   await receiver.waitFor('/products-only', 1);
-  await new Promise((r) => setTimeout(r, 800));
   expect(receiver.at('/products-only').map((r) => JSON.parse(r.body).type)).toEqual(['product.created']);
   expect(receiver.at('/other-account')).toEqual([]);
 });
@@ -60,13 +67,9 @@ it('retries a 500 and records the delivery as delivered on the second attempt', 
   await issue();
   const [first, second] = await receiver.waitFor('/flaky', 2);
   expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']); // the same event, for receivers that deduplicate
-  let log;
-  for (let i = 0; i < 40; i++) {
-    log = (await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data;
-    if (log[0]?.status === 'delivered') break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(log[0]).toMatchObject({ status: 'delivered', attempts: 2, last_status_code: 200, event_type: 'license.created', last_latency_ms: expect.any(Number) });
+  await eventually(async () =>
+    expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ status: 'delivered', attempts: 2, last_status_code: 200, event_type: 'license.created', last_latency_ms: expect.any(Number) }),
+  );
 });
 
 it('disables an endpoint that answers 410 Gone', async () => {
@@ -74,12 +77,7 @@ it('disables an endpoint that answers 410 Gone', async () => {
   const { id } = await endpoint('/gone', ['license.created']);
   await issue();
   await receiver.waitFor('/gone', 1);
-  let enabled = true;
-  for (let i = 0; i < 40 && enabled; i++) {
-    enabled = (await api('GET', `/api/v1/webhooks/${id}`)).body.enabled;
-    if (enabled) await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(enabled).toBe(false);
+  await eventually(async () => expect((await api('GET', `/api/v1/webhooks/${id}`)).body.enabled).toBe(false));
   expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ status: 'failed', last_status_code: 410 });
   const disabled = await events.waitFor((e) => e.type === 'webhook.disabled' && (e.data as { endpoint: { id: string } }).endpoint.id === id);
   expect(disabled.data).toMatchObject({ reason: 'the endpoint answered 410 Gone' });
@@ -90,7 +88,8 @@ it('an endpoint that fails everything for 5 days is disabled, with webhook.disab
   const { id } = await endpoint('/always-down', ['license.created']);
   await issue();
   await receiver.waitFor('/always-down', 1);
-  await new Promise((r) => setTimeout(r, 300));
+  // The failure is recorded (failing_since set), and one failure alone does not disable.
+  await eventually(async () => expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ last_status_code: 500 }));
   expect((await api('GET', `/api/v1/webhooks/${id}`)).body.enabled).toBe(true);
   clock.advance(5 * 86_400_000 + 1000);
   await issue();
@@ -117,16 +116,13 @@ it('stopped with deliveries pending and started again, every event arrives, none
   await receiver.waitFor('/restart', 1, 25_000);
   await stack.stopService('webhook');
   await stack.restartWebhook();
-  const accepted = new Map<string, number>();
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    accepted.clear();
-    // The receiver answered 503 to the first request only; everything after was accepted.
-    for (const r of receiver.at('/restart').slice(1)) accepted.set(String(r.headers['webhook-id']), (accepted.get(String(r.headers['webhook-id'])) ?? 0) + 1);
-    if (accepted.size === 3) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  expect(accepted.size).toBe(3);
+  // The receiver answered 503 to the first request only; everything after was accepted.
+  const accepted = await eventually(() => {
+    const byId = new Map<string, number>();
+    for (const r of receiver.at('/restart').slice(1)) byId.set(String(r.headers['webhook-id']), (byId.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+    expect(byId.size).toBe(3);
+    return byId;
+  }, { timeoutMs: 10_000, intervalMs: 100 });
   expect([...accepted.values()]).toEqual([1, 1, 1]);
   const delivered = receiver.at('/restart').map((r) => JSON.parse(r.body).data.license.key);
   expect(new Set(delivered)).toEqual(new Set(keys));
@@ -142,14 +138,13 @@ it('checks the address again at connect time (a name that now resolves inside is
   expect(receiver.at('/rebind')).toEqual([]);
 });
 
-it('a receiver that hangs times out and is retried; other endpoints are not delayed', async () => {
+// That other endpoints are not held back by a slow one is shown by "a slow endpoint with a queue of deliveries" below.
+it('a receiver that hangs times out and is retried, and the next endpoint still gets the event', async () => {
   receiver.answer('/hangs', 'hang');
   await endpoint('/hangs', ['license.created']);
   await endpoint('/quick', ['license.created']);
-  const t0 = Date.now();
   await issue();
   await receiver.waitFor('/quick', 1);
-  expect(Date.now() - t0).toBeLessThan(2000);
   await receiver.waitFor('/hangs', 2, 8000); // timed out (600 ms in tests), then tried again
 });
 
@@ -170,13 +165,11 @@ it('a failed delivery can be retried by hand; bad ids are 404', async () => {
   const { id } = await endpoint('/manual', ['license.created']);
   await issue();
   await receiver.waitFor('/manual', 4); // first attempt and three retries, then failed
-  let d;
-  for (let i = 0; i < 40; i++) {
-    d = (await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0];
-    if (d?.status === 'failed') break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(d).toMatchObject({ status: 'failed', attempts: 4 });
+  const d = await eventually(async () => {
+    const latest = (await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0];
+    expect(latest).toMatchObject({ status: 'failed', attempts: 4 });
+    return latest as { id: string };
+  });
   expect((await api('POST', `/api/v1/webhooks/${id}/deliveries/${d.id}/retry`)).body.status).toBe('pending');
   await receiver.waitFor('/manual', 5);
   expect((await api('POST', `/api/v1/webhooks/${id}/deliveries/dlv_nope/retry`)).status).toBe(404);
@@ -190,13 +183,7 @@ it('does not follow redirects: a 3xx is a failed attempt', async () => {
   const { id } = await endpoint('/moved', ['*']);
   await api('POST', `/api/v1/webhooks/${id}/test`);
   await receiver.waitFor('/moved', 2); // the 302 was not followed but retried at the same URL
-  let d;
-  for (let i = 0; i < 40; i++) {
-    d = (await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0];
-    if (d?.status === 'delivered') break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(d).toMatchObject({ status: 'delivered', attempts: 2 });
+  await eventually(async () => expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ status: 'delivered', attempts: 2 }));
   expect(receiver.received.filter((r) => r.path !== '/moved' && r.headers['webhook-id'] === receiver.at('/moved')[0].headers['webhook-id'])).toEqual([]);
 });
 

@@ -4,6 +4,7 @@ import { createClient } from '@licensing/runtime';
 import { start } from '../../services/account/src/main';
 import { envFor } from '../../scripts/lib/topology';
 import { testTopology } from '../support/stack';
+import { eventually } from '../support/eventually';
 
 // The account service alone, over gRPC, against real FerretDB and NATS.
 const t = testTopology();
@@ -67,12 +68,7 @@ it('records last_used_at on authentication', async () => {
   const { account, secret, apiKey } = await accounts.call.createAccount({ name: 'Used', plan: 'free' });
   expect(apiKey!.lastUsedAt).toBe('');
   await accounts.call.authenticate({ secret });
-  for (let i = 0; i < 20; i++) {
-    const list = await accounts.call.listApiKeys({ accountId: account!.id, page: { limit: 10, startingAfter: '' } });
-    if (list.data[0].lastUsedAt) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('last_used_at was never recorded');
+  await eventually(async () => expect((await accounts.call.listApiKeys({ accountId: account!.id, page: { limit: 10, startingAfter: '' } })).data[0].lastUsedAt).not.toBe(''));
 });
 
 it('is SERVING over the gRPC health protocol, and NOT_SERVING as soon as shutdown begins', async () => {

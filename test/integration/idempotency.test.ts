@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { AppError, connectMongo, idempotencyModel, idempotent, syncIndexes, IDEMPOTENCY_TTL_SECONDS } from '@licensing/runtime';
+import { eventually } from '../support/eventually';
 
 let db: Connection;
 let model: ReturnType<typeof idempotencyModel>;
@@ -28,8 +29,9 @@ it('refuses the same key with another request (422 code) and while in flight (40
   await idempotent(model, 'acct', 'k2', { a: 1 }, async () => 'first');
   await expect(idempotent(model, 'acct', 'k2', { a: 2 }, async () => 'second')).rejects.toMatchObject({ code: 'idempotency_key_reused' });
   let release!: () => void;
-  const slow = idempotent(model, 'acct', 'k3', { a: 1 }, () => new Promise<string>((r) => (release = () => r('done'))));
-  await new Promise((r) => setTimeout(r, 50));
+  let started = false;
+  const slow = idempotent(model, 'acct', 'k3', { a: 1 }, () => new Promise<string>((r) => ((started = true), (release = () => r('done')))));
+  await eventually(() => expect(started).toBe(true)); // the first request holds the key
   await expect(idempotent(model, 'acct', 'k3', { a: 1 }, async () => 'dup')).rejects.toMatchObject({ code: 'conflict' });
   release();
   expect(await slow).toBe('done');

@@ -1,5 +1,6 @@
 import { connect, type NatsConnection } from 'nats';
 import type { DomainEvent } from '@licensing/proto';
+import { eventually } from './eventually';
 
 /**
  * Reads a stack's event stream from the start with an ephemeral JetStream
@@ -18,10 +19,7 @@ export class EventLog {
     const js = nc.jetstream();
     const jsm = await nc.jetstreamManager();
     // The stream is created by the services at start; wait for it briefly.
-    for (let i = 0; i < 50; i++) {
-      if (await jsm.streams.info(stream).then(() => true, () => false)) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually(() => jsm.streams.info(stream), { timeoutMs: 5000, intervalMs: 100 }).catch(() => undefined);
     const consumer = await js.consumers.get(stream); // ordered consumer, from the first message
     const messages = await consumer.consume();
     log.stopConsuming = () => messages.stop();
@@ -44,13 +42,11 @@ export class EventLog {
   }
 
   async waitFor(predicate: (e: DomainEvent) => boolean, timeoutMs = 10_000): Promise<DomainEvent> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
+    return eventually(() => {
       const hit = this.seen.find(predicate);
-      if (hit) return hit;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`no matching event within ${timeoutMs} ms; saw: ${this.seen.map((e) => e.type).join(', ') || 'nothing'}`);
+      if (!hit) throw new Error(`no matching event within ${timeoutMs} ms; saw: ${this.seen.map((e) => e.type).join(', ') || 'nothing'}`);
+      return hit;
+    }, { timeoutMs, intervalMs: 50 });
   }
 
   async close(): Promise<void> {

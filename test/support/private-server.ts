@@ -1,6 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { freePort, portAnswers, waitForPort } from '../../scripts/lib/net';
+import { eventually } from './eventually';
 
 /** Finds a server binary on PATH or in /usr/sbin, or says how to install it. */
 export function serverBinary(name: string, install: string): string {
@@ -46,6 +47,6 @@ export class PrivateServer {
       child.once('exit', () => resolve());
       child.kill('SIGKILL');
     });
-    while (await portAnswers('127.0.0.1', this.port, 200)) await new Promise((r) => setTimeout(r, 50));
+    await eventually(async () => expect(await portAnswers('127.0.0.1', this.port, 200)).toBe(false), { timeoutMs: 10_000, intervalMs: 50 });
   }
 }

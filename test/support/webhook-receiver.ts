@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { eventually } from './eventually';
 
 export interface Received {
   path: string;
@@ -43,12 +44,10 @@ export class WebhookReceiver {
   }
 
   async waitFor(path: string, count: number, timeoutMs = 10_000): Promise<Received[]> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (this.at(path).length >= count) return this.at(path);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`${path} received ${this.at(path).length} of ${count} requests`);
+    return eventually(() => {
+      if (this.at(path).length < count) throw new Error(`${path} received ${this.at(path).length} of ${count} requests`);
+      return this.at(path);
+    }, { timeoutMs, intervalMs: 50 });
   }
 
   async stop(): Promise<void> {
