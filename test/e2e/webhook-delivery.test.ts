@@ -184,6 +184,7 @@ it('does not follow redirects: a 3xx is a failed attempt', async () => {
   await api('POST', `/api/v1/webhooks/${id}/test`);
   await receiver.waitFor('/moved', 2); // the 302 was not followed but retried at the same URL
   await eventually(async () => expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ status: 'delivered', attempts: 2 }));
+  expect(receiver.at('/redirected/moved')).toEqual([]); // where the Location pointed
   expect(receiver.received.filter((r) => r.path !== '/moved' && r.headers['webhook-id'] === receiver.at('/moved')[0].headers['webhook-id'])).toEqual([]);
 });
 

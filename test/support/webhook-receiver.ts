@@ -27,6 +27,8 @@ export class WebhookReceiver {
         const plan = self.plans.get(req.url ?? '') ?? [200];
         const next = plan.length > 1 ? plan.shift()! : plan[0];
         if (next === 'hang') return; // never answers
+        // A redirect points somewhere real on this receiver, so a sender that followed it would be seen there.
+        if (next >= 300 && next < 400) return void res.writeHead(next, { location: `${self.url}/redirected${req.url ?? ''}` }).end();
         res.writeHead(next).end();
       });
     });
