@@ -105,6 +105,7 @@ async function main() {
 
   console.log(`Gateway listening at ${system.gatewayUrl} (API reference: ${system.gatewayUrl}/docs)`);
   console.log(`Metrics: http://${host}:${metricsPorts.gateway}/metrics (gateway), ports ${metricsPorts.account}-${metricsPorts.webhook} (services)`);
+  if (!env.MAIL_URL && nodeEnv !== 'production') console.log(`Dashboard sign-up: ${system.gatewayUrl}/dashboard/signup; its e-mails (with the confirmation link) are files in ${join(dataDir, 'mail')}`);
   console.log(`Logs: ${logDir}. First API key: npm run admin -- create-account --name "Acme"   (Ctrl-C stops everything)`);
 
   let exiting = false;
