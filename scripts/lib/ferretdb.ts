@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, copyFileSync, writeFileSync, rmSync } from 'node
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { portAnswers, waitForPort } from './net';
+import { portAnswers } from './net';
+import { untilListening } from './tool-process';
 import { repoRoot } from './paths';
 
 // FerretDB 1.x is the MongoDB-compatible store for development and tests. It is
@@ -133,23 +134,11 @@ export async function startFerretDB(opts: { port: number; dataDir: string; postg
     // Own process group, so Ctrl-C does not stop the store before the services close their connections.
     { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
   );
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-  });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`FerretDB exited with code ${code}: ${stderr}`))));
-  await Promise.race([waitForPort('127.0.0.1', opts.port, 20_000), exited]);
-  exited.catch(() => undefined);
+  const stop = await untilListening(child, 'FerretDB', opts.port);
   return {
     url: `mongodb://127.0.0.1:${opts.port}`,
     postgres: opts.postgres ?? undefined,
     process: child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-      }),
+    stop,
   };
 }

@@ -2,7 +2,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { waitForPort } from './net';
+import { untilListening } from './tool-process';
 
 // stripe-mock is Stripe's own mock of its API (answers shaped by Stripe's
 // OpenAPI document; it stores nothing and sends no webhooks). The tests point
@@ -42,22 +42,10 @@ export interface StripeMock {
 export async function startStripeMock(opts: { port: number; log?: (line: string) => void }): Promise<StripeMock> {
   const bin = stripeMockBinary(opts.log);
   const child = spawn(bin, ['-http-port', String(opts.port)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-  });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`stripe-mock exited with code ${code}: ${stderr}`))));
-  await Promise.race([waitForPort('127.0.0.1', opts.port, 20_000), exited]);
-  exited.catch(() => undefined);
+  const stop = await untilListening(child, 'stripe-mock', opts.port);
   return {
     url: `http://127.0.0.1:${opts.port}`,
     process: child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-      }),
+    stop,
   };
 }
