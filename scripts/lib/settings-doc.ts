@@ -55,7 +55,7 @@ export function renderSettings(schemas: Schemas): string {
 }
 
 export function renderMetrics(): string {
-  return ['| metric | what it counts |', '|---|---|', ...Object.entries(METRIC_HELP).map(([name, help]) => `| \`${name}\` | ${cell(help)} |`)].join('\n') + '\n';
+  return `${['| metric | what it counts |', '|---|---|', ...Object.entries(METRIC_HELP).map(([name, help]) => `| \`${name}\` | ${cell(help)} |`)].join('\n')}\n`;
 }
 
 /** Replaces each `<!-- generated:NAME -->…<!-- end:NAME -->` block of `text`. */

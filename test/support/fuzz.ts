@@ -250,7 +250,7 @@ export function describe(req: FuzzRequest, res?: FuzzResponse): string {
   const body = req.body ? req.body.toString('utf8').slice(0, 300) : '';
   return [
     `${req.method} ${req.path.slice(0, 400)}${req.path.length > 400 ? '…' : ''}  (operation ${req.op})`,
-    ...Object.entries(req.headers).map(([k, v]) => `${k}: ${k === 'authorization' ? v.slice(0, 20) + '…' : v.slice(0, 200)}`),
+    ...Object.entries(req.headers).map(([k, v]) => `${k}: ${k === 'authorization' ? `${v.slice(0, 20)}…` : v.slice(0, 200)}`),
     body && `body (${req.body!.length} bytes): ${body}`,
     res && `→ ${res.status} ${res.contentType}\n${res.text.slice(0, 400)}`,
   ]

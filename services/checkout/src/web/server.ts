@@ -177,7 +177,7 @@ export function checkoutPageApp({ store, completion, provider, stripeWebhook, cl
     if (!charge.ok) return page(res, 402, payPage({ ...s, customer_email: email }, await issueCsrf(res, s), true, charge.message));
     await completion.markPaid(s, { paymentId: charge.paymentId, email, paidWith: token }); // false when another tab was first
     const paid = await store.findById(s._id);
-    if (!paid || paid.status !== 'complete') return page(res, 410, messagePage('This checkout has expired', 'Nothing was charged.'));
+    if (paid?.status !== 'complete') return page(res, 410, messagePage('This checkout has expired', 'Nothing was charged.'));
     // FerretDB may let two tabs both "win" the write: only the form recorded as the payer gets the key.
     if (paid.paid_with !== token) return alreadyPaid(res);
     await completion.issue(paid, res.locals.requestId);

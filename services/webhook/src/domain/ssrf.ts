@@ -51,7 +51,7 @@ export function v6Bytes(ip: string): number[] | null {
   if (dotted) {
     const o = dotted.slice(1).map(Number);
     if (o.some((x) => x > 255)) return null;
-    a = a.slice(0, dotted.index) + ((o[0] << 8) | o[1]).toString(16) + ':' + ((o[2] << 8) | o[3]).toString(16);
+    a = `${a.slice(0, dotted.index) + ((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`;
   }
   const halves = a.split('::');
   if (halves.length > 2) return null;

@@ -86,7 +86,7 @@ export class Dispatcher {
 
   private async attempt(d: DeliveryDoc): Promise<void> {
     const endpoint = await this.endpoints.byId(d.endpoint_id);
-    if (!endpoint || !endpoint.enabled) {
+    if (!endpoint?.enabled) {
       await this.deliveries.update(d._id, { status: 'failed', next_attempt_at: null, last_error: 'the endpoint was disabled or deleted' });
       this.outcomes.inc({ outcome: 'dropped' });
       return;
