@@ -3,6 +3,7 @@ import type { DomainEvent } from '@licensing/proto';
 import type { EventBus } from './bus';
 import type { Logger } from './logger';
 import { PeriodicTask } from './periodic';
+import { outsideAnyCall } from './request-scope';
 
 /**
  * Transactional outbox without transactions. FerretDB has no multi-document
@@ -87,7 +88,8 @@ export class Outbox {
 
   /** Publishes the pending events of one document now, without writing to it; failures are left for the relay. */
   flush(model: Model<any>, id: string): void {
-    const flushing = this.publishDoc(model, id, undefined, false).catch((err) => {
+    // Outlives the call that wrote the document: not bound by that call's deadline.
+    const flushing = outsideAnyCall(() => this.publishDoc(model, id, undefined, false)).catch((err) => {
       this.log.debug({ err, id }, 'outbox flush deferred');
       this.wake();
     });

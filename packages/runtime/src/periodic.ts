@@ -1,4 +1,5 @@
 import type { Logger } from './logger';
+import { outsideAnyCall } from './request-scope';
 
 /**
  * A background job run every `intervalMs` (the next run starts after the
@@ -24,7 +25,8 @@ export class PeriodicTask {
 
   private readonly tick = () => {
     this.timer = undefined;
-    this.running = this.run().catch((err) => this.log.warn({ err, task: this.name }, `${this.name} failed; will retry`));
+    // soon() may be called while serving a call, and its timer would carry that call's scope along.
+    this.running = outsideAnyCall(() => this.run()).catch((err) => this.log.warn({ err, task: this.name }, `${this.name} failed; will retry`));
     void this.running.finally(() => {
       this.running = undefined;
       if (this.active) this.timer = setTimeout(this.tick, this.delay());

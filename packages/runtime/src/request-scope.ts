@@ -22,6 +22,15 @@ export function withCallScope<T>(requestId: string, deadline: number, fn: () => 
   return scope.run({ requestId, deadline }, fn);
 }
 
+/**
+ * Runs background work outside the call that happened to start it: timers and
+ * promises inherit the scope they were made in, and work that outlives its call
+ * must neither log its request id nor be held to its deadline.
+ */
+export function outsideAnyCall<T>(fn: () => T): T {
+  return scope.exit(fn);
+}
+
 export function currentRequestId(): string | undefined {
   return scope.getStore()?.requestId || undefined;
 }
