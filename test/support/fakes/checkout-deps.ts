@@ -1,3 +1,5 @@
+import { newId } from '@licensing/runtime';
+import type { SessionDoc } from '../../../services/checkout/src/store/models';
 import type { Product } from '@licensing/proto';
 import type { SessionCreationDeps } from '../../../services/checkout/src/use-cases/create-session';
 import { FakeClock, RecordingOutbox } from './common';
@@ -26,4 +28,13 @@ export function checkoutSetup(provider = new FakeProvider()) {
   products.products.set(product.id, product);
   const deps: SessionCreationDeps = { store, outbox, clock, products, provider, baseUrl: BASE_URL };
   return { store, outbox, clock, products, provider, product, deps };
+}
+
+/** A stored session, open for an hour from the clock's time unless told otherwise. */
+export function sessionDoc(now: Date, over: Partial<SessionDoc> = {}): SessionDoc {
+  return {
+    _id: newId('cs'), account_id: 'acct_A', product_id: priced().id, product_name: 'Editor', status: 'open', amount: 4900, currency: 'EUR', customer_email: 'buyer@example.com',
+    success_url: 'https://vendor.example/thanks', cancel_url: '', metadata: {}, expires_at: new Date(now.getTime() + 3600_000), created_at: now, license_key: null, payment_id: null,
+    paid_at: null, provider: 'test', provider_session_id: '', provider_url: '', livemode: false, refund_action: 'revoke', paid_with: null, refunded_at: null, ...over,
+  };
 }
