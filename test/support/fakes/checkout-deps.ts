@@ -1,6 +1,6 @@
 import { newId } from '@licensing/runtime';
-import type { SessionDoc } from '../../../services/checkout/src/store/models';
 import type { Product } from '@licensing/proto';
+import type { SessionDoc } from '../../../services/checkout/src/store/models';
 import type { SessionCreationDeps } from '../../../services/checkout/src/use-cases/create-session';
 import { FakeClock, RecordingOutbox } from './common';
 import { FakeCheckoutStore } from './checkout-store';
