@@ -5,11 +5,11 @@ import { checkoutHandlers } from './handlers/checkout-handlers';
 import { CheckoutExpirySweeper } from './events/expiry-sweeper';
 import { checkoutModels } from './store/models';
 import { CheckoutStore } from './store/queries';
-import { Completion } from './handlers/completion';
+import { Completion } from './use-cases/completion';
 import { TestModeProvider, type PaymentProvider } from './domain/payments';
 import { paymentModeProblems } from './domain/modes';
 import { StripeProvider } from './providers/stripe';
-import { StripeWebhook } from './handlers/stripe-webhook';
+import { StripeWebhook } from './use-cases/stripe-webhook';
 import { checkoutPageApp, listen } from './web/server';
 
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
@@ -31,7 +31,8 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
     const expiry = new PeriodicTask('checkout expiry sweep', () => sweeper.sweep(), ctx.config.EXPIRY_SWEEP_INTERVAL_MS, ctx.log);
     ctx.outbox.track(store.models.Session);
-    ctx.grpc.add(CheckoutServiceService, checkoutHandlers(ctx, store, products.call, provider));
+    const sessions = { store, outbox: ctx.outbox, clock: ctx.clock, products: products.call, provider, baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, '') };
+    ctx.grpc.add(CheckoutServiceService, checkoutHandlers(sessions, ctx.config.NODE_ENV === 'production'));
     const stripeWebhook = stripe ? new StripeWebhook(stripe, store, completion, ctx.outbox, ctx.clock, ctx.log) : undefined;
     const page = checkoutPageApp({ store, completion, provider, stripeWebhook, clock: ctx.clock, log: ctx.log, secureCookies: ctx.config.NODE_ENV === 'production' });
     const http = await listen(page, ctx.config.HTTP_HOST, ctx.config.HTTP_PORT);

@@ -3,9 +3,11 @@ import { runMain, startService, type ServiceRecipe, type StartOptions } from '@l
 import { productSchema, type ProductConfig } from './config';
 import { productHandlers } from './handlers/product-handlers';
 import { signingHandlers } from './handlers/signing-handlers';
+import { masterKey } from './domain/signing';
 import { SigningKeyStore, signingKeyModel } from './store/signing-keys';
 import { productModel } from './store/models';
 import { ProductStore } from './store/queries';
+import { SigningKeys } from './use-cases/signing-keys';
 
 export const productService: ServiceRecipe<typeof productSchema> = {
   name: 'product',
@@ -14,7 +16,8 @@ export const productService: ServiceRecipe<typeof productSchema> = {
     const store = new ProductStore(productModel(ctx.db));
     ctx.outbox.track(store.Product);
     const keys = new SigningKeyStore(signingKeyModel(ctx.db));
-    ctx.grpc.add(ProductServiceService, { ...productHandlers(ctx, store), ...signingHandlers(ctx, store, keys) });
+    const signing = new SigningKeys({ products: store, keys, master: masterKey(ctx.config.SIGNING_KEY_SECRET), clock: ctx.clock });
+    ctx.grpc.add(ProductServiceService, { ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }), ...signingHandlers(signing) });
   },
 };
 

@@ -43,3 +43,6 @@ export function checkExpire(s: { status: SessionStatus; expires_at: Date }, now:
   const status = effectiveStatus(s, now);
   if (status === 'complete') throw new AppError('conflict', 'the checkout session is complete: it cannot be expired');
 }
+
+/** The session as a reader sees it at `now`: its effective status in place of the stored one. */
+export const asSeenAt = <S extends { status: SessionStatus; expires_at: Date }>(s: S, now: Date): S => ({ ...s, status: effectiveStatus(s, now) });

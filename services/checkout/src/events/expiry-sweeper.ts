@@ -1,6 +1,6 @@
 import type { Clock, Outbox } from '@licensing/runtime';
 import type { CheckoutStore } from '../store/queries';
-import type { Completion } from '../handlers/completion';
+import type { Completion } from '../use-cases/completion';
 import { checkoutExpired } from './checkout-events';
 
 /**
@@ -12,7 +12,7 @@ export class CheckoutExpirySweeper {
 
   constructor(
     private readonly store: CheckoutStore,
-    private readonly outbox: Outbox,
+    private readonly outbox: Pick<Outbox, 'flush'>,
     private readonly clock: Clock,
     private readonly completion: Completion,
   ) {}

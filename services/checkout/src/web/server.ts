@@ -4,8 +4,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { AppError, checkEmail, isId, saneRequestId, withRequestId, type Clock, type Logger } from '@licensing/runtime';
 import type { PaymentProvider } from '../domain/payments';
 import { effectiveStatus } from '../domain/session';
-import type { Completion } from '../handlers/completion';
-import type { StripeWebhook } from '../handlers/stripe-webhook';
+import type { Completion } from '../use-cases/completion';
+import type { StripeWebhook } from '../use-cases/stripe-webhook';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
 import { CSS, JS, messagePage, paidPage, payPage } from './pages';

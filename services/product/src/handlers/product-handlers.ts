@@ -1,12 +1,11 @@
-import { AppError, newId, type Handlers, type ServiceContext } from '@licensing/runtime';
+import type { Handlers } from '@licensing/runtime';
 import type { Product, ProductServiceService } from '@licensing/proto';
-import { checkProductInput } from '../domain/product';
-import { DEFAULT_POLICY, checkPolicy, toContract } from '../domain/policy';
-import { checkPrice } from '../domain/price';
-import { productCreated, productUpdated } from '../events/product-events';
+import { DEFAULT_POLICY, toContract } from '../domain/policy';
 import type { ProductDoc } from '../store/models';
-import type { ProductStore } from '../store/queries';
-import type { ProductConfig } from '../config';
+import { createProduct } from '../use-cases/create-product';
+import type { ProductDeps } from '../use-cases/deps';
+import { findProduct, listProducts } from '../use-cases/read-products';
+import { updateProduct } from '../use-cases/update-product';
 
 const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   id: doc._id,
@@ -20,41 +19,14 @@ const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
 
 type ProductHandlers = Pick<Handlers<typeof ProductServiceService>, 'createProduct' | 'getProduct' | 'listProducts' | 'updateProduct'>;
 
-export function productHandlers(ctx: ServiceContext<ProductConfig>, store: ProductStore): ProductHandlers {
+// Proto to use case and back; the rules live in use-cases/ and domain/.
+export function productHandlers(deps: ProductDeps): ProductHandlers {
   return {
-    async createProduct(req) {
-      const input = checkProductInput(req);
-      const doc = { _id: newId('prod'), account_id: req.accountId, ...input, policy: checkPolicy(req.policy), price: req.price ? checkPrice(req.price) : null, created_at: ctx.clock.now() };
-      await store.insert(doc, [productCreated(doc)]);
-      ctx.outbox.flush(store.Product, doc._id);
-      return toProduct(doc);
-    },
-
-    async getProduct(req) {
-      const doc = await store.find(req.accountId, req.id);
-      if (!doc) throw AppError.notFound('product');
-      return toProduct(doc);
-    },
-
-    async updateProduct(req) {
-      const current = await store.find(req.accountId, req.id);
-      if (!current) throw AppError.notFound('product');
-      const input = checkProductInput({ name: req.name ?? current.name, description: req.description ?? current.description });
-      if (req.price && req.removePrice) throw AppError.invalid('price', 'give a price or null, not both');
-      const changes = {
-        ...input,
-        ...(req.policy ? { policy: checkPolicy(req.policy) } : {}),
-        ...(req.price ? { price: checkPrice(req.price) } : req.removePrice ? { price: null } : {}),
-      };
-      const now = ctx.clock.now();
-      const updated = await store.update(req.accountId, req.id, changes, (after) => productUpdated(after, now));
-      if (!updated) throw AppError.notFound('product');
-      ctx.outbox.flush(store.Product, req.id);
-      return toProduct(updated);
-    },
-
+    createProduct: async (req) => toProduct(await createProduct(deps, req)),
+    getProduct: async (req) => toProduct(await findProduct(deps.store, req.accountId, req.id)),
+    updateProduct: async (req) => toProduct(await updateProduct(deps, req)),
     async listProducts(req) {
-      const { items, page } = await store.list(req.accountId, req.page);
+      const { items, page } = await listProducts(deps.store, req.accountId, req.page);
       return { data: items.map(toProduct), page };
     },
   };

@@ -21,7 +21,7 @@ export class Completion {
   constructor(
     private readonly store: CheckoutStore,
     private readonly licenses: LicenseIssuer,
-    private readonly outbox: Outbox,
+    private readonly outbox: Pick<Outbox, 'flush'>,
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {}

@@ -32,7 +32,7 @@ export class StripeWebhook {
     private readonly verifier: WebhookVerifier,
     private readonly store: CheckoutStore,
     private readonly completion: Completion,
-    private readonly outbox: Outbox,
+    private readonly outbox: Pick<Outbox, 'flush'>,
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {}

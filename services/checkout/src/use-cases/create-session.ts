@@ -1,0 +1,93 @@
+import { AppError, checkEmail, isId, newId, type CallOptions } from '@licensing/runtime';
+import type { CreateCheckoutSessionRequest, GetProductRequest, Product } from '@licensing/proto';
+import { checkMetadata } from '../domain/metadata';
+import type { PaymentProvider } from '../domain/payments';
+import { checkRedirectUrl, expiryMinutes } from '../domain/session';
+import { checkoutCreated } from '../events/checkout-events';
+import type { SessionDoc } from '../store/models';
+import type { CheckoutDeps } from './deps';
+
+export interface ProductLookup {
+  getProduct(req: GetProductRequest, opts?: CallOptions): Promise<Product>;
+}
+
+export interface SessionCreationDeps extends CheckoutDeps {
+  products: ProductLookup;
+  provider: PaymentProvider;
+  /** PUBLIC_BASE_URL without a trailing slash: where the hosted test-mode page is. */
+  baseUrl: string;
+}
+
+/** A new session's checked input; also what an Idempotency-Key's request is compared by. */
+export interface NewSession {
+  product_id: string;
+  customer_email: string;
+  success_url: string;
+  cancel_url: string;
+  metadata: Record<string, string>;
+  minutes: number;
+}
+
+/** Checks what needs no I/O, before anything else happens (https-only URLs in production). */
+export function checkNewSession(req: CreateCheckoutSessionRequest, httpsOnly: boolean): NewSession {
+  if (!isId('prod', req.productId)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
+  return {
+    product_id: req.productId,
+    customer_email: req.customerEmail ? checkEmail('customer_email', req.customerEmail) : '',
+    success_url: checkRedirectUrl('success_url', req.successUrl, true, httpsOnly),
+    cancel_url: checkRedirectUrl('cancel_url', req.cancelUrl, false, httpsOnly),
+    metadata: checkMetadata(req.metadata),
+    minutes: expiryMinutes(req.expiresInMinutes),
+  };
+}
+
+/** An open session for a priced product of this account, stored once the provider has a page for it. */
+export async function createSession(deps: SessionCreationDeps, accountId: string, input: NewSession, requestId: string): Promise<Omit<SessionDoc, 'outbox'>> {
+  const { store, outbox, clock, products, provider, baseUrl } = deps;
+  const product = await products.getProduct({ accountId, id: input.product_id }, { requestId });
+  if (!product.price) throw AppError.invalid('product_id', 'this product has no price: set one (PATCH /api/v1/products/{id} {"price": {...}}) before selling it');
+  const now = clock.now();
+  const id = newId('cs');
+  const expiresAt = new Date(now.getTime() + input.minutes * 60_000);
+  // The provider's side first: a session is stored only once the buyer has somewhere to pay.
+  const payment = await provider.start({
+    sessionId: id,
+    accountId,
+    productName: product.name,
+    amount: product.price.amount,
+    currency: product.price.currency,
+    customerEmail: input.customer_email,
+    successUrl: input.success_url,
+    cancelUrl: input.cancel_url,
+    expiresAt,
+    hostedPageUrl: `${baseUrl}/checkout/${id}`,
+  });
+  const doc: Omit<SessionDoc, 'outbox'> = {
+    _id: id,
+    account_id: accountId,
+    product_id: input.product_id,
+    product_name: product.name,
+    status: 'open',
+    amount: product.price.amount,
+    currency: product.price.currency,
+    customer_email: input.customer_email,
+    success_url: input.success_url,
+    cancel_url: input.cancel_url,
+    metadata: input.metadata,
+    expires_at: expiresAt,
+    created_at: now,
+    license_key: null,
+    payment_id: null,
+    paid_at: null,
+    provider: provider.name,
+    provider_session_id: payment.providerSessionId,
+    provider_url: payment.url,
+    livemode: payment.livemode,
+    refund_action: product.policy?.refundAction === 'suspend' ? 'suspend' : 'revoke',
+    paid_with: null,
+    refunded_at: null,
+  };
+  await store.insert(doc, [checkoutCreated(doc)]);
+  outbox.flush(store.models.Session, doc._id);
+  return doc;
+}

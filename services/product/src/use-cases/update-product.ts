@@ -1,0 +1,27 @@
+import { AppError } from '@licensing/runtime';
+import type { UpdateProductRequest } from '@licensing/proto';
+import { checkProductInput } from '../domain/product';
+import { checkPolicy } from '../domain/policy';
+import { checkPrice } from '../domain/price';
+import { productUpdated } from '../events/product-events';
+import type { ProductDoc } from '../store/models';
+import type { ProductDeps } from './deps';
+
+/** Changes what is given (absent fields stay), with product.updated in the same write. */
+export async function updateProduct({ store, outbox, clock }: ProductDeps, req: UpdateProductRequest): Promise<ProductDoc> {
+  const current = await store.find(req.accountId, req.id);
+  if (!current) throw AppError.notFound('product');
+  const input = checkProductInput({ name: req.name ?? current.name, description: req.description ?? current.description });
+  if (req.price && req.removePrice) throw AppError.invalid('price', 'give a price or null, not both');
+  const changes = {
+    ...input,
+    ...(req.policy ? { policy: checkPolicy(req.policy) } : {}),
+    ...(req.price ? { price: checkPrice(req.price) } : req.removePrice ? { price: null } : {}),
+  };
+  const now = clock.now();
+  const updated = await store.update(req.accountId, req.id, changes, (after) => productUpdated(after, now));
+  // Deleted (or moved) between the read and the write.
+  if (!updated) throw AppError.notFound('product');
+  outbox.flush(store.Product, req.id);
+  return updated;
+}

@@ -1,0 +1,35 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { sealingKey, type Clock, type ServiceContext } from '@licensing/runtime';
+import type { Lookup, UrlPolicy } from '../domain/ssrf';
+import type { DeliveryStore } from '../store/deliveries';
+import type { EndpointStore } from '../store/queries';
+import type { WebhookConfig } from '../config';
+
+/** What the endpoint use cases work with; main.ts gives the real ones, unit tests fakes. */
+export interface EndpointDeps {
+  endpoints: EndpointStore;
+  deliveries: DeliveryStore;
+  clock: Clock;
+  /** Seals endpoint signing secrets at rest (WEBHOOK_SECRET_KEY). */
+  secretKey: Buffer;
+  urlPolicy: UrlPolicy;
+  /** Resolves a URL's host, so a name that points inside the network is refused. */
+  lookup: Lookup;
+  /** WEBHOOK_MAX_ENDPOINTS */
+  maxEndpoints: number;
+}
+
+const resolveAll: Lookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+export function endpointDeps(ctx: ServiceContext<WebhookConfig>, endpoints: EndpointStore, deliveries: DeliveryStore, lookup: Lookup = resolveAll): EndpointDeps {
+  const production = ctx.config.NODE_ENV === 'production';
+  return {
+    endpoints,
+    deliveries,
+    clock: ctx.clock,
+    secretKey: sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
+    urlPolicy: { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK },
+    lookup,
+    maxEndpoints: ctx.config.WEBHOOK_MAX_ENDPOINTS,
+  };
+}

@@ -1,0 +1,160 @@
+import type { DomainEvent, PageRequest } from '@licensing/proto';
+import type { SessionStatus } from '../../../services/checkout/src/domain/session';
+import type { CheckoutModels, SessionDoc } from '../../../services/checkout/src/store/models';
+import type { CheckoutStore } from '../../../services/checkout/src/store/queries';
+import { duplicateKey, modelToken, pageOf } from './common';
+
+/** Only what the runtime's idempotent() asks of its model, in memory. */
+export class FakeIdempotencyModel {
+  readonly modelName = 'IdempotencyKey';
+  readonly records = new Map<string, Record<string, unknown>>();
+
+  async create(doc: { _id: string }) {
+    if (this.records.has(doc._id)) throw duplicateKey();
+    this.records.set(doc._id, { ...doc });
+  }
+
+  findById(id: string) {
+    return { lean: async () => this.records.get(id) ?? null };
+  }
+
+  async findOneAndUpdate(): Promise<null> {
+    return null;
+  }
+
+  async updateOne(filter: { _id: string }, update: { $set: Record<string, unknown> }) {
+    const r = this.records.get(filter._id);
+    if (r) Object.assign(r, update.$set);
+  }
+
+  async deleteOne(filter: { _id: string; state: string }) {
+    if (this.records.get(filter._id)?.state === filter.state) this.records.delete(filter._id);
+  }
+}
+
+/** In memory, with the conditional writes of the real CheckoutStore (each says whether it changed anything). */
+export class FakeCheckoutStore implements CheckoutStore {
+  readonly idempotency = new FakeIdempotencyModel();
+  readonly models = {
+    Session: modelToken<SessionDoc>('CheckoutSession'),
+    Idempotency: this.idempotency,
+  } as unknown as CheckoutModels;
+  readonly sessions = new Map<string, SessionDoc>();
+  /** The events each write recorded along with it, in order (the real documents' outbox). */
+  readonly events: DomainEvent[] = [];
+  readonly pageTokens = new Map<string, { session_id: string; expires_at: Date }>();
+  readonly receipts = new Map<string, string>();
+  readonly handledEvents = new Map<string, { type: string; session_id: string }>();
+  readonly deliveries = new Map<string, Date>();
+  readonly pendingRefunds = new Set<string>();
+
+  private copy = (s: SessionDoc | undefined) => (s ? structuredClone(s) : null);
+
+  async insert(doc: Omit<SessionDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
+    this.sessions.set(doc._id, structuredClone(doc));
+    this.events.push(...events);
+  }
+
+  async find(accountId: string, id: string): Promise<SessionDoc | null> {
+    const s = this.sessions.get(id);
+    return s?.account_id === accountId ? this.copy(s) : null;
+  }
+
+  async list(accountId: string, status: SessionStatus | '', page: PageRequest | undefined, now: Date) {
+    const open = (s: SessionDoc) => s.status === 'open' && s.expires_at > now;
+    const matches: Record<SessionStatus, (s: SessionDoc) => boolean> = {
+      open,
+      expired: (s) => s.status === 'expired' || (s.status === 'open' && !open(s)),
+      complete: (s) => s.status === 'complete',
+    };
+    return pageOf([...this.sessions.values()].filter((s) => s.account_id === accountId && (!status || matches[status](s))), page);
+  }
+
+  async markExpired(id: string, event: DomainEvent): Promise<boolean> {
+    const s = this.sessions.get(id);
+    if (s?.status !== 'open') return false;
+    s.status = 'expired';
+    this.events.push(event);
+    return true;
+  }
+
+  async findById(id: string): Promise<SessionDoc | null> {
+    return this.copy(this.sessions.get(id));
+  }
+
+  async markPaid(id: string, p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean }, now: Date): Promise<boolean> {
+    const s = this.sessions.get(id);
+    const payable = p.evenIfExpired ? s?.status === 'open' || s?.status === 'expired' : s?.status === 'open' && s.expires_at > now;
+    if (!s || !payable) return false;
+    Object.assign(s, { status: 'complete', payment_id: p.paymentId, paid_at: now, paid_with: p.paidWith }, p.email ? { customer_email: p.email } : {});
+    return true;
+  }
+
+  async findByPayment(paymentId: string): Promise<SessionDoc | null> {
+    return this.copy([...this.sessions.values()].find((s) => s.payment_id === paymentId));
+  }
+
+  async markRefunded(id: string, now: Date): Promise<void> {
+    const s = this.sessions.get(id);
+    if (s && s.refunded_at === null) s.refunded_at = now;
+  }
+
+  async addPageToken(digest: string, sessionId: string, expiresAt: Date): Promise<void> {
+    this.pageTokens.set(digest, { session_id: sessionId, expires_at: expiresAt });
+  }
+
+  async pageTokenValid(digest: string, sessionId: string, now: Date): Promise<boolean> {
+    const t = this.pageTokens.get(digest);
+    return !!t && t.session_id === sessionId && t.expires_at > now;
+  }
+
+  async addReceipt(digest: string, sessionId: string): Promise<void> {
+    this.receipts.set(digest, sessionId);
+  }
+
+  async hasReceipt(digest: string, sessionId: string): Promise<boolean> {
+    return this.receipts.get(digest) === sessionId;
+  }
+
+  async eventHandled(eventId: string): Promise<boolean> {
+    return this.handledEvents.has(eventId);
+  }
+
+  async recordEvent(eventId: string, type: string, sessionId: string): Promise<void> {
+    if (!this.handledEvents.has(eventId)) this.handledEvents.set(eventId, { type, session_id: sessionId });
+  }
+
+  async claimDelivery(digest: string, now: Date): Promise<boolean> {
+    if (this.deliveries.has(digest)) return false;
+    this.deliveries.set(digest, now);
+    return true;
+  }
+
+  async pruneDeliveries(before: Date): Promise<void> {
+    for (const [digest, at] of this.deliveries) if (at < before) this.deliveries.delete(digest);
+  }
+
+  async addPendingRefund(paymentId: string): Promise<void> {
+    this.pendingRefunds.add(paymentId);
+  }
+
+  async hasPendingRefund(paymentId: string): Promise<boolean> {
+    return this.pendingRefunds.has(paymentId);
+  }
+
+  async recordLicense(id: string, licenseKey: string, event: DomainEvent): Promise<boolean> {
+    const s = this.sessions.get(id);
+    if (s?.status !== 'complete' || s.license_key !== null) return false;
+    s.license_key = licenseKey;
+    this.events.push(event);
+    return true;
+  }
+
+  async paidWithoutLicense(limit: number): Promise<SessionDoc[]> {
+    return [...this.sessions.values()].filter((s) => s.status === 'complete' && s.license_key === null).slice(0, limit).map((s) => structuredClone(s));
+  }
+
+  async dueForExpiry(now: Date, limit: number): Promise<SessionDoc[]> {
+    return [...this.sessions.values()].filter((s) => s.status === 'open' && s.expires_at <= now).slice(0, limit).map((s) => structuredClone(s));
+  }
+}

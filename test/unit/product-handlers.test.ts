@@ -1,0 +1,61 @@
+import { productHandlers } from '../../services/product/src/handlers/product-handlers';
+import { FakeClock, RecordingOutbox, refusal } from '../support/fakes/common';
+import { FakeProductStore } from '../support/fakes/product-stores';
+
+const ctx = { requestId: 'req_1', log: undefined as never };
+
+const setup = () => {
+  const store = new FakeProductStore();
+  const clock = new FakeClock();
+  return { store, clock, handlers: productHandlers({ store, outbox: new RecordingOutbox(), clock }) };
+};
+
+const create = (accountId: string, name: string) => ({ accountId, name, description: '', policy: undefined, price: undefined });
+
+describe('product handlers', () => {
+  it('answer a created product in the contract: ISO time, policy in contract form, no price', async () => {
+    const { clock, handlers } = setup();
+    const p = await handlers.createProduct(create('acct_A', 'Editor'), ctx);
+    expect(p).toEqual({
+      id: expect.stringMatching(/^prod_/),
+      accountId: 'acct_A',
+      name: 'Editor',
+      description: '',
+      createdAt: clock.now().toISOString(),
+      policy: { durationDays: undefined, maxActivations: undefined, graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: 'revoke' },
+      price: undefined,
+    });
+  });
+
+  it('answer the price given on update', async () => {
+    const { handlers } = setup();
+    const p = await handlers.createProduct(create('acct_A', 'Editor'), ctx);
+    const updated = await handlers.updateProduct({ accountId: 'acct_A', id: p.id, policy: undefined, price: { amount: 990, currency: 'chf' }, removePrice: false }, ctx);
+    expect(updated.price).toEqual({ amount: 990, currency: 'CHF' });
+  });
+
+  it('read a product stored before policies existed as the default policy', async () => {
+    const { store, handlers } = setup();
+    await store.insert({ _id: 'prod_old', account_id: 'acct_A', name: 'Old', description: '', policy: undefined as never, price: null, created_at: new Date(0) }, []);
+    expect((await handlers.getProduct({ accountId: 'acct_A', id: 'prod_old' }, ctx)).policy).toMatchObject({ refundAction: 'revoke', graceDays: 0 });
+  });
+
+  it('get another account\'s product as not found', async () => {
+    const { handlers } = setup();
+    const p = await handlers.createProduct(create('acct_A', 'Editor'), ctx);
+    expect((await refusal(() => handlers.getProduct({ accountId: 'acct_B', id: p.id }, ctx))).code).toBe('not_found');
+  });
+
+  it('list only the account\'s products, newest first, a page at a time', async () => {
+    const { handlers } = setup();
+    const made = [];
+    for (const name of ['a', 'b', 'c']) made.push(await handlers.createProduct(create('acct_A', name), ctx));
+    await handlers.createProduct(create('acct_B', 'other'), ctx);
+    const first = await handlers.listProducts({ accountId: 'acct_A', page: { limit: 2, startingAfter: '' } }, ctx);
+    expect(first.data.map((p) => p.name)).toEqual(['c', 'b']);
+    expect(first.page).toEqual({ hasMore: true, nextCursor: made[1].id });
+    const second = await handlers.listProducts({ accountId: 'acct_A', page: { limit: 2, startingAfter: first.page!.nextCursor } }, ctx);
+    expect(second.data.map((p) => p.name)).toEqual(['a']);
+    expect(second.page!.hasMore).toBe(false);
+  });
+});

@@ -1,0 +1,107 @@
+import { newId, unseal } from '@licensing/runtime';
+import { SECRET_OVERLAP_MS } from '../../services/webhook/src/domain/endpoint';
+import { endpointHandlers } from '../../services/webhook/src/handlers/endpoint-handlers';
+import { deleteEndpoint, updateEndpoint } from '../../services/webhook/src/use-cases/change-endpoint';
+import { createEndpoint } from '../../services/webhook/src/use-cases/create-endpoint';
+import { findEndpoint } from '../../services/webhook/src/use-cases/read-endpoints';
+import { rotateSecret } from '../../services/webhook/src/use-cases/rotate-secret';
+import { refusal } from '../support/fakes/common';
+import { webhookSetup } from '../support/fakes/webhook-deps';
+
+async function setup() {
+  const s = webhookSetup();
+  const { endpoint, secret } = await createEndpoint(s.deps, { accountId: 'acct_A', url: 'https://hooks.example.com/in', events: ['license.created'], description: 'ours' });
+  return { ...s, endpoint, secret };
+}
+
+const change = (id: string, over: Record<string, unknown> = {}) => ({ accountId: 'acct_A', id, events: [] as string[], ...over });
+
+describe('changing a webhook endpoint', () => {
+  it('changes only what is given and answers the endpoint after the change', async () => {
+    const { endpoints, deps, endpoint } = await setup();
+    const after = await updateEndpoint(deps, change(endpoint._id, { events: ['*'], enabled: false }));
+    expect(after).toMatchObject({ url: 'https://hooks.example.com/in', description: 'ours', events: ['*'], enabled: false });
+    expect(endpoints.updates).toEqual([{ accountId: 'acct_A', id: endpoint._id, changes: { events: ['*'], enabled: false } }]);
+  });
+
+  it('checks a new URL as creation does', async () => {
+    const { endpoints, deps, endpoint } = await setup();
+    const err = await refusal(() => updateEndpoint(deps, change(endpoint._id, { url: 'https://inside.example.com/x' })));
+    expect(err.code).toBe('invalid_request');
+    expect(err.fieldErrors[0].field).toBe('url');
+    expect(endpoints.updates).toEqual([]);
+  });
+
+  it('lets the description be emptied (an empty string is a change)', async () => {
+    const { deps, endpoint } = await setup();
+    expect((await updateEndpoint(deps, change(endpoint._id, { description: '' }))).description).toBe('');
+  });
+
+  it('refuses a change with nothing in it', async () => {
+    const { endpoints, deps, endpoint } = await setup();
+    expect(await refusal(() => updateEndpoint(deps, change(endpoint._id)))).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('nothing to change') });
+    expect(endpoints.updates).toEqual([]);
+  });
+
+  it.each([
+    ['a malformed id', 'acct_A', 'we_nope'],
+    ['an id that does not exist', 'acct_A', newId('we')],
+    ['another account', 'acct_B', ''],
+  ])('answers not found for %s, and writes nothing', async (_what, accountId, id) => {
+    const { endpoints, deps, endpoint } = await setup();
+    const target = id || endpoint._id;
+    for (const call of [
+      () => updateEndpoint(deps, { ...change(target, { enabled: false }), accountId }),
+      () => deleteEndpoint(deps, accountId, target),
+      () => rotateSecret(deps, accountId, target),
+    ]) {
+      expect(await refusal(call)).toMatchObject({ code: 'not_found', message: 'webhook endpoint not found' });
+    }
+    expect(endpoints.updates).toEqual([]);
+  });
+
+  it('deleting marks it deleted at the clock time, frees its slot, and it is then not found', async () => {
+    const { endpoints, clock, deps, endpoint } = await setup();
+    clock.advance(5000);
+    const answered = await deleteEndpoint(deps, 'acct_A', endpoint._id);
+    expect(answered).toMatchObject({ _id: endpoint._id, enabled: false });
+    expect(endpoints.docs.get(endpoint._id)).toMatchObject({ deleted_at: clock.now(), enabled: false, slot_key: `freed:${endpoint._id}` });
+    expect((await refusal(() => findEndpoint(endpoints, 'acct_A', endpoint._id))).code).toBe('not_found');
+  });
+
+  it('rotating answers a new secret and keeps the previous one signing for 24 hours', async () => {
+    const { endpoints, clock, deps, endpoint, secret } = await setup();
+    clock.advance(60_000);
+    const rotated = await rotateSecret(deps, 'acct_A', endpoint._id);
+    expect(rotated.secret).not.toBe(secret);
+    const [fresh, previous] = endpoints.docs.get(endpoint._id)!.secrets;
+    expect(unseal(fresh.sealed, deps.secretKey).toString()).toBe(rotated.secret);
+    expect(fresh).toMatchObject({ created_at: clock.now(), expires_at: null });
+    expect(unseal(previous.sealed, deps.secretKey).toString()).toBe(secret);
+    expect(previous.expires_at).toEqual(new Date(clock.now().getTime() + SECRET_OVERLAP_MS));
+  });
+
+  it('rotating again keeps an overlapping secret\'s expiry and drops secrets past theirs', async () => {
+    const { endpoints, clock, deps, endpoint } = await setup();
+    await rotateSecret(deps, 'acct_A', endpoint._id);
+    const firstExpiry = endpoints.docs.get(endpoint._id)!.secrets[1].expires_at;
+    clock.advance(3600_000);
+    await rotateSecret(deps, 'acct_A', endpoint._id);
+    expect(endpoints.docs.get(endpoint._id)!.secrets.map((s) => s.expires_at)).toEqual([null, new Date(clock.now().getTime() + SECRET_OVERLAP_MS), firstExpiry]);
+    clock.advance(SECRET_OVERLAP_MS);
+    await rotateSecret(deps, 'acct_A', endpoint._id);
+    expect(endpoints.docs.get(endpoint._id)!.secrets).toHaveLength(2);
+  });
+
+  it('the handlers answer get, update and delete in the contract', async () => {
+    const { deps, endpoint } = await setup();
+    const h = endpointHandlers(deps);
+    const ctx = { requestId: '', log: undefined as never };
+    expect(await h.getEndpoint({ accountId: 'acct_A', id: endpoint._id }, ctx)).toEqual({ id: endpoint._id, accountId: 'acct_A', url: endpoint.url, events: ['license.created'], description: 'ours', enabled: true, createdAt: endpoint.created_at.toISOString() });
+    expect((await h.updateEndpoint({ accountId: 'acct_A', id: endpoint._id, events: [], enabled: false }, ctx)).enabled).toBe(false);
+    expect((await h.rotateSecret({ accountId: 'acct_A', id: endpoint._id }, ctx)).secret).toMatch(/^whsec_/);
+    expect((await h.deleteEndpoint({ accountId: 'acct_A', id: endpoint._id }, ctx)).id).toBe(endpoint._id);
+    const { data } = await h.listEndpoints({ accountId: 'acct_A', page: undefined }, ctx);
+    expect(data).toEqual([]);
+  });
+});
