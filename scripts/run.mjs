@@ -124,6 +124,7 @@ switch (command) {
     if (code === 0 && args.length === 0 && existsSync(shapes)) code = run(process.execPath, [join(root, 'scripts', 'dist', 'check-query-shapes.js'), shapes]);
     rmSync(shapes, { recursive: true, force: true });
     process.exit(code);
+    break;
   }
   default:
     console.error('usage: node scripts/run.mjs start|test|bench|bench:scale|admin|docs [args]');

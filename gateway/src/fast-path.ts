@@ -42,7 +42,8 @@ export function fastValidation({ config, authCache, limits, validator, http, log
     let yes = trusted.get(address);
     if (yes === undefined) {
       if (trusted.size >= 1024) trusted.clear();
-      trusted.set(address, (yes = trust(address, 0)));
+      yes = trust(address, 0);
+      trusted.set(address, yes);
     }
     return yes;
   };

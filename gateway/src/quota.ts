@@ -213,7 +213,7 @@ export class QuotaCounter {
       const args = batch.flatMap((b) => [b.w.pending, this.windowMsOf(b.w)]);
       const r = batch.length ? await this.redis.quotaAdd(batch.length, ...batch.map((b) => b.key), ...args) : [];
       const at = this.now();
-      batch.forEach((b, i) => this.settle(b.key, b.w, pushed[i], r[2 * i], r[2 * i + 1], at));
+      for (const [i, b] of batch.entries()) this.settle(b.key, b.w, pushed[i], r[2 * i], r[2 * i + 1], at);
     } catch {
       this.redisFailedAt = this.now();
     } finally {

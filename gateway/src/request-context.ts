@@ -34,7 +34,10 @@ let idCounter = 0;
 
 /** The caller's X-Request-Id if sane, else a new one. */
 export function requestIdFor(given: string | string[] | undefined): string {
-  return saneRequestId(typeof given === 'string' ? given : undefined) ?? `${ID_PREFIX}${(idCounter = (idCounter + 1) >>> 0).toString(16).padStart(8, '0')}`;
+  const sane = saneRequestId(typeof given === 'string' ? given : undefined);
+  if (sane) return sane;
+  idCounter = (idCounter + 1) >>> 0;
+  return `${ID_PREFIX}${idCounter.toString(16).padStart(8, '0')}`;
 }
 
 /** The access-log line of one request (info level): the route template and ids, never a secret (see loggedUrl). */

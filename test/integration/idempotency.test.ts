@@ -30,7 +30,12 @@ it('refuses the same key with another request (422 code) and while in flight (40
   await expect(idempotent(model, 'acct', 'k2', { a: 2 }, async () => 'second')).rejects.toMatchObject({ code: 'idempotency_key_reused' });
   let release!: () => void;
   let started = false;
-  const slow = idempotent(model, 'acct', 'k3', { a: 1 }, () => new Promise<string>((r) => ((started = true), (release = () => r('done')))));
+  const slow = idempotent(model, 'acct', 'k3', { a: 1 }, () => {
+    started = true;
+    return new Promise<string>((r) => {
+      release = () => r('done');
+    });
+  });
   await eventually(() => expect(started).toBe(true)); // the first request holds the key
   await expect(idempotent(model, 'acct', 'k3', { a: 1 }, async () => 'dup')).rejects.toMatchObject({ code: 'conflict' });
   release();

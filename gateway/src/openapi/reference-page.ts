@@ -5,6 +5,7 @@ import type { OpenApiDocument } from './document';
 // /docs: the OpenAPI document as one plain, readable HTML page (no scripts, no
 // third-party assets), generated from the same object /openapi.json serves.
 
+// biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON Schema document
 type Json = Record<string, any>;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

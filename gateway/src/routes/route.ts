@@ -11,7 +11,8 @@ function loggableIds(params: Record<string, unknown>): Record<string, string> | 
   let out: Record<string, string> | undefined;
   for (const [name, value] of Object.entries(params)) {
     if (name === 'key' || typeof value !== 'string' || !/^[A-Za-z0-9_]{1,80}$/.test(value)) continue;
-    (out ??= {})[name] = value;
+    out ??= {};
+    out[name] = value;
   }
   return out;
 }

@@ -51,8 +51,11 @@ const REMEMBERED = 20_000;
 const BATCH = 200;
 const MAX_BATCHES_PER_PASS = 20;
 
+// biome-ignore lint/suspicious/noExplicitAny: the relay serves models of every document type alike
+type AnyModel = Model<any>;
+
 export class Outbox {
-  private readonly models: Model<any>[] = [];
+  private readonly models: AnyModel[] = [];
   private readonly acked = new Set<string>();
   private readonly flushing = new Set<Promise<void>>();
   private task?: PeriodicTask;
@@ -81,13 +84,13 @@ export class Outbox {
   }
 
   /** Relays this model's events; declares the index the relay's query needs (created with the others at start). */
-  track(model: Model<any>): void {
+  track(model: AnyModel): void {
     model.schema.index({ outbox_pending: 1, _id: 1 });
     this.models.push(model);
   }
 
   /** Publishes the pending events of one document now, without writing to it; failures are left for the relay. */
-  flush(model: Model<any>, id: string): void {
+  flush(model: AnyModel, id: string): void {
     // Outlives the call that wrote the document: not bound by that call's deadline.
     const flushing = outsideAnyCall(() => this.publishDoc(model, id, undefined, false)).catch((err) => {
       this.log.debug({ err, id }, 'outbox flush deferred');
@@ -97,7 +100,7 @@ export class Outbox {
     void flushing.finally(() => this.flushing.delete(flushing));
   }
 
-  private async publishDoc(model: Model<any>, id: string, known: OutboxDoc | undefined, clear: boolean): Promise<void> {
+  private async publishDoc(model: AnyModel, id: string, known: OutboxDoc | undefined, clear: boolean): Promise<void> {
     const doc = known ?? ((await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null);
     if (!doc?.outbox) return;
     const events = Object.values(doc.outbox).sort((a, b) => (a.id < b.id ? -1 : 1));

@@ -6,6 +6,7 @@ import type { PageRequest, PageInfo } from '@licensing/proto';
  * the last id of the previous page, so the next page is `_id < cursor`. One
  * extra row is read to know whether there is more.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any collection with string ids pages the same way
 export async function listPage<T extends { _id: string }>(model: Model<any>, filter: Record<string, unknown>, page: PageRequest | undefined): Promise<{ items: T[]; page: PageInfo }> {
   const limit = Math.min(Math.max(page?.limit || 20, 1), 100);
   const query = page?.startingAfter ? { ...filter, _id: { $lt: page.startingAfter } } : filter;
