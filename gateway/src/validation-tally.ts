@@ -23,13 +23,14 @@ export class ValidationTally {
     private readonly intervalMs: number,
   ) {}
 
-  record(accountId: string, valid: boolean, at: Date): void {
+  record(accountId: string, code: string, valid: boolean, at: Date): void {
     const hourMs = Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
     const id = `${accountId}:${hourMs}`;
     let t = this.tallies.get(id);
-    if (!t) this.tallies.set(id, (t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0 }));
+    if (!t) this.tallies.set(id, (t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, byCode: {} }));
     t.validations++;
     if (valid) t.valid++;
+    t.byCode[code] = (t.byCode[code] ?? 0) + 1;
   }
 
   validated(accountId: string, licenseId: string, at: Date): void {
@@ -54,6 +55,7 @@ export class ValidationTally {
         if (now) {
           now.validations += t.validations;
           now.valid += t.valid;
+          for (const [code, n] of Object.entries(t.byCode)) now.byCode[code] = (now.byCode[code] ?? 0) + n;
         } else this.tallies.set(id, t);
       }
       for (const [id, v] of seen) if (!this.seen.has(id)) this.seen.set(id, v);

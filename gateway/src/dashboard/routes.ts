@@ -4,10 +4,11 @@ import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../clients';
 import { AttemptThrottle, limitsFor } from '../limits';
 import { CSS, JS } from './assets';
-import { confirmPage, messagePage, overviewPage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
+import { confirmPage, messagePage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
 import { checkoutPages } from './checkout';
 import { field, type DashboardContext, type Handler } from './context';
 import { licensePages } from './licenses';
+import { overviewPages } from './overview';
 import { productPages } from './products';
 import { webhookPages } from './webhooks';
 import { PRE_CSRF_COOKIE, clearAllCookies, clearSessionCookie, issuePreSessionCsrf, loadSession, readCookie, sessionOf, setSessionCookie, tokensMatch, type DashboardSession } from './session';
@@ -130,19 +131,8 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
     }),
   );
 
-  // Pages
-  r.get(
-    '/',
-    signedIn(async (_req, res, s) => {
-      const [stats, licenses] = await Promise.all([
-        clients.licenses.getStats({ accountId: s.accountId }),
-        clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 10, startingAfter: '' }, productId: '', customerEmail: '', status: '' }),
-      ]);
-      page(res, 200, overviewPage(s, { stats, licenses: licenses.data, limits: limitsOf(s) }));
-    }),
-  );
-
   const ctx: DashboardContext = { clients, validator, hourlyUsage, page, signedIn };
+  overviewPages(r, ctx, limitsOf);
   productPages(r, ctx);
   licensePages(r, ctx);
   webhookPages(r, ctx);

@@ -150,6 +150,13 @@ export interface ValidationTally {
   hour: string;
   validations: number;
   valid: number;
+  /** Validations per answer code (valid, expired, not_found, …); they add up to validations. */
+  byCode: { [key: string]: number };
+}
+
+export interface ValidationTally_ByCodeEntry {
+  key: string;
+  value: number;
 }
 
 export interface LastValidated {
@@ -234,12 +241,34 @@ export interface HourCount {
   hour: string;
   validations: number;
   valid: number;
+  /** Validations per answer code in this hour (counts from before codes were recorded have none). */
+  byCode: { [key: string]: number };
+}
+
+export interface HourCount_ByCodeEntry {
+  key: string;
+  value: number;
+}
+
+export interface DayCount {
+  /** Start of the day (UTC, RFC 3339). */
+  day: string;
+  validations: number;
+  valid: number;
+  byCode: { [key: string]: number };
+}
+
+export interface DayCount_ByCodeEntry {
+  key: string;
+  value: number;
 }
 
 export interface Stats {
   licensesTotal: number;
   /** 24 entries, oldest first; the last is the current hour. */
   validationsByHour: HourCount[];
+  /** 30 entries, oldest first; the last is today (UTC). */
+  validationsByDay: DayCount[];
 }
 
 function createBaseIssueLicenseFileRequest(): IssueLicenseFileRequest {
@@ -1850,7 +1879,7 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
 };
 
 function createBaseValidationTally(): ValidationTally {
-  return { accountId: "", hour: "", validations: 0, valid: 0 };
+  return { accountId: "", hour: "", validations: 0, valid: 0, byCode: {} };
 }
 
 export const ValidationTally: MessageFns<ValidationTally> = {
@@ -1867,6 +1896,9 @@ export const ValidationTally: MessageFns<ValidationTally> = {
     if (message.valid !== 0) {
       writer.uint32(32).int32(message.valid);
     }
+    globalThis.Object.entries(message.byCode).forEach(([key, value]: [string, number]) => {
+      ValidationTally_ByCodeEntry.encode({ key: key as any, value }, writer.uint32(42).fork()).join();
+    });
     return writer;
   },
 
@@ -1915,6 +1947,17 @@ export const ValidationTally: MessageFns<ValidationTally> = {
             message.valid = reader.int32();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            const entry5 = ValidationTally_ByCodeEntry.decode(reader, reader.uint32());
+            if (entry5.value !== undefined) {
+              message.byCode[entry5.key] = entry5.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1937,6 +1980,33 @@ export const ValidationTally: MessageFns<ValidationTally> = {
       hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
       validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
       valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
+      byCode: isObject(object.byCode)
+        ? (globalThis.Object.entries(object.byCode) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.by_code)
+        ? (globalThis.Object.entries(object.by_code) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -1954,6 +2024,15 @@ export const ValidationTally: MessageFns<ValidationTally> = {
     if (message.valid !== 0) {
       obj.valid = Math.round(message.valid);
     }
+    if (message.byCode) {
+      const entries = globalThis.Object.entries(message.byCode) as [string, number][];
+      if (entries.length > 0) {
+        obj.byCode = {};
+        entries.forEach(([k, v]) => {
+          obj.byCode[k] = Math.round(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -1966,6 +2045,100 @@ export const ValidationTally: MessageFns<ValidationTally> = {
     message.hour = object.hour ?? "";
     message.validations = object.validations ?? 0;
     message.valid = object.valid ?? 0;
+    message.byCode = (globalThis.Object.entries(object.byCode ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseValidationTally_ByCodeEntry(): ValidationTally_ByCodeEntry {
+  return { key: "", value: 0 };
+}
+
+export const ValidationTally_ByCodeEntry: MessageFns<ValidationTally_ByCodeEntry> = {
+  encode(message: ValidationTally_ByCodeEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValidationTally_ByCodeEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValidationTally_ByCodeEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValidationTally_ByCodeEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: ValidationTally_ByCodeEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValidationTally_ByCodeEntry>, I>>(base?: I): ValidationTally_ByCodeEntry {
+    return ValidationTally_ByCodeEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValidationTally_ByCodeEntry>, I>>(object: I): ValidationTally_ByCodeEntry {
+    const message = createBaseValidationTally_ByCodeEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
     return message;
   },
 };
@@ -3295,7 +3468,7 @@ export const GetStatsRequest: MessageFns<GetStatsRequest> = {
 };
 
 function createBaseHourCount(): HourCount {
-  return { hour: "", validations: 0, valid: 0 };
+  return { hour: "", validations: 0, valid: 0, byCode: {} };
 }
 
 export const HourCount: MessageFns<HourCount> = {
@@ -3309,6 +3482,9 @@ export const HourCount: MessageFns<HourCount> = {
     if (message.valid !== 0) {
       writer.uint32(24).int32(message.valid);
     }
+    globalThis.Object.entries(message.byCode).forEach(([key, value]: [string, number]) => {
+      HourCount_ByCodeEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
     return writer;
   },
 
@@ -3349,6 +3525,17 @@ export const HourCount: MessageFns<HourCount> = {
             message.valid = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = HourCount_ByCodeEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.byCode[entry4.key] = entry4.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3366,6 +3553,33 @@ export const HourCount: MessageFns<HourCount> = {
       hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
       validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
       valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
+      byCode: isObject(object.byCode)
+        ? (globalThis.Object.entries(object.byCode) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.by_code)
+        ? (globalThis.Object.entries(object.by_code) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -3380,6 +3594,15 @@ export const HourCount: MessageFns<HourCount> = {
     if (message.valid !== 0) {
       obj.valid = Math.round(message.valid);
     }
+    if (message.byCode) {
+      const entries = globalThis.Object.entries(message.byCode) as [string, number][];
+      if (entries.length > 0) {
+        obj.byCode = {};
+        entries.forEach(([k, v]) => {
+          obj.byCode[k] = Math.round(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -3391,12 +3614,351 @@ export const HourCount: MessageFns<HourCount> = {
     message.hour = object.hour ?? "";
     message.validations = object.validations ?? 0;
     message.valid = object.valid ?? 0;
+    message.byCode = (globalThis.Object.entries(object.byCode ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseHourCount_ByCodeEntry(): HourCount_ByCodeEntry {
+  return { key: "", value: 0 };
+}
+
+export const HourCount_ByCodeEntry: MessageFns<HourCount_ByCodeEntry> = {
+  encode(message: HourCount_ByCodeEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HourCount_ByCodeEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHourCount_ByCodeEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HourCount_ByCodeEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: HourCount_ByCodeEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HourCount_ByCodeEntry>, I>>(base?: I): HourCount_ByCodeEntry {
+    return HourCount_ByCodeEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HourCount_ByCodeEntry>, I>>(object: I): HourCount_ByCodeEntry {
+    const message = createBaseHourCount_ByCodeEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseDayCount(): DayCount {
+  return { day: "", validations: 0, valid: 0, byCode: {} };
+}
+
+export const DayCount: MessageFns<DayCount> = {
+  encode(message: DayCount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.day !== "") {
+      writer.uint32(10).string(message.day);
+    }
+    if (message.validations !== 0) {
+      writer.uint32(16).int32(message.validations);
+    }
+    if (message.valid !== 0) {
+      writer.uint32(24).int32(message.valid);
+    }
+    globalThis.Object.entries(message.byCode).forEach(([key, value]: [string, number]) => {
+      DayCount_ByCodeEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DayCount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDayCount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.day = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.validations = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.valid = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = DayCount_ByCodeEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.byCode[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DayCount {
+    return {
+      day: isSet(object.day) ? globalThis.String(object.day) : "",
+      validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
+      valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
+      byCode: isObject(object.byCode)
+        ? (globalThis.Object.entries(object.byCode) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.by_code)
+        ? (globalThis.Object.entries(object.by_code) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: DayCount): unknown {
+    const obj: any = {};
+    if (message.day !== "") {
+      obj.day = message.day;
+    }
+    if (message.validations !== 0) {
+      obj.validations = Math.round(message.validations);
+    }
+    if (message.valid !== 0) {
+      obj.valid = Math.round(message.valid);
+    }
+    if (message.byCode) {
+      const entries = globalThis.Object.entries(message.byCode) as [string, number][];
+      if (entries.length > 0) {
+        obj.byCode = {};
+        entries.forEach(([k, v]) => {
+          obj.byCode[k] = Math.round(v);
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DayCount>, I>>(base?: I): DayCount {
+    return DayCount.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DayCount>, I>>(object: I): DayCount {
+    const message = createBaseDayCount();
+    message.day = object.day ?? "";
+    message.validations = object.validations ?? 0;
+    message.valid = object.valid ?? 0;
+    message.byCode = (globalThis.Object.entries(object.byCode ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseDayCount_ByCodeEntry(): DayCount_ByCodeEntry {
+  return { key: "", value: 0 };
+}
+
+export const DayCount_ByCodeEntry: MessageFns<DayCount_ByCodeEntry> = {
+  encode(message: DayCount_ByCodeEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DayCount_ByCodeEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDayCount_ByCodeEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DayCount_ByCodeEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: DayCount_ByCodeEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DayCount_ByCodeEntry>, I>>(base?: I): DayCount_ByCodeEntry {
+    return DayCount_ByCodeEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DayCount_ByCodeEntry>, I>>(object: I): DayCount_ByCodeEntry {
+    const message = createBaseDayCount_ByCodeEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
     return message;
   },
 };
 
 function createBaseStats(): Stats {
-  return { licensesTotal: 0, validationsByHour: [] };
+  return { licensesTotal: 0, validationsByHour: [], validationsByDay: [] };
 }
 
 export const Stats: MessageFns<Stats> = {
@@ -3406,6 +3968,9 @@ export const Stats: MessageFns<Stats> = {
     }
     for (const v of message.validationsByHour) {
       HourCount.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.validationsByDay) {
+      DayCount.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -3439,6 +4004,14 @@ export const Stats: MessageFns<Stats> = {
             message.validationsByHour.push(HourCount.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.validationsByDay.push(DayCount.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3463,6 +4036,11 @@ export const Stats: MessageFns<Stats> = {
         : globalThis.Array.isArray(object?.validations_by_hour)
         ? object.validations_by_hour.map((e: any) => HourCount.fromJSON(e))
         : [],
+      validationsByDay: globalThis.Array.isArray(object?.validationsByDay)
+        ? object.validationsByDay.map((e: any) => DayCount.fromJSON(e))
+        : globalThis.Array.isArray(object?.validations_by_day)
+        ? object.validations_by_day.map((e: any) => DayCount.fromJSON(e))
+        : [],
     };
   },
 
@@ -3474,6 +4052,9 @@ export const Stats: MessageFns<Stats> = {
     if (message.validationsByHour?.length) {
       obj.validationsByHour = message.validationsByHour.map((e) => HourCount.toJSON(e));
     }
+    if (message.validationsByDay?.length) {
+      obj.validationsByDay = message.validationsByDay.map((e) => DayCount.toJSON(e));
+    }
     return obj;
   },
 
@@ -3484,6 +4065,7 @@ export const Stats: MessageFns<Stats> = {
     const message = createBaseStats();
     message.licensesTotal = object.licensesTotal ?? 0;
     message.validationsByHour = object.validationsByHour?.map((e) => HourCount.fromPartial(e)) || [];
+    message.validationsByDay = object.validationsByDay?.map((e) => DayCount.fromPartial(e)) || [];
     return message;
   },
 };
@@ -3531,7 +4113,10 @@ export const LicenseServiceService = {
       Buffer.from(ValidateLicenseResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ValidateLicenseResponse => ValidateLicenseResponse.decode(value),
   },
-  /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
+  /**
+   * The numbers a vendor looks at first: licences issued, validations per hour
+   * over the last 24 h and per day over the last 30 days, each split by answer code.
+   */
   getStats: {
     path: "/licensing.v1.LicenseService/GetStats" as const,
     requestStream: false as const,
@@ -3625,7 +4210,10 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   listLicenses: handleUnaryCall<ListLicensesRequest, ListLicensesResponse>;
   /** Always OK for a well-formed request: the answer says valid or not and why. */
   validateLicense: handleUnaryCall<ValidateLicenseRequest, ValidateLicenseResponse>;
-  /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
+  /**
+   * The numbers a vendor looks at first: licences issued, validations per hour
+   * over the last 24 h and per day over the last 30 days, each split by answer code.
+   */
   getStats: handleUnaryCall<GetStatsRequest, Stats>;
   /** suspend | reinstate | revoke | renew; FAILED_PRECONDITION (409) when not allowed. */
   transitionLicense: handleUnaryCall<TransitionLicenseRequest, License>;
@@ -3705,7 +4293,10 @@ export interface LicenseServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ValidateLicenseResponse) => void,
   ): ClientUnaryCall;
-  /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
+  /**
+   * The numbers a vendor looks at first: licences issued, validations per hour
+   * over the last 24 h and per day over the last 30 days, each split by answer code.
+   */
   getStats(request: GetStatsRequest, callback: (error: ServiceError | null, response: Stats) => void): ClientUnaryCall;
   getStats(
     request: GetStatsRequest,

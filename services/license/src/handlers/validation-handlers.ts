@@ -5,6 +5,7 @@ import type { LicenseStore } from '../store/queries';
 import type { ValidationCounter } from '../store/stats';
 import type { LicenseConfig } from '../config';
 import { toLicense } from './mapping';
+import { isCode } from '../domain/stats';
 
 /** A gateway caches a licence with at most this many active machines; beyond, it asks every time. */
 export const MAX_CACHED_FINGERPRINTS = 100;
@@ -46,7 +47,7 @@ export function validationHandlers(ctx: ServiceContext<LicenseConfig>, store: Li
         activation = { fingerprintActive, count: fingerprintActive ? 0 : await store.countActivations(doc._id) };
       }
       const verdict = judge(parsed, doc, { accountId: req.accountId, productId: req.productId, fingerprint }, activation, now);
-      counter.record(req.accountId, verdict.valid, now);
+      counter.record(req.accountId, verdict.code, verdict.valid, now);
       if (verdict.visible && doc) counter.validated(req.accountId, doc._id, now);
       byCode.inc({ code: verdict.code });
       return { ...verdictFields(verdict), license: verdict.visible && doc ? toLicense(doc, now, req.keyScope) : undefined, facts };
@@ -56,7 +57,9 @@ export function validationHandlers(ctx: ServiceContext<LicenseConfig>, store: Li
       for (const t of req.tallies) {
         const hour = new Date(t.hour);
         if (!t.accountId || Number.isNaN(hour.getTime()) || t.validations < 0 || t.valid < 0 || t.valid > t.validations) continue;
-        counter.add(t.accountId, hour, t.validations, t.valid);
+        // Codes come from a gateway's judge(); a malformed one is dropped (it would be a field path in the store).
+        const byCode = Object.fromEntries(Object.entries(t.byCode).filter(([code, n]) => isCode(code) && Number.isInteger(n) && n > 0));
+        counter.add(t.accountId, hour, t.validations, t.valid, byCode);
       }
       for (const v of req.lastValidated) {
         const at = new Date(v.at);

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { PeriodicTask, type Logger } from '@licensing/runtime';
-import { hourOf, type HourBucket } from '../domain/stats';
+import { addCodes, hourOf, type CodeCounts, type HourBucket } from '../domain/stats';
 
 interface StatsDoc {
   /** account_id:hour-start-ms */
@@ -9,6 +9,8 @@ interface StatsDoc {
   hour: Date;
   validations: number;
   valid: number;
+  /** Validations per answer code (absent on counts stored before codes were). */
+  by_code?: CodeCounts;
 }
 
 /** When each licence was last validated; its own collection so a stats write never races a licence change. */
@@ -21,7 +23,7 @@ interface ActivityDoc {
 
 export function statsModels(conn: Connection) {
   const stats = new Schema<StatsDoc>(
-    { _id: String, account_id: { type: String, required: true }, hour: { type: Date, required: true }, validations: { type: Number, default: 0 }, valid: { type: Number, default: 0 } },
+    { _id: String, account_id: { type: String, required: true }, hour: { type: Date, required: true }, validations: { type: Number, default: 0 }, valid: { type: Number, default: 0 }, by_code: { type: Schema.Types.Mixed } },
     { versionKey: false, collection: 'validation_stats' },
   );
   stats.index({ account_id: 1, hour: -1 });
@@ -33,7 +35,7 @@ export function statsModels(conn: Connection) {
 }
 
 type StatsModels = ReturnType<typeof statsModels>;
-type Tally = { accountId: string; hour: Date; validations: number; valid: number };
+type Tally = { accountId: string; hour: Date; validations: number; valid: number; byCode: CodeCounts };
 
 /**
  * Counts validations and remembers when each licence was last validated,
@@ -54,17 +56,18 @@ export class ValidationCounter {
     private readonly intervalMs: number,
   ) {}
 
-  record(accountId: string, valid: boolean, at: Date): void {
-    this.add(accountId, hourOf(at), 1, valid ? 1 : 0);
+  record(accountId: string, code: string, valid: boolean, at: Date): void {
+    this.add(accountId, hourOf(at), 1, valid ? 1 : 0, { [code]: 1 });
   }
 
-  add(accountId: string, hour: Date, validations: number, valid: number): void {
+  add(accountId: string, hour: Date, validations: number, valid: number, byCode: CodeCounts = {}): void {
     const id = `${accountId}:${hourOf(hour).getTime()}`;
     const entry = this.pending.get(id);
     if (entry) {
       entry.validations += validations;
       entry.valid += valid;
-    } else this.pending.set(id, { accountId, hour: hourOf(hour), validations, valid });
+      addCodes(entry.byCode, byCode);
+    } else this.pending.set(id, { accountId, hour: hourOf(hour), validations, valid, byCode: { ...byCode } });
   }
 
   validated(accountId: string, licenseId: string, at: Date): void {
@@ -79,11 +82,11 @@ export class ValidationCounter {
     this.lastValidated = new Map();
     if (tallies.size) {
       const ops = [...tallies].map(([id, e]) => ({
-        updateOne: { filter: { _id: id }, update: { $inc: { validations: e.validations, valid: e.valid }, $setOnInsert: { account_id: e.accountId, hour: e.hour } }, upsert: true },
+        updateOne: { filter: { _id: id }, update: { $inc: { validations: e.validations, valid: e.valid, ...Object.fromEntries(Object.entries(e.byCode).map(([code, n]) => [`by_code.${code}`, n])) }, $setOnInsert: { account_id: e.accountId, hour: e.hour } }, upsert: true },
       }));
       await this.models.Stats.bulkWrite(ops, { ordered: false }).catch((err) => {
         this.log.warn({ err }, 'could not store validation counts; will retry');
-        for (const e of tallies.values()) this.add(e.accountId, e.hour, e.validations, e.valid);
+        for (const e of tallies.values()) this.add(e.accountId, e.hour, e.validations, e.valid, e.byCode);
       });
     }
     if (seen.size) {
@@ -107,7 +110,7 @@ export class ValidationCounter {
 
   async since(accountId: string, from: Date): Promise<HourBucket[]> {
     const docs = await this.models.Stats.find({ account_id: accountId, hour: { $gte: from } }).lean<StatsDoc[]>().exec();
-    return docs.map((d) => ({ hour: d.hour, validations: d.validations, valid: d.valid }));
+    return docs.map((d) => ({ hour: d.hour, validations: d.validations, valid: d.valid, byCode: d.by_code ?? {} }));
   }
 
   /** When the licence was last validated (null = never, or not yet flushed). */
