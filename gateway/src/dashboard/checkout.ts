@@ -4,7 +4,7 @@ import type { CheckoutSession, Product } from '@licensing/proto';
 import { field, formErrorsOf, queryOf, type DashboardContext, type FormErrors } from './context';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
-import { badge, copyable, csrfInput, date, empty, formError, input, money, pager, select, table } from './widgets';
+import { allErrors, badge, copyable, csrfInput, date, empty, formError, input, money, pager, select, table } from './widgets';
 
 // /dashboard/checkout: checkout sessions (status, amount, livemode, the
 // licence they issued) and a form that makes a checkout link for a product,
@@ -22,7 +22,7 @@ interface LinkForm {
 
 function linkSection(s: DashboardSession, products: Product[], form: LinkForm, errors?: FormErrors): string {
   const priced = products.filter((p) => p.price);
-  if (!priced.length) return `<section class="card"><h2>Create a checkout link</h2>${empty('Only a product with a price can be sold. <a href="/dashboard/products">Give a product a price</a> first.')}</section>`;
+  if (!priced.length) return `<section class="card"><h2>Create a checkout link</h2>${allErrors(errors)}${empty('Only a product with a price can be sold. <a href="/dashboard/products">Give a product a price</a> first.')}</section>`;
   const options: [string, string][] = [['', 'Choose a product'], ...priced.map((p): [string, string] => [p.id, `${p.name} (${(p.price!.amount / 100).toFixed(2)} ${p.price!.currency})`])];
   return `<section class="card" aria-labelledby="link-title">
   <h2 id="link-title">Create a checkout link</h2>
@@ -96,7 +96,8 @@ export function checkoutPages(r: Router, ctx: DashboardContext): void {
         const created = await clients.checkouts.createSession({ accountId: s.accountId, productId: form.product_id, successUrl: form.success_url, cancelUrl: form.cancel_url, customerEmail: form.customer_email, metadata: {}, expiresInMinutes: 0, idempotencyKey: '' });
         await show(req, res, s, 201, { created });
       } catch (err) {
-        if (err instanceof AppError && err.code === 'not_found') return show(req, res, s, 400, { form, errors: { fields: { product_id: 'Choose one of your products.' } } });
+        // Another account's product id (a changed form) is not found: 404, said next to the field.
+        if (err instanceof AppError && err.code === 'not_found') return show(req, res, s, 404, { form, errors: { fields: { product_id: 'There is no such product in this account. Choose one of yours.' } } });
         const e = formErrorsOf(err);
         await show(req, res, s, e.status, { form, errors: e });
       }

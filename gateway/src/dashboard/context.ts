@@ -71,7 +71,8 @@ export function formErrorsOf(err: unknown, rename: (f: string) => string = (f) =
 export function wholeNumber(raw: string, name: string, errors: Record<string, string>): number | undefined {
   const v = raw.trim();
   if (!v) return undefined;
-  if (!/^-?\d{1,10}$/.test(v)) {
+  // Nine digits at most: every count here fits a 32-bit field, and the service checks the real range.
+  if (!/^-?\d{1,9}$/.test(v)) {
     errors[name] = 'Enter a whole number, such as 30.';
     return undefined;
   }

@@ -1,10 +1,10 @@
 import type { Request, Response, Router } from 'express';
 import { AppError, isId } from '@licensing/runtime';
-import type { Activation, License, Product } from '@licensing/proto';
+import { parseLicenseKey, type Activation, type License, type Product } from '@licensing/proto';
 import { field, formErrorsOf, idOrNotFound, principalOf, queryOf, wholeNumber, type DashboardContext, type FormErrors } from './context';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
-import { badge, confirmForm, copyable, csrfInput, date, empty, formError, input, notice, pager, select, table } from './widgets';
+import { allErrors, badge, confirmForm, copyable, csrfInput, date, empty, formError, input, notice, pager, select, table } from './widgets';
 
 // /dashboard/licenses: issue, search, and one licence's page with its
 // activations, lifecycle actions (each confirmed first) and its licence file.
@@ -34,7 +34,7 @@ interface IssueForm {
 const productOptions = (products: Product[]): [string, string][] => [['', 'Choose a product'], ...products.map((p): [string, string] => [p.id, p.name])];
 
 function issueSection(s: DashboardSession, products: Product[], form: IssueForm, errors?: FormErrors): string {
-  if (!products.length) return `<section class="card"><h2>Issue a licence</h2>${empty('Licences are issued for a product, and there is none yet. <a href="/dashboard/products">Create a product</a> first.')}</section>`;
+  if (!products.length) return `<section class="card"><h2>Issue a licence</h2>${allErrors(errors)}${empty('Licences are issued for a product, and there is none yet. <a href="/dashboard/products">Create a product</a> first.')}</section>`;
   return `<section class="card" aria-labelledby="issue-title">
   <h2 id="issue-title">Issue a licence</h2>
   ${formError(errors)}
@@ -183,15 +183,20 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
         ctx.validator?.changed(principalOf(s), license.key); // a remembered "not found" for this key is wrong now
         await showList(req, res, s, 201, { issued: license });
       } catch (err) {
-        // Another account's product id is "not found": an error on the field, as for a typo.
-        if (err instanceof AppError && err.code === 'not_found') return showList(req, res, s, 400, { form, errors: { fields: { product_id: 'Choose one of your products.' } } });
+        // Another account's product id (a changed form) is not found: 404, said next to the field.
+        if (err instanceof AppError && err.code === 'not_found') return showList(req, res, s, 404, { form, errors: { fields: { product_id: 'There is no such product in this account. Choose one of yours.' } } });
         const e = formErrorsOf(err);
         await showList(req, res, s, e.status, { form, errors: e });
       }
     }),
   );
 
-  const keyOf = (req: Request) => String(req.params.key).slice(0, KEY_MAX);
+  /** The licence key in the URL, canonical; a malformed one names no licence (404), like another account's. */
+  const keyOf = (req: Request) => {
+    const parsed = parseLicenseKey(String(req.params.key).slice(0, KEY_MAX + 1));
+    if (!parsed.ok) throw AppError.notFound('licence');
+    return parsed.key;
+  };
 
   async function showDetail(req: Request, res: Response, s: DashboardSession, status: number, extra: { notice?: string; error?: string; fileErrors?: FormErrors; file?: { fingerprint: string; ttl_days: string } } = {}) {
     const license = await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) });

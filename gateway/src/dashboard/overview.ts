@@ -54,7 +54,7 @@ const order = (code: string) => {
 const swatch = (colour: string) => `<svg class="swatch" viewBox="0 0 10 10" aria-hidden="true" focusable="false"><rect width="10" height="10" fill="${colour}"></rect></svg>`;
 
 /** A stacked bar chart by answer code, with a legend that is also its text: totals per code. */
-export function codesChart(id: string, title: string, bars: Bar[], emptyText: string): string {
+export function codesChart(id: string, title: string, period: string, bars: Bar[], emptyText: string): string {
   const W = 480;
   const H = 120;
   const max = Math.max(1, ...bars.map((b) => b.total));
@@ -79,7 +79,7 @@ export function codesChart(id: string, title: string, bars: Bar[], emptyText: st
   const legend = sums.map(([c, n]) => `<li data-code="${h(c)}">${swatch(colourOf(c))}${h(labelOf(c))}: <strong>${n.toLocaleString('en')}</strong></li>`).join('');
   return `<figure class="chart" aria-labelledby="${id}-caption">
   <svg viewBox="0 0 ${W} ${H}" width="100%" height="${H}" role="img" aria-label="${h(`${title}: ${total} in all${summary ? `, ${summary}` : ''}`)}" preserveAspectRatio="none">${svgBars}<line x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}" stroke="#b8c0cc"></line></svg>
-  <figcaption id="${id}-caption"><span data-testid="${id}">${total}</span> validations, ${h(title.toLowerCase())}.${total ? ' Hover a bar for its numbers.' : ` ${emptyText}`}</figcaption>
+  <figcaption id="${id}-caption"><span data-testid="${id}">${total}</span> validations ${h(period)}.${total ? ' Hover a bar for its numbers.' : ` ${emptyText}`}</figcaption>
   ${legend ? `<ul class="legend" aria-label="Validations by answer">${legend}</ul>` : ''}
 </figure>`;
 }
@@ -114,9 +114,9 @@ export function overviewPage(s: DashboardSession, data: { stats: Stats; licenses
   ${usageMeter(data.limits, data.usage)}
 </section>
 <h2>Validations, last 24 hours</h2>
-${codesChart('validations-24h', 'Validations per hour over the last 24 hours', hours, 'They appear here as your apps check their keys.')}
+${codesChart('validations-24h', 'Validations per hour over the last 24 hours', 'in the last 24 hours', hours, 'They appear here as your apps check their keys.')}
 <h2>Validations, last 30 days</h2>
-${codesChart('validations-30d', 'Validations per day over the last 30 days', days, 'They appear here as your apps check their keys.')}
+${codesChart('validations-30d', 'Validations per day over the last 30 days', 'in the last 30 days', days, 'They appear here as your apps check their keys.')}
 <h2>Latest licences</h2>
 ${data.licenses.length ? table(['Key', 'Customer', 'Status', 'Issued'], rows) : empty('No licences yet. <a href="/dashboard/products">Create a product</a>, then <a href="/dashboard/licenses">issue a licence</a> for it.')}
 <p><a href="/dashboard/licenses">All licences</a> · <a href="/dashboard/settings">API keys</a></p>`,

@@ -17,6 +17,12 @@ export const csrfInput = (s: DashboardSession) => `<input type="hidden" name="_c
 /** The form-wide message (not tied to one field), if any. */
 export const formError = (e?: FormErrors) => (e?.form ? `<p class="error" role="alert">${h(e.form)}</p>` : '');
 
+/** Every message at the top, for when the form itself is not shown (nothing left to choose in it). */
+export const allErrors = (e?: FormErrors) => {
+  const messages = [e?.form, ...Object.values(e?.fields ?? {})].filter(Boolean);
+  return messages.length ? `<p class="error" role="alert">${messages.map((m) => h(m)).join(' ')}</p>` : '';
+};
+
 export const notice = (text?: string) => (text ? `<p class="notice" role="status">${h(text)}</p>` : '');
 
 interface FieldOpts {
