@@ -121,10 +121,12 @@ it('licences: issue one and copy its key, search, see activations and validation
 
   // The app activates a machine and validates: the page shows both.
   const activation = (await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'mac-studio-01', name: 'Studio' })).body;
-  expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body.code).toBe('valid');
+  expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=mac-studio-01`)).body.code).toBe('valid');
+  expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=mac-studio-01`)).body.code).toBe('valid'); // from the gateway's cache
   await eventually(async () => {
     await page.reload();
     await expect(page.getByTestId('last-validated').textContent()).resolves.toMatch(/UTC/);
+    await expect(page.locator('section[aria-labelledby="recent-title"] tbody tr').first().textContent()).resolves.toMatch(/valid.*mac-studio-01.*2/s);
   });
   await expect(page.locator(`tr[data-activation-id="${activation.id}"]`).textContent()).resolves.toContain('mac-studio-01');
 

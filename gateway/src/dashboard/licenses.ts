@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { AppError, isId } from '@licensing/runtime';
-import { parseLicenseKey, type Activation, type License, type Product } from '@licensing/proto';
+import { parseLicenseKey, type Activation, type License, type Product, type RecentValidation } from '@licensing/proto';
 import { field, formErrorsOf, idOrNotFound, principalOf, queryOf, wholeNumber, type DashboardContext, type FormErrors } from './context';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
@@ -100,7 +100,7 @@ ${list}`,
   );
 }
 
-function detailPage(s: DashboardSession, d: { license: License; product?: Product; activations: Activation[]; after: string; next: string; notice?: string; error?: string; fileErrors?: FormErrors; file?: { fingerprint: string; ttl_days: string } }): string {
+function detailPage(s: DashboardSession, d: { license: License; product?: Product; activations: Activation[]; recent: RecentValidation[]; after: string; next: string; notice?: string; error?: string; fileErrors?: FormErrors; file?: { fingerprint: string; ttl_days: string } }): string {
   const l = d.license;
   const base = `/dashboard/licenses/${l.key}`;
   const actions = allowed(l).map((a) => `<a class="${ACTIONS[a].danger ? 'danger' : ''}" href="${h(base)}/${a}">${ACTIONS[a].verb}</a>`).join(' ');
@@ -126,6 +126,10 @@ function detailPage(s: DashboardSession, d: { license: License; product?: Produc
 <section aria-labelledby="machines-title">
   <h2 id="machines-title">Activations (${l.activations})</h2>
   ${d.activations.length ? table(['Fingerprint', 'Name', 'Activated', '<span class="sr-only">Actions</span>'], rows) + pager(base, {}, d.after, d.next) : empty(d.after ? `No more activations. <a href="${h(base)}">First page</a>.` : 'No machine is activated. Your app activates one with <code>POST /api/v1/licenses/{key}/activations</code>.')}
+</section>
+<section aria-labelledby="recent-title">
+  <h2 id="recent-title">Recent validations</h2>
+  ${d.recent.length ? table(['Latest', 'Answer', 'Machine', 'Times that hour'], d.recent.map((v) => `<tr><td>${date(v.lastAt)}</td><td>${badge(v.code)}</td><td>${v.fingerprint ? `<code>${h(v.fingerprint)}</code>` : '<span class="muted">none given</span>'}</td><td>${v.count}</td></tr>`)) : empty('No validations yet. They appear here a few seconds after your app checks this key.')}
 </section>
 <section class="card" aria-labelledby="file-title">
   <h2 id="file-title">Licence file</h2>
@@ -201,11 +205,13 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
   async function showDetail(req: Request, res: Response, s: DashboardSession, status: number, extra: { notice?: string; error?: string; fileErrors?: FormErrors; file?: { fingerprint: string; ttl_days: string } } = {}) {
     const license = await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) });
     const after = isId('act', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
-    const [product, activations] = await Promise.all([
+    const [product, activations, recent] = await Promise.all([
+      // Only the product's name is shown: without the product service the page still shows the licence.
       clients.products.getProduct({ accountId: s.accountId, id: license.productId }).catch(() => undefined),
       clients.licenses.listActivations({ accountId: s.accountId, key: license.key, page: { limit: PAGE, startingAfter: after } }),
+      clients.licenses.listRecentValidations({ accountId: s.accountId, key: license.key, limit: 10 }),
     ]);
-    page(res, status, detailPage(s, { license, product, activations: activations.data, after, next: activations.page!.hasMore ? activations.page!.nextCursor : '', ...extra }));
+    page(res, status, detailPage(s, { license, product, activations: activations.data, recent: recent.data, after, next: activations.page!.hasMore ? activations.page!.nextCursor : '', ...extra }));
   }
 
   r.get('/licenses/:key', signedIn((req, res, s) => showDetail(req, res, s, 200)));

@@ -166,9 +166,43 @@ export interface LastValidated {
   at: string;
 }
 
+/** Validations of one licence in one hour with one answer code from one machine. */
+export interface ValidationSeen {
+  accountId: string;
+  licenseId: string;
+  /** Start of the hour (UTC, RFC 3339). */
+  hour: string;
+  code: string;
+  /** Empty when the request named none. */
+  fingerprint: string;
+  count: number;
+  /** The latest of them (RFC 3339). */
+  lastAt: string;
+}
+
 export interface RecordValidationsRequest {
   tallies: ValidationTally[];
   lastValidated: LastValidated[];
+  seen: ValidationSeen[];
+}
+
+export interface ListRecentValidationsRequest {
+  accountId: string;
+  key: string;
+  /** 1..50; 0 = 20. */
+  limit: number;
+}
+
+export interface RecentValidation {
+  hour: string;
+  code: string;
+  fingerprint: string;
+  count: number;
+  lastAt: string;
+}
+
+export interface ListRecentValidationsResponse {
+  data: RecentValidation[];
 }
 
 export interface RecordValidationsResponse {
@@ -2252,8 +2286,185 @@ export const LastValidated: MessageFns<LastValidated> = {
   },
 };
 
+function createBaseValidationSeen(): ValidationSeen {
+  return { accountId: "", licenseId: "", hour: "", code: "", fingerprint: "", count: 0, lastAt: "" };
+}
+
+export const ValidationSeen: MessageFns<ValidationSeen> = {
+  encode(message: ValidationSeen, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.licenseId !== "") {
+      writer.uint32(18).string(message.licenseId);
+    }
+    if (message.hour !== "") {
+      writer.uint32(26).string(message.hour);
+    }
+    if (message.code !== "") {
+      writer.uint32(34).string(message.code);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(42).string(message.fingerprint);
+    }
+    if (message.count !== 0) {
+      writer.uint32(48).int32(message.count);
+    }
+    if (message.lastAt !== "") {
+      writer.uint32(58).string(message.lastAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValidationSeen {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValidationSeen();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.licenseId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.hour = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.count = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.lastAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValidationSeen {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      licenseId: isSet(object.licenseId)
+        ? globalThis.String(object.licenseId)
+        : isSet(object.license_id)
+        ? globalThis.String(object.license_id)
+        : "",
+      hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      count: isSet(object.count) ? globalThis.Number(object.count) : 0,
+      lastAt: isSet(object.lastAt)
+        ? globalThis.String(object.lastAt)
+        : isSet(object.last_at)
+        ? globalThis.String(object.last_at)
+        : "",
+    };
+  },
+
+  toJSON(message: ValidationSeen): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.licenseId !== "") {
+      obj.licenseId = message.licenseId;
+    }
+    if (message.hour !== "") {
+      obj.hour = message.hour;
+    }
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    if (message.lastAt !== "") {
+      obj.lastAt = message.lastAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValidationSeen>, I>>(base?: I): ValidationSeen {
+    return ValidationSeen.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValidationSeen>, I>>(object: I): ValidationSeen {
+    const message = createBaseValidationSeen();
+    message.accountId = object.accountId ?? "";
+    message.licenseId = object.licenseId ?? "";
+    message.hour = object.hour ?? "";
+    message.code = object.code ?? "";
+    message.fingerprint = object.fingerprint ?? "";
+    message.count = object.count ?? 0;
+    message.lastAt = object.lastAt ?? "";
+    return message;
+  },
+};
+
 function createBaseRecordValidationsRequest(): RecordValidationsRequest {
-  return { tallies: [], lastValidated: [] };
+  return { tallies: [], lastValidated: [], seen: [] };
 }
 
 export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
@@ -2263,6 +2474,9 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
     }
     for (const v of message.lastValidated) {
       LastValidated.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.seen) {
+      ValidationSeen.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -2296,6 +2510,14 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
             message.lastValidated.push(LastValidated.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.seen.push(ValidationSeen.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2318,6 +2540,7 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
         : globalThis.Array.isArray(object?.last_validated)
         ? object.last_validated.map((e: any) => LastValidated.fromJSON(e))
         : [],
+      seen: globalThis.Array.isArray(object?.seen) ? object.seen.map((e: any) => ValidationSeen.fromJSON(e)) : [],
     };
   },
 
@@ -2329,6 +2552,9 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
     if (message.lastValidated?.length) {
       obj.lastValidated = message.lastValidated.map((e) => LastValidated.toJSON(e));
     }
+    if (message.seen?.length) {
+      obj.seen = message.seen.map((e) => ValidationSeen.toJSON(e));
+    }
     return obj;
   },
 
@@ -2339,6 +2565,320 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
     const message = createBaseRecordValidationsRequest();
     message.tallies = object.tallies?.map((e) => ValidationTally.fromPartial(e)) || [];
     message.lastValidated = object.lastValidated?.map((e) => LastValidated.fromPartial(e)) || [];
+    message.seen = object.seen?.map((e) => ValidationSeen.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseListRecentValidationsRequest(): ListRecentValidationsRequest {
+  return { accountId: "", key: "", limit: 0 };
+}
+
+export const ListRecentValidationsRequest: MessageFns<ListRecentValidationsRequest> = {
+  encode(message: ListRecentValidationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecentValidationsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecentValidationsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecentValidationsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListRecentValidationsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecentValidationsRequest>, I>>(base?: I): ListRecentValidationsRequest {
+    return ListRecentValidationsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecentValidationsRequest>, I>>(object: I): ListRecentValidationsRequest {
+    const message = createBaseListRecentValidationsRequest();
+    message.accountId = object.accountId ?? "";
+    message.key = object.key ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseRecentValidation(): RecentValidation {
+  return { hour: "", code: "", fingerprint: "", count: 0, lastAt: "" };
+}
+
+export const RecentValidation: MessageFns<RecentValidation> = {
+  encode(message: RecentValidation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.hour !== "") {
+      writer.uint32(10).string(message.hour);
+    }
+    if (message.code !== "") {
+      writer.uint32(18).string(message.code);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(26).string(message.fingerprint);
+    }
+    if (message.count !== 0) {
+      writer.uint32(32).int32(message.count);
+    }
+    if (message.lastAt !== "") {
+      writer.uint32(42).string(message.lastAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecentValidation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecentValidation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hour = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.count = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.lastAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecentValidation {
+    return {
+      hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      count: isSet(object.count) ? globalThis.Number(object.count) : 0,
+      lastAt: isSet(object.lastAt)
+        ? globalThis.String(object.lastAt)
+        : isSet(object.last_at)
+        ? globalThis.String(object.last_at)
+        : "",
+    };
+  },
+
+  toJSON(message: RecentValidation): unknown {
+    const obj: any = {};
+    if (message.hour !== "") {
+      obj.hour = message.hour;
+    }
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    if (message.lastAt !== "") {
+      obj.lastAt = message.lastAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecentValidation>, I>>(base?: I): RecentValidation {
+    return RecentValidation.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecentValidation>, I>>(object: I): RecentValidation {
+    const message = createBaseRecentValidation();
+    message.hour = object.hour ?? "";
+    message.code = object.code ?? "";
+    message.fingerprint = object.fingerprint ?? "";
+    message.count = object.count ?? 0;
+    message.lastAt = object.lastAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListRecentValidationsResponse(): ListRecentValidationsResponse {
+  return { data: [] };
+}
+
+export const ListRecentValidationsResponse: MessageFns<ListRecentValidationsResponse> = {
+  encode(message: ListRecentValidationsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      RecentValidation.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecentValidationsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecentValidationsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(RecentValidation.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecentValidationsResponse {
+    return {
+      data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => RecentValidation.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListRecentValidationsResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => RecentValidation.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecentValidationsResponse>, I>>(base?: I): ListRecentValidationsResponse {
+    return ListRecentValidationsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecentValidationsResponse>, I>>(
+    object: I,
+  ): ListRecentValidationsResponse {
+    const message = createBaseListRecentValidationsResponse();
+    message.data = object.data?.map((e) => RecentValidation.fromPartial(e)) || [];
     return message;
   },
 };
@@ -4202,6 +4742,18 @@ export const LicenseServiceService = {
       Buffer.from(RecordValidationsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RecordValidationsResponse => RecordValidationsResponse.decode(value),
   },
+  /** A licence's recent validations, grouped by hour, answer code and machine, newest first. */
+  listRecentValidations: {
+    path: "/licensing.v1.LicenseService/ListRecentValidations" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListRecentValidationsRequest): Buffer =>
+      Buffer.from(ListRecentValidationsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListRecentValidationsRequest => ListRecentValidationsRequest.decode(value),
+    responseSerialize: (value: ListRecentValidationsResponse): Buffer =>
+      Buffer.from(ListRecentValidationsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListRecentValidationsResponse => ListRecentValidationsResponse.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -4229,6 +4781,8 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
    * last-validated times in batches (no request writes one).
    */
   recordValidations: handleUnaryCall<RecordValidationsRequest, RecordValidationsResponse>;
+  /** A licence's recent validations, grouped by hour, answer code and machine, newest first. */
+  listRecentValidations: handleUnaryCall<ListRecentValidationsRequest, ListRecentValidationsResponse>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -4420,6 +4974,22 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RecordValidationsResponse) => void,
+  ): ClientUnaryCall;
+  /** A licence's recent validations, grouped by hour, answer code and machine, newest first. */
+  listRecentValidations(
+    request: ListRecentValidationsRequest,
+    callback: (error: ServiceError | null, response: ListRecentValidationsResponse) => void,
+  ): ClientUnaryCall;
+  listRecentValidations(
+    request: ListRecentValidationsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListRecentValidationsResponse) => void,
+  ): ClientUnaryCall;
+  listRecentValidations(
+    request: ListRecentValidationsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListRecentValidationsResponse) => void,
   ): ClientUnaryCall;
 }
 
