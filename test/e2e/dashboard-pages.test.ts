@@ -33,7 +33,7 @@ it('the overview counts licences issued, validations by answer code over 24 h an
   const html = await eventually(async () => {
     const page = (await web.get('/dashboard')).html;
     expect(page).toContain('data-testid="validations-24h">3<');
-    // Requests a gateway admitted from memory reach Redis within its sync interval.
+    // Five API requests (two creations, three validations); ones a gateway admitted from memory reach Redis within its sync interval.
     expect(page).toMatch(/data-testid="requests-this-hour">5<\/strong> of <strong>100<\/strong>/);
     return page;
   });
@@ -81,4 +81,19 @@ it('unknown dashboard pages are a 404 page, and the assets are served', async ()
   expect(css.status).toBe(200);
   expect(css.headers.get('content-type')).toMatch(/text\/css/);
   expect((await web.get('/dashboard')).location).toBe('/dashboard/signin');
+});
+
+it('lists page with "Next page" and keep their search and filter on the next page', async () => {
+  const { web, api } = await ownerWithKey();
+  const productId = (await api('POST', '/api/v1/products', { name: 'Many' })).body.id;
+  for (let i = 0; i < 27; i++) expect((await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'bulk@example.com' })).status).toBe(201);
+  const rows = (html: string) => html.match(/data-license-key="/g)?.length ?? 0;
+  const first = await web.get('/dashboard/licenses?q=bulk%40example.com');
+  expect(rows(first.html)).toBe(25);
+  const next = /<a href="([^"]+)" rel="next">Next page<\/a>/.exec(first.html)![1].replace(/&amp;/g, '&');
+  expect(next).toMatch(/^\/dashboard\/licenses\?q=bulk%40example.com&starting_after=lic_/);
+  const second = await web.get(next);
+  expect(rows(second.html)).toBe(2);
+  expect(second.html).not.toContain('rel="next"');
+  expect(second.html).toContain('>First page</a>');
 });

@@ -49,7 +49,7 @@ function issueSection(s: DashboardSession, products: Product[], form: IssueForm,
 
 function licenseRows(licenses: License[], products: Map<string, string>): string[] {
   return licenses.map(
-    (l) => `<tr data-license-key="${h(l.key)}"><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customerEmail)}</td><td>${h(products.get(l.productId) ?? l.productId)}</td><td>${badge(l.status)}</td><td>${date(l.expiresAt) === '—' ? 'never' : date(l.expiresAt)}</td><td>${date(l.createdAt)}</td></tr>`,
+    (l) => `<tr data-license-key="${h(l.key)}"><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customerEmail)}</td><td>${h(products.get(l.productId) ?? l.productId)}</td><td>${badge(l.status)}</td><td>${l.expiresAt ? date(l.expiresAt) : 'never'}</td><td>${date(l.createdAt)}</td></tr>`,
   );
 }
 
@@ -79,7 +79,7 @@ function listPage(s: DashboardSession, d: ListData): string {
 </section>`
     : '';
   const list = d.licenses.length
-    ? table(['Key', 'Customer', 'Product', 'Status', 'Expires', 'Issued'], licenseRows(d.licenses, names)) + pager('/dashboard/licenses', { status: d.status, product_id: d.productId }, d.after, d.next)
+    ? table(['Key', 'Customer', 'Product', 'Status', 'Expires', 'Issued'], licenseRows(d.licenses, names)) + pager('/dashboard/licenses', { q: d.q, status: d.status, product_id: d.productId }, d.after, d.next)
     : empty(filtered ? 'No licence matches. Check the key or e-mail for typos, or <a href="/dashboard/licenses">show all licences</a>.' : d.products.length ? 'No licences yet. Issue one above: the customer gets a key to enter in your app.' : 'No licences yet.');
   return layout(
     'Licences',
