@@ -27,18 +27,18 @@ export interface DashboardDeps {
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-
-/**
- * The account dashboard under /dashboard: sign-up, sign-in, an overview,
- * products, licence search, and Settings for API keys. Server-rendered; it
- * talks to the services over the same gRPC contracts as the REST API.
- */
 /** Counts one attempt against both throttles atomically; seconds to wait if either refuses, else null. */
 async function attempt(t: { perEmail: AttemptThrottle; perAddress: AttemptThrottle }, email: string, address: string): Promise<number | null> {
   const [byEmail, byAddress] = await Promise.all([t.perEmail.fail(email || '-'), t.perAddress.fail(address)]);
   return byEmail === null && byAddress === null ? null : Math.max(byEmail ?? 0, byAddress ?? 0);
 }
 
+/**
+ * The account dashboard under /dashboard: sign-up, sign-in and Settings (API
+ * keys) here; the overview, products, licences, webhooks and checkout each in
+ * a file of their own. Server-rendered; it talks to the services over the
+ * same gRPC contracts, with the same account scoping, as the REST API.
+ */
 export function dashboardRouter({ clients, log, secureCookies, signInThrottle, signUpThrottle, validator, hourlyUsage }: DashboardDeps): Router {
   const r = Router();
 
@@ -207,7 +207,7 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
     }
     const app = err instanceof AppError ? err : undefined;
     // Another account's object (an id changed in a URL or form) is simply not there.
-    if (app?.code === 'not_found') return page(res, 404, messagePage('Not found', `${app.message[0].toUpperCase()}${app.message.slice(1)}: there is no such thing in this account.`, sessionOf(res)));
+    if (app?.code === 'not_found') return page(res, 404, messagePage('Not found', `${app.message[0].toUpperCase()}${app.message.slice(1)} in this account.`, sessionOf(res)));
     if (!app || app.code === 'internal') log.error({ err: errorSummary(err) }, 'dashboard error');
     if (app?.code === 'service_unavailable') return page(res, 503, messagePage('Temporarily unavailable', 'Part of the service is not answering. Please try again in a moment.', sessionOf(res)));
     if ((err as { type?: string })?.type === 'entity.too.large') return page(res, 413, messagePage('Too much data', 'The form was larger than allowed.', sessionOf(res)));
