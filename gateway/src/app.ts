@@ -90,6 +90,8 @@ export function createApp({ config, clients, bus, limits, validator, log, metric
       clients,
       log,
       secureCookies: config.NODE_ENV === 'production',
+      validator,
+      hourlyUsage: (accountId) => limits.hourlyUsage(accountId),
       signInThrottle: { perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL), perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS) },
       signUpThrottle: { perEmail: throttle('signup-email', config.SIGNUPS_PER_EMAIL, config.SIGNUP_WINDOW_S), perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S) },
     }),

@@ -89,9 +89,9 @@ export class LicenseValidator {
     const found = cached?.found ? cached : null;
     const activation = found?.facts.policy.require_activation ? { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount } : { fingerprintActive: false, count: 0 };
     const verdict = judge(parsed, found?.facts ?? null, { accountId: p.accountId, productId, fingerprint }, activation, now);
-    this.tally.record(p.accountId, verdict.valid, now);
+    this.tally.record(p.accountId, verdict.code, verdict.valid, now);
     this.byCode.inc({ code: verdict.code });
-    if (verdict.visible && found) this.tally.validated(p.accountId, found.license.id, now);
+    if (verdict.visible && found) this.tally.validated(p.accountId, found.license.id, now, verdict.code, fingerprint);
     return { ...verdictFields(verdict), license: verdict.visible && found ? shown(found, now, p.scope) : undefined };
   }
 }

@@ -205,6 +205,22 @@ export class RateLimits {
     return { windows, rejectedBy: c.refusedBy ? windows.find((w) => w.name === c.refusedBy) : undefined };
   }
 
+  /**
+   * Requests counted so far in the account's hourly window, as Redis holds
+   * them (the dashboard's usage meter; counts a gateway admitted from memory
+   * arrive within its sync interval). Undefined while Redis is away.
+   */
+  async hourlyUsage(accountId: string): Promise<{ used: number; resetsInS: number } | undefined> {
+    if (this.redis.status !== 'ready') return undefined;
+    try {
+      const key = `${this.settings.keyPrefix}:hour:${accountId}`;
+      const [used, pttl] = await Promise.all([this.redis.get(key), this.redis.pttl(key)]);
+      return { used: Number(used ?? 0), resetsInS: pttl > 0 ? Math.ceil(pttl / 1000) : this.settings.hourWindowS };
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Counts a failed authentication of the address; seconds to wait when it has had too many, else null. */
   authFailure(ip: string): Promise<number | null> {
     return this.authFailures.fail(ip).catch(() => null);

@@ -1,5 +1,5 @@
 import { PeriodicTask, type Logger } from '@licensing/runtime';
-import type { LastValidated, ValidationTally as HourTally } from '@licensing/proto';
+import type { LastValidated, ValidationSeen, ValidationTally as HourTally } from '@licensing/proto';
 import type { Clients } from './clients';
 
 const HOUR_MS = 3600_000;
@@ -15,6 +15,8 @@ export class ValidationTally {
   private tallies = new Map<string, HourTally>();
   /** Licence id → account and last validation (epoch ms; formatted only when sent). */
   private seen = new Map<string, { accountId: string; at: number }>();
+  /** Licence, hour, code and machine → how many and the latest (the licence page's recent validations). */
+  private groups = new Map<string, ValidationSeen>();
   private task?: PeriodicTask;
 
   constructor(
@@ -23,30 +25,41 @@ export class ValidationTally {
     private readonly intervalMs: number,
   ) {}
 
-  record(accountId: string, valid: boolean, at: Date): void {
+  record(accountId: string, code: string, valid: boolean, at: Date): void {
     const hourMs = Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
     const id = `${accountId}:${hourMs}`;
     let t = this.tallies.get(id);
-    if (!t) this.tallies.set(id, (t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0 }));
+    if (!t) this.tallies.set(id, (t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, byCode: {} }));
     t.validations++;
     if (valid) t.valid++;
+    t.byCode[code] = (t.byCode[code] ?? 0) + 1;
   }
 
-  validated(accountId: string, licenseId: string, at: Date): void {
+  validated(accountId: string, licenseId: string, at: Date, code = '', fingerprint = ''): void {
     const seen = this.seen.get(licenseId);
     if (seen) seen.at = at.getTime();
     else this.seen.set(licenseId, { accountId, at: at.getTime() });
+    if (!code) return;
+    const hour = new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS).toISOString();
+    const id = `${licenseId}\n${hour}\n${code}\n${fingerprint}`;
+    const g = this.groups.get(id);
+    if (g) {
+      g.count++;
+      g.lastAt = at.toISOString();
+    } else this.groups.set(id, { accountId, licenseId, hour, code, fingerprint, count: 1, lastAt: at.toISOString() });
   }
 
   async flush(): Promise<void> {
-    if (!this.tallies.size && !this.seen.size) return;
+    if (!this.tallies.size && !this.seen.size && !this.groups.size) return;
     const tallies = this.tallies;
     const seen = this.seen;
+    const groups = this.groups;
     this.tallies = new Map();
     this.seen = new Map();
+    this.groups = new Map();
     try {
       const lastValidated: LastValidated[] = [...seen].map(([licenseId, v]) => ({ accountId: v.accountId, licenseId, at: new Date(v.at).toISOString() }));
-      await this.clients.licenses.recordValidations({ tallies: [...tallies.values()], lastValidated });
+      await this.clients.licenses.recordValidations({ tallies: [...tallies.values()], lastValidated, seen: [...groups.values()] });
     } catch (err) {
       this.log.warn({ err }, 'could not send validation counts to the licence service; will retry');
       for (const [id, t] of tallies) {
@@ -54,9 +67,15 @@ export class ValidationTally {
         if (now) {
           now.validations += t.validations;
           now.valid += t.valid;
+          for (const [code, n] of Object.entries(t.byCode)) now.byCode[code] = (now.byCode[code] ?? 0) + n;
         } else this.tallies.set(id, t);
       }
       for (const [id, v] of seen) if (!this.seen.has(id)) this.seen.set(id, v);
+      for (const [id, g] of groups) {
+        const now = this.groups.get(id);
+        if (now) now.count += g.count;
+        else this.groups.set(id, g);
+      }
     }
   }
 

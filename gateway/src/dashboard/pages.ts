@@ -1,4 +1,4 @@
-import type { ApiKey, AuditEntry, License, Product, Stats } from '@licensing/proto';
+import type { ApiKey, AuditEntry } from '@licensing/proto';
 import type { DashboardSession } from './session';
 
 // Server-rendered pages: no build step, no client framework, fast on any
@@ -12,7 +12,7 @@ const date = (iso: string) => (iso ? `<time datetime="${h(iso)}">${h(iso.slice(0
 export function layout(title: string, body: string, session?: DashboardSession, current = ''): string {
   const link = (href: string, label: string) => `<a href="${href}"${current === href ? ' aria-current="page"' : ''}>${label}</a>`;
   const nav = session
-    ? `<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/settings', 'Settings')}</nav>
+    ? `<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/webhooks', 'Webhooks')}${link('/dashboard/checkout', 'Checkout')}${link('/dashboard/settings', 'Settings')}</nav>
        <form method="post" action="/dashboard/signout" class="signout"><input type="hidden" name="_csrf" value="${h(session.csrfToken)}"><span>${h(session.userEmail)}</span> <button type="submit">Sign out</button></form>`
     : '';
   return `<!doctype html>
@@ -74,82 +74,6 @@ export function signUpPage(csrf: string, opts: { error?: string; values?: { acco
 export interface Limits {
   minute: number;
   hour: number;
-}
-
-/** Validations per hour as an SVG bar chart: no script, no inline style (the CSP allows neither). */
-export function validationsChart(stats: Stats): string {
-  const hours = stats.validationsByHour;
-  const max = Math.max(1, ...hours.map((x) => x.validations));
-  const total = hours.reduce((n, x) => n + x.validations, 0);
-  const valid = hours.reduce((n, x) => n + x.valid, 0);
-  const W = 480;
-  const H = 120;
-  const bw = W / hours.length;
-  const bars = hours
-    .map((x, i) => {
-      const bh = Math.round((x.validations / max) * (H - 20));
-      const vh = Math.round((x.valid / max) * (H - 20));
-      const label = `${x.hour.slice(11, 16)} UTC: ${x.validations} validations, ${x.valid} valid`;
-      return `<g><title>${h(label)}</title><rect x="${(i * bw + 1).toFixed(1)}" y="${H - bh}" width="${(bw - 2).toFixed(1)}" height="${bh}" fill="#c9d6f5"></rect><rect x="${(i * bw + 1).toFixed(1)}" y="${H - vh}" width="${(bw - 2).toFixed(1)}" height="${vh}" fill="#2457d6"></rect></g>`;
-    })
-    .join('');
-  return `<figure class="chart">
-  <svg viewBox="0 0 ${W} ${H}" width="100%" height="${H}" role="img" aria-label="Validations per hour over the last 24 hours: ${total} in all, ${valid} valid" preserveAspectRatio="none">${bars}<line x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}" stroke="#b8c0cc"></line></svg>
-  <figcaption><span data-testid="validations-24h">${total}</span> validations in the last 24 hours (${valid} valid).${total ? ' Darker: valid. Hover a bar for its hour.' : ' No validations yet: they appear here as your apps check their keys.'}</figcaption>
-</figure>`;
-}
-
-export function overviewPage(s: DashboardSession, data: { stats: Stats; licenses: License[]; limits: Limits }): string {
-  return layout(
-    s.accountName,
-    `<section class="stats" aria-label="Numbers">
-  <div class="stat"><span class="n" data-testid="licenses-count">${data.stats.licensesTotal.toLocaleString('en')}</span> licences issued</div>
-  <div class="stat"><span class="n">${data.stats.validationsByHour.reduce((n, x) => n + x.validations, 0).toLocaleString('en')}</span> validations in 24 h</div>
-  <div class="stat"><span class="n">${h(s.plan)}</span> plan · ${data.limits.hour.toLocaleString('en')} requests/hour</div>
-</section>
-<h2>Validations, last 24 hours</h2>
-${validationsChart(data.stats)}
-<h2>Latest licences</h2>
-${licenseTable(data.licenses.slice(0, 10))}
-<p><a href="/dashboard/licenses">Search licences</a> · <a href="/dashboard/settings">API keys</a></p>`,
-    s,
-    '/dashboard',
-  );
-}
-
-function licenseTable(licenses: License[]): string {
-  if (!licenses.length) return '<p class="muted">No licences yet. Issue one with <code>POST /api/v1/licenses</code>.</p>';
-  return `<div class="scroll"><table>
-<thead><tr><th scope="col">Key</th><th scope="col">Customer</th><th scope="col">Product</th><th scope="col">Status</th><th scope="col">Issued</th></tr></thead>
-<tbody>${licenses.map((l) => `<tr><td><code>${h(l.key)}</code></td><td>${h(l.customerEmail)}</td><td><code>${h(l.productId)}</code></td><td><span class="badge ${h(l.status)}">${h(l.status)}</span></td><td>${date(l.createdAt)}</td></tr>`).join('')}</tbody>
-</table></div>`;
-}
-
-export function productsPage(s: DashboardSession, products: Product[], next: string): string {
-  const rows = products.map((p) => `<tr><td>${h(p.name)}</td><td><code>${h(p.id)}</code></td><td>${h(p.description)}</td><td>${date(p.createdAt)}</td></tr>`).join('');
-  return layout(
-    'Products',
-    products.length
-      ? `<div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Description</th><th scope="col">Created</th></tr></thead><tbody>${rows}</tbody></table></div>${next ? `<p><a href="/dashboard/products?starting_after=${h(next)}">Older products</a></p>` : ''}`
-      : '<p class="muted">No products yet. Create one with <code>POST /api/v1/products</code>.</p>',
-    s,
-    '/dashboard/products',
-  );
-}
-
-export function licensesPage(s: DashboardSession, q: string, licenses: License[], message?: string): string {
-  return layout(
-    'Licences',
-    `<form method="get" action="/dashboard/licenses" class="search" role="search">
-  <label for="q">Licence key or customer e-mail</label>
-  <input id="q" name="q" value="${h(q)}" maxlength="254">
-  <button type="submit">Search</button>
-</form>
-${message ? `<p class="muted">${h(message)}</p>` : ''}
-${licenseTable(licenses)}`,
-    s,
-    '/dashboard/licenses',
-  );
 }
 
 export interface NewKey {

@@ -4,8 +4,14 @@ import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../clients';
 import { AttemptThrottle, limitsFor } from '../limits';
 import { CSS, JS } from './assets';
+import { confirmPage, messagePage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
 import { signUpConfirmPage, signUpLinkProblemPage, signUpSentPage } from './signup-pages';
-import { confirmPage, licensesPage, messagePage, overviewPage, productsPage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
+import { checkoutPages } from './checkout';
+import { field, type DashboardContext, type Handler } from './context';
+import { licensePages } from './licenses';
+import { overviewPages } from './overview';
+import { productPages } from './products';
+import { webhookPages } from './webhooks';
 import { PRE_CSRF_COOKIE, clearAllCookies, clearSessionCookie, issuePreSessionCsrf, loadSession, readCookie, sessionOf, setSessionCookie, tokensMatch, type DashboardSession } from './session';
 
 export interface DashboardDeps {
@@ -16,29 +22,25 @@ export interface DashboardDeps {
   signInThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
   /** Sign-ups per e-mail and per client address (every attempt counts: scrypt is expensive). */
   signUpThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
+  validator?: DashboardContext['validator'];
+  hourlyUsage?: DashboardContext['hourlyUsage'];
 }
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-type Handler = (req: Request, res: Response) => Promise<void> | void;
-
-const field = (req: Request, name: string, max: number): string => {
-  const v = (req.body as Record<string, unknown> | undefined)?.[name];
-  return typeof v === 'string' ? v.slice(0, max) : '';
-};
-
-/**
- * The account dashboard under /dashboard: sign-up, sign-in, an overview,
- * products, licence search, and Settings for API keys. Server-rendered; it
- * talks to the services over the same gRPC contracts as the REST API.
- */
 /** Counts one attempt against both throttles atomically; seconds to wait if either refuses, else null. */
 async function attempt(t: { perEmail: AttemptThrottle; perAddress: AttemptThrottle }, email: string, address: string): Promise<number | null> {
   const [byEmail, byAddress] = await Promise.all([t.perEmail.fail(email || '-'), t.perAddress.fail(address)]);
   return byEmail === null && byAddress === null ? null : Math.max(byEmail ?? 0, byAddress ?? 0);
 }
 
-export function dashboardRouter({ clients, log, secureCookies, signInThrottle, signUpThrottle }: DashboardDeps): Router {
+/**
+ * The account dashboard under /dashboard: sign-up, sign-in and Settings (API
+ * keys) here; the overview, products, licences, webhooks and checkout each in
+ * a file of their own. Server-rendered; it talks to the services over the
+ * same gRPC contracts, with the same account scoping, as the REST API.
+ */
+export function dashboardRouter({ clients, log, secureCookies, signInThrottle, signUpThrottle, validator, hourlyUsage }: DashboardDeps): Router {
   const r = Router();
 
   r.use((_req, res, next) => {
@@ -51,7 +53,7 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
     res.set('Cache-Control', 'no-store'); // pages may show a secret once
     next();
   });
-  r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
+  r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 40 }));
   r.use(loadSession(clients));
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
@@ -152,48 +154,12 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
     }),
   );
 
-  // Pages
-  r.get(
-    '/',
-    signedIn(async (_req, res, s) => {
-      const [stats, licenses] = await Promise.all([
-        clients.licenses.getStats({ accountId: s.accountId }),
-        clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 10, startingAfter: '' }, productId: '', customerEmail: '', status: '' }),
-      ]);
-      page(res, 200, overviewPage(s, { stats, licenses: licenses.data, limits: limitsOf(s) }));
-    }),
-  );
-
-  r.get(
-    '/products',
-    signedIn(async (req, res, s) => {
-      const after = typeof req.query.starting_after === 'string' && isId('prod', req.query.starting_after) ? req.query.starting_after : '';
-      const out = await clients.products.listProducts({ accountId: s.accountId, page: { limit: 50, startingAfter: after } });
-      page(res, 200, productsPage(s, out.data, out.page!.hasMore ? out.page!.nextCursor : ''));
-    }),
-  );
-
-  r.get(
-    '/licenses',
-    signedIn(async (req, res, s) => {
-      const q = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, 254) : '';
-      if (!q) {
-        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 50, startingAfter: '' }, productId: '', customerEmail: '', status: '' });
-        return page(res, 200, licensesPage(s, q, out.data));
-      }
-      if (q.includes('@')) {
-        const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 100, startingAfter: '' }, productId: '', customerEmail: q, status: '' });
-        return page(res, 200, licensesPage(s, q, out.data, out.data.length ? undefined : `No licences for ${q}.`));
-      }
-      try {
-        const license = await clients.licenses.getLicense({ accountId: s.accountId, key: q.slice(0, 64) });
-        page(res, 200, licensesPage(s, q, [license]));
-      } catch (err) {
-        if (!(err instanceof AppError) || err.code !== 'not_found') throw err;
-        page(res, 200, licensesPage(s, q, [], 'No licence with this key. Check it for typos.'));
-      }
-    }),
-  );
+  const ctx: DashboardContext = { clients, validator, hourlyUsage, page, signedIn };
+  overviewPages(r, ctx, limitsOf);
+  productPages(r, ctx);
+  licensePages(r, ctx);
+  webhookPages(r, ctx);
+  checkoutPages(r, ctx);
 
   // Settings: API keys
   async function settings(res: Response, s: DashboardSession, status: number, extra: { newKey?: NewKey; error?: string; notice?: string } = {}) {
@@ -263,6 +229,8 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
       return page(res, 400, messagePage('Bad request', 'This request could not be understood. Go back to the dashboard and try again.', undefined));
     }
     const app = err instanceof AppError ? err : undefined;
+    // Another account's object (an id changed in a URL or form) is simply not there.
+    if (app?.code === 'not_found') return page(res, 404, messagePage('Not found', `${app.message[0].toUpperCase()}${app.message.slice(1)} in this account.`, sessionOf(res)));
     if (!app || app.code === 'internal') log.error({ err: errorSummary(err) }, 'dashboard error');
     if (app?.code === 'service_unavailable') return page(res, 503, messagePage('Temporarily unavailable', 'Part of the service is not answering. Please try again in a moment.', sessionOf(res)));
     if ((err as { type?: string })?.type === 'entity.too.large') return page(res, 413, messagePage('Too much data', 'The form was larger than allowed.', sessionOf(res)));

@@ -150,6 +150,13 @@ export interface ValidationTally {
   hour: string;
   validations: number;
   valid: number;
+  /** Validations per answer code (valid, expired, not_found, …); they add up to validations. */
+  byCode: { [key: string]: number };
+}
+
+export interface ValidationTally_ByCodeEntry {
+  key: string;
+  value: number;
 }
 
 export interface LastValidated {
@@ -159,9 +166,43 @@ export interface LastValidated {
   at: string;
 }
 
+/** Validations of one licence in one hour with one answer code from one machine. */
+export interface ValidationSeen {
+  accountId: string;
+  licenseId: string;
+  /** Start of the hour (UTC, RFC 3339). */
+  hour: string;
+  code: string;
+  /** Empty when the request named none. */
+  fingerprint: string;
+  count: number;
+  /** The latest of them (RFC 3339). */
+  lastAt: string;
+}
+
 export interface RecordValidationsRequest {
   tallies: ValidationTally[];
   lastValidated: LastValidated[];
+  seen: ValidationSeen[];
+}
+
+export interface ListRecentValidationsRequest {
+  accountId: string;
+  key: string;
+  /** 1..50; 0 = 20. */
+  limit: number;
+}
+
+export interface RecentValidation {
+  hour: string;
+  code: string;
+  fingerprint: string;
+  count: number;
+  lastAt: string;
+}
+
+export interface ListRecentValidationsResponse {
+  data: RecentValidation[];
 }
 
 export interface RecordValidationsResponse {
@@ -234,12 +275,34 @@ export interface HourCount {
   hour: string;
   validations: number;
   valid: number;
+  /** Validations per answer code in this hour (counts from before codes were recorded have none). */
+  byCode: { [key: string]: number };
+}
+
+export interface HourCount_ByCodeEntry {
+  key: string;
+  value: number;
+}
+
+export interface DayCount {
+  /** Start of the day (UTC, RFC 3339). */
+  day: string;
+  validations: number;
+  valid: number;
+  byCode: { [key: string]: number };
+}
+
+export interface DayCount_ByCodeEntry {
+  key: string;
+  value: number;
 }
 
 export interface Stats {
   licensesTotal: number;
   /** 24 entries, oldest first; the last is the current hour. */
   validationsByHour: HourCount[];
+  /** 30 entries, oldest first; the last is today (UTC). */
+  validationsByDay: DayCount[];
 }
 
 function createBaseIssueLicenseFileRequest(): IssueLicenseFileRequest {
@@ -1850,7 +1913,7 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
 };
 
 function createBaseValidationTally(): ValidationTally {
-  return { accountId: "", hour: "", validations: 0, valid: 0 };
+  return { accountId: "", hour: "", validations: 0, valid: 0, byCode: {} };
 }
 
 export const ValidationTally: MessageFns<ValidationTally> = {
@@ -1867,6 +1930,9 @@ export const ValidationTally: MessageFns<ValidationTally> = {
     if (message.valid !== 0) {
       writer.uint32(32).int32(message.valid);
     }
+    globalThis.Object.entries(message.byCode).forEach(([key, value]: [string, number]) => {
+      ValidationTally_ByCodeEntry.encode({ key: key as any, value }, writer.uint32(42).fork()).join();
+    });
     return writer;
   },
 
@@ -1915,6 +1981,17 @@ export const ValidationTally: MessageFns<ValidationTally> = {
             message.valid = reader.int32();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            const entry5 = ValidationTally_ByCodeEntry.decode(reader, reader.uint32());
+            if (entry5.value !== undefined) {
+              message.byCode[entry5.key] = entry5.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1937,6 +2014,33 @@ export const ValidationTally: MessageFns<ValidationTally> = {
       hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
       validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
       valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
+      byCode: isObject(object.byCode)
+        ? (globalThis.Object.entries(object.byCode) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.by_code)
+        ? (globalThis.Object.entries(object.by_code) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -1954,6 +2058,15 @@ export const ValidationTally: MessageFns<ValidationTally> = {
     if (message.valid !== 0) {
       obj.valid = Math.round(message.valid);
     }
+    if (message.byCode) {
+      const entries = globalThis.Object.entries(message.byCode) as [string, number][];
+      if (entries.length > 0) {
+        obj.byCode = {};
+        entries.forEach(([k, v]) => {
+          obj.byCode[k] = Math.round(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -1966,6 +2079,100 @@ export const ValidationTally: MessageFns<ValidationTally> = {
     message.hour = object.hour ?? "";
     message.validations = object.validations ?? 0;
     message.valid = object.valid ?? 0;
+    message.byCode = (globalThis.Object.entries(object.byCode ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseValidationTally_ByCodeEntry(): ValidationTally_ByCodeEntry {
+  return { key: "", value: 0 };
+}
+
+export const ValidationTally_ByCodeEntry: MessageFns<ValidationTally_ByCodeEntry> = {
+  encode(message: ValidationTally_ByCodeEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValidationTally_ByCodeEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValidationTally_ByCodeEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValidationTally_ByCodeEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: ValidationTally_ByCodeEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValidationTally_ByCodeEntry>, I>>(base?: I): ValidationTally_ByCodeEntry {
+    return ValidationTally_ByCodeEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValidationTally_ByCodeEntry>, I>>(object: I): ValidationTally_ByCodeEntry {
+    const message = createBaseValidationTally_ByCodeEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
     return message;
   },
 };
@@ -2079,8 +2286,185 @@ export const LastValidated: MessageFns<LastValidated> = {
   },
 };
 
+function createBaseValidationSeen(): ValidationSeen {
+  return { accountId: "", licenseId: "", hour: "", code: "", fingerprint: "", count: 0, lastAt: "" };
+}
+
+export const ValidationSeen: MessageFns<ValidationSeen> = {
+  encode(message: ValidationSeen, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.licenseId !== "") {
+      writer.uint32(18).string(message.licenseId);
+    }
+    if (message.hour !== "") {
+      writer.uint32(26).string(message.hour);
+    }
+    if (message.code !== "") {
+      writer.uint32(34).string(message.code);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(42).string(message.fingerprint);
+    }
+    if (message.count !== 0) {
+      writer.uint32(48).int32(message.count);
+    }
+    if (message.lastAt !== "") {
+      writer.uint32(58).string(message.lastAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValidationSeen {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValidationSeen();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.licenseId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.hour = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.count = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.lastAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValidationSeen {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      licenseId: isSet(object.licenseId)
+        ? globalThis.String(object.licenseId)
+        : isSet(object.license_id)
+        ? globalThis.String(object.license_id)
+        : "",
+      hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      count: isSet(object.count) ? globalThis.Number(object.count) : 0,
+      lastAt: isSet(object.lastAt)
+        ? globalThis.String(object.lastAt)
+        : isSet(object.last_at)
+        ? globalThis.String(object.last_at)
+        : "",
+    };
+  },
+
+  toJSON(message: ValidationSeen): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.licenseId !== "") {
+      obj.licenseId = message.licenseId;
+    }
+    if (message.hour !== "") {
+      obj.hour = message.hour;
+    }
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    if (message.lastAt !== "") {
+      obj.lastAt = message.lastAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValidationSeen>, I>>(base?: I): ValidationSeen {
+    return ValidationSeen.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValidationSeen>, I>>(object: I): ValidationSeen {
+    const message = createBaseValidationSeen();
+    message.accountId = object.accountId ?? "";
+    message.licenseId = object.licenseId ?? "";
+    message.hour = object.hour ?? "";
+    message.code = object.code ?? "";
+    message.fingerprint = object.fingerprint ?? "";
+    message.count = object.count ?? 0;
+    message.lastAt = object.lastAt ?? "";
+    return message;
+  },
+};
+
 function createBaseRecordValidationsRequest(): RecordValidationsRequest {
-  return { tallies: [], lastValidated: [] };
+  return { tallies: [], lastValidated: [], seen: [] };
 }
 
 export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
@@ -2090,6 +2474,9 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
     }
     for (const v of message.lastValidated) {
       LastValidated.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.seen) {
+      ValidationSeen.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -2123,6 +2510,14 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
             message.lastValidated.push(LastValidated.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.seen.push(ValidationSeen.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2145,6 +2540,7 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
         : globalThis.Array.isArray(object?.last_validated)
         ? object.last_validated.map((e: any) => LastValidated.fromJSON(e))
         : [],
+      seen: globalThis.Array.isArray(object?.seen) ? object.seen.map((e: any) => ValidationSeen.fromJSON(e)) : [],
     };
   },
 
@@ -2156,6 +2552,9 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
     if (message.lastValidated?.length) {
       obj.lastValidated = message.lastValidated.map((e) => LastValidated.toJSON(e));
     }
+    if (message.seen?.length) {
+      obj.seen = message.seen.map((e) => ValidationSeen.toJSON(e));
+    }
     return obj;
   },
 
@@ -2166,6 +2565,320 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
     const message = createBaseRecordValidationsRequest();
     message.tallies = object.tallies?.map((e) => ValidationTally.fromPartial(e)) || [];
     message.lastValidated = object.lastValidated?.map((e) => LastValidated.fromPartial(e)) || [];
+    message.seen = object.seen?.map((e) => ValidationSeen.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseListRecentValidationsRequest(): ListRecentValidationsRequest {
+  return { accountId: "", key: "", limit: 0 };
+}
+
+export const ListRecentValidationsRequest: MessageFns<ListRecentValidationsRequest> = {
+  encode(message: ListRecentValidationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecentValidationsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecentValidationsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecentValidationsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListRecentValidationsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecentValidationsRequest>, I>>(base?: I): ListRecentValidationsRequest {
+    return ListRecentValidationsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecentValidationsRequest>, I>>(object: I): ListRecentValidationsRequest {
+    const message = createBaseListRecentValidationsRequest();
+    message.accountId = object.accountId ?? "";
+    message.key = object.key ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseRecentValidation(): RecentValidation {
+  return { hour: "", code: "", fingerprint: "", count: 0, lastAt: "" };
+}
+
+export const RecentValidation: MessageFns<RecentValidation> = {
+  encode(message: RecentValidation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.hour !== "") {
+      writer.uint32(10).string(message.hour);
+    }
+    if (message.code !== "") {
+      writer.uint32(18).string(message.code);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(26).string(message.fingerprint);
+    }
+    if (message.count !== 0) {
+      writer.uint32(32).int32(message.count);
+    }
+    if (message.lastAt !== "") {
+      writer.uint32(42).string(message.lastAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecentValidation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecentValidation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hour = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.count = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.lastAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecentValidation {
+    return {
+      hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      count: isSet(object.count) ? globalThis.Number(object.count) : 0,
+      lastAt: isSet(object.lastAt)
+        ? globalThis.String(object.lastAt)
+        : isSet(object.last_at)
+        ? globalThis.String(object.last_at)
+        : "",
+    };
+  },
+
+  toJSON(message: RecentValidation): unknown {
+    const obj: any = {};
+    if (message.hour !== "") {
+      obj.hour = message.hour;
+    }
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    if (message.lastAt !== "") {
+      obj.lastAt = message.lastAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecentValidation>, I>>(base?: I): RecentValidation {
+    return RecentValidation.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecentValidation>, I>>(object: I): RecentValidation {
+    const message = createBaseRecentValidation();
+    message.hour = object.hour ?? "";
+    message.code = object.code ?? "";
+    message.fingerprint = object.fingerprint ?? "";
+    message.count = object.count ?? 0;
+    message.lastAt = object.lastAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListRecentValidationsResponse(): ListRecentValidationsResponse {
+  return { data: [] };
+}
+
+export const ListRecentValidationsResponse: MessageFns<ListRecentValidationsResponse> = {
+  encode(message: ListRecentValidationsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      RecentValidation.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecentValidationsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecentValidationsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(RecentValidation.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecentValidationsResponse {
+    return {
+      data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => RecentValidation.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListRecentValidationsResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => RecentValidation.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecentValidationsResponse>, I>>(base?: I): ListRecentValidationsResponse {
+    return ListRecentValidationsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecentValidationsResponse>, I>>(
+    object: I,
+  ): ListRecentValidationsResponse {
+    const message = createBaseListRecentValidationsResponse();
+    message.data = object.data?.map((e) => RecentValidation.fromPartial(e)) || [];
     return message;
   },
 };
@@ -3295,7 +4008,7 @@ export const GetStatsRequest: MessageFns<GetStatsRequest> = {
 };
 
 function createBaseHourCount(): HourCount {
-  return { hour: "", validations: 0, valid: 0 };
+  return { hour: "", validations: 0, valid: 0, byCode: {} };
 }
 
 export const HourCount: MessageFns<HourCount> = {
@@ -3309,6 +4022,9 @@ export const HourCount: MessageFns<HourCount> = {
     if (message.valid !== 0) {
       writer.uint32(24).int32(message.valid);
     }
+    globalThis.Object.entries(message.byCode).forEach(([key, value]: [string, number]) => {
+      HourCount_ByCodeEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
     return writer;
   },
 
@@ -3349,6 +4065,17 @@ export const HourCount: MessageFns<HourCount> = {
             message.valid = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = HourCount_ByCodeEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.byCode[entry4.key] = entry4.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3366,6 +4093,33 @@ export const HourCount: MessageFns<HourCount> = {
       hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
       validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
       valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
+      byCode: isObject(object.byCode)
+        ? (globalThis.Object.entries(object.byCode) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.by_code)
+        ? (globalThis.Object.entries(object.by_code) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -3380,6 +4134,15 @@ export const HourCount: MessageFns<HourCount> = {
     if (message.valid !== 0) {
       obj.valid = Math.round(message.valid);
     }
+    if (message.byCode) {
+      const entries = globalThis.Object.entries(message.byCode) as [string, number][];
+      if (entries.length > 0) {
+        obj.byCode = {};
+        entries.forEach(([k, v]) => {
+          obj.byCode[k] = Math.round(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -3391,12 +4154,351 @@ export const HourCount: MessageFns<HourCount> = {
     message.hour = object.hour ?? "";
     message.validations = object.validations ?? 0;
     message.valid = object.valid ?? 0;
+    message.byCode = (globalThis.Object.entries(object.byCode ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseHourCount_ByCodeEntry(): HourCount_ByCodeEntry {
+  return { key: "", value: 0 };
+}
+
+export const HourCount_ByCodeEntry: MessageFns<HourCount_ByCodeEntry> = {
+  encode(message: HourCount_ByCodeEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HourCount_ByCodeEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHourCount_ByCodeEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HourCount_ByCodeEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: HourCount_ByCodeEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HourCount_ByCodeEntry>, I>>(base?: I): HourCount_ByCodeEntry {
+    return HourCount_ByCodeEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HourCount_ByCodeEntry>, I>>(object: I): HourCount_ByCodeEntry {
+    const message = createBaseHourCount_ByCodeEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseDayCount(): DayCount {
+  return { day: "", validations: 0, valid: 0, byCode: {} };
+}
+
+export const DayCount: MessageFns<DayCount> = {
+  encode(message: DayCount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.day !== "") {
+      writer.uint32(10).string(message.day);
+    }
+    if (message.validations !== 0) {
+      writer.uint32(16).int32(message.validations);
+    }
+    if (message.valid !== 0) {
+      writer.uint32(24).int32(message.valid);
+    }
+    globalThis.Object.entries(message.byCode).forEach(([key, value]: [string, number]) => {
+      DayCount_ByCodeEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DayCount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDayCount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.day = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.validations = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.valid = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = DayCount_ByCodeEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.byCode[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DayCount {
+    return {
+      day: isSet(object.day) ? globalThis.String(object.day) : "",
+      validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
+      valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
+      byCode: isObject(object.byCode)
+        ? (globalThis.Object.entries(object.byCode) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.by_code)
+        ? (globalThis.Object.entries(object.by_code) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: DayCount): unknown {
+    const obj: any = {};
+    if (message.day !== "") {
+      obj.day = message.day;
+    }
+    if (message.validations !== 0) {
+      obj.validations = Math.round(message.validations);
+    }
+    if (message.valid !== 0) {
+      obj.valid = Math.round(message.valid);
+    }
+    if (message.byCode) {
+      const entries = globalThis.Object.entries(message.byCode) as [string, number][];
+      if (entries.length > 0) {
+        obj.byCode = {};
+        entries.forEach(([k, v]) => {
+          obj.byCode[k] = Math.round(v);
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DayCount>, I>>(base?: I): DayCount {
+    return DayCount.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DayCount>, I>>(object: I): DayCount {
+    const message = createBaseDayCount();
+    message.day = object.day ?? "";
+    message.validations = object.validations ?? 0;
+    message.valid = object.valid ?? 0;
+    message.byCode = (globalThis.Object.entries(object.byCode ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseDayCount_ByCodeEntry(): DayCount_ByCodeEntry {
+  return { key: "", value: 0 };
+}
+
+export const DayCount_ByCodeEntry: MessageFns<DayCount_ByCodeEntry> = {
+  encode(message: DayCount_ByCodeEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DayCount_ByCodeEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDayCount_ByCodeEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DayCount_ByCodeEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: DayCount_ByCodeEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DayCount_ByCodeEntry>, I>>(base?: I): DayCount_ByCodeEntry {
+    return DayCount_ByCodeEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DayCount_ByCodeEntry>, I>>(object: I): DayCount_ByCodeEntry {
+    const message = createBaseDayCount_ByCodeEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
     return message;
   },
 };
 
 function createBaseStats(): Stats {
-  return { licensesTotal: 0, validationsByHour: [] };
+  return { licensesTotal: 0, validationsByHour: [], validationsByDay: [] };
 }
 
 export const Stats: MessageFns<Stats> = {
@@ -3406,6 +4508,9 @@ export const Stats: MessageFns<Stats> = {
     }
     for (const v of message.validationsByHour) {
       HourCount.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.validationsByDay) {
+      DayCount.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -3439,6 +4544,14 @@ export const Stats: MessageFns<Stats> = {
             message.validationsByHour.push(HourCount.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.validationsByDay.push(DayCount.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3463,6 +4576,11 @@ export const Stats: MessageFns<Stats> = {
         : globalThis.Array.isArray(object?.validations_by_hour)
         ? object.validations_by_hour.map((e: any) => HourCount.fromJSON(e))
         : [],
+      validationsByDay: globalThis.Array.isArray(object?.validationsByDay)
+        ? object.validationsByDay.map((e: any) => DayCount.fromJSON(e))
+        : globalThis.Array.isArray(object?.validations_by_day)
+        ? object.validations_by_day.map((e: any) => DayCount.fromJSON(e))
+        : [],
     };
   },
 
@@ -3474,6 +4592,9 @@ export const Stats: MessageFns<Stats> = {
     if (message.validationsByHour?.length) {
       obj.validationsByHour = message.validationsByHour.map((e) => HourCount.toJSON(e));
     }
+    if (message.validationsByDay?.length) {
+      obj.validationsByDay = message.validationsByDay.map((e) => DayCount.toJSON(e));
+    }
     return obj;
   },
 
@@ -3484,6 +4605,7 @@ export const Stats: MessageFns<Stats> = {
     const message = createBaseStats();
     message.licensesTotal = object.licensesTotal ?? 0;
     message.validationsByHour = object.validationsByHour?.map((e) => HourCount.fromPartial(e)) || [];
+    message.validationsByDay = object.validationsByDay?.map((e) => DayCount.fromPartial(e)) || [];
     return message;
   },
 };
@@ -3531,7 +4653,10 @@ export const LicenseServiceService = {
       Buffer.from(ValidateLicenseResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ValidateLicenseResponse => ValidateLicenseResponse.decode(value),
   },
-  /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
+  /**
+   * The numbers a vendor looks at first: licences issued, validations per hour
+   * over the last 24 h and per day over the last 30 days, each split by answer code.
+   */
   getStats: {
     path: "/licensing.v1.LicenseService/GetStats" as const,
     requestStream: false as const,
@@ -3617,6 +4742,18 @@ export const LicenseServiceService = {
       Buffer.from(RecordValidationsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RecordValidationsResponse => RecordValidationsResponse.decode(value),
   },
+  /** A licence's recent validations, grouped by hour, answer code and machine, newest first. */
+  listRecentValidations: {
+    path: "/licensing.v1.LicenseService/ListRecentValidations" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListRecentValidationsRequest): Buffer =>
+      Buffer.from(ListRecentValidationsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListRecentValidationsRequest => ListRecentValidationsRequest.decode(value),
+    responseSerialize: (value: ListRecentValidationsResponse): Buffer =>
+      Buffer.from(ListRecentValidationsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListRecentValidationsResponse => ListRecentValidationsResponse.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -3625,7 +4762,10 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   listLicenses: handleUnaryCall<ListLicensesRequest, ListLicensesResponse>;
   /** Always OK for a well-formed request: the answer says valid or not and why. */
   validateLicense: handleUnaryCall<ValidateLicenseRequest, ValidateLicenseResponse>;
-  /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
+  /**
+   * The numbers a vendor looks at first: licences issued, validations per hour
+   * over the last 24 h and per day over the last 30 days, each split by answer code.
+   */
   getStats: handleUnaryCall<GetStatsRequest, Stats>;
   /** suspend | reinstate | revoke | renew; FAILED_PRECONDITION (409) when not allowed. */
   transitionLicense: handleUnaryCall<TransitionLicenseRequest, License>;
@@ -3641,6 +4781,8 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
    * last-validated times in batches (no request writes one).
    */
   recordValidations: handleUnaryCall<RecordValidationsRequest, RecordValidationsResponse>;
+  /** A licence's recent validations, grouped by hour, answer code and machine, newest first. */
+  listRecentValidations: handleUnaryCall<ListRecentValidationsRequest, ListRecentValidationsResponse>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -3705,7 +4847,10 @@ export interface LicenseServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ValidateLicenseResponse) => void,
   ): ClientUnaryCall;
-  /** The numbers a vendor looks at first: licences issued, validations per hour over the last 24 h. */
+  /**
+   * The numbers a vendor looks at first: licences issued, validations per hour
+   * over the last 24 h and per day over the last 30 days, each split by answer code.
+   */
   getStats(request: GetStatsRequest, callback: (error: ServiceError | null, response: Stats) => void): ClientUnaryCall;
   getStats(
     request: GetStatsRequest,
@@ -3829,6 +4974,22 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RecordValidationsResponse) => void,
+  ): ClientUnaryCall;
+  /** A licence's recent validations, grouped by hour, answer code and machine, newest first. */
+  listRecentValidations(
+    request: ListRecentValidationsRequest,
+    callback: (error: ServiceError | null, response: ListRecentValidationsResponse) => void,
+  ): ClientUnaryCall;
+  listRecentValidations(
+    request: ListRecentValidationsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListRecentValidationsResponse) => void,
+  ): ClientUnaryCall;
+  listRecentValidations(
+    request: ListRecentValidationsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListRecentValidationsResponse) => void,
   ): ClientUnaryCall;
 }
 

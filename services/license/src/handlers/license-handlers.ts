@@ -4,7 +4,7 @@ import { actions, transition, type Action } from '../domain/lifecycle';
 import { newLicense } from '../domain/new-license';
 import { expiryBucket } from '../domain/expiry';
 import { mergeMetadata } from '../domain/metadata';
-import { HOUR_MS, last24Hours } from '../domain/stats';
+import { DAY_MS, last24Hours, last30Days } from '../domain/stats';
 import { licenseCreated, licenseEvent } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
@@ -123,8 +123,13 @@ export function licenseHandlers(ctx: ServiceContext<LicenseConfig>, store: Licen
 
     async getStats(req) {
       const now = ctx.clock.now();
-      const [total, buckets] = await Promise.all([store.count(req.accountId), counter.since(req.accountId, new Date(now.getTime() - 24 * HOUR_MS))]);
-      return { licensesTotal: total, validationsByHour: last24Hours(buckets, now).map((b) => ({ hour: b.hour.toISOString(), validations: b.validations, valid: b.valid })) };
+      // At most 30 × 24 hourly documents per account: the day series is added up from them.
+      const [total, buckets] = await Promise.all([store.count(req.accountId), counter.since(req.accountId, new Date(now.getTime() - 30 * DAY_MS))]);
+      return {
+        licensesTotal: total,
+        validationsByHour: last24Hours(buckets, now).map((b) => ({ hour: b.hour.toISOString(), validations: b.validations, valid: b.valid, byCode: b.byCode })),
+        validationsByDay: last30Days(buckets, now).map((d) => ({ day: d.day.toISOString(), validations: d.validations, valid: d.valid, byCode: d.byCode })),
+      };
     },
   };
 }

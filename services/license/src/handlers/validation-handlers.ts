@@ -5,11 +5,13 @@ import type { LicenseStore } from '../store/queries';
 import type { ValidationCounter } from '../store/stats';
 import type { LicenseConfig } from '../config';
 import { toLicense } from './mapping';
+import { isCode } from '../domain/stats';
+import { ownLicense } from './license-handlers';
 
 /** A gateway caches a licence with at most this many active machines; beyond, it asks every time. */
 export const MAX_CACHED_FINGERPRINTS = 100;
 
-type ValidationHandlers = Pick<Handlers<typeof LicenseServiceService>, 'validateLicense' | 'recordValidations'>;
+type ValidationHandlers = Pick<Handlers<typeof LicenseServiceService>, 'validateLicense' | 'recordValidations' | 'listRecentValidations'>;
 
 /** The hot path: one read by key, one more only when the policy requires activation. */
 export function validationHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore, counter: ValidationCounter): ValidationHandlers {
@@ -46,8 +48,11 @@ export function validationHandlers(ctx: ServiceContext<LicenseConfig>, store: Li
         activation = { fingerprintActive, count: fingerprintActive ? 0 : await store.countActivations(doc._id) };
       }
       const verdict = judge(parsed, doc, { accountId: req.accountId, productId: req.productId, fingerprint }, activation, now);
-      counter.record(req.accountId, verdict.valid, now);
-      if (verdict.visible && doc) counter.validated(req.accountId, doc._id, now);
+      counter.record(req.accountId, verdict.code, verdict.valid, now);
+      if (verdict.visible && doc) {
+        counter.validated(req.accountId, doc._id, now);
+        counter.saw({ accountId: req.accountId, licenseId: doc._id, hour: now, code: verdict.code, fingerprint, count: 1, lastAt: now });
+      }
       byCode.inc({ code: verdict.code });
       return { ...verdictFields(verdict), license: verdict.visible && doc ? toLicense(doc, now, req.keyScope) : undefined, facts };
     },
@@ -56,13 +61,27 @@ export function validationHandlers(ctx: ServiceContext<LicenseConfig>, store: Li
       for (const t of req.tallies) {
         const hour = new Date(t.hour);
         if (!t.accountId || Number.isNaN(hour.getTime()) || t.validations < 0 || t.valid < 0 || t.valid > t.validations) continue;
-        counter.add(t.accountId, hour, t.validations, t.valid);
+        // Codes come from a gateway's judge(); a malformed one is dropped (it would be a field path in the store).
+        const byCode = Object.fromEntries(Object.entries(t.byCode).filter(([code, n]) => isCode(code) && Number.isInteger(n) && n > 0));
+        counter.add(t.accountId, hour, t.validations, t.valid, byCode);
       }
       for (const v of req.lastValidated) {
         const at = new Date(v.at);
         if (v.accountId && v.licenseId && !Number.isNaN(at.getTime())) counter.validated(v.accountId, v.licenseId, at);
       }
+      for (const g of req.seen) {
+        const [hour, lastAt] = [new Date(g.hour), new Date(g.lastAt)];
+        if (!g.accountId || !g.licenseId || !isCode(g.code) || g.fingerprint.length > 200 || g.count < 1 || Number.isNaN(hour.getTime()) || Number.isNaN(lastAt.getTime())) continue;
+        counter.saw({ accountId: g.accountId, licenseId: g.licenseId, hour, code: g.code, fingerprint: g.fingerprint, count: g.count, lastAt });
+      }
       return {};
+    },
+
+    async listRecentValidations(req) {
+      const doc = await ownLicense(store, req.accountId, req.key);
+      const limit = req.limit >= 1 && req.limit <= 50 ? req.limit : 20;
+      const groups = await counter.recent(doc._id, limit);
+      return { data: groups.map((g) => ({ hour: g.hour.toISOString(), code: g.code, fingerprint: g.fingerprint, count: g.count, lastAt: g.lastAt.toISOString() })) };
     },
   };
 }

@@ -1,0 +1,242 @@
+import type { Request, Response, Router } from 'express';
+import { isId } from '@licensing/runtime';
+import type { LicensePolicy, Price, Product, SigningKey } from '@licensing/proto';
+import { field, formErrorsOf, idOrNotFound, principalOf, queryOf, wholeNumber, type DashboardContext, type FormErrors } from './context';
+import { h, layout } from './pages';
+import type { DashboardSession } from './session';
+import { checkbox, confirmForm, csrfInput, date, empty, formError, input, money, notice, pager, table } from './widgets';
+
+// /dashboard/products: list and create products, edit one (name, description,
+// price, licence policy), see and rotate its signing keys. Every change goes
+// through the product service, as POST/PATCH /api/v1/products do.
+
+const PAGE = 25;
+
+/** What the product form holds, as typed (so a refused form comes back as it was). */
+interface ProductForm {
+  name: string;
+  description: string;
+  price_amount: string;
+  price_currency: string;
+  duration_days: string;
+  grace_days: string;
+  max_activations: string;
+  require_activation: boolean;
+}
+
+const blankForm: ProductForm = { name: '', description: '', price_amount: '', price_currency: 'USD', duration_days: '', grace_days: '0', max_activations: '', require_activation: false };
+
+const formOf = (p: Product): ProductForm => ({
+  name: p.name,
+  description: p.description,
+  price_amount: p.price ? (p.price.amount / 100).toFixed(2) : '',
+  price_currency: p.price?.currency ?? 'USD',
+  duration_days: p.policy?.durationDays?.toString() ?? '',
+  grace_days: String(p.policy?.graceDays ?? 0),
+  max_activations: p.policy?.maxActivations?.toString() ?? '',
+  require_activation: p.policy?.requireActivation ?? false,
+});
+
+const readForm = (req: Request): ProductForm => ({
+  name: field(req, 'name', 201),
+  description: field(req, 'description', 2001),
+  price_amount: field(req, 'price_amount', 20),
+  price_currency: field(req, 'price_currency', 3).toUpperCase(),
+  duration_days: field(req, 'duration_days', 12),
+  grace_days: field(req, 'grace_days', 12),
+  max_activations: field(req, 'max_activations', 12),
+  require_activation: field(req, 'require_activation', 3) === 'yes',
+});
+
+/** The service names fields as the REST API does (policy.grace_days, price.amount); the form flattens them. */
+const renameField = (f: string) => f.replace(/^policy\./, '').replace(/^price\./, 'price_');
+
+/**
+ * The form as a price and policy; typing mistakes (not a number) are found
+ * here, ranges and rules are the product service's. An empty amount = no price.
+ */
+function parseForm(form: ProductForm, keep?: LicensePolicy): { price?: Price; policy: LicensePolicy; errors: Record<string, string> } {
+  const errors: Record<string, string> = {};
+  let price: Price | undefined;
+  const amount = form.price_amount.trim();
+  if (amount) {
+    if (!/^\d{1,8}(\.\d{1,2})?$/.test(amount)) errors.price_amount = 'Enter an amount such as 19 or 19.99.';
+    else price = { amount: Math.round(Number(amount) * 100), currency: form.price_currency.trim() };
+  }
+  const policy: LicensePolicy = {
+    durationDays: wholeNumber(form.duration_days, 'duration_days', errors),
+    maxActivations: wholeNumber(form.max_activations, 'max_activations', errors),
+    graceDays: wholeNumber(form.grace_days, 'grace_days', errors) ?? 0,
+    requireActivation: form.require_activation,
+    // Not on this form: kept as they are.
+    validateKeysSeeEmail: keep?.validateKeysSeeEmail ?? false,
+    refundAction: keep?.refundAction ?? '',
+  };
+  return { price, policy, errors };
+}
+
+function productFields(form: ProductForm, errors?: FormErrors): string {
+  return `<div class="form-grid">
+  ${input({ name: 'name', label: 'Name', value: form.name, errors, attrs: 'required maxlength="200"' })}
+  ${input({ name: 'description', label: 'Description', value: form.description, errors, hint: '(optional)', attrs: 'maxlength="2000"' })}
+  ${input({ name: 'price_amount', label: 'Price', value: form.price_amount, errors, hint: '(empty: not sold through checkout)', attrs: 'inputmode="decimal" placeholder="19.99"' })}
+  ${input({ name: 'price_currency', label: 'Currency', value: form.price_currency, errors, hint: '(ISO code)', attrs: 'maxlength="3" autocapitalize="characters"' })}
+  ${input({ name: 'duration_days', label: 'Licence duration in days', value: form.duration_days, errors, hint: '(empty: perpetual)', attrs: 'inputmode="numeric"' })}
+  ${input({ name: 'grace_days', label: 'Grace days after expiry', value: form.grace_days, errors, attrs: 'inputmode="numeric"' })}
+  ${input({ name: 'max_activations', label: 'Maximum activations', value: form.max_activations, errors, hint: '(empty: unlimited)', attrs: 'inputmode="numeric"' })}
+  <div class="field">${checkbox({ name: 'require_activation', label: 'Validation requires an activated machine', checked: form.require_activation })}</div>
+</div>`;
+}
+
+function policySummary(p: Product): string {
+  const pol = p.policy;
+  const parts = [pol?.durationDays ? `${pol.durationDays} days` : 'perpetual', pol?.maxActivations ? `${pol.maxActivations} machines` : 'unlimited machines'];
+  if (pol?.graceDays) parts.push(`${pol.graceDays} days grace`);
+  if (pol?.requireActivation) parts.push('activation required');
+  return h(parts.join(', '));
+}
+
+function listPage(s: DashboardSession, data: { products: Product[]; after: string; next: string; form: ProductForm; errors?: FormErrors }): string {
+  const rows = data.products.map(
+    (p) => `<tr data-product-id="${h(p.id)}"><td><a href="/dashboard/products/${h(p.id)}">${h(p.name)}</a></td><td><code>${h(p.id)}</code></td><td>${p.price ? money(p.price.amount, p.price.currency) : '<span class="muted">not for sale</span>'}</td><td>${policySummary(p)}</td><td>${date(p.createdAt)}</td></tr>`,
+  );
+  const list = data.products.length
+    ? table(['Name', 'Id', 'Price', 'Licence policy', 'Created'], rows) + pager('/dashboard/products', {}, data.after, data.next)
+    : empty(data.after ? 'No more products. <a href="/dashboard/products">Back to the first page</a>.' : 'No products yet. Create your first one below: licences are issued for a product.');
+  return layout(
+    'Products',
+    `${list}
+<section class="card" aria-labelledby="new-product-title">
+  <h2 id="new-product-title">New product</h2>
+  ${formError(data.errors)}
+  <form method="post" action="/dashboard/products" novalidate>
+    ${csrfInput(s)}
+    ${productFields(data.form, data.errors)}
+    <p><button type="submit">Create product</button></p>
+  </form>
+</section>`,
+    s,
+    '/dashboard/products',
+  );
+}
+
+function detailPage(s: DashboardSession, data: { product: Product; keys: SigningKey[]; form: ProductForm; errors?: FormErrors; notice?: string }): string {
+  const p = data.product;
+  const keyRows = data.keys.map((k) => `<tr><td><code>${h(k.kid)}</code></td><td>${h(k.algorithm)}</td><td>${k.current ? '<span class="badge active">current</span>' : '<span class="muted">earlier</span>'}</td><td>${date(k.createdAt)}</td><td><details><summary>Public key</summary><pre><code>${h(k.publicKeyPem)}</code></pre></details></td></tr>`);
+  return layout(
+    p.name,
+    `${notice(data.notice)}
+<p class="muted">Product <code>${h(p.id)}</code>, created ${date(p.createdAt)}. <a href="/dashboard/licenses?product_id=${h(p.id)}">Its licences</a></p>
+<section class="card" aria-labelledby="edit-title">
+  <h2 id="edit-title">Details and licence policy</h2>
+  <p class="muted">A new policy applies to licences issued or renewed from now on.</p>
+  ${formError(data.errors)}
+  <form method="post" action="/dashboard/products/${h(p.id)}" novalidate>
+    ${csrfInput(s)}
+    ${productFields(data.form, data.errors)}
+    <p><button type="submit">Save changes</button></p>
+  </form>
+</section>
+<section aria-labelledby="keys-title">
+  <h2 id="keys-title">Signing keys</h2>
+  <p class="muted">Apps verify licence files offline with these public keys. Earlier keys stay listed so files they signed still verify.</p>
+  ${data.keys.length ? table(['Key id', 'Algorithm', 'Status', 'Created', '<span class="sr-only">Public key</span>'], keyRows) : empty('No signing key yet: one is made when the first licence file is issued, or rotate to make one now.')}
+  <p><a href="/dashboard/products/${h(p.id)}/rotate-key">Rotate signing key</a></p>
+</section>`,
+    s,
+    '/dashboard/products',
+  );
+}
+
+export function productPages(r: Router, ctx: DashboardContext): void {
+  const { clients, page, signedIn } = ctx;
+
+  async function showList(req: Request, res: Response, s: DashboardSession, status: number, form: ProductForm, errors?: FormErrors) {
+    const after = queryOf(req, 'starting_after', 64);
+    const startingAfter = isId('prod', after) ? after : '';
+    const out = await clients.products.listProducts({ accountId: s.accountId, page: { limit: PAGE, startingAfter } });
+    page(res, status, listPage(s, { products: out.data, after: startingAfter, next: out.page!.hasMore ? out.page!.nextCursor : '', form, errors }));
+  }
+
+  // A product of another account (or a malformed id) is not found: the 404 page.
+  const idOf = (req: Request) => String(req.params.id).slice(0, 64);
+
+  async function showDetail(res: Response, s: DashboardSession, id: string, status: number, extra: { form?: ProductForm; errors?: FormErrors; notice?: string } = {}) {
+    const [product, keys] = await Promise.all([clients.products.getProduct({ accountId: s.accountId, id }), clients.products.listSigningKeys({ accountId: s.accountId, id })]);
+    page(res, status, detailPage(s, { product, keys: keys.data, form: extra.form ?? formOf(product), errors: extra.errors, notice: extra.notice }));
+  }
+
+  r.get('/products', signedIn((req, res, s) => showList(req, res, s, 200, blankForm)));
+
+  r.post(
+    '/products',
+    signedIn(async (req, res, s) => {
+      const form = readForm(req);
+      const { price, policy, errors } = parseForm(form);
+      if (Object.keys(errors).length) return showList(req, res, s, 400, form, { fields: errors });
+      try {
+        const product = await clients.products.createProduct({ accountId: s.accountId, name: form.name.trim(), description: form.description.trim(), policy, price });
+        res.redirect(303, `/dashboard/products/${product.id}?created=1`);
+      } catch (err) {
+        const e = formErrorsOf(err, renameField);
+        await showList(req, res, s, e.status, form, e);
+      }
+    }),
+  );
+
+  r.get('/products/:id', signedIn((req, res, s) => showDetail(res, s, notFoundUnless(idOf(req)), 200, { notice: req.query.created ? 'Product created. Issue licences for it on the Licences page.' : undefined })));
+
+  r.post(
+    '/products/:id',
+    signedIn(async (req, res, s) => {
+      const id = notFoundUnless(idOf(req));
+      const current = await clients.products.getProduct({ accountId: s.accountId, id });
+      const form = readForm(req);
+      const { price, policy, errors } = parseForm(form, current.policy);
+      if (Object.keys(errors).length) return showDetail(res, s, id, 400, { form, errors: { fields: errors } });
+      try {
+        await clients.products.updateProduct({ accountId: s.accountId, id, name: form.name.trim(), description: form.description.trim(), policy, price, removePrice: !price && !!current.price });
+        ctx.validator?.productChanged(principalOf(s), id);
+        await showDetail(res, s, id, 200, { notice: 'Saved.' });
+      } catch (err) {
+        const e = formErrorsOf(err, renameField);
+        await showDetail(res, s, id, e.status, { form, errors: e });
+      }
+    }),
+  );
+
+  r.get(
+    '/products/:id/rotate-key',
+    signedIn(async (req, res, s) => {
+      const product = await clients.products.getProduct({ accountId: s.accountId, id: notFoundUnless(idOf(req)) });
+      page(res, 200, rotateConfirm(s, product));
+    }),
+  );
+
+  r.post(
+    '/products/:id/rotate-key',
+    signedIn(async (req, res, s) => {
+      const id = notFoundUnless(idOf(req));
+      const product = await clients.products.getProduct({ accountId: s.accountId, id });
+      if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, rotateConfirm(s, product));
+      const key = await clients.products.rotateSigningKey({ accountId: s.accountId, id });
+      await showDetail(res, s, id, 201, { notice: `New signing key ${key.kid}. New licence files are signed with it; files signed before still verify.` });
+    }),
+  );
+}
+
+const rotateConfirm = (s: DashboardSession, p: Product) =>
+  layout(
+    'Rotate signing key?',
+    confirmForm(s, {
+      action: `/dashboard/products/${p.id}/rotate-key`,
+      question: `Make a new signing key for <strong>${h(p.name)}</strong>?`,
+      consequence: 'Licence files are signed with the new key from now on. Apps need its public key to verify them; files signed before keep verifying with the earlier key.',
+      button: 'Rotate key',
+      back: `/dashboard/products/${p.id}`,
+    }),
+    s,
+    '/dashboard/products',
+  );
+
+const notFoundUnless = (id: string) => idOrNotFound('prod', id, 'product');
