@@ -9,7 +9,7 @@ import { start as startCheckout } from '../../services/checkout/src/main';
 import { start as startWebhook } from '../../services/webhook/src/main';
 import { freePort } from '../../scripts/lib/net';
 import { start as startGateway } from '../../gateway/src/main';
-import { envFor, type Topology } from '../../scripts/lib/topology';
+import { credentialOf, envFor, type Topology } from '../../scripts/lib/topology';
 import { checkAcceptedRequest, checkResponse } from './openapi';
 
 // A whole system in this test process: five services and the gateway on
@@ -106,7 +106,7 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const webhook = await startWebhook({ env: envFor.webhook(t, await freePort()), clock });
   addrs.webhook = `127.0.0.1:${webhook.port}`;
   const gateway = await startGateway({ env: { ...envFor.gateway(t, gatewayPort, addrs), ...gatewayConfig }, clock });
-  const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
+  const admin = createClient(AccountServiceClient, addrs.account, credentialOf(t, 'operator'));
 
   const services = [webhook, checkout, license, product, account];
   let currentWebhook = webhook;

@@ -82,6 +82,9 @@ export const commonSchema = {
   NATS_URL: str('NATS server with JetStream', { default: 'nats://127.0.0.1:4222' }),
   EVENTS_SUBJECT_PREFIX: str('Subject prefix for domain events', { default: 'licensing.events' }),
   EVENTS_STREAM: str('JetStream stream that stores domain events', { default: 'LICENSING_EVENTS' }),
-  INTERNAL_TOKEN: str('Shared secret every internal gRPC call must carry', { secret: true }),
+  INTERNAL_TOKEN: str('This component\'s own credential for the gRPC calls it makes (each caller has its own; the services it calls know only its SHA-256 digest). Required by the components that call others: gateway, license, checkout', { default: '', secret: true }),
+  GRPC_TLS_CA_FILE: str('mTLS between components: PEM CA that signs every internal certificate (with GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE; empty: plaintext gRPC)', { default: '' }),
+  GRPC_TLS_CERT_FILE: str('mTLS: this component\'s PEM certificate, common name = its name (gateway, account, ...; deploy/make-secrets.sh makes them)', { default: '' }),
+  GRPC_TLS_KEY_FILE: str('mTLS: the PEM private key of GRPC_TLS_CERT_FILE', { default: '' }),
   SHUTDOWN_TIMEOUT_MS: int('Hard limit for a graceful shutdown', { default: 10000, min: 100 }),
 } satisfies Schema;

@@ -6,6 +6,7 @@ export * from './clock';
 export * from './bus';
 export * from './outbox';
 export * from './internal-auth';
+export * from './internal-tls';
 export * from './health';
 export * from './grpc-server';
 export * from './grpc-client';

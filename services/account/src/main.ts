@@ -5,6 +5,7 @@ import { accountHandlers } from './handlers/account-handlers';
 import { peopleHandlers } from './handlers/people-handlers';
 import { accountModels } from './store/models';
 import { AccountStore, PeopleStore } from './store/queries';
+import { accountAccess } from './access';
 
 export const accountService: ServiceRecipe<typeof accountSchema> = {
   name: 'account',
@@ -14,7 +15,7 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
     const store = new AccountStore(models);
     ctx.outbox.track(models.ApiKey);
     ctx.outbox.track(models.Account);
-    ctx.grpc.add(AccountServiceService, { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models)) });
+    ctx.grpc.add(AccountServiceService, { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models)) }, accountAccess);
   },
 };
 

@@ -6,6 +6,7 @@ import { signingHandlers } from './handlers/signing-handlers';
 import { SigningKeyStore, signingKeyModel } from './store/signing-keys';
 import { productModel } from './store/models';
 import { ProductStore } from './store/queries';
+import { productAccess } from './access';
 
 export const productService: ServiceRecipe<typeof productSchema> = {
   name: 'product',
@@ -14,7 +15,7 @@ export const productService: ServiceRecipe<typeof productSchema> = {
     const store = new ProductStore(productModel(ctx.db));
     ctx.outbox.track(store.Product);
     const keys = new SigningKeyStore(signingKeyModel(ctx.db));
-    ctx.grpc.add(ProductServiceService, { ...productHandlers(ctx, store), ...signingHandlers(ctx, store, keys) });
+    ctx.grpc.add(ProductServiceService, { ...productHandlers(ctx, store), ...signingHandlers(ctx, store, keys) }, productAccess);
   },
 };
 
