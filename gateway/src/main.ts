@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig, Metrics, runMain, serveMetrics, systemClock, type Clock } from '@licensing/runtime';
+import { createLogger, loadConfig, Metrics, natsOptions, runMain, serveMetrics, systemClock, type Clock } from '@licensing/runtime';
 import { createApp } from './app';
 import { createClients } from './clients';
 import { gatewaySchema, type GatewayConfig } from './config';
@@ -30,12 +30,14 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
   checkTransportConfig(config);
   const log = createLogger('gateway', config.LOG_LEVEL);
   const metrics = new Metrics('gateway');
-  const bus = EventFeed.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: 'gateway', log, metrics });
+  const bus = EventFeed.connect({ ...natsOptions(config), subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: 'gateway', log, metrics });
   const clients = createClients(config);
   // No offline queue and a short command timeout: when Redis is away, the limiter
   // falls over to its in-memory insurance at once instead of waiting. ioredis
   // keeps reconnecting in the background and Redis is used again when it is back.
   const redis = new Redis(config.REDIS_URL, {
+    ...(config.REDIS_USER ? { username: config.REDIS_USER, password: config.REDIS_PASSWORD } : {}),
+    ...(config.REDIS_TLS ? { tls: {} } : {}),
     enableOfflineQueue: false,
     commandTimeout: config.REDIS_TIMEOUT_MS,
     maxRetriesPerRequest: 0,

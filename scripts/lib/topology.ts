@@ -13,6 +13,10 @@ export interface Topology {
   /** Test runs: where services record their query shapes (npm test checks them against the declared indexes). */
   queryShapesDir?: string;
   natsUrl: string;
+  /** Each component's NATS password when the server has a user per component (natsServerConfig); absent: no authentication. */
+  natsPasswords?: Record<string, string>;
+  /** How long the event stream keeps events (hours). */
+  eventsRetentionHours?: number;
   redisUrl: string;
   /** Prefix of the rate-limit keys in Redis. */
   rateLimitPrefix: string;
@@ -83,6 +87,8 @@ function tlsEnv(t: Topology, component: string): Record<string, string> {
 
 function common(t: Topology, component: Component): Record<string, string> {
   return {
+    ...(t.natsPasswords ? { NATS_USER: component, NATS_PASSWORD: t.natsPasswords[component] } : {}),
+    ...(t.eventsRetentionHours ? { EVENTS_RETENTION_HOURS: String(t.eventsRetentionHours) } : {}),
     ...tlsEnv(t, component),
     ...(component === 'gateway' || component === 'license' || component === 'checkout' ? { INTERNAL_TOKEN: componentToken(t.internalToken, component) } : {}),
     ...(component !== 'gateway' ? { INTERNAL_CALLERS: callersOf[component].map((c) => `${c}=${tokenDigest(componentToken(t.internalToken, c))}`).join(',') } : {}),

@@ -17,7 +17,7 @@ execFileSync('sh', [join(__dirname, '../../deploy/make-secrets.sh')], { env: { .
 
 const plain = testTopology();
 const tls = testTopology({ grpcTlsDir: secretsDir });
-const running: Array<Awaited<ReturnType<typeof startAccount>>> = [];
+const running: Array<{ ctx: { db: { dropDatabase(): Promise<unknown> } }; stop(): Promise<void> }> = [];
 const clients: Array<{ close(): void }> = [];
 const addr = (s: { port: number }) => `127.0.0.1:${s.port}`;
 

@@ -4,7 +4,7 @@ import { createLogger, type Logger } from './logger';
 import { connectMongo, syncIndexes } from './mongo';
 import { addPostgresIndexes } from './postgres-indexes';
 import { QueryShapeLog } from './query-shapes';
-import { EventBus } from './bus';
+import { EventBus, natsOptions } from './bus';
 import { Outbox, SETTLE_MS } from './outbox';
 import { GrpcServer } from './grpc-server';
 import { internalTls } from './internal-tls';
@@ -91,7 +91,7 @@ export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, o
     bus = await untilConnected(
       'NATS',
       log,
-      () => EventBus.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: `${recipe.name}-service`, log, metrics }),
+      () => EventBus.connect({ ...natsOptions(config), subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: `${recipe.name}-service`, log, metrics }),
       waiting,
     );
     const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS, SETTLE_MS, config.OUTBOX_IDLE_INTERVAL_MS);
