@@ -36,8 +36,6 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
   // falls over to its in-memory insurance at once instead of waiting. ioredis
   // keeps reconnecting in the background and Redis is used again when it is back.
   const redis = new Redis(config.REDIS_URL, {
-    ...(config.REDIS_USER ? { username: config.REDIS_USER, password: config.REDIS_PASSWORD } : {}),
-    ...(config.REDIS_TLS ? { tls: {} } : {}),
     enableOfflineQueue: false,
     commandTimeout: config.REDIS_TIMEOUT_MS,
     maxRetriesPerRequest: 0,
