@@ -48,6 +48,11 @@ for name in nats_password_account nats_password_product nats_password_license na
   redis_password_gateway mongo_root_password mongo_password_account mongo_password_product mongo_password_license mongo_password_checkout mongo_password_webhook; do
   [ -s "$dir/$name" ] || openssl rand -hex 24 > "$dir/$name"
 done
+# Connection URLs with each component's own user (read through MONGO_URL_FILE and REDIS_URL_FILE).
+for service in account product license checkout webhook; do
+  [ -s "$dir/mongo_url_$service" ] || printf 'mongodb://%s:%s@mongodb:27017/licensing_%s?authSource=licensing_%s\n' "$service" "$(cat "$dir/mongo_password_$service")" "$service" "$service" > "$dir/mongo_url_$service"
+done
+[ -s "$dir/redis_url_gateway" ] || printf 'redis://gateway:%s@redis:6379\n' "$(cat "$dir/redis_password_gateway")" > "$dir/redis_url_gateway"
 # Internal CA and one certificate per component for the optional gRPC mTLS (GRPC_TLS_*_FILE).
 if [ ! -s "$dir/ca.key" ]; then
   openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=licensing internal CA" -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
