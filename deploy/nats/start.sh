@@ -7,6 +7,7 @@ set -eu
 dir="${NATS_SECRETS_DIR:-/run/secrets}"
 for user in account product license checkout webhook gateway; do
   var="NATS_PASSWORD_$(echo "$user" | tr '[:lower:]' '[:upper:]')"
-  export "$var=$(tr -d '\n' < "$dir/nats_password_$user")"
+  # nats-server parses a referenced variable as a configuration value: quoted, it stays a string.
+  export "$var=\"$(tr -d '\n' < "$dir/nats_password_$user")\""
 done
 exec nats-server -c "${NATS_CONFIG:-/etc/nats/nats.conf}" "$@"

@@ -13,6 +13,5 @@ export function deployNatsConfig(): string {
     prefix: commonSchema.EVENTS_SUBJECT_PREFIX.default!,
     stream: commonSchema.EVENTS_STREAM.default!,
     passwords: Object.fromEntries(natsUsers.map((u) => [u, `$${natsPasswordVariable(u)}`])) as Record<NatsUser, string>,
-    storeDir: '/data',
   });
 }

@@ -65,7 +65,7 @@ export interface NatsServerConfigOptions {
   /** Each user's password, or a nats-server variable reference such as `$NATS_PASSWORD_ACCOUNT`. */
   passwords: Record<NatsUser, string>;
   port?: number;
-  /** Where JetStream keeps the stream. */
+  /** Where JetStream keeps the stream (absent: given on the command line, -sd). */
   storeDir?: string;
   /** TLS for clients: PEM certificate and key of the server (optional). */
   tls?: { cert: string; key: string };
@@ -83,7 +83,7 @@ export function natsServerConfig(o: NatsServerConfigOptions): string {
   return [
     '# Generated from packages/runtime/src/nats-access.ts (natsServerConfig): do not edit by hand.',
     ...(o.port !== undefined ? [`port: ${o.port}`] : []),
-    `jetstream: { store_dir: ${JSON.stringify(o.storeDir ?? '/data')} }`,
+    o.storeDir ? `jetstream: { store_dir: ${JSON.stringify(o.storeDir)} }` : 'jetstream: enabled',
     ...(o.tls ? [`tls: { cert_file: ${JSON.stringify(o.tls.cert)}, key_file: ${JSON.stringify(o.tls.key)} }`] : []),
     'authorization: {',
     '  users: [',
