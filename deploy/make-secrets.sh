@@ -53,13 +53,14 @@ for service in account product license checkout webhook; do
   [ -s "$dir/mongo_url_$service" ] || printf 'mongodb://%s:%s@mongodb:27017/licensing_%s?authSource=licensing_%s\n' "$service" "$(cat "$dir/mongo_password_$service")" "$service" "$service" > "$dir/mongo_url_$service"
 done
 [ -s "$dir/redis_url_gateway" ] || printf 'redis://gateway:%s@redis:6379\n' "$(cat "$dir/redis_password_gateway")" > "$dir/redis_url_gateway"
-# Internal CA and one certificate per component for the optional gRPC mTLS (GRPC_TLS_*_FILE).
+# Internal CA and one certificate per component for the optional gRPC mTLS (GRPC_TLS_*_FILE),
+# and one for the NATS server (optional TLS to NATS: NATS_TLS_CA_FILE=ca.crt).
 if [ ! -s "$dir/ca.key" ]; then
-  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=licensing internal CA" -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 -subj "/CN=licensing internal CA" -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
 fi
-for name in gateway account product license checkout webhook operator; do
+for name in gateway account product license checkout webhook operator nats; do
   [ -s "$dir/$name.key" ] && continue
-  openssl req -newkey rsa:2048 -nodes -subj "/CN=$name" -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$name" -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null
   printf 'subjectAltName=DNS:%s,DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' "$name" > "$dir/$name.ext"
   openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial -days 825 -extfile "$dir/$name.ext" -out "$dir/$name.crt" 2>/dev/null
   rm -f "$dir/$name.csr" "$dir/$name.ext"

@@ -15,7 +15,7 @@ beforeAll(async () => {
   execFileSync('sh', [join(__dirname, '../../deploy/make-secrets.sh')], { env: { ...process.env, SECRETS_DIR: secretsDir }, stdio: 'ignore' });
   stack = await startStack({ grpcTlsDir: secretsDir });
   api = client(stack.url, (await stack.newAccount()).apiKey);
-});
+}, 60_000); // certificates, then a whole stack
 
 afterAll(async () => {
   await stack?.stop();
