@@ -5,18 +5,19 @@ import { join } from 'node:path';
 import { AccountServiceClient, type Account } from '@licensing/proto';
 import { AppError, createClient } from '@licensing/runtime';
 import { repoRoot } from './lib/paths';
+import { componentToken } from './lib/secrets';
 
 const USAGE = `usage: npm run admin -- <command> [options]
 
   create-account --name NAME [--plan free|pro|enterprise]   prints {"account_id","api_key"}
   create-key --account ID [--scope full|validate] [--name N] prints {"key_id","api_key"}
-  revoke-key --key-id ID                                     prints {"key_id","revoked_at"}
+  revoke-key --account ID --key-id ID                        prints {"key_id","revoked_at"}
   list-keys --account ID                                     prints {"data":[...]}
   set-plan --account ID --plan free|pro|enterprise           prints the account
   set-limits --account ID [--per-minute N] [--per-hour N]    prints the account (0 = plan default)
 
-Connects to ACCOUNT_GRPC_ADDR (else the address npm start recorded) with INTERNAL_TOKEN
-(else the development secret npm start created).`;
+Connects to ACCOUNT_GRPC_ADDR (else the address npm start recorded) as the operator, with
+INTERNAL_TOKEN (the operator's token; else the one derived from the development secret npm start created).`;
 
 function usage(message?: string): never {
   if (message) console.error(`error: ${message}\n`);
@@ -45,7 +46,8 @@ function connection(): { addr: string; token: string } {
   const stackFile = join(dataDir, 'run', 'stack.json');
   const secretsFile = join(dataDir, 'secrets.json');
   const addr = process.env.ACCOUNT_GRPC_ADDR ?? (existsSync(stackFile) ? (JSON.parse(readFileSync(stackFile, 'utf8')) as { account_grpc_addr: string }).account_grpc_addr : '127.0.0.1:50051');
-  const token = process.env.INTERNAL_TOKEN ?? (existsSync(secretsFile) ? (JSON.parse(readFileSync(secretsFile, 'utf8')) as { internal_token: string }).internal_token : '');
+  // The operator's own credential: production gives it (deploy/secrets/internal_token_operator); development derives it.
+  const token = process.env.INTERNAL_TOKEN ?? (existsSync(secretsFile) ? componentToken((JSON.parse(readFileSync(secretsFile, 'utf8')) as { internal_token: string }).internal_token, 'operator') : '');
   if (!token) usage('INTERNAL_TOKEN is not set and no development secret exists (run npm start first)');
   return { addr, token };
 }
@@ -62,7 +64,7 @@ async function main() {
   const allowed: Record<string, string[]> = {
     'create-account': ['name', 'plan'],
     'create-key': ['account', 'scope', 'name'],
-    'revoke-key': ['key-id'],
+    'revoke-key': ['account', 'key-id'],
     'list-keys': ['account'],
     'set-plan': ['account', 'plan'],
     'set-limits': ['account', 'per-minute', 'per-hour'],
@@ -72,7 +74,7 @@ async function main() {
   const need = (f: string) => flags[f] ?? usage(`${command} needs --${f}`);
 
   const { addr, token } = connection();
-  const accounts = createClient(AccountServiceClient, addr, token);
+  const accounts = createClient(AccountServiceClient, addr, { caller: 'operator', token });
   try {
     let out: unknown;
     switch (command) {
@@ -87,7 +89,7 @@ async function main() {
         break;
       }
       case 'revoke-key': {
-        const r = await accounts.call.revokeApiKey({ accountId: '', keyId: need('key-id') });
+        const r = await accounts.call.revokeApiKey({ accountId: need('account'), keyId: need('key-id') });
         out = { key_id: r.id, revoked_at: r.revokedAt };
         break;
       }

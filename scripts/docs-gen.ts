@@ -1,7 +1,9 @@
-// `npm run docs`: regenerates the settings and metrics tables in docs/operations.md.
-import { readFileSync, writeFileSync } from 'node:fs';
+// `npm run docs`: regenerates the settings and metrics tables in docs/operations.md,
+// and deploy/nats/nats.conf (users and permissions of the NATS server).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './lib/paths';
+import { deployNatsConfig } from './lib/deploy-nats';
 import { withGeneratedSections, type Schemas } from './lib/settings-doc';
 
 const root = repoRoot();
@@ -20,3 +22,10 @@ const before = readFileSync(file, 'utf8');
 const after = withGeneratedSections(before, schemas);
 if (after !== before) writeFileSync(file, after);
 console.log(after === before ? 'docs/operations.md is up to date' : 'docs/operations.md updated');
+
+// The NATS configuration the deployments use, from the same permission table as the tests.
+const natsFile = join(root, 'deploy', 'nats', 'nats.conf');
+const nats = deployNatsConfig();
+const natsBefore = existsSync(natsFile) ? readFileSync(natsFile, 'utf8') : '';
+if (nats !== natsBefore) writeFileSync(natsFile, nats);
+console.log(nats === natsBefore ? 'deploy/nats/nats.conf is up to date' : 'deploy/nats/nats.conf updated');

@@ -8,6 +8,7 @@ import { hostPort, portAnswers } from './lib/net';
 import { repoRoot } from './lib/paths';
 import { localSecrets } from './lib/secrets';
 import { writeFileSync, mkdirSync } from 'node:fs';
+import { scrubSecrets } from '@licensing/runtime';
 
 const env = process.env;
 const root = repoRoot();
@@ -29,12 +30,12 @@ async function main() {
   const nats = hostPort(natsUrl, 4222);
   if (!(await portAnswers(nats.host, nats.port))) fail(`NATS is not reachable at ${natsUrl}. Start nats-server with JetStream (nats-server -js) or set NATS_URL.`);
   const redis = hostPort(redisUrl, 6379);
-  if (!(await portAnswers(redis.host, redis.port))) fail(`Redis is not reachable at ${redisUrl}. Start redis-server or set REDIS_URL.`);
+  if (!(await portAnswers(redis.host, redis.port))) fail(`Redis is not reachable at ${scrubSecrets(redisUrl)}. Start redis-server or set REDIS_URL.`);
 
   let ferret: FerretDB | undefined;
   const mongo = hostPort(mongoUrl, 27017);
   if (!(await portAnswers(mongo.host, mongo.port))) {
-    if (!['127.0.0.1', 'localhost', '::1'].includes(mongo.host)) fail(`Nothing answers at MONGO_URL=${mongoUrl}, and FerretDB can only be started here for a loopback address.`);
+    if (!['127.0.0.1', 'localhost', '::1'].includes(mongo.host)) fail(`Nothing answers at MONGO_URL=${scrubSecrets(mongoUrl)}, and FerretDB can only be started here for a loopback address.`);
     try {
       ferretdbBinary();
       // Over PostgreSQL when one answers: indexed look-ups at 100,000 licences. SQLite otherwise.

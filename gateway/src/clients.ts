@@ -1,11 +1,11 @@
-import { credentials } from '@grpc/grpc-js';
 import { AccountServiceClient, CheckoutServiceClient, LicenseServiceClient, ProductServiceClient, WebhookServiceClient, health } from '@licensing/proto';
-import { createClient } from '@licensing/runtime';
+import { channelCredentials, createClient, internalCredential } from '@licensing/runtime';
 import type { GatewayConfig } from './config';
 
 /** One long-lived gRPC channel per service for the life of the gateway. */
 export function createClients(config: GatewayConfig) {
-  const token = config.INTERNAL_TOKEN;
+  // The gateway's own credential: each service lets it call only the methods the API needs.
+  const token = internalCredential('gateway', config);
   const timeout = config.GRPC_TIMEOUT_MS;
   const services = {
     account: config.ACCOUNT_GRPC_ADDR,
@@ -19,7 +19,7 @@ export function createClients(config: GatewayConfig) {
   const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
   const checkouts = createClient(CheckoutServiceClient, services.checkout, token, timeout);
   const webhooks = createClient(WebhookServiceClient, services.webhook, token, timeout);
-  const healthChecks = Object.fromEntries(Object.entries(services).map(([name, addr]) => [name, new health.HealthClient(addr, credentials.createInsecure())])) as Record<keyof typeof services, health.HealthClient>;
+  const healthChecks = Object.fromEntries(Object.entries(services).map(([name, addr]) => [name, new health.HealthClient(addr, channelCredentials(token.tls))])) as Record<keyof typeof services, health.HealthClient>;
   return {
     accounts: accounts.call,
     products: products.call,

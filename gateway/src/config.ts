@@ -27,7 +27,7 @@ export const gatewaySchema = {
   RATE_LIMIT_LOCAL_PERCENT: int('Percent of a large rate limit (1,000 or more) one gateway may admit on its own between two syncs with Redis (docs/api.md gives the accuracy); 0 = ask Redis on every request', { default: 1, min: 0, max: 5 }),
   AUTH_CACHE_TTL_MS: int('How long an authenticated key is trusted without asking the account service: at most 1 s, so a revoked key is refused within a second even when its api_key.revoked event is late or lost (events usually evict it sooner)', { default: 1000, min: 0, max: 1000 }),
   GRPC_TIMEOUT_MS: int('Deadline of each call to a service', { default: 5000, min: 100 }),
-  REDIS_URL: str('Redis shared by every gateway for rate-limit counters', { default: 'redis://127.0.0.1:6379' }),
+  REDIS_URL: str('Redis shared by every gateway for rate-limit counters; in production with the gateway\'s own ACL user, allowed only the rate-limit keys (redis://gateway:<password>@redis:6379, rediss:// for TLS; deploy/redis/start.sh), so give it as REDIS_URL_FILE', { default: 'redis://127.0.0.1:6379', secret: true }),
   REDIS_TIMEOUT_MS: int('A Redis command slower than this falls back to the in-memory limiter', { default: 250, min: 10 }),
   RATE_LIMITS_ENABLED: bool('Enforce rate limits (turn off only to measure their cost)', { default: true }),
   RATE_LIMIT_PREFIX: str('Prefix of the rate-limit keys in Redis', { default: 'licensing:rl' }),

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig, Metrics, runMain, serveMetrics, systemClock, type Clock } from '@licensing/runtime';
+import { createLogger, loadConfig, Metrics, natsOptions, runMain, serveMetrics, systemClock, type Clock } from '@licensing/runtime';
 import { createApp } from './app';
 import { createClients } from './clients';
 import { gatewaySchema, type GatewayConfig } from './config';
@@ -30,7 +30,7 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
   checkTransportConfig(config);
   const log = createLogger('gateway', config.LOG_LEVEL);
   const metrics = new Metrics('gateway');
-  const bus = EventFeed.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: 'gateway', log, metrics });
+  const bus = EventFeed.connect({ ...natsOptions(config), subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: 'gateway', log, metrics });
   const clients = createClients(config);
   // No offline queue and a short command timeout: when Redis is away, the limiter
   // falls over to its in-memory insurance at once instead of waiting. ioredis

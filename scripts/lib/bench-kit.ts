@@ -8,7 +8,7 @@ import { createClient } from '@licensing/runtime';
 import { preparePostgres, startFerretDB, type FerretDB, type PostgresDatabase } from './ferretdb';
 import { launchSystem, type RunningSystem } from './launch';
 import { freePort } from './net';
-import type { Topology } from './topology';
+import { credentialOf, type Topology } from './topology';
 
 // What `npm run bench` and `npm run bench:scale` share: a whole system as
 // separate processes over a store of its own, CPU accounting from /proc, and
@@ -86,7 +86,7 @@ export async function startBenchSystem(name: string): Promise<BenchSystem> {
     { account: await freePort(), product: await freePort(), license: await freePort(), checkout: await freePort(), checkoutHttp: await freePort(), webhook: await freePort(), gateway: await freePort() },
     join(work, 'logs'),
   );
-  const admin = createClient(AccountServiceClient, system.addrs.account, t.internalToken);
+  const admin = createClient(AccountServiceClient, system.addrs.account, credentialOf(t, 'operator'));
   const { secret, account } = await admin.call.createAccount({ name: 'Bench', plan: 'enterprise' });
   await admin.call.updateAccount({ id: account!.id, perMinuteLimit: 1_000_000, perHourLimit: 1_000_000 });
   admin.close();

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -29,3 +29,10 @@ export function localSecrets(file: string): LocalSecrets {
   writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;
 }
+
+/**
+ * Development and tests: each component's own internal token, derived from one
+ * seed so a single secret file is enough. Production gives each component a
+ * random token of its own (deploy/make-secrets.sh) and no component sees the seed.
+ */
+export const componentToken = (seed: string, component: string): string => createHmac('sha256', seed).update(`internal-token:${component}`).digest('base64url');

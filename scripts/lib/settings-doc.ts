@@ -15,10 +15,13 @@ export interface Schemas {
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 
+// A secret's value never appears here: a default that held credentials (a URL with user:password@) is not shown.
 function defaultOf(name: string, s: Setting<unknown>): string {
-  if (s.default === undefined) return `**required**${s.secret ? `, secret (or \`${name}_FILE\`)` : ''}`;
-  if (s.default === '') return '(empty)';
-  return `\`${String(s.default)}\``;
+  const secret = s.secret ? `, secret (or \`${name}_FILE\`)` : '';
+  if (s.default === undefined) return `**required**${secret}`;
+  if (s.default === '') return `(empty)${secret}`;
+  if (s.secret && /:\/\/[^/@]*@/.test(String(s.default))) return `(not shown)${secret}`;
+  return `\`${String(s.default)}\`${secret}`;
 }
 
 function meaning(s: Setting<unknown>): string {

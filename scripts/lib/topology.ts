@@ -1,6 +1,10 @@
 // The settings that wire the components together, in one place, for both
 // `npm start` (child processes) and the tests (in process). Each component
 // still validates its own settings against its config schema.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tokenDigest, type InternalCaller, type InternalCredential, type InternalTls } from '@licensing/runtime';
+import { componentToken } from './secrets';
 
 export interface Topology {
   mongoUrl: string;
@@ -9,6 +13,10 @@ export interface Topology {
   /** Test runs: where services record their query shapes (npm test checks them against the declared indexes). */
   queryShapesDir?: string;
   natsUrl: string;
+  /** Each component's NATS password when the server has a user per component (natsServerConfig); absent: no authentication. */
+  natsPasswords?: Record<string, string>;
+  /** How long the event stream keeps events (hours). */
+  eventsRetentionHours?: number;
   redisUrl: string;
   /** Prefix of the rate-limit keys in Redis. */
   rateLimitPrefix: string;
@@ -16,7 +24,10 @@ export interface Topology {
   dbPrefix: string;
   subjectPrefix: string;
   stream: string;
+  /** Seed of every component's own internal token (componentToken); no component gets the seed itself. */
   internalToken: string;
+  /** Optional mTLS between the components: a folder written by deploy/make-secrets.sh (ca.crt, <component>.crt/.key). */
+  grpcTlsDir?: string;
   apiKeyPepper: string;
   /** 32 bytes, base64: encrypts licence-file signing keys at rest. */
   signingKeySecret: string;
@@ -54,23 +65,49 @@ export interface Topology {
 
 export type Component = 'account' | 'product' | 'license' | 'checkout' | 'webhook' | 'gateway';
 
-function common(t: Topology): Record<string, string> {
+/** Which components call which service (each service's access.ts then says which methods). */
+export const callersOf: Record<Exclude<Component, 'gateway'>, InternalCaller[]> = {
+  account: ['gateway', 'operator'],
+  product: ['gateway', 'license', 'checkout'],
+  license: ['gateway', 'checkout'],
+  checkout: ['gateway'],
+  webhook: ['gateway'],
+};
+
+/** A caller's credential in this topology (tests and the operator CLI call services with it). */
+export const credentialOf = (t: Topology, caller: InternalCaller): InternalCredential => ({ caller, token: componentToken(t.internalToken, caller), tls: tlsOf(t, caller) });
+
+function tlsOf(t: Topology, component: string): InternalTls | undefined {
+  if (!t.grpcTlsDir) return undefined;
+  return { ca: readFileSync(join(t.grpcTlsDir, 'ca.crt')), cert: readFileSync(join(t.grpcTlsDir, `${component}.crt`)), key: readFileSync(join(t.grpcTlsDir, `${component}.key`)) };
+}
+
+function tlsEnv(t: Topology, component: string): Record<string, string> {
+  if (!t.grpcTlsDir) return {};
+  return { GRPC_TLS_CA_FILE: join(t.grpcTlsDir, 'ca.crt'), GRPC_TLS_CERT_FILE: join(t.grpcTlsDir, `${component}.crt`), GRPC_TLS_KEY_FILE: join(t.grpcTlsDir, `${component}.key`) };
+}
+
+function common(t: Topology, component: Component): Record<string, string> {
   return {
+    ...(t.natsPasswords ? { NATS_USER: component, NATS_PASSWORD: t.natsPasswords[component] } : {}),
+    ...(t.eventsRetentionHours ? { EVENTS_RETENTION_HOURS: String(t.eventsRetentionHours) } : {}),
+    ...tlsEnv(t, component),
+    ...(component === 'gateway' || component === 'license' || component === 'checkout' ? { INTERNAL_TOKEN: componentToken(t.internalToken, component) } : {}),
+    ...(component !== 'gateway' ? { INTERNAL_CALLERS: callersOf[component].map((c) => `${c}=${tokenDigest(componentToken(t.internalToken, c))}`).join(',') } : {}),
     NODE_ENV: t.nodeEnv,
     LOG_LEVEL: t.logLevel,
     NATS_URL: t.natsUrl,
     EVENTS_SUBJECT_PREFIX: t.subjectPrefix,
     EVENTS_STREAM: t.stream,
-    INTERNAL_TOKEN: t.internalToken,
     // Tests look for relayed events within seconds: the relay never idles longer there.
     ...(t.outboxIntervalMs ? { OUTBOX_INTERVAL_MS: String(t.outboxIntervalMs), OUTBOX_IDLE_INTERVAL_MS: String(t.outboxIntervalMs) } : {}),
   };
 }
 
-function service(t: Topology, name: string, port: number): Record<string, string> {
+function service(t: Topology, name: Exclude<Component, 'gateway'>, port: number): Record<string, string> {
   // /metrics on the gRPC port + 1000 (the schemas' default for the default ports).
   const metricsPort = t.metricsAnyPort || port === 0 ? 0 : port + 1000;
-  return { ...common(t), MONGO_URL: t.mongoUrl, ...(t.ferretdbPostgresUrl ? { FERRETDB_POSTGRESQL_URL: t.ferretdbPostgresUrl } : {}), ...(t.queryShapesDir ? { QUERY_SHAPES_DIR: t.queryShapesDir } : {}), MONGO_DB: `${t.dbPrefix}_${name}`, GRPC_HOST: t.host, GRPC_PORT: String(port), METRICS_PORT: String(metricsPort) };
+  return { ...common(t, name), MONGO_URL: t.mongoUrl, ...(t.ferretdbPostgresUrl ? { FERRETDB_POSTGRESQL_URL: t.ferretdbPostgresUrl } : {}), ...(t.queryShapesDir ? { QUERY_SHAPES_DIR: t.queryShapesDir } : {}), MONGO_DB: `${t.dbPrefix}_${name}`, GRPC_HOST: t.host, GRPC_PORT: String(port), METRICS_PORT: String(metricsPort) };
 }
 
 export const envFor = {
@@ -110,7 +147,7 @@ export const envFor = {
     ...(t.webhookDispatchIntervalMs ? { WEBHOOK_DISPATCH_INTERVAL_MS: String(t.webhookDispatchIntervalMs) } : {}),
   }),
   gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string; webhook: string }) => ({
-    ...common(t),
+    ...common(t, 'gateway'),
     HOST: t.host,
     PORT: String(port),
     ...(t.metricsAnyPort ? { METRICS_PORT: '0' } : {}),

@@ -91,11 +91,17 @@ describe('docker-compose.yml', () => {
     ];
     for (const [from, setting, to] of addrs) expect([from, setting, target(configs[from][setting])]).toEqual([from, setting, { host: to, port: grpcPort(to) }]);
     expect(target(configs.gateway.CHECKOUT_PAGE_URL)).toEqual({ host: 'checkout', port: configs.checkout.HTTP_PORT });
+    // Connection URLs hold passwords: they are secret files (make-secrets.sh writes them), read here as the container would.
+    const urlIn = (c: ComponentName, name: string) => readFileSync(mounted(envOf(c)[`${name}_FILE`]), 'utf8').trim();
     for (const c of components) {
-      if (c !== 'gateway') expect(target(configs[c].MONGO_URL).host).toBe('mongodb');
+      if (c !== 'gateway') {
+        const url = new URL(urlIn(c, 'MONGO_URL'));
+        expect([c, url.hostname, url.username, url.pathname, url.searchParams.get('authSource')]).toEqual([c, 'mongodb', c, `/licensing_${c}`, `licensing_${c}`]);
+      }
       expect(target(configs[c].NATS_URL)).toEqual({ host: 'nats', port: 4222 });
     }
-    expect(target(configs.gateway.REDIS_URL)).toEqual({ host: 'redis', port: 6379 });
+    expect(target(urlIn('gateway', 'REDIS_URL'))).toEqual({ host: 'redis', port: 6379 });
+    expect(new URL(urlIn('gateway', 'REDIS_URL')).username).toBe('gateway');
     const ports = components.flatMap((c) => [configs[c].METRICS_PORT, c === 'gateway' ? configs[c].PORT : grpcPort(c)]);
     expect(new Set(ports).size).toBe(ports.length);
   });

@@ -114,7 +114,7 @@ describe('the error format', () => {
   it('the gRPC services refuse calls without the internal credential', async () => {
     const { createClient } = await import('@licensing/runtime');
     const { AccountServiceClient } = await import('@licensing/proto');
-    const intruder = createClient(AccountServiceClient, stack.addrs.account, 'wrong-token');
+    const intruder = createClient(AccountServiceClient, stack.addrs.account, { caller: 'gateway', token: 'wrong-token' });
     await expect(intruder.call.createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({ code: 'unauthorized' });
     intruder.close();
   });

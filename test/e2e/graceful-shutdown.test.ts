@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { connect } from 'nats';
 import { start as startAccount } from '../../services/account/src/main';
 import { start as startProduct } from '../../services/product/src/main';
-import { envFor } from '../../scripts/lib/topology';
+import { credentialOf, envFor } from '../../scripts/lib/topology';
 import { spawnComponent } from '../../scripts/lib/launch';
 import { waitForServing } from '../../scripts/lib/health';
 import { freePort, waitForPort } from '../../scripts/lib/net';
@@ -70,7 +70,7 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
 
     const { AccountServiceClient } = await import('@licensing/proto');
     const { createClient } = await import('@licensing/runtime');
-    const admin = createClient(AccountServiceClient, `127.0.0.1:${account.port}`, t.internalToken);
+    const admin = createClient(AccountServiceClient, `127.0.0.1:${account.port}`, credentialOf(t, 'operator'));
     const acct = await admin.call.createAccount({ name: 'Load', plan: 'enterprise' });
     admin.close();
     const key = acct.secret;

@@ -4,6 +4,7 @@ import { setLogDestination } from '@licensing/runtime';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebClient } from '../support/web-client';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { credentialOf } from '../../scripts/lib/topology';
 
 // One end-to-end run at debug level with every log line of every component
 // captured: the lines have fixed keys, the request id reaches the services'
@@ -29,6 +30,8 @@ beforeAll(async () => {
   const acct = await stack.newAccount();
   secrets.api_key = acct.apiKey;
   secrets.internal_token = stack.topology.internalToken;
+  // Each caller's own gRPC token.
+  for (const caller of ['gateway', 'license', 'checkout', 'operator'] as const) secrets[`internal_token_${caller}`] = credentialOf(stack.topology, caller).token;
   secrets.api_key_pepper = stack.topology.apiKeyPepper;
   const api = client(stack.url, acct.apiKey);
 

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { client, startStack, type Stack } from '../support/stack';
 import { freePort } from '../../scripts/lib/net';
 import { eventually } from '../support/eventually';
+import { credentialOf } from '../../scripts/lib/topology';
 
 // The operator CLI and npm start's refusals, run as real processes from the
 // build (npm test builds before it runs jest).
@@ -24,7 +25,7 @@ afterAll(async () => {
 });
 
 async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, ACCOUNT_GRPC_ADDR: stack.addrs.account, INTERNAL_TOKEN: stack.topology.internalToken };
+  const env = { ...process.env, ACCOUNT_GRPC_ADDR: stack.addrs.account, INTERNAL_TOKEN: credentialOf(stack.topology, 'operator').token };
   try {
     const { stdout, stderr } = await exec(process.execPath, [script('admin'), ...args], { env });
     return { code: 0, stdout, stderr };
@@ -45,7 +46,7 @@ describe('npm run admin', () => {
 
     const key = JSON.parse((await admin('create-key', '--account', account_id, '--scope', 'validate')).stdout);
     expect(key).toEqual({ key_id: expect.stringMatching(/^key_/), api_key: expect.stringMatching(/^lk_val_/) });
-    const revoked = await admin('revoke-key', '--key-id', key.key_id);
+    const revoked = await admin('revoke-key', '--account', account_id, '--key-id', key.key_id);
     expect(JSON.parse(revoked.stdout)).toEqual({ key_id: key.key_id, revoked_at: expect.any(String) });
     const listed = JSON.parse((await admin('list-keys', '--account', account_id)).stdout);
     expect(listed.data).toHaveLength(2);
@@ -75,7 +76,9 @@ describe('npm run admin', () => {
     const bad = await admin('create-account', '--name', 'X', '--plan', 'gold');
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stderr)).toMatchObject({ error: 'invalid_request', errors: [{ field: 'plan' }] });
-    const missing = await admin('revoke-key', '--key-id', 'key_nope');
+    // Revocation is always scoped to an account.
+    expect((await admin('revoke-key', '--key-id', 'key_nope')).stderr).toContain('revoke-key needs --account');
+    const missing = await admin('revoke-key', '--account', 'acct_nope', '--key-id', 'key_nope');
     expect(JSON.parse(missing.stderr)).toMatchObject({ error: 'not_found' });
   });
 });

@@ -1,6 +1,7 @@
 import { LicenseServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { client, startStack, TestClock, type Stack } from '../support/stack';
+import { credentialOf } from '../../scripts/lib/topology';
 import { PrivateNats } from '../support/nats-server';
 import { HoldingProxy } from '../support/holding-proxy';
 import { eventually } from '../support/eventually';
@@ -163,7 +164,7 @@ describe('validation counts off the hot path', () => {
     for (let i = 0; i < 5; i++) await validate(api, key);
     for (let i = 0; i < 7; i++) await validate(other, key);
     await gw.stop(); // its 7 were never flushed by the timer (60 s): only the shutdown flush sends them
-    const licenses = createClient(LicenseServiceClient, stack.addrs.license, stack.topology.internalToken);
+    const licenses = createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway'));
     try {
       await eventually(async () => {
         const stats = await licenses.call.getStats({ accountId });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AccountServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { start } from '../../services/account/src/main';
-import { envFor } from '../../scripts/lib/topology';
+import { credentialOf, envFor } from '../../scripts/lib/topology';
 import { testTopology } from '../support/stack';
 import { eventually } from '../support/eventually';
 
@@ -10,14 +10,18 @@ import { eventually } from '../support/eventually';
 const t = testTopology();
 let service: Awaited<ReturnType<typeof start>>;
 let accounts: ReturnType<typeof createClient<AccountServiceClient>>;
+// Authenticate is the gateway's business: the operator may not call it.
+let gateway: ReturnType<typeof createClient<AccountServiceClient>>;
 
 beforeAll(async () => {
   service = await start({ env: envFor.account(t, 0) });
-  accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, t.internalToken);
+  accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'operator'));
+  gateway = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
 });
 
 afterAll(async () => {
   accounts?.close();
+  gateway?.close();
   await service?.ctx.db.dropDatabase();
   await service?.stop();
 });
@@ -42,9 +46,9 @@ it.each([
 it('authenticates a live key and refuses it once revoked; revoking twice is fine', async () => {
   const { account } = await accounts.call.createAccount({ name: 'Rev', plan: 'free' });
   const { secret, apiKey } = await accounts.call.createApiKey({ accountId: account!.id, scope: 'validate', name: 'app' });
-  expect(await accounts.call.authenticate({ secret })).toMatchObject({ keyId: apiKey!.id, scope: 'validate', account: { id: account!.id } });
+  expect(await gateway.call.authenticate({ secret })).toMatchObject({ keyId: apiKey!.id, scope: 'validate', account: { id: account!.id } });
   await accounts.call.revokeApiKey({ accountId: account!.id, keyId: apiKey!.id });
-  await expect(accounts.call.authenticate({ secret })).rejects.toMatchObject({ code: 'unauthorized' });
+  await expect(gateway.call.authenticate({ secret })).rejects.toMatchObject({ code: 'unauthorized' });
   const again = await accounts.call.revokeApiKey({ accountId: account!.id, keyId: apiKey!.id });
   expect(again.revokedAt).not.toBe('');
 });
@@ -55,7 +59,7 @@ it('an account cannot revoke or see another account’s keys', async () => {
   await expect(accounts.call.revokeApiKey({ accountId: b.account!.id, keyId: a.apiKey!.id })).rejects.toMatchObject({ code: 'not_found' });
   const list = await accounts.call.listApiKeys({ accountId: b.account!.id, page: { limit: 100, startingAfter: '' } });
   expect(list.data.map((k) => k.id)).toEqual([b.apiKey!.id]);
-  expect(await accounts.call.authenticate({ secret: a.secret })).toMatchObject({ account: { id: a.account!.id } });
+  expect(await gateway.call.authenticate({ secret: a.secret })).toMatchObject({ account: { id: a.account!.id } });
 });
 
 it('refuses keys for unknown accounts and bad scopes', async () => {
@@ -67,7 +71,7 @@ it('refuses keys for unknown accounts and bad scopes', async () => {
 it('records last_used_at on authentication', async () => {
   const { account, secret, apiKey } = await accounts.call.createAccount({ name: 'Used', plan: 'free' });
   expect(apiKey!.lastUsedAt).toBe('');
-  await accounts.call.authenticate({ secret });
+  await gateway.call.authenticate({ secret });
   await eventually(async () => expect((await accounts.call.listApiKeys({ accountId: account!.id, page: { limit: 10, startingAfter: '' } })).data[0].lastUsedAt).not.toBe(''));
 });
 

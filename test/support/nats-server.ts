@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PrivateServer, serverBinary } from './private-server';
@@ -10,6 +10,18 @@ export class PrivateNats extends PrivateServer {
   static async start(): Promise<PrivateNats> {
     const storeDir = mkdtempSync(join(tmpdir(), 'licensing-test-nats-'));
     const n = await PrivateNats.launch(serverBinary('nats-server', 'apt-get install nats-server'), (port) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir]);
+    n.storeDir = storeDir;
+    return n;
+  }
+
+  /** With a configuration file made for its port and store folder (e.g. natsServerConfig, users and permissions). */
+  static async startWithConfig(config: (port: number, storeDir: string) => string): Promise<PrivateNats> {
+    const storeDir = mkdtempSync(join(tmpdir(), 'licensing-test-nats-'));
+    const file = join(storeDir, 'nats.conf');
+    const n = await PrivateNats.launch(serverBinary('nats-server', 'apt-get install nats-server'), (port) => {
+      writeFileSync(file, config(port, join(storeDir, 'js')));
+      return ['-a', '127.0.0.1', '-c', file];
+    });
     n.storeDir = storeDir;
     return n;
   }

@@ -11,7 +11,7 @@ import { start as startCheckout } from '../../services/checkout/src/main';
 import { start as startWebhook } from '../../services/webhook/src/main';
 import { freePort } from '../../scripts/lib/net';
 import { start as startGateway } from '../../gateway/src/main';
-import { envFor, type Topology } from '../../scripts/lib/topology';
+import { credentialOf, envFor, type Topology } from '../../scripts/lib/topology';
 import { checkAcceptedRequest, checkResponse } from './openapi';
 
 // A whole system in this test process: five services and the gateway on
@@ -109,7 +109,7 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
   const webhook = await startWebhook({ env: envFor.webhook(t, await freePort()), clock });
   addrs.webhook = `127.0.0.1:${webhook.port}`;
   const gateway = await startGateway({ env: { ...envFor.gateway(t, gatewayPort, addrs), ...gatewayConfig }, clock });
-  const admin = createClient(AccountServiceClient, addrs.account, t.internalToken);
+  const admin = createClient(AccountServiceClient, addrs.account, credentialOf(t, 'operator'));
 
   const services = [webhook, checkout, license, product, account];
   let currentWebhook = webhook;
@@ -155,6 +155,8 @@ export async function startStack(overrides: Partial<Topology> = {}, gatewayConfi
         await s.ctx.db.dropDatabase().catch(() => undefined);
         await s.stop();
       }
+      // A NATS server with a user per component lets no one delete the stream: its test stops the server instead.
+      if (t.natsPasswords) return;
       const nc = await connect({ servers: t.natsUrl });
       const jsm = await nc.jetstreamManager();
       await jsm.streams.delete(t.stream).catch(() => undefined);

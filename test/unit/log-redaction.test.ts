@@ -24,6 +24,9 @@ describe('secret shapes in any log line', () => {
   it('API keys, webhook secrets and licence keys in any case or percent-encoded', () => {
     expect(scrubSecrets('Bearer lk_full_abcDEF123 and lk_val_XyZ')).toBe('Bearer [redacted] and [redacted]');
     expect(scrubSecrets('secret whsec_abc/+=9')).toBe('secret [redacted]');
+    // Connection URLs carry each component's own database and Redis passwords: the user stays, the password goes.
+    expect(scrubSecrets('cannot reach mongodb://account:s3cret@mongodb:27017/licensing_account or redis://gateway:p%40ss@redis:6379')).toBe('cannot reach mongodb://account:[redacted]@mongodb:27017/licensing_account or redis://gateway:[redacted]@redis:6379');
+    expect(scrubSecrets('http://127.0.0.1:8081/checkout nats://nats:4222')).toBe('http://127.0.0.1:8081/checkout nats://nats:4222');
     expect(scrubSecrets(`/licenses/${KEY}/x ${KEY.toLowerCase()} ${KEY.replace(/-/g, '%2D')}`)).toBe('/licenses/[redacted]/x [redacted] [redacted]');
     expect(scrubSecrets('req_0123456789abcdef00000001 2024-11-14T10:00:00.000Z 123e4567-e89b-12d3-a456-426614174000')).toBe('req_0123456789abcdef00000001 2024-11-14T10:00:00.000Z 123e4567-e89b-12d3-a456-426614174000');
   });

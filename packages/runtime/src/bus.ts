@@ -1,6 +1,7 @@
 import { connect, headers as natsHeaders, type NatsConnection, type JetStreamClient, RetentionPolicy, StorageType } from 'nats';
 import type { DomainEvent, EventType } from '@licensing/proto';
 import { newId } from './ids';
+import { inboxPrefixOf, ownedBySubject } from './nats-access';
 import { currentRequestId } from './request-scope';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -11,6 +12,13 @@ export interface BusOptions {
   stream: string;
   name: string;
   log: Logger;
+  /** This component's NATS user and password (empty: no authentication, as in development). */
+  user?: string;
+  password?: string;
+  /** PEM CA to verify the NATS server's certificate with: TLS to NATS (empty: plaintext). */
+  tlsCaFile?: string;
+  /** How long the stream keeps events, in hours (it is made or updated to this). */
+  retentionHours?: number;
   /** Counts accepted events (licensing_events_published_total) when given. */
   metrics?: Metrics;
 }
@@ -35,6 +43,8 @@ export class EventBus {
     const nc = await connect({
       servers: opts.url,
       name: opts.name,
+      ...(opts.user ? { user: opts.user, pass: opts.password, inboxPrefix: inboxPrefixOf(opts.user) } : {}),
+      ...(opts.tlsCaFile ? { tls: { caFile: opts.tlsCaFile } } : {}),
       reconnect: true,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
@@ -67,13 +77,25 @@ export class EventBus {
     this.statusListeners.push(listener);
   }
 
+  /**
+   * The event a message carries, or undefined when its subject is not the one of
+   * its type (which only the type's owner may publish): a forged event is dropped.
+   */
+  eventOf(subject: string, data: Uint8Array): DomainEvent | undefined {
+    const event = JSON.parse(new TextDecoder().decode(data)) as DomainEvent;
+    if (ownedBySubject(this.opts.subjectPrefix, subject, event?.type)) return event;
+    this.opts.log.warn({ subject, type: event?.type }, 'dropped an event whose subject is not its type (not from its owner)');
+    return undefined;
+  }
+
   /** Core-NATS subscription to one event type (no durability: for caches and hints). */
   subscribe(type: EventType, handler: (event: DomainEvent) => void): void {
     const sub = this.nc.subscribe(this.subject(type));
     void (async () => {
       for await (const msg of sub) {
         try {
-          handler(JSON.parse(new TextDecoder().decode(msg.data)) as DomainEvent);
+          const event = this.eventOf(msg.subject, msg.data);
+          if (event) handler(event);
         } catch (err) {
           this.opts.log.warn({ err, subject: msg.subject }, 'could not handle event');
         }
@@ -99,17 +121,28 @@ export class EventBus {
   async ensureStream(): Promise<void> {
     const jsm = await this.nc.jetstreamManager({ timeout: 2000 });
     const subjects = [`${this.opts.subjectPrefix}.>`];
+    // Nanoseconds. The stream holds licence keys and e-mail addresses (docs/architecture.md): keep it short.
+    const maxAge = (this.opts.retentionHours ?? 168) * 3600 * 1e9;
+    let info;
     try {
-      await jsm.streams.info(this.opts.stream);
+      info = await jsm.streams.info(this.opts.stream);
     } catch {
+      info = undefined;
+    }
+    if (info) {
+      if (info.config.max_age !== maxAge) {
+        await jsm.streams.update(this.opts.stream, { ...info.config, max_age: maxAge });
+        this.opts.log.info({ stream: this.opts.stream, retention_hours: this.opts.retentionHours }, 'changed the event stream\'s retention');
+      }
+    } else {
       try {
         await jsm.streams.add({
           name: this.opts.stream,
           subjects,
           retention: RetentionPolicy.Limits,
           storage: StorageType.File,
-          max_age: 7 * 24 * 3600 * 1e9, // nanoseconds: a week of history for consumers that were down
-          duplicate_window: 10 * 60 * 1e9, // republished outbox entries within 10 min are dropped
+          max_age: maxAge, // history for consumers that were down
+          duplicate_window: Math.min(10 * 60 * 1e9, maxAge), // republished outbox entries within 10 min are dropped
         });
       } catch (err) {
         // Another service may have created it in the meantime.
@@ -143,3 +176,12 @@ export function newEvent<T extends EventType>(type: T, accountId: string, data: 
   const requestId = currentRequestId();
   return { id, type, account_id: accountId, created_at: now.toISOString(), ...(requestId ? { request_id: requestId } : {}), data };
 }
+
+/** The connection settings of a component's config, as BusOptions. */
+export const natsOptions = (config: { NATS_URL: string; NATS_USER: string; NATS_PASSWORD: string; NATS_TLS_CA_FILE: string; EVENTS_RETENTION_HOURS: number }) => ({
+  url: config.NATS_URL,
+  user: config.NATS_USER,
+  password: config.NATS_PASSWORD,
+  tlsCaFile: config.NATS_TLS_CA_FILE,
+  retentionHours: config.EVENTS_RETENTION_HOURS,
+});

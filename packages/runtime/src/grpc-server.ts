@@ -1,8 +1,9 @@
-import { Server, ServerCredentials, status as GrpcStatus, type ServiceDefinition, type ServerUnaryCall, type sendUnaryData, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { Server, status as GrpcStatus, type ServiceDefinition, type ServerUnaryCall, type sendUnaryData, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { health } from '@licensing/proto';
 import { toServiceError, AppError } from './errors';
 import { HealthService } from './health';
-import { REQUEST_ID_KEY, tokenMatches } from './internal-auth';
+import { allowed, authenticateCaller, parseCallers, REQUEST_ID_KEY, type AccessPolicy, type InternalCaller } from './internal-auth';
+import { peerCommonName, serverCredentials, type InternalTls } from './internal-tls';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { isStoreTimeout, outOfTime } from './query-deadline';
@@ -11,6 +12,8 @@ import { withCallScope } from './request-scope';
 /** What a handler gets besides its request: who is calling and a logger that says so. */
 export interface CallContext {
   requestId: string;
+  /** The authenticated component that made the call. */
+  caller: InternalCaller;
   log: Logger;
 }
 
@@ -18,12 +21,18 @@ export interface CallContext {
 export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
 
 // Maps a grpc-js service definition to the async handlers that implement it.
+/** Per caller, the methods of service D it may call (everything else: PERMISSION_DENIED). */
+export type AccessPolicyOf<D> = Partial<Record<InternalCaller, readonly (keyof D & string)[]>>;
+
 export type Handlers<D> = {
   [M in keyof D]: D[M] extends { requestDeserialize: (b: Buffer) => infer Req; responseSerialize: (v: infer Res) => Buffer } ? UnaryHandler<Req, Res> : never;
 };
 
 export interface GrpcServerOptions {
-  internalToken: string;
+  /** INTERNAL_CALLERS: each caller's token digest. */
+  callers: string;
+  /** mTLS: the caller's certificate must name the caller its token claims. */
+  tls?: InternalTls;
   log: Logger;
   metrics: Metrics;
   ready?: () => boolean;
@@ -46,30 +55,40 @@ export class GrpcServer {
     'grpc.max_connection_age_grace_ms': 30_000,
   });
   readonly health: HealthService;
+  private readonly callers;
   private readonly handled;
   private readonly latency;
 
   constructor(private readonly opts: GrpcServerOptions) {
     this.health = new HealthService(opts.ready);
+    this.callers = parseCallers(opts.callers);
     this.handled = opts.metrics.counter('licensing_grpc_server_handled_total', ['method', 'code']);
     this.latency = opts.metrics.histogram('licensing_grpc_server_handling_seconds', ['method']);
     this.server.addService(health.HealthService, this.health.implementation as unknown as UntypedServiceImplementation);
   }
 
-  add<D extends ServiceDefinition>(definition: D, handlers: Handlers<D>): void {
+  /** Serves a service; each caller may call only the methods `access` lists for it. */
+  add<D extends ServiceDefinition>(definition: D, handlers: Handlers<D>, access: AccessPolicyOf<D>): void {
     const impl: UntypedServiceImplementation = {};
     for (const [method, handler] of Object.entries(handlers) as [string, UnaryHandler<unknown, unknown>][]) {
       const path = (definition as Record<string, { path: string }>)[method].path;
-      impl[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => this.dispatch(path, handler, call, callback);
+      impl[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => this.dispatch(path, method, access as AccessPolicy, handler, call, callback);
     }
     this.server.addService(definition, impl);
   }
 
-  private dispatch(path: string, handler: UnaryHandler<unknown, unknown>, call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>): void {
+  private dispatch(path: string, key: string, access: AccessPolicy, handler: UnaryHandler<unknown, unknown>, call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>): void {
     const method = path.slice(path.lastIndexOf('/') + 1);
-    if (!tokenMatches(this.opts.internalToken, call.metadata)) {
+    const caller = authenticateCaller(this.callers, call.metadata);
+    if (!caller || (this.opts.tls && peerCommonName(call) !== caller)) {
       this.handled.inc({ method, code: 'UNAUTHENTICATED' });
       callback({ code: GrpcStatus.UNAUTHENTICATED, details: 'missing or wrong internal credential' });
+      return;
+    }
+    if (!allowed(access, caller, key)) {
+      this.handled.inc({ method, code: 'PERMISSION_DENIED' });
+      this.opts.log.warn({ caller, rpc: path }, 'refused an internal call the caller is not allowed to make');
+      callback({ code: GrpcStatus.PERMISSION_DENIED, details: `${caller} may not call ${method}` });
       return;
     }
     const rid = call.metadata.get(REQUEST_ID_KEY)[0];
@@ -82,7 +101,7 @@ export class GrpcServer {
       callback({ code: GrpcStatus.DEADLINE_EXCEEDED, details: 'the deadline passed before the call started' });
       return;
     }
-    const log = this.opts.log.child({ request_id: requestId, rpc: path });
+    const log = this.opts.log.child({ request_id: requestId, rpc: path, caller });
     const timer = this.latency.startTimer({ method });
     const reply = (err: Parameters<sendUnaryData<unknown>>[0], res?: unknown) => {
       const seconds = timer();
@@ -91,7 +110,7 @@ export class GrpcServer {
       log.debug({ code, ms: Math.round(seconds * 1e4) / 10 }, 'rpc');
       callback(err, res);
     };
-    withCallScope(requestId, deadline, () => handler(call.request, { requestId, log }))
+    withCallScope(requestId, deadline, () => handler(call.request, { requestId, caller, log }))
       .then((res) => reply(null, res))
       .catch((thrown: unknown) => {
         const err = isStoreTimeout(thrown) ? outOfTime() : thrown;
@@ -109,7 +128,7 @@ export class GrpcServer {
 
   async listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+      this.server.bindAsync(`${host}:${port}`, serverCredentials(this.opts.tls), (err, bound) => (err ? reject(err) : resolve(bound)));
     });
   }
 

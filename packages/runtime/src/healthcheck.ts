@@ -4,14 +4,17 @@
 // Exits 0 when the target is SERVING / answers 2xx within two seconds.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { credentials } from '@grpc/grpc-js';
 import { health } from '@licensing/proto';
 import { checkHealth } from './health';
+import { channelCredentials, internalTls } from './internal-tls';
 
 const TIMEOUT_MS = 2000;
 
 async function grpc(addr: string): Promise<boolean> {
-  const probe = new health.HealthClient(addr, credentials.createInsecure());
+  // With mTLS between the components (GRPC_TLS_*_FILE in the container's environment), the probe uses the component's own certificate.
+  const env = process.env;
+  const tls = internalTls({ GRPC_TLS_CA_FILE: env.GRPC_TLS_CA_FILE ?? '', GRPC_TLS_CERT_FILE: env.GRPC_TLS_CERT_FILE ?? '', GRPC_TLS_KEY_FILE: env.GRPC_TLS_KEY_FILE ?? '' });
+  const probe = new health.HealthClient(addr, channelCredentials(tls));
   const { serving } = await checkHealth(probe, TIMEOUT_MS);
   probe.close();
   return serving;

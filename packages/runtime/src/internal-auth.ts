@@ -1,15 +1,51 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Metadata } from '@grpc/grpc-js';
 
-// Internal calls carry a shared secret in metadata. Both sides are hashed before
-// the comparison so it is constant-time whatever the lengths.
+// Internal calls say who is calling (x-internal-caller) and prove it with that
+// caller's own token (x-internal-token). A service knows only the SHA-256
+// digests of its callers' tokens (INTERNAL_CALLERS), so a compromised service
+// cannot impersonate its callers elsewhere. Digests are compared in constant time.
 export const INTERNAL_TOKEN_KEY = 'x-internal-token';
+export const INTERNAL_CALLER_KEY = 'x-internal-caller';
 export const REQUEST_ID_KEY = 'x-request-id';
+
+/** The components that call services: the gateway, two services and the operator CLI. */
+export const internalCallers = ['gateway', 'license', 'checkout', 'operator'] as const;
+export type InternalCaller = (typeof internalCallers)[number];
+
+/** Which methods (gRPC method names) each caller may call on one service; absent callers may call nothing. */
+export type AccessPolicy = Partial<Record<InternalCaller, readonly string[]>>;
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-export function tokenMatches(expected: string, metadata: Metadata): boolean {
-  const presented = metadata.get(INTERNAL_TOKEN_KEY)[0];
-  if (typeof presented !== 'string' || presented.length === 0) return false;
-  return timingSafeEqual(digest(presented), digest(expected));
+/** The form INTERNAL_CALLERS holds a token in: `sha256:<hex>`. */
+export const tokenDigest = (token: string): string => `sha256:${digest(token).toString('hex')}`;
+
+/**
+ * Parses INTERNAL_CALLERS: `caller=sha256:<hex>` pairs, comma- or newline-separated.
+ * Unknown callers and malformed entries are configuration errors.
+ */
+export function parseCallers(spec: string): Map<InternalCaller, Buffer> {
+  const out = new Map<InternalCaller, Buffer>();
+  for (const entry of spec.split(/[,\n]/).map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([a-z]+)=sha256:([0-9a-f]{64})$/.exec(entry);
+    if (!m) throw new Error(`INTERNAL_CALLERS: "${entry.slice(0, 24)}…" is not caller=sha256:<64 hex digits>`);
+    if (!(internalCallers as readonly string[]).includes(m[1])) throw new Error(`INTERNAL_CALLERS: unknown caller "${m[1]}" (known: ${internalCallers.join(', ')})`);
+    out.set(m[1] as InternalCaller, Buffer.from(m[2], 'hex'));
+  }
+  return out;
 }
+
+/** The caller the metadata proves, or undefined (no such caller, wrong or missing token). */
+export function authenticateCaller(callers: Map<InternalCaller, Buffer>, metadata: Metadata): InternalCaller | undefined {
+  const caller = metadata.get(INTERNAL_CALLER_KEY)[0];
+  const presented = metadata.get(INTERNAL_TOKEN_KEY)[0];
+  if (typeof caller !== 'string' || typeof presented !== 'string' || presented.length === 0) return undefined;
+  const expected = callers.get(caller as InternalCaller);
+  // Compare anyway when the caller is unknown, so timing says nothing about which callers exist.
+  const ok = timingSafeEqual(digest(presented), expected ?? Buffer.alloc(32));
+  return ok && expected ? (caller as InternalCaller) : undefined;
+}
+
+/** Whether the policy lets this caller call this method. */
+export const allowed = (policy: AccessPolicy, caller: InternalCaller, method: string): boolean => policy[caller]?.includes(method) ?? false;

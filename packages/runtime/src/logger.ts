@@ -19,10 +19,12 @@ const redact = {
 // webhook secrets (whsec_…) and licence keys (groups of five base32
 // characters joined by hyphens, in any case, raw or percent-encoded).
 const SECRET_SHAPES = /\b(?:lk_(?:full|val)_[A-Za-z0-9]+|whsec_[A-Za-z0-9+/=_-]+|[0-9A-Za-z]{5}(?:(?:-|%2D)[0-9A-Za-z]{5}){3,})/g;
+// The password of a connection URL (mongodb://user:password@host, redis://…).
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^:@/\s]*:)[^@/\s]+@/gi;
 
-/** The text with every secret-shaped token replaced by [redacted]. */
+/** The text with every secret-shaped token, and every password in a URL, replaced by [redacted]. */
 export function scrubSecrets(text: string): string {
-  return text.replace(SECRET_SHAPES, '[redacted]');
+  return text.replace(SECRET_SHAPES, '[redacted]').replace(URL_PASSWORD, '$1[redacted]@');
 }
 
 /** What an unexpected error may say in a log line: its kind and a scrubbed message and stack. */

@@ -4,9 +4,10 @@ import { createLogger, type Logger } from './logger';
 import { connectMongo, syncIndexes } from './mongo';
 import { addPostgresIndexes } from './postgres-indexes';
 import { QueryShapeLog } from './query-shapes';
-import { EventBus } from './bus';
+import { EventBus, natsOptions } from './bus';
 import { Outbox, SETTLE_MS } from './outbox';
 import { GrpcServer } from './grpc-server';
+import { internalTls } from './internal-tls';
 import { systemClock, type Clock } from './clock';
 import { Metrics, serveMetrics } from './metrics';
 import { untilConnected } from './retry';
@@ -17,6 +18,7 @@ export const serviceSchema = (name: string, defaultPort: number) => ({
   GRPC_HOST: str('Address the gRPC server binds to', { default: '127.0.0.1' }),
   GRPC_PORT: int('gRPC port (0 = any free port)', { default: defaultPort, min: 0, max: 65535 }),
   METRICS_PORT: int('Port of the Prometheus /metrics listener, on GRPC_HOST (0 = any free port)', { default: defaultPort + 1000, min: 0, max: 65535 }),
+  INTERNAL_CALLERS: str('Who may call this service: caller=sha256:<hex digest of the caller\'s INTERNAL_TOKEN>, comma- or newline-separated (deploy/make-secrets.sh writes them); each caller still gets only the methods the service allows it', { secret: true }),
   MONGO_DB: str('Database name of this service (never shared)', { default: `licensing_${name}` }),
   FERRETDB_POSTGRESQL_URL: str('Only when MONGO_URL is FerretDB over PostgreSQL: the PostgreSQL URL FerretDB uses, so the service adds the GIN indexes FerretDB needs (empty: nothing to add, e.g. with MongoDB)', { default: '', secret: true }),
   OUTBOX_INTERVAL_MS: int('How often the outbox relay retries unpublished events while some are pending (events normally go out right after their write)', { default: 1000, min: 50 }),
@@ -73,7 +75,7 @@ export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, o
   const log = createLogger(`${recipe.name}-service`, config.LOG_LEVEL);
   const metrics = new Metrics(`${recipe.name}-service`);
   let db: Connection | undefined;
-  const grpc = new GrpcServer({ internalToken: config.INTERNAL_TOKEN, log, metrics, ready: () => db?.readyState === 1 });
+  const grpc = new GrpcServer({ callers: config.INTERNAL_CALLERS, tls: internalTls(config), log, metrics, ready: () => db?.readyState === 1 });
   const port = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
   opts.onListening?.(port);
   const metricsServer = await serveMetrics(metrics, config.GRPC_HOST, config.METRICS_PORT);
@@ -89,7 +91,7 @@ export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, o
     bus = await untilConnected(
       'NATS',
       log,
-      () => EventBus.connect({ url: config.NATS_URL, subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: `${recipe.name}-service`, log, metrics }),
+      () => EventBus.connect({ ...natsOptions(config), subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: `${recipe.name}-service`, log, metrics }),
       waiting,
     );
     const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS, SETTLE_MS, config.OUTBOX_IDLE_INTERVAL_MS);

@@ -6,6 +6,7 @@ import { peopleHandlers } from './handlers/people-handlers';
 import { mailerFor } from './mail/mailer';
 import { accountModels } from './store/models';
 import { AccountStore, PeopleStore } from './store/queries';
+import { accountAccess } from './access';
 
 export const accountService: ServiceRecipe<typeof accountSchema> = {
   name: 'account',
@@ -17,7 +18,7 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
     ctx.outbox.track(models.Account);
     const mailer = mailerFor(ctx.config.MAIL_URL, ctx.config.MAIL_FROM);
     ctx.log.info({ mail: mailer?.describe ?? 'none: dashboard sign-up is closed' }, 'sign-up mail');
-    ctx.grpc.add(AccountServiceService, { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models), mailer) });
+    ctx.grpc.add(AccountServiceService, { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models), mailer) }, accountAccess);
   },
 };
 

@@ -1,5 +1,5 @@
 import { CheckoutServiceService, LicenseServiceClient, ProductServiceClient } from '@licensing/proto';
-import { ConfigError, createClient, PeriodicTask, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { ConfigError, createClient, internalCredential, PeriodicTask, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { checkoutSchema, type CheckoutConfig } from './config';
 import { checkoutHandlers } from './handlers/checkout-handlers';
 import { CheckoutExpirySweeper } from './events/expiry-sweeper';
@@ -11,6 +11,7 @@ import { paymentModeProblems } from './domain/modes';
 import { StripeProvider } from './providers/stripe';
 import { StripeWebhook } from './use-cases/stripe-webhook';
 import { checkoutPageApp, listen } from './web/server';
+import { checkoutAccess } from './access';
 
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
   name: 'checkout',
@@ -25,14 +26,14 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     const provider: PaymentProvider = stripe ?? new TestModeProvider();
     if (!stripe && ctx.config.NODE_ENV === 'production') ctx.log.warn('checkout runs in TEST MODE in production (CHECKOUT_TEST_MODE=true): the test card issues licences without payment');
     const store = new CheckoutStore(checkoutModels(ctx.db));
-    const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
-    const licenses = createClient(LicenseServiceClient, ctx.config.LICENSE_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
+    const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, internalCredential('checkout', ctx.config));
+    const licenses = createClient(LicenseServiceClient, ctx.config.LICENSE_GRPC_ADDR, internalCredential('checkout', ctx.config));
     const completion = new Completion(store, licenses.call, ctx.outbox, ctx.clock, ctx.log);
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
     const expiry = new PeriodicTask('checkout expiry sweep', () => sweeper.sweep(), ctx.config.EXPIRY_SWEEP_INTERVAL_MS, ctx.log);
     ctx.outbox.track(store.models.Session);
     const sessions = { store, outbox: ctx.outbox, clock: ctx.clock, products: products.call, provider, baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, '') };
-    ctx.grpc.add(CheckoutServiceService, checkoutHandlers(sessions, ctx.config.NODE_ENV === 'production'));
+    ctx.grpc.add(CheckoutServiceService, checkoutHandlers(sessions, ctx.config.NODE_ENV === 'production'), checkoutAccess);
     const stripeWebhook = stripe ? new StripeWebhook(stripe, store, completion, ctx.outbox, ctx.clock, ctx.log) : undefined;
     const page = checkoutPageApp({ store, completion, provider, stripeWebhook, clock: ctx.clock, log: ctx.log, secureCookies: ctx.config.NODE_ENV === 'production' });
     const http = await listen(page, ctx.config.HTTP_HOST, ctx.config.HTTP_PORT);

@@ -1,5 +1,5 @@
 import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
-import { createClient, PeriodicTask, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { createClient, internalCredential, PeriodicTask, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { licenseSchema, type LicenseConfig } from './config';
 import { activationHandlers } from './handlers/activation-handlers';
 import { fileHandlers } from './handlers/file-handlers';
@@ -9,13 +9,14 @@ import { ExpirySweeper } from './events/expiry-sweeper';
 import { licenseModels } from './store/models';
 import { LicenseStore } from './store/queries';
 import { ValidationCounter, statsModels } from './store/stats';
+import { licenseAccess } from './access';
 
 export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   name: 'license',
   schema: licenseSchema,
   async setup(ctx) {
     const store = new LicenseStore(licenseModels(ctx.db));
-    const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, ctx.config.INTERNAL_TOKEN);
+    const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, internalCredential('license', ctx.config));
     const counter = new ValidationCounter(statsModels(ctx.db), ctx.log, ctx.config.STATS_FLUSH_INTERVAL_MS);
     const sweeper = new ExpirySweeper(store, ctx.outbox, ctx.clock);
     const expiry = new PeriodicTask('licence expiry sweep', () => sweeper.sweep(), ctx.config.EXPIRY_SWEEP_INTERVAL_MS, ctx.log);
@@ -26,7 +27,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ...validationHandlers(ctx, store, counter),
       ...activationHandlers(ctx, store),
       ...fileHandlers(ctx, store, products.call),
-    });
+    }, licenseAccess);
     counter.start();
     expiry.start();
     return async () => {

@@ -8,6 +8,7 @@ import { SigningKeyStore, signingKeyModel } from './store/signing-keys';
 import { productModel } from './store/models';
 import { ProductStore } from './store/queries';
 import { SigningKeys } from './use-cases/signing-keys';
+import { productAccess } from './access';
 
 export const productService: ServiceRecipe<typeof productSchema> = {
   name: 'product',
@@ -17,7 +18,7 @@ export const productService: ServiceRecipe<typeof productSchema> = {
     ctx.outbox.track(store.Product);
     const keys = new SigningKeyStore(signingKeyModel(ctx.db));
     const signing = new SigningKeys({ products: store, keys, master: masterKey(ctx.config.SIGNING_KEY_SECRET), clock: ctx.clock });
-    ctx.grpc.add(ProductServiceService, { ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }), ...signingHandlers(signing) });
+    ctx.grpc.add(ProductServiceService, { ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }), ...signingHandlers(signing) }, productAccess);
   },
 };
 

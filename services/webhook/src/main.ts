@@ -8,6 +8,7 @@ import { DeliveryStore, deliveryModel } from './store/deliveries';
 import { Dispatcher } from './events/dispatcher';
 import { Fanout } from './events/fanout';
 import { endpointDeps } from './use-cases/deps';
+import { webhookAccess } from './access';
 
 export const webhookService: ServiceRecipe<typeof webhookSchema> = {
   name: 'webhook',
@@ -19,7 +20,7 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
     const production = ctx.config.NODE_ENV === 'production';
     const scheduleS = ctx.config.WEBHOOK_RETRY_SCHEDULE_S.split(',').map(Number);
     if (scheduleS.some((n) => !(n >= 0))) throw new Error('WEBHOOK_RETRY_SCHEDULE_S must be comma-separated numbers of seconds');
-    ctx.grpc.add(WebhookServiceService, endpointHandlers(endpointDeps(ctx, store, deliveries)));
+    ctx.grpc.add(WebhookServiceService, endpointHandlers(endpointDeps(ctx, store, deliveries)), webhookAccess);
     const fanout = new Fanout(ctx.bus, ctx.config.EVENTS_STREAM, store, deliveries, ctx.clock, ctx.log);
     const dispatcher = new Dispatcher(deliveries, store, ctx.clock, ctx.log, {
       intervalMs: ctx.config.WEBHOOK_DISPATCH_INTERVAL_MS,

@@ -92,7 +92,7 @@ export interface CreateApiKeyResponse {
 }
 
 export interface RevokeApiKeyRequest {
-  /** Empty account_id means an operator call (CLI) that may revoke any key. */
+  /** Required: revocation is always scoped to an account (an empty one is invalid_request). */
   accountId: string;
   keyId: string;
   /** Who is doing it; empty = "operator". */

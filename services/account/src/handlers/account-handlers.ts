@@ -40,6 +40,10 @@ type AccountHandlers = Pick<Handlers<typeof AccountServiceService>, 'createAccou
 export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: AccountStore): AccountHandlers {
   const pepper = ctx.config.API_KEY_PEPPER;
   const notFound = () => AppError.notFound('account');
+  const requireAccount = (accountId: string) => {
+    if (!accountId) throw AppError.invalid('account_id', 'account_id is required: revocation is always scoped to an account');
+    return accountId;
+  };
 
   async function issueKey(accountId: string, scope: Scope, name: string, actor: string) {
     const now = ctx.clock.now();
@@ -50,7 +54,7 @@ export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: Accou
     return { apiKey: toApiKey(doc), secret };
   }
 
-  async function revoke(accountId: string | undefined, keyId: string, actor: string) {
+  async function revoke(accountId: string, keyId: string, actor: string) {
     const now = ctx.clock.now();
     const revoked = await store.revokeKey(keyId, accountId, now, actor, (k) => apiKeyRevoked(k, now));
     if (revoked) {
@@ -97,10 +101,11 @@ export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: Accou
       return issueKey(req.accountId, scope, name, actorOf(req.actor));
     },
 
-    revokeApiKey: (req) => revoke(req.accountId || undefined, req.keyId, actorOf(req.actor)),
+    // Always scoped to an account: a key id alone must never be enough to revoke someone's key.
+    revokeApiKey: async (req) => revoke(requireAccount(req.accountId), req.keyId, actorOf(req.actor)),
 
     async regenerateApiKey(req) {
-      const accountId = req.accountId || undefined;
+      const accountId = requireAccount(req.accountId);
       const old = await store.findKey(req.keyId, accountId);
       if (!old) throw AppError.notFound('API key');
       if (old.revoked_at) throw new AppError('conflict', 'this API key is already revoked; generate a new one instead');

@@ -35,10 +35,10 @@ export class AccountStore {
   }
 
   /** Revokes only a live key, in one conditional write that also records who did it and the event. */
-  async revokeKey(id: string, accountId: string | undefined, at: Date, actor: string, event: (key: ApiKeyDoc) => DomainEvent): Promise<ApiKeyDoc | null> {
+  async revokeKey(id: string, accountId: string, at: Date, actor: string, event: (key: ApiKeyDoc) => DomainEvent): Promise<ApiKeyDoc | null> {
     const current = await this.findKey(id, accountId);
     if (!current || current.revoked_at) return null;
-    const filter = { _id: id, revoked_at: null, ...(accountId ? { account_id: accountId } : {}) };
+    const filter = { _id: id, revoked_at: null, account_id: accountId };
     // No projection here: FerretDB's findAndModify does not support one.
     const updated = await this.models.ApiKey.findOneAndUpdate(filter, { $set: { revoked_at: at, revoked_by: actor, ...withEvents([event({ ...current, revoked_at: at, revoked_by: actor })]) } }, { returnDocument: 'after' })
       .lean<ApiKeyDoc>()

@@ -1,11 +1,12 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages } from 'nats';
 import type { DomainEvent } from '@licensing/proto';
-import type { Clock, EventBus, Logger } from '@licensing/runtime';
+import { WEBHOOK_FANOUT_CONSUMER, type Clock, type EventBus, type Logger } from '@licensing/runtime';
 import { subscribes } from '../domain/delivery';
 import type { DeliveryStore } from '../store/deliveries';
 import type { EndpointStore } from '../store/queries';
 
-export const FANOUT_CONSUMER = 'webhook-fanout';
+/** Its name is in the webhook user's NATS permissions (packages/runtime/src/nats-access.ts). */
+export const FANOUT_CONSUMER = WEBHOOK_FANOUT_CONSUMER;
 const ACK_WAIT_NS = 5e9;
 
 /** The body of a webhook request: the event without its account. */
@@ -14,7 +15,10 @@ export const webhookBody = (e: DomainEvent) => JSON.stringify({ id: e.id, type: 
 /**
  * A durable JetStream consumer reads every domain event and records one
  * delivery per matching enabled endpoint of the event's account before it
- * acknowledges the message; an event that arrives again adds nothing.
+ * acknowledges the message; an event that arrives again adds nothing. An
+ * event is believed only on the subject of its own type, which only its owner
+ * may publish: a service cannot make the webhook service sign a forged
+ * checkout.completed by sending one on a subject of its own.
  */
 export class Fanout {
   private messages?: ConsumerMessages;
@@ -40,7 +44,8 @@ export class Fanout {
     void (async () => {
       for await (const m of this.messages!) {
         try {
-          await this.fanOut(m.json<DomainEvent>());
+          const event = this.bus.eventOf(m.subject, m.data);
+          if (event) await this.fanOut(event);
           m.ack();
         } catch (err) {
           this.log.warn({ err }, 'could not fan out an event; it will be redelivered');

@@ -1,0 +1,17 @@
+import { commonSchema, natsServerConfig, natsUsers, type NatsUser } from '@licensing/runtime';
+
+/** The environment variable deploy/nats/start.sh puts each user's password in (from its secret file). */
+export const natsPasswordVariable = (user: NatsUser): string => `NATS_PASSWORD_${user.toUpperCase()}`;
+
+/**
+ * deploy/nats/nats.conf: the NATS configuration of compose and Kubernetes, for
+ * the default subject prefix and stream. `npm run docs` writes it; the deploy
+ * tests check it is current.
+ */
+export function deployNatsConfig(): string {
+  return natsServerConfig({
+    prefix: commonSchema.EVENTS_SUBJECT_PREFIX.default!,
+    stream: commonSchema.EVENTS_STREAM.default!,
+    passwords: Object.fromEntries(natsUsers.map((u) => [u, `$${natsPasswordVariable(u)}`])) as Record<NatsUser, string>,
+  });
+}

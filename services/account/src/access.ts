@@ -1,0 +1,12 @@
+import type { AccountServiceService } from '@licensing/proto';
+import type { AccessPolicyOf } from '@licensing/runtime';
+
+/**
+ * Who may call what on the account service. The gateway authenticates API keys
+ * and serves the dashboard; only the operator CLI creates accounts and changes
+ * plans and limits. No other service calls this one.
+ */
+export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
+  gateway: ['authenticate', 'signUp', 'signIn', 'getSession', 'endSession', 'createApiKey', 'revokeApiKey', 'regenerateApiKey', 'listApiKeys', 'listAuditEntries'],
+  operator: ['createAccount', 'getAccount', 'updateAccount', 'createApiKey', 'revokeApiKey', 'listApiKeys'],
+};

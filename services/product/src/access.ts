@@ -1,0 +1,9 @@
+import type { ProductServiceService } from '@licensing/proto';
+import type { AccessPolicyOf } from '@licensing/runtime';
+
+/** Who may call what on the product service: the licence and checkout services only read products (and the licence service signs licence files). */
+export const productAccess: AccessPolicyOf<typeof ProductServiceService> = {
+  gateway: ['createProduct', 'getProduct', 'listProducts', 'updateProduct', 'listSigningKeys', 'rotateSigningKey'],
+  license: ['getProduct', 'signPayload'],
+  checkout: ['getProduct'],
+};
