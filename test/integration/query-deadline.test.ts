@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { ProductServiceClient, ProductServiceService } from '@licensing/proto';
-import { connectMongo, createClient, createLogger, GrpcServer, Metrics, READ_MAX_MS, withCallScope, type Handlers } from '@licensing/runtime';
+import { connectMongo, createClient, createLogger, GrpcServer, Metrics, READ_MAX_MS, tokenDigest, withCallScope, type Handlers } from '@licensing/runtime';
 import { eventually } from '../support/eventually';
 
 // Bounded work per call, against real FerretDB and a real gRPC server: every
@@ -54,7 +54,7 @@ describe('store operations', () => {
 describe('a gRPC handler', () => {
   it('stops at its next store operation once its caller has given up, and writes nothing', async () => {
     const token = randomBytes(16).toString('hex');
-    const server = new GrpcServer({ internalToken: token, log: createLogger('deadline-test', 'silent'), metrics: new Metrics('deadline-test') });
+    const server = new GrpcServer({ callers: `gateway=${tokenDigest(token)}`, log: createLogger('deadline-test', 'silent'), metrics: new Metrics('deadline-test') });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let outcome = 'pending';
@@ -71,9 +71,9 @@ describe('a gRPC handler', () => {
         }
         return {} as never;
       },
-    } as Partial<Handlers<typeof ProductServiceService>> as Handlers<typeof ProductServiceService>);
+    } as Partial<Handlers<typeof ProductServiceService>> as Handlers<typeof ProductServiceService>, { gateway: ['getProduct'] });
     const port = await server.listen('127.0.0.1', 0);
-    const { call, close } = createClient(ProductServiceClient, `127.0.0.1:${port}`, token);
+    const { call, close } = createClient(ProductServiceClient, `127.0.0.1:${port}`, { caller: 'gateway', token });
     try {
       await expect(call.getProduct({ accountId: 'acct', id: 'held' }, { timeoutMs: 300 })).rejects.toMatchObject({ code: 'service_unavailable' });
       release();

@@ -7,7 +7,7 @@ import { AccountServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { start } from '../../services/account/src/main';
 import { mailerFor } from '../../services/account/src/mail/mailer';
-import { envFor } from '../../scripts/lib/topology';
+import { credentialOf, envFor } from '../../scripts/lib/topology';
 import { freePort } from '../../scripts/lib/net';
 import { testTopology } from '../support/stack';
 import { eventually } from '../support/eventually';
@@ -80,7 +80,7 @@ it('refuses a MAIL_URL it cannot use, and closes sign-up without one', async () 
   expect(() => mailerFor('http://mail.example', 'x@example.com')).toThrow('MAIL_URL must start with smtp://, smtps:// or dir://');
   const t = testTopology({ mailUrl: undefined });
   const service = await start({ env: envFor.account(t, 0) });
-  const accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, t.internalToken);
+  const accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
   try {
     await expect(accounts.call.signUp({ accountName: 'Closed Co', email: 'closed@example.com', password: 'a long enough passphrase' })).rejects.toMatchObject({
       code: 'forbidden',
