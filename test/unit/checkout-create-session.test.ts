@@ -6,7 +6,7 @@ import { FakeProvider } from '../support/fakes/checkout-peers';
 
 const PRODUCT = priced().id;
 const request = (over: Record<string, unknown> = {}) => ({ accountId: 'acct_A', productId: PRODUCT, customerEmail: '', successUrl: 'https://vendor.example/thanks', cancelUrl: '', metadata: {}, expiresInMinutes: 0, idempotencyKey: '', ...over });
-const ctx = { requestId: 'req_7', log: undefined as never };
+const ctx = { requestId: 'req_7', caller: 'gateway' as const, log: undefined as never };
 
 describe('checking a new checkout session', () => {
   it('gives the checked input, expiring after 24 hours unless told otherwise', () => {

@@ -5,7 +5,7 @@ import { refusal } from '../support/fakes/common';
 import { checkoutSetup, sessionDoc } from '../support/fakes/checkout-deps';
 import { FakeProvider } from '../support/fakes/checkout-peers';
 
-const ctx = { requestId: '', log: undefined as never };
+const ctx = { requestId: '', caller: 'gateway' as const, log: undefined as never };
 
 async function setup(provider?: FakeProvider) {
   const s = checkoutSetup(provider);

@@ -2,7 +2,7 @@ import { productHandlers } from '../../services/product/src/handlers/product-han
 import { FakeClock, RecordingOutbox, refusal } from '../support/fakes/common';
 import { FakeProductStore } from '../support/fakes/product-stores';
 
-const ctx = { requestId: 'req_1', log: undefined as never };
+const ctx = { requestId: 'req_1', caller: 'gateway' as const, log: undefined as never };
 
 const setup = () => {
   const store = new FakeProductStore();

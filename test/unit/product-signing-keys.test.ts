@@ -68,7 +68,7 @@ describe('signing keys of a product', () => {
 
   it('the handlers answer Ed25519 keys with only the newest marked current', async () => {
     const { handlers, clock } = await setup();
-    const ctx = { requestId: '', log: undefined as never };
+    const ctx = { requestId: '', caller: 'gateway' as const, log: undefined as never };
     await handlers.listSigningKeys({ accountId: 'acct_A', id: 'prod_1' }, ctx);
     const rotated = await handlers.rotateSigningKey({ accountId: 'acct_A', id: 'prod_1' }, ctx);
     const { data } = await handlers.listSigningKeys({ accountId: 'acct_A', id: 'prod_1' }, ctx);

@@ -96,7 +96,7 @@ describe('changing a webhook endpoint', () => {
   it('the handlers answer get, update and delete in the contract', async () => {
     const { deps, endpoint } = await setup();
     const h = endpointHandlers(deps);
-    const ctx = { requestId: '', log: undefined as never };
+    const ctx = { requestId: '', caller: 'gateway' as const, log: undefined as never };
     expect(await h.getEndpoint({ accountId: 'acct_A', id: endpoint._id }, ctx)).toEqual({ id: endpoint._id, accountId: 'acct_A', url: endpoint.url, events: ['license.created'], description: 'ours', enabled: true, createdAt: endpoint.created_at.toISOString() });
     expect((await h.updateEndpoint({ accountId: 'acct_A', id: endpoint._id, events: [], enabled: false }, ctx)).enabled).toBe(false);
     expect((await h.rotateSecret({ accountId: 'acct_A', id: endpoint._id }, ctx)).secret).toMatch(/^whsec_/);

@@ -76,7 +76,7 @@ describe('creating a webhook endpoint', () => {
 
   it('the handler answers the endpoint in the contract with its secret', async () => {
     const { clock, deps } = webhookSetup();
-    const out = await endpointHandlers(deps).createEndpoint(request({ events: ['*'] }), { requestId: '', log: undefined as never });
+    const out = await endpointHandlers(deps).createEndpoint(request({ events: ['*'] }), { requestId: '', caller: 'gateway' as const, log: undefined as never });
     expect(out).toEqual({
       endpoint: { id: expect.stringMatching(/^we_/), accountId: 'acct_A', url: 'https://hooks.example.com/in', events: ['*'], description: '', enabled: true, createdAt: clock.now().toISOString() },
       secret: expect.stringMatching(/^whsec_/),

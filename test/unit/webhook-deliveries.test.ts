@@ -78,7 +78,7 @@ describe('webhook deliveries', () => {
   it('the handlers answer deliveries in the contract, absent values as zero and empty', async () => {
     const { deliveries, deps, endpoint, delivery } = await setup();
     await deliveries.record(delivery('dlv_1', { last_status_code: null, last_latency_ms: null, last_error: 'connection refused' }));
-    const { data } = await endpointHandlers(deps).listDeliveries({ accountId: 'acct_A', endpointId: endpoint._id, page: undefined }, { requestId: '', log: undefined as never });
+    const { data } = await endpointHandlers(deps).listDeliveries({ accountId: 'acct_A', endpointId: endpoint._id, page: undefined }, { requestId: '', caller: 'gateway' as const, log: undefined as never });
     expect(data).toEqual([{ id: 'dlv_1', endpointId: endpoint._id, eventId: 'evt_1', eventType: 'license.created', status: 'failed', attempts: 8, lastStatusCode: 0, lastError: 'connection refused', lastLatencyMs: 0, nextAttemptAt: '', createdAt: new Date(0).toISOString(), deliveredAt: '' }]);
   });
 });
