@@ -28,7 +28,7 @@ for name in signing_key_secret webhook_secret_key; do
 done
 [ -s "$dir/stripe_secret_key" ] || printf '%s\n' "${STRIPE_SECRET_KEY:-replace-me: your Stripe secret key, sk_live_... (docs/operations.md, Payments)}" > "$dir/stripe_secret_key"
 [ -s "$dir/stripe_webhook_secret" ] || printf '%s\n' "${STRIPE_WEBHOOK_SECRET:-replace-me: the whsec_... signing secret of your Stripe webhook endpoint}" > "$dir/stripe_webhook_secret"
-# Sign-up mail: an SMTP URL with its credentials (smtp://user:pass@host:587); empty closes dashboard sign-up.
+# Sign-up mail: an SMTP URL with its credentials (smtp://<user>:<password>@host:587); empty closes dashboard sign-up.
 [ -e "$dir/mail_url" ] || printf '%s' "${MAIL_URL:-}" > "$dir/mail_url"
 if [ ! -s "$dir/tls.key" ]; then
   openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=$host" \

@@ -19,7 +19,7 @@ export interface Mailer {
 
 /**
  * MAIL_URL chooses the transport:
- * - `smtp://user:pass@host:587` or `smtps://…:465`: a real mail server (production);
+ * - `smtp://<user>:<password>@host:587` or `smtps://…:465`: a real mail server (production);
  * - `dir:///path/to/folder`: each mail is written there as a JSON file (development
  *   and tests: `npm start` uses .data/mail, and a test reads the link from it);
  * - empty: no transport; sign-up is then closed (accounts come from `npm run admin`).
