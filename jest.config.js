@@ -1,6 +1,9 @@
 // Three tiers, one run: test/unit (pure logic), test/integration (one piece
 // against real FerretDB and NATS), test/e2e (everything through the gateway).
-const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+const swc = [
+  '@swc/jest',
+  { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+];
 
 module.exports = {
   testEnvironment: 'node',

@@ -45,9 +45,20 @@ function connection(): { addr: string; token: string } {
   const dataDir = process.env.DATA_DIR ?? join(root, '.data');
   const stackFile = join(dataDir, 'run', 'stack.json');
   const secretsFile = join(dataDir, 'secrets.json');
-  const addr = process.env.ACCOUNT_GRPC_ADDR ?? (existsSync(stackFile) ? (JSON.parse(readFileSync(stackFile, 'utf8')) as { account_grpc_addr: string }).account_grpc_addr : '127.0.0.1:50051');
+  const addr =
+    process.env.ACCOUNT_GRPC_ADDR ??
+    (existsSync(stackFile)
+      ? (JSON.parse(readFileSync(stackFile, 'utf8')) as { account_grpc_addr: string }).account_grpc_addr
+      : '127.0.0.1:50051');
   // The operator's own credential: production gives it (deploy/secrets/internal_token_operator); development derives it.
-  const token = process.env.INTERNAL_TOKEN ?? (existsSync(secretsFile) ? componentToken((JSON.parse(readFileSync(secretsFile, 'utf8')) as { internal_token: string }).internal_token, 'operator') : '');
+  const token =
+    process.env.INTERNAL_TOKEN ??
+    (existsSync(secretsFile)
+      ? componentToken(
+          (JSON.parse(readFileSync(secretsFile, 'utf8')) as { internal_token: string }).internal_token,
+          'operator',
+        )
+      : '');
   if (!token) usage('INTERNAL_TOKEN is not set and no development secret exists (run npm start first)');
   return { addr, token };
 }
@@ -57,7 +68,13 @@ function wholeNumber(flag: string, value: string): number {
   return Number(value);
 }
 
-const accountJson = (a: Account) => ({ account_id: a.id, name: a.name, plan: a.plan, per_minute_limit: a.perMinuteLimit || null, per_hour_limit: a.perHourLimit || null });
+const accountJson = (a: Account) => ({
+  account_id: a.id,
+  name: a.name,
+  plan: a.plan,
+  per_minute_limit: a.perMinuteLimit || null,
+  per_hour_limit: a.perHourLimit || null,
+});
 
 async function main() {
   const { command, flags } = parseArgs(process.argv.slice(2));
@@ -84,7 +101,11 @@ async function main() {
         break;
       }
       case 'create-key': {
-        const r = await accounts.call.createApiKey({ accountId: need('account'), scope: flags.scope ?? 'full', name: flags.name ?? '' });
+        const r = await accounts.call.createApiKey({
+          accountId: need('account'),
+          scope: flags.scope ?? 'full',
+          name: flags.name ?? '',
+        });
         out = { key_id: r.apiKey!.id, api_key: r.secret };
         break;
       }
@@ -98,23 +119,47 @@ async function main() {
         break;
       }
       case 'set-limits': {
-        if (flags['per-minute'] === undefined && flags['per-hour'] === undefined) usage('set-limits needs --per-minute and/or --per-hour');
-        const perMinuteLimit = flags['per-minute'] === undefined ? undefined : wholeNumber('per-minute', flags['per-minute']);
+        if (flags['per-minute'] === undefined && flags['per-hour'] === undefined)
+          usage('set-limits needs --per-minute and/or --per-hour');
+        const perMinuteLimit =
+          flags['per-minute'] === undefined ? undefined : wholeNumber('per-minute', flags['per-minute']);
         const perHourLimit = flags['per-hour'] === undefined ? undefined : wholeNumber('per-hour', flags['per-hour']);
         out = accountJson(await accounts.call.updateAccount({ id: need('account'), perMinuteLimit, perHourLimit }));
         break;
       }
       case 'list-keys': {
-        const r = await accounts.call.listApiKeys({ accountId: need('account'), page: { limit: 100, startingAfter: '' } });
-        out = { data: r.data.map((k) => ({ id: k.id, prefix: k.prefix, scope: k.scope, name: k.name, created_at: k.createdAt, last_used_at: k.lastUsedAt || null, revoked_at: k.revokedAt || null })) };
+        const r = await accounts.call.listApiKeys({
+          accountId: need('account'),
+          page: { limit: 100, startingAfter: '' },
+        });
+        out = {
+          data: r.data.map((k) => ({
+            id: k.id,
+            prefix: k.prefix,
+            scope: k.scope,
+            name: k.name,
+            created_at: k.createdAt,
+            last_used_at: k.lastUsedAt || null,
+            revoked_at: k.revokedAt || null,
+          })),
+        };
         break;
       }
     }
     console.log(JSON.stringify(out));
   } catch (err) {
     const e = err instanceof AppError ? err : new AppError('internal', String(err));
-    const hint = e.code === 'service_unavailable' ? ` (is the system running? npm start; account service expected at ${addr})` : '';
-    console.error(JSON.stringify({ error: e.code, detail: `${e.message}${hint}`, ...(e.fieldErrors.length ? { errors: e.fieldErrors } : {}) }));
+    const hint =
+      e.code === 'service_unavailable'
+        ? ` (is the system running? npm start; account service expected at ${addr})`
+        : '';
+    console.error(
+      JSON.stringify({
+        error: e.code,
+        detail: `${e.message}${hint}`,
+        ...(e.fieldErrors.length ? { errors: e.fieldErrors } : {}),
+      }),
+    );
     process.exitCode = 1;
   } finally {
     accounts.close();

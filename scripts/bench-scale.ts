@@ -62,9 +62,18 @@ async function main() {
   const { License } = licenseModels(conn);
   const rows: Row[] = [];
   try {
-    const post = async (path: string, body: unknown) => (await fetch(`${system.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<Record<string, any>>;
+    const post = async (path: string, body: unknown) =>
+      (
+        await fetch(`${system.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+      ).json() as Promise<Record<string, any>>;
     const product = await post('/api/v1/products', { name: 'Scale', policy: { duration_days: 365, grace_days: 7 } });
-    const policy = { duration_days: 365, max_activations: null, grace_days: 7, require_activation: false, validate_keys_see_email: false };
+    const policy = {
+      duration_days: 365,
+      max_activations: null,
+      grace_days: 7,
+      require_activation: false,
+      validate_keys_see_email: false,
+    };
     const keys: string[] = [];
     const ids: string[] = [];
     let loaded = 0;
@@ -73,7 +82,9 @@ async function main() {
       const have = await License.countDocuments({ account_id: accountId });
       const t0 = Date.now();
       for (let left = n - have; left > 0; left -= BULK) {
-        const docs = Array.from({ length: Math.min(BULK, left) }, (_, i) => newLicense(accountId, product.id, `customer${loaded + i}@example.com`, policy, new Date()));
+        const docs = Array.from({ length: Math.min(BULK, left) }, (_, i) =>
+          newLicense(accountId, product.id, `customer${loaded + i}@example.com`, policy, new Date()),
+        );
         await License.insertMany(docs, { ordered: false });
         for (const d of docs) {
           keys.push(d.key);
@@ -96,7 +107,14 @@ async function main() {
         url: system.gatewayUrl,
         connections: 32,
         duration: ISSUE_S,
-        requests: [{ method: 'POST', path: '/api/v1/licenses', headers, body: JSON.stringify({ product_id: product.id, customer_email: 'issued@example.com' }) }],
+        requests: [
+          {
+            method: 'POST',
+            path: '/api/v1/licenses',
+            headers,
+            body: JSON.stringify({ product_id: product.id, customer_email: 'issued@example.com' }),
+          },
+        ],
       });
 
       // First touch: random keys never validated before, one at a time.
@@ -104,7 +122,11 @@ async function main() {
       for (let i = 0; i < VALIDATIONS; i++) {
         const key = keys.splice(Math.floor(Math.random() * keys.length), 1)[0];
         const started = performance.now();
-        const res = await fetch(`${system.gatewayUrl}/api/v1/keys/validate`, { method: 'POST', headers, body: JSON.stringify({ key }) });
+        const res = await fetch(`${system.gatewayUrl}/api/v1/keys/validate`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ key }),
+        });
         const body = (await res.json()) as { code: string };
         latencies.push(performance.now() - started);
         if (body.code !== 'valid') throw new Error(`validation of a loaded key said ${body.code}`);
@@ -121,20 +143,43 @@ async function main() {
         const body = (await res.json()) as { data?: unknown[]; code?: string };
         pages.push(performance.now() - started);
         // A page that did not come back (e.g. the 5 s deadline passed) is reported, not hidden.
-        if (body.data?.length !== 20) listErrors.set(`${res.status} ${body.code ?? ''}`.trim(), (listErrors.get(`${res.status} ${body.code ?? ''}`.trim()) ?? 0) + 1);
+        if (body.data?.length !== 20)
+          listErrors.set(
+            `${res.status} ${body.code ?? ''}`.trim(),
+            (listErrors.get(`${res.status} ${body.code ?? ''}`.trim()) ?? 0) + 1,
+          );
       }
       pages.sort((a, b) => a - b);
 
       // Idle: no traffic at all, once the events of the issued licences have gone out and been cleared.
-      for (let i = 0; i < 600 && (await License.countDocuments({ outbox_pending: true })) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 600 && (await License.countDocuments({ outbox_pending: true })) > 0; i++)
+        await new Promise((r) => setTimeout(r, 100));
       const postgresPids = postgres ? pidsOf('postgres') : [];
-      const watch: Record<string, number[]> = { ...Object.fromEntries(Object.entries(system.pids).map(([k, pid]) => [k, pid ? [pid] : []])), ferretdb: [ferret.process.pid!], redis: [redisPid() ?? 0], ...(postgres ? { postgresql: postgresPids } : {}) };
+      const watch: Record<string, number[]> = {
+        ...Object.fromEntries(Object.entries(system.pids).map(([k, pid]) => [k, pid ? [pid] : []])),
+        ferretdb: [ferret.process.pid!],
+        redis: [redisPid() ?? 0],
+        ...(postgres ? { postgresql: postgresPids } : {}),
+      };
       const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
       const before = Object.fromEntries(Object.entries(watch).map(([k, pids]) => [k, cpuOf(pids)]));
       await new Promise((r) => setTimeout(r, IDLE_S * 1000));
-      const idle = Object.fromEntries(Object.entries(watch).map(([k, pids]) => [k, (100 * (cpuOf(pids) - before[k])) / IDLE_S]));
+      const idle = Object.fromEntries(
+        Object.entries(watch).map(([k, pids]) => [k, (100 * (cpuOf(pids) - before[k])) / IDLE_S]),
+      );
 
-      const row = { n, issued: issue.requests.total, issueRps: issue.requests.average, issueFailed: issue.errors + issue.timeouts + issue.non2xx, validateP50: pct(latencies, 50), validateP99: pct(latencies, 99), listP50: pct(pages, 50), listP99: pct(pages, 99), listErrors: [...listErrors].map(([k, n]) => `${n}× ${k}`).join(', '), idle };
+      const row = {
+        n,
+        issued: issue.requests.total,
+        issueRps: issue.requests.average,
+        issueFailed: issue.errors + issue.timeouts + issue.non2xx,
+        validateP50: pct(latencies, 50),
+        validateP99: pct(latencies, 99),
+        listP50: pct(pages, 50),
+        listP99: pct(pages, 99),
+        listErrors: [...listErrors].map(([k, n]) => `${n}× ${k}`).join(', '),
+        idle,
+      };
       rows.push(row);
       console.log(JSON.stringify(row));
     }
@@ -148,9 +193,20 @@ async function main() {
   const table = [
     '| licences | issuance, 32 connections | failed | first-touch validation p50 / p99 (serial) | deep list page p50 / p99 (limit 20) | idle CPU, whole system |',
     '|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.n.toLocaleString('en')} | ${Math.round(r.issueRps)}/s | ${r.issueFailed} | ${ms(r.validateP50)} / ${ms(r.validateP99)} ms | ${ms(r.listP50)} / ${ms(r.listP99)} ms${r.listErrors ? ` (failed: ${r.listErrors})` : ''} | ${Object.values(r.idle).reduce((a, b) => a + b, 0).toFixed(1)} % of a core |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.n.toLocaleString('en')} | ${Math.round(r.issueRps)}/s | ${r.issueFailed} | ${ms(r.validateP50)} / ${ms(r.validateP99)} ms | ${ms(r.listP50)} / ${ms(r.listP99)} ms${r.listErrors ? ` (failed: ${r.listErrors})` : ''} | ${Object.values(
+          r.idle,
+        )
+          .reduce((a, b) => a + b, 0)
+          .toFixed(1)} % of a core |`,
+    ),
   ].join('\n');
-  const idleTable = [`| process | ${rows.map((r) => r.n.toLocaleString('en')).join(' | ')} |`, `|---|${rows.map(() => '---:').join('|')}|`, ...procs.map((p) => `| ${p} | ${rows.map((r) => `${r.idle[p].toFixed(1)} %`).join(' | ')} |`)].join('\n');
+  const idleTable = [
+    `| process | ${rows.map((r) => r.n.toLocaleString('en')).join(' | ')} |`,
+    `|---|${rows.map(() => '---:').join('|')}|`,
+    ...procs.map((p) => `| ${p} | ${rows.map((r) => `${r.idle[p].toFixed(1)} %`).join(' | ')} |`),
+  ].join('\n');
   const section = `## At scale (\`npm run bench:scale\`)
 
 - When: ${new Date().toISOString()}; FerretDB ${FERRETDB_VERSION} over ${postgres ? 'PostgreSQL' : 'SQLite'}; every licence in one account.
@@ -165,7 +221,10 @@ ${idleTable}
 `;
   console.log(`\n${section}`);
   const file = join(repoRoot(), 'docs', 'benchmarks.md');
-  writeFileSync(file, replaceSection(existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n', 'scale', section));
+  writeFileSync(
+    file,
+    replaceSection(existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n', 'scale', section),
+  );
   console.log('written to docs/benchmarks.md');
 }
 

@@ -39,21 +39,37 @@ interface Run {
   cpu: Record<string, number>;
 }
 
-
-async function measure(name: string, url: string, headers: Record<string, string>, watch: Record<string, number | undefined>, paths: string[] = ['/']): Promise<Run> {
+async function measure(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  watch: Record<string, number | undefined>,
+  paths: string[] = ['/'],
+): Promise<Run> {
   const requests = paths.map((path) => ({ path, method: 'GET' as const, headers }));
   await autocannon({ url, connections, duration: WARM_UP_S, requests });
   const before = Object.fromEntries(Object.entries(watch).map(([n, pid]) => [n, cpuSeconds(pid)]));
   const r = await autocannon({ url, connections, duration, requests });
   const cpu = Object.fromEntries(Object.entries(watch).map(([n, pid]) => [n, cpuSeconds(pid) - before[n]]));
-  return { name, rps: r.requests.average, requests: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, failed: r.errors + r.timeouts + r.non2xx, cpu };
+  return {
+    name,
+    rps: r.requests.average,
+    requests: r.requests.total,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    failed: r.errors + r.timeouts + r.non2xx,
+    cpu,
+  };
 }
 
 /** Self time of a V8 CPU profile, idle excluded, by package (or our own folder) and by function. */
 function hotspots(dir: string, top = 8): string[] {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) return ['(no profile written)'];
-  const prof = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[] };
+  const prof = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+    samples: number[];
+  };
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const byPackage = new Map<string, number>();
   const byFunction = new Map<string, number>();
@@ -64,17 +80,28 @@ function hotspots(dir: string, top = 8): string[] {
     busy++;
     const inModules = f.url.split('node_modules/')[1];
     const pkg = inModules
-      ? inModules.split('/').slice(0, inModules.startsWith('@') ? 2 : 1).join('/')
-      : f.url.startsWith('node:') ? 'node core' : f.url ? f.url.replace(/^file:\/\//, '').replace(/^.*\/(gateway|services\/[^/]+|packages\/[^/]+|proto)\/.*$/, '$1 (ours)') : f.functionName;
+      ? inModules
+          .split('/')
+          .slice(0, inModules.startsWith('@') ? 2 : 1)
+          .join('/')
+      : f.url.startsWith('node:')
+        ? 'node core'
+        : f.url
+          ? f.url
+              .replace(/^file:\/\//, '')
+              .replace(/^.*\/(gateway|services\/[^/]+|packages\/[^/]+|proto)\/.*$/, '$1 (ours)')
+          : f.functionName;
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1);
     const fn = `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + 1);
   }
-  const fmt = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, n]) => `${((100 * n) / busy).toFixed(1).padStart(5)}%  ${k}`);
+  const fmt = (m: Map<string, number>) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, n]) => `${((100 * n) / busy).toFixed(1).padStart(5)}%  ${k}`);
   return ['by package (share of busy time):', ...fmt(byPackage), '', 'by function:', ...fmt(byFunction)];
 }
-
-
 
 async function main() {
   const bench = await startBenchSystem('bench');
@@ -89,7 +116,14 @@ async function main() {
   const gateways: Record<string, { port: number; proc: ChildProcess }> = {};
   for (const [name, env] of Object.entries(variants)) {
     const port = await freePort();
-    gateways[name] = { port, proc: spawnNode([join(repoRoot(), 'gateway/dist/main.js')], { ...envFor.gateway(t, port, system.addrs), ...env }, join(work, `gateway-${name.replace(/\W+/g, '-')}.log`)) };
+    gateways[name] = {
+      port,
+      proc: spawnNode(
+        [join(repoRoot(), 'gateway/dist/main.js')],
+        { ...envFor.gateway(t, port, system.addrs), ...env },
+        join(work, `gateway-${name.replace(/\W+/g, '-')}.log`),
+      ),
+    };
   }
   const barePort = await freePort();
   const bare = spawnNode(['-e', BARE_SERVER, String(barePort)]);
@@ -97,16 +131,24 @@ async function main() {
   await waitForPort('127.0.0.1', barePort, 5000);
 
   try {
-    const post = async (path: string, body: unknown) => (await fetch(`${system.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<Record<string, string>>;
+    const post = async (path: string, body: unknown) =>
+      (
+        await fetch(`${system.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+      ).json() as Promise<Record<string, string>>;
     const product = await post('/api/v1/products', { name: 'Bench' });
     // 20 distinct licences, as 20 customers' apps starting up.
     const paths: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const license = await post('/api/v1/licenses', { product_id: product.id, customer_email: `bench${i}@example.com` });
+      const license = await post('/api/v1/licenses', {
+        product_id: product.id,
+        customer_email: `bench${i}@example.com`,
+      });
       paths.push(`/api/v1/licenses/validate?license_key=${license.license_key}`);
     }
     for (const port of [Number(new URL(system.gatewayUrl).port), ...Object.values(gateways).map((g) => g.port)]) {
-      const check = (await (await fetch(`http://127.0.0.1:${port}${paths[0]}`, { headers })).json()) as { code: string };
+      const check = (await (await fetch(`http://127.0.0.1:${port}${paths[0]}`, { headers })).json()) as {
+        code: string;
+      };
       if (check.code !== 'valid') throw new Error(`set-up failed: validation said ${check.code}`);
     }
 
@@ -123,24 +165,53 @@ async function main() {
       'load generator': process.pid,
     };
     const at = (port: number) => `http://127.0.0.1:${port}`;
-    console.log(`${WARM_UP_S} s warm-up then ${duration} s per run, ${connections} connections, 20 distinct licence keys...`);
+    console.log(
+      `${WARM_UP_S} s warm-up then ${duration} s per run, ${connections} connections, 20 distinct licence keys...`,
+    );
     const runs = [
       await measure('bare node:http, fixed JSON', at(barePort), {}, { 'load generator': process.pid }),
       await measure('cached validation, rate limits on (local decisions)', system.gatewayUrl, headers, watch, paths),
       await measure('cached validation, rate limits off', at(gateways['limits off'].port), headers, watch, paths),
-      await measure('cached validation, rate limits exact (one Redis round trip each)', at(gateways['limits exact'].port), headers, watch, paths),
-      await measure('uncached validation (VALIDATION_CACHE_SIZE=0), rate limits on', at(gateways.uncached.port), headers, watch, paths),
-      await measure('cached validation, rate limits on, access log on (LOG_LEVEL=info)', at(gateways['access log on'].port), headers, watch, paths),
+      await measure(
+        'cached validation, rate limits exact (one Redis round trip each)',
+        at(gateways['limits exact'].port),
+        headers,
+        watch,
+        paths,
+      ),
+      await measure(
+        'uncached validation (VALIDATION_CACHE_SIZE=0), rate limits on',
+        at(gateways.uncached.port),
+        headers,
+        watch,
+        paths,
+      ),
+      await measure(
+        'cached validation, rate limits on, access log on (LOG_LEVEL=info)',
+        at(gateways['access log on'].port),
+        headers,
+        watch,
+        paths,
+      ),
     ];
     const [baseline, cached, off, exact, uncached, logged] = runs;
     const cpuPerRequestMs = (r: Run, proc: string) => (1000 * (r.cpu[proc] ?? 0)) / r.requests;
-    const gatewayOf: Record<string, string> = { [cached.name]: 'gateway', [off.name]: 'gateway (limits off)', [exact.name]: 'gateway (limits exact)', [uncached.name]: 'gateway (uncached)', [logged.name]: 'gateway (access log on)' };
+    const gatewayOf: Record<string, string> = {
+      [cached.name]: 'gateway',
+      [off.name]: 'gateway (limits off)',
+      [exact.name]: 'gateway (limits exact)',
+      [uncached.name]: 'gateway (uncached)',
+      [logged.name]: 'gateway (access log on)',
+    };
     const gatewayCpu = (r: Run) => cpuPerRequestMs(r, gatewayOf[r.name]);
 
     const table = [
       '| run | requests/s | vs bare | p50 ms | p99 ms | failed | gateway CPU ms/request |',
       '|---|---:|---:|---:|---:|---:|---:|',
-      ...runs.map((r) => `| ${r.name} | ${Math.round(r.rps)} | ${((100 * r.rps) / baseline.rps).toFixed(1)} % | ${r.p50} | ${r.p99} | ${r.failed} | ${gatewayOf[r.name] ? gatewayCpu(r).toFixed(3) : '–'} |`),
+      ...runs.map(
+        (r) =>
+          `| ${r.name} | ${Math.round(r.rps)} | ${((100 * r.rps) / baseline.rps).toFixed(1)} % | ${r.p50} | ${r.p99} | ${r.failed} | ${gatewayOf[r.name] ? gatewayCpu(r).toFixed(3) : '–'} |`,
+      ),
     ].join('\n');
     const measured = runs.slice(1);
     const procs = Object.keys(watch).filter((p) => measured.some((r) => (r.cpu[p] ?? 0) > 0.05));
@@ -162,7 +233,10 @@ async function main() {
       const profiled = async (name: string, env: Record<string, string>) => {
         const dir = join(work, `prof-${name}`);
         const port = await freePort();
-        const proc = spawnNode(['--cpu-prof', `--cpu-prof-dir=${dir}`, join(repoRoot(), 'gateway/dist/main.js')], { ...envFor.gateway(t, port, system.addrs), ...env });
+        const proc = spawnNode(['--cpu-prof', `--cpu-prof-dir=${dir}`, join(repoRoot(), 'gateway/dist/main.js')], {
+          ...envFor.gateway(t, port, system.addrs),
+          ...env,
+        });
         await waitForPort('127.0.0.1', port, 10_000);
         await measure(`profile ${name}`, at(port), headers, {}, paths);
         await new Promise<void>((resolve) => {

@@ -18,7 +18,10 @@ const units = [
     dir: 'packages/client',
     sources: ['src'],
     strip: 'src',
-    formats: [{ sub: 'esm', module: { type: 'es6', resolveFully: true }, type: 'module' }, { sub: 'cjs', module: { type: 'commonjs', resolveFully: true }, type: 'commonjs' }],
+    formats: [
+      { sub: 'esm', module: { type: 'es6', resolveFully: true }, type: 'module' },
+      { sub: 'cjs', module: { type: 'commonjs', resolveFully: true }, type: 'commonjs' },
+    ],
     declarations: 'tsconfig.build.json',
   },
   { dir: 'services/account', sources: ['src'], strip: 'src' },
@@ -28,7 +31,11 @@ const units = [
   { dir: 'services/webhook', sources: ['src'], strip: 'src' },
   { dir: 'gateway', sources: ['src'], strip: 'src' },
   { dir: 'examples/app-startup', sources: ['src'], strip: 'src' },
-  { dir: 'scripts', sources: ['lib', 'admin.ts', 'start.ts', 'bench.ts', 'bench-scale.ts', 'check-query-shapes.ts', 'docs-gen.ts'], strip: '' },
+  {
+    dir: 'scripts',
+    sources: ['lib', 'admin.ts', 'start.ts', 'bench.ts', 'bench-scale.ts', 'check-query-shapes.ts', 'docs-gen.ts'],
+    strip: '',
+  },
 ];
 
 async function* walk(path) {
@@ -36,7 +43,10 @@ async function* walk(path) {
   try {
     entries = await readdir(path, { withFileTypes: true });
   } catch (err) {
-    if (err.code === 'ENOTDIR') { yield path; return; }
+    if (err.code === 'ENOTDIR') {
+      yield path;
+      return;
+    }
     if (err.code === 'ENOENT') return;
     throw err;
   }
@@ -68,8 +78,15 @@ for (const unit of units) {
         const rel = relative(join(base, unit.strip), file).replace(/\.ts$/, '.js');
         const target = join(out, rel);
         // resolveFully (needed by ES modules: ./x becomes ./x.js) works only with a baseUrl.
-        const jsc = format.module.resolveFully ? { ...swcOptions.jsc, baseUrl: join(base, unit.strip) } : swcOptions.jsc;
-        const { code, map } = await transformFile(file, { ...swcOptions, jsc, module: format.module, sourceFileName: relative(dirname(target), file) });
+        const jsc = format.module.resolveFully
+          ? { ...swcOptions.jsc, baseUrl: join(base, unit.strip) }
+          : swcOptions.jsc;
+        const { code, map } = await transformFile(file, {
+          ...swcOptions,
+          jsc,
+          module: format.module,
+          sourceFileName: relative(dirname(target), file),
+        });
         await mkdir(dirname(target), { recursive: true });
         await writeFile(target, `${code}\n//# sourceMappingURL=${rel.split('/').pop()}.map\n`);
         if (map) await writeFile(`${target}.map`, map);

@@ -20,8 +20,13 @@ for (const file of readdirSync(dir)) {
 const bad = uncovered([...shapes.values()], declared);
 const collections = new Set([...shapes.values()].map((s) => s.collection));
 if (bad.length) {
-  console.error(`index coverage: ${bad.length} of ${shapes.size} query shapes have no declared index (add one to the model's schema):`);
-  for (const s of bad) console.error(`  ${s.collection}.${s.method} filter ${JSON.stringify(s.filter)} sort ${JSON.stringify(s.sort)}`);
+  console.error(
+    `index coverage: ${bad.length} of ${shapes.size} query shapes have no declared index (add one to the model's schema):`,
+  );
+  for (const s of bad)
+    console.error(`  ${s.collection}.${s.method} filter ${JSON.stringify(s.filter)} sort ${JSON.stringify(s.sort)}`);
   process.exit(1);
 }
-console.log(`index coverage: all ${shapes.size} query shapes of ${collections.size} collections are served by declared indexes`);
+console.log(
+  `index coverage: all ${shapes.size} query shapes of ${collections.size} collections are served by declared indexes`,
+);

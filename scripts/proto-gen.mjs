@@ -27,14 +27,35 @@ if (!check) {
   try {
     cpSync(protoDir, tmp, { recursive: true, filter: (s) => !s.includes('/gen') && !s.includes('/dist') });
     // buf.gen.yaml names the plugin relative to proto/; point it at this checkout's node_modules.
-    execFileSync(buf, ['generate', '--template', JSON.stringify({
-      version: 'v2',
-      plugins: [{ local: join(root, 'node_modules/.bin/protoc-gen-ts_proto'), out: 'gen', strategy: 'all',
-        opt: readFileSync(join(protoDir, 'buf.gen.yaml'), 'utf8').split('\n').filter((l) => l.trim().startsWith('- ') && l.includes('=')).map((l) => l.trim().slice(2)) }],
-    })], { cwd: tmp, stdio: 'inherit' });
+    execFileSync(
+      buf,
+      [
+        'generate',
+        '--template',
+        JSON.stringify({
+          version: 'v2',
+          plugins: [
+            {
+              local: join(root, 'node_modules/.bin/protoc-gen-ts_proto'),
+              out: 'gen',
+              strategy: 'all',
+              opt: readFileSync(join(protoDir, 'buf.gen.yaml'), 'utf8')
+                .split('\n')
+                .filter((l) => l.trim().startsWith('- ') && l.includes('='))
+                .map((l) => l.trim().slice(2)),
+            },
+          ],
+        }),
+      ],
+      { cwd: tmp, stdio: 'inherit' },
+    );
     const want = files(join(tmp, 'gen')).sort();
     const have = files(join(protoDir, 'gen')).sort();
-    const stale = want.filter((f) => !have.includes(f) || readFileSync(join(tmp, 'gen', f), 'utf8') !== readFileSync(join(protoDir, 'gen', f), 'utf8'));
+    const stale = want.filter(
+      (f) =>
+        !have.includes(f) ||
+        readFileSync(join(tmp, 'gen', f), 'utf8') !== readFileSync(join(protoDir, 'gen', f), 'utf8'),
+    );
     const extra = have.filter((f) => !want.includes(f));
     if (stale.length || extra.length) {
       console.error(`proto/gen is out of date (${[...stale, ...extra].join(', ')}): run npm run proto:gen and commit.`);

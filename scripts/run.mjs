@@ -43,7 +43,9 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(root, 
   if (!quiet) console.log('Installing dependencies (npm ci)...');
   // npm 11 sometimes writes a lockfile without other platforms' optional binaries and then
   // refuses it in `npm ci` (npm/cli#8669); `npm install` keeps the locked versions and fills them in.
-  if (run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'inherit', 'ignore'] }) !== 0) {
+  if (
+    run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'inherit', 'ignore'] }) !== 0
+  ) {
     if (!quiet) console.log('npm ci refused the lockfile; installing the locked versions with npm install...');
     must('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], 'npm install');
   }
@@ -62,14 +64,19 @@ if (!existsSync(stamp) || Math.max(...sources) > statSync(stamp).mtimeMs) {
 function ensureChromium() {
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   if (existsSync(path)) return;
-  const instruction = 'Chromium is needed for the browser tests: run "apt-get install -y chromium" (Debian) or set CHROMIUM_PATH.';
+  const instruction =
+    'Chromium is needed for the browser tests: run "apt-get install -y chromium" (Debian) or set CHROMIUM_PATH.';
   if (process.getuid?.() !== 0 || run('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }) !== 0) {
     console.error(instruction);
     process.exit(1);
   }
   console.log('Installing Chromium for the browser tests (apt-get install chromium)...');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if (run('apt-get', ['update', '-qq'], { env }) !== 0 || run('apt-get', ['install', '-y', '-qq', 'chromium'], { env, stdio: ['ignore', 'ignore', 'inherit'] }) !== 0 || !existsSync(path)) {
+  if (
+    run('apt-get', ['update', '-qq'], { env }) !== 0 ||
+    run('apt-get', ['install', '-y', '-qq', 'chromium'], { env, stdio: ['ignore', 'ignore', 'inherit'] }) !== 0 ||
+    !existsSync(path)
+  ) {
     console.error(`Installing Chromium failed. ${instruction}`);
     process.exit(1);
   }
@@ -77,7 +84,10 @@ function ensureChromium() {
 
 // Long-running commands: pass signals on and exit with the child's code.
 function node(file, argv = []) {
-  const child = spawn(process.execPath, ['--enable-source-maps', join(root, file), ...argv], { cwd: root, stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--enable-source-maps', join(root, file), ...argv], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
@@ -109,19 +119,24 @@ switch (command) {
     // The services record every query shape they send; afterwards each must have a declared index.
     const shapes = join(tmpdir(), `licensing-query-shapes-${process.pid}`);
     rmSync(shapes, { recursive: true, force: true });
-    let code = run(join(root, 'node_modules', '.bin', 'jest'), ['--json', `--outputFile=${report}`, ...args], { env: { ...process.env, QUERY_SHAPES_DIR: shapes } });
+    let code = run(join(root, 'node_modules', '.bin', 'jest'), ['--json', `--outputFile=${report}`, ...args], {
+      env: { ...process.env, QUERY_SHAPES_DIR: shapes },
+    });
     if (existsSync(report)) {
       const r = JSON.parse(readFileSync(report, 'utf8'));
       rmSync(report, { force: true });
       const skipped = r.numPendingTests + r.numTodoTests;
-      console.log(`\ntests: ${r.numPassedTests} passed, ${r.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`);
+      console.log(
+        `\ntests: ${r.numPassedTests} passed, ${r.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`,
+      );
       if (r.numTotalTests === 0) {
         console.error('no test ran');
         process.exit(1);
       }
     }
     // Only for a whole run: a run of a few files sees only some of the shapes, which is fine.
-    if (code === 0 && args.length === 0 && existsSync(shapes)) code = run(process.execPath, [join(root, 'scripts', 'dist', 'check-query-shapes.js'), shapes]);
+    if (code === 0 && args.length === 0 && existsSync(shapes))
+      code = run(process.execPath, [join(root, 'scripts', 'dist', 'check-query-shapes.js'), shapes]);
     rmSync(shapes, { recursive: true, force: true });
     process.exit(code);
     break;

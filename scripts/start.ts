@@ -28,30 +28,50 @@ async function main() {
   const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
   const nats = hostPort(natsUrl, 4222);
-  if (!(await portAnswers(nats.host, nats.port))) fail(`NATS is not reachable at ${natsUrl}. Start nats-server with JetStream (nats-server -js) or set NATS_URL.`);
+  if (!(await portAnswers(nats.host, nats.port)))
+    fail(`NATS is not reachable at ${natsUrl}. Start nats-server with JetStream (nats-server -js) or set NATS_URL.`);
   const redis = hostPort(redisUrl, 6379);
-  if (!(await portAnswers(redis.host, redis.port))) fail(`Redis is not reachable at ${scrubSecrets(redisUrl)}. Start redis-server or set REDIS_URL.`);
+  if (!(await portAnswers(redis.host, redis.port)))
+    fail(`Redis is not reachable at ${scrubSecrets(redisUrl)}. Start redis-server or set REDIS_URL.`);
 
   let ferret: FerretDB | undefined;
   const mongo = hostPort(mongoUrl, 27017);
   if (!(await portAnswers(mongo.host, mongo.port))) {
-    if (!['127.0.0.1', 'localhost', '::1'].includes(mongo.host)) fail(`Nothing answers at MONGO_URL=${scrubSecrets(mongoUrl)}, and FerretDB can only be started here for a loopback address.`);
+    if (!['127.0.0.1', 'localhost', '::1'].includes(mongo.host))
+      fail(
+        `Nothing answers at MONGO_URL=${scrubSecrets(mongoUrl)}, and FerretDB can only be started here for a loopback address.`,
+      );
     try {
       ferretdbBinary();
       // Over PostgreSQL when one answers: indexed look-ups at 100,000 licences. SQLite otherwise.
       const postgres = await preparePostgres(env.FERRETDB_POSTGRES_DATABASE ?? 'licensing', { fresh: false });
-      if (postgres) console.log(`Starting FerretDB over PostgreSQL (database ${postgres.name}) on port ${mongo.port}...`);
-      else console.log(`Starting FerretDB over SQLite (data in ${join(dataDir, 'ferretdb')}) on port ${mongo.port}. ${SQLITE_LIMITS}`);
+      if (postgres)
+        console.log(`Starting FerretDB over PostgreSQL (database ${postgres.name}) on port ${mongo.port}...`);
+      else
+        console.log(
+          `Starting FerretDB over SQLite (data in ${join(dataDir, 'ferretdb')}) on port ${mongo.port}. ${SQLITE_LIMITS}`,
+        );
       ferret = await startFerretDB({ port: mongo.port, dataDir: join(dataDir, 'ferretdb'), postgres });
     } catch (err) {
       fail(`Could not start FerretDB: ${(err as Error).message}`);
     }
   }
 
-  let secrets = { internal_token: env.INTERNAL_TOKEN ?? '', api_key_pepper: env.API_KEY_PEPPER ?? '', signing_key_secret: env.SIGNING_KEY_SECRET ?? '', webhook_secret_key: env.WEBHOOK_SECRET_KEY ?? '' };
+  let secrets = {
+    internal_token: env.INTERNAL_TOKEN ?? '',
+    api_key_pepper: env.API_KEY_PEPPER ?? '',
+    signing_key_secret: env.SIGNING_KEY_SECRET ?? '',
+    webhook_secret_key: env.WEBHOOK_SECRET_KEY ?? '',
+  };
   if (Object.values(secrets).some((v) => !v)) {
-    if (nodeEnv === 'production') fail('In production, set INTERNAL_TOKEN, API_KEY_PEPPER, SIGNING_KEY_SECRET and WEBHOOK_SECRET_KEY in the environment.');
-    secrets = { ...localSecrets(join(dataDir, 'secrets.json')), ...Object.fromEntries(Object.entries(secrets).filter(([, v]) => v)) };
+    if (nodeEnv === 'production')
+      fail(
+        'In production, set INTERNAL_TOKEN, API_KEY_PEPPER, SIGNING_KEY_SECRET and WEBHOOK_SECRET_KEY in the environment.',
+      );
+    secrets = {
+      ...localSecrets(join(dataDir, 'secrets.json')),
+      ...Object.fromEntries(Object.entries(secrets).filter(([, v]) => v)),
+    };
   }
 
   const ports = {
@@ -64,12 +84,23 @@ async function main() {
     gateway: port,
   };
   for (const [name, p] of Object.entries(ports)) {
-    if (await portAnswers(host, p, 300)) fail(`Port ${p} (${name}) is already in use on ${host}. Is the system already running? Set ${name === 'gateway' ? 'PORT' : `${name.toUpperCase()}_GRPC_PORT`} to use another.`);
+    if (await portAnswers(host, p, 300))
+      fail(
+        `Port ${p} (${name}) is already in use on ${host}. Is the system already running? Set ${name === 'gateway' ? 'PORT' : `${name.toUpperCase()}_GRPC_PORT`} to use another.`,
+      );
   }
   // Prometheus listeners: each service on its gRPC port + 1000, the gateway on 9464.
-  const metricsPorts = { gateway: 9464, account: ports.account + 1000, product: ports.product + 1000, license: ports.license + 1000, checkout: ports.checkout + 1000, webhook: ports.webhook + 1000 };
+  const metricsPorts = {
+    gateway: 9464,
+    account: ports.account + 1000,
+    product: ports.product + 1000,
+    license: ports.license + 1000,
+    checkout: ports.checkout + 1000,
+    webhook: ports.webhook + 1000,
+  };
   for (const [name, p] of Object.entries(metricsPorts)) {
-    if (await portAnswers(host, p, 300)) fail(`Port ${p} (${name} /metrics) is already in use on ${host}. Is the system already running?`);
+    if (await portAnswers(host, p, 300))
+      fail(`Port ${p} (${name} /metrics) is already in use on ${host}. Is the system already running?`);
   }
 
   const logDir = join(dataDir, 'logs');
@@ -102,12 +133,22 @@ async function main() {
 
   // Where the operator CLI finds the running account service.
   mkdirSync(join(dataDir, 'run'), { recursive: true });
-  writeFileSync(join(dataDir, 'run', 'stack.json'), JSON.stringify({ account_grpc_addr: system.addrs.account, pid: process.pid }, null, 2));
+  writeFileSync(
+    join(dataDir, 'run', 'stack.json'),
+    JSON.stringify({ account_grpc_addr: system.addrs.account, pid: process.pid }, null, 2),
+  );
 
   console.log(`Gateway listening at ${system.gatewayUrl} (API reference: ${system.gatewayUrl}/docs)`);
-  console.log(`Metrics: http://${host}:${metricsPorts.gateway}/metrics (gateway), ports ${metricsPorts.account}-${metricsPorts.webhook} (services)`);
-  if (!env.MAIL_URL && nodeEnv !== 'production') console.log(`Dashboard sign-up: ${system.gatewayUrl}/dashboard/signup; its e-mails (with the confirmation link) are files in ${join(dataDir, 'mail')}`);
-  console.log(`Logs: ${logDir}. First API key: npm run admin -- create-account --name "Acme"   (Ctrl-C stops everything)`);
+  console.log(
+    `Metrics: http://${host}:${metricsPorts.gateway}/metrics (gateway), ports ${metricsPorts.account}-${metricsPorts.webhook} (services)`,
+  );
+  if (!env.MAIL_URL && nodeEnv !== 'production')
+    console.log(
+      `Dashboard sign-up: ${system.gatewayUrl}/dashboard/signup; its e-mails (with the confirmation link) are files in ${join(dataDir, 'mail')}`,
+    );
+  console.log(
+    `Logs: ${logDir}. First API key: npm run admin -- create-account --name "Acme"   (Ctrl-C stops everything)`,
+  );
 
   let exiting = false;
   const shutdown = async (code: number) => {

@@ -42,7 +42,17 @@ export interface GatewayDeps {
  * the one error handler. Bodies are parsed only after the key is known and
  * counted, so anonymous or throttled clients cannot make the gateway parse anything.
  */
-export function createApp({ config, clients, bus, limits, validator, log, metrics, version, draining }: GatewayDeps): RequestListener {
+export function createApp({
+  config,
+  clients,
+  bus,
+  limits,
+  validator,
+  log,
+  metrics,
+  version,
+  draining,
+}: GatewayDeps): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -72,7 +82,9 @@ export function createApp({ config, clients, bus, limits, validator, log, metric
   api.use(enforceRateLimits(limits));
   api.use(enforceScope(log));
   api.use(requireJsonBody);
-  api.use(express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }));
+  api.use(
+    express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),
+  );
   productRoutes(api, clients, validator);
   licenseRoutes(api, clients, validator);
   checkoutRoutes(api, clients);
@@ -80,10 +92,35 @@ export function createApp({ config, clients, bus, limits, validator, log, metric
   statusRoutes(api, clients, bus, limits, version);
   app.use('/api/v1', api);
 
-  app.use(stripeWebhookProxy(config.CHECKOUT_PAGE_URL, new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, 'stripe-webhook', config.STRIPE_WEBHOOK_REQUESTS_PER_MINUTE, 60), log));
-  app.use(checkoutPageProxy(config.CHECKOUT_PAGE_URL, new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, 'checkout-page', config.CHECKOUT_REQUESTS_PER_MINUTE, 60), log));
+  app.use(
+    stripeWebhookProxy(
+      config.CHECKOUT_PAGE_URL,
+      new AttemptThrottle(
+        limits.redis,
+        config.RATE_LIMIT_PREFIX,
+        'stripe-webhook',
+        config.STRIPE_WEBHOOK_REQUESTS_PER_MINUTE,
+        60,
+      ),
+      log,
+    ),
+  );
+  app.use(
+    checkoutPageProxy(
+      config.CHECKOUT_PAGE_URL,
+      new AttemptThrottle(
+        limits.redis,
+        config.RATE_LIMIT_PREFIX,
+        'checkout-page',
+        config.CHECKOUT_REQUESTS_PER_MINUTE,
+        60,
+      ),
+      log,
+    ),
+  );
 
-  const throttle = (name: string, max: number, windowS = config.SIGNIN_WINDOW_S) => new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, windowS);
+  const throttle = (name: string, max: number, windowS = config.SIGNIN_WINDOW_S) =>
+    new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, windowS);
   app.use(
     '/dashboard',
     dashboardRouter({
@@ -92,15 +129,29 @@ export function createApp({ config, clients, bus, limits, validator, log, metric
       secureCookies: config.NODE_ENV === 'production',
       validator,
       hourlyUsage: (accountId) => limits.hourlyUsage(accountId),
-      signInThrottle: { perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL), perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS) },
-      signUpThrottle: { perEmail: throttle('signup-email', config.SIGNUPS_PER_EMAIL, config.SIGNUP_WINDOW_S), perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S) },
+      signInThrottle: {
+        perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL),
+        perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS),
+      },
+      signUpThrottle: {
+        perEmail: throttle('signup-email', config.SIGNUPS_PER_EMAIL, config.SIGNUP_WINDOW_S),
+        perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S),
+      },
     }),
   );
 
   app.use(notFound);
   app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
 
-  const fast = fastValidation({ config, authCache, limits, validator, http, log, trustProxy: app.get('trust proxy fn') });
+  const fast = fastValidation({
+    config,
+    authCache,
+    limits,
+    validator,
+    http,
+    log,
+    trustProxy: app.get('trust proxy fn'),
+  });
   return (req, res) => {
     if (!fast(req, res)) app(req, res);
   };

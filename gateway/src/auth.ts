@@ -16,7 +16,11 @@ export interface Principal {
 }
 
 // A `validate` key ships inside customers' apps: it may only validate and ask for status.
-const VALIDATE_SCOPE_ROUTES = new Set(['GET /api/v1/licenses/validate', 'POST /api/v1/keys/validate', 'GET /api/v1/status']);
+const VALIDATE_SCOPE_ROUTES = new Set([
+  'GET /api/v1/licenses/validate',
+  'POST /api/v1/keys/validate',
+  'GET /api/v1/status',
+]);
 
 const MAX_TOKEN_LENGTH = 200;
 const MAX_CACHE_ENTRIES = 10_000;
@@ -127,9 +131,11 @@ export function recheckWith(clients: Pick<Clients, 'accounts'>) {
 
 function bearerToken(req: Request): string {
   const header = req.get('authorization');
-  if (!header) throw new AppError('unauthorized', 'the Authorization header is missing; send "Authorization: Bearer <API key>"');
+  if (!header)
+    throw new AppError('unauthorized', 'the Authorization header is missing; send "Authorization: Bearer <API key>"');
   const m = /^Bearer ([^\s]+)$/.exec(header);
-  if (!m || m[1].length > MAX_TOKEN_LENGTH) throw new AppError('unauthorized', 'the Authorization header must be "Bearer <API key>"');
+  if (!m || m[1].length > MAX_TOKEN_LENGTH)
+    throw new AppError('unauthorized', 'the Authorization header must be "Bearer <API key>"');
   return m[1];
 }
 
@@ -138,7 +144,11 @@ function bearerToken(req: Request): string {
  * per-address failure count is up to date when the client sends its next try,
  * and it may answer 429 instead.
  */
-export function authenticate(clients: Clients, cache: AuthCache, onRejected: (req: Request, res: Response) => Promise<void> = async () => undefined) {
+export function authenticate(
+  clients: Clients,
+  cache: AuthCache,
+  onRejected: (req: Request, res: Response) => Promise<void> = async () => undefined,
+) {
   return async (req: Request, res: Response, next: NextFunction) => {
     let principal: Principal | undefined;
     try {
@@ -165,7 +175,10 @@ export function enforceScope(log: Logger) {
     const principal = principalOf(res);
     if (principal.scope === 'validate' && !VALIDATE_SCOPE_ROUTES.has(`${req.method} ${req.baseUrl}${req.path}`)) {
       log.debug({ key_id: principal.keyId }, 'validate-scope key refused');
-      throw new AppError('forbidden', 'this API key has the validate scope: it may only validate licences and read status');
+      throw new AppError(
+        'forbidden',
+        'this API key has the validate scope: it may only validate licences and read status',
+      );
     }
     next();
   };

@@ -29,11 +29,22 @@ export function checkoutPageProxy(target: string, perAddress: AttemptThrottle, l
     const wait = await perAddress.fail(address);
     if (wait !== null) {
       res.locals.rateLimitWindow = 'checkout_page';
-      res.status(429).set('Retry-After', String(wait)).type('html').send('<!doctype html><title>Too many requests</title><p>Too many requests from your address. Please wait a minute and try again.</p>');
+      res
+        .status(429)
+        .set('Retry-After', String(wait))
+        .type('html')
+        .send(
+          '<!doctype html><title>Too many requests</title><p>Too many requests from your address. Please wait a minute and try again.</p>',
+        );
       return;
     }
     // A malformed or impossible session id never reaches the page's server: it cannot exist.
-    if (!pageSessionId(req.path)) return void res.status(404).set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' }).type('html').send(NOT_FOUND_PAGE);
+    if (!pageSessionId(req.path))
+      return void res
+        .status(404)
+        .set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' })
+        .type('html')
+        .send(NOT_FOUND_PAGE);
     next();
   };
   const proxy = createProxyMiddleware<Request, Response>({
@@ -49,7 +60,9 @@ export function checkoutPageProxy(target: string, perAddress: AttemptThrottle, l
         const out = res as ServerResponse<IncomingMessage>;
         if (!out.headersSent && typeof out.writeHead === 'function') {
           out.writeHead(503, { 'content-type': 'text/html; charset=utf-8', 'retry-after': '5' });
-          out.end('<!doctype html><title>Checkout unavailable</title><p>Checkout is unavailable for a moment. Nothing was charged. Please reload in a few seconds.</p>');
+          out.end(
+            '<!doctype html><title>Checkout unavailable</title><p>Checkout is unavailable for a moment. Nothing was charged. Please reload in a few seconds.</p>',
+          );
         }
       },
     },
@@ -77,7 +90,13 @@ export function stripeWebhookProxy(target: string, perAddress: AttemptThrottle, 
     }
     const length = Number(req.get('content-length') ?? NaN);
     if (!Number.isInteger(length) || length > STRIPE_WEBHOOK_BODY_LIMIT) {
-      return sendProblem(res, new AppError('payload_too_large', `a Stripe event must come with a Content-Length of at most ${STRIPE_WEBHOOK_BODY_LIMIT} bytes`));
+      return sendProblem(
+        res,
+        new AppError(
+          'payload_too_large',
+          `a Stripe event must come with a Content-Length of at most ${STRIPE_WEBHOOK_BODY_LIMIT} bytes`,
+        ),
+      );
     }
     const address = req.ip ?? 'unknown';
     // Every delivery is counted and judged in one atomic step.
@@ -85,7 +104,10 @@ export function stripeWebhookProxy(target: string, perAddress: AttemptThrottle, 
     if (wait !== null) {
       res.locals.rateLimitWindow = 'stripe_webhook';
       res.set('Retry-After', String(wait));
-      return sendProblem(res, new AppError('rate_limited', `too many webhook deliveries from this address; retry in ${wait} s`));
+      return sendProblem(
+        res,
+        new AppError('rate_limited', `too many webhook deliveries from this address; retry in ${wait} s`),
+      );
     }
     next();
   };
@@ -104,7 +126,15 @@ export function stripeWebhookProxy(target: string, perAddress: AttemptThrottle, 
         if (!out.headersSent && typeof out.writeHead === 'function') {
           // Stripe retries any non-2xx answer for days: nothing is lost.
           out.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '5' });
-          out.end(JSON.stringify({ type: '/docs#error-service_unavailable', title: 'Service Unavailable', status: 503, detail: 'the checkout service is unavailable; retry later', code: 'service_unavailable' }));
+          out.end(
+            JSON.stringify({
+              type: '/docs#error-service_unavailable',
+              title: 'Service Unavailable',
+              status: 503,
+              detail: 'the checkout service is unavailable; retry later',
+              code: 'service_unavailable',
+            }),
+          );
         }
       },
     },

@@ -1,4 +1,11 @@
-import { AccountServiceClient, CheckoutServiceClient, LicenseServiceClient, ProductServiceClient, WebhookServiceClient, health } from '@licensing/proto';
+import {
+  AccountServiceClient,
+  CheckoutServiceClient,
+  LicenseServiceClient,
+  ProductServiceClient,
+  WebhookServiceClient,
+  health,
+} from '@licensing/proto';
 import { channelCredentials, createClient, internalCredential } from '@licensing/runtime';
 import type { GatewayConfig } from './config';
 
@@ -19,7 +26,12 @@ export function createClients(config: GatewayConfig) {
   const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
   const checkouts = createClient(CheckoutServiceClient, services.checkout, token, timeout);
   const webhooks = createClient(WebhookServiceClient, services.webhook, token, timeout);
-  const healthChecks = Object.fromEntries(Object.entries(services).map(([name, addr]) => [name, new health.HealthClient(addr, channelCredentials(token.tls))])) as Record<keyof typeof services, health.HealthClient>;
+  const healthChecks = Object.fromEntries(
+    Object.entries(services).map(([name, addr]) => [
+      name,
+      new health.HealthClient(addr, channelCredentials(token.tls)),
+    ]),
+  ) as Record<keyof typeof services, health.HealthClient>;
   return {
     accounts: accounts.call,
     products: products.call,

@@ -13,7 +13,10 @@ export class Drain {
   private idle?: () => void;
   draining = false;
 
-  constructor(private readonly server: Server, private readonly log: Logger) {
+  constructor(
+    private readonly server: Server,
+    private readonly log: Logger,
+  ) {
     server.on('request', (_req, res) => {
       this.inFlight++;
       if (this.draining) res.setHeader('Connection', 'close');
@@ -42,6 +45,13 @@ export class Drain {
     const outcome = await Promise.race([finished, limit]);
     this.server.closeAllConnections();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 100))]);
-    this.log.info({ in_flight_at_close: atClose, unfinished: outcome === 'timeout' ? this.inFlight : 0, aborted_by_clients: this.aborted }, 'http server drained');
+    this.log.info(
+      {
+        in_flight_at_close: atClose,
+        unfinished: outcome === 'timeout' ? this.inFlight : 0,
+        aborted_by_clients: this.aborted,
+      },
+      'http server drained',
+    );
   }
 }

@@ -19,9 +19,19 @@ export const httpStatus: Record<ErrorCode, number> = {
 };
 
 const titles: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 426: 'Upgrade Required',
-  429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  426: 'Upgrade Required',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 export function sendProblem(res: Response, err: AppError): void {
@@ -29,17 +39,20 @@ export function sendProblem(res: Response, err: AppError): void {
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="api"');
   if (status === 503) res.setHeader('Retry-After', '5');
   if (status === 426) res.setHeader('Upgrade', 'TLS/1.3, HTTP/1.1');
-  res.status(status).type('application/problem+json').send(
-    JSON.stringify({
-      type: `/docs#error-${err.code}`,
-      title: titles[status],
-      status,
-      detail: err.message,
-      code: err.code,
-      request_id: res.locals.requestId,
-      ...(err.fieldErrors.length ? { errors: err.fieldErrors } : {}),
-    }),
-  );
+  res
+    .status(status)
+    .type('application/problem+json')
+    .send(
+      JSON.stringify({
+        type: `/docs#error-${err.code}`,
+        title: titles[status],
+        status,
+        detail: err.message,
+        code: err.code,
+        request_id: res.locals.requestId,
+        ...(err.fieldErrors.length ? { errors: err.fieldErrors } : {}),
+      }),
+    );
 }
 
 /** Errors raised by express's body parser, by their `type`. */
@@ -66,7 +79,8 @@ function fromBodyParser(err: { type?: string; status?: number }, limit: number):
   const status = err.status;
   if (status === 413) return new AppError('payload_too_large', `the request body is larger than ${limit} bytes`);
   if (status === 415) return new AppError('unsupported_media_type', 'the request body must be UTF-8 JSON');
-  if (typeof status === 'number' && status >= 400 && status < 500) return new AppError('invalid_request', 'the request could not be read');
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return new AppError('invalid_request', 'the request could not be read');
   return undefined;
 }
 
@@ -89,14 +103,20 @@ export function decodablePath(path: string): boolean {
  * The HTML surfaces (/checkout, /dashboard) answer with pages of their own.
  */
 export function wellFormedPath(req: Request, _res: Response, next: NextFunction): void {
-  if (!decodablePath(req.path) && !req.path.startsWith('/checkout/') && !req.path.startsWith('/dashboard/')) throw malformedUrl();
+  if (!decodablePath(req.path) && !req.path.startsWith('/checkout/') && !req.path.startsWith('/dashboard/'))
+    throw malformedUrl();
   next();
 }
 
 export function errorHandler(log: Logger, bodyLimit: number) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const known = err instanceof AppError ? err : typeof err === 'object' && err !== null ? fromBodyParser(err as { type?: string }, bodyLimit) : undefined;
+    const known =
+      err instanceof AppError
+        ? err
+        : typeof err === 'object' && err !== null
+          ? fromBodyParser(err as { type?: string }, bodyLimit)
+          : undefined;
     if (known) {
       if (known.code === 'internal') log.error({}, 'a service reported an internal error');
       return sendProblem(res, known);

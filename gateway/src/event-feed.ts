@@ -16,7 +16,10 @@ export class EventFeed {
 
   static connect(opts: BusOptions): EventFeed {
     const feed = new EventFeed();
-    untilConnected('NATS', opts.log, () => EventBus.connect(opts), { signal: feed.abort.signal, meanwhile: 'serving without the auth cache until then' }).then(
+    untilConnected('NATS', opts.log, () => EventBus.connect(opts), {
+      signal: feed.abort.signal,
+      meanwhile: 'serving without the auth cache until then',
+    }).then(
       (bus) => feed.attach(bus),
       () => undefined, // only when close() aborted the wait
     );

@@ -70,8 +70,17 @@ export function fastValidation({ config, authCache, limits, validator, http, log
     const requestId = requestIdFor(req.headers['x-request-id']);
     const body = JSON.stringify(validationJson(validator.answer(principal, local)));
     // A flat [name, value, …] list: no header object to build and walk.
-    const headers: string[] = ['X-Request-Id', requestId, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))];
-    if (verdict) for (const [name, value] of Object.entries(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000)))) headers.push(name, value);
+    const headers: string[] = [
+      'X-Request-Id',
+      requestId,
+      'Content-Type',
+      'application/json; charset=utf-8',
+      'Content-Length',
+      String(Buffer.byteLength(body)),
+    ];
+    if (verdict)
+      for (const [name, value] of Object.entries(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000))))
+        headers.push(name, value);
     if (secure) headers.push('Strict-Transport-Security', hsts);
     res.writeHead(200, headers);
     res.end(body);

@@ -1,8 +1,21 @@
-import { effectiveStatus, judge, parseLicenseKey, verdictFields, type License, type ValidateLicenseResponse } from '@licensing/proto';
+import {
+  effectiveStatus,
+  judge,
+  parseLicenseKey,
+  verdictFields,
+  type License,
+  type ValidateLicenseResponse,
+} from '@licensing/proto';
 import type { Clock, Metrics } from '@licensing/runtime';
 import type { Principal } from './auth';
 import type { Clients } from './clients';
-import { cacheKey, toCachedAnswer, type CachedAnswer, type CachedLicense, type ValidationCache } from './validation-cache';
+import {
+  cacheKey,
+  toCachedAnswer,
+  type CachedAnswer,
+  type CachedLicense,
+  type ValidationCache,
+} from './validation-cache';
 import type { ValidationTally } from './validation-tally';
 
 export interface ValidationInput {
@@ -48,7 +61,14 @@ export class LicenseValidator {
     const fingerprint = input.fingerprint.trim().slice(0, 200);
     if (!this.cache.usable) {
       this.cacheResults.inc({ result: 'bypass' });
-      return this.clients.licenses.validateLicense({ accountId: p.accountId, key: parsed.key, productId: input.productId, fingerprint, keyScope: p.scope, wantFacts: false });
+      return this.clients.licenses.validateLicense({
+        accountId: p.accountId,
+        key: parsed.key,
+        productId: input.productId,
+        fingerprint,
+        keyScope: p.scope,
+        wantFacts: false,
+      });
     }
     this.cacheResults.inc({ result: 'miss' });
     return this.ask(p, cacheKey(p.accountId, parsed.key), parsed.key, input.productId, fingerprint);
@@ -74,9 +94,22 @@ export class LicenseValidator {
     return cached ? { parsed, cached, productId: input.productId, fingerprint } : undefined;
   }
 
-  private async ask(p: Principal, key: string, licenseKey: string, productId: string, fingerprint: string): Promise<ValidationAnswer> {
+  private async ask(
+    p: Principal,
+    key: string,
+    licenseKey: string,
+    productId: string,
+    fingerprint: string,
+  ): Promise<ValidationAnswer> {
     const since = this.cache.begin(p.accountId);
-    const { facts, ...answer } = await this.clients.licenses.validateLicense({ accountId: p.accountId, key: licenseKey, productId, fingerprint, keyScope: p.scope, wantFacts: true });
+    const { facts, ...answer } = await this.clients.licenses.validateLicense({
+      accountId: p.accountId,
+      key: licenseKey,
+      productId,
+      fingerprint,
+      keyScope: p.scope,
+      wantFacts: true,
+    });
     const cached = facts && toCachedAnswer(facts);
     if (cached) this.cache.set(key, p.accountId, cached, since);
     return answer;
@@ -87,8 +120,16 @@ export class LicenseValidator {
     if (cached) this.cacheResults.inc({ result: 'hit' });
     const now = this.clock.now();
     const found = cached?.found ? cached : null;
-    const activation = found?.facts.policy.require_activation ? { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount } : { fingerprintActive: false, count: 0 };
-    const verdict = judge(parsed, found?.facts ?? null, { accountId: p.accountId, productId, fingerprint }, activation, now);
+    const activation = found?.facts.policy.require_activation
+      ? { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount }
+      : { fingerprintActive: false, count: 0 };
+    const verdict = judge(
+      parsed,
+      found?.facts ?? null,
+      { accountId: p.accountId, productId, fingerprint },
+      activation,
+      now,
+    );
     this.tally.record(p.accountId, verdict.code, verdict.valid, now);
     this.byCode.inc({ code: verdict.code });
     if (verdict.visible && found) this.tally.validated(p.accountId, found.license.id, now, verdict.code, fingerprint);

@@ -26,8 +26,14 @@ export interface LimitSettings {
 }
 
 /** The effective limits of a caller: overrides win over the plan. */
-export function limitsFor(p: Pick<Principal, 'plan' | 'perMinuteOverride' | 'perHourOverride'>): { minute: number; hour: number } {
-  return { minute: p.perMinuteOverride || DEFAULT_PER_MINUTE, hour: p.perHourOverride || PLAN_HOURLY_QUOTA[p.plan] || PLAN_HOURLY_QUOTA.free };
+export function limitsFor(p: Pick<Principal, 'plan' | 'perMinuteOverride' | 'perHourOverride'>): {
+  minute: number;
+  hour: number;
+} {
+  return {
+    minute: p.perMinuteOverride || DEFAULT_PER_MINUTE,
+    hour: p.perHourOverride || PLAN_HOURLY_QUOTA[p.plan] || PLAN_HOURLY_QUOTA.free,
+  };
 }
 
 export interface WindowState {
@@ -41,7 +47,8 @@ export interface WindowState {
 /** The window closest to running out: fewest requests left, then the later reset. */
 export function bindingWindow(windows: WindowState[]): WindowState {
   let best = windows[0];
-  for (const w of windows) if (w.remaining < best.remaining || (w.remaining === best.remaining && w.resetS > best.resetS)) best = w;
+  for (const w of windows)
+    if (w.remaining < best.remaining || (w.remaining === best.remaining && w.resetS > best.resetS)) best = w;
   return best;
 }
 
@@ -87,7 +94,11 @@ class Window {
         points: limit,
         duration: this.windowS,
         rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${this.keyPrefix}:${this.name}:mem`, points: limit, duration: this.windowS }),
+        insuranceLimiter: new RateLimiterMemory({
+          keyPrefix: `${this.keyPrefix}:${this.name}:mem`,
+          points: limit,
+          duration: this.windowS,
+        }),
       });
       this.limiters.set(limit, l);
     }
@@ -107,7 +118,9 @@ class Window {
 
   /** Gives one counted attempt back (it turned out to be a success). */
   async giveBack(key: string, limit: number): Promise<void> {
-    await this.limiter(limit).reward(key, 1).catch(() => undefined);
+    await this.limiter(limit)
+      .reward(key, 1)
+      .catch(() => undefined);
   }
 }
 
@@ -159,7 +172,13 @@ export class RateLimits {
     readonly settings: LimitSettings,
   ) {
     this.quota = new QuotaCounter(redis, settings.localShare);
-    this.authFailures = new AttemptThrottle(redis, settings.keyPrefix, 'auth-failures', settings.authFailuresPerMinute, 60);
+    this.authFailures = new AttemptThrottle(
+      redis,
+      settings.keyPrefix,
+      'auth-failures',
+      settings.authFailuresPerMinute,
+      60,
+    );
   }
 
   /** 'ok' while Redis answers; 'degraded' while each gateway counts on its own. */
@@ -187,8 +206,16 @@ export class RateLimits {
 
   private windowsOf(p: Principal, limits: { minute: number; hour: number }): [WindowSpec, WindowSpec] {
     return [
-      { key: `${this.settings.keyPrefix}:minute:${p.keyId}`, limit: limits.minute, windowMs: this.settings.minuteWindowS * 1000 },
-      { key: `${this.settings.keyPrefix}:hour:${p.accountId}`, limit: limits.hour, windowMs: this.settings.hourWindowS * 1000 },
+      {
+        key: `${this.settings.keyPrefix}:minute:${p.keyId}`,
+        limit: limits.minute,
+        windowMs: this.settings.minuteWindowS * 1000,
+      },
+      {
+        key: `${this.settings.keyPrefix}:hour:${p.accountId}`,
+        limit: limits.hour,
+        windowMs: this.settings.hourWindowS * 1000,
+      },
     ];
   }
 
@@ -201,7 +228,10 @@ export class RateLimits {
       remaining: Math.max(0, limit - w.count - w.pending),
       resetS: Math.max(1, Math.ceil((w.resetAt - now) / 1000)),
     });
-    const windows = [state('hour', c.hour, limits.hour, this.settings.hourWindowS), state('minute', c.minute, limits.minute, this.settings.minuteWindowS)];
+    const windows = [
+      state('hour', c.hour, limits.hour, this.settings.hourWindowS),
+      state('minute', c.minute, limits.minute, this.settings.minuteWindowS),
+    ];
     return { windows, rejectedBy: c.refusedBy ? windows.find((w) => w.name === c.refusedBy) : undefined };
   }
 
@@ -247,7 +277,10 @@ export function countAuthFailure(limits: RateLimits, log: Logger) {
     log.warn({ ip }, 'client throttled after repeated authentication failures');
     res.setHeader('Retry-After', String(retryAfter));
     res.locals.rateLimitWindow = 'auth_failures';
-    throw new AppError('rate_limited', `too many requests with a missing or invalid API key from this address; retry in ${retryAfter} s`);
+    throw new AppError(
+      'rate_limited',
+      `too many requests with a missing or invalid API key from this address; retry in ${retryAfter} s`,
+    );
   };
 }
 

@@ -1,6 +1,15 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig, Metrics, natsOptions, runMain, serveMetrics, systemClock, type Clock } from '@licensing/runtime';
+import {
+  createLogger,
+  loadConfig,
+  Metrics,
+  natsOptions,
+  runMain,
+  serveMetrics,
+  systemClock,
+  type Clock,
+} from '@licensing/runtime';
 import { createApp } from './app';
 import { createClients } from './clients';
 import { gatewaySchema, type GatewayConfig } from './config';
@@ -25,12 +34,21 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function start(opts: { config?: Partial<GatewayConfig>; env?: Record<string, string | undefined>; clock?: Clock } = {}): Promise<RunningGateway> {
+export async function start(
+  opts: { config?: Partial<GatewayConfig>; env?: Record<string, string | undefined>; clock?: Clock } = {},
+): Promise<RunningGateway> {
   const config = loadConfig(gatewaySchema, opts.env ?? process.env, opts.config ?? {});
   checkTransportConfig(config);
   const log = createLogger('gateway', config.LOG_LEVEL);
   const metrics = new Metrics('gateway');
-  const bus = EventFeed.connect({ ...natsOptions(config), subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: 'gateway', log, metrics });
+  const bus = EventFeed.connect({
+    ...natsOptions(config),
+    subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
+    stream: config.EVENTS_STREAM,
+    name: 'gateway',
+    log,
+    metrics,
+  });
   const clients = createClients(config);
   // No offline queue and a short command timeout: when Redis is away, the limiter
   // falls over to its in-memory insurance at once instead of waiting. ioredis
@@ -47,7 +65,8 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
   });
   let redisDown = false;
   redis.on('error', (err) => {
-    if (!redisDown) log.warn({ err: err.message }, 'redis unavailable: rate limits are counted per gateway until it is back');
+    if (!redisDown)
+      log.warn({ err: err.message }, 'redis unavailable: rate limits are counted per gateway until it is back');
     redisDown = true;
   });
   redis.on('ready', () => {
@@ -65,10 +84,16 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
   });
   const tally = new ValidationTally(clients, log, config.VALIDATION_STATS_FLUSH_MS);
   const evictions = metrics.counter('licensing_validation_cache_evictions_total', ['event']);
-  const cache = new ValidationCache(config.VALIDATION_CACHE_SIZE, config.VALIDATION_CACHE_TTL_MS, bus, (event) => evictions.inc({ event }));
+  const cache = new ValidationCache(config.VALIDATION_CACHE_SIZE, config.VALIDATION_CACHE_TTL_MS, bus, (event) =>
+    evictions.inc({ event }),
+  );
   const validator = new LicenseValidator(clients, cache, tally, opts.clock ?? systemClock, metrics);
   tally.start();
-  const draining = { get now() { return drain.draining; } };
+  const draining = {
+    get now() {
+      return drain.draining;
+    },
+  };
   const app = createApp({ config, clients, bus, limits, validator, log, metrics, version: VERSION, draining });
   const { server, tls, reloadTls } = createGatewayServer(config, app, log);
   const drain = new Drain(server, log);
@@ -84,7 +109,10 @@ export async function start(opts: { config?: Partial<GatewayConfig>; env?: Recor
   if (tls) process.on('SIGHUP', onHup);
   log.info({ url, metrics_port: metricsServer.port }, 'gateway listening');
   if (!tls && config.NODE_ENV !== 'production' && !['127.0.0.1', '::1', 'localhost'].includes(config.HOST)) {
-    log.warn({ host: config.HOST }, 'serving plain HTTP beyond loopback: API keys cross the network in clear text (set TLS_CERT_FILE/TLS_KEY_FILE, or NODE_ENV=production behind a TLS proxy)');
+    log.warn(
+      { host: config.HOST },
+      'serving plain HTTP beyond loopback: API keys cross the network in clear text (set TLS_CERT_FILE/TLS_KEY_FILE, or NODE_ENV=production behind a TLS proxy)',
+    );
   }
 
   let stopping: Promise<void> | undefined;

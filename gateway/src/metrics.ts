@@ -29,14 +29,17 @@ export class HttpMetrics {
 export function httpMetrics(http: HttpMetrics) {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
-    res.on('finish', () => http.observe(req.method, routeLabel(req, res), res.statusCode, started, res.locals.rateLimitWindow));
+    res.on('finish', () =>
+      http.observe(req.method, routeLabel(req, res), res.statusCode, started, res.locals.rateLimitWindow),
+    );
     next();
   };
 }
 
 function routeLabel(req: Request, res: Response): string {
   if (typeof res.locals.route === 'string') return res.locals.route;
-  if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/openapi.json' || req.path === '/docs') return req.path;
+  if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/openapi.json' || req.path === '/docs')
+    return req.path;
   if (req.originalUrl.startsWith('/dashboard')) return '/dashboard';
   return 'unmatched';
 }

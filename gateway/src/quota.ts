@@ -125,7 +125,8 @@ export class QuotaCounter {
     const local = this.countLocally(minute, hour);
     if (local) return local;
     const now = this.now();
-    if (this.redis.status !== 'ready' || now - this.redisFailedAt < REDIS_BACKOFF_MS) return this.countHere(minute, hour, now);
+    if (this.redis.status !== 'ready' || now - this.redisFailedAt < REDIS_BACKOFF_MS)
+      return this.countHere(minute, hour, now);
     return this.countInRedis(minute, hour, now);
   }
 
@@ -134,7 +135,8 @@ export class QuotaCounter {
     const now = this.now();
     const m = this.windows.get(minute.key);
     const h = this.windows.get(hour.key);
-    if (!admitsLocally(m, minute.limit, now, this.share) || !admitsLocally(h, hour.limit, now, this.share)) return undefined;
+    if (!admitsLocally(m, minute.limit, now, this.share) || !admitsLocally(h, hour.limit, now, this.share))
+      return undefined;
     this.admit(minute.key, m!);
     this.admit(hour.key, h!);
     return { allowed: true, minute: m!, hour: h! };
@@ -146,7 +148,16 @@ export class QuotaCounter {
     const [pm, ph] = [m.pending, h.pending];
     let r: number[];
     try {
-      r = await this.redis.quotaConsume(minute.key, hour.key, minute.limit, minute.windowMs, hour.limit, hour.windowMs, pm, ph);
+      r = await this.redis.quotaConsume(
+        minute.key,
+        hour.key,
+        minute.limit,
+        minute.windowMs,
+        hour.limit,
+        hour.windowMs,
+        pm,
+        ph,
+      );
     } catch {
       this.redisFailedAt = this.now();
       return this.countHere(minute, hour, this.now());
@@ -207,7 +218,9 @@ export class QuotaCounter {
       return;
     }
     this.syncing = true;
-    const batch = [...this.dirty].map((key) => ({ key, w: this.windows.get(key)! })).filter((b) => b.w && b.w.pending > 0);
+    const batch = [...this.dirty]
+      .map((key) => ({ key, w: this.windows.get(key)! }))
+      .filter((b) => b.w && b.w.pending > 0);
     const pushed = batch.map((b) => b.w.pending);
     try {
       const args = batch.flatMap((b) => [b.w.pending, this.windowMsOf(b.w)]);

@@ -41,9 +41,28 @@ export function requestIdFor(given: string | string[] | undefined): string {
 }
 
 /** The access-log line of one request (info level): the route template and ids, never a secret (see loggedUrl). */
-export function logAccess(log: Logger, requestId: string, method: string, url: string, status: number, startedNs: bigint, route?: string, ids?: Record<string, string>): void {
+export function logAccess(
+  log: Logger,
+  requestId: string,
+  method: string,
+  url: string,
+  status: number,
+  startedNs: bigint,
+  route?: string,
+  ids?: Record<string, string>,
+): void {
   if (!log.isLevelEnabled('info')) return;
-  log.info({ request_id: requestId, method, url: loggedUrl(url, route), ...(ids ? { ids } : {}), status, ms: Number(process.hrtime.bigint() - startedNs) / 1e6 }, 'request');
+  log.info(
+    {
+      request_id: requestId,
+      method,
+      url: loggedUrl(url, route),
+      ...(ids ? { ids } : {}),
+      status,
+      ms: Number(process.hrtime.bigint() - startedNs) / 1e6,
+    },
+    'request',
+  );
 }
 
 /**
@@ -57,7 +76,18 @@ export function requestContext(log: Logger) {
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
-    res.on('finish', () => logAccess(log, requestId, req.method, req.originalUrl, res.statusCode, started, res.locals.route as string | undefined, res.locals.ids as Record<string, string> | undefined));
+    res.on('finish', () =>
+      logAccess(
+        log,
+        requestId,
+        req.method,
+        req.originalUrl,
+        res.statusCode,
+        started,
+        res.locals.route as string | undefined,
+        res.locals.ids as Record<string, string> | undefined,
+      ),
+    );
     withRequestId(requestId, next);
   };
 }

@@ -30,23 +30,33 @@ function validProxy(entry: string): boolean {
 /** Transport settings checked before anything connects; every problem in one message, like loadConfig. */
 export function checkTransportConfig(config: GatewayConfig): void {
   const problems: string[] = [];
-  if (Boolean(config.TLS_CERT_FILE) !== Boolean(config.TLS_KEY_FILE)) problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  if (Boolean(config.TLS_CERT_FILE) !== Boolean(config.TLS_KEY_FILE))
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
   if (config.NODE_ENV === 'production' && !config.TLS_CERT_FILE && !config.TRUSTED_PROXIES) {
-    problems.push('production needs HTTPS: set TLS_CERT_FILE and TLS_KEY_FILE, or TRUSTED_PROXIES for the proxy that terminates TLS');
+    problems.push(
+      'production needs HTTPS: set TLS_CERT_FILE and TLS_KEY_FILE, or TRUSTED_PROXIES for the proxy that terminates TLS',
+    );
   }
-  for (const entry of proxyList(config)) if (!validProxy(entry)) problems.push(`TRUSTED_PROXIES: "${entry}" is not an address, a CIDR range, or loopback/linklocal/uniquelocal`);
+  for (const entry of proxyList(config))
+    if (!validProxy(entry))
+      problems.push(`TRUSTED_PROXIES: "${entry}" is not an address, a CIDR range, or loopback/linklocal/uniquelocal`);
   if (config.TLS_CERT_FILE && config.TLS_KEY_FILE) {
     try {
       createSecureContext({ cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) });
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      problems.push(`TLS_CERT_FILE/TLS_KEY_FILE ${e.code === 'ENOENT' || e.code === 'EACCES' ? `cannot be read (${e.code}: ${e.path})` : `do not hold a matching PEM certificate and key (${e.message})`}`);
+      problems.push(
+        `TLS_CERT_FILE/TLS_KEY_FILE ${e.code === 'ENOENT' || e.code === 'EACCES' ? `cannot be read (${e.code}: ${e.path})` : `do not hold a matching PEM certificate and key (${e.message})`}`,
+      );
     }
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
 }
 
-const proxyList = (config: GatewayConfig) => config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
+const proxyList = (config: GatewayConfig) =>
+  config.TRUSTED_PROXIES.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** The value of express's `trust proxy`: only the listed proxies, never "any". */
 export function trustedProxies(config: GatewayConfig): string[] | false {
@@ -62,7 +72,8 @@ export interface GatewayServer {
 }
 
 export function createGatewayServer(config: GatewayConfig, app: RequestListener, log: Logger): GatewayServer {
-  if (!config.TLS_CERT_FILE) return { server: createHttpServer(SERVER_OPTIONS, app), tls: false, reloadTls: () => undefined };
+  if (!config.TLS_CERT_FILE)
+    return { server: createHttpServer(SERVER_OPTIONS, app), tls: false, reloadTls: () => undefined };
   const read = () => ({ cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) });
   const server = createHttpsServer({ ...SERVER_OPTIONS, ...read(), minVersion: 'TLSv1.2' }, app);
   return {
@@ -93,6 +104,11 @@ export function requireHttps(config: GatewayConfig) {
       return next();
     }
     if (config.NODE_ENV !== 'production' || PLAIN_HTTP_ALLOWED.has(req.path)) return next();
-    next(new AppError('https_required', 'this API is served over HTTPS only; send the request to the https:// address (and consider the API key exposed if it was sent in clear text)'));
+    next(
+      new AppError(
+        'https_required',
+        'this API is served over HTTPS only; send the request to the https:// address (and consider the API key exposed if it was sent in clear text)',
+      ),
+    );
   };
 }

@@ -32,7 +32,17 @@ interface Slot {
   expiresAt: number;
 }
 
-const LICENSE_EVENTS: EventType[] = ['license.created', 'license.updated', 'license.suspended', 'license.reinstated', 'license.revoked', 'license.renewed', 'license.expired', 'license.activated', 'license.deactivated'];
+const LICENSE_EVENTS: EventType[] = [
+  'license.created',
+  'license.updated',
+  'license.suspended',
+  'license.reinstated',
+  'license.revoked',
+  'license.renewed',
+  'license.expired',
+  'license.activated',
+  'license.deactivated',
+];
 const GENERATION_BUCKETS = 1024;
 
 /** The cache key of a canonical licence key in an account: the key itself is never held as a map key. */
@@ -152,7 +162,9 @@ export class ValidationCache {
   forgetProduct(accountId: string, productId: string): void {
     this.bump(accountId);
     const prefix = `${accountId}:`;
-    for (const [key, slot] of this.slots) if (key.startsWith(prefix) && slot.answer.found && slot.answer.facts.product_id === productId) this.slots.delete(key);
+    for (const [key, slot] of this.slots)
+      if (key.startsWith(prefix) && slot.answer.found && slot.answer.facts.product_id === productId)
+        this.slots.delete(key);
   }
 
   private bump(accountId: string): void {

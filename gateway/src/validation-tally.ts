@@ -29,7 +29,11 @@ export class ValidationTally {
     const hourMs = Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
     const id = `${accountId}:${hourMs}`;
     let t = this.tallies.get(id);
-    if (!t) this.tallies.set(id, (t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, byCode: {} }));
+    if (!t)
+      this.tallies.set(
+        id,
+        (t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, byCode: {} }),
+      );
     t.validations++;
     if (valid) t.valid++;
     t.byCode[code] = (t.byCode[code] ?? 0) + 1;
@@ -58,8 +62,16 @@ export class ValidationTally {
     this.seen = new Map();
     this.groups = new Map();
     try {
-      const lastValidated: LastValidated[] = [...seen].map(([licenseId, v]) => ({ accountId: v.accountId, licenseId, at: new Date(v.at).toISOString() }));
-      await this.clients.licenses.recordValidations({ tallies: [...tallies.values()], lastValidated, seen: [...groups.values()] });
+      const lastValidated: LastValidated[] = [...seen].map(([licenseId, v]) => ({
+        accountId: v.accountId,
+        licenseId,
+        at: new Date(v.at).toISOString(),
+      }));
+      await this.clients.licenses.recordValidations({
+        tallies: [...tallies.values()],
+        lastValidated,
+        seen: [...groups.values()],
+      });
     } catch (err) {
       this.log.warn({ err }, 'could not send validation counts to the licence service; will retry');
       for (const [id, t] of tallies) {

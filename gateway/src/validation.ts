@@ -52,10 +52,26 @@ export interface StringListField {
 export type Field = StringField | IntField | BoolField | ObjectField | StringMapField | StringListField;
 export type Shape = Record<string, Field>;
 
-type ValueOf<F extends Field> = F extends IntField ? number | null : F extends BoolField ? boolean : F extends ObjectField ? Record<string, unknown> | null : F extends StringMapField ? Record<string, string> : F extends StringListField ? string[] : string;
+type ValueOf<F extends Field> = F extends IntField
+  ? number | null
+  : F extends BoolField
+    ? boolean
+    : F extends ObjectField
+      ? Record<string, unknown> | null
+      : F extends StringMapField
+        ? Record<string, string>
+        : F extends StringListField
+          ? string[]
+          : string;
 export type Parsed<S extends Shape> = { [K in keyof S]: ValueOf<S[K]> | undefined };
 
-function check(source: Record<string, unknown>, shape: Shape, where: string, errors: FieldError[], prefix = ''): Record<string, unknown> {
+function check(
+  source: Record<string, unknown>,
+  shape: Shape,
+  where: string,
+  errors: FieldError[],
+  prefix = '',
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const name of Object.keys(source)) {
     if (!(name in shape)) errors.push({ field: `${prefix}${name}`, message: `unknown ${where} "${prefix}${name}"` });
@@ -63,7 +79,10 @@ function check(source: Record<string, unknown>, shape: Shape, where: string, err
   for (const [name, spec] of Object.entries(shape)) {
     const field = `${prefix}${name}`;
     const value = source[name];
-    if (value === undefined || (value === null && !((spec.kind === 'int' || spec.kind === 'object') && spec.nullable))) {
+    if (
+      value === undefined ||
+      (value === null && !((spec.kind === 'int' || spec.kind === 'object') && spec.nullable))
+    ) {
       if (spec.required) errors.push({ field, message: `${field} is required` });
       continue;
     }
@@ -79,7 +98,11 @@ function check(source: Record<string, unknown>, shape: Shape, where: string, err
       case 'int': {
         const s = spec as IntField;
         if (value === null) out[name] = null;
-        else if (typeof value !== 'number' || !Number.isInteger(value) || value < s.min || value > s.max) errors.push({ field, message: `${field} must be a whole number from ${s.min} to ${s.max}${s.nullable ? ', or null' : ''}` });
+        else if (typeof value !== 'number' || !Number.isInteger(value) || value < s.min || value > s.max)
+          errors.push({
+            field,
+            message: `${field} must be a whole number from ${s.min} to ${s.max}${s.nullable ? ', or null' : ''}`,
+          });
         else out[name] = value;
         break;
       }
@@ -89,21 +112,34 @@ function check(source: Record<string, unknown>, shape: Shape, where: string, err
         break;
       case 'object':
         if (value === null) out[name] = null;
-        else if (typeof value !== 'object' || Array.isArray(value)) errors.push({ field, message: `${field} must be an object` });
-        else out[name] = check(value as Record<string, unknown>, (spec as ObjectField).shape, 'field', errors, `${field}.`);
+        else if (typeof value !== 'object' || Array.isArray(value))
+          errors.push({ field, message: `${field} must be an object` });
+        else
+          out[name] = check(
+            value as Record<string, unknown>,
+            (spec as ObjectField).shape,
+            'field',
+            errors,
+            `${field}.`,
+          );
         break;
       case 'list': {
         const l = spec as StringListField;
-        if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.length > l.maxLength)) errors.push({ field, message: `${field} must be a list of strings` });
-        else if (value.length > l.maxItems) errors.push({ field, message: `${field} may have at most ${l.maxItems} items` });
+        if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.length > l.maxLength))
+          errors.push({ field, message: `${field} must be a list of strings` });
+        else if (value.length > l.maxItems)
+          errors.push({ field, message: `${field} may have at most ${l.maxItems} items` });
         else if (l.required && value.length === 0) errors.push({ field, message: `${field} must not be empty` });
         else out[name] = value;
         break;
       }
       case 'map': {
-        const entries = typeof value === 'object' && !Array.isArray(value) ? Object.entries(value as Record<string, unknown>) : null;
-        if (!entries || entries.some(([, v]) => typeof v !== 'string')) errors.push({ field, message: `${field} must be an object of strings` });
-        else if (entries.length > (spec as StringMapField).maxEntries) errors.push({ field, message: `${field} may have at most ${(spec as StringMapField).maxEntries} entries` });
+        const entries =
+          typeof value === 'object' && !Array.isArray(value) ? Object.entries(value as Record<string, unknown>) : null;
+        if (!entries || entries.some(([, v]) => typeof v !== 'string'))
+          errors.push({ field, message: `${field} must be an object of strings` });
+        else if (entries.length > (spec as StringMapField).maxEntries)
+          errors.push({ field, message: `${field} may have at most ${(spec as StringMapField).maxEntries} entries` });
         else out[name] = Object.fromEntries(entries);
         break;
       }
@@ -113,12 +149,17 @@ function check(source: Record<string, unknown>, shape: Shape, where: string, err
 }
 
 function fail(errors: FieldError[], what: string): never {
-  throw new AppError('invalid_request', errors.length === 1 ? errors[0].message : `the ${what} has ${errors.length} problems`, errors);
+  throw new AppError(
+    'invalid_request',
+    errors.length === 1 ? errors[0].message : `the ${what} has ${errors.length} problems`,
+    errors,
+  );
 }
 
 export function readBody<S extends Shape>(req: Request, shape: S): Parsed<S> {
   const body: unknown = req.body ?? {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('invalid_request', 'the request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new AppError('invalid_request', 'the request body must be a JSON object');
   const errors: FieldError[] = [];
   const out = check(body as Record<string, unknown>, shape, 'field', errors);
   if (errors.length) fail(errors, 'request body');
@@ -126,7 +167,10 @@ export function readBody<S extends Shape>(req: Request, shape: S): Parsed<S> {
 }
 
 /** Query parameters are strings only; repeated ones arrive as arrays and fail the string check. */
-export function readQuery<S extends Record<string, StringField>>(req: Request, shape: S): { [K in keyof S]: string | undefined } {
+export function readQuery<S extends Record<string, StringField>>(
+  req: Request,
+  shape: S,
+): { [K in keyof S]: string | undefined } {
   const errors: FieldError[] = [];
   const out = check(req.query as Record<string, unknown>, shape, 'query parameter', errors);
   if (errors.length) fail(errors, 'query string');
@@ -143,7 +187,8 @@ export function toPage(query: { limit?: string; starting_after?: string }, idPre
     if (!(limit >= 1 && limit <= 100)) throw AppError.invalid('limit', 'limit must be an integer from 1 to 100');
   }
   const startingAfter = query.starting_after ?? '';
-  if (startingAfter && !isId(idPrefix, startingAfter)) throw AppError.invalid('starting_after', `starting_after must be an id (${idPrefix}_…) from a previous page`);
+  if (startingAfter && !isId(idPrefix, startingAfter))
+    throw AppError.invalid('starting_after', `starting_after must be an id (${idPrefix}_…) from a previous page`);
   return { limit, startingAfter };
 }
 
@@ -156,7 +201,8 @@ export function checkId(field: string, prefix: string, value: string): string {
 export function idempotencyKey(req: Request): string {
   const key = req.get('idempotency-key');
   if (key === undefined) return '';
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw AppError.invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+  if (!/^[\x21-\x7e]{1,255}$/.test(key))
+    throw AppError.invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
   return key;
 }
 

@@ -1,7 +1,17 @@
 import type { ParsedKey } from './license-key';
 import { effectiveStatus, graceEndsAt, inGrace, type LicenseState } from './status';
 
-export const validationCodes = ['valid', 'expired_in_grace', 'not_found', 'product_mismatch', 'revoked', 'suspended', 'expired', 'not_activated', 'activation_limit_reached'] as const;
+export const validationCodes = [
+  'valid',
+  'expired_in_grace',
+  'not_found',
+  'product_mismatch',
+  'revoked',
+  'suspended',
+  'expired',
+  'not_activated',
+  'activation_limit_reached',
+] as const;
 export type ValidationCode = (typeof validationCodes)[number];
 export type NextAction = 'none' | 'activate' | 'renew' | 'contact_vendor';
 
@@ -31,37 +41,93 @@ export interface Verdict {
   visible: boolean;
 }
 
-const no = (code: ValidationCode, detail: string, nextAction: NextAction, now: Date, visible = true): Verdict => ({ valid: false, code, detail, nextAction, cacheUntil: now, visible });
+const no = (code: ValidationCode, detail: string, nextAction: NextAction, now: Date, visible = true): Verdict => ({
+  valid: false,
+  code,
+  detail,
+  nextAction,
+  cacheUntil: now,
+  visible,
+});
 
 /**
  * The validation rules in the order they are checked (docs/api.md keeps the
  * same table): shape and checksum, the caller's account, product, revoked,
  * suspended, expired, activation, grace, valid.
  */
-export function judge(parsed: ParsedKey, license: LicenseFacts | null, request: { accountId: string; productId: string; fingerprint: string }, activation: ActivationFacts, now: Date): Verdict {
+export function judge(
+  parsed: ParsedKey,
+  license: LicenseFacts | null,
+  request: { accountId: string; productId: string; fingerprint: string },
+  activation: ActivationFacts,
+  now: Date,
+): Verdict {
   if (!parsed.ok) {
-    return no('not_found', parsed.reason === 'checksum' ? 'the licence key has a typo: its check characters do not match' : 'this is not a licence key', 'contact_vendor', now, false);
+    return no(
+      'not_found',
+      parsed.reason === 'checksum'
+        ? 'the licence key has a typo: its check characters do not match'
+        : 'this is not a licence key',
+      'contact_vendor',
+      now,
+      false,
+    );
   }
   // Another account's licence is indistinguishable from no licence.
-  if (!license || license.account_id !== request.accountId) return no('not_found', 'no licence with this key', 'contact_vendor', now, false);
-  if (request.productId && license.product_id !== request.productId) return no('product_mismatch', 'the licence belongs to another product', 'contact_vendor', now);
+  if (!license || license.account_id !== request.accountId)
+    return no('not_found', 'no licence with this key', 'contact_vendor', now, false);
+  if (request.productId && license.product_id !== request.productId)
+    return no('product_mismatch', 'the licence belongs to another product', 'contact_vendor', now);
   const status = effectiveStatus(license, now);
   if (status === 'revoked') return no('revoked', 'the licence was revoked', 'contact_vendor', now);
   if (status === 'suspended') return no('suspended', 'the licence is suspended', 'contact_vendor', now);
   if (status === 'expired') return no('expired', 'the licence has expired', 'renew', now);
   if (license.policy.require_activation && !activation.fingerprintActive) {
     const max = license.policy.max_activations;
-    if (max !== null && activation.count >= max) return no('activation_limit_reached', `this licence is active on ${activation.count} of ${max} machines; deactivate one first`, 'contact_vendor', now);
-    return no('not_activated', request.fingerprint ? 'this machine is not activated for the licence' : 'this licence must be activated on a machine: send its fingerprint', 'activate', now);
+    if (max !== null && activation.count >= max)
+      return no(
+        'activation_limit_reached',
+        `this licence is active on ${activation.count} of ${max} machines; deactivate one first`,
+        'contact_vendor',
+        now,
+      );
+    return no(
+      'not_activated',
+      request.fingerprint
+        ? 'this machine is not activated for the licence'
+        : 'this licence must be activated on a machine: send its fingerprint',
+      'activate',
+      now,
+    );
   }
   const horizon = now.getTime() + MAX_OFFLINE_MS;
   if (inGrace(license, now)) {
     const end = graceEndsAt(license.expires_at, license.policy.grace_days)!;
-    return { valid: true, code: 'expired_in_grace', detail: `the licence expired; it keeps working until ${end.toISOString()}`, nextAction: 'renew', cacheUntil: new Date(Math.min(horizon, end.getTime())), visible: true };
+    return {
+      valid: true,
+      code: 'expired_in_grace',
+      detail: `the licence expired; it keeps working until ${end.toISOString()}`,
+      nextAction: 'renew',
+      cacheUntil: new Date(Math.min(horizon, end.getTime())),
+      visible: true,
+    };
   }
   const until = license.expires_at ? Math.min(horizon, license.expires_at.getTime()) : horizon;
-  return { valid: true, code: 'valid', detail: 'the licence is valid', nextAction: 'none', cacheUntil: new Date(until), visible: true };
+  return {
+    valid: true,
+    code: 'valid',
+    detail: 'the licence is valid',
+    nextAction: 'none',
+    cacheUntil: new Date(until),
+    visible: true,
+  };
 }
 
 /** A verdict as the ValidateLicense contract carries it (the licence, when visible, is added by the caller). */
-export const verdictFields = (v: Verdict) => ({ valid: v.valid, code: v.code, detail: v.detail, nextAction: v.nextAction, cacheUntil: v.cacheUntil.toISOString() });
+export const verdictFields = (v: Verdict) => ({
+  valid: v.valid,
+  code: v.code,
+  detail: v.detail,
+  nextAction: v.nextAction,
+  cacheUntil: v.cacheUntil.toISOString(),
+});

@@ -28,7 +28,9 @@ export function cpuSeconds(pid: number | undefined): number {
 /** The local Redis server's pid, to count its CPU too (undefined when it cannot be found). */
 export function redisPid(): number | undefined {
   try {
-    return Number(execFileSync('pgrep', ['-x', 'redis-server'], { encoding: 'utf8' }).trim().split('\n')[0]) || undefined;
+    return (
+      Number(execFileSync('pgrep', ['-x', 'redis-server'], { encoding: 'utf8' }).trim().split('\n')[0]) || undefined
+    );
   } catch {
     return undefined;
   }
@@ -56,7 +58,10 @@ export interface BenchSystem {
 export async function startBenchSystem(name: string): Promise<BenchSystem> {
   const work = mkdtempSync(join(tmpdir(), `licensing-${name}-`));
   const id = randomBytes(3).toString('hex');
-  const postgres = process.env.BENCH_STORE === 'sqlite' ? null : await preparePostgres(`licensing_${name.replace(/\W/g, '_')}_${id}`, { fresh: true });
+  const postgres =
+    process.env.BENCH_STORE === 'sqlite'
+      ? null
+      : await preparePostgres(`licensing_${name.replace(/\W/g, '_')}_${id}`, { fresh: true });
   const ferret = await startFerretDB({ port: await freePort(), dataDir: join(work, 'ferretdb'), postgres });
   const t: Topology = {
     mongoUrl: ferret.url,
@@ -83,7 +88,15 @@ export async function startBenchSystem(name: string): Promise<BenchSystem> {
   };
   const system = await launchSystem(
     t,
-    { account: await freePort(), product: await freePort(), license: await freePort(), checkout: await freePort(), checkoutHttp: await freePort(), webhook: await freePort(), gateway: await freePort() },
+    {
+      account: await freePort(),
+      product: await freePort(),
+      license: await freePort(),
+      checkout: await freePort(),
+      checkoutHttp: await freePort(),
+      webhook: await freePort(),
+      gateway: await freePort(),
+    },
     join(work, 'logs'),
   );
   const admin = createClient(AccountServiceClient, system.addrs.account, credentialOf(t, 'operator'));

@@ -14,7 +14,11 @@ import { repoRoot } from './paths';
 // build task generates, so the build vendors the module and writes that file.
 export const FERRETDB_VERSION = 'v1.24.2';
 
-const cacheDir = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'licensing', `ferretdb-${FERRETDB_VERSION}`);
+const cacheDir = join(
+  process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'),
+  'licensing',
+  `ferretdb-${FERRETDB_VERSION}`,
+);
 const cachedBinary = join(cacheDir, 'ferretdb');
 
 function onPath(): string | undefined {
@@ -34,17 +38,24 @@ export function ferretdbBinary(log: (line: string) => void = console.log): strin
   try {
     execFileSync('go', ['version'], { stdio: 'ignore' });
   } catch {
-    throw new Error('FerretDB is needed (nothing answers at MONGO_URL) and Go is not installed to build it: install Go >= 1.22, or point MONGO_URL at a running MongoDB.');
+    throw new Error(
+      'FerretDB is needed (nothing answers at MONGO_URL) and Go is not installed to build it: install Go >= 1.22, or point MONGO_URL at a running MongoDB.',
+    );
   }
   log(`Building FerretDB ${FERRETDB_VERSION} with Go (first run only, about a minute)...`);
   const work = join(cacheDir, 'build');
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
-  for (const f of ['go.mod', 'go.sum', 'tools.go']) copyFileSync(join(repoRoot(), 'scripts', 'ferretdb', f), join(work, f));
+  for (const f of ['go.mod', 'go.sum', 'tools.go'])
+    copyFileSync(join(repoRoot(), 'scripts', 'ferretdb', f), join(work, f));
   const env = { ...process.env, GOTOOLCHAIN: 'local' };
   execFileSync('go', ['mod', 'vendor'], { cwd: work, env, stdio: ['ignore', 'ignore', 'inherit'] });
   writeFileSync(join(work, 'vendor/github.com/FerretDB/FerretDB/build/version/version.txt'), `${FERRETDB_VERSION}\n`);
-  execFileSync('go', ['build', '-mod=vendor', '-o', cachedBinary, 'github.com/FerretDB/FerretDB/cmd/ferretdb'], { cwd: work, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('go', ['build', '-mod=vendor', '-o', cachedBinary, 'github.com/FerretDB/FerretDB/cmd/ferretdb'], {
+    cwd: work,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   rmSync(work, { recursive: true, force: true });
   log(`FerretDB built at ${cachedBinary}`);
   return cachedBinary;
@@ -72,7 +83,8 @@ export interface PostgresDatabase {
   drop(): Promise<void>;
 }
 
-export const POSTGRES_ADMIN_URL = process.env.FERRETDB_POSTGRES_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const POSTGRES_ADMIN_URL =
+  process.env.FERRETDB_POSTGRES_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export async function preparePostgres(name: string, opts: { fresh: boolean }): Promise<PostgresDatabase | null> {
   const admin = new URL(POSTGRES_ADMIN_URL);
@@ -117,10 +129,17 @@ export const SQLITE_LIMITS =
  * Starts FerretDB listening on loopback `port`: over PostgreSQL when `postgres`
  * is given, else over SQLite with its data under `dataDir`.
  */
-export async function startFerretDB(opts: { port: number; dataDir: string; postgres?: PostgresDatabase | null; log?: (line: string) => void }): Promise<FerretDB> {
+export async function startFerretDB(opts: {
+  port: number;
+  dataDir: string;
+  postgres?: PostgresDatabase | null;
+  log?: (line: string) => void;
+}): Promise<FerretDB> {
   const bin = ferretdbBinary(opts.log);
   mkdirSync(opts.dataDir, { recursive: true });
-  const backend = opts.postgres ? ['--handler=postgresql', `--postgresql-url=${opts.postgres.url}`] : ['--handler=sqlite', `--sqlite-url=file:${opts.dataDir}/`];
+  const backend = opts.postgres
+    ? ['--handler=postgresql', `--postgresql-url=${opts.postgres.url}`]
+    : ['--handler=sqlite', `--sqlite-url=file:${opts.dataDir}/`];
   const child = spawn(
     bin,
     [

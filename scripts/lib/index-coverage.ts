@@ -32,5 +32,7 @@ export function covers(index: Index, shape: QueryShape): boolean {
 
 /** The shapes no declared index of their collection serves (with the implicit _id index). */
 export function uncovered(shapes: QueryShape[], declared: Map<string, Index[]>): QueryShape[] {
-  return shapes.filter((s) => ![[['_id', 1]] as Index, ...(declared.get(s.collection) ?? [])].some((i) => covers(i, s)));
+  return shapes.filter(
+    (s) => ![[['_id', 1]] as Index, ...(declared.get(s.collection) ?? [])].some((i) => covers(i, s)),
+  );
 }

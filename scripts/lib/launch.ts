@@ -46,9 +46,21 @@ export function tail(file: string, lines = 15): string {
   }
 }
 
-export async function launchSystem(t: Topology, ports: Ports, logDir: string, nodeArgs: Partial<Record<Component, string[]>> = {}): Promise<RunningSystem> {
+export async function launchSystem(
+  t: Topology,
+  ports: Ports,
+  logDir: string,
+  nodeArgs: Partial<Record<Component, string[]>> = {},
+): Promise<RunningSystem> {
   mkdirSync(logDir, { recursive: true });
-  const addrs = { account: `${t.host}:${ports.account}`, product: `${t.host}:${ports.product}`, license: `${t.host}:${ports.license}`, checkout: `${t.host}:${ports.checkout}`, checkoutPage: `http://${t.host}:${ports.checkoutHttp}`, webhook: `${t.host}:${ports.webhook}` };
+  const addrs = {
+    account: `${t.host}:${ports.account}`,
+    product: `${t.host}:${ports.product}`,
+    license: `${t.host}:${ports.license}`,
+    checkout: `${t.host}:${ports.checkout}`,
+    checkoutPage: `http://${t.host}:${ports.checkoutHttp}`,
+    webhook: `${t.host}:${ports.webhook}`,
+  };
   const gatewayUrl = `http://${t.host}:${ports.gateway}`;
   const envs: Record<Component, Record<string, string>> = {
     account: envFor.account(t, ports.account, process.env.PUBLIC_BASE_URL ?? gatewayUrl),
@@ -95,7 +107,10 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
 
   // Ready means the gateway can reach the account service.
   for (let i = 0; ; i++) {
-    const ready = await fetch(`${gatewayUrl}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${gatewayUrl}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (i > 100) throw new Error(`the gateway did not become ready; see ${logDir}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -119,7 +134,12 @@ export async function launchSystem(t: Topology, ports: Ports, logDir: string, no
  * Ctrl-C reaches only the launcher, which then stops everything in order),
  * output appended to `logFile`. `exited` rejects if the process ends.
  */
-export function spawnComponent(name: Component, env: Record<string, string>, logFile: string, nodeArgs: string[] = []): { child: ChildProcess; exited: Promise<never> } {
+export function spawnComponent(
+  name: Component,
+  env: Record<string, string>,
+  logFile: string,
+  nodeArgs: string[] = [],
+): { child: ChildProcess; exited: Promise<never> } {
   const out = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, join(repoRoot(), entry[name])], {
     env: { ...process.env, ...env },
@@ -129,7 +149,9 @@ export function spawnComponent(name: Component, env: Record<string, string>, log
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code, signal) => reject(new Error(`${name} exited (${signal ?? `code ${code}`}); last lines of ${logFile}:\n${tail(logFile)}`))),
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${name} exited (${signal ?? `code ${code}`}); last lines of ${logFile}:\n${tail(logFile)}`)),
+    ),
   );
   exited.catch(() => undefined);
   return { child, exited };

@@ -50,7 +50,8 @@ let nextOffset = Math.floor(Math.random() * (BAND_WIDTH / SLICES));
 function reservedBand(): { start: number; size: number } {
   let ephemeralStart = 32768;
   try {
-    ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralStart;
+    ephemeralStart =
+      Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralStart;
   } catch {
     // Not Linux: macOS and the BSDs start theirs at 49152, so a band below 32768 is safe there too.
   }

@@ -6,7 +6,8 @@ export function repoRoot(from: string = __dirname): string {
   let dir = from;
   for (;;) {
     const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'licensing') return dir;
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'licensing')
+      return dir;
     const up = dirname(dir);
     if (up === dir) throw new Error(`no repository root above ${from}`);
     dir = up;

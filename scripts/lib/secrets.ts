@@ -15,7 +15,12 @@ export interface LocalSecrets {
  * in the environment and never uses this file.
  */
 export function localSecrets(file: string): LocalSecrets {
-  const fresh: LocalSecrets = { internal_token: randomBytes(32).toString('base64url'), api_key_pepper: randomBytes(32).toString('base64url'), signing_key_secret: randomBytes(32).toString('base64'), webhook_secret_key: randomBytes(32).toString('base64') };
+  const fresh: LocalSecrets = {
+    internal_token: randomBytes(32).toString('base64url'),
+    api_key_pepper: randomBytes(32).toString('base64url'),
+    signing_key_secret: randomBytes(32).toString('base64'),
+    webhook_secret_key: randomBytes(32).toString('base64'),
+  };
   if (existsSync(file)) {
     // Older files lack newer secrets: add them, keep the rest (changing them would break keys).
     const known = JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalSecrets>;
@@ -35,4 +40,5 @@ export function localSecrets(file: string): LocalSecrets {
  * seed so a single secret file is enough. Production gives each component a
  * random token of its own (deploy/make-secrets.sh) and no component sees the seed.
  */
-export const componentToken = (seed: string, component: string): string => createHmac('sha256', seed).update(`internal-token:${component}`).digest('base64url');
+export const componentToken = (seed: string, component: string): string =>
+  createHmac('sha256', seed).update(`internal-token:${component}`).digest('base64url');

@@ -25,29 +25,54 @@ function defaultOf(name: string, s: Setting<unknown>): string {
 }
 
 function meaning(s: Setting<unknown>): string {
-  const extra = [s.values ? `one of ${s.values.map((v) => `\`${v}\``).join(', ')}` : '', s.min !== undefined || s.max !== undefined ? `range ${s.min ?? '…'}–${s.max ?? '…'}` : ''].filter(Boolean);
+  const extra = [
+    s.values ? `one of ${s.values.map((v) => `\`${v}\``).join(', ')}` : '',
+    s.min !== undefined || s.max !== undefined ? `range ${s.min ?? '…'}–${s.max ?? '…'}` : '',
+  ].filter(Boolean);
   return cell(`${s.description}${extra.length ? ` (${extra.join('; ')})` : ''}`);
 }
 
 function table(rows: [string, string, string][]): string {
-  return ['| variable | default | meaning |', '|---|---|---|', ...rows.map(([a, b, c]) => `| \`${a}\` | ${b} | ${c} |`)].join('\n');
+  return [
+    '| variable | default | meaning |',
+    '|---|---|---|',
+    ...rows.map(([a, b, c]) => `| \`${a}\` | ${b} | ${c} |`),
+  ].join('\n');
 }
 
-const rowsOf = (schema: Schema, names: string[]): [string, string, string][] => names.map((n) => [n, defaultOf(n, schema[n]), meaning(schema[n])]);
+const rowsOf = (schema: Schema, names: string[]): [string, string, string][] =>
+  names.map((n) => [n, defaultOf(n, schema[n]), meaning(schema[n])]);
 
 export function renderSettings(schemas: Schemas): string {
   const { gateway: gatewaySchema, ...services } = schemas;
   const accountSchema = services.account;
   const common = Object.keys(commonSchema);
-  const perService = Object.keys(accountSchema).filter((k) => !common.includes(k) && Object.values(services).every((s) => k in s));
+  const perService = Object.keys(accountSchema).filter(
+    (k) => !common.includes(k) && Object.values(services).every((s) => k in s),
+  );
   const out: string[] = [];
-  out.push('Every secret setting can instead be given as a file: `NAME_FILE=/run/secrets/name` (Docker and Kubernetes secrets).', '');
-  out.push('### Every component', '', table(rowsOf(commonSchema, common).map(([n, d, m]) => [n, d, n === 'MONGO_URL' ? `${m} (services only)` : m])), '');
-  out.push('### Every service', '', table(perService.map((n) => {
-    const defaults = Object.entries(services).map(([svc, s]) => `${svc} \`${String(s[n].default)}\``);
-    const same = new Set(Object.values(services).map((s) => String(s[n].default))).size === 1;
-    return [n, same ? defaultOf(n, accountSchema[n]) : defaults.join(', '), meaning(accountSchema[n])];
-  })), '');
+  out.push(
+    'Every secret setting can instead be given as a file: `NAME_FILE=/run/secrets/name` (Docker and Kubernetes secrets).',
+    '',
+  );
+  out.push(
+    '### Every component',
+    '',
+    table(rowsOf(commonSchema, common).map(([n, d, m]) => [n, d, n === 'MONGO_URL' ? `${m} (services only)` : m])),
+    '',
+  );
+  out.push(
+    '### Every service',
+    '',
+    table(
+      perService.map((n) => {
+        const defaults = Object.entries(services).map(([svc, s]) => `${svc} \`${String(s[n].default)}\``);
+        const same = new Set(Object.values(services).map((s) => String(s[n].default))).size === 1;
+        return [n, same ? defaultOf(n, accountSchema[n]) : defaults.join(', '), meaning(accountSchema[n])];
+      }),
+    ),
+    '',
+  );
   for (const [name, schema] of Object.entries(services)) {
     const own = Object.keys(schema).filter((k) => !common.includes(k) && !perService.includes(k));
     out.push(`### ${name[0].toUpperCase()}${name.slice(1)} service`, '', table(rowsOf(schema, own)), '');

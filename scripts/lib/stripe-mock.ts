@@ -10,7 +10,11 @@ import { untilListening } from './tool-process';
 // proxy, cached next to FerretDB in ~/.cache/licensing.
 export const STRIPE_MOCK_VERSION = 'v0.203.0';
 
-const cacheDir = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'licensing', `stripe-mock-${STRIPE_MOCK_VERSION}`);
+const cacheDir = join(
+  process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'),
+  'licensing',
+  `stripe-mock-${STRIPE_MOCK_VERSION}`,
+);
 const cachedBinary = join(cacheDir, 'stripe-mock');
 
 export function stripeMockBinary(log: (line: string) => void = console.log): string {
@@ -18,7 +22,9 @@ export function stripeMockBinary(log: (line: string) => void = console.log): str
   try {
     execFileSync('go', ['version'], { stdio: 'ignore' });
   } catch {
-    throw new Error('stripe-mock is needed by the checkout tests and Go is not installed to build it: install Go >= 1.22, or set TEST_STRIPE_MOCK_URL to a running stripe-mock.');
+    throw new Error(
+      'stripe-mock is needed by the checkout tests and Go is not installed to build it: install Go >= 1.22, or set TEST_STRIPE_MOCK_URL to a running stripe-mock.',
+    );
   }
   log(`Building stripe-mock ${STRIPE_MOCK_VERSION} with Go (first run only)...`);
   mkdirSync(cacheDir, { recursive: true });

@@ -11,7 +11,9 @@ export async function untilListening(child: ChildProcess, name: string, port: nu
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
   });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with code ${code}: ${stderr}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`${name} exited with code ${code}: ${stderr}`))),
+  );
   await Promise.race([waitForPort('127.0.0.1', port, 20_000), exited]);
   exited.catch(() => undefined);
   return () =>

@@ -75,16 +75,28 @@ export const callersOf: Record<Exclude<Component, 'gateway'>, InternalCaller[]> 
 };
 
 /** A caller's credential in this topology (tests and the operator CLI call services with it). */
-export const credentialOf = (t: Topology, caller: InternalCaller): InternalCredential => ({ caller, token: componentToken(t.internalToken, caller), tls: tlsOf(t, caller) });
+export const credentialOf = (t: Topology, caller: InternalCaller): InternalCredential => ({
+  caller,
+  token: componentToken(t.internalToken, caller),
+  tls: tlsOf(t, caller),
+});
 
 function tlsOf(t: Topology, component: string): InternalTls | undefined {
   if (!t.grpcTlsDir) return undefined;
-  return { ca: readFileSync(join(t.grpcTlsDir, 'ca.crt')), cert: readFileSync(join(t.grpcTlsDir, `${component}.crt`)), key: readFileSync(join(t.grpcTlsDir, `${component}.key`)) };
+  return {
+    ca: readFileSync(join(t.grpcTlsDir, 'ca.crt')),
+    cert: readFileSync(join(t.grpcTlsDir, `${component}.crt`)),
+    key: readFileSync(join(t.grpcTlsDir, `${component}.key`)),
+  };
 }
 
 function tlsEnv(t: Topology, component: string): Record<string, string> {
   if (!t.grpcTlsDir) return {};
-  return { GRPC_TLS_CA_FILE: join(t.grpcTlsDir, 'ca.crt'), GRPC_TLS_CERT_FILE: join(t.grpcTlsDir, `${component}.crt`), GRPC_TLS_KEY_FILE: join(t.grpcTlsDir, `${component}.key`) };
+  return {
+    GRPC_TLS_CA_FILE: join(t.grpcTlsDir, 'ca.crt'),
+    GRPC_TLS_CERT_FILE: join(t.grpcTlsDir, `${component}.crt`),
+    GRPC_TLS_KEY_FILE: join(t.grpcTlsDir, `${component}.key`),
+  };
 }
 
 function common(t: Topology, component: Component): Record<string, string> {
@@ -92,22 +104,41 @@ function common(t: Topology, component: Component): Record<string, string> {
     ...(t.natsPasswords ? { NATS_USER: component, NATS_PASSWORD: t.natsPasswords[component] } : {}),
     ...(t.eventsRetentionHours ? { EVENTS_RETENTION_HOURS: String(t.eventsRetentionHours) } : {}),
     ...tlsEnv(t, component),
-    ...(component === 'gateway' || component === 'license' || component === 'checkout' ? { INTERNAL_TOKEN: componentToken(t.internalToken, component) } : {}),
-    ...(component !== 'gateway' ? { INTERNAL_CALLERS: callersOf[component].map((c) => `${c}=${tokenDigest(componentToken(t.internalToken, c))}`).join(',') } : {}),
+    ...(component === 'gateway' || component === 'license' || component === 'checkout'
+      ? { INTERNAL_TOKEN: componentToken(t.internalToken, component) }
+      : {}),
+    ...(component !== 'gateway'
+      ? {
+          INTERNAL_CALLERS: callersOf[component]
+            .map((c) => `${c}=${tokenDigest(componentToken(t.internalToken, c))}`)
+            .join(','),
+        }
+      : {}),
     NODE_ENV: t.nodeEnv,
     LOG_LEVEL: t.logLevel,
     NATS_URL: t.natsUrl,
     EVENTS_SUBJECT_PREFIX: t.subjectPrefix,
     EVENTS_STREAM: t.stream,
     // Tests look for relayed events within seconds: the relay never idles longer there.
-    ...(t.outboxIntervalMs ? { OUTBOX_INTERVAL_MS: String(t.outboxIntervalMs), OUTBOX_IDLE_INTERVAL_MS: String(t.outboxIntervalMs) } : {}),
+    ...(t.outboxIntervalMs
+      ? { OUTBOX_INTERVAL_MS: String(t.outboxIntervalMs), OUTBOX_IDLE_INTERVAL_MS: String(t.outboxIntervalMs) }
+      : {}),
   };
 }
 
 function service(t: Topology, name: Exclude<Component, 'gateway'>, port: number): Record<string, string> {
   // /metrics on the gRPC port + 1000 (the schemas' default for the default ports).
   const metricsPort = t.metricsAnyPort || port === 0 ? 0 : port + 1000;
-  return { ...common(t, name), MONGO_URL: t.mongoUrl, ...(t.ferretdbPostgresUrl ? { FERRETDB_POSTGRESQL_URL: t.ferretdbPostgresUrl } : {}), ...(t.queryShapesDir ? { QUERY_SHAPES_DIR: t.queryShapesDir } : {}), MONGO_DB: `${t.dbPrefix}_${name}`, GRPC_HOST: t.host, GRPC_PORT: String(port), METRICS_PORT: String(metricsPort) };
+  return {
+    ...common(t, name),
+    MONGO_URL: t.mongoUrl,
+    ...(t.ferretdbPostgresUrl ? { FERRETDB_POSTGRESQL_URL: t.ferretdbPostgresUrl } : {}),
+    ...(t.queryShapesDir ? { QUERY_SHAPES_DIR: t.queryShapesDir } : {}),
+    MONGO_DB: `${t.dbPrefix}_${name}`,
+    GRPC_HOST: t.host,
+    GRPC_PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+  };
 }
 
 export const envFor = {
@@ -124,7 +155,13 @@ export const envFor = {
     ...(t.statsFlushIntervalMs ? { STATS_FLUSH_INTERVAL_MS: String(t.statsFlushIntervalMs) } : {}),
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
   }),
-  checkout: (t: Topology, port: number, httpPort: number, addrs: { product: string; license: string }, publicBaseUrl: string) => ({
+  checkout: (
+    t: Topology,
+    port: number,
+    httpPort: number,
+    addrs: { product: string; license: string },
+    publicBaseUrl: string,
+  ) => ({
     ...service(t, 'checkout', port),
     HTTP_HOST: t.host,
     HTTP_PORT: String(httpPort),
@@ -146,7 +183,18 @@ export const envFor = {
     ...(t.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(t.webhookTimeoutMs) } : {}),
     ...(t.webhookDispatchIntervalMs ? { WEBHOOK_DISPATCH_INTERVAL_MS: String(t.webhookDispatchIntervalMs) } : {}),
   }),
-  gateway: (t: Topology, port: number, addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string; webhook: string }) => ({
+  gateway: (
+    t: Topology,
+    port: number,
+    addrs: {
+      account: string;
+      product: string;
+      license: string;
+      checkout: string;
+      checkoutPage: string;
+      webhook: string;
+    },
+  ) => ({
     ...common(t, 'gateway'),
     HOST: t.host,
     PORT: String(port),

@@ -6,7 +6,19 @@ import { createSecureContext } from 'node:tls';
 import { sealingKey } from '@licensing/runtime';
 import { checkTransportConfig } from '../../gateway/src/transport';
 import type { GatewayConfig } from '../../gateway/src/config';
-import { optionalSecret, components, configFrom, entryOf, read, requiredSettings, root, secretSettings, target, yamlOf, type ComponentName } from './support';
+import {
+  optionalSecret,
+  components,
+  configFrom,
+  entryOf,
+  read,
+  requiredSettings,
+  root,
+  secretSettings,
+  target,
+  yamlOf,
+  type ComponentName,
+} from './support';
 
 // docker-compose.yml cannot run here (no Docker engine), so it is checked the
 // way a careful reviewer would: every component gets every setting its config
@@ -16,8 +28,12 @@ import { optionalSecret, components, configFrom, entryOf, read, requiredSettings
 const compose = yamlOf('docker-compose.yml');
 const services = compose.services as Record<string, any>;
 const interpolate = (v: unknown) => String(v).replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _name, dflt) => dflt);
-const envOf = (name: string): Record<string, string> => Object.fromEntries(Object.entries(services[name].environment ?? {}).map(([k, v]) => [k, interpolate(v)]));
-const configs = Object.fromEntries(components.map((c) => [c, configFrom(c, envOf(c))])) as Record<ComponentName, Record<string, any>>;
+const envOf = (name: string): Record<string, string> =>
+  Object.fromEntries(Object.entries(services[name].environment ?? {}).map(([k, v]) => [k, interpolate(v)]));
+const configs = Object.fromEntries(components.map((c) => [c, configFrom(c, envOf(c))])) as Record<
+  ComponentName,
+  Record<string, any>
+>;
 const grpcPort = (c: ComponentName) => configs[c].GRPC_PORT as number;
 
 // The secrets as deploy/make-secrets.sh makes them, in a scratch copy: the
@@ -30,7 +46,8 @@ beforeAll(() => {
 afterAll(() => rmSync(made, { recursive: true, force: true }));
 
 /** Where a path under /run/secrets/ comes from on the host (compose's top-level secrets), in the scratch copy. */
-const mounted = (path: string) => join(made, (compose.secrets[path.replace('/run/secrets/', '')].file as string).replace('./deploy/', ''));
+const mounted = (path: string) =>
+  join(made, (compose.secrets[path.replace('/run/secrets/', '')].file as string).replace('./deploy/', ''));
 
 describe('docker-compose.yml', () => {
   it('runs MongoDB (the official image), NATS with JetStream on a volume, and Redis', () => {
@@ -52,7 +69,8 @@ describe('docker-compose.yml', () => {
 
   it.each(components)('%s: every required setting is given, secrets only as files', (c) => {
     const env = envOf(c);
-    for (const name of requiredSettings(c)) expect([name, `${name}:`, env[name] ?? env[`${name}_FILE`]]).not.toContain(undefined);
+    for (const name of requiredSettings(c))
+      expect([name, `${name}:`, env[name] ?? env[`${name}_FILE`]]).not.toContain(undefined);
     for (const name of secretSettings(c)) {
       expect(env[name]).toBeUndefined(); // never a literal secret in the file
       if (optionalSecret(c, name) && !env[`${name}_FILE`]) continue;
@@ -85,18 +103,34 @@ describe('docker-compose.yml', () => {
     expect(configs.gateway.HOST).toBe('0.0.0.0');
     expect(configs.checkout.HTTP_HOST).toBe('0.0.0.0');
     const addrs: [ComponentName, string, ComponentName][] = [
-      ['gateway', 'ACCOUNT_GRPC_ADDR', 'account'], ['gateway', 'PRODUCT_GRPC_ADDR', 'product'], ['gateway', 'LICENSE_GRPC_ADDR', 'license'],
-      ['gateway', 'CHECKOUT_GRPC_ADDR', 'checkout'], ['gateway', 'WEBHOOK_GRPC_ADDR', 'webhook'],
-      ['license', 'PRODUCT_GRPC_ADDR', 'product'], ['checkout', 'PRODUCT_GRPC_ADDR', 'product'], ['checkout', 'LICENSE_GRPC_ADDR', 'license'],
+      ['gateway', 'ACCOUNT_GRPC_ADDR', 'account'],
+      ['gateway', 'PRODUCT_GRPC_ADDR', 'product'],
+      ['gateway', 'LICENSE_GRPC_ADDR', 'license'],
+      ['gateway', 'CHECKOUT_GRPC_ADDR', 'checkout'],
+      ['gateway', 'WEBHOOK_GRPC_ADDR', 'webhook'],
+      ['license', 'PRODUCT_GRPC_ADDR', 'product'],
+      ['checkout', 'PRODUCT_GRPC_ADDR', 'product'],
+      ['checkout', 'LICENSE_GRPC_ADDR', 'license'],
     ];
-    for (const [from, setting, to] of addrs) expect([from, setting, target(configs[from][setting])]).toEqual([from, setting, { host: to, port: grpcPort(to) }]);
+    for (const [from, setting, to] of addrs)
+      expect([from, setting, target(configs[from][setting])]).toEqual([
+        from,
+        setting,
+        { host: to, port: grpcPort(to) },
+      ]);
     expect(target(configs.gateway.CHECKOUT_PAGE_URL)).toEqual({ host: 'checkout', port: configs.checkout.HTTP_PORT });
     // Connection URLs hold passwords: they are secret files (make-secrets.sh writes them), read here as the container would.
     const urlIn = (c: ComponentName, name: string) => readFileSync(mounted(envOf(c)[`${name}_FILE`]), 'utf8').trim();
     for (const c of components) {
       if (c !== 'gateway') {
         const url = new URL(urlIn(c, 'MONGO_URL'));
-        expect([c, url.hostname, url.username, url.pathname, url.searchParams.get('authSource')]).toEqual([c, 'mongodb', c, `/licensing_${c}`, `licensing_${c}`]);
+        expect([c, url.hostname, url.username, url.pathname, url.searchParams.get('authSource')]).toEqual([
+          c,
+          'mongodb',
+          c,
+          `/licensing_${c}`,
+          `licensing_${c}`,
+        ]);
       }
       expect(target(configs[c].NATS_URL)).toEqual({ host: 'nats', port: 4222 });
     }
@@ -110,7 +144,9 @@ describe('docker-compose.yml', () => {
     const gw = configs.gateway as GatewayConfig;
     expect(gw.TLS_CERT_FILE).toBe('/run/secrets/tls.crt');
     // With the files make-secrets.sh wrote, as the container sees them.
-    expect(() => checkTransportConfig({ ...gw, TLS_CERT_FILE: mounted(gw.TLS_CERT_FILE), TLS_KEY_FILE: mounted(gw.TLS_KEY_FILE) })).not.toThrow();
+    expect(() =>
+      checkTransportConfig({ ...gw, TLS_CERT_FILE: mounted(gw.TLS_CERT_FILE), TLS_KEY_FILE: mounted(gw.TLS_KEY_FILE) }),
+    ).not.toThrow();
     expect(services.gateway.secrets).toEqual(expect.arrayContaining(['tls.crt', 'tls.key']));
     expect(services.gateway.ports).toEqual([`${gw.PORT}:${gw.PORT}`]);
   });
@@ -120,8 +156,10 @@ describe('docker-compose.yml', () => {
     expect(test.slice(0, 3)).toEqual(['CMD', 'node', 'packages/runtime/dist/healthcheck.js']);
     if (c === 'gateway') expect(test.slice(3)).toEqual(['http', `https://127.0.0.1:${configs.gateway.PORT}/readyz`]);
     else expect(test.slice(3)).toEqual(['grpc', `127.0.0.1:${grpcPort(c)}`]);
-    const needs = c === 'gateway' ? ['nats', 'redis', 'account', 'product', 'license', 'checkout', 'webhook'] : ['mongodb', 'nats'];
-    for (const dep of needs) expect([dep, services[c].depends_on[dep]]).toEqual([dep, { condition: 'service_healthy' }]);
+    const needs =
+      c === 'gateway' ? ['nats', 'redis', 'account', 'product', 'license', 'checkout', 'webhook'] : ['mongodb', 'nats'];
+    for (const dep of needs)
+      expect([dep, services[c].depends_on[dep]]).toEqual([dep, { condition: 'service_healthy' }]);
     for (const dep of Object.keys(services[c].depends_on)) expect(services[dep].healthcheck).toBeDefined();
   });
 });
@@ -142,7 +180,11 @@ describe('deploy/Dockerfile', () => {
 
   it('copies the dist of every workspace the entry points need', () => {
     const runtime = stages[stages.length - 1];
-    for (const dir of ['proto', 'packages/runtime', ...components.map((c) => (c === 'gateway' ? 'gateway' : `services/${c}`))]) {
+    for (const dir of [
+      'proto',
+      'packages/runtime',
+      ...components.map((c) => (c === 'gateway' ? 'gateway' : `services/${c}`)),
+    ]) {
       expect(runtime).toContain(`COPY --from=build /app/${dir}/dist ${dir}/dist`);
       expect(runtime).toContain(`COPY --from=build /app/${dir}/package.json ${dir}/`);
     }

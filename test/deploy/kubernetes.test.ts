@@ -1,6 +1,18 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { optionalSecret, components, configFrom, entryOf, requiredSettings, root, secretSettings, target, yamlDocsOf, yamlOf, type ComponentName } from './support';
+import {
+  optionalSecret,
+  components,
+  configFrom,
+  entryOf,
+  requiredSettings,
+  root,
+  secretSettings,
+  target,
+  yamlDocsOf,
+  yamlOf,
+  type ComponentName,
+} from './support';
 
 // The manifests under deploy/k8s cannot be applied here (no cluster); their
 // structure is checked instead: selectors match labels, probes and limits are
@@ -32,38 +44,51 @@ function envOf(c: ComponentName): Record<string, string> {
 
 describe('Kubernetes manifests', () => {
   it('every file in deploy/k8s is listed in kustomization.yaml, except the secret example', () => {
-    const files = readdirSync(join(root, 'deploy/k8s')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+    const files = readdirSync(join(root, 'deploy/k8s')).filter(
+      (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
+    );
     expect(files.filter((f) => !kustomization.resources.includes(f))).toEqual(['secret.example.yaml']);
     expect(kustomization.images).toEqual([{ name: 'licensing', newTag: pkg.version }]);
   });
 
-  it.each(components)('%s: a Deployment whose selector matches its pod labels, and a Service selecting those pods', (c) => {
-    const dep = find('Deployment', c)!;
-    const svc = find('Service', c)!;
-    expect(dep).toBeDefined();
-    expect(svc).toBeDefined();
-    const labels = dep.spec.template.metadata.labels;
-    for (const [k, v] of Object.entries(dep.spec.selector.matchLabels)) expect(labels[k]).toBe(v);
-    for (const [k, v] of Object.entries(svc.spec.selector)) expect(labels[k]).toBe(v);
-    expect(dep.spec.replicas).toBeGreaterThanOrEqual(2);
-    // Every Service port targets a named container port.
-    const named = new Set(container(c).ports.map((p: K8s) => p.name));
-    for (const p of svc.spec.ports) expect(named).toContain(p.targetPort);
-  });
+  it.each(components)(
+    '%s: a Deployment whose selector matches its pod labels, and a Service selecting those pods',
+    (c) => {
+      const dep = find('Deployment', c)!;
+      const svc = find('Service', c)!;
+      expect(dep).toBeDefined();
+      expect(svc).toBeDefined();
+      const labels = dep.spec.template.metadata.labels;
+      for (const [k, v] of Object.entries(dep.spec.selector.matchLabels)) expect(labels[k]).toBe(v);
+      for (const [k, v] of Object.entries(svc.spec.selector)) expect(labels[k]).toBe(v);
+      expect(dep.spec.replicas).toBeGreaterThanOrEqual(2);
+      // Every Service port targets a named container port.
+      const named = new Set(container(c).ports.map((p: K8s) => p.name));
+      for (const p of svc.spec.ports) expect(named).toContain(p.targetPort);
+    },
+  );
 
-  it.each(components)('%s: same image and entry point as compose, non-root, read-only root, no privilege escalation', (c) => {
-    const ctr = container(c);
-    const pod = find('Deployment', c)!.spec.template.spec;
-    expect(ctr.image).toBe(`licensing:${pkg.version}`);
-    expect(compose[c].image.split(':')[0]).toBe(ctr.image.split(':')[0]);
-    expect(ctr.command).toEqual(compose[c].command);
-    expect(ctr.command.slice(-1)[0]).toBe(entryOf(c));
-    expect(pod.securityContext.runAsNonRoot).toBe(true);
-    expect(ctr.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
-    expect(ctr.securityContext.runAsUser).not.toBe(0);
-    expect(ctr.volumeMounts).toEqual(expect.arrayContaining([{ name: 'tmp', mountPath: '/tmp' }]));
-    expect(pod.automountServiceAccountToken).toBe(false);
-  });
+  it.each(components)(
+    '%s: same image and entry point as compose, non-root, read-only root, no privilege escalation',
+    (c) => {
+      const ctr = container(c);
+      const pod = find('Deployment', c)!.spec.template.spec;
+      expect(ctr.image).toBe(`licensing:${pkg.version}`);
+      expect(compose[c].image.split(':')[0]).toBe(ctr.image.split(':')[0]);
+      expect(ctr.command).toEqual(compose[c].command);
+      expect(ctr.command.slice(-1)[0]).toBe(entryOf(c));
+      expect(pod.securityContext.runAsNonRoot).toBe(true);
+      expect(ctr.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(ctr.securityContext.runAsUser).not.toBe(0);
+      expect(ctr.volumeMounts).toEqual(expect.arrayContaining([{ name: 'tmp', mountPath: '/tmp' }]));
+      expect(pod.automountServiceAccountToken).toBe(false);
+    },
+  );
 
   it.each(components)('%s: readiness and liveness probes on its own port, resource requests and limits', (c) => {
     const ctr = container(c);
@@ -84,33 +109,57 @@ describe('Kubernetes manifests', () => {
     }
   });
 
-  it.each(components)('%s: every required setting is given, secrets as files from the Secret, ports as in compose', (c) => {
-    const env = envOf(c);
-    const config = configFrom(c, env);
-    for (const name of requiredSettings(c)) expect(env[name] ?? env[`${name}_FILE`]).toBeDefined();
-    const mounted = find('Deployment', c)!.spec.template.spec.volumes.find((v: K8s) => v.name === 'secrets').secret;
-    expect(mounted.secretName).toBe(secretExample.metadata.name);
-    for (const name of secretSettings(c)) {
-      expect(env[name]).toBeUndefined();
-      if (optionalSecret(c, name) && !env[`${name}_FILE`]) continue;
-      const key = env[`${name}_FILE`].replace('/run/secrets/', '');
-      expect(mounted.items).toContainEqual({ key, path: key });
-      expect(Object.keys(secretExample.stringData)).toContain(key);
-    }
-    expect(Object.values(secretExample.stringData)).toEqual(Object.values(secretExample.stringData).map(() => '')); // shape only, never values
-    // Same ports as compose, so one set of dashboards and alerts fits both.
-    const composeEnv = compose[c].environment as Record<string, string>;
-    for (const k of ['GRPC_PORT', 'METRICS_PORT', 'HTTP_PORT']) if (composeEnv[k] !== undefined) expect([k, String(config[k])]).toEqual([k, composeEnv[k]]);
-    // Same setting names as compose, give or take what differs by design (TLS at the Ingress, drain delay).
-    const names = (o: object) => Object.keys(o).filter((k) => !['TLS_CERT_FILE', 'TLS_KEY_FILE', 'TRUSTED_PROXIES', 'SHUTDOWN_DRAIN_DELAY_MS', 'GRPC_HOST', 'HOST', 'REDIS_URL', 'MONGO_URL'].includes(k));
-    expect(names(env).filter((k) => k in configFrom(c, env))).toEqual(expect.arrayContaining(names(composeEnv).filter((k) => k in config)));
-  });
+  it.each(components)(
+    '%s: every required setting is given, secrets as files from the Secret, ports as in compose',
+    (c) => {
+      const env = envOf(c);
+      const config = configFrom(c, env);
+      for (const name of requiredSettings(c)) expect(env[name] ?? env[`${name}_FILE`]).toBeDefined();
+      const mounted = find('Deployment', c)!.spec.template.spec.volumes.find((v: K8s) => v.name === 'secrets').secret;
+      expect(mounted.secretName).toBe(secretExample.metadata.name);
+      for (const name of secretSettings(c)) {
+        expect(env[name]).toBeUndefined();
+        if (optionalSecret(c, name) && !env[`${name}_FILE`]) continue;
+        const key = env[`${name}_FILE`].replace('/run/secrets/', '');
+        expect(mounted.items).toContainEqual({ key, path: key });
+        expect(Object.keys(secretExample.stringData)).toContain(key);
+      }
+      expect(Object.values(secretExample.stringData)).toEqual(Object.values(secretExample.stringData).map(() => '')); // shape only, never values
+      // Same ports as compose, so one set of dashboards and alerts fits both.
+      const composeEnv = compose[c].environment as Record<string, string>;
+      for (const k of ['GRPC_PORT', 'METRICS_PORT', 'HTTP_PORT'])
+        if (composeEnv[k] !== undefined) expect([k, String(config[k])]).toEqual([k, composeEnv[k]]);
+      // Same setting names as compose, give or take what differs by design (TLS at the Ingress, drain delay).
+      const names = (o: object) =>
+        Object.keys(o).filter(
+          (k) =>
+            ![
+              'TLS_CERT_FILE',
+              'TLS_KEY_FILE',
+              'TRUSTED_PROXIES',
+              'SHUTDOWN_DRAIN_DELAY_MS',
+              'GRPC_HOST',
+              'HOST',
+              'REDIS_URL',
+              'MONGO_URL',
+            ].includes(k),
+        );
+      expect(names(env).filter((k) => k in configFrom(c, env))).toEqual(
+        expect.arrayContaining(names(composeEnv).filter((k) => k in config)),
+      );
+    },
+  );
 
   it('addresses name a Service and its port; gRPC addresses resolve every pod (headless Services)', () => {
     const pairs: [ComponentName, string, ComponentName][] = [
-      ['gateway', 'ACCOUNT_GRPC_ADDR', 'account'], ['gateway', 'PRODUCT_GRPC_ADDR', 'product'], ['gateway', 'LICENSE_GRPC_ADDR', 'license'],
-      ['gateway', 'CHECKOUT_GRPC_ADDR', 'checkout'], ['gateway', 'WEBHOOK_GRPC_ADDR', 'webhook'],
-      ['license', 'PRODUCT_GRPC_ADDR', 'product'], ['checkout', 'PRODUCT_GRPC_ADDR', 'product'], ['checkout', 'LICENSE_GRPC_ADDR', 'license'],
+      ['gateway', 'ACCOUNT_GRPC_ADDR', 'account'],
+      ['gateway', 'PRODUCT_GRPC_ADDR', 'product'],
+      ['gateway', 'LICENSE_GRPC_ADDR', 'license'],
+      ['gateway', 'CHECKOUT_GRPC_ADDR', 'checkout'],
+      ['gateway', 'WEBHOOK_GRPC_ADDR', 'webhook'],
+      ['license', 'PRODUCT_GRPC_ADDR', 'product'],
+      ['checkout', 'PRODUCT_GRPC_ADDR', 'product'],
+      ['checkout', 'LICENSE_GRPC_ADDR', 'license'],
     ];
     for (const [from, setting, to] of pairs) {
       const addr = String(configFrom(from, envOf(from))[setting]);
@@ -134,7 +183,9 @@ describe('Kubernetes manifests', () => {
     expect(ingress.spec.tls[0].secretName).toBeTruthy();
     expect(ingress.spec.rules[0].http.paths[0].backend.service.name).toBe('gateway');
     const pod = find('Deployment', 'gateway')!.spec.template.spec;
-    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan((config.SHUTDOWN_DRAIN_DELAY_MS as number) + (config.SHUTDOWN_TIMEOUT_MS as number));
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(
+      (config.SHUTDOWN_DRAIN_DELAY_MS as number) + (config.SHUTDOWN_TIMEOUT_MS as number),
+    );
   });
 
   it('the gateway and the licence service scale out on CPU', () => {

@@ -7,10 +7,17 @@ import { components, configFrom, yamlDocsOf, yamlOf, type ComponentName } from '
 
 type K8s = Record<string, any>;
 const policies: K8s[] = yamlDocsOf('deploy/k8s/network-policy.yaml');
-const deployments: K8s[] = (yamlOf('deploy/k8s/kustomization.yaml').resources as string[]).flatMap((f) => yamlDocsOf(`deploy/k8s/${f}`)).filter((d) => d.kind === 'Deployment');
+const deployments: K8s[] = (yamlOf('deploy/k8s/kustomization.yaml').resources as string[])
+  .flatMap((f) => yamlDocsOf(`deploy/k8s/${f}`))
+  .filter((d) => d.kind === 'Deployment');
 const compose = yamlOf('docker-compose.yml');
 const services = compose.services as Record<string, any>;
-const podEnv = (c: ComponentName) => Object.fromEntries(deployments.find((d) => d.metadata.name === c)!.spec.template.spec.containers[0].env.map((e: K8s) => [e.name, String(e.value)]));
+const podEnv = (c: ComponentName) =>
+  Object.fromEntries(
+    deployments
+      .find((d) => d.metadata.name === c)!
+      .spec.template.spec.containers[0].env.map((e: K8s) => [e.name, String(e.value)]),
+  );
 const grpcPortOf = (c: ComponentName) => configFrom(c, podEnv(c)).GRPC_PORT as number;
 
 /** The rules of the policy that selects pods named `name`. */
@@ -19,39 +26,61 @@ const ingressOf = (name: string): K8s[] => {
   expect([name, p?.spec.policyTypes]).toEqual([name, ['Ingress']]);
   return p!.spec.ingress;
 };
-const podNames = (rule: K8s) => rule.from.map((f: K8s) => f.podSelector?.matchLabels['app.kubernetes.io/name']).filter(Boolean).sort();
+const podNames = (rule: K8s) =>
+  rule.from
+    .map((f: K8s) => f.podSelector?.matchLabels['app.kubernetes.io/name'])
+    .filter(Boolean)
+    .sort();
 const ports = (rule: K8s) => rule.ports.map((p: K8s) => p.port);
 
 describe('Kubernetes NetworkPolicies', () => {
   it('deny all ingress to every pod of the system unless a policy admits it', () => {
     const deny = policies.find((p) => p.metadata.name === 'licensing-default-deny')!;
-    expect(deny.spec).toEqual({ podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'licensing' } }, policyTypes: ['Ingress'] });
+    expect(deny.spec).toEqual({
+      podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'licensing' } },
+      policyTypes: ['Ingress'],
+    });
     for (const d of deployments) expect(d.spec.template.metadata.labels['app.kubernetes.io/part-of']).toBe('licensing');
   });
 
-  it.each(Object.keys(callersOf) as (keyof typeof callersOf)[])('%s: its gRPC port admits exactly its callers; metrics only from monitoring', (svc) => {
-    const rules = ingressOf(svc);
-    const grpc = rules.filter((r) => ports(r).includes(grpcPortOf(svc)));
-    expect(grpc).toHaveLength(1);
-    const expected = callersOf[svc].map((c) => (c === 'operator' ? 'licensing-operator' : c)).sort();
-    expect(podNames(grpc[0])).toEqual(expected);
-    expect(ports(grpc[0])).toEqual([grpcPortOf(svc)]);
-    const metrics = rules.find((r) => ports(r).includes(configFrom(svc, podEnv(svc)).METRICS_PORT as number))!;
-    expect(metrics.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
-    // Nothing else: every other rule is the checkout page from the gateway.
-    for (const r of rules.filter((x) => x !== grpc[0] && x !== metrics)) expect([svc, podNames(r), ports(r)]).toEqual(['checkout', ['gateway'], [8081]]);
-  });
+  it.each(Object.keys(callersOf) as (keyof typeof callersOf)[])(
+    '%s: its gRPC port admits exactly its callers; metrics only from monitoring',
+    (svc) => {
+      const rules = ingressOf(svc);
+      const grpc = rules.filter((r) => ports(r).includes(grpcPortOf(svc)));
+      expect(grpc).toHaveLength(1);
+      const expected = callersOf[svc].map((c) => (c === 'operator' ? 'licensing-operator' : c)).sort();
+      expect(podNames(grpc[0])).toEqual(expected);
+      expect(ports(grpc[0])).toEqual([grpcPortOf(svc)]);
+      const metrics = rules.find((r) => ports(r).includes(configFrom(svc, podEnv(svc)).METRICS_PORT as number))!;
+      expect(metrics.from).toEqual([
+        { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+      ]);
+      // Nothing else: every other rule is the checkout page from the gateway.
+      for (const r of rules.filter((x) => x !== grpc[0] && x !== metrics))
+        expect([svc, podNames(r), ports(r)]).toEqual(['checkout', ['gateway'], [8081]]);
+    },
+  );
 
   it('the gateway admits only the Ingress controller on its HTTP port (and monitoring on metrics)', () => {
     const rules = ingressOf('gateway');
     const http = Number(podEnv('gateway').PORT);
-    expect(rules.find((r) => ports(r).includes(http))!.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }]);
+    expect(rules.find((r) => ports(r).includes(http))!.from).toEqual([
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
+    ]);
     expect(rules).toHaveLength(2);
   });
 
   it('the stores admit only their users: Redis only the gateway, MongoDB only the services and its init Job', () => {
     expect(podNames(ingressOf('redis')[0])).toEqual(['gateway']);
-    expect(podNames(ingressOf('mongodb')[0])).toEqual(['account', 'checkout', 'license', 'mongo-users', 'product', 'webhook']);
+    expect(podNames(ingressOf('mongodb')[0])).toEqual([
+      'account',
+      'checkout',
+      'license',
+      'mongo-users',
+      'product',
+      'webhook',
+    ]);
     expect(podNames(ingressOf('nats')[0])).toEqual([...components].sort());
   });
 });
@@ -68,7 +97,11 @@ describe('compose networks', () => {
   });
 
   it('only the gateway publishes a port; only it and the services that call out are on the public network', () => {
-    for (const c of components) expect([c, networksOf(c)]).toEqual([c, ['gateway', 'checkout', 'webhook'].includes(c) ? ['internal', 'public'] : ['internal']]);
+    for (const c of components)
+      expect([c, networksOf(c)]).toEqual([
+        c,
+        ['gateway', 'checkout', 'webhook'].includes(c) ? ['internal', 'public'] : ['internal'],
+      ]);
     expect(Object.keys(services).filter((s) => services[s].ports)).toEqual(['gateway']);
   });
 });

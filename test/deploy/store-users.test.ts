@@ -22,7 +22,10 @@ const compose = yamlOf('docker-compose.yml');
 const servers: PrivateServer[] = [];
 
 beforeAll(() => {
-  execFileSync('sh', [join(root, 'deploy/make-secrets.sh')], { env: { ...process.env, SECRETS_DIR: secrets }, stdio: 'ignore' });
+  execFileSync('sh', [join(root, 'deploy/make-secrets.sh')], {
+    env: { ...process.env, SECRETS_DIR: secrets },
+    stdio: 'ignore',
+  });
 });
 
 afterAll(async () => {
@@ -31,12 +34,16 @@ afterAll(async () => {
 });
 
 describe('gRPC credentials from make-secrets.sh', () => {
-  it.each(Object.keys(callersOf) as (keyof typeof callersOf)[])('%s accepts exactly its callers, by the digests of their own tokens', (svc) => {
-    const accepted = parseCallers(secret(`internal_callers_${svc}`));
-    expect([...accepted.keys()].sort()).toEqual([...callersOf[svc]].sort());
-    for (const caller of callersOf[svc]) expect(`sha256:${accepted.get(caller)!.toString('hex')}`).toBe(tokenDigest(secret(`internal_token_${caller}`)));
-    expect(secret(`internal_callers_${svc}`)).not.toContain(secret('internal_token_gateway'));
-  });
+  it.each(Object.keys(callersOf) as (keyof typeof callersOf)[])(
+    '%s accepts exactly its callers, by the digests of their own tokens',
+    (svc) => {
+      const accepted = parseCallers(secret(`internal_callers_${svc}`));
+      expect([...accepted.keys()].sort()).toEqual([...callersOf[svc]].sort());
+      for (const caller of callersOf[svc])
+        expect(`sha256:${accepted.get(caller)!.toString('hex')}`).toBe(tokenDigest(secret(`internal_token_${caller}`)));
+      expect(secret(`internal_callers_${svc}`)).not.toContain(secret('internal_token_gateway'));
+    },
+  );
 });
 
 describe('NATS', () => {
@@ -47,19 +54,43 @@ describe('NATS', () => {
     expect(nats.entrypoint).toEqual(['sh', '/etc/nats/start.sh']);
     for (const c of ['account', 'product', 'license', 'checkout', 'webhook', 'gateway']) {
       expect(nats.secrets).toContain(`nats_password_${c}`);
-      expect(compose.services[c].environment).toMatchObject({ NATS_USER: c, NATS_PASSWORD_FILE: `/run/secrets/nats_password_${c}` });
+      expect(compose.services[c].environment).toMatchObject({
+        NATS_USER: c,
+        NATS_PASSWORD_FILE: `/run/secrets/nats_password_${c}`,
+      });
     }
   });
 
   it('started by deploy/nats/start.sh: each component logs in with its own password and publishes only its own events', async () => {
     const store = mkdtempSync(join(secrets, 'js-'));
     // As in the container, with the secrets and configuration where this test has them (and nats-server on PATH).
-    const env = [`NATS_SECRETS_DIR=${secrets}`, `NATS_CONFIG=${join(root, 'deploy/nats/nats.conf')}`, `PATH=${dirname(serverBinary('nats-server', 'apt-get install nats-server'))}:${process.env.PATH}`];
-    const server = await PrivateServer.launch('/usr/bin/env', (port) => [...env, 'sh', join(root, 'deploy/nats/start.sh'), '-a', '127.0.0.1', '-p', String(port), '-sd', store]);
+    const env = [
+      `NATS_SECRETS_DIR=${secrets}`,
+      `NATS_CONFIG=${join(root, 'deploy/nats/nats.conf')}`,
+      `PATH=${dirname(serverBinary('nats-server', 'apt-get install nats-server'))}:${process.env.PATH}`,
+    ];
+    const server = await PrivateServer.launch('/usr/bin/env', (port) => [
+      ...env,
+      'sh',
+      join(root, 'deploy/nats/start.sh'),
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-sd',
+      store,
+    ]);
     servers.push(server);
     const url = `nats://127.0.0.1:${server.port}`;
-    await expect(connect({ servers: url, user: 'account', pass: 'wrong', reconnect: false })).rejects.toThrow(/authorization/i);
-    const nc = await connect({ servers: url, user: 'account', pass: secret('nats_password_account'), inboxPrefix: '_INBOX_account' });
+    await expect(connect({ servers: url, user: 'account', pass: 'wrong', reconnect: false })).rejects.toThrow(
+      /authorization/i,
+    );
+    const nc = await connect({
+      servers: url,
+      user: 'account',
+      pass: secret('nats_password_account'),
+      inboxPrefix: '_INBOX_account',
+    });
     const errors: string[] = [];
     void (async () => {
       for await (const s of nc.status()) if (s.type === 'error') errors.push(String(s.data));
@@ -76,13 +107,32 @@ describe('NATS', () => {
 });
 
 describe('Redis', () => {
-  it('started by deploy/redis/start.sh: no default user; the gateway\'s user reaches only the rate-limit keys', async () => {
-    const env = [`REDIS_SECRETS_DIR=${secrets}`, `PATH=${dirname(serverBinary('redis-server', 'apt-get install redis-server'))}:${process.env.PATH}`];
-    const server = await PrivateServer.launch('/usr/bin/env', (port) => [...env, 'sh', join(root, 'deploy/redis/start.sh'), '--port', String(port), '--bind', '127.0.0.1']);
+  it("started by deploy/redis/start.sh: no default user; the gateway's user reaches only the rate-limit keys", async () => {
+    const env = [
+      `REDIS_SECRETS_DIR=${secrets}`,
+      `PATH=${dirname(serverBinary('redis-server', 'apt-get install redis-server'))}:${process.env.PATH}`,
+    ];
+    const server = await PrivateServer.launch('/usr/bin/env', (port) => [
+      ...env,
+      'sh',
+      join(root, 'deploy/redis/start.sh'),
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+    ]);
     servers.push(server);
     const url = new URL(secret('redis_url_gateway'));
     expect([url.username, url.hostname]).toEqual(['gateway', 'redis']);
-    const gateway = new Redis({ host: '127.0.0.1', port: server.port, username: url.username, password: decodeURIComponent(url.password), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const gateway = new Redis({
+      host: '127.0.0.1',
+      port: server.port,
+      username: url.username,
+      password: decodeURIComponent(url.password),
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     try {
       await gateway.connect();
       expect(await gateway.incr('licensing:rl:key_1:minute')).toBe(1);
@@ -92,7 +142,11 @@ describe('Redis', () => {
       await expect(gateway.flushall()).rejects.toThrow(/NOPERM/);
       await expect(gateway.config('GET', 'requirepass')).rejects.toThrow(/NOPERM/);
       // Without a user: the default user is off.
-      const anonymous = execFileSync(serverBinary('redis-cli', 'apt-get install redis-tools'), ['-p', String(server.port), 'GET', 'licensing:rl:key_1:minute'], { encoding: 'utf8' });
+      const anonymous = execFileSync(
+        serverBinary('redis-cli', 'apt-get install redis-tools'),
+        ['-p', String(server.port), 'GET', 'licensing:rl:key_1:minute'],
+        { encoding: 'utf8' },
+      );
       expect(anonymous).toMatch(/NOAUTH/);
     } finally {
       gateway.disconnect();
@@ -107,29 +161,53 @@ describe('MongoDB', () => {
     const users = new Map<string, { db: string; user: string; pwd: string; roles: unknown }>();
     const dbOf = (name: string) => ({
       getUser: (user: string) => users.get(`${name}/${user}`) ?? null,
-      createUser: (u: { user: string; pwd: string; roles: unknown }) => users.set(`${name}/${u.user}`, { db: name, ...u }),
-      updateUser: (user: string, u: { pwd: string; roles: unknown }) => users.set(`${name}/${user}`, { db: name, user, ...u }),
+      createUser: (u: { user: string; pwd: string; roles: unknown }) =>
+        users.set(`${name}/${u.user}`, { db: name, ...u }),
+      updateUser: (user: string, u: { pwd: string; roles: unknown }) =>
+        users.set(`${name}/${user}`, { db: name, user, ...u }),
     });
-    const run = () => runInNewContext(script, { db: { getSiblingDB: dbOf }, require: (m: string) => (m === 'fs' ? { readFileSync } : undefined), process: { env: { MONGO_SECRETS_DIR: secrets } }, print: () => undefined });
+    const run = () =>
+      runInNewContext(script, {
+        db: { getSiblingDB: dbOf },
+        require: (m: string) => (m === 'fs' ? { readFileSync } : undefined),
+        process: { env: { MONGO_SECRETS_DIR: secrets } },
+        print: () => undefined,
+      });
     run();
     run();
-    expect([...users.keys()].sort()).toEqual(['licensing_account/account', 'licensing_checkout/checkout', 'licensing_license/license', 'licensing_product/product', 'licensing_webhook/webhook']);
+    expect([...users.keys()].sort()).toEqual([
+      'licensing_account/account',
+      'licensing_checkout/checkout',
+      'licensing_license/license',
+      'licensing_product/product',
+      'licensing_webhook/webhook',
+    ]);
     for (const u of users.values()) {
       expect(u.roles).toEqual([{ role: 'readWrite', db: u.db }]);
       expect(u.pwd).toBe(secret(`mongo_password_${u.user}`));
       // The service's connection URL names the same user, password and database.
       const url = new URL(secret(`mongo_url_${u.user}`));
-      expect([url.username, url.password, url.pathname, url.searchParams.get('authSource')]).toEqual([u.user, u.pwd, `/${u.db}`, u.db]);
+      expect([url.username, url.password, url.pathname, url.searchParams.get('authSource')]).toEqual([
+        u.user,
+        u.pwd,
+        `/${u.db}`,
+        u.db,
+      ]);
     }
   });
 
   it('compose runs it on the first start, Kubernetes in the mongo-users Job with the same script', () => {
     const mongo = compose.services.mongodb;
     expect(mongo.volumes).toContain('./deploy/mongo/create-users.js:/docker-entrypoint-initdb.d/10-create-users.js:ro');
-    expect(mongo.environment).toMatchObject({ MONGO_INITDB_ROOT_USERNAME: 'root', MONGO_INITDB_ROOT_PASSWORD_FILE: '/run/secrets/mongo_root_password' });
+    expect(mongo.environment).toMatchObject({
+      MONGO_INITDB_ROOT_USERNAME: 'root',
+      MONGO_INITDB_ROOT_PASSWORD_FILE: '/run/secrets/mongo_root_password',
+    });
     const [configMap, job] = yamlDocsOf('deploy/k8s/mongo-users.yaml');
     expect(configMap.data['create-users.js']).toBe(script);
     expect(job.kind).toBe('Job');
-    expect(job.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'scripts').configMap.name).toBe(configMap.metadata.name);
+    expect(job.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'scripts').configMap.name).toBe(
+      configMap.metadata.name,
+    );
   });
 });

@@ -16,14 +16,28 @@ export const yamlDocsOf = (path: string) => parseAllDocuments(read(path)).map((d
 
 export const components = ['account', 'product', 'license', 'checkout', 'webhook', 'gateway'] as const;
 export type ComponentName = (typeof components)[number];
-export const schemas: Record<ComponentName, Schema> = { account: accountSchema, product: productSchema, license: licenseSchema, checkout: checkoutSchema, webhook: webhookSchema, gateway: gatewaySchema };
+export const schemas: Record<ComponentName, Schema> = {
+  account: accountSchema,
+  product: productSchema,
+  license: licenseSchema,
+  checkout: checkoutSchema,
+  webhook: webhookSchema,
+  gateway: gatewaySchema,
+};
 export const entryOf = (c: ComponentName) => (c === 'gateway' ? 'gateway/dist/main.js' : `services/${c}/dist/main.js`);
 
 /** Settings a component cannot start without (no default). */
-export const requiredSettings = (c: ComponentName) => Object.entries(schemas[c]).filter(([, s]) => s.default === undefined).map(([name]) => name);
-export const secretSettings = (c: ComponentName) => Object.entries(schemas[c]).filter(([, s]) => s.secret).map(([name]) => name);
+export const requiredSettings = (c: ComponentName) =>
+  Object.entries(schemas[c])
+    .filter(([, s]) => s.default === undefined)
+    .map(([name]) => name);
+export const secretSettings = (c: ComponentName) =>
+  Object.entries(schemas[c])
+    .filter(([, s]) => s.secret)
+    .map(([name]) => name);
 /** A secret with a default may be left out of a deployment (e.g. FERRETDB_POSTGRESQL_URL, which only the dev store uses); given, it must be a file. */
-export const optionalSecret = (c: ComponentName, name: string) => (schemas[c] as Record<string, { default?: unknown }>)[name].default !== undefined;
+export const optionalSecret = (c: ComponentName, name: string) =>
+  (schemas[c] as Record<string, { default?: unknown }>)[name].default !== undefined;
 
 /**
  * Loads a component's config from a manifest's environment the way the

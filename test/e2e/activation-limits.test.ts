@@ -19,11 +19,18 @@ afterAll(async () => {
 });
 
 async function licenseWith(maxActivations: number): Promise<string> {
-  const product = (await api('POST', '/api/v1/products', { name: `Max ${maxActivations}`, policy: { max_activations: maxActivations } })).body.id;
-  return (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'a@example.com' })).body.license_key;
+  const product = (
+    await api('POST', '/api/v1/products', {
+      name: `Max ${maxActivations}`,
+      policy: { max_activations: maxActivations },
+    })
+  ).body.id;
+  return (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'a@example.com' })).body
+    .license_key;
 }
 
-const activate = (key: string, fingerprint: string) => api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint });
+const activate = (key: string, fingerprint: string) =>
+  api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint });
 
 it.each([3, 10])('10 concurrent activations of a licence with max_activations %i never exceed it', async (max) => {
   const key = await licenseWith(max);

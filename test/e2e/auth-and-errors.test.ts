@@ -19,7 +19,16 @@ afterAll(async () => {
 function expectProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
   expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(res.body).toEqual(expect.objectContaining({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), code, request_id: res.headers.get('x-request-id') }));
+  expect(res.body).toEqual(
+    expect.objectContaining({
+      type: expect.any(String),
+      title: expect.any(String),
+      status,
+      detail: expect.any(String),
+      code,
+      request_id: res.headers.get('x-request-id'),
+    }),
+  );
   expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js):\d+/); // never a stack trace
 }
 
@@ -30,7 +39,14 @@ describe('authentication', () => {
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
   });
 
-  it.each([['Basic dXNlcjpwYXNz'], ['Bearer'], ['Bearer '], ['Bearer a b'], [`Bearer ${'x'.repeat(300)}`], ['token abc']])('malformed header %p: 401', async (header) => {
+  it.each([
+    ['Basic dXNlcjpwYXNz'],
+    ['Bearer'],
+    ['Bearer '],
+    ['Bearer a b'],
+    [`Bearer ${'x'.repeat(300)}`],
+    ['token abc'],
+  ])('malformed header %p: 401', async (header) => {
     const res = await client(stack.url)('GET', '/api/v1/products', undefined, { authorization: header });
     expectProblem(res, 401, 'unauthorized');
   });
@@ -59,7 +75,9 @@ describe('authentication', () => {
     const revoked = await stack.admin.revokeApiKey({ accountId, keyId: key!.id });
     expect(revoked.revokedAt).not.toBe('');
     // Polled for at most 1 s: the promise is "within a second", even with the revocation event late.
-    await eventually(async () => expect((await doomed('GET', '/api/v1/products')).status).toBe(401), { timeoutMs: 1000 });
+    await eventually(async () => expect((await doomed('GET', '/api/v1/products')).status).toBe(401), {
+      timeoutMs: 1000,
+    });
     expect((await api('GET', '/api/v1/products')).status).toBe(200); // other keys unaffected
   });
 
@@ -79,14 +97,26 @@ describe('the error format', () => {
   });
 
   it('a non-JSON content type: 415', async () => {
-    expectProblem(await api('POST', '/api/v1/products', 'name=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
-    expectProblem(await api('POST', '/api/v1/products', 'name', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+    expectProblem(
+      await api('POST', '/api/v1/products', 'name=x', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'unsupported_media_type',
+    );
+    expectProblem(
+      await api('POST', '/api/v1/products', 'name', { 'content-type': 'text/plain' }),
+      415,
+      'unsupported_media_type',
+    );
   });
 
   it('a body over the limit (64 KiB): 413, nothing written', async () => {
     const fresh = await stack.newAccount();
     const own = client(stack.url, fresh.apiKey);
-    expectProblem(await own('POST', '/api/v1/products', { name: 'big', description: 'x'.repeat(70 * 1024) }), 413, 'payload_too_large');
+    expectProblem(
+      await own('POST', '/api/v1/products', { name: 'big', description: 'x'.repeat(70 * 1024) }),
+      413,
+      'payload_too_large',
+    );
     expect((await own('GET', '/api/v1/products')).body.data).toEqual([]);
   });
 
@@ -114,8 +144,13 @@ describe('the error format', () => {
   it('the gRPC services refuse calls without the internal credential', async () => {
     const { createClient } = await import('@licensing/runtime');
     const { AccountServiceClient } = await import('@licensing/proto');
-    const intruder = createClient(AccountServiceClient, stack.addrs.account, { caller: 'gateway', token: 'wrong-token' });
-    await expect(intruder.call.createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({ code: 'unauthorized' });
+    const intruder = createClient(AccountServiceClient, stack.addrs.account, {
+      caller: 'gateway',
+      token: 'wrong-token',
+    });
+    await expect(intruder.call.createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
     intruder.close();
   });
 });
@@ -129,8 +164,18 @@ describe('status and unavailable services', () => {
       status: 'ok',
       version: expect.any(String),
       time: expect.any(String),
-      services: { account: { status: 'ok', latency_ms: expect.any(Number) }, product: { status: 'ok', latency_ms: expect.any(Number) }, license: { status: 'ok', latency_ms: expect.any(Number) }, checkout: { status: 'ok', latency_ms: expect.any(Number) }, webhook: { status: 'ok', latency_ms: expect.any(Number) } },
-      dependencies: { mongodb: { status: 'ok', latency_ms: expect.any(Number) }, nats: { status: 'ok', latency_ms: expect.any(Number) }, redis: { status: 'ok', latency_ms: expect.any(Number) } },
+      services: {
+        account: { status: 'ok', latency_ms: expect.any(Number) },
+        product: { status: 'ok', latency_ms: expect.any(Number) },
+        license: { status: 'ok', latency_ms: expect.any(Number) },
+        checkout: { status: 'ok', latency_ms: expect.any(Number) },
+        webhook: { status: 'ok', latency_ms: expect.any(Number) },
+      },
+      dependencies: {
+        mongodb: { status: 'ok', latency_ms: expect.any(Number) },
+        nats: { status: 'ok', latency_ms: expect.any(Number) },
+        redis: { status: 'ok', latency_ms: expect.any(Number) },
+      },
     });
     expect(res.body.version).toBe(require('../../gateway/package.json').version);
   });
@@ -139,14 +184,23 @@ describe('status and unavailable services', () => {
     expect((await client(stack.url)('GET', '/healthz')).body).toEqual({ status: 'ok' });
     const ready = await client(stack.url)('GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', account_service: { status: 'ok', latency_ms: expect.any(Number) }, rate_limits: 'redis' });
+    expect(ready.body).toEqual({
+      status: 'ready',
+      account_service: { status: 'ok', latency_ms: expect.any(Number) },
+      rate_limits: 'redis',
+    });
   });
 
   it('serves its OpenAPI document and reference page without a key', async () => {
     const spec = await client(stack.url)('GET', '/openapi.json');
     expect(spec.status).toBe(200);
-    expect(spec.body).toMatchObject({ openapi: '3.1.0', info: { version: require('../../gateway/package.json').version } });
-    expect(Object.keys(spec.body.paths)).toEqual(expect.arrayContaining(['/api/v1/licenses', '/api/v1/keys/validate', '/healthz']));
+    expect(spec.body).toMatchObject({
+      openapi: '3.1.0',
+      info: { version: require('../../gateway/package.json').version },
+    });
+    expect(Object.keys(spec.body.paths)).toEqual(
+      expect.arrayContaining(['/api/v1/licenses', '/api/v1/keys/validate', '/healthz']),
+    );
     const page = await client(stack.url)('GET', '/docs');
     expect(page.status).toBe(200);
     expect(page.body).toContain('<code>/api/v1/keys/validate</code>');
@@ -176,7 +230,10 @@ describe('status and unavailable services', () => {
       expectProblem(res, 503, 'service_unavailable');
       expect(res.headers.get('retry-after')).toBe('5');
       const status = await own('GET', '/api/v1/status');
-      expect(status.body).toMatchObject({ status: 'degraded', services: { product: { status: 'down' }, account: { status: 'ok' } } });
+      expect(status.body).toMatchObject({
+        status: 'degraded',
+        services: { product: { status: 'down' }, account: { status: 'ok' } },
+      });
     } finally {
       await s.stop();
     }

@@ -23,7 +23,8 @@ beforeAll(async () => {
   await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
   api = client(stack.url, acct.apiKey);
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
-  productId = (await api('POST', '/api/v1/products', { name: 'Pixel Forge', price: { amount: 4900, currency: 'EUR' } })).body.id;
+  productId = (await api('POST', '/api/v1/products', { name: 'Pixel Forge', price: { amount: 4900, currency: 'EUR' } }))
+    .body.id;
   // The vendor's own site, where buyers land after paying.
   vendor = createServer((req, res) => {
     landed.push(req.url ?? '');
@@ -42,7 +43,12 @@ afterAll(async () => {
 });
 
 async function newSession(over: Record<string, unknown> = {}) {
-  const res = await api('POST', '/api/v1/checkout', { product_id: productId, success_url: `${vendorUrl}/thanks?from=checkout`, cancel_url: `${vendorUrl}/cart`, ...over });
+  const res = await api('POST', '/api/v1/checkout', {
+    product_id: productId,
+    success_url: `${vendorUrl}/thanks?from=checkout`,
+    cancel_url: `${vendorUrl}/cart`,
+    ...over,
+  });
   expect(res.status).toBe(201);
   return res.body as { id: string; url: string };
 }
@@ -54,7 +60,8 @@ async function pay(web: WebClient, id: string, card = '4242 4242 4242 4242', ema
   return web.post(`/checkout/${id}/pay`, { _csrf: WebClient.csrf(page.html), email, card });
 }
 
-const licencesOfProduct = async () => (await api('GET', `/api/v1/licenses?product_id=${productId}&limit=100`)).body.data as { key: string }[];
+const licencesOfProduct = async () =>
+  (await api('GET', `/api/v1/licenses?product_id=${productId}&limit=100`)).body.data as { key: string }[];
 
 it('shows the product, price and test mode; paying issues the licence, records it and publishes checkout.completed', async () => {
   const s = await newSession({ customer_email: 'prefilled@example.com' });
@@ -66,23 +73,40 @@ it('shows the product, price and test mode; paying issues the licence, records i
   expect(page.html).toContain('Test mode');
   expect(page.html).toContain('value="prefilled@example.com"');
   expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
-  const paidRedirect = await web.post(`/checkout/${s.id}/pay`, { _csrf: WebClient.csrf(page.html), email: 'prefilled@example.com', card: '4242424242424242' });
+  const paidRedirect = await web.post(`/checkout/${s.id}/pay`, {
+    _csrf: WebClient.csrf(page.html),
+    email: 'prefilled@example.com',
+    card: '4242424242424242',
+  });
   expect(paidRedirect.status).toBe(303);
   expect(paidRedirect.location).toBe(`/checkout/${s.id}`);
   // The receipt cookie: HttpOnly, only for this session's pages.
-  expect(paidRedirect.headers.getSetCookie().find((c) => c.startsWith('lk_checkout_receipt='))).toMatch(new RegExp(`Path=/checkout/${s.id}; HttpOnly; SameSite=Strict`));
+  expect(paidRedirect.headers.getSetCookie().find((c) => c.startsWith('lk_checkout_receipt='))).toMatch(
+    new RegExp(`Path=/checkout/${s.id}; HttpOnly; SameSite=Strict`),
+  );
   const paid = await web.get(`/checkout/${s.id}`);
   expect(paid.status).toBe(200);
   const key = /data-testid="license-key">([^<]+)</.exec(paid.html)![1];
   expect(paid.html).toContain(`url=${vendorUrl}/thanks?from=checkout&amp;session_id=${s.id}`);
   const session = (await api('GET', `/api/v1/checkout/${s.id}`)).body;
   expect(session).toMatchObject({ status: 'complete', license_key: key, customer_email: 'prefilled@example.com' });
-  expect((await api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: true, license: { product_id: productId, customer_email: 'prefilled@example.com' } });
-  const event = await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
-  expect(event.data).toMatchObject({ license_key: key, customer_email: 'prefilled@example.com', checkout: { status: 'complete', amount: 4900, currency: 'EUR' } });
+  expect((await api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({
+    valid: true,
+    license: { product_id: productId, customer_email: 'prefilled@example.com' },
+  });
+  const event = await events.waitFor(
+    (e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id,
+  );
+  expect(event.data).toMatchObject({
+    license_key: key,
+    customer_email: 'prefilled@example.com',
+    checkout: { status: 'complete', amount: 4900, currency: 'EUR' },
+  });
   // The payment's request id (given by the gateway) is on the events it caused, in both services.
   expect(event.request_id).toBe(paidRedirect.headers.get('x-request-id'));
-  const issued = await events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key);
+  const issued = await events.waitFor(
+    (e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key,
+  );
   expect(issued.request_id).toBe(paidRedirect.headers.get('x-request-id'));
   expect(event.data).toMatchObject({ checkout: { livemode: false } });
   // The browser that paid sees its key again; anyone else with the URL sees only "already paid".
@@ -103,7 +127,11 @@ it('CSRF tokens are checked on the server: a self-made cookie and field pair is 
   await web.get(`/checkout/${s.id}`);
   const token = 'a'.repeat(43);
   web.cookies.set('lk_checkout_csrf', token); // what a script can always do with a stateless double-submit
-  const res = await web.post(`/checkout/${s.id}/pay`, { _csrf: token, email: 'script@example.com', card: '4242424242424242' });
+  const res = await web.post(`/checkout/${s.id}/pay`, {
+    _csrf: token,
+    email: 'script@example.com',
+    card: '4242424242424242',
+  });
   expect(res.status).toBe(403);
   expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('open');
   // A real token of another session does not work here either.
@@ -111,7 +139,15 @@ it('CSRF tokens are checked on the server: a self-made cookie and field pair is 
   const otherWeb = new WebClient(stack.url, stack.topology);
   const otherCsrf = WebClient.csrf((await otherWeb.get(`/checkout/${other.id}`)).html);
   otherWeb.cookies.set('lk_checkout_csrf', otherCsrf);
-  expect((await otherWeb.post(`/checkout/${s.id}/pay`, { _csrf: otherCsrf, email: 'script@example.com', card: '4242424242424242' })).status).toBe(403);
+  expect(
+    (
+      await otherWeb.post(`/checkout/${s.id}/pay`, {
+        _csrf: otherCsrf,
+        email: 'script@example.com',
+        card: '4242424242424242',
+      })
+    ).status,
+  ).toBe(403);
 });
 
 it('a declined card shows a clear message and leaves the session open', async () => {
@@ -120,22 +156,34 @@ it('a declined card shows a clear message and leaves the session open', async ()
   expect(res.status).toBe(402);
   expect(res.html).toContain('Your card was declined.');
   expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('open');
-  expect((await pay(new WebClient(stack.url, stack.topology), s.id, '1234')).html).toContain('Test mode: use the card 4242');
+  expect((await pay(new WebClient(stack.url, stack.topology), s.id, '1234')).html).toContain(
+    'Test mode: use the card 4242',
+  );
 });
 
 it('ten concurrent payments of one session end with exactly one licence', async () => {
   const s = await newSession();
   const before = (await licencesOfProduct()).length;
-  const tabs = await Promise.all(Array.from({ length: 10 }, async () => {
-    const web = new WebClient(stack.url, stack.topology);
-    const page = await web.get(`/checkout/${s.id}`);
-    return { web, csrf: WebClient.csrf(page.html) };
-  }));
-  const results = await Promise.all(tabs.map(({ web, csrf }) => web.post(`/checkout/${s.id}/pay`, { _csrf: csrf, email: 'race@example.com', card: '4242424242424242' })));
+  const tabs = await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      const web = new WebClient(stack.url, stack.topology);
+      const page = await web.get(`/checkout/${s.id}`);
+      return { web, csrf: WebClient.csrf(page.html) };
+    }),
+  );
+  const results = await Promise.all(
+    tabs.map(({ web, csrf }) =>
+      web.post(`/checkout/${s.id}/pay`, { _csrf: csrf, email: 'race@example.com', card: '4242424242424242' }),
+    ),
+  );
   // The tab whose payment was recorded is sent to its key; the others are told it is already paid.
   expect(results.map((r) => r.status).sort()).toEqual(expect.arrayContaining([303]));
   expect(results.every((r) => r.status === 303 || (r.status === 409 && r.html.includes('Already paid')))).toBe(true);
-  const shown = await Promise.all(tabs.map(async ({ web }) => /data-testid="license-key">([^<]+)</.exec((await web.get(`/checkout/${s.id}`)).html)?.[1]));
+  const shown = await Promise.all(
+    tabs.map(
+      async ({ web }) => /data-testid="license-key">([^<]+)</.exec((await web.get(`/checkout/${s.id}`)).html)?.[1],
+    ),
+  );
   const keys = new Set(shown.filter(Boolean));
   expect(keys.size).toBe(1);
   expect(shown.filter(Boolean)).toHaveLength(results.filter((r) => r.status === 303).length);
@@ -147,10 +195,16 @@ it('a double click on Pay (the same form twice) leads to the same key, never a s
   const s = await newSession();
   const before = (await licencesOfProduct()).length;
   const web = new WebClient(stack.url, stack.topology);
-  const form = { _csrf: WebClient.csrf((await web.get(`/checkout/${s.id}`)).html), email: 'double@example.com', card: '4242424242424242' };
+  const form = {
+    _csrf: WebClient.csrf((await web.get(`/checkout/${s.id}`)).html),
+    email: 'double@example.com',
+    card: '4242424242424242',
+  };
   const clicks = await Promise.all([web.post(`/checkout/${s.id}/pay`, form), web.post(`/checkout/${s.id}/pay`, form)]);
   expect(clicks.map((c) => c.status)).toEqual([303, 303]);
-  expect((await web.get(`/checkout/${s.id}`)).html).toContain((await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key);
+  expect((await web.get(`/checkout/${s.id}`)).html).toContain(
+    (await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key,
+  );
   expect((await licencesOfProduct()).length).toBe(before + 1);
 });
 
@@ -159,18 +213,26 @@ it('a session paid but not issued (a crash in between) is finished by the sweepe
   const before = (await licencesOfProduct()).length;
   // The state a crash right after payment leaves behind.
   const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
-  await db.collection('checkout_sessions').updateOne({ _id: s.id as never }, { $set: { status: 'complete', payment_id: 'pay_test_x', paid_at: new Date() } });
+  await db
+    .collection('checkout_sessions')
+    .updateOne({ _id: s.id as never }, { $set: { status: 'complete', payment_id: 'pay_test_x', paid_at: new Date() } });
   await db.close();
-  await eventually(async () => expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key).toMatch(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/));
+  await eventually(async () =>
+    expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key).toMatch(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/),
+  );
   expect((await licencesOfProduct()).length).toBe(before + 1);
-  await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
+  await events.waitFor(
+    (e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id,
+  );
 });
 
 it('expired, unknown and forged requests get clear pages, never a stack trace; cancel goes back', async () => {
   const s = await newSession();
   const web = new WebClient(stack.url, stack.topology);
   const page = await web.get(`/checkout/${s.id}`);
-  expect((await web.post(`/checkout/${s.id}/pay`, { email: 'a@example.com', card: '4242424242424242' })).status).toBe(403);
+  expect((await web.post(`/checkout/${s.id}/pay`, { email: 'a@example.com', card: '4242424242424242' })).status).toBe(
+    403,
+  );
   const cancel = await web.get(`/checkout/${s.id}/cancel`);
   expect(cancel.status).toBe(303);
   expect(cancel.location).toBe(`${vendorUrl}/cart`);
@@ -178,7 +240,11 @@ it('expired, unknown and forged requests get clear pages, never a stack trace; c
   const expired = await web.get(`/checkout/${s.id}`);
   expect(expired.status).toBe(410);
   expect(expired.html).toContain('This checkout has expired');
-  const late = await web.post(`/checkout/${s.id}/pay`, { _csrf: WebClient.csrf(page.html), email: 'a@example.com', card: '4242424242424242' });
+  const late = await web.post(`/checkout/${s.id}/pay`, {
+    _csrf: WebClient.csrf(page.html),
+    email: 'a@example.com',
+    card: '4242424242424242',
+  });
   expect(late.status).toBe(410);
   expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('expired');
   for (const path of ['/checkout/cs_01M82BCFGS21FWB5Z5A498AR3N', '/checkout/nonsense', '/checkout/%00']) {
@@ -211,7 +277,10 @@ it('in a real browser: pay with the test card, see the key, land on the success 
 });
 
 it('the hosted page is rate limited per client address', async () => {
-  const gw = await stack.extraGateway({ CHECKOUT_REQUESTS_PER_MINUTE: '3', RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}:page` });
+  const gw = await stack.extraGateway({
+    CHECKOUT_REQUESTS_PER_MINUTE: '3',
+    RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}:page`,
+  });
   const s = await newSession();
   const web = new WebClient(gw.url);
   const statuses: number[] = [];

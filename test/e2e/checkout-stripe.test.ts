@@ -28,8 +28,15 @@ beforeAll(async () => {
   await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
   api = client(stack.url, acct.apiKey);
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
-  productId = (await api('POST', '/api/v1/products', { name: 'Pixel Forge', price: { amount: 4900, currency: 'EUR' } })).body.id;
-  suspendingProductId = (await api('POST', '/api/v1/products', { name: 'Pixel Forge Team', price: { amount: 9900, currency: 'EUR' }, policy: { refund_action: 'suspend' } })).body.id;
+  productId = (await api('POST', '/api/v1/products', { name: 'Pixel Forge', price: { amount: 4900, currency: 'EUR' } }))
+    .body.id;
+  suspendingProductId = (
+    await api('POST', '/api/v1/products', {
+      name: 'Pixel Forge Team',
+      price: { amount: 9900, currency: 'EUR' },
+      policy: { refund_action: 'suspend' },
+    })
+  ).body.id;
 });
 
 afterAll(async () => {
@@ -47,7 +54,11 @@ interface Ours {
 }
 
 async function newSession(product = productId): Promise<Ours> {
-  const res = await api('POST', '/api/v1/checkout', { product_id: product, success_url: 'https://vendor.example/thanks', cancel_url: 'https://vendor.example/cart' });
+  const res = await api('POST', '/api/v1/checkout', {
+    product_id: product,
+    success_url: 'https://vendor.example/thanks',
+    cancel_url: 'https://vendor.example/cart',
+  });
   expect(res.status).toBe(201);
   const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
   const doc = await db.collection('checkout_sessions').findOne({ _id: res.body.id as never });
@@ -92,23 +103,46 @@ function refundEvent(paymentIntent: string, refunded = true) {
     created: Math.floor(Date.now() / 1000),
     livemode: false,
     type: 'charge.refunded',
-    data: { object: { id: `ch_${paymentIntent.slice(3)}`, object: 'charge', payment_intent: paymentIntent, refunded, amount_refunded: 4900, livemode: false } },
+    data: {
+      object: {
+        id: `ch_${paymentIntent.slice(3)}`,
+        object: 'charge',
+        payment_intent: paymentIntent,
+        refunded,
+        amount_refunded: 4900,
+        livemode: false,
+      },
+    },
   };
 }
 
 /** One delivery to the gateway's public endpoint, signed like Stripe (or not). */
 async function deliver(event: unknown, opts: { secret?: string; timestamp?: number; header?: string } = {}) {
   const payload = JSON.stringify(event);
-  const header = opts.header ?? stripe.webhooks.generateTestHeaderString({ payload, secret: opts.secret ?? WEBHOOK_SECRET, timestamp: opts.timestamp });
-  const res = await fetch(`${stack.url}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': header }, body: payload });
+  const header =
+    opts.header ??
+    stripe.webhooks.generateTestHeaderString({
+      payload,
+      secret: opts.secret ?? WEBHOOK_SECRET,
+      timestamp: opts.timestamp,
+    });
+  const res = await fetch(`${stack.url}/webhooks/stripe`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': header },
+    body: payload,
+  });
   const text = await res.text();
   const body = text ? JSON.parse(text) : text;
   checkResponse('POST', '/webhooks/stripe', res.status, res.headers.get('content-type') ?? '', body);
   return { status: res.status, body, header };
 }
 
-const licencesOf = async (product: string) => (await api('GET', `/api/v1/licenses?product_id=${product}&limit=100`)).body.data as { key: string; status: string }[];
-const completedFor = (id: string) => events.all().filter((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === id);
+const licencesOf = async (product: string) =>
+  (await api('GET', `/api/v1/licenses?product_id=${product}&limit=100`)).body.data as { key: string; status: string }[];
+const completedFor = (id: string) =>
+  events
+    .all()
+    .filter((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === id);
 
 /** Every event the services stored has reached the stream, and this log has read the whole stream. */
 async function eventsSettled(): Promise<void> {
@@ -120,7 +154,10 @@ async function eventsSettled(): Promise<void> {
       async () => {
         const pending = await db.collection('checkout_sessions').countDocuments({ outbox_pending: true });
         const inStream = (await jsm.streams.info(stack.topology.stream)).state.messages;
-        if (pending !== 0 || events.all().length < inStream) throw new Error(`events did not settle: ${pending} documents pending, ${events.all().length} of ${inStream} read`);
+        if (pending !== 0 || events.all().length < inStream)
+          throw new Error(
+            `events did not settle: ${pending} documents pending, ${events.all().length} of ${inStream} read`,
+          );
       },
       { timeoutMs: 10_000, intervalMs: 50 },
     );
@@ -136,7 +173,9 @@ describe('creating a session', () => {
     expect(s.url).toMatch(/^https:\/\/checkout\.stripe\.com\//);
     expect(s.livemode).toBe(false);
     expect(s.stripeId).toMatch(/^cs_test_/);
-    const created = await events.waitFor((e) => e.type === 'checkout.created' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
+    const created = await events.waitFor(
+      (e) => e.type === 'checkout.created' && (e.data as { checkout: { id: string } }).checkout.id === s.id,
+    );
     expect((created.data as { checkout: { livemode: boolean } }).checkout.livemode).toBe(false);
     // The hosted page of a Stripe session sends the buyer to Stripe; it never takes a card.
     const web = new WebClient(stack.url, stack.topology);
@@ -160,10 +199,21 @@ describe('the webhook', () => {
     const res = await deliver(sessionEvent('checkout.session.completed', s, { amount_total: 4900, currency: 'eur' }));
     expect(res).toMatchObject({ status: 200, body: { received: true } });
     const session = (await api('GET', `/api/v1/checkout/${s.id}`)).body;
-    expect(session).toMatchObject({ status: 'complete', customer_email: 'buyer@example.com', livemode: false, license_key: expect.stringMatching(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/) });
+    expect(session).toMatchObject({
+      status: 'complete',
+      customer_email: 'buyer@example.com',
+      livemode: false,
+      license_key: expect.stringMatching(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/),
+    });
     expect((await licencesOf(productId)).length).toBe(before + 1);
-    const event = await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
-    expect(event.data).toMatchObject({ license_key: session.license_key, customer_email: 'buyer@example.com', checkout: { status: 'complete', livemode: false } });
+    const event = await events.waitFor(
+      (e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id,
+    );
+    expect(event.data).toMatchObject({
+      license_key: session.license_key,
+      customer_email: 'buyer@example.com',
+      checkout: { status: 'complete', livemode: false },
+    });
     // Nobody sees the key on the hosted page: only "already paid".
     const page = await new WebClient(stack.url, stack.topology).get(`/checkout/${s.id}`);
     expect(page.status).toBe(409);
@@ -184,13 +234,24 @@ describe('the webhook', () => {
     ];
     expect(refusals.map((r) => r.status)).toEqual([400, 400, 400, 400, 400]);
     // A body changed after signing no longer matches its signature.
-    const signed = await deliver(event, { header: stripe.webhooks.generateTestHeaderString({ payload: JSON.stringify(event).replace('buyer@', 'thief@'), secret: WEBHOOK_SECRET }) });
+    const signed = await deliver(event, {
+      header: stripe.webhooks.generateTestHeaderString({
+        payload: JSON.stringify(event).replace('buyer@', 'thief@'),
+        secret: WEBHOOK_SECRET,
+      }),
+    });
     expect(signed.status).toBe(400);
-    const unknown = await deliver(sessionEvent('checkout.session.completed', { ...s, id: 'cs_01M82BCFGS21FWB5Z5A498AR3N' }));
+    const unknown = await deliver(
+      sessionEvent('checkout.session.completed', { ...s, id: 'cs_01M82BCFGS21FWB5Z5A498AR3N' }),
+    );
     expect(unknown.status).toBe(404);
-    const otherStripeSession = await deliver(sessionEvent('checkout.session.completed', { ...s, stripeId: 'cs_test_notTheOneWeCreated' }));
+    const otherStripeSession = await deliver(
+      sessionEvent('checkout.session.completed', { ...s, stripeId: 'cs_test_notTheOneWeCreated' }),
+    );
     expect(otherStripeSession.status).toBe(400);
-    const wrongAmount = await deliver(sessionEvent('checkout.session.completed', s, { amount_total: 100, currency: 'eur' }));
+    const wrongAmount = await deliver(
+      sessionEvent('checkout.session.completed', s, { amount_total: 100, currency: 'eur' }),
+    );
     expect(wrongAmount.status).toBe(400);
     const live = await deliver({ ...sessionEvent('checkout.session.completed', s), livemode: true });
     expect(live.status).toBe(400);
@@ -230,21 +291,42 @@ describe('the webhook', () => {
     expect((await licencesOf(productId)).length).toBe(before + 1);
     const session = (await api('GET', `/api/v1/checkout/${s.id}`)).body;
     expect((await licencesOf(productId)).map((l) => l.key)).toContain(session.license_key);
-    await events.waitFor((e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
+    await events.waitFor(
+      (e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id,
+    );
     await eventsSettled();
     expect(completedFor(s.id)).toHaveLength(1);
-    expect(events.all().filter((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === session.license_key)).toHaveLength(1);
+    expect(
+      events
+        .all()
+        .filter(
+          (e) =>
+            e.type === 'license.created' &&
+            (e.data as { license: { key: string } }).license.key === session.license_key,
+        ),
+    ).toHaveLength(1);
   });
 
   it('checkout.session.expired expires the open session once; events for other Stripe objects are acknowledged and ignored', async () => {
     const s = await newSession();
     expect((await deliver(sessionEvent('checkout.session.expired', s))).status).toBe(200);
     expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('expired');
-    const expired = await events.waitFor((e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === s.id);
+    const expired = await events.waitFor(
+      (e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === s.id,
+    );
     expect((expired.data as { checkout: { livemode: boolean } }).checkout.livemode).toBe(false);
-    const foreign = await deliver(sessionEvent('checkout.session.completed', s, { metadata: {}, client_reference_id: null }));
+    const foreign = await deliver(
+      sessionEvent('checkout.session.completed', s, { metadata: {}, client_reference_id: null }),
+    );
     expect(foreign.body).toMatchObject({ received: true, ignored: expect.any(String) });
-    const other = await deliver({ id: eventId(), object: 'event', type: 'customer.created', livemode: false, created: 1, data: { object: { id: 'cus_1' } } });
+    const other = await deliver({
+      id: eventId(),
+      object: 'event',
+      type: 'customer.created',
+      livemode: false,
+      created: 1,
+      data: { object: { id: 'cus_1' } },
+    });
     expect(other.body).toMatchObject({ received: true, ignored: expect.any(String) });
   });
 
@@ -253,7 +335,10 @@ describe('the webhook', () => {
     await deliver(sessionEvent('checkout.session.expired', s));
     expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.status).toBe('expired');
     expect((await deliver(sessionEvent('checkout.session.completed', s))).status).toBe(200);
-    expect((await api('GET', `/api/v1/checkout/${s.id}`)).body).toMatchObject({ status: 'complete', license_key: expect.any(String) });
+    expect((await api('GET', `/api/v1/checkout/${s.id}`)).body).toMatchObject({
+      status: 'complete',
+      license_key: expect.any(String),
+    });
   });
 });
 
@@ -299,12 +384,18 @@ describe('modes', () => {
   });
 
   it('in production, checkout refuses to start in test mode unless CHECKOUT_TEST_MODE=true', async () => {
-    await expect(startCheckout({ env: await checkoutEnv({ NODE_ENV: 'production' }) })).rejects.toThrow(/CHECKOUT_TEST_MODE=true/);
-    const chosen = await startCheckout({ env: await checkoutEnv({ NODE_ENV: 'production', CHECKOUT_TEST_MODE: 'true' }) });
+    await expect(startCheckout({ env: await checkoutEnv({ NODE_ENV: 'production' }) })).rejects.toThrow(
+      /CHECKOUT_TEST_MODE=true/,
+    );
+    const chosen = await startCheckout({
+      env: await checkoutEnv({ NODE_ENV: 'production', CHECKOUT_TEST_MODE: 'true' }),
+    });
     await chosen.stop();
   });
 
   it('with Stripe, it refuses to start without its keys', async () => {
-    await expect(startCheckout({ env: await checkoutEnv({ PAYMENT_PROVIDER: 'stripe' }) })).rejects.toThrow(/STRIPE_SECRET_KEY[\s\S]*STRIPE_WEBHOOK_SECRET/);
+    await expect(startCheckout({ env: await checkoutEnv({ PAYMENT_PROVIDER: 'stripe' }) })).rejects.toThrow(
+      /STRIPE_SECRET_KEY[\s\S]*STRIPE_WEBHOOK_SECRET/,
+    );
   });
 });

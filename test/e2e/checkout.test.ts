@@ -13,7 +13,8 @@ beforeAll(async () => {
   await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
   api = client(stack.url, acct.apiKey);
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
-  priced = (await api('POST', '/api/v1/products', { name: 'Sellable', price: { amount: 4900, currency: 'eur' } })).body.id;
+  priced = (await api('POST', '/api/v1/products', { name: 'Sellable', price: { amount: 4900, currency: 'eur' } })).body
+    .id;
 });
 
 afterAll(async () => {
@@ -22,16 +23,30 @@ afterAll(async () => {
 });
 
 const session = (over: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-  api('POST', '/api/v1/checkout', { product_id: priced, success_url: 'https://vendor.example/thanks', ...over }, headers);
+  api(
+    'POST',
+    '/api/v1/checkout',
+    { product_id: priced, success_url: 'https://vendor.example/thanks', ...over },
+    headers,
+  );
 
 describe('prices on products', () => {
   it('are set, read, changed and removed; bad prices are 400', async () => {
     expect((await api('GET', `/api/v1/products/${priced}`)).body.price).toEqual({ amount: 4900, currency: 'EUR' });
     const id = (await api('POST', '/api/v1/products', { name: 'Free for now' })).body.id;
     expect((await api('GET', `/api/v1/products/${id}`)).body.price).toBeNull();
-    expect((await api('PATCH', `/api/v1/products/${id}`, { price: { amount: 999, currency: 'USD' } })).body.price).toEqual({ amount: 999, currency: 'USD' });
+    expect(
+      (await api('PATCH', `/api/v1/products/${id}`, { price: { amount: 999, currency: 'USD' } })).body.price,
+    ).toEqual({ amount: 999, currency: 'USD' });
     expect((await api('PATCH', `/api/v1/products/${id}`, { price: null })).body.price).toBeNull();
-    for (const price of [{ amount: 0, currency: 'EUR' }, { amount: 10.5, currency: 'EUR' }, { amount: 100, currency: 'EURO' }, { amount: 100, currency: 'XYZ' }, { amount: 100 }, { amount: '100', currency: 'EUR' }]) {
+    for (const price of [
+      { amount: 0, currency: 'EUR' },
+      { amount: 10.5, currency: 'EUR' },
+      { amount: 100, currency: 'EURO' },
+      { amount: 100, currency: 'XYZ' },
+      { amount: 100 },
+      { amount: '100', currency: 'EUR' },
+    ]) {
       const res = await api('POST', '/api/v1/products', { name: 'Bad price', price });
       expect({ price, status: res.status }).toEqual({ price, status: 400 });
     }
@@ -40,7 +55,12 @@ describe('prices on products', () => {
 
 describe('checkout sessions', () => {
   it('creates an open session with the product’s price and a hosted-page URL, and publishes checkout.created', async () => {
-    const res = await session({ customer_email: 'buyer@example.com', cancel_url: 'https://vendor.example/cart', metadata: { order: '42' }, expires_in_minutes: 60 });
+    const res = await session({
+      customer_email: 'buyer@example.com',
+      cancel_url: 'https://vendor.example/cart',
+      metadata: { order: '42' },
+      expires_in_minutes: 60,
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^cs_[0-9A-Z]{26}$/),
@@ -61,7 +81,9 @@ describe('checkout sessions', () => {
     expect(Date.parse(res.body.expires_at) - Date.parse(res.body.created_at)).toBe(60 * 60_000);
     expect(res.headers.get('location')).toBe(`/api/v1/checkout/${res.body.id}`);
     expect((await api('GET', `/api/v1/checkout/${res.body.id}`)).body).toEqual(res.body);
-    await events.waitFor((e) => e.type === 'checkout.created' && (e.data as { checkout: { id: string } }).checkout.id === res.body.id);
+    await events.waitFor(
+      (e) => e.type === 'checkout.created' && (e.data as { checkout: { id: string } }).checkout.id === res.body.id,
+    );
   });
 
   it('defaults to 24 hours', async () => {
@@ -95,7 +117,9 @@ describe('checkout sessions', () => {
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/has no price/);
     const other = client(stack.url, (await stack.newAccount()).apiKey);
-    expect((await other('POST', '/api/v1/checkout', { product_id: priced, success_url: 'https://x.example/' })).status).toBe(404);
+    expect(
+      (await other('POST', '/api/v1/checkout', { product_id: priced, success_url: 'https://x.example/' })).status,
+    ).toBe(404);
   });
 
   it('honours Idempotency-Key: same body, same session; another body, 422', async () => {
@@ -113,7 +137,9 @@ describe('checkout sessions', () => {
     const expired = await api('POST', `/api/v1/checkout/${id}/expire`);
     expect(expired.body.status).toBe('expired');
     expect((await api('POST', `/api/v1/checkout/${id}/expire`)).body.status).toBe('expired');
-    await events.waitFor((e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === id);
+    await events.waitFor(
+      (e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === id,
+    );
     expect((await api('GET', '/api/v1/checkout/cs_nope')).status).toBe(400);
   });
 
@@ -121,22 +147,35 @@ describe('checkout sessions', () => {
     const { id } = (await session({ expires_in_minutes: 30 })).body;
     clock.advance(31 * 60_000);
     expect((await api('GET', `/api/v1/checkout/${id}`)).body.status).toBe('expired');
-    await events.waitFor((e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === id);
+    await events.waitFor(
+      (e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === id,
+    );
     // A session that only the sweeper can expire (nobody reads it): once its event is out, the
     // sweeper has passed over the first one again, which must not have been published twice.
     const sentinel = (await session({ expires_in_minutes: 30 })).body.id;
     clock.advance(31 * 60_000);
-    await events.waitFor((e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === sentinel);
-    expect(events.all().filter((e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === id)).toHaveLength(1);
+    await events.waitFor(
+      (e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === sentinel,
+    );
+    expect(
+      events
+        .all()
+        .filter((e) => e.type === 'checkout.expired' && (e.data as { checkout: { id: string } }).checkout.id === id),
+    ).toHaveLength(1);
     const fresh = (await session()).body.id;
     const open = (await api('GET', '/api/v1/checkout?status=open')).body.data.map((s: { id: string }) => s.id);
     expect(open).toContain(fresh);
     expect(open).not.toContain(id);
-    expect((await api('GET', '/api/v1/checkout?status=expired')).body.data.map((s: { id: string }) => s.id)).toContain(id);
+    expect((await api('GET', '/api/v1/checkout?status=expired')).body.data.map((s: { id: string }) => s.id)).toContain(
+      id,
+    );
     expect((await api('GET', '/api/v1/checkout?status=paid')).status).toBe(400);
   });
 
   it('status reports the checkout service', async () => {
-    expect((await api('GET', '/api/v1/status')).body.services.checkout).toEqual({ status: 'ok', latency_ms: expect.any(Number) });
+    expect((await api('GET', '/api/v1/status')).body.services.checkout).toEqual({
+      status: 'ok',
+      latency_ms: expect.any(Number),
+    });
   });
 });

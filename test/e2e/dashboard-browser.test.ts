@@ -55,7 +55,9 @@ it('sign up, sign in, generate a key and use it, regenerate, revoke, sign out', 
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.waitForURL('**/dashboard/signup/sent');
   await expect(page.getByRole('heading', { name: 'Check your inbox' }).isVisible()).resolves.toBe(true);
-  await page.goto(`${stack.url}/dashboard/signup/confirm?token=${signupToken(await waitForMail(stack.topology, email))}`);
+  await page.goto(
+    `${stack.url}/dashboard/signup/confirm?token=${signupToken(await waitForMail(stack.topology, email))}`,
+  );
   await page.getByRole('button', { name: 'Create my account' }).click();
   await page.waitForURL('**/dashboard/settings');
   await expect(page.getByRole('heading', { name: 'Settings' }).isVisible()).resolves.toBe(true);
@@ -93,7 +95,11 @@ it('sign up, sign in, generate a key and use it, regenerate, revoke, sign out', 
 
   // Revoke: confirm, and it stops working within a second.
   await page.goto(`${stack.url}/dashboard/settings`);
-  await page.locator('tr', { hasText: 'production server' }).filter({ hasText: 'active' }).getByRole('link', { name: 'Revoke' }).click();
+  await page
+    .locator('tr', { hasText: 'production server' })
+    .filter({ hasText: 'active' })
+    .getByRole('link', { name: 'Revoke' })
+    .click();
   await page.getByRole('button', { name: 'Revoke key' }).click();
   await expect(page.getByText('Requests with it now get 401').isVisible()).resolves.toBe(true);
   expect(await eventually(() => apiStatus(second), 401)).toBe(401);
@@ -123,7 +129,9 @@ it('the Settings page is usable on a phone and by keyboard', async () => {
   await page.keyboard.type('thumbs are typing this');
   await page.keyboard.press('Enter');
   await page.waitForURL('**/dashboard/signup/sent');
-  await page.goto(`${stack.url}/dashboard/signup/confirm?token=${signupToken(await waitForMail(stack.topology, email))}`);
+  await page.goto(
+    `${stack.url}/dashboard/signup/confirm?token=${signupToken(await waitForMail(stack.topology, email))}`,
+  );
   await page.getByRole('button', { name: 'Create my account' }).focus();
   await page.keyboard.press('Enter'); // by keyboard
   await page.waitForURL('**/dashboard/settings');

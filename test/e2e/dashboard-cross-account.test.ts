@@ -23,7 +23,11 @@ async function owner() {
   const web = new WebClient(stack.url, stack.topology);
   await web.signUp(`owner-${randomBytes(4).toString('hex')}@example.com`);
   const settings = await web.get('/dashboard/settings');
-  const made = await web.post('/dashboard/settings/keys', { _csrf: WebClient.csrf(settings.html), name: 'api', scope: 'full' });
+  const made = await web.post('/dashboard/settings/keys', {
+    _csrf: WebClient.csrf(settings.html),
+    name: 'api',
+    scope: 'full',
+  });
   const api = client(stack.url, /data-testid="new-key">([^<]+)</.exec(made.html)![1]);
   return { web, api, csrf: WebClient.csrf(made.html) };
 }
@@ -31,15 +35,32 @@ async function owner() {
 /** Account A's objects, made through the API as a vendor's code would. */
 async function accountA() {
   const a = await owner();
-  const product = (await a.api('POST', '/api/v1/products', { name: 'Alice Secret Product', price: { amount: 900, currency: 'USD' }, policy: { duration_days: 30 } })).body;
-  const license = (await a.api('POST', '/api/v1/licenses', { product_id: product.id, customer_email: 'alice-customer@example.com' })).body.license;
-  const activation = (await a.api('POST', `/api/v1/licenses/${license.key}/activations`, { fingerprint: 'alice-machine' })).body;
+  const product = (
+    await a.api('POST', '/api/v1/products', {
+      name: 'Alice Secret Product',
+      price: { amount: 900, currency: 'USD' },
+      policy: { duration_days: 30 },
+    })
+  ).body;
+  const license = (
+    await a.api('POST', '/api/v1/licenses', { product_id: product.id, customer_email: 'alice-customer@example.com' })
+  ).body.license;
+  const activation = (
+    await a.api('POST', `/api/v1/licenses/${license.key}/activations`, { fingerprint: 'alice-machine' })
+  ).body;
   receiver.answer('/alice', 500);
-  const endpoint = (await a.api('POST', '/api/v1/webhooks', { url: `${receiver.url}/alice`, events: ['webhook.test'] })).body;
+  const endpoint = (await a.api('POST', '/api/v1/webhooks', { url: `${receiver.url}/alice`, events: ['webhook.test'] }))
+    .body;
   const delivery = (await a.api('POST', `/api/v1/webhooks/${endpoint.id}/test`)).body;
   // Let it fail for good, so a retry would visibly queue it again.
-  await eventually(async () => expect((await a.api('GET', `/api/v1/webhooks/${endpoint.id}/deliveries`)).body.data[0].status).toBe('failed'), { timeoutMs: 10_000 });
-  const session = (await a.api('POST', '/api/v1/checkout', { product_id: product.id, success_url: 'https://example.com/thanks' })).body;
+  await eventually(
+    async () =>
+      expect((await a.api('GET', `/api/v1/webhooks/${endpoint.id}/deliveries`)).body.data[0].status).toBe('failed'),
+    { timeoutMs: 10_000 },
+  );
+  const session = (
+    await a.api('POST', '/api/v1/checkout', { product_id: product.id, success_url: 'https://example.com/thanks' })
+  ).body;
   return { ...a, product, license, activation, endpoint, delivery, session };
 }
 
@@ -56,7 +77,16 @@ async function snapshot(a: Awaited<ReturnType<typeof accountA>>) {
     a.api('GET', '/api/v1/checkout?limit=100'),
   ]);
   const strip = (d: { next_attempt_at?: unknown }[]) => d.map(({ next_attempt_at: _, ...rest }) => rest);
-  return { product: product.body, keys: keys.body, license: { ...license.body, last_validated_at: null }, activations: activations.body, endpoint: endpoint.body, deliveries: strip(deliveries.body.data), licenses: licenses.body.data.length, sessions: sessions.body.data.length };
+  return {
+    product: product.body,
+    keys: keys.body,
+    license: { ...license.body, last_validated_at: null },
+    activations: activations.body,
+    endpoint: endpoint.body,
+    deliveries: strip(deliveries.body.data),
+    licenses: licenses.body.data.length,
+    sessions: sessions.body.data.length,
+  };
 }
 
 const expectNotFound = (res: { status: number; html: string }, what: string) => {
@@ -69,9 +99,14 @@ it('B cannot see or act on any of A’s objects by changing an id in a URL or a 
   const a = await accountA();
   const before = await snapshot(a);
   const b = await owner();
-  const bProduct = (await b.api('POST', '/api/v1/products', { name: 'Bob Product', price: { amount: 500, currency: 'USD' } })).body;
-  const bLicense = (await b.api('POST', '/api/v1/licenses', { product_id: bProduct.id, customer_email: 'bob-customer@example.com' })).body.license;
-  const bEndpoint = (await b.api('POST', '/api/v1/webhooks', { url: `${receiver.url}/bob`, events: ['webhook.test'] })).body;
+  const bProduct = (
+    await b.api('POST', '/api/v1/products', { name: 'Bob Product', price: { amount: 500, currency: 'USD' } })
+  ).body;
+  const bLicense = (
+    await b.api('POST', '/api/v1/licenses', { product_id: bProduct.id, customer_email: 'bob-customer@example.com' })
+  ).body.license;
+  const bEndpoint = (await b.api('POST', '/api/v1/webhooks', { url: `${receiver.url}/bob`, events: ['webhook.test'] }))
+    .body;
   const { web, csrf } = b;
   const yes = { _csrf: csrf, confirm: 'yes' };
   const key = a.license.key;
@@ -89,9 +124,24 @@ it('B cannot see or act on any of A’s objects by changing an id in a URL or a 
   for (const path of gets) expectNotFound(await web.get(path), `GET ${path}`);
 
   const posts: [string, Record<string, string>][] = [
-    [`/dashboard/products/${a.product.id}`, { _csrf: csrf, name: 'Taken over', description: '', price_amount: '', price_currency: 'USD', duration_days: '', grace_days: '0', max_activations: '' }],
+    [
+      `/dashboard/products/${a.product.id}`,
+      {
+        _csrf: csrf,
+        name: 'Taken over',
+        description: '',
+        price_amount: '',
+        price_currency: 'USD',
+        duration_days: '',
+        grace_days: '0',
+        max_activations: '',
+      },
+    ],
     [`/dashboard/products/${a.product.id}/rotate-key`, yes],
-    ...['suspend', 'reinstate', 'revoke', 'renew'].map((x): [string, Record<string, string>] => [`/dashboard/licenses/${key}/${x}`, yes]),
+    ...['suspend', 'reinstate', 'revoke', 'renew'].map((x): [string, Record<string, string>] => [
+      `/dashboard/licenses/${key}/${x}`,
+      yes,
+    ]),
     [`/dashboard/licenses/${key}/activations/${a.activation.id}/deactivate`, yes],
     [`/dashboard/licenses/${bLicense.key}/activations/${a.activation.id}/deactivate`, yes],
     [`/dashboard/licenses/${key}/file`, { _csrf: csrf, fingerprint: '', ttl_days: '30' }],
@@ -103,16 +153,35 @@ it('B cannot see or act on any of A’s objects by changing an id in a URL or a 
     [`/dashboard/webhooks/${bEndpoint.id}/deliveries/${a.delivery.id}/retry`, { _csrf: csrf }],
     // Forms that name A's product in a field.
     ['/dashboard/licenses', { _csrf: csrf, product_id: a.product.id, customer_email: 'sneaky@example.com' }],
-    ['/dashboard/checkout', { _csrf: csrf, product_id: a.product.id, success_url: 'https://example.com/thanks', cancel_url: '', customer_email: '' }],
+    [
+      '/dashboard/checkout',
+      {
+        _csrf: csrf,
+        product_id: a.product.id,
+        success_url: 'https://example.com/thanks',
+        cancel_url: '',
+        customer_email: '',
+      },
+    ],
   ];
   for (const [path, form] of posts) expectNotFound(await web.post(path, form), `POST ${path}`);
 
   // B's lists and searches show none of A's objects.
-  for (const path of ['/dashboard', '/dashboard/products', '/dashboard/licenses', `/dashboard/licenses?q=${key}`, '/dashboard/licenses?q=alice-customer%40example.com', `/dashboard/licenses?product_id=${a.product.id}`, '/dashboard/webhooks', '/dashboard/checkout']) {
+  for (const path of [
+    '/dashboard',
+    '/dashboard/products',
+    '/dashboard/licenses',
+    `/dashboard/licenses?q=${key}`,
+    '/dashboard/licenses?q=alice-customer%40example.com',
+    `/dashboard/licenses?product_id=${a.product.id}`,
+    '/dashboard/webhooks',
+    '/dashboard/checkout',
+  ]) {
     const page = await web.get(path);
     expect({ path, status: page.status }).toEqual({ path, status: 200 });
     const shown = page.html.replace(/value="[^"]*"/g, ''); // what B typed into the search form comes back in it
-    for (const id of [a.product.id, key, a.endpoint.id, a.session.id, '>alice-customer@example.com<']) expect({ path, shows: shown.includes(id) }).toEqual({ path, shows: false });
+    for (const id of [a.product.id, key, a.endpoint.id, a.session.id, '>alice-customer@example.com<'])
+      expect({ path, shows: shown.includes(id) }).toEqual({ path, shows: false });
   }
 
   expect(await snapshot(a)).toEqual(before);

@@ -19,14 +19,32 @@ async function owner() {
   const web = new WebClient(stack.url, stack.topology);
   await web.signUp(`forms-${randomBytes(4).toString('hex')}@example.com`);
   const settings = await web.get('/dashboard/settings');
-  const made = await web.post('/dashboard/settings/keys', { _csrf: WebClient.csrf(settings.html), name: 'api', scope: 'full' });
-  return { web, csrf: WebClient.csrf(made.html), api: client(stack.url, /data-testid="new-key">([^<]+)</.exec(made.html)![1]) };
+  const made = await web.post('/dashboard/settings/keys', {
+    _csrf: WebClient.csrf(settings.html),
+    name: 'api',
+    scope: 'full',
+  });
+  return {
+    web,
+    csrf: WebClient.csrf(made.html),
+    api: client(stack.url, /data-testid="new-key">([^<]+)</.exec(made.html)![1]),
+  };
 }
 
 /** The message shown under the named field. */
-const fieldError = (html: string, name: string) => new RegExp(`<p class="field-error" id="${name}-error">([^<]+)</p>`).exec(html)?.[1];
+const fieldError = (html: string, name: string) =>
+  new RegExp(`<p class="field-error" id="${name}-error">([^<]+)</p>`).exec(html)?.[1];
 
-const product = (over: Record<string, string>) => ({ name: 'P', description: '', price_amount: '', price_currency: 'USD', duration_days: '', grace_days: '0', max_activations: '', ...over });
+const product = (over: Record<string, string>) => ({
+  name: 'P',
+  description: '',
+  price_amount: '',
+  price_currency: 'USD',
+  duration_days: '',
+  grace_days: '0',
+  max_activations: '',
+  ...over,
+});
 
 it.each([
   ['a price with a comma', { price_amount: '9,99' }, 'price_amount', 'Enter an amount'],
@@ -53,39 +71,71 @@ it('licence, webhook and checkout forms refuse bad input next to the field, and 
   const noEmail = await web.post('/dashboard/licenses', { _csrf: csrf, product_id: productId, customer_email: '' });
   expect(noEmail.status).toBe(400);
   expect(fieldError(noEmail.html, 'customer_email')).toContain('Enter the customer');
-  const badEmail = await web.post('/dashboard/licenses', { _csrf: csrf, product_id: productId, customer_email: 'nope' });
+  const badEmail = await web.post('/dashboard/licenses', {
+    _csrf: csrf,
+    product_id: productId,
+    customer_email: 'nope',
+  });
   expect(badEmail.status).toBe(400);
   expect(fieldError(badEmail.html, 'customer_email')).toBeTruthy();
-  const notAProduct = await web.post('/dashboard/licenses', { _csrf: csrf, product_id: 'prod_<script>', customer_email: 'a@example.com' });
+  const notAProduct = await web.post('/dashboard/licenses', {
+    _csrf: csrf,
+    product_id: 'prod_<script>',
+    customer_email: 'a@example.com',
+  });
   expect(notAProduct.status).toBe(400);
   expect(notAProduct.html).not.toContain('<script>');
   expect((await api('GET', '/api/v1/licenses')).body.data).toEqual([]);
 
-  const hook = await web.post('/dashboard/webhooks', { _csrf: csrf, url: 'http://169.254.169.254/latest', events: 'license.created' });
+  const hook = await web.post('/dashboard/webhooks', {
+    _csrf: csrf,
+    url: 'http://169.254.169.254/latest',
+    events: 'license.created',
+  });
   expect(hook.status).toBe(400);
   expect(fieldError(hook.html, 'url')).toMatch(/^url /);
-  const unknownEvent = await web.post('/dashboard/webhooks', { _csrf: csrf, url: 'http://127.0.0.1:9/hook', events: 'license.exploded' });
+  const unknownEvent = await web.post('/dashboard/webhooks', {
+    _csrf: csrf,
+    url: 'http://127.0.0.1:9/hook',
+    events: 'license.exploded',
+  });
   expect(unknownEvent.status).toBe(400);
   expect(fieldError(unknownEvent.html, 'events')).toContain('unknown event type');
   expect((await api('GET', '/api/v1/webhooks')).body.data).toEqual([]);
 
-  const unpriced = await web.post('/dashboard/checkout', { _csrf: csrf, product_id: productId, success_url: 'https://example.com/thanks' });
+  const unpriced = await web.post('/dashboard/checkout', {
+    _csrf: csrf,
+    product_id: productId,
+    success_url: 'https://example.com/thanks',
+  });
   expect([400, 409]).toContain(unpriced.status);
   expect(unpriced.html).toMatch(/class="(error|field-error)"/);
   expect((await api('GET', '/api/v1/checkout')).body.data).toEqual([]);
 
   // A too-long file lifetime on a real licence.
-  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'f@example.com' })).body.license_key;
+  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'f@example.com' })).body
+    .license_key;
   const file = await web.post(`/dashboard/licenses/${key}/file`, { _csrf: csrf, fingerprint: '', ttl_days: '9999' });
   expect(file.status).toBe(400);
   expect(fieldError(file.html, 'ttl_days')).toContain('from 1 to 365');
 
-  for (const path of ['/dashboard/licenses/not-a-key', '/dashboard/licenses/%E2%80%AE', '/dashboard/products/prod_nope', '/dashboard/webhooks/we_1/rotate-secret', `/dashboard/licenses/${key}/activations/act_x/deactivate`]) {
+  for (const path of [
+    '/dashboard/licenses/not-a-key',
+    '/dashboard/licenses/%E2%80%AE',
+    '/dashboard/products/prod_nope',
+    '/dashboard/webhooks/we_1/rotate-secret',
+    `/dashboard/licenses/${key}/activations/act_x/deactivate`,
+  ]) {
     const res = await web.get(path);
     expect({ path, status: res.status }).toEqual({ path, status: 404 });
     expect(res.html).toContain('<h1>Not found</h1>');
   }
-  for (const path of ['/dashboard/products?starting_after=%00', '/dashboard/licenses?status=<b>&starting_after=x', '/dashboard/webhooks?starting_after=' + 'x'.repeat(5000), '/dashboard/checkout?status=open&starting_after=cs_x']) {
+  for (const path of [
+    '/dashboard/products?starting_after=%00',
+    '/dashboard/licenses?status=<b>&starting_after=x',
+    '/dashboard/webhooks?starting_after=' + 'x'.repeat(5000),
+    '/dashboard/checkout?status=open&starting_after=cs_x',
+  ]) {
     expect({ path, status: (await web.get(path)).status }).toEqual({ path, status: 200 });
   }
 });

@@ -25,7 +25,8 @@ async function ownerWithKey() {
 it('the overview counts licences issued, validations by answer code over 24 h and 30 days, and requests this hour', async () => {
   const { web, api } = await ownerWithKey();
   const productId = (await api('POST', '/api/v1/products', { name: 'Charted' })).body.id;
-  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'Chart@Example.com' })).body.license_key;
+  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'Chart@Example.com' }))
+    .body.license_key;
   await api('POST', '/api/v1/keys/validate', { key });
   await api('GET', `/api/v1/licenses/validate?license_key=${key}`);
   await api('POST', '/api/v1/keys/validate', { key: 'ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ' });
@@ -48,11 +49,14 @@ it('the overview counts licences issued, validations by answer code over 24 h an
 it('finds licences by key (typed loosely) or customer e-mail, and never another account’s', async () => {
   const { web, api } = await ownerWithKey();
   const productId = (await api('POST', '/api/v1/products', { name: 'Searchable' })).body.id;
-  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'Finder@Example.com' })).body.license_key as string;
+  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'Finder@Example.com' }))
+    .body.license_key as string;
   const row = `data-license-key="${key}"`;
   expect((await web.get(`/dashboard/licenses?q=${encodeURIComponent(key.toLowerCase())}`)).html).toContain(row);
   expect((await web.get('/dashboard/licenses?q=finder%40example.com')).html).toContain(row);
-  expect((await web.get('/dashboard/licenses?q=nobody%40example.com')).html).toContain('No licences for nobody@example.com');
+  expect((await web.get('/dashboard/licenses?q=nobody%40example.com')).html).toContain(
+    'No licences for nobody@example.com',
+  );
   expect((await web.get('/dashboard/licenses?q=NOT-A-KEY')).html).toContain('No licence with this key');
 
   const other = await ownerWithKey();
@@ -86,7 +90,10 @@ it('unknown dashboard pages are a 404 page, and the assets are served', async ()
 it('lists page with "Next page" and keep their search and filter on the next page', async () => {
   const { web, api } = await ownerWithKey();
   const productId = (await api('POST', '/api/v1/products', { name: 'Many' })).body.id;
-  for (let i = 0; i < 27; i++) expect((await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'bulk@example.com' })).status).toBe(201);
+  for (let i = 0; i < 27; i++)
+    expect(
+      (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'bulk@example.com' })).status,
+    ).toBe(201);
   const rows = (html: string) => html.match(/data-license-key="/g)?.length ?? 0;
   const first = await web.get('/dashboard/licenses?q=bulk%40example.com');
   expect(rows(first.html)).toBe(25);

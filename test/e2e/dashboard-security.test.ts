@@ -46,7 +46,9 @@ describe('sign-up and sign-in', () => {
       expect(res.status).toBe(401);
       expect(res.html).toContain('Wrong e-mail or password.');
     }
-    expect((await new WebClient(stack.url, stack.topology).signIn(owner.email.toUpperCase(), owner.password)).status).toBe(303);
+    expect(
+      (await new WebClient(stack.url, stack.topology).signIn(owner.email.toUpperCase(), owner.password)).status,
+    ).toBe(303);
   });
 
   it.each([
@@ -58,17 +60,29 @@ describe('sign-up and sign-in', () => {
     const web = new WebClient(stack.url, stack.topology);
     const addr = email();
     const form = await web.get('/dashboard/signup');
-    const res = await web.post('/dashboard/signup', { _csrf: WebClient.csrf(form.html), account_name: 'Weak Co', email: addr, password });
+    const res = await web.post('/dashboard/signup', {
+      _csrf: WebClient.csrf(form.html),
+      account_name: 'Weak Co',
+      email: addr,
+      password,
+    });
     expect(res.status).toBe(400);
     expect(res.html).toContain(message);
     expect(web.cookies.has('lk_session')).toBe(false);
-    expect((await new WebClient(stack.url, stack.topology).signIn(addr, password || 'anything-at-all')).status).toBe(401);
+    expect((await new WebClient(stack.url, stack.topology).signIn(addr, password || 'anything-at-all')).status).toBe(
+      401,
+    );
   });
 
   it('refuses a bad e-mail next to the field', async () => {
     const web = new WebClient(stack.url, stack.topology);
     const form = await web.get('/dashboard/signup');
-    const bad = await web.post('/dashboard/signup', { _csrf: WebClient.csrf(form.html), account_name: 'X', email: 'not-an-email', password: 'a long enough passphrase' });
+    const bad = await web.post('/dashboard/signup', {
+      _csrf: WebClient.csrf(form.html),
+      account_name: 'X',
+      email: 'not-an-email',
+      password: 'a long enough passphrase',
+    });
     expect(bad.status).toBe(400);
     expect(bad.html).toContain('email must be a valid e-mail address');
   });
@@ -79,9 +93,19 @@ describe('sign-up and sign-in', () => {
     const attempt = async (addr: string) => {
       const web = new WebClient(stack.url, stack.topology);
       const form = await web.get('/dashboard/signup');
-      const res = await web.post('/dashboard/signup', { _csrf: WebClient.csrf(form.html), account_name: 'Copycat', email: addr, password: 'another long passphrase' });
+      const res = await web.post('/dashboard/signup', {
+        _csrf: WebClient.csrf(form.html),
+        account_name: 'Copycat',
+        email: addr,
+        password: 'another long passphrase',
+      });
       const sent = await web.get(res.location ?? '');
-      return { status: res.status, location: res.location, cookies: [...web.cookies.keys()].sort(), page: sent.html.replace(/name="_csrf" value="[^"]+"/g, '') };
+      return {
+        status: res.status,
+        location: res.location,
+        cookies: [...web.cookies.keys()].sort(),
+        page: sent.html.replace(/name="_csrf" value="[^"]+"/g, ''),
+      };
     };
     const [registered, unregistered] = [await attempt(owner.email.toUpperCase()), await attempt(fresh)];
     expect(registered).toEqual(unregistered);
@@ -95,7 +119,9 @@ describe('sign-up and sign-in', () => {
     expect(note.text).not.toContain('/dashboard/signup/confirm');
     expect(signupToken(await waitForMail(stack.topology, fresh))).toHaveLength(43);
     // The owner's password is unchanged: the copycat's does not sign in.
-    expect((await new WebClient(stack.url, stack.topology).signIn(owner.email, 'another long passphrase')).status).toBe(401);
+    expect((await new WebClient(stack.url, stack.topology).signIn(owner.email, 'another long passphrase')).status).toBe(
+      401,
+    );
     expect((await new WebClient(stack.url, stack.topology).signIn(owner.email, owner.password)).status).toBe(303);
   });
 
@@ -103,7 +129,12 @@ describe('sign-up and sign-in', () => {
     const addr = email();
     const web = new WebClient(stack.url, stack.topology);
     const form = await web.get('/dashboard/signup');
-    await web.post('/dashboard/signup', { _csrf: WebClient.csrf(form.html), account_name: 'Once Co', email: addr, password: 'a long enough passphrase' });
+    await web.post('/dashboard/signup', {
+      _csrf: WebClient.csrf(form.html),
+      account_name: 'Once Co',
+      email: addr,
+      password: 'a long enough passphrase',
+    });
     // Until the link is used there is no account: the password does not sign in.
     expect((await new WebClient(stack.url, stack.topology).signIn(addr, 'a long enough passphrase')).status).toBe(401);
     const token = signupToken(await waitForMail(stack.topology, addr));
@@ -115,14 +146,20 @@ describe('sign-up and sign-in', () => {
     expect(madeUp.status).toBe(400);
     expect((await new WebClient(stack.url, stack.topology).get('/dashboard/signup/confirm')).status).toBe(400);
     // A confirmation without the page's CSRF token is refused.
-    const forged = await new WebClient(stack.url, stack.topology).post('/dashboard/signup/confirm', { _csrf: 'x', token });
+    const forged = await new WebClient(stack.url, stack.topology).post('/dashboard/signup/confirm', {
+      _csrf: 'x',
+      token,
+    });
     expect(forged.status).toBe(403);
   });
 
   it('throttles 20 wrong passwords in a row, even when the right one follows', async () => {
     const owner = await new WebClient(stack.url, stack.topology).signUp(email());
     const statuses: number[] = [];
-    for (let i = 0; i < 20; i++) statuses.push((await new WebClient(stack.url, stack.topology).signIn(owner.email, `wrong guess number ${i}`)).status);
+    for (let i = 0; i < 20; i++)
+      statuses.push(
+        (await new WebClient(stack.url, stack.topology).signIn(owner.email, `wrong guess number ${i}`)).status,
+      );
     expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
     expect(statuses.slice(10).every((s) => s === 429)).toBe(true);
     const right = await new WebClient(stack.url, stack.topology).signIn(owner.email, owner.password);
@@ -138,9 +175,14 @@ describe('forms and sessions', () => {
     await web.signUp(email());
     const res = await web.post('/dashboard/settings/keys', { name: 'sneaky', scope: 'full' });
     expect(res.status).toBe(403);
-    expect((await web.post('/dashboard/settings/keys', { name: 'sneaky', scope: 'full', _csrf: 'forged' })).status).toBe(403);
+    expect(
+      (await web.post('/dashboard/settings/keys', { name: 'sneaky', scope: 'full', _csrf: 'forged' })).status,
+    ).toBe(403);
     expect((await web.get('/dashboard/settings')).html).not.toContain('sneaky');
-    const signin = await new WebClient(stack.url, stack.topology).post('/dashboard/signin', { email: 'a@example.com', password: 'whatever-it-is' });
+    const signin = await new WebClient(stack.url, stack.topology).post('/dashboard/signin', {
+      email: 'a@example.com',
+      password: 'whatever-it-is',
+    });
     expect(signin.status).toBe(403);
   });
 
@@ -172,8 +214,12 @@ describe('forms and sessions', () => {
     await mallory.signUp(email());
     expect((await mallory.get(`/dashboard/settings/keys/${aliceKeyId}/revoke`)).status).toBe(404);
     const csrf = WebClient.csrf((await mallory.get('/dashboard/settings')).html);
-    expect((await mallory.post(`/dashboard/settings/keys/${aliceKeyId}/revoke`, { _csrf: csrf, confirm: 'yes' })).status).toBe(404);
-    expect((await mallory.post(`/dashboard/settings/keys/${aliceKeyId}/regenerate`, { _csrf: csrf, confirm: 'yes' })).status).toBe(404);
+    expect(
+      (await mallory.post(`/dashboard/settings/keys/${aliceKeyId}/revoke`, { _csrf: csrf, confirm: 'yes' })).status,
+    ).toBe(404);
+    expect(
+      (await mallory.post(`/dashboard/settings/keys/${aliceKeyId}/regenerate`, { _csrf: csrf, confirm: 'yes' })).status,
+    ).toBe(404);
     expect((await mallory.get('/dashboard/settings/keys/not-a-key/revoke')).status).toBe(404);
     expect((await client(stack.url, secret)('GET', '/api/v1/products')).status).toBe(200);
   });
@@ -185,7 +231,9 @@ describe('forms and sessions', () => {
     const bad = await web.post('/dashboard/settings/keys', { _csrf: csrf, name: 'x', scope: 'admin' });
     expect(bad.status).toBe(400);
     expect(bad.html).toContain('scope must be one of full, validate');
-    expect((await web.post('/dashboard/settings/keys', { _csrf: csrf, name: 'n'.repeat(101), scope: 'full' })).status).toBe(400);
+    expect(
+      (await web.post('/dashboard/settings/keys', { _csrf: csrf, name: 'n'.repeat(101), scope: 'full' })).status,
+    ).toBe(400);
   });
 
   it('revoking asks for confirmation first, and records who did it', async () => {

@@ -32,7 +32,9 @@ it('products: create one (mistakes shown next to their fields), edit its price a
   await page.getByLabel('Price').fill('12,50');
   await page.getByLabel('Grace days after expiry').fill('soon');
   await page.getByRole('button', { name: 'Create product' }).click();
-  await expect(page.locator('#price_amount-error').textContent()).resolves.toContain('Enter an amount such as 19 or 19.99');
+  await expect(page.locator('#price_amount-error').textContent()).resolves.toContain(
+    'Enter an amount such as 19 or 19.99',
+  );
   await expect(page.locator('#grace_days-error').textContent()).resolves.toContain('Enter a whole number');
   await expect(page.getByLabel('Price').getAttribute('aria-invalid')).resolves.toBe('true');
   await page.getByLabel('Price').fill('');
@@ -41,13 +43,21 @@ it('products: create one (mistakes shown next to their fields), edit its price a
   await expect(page.locator('#name-error').textContent()).resolves.toContain('name is required');
   await page.getByLabel('Name', { exact: true }).fill('Half-made');
   await page.getByRole('button', { name: 'Create product' }).click(); // grace without a duration: the product service's rule
-  await expect(page.locator('#grace_days-error').textContent()).resolves.toContain('only applies to licences that expire');
+  await expect(page.locator('#grace_days-error').textContent()).resolves.toContain(
+    'only applies to licences that expire',
+  );
   await expect(page.locator('#name-error').count()).resolves.toBe(0);
   await expect(page.getByLabel('Name', { exact: true }).inputValue()).resolves.toBe('Half-made'); // the form comes back as typed
   await v.shot('dashboard-products-errors');
 
   await expect(page.getByText('No products yet').isVisible()).resolves.toBe(true); // nothing was created
-  const id = await createProductInBrowser(page, stack.url, { name: 'Photon Pro', price: '49', durationDays: '365', graceDays: '7', maxActivations: '2' });
+  const id = await createProductInBrowser(page, stack.url, {
+    name: 'Photon Pro',
+    price: '49',
+    durationDays: '365',
+    graceDays: '7',
+    maxActivations: '2',
+  });
   await expect(page.getByText('Product created.').isVisible()).resolves.toBe(true);
   const keyRows = page.locator('section[aria-labelledby="keys-title"] tbody tr');
   await expect(keyRows.count()).resolves.toBe(1); // made with the product
@@ -76,9 +86,14 @@ it('products: create one (mistakes shown next to their fields), edit its price a
     await expect(page.getByText('New signing key').isVisible()).resolves.toBe(true);
     await expect(keyRows.count()).resolves.toBe(1 + round);
   }
-  const keys = (await api('GET', `/api/v1/products/${id}/signing-keys`)).body.data as { kid: string; current: boolean }[];
+  const keys = (await api('GET', `/api/v1/products/${id}/signing-keys`)).body.data as {
+    kid: string;
+    current: boolean;
+  }[];
   expect(keys).toHaveLength(3);
-  await expect(keyRows.filter({ hasText: 'current' }).textContent()).resolves.toContain(keys.find((k) => k.current)!.kid);
+  await expect(keyRows.filter({ hasText: 'current' }).textContent()).resolves.toContain(
+    keys.find((k) => k.current)!.kid,
+  );
   await v.shot('dashboard-product');
   expect(v.errors).toEqual([]);
   await v.context.close();
@@ -90,7 +105,11 @@ it('licences: issue one and copy its key, search, see activations and validation
   await v.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.url });
   await page.goto(`${stack.url}/dashboard/licenses`);
   await expect(page.getByText('there is none yet').isVisible()).resolves.toBe(true);
-  const productId = await createProductInBrowser(page, stack.url, { name: 'Desk Timer', durationDays: '30', maxActivations: '3' });
+  const productId = await createProductInBrowser(page, stack.url, {
+    name: 'Desk Timer',
+    durationDays: '30',
+    maxActivations: '3',
+  });
   const api = client(stack.url, await apiKeyInBrowser(page, stack.url));
 
   // Issue: a missing e-mail is an error next to the field; then the key, with a copy button.
@@ -120,21 +139,42 @@ it('licences: issue one and copy its key, search, see activations and validation
   await expect(page.getByTestId('last-validated').textContent()).resolves.toContain('never');
 
   // The app activates a machine and validates: the page shows both.
-  const activation = (await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'mac-studio-01', name: 'Studio' })).body;
-  expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=mac-studio-01`)).body.code).toBe('valid');
-  expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=mac-studio-01`)).body.code).toBe('valid'); // from the gateway's cache
+  const activation = (
+    await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'mac-studio-01', name: 'Studio' })
+  ).body;
+  expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=mac-studio-01`)).body.code).toBe(
+    'valid',
+  );
+  expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=mac-studio-01`)).body.code).toBe(
+    'valid',
+  ); // from the gateway's cache
   // The counts reach the page after the gateway's next stats flush: reload until they do (each look is short).
-  await eventually(async () => {
-    await page.reload();
-    expect(await page.getByTestId('last-validated').textContent({ timeout: 1000 })).toMatch(/UTC/);
-    expect(await page.locator('section[aria-labelledby="recent-title"] tbody tr').first().textContent({ timeout: 1000 })).toMatch(/valid.*mac-studio-01.*2/s);
-  }, { timeoutMs: 20_000, intervalMs: 200 });
-  await expect(page.locator(`tr[data-activation-id="${activation.id}"]`).textContent()).resolves.toContain('mac-studio-01');
+  await eventually(
+    async () => {
+      await page.reload();
+      expect(await page.getByTestId('last-validated').textContent({ timeout: 1000 })).toMatch(/UTC/);
+      expect(
+        await page.locator('section[aria-labelledby="recent-title"] tbody tr').first().textContent({ timeout: 1000 }),
+      ).toMatch(/valid.*mac-studio-01.*2/s);
+    },
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
+  await expect(page.locator(`tr[data-activation-id="${activation.id}"]`).textContent()).resolves.toContain(
+    'mac-studio-01',
+  );
 
   // The licence file downloads as JSON signed by the product's key.
-  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download licence file' }).click()]);
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Download licence file' }).click(),
+  ]);
   const file = JSON.parse(await streamText(await download.createReadStream()));
-  expect(file).toMatchObject({ algorithm: 'Ed25519', kid: expect.any(String), payload: expect.any(String), signature: expect.any(String) });
+  expect(file).toMatchObject({
+    algorithm: 'Ed25519',
+    kid: expect.any(String),
+    payload: expect.any(String),
+    signature: expect.any(String),
+  });
   expect(JSON.parse(Buffer.from(file.payload, 'base64url').toString()).license_key).toBe(key);
 
   // Deactivate the machine, after a confirmation.
@@ -194,27 +234,38 @@ it('webhooks: add an endpoint (secret shown once), send a test event, see a fail
   await page.getByRole('button', { name: 'Send test event' }).click();
   await expect(page.getByText('Test event queued').isVisible()).resolves.toBe(true);
   await receiver.waitFor(path, 1);
-  const detailUrl = await page.evaluate(() => (document.querySelector('form[action$="/test"]') as HTMLFormElement).action.replace(/\/test$/, ''));
-  await eventually(async () => {
-    await page.goto(detailUrl);
-    expect(await page.locator('tbody tr').first().textContent({ timeout: 1000 })).toMatch(/delivered.*200/s);
-  }, { timeoutMs: 20_000, intervalMs: 200 });
+  const detailUrl = await page.evaluate(() =>
+    (document.querySelector('form[action$="/test"]') as HTMLFormElement).action.replace(/\/test$/, ''),
+  );
+  await eventually(
+    async () => {
+      await page.goto(detailUrl);
+      expect(await page.locator('tbody tr').first().textContent({ timeout: 1000 })).toMatch(/delivered.*200/s);
+    },
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
   await page.getByRole('button', { name: 'Send test event' }).click();
   await receiver.waitFor(path, 2);
-  await eventually(async () => {
-    await page.goto(detailUrl);
-    expect(await page.locator('tbody tr').first().textContent({ timeout: 1000 })).toMatch(/failed.*500/s);
-  }, { timeoutMs: 20_000, intervalMs: 200 });
+  await eventually(
+    async () => {
+      await page.goto(detailUrl);
+      expect(await page.locator('tbody tr').first().textContent({ timeout: 1000 })).toMatch(/failed.*500/s);
+    },
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
   const attempts = Number(await page.locator('tbody tr').first().locator('td').nth(2).textContent());
   expect(attempts).toBeGreaterThan(1);
   await v.shot('dashboard-webhook-failed');
   receiver.answer(path, 200);
   await page.locator('tbody tr').first().getByRole('button', { name: 'Retry' }).click();
   await expect(page.getByText('Sending it again now.').isVisible()).resolves.toBe(true);
-  await eventually(async () => {
-    await page.goto(detailUrl);
-    expect(await page.locator('tbody tr').first().textContent({ timeout: 1000 })).toMatch(/delivered.*200/s);
-  }, { timeoutMs: 20_000, intervalMs: 200 });
+  await eventually(
+    async () => {
+      await page.goto(detailUrl);
+      expect(await page.locator('tbody tr').first().textContent({ timeout: 1000 })).toMatch(/delivered.*200/s);
+    },
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
 
   // Disable and enable.
   await page.getByRole('button', { name: 'Disable' }).click();
@@ -256,7 +307,9 @@ it('checkout: create a link for a priced product, pay on it, and see the session
   const url = (await page.getByTestId('checkout-url').textContent())!.trim();
   expect(url).toMatch(/\/checkout\/cs_[0-9A-Z]{26}$/);
   const sessionId = /cs_[0-9A-Z]{26}/.exec(url)![0];
-  await expect(page.locator(`tr[data-session-id="${sessionId}"]`).textContent()).resolves.toMatch(/open.*19\.99 USD.*test/s);
+  await expect(page.locator(`tr[data-session-id="${sessionId}"]`).textContent()).resolves.toMatch(
+    /open.*19\.99 USD.*test/s,
+  );
   await v.shot('dashboard-checkout-link');
 
   // A customer pays on the hosted page (test mode, test card).
@@ -284,22 +337,46 @@ it('on a phone: the overview shows usage and the validation charts with text, an
   const v = await signUpInBrowser(browser, stack, { phone: true });
   const { page } = v;
   await page.goto(`${stack.url}/dashboard`);
-  await expect(page.getByRole('img', { name: /Validations per hour over the last 24 hours: 0 in all/ }).isVisible()).resolves.toBe(true);
-  await expect(page.getByRole('img', { name: /Validations per day over the last 30 days: 0 in all/ }).isVisible()).resolves.toBe(true);
-  await expect(page.getByText('They appear here as your apps check their keys.').first().isVisible()).resolves.toBe(true);
+  await expect(
+    page.getByRole('img', { name: /Validations per hour over the last 24 hours: 0 in all/ }).isVisible(),
+  ).resolves.toBe(true);
+  await expect(
+    page.getByRole('img', { name: /Validations per day over the last 30 days: 0 in all/ }).isVisible(),
+  ).resolves.toBe(true);
+  await expect(page.getByText('They appear here as your apps check their keys.').first().isVisible()).resolves.toBe(
+    true,
+  );
   const productId = await createProductInBrowser(page, stack.url, { name: 'Pocket', price: '5' });
   const api = client(stack.url, await apiKeyInBrowser(page, stack.url));
-  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'phone@example.com' })).body.license_key;
+  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'phone@example.com' }))
+    .body.license_key;
   await api('GET', `/api/v1/licenses/validate?license_key=${key}`);
   await api('GET', '/api/v1/licenses/validate?license_key=ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ');
-  await eventually(async () => {
-    await page.goto(`${stack.url}/dashboard`);
-    expect(await page.getByRole('img', { name: 'Validations per hour over the last 24 hours: 2 in all, 1 valid, 1 key not found' }).count()).toBe(1);
-  }, { timeoutMs: 20_000, intervalMs: 200 });
-  await expect(page.getByRole('list', { name: 'Validations by answer' }).first().textContent()).resolves.toMatch(/valid: 1.*key not found: 1/s);
+  await eventually(
+    async () => {
+      await page.goto(`${stack.url}/dashboard`);
+      expect(
+        await page
+          .getByRole('img', { name: 'Validations per hour over the last 24 hours: 2 in all, 1 valid, 1 key not found' })
+          .count(),
+      ).toBe(1);
+    },
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
+  await expect(page.getByRole('list', { name: 'Validations by answer' }).first().textContent()).resolves.toMatch(
+    /valid: 1.*key not found: 1/s,
+  );
   await expect(page.getByTestId('requests-this-hour').isVisible()).resolves.toBe(true);
   await v.shot('dashboard-overview-phone');
-  for (const path of ['/dashboard', '/dashboard/products', `/dashboard/products/${productId}`, '/dashboard/licenses', `/dashboard/licenses/${key}`, '/dashboard/webhooks', '/dashboard/checkout']) {
+  for (const path of [
+    '/dashboard',
+    '/dashboard/products',
+    `/dashboard/products/${productId}`,
+    '/dashboard/licenses',
+    `/dashboard/licenses/${key}`,
+    '/dashboard/webhooks',
+    '/dashboard/checkout',
+  ]) {
     await page.goto(`${stack.url}${path}`);
     expect({ path, overflow: await overflowOf(page) }).toEqual({ path, overflow: expect.any(Number) });
     expect(await overflowOf(page)).toBeLessThanOrEqual(1);

@@ -28,7 +28,10 @@ it('a licence created while NATS is down produces license.created once NATS is b
   await api('POST', '/api/v1/webhooks', { url: `${receiver.url}/outage`, events: ['license.created'] });
 
   await nats.pause();
-  const created = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'outage@example.com' });
+  const created = await api('POST', '/api/v1/licenses', {
+    product_id: productId,
+    customer_email: 'outage@example.com',
+  });
   expect(created.status).toBe(201);
   const key = created.body.license_key;
   // Reads and validation keep working without NATS too.
@@ -39,12 +42,20 @@ it('a licence created while NATS is down produces license.created once NATS is b
   await nats.resume();
   const events = await EventLog.open(nats.url, stack.topology.stream);
   try {
-    const event = await events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key, 15_000);
+    const event = await events.waitFor(
+      (e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key,
+      15_000,
+    );
     expect(event.account_id).toBe(accountId);
     // Published exactly once, however many times the relay retried: a licence created after it has
     // its event in the stream too (the relay publishes oldest first), and the first is still there once.
-    const later = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'after@example.com' })).body.license_key;
-    await events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === later, 15_000);
+    const later = (
+      await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'after@example.com' })
+    ).body.license_key;
+    await events.waitFor(
+      (e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === later,
+      15_000,
+    );
     expect(events.all().filter((e) => e.id === event.id)).toHaveLength(1);
     // End to end: the webhook endpoint gets it too, once.
     const [req] = await receiver.waitFor('/outage', 1, 15_000);
@@ -64,7 +75,9 @@ it('a gateway started while NATS is down serves at once, and caches keys once NA
   const { secret, apiKey: key } = await stack.admin.createApiKey({ accountId, scope: 'full', name: 'late-nats' });
   const authentications = async () => {
     const text = await (await fetch(stack.metricsUrls.account)).text();
-    const line = text.split('\n').find((l) => /^licensing_grpc_server_handled_total\{.*method="Authenticate".*code="OK"/.test(l));
+    const line = text
+      .split('\n')
+      .find((l) => /^licensing_grpc_server_handled_total\{.*method="Authenticate".*code="OK"/.test(l));
     return line ? Number(line.split(' ').pop()) : 0;
   };
 
@@ -78,7 +91,10 @@ it('a gateway started while NATS is down serves at once, and caches keys once NA
   expect((await api('GET', '/api/v1/status')).body).toMatchObject({ dependencies: { nats: { status: 'down' } } });
 
   await nats.resume();
-  await eventually(async () => expect((await api('GET', '/api/v1/status')).body.dependencies.nats.status).toBe('ok'), { timeoutMs: 15_000, intervalMs: 200 });
+  await eventually(async () => expect((await api('GET', '/api/v1/status')).body.dependencies.nats.status).toBe('ok'), {
+    timeoutMs: 15_000,
+    intervalMs: 200,
+  });
   const cachedFrom = await authentications();
   for (let i = 0; i < 3; i++) expect((await api('GET', '/api/v1/products')).status).toBe(200);
   // At most once (the status polls may have cached the key already), not three times.
@@ -87,5 +103,8 @@ it('a gateway started while NATS is down serves at once, and caches keys once NA
   // The key is cached for 30 s; only the revocation event, over the subscription
   // made before NATS was there, can end it sooner.
   await stack.admin.revokeApiKey({ accountId, keyId: key!.id });
-  await eventually(async () => expect((await api('GET', '/api/v1/products')).status).toBe(401), { timeoutMs: 5_000, intervalMs: 50 });
+  await eventually(async () => expect((await api('GET', '/api/v1/products')).status).toBe(401), {
+    timeoutMs: 5_000,
+    intervalMs: 50,
+  });
 });

@@ -26,7 +26,9 @@ beforeAll(async () => {
   const acct = await stack.newAccount();
   await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
   vendor = sdk(stack.url, acct.apiKey);
-  validateKey = (await stack.admin.createApiKey({ accountId: acct.accountId, scope: 'validate', name: 'shipped in the app' })).secret;
+  validateKey = (
+    await stack.admin.createApiKey({ accountId: acct.accountId, scope: 'validate', name: 'shipped in the app' })
+  ).secret;
   inApp = sdk(stack.url, validateKey);
   productId = (await vendor.products.create({ name: 'Desktop app', policy: { duration_days: 30 } })).id;
   dir = await mkdtemp(join(tmpdir(), 'app-startup-'));
@@ -38,7 +40,10 @@ afterAll(async () => {
 });
 
 async function licensed() {
-  const { license_key: key } = await vendor.licenses.create({ product_id: productId, customer_email: 'user@example.com' });
+  const { license_key: key } = await vendor.licenses.create({
+    product_id: productId,
+    customer_email: 'user@example.com',
+  });
   const file = await vendor.licenses.file(key, { ttlDays: 7 });
   publicKeys = await vendor.products.signingKeys(productId);
   return { key, file };
@@ -47,21 +52,37 @@ async function licensed() {
 /** A client that counts what it sends, to tell answers from the cache apart. */
 function counted(baseUrl: string) {
   const sent: string[] = [];
-  const client = new LicensingClient({ baseUrl, apiKey: validateKey, maxRetries: 0, fetch: (input, init) => (sent.push(String(input)), fetch(input, init)) });
+  const client = new LicensingClient({
+    baseUrl,
+    apiKey: validateKey,
+    maxRetries: 0,
+    fetch: (input, init) => (sent.push(String(input)), fetch(input, init)),
+  });
   return { client, sent };
 }
 
-const gate = (o: Partial<GateOptions> & Pick<GateOptions, 'licenseKey'>) => checkLicense({ client: inApp, productId, cache: new MemoryAnswerCache(), ...o });
+const gate = (o: Partial<GateOptions> & Pick<GateOptions, 'licenseKey'>) =>
+  checkLicense({ client: inApp, productId, cache: new MemoryAnswerCache(), ...o });
 
 it('asks the server once, then trusts the answer until cache_until', async () => {
   const { key } = await licensed();
   const { client, sent } = counted(stack.url);
   const cache = new MemoryAnswerCache();
-  await expect(gate({ client, licenseKey: key, cache })).resolves.toMatchObject({ allowed: true, source: 'server', code: 'valid' });
-  await expect(gate({ client, licenseKey: key, cache })).resolves.toMatchObject({ allowed: true, source: 'cache', code: 'valid' });
+  await expect(gate({ client, licenseKey: key, cache })).resolves.toMatchObject({
+    allowed: true,
+    source: 'server',
+    code: 'valid',
+  });
+  await expect(gate({ client, licenseKey: key, cache })).resolves.toMatchObject({
+    allowed: true,
+    source: 'cache',
+    code: 'valid',
+  });
   expect(sent).toHaveLength(1);
   const cacheUntil = Date.parse((await cache.read())!.answer.cache_until);
-  await expect(gate({ client, licenseKey: key, cache, now: () => cacheUntil + 1 })).resolves.toMatchObject({ source: 'server' });
+  await expect(gate({ client, licenseKey: key, cache, now: () => cacheUntil + 1 })).resolves.toMatchObject({
+    source: 'server',
+  });
   expect(sent).toHaveLength(2);
 });
 
@@ -75,30 +96,55 @@ it('a "no" from the server is final, even with a valid licence file at hand', as
 it('offline, it starts on a verified licence file of this key, and not on a changed or foreign one', async () => {
   const { key, file } = await licensed();
   const offline = new LicensingClient({ baseUrl: OFFLINE, apiKey: validateKey, maxRetries: 0 });
-  const withFile = (f: LicenseFile) => gate({ client: offline, licenseKey: key, offline: { licenseFile: async () => f, publicKeys } });
+  const withFile = (f: LicenseFile) =>
+    gate({ client: offline, licenseKey: key, offline: { licenseFile: async () => f, publicKeys } });
   await expect(withFile(file)).resolves.toMatchObject({ allowed: true, source: 'license-file', code: 'valid' });
-  await expect(withFile({ ...file, signature: file.signature.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) })).resolves.toMatchObject({ allowed: false, code: 'bad_signature' });
+  await expect(
+    withFile({ ...file, signature: file.signature.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }),
+  ).resolves.toMatchObject({ allowed: false, code: 'bad_signature' });
   const other = await licensed();
   await expect(withFile(other.file)).resolves.toMatchObject({ allowed: false, code: 'other_license' });
-  await expect(gate({ client: offline, licenseKey: key })).resolves.toMatchObject({ allowed: false, source: 'none', code: 'unreachable' });
+  await expect(gate({ client: offline, licenseKey: key })).resolves.toMatchObject({
+    allowed: false,
+    source: 'none',
+    code: 'unreachable',
+  });
 });
 
 it('a misconfigured app (bad API key) is told so instead of falling back', async () => {
   const { key, file } = await licensed();
   const wrong = new LicensingClient({ baseUrl: stack.url, apiKey: 'lk_val_wrong', maxRetries: 0 });
-  await expect(gate({ client: wrong, licenseKey: key, offline: { licenseFile: async () => file, publicKeys } })).rejects.toMatchObject({ status: 401 });
+  await expect(
+    gate({ client: wrong, licenseKey: key, offline: { licenseFile: async () => file, publicKeys } }),
+  ).rejects.toMatchObject({ status: 401 });
 });
 
 it('main(): starts with the server, and with the files on disk when offline', async () => {
   const { key, file } = await licensed();
-  const files = { LICENSE_FILE: join(dir, 'license.json'), PUBLIC_KEYS: join(dir, 'keys.json'), LICENSE_CACHE: join(dir, 'cache.json') };
+  const files = {
+    LICENSE_FILE: join(dir, 'license.json'),
+    PUBLIC_KEYS: join(dir, 'keys.json'),
+    LICENSE_CACHE: join(dir, 'cache.json'),
+  };
   await writeFile(files.LICENSE_FILE, JSON.stringify(file));
   await writeFile(files.PUBLIC_KEYS, JSON.stringify({ data: publicKeys }));
   const lines: string[] = [];
   const env = { LICENSING_API_KEY: validateKey, LICENSE_KEY: key, PRODUCT_ID: productId, ...files };
   await expect(main({ ...env, LICENSING_URL: stack.url }, (l) => lines.push(l))).resolves.toBe(0);
-  await expect(main({ ...env, LICENSING_URL: OFFLINE, LICENSE_CACHE: join(dir, 'other-cache.json') }, (l) => lines.push(l))).resolves.toBe(0);
-  await expect(main({ ...env, LICENSING_URL: OFFLINE, LICENSE_CACHE: join(dir, 'third-cache.json'), LICENSE_FILE: join(dir, 'missing.json') }, (l) => lines.push(l))).resolves.toBe(1);
+  await expect(
+    main({ ...env, LICENSING_URL: OFFLINE, LICENSE_CACHE: join(dir, 'other-cache.json') }, (l) => lines.push(l)),
+  ).resolves.toBe(0);
+  await expect(
+    main(
+      {
+        ...env,
+        LICENSING_URL: OFFLINE,
+        LICENSE_CACHE: join(dir, 'third-cache.json'),
+        LICENSE_FILE: join(dir, 'missing.json'),
+      },
+      (l) => lines.push(l),
+    ),
+  ).resolves.toBe(1);
   await expect(main({}, (l) => lines.push(l))).resolves.toBe(2);
   expect(lines).toEqual([
     expect.stringMatching(/^Licence OK \(from server, expires /),

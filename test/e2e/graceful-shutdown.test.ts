@@ -33,18 +33,29 @@ interface Outcome {
 function call(url: string, key: string, method: string, path: string, body?: unknown): Promise<Outcome> {
   return new Promise((resolve) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(`${url}${path}`, { method, agent: false, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode, body: text ? JSON.parse(text) : undefined }));
-      res.on('error', (err) => resolve({ error: (err as NodeJS.ErrnoException).code ?? err.message }));
-    });
+    const req = request(
+      `${url}${path}`,
+      {
+        method,
+        agent: false,
+        headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode, body: text ? JSON.parse(text) : undefined }));
+        res.on('error', (err) => resolve({ error: (err as NodeJS.ErrnoException).code ?? err.message }));
+      },
+    );
     req.on('error', (err) => resolve({ error: (err as NodeJS.ErrnoException).code ?? err.message }));
     req.end(payload);
   });
 }
 
-const exitOf = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+const exitOf = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) =>
+    child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code)),
+  );
 
 it('SIGTERM to a licence service and then to the gateway during load: no accepted request fails, no event is lost', async () => {
   const t = testTopology({ metricsAnyPort: true });
@@ -62,8 +73,24 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
     await waitForServing(`127.0.0.1:${licA}`, 30_000, a.exited);
     await waitForServing(`127.0.0.1:${licB}`, 30_000, b.exited);
     const unused = '127.0.0.1:9';
-    const addrs = { account: `127.0.0.1:${account.port}`, product: productAddr, license: `ipv4:127.0.0.1:${licA},127.0.0.1:${licB}`, checkout: unused, checkoutPage: 'http://127.0.0.1:9', webhook: unused };
-    const gw = spawnComponent('gateway', { ...envFor.gateway(t, gwPort, addrs), SHUTDOWN_TIMEOUT_MS: '10000', RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'info' }, join(logDir, 'gateway.log'));
+    const addrs = {
+      account: `127.0.0.1:${account.port}`,
+      product: productAddr,
+      license: `ipv4:127.0.0.1:${licA},127.0.0.1:${licB}`,
+      checkout: unused,
+      checkoutPage: 'http://127.0.0.1:9',
+      webhook: unused,
+    };
+    const gw = spawnComponent(
+      'gateway',
+      {
+        ...envFor.gateway(t, gwPort, addrs),
+        SHUTDOWN_TIMEOUT_MS: '10000',
+        RATE_LIMITS_ENABLED: 'false',
+        LOG_LEVEL: 'info',
+      },
+      join(logDir, 'gateway.log'),
+    );
     children.push(gw.child);
     await Promise.race([waitForPort('127.0.0.1', gwPort, 30_000), gw.exited]);
     const url = `http://127.0.0.1:${gwPort}`;
@@ -84,12 +111,17 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
     const phases: string[] = [];
     const worker = async () => {
       for (;;) {
-        const createdLicence = await call(url, key, 'POST', '/api/v1/licenses', { product_id: prod.body.id, customer_email: 'load@example.com' });
+        const createdLicence = await call(url, key, 'POST', '/api/v1/licenses', {
+          product_id: prod.body.id,
+          customer_email: 'load@example.com',
+        });
         outcomes.push(createdLicence);
         phases.push(phase);
         if (createdLicence.error) return;
         if (createdLicence.status === 201) issued.push(createdLicence.body.license.id);
-        const validated = await call(url, key, 'POST', '/api/v1/keys/validate', { key: createdLicence.body?.license_key ?? 'x' });
+        const validated = await call(url, key, 'POST', '/api/v1/keys/validate', {
+          key: createdLicence.body?.license_key ?? 'x',
+        });
         outcomes.push(validated);
         phases.push(phase);
         if (validated.error) return;
@@ -116,10 +148,17 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
     const answered = outcomes.filter((o) => !o.error);
     const failures = outcomes
       .map((o, i) => ({ ...o, phase: phases[i] }))
-      .filter((o) => (o.error ? !(o.phase === 'gateway-stopping' && ['ECONNREFUSED', 'ECONNRESET'].includes(o.error)) : o.status! >= 300));
+      .filter((o) =>
+        o.error
+          ? !(o.phase === 'gateway-stopping' && ['ECONNREFUSED', 'ECONNRESET'].includes(o.error))
+          : o.status! >= 300,
+      );
     expect(failures).toEqual([]);
     // ...and the gateway itself says every request it accepted was answered in full.
-    const drained = readFileSync(join(logDir, 'gateway.log'), 'utf8').split('\n').filter((l) => l.includes('http server drained')).map((l) => JSON.parse(l));
+    const drained = readFileSync(join(logDir, 'gateway.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('http server drained'))
+      .map((l) => JSON.parse(l));
     expect(drained).toEqual([expect.objectContaining({ unfinished: 0, aborted_by_clients: 0 })]);
     expect(answered.length).toBeGreaterThan(50);
     expect(phases.filter((p, i) => p === 'license-a-gone' && !outcomes[i].error).length).toBeGreaterThan(5);
@@ -127,10 +166,18 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
     // Every licence issued has its event: none was lost with the stopped licence service.
     expect(events).toBeDefined();
     const want = new Set(issued);
-    await eventually(() => {
-      const seen = new Set(events!.all().filter((e) => e.type === 'license.created').map((e) => (e.data as { license: { id: string } }).license.id));
-      expect([...want].filter((id) => !seen.has(id))).toEqual([]);
-    }, { timeoutMs: 15_000, intervalMs: 200 });
+    await eventually(
+      () => {
+        const seen = new Set(
+          events!
+            .all()
+            .filter((e) => e.type === 'license.created')
+            .map((e) => (e.data as { license: { id: string } }).license.id),
+        );
+        expect([...want].filter((id) => !seen.has(id))).toEqual([]);
+      },
+      { timeoutMs: 15_000, intervalMs: 200 },
+    );
   } finally {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await events?.close();

@@ -24,7 +24,27 @@ const certFile = join(dir, 'tls.crt');
 const keyFile = join(dir, 'tls.key');
 
 function makeCert(cn: string): { cert: string; key: string } {
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${cn}`, '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'new.key'), '-out', join(dir, 'new.crt')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${cn}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      join(dir, 'new.key'),
+      '-out',
+      join(dir, 'new.crt'),
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert: readFileSync(join(dir, 'new.crt'), 'utf8'), key: readFileSync(join(dir, 'new.key'), 'utf8') };
 }
 
@@ -36,19 +56,46 @@ interface HttpsAnswer {
 }
 
 /** An HTTPS call that trusts only `ca` (a fresh connection each time, so a reloaded certificate shows). */
-function httpsCall(url: string, ca: string, method: string, path: string, apiKey?: string, body?: unknown): Promise<HttpsAnswer> {
+function httpsCall(
+  url: string,
+  ca: string,
+  method: string,
+  path: string,
+  apiKey?: string,
+  body?: unknown,
+): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(`${url}${path}`, { method, ca, agent: false, headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      const peer = res.socket && 'getPeerCertificate' in res.socket ? (res.socket as import('node:tls').TLSSocket).getPeerCertificate() : undefined;
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => {
-        const parsed = text ? JSON.parse(text) : undefined;
-        checkResponse(method, path, res.statusCode!, String(res.headers['content-type'] ?? ''), parsed ?? '');
-        resolve({ status: res.statusCode!, headers: res.headers, body: parsed, peerCN: String(peer?.subject?.CN ?? '') });
-      });
-    });
+    const req = request(
+      `${url}${path}`,
+      {
+        method,
+        ca,
+        agent: false,
+        headers: {
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+          ...(payload ? { 'content-type': 'application/json' } : {}),
+        },
+      },
+      (res) => {
+        const peer =
+          res.socket && 'getPeerCertificate' in res.socket
+            ? (res.socket as import('node:tls').TLSSocket).getPeerCertificate()
+            : undefined;
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => {
+          const parsed = text ? JSON.parse(text) : undefined;
+          checkResponse(method, path, res.statusCode!, String(res.headers['content-type'] ?? ''), parsed ?? '');
+          resolve({
+            status: res.statusCode!,
+            headers: res.headers,
+            body: parsed,
+            peerCN: String(peer?.subject?.CN ?? ''),
+          });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -65,7 +112,17 @@ beforeAll(async () => {
   writeFileSync(keyFile, first.key);
   stack = await startStack();
   const port = await freePort();
-  const spawned = spawnComponent('gateway', { ...envFor.gateway(stack.topology, port, stack.addrs), METRICS_PORT: '0', LOG_LEVEL: 'info', TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile }, join(dir, 'gateway.log'));
+  const spawned = spawnComponent(
+    'gateway',
+    {
+      ...envFor.gateway(stack.topology, port, stack.addrs),
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+      TLS_CERT_FILE: certFile,
+      TLS_KEY_FILE: keyFile,
+    },
+    join(dir, 'gateway.log'),
+  );
   gateway = spawned.child;
   await Promise.race([waitForPort('127.0.0.1', port, 30_000), spawned.exited]);
   url = `https://127.0.0.1:${port}`;
@@ -88,15 +145,22 @@ describe('HTTPS in the gateway', () => {
     expect(product.status).toBe(201);
     expect(product.peerCN).toBe('licensing-first');
     expect(product.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
-    const licence = await httpsCall(url, first.cert, 'POST', '/api/v1/licenses', apiKey, { product_id: product.body.id, customer_email: 'tls@example.com' });
+    const licence = await httpsCall(url, first.cert, 'POST', '/api/v1/licenses', apiKey, {
+      product_id: product.body.id,
+      customer_email: 'tls@example.com',
+    });
     expect(licence.status).toBe(201);
-    const verdict = await httpsCall(url, first.cert, 'POST', '/v1/keys/validate', apiKey, { key: licence.body.license_key });
+    const verdict = await httpsCall(url, first.cert, 'POST', '/v1/keys/validate', apiKey, {
+      key: licence.body.license_key,
+    });
     expect(verdict.body).toMatchObject({ valid: true, code: 'valid' });
   });
 
   it('refuses a client that does not trust the certificate (it is really TLS, not plain HTTP)', async () => {
     const other = makeCert('someone-else');
-    await expect(httpsCall(url, other.cert, 'GET', '/healthz')).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
+    await expect(httpsCall(url, other.cert, 'GET', '/healthz')).rejects.toThrow(
+      /self[- ]signed|unable to verify|certificate/i,
+    );
   });
 
   it('reloads the certificate and key on SIGHUP without a restart', async () => {
@@ -105,7 +169,9 @@ describe('HTTPS in the gateway', () => {
     writeFileSync(keyFile, second.key);
     expect((await httpsCall(url, first.cert, 'GET', '/healthz')).peerCN).toBe('licensing-first'); // until told
     gateway.kill('SIGHUP');
-    await eventually(async () => expect((await httpsCall(url, second.cert, 'GET', '/healthz')).peerCN).toBe('licensing-second'));
+    await eventually(async () =>
+      expect((await httpsCall(url, second.cert, 'GET', '/healthz')).peerCN).toBe('licensing-second'),
+    );
     expect(new X509Certificate(second.cert).subject).toContain('licensing-second');
   });
 
@@ -113,7 +179,11 @@ describe('HTTPS in the gateway', () => {
     const current = readFileSync(certFile, 'utf8');
     writeFileSync(keyFile, 'not a key');
     gateway.kill('SIGHUP');
-    await eventually(() => expect(readFileSync(join(dir, 'gateway.log'), 'utf8')).toContain('TLS certificate reload failed; still serving the previous one'));
+    await eventually(() =>
+      expect(readFileSync(join(dir, 'gateway.log'), 'utf8')).toContain(
+        'TLS certificate reload failed; still serving the previous one',
+      ),
+    );
     expect((await httpsCall(url, current, 'GET', '/healthz')).status).toBe(200);
     expect(gateway.exitCode).toBeNull();
   });
@@ -121,26 +191,50 @@ describe('HTTPS in the gateway', () => {
 
 describe('production mode over plain HTTP', () => {
   it('refuses to start without TLS or a trusted proxy', async () => {
-    await expect(stack.extraGateway({ NODE_ENV: 'production', TLS_CERT_FILE: '', TLS_KEY_FILE: '' })).rejects.toThrow(/production needs HTTPS/);
-    await expect(startGateway({ env: { INTERNAL_TOKEN: 'x', NODE_ENV: 'development', TLS_CERT_FILE: certFile } })).rejects.toThrow(/TLS_CERT_FILE and TLS_KEY_FILE must be set together/);
+    await expect(stack.extraGateway({ NODE_ENV: 'production', TLS_CERT_FILE: '', TLS_KEY_FILE: '' })).rejects.toThrow(
+      /production needs HTTPS/,
+    );
+    await expect(
+      startGateway({ env: { INTERNAL_TOKEN: 'x', NODE_ENV: 'development', TLS_CERT_FILE: certFile } }),
+    ).rejects.toThrow(/TLS_CERT_FILE and TLS_KEY_FILE must be set together/);
   });
 
   it('names every bad transport setting at start: unreadable or mismatched TLS files, a proxy that is not an address', async () => {
     const env = { INTERNAL_TOKEN: 'x', NODE_ENV: 'production' };
-    await expect(startGateway({ env: { ...env, TLS_CERT_FILE: join(dir, 'missing.crt'), TLS_KEY_FILE: keyFile } })).rejects.toThrow(/TLS_CERT_FILE\/TLS_KEY_FILE cannot be read \(ENOENT/);
+    await expect(
+      startGateway({ env: { ...env, TLS_CERT_FILE: join(dir, 'missing.crt'), TLS_KEY_FILE: keyFile } }),
+    ).rejects.toThrow(/TLS_CERT_FILE\/TLS_KEY_FILE cannot be read \(ENOENT/);
     const other = makeCert('mismatch');
     writeFileSync(join(dir, 'other.key'), other.key);
-    await expect(startGateway({ env: { ...env, TLS_CERT_FILE: certFile, TLS_KEY_FILE: join(dir, 'other.key') } })).rejects.toThrow(/do not hold a matching PEM certificate and key/);
+    await expect(
+      startGateway({ env: { ...env, TLS_CERT_FILE: certFile, TLS_KEY_FILE: join(dir, 'other.key') } }),
+    ).rejects.toThrow(/do not hold a matching PEM certificate and key/);
     const bad = startGateway({ env: { ...env, TRUSTED_PROXIES: '10.0.0.0/8, proxy.example.com, 10.0.0.1/40' } });
     await expect(bad).rejects.toThrow(/"proxy\.example\.com" is not an address/);
-    await expect(startGateway({ env: { ...env, TRUSTED_PROXIES: '10.0.0.1/40' } })).rejects.toThrow(/"10\.0\.0\.1\/40"/);
+    await expect(startGateway({ env: { ...env, TRUSTED_PROXIES: '10.0.0.1/40' } })).rejects.toThrow(
+      /"10\.0\.0\.1\/40"/,
+    );
     // Express's names for private ranges are accepted.
-    const accepted = await startGateway({ env: { ...env, TRUSTED_PROXIES: 'loopback,uniquelocal', HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', NATS_URL: stack.topology.natsUrl } });
+    const accepted = await startGateway({
+      env: {
+        ...env,
+        TRUSTED_PROXIES: 'loopback,uniquelocal',
+        HOST: '127.0.0.1',
+        PORT: '0',
+        METRICS_PORT: '0',
+        NATS_URL: stack.topology.natsUrl,
+      },
+    });
     await accepted.stop();
   });
 
   it('answers 426 to API traffic in clear text; probes still answer', async () => {
-    const gw = await stack.extraGateway({ NODE_ENV: 'production', TLS_CERT_FILE: '', TLS_KEY_FILE: '', TRUSTED_PROXIES: '10.9.9.9' });
+    const gw = await stack.extraGateway({
+      NODE_ENV: 'production',
+      TLS_CERT_FILE: '',
+      TLS_KEY_FILE: '',
+      TRUSTED_PROXIES: '10.9.9.9',
+    });
     const { apiKey } = await stack.newAccount();
     const api = client(gw.url, apiKey);
     const refused = await api('GET', '/api/v1/products');
@@ -154,10 +248,18 @@ describe('production mode over plain HTTP', () => {
   });
 
   it('serves requests a trusted proxy received over HTTPS, with HSTS', async () => {
-    const gw = await stack.extraGateway({ NODE_ENV: 'production', TLS_CERT_FILE: '', TLS_KEY_FILE: '', TRUSTED_PROXIES: '127.0.0.1' });
+    const gw = await stack.extraGateway({
+      NODE_ENV: 'production',
+      TLS_CERT_FILE: '',
+      TLS_KEY_FILE: '',
+      TRUSTED_PROXIES: '127.0.0.1',
+    });
     const { apiKey } = await stack.newAccount();
     const api = client(gw.url, apiKey);
-    const ok = await api('GET', '/api/v1/products', undefined, { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.7' });
+    const ok = await api('GET', '/api/v1/products', undefined, {
+      'x-forwarded-proto': 'https',
+      'x-forwarded-for': '203.0.113.7',
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('strict-transport-security')).toMatch(/^max-age=\d+/);
     expect((await api('GET', '/api/v1/products', undefined, { 'x-forwarded-proto': 'http' })).status).toBe(426);

@@ -12,7 +12,10 @@ let stack: Stack;
 let api: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  execFileSync('sh', [join(__dirname, '../../deploy/make-secrets.sh')], { env: { ...process.env, SECRETS_DIR: secretsDir }, stdio: 'ignore' });
+  execFileSync('sh', [join(__dirname, '../../deploy/make-secrets.sh')], {
+    env: { ...process.env, SECRETS_DIR: secretsDir },
+    stdio: 'ignore',
+  });
   stack = await startStack({ grpcTlsDir: secretsDir });
   api = client(stack.url, (await stack.newAccount()).apiKey);
 }, 60_000); // certificates, then a whole stack
@@ -24,16 +27,30 @@ afterAll(async () => {
 
 it('serves the API over mTLS between the components', async () => {
   const status = await api('GET', '/api/v1/status');
-  expect(Object.values(status.body.services as Record<string, { status: string }>).map((s) => s.status)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+  expect(Object.values(status.body.services as Record<string, { status: string }>).map((s) => s.status)).toEqual([
+    'ok',
+    'ok',
+    'ok',
+    'ok',
+    'ok',
+  ]);
   const product = await api('POST', '/api/v1/products', { name: 'Over mTLS', price: { amount: 900, currency: 'eur' } });
   expect(product.status).toBe(201);
   // Gateway → licence service → product service.
-  const licence = await api('POST', '/api/v1/licenses', { product_id: product.body.id, customer_email: 'tls@example.com' });
+  const licence = await api('POST', '/api/v1/licenses', {
+    product_id: product.body.id,
+    customer_email: 'tls@example.com',
+  });
   expect(licence.status).toBe(201);
   const file = await api('POST', `/api/v1/licenses/${licence.body.license_key}/file`, {});
   expect(file.status).toBe(201);
-  expect((await api('POST', '/api/v1/keys/validate', { key: licence.body.license_key })).body).toMatchObject({ valid: true });
+  expect((await api('POST', '/api/v1/keys/validate', { key: licence.body.license_key })).body).toMatchObject({
+    valid: true,
+  });
   // Gateway → checkout service → product service.
-  const session = await api('POST', '/api/v1/checkout', { product_id: product.body.id, success_url: 'https://vendor.example/thanks' });
+  const session = await api('POST', '/api/v1/checkout', {
+    product_id: product.body.id,
+    success_url: 'https://vendor.example/thanks',
+  });
   expect(session.status).toBe(201);
 });

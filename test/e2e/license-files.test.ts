@@ -14,11 +14,16 @@ interface LicenseFile {
   signature: string;
 }
 
-function verifyLicenseFile(file: LicenseFile, keys: PublicKey[], now = Date.now()): { ok: true; payload: Record<string, unknown> } | { ok: false; why: string } {
+function verifyLicenseFile(
+  file: LicenseFile,
+  keys: PublicKey[],
+  now = Date.now(),
+): { ok: true; payload: Record<string, unknown> } | { ok: false; why: string } {
   const key = keys.find((k) => k.kid === file.kid);
   if (!key || file.algorithm !== 'Ed25519') return { ok: false, why: 'unknown key' };
   const bytes = Buffer.from(file.payload, 'base64url');
-  if (!verify(null, bytes, createPublicKey(key.public_key_pem), Buffer.from(file.signature, 'base64url'))) return { ok: false, why: 'bad signature' };
+  if (!verify(null, bytes, createPublicKey(key.public_key_pem), Buffer.from(file.signature, 'base64url')))
+    return { ok: false, why: 'bad signature' };
   const payload = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
   if (payload.kid !== file.kid) return { ok: false, why: 'kid mismatch' };
   if (Date.parse(String(payload.valid_until)) < now) return { ok: false, why: 'expired file' };
@@ -46,19 +51,30 @@ afterAll(async () => {
 });
 
 async function productAndLicense(policy?: Record<string, unknown>) {
-  const productId = (await api('POST', '/api/v1/products', { name: 'Offline app', ...(policy ? { policy } : {}) })).body.id as string;
-  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'offline@example.com' })).body.license_key as string;
+  const productId = (await api('POST', '/api/v1/products', { name: 'Offline app', ...(policy ? { policy } : {}) })).body
+    .id as string;
+  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'offline@example.com' }))
+    .body.license_key as string;
   return { productId, key };
 }
 
-const publicKeys = async (productId: string) => (await api('GET', `/api/v1/products/${productId}/signing-keys`)).body.data as (PublicKey & { current: boolean })[];
+const publicKeys = async (productId: string) =>
+  (await api('GET', `/api/v1/products/${productId}/signing-keys`)).body.data as (PublicKey & { current: boolean })[];
 
 it('issues a file that verifies with only the public key, and says what the app needs', async () => {
   const { productId, key } = await productAndLicense({ duration_days: 365 });
   const res = await api('POST', `/api/v1/licenses/${key}/file`, { ttl_days: 7 });
   expect(res.status).toBe(201);
   const keys = await publicKeys(productId);
-  expect(keys).toEqual([{ kid: res.body.kid, algorithm: 'Ed25519', public_key_pem: expect.stringContaining('BEGIN PUBLIC KEY'), current: true, created_at: expect.any(String) }]);
+  expect(keys).toEqual([
+    {
+      kid: res.body.kid,
+      algorithm: 'Ed25519',
+      public_key_pem: expect.stringContaining('BEGIN PUBLIC KEY'),
+      current: true,
+      created_at: expect.any(String),
+    },
+  ]);
   const verified = verifyLicenseFile(res.body, keys);
   expect(verified).toEqual({
     ok: true,
@@ -84,9 +100,17 @@ it('is refused after one byte of payload or signature changes, after valid_until
   const file = (await api('POST', `/api/v1/licenses/${key}/file`, {})).body as LicenseFile;
   const keys = await publicKeys(productId);
   expect(verifyLicenseFile(file, keys).ok).toBe(true);
-  expect(verifyLicenseFile({ ...file, payload: flip(file.payload, 10) }, keys)).toEqual({ ok: false, why: 'bad signature' });
-  expect(verifyLicenseFile({ ...file, signature: flip(file.signature, 5) }, keys)).toEqual({ ok: false, why: 'bad signature' });
-  const validUntil = Date.parse(String((verifyLicenseFile(file, keys) as { payload: Record<string, unknown> }).payload.valid_until));
+  expect(verifyLicenseFile({ ...file, payload: flip(file.payload, 10) }, keys)).toEqual({
+    ok: false,
+    why: 'bad signature',
+  });
+  expect(verifyLicenseFile({ ...file, signature: flip(file.signature, 5) }, keys)).toEqual({
+    ok: false,
+    why: 'bad signature',
+  });
+  const validUntil = Date.parse(
+    String((verifyLicenseFile(file, keys) as { payload: Record<string, unknown> }).payload.valid_until),
+  );
   expect(verifyLicenseFile(file, keys, validUntil + 1)).toEqual({ ok: false, why: 'expired file' });
   const other = await productAndLicense();
   const otherKeys = (await publicKeys(other.productId)).map((k) => ({ ...k, kid: file.kid })); // even posing as the right kid
@@ -102,13 +126,21 @@ it('key rotation keeps old files verifiable by kid; new files use the new key', 
   const after = (await api('POST', `/api/v1/licenses/${key}/file`, {})).body as LicenseFile;
   expect(after.kid).toBe(rotated.body.kid);
   const keys = await publicKeys(productId);
-  expect(keys.map((k) => [k.kid, k.current])).toEqual([[after.kid, true], [before.kid, false]]);
+  expect(keys.map((k) => [k.kid, k.current])).toEqual([
+    [after.kid, true],
+    [before.kid, false],
+  ]);
   expect(verifyLicenseFile(before, keys).ok).toBe(true);
   expect(verifyLicenseFile(after, keys).ok).toBe(true);
 });
 
 it('binds to an activated machine when the policy requires activation, and never outlives the licence', async () => {
-  const { key } = await productAndLicense({ require_activation: true, max_activations: 2, duration_days: 10, grace_days: 2 });
+  const { key } = await productAndLicense({
+    require_activation: true,
+    max_activations: 2,
+    duration_days: 10,
+    grace_days: 2,
+  });
   expect((await api('POST', `/api/v1/licenses/${key}/file`, {})).status).toBe(400);
   expect((await api('POST', `/api/v1/licenses/${key}/file`, { fingerprint: 'unknown-box' })).status).toBe(409);
   await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'box-1' });
@@ -121,7 +153,13 @@ it('binds to an activated machine when the policy requires activation, and never
 
 it('refuses bad input, inactive licences, and other accounts (404)', async () => {
   const { productId, key } = await productAndLicense();
-  for (const body of [{ ttl_days: 0 }, { ttl_days: 400 }, { ttl_days: '7' }, { fingerprint: 'x'.repeat(201) }, { extra: true }]) {
+  for (const body of [
+    { ttl_days: 0 },
+    { ttl_days: 400 },
+    { ttl_days: '7' },
+    { fingerprint: 'x'.repeat(201) },
+    { extra: true },
+  ]) {
     expect((await api('POST', `/api/v1/licenses/${key}/file`, body)).status).toBe(400);
   }
   await api('POST', `/api/v1/licenses/${key}/suspend`);
@@ -142,7 +180,10 @@ it('keeps only the public key in the clear: the private key is sealed with the c
   const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_product`);
   try {
     const raw = await db.collection('signing_keys').findOne({ product_id: productId });
-    expect(raw).toMatchObject({ public_key_pem: expect.stringContaining('PUBLIC KEY'), private_key_sealed: expect.any(String) });
+    expect(raw).toMatchObject({
+      public_key_pem: expect.stringContaining('PUBLIC KEY'),
+      private_key_sealed: expect.any(String),
+    });
     const sealed = Buffer.from(String(raw!.private_key_sealed), 'base64url');
     // A PKCS#8 Ed25519 key starts with these bytes in DER; the sealed form must not contain them.
     expect(sealed.includes(Buffer.from('302e020100300506032b6570', 'hex'))).toBe(false);

@@ -37,7 +37,9 @@ async function product(policy?: Record<string, unknown>) {
 async function aSweepHasPassed(): Promise<void> {
   const sentinel = await license(await product({ duration_days: 1 }), 'sentinel@example.com');
   clock.advance(2 * DAY);
-  await events.waitFor((e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === sentinel);
+  await events.waitFor(
+    (e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === sentinel,
+  );
 }
 
 async function license(productId: string, email = 'buyer@example.com') {
@@ -46,20 +48,39 @@ async function license(productId: string, email = 'buyer@example.com') {
   return res.body.license_key as string;
 }
 
-const validate = (key: string, extra: Record<string, string> = {}) => api('POST', '/api/v1/keys/validate', { key, ...extra });
+const validate = (key: string, extra: Record<string, string> = {}) =>
+  api('POST', '/api/v1/keys/validate', { key, ...extra });
 
 describe('licence policy on the product', () => {
   it('is set at creation, shown, and editable; licences keep the policy they were issued under', async () => {
     const id = await product({ duration_days: 30, max_activations: 3, grace_days: 7, require_activation: true });
     const read = await api('GET', `/api/v1/products/${id}`);
-    expect(read.body.policy).toEqual({ duration_days: 30, max_activations: 3, grace_days: 7, require_activation: true, validate_keys_see_email: false, refund_action: 'revoke' });
+    expect(read.body.policy).toEqual({
+      duration_days: 30,
+      max_activations: 3,
+      grace_days: 7,
+      require_activation: true,
+      validate_keys_see_email: false,
+      refund_action: 'revoke',
+    });
     const key = await license(id);
     const patched = await api('PATCH', `/api/v1/products/${id}`, { policy: { duration_days: 365 } });
     expect(patched.status).toBe(200);
-    expect(patched.body.policy).toEqual({ duration_days: 365, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' });
+    expect(patched.body.policy).toEqual({
+      duration_days: 365,
+      max_activations: null,
+      grace_days: 0,
+      require_activation: false,
+      validate_keys_see_email: false,
+      refund_action: 'revoke',
+    });
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(30);
-    await events.waitFor((e) => e.type === 'product.updated' && (e.data as { product: { id: string } }).product.id === id);
-    expect((await api('GET', '/api/v1/products')).body.data.find((p: { id: string }) => p.id === id).policy.duration_days).toBe(365);
+    await events.waitFor(
+      (e) => e.type === 'product.updated' && (e.data as { product: { id: string } }).product.id === id,
+    );
+    expect(
+      (await api('GET', '/api/v1/products')).body.data.find((p: { id: string }) => p.id === id).policy.duration_days,
+    ).toBe(365);
   });
 
   it.each([
@@ -83,7 +104,12 @@ describe('states and transitions', () => {
     const key = await license(await product());
     const suspended = await api('POST', `/api/v1/licenses/${key}/suspend`);
     expect(suspended.body.status).toBe('suspended');
-    expect((await validate(key)).body).toMatchObject({ valid: false, code: 'suspended', next_action: 'contact_vendor', status: 'suspended' });
+    expect((await validate(key)).body).toMatchObject({
+      valid: false,
+      code: 'suspended',
+      next_action: 'contact_vendor',
+      status: 'suspended',
+    });
     expect((await api('POST', `/api/v1/licenses/${key}/reinstate`)).body.status).toBe('active');
     expect((await validate(key)).body).toMatchObject({ valid: true, code: 'valid', next_action: 'none' });
     expect((await api('POST', `/api/v1/licenses/${key}/revoke`)).body.status).toBe('revoked');
@@ -98,7 +124,10 @@ describe('states and transitions', () => {
     await api('POST', `/api/v1/licenses/${key}/revoke`);
     const res = await api('POST', `/api/v1/licenses/${key}/reinstate`);
     expect(res.status).toBe(409);
-    expect(res.body).toMatchObject({ code: 'conflict', detail: 'a revoked licence cannot be reinstated: revocation is final' });
+    expect(res.body).toMatchObject({
+      code: 'conflict',
+      detail: 'a revoked licence cannot be reinstated: revocation is final',
+    });
     expect((await api('POST', `/api/v1/licenses/${key}/suspend`)).status).toBe(409);
     expect((await api('POST', `/api/v1/licenses/${key}/renew`)).status).toBe(409);
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.status).toBe('revoked');
@@ -114,18 +143,38 @@ describe('states and transitions', () => {
     const created = (await api('GET', `/api/v1/licenses/${key}`)).body;
     expect(Date.parse(created.expires_at) - Date.parse(created.created_at)).toBe(30 * DAY);
     clock.advance(31 * DAY);
-    expect((await validate(key)).body).toMatchObject({ valid: true, code: 'expired_in_grace', next_action: 'renew', status: 'active' });
+    expect((await validate(key)).body).toMatchObject({
+      valid: true,
+      code: 'expired_in_grace',
+      next_action: 'renew',
+      status: 'active',
+    });
     clock.advance(5 * DAY);
-    expect((await validate(key)).body).toMatchObject({ valid: false, code: 'expired', next_action: 'renew', status: 'expired' });
-    expect((await api('GET', `/api/v1/licenses?status=expired`)).body.data.map((l: { key: string }) => l.key)).toContain(key);
-    const expired = await events.waitFor((e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key);
+    expect((await validate(key)).body).toMatchObject({
+      valid: false,
+      code: 'expired',
+      next_action: 'renew',
+      status: 'expired',
+    });
+    expect(
+      (await api('GET', `/api/v1/licenses?status=expired`)).body.data.map((l: { key: string }) => l.key),
+    ).toContain(key);
+    const expired = await events.waitFor(
+      (e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key,
+    );
     await aSweepHasPassed(); // which would have published it again
-    expect(events.all().filter((e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key)).toEqual([expired]);
+    expect(
+      events
+        .all()
+        .filter((e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key),
+    ).toEqual([expired]);
     const renewed = await api('POST', `/api/v1/licenses/${key}/renew`);
     expect(renewed.body.status).toBe('active');
     expect(Date.parse(renewed.body.expires_at)).toBeGreaterThan(clock.now().getTime() + 29 * DAY);
     expect((await validate(key)).body.code).toBe('valid');
-    await events.waitFor((e) => e.type === 'license.renewed' && (e.data as { license: { key: string } }).license.key === key);
+    await events.waitFor(
+      (e) => e.type === 'license.renewed' && (e.data as { license: { key: string } }).license.key === key,
+    );
   });
 
   it('with two licence-service instances sweeping, each licence gets exactly one license.expired', async () => {
@@ -133,63 +182,105 @@ describe('states and transitions', () => {
     const id = await product({ duration_days: 1 });
     const keys = [await license(id), await license(id), await license(id)];
     clock.advance(2 * DAY);
-    for (const key of keys) await events.waitFor((e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key);
+    for (const key of keys)
+      await events.waitFor(
+        (e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key,
+      );
     for (let i = 0; i < 3; i++) await aSweepHasPassed(); // several passes, by either instance
     for (const key of keys) {
-      expect(events.all().filter((e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key)).toHaveLength(1);
+      expect(
+        events
+          .all()
+          .filter((e) => e.type === 'license.expired' && (e.data as { license: { key: string } }).license.key === key),
+      ).toHaveLength(1);
     }
   });
 
   it('PATCH changes the customer e-mail and metadata; bad input is 400', async () => {
     const key = await license(await product());
-    const res = await api('PATCH', `/api/v1/licenses/${key}`, { customer_email: 'new@example.com', metadata: { order: 'A-1', seats: '3' } });
+    const res = await api('PATCH', `/api/v1/licenses/${key}`, {
+      customer_email: 'new@example.com',
+      metadata: { order: 'A-1', seats: '3' },
+    });
     expect(res.body).toMatchObject({ customer_email: 'new@example.com', metadata: { order: 'A-1', seats: '3' } });
-    expect((await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { seats: '' } })).body.metadata).toEqual({ order: 'A-1' });
+    expect((await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { seats: '' } })).body.metadata).toEqual({
+      order: 'A-1',
+    });
     expect((await api('PATCH', `/api/v1/licenses/${key}`, { customer_email: 'nope' })).status).toBe(400);
     expect((await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { n: 5 } })).status).toBe(400);
     expect((await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { 'bad key!': 'x' } })).status).toBe(400);
     expect((await api('PATCH', `/api/v1/licenses/${key}`, {})).status).toBe(400);
     expect((await api('PATCH', `/api/v1/licenses/${key}`, { status: 'revoked' })).status).toBe(400);
-    await events.waitFor((e) => e.type === 'license.updated' && (e.data as { license: { key: string } }).license.key === key);
+    await events.waitFor(
+      (e) => e.type === 'license.updated' && (e.data as { license: { key: string } }).license.key === key,
+    );
   });
 });
 
 describe('activations', () => {
   it('20 parallel activations with distinct fingerprints against a limit of 5 yield exactly 5', async () => {
     const key = await license(await product({ max_activations: 5, require_activation: true }));
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: `machine-${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: `machine-${i}` }),
+      ),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(5);
     expect(results.filter((r) => r.status === 409)).toHaveLength(15);
     expect(results.find((r) => r.status === 409)!.body.detail).toMatch(/activation_limit_reached/);
     expect((await api('GET', `/api/v1/licenses/${key}/activations`)).body.data).toHaveLength(5);
-    expect((await validate(key, { fingerprint: 'machine-outsider' })).body).toMatchObject({ valid: false, code: 'activation_limit_reached', next_action: 'contact_vendor' });
+    expect((await validate(key, { fingerprint: 'machine-outsider' })).body).toMatchObject({
+      valid: false,
+      code: 'activation_limit_reached',
+      next_action: 'contact_vendor',
+    });
   });
 
   it('re-activating a fingerprint returns the same activation (200); deactivating frees a slot', async () => {
     const key = await license(await product({ max_activations: 1, require_activation: true }));
     expect((await validate(key)).body).toMatchObject({ code: 'not_activated', next_action: 'activate' });
-    const first = await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'laptop', name: 'Ada’s laptop' });
+    const first = await api('POST', `/api/v1/licenses/${key}/activations`, {
+      fingerprint: 'laptop',
+      name: 'Ada’s laptop',
+    });
     expect(first.status).toBe(201);
-    expect(first.body).toEqual({ id: expect.stringMatching(/^act_/), fingerprint: 'laptop', name: 'Ada’s laptop', created_at: expect.any(String) });
+    expect(first.body).toEqual({
+      id: expect.stringMatching(/^act_/),
+      fingerprint: 'laptop',
+      name: 'Ada’s laptop',
+      created_at: expect.any(String),
+    });
     const again = await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'laptop' });
     expect(again.status).toBe(200);
     expect(again.body.id).toBe(first.body.id);
     expect((await validate(key, { fingerprint: 'laptop' })).body).toMatchObject({ valid: true, code: 'valid' });
-    expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=laptop`)).body.code).toBe('valid');
+    expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=laptop`)).body.code).toBe(
+      'valid',
+    );
     expect((await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'desktop' })).status).toBe(409);
     expect((await api('DELETE', `/api/v1/licenses/${key}/activations/${first.body.id}`)).status).toBe(204);
     expect((await api('DELETE', `/api/v1/licenses/${key}/activations/${first.body.id}`)).status).toBe(404);
     expect((await validate(key, { fingerprint: 'laptop' })).body.code).toBe('not_activated');
     expect((await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'desktop' })).status).toBe(201);
-    await events.waitFor((e) => e.type === 'license.activated' && (e.data as { license: { key: string } }).license.key === key);
-    await events.waitFor((e) => e.type === 'license.deactivated' && (e.data as { activation: { fingerprint: string } }).activation.fingerprint === 'laptop');
+    await events.waitFor(
+      (e) => e.type === 'license.activated' && (e.data as { license: { key: string } }).license.key === key,
+    );
+    await events.waitFor(
+      (e) =>
+        e.type === 'license.deactivated' &&
+        (e.data as { activation: { fingerprint: string } }).activation.fingerprint === 'laptop',
+    );
   });
 
   it('refuses bad activation input and activating a suspended licence', async () => {
     const key = await license(await product());
     expect((await api('POST', `/api/v1/licenses/${key}/activations`, {})).status).toBe(400);
-    expect((await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'x'.repeat(201) })).status).toBe(400);
-    expect((await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'ok', extra: 1 })).status).toBe(400);
+    expect((await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'x'.repeat(201) })).status).toBe(
+      400,
+    );
+    expect((await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'ok', extra: 1 })).status).toBe(
+      400,
+    );
     await api('POST', `/api/v1/licenses/${key}/suspend`);
     const res = await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'ok' });
     expect(res.status).toBe(409);
@@ -201,10 +292,15 @@ describe('who sees what', () => {
   it('a validate key sees customer_email only when the product allows it', async () => {
     const hidden = await license(await product(), 'private@example.com');
     const shown = await license(await product({ validate_keys_see_email: true }), 'shared@example.com');
-    const app = client(stack.url, (await stack.admin.createApiKey({ accountId, scope: 'validate', name: 'app' })).secret);
+    const app = client(
+      stack.url,
+      (await stack.admin.createApiKey({ accountId, scope: 'validate', name: 'app' })).secret,
+    );
     expect((await app('POST', '/api/v1/keys/validate', { key: hidden })).body.license.customer_email).toBeNull();
     expect((await app('GET', `/api/v1/licenses/validate?license_key=${hidden}`)).body.customer_email).toBeNull();
-    expect((await app('POST', '/api/v1/keys/validate', { key: shown })).body.license.customer_email).toBe('shared@example.com');
+    expect((await app('POST', '/api/v1/keys/validate', { key: shown })).body.license.customer_email).toBe(
+      'shared@example.com',
+    );
     expect((await validate(hidden)).body.license.customer_email).toBe('private@example.com'); // full keys see it
   });
 
@@ -224,8 +320,12 @@ describe('who sees what', () => {
       ['DELETE', `/api/v1/licenses/${key}/activations/${act}`],
     ];
     const productId = (await api('GET', `/api/v1/licenses/${key}`)).body.product_id;
-    calls.push(['PATCH', `/api/v1/products/${productId}`, { name: 'hijacked' }], ['GET', `/api/v1/products/${productId}`]);
-    for (const [method, path, body] of calls) expect({ method, path, status: (await other(method, path, body)).status }).toEqual({ method, path, status: 404 });
+    calls.push(
+      ['PATCH', `/api/v1/products/${productId}`, { name: 'hijacked' }],
+      ['GET', `/api/v1/products/${productId}`],
+    );
+    for (const [method, path, body] of calls)
+      expect({ method, path, status: (await other(method, path, body)).status }).toEqual({ method, path, status: 404 });
     expect((await api('GET', `/api/v1/products/${productId}`)).body.name).toBe('Policy product');
     expect((await api('GET', `/api/v1/licenses/${key}`)).body).toMatchObject({ status: 'active', activations: 1 });
     expect((await api('GET', `/api/v1/licenses/${key}/activations`)).body.data).toHaveLength(1);
@@ -236,9 +336,15 @@ describe('who sees what', () => {
     const a = await license(id);
     const b = await license(id);
     await api('POST', `/api/v1/licenses/${b}/suspend`);
-    const suspended = (await api('GET', `/api/v1/licenses?status=suspended&product_id=${id}`)).body.data.map((l: { key: string }) => l.key);
+    const suspended = (await api('GET', `/api/v1/licenses?status=suspended&product_id=${id}`)).body.data.map(
+      (l: { key: string }) => l.key,
+    );
     expect(suspended).toEqual([b]);
-    expect((await api('GET', `/api/v1/licenses?status=active&product_id=${id}`)).body.data.map((l: { key: string }) => l.key)).toEqual([a]);
+    expect(
+      (await api('GET', `/api/v1/licenses?status=active&product_id=${id}`)).body.data.map(
+        (l: { key: string }) => l.key,
+      ),
+    ).toEqual([a]);
     expect((await api('GET', '/api/v1/licenses?status=paused')).status).toBe(400);
   });
 });

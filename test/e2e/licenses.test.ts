@@ -38,7 +38,14 @@ describe('issuing licences', () => {
         customer_email: 'ada@example.com',
         status: 'active',
         expires_at: null,
-        policy: { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' },
+        policy: {
+          duration_days: null,
+          max_activations: null,
+          grace_days: 0,
+          require_activation: false,
+          validate_keys_see_email: false,
+          refund_action: 'revoke',
+        },
         activations: 0,
         metadata: {},
         created_at: expect.any(String),
@@ -52,9 +59,26 @@ describe('issuing licences', () => {
 
   it('publishes license.created on NATS with the documented envelope', async () => {
     const key = await newLicense('events@example.com');
-    const event = await f.events.waitFor((e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key);
-    expect(event).toMatchObject({ id: expect.stringMatching(/^evt_/), type: 'license.created', account_id: f.accountId, created_at: expect.any(String) });
-    expect(event.data).toEqual({ license: { id: expect.any(String), key, product_id: productId, customer_email: 'events@example.com', status: 'active', expires_at: null, created_at: expect.any(String) } });
+    const event = await f.events.waitFor(
+      (e) => e.type === 'license.created' && (e.data as { license: { key: string } }).license.key === key,
+    );
+    expect(event).toMatchObject({
+      id: expect.stringMatching(/^evt_/),
+      type: 'license.created',
+      account_id: f.accountId,
+      created_at: expect.any(String),
+    });
+    expect(event.data).toEqual({
+      license: {
+        id: expect.any(String),
+        key,
+        product_id: productId,
+        customer_email: 'events@example.com',
+        status: 'active',
+        expires_at: null,
+        created_at: expect.any(String),
+      },
+    });
     expect(f.events.subjectOf(event.id)).toBe(`${f.stack.topology.subjectPrefix}.license.created`);
   });
 
@@ -63,14 +87,20 @@ describe('issuing licences', () => {
     const own = client(f.stack.url, fresh.apiKey);
     const p1 = (await own('POST', '/api/v1/products', { name: 'One' })).body.id;
     const p2 = (await own('POST', '/api/v1/products', { name: 'Two' })).body.id;
-    const k1 = (await own('POST', '/api/v1/licenses', { product_id: p1, customer_email: 'a@example.com' })).body.license_key;
-    const k2 = (await own('POST', '/api/v1/licenses', { product_id: p2, customer_email: 'b@example.com' })).body.license_key;
-    const k3 = (await own('POST', '/api/v1/licenses', { product_id: p1, customer_email: 'c@example.com' })).body.license_key;
+    const k1 = (await own('POST', '/api/v1/licenses', { product_id: p1, customer_email: 'a@example.com' })).body
+      .license_key;
+    const k2 = (await own('POST', '/api/v1/licenses', { product_id: p2, customer_email: 'b@example.com' })).body
+      .license_key;
+    const k3 = (await own('POST', '/api/v1/licenses', { product_id: p1, customer_email: 'c@example.com' })).body
+      .license_key;
     const all = await own('GET', '/api/v1/licenses');
     expect(all.body.data.map((l: { key: string }) => l.key)).toEqual([k3, k2, k1]);
     const filtered = await own('GET', `/api/v1/licenses?product_id=${p1}&limit=1`);
     expect(filtered.body).toMatchObject({ data: [{ key: k3 }], has_more: true });
-    const next = await own('GET', `/api/v1/licenses?product_id=${p1}&limit=1&starting_after=${filtered.body.next_cursor}`);
+    const next = await own(
+      'GET',
+      `/api/v1/licenses?product_id=${p1}&limit=1&starting_after=${filtered.body.next_cursor}`,
+    );
     expect(next.body).toMatchObject({ data: [{ key: k1 }], has_more: false, next_cursor: null });
     expect((await own('GET', '/api/v1/licenses?product_id=bad')).status).toBe(400);
   });
@@ -98,7 +128,13 @@ describe('issuing licences', () => {
       const res = await own('POST', '/api/v1/licenses', body);
       expect({ body, status: res.status, code: res.body.code }).toEqual({ body, status, code });
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect(res.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), request_id: expect.any(String) });
+      expect(res.body).toMatchObject({
+        type: expect.any(String),
+        title: expect.any(String),
+        status,
+        detail: expect.any(String),
+        request_id: expect.any(String),
+      });
       if (field) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
     }
     expect((await own('GET', '/api/v1/licenses')).body.data).toEqual([]);
@@ -123,8 +159,13 @@ describe('issuing licences', () => {
     const second = await f.stack.newAccount();
     const theirs = client(f.stack.url, second.apiKey);
     const theirProduct = (await theirs('POST', '/api/v1/products', { name: 'Theirs' })).body.id;
-    expect((await theirs('POST', '/api/v1/licenses', { product_id: theirProduct, customer_email: 'x@example.com' }, headers)).status).toBe(201);
-    expect((await own('POST', '/api/v1/licenses', body, { 'idempotency-key': 'bad key with spaces' })).status).toBe(400);
+    expect(
+      (await theirs('POST', '/api/v1/licenses', { product_id: theirProduct, customer_email: 'x@example.com' }, headers))
+        .status,
+    ).toBe(201);
+    expect((await own('POST', '/api/v1/licenses', body, { 'idempotency-key': 'bad key with spaces' })).status).toBe(
+      400,
+    );
   });
 
   it('concurrent requests with one Idempotency-Key create one licence (the others get it or 409)', async () => {
@@ -132,7 +173,9 @@ describe('issuing licences', () => {
     const own = client(f.stack.url, fresh.apiKey);
     const product = (await own('POST', '/api/v1/products', { name: 'Race' })).body.id;
     const body = { product_id: product, customer_email: 'race@example.com' };
-    const results = await Promise.all(Array.from({ length: 8 }, () => own('POST', '/api/v1/licenses', body, { 'idempotency-key': 'race-1' })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => own('POST', '/api/v1/licenses', body, { 'idempotency-key': 'race-1' })),
+    );
     for (const r of results) expect([201, 409]).toContain(r.status);
     const keys = new Set(results.filter((r) => r.status === 201).map((r) => r.body.license_key));
     expect(keys.size).toBe(1);
@@ -145,7 +188,17 @@ describe('validating licences', () => {
     const key = await newLicense('val@example.com');
     const res = await f.api('GET', `/api/v1/licenses/validate?license_key=${key}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ valid: true, code: 'valid', detail: expect.any(String), product_id: productId, customer_email: 'val@example.com', status: 'active', expires_at: null, next_action: 'none', cache_until: expect.any(String) });
+    expect(res.body).toEqual({
+      valid: true,
+      code: 'valid',
+      detail: expect.any(String),
+      product_id: productId,
+      customer_email: 'val@example.com',
+      status: 'active',
+      expires_at: null,
+      next_action: 'none',
+      cache_until: expect.any(String),
+    });
     // A perpetual valid licence may be trusted offline for a day.
     expect(Date.parse(res.body.cache_until) - Date.now()).toBeGreaterThan(23 * 3600_000);
   });
@@ -175,7 +228,12 @@ describe('validating licences', () => {
 
   it('ignores case, surrounding spaces, hyphens and Crockford aliases', async () => {
     const key = await newLicense();
-    const variants = [key.toLowerCase(), `  ${key}  `, key.replace(/-/g, ''), key.replace(/0/g, 'O').replace(/1/g, 'l')];
+    const variants = [
+      key.toLowerCase(),
+      `  ${key}  `,
+      key.replace(/-/g, ''),
+      key.replace(/0/g, 'O').replace(/1/g, 'l'),
+    ];
     for (const v of variants) {
       const res = await f.api('POST', '/api/v1/keys/validate', { key: v });
       expect({ v, code: res.body.code }).toEqual({ v, code: 'valid' });
@@ -186,7 +244,16 @@ describe('validating licences', () => {
     const key = await newLicense();
     const res = await f.api('POST', '/api/v1/keys/validate', { key: mistype(key) });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ valid: false, code: 'not_found', detail: expect.stringContaining('typo'), status: null, expires_at: null, next_action: 'contact_vendor', cache_until: expect.any(String), license: null });
+    expect(res.body).toEqual({
+      valid: false,
+      code: 'not_found',
+      detail: expect.stringContaining('typo'),
+      status: null,
+      expires_at: null,
+      next_action: 'contact_vendor',
+      cache_until: expect.any(String),
+      license: null,
+    });
   });
 
   it('answers not_found for unknown keys and for another account’s key', async () => {
@@ -195,10 +262,27 @@ describe('validating licences', () => {
     const theirs = client(f.stack.url, other.apiKey);
     const res = await theirs('GET', `/api/v1/licenses/validate?license_key=${key}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ valid: false, code: 'not_found', detail: expect.any(String), product_id: null, customer_email: null, status: null, expires_at: null, next_action: 'contact_vendor', cache_until: expect.any(String) });
-    expect((await theirs('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: false, code: 'not_found', license: null });
+    expect(res.body).toEqual({
+      valid: false,
+      code: 'not_found',
+      detail: expect.any(String),
+      product_id: null,
+      customer_email: null,
+      status: null,
+      expires_at: null,
+      next_action: 'contact_vendor',
+      cache_until: expect.any(String),
+    });
+    expect((await theirs('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({
+      valid: false,
+      code: 'not_found',
+      license: null,
+    });
     expect((await theirs('GET', `/api/v1/licenses/${key}`)).status).toBe(404);
-    expect((await f.api('POST', '/api/v1/keys/validate', { key: 'NOT-A-KEY' })).body).toMatchObject({ valid: false, code: 'not_found' });
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: 'NOT-A-KEY' })).body).toMatchObject({
+      valid: false,
+      code: 'not_found',
+    });
   });
 
   it('refuses malformed validation requests with 400', async () => {
@@ -206,17 +290,30 @@ describe('validating licences', () => {
     expect((await f.api('GET', '/api/v1/licenses/validate?license_key=')).status).toBe(400);
     expect((await f.api('GET', '/api/v1/licenses/validate?license_key=a&license_key=b')).status).toBe(400);
     expect((await f.api('GET', `/api/v1/licenses/validate?license_key=${'A'.repeat(65)}`)).status).toBe(400);
-    expect((await f.api('POST', '/api/v1/keys/validate', {})).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'key' }] });
-    expect((await f.api('POST', '/api/v1/keys/validate', { key: 5 })).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'key' }] });
-    expect((await f.api('POST', '/api/v1/keys/validate', { key: 'X', product_id: 'nope' })).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'product_id' }] });
-    expect((await f.api('POST', '/api/v1/keys/validate', { key: 'X', extra: true })).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'extra' }] });
+    expect((await f.api('POST', '/api/v1/keys/validate', {})).body).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ field: 'key' }],
+    });
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: 5 })).body).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ field: 'key' }],
+    });
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: 'X', product_id: 'nope' })).body).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ field: 'product_id' }],
+    });
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: 'X', extra: true })).body).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ field: 'extra' }],
+    });
   });
 
   it('a validate-scope key may validate but not issue licences (403, nothing written)', async () => {
     const fresh = await f.stack.newAccount();
     const own = client(f.stack.url, fresh.apiKey);
     const product = (await own('POST', '/api/v1/products', { name: 'Scoped' })).body.id;
-    const key = (await own('POST', '/api/v1/licenses', { product_id: product, customer_email: 's@example.com' })).body.license_key;
+    const key = (await own('POST', '/api/v1/licenses', { product_id: product, customer_email: 's@example.com' })).body
+      .license_key;
     const scoped = await f.stack.admin.createApiKey({ accountId: fresh.accountId, scope: 'validate', name: 'in-app' });
     expect(scoped.secret).toMatch(/^lk_val_/);
     const app = client(f.stack.url, scoped.secret);

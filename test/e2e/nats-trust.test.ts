@@ -11,7 +11,10 @@ import { eventually } from '../support/eventually';
 // as usual, a service cannot publish another's events, and an event forged on
 // a subject of one's own never reaches a webhook endpoint.
 const base = testTopology({ eventsRetentionHours: 24 });
-const passwords = Object.fromEntries(natsUsers.map((u) => [u, randomBytes(18).toString('hex')])) as Record<NatsUser, string>;
+const passwords = Object.fromEntries(natsUsers.map((u) => [u, randomBytes(18).toString('hex')])) as Record<
+  NatsUser,
+  string
+>;
 let nats: PrivateNats;
 let stack: Stack;
 let receiver: WebhookReceiver;
@@ -32,10 +35,22 @@ async function as(user: NatsUser) {
 }
 
 const forged = (type: string, id: string) =>
-  JSON.stringify({ id, type, account_id: accountId, created_at: new Date().toISOString(), data: { checkout: { id: 'cs_forged', product_id: productId, status: 'complete' }, license_key: 'FORGED', customer_email: 'thief@example.com' } });
+  JSON.stringify({
+    id,
+    type,
+    account_id: accountId,
+    created_at: new Date().toISOString(),
+    data: {
+      checkout: { id: 'cs_forged', product_id: productId, status: 'complete' },
+      license_key: 'FORGED',
+      customer_email: 'thief@example.com',
+    },
+  });
 
 beforeAll(async () => {
-  nats = await PrivateNats.startWithConfig((port, storeDir) => natsServerConfig({ prefix: base.subjectPrefix, stream: base.stream, passwords, port, storeDir }));
+  nats = await PrivateNats.startWithConfig((port, storeDir) =>
+    natsServerConfig({ prefix: base.subjectPrefix, stream: base.stream, passwords, port, storeDir }),
+  );
   receiver = await WebhookReceiver.start();
   stack = await startStack({ ...base, natsUrl: nats.url, natsPasswords: passwords });
   const acct = await stack.newAccount();
@@ -56,13 +71,20 @@ it('refuses a client without credentials', async () => {
   await expect(connect({ servers: nats.url, reconnect: false })).rejects.toThrow(/authorization/i);
 });
 
-it('refuses a service publishing another service\'s subject, or reading events it does not consume', async () => {
+it("refuses a service publishing another service's subject, or reading events it does not consume", async () => {
   const license = await as('license');
   const js = license.nc.jetstream({ timeout: 1000 });
   // The server drops the message (the webhook test below checks it never reaches an endpoint) and says why.
-  await expect(js.publish(`${base.subjectPrefix}.checkout.completed`, forged('checkout.completed', `evt_forged_${randomBytes(4).toString('hex')}`))).rejects.toThrow();
+  await expect(
+    js.publish(
+      `${base.subjectPrefix}.checkout.completed`,
+      forged('checkout.completed', `evt_forged_${randomBytes(4).toString('hex')}`),
+    ),
+  ).rejects.toThrow();
   await eventually(() => expect(license.errors).toContain('PERMISSIONS_VIOLATION'));
-  const refused = await new Promise<Error>((resolve) => license.nc.subscribe(`${base.subjectPrefix}.>`, { callback: (err) => err && resolve(err) }));
+  const refused = await new Promise<Error>((resolve) =>
+    license.nc.subscribe(`${base.subjectPrefix}.>`, { callback: (err) => err && resolve(err) }),
+  );
   expect(refused.message).toMatch(/permissions violation for subscription/i);
   expect(refused.message).toContain(`${base.subjectPrefix}.>`);
   // Nobody but the webhook fan-out reads the stream, and nobody may delete it.
@@ -82,11 +104,15 @@ it('never delivers a forged event to a webhook endpoint, while real events still
   const js = license.nc.jetstream({ timeout: 2000 });
   const forgedId = `evt_forged_${randomBytes(4).toString('hex')}`;
   // Allowed subject (the licence service's own), forged type: accepted by NATS, refused by the fan-out.
-  await js.publish(`${base.subjectPrefix}.license.created`, forged('checkout.completed', forgedId), { msgID: forgedId });
+  await js.publish(`${base.subjectPrefix}.license.created`, forged('checkout.completed', forgedId), {
+    msgID: forgedId,
+  });
   // A real event after it: once it is delivered, the forged one (earlier in the stream) has been handled too.
   const created = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'real@example.com' });
   expect(created.status).toBe(201);
-  await eventually(() => expect(receiver.at('/all').map((r) => JSON.parse(r.body).type)).toContain('license.created'), { timeoutMs: 15_000 });
+  await eventually(() => expect(receiver.at('/all').map((r) => JSON.parse(r.body).type)).toContain('license.created'), {
+    timeoutMs: 15_000,
+  });
   const bodies = receiver.at('/all').map((r) => r.body);
   expect(bodies.some((b) => b.includes(forgedId) || b.includes('FORGED'))).toBe(false);
   expect(bodies.map((b) => JSON.parse(b).type)).not.toContain('checkout.completed');

@@ -31,17 +31,32 @@ beforeAll(async () => {
   secrets.api_key = acct.apiKey;
   secrets.internal_token = stack.topology.internalToken;
   // Each caller's own gRPC token.
-  for (const caller of ['gateway', 'license', 'checkout', 'operator'] as const) secrets[`internal_token_${caller}`] = credentialOf(stack.topology, caller).token;
+  for (const caller of ['gateway', 'license', 'checkout', 'operator'] as const)
+    secrets[`internal_token_${caller}`] = credentialOf(stack.topology, caller).token;
   secrets.api_key_pepper = stack.topology.apiKeyPepper;
   const api = client(stack.url, acct.apiKey);
 
   const product = await api('POST', '/api/v1/products', { name: 'Observed' }, { 'x-request-id': 'obs-create-product' });
   requestIds.push('obs-create-product');
-  const license = await api('POST', '/api/v1/licenses', { product_id: product.body.id, customer_email: 'buyer@example.com' }, { 'x-request-id': 'obs-create-license' });
+  const license = await api(
+    'POST',
+    '/api/v1/licenses',
+    { product_id: product.body.id, customer_email: 'buyer@example.com' },
+    { 'x-request-id': 'obs-create-license' },
+  );
   requestIds.push('obs-create-license');
   secrets.license_key = license.body.license_key;
   // The query form puts the key in the URL: the access log must not keep it.
-  expect((await api('GET', `/api/v1/licenses/validate?license_key=${encodeURIComponent(license.body.license_key)}`, undefined, { 'x-request-id': 'obs-validate' })).body.code).toBe('valid');
+  expect(
+    (
+      await api(
+        'GET',
+        `/api/v1/licenses/validate?license_key=${encodeURIComponent(license.body.license_key)}`,
+        undefined,
+        { 'x-request-id': 'obs-validate' },
+      )
+    ).body.code,
+  ).toBe('valid');
   expect((await api('POST', '/api/v1/keys/validate', { key: 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE' })).body.valid).toBe(false);
 
   // Every /licenses/{key} route, on success and on error paths, with the key in the path (also lower-case,
@@ -49,7 +64,10 @@ beforeAll(async () => {
   const key = license.body.license_key as string;
   const lower = key.toLowerCase();
   secrets.license_key_lower = lower;
-  const other = await api('POST', '/api/v1/licenses', { product_id: product.body.id, customer_email: 'other@example.com' });
+  const other = await api('POST', '/api/v1/licenses', {
+    product_id: product.body.id,
+    customer_email: 'other@example.com',
+  });
   secrets.other_license_key = other.body.license_key;
   const activation = await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'machine-1' });
   expect(activation.status).toBe(201);
@@ -75,7 +93,11 @@ beforeAll(async () => {
     ['GET', `/api/v1/licenses/validate?license_key=${key}&unknown=1`],
   ];
   for (const [method, path, body] of calls) {
-    const res = await fetch(`${stack.url}${path}`, { method, headers: { authorization: `Bearer ${acct.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(`${stack.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${acct.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     expect(res.status).toBeLessThan(500);
   }
 
@@ -113,7 +135,15 @@ describe('logs', () => {
       expect(typeof p.msg).toBe('string');
     }
     const services = new Set(parsed.map((p) => p.service));
-    for (const s of ['gateway', 'account-service', 'product-service', 'license-service', 'checkout-service', 'webhook-service']) expect(services).toContain(s);
+    for (const s of [
+      'gateway',
+      'account-service',
+      'product-service',
+      'license-service',
+      'checkout-service',
+      'webhook-service',
+    ])
+      expect(services).toContain(s);
   });
 
   it('carry the request id from the gateway into the service that did the work', () => {
@@ -129,10 +159,13 @@ describe('logs', () => {
 
   it('never contain a secret: API keys, bearer tokens, licence keys in URLs, passwords, webhook secrets', () => {
     const all = lines.join('\n');
-    expect(Object.keys(secrets)).toEqual(expect.arrayContaining(['api_key', 'license_key', 'webhook_secret', 'password', 'forged_key', 'internal_token']));
+    expect(Object.keys(secrets)).toEqual(
+      expect.arrayContaining(['api_key', 'license_key', 'webhook_secret', 'password', 'forged_key', 'internal_token']),
+    );
     for (const [name, value] of Object.entries(secrets)) {
       expect(value.length).toBeGreaterThan(8);
-      if (all.includes(value)) throw new Error(`the ${name} appears in the logs:\n${lines.find((l) => l.includes(value))}`);
+      if (all.includes(value))
+        throw new Error(`the ${name} appears in the logs:\n${lines.find((l) => l.includes(value))}`);
     }
     expect(all).not.toMatch(/Bearer\s+lk_/);
     expect(all).toContain('[redacted]'); // the validate URL was logged, without its key
@@ -156,8 +189,12 @@ describe('metrics', () => {
 
   it('the gateway counts requests by route template and status, and 429s by window', async () => {
     const text = await scrape(stack.metricsUrls.gateway);
-    expect(value(text, /^licensing_http_requests_total\{.*method="POST".*route="\/api\/v1\/products".*status="201"/)).toBeGreaterThanOrEqual(1);
-    expect(value(text, /^licensing_http_requests_total\{.*route="\/api\/v1\/licenses\/validate".*status="200"/)).toBe(1);
+    expect(
+      value(text, /^licensing_http_requests_total\{.*method="POST".*route="\/api\/v1\/products".*status="201"/),
+    ).toBeGreaterThanOrEqual(1);
+    expect(value(text, /^licensing_http_requests_total\{.*route="\/api\/v1\/licenses\/validate".*status="200"/)).toBe(
+      1,
+    );
     expect(text).not.toMatch(/route="[^"]*(prod_|lic_|[A-Z0-9]{5}-)/); // templates, never raw ids or keys
     expect(value(text, /^licensing_http_request_duration_seconds_count\{.*route="\/api\/v1\/keys\/validate"/)).toBe(1);
     expect(value(text, /^licensing_rate_limit_rejections_total\{.*window="auth_failures"/)).toBe(1);
@@ -177,8 +214,12 @@ describe('metrics', () => {
   });
 
   it('the webhook service counts deliveries by outcome; the product service its events', async () => {
-    expect(value(await scrape(stack.metricsUrls.webhook), /^licensing_webhook_deliveries_total\{.*outcome="delivered"/)).toBeGreaterThanOrEqual(1);
-    expect(value(await scrape(stack.metricsUrls.product), /^licensing_events_published_total\{.*type="product.created"/)).toBe(1);
+    expect(
+      value(await scrape(stack.metricsUrls.webhook), /^licensing_webhook_deliveries_total\{.*outcome="delivered"/),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      value(await scrape(stack.metricsUrls.product), /^licensing_events_published_total\{.*type="product.created"/),
+    ).toBe(1);
   });
 
   it('answers only GET /metrics on the metrics port, and /metrics is not on the public port', async () => {

@@ -25,7 +25,11 @@ afterAll(async () => {
 });
 
 async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, ACCOUNT_GRPC_ADDR: stack.addrs.account, INTERNAL_TOKEN: credentialOf(stack.topology, 'operator').token };
+  const env = {
+    ...process.env,
+    ACCOUNT_GRPC_ADDR: stack.addrs.account,
+    INTERNAL_TOKEN: credentialOf(stack.topology, 'operator').token,
+  };
   try {
     const { stdout, stderr } = await exec(process.execPath, [script('admin'), ...args], { env });
     return { code: 0, stdout, stderr };
@@ -56,15 +60,36 @@ describe('npm run admin', () => {
   it('set-plan and set-limits change the account and the gateway honours them', async () => {
     const { account_id, api_key } = JSON.parse((await admin('create-account', '--name', 'Limits')).stdout);
     const api = client(stack.url, api_key);
-    expect((await api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe('"hour";q=100;w=3600, "minute";q=100;w=60');
-    expect(JSON.parse((await admin('set-plan', '--account', account_id, '--plan', 'pro')).stdout)).toEqual({ account_id, name: 'Limits', plan: 'pro', per_minute_limit: null, per_hour_limit: null });
-    const limits = JSON.parse((await admin('set-limits', '--account', account_id, '--per-minute', '300', '--per-hour', '5000')).stdout);
+    expect((await api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe(
+      '"hour";q=100;w=3600, "minute";q=100;w=60',
+    );
+    expect(JSON.parse((await admin('set-plan', '--account', account_id, '--plan', 'pro')).stdout)).toEqual({
+      account_id,
+      name: 'Limits',
+      plan: 'pro',
+      per_minute_limit: null,
+      per_hour_limit: null,
+    });
+    const limits = JSON.parse(
+      (await admin('set-limits', '--account', account_id, '--per-minute', '300', '--per-hour', '5000')).stdout,
+    );
     expect(limits).toMatchObject({ plan: 'pro', per_minute_limit: 300, per_hour_limit: 5000 });
-    await eventually(async () => expect((await api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe('"hour";q=5000;w=3600, "minute";q=300;w=60'), { intervalMs: 50 });
-    expect(JSON.parse((await admin('set-limits', '--account', account_id, '--per-hour', '0')).stdout)).toMatchObject({ per_minute_limit: 300, per_hour_limit: null });
+    await eventually(
+      async () =>
+        expect((await api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe(
+          '"hour";q=5000;w=3600, "minute";q=300;w=60',
+        ),
+      { intervalMs: 50 },
+    );
+    expect(JSON.parse((await admin('set-limits', '--account', account_id, '--per-hour', '0')).stdout)).toMatchObject({
+      per_minute_limit: 300,
+      per_hour_limit: null,
+    });
     expect((await admin('set-limits', '--account', account_id)).code).toBe(2);
     expect((await admin('set-limits', '--account', account_id, '--per-minute', 'lots')).code).toBe(2);
-    expect(JSON.parse((await admin('set-plan', '--account', account_id, '--plan', 'platinum')).stderr)).toMatchObject({ error: 'invalid_request' });
+    expect(JSON.parse((await admin('set-plan', '--account', account_id, '--plan', 'platinum')).stderr)).toMatchObject({
+      error: 'invalid_request',
+    });
   });
 
   it('refuses bad usage with exit 2 and service errors with exit 1 and a JSON error', async () => {

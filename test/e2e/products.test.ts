@@ -5,13 +5,23 @@ const f = useStackWithAccount();
 
 describe('products', () => {
   it('creates a product (201 with Location) and reads it back', async () => {
-    const created = await f.api('POST', '/api/v1/products', { name: '  Photo Editor Pro ', description: 'Desktop app' });
+    const created = await f.api('POST', '/api/v1/products', {
+      name: '  Photo Editor Pro ',
+      description: 'Desktop app',
+    });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       id: expect.stringMatching(/^prod_[0-9A-Z]{26}$/),
       name: 'Photo Editor Pro',
       description: 'Desktop app',
-      policy: { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' },
+      policy: {
+        duration_days: null,
+        max_activations: null,
+        grace_days: 0,
+        require_activation: false,
+        validate_keys_see_email: false,
+        refund_action: 'revoke',
+      },
       price: null,
       created_at: expect.any(String),
     });
@@ -23,9 +33,16 @@ describe('products', () => {
   });
 
   it('publishes product.created with the documented envelope, carrying the request id', async () => {
-    const created = await f.api('POST', '/api/v1/products', { name: 'Evented' }, { 'x-request-id': 'trace-product-created-1' });
+    const created = await f.api(
+      'POST',
+      '/api/v1/products',
+      { name: 'Evented' },
+      { 'x-request-id': 'trace-product-created-1' },
+    );
     expect(created.headers.get('x-request-id')).toBe('trace-product-created-1');
-    const event = await f.events.waitFor((e) => e.type === 'product.created' && (e.data as { product: { id: string } }).product.id === created.body.id);
+    const event = await f.events.waitFor(
+      (e) => e.type === 'product.created' && (e.data as { product: { id: string } }).product.id === created.body.id,
+    );
     expect(event).toEqual({
       id: expect.stringMatching(/^evt_/),
       type: 'product.created',
@@ -59,12 +76,22 @@ describe('products', () => {
     const res = await f.api('GET', `/api/v1/products?limit=${limit}`);
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(res.body).toMatchObject({ status: 400, code: 'invalid_request', errors: [{ field: 'limit', message: expect.any(String) }] });
+    expect(res.body).toMatchObject({
+      status: 400,
+      code: 'invalid_request',
+      errors: [{ field: 'limit', message: expect.any(String) }],
+    });
   });
 
   it('refuses a malformed cursor and unknown query parameters', async () => {
-    expect((await f.api('GET', '/api/v1/products?starting_after=nope')).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'starting_after' }] });
-    expect((await f.api('GET', '/api/v1/products?sort=name')).body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'sort' }] });
+    expect((await f.api('GET', '/api/v1/products?starting_after=nope')).body).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ field: 'starting_after' }],
+    });
+    expect((await f.api('GET', '/api/v1/products?sort=name')).body).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ field: 'sort' }],
+    });
   });
 
   it('hides another account’s product (404) and never lists it', async () => {

@@ -36,12 +36,15 @@ async function burst(api: Api, n: number) {
 
 async function accountWith(plan: string, limits: { perMinuteLimit?: number; perHourLimit?: number } = {}) {
   const acct = await stack.newAccount(plan);
-  if (limits.perMinuteLimit !== undefined || limits.perHourLimit !== undefined) await stack.admin.updateAccount({ id: acct.accountId, ...limits });
-  const keyId = (await stack.admin.listApiKeys({ accountId: acct.accountId, page: { limit: 1, startingAfter: '' } })).data[0].id;
+  if (limits.perMinuteLimit !== undefined || limits.perHourLimit !== undefined)
+    await stack.admin.updateAccount({ id: acct.accountId, ...limits });
+  const keyId = (await stack.admin.listApiKeys({ accountId: acct.accountId, page: { limit: 1, startingAfter: '' } }))
+    .data[0].id;
   return { ...acct, keyId, api: client(stack.url, acct.apiKey) };
 }
 
-const counter = async (window: 'minute' | 'hour', id: string) => Number(await redis.get(`${stack.topology.rateLimitPrefix}:${window}:${id}`));
+const counter = async (window: 'minute' | 'hour', id: string) =>
+  Number(await redis.get(`${stack.topology.rateLimitPrefix}:${window}:${id}`));
 
 describe('per-plan hourly quota and per-key minute limit', () => {
   it('free plan: the 101st request within the hour gets 429 with headers and Retry-After; the minute window keeps no count of it', async () => {
@@ -55,7 +58,11 @@ describe('per-plan hourly quota and per-key minute limit', () => {
     const refused = await a.api('GET', '/api/v1/products');
     expect(refused.status).toBe(429);
     expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(refused.body).toMatchObject({ status: 429, code: 'rate_limited', detail: expect.stringMatching(/hourly quota of 100 requests for this account \(free plan\)/) });
+    expect(refused.body).toMatchObject({
+      status: 429,
+      code: 'rate_limited',
+      detail: expect.stringMatching(/hourly quota of 100 requests for this account \(free plan\)/),
+    });
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(3500);
     expect(retryAfter).toBeLessThanOrEqual(3600);
@@ -68,7 +75,9 @@ describe('per-plan hourly quota and per-key minute limit', () => {
 
   it('pro and enterprise hourly budgets read back from RateLimit-Policy', async () => {
     const pro = await accountWith('pro');
-    expect((await pro.api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe('"hour";q=1000;w=3600, "minute";q=100;w=60');
+    expect((await pro.api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe(
+      '"hour";q=1000;w=3600, "minute";q=100;w=60',
+    );
     const ent = await accountWith('enterprise');
     const res = await ent.api('GET', '/api/v1/products');
     expect(res.headers.get('ratelimit-policy')).toBe('"hour";q=10000;w=3600, "minute";q=100;w=60');
@@ -100,9 +109,17 @@ describe('per-plan hourly quota and per-key minute limit', () => {
 
   it('an operator override raises both windows, and a plan change applies within seconds on a cached key', async () => {
     const a = await accountWith('free');
-    expect((await a.api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe('"hour";q=100;w=3600, "minute";q=100;w=60');
+    expect((await a.api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe(
+      '"hour";q=100;w=3600, "minute";q=100;w=60',
+    );
     await stack.admin.updateAccount({ id: a.accountId, perMinuteLimit: 150, perHourLimit: 200 });
-    await eventually(async () => expect((await a.api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe('"hour";q=200;w=3600, "minute";q=150;w=60'), { intervalMs: 50 });
+    await eventually(
+      async () =>
+        expect((await a.api('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe(
+          '"hour";q=200;w=3600, "minute";q=150;w=60',
+        ),
+      { intervalMs: 50 },
+    );
     const used = await counter('minute', a.keyId);
     const { statuses } = await burst(a.api, 150 - used);
     expect(statuses.every((s) => s === 200)).toBe(true);
@@ -111,20 +128,38 @@ describe('per-plan hourly quota and per-key minute limit', () => {
     expect(refused.body.detail).toMatch(/per-minute limit of 150/);
 
     await stack.admin.updateAccount({ id: a.accountId, plan: 'enterprise', perHourLimit: 0 });
-    await eventually(async () => {
-      const fresh = client(stack.url, (await stack.admin.createApiKey({ accountId: a.accountId, scope: 'full', name: '' })).secret);
-      expect((await fresh('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe('"hour";q=10000;w=3600, "minute";q=150;w=60');
-    }, { intervalMs: 50 });
+    await eventually(
+      async () => {
+        const fresh = client(
+          stack.url,
+          (await stack.admin.createApiKey({ accountId: a.accountId, scope: 'full', name: '' })).secret,
+        );
+        expect((await fresh('GET', '/api/v1/products')).headers.get('ratelimit-policy')).toBe(
+          '"hour";q=10000;w=3600, "minute";q=150;w=60',
+        );
+      },
+      { intervalMs: 50 },
+    );
   });
 
   it('refuses bad overrides', async () => {
     const a = await stack.newAccount('free');
-    await expect(stack.admin.updateAccount({ id: a.accountId, perMinuteLimit: -1 })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(stack.admin.updateAccount({ id: a.accountId, perHourLimit: 2_000_000 })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(stack.admin.updateAccount({ id: a.accountId, plan: 'gold' })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(stack.admin.updateAccount({ id: a.accountId, plan: '' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(stack.admin.updateAccount({ id: a.accountId, perMinuteLimit: -1 })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(stack.admin.updateAccount({ id: a.accountId, perHourLimit: 2_000_000 })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(stack.admin.updateAccount({ id: a.accountId, plan: 'gold' })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(stack.admin.updateAccount({ id: a.accountId, plan: '' })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
     await expect(stack.admin.updateAccount({ id: a.accountId })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(stack.admin.updateAccount({ id: 'acct_nope', plan: 'pro' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(stack.admin.updateAccount({ id: 'acct_nope', plan: 'pro' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
   });
 });
 
@@ -144,7 +179,10 @@ describe('shared across gateways', () => {
 describe('large limits, decided in memory', () => {
   it('two gateways admit exactly the limit, and what they admitted locally reaches Redis', async () => {
     // 5 % per gateway: a limit of 200 is large enough to be decided in memory (batches of 10).
-    const [one, two] = [await stack.extraGateway({ RATE_LIMIT_LOCAL_PERCENT: '5' }), await stack.extraGateway({ RATE_LIMIT_LOCAL_PERCENT: '5' })];
+    const [one, two] = [
+      await stack.extraGateway({ RATE_LIMIT_LOCAL_PERCENT: '5' }),
+      await stack.extraGateway({ RATE_LIMIT_LOCAL_PERCENT: '5' }),
+    ];
     const a = await accountWith('enterprise', { perMinuteLimit: 200, perHourLimit: 100_000 });
     const [apiA, apiB] = [client(one.url, a.apiKey), client(two.url, a.apiKey)];
     let ok = 0;
@@ -189,9 +227,15 @@ describe('when Redis is away', () => {
       await own.pause();
       const during = await burst(api, 5);
       expect(during.statuses).toEqual([200, 200, 200, 200, 200]); // how fast is the benchmark's business
-      expect((await api('GET', '/api/v1/status')).body).toMatchObject({ status: 'degraded', dependencies: { redis: { status: 'degraded' } } });
+      expect((await api('GET', '/api/v1/status')).body).toMatchObject({
+        status: 'degraded',
+        dependencies: { redis: { status: 'degraded' } },
+      });
       await own.resume();
-      await eventually(async () => expect((await api('GET', '/api/v1/status')).body.dependencies.redis.status).toBe('ok'), { timeoutMs: 6000, intervalMs: 100 });
+      await eventually(
+        async () => expect((await api('GET', '/api/v1/status')).body.dependencies.redis.status).toBe('ok'),
+        { timeoutMs: 6000, intervalMs: 100 },
+      );
       await api('GET', '/api/v1/products');
       const check = new Redis(own.url);
       expect(Number(await check.get(`${stack.topology.rateLimitPrefix}:minute:${a.keyId}`))).toBeGreaterThan(0);
@@ -204,7 +248,10 @@ describe('when Redis is away', () => {
 
 describe('failed authentication', () => {
   it('a flood of bad keys from one address is throttled, and a valid key from the same address still gets 200', async () => {
-    const gw = await stack.extraGateway({ RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}:flood`, AUTH_FAILURES_PER_MINUTE: '60' });
+    const gw = await stack.extraGateway({
+      RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}:flood`,
+      AUTH_FAILURES_PER_MINUTE: '60',
+    });
     const bad = client(gw.url, 'lk_full_guess');
     const statuses: number[] = [];
     for (let i = 0; i < 100; i++) statuses.push((await bad('GET', '/api/v1/products')).status);
@@ -220,9 +267,14 @@ describe('failed authentication', () => {
   });
 
   it('counts failures atomically: a parallel burst of bad keys gets exactly the allowance of 401s', async () => {
-    const gw = await stack.extraGateway({ RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}:burst`, AUTH_FAILURES_PER_MINUTE: '20' });
+    const gw = await stack.extraGateway({
+      RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}:burst`,
+      AUTH_FAILURES_PER_MINUTE: '20',
+    });
     const bad = client(gw.url, 'lk_full_guess');
-    const statuses = await Promise.all(Array.from({ length: 50 }, () => bad('GET', '/api/v1/products').then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, () => bad('GET', '/api/v1/products').then((r) => r.status)),
+    );
     expect(statuses.filter((s) => s === 401)).toHaveLength(20);
     expect(statuses.filter((s) => s === 429)).toHaveLength(30);
   });

@@ -22,7 +22,10 @@ const count = (statuses: number[], s: number) => statuses.filter((x) => x === s)
 
 /** A gateway of its own (own counters in Redis) with these limits, once it counts in Redis. */
 async function gatewayWith(config: Record<string, string>) {
-  const gw = await stack.extraGateway({ RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}_${randomBytes(3).toString('hex')}`, ...config });
+  const gw = await stack.extraGateway({
+    RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}_${randomBytes(3).toString('hex')}`,
+    ...config,
+  });
   await eventually(async () => expect((await (await fetch(`${gw.url}/readyz`)).json()).rate_limits).toBe('redis'));
   return gw;
 }
@@ -37,9 +40,16 @@ async function form(url: string, page: 'signin' | 'signup') {
 it('sign-in: a parallel burst of wrong passwords gets exactly the limit through; a right password is not counted as a guess', async () => {
   const gw = await gatewayWith({ SIGNIN_FAILURES_PER_EMAIL: '8', SIGNIN_FAILURES_PER_ADDRESS: '1000' });
   const owner = await new WebClient(gw.url, stack.topology).signUp(email());
-  for (let i = 0; i < 5; i++) expect((await new WebClient(gw.url, stack.topology).signIn(owner.email, owner.password)).status).toBe(303); // never counted
+  for (let i = 0; i < 5; i++)
+    expect((await new WebClient(gw.url, stack.topology).signIn(owner.email, owner.password)).status).toBe(303); // never counted
   const forms = await Promise.all(Array.from({ length: 20 }, () => form(gw.url, 'signin')));
-  const statuses = (await Promise.all(forms.map(({ web, csrf }, i) => web.post('/dashboard/signin', { _csrf: csrf, email: owner.email, password: `wrong guess ${i}` })))).map((r) => r.status);
+  const statuses = (
+    await Promise.all(
+      forms.map(({ web, csrf }, i) =>
+        web.post('/dashboard/signin', { _csrf: csrf, email: owner.email, password: `wrong guess ${i}` }),
+      ),
+    )
+  ).map((r) => r.status);
   expect([count(statuses, 401), count(statuses, 429)]).toEqual([8, 12]);
 });
 
@@ -47,21 +57,45 @@ it('sign-up: throttled per e-mail and per address, every attempt counted, in par
   const gw = await gatewayWith({ SIGNUPS_PER_EMAIL: '3', SIGNUPS_PER_ADDRESS: '11' });
   const target = email();
   const forms = await Promise.all(Array.from({ length: 8 }, () => form(gw.url, 'signup')));
-  const statuses = (await Promise.all(forms.map(({ web, csrf }) => web.post('/dashboard/signup', { _csrf: csrf, account_name: 'Burst', email: target, password: 'a long enough passphrase' })))).map((r) => r.status);
+  const statuses = (
+    await Promise.all(
+      forms.map(({ web, csrf }) =>
+        web.post('/dashboard/signup', {
+          _csrf: csrf,
+          account_name: 'Burst',
+          email: target,
+          password: 'a long enough passphrase',
+        }),
+      ),
+    )
+  ).map((r) => r.status);
   expect(count(statuses, 429)).toBe(5);
   expect(count(statuses, 303)).toBe(3); // "check your inbox" for each attempt let through
   // Every attempt counted for the address too (8 of its 11): three more e-mails pass, the next is refused.
   const more: number[] = [];
   for (let i = 0; i < 4; i++) {
     const { web, csrf } = await form(gw.url, 'signup');
-    more.push((await web.post('/dashboard/signup', { _csrf: csrf, account_name: 'More', email: email(), password: 'a long enough passphrase' })).status);
+    more.push(
+      (
+        await web.post('/dashboard/signup', {
+          _csrf: csrf,
+          account_name: 'More',
+          email: email(),
+          password: 'a long enough passphrase',
+        })
+      ).status,
+    );
   }
   expect(more).toEqual([303, 303, 303, 429]);
 });
 
 it('hosted checkout page: a parallel burst from one address gets exactly the limit through', async () => {
   const gw = await gatewayWith({ CHECKOUT_REQUESTS_PER_MINUTE: '5' });
-  const statuses = (await Promise.all(Array.from({ length: 15 }, () => fetch(`${gw.url}/checkout/cs_01JD8Z3K6Q2W4E5R6T7Y8V9X0P`).then((r) => r.status)))).sort();
+  const statuses = (
+    await Promise.all(
+      Array.from({ length: 15 }, () => fetch(`${gw.url}/checkout/cs_01JD8Z3K6Q2W4E5R6T7Y8V9X0P`).then((r) => r.status)),
+    )
+  ).sort();
   expect([count(statuses, 404), count(statuses, 429)]).toEqual([5, 10]);
 });
 
@@ -69,7 +103,9 @@ it('auth failures: a parallel burst of bad keys is cut at the limit, and a valid
   const gw = await gatewayWith({ AUTH_FAILURES_PER_MINUTE: '4' });
   const { apiKey } = await stack.newAccount();
   const bad = `lk_full_${randomBytes(20).toString('hex')}`;
-  const statuses = await Promise.all(Array.from({ length: 12 }, () => client(gw.url, bad)('GET', '/api/v1/products').then((r) => r.status)));
+  const statuses = await Promise.all(
+    Array.from({ length: 12 }, () => client(gw.url, bad)('GET', '/api/v1/products').then((r) => r.status)),
+  );
   expect([count(statuses, 401), count(statuses, 429)]).toEqual([4, 8]);
   expect((await client(gw.url, apiKey)('GET', '/api/v1/products')).status).toBe(200);
 });

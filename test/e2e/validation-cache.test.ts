@@ -35,12 +35,16 @@ async function setUp(policy: Record<string, unknown> = {}) {
   const { accountId, apiKey } = await stack.newAccount();
   const api = client(stack.url, apiKey);
   const product = (await api('POST', '/api/v1/products', { name: 'Cached', policy })).body.id as string;
-  const issue = async () => (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'cache@example.com' })).body.license_key as string;
+  const issue = async () =>
+    (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'cache@example.com' })).body
+      .license_key as string;
   return { accountId, apiKey, api, product, issue };
 }
 
-const validate = (api: Api, key: string, fingerprint?: string) => api('GET', `/api/v1/licenses/validate?license_key=${key}${fingerprint ? `&fingerprint=${fingerprint}` : ''}`);
-const code = async (api: Api, key: string, fingerprint?: string) => (await validate(api, key, fingerprint)).body.code as string;
+const validate = (api: Api, key: string, fingerprint?: string) =>
+  api('GET', `/api/v1/licenses/validate?license_key=${key}${fingerprint ? `&fingerprint=${fingerprint}` : ''}`);
+const code = async (api: Api, key: string, fingerprint?: string) =>
+  (await validate(api, key, fingerprint)).body.code as string;
 /** An answer without cache_until, which moves with the clock. */
 const timeless = ({ cache_until, ...rest }: Record<string, unknown>) => ({ ...rest, cache_until: typeof cache_until });
 const hits = (metricsUrl: string) => metric(metricsUrl, /^licensing_validation_cache_total\{.*result="hit"/);
@@ -60,13 +64,21 @@ describe('answers from memory', () => {
   });
 
   it('answers exactly as the licence service does, through activation, grace and expiry (cache on vs cache off)', async () => {
-    const { apiKey, api, issue } = await setUp({ duration_days: 30, grace_days: 3, max_activations: 1, require_activation: true });
+    const { apiKey, api, issue } = await setUp({
+      duration_days: 30,
+      grace_days: 3,
+      max_activations: 1,
+      require_activation: true,
+    });
     const uncached = client((await stack.extraGateway({ VALIDATION_CACHE_SIZE: '0' })).url, apiKey);
     const key = await issue();
     const both = async (fingerprint?: string) => {
       // Twice on the cached gateway: the second answer comes from memory.
       await validate(api, key, fingerprint);
-      const [cached, fresh] = [(await validate(api, key, fingerprint)).body, (await validate(uncached, key, fingerprint)).body];
+      const [cached, fresh] = [
+        (await validate(api, key, fingerprint)).body,
+        (await validate(uncached, key, fingerprint)).body,
+      ];
       expect(timeless(cached)).toEqual(timeless(fresh));
       return cached.code as string;
     };
@@ -94,15 +106,21 @@ describe('exact through events', () => {
       expect(await code(gw, key)).toBe('valid'); // now from memory
     }
     expect((await api('POST', `/api/v1/licenses/${key}/suspend`)).status).toBe(200);
-    await eventually(async () => {
-      expect(await code(api, key)).toBe('suspended');
-      expect(await code(other, key)).toBe('suspended');
-    }, { timeoutMs: 1000 });
+    await eventually(
+      async () => {
+        expect(await code(api, key)).toBe('suspended');
+        expect(await code(other, key)).toBe('suspended');
+      },
+      { timeoutMs: 1000 },
+    );
     expect((await other('POST', `/api/v1/licenses/${key}/reinstate`)).status).toBe(200);
-    await eventually(async () => {
-      expect(await code(api, key)).toBe('valid');
-      expect(await code(other, key)).toBe('valid');
-    }, { timeoutMs: 1000 });
+    await eventually(
+      async () => {
+        expect(await code(api, key)).toBe('valid');
+        expect(await code(other, key)).toBe('valid');
+      },
+      { timeoutMs: 1000 },
+    );
   });
 
   // Before the NATS restart test, whose delayed events could arrive during this one.
@@ -114,8 +132,10 @@ describe('exact through events', () => {
       const slow = client(gw.url, apiKey);
       const [warm, key] = [await issue(), await issue()];
       expect(await code(slow, warm)).toBe('valid'); // channel up, API key cached
-      const served = () => metric(stack.metricsUrls.license, /^licensing_grpc_server_handled_total\{.*method="ValidateLicense"/);
-      const evicted = () => metric(gw.metricsUrl, /^licensing_validation_cache_evictions_total\{.*event="license.revoked"/);
+      const served = () =>
+        metric(stack.metricsUrls.license, /^licensing_grpc_server_handled_total\{.*method="ValidateLicense"/);
+      const evicted = () =>
+        metric(gw.metricsUrl, /^licensing_validation_cache_evictions_total\{.*event="license.revoked"/);
       const [servedBefore, evictedBefore] = [await served(), await evicted()];
 
       proxy.hold();
@@ -141,7 +161,9 @@ describe('exact through events', () => {
     expect(await code(api, key)).toBe('valid');
     await nats.pause();
     try {
-      await eventually(async () => expect((await api('GET', '/api/v1/status')).body.dependencies.nats.status).toBe('down'));
+      await eventually(async () =>
+        expect((await api('GET', '/api/v1/status')).body.dependencies.nats.status).toBe('down'),
+      );
       expect(await code(api, key)).toBe('valid'); // asked again, and not kept: nothing could evict it now
       // The change cannot be announced (its event waits in the outbox), yet no gateway answers from memory.
       expect((await api('POST', `/api/v1/licenses/${key}/revoke`)).status).toBe(200);
@@ -149,7 +171,10 @@ describe('exact through events', () => {
     } finally {
       await nats.resume();
     }
-    await eventually(async () => expect((await api('GET', '/api/v1/status')).body.dependencies.nats.status).toBe('ok'), { timeoutMs: 10_000 });
+    await eventually(
+      async () => expect((await api('GET', '/api/v1/status')).body.dependencies.nats.status).toBe('ok'),
+      { timeoutMs: 10_000 },
+    );
     expect(await code(api, key)).toBe('revoked');
     expect(await code(api, key)).toBe('revoked');
   });
@@ -178,7 +203,9 @@ describe('validation counts off the hot path', () => {
       expect(res.body.last_validated_at).not.toBeNull();
       return res;
     });
-    expect(new Date(read.body.last_validated_at).getTime()).toBeGreaterThan(new Date(read.body.created_at).getTime() - 1);
+    expect(new Date(read.body.last_validated_at).getTime()).toBeGreaterThan(
+      new Date(read.body.created_at).getTime() - 1,
+    );
   });
 });
 
@@ -190,9 +217,15 @@ describe('API-key revocation', () => {
     try {
       const gw = await stack.extraGateway({ ACCOUNT_GRPC_ADDR: proxy.address });
       expect((await client(gw.url, acct.apiKey)('GET', '/api/v1/status')).status).toBe(200); // channel up
-      const victim = await stack.admin.createApiKey({ accountId: acct.accountId, scope: 'full', name: 'victim', actor: 'test' });
+      const victim = await stack.admin.createApiKey({
+        accountId: acct.accountId,
+        scope: 'full',
+        name: 'victim',
+        actor: 'test',
+      });
       log = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
-      const served = () => metric(stack.metricsUrls.account, /^licensing_grpc_server_handled_total\{.*method="Authenticate".*code="OK"/);
+      const served = () =>
+        metric(stack.metricsUrls.account, /^licensing_grpc_server_handled_total\{.*method="Authenticate".*code="OK"/);
       const servedBefore = await served();
       proxy.hold();
       const inFlight = client(gw.url, victim.secret)('GET', '/api/v1/status');
@@ -209,4 +242,3 @@ describe('API-key revocation', () => {
     }
   });
 });
-

@@ -22,7 +22,11 @@ const children: ChildProcess[] = [];
 
 function spawnWebhook(): Promise<ChildProcess> {
   const port = Number(stack.addrs.webhook.split(':')[1]);
-  const { child, exited } = spawnComponent('webhook', { ...envFor.webhook(stack.topology, port), METRICS_PORT: '0' }, join(logDir, `webhook-${children.length}.log`));
+  const { child, exited } = spawnComponent(
+    'webhook',
+    { ...envFor.webhook(stack.topology, port), METRICS_PORT: '0' },
+    join(logDir, `webhook-${children.length}.log`),
+  );
   children.push(child);
   return waitForServing(stack.addrs.webhook, 30_000, exited).then(() => child);
 }
@@ -48,7 +52,10 @@ it('a delivery in flight when the webhook process is SIGKILLed is sent again by 
   const hook = await api('POST', '/api/v1/webhooks', { url: `${receiver.url}/crash`, events: ['license.created'] });
   expect(hook.status).toBe(201);
   const product = await api('POST', '/api/v1/products', { name: 'Crashy' });
-  const licence = await api('POST', '/api/v1/licenses', { product_id: product.body.id, customer_email: 'crash@example.com' });
+  const licence = await api('POST', '/api/v1/licenses', {
+    product_id: product.body.id,
+    customer_email: 'crash@example.com',
+  });
 
   const [inFlight] = await receiver.waitFor('/crash', 1);
   first.kill('SIGKILL'); // mid-attempt: the receiver has not answered
@@ -59,5 +66,11 @@ it('a delivery in flight when the webhook process is SIGKILLed is sent again by 
   expect(again.headers['webhook-id']).toBe(inFlight.headers['webhook-id']);
   expect(JSON.parse(again.body).data.license.key).toBe(licence.body.license_key);
   // One recorded attempt: the killed one died before it could record its outcome.
-  await eventually(async () => expect((await api('GET', `/api/v1/webhooks/${hook.body.id}/deliveries`)).body.data).toEqual([expect.objectContaining({ status: 'delivered', attempts: 1 })]), { intervalMs: 100 });
+  await eventually(
+    async () =>
+      expect((await api('GET', `/api/v1/webhooks/${hook.body.id}/deliveries`)).body.data).toEqual([
+        expect.objectContaining({ status: 'delivered', attempts: 1 }),
+      ]),
+    { intervalMs: 100 },
+  );
 });

@@ -27,8 +27,13 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const endpoint = async (path: string, events: string[], as = api) => (await as('POST', '/api/v1/webhooks', { url: `${receiver.url}${path}`, events })).body as { id: string; secret: string };
-const issue = async (email = 'hook@example.com') => (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: email })).body.license_key as string;
+const endpoint = async (path: string, events: string[], as = api) =>
+  (await as('POST', '/api/v1/webhooks', { url: `${receiver.url}${path}`, events })).body as {
+    id: string;
+    secret: string;
+  };
+const issue = async (email = 'hook@example.com') =>
+  (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: email })).body.license_key as string;
 
 it('delivers a signed Standard Webhooks request that independent code verifies', async () => {
   const { secret } = await endpoint('/signed', ['license.created']);
@@ -40,7 +45,12 @@ it('delivers a signed Standard Webhooks request that independent code verifies',
   expect(verifySignature(secret, req)).toBe(true);
   expect(verifySignature(`whsec_${Buffer.alloc(24).toString('base64')}`, req)).toBe(false);
   expect(verifySignature(secret, { ...req, body: req.body.replace('signed@', 'forged@') })).toBe(false);
-  expect(JSON.parse(req.body)).toEqual({ id: req.headers['webhook-id'], type: 'license.created', created_at: expect.any(String), data: { license: expect.objectContaining({ key, customer_email: 'signed@example.com' }) } });
+  expect(JSON.parse(req.body)).toEqual({
+    id: req.headers['webhook-id'],
+    type: 'license.created',
+    created_at: expect.any(String),
+    data: { license: expect.objectContaining({ key, customer_email: 'signed@example.com' }) },
+  });
 });
 
 it('sends only the subscribed types, and never another account’s events', async () => {
@@ -52,8 +62,15 @@ it('sends only the subscribed types, and never another account’s events', asyn
   await api('POST', '/api/v1/products', { name: 'Another' });
   // Once an endpoint of this account has both events, both were fanned out: any delivery the fan-out
   // made for the other endpoints exists by now (deliveries are created per event, for all endpoints at once).
-  await eventually(() => expect(receiver.at('/everything-mine').map((r) => JSON.parse(r.body).type)).toEqual(expect.arrayContaining(['license.created', 'product.created'])));
-  const typesOf = async (id: string, as = api) => ((await as('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data as { event_type: string }[]).map((d) => d.event_type);
+  await eventually(() =>
+    expect(receiver.at('/everything-mine').map((r) => JSON.parse(r.body).type)).toEqual(
+      expect.arrayContaining(['license.created', 'product.created']),
+    ),
+  );
+  const typesOf = async (id: string, as = api) =>
+    ((await as('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data as { event_type: string }[]).map(
+      (d) => d.event_type,
+    );
   expect(await typesOf(productsOnly.id)).toEqual(['product.created']);
   expect(await typesOf(theirs.id, otherAccount)).toEqual([]);
   await receiver.waitFor('/products-only', 1);
@@ -68,7 +85,13 @@ it('retries a 500 and records the delivery as delivered on the second attempt', 
   const [first, second] = await receiver.waitFor('/flaky', 2);
   expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']); // the same event, for receivers that deduplicate
   await eventually(async () =>
-    expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ status: 'delivered', attempts: 2, last_status_code: 200, event_type: 'license.created', last_latency_ms: expect.any(Number) }),
+    expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({
+      status: 'delivered',
+      attempts: 2,
+      last_status_code: 200,
+      event_type: 'license.created',
+      last_latency_ms: expect.any(Number),
+    }),
   );
 });
 
@@ -78,8 +101,13 @@ it('disables an endpoint that answers 410 Gone', async () => {
   await issue();
   await receiver.waitFor('/gone', 1);
   await eventually(async () => expect((await api('GET', `/api/v1/webhooks/${id}`)).body.enabled).toBe(false));
-  expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ status: 'failed', last_status_code: 410 });
-  const disabled = await events.waitFor((e) => e.type === 'webhook.disabled' && (e.data as { endpoint: { id: string } }).endpoint.id === id);
+  expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({
+    status: 'failed',
+    last_status_code: 410,
+  });
+  const disabled = await events.waitFor(
+    (e) => e.type === 'webhook.disabled' && (e.data as { endpoint: { id: string } }).endpoint.id === id,
+  );
   expect(disabled.data).toMatchObject({ reason: 'the endpoint answered 410 Gone' });
 });
 
@@ -89,11 +117,18 @@ it('an endpoint that fails everything for 5 days is disabled, with webhook.disab
   await issue();
   await receiver.waitFor('/always-down', 1);
   // The failure is recorded (failing_since set), and one failure alone does not disable.
-  await eventually(async () => expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ last_status_code: 500 }));
+  await eventually(async () =>
+    expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({
+      last_status_code: 500,
+    }),
+  );
   expect((await api('GET', `/api/v1/webhooks/${id}`)).body.enabled).toBe(true);
   clock.advance(5 * 86_400_000 + 1000);
   await issue();
-  const disabled = await events.waitFor((e) => e.type === 'webhook.disabled' && (e.data as { endpoint: { id: string } }).endpoint.id === id, 10_000);
+  const disabled = await events.waitFor(
+    (e) => e.type === 'webhook.disabled' && (e.data as { endpoint: { id: string } }).endpoint.id === id,
+    10_000,
+  );
   expect(disabled.data).toMatchObject({ reason: 'every delivery failed for 5 days' });
   expect((await api('GET', `/api/v1/webhooks/${id}`)).body.enabled).toBe(false);
 });
@@ -117,12 +152,16 @@ it('stopped with deliveries pending and started again, every event arrives, none
   await stack.stopService('webhook');
   await stack.restartWebhook();
   // The receiver answered 503 to the first request only; everything after was accepted.
-  const accepted = await eventually(() => {
-    const byId = new Map<string, number>();
-    for (const r of receiver.at('/restart').slice(1)) byId.set(String(r.headers['webhook-id']), (byId.get(String(r.headers['webhook-id'])) ?? 0) + 1);
-    expect(byId.size).toBe(3);
-    return byId;
-  }, { timeoutMs: 10_000, intervalMs: 100 });
+  const accepted = await eventually(
+    () => {
+      const byId = new Map<string, number>();
+      for (const r of receiver.at('/restart').slice(1))
+        byId.set(String(r.headers['webhook-id']), (byId.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+      expect(byId.size).toBe(3);
+      return byId;
+    },
+    { timeoutMs: 10_000, intervalMs: 100 },
+  );
   expect([...accepted.values()]).toEqual([1, 1, 1]);
   const delivered = receiver.at('/restart').map((r) => JSON.parse(r.body).data.license.key);
   expect(new Set(delivered)).toEqual(new Set(keys));
@@ -132,7 +171,10 @@ it('checks the address again at connect time (a name that now resolves inside is
   const port = Number(new URL(receiver.url).port);
   const strict = { httpsOnly: false, allowLoopback: false };
   const byName = await send(`http://localhost:${port}/rebind`, {}, '{}', 1000, strict);
-  expect(byName).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused: the URL must point to a public address$/) });
+  expect(byName).toMatchObject({
+    statusCode: null,
+    error: expect.stringMatching(/^refused: the URL must point to a public address$/),
+  });
   const byAddress = await send(`http://127.0.0.1:${port}/rebind`, {}, '{}', 1000, strict);
   expect(byAddress.error).toMatch(/^refused: the URL must point to a public address$/);
   expect(receiver.at('/rebind')).toEqual([]);
@@ -183,9 +225,18 @@ it('does not follow redirects: a 3xx is a failed attempt', async () => {
   const { id } = await endpoint('/moved', ['*']);
   await api('POST', `/api/v1/webhooks/${id}/test`);
   await receiver.waitFor('/moved', 2); // the 302 was not followed but retried at the same URL
-  await eventually(async () => expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({ status: 'delivered', attempts: 2 }));
+  await eventually(async () =>
+    expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0]).toMatchObject({
+      status: 'delivered',
+      attempts: 2,
+    }),
+  );
   expect(receiver.at('/redirected/moved')).toEqual([]); // where the Location pointed
-  expect(receiver.received.filter((r) => r.path !== '/moved' && r.headers['webhook-id'] === receiver.at('/moved')[0].headers['webhook-id'])).toEqual([]);
+  expect(
+    receiver.received.filter(
+      (r) => r.path !== '/moved' && r.headers['webhook-id'] === receiver.at('/moved')[0].headers['webhook-id'],
+    ),
+  ).toEqual([]);
 });
 
 it('the previous secret stops signing 24 hours after a rotation', async () => {
@@ -222,20 +273,31 @@ it('an account may have a bounded number of endpoints', async () => {
   const acct = await stack.newAccount();
   const mine = client(stack.url, acct.apiKey);
   const statuses: number[] = [];
-  for (let i = 0; i < 21; i++) statuses.push((await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-${i}`, events: ['webhook.test'] })).status);
+  for (let i = 0; i < 21; i++)
+    statuses.push(
+      (await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-${i}`, events: ['webhook.test'] })).status,
+    );
   expect(statuses.slice(0, 20).every((s) => s === 201)).toBe(true);
   expect(statuses[20]).toBe(409);
   // A deleted endpoint frees its place for a new one.
   const first = (await mine('GET', '/api/v1/webhooks?limit=1')).body.data[0].id as string;
   expect((await mine('DELETE', `/api/v1/webhooks/${first}`)).status).toBe(204);
-  expect((await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-again`, events: ['webhook.test'] })).status).toBe(201);
-  expect((await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-over`, events: ['webhook.test'] })).status).toBe(409);
+  expect(
+    (await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-again`, events: ['webhook.test'] })).status,
+  ).toBe(201);
+  expect(
+    (await mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/cap-over`, events: ['webhook.test'] })).status,
+  ).toBe(409);
 });
 
 it('the endpoint cap holds when many are created at once', async () => {
   const acct = await stack.newAccount();
   const mine = client(stack.url, acct.apiKey);
-  const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/burst-${i}`, events: ['webhook.test'] })));
+  const burst = await Promise.all(
+    Array.from({ length: 30 }, (_, i) =>
+      mine('POST', '/api/v1/webhooks', { url: `${receiver.url}/burst-${i}`, events: ['webhook.test'] }),
+    ),
+  );
   const created = burst.filter((r) => r.status === 201).length;
   expect(burst.every((r) => r.status === 201 || r.status === 409)).toBe(true);
   expect(created).toBeGreaterThan(0);

@@ -12,12 +12,21 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const create = (over: Record<string, unknown> = {}) => api('POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['license.created'], ...over });
+const create = (over: Record<string, unknown> = {}) =>
+  api('POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['license.created'], ...over });
 
 it('creates an endpoint and shows its secret exactly once', async () => {
   const res = await create({ description: 'CRM sync', events: ['license.created', 'checkout.completed'] });
   expect(res.status).toBe(201);
-  expect(res.body).toEqual({ id: expect.stringMatching(/^we_/), url: 'http://127.0.0.1:9/hook', events: ['license.created', 'checkout.completed'], description: 'CRM sync', enabled: true, created_at: expect.any(String), secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/) });
+  expect(res.body).toEqual({
+    id: expect.stringMatching(/^we_/),
+    url: 'http://127.0.0.1:9/hook',
+    events: ['license.created', 'checkout.completed'],
+    description: 'CRM sync',
+    enabled: true,
+    created_at: expect.any(String),
+    secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/),
+  });
   const read = await api('GET', `/api/v1/webhooks/${res.body.id}`);
   expect(read.body).not.toHaveProperty('secret');
   expect((await api('GET', '/api/v1/webhooks')).body.data.map((e: { id: string }) => e.id)).toContain(res.body.id);
@@ -26,7 +35,11 @@ it('creates an endpoint and shows its secret exactly once', async () => {
 
 it('updates, disables, rotates the secret and deletes', async () => {
   const { id, secret } = (await create()).body;
-  const patched = await api('PATCH', `/api/v1/webhooks/${id}`, { events: ['*'], enabled: false, description: 'all events' });
+  const patched = await api('PATCH', `/api/v1/webhooks/${id}`, {
+    events: ['*'],
+    enabled: false,
+    description: 'all events',
+  });
   expect(patched.body).toMatchObject({ events: ['*'], enabled: false, description: 'all events' });
   const rotated = await api('POST', `/api/v1/webhooks/${id}/rotate-secret`);
   expect(rotated.status).toBe(200);
@@ -51,16 +64,24 @@ it.each([
 ])('refuses %p with a 400 naming the problem', async (over, field, message) => {
   const res = await create(over);
   expect(res.status).toBe(400);
-  expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field, message: expect.stringMatching(message) })]));
+  expect(res.body.errors).toEqual(
+    expect.arrayContaining([expect.objectContaining({ field, message: expect.stringMatching(message) })]),
+  );
 });
 
 it('refuses loopback receivers unless the service was started with the explicit development setting', async () => {
   const strict = await startStack({ webhookAllowLoopback: false });
   try {
-    const res = await client(strict.url, (await strict.newAccount()).apiKey)('POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    const res = await client(strict.url, (await strict.newAccount()).apiKey)('POST', '/api/v1/webhooks', {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['*'],
+    });
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/^url must point to a public address$/);
-    const named = await client(strict.url, (await strict.newAccount()).apiKey)('POST', '/api/v1/webhooks', { url: 'http://localhost:9/hook', events: ['*'] });
+    const named = await client(strict.url, (await strict.newAccount()).apiKey)('POST', '/api/v1/webhooks', {
+      url: 'http://localhost:9/hook',
+      events: ['*'],
+    });
     expect(named.status).toBe(400); // a hostname that resolves to loopback
   } finally {
     await strict.stop();
@@ -70,8 +91,16 @@ it('refuses loopback receivers unless the service was started with the explicit 
 it('another account gets 404 for every endpoint operation', async () => {
   const { id } = (await create()).body;
   const other = client(stack.url, (await stack.newAccount()).apiKey);
-  for (const [method, path] of [['GET', `/api/v1/webhooks/${id}`], ['PATCH', `/api/v1/webhooks/${id}`], ['DELETE', `/api/v1/webhooks/${id}`], ['POST', `/api/v1/webhooks/${id}/rotate-secret`]] as const) {
-    expect({ method, status: (await other(method, path, method === 'PATCH' ? { enabled: false } : undefined)).status }).toEqual({ method, status: 404 });
+  for (const [method, path] of [
+    ['GET', `/api/v1/webhooks/${id}`],
+    ['PATCH', `/api/v1/webhooks/${id}`],
+    ['DELETE', `/api/v1/webhooks/${id}`],
+    ['POST', `/api/v1/webhooks/${id}/rotate-secret`],
+  ] as const) {
+    expect({
+      method,
+      status: (await other(method, path, method === 'PATCH' ? { enabled: false } : undefined)).status,
+    }).toEqual({ method, status: 404 });
   }
   expect((await other('GET', '/api/v1/webhooks')).body.data).toEqual([]);
   expect((await api('GET', `/api/v1/webhooks/${id}`)).body.enabled).toBe(true);

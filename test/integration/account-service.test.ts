@@ -40,13 +40,24 @@ it.each([
   [{ name: 'x'.repeat(101), plan: 'free' }, 'name'],
   [{ name: 'ok', plan: 'platinum' }, 'plan'],
 ])('refuses %p', async (req, field) => {
-  await expect(accounts.call.createAccount(req)).rejects.toMatchObject({ code: 'invalid_request', fieldErrors: [{ field }] });
+  await expect(accounts.call.createAccount(req)).rejects.toMatchObject({
+    code: 'invalid_request',
+    fieldErrors: [{ field }],
+  });
 });
 
 it('authenticates a live key and refuses it once revoked; revoking twice is fine', async () => {
   const { account } = await accounts.call.createAccount({ name: 'Rev', plan: 'free' });
-  const { secret, apiKey } = await accounts.call.createApiKey({ accountId: account!.id, scope: 'validate', name: 'app' });
-  expect(await gateway.call.authenticate({ secret })).toMatchObject({ keyId: apiKey!.id, scope: 'validate', account: { id: account!.id } });
+  const { secret, apiKey } = await accounts.call.createApiKey({
+    accountId: account!.id,
+    scope: 'validate',
+    name: 'app',
+  });
+  expect(await gateway.call.authenticate({ secret })).toMatchObject({
+    keyId: apiKey!.id,
+    scope: 'validate',
+    account: { id: account!.id },
+  });
   await accounts.call.revokeApiKey({ accountId: account!.id, keyId: apiKey!.id });
   await expect(gateway.call.authenticate({ secret })).rejects.toMatchObject({ code: 'unauthorized' });
   const again = await accounts.call.revokeApiKey({ accountId: account!.id, keyId: apiKey!.id });
@@ -56,23 +67,34 @@ it('authenticates a live key and refuses it once revoked; revoking twice is fine
 it('an account cannot revoke or see another account’s keys', async () => {
   const a = await accounts.call.createAccount({ name: 'A', plan: 'free' });
   const b = await accounts.call.createAccount({ name: 'B', plan: 'free' });
-  await expect(accounts.call.revokeApiKey({ accountId: b.account!.id, keyId: a.apiKey!.id })).rejects.toMatchObject({ code: 'not_found' });
+  await expect(accounts.call.revokeApiKey({ accountId: b.account!.id, keyId: a.apiKey!.id })).rejects.toMatchObject({
+    code: 'not_found',
+  });
   const list = await accounts.call.listApiKeys({ accountId: b.account!.id, page: { limit: 100, startingAfter: '' } });
   expect(list.data.map((k) => k.id)).toEqual([b.apiKey!.id]);
   expect(await gateway.call.authenticate({ secret: a.secret })).toMatchObject({ account: { id: a.account!.id } });
 });
 
 it('refuses keys for unknown accounts and bad scopes', async () => {
-  await expect(accounts.call.createApiKey({ accountId: `acct_${randomBytes(4).toString('hex')}`, scope: 'full', name: '' })).rejects.toMatchObject({ code: 'not_found' });
+  await expect(
+    accounts.call.createApiKey({ accountId: `acct_${randomBytes(4).toString('hex')}`, scope: 'full', name: '' }),
+  ).rejects.toMatchObject({ code: 'not_found' });
   const { account } = await accounts.call.createAccount({ name: 'S', plan: 'free' });
-  await expect(accounts.call.createApiKey({ accountId: account!.id, scope: 'admin', name: '' })).rejects.toMatchObject({ code: 'invalid_request' });
+  await expect(accounts.call.createApiKey({ accountId: account!.id, scope: 'admin', name: '' })).rejects.toMatchObject({
+    code: 'invalid_request',
+  });
 });
 
 it('records last_used_at on authentication', async () => {
   const { account, secret, apiKey } = await accounts.call.createAccount({ name: 'Used', plan: 'free' });
   expect(apiKey!.lastUsedAt).toBe('');
   await gateway.call.authenticate({ secret });
-  await eventually(async () => expect((await accounts.call.listApiKeys({ accountId: account!.id, page: { limit: 10, startingAfter: '' } })).data[0].lastUsedAt).not.toBe(''));
+  await eventually(async () =>
+    expect(
+      (await accounts.call.listApiKeys({ accountId: account!.id, page: { limit: 10, startingAfter: '' } })).data[0]
+        .lastUsedAt,
+    ).not.toBe(''),
+  );
 });
 
 it('is SERVING over the gRPC health protocol, and NOT_SERVING as soon as shutdown begins', async () => {
@@ -80,7 +102,10 @@ it('is SERVING over the gRPC health protocol, and NOT_SERVING as soon as shutdow
   const { health } = await import('@licensing/proto');
   const other = await start({ env: envFor.account(t, 0) });
   const probe = new health.HealthClient(`127.0.0.1:${other.port}`, credentials.createInsecure());
-  const check = () => new Promise<number>((resolve, reject) => probe.check({ service: '' }, (err, res) => (err ? reject(err) : resolve(res!.status))));
+  const check = () =>
+    new Promise<number>((resolve, reject) =>
+      probe.check({ service: '' }, (err, res) => (err ? reject(err) : resolve(res!.status))),
+    );
   // Health checks need no internal credential.
   expect(await check()).toBe(health.HealthCheckResponse_ServingStatus.SERVING);
   const stopping = other.stop();

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { AppError, connectMongo, idempotencyModel, idempotent, syncIndexes, IDEMPOTENCY_TTL_SECONDS } from '@licensing/runtime';
+import {
+  AppError,
+  connectMongo,
+  idempotencyModel,
+  idempotent,
+  syncIndexes,
+  IDEMPOTENCY_TTL_SECONDS,
+} from '@licensing/runtime';
 import { eventually } from '../support/eventually';
 
 let db: Connection;
@@ -27,7 +34,9 @@ it('runs once and replays the stored answer for the same request', async () => {
 
 it('refuses the same key with another request (422 code) and while in flight (409 code)', async () => {
   await idempotent(model, 'acct', 'k2', { a: 1 }, async () => 'first');
-  await expect(idempotent(model, 'acct', 'k2', { a: 2 }, async () => 'second')).rejects.toMatchObject({ code: 'idempotency_key_reused' });
+  await expect(idempotent(model, 'acct', 'k2', { a: 2 }, async () => 'second')).rejects.toMatchObject({
+    code: 'idempotency_key_reused',
+  });
   let release!: () => void;
   let started = false;
   const slow = idempotent(model, 'acct', 'k3', { a: 1 }, () => {
@@ -37,13 +46,17 @@ it('refuses the same key with another request (422 code) and while in flight (40
     });
   });
   await eventually(() => expect(started).toBe(true)); // the first request holds the key
-  await expect(idempotent(model, 'acct', 'k3', { a: 1 }, async () => 'dup')).rejects.toMatchObject({ code: 'conflict' });
+  await expect(idempotent(model, 'acct', 'k3', { a: 1 }, async () => 'dup')).rejects.toMatchObject({
+    code: 'conflict',
+  });
   release();
   expect(await slow).toBe('done');
 });
 
 it('forgets a failed request so it can be retried with the same key', async () => {
-  await expect(idempotent(model, 'acct', 'k4', {}, async () => Promise.reject(new AppError('not_found', 'x')))).rejects.toBeInstanceOf(AppError);
+  await expect(
+    idempotent(model, 'acct', 'k4', {}, async () => Promise.reject(new AppError('not_found', 'x'))),
+  ).rejects.toBeInstanceOf(AppError);
   expect(await idempotent(model, 'acct', 'k4', {}, async () => 'ok')).toBe('ok');
 });
 

@@ -13,7 +13,10 @@ import { testTopology } from '../support/stack';
 // the account and product services alone, over plaintext and over mTLS with the
 // certificates deploy/make-secrets.sh makes.
 const secretsDir = mkdtempSync(join(tmpdir(), 'licensing-test-secrets-'));
-execFileSync('sh', [join(__dirname, '../../deploy/make-secrets.sh')], { env: { ...process.env, SECRETS_DIR: secretsDir }, stdio: 'ignore' });
+execFileSync('sh', [join(__dirname, '../../deploy/make-secrets.sh')], {
+  env: { ...process.env, SECRETS_DIR: secretsDir },
+  stdio: 'ignore',
+});
 
 const plain = testTopology();
 const tls = testTopology({ grpcTlsDir: secretsDir });
@@ -50,30 +53,43 @@ afterAll(async () => {
 
 describe('per-caller credentials', () => {
   it('refuses a caller the service does not know: checkout may not call the account service at all', async () => {
-    await expect(accountClient(account, credentialOf(plain, 'checkout')).createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(
+      accountClient(account, credentialOf(plain, 'checkout')).createAccount({ name: 'x', plan: 'free' }),
+    ).rejects.toMatchObject({ code: 'unauthorized' });
   });
 
   it("refuses one caller's token presented under another caller's name", async () => {
     const stolen = { caller: 'operator' as const, token: credentialOf(plain, 'gateway').token };
-    await expect(accountClient(account, stolen).createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(accountClient(account, stolen).createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
   });
 
-  it('refuses a method outside the caller\'s allow-list: the gateway may not change plans, checkout may not touch products', async () => {
+  it("refuses a method outside the caller's allow-list: the gateway may not change plans, checkout may not touch products", async () => {
     const gateway = accountClient(account, credentialOf(plain, 'gateway'));
-    await expect(gateway.updateAccount({ id: 'acct_x', plan: 'enterprise' })).rejects.toMatchObject({ code: 'forbidden', message: 'gateway may not call UpdateAccount' });
+    await expect(gateway.updateAccount({ id: 'acct_x', plan: 'enterprise' })).rejects.toMatchObject({
+      code: 'forbidden',
+      message: 'gateway may not call UpdateAccount',
+    });
     await expect(gateway.createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({ code: 'forbidden' });
     const checkout = createClient(ProductServiceClient, product, credentialOf(plain, 'checkout'), 3000);
     clients.push(checkout);
-    await expect(checkout.call.updateProduct({ accountId: 'acct_x', id: 'prod_x' } as never)).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(checkout.call.updateProduct({ accountId: 'acct_x', id: 'prod_x' } as never)).rejects.toMatchObject({
+      code: 'forbidden',
+    });
     // ...while the method it needs is let through (and answers not_found for a product that does not exist).
-    await expect(checkout.call.getProduct({ accountId: 'acct_x', id: 'prod_x' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(checkout.call.getProduct({ accountId: 'acct_x', id: 'prod_x' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
   });
 
   it('lets each caller call its own methods', async () => {
     const operator = accountClient(account, credentialOf(plain, 'operator'));
     const created = await operator.createAccount({ name: 'Trusted', plan: 'pro' });
     const gateway = accountClient(account, credentialOf(plain, 'gateway'));
-    expect(await gateway.authenticate({ secret: created.secret })).toMatchObject({ account: { id: created.account!.id } });
+    expect(await gateway.authenticate({ secret: created.secret })).toMatchObject({
+      account: { id: created.account!.id },
+    });
   });
 
   it('never revokes an API key without an account: an empty account id is invalid', async () => {
@@ -81,10 +97,17 @@ describe('per-caller credentials', () => {
     const created = await operator.createAccount({ name: 'Scoped', plan: 'free' });
     const keys = await operator.listApiKeys({ accountId: created.account!.id, page: { limit: 10, startingAfter: '' } });
     const keyId = keys.data[0].id;
-    await expect(operator.revokeApiKey({ accountId: '', keyId, actor: '' })).rejects.toMatchObject({ code: 'invalid_request', fieldErrors: [{ field: 'account_id' }] });
-    await expect(operator.revokeApiKey({ accountId: 'acct_someone_else', keyId, actor: '' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(operator.revokeApiKey({ accountId: '', keyId, actor: '' })).rejects.toMatchObject({
+      code: 'invalid_request',
+      fieldErrors: [{ field: 'account_id' }],
+    });
+    await expect(operator.revokeApiKey({ accountId: 'acct_someone_else', keyId, actor: '' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
     const gateway = accountClient(account, credentialOf(plain, 'gateway'));
-    expect(await gateway.authenticate({ secret: created.secret })).toMatchObject({ account: { id: created.account!.id } });
+    expect(await gateway.authenticate({ secret: created.secret })).toMatchObject({
+      account: { id: created.account!.id },
+    });
   });
 });
 
@@ -95,11 +118,15 @@ describe('mTLS (certificates from deploy/make-secrets.sh)', () => {
     expect(created.account!.id).toMatch(/^acct_/);
   });
 
-  it('refuses a plaintext caller, and a token whose caller is not the certificate\'s', async () => {
+  it("refuses a plaintext caller, and a token whose caller is not the certificate's", async () => {
     const noCert = { caller: 'operator' as const, token: credentialOf(tls, 'operator').token };
-    await expect(accountClient(tlsAccount, noCert).createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(accountClient(tlsAccount, noCert).createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
     // The gateway's certificate with the operator's token: the token alone is not enough.
     const mixed = { ...credentialOf(tls, 'operator'), tls: credentialOf(tls, 'gateway').tls };
-    await expect(accountClient(tlsAccount, mixed).createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(accountClient(tlsAccount, mixed).createAccount({ name: 'x', plan: 'free' })).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
   });
 });

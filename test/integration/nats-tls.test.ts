@@ -10,14 +10,29 @@ import { PrivateNats } from '../support/nats-server';
 // TLS to NATS, as an option: nats-server with the certificate deploy/make-secrets.sh
 // makes for it, and the event bus trusting the internal CA (NATS_TLS_CA_FILE).
 const secrets = mkdtempSync(join(tmpdir(), 'licensing-test-nats-tls-'));
-const passwords = Object.fromEntries(natsUsers.map((u) => [u, randomBytes(12).toString('hex')])) as Record<NatsUser, string>;
+const passwords = Object.fromEntries(natsUsers.map((u) => [u, randomBytes(12).toString('hex')])) as Record<
+  NatsUser,
+  string
+>;
 const prefix = `t_${randomBytes(3).toString('hex')}.events`;
 const stream = `T_TLS_${randomBytes(3).toString('hex')}`;
 let nats: PrivateNats;
 
 beforeAll(async () => {
-  execFileSync('sh', [join(__dirname, '../../deploy/make-secrets.sh')], { env: { ...process.env, SECRETS_DIR: secrets }, stdio: 'ignore' });
-  nats = await PrivateNats.startWithConfig((port, storeDir) => natsServerConfig({ prefix, stream, passwords, port, storeDir, tls: { cert: join(secrets, 'nats.crt'), key: join(secrets, 'nats.key') } }));
+  execFileSync('sh', [join(__dirname, '../../deploy/make-secrets.sh')], {
+    env: { ...process.env, SECRETS_DIR: secrets },
+    stdio: 'ignore',
+  });
+  nats = await PrivateNats.startWithConfig((port, storeDir) =>
+    natsServerConfig({
+      prefix,
+      stream,
+      passwords,
+      port,
+      storeDir,
+      tls: { cert: join(secrets, 'nats.crt'), key: join(secrets, 'nats.key') },
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -25,8 +40,18 @@ afterAll(async () => {
   rmSync(secrets, { recursive: true, force: true });
 });
 
-it('publishes over TLS as the service\'s own user, trusting only the internal CA', async () => {
-  const bus = await EventBus.connect({ url: nats.url, user: 'license', password: passwords.license, tlsCaFile: join(secrets, 'ca.crt'), retentionHours: 2, subjectPrefix: prefix, stream, name: 'license-service', log: createLogger('test', 'silent') });
+it("publishes over TLS as the service's own user, trusting only the internal CA", async () => {
+  const bus = await EventBus.connect({
+    url: nats.url,
+    user: 'license',
+    password: passwords.license,
+    tlsCaFile: join(secrets, 'ca.crt'),
+    retentionHours: 2,
+    subjectPrefix: prefix,
+    stream,
+    name: 'license-service',
+    log: createLogger('test', 'silent'),
+  });
   try {
     await bus.publish(newEvent('license.created', 'acct_tls', {} as never));
   } finally {
@@ -35,5 +60,7 @@ it('publishes over TLS as the service\'s own user, trusting only the internal CA
 });
 
 it('refuses a client that does not speak TLS', async () => {
-  await expect(connect({ servers: nats.url, user: 'license', pass: passwords.license, reconnect: false, timeout: 2000 })).rejects.toThrow();
+  await expect(
+    connect({ servers: nats.url, user: 'license', pass: passwords.license, reconnect: false, timeout: 2000 }),
+  ).rejects.toThrow();
 });

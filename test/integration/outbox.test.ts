@@ -1,6 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
-import { EventBus, Outbox, connectMongo, createLogger, newEvent, outboxFields, outboxOf, withEvents, syncIndexes } from '@licensing/runtime';
+import {
+  EventBus,
+  Outbox,
+  connectMongo,
+  createLogger,
+  newEvent,
+  outboxFields,
+  outboxOf,
+  withEvents,
+  syncIndexes,
+} from '@licensing/runtime';
 import { EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
 
@@ -17,9 +27,18 @@ let events: EventLog;
 
 beforeAll(async () => {
   db = await connectMongo(process.env.TEST_MONGO_URL!, `t_outbox_${id}`);
-  Thing = db.model('Thing', new Schema({ _id: String, name: String, ...outboxFields }, { versionKey: false })) as unknown as Model<any>;
+  Thing = db.model(
+    'Thing',
+    new Schema({ _id: String, name: String, ...outboxFields }, { versionKey: false }),
+  ) as unknown as Model<any>;
   await syncIndexes(db);
-  bus = await EventBus.connect({ url: natsUrl, subjectPrefix: `t_outbox_${id}.events`, stream: `T_OUTBOX_${id}`, name: 'outbox-test', log });
+  bus = await EventBus.connect({
+    url: natsUrl,
+    subjectPrefix: `t_outbox_${id}.events`,
+    stream: `T_OUTBOX_${id}`,
+    name: 'outbox-test',
+    log,
+  });
   outbox = new Outbox(bus, log, 100, 0); // settle at once: these tests look at the clearing itself
   outbox.track(Thing);
   events = await EventLog.open(natsUrl, `T_OUTBOX_${id}`);
@@ -36,8 +55,12 @@ afterAll(async () => {
 });
 
 it('a sweep publishes pending events in order and clears the document', async () => {
-  const e1 = newEvent('product.created', 'acct_1', { product: { id: 'p1', name: 'a', description: '', created_at: '' } });
-  const e2 = newEvent('product.created', 'acct_1', { product: { id: 'p1', name: 'b', description: '', created_at: '' } });
+  const e1 = newEvent('product.created', 'acct_1', {
+    product: { id: 'p1', name: 'a', description: '', created_at: '' },
+  });
+  const e2 = newEvent('product.created', 'acct_1', {
+    product: { id: 'p1', name: 'b', description: '', created_at: '' },
+  });
   await Thing.create({ _id: 't1', name: 'a', ...outboxOf([e1, e2]) });
   expect(await outbox.backlog()).toBe(1);
   expect(await outbox.sweep()).toBe(1);
@@ -49,14 +72,18 @@ it('a sweep publishes pending events in order and clears the document', async ()
 });
 
 it('republishing an event already on the stream does not duplicate it (Nats-Msg-Id)', async () => {
-  const e = newEvent('product.created', 'acct_1', { product: { id: 'p2', name: 'x', description: '', created_at: '' } });
+  const e = newEvent('product.created', 'acct_1', {
+    product: { id: 'p2', name: 'x', description: '', created_at: '' },
+  });
   await bus.publish(e);
   // As if the process died after publishing but before clearing the outbox:
   await Thing.create({ _id: 't2', name: 'x', ...outboxOf([e]) });
   await outbox.sweep();
   await events.waitFor((x) => x.id === e.id);
   // A later event reaches the log after anything published before it: e is still there once.
-  const later = newEvent('product.created', 'acct_1', { product: { id: 'p2-later', name: 'x', description: '', created_at: '' } });
+  const later = newEvent('product.created', 'acct_1', {
+    product: { id: 'p2-later', name: 'x', description: '', created_at: '' },
+  });
   await bus.publish(later);
   await events.waitFor((x) => x.id === later.id);
   expect(events.all().filter((x) => x.id === e.id)).toHaveLength(1);
@@ -64,7 +91,9 @@ it('republishing an event already on the stream does not duplicate it (Nats-Msg-
 
 it('an event added by an update in the same write is published by the running relay', async () => {
   await Thing.create({ _id: 't3', name: 'before' });
-  const e = newEvent('product.created', 'acct_1', { product: { id: 'p3', name: 'after', description: '', created_at: '' } });
+  const e = newEvent('product.created', 'acct_1', {
+    product: { id: 'p3', name: 'after', description: '', created_at: '' },
+  });
   await Thing.updateOne({ _id: 't3' }, { $set: { name: 'after', ...withEvents([e]) } });
   outbox.start();
   await events.waitFor((x) => x.id === e.id, 5000);
@@ -75,7 +104,9 @@ it('publishing right after a write never writes to the document, and the sweep l
   await outbox.stop(); // the earlier test's relay would clear at once
   const careful = new Outbox(bus, log, 100, 60_000);
   careful.track(Thing);
-  const e = newEvent('product.created', 'acct_1', { product: { id: 'p4', name: 'fresh', description: '', created_at: '' } });
+  const e = newEvent('product.created', 'acct_1', {
+    product: { id: 'p4', name: 'fresh', description: '', created_at: '' },
+  });
   await Thing.create({ _id: 't4', name: 'fresh', ...outboxOf([e]) });
   careful.flush(Thing, 't4');
   await events.waitFor((x) => x.id === e.id);

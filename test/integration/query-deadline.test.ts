@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { ProductServiceClient, ProductServiceService } from '@licensing/proto';
-import { connectMongo, createClient, createLogger, GrpcServer, Metrics, READ_MAX_MS, tokenDigest, withCallScope, type Handlers } from '@licensing/runtime';
+import {
+  connectMongo,
+  createClient,
+  createLogger,
+  GrpcServer,
+  Metrics,
+  READ_MAX_MS,
+  tokenDigest,
+  withCallScope,
+  type Handlers,
+} from '@licensing/runtime';
 import { eventually } from '../support/eventually';
 
 // Bounded work per call, against real FerretDB and a real gRPC server: every
@@ -44,9 +54,15 @@ describe('store operations', () => {
 
   it('nothing is sent once the deadline has passed: reads and writes are refused with service_unavailable', async () => {
     const late = Date.now() - 1;
-    await expect(withCallScope('r3', late, () => Notes.create({ _id: 'late-insert', text: 'x' }))).rejects.toMatchObject({ code: 'service_unavailable' });
-    await expect(withCallScope('r4', late, () => Notes.updateOne({ _id: 'late-insert' }, { text: 'y' }).exec())).rejects.toMatchObject({ code: 'service_unavailable' });
-    await expect(withCallScope('r5', late, () => Notes.find({}).exec())).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(
+      withCallScope('r3', late, () => Notes.create({ _id: 'late-insert', text: 'x' })),
+    ).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(
+      withCallScope('r4', late, () => Notes.updateOne({ _id: 'late-insert' }, { text: 'y' }).exec()),
+    ).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(withCallScope('r5', late, () => Notes.find({}).exec())).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
     expect(await Notes.findById('late-insert').lean()).toBeNull();
   });
 });
@@ -54,28 +70,38 @@ describe('store operations', () => {
 describe('a gRPC handler', () => {
   it('stops at its next store operation once its caller has given up, and writes nothing', async () => {
     const token = randomBytes(16).toString('hex');
-    const server = new GrpcServer({ callers: `gateway=${tokenDigest(token)}`, log: createLogger('deadline-test', 'silent'), metrics: new Metrics('deadline-test') });
+    const server = new GrpcServer({
+      callers: `gateway=${tokenDigest(token)}`,
+      log: createLogger('deadline-test', 'silent'),
+      metrics: new Metrics('deadline-test'),
+    });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let outcome = 'pending';
-    server.add(ProductServiceService, {
-      // Stands for a handler held up by a slow dependency; then it writes.
-      async getProduct(req) {
-        await gate;
-        try {
-          await Notes.create({ _id: req.id, text: 'written' });
-          outcome = 'wrote';
-        } catch (err) {
-          outcome = (err as { code?: string }).code ?? 'error';
-          throw err;
-        }
-        return {} as never;
-      },
-    } as Partial<Handlers<typeof ProductServiceService>> as Handlers<typeof ProductServiceService>, { gateway: ['getProduct'] });
+    server.add(
+      ProductServiceService,
+      {
+        // Stands for a handler held up by a slow dependency; then it writes.
+        async getProduct(req) {
+          await gate;
+          try {
+            await Notes.create({ _id: req.id, text: 'written' });
+            outcome = 'wrote';
+          } catch (err) {
+            outcome = (err as { code?: string }).code ?? 'error';
+            throw err;
+          }
+          return {} as never;
+        },
+      } as Partial<Handlers<typeof ProductServiceService>> as Handlers<typeof ProductServiceService>,
+      { gateway: ['getProduct'] },
+    );
     const port = await server.listen('127.0.0.1', 0);
     const { call, close } = createClient(ProductServiceClient, `127.0.0.1:${port}`, { caller: 'gateway', token });
     try {
-      await expect(call.getProduct({ accountId: 'acct', id: 'held' }, { timeoutMs: 300 })).rejects.toMatchObject({ code: 'service_unavailable' });
+      await expect(call.getProduct({ accountId: 'acct', id: 'held' }, { timeoutMs: 300 })).rejects.toMatchObject({
+        code: 'service_unavailable',
+      });
       release();
       await eventually(() => expect(outcome).not.toBe('pending'));
       expect(outcome).toBe('service_unavailable');

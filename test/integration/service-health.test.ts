@@ -19,7 +19,8 @@ function waitForStatus(probe: health.HealthClient, want: number, timeoutMs = 15_
     const poll = () =>
       probe.check({ service: '' }, (err, res) => {
         if (!err && res!.status === want) return resolve();
-        if (Date.now() > deadline) return reject(new Error(`health never became ${want} (last: ${err?.message ?? res?.status})`));
+        if (Date.now() > deadline)
+          return reject(new Error(`health never became ${want} (last: ${err?.message ?? res?.status})`));
         setTimeout(poll, 100);
       });
     poll();
@@ -33,7 +34,13 @@ it('is NOT_SERVING while NATS is unreachable, SERVING once it is up, NOT_SERVING
   let port = 0;
   let listening!: () => void;
   const bound = new Promise<void>((resolve) => (listening = resolve));
-  const running = start({ env: envFor.account(t, 0), onListening: (p) => { port = p; listening(); } });
+  const running = start({
+    env: envFor.account(t, 0),
+    onListening: (p) => {
+      port = p;
+      listening();
+    },
+  });
   await bound;
   const probe = new health.HealthClient(`127.0.0.1:${port}`, credentials.createInsecure());
   try {
@@ -42,7 +49,14 @@ it('is NOT_SERVING while NATS is unreachable, SERVING once it is up, NOT_SERVING
     await waitForStatus(probe, NOT_SERVING, 100);
     // The container healthcheck (a separate process: the service runs in this one) agrees.
     const healthcheck = (addr: string) =>
-      new Promise<number | null>((resolve) => execFile(process.execPath, [join(__dirname, '../../packages/runtime/dist/healthcheck.js'), 'grpc', addr], { timeout: 10_000 }, (err) => resolve(err ? (err.code as number) : 0)));
+      new Promise<number | null>((resolve) =>
+        execFile(
+          process.execPath,
+          [join(__dirname, '../../packages/runtime/dist/healthcheck.js'), 'grpc', addr],
+          { timeout: 10_000 },
+          (err) => resolve(err ? (err.code as number) : 0),
+        ),
+      );
     expect(await healthcheck(`127.0.0.1:${port}`)).toBe(1);
     await nats.resume();
     await waitForStatus(probe, SERVING);
@@ -63,15 +77,26 @@ it('is NOT_SERVING while MongoDB is unreachable', async () => {
   let listening!: () => void;
   const bound = new Promise<void>((resolve) => (listening = resolve));
   const abort = new AbortController();
-  const running = start({ env: envFor.account(t, 0), signal: abort.signal, onListening: (p) => { port = p; listening(); } });
+  const running = start({
+    env: envFor.account(t, 0),
+    signal: abort.signal,
+    onListening: (p) => {
+      port = p;
+      listening();
+    },
+  });
   await bound;
   const probe = new health.HealthClient(`127.0.0.1:${port}`, credentials.createInsecure());
   try {
     await waitForStatus(probe, NOT_SERVING);
     // Liveness is about the process, not its stores: no restart for a database outage.
-    const live = await new Promise<number>((resolve, reject) => probe.check({ service: 'liveness' }, (err, res) => (err ? reject(err) : resolve(res!.status))));
+    const live = await new Promise<number>((resolve, reject) =>
+      probe.check({ service: 'liveness' }, (err, res) => (err ? reject(err) : resolve(res!.status))),
+    );
     expect(live).toBe(SERVING);
-    const unknown = await new Promise<number | undefined>((resolve) => probe.check({ service: 'nope' }, (err) => resolve(err?.code)));
+    const unknown = await new Promise<number | undefined>((resolve) =>
+      probe.check({ service: 'nope' }, (err) => resolve(err?.code)),
+    );
     expect(unknown).toBe(5); // NOT_FOUND, as the health protocol says
   } finally {
     probe.close();

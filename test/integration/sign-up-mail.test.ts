@@ -15,7 +15,11 @@ import { eventually } from '../support/eventually';
 // Sign-up mail leaves through real transports: an SMTP server (smtp-server, as
 // a mail relay would be) and a folder; without a transport, sign-up is closed.
 
-const mail = { to: 'owner@example.com', subject: 'Confirm your e-mail', text: 'open https://licensing.example/dashboard/signup/confirm?token=abc' };
+const mail = {
+  to: 'owner@example.com',
+  subject: 'Confirm your e-mail',
+  text: 'open https://licensing.example/dashboard/signup/confirm?token=abc',
+};
 
 describe('SMTP', () => {
   let server: SMTPServer;
@@ -31,7 +35,11 @@ describe('SMTP', () => {
         let raw = '';
         stream.on('data', (c: Buffer) => (raw += c.toString('utf8')));
         stream.on('end', () => {
-          received.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw });
+          received.push({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw,
+          });
           done();
         });
       },
@@ -57,7 +65,10 @@ describe('SMTP', () => {
     const closed = await freePort();
     const mailer = mailerFor(`smtp://relay-user:relay-pass@127.0.0.1:${closed}`, 'x@example.com')!;
     expect(mailer.describe).not.toContain('relay-pass');
-    const err = await mailer.send(mail).then(() => undefined, (e: Error & { code?: string }) => e);
+    const err = await mailer.send(mail).then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
     expect(err).toMatchObject({ code: 'service_unavailable' });
     expect(err!.message).not.toMatch(/127\.0\.0\.1|relay-user|relay-pass/);
   });
@@ -77,12 +88,20 @@ it('a folder transport writes each mail whole, as JSON readable only by its owne
 });
 
 it('refuses a MAIL_URL it cannot use, and closes sign-up without one', async () => {
-  expect(() => mailerFor('http://mail.example', 'x@example.com')).toThrow('MAIL_URL must start with smtp://, smtps:// or dir://');
+  expect(() => mailerFor('http://mail.example', 'x@example.com')).toThrow(
+    'MAIL_URL must start with smtp://, smtps:// or dir://',
+  );
   const t = testTopology({ mailUrl: undefined });
   const service = await start({ env: envFor.account(t, 0) });
   const accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
   try {
-    await expect(accounts.call.signUp({ accountName: 'Closed Co', email: 'closed@example.com', password: 'a long enough passphrase' })).rejects.toMatchObject({
+    await expect(
+      accounts.call.signUp({
+        accountName: 'Closed Co',
+        email: 'closed@example.com',
+        password: 'a long enough passphrase',
+      }),
+    ).rejects.toMatchObject({
       code: 'forbidden',
       message: 'sign-up is closed on this server; ask its operator for an account',
     });

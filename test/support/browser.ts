@@ -10,13 +10,24 @@ export const ARTIFACTS = join(__dirname, '..', '..', 'test-artifacts');
  * `npm test` installs it when it is missing; this fails with the instruction otherwise.
  */
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM}: run "apt-get install -y chromium" (npm test does this when it can)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}: run "apt-get install -y chromium" (npm test does this when it can)`,
+    );
   mkdirSync(ARTIFACTS, { recursive: true });
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     // Without the background-networking flags Chromium keeps calling out, which this machine refuses.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     // playwright gives each launch a fresh, empty profile of its own.
   });
 }

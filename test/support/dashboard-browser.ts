@@ -16,9 +16,15 @@ export interface Vendor {
 }
 
 /** Signs up through the form and the e-mailed link (read from the stack's mail folder). */
-export async function signUpInBrowser(browser: Browser, stack: { url: string; topology: Topology }, opts: { phone?: boolean; company?: string } = {}): Promise<Vendor> {
+export async function signUpInBrowser(
+  browser: Browser,
+  stack: { url: string; topology: Topology },
+  opts: { phone?: boolean; company?: string } = {},
+): Promise<Vendor> {
   const baseUrl = stack.url;
-  const context = await browser.newContext(opts.phone ? { viewport: { width: 390, height: 844 }, isMobile: true } : { viewport: { width: 1280, height: 900 } });
+  const context = await browser.newContext(
+    opts.phone ? { viewport: { width: 390, height: 844 }, isMobile: true } : { viewport: { width: 1280, height: 900 } },
+  );
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -35,11 +41,28 @@ export async function signUpInBrowser(browser: Browser, stack: { url: string; to
   await page.goto(`${baseUrl}/dashboard/signup/confirm?token=${signupToken(await waitForMail(stack.topology, email))}`);
   await page.getByRole('button', { name: 'Create my account' }).click();
   await page.waitForURL('**/dashboard/settings');
-  return { context, page, email, errors, shot: (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true }).then(() => undefined) };
+  return {
+    context,
+    page,
+    email,
+    errors,
+    shot: (name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true }).then(() => undefined),
+  };
 }
 
 /** Creates a product through the Products page; returns its id. */
-export async function createProductInBrowser(page: Page, baseUrl: string, p: { name: string; price?: string; durationDays?: string; maxActivations?: string; graceDays?: string; requireActivation?: boolean }): Promise<string> {
+export async function createProductInBrowser(
+  page: Page,
+  baseUrl: string,
+  p: {
+    name: string;
+    price?: string;
+    durationDays?: string;
+    maxActivations?: string;
+    graceDays?: string;
+    requireActivation?: boolean;
+  },
+): Promise<string> {
   await page.goto(`${baseUrl}/dashboard/products`);
   await page.getByLabel('Name', { exact: true }).fill(p.name);
   if (p.price) await page.getByLabel('Price').fill(p.price);

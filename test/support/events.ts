@@ -42,11 +42,17 @@ export class EventLog {
   }
 
   async waitFor(predicate: (e: DomainEvent) => boolean, timeoutMs = 10_000): Promise<DomainEvent> {
-    return eventually(() => {
-      const hit = this.seen.find(predicate);
-      if (!hit) throw new Error(`no matching event within ${timeoutMs} ms; saw: ${this.seen.map((e) => e.type).join(', ') || 'nothing'}`);
-      return hit;
-    }, { timeoutMs, intervalMs: 50 });
+    return eventually(
+      () => {
+        const hit = this.seen.find(predicate);
+        if (!hit)
+          throw new Error(
+            `no matching event within ${timeoutMs} ms; saw: ${this.seen.map((e) => e.type).join(', ') || 'nothing'}`,
+          );
+        return hit;
+      },
+      { timeoutMs, intervalMs: 50 },
+    );
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,10 @@
  * last error after `timeoutMs`. For conditions that become true on their own
  * (an event arrives, a batch is flushed): never a fixed sleep.
  */
-export async function eventually<T>(check: () => T | Promise<T>, { timeoutMs = 5000, intervalMs = 20 } = {}): Promise<T> {
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  { timeoutMs = 5000, intervalMs = 20 } = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -65,11 +65,49 @@ export interface Known {
 }
 
 // Percent-encoded sequences that are not valid UTF-8 or not valid encoding at all.
-const BROKEN_ENCODINGS = ['%ED%A0%80', '%E2%82', '%C3', '%FF', '%', '%%', '%zz', '%E0%A4%A', '%C0%AF', '%F4%90%80%80', '%ED%BF%BF'];
-const NASTY_SEGMENTS = ['..', '.', '%2e%2e', '%2F', '%00', '%0d%0a', 'null', 'undefined', '__proto__', 'constructor', 'validate', '%20', '-', '0', '-1', 'NaN', '1e309', '%F0%9F%92%A9', '%E2%80%AE', 'cs_', 'prod_', 'lic_', 'we_', 'act_'];
+const BROKEN_ENCODINGS = [
+  '%ED%A0%80',
+  '%E2%82',
+  '%C3',
+  '%FF',
+  '%',
+  '%%',
+  '%zz',
+  '%E0%A4%A',
+  '%C0%AF',
+  '%F4%90%80%80',
+  '%ED%BF%BF',
+];
+const NASTY_SEGMENTS = [
+  '..',
+  '.',
+  '%2e%2e',
+  '%2F',
+  '%00',
+  '%0d%0a',
+  'null',
+  'undefined',
+  '__proto__',
+  'constructor',
+  'validate',
+  '%20',
+  '-',
+  '0',
+  '-1',
+  'NaN',
+  '1e309',
+  '%F0%9F%92%A9',
+  '%E2%80%AE',
+  'cs_',
+  'prod_',
+  'lic_',
+  'we_',
+  'act_',
+];
 
 /** Printable ASCII that node's HTTP client accepts in a path and header values. */
-const asciiString = (max: number) => fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max });
+const asciiString = (max: number) =>
+  fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max });
 const pctEncoded = (max: number) => fc.string({ unit: 'binary', maxLength: max }).map((s) => encodeURIComponent(s));
 
 /** A path segment or query value: real, near-real, broken or huge. */
@@ -77,27 +115,64 @@ function hostileValue(known: Known): fc.Arbitrary<string> {
   const real = fc.constantFrom(...known.ids, ...known.licenseKeys);
   return fc.oneof(
     { weight: 4, arbitrary: real.map(encodeURIComponent) },
-    { weight: 2, arbitrary: fc.tuple(real, fc.nat()).map(([v, n]) => encodeURIComponent(v).slice(0, n % (v.length + 1))) },
-    { weight: 3, arbitrary: fc.tuple(fc.oneof(real.map(encodeURIComponent), asciiString(10).map(encodeURIComponent)), fc.constantFrom(...BROKEN_ENCODINGS), fc.boolean()).map(([v, bad, front]) => (front ? bad + v : v + bad)) },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(real, fc.nat()).map(([v, n]) => encodeURIComponent(v).slice(0, n % (v.length + 1))),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(
+          fc.oneof(real.map(encodeURIComponent), asciiString(10).map(encodeURIComponent)),
+          fc.constantFrom(...BROKEN_ENCODINGS),
+          fc.boolean(),
+        )
+        .map(([v, bad, front]) => (front ? bad + v : v + bad)),
+    },
     { weight: 2, arbitrary: fc.constantFrom(...NASTY_SEGMENTS) },
     { weight: 2, arbitrary: pctEncoded(40) },
     { weight: 1, arbitrary: fc.integer({ min: 65, max: 5000 }).map((n) => 'A'.repeat(n)) },
     // A long value cut in the middle of a UTF-8 sequence.
-    { weight: 2, arbitrary: fc.integer({ min: 1, max: 300 }).map((n) => encodeURIComponent('é'.repeat(n)).slice(0, n * 6 - 3)) },
+    {
+      weight: 2,
+      arbitrary: fc.integer({ min: 1, max: 300 }).map((n) => encodeURIComponent('é'.repeat(n)).slice(0, n * 6 - 3)),
+    },
     { weight: 1, arbitrary: asciiString(30).map((s) => s.replace(/[/?#]/g, '')) },
   );
 }
 
 /** Body values by JSON schema: often valid, often not. */
 function valueFor(schema: Json | undefined, known: Known, depth = 0): fc.Arbitrary<unknown> {
-  const anything = fc.oneof(fc.constant(null), fc.boolean(), fc.double(), fc.integer(), fc.string({ maxLength: 20 }), fc.constant([]), fc.constant({}), fc.constant(2 ** 53 + 1), fc.constant(-0));
+  const anything = fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.double(),
+    fc.integer(),
+    fc.string({ maxLength: 20 }),
+    fc.constant([]),
+    fc.constant({}),
+    fc.constant(2 ** 53 + 1),
+    fc.constant(-0),
+  );
   if (!schema || depth > 3) return anything;
   const s = schema.anyOf ? schema.anyOf[0] : schema;
   let good: fc.Arbitrary<unknown>;
   switch (s.type) {
     case 'string':
       good = fc.oneof(
-        fc.constantFrom(...known.ids, ...known.licenseKeys, 'https://example.com/hook', 'http://127.0.0.1:1/x', 'http://[::ffff:127.0.0.1]/', 'http://169.254.169.254/latest', 'a@example.com', 'usd', '*', 'license.created', ''),
+        fc.constantFrom(
+          ...known.ids,
+          ...known.licenseKeys,
+          'https://example.com/hook',
+          'http://127.0.0.1:1/x',
+          'http://[::ffff:127.0.0.1]/',
+          'http://169.254.169.254/latest',
+          'a@example.com',
+          'usd',
+          '*',
+          'license.created',
+          '',
+        ),
         fc.string({ maxLength: (s.maxLength ?? 40) + 2, unit: 'grapheme' }),
         fc.string({ maxLength: 30, unit: 'binary' }),
         fc.integer({ min: 0, max: 70_000 }).map((n) => 'x'.repeat(n)),
@@ -114,9 +189,14 @@ function valueFor(schema: Json | undefined, known: Known, depth = 0): fc.Arbitra
       break;
     case 'object':
       if (s.properties) {
-        const props = Object.fromEntries(Object.entries(s.properties as Record<string, Json>).map(([k, v]) => [k, valueFor(v, known, depth + 1)]));
+        const props = Object.fromEntries(
+          Object.entries(s.properties as Record<string, Json>).map(([k, v]) => [k, valueFor(v, known, depth + 1)]),
+        );
         good = fc.record(props, { requiredKeys: [] });
-      } else good = fc.dictionary(fc.string({ maxLength: 70 }), fc.oneof(fc.string({ maxLength: 600 }), anything), { maxKeys: 60 });
+      } else
+        good = fc.dictionary(fc.string({ maxLength: 70 }), fc.oneof(fc.string({ maxLength: 600 }), anything), {
+          maxKeys: 60,
+        });
       break;
     default:
       good = anything;
@@ -128,16 +208,44 @@ function valueFor(schema: Json | undefined, known: Known, depth = 0): fc.Arbitra
 function bodyFor(op: Operation, known: Known): fc.Arbitrary<Buffer | undefined> {
   const json = (v: unknown) => Buffer.from(JSON.stringify(v));
   const shaped = op.bodySchema ? valueFor(op.bodySchema, known) : fc.constant({});
-  const extra = fc.tuple(shaped, fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'prototype', '$where', '$gt', 'a.b', 'unknown'), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }))
+  const extra = fc
+    .tuple(
+      shaped,
+      fc.dictionary(
+        fc.constantFrom('__proto__', 'constructor', 'prototype', '$where', '$gt', 'a.b', 'unknown'),
+        fc.jsonValue({ maxDepth: 2 }),
+        { maxKeys: 2 },
+      ),
+    )
     .map(([v, x]) => (typeof v === 'object' && v && !Array.isArray(v) ? { ...x, ...v } : v));
   return fc.oneof(
     { weight: 6, arbitrary: shaped.map(json) },
     { weight: 2, arbitrary: extra.map((v) => Buffer.from(JSON.stringify(v).replace('{"__proto__"', '{"__proto__"'))) },
     { weight: 1, arbitrary: fc.constant(undefined) },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map(json) },
-    { weight: 1, arbitrary: fc.constantFrom('{', '{"a":', '[1,2', 'nul', '{"name": "\\ud800"}', '\u0000', '', '{"a":1}{"b":2}', '"just a string"', '123', 'true').map((s) => Buffer.from(s)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom(
+          '{',
+          '{"a":',
+          '[1,2',
+          'nul',
+          '{"name": "\\ud800"}',
+          '\u0000',
+          '',
+          '{"a":1}{"b":2}',
+          '"just a string"',
+          '123',
+          'true',
+        )
+        .map((s) => Buffer.from(s)),
+    },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)) },
-    { weight: 1, arbitrary: fc.integer({ min: 10, max: 12_000 }).map((n) => Buffer.from('['.repeat(n) + ']'.repeat(n))) },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 10, max: 12_000 }).map((n) => Buffer.from('['.repeat(n) + ']'.repeat(n))),
+    },
     { weight: 1, arbitrary: fc.constant(Buffer.from(JSON.stringify({ name: 'x'.repeat(70 * 1024) }))) },
     { weight: 1, arbitrary: fc.constant(Buffer.from([0xef, 0xbb, 0xbf, ...Buffer.from('{"name":"bom"}')])) },
   );
@@ -167,7 +275,19 @@ function authorization(known: Known): fc.Arbitrary<string | undefined> {
   return fc.oneof(
     { weight: 10, arbitrary: fc.constantFrom(...known.apiKeys).map((k) => `Bearer ${k}`) },
     { weight: 1, arbitrary: fc.constant(undefined) },
-    { weight: 1, arbitrary: fc.constantFrom('Bearer', 'Bearer ', 'Basic YTpi', 'bearer lk_full_x', 'Bearer lk_full_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', `Bearer ${'a'.repeat(300)}`, 'Bearer  two  spaces', 'Bearer %ED%A0%80') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        'Bearer',
+        'Bearer ',
+        'Basic YTpi',
+        'bearer lk_full_x',
+        'Bearer lk_full_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+        `Bearer ${'a'.repeat(300)}`,
+        'Bearer  two  spaces',
+        'Bearer %ED%A0%80',
+      ),
+    },
     { weight: 1, arbitrary: asciiString(60).map((s) => `Bearer ${s}`) },
   );
 }
@@ -175,8 +295,29 @@ function authorization(known: Known): fc.Arbitrary<string | undefined> {
 /** Cookies: none, real-looking, or broken percent-encoding in the ones the gateway and page read. */
 const cookies = fc.oneof(
   { weight: 4, arbitrary: fc.constant(undefined) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('lk_session', 'lk_csrf', 'lk_checkout_csrf', 'other'), fc.oneof(fc.constantFrom(...BROKEN_ENCODINGS), asciiString(40).map((s) => s.replace(/;/g, '')))).map(([k, v]) => `${k}=${v}`) },
-  { weight: 1, arbitrary: fc.constantFrom('=', ';;;', 'lk_session', 'lk_session=', 'a=b; lk_session=%E0%A4%A; c', `lk_session=${'x'.repeat(5000)}`) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom('lk_session', 'lk_csrf', 'lk_checkout_csrf', 'other'),
+        fc.oneof(
+          fc.constantFrom(...BROKEN_ENCODINGS),
+          asciiString(40).map((s) => s.replace(/;/g, '')),
+        ),
+      )
+      .map(([k, v]) => `${k}=${v}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '=',
+      ';;;',
+      'lk_session',
+      'lk_session=',
+      'a=b; lk_session=%E0%A4%A; c',
+      `lk_session=${'x'.repeat(5000)}`,
+    ),
+  },
 );
 
 const methods = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS', 'HEAD'];
@@ -186,27 +327,63 @@ export function requestFor(op: Operation, known: Known): fc.Arbitrary<FuzzReques
   const pathParams = op.params.filter((p) => p.in === 'path');
   const queryParams = op.params.filter((p) => p.in === 'query');
   const value = hostileValue(known);
-  const queryValue = fc.oneof({ weight: 3, arbitrary: fc.constantFrom('1', '20', '100', '0', '101', 'active', 'open', '-1', 'x') }, { weight: 4, arbitrary: value });
+  const queryValue = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom('1', '20', '100', '0', '101', 'active', 'open', '-1', 'x') },
+    { weight: 4, arbitrary: value },
+  );
   const query = fc.array(
-    fc.tuple(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...(queryParams.length ? queryParams.map((p) => p.name as string) : ['limit'])) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom('%ED%A0%80', 'x', '__proto__', 'limit[]', ''), pctEncoded(10)) }), queryValue),
+    fc.tuple(
+      fc.oneof(
+        {
+          weight: 5,
+          arbitrary: fc.constantFrom(...(queryParams.length ? queryParams.map((p) => p.name as string) : ['limit'])),
+        },
+        {
+          weight: 1,
+          arbitrary: fc.oneof(fc.constantFrom('%ED%A0%80', 'x', '__proto__', 'limit[]', ''), pctEncoded(10)),
+        },
+      ),
+      queryValue,
+    ),
     { maxLength: 4 },
   );
   return fc
     .record({
       params: fc.tuple(...pathParams.map(() => value)),
       query,
-      method: fc.oneof({ weight: 12, arbitrary: fc.constant(op.method) }, { weight: 1, arbitrary: fc.constantFrom(...methods) }),
+      method: fc.oneof(
+        { weight: 12, arbitrary: fc.constant(op.method) },
+        { weight: 1, arbitrary: fc.constantFrom(...methods) },
+      ),
       alias: fc.oneof({ weight: 5, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
-      trailing: fc.oneof({ weight: 8, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('/', '//', '/%ED%A0%80', '/x') }),
+      trailing: fc.oneof(
+        { weight: 8, arbitrary: fc.constant('') },
+        { weight: 1, arbitrary: fc.constantFrom('/', '//', '/%ED%A0%80', '/x') },
+      ),
       body: bodyFor(op, known),
-      contentType: fc.oneof({ weight: 8, arbitrary: fc.constant('application/json') }, { weight: 3, arbitrary: fc.constantFrom(...CONTENT_TYPES) }),
-      contentEncoding: fc.oneof({ weight: 10, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-nope', 'gzip, gzip') }),
+      contentType: fc.oneof(
+        { weight: 8, arbitrary: fc.constant('application/json') },
+        { weight: 3, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
+      ),
+      contentEncoding: fc.oneof(
+        { weight: 10, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-nope', 'gzip, gzip') },
+      ),
       authorization: authorization(known),
       cookie: cookies,
       requestId: fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: asciiString(300) }),
-      idempotencyKey: fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: asciiString(300) }),
-      forwarded: fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('not-an-ip', '::1', '1.2.3.4, %ED', '') }),
-      accept: fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('text/html', 'application/xml', '*/*;q=x', '') }),
+      idempotencyKey: fc.oneof(
+        { weight: 5, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: asciiString(300) },
+      ),
+      forwarded: fc.oneof(
+        { weight: 6, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom('not-an-ip', '::1', '1.2.3.4, %ED', '') },
+      ),
+      accept: fc.oneof(
+        { weight: 6, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom('text/html', 'application/xml', '*/*;q=x', '') },
+      ),
     })
     .map((r) => {
       let i = 0;
@@ -232,11 +409,24 @@ export function send(base: string, req: FuzzRequest): Promise<FuzzResponse> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const r = httpRequest(
-      { host: url.hostname, port: url.port, method: req.method, path: req.path, headers: { ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) }, agent: false },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: req.method,
+        path: req.path,
+        headers: { ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: String(res.headers['content-type'] ?? ''),
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
         res.on('error', reject);
       },
     );
@@ -250,7 +440,9 @@ export function describe(req: FuzzRequest, res?: FuzzResponse): string {
   const body = req.body ? req.body.toString('utf8').slice(0, 300) : '';
   return [
     `${req.method} ${req.path.slice(0, 400)}${req.path.length > 400 ? '…' : ''}  (operation ${req.op})`,
-    ...Object.entries(req.headers).map(([k, v]) => `${k}: ${k === 'authorization' ? `${v.slice(0, 20)}…` : v.slice(0, 200)}`),
+    ...Object.entries(req.headers).map(
+      ([k, v]) => `${k}: ${k === 'authorization' ? `${v.slice(0, 20)}…` : v.slice(0, 200)}`,
+    ),
     body && `body (${req.body!.length} bytes): ${body}`,
     res && `→ ${res.status} ${res.contentType}\n${res.text.slice(0, 400)}`,
   ]

@@ -16,7 +16,9 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_RUN_ID ??= randomBytes(4).toString('hex');
   const nats = hostPort(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 4222);
   if (!(await portAnswers(nats.host, nats.port))) {
-    throw new Error(`NATS is not reachable at ${nats.host}:${nats.port}: start nats-server with JetStream (-js) or set NATS_URL`);
+    throw new Error(
+      `NATS is not reachable at ${nats.host}:${nats.port}: start nats-server with JetStream (-js) or set NATS_URL`,
+    );
   }
   const redis = hostPort(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 6379);
   if (!(await portAnswers(redis.host, redis.port))) {
@@ -31,8 +33,16 @@ export default async function globalSetup(): Promise<void> {
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'licensing-test-ferretdb-'));
   // Over PostgreSQL when one answers (as on CI), in a database of this run's own; else over SQLite.
-  const postgres = process.env.TEST_STORE === 'sqlite' ? null : await preparePostgres(`licensing_test_${process.env.TEST_RUN_ID}`, { fresh: true });
-  const ferret = await startFerretDB({ port: await freePort(), dataDir, postgres, log: (l) => process.stderr.write(`${l}\n`) });
+  const postgres =
+    process.env.TEST_STORE === 'sqlite'
+      ? null
+      : await preparePostgres(`licensing_test_${process.env.TEST_RUN_ID}`, { fresh: true });
+  const ferret = await startFerretDB({
+    port: await freePort(),
+    dataDir,
+    postgres,
+    log: (l) => process.stderr.write(`${l}\n`),
+  });
   process.env.TEST_MONGO_URL = ferret.url;
   if (postgres) process.env.TEST_FERRETDB_POSTGRESQL_URL = postgres.url;
   (globalThis as Record<string, unknown>).__ferret = { ferret, dataDir };

@@ -9,7 +9,15 @@ export class PrivateNats extends PrivateServer {
 
   static async start(): Promise<PrivateNats> {
     const storeDir = mkdtempSync(join(tmpdir(), 'licensing-test-nats-'));
-    const n = await PrivateNats.launch(serverBinary('nats-server', 'apt-get install nats-server'), (port) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir]);
+    const n = await PrivateNats.launch(serverBinary('nats-server', 'apt-get install nats-server'), (port) => [
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-js',
+      '-sd',
+      storeDir,
+    ]);
     n.storeDir = storeDir;
     return n;
   }

@@ -27,7 +27,15 @@ export class PrivateServer {
     private readonly args: string[],
   ) {}
 
-  static async launch<T extends PrivateServer>(this: new (port: number, binary: string, args: string[]) => T, binary: string, args: (port: number) => string[]): Promise<T> {
+  static async launch<T extends PrivateServer>(
+    this: new (
+      port: number,
+      binary: string,
+      args: string[],
+    ) => T,
+    binary: string,
+    args: (port: number) => string[],
+  ): Promise<T> {
     const port = await freePort();
     const server = new this(port, binary, args(port));
     await server.resume();
@@ -47,6 +55,9 @@ export class PrivateServer {
       child.once('exit', () => resolve());
       child.kill('SIGKILL');
     });
-    await eventually(async () => expect(await portAnswers('127.0.0.1', this.port, 200)).toBe(false), { timeoutMs: 10_000, intervalMs: 50 });
+    await eventually(async () => expect(await portAnswers('127.0.0.1', this.port, 200)).toBe(false), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    });
   }
 }

@@ -17,7 +17,12 @@ export const checkedFetch: typeof fetch = async (input, init) => {
   }
   const method = init?.method ?? 'GET';
   checkResponse(method, `${url.pathname}${url.search}`, res.status, res.headers.get('content-type') ?? '', body);
-  checkAcceptedRequest(method, `${url.pathname}${url.search}`, res.status, typeof init?.body === 'string' ? JSON.parse(init.body) : undefined);
+  checkAcceptedRequest(
+    method,
+    `${url.pathname}${url.search}`,
+    res.status,
+    typeof init?.body === 'string' ? JSON.parse(init.body) : undefined,
+  );
   return res;
 };
 

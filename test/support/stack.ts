@@ -75,10 +75,17 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
  * with the SDK pointed at the run's stripe-mock (test/support/global-setup.ts).
  * The webhook secret is the test's own, so it can sign the events stripe-mock never sends.
  */
-export function stripeOverrides(webhookSecret = `whsec_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x')}`): Partial<Topology> {
+export function stripeOverrides(
+  webhookSecret = `whsec_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x')}`,
+): Partial<Topology> {
   const apiUrl = process.env.TEST_STRIPE_MOCK_URL;
   if (!apiUrl) throw new Error('TEST_STRIPE_MOCK_URL is not set: the jest globalSetup starts stripe-mock');
-  return { paymentProvider: 'stripe', stripeSecretKey: 'sk_test_licensing', stripeWebhookSecret: webhookSecret, stripeApiUrl: apiUrl };
+  return {
+    paymentProvider: 'stripe',
+    stripeSecretKey: 'sk_test_licensing',
+    stripeWebhookSecret: webhookSecret,
+    stripeApiUrl: apiUrl,
+  };
 }
 
 /** A clock a test moves by hand; every service of a stack reads time from it. */
@@ -92,17 +99,31 @@ export class TestClock implements Clock {
   }
 }
 
-export async function startStack(overrides: Partial<Topology> = {}, gatewayConfig: Record<string, string> = {}, clock?: Clock): Promise<Stack> {
+export async function startStack(
+  overrides: Partial<Topology> = {},
+  gatewayConfig: Record<string, string> = {},
+  clock?: Clock,
+): Promise<Stack> {
   const t = testTopology(overrides);
   const account = await startAccount({ env: envFor.account(t, 0), clock });
   const product = await startProduct({ env: envFor.product(t, 0), clock });
-  const addrs = { account: `127.0.0.1:${account.port}`, product: `127.0.0.1:${product.port}`, license: '', checkout: '', checkoutPage: '', webhook: '' };
+  const addrs = {
+    account: `127.0.0.1:${account.port}`,
+    product: `127.0.0.1:${product.port}`,
+    license: '',
+    checkout: '',
+    checkoutPage: '',
+    webhook: '',
+  };
   const license = await startLicense({ env: envFor.license(t, 0, addrs.product), clock });
   addrs.license = `127.0.0.1:${license.port}`;
   // The gateway's port is chosen first so checkout session URLs can name it.
   const gatewayPort = await freePort();
   const pagePort = await freePort();
-  const checkout = await startCheckout({ env: envFor.checkout(t, 0, pagePort, addrs, `http://127.0.0.1:${gatewayPort}`), clock });
+  const checkout = await startCheckout({
+    env: envFor.checkout(t, 0, pagePort, addrs, `http://127.0.0.1:${gatewayPort}`),
+    clock,
+  });
   addrs.checkout = `127.0.0.1:${checkout.port}`;
   addrs.checkoutPage = `http://127.0.0.1:${pagePort}`;
   // A fixed port (not 0) because restartWebhook() binds the same one again later.
@@ -184,7 +205,12 @@ export interface ApiResponse<T = any> {
  * Every response is checked against the OpenAPI document (support/openapi.ts).
  */
 export function client(baseUrl: string, apiKey?: string) {
-  return async function request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+  return async function request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<ApiResponse<T>> {
     const h: Record<string, string> = { ...headers };
     if (apiKey && !('authorization' in h)) h.authorization = `Bearer ${apiKey}`;
     let payload: string | undefined;

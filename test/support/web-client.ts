@@ -56,13 +56,21 @@ export class WebClient {
 
   /** Signs up a new account through the e-mailed link, signed in afterwards; returns its owner's credentials. */
   async signUp(email: string, password = 'correct horse battery staple', accountName = 'Acme Tools') {
-    if (!this.topology) throw new Error('signUp needs the stack topology (its mail folder): new WebClient(url, stack.topology)');
+    if (!this.topology)
+      throw new Error('signUp needs the stack topology (its mail folder): new WebClient(url, stack.topology)');
     const before = (await mailsTo(this.topology, email)).length;
     const form = await this.get('/dashboard/signup');
-    const res = await this.post('/dashboard/signup', { _csrf: WebClient.csrf(form.html), account_name: accountName, email, password });
-    if (res.status !== 303 || res.location !== '/dashboard/signup/sent') throw new Error(`sign-up failed with ${res.status}: ${res.html.slice(0, 300)}`);
+    const res = await this.post('/dashboard/signup', {
+      _csrf: WebClient.csrf(form.html),
+      account_name: accountName,
+      email,
+      password,
+    });
+    if (res.status !== 303 || res.location !== '/dashboard/signup/sent')
+      throw new Error(`sign-up failed with ${res.status}: ${res.html.slice(0, 300)}`);
     const confirmed = await this.confirmSignUp(signupToken(await waitForMail(this.topology, email, before + 1)));
-    if (confirmed.status !== 303) throw new Error(`sign-up confirmation failed with ${confirmed.status}: ${confirmed.html.slice(0, 300)}`);
+    if (confirmed.status !== 303)
+      throw new Error(`sign-up confirmation failed with ${confirmed.status}: ${confirmed.html.slice(0, 300)}`);
     return { email, password };
   }
 

@@ -15,7 +15,10 @@ export interface Received {
 export class WebhookReceiver {
   readonly received: Received[] = [];
   private readonly plans = new Map<string, (number | 'hang')[]>();
-  private constructor(private readonly server: Server, readonly url: string) {}
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
 
   static async start(): Promise<WebhookReceiver> {
     let self!: WebhookReceiver;
@@ -28,7 +31,8 @@ export class WebhookReceiver {
         const next = plan.length > 1 ? plan.shift()! : plan[0];
         if (next === 'hang') return; // never answers
         // A redirect points somewhere real on this receiver, so a sender that followed it would be seen there.
-        if (next >= 300 && next < 400) return void res.writeHead(next, { location: `${self.url}/redirected${req.url ?? ''}` }).end();
+        if (next >= 300 && next < 400)
+          return void res.writeHead(next, { location: `${self.url}/redirected${req.url ?? ''}` }).end();
         res.writeHead(next).end();
       });
     });
@@ -46,10 +50,14 @@ export class WebhookReceiver {
   }
 
   async waitFor(path: string, count: number, timeoutMs = 10_000): Promise<Received[]> {
-    return eventually(() => {
-      if (this.at(path).length < count) throw new Error(`${path} received ${this.at(path).length} of ${count} requests`);
-      return this.at(path);
-    }, { timeoutMs, intervalMs: 50 });
+    return eventually(
+      () => {
+        if (this.at(path).length < count)
+          throw new Error(`${path} received ${this.at(path).length} of ${count} requests`);
+        return this.at(path);
+      },
+      { timeoutMs, intervalMs: 50 },
+    );
   }
 
   async stop(): Promise<void> {
@@ -62,9 +70,17 @@ export class WebhookReceiver {
 export function verifySignature(secret: string, r: Received): boolean {
   const id = String(r.headers['webhook-id']);
   const ts = String(r.headers['webhook-timestamp']);
-  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${r.body}`).digest();
+  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${ts}.${r.body}`)
+    .digest();
   return String(r.headers['webhook-signature'])
     .split(' ')
     .map((s) => s.split(','))
-    .some(([v, sig]) => v === 'v1' && !!sig && Buffer.from(sig, 'base64').length === expected.length && timingSafeEqual(Buffer.from(sig, 'base64'), expected));
+    .some(
+      ([v, sig]) =>
+        v === 'v1' &&
+        !!sig &&
+        Buffer.from(sig, 'base64').length === expected.length &&
+        timingSafeEqual(Buffer.from(sig, 'base64'), expected),
+    );
 }

@@ -4,7 +4,14 @@ import type { EventFeed } from '../../gateway/src/event-feed';
 
 // A bus that is up but never delivers: the revocation event is late (or lost).
 const silentBus = { connected: true, onStatus: () => undefined, subscribe: () => undefined } as unknown as EventFeed;
-const principal: Principal = { accountId: 'acct_1', plan: 'pro', perMinuteOverride: 0, perHourOverride: 0, keyId: 'key_1', scope: 'full' };
+const principal: Principal = {
+  accountId: 'acct_1',
+  plan: 'pro',
+  perMinuteOverride: 0,
+  perHourOverride: 0,
+  keyId: 'key_1',
+  scope: 'full',
+};
 
 describe('the API-key cache', () => {
   afterEach(() => jest.restoreAllMocks());
@@ -49,4 +56,3 @@ describe('the API-key cache', () => {
     expect(cache.get('digest', 'lk_token')).toBeUndefined();
   });
 });
-

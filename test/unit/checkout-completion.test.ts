@@ -21,7 +21,13 @@ describe('completing a paid checkout', () => {
   it('records the payment on an open session once; a second tab is told it was not first', async () => {
     const { clock, completion, session, stored } = await setup();
     expect(await completion.markPaid(session, { ...payment, email: 'new@example.com' })).toBe(true);
-    expect(await stored()).toMatchObject({ status: 'complete', payment_id: 'pi_1', paid_at: clock.now(), paid_with: 'tok', customer_email: 'new@example.com' });
+    expect(await stored()).toMatchObject({
+      status: 'complete',
+      payment_id: 'pi_1',
+      paid_at: clock.now(),
+      paid_with: 'tok',
+      customer_email: 'new@example.com',
+    });
     expect(await completion.markPaid(session, { ...payment, paymentId: 'pi_2' })).toBe(false);
     expect((await stored()).payment_id).toBe('pi_1');
   });
@@ -40,9 +46,22 @@ describe('completing a paid checkout', () => {
     await completion.markPaid(session, payment);
     const key = await completion.issue(await stored(), 'req_3');
     expect(key).toBe('KEY-1');
-    expect(licenses.created).toEqual([{ accountId: 'acct_A', productId: session.product_id, customerEmail: 'buyer@example.com', idempotencyKey: `checkout:${session._id}` }]);
+    expect(licenses.created).toEqual([
+      {
+        accountId: 'acct_A',
+        productId: session.product_id,
+        customerEmail: 'buyer@example.com',
+        idempotencyKey: `checkout:${session._id}`,
+      },
+    ]);
     expect((await stored()).license_key).toBe('KEY-1');
-    expect(store.events).toEqual([expect.objectContaining({ id: `evt_completed_${session._id}`, type: 'checkout.completed', data: expect.objectContaining({ license_key: 'KEY-1' }) })]);
+    expect(store.events).toEqual([
+      expect.objectContaining({
+        id: `evt_completed_${session._id}`,
+        type: 'checkout.completed',
+        data: expect.objectContaining({ license_key: 'KEY-1' }),
+      }),
+    ]);
     expect(outbox.flushed).toEqual([{ model: 'CheckoutSession', id: session._id }]);
   });
 
@@ -119,7 +138,10 @@ describe('the sweeper', () => {
     licenses.createFailures.push(new AppError('service_unavailable', 'down'));
     expect(await completion.finishPaid()).toBe(1);
     expect(await completion.finishPaid()).toBe(1);
-    expect([(await stored()).license_key, (await store.findById(other._id))!.license_key].sort()).toEqual(['KEY-1', 'KEY-2']);
+    expect([(await stored()).license_key, (await store.findById(other._id))!.license_key].sort()).toEqual([
+      'KEY-1',
+      'KEY-2',
+    ]);
     expect(await completion.finishPaid()).toBe(0);
   });
 

@@ -5,13 +5,28 @@ import { BASE_URL, checkoutSetup, priced } from '../support/fakes/checkout-deps'
 import { FakeProvider } from '../support/fakes/checkout-peers';
 
 const PRODUCT = priced().id;
-const request = (over: Record<string, unknown> = {}) => ({ accountId: 'acct_A', productId: PRODUCT, customerEmail: '', successUrl: 'https://vendor.example/thanks', cancelUrl: '', metadata: {}, expiresInMinutes: 0, idempotencyKey: '', ...over });
+const request = (over: Record<string, unknown> = {}) => ({
+  accountId: 'acct_A',
+  productId: PRODUCT,
+  customerEmail: '',
+  successUrl: 'https://vendor.example/thanks',
+  cancelUrl: '',
+  metadata: {},
+  expiresInMinutes: 0,
+  idempotencyKey: '',
+  ...over,
+});
 const ctx = { requestId: 'req_7', caller: 'gateway' as const, log: undefined as never };
 
 describe('checking a new checkout session', () => {
   it('gives the checked input, expiring after 24 hours unless told otherwise', () => {
     expect(checkNewSession(request({ customerEmail: 'buyer@example.com', metadata: { order: '42' } }), false)).toEqual({
-      product_id: PRODUCT, customer_email: 'buyer@example.com', success_url: 'https://vendor.example/thanks', cancel_url: '', metadata: { order: '42' }, minutes: 1440,
+      product_id: PRODUCT,
+      customer_email: 'buyer@example.com',
+      success_url: 'https://vendor.example/thanks',
+      cancel_url: '',
+      metadata: { order: '42' },
+      minutes: 1440,
     });
   });
 
@@ -36,16 +51,31 @@ describe('checking a new checkout session', () => {
   });
 
   it('refuses http redirect URLs only in production', () => {
-    expect(() => checkNewSession(request({ successUrl: 'http://vendor.example/thanks' }), true)).toThrow('success_url must be an https URL');
-    expect(checkNewSession(request({ successUrl: 'http://vendor.example/thanks' }), false).success_url).toBe('http://vendor.example/thanks');
+    expect(() => checkNewSession(request({ successUrl: 'http://vendor.example/thanks' }), true)).toThrow(
+      'success_url must be an https URL',
+    );
+    expect(checkNewSession(request({ successUrl: 'http://vendor.example/thanks' }), false).success_url).toBe(
+      'http://vendor.example/thanks',
+    );
   });
 });
 
 describe('creating a checkout session', () => {
-  it('stores an open session at the product\'s price, expiring after the minutes given', async () => {
+  it("stores an open session at the product's price, expiring after the minutes given", async () => {
     const { store, clock, deps, product } = checkoutSetup();
     const s = await createSession(deps, 'acct_A', checkNewSession(request({ expiresInMinutes: 30 }), false), 'req_1');
-    expect(s).toMatchObject({ account_id: 'acct_A', product_id: product.id, product_name: 'Editor', status: 'open', amount: 4900, currency: 'EUR', created_at: clock.now(), license_key: null, provider: 'test', refund_action: 'revoke' });
+    expect(s).toMatchObject({
+      account_id: 'acct_A',
+      product_id: product.id,
+      product_name: 'Editor',
+      status: 'open',
+      amount: 4900,
+      currency: 'EUR',
+      created_at: clock.now(),
+      license_key: null,
+      provider: 'test',
+      refund_action: 'revoke',
+    });
     expect(s.expires_at).toEqual(new Date(clock.now().getTime() + 30 * 60_000));
     expect(store.sessions.get(s._id)).toEqual(s);
   });
@@ -54,38 +84,70 @@ describe('creating a checkout session', () => {
     const { store, outbox, deps } = checkoutSetup();
     const s = await createSession(deps, 'acct_A', checkNewSession(request(), false), 'req_1');
     expect(store.events).toHaveLength(1);
-    expect(store.events[0]).toMatchObject({ type: 'checkout.created', account_id: 'acct_A', data: { checkout: { id: s._id, status: 'open', amount: 4900 } } });
+    expect(store.events[0]).toMatchObject({
+      type: 'checkout.created',
+      account_id: 'acct_A',
+      data: { checkout: { id: s._id, status: 'open', amount: 4900 } },
+    });
     expect(outbox.flushed).toEqual([{ model: 'CheckoutSession', id: s._id }]);
   });
 
-  it('asks the product service as the caller\'s request, and starts the provider with the hosted page', async () => {
+  it("asks the product service as the caller's request, and starts the provider with the hosted page", async () => {
     const { products, provider, deps } = checkoutSetup();
-    const s = await createSession(deps, 'acct_A', checkNewSession(request({ customerEmail: 'b@example.com' }), false), 'req_9');
+    const s = await createSession(
+      deps,
+      'acct_A',
+      checkNewSession(request({ customerEmail: 'b@example.com' }), false),
+      'req_9',
+    );
     expect(products.calls).toEqual([{ req: { accountId: 'acct_A', id: PRODUCT }, opts: { requestId: 'req_9' } }]);
-    expect(provider.started).toEqual([expect.objectContaining({ sessionId: s._id, amount: 4900, currency: 'EUR', customerEmail: 'b@example.com', hostedPageUrl: `${BASE_URL}/checkout/${s._id}` })]);
+    expect(provider.started).toEqual([
+      expect.objectContaining({
+        sessionId: s._id,
+        amount: 4900,
+        currency: 'EUR',
+        customerEmail: 'b@example.com',
+        hostedPageUrl: `${BASE_URL}/checkout/${s._id}`,
+      }),
+    ]);
     expect(s.provider_url).toBe(`${BASE_URL}/checkout/${s._id}`);
   });
 
-  it('keeps the provider\'s session and the product\'s refund action', async () => {
+  it("keeps the provider's session and the product's refund action", async () => {
     const { products, deps } = checkoutSetup(new FakeProvider('stripe'));
-    products.products.set(PRODUCT, priced({ policy: { graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: 'suspend' } }));
+    products.products.set(
+      PRODUCT,
+      priced({
+        policy: { graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: 'suspend' },
+      }),
+    );
     const s = await createSession(deps, 'acct_A', checkNewSession(request(), false), '');
-    expect(s).toMatchObject({ provider: 'stripe', provider_session_id: `cs_test_${s._id}`, provider_url: `https://pay.example/${s._id}`, refund_action: 'suspend' });
+    expect(s).toMatchObject({
+      provider: 'stripe',
+      provider_session_id: `cs_test_${s._id}`,
+      provider_url: `https://pay.example/${s._id}`,
+      refund_action: 'suspend',
+    });
   });
 
   it('refuses a product without a price before the provider is asked', async () => {
     const { store, products, provider, outbox, deps } = checkoutSetup();
     products.products.set(PRODUCT, priced({ price: undefined }));
     const err = await refusal(() => createSession(deps, 'acct_A', checkNewSession(request(), false), ''));
-    expect(err).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('this product has no price') });
+    expect(err).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('this product has no price'),
+    });
     expect(provider.started).toEqual([]);
     expect(store.sessions.size).toBe(0);
     expect(outbox.flushed).toEqual([]);
   });
 
-  it('answers not found for another account\'s product, storing nothing', async () => {
+  it("answers not found for another account's product, storing nothing", async () => {
     const { store, deps } = checkoutSetup();
-    expect((await refusal(() => createSession(deps, 'acct_B', checkNewSession(request(), false), ''))).code).toBe('not_found');
+    expect((await refusal(() => createSession(deps, 'acct_B', checkNewSession(request(), false), ''))).code).toBe(
+      'not_found',
+    );
     expect(store.sessions.size).toBe(0);
   });
 
@@ -103,9 +165,21 @@ describe('the createSession handler', () => {
     const { clock, deps } = checkoutSetup();
     const s = await checkoutHandlers(deps, false).createSession(request({ metadata: { a: 'b' } }), ctx);
     expect(s).toEqual({
-      id: expect.stringMatching(/^cs_/), accountId: 'acct_A', productId: PRODUCT, status: 'open', amount: 4900, currency: 'EUR', customerEmail: '',
-      successUrl: 'https://vendor.example/thanks', cancelUrl: '', metadata: { a: 'b' }, url: `${BASE_URL}/checkout/${s.id}`,
-      expiresAt: new Date(clock.now().getTime() + 1440 * 60_000).toISOString(), createdAt: clock.now().toISOString(), licenseKey: '', livemode: false,
+      id: expect.stringMatching(/^cs_/),
+      accountId: 'acct_A',
+      productId: PRODUCT,
+      status: 'open',
+      amount: 4900,
+      currency: 'EUR',
+      customerEmail: '',
+      successUrl: 'https://vendor.example/thanks',
+      cancelUrl: '',
+      metadata: { a: 'b' },
+      url: `${BASE_URL}/checkout/${s.id}`,
+      expiresAt: new Date(clock.now().getTime() + 1440 * 60_000).toISOString(),
+      createdAt: clock.now().toISOString(),
+      licenseKey: '',
+      livemode: false,
     });
   });
 
@@ -116,7 +190,9 @@ describe('the createSession handler', () => {
     const again = await h.createSession(request({ idempotencyKey: 'k1' }), ctx);
     expect(again).toEqual(first);
     expect(store.sessions.size).toBe(1);
-    expect(await refusal(() => h.createSession(request({ idempotencyKey: 'k1', expiresInMinutes: 60 }), ctx))).toMatchObject({ code: 'idempotency_key_reused' });
+    expect(
+      await refusal(() => h.createSession(request({ idempotencyKey: 'k1', expiresInMinutes: 60 }), ctx)),
+    ).toMatchObject({ code: 'idempotency_key_reused' });
     expect(store.sessions.size).toBe(1);
   });
 

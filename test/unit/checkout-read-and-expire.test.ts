@@ -25,13 +25,16 @@ describe('reading checkout sessions', () => {
 
   it.each([
     ['a malformed id', 'acct_A', 'cs_nope'],
-    ['another account\'s session', 'acct_B', ''],
+    ["another account's session", 'acct_B', ''],
   ])('answers not found for %s', async (_what, accountId, id) => {
     const { deps, open } = await setup();
-    expect(await refusal(() => getSession(deps, accountId, id || open._id))).toMatchObject({ code: 'not_found', message: 'checkout session not found' });
+    expect(await refusal(() => getSession(deps, accountId, id || open._id))).toMatchObject({
+      code: 'not_found',
+      message: 'checkout session not found',
+    });
   });
 
-  it('lists by status as seen now, and only the account\'s own', async () => {
+  it("lists by status as seen now, and only the account's own", async () => {
     const { store, clock, deps, open } = await setup();
     const done = sessionDoc(clock.now(), { status: 'complete' });
     const lapsing = sessionDoc(clock.now(), { expires_at: new Date(clock.now().getTime() + 60_000) });
@@ -39,7 +42,8 @@ describe('reading checkout sessions', () => {
     await store.insert(lapsing, []);
     await store.insert(sessionDoc(clock.now(), { account_id: 'acct_B' }), []);
     clock.advance(120_000);
-    const ids = async (status: string) => (await listSessions(deps, 'acct_A', status, undefined)).items.map((s) => [s._id, s.status]);
+    const ids = async (status: string) =>
+      (await listSessions(deps, 'acct_A', status, undefined)).items.map((s) => [s._id, s.status]);
     expect(await ids('open')).toEqual([[open._id, 'open']]);
     expect(await ids('expired')).toEqual([[lapsing._id, 'expired']]);
     expect(await ids('complete')).toEqual([[done._id, 'complete']]);
@@ -48,16 +52,22 @@ describe('reading checkout sessions', () => {
 
   it('refuses an unknown status filter', async () => {
     const { deps } = await setup();
-    expect(await refusal(() => listSessions(deps, 'acct_A', 'paid', undefined))).toMatchObject({ code: 'invalid_request', fieldErrors: [{ field: 'status' }] });
+    expect(await refusal(() => listSessions(deps, 'acct_A', 'paid', undefined))).toMatchObject({
+      code: 'invalid_request',
+      fieldErrors: [{ field: 'status' }],
+    });
   });
 
-  it('the handler answers the effective status and the provider\'s page when there is one', async () => {
+  it("the handler answers the effective status and the provider's page when there is one", async () => {
     const { store, clock, deps, open } = await setup();
     const onStripe = sessionDoc(clock.now(), { provider: 'stripe', provider_url: 'https://pay.example/x' });
     await store.insert(onStripe, []);
     clock.advance(3600_000);
     const h = checkoutHandlers(deps, false);
-    expect(await h.getSession({ accountId: 'acct_A', id: open._id }, ctx)).toMatchObject({ status: 'expired', url: `https://shop.example/checkout/${open._id}` });
+    expect(await h.getSession({ accountId: 'acct_A', id: open._id }, ctx)).toMatchObject({
+      status: 'expired',
+      url: `https://shop.example/checkout/${open._id}`,
+    });
     expect((await h.getSession({ accountId: 'acct_A', id: onStripe._id }, ctx)).url).toBe('https://pay.example/x');
   });
 });
@@ -68,7 +78,9 @@ describe('expiring a checkout session', () => {
     const out = await expireSession(deps, 'acct_A', open._id);
     expect(out.status).toBe('expired');
     expect(store.sessions.get(open._id)!.status).toBe('expired');
-    expect(store.events).toEqual([expect.objectContaining({ id: `evt_expired_${open._id}`, type: 'checkout.expired', account_id: 'acct_A' })]);
+    expect(store.events).toEqual([
+      expect.objectContaining({ id: `evt_expired_${open._id}`, type: 'checkout.expired', account_id: 'acct_A' }),
+    ]);
     expect(outbox.flushed).toEqual([{ model: 'CheckoutSession', id: open._id }]);
     await expireSession(deps, 'acct_A', open._id);
     expect(store.events).toHaveLength(1);
@@ -79,7 +91,10 @@ describe('expiring a checkout session', () => {
     const { store, outbox, clock, deps } = await setup();
     const paid = sessionDoc(clock.now(), { status: 'complete' });
     await store.insert(paid, []);
-    expect(await refusal(() => expireSession(deps, 'acct_A', paid._id))).toMatchObject({ code: 'conflict', message: 'the checkout session is complete: it cannot be expired' });
+    expect(await refusal(() => expireSession(deps, 'acct_A', paid._id))).toMatchObject({
+      code: 'conflict',
+      message: 'the checkout session is complete: it cannot be expired',
+    });
     expect(outbox.flushed).toEqual([]);
   });
 
@@ -89,7 +104,10 @@ describe('expiring a checkout session', () => {
     const onStripe = sessionDoc(clock.now(), { provider: 'stripe', provider_session_id: 'cs_test_1' });
     await store.insert(onStripe, []);
     provider.cancelAnswer = false;
-    expect(await refusal(() => expireSession(deps, 'acct_A', onStripe._id))).toMatchObject({ code: 'conflict', message: 'the checkout session was just paid on Stripe: it cannot be expired' });
+    expect(await refusal(() => expireSession(deps, 'acct_A', onStripe._id))).toMatchObject({
+      code: 'conflict',
+      message: 'the checkout session was just paid on Stripe: it cannot be expired',
+    });
     expect(store.sessions.get(onStripe._id)!.status).toBe('open');
     provider.cancelAnswer = true;
     expect((await expireSession(deps, 'acct_A', onStripe._id)).status).toBe('expired');
@@ -102,7 +120,7 @@ describe('expiring a checkout session', () => {
     expect(provider.cancelled).toEqual([]);
   });
 
-  it('answers not found for another account\'s session, expiring nothing', async () => {
+  it("answers not found for another account's session, expiring nothing", async () => {
     const { store, deps, open } = await setup();
     expect((await refusal(() => expireSession(deps, 'acct_B', open._id))).code).toBe('not_found');
     expect(store.sessions.get(open._id)!.status).toBe('open');

@@ -6,7 +6,10 @@ import { checkoutSetup, sessionDoc } from '../support/fakes/checkout-deps';
 import { FakeLicenses } from '../support/fakes/checkout-peers';
 
 /** Stripe's signature stands in as "signed:<n>": any such signature verifies the body, anything else does not. */
-const verifier: WebhookVerifier = { verify: (body, signature) => (signature.startsWith('signed:') ? (JSON.parse(body.toString()) as StripeEventLike) : null) };
+const verifier: WebhookVerifier = {
+  verify: (body, signature) =>
+    signature.startsWith('signed:') ? (JSON.parse(body.toString()) as StripeEventLike) : null,
+};
 
 async function setup() {
   const s = checkoutSetup();
@@ -17,15 +20,34 @@ async function setup() {
   const session = sessionDoc(s.clock.now(), { provider: 'stripe', provider_session_id: 'cs_test_1' });
   await s.store.insert(session, []);
   let n = 0;
-  const deliver = (event: StripeEventLike, signature = `signed:${++n}`) => webhook.receive(Buffer.from(JSON.stringify(event)), signature, 'req_1');
+  const deliver = (event: StripeEventLike, signature = `signed:${++n}`) =>
+    webhook.receive(Buffer.from(JSON.stringify(event)), signature, 'req_1');
   return { ...s, licenses, session, deliver };
 }
 
 const completed = (sessionId: string, over: Record<string, unknown> = {}, id = 'evt_1'): StripeEventLike => ({
-  id, type: 'checkout.session.completed', livemode: false,
-  data: { object: { id: 'cs_test_1', metadata: { checkout_session_id: sessionId }, payment_status: 'paid', payment_intent: 'pi_1', amount_total: 4900, currency: 'eur', customer_details: { email: 'payer@example.com' }, ...over } },
+  id,
+  type: 'checkout.session.completed',
+  livemode: false,
+  data: {
+    object: {
+      id: 'cs_test_1',
+      metadata: { checkout_session_id: sessionId },
+      payment_status: 'paid',
+      payment_intent: 'pi_1',
+      amount_total: 4900,
+      currency: 'eur',
+      customer_details: { email: 'payer@example.com' },
+      ...over,
+    },
+  },
 });
-const refunded = (paymentId: string, livemode = false): StripeEventLike => ({ id: 'evt_r', type: 'charge.refunded', livemode, data: { object: { refunded: true, payment_intent: paymentId } } });
+const refunded = (paymentId: string, livemode = false): StripeEventLike => ({
+  id: 'evt_r',
+  type: 'charge.refunded',
+  livemode,
+  data: { object: { refunded: true, payment_intent: paymentId } },
+});
 
 describe('receiving a Stripe webhook', () => {
   it('refuses a body our secret did not sign (400), recording nothing', async () => {
@@ -38,7 +60,12 @@ describe('receiving a Stripe webhook', () => {
   it('a paid session completes, its licence is issued, and the event is recorded as handled', async () => {
     const { store, licenses, session, deliver } = await setup();
     expect(await deliver(completed(session._id))).toEqual({ status: 200, body: { received: true } });
-    expect(store.sessions.get(session._id)).toMatchObject({ status: 'complete', payment_id: 'pi_1', customer_email: 'payer@example.com', license_key: 'KEY-1' });
+    expect(store.sessions.get(session._id)).toMatchObject({
+      status: 'complete',
+      payment_id: 'pi_1',
+      customer_email: 'payer@example.com',
+      license_key: 'KEY-1',
+    });
     expect(licenses.created).toHaveLength(1);
     expect(store.handledEvents.get('evt_1')).toEqual({ type: 'checkout.session.completed', session_id: session._id });
   });
@@ -46,7 +73,10 @@ describe('receiving a Stripe webhook', () => {
   it('refuses the same signed request again as a replay (409)', async () => {
     const { session, deliver } = await setup();
     await deliver(completed(session._id), 'signed:same');
-    expect(await deliver(completed(session._id), 'signed:same')).toMatchObject({ status: 409, error: { code: 'conflict' } });
+    expect(await deliver(completed(session._id), 'signed:same')).toMatchObject({
+      status: 409,
+      error: { code: 'conflict' },
+    });
   });
 
   it('answers an event handled before (a Stripe retry, signed anew) as a duplicate, doing nothing again', async () => {
@@ -58,21 +88,30 @@ describe('receiving a Stripe webhook', () => {
 
   it('answers 404 for a session it does not know, and leaves the event unhandled so Stripe retries', async () => {
     const { store, deliver } = await setup();
-    expect(await deliver(completed('cs_01HZZZZZZZZZZZZZZZZZZZZZZZ'))).toMatchObject({ status: 404, error: { code: 'not_found' } });
+    expect(await deliver(completed('cs_01HZZZZZZZZZZZZZZZZZZZZZZZ'))).toMatchObject({
+      status: 404,
+      error: { code: 'not_found' },
+    });
     expect(store.handledEvents.size).toBe(0);
   });
 
-  it('refuses (400) a payment that is not the session\'s price, completing nothing', async () => {
+  it("refuses (400) a payment that is not the session's price, completing nothing", async () => {
     const { store, licenses, session, deliver } = await setup();
     const out = await deliver(completed(session._id, { amount_total: 100 }));
-    expect(out).toMatchObject({ status: 400, error: { message: 'the amount paid is not the price of the checkout session' } });
+    expect(out).toMatchObject({
+      status: 400,
+      error: { message: 'the amount paid is not the price of the checkout session' },
+    });
     expect(store.sessions.get(session._id)!.status).toBe('open');
     expect(licenses.created).toEqual([]);
   });
 
   it('waits for a delayed payment without completing the session', async () => {
     const { store, session, deliver } = await setup();
-    expect(await deliver(completed(session._id, { payment_status: 'unpaid' }))).toEqual({ status: 200, body: { received: true } });
+    expect(await deliver(completed(session._id, { payment_status: 'unpaid' }))).toEqual({
+      status: 200,
+      body: { received: true },
+    });
     expect(store.sessions.get(session._id)!.status).toBe('open');
   });
 
@@ -86,7 +125,10 @@ describe('receiving a Stripe webhook', () => {
 
   it('ignores events it has no use for, and records them as handled', async () => {
     const { store, deliver } = await setup();
-    expect(await deliver({ id: 'evt_i', type: 'customer.created', livemode: false, data: { object: {} } })).toEqual({ status: 200, body: { received: true, ignored: 'events of type customer.created are not used' } });
+    expect(await deliver({ id: 'evt_i', type: 'customer.created', livemode: false, data: { object: {} } })).toEqual({
+      status: 200,
+      body: { received: true, ignored: 'events of type customer.created are not used' },
+    });
     expect(store.handledEvents.has('evt_i')).toBe(true);
   });
 
@@ -107,10 +149,13 @@ describe('receiving a Stripe webhook', () => {
     expect(licenses.transitions).toEqual([{ accountId: 'acct_A', key: 'KEY-1', action: 'revoke' }]);
   });
 
-  it('refuses a refund whose livemode differs from the payment\'s', async () => {
+  it("refuses a refund whose livemode differs from the payment's", async () => {
     const { licenses, session, deliver } = await setup();
     await deliver(completed(session._id));
-    expect(await deliver(refunded('pi_1', true))).toMatchObject({ status: 400, error: { message: 'the refund and the payment differ in livemode' } });
+    expect(await deliver(refunded('pi_1', true))).toMatchObject({
+      status: 400,
+      error: { message: 'the refund and the payment differ in livemode' },
+    });
     expect(licenses.transitions).toEqual([]);
   });
 });

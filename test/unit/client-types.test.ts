@@ -29,7 +29,13 @@ it('has every enum schema with exactly its values', () => {
   for (const [name, schema] of Object.entries(doc.components.schemas as Json)) {
     if (!schema.enum) continue;
     const line = new RegExp(`\\n {8}${name}: (.+);\\n`).exec(generated)?.[1] ?? '';
-    expect({ name, values: line.split(' | ').map((v) => JSON.parse(v)).sort() }).toEqual({ name, values: [...schema.enum].sort() });
+    expect({
+      name,
+      values: line
+        .split(' | ')
+        .map((v) => JSON.parse(v))
+        .sort(),
+    }).toEqual({ name, values: [...schema.enum].sort() });
   }
 });
 
@@ -44,9 +50,14 @@ it('has every object schema with exactly its properties, required ones without "
     expect({ name, found: text !== undefined }).toEqual({ name, found: true });
     for (const prop of Object.keys(schema.properties ?? {})) {
       const required = (schema.required ?? []).includes(prop);
-      expect({ schema: name, prop, line: new RegExp(`\\n {12}${prop}${required ? '' : '\\?'}: `).test(text!) }).toEqual({ schema: name, prop, line: true });
+      expect({ schema: name, prop, line: new RegExp(`\\n {12}${prop}${required ? '' : '\\?'}: `).test(text!) }).toEqual(
+        { schema: name, prop, line: true },
+      );
     }
     const declared = [...text!.matchAll(/\n {12}(\w+)\??: /g)].map((m) => m[1]);
-    expect({ schema: name, props: declared.sort() }).toEqual({ schema: name, props: Object.keys(schema.properties ?? {}).sort() });
+    expect({ schema: name, props: declared.sort() }).toEqual({
+      schema: name,
+      props: Object.keys(schema.properties ?? {}).sort(),
+    });
   }
 });

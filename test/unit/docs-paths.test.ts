@@ -9,13 +9,19 @@ const TOP = ['gateway', 'services', 'packages', 'scripts', 'deploy', 'test', 'pr
 /** Made on the operator's machine (git-ignored), so absent from a checkout. */
 const GENERATED = ['deploy/secrets/'];
 
-const docs = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const docs = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** Paths in `code spans` and in relative markdown links that start at one of the top-level folders. */
 function namedPaths(markdown: string, from: string): string[] {
   const out = new Set<string>();
   for (const m of markdown.matchAll(/`([^`\s]+)`/g)) out.add(m[1]);
-  for (const m of markdown.matchAll(/\]\((?!https?:|#|mailto:)([^)\s#]+)/g)) out.add(join(from, m[1]).replace(/^\.\//, ''));
+  for (const m of markdown.matchAll(/\]\((?!https?:|#|mailto:)([^)\s#]+)/g))
+    out.add(join(from, m[1]).replace(/^\.\//, ''));
   return [...out]
     .map((p) => p.replace(/[:,.;]+$/, '').replace(/^\.\//, ''))
     .filter((p) => TOP.some((t) => p === t || p.startsWith(`${t}/`)))
@@ -38,10 +44,16 @@ it('the check sees the paths the docs name', () => {
 });
 
 it('code comments name only docs that exist', () => {
-  const files = execFileSync('git', ['ls-files', '*.ts', '*.mjs', '*.yaml', '*.yml', '*.sh'], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const files = execFileSync('git', ['ls-files', '*.ts', '*.mjs', '*.yaml', '*.yml', '*.sh'], {
+    cwd: root,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter(Boolean);
   const missing: string[] = [];
   for (const f of files) {
-    for (const m of readFileSync(join(root, f), 'utf8').matchAll(/\bdocs\/[A-Za-z0-9_-]+\.md\b/g)) if (!existsSync(join(root, m[0]))) missing.push(`${f}: ${m[0]}`);
+    for (const m of readFileSync(join(root, f), 'utf8').matchAll(/\bdocs\/[A-Za-z0-9_-]+\.md\b/g))
+      if (!existsSync(join(root, m[0]))) missing.push(`${f}: ${m[0]}`);
   }
   expect(missing).toEqual([]);
 });

@@ -27,9 +27,29 @@ describe('expiry buckets', () => {
 
 // The sweeper against a fake store (the integration tests run it over FerretDB): what it asks for per pass.
 describe('expiry sweeper', () => {
-  const policy = { duration_days: 30, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false };
+  const policy = {
+    duration_days: 30,
+    max_activations: null,
+    grace_days: 0,
+    require_activation: false,
+    validate_keys_see_email: false,
+  };
   const license = (id: string, over: Partial<LicenseDoc> = {}): LicenseDoc =>
-    ({ _id: id, account_id: 'acct_a', product_id: 'prod_a', key: 'K', customer_email: 'a@example.com', status: 'active', expires_at: at('2026-11-23T12:30:00Z'), grace_ends_at: at('2026-11-23T12:30:00Z'), policy, expired_notified: false, expiry_bucket: '2026-11-23T12', created_at: at('2026-10-24T12:30:00Z'), ...over }) as LicenseDoc;
+    ({
+      _id: id,
+      account_id: 'acct_a',
+      product_id: 'prod_a',
+      key: 'K',
+      customer_email: 'a@example.com',
+      status: 'active',
+      expires_at: at('2026-11-23T12:30:00Z'),
+      grace_ends_at: at('2026-11-23T12:30:00Z'),
+      policy,
+      expired_notified: false,
+      expiry_bucket: '2026-11-23T12',
+      created_at: at('2026-10-24T12:30:00Z'),
+      ...over,
+    }) as LicenseDoc;
 
   function fakeStore(docs: LicenseDoc[], state: SweepStateDoc) {
     const asked: string[] = [];
@@ -40,7 +60,8 @@ describe('expiry sweeper', () => {
       backfillExpiryBuckets: async () => null,
       inExpiryRange: async function* (first: string, last: string) {
         asked.push(`${first}..${last}`);
-        for (const d of docs.filter((x) => x.expiry_bucket && x.expiry_bucket >= first && x.expiry_bucket <= last)) yield d;
+        for (const d of docs.filter((x) => x.expiry_bucket && x.expiry_bucket >= first && x.expiry_bucket <= last))
+          yield d;
       },
       inExpiryBucket: async (bucket: string, after: string) => {
         asked.push(bucket);
@@ -58,8 +79,16 @@ describe('expiry sweeper', () => {
 
   it('asks only for the buckets since the last pass, however many licences exist, and announces each due licence once', async () => {
     const now = at('2026-11-23T13:20:00Z');
-    const docs = [license('lic_a'), license('lic_b', { status: 'suspended' }), license('lic_c', { expiry_bucket: '2027-03-01T00', grace_ends_at: at('2027-03-01T00:10:00Z') })];
-    const { store, asked, state } = fakeStore(docs, { _id: 'license-expiry', through: '2026-11-23T11', backfilled: true });
+    const docs = [
+      license('lic_a'),
+      license('lic_b', { status: 'suspended' }),
+      license('lic_c', { expiry_bucket: '2027-03-01T00', grace_ends_at: at('2027-03-01T00:10:00Z') }),
+    ];
+    const { store, asked, state } = fakeStore(docs, {
+      _id: 'license-expiry',
+      through: '2026-11-23T11',
+      backfilled: true,
+    });
     const sweeper = new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now });
     expect(await sweeper.sweep()).toBe(1);
     expect(asked).toEqual(['2026-11-23T12', '2026-11-23T13']);
@@ -72,8 +101,15 @@ describe('expiry sweeper', () => {
 
   it('far behind (downtime, a clock moved on), it catches up in one walk instead of a query per hour', async () => {
     const now = at('2026-11-23T13:20:00Z');
-    const docs = [license('lic_a', { expiry_bucket: '2026-11-20T05', grace_ends_at: at('2026-11-20T05:10:00Z') }), license('lic_b')];
-    const { store, asked, state } = fakeStore(docs, { _id: 'license-expiry', through: '2026-11-20T00', backfilled: true });
+    const docs = [
+      license('lic_a', { expiry_bucket: '2026-11-20T05', grace_ends_at: at('2026-11-20T05:10:00Z') }),
+      license('lic_b'),
+    ];
+    const { store, asked, state } = fakeStore(docs, {
+      _id: 'license-expiry',
+      through: '2026-11-20T00',
+      backfilled: true,
+    });
     const sweeper = new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now });
     expect(await sweeper.sweep()).toBe(2);
     expect(asked).toEqual(['2026-11-20T01..2026-11-23T12', '2026-11-23T13']);

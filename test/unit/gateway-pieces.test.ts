@@ -3,10 +3,16 @@ import { toPage } from '../../gateway/src/validation';
 
 describe('access-log redaction', () => {
   it('removes licence keys from query strings', () => {
-    expect(redactUrl('/api/v1/licenses/validate?license_key=ABCDE-12345&x=1')).toBe('/api/v1/licenses/validate?license_key=[redacted]&x=1');
-    expect(redactUrl('/v1/licenses/validate?x=1&LICENSE_KEY=abc')).toBe('/v1/licenses/validate?x=1&LICENSE_KEY=[redacted]');
+    expect(redactUrl('/api/v1/licenses/validate?license_key=ABCDE-12345&x=1')).toBe(
+      '/api/v1/licenses/validate?license_key=[redacted]&x=1',
+    );
+    expect(redactUrl('/v1/licenses/validate?x=1&LICENSE_KEY=abc')).toBe(
+      '/v1/licenses/validate?x=1&LICENSE_KEY=[redacted]',
+    );
     expect(redactUrl('/dashboard/licenses?q=ABCDE-12345')).toBe('/dashboard/licenses?q=[redacted]');
-    expect(redactUrl('/api/v1/licenses?limit=5&customer_email=a%40b.co')).toBe('/api/v1/licenses?limit=5&customer_email=[redacted]');
+    expect(redactUrl('/api/v1/licenses?limit=5&customer_email=a%40b.co')).toBe(
+      '/api/v1/licenses?limit=5&customer_email=[redacted]',
+    );
     expect(redactUrl('/api/v1/products?limit=5')).toBe('/api/v1/products?limit=5');
   });
 });

@@ -44,7 +44,10 @@ describe('licence key format', () => {
     expect(parseLicenseKey(key.replace(/-/g, ''))).toEqual({ ok: true, key });
   });
 
-  it.each([[''], ['ABC'], ['U'.repeat(30)], ['!'.repeat(30)], ['A'.repeat(65)], ['ABCDE-ABCDE']])('refuses %p as a format error', (input) => {
-    expect(parseLicenseKey(input)).toEqual({ ok: false, reason: 'format' });
-  });
+  it.each([[''], ['ABC'], ['U'.repeat(30)], ['!'.repeat(30)], ['A'.repeat(65)], ['ABCDE-ABCDE']])(
+    'refuses %p as a format error',
+    (input) => {
+      expect(parseLicenseKey(input)).toEqual({ ok: false, reason: 'format' });
+    },
+  );
 });

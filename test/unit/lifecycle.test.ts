@@ -4,9 +4,20 @@ import { transition } from '../../services/license/src/domain/lifecycle';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const days = (n: number) => new Date(now.getTime() + n * DAY_MS);
-const monthly: PolicySnapshot = { duration_days: 30, max_activations: null, grace_days: 5, require_activation: false, validate_keys_see_email: false };
+const monthly: PolicySnapshot = {
+  duration_days: 30,
+  max_activations: null,
+  grace_days: 5,
+  require_activation: false,
+  validate_keys_see_email: false,
+};
 const perpetual: PolicySnapshot = { ...monthly, duration_days: null, grace_days: 0 };
-const lic = (over: Partial<LicenseState> = {}): LicenseState => ({ status: 'active', expires_at: days(10), policy: monthly, ...over });
+const lic = (over: Partial<LicenseState> = {}): LicenseState => ({
+  status: 'active',
+  expires_at: days(10),
+  policy: monthly,
+  ...over,
+});
 
 describe('licence states', () => {
   it('expired is derived from expiry plus grace, and only for active licences', () => {
@@ -53,6 +64,8 @@ describe('transitions', () => {
     const yearly = { ...monthly, duration_days: 365, grace_days: 0 };
     const renewed = transition(lic({ expires_at: days(-1) }), 'renew', now, yearly);
     expect(renewed).toEqual({ status: 'active', expires_at: days(365), policy: yearly });
-    expect(() => transition(lic({ expires_at: null, policy: perpetual }), 'renew', now, perpetual)).toThrow(/perpetual/);
+    expect(() => transition(lic({ expires_at: null, policy: perpetual }), 'renew', now, perpetual)).toThrow(
+      /perpetual/,
+    );
   });
 });

@@ -9,7 +9,14 @@ import { checkoutSchema } from '../../services/checkout/src/config';
 import { webhookSchema } from '../../services/webhook/src/config';
 import { gatewaySchema } from '../../gateway/src/config';
 
-const schemas = { account: accountSchema, product: productSchema, license: licenseSchema, checkout: checkoutSchema, webhook: webhookSchema, gateway: gatewaySchema };
+const schemas = {
+  account: accountSchema,
+  product: productSchema,
+  license: licenseSchema,
+  checkout: checkoutSchema,
+  webhook: webhookSchema,
+  gateway: gatewaySchema,
+};
 const doc = readFileSync(join(__dirname, '../../docs/operations.md'), 'utf8');
 
 it('docs/operations.md lists every setting and metric as the code defines them (run `npm run docs` after changing a schema)', () => {
@@ -17,7 +24,8 @@ it('docs/operations.md lists every setting and metric as the code defines them (
 });
 
 it('every setting of every component and every metric name appears in it', () => {
-  for (const schema of Object.values(schemas)) for (const name of Object.keys(schema)) expect(doc).toContain(`\`${name}\``);
+  for (const schema of Object.values(schemas))
+    for (const name of Object.keys(schema)) expect(doc).toContain(`\`${name}\``);
   for (const name of Object.keys(METRIC_HELP)) expect(doc).toContain(`\`${name}\``);
   expect(doc).toContain('`INTERNAL_CALLERS` | **required**, secret (or `INTERNAL_CALLERS_FILE`)');
   expect(doc).toContain('`INTERNAL_TOKEN` | (empty), secret (or `INTERNAL_TOKEN_FILE`)');

@@ -10,13 +10,26 @@ const setup = () => {
   return { store, outbox, clock, deps: { store, outbox, clock } };
 };
 
-const request = (over: Record<string, unknown> = {}) => ({ accountId: 'acct_A', name: 'Editor', description: '', policy: undefined, price: undefined, ...over });
+const request = (over: Record<string, unknown> = {}) => ({
+  accountId: 'acct_A',
+  name: 'Editor',
+  description: '',
+  policy: undefined,
+  price: undefined,
+  ...over,
+});
 
 describe('creating a product', () => {
   it('stores the product of the account with trimmed text, the default policy, no price and the clock time', async () => {
     const { store, clock, deps } = setup();
     const doc = await createProduct(deps, request({ name: '  Editor Pro ', description: ' fast ' }));
-    expect(doc).toMatchObject({ account_id: 'acct_A', name: 'Editor Pro', description: 'fast', policy: DEFAULT_POLICY, price: null });
+    expect(doc).toMatchObject({
+      account_id: 'acct_A',
+      name: 'Editor Pro',
+      description: 'fast',
+      policy: DEFAULT_POLICY,
+      price: null,
+    });
     expect(doc._id).toMatch(/^prod_/);
     expect(doc.created_at).toEqual(clock.now());
     expect(store.docs.get(doc._id)).toEqual(doc);
@@ -26,14 +39,39 @@ describe('creating a product', () => {
     const { store, outbox, deps } = setup();
     const doc = await createProduct(deps, request());
     expect(store.events).toHaveLength(1);
-    expect(store.events[0]).toMatchObject({ type: 'product.created', account_id: 'acct_A', created_at: doc.created_at.toISOString(), data: { product: { id: doc._id, name: 'Editor' } } });
+    expect(store.events[0]).toMatchObject({
+      type: 'product.created',
+      account_id: 'acct_A',
+      created_at: doc.created_at.toISOString(),
+      data: { product: { id: doc._id, name: 'Editor' } },
+    });
     expect(outbox.flushed).toEqual([{ model: 'Product', id: doc._id }]);
   });
 
   it('stores a checked policy and a price with its currency in capitals', async () => {
     const { deps } = setup();
-    const doc = await createProduct(deps, request({ policy: { durationDays: 365, maxActivations: 3, graceDays: 7, requireActivation: true, validateKeysSeeEmail: false, refundAction: 'suspend' }, price: { amount: 4900, currency: 'eur' } }));
-    expect(doc.policy).toEqual({ duration_days: 365, max_activations: 3, grace_days: 7, require_activation: true, validate_keys_see_email: false, refund_action: 'suspend' });
+    const doc = await createProduct(
+      deps,
+      request({
+        policy: {
+          durationDays: 365,
+          maxActivations: 3,
+          graceDays: 7,
+          requireActivation: true,
+          validateKeysSeeEmail: false,
+          refundAction: 'suspend',
+        },
+        price: { amount: 4900, currency: 'eur' },
+      }),
+    );
+    expect(doc.policy).toEqual({
+      duration_days: 365,
+      max_activations: 3,
+      grace_days: 7,
+      require_activation: true,
+      validate_keys_see_email: false,
+      refund_action: 'suspend',
+    });
     expect(doc.price).toEqual({ amount: 4900, currency: 'EUR' });
   });
 
@@ -41,9 +79,29 @@ describe('creating a product', () => {
     ['an empty name', { name: '   ' }, 'name'],
     ['a name over 200 characters', { name: 'x'.repeat(201) }, 'name'],
     ['a description over 2000 characters', { description: 'x'.repeat(2001) }, 'description'],
-    ['max_activations of 0', { policy: { maxActivations: 0, graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: '' } }, 'policy.max_activations'],
-    ['grace days on a licence that never expires', { policy: { graceDays: 3, requireActivation: false, validateKeysSeeEmail: false, refundAction: '' } }, 'policy.grace_days'],
-    ['an unknown refund action', { policy: { graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: 'refund' } }, 'policy.refund_action'],
+    [
+      'max_activations of 0',
+      {
+        policy: {
+          maxActivations: 0,
+          graceDays: 0,
+          requireActivation: false,
+          validateKeysSeeEmail: false,
+          refundAction: '',
+        },
+      },
+      'policy.max_activations',
+    ],
+    [
+      'grace days on a licence that never expires',
+      { policy: { graceDays: 3, requireActivation: false, validateKeysSeeEmail: false, refundAction: '' } },
+      'policy.grace_days',
+    ],
+    [
+      'an unknown refund action',
+      { policy: { graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: 'refund' } },
+      'policy.refund_action',
+    ],
     ['a price of 0', { price: { amount: 0, currency: 'EUR' } }, 'price.amount'],
     ['a fractional price', { price: { amount: 9.5, currency: 'EUR' } }, 'price.amount'],
     ['an unknown currency', { price: { amount: 100, currency: 'XYZ' } }, 'price.currency'],

@@ -10,7 +10,13 @@ const setup = () => {
   return { store, clock, handlers: productHandlers({ store, outbox: new RecordingOutbox(), clock }) };
 };
 
-const create = (accountId: string, name: string) => ({ accountId, name, description: '', policy: undefined, price: undefined });
+const create = (accountId: string, name: string) => ({
+  accountId,
+  name,
+  description: '',
+  policy: undefined,
+  price: undefined,
+});
 
 describe('product handlers', () => {
   it('answer a created product in the contract: ISO time, policy in contract form, no price', async () => {
@@ -22,7 +28,14 @@ describe('product handlers', () => {
       name: 'Editor',
       description: '',
       createdAt: clock.now().toISOString(),
-      policy: { durationDays: undefined, maxActivations: undefined, graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: 'revoke' },
+      policy: {
+        durationDays: undefined,
+        maxActivations: undefined,
+        graceDays: 0,
+        requireActivation: false,
+        validateKeysSeeEmail: false,
+        refundAction: 'revoke',
+      },
       price: undefined,
     });
   });
@@ -30,23 +43,40 @@ describe('product handlers', () => {
   it('answer the price given on update', async () => {
     const { handlers } = setup();
     const p = await handlers.createProduct(create('acct_A', 'Editor'), ctx);
-    const updated = await handlers.updateProduct({ accountId: 'acct_A', id: p.id, policy: undefined, price: { amount: 990, currency: 'chf' }, removePrice: false }, ctx);
+    const updated = await handlers.updateProduct(
+      { accountId: 'acct_A', id: p.id, policy: undefined, price: { amount: 990, currency: 'chf' }, removePrice: false },
+      ctx,
+    );
     expect(updated.price).toEqual({ amount: 990, currency: 'CHF' });
   });
 
   it('read a product stored before policies existed as the default policy', async () => {
     const { store, handlers } = setup();
-    await store.insert({ _id: 'prod_old', account_id: 'acct_A', name: 'Old', description: '', policy: undefined as never, price: null, created_at: new Date(0) }, []);
-    expect((await handlers.getProduct({ accountId: 'acct_A', id: 'prod_old' }, ctx)).policy).toMatchObject({ refundAction: 'revoke', graceDays: 0 });
+    await store.insert(
+      {
+        _id: 'prod_old',
+        account_id: 'acct_A',
+        name: 'Old',
+        description: '',
+        policy: undefined as never,
+        price: null,
+        created_at: new Date(0),
+      },
+      [],
+    );
+    expect((await handlers.getProduct({ accountId: 'acct_A', id: 'prod_old' }, ctx)).policy).toMatchObject({
+      refundAction: 'revoke',
+      graceDays: 0,
+    });
   });
 
-  it('get another account\'s product as not found', async () => {
+  it("get another account's product as not found", async () => {
     const { handlers } = setup();
     const p = await handlers.createProduct(create('acct_A', 'Editor'), ctx);
     expect((await refusal(() => handlers.getProduct({ accountId: 'acct_B', id: p.id }, ctx))).code).toBe('not_found');
   });
 
-  it('list only the account\'s products, newest first, a page at a time', async () => {
+  it("list only the account's products, newest first, a page at a time", async () => {
     const { handlers } = setup();
     const made = [];
     for (const name of ['a', 'b', 'c']) made.push(await handlers.createProduct(create('acct_A', name), ctx));
@@ -54,7 +84,10 @@ describe('product handlers', () => {
     const first = await handlers.listProducts({ accountId: 'acct_A', page: { limit: 2, startingAfter: '' } }, ctx);
     expect(first.data.map((p) => p.name)).toEqual(['c', 'b']);
     expect(first.page).toEqual({ hasMore: true, nextCursor: made[1].id });
-    const second = await handlers.listProducts({ accountId: 'acct_A', page: { limit: 2, startingAfter: first.page!.nextCursor } }, ctx);
+    const second = await handlers.listProducts(
+      { accountId: 'acct_A', page: { limit: 2, startingAfter: first.page!.nextCursor } },
+      ctx,
+    );
     expect(second.data.map((p) => p.name)).toEqual(['a']);
     expect(second.page!.hasMore).toBe(false);
   });

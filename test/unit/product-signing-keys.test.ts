@@ -9,7 +9,18 @@ async function setup() {
   const products = new FakeProductStore();
   const keys = new FakeSigningKeyStore();
   const clock = new FakeClock();
-  await products.insert({ _id: 'prod_1', account_id: 'acct_A', name: 'Editor', description: '', policy: undefined as never, price: null, created_at: clock.now() }, []);
+  await products.insert(
+    {
+      _id: 'prod_1',
+      account_id: 'acct_A',
+      name: 'Editor',
+      description: '',
+      policy: undefined as never,
+      price: null,
+      created_at: clock.now(),
+    },
+    [],
+  );
   const signing = new SigningKeys({ products, keys, master: masterKey(randomBytes(32).toString('base64')), clock });
   return { products, keys, clock, signing, handlers: signingHandlers(signing) };
 }
@@ -60,7 +71,7 @@ describe('signing keys of a product', () => {
     ['listing', (s: SigningKeys) => s.list('acct_B', 'prod_1')],
     ['rotating', (s: SigningKeys) => s.rotate('acct_B', 'prod_1')],
     ['signing', (s: SigningKeys) => s.sign('acct_B', 'prod_1', '{}')],
-  ])('%s the keys of another account\'s product is not found and makes no key', async (_what, call) => {
+  ])("%s the keys of another account's product is not found and makes no key", async (_what, call) => {
     const { keys, signing } = await setup();
     expect(await refusal(() => call(signing))).toMatchObject({ code: 'not_found', message: 'product not found' });
     expect(keys.docs).toEqual([]);
@@ -72,9 +83,20 @@ describe('signing keys of a product', () => {
     await handlers.listSigningKeys({ accountId: 'acct_A', id: 'prod_1' }, ctx);
     const rotated = await handlers.rotateSigningKey({ accountId: 'acct_A', id: 'prod_1' }, ctx);
     const { data } = await handlers.listSigningKeys({ accountId: 'acct_A', id: 'prod_1' }, ctx);
-    expect(rotated).toMatchObject({ productId: 'prod_1', algorithm: 'Ed25519', current: true, createdAt: clock.now().toISOString() });
-    expect(data.map((k) => [k.kid, k.current])).toEqual([[rotated.kid, true], [data[1].kid, false]]);
-    const signed = await handlers.signPayload({ accountId: 'acct_A', productId: 'prod_1', payloadJson: '{"a":1}' }, ctx);
+    expect(rotated).toMatchObject({
+      productId: 'prod_1',
+      algorithm: 'Ed25519',
+      current: true,
+      createdAt: clock.now().toISOString(),
+    });
+    expect(data.map((k) => [k.kid, k.current])).toEqual([
+      [rotated.kid, true],
+      [data[1].kid, false],
+    ]);
+    const signed = await handlers.signPayload(
+      { accountId: 'acct_A', productId: 'prod_1', payloadJson: '{"a":1}' },
+      ctx,
+    );
     expect(signed.kid).toBe(rotated.kid);
   });
 });

@@ -8,13 +8,26 @@ async function setup() {
   const outbox = new RecordingOutbox();
   const clock = new FakeClock();
   const deps = { store, outbox, clock };
-  const product = await createProduct(deps, { accountId: 'acct_A', name: 'Editor', description: 'old', policy: undefined, price: { amount: 1000, currency: 'USD' } });
+  const product = await createProduct(deps, {
+    accountId: 'acct_A',
+    name: 'Editor',
+    description: 'old',
+    policy: undefined,
+    price: { amount: 1000, currency: 'USD' },
+  });
   store.events.length = 0;
   outbox.flushed.length = 0;
   return { store, outbox, clock, deps, product };
 }
 
-const change = (id: string, over: Record<string, unknown> = {}) => ({ accountId: 'acct_A', id, policy: undefined, price: undefined, removePrice: false, ...over });
+const change = (id: string, over: Record<string, unknown> = {}) => ({
+  accountId: 'acct_A',
+  id,
+  policy: undefined,
+  price: undefined,
+  removePrice: false,
+  ...over,
+});
 
 describe('updating a product', () => {
   it('changes what is given and keeps the rest', async () => {
@@ -29,27 +42,52 @@ describe('updating a product', () => {
     clock.advance(60_000);
     await updateProduct(deps, change(product._id, { name: 'Editor 2' }));
     expect(store.events).toHaveLength(1);
-    expect(store.events[0]).toMatchObject({ type: 'product.updated', account_id: 'acct_A', created_at: clock.now().toISOString(), data: { product: { id: product._id, name: 'Editor 2' } } });
+    expect(store.events[0]).toMatchObject({
+      type: 'product.updated',
+      account_id: 'acct_A',
+      created_at: clock.now().toISOString(),
+      data: { product: { id: product._id, name: 'Editor 2' } },
+    });
     expect(outbox.flushed).toEqual([{ model: 'Product', id: product._id }]);
   });
 
   it('replaces the price, or removes it with removePrice', async () => {
     const { deps, product } = await setup();
-    expect((await updateProduct(deps, change(product._id, { price: { amount: 2500, currency: 'gbp' } }))).price).toEqual({ amount: 2500, currency: 'GBP' });
+    expect(
+      (await updateProduct(deps, change(product._id, { price: { amount: 2500, currency: 'gbp' } }))).price,
+    ).toEqual({ amount: 2500, currency: 'GBP' });
     expect((await updateProduct(deps, change(product._id, { removePrice: true }))).price).toBeNull();
   });
 
   it('replaces the policy only when one is given', async () => {
     const { deps, product } = await setup();
     const before = (await updateProduct(deps, change(product._id))).policy;
-    const after = await updateProduct(deps, change(product._id, { policy: { maxActivations: 2, graceDays: 0, requireActivation: true, validateKeysSeeEmail: true, refundAction: 'suspend' } }));
+    const after = await updateProduct(
+      deps,
+      change(product._id, {
+        policy: {
+          maxActivations: 2,
+          graceDays: 0,
+          requireActivation: true,
+          validateKeysSeeEmail: true,
+          refundAction: 'suspend',
+        },
+      }),
+    );
     expect(before.max_activations).toBeNull();
-    expect(after.policy).toMatchObject({ max_activations: 2, require_activation: true, validate_keys_see_email: true, refund_action: 'suspend' });
+    expect(after.policy).toMatchObject({
+      max_activations: 2,
+      require_activation: true,
+      validate_keys_see_email: true,
+      refund_action: 'suspend',
+    });
   });
 
   it('refuses a price together with removePrice, changing nothing', async () => {
     const { store, outbox, deps, product } = await setup();
-    const err = await refusal(() => updateProduct(deps, change(product._id, { price: { amount: 1, currency: 'EUR' }, removePrice: true })));
+    const err = await refusal(() =>
+      updateProduct(deps, change(product._id, { price: { amount: 1, currency: 'EUR' }, removePrice: true })),
+    );
     expect(err.code).toBe('invalid_request');
     expect(err.fieldErrors[0].field).toBe('price');
     expect(store.docs.get(product._id)!.price).toEqual({ amount: 1000, currency: 'USD' });
@@ -68,7 +106,9 @@ describe('updating a product', () => {
     ['another account', 'acct_B', undefined],
   ])('answers not found for %s and changes nothing', async (_what, accountId, id) => {
     const { store, outbox, deps, product } = await setup();
-    const err = await refusal(() => updateProduct(deps, { ...change(id ?? product._id, { name: 'Taken' }), accountId }));
+    const err = await refusal(() =>
+      updateProduct(deps, { ...change(id ?? product._id, { name: 'Taken' }), accountId }),
+    );
     expect(err).toMatchObject({ code: 'not_found', message: 'product not found' });
     expect(store.docs.get(product._id)!.name).toBe('Editor');
     expect(outbox.flushed).toEqual([]);

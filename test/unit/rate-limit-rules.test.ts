@@ -1,13 +1,31 @@
-import { bindingWindow, limitsFor, rateLimitHeaders, rejectionDetail, type WindowState } from '../../gateway/src/limits';
+import {
+  bindingWindow,
+  limitsFor,
+  rateLimitHeaders,
+  rejectionDetail,
+  type WindowState,
+} from '../../gateway/src/limits';
 
-const w = (name: 'minute' | 'hour', limit: number, remaining: number, resetS: number): WindowState => ({ name, limit, windowS: name === 'hour' ? 3600 : 60, remaining, resetS });
+const w = (name: 'minute' | 'hour', limit: number, remaining: number, resetS: number): WindowState => ({
+  name,
+  limit,
+  windowS: name === 'hour' ? 3600 : 60,
+  remaining,
+  resetS,
+});
 
 describe('effective limits', () => {
   it('come from the plan unless an operator override is set', () => {
     expect(limitsFor({ plan: 'free', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({ minute: 100, hour: 100 });
     expect(limitsFor({ plan: 'pro', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({ minute: 100, hour: 1000 });
-    expect(limitsFor({ plan: 'enterprise', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({ minute: 100, hour: 10_000 });
-    expect(limitsFor({ plan: 'pro', perMinuteOverride: 500, perHourOverride: 50_000 })).toEqual({ minute: 500, hour: 50_000 });
+    expect(limitsFor({ plan: 'enterprise', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({
+      minute: 100,
+      hour: 10_000,
+    });
+    expect(limitsFor({ plan: 'pro', perMinuteOverride: 500, perHourOverride: 50_000 })).toEqual({
+      minute: 500,
+      hour: 50_000,
+    });
   });
 
   it('treat an unknown plan as free, never as unlimited', () => {
@@ -35,7 +53,11 @@ describe('headers', () => {
 
 describe('429 detail', () => {
   it('says which window ran out and when to retry', () => {
-    expect(rejectionDetail(w('minute', 100, 0, 12), 'pro')).toBe('the per-minute limit of 100 requests for this API key was reached; retry in 12 s');
-    expect(rejectionDetail(w('hour', 100, 0, 1800), 'free')).toBe('the hourly quota of 100 requests for this account (free plan) was reached; retry in 1800 s');
+    expect(rejectionDetail(w('minute', 100, 0, 12), 'pro')).toBe(
+      'the per-minute limit of 100 requests for this API key was reached; retry in 12 s',
+    );
+    expect(rejectionDetail(w('hour', 100, 0, 1800), 'free')).toBe(
+      'the hourly quota of 100 requests for this account (free plan) was reached; retry in 1800 s',
+    );
   });
 });

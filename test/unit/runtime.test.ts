@@ -2,9 +2,21 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Metadata, status } from '@grpc/grpc-js';
-import { AppError, ConfigError, checkEmail, fromServiceError, int, isId, loadConfig, newId, oneOf, PeriodicTask, str, toServiceError } from '@licensing/runtime';
+import {
+  AppError,
+  ConfigError,
+  checkEmail,
+  fromServiceError,
+  int,
+  isId,
+  loadConfig,
+  newId,
+  oneOf,
+  PeriodicTask,
+  str,
+  toServiceError,
+} from '@licensing/runtime';
 import { eventually } from '../support/eventually';
-
 
 describe('ids', () => {
   it('are prefixed, time-ordered and unique even within one millisecond', () => {
@@ -19,7 +31,11 @@ describe('ids', () => {
 });
 
 describe('config', () => {
-  const schema = { PORT: int('port', { default: 8080, min: 0, max: 65535 }), TOKEN: str('secret', { secret: true }), MODE: oneOf(['a', 'b'] as const, 'mode', { default: 'a' }) };
+  const schema = {
+    PORT: int('port', { default: 8080, min: 0, max: 65535 }),
+    TOKEN: str('secret', { secret: true }),
+    MODE: oneOf(['a', 'b'] as const, 'mode', { default: 'a' }),
+  };
 
   it('applies defaults and parses values', () => {
     expect(loadConfig(schema, { TOKEN: 't', PORT: '9000' })).toEqual({ PORT: 9000, TOKEN: 't', MODE: 'a' });
@@ -43,7 +59,9 @@ describe('config', () => {
       writeFileSync(join(dir, 'port'), '9000');
       expect(loadConfig(schema, { TOKEN_FILE: join(dir, 'token') }).TOKEN).toBe('s3cret');
       expect(loadConfig(schema, { TOKEN: 'direct', TOKEN_FILE: join(dir, 'token') }).TOKEN).toBe('direct');
-      expect(() => loadConfig(schema, { TOKEN_FILE: join(dir, 'missing') })).toThrow(/TOKEN_FILE cannot be read \(ENOENT/);
+      expect(() => loadConfig(schema, { TOKEN_FILE: join(dir, 'missing') })).toThrow(
+        /TOKEN_FILE cannot be read \(ENOENT/,
+      );
       expect(() => loadConfig(schema, {})).toThrow(/TOKEN is required \(secret\); or give TOKEN_FILE/);
       expect(loadConfig(schema, { TOKEN: 't', PORT_FILE: join(dir, 'port') }).PORT).toBe(8080);
     } finally {
@@ -54,10 +72,16 @@ describe('config', () => {
 
 describe('errors across gRPC', () => {
   it('keep their code and field errors (UTF-8 included) through a round trip', () => {
-    const sent = toServiceError(new AppError('invalid_request', 'bad', [{ field: 'product_id', message: 'must be an id (prod_…)' }]));
+    const sent = toServiceError(
+      new AppError('invalid_request', 'bad', [{ field: 'product_id', message: 'must be an id (prod_…)' }]),
+    );
     expect(sent.code).toBe(status.INVALID_ARGUMENT);
     const back = fromServiceError({ ...sent, message: '', name: 'Error' } as never);
-    expect(back).toMatchObject({ code: 'invalid_request', message: 'bad', fieldErrors: [{ field: 'product_id', message: 'must be an id (prod_…)' }] });
+    expect(back).toMatchObject({
+      code: 'invalid_request',
+      message: 'bad',
+      fieldErrors: [{ field: 'product_id', message: 'must be an id (prod_…)' }],
+    });
   });
 
   it('hide unknown errors as internal, with no detail', () => {
@@ -67,10 +91,21 @@ describe('errors across gRPC', () => {
   });
 
   it('map transport failures to service_unavailable', () => {
-    expect(fromServiceError({ code: status.UNAVAILABLE, details: 'No connection established', metadata: new Metadata() } as never).code).toBe('service_unavailable');
-    expect(fromServiceError({ code: status.DEADLINE_EXCEEDED, details: 'deadline', metadata: new Metadata() } as never).code).toBe('service_unavailable');
+    expect(
+      fromServiceError({
+        code: status.UNAVAILABLE,
+        details: 'No connection established',
+        metadata: new Metadata(),
+      } as never).code,
+    ).toBe('service_unavailable');
+    expect(
+      fromServiceError({ code: status.DEADLINE_EXCEEDED, details: 'deadline', metadata: new Metadata() } as never).code,
+    ).toBe('service_unavailable');
     // A replica still starting (or older, mid-deploy) does not know the method: retry, not a 500.
-    expect(fromServiceError({ code: status.UNIMPLEMENTED, details: 'not implemented', metadata: new Metadata() } as never).code).toBe('service_unavailable');
+    expect(
+      fromServiceError({ code: status.UNIMPLEMENTED, details: 'not implemented', metadata: new Metadata() } as never)
+        .code,
+    ).toBe('service_unavailable');
   });
 });
 
@@ -79,17 +114,31 @@ describe('e-mail check', () => {
     expect(checkEmail('customer_email', e)).toBe(e.trim());
   });
 
-  it.each([[''], ['plain'], ['a@b'], ['a@b.'], ['@example.com'], ['a@@example.com'], ['a b@example.com'], [`${'x'.repeat(65)}@example.com`], [`a@${'x'.repeat(250)}.com`]])('refuses %p', (e) => {
+  it.each([
+    [''],
+    ['plain'],
+    ['a@b'],
+    ['a@b.'],
+    ['@example.com'],
+    ['a@@example.com'],
+    ['a b@example.com'],
+    [`${'x'.repeat(65)}@example.com`],
+    [`a@${'x'.repeat(250)}.com`],
+  ])('refuses %p', (e) => {
     expect(() => checkEmail('customer_email', e)).toThrow(AppError);
   });
 });
 
 describe('PeriodicTask', () => {
   it('asks for its next delay after each run, and soon() brings a waiting run forward', async () => {
-
     const log = { warn: () => undefined } as never;
     let runs = 0;
-    const task = new PeriodicTask('test', async () => void runs++, () => (runs === 0 ? 10 : 60_000), log);
+    const task = new PeriodicTask(
+      'test',
+      async () => void runs++,
+      () => (runs === 0 ? 10 : 60_000),
+      log,
+    );
     task.start();
     await eventually(() => expect(runs).toBe(1));
     task.soon(0); // the next run was 60 s away

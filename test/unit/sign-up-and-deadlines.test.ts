@@ -1,5 +1,11 @@
 import { READ_MAX_MS, readBudget } from '@licensing/runtime';
-import { alreadyRegisteredMail, confirmationMail, digestSignupToken, isSignupToken, newSignupToken } from '../../services/account/src/domain/signup';
+import {
+  alreadyRegisteredMail,
+  confirmationMail,
+  digestSignupToken,
+  isSignupToken,
+  newSignupToken,
+} from '../../services/account/src/domain/signup';
 
 describe('sign-up links', () => {
   it('a token is 256 random bits; only its digest is stored', () => {
@@ -12,9 +18,12 @@ describe('sign-up links', () => {
     expect(a.digest).not.toContain(a.token);
   });
 
-  it.each(['', 'short', 'A'.repeat(42), 'A'.repeat(44), `${'A'.repeat(42)}!`, `${'A'.repeat(42)}\n`])('refuses %p without a look-up', (t) => {
-    expect(isSignupToken(t)).toBe(false);
-  });
+  it.each(['', 'short', 'A'.repeat(42), 'A'.repeat(44), `${'A'.repeat(42)}!`, `${'A'.repeat(42)}\n`])(
+    'refuses %p without a look-up',
+    (t) => {
+      expect(isSignupToken(t)).toBe(false);
+    },
+  );
 
   it('the confirmation mail carries the link; the note to a registered address carries none', () => {
     const confirm = confirmationMail('new@example.com', 'Acme', 'https://l.example/dashboard/signup/confirm?token=abc');

@@ -18,7 +18,12 @@ describe('validation stats', () => {
     );
     expect(series).toHaveLength(24);
     expect(series[0]).toEqual({ hour: new Date('2026-05-31T11:00:00Z'), validations: 2, valid: 2, byCode: {} });
-    expect(series[23]).toEqual({ hour: new Date('2026-06-01T10:00:00Z'), validations: 5, valid: 4, byCode: { valid: 4, revoked: 1 } });
+    expect(series[23]).toEqual({
+      hour: new Date('2026-06-01T10:00:00Z'),
+      validations: 5,
+      valid: 4,
+      byCode: { valid: 4, revoked: 1 },
+    });
     expect(series.slice(1, 23).every((b) => b.validations === 0)).toBe(true);
     expect(series[1].hour.getTime() - series[0].hour.getTime()).toBe(HOUR_MS);
   });
@@ -34,8 +39,18 @@ describe('validation stats', () => {
       now,
     );
     expect(series).toHaveLength(30);
-    expect(series[29]).toEqual({ day: new Date('2026-06-01T00:00:00Z'), validations: 8, valid: 5, byCode: { valid: 5, revoked: 1, not_found: 2 } });
-    expect(series[0]).toEqual({ day: new Date('2026-05-03T00:00:00Z'), validations: 7, valid: 7, byCode: { valid: 7 } });
+    expect(series[29]).toEqual({
+      day: new Date('2026-06-01T00:00:00Z'),
+      validations: 8,
+      valid: 5,
+      byCode: { valid: 5, revoked: 1, not_found: 2 },
+    });
+    expect(series[0]).toEqual({
+      day: new Date('2026-05-03T00:00:00Z'),
+      validations: 7,
+      valid: 7,
+      byCode: { valid: 7 },
+    });
     expect(series.reduce((n, d) => n + d.validations, 0)).toBe(15);
     expect(series[1].day.getTime() - series[0].day.getTime()).toBe(DAY_MS);
   });

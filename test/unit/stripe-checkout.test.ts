@@ -37,7 +37,9 @@ describe('payment modes', () => {
 describe('redirect URLs', () => {
   it('must be https in production, and http(s) elsewhere', () => {
     expect(() => checkRedirectUrl('success_url', 'http://vendor.example/thanks', true, true)).toThrow(/https URL/);
-    expect(checkRedirectUrl('success_url', 'https://vendor.example/thanks', true, true)).toBe('https://vendor.example/thanks');
+    expect(checkRedirectUrl('success_url', 'https://vendor.example/thanks', true, true)).toBe(
+      'https://vendor.example/thanks',
+    );
     expect(checkRedirectUrl('success_url', 'http://127.0.0.1/thanks', true, false)).toBe('http://127.0.0.1/thanks');
     expect(() => checkRedirectUrl('cancel_url', 'javascript:alert(1)', false, false)).toThrow(AppError);
   });
@@ -49,29 +51,70 @@ describe('redirect URLs', () => {
 });
 
 const OURS = 'cs_01M82BCFGS21FWB5Z5A498AR3N';
-const event = (type: string, object: Record<string, unknown>, livemode = false): StripeEventLike => ({ id: 'evt_1', type, livemode, data: { object } });
-const paidSession = { id: 'cs_test_1', metadata: { checkout_session_id: OURS }, payment_status: 'paid', payment_intent: 'pi_1', customer_details: { email: 'b@example.com' }, amount_total: 4900, currency: 'eur' };
+const event = (type: string, object: Record<string, unknown>, livemode = false): StripeEventLike => ({
+  id: 'evt_1',
+  type,
+  livemode,
+  data: { object },
+});
+const paidSession = {
+  id: 'cs_test_1',
+  metadata: { checkout_session_id: OURS },
+  payment_status: 'paid',
+  payment_intent: 'pi_1',
+  customer_details: { email: 'b@example.com' },
+  amount_total: 4900,
+  currency: 'eur',
+};
 
 describe('what a Stripe event means', () => {
   it('a paid checkout.session.completed (or async_payment_succeeded) completes our session', () => {
-    const paid = { kind: 'paid', sessionId: OURS, providerSessionId: 'cs_test_1', paymentId: 'pi_1', email: 'b@example.com', livemode: false, amount: 4900, currency: 'EUR' };
+    const paid = {
+      kind: 'paid',
+      sessionId: OURS,
+      providerSessionId: 'cs_test_1',
+      paymentId: 'pi_1',
+      email: 'b@example.com',
+      livemode: false,
+      amount: 4900,
+      currency: 'EUR',
+    };
     expect(interpretStripeEvent(event('checkout.session.completed', paidSession))).toEqual(paid);
     expect(interpretStripeEvent(event('checkout.session.async_payment_succeeded', paidSession))).toEqual(paid);
     // Linked by client_reference_id alone, too.
-    expect(interpretStripeEvent(event('checkout.session.completed', { ...paidSession, metadata: {}, client_reference_id: OURS }))).toMatchObject({ kind: 'paid', sessionId: OURS });
+    expect(
+      interpretStripeEvent(
+        event('checkout.session.completed', { ...paidSession, metadata: {}, client_reference_id: OURS }),
+      ),
+    ).toMatchObject({ kind: 'paid', sessionId: OURS });
   });
 
   it('an unpaid completion waits; an expiry expires; sessions not ours and other types are ignored', () => {
-    expect(interpretStripeEvent(event('checkout.session.completed', { ...paidSession, payment_status: 'unpaid' }))).toMatchObject({ kind: 'awaiting_payment' });
-    expect(interpretStripeEvent(event('checkout.session.expired', paidSession))).toMatchObject({ kind: 'expired', sessionId: OURS });
-    expect(interpretStripeEvent(event('checkout.session.completed', { ...paidSession, metadata: {} })).kind).toBe('ignored');
+    expect(
+      interpretStripeEvent(event('checkout.session.completed', { ...paidSession, payment_status: 'unpaid' })),
+    ).toMatchObject({ kind: 'awaiting_payment' });
+    expect(interpretStripeEvent(event('checkout.session.expired', paidSession))).toMatchObject({
+      kind: 'expired',
+      sessionId: OURS,
+    });
+    expect(interpretStripeEvent(event('checkout.session.completed', { ...paidSession, metadata: {} })).kind).toBe(
+      'ignored',
+    );
     expect(interpretStripeEvent(event('invoice.paid', {})).kind).toBe('ignored');
   });
 
   it('only a full refund of a PaymentIntent counts', () => {
-    expect(interpretStripeEvent(event('charge.refunded', { refunded: true, payment_intent: 'pi_1' }, true))).toEqual({ kind: 'refunded', paymentId: 'pi_1', livemode: true });
-    expect(interpretStripeEvent(event('charge.refunded', { refunded: false, payment_intent: 'pi_1' })).kind).toBe('ignored');
-    expect(interpretStripeEvent(event('charge.refunded', { refunded: true, payment_intent: null })).kind).toBe('ignored');
+    expect(interpretStripeEvent(event('charge.refunded', { refunded: true, payment_intent: 'pi_1' }, true))).toEqual({
+      kind: 'refunded',
+      paymentId: 'pi_1',
+      livemode: true,
+    });
+    expect(interpretStripeEvent(event('charge.refunded', { refunded: false, payment_intent: 'pi_1' })).kind).toBe(
+      'ignored',
+    );
+    expect(interpretStripeEvent(event('charge.refunded', { refunded: true, payment_intent: null })).kind).toBe(
+      'ignored',
+    );
   });
 
   it('an event must match the session: its Stripe session, livemode, amount and currency', () => {
@@ -91,10 +134,19 @@ describe('webhook signatures', () => {
   const secret = 'whsec_unitTestSecret';
   const provider = new StripeProvider({ secretKey: 'sk_test_x', webhookSecret: secret, apiUrl: 'http://127.0.0.1:1' });
   const helper = new Stripe('sk_test_x');
-  const payload = JSON.stringify({ id: 'evt_1', type: 'checkout.session.completed', livemode: false, data: { object: {} } });
+  const payload = JSON.stringify({
+    id: 'evt_1',
+    type: 'checkout.session.completed',
+    livemode: false,
+    data: { object: {} },
+  });
   const now = Math.floor(Date.now() / 1000);
   const sign = (opts: { secret?: string; timestamp?: number; body?: string } = {}) =>
-    helper.webhooks.generateTestHeaderString({ payload: opts.body ?? payload, secret: opts.secret ?? secret, timestamp: opts.timestamp ?? now });
+    helper.webhooks.generateTestHeaderString({
+      payload: opts.body ?? payload,
+      secret: opts.secret ?? secret,
+      timestamp: opts.timestamp ?? now,
+    });
 
   it('accepts Stripe’s signature over the exact bytes within 300 s either way', () => {
     expect(provider.verify(Buffer.from(payload), sign(), now)?.id).toBe('evt_1');

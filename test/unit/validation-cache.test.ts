@@ -27,7 +27,13 @@ const key = (n: number) => cacheKey('acct_a', `KEY-${n}`);
 function cache(maxEntries = 3, ttlMs = 60_000) {
   const feed = new FakeFeed();
   let now = 1_000;
-  const c = new ValidationCache(maxEntries, ttlMs, feed as unknown as EventFeed, () => undefined, () => now);
+  const c = new ValidationCache(
+    maxEntries,
+    ttlMs,
+    feed as unknown as EventFeed,
+    () => undefined,
+    () => now,
+  );
   return { c, feed, tick: (ms: number) => (now += ms) };
 }
 

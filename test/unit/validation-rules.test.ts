@@ -2,44 +2,104 @@ import { DAY_MS, judge, MAX_OFFLINE_MS, type LicenseFacts, type PolicySnapshot }
 
 const now = new Date('2026-06-01T00:00:00Z');
 const ok = { ok: true as const, key: 'K' };
-const policy = (over: Partial<PolicySnapshot> = {}): PolicySnapshot => ({ duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false, ...over });
-const license = (over: Partial<LicenseFacts> = {}): LicenseFacts => ({ account_id: 'acct_a', product_id: 'prod_1', status: 'active', expires_at: null, policy: policy(), ...over });
+const policy = (over: Partial<PolicySnapshot> = {}): PolicySnapshot => ({
+  duration_days: null,
+  max_activations: null,
+  grace_days: 0,
+  require_activation: false,
+  validate_keys_see_email: false,
+  ...over,
+});
+const license = (over: Partial<LicenseFacts> = {}): LicenseFacts => ({
+  account_id: 'acct_a',
+  product_id: 'prod_1',
+  status: 'active',
+  expires_at: null,
+  policy: policy(),
+  ...over,
+});
 const req = (over = {}) => ({ accountId: 'acct_a', productId: '', fingerprint: '', ...over });
 const noActivation = { fingerprintActive: false, count: 0 };
 const at = (days: number) => new Date(now.getTime() + days * DAY_MS);
 
 describe('validation rules, in their documented order', () => {
   it('a typo is reported before anything else, and the licence stays hidden', () => {
-    expect(judge({ ok: false, reason: 'checksum' }, null, req(), noActivation, now)).toMatchObject({ valid: false, code: 'not_found', visible: false, detail: expect.stringContaining('typo') });
-    expect(judge({ ok: false, reason: 'format' }, null, req(), noActivation, now)).toMatchObject({ code: 'not_found', visible: false });
+    expect(judge({ ok: false, reason: 'checksum' }, null, req(), noActivation, now)).toMatchObject({
+      valid: false,
+      code: 'not_found',
+      visible: false,
+      detail: expect.stringContaining('typo'),
+    });
+    expect(judge({ ok: false, reason: 'format' }, null, req(), noActivation, now)).toMatchObject({
+      code: 'not_found',
+      visible: false,
+    });
   });
 
   it('another account’s licence is not found, even with a matching product', () => {
-    expect(judge(ok, license({ account_id: 'acct_b' }), req({ productId: 'prod_1' }), noActivation, now)).toMatchObject({ valid: false, code: 'not_found', visible: false });
+    expect(judge(ok, license({ account_id: 'acct_b' }), req({ productId: 'prod_1' }), noActivation, now)).toMatchObject(
+      { valid: false, code: 'not_found', visible: false },
+    );
   });
 
   it('product mismatch comes before status and expiry', () => {
-    expect(judge(ok, license({ status: 'revoked', expires_at: new Date(0) }), req({ productId: 'prod_2' }), noActivation, now)).toMatchObject({ code: 'product_mismatch', visible: true });
+    expect(
+      judge(
+        ok,
+        license({ status: 'revoked', expires_at: new Date(0) }),
+        req({ productId: 'prod_2' }),
+        noActivation,
+        now,
+      ),
+    ).toMatchObject({ code: 'product_mismatch', visible: true });
   });
 
   it('revoked, then suspended, then expired, each with what to do next', () => {
-    expect(judge(ok, license({ status: 'revoked', expires_at: new Date(0) }), req(), noActivation, now)).toMatchObject({ code: 'revoked', nextAction: 'contact_vendor' });
-    expect(judge(ok, license({ status: 'suspended', expires_at: new Date(0) }), req(), noActivation, now)).toMatchObject({ code: 'suspended', nextAction: 'contact_vendor' });
-    expect(judge(ok, license({ expires_at: now }), req(), noActivation, now)).toMatchObject({ valid: false, code: 'expired', nextAction: 'renew', cacheUntil: now });
+    expect(judge(ok, license({ status: 'revoked', expires_at: new Date(0) }), req(), noActivation, now)).toMatchObject({
+      code: 'revoked',
+      nextAction: 'contact_vendor',
+    });
+    expect(
+      judge(ok, license({ status: 'suspended', expires_at: new Date(0) }), req(), noActivation, now),
+    ).toMatchObject({ code: 'suspended', nextAction: 'contact_vendor' });
+    expect(judge(ok, license({ expires_at: now }), req(), noActivation, now)).toMatchObject({
+      valid: false,
+      code: 'expired',
+      nextAction: 'renew',
+      cacheUntil: now,
+    });
   });
 
   it('in the grace days a licence is valid as expired_in_grace, trusted until grace ends at most', () => {
     const l = license({ expires_at: at(-1), policy: policy({ duration_days: 30, grace_days: 3 }) });
-    expect(judge(ok, l, req(), noActivation, now)).toEqual({ valid: true, code: 'expired_in_grace', detail: expect.any(String), nextAction: 'renew', cacheUntil: new Date(now.getTime() + MAX_OFFLINE_MS), visible: true });
+    expect(judge(ok, l, req(), noActivation, now)).toEqual({
+      valid: true,
+      code: 'expired_in_grace',
+      detail: expect.any(String),
+      nextAction: 'renew',
+      cacheUntil: new Date(now.getTime() + MAX_OFFLINE_MS),
+      visible: true,
+    });
     expect(judge(ok, l, req(), noActivation, at(1.5)).cacheUntil).toEqual(at(2));
     expect(judge(ok, l, req(), noActivation, at(2)).code).toBe('expired');
   });
 
   it('require_activation: not_activated says activate; a full licence says activation_limit_reached', () => {
     const l = license({ policy: policy({ require_activation: true, max_activations: 2 }) });
-    expect(judge(ok, l, req(), { fingerprintActive: false, count: 0 }, now)).toMatchObject({ valid: false, code: 'not_activated', nextAction: 'activate', detail: expect.stringContaining('send its fingerprint') });
-    expect(judge(ok, l, req({ fingerprint: 'm1' }), { fingerprintActive: false, count: 2 }, now)).toMatchObject({ code: 'activation_limit_reached', nextAction: 'contact_vendor' });
-    expect(judge(ok, l, req({ fingerprint: 'm1' }), { fingerprintActive: true, count: 2 }, now)).toMatchObject({ valid: true, code: 'valid' });
+    expect(judge(ok, l, req(), { fingerprintActive: false, count: 0 }, now)).toMatchObject({
+      valid: false,
+      code: 'not_activated',
+      nextAction: 'activate',
+      detail: expect.stringContaining('send its fingerprint'),
+    });
+    expect(judge(ok, l, req({ fingerprint: 'm1' }), { fingerprintActive: false, count: 2 }, now)).toMatchObject({
+      code: 'activation_limit_reached',
+      nextAction: 'contact_vendor',
+    });
+    expect(judge(ok, l, req({ fingerprint: 'm1' }), { fingerprintActive: true, count: 2 }, now)).toMatchObject({
+      valid: true,
+      code: 'valid',
+    });
   });
 
   it('expiry is checked before activation', () => {
@@ -48,7 +108,16 @@ describe('validation rules, in their documented order', () => {
   });
 
   it('a valid answer may be trusted offline for a day, or until expiry if sooner', () => {
-    expect(judge(ok, license(), req(), noActivation, now)).toEqual({ valid: true, code: 'valid', detail: expect.any(String), nextAction: 'none', cacheUntil: new Date(now.getTime() + MAX_OFFLINE_MS), visible: true });
-    expect(judge(ok, license({ expires_at: new Date(now.getTime() + 3600_000) }), req(), noActivation, now).cacheUntil).toEqual(new Date(now.getTime() + 3600_000));
+    expect(judge(ok, license(), req(), noActivation, now)).toEqual({
+      valid: true,
+      code: 'valid',
+      detail: expect.any(String),
+      nextAction: 'none',
+      cacheUntil: new Date(now.getTime() + MAX_OFFLINE_MS),
+      visible: true,
+    });
+    expect(
+      judge(ok, license({ expires_at: new Date(now.getTime() + 3600_000) }), req(), noActivation, now).cacheUntil,
+    ).toEqual(new Date(now.getTime() + 3600_000));
   });
 });

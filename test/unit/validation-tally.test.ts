@@ -23,10 +23,34 @@ describe('the gateway’s validation tally', () => {
     tally.validated('acc_1', 'lic_1', at, 'suspended', '');
     await tally.flush();
     expect(sent).toHaveLength(1);
-    expect(sent[0].tallies).toEqual([{ accountId: 'acc_1', hour: '2026-06-01T10:00:00.000Z', validations: 3, valid: 2, byCode: { valid: 2, not_found: 1 } }]);
+    expect(sent[0].tallies).toEqual([
+      {
+        accountId: 'acc_1',
+        hour: '2026-06-01T10:00:00.000Z',
+        validations: 3,
+        valid: 2,
+        byCode: { valid: 2, not_found: 1 },
+      },
+    ]);
     expect(sent[0].seen).toEqual([
-      { accountId: 'acc_1', licenseId: 'lic_1', hour: '2026-06-01T10:00:00.000Z', code: 'valid', fingerprint: 'mac-1', count: 2, lastAt: '2026-06-01T10:42:14.000Z' },
-      { accountId: 'acc_1', licenseId: 'lic_1', hour: '2026-06-01T10:00:00.000Z', code: 'suspended', fingerprint: '', count: 1, lastAt: '2026-06-01T10:42:13.000Z' },
+      {
+        accountId: 'acc_1',
+        licenseId: 'lic_1',
+        hour: '2026-06-01T10:00:00.000Z',
+        code: 'valid',
+        fingerprint: 'mac-1',
+        count: 2,
+        lastAt: '2026-06-01T10:42:14.000Z',
+      },
+      {
+        accountId: 'acc_1',
+        licenseId: 'lic_1',
+        hour: '2026-06-01T10:00:00.000Z',
+        code: 'suspended',
+        fingerprint: '',
+        count: 1,
+        lastAt: '2026-06-01T10:42:13.000Z',
+      },
     ]);
     await tally.flush();
     expect(sent).toHaveLength(1); // nothing new, nothing sent

@@ -10,23 +10,42 @@ import { webhookSetup } from '../support/fakes/webhook-deps';
 
 async function setup() {
   const s = webhookSetup();
-  const { endpoint, secret } = await createEndpoint(s.deps, { accountId: 'acct_A', url: 'https://hooks.example.com/in', events: ['license.created'], description: 'ours' });
+  const { endpoint, secret } = await createEndpoint(s.deps, {
+    accountId: 'acct_A',
+    url: 'https://hooks.example.com/in',
+    events: ['license.created'],
+    description: 'ours',
+  });
   return { ...s, endpoint, secret };
 }
 
-const change = (id: string, over: Record<string, unknown> = {}) => ({ accountId: 'acct_A', id, events: [] as string[], ...over });
+const change = (id: string, over: Record<string, unknown> = {}) => ({
+  accountId: 'acct_A',
+  id,
+  events: [] as string[],
+  ...over,
+});
 
 describe('changing a webhook endpoint', () => {
   it('changes only what is given and answers the endpoint after the change', async () => {
     const { endpoints, deps, endpoint } = await setup();
     const after = await updateEndpoint(deps, change(endpoint._id, { events: ['*'], enabled: false }));
-    expect(after).toMatchObject({ url: 'https://hooks.example.com/in', description: 'ours', events: ['*'], enabled: false });
-    expect(endpoints.updates).toEqual([{ accountId: 'acct_A', id: endpoint._id, changes: { events: ['*'], enabled: false } }]);
+    expect(after).toMatchObject({
+      url: 'https://hooks.example.com/in',
+      description: 'ours',
+      events: ['*'],
+      enabled: false,
+    });
+    expect(endpoints.updates).toEqual([
+      { accountId: 'acct_A', id: endpoint._id, changes: { events: ['*'], enabled: false } },
+    ]);
   });
 
   it('checks a new URL as creation does', async () => {
     const { endpoints, deps, endpoint } = await setup();
-    const err = await refusal(() => updateEndpoint(deps, change(endpoint._id, { url: 'https://inside.example.com/x' })));
+    const err = await refusal(() =>
+      updateEndpoint(deps, change(endpoint._id, { url: 'https://inside.example.com/x' })),
+    );
     expect(err.code).toBe('invalid_request');
     expect(err.fieldErrors[0].field).toBe('url');
     expect(endpoints.updates).toEqual([]);
@@ -39,7 +58,10 @@ describe('changing a webhook endpoint', () => {
 
   it('refuses a change with nothing in it', async () => {
     const { endpoints, deps, endpoint } = await setup();
-    expect(await refusal(() => updateEndpoint(deps, change(endpoint._id)))).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('nothing to change') });
+    expect(await refusal(() => updateEndpoint(deps, change(endpoint._id)))).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('nothing to change'),
+    });
     expect(endpoints.updates).toEqual([]);
   });
 
@@ -65,7 +87,11 @@ describe('changing a webhook endpoint', () => {
     clock.advance(5000);
     const answered = await deleteEndpoint(deps, 'acct_A', endpoint._id);
     expect(answered).toMatchObject({ _id: endpoint._id, enabled: false });
-    expect(endpoints.docs.get(endpoint._id)).toMatchObject({ deleted_at: clock.now(), enabled: false, slot_key: `freed:${endpoint._id}` });
+    expect(endpoints.docs.get(endpoint._id)).toMatchObject({
+      deleted_at: clock.now(),
+      enabled: false,
+      slot_key: `freed:${endpoint._id}`,
+    });
     expect((await refusal(() => findEndpoint(endpoints, 'acct_A', endpoint._id))).code).toBe('not_found');
   });
 
@@ -81,13 +107,17 @@ describe('changing a webhook endpoint', () => {
     expect(previous.expires_at).toEqual(new Date(clock.now().getTime() + SECRET_OVERLAP_MS));
   });
 
-  it('rotating again keeps an overlapping secret\'s expiry and drops secrets past theirs', async () => {
+  it("rotating again keeps an overlapping secret's expiry and drops secrets past theirs", async () => {
     const { endpoints, clock, deps, endpoint } = await setup();
     await rotateSecret(deps, 'acct_A', endpoint._id);
     const firstExpiry = endpoints.docs.get(endpoint._id)!.secrets[1].expires_at;
     clock.advance(3600_000);
     await rotateSecret(deps, 'acct_A', endpoint._id);
-    expect(endpoints.docs.get(endpoint._id)!.secrets.map((s) => s.expires_at)).toEqual([null, new Date(clock.now().getTime() + SECRET_OVERLAP_MS), firstExpiry]);
+    expect(endpoints.docs.get(endpoint._id)!.secrets.map((s) => s.expires_at)).toEqual([
+      null,
+      new Date(clock.now().getTime() + SECRET_OVERLAP_MS),
+      firstExpiry,
+    ]);
     clock.advance(SECRET_OVERLAP_MS);
     await rotateSecret(deps, 'acct_A', endpoint._id);
     expect(endpoints.docs.get(endpoint._id)!.secrets).toHaveLength(2);
@@ -97,8 +127,18 @@ describe('changing a webhook endpoint', () => {
     const { deps, endpoint } = await setup();
     const h = endpointHandlers(deps);
     const ctx = { requestId: '', caller: 'gateway' as const, log: undefined as never };
-    expect(await h.getEndpoint({ accountId: 'acct_A', id: endpoint._id }, ctx)).toEqual({ id: endpoint._id, accountId: 'acct_A', url: endpoint.url, events: ['license.created'], description: 'ours', enabled: true, createdAt: endpoint.created_at.toISOString() });
-    expect((await h.updateEndpoint({ accountId: 'acct_A', id: endpoint._id, events: [], enabled: false }, ctx)).enabled).toBe(false);
+    expect(await h.getEndpoint({ accountId: 'acct_A', id: endpoint._id }, ctx)).toEqual({
+      id: endpoint._id,
+      accountId: 'acct_A',
+      url: endpoint.url,
+      events: ['license.created'],
+      description: 'ours',
+      enabled: true,
+      createdAt: endpoint.created_at.toISOString(),
+    });
+    expect(
+      (await h.updateEndpoint({ accountId: 'acct_A', id: endpoint._id, events: [], enabled: false }, ctx)).enabled,
+    ).toBe(false);
     expect((await h.rotateSecret({ accountId: 'acct_A', id: endpoint._id }, ctx)).secret).toMatch(/^whsec_/);
     expect((await h.deleteEndpoint({ accountId: 'acct_A', id: endpoint._id }, ctx)).id).toBe(endpoint._id);
     const { data } = await h.listEndpoints({ accountId: 'acct_A', page: undefined }, ctx);

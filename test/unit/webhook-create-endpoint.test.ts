@@ -6,13 +6,35 @@ import { createEndpoint } from '../../services/webhook/src/use-cases/create-endp
 import { refusal } from '../support/fakes/common';
 import { webhookSetup } from '../support/fakes/webhook-deps';
 
-const request = (over: Record<string, unknown> = {}) => ({ accountId: 'acct_A', url: 'https://hooks.example.com/in', events: ['license.created'], description: '', ...over });
+const request = (over: Record<string, unknown> = {}) => ({
+  accountId: 'acct_A',
+  url: 'https://hooks.example.com/in',
+  events: ['license.created'],
+  description: '',
+  ...over,
+});
 
 describe('creating a webhook endpoint', () => {
   it('stores an enabled endpoint of the account with its checked URL, events and description', async () => {
     const { endpoints, clock, deps } = webhookSetup();
-    const { endpoint } = await createEndpoint(deps, request({ url: '  https://hooks.example.com/in  ', events: ['license.created', 'license.created', 'product.created'], description: ' ours ' }));
-    expect(endpoint).toMatchObject({ account_id: 'acct_A', url: 'https://hooks.example.com/in', events: ['license.created', 'product.created'], description: 'ours', enabled: true, failing_since: null, deleted_at: null, created_at: clock.now() });
+    const { endpoint } = await createEndpoint(
+      deps,
+      request({
+        url: '  https://hooks.example.com/in  ',
+        events: ['license.created', 'license.created', 'product.created'],
+        description: ' ours ',
+      }),
+    );
+    expect(endpoint).toMatchObject({
+      account_id: 'acct_A',
+      url: 'https://hooks.example.com/in',
+      events: ['license.created', 'product.created'],
+      description: 'ours',
+      enabled: true,
+      failing_since: null,
+      deleted_at: null,
+      created_at: clock.now(),
+    });
     expect(endpoint._id).toMatch(/^we_/);
     expect(endpoints.docs.get(endpoint._id)).toEqual(endpoint);
   });
@@ -31,12 +53,24 @@ describe('creating a webhook endpoint', () => {
     ['a relative URL', { url: '/hooks' }, 'url must be an absolute URL'],
     ['plain http where https is required', { url: 'http://hooks.example.com/in' }, 'url must use https'],
     ['credentials in the URL', { url: 'https://u:p@hooks.example.com/in' }, 'url must not contain credentials'],
-    ['a host that does not resolve', { url: 'https://nowhere.example.com/in' }, 'url host "nowhere.example.com" does not resolve'],
+    [
+      'a host that does not resolve',
+      { url: 'https://nowhere.example.com/in' },
+      'url host "nowhere.example.com" does not resolve',
+    ],
     ['a name that resolves inside the network', { url: 'https://inside.example.com/in' }, `url ${REFUSED_ADDRESS}`],
     ['a private address', { url: 'https://192.168.1.10/in' }, `url ${REFUSED_ADDRESS}`],
     ['no events', { events: [] }, 'events must list at least one event type, or ["*"] for all'],
-    ['"*" with another event', { events: ['*', 'license.created'] }, '"*" already means every event; list nothing else with it'],
-    ['a description over 500 characters', { description: 'x'.repeat(501) }, 'description must be at most 500 characters'],
+    [
+      '"*" with another event',
+      { events: ['*', 'license.created'] },
+      '"*" already means every event; list nothing else with it',
+    ],
+    [
+      'a description over 500 characters',
+      { description: 'x'.repeat(501) },
+      'description must be at most 500 characters',
+    ],
   ])('refuses %s, storing nothing', async (_what, over, message) => {
     const { endpoints, deps } = webhookSetup();
     const err = await refusal(() => createEndpoint(deps, request(over)));
@@ -52,16 +86,21 @@ describe('creating a webhook endpoint', () => {
 
   it('lets a development setting allow loopback receivers over http', async () => {
     const { deps } = webhookSetup({ urlPolicy: { httpsOnly: false, allowLoopback: true } });
-    expect((await createEndpoint(deps, request({ url: 'http://127.0.0.1:9999/in' }))).endpoint.url).toBe('http://127.0.0.1:9999/in');
+    expect((await createEndpoint(deps, request({ url: 'http://127.0.0.1:9999/in' }))).endpoint.url).toBe(
+      'http://127.0.0.1:9999/in',
+    );
   });
 
-  it('refuses one more endpoint than the cap, and counts only the account\'s live ones', async () => {
+  it("refuses one more endpoint than the cap, and counts only the account's live ones", async () => {
     const { endpoints, deps } = webhookSetup({ maxEndpoints: 2 });
     await createEndpoint(deps, request());
     await createEndpoint(deps, request({ accountId: 'acct_B' }));
     const second = await createEndpoint(deps, request());
     const err = await refusal(() => createEndpoint(deps, request()));
-    expect(err).toMatchObject({ code: 'conflict', message: 'this account already has 2 webhook endpoints, the most it may have; delete one first' });
+    expect(err).toMatchObject({
+      code: 'conflict',
+      message: 'this account already has 2 webhook endpoints, the most it may have; delete one first',
+    });
     await deleteEndpoint(deps, 'acct_A', second.endpoint._id);
     await expect(createEndpoint(deps, request())).resolves.toMatchObject({ endpoint: { account_id: 'acct_A' } });
     expect(await endpoints.countOf('acct_A')).toBe(2);
@@ -76,9 +115,21 @@ describe('creating a webhook endpoint', () => {
 
   it('the handler answers the endpoint in the contract with its secret', async () => {
     const { clock, deps } = webhookSetup();
-    const out = await endpointHandlers(deps).createEndpoint(request({ events: ['*'] }), { requestId: '', caller: 'gateway' as const, log: undefined as never });
+    const out = await endpointHandlers(deps).createEndpoint(request({ events: ['*'] }), {
+      requestId: '',
+      caller: 'gateway' as const,
+      log: undefined as never,
+    });
     expect(out).toEqual({
-      endpoint: { id: expect.stringMatching(/^we_/), accountId: 'acct_A', url: 'https://hooks.example.com/in', events: ['*'], description: '', enabled: true, createdAt: clock.now().toISOString() },
+      endpoint: {
+        id: expect.stringMatching(/^we_/),
+        accountId: 'acct_A',
+        url: 'https://hooks.example.com/in',
+        events: ['*'],
+        description: '',
+        enabled: true,
+        createdAt: clock.now().toISOString(),
+      },
       secret: expect.stringMatching(/^whsec_/),
     });
   });

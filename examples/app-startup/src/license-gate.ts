@@ -36,13 +36,28 @@ export async function checkLicense(options: GateOptions): Promise<GateResult> {
   const cached = await options.cache.read();
   if (cached && cached.licenseKey === options.licenseKey && Date.parse(cached.answer.cache_until) > now) {
     const { answer } = cached;
-    return { allowed: answer.valid, source: 'cache', code: answer.code, detail: answer.detail, expiresAt: answer.expires_at };
+    return {
+      allowed: answer.valid,
+      source: 'cache',
+      code: answer.code,
+      detail: answer.detail,
+      expiresAt: answer.expires_at,
+    };
   }
 
   try {
-    const answer = await options.client.licenses.validate(options.licenseKey, { productId: options.productId, fingerprint: options.fingerprint });
+    const answer = await options.client.licenses.validate(options.licenseKey, {
+      productId: options.productId,
+      fingerprint: options.fingerprint,
+    });
     await options.cache.write({ licenseKey: options.licenseKey, answer });
-    return { allowed: answer.valid, source: 'server', code: answer.code, detail: answer.detail, expiresAt: answer.expires_at };
+    return {
+      allowed: answer.valid,
+      source: 'server',
+      code: answer.code,
+      detail: answer.detail,
+      expiresAt: answer.expires_at,
+    };
   } catch (err) {
     // 401/403/400 mean the app is misconfigured: say so rather than fall back.
     if (!(err instanceof LicensingError) || !noAnswer(err)) throw err;
@@ -54,7 +69,13 @@ export async function checkLicense(options: GateOptions): Promise<GateResult> {
 const noAnswer = (err: LicensingError) => err.status === 0 || err.status === 429 || err.status >= 500;
 
 async function fromLicenseFile(options: GateOptions, now: number, cause: LicensingError): Promise<GateResult> {
-  const unreachable = { allowed: false, source: 'none' as const, code: 'unreachable', detail: `the licence server could not be reached (${cause.detail}) and there is no licence file`, expiresAt: null };
+  const unreachable = {
+    allowed: false,
+    source: 'none' as const,
+    code: 'unreachable',
+    detail: `the licence server could not be reached (${cause.detail}) and there is no licence file`,
+    expiresAt: null,
+  };
   if (!options.offline) return unreachable;
   let file: unknown;
   try {
@@ -62,12 +83,43 @@ async function fromLicenseFile(options: GateOptions, now: number, cause: Licensi
   } catch {
     return unreachable;
   }
-  const result = await verifyLicenseFile(file, { publicKeys: options.offline.publicKeys, now, fingerprint: options.fingerprint });
-  if (!result.valid || !result.license) return { allowed: false, source: 'license-file', code: result.reason ?? 'invalid', detail: 'the licence file does not verify', expiresAt: null };
+  const result = await verifyLicenseFile(file, {
+    publicKeys: options.offline.publicKeys,
+    now,
+    fingerprint: options.fingerprint,
+  });
+  if (!result.valid || !result.license)
+    return {
+      allowed: false,
+      source: 'license-file',
+      code: result.reason ?? 'invalid',
+      detail: 'the licence file does not verify',
+      expiresAt: null,
+    };
   // A genuine file of another key or product proves nothing about this one.
-  if (normalise(result.license.license_key) !== normalise(options.licenseKey)) return { allowed: false, source: 'license-file', code: 'other_license', detail: 'the licence file is for another key', expiresAt: null };
-  if (options.productId && result.license.product_id !== options.productId) return { allowed: false, source: 'license-file', code: 'product_mismatch', detail: 'the licence file is for another product', expiresAt: null };
-  return { allowed: true, source: 'license-file', code: 'valid', detail: `offline: licence file valid until ${result.license.valid_until}`, expiresAt: result.license.expires_at };
+  if (normalise(result.license.license_key) !== normalise(options.licenseKey))
+    return {
+      allowed: false,
+      source: 'license-file',
+      code: 'other_license',
+      detail: 'the licence file is for another key',
+      expiresAt: null,
+    };
+  if (options.productId && result.license.product_id !== options.productId)
+    return {
+      allowed: false,
+      source: 'license-file',
+      code: 'product_mismatch',
+      detail: 'the licence file is for another product',
+      expiresAt: null,
+    };
+  return {
+    allowed: true,
+    source: 'license-file',
+    code: 'valid',
+    detail: `offline: licence file valid until ${result.license.valid_until}`,
+    expiresAt: result.license.expires_at,
+  };
 }
 
 /** Keys as the server compares them: case, spaces and Crockford's look-alikes forgiven. */

@@ -18,7 +18,12 @@ export async function main(env: Env, print: (line: string) => void = console.log
     print(`set ${missing.join(', ')} (see examples/app-startup/README.md)`);
     return 2;
   }
-  const client = new LicensingClient({ baseUrl: env.LICENSING_URL!, apiKey: env.LICENSING_API_KEY!, timeoutMs: 5_000, maxRetries: 1 });
+  const client = new LicensingClient({
+    baseUrl: env.LICENSING_URL!,
+    apiKey: env.LICENSING_API_KEY!,
+    timeoutMs: 5_000,
+    maxRetries: 1,
+  });
   const publicKeys = env.PUBLIC_KEYS ? await readPublicKeys(env.PUBLIC_KEYS) : undefined;
   const licenseFile = env.LICENSE_FILE;
   const result: GateResult = await checkLicense({
@@ -27,13 +32,18 @@ export async function main(env: Env, print: (line: string) => void = console.log
     productId: env.PRODUCT_ID,
     fingerprint: env.MACHINE_FINGERPRINT ?? machineFingerprint(),
     cache: new FileAnswerCache(env.LICENSE_CACHE ?? join(tmpdir(), 'app-startup-license.json')),
-    offline: licenseFile && publicKeys ? { licenseFile: async () => JSON.parse(await readFile(licenseFile, 'utf8')), publicKeys } : undefined,
+    offline:
+      licenseFile && publicKeys
+        ? { licenseFile: async () => JSON.parse(await readFile(licenseFile, 'utf8')), publicKeys }
+        : undefined,
   });
   if (!result.allowed) {
     print(`Licence refused (${result.code}, from ${result.source}): ${result.detail}`);
     return 1;
   }
-  print(`Licence OK (from ${result.source}${result.expiresAt ? `, expires ${result.expiresAt}` : ''}). Starting the app.`);
+  print(
+    `Licence OK (from ${result.source}${result.expiresAt ? `, expires ${result.expiresAt}` : ''}). Starting the app.`,
+  );
   return 0;
 }
 
@@ -49,8 +59,11 @@ function machineFingerprint(): string {
 }
 
 if (require.main === module) {
-  main(process.env).then((code) => process.exit(code), (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
+  main(process.env).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

@@ -4,7 +4,20 @@ import type { CheckoutSession, Product } from '@licensing/proto';
 import { field, formErrorsOf, queryOf, type DashboardContext, type FormErrors } from './context';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
-import { allErrors, badge, copyable, csrfInput, date, empty, formError, input, money, pager, select, table } from './widgets';
+import {
+  allErrors,
+  badge,
+  copyable,
+  csrfInput,
+  date,
+  empty,
+  formError,
+  input,
+  money,
+  pager,
+  select,
+  table,
+} from './widgets';
 
 // /dashboard/checkout: checkout sessions (status, amount, livemode, the
 // licence they issued) and a form that makes a checkout link for a product,
@@ -22,8 +35,15 @@ interface LinkForm {
 
 function linkSection(s: DashboardSession, products: Product[], form: LinkForm, errors?: FormErrors): string {
   const priced = products.filter((p) => p.price);
-  if (!priced.length) return `<section class="card"><h2>Create a checkout link</h2>${allErrors(errors)}${empty('Only a product with a price can be sold. <a href="/dashboard/products">Give a product a price</a> first.')}</section>`;
-  const options: [string, string][] = [['', 'Choose a product'], ...priced.map((p): [string, string] => [p.id, `${p.name} (${(p.price!.amount / 100).toFixed(2)} ${p.price!.currency})`])];
+  if (!priced.length)
+    return `<section class="card"><h2>Create a checkout link</h2>${allErrors(errors)}${empty('Only a product with a price can be sold. <a href="/dashboard/products">Give a product a price</a> first.')}</section>`;
+  const options: [string, string][] = [
+    ['', 'Choose a product'],
+    ...priced.map((p): [string, string] => [
+      p.id,
+      `${p.name} (${(p.price!.amount / 100).toFixed(2)} ${p.price!.currency})`,
+    ]),
+  ];
   return `<section class="card" aria-labelledby="link-title">
   <h2 id="link-title">Create a checkout link</h2>
   ${formError(errors)}
@@ -40,7 +60,19 @@ function linkSection(s: DashboardSession, products: Product[], form: LinkForm, e
 </section>`;
 }
 
-function sessionsPage(s: DashboardSession, d: { sessions: CheckoutSession[]; products: Product[]; status: string; after: string; next: string; form: LinkForm; errors?: FormErrors; created?: CheckoutSession }): string {
+function sessionsPage(
+  s: DashboardSession,
+  d: {
+    sessions: CheckoutSession[];
+    products: Product[];
+    status: string;
+    after: string;
+    next: string;
+    form: LinkForm;
+    errors?: FormErrors;
+    created?: CheckoutSession;
+  },
+): string {
   const names = new Map(d.products.map((p) => [p.id, p.name]));
   const rows = d.sessions.map(
     (x) =>
@@ -72,32 +104,76 @@ export function checkoutPages(r: Router, ctx: DashboardContext): void {
   const { clients, page, signedIn } = ctx;
   const blank: LinkForm = { product_id: '', success_url: '', cancel_url: '', customer_email: '' };
 
-  async function show(req: Request, res: Response, s: DashboardSession, status: number, extra: { form?: LinkForm; errors?: FormErrors; created?: CheckoutSession } = {}) {
+  async function show(
+    req: Request,
+    res: Response,
+    s: DashboardSession,
+    status: number,
+    extra: { form?: LinkForm; errors?: FormErrors; created?: CheckoutSession } = {},
+  ) {
     const filter = STATUSES.includes(queryOf(req, 'status', 20)) ? queryOf(req, 'status', 20) : '';
     const after = isId('cs', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
     const [sessions, products] = await Promise.all([
-      clients.checkouts.listSessions({ accountId: s.accountId, page: { limit: PAGE, startingAfter: after }, status: filter }),
+      clients.checkouts.listSessions({
+        accountId: s.accountId,
+        page: { limit: PAGE, startingAfter: after },
+        status: filter,
+      }),
       clients.products.listProducts({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } }),
     ]);
-    page(res, status, sessionsPage(s, { sessions: sessions.data, products: products.data, status: filter, after, next: sessions.page!.hasMore ? sessions.page!.nextCursor : '', form: extra.form ?? blank, errors: extra.errors, created: extra.created }));
+    page(
+      res,
+      status,
+      sessionsPage(s, {
+        sessions: sessions.data,
+        products: products.data,
+        status: filter,
+        after,
+        next: sessions.page!.hasMore ? sessions.page!.nextCursor : '',
+        form: extra.form ?? blank,
+        errors: extra.errors,
+        created: extra.created,
+      }),
+    );
   }
 
-  r.get('/checkout', signedIn((req, res, s) => show(req, res, s, 200)));
+  r.get(
+    '/checkout',
+    signedIn((req, res, s) => show(req, res, s, 200)),
+  );
 
   r.post(
     '/checkout',
     signedIn(async (req, res, s) => {
-      const form = { product_id: field(req, 'product_id', 64), success_url: field(req, 'success_url', 2049).trim(), cancel_url: field(req, 'cancel_url', 2049).trim(), customer_email: field(req, 'customer_email', 255).trim() };
+      const form = {
+        product_id: field(req, 'product_id', 64),
+        success_url: field(req, 'success_url', 2049).trim(),
+        cancel_url: field(req, 'cancel_url', 2049).trim(),
+        customer_email: field(req, 'customer_email', 255).trim(),
+      };
       const errors: Record<string, string> = {};
       if (!form.product_id) errors.product_id = 'Choose a product.';
       if (!form.success_url) errors.success_url = 'Enter where the customer goes after paying.';
       if (Object.keys(errors).length) return show(req, res, s, 400, { form, errors: { fields: errors } });
       try {
-        const created = await clients.checkouts.createSession({ accountId: s.accountId, productId: form.product_id, successUrl: form.success_url, cancelUrl: form.cancel_url, customerEmail: form.customer_email, metadata: {}, expiresInMinutes: 0, idempotencyKey: '' });
+        const created = await clients.checkouts.createSession({
+          accountId: s.accountId,
+          productId: form.product_id,
+          successUrl: form.success_url,
+          cancelUrl: form.cancel_url,
+          customerEmail: form.customer_email,
+          metadata: {},
+          expiresInMinutes: 0,
+          idempotencyKey: '',
+        });
         await show(req, res, s, 201, { created });
       } catch (err) {
         // Another account's product id (a changed form) is not found: 404, said next to the field.
-        if (err instanceof AppError && err.code === 'not_found') return show(req, res, s, 404, { form, errors: { fields: { product_id: 'There is no such product in this account. Choose one of yours.' } } });
+        if (err instanceof AppError && err.code === 'not_found')
+          return show(req, res, s, 404, {
+            form,
+            errors: { fields: { product_id: 'There is no such product in this account. Choose one of yours.' } },
+          });
         const e = formErrorsOf(err);
         await show(req, res, s, e.status, { form, errors: e });
       }

@@ -30,7 +30,10 @@ export const field = (req: Request, name: string, max: number): string => {
 export const fieldList = (req: Request, name: string, maxItems: number, max: number): string[] => {
   const v = (req.body as Record<string, unknown> | undefined)?.[name];
   const all = Array.isArray(v) ? v : v === undefined ? [] : [v];
-  return all.filter((x): x is string => typeof x === 'string').slice(0, maxItems).map((x) => x.slice(0, max));
+  return all
+    .filter((x): x is string => typeof x === 'string')
+    .slice(0, maxItems)
+    .map((x) => x.slice(0, max));
 };
 
 /** A query-string value, or ''. */
@@ -64,7 +67,11 @@ export function formErrorsOf(err: unknown, rename: (f: string) => string = (f) =
   if (!(err instanceof AppError) || !['invalid_request', 'conflict'].includes(err.code)) throw err;
   const fields: Record<string, string> = {};
   for (const f of err.fieldErrors) fields[rename(f.field)] ??= f.message;
-  return { status: err.code === 'conflict' ? 409 : 400, fields, form: err.fieldErrors.length ? undefined : err.message };
+  return {
+    status: err.code === 'conflict' ? 409 : 400,
+    fields,
+    form: err.fieldErrors.length ? undefined : err.message,
+  };
 }
 
 /** A whole number typed into a form: '' = absent; anything else not an integer is the field's error. */

@@ -1,10 +1,33 @@
 import type { Request, Response, Router } from 'express';
 import { AppError, isId } from '@licensing/runtime';
 import { parseLicenseKey, type Activation, type License, type Product, type RecentValidation } from '@licensing/proto';
-import { field, formErrorsOf, idOrNotFound, principalOf, queryOf, wholeNumber, type DashboardContext, type FormErrors } from './context';
+import {
+  field,
+  formErrorsOf,
+  idOrNotFound,
+  principalOf,
+  queryOf,
+  wholeNumber,
+  type DashboardContext,
+  type FormErrors,
+} from './context';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
-import { allErrors, badge, confirmForm, copyable, csrfInput, date, empty, formError, input, notice, pager, select, table } from './widgets';
+import {
+  allErrors,
+  badge,
+  confirmForm,
+  copyable,
+  csrfInput,
+  date,
+  empty,
+  formError,
+  input,
+  notice,
+  pager,
+  select,
+  table,
+} from './widgets';
 
 // /dashboard/licenses: issue, search, and one licence's page with its
 // activations, lifecycle actions (each confirmed first) and its licence file.
@@ -16,25 +39,51 @@ const STATUSES = ['active', 'suspended', 'revoked', 'expired'];
 const KEY_MAX = 64;
 
 const ACTIONS = {
-  suspend: { verb: 'Suspend', done: 'Suspended', consequence: 'Validation answers "suspended" until you reinstate it.', danger: true },
+  suspend: {
+    verb: 'Suspend',
+    done: 'Suspended',
+    consequence: 'Validation answers "suspended" until you reinstate it.',
+    danger: true,
+  },
   reinstate: { verb: 'Reinstate', done: 'Reinstated', consequence: 'It validates again as before.', danger: false },
-  revoke: { verb: 'Revoke', done: 'Revoked', consequence: 'It stops validating for good. This cannot be undone.', danger: true },
-  renew: { verb: 'Renew', done: 'Renewed', consequence: 'Its expiry moves on by the product’s licence duration, under the product’s current policy.', danger: false },
+  revoke: {
+    verb: 'Revoke',
+    done: 'Revoked',
+    consequence: 'It stops validating for good. This cannot be undone.',
+    danger: true,
+  },
+  renew: {
+    verb: 'Renew',
+    done: 'Renewed',
+    consequence: 'Its expiry moves on by the product’s licence duration, under the product’s current policy.',
+    danger: false,
+  },
 } as const;
 type Action = keyof typeof ACTIONS;
 
 /** Which actions a licence in this status allows (the service decides; this only hides the pointless buttons). */
-const allowed = (l: License): Action[] => (l.status === 'revoked' ? [] : l.status === 'suspended' ? ['reinstate', 'revoke'] : l.status === 'expired' ? ['renew', 'revoke'] : ['suspend', 'revoke', ...(l.expiresAt ? (['renew'] as Action[]) : [])]);
+const allowed = (l: License): Action[] =>
+  l.status === 'revoked'
+    ? []
+    : l.status === 'suspended'
+      ? ['reinstate', 'revoke']
+      : l.status === 'expired'
+        ? ['renew', 'revoke']
+        : ['suspend', 'revoke', ...(l.expiresAt ? (['renew'] as Action[]) : [])];
 
 interface IssueForm {
   product_id: string;
   customer_email: string;
 }
 
-const productOptions = (products: Product[]): [string, string][] => [['', 'Choose a product'], ...products.map((p): [string, string] => [p.id, p.name])];
+const productOptions = (products: Product[]): [string, string][] => [
+  ['', 'Choose a product'],
+  ...products.map((p): [string, string] => [p.id, p.name]),
+];
 
 function issueSection(s: DashboardSession, products: Product[], form: IssueForm, errors?: FormErrors): string {
-  if (!products.length) return `<section class="card"><h2>Issue a licence</h2>${allErrors(errors)}${empty('Licences are issued for a product, and there is none yet. <a href="/dashboard/products">Create a product</a> first.')}</section>`;
+  if (!products.length)
+    return `<section class="card"><h2>Issue a licence</h2>${allErrors(errors)}${empty('Licences are issued for a product, and there is none yet. <a href="/dashboard/products">Create a product</a> first.')}</section>`;
   return `<section class="card" aria-labelledby="issue-title">
   <h2 id="issue-title">Issue a licence</h2>
   ${formError(errors)}
@@ -49,7 +98,8 @@ function issueSection(s: DashboardSession, products: Product[], form: IssueForm,
 
 function licenseRows(licenses: License[], products: Map<string, string>): string[] {
   return licenses.map(
-    (l) => `<tr data-license-key="${h(l.key)}"><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customerEmail)}</td><td>${h(products.get(l.productId) ?? l.productId)}</td><td>${badge(l.status)}</td><td>${l.expiresAt ? date(l.expiresAt) : 'never'}</td><td>${date(l.createdAt)}</td></tr>`,
+    (l) =>
+      `<tr data-license-key="${h(l.key)}"><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customerEmail)}</td><td>${h(products.get(l.productId) ?? l.productId)}</td><td>${badge(l.status)}</td><td>${l.expiresAt ? date(l.expiresAt) : 'never'}</td><td>${date(l.createdAt)}</td></tr>`,
   );
 }
 
@@ -79,8 +129,15 @@ function listPage(s: DashboardSession, d: ListData): string {
 </section>`
     : '';
   const list = d.licenses.length
-    ? table(['Key', 'Customer', 'Product', 'Status', 'Expires', 'Issued'], licenseRows(d.licenses, names)) + pager('/dashboard/licenses', { q: d.q, status: d.status, product_id: d.productId }, d.after, d.next)
-    : empty(filtered ? 'No licence matches. Check the key or e-mail for typos, or <a href="/dashboard/licenses">show all licences</a>.' : d.products.length ? 'No licences yet. Issue one above: the customer gets a key to enter in your app.' : 'No licences yet.');
+    ? table(['Key', 'Customer', 'Product', 'Status', 'Expires', 'Issued'], licenseRows(d.licenses, names)) +
+      pager('/dashboard/licenses', { q: d.q, status: d.status, product_id: d.productId }, d.after, d.next)
+    : empty(
+        filtered
+          ? 'No licence matches. Check the key or e-mail for typos, or <a href="/dashboard/licenses">show all licences</a>.'
+          : d.products.length
+            ? 'No licences yet. Issue one above: the customer gets a key to enter in your app.'
+            : 'No licences yet.',
+      );
   return layout(
     'Licences',
     `${issued}${issueSection(s, d.products, d.form, d.errors)}
@@ -100,12 +157,31 @@ ${list}`,
   );
 }
 
-function detailPage(s: DashboardSession, d: { license: License; product?: Product; activations: Activation[]; recent: RecentValidation[]; after: string; next: string; notice?: string; error?: string; fileErrors?: FormErrors; file?: { fingerprint: string; ttl_days: string } }): string {
+function detailPage(
+  s: DashboardSession,
+  d: {
+    license: License;
+    product?: Product;
+    activations: Activation[];
+    recent: RecentValidation[];
+    after: string;
+    next: string;
+    notice?: string;
+    error?: string;
+    fileErrors?: FormErrors;
+    file?: { fingerprint: string; ttl_days: string };
+  },
+): string {
   const l = d.license;
   const base = `/dashboard/licenses/${l.key}`;
-  const actions = allowed(l).map((a) => `<a class="${ACTIONS[a].danger ? 'danger' : ''}" href="${h(base)}/${a}">${ACTIONS[a].verb}</a>`).join(' ');
+  const actions = allowed(l)
+    .map((a) => `<a class="${ACTIONS[a].danger ? 'danger' : ''}" href="${h(base)}/${a}">${ACTIONS[a].verb}</a>`)
+    .join(' ');
   const pol = l.policy;
-  const rows = d.activations.map((a) => `<tr data-activation-id="${h(a.id)}"><td><code>${h(a.fingerprint)}</code></td><td>${h(a.name) || '<span class="muted">unnamed</span>'}</td><td>${date(a.createdAt)}</td><td><a href="${h(base)}/activations/${h(a.id)}/deactivate">Deactivate</a></td></tr>`);
+  const rows = d.activations.map(
+    (a) =>
+      `<tr data-activation-id="${h(a.id)}"><td><code>${h(a.fingerprint)}</code></td><td>${h(a.name) || '<span class="muted">unnamed</span>'}</td><td>${date(a.createdAt)}</td><td><a href="${h(base)}/activations/${h(a.id)}/deactivate">Deactivate</a></td></tr>`,
+  );
   return layout(
     'Licence',
     `${notice(d.notice)}${d.error ? `<p class="error" role="alert">${h(d.error)}</p>` : ''}
@@ -129,7 +205,17 @@ function detailPage(s: DashboardSession, d: { license: License; product?: Produc
 </section>
 <section aria-labelledby="recent-title">
   <h2 id="recent-title">Recent validations</h2>
-  ${d.recent.length ? table(['Latest', 'Answer', 'Machine', 'Times that hour'], d.recent.map((v) => `<tr><td>${date(v.lastAt)}</td><td>${badge(v.code)}</td><td>${v.fingerprint ? `<code>${h(v.fingerprint)}</code>` : '<span class="muted">none given</span>'}</td><td>${v.count}</td></tr>`)) : empty('No validations yet. They appear here a few seconds after your app checks this key.')}
+  ${
+    d.recent.length
+      ? table(
+          ['Latest', 'Answer', 'Machine', 'Times that hour'],
+          d.recent.map(
+            (v) =>
+              `<tr><td>${date(v.lastAt)}</td><td>${badge(v.code)}</td><td>${v.fingerprint ? `<code>${h(v.fingerprint)}</code>` : '<span class="muted">none given</span>'}</td><td>${v.count}</td></tr>`,
+          ),
+        )
+      : empty('No validations yet. They appear here a few seconds after your app checks this key.')
+  }
 </section>
 <section class="card" aria-labelledby="file-title">
   <h2 id="file-title">Licence file</h2>
@@ -149,14 +235,30 @@ function detailPage(s: DashboardSession, d: { license: License; product?: Produc
 
 export function licensePages(r: Router, ctx: DashboardContext): void {
   const { clients, page, signedIn } = ctx;
-  const allProducts = async (s: DashboardSession) => (await clients.products.listProducts({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } })).data;
+  const allProducts = async (s: DashboardSession) =>
+    (await clients.products.listProducts({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } })).data;
 
-  async function showList(req: Request, res: Response, s: DashboardSession, status: number, extra: { form?: IssueForm; errors?: FormErrors; issued?: License } = {}) {
+  async function showList(
+    req: Request,
+    res: Response,
+    s: DashboardSession,
+    status: number,
+    extra: { form?: IssueForm; errors?: FormErrors; issued?: License } = {},
+  ) {
     const q = queryOf(req, 'q', 254);
     const statusFilter = STATUSES.includes(queryOf(req, 'status', 20)) ? queryOf(req, 'status', 20) : '';
     const productId = isId('prod', queryOf(req, 'product_id', 64)) ? queryOf(req, 'product_id', 64) : '';
     const after = isId('lic', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
-    const base = { q, status: statusFilter, productId, after, next: '', form: extra.form ?? { product_id: productId, customer_email: '' }, errors: extra.errors, issued: extra.issued };
+    const base = {
+      q,
+      status: statusFilter,
+      productId,
+      after,
+      next: '',
+      form: extra.form ?? { product_id: productId, customer_email: '' },
+      errors: extra.errors,
+      issued: extra.issued,
+    };
     const products = await allProducts(s);
     if (q && !q.includes('@')) {
       // A key: one exact look-up (keys are unique per account).
@@ -165,30 +267,65 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
         return page(res, status, listPage(s, { ...base, products, licenses: [license] }));
       } catch (err) {
         if (!(err instanceof AppError) || !['not_found', 'invalid_request'].includes(err.code)) throw err;
-        return page(res, status, listPage(s, { ...base, products, licenses: [], message: 'No licence with this key in this account.' }));
+        return page(
+          res,
+          status,
+          listPage(s, { ...base, products, licenses: [], message: 'No licence with this key in this account.' }),
+        );
       }
     }
-    const out = await clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: PAGE, startingAfter: after }, productId, customerEmail: q, status: statusFilter });
-    page(res, status, listPage(s, { ...base, products, licenses: out.data, next: out.page!.hasMore ? out.page!.nextCursor : '', message: q && !out.data.length ? `No licences for ${q}.` : undefined }));
+    const out = await clients.licenses.listLicenses({
+      accountId: s.accountId,
+      page: { limit: PAGE, startingAfter: after },
+      productId,
+      customerEmail: q,
+      status: statusFilter,
+    });
+    page(
+      res,
+      status,
+      listPage(s, {
+        ...base,
+        products,
+        licenses: out.data,
+        next: out.page!.hasMore ? out.page!.nextCursor : '',
+        message: q && !out.data.length ? `No licences for ${q}.` : undefined,
+      }),
+    );
   }
 
-  r.get('/licenses', signedIn((req, res, s) => showList(req, res, s, 200)));
+  r.get(
+    '/licenses',
+    signedIn((req, res, s) => showList(req, res, s, 200)),
+  );
 
   r.post(
     '/licenses',
     signedIn(async (req, res, s) => {
-      const form = { product_id: field(req, 'product_id', 64), customer_email: field(req, 'customer_email', 255).trim() };
+      const form = {
+        product_id: field(req, 'product_id', 64),
+        customer_email: field(req, 'customer_email', 255).trim(),
+      };
       const errors: Record<string, string> = {};
       if (!form.product_id) errors.product_id = 'Choose a product.';
       if (!form.customer_email) errors.customer_email = 'Enter the customer’s e-mail address.';
       if (Object.keys(errors).length) return showList(req, res, s, 400, { form, errors: { fields: errors } });
       try {
-        const license = await clients.licenses.createLicense({ accountId: s.accountId, productId: form.product_id, customerEmail: form.customer_email, idempotencyKey: '' });
+        const license = await clients.licenses.createLicense({
+          accountId: s.accountId,
+          productId: form.product_id,
+          customerEmail: form.customer_email,
+          idempotencyKey: '',
+        });
         ctx.validator?.changed(principalOf(s), license.key); // a remembered "not found" for this key is wrong now
         await showList(req, res, s, 201, { issued: license });
       } catch (err) {
         // Another account's product id (a changed form) is not found: 404, said next to the field.
-        if (err instanceof AppError && err.code === 'not_found') return showList(req, res, s, 404, { form, errors: { fields: { product_id: 'There is no such product in this account. Choose one of yours.' } } });
+        if (err instanceof AppError && err.code === 'not_found')
+          return showList(req, res, s, 404, {
+            form,
+            errors: { fields: { product_id: 'There is no such product in this account. Choose one of yours.' } },
+          });
         const e = formErrorsOf(err);
         await showList(req, res, s, e.status, { form, errors: e });
       }
@@ -202,32 +339,71 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
     return parsed.key;
   };
 
-  async function showDetail(req: Request, res: Response, s: DashboardSession, status: number, extra: { notice?: string; error?: string; fileErrors?: FormErrors; file?: { fingerprint: string; ttl_days: string } } = {}) {
+  async function showDetail(
+    req: Request,
+    res: Response,
+    s: DashboardSession,
+    status: number,
+    extra: {
+      notice?: string;
+      error?: string;
+      fileErrors?: FormErrors;
+      file?: { fingerprint: string; ttl_days: string };
+    } = {},
+  ) {
     const license = await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) });
     const after = isId('act', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
     const [product, activations, recent] = await Promise.all([
       // Only the product's name is shown: without the product service the page still shows the licence.
       clients.products.getProduct({ accountId: s.accountId, id: license.productId }).catch(() => undefined),
-      clients.licenses.listActivations({ accountId: s.accountId, key: license.key, page: { limit: PAGE, startingAfter: after } }),
+      clients.licenses.listActivations({
+        accountId: s.accountId,
+        key: license.key,
+        page: { limit: PAGE, startingAfter: after },
+      }),
       clients.licenses.listRecentValidations({ accountId: s.accountId, key: license.key, limit: 10 }),
     ]);
-    page(res, status, detailPage(s, { license, product, activations: activations.data, recent: recent.data, after, next: activations.page!.hasMore ? activations.page!.nextCursor : '', ...extra }));
+    page(
+      res,
+      status,
+      detailPage(s, {
+        license,
+        product,
+        activations: activations.data,
+        recent: recent.data,
+        after,
+        next: activations.page!.hasMore ? activations.page!.nextCursor : '',
+        ...extra,
+      }),
+    );
   }
 
-  r.get('/licenses/:key', signedIn((req, res, s) => showDetail(req, res, s, 200)));
+  r.get(
+    '/licenses/:key',
+    signedIn((req, res, s) => showDetail(req, res, s, 200)),
+  );
 
   for (const action of Object.keys(ACTIONS) as Action[]) {
     const a = ACTIONS[action];
     const confirm = (s: DashboardSession, l: License) =>
       layout(
         `${a.verb} licence?`,
-        confirmForm(s, { action: `/dashboard/licenses/${l.key}/${action}`, question: `${a.verb} <code>${h(l.key)}</code> of ${h(l.customerEmail)}?`, consequence: a.consequence, button: `${a.verb} licence`, danger: a.danger, back: `/dashboard/licenses/${l.key}` }),
+        confirmForm(s, {
+          action: `/dashboard/licenses/${l.key}/${action}`,
+          question: `${a.verb} <code>${h(l.key)}</code> of ${h(l.customerEmail)}?`,
+          consequence: a.consequence,
+          button: `${a.verb} licence`,
+          danger: a.danger,
+          back: `/dashboard/licenses/${l.key}`,
+        }),
         s,
         '/dashboard/licenses',
       );
     r.get(
       `/licenses/:key/${action}`,
-      signedIn(async (req, res, s) => page(res, 200, confirm(s, await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) })))),
+      signedIn(async (req, res, s) =>
+        page(res, 200, confirm(s, await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) }))),
+      ),
     );
     r.post(
       `/licenses/:key/${action}`,
@@ -267,7 +443,11 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
     const id = idOrNotFound('act', String(req.params.id).slice(0, 64), 'activation');
     const license = await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) });
     // A licence has few machines (max_activations); one page of 100 covers any sensible policy.
-    const all = await clients.licenses.listActivations({ accountId: s.accountId, key: license.key, page: { limit: 100, startingAfter: '' } });
+    const all = await clients.licenses.listActivations({
+      accountId: s.accountId,
+      key: license.key,
+      page: { limit: 100, startingAfter: '' },
+    });
     const act = all.data.find((x) => x.id === id);
     if (!act) throw AppError.notFound('activation');
     return [license, act];
@@ -303,11 +483,25 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
       const form = { fingerprint: field(req, 'fingerprint', 201).trim(), ttl_days: field(req, 'ttl_days', 12) };
       const errors: Record<string, string> = {};
       const ttl = wholeNumber(form.ttl_days, 'ttl_days', errors);
-      if (Object.keys(errors).length) return showDetail(req, res, s, 400, { file: form, fileErrors: { fields: errors } });
+      if (Object.keys(errors).length)
+        return showDetail(req, res, s, 400, { file: form, fileErrors: { fields: errors } });
       try {
-        const file = await clients.licenses.issueLicenseFile({ accountId: s.accountId, key: keyOf(req), fingerprint: form.fingerprint, ttlDays: ttl ?? 0 });
-        const body = JSON.stringify({ kid: file.kid, algorithm: file.algorithm, payload: file.payload, signature: file.signature }, null, 2);
-        res.status(200).type('application/json').attachment(`licence-${keyOf(req).slice(0, 11)}.json`).send(body);
+        const file = await clients.licenses.issueLicenseFile({
+          accountId: s.accountId,
+          key: keyOf(req),
+          fingerprint: form.fingerprint,
+          ttlDays: ttl ?? 0,
+        });
+        const body = JSON.stringify(
+          { kid: file.kid, algorithm: file.algorithm, payload: file.payload, signature: file.signature },
+          null,
+          2,
+        );
+        res
+          .status(200)
+          .type('application/json')
+          .attachment(`licence-${keyOf(req).slice(0, 11)}.json`)
+          .send(body);
       } catch (err) {
         const e = formErrorsOf(err);
         await showDetail(req, res, s, e.status, { file: form, fileErrors: e });

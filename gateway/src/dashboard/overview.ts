@@ -51,7 +51,8 @@ const order = (code: string) => {
   return i < 0 ? CODES.length : i;
 };
 
-const swatch = (colour: string) => `<svg class="swatch" viewBox="0 0 10 10" aria-hidden="true" focusable="false"><rect width="10" height="10" fill="${colour}"></rect></svg>`;
+const swatch = (colour: string) =>
+  `<svg class="swatch" viewBox="0 0 10 10" aria-hidden="true" focusable="false"><rect width="10" height="10" fill="${colour}"></rect></svg>`;
 
 /** A stacked bar chart by answer code, with a legend that is also its text: totals per code. */
 export function codesChart(id: string, title: string, period: string, bars: Bar[], emptyText: string): string {
@@ -71,12 +72,19 @@ export function codesChart(id: string, title: string, period: string, bars: Bar[
           return `<rect x="${(i * bw + 1).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(1, bw - 2).toFixed(1)}" height="${bh.toFixed(1)}" fill="${colourOf(code)}"></rect>`;
         })
         .join('');
-      const detail = stack(b).map(([c, n]) => `${n} ${labelOf(c)}`).join(', ');
+      const detail = stack(b)
+        .map(([c, n]) => `${n} ${labelOf(c)}`)
+        .join(', ');
       return `<g><title>${h(`${b.label}: ${b.total} validations${detail ? ` (${detail})` : ''}`)}</title>${rects}</g>`;
     })
     .join('');
   const summary = sums.map(([c, n]) => `${n} ${labelOf(c)}`).join(', ');
-  const legend = sums.map(([c, n]) => `<li data-code="${h(c)}">${swatch(colourOf(c))}${h(labelOf(c))}: <strong>${n.toLocaleString('en')}</strong></li>`).join('');
+  const legend = sums
+    .map(
+      ([c, n]) =>
+        `<li data-code="${h(c)}">${swatch(colourOf(c))}${h(labelOf(c))}: <strong>${n.toLocaleString('en')}</strong></li>`,
+    )
+    .join('');
   return `<figure class="chart" aria-labelledby="${id}-caption">
   <svg viewBox="0 0 ${W} ${H}" width="100%" height="${H}" role="img" aria-label="${h(`${title}: ${total} in all${summary ? `, ${summary}` : ''}`)}" preserveAspectRatio="none">${svgBars}<line x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}" stroke="#b8c0cc"></line></svg>
   <figcaption id="${id}-caption"><span data-testid="${id}">${total}</span> validations ${h(period)}.${total ? ' Hover a bar for its numbers.' : ` ${emptyText}`}</figcaption>
@@ -86,7 +94,8 @@ export function codesChart(id: string, title: string, period: string, bars: Bar[
 
 /** Requests this hour against the plan's hourly limit, as a meter with the numbers beside it. */
 function usageMeter(limits: Limits, usage?: { used: number; resetsInS: number }): string {
-  if (!usage) return `<p class="muted">The plan allows <strong>${limits.hour.toLocaleString('en')}</strong> requests per hour. Current usage is not available right now.</p>`;
+  if (!usage)
+    return `<p class="muted">The plan allows <strong>${limits.hour.toLocaleString('en')}</strong> requests per hour. Current usage is not available right now.</p>`;
   const used = Math.min(usage.used, limits.hour);
   const share = Math.round((used / limits.hour) * 100);
   return `<p><label for="usage-meter">Requests this hour</label>: <strong data-testid="requests-this-hour">${usage.used.toLocaleString('en')}</strong> of <strong>${limits.hour.toLocaleString('en')}</strong> (${share}%); the window starts again in ${Math.ceil(usage.resetsInS / 60)} min.</p>
@@ -94,14 +103,29 @@ function usageMeter(limits: Limits, usage?: { used: number; resetsInS: number })
 }
 
 const hourLabel = (iso: string) => `${iso.slice(11, 16)} UTC`;
-const dayLabel = (iso: string) => new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+const dayLabel = (iso: string) =>
+  new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
 
-export function overviewPage(s: DashboardSession, data: { stats: Stats; licenses: License[]; limits: Limits; usage?: { used: number; resetsInS: number } }): string {
-  const hours: Bar[] = data.stats.validationsByHour.map((x) => ({ label: hourLabel(x.hour), total: x.validations, byCode: x.byCode }));
-  const days: Bar[] = data.stats.validationsByDay.map((x) => ({ label: dayLabel(x.day), total: x.validations, byCode: x.byCode }));
+export function overviewPage(
+  s: DashboardSession,
+  data: { stats: Stats; licenses: License[]; limits: Limits; usage?: { used: number; resetsInS: number } },
+): string {
+  const hours: Bar[] = data.stats.validationsByHour.map((x) => ({
+    label: hourLabel(x.hour),
+    total: x.validations,
+    byCode: x.byCode,
+  }));
+  const days: Bar[] = data.stats.validationsByDay.map((x) => ({
+    label: dayLabel(x.day),
+    total: x.validations,
+    byCode: x.byCode,
+  }));
   const total24 = hours.reduce((n, x) => n + x.total, 0);
   const valid24 = data.stats.validationsByHour.reduce((n, x) => n + x.valid, 0);
-  const rows = data.licenses.map((l) => `<tr><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customerEmail)}</td><td>${badge(l.status)}</td><td>${date(l.createdAt)}</td></tr>`);
+  const rows = data.licenses.map(
+    (l) =>
+      `<tr><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customerEmail)}</td><td>${badge(l.status)}</td><td>${date(l.createdAt)}</td></tr>`,
+  );
   return layout(
     s.accountName,
     `<section class="stats" aria-label="Numbers">
@@ -131,7 +155,13 @@ export function overviewPages(r: Router, ctx: DashboardContext, limitsOf: (s: Da
     ctx.signedIn(async (_req, res, s) => {
       const [stats, licenses, usage] = await Promise.all([
         ctx.clients.licenses.getStats({ accountId: s.accountId }),
-        ctx.clients.licenses.listLicenses({ accountId: s.accountId, page: { limit: 10, startingAfter: '' }, productId: '', customerEmail: '', status: '' }),
+        ctx.clients.licenses.listLicenses({
+          accountId: s.accountId,
+          page: { limit: 10, startingAfter: '' },
+          productId: '',
+          customerEmail: '',
+          status: '',
+        }),
         ctx.hourlyUsage?.(s.accountId),
       ]);
       ctx.page(res, 200, overviewPage(s, { stats, licenses: licenses.data, limits: limitsOf(s), usage }));

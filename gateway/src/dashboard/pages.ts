@@ -7,10 +7,12 @@ import type { DashboardSession } from './session';
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const h = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
-const date = (iso: string) => (iso ? `<time datetime="${h(iso)}">${h(iso.slice(0, 16).replace('T', ' '))} UTC</time>` : '—');
+const date = (iso: string) =>
+  iso ? `<time datetime="${h(iso)}">${h(iso.slice(0, 16).replace('T', ' '))} UTC</time>` : '—';
 
 export function layout(title: string, body: string, session?: DashboardSession, current = ''): string {
-  const link = (href: string, label: string) => `<a href="${href}"${current === href ? ' aria-current="page"' : ''}>${label}</a>`;
+  const link = (href: string, label: string) =>
+    `<a href="${href}"${current === href ? ' aria-current="page"' : ''}>${label}</a>`;
   const nav = session
     ? `<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/webhooks', 'Webhooks')}${link('/dashboard/checkout', 'Checkout')}${link('/dashboard/settings', 'Settings')}</nav>
        <form method="post" action="/dashboard/signout" class="signout"><input type="hidden" name="_csrf" value="${h(session.csrfToken)}"><span>${h(session.userEmail)}</span> <button type="submit">Sign out</button></form>`
@@ -53,7 +55,10 @@ export function signInPage(csrf: string, opts: { error?: string; email?: string 
   );
 }
 
-export function signUpPage(csrf: string, opts: { error?: string; values?: { account_name?: string; email?: string } } = {}): string {
+export function signUpPage(
+  csrf: string,
+  opts: { error?: string; values?: { account_name?: string; email?: string } } = {},
+): string {
   return layout(
     'Create your account',
     `${errorBox(opts.error)}
@@ -82,12 +87,21 @@ export interface NewKey {
   scope: string;
 }
 
-export function settingsPage(s: DashboardSession, data: { keys: ApiKey[]; audit: AuditEntry[]; limits: Limits; newKey?: NewKey; error?: string; notice?: string }): string {
-  const status = (k: ApiKey) => (k.revokedAt ? '<span class="badge revoked">revoked</span>' : '<span class="badge active">active</span>');
+export function settingsPage(
+  s: DashboardSession,
+  data: { keys: ApiKey[]; audit: AuditEntry[]; limits: Limits; newKey?: NewKey; error?: string; notice?: string },
+): string {
+  const status = (k: ApiKey) =>
+    k.revokedAt ? '<span class="badge revoked">revoked</span>' : '<span class="badge active">active</span>';
   const actions = (k: ApiKey) =>
-    k.revokedAt ? '' : `<a href="/dashboard/settings/keys/${h(k.id)}/regenerate">Regenerate</a> <a class="danger" href="/dashboard/settings/keys/${h(k.id)}/revoke">Revoke</a>`;
+    k.revokedAt
+      ? ''
+      : `<a href="/dashboard/settings/keys/${h(k.id)}/regenerate">Regenerate</a> <a class="danger" href="/dashboard/settings/keys/${h(k.id)}/revoke">Revoke</a>`;
   const rows = data.keys
-    .map((k) => `<tr data-key-id="${h(k.id)}"><td>${h(k.name) || '<span class="muted">unnamed</span>'}</td><td>${h(k.scope)}</td><td><code>${h(k.prefix)}…</code></td><td>${date(k.createdAt)}</td><td>${date(k.lastUsedAt)}</td><td>${status(k)}</td><td class="actions">${actions(k)}</td></tr>`)
+    .map(
+      (k) =>
+        `<tr data-key-id="${h(k.id)}"><td>${h(k.name) || '<span class="muted">unnamed</span>'}</td><td>${h(k.scope)}</td><td><code>${h(k.prefix)}…</code></td><td>${date(k.createdAt)}</td><td>${date(k.lastUsedAt)}</td><td>${status(k)}</td><td class="actions">${actions(k)}</td></tr>`,
+    )
     .join('');
   const newKey = data.newKey
     ? `<section class="card secret" aria-labelledby="new-key-title" role="status">
@@ -97,7 +111,10 @@ export function settingsPage(s: DashboardSession, data: { keys: ApiKey[]; audit:
 </section>`
     : '';
   const audit = data.audit
-    .map((a) => `<li>${date(a.at)} · <strong>${h(a.actor)}</strong> ${a.type === 'api_key.revoked' ? 'revoked' : 'created'} <code>${h(a.keyPrefix)}…</code>${a.keyName ? ` (${h(a.keyName)})` : ''}</li>`)
+    .map(
+      (a) =>
+        `<li>${date(a.at)} · <strong>${h(a.actor)}</strong> ${a.type === 'api_key.revoked' ? 'revoked' : 'created'} <code>${h(a.keyPrefix)}…</code>${a.keyName ? ` (${h(a.keyName)})` : ''}</li>`,
+    )
     .join('');
   return layout(
     'Settings',
@@ -127,7 +144,10 @@ export function settingsPage(s: DashboardSession, data: { keys: ApiKey[]; audit:
 
 export function confirmPage(s: DashboardSession, action: 'revoke' | 'regenerate', key: ApiKey): string {
   const what = action === 'revoke' ? 'Revoke' : 'Regenerate';
-  const consequence = action === 'revoke' ? 'Apps using it will get 401 within a second. This cannot be undone.' : 'The current key stops working within a second and a new one is shown once.';
+  const consequence =
+    action === 'revoke'
+      ? 'Apps using it will get 401 within a second. This cannot be undone.'
+      : 'The current key stops working within a second and a new one is shown once.';
   return layout(
     `${what} API key?`,
     `<form method="post" action="/dashboard/settings/keys/${h(key.id)}/${action}" class="card narrow">

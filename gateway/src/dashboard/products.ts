@@ -1,10 +1,31 @@
 import type { Request, Response, Router } from 'express';
 import { isId } from '@licensing/runtime';
 import type { LicensePolicy, Price, Product, SigningKey } from '@licensing/proto';
-import { field, formErrorsOf, idOrNotFound, principalOf, queryOf, wholeNumber, type DashboardContext, type FormErrors } from './context';
+import {
+  field,
+  formErrorsOf,
+  idOrNotFound,
+  principalOf,
+  queryOf,
+  wholeNumber,
+  type DashboardContext,
+  type FormErrors,
+} from './context';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
-import { checkbox, confirmForm, csrfInput, date, empty, formError, input, money, notice, pager, table } from './widgets';
+import {
+  checkbox,
+  confirmForm,
+  csrfInput,
+  date,
+  empty,
+  formError,
+  input,
+  money,
+  notice,
+  pager,
+  table,
+} from './widgets';
 
 // /dashboard/products: list and create products, edit one (name, description,
 // price, licence policy), see and rotate its signing keys. Every change goes
@@ -24,7 +45,16 @@ interface ProductForm {
   require_activation: boolean;
 }
 
-const blankForm: ProductForm = { name: '', description: '', price_amount: '', price_currency: 'USD', duration_days: '', grace_days: '0', max_activations: '', require_activation: false };
+const blankForm: ProductForm = {
+  name: '',
+  description: '',
+  price_amount: '',
+  price_currency: 'USD',
+  duration_days: '',
+  grace_days: '0',
+  max_activations: '',
+  require_activation: false,
+};
 
 const formOf = (p: Product): ProductForm => ({
   name: p.name,
@@ -55,7 +85,10 @@ const renameField = (f: string) => f.replace(/^policy\./, '').replace(/^price\./
  * The form as a price and policy; typing mistakes (not a number) are found
  * here, ranges and rules are the product service's. An empty amount = no price.
  */
-function parseForm(form: ProductForm, keep?: LicensePolicy): { price?: Price; policy: LicensePolicy; errors: Record<string, string> } {
+function parseForm(
+  form: ProductForm,
+  keep?: LicensePolicy,
+): { price?: Price; policy: LicensePolicy; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   let price: Price | undefined;
   const amount = form.price_amount.trim();
@@ -90,19 +123,31 @@ function productFields(form: ProductForm, errors?: FormErrors): string {
 
 function policySummary(p: Product): string {
   const pol = p.policy;
-  const parts = [pol?.durationDays ? `${pol.durationDays} days` : 'perpetual', pol?.maxActivations ? `${pol.maxActivations} machines` : 'unlimited machines'];
+  const parts = [
+    pol?.durationDays ? `${pol.durationDays} days` : 'perpetual',
+    pol?.maxActivations ? `${pol.maxActivations} machines` : 'unlimited machines',
+  ];
   if (pol?.graceDays) parts.push(`${pol.graceDays} days grace`);
   if (pol?.requireActivation) parts.push('activation required');
   return h(parts.join(', '));
 }
 
-function listPage(s: DashboardSession, data: { products: Product[]; after: string; next: string; form: ProductForm; errors?: FormErrors }): string {
+function listPage(
+  s: DashboardSession,
+  data: { products: Product[]; after: string; next: string; form: ProductForm; errors?: FormErrors },
+): string {
   const rows = data.products.map(
-    (p) => `<tr data-product-id="${h(p.id)}"><td><a href="/dashboard/products/${h(p.id)}">${h(p.name)}</a></td><td><code>${h(p.id)}</code></td><td>${p.price ? money(p.price.amount, p.price.currency) : '<span class="muted">not for sale</span>'}</td><td>${policySummary(p)}</td><td>${date(p.createdAt)}</td></tr>`,
+    (p) =>
+      `<tr data-product-id="${h(p.id)}"><td><a href="/dashboard/products/${h(p.id)}">${h(p.name)}</a></td><td><code>${h(p.id)}</code></td><td>${p.price ? money(p.price.amount, p.price.currency) : '<span class="muted">not for sale</span>'}</td><td>${policySummary(p)}</td><td>${date(p.createdAt)}</td></tr>`,
   );
   const list = data.products.length
-    ? table(['Name', 'Id', 'Price', 'Licence policy', 'Created'], rows) + pager('/dashboard/products', {}, data.after, data.next)
-    : empty(data.after ? 'No more products. <a href="/dashboard/products">Back to the first page</a>.' : 'No products yet. Create your first one below: licences are issued for a product.');
+    ? table(['Name', 'Id', 'Price', 'Licence policy', 'Created'], rows) +
+      pager('/dashboard/products', {}, data.after, data.next)
+    : empty(
+        data.after
+          ? 'No more products. <a href="/dashboard/products">Back to the first page</a>.'
+          : 'No products yet. Create your first one below: licences are issued for a product.',
+      );
   return layout(
     'Products',
     `${list}
@@ -120,9 +165,15 @@ function listPage(s: DashboardSession, data: { products: Product[]; after: strin
   );
 }
 
-function detailPage(s: DashboardSession, data: { product: Product; keys: SigningKey[]; form: ProductForm; errors?: FormErrors; notice?: string }): string {
+function detailPage(
+  s: DashboardSession,
+  data: { product: Product; keys: SigningKey[]; form: ProductForm; errors?: FormErrors; notice?: string },
+): string {
   const p = data.product;
-  const keyRows = data.keys.map((k) => `<tr><td><code>${h(k.kid)}</code></td><td>${h(k.algorithm)}</td><td>${k.current ? '<span class="badge active">current</span>' : '<span class="muted">earlier</span>'}</td><td>${date(k.createdAt)}</td><td><details><summary>Public key</summary><pre><code>${h(k.publicKeyPem)}</code></pre></details></td></tr>`);
+  const keyRows = data.keys.map(
+    (k) =>
+      `<tr><td><code>${h(k.kid)}</code></td><td>${h(k.algorithm)}</td><td>${k.current ? '<span class="badge active">current</span>' : '<span class="muted">earlier</span>'}</td><td>${date(k.createdAt)}</td><td><details><summary>Public key</summary><pre><code>${h(k.publicKeyPem)}</code></pre></details></td></tr>`,
+  );
   return layout(
     p.name,
     `${notice(data.notice)}
@@ -151,22 +202,61 @@ function detailPage(s: DashboardSession, data: { product: Product; keys: Signing
 export function productPages(r: Router, ctx: DashboardContext): void {
   const { clients, page, signedIn } = ctx;
 
-  async function showList(req: Request, res: Response, s: DashboardSession, status: number, form: ProductForm, errors?: FormErrors) {
+  async function showList(
+    req: Request,
+    res: Response,
+    s: DashboardSession,
+    status: number,
+    form: ProductForm,
+    errors?: FormErrors,
+  ) {
     const after = queryOf(req, 'starting_after', 64);
     const startingAfter = isId('prod', after) ? after : '';
     const out = await clients.products.listProducts({ accountId: s.accountId, page: { limit: PAGE, startingAfter } });
-    page(res, status, listPage(s, { products: out.data, after: startingAfter, next: out.page!.hasMore ? out.page!.nextCursor : '', form, errors }));
+    page(
+      res,
+      status,
+      listPage(s, {
+        products: out.data,
+        after: startingAfter,
+        next: out.page!.hasMore ? out.page!.nextCursor : '',
+        form,
+        errors,
+      }),
+    );
   }
 
   // A product of another account (or a malformed id) is not found: the 404 page.
   const idOf = (req: Request) => String(req.params.id).slice(0, 64);
 
-  async function showDetail(res: Response, s: DashboardSession, id: string, status: number, extra: { form?: ProductForm; errors?: FormErrors; notice?: string } = {}) {
-    const [product, keys] = await Promise.all([clients.products.getProduct({ accountId: s.accountId, id }), clients.products.listSigningKeys({ accountId: s.accountId, id })]);
-    page(res, status, detailPage(s, { product, keys: keys.data, form: extra.form ?? formOf(product), errors: extra.errors, notice: extra.notice }));
+  async function showDetail(
+    res: Response,
+    s: DashboardSession,
+    id: string,
+    status: number,
+    extra: { form?: ProductForm; errors?: FormErrors; notice?: string } = {},
+  ) {
+    const [product, keys] = await Promise.all([
+      clients.products.getProduct({ accountId: s.accountId, id }),
+      clients.products.listSigningKeys({ accountId: s.accountId, id }),
+    ]);
+    page(
+      res,
+      status,
+      detailPage(s, {
+        product,
+        keys: keys.data,
+        form: extra.form ?? formOf(product),
+        errors: extra.errors,
+        notice: extra.notice,
+      }),
+    );
   }
 
-  r.get('/products', signedIn((req, res, s) => showList(req, res, s, 200, blankForm)));
+  r.get(
+    '/products',
+    signedIn((req, res, s) => showList(req, res, s, 200, blankForm)),
+  );
 
   r.post(
     '/products',
@@ -175,7 +265,13 @@ export function productPages(r: Router, ctx: DashboardContext): void {
       const { price, policy, errors } = parseForm(form);
       if (Object.keys(errors).length) return showList(req, res, s, 400, form, { fields: errors });
       try {
-        const product = await clients.products.createProduct({ accountId: s.accountId, name: form.name.trim(), description: form.description.trim(), policy, price });
+        const product = await clients.products.createProduct({
+          accountId: s.accountId,
+          name: form.name.trim(),
+          description: form.description.trim(),
+          policy,
+          price,
+        });
         res.redirect(303, `/dashboard/products/${product.id}?created=1`);
       } catch (err) {
         const e = formErrorsOf(err, renameField);
@@ -184,7 +280,14 @@ export function productPages(r: Router, ctx: DashboardContext): void {
     }),
   );
 
-  r.get('/products/:id', signedIn((req, res, s) => showDetail(res, s, notFoundUnless(idOf(req)), 200, { notice: req.query.created ? 'Product created. Issue licences for it on the Licences page.' : undefined })));
+  r.get(
+    '/products/:id',
+    signedIn((req, res, s) =>
+      showDetail(res, s, notFoundUnless(idOf(req)), 200, {
+        notice: req.query.created ? 'Product created. Issue licences for it on the Licences page.' : undefined,
+      }),
+    ),
+  );
 
   r.post(
     '/products/:id',
@@ -195,7 +298,15 @@ export function productPages(r: Router, ctx: DashboardContext): void {
       const { price, policy, errors } = parseForm(form, current.policy);
       if (Object.keys(errors).length) return showDetail(res, s, id, 400, { form, errors: { fields: errors } });
       try {
-        await clients.products.updateProduct({ accountId: s.accountId, id, name: form.name.trim(), description: form.description.trim(), policy, price, removePrice: !price && !!current.price });
+        await clients.products.updateProduct({
+          accountId: s.accountId,
+          id,
+          name: form.name.trim(),
+          description: form.description.trim(),
+          policy,
+          price,
+          removePrice: !price && !!current.price,
+        });
         ctx.validator?.productChanged(principalOf(s), id);
         await showDetail(res, s, id, 200, { notice: 'Saved.' });
       } catch (err) {
@@ -220,7 +331,9 @@ export function productPages(r: Router, ctx: DashboardContext): void {
       const product = await clients.products.getProduct({ accountId: s.accountId, id });
       if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, rotateConfirm(s, product));
       const key = await clients.products.rotateSigningKey({ accountId: s.accountId, id });
-      await showDetail(res, s, id, 201, { notice: `New signing key ${key.kid}. New licence files are signed with it; files signed before still verify.` });
+      await showDetail(res, s, id, 201, {
+        notice: `New signing key ${key.kid}. New licence files are signed with it; files signed before still verify.`,
+      });
     }),
   );
 }
@@ -231,7 +344,8 @@ const rotateConfirm = (s: DashboardSession, p: Product) =>
     confirmForm(s, {
       action: `/dashboard/products/${p.id}/rotate-key`,
       question: `Make a new signing key for <strong>${h(p.name)}</strong>?`,
-      consequence: 'Licence files are signed with the new key from now on. Apps need its public key to verify them; files signed before keep verifying with the earlier key.',
+      consequence:
+        'Licence files are signed with the new key from now on. Apps need its public key to verify them; files signed before keep verifying with the earlier key.',
       button: 'Rotate key',
       back: `/dashboard/products/${p.id}`,
     }),

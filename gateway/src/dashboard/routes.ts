@@ -12,7 +12,18 @@ import { licensePages } from './licenses';
 import { overviewPages } from './overview';
 import { productPages } from './products';
 import { webhookPages } from './webhooks';
-import { PRE_CSRF_COOKIE, clearAllCookies, clearSessionCookie, issuePreSessionCsrf, loadSession, readCookie, sessionOf, setSessionCookie, tokensMatch, type DashboardSession } from './session';
+import {
+  PRE_CSRF_COOKIE,
+  clearAllCookies,
+  clearSessionCookie,
+  issuePreSessionCsrf,
+  loadSession,
+  readCookie,
+  sessionOf,
+  setSessionCookie,
+  tokensMatch,
+  type DashboardSession,
+} from './session';
 
 export interface DashboardDeps {
   clients: Clients;
@@ -26,10 +37,15 @@ export interface DashboardDeps {
   hourlyUsage?: DashboardContext['hourlyUsage'];
 }
 
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /** Counts one attempt against both throttles atomically; seconds to wait if either refuses, else null. */
-async function attempt(t: { perEmail: AttemptThrottle; perAddress: AttemptThrottle }, email: string, address: string): Promise<number | null> {
+async function attempt(
+  t: { perEmail: AttemptThrottle; perAddress: AttemptThrottle },
+  email: string,
+  address: string,
+): Promise<number | null> {
   const [byEmail, byAddress] = await Promise.all([t.perEmail.fail(email || '-'), t.perAddress.fail(address)]);
   return byEmail === null && byAddress === null ? null : Math.max(byEmail ?? 0, byAddress ?? 0);
 }
@@ -40,15 +56,34 @@ async function attempt(t: { perEmail: AttemptThrottle; perAddress: AttemptThrott
  * a file of their own. Server-rendered; it talks to the services over the
  * same gRPC contracts, with the same account scoping, as the REST API.
  */
-export function dashboardRouter({ clients, log, secureCookies, signInThrottle, signUpThrottle, validator, hourlyUsage }: DashboardDeps): Router {
+export function dashboardRouter({
+  clients,
+  log,
+  secureCookies,
+  signInThrottle,
+  signUpThrottle,
+  validator,
+  hourlyUsage,
+}: DashboardDeps): Router {
   const r = Router();
 
   r.use((_req, res, next) => {
-    res.set({ 'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'same-origin', 'X-Frame-Options': 'DENY' });
+    res.set({
+      'Content-Security-Policy': CSP,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'same-origin',
+      'X-Frame-Options': 'DENY',
+    });
     next();
   });
-  r.get('/assets/app.css', (_req, res) => void res.type('text/css').set('Cache-Control', 'public, max-age=3600').send(CSS));
-  r.get('/assets/app.js', (_req, res) => void res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(JS));
+  r.get(
+    '/assets/app.css',
+    (_req, res) => void res.type('text/css').set('Cache-Control', 'public, max-age=3600').send(CSS),
+  );
+  r.get(
+    '/assets/app.js',
+    (_req, res) => void res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(JS),
+  );
   r.use((_req, res, next) => {
     res.set('Cache-Control', 'no-store'); // pages may show a secret once
     next();
@@ -64,22 +99,47 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
     async (req, res) => {
       const s = sessionOf(res);
       if (!s) return void res.redirect(303, '/dashboard/signin');
-      if (req.method === 'POST' && !tokensMatch(s.csrfToken, (req.body as Record<string, unknown> | undefined)?._csrf)) {
-        return page(res, 403, messagePage('This form has expired', 'The form was not sent from this page or your session changed. Reload the page and try again.', s));
+      if (
+        req.method === 'POST' &&
+        !tokensMatch(s.csrfToken, (req.body as Record<string, unknown> | undefined)?._csrf)
+      ) {
+        return page(
+          res,
+          403,
+          messagePage(
+            'This form has expired',
+            'The form was not sent from this page or your session changed. Reload the page and try again.',
+            s,
+          ),
+        );
       }
       await handler(req, res, s);
     };
 
-  const preSessionCsrfOk = (req: Request) => tokensMatch(readCookie(req, PRE_CSRF_COOKIE), (req.body as Record<string, unknown> | undefined)?._csrf);
+  const preSessionCsrfOk = (req: Request) =>
+    tokensMatch(readCookie(req, PRE_CSRF_COOKIE), (req.body as Record<string, unknown> | undefined)?._csrf);
 
   // Sign-in and sign-up
-  r.get('/signin', (_req, res) => (sessionOf(res) ? res.redirect(303, '/dashboard') : page(res, 200, signInPage(issuePreSessionCsrf(res, secureCookies)))));
-  r.get('/signup', (_req, res) => (sessionOf(res) ? res.redirect(303, '/dashboard') : page(res, 200, signUpPage(issuePreSessionCsrf(res, secureCookies)))));
+  r.get('/signin', (_req, res) =>
+    sessionOf(res)
+      ? res.redirect(303, '/dashboard')
+      : page(res, 200, signInPage(issuePreSessionCsrf(res, secureCookies))),
+  );
+  r.get('/signup', (_req, res) =>
+    sessionOf(res)
+      ? res.redirect(303, '/dashboard')
+      : page(res, 200, signUpPage(issuePreSessionCsrf(res, secureCookies))),
+  );
 
   r.post('/signin', async (req, res) => {
     const email = field(req, 'email', 254).trim().toLowerCase();
     const password = field(req, 'password', 200);
-    if (!preSessionCsrfOk(req)) return page(res, 403, signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', email }));
+    if (!preSessionCsrfOk(req))
+      return page(
+        res,
+        403,
+        signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', email }),
+      );
     const address = req.ip ?? 'unknown';
     // Counted before the password is checked, atomically: a parallel burst cannot slip past the limit.
     const wait = await attempt(signInThrottle, email, address);
@@ -87,7 +147,14 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
       log.warn({ address }, 'sign-in throttled');
       res.locals.rateLimitWindow = 'signin';
       res.setHeader('Retry-After', String(wait));
-      return page(res, 429, signInPage(issuePreSessionCsrf(res, secureCookies), { error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, email }));
+      return page(
+        res,
+        429,
+        signInPage(issuePreSessionCsrf(res, secureCookies), {
+          error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
+          email,
+        }),
+      );
     }
     try {
       const s = await clients.accounts.signIn({ email, password });
@@ -97,26 +164,47 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
       res.redirect(303, '/dashboard');
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
-      page(res, 401, signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'Wrong e-mail or password.', email }));
+      page(
+        res,
+        401,
+        signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'Wrong e-mail or password.', email }),
+      );
     }
   });
 
   r.post('/signup', async (req, res) => {
     const values = { account_name: field(req, 'account_name', 100), email: field(req, 'email', 254) };
-    if (!preSessionCsrfOk(req)) return page(res, 403, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', values }));
+    if (!preSessionCsrfOk(req))
+      return page(
+        res,
+        403,
+        signUpPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', values }),
+      );
     const address = req.ip ?? 'unknown';
     const wait = await attempt(signUpThrottle, values.email.trim().toLowerCase(), address);
     if (wait !== null) {
       log.warn({ address }, 'sign-up throttled');
       res.locals.rateLimitWindow = 'signup';
       res.setHeader('Retry-After', String(wait));
-      return page(res, 429, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: `Too many sign-up attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`, values }));
+      return page(
+        res,
+        429,
+        signUpPage(issuePreSessionCsrf(res, secureCookies), {
+          error: `Too many sign-up attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
+          values,
+        }),
+      );
     }
     try {
-      await clients.accounts.signUp({ accountName: values.account_name, email: values.email, password: field(req, 'password', 201) });
+      await clients.accounts.signUp({
+        accountName: values.account_name,
+        email: values.email,
+        password: field(req, 'password', 201),
+      });
       res.redirect(303, '/dashboard/signup/sent');
     } catch (err) {
-      if (!(err instanceof AppError) || !['invalid_request', 'forbidden', 'service_unavailable'].includes(err.code)) throw err;
+      if (!(err instanceof AppError) || !['invalid_request', 'forbidden', 'service_unavailable'].includes(err.code))
+        throw err;
       // Refused input says which field; a registered e-mail is not refused (its owner gets a mail instead).
       // forbidden: this server has no mail transport, so sign-up is closed.
       const status = { invalid_request: 400, forbidden: 403, service_unavailable: 503 }[err.code as 'invalid_request'];
@@ -128,13 +216,15 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
 
   r.get('/signup/confirm', (req, res) => {
     const token = typeof req.query.token === 'string' ? req.query.token.slice(0, 100) : '';
-    if (!token) return page(res, 400, signUpLinkProblemPage('This link is incomplete. Copy the whole link from the e-mail.'));
+    if (!token)
+      return page(res, 400, signUpLinkProblemPage('This link is incomplete. Copy the whole link from the e-mail.'));
     page(res, 200, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
   });
 
   r.post('/signup/confirm', async (req, res) => {
     const token = field(req, 'token', 100);
-    if (!preSessionCsrfOk(req)) return page(res, 403, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
+    if (!preSessionCsrfOk(req))
+      return page(res, 403, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
     try {
       const s = await clients.accounts.confirmSignUp({ token });
       setSessionCookie(res, s.token, s.expiresAt, secureCookies);
@@ -162,7 +252,12 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
   checkoutPages(r, ctx);
 
   // Settings: API keys
-  async function settings(res: Response, s: DashboardSession, status: number, extra: { newKey?: NewKey; error?: string; notice?: string } = {}) {
+  async function settings(
+    res: Response,
+    s: DashboardSession,
+    status: number,
+    extra: { newKey?: NewKey; error?: string; notice?: string } = {},
+  ) {
     const [keys, audit] = await Promise.all([
       clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } }),
       clients.accounts.listAuditEntries({ accountId: s.accountId, limit: 10 }),
@@ -170,14 +265,24 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
     page(res, status, settingsPage(s, { keys: keys.data, audit: audit.data, limits: limitsOf(s), ...extra }));
   }
 
-  r.get('/settings', signedIn((_req, res, s) => settings(res, s, 200)));
+  r.get(
+    '/settings',
+    signedIn((_req, res, s) => settings(res, s, 200)),
+  );
 
   r.post(
     '/settings/keys',
     signedIn(async (req, res, s) => {
       try {
-        const out = await clients.accounts.createApiKey({ accountId: s.accountId, scope: field(req, 'scope', 20), name: field(req, 'name', 101), actor: s.userEmail });
-        await settings(res, s, 201, { newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope } });
+        const out = await clients.accounts.createApiKey({
+          accountId: s.accountId,
+          scope: field(req, 'scope', 20),
+          name: field(req, 'name', 101),
+          actor: s.userEmail,
+        });
+        await settings(res, s, 201, {
+          newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope },
+        });
       } catch (err) {
         if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
         await settings(res, s, 400, { error: err.message });
@@ -187,7 +292,9 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
 
   /** A key of the signed-in account, or a 404 page (another account's key is simply not found). */
   async function ownKey(res: Response, s: DashboardSession, id: string): Promise<ApiKey | undefined> {
-    const keys = isId('key', id) ? (await clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } })).data : [];
+    const keys = isId('key', id)
+      ? (await clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } })).data
+      : [];
     const key = keys.find((k) => k.id === id);
     if (!key) page(res, 404, messagePage('API key not found', 'There is no such API key in this account.', s));
     return key;
@@ -198,7 +305,14 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
       `/settings/keys/:id/${action}`,
       signedIn(async (req, res, s) => {
         const key = await ownKey(res, s, String(req.params.id));
-        if (key) page(res, 200, key.revokedAt ? messagePage('Already revoked', 'This API key is already revoked.', s) : confirmPage(s, action, key));
+        if (key)
+          page(
+            res,
+            200,
+            key.revokedAt
+              ? messagePage('Already revoked', 'This API key is already revoked.', s)
+              : confirmPage(s, action, key),
+          );
       }),
     );
     r.post(
@@ -213,7 +327,10 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
           return settings(res, s, 200, { notice: `Revoked ${key.prefix}…. Requests with it now get 401.` });
         }
         const out = await clients.accounts.regenerateApiKey(request);
-        await settings(res, s, 201, { newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope }, notice: `Revoked ${key.prefix}… and issued a replacement.` });
+        await settings(res, s, 201, {
+          newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope },
+          notice: `Revoked ${key.prefix}… and issued a replacement.`,
+        });
       }),
     );
   }
@@ -224,20 +341,56 @@ export function dashboardRouter({ clients, log, secureCookies, signInThrottle, s
     if (res.headersSent) return next(err);
     const status = (err as { status?: unknown } | null)?.status;
     // A malformed cookie or URL (the router's URIError carries status 400) is the client's mistake.
-    if ((err instanceof AppError && err.code === 'invalid_request') || err instanceof URIError || (typeof status === 'number' && status >= 400 && status < 500 && status !== 413)) {
-      if (err instanceof AppError && err.fieldErrors.some((f) => f.field === 'cookie')) clearAllCookies(res, secureCookies);
-      return page(res, 400, messagePage('Bad request', 'This request could not be understood. Go back to the dashboard and try again.', undefined));
+    if (
+      (err instanceof AppError && err.code === 'invalid_request') ||
+      err instanceof URIError ||
+      (typeof status === 'number' && status >= 400 && status < 500 && status !== 413)
+    ) {
+      if (err instanceof AppError && err.fieldErrors.some((f) => f.field === 'cookie'))
+        clearAllCookies(res, secureCookies);
+      return page(
+        res,
+        400,
+        messagePage(
+          'Bad request',
+          'This request could not be understood. Go back to the dashboard and try again.',
+          undefined,
+        ),
+      );
     }
     const app = err instanceof AppError ? err : undefined;
     // Another account's object (an id changed in a URL or form) is simply not there.
-    if (app?.code === 'not_found') return page(res, 404, messagePage('Not found', `${app.message[0].toUpperCase()}${app.message.slice(1)} in this account.`, sessionOf(res)));
+    if (app?.code === 'not_found')
+      return page(
+        res,
+        404,
+        messagePage(
+          'Not found',
+          `${app.message[0].toUpperCase()}${app.message.slice(1)} in this account.`,
+          sessionOf(res),
+        ),
+      );
     if (!app || app.code === 'internal') log.error({ err: errorSummary(err) }, 'dashboard error');
-    if (app?.code === 'service_unavailable') return page(res, 503, messagePage('Temporarily unavailable', 'Part of the service is not answering. Please try again in a moment.', sessionOf(res)));
-    if ((err as { type?: string })?.type === 'entity.too.large') return page(res, 413, messagePage('Too much data', 'The form was larger than allowed.', sessionOf(res)));
-    page(res, 500, messagePage('Something went wrong', `Please try again. Reference: ${res.locals.requestId}`, sessionOf(res)));
+    if (app?.code === 'service_unavailable')
+      return page(
+        res,
+        503,
+        messagePage(
+          'Temporarily unavailable',
+          'Part of the service is not answering. Please try again in a moment.',
+          sessionOf(res),
+        ),
+      );
+    if ((err as { type?: string })?.type === 'entity.too.large')
+      return page(res, 413, messagePage('Too much data', 'The form was larger than allowed.', sessionOf(res)));
+    page(
+      res,
+      500,
+      messagePage('Something went wrong', `Please try again. Reference: ${res.locals.requestId}`, sessionOf(res)),
+    );
   });
   return r;
 }
 
-const limitsOf = (s: DashboardSession) => limitsFor({ plan: s.plan, perMinuteOverride: s.perMinuteLimit, perHourOverride: s.perHourLimit });
-
+const limitsOf = (s: DashboardSession) =>
+  limitsFor({ plan: s.plan, perMinuteOverride: s.perMinuteLimit, perHourOverride: s.perHourLimit });

@@ -31,7 +31,9 @@ export function readCookie(req: Request, name: string): string | undefined {
     try {
       return decodeURIComponent(v.join('='));
     } catch {
-      throw new AppError('invalid_request', `the ${name} cookie is malformed`, [{ field: 'cookie', message: `the ${name} cookie is malformed` }]);
+      throw new AppError('invalid_request', `the ${name} cookie is malformed`, [
+        { field: 'cookie', message: `the ${name} cookie is malformed` },
+      ]);
     }
   }
   return undefined;
@@ -43,7 +45,11 @@ export function clearAllCookies(res: Response, secure: boolean): void {
   res.append('Set-Cookie', cookie(PRE_CSRF_COOKIE, '', { maxAgeS: 0, secure, sameSite: 'Strict' }));
 }
 
-function cookie(name: string, value: string, opts: { maxAgeS: number; secure: boolean; sameSite: 'Lax' | 'Strict' }): string {
+function cookie(
+  name: string,
+  value: string,
+  opts: { maxAgeS: number; secure: boolean; sameSite: 'Lax' | 'Strict' },
+): string {
   return `${name}=${encodeURIComponent(value)}; Path=${PATH}; Max-Age=${opts.maxAgeS}; HttpOnly; SameSite=${opts.sameSite}${opts.secure ? '; Secure' : ''}`;
 }
 
@@ -99,4 +105,5 @@ export function loadSession(clients: Clients) {
   };
 }
 
-export const sessionOf = (res: Response): DashboardSession | undefined => res.locals.session as DashboardSession | undefined;
+export const sessionOf = (res: Response): DashboardSession | undefined =>
+  res.locals.session as DashboardSession | undefined;

@@ -1,10 +1,32 @@
 import type { Request, Response, Router } from 'express';
 import { isId } from '@licensing/runtime';
 import { eventTypes, type WebhookDelivery, type WebhookEndpoint } from '@licensing/proto';
-import { field, fieldList, formErrorsOf, idOrNotFound, queryOf, type DashboardContext, type FormErrors } from './context';
+import {
+  field,
+  fieldList,
+  formErrorsOf,
+  idOrNotFound,
+  queryOf,
+  type DashboardContext,
+  type FormErrors,
+} from './context';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
-import { badge, checkbox, confirmForm, copyable, csrfInput, date, empty, formError, input, notice, pager, postButton, table } from './widgets';
+import {
+  badge,
+  checkbox,
+  confirmForm,
+  copyable,
+  csrfInput,
+  date,
+  empty,
+  formError,
+  input,
+  notice,
+  pager,
+  postButton,
+  table,
+} from './widgets';
 
 // /dashboard/webhooks: endpoints (add with event types, enable or disable,
 // rotate the secret, send a test event) and each one's delivery log with a
@@ -27,12 +49,28 @@ const eventsText = (e: WebhookEndpoint) => (e.events.includes('*') ? 'all events
 
 function eventsFieldset(form: EndpointForm, errors?: FormErrors): string {
   const error = errors?.fields.events;
-  const boxes = ['*', ...SUBSCRIBABLE].map((t, i) => checkbox({ name: 'events', id: `event-${i}`, value: t, label: t === '*' ? 'All events' : t, checked: form.events.includes(t) })).join('');
+  const boxes = ['*', ...SUBSCRIBABLE]
+    .map((t, i) =>
+      checkbox({
+        name: 'events',
+        id: `event-${i}`,
+        value: t,
+        label: t === '*' ? 'All events' : t,
+        checked: form.events.includes(t),
+      }),
+    )
+    .join('');
   return `<fieldset class="wide"${error ? ' aria-describedby="events-error"' : ''}><legend>Event types</legend><div class="events">${boxes}</div>${error ? `<p class="field-error" id="events-error">${h(error)}</p>` : ''}</fieldset>`;
 }
 
-function listPage(s: DashboardSession, d: { endpoints: WebhookEndpoint[]; after: string; next: string; form: EndpointForm; errors?: FormErrors }): string {
-  const rows = d.endpoints.map((e) => `<tr data-endpoint-id="${h(e.id)}"><td><a href="/dashboard/webhooks/${h(e.id)}"><code>${h(e.url)}</code></a></td><td>${h(e.description)}</td><td>${h(eventsText(e))}</td><td>${enabledBadge(e)}</td><td>${date(e.createdAt)}</td></tr>`);
+function listPage(
+  s: DashboardSession,
+  d: { endpoints: WebhookEndpoint[]; after: string; next: string; form: EndpointForm; errors?: FormErrors },
+): string {
+  const rows = d.endpoints.map(
+    (e) =>
+      `<tr data-endpoint-id="${h(e.id)}"><td><a href="/dashboard/webhooks/${h(e.id)}"><code>${h(e.url)}</code></a></td><td>${h(e.description)}</td><td>${h(eventsText(e))}</td><td>${enabledBadge(e)}</td><td>${date(e.createdAt)}</td></tr>`,
+  );
   return layout(
     'Webhooks',
     `${d.endpoints.length ? table(['URL', 'Description', 'Events', 'Status', 'Created'], rows) + pager('/dashboard/webhooks', {}, d.after, d.next) : empty(d.after ? 'No more endpoints. <a href="/dashboard/webhooks">First page</a>.' : 'No webhook endpoints yet. Add one below and your server hears about new licences, renewals and payments as they happen.')}
@@ -54,7 +92,18 @@ function listPage(s: DashboardSession, d: { endpoints: WebhookEndpoint[]; after:
   );
 }
 
-function detailPage(s: DashboardSession, d: { endpoint: WebhookEndpoint; deliveries: WebhookDelivery[]; after: string; next: string; secret?: string; notice?: string; error?: string }): string {
+function detailPage(
+  s: DashboardSession,
+  d: {
+    endpoint: WebhookEndpoint;
+    deliveries: WebhookDelivery[];
+    after: string;
+    next: string;
+    secret?: string;
+    notice?: string;
+    error?: string;
+  },
+): string {
   const e = d.endpoint;
   const base = `/dashboard/webhooks/${e.id}`;
   const secret = d.secret
@@ -99,36 +148,83 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
   const { clients, page, signedIn } = ctx;
   const blank: EndpointForm = { url: '', description: '', events: ['*'] };
 
-  async function showList(req: Request, res: Response, s: DashboardSession, status: number, form = blank, errors?: FormErrors) {
+  async function showList(
+    req: Request,
+    res: Response,
+    s: DashboardSession,
+    status: number,
+    form = blank,
+    errors?: FormErrors,
+  ) {
     const after = isId('we', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
-    const out = await clients.webhooks.listEndpoints({ accountId: s.accountId, page: { limit: PAGE, startingAfter: after } });
-    page(res, status, listPage(s, { endpoints: out.data, after, next: out.page!.hasMore ? out.page!.nextCursor : '', form, errors }));
+    const out = await clients.webhooks.listEndpoints({
+      accountId: s.accountId,
+      page: { limit: PAGE, startingAfter: after },
+    });
+    page(
+      res,
+      status,
+      listPage(s, { endpoints: out.data, after, next: out.page!.hasMore ? out.page!.nextCursor : '', form, errors }),
+    );
   }
 
   const idOf = (req: Request) => idOrNotFound('we', String(req.params.id).slice(0, 64), 'webhook endpoint');
 
-  async function showDetail(req: Request, res: Response, s: DashboardSession, id: string, status: number, extra: { secret?: string; notice?: string; error?: string } = {}) {
+  async function showDetail(
+    req: Request,
+    res: Response,
+    s: DashboardSession,
+    id: string,
+    status: number,
+    extra: { secret?: string; notice?: string; error?: string } = {},
+  ) {
     const raw = queryOf(req, 'starting_after', 100);
     const after = DELIVERY_ID.test(raw) ? raw : '';
     const [endpoint, deliveries] = await Promise.all([
       clients.webhooks.getEndpoint({ accountId: s.accountId, id }),
-      clients.webhooks.listDeliveries({ accountId: s.accountId, endpointId: id, page: { limit: PAGE, startingAfter: after } }),
+      clients.webhooks.listDeliveries({
+        accountId: s.accountId,
+        endpointId: id,
+        page: { limit: PAGE, startingAfter: after },
+      }),
     ]);
-    page(res, status, detailPage(s, { endpoint, deliveries: deliveries.data, after, next: deliveries.page!.hasMore ? deliveries.page!.nextCursor : '', ...extra }));
+    page(
+      res,
+      status,
+      detailPage(s, {
+        endpoint,
+        deliveries: deliveries.data,
+        after,
+        next: deliveries.page!.hasMore ? deliveries.page!.nextCursor : '',
+        ...extra,
+      }),
+    );
   }
 
-  r.get('/webhooks', signedIn((req, res, s) => showList(req, res, s, 200)));
+  r.get(
+    '/webhooks',
+    signedIn((req, res, s) => showList(req, res, s, 200)),
+  );
 
   r.post(
     '/webhooks',
     signedIn(async (req, res, s) => {
-      const form = { url: field(req, 'url', 2049).trim(), description: field(req, 'description', 501).trim(), events: fieldList(req, 'events', SUBSCRIBABLE.length + 1, 64) };
+      const form = {
+        url: field(req, 'url', 2049).trim(),
+        description: field(req, 'description', 501).trim(),
+        events: fieldList(req, 'events', SUBSCRIBABLE.length + 1, 64),
+      };
       const errors: Record<string, string> = {};
       if (!form.url) errors.url = 'Enter the URL your server receives webhooks at.';
       if (!form.events.length) errors.events = 'Choose at least one event type, or All events.';
       if (Object.keys(errors).length) return showList(req, res, s, 400, form, { fields: errors });
       try {
-        const out = await clients.webhooks.createEndpoint({ accountId: s.accountId, url: form.url, events: form.events, description: form.description });
+        const out = await clients.webhooks.createEndpoint({
+          accountId: s.accountId,
+          url: form.url,
+          events: form.events,
+          description: form.description,
+        });
         await showDetail(req, res, s, out.endpoint!.id, 201, { secret: out.secret, notice: 'Endpoint added.' });
       } catch (err) {
         const e = formErrorsOf(err);
@@ -137,15 +233,25 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
     }),
   );
 
-  r.get('/webhooks/:id', signedIn((req, res, s) => showDetail(req, res, s, idOf(req), 200)));
+  r.get(
+    '/webhooks/:id',
+    signedIn((req, res, s) => showDetail(req, res, s, idOf(req), 200)),
+  );
 
-  for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+  for (const [action, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     r.post(
       `/webhooks/:id/${action}`,
       signedIn(async (req, res, s) => {
         const id = idOf(req);
         await clients.webhooks.updateEndpoint({ accountId: s.accountId, id, events: [], enabled });
-        await showDetail(req, res, s, id, 200, { notice: enabled ? 'Enabled: new events are delivered again.' : 'Disabled: no events are delivered until you enable it.' });
+        await showDetail(req, res, s, id, 200, {
+          notice: enabled
+            ? 'Enabled: new events are delivered again.'
+            : 'Disabled: no events are delivered until you enable it.',
+        });
       }),
     );
   }
@@ -156,7 +262,9 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
       const id = idOf(req);
       try {
         const d = await clients.webhooks.sendTestEvent({ accountId: s.accountId, id });
-        await showDetail(req, res, s, id, 202, { notice: `Test event queued (${d.eventId}). Its delivery appears below.` });
+        await showDetail(req, res, s, id, 202, {
+          notice: `Test event queued (${d.eventId}). Its delivery appears below.`,
+        });
       } catch (err) {
         const e = formErrorsOf(err);
         await showDetail(req, res, s, id, e.status, { error: e.form ?? Object.values(e.fields)[0] });
@@ -169,7 +277,8 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
     signedIn(async (req, res, s) => {
       const id = idOf(req);
       const deliveryId = String(req.params.delivery).slice(0, 100);
-      if (!DELIVERY_ID.test(deliveryId)) return showDetail(req, res, s, id, 404, { error: 'There is no such delivery.' });
+      if (!DELIVERY_ID.test(deliveryId))
+        return showDetail(req, res, s, id, 404, { error: 'There is no such delivery.' });
       try {
         await clients.webhooks.retryDelivery({ accountId: s.accountId, endpointId: id, deliveryId });
         await showDetail(req, res, s, id, 200, { notice: 'Sending it again now.' });
@@ -186,7 +295,8 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
       confirmForm(s, {
         action: `/dashboard/webhooks/${e.id}/rotate-secret`,
         question: `Make a new signing secret for <code>${h(e.url)}</code>?`,
-        consequence: 'The new secret is shown once. The previous one keeps signing alongside it for 24 hours, so you can update your server in the meantime.',
+        consequence:
+          'The new secret is shown once. The previous one keeps signing alongside it for 24 hours, so you can update your server in the meantime.',
         button: 'Rotate secret',
         back: `/dashboard/webhooks/${e.id}`,
       }),
@@ -196,14 +306,17 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
 
   r.get(
     '/webhooks/:id/rotate-secret',
-    signedIn(async (req, res, s) => page(res, 200, rotateConfirm(s, await clients.webhooks.getEndpoint({ accountId: s.accountId, id: idOf(req) })))),
+    signedIn(async (req, res, s) =>
+      page(res, 200, rotateConfirm(s, await clients.webhooks.getEndpoint({ accountId: s.accountId, id: idOf(req) }))),
+    ),
   );
 
   r.post(
     '/webhooks/:id/rotate-secret',
     signedIn(async (req, res, s) => {
       const id = idOf(req);
-      if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, rotateConfirm(s, await clients.webhooks.getEndpoint({ accountId: s.accountId, id })));
+      if (field(req, 'confirm', 3) !== 'yes')
+        return page(res, 200, rotateConfirm(s, await clients.webhooks.getEndpoint({ accountId: s.accountId, id })));
       const out = await clients.webhooks.rotateSecret({ accountId: s.accountId, id });
       await showDetail(req, res, s, id, 201, { secret: out.secret, notice: 'New secret made.' });
     }),

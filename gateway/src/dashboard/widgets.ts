@@ -5,7 +5,8 @@ import type { DashboardSession } from './session';
 // Small pieces of HTML every dashboard area shares: fields with their error
 // next to them, pagination, empty states, confirmations. Values go through h().
 
-export const date = (iso: string) => (iso ? `<time datetime="${h(iso)}">${h(iso.slice(0, 16).replace('T', ' '))} UTC</time>` : '—');
+export const date = (iso: string) =>
+  iso ? `<time datetime="${h(iso)}">${h(iso.slice(0, 16).replace('T', ' '))} UTC</time>` : '—';
 
 export const badge = (status: string) => `<span class="badge ${h(status)}">${h(status)}</span>`;
 
@@ -44,18 +45,45 @@ export function input({ name, label, value = '', type = 'text', hint, errors, at
 <input id="${h(name)}" name="${h(name)}" type="${type}" value="${h(value)}"${describedBy} ${attrs}>${fieldError(name, error)}</div>`;
 }
 
-export function select({ name, label, options, value = '', errors }: { name: string; label: string; options: [string, string][]; value?: string; errors?: FormErrors }): string {
+export function select({
+  name,
+  label,
+  options,
+  value = '',
+  errors,
+}: {
+  name: string;
+  label: string;
+  options: [string, string][];
+  value?: string;
+  errors?: FormErrors;
+}): string {
   const error = errors?.fields[name];
   const describedBy = error ? ` aria-invalid="true" aria-describedby="${h(name)}-error"` : '';
-  const opts = options.map(([v, text]) => `<option value="${h(v)}"${v === value ? ' selected' : ''}>${h(text)}</option>`).join('');
+  const opts = options
+    .map(([v, text]) => `<option value="${h(v)}"${v === value ? ' selected' : ''}>${h(text)}</option>`)
+    .join('');
   return `<div class="field"><label for="${h(name)}">${h(label)}</label><select id="${h(name)}" name="${h(name)}"${describedBy}>${opts}</select>${fieldError(name, error)}</div>`;
 }
 
-export function checkbox({ name, label, checked, value = 'yes', id = name }: { name: string; label: string; checked: boolean; value?: string; id?: string }): string {
+export function checkbox({
+  name,
+  label,
+  checked,
+  value = 'yes',
+  id = name,
+}: {
+  name: string;
+  label: string;
+  checked: boolean;
+  value?: string;
+  id?: string;
+}): string {
   return `<div class="check"><input type="checkbox" id="${h(id)}" name="${h(name)}" value="${h(value)}"${checked ? ' checked' : ''}> <label for="${h(id)}">${h(label)}</label></div>`;
 }
 
-export const fieldError = (name: string, error?: string) => (error ? `<p class="field-error" id="${h(name)}-error">${h(error)}</p>` : '');
+export const fieldError = (name: string, error?: string) =>
+  error ? `<p class="field-error" id="${h(name)}-error">${h(error)}</p>` : '';
 
 /**
  * Cursor pagination (lists are newest first): "Next page" continues after
@@ -67,7 +95,10 @@ export function pager(path: string, params: Record<string, string>, startingAfte
     const s = p.toString();
     return s ? `${path}?${s}` : path;
   };
-  const links = [startingAfter ? `<a href="${h(qs({}))}">First page</a>` : '', next ? `<a href="${h(qs({ starting_after: next }))}" rel="next">Next page</a>` : ''].filter(Boolean);
+  const links = [
+    startingAfter ? `<a href="${h(qs({}))}">First page</a>` : '',
+    next ? `<a href="${h(qs({ starting_after: next }))}" rel="next">Next page</a>` : '',
+  ].filter(Boolean);
   return links.length ? `<nav class="pager" aria-label="Pages">${links.join(' ')}</nav>` : '';
 }
 
@@ -84,7 +115,10 @@ export const postButton = (s: DashboardSession, action: string, label: string, c
   `<form method="post" action="${h(action)}" class="button-form">${csrfInput(s)}<button type="submit"${cls ? ` class="${cls}"` : ''}>${h(label)}</button></form>`;
 
 /** The body of a confirmation page: what will happen, one button to do it, one link back. */
-export function confirmForm(s: DashboardSession, opts: { action: string; question: string; consequence: string; button: string; danger?: boolean; back: string }): string {
+export function confirmForm(
+  s: DashboardSession,
+  opts: { action: string; question: string; consequence: string; button: string; danger?: boolean; back: string },
+): string {
   return `<form method="post" action="${h(opts.action)}" class="card narrow">
   ${csrfInput(s)}
   <input type="hidden" name="confirm" value="yes">
@@ -95,4 +129,5 @@ export function confirmForm(s: DashboardSession, opts: { action: string; questio
 }
 
 /** A secret or key shown with a copy button (the dashboard's one script copies it). */
-export const copyable = (id: string, value: string) => `<p class="copy-row"><code id="${h(id)}" data-testid="${h(id)}">${h(value)}</code> <button type="button" data-copy="${h(id)}">Copy</button></p>`;
+export const copyable = (id: string, value: string) =>
+  `<p class="copy-row"><code id="${h(id)}" data-testid="${h(id)}">${h(value)}</code> <button type="button" data-copy="${h(id)}">Copy</button></p>`;

@@ -9,20 +9,41 @@ type Schema = Record<string, unknown>;
 type Op = Record<string, unknown>;
 
 const json = (schema: Schema) => ({ 'application/json': { schema } });
-const problem = { description: 'Error (see Errors)', content: { 'application/problem+json': { schema: ref('Problem') } } };
+const problem = {
+  description: 'Error (see Errors)',
+  content: { 'application/problem+json': { schema: ref('Problem') } },
+};
 const rateLimitHeaders = {
   RateLimit: { $ref: '#/components/headers/RateLimit' },
   'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
   'X-Request-Id': { $ref: '#/components/headers/RequestId' },
 };
 
-const pathParam = (name: string, description: string, schema: Schema = { type: 'string', maxLength: 80 }) => ({ name, in: 'path', required: true, description, schema });
-const query = (name: string, description: string, schema: Schema = { type: 'string' }, required = false) => ({ name, in: 'query', required, description, schema });
+const pathParam = (name: string, description: string, schema: Schema = { type: 'string', maxLength: 80 }) => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema,
+});
+const query = (name: string, description: string, schema: Schema = { type: 'string' }, required = false) => ({
+  name,
+  in: 'query',
+  required,
+  description,
+  schema,
+});
 const pageParams = [
   query('limit', 'Items per page', { type: 'integer', minimum: 1, maximum: 100, default: 20 }),
   query('starting_after', 'The last id of the previous page (next_cursor)', { type: 'string', maxLength: 64 }),
 ];
-const idempotencyHeader = { name: 'Idempotency-Key', in: 'header', required: false, description: 'Retry safely: the same key and body return the first answer for 24 h', schema: { type: 'string', minLength: 1, maxLength: 255 } };
+const idempotencyHeader = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Retry safely: the same key and body return the first answer for 24 h',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
 
 interface OpSpec {
   summary: string;
@@ -38,7 +59,9 @@ interface OpSpec {
 function op(id: string, spec: OpSpec): Op {
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(spec.ok)) {
-    responses[status] = r.schema ? { description: r.description, headers: rateLimitHeaders, content: json(r.schema) } : { description: r.description, headers: rateLimitHeaders };
+    responses[status] = r.schema
+      ? { description: r.description, headers: rateLimitHeaders, content: json(r.schema) }
+      : { description: r.description, headers: rateLimitHeaders };
   }
   responses.default = problem;
   return {
@@ -59,113 +82,357 @@ const sessionId = pathParam('id', 'Checkout session id (cs_…)');
 const endpointId = pathParam('id', 'Webhook endpoint id (we_…)');
 
 const licenseAction = (action: string, summary: string, description: string) =>
-  op(`${action}License`, { summary, tag: 'Licences', description, params: [licenseKey], ok: { 200: { description: 'The licence after the change', schema: ref('License') } } });
+  op(`${action}License`, {
+    summary,
+    tag: 'Licences',
+    description,
+    params: [licenseKey],
+    ok: { 200: { description: 'The licence after the change', schema: ref('License') } },
+  });
 
 const paths: Record<string, Record<string, Op>> = {
   '/api/v1/products': {
-    get: op('listProducts', { summary: 'List products', tag: 'Products', params: pageParams, ok: { 200: { description: 'A page of products, newest first', schema: listOf('Product') } } }),
-    post: op('createProduct', { summary: 'Create a product', tag: 'Products', body: 'ProductCreate', ok: { 201: { description: 'The new product (Location names it)', schema: ref('Product') } } }),
+    get: op('listProducts', {
+      summary: 'List products',
+      tag: 'Products',
+      params: pageParams,
+      ok: { 200: { description: 'A page of products, newest first', schema: listOf('Product') } },
+    }),
+    post: op('createProduct', {
+      summary: 'Create a product',
+      tag: 'Products',
+      body: 'ProductCreate',
+      ok: { 201: { description: 'The new product (Location names it)', schema: ref('Product') } },
+    }),
   },
   '/api/v1/products/{id}': {
-    get: op('getProduct', { summary: 'Get a product', tag: 'Products', params: [productId], ok: { 200: { description: 'The product', schema: ref('Product') } } }),
-    patch: op('updateProduct', { summary: 'Update a product', tag: 'Products', description: 'Only the fields sent change; `price: null` removes the price. A new policy applies to licences issued afterwards.', params: [productId], body: 'ProductUpdate', ok: { 200: { description: 'The product after the change', schema: ref('Product') } } }),
+    get: op('getProduct', {
+      summary: 'Get a product',
+      tag: 'Products',
+      params: [productId],
+      ok: { 200: { description: 'The product', schema: ref('Product') } },
+    }),
+    patch: op('updateProduct', {
+      summary: 'Update a product',
+      tag: 'Products',
+      description:
+        'Only the fields sent change; `price: null` removes the price. A new policy applies to licences issued afterwards.',
+      params: [productId],
+      body: 'ProductUpdate',
+      ok: { 200: { description: 'The product after the change', schema: ref('Product') } },
+    }),
   },
   '/api/v1/products/{id}/signing-keys': {
-    get: op('listSigningKeys', { summary: 'List the product\'s licence-file signing keys', tag: 'Products', params: [productId], ok: { 200: { description: 'Every key, current first', schema: { type: 'object', properties: { data: { type: 'array', items: ref('SigningKey') } }, required: ['data'], additionalProperties: false } } } }),
+    get: op('listSigningKeys', {
+      summary: "List the product's licence-file signing keys",
+      tag: 'Products',
+      params: [productId],
+      ok: {
+        200: {
+          description: 'Every key, current first',
+          schema: {
+            type: 'object',
+            properties: { data: { type: 'array', items: ref('SigningKey') } },
+            required: ['data'],
+            additionalProperties: false,
+          },
+        },
+      },
+    }),
   },
   '/api/v1/products/{id}/signing-keys/rotate': {
-    post: op('rotateSigningKey', { summary: 'Rotate the signing key', tag: 'Products', description: 'New files are signed with the new key; files signed earlier stay verifiable with the old public key.', params: [productId], ok: { 201: { description: 'The new current key', schema: ref('SigningKey') } } }),
+    post: op('rotateSigningKey', {
+      summary: 'Rotate the signing key',
+      tag: 'Products',
+      description:
+        'New files are signed with the new key; files signed earlier stay verifiable with the old public key.',
+      params: [productId],
+      ok: { 201: { description: 'The new current key', schema: ref('SigningKey') } },
+    }),
   },
   '/api/v1/licenses': {
     get: op('listLicenses', {
       summary: 'List licences',
       tag: 'Licences',
-      params: [...pageParams, query('product_id', 'Only this product\'s licences'), query('customer_email', 'Only this customer\'s licences'), query('status', 'Only licences in this status', { enum: ['active', 'suspended', 'revoked', 'expired'] })],
+      params: [
+        ...pageParams,
+        query('product_id', "Only this product's licences"),
+        query('customer_email', "Only this customer's licences"),
+        query('status', 'Only licences in this status', { enum: ['active', 'suspended', 'revoked', 'expired'] }),
+      ],
       ok: { 200: { description: 'A page of licences, newest first', schema: listOf('License') } },
     }),
-    post: op('createLicense', { summary: 'Issue a licence key', tag: 'Licences', params: [idempotencyHeader], body: 'LicenseCreate', ok: { 201: { description: 'The new licence and its key', schema: ref('LicenseCreated') } } }),
+    post: op('createLicense', {
+      summary: 'Issue a licence key',
+      tag: 'Licences',
+      params: [idempotencyHeader],
+      body: 'LicenseCreate',
+      ok: { 201: { description: 'The new licence and its key', schema: ref('LicenseCreated') } },
+    }),
   },
   '/api/v1/licenses/validate': {
     get: op('validateLicenseByQuery', {
       summary: 'Validate a licence key (query form)',
       tag: 'Validation',
-      description: 'Always 200 for a well-formed request: `valid` says yes or no, `code` says why. Prefer POST /keys/validate: keys in URLs reach logs.',
-      params: [query('license_key', 'The key to check', { type: 'string', minLength: 1, maxLength: 64 }, true), query('fingerprint', 'This machine\'s fingerprint', { type: 'string', maxLength: 200 })],
+      description:
+        'Always 200 for a well-formed request: `valid` says yes or no, `code` says why. Prefer POST /keys/validate: keys in URLs reach logs.',
+      params: [
+        query('license_key', 'The key to check', { type: 'string', minLength: 1, maxLength: 64 }, true),
+        query('fingerprint', "This machine's fingerprint", { type: 'string', maxLength: 200 }),
+      ],
       ok: { 200: { description: 'The verdict', schema: ref('QueryValidation') } },
       validateScope: true,
     }),
   },
   '/api/v1/keys/validate': {
-    post: op('validateKey', { summary: 'Validate a licence key', tag: 'Validation', description: 'Always 200 for a well-formed request. The spec\'s `/v1/keys/validate` is the same endpoint.', body: 'KeyValidationRequest', ok: { 200: { description: 'The verdict', schema: ref('KeyValidation') } }, validateScope: true }),
+    post: op('validateKey', {
+      summary: 'Validate a licence key',
+      tag: 'Validation',
+      description: "Always 200 for a well-formed request. The spec's `/v1/keys/validate` is the same endpoint.",
+      body: 'KeyValidationRequest',
+      ok: { 200: { description: 'The verdict', schema: ref('KeyValidation') } },
+      validateScope: true,
+    }),
   },
   '/api/v1/licenses/{key}': {
-    get: op('getLicense', { summary: 'Get a licence', tag: 'Licences', params: [licenseKey], ok: { 200: { description: 'The licence', schema: ref('License') } } }),
-    patch: op('updateLicense', { summary: 'Update a licence\'s e-mail or metadata', tag: 'Licences', params: [licenseKey], body: 'LicenseUpdate', ok: { 200: { description: 'The licence after the change', schema: ref('License') } } }),
+    get: op('getLicense', {
+      summary: 'Get a licence',
+      tag: 'Licences',
+      params: [licenseKey],
+      ok: { 200: { description: 'The licence', schema: ref('License') } },
+    }),
+    patch: op('updateLicense', {
+      summary: "Update a licence's e-mail or metadata",
+      tag: 'Licences',
+      params: [licenseKey],
+      body: 'LicenseUpdate',
+      ok: { 200: { description: 'The licence after the change', schema: ref('License') } },
+    }),
   },
-  '/api/v1/licenses/{key}/suspend': { post: licenseAction('suspend', 'Suspend a licence', 'Validation answers `suspended` until reinstated. 409 when not allowed (see the state diagram).') },
-  '/api/v1/licenses/{key}/reinstate': { post: licenseAction('reinstate', 'Reinstate a suspended licence', '409 when not allowed (revocation is final).') },
-  '/api/v1/licenses/{key}/revoke': { post: licenseAction('revoke', 'Revoke a licence for good', 'From active or suspended; final. 409 when not allowed.') },
-  '/api/v1/licenses/{key}/renew': { post: licenseAction('renew', 'Renew a licence', 'Extends expiry by the policy\'s duration (from the current expiry while it is ahead, else from now) and takes the product\'s current policy. 409 for perpetual or revoked licences.') },
+  '/api/v1/licenses/{key}/suspend': {
+    post: licenseAction(
+      'suspend',
+      'Suspend a licence',
+      'Validation answers `suspended` until reinstated. 409 when not allowed (see the state diagram).',
+    ),
+  },
+  '/api/v1/licenses/{key}/reinstate': {
+    post: licenseAction('reinstate', 'Reinstate a suspended licence', '409 when not allowed (revocation is final).'),
+  },
+  '/api/v1/licenses/{key}/revoke': {
+    post: licenseAction(
+      'revoke',
+      'Revoke a licence for good',
+      'From active or suspended; final. 409 when not allowed.',
+    ),
+  },
+  '/api/v1/licenses/{key}/renew': {
+    post: licenseAction(
+      'renew',
+      'Renew a licence',
+      "Extends expiry by the policy's duration (from the current expiry while it is ahead, else from now) and takes the product's current policy. 409 for perpetual or revoked licences.",
+    ),
+  },
   '/api/v1/licenses/{key}/activations': {
-    get: op('listActivations', { summary: 'List a licence\'s activations', tag: 'Licences', params: [licenseKey, ...pageParams], ok: { 200: { description: 'A page of activations', schema: listOf('Activation') } } }),
-    post: op('activateLicense', { summary: 'Activate a machine', tag: 'Licences', description: '201 for a new activation, 200 when the fingerprint was already active. 409 when every slot is taken.', params: [licenseKey], body: 'ActivationCreate', ok: { 200: { description: 'Already active', schema: ref('Activation') }, 201: { description: 'Activated', schema: ref('Activation') } } }),
+    get: op('listActivations', {
+      summary: "List a licence's activations",
+      tag: 'Licences',
+      params: [licenseKey, ...pageParams],
+      ok: { 200: { description: 'A page of activations', schema: listOf('Activation') } },
+    }),
+    post: op('activateLicense', {
+      summary: 'Activate a machine',
+      tag: 'Licences',
+      description:
+        '201 for a new activation, 200 when the fingerprint was already active. 409 when every slot is taken.',
+      params: [licenseKey],
+      body: 'ActivationCreate',
+      ok: {
+        200: { description: 'Already active', schema: ref('Activation') },
+        201: { description: 'Activated', schema: ref('Activation') },
+      },
+    }),
   },
   '/api/v1/licenses/{key}/activations/{id}': {
-    delete: op('deactivateLicense', { summary: 'Free an activation slot', tag: 'Licences', params: [licenseKey, pathParam('id', 'Activation id (act_…)')], ok: { 204: { description: 'Deactivated' } } }),
+    delete: op('deactivateLicense', {
+      summary: 'Free an activation slot',
+      tag: 'Licences',
+      params: [licenseKey, pathParam('id', 'Activation id (act_…)')],
+      ok: { 204: { description: 'Deactivated' } },
+    }),
   },
   '/api/v1/licenses/{key}/file': {
-    post: op('issueLicenseFile', { summary: 'Issue a signed licence file for offline checks', tag: 'Licences', params: [licenseKey], body: 'LicenseFileRequest', ok: { 201: { description: 'The signed file', schema: ref('LicenseFile') } } }),
+    post: op('issueLicenseFile', {
+      summary: 'Issue a signed licence file for offline checks',
+      tag: 'Licences',
+      params: [licenseKey],
+      body: 'LicenseFileRequest',
+      ok: { 201: { description: 'The signed file', schema: ref('LicenseFile') } },
+    }),
   },
   '/api/v1/checkout': {
-    get: op('listCheckoutSessions', { summary: 'List checkout sessions', tag: 'Checkout', params: [...pageParams, query('status', 'Only sessions in this status', { enum: ['open', 'complete', 'expired'] })], ok: { 200: { description: 'A page of sessions, newest first', schema: listOf('CheckoutSession') } } }),
-    post: op('createCheckoutSession', { summary: 'Create a hosted checkout session', tag: 'Checkout', description: 'The product must have a price. Send the customer to `url`; on payment a licence is issued and they land on `success_url`.', params: [idempotencyHeader], body: 'CheckoutCreate', ok: { 201: { description: 'The open session', schema: ref('CheckoutSession') } } }),
+    get: op('listCheckoutSessions', {
+      summary: 'List checkout sessions',
+      tag: 'Checkout',
+      params: [
+        ...pageParams,
+        query('status', 'Only sessions in this status', { enum: ['open', 'complete', 'expired'] }),
+      ],
+      ok: { 200: { description: 'A page of sessions, newest first', schema: listOf('CheckoutSession') } },
+    }),
+    post: op('createCheckoutSession', {
+      summary: 'Create a hosted checkout session',
+      tag: 'Checkout',
+      description:
+        'The product must have a price. Send the customer to `url`; on payment a licence is issued and they land on `success_url`.',
+      params: [idempotencyHeader],
+      body: 'CheckoutCreate',
+      ok: { 201: { description: 'The open session', schema: ref('CheckoutSession') } },
+    }),
   },
   '/api/v1/checkout/{id}': {
-    get: op('getCheckoutSession', { summary: 'Get a checkout session', tag: 'Checkout', params: [sessionId], ok: { 200: { description: 'The session', schema: ref('CheckoutSession') } } }),
+    get: op('getCheckoutSession', {
+      summary: 'Get a checkout session',
+      tag: 'Checkout',
+      params: [sessionId],
+      ok: { 200: { description: 'The session', schema: ref('CheckoutSession') } },
+    }),
   },
   '/api/v1/checkout/{id}/expire': {
-    post: op('expireCheckoutSession', { summary: 'Expire an open session now', tag: 'Checkout', params: [sessionId], ok: { 200: { description: 'The expired session', schema: ref('CheckoutSession') } } }),
+    post: op('expireCheckoutSession', {
+      summary: 'Expire an open session now',
+      tag: 'Checkout',
+      params: [sessionId],
+      ok: { 200: { description: 'The expired session', schema: ref('CheckoutSession') } },
+    }),
   },
   '/api/v1/webhooks': {
-    get: op('listWebhookEndpoints', { summary: 'List webhook endpoints', tag: 'Webhooks', params: pageParams, ok: { 200: { description: 'A page of endpoints', schema: listOf('WebhookEndpoint') } } }),
-    post: op('createWebhookEndpoint', { summary: 'Add a webhook endpoint', tag: 'Webhooks', description: 'The signing secret is in this answer only.', body: 'WebhookEndpointCreate', ok: { 201: { description: 'The endpoint with its secret', schema: ref('WebhookEndpointWithSecret') } } }),
+    get: op('listWebhookEndpoints', {
+      summary: 'List webhook endpoints',
+      tag: 'Webhooks',
+      params: pageParams,
+      ok: { 200: { description: 'A page of endpoints', schema: listOf('WebhookEndpoint') } },
+    }),
+    post: op('createWebhookEndpoint', {
+      summary: 'Add a webhook endpoint',
+      tag: 'Webhooks',
+      description: 'The signing secret is in this answer only.',
+      body: 'WebhookEndpointCreate',
+      ok: { 201: { description: 'The endpoint with its secret', schema: ref('WebhookEndpointWithSecret') } },
+    }),
   },
   '/api/v1/webhooks/{id}': {
-    get: op('getWebhookEndpoint', { summary: 'Get a webhook endpoint', tag: 'Webhooks', params: [endpointId], ok: { 200: { description: 'The endpoint', schema: ref('WebhookEndpoint') } } }),
-    patch: op('updateWebhookEndpoint', { summary: 'Change or re-enable a webhook endpoint', tag: 'Webhooks', params: [endpointId], body: 'WebhookEndpointUpdate', ok: { 200: { description: 'The endpoint after the change', schema: ref('WebhookEndpoint') } } }),
-    delete: op('deleteWebhookEndpoint', { summary: 'Delete a webhook endpoint', tag: 'Webhooks', params: [endpointId], ok: { 204: { description: 'Deleted; pending deliveries are dropped' } } }),
+    get: op('getWebhookEndpoint', {
+      summary: 'Get a webhook endpoint',
+      tag: 'Webhooks',
+      params: [endpointId],
+      ok: { 200: { description: 'The endpoint', schema: ref('WebhookEndpoint') } },
+    }),
+    patch: op('updateWebhookEndpoint', {
+      summary: 'Change or re-enable a webhook endpoint',
+      tag: 'Webhooks',
+      params: [endpointId],
+      body: 'WebhookEndpointUpdate',
+      ok: { 200: { description: 'The endpoint after the change', schema: ref('WebhookEndpoint') } },
+    }),
+    delete: op('deleteWebhookEndpoint', {
+      summary: 'Delete a webhook endpoint',
+      tag: 'Webhooks',
+      params: [endpointId],
+      ok: { 204: { description: 'Deleted; pending deliveries are dropped' } },
+    }),
   },
   '/api/v1/webhooks/{id}/deliveries': {
-    get: op('listWebhookDeliveries', { summary: 'The endpoint\'s delivery log', tag: 'Webhooks', params: [endpointId, ...pageParams], ok: { 200: { description: 'A page of deliveries, newest first', schema: listOf('WebhookDelivery') } } }),
+    get: op('listWebhookDeliveries', {
+      summary: "The endpoint's delivery log",
+      tag: 'Webhooks',
+      params: [endpointId, ...pageParams],
+      ok: { 200: { description: 'A page of deliveries, newest first', schema: listOf('WebhookDelivery') } },
+    }),
   },
   '/api/v1/webhooks/{id}/deliveries/{delivery}/retry': {
-    post: op('retryWebhookDelivery', { summary: 'Deliver again now', tag: 'Webhooks', params: [endpointId, pathParam('delivery', 'Delivery id')], ok: { 200: { description: 'The delivery, pending again', schema: ref('WebhookDelivery') } } }),
+    post: op('retryWebhookDelivery', {
+      summary: 'Deliver again now',
+      tag: 'Webhooks',
+      params: [endpointId, pathParam('delivery', 'Delivery id')],
+      ok: { 200: { description: 'The delivery, pending again', schema: ref('WebhookDelivery') } },
+    }),
   },
   '/api/v1/webhooks/{id}/test': {
-    post: op('sendTestWebhook', { summary: 'Send a webhook.test event', tag: 'Webhooks', params: [endpointId], ok: { 202: { description: 'Queued for delivery', schema: ref('WebhookDelivery') } } }),
+    post: op('sendTestWebhook', {
+      summary: 'Send a webhook.test event',
+      tag: 'Webhooks',
+      params: [endpointId],
+      ok: { 202: { description: 'Queued for delivery', schema: ref('WebhookDelivery') } },
+    }),
   },
   '/api/v1/webhooks/{id}/rotate-secret': {
-    post: op('rotateWebhookSecret', { summary: 'Rotate the signing secret', tag: 'Webhooks', description: 'Deliveries are signed with both secrets for 24 h, then with the new one only.', params: [endpointId], ok: { 200: { description: 'The endpoint with its new secret', schema: ref('WebhookEndpointWithSecret') } } }),
+    post: op('rotateWebhookSecret', {
+      summary: 'Rotate the signing secret',
+      tag: 'Webhooks',
+      description: 'Deliveries are signed with both secrets for 24 h, then with the new one only.',
+      params: [endpointId],
+      ok: { 200: { description: 'The endpoint with its new secret', schema: ref('WebhookEndpointWithSecret') } },
+    }),
   },
   '/api/v1/status': {
-    get: op('getStatus', { summary: 'System status', tag: 'Operations', description: 'Every service and dependency with its latency; `degraded` means requests may still succeed.', ok: { 200: { description: 'Status', schema: ref('Status') } }, validateScope: true }),
+    get: op('getStatus', {
+      summary: 'System status',
+      tag: 'Operations',
+      description: 'Every service and dependency with its latency; `degraded` means requests may still succeed.',
+      ok: { 200: { description: 'Status', schema: ref('Status') } },
+      validateScope: true,
+    }),
   },
 };
 
 // Unauthenticated operational endpoints, outside /api/v1.
 const publicPaths: Record<string, Record<string, Op>> = {
-  '/healthz': { get: { operationId: 'liveness', summary: 'Liveness: the process answers', tags: ['Operations'], security: [], responses: { 200: { description: 'Alive', content: json(ref('Liveness')) } } } },
+  '/healthz': {
+    get: {
+      operationId: 'liveness',
+      summary: 'Liveness: the process answers',
+      tags: ['Operations'],
+      security: [],
+      responses: { 200: { description: 'Alive', content: json(ref('Liveness')) } },
+    },
+  },
   '/readyz': {
     get: {
       operationId: 'readiness',
-      summary: 'Readiness: the gateway can authenticate (account service) and count limits (Redis or its in-memory fallback)',
+      summary:
+        'Readiness: the gateway can authenticate (account service) and count limits (Redis or its in-memory fallback)',
       tags: ['Operations'],
       security: [],
-      responses: { 200: { description: 'Ready', content: json(ref('Readiness')) }, 503: { description: 'Not ready', content: json(ref('Readiness')) } },
+      responses: {
+        200: { description: 'Ready', content: json(ref('Readiness')) },
+        503: { description: 'Not ready', content: json(ref('Readiness')) },
+      },
     },
   },
-  '/openapi.json': { get: { operationId: 'openapi', summary: 'This document', tags: ['Operations'], security: [], responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } } } } },
-  '/docs': { get: { operationId: 'reference', summary: 'This document as a readable page', tags: ['Operations'], security: [], responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } } } },
+  '/openapi.json': {
+    get: {
+      operationId: 'openapi',
+      summary: 'This document',
+      tags: ['Operations'],
+      security: [],
+      responses: {
+        200: {
+          description: 'OpenAPI 3.1',
+          content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } },
+        },
+      },
+    },
+  },
+  '/docs': {
+    get: {
+      operationId: 'reference',
+      summary: 'This document as a readable page',
+      tags: ['Operations'],
+      security: [],
+      responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } },
+    },
+  },
   '/checkout/{id}': {
     get: {
       operationId: 'hostedCheckoutPage',
@@ -173,7 +440,14 @@ const publicPaths: Record<string, Record<string, Op>> = {
       tags: ['Checkout'],
       security: [],
       parameters: [sessionId],
-      responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, 404: { description: 'No such session (HTML)', content: { 'text/html': { schema: { type: 'string' } } } }, 429: { description: 'Too many requests from this address (HTML)', content: { 'text/html': { schema: { type: 'string' } } } } },
+      responses: {
+        200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+        404: { description: 'No such session (HTML)', content: { 'text/html': { schema: { type: 'string' } } } },
+        429: {
+          description: 'Too many requests from this address (HTML)',
+          content: { 'text/html': { schema: { type: 'string' } } },
+        },
+      },
     },
   },
   '/webhooks/stripe': {
@@ -182,20 +456,51 @@ const publicPaths: Record<string, Record<string, Op>> = {
       summary: 'Receives Stripe events (point a Stripe webhook endpoint here)',
       description:
         'For Stripe, not for API clients: no API key (Stripe cannot send one), throttled per address (`STRIPE_WEBHOOK_REQUESTS_PER_MINUTE`), at most 256 KiB with a Content-Length. ' +
-        'The body is passed untouched to the checkout service, which checks the `Stripe-Signature` header over the raw bytes with the endpoint\'s signing secret (300 s tolerance). ' +
+        "The body is passed untouched to the checkout service, which checks the `Stripe-Signature` header over the raw bytes with the endpoint's signing secret (300 s tolerance). " +
         'Handled: `checkout.session.completed`, `checkout.session.async_payment_succeeded`, `checkout.session.expired`, `charge.refunded`; other types are acknowledged and ignored. ' +
         'An event already handled, delivered again (Stripe signs each retry anew), does nothing (`duplicate: true`); the very same signed request again is a replay (409). Any non-2xx answer makes Stripe retry.',
       tags: ['Checkout'],
       security: [],
-      parameters: [{ name: 'Stripe-Signature', in: 'header', required: true, description: 't=<unix time>,v1=<HMAC-SHA256 hex>', schema: { type: 'string' } }],
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['id', 'type', 'data'], description: 'A Stripe event object' } } } },
+      parameters: [
+        {
+          name: 'Stripe-Signature',
+          in: 'header',
+          required: true,
+          description: 't=<unix time>,v1=<HMAC-SHA256 hex>',
+          schema: { type: 'string' },
+        },
+      ],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: { type: 'object', required: ['id', 'type', 'data'], description: 'A Stripe event object' },
+          },
+        },
+      },
       responses: {
         200: {
           description: 'Accepted (handled, ignored, or a duplicate of one already handled)',
-          content: json({ type: 'object', required: ['received'], additionalProperties: false, properties: { received: { const: true }, duplicate: { const: true }, ignored: { type: 'string', description: 'Why the event needs nothing from us' } } }),
+          content: json({
+            type: 'object',
+            required: ['received'],
+            additionalProperties: false,
+            properties: {
+              received: { const: true },
+              duplicate: { const: true },
+              ignored: { type: 'string', description: 'Why the event needs nothing from us' },
+            },
+          }),
         },
-        400: { ...problem, description: 'Bad or stale signature, or an event that does not match its session (nothing was done)' },
-        404: { ...problem, description: 'The checkout session the event names is unknown, or Stripe is not the payment provider (nothing was done)' },
+        400: {
+          ...problem,
+          description: 'Bad or stale signature, or an event that does not match its session (nothing was done)',
+        },
+        404: {
+          ...problem,
+          description:
+            'The checkout session the event names is unknown, or Stripe is not the payment provider (nothing was done)',
+        },
         405: { ...problem, description: 'Not POST' },
         409: { ...problem, description: 'A replay: this very signed delivery was already received (nothing was done)' },
         413: { ...problem, description: 'Body over 256 KiB or without Content-Length' },
@@ -223,11 +528,26 @@ export function openApiDocument(version: string) {
     tags: ['Products', 'Licences', 'Validation', 'Checkout', 'Webhooks', 'Operations'].map((name) => ({ name })),
     paths: { ...paths, ...publicPaths },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: lk_full_… (everything) or lk_val_… (validation and status only)' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key: lk_full_… (everything) or lk_val_… (validation and status only)',
+        },
+      },
       headers: {
-        RateLimit: { description: 'The window closest to running out: "minute";r=<remaining>;t=<seconds to reset>', schema: { type: 'string' } },
-        RateLimitPolicy: { description: 'Both windows: "hour";q=<limit>;w=3600, "minute";q=<limit>;w=60', schema: { type: 'string' } },
-        RequestId: { description: 'Yours if sane, else generated; in every log line the request causes', schema: { type: 'string' } },
+        RateLimit: {
+          description: 'The window closest to running out: "minute";r=<remaining>;t=<seconds to reset>',
+          schema: { type: 'string' },
+        },
+        RateLimitPolicy: {
+          description: 'Both windows: "hour";q=<limit>;w=3600, "minute";q=<limit>;w=60',
+          schema: { type: 'string' },
+        },
+        RequestId: {
+          description: 'Yours if sane, else generated; in every log line the request causes',
+          schema: { type: 'string' },
+        },
       },
       schemas,
     },

@@ -15,10 +15,11 @@ const prose = (v: unknown): string => h(v).replace(/`([^`]+)`/g, '<code>$1</code
 
 // Typed by ErrorCode, so a new code cannot be left out of the reference.
 const ERROR_TEXT: Record<ErrorCode, string> = {
-  invalid_request: 'Bad JSON, a missing, empty, wrong-typed or too long field, an unknown field or query parameter, a malformed id.',
+  invalid_request:
+    'Bad JSON, a missing, empty, wrong-typed or too long field, an unknown field or query parameter, a malformed id.',
   unauthorized: 'No API key, or a mangled, unknown or revoked one.',
   forbidden: 'A validate-scope key outside validation and status.',
-  not_found: 'Unknown path or id, or another account\'s resource.',
+  not_found: "Unknown path or id, or another account's resource.",
   method_not_allowed: 'A known path with another method; Allow lists the right ones.',
   conflict: 'A transition that is not allowed, or an idempotent request still in flight.',
   payload_too_large: 'The body is larger than the limit (64 KiB by default).',
@@ -42,7 +43,8 @@ function typeOf(doc: OpenApiDocument, schema: Json): string {
   if (schema.enum) return schema.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (schema.type === 'array') return `${typeOf(doc, schema.items)}[]`;
-  if (schema.type === 'object' && schema.additionalProperties && typeof schema.additionalProperties === 'object') return `map of ${typeOf(doc, schema.additionalProperties)}`;
+  if (schema.type === 'object' && schema.additionalProperties && typeof schema.additionalProperties === 'object')
+    return `map of ${typeOf(doc, schema.additionalProperties)}`;
   return [schema.type, schema.format].filter(Boolean).join(' ');
 }
 
@@ -50,7 +52,10 @@ function fields(doc: OpenApiDocument, schema: Json): string {
   const s = resolve(doc, schema);
   if (!s?.properties) return '';
   const required = new Set<string>(s.required ?? []);
-  const rows = Object.entries(s.properties as Record<string, Json>).map(([name, p]) => `<tr><td><code>${h(name)}</code>${required.has(name) ? '' : ' <small>optional</small>'}</td><td>${h(typeOf(doc, p))}</td><td>${h(resolve(doc, p)?.description ?? p.description ?? '')}</td></tr>`);
+  const rows = Object.entries(s.properties as Record<string, Json>).map(
+    ([name, p]) =>
+      `<tr><td><code>${h(name)}</code>${required.has(name) ? '' : ' <small>optional</small>'}</td><td>${h(typeOf(doc, p))}</td><td>${h(resolve(doc, p)?.description ?? p.description ?? '')}</td></tr>`,
+  );
   return `<table><tr><th>field</th><th>type</th><th></th></tr>${rows.join('')}</table>`;
 }
 
@@ -80,7 +85,13 @@ ${responses.join('\n')}
     }
     return `<h2 id="${h(name.toLowerCase())}">${h(name)}</h2>\n${ops.join('\n')}`;
   });
-  const errors = (Object.entries(ERROR_TEXT) as [ErrorCode, string][]).sort((a, b) => httpStatus[a[0]] - httpStatus[b[0]]).map(([code, text]) => `<tr id="error-${code}"><td><code>${code}</code></td><td>${httpStatus[code]}</td><td>${h(text)}</td></tr>`).join('');
+  const errors = (Object.entries(ERROR_TEXT) as [ErrorCode, string][])
+    .sort((a, b) => httpStatus[a[0]] - httpStatus[b[0]])
+    .map(
+      ([code, text]) =>
+        `<tr id="error-${code}"><td><code>${code}</code></td><td>${httpStatus[code]}</td><td>${h(text)}</td></tr>`,
+    )
+    .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${h(doc.info.title)} ${h(doc.info.version)} — reference</title>

@@ -8,21 +8,48 @@ import { errorCodes } from '@licensing/runtime';
 type Schema = Record<string, unknown>;
 
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
+const str = (description?: string, extra: Schema = {}): Schema => ({
+  type: 'string',
+  ...(description ? { description } : {}),
+  ...extra,
+});
 const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
 const time = (description?: string) => str(description, { format: 'date-time' });
-const int = (description?: string, extra: Schema = {}): Schema => ({ type: 'integer', ...(description ? { description } : {}), ...extra });
-const obj = (properties: Record<string, Schema>, required: string[] = Object.keys(properties), extra: Schema = {}): Schema => ({ type: 'object', properties, required, additionalProperties: false, ...extra });
-const metadata: Schema = { type: 'object', additionalProperties: { type: 'string' }, maxProperties: 50, description: 'Your own key/value strings (at most 50 entries)' };
-const id = (prefix: string) => str(undefined, { pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`, examples: [`${prefix}_01JD8Z3K6Q2W4E5R6T7Y8V9X0P`] });
+const int = (description?: string, extra: Schema = {}): Schema => ({
+  type: 'integer',
+  ...(description ? { description } : {}),
+  ...extra,
+});
+const obj = (
+  properties: Record<string, Schema>,
+  required: string[] = Object.keys(properties),
+  extra: Schema = {},
+): Schema => ({ type: 'object', properties, required, additionalProperties: false, ...extra });
+const metadata: Schema = {
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  maxProperties: 50,
+  description: 'Your own key/value strings (at most 50 entries)',
+};
+const id = (prefix: string) =>
+  str(undefined, { pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`, examples: [`${prefix}_01JD8Z3K6Q2W4E5R6T7Y8V9X0P`] });
 
 const policyFields = {
   duration_days: orNull(int('Days a licence is valid from issue; null = perpetual', { minimum: 1 })),
   max_activations: orNull(int('Machines a licence may be activated on; null = unlimited', { minimum: 1 })),
   grace_days: int('Days after expiry during which validation still passes (code expired_in_grace)', { minimum: 0 }),
-  require_activation: { type: 'boolean', description: 'Validation fails (not_activated) unless the fingerprint is activated' },
-  validate_keys_see_email: { type: 'boolean', description: 'validate-scope API keys see customer_email in validation answers' },
-  refund_action: { enum: ['revoke', 'suspend'], description: 'What a refunded checkout payment does to the licence it paid for (default revoke)' },
+  require_activation: {
+    type: 'boolean',
+    description: 'Validation fails (not_activated) unless the fingerprint is activated',
+  },
+  validate_keys_see_email: {
+    type: 'boolean',
+    description: 'validate-scope API keys see customer_email in validation answers',
+  },
+  refund_action: {
+    enum: ['revoke', 'suspend'],
+    description: 'What a refunded checkout payment does to the licence it paid for (default revoke)',
+  },
 };
 
 const probe = obj({ status: { enum: ['ok', 'degraded', 'down'] }, latency_ms: orNull({ type: 'number', minimum: 0 }) });
@@ -38,18 +65,57 @@ export const schemas: Record<string, Schema> = {
       detail: str('What went wrong, for a person'),
       code: { enum: [...errorCodes] },
       request_id: str('The X-Request-Id of the request (quote it to support)'),
-      errors: { type: 'array', items: obj({ field: str(), message: str() }), description: 'One entry per invalid field (400 only)' },
+      errors: {
+        type: 'array',
+        items: obj({ field: str(), message: str() }),
+        description: 'One entry per invalid field (400 only)',
+      },
     },
     required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
     additionalProperties: false,
   },
   Policy: obj(policyFields),
-  PolicyInput: { ...obj(policyFields, []), description: 'Omitted fields take their defaults: perpetual, unlimited, no grace, false' },
-  Price: obj({ amount: int('In the currency\'s minor unit (cents)', { minimum: 1 }), currency: str('ISO 4217, e.g. usd', { minLength: 3, maxLength: 3 }) }),
-  Product: obj({ id: id('prod'), name: str(undefined, { minLength: 1, maxLength: 200 }), description: orNull(str(undefined, { maxLength: 2000 })), policy: ref('Policy'), price: orNull(ref('Price')), created_at: time() }),
-  ProductCreate: obj({ name: str(undefined, { minLength: 1, maxLength: 200 }), description: str(undefined, { maxLength: 2000 }), policy: ref('PolicyInput'), price: ref('Price') }, ['name']),
-  ProductUpdate: obj({ name: str(undefined, { minLength: 1, maxLength: 200 }), description: str(undefined, { maxLength: 2000 }), policy: ref('PolicyInput'), price: orNull(ref('Price')) }, []),
-  SigningKey: obj({ kid: str('Key id, named in every licence file it signs'), algorithm: { const: 'Ed25519' }, public_key_pem: str('SPKI PEM; embed it in your app to verify licence files offline'), current: { type: 'boolean' }, created_at: time() }),
+  PolicyInput: {
+    ...obj(policyFields, []),
+    description: 'Omitted fields take their defaults: perpetual, unlimited, no grace, false',
+  },
+  Price: obj({
+    amount: int("In the currency's minor unit (cents)", { minimum: 1 }),
+    currency: str('ISO 4217, e.g. usd', { minLength: 3, maxLength: 3 }),
+  }),
+  Product: obj({
+    id: id('prod'),
+    name: str(undefined, { minLength: 1, maxLength: 200 }),
+    description: orNull(str(undefined, { maxLength: 2000 })),
+    policy: ref('Policy'),
+    price: orNull(ref('Price')),
+    created_at: time(),
+  }),
+  ProductCreate: obj(
+    {
+      name: str(undefined, { minLength: 1, maxLength: 200 }),
+      description: str(undefined, { maxLength: 2000 }),
+      policy: ref('PolicyInput'),
+      price: ref('Price'),
+    },
+    ['name'],
+  ),
+  ProductUpdate: obj(
+    {
+      name: str(undefined, { minLength: 1, maxLength: 200 }),
+      description: str(undefined, { maxLength: 2000 }),
+      policy: ref('PolicyInput'),
+      price: orNull(ref('Price')),
+    },
+    [],
+  ),
+  SigningKey: obj({
+    kid: str('Key id, named in every licence file it signs'),
+    algorithm: { const: 'Ed25519' },
+    public_key_pem: str('SPKI PEM; embed it in your app to verify licence files offline'),
+    current: { type: 'boolean' },
+    created_at: time(),
+  }),
   License: obj({
     id: id('lic'),
     key: str('The licence key, e.g. XXXXX-XXXXX-XXXXX-XXXXX-XXXXX'),
@@ -61,16 +127,57 @@ export const schemas: Record<string, Schema> = {
     activations: int('Active machines (counted on GET of one licence; 0 in lists)', { minimum: 0 }),
     metadata,
     created_at: time(),
-    last_validated_at: orNull(time('When a validation last saw this licence, written in batches every few seconds; on GET of one licence only (null in lists and when never validated)')),
+    last_validated_at: orNull(
+      time(
+        'When a validation last saw this licence, written in batches every few seconds; on GET of one licence only (null in lists and when never validated)',
+      ),
+    ),
   }),
   LicenseCreated: obj({ success: { const: true }, license_key: str(), license: ref('License') }),
   LicenseCreate: obj({ product_id: str(), customer_email: str(undefined, { maxLength: 254 }) }),
-  LicenseUpdate: obj({ customer_email: str(undefined, { maxLength: 254 }), metadata: { ...metadata, description: 'Merged into the licence\'s metadata; an empty value removes that entry' } }, []),
-  Activation: obj({ id: id('act'), fingerprint: str(undefined, { maxLength: 200 }), name: orNull(str(undefined, { maxLength: 100 })), created_at: time() }),
-  ActivationCreate: obj({ fingerprint: str(undefined, { minLength: 1, maxLength: 200 }), name: str(undefined, { maxLength: 100 }) }, ['fingerprint']),
-  LicenseFileRequest: obj({ fingerprint: str('Bind the file to one machine', { maxLength: 200 }), ttl_days: int('How long the file is valid offline', { minimum: 1, maximum: 365 }) }, []),
-  LicenseFile: obj({ kid: str(), algorithm: { const: 'Ed25519' }, payload: str('base64url of the signed JSON'), signature: str('base64url Ed25519 signature over the payload bytes') }),
-  ValidationCode: { enum: ['valid', 'expired_in_grace', 'not_found', 'product_mismatch', 'revoked', 'suspended', 'expired', 'not_activated', 'activation_limit_reached'] },
+  LicenseUpdate: obj(
+    {
+      customer_email: str(undefined, { maxLength: 254 }),
+      metadata: { ...metadata, description: "Merged into the licence's metadata; an empty value removes that entry" },
+    },
+    [],
+  ),
+  Activation: obj({
+    id: id('act'),
+    fingerprint: str(undefined, { maxLength: 200 }),
+    name: orNull(str(undefined, { maxLength: 100 })),
+    created_at: time(),
+  }),
+  ActivationCreate: obj(
+    { fingerprint: str(undefined, { minLength: 1, maxLength: 200 }), name: str(undefined, { maxLength: 100 }) },
+    ['fingerprint'],
+  ),
+  LicenseFileRequest: obj(
+    {
+      fingerprint: str('Bind the file to one machine', { maxLength: 200 }),
+      ttl_days: int('How long the file is valid offline', { minimum: 1, maximum: 365 }),
+    },
+    [],
+  ),
+  LicenseFile: obj({
+    kid: str(),
+    algorithm: { const: 'Ed25519' },
+    payload: str('base64url of the signed JSON'),
+    signature: str('base64url Ed25519 signature over the payload bytes'),
+  }),
+  ValidationCode: {
+    enum: [
+      'valid',
+      'expired_in_grace',
+      'not_found',
+      'product_mismatch',
+      'revoked',
+      'suspended',
+      'expired',
+      'not_activated',
+      'activation_limit_reached',
+    ],
+  },
   NextAction: { enum: ['none', 'activate', 'renew', 'contact_vendor'] },
   QueryValidation: obj({
     valid: { type: 'boolean' },
@@ -83,7 +190,14 @@ export const schemas: Record<string, Schema> = {
     next_action: ref('NextAction'),
     cache_until: time('Trust this answer offline until then'),
   }),
-  KeyValidationRequest: obj({ key: str(undefined, { minLength: 1, maxLength: 64 }), product_id: str(), fingerprint: str(undefined, { maxLength: 200 }) }, ['key']),
+  KeyValidationRequest: obj(
+    {
+      key: str(undefined, { minLength: 1, maxLength: 64 }),
+      product_id: str(),
+      fingerprint: str(undefined, { maxLength: 200 }),
+    },
+    ['key'],
+  ),
   KeyValidation: obj({
     valid: { type: 'boolean' },
     code: ref('ValidationCode'),
@@ -107,24 +221,65 @@ export const schemas: Record<string, Schema> = {
     cancel_url: orNull(str()),
     metadata,
     license_key: orNull(str('Set once the session is complete')),
-    livemode: { type: 'boolean', description: 'true only for a real payment (a live Stripe key); false in test mode and with Stripe test keys' },
+    livemode: {
+      type: 'boolean',
+      description: 'true only for a real payment (a live Stripe key); false in test mode and with Stripe test keys',
+    },
     created_at: time(),
   }),
   CheckoutCreate: obj(
     {
       product_id: str(),
       customer_email: str(undefined, { maxLength: 254 }),
-      success_url: str('Absolute URL the buyer returns to after paying, with `session_id` added; https in production', { maxLength: 2048 }),
+      success_url: str('Absolute URL the buyer returns to after paying, with `session_id` added; https in production', {
+        maxLength: 2048,
+      }),
       cancel_url: str(undefined, { maxLength: 2048 }),
       metadata,
       expires_in_minutes: int(undefined, { minimum: 30, maximum: 1440, default: 1440 }),
     },
     ['product_id', 'success_url'],
   ),
-  WebhookEndpoint: obj({ id: id('we'), url: str(), events: { type: 'array', items: str() }, description: orNull(str()), enabled: { type: 'boolean' }, created_at: time() }),
-  WebhookEndpointWithSecret: obj({ id: id('we'), url: str(), events: { type: 'array', items: str() }, description: orNull(str()), enabled: { type: 'boolean' }, created_at: time(), secret: str('whsec_…; shown only here, keep it safe') }),
-  WebhookEndpointCreate: obj({ url: str(undefined, { maxLength: 2048 }), events: { type: 'array', items: str(undefined, { maxLength: 64 }), minItems: 1, maxItems: 50, description: 'Event types, or "*" for all' }, description: str(undefined, { maxLength: 500 }) }, ['url', 'events']),
-  WebhookEndpointUpdate: obj({ url: str(undefined, { maxLength: 2048 }), events: { type: 'array', items: str(undefined, { maxLength: 64 }), minItems: 1, maxItems: 50 }, description: str(undefined, { maxLength: 500 }), enabled: { type: 'boolean' } }, []),
+  WebhookEndpoint: obj({
+    id: id('we'),
+    url: str(),
+    events: { type: 'array', items: str() },
+    description: orNull(str()),
+    enabled: { type: 'boolean' },
+    created_at: time(),
+  }),
+  WebhookEndpointWithSecret: obj({
+    id: id('we'),
+    url: str(),
+    events: { type: 'array', items: str() },
+    description: orNull(str()),
+    enabled: { type: 'boolean' },
+    created_at: time(),
+    secret: str('whsec_…; shown only here, keep it safe'),
+  }),
+  WebhookEndpointCreate: obj(
+    {
+      url: str(undefined, { maxLength: 2048 }),
+      events: {
+        type: 'array',
+        items: str(undefined, { maxLength: 64 }),
+        minItems: 1,
+        maxItems: 50,
+        description: 'Event types, or "*" for all',
+      },
+      description: str(undefined, { maxLength: 500 }),
+    },
+    ['url', 'events'],
+  ),
+  WebhookEndpointUpdate: obj(
+    {
+      url: str(undefined, { maxLength: 2048 }),
+      events: { type: 'array', items: str(undefined, { maxLength: 64 }), minItems: 1, maxItems: 50 },
+      description: str(undefined, { maxLength: 500 }),
+      enabled: { type: 'boolean' },
+    },
+    [],
+  ),
   WebhookDelivery: obj({
     id: str(),
     event_id: str(),
@@ -143,14 +298,28 @@ export const schemas: Record<string, Schema> = {
     status: { enum: ['ok', 'degraded', 'down'] },
     version: str(),
     time: time(),
-    services: obj({ account: ref('Probe'), product: ref('Probe'), license: ref('Probe'), checkout: ref('Probe'), webhook: ref('Probe') }),
+    services: obj({
+      account: ref('Probe'),
+      product: ref('Probe'),
+      license: ref('Probe'),
+      checkout: ref('Probe'),
+      webhook: ref('Probe'),
+    }),
     dependencies: obj({ mongodb: ref('Probe'), nats: ref('Probe'), redis: ref('Probe') }),
   }),
-  Readiness: obj({ status: { enum: ['ready', 'not_ready', 'shutting_down'] }, account_service: ref('Probe'), rate_limits: { enum: ['redis', 'in_memory_fallback'] } }),
+  Readiness: obj({
+    status: { enum: ['ready', 'not_ready', 'shutting_down'] },
+    account_service: ref('Probe'),
+    rate_limits: { enum: ['redis', 'in_memory_fallback'] },
+  }),
   Liveness: obj({ status: { const: 'ok' } }),
   Empty: obj({}, [], { description: 'An empty JSON object (or no body)' }),
 };
 
 /** `{data, has_more, next_cursor}` of one item schema. */
 export const listOf = (item: string): Schema =>
-  obj({ data: { type: 'array', items: ref(item) }, has_more: { type: 'boolean' }, next_cursor: orNull(str('Pass as starting_after for the next page')) });
+  obj({
+    data: { type: 'array', items: ref(item) },
+    has_more: { type: 'boolean' },
+    next_cursor: orNull(str('Pass as starting_after for the next page')),
+  });

@@ -30,9 +30,18 @@ export function checkoutRoutes(router: Router, clients: Clients): void {
   route(router, '/checkout', {
     get: async (req, res) => {
       const query = readQuery(req, { ...pageShape, status: { max: 20 } });
-      if (query.status && !STATUSES.includes(query.status)) throw AppError.invalid('status', `status must be one of ${STATUSES.join(', ')}`);
-      const out = await clients.checkouts.listSessions({ accountId: principalOf(res).accountId, page: toPage(query, 'cs'), status: query.status ?? '' });
-      res.json({ data: out.data.map(checkoutJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
+      if (query.status && !STATUSES.includes(query.status))
+        throw AppError.invalid('status', `status must be one of ${STATUSES.join(', ')}`);
+      const out = await clients.checkouts.listSessions({
+        accountId: principalOf(res).accountId,
+        page: toPage(query, 'cs'),
+        status: query.status ?? '',
+      });
+      res.json({
+        data: out.data.map(checkoutJson),
+        has_more: out.page!.hasMore,
+        next_cursor: out.page!.nextCursor || null,
+      });
     },
     post: async (req, res) => {
       const body = readBody(req, {
@@ -43,19 +52,18 @@ export function checkoutRoutes(router: Router, clients: Clients): void {
         metadata: { kind: 'map', maxEntries: 50 },
         expires_in_minutes: { kind: 'int', min: -2_147_483_648, max: 2_147_483_647 },
       });
-      if (body.expires_in_minutes === 0) throw AppError.invalid('expires_in_minutes', 'expires_in_minutes must be a whole number from 30 to 1440');
-      const session = await clients.checkouts.createSession(
-        {
-          accountId: principalOf(res).accountId,
-          productId: body.product_id!,
-          customerEmail: body.customer_email ?? '',
-          successUrl: body.success_url!,
-          cancelUrl: body.cancel_url ?? '',
-          metadata: body.metadata ?? {},
-          expiresInMinutes: body.expires_in_minutes ?? 0,
-          idempotencyKey: idempotencyKey(req),
-        },
-      );
+      if (body.expires_in_minutes === 0)
+        throw AppError.invalid('expires_in_minutes', 'expires_in_minutes must be a whole number from 30 to 1440');
+      const session = await clients.checkouts.createSession({
+        accountId: principalOf(res).accountId,
+        productId: body.product_id!,
+        customerEmail: body.customer_email ?? '',
+        successUrl: body.success_url!,
+        cancelUrl: body.cancel_url ?? '',
+        metadata: body.metadata ?? {},
+        expiresInMinutes: body.expires_in_minutes ?? 0,
+        idempotencyKey: idempotencyKey(req),
+      });
       res.status(201).location(`/api/v1/checkout/${session.id}`).json(checkoutJson(session));
     },
   });

@@ -26,7 +26,10 @@ export const productJson = (p: Product) => ({
   created_at: p.createdAt,
 });
 
-const priceShape = { amount: { kind: 'int', required: true, min: -2_147_483_648, max: 2_147_483_647 }, currency: { required: true, max: 3 } } satisfies Shape;
+const priceShape = {
+  amount: { kind: 'int', required: true, min: -2_147_483_648, max: 2_147_483_647 },
+  currency: { required: true, max: 3 },
+} satisfies Shape;
 
 // Ranges are checked again by the product service; here only the JSON shape.
 const policyShape = {
@@ -51,18 +54,35 @@ function toPolicy(p: Record<string, unknown> | undefined): LicensePolicy | undef
   };
 }
 
-export function productRoutes(router: Router, clients: Clients, validator?: Pick<LicenseValidator, 'productChanged'>): void {
+export function productRoutes(
+  router: Router,
+  clients: Clients,
+  validator?: Pick<LicenseValidator, 'productChanged'>,
+): void {
   route(router, '/products', {
     get: async (req, res) => {
       const page = toPage(readQuery(req, pageShape), 'prod');
       const out = await clients.products.listProducts({ accountId: principalOf(res).accountId, page });
-      res.json({ data: out.data.map(productJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
+      res.json({
+        data: out.data.map(productJson),
+        has_more: out.page!.hasMore,
+        next_cursor: out.page!.nextCursor || null,
+      });
     },
     post: async (req, res) => {
-      const body = readBody(req, { name: { required: true, max: 200 }, description: { max: 2000 }, policy: { kind: 'object', shape: policyShape }, price: { kind: 'object', shape: priceShape } });
-      const product = await clients.products.createProduct(
-        { accountId: principalOf(res).accountId, name: body.name!, description: body.description ?? '', policy: toPolicy(body.policy ?? undefined), price: (body.price as { amount: number; currency: string } | undefined) ?? undefined },
-      );
+      const body = readBody(req, {
+        name: { required: true, max: 200 },
+        description: { max: 2000 },
+        policy: { kind: 'object', shape: policyShape },
+        price: { kind: 'object', shape: priceShape },
+      });
+      const product = await clients.products.createProduct({
+        accountId: principalOf(res).accountId,
+        name: body.name!,
+        description: body.description ?? '',
+        policy: toPolicy(body.policy ?? undefined),
+        price: (body.price as { amount: number; currency: string } | undefined) ?? undefined,
+      });
       res.status(201).location(`/api/v1/products/${product.id}`).json(productJson(product));
     },
   });
@@ -75,24 +95,33 @@ export function productRoutes(router: Router, clients: Clients, validator?: Pick
     },
     patch: async (req, res) => {
       const id = checkId('id', 'prod', String(req.params.id));
-      const body = readBody(req, { name: { max: 200 }, description: { max: 2000 }, policy: { kind: 'object', shape: policyShape }, price: { kind: 'object', shape: priceShape, nullable: true } });
-      const product = await clients.products.updateProduct(
-        {
-          accountId: principalOf(res).accountId,
-          id,
-          name: body.name,
-          description: body.description,
-          policy: toPolicy(body.policy ?? undefined),
-          price: (body.price as { amount: number; currency: string } | null | undefined) ?? undefined,
-          removePrice: body.price === null,
-        },
-      );
+      const body = readBody(req, {
+        name: { max: 200 },
+        description: { max: 2000 },
+        policy: { kind: 'object', shape: policyShape },
+        price: { kind: 'object', shape: priceShape, nullable: true },
+      });
+      const product = await clients.products.updateProduct({
+        accountId: principalOf(res).accountId,
+        id,
+        name: body.name,
+        description: body.description,
+        policy: toPolicy(body.policy ?? undefined),
+        price: (body.price as { amount: number; currency: string } | null | undefined) ?? undefined,
+        removePrice: body.price === null,
+      });
       validator?.productChanged(principalOf(res), id);
       res.json(productJson(product));
     },
   });
 
-  const signingKeyJson = (k: SigningKey) => ({ kid: k.kid, algorithm: k.algorithm, public_key_pem: k.publicKeyPem, current: k.current, created_at: k.createdAt });
+  const signingKeyJson = (k: SigningKey) => ({
+    kid: k.kid,
+    algorithm: k.algorithm,
+    public_key_pem: k.publicKeyPem,
+    current: k.current,
+    created_at: k.createdAt,
+  });
 
   route(router, '/products/:id/signing-keys', {
     get: async (req, res) => {

@@ -34,7 +34,9 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
       return handler(req, res, next);
     });
   }
-  const allow = Object.keys(handlers).map((m) => m.toUpperCase()).join(', ');
+  const allow = Object.keys(handlers)
+    .map((m) => m.toUpperCase())
+    .join(', ');
   router.all(path, (req: Request, res: Response) => {
     res.locals.route = `${req.baseUrl}${path}`;
     res.locals.ids = loggableIds(req.params);

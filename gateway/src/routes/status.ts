@@ -37,7 +37,10 @@ export async function checkRedis(limits: RateLimits): Promise<Probe> {
 export async function checkNats(bus: EventFeed): Promise<Probe> {
   if (!bus.connected) return { status: 'down', latency_ms: null };
   try {
-    const rtt = await Promise.race([bus.rtt(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS).unref())]);
+    const rtt = await Promise.race([
+      bus.rtt(),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS).unref()),
+    ]);
     return { status: 'ok', latency_ms: Math.round(rtt * 10) / 10 };
   } catch {
     return { status: 'down', latency_ms: null };
@@ -51,14 +54,26 @@ export async function checkNats(bus: EventFeed): Promise<Probe> {
  */
 export async function systemStatus(clients: Clients, bus: EventFeed, limits: RateLimits, version: string) {
   const names = Object.keys(clients.health) as (keyof Clients['health'])[];
-  const [results, redis, nats] = await Promise.all([Promise.all(names.map((n) => checkService(clients.health[n]))), checkRedis(limits), checkNats(bus)]);
+  const [results, redis, nats] = await Promise.all([
+    Promise.all(names.map((n) => checkService(clients.health[n]))),
+    checkRedis(limits),
+    checkNats(bus),
+  ]);
   const services = Object.fromEntries(names.map((n, i) => [n, results[i]]));
   const up = results.filter((r) => r.status === 'ok');
   // Services report SERVING only while their MongoDB connection is up, so the
   // slowest SERVING answer bounds the store's round trip as seen from here.
-  const mongodb: Probe = { status: up.length === results.length ? 'ok' : up.length ? 'degraded' : 'down', latency_ms: up.length ? Math.max(...up.map((r) => r.latency_ms ?? 0)) : null };
+  const mongodb: Probe = {
+    status: up.length === results.length ? 'ok' : up.length ? 'degraded' : 'down',
+    latency_ms: up.length ? Math.max(...up.map((r) => r.latency_ms ?? 0)) : null,
+  };
   const dependencies = { mongodb, nats, redis };
-  const status = up.length === 0 ? 'down' : up.length < results.length || nats.status !== 'ok' || redis.status !== 'ok' ? 'degraded' : 'ok';
+  const status =
+    up.length === 0
+      ? 'down'
+      : up.length < results.length || nats.status !== 'ok' || redis.status !== 'ok'
+        ? 'degraded'
+        : 'ok';
   return { status, version, time: new Date().toISOString(), services, dependencies };
 }
 
@@ -68,11 +83,21 @@ export async function readiness(clients: Clients, limits: RateLimits, draining =
   const ready = account.status === 'ok' && !draining;
   return {
     ready,
-    body: { status: ready ? 'ready' : draining ? 'shutting_down' : 'not_ready', account_service: account, rate_limits: redis.status === 'ok' ? 'redis' : 'in_memory_fallback' },
+    body: {
+      status: ready ? 'ready' : draining ? 'shutting_down' : 'not_ready',
+      account_service: account,
+      rate_limits: redis.status === 'ok' ? 'redis' : 'in_memory_fallback',
+    },
   };
 }
 
-export function statusRoutes(router: Router, clients: Clients, bus: EventFeed, limits: RateLimits, version: string): void {
+export function statusRoutes(
+  router: Router,
+  clients: Clients,
+  bus: EventFeed,
+  limits: RateLimits,
+  version: string,
+): void {
   route(router, '/status', {
     get: async (_req, res) => {
       res.json(await systemStatus(clients, bus, limits, version));

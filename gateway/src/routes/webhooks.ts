@@ -20,21 +20,46 @@ const deliveryJson = (d: import('@licensing/proto').WebhookDelivery) => ({
 });
 
 /** REST shape of a webhook endpoint (the secret appears only on create and rotate). */
-export const endpointJson = (e: WebhookEndpoint) => ({ id: e.id, url: e.url, events: e.events, description: e.description || null, enabled: e.enabled, created_at: e.createdAt });
+export const endpointJson = (e: WebhookEndpoint) => ({
+  id: e.id,
+  url: e.url,
+  events: e.events,
+  description: e.description || null,
+  enabled: e.enabled,
+  created_at: e.createdAt,
+});
 
 const events = { kind: 'list', maxItems: 50, maxLength: 64 } as const;
 
 export function webhookRoutes(router: Router, clients: Clients): void {
-
   route(router, '/webhooks', {
     get: async (req, res) => {
-      const out = await clients.webhooks.listEndpoints({ accountId: principalOf(res).accountId, page: toPage(readQuery(req, pageShape), 'we') });
-      res.json({ data: out.data.map(endpointJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
+      const out = await clients.webhooks.listEndpoints({
+        accountId: principalOf(res).accountId,
+        page: toPage(readQuery(req, pageShape), 'we'),
+      });
+      res.json({
+        data: out.data.map(endpointJson),
+        has_more: out.page!.hasMore,
+        next_cursor: out.page!.nextCursor || null,
+      });
     },
     post: async (req, res) => {
-      const body = readBody(req, { url: { required: true, max: 2048 }, events: { ...events, required: true }, description: { max: 500 } });
-      const out = await clients.webhooks.createEndpoint({ accountId: principalOf(res).accountId, url: body.url!, events: body.events!, description: body.description ?? '' });
-      res.status(201).location(`/api/v1/webhooks/${out.endpoint!.id}`).json({ ...endpointJson(out.endpoint!), secret: out.secret });
+      const body = readBody(req, {
+        url: { required: true, max: 2048 },
+        events: { ...events, required: true },
+        description: { max: 500 },
+      });
+      const out = await clients.webhooks.createEndpoint({
+        accountId: principalOf(res).accountId,
+        url: body.url!,
+        events: body.events!,
+        description: body.description ?? '',
+      });
+      res
+        .status(201)
+        .location(`/api/v1/webhooks/${out.endpoint!.id}`)
+        .json({ ...endpointJson(out.endpoint!), secret: out.secret });
     },
   });
 
@@ -46,7 +71,14 @@ export function webhookRoutes(router: Router, clients: Clients): void {
     patch: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
       const body = readBody(req, { url: { max: 2048 }, events, description: { max: 500 }, enabled: { kind: 'bool' } });
-      const out = await clients.webhooks.updateEndpoint({ accountId: principalOf(res).accountId, id, url: body.url, events: body.events ?? [], description: body.description, enabled: body.enabled });
+      const out = await clients.webhooks.updateEndpoint({
+        accountId: principalOf(res).accountId,
+        id,
+        url: body.url,
+        events: body.events ?? [],
+        description: body.description,
+        enabled: body.enabled,
+      });
       res.json(endpointJson(out));
     },
     delete: async (req, res) => {
@@ -62,7 +94,11 @@ export function webhookRoutes(router: Router, clients: Clients): void {
       const query = readQuery(req, pageShape);
       const page = { limit: toPage({ limit: query.limit }, 'we').limit, startingAfter: query.starting_after ?? '' };
       const out = await clients.webhooks.listDeliveries({ accountId: principalOf(res).accountId, endpointId, page });
-      res.json({ data: out.data.map(deliveryJson), has_more: out.page!.hasMore, next_cursor: out.page!.nextCursor || null });
+      res.json({
+        data: out.data.map(deliveryJson),
+        has_more: out.page!.hasMore,
+        next_cursor: out.page!.nextCursor || null,
+      });
     },
   });
 
@@ -70,7 +106,11 @@ export function webhookRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const endpointId = checkId('id', 'we', String(req.params.id));
       readBody(req, {});
-      const out = await clients.webhooks.retryDelivery({ accountId: principalOf(res).accountId, endpointId, deliveryId: String(req.params.delivery).slice(0, 80) });
+      const out = await clients.webhooks.retryDelivery({
+        accountId: principalOf(res).accountId,
+        endpointId,
+        deliveryId: String(req.params.delivery).slice(0, 80),
+      });
       res.json(deliveryJson(out));
     },
   });
@@ -79,7 +119,9 @@ export function webhookRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
       readBody(req, {});
-      res.status(202).json(deliveryJson(await clients.webhooks.sendTestEvent({ accountId: principalOf(res).accountId, id })));
+      res
+        .status(202)
+        .json(deliveryJson(await clients.webhooks.sendTestEvent({ accountId: principalOf(res).accountId, id })));
     },
   });
 

@@ -3,19 +3,22 @@
 
 /** A path segment: a non-empty string, encoded so it cannot change the path. */
 export function segment(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new TypeError(`${name} must be a non-empty string, got ${describe(value)}`);
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new TypeError(`${name} must be a non-empty string, got ${describe(value)}`);
   return encodeURIComponent(value.trim());
 }
 
 /** A JSON object body (not null, not an array). */
 export function objectArg<T>(value: T, name: string): T {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${name} must be an object, got ${describe(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new TypeError(`${name} must be an object, got ${describe(value)}`);
   return value;
 }
 
 export function optionalString(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') throw new TypeError(`${name} must be a non-empty string when given, got ${describe(value)}`);
+  if (typeof value !== 'string' || value === '')
+    throw new TypeError(`${name} must be a non-empty string when given, got ${describe(value)}`);
   return value;
 }
 
@@ -36,7 +39,8 @@ export interface CreateOptions {
 export function idempotencyKey(options: CreateOptions | undefined): string {
   const given = optionalString(options?.idempotencyKey, 'idempotencyKey');
   if (given !== undefined) {
-    if (given.length > 255 || !/^[\x21-\x7e]+$/.test(given)) throw new TypeError('idempotencyKey must be 1–255 printable ASCII characters without spaces');
+    if (given.length > 255 || !/^[\x21-\x7e]+$/.test(given))
+      throw new TypeError('idempotencyKey must be 1–255 printable ASCII characters without spaces');
     return given;
   }
   return globalThis.crypto.randomUUID();

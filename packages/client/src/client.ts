@@ -34,11 +34,14 @@ export class LicensingClient {
   private readonly http: Transport;
 
   constructor(options: LicensingClientOptions) {
-    if (typeof options !== 'object' || options === null) throw new TypeError('LicensingClient needs options: { baseUrl, apiKey }');
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError('LicensingClient needs options: { baseUrl, apiKey }');
     const baseUrl = checkBaseUrl(options.baseUrl);
-    if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') throw new TypeError(`apiKey must be a non-empty string, got ${describe(options.apiKey)}`);
+    if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')
+      throw new TypeError(`apiKey must be a non-empty string, got ${describe(options.apiKey)}`);
     const fetchImpl = options.fetch ?? globalThis.fetch;
-    if (typeof fetchImpl !== 'function') throw new TypeError('no fetch available: pass options.fetch (Node ≥ 20 and browsers have one)');
+    if (typeof fetchImpl !== 'function')
+      throw new TypeError('no fetch available: pass options.fetch (Node ≥ 20 and browsers have one)');
     this.http = new Transport({
       baseUrl,
       apiKey: options.apiKey.trim(),
@@ -61,26 +64,30 @@ export class LicensingClient {
 }
 
 function checkBaseUrl(value: unknown): string {
-  if (typeof value !== 'string') throw new TypeError(`baseUrl must be a string such as "https://licensing.example.com", got ${describe(value)}`);
+  if (typeof value !== 'string')
+    throw new TypeError(`baseUrl must be a string such as "https://licensing.example.com", got ${describe(value)}`);
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw new TypeError(`baseUrl must be an absolute URL such as "https://licensing.example.com", got "${value}"`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`baseUrl must be http(s), got "${url.protocol}"`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new TypeError(`baseUrl must be http(s), got "${url.protocol}"`);
   if (url.search || url.hash) throw new TypeError('baseUrl must not have a query or fragment');
   return url.toString();
 }
 
 function positiveNumber(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number of milliseconds, got ${describe(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(`${name} must be a positive number of milliseconds, got ${describe(value)}`);
   return value;
 }
 
 function wholeNumber(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new TypeError(`${name} must be a whole number ≥ 0, got ${describe(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+    throw new TypeError(`${name} must be a whole number ≥ 0, got ${describe(value)}`);
   return value;
 }

@@ -42,7 +42,10 @@ export class LicensingError extends Error {
   readonly retryAfterS: number | null;
 
   constructor(init: LicensingErrorInit) {
-    super(init.status ? `${init.status} ${init.code}: ${init.detail}` : `${init.code}: ${init.detail}`, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      init.status ? `${init.status} ${init.code}: ${init.detail}` : `${init.code}: ${init.detail}`,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.name = 'LicensingError';
     this.status = init.status;
     this.code = init.code;
@@ -59,7 +62,12 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** The error for a non-2xx answer: its problem+json body if it has one, else what the status says. */
-export function errorFromResponse(status: number, body: unknown, headers: Headers, retryAfterS: number | null): LicensingError {
+export function errorFromResponse(
+  status: number,
+  body: unknown,
+  headers: Headers,
+  retryAfterS: number | null,
+): LicensingError {
   const requestId = headers.get('x-request-id');
   if (isRecord(body) && typeof body.code === 'string') {
     const errors = Array.isArray(body.errors)
@@ -77,7 +85,8 @@ export function errorFromResponse(status: number, body: unknown, headers: Header
     });
   }
   // Not problem+json: a proxy or load balancer answered. Keep what can be known.
-  const detail = typeof body === 'string' && body.trim() ? body.trim().slice(0, 200) : `HTTP ${status} without problem details`;
+  const detail =
+    typeof body === 'string' && body.trim() ? body.trim().slice(0, 200) : `HTTP ${status} without problem details`;
   return new LicensingError({ status, code: fallbackCode(status), detail, requestId, retryAfterS });
 }
 

@@ -55,11 +55,23 @@ export class Transport {
     for (let attempt = 0; ; attempt++) {
       const result = await this.attempt(url, init);
       if (result.ok && result.status >= 200 && result.status < 300) return result.body as T;
-      const error = result.ok ? errorFromResponse(result.status, result.body, result.headers, parseRetryAfter(result.headers.get('retry-after'), Date.now())) : result.error;
+      const error = result.ok
+        ? errorFromResponse(
+            result.status,
+            result.body,
+            result.headers,
+            parseRetryAfter(result.headers.get('retry-after'), Date.now()),
+          )
+        : result.error;
       // 429 is refused before any work, so anything may be repeated; the rest only when repeating is safe.
       const retryable = error.status === 0 || RETRYABLE_STATUSES.has(error.status);
       if (!retryable || attempt >= this.options.maxRetries || (error.status !== 429 && !repeatable)) throw error;
-      const wait = retryDelayMs(attempt, error.retryAfterS, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random);
+      const wait = retryDelayMs(
+        attempt,
+        error.retryAfterS,
+        this.options.backoff ?? DEFAULT_BACKOFF,
+        this.options.random,
+      );
       if (wait > this.options.maxRetryDelayMs) throw error;
       await sleep(wait);
     }
@@ -75,7 +87,10 @@ export class Transport {
   }
 
   private init(spec: RequestSpec): RequestInit {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.apiKey}`,
+      accept: 'application/json',
+    };
     if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
     if (spec.body === undefined) return { method: spec.method, headers };
     headers['content-type'] = 'application/json';
@@ -93,12 +108,27 @@ export class Transport {
     try {
       const res = await this.options.fetch(url, { ...init, signal: controller.signal });
       const text = res.status === 204 ? '' : await res.text();
-      return { ok: true, status: res.status, headers: res.headers, body: parseBody(text, res.headers.get('content-type'), res.status) };
+      return {
+        ok: true,
+        status: res.status,
+        headers: res.headers,
+        body: parseBody(text, res.headers.get('content-type'), res.status),
+      };
     } catch (cause) {
       if (cause instanceof LicensingError) return { ok: false, error: cause };
       const error = timedOut
-        ? new LicensingError({ status: 0, code: 'timeout', detail: `no answer within ${this.options.timeoutMs} ms`, cause })
-        : new LicensingError({ status: 0, code: 'network_error', detail: cause instanceof Error ? cause.message : String(cause), cause });
+        ? new LicensingError({
+            status: 0,
+            code: 'timeout',
+            detail: `no answer within ${this.options.timeoutMs} ms`,
+            cause,
+          })
+        : new LicensingError({
+            status: 0,
+            code: 'network_error',
+            detail: cause instanceof Error ? cause.message : String(cause),
+            cause,
+          });
       return { ok: false, error };
     } finally {
       clearTimeout(timer);
@@ -109,13 +139,19 @@ export class Transport {
 function parseBody(text: string, contentType: string | null, status: number): unknown {
   if (!text) return undefined;
   if (!/\bjson\b/i.test(contentType ?? '')) {
-    if (status >= 200 && status < 300) throw new LicensingError({ status, code: 'invalid_response', detail: `expected JSON, got ${contentType ?? 'no content type'}` });
+    if (status >= 200 && status < 300)
+      throw new LicensingError({
+        status,
+        code: 'invalid_response',
+        detail: `expected JSON, got ${contentType ?? 'no content type'}`,
+      });
     return text;
   }
   try {
     return JSON.parse(text);
   } catch (cause) {
-    if (status >= 200 && status < 300) throw new LicensingError({ status, code: 'invalid_response', detail: 'the answer is not valid JSON', cause });
+    if (status >= 200 && status < 300)
+      throw new LicensingError({ status, code: 'invalid_response', detail: 'the answer is not valid JSON', cause });
     return text;
   }
 }

@@ -8,7 +8,22 @@ export type { Products } from './resources/products';
 export type { Licenses } from './resources/licenses';
 export type { Checkout } from './resources/checkout';
 export type { Webhooks } from './resources/webhooks';
-export { verifyLicenseFile, type LicenseFilePayload, type LicenseFileVerification, type LicenseFileFailure, type PublicKeyInput, type VerifyLicenseFileOptions } from './license-file';
-export { verifyWebhook, WEBHOOK_TOLERANCE_S, type WebhookEvent, type WebhookVerification, type WebhookFailure, type WebhookHeaders, type VerifyWebhookOptions } from './webhook-signature';
+export {
+  verifyLicenseFile,
+  type LicenseFilePayload,
+  type LicenseFileVerification,
+  type LicenseFileFailure,
+  type PublicKeyInput,
+  type VerifyLicenseFileOptions,
+} from './license-file';
+export {
+  verifyWebhook,
+  WEBHOOK_TOLERANCE_S,
+  type WebhookEvent,
+  type WebhookVerification,
+  type WebhookFailure,
+  type WebhookHeaders,
+  type VerifyWebhookOptions,
+} from './webhook-signature';
 export type * from './types';
 export type { paths, components, operations } from './generated/openapi';

@@ -60,7 +60,10 @@ export interface VerifyLicenseFileOptions {
 /** How far issued_at may lie ahead of this machine's clock before the clock is deemed turned back. */
 const CLOCK_SKEW_MS = 5 * 60_000;
 
-export async function verifyLicenseFile(file: unknown, options: VerifyLicenseFileOptions): Promise<LicenseFileVerification> {
+export async function verifyLicenseFile(
+  file: unknown,
+  options: VerifyLicenseFileOptions,
+): Promise<LicenseFileVerification> {
   const keys = publicKeyList(options);
   const now = instant(options.now);
   if (!isFileShape(file)) return fail('malformed');
@@ -76,8 +79,15 @@ export async function verifyLicenseFile(file: unknown, options: VerifyLicenseFil
   } catch {
     return fail('malformed');
   }
-  const publicKey = await globalThis.crypto.subtle.importKey('spki', pemToDer(key.public_key_pem, 'PUBLIC KEY'), { name: 'Ed25519' }, false, ['verify']);
-  if (!(await globalThis.crypto.subtle.verify({ name: 'Ed25519' }, publicKey, signature, payloadBytes))) return fail('bad_signature');
+  const publicKey = await globalThis.crypto.subtle.importKey(
+    'spki',
+    pemToDer(key.public_key_pem, 'PUBLIC KEY'),
+    { name: 'Ed25519' },
+    false,
+    ['verify'],
+  );
+  if (!(await globalThis.crypto.subtle.verify({ name: 'Ed25519' }, publicKey, signature, payloadBytes)))
+    return fail('bad_signature');
 
   let license: LicenseFilePayload;
   try {
@@ -94,25 +104,38 @@ export async function verifyLicenseFile(file: unknown, options: VerifyLicenseFil
   if (license.status !== 'active') return fail('not_active', license);
   if (validUntil < now) return fail('expired', license);
   if (issuedAt > now + CLOCK_SKEW_MS) return fail('not_yet_valid', license);
-  if (license.fingerprint !== null && options.fingerprint !== undefined && license.fingerprint !== options.fingerprint) return fail('fingerprint_mismatch', license);
+  if (license.fingerprint !== null && options.fingerprint !== undefined && license.fingerprint !== options.fingerprint)
+    return fail('fingerprint_mismatch', license);
   return { valid: true, license };
 }
 
-const fail = (reason: LicenseFileFailure, license: LicenseFilePayload | null = null): LicenseFileVerification => ({ valid: false, reason, license });
+const fail = (reason: LicenseFileFailure, license: LicenseFilePayload | null = null): LicenseFileVerification => ({
+  valid: false,
+  reason,
+  license,
+});
 
 function isFileShape(file: unknown): file is { kid: string; algorithm: string; payload: string; signature: string } {
   if (typeof file !== 'object' || file === null) return false;
   const f = file as Record<string, unknown>;
-  return typeof f.kid === 'string' && typeof f.algorithm === 'string' && typeof f.payload === 'string' && typeof f.signature === 'string';
+  return (
+    typeof f.kid === 'string' &&
+    typeof f.algorithm === 'string' &&
+    typeof f.payload === 'string' &&
+    typeof f.signature === 'string'
+  );
 }
 
 function publicKeyList(options: VerifyLicenseFileOptions): readonly PublicKeyInput[] {
-  if (typeof options !== 'object' || options === null) throw new TypeError('verifyLicenseFile needs options with publicKeys');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('verifyLicenseFile needs options with publicKeys');
   const given = options.publicKeys;
   const list = Array.isArray(given) ? given : (given as { data?: unknown } | undefined)?.data;
-  if (!Array.isArray(list)) throw new TypeError(`publicKeys must be an array of {kid, public_key_pem}, got ${describe(given)}`);
+  if (!Array.isArray(list))
+    throw new TypeError(`publicKeys must be an array of {kid, public_key_pem}, got ${describe(given)}`);
   for (const k of list) {
-    if (typeof k?.kid !== 'string' || typeof k?.public_key_pem !== 'string') throw new TypeError('every public key needs a kid and a public_key_pem string');
+    if (typeof k?.kid !== 'string' || typeof k?.public_key_pem !== 'string')
+      throw new TypeError('every public key needs a kid and a public_key_pem string');
   }
   return list as readonly PublicKeyInput[];
 }

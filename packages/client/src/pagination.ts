@@ -29,7 +29,9 @@ export class PageList<T, P extends PageParams = PageParams> implements AsyncIter
 
   /** One page: the first, or the one after `startingAfter` (a previous page's next_cursor). */
   page(startingAfter?: string): Promise<Page<T>> {
-    return this.fetchPage(startingAfter === undefined ? this.params : { ...this.params, starting_after: startingAfter });
+    return this.fetchPage(
+      startingAfter === undefined ? this.params : { ...this.params, starting_after: startingAfter },
+    );
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {

@@ -33,12 +33,21 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | n
  * fixed, half random, so many clients that failed together spread out but
  * none retries immediately. `attempt` counts retries from 0.
  */
-export function backoffDelayMs(attempt: number, options: BackoffOptions = DEFAULT_BACKOFF, random: () => number = Math.random): number {
+export function backoffDelayMs(
+  attempt: number,
+  options: BackoffOptions = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
+): number {
   const step = Math.min(options.maxMs, options.baseMs * 2 ** attempt);
   return Math.round(step / 2 + random() * (step / 2));
 }
 
 /** The wait before the next try: the server's Retry-After when it gave one, else back-off. */
-export function retryDelayMs(attempt: number, retryAfterS: number | null, options: BackoffOptions = DEFAULT_BACKOFF, random: () => number = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  retryAfterS: number | null,
+  options: BackoffOptions = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
+): number {
   return retryAfterS !== null ? retryAfterS * 1000 : backoffDelayMs(attempt, options, random);
 }

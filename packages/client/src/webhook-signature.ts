@@ -41,7 +41,12 @@ export const WEBHOOK_TOLERANCE_S = 300;
  * Checks a webhook request. `body` must be the raw body exactly as received
  * (a string or bytes), not JSON parsed and serialised again.
  */
-export async function verifyWebhook(body: string | Uint8Array | ArrayBuffer, headers: WebhookHeaders, secret: string, options: VerifyWebhookOptions = {}): Promise<WebhookVerification> {
+export async function verifyWebhook(
+  body: string | Uint8Array | ArrayBuffer,
+  headers: WebhookHeaders,
+  secret: string,
+  options: VerifyWebhookOptions = {},
+): Promise<WebhookVerification> {
   const bodyBytes = rawBody(body);
   const key = await hmacKey(secret);
   const id = header(headers, 'webhook-id');
@@ -50,7 +55,8 @@ export async function verifyWebhook(body: string | Uint8Array | ArrayBuffer, hea
   if (!id || !timestamp || !signatures) return { valid: false, reason: 'missing_headers' };
   if (!/^\d{1,12}$/.test(timestamp)) return { valid: false, reason: 'invalid_timestamp' };
   const nowS = (options.now instanceof Date ? options.now.getTime() : (options.now ?? Date.now())) / 1000;
-  if (Math.abs(nowS - Number(timestamp)) > (options.toleranceS ?? WEBHOOK_TOLERANCE_S)) return { valid: false, reason: 'timestamp_out_of_tolerance' };
+  if (Math.abs(nowS - Number(timestamp)) > (options.toleranceS ?? WEBHOOK_TOLERANCE_S))
+    return { valid: false, reason: 'timestamp_out_of_tolerance' };
 
   const prefix = utf8(`${id}.${timestamp}.`);
   const signed = new Uint8Array(prefix.length + bodyBytes.length);
@@ -65,7 +71,8 @@ export async function verifyWebhook(body: string | Uint8Array | ArrayBuffer, hea
     } catch {
       continue;
     }
-    if (await globalThis.crypto.subtle.verify('HMAC', key, given, signed)) return { valid: true, event: parseEvent(bodyBytes) };
+    if (await globalThis.crypto.subtle.verify('HMAC', key, given, signed))
+      return { valid: true, event: parseEvent(bodyBytes) };
   }
   return { valid: false, reason: 'bad_signature' };
 }
@@ -74,23 +81,27 @@ function rawBody(body: unknown): Uint8Array<ArrayBuffer> {
   if (typeof body === 'string') return utf8(body);
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
   if (body instanceof Uint8Array) return new Uint8Array(body);
-  throw new TypeError(`body must be the raw request body (a string or bytes), got ${describe(body)}: a parsed and re-serialised body does not verify`);
+  throw new TypeError(
+    `body must be the raw request body (a string or bytes), got ${describe(body)}: a parsed and re-serialised body does not verify`,
+  );
 }
 
 async function hmacKey(secret: unknown): Promise<CryptoKey> {
-  if (typeof secret !== 'string' || secret === '') throw new TypeError('secret must be the endpoint\'s whsec_… signing secret');
+  if (typeof secret !== 'string' || secret === '')
+    throw new TypeError("secret must be the endpoint's whsec_… signing secret");
   let bytes: Uint8Array<ArrayBuffer>;
   try {
     bytes = base64ToBytes(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret);
   } catch {
-    throw new TypeError('secret must be the endpoint\'s whsec_… signing secret (base64 after the prefix)');
+    throw new TypeError("secret must be the endpoint's whsec_… signing secret (base64 after the prefix)");
   }
   return globalThis.crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
 }
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
   if (typeof (headers as Headers)?.get === 'function') return (headers as Headers).get(name) ?? undefined;
-  if (typeof headers !== 'object' || headers === null) throw new TypeError('headers must be a Headers object or a plain object of header names to values');
+  if (typeof headers !== 'object' || headers === null)
+    throw new TypeError('headers must be a Headers object or a plain object of header names to values');
   for (const [k, v] of Object.entries(headers)) {
     if (k.toLowerCase() === name) return Array.isArray(v) ? v[0] : v;
   }

@@ -1,4 +1,11 @@
-import { connect, headers as natsHeaders, type NatsConnection, type JetStreamClient, RetentionPolicy, StorageType } from 'nats';
+import {
+  connect,
+  headers as natsHeaders,
+  type NatsConnection,
+  type JetStreamClient,
+  RetentionPolicy,
+  StorageType,
+} from 'nats';
 import type { DomainEvent, EventType } from '@licensing/proto';
 import { newId } from './ids';
 import { inboxPrefixOf, ownedBySubject } from './nats-access';
@@ -84,7 +91,10 @@ export class EventBus {
   eventOf(subject: string, data: Uint8Array): DomainEvent | undefined {
     const event = JSON.parse(new TextDecoder().decode(data)) as DomainEvent;
     if (ownedBySubject(this.opts.subjectPrefix, subject, event?.type)) return event;
-    this.opts.log.warn({ subject, type: event?.type }, 'dropped an event whose subject is not its type (not from its owner)');
+    this.opts.log.warn(
+      { subject, type: event?.type },
+      'dropped an event whose subject is not its type (not from its owner)',
+    );
     return undefined;
   }
 
@@ -112,7 +122,9 @@ export class EventBus {
       if (s.type === 'reconnect') {
         this.disconnected = false;
         // The stream may be new to this server (e.g. it was wiped): make sure it exists.
-        this.ensureStream().catch((err) => this.opts.log.warn({ err }, 'could not ensure event stream after reconnect'));
+        this.ensureStream().catch((err) =>
+          this.opts.log.warn({ err }, 'could not ensure event stream after reconnect'),
+        );
       }
     }
   }
@@ -132,7 +144,10 @@ export class EventBus {
     if (info) {
       if (info.config.max_age !== maxAge) {
         await jsm.streams.update(this.opts.stream, { ...info.config, max_age: maxAge });
-        this.opts.log.info({ stream: this.opts.stream, retention_hours: this.opts.retentionHours }, 'changed the event stream\'s retention');
+        this.opts.log.info(
+          { stream: this.opts.stream, retention_hours: this.opts.retentionHours },
+          "changed the event stream's retention",
+        );
       }
     } else {
       try {
@@ -157,7 +172,11 @@ export class EventBus {
   async publish(event: DomainEvent): Promise<void> {
     const h = natsHeaders();
     h.set('Nats-Msg-Id', event.id);
-    const ack = await this.js.publish(this.subject(event.type), JSON.stringify(event), { msgID: event.id, headers: h, timeout: 2000 });
+    const ack = await this.js.publish(this.subject(event.type), JSON.stringify(event), {
+      msgID: event.id,
+      headers: h,
+      timeout: 2000,
+    });
     if (!ack.duplicate) this.published?.inc({ type: event.type });
   }
 
@@ -172,13 +191,32 @@ export class EventBus {
  * instances notice them: the same id is dropped by JetStream as a duplicate.
  * Events made while serving a request carry its id (`request_id`).
  */
-export function newEvent<T extends EventType>(type: T, accountId: string, data: DomainEvent<T>['data'], now = new Date(), id = newId('evt')): DomainEvent<T> {
+export function newEvent<T extends EventType>(
+  type: T,
+  accountId: string,
+  data: DomainEvent<T>['data'],
+  now = new Date(),
+  id = newId('evt'),
+): DomainEvent<T> {
   const requestId = currentRequestId();
-  return { id, type, account_id: accountId, created_at: now.toISOString(), ...(requestId ? { request_id: requestId } : {}), data };
+  return {
+    id,
+    type,
+    account_id: accountId,
+    created_at: now.toISOString(),
+    ...(requestId ? { request_id: requestId } : {}),
+    data,
+  };
 }
 
 /** The connection settings of a component's config, as BusOptions. */
-export const natsOptions = (config: { NATS_URL: string; NATS_USER: string; NATS_PASSWORD: string; NATS_TLS_CA_FILE: string; EVENTS_RETENTION_HOURS: number }) => ({
+export const natsOptions = (config: {
+  NATS_URL: string;
+  NATS_USER: string;
+  NATS_PASSWORD: string;
+  NATS_TLS_CA_FILE: string;
+  EVENTS_RETENTION_HOURS: number;
+}) => ({
   url: config.NATS_URL,
   user: config.NATS_USER,
   password: config.NATS_PASSWORD,

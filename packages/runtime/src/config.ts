@@ -16,17 +16,36 @@ export interface Setting<T> {
   max?: number;
 }
 
-export const str = (description: string, opts: { default?: string; secret?: boolean } = {}): Setting<string> => ({ kind: 'string', description, ...opts });
-export const int = (description: string, opts: { default?: number; min?: number; max?: number } = {}): Setting<number> => ({ kind: 'int', description, ...opts });
-export const bool = (description: string, opts: { default?: boolean } = {}): Setting<boolean> => ({ kind: 'bool', description, ...opts });
-export const oneOf = <V extends string>(values: readonly V[], description: string, opts: { default?: V } = {}): Setting<V> => ({ kind: 'enum', description, values, ...opts });
+export const str = (description: string, opts: { default?: string; secret?: boolean } = {}): Setting<string> => ({
+  kind: 'string',
+  description,
+  ...opts,
+});
+export const int = (
+  description: string,
+  opts: { default?: number; min?: number; max?: number } = {},
+): Setting<number> => ({ kind: 'int', description, ...opts });
+export const bool = (description: string, opts: { default?: boolean } = {}): Setting<boolean> => ({
+  kind: 'bool',
+  description,
+  ...opts,
+});
+export const oneOf = <V extends string>(
+  values: readonly V[],
+  description: string,
+  opts: { default?: V } = {},
+): Setting<V> => ({ kind: 'enum', description, values, ...opts });
 
 export type Schema = Record<string, Setting<unknown>>;
 export type ConfigOf<S extends Schema> = { [K in keyof S]: S[K] extends Setting<infer T> ? T : never };
 
 export class ConfigError extends Error {}
 
-export function loadConfig<S extends Schema>(schema: S, env: Record<string, string | undefined> = process.env, overrides: Partial<ConfigOf<S>> = {}): ConfigOf<S> {
+export function loadConfig<S extends Schema>(
+  schema: S,
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<ConfigOf<S>> = {},
+): ConfigOf<S> {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [name, setting] of Object.entries(schema)) {
@@ -45,7 +64,8 @@ export function loadConfig<S extends Schema>(schema: S, env: Record<string, stri
       }
     }
     if (raw === undefined || raw === '') {
-      if (setting.default === undefined) problems.push(`${name} is required (${setting.description})${setting.secret ? `; or give ${name}_FILE` : ''}`);
+      if (setting.default === undefined)
+        problems.push(`${name} is required (${setting.description})${setting.secret ? `; or give ${name}_FILE` : ''}`);
       else out[name] = setting.default;
       continue;
     }
@@ -55,8 +75,14 @@ export function loadConfig<S extends Schema>(schema: S, env: Record<string, stri
         break;
       case 'int': {
         const n = Number(raw);
-        if (!Number.isInteger(n) || (setting.min !== undefined && n < setting.min) || (setting.max !== undefined && n > setting.max)) {
-          problems.push(`${name} must be an integer${setting.min !== undefined ? ` >= ${setting.min}` : ''}${setting.max !== undefined ? ` <= ${setting.max}` : ''}, got "${raw}"`);
+        if (
+          !Number.isInteger(n) ||
+          (setting.min !== undefined && n < setting.min) ||
+          (setting.max !== undefined && n > setting.max)
+        ) {
+          problems.push(
+            `${name} must be an integer${setting.min !== undefined ? ` >= ${setting.min}` : ''}${setting.max !== undefined ? ` <= ${setting.max}` : ''}, got "${raw}"`,
+          );
         } else out[name] = n;
         break;
       }
@@ -65,7 +91,8 @@ export function loadConfig<S extends Schema>(schema: S, env: Record<string, stri
         else out[name] = raw === 'true' || raw === '1';
         break;
       case 'enum':
-        if (!setting.values!.includes(raw)) problems.push(`${name} must be one of ${setting.values!.join(', ')}, got "${raw}"`);
+        if (!setting.values!.includes(raw))
+          problems.push(`${name} must be one of ${setting.values!.join(', ')}, got "${raw}"`);
         else out[name] = raw;
         break;
     }
@@ -76,19 +103,47 @@ export function loadConfig<S extends Schema>(schema: S, env: Record<string, stri
 
 /** Settings every service shares: where its store and bus are, and how it logs. */
 export const commonSchema = {
-  NODE_ENV: oneOf(['development', 'test', 'production'] as const, 'Run mode; production refuses development shortcuts', { default: 'development' }),
-  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'pino log level', { default: 'info' }),
-  MONGO_URL: str('MongoDB (or FerretDB) connection string; in production with this service\'s own user, limited to its own database (mongodb://account:<password>@mongodb:27017/licensing_account), so give it as MONGO_URL_FILE', { default: 'mongodb://127.0.0.1:27017', secret: true }),
-  NATS_URL: str('NATS server with JetStream (no credentials in it: see NATS_USER)', { default: 'nats://127.0.0.1:4222' }),
-  NATS_USER: str('This component\'s own NATS user (account, product, license, checkout, webhook, gateway), allowed only its own subjects; empty: connect without authentication (development)', { default: '' }),
+  NODE_ENV: oneOf(
+    ['development', 'test', 'production'] as const,
+    'Run mode; production refuses development shortcuts',
+    { default: 'development' },
+  ),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'pino log level', {
+    default: 'info',
+  }),
+  MONGO_URL: str(
+    "MongoDB (or FerretDB) connection string; in production with this service's own user, limited to its own database (mongodb://account:<password>@mongodb:27017/licensing_account), so give it as MONGO_URL_FILE",
+    { default: 'mongodb://127.0.0.1:27017', secret: true },
+  ),
+  NATS_URL: str('NATS server with JetStream (no credentials in it: see NATS_USER)', {
+    default: 'nats://127.0.0.1:4222',
+  }),
+  NATS_USER: str(
+    "This component's own NATS user (account, product, license, checkout, webhook, gateway), allowed only its own subjects; empty: connect without authentication (development)",
+    { default: '' },
+  ),
   NATS_PASSWORD: str('Password of NATS_USER', { default: '', secret: true }),
-  NATS_TLS_CA_FILE: str('PEM CA that signs the NATS server\'s certificate: connect over TLS (empty: plaintext)', { default: '' }),
-  EVENTS_RETENTION_HOURS: int('How long the event stream keeps events (they carry licence keys and e-mail addresses: docs/architecture.md); an existing stream is changed to this', { default: 168, min: 1, max: 8760 }),
+  NATS_TLS_CA_FILE: str("PEM CA that signs the NATS server's certificate: connect over TLS (empty: plaintext)", {
+    default: '',
+  }),
+  EVENTS_RETENTION_HOURS: int(
+    'How long the event stream keeps events (they carry licence keys and e-mail addresses: docs/architecture.md); an existing stream is changed to this',
+    { default: 168, min: 1, max: 8760 },
+  ),
   EVENTS_SUBJECT_PREFIX: str('Subject prefix for domain events', { default: 'licensing.events' }),
   EVENTS_STREAM: str('JetStream stream that stores domain events', { default: 'LICENSING_EVENTS' }),
-  INTERNAL_TOKEN: str('This component\'s own credential for the gRPC calls it makes (each caller has its own; the services it calls know only its SHA-256 digest). Required by the components that call others: gateway, license, checkout', { default: '', secret: true }),
-  GRPC_TLS_CA_FILE: str('mTLS between components: PEM CA that signs every internal certificate (with GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE; empty: plaintext gRPC)', { default: '' }),
-  GRPC_TLS_CERT_FILE: str('mTLS: this component\'s PEM certificate, common name = its name (gateway, account, ...; deploy/make-secrets.sh makes them)', { default: '' }),
+  INTERNAL_TOKEN: str(
+    "This component's own credential for the gRPC calls it makes (each caller has its own; the services it calls know only its SHA-256 digest). Required by the components that call others: gateway, license, checkout",
+    { default: '', secret: true },
+  ),
+  GRPC_TLS_CA_FILE: str(
+    'mTLS between components: PEM CA that signs every internal certificate (with GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE; empty: plaintext gRPC)',
+    { default: '' },
+  ),
+  GRPC_TLS_CERT_FILE: str(
+    "mTLS: this component's PEM certificate, common name = its name (gateway, account, ...; deploy/make-secrets.sh makes them)",
+    { default: '' },
+  ),
   GRPC_TLS_KEY_FILE: str('mTLS: the PEM private key of GRPC_TLS_CERT_FILE', { default: '' }),
   SHUTDOWN_TIMEOUT_MS: int('Hard limit for a graceful shutdown', { default: 10000, min: 100 }),
 } satisfies Schema;

@@ -8,6 +8,7 @@ export function checkEmail(field: string, value: string): string {
   const email = value.trim();
   if (!email) throw AppError.invalid(field, `${field} is required`);
   const at = email.lastIndexOf('@');
-  if (email.length > 254 || at > 64 || !SHAPE.test(email)) throw AppError.invalid(field, `${field} must be a valid e-mail address`);
+  if (email.length > 254 || at > 64 || !SHAPE.test(email))
+    throw AppError.invalid(field, `${field} must be a valid e-mail address`);
   return email;
 }

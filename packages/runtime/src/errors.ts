@@ -4,9 +4,19 @@ import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js
 // code throws AppError with one of these; the gRPC layer carries it across the
 // service boundary in trailing metadata; the gateway turns it into problem+json.
 export const errorCodes = [
-  'invalid_request', 'unauthorized', 'forbidden', 'not_found', 'conflict',
-  'idempotency_key_reused', 'payload_too_large', 'unsupported_media_type',
-  'method_not_allowed', 'https_required', 'rate_limited', 'service_unavailable', 'internal',
+  'invalid_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'idempotency_key_reused',
+  'payload_too_large',
+  'unsupported_media_type',
+  'method_not_allowed',
+  'https_required',
+  'rate_limited',
+  'service_unavailable',
+  'internal',
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number];
 
@@ -83,7 +93,10 @@ const fromGrpc: Partial<Record<GrpcStatus, ErrorCode>> = {
 /** Client side: a gRPC error back into an AppError, keeping the code and field errors the server sent. */
 export function fromServiceError(err: ServiceError): AppError {
   const sent = err.metadata?.get(CODE_KEY)[0];
-  const code = typeof sent === 'string' && (errorCodes as readonly string[]).includes(sent) ? (sent as ErrorCode) : (fromGrpc[err.code] ?? 'internal');
+  const code =
+    typeof sent === 'string' && (errorCodes as readonly string[]).includes(sent)
+      ? (sent as ErrorCode)
+      : (fromGrpc[err.code] ?? 'internal');
   let fields: FieldError[] = [];
   const rawFields = err.metadata?.get(FIELDS_KEY)[0];
   if (Buffer.isBuffer(rawFields)) {
@@ -93,6 +106,11 @@ export function fromServiceError(err: ServiceError): AppError {
       fields = [];
     }
   }
-  const message = code === 'internal' ? 'internal error' : code === 'service_unavailable' ? 'a backing service is unavailable' : err.details;
+  const message =
+    code === 'internal'
+      ? 'internal error'
+      : code === 'service_unavailable'
+        ? 'a backing service is unavailable'
+        : err.details;
   return new AppError(code, message, fields);
 }

@@ -9,8 +9,21 @@ type ClientCtor<C> = new (address: string, creds: ChannelCredentials, options?: 
 // The unary methods of a generated client, as promises. Conditional types see
 // the last overload: (request, metadata, options, callback).
 type Unary<C> = {
-  [M in keyof C as C[M] extends (req: any, md: Metadata, opts: any, cb: (e: ServiceError | null, r: any) => void) => unknown ? M : never]:
-    C[M] extends (req: infer R, md: Metadata, opts: any, cb: (e: ServiceError | null, r: infer S) => void) => unknown ? (req: R, ctx?: CallOptions) => Promise<S> : never;
+  [M in keyof C as C[M] extends (
+    req: any,
+    md: Metadata,
+    opts: any,
+    cb: (e: ServiceError | null, r: any) => void,
+  ) => unknown
+    ? M
+    : never]: C[M] extends (
+    req: infer R,
+    md: Metadata,
+    opts: any,
+    cb: (e: ServiceError | null, r: infer S) => void,
+  ) => unknown
+    ? (req: R, ctx?: CallOptions) => Promise<S>
+    : never;
 };
 
 export interface CallOptions {
@@ -27,9 +40,21 @@ export interface InternalCredential {
 }
 
 /** The credential a component's settings describe (INTERNAL_TOKEN and the optional GRPC_TLS_* files). */
-export function internalCredential(caller: InternalCaller, config: { INTERNAL_TOKEN: string; GRPC_TLS_CA_FILE?: string; GRPC_TLS_CERT_FILE?: string; GRPC_TLS_KEY_FILE?: string }): InternalCredential {
+export function internalCredential(
+  caller: InternalCaller,
+  config: {
+    INTERNAL_TOKEN: string;
+    GRPC_TLS_CA_FILE?: string;
+    GRPC_TLS_CERT_FILE?: string;
+    GRPC_TLS_KEY_FILE?: string;
+  },
+): InternalCredential {
   if (!config.INTERNAL_TOKEN) throw new Error(`INTERNAL_TOKEN is required: ${caller} calls other services`);
-  const tls = internalTls({ GRPC_TLS_CA_FILE: config.GRPC_TLS_CA_FILE ?? '', GRPC_TLS_CERT_FILE: config.GRPC_TLS_CERT_FILE ?? '', GRPC_TLS_KEY_FILE: config.GRPC_TLS_KEY_FILE ?? '' });
+  const tls = internalTls({
+    GRPC_TLS_CA_FILE: config.GRPC_TLS_CA_FILE ?? '',
+    GRPC_TLS_CERT_FILE: config.GRPC_TLS_CERT_FILE ?? '',
+    GRPC_TLS_KEY_FILE: config.GRPC_TLS_KEY_FILE ?? '',
+  });
   return { caller, token: config.INTERNAL_TOKEN, tls };
 }
 
@@ -38,7 +63,12 @@ export function internalCredential(caller: InternalCaller, config: { INTERNAL_TO
  * credential and the request id; failures come back as AppError with the code
  * the server chose (or service_unavailable when it could not be reached).
  */
-export function createClient<C extends Client>(Ctor: ClientCtor<C>, address: string, credential: InternalCredential, defaultTimeoutMs = 5000): { client: C; call: Unary<C>; close(): void } {
+export function createClient<C extends Client>(
+  Ctor: ClientCtor<C>,
+  address: string,
+  credential: InternalCredential,
+  defaultTimeoutMs = 5000,
+): { client: C; call: Unary<C>; close(): void } {
   const client = new Ctor(address, channelCredentials(credential.tls), {
     'grpc.keepalive_time_ms': 30000,
     // Transparent retries: a call a replica refused while going away (GOAWAY) is sent
@@ -68,7 +98,9 @@ export function createClient<C extends Client>(Ctor: ClientCtor<C>, address: str
           const now = Date.now();
           const deadline = now + Math.min(ctx.timeoutMs ?? defaultTimeoutMs, remainingMs(now));
           const fn = (client as unknown as Record<string, Function>)[method];
-          fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) => (err ? reject(fromServiceError(err)) : resolve(res)));
+          fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) =>
+            err ? reject(fromServiceError(err)) : resolve(res),
+          );
         });
     },
   });

@@ -1,8 +1,22 @@
-import { Server, status as GrpcStatus, type ServiceDefinition, type ServerUnaryCall, type sendUnaryData, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import {
+  Server,
+  status as GrpcStatus,
+  type ServiceDefinition,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import { health } from '@licensing/proto';
 import { toServiceError, AppError } from './errors';
 import { HealthService } from './health';
-import { allowed, authenticateCaller, parseCallers, REQUEST_ID_KEY, type AccessPolicy, type InternalCaller } from './internal-auth';
+import {
+  allowed,
+  authenticateCaller,
+  parseCallers,
+  REQUEST_ID_KEY,
+  type AccessPolicy,
+  type InternalCaller,
+} from './internal-auth';
 import { peerCommonName, serverCredentials, type InternalTls } from './internal-tls';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -25,7 +39,12 @@ export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise
 export type AccessPolicyOf<D> = Partial<Record<InternalCaller, readonly (keyof D & string)[]>>;
 
 export type Handlers<D> = {
-  [M in keyof D]: D[M] extends { requestDeserialize: (b: Buffer) => infer Req; responseSerialize: (v: infer Res) => Buffer } ? UnaryHandler<Req, Res> : never;
+  [M in keyof D]: D[M] extends {
+    requestDeserialize: (b: Buffer) => infer Req;
+    responseSerialize: (v: infer Res) => Buffer;
+  }
+    ? UnaryHandler<Req, Res>
+    : never;
 };
 
 export interface GrpcServerOptions {
@@ -38,7 +57,11 @@ export interface GrpcServerOptions {
   ready?: () => boolean;
 }
 
-const CODE_NAMES = Object.fromEntries(Object.entries(GrpcStatus).filter(([, v]) => typeof v === 'number').map(([k, v]) => [v, k])) as Record<number, string>;
+const CODE_NAMES = Object.fromEntries(
+  Object.entries(GrpcStatus)
+    .filter(([, v]) => typeof v === 'number')
+    .map(([k, v]) => [v, k]),
+) as Record<number, string>;
 
 /**
  * One gRPC server per service: health checking, the internal-credential check
@@ -72,12 +95,20 @@ export class GrpcServer {
     const impl: UntypedServiceImplementation = {};
     for (const [method, handler] of Object.entries(handlers) as [string, UnaryHandler<unknown, unknown>][]) {
       const path = (definition as Record<string, { path: string }>)[method].path;
-      impl[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => this.dispatch(path, method, access as AccessPolicy, handler, call, callback);
+      impl[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) =>
+        this.dispatch(path, method, access as AccessPolicy, handler, call, callback);
     }
     this.server.addService(definition, impl);
   }
 
-  private dispatch(path: string, key: string, access: AccessPolicy, handler: UnaryHandler<unknown, unknown>, call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>): void {
+  private dispatch(
+    path: string,
+    key: string,
+    access: AccessPolicy,
+    handler: UnaryHandler<unknown, unknown>,
+    call: ServerUnaryCall<unknown, unknown>,
+    callback: sendUnaryData<unknown>,
+  ): void {
     const method = path.slice(path.lastIndexOf('/') + 1);
     const caller = authenticateCaller(this.callers, call.metadata);
     if (!caller || (this.opts.tls && peerCommonName(call) !== caller)) {
@@ -128,7 +159,9 @@ export class GrpcServer {
 
   async listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(`${host}:${port}`, serverCredentials(this.opts.tls), (err, bound) => (err ? reject(err) : resolve(bound)));
+      this.server.bindAsync(`${host}:${port}`, serverCredentials(this.opts.tls), (err, bound) =>
+        err ? reject(err) : resolve(bound),
+      );
     });
   }
 

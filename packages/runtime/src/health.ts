@@ -1,4 +1,9 @@
-import { status as GrpcStatus, type ServerUnaryCall, type sendUnaryData, type ServerWritableStream } from '@grpc/grpc-js';
+import {
+  status as GrpcStatus,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  type ServerWritableStream,
+} from '@grpc/grpc-js';
 import { health } from '@licensing/proto';
 
 const ServingStatus = health.HealthCheckResponse_ServingStatus;
@@ -23,12 +28,19 @@ export class HealthService {
   }
 
   readonly implementation = {
-    check: (call: ServerUnaryCall<health.HealthCheckRequest, health.HealthCheckResponse>, callback: sendUnaryData<health.HealthCheckResponse>) => {
+    check: (
+      call: ServerUnaryCall<health.HealthCheckRequest, health.HealthCheckResponse>,
+      callback: sendUnaryData<health.HealthCheckResponse>,
+    ) => {
       const service = call.request.service;
       // "" is readiness (stores up, not shutting down). "liveness" only says the
       // process answers: a MongoDB outage must not make Kubernetes restart pods.
       if (service === LIVENESS) return callback(null, { status: ServingStatus.SERVING });
-      if (service !== '') return callback({ code: GrpcStatus.NOT_FOUND, details: `unknown service "${service}"; ask "" (readiness) or "liveness"` });
+      if (service !== '')
+        return callback({
+          code: GrpcStatus.NOT_FOUND,
+          details: `unknown service "${service}"; ask "" (readiness) or "liveness"`,
+        });
       callback(null, { status: this.isServing ? ServingStatus.SERVING : ServingStatus.NOT_SERVING });
     },
     watch: (call: ServerWritableStream<health.HealthCheckRequest, health.HealthCheckResponse>) => {
@@ -38,11 +50,18 @@ export class HealthService {
 }
 
 /** One Check call with a deadline: SERVING or not (unreachable counts as not), and the round trip. */
-export function checkHealth(client: health.HealthClient, timeoutMs: number, service = ''): Promise<{ serving: boolean; latencyMs: number }> {
+export function checkHealth(
+  client: health.HealthClient,
+  timeoutMs: number,
+  service = '',
+): Promise<{ serving: boolean; latencyMs: number }> {
   const started = performance.now();
   return new Promise((resolve) => {
     client.check({ service }, { deadline: Date.now() + timeoutMs } as never, (err, res) => {
-      resolve({ serving: !err && res?.status === ServingStatus.SERVING, latencyMs: Math.round((performance.now() - started) * 10) / 10 });
+      resolve({
+        serving: !err && res?.status === ServingStatus.SERVING,
+        latencyMs: Math.round((performance.now() - started) * 10) / 10,
+      });
     });
   });
 }

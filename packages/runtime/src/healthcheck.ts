@@ -13,7 +13,11 @@ const TIMEOUT_MS = 2000;
 async function grpc(addr: string): Promise<boolean> {
   // With mTLS between the components (GRPC_TLS_*_FILE in the container's environment), the probe uses the component's own certificate.
   const env = process.env;
-  const tls = internalTls({ GRPC_TLS_CA_FILE: env.GRPC_TLS_CA_FILE ?? '', GRPC_TLS_CERT_FILE: env.GRPC_TLS_CERT_FILE ?? '', GRPC_TLS_KEY_FILE: env.GRPC_TLS_KEY_FILE ?? '' });
+  const tls = internalTls({
+    GRPC_TLS_CA_FILE: env.GRPC_TLS_CA_FILE ?? '',
+    GRPC_TLS_CERT_FILE: env.GRPC_TLS_CERT_FILE ?? '',
+    GRPC_TLS_KEY_FILE: env.GRPC_TLS_KEY_FILE ?? '',
+  });
   const probe = new health.HealthClient(addr, channelCredentials(tls));
   const { serving } = await checkHealth(probe, TIMEOUT_MS);
   probe.close();

@@ -44,7 +44,14 @@ export function requestHash(request: unknown): string {
 
 const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
 
-export async function idempotent<T>(model: Model<IdempotencyRecord>, scope: string, key: string, request: unknown, run: () => Promise<T>, now = new Date()): Promise<T> {
+export async function idempotent<T>(
+  model: Model<IdempotencyRecord>,
+  scope: string,
+  key: string,
+  request: unknown,
+  run: () => Promise<T>,
+  now = new Date(),
+): Promise<T> {
   const _id = `${scope}:${key}`;
   const hash = requestHash(request);
   const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_SECONDS * 1000);
@@ -55,7 +62,11 @@ export async function idempotent<T>(model: Model<IdempotencyRecord>, scope: stri
     const existing = await model.findById(_id).lean();
     if (existing && existing.created_at < expiredBefore) {
       // Expired but not yet removed by the TTL monitor (FerretDB has none): take it over.
-      const taken = await model.findOneAndUpdate({ _id, created_at: existing.created_at }, { $set: { request_hash: hash, state: 'in_flight', created_at: now }, $unset: { response_json: '' } }, { returnDocument: 'after' });
+      const taken = await model.findOneAndUpdate(
+        { _id, created_at: existing.created_at },
+        { $set: { request_hash: hash, state: 'in_flight', created_at: now }, $unset: { response_json: '' } },
+        { returnDocument: 'after' },
+      );
       if (!taken) throw new AppError('conflict', 'a request with this Idempotency-Key is already in progress');
     } else if (!existing) {
       return idempotent(model, scope, key, request, run, now);

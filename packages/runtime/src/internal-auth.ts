@@ -27,17 +27,24 @@ export const tokenDigest = (token: string): string => `sha256:${digest(token).to
  */
 export function parseCallers(spec: string): Map<InternalCaller, Buffer> {
   const out = new Map<InternalCaller, Buffer>();
-  for (const entry of spec.split(/[,\n]/).map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of spec
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([a-z]+)=sha256:([0-9a-f]{64})$/.exec(entry);
     if (!m) throw new Error(`INTERNAL_CALLERS: "${entry.slice(0, 24)}…" is not caller=sha256:<64 hex digits>`);
-    if (!(internalCallers as readonly string[]).includes(m[1])) throw new Error(`INTERNAL_CALLERS: unknown caller "${m[1]}" (known: ${internalCallers.join(', ')})`);
+    if (!(internalCallers as readonly string[]).includes(m[1]))
+      throw new Error(`INTERNAL_CALLERS: unknown caller "${m[1]}" (known: ${internalCallers.join(', ')})`);
     out.set(m[1] as InternalCaller, Buffer.from(m[2], 'hex'));
   }
   return out;
 }
 
 /** The caller the metadata proves, or undefined (no such caller, wrong or missing token). */
-export function authenticateCaller(callers: Map<InternalCaller, Buffer>, metadata: Metadata): InternalCaller | undefined {
+export function authenticateCaller(
+  callers: Map<InternalCaller, Buffer>,
+  metadata: Metadata,
+): InternalCaller | undefined {
   const caller = metadata.get(INTERNAL_CALLER_KEY)[0];
   const presented = metadata.get(INTERNAL_TOKEN_KEY)[0];
   if (typeof caller !== 'string' || typeof presented !== 'string' || presented.length === 0) return undefined;
@@ -48,4 +55,5 @@ export function authenticateCaller(callers: Map<InternalCaller, Buffer>, metadat
 }
 
 /** Whether the policy lets this caller call this method. */
-export const allowed = (policy: AccessPolicy, caller: InternalCaller, method: string): boolean => policy[caller]?.includes(method) ?? false;
+export const allowed = (policy: AccessPolicy, caller: InternalCaller, method: string): boolean =>
+  policy[caller]?.includes(method) ?? false;

@@ -15,17 +15,25 @@ export interface InternalTls {
 }
 
 /** The mTLS material the settings name, or undefined when none is set; half a set is an error. */
-export function internalTls(config: { GRPC_TLS_CA_FILE: string; GRPC_TLS_CERT_FILE: string; GRPC_TLS_KEY_FILE: string }): InternalTls | undefined {
+export function internalTls(config: {
+  GRPC_TLS_CA_FILE: string;
+  GRPC_TLS_CERT_FILE: string;
+  GRPC_TLS_KEY_FILE: string;
+}): InternalTls | undefined {
   const files = [config.GRPC_TLS_CA_FILE, config.GRPC_TLS_CERT_FILE, config.GRPC_TLS_KEY_FILE];
   if (files.every((f) => !f)) return undefined;
-  if (files.some((f) => !f)) throw new Error('GRPC_TLS_CA_FILE, GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE must be set together');
+  if (files.some((f) => !f))
+    throw new Error('GRPC_TLS_CA_FILE, GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE must be set together');
   return { ca: readFileSync(files[0]), cert: readFileSync(files[1]), key: readFileSync(files[2]) };
 }
 
 export const serverCredentials = (tls?: InternalTls): ServerCredentials =>
-  tls ? ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true) : ServerCredentials.createInsecure();
+  tls
+    ? ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true)
+    : ServerCredentials.createInsecure();
 
-export const channelCredentials = (tls?: InternalTls): ChannelCredentials => (tls ? credentials.createSsl(tls.ca, tls.key, tls.cert) : credentials.createInsecure());
+export const channelCredentials = (tls?: InternalTls): ChannelCredentials =>
+  tls ? credentials.createSsl(tls.ca, tls.key, tls.cert) : credentials.createInsecure();
 
 /** The common name of the client certificate of a call over mTLS (undefined over plaintext). */
 export function peerCommonName(call: ServerUnaryCall<unknown, unknown>): string | undefined {

@@ -7,9 +7,22 @@ export type { Logger };
 // line of defence: code should not log these in the first place.
 const redact = {
   paths: [
-    'secret', '*.secret', 'api_key', '*.api_key', 'password', '*.password',
-    'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization',
-    'license_key', '*.license_key', 'key', '*.key', 'internal_token', '*.internal_token',
+    'secret',
+    '*.secret',
+    'api_key',
+    '*.api_key',
+    'password',
+    '*.password',
+    'authorization',
+    '*.authorization',
+    'headers.authorization',
+    'req.headers.authorization',
+    'license_key',
+    '*.license_key',
+    'key',
+    '*.key',
+    'internal_token',
+    '*.internal_token',
   ],
   censor: '[redacted]',
 };
@@ -18,7 +31,8 @@ const redact = {
 // URL, a value under an unexpected name): API keys (lk_full_…, lk_val_…),
 // webhook secrets (whsec_…) and licence keys (groups of five base32
 // characters joined by hyphens, in any case, raw or percent-encoded).
-const SECRET_SHAPES = /\b(?:lk_(?:full|val)_[A-Za-z0-9]+|whsec_[A-Za-z0-9+/=_-]+|[0-9A-Za-z]{5}(?:(?:-|%2D)[0-9A-Za-z]{5}){3,})/g;
+const SECRET_SHAPES =
+  /\b(?:lk_(?:full|val)_[A-Za-z0-9]+|whsec_[A-Za-z0-9+/=_-]+|[0-9A-Za-z]{5}(?:(?:-|%2D)[0-9A-Za-z]{5}){3,})/g;
 // The password of a connection URL (mongodb://user:password@host, redis://…).
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^:@/\s]*:)[^@/\s]+@/gi;
 
@@ -30,7 +44,11 @@ export function scrubSecrets(text: string): string {
 /** What an unexpected error may say in a log line: its kind and a scrubbed message and stack. */
 export function errorSummary(err: unknown): { type: string; message: string; stack?: string } {
   if (!(err instanceof Error)) return { type: typeof err, message: scrubSecrets(String(err)).slice(0, 500) };
-  return { type: err.name, message: scrubSecrets(err.message).slice(0, 500), stack: err.stack && scrubSecrets(err.stack) };
+  return {
+    type: err.name,
+    message: scrubSecrets(err.message).slice(0, 500),
+    stack: err.stack && scrubSecrets(err.stack),
+  };
 }
 
 let destination: DestinationStream | undefined;

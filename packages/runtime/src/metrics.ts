@@ -7,13 +7,18 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 // each process also exports prom-client's default process metrics.
 export const METRIC_HELP = {
   licensing_http_requests_total: 'HTTP requests answered by the gateway, by method, route template and status',
-  licensing_http_request_duration_seconds: 'Time from request to response in the gateway, by method, route template and status',
-  licensing_rate_limit_rejections_total: 'Requests refused with 429, by window (minute, hour, auth_failures, checkout_page, stripe_webhook, signin)',
+  licensing_http_request_duration_seconds:
+    'Time from request to response in the gateway, by method, route template and status',
+  licensing_rate_limit_rejections_total:
+    'Requests refused with 429, by window (minute, hour, auth_failures, checkout_page, stripe_webhook, signin)',
   licensing_grpc_server_handled_total: 'gRPC calls a service finished, by method and status code',
   licensing_grpc_server_handling_seconds: 'Time a service spent on a gRPC call, by method',
-  licensing_validations_total: 'Licence validations, by result code (valid, expired, suspended, ...): the gateway counts those it answers from its cache, the licence service the rest',
-  licensing_validation_cache_evictions_total: 'Validation-cache evictions at the gateway, by the event that caused them',
-  licensing_validation_cache_total: 'Validations at the gateway, by cache result (hit, miss, bypass = cache off or NATS away)',
+  licensing_validations_total:
+    'Licence validations, by result code (valid, expired, suspended, ...): the gateway counts those it answers from its cache, the licence service the rest',
+  licensing_validation_cache_evictions_total:
+    'Validation-cache evictions at the gateway, by the event that caused them',
+  licensing_validation_cache_total:
+    'Validations at the gateway, by cache result (hit, miss, bypass = cache off or NATS away)',
   licensing_events_published_total: 'Domain events JetStream accepted (duplicates not counted), by event type',
   licensing_outbox_backlog: 'Documents holding events not yet acknowledged by JetStream',
   licensing_webhook_deliveries_total: 'Webhook delivery attempts, by outcome (delivered, retry, failed, gone, dropped)',
@@ -40,7 +45,13 @@ export class Metrics {
   }
 
   histogram<L extends string>(name: MetricName, labelNames: readonly L[]): Histogram<L> {
-    return new Histogram({ name, help: METRIC_HELP[name], labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+    return new Histogram({
+      name,
+      help: METRIC_HELP[name],
+      labelNames,
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
   }
 
   gauge(name: MetricName, collect: () => Promise<number>): Gauge {
@@ -60,7 +71,11 @@ export class Metrics {
 }
 
 /** A plain HTTP listener for Prometheus next to a gRPC service: GET /metrics, nothing else. */
-export async function serveMetrics(metrics: Metrics, host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveMetrics(
+  metrics: Metrics,
+  host: string,
+  port: number,
+): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: only GET /metrics is served here\n');

@@ -39,9 +39,16 @@ export interface NatsPermissions {
 }
 
 export function natsPermissions(user: NatsUser, prefix: string, stream: string): NatsPermissions {
-  const owned = Object.entries(familyOwners).filter(([, owner]) => owner === user).map(([family]) => `${prefix}.${family}.>`);
+  const owned = Object.entries(familyOwners)
+    .filter(([, owner]) => owner === user)
+    .map(([family]) => `${prefix}.${family}.>`);
   // Every component makes sure the stream exists with the configured retention; none may read, purge or delete it.
-  const streamApi = ['$JS.API.INFO', `$JS.API.STREAM.INFO.${stream}`, `$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.UPDATE.${stream}`];
+  const streamApi = [
+    '$JS.API.INFO',
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.STREAM.CREATE.${stream}`,
+    `$JS.API.STREAM.UPDATE.${stream}`,
+  ];
   const fanout =
     user === 'webhook'
       ? [

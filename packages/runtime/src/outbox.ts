@@ -153,7 +153,12 @@ export class Outbox {
   }
 
   start(): void {
-    this.task = new PeriodicTask('outbox relay', () => this.sweep(), () => (this.busy ? this.intervalMs : this.idleIntervalMs), this.log);
+    this.task = new PeriodicTask(
+      'outbox relay',
+      () => this.sweep(),
+      () => (this.busy ? this.intervalMs : this.idleIntervalMs),
+      this.log,
+    );
     this.task.start();
   }
 
@@ -165,6 +170,9 @@ export class Outbox {
   async stop(): Promise<void> {
     await this.task?.stop();
     await Promise.all([...this.flushing]);
-    if (this.bus.connected) await this.sweep().catch((err) => this.log.warn({ err }, 'last outbox pass failed; the next start publishes the rest'));
+    if (this.bus.connected)
+      await this.sweep().catch((err) =>
+        this.log.warn({ err }, 'last outbox pass failed; the next start publishes the rest'),
+      );
   }
 }

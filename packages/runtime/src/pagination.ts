@@ -7,10 +7,18 @@ import type { PageRequest, PageInfo } from '@licensing/proto';
  * extra row is read to know whether there is more.
  */
 // biome-ignore lint/suspicious/noExplicitAny: any collection with string ids pages the same way
-export async function listPage<T extends { _id: string }>(model: Model<any>, filter: Record<string, unknown>, page: PageRequest | undefined): Promise<{ items: T[]; page: PageInfo }> {
+export async function listPage<T extends { _id: string }>(
+  model: Model<any>,
+  filter: Record<string, unknown>,
+  page: PageRequest | undefined,
+): Promise<{ items: T[]; page: PageInfo }> {
   const limit = Math.min(Math.max(page?.limit || 20, 1), 100);
   const query = page?.startingAfter ? { ...filter, _id: { $lt: page.startingAfter } } : filter;
-  const rows = (await model.find(query).sort({ _id: -1 }).limit(limit + 1).lean()) as unknown as T[];
+  const rows = (await model
+    .find(query)
+    .sort({ _id: -1 })
+    .limit(limit + 1)
+    .lean()) as unknown as T[];
   const hasMore = rows.length > limit;
   const items = hasMore ? rows.slice(0, limit) : rows;
   return { items, page: { hasMore, nextCursor: hasMore ? items[items.length - 1]._id : '' } };

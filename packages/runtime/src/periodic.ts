@@ -26,7 +26,9 @@ export class PeriodicTask {
   private readonly tick = () => {
     this.timer = undefined;
     // soon() may be called while serving a call, and its timer would carry that call's scope along.
-    this.running = outsideAnyCall(() => this.run()).catch((err) => this.log.warn({ err, task: this.name }, `${this.name} failed; will retry`));
+    this.running = outsideAnyCall(() => this.run()).catch((err) =>
+      this.log.warn({ err, task: this.name }, `${this.name} failed; will retry`),
+    );
     void this.running.finally(() => {
       this.running = undefined;
       if (this.active) this.timer = setTimeout(this.tick, this.delay());

@@ -18,7 +18,9 @@ import type { Logger } from './logger';
 /** PostgreSQL names are at most 63 bytes: long ones keep a readable head and a hash. */
 function indexName(table: string, field: string): string {
   const name = `${table}_${field.replace(/\W/g, '_')}_gin`;
-  return name.length <= 63 ? name : `${name.slice(0, 50)}_${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
+  return name.length <= 63
+    ? name
+    : `${name.slice(0, 50)}_${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
 }
 
 const quote = (id: string) => `"${id.replace(/"/g, '""')}"`;
@@ -40,12 +42,17 @@ export async function addPostgresIndexes(conn: Connection, postgresUrl: string, 
   try {
     // FerretDB keeps one schema per database, named after it, and maps collections to tables in its metadata.
     const schema = conn.name;
-    const found = await pg.query<{ exists: boolean }>('SELECT EXISTS (SELECT 1 FROM information_schema.schemata WHERE schema_name = $1) AS exists', [schema]);
+    const found = await pg.query<{ exists: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM information_schema.schemata WHERE schema_name = $1) AS exists',
+      [schema],
+    );
     if (!found.rows[0].exists) {
       log.warn({ schema }, 'no FerretDB schema for this database in PostgreSQL: GIN indexes not added');
       return;
     }
-    const tables = await pg.query<{ collection: string; tbl: string }>(`SELECT _jsonb->>'_id' AS collection, _jsonb->>'table' AS tbl FROM ${quote(schema)}._ferretdb_database_metadata`);
+    const tables = await pg.query<{ collection: string; tbl: string }>(
+      `SELECT _jsonb->>'_id' AS collection, _jsonb->>'table' AS tbl FROM ${quote(schema)}._ferretdb_database_metadata`,
+    );
     const tableOf = new Map(tables.rows.map((r) => [r.collection, r.tbl]));
     let added = 0;
     for (const model of Object.values(conn.models)) {
@@ -53,7 +60,9 @@ export async function addPostgresIndexes(conn: Connection, postgresUrl: string, 
       if (!table) continue;
       for (const field of indexedFields(model.schema.indexes() as [Record<string, unknown>, unknown][])) {
         try {
-          await pg.query(`CREATE INDEX IF NOT EXISTS ${quote(indexName(table, field))} ON ${quote(schema)}.${quote(table)} USING gin ((_jsonb -> '${field.replace(/'/g, "''")}'))`);
+          await pg.query(
+            `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, field))} ON ${quote(schema)}.${quote(table)} USING gin ((_jsonb -> '${field.replace(/'/g, "''")}'))`,
+          );
           added++;
         } catch (err) {
           // Two instances starting together: IF NOT EXISTS is not safe against a concurrent CREATE; the other one made it.

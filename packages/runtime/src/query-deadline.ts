@@ -16,7 +16,16 @@ import { remainingMs } from './request-scope';
 export const READ_MAX_MS = 10_000;
 
 const READS: MongooseQueryMiddleware[] = ['find', 'findOne', 'countDocuments', 'estimatedDocumentCount', 'distinct'];
-const WRITES: MongooseQueryMiddleware[] = ['updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'replaceOne', 'findOneAndUpdate', 'findOneAndDelete', 'findOneAndReplace'];
+const WRITES: MongooseQueryMiddleware[] = [
+  'updateOne',
+  'updateMany',
+  'deleteOne',
+  'deleteMany',
+  'replaceOne',
+  'findOneAndUpdate',
+  'findOneAndDelete',
+  'findOneAndReplace',
+];
 
 /** The error of work refused because its call's deadline has passed (the caller has stopped waiting). */
 export function outOfTime(): AppError {
@@ -38,9 +47,12 @@ export function queryDeadlinePlugin(schema: Schema): void {
   schema.pre(READS, function (this: { getOptions(): { maxTimeMS?: number }; maxTimeMS(ms: number): unknown }) {
     this.maxTimeMS(readBudget(this.getOptions().maxTimeMS, remainingMs()));
   });
-  schema.pre('aggregate', function (this: { options: { maxTimeMS?: number }; option(o: { maxTimeMS: number }): unknown }) {
-    this.option({ maxTimeMS: readBudget(this.options.maxTimeMS, remainingMs()) });
-  });
+  schema.pre(
+    'aggregate',
+    function (this: { options: { maxTimeMS?: number }; option(o: { maxTimeMS: number }): unknown }) {
+      this.option({ maxTimeMS: readBudget(this.options.maxTimeMS, remainingMs()) });
+    },
+  );
   schema.pre(WRITES, checkTime);
   schema.pre('save', checkTime);
   schema.pre('insertMany', checkTime);

@@ -20,9 +20,25 @@ export interface DeclaredIndexes {
   indexes: Array<Array<[string, 1 | -1]>>;
 }
 
-const READS = new Set(['find', 'findOne', 'countDocuments', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'findOneAndUpdate', 'findOneAndDelete', 'replaceOne']);
+const READS = new Set([
+  'find',
+  'findOne',
+  'countDocuments',
+  'updateOne',
+  'updateMany',
+  'deleteOne',
+  'deleteMany',
+  'findOneAndUpdate',
+  'findOneAndDelete',
+  'replaceOne',
+]);
 
-export function shapeOf(collection: string, method: string, filter: Record<string, unknown> = {}, sort: Record<string, unknown> = {}): QueryShape {
+export function shapeOf(
+  collection: string,
+  method: string,
+  filter: Record<string, unknown> = {},
+  sort: Record<string, unknown> = {},
+): QueryShape {
   const fields: Record<string, 'eq' | 'range'> = {};
   const visit = (f: Record<string, unknown>, inOr: boolean) => {
     for (const [k, v] of Object.entries(f ?? {})) {
@@ -30,13 +46,23 @@ export function shapeOf(collection: string, method: string, filter: Record<strin
         for (const branch of v as Record<string, unknown>[]) visit(branch, k !== '$and' || inOr);
         continue;
       }
-      const isOperator = v !== null && typeof v === 'object' && !(v instanceof Date) && !Array.isArray(v) && Object.keys(v).some((x) => x.startsWith('$'));
+      const isOperator =
+        v !== null &&
+        typeof v === 'object' &&
+        !(v instanceof Date) &&
+        !Array.isArray(v) &&
+        Object.keys(v).some((x) => x.startsWith('$'));
       const kind = !inOr && (!isOperator || Object.keys(v as object).every((x) => x === '$eq')) ? 'eq' : 'range';
       fields[k] = fields[k] === 'range' || kind === 'range' ? 'range' : 'eq';
     }
   };
   visit(filter, false);
-  return { collection, method, filter: fields, sort: Object.entries(sort ?? {}).map(([k, d]) => [k, Number(d) < 0 ? -1 : 1]) };
+  return {
+    collection,
+    method,
+    filter: fields,
+    sort: Object.entries(sort ?? {}).map(([k, d]) => [k, Number(d) < 0 ? -1 : 1]),
+  };
 }
 
 /** Appends this process's query shapes and declared indexes to `<dir>/<pid>.jsonl`, each once. */
@@ -60,7 +86,9 @@ export class QueryShapeLog {
   watch(conn: Connection): void {
     conn.set('debug', (collection: string, method: string, filter: Record<string, unknown>, ...rest: unknown[]) => {
       if (!READS.has(method)) return;
-      const options = rest.find((r) => !!r && typeof r === 'object' && 'sort' in (r as object)) as { sort?: Record<string, unknown> } | undefined;
+      const options = rest.find((r) => !!r && typeof r === 'object' && 'sort' in (r as object)) as
+        | { sort?: Record<string, unknown> }
+        | undefined;
       this.write({ shape: shapeOf(collection, method, filter, options?.sort) });
     });
   }
@@ -68,7 +96,9 @@ export class QueryShapeLog {
   /** The indexes the connection's models declare. */
   declare(conn: Connection): void {
     for (const model of Object.values(conn.models)) {
-      const indexes = model.schema.indexes().map(([keys]) => Object.entries(keys).map(([k, d]) => [k, Number(d) < 0 ? -1 : 1]));
+      const indexes = model.schema
+        .indexes()
+        .map(([keys]) => Object.entries(keys).map(([k, d]) => [k, Number(d) < 0 ? -1 : 1]));
       this.write({ declared: { collection: model.collection.collectionName, indexes } });
     }
   }

@@ -7,7 +7,12 @@ const RETRY_MS = 500;
  * the first failure and every tenth. `meanwhile` tells the operator what the
  * process does until then, e.g. "health says NOT_SERVING".
  */
-export async function untilConnected<T>(what: string, log: Logger, connect: () => Promise<T>, opts: { signal?: AbortSignal; meanwhile: string }): Promise<T> {
+export async function untilConnected<T>(
+  what: string,
+  log: Logger,
+  connect: () => Promise<T>,
+  opts: { signal?: AbortSignal; meanwhile: string },
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     if (opts.signal?.aborted) throw new Error(`start aborted while waiting for ${what}`);
     try {
@@ -15,7 +20,8 @@ export async function untilConnected<T>(what: string, log: Logger, connect: () =
       if (attempt > 1) log.info({ attempts: attempt }, `${what} reached`);
       return out;
     } catch (err) {
-      if (attempt % 10 === 1) log.warn({ err: (err as Error).message, attempt }, `${what} unreachable, retrying (${opts.meanwhile})`);
+      if (attempt % 10 === 1)
+        log.warn({ err: (err as Error).message, attempt }, `${what} unreachable, retrying (${opts.meanwhile})`);
       await new Promise((r) => setTimeout(r, RETRY_MS));
     }
   }

@@ -17,13 +17,32 @@ export const serviceSchema = (name: string, defaultPort: number) => ({
   ...commonSchema,
   GRPC_HOST: str('Address the gRPC server binds to', { default: '127.0.0.1' }),
   GRPC_PORT: int('gRPC port (0 = any free port)', { default: defaultPort, min: 0, max: 65535 }),
-  METRICS_PORT: int('Port of the Prometheus /metrics listener, on GRPC_HOST (0 = any free port)', { default: defaultPort + 1000, min: 0, max: 65535 }),
-  INTERNAL_CALLERS: str('Who may call this service: caller=sha256:<hex digest of the caller\'s INTERNAL_TOKEN>, comma- or newline-separated (deploy/make-secrets.sh writes them); each caller still gets only the methods the service allows it', { secret: true }),
+  METRICS_PORT: int('Port of the Prometheus /metrics listener, on GRPC_HOST (0 = any free port)', {
+    default: defaultPort + 1000,
+    min: 0,
+    max: 65535,
+  }),
+  INTERNAL_CALLERS: str(
+    "Who may call this service: caller=sha256:<hex digest of the caller's INTERNAL_TOKEN>, comma- or newline-separated (deploy/make-secrets.sh writes them); each caller still gets only the methods the service allows it",
+    { secret: true },
+  ),
   MONGO_DB: str('Database name of this service (never shared)', { default: `licensing_${name}` }),
-  FERRETDB_POSTGRESQL_URL: str('Only when MONGO_URL is FerretDB over PostgreSQL: the PostgreSQL URL FerretDB uses, so the service adds the GIN indexes FerretDB needs (empty: nothing to add, e.g. with MongoDB)', { default: '', secret: true }),
-  OUTBOX_INTERVAL_MS: int('How often the outbox relay retries unpublished events while some are pending (events normally go out right after their write)', { default: 1000, min: 50 }),
-  QUERY_SHAPES_DIR: str('Test runs only: record every query shape and declared index here, for the index coverage check of npm test', { default: '' }),
-  OUTBOX_IDLE_INTERVAL_MS: int('How often the relay looks for unpublished events when the last look found none and no publish failed since (a failed publish or NATS coming back wakes it at once)', { default: 10_000, min: 50 }),
+  FERRETDB_POSTGRESQL_URL: str(
+    'Only when MONGO_URL is FerretDB over PostgreSQL: the PostgreSQL URL FerretDB uses, so the service adds the GIN indexes FerretDB needs (empty: nothing to add, e.g. with MongoDB)',
+    { default: '', secret: true },
+  ),
+  OUTBOX_INTERVAL_MS: int(
+    'How often the outbox relay retries unpublished events while some are pending (events normally go out right after their write)',
+    { default: 1000, min: 50 },
+  ),
+  QUERY_SHAPES_DIR: str(
+    'Test runs only: record every query shape and declared index here, for the index coverage check of npm test',
+    { default: '' },
+  ),
+  OUTBOX_IDLE_INTERVAL_MS: int(
+    'How often the relay looks for unpublished events when the last look found none and no publish failed since (a failed publish or NATS coming back wakes it at once)',
+    { default: 10_000, min: 50 },
+  ),
 });
 
 type ServiceConfig = ConfigOf<ReturnType<typeof serviceSchema>>;
@@ -70,12 +89,21 @@ export interface StartOptions<C> {
  * orchestrator sees a live process that is not ready. Stops in reverse order
  * under a hard time limit.
  */
-export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, opts: StartOptions<ConfigOf<S>> = {}): Promise<RunningService<ConfigOf<S>>> {
+export async function startService<S extends Schema>(
+  recipe: ServiceRecipe<S>,
+  opts: StartOptions<ConfigOf<S>> = {},
+): Promise<RunningService<ConfigOf<S>>> {
   const config = loadConfig(recipe.schema, opts.env ?? process.env, opts.config ?? {}) as ConfigOf<S> & ServiceConfig;
   const log = createLogger(`${recipe.name}-service`, config.LOG_LEVEL);
   const metrics = new Metrics(`${recipe.name}-service`);
   let db: Connection | undefined;
-  const grpc = new GrpcServer({ callers: config.INTERNAL_CALLERS, tls: internalTls(config), log, metrics, ready: () => db?.readyState === 1 });
+  const grpc = new GrpcServer({
+    callers: config.INTERNAL_CALLERS,
+    tls: internalTls(config),
+    log,
+    metrics,
+    ready: () => db?.readyState === 1,
+  });
   const port = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
   opts.onListening?.(port);
   const metricsServer = await serveMetrics(metrics, config.GRPC_HOST, config.METRICS_PORT);
@@ -91,7 +119,15 @@ export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, o
     bus = await untilConnected(
       'NATS',
       log,
-      () => EventBus.connect({ ...natsOptions(config), subjectPrefix: config.EVENTS_SUBJECT_PREFIX, stream: config.EVENTS_STREAM, name: `${recipe.name}-service`, log, metrics }),
+      () =>
+        EventBus.connect({
+          ...natsOptions(config),
+          subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
+          stream: config.EVENTS_STREAM,
+          name: `${recipe.name}-service`,
+          log,
+          metrics,
+        }),
       waiting,
     );
     const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS, SETTLE_MS, config.OUTBOX_IDLE_INTERVAL_MS);
@@ -133,7 +169,11 @@ export async function startService<S extends Schema>(recipe: ServiceRecipe<S>, o
  * Runs a service as a process: starts it, and on SIGTERM or SIGINT stops it
  * gracefully; a second signal or the hard limit exits at once.
  */
-export function runMain(name: string, start: () => Promise<{ stop(): Promise<void> }>, hardLimitMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 10000) + 5000): void {
+export function runMain(
+  name: string,
+  start: () => Promise<{ stop(): Promise<void> }>,
+  hardLimitMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 10000) + 5000,
+): void {
   // A signal while still starting (e.g. waiting for MongoDB) has nothing in flight to finish.
   const whileStarting = () => process.exit(0);
   process.once('SIGTERM', whileStarting);

@@ -7,6 +7,18 @@ import type { AccessPolicyOf } from '@licensing/runtime';
  * plans and limits. No other service calls this one.
  */
 export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
-  gateway: ['authenticate', 'signUp', 'confirmSignUp', 'signIn', 'getSession', 'endSession', 'createApiKey', 'revokeApiKey', 'regenerateApiKey', 'listApiKeys', 'listAuditEntries'],
+  gateway: [
+    'authenticate',
+    'signUp',
+    'confirmSignUp',
+    'signIn',
+    'getSession',
+    'endSession',
+    'createApiKey',
+    'revokeApiKey',
+    'regenerateApiKey',
+    'listApiKeys',
+    'listAuditEntries',
+  ],
   operator: ['createAccount', 'getAccount', 'updateAccount', 'createApiKey', 'revokeApiKey', 'listApiKeys'],
 };

@@ -2,8 +2,13 @@ import { serviceSchema, str, type ConfigOf } from '@licensing/runtime';
 
 export const accountSchema = {
   ...serviceSchema('account', 50051),
-  API_KEY_PEPPER: str('Server secret for the HMAC digest of API keys; changing it invalidates every key', { secret: true }),
-  MAIL_URL: str('Where sign-up e-mails go: smtp://<user>:<password>@host:587, smtps://…:465, or dir:///folder (one JSON file per mail, development). Empty: dashboard sign-up is closed', { default: '', secret: true }),
+  API_KEY_PEPPER: str('Server secret for the HMAC digest of API keys; changing it invalidates every key', {
+    secret: true,
+  }),
+  MAIL_URL: str(
+    'Where sign-up e-mails go: smtp://<user>:<password>@host:587, smtps://…:465, or dir:///folder (one JSON file per mail, development). Empty: dashboard sign-up is closed',
+    { default: '', secret: true },
+  ),
   MAIL_FROM: str('Sender of sign-up e-mails', { default: 'Licensing <no-reply@localhost>' }),
   PUBLIC_BASE_URL: str('Public address of the gateway, for the links in e-mails', { default: 'http://127.0.0.1:8080' }),
 };

@@ -18,7 +18,11 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
     ctx.outbox.track(models.Account);
     const mailer = mailerFor(ctx.config.MAIL_URL, ctx.config.MAIL_FROM);
     ctx.log.info({ mail: mailer?.describe ?? 'none: dashboard sign-up is closed' }, 'sign-up mail');
-    ctx.grpc.add(AccountServiceService, { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models), mailer) }, accountAccess);
+    ctx.grpc.add(
+      AccountServiceService,
+      { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models), mailer) },
+      accountAccess,
+    );
   },
 };
 

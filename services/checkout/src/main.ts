@@ -1,5 +1,14 @@
 import { CheckoutServiceService, LicenseServiceClient, ProductServiceClient } from '@licensing/proto';
-import { ConfigError, createClient, internalCredential, PeriodicTask, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import {
+  ConfigError,
+  createClient,
+  internalCredential,
+  PeriodicTask,
+  runMain,
+  startService,
+  type ServiceRecipe,
+  type StartOptions,
+} from '@licensing/runtime';
 import { checkoutSchema, type CheckoutConfig } from './config';
 import { checkoutHandlers } from './handlers/checkout-handlers';
 import { CheckoutExpirySweeper } from './events/expiry-sweeper';
@@ -20,22 +29,64 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     // Test mode in production only by explicit choice; Stripe only with its keys.
     const problems = paymentModeProblems(ctx.config);
     if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    const stripe = ctx.config.PAYMENT_PROVIDER === 'stripe'
-      ? new StripeProvider({ secretKey: ctx.config.STRIPE_SECRET_KEY, webhookSecret: ctx.config.STRIPE_WEBHOOK_SECRET, apiUrl: ctx.config.STRIPE_API_URL })
-      : undefined;
+    const stripe =
+      ctx.config.PAYMENT_PROVIDER === 'stripe'
+        ? new StripeProvider({
+            secretKey: ctx.config.STRIPE_SECRET_KEY,
+            webhookSecret: ctx.config.STRIPE_WEBHOOK_SECRET,
+            apiUrl: ctx.config.STRIPE_API_URL,
+          })
+        : undefined;
     const provider: PaymentProvider = stripe ?? new TestModeProvider();
-    if (!stripe && ctx.config.NODE_ENV === 'production') ctx.log.warn('checkout runs in TEST MODE in production (CHECKOUT_TEST_MODE=true): the test card issues licences without payment');
+    if (!stripe && ctx.config.NODE_ENV === 'production')
+      ctx.log.warn(
+        'checkout runs in TEST MODE in production (CHECKOUT_TEST_MODE=true): the test card issues licences without payment',
+      );
     const store = new CheckoutStore(checkoutModels(ctx.db));
-    const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, internalCredential('checkout', ctx.config));
-    const licenses = createClient(LicenseServiceClient, ctx.config.LICENSE_GRPC_ADDR, internalCredential('checkout', ctx.config));
+    const products = createClient(
+      ProductServiceClient,
+      ctx.config.PRODUCT_GRPC_ADDR,
+      internalCredential('checkout', ctx.config),
+    );
+    const licenses = createClient(
+      LicenseServiceClient,
+      ctx.config.LICENSE_GRPC_ADDR,
+      internalCredential('checkout', ctx.config),
+    );
     const completion = new Completion(store, licenses.call, ctx.outbox, ctx.clock, ctx.log);
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
-    const expiry = new PeriodicTask('checkout expiry sweep', () => sweeper.sweep(), ctx.config.EXPIRY_SWEEP_INTERVAL_MS, ctx.log);
+    const expiry = new PeriodicTask(
+      'checkout expiry sweep',
+      () => sweeper.sweep(),
+      ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
+      ctx.log,
+    );
     ctx.outbox.track(store.models.Session);
-    const sessions = { store, outbox: ctx.outbox, clock: ctx.clock, products: products.call, provider, baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, '') };
-    ctx.grpc.add(CheckoutServiceService, checkoutHandlers(sessions, ctx.config.NODE_ENV === 'production'), checkoutAccess);
-    const stripeWebhook = stripe ? new StripeWebhook(stripe, store, completion, ctx.outbox, ctx.clock, ctx.log) : undefined;
-    const page = checkoutPageApp({ store, completion, provider, stripeWebhook, clock: ctx.clock, log: ctx.log, secureCookies: ctx.config.NODE_ENV === 'production' });
+    const sessions = {
+      store,
+      outbox: ctx.outbox,
+      clock: ctx.clock,
+      products: products.call,
+      provider,
+      baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    };
+    ctx.grpc.add(
+      CheckoutServiceService,
+      checkoutHandlers(sessions, ctx.config.NODE_ENV === 'production'),
+      checkoutAccess,
+    );
+    const stripeWebhook = stripe
+      ? new StripeWebhook(stripe, store, completion, ctx.outbox, ctx.clock, ctx.log)
+      : undefined;
+    const page = checkoutPageApp({
+      store,
+      completion,
+      provider,
+      stripeWebhook,
+      clock: ctx.clock,
+      log: ctx.log,
+      secureCookies: ctx.config.NODE_ENV === 'production',
+    });
     const http = await listen(page, ctx.config.HTTP_HOST, ctx.config.HTTP_PORT);
     expiry.start();
     return async () => {

@@ -3,6 +3,20 @@ import type { AccessPolicyOf } from '@licensing/runtime';
 
 /** Who may call what on the licence service: checkout only issues a licence for a paid session and may revoke it again. */
 export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
-  gateway: ['createLicense', 'getLicense', 'listLicenses', 'validateLicense', 'getStats', 'listRecentValidations', 'transitionLicense', 'updateLicense', 'activate', 'listActivations', 'deactivate', 'issueLicenseFile', 'recordValidations'],
+  gateway: [
+    'createLicense',
+    'getLicense',
+    'listLicenses',
+    'validateLicense',
+    'getStats',
+    'listRecentValidations',
+    'transitionLicense',
+    'updateLicense',
+    'activate',
+    'listActivations',
+    'deactivate',
+    'issueLicenseFile',
+    'recordValidations',
+  ],
   checkout: ['createLicense', 'transitionLicense'],
 };

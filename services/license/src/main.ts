@@ -1,5 +1,13 @@
 import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
-import { createClient, internalCredential, PeriodicTask, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import {
+  createClient,
+  internalCredential,
+  PeriodicTask,
+  runMain,
+  startService,
+  type ServiceRecipe,
+  type StartOptions,
+} from '@licensing/runtime';
 import { licenseSchema, type LicenseConfig } from './config';
 import { activationHandlers } from './handlers/activation-handlers';
 import { fileHandlers } from './handlers/file-handlers';
@@ -16,18 +24,31 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   schema: licenseSchema,
   async setup(ctx) {
     const store = new LicenseStore(licenseModels(ctx.db));
-    const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, internalCredential('license', ctx.config));
+    const products = createClient(
+      ProductServiceClient,
+      ctx.config.PRODUCT_GRPC_ADDR,
+      internalCredential('license', ctx.config),
+    );
     const counter = new ValidationCounter(statsModels(ctx.db), ctx.log, ctx.config.STATS_FLUSH_INTERVAL_MS);
     const sweeper = new ExpirySweeper(store, ctx.outbox, ctx.clock);
-    const expiry = new PeriodicTask('licence expiry sweep', () => sweeper.sweep(), ctx.config.EXPIRY_SWEEP_INTERVAL_MS, ctx.log);
+    const expiry = new PeriodicTask(
+      'licence expiry sweep',
+      () => sweeper.sweep(),
+      ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
+      ctx.log,
+    );
     ctx.outbox.track(store.models.License);
     ctx.outbox.track(store.models.Activation);
-    ctx.grpc.add(LicenseServiceService, {
-      ...licenseHandlers(ctx, store, products.call, counter),
-      ...validationHandlers(ctx, store, counter),
-      ...activationHandlers(ctx, store),
-      ...fileHandlers(ctx, store, products.call),
-    }, licenseAccess);
+    ctx.grpc.add(
+      LicenseServiceService,
+      {
+        ...licenseHandlers(ctx, store, products.call, counter),
+        ...validationHandlers(ctx, store, counter),
+        ...activationHandlers(ctx, store),
+        ...fileHandlers(ctx, store, products.call),
+      },
+      licenseAccess,
+    );
     counter.start();
     expiry.start();
     return async () => {

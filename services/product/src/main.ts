@@ -17,8 +17,17 @@ export const productService: ServiceRecipe<typeof productSchema> = {
     const store = new ProductStore(productModel(ctx.db));
     ctx.outbox.track(store.Product);
     const keys = new SigningKeyStore(signingKeyModel(ctx.db));
-    const signing = new SigningKeys({ products: store, keys, master: masterKey(ctx.config.SIGNING_KEY_SECRET), clock: ctx.clock });
-    ctx.grpc.add(ProductServiceService, { ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }), ...signingHandlers(signing) }, productAccess);
+    const signing = new SigningKeys({
+      products: store,
+      keys,
+      master: masterKey(ctx.config.SIGNING_KEY_SECRET),
+      clock: ctx.clock,
+    });
+    ctx.grpc.add(
+      ProductServiceService,
+      { ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }), ...signingHandlers(signing) },
+      productAccess,
+    );
   },
 };
 

@@ -3,5 +3,15 @@ import type { AccessPolicyOf } from '@licensing/runtime';
 
 /** Who may call what on the webhook service: only the gateway. */
 export const webhookAccess: AccessPolicyOf<typeof WebhookServiceService> = {
-  gateway: ['createEndpoint', 'listEndpoints', 'getEndpoint', 'updateEndpoint', 'deleteEndpoint', 'rotateSecret', 'listDeliveries', 'retryDelivery', 'sendTestEvent'],
+  gateway: [
+    'createEndpoint',
+    'listEndpoints',
+    'getEndpoint',
+    'updateEndpoint',
+    'deleteEndpoint',
+    'rotateSecret',
+    'listDeliveries',
+    'retryDelivery',
+    'sendTestEvent',
+  ],
 };

@@ -19,17 +19,26 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
     const deliveries = new DeliveryStore(deliveryModel(ctx.db));
     const production = ctx.config.NODE_ENV === 'production';
     const scheduleS = ctx.config.WEBHOOK_RETRY_SCHEDULE_S.split(',').map(Number);
-    if (scheduleS.some((n) => !(n >= 0))) throw new Error('WEBHOOK_RETRY_SCHEDULE_S must be comma-separated numbers of seconds');
+    if (scheduleS.some((n) => !(n >= 0)))
+      throw new Error('WEBHOOK_RETRY_SCHEDULE_S must be comma-separated numbers of seconds');
     ctx.grpc.add(WebhookServiceService, endpointHandlers(endpointDeps(ctx, store, deliveries)), webhookAccess);
     const fanout = new Fanout(ctx.bus, ctx.config.EVENTS_STREAM, store, deliveries, ctx.clock, ctx.log);
-    const dispatcher = new Dispatcher(deliveries, store, ctx.clock, ctx.log, {
-      intervalMs: ctx.config.WEBHOOK_DISPATCH_INTERVAL_MS,
-      timeoutMs: ctx.config.WEBHOOK_TIMEOUT_MS,
-      scheduleS,
-      policy: { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK },
-      secretKey: sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
-      retentionDays: ctx.config.WEBHOOK_DELIVERY_RETENTION_DAYS,
-    }, ctx.outbox, ctx.metrics);
+    const dispatcher = new Dispatcher(
+      deliveries,
+      store,
+      ctx.clock,
+      ctx.log,
+      {
+        intervalMs: ctx.config.WEBHOOK_DISPATCH_INTERVAL_MS,
+        timeoutMs: ctx.config.WEBHOOK_TIMEOUT_MS,
+        scheduleS,
+        policy: { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK },
+        secretKey: sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
+        retentionDays: ctx.config.WEBHOOK_DELIVERY_RETENTION_DAYS,
+      },
+      ctx.outbox,
+      ctx.metrics,
+    );
     await fanout.start();
     dispatcher.start();
     return async () => {

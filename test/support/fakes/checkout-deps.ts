@@ -33,8 +33,29 @@ export function checkoutSetup(provider = new FakeProvider()) {
 /** A stored session, open for an hour from the clock's time unless told otherwise. */
 export function sessionDoc(now: Date, over: Partial<SessionDoc> = {}): SessionDoc {
   return {
-    _id: newId('cs'), account_id: 'acct_A', product_id: priced().id, product_name: 'Editor', status: 'open', amount: 4900, currency: 'EUR', customer_email: 'buyer@example.com',
-    success_url: 'https://vendor.example/thanks', cancel_url: '', metadata: {}, expires_at: new Date(now.getTime() + 3600_000), created_at: now, license_key: null, payment_id: null,
-    paid_at: null, provider: 'test', provider_session_id: '', provider_url: '', livemode: false, refund_action: 'revoke', paid_with: null, refunded_at: null, ...over,
+    _id: newId('cs'),
+    account_id: 'acct_A',
+    product_id: priced().id,
+    product_name: 'Editor',
+    status: 'open',
+    amount: 4900,
+    currency: 'EUR',
+    customer_email: 'buyer@example.com',
+    success_url: 'https://vendor.example/thanks',
+    cancel_url: '',
+    metadata: {},
+    expires_at: new Date(now.getTime() + 3600_000),
+    created_at: now,
+    license_key: null,
+    payment_id: null,
+    paid_at: null,
+    provider: 'test',
+    provider_session_id: '',
+    provider_url: '',
+    livemode: false,
+    refund_action: 'revoke',
+    paid_with: null,
+    refunded_at: null,
+    ...over,
   };
 }

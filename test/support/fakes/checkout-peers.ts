@@ -1,5 +1,11 @@
 import { AppError, type CallOptions } from '@licensing/runtime';
-import type { CreateLicenseRequest, GetProductRequest, License, Product, TransitionLicenseRequest } from '@licensing/proto';
+import type {
+  CreateLicenseRequest,
+  GetProductRequest,
+  License,
+  Product,
+  TransitionLicenseRequest,
+} from '@licensing/proto';
 import type { PaymentPage, PaymentProvider, PaymentStart } from '../../../services/checkout/src/domain/payments';
 import type { ProductLookup } from '../../../services/checkout/src/use-cases/create-session';
 import type { LicenseIssuer } from '../../../services/checkout/src/use-cases/completion';
@@ -57,7 +63,9 @@ export class FakeProvider implements PaymentProvider {
   async start(req: PaymentStart): Promise<PaymentPage> {
     this.started.push(req);
     if (this.startFailure) throw this.startFailure;
-    return this.name === 'stripe' ? { url: `https://pay.example/${req.sessionId}`, providerSessionId: `cs_test_${req.sessionId}`, livemode: false } : { url: req.hostedPageUrl, providerSessionId: '', livemode: false };
+    return this.name === 'stripe'
+      ? { url: `https://pay.example/${req.sessionId}`, providerSessionId: `cs_test_${req.sessionId}`, livemode: false }
+      : { url: req.hostedPageUrl, providerSessionId: '', livemode: false };
   }
 
   async cancel(providerSessionId: string): Promise<boolean> {

@@ -67,7 +67,10 @@ export class FakeCheckoutStore implements CheckoutStore {
       expired: (s) => s.status === 'expired' || (s.status === 'open' && !open(s)),
       complete: (s) => s.status === 'complete',
     };
-    return pageOf([...this.sessions.values()].filter((s) => s.account_id === accountId && (!status || matches[status](s))), page);
+    return pageOf(
+      [...this.sessions.values()].filter((s) => s.account_id === accountId && (!status || matches[status](s))),
+      page,
+    );
   }
 
   async markExpired(id: string, event: DomainEvent): Promise<boolean> {
@@ -82,11 +85,21 @@ export class FakeCheckoutStore implements CheckoutStore {
     return this.copy(this.sessions.get(id));
   }
 
-  async markPaid(id: string, p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean }, now: Date): Promise<boolean> {
+  async markPaid(
+    id: string,
+    p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean },
+    now: Date,
+  ): Promise<boolean> {
     const s = this.sessions.get(id);
-    const payable = p.evenIfExpired ? s?.status === 'open' || s?.status === 'expired' : s?.status === 'open' && s.expires_at > now;
+    const payable = p.evenIfExpired
+      ? s?.status === 'open' || s?.status === 'expired'
+      : s?.status === 'open' && s.expires_at > now;
     if (!s || !payable) return false;
-    Object.assign(s, { status: 'complete', payment_id: p.paymentId, paid_at: now, paid_with: p.paidWith }, p.email ? { customer_email: p.email } : {});
+    Object.assign(
+      s,
+      { status: 'complete', payment_id: p.paymentId, paid_at: now, paid_with: p.paidWith },
+      p.email ? { customer_email: p.email } : {},
+    );
     return true;
   }
 
@@ -151,10 +164,16 @@ export class FakeCheckoutStore implements CheckoutStore {
   }
 
   async paidWithoutLicense(limit: number): Promise<SessionDoc[]> {
-    return [...this.sessions.values()].filter((s) => s.status === 'complete' && s.license_key === null).slice(0, limit).map((s) => structuredClone(s));
+    return [...this.sessions.values()]
+      .filter((s) => s.status === 'complete' && s.license_key === null)
+      .slice(0, limit)
+      .map((s) => structuredClone(s));
   }
 
   async dueForExpiry(now: Date, limit: number): Promise<SessionDoc[]> {
-    return [...this.sessions.values()].filter((s) => s.status === 'open' && s.expires_at <= now).slice(0, limit).map((s) => structuredClone(s));
+    return [...this.sessions.values()]
+      .filter((s) => s.status === 'open' && s.expires_at <= now)
+      .slice(0, limit)
+      .map((s) => structuredClone(s));
   }
 }

@@ -34,19 +34,29 @@ export class RecordingOutbox implements Pick<Outbox, 'flush'> {
 }
 
 /** The same paging as the runtime's listPage: newest id first, cursor = last id of the page before. */
-export function pageOf<T extends { _id: string }>(rows: T[], page: PageRequest | undefined): { items: T[]; page: PageInfo } {
+export function pageOf<T extends { _id: string }>(
+  rows: T[],
+  page: PageRequest | undefined,
+): { items: T[]; page: PageInfo } {
   const limit = Math.min(Math.max(page?.limit || 20, 1), 100);
-  const sorted = rows.filter((r) => !page?.startingAfter || r._id < page.startingAfter).sort((a, b) => (a._id < b._id ? 1 : -1));
+  const sorted = rows
+    .filter((r) => !page?.startingAfter || r._id < page.startingAfter)
+    .sort((a, b) => (a._id < b._id ? 1 : -1));
   const items = sorted.slice(0, limit);
   const hasMore = sorted.length > limit;
-  return { items: items.map((r) => structuredClone(r)), page: { hasMore, nextCursor: hasMore ? items[items.length - 1]._id : '' } };
+  return {
+    items: items.map((r) => structuredClone(r)),
+    page: { hasMore, nextCursor: hasMore ? items[items.length - 1]._id : '' },
+  };
 }
 
 /** What a unique index answers to a second insert. */
 export const duplicateKey = () => Object.assign(new Error('E11000 duplicate key'), { code: 11000 });
 
 /** Runs `fn` and returns the AppError-like value it threw (fails the test if it did not throw). */
-export async function refusal(fn: () => Promise<unknown>): Promise<{ code: string; message: string; fieldErrors: { field: string; message: string }[] }> {
+export async function refusal(
+  fn: () => Promise<unknown>,
+): Promise<{ code: string; message: string; fieldErrors: { field: string; message: string }[] }> {
   try {
     await fn();
   } catch (err) {

@@ -23,7 +23,12 @@ export class FakeProductStore implements ProductStore {
     return d && d.account_id === accountId ? structuredClone(d) : null;
   }
 
-  async update(accountId: string, id: string, changes: Partial<Pick<ProductDoc, 'name' | 'description' | 'policy' | 'price'>>, event: (after: ProductDoc) => DomainEvent): Promise<ProductDoc | null> {
+  async update(
+    accountId: string,
+    id: string,
+    changes: Partial<Pick<ProductDoc, 'name' | 'description' | 'policy' | 'price'>>,
+    event: (after: ProductDoc) => DomainEvent,
+  ): Promise<ProductDoc | null> {
     const current = await this.find(accountId, id);
     if (!current || this.vanishBeforeWrite) return null;
     const after = { ...current, ...changes };
@@ -33,7 +38,10 @@ export class FakeProductStore implements ProductStore {
   }
 
   async list(accountId: string, page: PageRequest | undefined) {
-    return pageOf([...this.docs.values()].filter((d) => d.account_id === accountId), page);
+    return pageOf(
+      [...this.docs.values()].filter((d) => d.account_id === accountId),
+      page,
+    );
   }
 }
 

@@ -6,7 +6,8 @@ import { FakeClock } from './common';
 import { FakeDeliveryStore, FakeEndpointStore } from './webhook-stores';
 
 /** DNS as the tests want it: public names, one that points inside, and none for anything else. */
-export const fakeDns: Lookup = async (host) => ({ 'hooks.example.com': ['93.184.216.34'], 'inside.example.com': ['10.0.0.5'] })[host] ?? [];
+export const fakeDns: Lookup = async (host) =>
+  ({ 'hooks.example.com': ['93.184.216.34'], 'inside.example.com': ['10.0.0.5'] })[host] ?? [];
 
 export function webhookSetup(over: Partial<EndpointDeps> = {}) {
   const endpoints = new FakeEndpointStore();

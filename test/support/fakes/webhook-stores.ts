@@ -14,7 +14,8 @@ export class FakeEndpointStore implements EndpointStore {
   /** Set to make every slot race lost (other creations at the same moment). */
   contended = false;
 
-  private live = (accountId: string) => [...this.docs.values()].filter((d) => d.account_id === accountId && d.deleted_at === null);
+  private live = (accountId: string) =>
+    [...this.docs.values()].filter((d) => d.account_id === accountId && d.deleted_at === null);
 
   async insertWithinCap(doc: Omit<EndpointDoc, 'slot_key'>, max: number): Promise<EndpointDoc | null | 'contended'> {
     const taken = new Set(this.live(doc.account_id).map((d) => d.slot_key));
@@ -78,7 +79,13 @@ export class FakeDeliveryStore implements DeliveryStore {
 
   async due(now: Date, limit: number, busyEndpoints: string[] = []): Promise<DeliveryDoc[]> {
     return [...this.docs.values()]
-      .filter((d) => d.status === 'pending' && d.next_attempt_at && d.next_attempt_at <= now && !busyEndpoints.includes(d.endpoint_id))
+      .filter(
+        (d) =>
+          d.status === 'pending' &&
+          d.next_attempt_at &&
+          d.next_attempt_at <= now &&
+          !busyEndpoints.includes(d.endpoint_id),
+      )
       .sort((a, b) => a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
       .slice(0, limit);
   }
@@ -100,6 +107,9 @@ export class FakeDeliveryStore implements DeliveryStore {
   }
 
   async list(endpointId: string, page: PageRequest | undefined) {
-    return pageOf([...this.docs.values()].filter((d) => d.endpoint_id === endpointId), page);
+    return pageOf(
+      [...this.docs.values()].filter((d) => d.endpoint_id === endpointId),
+      page,
+    );
   }
 }

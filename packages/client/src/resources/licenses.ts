@@ -1,7 +1,16 @@
 import { idempotencyKey, objectArg, optionalString, segment, type CreateOptions } from '../arguments';
 import type { Transport } from '../http';
 import { PageList, type Page, type PageParams } from '../pagination';
-import type { Activation, KeyValidation, License, LicenseCreate, LicenseCreated, LicenseFile, LicenseListParams, LicenseUpdate } from '../types';
+import type {
+  Activation,
+  KeyValidation,
+  License,
+  LicenseCreate,
+  LicenseCreated,
+  LicenseFile,
+  LicenseListParams,
+  LicenseUpdate,
+} from '../types';
 
 export interface ValidateOptions {
   /** This machine's fingerprint (needed when the policy requires activation). */
@@ -32,7 +41,13 @@ export class Licenses {
    * Always sent with an Idempotency-Key (yours, or a random one), so a retry never issues twice.
    */
   async create(body: LicenseCreate, options?: CreateOptions): Promise<LicenseCreated> {
-    return this.http.request({ method: 'POST', path: '/api/v1/licenses', body: objectArg(body, 'license'), idempotent: false, idempotencyKey: idempotencyKey(options) });
+    return this.http.request({
+      method: 'POST',
+      path: '/api/v1/licenses',
+      body: objectArg(body, 'license'),
+      idempotent: false,
+      idempotencyKey: idempotencyKey(options),
+    });
   }
 
   /**
@@ -54,12 +69,20 @@ export class Licenses {
   }
 
   list(params: LicenseListParams = {}): PageList<License, LicenseListParams> {
-    return new PageList((query) => this.http.request<Page<License>>({ method: 'GET', path: '/api/v1/licenses', query, idempotent: true }), objectArg(params, 'list params'));
+    return new PageList(
+      (query) => this.http.request<Page<License>>({ method: 'GET', path: '/api/v1/licenses', query, idempotent: true }),
+      objectArg(params, 'list params'),
+    );
   }
 
   /** Changes the customer e-mail or merges metadata (an empty value removes an entry). */
   async update(key: string, patch: LicenseUpdate): Promise<License> {
-    return this.http.request({ method: 'PATCH', path: this.path(key), body: objectArg(patch, 'patch'), idempotent: true });
+    return this.http.request({
+      method: 'PATCH',
+      path: this.path(key),
+      body: objectArg(patch, 'patch'),
+      idempotent: true,
+    });
   }
 
   // State changes are not repeated after a lost answer: a second try would meet 409.
@@ -91,12 +114,19 @@ export class Licenses {
 
   /** Frees an activation slot. */
   async deactivate(key: string, activationId: string): Promise<void> {
-    await this.http.request({ method: 'DELETE', path: `${this.path(key)}/activations/${segment(activationId, 'activation id')}`, idempotent: true });
+    await this.http.request({
+      method: 'DELETE',
+      path: `${this.path(key)}/activations/${segment(activationId, 'activation id')}`,
+      idempotent: true,
+    });
   }
 
   activations(key: string, params: PageParams = {}): PageList<Activation> {
     const path = `${this.path(key)}/activations`;
-    return new PageList((query) => this.http.request<Page<Activation>>({ method: 'GET', path, query, idempotent: true }), objectArg(params, 'list params'));
+    return new PageList(
+      (query) => this.http.request<Page<Activation>>({ method: 'GET', path, query, idempotent: true }),
+      objectArg(params, 'list params'),
+    );
   }
 
   /** A signed licence file for offline checks (verify it with verifyLicenseFile). */

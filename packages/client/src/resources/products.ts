@@ -8,30 +8,55 @@ export class Products {
   constructor(private readonly http: Transport) {}
 
   async create(body: ProductCreate): Promise<Product> {
-    return this.http.request({ method: 'POST', path: '/api/v1/products', body: objectArg(body, 'product'), idempotent: false });
+    return this.http.request({
+      method: 'POST',
+      path: '/api/v1/products',
+      body: objectArg(body, 'product'),
+      idempotent: false,
+    });
   }
 
   async get(id: string): Promise<Product> {
-    return this.http.request({ method: 'GET', path: `/api/v1/products/${segment(id, 'product id')}`, idempotent: true });
+    return this.http.request({
+      method: 'GET',
+      path: `/api/v1/products/${segment(id, 'product id')}`,
+      idempotent: true,
+    });
   }
 
   list(params: ProductListParams = {}): PageList<Product, ProductListParams> {
-    return new PageList((query) => this.http.request<Page<Product>>({ method: 'GET', path: '/api/v1/products', query, idempotent: true }), objectArg(params, 'list params'));
+    return new PageList(
+      (query) => this.http.request<Page<Product>>({ method: 'GET', path: '/api/v1/products', query, idempotent: true }),
+      objectArg(params, 'list params'),
+    );
   }
 
   /** Only the fields given change; `price: null` removes the price. */
   async update(id: string, patch: ProductUpdate): Promise<Product> {
-    return this.http.request({ method: 'PATCH', path: `/api/v1/products/${segment(id, 'product id')}`, body: objectArg(patch, 'patch'), idempotent: true });
+    return this.http.request({
+      method: 'PATCH',
+      path: `/api/v1/products/${segment(id, 'product id')}`,
+      body: objectArg(patch, 'patch'),
+      idempotent: true,
+    });
   }
 
   /** The product's Ed25519 public keys, current first: what verifyLicenseFile needs. */
   async signingKeys(id: string): Promise<SigningKey[]> {
-    const body = await this.http.request<{ data: SigningKey[] }>({ method: 'GET', path: `/api/v1/products/${segment(id, 'product id')}/signing-keys`, idempotent: true });
+    const body = await this.http.request<{ data: SigningKey[] }>({
+      method: 'GET',
+      path: `/api/v1/products/${segment(id, 'product id')}/signing-keys`,
+      idempotent: true,
+    });
     return body.data;
   }
 
   /** A new current signing key; files signed by older keys stay verifiable. */
   async rotateSigningKey(id: string): Promise<SigningKey> {
-    return this.http.request({ method: 'POST', path: `/api/v1/products/${segment(id, 'product id')}/signing-keys/rotate`, idempotent: false });
+    return this.http.request({
+      method: 'POST',
+      path: `/api/v1/products/${segment(id, 'product id')}/signing-keys/rotate`,
+      idempotent: false,
+    });
   }
 }

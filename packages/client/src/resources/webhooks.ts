@@ -1,7 +1,15 @@
 import { objectArg, segment } from '../arguments';
 import type { Transport } from '../http';
 import { PageList, type Page } from '../pagination';
-import type { PageOnlyParams, WebhookDelivery, WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEndpointWithSecret, WebhookListParams } from '../types';
+import type {
+  PageOnlyParams,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointCreate,
+  WebhookEndpointUpdate,
+  WebhookEndpointWithSecret,
+  WebhookListParams,
+} from '../types';
 
 /** /api/v1/webhooks: endpoints that receive signed events, and their delivery logs. */
 export class Webhooks {
@@ -9,7 +17,12 @@ export class Webhooks {
 
   /** Adds an endpoint; the answer holds its signing secret, shown only here. */
   async create(body: WebhookEndpointCreate): Promise<WebhookEndpointWithSecret> {
-    return this.http.request({ method: 'POST', path: '/api/v1/webhooks', body: objectArg(body, 'webhook endpoint'), idempotent: false });
+    return this.http.request({
+      method: 'POST',
+      path: '/api/v1/webhooks',
+      body: objectArg(body, 'webhook endpoint'),
+      idempotent: false,
+    });
   }
 
   async get(id: string): Promise<WebhookEndpoint> {
@@ -17,12 +30,21 @@ export class Webhooks {
   }
 
   list(params: WebhookListParams = {}): PageList<WebhookEndpoint, WebhookListParams> {
-    return new PageList((query) => this.http.request<Page<WebhookEndpoint>>({ method: 'GET', path: '/api/v1/webhooks', query, idempotent: true }), objectArg(params, 'list params'));
+    return new PageList(
+      (query) =>
+        this.http.request<Page<WebhookEndpoint>>({ method: 'GET', path: '/api/v1/webhooks', query, idempotent: true }),
+      objectArg(params, 'list params'),
+    );
   }
 
   /** Changes the endpoint; `enabled: true` re-enables one that was disabled. */
   async update(id: string, patch: WebhookEndpointUpdate): Promise<WebhookEndpoint> {
-    return this.http.request({ method: 'PATCH', path: this.path(id), body: objectArg(patch, 'patch'), idempotent: true });
+    return this.http.request({
+      method: 'PATCH',
+      path: this.path(id),
+      body: objectArg(patch, 'patch'),
+      idempotent: true,
+    });
   }
 
   async delete(id: string): Promise<void> {
@@ -32,12 +54,19 @@ export class Webhooks {
   /** The endpoint's delivery log, newest first. */
   deliveries(id: string, params: PageOnlyParams = {}): PageList<WebhookDelivery, PageOnlyParams> {
     const path = `${this.path(id)}/deliveries`;
-    return new PageList((query) => this.http.request<Page<WebhookDelivery>>({ method: 'GET', path, query, idempotent: true }), objectArg(params, 'list params'));
+    return new PageList(
+      (query) => this.http.request<Page<WebhookDelivery>>({ method: 'GET', path, query, idempotent: true }),
+      objectArg(params, 'list params'),
+    );
   }
 
   /** Delivers one logged delivery again now. */
   async retry(id: string, deliveryId: string): Promise<WebhookDelivery> {
-    return this.http.request({ method: 'POST', path: `${this.path(id)}/deliveries/${segment(deliveryId, 'delivery id')}/retry`, idempotent: false });
+    return this.http.request({
+      method: 'POST',
+      path: `${this.path(id)}/deliveries/${segment(deliveryId, 'delivery id')}/retry`,
+      idempotent: false,
+    });
   }
 
   /** Queues a webhook.test event to the endpoint. */

@@ -13,13 +13,15 @@ export function checkAccountName(name: string): string {
 
 export function checkPlan(plan: string): Plan {
   if (!plan) return 'free';
-  if (!(plans as readonly string[]).includes(plan)) throw AppError.invalid('plan', `plan must be one of ${plans.join(', ')}`);
+  if (!(plans as readonly string[]).includes(plan))
+    throw AppError.invalid('plan', `plan must be one of ${plans.join(', ')}`);
   return plan as Plan;
 }
 
 export function checkScope(scope: string): Scope {
   if (!scope) return 'full';
-  if (!(scopes as readonly string[]).includes(scope)) throw AppError.invalid('scope', `scope must be one of ${scopes.join(', ')}`);
+  if (!(scopes as readonly string[]).includes(scope))
+    throw AppError.invalid('scope', `scope must be one of ${scopes.join(', ')}`);
   return scope as Scope;
 }
 
@@ -41,6 +43,7 @@ export const LIMIT_MAX = 1_000_000;
 
 /** An override is a whole number of requests; 0 removes it (back to the plan's default). */
 export function checkLimitOverride(field: string, value: number): number | null {
-  if (!Number.isInteger(value) || value < 0 || value > LIMIT_MAX) throw AppError.invalid(field, `${field} must be a whole number from 0 (plan default) to ${LIMIT_MAX}`);
+  if (!Number.isInteger(value) || value < 0 || value > LIMIT_MAX)
+    throw AppError.invalid(field, `${field} must be a whole number from 0 (plan default) to ${LIMIT_MAX}`);
   return value === 0 ? null : value;
 }

@@ -12,19 +12,35 @@ export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 200;
 
 const scrypt = (password: string, salt: Buffer, keylen: number, opts: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 
 const params = (n: number, r: number, p: number): ScryptOptions => ({ N: n, r, p, maxmem: 256 * n * r });
 
 // Common choices that pass a length rule; a real deployment may add a breached-password check.
-const TOO_COMMON = new Set(['password123', 'password1234', '1234567890', '0123456789', 'qwertyuiop', 'iloveyou123', 'letmein1234', 'administrator', 'welcome12345', 'passw0rd123']);
+const TOO_COMMON = new Set([
+  'password123',
+  'password1234',
+  '1234567890',
+  '0123456789',
+  'qwertyuiop',
+  'iloveyou123',
+  'letmein1234',
+  'administrator',
+  'welcome12345',
+  'passw0rd123',
+]);
 
 /** Refuses empty, short, overlong and obviously weak passwords with a message a person can act on. */
 export function checkPassword(password: string): void {
   if (!password) throw AppError.invalid('password', 'password is required');
-  if (password.length < PASSWORD_MIN) throw AppError.invalid('password', `password must be at least ${PASSWORD_MIN} characters`);
-  if (password.length > PASSWORD_MAX) throw AppError.invalid('password', `password must be at most ${PASSWORD_MAX} characters`);
-  if (new Set(password).size < 4 || TOO_COMMON.has(password.toLowerCase())) throw AppError.invalid('password', 'password is too easy to guess: use a longer phrase');
+  if (password.length < PASSWORD_MIN)
+    throw AppError.invalid('password', `password must be at least ${PASSWORD_MIN} characters`);
+  if (password.length > PASSWORD_MAX)
+    throw AppError.invalid('password', `password must be at most ${PASSWORD_MAX} characters`);
+  if (new Set(password).size < 4 || TOO_COMMON.has(password.toLowerCase()))
+    throw AppError.invalid('password', 'password is too easy to guess: use a longer phrase');
 }
 
 export async function hashPassword(password: string): Promise<string> {
@@ -37,7 +53,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [kind, n, r, p, salt, hash] = stored.split('$');
   if (kind !== 'scrypt') return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, params(Number(n), Number(r), Number(p)));
+  const actual = await scrypt(
+    password,
+    Buffer.from(salt, 'base64url'),
+    expected.length,
+    params(Number(n), Number(r), Number(p)),
+  );
   return timingSafeEqual(actual, expected);
 }
 

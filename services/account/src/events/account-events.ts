@@ -4,4 +4,17 @@ import type { AccountDoc } from '../store/models';
 
 // Gateways listen for account.updated to pick up a new plan or limits at once.
 export const accountUpdated = (doc: AccountDoc, now: Date): DomainEvent =>
-  newEvent('account.updated', doc._id, { account: { id: doc._id, name: doc.name, plan: doc.plan, per_minute_limit: doc.per_minute_limit, per_hour_limit: doc.per_hour_limit } }, now);
+  newEvent(
+    'account.updated',
+    doc._id,
+    {
+      account: {
+        id: doc._id,
+        name: doc.name,
+        plan: doc.plan,
+        per_minute_limit: doc.per_minute_limit,
+        per_hour_limit: doc.per_hour_limit,
+      },
+    },
+    now,
+  );

@@ -16,6 +16,8 @@ function data(doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>): ApiKeyData {
   };
 }
 
-export const apiKeyCreated = (doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>, now: Date): DomainEvent => newEvent('api_key.created', doc.account_id, { api_key: data(doc) }, now);
+export const apiKeyCreated = (doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>, now: Date): DomainEvent =>
+  newEvent('api_key.created', doc.account_id, { api_key: data(doc) }, now);
 
-export const apiKeyRevoked = (doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>, now: Date): DomainEvent => newEvent('api_key.revoked', doc.account_id, { api_key: data(doc) }, now);
+export const apiKeyRevoked = (doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>, now: Date): DomainEvent =>
+  newEvent('api_key.revoked', doc.account_id, { api_key: data(doc) }, now);

@@ -1,6 +1,13 @@
 import { AppError, newId, type Handlers, type ServiceContext } from '@licensing/runtime';
 import type { Account, ApiKey, AccountServiceService } from '@licensing/proto';
-import { checkAccountName, checkKeyName, checkLimitOverride, checkPlan, checkScope, shouldTouchLastUsed } from '../domain/account';
+import {
+  checkAccountName,
+  checkKeyName,
+  checkLimitOverride,
+  checkPlan,
+  checkScope,
+  shouldTouchLastUsed,
+} from '../domain/account';
 import { digestApiKey, generateApiKey, parseApiKey, type Scope } from '../domain/api-key';
 import { accountUpdated } from '../events/account-events';
 import { apiKeyCreated, apiKeyRevoked } from '../events/api-key-events';
@@ -35,20 +42,43 @@ const toApiKey = (doc: Omit<ApiKeyDoc, 'digest'>): ApiKey => ({
   revokedBy: doc.revoked_by ?? '',
 });
 
-type AccountHandlers = Pick<Handlers<typeof AccountServiceService>, 'createAccount' | 'getAccount' | 'updateAccount' | 'createApiKey' | 'revokeApiKey' | 'regenerateApiKey' | 'listApiKeys' | 'authenticate'>;
+type AccountHandlers = Pick<
+  Handlers<typeof AccountServiceService>,
+  | 'createAccount'
+  | 'getAccount'
+  | 'updateAccount'
+  | 'createApiKey'
+  | 'revokeApiKey'
+  | 'regenerateApiKey'
+  | 'listApiKeys'
+  | 'authenticate'
+>;
 
 export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: AccountStore): AccountHandlers {
   const pepper = ctx.config.API_KEY_PEPPER;
   const notFound = () => AppError.notFound('account');
   const requireAccount = (accountId: string) => {
-    if (!accountId) throw AppError.invalid('account_id', 'account_id is required: revocation is always scoped to an account');
+    if (!accountId)
+      throw AppError.invalid('account_id', 'account_id is required: revocation is always scoped to an account');
     return accountId;
   };
 
   async function issueKey(accountId: string, scope: Scope, name: string, actor: string) {
     const now = ctx.clock.now();
     const { secret, visiblePrefix } = generateApiKey(scope);
-    const doc = { _id: newId('key'), account_id: accountId, prefix: visiblePrefix, digest: digestApiKey(secret, pepper), scope, name, created_at: now, last_used_at: null, revoked_at: null, created_by: actor, revoked_by: null };
+    const doc = {
+      _id: newId('key'),
+      account_id: accountId,
+      prefix: visiblePrefix,
+      digest: digestApiKey(secret, pepper),
+      scope,
+      name,
+      created_at: now,
+      last_used_at: null,
+      revoked_at: null,
+      created_by: actor,
+      revoked_by: null,
+    };
     await store.insertKey(doc, [apiKeyCreated(doc, now)]);
     ctx.outbox.flush(store.models.ApiKey, doc._id);
     return { apiKey: toApiKey(doc), secret };
@@ -69,7 +99,14 @@ export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: Accou
 
   return {
     async createAccount(req) {
-      const account: AccountDoc = { _id: newId('acct'), name: checkAccountName(req.name), plan: checkPlan(req.plan), per_minute_limit: null, per_hour_limit: null, created_at: ctx.clock.now() };
+      const account: AccountDoc = {
+        _id: newId('acct'),
+        name: checkAccountName(req.name),
+        plan: checkPlan(req.plan),
+        per_minute_limit: null,
+        per_hour_limit: null,
+        created_at: ctx.clock.now(),
+      };
       await store.insertAccount(account);
       const { apiKey, secret } = await issueKey(account._id, 'full', 'default', 'operator');
       return { account: toAccount(account), apiKey, secret };
@@ -84,9 +121,12 @@ export function accountHandlers(ctx: ServiceContext<AccountConfig>, store: Accou
     async updateAccount(req) {
       const changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>> = {};
       if (req.plan !== undefined) changes.plan = req.plan ? checkPlan(req.plan) : checkPlan('none');
-      if (req.perMinuteLimit !== undefined) changes.per_minute_limit = checkLimitOverride('per_minute_limit', req.perMinuteLimit);
-      if (req.perHourLimit !== undefined) changes.per_hour_limit = checkLimitOverride('per_hour_limit', req.perHourLimit);
-      if (Object.keys(changes).length === 0) throw new AppError('invalid_request', 'nothing to change: give a plan or a limit');
+      if (req.perMinuteLimit !== undefined)
+        changes.per_minute_limit = checkLimitOverride('per_minute_limit', req.perMinuteLimit);
+      if (req.perHourLimit !== undefined)
+        changes.per_hour_limit = checkLimitOverride('per_hour_limit', req.perHourLimit);
+      if (Object.keys(changes).length === 0)
+        throw new AppError('invalid_request', 'nothing to change: give a plan or a limit');
       const now = ctx.clock.now();
       const updated = await store.updateAccount(req.id, changes, (after) => accountUpdated(after, now));
       if (!updated) throw notFound();

@@ -35,7 +35,10 @@ class SmtpMailer implements Mailer {
   private readonly transport;
   readonly describe: string;
 
-  constructor(url: string, private readonly from: string) {
+  constructor(
+    url: string,
+    private readonly from: string,
+  ) {
     this.transport = createTransport(url, { connectionTimeout: 5000, greetingTimeout: 5000, socketTimeout: 10_000 });
     const u = new URL(url);
     this.describe = `${u.protocol}//${u.host}`;

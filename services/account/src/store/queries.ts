@@ -14,7 +14,11 @@ export class AccountStore {
   }
 
   /** Applies the changes and records the event in the same write. */
-  async updateAccount(id: string, changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>>, event: (after: AccountDoc) => DomainEvent): Promise<AccountDoc | null> {
+  async updateAccount(
+    id: string,
+    changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>>,
+    event: (after: AccountDoc) => DomainEvent,
+  ): Promise<AccountDoc | null> {
     const current = await this.findAccount(id);
     if (!current) return null;
     const after = { ...current, ...changes };
@@ -31,16 +35,37 @@ export class AccountStore {
   }
 
   findKey(id: string, accountId?: string): Promise<ApiKeyDoc | null> {
-    return this.models.ApiKey.findOne(accountId ? { _id: id, account_id: accountId } : { _id: id }, { outbox: 0, digest: 0 }).lean<ApiKeyDoc>().exec();
+    return this.models.ApiKey.findOne(accountId ? { _id: id, account_id: accountId } : { _id: id }, {
+      outbox: 0,
+      digest: 0,
+    })
+      .lean<ApiKeyDoc>()
+      .exec();
   }
 
   /** Revokes only a live key, in one conditional write that also records who did it and the event. */
-  async revokeKey(id: string, accountId: string, at: Date, actor: string, event: (key: ApiKeyDoc) => DomainEvent): Promise<ApiKeyDoc | null> {
+  async revokeKey(
+    id: string,
+    accountId: string,
+    at: Date,
+    actor: string,
+    event: (key: ApiKeyDoc) => DomainEvent,
+  ): Promise<ApiKeyDoc | null> {
     const current = await this.findKey(id, accountId);
     if (!current || current.revoked_at) return null;
     const filter = { _id: id, revoked_at: null, account_id: accountId };
     // No projection here: FerretDB's findAndModify does not support one.
-    const updated = await this.models.ApiKey.findOneAndUpdate(filter, { $set: { revoked_at: at, revoked_by: actor, ...withEvents([event({ ...current, revoked_at: at, revoked_by: actor })]) } }, { returnDocument: 'after' })
+    const updated = await this.models.ApiKey.findOneAndUpdate(
+      filter,
+      {
+        $set: {
+          revoked_at: at,
+          revoked_by: actor,
+          ...withEvents([event({ ...current, revoked_at: at, revoked_by: actor })]),
+        },
+      },
+      { returnDocument: 'after' },
+    )
       .lean<ApiKeyDoc>()
       .exec();
     if (!updated) return null;
@@ -87,7 +112,11 @@ export class PeopleStore {
 
   /** The latest key actions, read from the keys themselves (created_by / revoked_by). */
   recentKeys(accountId: string): Promise<ApiKeyDoc[]> {
-    return this.models.ApiKey.find({ account_id: accountId }, { outbox: 0, digest: 0 }).sort({ _id: -1 }).limit(200).lean<ApiKeyDoc[]>().exec();
+    return this.models.ApiKey.find({ account_id: accountId }, { outbox: 0, digest: 0 })
+      .sort({ _id: -1 })
+      .limit(200)
+      .lean<ApiKeyDoc[]>()
+      .exec();
   }
 
   async insertPendingSignup(doc: PendingSignupDoc): Promise<void> {

@@ -7,7 +7,8 @@ export function checkMetadata(m: Record<string, string>): Record<string, string>
   const entries = Object.entries(m);
   if (entries.length > 50) throw AppError.invalid('metadata', 'metadata holds at most 50 entries');
   for (const [k, v] of entries) {
-    if (!KEY.test(k)) throw AppError.invalid(`metadata.${k}`, 'metadata keys are 1 to 40 letters, digits, "_", "." or "-"');
+    if (!KEY.test(k))
+      throw AppError.invalid(`metadata.${k}`, 'metadata keys are 1 to 40 letters, digits, "_", "." or "-"');
     if (v.length > 500) throw AppError.invalid(`metadata.${k}`, 'metadata values are at most 500 characters');
   }
   return Object.fromEntries(entries);

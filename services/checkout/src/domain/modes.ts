@@ -15,13 +15,23 @@ export function paymentModeProblems(c: PaymentModeSettings): string[] {
   const problems: string[] = [];
   const production = c.NODE_ENV === 'production';
   if (c.PAYMENT_PROVIDER === 'test' && production && !c.CHECKOUT_TEST_MODE) {
-    problems.push('PAYMENT_PROVIDER=test in production: the test card would issue real licences without payment. Set PAYMENT_PROVIDER=stripe, or CHECKOUT_TEST_MODE=true to run test mode on purpose');
+    problems.push(
+      'PAYMENT_PROVIDER=test in production: the test card would issue real licences without payment. Set PAYMENT_PROVIDER=stripe, or CHECKOUT_TEST_MODE=true to run test mode on purpose',
+    );
   }
   if (c.PAYMENT_PROVIDER === 'stripe') {
-    if (!/^(sk|rk)_(live|test)_[A-Za-z0-9_]+$/.test(c.STRIPE_SECRET_KEY)) problems.push('PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY (or STRIPE_SECRET_KEY_FILE): a Stripe secret key, sk_live_… or sk_test_…');
-    if (!/^whsec_[A-Za-z0-9+/=_-]+$/.test(c.STRIPE_WEBHOOK_SECRET)) problems.push('PAYMENT_PROVIDER=stripe needs STRIPE_WEBHOOK_SECRET (or STRIPE_WEBHOOK_SECRET_FILE): the whsec_… signing secret of the webhook endpoint');
-    if (c.STRIPE_API_URL && production) problems.push('STRIPE_API_URL is for stripe-mock in development and tests; production talks to api.stripe.com');
-    if (c.STRIPE_API_URL && !/^https?:\/\/[^/]+\/?$/.test(c.STRIPE_API_URL)) problems.push('STRIPE_API_URL must be http(s)://host:port');
+    if (!/^(sk|rk)_(live|test)_[A-Za-z0-9_]+$/.test(c.STRIPE_SECRET_KEY))
+      problems.push(
+        'PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY (or STRIPE_SECRET_KEY_FILE): a Stripe secret key, sk_live_… or sk_test_…',
+      );
+    if (!/^whsec_[A-Za-z0-9+/=_-]+$/.test(c.STRIPE_WEBHOOK_SECRET))
+      problems.push(
+        'PAYMENT_PROVIDER=stripe needs STRIPE_WEBHOOK_SECRET (or STRIPE_WEBHOOK_SECRET_FILE): the whsec_… signing secret of the webhook endpoint',
+      );
+    if (c.STRIPE_API_URL && production)
+      problems.push('STRIPE_API_URL is for stripe-mock in development and tests; production talks to api.stripe.com');
+    if (c.STRIPE_API_URL && !/^https?:\/\/[^/]+\/?$/.test(c.STRIPE_API_URL))
+      problems.push('STRIPE_API_URL must be http(s)://host:port');
   }
   return problems;
 }

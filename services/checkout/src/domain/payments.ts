@@ -71,12 +71,16 @@ export class TestModeProvider implements PaymentProvider {
     const card = req.card.replace(/[\s-]/g, '');
     if (card === TEST_CARD_OK) return { ok: true, paymentId: `pay_test_${req.sessionId.slice(3)}` };
     if (card === TEST_CARD_DECLINED) return { ok: false, message: 'Your card was declined. Try another card.' };
-    return { ok: false, message: 'Test mode: use the card 4242 4242 4242 4242 (or 4000 0000 0000 0002 to see a decline).' };
+    return {
+      ok: false,
+      message: 'Test mode: use the card 4242 4242 4242 4242 (or 4000 0000 0000 0002 to see a decline).',
+    };
   }
 }
 
 export function formatPrice(amount: number, currency: string): string {
-  const digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  const digits =
+    new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
   return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits);
 }
 

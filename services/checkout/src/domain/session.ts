@@ -21,7 +21,8 @@ export function checkRedirectUrl(field: string, value: string, required: boolean
   } catch {
     throw AppError.invalid(field, `${field} must be an absolute http or https URL`);
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || v.length > URL_MAX) throw AppError.invalid(field, `${field} must be an absolute http or https URL`);
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || v.length > URL_MAX)
+    throw AppError.invalid(field, `${field} must be an absolute http or https URL`);
   if (httpsOnly && url.protocol !== 'https:') throw AppError.invalid(field, `${field} must be an https URL`);
   return url.toString();
 }
@@ -29,7 +30,10 @@ export function checkRedirectUrl(field: string, value: string, required: boolean
 export function expiryMinutes(requested: number): number {
   const m = requested || EXPIRES_MAX_MINUTES;
   if (!Number.isInteger(m) || m < EXPIRES_MIN_MINUTES || m > EXPIRES_MAX_MINUTES) {
-    throw AppError.invalid('expires_in_minutes', `expires_in_minutes must be a whole number from ${EXPIRES_MIN_MINUTES} to ${EXPIRES_MAX_MINUTES}`);
+    throw AppError.invalid(
+      'expires_in_minutes',
+      `expires_in_minutes must be a whole number from ${EXPIRES_MIN_MINUTES} to ${EXPIRES_MAX_MINUTES}`,
+    );
   }
   return m;
 }
@@ -45,4 +49,7 @@ export function checkExpire(s: { status: SessionStatus; expires_at: Date }, now:
 }
 
 /** The session as a reader sees it at `now`: its effective status in place of the stored one. */
-export const asSeenAt = <S extends { status: SessionStatus; expires_at: Date }>(s: S, now: Date): S => ({ ...s, status: effectiveStatus(s, now) });
+export const asSeenAt = <S extends { status: SessionStatus; expires_at: Date }>(s: S, now: Date): S => ({
+  ...s,
+  status: effectiveStatus(s, now),
+});

@@ -10,7 +10,16 @@ export interface StripeEventLike {
 }
 
 export type StripeAction =
-  | { kind: 'paid'; sessionId: string; providerSessionId: string; paymentId: string; email: string; livemode: boolean; amount: number | null; currency: string | null }
+  | {
+      kind: 'paid';
+      sessionId: string;
+      providerSessionId: string;
+      paymentId: string;
+      email: string;
+      livemode: boolean;
+      amount: number | null;
+      currency: string | null;
+    }
   | { kind: 'awaiting_payment'; sessionId: string; providerSessionId: string; livemode: boolean }
   | { kind: 'expired'; sessionId: string; providerSessionId: string; livemode: boolean }
   | { kind: 'refunded'; paymentId: string; livemode: boolean }
@@ -20,7 +29,8 @@ export type StripeAction =
 export const LINK_KEY = 'checkout_session_id';
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
-const idOf = (v: unknown) => (typeof v === 'string' ? v : v && typeof v === 'object' ? text((v as { id?: unknown }).id) : '');
+const idOf = (v: unknown) =>
+  typeof v === 'string' ? v : v && typeof v === 'object' ? text((v as { id?: unknown }).id) : '';
 
 /** Our session id named by a Stripe Checkout Session ('' when it names none: not one of ours). */
 export function linkedSessionId(o: Record<string, unknown>): string {
@@ -37,9 +47,11 @@ export function interpretStripeEvent(e: StripeEventLike): StripeAction {
       const sessionId = linkedSessionId(o);
       if (!sessionId) return { kind: 'ignored', reason: 'a Stripe Checkout Session this service did not create' };
       const providerSessionId = text(o.id);
-      if (e.type === 'checkout.session.expired') return { kind: 'expired', sessionId, providerSessionId, livemode: e.livemode };
+      if (e.type === 'checkout.session.expired')
+        return { kind: 'expired', sessionId, providerSessionId, livemode: e.livemode };
       // Delayed payment methods complete the session unpaid; async_payment_succeeded follows.
-      if (o.payment_status !== 'paid' && o.payment_status !== 'no_payment_required') return { kind: 'awaiting_payment', sessionId, providerSessionId, livemode: e.livemode };
+      if (o.payment_status !== 'paid' && o.payment_status !== 'no_payment_required')
+        return { kind: 'awaiting_payment', sessionId, providerSessionId, livemode: e.livemode };
       const details = (o.customer_details ?? {}) as Record<string, unknown>;
       return {
         kind: 'paid',
@@ -73,10 +85,16 @@ export interface StripeSessionFacts {
 }
 
 /** Why a Stripe event cannot belong to this session (null: it does). */
-export function mismatch(s: StripeSessionFacts, a: { providerSessionId: string; livemode: boolean; amount?: number | null; currency?: string | null }): string | null {
+export function mismatch(
+  s: StripeSessionFacts,
+  a: { providerSessionId: string; livemode: boolean; amount?: number | null; currency?: string | null },
+): string | null {
   if (s.provider !== 'stripe') return 'the checkout session is not paid through Stripe';
-  if (a.providerSessionId !== s.provider_session_id) return 'the Stripe Checkout Session is not the one created for this checkout session';
-  if (a.livemode !== s.livemode) return `a ${a.livemode ? 'live' : 'test'} event for a ${s.livemode ? 'live' : 'test'} checkout session`;
-  if (a.amount != null && (a.amount !== s.amount || (a.currency ?? '').toUpperCase() !== s.currency)) return 'the amount paid is not the price of the checkout session';
+  if (a.providerSessionId !== s.provider_session_id)
+    return 'the Stripe Checkout Session is not the one created for this checkout session';
+  if (a.livemode !== s.livemode)
+    return `a ${a.livemode ? 'live' : 'test'} event for a ${s.livemode ? 'live' : 'test'} checkout session`;
+  if (a.amount != null && (a.amount !== s.amount || (a.currency ?? '').toUpperCase() !== s.currency))
+    return 'the amount paid is not the price of the checkout session';
   return null;
 }

@@ -16,12 +16,19 @@ export const checkoutData = (s: Omit<SessionDoc, 'outbox'>, status: string): Che
 
 const data = checkoutData;
 
-export const checkoutCreated = (s: Omit<SessionDoc, 'outbox'>): DomainEvent => newEvent('checkout.created', s.account_id, { checkout: data(s, 'open') }, s.created_at);
+export const checkoutCreated = (s: Omit<SessionDoc, 'outbox'>): DomainEvent =>
+  newEvent('checkout.created', s.account_id, { checkout: data(s, 'open') }, s.created_at);
 
 /** One expiry, one event, whichever instance (or API call) records it: the id is derived from the session. */
 /** One completion, one event: the id is derived from the session. */
 export const checkoutCompleted = (s: Omit<SessionDoc, 'outbox'>, licenseKey: string, now: Date): DomainEvent =>
-  newEvent('checkout.completed', s.account_id, { checkout: data(s, 'complete'), license_key: licenseKey, customer_email: s.customer_email }, now, `evt_completed_${s._id}`);
+  newEvent(
+    'checkout.completed',
+    s.account_id,
+    { checkout: data(s, 'complete'), license_key: licenseKey, customer_email: s.customer_email },
+    now,
+    `evt_completed_${s._id}`,
+  );
 
 export const checkoutExpired = (s: Omit<SessionDoc, 'outbox'>, now: Date): DomainEvent =>
   newEvent('checkout.expired', s.account_id, { checkout: data(s, 'expired') }, now, `evt_expired_${s._id}`);

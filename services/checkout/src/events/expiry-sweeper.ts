@@ -9,7 +9,6 @@ import { checkoutExpired } from './checkout-events';
  * issued (a crash between the two). main.ts runs sweep() as a PeriodicTask.
  */
 export class CheckoutExpirySweeper {
-
   constructor(
     private readonly store: CheckoutStore,
     private readonly outbox: Pick<Outbox, 'flush'>,

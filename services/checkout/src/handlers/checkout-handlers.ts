@@ -25,7 +25,10 @@ const toSession = (s: Omit<SessionDoc, 'outbox'>, baseUrl: string): CheckoutSess
 });
 
 // Proto to use case and back; the rules live in use-cases/ and domain/.
-export function checkoutHandlers(deps: SessionCreationDeps, httpsOnly: boolean): Handlers<typeof CheckoutServiceService> {
+export function checkoutHandlers(
+  deps: SessionCreationDeps,
+  httpsOnly: boolean,
+): Handlers<typeof CheckoutServiceService> {
   const present = (s: Omit<SessionDoc, 'outbox'>) => toSession(s, deps.baseUrl);
   return {
     async createSession(req, call) {
@@ -33,7 +36,14 @@ export function checkoutHandlers(deps: SessionCreationDeps, httpsOnly: boolean):
       const run = async () => present(await createSession(deps, req.accountId, input, call.requestId));
       if (!req.idempotencyKey) return run();
       // A repeat with the same key gets the first answer again, as it was sent: the proto message is what is stored.
-      return idempotent(deps.store.models.Idempotency, `${req.accountId}:create_checkout`, req.idempotencyKey, input, run, deps.clock.now());
+      return idempotent(
+        deps.store.models.Idempotency,
+        `${req.accountId}:create_checkout`,
+        req.idempotencyKey,
+        input,
+        run,
+        deps.clock.now(),
+      );
     },
 
     getSession: async (req) => present(await getSession(deps, req.accountId, req.id)),

@@ -30,7 +30,13 @@ export class StripeProvider implements PaymentProvider {
       maxNetworkRetries: 2,
       timeout: 10_000,
       telemetry: false,
-      ...(api ? { host: api.hostname, port: api.port || (api.protocol === 'https:' ? 443 : 80), protocol: api.protocol === 'https:' ? 'https' : 'http' } : {}),
+      ...(api
+        ? {
+            host: api.hostname,
+            port: api.port || (api.protocol === 'https:' ? 443 : 80),
+            protocol: api.protocol === 'https:' ? 'https' : 'http',
+          }
+        : {}),
     });
   }
 
@@ -40,7 +46,16 @@ export class StripeProvider implements PaymentProvider {
       const cs = await this.stripe.checkout.sessions.create(
         {
           mode: 'payment',
-          line_items: [{ quantity: 1, price_data: { currency: req.currency.toLowerCase(), unit_amount: req.amount, product_data: { name: req.productName } } }],
+          line_items: [
+            {
+              quantity: 1,
+              price_data: {
+                currency: req.currency.toLowerCase(),
+                unit_amount: req.amount,
+                product_data: { name: req.productName },
+              },
+            },
+          ],
           success_url: successUrlFor(req.successUrl, req.sessionId),
           ...(req.cancelUrl ? { cancel_url: req.cancelUrl } : {}),
           ...(req.customerEmail ? { customer_email: req.customerEmail } : {}),
@@ -67,7 +82,9 @@ export class StripeProvider implements PaymentProvider {
     } catch (err) {
       // Stripe refuses to expire a session that is no longer open (paid, or already expired).
       if (err instanceof Stripe.errors.StripeInvalidRequestError) {
-        const cs = await this.stripe.checkout.sessions.retrieve(providerSessionId).catch((e: unknown) => Promise.reject(stripeFailure(e)));
+        const cs = await this.stripe.checkout.sessions
+          .retrieve(providerSessionId)
+          .catch((e: unknown) => Promise.reject(stripeFailure(e)));
         return cs.status !== 'complete';
       }
       throw stripeFailure(err);
@@ -87,7 +104,12 @@ export class StripeProvider implements PaymentProvider {
     const t = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
     if (!Number.isFinite(t) || t - nowS > WEBHOOK_TOLERANCE_S) return null;
     try {
-      return this.stripe.webhooks.constructEvent(rawBody, signature, this.settings.webhookSecret, WEBHOOK_TOLERANCE_S) as unknown as StripeEventLike;
+      return this.stripe.webhooks.constructEvent(
+        rawBody,
+        signature,
+        this.settings.webhookSecret,
+        WEBHOOK_TOLERANCE_S,
+      ) as unknown as StripeEventLike;
     } catch {
       return null;
     }
@@ -97,6 +119,7 @@ export class StripeProvider implements PaymentProvider {
 /** Stripe down or refusing: the caller gets 503 (retry) for connection trouble, 400 for a refused request. */
 function stripeFailure(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (err instanceof Stripe.errors.StripeInvalidRequestError) return new AppError('invalid_request', `Stripe refused the checkout session: ${err.message}`);
+  if (err instanceof Stripe.errors.StripeInvalidRequestError)
+    return new AppError('invalid_request', `Stripe refused the checkout session: ${err.message}`);
   return new AppError('service_unavailable', 'the payment provider is unavailable; retry in a moment');
 }

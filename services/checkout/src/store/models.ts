@@ -111,11 +111,23 @@ export function checkoutModels(conn: Connection) {
   return {
     Session: conn.model<SessionDoc>('CheckoutSession', schema) as Model<SessionDoc>,
     Idempotency: idempotencyModel(conn),
-    PageToken: plain<PageTokenDoc>('CheckoutPageToken', 'checkout_page_tokens', { session_id: { type: String, required: true }, expires_at: { type: Date, required: true } }),
-    Receipt: plain<ReceiptDoc>('CheckoutReceipt', 'checkout_receipts', { session_id: { type: String, required: true }, created_at: { type: Date, required: true } }),
-    ProviderEvent: plain<ProviderEventDoc>('CheckoutProviderEvent', 'checkout_provider_events', { type: String, session_id: String, created_at: Date }),
+    PageToken: plain<PageTokenDoc>('CheckoutPageToken', 'checkout_page_tokens', {
+      session_id: { type: String, required: true },
+      expires_at: { type: Date, required: true },
+    }),
+    Receipt: plain<ReceiptDoc>('CheckoutReceipt', 'checkout_receipts', {
+      session_id: { type: String, required: true },
+      created_at: { type: Date, required: true },
+    }),
+    ProviderEvent: plain<ProviderEventDoc>('CheckoutProviderEvent', 'checkout_provider_events', {
+      type: String,
+      session_id: String,
+      created_at: Date,
+    }),
     // Pruned by age (replays are refused for 10 minutes): the prune is served by an index.
-    Delivery: plain<DeliveryDoc>('CheckoutWebhookDelivery', 'checkout_webhook_deliveries', { created_at: { type: Date, required: true, index: true } }),
+    Delivery: plain<DeliveryDoc>('CheckoutWebhookDelivery', 'checkout_webhook_deliveries', {
+      created_at: { type: Date, required: true, index: true },
+    }),
     PendingRefund: plain<PendingRefundDoc>('CheckoutPendingRefund', 'checkout_pending_refunds', { created_at: Date }),
   };
 }

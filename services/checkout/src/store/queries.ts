@@ -21,12 +21,19 @@ export class CheckoutStore {
       expired: { $or: [{ status: 'expired' }, { status: 'open', expires_at: { $lte: now } }] },
       complete: { status: 'complete' },
     };
-    return listPage<SessionDoc>(this.models.Session, { account_id: accountId, ...(status ? byStatus[status] : {}) }, page);
+    return listPage<SessionDoc>(
+      this.models.Session,
+      { account_id: accountId, ...(status ? byStatus[status] : {}) },
+      page,
+    );
   }
 
   /** open → expired, with its event, in one conditional write; false if it was not open any more. */
   async markExpired(id: string, event: DomainEvent): Promise<boolean> {
-    const res = await this.models.Session.updateOne({ _id: id, status: 'open' }, { $set: { status: 'expired', ...withEvents([event]) } });
+    const res = await this.models.Session.updateOne(
+      { _id: id, status: 'open' },
+      { $set: { status: 'expired', ...withEvents([event]) } },
+    );
     return res.modifiedCount === 1;
   }
 
@@ -40,9 +47,20 @@ export class CheckoutStore {
    * provider's confirmed payment (`evenIfExpired`) also completes a session
    * our sweeper expired meanwhile: the money was taken, so the buyer gets the licence.
    */
-  async markPaid(id: string, p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean }, now: Date): Promise<boolean> {
-    const filter: Record<string, unknown> = p.evenIfExpired ? { _id: id, status: { $in: ['open', 'expired'] } } : { _id: id, status: 'open', expires_at: { $gt: now } };
-    const set: Record<string, unknown> = { status: 'complete', payment_id: p.paymentId, paid_at: now, paid_with: p.paidWith };
+  async markPaid(
+    id: string,
+    p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean },
+    now: Date,
+  ): Promise<boolean> {
+    const filter: Record<string, unknown> = p.evenIfExpired
+      ? { _id: id, status: { $in: ['open', 'expired'] } }
+      : { _id: id, status: 'open', expires_at: { $gt: now } };
+    const set: Record<string, unknown> = {
+      status: 'complete',
+      payment_id: p.paymentId,
+      paid_at: now,
+      paid_with: p.paidWith,
+    };
     if (p.email) set.customer_email = p.email;
     const res = await this.models.Session.updateOne(filter, { $set: set });
     return res.modifiedCount === 1;
@@ -84,9 +102,11 @@ export class CheckoutStore {
   }
 
   async recordEvent(eventId: string, type: string, sessionId: string, now: Date): Promise<void> {
-    await this.models.ProviderEvent.create({ _id: eventId, type, session_id: sessionId, created_at: now }).catch((err: { code?: number }) => {
-      if (err.code !== 11000) throw err; // a concurrent duplicate recorded it first
-    });
+    await this.models.ProviderEvent.create({ _id: eventId, type, session_id: sessionId, created_at: now }).catch(
+      (err: { code?: number }) => {
+        if (err.code !== 11000) throw err; // a concurrent duplicate recorded it first
+      },
+    );
   }
 
   /** True the first time a signed delivery is seen; false for the same signature again (a unique insert). */
@@ -117,15 +137,24 @@ export class CheckoutStore {
 
   /** Records the licence of a paid session once, with checkout.completed. */
   async recordLicense(id: string, licenseKey: string, event: DomainEvent): Promise<boolean> {
-    const res = await this.models.Session.updateOne({ _id: id, status: 'complete', license_key: null }, { $set: { license_key: licenseKey, ...withEvents([event]) } });
+    const res = await this.models.Session.updateOne(
+      { _id: id, status: 'complete', license_key: null },
+      { $set: { license_key: licenseKey, ...withEvents([event]) } },
+    );
     return res.modifiedCount === 1;
   }
 
   paidWithoutLicense(limit: number): Promise<SessionDoc[]> {
-    return this.models.Session.find({ status: 'complete', license_key: null }, { outbox: 0 }).limit(limit).lean<SessionDoc[]>().exec();
+    return this.models.Session.find({ status: 'complete', license_key: null }, { outbox: 0 })
+      .limit(limit)
+      .lean<SessionDoc[]>()
+      .exec();
   }
 
   dueForExpiry(now: Date, limit: number): Promise<SessionDoc[]> {
-    return this.models.Session.find({ status: 'open', expires_at: { $lte: now } }, { outbox: 0 }).limit(limit).lean<SessionDoc[]>().exec();
+    return this.models.Session.find({ status: 'open', expires_at: { $lte: now } }, { outbox: 0 })
+      .limit(limit)
+      .lean<SessionDoc[]>()
+      .exec();
   }
 }

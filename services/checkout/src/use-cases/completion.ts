@@ -27,7 +27,10 @@ export class Completion {
   ) {}
 
   /** Records the payment. False if the session was no longer open (paid by another tab, or expired). */
-  markPaid(s: SessionDoc, p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean }): Promise<boolean> {
+  markPaid(
+    s: SessionDoc,
+    p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean },
+  ): Promise<boolean> {
     return this.store.markPaid(s._id, p, this.clock.now());
   }
 
@@ -38,19 +41,26 @@ export class Completion {
     for (let attempt = 0; !license; attempt++) {
       try {
         license = await this.licenses.createLicense(
-          { accountId: s.account_id, productId: s.product_id, customerEmail: s.customer_email, idempotencyKey: `checkout:${s._id}` },
+          {
+            accountId: s.account_id,
+            productId: s.product_id,
+            customerEmail: s.customer_email,
+            idempotencyKey: `checkout:${s._id}`,
+          },
           { requestId },
         );
       } catch (err) {
         // Another tab is issuing this very licence right now: wait for its answer.
-        if (err instanceof AppError && err.code === 'conflict' && attempt < 20) await new Promise((r) => setTimeout(r, 100));
+        if (err instanceof AppError && err.code === 'conflict' && attempt < 20)
+          await new Promise((r) => setTimeout(r, 100));
         else throw err;
       }
     }
     const event = checkoutCompleted(s, license.key, this.clock.now());
     if (await this.store.recordLicense(s._id, license.key, event)) this.outbox.flush(this.store.models.Session, s._id);
     // A refund that arrived before this completion (events come in any order) applies now.
-    if (s.payment_id && !s.refunded_at && (await this.store.hasPendingRefund(s.payment_id))) await this.refund({ ...s, license_key: license.key }, requestId);
+    if (s.payment_id && !s.refunded_at && (await this.store.hasPendingRefund(s.payment_id)))
+      await this.refund({ ...s, license_key: license.key }, requestId);
     return license.key;
   }
 
@@ -66,7 +76,10 @@ export class Completion {
       return;
     }
     try {
-      await this.licenses.transitionLicense({ accountId: s.account_id, key: s.license_key, action: s.refund_action ?? 'revoke' }, { requestId });
+      await this.licenses.transitionLicense(
+        { accountId: s.account_id, key: s.license_key, action: s.refund_action ?? 'revoke' },
+        { requestId },
+      );
     } catch (err) {
       // 409: already suspended or revoked (a repeat, or the vendor acted first).
       if (!(err instanceof AppError && err.code === 'conflict')) throw err;

@@ -42,10 +42,19 @@ export function checkNewSession(req: CreateCheckoutSessionRequest, httpsOnly: bo
 }
 
 /** An open session for a priced product of this account, stored once the provider has a page for it. */
-export async function createSession(deps: SessionCreationDeps, accountId: string, input: NewSession, requestId: string): Promise<Omit<SessionDoc, 'outbox'>> {
+export async function createSession(
+  deps: SessionCreationDeps,
+  accountId: string,
+  input: NewSession,
+  requestId: string,
+): Promise<Omit<SessionDoc, 'outbox'>> {
   const { store, outbox, clock, products, provider, baseUrl } = deps;
   const product = await products.getProduct({ accountId, id: input.product_id }, { requestId });
-  if (!product.price) throw AppError.invalid('product_id', 'this product has no price: set one (PATCH /api/v1/products/{id} {"price": {...}}) before selling it');
+  if (!product.price)
+    throw AppError.invalid(
+      'product_id',
+      'this product has no price: set one (PATCH /api/v1/products/{id} {"price": {...}}) before selling it',
+    );
   const now = clock.now();
   const id = newId('cs');
   const expiresAt = new Date(now.getTime() + input.minutes * 60_000);

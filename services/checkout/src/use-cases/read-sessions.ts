@@ -18,8 +18,14 @@ export async function getSession({ store, clock }: CheckoutDeps, accountId: stri
 }
 
 /** One page of the account's sessions, optionally of one status, as seen now. */
-export async function listSessions({ store, clock }: CheckoutDeps, accountId: string, status: string, page: PageRequest | undefined) {
-  if (status && !sessionStatuses.includes(status as SessionStatus)) throw AppError.invalid('status', `status must be one of ${sessionStatuses.join(', ')}`);
+export async function listSessions(
+  { store, clock }: CheckoutDeps,
+  accountId: string,
+  status: string,
+  page: PageRequest | undefined,
+) {
+  if (status && !sessionStatuses.includes(status as SessionStatus))
+    throw AppError.invalid('status', `status must be one of ${sessionStatuses.join(', ')}`);
   const now = clock.now();
   const { items, page: next } = await store.list(accountId, status as SessionStatus | '', page, now);
   return { items: items.map((s) => asSeenAt(s, now)), page: next };

@@ -11,7 +11,9 @@ export interface WebhookVerifier {
   verify(rawBody: Buffer, signature: string): StripeEventLike | null;
 }
 
-export type WebhookOutcome = { status: 200; body: { received: true; duplicate?: true; ignored?: string } } | { status: 400 | 404 | 409; error: AppError };
+export type WebhookOutcome =
+  | { status: 200; body: { received: true; duplicate?: true; ignored?: string } }
+  | { status: 400 | 404 | 409; error: AppError };
 
 /**
  * A Stripe webhook delivery, end to end. Exactly once rests on three things
@@ -39,15 +41,41 @@ export class StripeWebhook {
 
   async receive(rawBody: Buffer, signature: string, requestId = ''): Promise<WebhookOutcome> {
     const event = signature ? this.verifier.verify(rawBody, signature) : null;
-    if (!event) return { status: 400, error: new AppError('invalid_request', 'the Stripe-Signature header does not sign this body with our endpoint secret within 300 seconds') };
+    if (!event)
+      return {
+        status: 400,
+        error: new AppError(
+          'invalid_request',
+          'the Stripe-Signature header does not sign this body with our endpoint secret within 300 seconds',
+        ),
+      };
     if (!(await this.store.claimDelivery(createHash('sha256').update(signature).digest('hex'), this.clock.now()))) {
-      return { status: 409, error: new AppError('conflict', 'this signed delivery was already received: a replay is refused (Stripe signs every retry anew)') };
+      return {
+        status: 409,
+        error: new AppError(
+          'conflict',
+          'this signed delivery was already received: a replay is refused (Stripe signs every retry anew)',
+        ),
+      };
     }
     if (await this.store.eventHandled(event.id)) return { status: 200, body: { received: true, duplicate: true } };
     const action = interpretStripeEvent(event);
     const outcome = await this.act(action, requestId);
-    if (outcome.status === 200) await this.store.recordEvent(event.id, event.type, 'sessionId' in action ? action.sessionId : '', this.clock.now());
-    this.log.info({ stripe_event: event.id, type: event.type, outcome: outcome.status === 200 ? (outcome.body.ignored ? 'ignored' : 'handled') : outcome.error.message }, 'stripe webhook');
+    if (outcome.status === 200)
+      await this.store.recordEvent(
+        event.id,
+        event.type,
+        'sessionId' in action ? action.sessionId : '',
+        this.clock.now(),
+      );
+    this.log.info(
+      {
+        stripe_event: event.id,
+        type: event.type,
+        outcome: outcome.status === 200 ? (outcome.body.ignored ? 'ignored' : 'handled') : outcome.error.message,
+      },
+      'stripe webhook',
+    );
     return outcome;
   }
 
@@ -60,18 +88,30 @@ export class StripeWebhook {
       case 'awaiting_payment':
       case 'expired': {
         const s = await this.session(a.sessionId);
-        if (!s) return { status: 404, error: new AppError('not_found', 'the checkout session named by this Stripe event is unknown') };
+        if (!s)
+          return {
+            status: 404,
+            error: new AppError('not_found', 'the checkout session named by this Stripe event is unknown'),
+          };
         const wrong = mismatch(s, a);
         if (wrong) return { status: 400, error: new AppError('invalid_request', wrong) };
         if (a.kind === 'awaiting_payment') return ok;
         if (a.kind === 'expired') {
           const now = this.clock.now();
-          if (s.status === 'open' && (await this.store.markExpired(s._id, checkoutExpired(s, now)))) this.outbox.flush(this.store.models.Session, s._id);
+          if (s.status === 'open' && (await this.store.markExpired(s._id, checkoutExpired(s, now))))
+            this.outbox.flush(this.store.models.Session, s._id);
           return ok;
         }
-        if (s.status !== 'complete') await this.completion.markPaid(s, { paymentId: a.paymentId, email: a.email, paidWith: null, evenIfExpired: true });
+        if (s.status !== 'complete')
+          await this.completion.markPaid(s, {
+            paymentId: a.paymentId,
+            email: a.email,
+            paidWith: null,
+            evenIfExpired: true,
+          });
         const paid = await this.session(s._id);
-        if (paid?.status !== 'complete') throw new AppError('service_unavailable', 'the payment could not be recorded; Stripe will retry');
+        if (paid?.status !== 'complete')
+          throw new AppError('service_unavailable', 'the payment could not be recorded; Stripe will retry');
         await this.completion.issue(paid, requestId);
         return ok;
       }
@@ -84,7 +124,11 @@ export class StripeWebhook {
           if (late?.license_key) await this.completion.refund(late, requestId);
           return ok;
         }
-        if (s.livemode !== a.livemode) return { status: 400, error: new AppError('invalid_request', 'the refund and the payment differ in livemode') };
+        if (s.livemode !== a.livemode)
+          return {
+            status: 400,
+            error: new AppError('invalid_request', 'the refund and the payment differ in livemode'),
+          };
         await this.completion.refund(s, requestId);
         // The licence may have been recorded between the two reads: look once more.
         if (!s.license_key) {

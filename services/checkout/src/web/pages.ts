@@ -47,7 +47,8 @@ export function paidPage(s: SessionDoc, licenseKey: string): string {
   );
 }
 
-export const messagePage = (title: string, message: string) => layout(title, `<h1>${h(title)}</h1><p>${h(message)}</p>`);
+export const messagePage = (title: string, message: string) =>
+  layout(title, `<h1>${h(title)}</h1><p>${h(message)}</p>`);
 
 export const CSS = `
 body { margin:0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background:#f6f7f9; color:#1c2430; }

@@ -16,11 +16,13 @@ const RECEIPT_COOKIE = 'lk_checkout_receipt';
 export const WEBHOOK_BODY_LIMIT = 256 * 1024;
 /** A form token is good for an hour (and never past its session's expiry). */
 const TOKEN_TTL_MS = 3_600_000;
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 const hex = (s: string) => digest(s).toString('hex');
-const same = (a: string | undefined, b: unknown) => !!a && typeof b === 'string' && !!b && timingSafeEqual(digest(a), digest(b));
+const same = (a: string | undefined, b: unknown) =>
+  !!a && typeof b === 'string' && !!b && timingSafeEqual(digest(a), digest(b));
 
 function cookie(req: Request, name: string): string | undefined {
   for (const part of (req.get('cookie') ?? '').split(';')) {
@@ -57,7 +59,15 @@ export interface PageDeps {
  * (CSRF) are issued and checked on the server: a token is good only if this
  * service stored its digest for this session, and it must match the cookie.
  */
-export function checkoutPageApp({ store, completion, provider, stripeWebhook, clock, log, secureCookies }: PageDeps): express.Express {
+export function checkoutPageApp({
+  store,
+  completion,
+  provider,
+  stripeWebhook,
+  clock,
+  log,
+  secureCookies,
+}: PageDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -67,16 +77,41 @@ export function checkoutPageApp({ store, completion, provider, stripeWebhook, cl
     withRequestId(res.locals.requestId, next);
   });
   app.use((_req, res, next) => {
-    res.set({ 'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'X-Frame-Options': 'DENY', 'Cache-Control': 'no-store' });
+    res.set({
+      'Content-Security-Policy': CSP,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'X-Frame-Options': 'DENY',
+      'Cache-Control': 'no-store',
+    });
     next();
   });
-  app.get('/checkout/assets/checkout.css', (_req, res) => void res.type('text/css').set('Cache-Control', 'public, max-age=3600').send(CSS));
-  app.get('/checkout/assets/checkout.js', (_req, res) => void res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(JS));
+  app.get(
+    '/checkout/assets/checkout.css',
+    (_req, res) => void res.type('text/css').set('Cache-Control', 'public, max-age=3600').send(CSS),
+  );
+  app.get(
+    '/checkout/assets/checkout.js',
+    (_req, res) => void res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(JS),
+  );
   // Stripe signs the exact bytes it sent: the body is kept raw, never parsed before the signature is checked.
   app.post('/webhooks/stripe', express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT }), async (req, res) => {
     const problem = (status: number, code: string, detail: string) =>
-      void res.status(status).type('application/problem+json').send(JSON.stringify({ type: `/docs#error-${code}`, title: ({ 404: 'Not Found', 409: 'Conflict' } as Record<number, string>)[status] ?? 'Bad Request', status, detail, code, request_id: res.locals.requestId }));
-    if (!stripeWebhook) return problem(404, 'not_found', 'payments do not go through Stripe here (PAYMENT_PROVIDER=test)');
+      void res
+        .status(status)
+        .type('application/problem+json')
+        .send(
+          JSON.stringify({
+            type: `/docs#error-${code}`,
+            title: ({ 404: 'Not Found', 409: 'Conflict' } as Record<number, string>)[status] ?? 'Bad Request',
+            status,
+            detail,
+            code,
+            request_id: res.locals.requestId,
+          }),
+        );
+    if (!stripeWebhook)
+      return problem(404, 'not_found', 'payments do not go through Stripe here (PAYMENT_PROVIDER=test)');
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const out = await stripeWebhook.receive(body, req.get('stripe-signature') ?? '', res.locals.requestId);
     if (out.status === 200) return void res.json(out.body);
@@ -86,7 +121,8 @@ export function checkoutPageApp({ store, completion, provider, stripeWebhook, cl
   app.use(express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 }));
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
-  const cookieAttrs = (id: string) => `Path=/checkout/${id}; HttpOnly; SameSite=Strict${secureCookies ? '; Secure' : ''}`;
+  const cookieAttrs = (id: string) =>
+    `Path=/checkout/${id}; HttpOnly; SameSite=Strict${secureCookies ? '; Secure' : ''}`;
 
   const issueCsrf = async (res: Response, s: SessionDoc) => {
     const token = randomBytes(32).toString('base64url');
@@ -115,7 +151,15 @@ export function checkoutPageApp({ store, completion, provider, stripeWebhook, cl
   };
 
   const takesCards = (s: SessionDoc) => s.provider !== 'stripe' && provider.takesCardsOnPage;
-  const alreadyPaid = (res: Response) => page(res, 409, messagePage('Already paid', 'This checkout is complete. The licence key was shown to the buyer after payment, and the seller has it too.'));
+  const alreadyPaid = (res: Response) =>
+    page(
+      res,
+      409,
+      messagePage(
+        'Already paid',
+        'This checkout is complete. The licence key was shown to the buyer after payment, and the seller has it too.',
+      ),
+    );
 
   const load = (req: Request) => {
     const id = String(req.params.id);
@@ -124,9 +168,19 @@ export function checkoutPageApp({ store, completion, provider, stripeWebhook, cl
 
   /** The session if it can be paid, or the page that says why not. */
   function payable(res: Response, s: SessionDoc | null): SessionDoc | undefined {
-    if (!s) return void page(res, 404, messagePage('Checkout not found', 'This checkout link is not valid. Ask the seller for a new one.'));
+    if (!s)
+      return void page(
+        res,
+        404,
+        messagePage('Checkout not found', 'This checkout link is not valid. Ask the seller for a new one.'),
+      );
     const status = effectiveStatus(s, clock.now());
-    if (status === 'expired') return void page(res, 410, messagePage('This checkout has expired', 'Nothing was charged. Ask the seller for a new checkout link.'));
+    if (status === 'expired')
+      return void page(
+        res,
+        410,
+        messagePage('This checkout has expired', 'Nothing was charged. Ask the seller for a new checkout link.'),
+      );
     if (status === 'complete') return void alreadyPaid(res);
     return s;
   }
@@ -134,12 +188,21 @@ export function checkoutPageApp({ store, completion, provider, stripeWebhook, cl
   app.get('/checkout/:id', async (req, res) => {
     const current = await load(req);
     // The browser that paid sees its key (the licence is issued now if a crash left it pending).
-    if (current?.status === 'complete' && (await paidByThisBrowser(req, current._id))) return page(res, 200, paidPage(current, await completion.issue(current, res.locals.requestId)));
+    if (current?.status === 'complete' && (await paidByThisBrowser(req, current._id)))
+      return page(res, 200, paidPage(current, await completion.issue(current, res.locals.requestId)));
     const s = payable(res, current);
     if (!s) return;
     // Stripe sessions are paid on Stripe's page.
     if (s.provider === 'stripe') return void res.redirect(303, s.provider_url);
-    if (!takesCards(s)) return page(res, 503, messagePage('Checkout unavailable', 'This checkout cannot be paid at the moment. Nothing was charged. Ask the seller for a new checkout link.'));
+    if (!takesCards(s))
+      return page(
+        res,
+        503,
+        messagePage(
+          'Checkout unavailable',
+          'This checkout cannot be paid at the moment. Nothing was charged. Ask the seller for a new checkout link.',
+        ),
+      );
     page(res, 200, payPage(s, await issueCsrf(res, s), true));
   });
 
@@ -153,7 +216,8 @@ export function checkoutPageApp({ store, completion, provider, stripeWebhook, cl
   app.post('/checkout/:id/pay', async (req, res) => {
     const form = (req.body ?? {}) as Record<string, unknown>;
     const id = String(req.params.id);
-    if (!isId('cs', id) || !(await csrfOk(req, id, form._csrf))) return page(res, 403, messagePage('This form has expired', 'Reload the checkout page and try again.'));
+    if (!isId('cs', id) || !(await csrfOk(req, id, form._csrf)))
+      return page(res, 403, messagePage('This form has expired', 'Reload the checkout page and try again.'));
     const token = hex(cookie(req, CSRF_COOKIE)!);
     // Paid already. A double click on the form that paid (same token) is the same buyer: a receipt
     // for this browser too, and the same licence, never a second one. Anyone else: "already paid".
@@ -173,11 +237,19 @@ export function checkoutPageApp({ store, completion, provider, stripeWebhook, cl
       return page(res, 400, payPage(s, await issueCsrf(res, s), true, (err as AppError).message));
     }
     const card = typeof form.card === 'string' ? form.card.slice(0, 30) : '';
-    const charge = await provider.charge({ sessionId: s._id, amount: s.amount, currency: s.currency, customerEmail: email, card });
-    if (!charge.ok) return page(res, 402, payPage({ ...s, customer_email: email }, await issueCsrf(res, s), true, charge.message));
+    const charge = await provider.charge({
+      sessionId: s._id,
+      amount: s.amount,
+      currency: s.currency,
+      customerEmail: email,
+      card,
+    });
+    if (!charge.ok)
+      return page(res, 402, payPage({ ...s, customer_email: email }, await issueCsrf(res, s), true, charge.message));
     await completion.markPaid(s, { paymentId: charge.paymentId, email, paidWith: token }); // false when another tab was first
     const paid = await store.findById(s._id);
-    if (paid?.status !== 'complete') return page(res, 410, messagePage('This checkout has expired', 'Nothing was charged.'));
+    if (paid?.status !== 'complete')
+      return page(res, 410, messagePage('This checkout has expired', 'Nothing was charged.'));
     // FerretDB may let two tabs both "win" the write: only the form recorded as the payer gets the key.
     if (paid.paid_with !== token) return alreadyPaid(res);
     await completion.issue(paid, res.locals.requestId);
@@ -195,16 +267,44 @@ export function checkoutPageApp({ store, completion, provider, stripeWebhook, cl
       const status = given >= 400 && given < 500 ? given : 503;
       if (status === 503) log.error({ err }, 'stripe webhook error');
       const [code, title, detail] =
-        status === 413 ? ['payload_too_large', 'Content Too Large', 'the event is too large']
-        : status === 415 ? ['unsupported_media_type', 'Unsupported Media Type', 'the event body must be JSON without a content encoding']
-        : status === 503 ? ['service_unavailable', 'Service Unavailable', 'the event could not be handled now; retry later']
-        : ['invalid_request', 'Bad Request', 'the event body could not be read'];
-      return void res.status(status).type('application/problem+json').send(JSON.stringify({ type: `/docs#error-${code}`, title, status, detail, code, request_id: res.locals.requestId }));
+        status === 413
+          ? ['payload_too_large', 'Content Too Large', 'the event is too large']
+          : status === 415
+            ? [
+                'unsupported_media_type',
+                'Unsupported Media Type',
+                'the event body must be JSON without a content encoding',
+              ]
+            : status === 503
+              ? ['service_unavailable', 'Service Unavailable', 'the event could not be handled now; retry later']
+              : ['invalid_request', 'Bad Request', 'the event body could not be read'];
+      return void res
+        .status(status)
+        .type('application/problem+json')
+        .send(
+          JSON.stringify({
+            type: `/docs#error-${code}`,
+            title,
+            status,
+            detail,
+            code,
+            request_id: res.locals.requestId,
+          }),
+        );
     }
     // A path the router cannot decode (URIError, status 400) names no session.
-    if (err instanceof URIError) return page(res, 404, messagePage('Checkout not found', 'This checkout link is not valid. Ask the seller for a new one.'));
+    if (err instanceof URIError)
+      return page(
+        res,
+        404,
+        messagePage('Checkout not found', 'This checkout link is not valid. Ask the seller for a new one.'),
+      );
     log.error({ err }, 'checkout page error');
-    page(res, err instanceof AppError && err.code === 'service_unavailable' ? 503 : 500, messagePage('Something went wrong', 'Nothing more was charged. Please reload the page in a moment.'));
+    page(
+      res,
+      err instanceof AppError && err.code === 'service_unavailable' ? 503 : 500,
+      messagePage('Something went wrong', 'Nothing more was charged. Please reload the page in a moment.'),
+    );
   });
   return app;
 }

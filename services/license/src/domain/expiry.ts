@@ -9,7 +9,8 @@ import { HOUR_MS } from './stats';
 // finds it.
 
 /** "2026-11-23T13": the bucket of an instant. */
-export const bucketOf = (at: Date): string => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS).toISOString().slice(0, 13);
+export const bucketOf = (at: Date): string =>
+  new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS).toISOString().slice(0, 13);
 
 /** The bucket to store for a licence, or null when it never expires or was already announced. */
 export function expiryBucket(graceEndsAt: Date | null, notified: boolean, now: Date): string | null {

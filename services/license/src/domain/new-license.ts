@@ -5,7 +5,13 @@ import { expiryBucket } from './expiry';
 import { expiryFor } from './lifecycle';
 
 /** A new licence as it is stored: a fresh key, the product's policy, its expiry and grace, filed for the expiry sweeper. */
-export function newLicense(accountId: string, productId: string, customerEmail: string, policy: PolicySnapshot, now: Date): Omit<LicenseDoc, 'outbox'> {
+export function newLicense(
+  accountId: string,
+  productId: string,
+  customerEmail: string,
+  policy: PolicySnapshot,
+  now: Date,
+): Omit<LicenseDoc, 'outbox'> {
   const expires = expiryFor(policy, now);
   const graceEnds = graceEndsAt(expires, policy.grace_days);
   return {

@@ -39,7 +39,12 @@ export function last24Hours(buckets: HourBucket[], now: Date): HourBucket[] {
   for (let i = 23; i >= 0; i--) {
     const t = current - i * HOUR_MS;
     const b = byHour.get(t);
-    out.push({ hour: new Date(t), validations: b?.validations ?? 0, valid: b?.valid ?? 0, byCode: { ...(b?.byCode ?? {}) } });
+    out.push({
+      hour: new Date(t),
+      validations: b?.validations ?? 0,
+      valid: b?.valid ?? 0,
+      byCode: { ...(b?.byCode ?? {}) },
+    });
   }
   return out;
 }
@@ -48,7 +53,8 @@ export function last24Hours(buckets: HourBucket[], now: Date): HourBucket[] {
 export function last30Days(buckets: HourBucket[], now: Date): DayBucket[] {
   const today = dayOf(now).getTime();
   const days = new Map<number, DayBucket>();
-  for (let i = 29; i >= 0; i--) days.set(today - i * DAY_MS, { day: new Date(today - i * DAY_MS), validations: 0, valid: 0, byCode: {} });
+  for (let i = 29; i >= 0; i--)
+    days.set(today - i * DAY_MS, { day: new Date(today - i * DAY_MS), validations: 0, valid: 0, byCode: {} });
   for (const b of buckets) {
     const d = days.get(dayOf(b.hour).getTime());
     if (!d) continue;

@@ -31,7 +31,9 @@ export class ExpirySweeper {
     const now = this.clock.now();
     const state = await this.store.sweepState(STATE_ID);
     if (!state.backfilled) {
-      const earliest = await this.store.backfillExpiryBuckets((doc) => expiryBucket(doc.grace_ends_at, doc.expired_notified, now));
+      const earliest = await this.store.backfillExpiryBuckets((doc) =>
+        expiryBucket(doc.grace_ends_at, doc.expired_notified, now),
+      );
       const start = earliest && earliest < bucketOf(now) ? earliest : bucketOf(now);
       Object.assign(state, { backfilled: true, through: previousHour(start) });
       await this.store.saveSweepState(state);

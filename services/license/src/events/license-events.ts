@@ -1,5 +1,11 @@
 import { newEvent } from '@licensing/runtime';
-import { effectiveStatus, type ActivationData, type DomainEvent, type EventType, type LicenseData } from '@licensing/proto';
+import {
+  effectiveStatus,
+  type ActivationData,
+  type DomainEvent,
+  type EventType,
+  type LicenseData,
+} from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 
 type LicenseEventType = Extract<EventType, `license.${string}`>;
@@ -24,8 +30,12 @@ const activationData = (a: ActivationDoc, licenseKey: string): ActivationData =>
 });
 
 /** license.created|updated|suspended|reinstated|revoked|renewed|expired */
-export const licenseEvent = (type: Exclude<LicenseEventType, 'license.activated' | 'license.deactivated'>, doc: Omit<LicenseDoc, 'outbox'>, now: Date, id?: string): DomainEvent =>
-  newEvent(type, doc.account_id, { license: licenseData(doc, now) } as never, now, id);
+export const licenseEvent = (
+  type: Exclude<LicenseEventType, 'license.activated' | 'license.deactivated'>,
+  doc: Omit<LicenseDoc, 'outbox'>,
+  now: Date,
+  id?: string,
+): DomainEvent => newEvent(type, doc.account_id, { license: licenseData(doc, now) } as never, now, id);
 
 /**
  * One expiry, one event: the id is derived from the licence and the moment it
@@ -36,7 +46,18 @@ export const licenseEvent = (type: Exclude<LicenseEventType, 'license.activated'
 export const licenseExpired = (doc: Omit<LicenseDoc, 'outbox'>, now: Date): DomainEvent =>
   licenseEvent('license.expired', doc, now, `evt_expired_${doc._id.slice(4)}_${doc.grace_ends_at?.getTime() ?? 0}`);
 
-export const licenseCreated = (doc: Omit<LicenseDoc, 'outbox'>): DomainEvent => licenseEvent('license.created', doc, doc.created_at);
+export const licenseCreated = (doc: Omit<LicenseDoc, 'outbox'>): DomainEvent =>
+  licenseEvent('license.created', doc, doc.created_at);
 
-export const activationEvent = (type: 'license.activated' | 'license.deactivated', license: Omit<LicenseDoc, 'outbox'>, activation: ActivationDoc, now: Date): DomainEvent =>
-  newEvent(type, license.account_id, { license: licenseData(license, now), activation: activationData(activation, license.key) }, now);
+export const activationEvent = (
+  type: 'license.activated' | 'license.deactivated',
+  license: Omit<LicenseDoc, 'outbox'>,
+  activation: ActivationDoc,
+  now: Date,
+): DomainEvent =>
+  newEvent(
+    type,
+    license.account_id,
+    { license: licenseData(license, now), activation: activationData(activation, license.key) },
+    now,
+  );

@@ -7,7 +7,10 @@ import type { LicenseConfig } from '../config';
 import { ownLicense } from './license-handlers';
 import { toActivation } from './mapping';
 
-export function activationHandlers(ctx: ServiceContext<LicenseConfig>, store: LicenseStore): Pick<Handlers<typeof LicenseServiceService>, 'activate' | 'listActivations' | 'deactivate'> {
+export function activationHandlers(
+  ctx: ServiceContext<LicenseConfig>,
+  store: LicenseStore,
+): Pick<Handlers<typeof LicenseServiceService>, 'activate' | 'listActivations' | 'deactivate'> {
   return {
     async activate(req) {
       const fingerprint = checkFingerprint(req.fingerprint);
@@ -20,10 +23,26 @@ export function activationHandlers(ctx: ServiceContext<LicenseConfig>, store: Li
       const now = ctx.clock.now();
       const status = effectiveStatus(license, now);
       if (status !== 'active') throw new AppError('conflict', `the licence is ${status}: it cannot be activated`);
-      const doc = { _id: newId('act'), license_id: license._id, account_id: req.accountId, fingerprint, name, fingerprint_key: fingerprint, created_at: now, deactivated_at: null };
-      const out = await store.activate(doc, license.policy.max_activations, [activationEvent('license.activated', license, { ...doc, slot_key: '' }, now)]);
-      if (!out) throw new AppError('conflict', `activation_limit_reached: the licence is already active on ${license.policy.max_activations} machines; deactivate one first`);
-      if (out === 'contended') throw new AppError('conflict', 'other machines are being activated on this licence at this moment; retry');
+      const doc = {
+        _id: newId('act'),
+        license_id: license._id,
+        account_id: req.accountId,
+        fingerprint,
+        name,
+        fingerprint_key: fingerprint,
+        created_at: now,
+        deactivated_at: null,
+      };
+      const out = await store.activate(doc, license.policy.max_activations, [
+        activationEvent('license.activated', license, { ...doc, slot_key: '' }, now),
+      ]);
+      if (!out)
+        throw new AppError(
+          'conflict',
+          `activation_limit_reached: the licence is already active on ${license.policy.max_activations} machines; deactivate one first`,
+        );
+      if (out === 'contended')
+        throw new AppError('conflict', 'other machines are being activated on this licence at this moment; retry');
       if (out.created) ctx.outbox.flush(store.models.Activation, out.activation._id);
       return { activation: toActivation(out.activation), created: out.created };
     },
@@ -38,7 +57,9 @@ export function activationHandlers(ctx: ServiceContext<LicenseConfig>, store: Li
       const license = await ownLicense(store, req.accountId, req.key);
       if (!isId('act', req.activationId)) throw AppError.notFound('activation');
       const now = ctx.clock.now();
-      const done = await store.deactivate(license._id, req.activationId, now, (a) => activationEvent('license.deactivated', license, a, now));
+      const done = await store.deactivate(license._id, req.activationId, now, (a) =>
+        activationEvent('license.deactivated', license, a, now),
+      );
       if (!done) throw AppError.notFound('activation');
       ctx.outbox.flush(store.models.Activation, done._id);
       return toActivation(done);

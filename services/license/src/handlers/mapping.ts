@@ -1,4 +1,10 @@
-import { effectiveStatus, type Activation, type License, type LicensePolicy, type PolicySnapshot } from '@licensing/proto';
+import {
+  effectiveStatus,
+  type Activation,
+  type License,
+  type LicensePolicy,
+  type PolicySnapshot,
+} from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 
 export const toPolicy = (p: PolicySnapshot): LicensePolicy => ({
@@ -39,4 +45,10 @@ export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope =
   };
 }
 
-export const toActivation = (a: ActivationDoc): Activation => ({ id: a._id, licenseId: a.license_id, fingerprint: a.fingerprint, name: a.name, createdAt: a.created_at.toISOString() });
+export const toActivation = (a: ActivationDoc): Activation => ({
+  id: a._id,
+  licenseId: a.license_id,
+  fingerprint: a.fingerprint,
+  name: a.name,
+  createdAt: a.created_at.toISOString(),
+});

@@ -96,7 +96,10 @@ export function licenseModels(conn: Connection) {
   activation.index({ license_id: 1, slot_key: 1 }, { unique: true });
   activation.index({ license_id: 1, _id: -1 }); // a licence's activations, newest first
   activation.index({ license_id: 1, fingerprint_key: 1 }, { unique: true });
-  const sweep = new Schema<SweepStateDoc>({ _id: String, through: { type: String, default: null }, backfilled: { type: Boolean, default: false } }, { versionKey: false, collection: 'sweep_state' });
+  const sweep = new Schema<SweepStateDoc>(
+    { _id: String, through: { type: String, default: null }, backfilled: { type: Boolean, default: false } },
+    { versionKey: false, collection: 'sweep_state' },
+  );
   return {
     SweepState: conn.model<SweepStateDoc>('SweepState', sweep) as Model<SweepStateDoc>,
     License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>,

@@ -30,7 +30,12 @@ export class LicenseStore {
     return this.models.License.countDocuments({ account_id: accountId }).exec();
   }
 
-  list(accountId: string, filter: { productId: string; customerEmail: string; status: Status | '' }, page: PageRequest | undefined, now: Date) {
+  list(
+    accountId: string,
+    filter: { productId: string; customerEmail: string; status: Status | '' },
+    page: PageRequest | undefined,
+    now: Date,
+  ) {
     const byStatus: Record<Status, Record<string, unknown>> = {
       active: { status: 'active', $or: [{ grace_ends_at: null }, { grace_ends_at: { $gt: now } }] },
       expired: { status: 'active', grace_ends_at: { $lte: now } },
@@ -66,22 +71,38 @@ export class LicenseStore {
 
   /** Catching up (after downtime, or a clock moved on): every licence filed from `first` to `last`, in index order. */
   async *inExpiryRange(first: string, last: string): AsyncGenerator<LicenseDoc> {
-    const cursor = this.models.License.find({ expiry_bucket: { $gte: first, $lte: last } }, { outbox: 0 }).sort({ expiry_bucket: 1, _id: 1 }).lean<LicenseDoc>().cursor();
+    const cursor = this.models.License.find({ expiry_bucket: { $gte: first, $lte: last } }, { outbox: 0 })
+      .sort({ expiry_bucket: 1, _id: 1 })
+      .lean<LicenseDoc>()
+      .cursor();
     for await (const doc of cursor) yield doc as LicenseDoc;
   }
 
   /** Marks one licence expired-and-published; false if another instance did first. */
   async markExpired(id: string, event: DomainEvent): Promise<boolean> {
-    const res = await this.models.License.updateOne({ _id: id, expired_notified: { $ne: true } }, { $set: { expired_notified: true, expiry_bucket: null, ...withEvents([event]) } });
+    const res = await this.models.License.updateOne(
+      { _id: id, expired_notified: { $ne: true } },
+      { $set: { expired_notified: true, expiry_bucket: null, ...withEvents([event]) } },
+    );
     return res.modifiedCount === 1;
   }
 
   async sweepState(id: string): Promise<SweepStateDoc> {
-    return (await this.models.SweepState.findOne({ _id: id }).lean<SweepStateDoc>().exec()) ?? { _id: id, through: null, backfilled: false };
+    return (
+      (await this.models.SweepState.findOne({ _id: id }).lean<SweepStateDoc>().exec()) ?? {
+        _id: id,
+        through: null,
+        backfilled: false,
+      }
+    );
   }
 
   async saveSweepState(state: SweepStateDoc): Promise<void> {
-    await this.models.SweepState.updateOne({ _id: state._id }, { $set: { through: state.through, backfilled: state.backfilled } }, { upsert: true });
+    await this.models.SweepState.updateOne(
+      { _id: state._id },
+      { $set: { through: state.through, backfilled: state.backfilled } },
+      { upsert: true },
+    );
   }
 
   /**
@@ -90,10 +111,15 @@ export class LicenseStore {
    */
   async backfillExpiryBuckets(bucketFor: (doc: LicenseDoc) => string | null): Promise<string | null> {
     let earliest: string | null = null;
-    const cursor = this.models.License.find({ expiry_bucket: { $exists: false } }, { outbox: 0 }).lean<LicenseDoc>().cursor();
+    const cursor = this.models.License.find({ expiry_bucket: { $exists: false } }, { outbox: 0 })
+      .lean<LicenseDoc>()
+      .cursor();
     for await (const doc of cursor) {
       const bucket = bucketFor(doc as LicenseDoc);
-      await this.models.License.updateOne({ _id: doc._id, expiry_bucket: { $exists: false } }, { $set: { expiry_bucket: bucket } });
+      await this.models.License.updateOne(
+        { _id: doc._id, expiry_bucket: { $exists: false } },
+        { $set: { expiry_bucket: bucket } },
+      );
       if (bucket && (!earliest || bucket < earliest)) earliest = bucket;
     }
     return earliest;
@@ -102,7 +128,9 @@ export class LicenseStore {
   // Activations
 
   findActivation(licenseId: string, fingerprint: string): Promise<ActivationDoc | null> {
-    return this.models.Activation.findOne({ license_id: licenseId, fingerprint_key: fingerprint }, { outbox: 0 }).lean<ActivationDoc>().exec();
+    return this.models.Activation.findOne({ license_id: licenseId, fingerprint_key: fingerprint }, { outbox: 0 })
+      .lean<ActivationDoc>()
+      .exec();
   }
 
   /** Inserts into the first free slot; null when every slot is taken. An existing activation of the fingerprint wins. */
@@ -113,7 +141,11 @@ export class LicenseStore {
    * slots and one unique insert (plus one fingerprint look-up when it
    * collides). 'contended' when every round lost a race while slots were free.
    */
-  async activate(doc: Omit<ActivationDoc, 'slot_key' | 'outbox'>, maxActivations: number | null, events: DomainEvent[]): Promise<{ activation: ActivationDoc; created: boolean } | null | 'contended'> {
+  async activate(
+    doc: Omit<ActivationDoc, 'slot_key' | 'outbox'>,
+    maxActivations: number | null,
+    events: DomainEvent[],
+  ): Promise<{ activation: ActivationDoc; created: boolean } | null | 'contended'> {
     const insert = async (slot: string) => {
       const activation = { ...doc, slot_key: slot };
       await this.models.Activation.create({ ...activation, ...outboxOf(events) });
@@ -122,7 +154,13 @@ export class LicenseStore {
     if (maxActivations === null) return insert(doc._id);
     if ((await this.countActivations(doc.license_id)) >= maxActivations) return null;
     for (let round = 0; round < SLOT_ROUNDS; round++) {
-      const taken = await this.models.Activation.find({ license_id: doc.license_id, deactivated_at: null }, { slot_key: 1 }).maxTimeMS(QUERY_MAX_MS).lean<Pick<ActivationDoc, 'slot_key'>[]>().exec();
+      const taken = await this.models.Activation.find(
+        { license_id: doc.license_id, deactivated_at: null },
+        { slot_key: 1 },
+      )
+        .maxTimeMS(QUERY_MAX_MS)
+        .lean<Pick<ActivationDoc, 'slot_key'>[]>()
+        .exec();
       const slot = chooseSlot(new Set(taken.map((a) => a.slot_key)), maxActivations);
       if (slot === null) return null;
       try {
@@ -143,22 +181,44 @@ export class LicenseStore {
 
   /** The fingerprints of up to `limit` active machines (what a cached validation compares against). */
   async activeFingerprints(licenseId: string, limit: number): Promise<string[]> {
-    const docs = await this.models.Activation.find({ license_id: licenseId, deactivated_at: null }, { fingerprint: 1 }).limit(limit).lean<Pick<ActivationDoc, 'fingerprint'>[]>().exec();
+    const docs = await this.models.Activation.find({ license_id: licenseId, deactivated_at: null }, { fingerprint: 1 })
+      .limit(limit)
+      .lean<Pick<ActivationDoc, 'fingerprint'>[]>()
+      .exec();
     return docs.map((d) => d.fingerprint);
   }
 
   countActivations(licenseId: string): Promise<number> {
-    return this.models.Activation.countDocuments({ license_id: licenseId, deactivated_at: null }).maxTimeMS(QUERY_MAX_MS).exec();
+    return this.models.Activation.countDocuments({ license_id: licenseId, deactivated_at: null })
+      .maxTimeMS(QUERY_MAX_MS)
+      .exec();
   }
 
   /** Frees the slot and the fingerprint, keeping the record, with its event. */
-  async deactivate(licenseId: string, id: string, at: Date, event: (a: ActivationDoc) => DomainEvent): Promise<ActivationDoc | null> {
-    const current = await this.models.Activation.findOne({ _id: id, license_id: licenseId, deactivated_at: null }, { outbox: 0 }).lean<ActivationDoc>().exec();
+  async deactivate(
+    licenseId: string,
+    id: string,
+    at: Date,
+    event: (a: ActivationDoc) => DomainEvent,
+  ): Promise<ActivationDoc | null> {
+    const current = await this.models.Activation.findOne(
+      { _id: id, license_id: licenseId, deactivated_at: null },
+      { outbox: 0 },
+    )
+      .lean<ActivationDoc>()
+      .exec();
     if (!current) return null;
     const after = { ...current, deactivated_at: at };
     const res = await this.models.Activation.updateOne(
       { _id: id, deactivated_at: null },
-      { $set: { deactivated_at: at, slot_key: `freed:${id}`, fingerprint_key: `freed:${id}`, ...withEvents([event(after)]) } },
+      {
+        $set: {
+          deactivated_at: at,
+          slot_key: `freed:${id}`,
+          fingerprint_key: `freed:${id}`,
+          ...withEvents([event(after)]),
+        },
+      },
     );
     if (res.modifiedCount !== 1) return null;
     return after;

@@ -55,11 +55,21 @@ const seenId = (s: Pick<Seen, 'licenseId' | 'hour' | 'code' | 'fingerprint'>) =>
 
 export function statsModels(conn: Connection) {
   const stats = new Schema<StatsDoc>(
-    { _id: String, account_id: { type: String, required: true }, hour: { type: Date, required: true }, validations: { type: Number, default: 0 }, valid: { type: Number, default: 0 }, by_code: { type: Schema.Types.Mixed } },
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      hour: { type: Date, required: true },
+      validations: { type: Number, default: 0 },
+      valid: { type: Number, default: 0 },
+      by_code: { type: Schema.Types.Mixed },
+    },
     { versionKey: false, collection: 'validation_stats' },
   );
   stats.index({ account_id: 1, hour: -1 });
-  const activity = new Schema<ActivityDoc>({ _id: String, account_id: { type: String, required: true }, last_validated_at: { type: Date, required: true } }, { versionKey: false, collection: 'validation_activity' });
+  const activity = new Schema<ActivityDoc>(
+    { _id: String, account_id: { type: String, required: true }, last_validated_at: { type: Date, required: true } },
+    { versionKey: false, collection: 'validation_activity' },
+  );
   const seen = new Schema<SeenDoc>(
     {
       _id: String,
@@ -143,7 +153,18 @@ export class ValidationCounter {
     this.seen = new Map();
     if (tallies.size) {
       const ops = [...tallies].map(([id, e]) => ({
-        updateOne: { filter: { _id: id }, update: { $inc: { validations: e.validations, valid: e.valid, ...Object.fromEntries(Object.entries(e.byCode).map(([code, n]) => [`by_code.${code}`, n])) }, $setOnInsert: { account_id: e.accountId, hour: e.hour } }, upsert: true },
+        updateOne: {
+          filter: { _id: id },
+          update: {
+            $inc: {
+              validations: e.validations,
+              valid: e.valid,
+              ...Object.fromEntries(Object.entries(e.byCode).map(([code, n]) => [`by_code.${code}`, n])),
+            },
+            $setOnInsert: { account_id: e.accountId, hour: e.hour },
+          },
+          upsert: true,
+        },
       }));
       await this.models.Stats.bulkWrite(ops, { ordered: false }).catch((err) => {
         this.log.warn({ err }, 'could not store validation counts; will retry');
@@ -151,7 +172,13 @@ export class ValidationCounter {
       });
     }
     if (seen.size) {
-      const ops = [...seen].map(([id, v]) => ({ updateOne: { filter: { _id: id }, update: { $set: { account_id: v.accountId, last_validated_at: v.at } }, upsert: true } }));
+      const ops = [...seen].map(([id, v]) => ({
+        updateOne: {
+          filter: { _id: id },
+          update: { $set: { account_id: v.accountId, last_validated_at: v.at } },
+          upsert: true,
+        },
+      }));
       await this.models.Activity.bulkWrite(ops, { ordered: false }).catch((err) => {
         this.log.warn({ err }, 'could not store last-validated times; will retry');
         for (const [id, v] of seen) this.validated(v.accountId, id, v.at);
@@ -163,7 +190,17 @@ export class ValidationCounter {
       const ops = [...groups].map(([id, g]) => ({
         updateOne: {
           filter: { _id: id },
-          update: { $inc: { count: g.count }, $set: { last_at: g.lastAt }, $setOnInsert: { account_id: g.accountId, license_id: g.licenseId, hour: g.hour, code: g.code, fingerprint: g.fingerprint } },
+          update: {
+            $inc: { count: g.count },
+            $set: { last_at: g.lastAt },
+            $setOnInsert: {
+              account_id: g.accountId,
+              license_id: g.licenseId,
+              hour: g.hour,
+              code: g.code,
+              fingerprint: g.fingerprint,
+            },
+          },
           upsert: true,
         },
       }));
@@ -185,15 +222,29 @@ export class ValidationCounter {
   }
 
   async since(accountId: string, from: Date): Promise<HourBucket[]> {
-    const docs = await this.models.Stats.find({ account_id: accountId, hour: { $gte: from } }).lean<StatsDoc[]>().exec();
+    const docs = await this.models.Stats.find({ account_id: accountId, hour: { $gte: from } })
+      .lean<StatsDoc[]>()
+      .exec();
     return docs.map((d) => ({ hour: d.hour, validations: d.validations, valid: d.valid, byCode: d.by_code ?? {} }));
   }
 
   /** A licence's latest validation groups, newest first (flushed ones: a few seconds behind). */
   async recent(licenseId: string, limit: number): Promise<Seen[]> {
-    const docs = await this.models.Seen.find({ license_id: licenseId }).sort({ hour: -1 }).limit(limit * 2).lean<SeenDoc[]>().exec();
+    const docs = await this.models.Seen.find({ license_id: licenseId })
+      .sort({ hour: -1 })
+      .limit(limit * 2)
+      .lean<SeenDoc[]>()
+      .exec();
     return docs
-      .map((d) => ({ accountId: d.account_id, licenseId: d.license_id, hour: d.hour, code: d.code, fingerprint: d.fingerprint, count: d.count, lastAt: d.last_at }))
+      .map((d) => ({
+        accountId: d.account_id,
+        licenseId: d.license_id,
+        hour: d.hour,
+        code: d.code,
+        fingerprint: d.fingerprint,
+        count: d.count,
+        lastAt: d.last_at,
+      }))
       .sort((a, b) => b.lastAt.getTime() - a.lastAt.getTime())
       .slice(0, limit);
   }

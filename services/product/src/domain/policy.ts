@@ -15,19 +15,28 @@ export interface Policy {
 export const REFUND_ACTIONS = ['revoke', 'suspend'] as const;
 export type RefundAction = (typeof REFUND_ACTIONS)[number];
 
-export const DEFAULT_POLICY: Policy = { duration_days: null, max_activations: null, grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' };
+export const DEFAULT_POLICY: Policy = {
+  duration_days: null,
+  max_activations: null,
+  grace_days: 0,
+  require_activation: false,
+  validate_keys_see_email: false,
+  refund_action: 'revoke',
+};
 
 export const LIMITS = { duration_days: [1, 36_500], max_activations: [1, 10_000], grace_days: [0, 365] } as const;
 
 function whole(field: keyof typeof LIMITS, v: number): number {
   const [min, max] = LIMITS[field];
-  if (!Number.isInteger(v) || v < min || v > max) throw AppError.invalid(`policy.${field}`, `policy.${field} must be a whole number from ${min} to ${max}`);
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw AppError.invalid(`policy.${field}`, `policy.${field} must be a whole number from ${min} to ${max}`);
   return v;
 }
 
 function refundAction(v: string): RefundAction {
   if (!v) return 'revoke';
-  if (!(REFUND_ACTIONS as readonly string[]).includes(v)) throw AppError.invalid('policy.refund_action', `policy.refund_action must be one of ${REFUND_ACTIONS.join(', ')}`);
+  if (!(REFUND_ACTIONS as readonly string[]).includes(v))
+    throw AppError.invalid('policy.refund_action', `policy.refund_action must be one of ${REFUND_ACTIONS.join(', ')}`);
   return v as RefundAction;
 }
 
@@ -42,7 +51,11 @@ export function checkPolicy(p: LicensePolicy | undefined): Policy {
     validate_keys_see_email: p.validateKeysSeeEmail,
     refund_action: refundAction(p.refundAction),
   };
-  if (policy.grace_days > 0 && policy.duration_days === null) throw AppError.invalid('policy.grace_days', 'policy.grace_days only applies to licences that expire: set policy.duration_days too');
+  if (policy.grace_days > 0 && policy.duration_days === null)
+    throw AppError.invalid(
+      'policy.grace_days',
+      'policy.grace_days only applies to licences that expire: set policy.duration_days too',
+    );
   return policy;
 }
 

@@ -8,6 +8,7 @@ export function checkProductInput(input: { name: string; description: string }):
   if (!name) throw AppError.invalid('name', 'name is required');
   if (name.length > NAME_MAX) throw AppError.invalid('name', `name must be at most ${NAME_MAX} characters`);
   const description = input.description.trim();
-  if (description.length > DESCRIPTION_MAX) throw AppError.invalid('description', `description must be at most ${DESCRIPTION_MAX} characters`);
+  if (description.length > DESCRIPTION_MAX)
+    throw AppError.invalid('description', `description must be at most ${DESCRIPTION_MAX} characters`);
   return { name, description };
 }

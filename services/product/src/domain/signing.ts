@@ -35,6 +35,7 @@ export function payloadWithKid(json: string, kid: string): Buffer {
   } catch {
     throw AppError.invalid('payload', 'the payload is not JSON');
   }
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw AppError.invalid('payload', 'the payload must be a JSON object');
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
+    throw AppError.invalid('payload', 'the payload must be a JSON object');
   return Buffer.from(JSON.stringify({ ...payload, kid }));
 }

@@ -17,7 +17,10 @@ const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   price: doc.price ? { amount: doc.price.amount, currency: doc.price.currency } : undefined,
 });
 
-type ProductHandlers = Pick<Handlers<typeof ProductServiceService>, 'createProduct' | 'getProduct' | 'listProducts' | 'updateProduct'>;
+type ProductHandlers = Pick<
+  Handlers<typeof ProductServiceService>,
+  'createProduct' | 'getProduct' | 'listProducts' | 'updateProduct'
+>;
 
 // Proto to use case and back; the rules live in use-cases/ and domain/.
 export function productHandlers(deps: ProductDeps): ProductHandlers {

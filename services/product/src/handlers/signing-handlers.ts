@@ -4,9 +4,19 @@ import { ALGORITHM } from '../domain/signing';
 import type { SigningKeyDoc } from '../store/signing-keys';
 import type { SigningKeys } from '../use-cases/signing-keys';
 
-type SigningHandlers = Pick<Handlers<typeof ProductServiceService>, 'listSigningKeys' | 'rotateSigningKey' | 'signPayload'>;
+type SigningHandlers = Pick<
+  Handlers<typeof ProductServiceService>,
+  'listSigningKeys' | 'rotateSigningKey' | 'signPayload'
+>;
 
-const toKey = (d: SigningKeyDoc, current: boolean): SigningKey => ({ kid: d._id, productId: d.product_id, algorithm: ALGORITHM, publicKeyPem: d.public_key_pem, createdAt: d.created_at.toISOString(), current });
+const toKey = (d: SigningKeyDoc, current: boolean): SigningKey => ({
+  kid: d._id,
+  productId: d.product_id,
+  algorithm: ALGORITHM,
+  publicKeyPem: d.public_key_pem,
+  createdAt: d.created_at.toISOString(),
+  current,
+});
 
 export function signingHandlers(keys: SigningKeys): SigningHandlers {
   return {

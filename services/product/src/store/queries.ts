@@ -16,11 +16,19 @@ export class ProductStore {
   }
 
   /** Applies the changes and records the event in the same write; null if not in this account. */
-  async update(accountId: string, id: string, changes: Partial<Pick<ProductDoc, 'name' | 'description' | 'policy' | 'price'>>, event: (after: ProductDoc) => DomainEvent): Promise<ProductDoc | null> {
+  async update(
+    accountId: string,
+    id: string,
+    changes: Partial<Pick<ProductDoc, 'name' | 'description' | 'policy' | 'price'>>,
+    event: (after: ProductDoc) => DomainEvent,
+  ): Promise<ProductDoc | null> {
     const current = await this.find(accountId, id);
     if (!current) return null;
     const after = { ...current, ...changes };
-    await this.Product.updateOne({ _id: id, account_id: accountId }, { $set: { ...changes, ...withEvents([event(after)]) } });
+    await this.Product.updateOne(
+      { _id: id, account_id: accountId },
+      { $set: { ...changes, ...withEvents([event(after)]) } },
+    );
     return after;
   }
 

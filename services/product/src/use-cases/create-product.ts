@@ -8,9 +8,19 @@ import type { ProductDoc } from '../store/models';
 import type { ProductDeps } from './deps';
 
 /** A new product, stored with product.created in the same write. */
-export async function createProduct({ store, outbox, clock }: ProductDeps, req: CreateProductRequest): Promise<Omit<ProductDoc, 'outbox'>> {
+export async function createProduct(
+  { store, outbox, clock }: ProductDeps,
+  req: CreateProductRequest,
+): Promise<Omit<ProductDoc, 'outbox'>> {
   const input = checkProductInput(req);
-  const doc = { _id: newId('prod'), account_id: req.accountId, ...input, policy: checkPolicy(req.policy), price: req.price ? checkPrice(req.price) : null, created_at: clock.now() };
+  const doc = {
+    _id: newId('prod'),
+    account_id: req.accountId,
+    ...input,
+    policy: checkPolicy(req.policy),
+    price: req.price ? checkPrice(req.price) : null,
+    created_at: clock.now(),
+  };
   await store.insert(doc, [productCreated(doc)]);
   outbox.flush(store.Product, doc._id);
   return doc;

@@ -10,4 +10,5 @@ export async function findProduct(store: ProductStore, accountId: string, id: st
   return doc;
 }
 
-export const listProducts = (store: ProductStore, accountId: string, page: PageRequest | undefined) => store.list(accountId, page);
+export const listProducts = (store: ProductStore, accountId: string, page: PageRequest | undefined) =>
+  store.list(accountId, page);

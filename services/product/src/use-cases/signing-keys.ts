@@ -23,7 +23,13 @@ export class SigningKeys {
   constructor(private readonly deps: SigningDeps) {}
 
   private async add(accountId: string, productId: string): Promise<SigningKeyDoc> {
-    const doc = { _id: newId('kid'), product_id: productId, account_id: accountId, ...newSigningKey(this.deps.master), created_at: this.deps.clock.now() };
+    const doc = {
+      _id: newId('kid'),
+      product_id: productId,
+      account_id: accountId,
+      ...newSigningKey(this.deps.master),
+      created_at: this.deps.clock.now(),
+    };
     await this.deps.keys.insert(doc);
     return doc;
   }

@@ -8,10 +8,16 @@ import type { ProductDoc } from '../store/models';
 import type { ProductDeps } from './deps';
 
 /** Changes what is given (absent fields stay), with product.updated in the same write. */
-export async function updateProduct({ store, outbox, clock }: ProductDeps, req: UpdateProductRequest): Promise<ProductDoc> {
+export async function updateProduct(
+  { store, outbox, clock }: ProductDeps,
+  req: UpdateProductRequest,
+): Promise<ProductDoc> {
   const current = await store.find(req.accountId, req.id);
   if (!current) throw AppError.notFound('product');
-  const input = checkProductInput({ name: req.name ?? current.name, description: req.description ?? current.description });
+  const input = checkProductInput({
+    name: req.name ?? current.name,
+    description: req.description ?? current.description,
+  });
   if (req.price && req.removePrice) throw AppError.invalid('price', 'give a price or null, not both');
   const changes = {
     ...input,

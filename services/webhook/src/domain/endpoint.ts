@@ -13,7 +13,11 @@ export function checkEvents(events: string[]): string[] {
     return ['*'];
   }
   const unknown = events.filter((e) => !(SUBSCRIBABLE as readonly string[]).includes(e));
-  if (unknown.length) throw AppError.invalid('events', `unknown event type(s) ${unknown.join(', ')}; valid: ${SUBSCRIBABLE.join(', ')}, or "*"`);
+  if (unknown.length)
+    throw AppError.invalid(
+      'events',
+      `unknown event type(s) ${unknown.join(', ')}; valid: ${SUBSCRIBABLE.join(', ')}, or "*"`,
+    );
   return [...new Set(events)];
 }
 
@@ -33,9 +37,13 @@ export interface StoredSecret {
 }
 
 /** The secrets that still sign at `now`: the current one and any within their overlap. */
-export const liveSecrets = (secrets: StoredSecret[], now: Date) => secrets.filter((s) => !s.expires_at || s.expires_at.getTime() > now.getTime());
+export const liveSecrets = (secrets: StoredSecret[], now: Date) =>
+  secrets.filter((s) => !s.expires_at || s.expires_at.getTime() > now.getTime());
 
 /** An account may have at most `max` endpoints (every event is sent to each: the cap bounds the work one event causes). */
 export function endpointCapReached(max: number): never {
-  throw new AppError('conflict', `this account already has ${max} webhook endpoints, the most it may have; delete one first`);
+  throw new AppError(
+    'conflict',
+    `this account already has ${max} webhook endpoints, the most it may have; delete one first`,
+  );
 }

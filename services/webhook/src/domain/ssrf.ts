@@ -84,10 +84,13 @@ function blockedV6(ip: string): string | null {
   if (zero(b, 0, 15) && b[15] === 0) return 'unspecified';
   if (zero(b, 0, 15) && b[15] === 1) return 'loopback';
   // ::ffff:0:0/96 IPv4-mapped, ::/96 IPv4-compatible (deprecated), ::ffff:0:0:0/96 SIIT
-  if (zero(b, 0, 10) && ((b[10] === 0xff && b[11] === 0xff) || (b[10] === 0 && b[11] === 0))) return blockedV4(v4At(b, 12)) ?? (b[10] === 0 ? 'IPv4-compatible' : null);
-  if (zero(b, 0, 8) && b[8] === 0xff && b[9] === 0xff && zero(b, 10, 12)) return blockedV4(v4At(b, 12)) ?? 'IPv4-translated';
+  if (zero(b, 0, 10) && ((b[10] === 0xff && b[11] === 0xff) || (b[10] === 0 && b[11] === 0)))
+    return blockedV4(v4At(b, 12)) ?? (b[10] === 0 ? 'IPv4-compatible' : null);
+  if (zero(b, 0, 8) && b[8] === 0xff && b[9] === 0xff && zero(b, 10, 12))
+    return blockedV4(v4At(b, 12)) ?? 'IPv4-translated';
   // 64:ff9b::/96 NAT64 (well-known prefix) and 64:ff9b:1::/48 (local-use NAT64)
-  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) return zero(b, 4, 12) ? (blockedV4(v4At(b, 12)) ?? null) : 'local NAT64';
+  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b)
+    return zero(b, 4, 12) ? (blockedV4(v4At(b, 12)) ?? null) : 'local NAT64';
   if (b[0] === 0xff) return 'multicast';
   if (b[0] === 0xfe && (b[1] & 0xc0) === 0x80) return 'link-local';
   if (b[0] === 0xfe && (b[1] & 0xc0) === 0xc0) return 'site-local';

@@ -41,7 +41,12 @@ export class Dispatcher {
 
   /** Disables an endpoint once, with webhook.disabled saying why. */
   private async disable(endpoint: EndpointDoc, reason: string): Promise<void> {
-    const event = newEvent('webhook.disabled', endpoint.account_id, { endpoint: { id: endpoint._id, url: endpoint.url }, reason }, this.clock.now());
+    const event = newEvent(
+      'webhook.disabled',
+      endpoint.account_id,
+      { endpoint: { id: endpoint._id, url: endpoint.url }, reason },
+      this.clock.now(),
+    );
     if (await this.endpoints.disable(endpoint._id, event)) {
       this.outbox.flush(this.endpoints.Endpoint, endpoint._id);
       this.log.info({ endpoint: endpoint._id, reason }, 'webhook endpoint disabled');
@@ -67,7 +72,9 @@ export class Dispatcher {
       const chain = (async () => {
         for (const d of list) await this.attempt(d);
       })()
-        .catch((err) => this.log.warn({ err, endpoint: endpointId }, 'webhook delivery chain failed; the deliveries stay due'))
+        .catch((err) =>
+          this.log.warn({ err, endpoint: endpointId }, 'webhook delivery chain failed; the deliveries stay due'),
+        )
         .finally(() => this.busy.delete(endpointId));
       this.busy.set(endpointId, chain);
     }
@@ -87,7 +94,11 @@ export class Dispatcher {
   private async attempt(d: DeliveryDoc): Promise<void> {
     const endpoint = await this.endpoints.byId(d.endpoint_id);
     if (!endpoint?.enabled) {
-      await this.deliveries.update(d._id, { status: 'failed', next_attempt_at: null, last_error: 'the endpoint was disabled or deleted' });
+      await this.deliveries.update(d._id, {
+        status: 'failed',
+        next_attempt_at: null,
+        last_error: 'the endpoint was disabled or deleted',
+      });
       this.outcomes.inc({ outcome: 'dropped' });
       return;
     }
@@ -99,13 +110,24 @@ export class Dispatcher {
     const result = await send(endpoint.url, headers, d.body, this.settings.timeoutMs, this.settings.policy);
     const attempts = d.attempts + 1;
     const after = this.clock.now();
-    const common = { attempts, last_status_code: result.statusCode, last_error: result.error, last_latency_ms: result.latencyMs };
+    const common = {
+      attempts,
+      last_status_code: result.statusCode,
+      last_error: result.error,
+      last_latency_ms: result.latencyMs,
+    };
     const step = nextStep(result.statusCode, attempts, after, this.settings.scheduleS);
     this.outcomes.inc({ outcome: step.kind });
     switch (step.kind) {
       case 'delivered':
-        await this.deliveries.update(d._id, { ...common, status: 'delivered', next_attempt_at: null, delivered_at: after });
-        if (endpoint.failing_since) await this.endpoints.update(endpoint.account_id, endpoint._id, { failing_since: null });
+        await this.deliveries.update(d._id, {
+          ...common,
+          status: 'delivered',
+          next_attempt_at: null,
+          delivered_at: after,
+        });
+        if (endpoint.failing_since)
+          await this.endpoints.update(endpoint.account_id, endpoint._id, { failing_since: null });
         return;
       case 'gone':
         // 410 Gone: the receiver says it will never want these again.
@@ -120,8 +142,10 @@ export class Dispatcher {
         break;
     }
     // Every attempt here failed: five days of only failures disable the endpoint.
-    if (!endpoint.failing_since) await this.endpoints.update(endpoint.account_id, endpoint._id, { failing_since: after });
-    else if (failingTooLong(endpoint.failing_since, after)) await this.disable(endpoint, 'every delivery failed for 5 days');
+    if (!endpoint.failing_since)
+      await this.endpoints.update(endpoint.account_id, endpoint._id, { failing_since: after });
+    else if (failingTooLong(endpoint.failing_since, after))
+      await this.disable(endpoint, 'every delivery failed for 5 days');
   }
 
   private task?: PeriodicTask;
@@ -140,5 +164,4 @@ export class Dispatcher {
     await this.pruning?.stop();
     await this.idle();
   }
-
 }

@@ -10,7 +10,8 @@ export const FANOUT_CONSUMER = WEBHOOK_FANOUT_CONSUMER;
 const ACK_WAIT_NS = 5e9;
 
 /** The body of a webhook request: the event without its account. */
-export const webhookBody = (e: DomainEvent) => JSON.stringify({ id: e.id, type: e.type, created_at: e.created_at, data: e.data });
+export const webhookBody = (e: DomainEvent) =>
+  JSON.stringify({ id: e.id, type: e.type, created_at: e.created_at, data: e.data });
 
 /**
  * A durable JetStream consumer reads every domain event and records one
@@ -37,8 +38,18 @@ export class Fanout {
     // ack_wait 5 s: an event handed to an instance that stopped or died before acknowledging it is
     // given to another within seconds (fanning out is quick, and a second fan-out adds nothing).
     await jsm.consumers
-      .add(this.stream, { durable_name: FANOUT_CONSUMER, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: ACK_WAIT_NS, max_deliver: -1 })
-      .catch(async () => jsm.consumers.update(this.stream, FANOUT_CONSUMER, { ack_wait: ACK_WAIT_NS }).catch(() => jsm.consumers.info(this.stream, FANOUT_CONSUMER)));
+      .add(this.stream, {
+        durable_name: FANOUT_CONSUMER,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: ACK_WAIT_NS,
+        max_deliver: -1,
+      })
+      .catch(async () =>
+        jsm.consumers
+          .update(this.stream, FANOUT_CONSUMER, { ack_wait: ACK_WAIT_NS })
+          .catch(() => jsm.consumers.info(this.stream, FANOUT_CONSUMER)),
+      );
     const consumer = await this.bus.nc.jetstream().consumers.get(this.stream, FANOUT_CONSUMER);
     this.messages = await consumer.consume({ max_messages: 50 });
     void (async () => {

@@ -35,9 +35,19 @@ export function publicError(e: Error & { code?: string }): string {
  * changed since the endpoint was created cannot reach inside. Redirects are
  * not followed (a 3xx is a failure); the whole exchange has a deadline.
  */
-export function send(url: string, headers: Record<string, string>, body: string, timeoutMs: number, policy: UrlPolicy): Promise<SendResult> {
+export function send(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  policy: UrlPolicy,
+): Promise<SendResult> {
   const started = performance.now();
-  const done = (statusCode: number | null, error: string | null): SendResult => ({ statusCode, error, latencyMs: Math.round(performance.now() - started) });
+  const done = (statusCode: number | null, error: string | null): SendResult => ({
+    statusCode,
+    error,
+    latencyMs: Math.round(performance.now() - started),
+  });
   return new Promise((resolve) => {
     const u = new URL(url);
     const host = u.hostname.replace(/^\[|\]$/g, '');
@@ -53,8 +63,14 @@ export function send(url: string, headers: Record<string, string>, body: string,
         dnsLookup(hostname, { all: true }, (err, addresses: LookupAddress[]) => {
           if (err) return callback(err, '', 4);
           const bad = addresses.find((a) => blockedAddress(a.address, policy));
-          if (bad) return callback(Object.assign(new Error(`refused: the URL ${REFUSED_ADDRESS}`), { code: 'EREFUSED_ADDRESS' }), '', 4);
-          if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+          if (bad)
+            return callback(
+              Object.assign(new Error(`refused: the URL ${REFUSED_ADDRESS}`), { code: 'EREFUSED_ADDRESS' }),
+              '',
+              4,
+            );
+          if ((options as { all?: boolean }).all)
+            return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
           callback(null, addresses[0].address, addresses[0].family);
         });
       },

@@ -9,7 +9,15 @@ import type { EndpointDeps } from '../use-cases/deps';
 import { findEndpoint, listDeliveries, listEndpoints } from '../use-cases/read-endpoints';
 import { rotateSecret } from '../use-cases/rotate-secret';
 
-const toEndpoint = (d: EndpointDoc): WebhookEndpoint => ({ id: d._id, accountId: d.account_id, url: d.url, events: d.events, description: d.description, enabled: d.enabled, createdAt: d.created_at.toISOString() });
+const toEndpoint = (d: EndpointDoc): WebhookEndpoint => ({
+  id: d._id,
+  accountId: d.account_id,
+  url: d.url,
+  events: d.events,
+  description: d.description,
+  enabled: d.enabled,
+  createdAt: d.created_at.toISOString(),
+});
 
 const withSecret = ({ endpoint, secret }: EndpointWithSecret) => ({ endpoint: toEndpoint(endpoint), secret });
 

@@ -67,12 +67,20 @@ export class DeliveryStore {
   due(now: Date, limit: number, busyEndpoints: string[] = []): Promise<DeliveryDoc[]> {
     const filter: Record<string, unknown> = { status: 'pending', next_attempt_at: { $lte: now } };
     if (busyEndpoints.length) filter.endpoint_id = { $nin: busyEndpoints };
-    return this.Delivery.find(filter).sort({ next_attempt_at: 1 }).limit(limit).maxTimeMS(QUERY_MAX_MS).lean<DeliveryDoc[]>().exec();
+    return this.Delivery.find(filter)
+      .sort({ next_attempt_at: 1 })
+      .limit(limit)
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<DeliveryDoc[]>()
+      .exec();
   }
 
   /** Retention: finished deliveries (delivered or failed) created before `before` are removed. */
   async prune(before: Date): Promise<number> {
-    const out = await this.Delivery.deleteMany({ status: { $in: ['delivered', 'failed'] }, created_at: { $lt: before } }).maxTimeMS(QUERY_MAX_MS * 6);
+    const out = await this.Delivery.deleteMany({
+      status: { $in: ['delivered', 'failed'] },
+      created_at: { $lt: before },
+    }).maxTimeMS(QUERY_MAX_MS * 6);
     return out.deletedCount ?? 0;
   }
 

@@ -16,7 +16,9 @@ export class EndpointStore {
   async insertWithinCap(doc: Omit<EndpointDoc, 'slot_key'>, max: number): Promise<EndpointDoc | null | 'contended'> {
     if ((await this.countOf(doc.account_id)) >= max) return null;
     for (let round = 0; round < SLOT_ROUNDS; round++) {
-      const taken = await this.Endpoint.find({ account_id: doc.account_id, deleted_at: null }, { slot_key: 1 }).lean<Pick<EndpointDoc, 'slot_key'>[]>().exec();
+      const taken = await this.Endpoint.find({ account_id: doc.account_id, deleted_at: null }, { slot_key: 1 })
+        .lean<Pick<EndpointDoc, 'slot_key'>[]>()
+        .exec();
       const slot = chooseSlot(new Set(taken.map((e) => e.slot_key)), max);
       if (slot === null) return null;
       try {
@@ -54,7 +56,10 @@ export class EndpointStore {
 
   /** Disables an enabled endpoint, recording webhook.disabled in the same write; false if it already was. */
   async disable(id: string, event: DomainEvent): Promise<boolean> {
-    const res = await this.Endpoint.updateOne({ _id: id, enabled: true }, { $set: { enabled: false, ...withEvents([event]) } });
+    const res = await this.Endpoint.updateOne(
+      { _id: id, enabled: true },
+      { $set: { enabled: false, ...withEvents([event]) } },
+    );
     return res.modifiedCount === 1;
   }
 

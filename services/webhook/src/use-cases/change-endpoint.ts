@@ -7,20 +7,28 @@ import type { EndpointDeps } from './deps';
 import { findEndpoint } from './read-endpoints';
 
 /** Changes what is given (url, events, description, enabled); nothing given is refused. */
-export async function updateEndpoint({ endpoints, urlPolicy, lookup }: EndpointDeps, req: UpdateWebhookEndpointRequest): Promise<EndpointDoc> {
+export async function updateEndpoint(
+  { endpoints, urlPolicy, lookup }: EndpointDeps,
+  req: UpdateWebhookEndpointRequest,
+): Promise<EndpointDoc> {
   const current = await findEndpoint(endpoints, req.accountId, req.id);
   const changes: Partial<EndpointDoc> = {};
   if (req.url !== undefined) changes.url = await checkWebhookUrl(req.url.trim(), urlPolicy, lookup);
   if (req.events.length) changes.events = checkEvents(req.events);
   if (req.description !== undefined) changes.description = checkDescription(req.description);
   if (req.enabled !== undefined) changes.enabled = req.enabled;
-  if (!Object.keys(changes).length) throw new AppError('invalid_request', 'nothing to change: give url, events, description and/or enabled');
+  if (!Object.keys(changes).length)
+    throw new AppError('invalid_request', 'nothing to change: give url, events, description and/or enabled');
   await endpoints.update(req.accountId, req.id, changes);
   return { ...current, ...changes };
 }
 
 /** Deletes the endpoint (its slot is freed for a new one); answers it as it was, disabled. */
-export async function deleteEndpoint({ endpoints, clock }: EndpointDeps, accountId: string, id: string): Promise<EndpointDoc> {
+export async function deleteEndpoint(
+  { endpoints, clock }: EndpointDeps,
+  accountId: string,
+  id: string,
+): Promise<EndpointDoc> {
   const current = await findEndpoint(endpoints, accountId, id);
   await endpoints.remove(accountId, id, clock.now());
   return { ...current, enabled: false };

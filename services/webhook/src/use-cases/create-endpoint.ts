@@ -12,7 +12,10 @@ export interface EndpointWithSecret {
 }
 
 /** A new endpoint within the account's cap, with a new signing secret. */
-export async function createEndpoint({ endpoints, clock, secretKey, urlPolicy, lookup, maxEndpoints }: EndpointDeps, req: CreateWebhookEndpointRequest): Promise<EndpointWithSecret> {
+export async function createEndpoint(
+  { endpoints, clock, secretKey, urlPolicy, lookup, maxEndpoints }: EndpointDeps,
+  req: CreateWebhookEndpointRequest,
+): Promise<EndpointWithSecret> {
   const url = await checkWebhookUrl(req.url.trim(), urlPolicy, lookup);
   const secret = newSecret();
   const now = clock.now();
@@ -30,6 +33,10 @@ export async function createEndpoint({ endpoints, clock, secretKey, urlPolicy, l
   };
   const stored = await endpoints.insertWithinCap(doc, maxEndpoints);
   if (stored === null) endpointCapReached(maxEndpoints);
-  if (stored === 'contended') throw new AppError('conflict', 'other webhook endpoints are being created for this account at this moment; try again');
+  if (stored === 'contended')
+    throw new AppError(
+      'conflict',
+      'other webhook endpoints are being created for this account at this moment; try again',
+    );
   return { endpoint: stored, secret };
 }

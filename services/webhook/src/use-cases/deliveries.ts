@@ -5,7 +5,12 @@ import type { EndpointDeps } from './deps';
 import { findEndpoint } from './read-endpoints';
 
 /** Sends a failed (or still pending) delivery again at the next dispatch pass. */
-export async function retryDelivery({ endpoints, deliveries, clock }: EndpointDeps, accountId: string, endpointId: string, deliveryId: string): Promise<DeliveryDoc> {
+export async function retryDelivery(
+  { endpoints, deliveries, clock }: EndpointDeps,
+  accountId: string,
+  endpointId: string,
+  deliveryId: string,
+): Promise<DeliveryDoc> {
   const endpoint = await findEndpoint(endpoints, accountId, endpointId);
   const d = await deliveries.find(endpoint._id, deliveryId);
   if (!d) throw AppError.notFound('delivery');
@@ -17,7 +22,11 @@ export async function retryDelivery({ endpoints, deliveries, clock }: EndpointDe
 }
 
 /** A webhook.test event for this endpoint alone, due at once (not published to the bus: no one else gets it). */
-export async function sendTestEvent({ endpoints, deliveries, clock }: EndpointDeps, accountId: string, id: string): Promise<DeliveryDoc> {
+export async function sendTestEvent(
+  { endpoints, deliveries, clock }: EndpointDeps,
+  accountId: string,
+  id: string,
+): Promise<DeliveryDoc> {
   const endpoint = await findEndpoint(endpoints, accountId, id);
   const event = newEvent('webhook.test' as never, accountId, { endpoint: { id: endpoint._id } } as never, clock.now());
   const now = clock.now();

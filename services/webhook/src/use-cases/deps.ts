@@ -21,7 +21,12 @@ export interface EndpointDeps {
 
 const resolveAll: Lookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-export function endpointDeps(ctx: ServiceContext<WebhookConfig>, endpoints: EndpointStore, deliveries: DeliveryStore, lookup: Lookup = resolveAll): EndpointDeps {
+export function endpointDeps(
+  ctx: ServiceContext<WebhookConfig>,
+  endpoints: EndpointStore,
+  deliveries: DeliveryStore,
+  lookup: Lookup = resolveAll,
+): EndpointDeps {
   const production = ctx.config.NODE_ENV === 'production';
   return {
     endpoints,

@@ -11,10 +11,16 @@ export async function findEndpoint(endpoints: EndpointStore, accountId: string, 
   return d;
 }
 
-export const listEndpoints = (endpoints: EndpointStore, accountId: string, page: PageRequest | undefined) => endpoints.list(accountId, page);
+export const listEndpoints = (endpoints: EndpointStore, accountId: string, page: PageRequest | undefined) =>
+  endpoints.list(accountId, page);
 
 /** The delivery log of one endpoint of this account. */
-export async function listDeliveries({ endpoints, deliveries }: EndpointDeps, accountId: string, endpointId: string, page: PageRequest | undefined) {
+export async function listDeliveries(
+  { endpoints, deliveries }: EndpointDeps,
+  accountId: string,
+  endpointId: string,
+  page: PageRequest | undefined,
+) {
   const endpoint = await findEndpoint(endpoints, accountId, endpointId);
   return deliveries.list(endpoint._id, page);
 }
