@@ -29,11 +29,10 @@ export class ValidationTally {
     const hourMs = Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
     const id = `${accountId}:${hourMs}`;
     let t = this.tallies.get(id);
-    if (!t)
-      this.tallies.set(
-        id,
-        (t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, byCode: {} }),
-      );
+    if (!t) {
+      t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, byCode: {} };
+      this.tallies.set(id, t);
+    }
     t.validations++;
     if (valid) t.valid++;
     t.byCode[code] = (t.byCode[code] ?? 0) + 1;

@@ -133,7 +133,7 @@ it('licence, webhook and checkout forms refuse bad input next to the field, and 
   for (const path of [
     '/dashboard/products?starting_after=%00',
     '/dashboard/licenses?status=<b>&starting_after=x',
-    '/dashboard/webhooks?starting_after=' + 'x'.repeat(5000),
+    `/dashboard/webhooks?starting_after=${'x'.repeat(5000)}`,
     '/dashboard/checkout?status=open&starting_after=cs_x',
   ]) {
     expect({ path, status: (await web.get(path)).status }).toEqual({ path, status: 200 });

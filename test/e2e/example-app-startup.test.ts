@@ -56,7 +56,10 @@ function counted(baseUrl: string) {
     baseUrl,
     apiKey: validateKey,
     maxRetries: 0,
-    fetch: (input, init) => (sent.push(String(input)), fetch(input, init)),
+    fetch: (input, init) => {
+      sent.push(String(input));
+      return fetch(input, init);
+    },
   });
   return { client, sent };
 }

@@ -26,7 +26,7 @@ type Api = ReturnType<typeof client>;
 /** n sequential requests; returns the statuses and the last response. */
 async function burst(api: Api, n: number) {
   const statuses: number[] = [];
-  let last;
+  let last: Awaited<ReturnType<Api>> | undefined;
   for (let i = 0; i < n; i++) {
     last = await api('GET', '/api/v1/products');
     statuses.push(last.status);

@@ -14,7 +14,10 @@ describe('the gateway’s validation tally', () => {
 
   it('sends counts per hour and answer code, and recent validations grouped by licence, hour, code and machine', async () => {
     const sent: RecordValidationsRequest[] = [];
-    const tally = tallyWith(async (req) => (sent.push(req), {}));
+    const tally = tallyWith(async (req) => {
+      sent.push(req);
+      return {};
+    });
     tally.record('acc_1', 'valid', true, at);
     tally.record('acc_1', 'valid', true, at);
     tally.record('acc_1', 'not_found', false, at);

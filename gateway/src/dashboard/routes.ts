@@ -2,7 +2,7 @@ import express, { Router, type NextFunction, type Request, type Response } from 
 import { AppError, errorSummary, isId, type Logger } from '@licensing/runtime';
 import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../clients';
-import { AttemptThrottle, limitsFor } from '../limits';
+import { type AttemptThrottle, limitsFor } from '../limits';
 import { CSS, JS } from './assets';
 import { confirmPage, messagePage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
 import { signUpConfirmPage, signUpLinkProblemPage, signUpSentPage } from './signup-pages';

@@ -135,7 +135,7 @@ export class EventBus {
     const subjects = [`${this.opts.subjectPrefix}.>`];
     // Nanoseconds. The stream holds licence keys and e-mail addresses (docs/architecture.md): keep it short.
     const maxAge = (this.opts.retentionHours ?? 168) * 3600 * 1e9;
-    let info;
+    let info: Awaited<ReturnType<typeof jsm.streams.info>> | undefined;
     try {
       info = await jsm.streams.info(this.opts.stream);
     } catch {

@@ -8,6 +8,7 @@ type ClientCtor<C> = new (address: string, creds: ChannelCredentials, options?: 
 
 // The unary methods of a generated client, as promises. Conditional types see
 // the last overload: (request, metadata, options, callback).
+// biome-ignore-start lint/suspicious/noExplicitAny: matches any generated method's signature
 type Unary<C> = {
   [M in keyof C as C[M] extends (
     req: any,
@@ -25,6 +26,7 @@ type Unary<C> = {
     ? (req: R, ctx?: CallOptions) => Promise<S>
     : never;
 };
+// biome-ignore-end lint/suspicious/noExplicitAny: matches any generated method's signature
 
 export interface CallOptions {
   requestId?: string;
@@ -97,7 +99,7 @@ export function createClient<C extends Client>(
           // Never longer than the call being served still has: its caller stops waiting then.
           const now = Date.now();
           const deadline = now + Math.min(ctx.timeoutMs ?? defaultTimeoutMs, remainingMs(now));
-          const fn = (client as unknown as Record<string, Function>)[method];
+          const fn = (client as unknown as Record<string, (...args: unknown[]) => unknown>)[method];
           fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) =>
             err ? reject(fromServiceError(err)) : resolve(res),
           );

@@ -146,7 +146,7 @@ export class GrpcServer {
       .catch((thrown: unknown) => {
         const err = isStoreTimeout(thrown) ? outOfTime() : thrown;
         if (!(err instanceof AppError) || err.code === 'internal') log.error({ err }, 'rpc failed');
-        let mapped;
+        let mapped: ReturnType<typeof toServiceError>;
         try {
           mapped = toServiceError(err);
         } catch (mapErr) {

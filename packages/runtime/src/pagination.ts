@@ -6,8 +6,8 @@ import type { PageRequest, PageInfo } from '@licensing/proto';
  * the last id of the previous page, so the next page is `_id < cursor`. One
  * extra row is read to know whether there is more.
  */
-// biome-ignore lint/suspicious/noExplicitAny: any collection with string ids pages the same way
 export async function listPage<T extends { _id: string }>(
+  // biome-ignore lint/suspicious/noExplicitAny: any collection with string ids pages the same way
   model: Model<any>,
   filter: Record<string, unknown>,
   page: PageRequest | undefined,
