@@ -110,7 +110,11 @@ switch (command) {
     break;
   case 'test': {
     // Lint and format first: the cheapest check, and the one a newcomer's change meets first (npm run format fixes most).
-    must(join(root, 'node_modules', '.bin', 'biome'), ['check', '.'], 'lint (npm run lint; npm run format fixes formatting)');
+    must(
+      join(root, 'node_modules', '.bin', 'biome'),
+      ['check', '.'],
+      'lint (npm run lint; npm run format fixes formatting)',
+    );
     ensureChromium();
     // Contracts first (generated code matches the .proto files and the SDK's types the
     // OpenAPI document), then types, then the three tiers.
