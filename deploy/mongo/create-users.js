@@ -5,7 +5,6 @@
 // on every apply. It is idempotent: an existing user gets its password and roles reset.
 // Passwords are read from the secret files make-secrets.sh writes (MONGO_SECRETS_DIR,
 // default /run/secrets); each service's MONGO_URL (mongo_url_<service>) names the same user.
-// biome-ignore lint/style/useNodejsImportProtocol: mongosh's require, not Node's
 const fs = require('fs');
 const dir = process.env.MONGO_SECRETS_DIR || '/run/secrets';
 const prefix = process.env.MONGO_DB_PREFIX || 'licensing';

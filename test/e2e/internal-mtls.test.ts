@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { client, startStack, type Stack } from '../support/stack';
+import { eventually } from '../support/eventually';
 
 // The whole system with mutual TLS between every component, using the internal
 // CA and certificates deploy/make-secrets.sh makes: every hop works (gateway to
@@ -26,14 +27,20 @@ afterAll(async () => {
 });
 
 it('serves the API over mTLS between the components', async () => {
-  const status = await api('GET', '/api/v1/status');
-  expect(Object.values(status.body.services as Record<string, { status: string }>).map((s) => s.status)).toEqual([
-    'ok',
-    'ok',
-    'ok',
-    'ok',
-    'ok',
-  ]);
+  // The status probes open their own channels (a TLS handshake each, within a 1 s probe): poll until all answer.
+  await eventually(
+    async () => {
+      const status = await api('GET', '/api/v1/status');
+      expect(Object.values(status.body.services as Record<string, { status: string }>).map((s) => s.status)).toEqual([
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+      ]);
+    },
+    { timeoutMs: 15_000, intervalMs: 250 },
+  );
   const product = await api('POST', '/api/v1/products', { name: 'Over mTLS', price: { amount: 900, currency: 'eur' } });
   expect(product.status).toBe(201);
   // Gateway → licence service → product service.
