@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { AccountServiceClient } from '@licensing/proto';
-import { createClient } from '@licensing/runtime';
+import { connectMongo, createClient } from '@licensing/runtime';
 import { start } from '../../services/account/src/main';
 import { mailerFor } from '../../services/account/src/mail/mailer';
 import { credentialOf, envFor } from '../../scripts/lib/topology';
@@ -105,7 +105,13 @@ it('refuses a MAIL_URL it cannot use, and closes sign-up without one', async () 
       code: 'forbidden',
       message: 'sign-up is closed on this server; ask its operator for an account',
     });
-    expect(await service.ctx.db.collection('pending_signups').countDocuments({})).toBe(0);
+    // Read with the test's own connection: the service records the query shapes it sends, and this one is the test's.
+    const db = await connectMongo(t.mongoUrl, `${t.dbPrefix}_account`);
+    try {
+      expect(await db.collection('pending_signups').countDocuments({})).toBe(0);
+    } finally {
+      await db.close();
+    }
   } finally {
     accounts.close();
     await service.ctx.db.dropDatabase();
