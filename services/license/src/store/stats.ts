@@ -53,6 +53,11 @@ export interface Seen {
 const seenId = (s: Pick<Seen, 'licenseId' | 'hour' | 'code' | 'fingerprint'>) =>
   `${s.licenseId}:${hourOf(s.hour).getTime()}:${s.code}:${createHash('sha256').update(s.fingerprint).digest('base64url').slice(0, 16)}`;
 
+/** Hourly validation counts are kept this long (the overview shows 30 days). */
+export const STATS_RETENTION_DAYS = 90;
+/** Recent validations per licence (grouped by hour, code and machine) are kept this long. */
+export const SEEN_RETENTION_DAYS = 14;
+
 export function statsModels(conn: Connection) {
   const stats = new Schema<StatsDoc>(
     {
@@ -66,6 +71,9 @@ export function statsModels(conn: Connection) {
     { versionKey: false, collection: 'validation_stats' },
   );
   stats.index({ account_id: 1, hour: -1 });
+  // Retention (MongoDB removes them; FerretDB has no TTL indexes, so there they stay and reads
+  // filter by hour): the overview reads 30 days of counts and the licence page its latest hours.
+  stats.index({ hour: 1 }, { expireAfterSeconds: STATS_RETENTION_DAYS * 86_400 });
   const activity = new Schema<ActivityDoc>(
     { _id: String, account_id: { type: String, required: true }, last_validated_at: { type: Date, required: true } },
     { versionKey: false, collection: 'validation_activity' },
@@ -84,6 +92,7 @@ export function statsModels(conn: Connection) {
     { versionKey: false, collection: 'validation_seen' },
   );
   seen.index({ license_id: 1, hour: -1 }); // a licence's latest hours
+  seen.index({ hour: 1 }, { expireAfterSeconds: SEEN_RETENTION_DAYS * 86_400 });
   return {
     Seen: conn.model<SeenDoc>('ValidationSeen', seen) as Model<SeenDoc>,
     Stats: conn.model<StatsDoc>('ValidationStats', stats) as Model<StatsDoc>,
