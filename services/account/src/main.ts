@@ -20,7 +20,22 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
     ctx.log.info({ mail: mailer?.describe ?? 'none: dashboard sign-up is closed' }, 'sign-up mail');
     ctx.grpc.add(
       AccountServiceService,
-      { ...accountHandlers(ctx, store), ...peopleHandlers(ctx, store, new PeopleStore(models), mailer) },
+      {
+        ...accountHandlers({
+          store,
+          outbox: ctx.outbox,
+          clock: ctx.clock,
+          pepper: ctx.config.API_KEY_PEPPER,
+          log: ctx.log,
+        }),
+        ...peopleHandlers({
+          accounts: store,
+          people: new PeopleStore(models),
+          mailer,
+          clock: ctx.clock,
+          baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+        }),
+      },
       accountAccess,
     );
   },

@@ -17,6 +17,7 @@ import { ExpirySweeper } from './events/expiry-sweeper';
 import { licenseModels } from './store/models';
 import { LicenseStore } from './store/queries';
 import { ValidationCounter, statsModels } from './store/stats';
+import type { LicenseDeps } from './use-cases/deps';
 import { licenseAccess } from './access';
 
 export const licenseService: ServiceRecipe<typeof licenseSchema> = {
@@ -39,13 +40,14 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     );
     ctx.outbox.track(store.models.License);
     ctx.outbox.track(store.models.Activation);
+    const deps: LicenseDeps = { store, outbox: ctx.outbox, clock: ctx.clock, products: products.call };
     ctx.grpc.add(
       LicenseServiceService,
       {
-        ...licenseHandlers(ctx, store, products.call, counter),
+        ...licenseHandlers(deps, counter),
         ...validationHandlers(ctx, store, counter),
-        ...activationHandlers(ctx, store),
-        ...fileHandlers(ctx, store, products.call),
+        ...activationHandlers(deps),
+        ...fileHandlers({ store, clock: ctx.clock, signer: products.call }),
       },
       licenseAccess,
     );

@@ -16,15 +16,6 @@ export const toPolicy = (p: PolicySnapshot): LicensePolicy => ({
   refundAction: p.refund_action ?? 'revoke',
 });
 
-export const fromPolicy = (p: LicensePolicy | undefined): PolicySnapshot => ({
-  duration_days: p?.durationDays ?? null,
-  max_activations: p?.maxActivations ?? null,
-  grace_days: p?.graceDays ?? 0,
-  require_activation: p?.requireActivation ?? false,
-  validate_keys_see_email: p?.validateKeysSeeEmail ?? false,
-  refund_action: p?.refundAction === 'suspend' ? 'suspend' : 'revoke',
-});
-
 /** A licence as the contract shows it: derived status, and the e-mail only for callers allowed to see it. */
 /** `activations` is counted only where it is asked for (GET of one licence); elsewhere 0 means "not counted". */
 export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope = 'full', activations = 0): License {

@@ -12,7 +12,7 @@ import type { ValidationCounter } from '../store/stats';
 import type { LicenseConfig } from '../config';
 import { toLicense } from './mapping';
 import { isCode } from '../domain/stats';
-import { ownLicense } from './license-handlers';
+import { ownLicense } from '../use-cases/read-licenses';
 
 /** A gateway caches a licence with at most this many active machines; beyond, it asks every time. */
 export const MAX_CACHED_FINGERPRINTS = 100;

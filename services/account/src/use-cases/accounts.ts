@@ -1,0 +1,51 @@
+import { AppError, newId } from '@licensing/runtime';
+import { checkAccountName, checkLimitOverride, checkPlan } from '../domain/account';
+import { accountUpdated } from '../events/account-events';
+import type { AccountDoc } from '../store/models';
+import { issueKey, type IssuedKey } from './api-keys';
+import type { AccountDeps } from './deps';
+
+const notFound = () => AppError.notFound('account');
+
+/** A new account (operator CLI) with its first full-scope key, named "default". */
+export async function createAccount(
+  deps: AccountDeps,
+  req: { name: string; plan: string },
+): Promise<IssuedKey & { account: AccountDoc }> {
+  const account: AccountDoc = {
+    _id: newId('acct'),
+    name: checkAccountName(req.name),
+    plan: checkPlan(req.plan),
+    per_minute_limit: null,
+    per_hour_limit: null,
+    created_at: deps.clock.now(),
+  };
+  await deps.store.insertAccount(account);
+  const { key, secret } = await issueKey(deps, account._id, 'full', 'default', 'operator');
+  return { account, key, secret };
+}
+
+export async function findAccount({ store }: Pick<AccountDeps, 'store'>, id: string): Promise<AccountDoc> {
+  const account = await store.findAccount(id);
+  if (!account) throw notFound();
+  return account;
+}
+
+/** Changes the plan and/or the rate limit overrides (0 = the plan's default), with account.updated. */
+export async function updateAccount(
+  { store, outbox, clock }: AccountDeps,
+  req: { id: string; plan?: string; perMinuteLimit?: number; perHourLimit?: number },
+): Promise<AccountDoc> {
+  const changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>> = {};
+  if (req.plan !== undefined) changes.plan = req.plan ? checkPlan(req.plan) : checkPlan('none');
+  if (req.perMinuteLimit !== undefined)
+    changes.per_minute_limit = checkLimitOverride('per_minute_limit', req.perMinuteLimit);
+  if (req.perHourLimit !== undefined) changes.per_hour_limit = checkLimitOverride('per_hour_limit', req.perHourLimit);
+  if (Object.keys(changes).length === 0)
+    throw new AppError('invalid_request', 'nothing to change: give a plan or a limit');
+  const now = clock.now();
+  const updated = await store.updateAccount(req.id, changes, (after) => accountUpdated(after, now));
+  if (!updated) throw notFound();
+  outbox.flush(store.models.Account, req.id);
+  return updated;
+}

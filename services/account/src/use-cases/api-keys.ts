@@ -1,0 +1,102 @@
+import { AppError, newId } from '@licensing/runtime';
+import type { PageRequest } from '@licensing/proto';
+import { checkKeyName, checkScope } from '../domain/account';
+import { digestApiKey, generateApiKey, type Scope } from '../domain/api-key';
+import { apiKeyCreated, apiKeyRevoked } from '../events/api-key-events';
+import type { ApiKeyDoc } from '../store/models';
+import type { AccountDeps } from './deps';
+
+/** A new key and its secret: the only time the secret is shown. */
+export interface IssuedKey {
+  key: Omit<ApiKeyDoc, 'outbox'>;
+  secret: string;
+}
+
+/** Who did it, for the audit trail: a dashboard user's e-mail, or the operator CLI. */
+const actorOf = (actor: string | undefined) => (actor ? actor.slice(0, 254) : 'operator');
+
+// Always scoped to an account: a key id alone must never be enough to revoke someone's key.
+const requireAccount = (accountId: string) => {
+  if (!accountId)
+    throw AppError.invalid('account_id', 'account_id is required: revocation is always scoped to an account');
+  return accountId;
+};
+
+/** Stores a new key (only its digest), with api_key.created in the same write. */
+export async function issueKey(
+  { store, outbox, clock, pepper }: AccountDeps,
+  accountId: string,
+  scope: Scope,
+  name: string,
+  actor: string,
+): Promise<IssuedKey> {
+  const now = clock.now();
+  const { secret, visiblePrefix } = generateApiKey(scope);
+  const doc = {
+    _id: newId('key'),
+    account_id: accountId,
+    prefix: visiblePrefix,
+    digest: digestApiKey(secret, pepper),
+    scope,
+    name,
+    created_at: now,
+    last_used_at: null,
+    revoked_at: null,
+    created_by: actor,
+    revoked_by: null,
+  };
+  await store.insertKey(doc, [apiKeyCreated(doc, now)]);
+  outbox.flush(store.models.ApiKey, doc._id);
+  return { key: doc, secret };
+}
+
+async function revoke(
+  { store, outbox, clock }: AccountDeps,
+  accountId: string,
+  keyId: string,
+  actor: string,
+): Promise<ApiKeyDoc> {
+  const now = clock.now();
+  const revoked = await store.revokeKey(keyId, accountId, now, actor, (k) => apiKeyRevoked(k, now));
+  if (revoked) {
+    outbox.flush(store.models.ApiKey, revoked._id);
+    return revoked;
+  }
+  // Already revoked is success (idempotent); absent or another account's is 404.
+  const existing = await store.findKey(keyId, accountId);
+  if (!existing) throw AppError.notFound('API key');
+  return existing;
+}
+
+/** A new key of an existing account. */
+export async function createApiKey(
+  deps: AccountDeps,
+  req: { accountId: string; scope: string; name: string; actor?: string },
+): Promise<IssuedKey> {
+  const scope = checkScope(req.scope);
+  const name = checkKeyName(req.name);
+  if (!(await deps.store.findAccount(req.accountId))) throw AppError.notFound('account');
+  return issueKey(deps, req.accountId, scope, name, actorOf(req.actor));
+}
+
+/** Revokes a key of this account, with api_key.revoked; revoking it again answers it as it is. */
+export const revokeApiKey = (deps: AccountDeps, req: { accountId: string; keyId: string; actor?: string }) =>
+  revoke(deps, requireAccount(req.accountId), req.keyId, actorOf(req.actor));
+
+/** A new key with the old one's scope and name, then the old one revoked. */
+export async function regenerateApiKey(
+  deps: AccountDeps,
+  req: { accountId: string; keyId: string; actor?: string },
+): Promise<IssuedKey> {
+  const accountId = requireAccount(req.accountId);
+  const old = await deps.store.findKey(req.keyId, accountId);
+  if (!old) throw AppError.notFound('API key');
+  if (old.revoked_at) throw new AppError('conflict', 'this API key is already revoked; generate a new one instead');
+  // New key first: if the revocation then fails, the caller has two keys, never none.
+  const fresh = await issueKey(deps, old.account_id, old.scope, old.name, actorOf(req.actor));
+  await revoke(deps, accountId, old._id, actorOf(req.actor));
+  return fresh;
+}
+
+export const listApiKeys = ({ store }: Pick<AccountDeps, 'store'>, accountId: string, page: PageRequest | undefined) =>
+  store.listKeys(accountId, page);

@@ -1,0 +1,25 @@
+import type { Clock, Logger, Outbox } from '@licensing/runtime';
+import type { Mailer } from '../mail/mailer';
+import type { AccountStore, PeopleStore } from '../store/queries';
+
+/** What the account and API key use cases work with; main.ts gives the real ones, unit tests fakes. */
+export interface AccountDeps {
+  store: AccountStore;
+  /** Publishes at once the events a write recorded (the relay retries what this misses). */
+  outbox: Pick<Outbox, 'flush'>;
+  clock: Clock;
+  /** API_KEY_PEPPER: the server secret of the keys' HMAC digests. */
+  pepper: string;
+  log: Pick<Logger, 'warn'>;
+}
+
+/** What sign-up, sign-in and dashboard sessions work with. */
+export interface PeopleDeps {
+  accounts: AccountStore;
+  people: PeopleStore;
+  /** Undefined when MAIL_URL is empty: sign-up is then closed. */
+  mailer: Mailer | undefined;
+  clock: Clock;
+  /** PUBLIC_BASE_URL without a trailing slash, for the links in e-mails. */
+  baseUrl: string;
+}

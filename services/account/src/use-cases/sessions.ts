@@ -1,0 +1,74 @@
+import { AppError } from '@licensing/runtime';
+import { UNKNOWN_USER_HASH, verifyPassword } from '../domain/password';
+import {
+  SESSION_TTL_MS,
+  digestSessionToken,
+  isSessionToken,
+  newSessionSecrets,
+  sessionIsLive,
+} from '../domain/session';
+import type { AccountDoc, UserDoc } from '../store/models';
+import type { PeopleDeps } from './deps';
+
+const WRONG_CREDENTIALS = 'wrong e-mail or password';
+
+/** A dashboard session: the token only when it is opened (the cookie), '' when it is read again. */
+export interface OpenedSession {
+  token: string;
+  csrfToken: string;
+  expiresAt: Date;
+  user: UserDoc;
+  account: AccountDoc;
+}
+
+export async function openSession(
+  { people, clock }: Pick<PeopleDeps, 'people' | 'clock'>,
+  user: UserDoc,
+  account: AccountDoc,
+): Promise<OpenedSession> {
+  const now = clock.now();
+  const { token, digest, csrfToken } = newSessionSecrets();
+  const expires = new Date(now.getTime() + SESSION_TTL_MS);
+  await people.insertSession({
+    _id: digest,
+    user_id: user._id,
+    account_id: account._id,
+    csrf_token: csrfToken,
+    created_at: now,
+    expires_at: expires,
+    ended_at: null,
+  });
+  return { token, csrfToken, expiresAt: expires, user, account };
+}
+
+/** A new session for the right e-mail and password; both failures answer alike, and take as long. */
+export async function signIn(deps: PeopleDeps, req: { email: string; password: string }): Promise<OpenedSession> {
+  const { accounts, people } = deps;
+  const email = req.email.trim().toLowerCase();
+  const user = email && email.length <= 254 ? await people.findUserByEmail(email) : null;
+  // Verify against a dummy hash for unknown e-mails: both failures take the same time.
+  const ok = await verifyPassword(req.password.slice(0, 200), user?.password_hash ?? UNKNOWN_USER_HASH);
+  if (!user || !ok) throw new AppError('unauthorized', WRONG_CREDENTIALS);
+  const account = await accounts.findAccount(user.account_id);
+  if (!account) throw new AppError('unauthorized', WRONG_CREDENTIALS);
+  return openSession(deps, user, account);
+}
+
+/** The live session of a cookie's token, with its user and account. */
+export async function getSession({ accounts, people, clock }: PeopleDeps, token: string): Promise<OpenedSession> {
+  const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
+  if (!isSessionToken(token)) throw gone();
+  const session = await people.findSession(digestSessionToken(token));
+  if (!session || !sessionIsLive(session, clock.now())) throw gone();
+  const [user, account] = await Promise.all([
+    people.findUser(session.user_id),
+    accounts.findAccount(session.account_id),
+  ]);
+  if (!user || !account) throw gone();
+  return { token: '', csrfToken: session.csrf_token, expiresAt: session.expires_at, user, account };
+}
+
+/** Signs out: ends the session of a well-formed token (anything else is already no session). */
+export async function endSession({ people, clock }: PeopleDeps, token: string): Promise<void> {
+  if (isSessionToken(token)) await people.endSession(digestSessionToken(token), clock.now());
+}

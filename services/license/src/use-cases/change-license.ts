@@ -1,0 +1,85 @@
+import { AppError, checkEmail } from '@licensing/runtime';
+import { graceEndsAt, type TransitionLicenseRequest, type UpdateLicenseRequest } from '@licensing/proto';
+import { expiryBucket } from '../domain/expiry';
+import { actions, transition, type Action } from '../domain/lifecycle';
+import { mergeMetadata } from '../domain/metadata';
+import { fromPolicy } from '../domain/policy';
+import { licenseEvent } from '../events/license-events';
+import type { LicenseDoc } from '../store/models';
+import type { LicenseAt, LicenseDeps } from './deps';
+import { ownLicense } from './read-licenses';
+
+const pastTense: Record<Action, 'license.suspended' | 'license.reinstated' | 'license.revoked' | 'license.renewed'> = {
+  suspend: 'license.suspended',
+  reinstate: 'license.reinstated',
+  revoke: 'license.revoked',
+  renew: 'license.renewed',
+};
+
+type Change = { changes: Partial<LicenseDoc>; event: Parameters<typeof licenseEvent>[0] };
+
+/** Applies a change computed from the current document; retries if another writer got there first. */
+export async function changeLicense(
+  { store, outbox, clock }: LicenseDeps,
+  accountId: string,
+  key: string,
+  apply: (doc: LicenseDoc, now: Date) => Promise<Change>,
+): Promise<LicenseAt> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const doc = await ownLicense(store, accountId, key);
+    const now = clock.now();
+    const { changes, event } = await apply(doc, now);
+    const after = { ...doc, ...changes };
+    if (await store.replaceState(doc, changes, [licenseEvent(event, after, now)])) {
+      outbox.flush(store.models.License, doc._id);
+      return { doc: after, now };
+    }
+  }
+  throw new AppError('conflict', 'the licence is being changed by another request; retry');
+}
+
+/** Changes the customer e-mail and/or metadata (an empty value removes its entry), with license.updated. */
+export const updateLicense = (
+  deps: LicenseDeps,
+  req: Pick<UpdateLicenseRequest, 'accountId' | 'key' | 'customerEmail' | 'metadata'>,
+): Promise<LicenseAt> =>
+  changeLicense(deps, req.accountId, req.key, async (doc) => {
+    const changes: Partial<LicenseDoc> = {};
+    if (req.customerEmail !== undefined) {
+      const email = checkEmail('customer_email', req.customerEmail);
+      Object.assign(changes, { customer_email: email, customer_email_lc: email.toLowerCase() });
+    }
+    if (Object.keys(req.metadata).length) changes.metadata = mergeMetadata(doc.metadata ?? {}, req.metadata);
+    if (!Object.keys(changes).length)
+      throw new AppError('invalid_request', 'nothing to change: give customer_email and/or metadata');
+    return { changes, event: 'license.updated' };
+  });
+
+/** Suspends, reinstates, revokes or renews (with the product's current policy), with its event. */
+export const transitionLicense = (
+  deps: LicenseDeps,
+  req: Pick<TransitionLicenseRequest, 'accountId' | 'key' | 'action'>,
+): Promise<LicenseAt> =>
+  changeLicense(deps, req.accountId, req.key, async (doc, now) => {
+    if (!(actions as readonly string[]).includes(req.action))
+      throw AppError.invalid('action', `action must be one of ${actions.join(', ')}`);
+    const action = req.action as Action;
+    // Renewal takes the product's current policy.
+    const current =
+      action === 'renew'
+        ? fromPolicy((await deps.products.getProduct({ accountId: req.accountId, id: doc.product_id })).policy)
+        : doc.policy;
+    const next = transition(doc, action, now, current);
+    const graceEnds = graceEndsAt(next.expires_at, next.policy.grace_days);
+    const notified = action === 'renew' ? false : doc.expired_notified;
+    // Filed again in the sweeper's buckets: a renewed or reinstated licence is found when its grace ends (or now, if it has).
+    const changes: Partial<LicenseDoc> = {
+      status: next.status,
+      expires_at: next.expires_at,
+      policy: next.policy,
+      grace_ends_at: graceEnds,
+      expired_notified: notified,
+      expiry_bucket: expiryBucket(graceEnds, notified, now),
+    };
+    return { changes, event: pastTense[action] };
+  });

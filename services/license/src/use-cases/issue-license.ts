@@ -1,0 +1,45 @@
+import { AppError, checkEmail, isId } from '@licensing/runtime';
+import type { CreateLicenseRequest } from '@licensing/proto';
+import { newLicense } from '../domain/new-license';
+import { fromPolicy } from '../domain/policy';
+import { licenseCreated } from '../events/license-events';
+import type { LicenseAt, LicenseDeps } from './deps';
+
+const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
+
+/** A new licence's checked input; also what an Idempotency-Key's request is compared by. */
+export interface NewLicense {
+  product_id: string;
+  customer_email: string;
+}
+
+/** Checks what needs no I/O, before anything else happens. */
+export function checkNewLicense(req: Pick<CreateLicenseRequest, 'productId' | 'customerEmail'>): NewLicense {
+  if (!isId('prod', req.productId)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
+  return { product_id: req.productId, customer_email: checkEmail('customer_email', req.customerEmail) };
+}
+
+/** A new licence of a product of this account, with its policy, stored with license.created in the same write. */
+export async function issueLicense(
+  { store, outbox, clock, products }: LicenseDeps,
+  accountId: string,
+  input: NewLicense,
+): Promise<LicenseAt> {
+  const productId = input.product_id;
+  // The product must exist in the caller's account; another account's product is not found.
+  const product = await products.getProduct({ accountId, id: productId });
+  const policy = fromPolicy(product.policy);
+  for (let attempt = 0; ; attempt++) {
+    const now = clock.now();
+    const doc = newLicense(accountId, productId, input.customer_email, policy, now);
+    try {
+      await store.insert(doc, [licenseCreated(doc)]);
+    } catch (err) {
+      // 140 random bits: a collision means a broken RNG, but never hand out a duplicate.
+      if (isDuplicateKey(err) && attempt < 2) continue;
+      throw err;
+    }
+    outbox.flush(store.models.License, doc._id);
+    return { doc, now };
+  }
+}

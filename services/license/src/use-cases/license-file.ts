@@ -1,0 +1,71 @@
+import { AppError, type CallOptions, type Clock } from '@licensing/runtime';
+import {
+  DAY_MS,
+  effectiveStatus,
+  graceEndsAt,
+  type SignPayloadRequest,
+  type SignPayloadResponse,
+} from '@licensing/proto';
+import { checkFingerprint } from '../domain/metadata';
+import type { LicenseStore } from '../store/queries';
+import { ownLicense } from './read-licenses';
+
+export interface PayloadSigner {
+  signPayload(req: SignPayloadRequest, opts?: CallOptions): Promise<SignPayloadResponse>;
+}
+
+export interface FileDeps {
+  store: LicenseStore;
+  clock: Clock;
+  /** The product service, which holds the signing keys. */
+  signer: PayloadSigner;
+}
+
+export const FILE_TTL_DEFAULT_DAYS = 30;
+export const FILE_TTL_MAX_DAYS = 365;
+
+/**
+ * A licence file for offline validation: the licence's facts, signed with the
+ * product's current Ed25519 key (by the product service, which holds it). A
+ * file never outlives the licence: valid_until is capped by expiry plus grace.
+ */
+export async function issueLicenseFile(
+  { store, clock, signer }: FileDeps,
+  req: { accountId: string; key: string; fingerprint: string; ttlDays: number },
+): Promise<SignPayloadResponse> {
+  const ttl = req.ttlDays || FILE_TTL_DEFAULT_DAYS;
+  if (!Number.isInteger(ttl) || ttl < 1 || ttl > FILE_TTL_MAX_DAYS)
+    throw AppError.invalid('ttl_days', `ttl_days must be a whole number from 1 to ${FILE_TTL_MAX_DAYS}`);
+  const license = await ownLicense(store, req.accountId, req.key);
+  const fingerprint = req.fingerprint ? checkFingerprint(req.fingerprint) : '';
+  const now = clock.now();
+  const status = effectiveStatus(license, now);
+  if (status !== 'active') throw new AppError('conflict', `the licence is ${status}: no licence file can be issued`);
+  if (license.policy.require_activation) {
+    if (!fingerprint)
+      throw AppError.invalid(
+        'fingerprint',
+        'this licence requires activation: give the fingerprint of an activated machine',
+      );
+    if (!(await store.findActivation(license._id, fingerprint)))
+      throw new AppError('conflict', 'not_activated: this machine is not activated for the licence');
+  }
+  const end = graceEndsAt(license.expires_at, license.policy.grace_days);
+  const validUntil = new Date(Math.min(now.getTime() + ttl * DAY_MS, end ? end.getTime() : Infinity));
+  const payload = {
+    license_key: license.key,
+    license_id: license._id,
+    product_id: license.product_id,
+    customer_email: license.customer_email,
+    status,
+    expires_at: license.expires_at ? license.expires_at.toISOString() : null,
+    fingerprint: fingerprint || null,
+    issued_at: now.toISOString(),
+    valid_until: validUntil.toISOString(),
+  };
+  return signer.signPayload({
+    accountId: req.accountId,
+    productId: license.product_id,
+    payloadJson: JSON.stringify(payload),
+  });
+}

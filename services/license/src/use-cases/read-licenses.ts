@@ -1,0 +1,74 @@
+import { AppError, isId } from '@licensing/runtime';
+import { parseLicenseKey, statuses, type PageRequest, type Status } from '@licensing/proto';
+import { DAY_MS } from '../domain/stats';
+import type { LicenseDoc } from '../store/models';
+import type { LicenseStore } from '../store/queries';
+import type { ValidationCounter } from '../store/stats';
+import type { LicenseDeps } from './deps';
+
+/** The caller's licence by key (typed loosely), or 404 for a typo, an unknown key or another account's. */
+export async function ownLicense(store: LicenseStore, accountId: string, key: string): Promise<LicenseDoc> {
+  const parsed = parseLicenseKey(key);
+  const doc = parsed.ok ? await store.findInAccount(accountId, parsed.key) : null;
+  if (!doc) throw AppError.notFound('licence');
+  return doc;
+}
+
+/** One licence with its active machines counted and when it was last validated. */
+export async function getLicense(
+  store: LicenseStore,
+  counter: Pick<ValidationCounter, 'lastValidatedAt'>,
+  accountId: string,
+  key: string,
+) {
+  const doc = await ownLicense(store, accountId, key);
+  const [activations, lastValidated] = await Promise.all([
+    store.countActivations(doc._id),
+    counter.lastValidatedAt(doc._id),
+  ]);
+  return { doc, activations, lastValidated };
+}
+
+export interface LicenseFilter {
+  productId: string;
+  customerEmail: string;
+  status: string;
+}
+
+/** A page of the account's licences, filtered by product, customer e-mail and effective status. */
+export async function listLicenses(
+  { store, clock }: Pick<LicenseDeps, 'store' | 'clock'>,
+  accountId: string,
+  filter: LicenseFilter,
+  page: PageRequest | undefined,
+) {
+  if (filter.productId && !isId('prod', filter.productId))
+    throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
+  if (filter.customerEmail.length > 254)
+    throw AppError.invalid('customer_email', 'customer_email must be at most 254 characters');
+  if (filter.status && !statuses.includes(filter.status as Status))
+    throw AppError.invalid('status', `status must be one of ${statuses.join(', ')}`);
+  const now = clock.now();
+  const { items, page: next } = await store.list(
+    accountId,
+    { productId: filter.productId, customerEmail: filter.customerEmail, status: filter.status as Status | '' },
+    page,
+    now,
+  );
+  return { items, page: next, now };
+}
+
+/** The account's licence count and the hourly validation counts of the last 30 days. */
+export async function readStats(
+  store: LicenseStore,
+  counter: Pick<ValidationCounter, 'since'>,
+  accountId: string,
+  now: Date,
+) {
+  // At most 30 × 24 hourly documents per account: the day series is added up from them.
+  const [total, buckets] = await Promise.all([
+    store.count(accountId),
+    counter.since(accountId, new Date(now.getTime() - 30 * DAY_MS)),
+  ]);
+  return { total, buckets };
+}

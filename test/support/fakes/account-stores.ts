@@ -1,0 +1,176 @@
+import type { DomainEvent, PageRequest } from '@licensing/proto';
+import type { Mail, Mailer } from '../../../services/account/src/mail/mailer';
+import type {
+  AccountDoc,
+  AccountModels,
+  ApiKeyDoc,
+  PendingSignupDoc,
+  SessionDoc,
+  UserDoc,
+} from '../../../services/account/src/store/models';
+import type { AccountStore, PeopleStore } from '../../../services/account/src/store/queries';
+import { duplicateKey, modelToken, pageOf } from './common';
+
+const accountModels = () =>
+  ({
+    Account: modelToken<AccountDoc>('Account'),
+    ApiKey: modelToken<ApiKeyDoc>('ApiKey'),
+  }) as unknown as AccountModels;
+
+const withoutDigest = ({ digest: _d, ...k }: ApiKeyDoc) => structuredClone(k) as ApiKeyDoc;
+
+/** In memory, with the real AccountStore's scoping and its conditional revocation. */
+export class FakeAccountStore implements AccountStore {
+  readonly models = accountModels();
+  readonly accounts = new Map<string, AccountDoc>();
+  readonly keys = new Map<string, ApiKeyDoc>();
+  /** The events each write recorded along with it, in order (the real documents' outbox). */
+  readonly events: DomainEvent[] = [];
+  /** Every touchLastUsed(), in order. */
+  readonly touched: { id: string; at: Date }[] = [];
+  /** Set to make touchLastUsed fail (the store is down for that write). */
+  touchFails = false;
+
+  async insertAccount(doc: AccountDoc): Promise<void> {
+    if (this.accounts.has(doc._id)) throw duplicateKey();
+    this.accounts.set(doc._id, structuredClone(doc));
+  }
+
+  async findAccount(id: string): Promise<AccountDoc | null> {
+    const a = this.accounts.get(id);
+    return a ? structuredClone(a) : null;
+  }
+
+  async updateAccount(
+    id: string,
+    changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>>,
+    event: (after: AccountDoc) => DomainEvent,
+  ): Promise<AccountDoc | null> {
+    const current = this.accounts.get(id);
+    if (!current) return null;
+    Object.assign(current, changes);
+    const after = structuredClone(current);
+    this.events.push(event(after));
+    return after;
+  }
+
+  async insertKey(doc: Omit<ApiKeyDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
+    this.keys.set(doc._id, structuredClone(doc));
+    this.events.push(...events);
+  }
+
+  async findKeyByDigest(digest: string): Promise<ApiKeyDoc | null> {
+    const k = [...this.keys.values()].find((x) => x.digest === digest);
+    return k ? structuredClone(k) : null;
+  }
+
+  async findKey(id: string, accountId?: string): Promise<ApiKeyDoc | null> {
+    const k = this.keys.get(id);
+    return k && (!accountId || k.account_id === accountId) ? withoutDigest(k) : null;
+  }
+
+  async revokeKey(
+    id: string,
+    accountId: string,
+    at: Date,
+    actor: string,
+    event: (key: ApiKeyDoc) => DomainEvent,
+  ): Promise<ApiKeyDoc | null> {
+    const k = this.keys.get(id);
+    if (!k || k.account_id !== accountId || k.revoked_at) return null;
+    Object.assign(k, { revoked_at: at, revoked_by: actor });
+    const after = withoutDigest(k);
+    this.events.push(event(after));
+    return after;
+  }
+
+  async touchLastUsed(id: string, at: Date): Promise<void> {
+    this.touched.push({ id, at });
+    if (this.touchFails) throw new Error('store down');
+    const k = this.keys.get(id);
+    if (k) k.last_used_at = at;
+  }
+
+  async listKeys(accountId: string, page: PageRequest | undefined) {
+    return pageOf(
+      [...this.keys.values()].filter((k) => k.account_id === accountId),
+      page,
+    );
+  }
+}
+
+/** In memory, with the real PeopleStore's unique e-mail and its once-only sign-up links. */
+export class FakePeopleStore implements PeopleStore {
+  readonly models = accountModels();
+  readonly users = new Map<string, UserDoc>();
+  readonly sessions = new Map<string, SessionDoc>();
+  readonly pending = new Map<string, PendingSignupDoc>();
+  /** Set to make the next insertUser meet a duplicate e-mail (another sign-up of it won the race). */
+  userRace = false;
+
+  constructor(private readonly accounts: FakeAccountStore) {}
+
+  async insertUser(doc: UserDoc): Promise<void> {
+    if (this.userRace || [...this.users.values()].some((u) => u.email === doc.email)) {
+      this.userRace = false;
+      throw duplicateKey();
+    }
+    this.users.set(doc._id, structuredClone(doc));
+  }
+
+  async findUserByEmail(email: string): Promise<UserDoc | null> {
+    const u = [...this.users.values()].find((x) => x.email === email);
+    return u ? structuredClone(u) : null;
+  }
+
+  async findUser(id: string): Promise<UserDoc | null> {
+    const u = this.users.get(id);
+    return u ? structuredClone(u) : null;
+  }
+
+  async insertSession(doc: SessionDoc): Promise<void> {
+    this.sessions.set(doc._id, structuredClone(doc));
+  }
+
+  async findSession(digest: string): Promise<SessionDoc | null> {
+    const s = this.sessions.get(digest);
+    return s ? structuredClone(s) : null;
+  }
+
+  async endSession(digest: string, at: Date): Promise<void> {
+    const s = this.sessions.get(digest);
+    if (s && s.ended_at === null) s.ended_at = at;
+  }
+
+  async recentKeys(accountId: string): Promise<ApiKeyDoc[]> {
+    return [...this.accounts.keys.values()]
+      .filter((k) => k.account_id === accountId)
+      .sort((a, b) => (a._id < b._id ? 1 : -1))
+      .slice(0, 200)
+      .map(withoutDigest);
+  }
+
+  async insertPendingSignup(doc: PendingSignupDoc): Promise<void> {
+    this.pending.set(doc._id, structuredClone(doc));
+  }
+
+  async takePendingSignup(digest: string): Promise<PendingSignupDoc | null> {
+    const p = this.pending.get(digest);
+    this.pending.delete(digest);
+    return p ? structuredClone(p) : null;
+  }
+
+  async deleteAccount(id: string): Promise<void> {
+    this.accounts.accounts.delete(id);
+  }
+}
+
+/** Keeps the mails it is given, in order. */
+export class RecordingMailer implements Mailer {
+  readonly describe = 'memory';
+  readonly sent: Mail[] = [];
+
+  async send(mail: Mail): Promise<void> {
+    this.sent.push(mail);
+  }
+}

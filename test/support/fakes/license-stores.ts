@@ -1,0 +1,203 @@
+import type { DomainEvent, PageRequest, Status } from '@licensing/proto';
+import type { HourBucket } from '../../../services/license/src/domain/stats';
+import type {
+  ActivationDoc,
+  LicenseDoc,
+  LicenseModels,
+  SweepStateDoc,
+} from '../../../services/license/src/store/models';
+import type { LicenseStore } from '../../../services/license/src/store/queries';
+import type { ValidationCounter } from '../../../services/license/src/store/stats';
+import { FakeIdempotencyModel } from './checkout-store';
+import { duplicateKey, modelToken, pageOf } from './common';
+
+/** In memory, with the real LicenseStore's scoping, its conditional writes and its activation slots. */
+export class FakeLicenseStore implements LicenseStore {
+  readonly idempotency = new FakeIdempotencyModel();
+  readonly models = {
+    License: modelToken<LicenseDoc>('License'),
+    Activation: modelToken<ActivationDoc>('Activation'),
+    SweepState: modelToken<SweepStateDoc>('SweepState'),
+    Idempotency: this.idempotency,
+  } as unknown as LicenseModels;
+  readonly licenses = new Map<string, LicenseDoc>();
+  readonly activations = new Map<string, ActivationDoc>();
+  readonly sweeps = new Map<string, SweepStateDoc>();
+  /** The events each write recorded along with it, in order (the real documents' outbox). */
+  readonly events: DomainEvent[] = [];
+  /** How many of the next inserts meet a duplicate key (the unique index on the licence key). */
+  duplicateInserts = 0;
+  /** How many of the next replaceState calls lose to another writer. */
+  lostRaces = 0;
+  /** Set to make every activation slot race lost. */
+  contended = false;
+  /** Every replaceState call, in order. */
+  readonly replaces: { id: string; changes: Partial<LicenseDoc> }[] = [];
+
+  async insert(doc: Omit<LicenseDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
+    if (this.duplicateInserts > 0) {
+      this.duplicateInserts--;
+      throw duplicateKey();
+    }
+    if ([...this.licenses.values()].some((l) => l.key === doc.key)) throw duplicateKey();
+    this.licenses.set(doc._id, structuredClone(doc));
+    this.events.push(...events);
+  }
+
+  async findByKey(key: string): Promise<LicenseDoc | null> {
+    const l = [...this.licenses.values()].find((d) => d.key === key);
+    return l ? structuredClone(l) : null;
+  }
+
+  async findInAccount(accountId: string, key: string): Promise<LicenseDoc | null> {
+    const l = await this.findByKey(key);
+    return l?.account_id === accountId ? l : null;
+  }
+
+  async count(accountId: string): Promise<number> {
+    return [...this.licenses.values()].filter((l) => l.account_id === accountId).length;
+  }
+
+  async list(
+    accountId: string,
+    filter: { productId: string; customerEmail: string; status: Status | '' },
+    page: PageRequest | undefined,
+    now: Date,
+  ) {
+    const live = (l: LicenseDoc) => !l.grace_ends_at || l.grace_ends_at > now;
+    const byStatus: Record<Status, (l: LicenseDoc) => boolean> = {
+      active: (l) => l.status === 'active' && live(l),
+      expired: (l) => l.status === 'active' && !live(l),
+      suspended: (l) => l.status === 'suspended',
+      revoked: (l) => l.status === 'revoked',
+    };
+    return pageOf(
+      [...this.licenses.values()].filter(
+        (l) =>
+          l.account_id === accountId &&
+          (!filter.productId || l.product_id === filter.productId) &&
+          (!filter.customerEmail || l.customer_email_lc === filter.customerEmail.trim().toLowerCase()) &&
+          (!filter.status || byStatus[filter.status](l)),
+      ),
+      page,
+    );
+  }
+
+  async replaceState(before: LicenseDoc, changes: Partial<LicenseDoc>, events: DomainEvent[]): Promise<boolean> {
+    this.replaces.push({ id: before._id, changes: structuredClone(changes) });
+    if (this.lostRaces > 0) {
+      this.lostRaces--;
+      return false;
+    }
+    const l = this.licenses.get(before._id);
+    if (!l || l.status !== before.status || l.expires_at?.getTime() !== before.expires_at?.getTime()) return false;
+    Object.assign(l, structuredClone(changes));
+    this.events.push(...events);
+    return true;
+  }
+
+  async inExpiryBucket(bucket: string, after: string, limit: number): Promise<LicenseDoc[]> {
+    return [...this.licenses.values()]
+      .filter((l) => l.expiry_bucket === bucket && (!after || l._id > after))
+      .sort((a, b) => (a._id < b._id ? -1 : 1))
+      .slice(0, limit)
+      .map((l) => structuredClone(l));
+  }
+
+  async *inExpiryRange(first: string, last: string): AsyncGenerator<LicenseDoc> {
+    const docs = [...this.licenses.values()].filter(
+      (l) => l.expiry_bucket !== null && l.expiry_bucket >= first && l.expiry_bucket <= last,
+    );
+    for (const l of docs) yield structuredClone(l);
+  }
+
+  async markExpired(id: string, event: DomainEvent): Promise<boolean> {
+    const l = this.licenses.get(id);
+    if (!l || l.expired_notified) return false;
+    Object.assign(l, { expired_notified: true, expiry_bucket: null });
+    this.events.push(event);
+    return true;
+  }
+
+  async sweepState(id: string): Promise<SweepStateDoc> {
+    return this.sweeps.get(id) ?? { _id: id, through: null, backfilled: false };
+  }
+
+  async saveSweepState(state: SweepStateDoc): Promise<void> {
+    this.sweeps.set(state._id, { ...state });
+  }
+
+  async backfillExpiryBuckets(): Promise<string | null> {
+    return null;
+  }
+
+  private liveActivations = (licenseId: string) =>
+    [...this.activations.values()].filter((a) => a.license_id === licenseId && a.deactivated_at === null);
+
+  async findActivation(licenseId: string, fingerprint: string): Promise<ActivationDoc | null> {
+    const a = [...this.activations.values()].find(
+      (x) => x.license_id === licenseId && x.fingerprint_key === fingerprint,
+    );
+    return a ? structuredClone(a) : null;
+  }
+
+  async activate(
+    doc: Omit<ActivationDoc, 'slot_key' | 'outbox'>,
+    maxActivations: number | null,
+    events: DomainEvent[],
+  ): Promise<{ activation: ActivationDoc; created: boolean } | null | 'contended'> {
+    const taken = new Set(this.liveActivations(doc.license_id).map((a) => a.slot_key));
+    if (maxActivations !== null && taken.size >= maxActivations) return null;
+    if (this.contended) return 'contended';
+    const slot =
+      maxActivations === null
+        ? doc._id
+        : Array.from({ length: maxActivations }, (_, i) => String(i)).find((s) => !taken.has(s))!;
+    const activation = { ...doc, slot_key: slot };
+    this.activations.set(doc._id, structuredClone(activation));
+    this.events.push(...events);
+    return { activation, created: true };
+  }
+
+  async listActivations(licenseId: string, page: PageRequest | undefined) {
+    return pageOf(this.liveActivations(licenseId), page);
+  }
+
+  async activeFingerprints(licenseId: string, limit: number): Promise<string[]> {
+    return this.liveActivations(licenseId)
+      .slice(0, limit)
+      .map((a) => a.fingerprint);
+  }
+
+  async countActivations(licenseId: string): Promise<number> {
+    return this.liveActivations(licenseId).length;
+  }
+
+  async deactivate(
+    licenseId: string,
+    id: string,
+    at: Date,
+    event: (a: ActivationDoc) => DomainEvent,
+  ): Promise<ActivationDoc | null> {
+    const current = this.activations.get(id);
+    if (!current || current.license_id !== licenseId || current.deactivated_at !== null) return null;
+    const after = { ...structuredClone(current), deactivated_at: at };
+    Object.assign(current, { deactivated_at: at, slot_key: `freed:${id}`, fingerprint_key: `freed:${id}` });
+    this.events.push(event(after));
+    return after;
+  }
+}
+
+/** The validation counts a licence's reads need: when it was last validated, and the hourly buckets. */
+export class FakeValidationCounter implements Pick<ValidationCounter, 'lastValidatedAt' | 'since'> {
+  readonly lastValidated = new Map<string, Date>();
+  readonly buckets: (HourBucket & { accountId: string })[] = [];
+
+  async lastValidatedAt(licenseId: string): Promise<Date | null> {
+    return this.lastValidated.get(licenseId) ?? null;
+  }
+
+  async since(accountId: string, from: Date): Promise<HourBucket[]> {
+    return this.buckets.filter((b) => b.accountId === accountId && b.hour >= from).map(({ accountId: _a, ...b }) => b);
+  }
+}
