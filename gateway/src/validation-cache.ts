@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { DomainEvent, EventType, License, LicenseFacts, StoredStatus, ValidationFacts } from '@licensing/proto';
+import {
+  eventTypes,
+  type DomainEvent,
+  type EventType,
+  type License,
+  type LicenseFacts,
+  type StoredStatus,
+  type ValidationFacts,
+} from '@licensing/proto';
 import type { EventFeed } from './event-feed';
 
 // The gateway's memory of licences it has validated, so a validation is
@@ -32,17 +40,8 @@ interface Slot {
   expiresAt: number;
 }
 
-const LICENSE_EVENTS: EventType[] = [
-  'license.created',
-  'license.updated',
-  'license.suspended',
-  'license.reinstated',
-  'license.revoked',
-  'license.renewed',
-  'license.expired',
-  'license.activated',
-  'license.deactivated',
-];
+/** Every licence event evicts: one list, the event catalogue's own. */
+const LICENSE_EVENTS: EventType[] = eventTypes.filter((t) => t.startsWith('license.'));
 const GENERATION_BUCKETS = 1024;
 
 /** The cache key of a canonical licence key in an account: the key itself is never held as a map key. */

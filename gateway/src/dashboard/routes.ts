@@ -116,6 +116,15 @@ export function dashboardRouter({
       await handler(req, res, s);
     };
 
+  /** A throttled sign-in or sign-up: logged, counted under its window, Retry-After set; returns the message for the form. */
+  const throttled = (res: Response, window: 'signin' | 'signup', wait: number, address: string): string => {
+    const what = window === 'signin' ? 'sign-in' : 'sign-up';
+    log.warn({ address }, `${what} throttled`);
+    res.locals.rateLimitWindow = window;
+    res.setHeader('Retry-After', String(wait));
+    return `Too many ${what} attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`;
+  };
+
   const preSessionCsrfOk = (req: Request) =>
     tokensMatch(readCookie(req, PRE_CSRF_COOKIE), (req.body as Record<string, unknown> | undefined)?._csrf);
 
@@ -144,17 +153,8 @@ export function dashboardRouter({
     // Counted before the password is checked, atomically: a parallel burst cannot slip past the limit.
     const wait = await attempt(signInThrottle, email, address);
     if (wait !== null) {
-      log.warn({ address }, 'sign-in throttled');
-      res.locals.rateLimitWindow = 'signin';
-      res.setHeader('Retry-After', String(wait));
-      return page(
-        res,
-        429,
-        signInPage(issuePreSessionCsrf(res, secureCookies), {
-          error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
-          email,
-        }),
-      );
+      const error = throttled(res, 'signin', wait, address);
+      return page(res, 429, signInPage(issuePreSessionCsrf(res, secureCookies), { error, email }));
     }
     try {
       const s = await clients.accounts.signIn({ email, password });
@@ -183,17 +183,8 @@ export function dashboardRouter({
     const address = req.ip ?? 'unknown';
     const wait = await attempt(signUpThrottle, values.email.trim().toLowerCase(), address);
     if (wait !== null) {
-      log.warn({ address }, 'sign-up throttled');
-      res.locals.rateLimitWindow = 'signup';
-      res.setHeader('Retry-After', String(wait));
-      return page(
-        res,
-        429,
-        signUpPage(issuePreSessionCsrf(res, secureCookies), {
-          error: `Too many sign-up attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`,
-          values,
-        }),
-      );
+      const error = throttled(res, 'signup', wait, address);
+      return page(res, 429, signUpPage(issuePreSessionCsrf(res, secureCookies), { error, values }));
     }
     try {
       await clients.accounts.signUp({

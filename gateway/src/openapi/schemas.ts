@@ -3,6 +3,7 @@
 // the end-to-end tests validate every response against them, so a field added
 // in code but not here fails the suite.
 
+import { validationCodes } from '@licensing/proto';
 import { errorCodes } from '@licensing/runtime';
 
 type Schema = Record<string, unknown>;
@@ -166,17 +167,7 @@ export const schemas: Record<string, Schema> = {
     signature: str('base64url Ed25519 signature over the payload bytes'),
   }),
   ValidationCode: {
-    enum: [
-      'valid',
-      'expired_in_grace',
-      'not_found',
-      'product_mismatch',
-      'revoked',
-      'suspended',
-      'expired',
-      'not_activated',
-      'activation_limit_reached',
-    ],
+    enum: [...validationCodes],
   },
   NextAction: { enum: ['none', 'activate', 'renew', 'contact_vendor'] },
   QueryValidation: obj({
