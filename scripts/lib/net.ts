@@ -32,7 +32,8 @@ export async function waitForPort(host: string, port: number, timeoutMs: number)
  * kernel may hand that same port to any outgoing connection or port-0 listener on the machine, and
  * with eight test workers opening connections it did (CI failed on `listen EADDRINUSE`). The kernel
  * never hands out ports below its ephemeral range, so we pick from just below it. Each jest worker
- * walks its own slice of that band, so two workers never pick the same port either.
+ * walks its own slice of that band, so two workers never pick the same port either (and TEST_PORT_SLICE
+ * shifts every slice of a run, for two runs at once on one machine).
  */
 export async function freePort(): Promise<number> {
   const band = reservedBand();
@@ -57,7 +58,8 @@ function reservedBand(): { start: number; size: number } {
   }
   const bottom = Math.max(1024, ephemeralStart - BAND_WIDTH);
   const size = Math.floor((ephemeralStart - bottom) / SLICES);
-  const slice = Number(process.env.JEST_WORKER_ID ?? 0) % SLICES;
+  // TEST_PORT_SLICE moves a whole run to other slices, so two runs on one machine (worktrees) never collide.
+  const slice = (Number(process.env.JEST_WORKER_ID ?? 0) + Number(process.env.TEST_PORT_SLICE ?? 0)) % SLICES;
   return { start: bottom + slice * size, size };
 }
 
