@@ -74,7 +74,7 @@ export interface FerretDB {
  * (FERRETDB_POSTGRES_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres):
  * created if missing (or afresh), and set to plan every statement with its
  * parameters, which lets the GIN indexes the services add (runtime
- * postgres-indexes.ts) serve FerretDB's filters. Null when no server answers.
+ * src/postgres/indexes.ts) serve FerretDB's filters. Null when no server answers.
  */
 export interface PostgresDatabase {
   /** For FerretDB's --postgresql-url and the services' FERRETDB_POSTGRESQL_URL. */

@@ -24,3 +24,4 @@ export * from './retry';
 export * from './query-shapes';
 export * from './query-deadline';
 export * from './slots';
+export * from './postgres';

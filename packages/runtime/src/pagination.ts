@@ -1,25 +1,90 @@
 import type { Model } from 'mongoose';
 import type { PageRequest, PageInfo } from '@licensing/proto';
+import { postgresPagesOf } from './postgres';
+
+// biome-ignore lint/suspicious/noExplicitAny: any collection with string ids pages the same way
+type AnyModel = Model<any>;
 
 /**
  * Newest-first cursor pagination over time-ordered string ids: the cursor is
  * the last id of the previous page, so the next page is `_id < cursor`. One
  * extra row is read to know whether there is more.
+ *
+ * Over FerretDB with PostgreSQL (the development store) PostgreSQL picks the
+ * page's ids from an index and the documents are read by _id (postgres/pages.ts),
+ * because FerretDB itself would decode and sort every match; over MongoDB the
+ * plain query is served by the declared index.
  */
 export async function listPage<T extends { _id: string }>(
-  // biome-ignore lint/suspicious/noExplicitAny: any collection with string ids pages the same way
-  model: Model<any>,
+  model: AnyModel,
   filter: Record<string, unknown>,
   page: PageRequest | undefined,
 ): Promise<{ items: T[]; page: PageInfo }> {
   const limit = Math.min(Math.max(page?.limit || 20, 1), 100);
   const query = page?.startingAfter ? { ...filter, _id: { $lt: page.startingAfter } } : filter;
+  const found = (await viaPostgres<T>(model, query, limit)) ?? (await viaStore<T>(model, query, limit));
+  return { items: found.items, page: { hasMore: found.hasMore, nextCursor: found.hasMore ? found.last : '' } };
+}
+
+/** One page: its documents, whether more follow, and the id the next page starts after. */
+interface Found<T> {
+  items: T[];
+  hasMore: boolean;
+  last: string;
+}
+
+async function viaStore<T extends { _id: string }>(
+  model: AnyModel,
+  query: Record<string, unknown>,
+  limit: number,
+): Promise<Found<T>> {
   const rows = (await model
     .find(query)
     .sort({ _id: -1 })
     .limit(limit + 1)
     .lean()) as unknown as T[];
-  const hasMore = rows.length > limit;
-  const items = hasMore ? rows.slice(0, limit) : rows;
-  return { items, page: { hasMore, nextCursor: hasMore ? items[items.length - 1]._id : '' } };
+  const items = rows.slice(0, limit);
+  return { items, hasMore: rows.length > limit, last: items[items.length - 1]?._id ?? '' };
+}
+
+async function viaPostgres<T extends { _id: string }>(
+  model: AnyModel,
+  query: Record<string, unknown>,
+  limit: number,
+): Promise<Found<T> | null> {
+  const pages = postgresPagesOf(model.db);
+  if (!pages) return null;
+  const ids = await pages.newestIds(model.collection.collectionName, query, limit + 1);
+  if (!ids) return null;
+  recordShape(model, 'find', query, { sort: { _id: -1 } });
+  const window = ids.slice(0, limit);
+  // Each read repeats the filter, so a document changed since PostgreSQL listed it is left out (as MongoDB
+  // would); the cursor still moves past it, so the next page neither repeats nor skips anything.
+  const docs = await Promise.all(
+    window.map((id) => model.findOne({ ...query, _id: id }).lean() as unknown as Promise<T | null>),
+  );
+  return {
+    items: docs.filter((d): d is NonNullable<typeof d> => d !== null),
+    hasMore: ids.length > limit,
+    last: window[window.length - 1] ?? '',
+  };
+}
+
+/** How many documents match (countDocuments), counted by PostgreSQL where pages.ts can. */
+export async function countMatching(model: AnyModel, filter: Record<string, unknown>): Promise<number> {
+  const pages = postgresPagesOf(model.db);
+  const counted = pages ? await pages.count(model.collection.collectionName, filter) : null;
+  if (counted === null) return model.countDocuments(filter).exec();
+  recordShape(model, 'countDocuments', filter);
+  return counted;
+}
+
+/**
+ * The query as the code means it, for the query-shape log (query-shapes.ts), which
+ * sees only what reaches the store: in tests over PostgreSQL these queries never do,
+ * and MongoDB must still have an index for them.
+ */
+function recordShape(model: AnyModel, method: string, filter: Record<string, unknown>, options: object = {}): void {
+  const debug = model.db.get('debug') as unknown;
+  if (typeof debug === 'function') debug(model.collection.collectionName, method, filter, options);
 }

@@ -2,7 +2,7 @@ import type { Connection } from 'mongoose';
 import { commonSchema, loadConfig, type ConfigOf, type Schema, int, str } from './config';
 import { createLogger, type Logger } from './logger';
 import { connectMongo, syncIndexes } from './mongo';
-import { addPostgresIndexes } from './postgres-indexes';
+import { addPostgresIndexes, usePostgresPages, type PostgresPages } from './postgres';
 import { QueryShapeLog } from './query-shapes';
 import { EventBus, natsOptions } from './bus';
 import { Outbox, SETTLE_MS } from './outbox';
@@ -111,6 +111,7 @@ export async function startService<S extends Schema>(
   let bus: EventBus | undefined;
   let ctx: ServiceContext<ConfigOf<S>>;
   let stopHook: (() => Promise<void>) | void;
+  let pages: PostgresPages | undefined;
   try {
     const waiting = { signal: opts.signal, meanwhile: 'health says NOT_SERVING' };
     db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), waiting);
@@ -136,12 +137,16 @@ export async function startService<S extends Schema>(
     stopHook = await recipe.setup(ctx);
     await syncIndexes(db);
     shapes?.declare(db);
-    if (config.FERRETDB_POSTGRESQL_URL) await addPostgresIndexes(db, config.FERRETDB_POSTGRESQL_URL, log);
+    if (config.FERRETDB_POSTGRESQL_URL) {
+      await addPostgresIndexes(db, config.FERRETDB_POSTGRESQL_URL, log);
+      pages = usePostgresPages(db, config.FERRETDB_POSTGRESQL_URL, log);
+    }
     outbox.start();
   } catch (err) {
     grpc.server.forceShutdown();
     await metricsServer.close();
     await bus?.close();
+    await pages?.close();
     await db?.close();
     throw err;
   }
@@ -158,6 +163,7 @@ export async function startService<S extends Schema>(
       // Last outbox pass: events written by the calls that just finished go out now.
       await ctx.outbox.stop();
       await ctx.bus.close();
+      await pages?.close();
       await ctx.db.close();
       await metricsServer.close();
       log.info('stopped');

@@ -1,4 +1,4 @@
-import { SLOT_ROUNDS, chooseSlot, listPage, outboxOf, withEvents } from '@licensing/runtime';
+import { SLOT_ROUNDS, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { DomainEvent, PageRequest, Status } from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc, LicenseModels, SweepStateDoc } from './models';
 
@@ -27,7 +27,7 @@ export class LicenseStore {
   }
 
   count(accountId: string): Promise<number> {
-    return this.models.License.countDocuments({ account_id: accountId }).exec();
+    return countMatching(this.models.License, { account_id: accountId });
   }
 
   list(

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { Client } from 'pg';
-import type { Logger } from './logger';
+import type { Logger } from '../logger';
+import { jsonbField, textField } from './sql-filter';
 
-// The one place that makes FerretDB over PostgreSQL use indexes (docs/operations.md, "The store").
+// The one place that makes FerretDB over PostgreSQL use indexes (docs/operations.md, "The store"):
+// this folder. Here, the indexes; in pages.ts, the newest-first pages and counts that use them.
 //
 // FerretDB 1.24 turns each top-level equality of a filter into
 // `_jsonb -> 'field' @> value`. The B-tree indexes it creates for our declared
@@ -13,11 +15,13 @@ import type { Logger } from './logger';
 // every field of every declared index this adds such a GIN index. It runs only
 // when FERRETDB_POSTGRESQL_URL is set, i.e. for the project's own FerretDB over
 // PostgreSQL; against MongoDB (compose, Kubernetes) the declared indexes serve
-// and this does nothing. Sorting still happens in FerretDB, after the filter.
+// and this does nothing. FerretDB still sorts in its own process, after the
+// filter, so for every declared index that ends in _id (a newest-first list) this
+// also adds a B-tree on the same fields, which pages.ts asks for a page's ids.
 
 /** PostgreSQL names are at most 63 bytes: long ones keep a readable head and a hash. */
-function indexName(table: string, field: string): string {
-  const name = `${table}_${field.replace(/\W/g, '_')}_gin`;
+function indexName(table: string, field: string, kind = 'gin'): string {
+  const name = `${table}_${field.replace(/\W/g, '_')}_${kind}`;
   return name.length <= 63
     ? name
     : `${name.slice(0, 50)}_${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
@@ -34,6 +38,27 @@ export function indexedFields(indexes: [Record<string, unknown>, unknown][]): st
   const fields = new Set<string>(['_id']);
   for (const [keys] of indexes) for (const field of Object.keys(keys)) fields.add(field);
   return [...fields];
+}
+
+/** The declared indexes that serve a newest-first list: their fields, ending with _id (e.g. account_id, _id). */
+export function pageIndexes(indexes: [Record<string, unknown>, unknown][]): string[][] {
+  const found = new Map<string, string[]>();
+  for (const [keys] of indexes) {
+    const fields = Object.keys(keys);
+    if (fields.length > 1 && fields[fields.length - 1] === '_id' && fields.every((f) => /^[A-Za-z_]\w*$/.test(f)))
+      found.set(fields.join(','), fields);
+  }
+  return [...found.values()];
+}
+
+/** CREATE INDEX IF NOT EXISTS, tolerating another instance creating the same index at the same moment. */
+async function createIndex(pg: Client, sql: string): Promise<void> {
+  try {
+    await pg.query(sql);
+  } catch (err) {
+    // IF NOT EXISTS is not safe against a concurrent CREATE of the same name; the other one made it.
+    if (!['23505', '42P07'].includes((err as { code?: string }).code ?? '')) throw err;
+  }
 }
 
 export async function addPostgresIndexes(conn: Connection, postgresUrl: string, log: Logger): Promise<void> {
@@ -58,16 +83,21 @@ export async function addPostgresIndexes(conn: Connection, postgresUrl: string, 
     for (const model of Object.values(conn.models)) {
       const table = tableOf.get(model.collection.collectionName);
       if (!table) continue;
-      for (const field of indexedFields(model.schema.indexes() as [Record<string, unknown>, unknown][])) {
-        try {
-          await pg.query(
-            `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, field))} ON ${quote(schema)}.${quote(table)} USING gin ((_jsonb -> '${field.replace(/'/g, "''")}'))`,
-          );
-          added++;
-        } catch (err) {
-          // Two instances starting together: IF NOT EXISTS is not safe against a concurrent CREATE; the other one made it.
-          if (!['23505', '42P07'].includes((err as { code?: string }).code ?? '')) throw err;
-        }
+      const declared = model.schema.indexes() as [Record<string, unknown>, unknown][];
+      for (const field of indexedFields(declared)) {
+        await createIndex(
+          pg,
+          `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, field))} ON ${quote(schema)}.${quote(table)} USING gin ((_jsonb -> '${field.replace(/'/g, "''")}'))`,
+        );
+        added++;
+      }
+      for (const fields of pageIndexes(declared)) {
+        const columns = fields.map((f) => (f === '_id' ? textField(f) : jsonbField(f))).join(', ');
+        await createIndex(
+          pg,
+          `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, fields.join('_'), 'page'))} ON ${quote(schema)}.${quote(table)} (${columns})`,
+        );
+        added++;
       }
     }
     log.debug({ schema, indexes: added }, 'GIN indexes for FerretDB over PostgreSQL in place');
