@@ -42,6 +42,8 @@ interface Row {
   /** Pages that failed, e.g. "10× 503 service_unavailable". */
   listErrors: string;
   idle: Record<string, number>;
+  /** CPU milliseconds per issued licence, by process. */
+  issueCpuMs: Record<string, number>;
 }
 
 /** Every process of that name (PostgreSQL runs one per connection). */
@@ -58,6 +60,20 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 async function main() {
   const bench = await startBenchSystem('bench-scale');
   const { system, headers, ferret, postgres, accountId } = bench;
+  /** Every process of the system, by name (PostgreSQL's backends looked up anew: one per connection). */
+  const processes = (): Record<string, number[]> => ({
+    ...Object.fromEntries(Object.entries(system.pids).map(([k, pid]) => [k, pid ? [pid] : []])),
+    ferretdb: [ferret.process.pid!],
+    redis: [redisPid() ?? 0],
+    ...(postgres ? { postgresql: pidsOf('postgres') } : {}),
+  });
+  const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const cpuNow = (watch: Record<string, number[]>) => ({
+    watch,
+    at: Object.fromEntries(Object.entries(watch).map(([k, pids]) => [k, cpuOf(pids)])),
+  });
+  const cpuSince = (start: ReturnType<typeof cpuNow>) =>
+    Object.fromEntries(Object.entries(start.watch).map(([k, pids]) => [k, cpuOf(pids) - start.at[k]]));
   const conn = await mongoose.createConnection(bench.t.mongoUrl, { dbName: `${bench.t.dbPrefix}_license` }).asPromise();
   const { License } = licenseModels(conn);
   const rows: Row[] = [];
@@ -102,7 +118,8 @@ async function main() {
       }
       console.log(`${n}: loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s (with VACUUM ANALYZE)`);
 
-      // Issuance through the API, 32 connections.
+      // Issuance through the API, 32 connections, with the CPU each process spends per licence.
+      const issueCpu = cpuNow(processes());
       const issue = await autocannon({
         url: system.gatewayUrl,
         connections: 32,
@@ -116,6 +133,13 @@ async function main() {
           },
         ],
       });
+
+      const issueCpuMs = Object.fromEntries(
+        Object.entries(cpuSince(issueCpu)).map(([k, seconds]) => [
+          k,
+          (1000 * seconds) / Math.max(1, issue.requests.total),
+        ]),
+      );
 
       // First touch: random keys never validated before, one at a time.
       const latencies: number[] = [];
@@ -154,18 +178,10 @@ async function main() {
       // Idle: no traffic at all, once the events of the issued licences have gone out and been cleared.
       for (let i = 0; i < 600 && (await License.countDocuments({ outbox_pending: true })) > 0; i++)
         await new Promise((r) => setTimeout(r, 100));
-      const postgresPids = postgres ? pidsOf('postgres') : [];
-      const watch: Record<string, number[]> = {
-        ...Object.fromEntries(Object.entries(system.pids).map(([k, pid]) => [k, pid ? [pid] : []])),
-        ferretdb: [ferret.process.pid!],
-        redis: [redisPid() ?? 0],
-        ...(postgres ? { postgresql: postgresPids } : {}),
-      };
-      const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-      const before = Object.fromEntries(Object.entries(watch).map(([k, pids]) => [k, cpuOf(pids)]));
+      const before = cpuNow(processes());
       await new Promise((r) => setTimeout(r, IDLE_S * 1000));
       const idle = Object.fromEntries(
-        Object.entries(watch).map(([k, pids]) => [k, (100 * (cpuOf(pids) - before[k])) / IDLE_S]),
+        Object.entries(cpuSince(before)).map(([k, seconds]) => [k, (100 * seconds) / IDLE_S]),
       );
 
       const row = {
@@ -179,6 +195,7 @@ async function main() {
         listP99: pct(pages, 99),
         listErrors: [...listErrors].map(([k, n]) => `${n}× ${k}`).join(', '),
         idle,
+        issueCpuMs,
       };
       rows.push(row);
       console.log(JSON.stringify(row));
@@ -207,6 +224,18 @@ async function main() {
     `|---|${rows.map(() => '---:').join('|')}|`,
     ...procs.map((p) => `| ${p} | ${rows.map((r) => `${r.idle[p].toFixed(1)} %`).join(' | ')} |`),
   ].join('\n');
+  const issueTable = [
+    `| process | ${rows.map((r) => r.n.toLocaleString('en')).join(' | ')} |`,
+    `|---|${rows.map(() => '---:').join('|')}|`,
+    ...procs.map((p) => `| ${p} | ${rows.map((r) => r.issueCpuMs[p].toFixed(2)).join(' | ')} |`),
+    `| **all** | ${rows
+      .map((r) =>
+        Object.values(r.issueCpuMs)
+          .reduce((a, b) => a + b, 0)
+          .toFixed(2),
+      )
+      .join(' | ')} |`,
+  ].join('\n');
   const section = `## At scale (\`npm run bench:scale\`)
 
 - When: ${new Date().toISOString()}; FerretDB ${FERRETDB_VERSION} over ${postgres ? 'PostgreSQL' : 'SQLite'}; every licence in one account.
@@ -218,6 +247,10 @@ ${table}
 Idle CPU by process (% of one core):
 
 ${idleTable}
+
+CPU milliseconds per licence issued through the API, by process (the load generator not counted):
+
+${issueTable}
 `;
   console.log(`\n${section}`);
   const file = join(repoRoot(), 'docs', 'benchmarks.md');

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { AccountServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { preparePostgres, startFerretDB, type FerretDB, type PostgresDatabase } from './ferretdb';
-import { launchSystem, type RunningSystem } from './launch';
+import { entry, launchSystem, type RunningSystem } from './launch';
 import { freePort } from './net';
-import { credentialOf, type Topology } from './topology';
+import { credentialOf, type Component, type Topology } from './topology';
 
 // What `npm run bench` and `npm run bench:scale` share: a whole system as
 // separate processes over a store of its own, CPU accounting from /proc, and
@@ -52,6 +52,13 @@ export interface BenchSystem {
   headers: Record<string, string>;
   accountId: string;
   stop(): Promise<void>;
+}
+
+/** BENCH_PROFILE_DIR=<dir>: every component writes a V8 CPU profile of its whole run there when it stops. */
+function profiled(dir: string | undefined): Partial<Record<Component, string[]>> {
+  if (!dir) return {};
+  const args = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+  return Object.fromEntries(Object.keys(entry).map((c) => [c, args]));
 }
 
 /** The whole system over a fresh store (FerretDB over PostgreSQL when it answers; BENCH_STORE=sqlite for SQLite). */
@@ -98,6 +105,7 @@ export async function startBenchSystem(name: string): Promise<BenchSystem> {
       gateway: await freePort(),
     },
     join(work, 'logs'),
+    profiled(process.env.BENCH_PROFILE_DIR),
   );
   const admin = createClient(AccountServiceClient, system.addrs.account, credentialOf(t, 'operator'));
   const { secret, account } = await admin.call.createAccount({ name: 'Bench', plan: 'enterprise' });

@@ -116,3 +116,25 @@ it('publishing right after a write never writes to the document, and the sweep l
   expect(events.all().filter((x) => x.id === e.id)).toHaveLength(1); // acked once; the sweep does not publish it again
   await careful.stop();
 });
+
+it('a document published by this process is cleared once settled, with no scan of the collection', async () => {
+  // Scans only at start (nothing pending then) and after a minute: the clearing below cannot come from a scan.
+  await Thing.deleteMany({});
+  const relay = new Outbox(bus, log, 50, 300, 60_000);
+  relay.track(Thing);
+  const scans = jest.spyOn(relay, 'sweep');
+  relay.start();
+  await eventually(() => expect(scans).toHaveBeenCalledTimes(1), { timeoutMs: 5000, intervalMs: 20 });
+  const e = newEvent('product.created', 'acct_1', {
+    product: { id: 'p5', name: 'settles', description: '', created_at: '' },
+  });
+  await Thing.create({ _id: 't5', name: 'settles', ...outboxOf([e]) });
+  relay.flush(Thing, 't5', [e]);
+  await events.waitFor((x) => x.id === e.id);
+  await eventually(async () => expect(await Thing.findById('t5').lean()).toEqual({ _id: 't5', name: 'settles' }), {
+    timeoutMs: 5000,
+    intervalMs: 50,
+  });
+  expect(scans).toHaveBeenCalledTimes(1);
+  await relay.stop();
+});

@@ -14,7 +14,13 @@ import { outsideAnyCall } from './request-scope';
  * event id is the Nats-Msg-Id, so publishing twice never duplicates.
  *
  * Only the relay clears published events from a document, and only once they
- * are SETTLE_MS old. FerretDB 1.x applies updates as read-modify-write without
+ * are SETTLE_MS old: a process remembers the documents it published (with the
+ * event ids) and clears each when it is due, without reading the collection.
+ * The full scan of pending documents is only the safety net (events whose
+ * publish failed, or of a process that died): every idle interval, or every
+ * interval while it finds work of its own. Its cost follows the pending
+ * documents, never the collection, and a sustained write rate no longer makes
+ * it re-read every settling document each second. FerretDB 1.x applies updates as read-modify-write without
  * isolation (measured: 100 concurrent $inc on one document keep 25), so a
  * clearing write that raced with the service's next change to the same
  * document could undo that change. Clearing late keeps it away from the
@@ -45,8 +51,19 @@ interface OutboxDoc {
   outbox?: Record<string, DomainEvent>;
 }
 
+/** A document whose events this process published, to be cleared of them once they are settled. */
+interface Settling {
+  model: AnyModel;
+  id: string;
+  eventIds: Set<string>;
+  /** Epoch ms when the newest of those events is SETTLE_MS old. */
+  due: number;
+}
+
 /** How many acked event ids a process remembers, so the relay does not publish them again. */
 const REMEMBERED = 20_000;
+/** How many published documents a process remembers to clear; beyond, the oldest are left to the scan. */
+const MAX_SETTLING = 50_000;
 /** Documents per relay query, and the most queries one pass makes before yielding. */
 const BATCH = 200;
 const MAX_BATCHES_PER_PASS = 20;
@@ -54,14 +71,19 @@ const MAX_BATCHES_PER_PASS = 20;
 // biome-ignore lint/suspicious/noExplicitAny: the relay serves models of every document type alike
 type AnyModel = Model<any>;
 
+const keyOf = (model: AnyModel, id: string) => `${model.collection.collectionName}\u0000${id}`;
+
 export class Outbox {
   private readonly models: AnyModel[] = [];
   private readonly acked = new Set<string>();
   private readonly flushing = new Set<Promise<void>>();
+  /** By collection and id, in the order they were published (so the oldest are due first). */
+  private readonly settling = new Map<string, Settling>();
   private task?: PeriodicTask;
 
-  /** When the last pass found work, or a publish failed: until then the relay runs every intervalMs, else every idleIntervalMs. */
+  /** The last scan found documents of its own to publish, or a publish failed: scan again within intervalMs. */
   private busy = true;
+  private lastScan = 0;
 
   constructor(
     private readonly bus: EventBus,
@@ -89,11 +111,16 @@ export class Outbox {
     this.models.push(model);
   }
 
-  /** Publishes the pending events of one document now, without writing to it; failures are left for the relay. */
-  flush(model: AnyModel, id: string): void {
+  /**
+   * Publishes the pending events of one document now, without writing to it; failures are left for
+   * the relay. `events`: the ones the write just stored (saves reading them back); else all pending.
+   */
+  flush(model: AnyModel, id: string, events?: DomainEvent[]): void {
     // Outlives the call that wrote the document: not bound by that call's deadline.
-    const flushing = outsideAnyCall(() => this.publishDoc(model, id, undefined, false)).catch((err) => {
+    const known = events ? { _id: id, outbox: Object.fromEntries(events.map((e) => [e.id, e])) } : undefined;
+    const flushing = outsideAnyCall(() => this.publishDoc(model, id, known, false)).catch((err) => {
       this.log.debug({ err, id }, 'outbox flush deferred');
+      this.settling.delete(keyOf(model, id)); // the scan publishes it
       this.wake();
     });
     this.flushing.add(flushing);
@@ -109,16 +136,47 @@ export class Outbox {
       await this.bus.publish(event);
       this.remember(event.id);
     }
-    if (!clear) return;
-    const settled = events.filter((e) => Date.now() - Date.parse(e.created_at) >= this.settleMs);
-    if (!settled.length) return;
-    await model.updateOne({ _id: id }, { $unset: Object.fromEntries(settled.map((e) => [`outbox.${e.id}`, ''])) });
-    if (settled.length === events.length) {
-      // Clear the flag only if nothing new was added meanwhile.
-      const left = (await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null;
-      if (left && (!left.outbox || Object.keys(left.outbox).length === 0)) {
-        await model.updateOne({ _id: id, outbox_pending: true }, { $unset: { outbox_pending: '', outbox: '' } });
-      }
+    const settledAt = (e: DomainEvent) => Date.parse(e.created_at) + this.settleMs;
+    const settled = clear ? events.filter((e) => settledAt(e) <= Date.now()) : [];
+    if (settled.length) await this.clear(model, id, settled.map((e) => e.id));
+    const later = events.filter((e) => !settled.includes(e));
+    if (later.length) this.settle(model, id, later.map((e) => e.id), Math.max(...later.map(settledAt)));
+  }
+
+  /** Remembers to clear these published events from the document once they are settled. */
+  private settle(model: AnyModel, id: string, eventIds: string[], due: number): void {
+    const key = keyOf(model, id);
+    const entry = this.settling.get(key);
+    this.settling.delete(key); // re-inserted last: the map stays in publishing order
+    this.settling.set(key, {
+      model,
+      id,
+      eventIds: new Set([...(entry?.eventIds ?? []), ...eventIds]),
+      due: Math.max(due, entry?.due ?? 0),
+    });
+    if (this.settling.size > MAX_SETTLING) this.settling.delete(this.settling.keys().next().value!);
+    this.task?.soon(Math.max(0, due - Date.now()));
+  }
+
+  /** Removes published events from a document, then its pending flag if nothing new was added meanwhile. */
+  private async clear(model: AnyModel, id: string, eventIds: string[]): Promise<void> {
+    await model.updateOne({ _id: id }, { $unset: Object.fromEntries(eventIds.map((e) => [`outbox.${e}`, ''])) });
+    const left = (await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null;
+    if (left && (!left.outbox || Object.keys(left.outbox).length === 0)) {
+      await model.updateOne({ _id: id, outbox_pending: true }, { $unset: { outbox_pending: '', outbox: '' } });
+    }
+  }
+
+  /** Clears the remembered documents that are due; one that fails is left to the scan. */
+  private async clearSettled(): Promise<void> {
+    const now = Date.now();
+    for (const [key, entry] of [...this.settling]) {
+      if (entry.due > now) continue;
+      this.settling.delete(key);
+      await this.clear(entry.model, entry.id, [...entry.eventIds]).catch((err) => {
+        this.log.debug({ err, id: entry.id }, 'outbox clear deferred');
+        this.busy = true;
+      });
     }
   }
 
@@ -127,22 +185,35 @@ export class Outbox {
     if (this.acked.size > REMEMBERED) this.acked.delete(this.acked.values().next().value!);
   }
 
-  /** One pass over every tracked collection, oldest documents first. Exposed for tests. */
+  /**
+   * The scan: every tracked collection's pending documents, oldest first, but those this
+   * process published and waits to clear. Returns how many it handled. Exposed for tests.
+   */
   async sweep(): Promise<number> {
     let seen = 0;
+    this.lastScan = Date.now();
     for (const model of this.models) {
       let after = '';
       for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch++) {
         const filter = after ? { outbox_pending: true, _id: { $gt: after } } : { outbox_pending: true };
         const docs = (await model.find(filter, { outbox: 1 }).sort({ _id: 1 }).limit(BATCH).lean()) as OutboxDoc[];
-        for (const doc of docs) await this.publishDoc(model, doc._id, doc, true);
-        seen += docs.length;
+        for (const doc of docs) {
+          if (this.settling.has(keyOf(model, doc._id))) continue;
+          await this.publishDoc(model, doc._id, doc, true);
+          seen++;
+        }
         if (docs.length < BATCH) break;
         after = docs[docs.length - 1]._id;
       }
     }
     this.busy = seen > 0;
     return seen;
+  }
+
+  /** One relay pass: clear what is due, and scan when there is reason to (or the idle interval has passed). */
+  private async pass(): Promise<void> {
+    await this.clearSettled();
+    if (this.busy || Date.now() - this.lastScan >= this.idleIntervalMs) await this.sweep();
   }
 
   /** Number of documents still holding unpublished events (for status and metrics). */
@@ -155,8 +226,8 @@ export class Outbox {
   start(): void {
     this.task = new PeriodicTask(
       'outbox relay',
-      () => this.sweep(),
-      () => (this.busy ? this.intervalMs : this.idleIntervalMs),
+      () => this.pass(),
+      () => (this.busy || this.settling.size > 0 ? this.intervalMs : this.idleIntervalMs),
       this.log,
     );
     this.task.start();
@@ -171,8 +242,8 @@ export class Outbox {
     await this.task?.stop();
     await Promise.all([...this.flushing]);
     if (this.bus.connected)
-      await this.sweep().catch((err) =>
-        this.log.warn({ err }, 'last outbox pass failed; the next start publishes the rest'),
-      );
+      await this.clearSettled()
+        .then(() => this.sweep())
+        .catch((err) => this.log.warn({ err }, 'last outbox pass failed; the next start publishes the rest'));
   }
 }

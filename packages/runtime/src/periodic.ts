@@ -8,6 +8,8 @@ import { outsideAnyCall } from './request-scope';
  */
 export class PeriodicTask {
   private timer?: NodeJS.Timeout;
+  /** When the timer fires (epoch ms). */
+  private nextAt = 0;
   private running?: Promise<unknown>;
   private active = false;
 
@@ -31,20 +33,25 @@ export class PeriodicTask {
     );
     void this.running.finally(() => {
       this.running = undefined;
-      if (this.active) this.timer = setTimeout(this.tick, this.delay());
+      if (this.active) this.schedule(this.delay());
     });
   };
 
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.nextAt = Date.now() + ms;
+    this.timer = setTimeout(this.tick, ms);
+  }
+
   start(): void {
     this.active = true;
-    this.timer = setTimeout(this.tick, this.delay());
+    this.schedule(this.delay());
   }
 
   /** Runs within `withinMs` instead of waiting for the next scheduled run (a run in progress is followed as usual). */
   soon(withinMs: number): void {
-    if (!this.active || this.running || !this.timer) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(this.tick, withinMs);
+    if (!this.active || this.running || !this.timer || Date.now() + withinMs >= this.nextAt) return;
+    this.schedule(withinMs);
   }
 
   async stop(): Promise<void> {

@@ -30,8 +30,9 @@ export async function changeLicense(
     const now = clock.now();
     const { changes, event } = await apply(doc, now);
     const after = { ...doc, ...changes };
-    if (await store.replaceState(doc, changes, [licenseEvent(event, after, now)])) {
-      outbox.flush(store.models.License, doc._id);
+    const events = [licenseEvent(event, after, now)];
+    if (await store.replaceState(doc, changes, events)) {
+      outbox.flush(store.models.License, doc._id, events);
       return { doc: after, now };
     }
   }

@@ -32,14 +32,15 @@ export async function issueLicense(
   for (let attempt = 0; ; attempt++) {
     const now = clock.now();
     const doc = newLicense(accountId, productId, input.customer_email, policy, now);
+    const events = [licenseCreated(doc)];
     try {
-      await store.insert(doc, [licenseCreated(doc)]);
+      await store.insert(doc, events);
     } catch (err) {
       // 140 random bits: a collision means a broken RNG, but never hand out a duplicate.
       if (isDuplicateKey(err) && attempt < 2) continue;
       throw err;
     }
-    outbox.flush(store.models.License, doc._id);
+    outbox.flush(store.models.License, doc._id, events);
     return { doc, now };
   }
 }
