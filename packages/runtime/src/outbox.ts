@@ -137,10 +137,14 @@ export class Outbox {
       this.remember(event.id);
     }
     const settledAt = (e: DomainEvent) => Date.parse(e.created_at) + this.settleMs;
-    const settled = clear ? events.filter((e) => settledAt(e) <= Date.now()) : [];
-    if (settled.length) await this.clear(model, id, settled.map((e) => e.id));
-    const later = events.filter((e) => !settled.includes(e));
-    if (later.length) this.settle(model, id, later.map((e) => e.id), Math.max(...later.map(settledAt)));
+    const now = Date.now();
+    const settled = clear ? events.filter((e) => settledAt(e) <= now).map((e) => e.id) : [];
+    if (settled.length) await this.clear(model, id, settled);
+    const later = events.filter((e) => !settled.includes(e.id));
+    if (later.length) {
+      const ids = later.map((e) => e.id);
+      this.settle(model, id, ids, Math.max(...later.map(settledAt)));
+    }
   }
 
   /** Remembers to clear these published events from the document once they are settled. */
