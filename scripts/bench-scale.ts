@@ -67,13 +67,17 @@ async function main() {
     redis: [redisPid() ?? 0],
     ...(postgres ? { postgresql: pidsOf('postgres') } : {}),
   });
-  const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-  const cpuNow = (watch: Record<string, number[]>) => ({
-    watch,
-    at: Object.fromEntries(Object.entries(watch).map(([k, pids]) => [k, cpuOf(pids)])),
-  });
-  const cpuSince = (start: ReturnType<typeof cpuNow>) =>
-    Object.fromEntries(Object.entries(start.watch).map(([k, pids]) => [k, cpuOf(pids) - start.at[k]]));
+  /** CPU seconds of every process now, by pid. */
+  const cpuNow = () =>
+    new Map(Object.values(processes()).flatMap((pids) => pids.map((p) => [p, cpuSeconds(p)] as const)));
+  /** CPU seconds by process name since `start`; processes started meanwhile (PostgreSQL backends) count from zero. */
+  const cpuSince = (start: Map<number, number>) =>
+    Object.fromEntries(
+      Object.entries(processes()).map(([k, pids]) => [
+        k,
+        pids.reduce((sum, p) => sum + cpuSeconds(p) - (start.get(p) ?? 0), 0),
+      ]),
+    );
   const conn = await mongoose.createConnection(bench.t.mongoUrl, { dbName: `${bench.t.dbPrefix}_license` }).asPromise();
   const { License } = licenseModels(conn);
   const rows: Row[] = [];
@@ -119,7 +123,7 @@ async function main() {
       console.log(`${n}: loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s (with VACUUM ANALYZE)`);
 
       // Issuance through the API, 32 connections, with the CPU each process spends per licence.
-      const issueCpu = cpuNow(processes());
+      const issueCpu = cpuNow();
       const issue = await autocannon({
         url: system.gatewayUrl,
         connections: 32,
@@ -178,7 +182,7 @@ async function main() {
       // Idle: no traffic at all, once the events of the issued licences have gone out and been cleared.
       for (let i = 0; i < 600 && (await License.countDocuments({ outbox_pending: true })) > 0; i++)
         await new Promise((r) => setTimeout(r, 100));
-      const before = cpuNow(processes());
+      const before = cpuNow();
       await new Promise((r) => setTimeout(r, IDLE_S * 1000));
       const idle = Object.fromEntries(
         Object.entries(cpuSince(before)).map(([k, seconds]) => [k, (100 * seconds) / IDLE_S]),

@@ -129,6 +129,7 @@ it('a document published by this process is cleared once settled, with no scan o
     product: { id: 'p5', name: 'settles', description: '', created_at: '' },
   });
   await Thing.create({ _id: 't5', name: 'settles', ...outboxOf([e]) });
+  const writes = jest.spyOn(Thing, 'updateOne');
   relay.flush(Thing, 't5', [e]);
   await events.waitFor((x) => x.id === e.id);
   await eventually(async () => expect(await Thing.findById('t5').lean()).toEqual({ _id: 't5', name: 'settles' }), {
@@ -136,5 +137,7 @@ it('a document published by this process is cleared once settled, with no scan o
     intervalMs: 50,
   });
   expect(scans).toHaveBeenCalledTimes(1);
+  expect(writes).toHaveBeenCalledTimes(1); // the document held exactly the published event: one write clears it
+  writes.mockRestore();
   await relay.stop();
 });

@@ -1,4 +1,4 @@
-import { pageIndexes, pageSql, sqlWhere } from '@licensing/runtime';
+import { pageIndexes, pageSql, sqlWhere, unusedByFerretdb } from '@licensing/runtime';
 
 // The MongoDB-filter-to-SQL subset used for pages and counts over FerretDB's
 // PostgreSQL tables (runtime/src/postgres). Its results are checked against
@@ -56,18 +56,26 @@ describe('page queries', () => {
     expect(sql.params).toEqual(['"a"', 21]);
   });
 
-  it('a page index for each declared index that ends with _id', () => {
+  it('a page index for each declared newest-first index (ending with _id: -1)', () => {
     expect(
       pageIndexes([
         [{ account_id: 1, _id: -1 }, {}],
         [{ account_id: 1, product_id: 1, _id: -1 }, {}],
         [{ key: 1 }, { unique: true }],
         [{ _id: 1 }, {}],
-        [{ account_id: 1, _id: 1 }, {}],
+        [{ outbox_pending: 1, _id: 1 }, {}],
       ]),
     ).toEqual([
       ['account_id', '_id'],
       ['account_id', 'product_id', '_id'],
     ]);
+  });
+});
+
+describe('indexes FerretDB would keep up without using', () => {
+  it('every declared index but the unique ones (their constraint is relied on)', () => {
+    expect(unusedByFerretdb({})).toBe(true);
+    expect(unusedByFerretdb({ expireAfterSeconds: 60 })).toBe(true);
+    expect(unusedByFerretdb({ unique: true })).toBe(false);
   });
 });

@@ -28,9 +28,14 @@ const NOT_IMPLEMENTED = 238;
  * has no TTL indexes: there the index is created without expiry and the code
  * that reads such collections ignores expired entries itself.
  */
-export async function syncIndexes(conn: Connection): Promise<void> {
+export async function syncIndexes(
+  conn: Connection,
+  /** Leaves out the indexes the store would keep up without ever using them (see postgres/indexes.ts). */
+  unused: (options: Record<string, unknown>) => boolean = () => false,
+): Promise<void> {
   for (const model of Object.values(conn.models)) {
     for (const [fields, options] of model.schema.indexes()) {
+      if (unused(options as Record<string, unknown>)) continue;
       try {
         await model.collection.createIndex(fields as Record<string, 1 | -1>, options as Record<string, unknown>);
       } catch (err) {

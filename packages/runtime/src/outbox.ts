@@ -55,7 +55,8 @@ interface OutboxDoc {
 interface Settling {
   model: AnyModel;
   id: string;
-  eventIds: Set<string>;
+  /** By id, in the order they were written. */
+  events: Map<string, DomainEvent>;
   /** Epoch ms when the newest of those events is SETTLE_MS old. */
   due: number;
 }
@@ -138,24 +139,21 @@ export class Outbox {
     }
     const settledAt = (e: DomainEvent) => Date.parse(e.created_at) + this.settleMs;
     const now = Date.now();
-    const settled = clear ? events.filter((e) => settledAt(e) <= now).map((e) => e.id) : [];
+    const settled = clear ? events.filter((e) => settledAt(e) <= now) : [];
     if (settled.length) await this.clear(model, id, settled);
-    const later = events.filter((e) => !settled.includes(e.id));
-    if (later.length) {
-      const ids = later.map((e) => e.id);
-      this.settle(model, id, ids, Math.max(...later.map(settledAt)));
-    }
+    const later = events.filter((e) => !settled.includes(e));
+    if (later.length) this.settle(model, id, later, Math.max(...later.map(settledAt)));
   }
 
   /** Remembers to clear these published events from the document once they are settled. */
-  private settle(model: AnyModel, id: string, eventIds: string[], due: number): void {
+  private settle(model: AnyModel, id: string, events: DomainEvent[], due: number): void {
     const key = keyOf(model, id);
     const entry = this.settling.get(key);
     this.settling.delete(key); // re-inserted last: the map stays in publishing order
     this.settling.set(key, {
       model,
       id,
-      eventIds: new Set([...(entry?.eventIds ?? []), ...eventIds]),
+      events: new Map([...(entry?.events ?? []), ...events.map((e) => [e.id, e] as const)]),
       due: Math.max(due, entry?.due ?? 0),
     });
     if (this.settling.size > MAX_SETTLING) this.settling.delete(this.settling.keys().next().value!);
@@ -163,8 +161,12 @@ export class Outbox {
   }
 
   /** Removes published events from a document, then its pending flag if nothing new was added meanwhile. */
-  private async clear(model: AnyModel, id: string, eventIds: string[]): Promise<void> {
-    await model.updateOne({ _id: id }, { $unset: Object.fromEntries(eventIds.map((e) => [`outbox.${e}`, ''])) });
+  private async clear(model: AnyModel, id: string, events: DomainEvent[]): Promise<void> {
+    // Usually the document holds exactly these events (compared whole, as they were written): one write.
+    const exactly = Object.fromEntries(events.map((e) => [e.id, e]));
+    const res = await model.updateOne({ _id: id, outbox: exactly }, { $unset: { outbox_pending: '', outbox: '' } });
+    if (res.modifiedCount === 1) return;
+    await model.updateOne({ _id: id }, { $unset: Object.fromEntries(events.map((e) => [`outbox.${e.id}`, ''])) });
     const left = (await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null;
     if (left && (!left.outbox || Object.keys(left.outbox).length === 0)) {
       await model.updateOne({ _id: id, outbox_pending: true }, { $unset: { outbox_pending: '', outbox: '' } });
@@ -177,7 +179,7 @@ export class Outbox {
     for (const [key, entry] of [...this.settling]) {
       if (entry.due > now) continue;
       this.settling.delete(key);
-      await this.clear(entry.model, entry.id, [...entry.eventIds]).catch((err) => {
+      await this.clear(entry.model, entry.id, [...entry.events.values()]).catch((err) => {
         this.log.debug({ err, id: entry.id }, 'outbox clear deferred');
         this.busy = true;
       });

@@ -2,7 +2,7 @@ import type { Connection } from 'mongoose';
 import { commonSchema, loadConfig, type ConfigOf, type Schema, int, str } from './config';
 import { createLogger, type Logger } from './logger';
 import { connectMongo, syncIndexes } from './mongo';
-import { addPostgresIndexes, usePostgresPages, type PostgresPages } from './postgres';
+import { addPostgresIndexes, unusedByFerretdb, usePostgresPages, type PostgresPages } from './postgres';
 import { QueryShapeLog } from './query-shapes';
 import { EventBus, natsOptions } from './bus';
 import { Outbox, SETTLE_MS } from './outbox';
@@ -135,7 +135,7 @@ export async function startService<S extends Schema>(
     metrics.gauge('licensing_outbox_backlog', () => outbox.backlog());
     ctx = { config, log, db, bus, outbox, grpc, metrics, clock: opts.clock ?? systemClock };
     stopHook = await recipe.setup(ctx);
-    await syncIndexes(db);
+    await syncIndexes(db, config.FERRETDB_POSTGRESQL_URL ? unusedByFerretdb : undefined);
     shapes?.declare(db);
     if (config.FERRETDB_POSTGRESQL_URL) {
       await addPostgresIndexes(db, config.FERRETDB_POSTGRESQL_URL, log);

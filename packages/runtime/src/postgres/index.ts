@@ -1,5 +1,5 @@
 // FerretDB over PostgreSQL, the development store: the one place that makes it
 // use indexes (indexes.ts, pages.ts, sql-filter.ts). Nothing here runs against MongoDB.
-export { addPostgresIndexes, indexedFields, pageIndexes } from './indexes';
+export { addPostgresIndexes, indexedFields, pageIndexes, unusedByFerretdb } from './indexes';
 export { PostgresPages, countSql, pageSql, postgresPagesOf, usePostgresPages } from './pages';
 export { sqlWhere } from './sql-filter';

@@ -40,13 +40,22 @@ export function indexedFields(indexes: [Record<string, unknown>, unknown][]): st
   return [...fields];
 }
 
-/** The declared indexes that serve a newest-first list: their fields, ending with _id (e.g. account_id, _id). */
+/**
+ * FerretDB's own index for a declared MongoDB index is a B-tree over `_jsonb -> 'field'`, and
+ * FerretDB 1.24 never sends a query it could serve (equalities go as `@>`, sorts and ranges stay
+ * in FerretDB), so each one is only a cost on every write. A unique index still enforces its
+ * constraint, which the code relies on; the others are left out over PostgreSQL (syncIndexes),
+ * where the GIN and page indexes below serve instead. MongoDB gets every declared index.
+ */
+export const unusedByFerretdb = (options: Record<string, unknown>): boolean => options.unique !== true;
+
+/** The declared newest-first list indexes (ending with `_id: -1`, e.g. account_id, _id): their fields. */
 export function pageIndexes(indexes: [Record<string, unknown>, unknown][]): string[][] {
   const found = new Map<string, string[]>();
   for (const [keys] of indexes) {
     const fields = Object.keys(keys);
-    if (fields.length > 1 && fields[fields.length - 1] === '_id' && fields.every((f) => /^[A-Za-z_]\w*$/.test(f)))
-      found.set(fields.join(','), fields);
+    const newestFirst = fields.length > 1 && fields[fields.length - 1] === '_id' && Number(keys._id) < 0;
+    if (newestFirst && fields.every((f) => /^[A-Za-z_]\w*$/.test(f))) found.set(fields.join(','), fields);
   }
   return [...found.values()];
 }
