@@ -40,7 +40,7 @@ export const serviceSchema = (name: string, defaultPort: number) => ({
     { default: '' },
   ),
   OUTBOX_IDLE_INTERVAL_MS: int(
-    'How often the relay looks for unpublished events when the last look found none and no publish failed since (a failed publish or NATS coming back wakes it at once)',
+    'How often the relay scans for unpublished events when the last scan found none of its own to publish and no publish failed since (a failed publish or NATS coming back wakes it at once)',
     { default: 10_000, min: 50 },
   ),
 });
