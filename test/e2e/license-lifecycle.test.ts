@@ -83,6 +83,16 @@ describe('licence policy on the product', () => {
     ).toBe(365);
   });
 
+  it('a licence issued as soon as its product policy changed has the new policy (the issuing cache forgets at once)', async () => {
+    const id = await product({ duration_days: 30 });
+    await license(id); // the licence service now remembers the product
+    for (const days of [365, 90, 7, 400]) {
+      expect((await api('PATCH', `/api/v1/products/${id}`, { policy: { duration_days: days } })).status).toBe(200);
+      const key = await license(id);
+      expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(days);
+    }
+  });
+
   it.each([
     [{ duration_days: 0 }, 'policy.duration_days'],
     [{ duration_days: -5 }, 'policy.duration_days'],

@@ -115,8 +115,10 @@ export class Outbox {
   /**
    * Publishes the pending events of one document now, without writing to it; failures are left for
    * the relay. `events`: the ones the write just stored (saves reading them back); else all pending.
+   * The promise (never rejected) settles once they are published or left for the relay: a caller
+   * that must have its event out before it answers (read-your-writes elsewhere) awaits it.
    */
-  flush(model: AnyModel, id: string, events?: DomainEvent[]): void {
+  flush(model: AnyModel, id: string, events?: DomainEvent[]): Promise<void> {
     // Outlives the call that wrote the document: not bound by that call's deadline.
     const known = events ? { _id: id, outbox: Object.fromEntries(events.map((e) => [e.id, e])) } : undefined;
     const flushing = outsideAnyCall(() => this.publishDoc(model, id, known, false)).catch((err) => {
@@ -126,6 +128,7 @@ export class Outbox {
     });
     this.flushing.add(flushing);
     void flushing.finally(() => this.flushing.delete(flushing));
+    return flushing;
   }
 
   private async publishDoc(model: AnyModel, id: string, known: OutboxDoc | undefined, clear: boolean): Promise<void> {

@@ -14,6 +14,7 @@ import { fileHandlers } from './handlers/file-handlers';
 import { licenseHandlers } from './handlers/license-handlers';
 import { validationHandlers } from './handlers/validation-handlers';
 import { ExpirySweeper } from './events/expiry-sweeper';
+import { ProductCache } from './events/product-cache';
 import { licenseModels } from './store/models';
 import { LicenseStore } from './store/queries';
 import { ValidationCounter, statsModels } from './store/stats';
@@ -40,7 +41,13 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     );
     ctx.outbox.track(store.models.License);
     ctx.outbox.track(store.models.Activation);
-    const deps: LicenseDeps = { store, outbox: ctx.outbox, clock: ctx.clock, products: products.call };
+    const productCache = new ProductCache(
+      products.call,
+      ctx.bus,
+      ctx.config.PRODUCT_CACHE_SIZE,
+      ctx.config.PRODUCT_CACHE_TTL_MS,
+    );
+    const deps: LicenseDeps = { store, outbox: ctx.outbox, clock: ctx.clock, products: productCache };
     ctx.grpc.add(
       LicenseServiceService,
       {

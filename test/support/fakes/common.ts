@@ -28,8 +28,9 @@ export const modelToken = <T>(modelName: string): Model<T> => ({ modelName }) as
 export class RecordingOutbox implements Pick<Outbox, 'flush'> {
   readonly flushed: { model: string; id: string }[] = [];
 
-  flush(model: Model<any>, id: string): void {
+  flush(model: Model<any>, id: string): Promise<void> {
     this.flushed.push({ model: model.modelName, id });
+    return Promise.resolve();
   }
 }
 

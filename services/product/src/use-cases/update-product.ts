@@ -28,6 +28,8 @@ export async function updateProduct(
   const updated = await store.update(req.accountId, req.id, changes, (after) => productUpdated(after, now));
   // Deleted (or moved) between the read and the write.
   if (!updated) throw AppError.notFound('product');
-  outbox.flush(store.Product, req.id);
+  // product.updated is out before the answer: the licence service's product cache forgets the old
+  // policy before the caller can issue a licence under it (events/product-cache.ts there).
+  await outbox.flush(store.Product, req.id);
   return updated;
 }
