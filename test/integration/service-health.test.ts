@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { credentials } from '@grpc/grpc-js';
 import { health } from '@licensing/proto';
@@ -6,12 +7,27 @@ import { start } from '../../services/account/src/main';
 import { envFor } from '../../scripts/lib/topology';
 import { PrivateNats } from '../support/nats-server';
 import { testTopology } from '../support/stack';
+import { eventually } from '../support/eventually';
 
 const { SERVING, NOT_SERVING } = health.HealthCheckResponse_ServingStatus;
 
 // A service binds its gRPC port first and answers health checks NOT_SERVING
 // until MongoDB and NATS are both reachable, so an orchestrator sees a live
 // process that is not ready instead of a crash loop.
+
+/** Stands in at a stopped server's port and counts the connections made to it (each closed at once: a failed attempt). */
+async function countAttempts(port: number): Promise<{ count(): number; close(): Promise<void> }> {
+  let n = 0;
+  const server = createServer((socket: Socket) => {
+    n++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    count: () => n,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 function waitForStatus(probe: health.HealthClient, want: number, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -45,7 +61,10 @@ it('is NOT_SERVING while NATS is unreachable, SERVING once it is up, NOT_SERVING
   const probe = new health.HealthClient(`127.0.0.1:${port}`, credentials.createInsecure());
   try {
     await waitForStatus(probe, NOT_SERVING);
-    await new Promise((r) => setTimeout(r, 1200)); // several connection attempts later: still not serving
+    // Several connection attempts later (counted at NATS's port, not waited for): still not serving.
+    const attempts = await countAttempts(nats.port);
+    await eventually(() => expect(attempts.count()).toBeGreaterThanOrEqual(3), { timeoutMs: 15_000, intervalMs: 50 });
+    await attempts.close();
     await waitForStatus(probe, NOT_SERVING, 100);
     // The container healthcheck (a separate process: the service runs in this one) agrees.
     const healthcheck = (addr: string) =>
