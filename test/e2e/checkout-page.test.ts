@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { connectMongo } from '@licensing/runtime';
 import { client, startStack, type Stack } from '../support/stack';
+import { PAID_GRACE_MS } from '../../services/checkout/src/use-cases/completion';
 import { EventLog } from '../support/events';
 import { WebClient } from '../support/web-client';
 import { ARTIFACTS, launchBrowser } from '../support/browser';
@@ -211,11 +212,12 @@ it('a double click on Pay (the same form twice) leads to the same key, never a s
 it('a session paid but not issued (a crash in between) is finished by the sweeper', async () => {
   const s = await newSession({ customer_email: 'crash@example.com' });
   const before = (await licencesOfProduct()).length;
-  // The state a crash right after payment leaves behind.
+  // The state a crash right after payment leaves behind, once the paying request would have given up.
   const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
+  const paidAt = new Date(Date.now() - PAID_GRACE_MS);
   await db
     .collection('checkout_sessions')
-    .updateOne({ _id: s.id as never }, { $set: { status: 'complete', payment_id: 'pay_test_x', paid_at: new Date() } });
+    .updateOne({ _id: s.id as never }, { $set: { status: 'complete', payment_id: 'pay_test_x', paid_at: paidAt } });
   await db.close();
   await eventually(async () =>
     expect((await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key).toMatch(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/),

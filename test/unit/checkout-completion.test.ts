@@ -1,8 +1,9 @@
 import { AppError, createLogger } from '@licensing/runtime';
-import { Completion } from '../../services/checkout/src/use-cases/completion';
+import { Completion, PAID_GRACE_MS } from '../../services/checkout/src/use-cases/completion';
 import { CheckoutExpirySweeper } from '../../services/checkout/src/events/expiry-sweeper';
 import { checkoutSetup, sessionDoc } from '../support/fakes/checkout-deps';
 import { FakeLicenses } from '../support/fakes/checkout-peers';
+import { FakeClock } from '../support/fakes/common';
 import type { SessionDoc } from '../../services/checkout/src/store/models';
 
 async function setup(over: Partial<SessionDoc> = {}) {
@@ -143,6 +144,15 @@ describe('the sweeper', () => {
       'KEY-2',
     ]);
     expect(await completion.finishPaid()).toBe(0);
+  });
+
+  it('leaves a session paid a moment ago to the request finishing it, then finishes it', async () => {
+    const paidAt = new FakeClock().now(); // the moment every fake clock starts at
+    const { clock, completion, stored } = await setup({ status: 'complete', payment_id: 'pi_1', paid_at: paidAt });
+    expect(await completion.finishPaid()).toBe(0);
+    clock.advance(PAID_GRACE_MS + 1);
+    expect(await completion.finishPaid()).toBe(1);
+    expect((await stored()).license_key).toBe('KEY-1');
   });
 
   it('expires open sessions past their expiry once each, and forgets old signed deliveries', async () => {

@@ -4,6 +4,9 @@ import { checkoutCompleted } from '../events/checkout-events';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
 
+/** How long a paid session is left to the request that took the payment before the sweeper finishes it. */
+export const PAID_GRACE_MS = 10_000;
+
 export interface LicenseIssuer {
   createLicense(req: CreateLicenseRequest, opts?: CallOptions): Promise<License>;
   transitionLicense(req: TransitionLicenseRequest, opts?: CallOptions): Promise<License>;
@@ -87,10 +90,16 @@ export class Completion {
     await this.store.markRefunded(s._id, this.clock.now());
   }
 
-  /** Sweeper pass: sessions paid but without a licence (a crash in between) are finished. */
+  /**
+   * Sweeper pass: sessions paid but without a licence (a crash in between) are finished. One paid
+   * less than PAID_GRACE_MS ago is left to the request that is finishing it (whose request id its
+   * events carry); that request is out of time by then (the internal deadline is 5 s).
+   */
   async finishPaid(): Promise<number> {
     let n = 0;
+    const settled = this.clock.now().getTime() - PAID_GRACE_MS;
     for (const s of await this.store.paidWithoutLicense(100)) {
+      if (s.paid_at && s.paid_at.getTime() > settled) continue;
       try {
         await this.issue(s);
         n++;
