@@ -72,8 +72,8 @@ const accountJson = (a: Account) => ({
   account_id: a.id,
   name: a.name,
   plan: a.plan,
-  per_minute_limit: a.perMinuteLimit || null,
-  per_hour_limit: a.perHourLimit || null,
+  per_minute_limit: a.per_minute_limit || null,
+  per_hour_limit: a.per_hour_limit || null,
 });
 
 async function main() {
@@ -102,16 +102,16 @@ async function main() {
       }
       case 'create-key': {
         const r = await accounts.call.createApiKey({
-          accountId: need('account'),
+          account_id: need('account'),
           scope: flags.scope ?? 'full',
           name: flags.name ?? '',
         });
-        out = { key_id: r.apiKey!.id, api_key: r.secret };
+        out = { key_id: r.api_key!.id, api_key: r.secret };
         break;
       }
       case 'revoke-key': {
-        const r = await accounts.call.revokeApiKey({ accountId: need('account'), keyId: need('key-id') });
-        out = { key_id: r.id, revoked_at: r.revokedAt };
+        const r = await accounts.call.revokeApiKey({ account_id: need('account'), key_id: need('key-id') });
+        out = { key_id: r.id, revoked_at: r.revoked_at };
         break;
       }
       case 'set-plan': {
@@ -124,13 +124,19 @@ async function main() {
         const perMinuteLimit =
           flags['per-minute'] === undefined ? undefined : wholeNumber('per-minute', flags['per-minute']);
         const perHourLimit = flags['per-hour'] === undefined ? undefined : wholeNumber('per-hour', flags['per-hour']);
-        out = accountJson(await accounts.call.updateAccount({ id: need('account'), perMinuteLimit, perHourLimit }));
+        out = accountJson(
+          await accounts.call.updateAccount({
+            id: need('account'),
+            per_minute_limit: perMinuteLimit,
+            per_hour_limit: perHourLimit,
+          }),
+        );
         break;
       }
       case 'list-keys': {
         const r = await accounts.call.listApiKeys({
-          accountId: need('account'),
-          page: { limit: 100, startingAfter: '' },
+          account_id: need('account'),
+          page: { limit: 100, starting_after: '' },
         });
         out = {
           data: r.data.map((k) => ({
@@ -138,9 +144,9 @@ async function main() {
             prefix: k.prefix,
             scope: k.scope,
             name: k.name,
-            created_at: k.createdAt,
-            last_used_at: k.lastUsedAt || null,
-            revoked_at: k.revokedAt || null,
+            created_at: k.created_at,
+            last_used_at: k.last_used_at || null,
+            revoked_at: k.revoked_at || null,
           })),
         };
         break;

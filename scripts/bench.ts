@@ -17,6 +17,7 @@ import { FERRETDB_VERSION } from './lib/ferretdb';
 import { freePort, waitForPort } from './lib/net';
 import { repoRoot } from './lib/paths';
 import { envFor } from './lib/topology';
+import { entry } from './lib/launch';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -119,8 +120,8 @@ async function main() {
     gateways[name] = {
       port,
       proc: spawnNode(
-        [join(repoRoot(), 'gateway/dist/main.js')],
-        { ...envFor.gateway(t, port, system.addrs), ...env },
+        [join(repoRoot(), entry.gateway)],
+        { ...envFor('gateway', t, { port, addrs: system.addrs }), ...env },
         join(work, `gateway-${name.replace(/\W+/g, '-')}.log`),
       ),
     };
@@ -233,8 +234,8 @@ async function main() {
       const profiled = async (name: string, env: Record<string, string>) => {
         const dir = join(work, `prof-${name}`);
         const port = await freePort();
-        const proc = spawnNode(['--cpu-prof', `--cpu-prof-dir=${dir}`, join(repoRoot(), 'gateway/dist/main.js')], {
-          ...envFor.gateway(t, port, system.addrs),
+        const proc = spawnNode(['--cpu-prof', `--cpu-prof-dir=${dir}`, join(repoRoot(), entry.gateway)], {
+          ...envFor('gateway', t, { port, addrs: system.addrs }),
           ...env,
         });
         await waitForPort('127.0.0.1', port, 10_000);

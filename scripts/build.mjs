@@ -4,6 +4,7 @@
 // CommonJS, and gets .d.ts declarations from tsc, as its package.json exports say.
 import { transformFile } from '@swc/core';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, readdir, writeFile, rm } from 'node:fs/promises';
 import { join, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,12 +25,13 @@ const units = [
     ],
     declarations: 'tsconfig.build.json',
   },
-  { dir: 'services/account', sources: ['src'], strip: 'src' },
-  { dir: 'services/product', sources: ['src'], strip: 'src' },
-  { dir: 'services/license', sources: ['src'], strip: 'src' },
-  { dir: 'services/checkout', sources: ['src'], strip: 'src' },
-  { dir: 'services/webhook', sources: ['src'], strip: 'src' },
-  { dir: 'gateway', sources: ['src'], strip: 'src' },
+  // Every service and the gateway: components.json, the one list of them (read here as plain JSON:
+  // this runs on a fresh clone, before anything is built).
+  ...JSON.parse(readFileSync(join(root, 'components.json'), 'utf8')).components.map((c) => ({
+    dir: c.folder,
+    sources: ['src'],
+    strip: 'src',
+  })),
   { dir: 'examples/app-startup', sources: ['src'], strip: 'src' },
   {
     dir: 'scripts',

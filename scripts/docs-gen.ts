@@ -1,22 +1,17 @@
-// `npm run docs`: regenerates the settings and metrics tables in docs/operations.md,
-// and deploy/nats/nats.conf (users and permissions of the NATS server).
+// `npm run docs`: regenerates the components, settings and metrics tables in
+// docs/operations.md, and deploy/nats/nats.conf (users and permissions of the NATS server).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './lib/paths';
 import { deployNatsConfig } from './lib/deploy-nats';
 import { withGeneratedSections, type Schemas } from './lib/settings-doc';
+import { components, schemaExport } from './lib/components';
 
 const root = repoRoot();
 // The built schemas (npm run docs builds first); the test reads the sources.
-const load = (path: string, name: string) => (require(join(root, path)) as Record<string, Schemas['account']>)[name];
-const schemas: Schemas = {
-  account: load('services/account/dist/config.js', 'accountSchema'),
-  product: load('services/product/dist/config.js', 'productSchema'),
-  license: load('services/license/dist/config.js', 'licenseSchema'),
-  checkout: load('services/checkout/dist/config.js', 'checkoutSchema'),
-  webhook: load('services/webhook/dist/config.js', 'webhookSchema'),
-  gateway: load('gateway/dist/config.js', 'gatewaySchema'),
-};
+const schemas: Schemas = Object.fromEntries(
+  components.map((c) => [c.name, (require(join(root, c.folder, 'dist', 'config.js')) as Schemas)[schemaExport(c)]]),
+);
 const file = join(root, 'docs', 'operations.md');
 const before = readFileSync(file, 'utf8');
 const after = withGeneratedSections(before, schemas);

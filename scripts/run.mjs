@@ -53,7 +53,9 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(root, 
 
 // 2. Build (swc, about a second) when any source is newer than the last build.
 const stamp = join(root, 'node_modules', '.cache', 'licensing-build-stamp');
-const sources = ['proto', 'packages', 'examples', 'services', 'gateway', 'scripts'].map((d) => newest(join(root, d)));
+const sources = ['proto', 'packages', 'examples', 'services', 'gateway', 'scripts', 'components.json'].map((d) =>
+  newest(join(root, d)),
+);
 if (!existsSync(stamp) || Math.max(...sources) > statSync(stamp).mtimeMs) {
   must(process.execPath, [join(root, 'scripts', 'build.mjs')], 'build');
   mkdirSync(dirname(stamp), { recursive: true });
@@ -102,6 +104,9 @@ switch (command) {
   case 'bench':
     node('scripts/dist/bench.js', args);
     break;
+  case 'build':
+    // Installing and building (above) was the whole job.
+    break;
   case 'bench:scale':
     node('scripts/dist/bench-scale.js', args);
     break;
@@ -148,6 +153,6 @@ switch (command) {
     break;
   }
   default:
-    console.error('usage: node scripts/run.mjs start|test|bench|bench:scale|admin|docs [args]');
+    console.error('usage: node scripts/run.mjs start|test|bench|bench:scale|admin|docs|build [args]');
     process.exit(2);
 }

@@ -3,7 +3,9 @@
 // gateway as their own processes, and stops them all cleanly on Ctrl-C.
 import { join } from 'node:path';
 import { ferretdbBinary, preparePostgres, SQLITE_LIMITS, startFerretDB, type FerretDB } from './lib/ferretdb';
-import { launchSystem } from './lib/launch';
+import { launchSystem, type Ports } from './lib/launch';
+import { components, gateway, httpPortVariable, portVariable, services } from './lib/components';
+import { metricsPortOf } from './lib/topology';
 import { hostPort, portAnswers } from './lib/net';
 import { repoRoot } from './lib/paths';
 import { localSecrets } from './lib/secrets';
@@ -22,7 +24,6 @@ function fail(message: string): never {
 async function main() {
   const nodeEnv = (env.NODE_ENV ?? 'development') as 'development' | 'production' | 'test';
   const host = env.HOST ?? '127.0.0.1';
-  const port = Number(env.PORT ?? 8080);
   const mongoUrl = env.MONGO_URL ?? 'mongodb://127.0.0.1:27017';
   const natsUrl = env.NATS_URL ?? 'nats://127.0.0.1:4222';
   const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -74,30 +75,27 @@ async function main() {
     };
   }
 
-  const ports = {
-    account: Number(env.ACCOUNT_GRPC_PORT ?? 50051),
-    product: Number(env.PRODUCT_GRPC_PORT ?? 50052),
-    license: Number(env.LICENSE_GRPC_PORT ?? 50053),
-    checkout: Number(env.CHECKOUT_GRPC_PORT ?? 50054),
-    checkoutHttp: Number(env.CHECKOUT_HTTP_PORT ?? 8081),
-    webhook: Number(env.WEBHOOK_GRPC_PORT ?? 50055),
-    gateway: port,
-  };
-  for (const [name, p] of Object.entries(ports)) {
-    if (await portAnswers(host, p, 300))
+  // Every component on its default port (components.json) unless its variable moves it.
+  const ports: Ports = {};
+  for (const c of components) {
+    ports[c.name] = {
+      port: Number(env[portVariable(c)] ?? (c.kind === 'gateway' ? c.ports.http : c.ports.grpc)),
+      ...(c.kind === 'service' && c.ports.http ? { http: Number(env[httpPortVariable(c)] ?? c.ports.http) } : {}),
+    };
+  }
+  for (const c of components) {
+    const { port, http } = ports[c.name];
+    if (await portAnswers(host, port, 300))
       fail(
-        `Port ${p} (${name}) is already in use on ${host}. Is the system already running? Set ${name === 'gateway' ? 'PORT' : `${name.toUpperCase()}_GRPC_PORT`} to use another.`,
+        `Port ${port} (${c.name}) is already in use on ${host}. Is the system already running? Set ${portVariable(c)} to use another.`,
+      );
+    if (http !== undefined && (await portAnswers(host, http, 300)))
+      fail(
+        `Port ${http} (${c.name} web page) is already in use on ${host}. Set ${httpPortVariable(c)} to use another.`,
       );
   }
-  // Prometheus listeners: each service on its gRPC port + 1000, the gateway on 9464.
-  const metricsPorts = {
-    gateway: 9464,
-    account: ports.account + 1000,
-    product: ports.product + 1000,
-    license: ports.license + 1000,
-    checkout: ports.checkout + 1000,
-    webhook: ports.webhook + 1000,
-  };
+  // Prometheus listeners: each service on its gRPC port + 1000, the gateway on its own (9464).
+  const metricsPorts = Object.fromEntries(components.map((c) => [c.name, metricsPortOf(c.name, ports[c.name].port)]));
   for (const [name, p] of Object.entries(metricsPorts)) {
     if (await portAnswers(host, p, 300))
       fail(`Port ${p} (${name} /metrics) is already in use on ${host}. Is the system already running?`);
@@ -140,7 +138,7 @@ async function main() {
 
   console.log(`Gateway listening at ${system.gatewayUrl} (API reference: ${system.gatewayUrl}/docs)`);
   console.log(
-    `Metrics: http://${host}:${metricsPorts.gateway}/metrics (gateway), ports ${metricsPorts.account}-${metricsPorts.webhook} (services)`,
+    `Metrics: http://${host}:${metricsPorts[gateway.name]}/metrics (gateway), ${services.map((s) => `${metricsPorts[s.name]} (${s.name})`).join(', ')}`,
   );
   if (!env.MAIL_URL && nodeEnv !== 'production')
     console.log(

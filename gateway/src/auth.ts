@@ -113,9 +113,9 @@ export async function lookUp(clients: Pick<Clients, 'accounts'>, token: string):
   return {
     accountId: account.id,
     plan: account.plan,
-    perMinuteOverride: account.perMinuteLimit,
-    perHourOverride: account.perHourLimit,
-    keyId: auth.keyId,
+    perMinuteOverride: account.per_minute_limit,
+    perHourOverride: account.per_hour_limit,
+    keyId: auth.key_id,
     scope: auth.scope === 'validate' ? 'validate' : 'full',
   };
 }

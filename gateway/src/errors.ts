@@ -34,25 +34,51 @@ const titles: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-export function sendProblem(res: Response, err: AppError): void {
+/** A problem answer, ready to write with node:http or Express. */
+export interface Problem {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The problem-details answer of an AppError (RFC 9457), with the headers its status calls for. */
+export function problemOf(err: AppError, requestId: string | undefined): Problem {
   const status = httpStatus[err.code];
-  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="api"');
-  if (status === 503) res.setHeader('Retry-After', '5');
-  if (status === 426) res.setHeader('Upgrade', 'TLS/1.3, HTTP/1.1');
-  res
-    .status(status)
-    .type('application/problem+json')
-    .send(
-      JSON.stringify({
-        type: `/docs#error-${err.code}`,
-        title: titles[status],
-        status,
-        detail: err.message,
-        code: err.code,
-        request_id: res.locals.requestId,
-        ...(err.fieldErrors.length ? { errors: err.fieldErrors } : {}),
-      }),
-    );
+  const headers: Record<string, string> = { 'Content-Type': 'application/problem+json; charset=utf-8' };
+  if (status === 401) headers['WWW-Authenticate'] = 'Bearer realm="api"';
+  if (status === 503) headers['Retry-After'] = '5';
+  if (status === 426) headers.Upgrade = 'TLS/1.3, HTTP/1.1';
+  const body = JSON.stringify({
+    type: `/docs#error-${err.code}`,
+    title: titles[status],
+    status,
+    detail: err.message,
+    code: err.code,
+    request_id: requestId,
+    ...(err.fieldErrors.length ? { errors: err.fieldErrors } : {}),
+  });
+  return { status, headers, body };
+}
+
+export function sendProblem(res: Response, err: AppError): void {
+  const { status, headers, body } = problemOf(err, res.locals.requestId);
+  res.status(status).set(headers).send(body);
+}
+
+/** What a failed request answers: its AppError, else `internal` (logged, never the error's own text). */
+export function knownError(err: unknown, log: Logger, route: string | undefined, bodyLimit = 0): AppError {
+  const known =
+    err instanceof AppError
+      ? err
+      : typeof err === 'object' && err !== null
+        ? fromBodyParser(err as { type?: string }, bodyLimit)
+        : undefined;
+  if (known) {
+    if (known.code === 'internal') log.error({}, 'a service reported an internal error');
+    return known;
+  }
+  log.error({ err: errorSummary(err), route }, 'unhandled error');
+  return new AppError('internal', 'internal error');
 }
 
 /** Errors raised by express's body parser, by their `type`. */
@@ -111,18 +137,7 @@ export function wellFormedPath(req: Request, _res: Response, next: NextFunction)
 export function errorHandler(log: Logger, bodyLimit: number) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const known =
-      err instanceof AppError
-        ? err
-        : typeof err === 'object' && err !== null
-          ? fromBodyParser(err as { type?: string }, bodyLimit)
-          : undefined;
-    if (known) {
-      if (known.code === 'internal') log.error({}, 'a service reported an internal error');
-      return sendProblem(res, known);
-    }
-    log.error({ err: errorSummary(err), route: res.locals.route }, 'unhandled error');
-    sendProblem(res, new AppError('internal', 'internal error'));
+    sendProblem(res, knownError(err, log, res.locals.route, bodyLimit));
   };
 }
 

@@ -1,18 +1,24 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '@licensing/runtime';
+import { withRequestId, type Logger } from '@licensing/runtime';
 import type { AuthCache } from './auth';
 import type { GatewayConfig } from './config';
 import type { LicenseValidator } from './license-validator';
 import { rateLimitHeaders, type RateLimits } from './limits';
+import { knownError, problemOf } from './errors';
 import type { HttpMetrics } from './metrics';
 import { logAccess, requestIdFor } from './request-context';
-import { KEY_MAX, validationJson } from './routes/licenses';
+import { validationJson } from './routes/licenses';
+import { licenseValidateQuery } from './routes/requests';
 
 const PATHS = ['/api/v1/licenses/validate?', '/v1/licenses/validate?'];
 const ROUTE = '/api/v1/licenses/validate';
 const BEARER = /^Bearer ([^\s]+)$/;
 const PLAIN_VALUE = /^[A-Za-z0-9._~-]*$/;
+const JSON_TYPE = 'application/json; charset=utf-8';
+// The route's own query shape (which the OpenAPI document shows): a value past it is left to Express to refuse.
+const KEY_LIMIT = licenseValidateQuery.license_key.max;
+const FINGERPRINT_LIMIT = licenseValidateQuery.fingerprint.max;
 
 export interface FastPathDeps {
   config: GatewayConfig;
@@ -27,13 +33,14 @@ export interface FastPathDeps {
 
 /**
  * The hot path without Express: `GET /api/v1/licenses/validate` (and /v1/…)
- * when everything it needs is already in memory: the API key in the auth
- * cache, a rate-limit decision that needs no Redis, and the licence in the
- * validation cache (or a malformed key). It answers with the same rules, body,
- * headers, metrics and access log as the Express route. Anything else (an
- * unknown key, a query that needs checking or decoding, clear text where HTTPS
- * is required, a limit near its end, a cache miss) returns false before it has
- * counted or written anything, and the Express app answers.
+ * when the API key is in the auth cache and the rate limits can be decided
+ * without Redis. A licence in the validation cache (or a malformed key) is
+ * answered at once; an unknown one by one call to the licence service. It
+ * answers with the same rules, body, headers, metrics, access log and problem
+ * answers as the Express route. Anything else (an unknown API key, a query that
+ * needs checking or decoding, clear text where HTTPS is required, a limit near
+ * its end) returns false before it has counted or written anything, and the
+ * Express app answers.
  */
 export function fastValidation({ config, authCache, limits, validator, http, log, trustProxy: trust }: FastPathDeps) {
   // Whether an address is a trusted proxy never changes: remember the answer per address (bounded).
@@ -61,31 +68,41 @@ export function fastValidation({ config, authCache, limits, validator, http, log
     if (!token || token.length > 200) return false;
     const principal = authCache.get(createHash('sha256').update(token).digest('hex'), token);
     if (!principal) return false;
-    const local = validator.local(principal, { key: query.license_key, productId: '', fingerprint: query.fingerprint });
-    if (!local) return false;
+    const input = { key: query.license_key, productId: '', fingerprint: query.fingerprint };
+    const local = validator.local(principal, input);
     const verdict = limits.settings.enabled ? limits.checkLocally(principal) : null;
     if (verdict === undefined) return false;
 
     const started = process.hrtime.bigint();
     const requestId = requestIdFor(req.headers['x-request-id']);
-    const body = JSON.stringify(validationJson(validator.answer(principal, local)));
     // A flat [name, value, …] list: no header object to build and walk.
-    const headers: string[] = [
-      'X-Request-Id',
-      requestId,
-      'Content-Type',
-      'application/json; charset=utf-8',
-      'Content-Length',
-      String(Buffer.byteLength(body)),
-    ];
+    const headers: string[] = ['X-Request-Id', requestId];
     if (verdict)
       for (const [name, value] of Object.entries(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000))))
         headers.push(name, value);
     if (secure) headers.push('Strict-Transport-Security', hsts);
-    res.writeHead(200, headers);
-    res.end(body);
-    http.observe('GET', ROUTE, 200, started);
-    logAccess(log, requestId, 'GET', url, 200, started, ROUTE);
+    const reply = (status: number, contentType: string, body: string) => {
+      headers.push('Content-Type', contentType, 'Content-Length', String(Buffer.byteLength(body)));
+      res.writeHead(status, headers);
+      res.end(body);
+      http.observe('GET', ROUTE, status, started);
+      logAccess(log, requestId, 'GET', url, status, started, ROUTE);
+    };
+    if (local) {
+      reply(200, JSON_TYPE, JSON.stringify(validationJson(validator.answer(principal, local))));
+      return true;
+    }
+    // A key this gateway does not know: the licence service answers (in the request id's scope, so the
+    // call carries it), still without Express: its routing and middleware cost more than the call itself.
+    withRequestId(requestId, () => validator.remote(principal, input)).then(
+      (out) => reply(200, JSON_TYPE, JSON.stringify(validationJson(out))),
+      (err: unknown) => {
+        const problem = problemOf(knownError(err, log, ROUTE), requestId);
+        for (const [name, value] of Object.entries(problem.headers))
+          if (name !== 'Content-Type') headers.push(name, value);
+        reply(problem.status, problem.headers['Content-Type'], problem.body);
+      },
+    );
     return true;
   };
 }
@@ -100,8 +117,9 @@ function readQuery(qs: string): { license_key: string; fingerprint: string } | n
     const name = pair.slice(0, eq);
     const value = pair.slice(eq + 1);
     if (!PLAIN_VALUE.test(value)) return null;
-    if (name === 'license_key' && key === undefined && value.length > 0 && value.length <= KEY_MAX) key = value;
-    else if (name === 'fingerprint' && fingerprint === undefined && value.length <= 200) fingerprint = value;
+    if (name === 'license_key' && key === undefined && value.length > 0 && value.length <= KEY_LIMIT) key = value;
+    else if (name === 'fingerprint' && fingerprint === undefined && value.length <= FINGERPRINT_LIMIT)
+      fingerprint = value;
     else return null;
   }
   return key === undefined ? null : { license_key: key, fingerprint: fingerprint ?? '' };

@@ -56,18 +56,22 @@ export class LicenseValidator {
 
   validate(p: Principal, input: ValidationInput): ValidationAnswer | Promise<ValidationAnswer> {
     const local = this.local(p, input);
-    if (local) return this.answer(p, local);
+    return local ? this.answer(p, local) : this.remote(p, input);
+  }
+
+  /** A well-formed key this gateway does not know (local() said undefined): the licence service answers, and fills the cache. */
+  remote(p: Principal, input: ValidationInput): Promise<ValidationAnswer> {
     const parsed = parseLicenseKey(input.key) as { ok: true; key: string };
     const fingerprint = input.fingerprint.trim().slice(0, 200);
     if (!this.cache.usable) {
       this.cacheResults.inc({ result: 'bypass' });
       return this.clients.licenses.validateLicense({
-        accountId: p.accountId,
+        account_id: p.accountId,
         key: parsed.key,
-        productId: input.productId,
+        product_id: input.productId,
         fingerprint,
-        keyScope: p.scope,
-        wantFacts: false,
+        key_scope: p.scope,
+        want_facts: false,
       });
     }
     this.cacheResults.inc({ result: 'miss' });
@@ -103,12 +107,12 @@ export class LicenseValidator {
   ): Promise<ValidationAnswer> {
     const since = this.cache.begin(p.accountId);
     const { facts, ...answer } = await this.clients.licenses.validateLicense({
-      accountId: p.accountId,
+      account_id: p.accountId,
       key: licenseKey,
-      productId,
+      product_id: productId,
       fingerprint,
-      keyScope: p.scope,
-      wantFacts: true,
+      key_scope: p.scope,
+      want_facts: true,
     });
     const cached = facts && toCachedAnswer(facts);
     if (cached) this.cache.set(key, p.accountId, cached, since);
@@ -140,5 +144,5 @@ export class LicenseValidator {
 /** The licence as the caller may see it now: derived status, and the e-mail only where the scope allows. */
 function shown({ license, facts }: CachedLicense, now: Date, scope: string): License {
   const showEmail = scope !== 'validate' || facts.policy.validate_keys_see_email;
-  return { ...license, status: effectiveStatus(facts, now), customerEmail: showEmail ? license.customerEmail : '' };
+  return { ...license, status: effectiveStatus(facts, now), customer_email: showEmail ? license.customer_email : '' };
 }

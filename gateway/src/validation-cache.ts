@@ -65,20 +65,20 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
     found: true,
     license: l,
     facts: {
-      account_id: l.accountId,
-      product_id: l.productId,
-      status: facts.storedStatus as StoredStatus,
-      expires_at: l.expiresAt ? new Date(l.expiresAt) : null,
+      account_id: l.account_id,
+      product_id: l.product_id,
+      status: facts.stored_status as StoredStatus,
+      expires_at: l.expires_at ? new Date(l.expires_at) : null,
       policy: {
-        duration_days: p?.durationDays ?? null,
-        max_activations: p?.maxActivations ?? null,
-        grace_days: p?.graceDays ?? 0,
-        require_activation: p?.requireActivation ?? false,
-        validate_keys_see_email: p?.validateKeysSeeEmail ?? false,
+        duration_days: p?.duration_days ?? null,
+        max_activations: p?.max_activations ?? null,
+        grace_days: p?.grace_days ?? 0,
+        require_activation: p?.require_activation ?? false,
+        validate_keys_see_email: p?.validate_keys_see_email ?? false,
       },
     },
-    fingerprints: new Set(facts.activeFingerprints),
-    activationCount: facts.activationCount,
+    fingerprints: new Set(facts.active_fingerprints),
+    activationCount: facts.activation_count,
   };
 }
 

@@ -30,12 +30,12 @@ export class ValidationTally {
     const id = `${accountId}:${hourMs}`;
     let t = this.tallies.get(id);
     if (!t) {
-      t = { accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, byCode: {} };
+      t = { account_id: accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, by_code: {} };
       this.tallies.set(id, t);
     }
     t.validations++;
     if (valid) t.valid++;
-    t.byCode[code] = (t.byCode[code] ?? 0) + 1;
+    t.by_code[code] = (t.by_code[code] ?? 0) + 1;
   }
 
   validated(accountId: string, licenseId: string, at: Date, code = '', fingerprint = ''): void {
@@ -48,8 +48,17 @@ export class ValidationTally {
     const g = this.groups.get(id);
     if (g) {
       g.count++;
-      g.lastAt = at.toISOString();
-    } else this.groups.set(id, { accountId, licenseId, hour, code, fingerprint, count: 1, lastAt: at.toISOString() });
+      g.last_at = at.toISOString();
+    } else
+      this.groups.set(id, {
+        account_id: accountId,
+        license_id: licenseId,
+        hour,
+        code,
+        fingerprint,
+        count: 1,
+        last_at: at.toISOString(),
+      });
   }
 
   async flush(): Promise<void> {
@@ -62,13 +71,13 @@ export class ValidationTally {
     this.groups = new Map();
     try {
       const lastValidated: LastValidated[] = [...seen].map(([licenseId, v]) => ({
-        accountId: v.accountId,
-        licenseId,
+        account_id: v.accountId,
+        license_id: licenseId,
         at: new Date(v.at).toISOString(),
       }));
       await this.clients.licenses.recordValidations({
         tallies: [...tallies.values()],
-        lastValidated,
+        last_validated: lastValidated,
         seen: [...groups.values()],
       });
     } catch (err) {
@@ -78,7 +87,7 @@ export class ValidationTally {
         if (now) {
           now.validations += t.validations;
           now.valid += t.valid;
-          for (const [code, n] of Object.entries(t.byCode)) now.byCode[code] = (now.byCode[code] ?? 0) + n;
+          for (const [code, n] of Object.entries(t.by_code)) now.by_code[code] = (now.by_code[code] ?? 0) + n;
         } else this.tallies.set(id, t);
       }
       for (const [id, v] of seen) if (!this.seen.has(id)) this.seen.set(id, v);

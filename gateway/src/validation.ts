@@ -2,55 +2,69 @@ import type { Request } from 'express';
 import { AppError, isId, type FieldError } from '@licensing/runtime';
 import type { PageRequest } from '@licensing/proto';
 
-// Shape checks for request bodies and query strings. Domain rules (what makes
-// a good e-mail or name) live in the services; this is only "is it the JSON
-// we documented": known fields, right types, sane lengths.
+// Shape checks for request bodies and query strings: known fields, right
+// types, sane lengths and ranges. A shape is also what the OpenAPI document
+// says the operation accepts (openapi/shape-schema.ts turns it into JSON
+// Schema), so a limit changed here changes the document too. Domain rules
+// (what makes a good e-mail or URL) live in the services.
 
-export interface StringField {
-  kind?: 'string';
+interface Documented {
   required?: boolean;
+  /** For the OpenAPI document only. */
+  description?: string;
+}
+
+export interface StringField extends Documented {
+  kind?: 'string';
   max: number;
 }
 
-export interface IntField {
+/** One of a few words (a status, an action). */
+export interface EnumField extends Documented {
+  kind: 'enum';
+  values: readonly string[];
+}
+
+export interface IntField extends Documented {
   kind: 'int';
-  required?: boolean;
   min: number;
   max: number;
   /** null is a meaningful value (e.g. "unlimited"), kept as null. */
   nullable?: boolean;
+  /** Taken when the field is absent. */
+  default?: number;
 }
 
-export interface BoolField {
+export interface BoolField extends Documented {
   kind: 'bool';
-  required?: boolean;
 }
 
-export interface ObjectField {
+export interface ObjectField extends Documented {
   kind: 'object';
-  required?: boolean;
   shape: Shape;
   /** null is a meaningful value (e.g. "remove the price"), kept as null. */
   nullable?: boolean;
+  /** Documented once under this name (components/schemas) when several bodies share it. */
+  component?: string;
 }
 
 /** An open map of string values (e.g. metadata); keys and sizes are checked by the owning service. */
-export interface StringMapField {
+export interface StringMapField extends Documented {
   kind: 'map';
-  required?: boolean;
   maxEntries: number;
 }
 
 /** A list of short strings (e.g. event type names). */
-export interface StringListField {
+export interface StringListField extends Documented {
   kind: 'list';
-  required?: boolean;
   maxItems: number;
   maxLength: number;
 }
 
-export type Field = StringField | IntField | BoolField | ObjectField | StringMapField | StringListField;
+export type Field = StringField | EnumField | IntField | BoolField | ObjectField | StringMapField | StringListField;
 export type Shape = Record<string, Field>;
+/** Query parameters arrive as text: strings, words, and whole numbers written in digits. */
+export type QueryShape = Record<string, StringField | EnumField | IntField>;
 
 type ValueOf<F extends Field> = F extends IntField
   ? number | null
@@ -65,27 +79,35 @@ type ValueOf<F extends Field> = F extends IntField
           : string;
 export type Parsed<S extends Shape> = { [K in keyof S]: ValueOf<S[K]> | undefined };
 
+/** A query value that is a whole number in digits, as a number; anything else stays as it is (and fails). */
+const fromDigits = (value: unknown): unknown =>
+  typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
+
 function check(
   source: Record<string, unknown>,
   shape: Shape,
-  where: string,
+  where: 'field' | 'query parameter',
   errors: FieldError[],
   prefix = '',
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const name of Object.keys(source)) {
-    if (!(name in shape)) errors.push({ field: `${prefix}${name}`, message: `unknown ${where} "${prefix}${name}"` });
+    if (!Object.hasOwn(shape, name))
+      errors.push({ field: `${prefix}${name}`, message: `unknown ${where} "${prefix}${name}"` });
   }
   for (const [name, spec] of Object.entries(shape)) {
     const field = `${prefix}${name}`;
     const value = source[name];
-    if (
-      value === undefined ||
-      (value === null && !((spec.kind === 'int' || spec.kind === 'object') && spec.nullable))
-    ) {
-      if (spec.required) errors.push({ field, message: `${field} is required` });
+    if (value === null && (spec.kind === 'int' || spec.kind === 'object') && spec.nullable) {
+      out[name] = null;
       continue;
     }
+    if (value === undefined || (value === null && spec.required)) {
+      if (spec.required) errors.push({ field, message: `${field} is required` });
+      else if (spec.kind === 'int' && spec.default !== undefined) out[name] = spec.default;
+      continue;
+    }
+    // From here null is a wrong type, as the document says: it never means "absent".
     switch (spec.kind ?? 'string') {
       case 'string': {
         const s = spec as StringField;
@@ -95,15 +117,22 @@ function check(
         else out[name] = value;
         break;
       }
+      case 'enum': {
+        const { values } = spec as EnumField;
+        if (typeof value !== 'string' || !values.includes(value))
+          errors.push({ field, message: `${field} must be one of ${values.join(', ')}` });
+        else out[name] = value;
+        break;
+      }
       case 'int': {
         const s = spec as IntField;
-        if (value === null) out[name] = null;
-        else if (typeof value !== 'number' || !Number.isInteger(value) || value < s.min || value > s.max)
+        const n = where === 'query parameter' ? fromDigits(value) : value;
+        if (typeof n !== 'number' || !Number.isInteger(n) || n < s.min || n > s.max)
           errors.push({
             field,
             message: `${field} must be a whole number from ${s.min} to ${s.max}${s.nullable ? ', or null' : ''}`,
           });
-        else out[name] = value;
+        else out[name] = n;
         break;
       }
       case 'bool':
@@ -111,8 +140,7 @@ function check(
         else out[name] = value;
         break;
       case 'object':
-        if (value === null) out[name] = null;
-        else if (typeof value !== 'object' || Array.isArray(value))
+        if (typeof value !== 'object' || value === null || Array.isArray(value))
           errors.push({ field, message: `${field} must be an object` });
         else
           out[name] = check(
@@ -135,7 +163,9 @@ function check(
       }
       case 'map': {
         const entries =
-          typeof value === 'object' && !Array.isArray(value) ? Object.entries(value as Record<string, unknown>) : null;
+          typeof value === 'object' && value !== null && !Array.isArray(value)
+            ? Object.entries(value as Record<string, unknown>)
+            : null;
         if (!entries || entries.some(([, v]) => typeof v !== 'string'))
           errors.push({ field, message: `${field} must be an object of strings` });
         else if (entries.length > (spec as StringMapField).maxEntries)
@@ -166,30 +196,26 @@ export function readBody<S extends Shape>(req: Request, shape: S): Parsed<S> {
   return out as Parsed<S>;
 }
 
-/** Query parameters are strings only; repeated ones arrive as arrays and fail the string check. */
-export function readQuery<S extends Record<string, StringField>>(
-  req: Request,
-  shape: S,
-): { [K in keyof S]: string | undefined } {
+/** Query parameters arrive as strings; repeated ones arrive as arrays and fail the check. */
+export function readQuery<S extends QueryShape>(req: Request, shape: S): Parsed<S> {
   const errors: FieldError[] = [];
   const out = check(req.query as Record<string, unknown>, shape, 'query parameter', errors);
   if (errors.length) fail(errors, 'query string');
-  return out as { [K in keyof S]: string | undefined };
+  return out as Parsed<S>;
 }
 
 /** The list parameters every list endpoint takes. */
-export const pageShape = { limit: { max: 3 }, starting_after: { max: 64 } } satisfies Record<string, StringField>;
+export const pageShape = {
+  limit: { kind: 'int', min: 1, max: 100, default: 20, description: 'Items per page' },
+  starting_after: { max: 64, description: 'The last id of the previous page (next_cursor)' },
+} satisfies QueryShape;
 
-export function toPage(query: { limit?: string; starting_after?: string }, idPrefix: string): PageRequest {
-  let limit = 20;
-  if (query.limit !== undefined) {
-    limit = /^\d+$/.test(query.limit) ? Number(query.limit) : NaN;
-    if (!(limit >= 1 && limit <= 100)) throw AppError.invalid('limit', 'limit must be an integer from 1 to 100');
-  }
+/** The page to read; starting_after must be an id of the listed kind. */
+export function toPage(query: { limit?: number | null; starting_after?: string }, idPrefix: string): PageRequest {
   const startingAfter = query.starting_after ?? '';
   if (startingAfter && !isId(idPrefix, startingAfter))
     throw AppError.invalid('starting_after', `starting_after must be an id (${idPrefix}_…) from a previous page`);
-  return { limit, startingAfter };
+  return { limit: query.limit ?? pageShape.limit.default, starting_after: startingAfter };
 }
 
 export function checkId(field: string, prefix: string, value: string): string {

@@ -128,6 +128,6 @@ export const verdictFields = (v: Verdict) => ({
   valid: v.valid,
   code: v.code,
   detail: v.detail,
-  nextAction: v.nextAction,
-  cacheUntil: v.cacheUntil.toISOString(),
+  next_action: v.nextAction,
+  cache_until: v.cacheUntil.toISOString(),
 });

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { AccountServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { preparePostgres, startFerretDB, type FerretDB, type PostgresDatabase } from './ferretdb';
-import { entry, launchSystem, type RunningSystem } from './launch';
+import { entry, freePorts, launchSystem, type RunningSystem } from './launch';
 import { freePort } from './net';
 import { credentialOf, type Component, type Topology } from './topology';
 
@@ -93,23 +93,10 @@ export async function startBenchSystem(name: string): Promise<BenchSystem> {
     // Production mode refuses the test payment provider unless told: the benchmarks take no payments.
     checkoutTestMode: true,
   };
-  const system = await launchSystem(
-    t,
-    {
-      account: await freePort(),
-      product: await freePort(),
-      license: await freePort(),
-      checkout: await freePort(),
-      checkoutHttp: await freePort(),
-      webhook: await freePort(),
-      gateway: await freePort(),
-    },
-    join(work, 'logs'),
-    profiled(process.env.BENCH_PROFILE_DIR),
-  );
+  const system = await launchSystem(t, await freePorts(), join(work, 'logs'), profiled(process.env.BENCH_PROFILE_DIR));
   const admin = createClient(AccountServiceClient, system.addrs.account, credentialOf(t, 'operator'));
   const { secret, account } = await admin.call.createAccount({ name: 'Bench', plan: 'enterprise' });
-  await admin.call.updateAccount({ id: account!.id, perMinuteLimit: 1_000_000, perHourLimit: 1_000_000 });
+  await admin.call.updateAccount({ id: account!.id, per_minute_limit: 1_000_000, per_hour_limit: 1_000_000 });
   admin.close();
   return {
     work,

@@ -1,42 +1,40 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { envFor, type Component, type Topology } from './topology';
-import { waitForPort } from './net';
+import { envFor, pageKey, type Addrs, type Topology } from './topology';
+import { components, gateway, services, type Component } from './components';
+import { freePort, waitForPort } from './net';
 import { waitForServing } from './health';
 import { repoRoot } from './paths';
 
 // Runs the system as separate processes, one per service plus the gateway, as
 // it runs in production. Used by `npm start` and `npm run bench`.
 
-export interface Ports {
-  account: number;
-  product: number;
-  license: number;
-  checkout: number;
-  /** The hosted checkout page (HTTP), proxied by the gateway under /checkout. */
-  checkoutHttp: number;
-  webhook: number;
-  gateway: number;
-}
+/** Each component's port (a service's gRPC port, the gateway's HTTP port) and a service's web page port. */
+export type Ports = Record<Component, { port: number; http?: number }>;
 
 export interface RunningSystem {
   gatewayUrl: string;
-  addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string; webhook: string };
+  addrs: Addrs;
   /** Resolves when any process exits on its own (a crash), with its name. */
   crashed: Promise<{ name: Component; code: number | null }>;
   pids: Partial<Record<Component, number>>;
   stop(): Promise<void>;
 }
 
-export const entry: Record<Component, string> = {
-  account: 'services/account/dist/main.js',
-  product: 'services/product/dist/main.js',
-  license: 'services/license/dist/main.js',
-  checkout: 'services/checkout/dist/main.js',
-  webhook: 'services/webhook/dist/main.js',
-  gateway: 'gateway/dist/main.js',
-};
+/** Every component on a free port (benchmarks). */
+export async function freePorts(): Promise<Ports> {
+  const out: Ports = {};
+  for (const c of components)
+    out[c.name] = {
+      port: await freePort(),
+      ...(c.kind === 'service' && c.ports.http ? { http: await freePort() } : {}),
+    };
+  return out;
+}
+
+/** What a process of each component runs (components.json). */
+export const entry: Record<Component, string> = Object.fromEntries(components.map((c) => [c.name, c.entry]));
 
 export function tail(file: string, lines = 15): string {
   try {
@@ -53,23 +51,19 @@ export async function launchSystem(
   nodeArgs: Partial<Record<Component, string[]>> = {},
 ): Promise<RunningSystem> {
   mkdirSync(logDir, { recursive: true });
-  const addrs = {
-    account: `${t.host}:${ports.account}`,
-    product: `${t.host}:${ports.product}`,
-    license: `${t.host}:${ports.license}`,
-    checkout: `${t.host}:${ports.checkout}`,
-    checkoutPage: `http://${t.host}:${ports.checkoutHttp}`,
-    webhook: `${t.host}:${ports.webhook}`,
+  const portOf = (name: Component) => {
+    if (!ports[name]) throw new Error(`no port for ${name}`);
+    return ports[name];
   };
-  const gatewayUrl = `http://${t.host}:${ports.gateway}`;
-  const envs: Record<Component, Record<string, string>> = {
-    account: envFor.account(t, ports.account, process.env.PUBLIC_BASE_URL ?? gatewayUrl),
-    product: envFor.product(t, ports.product),
-    license: envFor.license(t, ports.license, addrs.product),
-    checkout: envFor.checkout(t, ports.checkout, ports.checkoutHttp, addrs, process.env.PUBLIC_BASE_URL ?? gatewayUrl),
-    webhook: envFor.webhook(t, ports.webhook),
-    gateway: envFor.gateway(t, ports.gateway, addrs),
-  };
+  const addrs: Addrs = {};
+  for (const s of services) {
+    addrs[s.name] = `${t.host}:${portOf(s.name).port}`;
+    if (s.ports.http !== undefined) addrs[pageKey(s.name)] = `http://${t.host}:${portOf(s.name).http}`;
+  }
+  const gatewayUrl = `http://${t.host}:${portOf(gateway.name).port}`;
+  const publicBaseUrl = process.env.PUBLIC_BASE_URL ?? gatewayUrl;
+  const envOf = (name: Component) =>
+    envFor(name, t, { port: ports[name].port, httpPort: ports[name].http, addrs, publicBaseUrl });
   const children = new Map<Component, ChildProcess>();
   let stopping = false;
   let onCrash!: (c: { name: Component; code: number | null }) => void;
@@ -87,16 +81,17 @@ export async function launchSystem(
     }
   };
 
-  const order: Component[] = ['account', 'product', 'license', 'checkout', 'webhook', 'gateway'];
+  // components.json's order: each service is serving before anything that calls it starts.
+  const order = components.map((c) => c.name);
   for (const name of order) {
     const logFile = join(logDir, `${name}.log`);
-    const { child, exited } = spawnComponent(name, envs[name], logFile, nodeArgs[name]);
+    const { child, exited } = spawnComponent(name, envOf(name), logFile, nodeArgs[name]);
     children.set(name, child);
     child.once('exit', (code) => {
       if (!stopping) onCrash({ name, code });
     });
     try {
-      if (name === 'gateway') await Promise.race([waitForPort(t.host, ports.gateway, 30_000), exited]);
+      if (name === gateway.name) await Promise.race([waitForPort(t.host, ports[name].port, 30_000), exited]);
       else await waitForServing(addrs[name], 60_000, exited);
     } catch (err) {
       stopping = true;
@@ -124,7 +119,7 @@ export async function launchSystem(
     async stop() {
       stopping = true;
       // Gateway first, so no new work reaches the services while they drain.
-      await stopAll(['gateway', 'webhook', 'checkout', 'license', 'product', 'account']);
+      await stopAll([...order].reverse());
     },
   };
 }

@@ -1,17 +1,21 @@
-// The settings and metrics sections of docs/operations.md, generated from the
-// config schemas and the metric catalogue so the page cannot fall behind the
-// code. `npm run docs` rewrites them; a unit test fails when they differ.
+// The components, settings and metrics sections of docs/operations.md,
+// generated from components.json, the config schemas and the metric catalogue
+// so the page cannot fall behind the code. `npm run docs` rewrites them; a unit
+// test fails when they differ.
 import { commonSchema, METRIC_HELP, type Schema, type Setting } from '@licensing/runtime';
+import {
+  components,
+  gateway,
+  httpPortVariable,
+  portVariable,
+  services,
+  type Component,
+  type ComponentEntry,
+  type ComponentPorts,
+} from './components';
 
-/** The config schema of every component (passed in: the script loads the built ones, tests the sources). */
-export interface Schemas {
-  account: Schema;
-  product: Schema;
-  license: Schema;
-  checkout: Schema;
-  webhook: Schema;
-  gateway: Schema;
-}
+/** The config schema of every component by name (passed in: the script loads the built ones, tests the sources). */
+export type Schemas = Record<Component, Schema>;
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 
@@ -43,12 +47,18 @@ function table(rows: [string, string, string][]): string {
 const rowsOf = (schema: Schema, names: string[]): [string, string, string][] =>
   names.map((n) => [n, defaultOf(n, schema[n]), meaning(schema[n])]);
 
+function schemaOf(schemas: Schemas, name: Component): Schema {
+  if (!schemas[name]) throw new Error(`no config schema for ${name}`);
+  return schemas[name];
+}
+
 export function renderSettings(schemas: Schemas): string {
-  const { gateway: gatewaySchema, ...services } = schemas;
-  const accountSchema = services.account;
+  const gatewaySchema = schemaOf(schemas, gateway.name);
+  const serviceSchemas = Object.fromEntries(services.map((c) => [c.name, schemaOf(schemas, c.name)]));
+  const firstSchema = serviceSchemas[services[0].name];
   const common = Object.keys(commonSchema);
-  const perService = Object.keys(accountSchema).filter(
-    (k) => !common.includes(k) && Object.values(services).every((s) => k in s),
+  const perService = Object.keys(firstSchema).filter(
+    (k) => !common.includes(k) && Object.values(serviceSchemas).every((s) => k in s),
   );
   const out: string[] = [];
   out.push(
@@ -66,14 +76,14 @@ export function renderSettings(schemas: Schemas): string {
     '',
     table(
       perService.map((n) => {
-        const defaults = Object.entries(services).map(([svc, s]) => `${svc} \`${String(s[n].default)}\``);
-        const same = new Set(Object.values(services).map((s) => String(s[n].default))).size === 1;
-        return [n, same ? defaultOf(n, accountSchema[n]) : defaults.join(', '), meaning(accountSchema[n])];
+        const defaults = Object.entries(serviceSchemas).map(([svc, s]) => `${svc} \`${String(s[n].default)}\``);
+        const same = new Set(Object.values(serviceSchemas).map((s) => String(s[n].default))).size === 1;
+        return [n, same ? defaultOf(n, firstSchema[n]) : defaults.join(', '), meaning(firstSchema[n])];
       }),
     ),
     '',
   );
-  for (const [name, schema] of Object.entries(services)) {
+  for (const [name, schema] of Object.entries(serviceSchemas)) {
     const own = Object.keys(schema).filter((k) => !common.includes(k) && !perService.includes(k));
     out.push(`### ${name[0].toUpperCase()}${name.slice(1)} service`, '', table(rowsOf(schema, own)), '');
   }
@@ -82,13 +92,47 @@ export function renderSettings(schemas: Schemas): string {
   return out.join('\n');
 }
 
+const portList = (c: ComponentEntry, ports: ComponentPorts, variables: boolean): string => {
+  const named = (port: number, variable: string) => (variables ? `${port} (\`${variable}\`)` : String(port));
+  return [
+    ports.grpc !== undefined ? `gRPC ${named(ports.grpc, portVariable(c))}` : '',
+    ports.http !== undefined
+      ? c.kind === 'gateway'
+        ? `HTTP ${named(ports.http, portVariable(c))}${ports.https !== undefined ? ' (Kubernetes)' : ''}`
+        : `web page ${named(ports.http, httpPortVariable(c))}`
+      : '',
+    ports.https !== undefined ? `HTTPS ${ports.https} (compose)` : '',
+    `metrics ${ports.metrics}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+};
+
+/** Every component with its folder, ports and gRPC callers, from components.json. */
+export function renderComponents(): string {
+  const rows = components.map((c) =>
+    [
+      c.title,
+      `\`${c.folder}\``,
+      portList(c, c.ports, true),
+      portList(c, c.deployPorts, false),
+      c.kind === 'gateway' ? '(the public API)' : c.callers.join(', '),
+    ].join(' | '),
+  );
+  return `${[
+    '| component | folder | `npm start` ports (variable) | compose and Kubernetes ports | called over gRPC by |',
+    '|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r} |`),
+  ].join('\n')}\n`;
+}
+
 export function renderMetrics(): string {
   return `${['| metric | what it counts |', '|---|---|', ...Object.entries(METRIC_HELP).map(([name, help]) => `| \`${name}\` | ${cell(help)} |`)].join('\n')}\n`;
 }
 
 /** Replaces each `<!-- generated:NAME -->…<!-- end:NAME -->` block of `text`. */
 export function withGeneratedSections(text: string, schemas: Schemas): string {
-  const sections = { settings: () => renderSettings(schemas), metrics: renderMetrics };
+  const sections = { components: renderComponents, settings: () => renderSettings(schemas), metrics: renderMetrics };
   let out = text;
   for (const [name, render] of Object.entries(sections)) {
     const re = new RegExp(`(<!-- generated:${name} [^>]*-->\\n)[\\s\\S]*?(<!-- end:${name} -->)`);

@@ -1,10 +1,24 @@
 // The settings that wire the components together, in one place, for both
-// `npm start` (child processes) and the tests (in process). Each component
-// still validates its own settings against its config schema.
+// `npm start` (child processes) and the tests (in process): what is common
+// and who calls whom come from components.json, each component's own secrets
+// and knobs from ownSettings below. Each component still validates its
+// settings against its config schema.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tokenDigest, type InternalCaller, type InternalCredential, type InternalTls } from '@licensing/runtime';
 import { componentToken } from './secrets';
+import {
+  addrSetting,
+  calleesOf,
+  componentOf,
+  isCaller,
+  pageUrlSetting,
+  services,
+  type Component,
+  type ComponentEntry,
+} from './components';
+
+export type { Component } from './components';
 
 export interface Topology {
   mongoUrl: string;
@@ -63,16 +77,10 @@ export interface Topology {
   stripeApiUrl?: string;
 }
 
-export type Component = 'account' | 'product' | 'license' | 'checkout' | 'webhook' | 'gateway';
-
-/** Which components call which service (each service's access.ts then says which methods). */
-export const callersOf: Record<Exclude<Component, 'gateway'>, InternalCaller[]> = {
-  account: ['gateway', 'operator'],
-  product: ['gateway', 'license', 'checkout'],
-  license: ['gateway', 'checkout'],
-  checkout: ['gateway'],
-  webhook: ['gateway'],
-};
+/** Which components call which service (each service's access.ts then says which methods): components.json. */
+export const callersOf: Record<Component, InternalCaller[]> = Object.fromEntries(
+  services.map((s) => [s.name, s.callers]),
+);
 
 /** A caller's credential in this topology (tests and the operator CLI call services with it). */
 export const credentialOf = (t: Topology, caller: InternalCaller): InternalCredential => ({
@@ -99,18 +107,38 @@ function tlsEnv(t: Topology, component: string): Record<string, string> {
   };
 }
 
-function common(t: Topology, component: Component): Record<string, string> {
+/**
+ * Where a component runs and what it reaches: its port (a service's gRPC port, the
+ * gateway's HTTP port; 0 = any free port), a service's web page port, the
+ * addresses of the services it calls and the gateway's public address.
+ */
+export interface Placement {
+  port: number;
+  httpPort?: number;
+  /** host:port of each service by name, and the URL of a service's web page as `<name>Page` (see pageKey). */
+  addrs?: Addrs;
+  /** The gateway's public address, for links in mails and checkout pages (else each schema's default). */
+  publicBaseUrl?: string;
+}
+
+/** Where the services listen: `account` → "127.0.0.1:50051", …, `checkoutPage` → "http://127.0.0.1:8081". */
+export type Addrs = Record<string, string>;
+export const pageKey = (service: Component): string => `${service}Page`;
+
+/** Where a component placed on `port` serves /metrics: a service on its gRPC port + 1000 (serviceSchema's rule), the gateway on its default. */
+export const metricsPortOf = (name: Component, port: number): number =>
+  componentOf(name).kind === 'gateway' ? componentOf(name).ports.metrics : port + 1000;
+
+function common(t: Topology, c: ComponentEntry): Record<string, string> {
   return {
-    ...(t.natsPasswords ? { NATS_USER: component, NATS_PASSWORD: t.natsPasswords[component] } : {}),
+    ...(t.natsPasswords ? { NATS_USER: c.name, NATS_PASSWORD: t.natsPasswords[c.name] } : {}),
     ...(t.eventsRetentionHours ? { EVENTS_RETENTION_HOURS: String(t.eventsRetentionHours) } : {}),
-    ...tlsEnv(t, component),
-    ...(component === 'gateway' || component === 'license' || component === 'checkout'
-      ? { INTERNAL_TOKEN: componentToken(t.internalToken, component) }
-      : {}),
-    ...(component !== 'gateway'
+    ...tlsEnv(t, c.name),
+    ...(isCaller(c.name) ? { INTERNAL_TOKEN: componentToken(t.internalToken, c.name) } : {}),
+    ...(c.kind === 'service'
       ? {
-          INTERNAL_CALLERS: callersOf[component]
-            .map((c) => `${c}=${tokenDigest(componentToken(t.internalToken, c))}`)
+          INTERNAL_CALLERS: c.callers
+            .map((caller) => `${caller}=${tokenDigest(componentToken(t.internalToken, caller))}`)
             .join(','),
         }
       : {}),
@@ -126,48 +154,68 @@ function common(t: Topology, component: Component): Record<string, string> {
   };
 }
 
-function service(t: Topology, name: Exclude<Component, 'gateway'>, port: number): Record<string, string> {
-  // /metrics on the gRPC port + 1000 (the schemas' default for the default ports).
-  const metricsPort = t.metricsAnyPort || port === 0 ? 0 : port + 1000;
+/** The addresses of what a component calls: every service that lists it as a caller, and (gateway) the web pages it proxies. */
+function addresses(c: ComponentEntry, addrs: Addrs = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  const need = (key: string) => {
+    if (!addrs[key]) throw new Error(`${c.name} needs the address of ${key}: start it first (components.json order)`);
+    return addrs[key];
+  };
+  for (const callee of calleesOf(c.name)) out[addrSetting(callee)] = need(callee);
+  if (c.kind === 'gateway')
+    for (const s of services.filter((x) => x.ports.http !== undefined))
+      out[pageUrlSetting(s.name)] = need(pageKey(s.name));
+  return out;
+}
+
+function httpPortOf(c: ComponentEntry, p: Placement): number {
+  // Never a default: the gateway must be told where the page is, so whoever places the service picks the port.
+  if (p.httpPort === undefined) throw new Error(`${c.name} serves a web page: its placement needs httpPort`);
+  return p.httpPort;
+}
+
+function service(t: Topology, c: ComponentEntry, p: Placement): Record<string, string> {
+  const metricsPort = t.metricsAnyPort || p.port === 0 ? 0 : metricsPortOf(c.name, p.port);
   return {
-    ...common(t, name),
+    ...common(t, c),
     MONGO_URL: t.mongoUrl,
     ...(t.ferretdbPostgresUrl ? { FERRETDB_POSTGRESQL_URL: t.ferretdbPostgresUrl } : {}),
     ...(t.queryShapesDir ? { QUERY_SHAPES_DIR: t.queryShapesDir } : {}),
-    MONGO_DB: `${t.dbPrefix}_${name}`,
+    MONGO_DB: `${t.dbPrefix}_${c.name}`,
     GRPC_HOST: t.host,
-    GRPC_PORT: String(port),
+    GRPC_PORT: String(p.port),
     METRICS_PORT: String(metricsPort),
+    ...(c.ports.http !== undefined ? { HTTP_HOST: t.host, HTTP_PORT: String(httpPortOf(c, p)) } : {}),
   };
 }
 
-export const envFor = {
-  account: (t: Topology, port: number, publicBaseUrl?: string) => ({
-    ...service(t, 'account', port),
+function gatewayEnv(t: Topology, c: ComponentEntry, p: Placement): Record<string, string> {
+  return {
+    ...common(t, c),
+    HOST: t.host,
+    PORT: String(p.port),
+    ...(t.metricsAnyPort ? { METRICS_PORT: '0' } : {}),
+    ...(t.trustedProxies ? { TRUSTED_PROXIES: t.trustedProxies } : {}),
+    REDIS_URL: t.redisUrl,
+    RATE_LIMIT_PREFIX: t.rateLimitPrefix,
+    ...(t.statsFlushIntervalMs ? { VALIDATION_STATS_FLUSH_MS: String(t.statsFlushIntervalMs) } : {}),
+  };
+}
+
+/** Settings only one component has (its secrets, test-only knobs). A component with none needs no entry. */
+const ownSettings: Record<Component, (t: Topology, p: Placement) => Record<string, string>> = {
+  account: (t, p) => ({
     API_KEY_PEPPER: t.apiKeyPepper,
     ...(t.mailUrl ? { MAIL_URL: t.mailUrl } : {}),
-    ...(publicBaseUrl ? { PUBLIC_BASE_URL: publicBaseUrl } : {}),
+    ...(p.publicBaseUrl ? { PUBLIC_BASE_URL: p.publicBaseUrl } : {}),
   }),
-  product: (t: Topology, port: number) => ({ ...service(t, 'product', port), SIGNING_KEY_SECRET: t.signingKeySecret }),
-  license: (t: Topology, port: number, productAddr: string) => ({
-    ...service(t, 'license', port),
-    PRODUCT_GRPC_ADDR: productAddr,
+  product: (t) => ({ SIGNING_KEY_SECRET: t.signingKeySecret }),
+  license: (t) => ({
     ...(t.statsFlushIntervalMs ? { STATS_FLUSH_INTERVAL_MS: String(t.statsFlushIntervalMs) } : {}),
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
   }),
-  checkout: (
-    t: Topology,
-    port: number,
-    httpPort: number,
-    addrs: { product: string; license: string },
-    publicBaseUrl: string,
-  ) => ({
-    ...service(t, 'checkout', port),
-    HTTP_HOST: t.host,
-    HTTP_PORT: String(httpPort),
-    PRODUCT_GRPC_ADDR: addrs.product,
-    LICENSE_GRPC_ADDR: addrs.license,
-    PUBLIC_BASE_URL: publicBaseUrl,
+  checkout: (t, p) => ({
+    ...(p.publicBaseUrl ? { PUBLIC_BASE_URL: p.publicBaseUrl } : {}),
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
     ...(t.paymentProvider ? { PAYMENT_PROVIDER: t.paymentProvider } : {}),
     ...(t.checkoutTestMode ? { CHECKOUT_TEST_MODE: 'true' } : {}),
@@ -175,39 +223,21 @@ export const envFor = {
     ...(t.stripeWebhookSecret ? { STRIPE_WEBHOOK_SECRET: t.stripeWebhookSecret } : {}),
     ...(t.stripeApiUrl ? { STRIPE_API_URL: t.stripeApiUrl } : {}),
   }),
-  webhook: (t: Topology, port: number) => ({
-    ...service(t, 'webhook', port),
+  webhook: (t) => ({
     WEBHOOK_SECRET_KEY: t.webhookSecretKey,
     ...(t.webhookAllowLoopback ? { WEBHOOK_ALLOW_LOOPBACK: 'true' } : {}),
     ...(t.webhookRetryScheduleS ? { WEBHOOK_RETRY_SCHEDULE_S: t.webhookRetryScheduleS } : {}),
     ...(t.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(t.webhookTimeoutMs) } : {}),
     ...(t.webhookDispatchIntervalMs ? { WEBHOOK_DISPATCH_INTERVAL_MS: String(t.webhookDispatchIntervalMs) } : {}),
   }),
-  gateway: (
-    t: Topology,
-    port: number,
-    addrs: {
-      account: string;
-      product: string;
-      license: string;
-      checkout: string;
-      checkoutPage: string;
-      webhook: string;
-    },
-  ) => ({
-    ...common(t, 'gateway'),
-    HOST: t.host,
-    PORT: String(port),
-    ...(t.metricsAnyPort ? { METRICS_PORT: '0' } : {}),
-    ...(t.trustedProxies ? { TRUSTED_PROXIES: t.trustedProxies } : {}),
-    REDIS_URL: t.redisUrl,
-    RATE_LIMIT_PREFIX: t.rateLimitPrefix,
-    ...(t.statsFlushIntervalMs ? { VALIDATION_STATS_FLUSH_MS: String(t.statsFlushIntervalMs) } : {}),
-    ACCOUNT_GRPC_ADDR: addrs.account,
-    PRODUCT_GRPC_ADDR: addrs.product,
-    LICENSE_GRPC_ADDR: addrs.license,
-    CHECKOUT_GRPC_ADDR: addrs.checkout,
-    CHECKOUT_PAGE_URL: addrs.checkoutPage,
-    WEBHOOK_GRPC_ADDR: addrs.webhook,
-  }),
 };
+
+/** The environment of one component in this topology (each component still checks it against its schema). */
+export function envFor(name: Component, t: Topology, p: Placement): Record<string, string> {
+  const c = componentOf(name);
+  return {
+    ...(c.kind === 'gateway' ? gatewayEnv(t, c, p) : service(t, c, p)),
+    ...addresses(c, p.addrs),
+    ...(ownSettings[name]?.(t, p) ?? {}),
+  };
+}

@@ -8,16 +8,18 @@ import { checkTransportConfig } from '../../gateway/src/transport';
 import type { GatewayConfig } from '../../gateway/src/config';
 import {
   optionalSecret,
+  componentOf,
   components,
   configFrom,
-  entryOf,
+  grpcAddresses,
+  pageAddresses,
   read,
   requiredSettings,
   root,
   secretSettings,
   target,
   yamlOf,
-  type ComponentName,
+  type Component,
 } from './support';
 
 // docker-compose.yml cannot run here (no Docker engine), so it is checked the
@@ -30,11 +32,11 @@ const services = compose.services as Record<string, any>;
 const interpolate = (v: unknown) => String(v).replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _name, dflt) => dflt);
 const envOf = (name: string): Record<string, string> =>
   Object.fromEntries(Object.entries(services[name].environment ?? {}).map(([k, v]) => [k, interpolate(v)]));
-const configs = Object.fromEntries(components.map((c) => [c, configFrom(c, envOf(c))])) as Record<
-  ComponentName,
-  Record<string, any>
->;
-const grpcPort = (c: ComponentName) => configs[c].GRPC_PORT as number;
+// Only the components compose has: a missing one fails the first test below by name, not the whole file.
+const configs = Object.fromEntries(
+  components.filter((c) => services[c]).map((c) => [c, configFrom(c, envOf(c))]),
+) as Record<Component, Record<string, any>>;
+const grpcPort = (c: Component) => configs[c].GRPC_PORT as number;
 
 // The secrets as deploy/make-secrets.sh makes them, in a scratch copy: the
 // checks below read them where compose would mount them.
@@ -58,13 +60,32 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.volumes)).toEqual(expect.arrayContaining(['mongo-data', 'nats-data']));
   });
 
+  it('has a service for every component in components.json, and none other but the stores', () => {
+    const fromImage = Object.keys(services).filter((s) => services[s].image?.startsWith('licensing:'));
+    expect(fromImage).toEqual(components);
+    expect(Object.keys(services).filter((s) => !fromImage.includes(s))).toEqual(['mongodb', 'nats', 'redis']);
+  });
+
   it.each(components)('%s: built from deploy/Dockerfile, runs its own entry point, read-only', (c) => {
     const s = services[c];
+    const { entry, folder } = componentOf(c);
     expect(s.build).toEqual({ context: '.', dockerfile: 'deploy/Dockerfile' });
     expect(s.image).toBe(`licensing:latest`);
-    expect(s.command.slice(-1)[0]).toBe(entryOf(c));
-    expect(existsSync(join(root, entryOf(c).replace('/dist/', '/src/').replace(/\.js$/, '.ts')))).toBe(true);
+    expect(s.command.slice(-1)[0]).toBe(entry);
+    expect(existsSync(join(root, folder, 'src/main.ts'))).toBe(true);
     expect(s.read_only).toBe(true);
+  });
+
+  it.each(components)('%s: listens on its ports in components.json (deployPorts)', (c) => {
+    const { kind, deployPorts } = componentOf(c);
+    const config = configs[c];
+    if (kind === 'gateway') {
+      // Compose's gateway terminates TLS itself, on the HTTPS port.
+      expect([c, config.PORT, config.METRICS_PORT]).toEqual([c, deployPorts.https, deployPorts.metrics]);
+    } else {
+      expect([c, config.GRPC_PORT, config.METRICS_PORT]).toEqual([c, deployPorts.grpc, deployPorts.metrics]);
+      if (deployPorts.http !== undefined) expect([c, config.HTTP_PORT]).toEqual([c, deployPorts.http]);
+    }
   });
 
   it.each(components)('%s: every required setting is given, secrets only as files', (c) => {
@@ -101,26 +122,28 @@ describe('docker-compose.yml', () => {
   it('services listen on all interfaces inside their containers; addresses name a compose service and its port', () => {
     for (const c of components.filter((x) => x !== 'gateway')) expect(configs[c].GRPC_HOST).toBe('0.0.0.0');
     expect(configs.gateway.HOST).toBe('0.0.0.0');
-    expect(configs.checkout.HTTP_HOST).toBe('0.0.0.0');
-    const addrs: [ComponentName, string, ComponentName][] = [
-      ['gateway', 'ACCOUNT_GRPC_ADDR', 'account'],
-      ['gateway', 'PRODUCT_GRPC_ADDR', 'product'],
-      ['gateway', 'LICENSE_GRPC_ADDR', 'license'],
-      ['gateway', 'CHECKOUT_GRPC_ADDR', 'checkout'],
-      ['gateway', 'WEBHOOK_GRPC_ADDR', 'webhook'],
-      ['license', 'PRODUCT_GRPC_ADDR', 'product'],
-      ['checkout', 'PRODUCT_GRPC_ADDR', 'product'],
-      ['checkout', 'LICENSE_GRPC_ADDR', 'license'],
-    ];
-    for (const [from, setting, to] of addrs)
+    for (const c of components.filter((x) => componentOf(x).ports.http !== undefined && x !== 'gateway'))
+      expect([c, configs[c].HTTP_HOST]).toEqual([c, '0.0.0.0']);
+    for (const [from, setting, to] of grpcAddresses)
       expect([from, setting, target(configs[from][setting])]).toEqual([
         from,
         setting,
         { host: to, port: grpcPort(to) },
       ]);
-    expect(target(configs.gateway.CHECKOUT_PAGE_URL)).toEqual({ host: 'checkout', port: configs.checkout.HTTP_PORT });
+    for (const [from, setting, to] of pageAddresses)
+      expect([from, setting, target(configs[from][setting])]).toEqual([
+        from,
+        setting,
+        { host: to, port: configs[to].HTTP_PORT },
+      ]);
+    // Nothing given that components.json does not imply (a call the services' callers lists do not allow).
+    for (const c of components)
+      for (const name of Object.keys(envOf(c)).filter((k) => /_GRPC_ADDR$|_PAGE_URL$/.test(k)))
+        expect([...grpcAddresses, ...pageAddresses].map(([from, setting]) => `${from} ${setting}`)).toContain(
+          `${c} ${name}`,
+        );
     // Connection URLs hold passwords: they are secret files (make-secrets.sh writes them), read here as the container would.
-    const urlIn = (c: ComponentName, name: string) => readFileSync(mounted(envOf(c)[`${name}_FILE`]), 'utf8').trim();
+    const urlIn = (c: Component, name: string) => readFileSync(mounted(envOf(c)[`${name}_FILE`]), 'utf8').trim();
     for (const c of components) {
       if (c !== 'gateway') {
         const url = new URL(urlIn(c, 'MONGO_URL'));
@@ -156,8 +179,7 @@ describe('docker-compose.yml', () => {
     expect(test.slice(0, 3)).toEqual(['CMD', 'node', 'packages/runtime/dist/healthcheck.js']);
     if (c === 'gateway') expect(test.slice(3)).toEqual(['http', `https://127.0.0.1:${configs.gateway.PORT}/readyz`]);
     else expect(test.slice(3)).toEqual(['grpc', `127.0.0.1:${grpcPort(c)}`]);
-    const needs =
-      c === 'gateway' ? ['nats', 'redis', 'account', 'product', 'license', 'checkout', 'webhook'] : ['mongodb', 'nats'];
+    const needs = c === 'gateway' ? ['nats', 'redis', ...components.filter((x) => x !== c)] : ['mongodb', 'nats'];
     for (const dep of needs)
       expect([dep, services[c].depends_on[dep]]).toEqual([dep, { condition: 'service_healthy' }]);
     for (const dep of Object.keys(services[c].depends_on)) expect(services[dep].healthcheck).toBeDefined();
@@ -178,13 +200,12 @@ describe('deploy/Dockerfile', () => {
     expect(runtime).toMatch(/NODE_ENV=production/);
   });
 
-  it('copies the dist of every workspace the entry points need', () => {
+  it('installs every component, builds from components.json and copies the dist of every workspace the entry points need', () => {
+    const [deps, build] = stages;
     const runtime = stages[stages.length - 1];
-    for (const dir of [
-      'proto',
-      'packages/runtime',
-      ...components.map((c) => (c === 'gateway' ? 'gateway' : `services/${c}`)),
-    ]) {
+    expect(build).toMatch(/^COPY .*\bcomponents\.json\b.* \.\/$/m); // scripts/build.mjs reads it
+    for (const dir of ['proto', 'packages/runtime', ...components.map((c) => componentOf(c).folder)]) {
+      expect(deps).toContain(`COPY ${dir}/package.json ${dir}/`);
       expect(runtime).toContain(`COPY --from=build /app/${dir}/dist ${dir}/dist`);
       expect(runtime).toContain(`COPY --from=build /app/${dir}/package.json ${dir}/`);
     }

@@ -2,16 +2,18 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   optionalSecret,
+  componentOf,
   components,
   configFrom,
-  entryOf,
+  grpcAddresses,
+  pageAddresses,
   requiredSettings,
   root,
   secretSettings,
   target,
   yamlDocsOf,
   yamlOf,
-  type ComponentName,
+  type Component,
 } from './support';
 
 // The manifests under deploy/k8s cannot be applied here (no cluster); their
@@ -28,10 +30,10 @@ const compose = yamlOf('docker-compose.yml').services as Record<string, any>;
 const pkg = JSON.parse(require('node:fs').readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
 
 const find = (kind: string, name: string) => docs.find((d) => d.kind === kind && d.metadata.name === name);
-const container = (c: ComponentName) => find('Deployment', c)!.spec.template.spec.containers[0];
+const container = (c: Component) => find('Deployment', c)!.spec.template.spec.containers[0];
 
 /** The environment a pod of `c` gets: the ConfigMap, then its own env. */
-function envOf(c: ComponentName): Record<string, string> {
+function envOf(c: Component): Record<string, string> {
   const ctr = container(c);
   const env: Record<string, string> = {};
   for (const from of ctr.envFrom ?? []) {
@@ -49,6 +51,46 @@ describe('Kubernetes manifests', () => {
     );
     expect(files.filter((f) => !kustomization.resources.includes(f))).toEqual(['secret.example.yaml']);
     expect(kustomization.images).toEqual([{ name: 'licensing', newTag: pkg.version }]);
+  });
+
+  it('has a manifest for every component in components.json (deploy/k8s/<name>.yaml), and no other Deployment', () => {
+    for (const c of components) expect([c, kustomization.resources.includes(`${c}.yaml`)]).toEqual([c, true]);
+    const deployments = docs.filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name);
+    expect(deployments).toEqual(components);
+    for (const c of components)
+      expect(yamlDocsOf(`deploy/k8s/${c}.yaml`).map((d) => `${d.kind} ${d.metadata.name}`)).toEqual(
+        expect.arrayContaining([`Deployment ${c}`, `Service ${c}`]),
+      );
+  });
+
+  it.each(components)('%s: listens on its ports in components.json (deployPorts), and its Service offers them', (c) => {
+    const { kind, deployPorts } = componentOf(c);
+    const config = configFrom(c, envOf(c));
+    const containerPort = (name: string) => container(c).ports.find((p: K8s) => p.name === name)?.containerPort;
+    const servicePorts = find('Service', c)!.spec.ports.map((p: K8s) => `${p.targetPort}`);
+    const expected: [string, number | undefined, unknown][] =
+      kind === 'gateway'
+        ? [
+            ['http', deployPorts.http, config.PORT],
+            ['metrics', deployPorts.metrics, config.METRICS_PORT],
+          ]
+        : [
+            ['grpc', deployPorts.grpc, config.GRPC_PORT],
+            ['metrics', deployPorts.metrics, config.METRICS_PORT],
+            ...(deployPorts.http !== undefined
+              ? [['http', deployPorts.http, config.HTTP_PORT] as [string, number, unknown]]
+              : []),
+          ];
+    for (const [name, port, setting] of expected) {
+      expect([c, name, containerPort(name), setting]).toEqual([c, name, port, port]);
+      expect(servicePorts).toContain(name);
+    }
+    // No port the registry does not know of.
+    expect(
+      container(c)
+        .ports.map((p: K8s) => p.name)
+        .sort(),
+    ).toEqual(expected.map(([name]) => name).sort());
   });
 
   it.each(components)(
@@ -76,7 +118,7 @@ describe('Kubernetes manifests', () => {
       expect(ctr.image).toBe(`licensing:${pkg.version}`);
       expect(compose[c].image.split(':')[0]).toBe(ctr.image.split(':')[0]);
       expect(ctr.command).toEqual(compose[c].command);
-      expect(ctr.command.slice(-1)[0]).toBe(entryOf(c));
+      expect(ctr.command.slice(-1)[0]).toBe(componentOf(c).entry);
       expect(pod.securityContext.runAsNonRoot).toBe(true);
       expect(ctr.securityContext).toMatchObject({
         runAsNonRoot: true,
@@ -151,17 +193,7 @@ describe('Kubernetes manifests', () => {
   );
 
   it('addresses name a Service and its port; gRPC addresses resolve every pod (headless Services)', () => {
-    const pairs: [ComponentName, string, ComponentName][] = [
-      ['gateway', 'ACCOUNT_GRPC_ADDR', 'account'],
-      ['gateway', 'PRODUCT_GRPC_ADDR', 'product'],
-      ['gateway', 'LICENSE_GRPC_ADDR', 'license'],
-      ['gateway', 'CHECKOUT_GRPC_ADDR', 'checkout'],
-      ['gateway', 'WEBHOOK_GRPC_ADDR', 'webhook'],
-      ['license', 'PRODUCT_GRPC_ADDR', 'product'],
-      ['checkout', 'PRODUCT_GRPC_ADDR', 'product'],
-      ['checkout', 'LICENSE_GRPC_ADDR', 'license'],
-    ];
-    for (const [from, setting, to] of pairs) {
+    for (const [from, setting, to] of grpcAddresses) {
       const addr = String(configFrom(from, envOf(from))[setting]);
       expect(addr).toMatch(/^dns:\/\/\//);
       const t = target(addr);
@@ -170,8 +202,16 @@ describe('Kubernetes manifests', () => {
       expect(svc.spec.clusterIP).toBe('None');
       expect(svc.spec.ports.map((p: K8s) => p.port)).toContain(t.port);
     }
-    const page = target(String(configFrom('gateway', envOf('gateway')).CHECKOUT_PAGE_URL));
-    expect(find('Service', page.host)!.spec.ports.map((p: K8s) => p.port)).toContain(page.port);
+    for (const [from, setting, to] of pageAddresses) {
+      const page = target(String(configFrom(from, envOf(from))[setting]));
+      expect([from, setting, page.host]).toEqual([from, setting, to]);
+      expect(find('Service', page.host)!.spec.ports.map((p: K8s) => p.port)).toContain(page.port);
+    }
+    // Nothing given that components.json does not imply.
+    const implied = [...grpcAddresses, ...pageAddresses].map(([from, setting]) => `${from} ${setting}`);
+    for (const c of components)
+      for (const name of Object.keys(envOf(c)).filter((k) => /_GRPC_ADDR$|_PAGE_URL$/.test(k)))
+        expect(implied).toContain(`${c} ${name}`);
   });
 
   it('the gateway is production, behind an HTTPS Ingress it trusts, and drains before it stops', () => {
@@ -195,7 +235,7 @@ describe('Kubernetes manifests', () => {
       expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
       expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
       expect(hpa.spec.maxReplicas).toBeGreaterThan(hpa.spec.minReplicas);
-      expect(container(name as ComponentName).resources.requests.cpu).toBeDefined(); // utilisation needs a request
+      expect(container(name as Component).resources.requests.cpu).toBeDefined(); // utilisation needs a request
     }
   });
 });

@@ -1,5 +1,6 @@
 import { callersOf } from '../../scripts/lib/topology';
-import { components, configFrom, yamlDocsOf, yamlOf, type ComponentName } from './support';
+import { componentOf, components, configFrom, yamlDocsOf, yamlOf, type Component } from './support';
+import { services as registryServices } from '../../scripts/lib/components';
 
 // Who can reach whom: Kubernetes NetworkPolicies admit each component's real
 // callers only (the table the services' INTERNAL_CALLERS come from), and
@@ -12,13 +13,13 @@ const deployments: K8s[] = (yamlOf('deploy/k8s/kustomization.yaml').resources as
   .filter((d) => d.kind === 'Deployment');
 const compose = yamlOf('docker-compose.yml');
 const services = compose.services as Record<string, any>;
-const podEnv = (c: ComponentName) =>
+const podEnv = (c: Component) =>
   Object.fromEntries(
     deployments
       .find((d) => d.metadata.name === c)!
       .spec.template.spec.containers[0].env.map((e: K8s) => [e.name, String(e.value)]),
   );
-const grpcPortOf = (c: ComponentName) => configFrom(c, podEnv(c)).GRPC_PORT as number;
+const grpcPortOf = (c: Component) => configFrom(c, podEnv(c)).GRPC_PORT as number;
 
 /** The rules of the policy that selects pods named `name`. */
 const ingressOf = (name: string): K8s[] => {
@@ -56,9 +57,10 @@ describe('Kubernetes NetworkPolicies', () => {
       expect(metrics.from).toEqual([
         { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
       ]);
-      // Nothing else: every other rule is the checkout page from the gateway.
-      for (const r of rules.filter((x) => x !== grpc[0] && x !== metrics))
-        expect([svc, podNames(r), ports(r)]).toEqual(['checkout', ['gateway'], [8081]]);
+      // Nothing else but a web page (deployPorts.http), which only the gateway reaches (it proxies it).
+      const page = componentOf(svc).deployPorts.http;
+      const others = rules.filter((x) => x !== grpc[0] && x !== metrics);
+      expect(others.map((r) => [podNames(r), ports(r)])).toEqual(page === undefined ? [] : [[['gateway'], [page]]]);
     },
   );
 
@@ -73,14 +75,7 @@ describe('Kubernetes NetworkPolicies', () => {
 
   it('the stores admit only their users: Redis only the gateway, MongoDB only the services and its init Job', () => {
     expect(podNames(ingressOf('redis')[0])).toEqual(['gateway']);
-    expect(podNames(ingressOf('mongodb')[0])).toEqual([
-      'account',
-      'checkout',
-      'license',
-      'mongo-users',
-      'product',
-      'webhook',
-    ]);
+    expect(podNames(ingressOf('mongodb')[0])).toEqual([...registryServices.map((x) => x.name), 'mongo-users'].sort());
     expect(podNames(ingressOf('nats')[0])).toEqual([...components].sort());
   });
 });
@@ -96,12 +91,9 @@ describe('compose networks', () => {
     }
   });
 
-  it('only the gateway publishes a port; only it and the services that call out are on the public network', () => {
+  it('only the gateway publishes a port; only the components components.json puts there are on the public network', () => {
     for (const c of components)
-      expect([c, networksOf(c)]).toEqual([
-        c,
-        ['gateway', 'checkout', 'webhook'].includes(c) ? ['internal', 'public'] : ['internal'],
-      ]);
+      expect([c, networksOf(c)]).toEqual([c, componentOf(c).publicNetwork ? ['internal', 'public'] : ['internal']]);
     expect(Object.keys(services).filter((s) => services[s].ports)).toEqual(['gateway']);
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runInNewContext } from 'node:vm';
@@ -7,6 +7,7 @@ import { connect } from 'nats';
 import { Redis } from 'ioredis';
 import { parseCallers, tokenDigest } from '@licensing/runtime';
 import { callersOf } from '../../scripts/lib/topology';
+import { componentNames, databaseOf, services } from '../../scripts/lib/components';
 import { deployNatsConfig } from '../../scripts/lib/deploy-nats';
 import { PrivateServer, serverBinary } from '../support/private-server';
 import { read, root, yamlDocsOf, yamlOf } from './support';
@@ -33,6 +34,24 @@ afterAll(async () => {
   rmSync(secrets, { recursive: true, force: true });
 });
 
+describe('make-secrets.sh', () => {
+  it('writes the secrets of every component in components.json', () => {
+    const callers = [...new Set(services.flatMap((x) => x.callers))];
+    const expected = [
+      ...componentNames.flatMap((c) => [`nats_password_${c}`, `${c}.crt`, `${c}.key`]),
+      ...services.flatMap((x) => [`mongo_url_${x.name}`, `mongo_password_${x.name}`, `internal_callers_${x.name}`]),
+      ...callers.flatMap((c) => [`internal_token_${c}`, `${c}.crt`]),
+    ];
+    expect(expected.filter((name) => !existsSync(join(secrets, name)))).toEqual([]);
+    // And compose hands the stores the passwords of every user.
+    expect(compose.services.nats.secrets).toEqual(componentNames.map((c) => `nats_password_${c}`));
+    expect(compose.services.mongodb.secrets).toEqual([
+      'mongo_root_password',
+      ...services.map((x) => `mongo_password_${x.name}`),
+    ]);
+  });
+});
+
 describe('gRPC credentials from make-secrets.sh', () => {
   it.each(Object.keys(callersOf) as (keyof typeof callersOf)[])(
     '%s accepts exactly its callers, by the digests of their own tokens',
@@ -52,7 +71,7 @@ describe('NATS', () => {
     const nats = compose.services.nats;
     expect(nats.volumes).toContain('./deploy/nats:/etc/nats:ro');
     expect(nats.entrypoint).toEqual(['sh', '/etc/nats/start.sh']);
-    for (const c of ['account', 'product', 'license', 'checkout', 'webhook', 'gateway']) {
+    for (const c of componentNames) {
       expect(nats.secrets).toContain(`nats_password_${c}`);
       expect(compose.services[c].environment).toMatchObject({
         NATS_USER: c,
@@ -175,13 +194,7 @@ describe('MongoDB', () => {
       });
     run();
     run();
-    expect([...users.keys()].sort()).toEqual([
-      'licensing_account/account',
-      'licensing_checkout/checkout',
-      'licensing_license/license',
-      'licensing_product/product',
-      'licensing_webhook/webhook',
-    ]);
+    expect([...users.keys()].sort()).toEqual(services.map((x) => `${databaseOf(x.name)}/${x.name}`).sort());
     for (const u of users.values()) {
       expect(u.roles).toEqual([{ role: 'readWrite', db: u.db }]);
       expect(u.pwd).toBe(secret(`mongo_password_${u.user}`));

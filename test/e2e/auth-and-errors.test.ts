@@ -52,7 +52,7 @@ describe('authentication', () => {
   });
 
   it('an unknown key of the right shape, and a key with a broken checksum: 401', async () => {
-    const other = await stack.admin.createApiKey({ accountId, scope: 'full', name: 'tmp' });
+    const other = await stack.admin.createApiKey({ account_id: accountId, scope: 'full', name: 'tmp' });
     // Same shape, different body: fails the checksum before any look-up.
     const mangled = other.secret.slice(0, 10) + (other.secret[10] === 'a' ? 'b' : 'a') + other.secret.slice(11);
     expectProblem(await client(stack.url, mangled)('GET', '/api/v1/products'), 401, 'unauthorized');
@@ -68,12 +68,16 @@ describe('authentication', () => {
   });
 
   it('a revoked key stops working within 1 s, although it was cached', async () => {
-    const { secret, apiKey: key } = await stack.admin.createApiKey({ accountId, scope: 'full', name: 'to-revoke' });
+    const { secret, api_key: key } = await stack.admin.createApiKey({
+      account_id: accountId,
+      scope: 'full',
+      name: 'to-revoke',
+    });
     const doomed = client(stack.url, secret);
     expect((await doomed('GET', '/api/v1/products')).status).toBe(200); // now cached by the gateway
     expect((await doomed('GET', '/api/v1/products')).status).toBe(200);
-    const revoked = await stack.admin.revokeApiKey({ accountId, keyId: key!.id });
-    expect(revoked.revokedAt).not.toBe('');
+    const revoked = await stack.admin.revokeApiKey({ account_id: accountId, key_id: key!.id });
+    expect(revoked.revoked_at).not.toBe('');
     // Polled for at most 1 s: the promise is "within a second", even with the revocation event late.
     await eventually(async () => expect((await doomed('GET', '/api/v1/products')).status).toBe(401), {
       timeoutMs: 1000,
@@ -82,7 +86,7 @@ describe('authentication', () => {
   });
 
   it('lists API keys by prefix only and never returns a secret or digest', async () => {
-    const out = await stack.admin.listApiKeys({ accountId, page: { limit: 100, startingAfter: '' } });
+    const out = await stack.admin.listApiKeys({ account_id: accountId, page: { limit: 100, starting_after: '' } });
     expect(out.data.length).toBeGreaterThan(0);
     for (const k of out.data) {
       expect(k.prefix).toMatch(/^lk_(full|val)_[0-9A-Za-z]{4}$/);

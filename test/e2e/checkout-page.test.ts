@@ -21,7 +21,7 @@ const landed: string[] = [];
 beforeAll(async () => {
   stack = await startStack({}, { CHECKOUT_REQUESTS_PER_MINUTE: '1000' });
   const acct = await stack.newAccount();
-  await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
+  await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   api = client(stack.url, acct.apiKey);
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
   productId = (await api('POST', '/api/v1/products', { name: 'Pixel Forge', price: { amount: 4900, currency: 'EUR' } }))

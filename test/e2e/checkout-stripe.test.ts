@@ -25,7 +25,7 @@ let suspendingProductId: string;
 beforeAll(async () => {
   stack = await startStack(stripeOverrides(WEBHOOK_SECRET));
   const acct = await stack.newAccount();
-  await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
+  await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   api = client(stack.url, acct.apiKey);
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
   productId = (await api('POST', '/api/v1/products', { name: 'Pixel Forge', price: { amount: 4900, currency: 'EUR' } }))
@@ -375,7 +375,12 @@ describe('refunds', () => {
 
 describe('modes', () => {
   const checkoutEnv = async (over: Record<string, string>) => ({
-    ...envFor.checkout(stack.topology, 0, await freePort(), stack.addrs, stack.url),
+    ...envFor('checkout', stack.topology, {
+      port: 0,
+      httpPort: await freePort(),
+      addrs: stack.addrs,
+      publicBaseUrl: stack.url,
+    }),
     STRIPE_SECRET_KEY: '',
     STRIPE_WEBHOOK_SECRET: '',
     STRIPE_API_URL: '',

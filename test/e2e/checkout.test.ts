@@ -10,7 +10,7 @@ let priced: string;
 beforeAll(async () => {
   stack = await startStack({}, {}, clock);
   const acct = await stack.newAccount();
-  await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
+  await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   api = client(stack.url, acct.apiKey);
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
   priced = (await api('POST', '/api/v1/products', { name: 'Sellable', price: { amount: 4900, currency: 'eur' } })).body

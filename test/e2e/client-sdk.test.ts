@@ -17,7 +17,7 @@ beforeAll(async () => {
   receiver = await WebhookReceiver.start();
   const acct = await stack.newAccount();
   accountId = acct.accountId;
-  await stack.admin.updateAccount({ id: accountId, perMinuteLimit: 100_000 });
+  await stack.admin.updateAccount({ id: accountId, per_minute_limit: 100_000 });
   client = sdk(stack.url, acct.apiKey);
   productId = (
     await client.products.create({ name: 'SDK Photo Editor', policy: { duration_days: 365, max_activations: 2 } })
@@ -151,7 +151,7 @@ describe('errors', () => {
       status: 401,
       code: 'unauthorized',
     });
-    const { secret } = await stack.admin.createApiKey({ accountId, scope: 'validate', name: 'in-app' });
+    const { secret } = await stack.admin.createApiKey({ account_id: accountId, scope: 'validate', name: 'in-app' });
     const inApp = sdk(stack.url, secret);
     const { license_key: key } = await issue();
     await expect(inApp.licenses.validate(key)).resolves.toMatchObject({ valid: true });
@@ -166,7 +166,7 @@ describe('errors', () => {
 
   it('429 with Retry-After when a limit runs out; the SDK does not wait longer than it may', async () => {
     const acct = await stack.newAccount();
-    await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 2 });
+    await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 2 });
     const limited = sdk(stack.url, acct.apiKey, { maxRetryDelayMs: 0 });
     await limited.status();
     await limited.status();

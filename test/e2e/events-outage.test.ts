@@ -72,7 +72,11 @@ it('a licence created while NATS is down produces license.created once NATS is b
 // request, and once NATS arrives its cache and the revocations that clear it work.
 it('a gateway started while NATS is down serves at once, and caches keys once NATS is back', async () => {
   const { accountId } = await stack.newAccount();
-  const { secret, apiKey: key } = await stack.admin.createApiKey({ accountId, scope: 'full', name: 'late-nats' });
+  const { secret, api_key: key } = await stack.admin.createApiKey({
+    account_id: accountId,
+    scope: 'full',
+    name: 'late-nats',
+  });
   const authentications = async () => {
     const text = await (await fetch(stack.metricsUrls.account)).text();
     const line = text
@@ -102,7 +106,7 @@ it('a gateway started while NATS is down serves at once, and caches keys once NA
 
   // The key is cached for 30 s; only the revocation event, over the subscription
   // made before NATS was there, can end it sooner.
-  await stack.admin.revokeApiKey({ accountId, keyId: key!.id });
+  await stack.admin.revokeApiKey({ account_id: accountId, key_id: key!.id });
   await eventually(async () => expect((await api('GET', '/api/v1/products')).status).toBe(401), {
     timeoutMs: 5_000,
     intervalMs: 50,

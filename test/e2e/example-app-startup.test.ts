@@ -24,10 +24,10 @@ const OFFLINE = 'http://127.0.0.1:1';
 beforeAll(async () => {
   stack = await startStack();
   const acct = await stack.newAccount();
-  await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
+  await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   vendor = sdk(stack.url, acct.apiKey);
   validateKey = (
-    await stack.admin.createApiKey({ accountId: acct.accountId, scope: 'validate', name: 'shipped in the app' })
+    await stack.admin.createApiKey({ account_id: acct.accountId, scope: 'validate', name: 'shipped in the app' })
   ).secret;
   inApp = sdk(stack.url, validateKey);
   productId = (await vendor.products.create({ name: 'Desktop app', policy: { duration_days: 30 } })).id;

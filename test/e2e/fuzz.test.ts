@@ -36,7 +36,7 @@ beforeAll(async () => {
   stack = await startStack({}, { AUTH_FAILURES_PER_MINUTE: '1000000', CHECKOUT_REQUESTS_PER_MINUTE: '1000000' });
   for (const owner of ['mine', 'theirs']) {
     const acct = await stack.newAccount();
-    await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 1_000_000, perHourLimit: 1_000_000 });
+    await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 1_000_000, per_hour_limit: 1_000_000 });
     const api = client(stack.url, acct.apiKey);
     const product = (
       await api('POST', '/api/v1/products', {
@@ -63,7 +63,7 @@ beforeAll(async () => {
     if (owner === 'mine') {
       known.apiKeys.push(acct.apiKey);
       const validateKey = await stack.admin.createApiKey({
-        accountId: acct.accountId,
+        account_id: acct.accountId,
         scope: 'validate',
         name: 'fuzz',
         actor: 'fuzz',

@@ -60,15 +60,23 @@ const exitOf = (child: ChildProcess) =>
 it('SIGTERM to a licence service and then to the gateway during load: no accepted request fails, no event is lost', async () => {
   const t = testTopology({ metricsAnyPort: true });
   const logDir = mkdtempSync(join(tmpdir(), 'licensing-shutdown-'));
-  const account = await startAccount({ env: envFor.account(t, 0) });
-  const product = await startProduct({ env: envFor.product(t, 0) });
+  const account = await startAccount({ env: envFor('account', t, { port: 0 }) });
+  const product = await startProduct({ env: envFor('product', t, { port: 0 }) });
   const productAddr = `127.0.0.1:${product.port}`;
   const [licA, licB, gwPort] = [await freePort(), await freePort(), await freePort()];
   const children: ChildProcess[] = [];
   const events = await EventLog.open(t.natsUrl, t.stream).catch(() => undefined);
   try {
-    const a = spawnComponent('license', envFor.license(t, licA, productAddr), join(logDir, 'license-a.log'));
-    const b = spawnComponent('license', envFor.license(t, licB, productAddr), join(logDir, 'license-b.log'));
+    const a = spawnComponent(
+      'license',
+      envFor('license', t, { port: licA, addrs: { product: productAddr } }),
+      join(logDir, 'license-a.log'),
+    );
+    const b = spawnComponent(
+      'license',
+      envFor('license', t, { port: licB, addrs: { product: productAddr } }),
+      join(logDir, 'license-b.log'),
+    );
     children.push(a.child, b.child);
     await waitForServing(`127.0.0.1:${licA}`, 30_000, a.exited);
     await waitForServing(`127.0.0.1:${licB}`, 30_000, b.exited);
@@ -84,7 +92,7 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
     const gw = spawnComponent(
       'gateway',
       {
-        ...envFor.gateway(t, gwPort, addrs),
+        ...envFor('gateway', t, { port: gwPort, addrs }),
         SHUTDOWN_TIMEOUT_MS: '10000',
         RATE_LIMITS_ENABLED: 'false',
         LOG_LEVEL: 'info',

@@ -115,7 +115,7 @@ beforeAll(async () => {
   const spawned = spawnComponent(
     'gateway',
     {
-      ...envFor.gateway(stack.topology, port, stack.addrs),
+      ...envFor('gateway', stack.topology, { port, addrs: stack.addrs }),
       METRICS_PORT: '0',
       LOG_LEVEL: 'info',
       TLS_CERT_FILE: certFile,

@@ -42,7 +42,7 @@ let api: ReturnType<typeof client>;
 beforeAll(async () => {
   stack = await startStack();
   const acct = await stack.newAccount();
-  await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
+  await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   api = client(stack.url, acct.apiKey);
 });
 

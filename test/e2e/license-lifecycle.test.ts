@@ -13,7 +13,7 @@ beforeAll(async () => {
   const acct = await stack.newAccount();
   accountId = acct.accountId;
   // One key makes every request of this file: lift its per-minute limit.
-  await stack.admin.updateAccount({ id: accountId, perMinuteLimit: 100_000 });
+  await stack.admin.updateAccount({ id: accountId, per_minute_limit: 100_000 });
   api = client(stack.url, acct.apiKey);
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
 });
@@ -188,7 +188,7 @@ describe('states and transitions', () => {
   });
 
   it('with two licence-service instances sweeping, each licence gets exactly one license.expired', async () => {
-    await stack.extraLicenseService();
+    await stack.extraService('license');
     const id = await product({ duration_days: 1 });
     const keys = [await license(id), await license(id), await license(id)];
     clock.advance(2 * DAY);
@@ -304,7 +304,7 @@ describe('who sees what', () => {
     const shown = await license(await product({ validate_keys_see_email: true }), 'shared@example.com');
     const app = client(
       stack.url,
-      (await stack.admin.createApiKey({ accountId, scope: 'validate', name: 'app' })).secret,
+      (await stack.admin.createApiKey({ account_id: accountId, scope: 'validate', name: 'app' })).secret,
     );
     expect((await app('POST', '/api/v1/keys/validate', { key: hidden })).body.license.customer_email).toBeNull();
     expect((await app('GET', `/api/v1/licenses/validate?license_key=${hidden}`)).body.customer_email).toBeNull();

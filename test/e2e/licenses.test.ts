@@ -314,7 +314,7 @@ describe('validating licences', () => {
     const product = (await own('POST', '/api/v1/products', { name: 'Scoped' })).body.id;
     const key = (await own('POST', '/api/v1/licenses', { product_id: product, customer_email: 's@example.com' })).body
       .license_key;
-    const scoped = await f.stack.admin.createApiKey({ accountId: fresh.accountId, scope: 'validate', name: 'in-app' });
+    const scoped = await f.stack.admin.createApiKey({ account_id: fresh.accountId, scope: 'validate', name: 'in-app' });
     expect(scoped.secret).toMatch(/^lk_val_/);
     const app = client(f.stack.url, scoped.secret);
     expect((await app('POST', '/api/v1/keys/validate', { key })).body.code).toBe('valid');

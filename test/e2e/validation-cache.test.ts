@@ -6,6 +6,7 @@ import { PrivateNats } from '../support/nats-server';
 import { HoldingProxy } from '../support/holding-proxy';
 import { eventually } from '../support/eventually';
 import { EventLog } from '../support/events';
+import { freePort } from '../../scripts/lib/net';
 
 // The gateways answer validations from memory and stay exact through events:
 // two gateways over the same services, a private NATS that can be restarted,
@@ -185,6 +186,40 @@ describe('exact through events', () => {
   });
 });
 
+describe('a key the gateway does not know', () => {
+  it('is answered without Express exactly as through it, errors included (one problem format, the request id)', async () => {
+    const { apiKey, api, issue } = await setUp();
+    const key = await issue();
+    // A gateway whose licence service is unreachable: every unknown key fails the same way.
+    const gw = await stack.extraGateway({ LICENSE_GRPC_ADDR: `127.0.0.1:${await freePort()}` });
+    const other = client(gw.url, apiKey);
+    expect((await other('GET', '/api/v1/products')).status).toBe(200); // the API key is now known here
+    // A plain query takes the fast path; a percent-encoded value is left to Express (it must be decoded).
+    const fast = await other('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=ab`, undefined, {
+      'x-request-id': 'req-fast-path-1',
+    });
+    const routed = await other('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=a%62`, undefined, {
+      'x-request-id': 'req-express-1',
+    });
+    for (const [res, id] of [
+      [fast, 'req-fast-path-1'],
+      [routed, 'req-express-1'],
+    ] as const) {
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ code: 'service_unavailable', status: 503, request_id: id });
+      expect(res.headers.get('x-request-id')).toBe(id);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(res.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+      expect(res.headers.get('ratelimit-policy')).toBeTruthy();
+    }
+    expect({ ...fast.body, request_id: '' }).toEqual({ ...routed.body, request_id: '' });
+    // And answered, the two paths agree too (the main gateway reaches the licence service).
+    const ok = await validate(api, key, 'ab');
+    expect(ok.body).toMatchObject({ valid: true, code: 'valid' });
+    await gw.stop();
+  });
+});
+
 describe('validation counts off the hot path', () => {
   it('validations answered from memory reach the counts and the last-validated time, and a gateway stopping gracefully loses none', async () => {
     const { accountId, apiKey, api, issue } = await setUp();
@@ -197,8 +232,8 @@ describe('validation counts off the hot path', () => {
     const licenses = createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway'));
     try {
       await eventually(async () => {
-        const stats = await licenses.call.getStats({ accountId });
-        expect(stats.validationsByHour.reduce((n, h) => n + h.validations, 0)).toBe(12);
+        const stats = await licenses.call.getStats({ account_id: accountId });
+        expect(stats.validations_by_hour.reduce((n, h) => n + h.validations, 0)).toBe(12);
       });
     } finally {
       licenses.close();
@@ -223,7 +258,7 @@ describe('API-key revocation', () => {
       const gw = await stack.extraGateway({ ACCOUNT_GRPC_ADDR: proxy.address });
       expect((await client(gw.url, acct.apiKey)('GET', '/api/v1/status')).status).toBe(200); // channel up
       const victim = await stack.admin.createApiKey({
-        accountId: acct.accountId,
+        account_id: acct.accountId,
         scope: 'full',
         name: 'victim',
         actor: 'test',
@@ -235,8 +270,8 @@ describe('API-key revocation', () => {
       proxy.hold();
       const inFlight = client(gw.url, victim.secret)('GET', '/api/v1/status');
       await eventually(async () => expect(await served()).toBe(servedBefore + 1)); // the account service said "valid"; the answer is held
-      await stack.admin.revokeApiKey({ accountId: acct.accountId, keyId: victim.apiKey!.id, actor: 'test' });
-      await log.waitFor((e) => e.type === 'api_key.revoked' && (e as any).data.api_key.id === victim.apiKey!.id); // the revocation reached NATS first
+      await stack.admin.revokeApiKey({ account_id: acct.accountId, key_id: victim.api_key!.id, actor: 'test' });
+      await log.waitFor((e) => e.type === 'api_key.revoked' && (e as any).data.api_key.id === victim.api_key!.id); // the revocation reached NATS first
       proxy.release();
       expect((await inFlight).status).toBe(200); // the answer of its moment...
       expect((await client(gw.url, victim.secret)('GET', '/api/v1/status')).status).toBe(401); // ...but not kept

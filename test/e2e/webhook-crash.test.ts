@@ -24,7 +24,7 @@ function spawnWebhook(): Promise<ChildProcess> {
   const port = Number(stack.addrs.webhook.split(':')[1]);
   const { child, exited } = spawnComponent(
     'webhook',
-    { ...envFor.webhook(stack.topology, port), METRICS_PORT: '0' },
+    { ...envFor('webhook', stack.topology, { port }), METRICS_PORT: '0' },
     join(logDir, `webhook-${children.length}.log`),
   );
   children.push(child);

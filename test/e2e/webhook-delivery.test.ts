@@ -16,7 +16,7 @@ beforeAll(async () => {
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
   receiver = await WebhookReceiver.start();
   const acct = await stack.newAccount();
-  await stack.admin.updateAccount({ id: acct.accountId, perMinuteLimit: 100_000 });
+  await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   api = client(stack.url, acct.apiKey);
   productId = (await api('POST', '/api/v1/products', { name: 'Hooked' })).body.id;
 });
@@ -137,7 +137,7 @@ it('an event that happened while the webhook service was down is delivered once 
   await endpoint('/while-down', ['license.created']);
   await stack.stopService('webhook');
   const key = await issue('down@example.com'); // the API does not depend on the webhook service
-  await stack.restartWebhook();
+  await stack.restartService('webhook');
   const [req] = await receiver.waitFor('/while-down', 1);
   expect(JSON.parse(req.body).data.license.key).toBe(key);
 });
@@ -150,7 +150,7 @@ it('stopped with deliveries pending and started again, every event arrives, none
   // previous test restarted the webhook service, the first attempt has been seen to take over 10 s.)
   await receiver.waitFor('/restart', 1, 25_000);
   await stack.stopService('webhook');
-  await stack.restartWebhook();
+  await stack.restartService('webhook');
   // The receiver answered 503 to the first request only; everything after was accepted.
   const accepted = await eventually(
     () => {

@@ -14,7 +14,7 @@ let accounts: ReturnType<typeof createClient<AccountServiceClient>>;
 let gateway: ReturnType<typeof createClient<AccountServiceClient>>;
 
 beforeAll(async () => {
-  service = await start({ env: envFor.account(t, 0) });
+  service = await start({ env: envFor('account', t, { port: 0 }) });
   accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'operator'));
   gateway = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
 });
@@ -48,51 +48,53 @@ it.each([
 
 it('authenticates a live key and refuses it once revoked; revoking twice is fine', async () => {
   const { account } = await accounts.call.createAccount({ name: 'Rev', plan: 'free' });
-  const { secret, apiKey } = await accounts.call.createApiKey({
-    accountId: account!.id,
+  const { secret, api_key: apiKey } = await accounts.call.createApiKey({
+    account_id: account!.id,
     scope: 'validate',
     name: 'app',
   });
   expect(await gateway.call.authenticate({ secret })).toMatchObject({
-    keyId: apiKey!.id,
+    key_id: apiKey!.id,
     scope: 'validate',
     account: { id: account!.id },
   });
-  await accounts.call.revokeApiKey({ accountId: account!.id, keyId: apiKey!.id });
+  await accounts.call.revokeApiKey({ account_id: account!.id, key_id: apiKey!.id });
   await expect(gateway.call.authenticate({ secret })).rejects.toMatchObject({ code: 'unauthorized' });
-  const again = await accounts.call.revokeApiKey({ accountId: account!.id, keyId: apiKey!.id });
-  expect(again.revokedAt).not.toBe('');
+  const again = await accounts.call.revokeApiKey({ account_id: account!.id, key_id: apiKey!.id });
+  expect(again.revoked_at).not.toBe('');
 });
 
 it('an account cannot revoke or see another account’s keys', async () => {
   const a = await accounts.call.createAccount({ name: 'A', plan: 'free' });
   const b = await accounts.call.createAccount({ name: 'B', plan: 'free' });
-  await expect(accounts.call.revokeApiKey({ accountId: b.account!.id, keyId: a.apiKey!.id })).rejects.toMatchObject({
+  await expect(accounts.call.revokeApiKey({ account_id: b.account!.id, key_id: a.api_key!.id })).rejects.toMatchObject({
     code: 'not_found',
   });
-  const list = await accounts.call.listApiKeys({ accountId: b.account!.id, page: { limit: 100, startingAfter: '' } });
-  expect(list.data.map((k) => k.id)).toEqual([b.apiKey!.id]);
+  const list = await accounts.call.listApiKeys({ account_id: b.account!.id, page: { limit: 100, starting_after: '' } });
+  expect(list.data.map((k) => k.id)).toEqual([b.api_key!.id]);
   expect(await gateway.call.authenticate({ secret: a.secret })).toMatchObject({ account: { id: a.account!.id } });
 });
 
 it('refuses keys for unknown accounts and bad scopes', async () => {
   await expect(
-    accounts.call.createApiKey({ accountId: `acct_${randomBytes(4).toString('hex')}`, scope: 'full', name: '' }),
+    accounts.call.createApiKey({ account_id: `acct_${randomBytes(4).toString('hex')}`, scope: 'full', name: '' }),
   ).rejects.toMatchObject({ code: 'not_found' });
   const { account } = await accounts.call.createAccount({ name: 'S', plan: 'free' });
-  await expect(accounts.call.createApiKey({ accountId: account!.id, scope: 'admin', name: '' })).rejects.toMatchObject({
-    code: 'invalid_request',
-  });
+  await expect(accounts.call.createApiKey({ account_id: account!.id, scope: 'admin', name: '' })).rejects.toMatchObject(
+    {
+      code: 'invalid_request',
+    },
+  );
 });
 
 it('records last_used_at on authentication', async () => {
-  const { account, secret, apiKey } = await accounts.call.createAccount({ name: 'Used', plan: 'free' });
-  expect(apiKey!.lastUsedAt).toBe('');
+  const { account, secret, api_key: apiKey } = await accounts.call.createAccount({ name: 'Used', plan: 'free' });
+  expect(apiKey!.last_used_at).toBe('');
   await gateway.call.authenticate({ secret });
   await eventually(async () =>
     expect(
-      (await accounts.call.listApiKeys({ accountId: account!.id, page: { limit: 10, startingAfter: '' } })).data[0]
-        .lastUsedAt,
+      (await accounts.call.listApiKeys({ account_id: account!.id, page: { limit: 10, starting_after: '' } })).data[0]
+        .last_used_at,
     ).not.toBe(''),
   );
 });
@@ -100,10 +102,10 @@ it('records last_used_at on authentication', async () => {
 it('is SERVING over the gRPC health protocol, and NOT_SERVING as soon as shutdown begins', async () => {
   const { credentials } = await import('@grpc/grpc-js');
   const { health } = await import('@licensing/proto');
-  const other = await start({ env: envFor.account(t, 0) });
+  const other = await start({ env: envFor('account', t, { port: 0 }) });
   const probe = new health.HealthClient(`127.0.0.1:${other.port}`, credentials.createInsecure());
   const check = () =>
-    new Promise<number>((resolve, reject) =>
+    new Promise<string>((resolve, reject) =>
       probe.check({ service: '' }, (err, res) => (err ? reject(err) : resolve(res!.status))),
     );
   // Health checks need no internal credential.

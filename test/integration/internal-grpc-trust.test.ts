@@ -35,9 +35,9 @@ let product: string;
 let tlsAccount: string;
 
 beforeAll(async () => {
-  const a = await startAccount({ env: envFor.account(plain, 0) });
-  const p = await startProduct({ env: envFor.product(plain, 0) });
-  const t = await startAccount({ env: envFor.account(tls, 0) });
+  const a = await startAccount({ env: envFor('account', plain, { port: 0 }) });
+  const p = await startProduct({ env: envFor('product', plain, { port: 0 }) });
+  const t = await startAccount({ env: envFor('account', tls, { port: 0 }) });
   running.push(a, p, t);
   [account, product, tlsAccount] = [addr(a), addr(p), addr(t)];
 });
@@ -78,7 +78,7 @@ describe('per-caller credentials', () => {
       code: 'forbidden',
     });
     // ...while the method it needs is let through (and answers not_found for a product that does not exist).
-    await expect(checkout.call.getProduct({ accountId: 'acct_x', id: 'prod_x' })).rejects.toMatchObject({
+    await expect(checkout.call.getProduct({ account_id: 'acct_x', id: 'prod_x' })).rejects.toMatchObject({
       code: 'not_found',
     });
   });
@@ -95,13 +95,18 @@ describe('per-caller credentials', () => {
   it('never revokes an API key without an account: an empty account id is invalid', async () => {
     const operator = accountClient(account, credentialOf(plain, 'operator'));
     const created = await operator.createAccount({ name: 'Scoped', plan: 'free' });
-    const keys = await operator.listApiKeys({ accountId: created.account!.id, page: { limit: 10, startingAfter: '' } });
+    const keys = await operator.listApiKeys({
+      account_id: created.account!.id,
+      page: { limit: 10, starting_after: '' },
+    });
     const keyId = keys.data[0].id;
-    await expect(operator.revokeApiKey({ accountId: '', keyId, actor: '' })).rejects.toMatchObject({
+    await expect(operator.revokeApiKey({ account_id: '', key_id: keyId, actor: '' })).rejects.toMatchObject({
       code: 'invalid_request',
       fieldErrors: [{ field: 'account_id' }],
     });
-    await expect(operator.revokeApiKey({ accountId: 'acct_someone_else', keyId, actor: '' })).rejects.toMatchObject({
+    await expect(
+      operator.revokeApiKey({ account_id: 'acct_someone_else', key_id: keyId, actor: '' }),
+    ).rejects.toMatchObject({
       code: 'not_found',
     });
     const gateway = accountClient(account, credentialOf(plain, 'gateway'));

@@ -94,10 +94,10 @@ async function walk(filter: Record<string, unknown>, limit: number): Promise<str
   const ids: string[] = [];
   let startingAfter = '';
   for (let pages = 0; pages < 100; pages++) {
-    const { items, page } = await listPage<Thing>(Things, filter, { limit, startingAfter });
+    const { items, page } = await listPage<Thing>(Things, filter, { limit, starting_after: startingAfter });
     ids.push(...items.map((t) => t._id));
-    if (!page.hasMore) return ids;
-    startingAfter = page.nextCursor;
+    if (!page.has_more) return ids;
+    startingAfter = page.next_cursor;
   }
   throw new Error('more than 100 pages');
 }

@@ -99,7 +99,7 @@ describe('a gRPC handler', () => {
     const port = await server.listen('127.0.0.1', 0);
     const { call, close } = createClient(ProductServiceClient, `127.0.0.1:${port}`, { caller: 'gateway', token });
     try {
-      await expect(call.getProduct({ accountId: 'acct', id: 'held' }, { timeoutMs: 300 })).rejects.toMatchObject({
+      await expect(call.getProduct({ account_id: 'acct', id: 'held' }, { timeoutMs: 300 })).rejects.toMatchObject({
         code: 'service_unavailable',
       });
       release();
@@ -108,7 +108,7 @@ describe('a gRPC handler', () => {
       expect(await Notes.findById('held').lean()).toBeNull();
 
       // The same handler with time to spare does write: the refusal above was the deadline's.
-      await call.getProduct({ accountId: 'acct', id: 'in-time' });
+      await call.getProduct({ account_id: 'acct', id: 'in-time' });
       expect(await Notes.findById('in-time').lean()).toMatchObject({ text: 'written' });
     } finally {
       close();

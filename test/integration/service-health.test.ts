@@ -29,7 +29,11 @@ async function countAttempts(port: number): Promise<{ count(): number; close(): 
   };
 }
 
-function waitForStatus(probe: health.HealthClient, want: number, timeoutMs = 15_000): Promise<void> {
+function waitForStatus(
+  probe: health.HealthClient,
+  want: health.HealthCheckResponse_ServingStatus,
+  timeoutMs = 15_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     const poll = () =>
@@ -51,7 +55,7 @@ it('is NOT_SERVING while NATS is unreachable, SERVING once it is up, NOT_SERVING
   let listening!: () => void;
   const bound = new Promise<void>((resolve) => (listening = resolve));
   const running = start({
-    env: envFor.account(t, 0),
+    env: envFor('account', t, { port: 0 }),
     onListening: (p) => {
       port = p;
       listening();
@@ -97,7 +101,7 @@ it('is NOT_SERVING while MongoDB is unreachable', async () => {
   const bound = new Promise<void>((resolve) => (listening = resolve));
   const abort = new AbortController();
   const running = start({
-    env: envFor.account(t, 0),
+    env: envFor('account', t, { port: 0 }),
     signal: abort.signal,
     onListening: (p) => {
       port = p;
@@ -109,7 +113,7 @@ it('is NOT_SERVING while MongoDB is unreachable', async () => {
   try {
     await waitForStatus(probe, NOT_SERVING);
     // Liveness is about the process, not its stores: no restart for a database outage.
-    const live = await new Promise<number>((resolve, reject) =>
+    const live = await new Promise<health.HealthCheckResponse_ServingStatus>((resolve, reject) =>
       probe.check({ service: 'liveness' }, (err, res) => (err ? reject(err) : resolve(res!.status))),
     );
     expect(live).toBe(SERVING);

@@ -92,12 +92,12 @@ it('refuses a MAIL_URL it cannot use, and closes sign-up without one', async () 
     'MAIL_URL must start with smtp://, smtps:// or dir://',
   );
   const t = testTopology({ mailUrl: undefined });
-  const service = await start({ env: envFor.account(t, 0) });
+  const service = await start({ env: envFor('account', t, { port: 0 }) });
   const accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
   try {
     await expect(
       accounts.call.signUp({
-        accountName: 'Closed Co',
+        account_name: 'Closed Co',
         email: 'closed@example.com',
         password: 'a long enough passphrase',
       }),

@@ -3,39 +3,45 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import { AccountServiceClient } from '@licensing/proto';
-import { createClient, type Clock } from '@licensing/runtime';
-import { start as startAccount } from '../../services/account/src/main';
-import { start as startProduct } from '../../services/product/src/main';
-import { start as startLicense } from '../../services/license/src/main';
-import { start as startCheckout } from '../../services/checkout/src/main';
-import { start as startWebhook } from '../../services/webhook/src/main';
+import { createClient, type Clock, type RunningService, type StartOptions } from '@licensing/runtime';
 import { freePort } from '../../scripts/lib/net';
 import { start as startGateway } from '../../gateway/src/main';
-import { credentialOf, envFor, type Topology } from '../../scripts/lib/topology';
+import { componentOf, gateway, services, type Component, type ComponentEntry } from '../../scripts/lib/components';
+import { credentialOf, envFor, pageKey, type Addrs, type Placement, type Topology } from '../../scripts/lib/topology';
 import { checkAcceptedRequest, checkResponse } from './openapi';
 
-// A whole system in this test process: five services and the gateway on
-// random ports, over the run's FerretDB and the machine's NATS, with database
-// names, subjects and stream unique to this stack so tests never see each other.
+// A whole system in this test process: every service of components.json and the
+// gateway on free ports, over the run's FerretDB and the machine's NATS, with
+// database names, subjects and stream unique to this stack so tests never see each other.
 
 export interface Stack {
   url: string;
   topology: Topology;
   admin: ReturnType<typeof createClient<AccountServiceClient>>['call'];
-  addrs: { account: string; product: string; license: string; checkout: string; checkoutPage: string; webhook: string };
-  /** Where each component serves Prometheus /metrics. */
-  metricsUrls: Record<'gateway' | 'account' | 'product' | 'license' | 'checkout' | 'webhook', string>;
+  /** Each service's gRPC address by name, and `checkoutPage` (its hosted page). */
+  addrs: Addrs;
+  /** Where each component serves Prometheus /metrics, by name. */
+  metricsUrls: Record<Component, string>;
   newAccount(plan?: string): Promise<{ accountId: string; apiKey: string }>;
   stopGateway(): Promise<void>;
   /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
   extraGateway(config?: Record<string, string>): Promise<{ url: string; metricsUrl: string; stop(): Promise<void> }>;
-  /** Starts the webhook service again after stopService('webhook') (stopped with the stack). */
-  restartWebhook(): Promise<void>;
-  /** A second instance of the licence service over the same database and stream (stopped with the stack). */
-  extraLicenseService(): Promise<void>;
   /** Stops one service (its database is kept) to see how the rest copes. */
-  stopService(name: 'account' | 'product' | 'license' | 'checkout' | 'webhook'): Promise<void>;
+  stopService(name: Component): Promise<void>;
+  /** Starts a service again on its address after stopService (stopped with the stack). */
+  restartService(name: Component): Promise<void>;
+  /** A second instance of a service over the same database and stream (stopped with the stack). */
+  extraService(name: Component): Promise<void>;
   stop(): Promise<void>;
+}
+
+type StartService = (opts: StartOptions<any>) => Promise<RunningService<any>>;
+
+/** A service's `start`, from its src/main.ts (every service's main exports one). */
+export function startOf(c: ComponentEntry): StartService {
+  const main = require(join(__dirname, '..', '..', c.folder, 'src', 'main')) as { start?: StartService };
+  if (typeof main.start !== 'function') throw new Error(`${c.folder}/src/main.ts does not export start`);
+  return main.start;
 }
 
 export function testTopology(overrides: Partial<Topology> = {}): Topology {
@@ -105,47 +111,47 @@ export async function startStack(
   clock?: Clock,
 ): Promise<Stack> {
   const t = testTopology(overrides);
-  const account = await startAccount({ env: envFor.account(t, 0), clock });
-  const product = await startProduct({ env: envFor.product(t, 0), clock });
-  const addrs = {
-    account: `127.0.0.1:${account.port}`,
-    product: `127.0.0.1:${product.port}`,
-    license: '',
-    checkout: '',
-    checkoutPage: '',
-    webhook: '',
-  };
-  const license = await startLicense({ env: envFor.license(t, 0, addrs.product), clock });
-  addrs.license = `127.0.0.1:${license.port}`;
-  // The gateway's port is chosen first so checkout session URLs can name it.
+  // The gateway's port is chosen first so what services link to (sign-up mail, checkout pages) can name it.
   const gatewayPort = await freePort();
-  const pagePort = await freePort();
-  const checkout = await startCheckout({
-    env: envFor.checkout(t, 0, pagePort, addrs, `http://127.0.0.1:${gatewayPort}`),
-    clock,
-  });
-  addrs.checkout = `127.0.0.1:${checkout.port}`;
-  addrs.checkoutPage = `http://127.0.0.1:${pagePort}`;
-  // A fixed port (not 0) because restartWebhook() binds the same one again later.
-  const webhook = await startWebhook({ env: envFor.webhook(t, await freePort()), clock });
-  addrs.webhook = `127.0.0.1:${webhook.port}`;
-  const gateway = await startGateway({ env: { ...envFor.gateway(t, gatewayPort, addrs), ...gatewayConfig }, clock });
+  const publicBaseUrl = `http://127.0.0.1:${gatewayPort}`;
+  const addrs: Addrs = {};
+  const placements = new Map<Component, Placement>();
+  /** The instance of each service that runs now (a restarted one replaces the first). */
+  const current = new Map<Component, RunningService<any>>();
+  const extras: { stop(): Promise<void> }[] = [];
+  const serviceNamed = (name: Component) => {
+    const c = componentOf(name);
+    if (c.kind !== 'service') throw new Error(`${name} is not a service`);
+    return c;
+  };
+  const startService = (c: ComponentEntry, placement: Placement) =>
+    startOf(c)({ env: envFor(c.name, t, placement), clock });
+
+  // components.json's order: what a service calls is serving before it starts.
+  for (const c of services) {
+    // Ports chosen here (not 0) so a stopped service can start again on the same address.
+    const placement: Placement = {
+      port: await freePort(),
+      httpPort: c.ports.http !== undefined ? await freePort() : undefined,
+      addrs,
+      publicBaseUrl,
+    };
+    placements.set(c.name, placement);
+    current.set(c.name, await startService(c, placement));
+    addrs[c.name] = `127.0.0.1:${placement.port}`;
+    if (placement.httpPort !== undefined) addrs[pageKey(c.name)] = `http://127.0.0.1:${placement.httpPort}`;
+  }
+  const gatewayEnv = (port: number) => envFor(gateway.name, t, { port, addrs });
+  const gw = await startGateway({ env: { ...gatewayEnv(gatewayPort), ...gatewayConfig }, clock });
   const admin = createClient(AccountServiceClient, addrs.account, credentialOf(t, 'operator'));
 
-  const services = [webhook, checkout, license, product, account];
-  let currentWebhook = webhook;
-  const extras: { stop(): Promise<void> }[] = [];
   const metricsUrl = (port: number) => `http://127.0.0.1:${port}/metrics`;
   return {
-    url: gateway.url,
+    url: gw.url,
     topology: t,
     metricsUrls: {
-      gateway: metricsUrl(gateway.metricsPort),
-      account: metricsUrl(account.metricsPort),
-      product: metricsUrl(product.metricsPort),
-      license: metricsUrl(license.metricsPort),
-      checkout: metricsUrl(checkout.metricsPort),
-      webhook: metricsUrl(webhook.metricsPort),
+      ...Object.fromEntries([...current].map(([name, s]) => [name, metricsUrl(s.metricsPort)])),
+      [gateway.name]: metricsUrl(gw.metricsPort),
     },
     admin: admin.call,
     addrs,
@@ -154,25 +160,29 @@ export async function startStack(
       const out = await admin.call.createAccount({ name: `Vendor ${randomBytes(2).toString('hex')}`, plan });
       return { accountId: out.account!.id, apiKey: out.secret };
     },
-    stopGateway: () => gateway.stop(),
+    stopGateway: () => gw.stop(),
     async extraGateway(config = {}) {
-      const g = await startGateway({ env: { ...envFor.gateway(t, 0, addrs), ...gatewayConfig, ...config }, clock });
+      const g = await startGateway({ env: { ...gatewayEnv(0), ...gatewayConfig, ...config }, clock });
       extras.push(g);
       return { url: g.url, metricsUrl: metricsUrl(g.metricsPort), stop: g.stop };
     },
-    stopService: (name) => ({ account, product, license, checkout, webhook: currentWebhook })[name].stop(),
-    async restartWebhook() {
-      currentWebhook = await startWebhook({ env: envFor.webhook(t, Number(addrs.webhook.split(':')[1])), clock });
-      extras.push(currentWebhook);
+    stopService: (name) => current.get(serviceNamed(name).name)!.stop(),
+    async restartService(name) {
+      const c = serviceNamed(name);
+      current.set(name, await startService(c, placements.get(name)!));
     },
-    async extraLicenseService() {
-      extras.push(await startLicense({ env: envFor.license(t, 0, addrs.product), clock }));
+    async extraService(name) {
+      const c = serviceNamed(name);
+      const placement = placements.get(name)!;
+      const httpPort = placement.httpPort === undefined ? undefined : 0;
+      extras.push(await startService(c, { ...placement, port: 0, httpPort }));
     },
     async stop() {
       admin.close();
       for (const g of extras) await g.stop();
-      await gateway.stop();
-      for (const s of services) {
+      await gw.stop();
+      for (const c of [...services].reverse()) {
+        const s = current.get(c.name)!;
         await s.ctx.db.dropDatabase().catch(() => undefined);
         await s.stop();
       }

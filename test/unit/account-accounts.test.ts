@@ -50,7 +50,7 @@ describe('updating an account', () => {
 
   it('changes the plan and limits with account.updated, then hands it to the outbox', async () => {
     const { store, outbox, deps, account } = await setup();
-    const updated = await updateAccount(deps, { id: account._id, plan: 'pro', perMinuteLimit: 600 });
+    const updated = await updateAccount(deps, { id: account._id, plan: 'pro', per_minute_limit: 600 });
     expect(updated).toMatchObject({ plan: 'pro', per_minute_limit: 600, per_hour_limit: null });
     expect(store.events).toHaveLength(1);
     expect(store.events[0]).toMatchObject({
@@ -63,14 +63,14 @@ describe('updating an account', () => {
 
   it('removes an override with 0 (back to the plan default)', async () => {
     const { deps, account } = await setup();
-    await updateAccount(deps, { id: account._id, perHourLimit: 5000 });
-    expect((await updateAccount(deps, { id: account._id, perHourLimit: 0 })).per_hour_limit).toBeNull();
+    await updateAccount(deps, { id: account._id, per_hour_limit: 5000 });
+    expect((await updateAccount(deps, { id: account._id, per_hour_limit: 0 })).per_hour_limit).toBeNull();
   });
 
   it.each([
     ['nothing to change', {}, undefined],
-    ['a negative limit', { perMinuteLimit: -1 }, 'per_minute_limit'],
-    ['a fractional limit', { perHourLimit: 1.5 }, 'per_hour_limit'],
+    ['a negative limit', { per_minute_limit: -1 }, 'per_minute_limit'],
+    ['a fractional limit', { per_hour_limit: 1.5 }, 'per_hour_limit'],
     ['an unknown plan', { plan: 'gold' }, 'plan'],
   ])('refuses %s, writing nothing', async (_what, over, field) => {
     const { store, outbox, deps, account } = await setup();

@@ -23,7 +23,7 @@ describe('creating API keys', () => {
   it('issues a key of the asked scope and name, created by the actor, with api_key.created', async () => {
     const { store, outbox, deps, accountId } = await setup();
     const { key, secret } = await createApiKey(deps, {
-      accountId,
+      account_id: accountId,
       scope: 'validate',
       name: ' app ',
       actor: 'ana@example.com',
@@ -39,11 +39,11 @@ describe('creating API keys', () => {
   it.each([
     ['an unknown scope', { scope: 'admin' }, 'invalid_request'],
     ['a name over 100 characters', { name: 'n'.repeat(101) }, 'invalid_request'],
-    ['an unknown account', { accountId: 'acct_nope' }, 'not_found'],
+    ['an unknown account', { account_id: 'acct_nope' }, 'not_found'],
   ])('refuses %s, storing nothing', async (_what, over, code) => {
     const { store, deps, accountId } = await setup();
     const before = store.keys.size;
-    const err = await refusal(() => createApiKey(deps, { accountId, scope: 'full', name: 'x', ...over }));
+    const err = await refusal(() => createApiKey(deps, { account_id: accountId, scope: 'full', name: 'x', ...over }));
     expect(err.code).toBe(code);
     expect(store.keys.size).toBe(before);
   });
@@ -59,7 +59,7 @@ describe('creating API keys', () => {
 describe('revoking API keys', () => {
   it('revokes with who did it and api_key.revoked, then hands it to the outbox', async () => {
     const { store, outbox, clock, deps, a, accountId } = await setup();
-    const revoked = await revokeApiKey(deps, { accountId, keyId: a.key._id, actor: 'ana@example.com' });
+    const revoked = await revokeApiKey(deps, { account_id: accountId, key_id: a.key._id, actor: 'ana@example.com' });
     expect(revoked).toMatchObject({ revoked_at: clock.now(), revoked_by: 'ana@example.com' });
     expect(store.events.map((e) => e.type)).toEqual(['api_key.revoked']);
     expect(outbox.flushed).toEqual([{ model: 'ApiKey', id: a.key._id }]);
@@ -67,10 +67,10 @@ describe('revoking API keys', () => {
 
   it('answers a second revocation with the key as it is, publishing nothing more', async () => {
     const { store, outbox, clock, deps, a, accountId } = await setup();
-    await revokeApiKey(deps, { accountId, keyId: a.key._id });
+    await revokeApiKey(deps, { account_id: accountId, key_id: a.key._id });
     const first = store.keys.get(a.key._id)!.revoked_at;
     clock.advance(60_000);
-    const again = await revokeApiKey(deps, { accountId, keyId: a.key._id });
+    const again = await revokeApiKey(deps, { account_id: accountId, key_id: a.key._id });
     expect(again.revoked_at).toEqual(first);
     expect(again.revoked_by).toBe('operator');
     expect(store.events).toHaveLength(1);
@@ -79,20 +79,20 @@ describe('revoking API keys', () => {
 
   it("answers another account's key as not found, leaving it live", async () => {
     const { store, deps, b, accountId } = await setup();
-    const err = await refusal(() => revokeApiKey(deps, { accountId, keyId: b.key._id }));
+    const err = await refusal(() => revokeApiKey(deps, { account_id: accountId, key_id: b.key._id }));
     expect(err).toMatchObject({ code: 'not_found', message: 'API key not found' });
     expect(store.keys.get(b.key._id)?.revoked_at).toBeNull();
   });
 
   it('refuses a revocation without an account id', async () => {
     const { deps, a } = await setup();
-    const err = await refusal(() => revokeApiKey(deps, { accountId: '', keyId: a.key._id }));
+    const err = await refusal(() => revokeApiKey(deps, { account_id: '', key_id: a.key._id }));
     expect(err.fieldErrors.map((f) => f.field)).toEqual(['account_id']);
   });
 
   it('regenerates: a new key with the same scope and name first, then the old one revoked', async () => {
     const { store, outbox, deps, a, accountId } = await setup();
-    const fresh = await regenerateApiKey(deps, { accountId, keyId: a.key._id, actor: 'ana@example.com' });
+    const fresh = await regenerateApiKey(deps, { account_id: accountId, key_id: a.key._id, actor: 'ana@example.com' });
     expect(fresh.key).toMatchObject({ scope: 'full', name: 'default', created_by: 'ana@example.com' });
     expect(fresh.key._id).not.toBe(a.key._id);
     expect(store.keys.get(a.key._id)?.revoked_by).toBe('ana@example.com');
@@ -102,10 +102,14 @@ describe('revoking API keys', () => {
 
   it('refuses to regenerate a revoked key, and answers another account’s as not found', async () => {
     const { store, deps, a, b, accountId } = await setup();
-    await revokeApiKey(deps, { accountId, keyId: a.key._id });
+    await revokeApiKey(deps, { account_id: accountId, key_id: a.key._id });
     const keys = store.keys.size;
-    expect((await refusal(() => regenerateApiKey(deps, { accountId, keyId: a.key._id }))).code).toBe('conflict');
-    expect((await refusal(() => regenerateApiKey(deps, { accountId, keyId: b.key._id }))).code).toBe('not_found');
+    expect((await refusal(() => regenerateApiKey(deps, { account_id: accountId, key_id: a.key._id }))).code).toBe(
+      'conflict',
+    );
+    expect((await refusal(() => regenerateApiKey(deps, { account_id: accountId, key_id: b.key._id }))).code).toBe(
+      'not_found',
+    );
     expect(store.keys.size).toBe(keys);
   });
 });
@@ -144,7 +148,7 @@ describe('authenticating an API key', () => {
 
   it('refuses a revoked key and a key of a deleted account alike', async () => {
     const { store, deps, a, b } = await setup();
-    await revokeApiKey(deps, { accountId: a.account._id, keyId: a.key._id });
+    await revokeApiKey(deps, { account_id: a.account._id, key_id: a.key._id });
     store.accounts.delete(b.account._id);
     for (const secret of [a.secret, b.secret])
       expect(await refusal(() => authenticate(deps, secret))).toMatchObject({

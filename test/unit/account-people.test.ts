@@ -9,7 +9,7 @@ import { accountSetup } from '../support/fakes/account-deps';
 import { refusal } from '../support/fakes/common';
 
 const PASSWORD = 'correct horse battery';
-const form = (over = {}) => ({ accountName: 'Acme', email: 'Ana@Example.com', password: PASSWORD, ...over });
+const form = (over = {}) => ({ account_name: 'Acme', email: 'Ana@Example.com', password: PASSWORD, ...over });
 
 /** The token in the last confirmation link mailed. */
 const linkToken = (text: string) => /token=([A-Za-z0-9_-]{43})/.exec(text)?.[1] ?? '';
@@ -41,7 +41,7 @@ describe('signing up', () => {
 
   it('mails a registered address a pointer to sign-in instead, storing nothing', async () => {
     const { people, mailer, peopleDeps } = await signedUp();
-    await signUp(peopleDeps, form({ accountName: 'Again' }));
+    await signUp(peopleDeps, form({ account_name: 'Again' }));
     expect(people.pending.size).toBe(0);
     expect(mailer.sent.at(-1)).toMatchObject({ to: 'ana@example.com', subject: 'You already have an account' });
     expect(mailer.sent.at(-1)!.text).toContain('https://licensing.example/dashboard/signin');
@@ -55,7 +55,7 @@ describe('signing up', () => {
   });
 
   it.each([
-    ['an empty account name', { accountName: ' ' }, 'name'],
+    ['an empty account name', { account_name: ' ' }, 'name'],
     ['a malformed e-mail', { email: 'ana' }, 'email'],
     ['a short password', { password: 'short' }, 'password'],
     ['a common password', { password: 'password123' }, 'password'],
@@ -103,7 +103,7 @@ describe('confirming a sign-up', () => {
   it('says the e-mail is taken when another sign-up of it was confirmed first', async () => {
     const { store, mailer, peopleDeps } = accountSetup();
     await signUp(peopleDeps, form());
-    await signUp(peopleDeps, form({ accountName: 'Second' }));
+    await signUp(peopleDeps, form({ account_name: 'Second' }));
     await confirmSignUp(peopleDeps, linkToken(mailer.sent[0].text));
     const err = await refusal(() => confirmSignUp(peopleDeps, linkToken(mailer.sent[1].text)));
     expect(err).toMatchObject({ code: 'conflict', message: 'this e-mail already has an account; sign in instead' });
@@ -176,11 +176,11 @@ describe('the audit trail', () => {
     const { account, key } = await createAccount(deps, { name: 'Acme', plan: 'free' });
     await createAccount(deps, { name: 'Other', plan: 'free' });
     clock.advance(1000);
-    await createApiKey(deps, { accountId: account._id, scope: 'validate', name: 'app', actor: 'ana@example.com' });
+    await createApiKey(deps, { account_id: account._id, scope: 'validate', name: 'app', actor: 'ana@example.com' });
     clock.advance(1000);
-    await revokeApiKey(deps, { accountId: account._id, keyId: key._id, actor: 'ana@example.com' });
+    await revokeApiKey(deps, { account_id: account._id, key_id: key._id, actor: 'ana@example.com' });
     const entries = await listAuditEntries(peopleDeps, account._id, 0);
-    expect(entries.map((e) => [e.type, e.actor, e.keyName])).toEqual([
+    expect(entries.map((e) => [e.type, e.actor, e.key_name])).toEqual([
       ['api_key.revoked', 'ana@example.com', 'default'],
       ['api_key.created', 'ana@example.com', 'app'],
       ['api_key.created', 'operator', 'default'],

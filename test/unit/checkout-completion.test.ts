@@ -49,10 +49,10 @@ describe('completing a paid checkout', () => {
     expect(key).toBe('KEY-1');
     expect(licenses.created).toEqual([
       {
-        accountId: 'acct_A',
-        productId: session.product_id,
-        customerEmail: 'buyer@example.com',
-        idempotencyKey: `checkout:${session._id}`,
+        account_id: 'acct_A',
+        product_id: session.product_id,
+        customer_email: 'buyer@example.com',
+        idempotency_key: `checkout:${session._id}`,
       },
     ]);
     expect((await stored()).license_key).toBe('KEY-1');
@@ -100,7 +100,7 @@ describe('completing a paid checkout', () => {
     await completion.markPaid(session, payment);
     await store.addPendingRefund('pi_1');
     await completion.issue(await stored());
-    expect(licenses.transitions).toEqual([{ accountId: 'acct_A', key: 'KEY-1', action: 'suspend' }]);
+    expect(licenses.transitions).toEqual([{ account_id: 'acct_A', key: 'KEY-1', action: 'suspend' }]);
     expect((await stored()).refunded_at).not.toBeNull();
   });
 });
@@ -116,7 +116,7 @@ describe('refunding a checkout', () => {
   it('revokes the licence (the default) and records when', async () => {
     const { clock, licenses, completion, session, stored } = await setup({ license_key: 'KEY-7', status: 'complete' });
     await completion.refund(session, 'req_5');
-    expect(licenses.transitions).toEqual([{ accountId: 'acct_A', key: 'KEY-7', action: 'revoke' }]);
+    expect(licenses.transitions).toEqual([{ account_id: 'acct_A', key: 'KEY-7', action: 'revoke' }]);
     expect((await stored()).refunded_at).toEqual(clock.now());
   });
 

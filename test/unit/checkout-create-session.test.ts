@@ -6,39 +6,41 @@ import { FakeProvider } from '../support/fakes/checkout-peers';
 
 const PRODUCT = priced().id;
 const request = (over: Record<string, unknown> = {}) => ({
-  accountId: 'acct_A',
-  productId: PRODUCT,
-  customerEmail: '',
-  successUrl: 'https://vendor.example/thanks',
-  cancelUrl: '',
+  account_id: 'acct_A',
+  product_id: PRODUCT,
+  customer_email: '',
+  success_url: 'https://vendor.example/thanks',
+  cancel_url: '',
   metadata: {},
-  expiresInMinutes: 0,
-  idempotencyKey: '',
+  expires_in_minutes: 0,
+  idempotency_key: '',
   ...over,
 });
 const ctx = { requestId: 'req_7', caller: 'gateway' as const, log: undefined as never };
 
 describe('checking a new checkout session', () => {
   it('gives the checked input, expiring after 24 hours unless told otherwise', () => {
-    expect(checkNewSession(request({ customerEmail: 'buyer@example.com', metadata: { order: '42' } }), false)).toEqual({
-      product_id: PRODUCT,
-      customer_email: 'buyer@example.com',
-      success_url: 'https://vendor.example/thanks',
-      cancel_url: '',
-      metadata: { order: '42' },
-      minutes: 1440,
-    });
+    expect(checkNewSession(request({ customer_email: 'buyer@example.com', metadata: { order: '42' } }), false)).toEqual(
+      {
+        product_id: PRODUCT,
+        customer_email: 'buyer@example.com',
+        success_url: 'https://vendor.example/thanks',
+        cancel_url: '',
+        metadata: { order: '42' },
+        minutes: 1440,
+      },
+    );
   });
 
   it.each([
-    ['a product id that is not one', { productId: 'nope' }, 'product_id'],
-    ['a malformed e-mail', { customerEmail: 'not-an-email' }, 'customer_email'],
-    ['no success_url', { successUrl: '' }, 'success_url'],
-    ['a javascript: success_url', { successUrl: 'javascript:alert(1)' }, 'success_url'],
-    ['a relative cancel_url', { cancelUrl: '/back' }, 'cancel_url'],
+    ['a product id that is not one', { product_id: 'nope' }, 'product_id'],
+    ['a malformed e-mail', { customer_email: 'not-an-email' }, 'customer_email'],
+    ['no success_url', { success_url: '' }, 'success_url'],
+    ['a javascript: success_url', { success_url: 'javascript:alert(1)' }, 'success_url'],
+    ['a relative cancel_url', { cancel_url: '/back' }, 'cancel_url'],
     ['a metadata key with spaces', { metadata: { 'my key': 'x' } }, 'metadata.my key'],
-    ['an expiry under 30 minutes', { expiresInMinutes: 10 }, 'expires_in_minutes'],
-    ['an expiry over 24 hours', { expiresInMinutes: 1441 }, 'expires_in_minutes'],
+    ['an expiry under 30 minutes', { expires_in_minutes: 10 }, 'expires_in_minutes'],
+    ['an expiry over 24 hours', { expires_in_minutes: 1441 }, 'expires_in_minutes'],
   ])('refuses %s', (_what, over, field) => {
     let err: { code?: string; fieldErrors?: { field: string }[] } = {};
     try {
@@ -51,10 +53,10 @@ describe('checking a new checkout session', () => {
   });
 
   it('refuses http redirect URLs only in production', () => {
-    expect(() => checkNewSession(request({ successUrl: 'http://vendor.example/thanks' }), true)).toThrow(
+    expect(() => checkNewSession(request({ success_url: 'http://vendor.example/thanks' }), true)).toThrow(
       'success_url must be an https URL',
     );
-    expect(checkNewSession(request({ successUrl: 'http://vendor.example/thanks' }), false).success_url).toBe(
+    expect(checkNewSession(request({ success_url: 'http://vendor.example/thanks' }), false).success_url).toBe(
       'http://vendor.example/thanks',
     );
   });
@@ -63,7 +65,7 @@ describe('checking a new checkout session', () => {
 describe('creating a checkout session', () => {
   it("stores an open session at the product's price, expiring after the minutes given", async () => {
     const { store, clock, deps, product } = checkoutSetup();
-    const s = await createSession(deps, 'acct_A', checkNewSession(request({ expiresInMinutes: 30 }), false), 'req_1');
+    const s = await createSession(deps, 'acct_A', checkNewSession(request({ expires_in_minutes: 30 }), false), 'req_1');
     expect(s).toMatchObject({
       account_id: 'acct_A',
       product_id: product.id,
@@ -97,10 +99,10 @@ describe('creating a checkout session', () => {
     const s = await createSession(
       deps,
       'acct_A',
-      checkNewSession(request({ customerEmail: 'b@example.com' }), false),
+      checkNewSession(request({ customer_email: 'b@example.com' }), false),
       'req_9',
     );
-    expect(products.calls).toEqual([{ req: { accountId: 'acct_A', id: PRODUCT }, opts: { requestId: 'req_9' } }]);
+    expect(products.calls).toEqual([{ req: { account_id: 'acct_A', id: PRODUCT }, opts: { requestId: 'req_9' } }]);
     expect(provider.started).toEqual([
       expect.objectContaining({
         sessionId: s._id,
@@ -118,7 +120,7 @@ describe('creating a checkout session', () => {
     products.products.set(
       PRODUCT,
       priced({
-        policy: { graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: 'suspend' },
+        policy: { grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'suspend' },
       }),
     );
     const s = await createSession(deps, 'acct_A', checkNewSession(request(), false), '');
@@ -166,19 +168,19 @@ describe('the createSession handler', () => {
     const s = await checkoutHandlers(deps, false).createSession(request({ metadata: { a: 'b' } }), ctx);
     expect(s).toEqual({
       id: expect.stringMatching(/^cs_/),
-      accountId: 'acct_A',
-      productId: PRODUCT,
+      account_id: 'acct_A',
+      product_id: PRODUCT,
       status: 'open',
       amount: 4900,
       currency: 'EUR',
-      customerEmail: '',
-      successUrl: 'https://vendor.example/thanks',
-      cancelUrl: '',
+      customer_email: '',
+      success_url: 'https://vendor.example/thanks',
+      cancel_url: '',
       metadata: { a: 'b' },
       url: `${BASE_URL}/checkout/${s.id}`,
-      expiresAt: new Date(clock.now().getTime() + 1440 * 60_000).toISOString(),
-      createdAt: clock.now().toISOString(),
-      licenseKey: '',
+      expires_at: new Date(clock.now().getTime() + 1440 * 60_000).toISOString(),
+      created_at: clock.now().toISOString(),
+      license_key: '',
       livemode: false,
     });
   });
@@ -186,12 +188,12 @@ describe('the createSession handler', () => {
   it('with an Idempotency-Key answers a repeat with the first session, and refuses the key with another request', async () => {
     const { store, deps } = checkoutSetup();
     const h = checkoutHandlers(deps, false);
-    const first = await h.createSession(request({ idempotencyKey: 'k1' }), ctx);
-    const again = await h.createSession(request({ idempotencyKey: 'k1' }), ctx);
+    const first = await h.createSession(request({ idempotency_key: 'k1' }), ctx);
+    const again = await h.createSession(request({ idempotency_key: 'k1' }), ctx);
     expect(again).toEqual(first);
     expect(store.sessions.size).toBe(1);
     expect(
-      await refusal(() => h.createSession(request({ idempotencyKey: 'k1', expiresInMinutes: 60 }), ctx)),
+      await refusal(() => h.createSession(request({ idempotency_key: 'k1', expires_in_minutes: 60 }), ctx)),
     ).toMatchObject({ code: 'idempotency_key_reused' });
     expect(store.sessions.size).toBe(1);
   });
@@ -200,9 +202,9 @@ describe('the createSession handler', () => {
     const { store, provider, deps } = checkoutSetup();
     const h = checkoutHandlers(deps, false);
     provider.startFailure = new Error('provider down');
-    await expect(h.createSession(request({ idempotencyKey: 'k2' }), ctx)).rejects.toThrow('provider down');
+    await expect(h.createSession(request({ idempotency_key: 'k2' }), ctx)).rejects.toThrow('provider down');
     provider.startFailure = undefined;
-    await expect(h.createSession(request({ idempotencyKey: 'k2' }), ctx)).resolves.toMatchObject({ status: 'open' });
+    await expect(h.createSession(request({ idempotency_key: 'k2' }), ctx)).resolves.toMatchObject({ status: 'open' });
     expect(store.sessions.size).toBe(1);
   });
 });

@@ -64,11 +64,11 @@ describe('reading checkout sessions', () => {
     await store.insert(onStripe, []);
     clock.advance(3600_000);
     const h = checkoutHandlers(deps, false);
-    expect(await h.getSession({ accountId: 'acct_A', id: open._id }, ctx)).toMatchObject({
+    expect(await h.getSession({ account_id: 'acct_A', id: open._id }, ctx)).toMatchObject({
       status: 'expired',
       url: `https://shop.example/checkout/${open._id}`,
     });
-    expect((await h.getSession({ accountId: 'acct_A', id: onStripe._id }, ctx)).url).toBe('https://pay.example/x');
+    expect((await h.getSession({ account_id: 'acct_A', id: onStripe._id }, ctx)).url).toBe('https://pay.example/x');
   });
 });
 
@@ -128,7 +128,7 @@ describe('expiring a checkout session', () => {
 
   it('the handler answers the expired session', async () => {
     const { deps, open } = await setup();
-    const out = await checkoutHandlers(deps, false).expireSession({ accountId: 'acct_A', id: open._id }, ctx);
+    const out = await checkoutHandlers(deps, false).expireSession({ account_id: 'acct_A', id: open._id }, ctx);
     expect(out).toMatchObject({ id: open._id, status: 'expired' });
   });
 });

@@ -136,7 +136,7 @@ describe('receiving a Stripe webhook', () => {
     const { store, licenses, session, deliver } = await setup();
     await deliver(completed(session._id));
     expect(await deliver(refunded('pi_1'))).toEqual({ status: 200, body: { received: true } });
-    expect(licenses.transitions).toEqual([{ accountId: 'acct_A', key: 'KEY-1', action: 'revoke' }]);
+    expect(licenses.transitions).toEqual([{ account_id: 'acct_A', key: 'KEY-1', action: 'revoke' }]);
     expect(store.sessions.get(session._id)!.refunded_at).not.toBeNull();
   });
 
@@ -146,7 +146,7 @@ describe('receiving a Stripe webhook', () => {
     expect(store.pendingRefunds.has('pi_1')).toBe(true);
     expect(licenses.transitions).toEqual([]);
     await deliver(completed(session._id));
-    expect(licenses.transitions).toEqual([{ accountId: 'acct_A', key: 'KEY-1', action: 'revoke' }]);
+    expect(licenses.transitions).toEqual([{ account_id: 'acct_A', key: 'KEY-1', action: 'revoke' }]);
   });
 
   it("refuses a refund whose livemode differs from the payment's", async () => {

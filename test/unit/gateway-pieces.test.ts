@@ -1,5 +1,5 @@
 import { redactUrl } from '../../gateway/src/request-context';
-import { toPage } from '../../gateway/src/validation';
+import { pageShape, readQuery, toPage } from '../../gateway/src/validation';
 
 describe('access-log redaction', () => {
   it('removes licence keys from query strings', () => {
@@ -18,13 +18,19 @@ describe('access-log redaction', () => {
 });
 
 describe('list parameters', () => {
+  const page = (query: Record<string, unknown>) => toPage(readQuery({ query } as never, pageShape), 'prod');
+
   it('defaults to 20 and accepts 1..100', () => {
-    expect(toPage({}, 'prod')).toEqual({ limit: 20, startingAfter: '' });
-    expect(toPage({ limit: '1' }, 'prod').limit).toBe(1);
-    expect(toPage({ limit: '100' }, 'prod').limit).toBe(100);
+    expect(page({})).toEqual({ limit: 20, starting_after: '' });
+    expect(page({ limit: '1' }).limit).toBe(1);
+    expect(page({ limit: '100' }).limit).toBe(100);
   });
 
-  it.each([['0'], ['101'], ['-5'], ['1e2'], [' 5'], ['']])('refuses limit=%p', (limit) => {
-    expect(() => toPage({ limit }, 'prod')).toThrow(/limit must be an integer from 1 to 100/);
+  it.each([['0'], ['101'], ['-5'], ['1e2'], [' 5'], [''], [['5', '6']]])('refuses limit=%p', (limit) => {
+    expect(() => page({ limit })).toThrow(/^limit must be a whole number from 1 to 100$/);
+  });
+
+  it('refuses a cursor that is not an id of the listed kind', () => {
+    expect(() => page({ starting_after: 'lic_01JD8Z3K6Q2W4E5R6T7Y8V9X0P' })).toThrow(/starting_after must be an id/);
   });
 });

@@ -8,7 +8,7 @@ async function setup() {
   const s = licenseSetup();
   const lic = await s.issued();
   const machine = (fingerprint: string, over: Record<string, string> = {}) => ({
-    accountId: 'acct_A',
+    account_id: 'acct_A',
     key: lic.key,
     fingerprint,
     name: '',
@@ -86,14 +86,14 @@ describe('activating a machine', () => {
 
   it("answers another account's licence as not found", async () => {
     const { store, deps, machine } = await setup();
-    const err = await refusal(() => activate(deps, machine('fp-1', { accountId: 'acct_B' })));
+    const err = await refusal(() => activate(deps, machine('fp-1', { account_id: 'acct_B' })));
     expect(err.code).toBe('not_found');
     expect(store.activations.size).toBe(0);
   });
 
   it('refuses a suspended licence as a conflict', async () => {
     const { store, deps, lic, machine } = await setup();
-    await transitionLicense(deps, { accountId: 'acct_A', key: lic.key, action: 'suspend' });
+    await transitionLicense(deps, { account_id: 'acct_A', key: lic.key, action: 'suspend' });
     const err = await refusal(() => activate(deps, machine('fp-1')));
     expect(err).toMatchObject({ code: 'conflict', message: 'the licence is suspended: it cannot be activated' });
     expect(store.activations.size).toBe(0);

@@ -4,9 +4,9 @@ import { refusal } from '../support/fakes/common';
 import { licenseSetup, policy } from '../support/fakes/license-deps';
 
 const update = (key: string, over: Record<string, unknown> = {}) => ({
-  accountId: 'acct_A',
+  account_id: 'acct_A',
   key,
-  customerEmail: undefined as string | undefined,
+  customer_email: undefined as string | undefined,
   metadata: {} as Record<string, string>,
   ...over,
 });
@@ -15,7 +15,7 @@ describe('updating a licence', () => {
   it('changes the customer e-mail (and its lower-case form) with license.updated, then hands it to the outbox', async () => {
     const { store, outbox, deps, issued } = licenseSetup();
     const lic = await issued();
-    const { doc } = await updateLicense(deps, update(lic.key, { customerEmail: 'New@Example.com' }));
+    const { doc } = await updateLicense(deps, update(lic.key, { customer_email: 'New@Example.com' }));
     expect(doc).toMatchObject({ customer_email: 'New@Example.com', customer_email_lc: 'new@example.com' });
     expect(store.licenses.get(lic._id)?.customer_email).toBe('New@Example.com');
     expect(store.events.map((e) => e.type)).toEqual(['license.updated']);
@@ -41,7 +41,7 @@ describe('updating a licence', () => {
 
   it.each([
     ['nothing to change', {}, undefined],
-    ['a malformed e-mail', { customerEmail: 'nobody' }, 'customer_email'],
+    ['a malformed e-mail', { customer_email: 'nobody' }, 'customer_email'],
     ['a metadata key with a space', { metadata: { 'a b': 'x' } }, 'metadata.a b'],
     ['a metadata value over 500 characters', { metadata: { note: 'x'.repeat(501) } }, 'metadata.note'],
   ])('refuses %s, writing nothing', async (_what, over, field) => {
@@ -62,7 +62,9 @@ describe('updating a licence', () => {
   ])('answers %s as not found', async (_what, accountId, key) => {
     const { store, deps, issued } = licenseSetup();
     const lic = await issued();
-    const err = await refusal(() => updateLicense(deps, update(key ?? lic.key, { accountId, metadata: { a: 'b' } })));
+    const err = await refusal(() =>
+      updateLicense(deps, update(key ?? lic.key, { account_id: accountId, metadata: { a: 'b' } })),
+    );
     expect(err.code).toBe('not_found');
     expect(store.replaces).toEqual([]);
   });
@@ -90,7 +92,7 @@ describe('updating a licence', () => {
   });
 });
 
-const act = (key: string, action: string, accountId = 'acct_A') => ({ accountId, key, action });
+const act = (key: string, action: string, accountId = 'acct_A') => ({ account_id: accountId, key, action });
 
 describe('moving a licence through its lifecycle', () => {
   it('suspends an active licence with license.suspended', async () => {
@@ -149,7 +151,7 @@ describe('moving a licence through its lifecycle', () => {
   it("renews from the old expiry with the product's current policy, asking the product service", async () => {
     const { store, products, product, deps, issued, clock } = licenseSetup();
     const lic = await issued();
-    products.products.set(product.id, { ...product, policy: policy({ durationDays: 30, graceDays: 3 }) });
+    products.products.set(product.id, { ...product, policy: policy({ duration_days: 30, grace_days: 3 }) });
     const { doc } = await transitionLicense(deps, act(lic.key, 'renew'));
     const expires = new Date(clock.now().getTime() + (365 + 30) * DAY_MS);
     expect(doc).toMatchObject({
@@ -160,7 +162,7 @@ describe('moving a licence through its lifecycle', () => {
       expiry_bucket: new Date(expires.getTime() + 3 * DAY_MS).toISOString().slice(0, 13),
     });
     expect(doc.policy).toMatchObject({ duration_days: 30, grace_days: 3 });
-    expect(products.calls.map((c) => c.req)).toEqual([{ accountId: 'acct_A', id: product.id }]);
+    expect(products.calls.map((c) => c.req)).toEqual([{ account_id: 'acct_A', id: product.id }]);
     expect(store.events.map((e) => e.type)).toEqual(['license.renewed']);
   });
 

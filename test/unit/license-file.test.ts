@@ -12,7 +12,7 @@ class FakeSigner implements PayloadSigner {
 
   async signPayload(req: SignPayloadRequest): Promise<SignPayloadResponse> {
     this.requests.push(req);
-    return { kid: 'kid_1', payload: Buffer.from(req.payloadJson), signature: Buffer.from('sig') };
+    return { kid: 'kid_1', payload: Buffer.from(req.payload_json), signature: Buffer.from('sig') };
   }
 }
 
@@ -22,13 +22,13 @@ async function setup(over = {}) {
   const lic = await s.issued();
   const fileDeps = { store: s.store, clock: s.clock, signer };
   const ask = (o: Record<string, unknown> = {}) => ({
-    accountId: 'acct_A',
+    account_id: 'acct_A',
     key: lic.key,
     fingerprint: '',
-    ttlDays: 0,
+    ttl_days: 0,
     ...o,
   });
-  const payload = () => JSON.parse(signer.requests.at(-1)!.payloadJson);
+  const payload = () => JSON.parse(signer.requests.at(-1)!.payload_json);
   return { ...s, signer, lic, fileDeps, ask, payload };
 }
 
@@ -38,7 +38,7 @@ describe('issuing a licence file', () => {
     const signed = await issueLicenseFile(fileDeps, ask());
     expect(signed.kid).toBe('kid_1');
     expect(signer.requests).toHaveLength(1);
-    expect(signer.requests[0]).toMatchObject({ accountId: 'acct_A', productId: lic.product_id });
+    expect(signer.requests[0]).toMatchObject({ account_id: 'acct_A', product_id: lic.product_id });
     expect(payload()).toEqual({
       license_key: lic.key,
       license_id: lic._id,
@@ -55,7 +55,7 @@ describe('issuing a licence file', () => {
   it('never lets a file outlive the licence: valid_until stops at the end of grace', async () => {
     const { clock, lic, fileDeps, ask, payload } = await setup();
     clock.advance(360 * DAY_MS);
-    await issueLicenseFile(fileDeps, ask({ ttlDays: 365 }));
+    await issueLicenseFile(fileDeps, ask({ ttl_days: 365 }));
     expect(payload().valid_until).toBe(lic.grace_ends_at!.toISOString());
   });
 
@@ -65,7 +65,7 @@ describe('issuing a licence file', () => {
     ['a negative number', -1],
   ])('refuses a ttl of %s before reading the licence', async (_what, ttlDays) => {
     const { signer, fileDeps, ask } = await setup();
-    const err = await refusal(() => issueLicenseFile(fileDeps, ask({ ttlDays, key: 'not-a-key' })));
+    const err = await refusal(() => issueLicenseFile(fileDeps, ask({ ttl_days: ttlDays, key: 'not-a-key' })));
     expect(err.code).toBe('invalid_request');
     expect(err.fieldErrors.map((f) => f.field)).toEqual(['ttl_days']);
     expect(signer.requests).toEqual([]);
@@ -73,20 +73,20 @@ describe('issuing a licence file', () => {
 
   it("answers another account's licence as not found", async () => {
     const { signer, fileDeps, ask } = await setup();
-    expect((await refusal(() => issueLicenseFile(fileDeps, ask({ accountId: 'acct_B' })))).code).toBe('not_found');
+    expect((await refusal(() => issueLicenseFile(fileDeps, ask({ account_id: 'acct_B' })))).code).toBe('not_found');
     expect(signer.requests).toEqual([]);
   });
 
   it('refuses a revoked licence as a conflict', async () => {
     const { signer, deps, lic, fileDeps, ask } = await setup();
-    await transitionLicense(deps, { accountId: 'acct_A', key: lic.key, action: 'revoke' });
+    await transitionLicense(deps, { account_id: 'acct_A', key: lic.key, action: 'revoke' });
     const err = await refusal(() => issueLicenseFile(fileDeps, ask()));
     expect(err).toMatchObject({ code: 'conflict', message: 'the licence is revoked: no licence file can be issued' });
     expect(signer.requests).toEqual([]);
   });
 
   describe('when the policy requires activation', () => {
-    const requiring = { policy: policy({ requireActivation: true }) };
+    const requiring = { policy: policy({ require_activation: true }) };
 
     it('asks for a fingerprint', async () => {
       const { fileDeps, ask } = await setup(requiring);
@@ -103,7 +103,7 @@ describe('issuing a licence file', () => {
 
     it("signs an activated machine's file with its fingerprint", async () => {
       const { deps, lic, fileDeps, ask, payload } = await setup(requiring);
-      await activate(deps, { accountId: 'acct_A', key: lic.key, fingerprint: 'fp-1', name: '' });
+      await activate(deps, { account_id: 'acct_A', key: lic.key, fingerprint: 'fp-1', name: '' });
       await issueLicenseFile(fileDeps, ask({ fingerprint: ' fp-1 ' }));
       expect(payload().fingerprint).toBe('fp-1');
     });

@@ -50,11 +50,11 @@ describe('issuing a licence', () => {
   it('asks the product service for the product in the caller account', async () => {
     const { products, deps } = licenseSetup();
     await issueLicense(deps, 'acct_A', input);
-    expect(products.calls.map((c) => c.req)).toEqual([{ accountId: 'acct_A', id: PRODUCT_ID }]);
+    expect(products.calls.map((c) => c.req)).toEqual([{ account_id: 'acct_A', id: PRODUCT_ID }]);
   });
 
   it('gives a perpetual product a licence that never expires and is never filed for the sweeper', async () => {
-    const { deps } = licenseSetup({ policy: policy({ durationDays: undefined, graceDays: 0 }) });
+    const { deps } = licenseSetup({ policy: policy({ duration_days: undefined, grace_days: 0 }) });
     const { doc } = await issueLicense(deps, 'acct_A', input);
     expect(doc.expires_at).toBeNull();
     expect(doc.grace_ends_at).toBeNull();
@@ -101,20 +101,20 @@ describe('issuing a licence', () => {
 
 describe('checking a new licence request', () => {
   it('keeps the product id and the checked e-mail (what an Idempotency-Key is compared by)', () => {
-    expect(checkNewLicense({ productId: PRODUCT_ID, customerEmail: ' buyer@example.com ' })).toEqual({
+    expect(checkNewLicense({ product_id: PRODUCT_ID, customer_email: ' buyer@example.com ' })).toEqual({
       product_id: PRODUCT_ID,
       customer_email: 'buyer@example.com',
     });
   });
 
   it.each([
-    ['a product id of another kind', { productId: 'acct_01HZZZZZZZZZZZZZZZZZZZZZZZ' }, 'product_id'],
-    ['an empty product id', { productId: '' }, 'product_id'],
-    ['an e-mail without @', { customerEmail: 'buyer.example.com' }, 'customer_email'],
-    ['an empty e-mail', { customerEmail: '' }, 'customer_email'],
+    ['a product id of another kind', { product_id: 'acct_01HZZZZZZZZZZZZZZZZZZZZZZZ' }, 'product_id'],
+    ['an empty product id', { product_id: '' }, 'product_id'],
+    ['an e-mail without @', { customer_email: 'buyer.example.com' }, 'customer_email'],
+    ['an empty e-mail', { customer_email: '' }, 'customer_email'],
   ])('refuses %s', (_what, over, field) => {
     try {
-      checkNewLicense({ productId: PRODUCT_ID, customerEmail: 'buyer@example.com', ...over });
+      checkNewLicense({ product_id: PRODUCT_ID, customer_email: 'buyer@example.com', ...over });
       throw new Error('accepted');
     } catch (err) {
       expect((err as { code: string }).code).toBe('invalid_request');

@@ -5,7 +5,7 @@ import { activate } from '../../services/license/src/use-cases/activations';
 import { refusal } from '../support/fakes/common';
 import { PRODUCT_ID, licenseSetup } from '../support/fakes/license-deps';
 
-const filter = (over = {}) => ({ productId: '', customerEmail: '', status: '', ...over });
+const filter = (over = {}) => ({ product_id: '', customer_email: '', status: '', ...over });
 
 describe('reading licences', () => {
   it('finds an own licence by its key in any case, and no other account’s', async () => {
@@ -18,7 +18,7 @@ describe('reading licences', () => {
   it('counts the active machines and says when the licence was last validated', async () => {
     const { store, counter, deps, issued } = licenseSetup();
     const lic = await issued();
-    await activate(deps, { accountId: 'acct_A', key: lic.key, fingerprint: 'fp-1', name: '' });
+    await activate(deps, { account_id: 'acct_A', key: lic.key, fingerprint: 'fp-1', name: '' });
     counter.lastValidated.set(lic._id, new Date('2026-02-01T00:00:00Z'));
     const got = await getLicense(store, counter, 'acct_A', lic.key);
     expect(got).toMatchObject({ activations: 1, lastValidated: new Date('2026-02-01T00:00:00Z') });
@@ -29,7 +29,7 @@ describe('reading licences', () => {
     const { deps, issued, clock } = licenseSetup();
     const a = await issued();
     const b = await issued();
-    await transitionLicense(deps, { accountId: 'acct_A', key: b.key, action: 'suspend' });
+    await transitionLicense(deps, { account_id: 'acct_A', key: b.key, action: 'suspend' });
     clock.advance(373 * DAY_MS);
     const expired = await listLicenses(deps, 'acct_A', filter({ status: 'expired' }), undefined);
     expect(expired.items.map((l) => l._id)).toEqual([a._id]);
@@ -45,7 +45,7 @@ describe('reading licences', () => {
     const { items } = await listLicenses(
       deps,
       'acct_A',
-      filter({ productId: PRODUCT_ID, customerEmail: ' BUYER@example.com ' }),
+      filter({ product_id: PRODUCT_ID, customer_email: ' BUYER@example.com ' }),
       undefined,
     );
     expect(items.map((l) => l._id)).toEqual([mine._id]);
@@ -53,8 +53,8 @@ describe('reading licences', () => {
   });
 
   it.each([
-    ['a product id of another kind', { productId: 'acct_x' }, 'product_id'],
-    ['an e-mail over 254 characters', { customerEmail: 'x'.repeat(255) }, 'customer_email'],
+    ['a product id of another kind', { product_id: 'acct_x' }, 'product_id'],
+    ['an e-mail over 254 characters', { customer_email: 'x'.repeat(255) }, 'customer_email'],
     ['an unknown status', { status: 'lapsed' }, 'status'],
   ])('refuses a filter with %s', async (_what, over, field) => {
     const { deps } = licenseSetup();

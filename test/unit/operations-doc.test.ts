@@ -2,24 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { METRIC_HELP } from '@licensing/runtime';
 import { withGeneratedSections } from '../../scripts/lib/settings-doc';
-import { accountSchema } from '../../services/account/src/config';
-import { productSchema } from '../../services/product/src/config';
-import { licenseSchema } from '../../services/license/src/config';
-import { checkoutSchema } from '../../services/checkout/src/config';
-import { webhookSchema } from '../../services/webhook/src/config';
-import { gatewaySchema } from '../../gateway/src/config';
+import { schemas } from '../support/schemas';
 
-const schemas = {
-  account: accountSchema,
-  product: productSchema,
-  license: licenseSchema,
-  checkout: checkoutSchema,
-  webhook: webhookSchema,
-  gateway: gatewaySchema,
-};
 const doc = readFileSync(join(__dirname, '../../docs/operations.md'), 'utf8');
 
-it('docs/operations.md lists every setting and metric as the code defines them (run `npm run docs` after changing a schema)', () => {
+it('docs/operations.md lists every component, setting and metric as the code defines them (run `npm run docs` after changing components.json or a schema)', () => {
   expect(doc).toBe(withGeneratedSections(doc, schemas));
 });
 

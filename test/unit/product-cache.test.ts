@@ -42,7 +42,7 @@ class FakeProducts {
   }
 }
 
-const req = (id = 'prod_1', accountId = 'acct_1') => ({ accountId, id }) as GetProductRequest;
+const req = (id = 'prod_1', accountId = 'acct_1') => ({ account_id: accountId, id }) as GetProductRequest;
 
 function setup(maxEntries = 100, ttlMs = 60_000) {
   const bus = new FakeBus();

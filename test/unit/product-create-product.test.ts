@@ -11,7 +11,7 @@ const setup = () => {
 };
 
 const request = (over: Record<string, unknown> = {}) => ({
-  accountId: 'acct_A',
+  account_id: 'acct_A',
   name: 'Editor',
   description: '',
   policy: undefined,
@@ -54,12 +54,12 @@ describe('creating a product', () => {
       deps,
       request({
         policy: {
-          durationDays: 365,
-          maxActivations: 3,
-          graceDays: 7,
-          requireActivation: true,
-          validateKeysSeeEmail: false,
-          refundAction: 'suspend',
+          duration_days: 365,
+          max_activations: 3,
+          grace_days: 7,
+          require_activation: true,
+          validate_keys_see_email: false,
+          refund_action: 'suspend',
         },
         price: { amount: 4900, currency: 'eur' },
       }),
@@ -83,23 +83,23 @@ describe('creating a product', () => {
       'max_activations of 0',
       {
         policy: {
-          maxActivations: 0,
-          graceDays: 0,
-          requireActivation: false,
-          validateKeysSeeEmail: false,
-          refundAction: '',
+          max_activations: 0,
+          grace_days: 0,
+          require_activation: false,
+          validate_keys_see_email: false,
+          refund_action: '',
         },
       },
       'policy.max_activations',
     ],
     [
       'grace days on a licence that never expires',
-      { policy: { graceDays: 3, requireActivation: false, validateKeysSeeEmail: false, refundAction: '' } },
+      { policy: { grace_days: 3, require_activation: false, validate_keys_see_email: false, refund_action: '' } },
       'policy.grace_days',
     ],
     [
       'an unknown refund action',
-      { policy: { graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: 'refund' } },
+      { policy: { grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'refund' } },
       'policy.refund_action',
     ],
     ['a price of 0', { price: { amount: 0, currency: 'EUR' } }, 'price.amount'],

@@ -11,7 +11,7 @@ const setup = () => {
 };
 
 const create = (accountId: string, name: string) => ({
-  accountId,
+  account_id: accountId,
   name,
   description: '',
   policy: undefined,
@@ -24,17 +24,17 @@ describe('product handlers', () => {
     const p = await handlers.createProduct(create('acct_A', 'Editor'), ctx);
     expect(p).toEqual({
       id: expect.stringMatching(/^prod_/),
-      accountId: 'acct_A',
+      account_id: 'acct_A',
       name: 'Editor',
       description: '',
-      createdAt: clock.now().toISOString(),
+      created_at: clock.now().toISOString(),
       policy: {
-        durationDays: undefined,
-        maxActivations: undefined,
-        graceDays: 0,
-        requireActivation: false,
-        validateKeysSeeEmail: false,
-        refundAction: 'revoke',
+        duration_days: undefined,
+        max_activations: undefined,
+        grace_days: 0,
+        require_activation: false,
+        validate_keys_see_email: false,
+        refund_action: 'revoke',
       },
       price: undefined,
     });
@@ -44,7 +44,13 @@ describe('product handlers', () => {
     const { handlers } = setup();
     const p = await handlers.createProduct(create('acct_A', 'Editor'), ctx);
     const updated = await handlers.updateProduct(
-      { accountId: 'acct_A', id: p.id, policy: undefined, price: { amount: 990, currency: 'chf' }, removePrice: false },
+      {
+        account_id: 'acct_A',
+        id: p.id,
+        policy: undefined,
+        price: { amount: 990, currency: 'chf' },
+        remove_price: false,
+      },
       ctx,
     );
     expect(updated.price).toEqual({ amount: 990, currency: 'CHF' });
@@ -64,16 +70,16 @@ describe('product handlers', () => {
       },
       [],
     );
-    expect((await handlers.getProduct({ accountId: 'acct_A', id: 'prod_old' }, ctx)).policy).toMatchObject({
-      refundAction: 'revoke',
-      graceDays: 0,
+    expect((await handlers.getProduct({ account_id: 'acct_A', id: 'prod_old' }, ctx)).policy).toMatchObject({
+      refund_action: 'revoke',
+      grace_days: 0,
     });
   });
 
   it("get another account's product as not found", async () => {
     const { handlers } = setup();
     const p = await handlers.createProduct(create('acct_A', 'Editor'), ctx);
-    expect((await refusal(() => handlers.getProduct({ accountId: 'acct_B', id: p.id }, ctx))).code).toBe('not_found');
+    expect((await refusal(() => handlers.getProduct({ account_id: 'acct_B', id: p.id }, ctx))).code).toBe('not_found');
   });
 
   it("list only the account's products, newest first, a page at a time", async () => {
@@ -81,14 +87,14 @@ describe('product handlers', () => {
     const made = [];
     for (const name of ['a', 'b', 'c']) made.push(await handlers.createProduct(create('acct_A', name), ctx));
     await handlers.createProduct(create('acct_B', 'other'), ctx);
-    const first = await handlers.listProducts({ accountId: 'acct_A', page: { limit: 2, startingAfter: '' } }, ctx);
+    const first = await handlers.listProducts({ account_id: 'acct_A', page: { limit: 2, starting_after: '' } }, ctx);
     expect(first.data.map((p) => p.name)).toEqual(['c', 'b']);
-    expect(first.page).toEqual({ hasMore: true, nextCursor: made[1].id });
+    expect(first.page).toEqual({ has_more: true, next_cursor: made[1].id });
     const second = await handlers.listProducts(
-      { accountId: 'acct_A', page: { limit: 2, startingAfter: first.page!.nextCursor } },
+      { account_id: 'acct_A', page: { limit: 2, starting_after: first.page!.next_cursor } },
       ctx,
     );
     expect(second.data.map((p) => p.name)).toEqual(['a']);
-    expect(second.page!.hasMore).toBe(false);
+    expect(second.page!.has_more).toBe(false);
   });
 });

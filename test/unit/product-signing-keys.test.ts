@@ -80,21 +80,21 @@ describe('signing keys of a product', () => {
   it('the handlers answer Ed25519 keys with only the newest marked current', async () => {
     const { handlers, clock } = await setup();
     const ctx = { requestId: '', caller: 'gateway' as const, log: undefined as never };
-    await handlers.listSigningKeys({ accountId: 'acct_A', id: 'prod_1' }, ctx);
-    const rotated = await handlers.rotateSigningKey({ accountId: 'acct_A', id: 'prod_1' }, ctx);
-    const { data } = await handlers.listSigningKeys({ accountId: 'acct_A', id: 'prod_1' }, ctx);
+    await handlers.listSigningKeys({ account_id: 'acct_A', id: 'prod_1' }, ctx);
+    const rotated = await handlers.rotateSigningKey({ account_id: 'acct_A', id: 'prod_1' }, ctx);
+    const { data } = await handlers.listSigningKeys({ account_id: 'acct_A', id: 'prod_1' }, ctx);
     expect(rotated).toMatchObject({
-      productId: 'prod_1',
+      product_id: 'prod_1',
       algorithm: 'Ed25519',
       current: true,
-      createdAt: clock.now().toISOString(),
+      created_at: clock.now().toISOString(),
     });
     expect(data.map((k) => [k.kid, k.current])).toEqual([
       [rotated.kid, true],
       [data[1].kid, false],
     ]);
     const signed = await handlers.signPayload(
-      { accountId: 'acct_A', productId: 'prod_1', payloadJson: '{"a":1}' },
+      { account_id: 'acct_A', product_id: 'prod_1', payload_json: '{"a":1}' },
       ctx,
     );
     expect(signed.kid).toBe(rotated.kid);

@@ -9,7 +9,7 @@ async function setup() {
   const clock = new FakeClock();
   const deps = { store, outbox, clock };
   const product = await createProduct(deps, {
-    accountId: 'acct_A',
+    account_id: 'acct_A',
     name: 'Editor',
     description: 'old',
     policy: undefined,
@@ -21,11 +21,11 @@ async function setup() {
 }
 
 const change = (id: string, over: Record<string, unknown> = {}) => ({
-  accountId: 'acct_A',
+  account_id: 'acct_A',
   id,
   policy: undefined,
   price: undefined,
-  removePrice: false,
+  remove_price: false,
   ...over,
 });
 
@@ -56,7 +56,7 @@ describe('updating a product', () => {
     expect(
       (await updateProduct(deps, change(product._id, { price: { amount: 2500, currency: 'gbp' } }))).price,
     ).toEqual({ amount: 2500, currency: 'GBP' });
-    expect((await updateProduct(deps, change(product._id, { removePrice: true }))).price).toBeNull();
+    expect((await updateProduct(deps, change(product._id, { remove_price: true }))).price).toBeNull();
   });
 
   it('replaces the policy only when one is given', async () => {
@@ -66,11 +66,11 @@ describe('updating a product', () => {
       deps,
       change(product._id, {
         policy: {
-          maxActivations: 2,
-          graceDays: 0,
-          requireActivation: true,
-          validateKeysSeeEmail: true,
-          refundAction: 'suspend',
+          max_activations: 2,
+          grace_days: 0,
+          require_activation: true,
+          validate_keys_see_email: true,
+          refund_action: 'suspend',
         },
       }),
     );
@@ -86,7 +86,7 @@ describe('updating a product', () => {
   it('refuses a price together with removePrice, changing nothing', async () => {
     const { store, outbox, deps, product } = await setup();
     const err = await refusal(() =>
-      updateProduct(deps, change(product._id, { price: { amount: 1, currency: 'EUR' }, removePrice: true })),
+      updateProduct(deps, change(product._id, { price: { amount: 1, currency: 'EUR' }, remove_price: true })),
     );
     expect(err.code).toBe('invalid_request');
     expect(err.fieldErrors[0].field).toBe('price');
@@ -107,7 +107,7 @@ describe('updating a product', () => {
   ])('answers not found for %s and changes nothing', async (_what, accountId, id) => {
     const { store, outbox, deps, product } = await setup();
     const err = await refusal(() =>
-      updateProduct(deps, { ...change(id ?? product._id, { name: 'Taken' }), accountId }),
+      updateProduct(deps, { ...change(id ?? product._id, { name: 'Taken' }), account_id: accountId }),
     );
     expect(err).toMatchObject({ code: 'not_found', message: 'product not found' });
     expect(store.docs.get(product._id)!.name).toBe('Editor');

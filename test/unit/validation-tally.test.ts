@@ -28,31 +28,31 @@ describe('the gateway’s validation tally', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0].tallies).toEqual([
       {
-        accountId: 'acc_1',
+        account_id: 'acc_1',
         hour: '2026-06-01T10:00:00.000Z',
         validations: 3,
         valid: 2,
-        byCode: { valid: 2, not_found: 1 },
+        by_code: { valid: 2, not_found: 1 },
       },
     ]);
     expect(sent[0].seen).toEqual([
       {
-        accountId: 'acc_1',
-        licenseId: 'lic_1',
+        account_id: 'acc_1',
+        license_id: 'lic_1',
         hour: '2026-06-01T10:00:00.000Z',
         code: 'valid',
         fingerprint: 'mac-1',
         count: 2,
-        lastAt: '2026-06-01T10:42:14.000Z',
+        last_at: '2026-06-01T10:42:14.000Z',
       },
       {
-        accountId: 'acc_1',
-        licenseId: 'lic_1',
+        account_id: 'acc_1',
+        license_id: 'lic_1',
         hour: '2026-06-01T10:00:00.000Z',
         code: 'suspended',
         fingerprint: '',
         count: 1,
-        lastAt: '2026-06-01T10:42:13.000Z',
+        last_at: '2026-06-01T10:42:13.000Z',
       },
     ]);
     await tally.flush();
@@ -74,7 +74,7 @@ describe('the gateway’s validation tally', () => {
     tally.record('acc_1', 'revoked', false, at);
     tally.validated('acc_1', 'lic_1', at, 'revoked', 'mac-1');
     await tally.flush();
-    expect(sent[0].tallies[0]).toMatchObject({ validations: 2, valid: 0, byCode: { revoked: 2 } });
+    expect(sent[0].tallies[0]).toMatchObject({ validations: 2, valid: 0, by_code: { revoked: 2 } });
     expect(sent[0].seen).toEqual([expect.objectContaining({ code: 'revoked', fingerprint: 'mac-1', count: 2 })]);
   });
 });

@@ -11,7 +11,7 @@ import { webhookSetup } from '../support/fakes/webhook-deps';
 async function setup() {
   const s = webhookSetup();
   const { endpoint, secret } = await createEndpoint(s.deps, {
-    accountId: 'acct_A',
+    account_id: 'acct_A',
     url: 'https://hooks.example.com/in',
     events: ['license.created'],
     description: 'ours',
@@ -20,7 +20,7 @@ async function setup() {
 }
 
 const change = (id: string, over: Record<string, unknown> = {}) => ({
-  accountId: 'acct_A',
+  account_id: 'acct_A',
   id,
   events: [] as string[],
   ...over,
@@ -73,7 +73,7 @@ describe('changing a webhook endpoint', () => {
     const { endpoints, deps, endpoint } = await setup();
     const target = id || endpoint._id;
     for (const call of [
-      () => updateEndpoint(deps, { ...change(target, { enabled: false }), accountId }),
+      () => updateEndpoint(deps, { ...change(target, { enabled: false }), account_id: accountId }),
       () => deleteEndpoint(deps, accountId, target),
       () => rotateSecret(deps, accountId, target),
     ]) {
@@ -127,21 +127,21 @@ describe('changing a webhook endpoint', () => {
     const { deps, endpoint } = await setup();
     const h = endpointHandlers(deps);
     const ctx = { requestId: '', caller: 'gateway' as const, log: undefined as never };
-    expect(await h.getEndpoint({ accountId: 'acct_A', id: endpoint._id }, ctx)).toEqual({
+    expect(await h.getEndpoint({ account_id: 'acct_A', id: endpoint._id }, ctx)).toEqual({
       id: endpoint._id,
-      accountId: 'acct_A',
+      account_id: 'acct_A',
       url: endpoint.url,
       events: ['license.created'],
       description: 'ours',
       enabled: true,
-      createdAt: endpoint.created_at.toISOString(),
+      created_at: endpoint.created_at.toISOString(),
     });
     expect(
-      (await h.updateEndpoint({ accountId: 'acct_A', id: endpoint._id, events: [], enabled: false }, ctx)).enabled,
+      (await h.updateEndpoint({ account_id: 'acct_A', id: endpoint._id, events: [], enabled: false }, ctx)).enabled,
     ).toBe(false);
-    expect((await h.rotateSecret({ accountId: 'acct_A', id: endpoint._id }, ctx)).secret).toMatch(/^whsec_/);
-    expect((await h.deleteEndpoint({ accountId: 'acct_A', id: endpoint._id }, ctx)).id).toBe(endpoint._id);
-    const { data } = await h.listEndpoints({ accountId: 'acct_A', page: undefined }, ctx);
+    expect((await h.rotateSecret({ account_id: 'acct_A', id: endpoint._id }, ctx)).secret).toMatch(/^whsec_/);
+    expect((await h.deleteEndpoint({ account_id: 'acct_A', id: endpoint._id }, ctx)).id).toBe(endpoint._id);
+    const { data } = await h.listEndpoints({ account_id: 'acct_A', page: undefined }, ctx);
     expect(data).toEqual([]);
   });
 });

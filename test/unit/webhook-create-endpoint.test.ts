@@ -7,7 +7,7 @@ import { refusal } from '../support/fakes/common';
 import { webhookSetup } from '../support/fakes/webhook-deps';
 
 const request = (over: Record<string, unknown> = {}) => ({
-  accountId: 'acct_A',
+  account_id: 'acct_A',
   url: 'https://hooks.example.com/in',
   events: ['license.created'],
   description: '',
@@ -94,7 +94,7 @@ describe('creating a webhook endpoint', () => {
   it("refuses one more endpoint than the cap, and counts only the account's live ones", async () => {
     const { endpoints, deps } = webhookSetup({ maxEndpoints: 2 });
     await createEndpoint(deps, request());
-    await createEndpoint(deps, request({ accountId: 'acct_B' }));
+    await createEndpoint(deps, request({ account_id: 'acct_B' }));
     const second = await createEndpoint(deps, request());
     const err = await refusal(() => createEndpoint(deps, request()));
     expect(err).toMatchObject({
@@ -123,12 +123,12 @@ describe('creating a webhook endpoint', () => {
     expect(out).toEqual({
       endpoint: {
         id: expect.stringMatching(/^we_/),
-        accountId: 'acct_A',
+        account_id: 'acct_A',
         url: 'https://hooks.example.com/in',
         events: ['*'],
         description: '',
         enabled: true,
-        createdAt: clock.now().toISOString(),
+        created_at: clock.now().toISOString(),
       },
       secret: expect.stringMatching(/^whsec_/),
     });

@@ -9,7 +9,7 @@ import { webhookSetup } from '../support/fakes/webhook-deps';
 async function setup() {
   const s = webhookSetup();
   const { endpoint } = await createEndpoint(s.deps, {
-    accountId: 'acct_A',
+    account_id: 'acct_A',
     url: 'https://hooks.example.com/in',
     events: ['*'],
     description: '',
@@ -68,7 +68,7 @@ describe('webhook deliveries', () => {
   it("answers not found for a delivery of another endpoint, and for another account's endpoint", async () => {
     const { deliveries, deps, endpoint, delivery } = await setup();
     const { endpoint: second } = await createEndpoint(deps, {
-      accountId: 'acct_A',
+      account_id: 'acct_A',
       url: 'https://hooks.example.com/2',
       events: ['*'],
       description: '',
@@ -129,23 +129,23 @@ describe('webhook deliveries', () => {
       delivery('dlv_1', { last_status_code: null, last_latency_ms: null, last_error: 'connection refused' }),
     );
     const { data } = await endpointHandlers(deps).listDeliveries(
-      { accountId: 'acct_A', endpointId: endpoint._id, page: undefined },
+      { account_id: 'acct_A', endpoint_id: endpoint._id, page: undefined },
       { requestId: '', caller: 'gateway' as const, log: undefined as never },
     );
     expect(data).toEqual([
       {
         id: 'dlv_1',
-        endpointId: endpoint._id,
-        eventId: 'evt_1',
-        eventType: 'license.created',
+        endpoint_id: endpoint._id,
+        event_id: 'evt_1',
+        event_type: 'license.created',
         status: 'failed',
         attempts: 8,
-        lastStatusCode: 0,
-        lastError: 'connection refused',
-        lastLatencyMs: 0,
-        nextAttemptAt: '',
-        createdAt: new Date(0).toISOString(),
-        deliveredAt: '',
+        last_status_code: 0,
+        last_error: 'connection refused',
+        last_latency_ms: 0,
+        next_attempt_at: '',
+        created_at: new Date(0).toISOString(),
+        delivered_at: '',
       },
     ]);
   });

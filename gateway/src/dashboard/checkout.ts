@@ -76,12 +76,12 @@ function sessionsPage(
   const names = new Map(d.products.map((p) => [p.id, p.name]));
   const rows = d.sessions.map(
     (x) =>
-      `<tr data-session-id="${h(x.id)}"><td><code>${h(x.id)}</code></td><td>${h(names.get(x.productId) ?? x.productId)}</td><td>${badge(x.status)}</td><td>${money(x.amount, x.currency)}</td><td>${x.livemode ? 'live' : 'test'}</td><td>${h(x.customerEmail) || '—'}</td><td>${x.licenseKey ? `<a href="/dashboard/licenses/${h(x.licenseKey)}"><code>${h(x.licenseKey)}</code></a>` : '—'}</td><td>${date(x.createdAt)}</td></tr>`,
+      `<tr data-session-id="${h(x.id)}"><td><code>${h(x.id)}</code></td><td>${h(names.get(x.product_id) ?? x.product_id)}</td><td>${badge(x.status)}</td><td>${money(x.amount, x.currency)}</td><td>${x.livemode ? 'live' : 'test'}</td><td>${h(x.customer_email) || '—'}</td><td>${x.license_key ? `<a href="/dashboard/licenses/${h(x.license_key)}"><code>${h(x.license_key)}</code></a>` : '—'}</td><td>${date(x.created_at)}</td></tr>`,
   );
   const created = d.created
     ? `<section class="card secret" role="status" aria-labelledby="created-title">
-  <h2 id="created-title">Checkout link for ${h(names.get(d.created.productId) ?? d.created.productId)}</h2>
-  <p>Send your customer to this page. It is open until ${date(d.created.expiresAt)}; paying there issues a licence.</p>
+  <h2 id="created-title">Checkout link for ${h(names.get(d.created.product_id) ?? d.created.product_id)}</h2>
+  <p>Send your customer to this page. It is open until ${date(d.created.expires_at)}; paying there issues a licence.</p>
   ${copyable('checkout-url', d.created.url)}
 </section>`
     : '';
@@ -115,11 +115,11 @@ export function checkoutPages(r: Router, ctx: DashboardContext): void {
     const after = isId('cs', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
     const [sessions, products] = await Promise.all([
       clients.checkouts.listSessions({
-        accountId: s.accountId,
-        page: { limit: PAGE, startingAfter: after },
+        account_id: s.accountId,
+        page: { limit: PAGE, starting_after: after },
         status: filter,
       }),
-      clients.products.listProducts({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } }),
+      clients.products.listProducts({ account_id: s.accountId, page: { limit: 100, starting_after: '' } }),
     ]);
     page(
       res,
@@ -129,7 +129,7 @@ export function checkoutPages(r: Router, ctx: DashboardContext): void {
         products: products.data,
         status: filter,
         after,
-        next: sessions.page!.hasMore ? sessions.page!.nextCursor : '',
+        next: sessions.page!.has_more ? sessions.page!.next_cursor : '',
         form: extra.form ?? blank,
         errors: extra.errors,
         created: extra.created,
@@ -157,14 +157,14 @@ export function checkoutPages(r: Router, ctx: DashboardContext): void {
       if (Object.keys(errors).length) return show(req, res, s, 400, { form, errors: { fields: errors } });
       try {
         const created = await clients.checkouts.createSession({
-          accountId: s.accountId,
-          productId: form.product_id,
-          successUrl: form.success_url,
-          cancelUrl: form.cancel_url,
-          customerEmail: form.customer_email,
+          account_id: s.accountId,
+          product_id: form.product_id,
+          success_url: form.success_url,
+          cancel_url: form.cancel_url,
+          customer_email: form.customer_email,
           metadata: {},
-          expiresInMinutes: 0,
-          idempotencyKey: '',
+          expires_in_minutes: 0,
+          idempotency_key: '',
         });
         await show(req, res, s, 201, { created });
       } catch (err) {

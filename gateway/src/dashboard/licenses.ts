@@ -69,7 +69,7 @@ const allowed = (l: License): Action[] =>
       ? ['reinstate', 'revoke']
       : l.status === 'expired'
         ? ['renew', 'revoke']
-        : ['suspend', 'revoke', ...(l.expiresAt ? (['renew'] as Action[]) : [])];
+        : ['suspend', 'revoke', ...(l.expires_at ? (['renew'] as Action[]) : [])];
 
 interface IssueForm {
   product_id: string;
@@ -99,7 +99,7 @@ function issueSection(s: DashboardSession, products: Product[], form: IssueForm,
 function licenseRows(licenses: License[], products: Map<string, string>): string[] {
   return licenses.map(
     (l) =>
-      `<tr data-license-key="${h(l.key)}"><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customerEmail)}</td><td>${h(products.get(l.productId) ?? l.productId)}</td><td>${badge(l.status)}</td><td>${l.expiresAt ? date(l.expiresAt) : 'never'}</td><td>${date(l.createdAt)}</td></tr>`,
+      `<tr data-license-key="${h(l.key)}"><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customer_email)}</td><td>${h(products.get(l.product_id) ?? l.product_id)}</td><td>${badge(l.status)}</td><td>${l.expires_at ? date(l.expires_at) : 'never'}</td><td>${date(l.created_at)}</td></tr>`,
   );
 }
 
@@ -122,7 +122,7 @@ function listPage(s: DashboardSession, d: ListData): string {
   const filtered = !!(d.q || d.status || d.productId);
   const issued = d.issued
     ? `<section class="card secret" role="status" aria-labelledby="issued-title">
-  <h2 id="issued-title">Licence issued to ${h(d.issued.customerEmail)}</h2>
+  <h2 id="issued-title">Licence issued to ${h(d.issued.customer_email)}</h2>
   <p>Send this key to your customer. You can find it again here at any time.</p>
   ${copyable('new-license-key', d.issued.key)}
   <p><a href="/dashboard/licenses/${h(d.issued.key)}">Open the licence</a></p>
@@ -180,7 +180,7 @@ function detailPage(
   const pol = l.policy;
   const rows = d.activations.map(
     (a) =>
-      `<tr data-activation-id="${h(a.id)}"><td><code>${h(a.fingerprint)}</code></td><td>${h(a.name) || '<span class="muted">unnamed</span>'}</td><td>${date(a.createdAt)}</td><td><a href="${h(base)}/activations/${h(a.id)}/deactivate">Deactivate</a></td></tr>`,
+      `<tr data-activation-id="${h(a.id)}"><td><code>${h(a.fingerprint)}</code></td><td>${h(a.name) || '<span class="muted">unnamed</span>'}</td><td>${date(a.created_at)}</td><td><a href="${h(base)}/activations/${h(a.id)}/deactivate">Deactivate</a></td></tr>`,
   );
   return layout(
     'Licence',
@@ -190,12 +190,12 @@ function detailPage(
   <dl class="facts">
     <dt>Key</dt><dd>${copyable('license-key', l.key)}</dd>
     <dt>Status</dt><dd data-testid="license-status">${badge(l.status)}</dd>
-    <dt>Customer</dt><dd>${h(l.customerEmail)}</dd>
-    <dt>Product</dt><dd>${d.product ? `<a href="/dashboard/products/${h(d.product.id)}">${h(d.product.name)}</a>` : `<code>${h(l.productId)}</code>`}</dd>
-    <dt>Expires</dt><dd data-testid="license-expiry">${l.expiresAt ? date(l.expiresAt) : 'never (perpetual)'}</dd>
-    <dt>Issued</dt><dd>${date(l.createdAt)}</dd>
-    <dt>Last validated</dt><dd data-testid="last-validated">${l.lastValidatedAt ? date(l.lastValidatedAt) : 'never: your app has not checked this key yet'}</dd>
-    <dt>Policy</dt><dd>${h([pol?.maxActivations ? `up to ${pol.maxActivations} machines` : 'unlimited machines', pol?.graceDays ? `${pol.graceDays} days grace` : '', pol?.requireActivation ? 'activation required' : ''].filter(Boolean).join(', '))}</dd>
+    <dt>Customer</dt><dd>${h(l.customer_email)}</dd>
+    <dt>Product</dt><dd>${d.product ? `<a href="/dashboard/products/${h(d.product.id)}">${h(d.product.name)}</a>` : `<code>${h(l.product_id)}</code>`}</dd>
+    <dt>Expires</dt><dd data-testid="license-expiry">${l.expires_at ? date(l.expires_at) : 'never (perpetual)'}</dd>
+    <dt>Issued</dt><dd>${date(l.created_at)}</dd>
+    <dt>Last validated</dt><dd data-testid="last-validated">${l.last_validated_at ? date(l.last_validated_at) : 'never: your app has not checked this key yet'}</dd>
+    <dt>Policy</dt><dd>${h([pol?.max_activations ? `up to ${pol.max_activations} machines` : 'unlimited machines', pol?.grace_days ? `${pol.grace_days} days grace` : '', pol?.require_activation ? 'activation required' : ''].filter(Boolean).join(', '))}</dd>
   </dl>
   ${actions ? `<p class="button-row actions">${actions}</p>` : ''}
 </section>
@@ -211,7 +211,7 @@ function detailPage(
           ['Latest', 'Answer', 'Machine', 'Times that hour'],
           d.recent.map(
             (v) =>
-              `<tr><td>${date(v.lastAt)}</td><td>${badge(v.code)}</td><td>${v.fingerprint ? `<code>${h(v.fingerprint)}</code>` : '<span class="muted">none given</span>'}</td><td>${v.count}</td></tr>`,
+              `<tr><td>${date(v.last_at)}</td><td>${badge(v.code)}</td><td>${v.fingerprint ? `<code>${h(v.fingerprint)}</code>` : '<span class="muted">none given</span>'}</td><td>${v.count}</td></tr>`,
           ),
         )
       : empty('No validations yet. They appear here a few seconds after your app checks this key.')
@@ -223,7 +223,7 @@ function detailPage(
   ${formError(d.fileErrors)}
   <form method="post" action="${h(base)}/file" class="inline" novalidate>
     ${csrfInput(s)}
-    ${input({ name: 'fingerprint', label: 'Machine fingerprint', value: d.file?.fingerprint, errors: d.fileErrors, hint: pol?.requireActivation ? '(required: an activated machine)' : '(optional)', attrs: 'maxlength="200"' })}
+    ${input({ name: 'fingerprint', label: 'Machine fingerprint', value: d.file?.fingerprint, errors: d.fileErrors, hint: pol?.require_activation ? '(required: an activated machine)' : '(optional)', attrs: 'maxlength="200"' })}
     ${input({ name: 'ttl_days', label: 'Valid for days', value: d.file?.ttl_days ?? '30', errors: d.fileErrors, attrs: 'inputmode="numeric"' })}
     <div><button type="submit">Download licence file</button></div>
   </form>
@@ -236,7 +236,7 @@ function detailPage(
 export function licensePages(r: Router, ctx: DashboardContext): void {
   const { clients, page, signedIn } = ctx;
   const allProducts = async (s: DashboardSession) =>
-    (await clients.products.listProducts({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } })).data;
+    (await clients.products.listProducts({ account_id: s.accountId, page: { limit: 100, starting_after: '' } })).data;
 
   async function showList(
     req: Request,
@@ -263,7 +263,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
     if (q && !q.includes('@')) {
       // A key: one exact look-up (keys are unique per account).
       try {
-        const license = await clients.licenses.getLicense({ accountId: s.accountId, key: q.slice(0, KEY_MAX) });
+        const license = await clients.licenses.getLicense({ account_id: s.accountId, key: q.slice(0, KEY_MAX) });
         return page(res, status, listPage(s, { ...base, products, licenses: [license] }));
       } catch (err) {
         if (!(err instanceof AppError) || !['not_found', 'invalid_request'].includes(err.code)) throw err;
@@ -275,10 +275,10 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
       }
     }
     const out = await clients.licenses.listLicenses({
-      accountId: s.accountId,
-      page: { limit: PAGE, startingAfter: after },
-      productId,
-      customerEmail: q,
+      account_id: s.accountId,
+      page: { limit: PAGE, starting_after: after },
+      product_id: productId,
+      customer_email: q,
       status: statusFilter,
     });
     page(
@@ -288,7 +288,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
         ...base,
         products,
         licenses: out.data,
-        next: out.page!.hasMore ? out.page!.nextCursor : '',
+        next: out.page!.has_more ? out.page!.next_cursor : '',
         message: q && !out.data.length ? `No licences for ${q}.` : undefined,
       }),
     );
@@ -312,10 +312,10 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
       if (Object.keys(errors).length) return showList(req, res, s, 400, { form, errors: { fields: errors } });
       try {
         const license = await clients.licenses.createLicense({
-          accountId: s.accountId,
-          productId: form.product_id,
-          customerEmail: form.customer_email,
-          idempotencyKey: '',
+          account_id: s.accountId,
+          product_id: form.product_id,
+          customer_email: form.customer_email,
+          idempotency_key: '',
         });
         ctx.validator?.changed(principalOf(s), license.key); // a remembered "not found" for this key is wrong now
         await showList(req, res, s, 201, { issued: license });
@@ -351,17 +351,17 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
       file?: { fingerprint: string; ttl_days: string };
     } = {},
   ) {
-    const license = await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) });
+    const license = await clients.licenses.getLicense({ account_id: s.accountId, key: keyOf(req) });
     const after = isId('act', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
     const [product, activations, recent] = await Promise.all([
       // Only the product's name is shown: without the product service the page still shows the licence.
-      clients.products.getProduct({ accountId: s.accountId, id: license.productId }).catch(() => undefined),
+      clients.products.getProduct({ account_id: s.accountId, id: license.product_id }).catch(() => undefined),
       clients.licenses.listActivations({
-        accountId: s.accountId,
+        account_id: s.accountId,
         key: license.key,
-        page: { limit: PAGE, startingAfter: after },
+        page: { limit: PAGE, starting_after: after },
       }),
-      clients.licenses.listRecentValidations({ accountId: s.accountId, key: license.key, limit: 10 }),
+      clients.licenses.listRecentValidations({ account_id: s.accountId, key: license.key, limit: 10 }),
     ]);
     page(
       res,
@@ -372,7 +372,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
         activations: activations.data,
         recent: recent.data,
         after,
-        next: activations.page!.hasMore ? activations.page!.nextCursor : '',
+        next: activations.page!.has_more ? activations.page!.next_cursor : '',
         ...extra,
       }),
     );
@@ -390,7 +390,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
         `${a.verb} licence?`,
         confirmForm(s, {
           action: `/dashboard/licenses/${l.key}/${action}`,
-          question: `${a.verb} <code>${h(l.key)}</code> of ${h(l.customerEmail)}?`,
+          question: `${a.verb} <code>${h(l.key)}</code> of ${h(l.customer_email)}?`,
           consequence: a.consequence,
           button: `${a.verb} licence`,
           danger: a.danger,
@@ -402,16 +402,16 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
     r.get(
       `/licenses/:key/${action}`,
       signedIn(async (req, res, s) =>
-        page(res, 200, confirm(s, await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) }))),
+        page(res, 200, confirm(s, await clients.licenses.getLicense({ account_id: s.accountId, key: keyOf(req) }))),
       ),
     );
     r.post(
       `/licenses/:key/${action}`,
       signedIn(async (req, res, s) => {
-        const license = await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) });
+        const license = await clients.licenses.getLicense({ account_id: s.accountId, key: keyOf(req) });
         if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, confirm(s, license));
         try {
-          await clients.licenses.transitionLicense({ accountId: s.accountId, key: license.key, action });
+          await clients.licenses.transitionLicense({ account_id: s.accountId, key: license.key, action });
           ctx.validator?.changed(principalOf(s), license.key);
           await showDetail(req, res, s, 200, { notice: `${a.done}. ${a.consequence}` });
         } catch (err) {
@@ -441,12 +441,12 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
   /** The licence and one of its activations, both of the signed-in account, or not found. */
   async function ownActivation(req: Request, s: DashboardSession): Promise<[License, Activation]> {
     const id = idOrNotFound('act', String(req.params.id).slice(0, 64), 'activation');
-    const license = await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) });
+    const license = await clients.licenses.getLicense({ account_id: s.accountId, key: keyOf(req) });
     // A licence has few machines (max_activations); one page of 100 covers any sensible policy.
     const all = await clients.licenses.listActivations({
-      accountId: s.accountId,
+      account_id: s.accountId,
       key: license.key,
-      page: { limit: 100, startingAfter: '' },
+      page: { limit: 100, starting_after: '' },
     });
     const act = all.data.find((x) => x.id === id);
     if (!act) throw AppError.notFound('activation');
@@ -465,13 +465,13 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
     '/licenses/:key/activations/:id/deactivate',
     signedIn(async (req, res, s) => {
       const id = idOrNotFound('act', String(req.params.id).slice(0, 64), 'activation');
-      const license = await clients.licenses.getLicense({ accountId: s.accountId, key: keyOf(req) });
+      const license = await clients.licenses.getLicense({ account_id: s.accountId, key: keyOf(req) });
       if (field(req, 'confirm', 3) !== 'yes') {
         const [, act] = await ownActivation(req, s);
         return page(res, 200, deactivateConfirm(s, license, act));
       }
       // The service looks the activation up within this licence of this account.
-      const act = await clients.licenses.deactivate({ accountId: s.accountId, key: license.key, activationId: id });
+      const act = await clients.licenses.deactivate({ account_id: s.accountId, key: license.key, activation_id: id });
       ctx.validator?.changed(principalOf(s), license.key);
       await showDetail(req, res, s, 200, { notice: `Deactivated ${act.fingerprint}.` });
     }),
@@ -487,10 +487,10 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
         return showDetail(req, res, s, 400, { file: form, fileErrors: { fields: errors } });
       try {
         const file = await clients.licenses.issueLicenseFile({
-          accountId: s.accountId,
+          account_id: s.accountId,
           key: keyOf(req),
           fingerprint: form.fingerprint,
-          ttlDays: ttl ?? 0,
+          ttl_days: ttl ?? 0,
         });
         const body = JSON.stringify(
           { kid: file.kid, algorithm: file.algorithm, payload: file.payload, signature: file.signature },

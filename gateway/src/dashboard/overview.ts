@@ -110,26 +110,26 @@ export function overviewPage(
   s: DashboardSession,
   data: { stats: Stats; licenses: License[]; limits: Limits; usage?: { used: number; resetsInS: number } },
 ): string {
-  const hours: Bar[] = data.stats.validationsByHour.map((x) => ({
+  const hours: Bar[] = data.stats.validations_by_hour.map((x) => ({
     label: hourLabel(x.hour),
     total: x.validations,
-    byCode: x.byCode,
+    byCode: x.by_code,
   }));
-  const days: Bar[] = data.stats.validationsByDay.map((x) => ({
+  const days: Bar[] = data.stats.validations_by_day.map((x) => ({
     label: dayLabel(x.day),
     total: x.validations,
-    byCode: x.byCode,
+    byCode: x.by_code,
   }));
   const total24 = hours.reduce((n, x) => n + x.total, 0);
-  const valid24 = data.stats.validationsByHour.reduce((n, x) => n + x.valid, 0);
+  const valid24 = data.stats.validations_by_hour.reduce((n, x) => n + x.valid, 0);
   const rows = data.licenses.map(
     (l) =>
-      `<tr><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customerEmail)}</td><td>${badge(l.status)}</td><td>${date(l.createdAt)}</td></tr>`,
+      `<tr><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customer_email)}</td><td>${badge(l.status)}</td><td>${date(l.created_at)}</td></tr>`,
   );
   return layout(
     s.accountName,
     `<section class="stats" aria-label="Numbers">
-  <div class="stat"><span class="n" data-testid="licenses-count">${data.stats.licensesTotal.toLocaleString('en')}</span> licences issued</div>
+  <div class="stat"><span class="n" data-testid="licenses-count">${data.stats.licenses_total.toLocaleString('en')}</span> licences issued</div>
   <div class="stat"><span class="n">${total24.toLocaleString('en')}</span> validations in 24 h (${valid24.toLocaleString('en')} valid)</div>
   <div class="stat"><span class="n">${h(s.plan)}</span> plan · ${data.limits.hour.toLocaleString('en')} requests/hour</div>
 </section>
@@ -154,12 +154,12 @@ export function overviewPages(r: Router, ctx: DashboardContext, limitsOf: (s: Da
     '/',
     ctx.signedIn(async (_req, res, s) => {
       const [stats, licenses, usage] = await Promise.all([
-        ctx.clients.licenses.getStats({ accountId: s.accountId }),
+        ctx.clients.licenses.getStats({ account_id: s.accountId }),
         ctx.clients.licenses.listLicenses({
-          accountId: s.accountId,
-          page: { limit: 10, startingAfter: '' },
-          productId: '',
-          customerEmail: '',
+          account_id: s.accountId,
+          page: { limit: 10, starting_after: '' },
+          product_id: '',
+          customer_email: '',
           status: '',
         }),
         ctx.hourlyUsage?.(s.accountId),

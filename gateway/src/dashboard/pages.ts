@@ -92,15 +92,15 @@ export function settingsPage(
   data: { keys: ApiKey[]; audit: AuditEntry[]; limits: Limits; newKey?: NewKey; error?: string; notice?: string },
 ): string {
   const status = (k: ApiKey) =>
-    k.revokedAt ? '<span class="badge revoked">revoked</span>' : '<span class="badge active">active</span>';
+    k.revoked_at ? '<span class="badge revoked">revoked</span>' : '<span class="badge active">active</span>';
   const actions = (k: ApiKey) =>
-    k.revokedAt
+    k.revoked_at
       ? ''
       : `<a href="/dashboard/settings/keys/${h(k.id)}/regenerate">Regenerate</a> <a class="danger" href="/dashboard/settings/keys/${h(k.id)}/revoke">Revoke</a>`;
   const rows = data.keys
     .map(
       (k) =>
-        `<tr data-key-id="${h(k.id)}"><td>${h(k.name) || '<span class="muted">unnamed</span>'}</td><td>${h(k.scope)}</td><td><code>${h(k.prefix)}…</code></td><td>${date(k.createdAt)}</td><td>${date(k.lastUsedAt)}</td><td>${status(k)}</td><td class="actions">${actions(k)}</td></tr>`,
+        `<tr data-key-id="${h(k.id)}"><td>${h(k.name) || '<span class="muted">unnamed</span>'}</td><td>${h(k.scope)}</td><td><code>${h(k.prefix)}…</code></td><td>${date(k.created_at)}</td><td>${date(k.last_used_at)}</td><td>${status(k)}</td><td class="actions">${actions(k)}</td></tr>`,
     )
     .join('');
   const newKey = data.newKey
@@ -113,7 +113,7 @@ export function settingsPage(
   const audit = data.audit
     .map(
       (a) =>
-        `<li>${date(a.at)} · <strong>${h(a.actor)}</strong> ${a.type === 'api_key.revoked' ? 'revoked' : 'created'} <code>${h(a.keyPrefix)}…</code>${a.keyName ? ` (${h(a.keyName)})` : ''}</li>`,
+        `<li>${date(a.at)} · <strong>${h(a.actor)}</strong> ${a.type === 'api_key.revoked' ? 'revoked' : 'created'} <code>${h(a.key_prefix)}…</code>${a.key_name ? ` (${h(a.key_name)})` : ''}</li>`,
     )
     .join('');
   return layout(

@@ -61,10 +61,10 @@ const formOf = (p: Product): ProductForm => ({
   description: p.description,
   price_amount: p.price ? (p.price.amount / 100).toFixed(2) : '',
   price_currency: p.price?.currency ?? 'USD',
-  duration_days: p.policy?.durationDays?.toString() ?? '',
-  grace_days: String(p.policy?.graceDays ?? 0),
-  max_activations: p.policy?.maxActivations?.toString() ?? '',
-  require_activation: p.policy?.requireActivation ?? false,
+  duration_days: p.policy?.duration_days?.toString() ?? '',
+  grace_days: String(p.policy?.grace_days ?? 0),
+  max_activations: p.policy?.max_activations?.toString() ?? '',
+  require_activation: p.policy?.require_activation ?? false,
 });
 
 const readForm = (req: Request): ProductForm => ({
@@ -97,13 +97,13 @@ function parseForm(
     else price = { amount: Math.round(Number(amount) * 100), currency: form.price_currency.trim() };
   }
   const policy: LicensePolicy = {
-    durationDays: wholeNumber(form.duration_days, 'duration_days', errors),
-    maxActivations: wholeNumber(form.max_activations, 'max_activations', errors),
-    graceDays: wholeNumber(form.grace_days, 'grace_days', errors) ?? 0,
-    requireActivation: form.require_activation,
+    duration_days: wholeNumber(form.duration_days, 'duration_days', errors),
+    max_activations: wholeNumber(form.max_activations, 'max_activations', errors),
+    grace_days: wholeNumber(form.grace_days, 'grace_days', errors) ?? 0,
+    require_activation: form.require_activation,
     // Not on this form: kept as they are.
-    validateKeysSeeEmail: keep?.validateKeysSeeEmail ?? false,
-    refundAction: keep?.refundAction ?? '',
+    validate_keys_see_email: keep?.validate_keys_see_email ?? false,
+    refund_action: keep?.refund_action ?? '',
   };
   return { price, policy, errors };
 }
@@ -124,11 +124,11 @@ function productFields(form: ProductForm, errors?: FormErrors): string {
 function policySummary(p: Product): string {
   const pol = p.policy;
   const parts = [
-    pol?.durationDays ? `${pol.durationDays} days` : 'perpetual',
-    pol?.maxActivations ? `${pol.maxActivations} machines` : 'unlimited machines',
+    pol?.duration_days ? `${pol.duration_days} days` : 'perpetual',
+    pol?.max_activations ? `${pol.max_activations} machines` : 'unlimited machines',
   ];
-  if (pol?.graceDays) parts.push(`${pol.graceDays} days grace`);
-  if (pol?.requireActivation) parts.push('activation required');
+  if (pol?.grace_days) parts.push(`${pol.grace_days} days grace`);
+  if (pol?.require_activation) parts.push('activation required');
   return h(parts.join(', '));
 }
 
@@ -138,7 +138,7 @@ function listPage(
 ): string {
   const rows = data.products.map(
     (p) =>
-      `<tr data-product-id="${h(p.id)}"><td><a href="/dashboard/products/${h(p.id)}">${h(p.name)}</a></td><td><code>${h(p.id)}</code></td><td>${p.price ? money(p.price.amount, p.price.currency) : '<span class="muted">not for sale</span>'}</td><td>${policySummary(p)}</td><td>${date(p.createdAt)}</td></tr>`,
+      `<tr data-product-id="${h(p.id)}"><td><a href="/dashboard/products/${h(p.id)}">${h(p.name)}</a></td><td><code>${h(p.id)}</code></td><td>${p.price ? money(p.price.amount, p.price.currency) : '<span class="muted">not for sale</span>'}</td><td>${policySummary(p)}</td><td>${date(p.created_at)}</td></tr>`,
   );
   const list = data.products.length
     ? table(['Name', 'Id', 'Price', 'Licence policy', 'Created'], rows) +
@@ -172,12 +172,12 @@ function detailPage(
   const p = data.product;
   const keyRows = data.keys.map(
     (k) =>
-      `<tr><td><code>${h(k.kid)}</code></td><td>${h(k.algorithm)}</td><td>${k.current ? '<span class="badge active">current</span>' : '<span class="muted">earlier</span>'}</td><td>${date(k.createdAt)}</td><td><details><summary>Public key</summary><pre><code>${h(k.publicKeyPem)}</code></pre></details></td></tr>`,
+      `<tr><td><code>${h(k.kid)}</code></td><td>${h(k.algorithm)}</td><td>${k.current ? '<span class="badge active">current</span>' : '<span class="muted">earlier</span>'}</td><td>${date(k.created_at)}</td><td><details><summary>Public key</summary><pre><code>${h(k.public_key_pem)}</code></pre></details></td></tr>`,
   );
   return layout(
     p.name,
     `${notice(data.notice)}
-<p class="muted">Product <code>${h(p.id)}</code>, created ${date(p.createdAt)}. <a href="/dashboard/licenses?product_id=${h(p.id)}">Its licences</a></p>
+<p class="muted">Product <code>${h(p.id)}</code>, created ${date(p.created_at)}. <a href="/dashboard/licenses?product_id=${h(p.id)}">Its licences</a></p>
 <section class="card" aria-labelledby="edit-title">
   <h2 id="edit-title">Details and licence policy</h2>
   <p class="muted">A new policy applies to licences issued or renewed from now on.</p>
@@ -212,14 +212,17 @@ export function productPages(r: Router, ctx: DashboardContext): void {
   ) {
     const after = queryOf(req, 'starting_after', 64);
     const startingAfter = isId('prod', after) ? after : '';
-    const out = await clients.products.listProducts({ accountId: s.accountId, page: { limit: PAGE, startingAfter } });
+    const out = await clients.products.listProducts({
+      account_id: s.accountId,
+      page: { limit: PAGE, starting_after: startingAfter },
+    });
     page(
       res,
       status,
       listPage(s, {
         products: out.data,
         after: startingAfter,
-        next: out.page!.hasMore ? out.page!.nextCursor : '',
+        next: out.page!.has_more ? out.page!.next_cursor : '',
         form,
         errors,
       }),
@@ -237,8 +240,8 @@ export function productPages(r: Router, ctx: DashboardContext): void {
     extra: { form?: ProductForm; errors?: FormErrors; notice?: string } = {},
   ) {
     const [product, keys] = await Promise.all([
-      clients.products.getProduct({ accountId: s.accountId, id }),
-      clients.products.listSigningKeys({ accountId: s.accountId, id }),
+      clients.products.getProduct({ account_id: s.accountId, id }),
+      clients.products.listSigningKeys({ account_id: s.accountId, id }),
     ]);
     page(
       res,
@@ -266,7 +269,7 @@ export function productPages(r: Router, ctx: DashboardContext): void {
       if (Object.keys(errors).length) return showList(req, res, s, 400, form, { fields: errors });
       try {
         const product = await clients.products.createProduct({
-          accountId: s.accountId,
+          account_id: s.accountId,
           name: form.name.trim(),
           description: form.description.trim(),
           policy,
@@ -293,19 +296,19 @@ export function productPages(r: Router, ctx: DashboardContext): void {
     '/products/:id',
     signedIn(async (req, res, s) => {
       const id = notFoundUnless(idOf(req));
-      const current = await clients.products.getProduct({ accountId: s.accountId, id });
+      const current = await clients.products.getProduct({ account_id: s.accountId, id });
       const form = readForm(req);
       const { price, policy, errors } = parseForm(form, current.policy);
       if (Object.keys(errors).length) return showDetail(res, s, id, 400, { form, errors: { fields: errors } });
       try {
         await clients.products.updateProduct({
-          accountId: s.accountId,
+          account_id: s.accountId,
           id,
           name: form.name.trim(),
           description: form.description.trim(),
           policy,
           price,
-          removePrice: !price && !!current.price,
+          remove_price: !price && !!current.price,
         });
         ctx.validator?.productChanged(principalOf(s), id);
         await showDetail(res, s, id, 200, { notice: 'Saved.' });
@@ -319,7 +322,7 @@ export function productPages(r: Router, ctx: DashboardContext): void {
   r.get(
     '/products/:id/rotate-key',
     signedIn(async (req, res, s) => {
-      const product = await clients.products.getProduct({ accountId: s.accountId, id: notFoundUnless(idOf(req)) });
+      const product = await clients.products.getProduct({ account_id: s.accountId, id: notFoundUnless(idOf(req)) });
       page(res, 200, rotateConfirm(s, product));
     }),
   );
@@ -328,9 +331,9 @@ export function productPages(r: Router, ctx: DashboardContext): void {
     '/products/:id/rotate-key',
     signedIn(async (req, res, s) => {
       const id = notFoundUnless(idOf(req));
-      const product = await clients.products.getProduct({ accountId: s.accountId, id });
+      const product = await clients.products.getProduct({ account_id: s.accountId, id });
       if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, rotateConfirm(s, product));
-      const key = await clients.products.rotateSigningKey({ accountId: s.accountId, id });
+      const key = await clients.products.rotateSigningKey({ account_id: s.accountId, id });
       await showDetail(res, s, id, 201, {
         notice: `New signing key ${key.kid}. New licence files are signed with it; files signed before still verify.`,
       });

@@ -160,7 +160,7 @@ export function dashboardRouter({
       const s = await clients.accounts.signIn({ email, password });
       // A right password is not a guess: its attempt is given back.
       await Promise.all([signInThrottle.perEmail.forgive(email), signInThrottle.perAddress.forgive(address)]);
-      setSessionCookie(res, s.token, s.expiresAt, secureCookies);
+      setSessionCookie(res, s.token, s.expires_at, secureCookies);
       res.redirect(303, '/dashboard');
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
@@ -188,7 +188,7 @@ export function dashboardRouter({
     }
     try {
       await clients.accounts.signUp({
-        accountName: values.account_name,
+        account_name: values.account_name,
         email: values.email,
         password: field(req, 'password', 201),
       });
@@ -218,7 +218,7 @@ export function dashboardRouter({
       return page(res, 403, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
     try {
       const s = await clients.accounts.confirmSignUp({ token });
-      setSessionCookie(res, s.token, s.expiresAt, secureCookies);
+      setSessionCookie(res, s.token, s.expires_at, secureCookies);
       res.redirect(303, '/dashboard/settings');
     } catch (err) {
       if (!(err instanceof AppError) || !['invalid_request', 'conflict'].includes(err.code)) throw err;
@@ -250,8 +250,8 @@ export function dashboardRouter({
     extra: { newKey?: NewKey; error?: string; notice?: string } = {},
   ) {
     const [keys, audit] = await Promise.all([
-      clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } }),
-      clients.accounts.listAuditEntries({ accountId: s.accountId, limit: 10 }),
+      clients.accounts.listApiKeys({ account_id: s.accountId, page: { limit: 100, starting_after: '' } }),
+      clients.accounts.listAuditEntries({ account_id: s.accountId, limit: 10 }),
     ]);
     page(res, status, settingsPage(s, { keys: keys.data, audit: audit.data, limits: limitsOf(s), ...extra }));
   }
@@ -266,13 +266,13 @@ export function dashboardRouter({
     signedIn(async (req, res, s) => {
       try {
         const out = await clients.accounts.createApiKey({
-          accountId: s.accountId,
+          account_id: s.accountId,
           scope: field(req, 'scope', 20),
           name: field(req, 'name', 101),
           actor: s.userEmail,
         });
         await settings(res, s, 201, {
-          newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope },
+          newKey: { secret: out.secret, name: out.api_key!.name, scope: out.api_key!.scope },
         });
       } catch (err) {
         if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
@@ -284,7 +284,7 @@ export function dashboardRouter({
   /** A key of the signed-in account, or a 404 page (another account's key is simply not found). */
   async function ownKey(res: Response, s: DashboardSession, id: string): Promise<ApiKey | undefined> {
     const keys = isId('key', id)
-      ? (await clients.accounts.listApiKeys({ accountId: s.accountId, page: { limit: 100, startingAfter: '' } })).data
+      ? (await clients.accounts.listApiKeys({ account_id: s.accountId, page: { limit: 100, starting_after: '' } })).data
       : [];
     const key = keys.find((k) => k.id === id);
     if (!key) page(res, 404, messagePage('API key not found', 'There is no such API key in this account.', s));
@@ -300,7 +300,7 @@ export function dashboardRouter({
           page(
             res,
             200,
-            key.revokedAt
+            key.revoked_at
               ? messagePage('Already revoked', 'This API key is already revoked.', s)
               : confirmPage(s, action, key),
           );
@@ -312,14 +312,14 @@ export function dashboardRouter({
         const key = await ownKey(res, s, String(req.params.id));
         if (!key) return;
         if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, confirmPage(s, action, key));
-        const request = { accountId: s.accountId, keyId: key.id, actor: s.userEmail };
+        const request = { account_id: s.accountId, key_id: key.id, actor: s.userEmail };
         if (action === 'revoke') {
           await clients.accounts.revokeApiKey(request);
           return settings(res, s, 200, { notice: `Revoked ${key.prefix}…. Requests with it now get 401.` });
         }
         const out = await clients.accounts.regenerateApiKey(request);
         await settings(res, s, 201, {
-          newKey: { secret: out.secret, name: out.apiKey!.name, scope: out.apiKey!.scope },
+          newKey: { secret: out.secret, name: out.api_key!.name, scope: out.api_key!.scope },
           notice: `Revoked ${key.prefix}… and issued a replacement.`,
         });
       }),

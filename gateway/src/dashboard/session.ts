@@ -80,13 +80,13 @@ export function tokensMatch(expected: string | undefined, presented: unknown): b
 function toSession(token: string, s: SessionResponse): DashboardSession {
   return {
     token,
-    csrfToken: s.csrfToken,
+    csrfToken: s.csrf_token,
     userEmail: s.user!.email,
     accountId: s.account!.id,
     accountName: s.account!.name,
     plan: s.account!.plan,
-    perMinuteLimit: s.account!.perMinuteLimit,
-    perHourLimit: s.account!.perHourLimit,
+    perMinuteLimit: s.account!.per_minute_limit,
+    perHourLimit: s.account!.per_hour_limit,
   };
 }
 

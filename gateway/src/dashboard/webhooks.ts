@@ -69,7 +69,7 @@ function listPage(
 ): string {
   const rows = d.endpoints.map(
     (e) =>
-      `<tr data-endpoint-id="${h(e.id)}"><td><a href="/dashboard/webhooks/${h(e.id)}"><code>${h(e.url)}</code></a></td><td>${h(e.description)}</td><td>${h(eventsText(e))}</td><td>${enabledBadge(e)}</td><td>${date(e.createdAt)}</td></tr>`,
+      `<tr data-endpoint-id="${h(e.id)}"><td><a href="/dashboard/webhooks/${h(e.id)}"><code>${h(e.url)}</code></a></td><td>${h(e.description)}</td><td>${h(eventsText(e))}</td><td>${enabledBadge(e)}</td><td>${date(e.created_at)}</td></tr>`,
   );
   return layout(
     'Webhooks',
@@ -115,7 +115,7 @@ function detailPage(
     : '';
   const rows = d.deliveries.map(
     (x) =>
-      `<tr data-delivery-id="${h(x.id)}"><td>${h(x.eventType)}<br><code class="muted">${h(x.eventId)}</code></td><td>${badge(x.status)}</td><td>${x.attempts}</td><td>${x.lastStatusCode || '—'}${x.lastError ? `<br><small>${h(x.lastError)}</small>` : ''}</td><td>${date(x.createdAt)}</td><td>${x.status === 'delivered' ? date(x.deliveredAt) : x.nextAttemptAt ? `next ${date(x.nextAttemptAt)}` : '—'}</td><td>${x.status !== 'delivered' && e.enabled ? postButton(s, `${base}/deliveries/${x.id}/retry`, 'Retry') : ''}</td></tr>`,
+      `<tr data-delivery-id="${h(x.id)}"><td>${h(x.event_type)}<br><code class="muted">${h(x.event_id)}</code></td><td>${badge(x.status)}</td><td>${x.attempts}</td><td>${x.last_status_code || '—'}${x.last_error ? `<br><small>${h(x.last_error)}</small>` : ''}</td><td>${date(x.created_at)}</td><td>${x.status === 'delivered' ? date(x.delivered_at) : x.next_attempt_at ? `next ${date(x.next_attempt_at)}` : '—'}</td><td>${x.status !== 'delivered' && e.enabled ? postButton(s, `${base}/deliveries/${x.id}/retry`, 'Retry') : ''}</td></tr>`,
   );
   return layout(
     'Webhook endpoint',
@@ -127,7 +127,7 @@ function detailPage(
     <dt>Status</dt><dd data-testid="endpoint-status">${enabledBadge(e)}</dd>
     <dt>Events</dt><dd>${h(eventsText(e))}</dd>
     ${e.description ? `<dt>Description</dt><dd>${h(e.description)}</dd>` : ''}
-    <dt>Created</dt><dd>${date(e.createdAt)}</dd>
+    <dt>Created</dt><dd>${date(e.created_at)}</dd>
   </dl>
   <div class="button-row">
     ${e.enabled ? postButton(s, `${base}/disable`, 'Disable', 'danger') : postButton(s, `${base}/enable`, 'Enable')}
@@ -158,13 +158,13 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
   ) {
     const after = isId('we', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
     const out = await clients.webhooks.listEndpoints({
-      accountId: s.accountId,
-      page: { limit: PAGE, startingAfter: after },
+      account_id: s.accountId,
+      page: { limit: PAGE, starting_after: after },
     });
     page(
       res,
       status,
-      listPage(s, { endpoints: out.data, after, next: out.page!.hasMore ? out.page!.nextCursor : '', form, errors }),
+      listPage(s, { endpoints: out.data, after, next: out.page!.has_more ? out.page!.next_cursor : '', form, errors }),
     );
   }
 
@@ -181,11 +181,11 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
     const raw = queryOf(req, 'starting_after', 100);
     const after = DELIVERY_ID.test(raw) ? raw : '';
     const [endpoint, deliveries] = await Promise.all([
-      clients.webhooks.getEndpoint({ accountId: s.accountId, id }),
+      clients.webhooks.getEndpoint({ account_id: s.accountId, id }),
       clients.webhooks.listDeliveries({
-        accountId: s.accountId,
-        endpointId: id,
-        page: { limit: PAGE, startingAfter: after },
+        account_id: s.accountId,
+        endpoint_id: id,
+        page: { limit: PAGE, starting_after: after },
       }),
     ]);
     page(
@@ -195,7 +195,7 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
         endpoint,
         deliveries: deliveries.data,
         after,
-        next: deliveries.page!.hasMore ? deliveries.page!.nextCursor : '',
+        next: deliveries.page!.has_more ? deliveries.page!.next_cursor : '',
         ...extra,
       }),
     );
@@ -220,7 +220,7 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
       if (Object.keys(errors).length) return showList(req, res, s, 400, form, { fields: errors });
       try {
         const out = await clients.webhooks.createEndpoint({
-          accountId: s.accountId,
+          account_id: s.accountId,
           url: form.url,
           events: form.events,
           description: form.description,
@@ -246,7 +246,7 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
       `/webhooks/:id/${action}`,
       signedIn(async (req, res, s) => {
         const id = idOf(req);
-        await clients.webhooks.updateEndpoint({ accountId: s.accountId, id, events: [], enabled });
+        await clients.webhooks.updateEndpoint({ account_id: s.accountId, id, events: [], enabled });
         await showDetail(req, res, s, id, 200, {
           notice: enabled
             ? 'Enabled: new events are delivered again.'
@@ -261,9 +261,9 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
     signedIn(async (req, res, s) => {
       const id = idOf(req);
       try {
-        const d = await clients.webhooks.sendTestEvent({ accountId: s.accountId, id });
+        const d = await clients.webhooks.sendTestEvent({ account_id: s.accountId, id });
         await showDetail(req, res, s, id, 202, {
-          notice: `Test event queued (${d.eventId}). Its delivery appears below.`,
+          notice: `Test event queued (${d.event_id}). Its delivery appears below.`,
         });
       } catch (err) {
         const e = formErrorsOf(err);
@@ -280,7 +280,7 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
       if (!DELIVERY_ID.test(deliveryId))
         return showDetail(req, res, s, id, 404, { error: 'There is no such delivery.' });
       try {
-        await clients.webhooks.retryDelivery({ accountId: s.accountId, endpointId: id, deliveryId });
+        await clients.webhooks.retryDelivery({ account_id: s.accountId, endpoint_id: id, delivery_id: deliveryId });
         await showDetail(req, res, s, id, 200, { notice: 'Sending it again now.' });
       } catch (err) {
         const e = formErrorsOf(err);
@@ -307,7 +307,7 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
   r.get(
     '/webhooks/:id/rotate-secret',
     signedIn(async (req, res, s) =>
-      page(res, 200, rotateConfirm(s, await clients.webhooks.getEndpoint({ accountId: s.accountId, id: idOf(req) }))),
+      page(res, 200, rotateConfirm(s, await clients.webhooks.getEndpoint({ account_id: s.accountId, id: idOf(req) }))),
     ),
   );
 
@@ -316,8 +316,8 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
     signedIn(async (req, res, s) => {
       const id = idOf(req);
       if (field(req, 'confirm', 3) !== 'yes')
-        return page(res, 200, rotateConfirm(s, await clients.webhooks.getEndpoint({ accountId: s.accountId, id })));
-      const out = await clients.webhooks.rotateSecret({ accountId: s.accountId, id });
+        return page(res, 200, rotateConfirm(s, await clients.webhooks.getEndpoint({ account_id: s.accountId, id })));
+      const out = await clients.webhooks.rotateSecret({ account_id: s.accountId, id });
       await showDetail(req, res, s, id, 201, { secret: out.secret, notice: 'New secret made.' });
     }),
   );

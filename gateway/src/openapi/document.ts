@@ -1,9 +1,14 @@
+import { checkoutList, licenseList, licenseValidateQuery } from '../routes/requests';
+import { pageShape } from '../validation';
+import { type RequestBodyName, requestSchemas } from './request-schemas';
 import { listOf, ref, schemas } from './schemas';
+import { queryParameters } from './shape-schema';
 
 // The OpenAPI 3.1 description of every public endpoint, served at
 // /openapi.json and rendered at /docs. Paths are written once here; the test
-// suite checks that every route the gateway registers appears, and validates
-// every end-to-end response against the schema of its status code.
+// suite checks that every route the gateway registers appears, with the body
+// and query its route validates (generated from the same shapes), and
+// validates every end-to-end response against the schema of its status code.
 
 type Schema = Record<string, unknown>;
 type Op = Record<string, unknown>;
@@ -26,17 +31,7 @@ const pathParam = (name: string, description: string, schema: Schema = { type: '
   description,
   schema,
 });
-const query = (name: string, description: string, schema: Schema = { type: 'string' }, required = false) => ({
-  name,
-  in: 'query',
-  required,
-  description,
-  schema,
-});
-const pageParams = [
-  query('limit', 'Items per page', { type: 'integer', minimum: 1, maximum: 100, default: 20 }),
-  query('starting_after', 'The last id of the previous page (next_cursor)', { type: 'string', maxLength: 64 }),
-];
+const pageParams = queryParameters(pageShape);
 const idempotencyHeader = {
   name: 'Idempotency-Key',
   in: 'header',
@@ -50,7 +45,7 @@ interface OpSpec {
   tag: string;
   description?: string;
   params?: unknown[];
-  body?: string;
+  body?: RequestBodyName;
   ok: Record<number, { description: string; schema?: Schema }>;
   /** validate-scope keys may call it (else full keys only). */
   validateScope?: boolean;
@@ -154,12 +149,7 @@ const paths: Record<string, Record<string, Op>> = {
     get: op('listLicenses', {
       summary: 'List licences',
       tag: 'Licences',
-      params: [
-        ...pageParams,
-        query('product_id', "Only this product's licences"),
-        query('customer_email', "Only this customer's licences"),
-        query('status', 'Only licences in this status', { enum: ['active', 'suspended', 'revoked', 'expired'] }),
-      ],
+      params: queryParameters(licenseList),
       ok: { 200: { description: 'A page of licences, newest first', schema: listOf('License') } },
     }),
     post: op('createLicense', {
@@ -176,10 +166,7 @@ const paths: Record<string, Record<string, Op>> = {
       tag: 'Validation',
       description:
         'Always 200 for a well-formed request: `valid` says yes or no, `code` says why. Prefer POST /keys/validate: keys in URLs reach logs.',
-      params: [
-        query('license_key', 'The key to check', { type: 'string', minLength: 1, maxLength: 64 }, true),
-        query('fingerprint', "This machine's fingerprint", { type: 'string', maxLength: 200 }),
-      ],
+      params: queryParameters(licenseValidateQuery),
       ok: { 200: { description: 'The verdict', schema: ref('QueryValidation') } },
       validateScope: true,
     }),
@@ -274,10 +261,7 @@ const paths: Record<string, Record<string, Op>> = {
     get: op('listCheckoutSessions', {
       summary: 'List checkout sessions',
       tag: 'Checkout',
-      params: [
-        ...pageParams,
-        query('status', 'Only sessions in this status', { enum: ['open', 'complete', 'expired'] }),
-      ],
+      params: queryParameters(checkoutList),
       ok: { 200: { description: 'A page of sessions, newest first', schema: listOf('CheckoutSession') } },
     }),
     post: op('createCheckoutSession', {
@@ -549,7 +533,7 @@ export function openApiDocument(version: string) {
           schema: { type: 'string' },
         },
       },
-      schemas,
+      schemas: { ...schemas, ...requestSchemas },
     },
   };
 }

@@ -1,77 +1,62 @@
 import type { Router } from 'express';
-import { AppError } from '@licensing/runtime';
 import type { CheckoutSession } from '@licensing/proto';
 import { principalOf } from '../auth';
 import type { Clients } from '../clients';
-import { checkId, idempotencyKey, pageShape, readBody, readQuery, toPage } from '../validation';
-import { route } from './route';
+import { checkId, idempotencyKey, readBody, toPage } from '../validation';
+import { checkoutCreate, checkoutList } from './requests';
+import { route, withBody, withQuery } from './route';
 
 /** REST shape of a checkout session. */
 export const checkoutJson = (s: CheckoutSession) => ({
   id: s.id,
   url: s.url,
   status: s.status,
-  expires_at: s.expiresAt,
-  product_id: s.productId,
+  expires_at: s.expires_at,
+  product_id: s.product_id,
   amount: s.amount,
   currency: s.currency,
-  customer_email: s.customerEmail || null,
-  success_url: s.successUrl,
-  cancel_url: s.cancelUrl || null,
+  customer_email: s.customer_email || null,
+  success_url: s.success_url,
+  cancel_url: s.cancel_url || null,
   metadata: s.metadata,
-  license_key: s.licenseKey || null,
+  license_key: s.license_key || null,
   livemode: s.livemode,
-  created_at: s.createdAt,
+  created_at: s.created_at,
 });
-
-const STATUSES = ['open', 'complete', 'expired'];
 
 export function checkoutRoutes(router: Router, clients: Clients): void {
   route(router, '/checkout', {
-    get: async (req, res) => {
-      const query = readQuery(req, { ...pageShape, status: { max: 20 } });
-      if (query.status && !STATUSES.includes(query.status))
-        throw AppError.invalid('status', `status must be one of ${STATUSES.join(', ')}`);
+    get: withQuery(checkoutList, async (_req, res, query) => {
       const out = await clients.checkouts.listSessions({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         page: toPage(query, 'cs'),
         status: query.status ?? '',
       });
       res.json({
         data: out.data.map(checkoutJson),
-        has_more: out.page!.hasMore,
-        next_cursor: out.page!.nextCursor || null,
+        has_more: out.page!.has_more,
+        next_cursor: out.page!.next_cursor || null,
       });
-    },
-    post: async (req, res) => {
-      const body = readBody(req, {
-        product_id: { required: true, max: 64 },
-        customer_email: { max: 254 },
-        success_url: { required: true, max: 2048 },
-        cancel_url: { max: 2048 },
-        metadata: { kind: 'map', maxEntries: 50 },
-        expires_in_minutes: { kind: 'int', min: -2_147_483_648, max: 2_147_483_647 },
-      });
-      if (body.expires_in_minutes === 0)
-        throw AppError.invalid('expires_in_minutes', 'expires_in_minutes must be a whole number from 30 to 1440');
+    }),
+    post: withBody(checkoutCreate, async (req, res, body) => {
       const session = await clients.checkouts.createSession({
-        accountId: principalOf(res).accountId,
-        productId: body.product_id!,
-        customerEmail: body.customer_email ?? '',
-        successUrl: body.success_url!,
-        cancelUrl: body.cancel_url ?? '',
+        account_id: principalOf(res).accountId,
+        product_id: body.product_id!,
+        customer_email: body.customer_email ?? '',
+        success_url: body.success_url!,
+        cancel_url: body.cancel_url ?? '',
         metadata: body.metadata ?? {},
-        expiresInMinutes: body.expires_in_minutes ?? 0,
-        idempotencyKey: idempotencyKey(req),
+        expires_in_minutes: body.expires_in_minutes ?? 0,
+        idempotency_key: idempotencyKey(req),
       });
       res.status(201).location(`/api/v1/checkout/${session.id}`).json(checkoutJson(session));
-    },
+    }),
   });
 
   route(router, '/checkout/:id', {
     get: async (req, res) => {
       const id = checkId('id', 'cs', String(req.params.id));
-      res.json(checkoutJson(await clients.checkouts.getSession({ accountId: principalOf(res).accountId, id })));
+      res.json(checkoutJson(await clients.checkouts.getSession({ account_id: principalOf(res).accountId, id })));
     },
   });
 
@@ -79,7 +64,7 @@ export function checkoutRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const id = checkId('id', 'cs', String(req.params.id));
       readBody(req, {});
-      res.json(checkoutJson(await clients.checkouts.expireSession({ accountId: principalOf(res).accountId, id })));
+      res.json(checkoutJson(await clients.checkouts.expireSession({ account_id: principalOf(res).accountId, id })));
     },
   });
 }

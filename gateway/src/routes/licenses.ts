@@ -1,33 +1,42 @@
 import type { Router } from 'express';
-import { AppError } from '@licensing/runtime';
 import type { Activation, License } from '@licensing/proto';
 import { principalOf } from '../auth';
 import type { Clients } from '../clients';
 import type { LicenseValidator, ValidationAnswer } from '../license-validator';
-import { checkId, idempotencyKey, pageShape, readBody, readQuery, toPage } from '../validation';
+import { checkId, idempotencyKey, pageShape, readBody, toPage } from '../validation';
 import { policyJson } from './products';
-import { route } from './route';
+import {
+  activationCreate,
+  KEY_MAX,
+  keyValidationRequest,
+  licenseCreate,
+  licenseFileRequest,
+  licenseList,
+  licenseUpdate,
+  licenseValidateQuery,
+} from './requests';
+import { route, withBody, withQuery } from './route';
 
 /** REST shape of a licence. customer_email is null for validate keys unless the product allows them to see it. */
 export const licenseJson = (l: License) => ({
   id: l.id,
   key: l.key,
-  product_id: l.productId,
-  customer_email: l.customerEmail || null,
+  product_id: l.product_id,
+  customer_email: l.customer_email || null,
   status: l.status,
-  expires_at: l.expiresAt || null,
+  expires_at: l.expires_at || null,
   policy: policyJson(l.policy),
   activations: l.activations,
   metadata: l.metadata,
-  created_at: l.createdAt,
-  last_validated_at: l.lastValidatedAt || null,
+  created_at: l.created_at,
+  last_validated_at: l.last_validated_at || null,
 });
 
 export const activationJson = (a: Activation) => ({
   id: a.id,
   fingerprint: a.fingerprint,
   name: a.name || null,
-  created_at: a.createdAt,
+  created_at: a.created_at,
 });
 
 /** REST shape of GET /licenses/validate (also written by the gateway's fast path). */
@@ -35,86 +44,61 @@ export const validationJson = (out: ValidationAnswer) => ({
   valid: out.valid,
   code: out.code,
   detail: out.detail,
-  product_id: out.license?.productId ?? null,
-  customer_email: out.license?.customerEmail || null,
+  product_id: out.license?.product_id ?? null,
+  customer_email: out.license?.customer_email || null,
   status: out.license?.status ?? null,
-  expires_at: out.license?.expiresAt || null,
-  next_action: out.nextAction,
-  cache_until: out.cacheUntil,
+  expires_at: out.license?.expires_at || null,
+  next_action: out.next_action,
+  cache_until: out.cache_until,
 });
-
-const STATUSES = ['active', 'suspended', 'revoked', 'expired'];
-
-export const KEY_MAX = 64;
 
 export function licenseRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {
   route(router, '/licenses', {
-    get: async (req, res) => {
-      const query = readQuery(req, {
-        ...pageShape,
-        product_id: { max: 64 },
-        customer_email: { max: 254 },
-        status: { max: 20 },
-      });
+    get: withQuery(licenseList, async (_req, res, query) => {
       const page = toPage(query, 'lic');
       const productId = query.product_id ? checkId('product_id', 'prod', query.product_id) : '';
-      if (query.status && !STATUSES.includes(query.status))
-        throw AppError.invalid('status', `status must be one of ${STATUSES.join(', ')}`);
       const out = await clients.licenses.listLicenses({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         page,
-        productId,
-        customerEmail: query.customer_email ?? '',
+        product_id: productId,
+        customer_email: query.customer_email ?? '',
         status: query.status ?? '',
       });
       res.json({
         data: out.data.map(licenseJson),
-        has_more: out.page!.hasMore,
-        next_cursor: out.page!.nextCursor || null,
+        has_more: out.page!.has_more,
+        next_cursor: out.page!.next_cursor || null,
       });
-    },
-    post: async (req, res) => {
-      const body = readBody(req, {
-        product_id: { required: true, max: 64 },
-        customer_email: { required: true, max: 254 },
-      });
+    }),
+    post: withBody(licenseCreate, async (req, res, body) => {
       const license = await clients.licenses.createLicense({
-        accountId: principalOf(res).accountId,
-        productId: body.product_id!,
-        customerEmail: body.customer_email!,
-        idempotencyKey: idempotencyKey(req),
+        account_id: principalOf(res).accountId,
+        product_id: body.product_id!,
+        customer_email: body.customer_email!,
+        idempotency_key: idempotencyKey(req),
       });
       validator.changed(principalOf(res), license.key); // a "not found" this gateway remembers for the key is wrong now
       res
         .status(201)
         .location(`/api/v1/licenses/${license.key}`)
         .json({ success: true, license_key: license.key, license: licenseJson(license) });
-    },
+    }),
   });
 
   // Registered before /licenses/:key so "validate" is not taken for a key.
   route(router, '/licenses/validate', {
-    get: async (req, res) => {
-      const { license_key, fingerprint } = readQuery(req, {
-        license_key: { required: true, max: KEY_MAX },
-        fingerprint: { max: 200 },
-      });
+    get: withQuery(licenseValidateQuery, async (_req, res, { license_key, fingerprint }) => {
       const out = await validator.validate(principalOf(res), {
         key: license_key!,
         productId: '',
         fingerprint: fingerprint ?? '',
       });
       res.json(validationJson(out));
-    },
+    }),
   });
 
   route(router, '/keys/validate', {
-    post: async (req, res) => {
-      const body = readBody(req, {
-        key: { required: true, max: KEY_MAX },
-        product_id: { max: 64 },
-        fingerprint: { max: 200 },
-      });
+    post: withBody(keyValidationRequest, async (_req, res, body) => {
       const productId = body.product_id ? checkId('product_id', 'prod', body.product_id) : '';
       const out = await validator.validate(principalOf(res), {
         key: body.key!,
@@ -126,33 +110,32 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         code: out.code,
         detail: out.detail,
         status: out.license?.status ?? null,
-        expires_at: out.license?.expiresAt || null,
-        next_action: out.nextAction,
-        cache_until: out.cacheUntil,
+        expires_at: out.license?.expires_at || null,
+        next_action: out.next_action,
+        cache_until: out.cache_until,
         license: out.license ? licenseJson(out.license) : null,
       });
-    },
+    }),
   });
 
   const keyOf = (req: { params: Record<string, unknown> }) => String(req.params.key).slice(0, KEY_MAX + 1);
 
   route(router, '/licenses/:key', {
     get: async (req, res) => {
-      const license = await clients.licenses.getLicense({ accountId: principalOf(res).accountId, key: keyOf(req) });
+      const license = await clients.licenses.getLicense({ account_id: principalOf(res).accountId, key: keyOf(req) });
       res.json(licenseJson(license));
     },
-    patch: async (req, res) => {
-      // An empty metadata value removes that entry.
-      const body = readBody(req, { customer_email: { max: 254 }, metadata: { kind: 'map', maxEntries: 50 } });
+    // An empty metadata value removes that entry.
+    patch: withBody(licenseUpdate, async (req, res, body) => {
       const license = await clients.licenses.updateLicense({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         key: keyOf(req),
-        customerEmail: body.customer_email,
+        customer_email: body.customer_email,
         metadata: body.metadata ?? {},
       });
       validator.changed(principalOf(res), license.key);
       res.json(licenseJson(license));
-    },
+    }),
   });
 
   for (const action of ['suspend', 'reinstate', 'revoke', 'renew']) {
@@ -160,7 +143,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
       post: async (req, res) => {
         readBody(req, {});
         const license = await clients.licenses.transitionLicense({
-          accountId: principalOf(res).accountId,
+          account_id: principalOf(res).accountId,
           key: keyOf(req),
           action,
         });
@@ -172,53 +155,51 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
   }
 
   route(router, '/licenses/:key/activations', {
-    get: async (req, res) => {
-      const page = toPage(readQuery(req, pageShape), 'act');
+    get: withQuery(pageShape, async (req, res, query) => {
+      const page = toPage(query, 'act');
       const out = await clients.licenses.listActivations({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         key: keyOf(req),
         page,
       });
       res.json({
         data: out.data.map(activationJson),
-        has_more: out.page!.hasMore,
-        next_cursor: out.page!.nextCursor || null,
+        has_more: out.page!.has_more,
+        next_cursor: out.page!.next_cursor || null,
       });
-    },
-    post: async (req, res) => {
-      const body = readBody(req, { fingerprint: { required: true, max: 200 }, name: { max: 100 } });
+    }),
+    post: withBody(activationCreate, async (req, res, body) => {
       const out = await clients.licenses.activate({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         key: keyOf(req),
         fingerprint: body.fingerprint!,
         name: body.name ?? '',
       });
       validator.changed(principalOf(res), keyOf(req));
       res.status(out.created ? 201 : 200).json(activationJson(out.activation!));
-    },
+    }),
   });
 
   route(router, '/licenses/:key/file', {
-    post: async (req, res) => {
-      const body = readBody(req, { fingerprint: { max: 200 }, ttl_days: { kind: 'int', min: 1, max: 365 } });
+    post: withBody(licenseFileRequest, async (req, res, body) => {
       const file = await clients.licenses.issueLicenseFile({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         key: keyOf(req),
         fingerprint: body.fingerprint ?? '',
-        ttlDays: body.ttl_days ?? 0,
+        ttl_days: body.ttl_days ?? 0,
       });
       res
         .status(201)
         .json({ kid: file.kid, algorithm: file.algorithm, payload: file.payload, signature: file.signature });
-    },
+    }),
   });
 
   route(router, '/licenses/:key/activations/:id', {
     delete: async (req, res) => {
       await clients.licenses.deactivate({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         key: keyOf(req),
-        activationId: String(req.params.id).slice(0, 64),
+        activation_id: String(req.params.id).slice(0, 64),
       });
       validator.changed(principalOf(res), keyOf(req));
       res.status(204).end();

@@ -3,17 +3,18 @@ import type { LicensePolicy, Product, SigningKey } from '@licensing/proto';
 import { principalOf } from '../auth';
 import type { LicenseValidator } from '../license-validator';
 import type { Clients } from '../clients';
-import { checkId, pageShape, readBody, readQuery, toPage, type Shape } from '../validation';
-import { route } from './route';
+import { checkId, pageShape, readBody, toPage } from '../validation';
+import { productCreate, productUpdate } from './requests';
+import { route, withBody, withQuery } from './route';
 
 /** REST shape of a licence policy (null = no limit). */
 export const policyJson = (p: LicensePolicy | undefined) => ({
-  duration_days: p?.durationDays ?? null,
-  max_activations: p?.maxActivations ?? null,
-  grace_days: p?.graceDays ?? 0,
-  require_activation: p?.requireActivation ?? false,
-  validate_keys_see_email: p?.validateKeysSeeEmail ?? false,
-  refund_action: p?.refundAction || 'revoke',
+  duration_days: p?.duration_days ?? null,
+  max_activations: p?.max_activations ?? null,
+  grace_days: p?.grace_days ?? 0,
+  require_activation: p?.require_activation ?? false,
+  validate_keys_see_email: p?.validate_keys_see_email ?? false,
+  refund_action: p?.refund_action || 'revoke',
 });
 
 /** REST shape of a product. */
@@ -23,34 +24,19 @@ export const productJson = (p: Product) => ({
   description: p.description || null,
   policy: policyJson(p.policy),
   price: p.price ? { amount: p.price.amount, currency: p.price.currency } : null,
-  created_at: p.createdAt,
+  created_at: p.created_at,
 });
-
-const priceShape = {
-  amount: { kind: 'int', required: true, min: -2_147_483_648, max: 2_147_483_647 },
-  currency: { required: true, max: 3 },
-} satisfies Shape;
-
-// Ranges are checked again by the product service; here only the JSON shape.
-const policyShape = {
-  duration_days: { kind: 'int', min: -2_147_483_648, max: 2_147_483_647, nullable: true },
-  max_activations: { kind: 'int', min: -2_147_483_648, max: 2_147_483_647, nullable: true },
-  grace_days: { kind: 'int', min: -2_147_483_648, max: 2_147_483_647 },
-  require_activation: { kind: 'bool' },
-  validate_keys_see_email: { kind: 'bool' },
-  refund_action: { max: 20 },
-} satisfies Shape;
 
 /** A policy object as sent; omitted fields take their defaults (perpetual, unlimited, no grace, false). */
 function toPolicy(p: Record<string, unknown> | undefined): LicensePolicy | undefined {
   if (!p) return undefined;
   return {
-    durationDays: (p.duration_days as number | null | undefined) ?? undefined,
-    maxActivations: (p.max_activations as number | null | undefined) ?? undefined,
-    graceDays: (p.grace_days as number | undefined) ?? 0,
-    requireActivation: (p.require_activation as boolean | undefined) ?? false,
-    validateKeysSeeEmail: (p.validate_keys_see_email as boolean | undefined) ?? false,
-    refundAction: (p.refund_action as string | undefined) ?? '',
+    duration_days: (p.duration_days as number | null | undefined) ?? undefined,
+    max_activations: (p.max_activations as number | null | undefined) ?? undefined,
+    grace_days: (p.grace_days as number | undefined) ?? 0,
+    require_activation: (p.require_activation as boolean | undefined) ?? false,
+    validate_keys_see_email: (p.validate_keys_see_email as boolean | undefined) ?? false,
+    refund_action: (p.refund_action as string | undefined) ?? '',
   };
 }
 
@@ -60,73 +46,61 @@ export function productRoutes(
   validator?: Pick<LicenseValidator, 'productChanged'>,
 ): void {
   route(router, '/products', {
-    get: async (req, res) => {
-      const page = toPage(readQuery(req, pageShape), 'prod');
-      const out = await clients.products.listProducts({ accountId: principalOf(res).accountId, page });
+    get: withQuery(pageShape, async (_req, res, query) => {
+      const page = toPage(query, 'prod');
+      const out = await clients.products.listProducts({ account_id: principalOf(res).accountId, page });
       res.json({
         data: out.data.map(productJson),
-        has_more: out.page!.hasMore,
-        next_cursor: out.page!.nextCursor || null,
+        has_more: out.page!.has_more,
+        next_cursor: out.page!.next_cursor || null,
       });
-    },
-    post: async (req, res) => {
-      const body = readBody(req, {
-        name: { required: true, max: 200 },
-        description: { max: 2000 },
-        policy: { kind: 'object', shape: policyShape },
-        price: { kind: 'object', shape: priceShape },
-      });
+    }),
+    post: withBody(productCreate, async (_req, res, body) => {
       const product = await clients.products.createProduct({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         name: body.name!,
         description: body.description ?? '',
         policy: toPolicy(body.policy ?? undefined),
         price: (body.price as { amount: number; currency: string } | undefined) ?? undefined,
       });
       res.status(201).location(`/api/v1/products/${product.id}`).json(productJson(product));
-    },
+    }),
   });
 
   route(router, '/products/:id', {
     get: async (req, res) => {
       const id = checkId('id', 'prod', String(req.params.id));
-      const product = await clients.products.getProduct({ accountId: principalOf(res).accountId, id });
+      const product = await clients.products.getProduct({ account_id: principalOf(res).accountId, id });
       res.json(productJson(product));
     },
-    patch: async (req, res) => {
+    patch: withBody(productUpdate, async (req, res, body) => {
       const id = checkId('id', 'prod', String(req.params.id));
-      const body = readBody(req, {
-        name: { max: 200 },
-        description: { max: 2000 },
-        policy: { kind: 'object', shape: policyShape },
-        price: { kind: 'object', shape: priceShape, nullable: true },
-      });
       const product = await clients.products.updateProduct({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         id,
         name: body.name,
         description: body.description,
         policy: toPolicy(body.policy ?? undefined),
         price: (body.price as { amount: number; currency: string } | null | undefined) ?? undefined,
-        removePrice: body.price === null,
+        remove_price: body.price === null,
       });
       validator?.productChanged(principalOf(res), id);
       res.json(productJson(product));
-    },
+    }),
   });
 
   const signingKeyJson = (k: SigningKey) => ({
     kid: k.kid,
     algorithm: k.algorithm,
-    public_key_pem: k.publicKeyPem,
+    public_key_pem: k.public_key_pem,
     current: k.current,
-    created_at: k.createdAt,
+    created_at: k.created_at,
   });
 
   route(router, '/products/:id/signing-keys', {
     get: async (req, res) => {
       const id = checkId('id', 'prod', String(req.params.id));
-      const out = await clients.products.listSigningKeys({ accountId: principalOf(res).accountId, id });
+      const out = await clients.products.listSigningKeys({ account_id: principalOf(res).accountId, id });
       res.json({ data: out.data.map(signingKeyJson) });
     },
   });
@@ -135,7 +109,7 @@ export function productRoutes(
     post: async (req, res) => {
       const id = checkId('id', 'prod', String(req.params.id));
       readBody(req, {});
-      const key = await clients.products.rotateSigningKey({ accountId: principalOf(res).accountId, id });
+      const key = await clients.products.rotateSigningKey({ account_id: principalOf(res).accountId, id });
       res.status(201).json(signingKeyJson(key));
     },
   });

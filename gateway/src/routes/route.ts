@@ -1,10 +1,42 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { AppError } from '@licensing/runtime';
+import { readBody, readQuery, type Parsed, type QueryShape, type Shape } from '../validation';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-/** Every path and method registered through route(), for the OpenAPI coverage check. */
-export const registeredRoutes = new Map<string, Set<Method>>();
+/** What one operation validates before its handler runs. */
+export interface RequestShapes {
+  body?: Shape;
+  query?: QueryShape;
+}
+
+/**
+ * Every path and method registered through route(), with the shapes it
+ * validates: the unit tests check both against the OpenAPI document.
+ */
+export const registeredRoutes = new Map<string, Map<Method, RequestShapes>>();
+
+const shapesOf = new WeakMap<RequestHandler, RequestShapes>();
+
+/** A handler that receives the body checked against `shape` (a 400 before it runs otherwise). */
+export function withBody<S extends Shape>(
+  shape: S,
+  handle: (req: Request, res: Response, body: Parsed<S>) => Promise<void>,
+): RequestHandler {
+  const handler: RequestHandler = async (req, res) => handle(req, res, readBody(req, shape));
+  shapesOf.set(handler, { body: shape });
+  return handler;
+}
+
+/** A handler that receives the query string checked against `shape`. */
+export function withQuery<S extends QueryShape>(
+  shape: S,
+  handle: (req: Request, res: Response, query: Parsed<S>) => Promise<void>,
+): RequestHandler {
+  const handler: RequestHandler = async (req, res) => handle(req, res, readQuery(req, shape));
+  shapesOf.set(handler, { query: shape });
+  return handler;
+}
 
 /** Path parameters the access log may show: ids (prod_…, we_…), never the licence key (`:key`); short and plain only. */
 function loggableIds(params: Record<string, unknown>): Record<string, string> | undefined {
@@ -24,10 +56,10 @@ function loggableIds(params: Record<string, unknown>): Record<string, string> | 
  * the request metrics.
  */
 export function route(router: Router, path: string, handlers: Partial<Record<Method, RequestHandler>>): void {
-  const methods = registeredRoutes.get(path) ?? new Set<Method>();
+  const methods = registeredRoutes.get(path) ?? new Map<Method, RequestShapes>();
   registeredRoutes.set(path, methods);
   for (const [method, handler] of Object.entries(handlers) as [Method, RequestHandler][]) {
-    methods.add(method);
+    methods.set(method, shapesOf.get(handler) ?? {});
     router[method](path, (req, res, next) => {
       res.locals.route = `${req.baseUrl}${path}`;
       res.locals.ids = loggableIds(req.params);

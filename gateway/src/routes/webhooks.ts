@@ -2,21 +2,22 @@ import type { Router } from 'express';
 import type { WebhookEndpoint } from '@licensing/proto';
 import { principalOf } from '../auth';
 import type { Clients } from '../clients';
-import { checkId, pageShape, readBody, readQuery, toPage } from '../validation';
-import { route } from './route';
+import { checkId, pageShape, readBody, toPage } from '../validation';
+import { webhookEndpointCreate, webhookEndpointUpdate } from './requests';
+import { route, withBody, withQuery } from './route';
 
 const deliveryJson = (d: import('@licensing/proto').WebhookDelivery) => ({
   id: d.id,
-  event_id: d.eventId,
-  event_type: d.eventType,
+  event_id: d.event_id,
+  event_type: d.event_type,
   status: d.status,
   attempts: d.attempts,
-  last_status_code: d.lastStatusCode || null,
-  last_error: d.lastError || null,
-  last_latency_ms: d.attempts ? d.lastLatencyMs : null,
-  next_attempt_at: d.nextAttemptAt || null,
-  delivered_at: d.deliveredAt || null,
-  created_at: d.createdAt,
+  last_status_code: d.last_status_code || null,
+  last_error: d.last_error || null,
+  last_latency_ms: d.attempts ? d.last_latency_ms : null,
+  next_attempt_at: d.next_attempt_at || null,
+  delivered_at: d.delivered_at || null,
+  created_at: d.created_at,
 });
 
 /** REST shape of a webhook endpoint (the secret appears only on create and rotate). */
@@ -26,32 +27,25 @@ export const endpointJson = (e: WebhookEndpoint) => ({
   events: e.events,
   description: e.description || null,
   enabled: e.enabled,
-  created_at: e.createdAt,
+  created_at: e.created_at,
 });
-
-const events = { kind: 'list', maxItems: 50, maxLength: 64 } as const;
 
 export function webhookRoutes(router: Router, clients: Clients): void {
   route(router, '/webhooks', {
-    get: async (req, res) => {
+    get: withQuery(pageShape, async (_req, res, query) => {
       const out = await clients.webhooks.listEndpoints({
-        accountId: principalOf(res).accountId,
-        page: toPage(readQuery(req, pageShape), 'we'),
+        account_id: principalOf(res).accountId,
+        page: toPage(query, 'we'),
       });
       res.json({
         data: out.data.map(endpointJson),
-        has_more: out.page!.hasMore,
-        next_cursor: out.page!.nextCursor || null,
+        has_more: out.page!.has_more,
+        next_cursor: out.page!.next_cursor || null,
       });
-    },
-    post: async (req, res) => {
-      const body = readBody(req, {
-        url: { required: true, max: 2048 },
-        events: { ...events, required: true },
-        description: { max: 500 },
-      });
+    }),
+    post: withBody(webhookEndpointCreate, async (_req, res, body) => {
       const out = await clients.webhooks.createEndpoint({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         url: body.url!,
         events: body.events!,
         description: body.description ?? '',
@@ -60,19 +54,18 @@ export function webhookRoutes(router: Router, clients: Clients): void {
         .status(201)
         .location(`/api/v1/webhooks/${out.endpoint!.id}`)
         .json({ ...endpointJson(out.endpoint!), secret: out.secret });
-    },
+    }),
   });
 
   route(router, '/webhooks/:id', {
     get: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
-      res.json(endpointJson(await clients.webhooks.getEndpoint({ accountId: principalOf(res).accountId, id })));
+      res.json(endpointJson(await clients.webhooks.getEndpoint({ account_id: principalOf(res).accountId, id })));
     },
-    patch: async (req, res) => {
+    patch: withBody(webhookEndpointUpdate, async (req, res, body) => {
       const id = checkId('id', 'we', String(req.params.id));
-      const body = readBody(req, { url: { max: 2048 }, events, description: { max: 500 }, enabled: { kind: 'bool' } });
       const out = await clients.webhooks.updateEndpoint({
-        accountId: principalOf(res).accountId,
+        account_id: principalOf(res).accountId,
         id,
         url: body.url,
         events: body.events ?? [],
@@ -80,26 +73,30 @@ export function webhookRoutes(router: Router, clients: Clients): void {
         enabled: body.enabled,
       });
       res.json(endpointJson(out));
-    },
+    }),
     delete: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
-      await clients.webhooks.deleteEndpoint({ accountId: principalOf(res).accountId, id });
+      await clients.webhooks.deleteEndpoint({ account_id: principalOf(res).accountId, id });
       res.status(204).end();
     },
   });
 
   route(router, '/webhooks/:id/deliveries', {
-    get: async (req, res) => {
+    get: withQuery(pageShape, async (req, res, query) => {
       const endpointId = checkId('id', 'we', String(req.params.id));
-      const query = readQuery(req, pageShape);
-      const page = { limit: toPage({ limit: query.limit }, 'we').limit, startingAfter: query.starting_after ?? '' };
-      const out = await clients.webhooks.listDeliveries({ accountId: principalOf(res).accountId, endpointId, page });
+      // Delivery ids are not prefixed ids: any starting_after the service gave.
+      const page = { limit: toPage({ limit: query.limit }, 'we').limit, starting_after: query.starting_after ?? '' };
+      const out = await clients.webhooks.listDeliveries({
+        account_id: principalOf(res).accountId,
+        endpoint_id: endpointId,
+        page,
+      });
       res.json({
         data: out.data.map(deliveryJson),
-        has_more: out.page!.hasMore,
-        next_cursor: out.page!.nextCursor || null,
+        has_more: out.page!.has_more,
+        next_cursor: out.page!.next_cursor || null,
       });
-    },
+    }),
   });
 
   route(router, '/webhooks/:id/deliveries/:delivery/retry', {
@@ -107,9 +104,9 @@ export function webhookRoutes(router: Router, clients: Clients): void {
       const endpointId = checkId('id', 'we', String(req.params.id));
       readBody(req, {});
       const out = await clients.webhooks.retryDelivery({
-        accountId: principalOf(res).accountId,
-        endpointId,
-        deliveryId: String(req.params.delivery).slice(0, 80),
+        account_id: principalOf(res).accountId,
+        endpoint_id: endpointId,
+        delivery_id: String(req.params.delivery).slice(0, 80),
       });
       res.json(deliveryJson(out));
     },
@@ -121,7 +118,7 @@ export function webhookRoutes(router: Router, clients: Clients): void {
       readBody(req, {});
       res
         .status(202)
-        .json(deliveryJson(await clients.webhooks.sendTestEvent({ accountId: principalOf(res).accountId, id })));
+        .json(deliveryJson(await clients.webhooks.sendTestEvent({ account_id: principalOf(res).accountId, id })));
     },
   });
 
@@ -129,7 +126,7 @@ export function webhookRoutes(router: Router, clients: Clients): void {
     post: async (req, res) => {
       const id = checkId('id', 'we', String(req.params.id));
       readBody(req, {});
-      const out = await clients.webhooks.rotateSecret({ accountId: principalOf(res).accountId, id });
+      const out = await clients.webhooks.rotateSecret({ account_id: principalOf(res).accountId, id });
       res.json({ ...endpointJson(out.endpoint!), secret: out.secret });
     },
   });

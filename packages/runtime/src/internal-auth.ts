@@ -9,7 +9,7 @@ export const INTERNAL_TOKEN_KEY = 'x-internal-token';
 export const INTERNAL_CALLER_KEY = 'x-internal-caller';
 export const REQUEST_ID_KEY = 'x-request-id';
 
-/** The components that call services: the gateway, two services and the operator CLI. */
+/** The components that call services, and the operator CLI: every caller components.json lists (test/unit/components.test.ts checks). */
 export const internalCallers = ['gateway', 'license', 'checkout', 'operator'] as const;
 export type InternalCaller = (typeof internalCallers)[number];
 

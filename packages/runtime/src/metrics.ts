@@ -37,7 +37,9 @@ export class Metrics {
 
   constructor(component: string) {
     this.registry.setDefaultLabels({ component });
-    collectDefaultMetrics({ register: this.registry });
+    // The event-loop-lag histogram samples with a timer; prom-client's default (every 10 ms) cost
+    // 0.6 % of a core per idle process, most of the whole system's idle CPU. Every 100 ms: 0.08 %.
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 100 });
   }
 
   counter<L extends string>(name: MetricName, labelNames: readonly L[]): Counter<L> {

@@ -22,6 +22,7 @@ export async function connectMongo(url: string, dbName: string): Promise<Connect
 }
 
 const NOT_IMPLEMENTED = 238;
+const NAMESPACE_EXISTS = 48;
 
 /**
  * Creates every model's indexes before the service says it is ready. FerretDB
@@ -34,6 +35,12 @@ export async function syncIndexes(
   unused: (options: Record<string, unknown>) => boolean = () => false,
 ): Promise<void> {
   for (const model of Object.values(conn.models)) {
+    // Every collection exists before anything else looks at the store: with no index to create, FerretDB
+    // would otherwise create the database (schema, then its metadata table, not atomically) on the
+    // first write, racing addPostgresIndexes, and the collection would get none of its PostgreSQL indexes.
+    await model.createCollection().catch((err: { code?: number }) => {
+      if (err.code !== NAMESPACE_EXISTS) throw err;
+    });
     for (const [fields, options] of model.schema.indexes()) {
       if (unused(options as Record<string, unknown>)) continue;
       try {

@@ -6,6 +6,7 @@ import type { EventType } from '@licensing/proto';
 // one table come the nats-server configuration (natsServerConfig) and the
 // consumers' check (ownedBySubject).
 
+/** One user per component of components.json (which this package cannot read at run time: test/unit/components.test.ts checks). */
 export const natsUsers = ['account', 'product', 'license', 'checkout', 'webhook', 'gateway'] as const;
 export type NatsUser = (typeof natsUsers)[number];
 

@@ -21,9 +21,9 @@ export async function listPage<T extends { _id: string }>(
   page: PageRequest | undefined,
 ): Promise<{ items: T[]; page: PageInfo }> {
   const limit = Math.min(Math.max(page?.limit || 20, 1), 100);
-  const query = page?.startingAfter ? { ...filter, _id: { $lt: page.startingAfter } } : filter;
+  const query = page?.starting_after ? { ...filter, _id: { $lt: page.starting_after } } : filter;
   const found = (await viaPostgres<T>(model, query, limit)) ?? (await viaStore<T>(model, query, limit));
-  return { items: found.items, page: { hasMore: found.hasMore, nextCursor: found.hasMore ? found.last : '' } };
+  return { items: found.items, page: { has_more: found.hasMore, next_cursor: found.hasMore ? found.last : '' } };
 }
 
 /** One page: its documents, whether more follow, and the id the next page starts after. */

@@ -10,11 +10,11 @@ export const BASE_URL = 'https://shop.example';
 
 export const priced = (over: Partial<Product> = {}): Product => ({
   id: 'prod_01HZZZZZZZZZZZZZZZZZZZZZZZ',
-  accountId: 'acct_A',
+  account_id: 'acct_A',
   name: 'Editor',
   description: '',
-  createdAt: new Date(0).toISOString(),
-  policy: { graceDays: 0, requireActivation: false, validateKeysSeeEmail: false, refundAction: 'revoke' },
+  created_at: new Date(0).toISOString(),
+  policy: { grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' },
   price: { amount: 4900, currency: 'EUR' },
   ...over,
 });

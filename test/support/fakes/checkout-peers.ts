@@ -19,7 +19,7 @@ export class FakeProducts implements ProductLookup {
   async getProduct(req: GetProductRequest, opts?: CallOptions): Promise<Product> {
     this.calls.push({ req, opts });
     const p = this.products.get(req.id);
-    if (!p || p.accountId !== req.accountId) throw AppError.notFound('product');
+    if (!p || p.account_id !== req.account_id) throw AppError.notFound('product');
     return p;
   }
 }
@@ -37,8 +37,8 @@ export class FakeLicenses implements LicenseIssuer {
     this.created.push(req);
     const failure = this.createFailures.shift();
     if (failure) throw failure;
-    if (!this.byKey.has(req.idempotencyKey)) this.byKey.set(req.idempotencyKey, `KEY-${this.byKey.size + 1}`);
-    return { key: this.byKey.get(req.idempotencyKey)! } as License;
+    if (!this.byKey.has(req.idempotency_key)) this.byKey.set(req.idempotency_key, `KEY-${this.byKey.size + 1}`);
+    return { key: this.byKey.get(req.idempotency_key)! } as License;
   }
 
   async transitionLicense(req: TransitionLicenseRequest): Promise<License> {

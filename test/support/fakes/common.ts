@@ -41,13 +41,13 @@ export function pageOf<T extends { _id: string }>(
 ): { items: T[]; page: PageInfo } {
   const limit = Math.min(Math.max(page?.limit || 20, 1), 100);
   const sorted = rows
-    .filter((r) => !page?.startingAfter || r._id < page.startingAfter)
+    .filter((r) => !page?.starting_after || r._id < page.starting_after)
     .sort((a, b) => (a._id < b._id ? 1 : -1));
   const items = sorted.slice(0, limit);
   const hasMore = sorted.length > limit;
   return {
     items: items.map((r) => structuredClone(r)),
-    page: { hasMore, nextCursor: hasMore ? items[items.length - 1]._id : '' },
+    page: { has_more: hasMore, next_cursor: hasMore ? items[items.length - 1]._id : '' },
   };
 }
 

@@ -8,21 +8,21 @@ import { FakeLicenseStore, FakeValidationCounter } from './license-stores';
 export const PRODUCT_ID = 'prod_01HZZZZZZZZZZZZZZZZZZZZZZZ';
 
 export const policy = (over: Partial<LicensePolicy> = {}): LicensePolicy => ({
-  durationDays: 365,
-  maxActivations: 2,
-  graceDays: 7,
-  requireActivation: false,
-  validateKeysSeeEmail: false,
-  refundAction: 'revoke',
+  duration_days: 365,
+  max_activations: 2,
+  grace_days: 7,
+  require_activation: false,
+  validate_keys_see_email: false,
+  refund_action: 'revoke',
   ...over,
 });
 
 export const product = (over: Partial<Product> = {}): Product => ({
   id: PRODUCT_ID,
-  accountId: 'acct_A',
+  account_id: 'acct_A',
   name: 'Editor',
   description: '',
-  createdAt: new Date(0).toISOString(),
+  created_at: new Date(0).toISOString(),
   policy: policy(),
   price: undefined,
   ...over,

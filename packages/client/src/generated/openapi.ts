@@ -621,22 +621,6 @@ export interface components {
              */
             refund_action: "revoke" | "suspend";
         };
-        /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
-        PolicyInput: {
-            duration_days?: number | null;
-            max_activations?: number | null;
-            /** @description Days after expiry during which validation still passes (code expired_in_grace) */
-            grace_days?: number;
-            /** @description Validation fails (not_activated) unless the fingerprint is activated */
-            require_activation?: boolean;
-            /** @description validate-scope API keys see customer_email in validation answers */
-            validate_keys_see_email?: boolean;
-            /**
-             * @description What a refunded checkout payment does to the licence it paid for (default revoke)
-             * @enum {unknown}
-             */
-            refund_action?: "revoke" | "suspend";
-        };
         Price: {
             /** @description In the currency's minor unit (cents) */
             amount: number;
@@ -652,18 +636,6 @@ export interface components {
             price: components["schemas"]["Price"] | null;
             /** Format: date-time */
             created_at: string;
-        };
-        ProductCreate: {
-            name: string;
-            description?: string;
-            policy?: components["schemas"]["PolicyInput"];
-            price?: components["schemas"]["Price"];
-        };
-        ProductUpdate: {
-            name?: string;
-            description?: string;
-            policy?: components["schemas"]["PolicyInput"];
-            price?: components["schemas"]["Price"] | null;
         };
         SigningKey: {
             /** @description Key id, named in every licence file it signs */
@@ -704,17 +676,6 @@ export interface components {
             license_key: string;
             license: components["schemas"]["License"];
         };
-        LicenseCreate: {
-            product_id: string;
-            customer_email: string;
-        };
-        LicenseUpdate: {
-            customer_email?: string;
-            /** @description Merged into the licence's metadata; an empty value removes that entry */
-            metadata?: {
-                [key: string]: string;
-            };
-        };
         Activation: {
             /** @example act_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             id: string;
@@ -722,16 +683,6 @@ export interface components {
             name: string | null;
             /** Format: date-time */
             created_at: string;
-        };
-        ActivationCreate: {
-            fingerprint: string;
-            name?: string;
-        };
-        LicenseFileRequest: {
-            /** @description Bind the file to one machine */
-            fingerprint?: string;
-            /** @description How long the file is valid offline */
-            ttl_days?: number;
         };
         LicenseFile: {
             kid: string;
@@ -760,11 +711,6 @@ export interface components {
              * @description Trust this answer offline until then
              */
             cache_until: string;
-        };
-        KeyValidationRequest: {
-            key: string;
-            product_id?: string;
-            fingerprint?: string;
         };
         KeyValidation: {
             valid: boolean;
@@ -806,19 +752,6 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
-        CheckoutCreate: {
-            product_id: string;
-            customer_email?: string;
-            /** @description Absolute URL the buyer returns to after paying, with `session_id` added; https in production */
-            success_url: string;
-            cancel_url?: string;
-            /** @description Your own key/value strings (at most 50 entries) */
-            metadata?: {
-                [key: string]: string;
-            };
-            /** @default 1440 */
-            expires_in_minutes?: number;
-        };
         WebhookEndpoint: {
             /** @example we_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             id: string;
@@ -840,18 +773,6 @@ export interface components {
             created_at: string;
             /** @description whsec_…; shown only here, keep it safe */
             secret: string;
-        };
-        WebhookEndpointCreate: {
-            url: string;
-            /** @description Event types, or "*" for all */
-            events: string[];
-            description?: string;
-        };
-        WebhookEndpointUpdate: {
-            url?: string;
-            events?: string[];
-            description?: string;
-            enabled?: boolean;
         };
         WebhookDelivery: {
             id: string;
@@ -905,6 +826,104 @@ export interface components {
         };
         /** @description An empty JSON object (or no body) */
         Empty: Record<string, never>;
+        ProductCreate: {
+            name: string;
+            description?: string;
+            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
+            policy?: components["schemas"]["PolicyInput"];
+            price?: {
+                /** @description In the currency's minor unit (cents) */
+                amount: number;
+                /** @description ISO 4217, e.g. usd */
+                currency: string;
+            };
+        };
+        ProductUpdate: {
+            name?: string;
+            description?: string;
+            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
+            policy?: components["schemas"]["PolicyInput"];
+            /** @description null removes the price */
+            price?: {
+                /** @description In the currency's minor unit (cents) */
+                amount: number;
+                /** @description ISO 4217, e.g. usd */
+                currency: string;
+            } | null;
+        };
+        LicenseCreate: {
+            product_id: string;
+            customer_email: string;
+        };
+        LicenseUpdate: {
+            customer_email?: string;
+            /** @description Merged into the licence's metadata; an empty value removes that entry */
+            metadata?: {
+                [key: string]: string;
+            };
+        };
+        ActivationCreate: {
+            fingerprint: string;
+            name?: string;
+        };
+        LicenseFileRequest: {
+            /** @description Bind the file to one machine */
+            fingerprint?: string;
+            /**
+             * @description How long the file is valid offline
+             * @default 30
+             */
+            ttl_days?: number;
+        };
+        KeyValidationRequest: {
+            key: string;
+            product_id?: string;
+            fingerprint?: string;
+        };
+        CheckoutCreate: {
+            product_id: string;
+            customer_email?: string;
+            /** @description Absolute URL the buyer returns to after paying, with `session_id` added; https in production */
+            success_url: string;
+            cancel_url?: string;
+            /** @description Your own key/value strings (at most 50 entries) */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @default 1440 */
+            expires_in_minutes?: number;
+        };
+        WebhookEndpointCreate: {
+            url: string;
+            /** @description Event types, or "*" for all */
+            events: string[];
+            description?: string;
+        };
+        WebhookEndpointUpdate: {
+            url?: string;
+            /** @description Event types, or "*" for all */
+            events?: string[];
+            description?: string;
+            enabled?: boolean;
+        };
+        /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
+        PolicyInput: {
+            /** @description Days a licence is valid from issue; null = perpetual */
+            duration_days?: number | null;
+            /** @description Machines a licence may be activated on; null = unlimited */
+            max_activations?: number | null;
+            /** @description Days after expiry during which validation still passes (code expired_in_grace) */
+            grace_days?: number;
+            /** @description Validation fails (not_activated) unless the fingerprint is activated */
+            require_activation?: boolean;
+            /** @description validate-scope API keys see customer_email in validation answers */
+            validate_keys_see_email?: boolean;
+            /**
+             * @description What a refunded checkout payment does to the licence it paid for (default revoke)
+             * @enum {unknown}
+             */
+            refund_action?: "revoke" | "suspend";
+        };
     };
     responses: never;
     parameters: never;

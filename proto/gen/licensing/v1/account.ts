@@ -25,26 +25,26 @@ export interface Account {
   name: string;
   /** free | pro | enterprise */
   plan: string;
-  createdAt: string;
+  created_at: string;
   /** Operator overrides ("higher limits on request"); 0 = the default for the plan. */
-  perMinuteLimit: number;
-  perHourLimit: number;
+  per_minute_limit: number;
+  per_hour_limit: number;
 }
 
 export interface ApiKey {
   id: string;
-  accountId: string;
+  account_id: string;
   /** The visible start of the key, e.g. "lk_full_a1B2", to recognise it in lists. */
   prefix: string;
   /** full | validate */
   scope: string;
   name: string;
-  createdAt: string;
-  lastUsedAt: string;
-  revokedAt: string;
+  created_at: string;
+  last_used_at: string;
+  revoked_at: string;
   /** Who created / revoked it: a user's e-mail, or "operator" for the CLI. */
-  createdBy: string;
-  revokedBy: string;
+  created_by: string;
+  revoked_by: string;
 }
 
 export interface CreateAccountRequest {
@@ -54,7 +54,7 @@ export interface CreateAccountRequest {
 
 export interface CreateAccountResponse {
   account: Account | undefined;
-  apiKey:
+  api_key:
     | ApiKey
     | undefined;
   /** The full key, returned exactly once. */
@@ -71,12 +71,12 @@ export interface UpdateAccountRequest {
     | string
     | undefined;
   /** 0 removes the override. */
-  perMinuteLimit?: number | undefined;
-  perHourLimit?: number | undefined;
+  per_minute_limit?: number | undefined;
+  per_hour_limit?: number | undefined;
 }
 
 export interface CreateApiKeyRequest {
-  accountId: string;
+  account_id: string;
   scope: string;
   name: string;
   /** Who is doing it (kept with the key for the audit trail); empty = "operator". */
@@ -84,7 +84,7 @@ export interface CreateApiKeyRequest {
 }
 
 export interface CreateApiKeyResponse {
-  apiKey:
+  api_key:
     | ApiKey
     | undefined;
   /** The full key, returned exactly once. */
@@ -93,14 +93,14 @@ export interface CreateApiKeyResponse {
 
 export interface RevokeApiKeyRequest {
   /** Required: revocation is always scoped to an account (an empty one is invalid_request). */
-  accountId: string;
-  keyId: string;
+  account_id: string;
+  key_id: string;
   /** Who is doing it; empty = "operator". */
   actor?: string | undefined;
 }
 
 export interface ListApiKeysRequest {
-  accountId: string;
+  account_id: string;
   page: PageRequest | undefined;
 }
 
@@ -115,19 +115,19 @@ export interface AuthenticateRequest {
 
 export interface AuthenticateResponse {
   account: Account | undefined;
-  keyId: string;
+  key_id: string;
   scope: string;
 }
 
 export interface User {
   id: string;
-  accountId: string;
+  account_id: string;
   email: string;
-  createdAt: string;
+  created_at: string;
 }
 
 export interface SignUpRequest {
-  accountName: string;
+  account_name: string;
   email: string;
   password: string;
 }
@@ -153,8 +153,8 @@ export interface SessionResponse {
   /** Only from ConfirmSignUp and SignIn: the cookie value, shown once. */
   token: string;
   /** Per-session secret every state-changing form must echo. */
-  csrfToken: string;
-  expiresAt: string;
+  csrf_token: string;
+  expires_at: string;
   user: User | undefined;
   account: Account | undefined;
 }
@@ -163,7 +163,7 @@ export interface EndSessionResponse {
 }
 
 export interface ListAuditEntriesRequest {
-  accountId: string;
+  account_id: string;
   limit: number;
 }
 
@@ -171,9 +171,9 @@ export interface AuditEntry {
   /** api_key.created | api_key.revoked */
   type: string;
   actor: string;
-  keyId: string;
-  keyPrefix: string;
-  keyName: string;
+  key_id: string;
+  key_prefix: string;
+  key_name: string;
   at: string;
 }
 
@@ -182,7 +182,7 @@ export interface ListAuditEntriesResponse {
 }
 
 function createBaseAccount(): Account {
-  return { id: "", name: "", plan: "", createdAt: "", perMinuteLimit: 0, perHourLimit: 0 };
+  return { id: "", name: "", plan: "", created_at: "", per_minute_limit: 0, per_hour_limit: 0 };
 }
 
 export const Account: MessageFns<Account> = {
@@ -196,14 +196,14 @@ export const Account: MessageFns<Account> = {
     if (message.plan !== "") {
       writer.uint32(26).string(message.plan);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(34).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(34).string(message.created_at);
     }
-    if (message.perMinuteLimit !== 0) {
-      writer.uint32(40).int32(message.perMinuteLimit);
+    if (message.per_minute_limit !== 0) {
+      writer.uint32(40).int32(message.per_minute_limit);
     }
-    if (message.perHourLimit !== 0) {
-      writer.uint32(48).int32(message.perHourLimit);
+    if (message.per_hour_limit !== 0) {
+      writer.uint32(48).int32(message.per_hour_limit);
     }
     return writer;
   },
@@ -250,7 +250,7 @@ export const Account: MessageFns<Account> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
           case 5: {
@@ -258,7 +258,7 @@ export const Account: MessageFns<Account> = {
               break;
             }
 
-            message.perMinuteLimit = reader.int32();
+            message.per_minute_limit = reader.int32();
             continue;
           }
           case 6: {
@@ -266,7 +266,7 @@ export const Account: MessageFns<Account> = {
               break;
             }
 
-            message.perHourLimit = reader.int32();
+            message.per_hour_limit = reader.int32();
             continue;
           }
         }
@@ -286,17 +286,17 @@ export const Account: MessageFns<Account> = {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       plan: isSet(object.plan) ? globalThis.String(object.plan) : "",
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
-      perMinuteLimit: isSet(object.perMinuteLimit)
+      per_minute_limit: isSet(object.perMinuteLimit)
         ? globalThis.Number(object.perMinuteLimit)
         : isSet(object.per_minute_limit)
         ? globalThis.Number(object.per_minute_limit)
         : 0,
-      perHourLimit: isSet(object.perHourLimit)
+      per_hour_limit: isSet(object.perHourLimit)
         ? globalThis.Number(object.perHourLimit)
         : isSet(object.per_hour_limit)
         ? globalThis.Number(object.per_hour_limit)
@@ -315,14 +315,14 @@ export const Account: MessageFns<Account> = {
     if (message.plan !== "") {
       obj.plan = message.plan;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
-    if (message.perMinuteLimit !== 0) {
-      obj.perMinuteLimit = Math.round(message.perMinuteLimit);
+    if (message.per_minute_limit !== 0) {
+      obj.perMinuteLimit = Math.round(message.per_minute_limit);
     }
-    if (message.perHourLimit !== 0) {
-      obj.perHourLimit = Math.round(message.perHourLimit);
+    if (message.per_hour_limit !== 0) {
+      obj.perHourLimit = Math.round(message.per_hour_limit);
     }
     return obj;
   },
@@ -335,9 +335,9 @@ export const Account: MessageFns<Account> = {
     message.id = object.id ?? "";
     message.name = object.name ?? "";
     message.plan = object.plan ?? "";
-    message.createdAt = object.createdAt ?? "";
-    message.perMinuteLimit = object.perMinuteLimit ?? 0;
-    message.perHourLimit = object.perHourLimit ?? 0;
+    message.created_at = object.created_at ?? "";
+    message.per_minute_limit = object.per_minute_limit ?? 0;
+    message.per_hour_limit = object.per_hour_limit ?? 0;
     return message;
   },
 };
@@ -345,15 +345,15 @@ export const Account: MessageFns<Account> = {
 function createBaseApiKey(): ApiKey {
   return {
     id: "",
-    accountId: "",
+    account_id: "",
     prefix: "",
     scope: "",
     name: "",
-    createdAt: "",
-    lastUsedAt: "",
-    revokedAt: "",
-    createdBy: "",
-    revokedBy: "",
+    created_at: "",
+    last_used_at: "",
+    revoked_at: "",
+    created_by: "",
+    revoked_by: "",
   };
 }
 
@@ -362,8 +362,8 @@ export const ApiKey: MessageFns<ApiKey> = {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
-    if (message.accountId !== "") {
-      writer.uint32(18).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(18).string(message.account_id);
     }
     if (message.prefix !== "") {
       writer.uint32(26).string(message.prefix);
@@ -374,20 +374,20 @@ export const ApiKey: MessageFns<ApiKey> = {
     if (message.name !== "") {
       writer.uint32(42).string(message.name);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(50).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(50).string(message.created_at);
     }
-    if (message.lastUsedAt !== "") {
-      writer.uint32(58).string(message.lastUsedAt);
+    if (message.last_used_at !== "") {
+      writer.uint32(58).string(message.last_used_at);
     }
-    if (message.revokedAt !== "") {
-      writer.uint32(66).string(message.revokedAt);
+    if (message.revoked_at !== "") {
+      writer.uint32(66).string(message.revoked_at);
     }
-    if (message.createdBy !== "") {
-      writer.uint32(74).string(message.createdBy);
+    if (message.created_by !== "") {
+      writer.uint32(74).string(message.created_by);
     }
-    if (message.revokedBy !== "") {
-      writer.uint32(82).string(message.revokedBy);
+    if (message.revoked_by !== "") {
+      writer.uint32(82).string(message.revoked_by);
     }
     return writer;
   },
@@ -418,7 +418,7 @@ export const ApiKey: MessageFns<ApiKey> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 3: {
@@ -450,7 +450,7 @@ export const ApiKey: MessageFns<ApiKey> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
           case 7: {
@@ -458,7 +458,7 @@ export const ApiKey: MessageFns<ApiKey> = {
               break;
             }
 
-            message.lastUsedAt = reader.string();
+            message.last_used_at = reader.string();
             continue;
           }
           case 8: {
@@ -466,7 +466,7 @@ export const ApiKey: MessageFns<ApiKey> = {
               break;
             }
 
-            message.revokedAt = reader.string();
+            message.revoked_at = reader.string();
             continue;
           }
           case 9: {
@@ -474,7 +474,7 @@ export const ApiKey: MessageFns<ApiKey> = {
               break;
             }
 
-            message.createdBy = reader.string();
+            message.created_by = reader.string();
             continue;
           }
           case 10: {
@@ -482,7 +482,7 @@ export const ApiKey: MessageFns<ApiKey> = {
               break;
             }
 
-            message.revokedBy = reader.string();
+            message.revoked_by = reader.string();
             continue;
           }
         }
@@ -500,7 +500,7 @@ export const ApiKey: MessageFns<ApiKey> = {
   fromJSON(object: any): ApiKey {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -508,27 +508,27 @@ export const ApiKey: MessageFns<ApiKey> = {
       prefix: isSet(object.prefix) ? globalThis.String(object.prefix) : "",
       scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
-      lastUsedAt: isSet(object.lastUsedAt)
+      last_used_at: isSet(object.lastUsedAt)
         ? globalThis.String(object.lastUsedAt)
         : isSet(object.last_used_at)
         ? globalThis.String(object.last_used_at)
         : "",
-      revokedAt: isSet(object.revokedAt)
+      revoked_at: isSet(object.revokedAt)
         ? globalThis.String(object.revokedAt)
         : isSet(object.revoked_at)
         ? globalThis.String(object.revoked_at)
         : "",
-      createdBy: isSet(object.createdBy)
+      created_by: isSet(object.createdBy)
         ? globalThis.String(object.createdBy)
         : isSet(object.created_by)
         ? globalThis.String(object.created_by)
         : "",
-      revokedBy: isSet(object.revokedBy)
+      revoked_by: isSet(object.revokedBy)
         ? globalThis.String(object.revokedBy)
         : isSet(object.revoked_by)
         ? globalThis.String(object.revoked_by)
@@ -541,8 +541,8 @@ export const ApiKey: MessageFns<ApiKey> = {
     if (message.id !== "") {
       obj.id = message.id;
     }
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.prefix !== "") {
       obj.prefix = message.prefix;
@@ -553,20 +553,20 @@ export const ApiKey: MessageFns<ApiKey> = {
     if (message.name !== "") {
       obj.name = message.name;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
-    if (message.lastUsedAt !== "") {
-      obj.lastUsedAt = message.lastUsedAt;
+    if (message.last_used_at !== "") {
+      obj.lastUsedAt = message.last_used_at;
     }
-    if (message.revokedAt !== "") {
-      obj.revokedAt = message.revokedAt;
+    if (message.revoked_at !== "") {
+      obj.revokedAt = message.revoked_at;
     }
-    if (message.createdBy !== "") {
-      obj.createdBy = message.createdBy;
+    if (message.created_by !== "") {
+      obj.createdBy = message.created_by;
     }
-    if (message.revokedBy !== "") {
-      obj.revokedBy = message.revokedBy;
+    if (message.revoked_by !== "") {
+      obj.revokedBy = message.revoked_by;
     }
     return obj;
   },
@@ -577,15 +577,15 @@ export const ApiKey: MessageFns<ApiKey> = {
   fromPartial<I extends Exact<DeepPartial<ApiKey>, I>>(object: I): ApiKey {
     const message = createBaseApiKey();
     message.id = object.id ?? "";
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.prefix = object.prefix ?? "";
     message.scope = object.scope ?? "";
     message.name = object.name ?? "";
-    message.createdAt = object.createdAt ?? "";
-    message.lastUsedAt = object.lastUsedAt ?? "";
-    message.revokedAt = object.revokedAt ?? "";
-    message.createdBy = object.createdBy ?? "";
-    message.revokedBy = object.revokedBy ?? "";
+    message.created_at = object.created_at ?? "";
+    message.last_used_at = object.last_used_at ?? "";
+    message.revoked_at = object.revoked_at ?? "";
+    message.created_by = object.created_by ?? "";
+    message.revoked_by = object.revoked_by ?? "";
     return message;
   },
 };
@@ -676,7 +676,7 @@ export const CreateAccountRequest: MessageFns<CreateAccountRequest> = {
 };
 
 function createBaseCreateAccountResponse(): CreateAccountResponse {
-  return { account: undefined, apiKey: undefined, secret: "" };
+  return { account: undefined, api_key: undefined, secret: "" };
 }
 
 export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
@@ -684,8 +684,8 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
     if (message.account !== undefined) {
       Account.encode(message.account, writer.uint32(10).fork()).join();
     }
-    if (message.apiKey !== undefined) {
-      ApiKey.encode(message.apiKey, writer.uint32(18).fork()).join();
+    if (message.api_key !== undefined) {
+      ApiKey.encode(message.api_key, writer.uint32(18).fork()).join();
     }
     if (message.secret !== "") {
       writer.uint32(26).string(message.secret);
@@ -719,7 +719,7 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
               break;
             }
 
-            message.apiKey = ApiKey.decode(reader, reader.uint32());
+            message.api_key = ApiKey.decode(reader, reader.uint32());
             continue;
           }
           case 3: {
@@ -745,7 +745,7 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
   fromJSON(object: any): CreateAccountResponse {
     return {
       account: isSet(object.account) ? Account.fromJSON(object.account) : undefined,
-      apiKey: isSet(object.apiKey)
+      api_key: isSet(object.apiKey)
         ? ApiKey.fromJSON(object.apiKey)
         : isSet(object.api_key)
         ? ApiKey.fromJSON(object.api_key)
@@ -759,8 +759,8 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
     if (message.account !== undefined) {
       obj.account = Account.toJSON(message.account);
     }
-    if (message.apiKey !== undefined) {
-      obj.apiKey = ApiKey.toJSON(message.apiKey);
+    if (message.api_key !== undefined) {
+      obj.apiKey = ApiKey.toJSON(message.api_key);
     }
     if (message.secret !== "") {
       obj.secret = message.secret;
@@ -776,8 +776,8 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
     message.account = (object.account !== undefined && object.account !== null)
       ? Account.fromPartial(object.account)
       : undefined;
-    message.apiKey = (object.apiKey !== undefined && object.apiKey !== null)
-      ? ApiKey.fromPartial(object.apiKey)
+    message.api_key = (object.api_key !== undefined && object.api_key !== null)
+      ? ApiKey.fromPartial(object.api_key)
       : undefined;
     message.secret = object.secret ?? "";
     return message;
@@ -852,7 +852,7 @@ export const GetAccountRequest: MessageFns<GetAccountRequest> = {
 };
 
 function createBaseUpdateAccountRequest(): UpdateAccountRequest {
-  return { id: "", plan: undefined, perMinuteLimit: undefined, perHourLimit: undefined };
+  return { id: "", plan: undefined, per_minute_limit: undefined, per_hour_limit: undefined };
 }
 
 export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
@@ -863,11 +863,11 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     if (message.plan !== undefined) {
       writer.uint32(18).string(message.plan);
     }
-    if (message.perMinuteLimit !== undefined) {
-      writer.uint32(24).int32(message.perMinuteLimit);
+    if (message.per_minute_limit !== undefined) {
+      writer.uint32(24).int32(message.per_minute_limit);
     }
-    if (message.perHourLimit !== undefined) {
-      writer.uint32(32).int32(message.perHourLimit);
+    if (message.per_hour_limit !== undefined) {
+      writer.uint32(32).int32(message.per_hour_limit);
     }
     return writer;
   },
@@ -906,7 +906,7 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
               break;
             }
 
-            message.perMinuteLimit = reader.int32();
+            message.per_minute_limit = reader.int32();
             continue;
           }
           case 4: {
@@ -914,7 +914,7 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
               break;
             }
 
-            message.perHourLimit = reader.int32();
+            message.per_hour_limit = reader.int32();
             continue;
           }
         }
@@ -933,12 +933,12 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
       plan: isSet(object.plan) ? globalThis.String(object.plan) : undefined,
-      perMinuteLimit: isSet(object.perMinuteLimit)
+      per_minute_limit: isSet(object.perMinuteLimit)
         ? globalThis.Number(object.perMinuteLimit)
         : isSet(object.per_minute_limit)
         ? globalThis.Number(object.per_minute_limit)
         : undefined,
-      perHourLimit: isSet(object.perHourLimit)
+      per_hour_limit: isSet(object.perHourLimit)
         ? globalThis.Number(object.perHourLimit)
         : isSet(object.per_hour_limit)
         ? globalThis.Number(object.per_hour_limit)
@@ -954,11 +954,11 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     if (message.plan !== undefined) {
       obj.plan = message.plan;
     }
-    if (message.perMinuteLimit !== undefined) {
-      obj.perMinuteLimit = Math.round(message.perMinuteLimit);
+    if (message.per_minute_limit !== undefined) {
+      obj.perMinuteLimit = Math.round(message.per_minute_limit);
     }
-    if (message.perHourLimit !== undefined) {
-      obj.perHourLimit = Math.round(message.perHourLimit);
+    if (message.per_hour_limit !== undefined) {
+      obj.perHourLimit = Math.round(message.per_hour_limit);
     }
     return obj;
   },
@@ -970,20 +970,20 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     const message = createBaseUpdateAccountRequest();
     message.id = object.id ?? "";
     message.plan = object.plan ?? undefined;
-    message.perMinuteLimit = object.perMinuteLimit ?? undefined;
-    message.perHourLimit = object.perHourLimit ?? undefined;
+    message.per_minute_limit = object.per_minute_limit ?? undefined;
+    message.per_hour_limit = object.per_hour_limit ?? undefined;
     return message;
   },
 };
 
 function createBaseCreateApiKeyRequest(): CreateApiKeyRequest {
-  return { accountId: "", scope: "", name: "", actor: undefined };
+  return { account_id: "", scope: "", name: "", actor: undefined };
 }
 
 export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
   encode(message: CreateApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.scope !== "") {
       writer.uint32(18).string(message.scope);
@@ -1015,7 +1015,7 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1056,7 +1056,7 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
 
   fromJSON(object: any): CreateApiKeyRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1069,8 +1069,8 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
 
   toJSON(message: CreateApiKeyRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.scope !== "") {
       obj.scope = message.scope;
@@ -1089,7 +1089,7 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<CreateApiKeyRequest>, I>>(object: I): CreateApiKeyRequest {
     const message = createBaseCreateApiKeyRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.scope = object.scope ?? "";
     message.name = object.name ?? "";
     message.actor = object.actor ?? undefined;
@@ -1098,13 +1098,13 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
 };
 
 function createBaseCreateApiKeyResponse(): CreateApiKeyResponse {
-  return { apiKey: undefined, secret: "" };
+  return { api_key: undefined, secret: "" };
 }
 
 export const CreateApiKeyResponse: MessageFns<CreateApiKeyResponse> = {
   encode(message: CreateApiKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.apiKey !== undefined) {
-      ApiKey.encode(message.apiKey, writer.uint32(10).fork()).join();
+    if (message.api_key !== undefined) {
+      ApiKey.encode(message.api_key, writer.uint32(10).fork()).join();
     }
     if (message.secret !== "") {
       writer.uint32(18).string(message.secret);
@@ -1130,7 +1130,7 @@ export const CreateApiKeyResponse: MessageFns<CreateApiKeyResponse> = {
               break;
             }
 
-            message.apiKey = ApiKey.decode(reader, reader.uint32());
+            message.api_key = ApiKey.decode(reader, reader.uint32());
             continue;
           }
           case 2: {
@@ -1155,7 +1155,7 @@ export const CreateApiKeyResponse: MessageFns<CreateApiKeyResponse> = {
 
   fromJSON(object: any): CreateApiKeyResponse {
     return {
-      apiKey: isSet(object.apiKey)
+      api_key: isSet(object.apiKey)
         ? ApiKey.fromJSON(object.apiKey)
         : isSet(object.api_key)
         ? ApiKey.fromJSON(object.api_key)
@@ -1166,8 +1166,8 @@ export const CreateApiKeyResponse: MessageFns<CreateApiKeyResponse> = {
 
   toJSON(message: CreateApiKeyResponse): unknown {
     const obj: any = {};
-    if (message.apiKey !== undefined) {
-      obj.apiKey = ApiKey.toJSON(message.apiKey);
+    if (message.api_key !== undefined) {
+      obj.apiKey = ApiKey.toJSON(message.api_key);
     }
     if (message.secret !== "") {
       obj.secret = message.secret;
@@ -1180,8 +1180,8 @@ export const CreateApiKeyResponse: MessageFns<CreateApiKeyResponse> = {
   },
   fromPartial<I extends Exact<DeepPartial<CreateApiKeyResponse>, I>>(object: I): CreateApiKeyResponse {
     const message = createBaseCreateApiKeyResponse();
-    message.apiKey = (object.apiKey !== undefined && object.apiKey !== null)
-      ? ApiKey.fromPartial(object.apiKey)
+    message.api_key = (object.api_key !== undefined && object.api_key !== null)
+      ? ApiKey.fromPartial(object.api_key)
       : undefined;
     message.secret = object.secret ?? "";
     return message;
@@ -1189,16 +1189,16 @@ export const CreateApiKeyResponse: MessageFns<CreateApiKeyResponse> = {
 };
 
 function createBaseRevokeApiKeyRequest(): RevokeApiKeyRequest {
-  return { accountId: "", keyId: "", actor: undefined };
+  return { account_id: "", key_id: "", actor: undefined };
 }
 
 export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
   encode(message: RevokeApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
-    if (message.keyId !== "") {
-      writer.uint32(18).string(message.keyId);
+    if (message.key_id !== "") {
+      writer.uint32(18).string(message.key_id);
     }
     if (message.actor !== undefined) {
       writer.uint32(26).string(message.actor);
@@ -1224,7 +1224,7 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1232,7 +1232,7 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
               break;
             }
 
-            message.keyId = reader.string();
+            message.key_id = reader.string();
             continue;
           }
           case 3: {
@@ -1257,12 +1257,12 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
 
   fromJSON(object: any): RevokeApiKeyRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      keyId: isSet(object.keyId)
+      key_id: isSet(object.keyId)
         ? globalThis.String(object.keyId)
         : isSet(object.key_id)
         ? globalThis.String(object.key_id)
@@ -1273,11 +1273,11 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
 
   toJSON(message: RevokeApiKeyRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.keyId !== "") {
-      obj.keyId = message.keyId;
+    if (message.key_id !== "") {
+      obj.keyId = message.key_id;
     }
     if (message.actor !== undefined) {
       obj.actor = message.actor;
@@ -1290,21 +1290,21 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<RevokeApiKeyRequest>, I>>(object: I): RevokeApiKeyRequest {
     const message = createBaseRevokeApiKeyRequest();
-    message.accountId = object.accountId ?? "";
-    message.keyId = object.keyId ?? "";
+    message.account_id = object.account_id ?? "";
+    message.key_id = object.key_id ?? "";
     message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBaseListApiKeysRequest(): ListApiKeysRequest {
-  return { accountId: "", page: undefined };
+  return { account_id: "", page: undefined };
 }
 
 export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
   encode(message: ListApiKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.page !== undefined) {
       PageRequest.encode(message.page, writer.uint32(18).fork()).join();
@@ -1330,7 +1330,7 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1355,7 +1355,7 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
 
   fromJSON(object: any): ListApiKeysRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1366,8 +1366,8 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
 
   toJSON(message: ListApiKeysRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.page !== undefined) {
       obj.page = PageRequest.toJSON(message.page);
@@ -1380,7 +1380,7 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<ListApiKeysRequest>, I>>(object: I): ListApiKeysRequest {
     const message = createBaseListApiKeysRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.page = (object.page !== undefined && object.page !== null)
       ? PageRequest.fromPartial(object.page)
       : undefined;
@@ -1541,7 +1541,7 @@ export const AuthenticateRequest: MessageFns<AuthenticateRequest> = {
 };
 
 function createBaseAuthenticateResponse(): AuthenticateResponse {
-  return { account: undefined, keyId: "", scope: "" };
+  return { account: undefined, key_id: "", scope: "" };
 }
 
 export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
@@ -1549,8 +1549,8 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
     if (message.account !== undefined) {
       Account.encode(message.account, writer.uint32(10).fork()).join();
     }
-    if (message.keyId !== "") {
-      writer.uint32(18).string(message.keyId);
+    if (message.key_id !== "") {
+      writer.uint32(18).string(message.key_id);
     }
     if (message.scope !== "") {
       writer.uint32(26).string(message.scope);
@@ -1584,7 +1584,7 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
               break;
             }
 
-            message.keyId = reader.string();
+            message.key_id = reader.string();
             continue;
           }
           case 3: {
@@ -1610,7 +1610,7 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
   fromJSON(object: any): AuthenticateResponse {
     return {
       account: isSet(object.account) ? Account.fromJSON(object.account) : undefined,
-      keyId: isSet(object.keyId)
+      key_id: isSet(object.keyId)
         ? globalThis.String(object.keyId)
         : isSet(object.key_id)
         ? globalThis.String(object.key_id)
@@ -1624,8 +1624,8 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
     if (message.account !== undefined) {
       obj.account = Account.toJSON(message.account);
     }
-    if (message.keyId !== "") {
-      obj.keyId = message.keyId;
+    if (message.key_id !== "") {
+      obj.keyId = message.key_id;
     }
     if (message.scope !== "") {
       obj.scope = message.scope;
@@ -1641,14 +1641,14 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
     message.account = (object.account !== undefined && object.account !== null)
       ? Account.fromPartial(object.account)
       : undefined;
-    message.keyId = object.keyId ?? "";
+    message.key_id = object.key_id ?? "";
     message.scope = object.scope ?? "";
     return message;
   },
 };
 
 function createBaseUser(): User {
-  return { id: "", accountId: "", email: "", createdAt: "" };
+  return { id: "", account_id: "", email: "", created_at: "" };
 }
 
 export const User: MessageFns<User> = {
@@ -1656,14 +1656,14 @@ export const User: MessageFns<User> = {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
-    if (message.accountId !== "") {
-      writer.uint32(18).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(18).string(message.account_id);
     }
     if (message.email !== "") {
       writer.uint32(26).string(message.email);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(34).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(34).string(message.created_at);
     }
     return writer;
   },
@@ -1694,7 +1694,7 @@ export const User: MessageFns<User> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 3: {
@@ -1710,7 +1710,7 @@ export const User: MessageFns<User> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
         }
@@ -1728,13 +1728,13 @@ export const User: MessageFns<User> = {
   fromJSON(object: any): User {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
       email: isSet(object.email) ? globalThis.String(object.email) : "",
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
@@ -1747,14 +1747,14 @@ export const User: MessageFns<User> = {
     if (message.id !== "") {
       obj.id = message.id;
     }
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.email !== "") {
       obj.email = message.email;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
     return obj;
   },
@@ -1765,21 +1765,21 @@ export const User: MessageFns<User> = {
   fromPartial<I extends Exact<DeepPartial<User>, I>>(object: I): User {
     const message = createBaseUser();
     message.id = object.id ?? "";
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.email = object.email ?? "";
-    message.createdAt = object.createdAt ?? "";
+    message.created_at = object.created_at ?? "";
     return message;
   },
 };
 
 function createBaseSignUpRequest(): SignUpRequest {
-  return { accountName: "", email: "", password: "" };
+  return { account_name: "", email: "", password: "" };
 }
 
 export const SignUpRequest: MessageFns<SignUpRequest> = {
   encode(message: SignUpRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountName !== "") {
-      writer.uint32(10).string(message.accountName);
+    if (message.account_name !== "") {
+      writer.uint32(10).string(message.account_name);
     }
     if (message.email !== "") {
       writer.uint32(18).string(message.email);
@@ -1808,7 +1808,7 @@ export const SignUpRequest: MessageFns<SignUpRequest> = {
               break;
             }
 
-            message.accountName = reader.string();
+            message.account_name = reader.string();
             continue;
           }
           case 2: {
@@ -1841,7 +1841,7 @@ export const SignUpRequest: MessageFns<SignUpRequest> = {
 
   fromJSON(object: any): SignUpRequest {
     return {
-      accountName: isSet(object.accountName)
+      account_name: isSet(object.accountName)
         ? globalThis.String(object.accountName)
         : isSet(object.account_name)
         ? globalThis.String(object.account_name)
@@ -1853,8 +1853,8 @@ export const SignUpRequest: MessageFns<SignUpRequest> = {
 
   toJSON(message: SignUpRequest): unknown {
     const obj: any = {};
-    if (message.accountName !== "") {
-      obj.accountName = message.accountName;
+    if (message.account_name !== "") {
+      obj.accountName = message.account_name;
     }
     if (message.email !== "") {
       obj.email = message.email;
@@ -1870,7 +1870,7 @@ export const SignUpRequest: MessageFns<SignUpRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<SignUpRequest>, I>>(object: I): SignUpRequest {
     const message = createBaseSignUpRequest();
-    message.accountName = object.accountName ?? "";
+    message.account_name = object.account_name ?? "";
     message.email = object.email ?? "";
     message.password = object.password ?? "";
     return message;
@@ -2149,7 +2149,7 @@ export const GetSessionRequest: MessageFns<GetSessionRequest> = {
 };
 
 function createBaseSessionResponse(): SessionResponse {
-  return { token: "", csrfToken: "", expiresAt: "", user: undefined, account: undefined };
+  return { token: "", csrf_token: "", expires_at: "", user: undefined, account: undefined };
 }
 
 export const SessionResponse: MessageFns<SessionResponse> = {
@@ -2157,11 +2157,11 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     if (message.token !== "") {
       writer.uint32(10).string(message.token);
     }
-    if (message.csrfToken !== "") {
-      writer.uint32(18).string(message.csrfToken);
+    if (message.csrf_token !== "") {
+      writer.uint32(18).string(message.csrf_token);
     }
-    if (message.expiresAt !== "") {
-      writer.uint32(26).string(message.expiresAt);
+    if (message.expires_at !== "") {
+      writer.uint32(26).string(message.expires_at);
     }
     if (message.user !== undefined) {
       User.encode(message.user, writer.uint32(34).fork()).join();
@@ -2198,7 +2198,7 @@ export const SessionResponse: MessageFns<SessionResponse> = {
               break;
             }
 
-            message.csrfToken = reader.string();
+            message.csrf_token = reader.string();
             continue;
           }
           case 3: {
@@ -2206,7 +2206,7 @@ export const SessionResponse: MessageFns<SessionResponse> = {
               break;
             }
 
-            message.expiresAt = reader.string();
+            message.expires_at = reader.string();
             continue;
           }
           case 4: {
@@ -2240,12 +2240,12 @@ export const SessionResponse: MessageFns<SessionResponse> = {
   fromJSON(object: any): SessionResponse {
     return {
       token: isSet(object.token) ? globalThis.String(object.token) : "",
-      csrfToken: isSet(object.csrfToken)
+      csrf_token: isSet(object.csrfToken)
         ? globalThis.String(object.csrfToken)
         : isSet(object.csrf_token)
         ? globalThis.String(object.csrf_token)
         : "",
-      expiresAt: isSet(object.expiresAt)
+      expires_at: isSet(object.expiresAt)
         ? globalThis.String(object.expiresAt)
         : isSet(object.expires_at)
         ? globalThis.String(object.expires_at)
@@ -2260,11 +2260,11 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     if (message.token !== "") {
       obj.token = message.token;
     }
-    if (message.csrfToken !== "") {
-      obj.csrfToken = message.csrfToken;
+    if (message.csrf_token !== "") {
+      obj.csrfToken = message.csrf_token;
     }
-    if (message.expiresAt !== "") {
-      obj.expiresAt = message.expiresAt;
+    if (message.expires_at !== "") {
+      obj.expiresAt = message.expires_at;
     }
     if (message.user !== undefined) {
       obj.user = User.toJSON(message.user);
@@ -2281,8 +2281,8 @@ export const SessionResponse: MessageFns<SessionResponse> = {
   fromPartial<I extends Exact<DeepPartial<SessionResponse>, I>>(object: I): SessionResponse {
     const message = createBaseSessionResponse();
     message.token = object.token ?? "";
-    message.csrfToken = object.csrfToken ?? "";
-    message.expiresAt = object.expiresAt ?? "";
+    message.csrf_token = object.csrf_token ?? "";
+    message.expires_at = object.expires_at ?? "";
     message.user = (object.user !== undefined && object.user !== null) ? User.fromPartial(object.user) : undefined;
     message.account = (object.account !== undefined && object.account !== null)
       ? Account.fromPartial(object.account)
@@ -2344,13 +2344,13 @@ export const EndSessionResponse: MessageFns<EndSessionResponse> = {
 };
 
 function createBaseListAuditEntriesRequest(): ListAuditEntriesRequest {
-  return { accountId: "", limit: 0 };
+  return { account_id: "", limit: 0 };
 }
 
 export const ListAuditEntriesRequest: MessageFns<ListAuditEntriesRequest> = {
   encode(message: ListAuditEntriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.limit !== 0) {
       writer.uint32(16).int32(message.limit);
@@ -2376,7 +2376,7 @@ export const ListAuditEntriesRequest: MessageFns<ListAuditEntriesRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -2401,7 +2401,7 @@ export const ListAuditEntriesRequest: MessageFns<ListAuditEntriesRequest> = {
 
   fromJSON(object: any): ListAuditEntriesRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -2412,8 +2412,8 @@ export const ListAuditEntriesRequest: MessageFns<ListAuditEntriesRequest> = {
 
   toJSON(message: ListAuditEntriesRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
@@ -2426,14 +2426,14 @@ export const ListAuditEntriesRequest: MessageFns<ListAuditEntriesRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<ListAuditEntriesRequest>, I>>(object: I): ListAuditEntriesRequest {
     const message = createBaseListAuditEntriesRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.limit = object.limit ?? 0;
     return message;
   },
 };
 
 function createBaseAuditEntry(): AuditEntry {
-  return { type: "", actor: "", keyId: "", keyPrefix: "", keyName: "", at: "" };
+  return { type: "", actor: "", key_id: "", key_prefix: "", key_name: "", at: "" };
 }
 
 export const AuditEntry: MessageFns<AuditEntry> = {
@@ -2444,14 +2444,14 @@ export const AuditEntry: MessageFns<AuditEntry> = {
     if (message.actor !== "") {
       writer.uint32(18).string(message.actor);
     }
-    if (message.keyId !== "") {
-      writer.uint32(26).string(message.keyId);
+    if (message.key_id !== "") {
+      writer.uint32(26).string(message.key_id);
     }
-    if (message.keyPrefix !== "") {
-      writer.uint32(34).string(message.keyPrefix);
+    if (message.key_prefix !== "") {
+      writer.uint32(34).string(message.key_prefix);
     }
-    if (message.keyName !== "") {
-      writer.uint32(42).string(message.keyName);
+    if (message.key_name !== "") {
+      writer.uint32(42).string(message.key_name);
     }
     if (message.at !== "") {
       writer.uint32(50).string(message.at);
@@ -2493,7 +2493,7 @@ export const AuditEntry: MessageFns<AuditEntry> = {
               break;
             }
 
-            message.keyId = reader.string();
+            message.key_id = reader.string();
             continue;
           }
           case 4: {
@@ -2501,7 +2501,7 @@ export const AuditEntry: MessageFns<AuditEntry> = {
               break;
             }
 
-            message.keyPrefix = reader.string();
+            message.key_prefix = reader.string();
             continue;
           }
           case 5: {
@@ -2509,7 +2509,7 @@ export const AuditEntry: MessageFns<AuditEntry> = {
               break;
             }
 
-            message.keyName = reader.string();
+            message.key_name = reader.string();
             continue;
           }
           case 6: {
@@ -2536,17 +2536,17 @@ export const AuditEntry: MessageFns<AuditEntry> = {
     return {
       type: isSet(object.type) ? globalThis.String(object.type) : "",
       actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
-      keyId: isSet(object.keyId)
+      key_id: isSet(object.keyId)
         ? globalThis.String(object.keyId)
         : isSet(object.key_id)
         ? globalThis.String(object.key_id)
         : "",
-      keyPrefix: isSet(object.keyPrefix)
+      key_prefix: isSet(object.keyPrefix)
         ? globalThis.String(object.keyPrefix)
         : isSet(object.key_prefix)
         ? globalThis.String(object.key_prefix)
         : "",
-      keyName: isSet(object.keyName)
+      key_name: isSet(object.keyName)
         ? globalThis.String(object.keyName)
         : isSet(object.key_name)
         ? globalThis.String(object.key_name)
@@ -2563,14 +2563,14 @@ export const AuditEntry: MessageFns<AuditEntry> = {
     if (message.actor !== "") {
       obj.actor = message.actor;
     }
-    if (message.keyId !== "") {
-      obj.keyId = message.keyId;
+    if (message.key_id !== "") {
+      obj.keyId = message.key_id;
     }
-    if (message.keyPrefix !== "") {
-      obj.keyPrefix = message.keyPrefix;
+    if (message.key_prefix !== "") {
+      obj.keyPrefix = message.key_prefix;
     }
-    if (message.keyName !== "") {
-      obj.keyName = message.keyName;
+    if (message.key_name !== "") {
+      obj.keyName = message.key_name;
     }
     if (message.at !== "") {
       obj.at = message.at;
@@ -2585,9 +2585,9 @@ export const AuditEntry: MessageFns<AuditEntry> = {
     const message = createBaseAuditEntry();
     message.type = object.type ?? "";
     message.actor = object.actor ?? "";
-    message.keyId = object.keyId ?? "";
-    message.keyPrefix = object.keyPrefix ?? "";
-    message.keyName = object.keyName ?? "";
+    message.key_id = object.key_id ?? "";
+    message.key_prefix = object.key_prefix ?? "";
+    message.key_name = object.key_name ?? "";
     message.at = object.at ?? "";
     return message;
   },

@@ -23,21 +23,21 @@ import { PageInfo, PageRequest } from "./common";
 export interface CheckoutSession {
   /** cs_…: also the capability in the hosted page's URL. */
   id: string;
-  accountId: string;
-  productId: string;
+  account_id: string;
+  product_id: string;
   /** open | complete | expired */
   status: string;
   amount: number;
   currency: string;
-  customerEmail: string;
-  successUrl: string;
-  cancelUrl: string;
+  customer_email: string;
+  success_url: string;
+  cancel_url: string;
   metadata: { [key: string]: string };
   url: string;
-  expiresAt: string;
-  createdAt: string;
+  expires_at: string;
+  created_at: string;
   /** Set once the session is complete. */
-  licenseKey: string;
+  license_key: string;
   /** True only for a real payment (a live Stripe key); false in test mode and with Stripe test keys. */
   livemode: boolean;
 }
@@ -48,15 +48,15 @@ export interface CheckoutSession_MetadataEntry {
 }
 
 export interface CreateCheckoutSessionRequest {
-  accountId: string;
-  productId: string;
-  customerEmail: string;
-  successUrl: string;
-  cancelUrl: string;
+  account_id: string;
+  product_id: string;
+  customer_email: string;
+  success_url: string;
+  cancel_url: string;
   metadata: { [key: string]: string };
   /** 30..1440; 0 = the default (1440). */
-  expiresInMinutes: number;
-  idempotencyKey: string;
+  expires_in_minutes: number;
+  idempotency_key: string;
 }
 
 export interface CreateCheckoutSessionRequest_MetadataEntry {
@@ -65,12 +65,12 @@ export interface CreateCheckoutSessionRequest_MetadataEntry {
 }
 
 export interface GetCheckoutSessionRequest {
-  accountId: string;
+  account_id: string;
   id: string;
 }
 
 export interface ListCheckoutSessionsRequest {
-  accountId: string;
+  account_id: string;
   page:
     | PageRequest
     | undefined;
@@ -86,19 +86,19 @@ export interface ListCheckoutSessionsResponse {
 function createBaseCheckoutSession(): CheckoutSession {
   return {
     id: "",
-    accountId: "",
-    productId: "",
+    account_id: "",
+    product_id: "",
     status: "",
     amount: 0,
     currency: "",
-    customerEmail: "",
-    successUrl: "",
-    cancelUrl: "",
+    customer_email: "",
+    success_url: "",
+    cancel_url: "",
     metadata: {},
     url: "",
-    expiresAt: "",
-    createdAt: "",
-    licenseKey: "",
+    expires_at: "",
+    created_at: "",
+    license_key: "",
     livemode: false,
   };
 }
@@ -108,11 +108,11 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
-    if (message.accountId !== "") {
-      writer.uint32(18).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(18).string(message.account_id);
     }
-    if (message.productId !== "") {
-      writer.uint32(26).string(message.productId);
+    if (message.product_id !== "") {
+      writer.uint32(26).string(message.product_id);
     }
     if (message.status !== "") {
       writer.uint32(34).string(message.status);
@@ -123,14 +123,14 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     if (message.currency !== "") {
       writer.uint32(50).string(message.currency);
     }
-    if (message.customerEmail !== "") {
-      writer.uint32(58).string(message.customerEmail);
+    if (message.customer_email !== "") {
+      writer.uint32(58).string(message.customer_email);
     }
-    if (message.successUrl !== "") {
-      writer.uint32(66).string(message.successUrl);
+    if (message.success_url !== "") {
+      writer.uint32(66).string(message.success_url);
     }
-    if (message.cancelUrl !== "") {
-      writer.uint32(74).string(message.cancelUrl);
+    if (message.cancel_url !== "") {
+      writer.uint32(74).string(message.cancel_url);
     }
     globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
       CheckoutSession_MetadataEntry.encode({ key: key as any, value }, writer.uint32(82).fork()).join();
@@ -138,14 +138,14 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     if (message.url !== "") {
       writer.uint32(90).string(message.url);
     }
-    if (message.expiresAt !== "") {
-      writer.uint32(98).string(message.expiresAt);
+    if (message.expires_at !== "") {
+      writer.uint32(98).string(message.expires_at);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(106).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(106).string(message.created_at);
     }
-    if (message.licenseKey !== "") {
-      writer.uint32(114).string(message.licenseKey);
+    if (message.license_key !== "") {
+      writer.uint32(114).string(message.license_key);
     }
     if (message.livemode !== false) {
       writer.uint32(120).bool(message.livemode);
@@ -179,7 +179,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 3: {
@@ -187,7 +187,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
               break;
             }
 
-            message.productId = reader.string();
+            message.product_id = reader.string();
             continue;
           }
           case 4: {
@@ -219,7 +219,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
               break;
             }
 
-            message.customerEmail = reader.string();
+            message.customer_email = reader.string();
             continue;
           }
           case 8: {
@@ -227,7 +227,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
               break;
             }
 
-            message.successUrl = reader.string();
+            message.success_url = reader.string();
             continue;
           }
           case 9: {
@@ -235,7 +235,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
               break;
             }
 
-            message.cancelUrl = reader.string();
+            message.cancel_url = reader.string();
             continue;
           }
           case 10: {
@@ -262,7 +262,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
               break;
             }
 
-            message.expiresAt = reader.string();
+            message.expires_at = reader.string();
             continue;
           }
           case 13: {
@@ -270,7 +270,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
           case 14: {
@@ -278,7 +278,7 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
               break;
             }
 
-            message.licenseKey = reader.string();
+            message.license_key = reader.string();
             continue;
           }
           case 15: {
@@ -304,12 +304,12 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
   fromJSON(object: any): CheckoutSession {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      productId: isSet(object.productId)
+      product_id: isSet(object.productId)
         ? globalThis.String(object.productId)
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
@@ -317,17 +317,17 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
       status: isSet(object.status) ? globalThis.String(object.status) : "",
       amount: isSet(object.amount) ? globalThis.Number(object.amount) : 0,
       currency: isSet(object.currency) ? globalThis.String(object.currency) : "",
-      customerEmail: isSet(object.customerEmail)
+      customer_email: isSet(object.customerEmail)
         ? globalThis.String(object.customerEmail)
         : isSet(object.customer_email)
         ? globalThis.String(object.customer_email)
         : "",
-      successUrl: isSet(object.successUrl)
+      success_url: isSet(object.successUrl)
         ? globalThis.String(object.successUrl)
         : isSet(object.success_url)
         ? globalThis.String(object.success_url)
         : "",
-      cancelUrl: isSet(object.cancelUrl)
+      cancel_url: isSet(object.cancelUrl)
         ? globalThis.String(object.cancelUrl)
         : isSet(object.cancel_url)
         ? globalThis.String(object.cancel_url)
@@ -347,17 +347,17 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
         )
         : {},
       url: isSet(object.url) ? globalThis.String(object.url) : "",
-      expiresAt: isSet(object.expiresAt)
+      expires_at: isSet(object.expiresAt)
         ? globalThis.String(object.expiresAt)
         : isSet(object.expires_at)
         ? globalThis.String(object.expires_at)
         : "",
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
-      licenseKey: isSet(object.licenseKey)
+      license_key: isSet(object.licenseKey)
         ? globalThis.String(object.licenseKey)
         : isSet(object.license_key)
         ? globalThis.String(object.license_key)
@@ -371,11 +371,11 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     if (message.id !== "") {
       obj.id = message.id;
     }
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.productId !== "") {
-      obj.productId = message.productId;
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
     }
     if (message.status !== "") {
       obj.status = message.status;
@@ -386,14 +386,14 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     if (message.currency !== "") {
       obj.currency = message.currency;
     }
-    if (message.customerEmail !== "") {
-      obj.customerEmail = message.customerEmail;
+    if (message.customer_email !== "") {
+      obj.customerEmail = message.customer_email;
     }
-    if (message.successUrl !== "") {
-      obj.successUrl = message.successUrl;
+    if (message.success_url !== "") {
+      obj.successUrl = message.success_url;
     }
-    if (message.cancelUrl !== "") {
-      obj.cancelUrl = message.cancelUrl;
+    if (message.cancel_url !== "") {
+      obj.cancelUrl = message.cancel_url;
     }
     if (message.metadata) {
       const entries = globalThis.Object.entries(message.metadata) as [string, string][];
@@ -407,14 +407,14 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     if (message.url !== "") {
       obj.url = message.url;
     }
-    if (message.expiresAt !== "") {
-      obj.expiresAt = message.expiresAt;
+    if (message.expires_at !== "") {
+      obj.expiresAt = message.expires_at;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
-    if (message.licenseKey !== "") {
-      obj.licenseKey = message.licenseKey;
+    if (message.license_key !== "") {
+      obj.licenseKey = message.license_key;
     }
     if (message.livemode !== false) {
       obj.livemode = message.livemode;
@@ -428,14 +428,14 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
   fromPartial<I extends Exact<DeepPartial<CheckoutSession>, I>>(object: I): CheckoutSession {
     const message = createBaseCheckoutSession();
     message.id = object.id ?? "";
-    message.accountId = object.accountId ?? "";
-    message.productId = object.productId ?? "";
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
     message.status = object.status ?? "";
     message.amount = object.amount ?? 0;
     message.currency = object.currency ?? "";
-    message.customerEmail = object.customerEmail ?? "";
-    message.successUrl = object.successUrl ?? "";
-    message.cancelUrl = object.cancelUrl ?? "";
+    message.customer_email = object.customer_email ?? "";
+    message.success_url = object.success_url ?? "";
+    message.cancel_url = object.cancel_url ?? "";
     message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
       (acc: { [key: string]: string }, [key, value]: [string, string]) => {
         if (value !== undefined) {
@@ -446,9 +446,9 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
       {},
     );
     message.url = object.url ?? "";
-    message.expiresAt = object.expiresAt ?? "";
-    message.createdAt = object.createdAt ?? "";
-    message.licenseKey = object.licenseKey ?? "";
+    message.expires_at = object.expires_at ?? "";
+    message.created_at = object.created_at ?? "";
+    message.license_key = object.license_key ?? "";
     message.livemode = object.livemode ?? false;
     return message;
   },
@@ -543,42 +543,42 @@ export const CheckoutSession_MetadataEntry: MessageFns<CheckoutSession_MetadataE
 
 function createBaseCreateCheckoutSessionRequest(): CreateCheckoutSessionRequest {
   return {
-    accountId: "",
-    productId: "",
-    customerEmail: "",
-    successUrl: "",
-    cancelUrl: "",
+    account_id: "",
+    product_id: "",
+    customer_email: "",
+    success_url: "",
+    cancel_url: "",
     metadata: {},
-    expiresInMinutes: 0,
-    idempotencyKey: "",
+    expires_in_minutes: 0,
+    idempotency_key: "",
   };
 }
 
 export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionRequest> = {
   encode(message: CreateCheckoutSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
-    if (message.productId !== "") {
-      writer.uint32(18).string(message.productId);
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
     }
-    if (message.customerEmail !== "") {
-      writer.uint32(26).string(message.customerEmail);
+    if (message.customer_email !== "") {
+      writer.uint32(26).string(message.customer_email);
     }
-    if (message.successUrl !== "") {
-      writer.uint32(34).string(message.successUrl);
+    if (message.success_url !== "") {
+      writer.uint32(34).string(message.success_url);
     }
-    if (message.cancelUrl !== "") {
-      writer.uint32(42).string(message.cancelUrl);
+    if (message.cancel_url !== "") {
+      writer.uint32(42).string(message.cancel_url);
     }
     globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
       CreateCheckoutSessionRequest_MetadataEntry.encode({ key: key as any, value }, writer.uint32(50).fork()).join();
     });
-    if (message.expiresInMinutes !== 0) {
-      writer.uint32(56).int32(message.expiresInMinutes);
+    if (message.expires_in_minutes !== 0) {
+      writer.uint32(56).int32(message.expires_in_minutes);
     }
-    if (message.idempotencyKey !== "") {
-      writer.uint32(66).string(message.idempotencyKey);
+    if (message.idempotency_key !== "") {
+      writer.uint32(66).string(message.idempotency_key);
     }
     return writer;
   },
@@ -601,7 +601,7 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -609,7 +609,7 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
               break;
             }
 
-            message.productId = reader.string();
+            message.product_id = reader.string();
             continue;
           }
           case 3: {
@@ -617,7 +617,7 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
               break;
             }
 
-            message.customerEmail = reader.string();
+            message.customer_email = reader.string();
             continue;
           }
           case 4: {
@@ -625,7 +625,7 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
               break;
             }
 
-            message.successUrl = reader.string();
+            message.success_url = reader.string();
             continue;
           }
           case 5: {
@@ -633,7 +633,7 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
               break;
             }
 
-            message.cancelUrl = reader.string();
+            message.cancel_url = reader.string();
             continue;
           }
           case 6: {
@@ -652,7 +652,7 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
               break;
             }
 
-            message.expiresInMinutes = reader.int32();
+            message.expires_in_minutes = reader.int32();
             continue;
           }
           case 8: {
@@ -660,7 +660,7 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
               break;
             }
 
-            message.idempotencyKey = reader.string();
+            message.idempotency_key = reader.string();
             continue;
           }
         }
@@ -677,27 +677,27 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
 
   fromJSON(object: any): CreateCheckoutSessionRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      productId: isSet(object.productId)
+      product_id: isSet(object.productId)
         ? globalThis.String(object.productId)
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
         : "",
-      customerEmail: isSet(object.customerEmail)
+      customer_email: isSet(object.customerEmail)
         ? globalThis.String(object.customerEmail)
         : isSet(object.customer_email)
         ? globalThis.String(object.customer_email)
         : "",
-      successUrl: isSet(object.successUrl)
+      success_url: isSet(object.successUrl)
         ? globalThis.String(object.successUrl)
         : isSet(object.success_url)
         ? globalThis.String(object.success_url)
         : "",
-      cancelUrl: isSet(object.cancelUrl)
+      cancel_url: isSet(object.cancelUrl)
         ? globalThis.String(object.cancelUrl)
         : isSet(object.cancel_url)
         ? globalThis.String(object.cancel_url)
@@ -716,12 +716,12 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
           {},
         )
         : {},
-      expiresInMinutes: isSet(object.expiresInMinutes)
+      expires_in_minutes: isSet(object.expiresInMinutes)
         ? globalThis.Number(object.expiresInMinutes)
         : isSet(object.expires_in_minutes)
         ? globalThis.Number(object.expires_in_minutes)
         : 0,
-      idempotencyKey: isSet(object.idempotencyKey)
+      idempotency_key: isSet(object.idempotencyKey)
         ? globalThis.String(object.idempotencyKey)
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
@@ -731,20 +731,20 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
 
   toJSON(message: CreateCheckoutSessionRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.productId !== "") {
-      obj.productId = message.productId;
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
     }
-    if (message.customerEmail !== "") {
-      obj.customerEmail = message.customerEmail;
+    if (message.customer_email !== "") {
+      obj.customerEmail = message.customer_email;
     }
-    if (message.successUrl !== "") {
-      obj.successUrl = message.successUrl;
+    if (message.success_url !== "") {
+      obj.successUrl = message.success_url;
     }
-    if (message.cancelUrl !== "") {
-      obj.cancelUrl = message.cancelUrl;
+    if (message.cancel_url !== "") {
+      obj.cancelUrl = message.cancel_url;
     }
     if (message.metadata) {
       const entries = globalThis.Object.entries(message.metadata) as [string, string][];
@@ -755,11 +755,11 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
         });
       }
     }
-    if (message.expiresInMinutes !== 0) {
-      obj.expiresInMinutes = Math.round(message.expiresInMinutes);
+    if (message.expires_in_minutes !== 0) {
+      obj.expiresInMinutes = Math.round(message.expires_in_minutes);
     }
-    if (message.idempotencyKey !== "") {
-      obj.idempotencyKey = message.idempotencyKey;
+    if (message.idempotency_key !== "") {
+      obj.idempotencyKey = message.idempotency_key;
     }
     return obj;
   },
@@ -769,11 +769,11 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
   },
   fromPartial<I extends Exact<DeepPartial<CreateCheckoutSessionRequest>, I>>(object: I): CreateCheckoutSessionRequest {
     const message = createBaseCreateCheckoutSessionRequest();
-    message.accountId = object.accountId ?? "";
-    message.productId = object.productId ?? "";
-    message.customerEmail = object.customerEmail ?? "";
-    message.successUrl = object.successUrl ?? "";
-    message.cancelUrl = object.cancelUrl ?? "";
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.customer_email = object.customer_email ?? "";
+    message.success_url = object.success_url ?? "";
+    message.cancel_url = object.cancel_url ?? "";
     message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
       (acc: { [key: string]: string }, [key, value]: [string, string]) => {
         if (value !== undefined) {
@@ -783,8 +783,8 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
       },
       {},
     );
-    message.expiresInMinutes = object.expiresInMinutes ?? 0;
-    message.idempotencyKey = object.idempotencyKey ?? "";
+    message.expires_in_minutes = object.expires_in_minutes ?? 0;
+    message.idempotency_key = object.idempotency_key ?? "";
     return message;
   },
 };
@@ -879,13 +879,13 @@ export const CreateCheckoutSessionRequest_MetadataEntry: MessageFns<CreateChecko
 };
 
 function createBaseGetCheckoutSessionRequest(): GetCheckoutSessionRequest {
-  return { accountId: "", id: "" };
+  return { account_id: "", id: "" };
 }
 
 export const GetCheckoutSessionRequest: MessageFns<GetCheckoutSessionRequest> = {
   encode(message: GetCheckoutSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.id !== "") {
       writer.uint32(18).string(message.id);
@@ -911,7 +911,7 @@ export const GetCheckoutSessionRequest: MessageFns<GetCheckoutSessionRequest> = 
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -936,7 +936,7 @@ export const GetCheckoutSessionRequest: MessageFns<GetCheckoutSessionRequest> = 
 
   fromJSON(object: any): GetCheckoutSessionRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -947,8 +947,8 @@ export const GetCheckoutSessionRequest: MessageFns<GetCheckoutSessionRequest> = 
 
   toJSON(message: GetCheckoutSessionRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.id !== "") {
       obj.id = message.id;
@@ -961,20 +961,20 @@ export const GetCheckoutSessionRequest: MessageFns<GetCheckoutSessionRequest> = 
   },
   fromPartial<I extends Exact<DeepPartial<GetCheckoutSessionRequest>, I>>(object: I): GetCheckoutSessionRequest {
     const message = createBaseGetCheckoutSessionRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.id = object.id ?? "";
     return message;
   },
 };
 
 function createBaseListCheckoutSessionsRequest(): ListCheckoutSessionsRequest {
-  return { accountId: "", page: undefined, status: "" };
+  return { account_id: "", page: undefined, status: "" };
 }
 
 export const ListCheckoutSessionsRequest: MessageFns<ListCheckoutSessionsRequest> = {
   encode(message: ListCheckoutSessionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.page !== undefined) {
       PageRequest.encode(message.page, writer.uint32(18).fork()).join();
@@ -1003,7 +1003,7 @@ export const ListCheckoutSessionsRequest: MessageFns<ListCheckoutSessionsRequest
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1036,7 +1036,7 @@ export const ListCheckoutSessionsRequest: MessageFns<ListCheckoutSessionsRequest
 
   fromJSON(object: any): ListCheckoutSessionsRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1048,8 +1048,8 @@ export const ListCheckoutSessionsRequest: MessageFns<ListCheckoutSessionsRequest
 
   toJSON(message: ListCheckoutSessionsRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.page !== undefined) {
       obj.page = PageRequest.toJSON(message.page);
@@ -1065,7 +1065,7 @@ export const ListCheckoutSessionsRequest: MessageFns<ListCheckoutSessionsRequest
   },
   fromPartial<I extends Exact<DeepPartial<ListCheckoutSessionsRequest>, I>>(object: I): ListCheckoutSessionsRequest {
     const message = createBaseListCheckoutSessionsRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.page = (object.page !== undefined && object.page !== null)
       ? PageRequest.fromPartial(object.page)
       : undefined;

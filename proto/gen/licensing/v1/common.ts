@@ -15,17 +15,17 @@ export interface PageRequest {
   /** 1..100; the gateway rejects anything else before it gets here. */
   limit: number;
   /** Id of the last item of the previous page; empty for the first page. */
-  startingAfter: string;
+  starting_after: string;
 }
 
 export interface PageInfo {
-  hasMore: boolean;
+  has_more: boolean;
   /** Id to pass as starting_after for the next page; empty when has_more is false. */
-  nextCursor: string;
+  next_cursor: string;
 }
 
 function createBasePageRequest(): PageRequest {
-  return { limit: 0, startingAfter: "" };
+  return { limit: 0, starting_after: "" };
 }
 
 export const PageRequest: MessageFns<PageRequest> = {
@@ -33,8 +33,8 @@ export const PageRequest: MessageFns<PageRequest> = {
     if (message.limit !== 0) {
       writer.uint32(8).int32(message.limit);
     }
-    if (message.startingAfter !== "") {
-      writer.uint32(18).string(message.startingAfter);
+    if (message.starting_after !== "") {
+      writer.uint32(18).string(message.starting_after);
     }
     return writer;
   },
@@ -65,7 +65,7 @@ export const PageRequest: MessageFns<PageRequest> = {
               break;
             }
 
-            message.startingAfter = reader.string();
+            message.starting_after = reader.string();
             continue;
           }
         }
@@ -83,7 +83,7 @@ export const PageRequest: MessageFns<PageRequest> = {
   fromJSON(object: any): PageRequest {
     return {
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
-      startingAfter: isSet(object.startingAfter)
+      starting_after: isSet(object.startingAfter)
         ? globalThis.String(object.startingAfter)
         : isSet(object.starting_after)
         ? globalThis.String(object.starting_after)
@@ -96,8 +96,8 @@ export const PageRequest: MessageFns<PageRequest> = {
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
     }
-    if (message.startingAfter !== "") {
-      obj.startingAfter = message.startingAfter;
+    if (message.starting_after !== "") {
+      obj.startingAfter = message.starting_after;
     }
     return obj;
   },
@@ -108,22 +108,22 @@ export const PageRequest: MessageFns<PageRequest> = {
   fromPartial<I extends Exact<DeepPartial<PageRequest>, I>>(object: I): PageRequest {
     const message = createBasePageRequest();
     message.limit = object.limit ?? 0;
-    message.startingAfter = object.startingAfter ?? "";
+    message.starting_after = object.starting_after ?? "";
     return message;
   },
 };
 
 function createBasePageInfo(): PageInfo {
-  return { hasMore: false, nextCursor: "" };
+  return { has_more: false, next_cursor: "" };
 }
 
 export const PageInfo: MessageFns<PageInfo> = {
   encode(message: PageInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.hasMore !== false) {
-      writer.uint32(8).bool(message.hasMore);
+    if (message.has_more !== false) {
+      writer.uint32(8).bool(message.has_more);
     }
-    if (message.nextCursor !== "") {
-      writer.uint32(18).string(message.nextCursor);
+    if (message.next_cursor !== "") {
+      writer.uint32(18).string(message.next_cursor);
     }
     return writer;
   },
@@ -146,7 +146,7 @@ export const PageInfo: MessageFns<PageInfo> = {
               break;
             }
 
-            message.hasMore = reader.bool();
+            message.has_more = reader.bool();
             continue;
           }
           case 2: {
@@ -154,7 +154,7 @@ export const PageInfo: MessageFns<PageInfo> = {
               break;
             }
 
-            message.nextCursor = reader.string();
+            message.next_cursor = reader.string();
             continue;
           }
         }
@@ -171,12 +171,12 @@ export const PageInfo: MessageFns<PageInfo> = {
 
   fromJSON(object: any): PageInfo {
     return {
-      hasMore: isSet(object.hasMore)
+      has_more: isSet(object.hasMore)
         ? globalThis.Boolean(object.hasMore)
         : isSet(object.has_more)
         ? globalThis.Boolean(object.has_more)
         : false,
-      nextCursor: isSet(object.nextCursor)
+      next_cursor: isSet(object.nextCursor)
         ? globalThis.String(object.nextCursor)
         : isSet(object.next_cursor)
         ? globalThis.String(object.next_cursor)
@@ -186,11 +186,11 @@ export const PageInfo: MessageFns<PageInfo> = {
 
   toJSON(message: PageInfo): unknown {
     const obj: any = {};
-    if (message.hasMore !== false) {
-      obj.hasMore = message.hasMore;
+    if (message.has_more !== false) {
+      obj.hasMore = message.has_more;
     }
-    if (message.nextCursor !== "") {
-      obj.nextCursor = message.nextCursor;
+    if (message.next_cursor !== "") {
+      obj.nextCursor = message.next_cursor;
     }
     return obj;
   },
@@ -200,8 +200,8 @@ export const PageInfo: MessageFns<PageInfo> = {
   },
   fromPartial<I extends Exact<DeepPartial<PageInfo>, I>>(object: I): PageInfo {
     const message = createBasePageInfo();
-    message.hasMore = object.hasMore ?? false;
-    message.nextCursor = object.nextCursor ?? "";
+    message.has_more = object.has_more ?? false;
+    message.next_cursor = object.next_cursor ?? "";
     return message;
   },
 };

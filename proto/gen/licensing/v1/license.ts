@@ -22,11 +22,11 @@ import { PageInfo, PageRequest } from "./common";
 import { LicensePolicy } from "./product";
 
 export interface IssueLicenseFileRequest {
-  accountId: string;
+  account_id: string;
   key: string;
   fingerprint: string;
   /** 1..365; 0 = the default (30). */
-  ttlDays: number;
+  ttl_days: number;
 }
 
 export interface LicenseFile {
@@ -40,15 +40,15 @@ export interface LicenseFile {
 
 export interface License {
   id: string;
-  accountId: string;
-  productId: string;
+  account_id: string;
+  product_id: string;
   /** Canonical form: six groups of five Crockford base32 characters. */
   key: string;
-  customerEmail: string;
+  customer_email: string;
   /** active | suspended | revoked | expired (expired is derived from expires_at and grace) */
   status: string;
-  expiresAt: string;
-  createdAt: string;
+  expires_at: string;
+  created_at: string;
   /** The policy this licence was issued (or last renewed) under. */
   policy: LicensePolicy | undefined;
   activations: number;
@@ -58,7 +58,7 @@ export interface License {
    */
   metadata: { [key: string]: string };
   /** When a validation last saw it (RFC 3339; empty = never). Filled on GetLicense only. */
-  lastValidatedAt: string;
+  last_validated_at: string;
 }
 
 export interface License_MetadataEntry {
@@ -67,24 +67,24 @@ export interface License_MetadataEntry {
 }
 
 export interface CreateLicenseRequest {
-  accountId: string;
-  productId: string;
-  customerEmail: string;
+  account_id: string;
+  product_id: string;
+  customer_email: string;
   /** Optional Idempotency-Key header value; same key + same request = same licence. */
-  idempotencyKey: string;
+  idempotency_key: string;
 }
 
 export interface GetLicenseRequest {
-  accountId: string;
+  account_id: string;
   key: string;
 }
 
 export interface ListLicensesRequest {
-  accountId: string;
+  account_id: string;
   page: PageRequest | undefined;
-  productId: string;
+  product_id: string;
   /** Exact match, case-insensitive. */
-  customerEmail: string;
+  customer_email: string;
   /** active | suspended | revoked | expired */
   status: string;
 }
@@ -95,16 +95,16 @@ export interface ListLicensesResponse {
 }
 
 export interface ValidateLicenseRequest {
-  accountId: string;
+  account_id: string;
   key: string;
   /** Optional: when set, the licence must belong to this product. */
-  productId: string;
+  product_id: string;
   /** Optional: the machine asking; required when the policy requires activation. */
   fingerprint: string;
   /** full | validate: validate keys see customer_email only if the product allows. */
-  keyScope: string;
+  key_scope: string;
   /** The gateway's validation cache asks for the facts behind the answer. */
-  wantFacts: boolean;
+  want_facts: boolean;
 }
 
 export interface ValidateLicenseResponse {
@@ -117,9 +117,9 @@ export interface ValidateLicenseResponse {
     | License
     | undefined;
   /** none | activate | renew | contact_vendor */
-  nextAction: string;
+  next_action: string;
   /** Until when the client may trust this answer offline (RFC 3339). */
-  cacheUntil: string;
+  cache_until: string;
   /** Only with want_facts, for a well-formed key: what the answer depends on. */
   facts: ValidationFacts | undefined;
 }
@@ -136,22 +136,22 @@ export interface ValidationFacts {
     | License
     | undefined;
   /** active | suspended | revoked: the stored status (License.status is derived). */
-  storedStatus: string;
+  stored_status: string;
   /** Active machines, when the policy requires activation. */
-  activationCount: number;
-  activeFingerprints: string[];
+  activation_count: number;
+  active_fingerprints: string[];
   /** False when the licence has too many activations to hold: do not cache it. */
   cacheable: boolean;
 }
 
 export interface ValidationTally {
-  accountId: string;
+  account_id: string;
   /** Start of the hour (UTC, RFC 3339). */
   hour: string;
   validations: number;
   valid: number;
   /** Validations per answer code (valid, expired, not_found, …); they add up to validations. */
-  byCode: { [key: string]: number };
+  by_code: { [key: string]: number };
 }
 
 export interface ValidationTally_ByCodeEntry {
@@ -160,16 +160,16 @@ export interface ValidationTally_ByCodeEntry {
 }
 
 export interface LastValidated {
-  accountId: string;
-  licenseId: string;
+  account_id: string;
+  license_id: string;
   /** RFC 3339. */
   at: string;
 }
 
 /** Validations of one licence in one hour with one answer code from one machine. */
 export interface ValidationSeen {
-  accountId: string;
-  licenseId: string;
+  account_id: string;
+  license_id: string;
   /** Start of the hour (UTC, RFC 3339). */
   hour: string;
   code: string;
@@ -177,17 +177,17 @@ export interface ValidationSeen {
   fingerprint: string;
   count: number;
   /** The latest of them (RFC 3339). */
-  lastAt: string;
+  last_at: string;
 }
 
 export interface RecordValidationsRequest {
   tallies: ValidationTally[];
-  lastValidated: LastValidated[];
+  last_validated: LastValidated[];
   seen: ValidationSeen[];
 }
 
 export interface ListRecentValidationsRequest {
-  accountId: string;
+  account_id: string;
   key: string;
   /** 1..50; 0 = 20. */
   limit: number;
@@ -198,7 +198,7 @@ export interface RecentValidation {
   code: string;
   fingerprint: string;
   count: number;
-  lastAt: string;
+  last_at: string;
 }
 
 export interface ListRecentValidationsResponse {
@@ -209,15 +209,15 @@ export interface RecordValidationsResponse {
 }
 
 export interface TransitionLicenseRequest {
-  accountId: string;
+  account_id: string;
   key: string;
   action: string;
 }
 
 export interface UpdateLicenseRequest {
-  accountId: string;
+  account_id: string;
   key: string;
-  customerEmail?:
+  customer_email?:
     | string
     | undefined;
   /** Merged into the licence's metadata; an empty value removes that entry. */
@@ -231,14 +231,14 @@ export interface UpdateLicenseRequest_MetadataEntry {
 
 export interface Activation {
   id: string;
-  licenseId: string;
+  license_id: string;
   fingerprint: string;
   name: string;
-  createdAt: string;
+  created_at: string;
 }
 
 export interface ActivateRequest {
-  accountId: string;
+  account_id: string;
   key: string;
   fingerprint: string;
   name: string;
@@ -250,7 +250,7 @@ export interface ActivateResponse {
 }
 
 export interface ListActivationsRequest {
-  accountId: string;
+  account_id: string;
   key: string;
   page: PageRequest | undefined;
 }
@@ -261,13 +261,13 @@ export interface ListActivationsResponse {
 }
 
 export interface DeactivateRequest {
-  accountId: string;
+  account_id: string;
   key: string;
-  activationId: string;
+  activation_id: string;
 }
 
 export interface GetStatsRequest {
-  accountId: string;
+  account_id: string;
 }
 
 export interface HourCount {
@@ -276,7 +276,7 @@ export interface HourCount {
   validations: number;
   valid: number;
   /** Validations per answer code in this hour (counts from before codes were recorded have none). */
-  byCode: { [key: string]: number };
+  by_code: { [key: string]: number };
 }
 
 export interface HourCount_ByCodeEntry {
@@ -289,7 +289,7 @@ export interface DayCount {
   day: string;
   validations: number;
   valid: number;
-  byCode: { [key: string]: number };
+  by_code: { [key: string]: number };
 }
 
 export interface DayCount_ByCodeEntry {
@@ -298,21 +298,21 @@ export interface DayCount_ByCodeEntry {
 }
 
 export interface Stats {
-  licensesTotal: number;
+  licenses_total: number;
   /** 24 entries, oldest first; the last is the current hour. */
-  validationsByHour: HourCount[];
+  validations_by_hour: HourCount[];
   /** 30 entries, oldest first; the last is today (UTC). */
-  validationsByDay: DayCount[];
+  validations_by_day: DayCount[];
 }
 
 function createBaseIssueLicenseFileRequest(): IssueLicenseFileRequest {
-  return { accountId: "", key: "", fingerprint: "", ttlDays: 0 };
+  return { account_id: "", key: "", fingerprint: "", ttl_days: 0 };
 }
 
 export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
   encode(message: IssueLicenseFileRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
@@ -320,8 +320,8 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
     if (message.fingerprint !== "") {
       writer.uint32(26).string(message.fingerprint);
     }
-    if (message.ttlDays !== 0) {
-      writer.uint32(32).int32(message.ttlDays);
+    if (message.ttl_days !== 0) {
+      writer.uint32(32).int32(message.ttl_days);
     }
     return writer;
   },
@@ -344,7 +344,7 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -368,7 +368,7 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
               break;
             }
 
-            message.ttlDays = reader.int32();
+            message.ttl_days = reader.int32();
             continue;
           }
         }
@@ -385,14 +385,14 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
 
   fromJSON(object: any): IssueLicenseFileRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
       key: isSet(object.key) ? globalThis.String(object.key) : "",
       fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
-      ttlDays: isSet(object.ttlDays)
+      ttl_days: isSet(object.ttlDays)
         ? globalThis.Number(object.ttlDays)
         : isSet(object.ttl_days)
         ? globalThis.Number(object.ttl_days)
@@ -402,8 +402,8 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
 
   toJSON(message: IssueLicenseFileRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
@@ -411,8 +411,8 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
     if (message.fingerprint !== "") {
       obj.fingerprint = message.fingerprint;
     }
-    if (message.ttlDays !== 0) {
-      obj.ttlDays = Math.round(message.ttlDays);
+    if (message.ttl_days !== 0) {
+      obj.ttlDays = Math.round(message.ttl_days);
     }
     return obj;
   },
@@ -422,10 +422,10 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<IssueLicenseFileRequest>, I>>(object: I): IssueLicenseFileRequest {
     const message = createBaseIssueLicenseFileRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
     message.fingerprint = object.fingerprint ?? "";
-    message.ttlDays = object.ttlDays ?? 0;
+    message.ttl_days = object.ttl_days ?? 0;
     return message;
   },
 };
@@ -550,17 +550,17 @@ export const LicenseFile: MessageFns<LicenseFile> = {
 function createBaseLicense(): License {
   return {
     id: "",
-    accountId: "",
-    productId: "",
+    account_id: "",
+    product_id: "",
     key: "",
-    customerEmail: "",
+    customer_email: "",
     status: "",
-    expiresAt: "",
-    createdAt: "",
+    expires_at: "",
+    created_at: "",
     policy: undefined,
     activations: 0,
     metadata: {},
-    lastValidatedAt: "",
+    last_validated_at: "",
   };
 }
 
@@ -569,26 +569,26 @@ export const License: MessageFns<License> = {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
-    if (message.accountId !== "") {
-      writer.uint32(18).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(18).string(message.account_id);
     }
-    if (message.productId !== "") {
-      writer.uint32(26).string(message.productId);
+    if (message.product_id !== "") {
+      writer.uint32(26).string(message.product_id);
     }
     if (message.key !== "") {
       writer.uint32(34).string(message.key);
     }
-    if (message.customerEmail !== "") {
-      writer.uint32(42).string(message.customerEmail);
+    if (message.customer_email !== "") {
+      writer.uint32(42).string(message.customer_email);
     }
     if (message.status !== "") {
       writer.uint32(50).string(message.status);
     }
-    if (message.expiresAt !== "") {
-      writer.uint32(58).string(message.expiresAt);
+    if (message.expires_at !== "") {
+      writer.uint32(58).string(message.expires_at);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(66).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(66).string(message.created_at);
     }
     if (message.policy !== undefined) {
       LicensePolicy.encode(message.policy, writer.uint32(74).fork()).join();
@@ -599,8 +599,8 @@ export const License: MessageFns<License> = {
     globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
       License_MetadataEntry.encode({ key: key as any, value }, writer.uint32(90).fork()).join();
     });
-    if (message.lastValidatedAt !== "") {
-      writer.uint32(98).string(message.lastValidatedAt);
+    if (message.last_validated_at !== "") {
+      writer.uint32(98).string(message.last_validated_at);
     }
     return writer;
   },
@@ -631,7 +631,7 @@ export const License: MessageFns<License> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 3: {
@@ -639,7 +639,7 @@ export const License: MessageFns<License> = {
               break;
             }
 
-            message.productId = reader.string();
+            message.product_id = reader.string();
             continue;
           }
           case 4: {
@@ -655,7 +655,7 @@ export const License: MessageFns<License> = {
               break;
             }
 
-            message.customerEmail = reader.string();
+            message.customer_email = reader.string();
             continue;
           }
           case 6: {
@@ -671,7 +671,7 @@ export const License: MessageFns<License> = {
               break;
             }
 
-            message.expiresAt = reader.string();
+            message.expires_at = reader.string();
             continue;
           }
           case 8: {
@@ -679,7 +679,7 @@ export const License: MessageFns<License> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
           case 9: {
@@ -714,7 +714,7 @@ export const License: MessageFns<License> = {
               break;
             }
 
-            message.lastValidatedAt = reader.string();
+            message.last_validated_at = reader.string();
             continue;
           }
         }
@@ -732,29 +732,29 @@ export const License: MessageFns<License> = {
   fromJSON(object: any): License {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      productId: isSet(object.productId)
+      product_id: isSet(object.productId)
         ? globalThis.String(object.productId)
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
         : "",
       key: isSet(object.key) ? globalThis.String(object.key) : "",
-      customerEmail: isSet(object.customerEmail)
+      customer_email: isSet(object.customerEmail)
         ? globalThis.String(object.customerEmail)
         : isSet(object.customer_email)
         ? globalThis.String(object.customer_email)
         : "",
       status: isSet(object.status) ? globalThis.String(object.status) : "",
-      expiresAt: isSet(object.expiresAt)
+      expires_at: isSet(object.expiresAt)
         ? globalThis.String(object.expiresAt)
         : isSet(object.expires_at)
         ? globalThis.String(object.expires_at)
         : "",
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
@@ -775,7 +775,7 @@ export const License: MessageFns<License> = {
           {},
         )
         : {},
-      lastValidatedAt: isSet(object.lastValidatedAt)
+      last_validated_at: isSet(object.lastValidatedAt)
         ? globalThis.String(object.lastValidatedAt)
         : isSet(object.last_validated_at)
         ? globalThis.String(object.last_validated_at)
@@ -788,26 +788,26 @@ export const License: MessageFns<License> = {
     if (message.id !== "") {
       obj.id = message.id;
     }
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.productId !== "") {
-      obj.productId = message.productId;
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
     }
-    if (message.customerEmail !== "") {
-      obj.customerEmail = message.customerEmail;
+    if (message.customer_email !== "") {
+      obj.customerEmail = message.customer_email;
     }
     if (message.status !== "") {
       obj.status = message.status;
     }
-    if (message.expiresAt !== "") {
-      obj.expiresAt = message.expiresAt;
+    if (message.expires_at !== "") {
+      obj.expiresAt = message.expires_at;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
     if (message.policy !== undefined) {
       obj.policy = LicensePolicy.toJSON(message.policy);
@@ -824,8 +824,8 @@ export const License: MessageFns<License> = {
         });
       }
     }
-    if (message.lastValidatedAt !== "") {
-      obj.lastValidatedAt = message.lastValidatedAt;
+    if (message.last_validated_at !== "") {
+      obj.lastValidatedAt = message.last_validated_at;
     }
     return obj;
   },
@@ -836,13 +836,13 @@ export const License: MessageFns<License> = {
   fromPartial<I extends Exact<DeepPartial<License>, I>>(object: I): License {
     const message = createBaseLicense();
     message.id = object.id ?? "";
-    message.accountId = object.accountId ?? "";
-    message.productId = object.productId ?? "";
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
     message.key = object.key ?? "";
-    message.customerEmail = object.customerEmail ?? "";
+    message.customer_email = object.customer_email ?? "";
     message.status = object.status ?? "";
-    message.expiresAt = object.expiresAt ?? "";
-    message.createdAt = object.createdAt ?? "";
+    message.expires_at = object.expires_at ?? "";
+    message.created_at = object.created_at ?? "";
     message.policy = (object.policy !== undefined && object.policy !== null)
       ? LicensePolicy.fromPartial(object.policy)
       : undefined;
@@ -856,7 +856,7 @@ export const License: MessageFns<License> = {
       },
       {},
     );
-    message.lastValidatedAt = object.lastValidatedAt ?? "";
+    message.last_validated_at = object.last_validated_at ?? "";
     return message;
   },
 };
@@ -947,22 +947,22 @@ export const License_MetadataEntry: MessageFns<License_MetadataEntry> = {
 };
 
 function createBaseCreateLicenseRequest(): CreateLicenseRequest {
-  return { accountId: "", productId: "", customerEmail: "", idempotencyKey: "" };
+  return { account_id: "", product_id: "", customer_email: "", idempotency_key: "" };
 }
 
 export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
   encode(message: CreateLicenseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
-    if (message.productId !== "") {
-      writer.uint32(18).string(message.productId);
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
     }
-    if (message.customerEmail !== "") {
-      writer.uint32(26).string(message.customerEmail);
+    if (message.customer_email !== "") {
+      writer.uint32(26).string(message.customer_email);
     }
-    if (message.idempotencyKey !== "") {
-      writer.uint32(34).string(message.idempotencyKey);
+    if (message.idempotency_key !== "") {
+      writer.uint32(34).string(message.idempotency_key);
     }
     return writer;
   },
@@ -985,7 +985,7 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -993,7 +993,7 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
               break;
             }
 
-            message.productId = reader.string();
+            message.product_id = reader.string();
             continue;
           }
           case 3: {
@@ -1001,7 +1001,7 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
               break;
             }
 
-            message.customerEmail = reader.string();
+            message.customer_email = reader.string();
             continue;
           }
           case 4: {
@@ -1009,7 +1009,7 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
               break;
             }
 
-            message.idempotencyKey = reader.string();
+            message.idempotency_key = reader.string();
             continue;
           }
         }
@@ -1026,22 +1026,22 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
 
   fromJSON(object: any): CreateLicenseRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      productId: isSet(object.productId)
+      product_id: isSet(object.productId)
         ? globalThis.String(object.productId)
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
         : "",
-      customerEmail: isSet(object.customerEmail)
+      customer_email: isSet(object.customerEmail)
         ? globalThis.String(object.customerEmail)
         : isSet(object.customer_email)
         ? globalThis.String(object.customer_email)
         : "",
-      idempotencyKey: isSet(object.idempotencyKey)
+      idempotency_key: isSet(object.idempotencyKey)
         ? globalThis.String(object.idempotencyKey)
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
@@ -1051,17 +1051,17 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
 
   toJSON(message: CreateLicenseRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.productId !== "") {
-      obj.productId = message.productId;
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
     }
-    if (message.customerEmail !== "") {
-      obj.customerEmail = message.customerEmail;
+    if (message.customer_email !== "") {
+      obj.customerEmail = message.customer_email;
     }
-    if (message.idempotencyKey !== "") {
-      obj.idempotencyKey = message.idempotencyKey;
+    if (message.idempotency_key !== "") {
+      obj.idempotencyKey = message.idempotency_key;
     }
     return obj;
   },
@@ -1071,22 +1071,22 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<CreateLicenseRequest>, I>>(object: I): CreateLicenseRequest {
     const message = createBaseCreateLicenseRequest();
-    message.accountId = object.accountId ?? "";
-    message.productId = object.productId ?? "";
-    message.customerEmail = object.customerEmail ?? "";
-    message.idempotencyKey = object.idempotencyKey ?? "";
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.customer_email = object.customer_email ?? "";
+    message.idempotency_key = object.idempotency_key ?? "";
     return message;
   },
 };
 
 function createBaseGetLicenseRequest(): GetLicenseRequest {
-  return { accountId: "", key: "" };
+  return { account_id: "", key: "" };
 }
 
 export const GetLicenseRequest: MessageFns<GetLicenseRequest> = {
   encode(message: GetLicenseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
@@ -1112,7 +1112,7 @@ export const GetLicenseRequest: MessageFns<GetLicenseRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1137,7 +1137,7 @@ export const GetLicenseRequest: MessageFns<GetLicenseRequest> = {
 
   fromJSON(object: any): GetLicenseRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1148,8 +1148,8 @@ export const GetLicenseRequest: MessageFns<GetLicenseRequest> = {
 
   toJSON(message: GetLicenseRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
@@ -1162,29 +1162,29 @@ export const GetLicenseRequest: MessageFns<GetLicenseRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<GetLicenseRequest>, I>>(object: I): GetLicenseRequest {
     const message = createBaseGetLicenseRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
     return message;
   },
 };
 
 function createBaseListLicensesRequest(): ListLicensesRequest {
-  return { accountId: "", page: undefined, productId: "", customerEmail: "", status: "" };
+  return { account_id: "", page: undefined, product_id: "", customer_email: "", status: "" };
 }
 
 export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
   encode(message: ListLicensesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.page !== undefined) {
       PageRequest.encode(message.page, writer.uint32(18).fork()).join();
     }
-    if (message.productId !== "") {
-      writer.uint32(26).string(message.productId);
+    if (message.product_id !== "") {
+      writer.uint32(26).string(message.product_id);
     }
-    if (message.customerEmail !== "") {
-      writer.uint32(34).string(message.customerEmail);
+    if (message.customer_email !== "") {
+      writer.uint32(34).string(message.customer_email);
     }
     if (message.status !== "") {
       writer.uint32(42).string(message.status);
@@ -1210,7 +1210,7 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1226,7 +1226,7 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
               break;
             }
 
-            message.productId = reader.string();
+            message.product_id = reader.string();
             continue;
           }
           case 4: {
@@ -1234,7 +1234,7 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
               break;
             }
 
-            message.customerEmail = reader.string();
+            message.customer_email = reader.string();
             continue;
           }
           case 5: {
@@ -1259,18 +1259,18 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
 
   fromJSON(object: any): ListLicensesRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
       page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
-      productId: isSet(object.productId)
+      product_id: isSet(object.productId)
         ? globalThis.String(object.productId)
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
         : "",
-      customerEmail: isSet(object.customerEmail)
+      customer_email: isSet(object.customerEmail)
         ? globalThis.String(object.customerEmail)
         : isSet(object.customer_email)
         ? globalThis.String(object.customer_email)
@@ -1281,17 +1281,17 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
 
   toJSON(message: ListLicensesRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.page !== undefined) {
       obj.page = PageRequest.toJSON(message.page);
     }
-    if (message.productId !== "") {
-      obj.productId = message.productId;
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
     }
-    if (message.customerEmail !== "") {
-      obj.customerEmail = message.customerEmail;
+    if (message.customer_email !== "") {
+      obj.customerEmail = message.customer_email;
     }
     if (message.status !== "") {
       obj.status = message.status;
@@ -1304,12 +1304,12 @@ export const ListLicensesRequest: MessageFns<ListLicensesRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<ListLicensesRequest>, I>>(object: I): ListLicensesRequest {
     const message = createBaseListLicensesRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.page = (object.page !== undefined && object.page !== null)
       ? PageRequest.fromPartial(object.page)
       : undefined;
-    message.productId = object.productId ?? "";
-    message.customerEmail = object.customerEmail ?? "";
+    message.product_id = object.product_id ?? "";
+    message.customer_email = object.customer_email ?? "";
     message.status = object.status ?? "";
     return message;
   },
@@ -1401,28 +1401,28 @@ export const ListLicensesResponse: MessageFns<ListLicensesResponse> = {
 };
 
 function createBaseValidateLicenseRequest(): ValidateLicenseRequest {
-  return { accountId: "", key: "", productId: "", fingerprint: "", keyScope: "", wantFacts: false };
+  return { account_id: "", key: "", product_id: "", fingerprint: "", key_scope: "", want_facts: false };
 }
 
 export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
   encode(message: ValidateLicenseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
     }
-    if (message.productId !== "") {
-      writer.uint32(26).string(message.productId);
+    if (message.product_id !== "") {
+      writer.uint32(26).string(message.product_id);
     }
     if (message.fingerprint !== "") {
       writer.uint32(34).string(message.fingerprint);
     }
-    if (message.keyScope !== "") {
-      writer.uint32(42).string(message.keyScope);
+    if (message.key_scope !== "") {
+      writer.uint32(42).string(message.key_scope);
     }
-    if (message.wantFacts !== false) {
-      writer.uint32(48).bool(message.wantFacts);
+    if (message.want_facts !== false) {
+      writer.uint32(48).bool(message.want_facts);
     }
     return writer;
   },
@@ -1445,7 +1445,7 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1461,7 +1461,7 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
               break;
             }
 
-            message.productId = reader.string();
+            message.product_id = reader.string();
             continue;
           }
           case 4: {
@@ -1477,7 +1477,7 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
               break;
             }
 
-            message.keyScope = reader.string();
+            message.key_scope = reader.string();
             continue;
           }
           case 6: {
@@ -1485,7 +1485,7 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
               break;
             }
 
-            message.wantFacts = reader.bool();
+            message.want_facts = reader.bool();
             continue;
           }
         }
@@ -1502,24 +1502,24 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
 
   fromJSON(object: any): ValidateLicenseRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
       key: isSet(object.key) ? globalThis.String(object.key) : "",
-      productId: isSet(object.productId)
+      product_id: isSet(object.productId)
         ? globalThis.String(object.productId)
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
         : "",
       fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
-      keyScope: isSet(object.keyScope)
+      key_scope: isSet(object.keyScope)
         ? globalThis.String(object.keyScope)
         : isSet(object.key_scope)
         ? globalThis.String(object.key_scope)
         : "",
-      wantFacts: isSet(object.wantFacts)
+      want_facts: isSet(object.wantFacts)
         ? globalThis.Boolean(object.wantFacts)
         : isSet(object.want_facts)
         ? globalThis.Boolean(object.want_facts)
@@ -1529,23 +1529,23 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
 
   toJSON(message: ValidateLicenseRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
     }
-    if (message.productId !== "") {
-      obj.productId = message.productId;
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
     }
     if (message.fingerprint !== "") {
       obj.fingerprint = message.fingerprint;
     }
-    if (message.keyScope !== "") {
-      obj.keyScope = message.keyScope;
+    if (message.key_scope !== "") {
+      obj.keyScope = message.key_scope;
     }
-    if (message.wantFacts !== false) {
-      obj.wantFacts = message.wantFacts;
+    if (message.want_facts !== false) {
+      obj.wantFacts = message.want_facts;
     }
     return obj;
   },
@@ -1555,18 +1555,18 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<ValidateLicenseRequest>, I>>(object: I): ValidateLicenseRequest {
     const message = createBaseValidateLicenseRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
-    message.productId = object.productId ?? "";
+    message.product_id = object.product_id ?? "";
     message.fingerprint = object.fingerprint ?? "";
-    message.keyScope = object.keyScope ?? "";
-    message.wantFacts = object.wantFacts ?? false;
+    message.key_scope = object.key_scope ?? "";
+    message.want_facts = object.want_facts ?? false;
     return message;
   },
 };
 
 function createBaseValidateLicenseResponse(): ValidateLicenseResponse {
-  return { valid: false, code: "", detail: "", license: undefined, nextAction: "", cacheUntil: "", facts: undefined };
+  return { valid: false, code: "", detail: "", license: undefined, next_action: "", cache_until: "", facts: undefined };
 }
 
 export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
@@ -1583,11 +1583,11 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
     if (message.license !== undefined) {
       License.encode(message.license, writer.uint32(34).fork()).join();
     }
-    if (message.nextAction !== "") {
-      writer.uint32(42).string(message.nextAction);
+    if (message.next_action !== "") {
+      writer.uint32(42).string(message.next_action);
     }
-    if (message.cacheUntil !== "") {
-      writer.uint32(50).string(message.cacheUntil);
+    if (message.cache_until !== "") {
+      writer.uint32(50).string(message.cache_until);
     }
     if (message.facts !== undefined) {
       ValidationFacts.encode(message.facts, writer.uint32(58).fork()).join();
@@ -1645,7 +1645,7 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
               break;
             }
 
-            message.nextAction = reader.string();
+            message.next_action = reader.string();
             continue;
           }
           case 6: {
@@ -1653,7 +1653,7 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
               break;
             }
 
-            message.cacheUntil = reader.string();
+            message.cache_until = reader.string();
             continue;
           }
           case 7: {
@@ -1682,12 +1682,12 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
       code: isSet(object.code) ? globalThis.String(object.code) : "",
       detail: isSet(object.detail) ? globalThis.String(object.detail) : "",
       license: isSet(object.license) ? License.fromJSON(object.license) : undefined,
-      nextAction: isSet(object.nextAction)
+      next_action: isSet(object.nextAction)
         ? globalThis.String(object.nextAction)
         : isSet(object.next_action)
         ? globalThis.String(object.next_action)
         : "",
-      cacheUntil: isSet(object.cacheUntil)
+      cache_until: isSet(object.cacheUntil)
         ? globalThis.String(object.cacheUntil)
         : isSet(object.cache_until)
         ? globalThis.String(object.cache_until)
@@ -1710,11 +1710,11 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
     if (message.license !== undefined) {
       obj.license = License.toJSON(message.license);
     }
-    if (message.nextAction !== "") {
-      obj.nextAction = message.nextAction;
+    if (message.next_action !== "") {
+      obj.nextAction = message.next_action;
     }
-    if (message.cacheUntil !== "") {
-      obj.cacheUntil = message.cacheUntil;
+    if (message.cache_until !== "") {
+      obj.cacheUntil = message.cache_until;
     }
     if (message.facts !== undefined) {
       obj.facts = ValidationFacts.toJSON(message.facts);
@@ -1733,8 +1733,8 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
     message.license = (object.license !== undefined && object.license !== null)
       ? License.fromPartial(object.license)
       : undefined;
-    message.nextAction = object.nextAction ?? "";
-    message.cacheUntil = object.cacheUntil ?? "";
+    message.next_action = object.next_action ?? "";
+    message.cache_until = object.cache_until ?? "";
     message.facts = (object.facts !== undefined && object.facts !== null)
       ? ValidationFacts.fromPartial(object.facts)
       : undefined;
@@ -1746,9 +1746,9 @@ function createBaseValidationFacts(): ValidationFacts {
   return {
     found: false,
     license: undefined,
-    storedStatus: "",
-    activationCount: 0,
-    activeFingerprints: [],
+    stored_status: "",
+    activation_count: 0,
+    active_fingerprints: [],
     cacheable: false,
   };
 }
@@ -1761,13 +1761,13 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     if (message.license !== undefined) {
       License.encode(message.license, writer.uint32(18).fork()).join();
     }
-    if (message.storedStatus !== "") {
-      writer.uint32(26).string(message.storedStatus);
+    if (message.stored_status !== "") {
+      writer.uint32(26).string(message.stored_status);
     }
-    if (message.activationCount !== 0) {
-      writer.uint32(32).int32(message.activationCount);
+    if (message.activation_count !== 0) {
+      writer.uint32(32).int32(message.activation_count);
     }
-    for (const v of message.activeFingerprints) {
+    for (const v of message.active_fingerprints) {
       writer.uint32(42).string(v!);
     }
     if (message.cacheable !== false) {
@@ -1810,7 +1810,7 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
               break;
             }
 
-            message.storedStatus = reader.string();
+            message.stored_status = reader.string();
             continue;
           }
           case 4: {
@@ -1818,7 +1818,7 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
               break;
             }
 
-            message.activationCount = reader.int32();
+            message.activation_count = reader.int32();
             continue;
           }
           case 5: {
@@ -1826,7 +1826,7 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
               break;
             }
 
-            message.activeFingerprints.push(reader.string());
+            message.active_fingerprints.push(reader.string());
             continue;
           }
           case 6: {
@@ -1853,17 +1853,17 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     return {
       found: isSet(object.found) ? globalThis.Boolean(object.found) : false,
       license: isSet(object.license) ? License.fromJSON(object.license) : undefined,
-      storedStatus: isSet(object.storedStatus)
+      stored_status: isSet(object.storedStatus)
         ? globalThis.String(object.storedStatus)
         : isSet(object.stored_status)
         ? globalThis.String(object.stored_status)
         : "",
-      activationCount: isSet(object.activationCount)
+      activation_count: isSet(object.activationCount)
         ? globalThis.Number(object.activationCount)
         : isSet(object.activation_count)
         ? globalThis.Number(object.activation_count)
         : 0,
-      activeFingerprints: globalThis.Array.isArray(object?.activeFingerprints)
+      active_fingerprints: globalThis.Array.isArray(object?.activeFingerprints)
         ? object.activeFingerprints.map((e: any) => globalThis.String(e))
         : globalThis.Array.isArray(object?.active_fingerprints)
         ? object.active_fingerprints.map((e: any) => globalThis.String(e))
@@ -1880,14 +1880,14 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     if (message.license !== undefined) {
       obj.license = License.toJSON(message.license);
     }
-    if (message.storedStatus !== "") {
-      obj.storedStatus = message.storedStatus;
+    if (message.stored_status !== "") {
+      obj.storedStatus = message.stored_status;
     }
-    if (message.activationCount !== 0) {
-      obj.activationCount = Math.round(message.activationCount);
+    if (message.activation_count !== 0) {
+      obj.activationCount = Math.round(message.activation_count);
     }
-    if (message.activeFingerprints?.length) {
-      obj.activeFingerprints = message.activeFingerprints;
+    if (message.active_fingerprints?.length) {
+      obj.activeFingerprints = message.active_fingerprints;
     }
     if (message.cacheable !== false) {
       obj.cacheable = message.cacheable;
@@ -1904,22 +1904,22 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     message.license = (object.license !== undefined && object.license !== null)
       ? License.fromPartial(object.license)
       : undefined;
-    message.storedStatus = object.storedStatus ?? "";
-    message.activationCount = object.activationCount ?? 0;
-    message.activeFingerprints = object.activeFingerprints?.map((e) => e) || [];
+    message.stored_status = object.stored_status ?? "";
+    message.activation_count = object.activation_count ?? 0;
+    message.active_fingerprints = object.active_fingerprints?.map((e) => e) || [];
     message.cacheable = object.cacheable ?? false;
     return message;
   },
 };
 
 function createBaseValidationTally(): ValidationTally {
-  return { accountId: "", hour: "", validations: 0, valid: 0, byCode: {} };
+  return { account_id: "", hour: "", validations: 0, valid: 0, by_code: {} };
 }
 
 export const ValidationTally: MessageFns<ValidationTally> = {
   encode(message: ValidationTally, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.hour !== "") {
       writer.uint32(18).string(message.hour);
@@ -1930,7 +1930,7 @@ export const ValidationTally: MessageFns<ValidationTally> = {
     if (message.valid !== 0) {
       writer.uint32(32).int32(message.valid);
     }
-    globalThis.Object.entries(message.byCode).forEach(([key, value]: [string, number]) => {
+    globalThis.Object.entries(message.by_code).forEach(([key, value]: [string, number]) => {
       ValidationTally_ByCodeEntry.encode({ key: key as any, value }, writer.uint32(42).fork()).join();
     });
     return writer;
@@ -1954,7 +1954,7 @@ export const ValidationTally: MessageFns<ValidationTally> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1988,7 +1988,7 @@ export const ValidationTally: MessageFns<ValidationTally> = {
 
             const entry5 = ValidationTally_ByCodeEntry.decode(reader, reader.uint32());
             if (entry5.value !== undefined) {
-              message.byCode[entry5.key] = entry5.value;
+              message.by_code[entry5.key] = entry5.value;
             }
             continue;
           }
@@ -2006,7 +2006,7 @@ export const ValidationTally: MessageFns<ValidationTally> = {
 
   fromJSON(object: any): ValidationTally {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -2014,7 +2014,7 @@ export const ValidationTally: MessageFns<ValidationTally> = {
       hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
       validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
       valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
-      byCode: isObject(object.byCode)
+      by_code: isObject(object.byCode)
         ? (globalThis.Object.entries(object.byCode) as [string, any][]).reduce(
           (acc: { [key: string]: number }, [key, value]: [string, any]) => {
             globalThis.Object.defineProperty(acc, key, {
@@ -2046,8 +2046,8 @@ export const ValidationTally: MessageFns<ValidationTally> = {
 
   toJSON(message: ValidationTally): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.hour !== "") {
       obj.hour = message.hour;
@@ -2058,8 +2058,8 @@ export const ValidationTally: MessageFns<ValidationTally> = {
     if (message.valid !== 0) {
       obj.valid = Math.round(message.valid);
     }
-    if (message.byCode) {
-      const entries = globalThis.Object.entries(message.byCode) as [string, number][];
+    if (message.by_code) {
+      const entries = globalThis.Object.entries(message.by_code) as [string, number][];
       if (entries.length > 0) {
         obj.byCode = {};
         entries.forEach(([k, v]) => {
@@ -2075,11 +2075,11 @@ export const ValidationTally: MessageFns<ValidationTally> = {
   },
   fromPartial<I extends Exact<DeepPartial<ValidationTally>, I>>(object: I): ValidationTally {
     const message = createBaseValidationTally();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.hour = object.hour ?? "";
     message.validations = object.validations ?? 0;
     message.valid = object.valid ?? 0;
-    message.byCode = (globalThis.Object.entries(object.byCode ?? {}) as [string, number][]).reduce(
+    message.by_code = (globalThis.Object.entries(object.by_code ?? {}) as [string, number][]).reduce(
       (acc: { [key: string]: number }, [key, value]: [string, number]) => {
         if (value !== undefined) {
           acc[key] = globalThis.Number(value);
@@ -2178,16 +2178,16 @@ export const ValidationTally_ByCodeEntry: MessageFns<ValidationTally_ByCodeEntry
 };
 
 function createBaseLastValidated(): LastValidated {
-  return { accountId: "", licenseId: "", at: "" };
+  return { account_id: "", license_id: "", at: "" };
 }
 
 export const LastValidated: MessageFns<LastValidated> = {
   encode(message: LastValidated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
-    if (message.licenseId !== "") {
-      writer.uint32(18).string(message.licenseId);
+    if (message.license_id !== "") {
+      writer.uint32(18).string(message.license_id);
     }
     if (message.at !== "") {
       writer.uint32(26).string(message.at);
@@ -2213,7 +2213,7 @@ export const LastValidated: MessageFns<LastValidated> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -2221,7 +2221,7 @@ export const LastValidated: MessageFns<LastValidated> = {
               break;
             }
 
-            message.licenseId = reader.string();
+            message.license_id = reader.string();
             continue;
           }
           case 3: {
@@ -2246,12 +2246,12 @@ export const LastValidated: MessageFns<LastValidated> = {
 
   fromJSON(object: any): LastValidated {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      licenseId: isSet(object.licenseId)
+      license_id: isSet(object.licenseId)
         ? globalThis.String(object.licenseId)
         : isSet(object.license_id)
         ? globalThis.String(object.license_id)
@@ -2262,11 +2262,11 @@ export const LastValidated: MessageFns<LastValidated> = {
 
   toJSON(message: LastValidated): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.licenseId !== "") {
-      obj.licenseId = message.licenseId;
+    if (message.license_id !== "") {
+      obj.licenseId = message.license_id;
     }
     if (message.at !== "") {
       obj.at = message.at;
@@ -2279,24 +2279,24 @@ export const LastValidated: MessageFns<LastValidated> = {
   },
   fromPartial<I extends Exact<DeepPartial<LastValidated>, I>>(object: I): LastValidated {
     const message = createBaseLastValidated();
-    message.accountId = object.accountId ?? "";
-    message.licenseId = object.licenseId ?? "";
+    message.account_id = object.account_id ?? "";
+    message.license_id = object.license_id ?? "";
     message.at = object.at ?? "";
     return message;
   },
 };
 
 function createBaseValidationSeen(): ValidationSeen {
-  return { accountId: "", licenseId: "", hour: "", code: "", fingerprint: "", count: 0, lastAt: "" };
+  return { account_id: "", license_id: "", hour: "", code: "", fingerprint: "", count: 0, last_at: "" };
 }
 
 export const ValidationSeen: MessageFns<ValidationSeen> = {
   encode(message: ValidationSeen, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
-    if (message.licenseId !== "") {
-      writer.uint32(18).string(message.licenseId);
+    if (message.license_id !== "") {
+      writer.uint32(18).string(message.license_id);
     }
     if (message.hour !== "") {
       writer.uint32(26).string(message.hour);
@@ -2310,8 +2310,8 @@ export const ValidationSeen: MessageFns<ValidationSeen> = {
     if (message.count !== 0) {
       writer.uint32(48).int32(message.count);
     }
-    if (message.lastAt !== "") {
-      writer.uint32(58).string(message.lastAt);
+    if (message.last_at !== "") {
+      writer.uint32(58).string(message.last_at);
     }
     return writer;
   },
@@ -2334,7 +2334,7 @@ export const ValidationSeen: MessageFns<ValidationSeen> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -2342,7 +2342,7 @@ export const ValidationSeen: MessageFns<ValidationSeen> = {
               break;
             }
 
-            message.licenseId = reader.string();
+            message.license_id = reader.string();
             continue;
           }
           case 3: {
@@ -2382,7 +2382,7 @@ export const ValidationSeen: MessageFns<ValidationSeen> = {
               break;
             }
 
-            message.lastAt = reader.string();
+            message.last_at = reader.string();
             continue;
           }
         }
@@ -2399,12 +2399,12 @@ export const ValidationSeen: MessageFns<ValidationSeen> = {
 
   fromJSON(object: any): ValidationSeen {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      licenseId: isSet(object.licenseId)
+      license_id: isSet(object.licenseId)
         ? globalThis.String(object.licenseId)
         : isSet(object.license_id)
         ? globalThis.String(object.license_id)
@@ -2413,7 +2413,7 @@ export const ValidationSeen: MessageFns<ValidationSeen> = {
       code: isSet(object.code) ? globalThis.String(object.code) : "",
       fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
       count: isSet(object.count) ? globalThis.Number(object.count) : 0,
-      lastAt: isSet(object.lastAt)
+      last_at: isSet(object.lastAt)
         ? globalThis.String(object.lastAt)
         : isSet(object.last_at)
         ? globalThis.String(object.last_at)
@@ -2423,11 +2423,11 @@ export const ValidationSeen: MessageFns<ValidationSeen> = {
 
   toJSON(message: ValidationSeen): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.licenseId !== "") {
-      obj.licenseId = message.licenseId;
+    if (message.license_id !== "") {
+      obj.licenseId = message.license_id;
     }
     if (message.hour !== "") {
       obj.hour = message.hour;
@@ -2441,8 +2441,8 @@ export const ValidationSeen: MessageFns<ValidationSeen> = {
     if (message.count !== 0) {
       obj.count = Math.round(message.count);
     }
-    if (message.lastAt !== "") {
-      obj.lastAt = message.lastAt;
+    if (message.last_at !== "") {
+      obj.lastAt = message.last_at;
     }
     return obj;
   },
@@ -2452,19 +2452,19 @@ export const ValidationSeen: MessageFns<ValidationSeen> = {
   },
   fromPartial<I extends Exact<DeepPartial<ValidationSeen>, I>>(object: I): ValidationSeen {
     const message = createBaseValidationSeen();
-    message.accountId = object.accountId ?? "";
-    message.licenseId = object.licenseId ?? "";
+    message.account_id = object.account_id ?? "";
+    message.license_id = object.license_id ?? "";
     message.hour = object.hour ?? "";
     message.code = object.code ?? "";
     message.fingerprint = object.fingerprint ?? "";
     message.count = object.count ?? 0;
-    message.lastAt = object.lastAt ?? "";
+    message.last_at = object.last_at ?? "";
     return message;
   },
 };
 
 function createBaseRecordValidationsRequest(): RecordValidationsRequest {
-  return { tallies: [], lastValidated: [], seen: [] };
+  return { tallies: [], last_validated: [], seen: [] };
 }
 
 export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
@@ -2472,7 +2472,7 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
     for (const v of message.tallies) {
       ValidationTally.encode(v!, writer.uint32(10).fork()).join();
     }
-    for (const v of message.lastValidated) {
+    for (const v of message.last_validated) {
       LastValidated.encode(v!, writer.uint32(18).fork()).join();
     }
     for (const v of message.seen) {
@@ -2507,7 +2507,7 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
               break;
             }
 
-            message.lastValidated.push(LastValidated.decode(reader, reader.uint32()));
+            message.last_validated.push(LastValidated.decode(reader, reader.uint32()));
             continue;
           }
           case 3: {
@@ -2535,7 +2535,7 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
       tallies: globalThis.Array.isArray(object?.tallies)
         ? object.tallies.map((e: any) => ValidationTally.fromJSON(e))
         : [],
-      lastValidated: globalThis.Array.isArray(object?.lastValidated)
+      last_validated: globalThis.Array.isArray(object?.lastValidated)
         ? object.lastValidated.map((e: any) => LastValidated.fromJSON(e))
         : globalThis.Array.isArray(object?.last_validated)
         ? object.last_validated.map((e: any) => LastValidated.fromJSON(e))
@@ -2549,8 +2549,8 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
     if (message.tallies?.length) {
       obj.tallies = message.tallies.map((e) => ValidationTally.toJSON(e));
     }
-    if (message.lastValidated?.length) {
-      obj.lastValidated = message.lastValidated.map((e) => LastValidated.toJSON(e));
+    if (message.last_validated?.length) {
+      obj.lastValidated = message.last_validated.map((e) => LastValidated.toJSON(e));
     }
     if (message.seen?.length) {
       obj.seen = message.seen.map((e) => ValidationSeen.toJSON(e));
@@ -2564,20 +2564,20 @@ export const RecordValidationsRequest: MessageFns<RecordValidationsRequest> = {
   fromPartial<I extends Exact<DeepPartial<RecordValidationsRequest>, I>>(object: I): RecordValidationsRequest {
     const message = createBaseRecordValidationsRequest();
     message.tallies = object.tallies?.map((e) => ValidationTally.fromPartial(e)) || [];
-    message.lastValidated = object.lastValidated?.map((e) => LastValidated.fromPartial(e)) || [];
+    message.last_validated = object.last_validated?.map((e) => LastValidated.fromPartial(e)) || [];
     message.seen = object.seen?.map((e) => ValidationSeen.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseListRecentValidationsRequest(): ListRecentValidationsRequest {
-  return { accountId: "", key: "", limit: 0 };
+  return { account_id: "", key: "", limit: 0 };
 }
 
 export const ListRecentValidationsRequest: MessageFns<ListRecentValidationsRequest> = {
   encode(message: ListRecentValidationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
@@ -2606,7 +2606,7 @@ export const ListRecentValidationsRequest: MessageFns<ListRecentValidationsReque
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -2639,7 +2639,7 @@ export const ListRecentValidationsRequest: MessageFns<ListRecentValidationsReque
 
   fromJSON(object: any): ListRecentValidationsRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -2651,8 +2651,8 @@ export const ListRecentValidationsRequest: MessageFns<ListRecentValidationsReque
 
   toJSON(message: ListRecentValidationsRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
@@ -2668,7 +2668,7 @@ export const ListRecentValidationsRequest: MessageFns<ListRecentValidationsReque
   },
   fromPartial<I extends Exact<DeepPartial<ListRecentValidationsRequest>, I>>(object: I): ListRecentValidationsRequest {
     const message = createBaseListRecentValidationsRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
     message.limit = object.limit ?? 0;
     return message;
@@ -2676,7 +2676,7 @@ export const ListRecentValidationsRequest: MessageFns<ListRecentValidationsReque
 };
 
 function createBaseRecentValidation(): RecentValidation {
-  return { hour: "", code: "", fingerprint: "", count: 0, lastAt: "" };
+  return { hour: "", code: "", fingerprint: "", count: 0, last_at: "" };
 }
 
 export const RecentValidation: MessageFns<RecentValidation> = {
@@ -2693,8 +2693,8 @@ export const RecentValidation: MessageFns<RecentValidation> = {
     if (message.count !== 0) {
       writer.uint32(32).int32(message.count);
     }
-    if (message.lastAt !== "") {
-      writer.uint32(42).string(message.lastAt);
+    if (message.last_at !== "") {
+      writer.uint32(42).string(message.last_at);
     }
     return writer;
   },
@@ -2749,7 +2749,7 @@ export const RecentValidation: MessageFns<RecentValidation> = {
               break;
             }
 
-            message.lastAt = reader.string();
+            message.last_at = reader.string();
             continue;
           }
         }
@@ -2770,7 +2770,7 @@ export const RecentValidation: MessageFns<RecentValidation> = {
       code: isSet(object.code) ? globalThis.String(object.code) : "",
       fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
       count: isSet(object.count) ? globalThis.Number(object.count) : 0,
-      lastAt: isSet(object.lastAt)
+      last_at: isSet(object.lastAt)
         ? globalThis.String(object.lastAt)
         : isSet(object.last_at)
         ? globalThis.String(object.last_at)
@@ -2792,8 +2792,8 @@ export const RecentValidation: MessageFns<RecentValidation> = {
     if (message.count !== 0) {
       obj.count = Math.round(message.count);
     }
-    if (message.lastAt !== "") {
-      obj.lastAt = message.lastAt;
+    if (message.last_at !== "") {
+      obj.lastAt = message.last_at;
     }
     return obj;
   },
@@ -2807,7 +2807,7 @@ export const RecentValidation: MessageFns<RecentValidation> = {
     message.code = object.code ?? "";
     message.fingerprint = object.fingerprint ?? "";
     message.count = object.count ?? 0;
-    message.lastAt = object.lastAt ?? "";
+    message.last_at = object.last_at ?? "";
     return message;
   },
 };
@@ -2936,13 +2936,13 @@ export const RecordValidationsResponse: MessageFns<RecordValidationsResponse> = 
 };
 
 function createBaseTransitionLicenseRequest(): TransitionLicenseRequest {
-  return { accountId: "", key: "", action: "" };
+  return { account_id: "", key: "", action: "" };
 }
 
 export const TransitionLicenseRequest: MessageFns<TransitionLicenseRequest> = {
   encode(message: TransitionLicenseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
@@ -2971,7 +2971,7 @@ export const TransitionLicenseRequest: MessageFns<TransitionLicenseRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -3004,7 +3004,7 @@ export const TransitionLicenseRequest: MessageFns<TransitionLicenseRequest> = {
 
   fromJSON(object: any): TransitionLicenseRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -3016,8 +3016,8 @@ export const TransitionLicenseRequest: MessageFns<TransitionLicenseRequest> = {
 
   toJSON(message: TransitionLicenseRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
@@ -3033,7 +3033,7 @@ export const TransitionLicenseRequest: MessageFns<TransitionLicenseRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<TransitionLicenseRequest>, I>>(object: I): TransitionLicenseRequest {
     const message = createBaseTransitionLicenseRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
     message.action = object.action ?? "";
     return message;
@@ -3041,19 +3041,19 @@ export const TransitionLicenseRequest: MessageFns<TransitionLicenseRequest> = {
 };
 
 function createBaseUpdateLicenseRequest(): UpdateLicenseRequest {
-  return { accountId: "", key: "", customerEmail: undefined, metadata: {} };
+  return { account_id: "", key: "", customer_email: undefined, metadata: {} };
 }
 
 export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
   encode(message: UpdateLicenseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
     }
-    if (message.customerEmail !== undefined) {
-      writer.uint32(26).string(message.customerEmail);
+    if (message.customer_email !== undefined) {
+      writer.uint32(26).string(message.customer_email);
     }
     globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
       UpdateLicenseRequest_MetadataEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
@@ -3079,7 +3079,7 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -3095,7 +3095,7 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
               break;
             }
 
-            message.customerEmail = reader.string();
+            message.customer_email = reader.string();
             continue;
           }
           case 4: {
@@ -3123,13 +3123,13 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
 
   fromJSON(object: any): UpdateLicenseRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
       key: isSet(object.key) ? globalThis.String(object.key) : "",
-      customerEmail: isSet(object.customerEmail)
+      customer_email: isSet(object.customerEmail)
         ? globalThis.String(object.customerEmail)
         : isSet(object.customer_email)
         ? globalThis.String(object.customer_email)
@@ -3153,14 +3153,14 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
 
   toJSON(message: UpdateLicenseRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
     }
-    if (message.customerEmail !== undefined) {
-      obj.customerEmail = message.customerEmail;
+    if (message.customer_email !== undefined) {
+      obj.customerEmail = message.customer_email;
     }
     if (message.metadata) {
       const entries = globalThis.Object.entries(message.metadata) as [string, string][];
@@ -3179,9 +3179,9 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<UpdateLicenseRequest>, I>>(object: I): UpdateLicenseRequest {
     const message = createBaseUpdateLicenseRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
-    message.customerEmail = object.customerEmail ?? undefined;
+    message.customer_email = object.customer_email ?? undefined;
     message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
       (acc: { [key: string]: string }, [key, value]: [string, string]) => {
         if (value !== undefined) {
@@ -3285,7 +3285,7 @@ export const UpdateLicenseRequest_MetadataEntry: MessageFns<UpdateLicenseRequest
 };
 
 function createBaseActivation(): Activation {
-  return { id: "", licenseId: "", fingerprint: "", name: "", createdAt: "" };
+  return { id: "", license_id: "", fingerprint: "", name: "", created_at: "" };
 }
 
 export const Activation: MessageFns<Activation> = {
@@ -3293,8 +3293,8 @@ export const Activation: MessageFns<Activation> = {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
-    if (message.licenseId !== "") {
-      writer.uint32(18).string(message.licenseId);
+    if (message.license_id !== "") {
+      writer.uint32(18).string(message.license_id);
     }
     if (message.fingerprint !== "") {
       writer.uint32(26).string(message.fingerprint);
@@ -3302,8 +3302,8 @@ export const Activation: MessageFns<Activation> = {
     if (message.name !== "") {
       writer.uint32(34).string(message.name);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(42).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(42).string(message.created_at);
     }
     return writer;
   },
@@ -3334,7 +3334,7 @@ export const Activation: MessageFns<Activation> = {
               break;
             }
 
-            message.licenseId = reader.string();
+            message.license_id = reader.string();
             continue;
           }
           case 3: {
@@ -3358,7 +3358,7 @@ export const Activation: MessageFns<Activation> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
         }
@@ -3376,14 +3376,14 @@ export const Activation: MessageFns<Activation> = {
   fromJSON(object: any): Activation {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
-      licenseId: isSet(object.licenseId)
+      license_id: isSet(object.licenseId)
         ? globalThis.String(object.licenseId)
         : isSet(object.license_id)
         ? globalThis.String(object.license_id)
         : "",
       fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
@@ -3396,8 +3396,8 @@ export const Activation: MessageFns<Activation> = {
     if (message.id !== "") {
       obj.id = message.id;
     }
-    if (message.licenseId !== "") {
-      obj.licenseId = message.licenseId;
+    if (message.license_id !== "") {
+      obj.licenseId = message.license_id;
     }
     if (message.fingerprint !== "") {
       obj.fingerprint = message.fingerprint;
@@ -3405,8 +3405,8 @@ export const Activation: MessageFns<Activation> = {
     if (message.name !== "") {
       obj.name = message.name;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
     return obj;
   },
@@ -3417,22 +3417,22 @@ export const Activation: MessageFns<Activation> = {
   fromPartial<I extends Exact<DeepPartial<Activation>, I>>(object: I): Activation {
     const message = createBaseActivation();
     message.id = object.id ?? "";
-    message.licenseId = object.licenseId ?? "";
+    message.license_id = object.license_id ?? "";
     message.fingerprint = object.fingerprint ?? "";
     message.name = object.name ?? "";
-    message.createdAt = object.createdAt ?? "";
+    message.created_at = object.created_at ?? "";
     return message;
   },
 };
 
 function createBaseActivateRequest(): ActivateRequest {
-  return { accountId: "", key: "", fingerprint: "", name: "" };
+  return { account_id: "", key: "", fingerprint: "", name: "" };
 }
 
 export const ActivateRequest: MessageFns<ActivateRequest> = {
   encode(message: ActivateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
@@ -3464,7 +3464,7 @@ export const ActivateRequest: MessageFns<ActivateRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -3505,7 +3505,7 @@ export const ActivateRequest: MessageFns<ActivateRequest> = {
 
   fromJSON(object: any): ActivateRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -3518,8 +3518,8 @@ export const ActivateRequest: MessageFns<ActivateRequest> = {
 
   toJSON(message: ActivateRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
@@ -3538,7 +3538,7 @@ export const ActivateRequest: MessageFns<ActivateRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<ActivateRequest>, I>>(object: I): ActivateRequest {
     const message = createBaseActivateRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
     message.fingerprint = object.fingerprint ?? "";
     message.name = object.name ?? "";
@@ -3634,13 +3634,13 @@ export const ActivateResponse: MessageFns<ActivateResponse> = {
 };
 
 function createBaseListActivationsRequest(): ListActivationsRequest {
-  return { accountId: "", key: "", page: undefined };
+  return { account_id: "", key: "", page: undefined };
 }
 
 export const ListActivationsRequest: MessageFns<ListActivationsRequest> = {
   encode(message: ListActivationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
@@ -3669,7 +3669,7 @@ export const ListActivationsRequest: MessageFns<ListActivationsRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -3702,7 +3702,7 @@ export const ListActivationsRequest: MessageFns<ListActivationsRequest> = {
 
   fromJSON(object: any): ListActivationsRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -3714,8 +3714,8 @@ export const ListActivationsRequest: MessageFns<ListActivationsRequest> = {
 
   toJSON(message: ListActivationsRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
@@ -3731,7 +3731,7 @@ export const ListActivationsRequest: MessageFns<ListActivationsRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<ListActivationsRequest>, I>>(object: I): ListActivationsRequest {
     const message = createBaseListActivationsRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
     message.page = (object.page !== undefined && object.page !== null)
       ? PageRequest.fromPartial(object.page)
@@ -3826,19 +3826,19 @@ export const ListActivationsResponse: MessageFns<ListActivationsResponse> = {
 };
 
 function createBaseDeactivateRequest(): DeactivateRequest {
-  return { accountId: "", key: "", activationId: "" };
+  return { account_id: "", key: "", activation_id: "" };
 }
 
 export const DeactivateRequest: MessageFns<DeactivateRequest> = {
   encode(message: DeactivateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
     }
-    if (message.activationId !== "") {
-      writer.uint32(26).string(message.activationId);
+    if (message.activation_id !== "") {
+      writer.uint32(26).string(message.activation_id);
     }
     return writer;
   },
@@ -3861,7 +3861,7 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -3877,7 +3877,7 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
               break;
             }
 
-            message.activationId = reader.string();
+            message.activation_id = reader.string();
             continue;
           }
         }
@@ -3894,13 +3894,13 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
 
   fromJSON(object: any): DeactivateRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
       key: isSet(object.key) ? globalThis.String(object.key) : "",
-      activationId: isSet(object.activationId)
+      activation_id: isSet(object.activationId)
         ? globalThis.String(object.activationId)
         : isSet(object.activation_id)
         ? globalThis.String(object.activation_id)
@@ -3910,14 +3910,14 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
 
   toJSON(message: DeactivateRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.key !== "") {
       obj.key = message.key;
     }
-    if (message.activationId !== "") {
-      obj.activationId = message.activationId;
+    if (message.activation_id !== "") {
+      obj.activationId = message.activation_id;
     }
     return obj;
   },
@@ -3927,21 +3927,21 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<DeactivateRequest>, I>>(object: I): DeactivateRequest {
     const message = createBaseDeactivateRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
-    message.activationId = object.activationId ?? "";
+    message.activation_id = object.activation_id ?? "";
     return message;
   },
 };
 
 function createBaseGetStatsRequest(): GetStatsRequest {
-  return { accountId: "" };
+  return { account_id: "" };
 }
 
 export const GetStatsRequest: MessageFns<GetStatsRequest> = {
   encode(message: GetStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     return writer;
   },
@@ -3964,7 +3964,7 @@ export const GetStatsRequest: MessageFns<GetStatsRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
         }
@@ -3981,7 +3981,7 @@ export const GetStatsRequest: MessageFns<GetStatsRequest> = {
 
   fromJSON(object: any): GetStatsRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -3991,8 +3991,8 @@ export const GetStatsRequest: MessageFns<GetStatsRequest> = {
 
   toJSON(message: GetStatsRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     return obj;
   },
@@ -4002,13 +4002,13 @@ export const GetStatsRequest: MessageFns<GetStatsRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<GetStatsRequest>, I>>(object: I): GetStatsRequest {
     const message = createBaseGetStatsRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     return message;
   },
 };
 
 function createBaseHourCount(): HourCount {
-  return { hour: "", validations: 0, valid: 0, byCode: {} };
+  return { hour: "", validations: 0, valid: 0, by_code: {} };
 }
 
 export const HourCount: MessageFns<HourCount> = {
@@ -4022,7 +4022,7 @@ export const HourCount: MessageFns<HourCount> = {
     if (message.valid !== 0) {
       writer.uint32(24).int32(message.valid);
     }
-    globalThis.Object.entries(message.byCode).forEach(([key, value]: [string, number]) => {
+    globalThis.Object.entries(message.by_code).forEach(([key, value]: [string, number]) => {
       HourCount_ByCodeEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
     });
     return writer;
@@ -4072,7 +4072,7 @@ export const HourCount: MessageFns<HourCount> = {
 
             const entry4 = HourCount_ByCodeEntry.decode(reader, reader.uint32());
             if (entry4.value !== undefined) {
-              message.byCode[entry4.key] = entry4.value;
+              message.by_code[entry4.key] = entry4.value;
             }
             continue;
           }
@@ -4093,7 +4093,7 @@ export const HourCount: MessageFns<HourCount> = {
       hour: isSet(object.hour) ? globalThis.String(object.hour) : "",
       validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
       valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
-      byCode: isObject(object.byCode)
+      by_code: isObject(object.byCode)
         ? (globalThis.Object.entries(object.byCode) as [string, any][]).reduce(
           (acc: { [key: string]: number }, [key, value]: [string, any]) => {
             globalThis.Object.defineProperty(acc, key, {
@@ -4134,8 +4134,8 @@ export const HourCount: MessageFns<HourCount> = {
     if (message.valid !== 0) {
       obj.valid = Math.round(message.valid);
     }
-    if (message.byCode) {
-      const entries = globalThis.Object.entries(message.byCode) as [string, number][];
+    if (message.by_code) {
+      const entries = globalThis.Object.entries(message.by_code) as [string, number][];
       if (entries.length > 0) {
         obj.byCode = {};
         entries.forEach(([k, v]) => {
@@ -4154,7 +4154,7 @@ export const HourCount: MessageFns<HourCount> = {
     message.hour = object.hour ?? "";
     message.validations = object.validations ?? 0;
     message.valid = object.valid ?? 0;
-    message.byCode = (globalThis.Object.entries(object.byCode ?? {}) as [string, number][]).reduce(
+    message.by_code = (globalThis.Object.entries(object.by_code ?? {}) as [string, number][]).reduce(
       (acc: { [key: string]: number }, [key, value]: [string, number]) => {
         if (value !== undefined) {
           acc[key] = globalThis.Number(value);
@@ -4253,7 +4253,7 @@ export const HourCount_ByCodeEntry: MessageFns<HourCount_ByCodeEntry> = {
 };
 
 function createBaseDayCount(): DayCount {
-  return { day: "", validations: 0, valid: 0, byCode: {} };
+  return { day: "", validations: 0, valid: 0, by_code: {} };
 }
 
 export const DayCount: MessageFns<DayCount> = {
@@ -4267,7 +4267,7 @@ export const DayCount: MessageFns<DayCount> = {
     if (message.valid !== 0) {
       writer.uint32(24).int32(message.valid);
     }
-    globalThis.Object.entries(message.byCode).forEach(([key, value]: [string, number]) => {
+    globalThis.Object.entries(message.by_code).forEach(([key, value]: [string, number]) => {
       DayCount_ByCodeEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
     });
     return writer;
@@ -4317,7 +4317,7 @@ export const DayCount: MessageFns<DayCount> = {
 
             const entry4 = DayCount_ByCodeEntry.decode(reader, reader.uint32());
             if (entry4.value !== undefined) {
-              message.byCode[entry4.key] = entry4.value;
+              message.by_code[entry4.key] = entry4.value;
             }
             continue;
           }
@@ -4338,7 +4338,7 @@ export const DayCount: MessageFns<DayCount> = {
       day: isSet(object.day) ? globalThis.String(object.day) : "",
       validations: isSet(object.validations) ? globalThis.Number(object.validations) : 0,
       valid: isSet(object.valid) ? globalThis.Number(object.valid) : 0,
-      byCode: isObject(object.byCode)
+      by_code: isObject(object.byCode)
         ? (globalThis.Object.entries(object.byCode) as [string, any][]).reduce(
           (acc: { [key: string]: number }, [key, value]: [string, any]) => {
             globalThis.Object.defineProperty(acc, key, {
@@ -4379,8 +4379,8 @@ export const DayCount: MessageFns<DayCount> = {
     if (message.valid !== 0) {
       obj.valid = Math.round(message.valid);
     }
-    if (message.byCode) {
-      const entries = globalThis.Object.entries(message.byCode) as [string, number][];
+    if (message.by_code) {
+      const entries = globalThis.Object.entries(message.by_code) as [string, number][];
       if (entries.length > 0) {
         obj.byCode = {};
         entries.forEach(([k, v]) => {
@@ -4399,7 +4399,7 @@ export const DayCount: MessageFns<DayCount> = {
     message.day = object.day ?? "";
     message.validations = object.validations ?? 0;
     message.valid = object.valid ?? 0;
-    message.byCode = (globalThis.Object.entries(object.byCode ?? {}) as [string, number][]).reduce(
+    message.by_code = (globalThis.Object.entries(object.by_code ?? {}) as [string, number][]).reduce(
       (acc: { [key: string]: number }, [key, value]: [string, number]) => {
         if (value !== undefined) {
           acc[key] = globalThis.Number(value);
@@ -4498,18 +4498,18 @@ export const DayCount_ByCodeEntry: MessageFns<DayCount_ByCodeEntry> = {
 };
 
 function createBaseStats(): Stats {
-  return { licensesTotal: 0, validationsByHour: [], validationsByDay: [] };
+  return { licenses_total: 0, validations_by_hour: [], validations_by_day: [] };
 }
 
 export const Stats: MessageFns<Stats> = {
   encode(message: Stats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.licensesTotal !== 0) {
-      writer.uint32(8).int32(message.licensesTotal);
+    if (message.licenses_total !== 0) {
+      writer.uint32(8).int32(message.licenses_total);
     }
-    for (const v of message.validationsByHour) {
+    for (const v of message.validations_by_hour) {
       HourCount.encode(v!, writer.uint32(18).fork()).join();
     }
-    for (const v of message.validationsByDay) {
+    for (const v of message.validations_by_day) {
       DayCount.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
@@ -4533,7 +4533,7 @@ export const Stats: MessageFns<Stats> = {
               break;
             }
 
-            message.licensesTotal = reader.int32();
+            message.licenses_total = reader.int32();
             continue;
           }
           case 2: {
@@ -4541,7 +4541,7 @@ export const Stats: MessageFns<Stats> = {
               break;
             }
 
-            message.validationsByHour.push(HourCount.decode(reader, reader.uint32()));
+            message.validations_by_hour.push(HourCount.decode(reader, reader.uint32()));
             continue;
           }
           case 3: {
@@ -4549,7 +4549,7 @@ export const Stats: MessageFns<Stats> = {
               break;
             }
 
-            message.validationsByDay.push(DayCount.decode(reader, reader.uint32()));
+            message.validations_by_day.push(DayCount.decode(reader, reader.uint32()));
             continue;
           }
         }
@@ -4566,17 +4566,17 @@ export const Stats: MessageFns<Stats> = {
 
   fromJSON(object: any): Stats {
     return {
-      licensesTotal: isSet(object.licensesTotal)
+      licenses_total: isSet(object.licensesTotal)
         ? globalThis.Number(object.licensesTotal)
         : isSet(object.licenses_total)
         ? globalThis.Number(object.licenses_total)
         : 0,
-      validationsByHour: globalThis.Array.isArray(object?.validationsByHour)
+      validations_by_hour: globalThis.Array.isArray(object?.validationsByHour)
         ? object.validationsByHour.map((e: any) => HourCount.fromJSON(e))
         : globalThis.Array.isArray(object?.validations_by_hour)
         ? object.validations_by_hour.map((e: any) => HourCount.fromJSON(e))
         : [],
-      validationsByDay: globalThis.Array.isArray(object?.validationsByDay)
+      validations_by_day: globalThis.Array.isArray(object?.validationsByDay)
         ? object.validationsByDay.map((e: any) => DayCount.fromJSON(e))
         : globalThis.Array.isArray(object?.validations_by_day)
         ? object.validations_by_day.map((e: any) => DayCount.fromJSON(e))
@@ -4586,14 +4586,14 @@ export const Stats: MessageFns<Stats> = {
 
   toJSON(message: Stats): unknown {
     const obj: any = {};
-    if (message.licensesTotal !== 0) {
-      obj.licensesTotal = Math.round(message.licensesTotal);
+    if (message.licenses_total !== 0) {
+      obj.licensesTotal = Math.round(message.licenses_total);
     }
-    if (message.validationsByHour?.length) {
-      obj.validationsByHour = message.validationsByHour.map((e) => HourCount.toJSON(e));
+    if (message.validations_by_hour?.length) {
+      obj.validationsByHour = message.validations_by_hour.map((e) => HourCount.toJSON(e));
     }
-    if (message.validationsByDay?.length) {
-      obj.validationsByDay = message.validationsByDay.map((e) => DayCount.toJSON(e));
+    if (message.validations_by_day?.length) {
+      obj.validationsByDay = message.validations_by_day.map((e) => DayCount.toJSON(e));
     }
     return obj;
   },
@@ -4603,9 +4603,9 @@ export const Stats: MessageFns<Stats> = {
   },
   fromPartial<I extends Exact<DeepPartial<Stats>, I>>(object: I): Stats {
     const message = createBaseStats();
-    message.licensesTotal = object.licensesTotal ?? 0;
-    message.validationsByHour = object.validationsByHour?.map((e) => HourCount.fromPartial(e)) || [];
-    message.validationsByDay = object.validationsByDay?.map((e) => DayCount.fromPartial(e)) || [];
+    message.licenses_total = object.licenses_total ?? 0;
+    message.validations_by_hour = object.validations_by_hour?.map((e) => HourCount.fromPartial(e)) || [];
+    message.validations_by_day = object.validations_by_day?.map((e) => DayCount.fromPartial(e)) || [];
     return message;
   },
 };

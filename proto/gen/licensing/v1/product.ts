@@ -22,11 +22,11 @@ import { PageInfo, PageRequest } from "./common";
 
 export interface SigningKey {
   kid: string;
-  productId: string;
+  product_id: string;
   algorithm: string;
   /** SubjectPublicKeyInfo, PEM. */
-  publicKeyPem: string;
-  createdAt: string;
+  public_key_pem: string;
+  created_at: string;
   current: boolean;
 }
 
@@ -35,10 +35,10 @@ export interface ListSigningKeysResponse {
 }
 
 export interface SignPayloadRequest {
-  accountId: string;
-  productId: string;
+  account_id: string;
+  product_id: string;
   /** A JSON object; "kid" is added to it before signing. */
-  payloadJson: string;
+  payload_json: string;
 }
 
 export interface SignPayloadResponse {
@@ -51,29 +51,29 @@ export interface SignPayloadResponse {
 /** How licences of a product behave. Absent optional numbers mean "no limit". */
 export interface LicensePolicy {
   /** Absent: perpetual. */
-  durationDays?:
+  duration_days?:
     | number
     | undefined;
   /** Absent: unlimited machines. */
-  maxActivations?:
+  max_activations?:
     | number
     | undefined;
   /** Days a licence still validates (as expired_in_grace) after it expires. */
-  graceDays: number;
+  grace_days: number;
   /** Validation must name an activated machine fingerprint. */
-  requireActivation: boolean;
+  require_activation: boolean;
   /** Whether validate-scope API keys (shipped in apps) see customer_email. */
-  validateKeysSeeEmail: boolean;
+  validate_keys_see_email: boolean;
   /** What a refunded checkout payment does to its licence: revoke | suspend (empty = revoke). */
-  refundAction: string;
+  refund_action: string;
 }
 
 export interface Product {
   id: string;
-  accountId: string;
+  account_id: string;
   name: string;
   description: string;
-  createdAt: string;
+  created_at: string;
   policy:
     | LicensePolicy
     | undefined;
@@ -89,7 +89,7 @@ export interface Price {
 }
 
 export interface CreateProductRequest {
-  accountId: string;
+  account_id: string;
   name: string;
   description: string;
   /** Absent: the default policy (perpetual, unlimited, no grace). */
@@ -98,7 +98,7 @@ export interface CreateProductRequest {
 }
 
 export interface UpdateProductRequest {
-  accountId: string;
+  account_id: string;
   id: string;
   name?: string | undefined;
   description?:
@@ -110,16 +110,16 @@ export interface UpdateProductRequest {
     | undefined;
   /** When present, the new price; remove_price takes the price away. */
   price: Price | undefined;
-  removePrice: boolean;
+  remove_price: boolean;
 }
 
 export interface GetProductRequest {
-  accountId: string;
+  account_id: string;
   id: string;
 }
 
 export interface ListProductsRequest {
-  accountId: string;
+  account_id: string;
   page: PageRequest | undefined;
 }
 
@@ -129,7 +129,7 @@ export interface ListProductsResponse {
 }
 
 function createBaseSigningKey(): SigningKey {
-  return { kid: "", productId: "", algorithm: "", publicKeyPem: "", createdAt: "", current: false };
+  return { kid: "", product_id: "", algorithm: "", public_key_pem: "", created_at: "", current: false };
 }
 
 export const SigningKey: MessageFns<SigningKey> = {
@@ -137,17 +137,17 @@ export const SigningKey: MessageFns<SigningKey> = {
     if (message.kid !== "") {
       writer.uint32(10).string(message.kid);
     }
-    if (message.productId !== "") {
-      writer.uint32(18).string(message.productId);
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
     }
     if (message.algorithm !== "") {
       writer.uint32(26).string(message.algorithm);
     }
-    if (message.publicKeyPem !== "") {
-      writer.uint32(34).string(message.publicKeyPem);
+    if (message.public_key_pem !== "") {
+      writer.uint32(34).string(message.public_key_pem);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(42).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(42).string(message.created_at);
     }
     if (message.current !== false) {
       writer.uint32(48).bool(message.current);
@@ -181,7 +181,7 @@ export const SigningKey: MessageFns<SigningKey> = {
               break;
             }
 
-            message.productId = reader.string();
+            message.product_id = reader.string();
             continue;
           }
           case 3: {
@@ -197,7 +197,7 @@ export const SigningKey: MessageFns<SigningKey> = {
               break;
             }
 
-            message.publicKeyPem = reader.string();
+            message.public_key_pem = reader.string();
             continue;
           }
           case 5: {
@@ -205,7 +205,7 @@ export const SigningKey: MessageFns<SigningKey> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
           case 6: {
@@ -231,18 +231,18 @@ export const SigningKey: MessageFns<SigningKey> = {
   fromJSON(object: any): SigningKey {
     return {
       kid: isSet(object.kid) ? globalThis.String(object.kid) : "",
-      productId: isSet(object.productId)
+      product_id: isSet(object.productId)
         ? globalThis.String(object.productId)
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
         : "",
       algorithm: isSet(object.algorithm) ? globalThis.String(object.algorithm) : "",
-      publicKeyPem: isSet(object.publicKeyPem)
+      public_key_pem: isSet(object.publicKeyPem)
         ? globalThis.String(object.publicKeyPem)
         : isSet(object.public_key_pem)
         ? globalThis.String(object.public_key_pem)
         : "",
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
@@ -256,17 +256,17 @@ export const SigningKey: MessageFns<SigningKey> = {
     if (message.kid !== "") {
       obj.kid = message.kid;
     }
-    if (message.productId !== "") {
-      obj.productId = message.productId;
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
     }
     if (message.algorithm !== "") {
       obj.algorithm = message.algorithm;
     }
-    if (message.publicKeyPem !== "") {
-      obj.publicKeyPem = message.publicKeyPem;
+    if (message.public_key_pem !== "") {
+      obj.publicKeyPem = message.public_key_pem;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
     if (message.current !== false) {
       obj.current = message.current;
@@ -280,10 +280,10 @@ export const SigningKey: MessageFns<SigningKey> = {
   fromPartial<I extends Exact<DeepPartial<SigningKey>, I>>(object: I): SigningKey {
     const message = createBaseSigningKey();
     message.kid = object.kid ?? "";
-    message.productId = object.productId ?? "";
+    message.product_id = object.product_id ?? "";
     message.algorithm = object.algorithm ?? "";
-    message.publicKeyPem = object.publicKeyPem ?? "";
-    message.createdAt = object.createdAt ?? "";
+    message.public_key_pem = object.public_key_pem ?? "";
+    message.created_at = object.created_at ?? "";
     message.current = object.current ?? false;
     return message;
   },
@@ -357,19 +357,19 @@ export const ListSigningKeysResponse: MessageFns<ListSigningKeysResponse> = {
 };
 
 function createBaseSignPayloadRequest(): SignPayloadRequest {
-  return { accountId: "", productId: "", payloadJson: "" };
+  return { account_id: "", product_id: "", payload_json: "" };
 }
 
 export const SignPayloadRequest: MessageFns<SignPayloadRequest> = {
   encode(message: SignPayloadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
-    if (message.productId !== "") {
-      writer.uint32(18).string(message.productId);
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
     }
-    if (message.payloadJson !== "") {
-      writer.uint32(26).string(message.payloadJson);
+    if (message.payload_json !== "") {
+      writer.uint32(26).string(message.payload_json);
     }
     return writer;
   },
@@ -392,7 +392,7 @@ export const SignPayloadRequest: MessageFns<SignPayloadRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -400,7 +400,7 @@ export const SignPayloadRequest: MessageFns<SignPayloadRequest> = {
               break;
             }
 
-            message.productId = reader.string();
+            message.product_id = reader.string();
             continue;
           }
           case 3: {
@@ -408,7 +408,7 @@ export const SignPayloadRequest: MessageFns<SignPayloadRequest> = {
               break;
             }
 
-            message.payloadJson = reader.string();
+            message.payload_json = reader.string();
             continue;
           }
         }
@@ -425,17 +425,17 @@ export const SignPayloadRequest: MessageFns<SignPayloadRequest> = {
 
   fromJSON(object: any): SignPayloadRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      productId: isSet(object.productId)
+      product_id: isSet(object.productId)
         ? globalThis.String(object.productId)
         : isSet(object.product_id)
         ? globalThis.String(object.product_id)
         : "",
-      payloadJson: isSet(object.payloadJson)
+      payload_json: isSet(object.payloadJson)
         ? globalThis.String(object.payloadJson)
         : isSet(object.payload_json)
         ? globalThis.String(object.payload_json)
@@ -445,14 +445,14 @@ export const SignPayloadRequest: MessageFns<SignPayloadRequest> = {
 
   toJSON(message: SignPayloadRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.productId !== "") {
-      obj.productId = message.productId;
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
     }
-    if (message.payloadJson !== "") {
-      obj.payloadJson = message.payloadJson;
+    if (message.payload_json !== "") {
+      obj.payloadJson = message.payload_json;
     }
     return obj;
   },
@@ -462,9 +462,9 @@ export const SignPayloadRequest: MessageFns<SignPayloadRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<SignPayloadRequest>, I>>(object: I): SignPayloadRequest {
     const message = createBaseSignPayloadRequest();
-    message.accountId = object.accountId ?? "";
-    message.productId = object.productId ?? "";
-    message.payloadJson = object.payloadJson ?? "";
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.payload_json = object.payload_json ?? "";
     return message;
   },
 };
@@ -572,34 +572,34 @@ export const SignPayloadResponse: MessageFns<SignPayloadResponse> = {
 
 function createBaseLicensePolicy(): LicensePolicy {
   return {
-    durationDays: undefined,
-    maxActivations: undefined,
-    graceDays: 0,
-    requireActivation: false,
-    validateKeysSeeEmail: false,
-    refundAction: "",
+    duration_days: undefined,
+    max_activations: undefined,
+    grace_days: 0,
+    require_activation: false,
+    validate_keys_see_email: false,
+    refund_action: "",
   };
 }
 
 export const LicensePolicy: MessageFns<LicensePolicy> = {
   encode(message: LicensePolicy, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.durationDays !== undefined) {
-      writer.uint32(8).int32(message.durationDays);
+    if (message.duration_days !== undefined) {
+      writer.uint32(8).int32(message.duration_days);
     }
-    if (message.maxActivations !== undefined) {
-      writer.uint32(16).int32(message.maxActivations);
+    if (message.max_activations !== undefined) {
+      writer.uint32(16).int32(message.max_activations);
     }
-    if (message.graceDays !== 0) {
-      writer.uint32(24).int32(message.graceDays);
+    if (message.grace_days !== 0) {
+      writer.uint32(24).int32(message.grace_days);
     }
-    if (message.requireActivation !== false) {
-      writer.uint32(32).bool(message.requireActivation);
+    if (message.require_activation !== false) {
+      writer.uint32(32).bool(message.require_activation);
     }
-    if (message.validateKeysSeeEmail !== false) {
-      writer.uint32(40).bool(message.validateKeysSeeEmail);
+    if (message.validate_keys_see_email !== false) {
+      writer.uint32(40).bool(message.validate_keys_see_email);
     }
-    if (message.refundAction !== "") {
-      writer.uint32(50).string(message.refundAction);
+    if (message.refund_action !== "") {
+      writer.uint32(50).string(message.refund_action);
     }
     return writer;
   },
@@ -622,7 +622,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
               break;
             }
 
-            message.durationDays = reader.int32();
+            message.duration_days = reader.int32();
             continue;
           }
           case 2: {
@@ -630,7 +630,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
               break;
             }
 
-            message.maxActivations = reader.int32();
+            message.max_activations = reader.int32();
             continue;
           }
           case 3: {
@@ -638,7 +638,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
               break;
             }
 
-            message.graceDays = reader.int32();
+            message.grace_days = reader.int32();
             continue;
           }
           case 4: {
@@ -646,7 +646,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
               break;
             }
 
-            message.requireActivation = reader.bool();
+            message.require_activation = reader.bool();
             continue;
           }
           case 5: {
@@ -654,7 +654,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
               break;
             }
 
-            message.validateKeysSeeEmail = reader.bool();
+            message.validate_keys_see_email = reader.bool();
             continue;
           }
           case 6: {
@@ -662,7 +662,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
               break;
             }
 
-            message.refundAction = reader.string();
+            message.refund_action = reader.string();
             continue;
           }
         }
@@ -679,32 +679,32 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
 
   fromJSON(object: any): LicensePolicy {
     return {
-      durationDays: isSet(object.durationDays)
+      duration_days: isSet(object.durationDays)
         ? globalThis.Number(object.durationDays)
         : isSet(object.duration_days)
         ? globalThis.Number(object.duration_days)
         : undefined,
-      maxActivations: isSet(object.maxActivations)
+      max_activations: isSet(object.maxActivations)
         ? globalThis.Number(object.maxActivations)
         : isSet(object.max_activations)
         ? globalThis.Number(object.max_activations)
         : undefined,
-      graceDays: isSet(object.graceDays)
+      grace_days: isSet(object.graceDays)
         ? globalThis.Number(object.graceDays)
         : isSet(object.grace_days)
         ? globalThis.Number(object.grace_days)
         : 0,
-      requireActivation: isSet(object.requireActivation)
+      require_activation: isSet(object.requireActivation)
         ? globalThis.Boolean(object.requireActivation)
         : isSet(object.require_activation)
         ? globalThis.Boolean(object.require_activation)
         : false,
-      validateKeysSeeEmail: isSet(object.validateKeysSeeEmail)
+      validate_keys_see_email: isSet(object.validateKeysSeeEmail)
         ? globalThis.Boolean(object.validateKeysSeeEmail)
         : isSet(object.validate_keys_see_email)
         ? globalThis.Boolean(object.validate_keys_see_email)
         : false,
-      refundAction: isSet(object.refundAction)
+      refund_action: isSet(object.refundAction)
         ? globalThis.String(object.refundAction)
         : isSet(object.refund_action)
         ? globalThis.String(object.refund_action)
@@ -714,23 +714,23 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
 
   toJSON(message: LicensePolicy): unknown {
     const obj: any = {};
-    if (message.durationDays !== undefined) {
-      obj.durationDays = Math.round(message.durationDays);
+    if (message.duration_days !== undefined) {
+      obj.durationDays = Math.round(message.duration_days);
     }
-    if (message.maxActivations !== undefined) {
-      obj.maxActivations = Math.round(message.maxActivations);
+    if (message.max_activations !== undefined) {
+      obj.maxActivations = Math.round(message.max_activations);
     }
-    if (message.graceDays !== 0) {
-      obj.graceDays = Math.round(message.graceDays);
+    if (message.grace_days !== 0) {
+      obj.graceDays = Math.round(message.grace_days);
     }
-    if (message.requireActivation !== false) {
-      obj.requireActivation = message.requireActivation;
+    if (message.require_activation !== false) {
+      obj.requireActivation = message.require_activation;
     }
-    if (message.validateKeysSeeEmail !== false) {
-      obj.validateKeysSeeEmail = message.validateKeysSeeEmail;
+    if (message.validate_keys_see_email !== false) {
+      obj.validateKeysSeeEmail = message.validate_keys_see_email;
     }
-    if (message.refundAction !== "") {
-      obj.refundAction = message.refundAction;
+    if (message.refund_action !== "") {
+      obj.refundAction = message.refund_action;
     }
     return obj;
   },
@@ -740,18 +740,18 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
   },
   fromPartial<I extends Exact<DeepPartial<LicensePolicy>, I>>(object: I): LicensePolicy {
     const message = createBaseLicensePolicy();
-    message.durationDays = object.durationDays ?? undefined;
-    message.maxActivations = object.maxActivations ?? undefined;
-    message.graceDays = object.graceDays ?? 0;
-    message.requireActivation = object.requireActivation ?? false;
-    message.validateKeysSeeEmail = object.validateKeysSeeEmail ?? false;
-    message.refundAction = object.refundAction ?? "";
+    message.duration_days = object.duration_days ?? undefined;
+    message.max_activations = object.max_activations ?? undefined;
+    message.grace_days = object.grace_days ?? 0;
+    message.require_activation = object.require_activation ?? false;
+    message.validate_keys_see_email = object.validate_keys_see_email ?? false;
+    message.refund_action = object.refund_action ?? "";
     return message;
   },
 };
 
 function createBaseProduct(): Product {
-  return { id: "", accountId: "", name: "", description: "", createdAt: "", policy: undefined, price: undefined };
+  return { id: "", account_id: "", name: "", description: "", created_at: "", policy: undefined, price: undefined };
 }
 
 export const Product: MessageFns<Product> = {
@@ -759,8 +759,8 @@ export const Product: MessageFns<Product> = {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
-    if (message.accountId !== "") {
-      writer.uint32(18).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(18).string(message.account_id);
     }
     if (message.name !== "") {
       writer.uint32(26).string(message.name);
@@ -768,8 +768,8 @@ export const Product: MessageFns<Product> = {
     if (message.description !== "") {
       writer.uint32(34).string(message.description);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(42).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(42).string(message.created_at);
     }
     if (message.policy !== undefined) {
       LicensePolicy.encode(message.policy, writer.uint32(50).fork()).join();
@@ -806,7 +806,7 @@ export const Product: MessageFns<Product> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 3: {
@@ -830,7 +830,7 @@ export const Product: MessageFns<Product> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
           case 6: {
@@ -864,14 +864,14 @@ export const Product: MessageFns<Product> = {
   fromJSON(object: any): Product {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       description: isSet(object.description) ? globalThis.String(object.description) : "",
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
@@ -886,8 +886,8 @@ export const Product: MessageFns<Product> = {
     if (message.id !== "") {
       obj.id = message.id;
     }
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.name !== "") {
       obj.name = message.name;
@@ -895,8 +895,8 @@ export const Product: MessageFns<Product> = {
     if (message.description !== "") {
       obj.description = message.description;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
     if (message.policy !== undefined) {
       obj.policy = LicensePolicy.toJSON(message.policy);
@@ -913,10 +913,10 @@ export const Product: MessageFns<Product> = {
   fromPartial<I extends Exact<DeepPartial<Product>, I>>(object: I): Product {
     const message = createBaseProduct();
     message.id = object.id ?? "";
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.name = object.name ?? "";
     message.description = object.description ?? "";
-    message.createdAt = object.createdAt ?? "";
+    message.created_at = object.created_at ?? "";
     message.policy = (object.policy !== undefined && object.policy !== null)
       ? LicensePolicy.fromPartial(object.policy)
       : undefined;
@@ -1011,13 +1011,13 @@ export const Price: MessageFns<Price> = {
 };
 
 function createBaseCreateProductRequest(): CreateProductRequest {
-  return { accountId: "", name: "", description: "", policy: undefined, price: undefined };
+  return { account_id: "", name: "", description: "", policy: undefined, price: undefined };
 }
 
 export const CreateProductRequest: MessageFns<CreateProductRequest> = {
   encode(message: CreateProductRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.name !== "") {
       writer.uint32(18).string(message.name);
@@ -1052,7 +1052,7 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1101,7 +1101,7 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
 
   fromJSON(object: any): CreateProductRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1115,8 +1115,8 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
 
   toJSON(message: CreateProductRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.name !== "") {
       obj.name = message.name;
@@ -1138,7 +1138,7 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<CreateProductRequest>, I>>(object: I): CreateProductRequest {
     const message = createBaseCreateProductRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.name = object.name ?? "";
     message.description = object.description ?? "";
     message.policy = (object.policy !== undefined && object.policy !== null)
@@ -1151,20 +1151,20 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
 
 function createBaseUpdateProductRequest(): UpdateProductRequest {
   return {
-    accountId: "",
+    account_id: "",
     id: "",
     name: undefined,
     description: undefined,
     policy: undefined,
     price: undefined,
-    removePrice: false,
+    remove_price: false,
   };
 }
 
 export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
   encode(message: UpdateProductRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.id !== "") {
       writer.uint32(18).string(message.id);
@@ -1181,8 +1181,8 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
     if (message.price !== undefined) {
       Price.encode(message.price, writer.uint32(50).fork()).join();
     }
-    if (message.removePrice !== false) {
-      writer.uint32(56).bool(message.removePrice);
+    if (message.remove_price !== false) {
+      writer.uint32(56).bool(message.remove_price);
     }
     return writer;
   },
@@ -1205,7 +1205,7 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1253,7 +1253,7 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
               break;
             }
 
-            message.removePrice = reader.bool();
+            message.remove_price = reader.bool();
             continue;
           }
         }
@@ -1270,7 +1270,7 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
 
   fromJSON(object: any): UpdateProductRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1280,7 +1280,7 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
       description: isSet(object.description) ? globalThis.String(object.description) : undefined,
       policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
       price: isSet(object.price) ? Price.fromJSON(object.price) : undefined,
-      removePrice: isSet(object.removePrice)
+      remove_price: isSet(object.removePrice)
         ? globalThis.Boolean(object.removePrice)
         : isSet(object.remove_price)
         ? globalThis.Boolean(object.remove_price)
@@ -1290,8 +1290,8 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
 
   toJSON(message: UpdateProductRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.id !== "") {
       obj.id = message.id;
@@ -1308,8 +1308,8 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
     if (message.price !== undefined) {
       obj.price = Price.toJSON(message.price);
     }
-    if (message.removePrice !== false) {
-      obj.removePrice = message.removePrice;
+    if (message.remove_price !== false) {
+      obj.removePrice = message.remove_price;
     }
     return obj;
   },
@@ -1319,7 +1319,7 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<UpdateProductRequest>, I>>(object: I): UpdateProductRequest {
     const message = createBaseUpdateProductRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.id = object.id ?? "";
     message.name = object.name ?? undefined;
     message.description = object.description ?? undefined;
@@ -1327,19 +1327,19 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
       ? LicensePolicy.fromPartial(object.policy)
       : undefined;
     message.price = (object.price !== undefined && object.price !== null) ? Price.fromPartial(object.price) : undefined;
-    message.removePrice = object.removePrice ?? false;
+    message.remove_price = object.remove_price ?? false;
     return message;
   },
 };
 
 function createBaseGetProductRequest(): GetProductRequest {
-  return { accountId: "", id: "" };
+  return { account_id: "", id: "" };
 }
 
 export const GetProductRequest: MessageFns<GetProductRequest> = {
   encode(message: GetProductRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.id !== "") {
       writer.uint32(18).string(message.id);
@@ -1365,7 +1365,7 @@ export const GetProductRequest: MessageFns<GetProductRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1390,7 +1390,7 @@ export const GetProductRequest: MessageFns<GetProductRequest> = {
 
   fromJSON(object: any): GetProductRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1401,8 +1401,8 @@ export const GetProductRequest: MessageFns<GetProductRequest> = {
 
   toJSON(message: GetProductRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.id !== "") {
       obj.id = message.id;
@@ -1415,20 +1415,20 @@ export const GetProductRequest: MessageFns<GetProductRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<GetProductRequest>, I>>(object: I): GetProductRequest {
     const message = createBaseGetProductRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.id = object.id ?? "";
     return message;
   },
 };
 
 function createBaseListProductsRequest(): ListProductsRequest {
-  return { accountId: "", page: undefined };
+  return { account_id: "", page: undefined };
 }
 
 export const ListProductsRequest: MessageFns<ListProductsRequest> = {
   encode(message: ListProductsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.page !== undefined) {
       PageRequest.encode(message.page, writer.uint32(18).fork()).join();
@@ -1454,7 +1454,7 @@ export const ListProductsRequest: MessageFns<ListProductsRequest> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1479,7 +1479,7 @@ export const ListProductsRequest: MessageFns<ListProductsRequest> = {
 
   fromJSON(object: any): ListProductsRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1490,8 +1490,8 @@ export const ListProductsRequest: MessageFns<ListProductsRequest> = {
 
   toJSON(message: ListProductsRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.page !== undefined) {
       obj.page = PageRequest.toJSON(message.page);
@@ -1504,7 +1504,7 @@ export const ListProductsRequest: MessageFns<ListProductsRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<ListProductsRequest>, I>>(object: I): ListProductsRequest {
     const message = createBaseListProductsRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.page = (object.page !== undefined && object.page !== null)
       ? PageRequest.fromPartial(object.page)
       : undefined;

@@ -22,23 +22,23 @@ import { PageInfo, PageRequest } from "./common";
 
 export interface WebhookDelivery {
   id: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
   /** pending | delivered | failed */
   status: string;
   attempts: number;
-  lastStatusCode: number;
-  lastError: string;
-  lastLatencyMs: number;
-  nextAttemptAt: string;
-  createdAt: string;
-  deliveredAt: string;
+  last_status_code: number;
+  last_error: string;
+  last_latency_ms: number;
+  next_attempt_at: string;
+  created_at: string;
+  delivered_at: string;
 }
 
 export interface ListWebhookDeliveriesRequest {
-  accountId: string;
-  endpointId: string;
+  account_id: string;
+  endpoint_id: string;
   page: PageRequest | undefined;
 }
 
@@ -48,20 +48,20 @@ export interface ListWebhookDeliveriesResponse {
 }
 
 export interface RetryWebhookDeliveryRequest {
-  accountId: string;
-  endpointId: string;
-  deliveryId: string;
+  account_id: string;
+  endpoint_id: string;
+  delivery_id: string;
 }
 
 export interface WebhookEndpoint {
   id: string;
-  accountId: string;
+  account_id: string;
   url: string;
   /** Event types, or ["*"]. */
   events: string[];
   description: string;
   enabled: boolean;
-  createdAt: string;
+  created_at: string;
 }
 
 export interface WebhookEndpointWithSecret {
@@ -70,14 +70,14 @@ export interface WebhookEndpointWithSecret {
 }
 
 export interface CreateWebhookEndpointRequest {
-  accountId: string;
+  account_id: string;
   url: string;
   events: string[];
   description: string;
 }
 
 export interface ListWebhookEndpointsRequest {
-  accountId: string;
+  account_id: string;
   page: PageRequest | undefined;
 }
 
@@ -87,12 +87,12 @@ export interface ListWebhookEndpointsResponse {
 }
 
 export interface GetWebhookEndpointRequest {
-  accountId: string;
+  account_id: string;
   id: string;
 }
 
 export interface UpdateWebhookEndpointRequest {
-  accountId: string;
+  account_id: string;
   id: string;
   url?:
     | string
@@ -106,17 +106,17 @@ export interface UpdateWebhookEndpointRequest {
 function createBaseWebhookDelivery(): WebhookDelivery {
   return {
     id: "",
-    endpointId: "",
-    eventId: "",
-    eventType: "",
+    endpoint_id: "",
+    event_id: "",
+    event_type: "",
     status: "",
     attempts: 0,
-    lastStatusCode: 0,
-    lastError: "",
-    lastLatencyMs: 0,
-    nextAttemptAt: "",
-    createdAt: "",
-    deliveredAt: "",
+    last_status_code: 0,
+    last_error: "",
+    last_latency_ms: 0,
+    next_attempt_at: "",
+    created_at: "",
+    delivered_at: "",
   };
 }
 
@@ -125,14 +125,14 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
-    if (message.endpointId !== "") {
-      writer.uint32(18).string(message.endpointId);
+    if (message.endpoint_id !== "") {
+      writer.uint32(18).string(message.endpoint_id);
     }
-    if (message.eventId !== "") {
-      writer.uint32(26).string(message.eventId);
+    if (message.event_id !== "") {
+      writer.uint32(26).string(message.event_id);
     }
-    if (message.eventType !== "") {
-      writer.uint32(34).string(message.eventType);
+    if (message.event_type !== "") {
+      writer.uint32(34).string(message.event_type);
     }
     if (message.status !== "") {
       writer.uint32(42).string(message.status);
@@ -140,23 +140,23 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
     if (message.attempts !== 0) {
       writer.uint32(48).int32(message.attempts);
     }
-    if (message.lastStatusCode !== 0) {
-      writer.uint32(56).int32(message.lastStatusCode);
+    if (message.last_status_code !== 0) {
+      writer.uint32(56).int32(message.last_status_code);
     }
-    if (message.lastError !== "") {
-      writer.uint32(66).string(message.lastError);
+    if (message.last_error !== "") {
+      writer.uint32(66).string(message.last_error);
     }
-    if (message.lastLatencyMs !== 0) {
-      writer.uint32(72).int32(message.lastLatencyMs);
+    if (message.last_latency_ms !== 0) {
+      writer.uint32(72).int32(message.last_latency_ms);
     }
-    if (message.nextAttemptAt !== "") {
-      writer.uint32(82).string(message.nextAttemptAt);
+    if (message.next_attempt_at !== "") {
+      writer.uint32(82).string(message.next_attempt_at);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(90).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(90).string(message.created_at);
     }
-    if (message.deliveredAt !== "") {
-      writer.uint32(98).string(message.deliveredAt);
+    if (message.delivered_at !== "") {
+      writer.uint32(98).string(message.delivered_at);
     }
     return writer;
   },
@@ -187,7 +187,7 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
               break;
             }
 
-            message.endpointId = reader.string();
+            message.endpoint_id = reader.string();
             continue;
           }
           case 3: {
@@ -195,7 +195,7 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
               break;
             }
 
-            message.eventId = reader.string();
+            message.event_id = reader.string();
             continue;
           }
           case 4: {
@@ -203,7 +203,7 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
               break;
             }
 
-            message.eventType = reader.string();
+            message.event_type = reader.string();
             continue;
           }
           case 5: {
@@ -227,7 +227,7 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
               break;
             }
 
-            message.lastStatusCode = reader.int32();
+            message.last_status_code = reader.int32();
             continue;
           }
           case 8: {
@@ -235,7 +235,7 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
               break;
             }
 
-            message.lastError = reader.string();
+            message.last_error = reader.string();
             continue;
           }
           case 9: {
@@ -243,7 +243,7 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
               break;
             }
 
-            message.lastLatencyMs = reader.int32();
+            message.last_latency_ms = reader.int32();
             continue;
           }
           case 10: {
@@ -251,7 +251,7 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
               break;
             }
 
-            message.nextAttemptAt = reader.string();
+            message.next_attempt_at = reader.string();
             continue;
           }
           case 11: {
@@ -259,7 +259,7 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
           case 12: {
@@ -267,7 +267,7 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
               break;
             }
 
-            message.deliveredAt = reader.string();
+            message.delivered_at = reader.string();
             continue;
           }
         }
@@ -285,49 +285,49 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
   fromJSON(object: any): WebhookDelivery {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
-      endpointId: isSet(object.endpointId)
+      endpoint_id: isSet(object.endpointId)
         ? globalThis.String(object.endpointId)
         : isSet(object.endpoint_id)
         ? globalThis.String(object.endpoint_id)
         : "",
-      eventId: isSet(object.eventId)
+      event_id: isSet(object.eventId)
         ? globalThis.String(object.eventId)
         : isSet(object.event_id)
         ? globalThis.String(object.event_id)
         : "",
-      eventType: isSet(object.eventType)
+      event_type: isSet(object.eventType)
         ? globalThis.String(object.eventType)
         : isSet(object.event_type)
         ? globalThis.String(object.event_type)
         : "",
       status: isSet(object.status) ? globalThis.String(object.status) : "",
       attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
-      lastStatusCode: isSet(object.lastStatusCode)
+      last_status_code: isSet(object.lastStatusCode)
         ? globalThis.Number(object.lastStatusCode)
         : isSet(object.last_status_code)
         ? globalThis.Number(object.last_status_code)
         : 0,
-      lastError: isSet(object.lastError)
+      last_error: isSet(object.lastError)
         ? globalThis.String(object.lastError)
         : isSet(object.last_error)
         ? globalThis.String(object.last_error)
         : "",
-      lastLatencyMs: isSet(object.lastLatencyMs)
+      last_latency_ms: isSet(object.lastLatencyMs)
         ? globalThis.Number(object.lastLatencyMs)
         : isSet(object.last_latency_ms)
         ? globalThis.Number(object.last_latency_ms)
         : 0,
-      nextAttemptAt: isSet(object.nextAttemptAt)
+      next_attempt_at: isSet(object.nextAttemptAt)
         ? globalThis.String(object.nextAttemptAt)
         : isSet(object.next_attempt_at)
         ? globalThis.String(object.next_attempt_at)
         : "",
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
-      deliveredAt: isSet(object.deliveredAt)
+      delivered_at: isSet(object.deliveredAt)
         ? globalThis.String(object.deliveredAt)
         : isSet(object.delivered_at)
         ? globalThis.String(object.delivered_at)
@@ -340,14 +340,14 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
     if (message.id !== "") {
       obj.id = message.id;
     }
-    if (message.endpointId !== "") {
-      obj.endpointId = message.endpointId;
+    if (message.endpoint_id !== "") {
+      obj.endpointId = message.endpoint_id;
     }
-    if (message.eventId !== "") {
-      obj.eventId = message.eventId;
+    if (message.event_id !== "") {
+      obj.eventId = message.event_id;
     }
-    if (message.eventType !== "") {
-      obj.eventType = message.eventType;
+    if (message.event_type !== "") {
+      obj.eventType = message.event_type;
     }
     if (message.status !== "") {
       obj.status = message.status;
@@ -355,23 +355,23 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
     if (message.attempts !== 0) {
       obj.attempts = Math.round(message.attempts);
     }
-    if (message.lastStatusCode !== 0) {
-      obj.lastStatusCode = Math.round(message.lastStatusCode);
+    if (message.last_status_code !== 0) {
+      obj.lastStatusCode = Math.round(message.last_status_code);
     }
-    if (message.lastError !== "") {
-      obj.lastError = message.lastError;
+    if (message.last_error !== "") {
+      obj.lastError = message.last_error;
     }
-    if (message.lastLatencyMs !== 0) {
-      obj.lastLatencyMs = Math.round(message.lastLatencyMs);
+    if (message.last_latency_ms !== 0) {
+      obj.lastLatencyMs = Math.round(message.last_latency_ms);
     }
-    if (message.nextAttemptAt !== "") {
-      obj.nextAttemptAt = message.nextAttemptAt;
+    if (message.next_attempt_at !== "") {
+      obj.nextAttemptAt = message.next_attempt_at;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
-    if (message.deliveredAt !== "") {
-      obj.deliveredAt = message.deliveredAt;
+    if (message.delivered_at !== "") {
+      obj.deliveredAt = message.delivered_at;
     }
     return obj;
   },
@@ -382,32 +382,32 @@ export const WebhookDelivery: MessageFns<WebhookDelivery> = {
   fromPartial<I extends Exact<DeepPartial<WebhookDelivery>, I>>(object: I): WebhookDelivery {
     const message = createBaseWebhookDelivery();
     message.id = object.id ?? "";
-    message.endpointId = object.endpointId ?? "";
-    message.eventId = object.eventId ?? "";
-    message.eventType = object.eventType ?? "";
+    message.endpoint_id = object.endpoint_id ?? "";
+    message.event_id = object.event_id ?? "";
+    message.event_type = object.event_type ?? "";
     message.status = object.status ?? "";
     message.attempts = object.attempts ?? 0;
-    message.lastStatusCode = object.lastStatusCode ?? 0;
-    message.lastError = object.lastError ?? "";
-    message.lastLatencyMs = object.lastLatencyMs ?? 0;
-    message.nextAttemptAt = object.nextAttemptAt ?? "";
-    message.createdAt = object.createdAt ?? "";
-    message.deliveredAt = object.deliveredAt ?? "";
+    message.last_status_code = object.last_status_code ?? 0;
+    message.last_error = object.last_error ?? "";
+    message.last_latency_ms = object.last_latency_ms ?? 0;
+    message.next_attempt_at = object.next_attempt_at ?? "";
+    message.created_at = object.created_at ?? "";
+    message.delivered_at = object.delivered_at ?? "";
     return message;
   },
 };
 
 function createBaseListWebhookDeliveriesRequest(): ListWebhookDeliveriesRequest {
-  return { accountId: "", endpointId: "", page: undefined };
+  return { account_id: "", endpoint_id: "", page: undefined };
 }
 
 export const ListWebhookDeliveriesRequest: MessageFns<ListWebhookDeliveriesRequest> = {
   encode(message: ListWebhookDeliveriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
-    if (message.endpointId !== "") {
-      writer.uint32(18).string(message.endpointId);
+    if (message.endpoint_id !== "") {
+      writer.uint32(18).string(message.endpoint_id);
     }
     if (message.page !== undefined) {
       PageRequest.encode(message.page, writer.uint32(26).fork()).join();
@@ -433,7 +433,7 @@ export const ListWebhookDeliveriesRequest: MessageFns<ListWebhookDeliveriesReque
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -441,7 +441,7 @@ export const ListWebhookDeliveriesRequest: MessageFns<ListWebhookDeliveriesReque
               break;
             }
 
-            message.endpointId = reader.string();
+            message.endpoint_id = reader.string();
             continue;
           }
           case 3: {
@@ -466,12 +466,12 @@ export const ListWebhookDeliveriesRequest: MessageFns<ListWebhookDeliveriesReque
 
   fromJSON(object: any): ListWebhookDeliveriesRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      endpointId: isSet(object.endpointId)
+      endpoint_id: isSet(object.endpointId)
         ? globalThis.String(object.endpointId)
         : isSet(object.endpoint_id)
         ? globalThis.String(object.endpoint_id)
@@ -482,11 +482,11 @@ export const ListWebhookDeliveriesRequest: MessageFns<ListWebhookDeliveriesReque
 
   toJSON(message: ListWebhookDeliveriesRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.endpointId !== "") {
-      obj.endpointId = message.endpointId;
+    if (message.endpoint_id !== "") {
+      obj.endpointId = message.endpoint_id;
     }
     if (message.page !== undefined) {
       obj.page = PageRequest.toJSON(message.page);
@@ -499,8 +499,8 @@ export const ListWebhookDeliveriesRequest: MessageFns<ListWebhookDeliveriesReque
   },
   fromPartial<I extends Exact<DeepPartial<ListWebhookDeliveriesRequest>, I>>(object: I): ListWebhookDeliveriesRequest {
     const message = createBaseListWebhookDeliveriesRequest();
-    message.accountId = object.accountId ?? "";
-    message.endpointId = object.endpointId ?? "";
+    message.account_id = object.account_id ?? "";
+    message.endpoint_id = object.endpoint_id ?? "";
     message.page = (object.page !== undefined && object.page !== null)
       ? PageRequest.fromPartial(object.page)
       : undefined;
@@ -596,19 +596,19 @@ export const ListWebhookDeliveriesResponse: MessageFns<ListWebhookDeliveriesResp
 };
 
 function createBaseRetryWebhookDeliveryRequest(): RetryWebhookDeliveryRequest {
-  return { accountId: "", endpointId: "", deliveryId: "" };
+  return { account_id: "", endpoint_id: "", delivery_id: "" };
 }
 
 export const RetryWebhookDeliveryRequest: MessageFns<RetryWebhookDeliveryRequest> = {
   encode(message: RetryWebhookDeliveryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
-    if (message.endpointId !== "") {
-      writer.uint32(18).string(message.endpointId);
+    if (message.endpoint_id !== "") {
+      writer.uint32(18).string(message.endpoint_id);
     }
-    if (message.deliveryId !== "") {
-      writer.uint32(26).string(message.deliveryId);
+    if (message.delivery_id !== "") {
+      writer.uint32(26).string(message.delivery_id);
     }
     return writer;
   },
@@ -631,7 +631,7 @@ export const RetryWebhookDeliveryRequest: MessageFns<RetryWebhookDeliveryRequest
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -639,7 +639,7 @@ export const RetryWebhookDeliveryRequest: MessageFns<RetryWebhookDeliveryRequest
               break;
             }
 
-            message.endpointId = reader.string();
+            message.endpoint_id = reader.string();
             continue;
           }
           case 3: {
@@ -647,7 +647,7 @@ export const RetryWebhookDeliveryRequest: MessageFns<RetryWebhookDeliveryRequest
               break;
             }
 
-            message.deliveryId = reader.string();
+            message.delivery_id = reader.string();
             continue;
           }
         }
@@ -664,17 +664,17 @@ export const RetryWebhookDeliveryRequest: MessageFns<RetryWebhookDeliveryRequest
 
   fromJSON(object: any): RetryWebhookDeliveryRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
         : "",
-      endpointId: isSet(object.endpointId)
+      endpoint_id: isSet(object.endpointId)
         ? globalThis.String(object.endpointId)
         : isSet(object.endpoint_id)
         ? globalThis.String(object.endpoint_id)
         : "",
-      deliveryId: isSet(object.deliveryId)
+      delivery_id: isSet(object.deliveryId)
         ? globalThis.String(object.deliveryId)
         : isSet(object.delivery_id)
         ? globalThis.String(object.delivery_id)
@@ -684,14 +684,14 @@ export const RetryWebhookDeliveryRequest: MessageFns<RetryWebhookDeliveryRequest
 
   toJSON(message: RetryWebhookDeliveryRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
-    if (message.endpointId !== "") {
-      obj.endpointId = message.endpointId;
+    if (message.endpoint_id !== "") {
+      obj.endpointId = message.endpoint_id;
     }
-    if (message.deliveryId !== "") {
-      obj.deliveryId = message.deliveryId;
+    if (message.delivery_id !== "") {
+      obj.deliveryId = message.delivery_id;
     }
     return obj;
   },
@@ -701,15 +701,15 @@ export const RetryWebhookDeliveryRequest: MessageFns<RetryWebhookDeliveryRequest
   },
   fromPartial<I extends Exact<DeepPartial<RetryWebhookDeliveryRequest>, I>>(object: I): RetryWebhookDeliveryRequest {
     const message = createBaseRetryWebhookDeliveryRequest();
-    message.accountId = object.accountId ?? "";
-    message.endpointId = object.endpointId ?? "";
-    message.deliveryId = object.deliveryId ?? "";
+    message.account_id = object.account_id ?? "";
+    message.endpoint_id = object.endpoint_id ?? "";
+    message.delivery_id = object.delivery_id ?? "";
     return message;
   },
 };
 
 function createBaseWebhookEndpoint(): WebhookEndpoint {
-  return { id: "", accountId: "", url: "", events: [], description: "", enabled: false, createdAt: "" };
+  return { id: "", account_id: "", url: "", events: [], description: "", enabled: false, created_at: "" };
 }
 
 export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
@@ -717,8 +717,8 @@ export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
-    if (message.accountId !== "") {
-      writer.uint32(18).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(18).string(message.account_id);
     }
     if (message.url !== "") {
       writer.uint32(26).string(message.url);
@@ -732,8 +732,8 @@ export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
     if (message.enabled !== false) {
       writer.uint32(48).bool(message.enabled);
     }
-    if (message.createdAt !== "") {
-      writer.uint32(58).string(message.createdAt);
+    if (message.created_at !== "") {
+      writer.uint32(58).string(message.created_at);
     }
     return writer;
   },
@@ -764,7 +764,7 @@ export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 3: {
@@ -804,7 +804,7 @@ export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
               break;
             }
 
-            message.createdAt = reader.string();
+            message.created_at = reader.string();
             continue;
           }
         }
@@ -822,7 +822,7 @@ export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
   fromJSON(object: any): WebhookEndpoint {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -831,7 +831,7 @@ export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
       events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => globalThis.String(e)) : [],
       description: isSet(object.description) ? globalThis.String(object.description) : "",
       enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
-      createdAt: isSet(object.createdAt)
+      created_at: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
@@ -844,8 +844,8 @@ export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
     if (message.id !== "") {
       obj.id = message.id;
     }
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.url !== "") {
       obj.url = message.url;
@@ -859,8 +859,8 @@ export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
     if (message.enabled !== false) {
       obj.enabled = message.enabled;
     }
-    if (message.createdAt !== "") {
-      obj.createdAt = message.createdAt;
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
     }
     return obj;
   },
@@ -871,12 +871,12 @@ export const WebhookEndpoint: MessageFns<WebhookEndpoint> = {
   fromPartial<I extends Exact<DeepPartial<WebhookEndpoint>, I>>(object: I): WebhookEndpoint {
     const message = createBaseWebhookEndpoint();
     message.id = object.id ?? "";
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.url = object.url ?? "";
     message.events = object.events?.map((e) => e) || [];
     message.description = object.description ?? "";
     message.enabled = object.enabled ?? false;
-    message.createdAt = object.createdAt ?? "";
+    message.created_at = object.created_at ?? "";
     return message;
   },
 };
@@ -969,13 +969,13 @@ export const WebhookEndpointWithSecret: MessageFns<WebhookEndpointWithSecret> = 
 };
 
 function createBaseCreateWebhookEndpointRequest(): CreateWebhookEndpointRequest {
-  return { accountId: "", url: "", events: [], description: "" };
+  return { account_id: "", url: "", events: [], description: "" };
 }
 
 export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointRequest> = {
   encode(message: CreateWebhookEndpointRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.url !== "") {
       writer.uint32(18).string(message.url);
@@ -1007,7 +1007,7 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1048,7 +1048,7 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
 
   fromJSON(object: any): CreateWebhookEndpointRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1061,8 +1061,8 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
 
   toJSON(message: CreateWebhookEndpointRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.url !== "") {
       obj.url = message.url;
@@ -1081,7 +1081,7 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
   },
   fromPartial<I extends Exact<DeepPartial<CreateWebhookEndpointRequest>, I>>(object: I): CreateWebhookEndpointRequest {
     const message = createBaseCreateWebhookEndpointRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.url = object.url ?? "";
     message.events = object.events?.map((e) => e) || [];
     message.description = object.description ?? "";
@@ -1090,13 +1090,13 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
 };
 
 function createBaseListWebhookEndpointsRequest(): ListWebhookEndpointsRequest {
-  return { accountId: "", page: undefined };
+  return { account_id: "", page: undefined };
 }
 
 export const ListWebhookEndpointsRequest: MessageFns<ListWebhookEndpointsRequest> = {
   encode(message: ListWebhookEndpointsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.page !== undefined) {
       PageRequest.encode(message.page, writer.uint32(18).fork()).join();
@@ -1122,7 +1122,7 @@ export const ListWebhookEndpointsRequest: MessageFns<ListWebhookEndpointsRequest
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1147,7 +1147,7 @@ export const ListWebhookEndpointsRequest: MessageFns<ListWebhookEndpointsRequest
 
   fromJSON(object: any): ListWebhookEndpointsRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1158,8 +1158,8 @@ export const ListWebhookEndpointsRequest: MessageFns<ListWebhookEndpointsRequest
 
   toJSON(message: ListWebhookEndpointsRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.page !== undefined) {
       obj.page = PageRequest.toJSON(message.page);
@@ -1172,7 +1172,7 @@ export const ListWebhookEndpointsRequest: MessageFns<ListWebhookEndpointsRequest
   },
   fromPartial<I extends Exact<DeepPartial<ListWebhookEndpointsRequest>, I>>(object: I): ListWebhookEndpointsRequest {
     const message = createBaseListWebhookEndpointsRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.page = (object.page !== undefined && object.page !== null)
       ? PageRequest.fromPartial(object.page)
       : undefined;
@@ -1266,13 +1266,13 @@ export const ListWebhookEndpointsResponse: MessageFns<ListWebhookEndpointsRespon
 };
 
 function createBaseGetWebhookEndpointRequest(): GetWebhookEndpointRequest {
-  return { accountId: "", id: "" };
+  return { account_id: "", id: "" };
 }
 
 export const GetWebhookEndpointRequest: MessageFns<GetWebhookEndpointRequest> = {
   encode(message: GetWebhookEndpointRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.id !== "") {
       writer.uint32(18).string(message.id);
@@ -1298,7 +1298,7 @@ export const GetWebhookEndpointRequest: MessageFns<GetWebhookEndpointRequest> = 
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1323,7 +1323,7 @@ export const GetWebhookEndpointRequest: MessageFns<GetWebhookEndpointRequest> = 
 
   fromJSON(object: any): GetWebhookEndpointRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1334,8 +1334,8 @@ export const GetWebhookEndpointRequest: MessageFns<GetWebhookEndpointRequest> = 
 
   toJSON(message: GetWebhookEndpointRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.id !== "") {
       obj.id = message.id;
@@ -1348,20 +1348,20 @@ export const GetWebhookEndpointRequest: MessageFns<GetWebhookEndpointRequest> = 
   },
   fromPartial<I extends Exact<DeepPartial<GetWebhookEndpointRequest>, I>>(object: I): GetWebhookEndpointRequest {
     const message = createBaseGetWebhookEndpointRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.id = object.id ?? "";
     return message;
   },
 };
 
 function createBaseUpdateWebhookEndpointRequest(): UpdateWebhookEndpointRequest {
-  return { accountId: "", id: "", url: undefined, events: [], description: undefined, enabled: undefined };
+  return { account_id: "", id: "", url: undefined, events: [], description: undefined, enabled: undefined };
 }
 
 export const UpdateWebhookEndpointRequest: MessageFns<UpdateWebhookEndpointRequest> = {
   encode(message: UpdateWebhookEndpointRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.accountId !== "") {
-      writer.uint32(10).string(message.accountId);
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
     }
     if (message.id !== "") {
       writer.uint32(18).string(message.id);
@@ -1399,7 +1399,7 @@ export const UpdateWebhookEndpointRequest: MessageFns<UpdateWebhookEndpointReque
               break;
             }
 
-            message.accountId = reader.string();
+            message.account_id = reader.string();
             continue;
           }
           case 2: {
@@ -1456,7 +1456,7 @@ export const UpdateWebhookEndpointRequest: MessageFns<UpdateWebhookEndpointReque
 
   fromJSON(object: any): UpdateWebhookEndpointRequest {
     return {
-      accountId: isSet(object.accountId)
+      account_id: isSet(object.accountId)
         ? globalThis.String(object.accountId)
         : isSet(object.account_id)
         ? globalThis.String(object.account_id)
@@ -1471,8 +1471,8 @@ export const UpdateWebhookEndpointRequest: MessageFns<UpdateWebhookEndpointReque
 
   toJSON(message: UpdateWebhookEndpointRequest): unknown {
     const obj: any = {};
-    if (message.accountId !== "") {
-      obj.accountId = message.accountId;
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
     }
     if (message.id !== "") {
       obj.id = message.id;
@@ -1497,7 +1497,7 @@ export const UpdateWebhookEndpointRequest: MessageFns<UpdateWebhookEndpointReque
   },
   fromPartial<I extends Exact<DeepPartial<UpdateWebhookEndpointRequest>, I>>(object: I): UpdateWebhookEndpointRequest {
     const message = createBaseUpdateWebhookEndpointRequest();
-    message.accountId = object.accountId ?? "";
+    message.account_id = object.account_id ?? "";
     message.id = object.id ?? "";
     message.url = object.url ?? undefined;
     message.events = object.events?.map((e) => e) || [];

@@ -12,25 +12,25 @@ export const toAccount = (doc: AccountDoc): Account => ({
   id: doc._id,
   name: doc.name,
   plan: doc.plan,
-  createdAt: iso(doc.created_at),
-  perMinuteLimit: doc.per_minute_limit ?? 0,
-  perHourLimit: doc.per_hour_limit ?? 0,
+  created_at: iso(doc.created_at),
+  per_minute_limit: doc.per_minute_limit ?? 0,
+  per_hour_limit: doc.per_hour_limit ?? 0,
 });
 
 const toApiKey = (doc: Omit<ApiKeyDoc, 'digest'>): ApiKey => ({
   id: doc._id,
-  accountId: doc.account_id,
+  account_id: doc.account_id,
   prefix: doc.prefix,
   scope: doc.scope,
   name: doc.name,
-  createdAt: iso(doc.created_at),
-  lastUsedAt: iso(doc.last_used_at),
-  revokedAt: iso(doc.revoked_at),
-  createdBy: doc.created_by,
-  revokedBy: doc.revoked_by ?? '',
+  created_at: iso(doc.created_at),
+  last_used_at: iso(doc.last_used_at),
+  revoked_at: iso(doc.revoked_at),
+  created_by: doc.created_by,
+  revoked_by: doc.revoked_by ?? '',
 });
 
-const withSecret = ({ key, secret }: IssuedKey) => ({ apiKey: toApiKey(key), secret });
+const withSecret = ({ key, secret }: IssuedKey) => ({ api_key: toApiKey(key), secret });
 
 type AccountHandlers = Pick<
   Handlers<typeof AccountServiceService>,
@@ -58,13 +58,13 @@ export function accountHandlers(deps: AccountDeps): AccountHandlers {
     regenerateApiKey: async (req) => withSecret(await regenerateApiKey(deps, req)),
 
     async listApiKeys(req) {
-      const { items, page } = await listApiKeys(deps, req.accountId, req.page);
+      const { items, page } = await listApiKeys(deps, req.account_id, req.page);
       return { data: items.map(toApiKey), page };
     },
 
     async authenticate(req) {
       const { account, key } = await authenticate(deps, req.secret);
-      return { account: toAccount(account), keyId: key._id, scope: key.scope };
+      return { account: toAccount(account), key_id: key._id, scope: key.scope };
     },
   };
 }

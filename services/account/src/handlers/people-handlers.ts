@@ -14,15 +14,15 @@ type PeopleHandlers = Pick<
 
 const userJson = (u: UserDoc) => ({
   id: u._id,
-  accountId: u.account_id,
+  account_id: u.account_id,
   email: u.email,
-  createdAt: u.created_at.toISOString(),
+  created_at: u.created_at.toISOString(),
 });
 
 const toSession = (s: OpenedSession): SessionResponse => ({
   token: s.token,
-  csrfToken: s.csrfToken,
-  expiresAt: s.expiresAt.toISOString(),
+  csrf_token: s.csrfToken,
+  expires_at: s.expiresAt.toISOString(),
   user: userJson(s.user),
   account: toAccount(s.account),
 });
@@ -41,6 +41,6 @@ export function peopleHandlers(deps: PeopleDeps): PeopleHandlers {
       await endSession(deps, req.token);
       return {};
     },
-    listAuditEntries: async (req) => ({ data: await listAuditEntries(deps, req.accountId, req.limit) }),
+    listAuditEntries: async (req) => ({ data: await listAuditEntries(deps, req.account_id, req.limit) }),
   };
 }

@@ -34,13 +34,14 @@ export async function findAccount({ store }: Pick<AccountDeps, 'store'>, id: str
 /** Changes the plan and/or the rate limit overrides (0 = the plan's default), with account.updated. */
 export async function updateAccount(
   { store, outbox, clock }: AccountDeps,
-  req: { id: string; plan?: string; perMinuteLimit?: number; perHourLimit?: number },
+  req: { id: string; plan?: string; per_minute_limit?: number; per_hour_limit?: number },
 ): Promise<AccountDoc> {
   const changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>> = {};
   if (req.plan !== undefined) changes.plan = req.plan ? checkPlan(req.plan) : checkPlan('none');
-  if (req.perMinuteLimit !== undefined)
-    changes.per_minute_limit = checkLimitOverride('per_minute_limit', req.perMinuteLimit);
-  if (req.perHourLimit !== undefined) changes.per_hour_limit = checkLimitOverride('per_hour_limit', req.perHourLimit);
+  if (req.per_minute_limit !== undefined)
+    changes.per_minute_limit = checkLimitOverride('per_minute_limit', req.per_minute_limit);
+  if (req.per_hour_limit !== undefined)
+    changes.per_hour_limit = checkLimitOverride('per_hour_limit', req.per_hour_limit);
   if (Object.keys(changes).length === 0)
     throw new AppError('invalid_request', 'nothing to change: give a plan or a limit');
   const now = clock.now();

@@ -71,25 +71,25 @@ async function revoke(
 /** A new key of an existing account. */
 export async function createApiKey(
   deps: AccountDeps,
-  req: { accountId: string; scope: string; name: string; actor?: string },
+  req: { account_id: string; scope: string; name: string; actor?: string },
 ): Promise<IssuedKey> {
   const scope = checkScope(req.scope);
   const name = checkKeyName(req.name);
-  if (!(await deps.store.findAccount(req.accountId))) throw AppError.notFound('account');
-  return issueKey(deps, req.accountId, scope, name, actorOf(req.actor));
+  if (!(await deps.store.findAccount(req.account_id))) throw AppError.notFound('account');
+  return issueKey(deps, req.account_id, scope, name, actorOf(req.actor));
 }
 
 /** Revokes a key of this account, with api_key.revoked; revoking it again answers it as it is. */
-export const revokeApiKey = (deps: AccountDeps, req: { accountId: string; keyId: string; actor?: string }) =>
-  revoke(deps, requireAccount(req.accountId), req.keyId, actorOf(req.actor));
+export const revokeApiKey = (deps: AccountDeps, req: { account_id: string; key_id: string; actor?: string }) =>
+  revoke(deps, requireAccount(req.account_id), req.key_id, actorOf(req.actor));
 
 /** A new key with the old one's scope and name, then the old one revoked. */
 export async function regenerateApiKey(
   deps: AccountDeps,
-  req: { accountId: string; keyId: string; actor?: string },
+  req: { account_id: string; key_id: string; actor?: string },
 ): Promise<IssuedKey> {
-  const accountId = requireAccount(req.accountId);
-  const old = await deps.store.findKey(req.keyId, accountId);
+  const accountId = requireAccount(req.account_id);
+  const old = await deps.store.findKey(req.key_id, accountId);
   if (!old) throw AppError.notFound('API key');
   if (old.revoked_at) throw new AppError('conflict', 'this API key is already revoked; generate a new one instead');
   // New key first: if the revocation then fails, the caller has two keys, never none.

@@ -10,7 +10,7 @@ export async function listAuditEntries(
   const limit = Math.min(Math.max(requestedLimit || 10, 1), 100);
   const entries: AuditEntry[] = [];
   for (const k of await people.recentKeys(accountId)) {
-    const key = { keyId: k._id, keyPrefix: k.prefix, keyName: k.name };
+    const key = { key_id: k._id, key_prefix: k.prefix, key_name: k.name };
     entries.push({ type: 'api_key.created', actor: k.created_by, at: k.created_at.toISOString(), ...key });
     if (k.revoked_at)
       entries.push({

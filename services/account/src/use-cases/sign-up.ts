@@ -24,10 +24,10 @@ const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000
  */
 export async function signUp(
   { people, mailer, clock, baseUrl }: PeopleDeps,
-  req: { accountName: string; email: string; password: string },
+  req: { account_name: string; email: string; password: string },
 ): Promise<void> {
   if (!mailer) throw new AppError('forbidden', 'sign-up is closed on this server; ask its operator for an account');
-  const name = checkAccountName(req.accountName);
+  const name = checkAccountName(req.account_name);
   const email = checkEmail('email', req.email).toLowerCase();
   checkPassword(req.password);
   // Both cases hash the password and send one mail, so neither answers sooner.

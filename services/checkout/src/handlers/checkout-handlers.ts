@@ -8,19 +8,19 @@ import { getSession, listSessions } from '../use-cases/read-sessions';
 /** The use cases give sessions as seen at the time of the call: status here is the effective one. */
 const toSession = (s: Omit<SessionDoc, 'outbox'>, baseUrl: string): CheckoutSession => ({
   id: s._id,
-  accountId: s.account_id,
-  productId: s.product_id,
+  account_id: s.account_id,
+  product_id: s.product_id,
   status: s.status,
   amount: s.amount,
   currency: s.currency,
-  customerEmail: s.customer_email,
-  successUrl: s.success_url,
-  cancelUrl: s.cancel_url,
+  customer_email: s.customer_email,
+  success_url: s.success_url,
+  cancel_url: s.cancel_url,
   metadata: s.metadata ?? {},
   url: s.provider_url || `${baseUrl}/checkout/${s._id}`,
-  expiresAt: s.expires_at.toISOString(),
-  createdAt: s.created_at.toISOString(),
-  licenseKey: s.license_key ?? '',
+  expires_at: s.expires_at.toISOString(),
+  created_at: s.created_at.toISOString(),
+  license_key: s.license_key ?? '',
   livemode: s.livemode ?? false,
 });
 
@@ -33,24 +33,24 @@ export function checkoutHandlers(
   return {
     async createSession(req, call) {
       const input = checkNewSession(req, httpsOnly);
-      const run = async () => present(await createSession(deps, req.accountId, input, call.requestId));
-      if (!req.idempotencyKey) return run();
+      const run = async () => present(await createSession(deps, req.account_id, input, call.requestId));
+      if (!req.idempotency_key) return run();
       // A repeat with the same key gets the first answer again, as it was sent: the proto message is what is stored.
       return idempotent(
         deps.store.models.Idempotency,
-        `${req.accountId}:create_checkout`,
-        req.idempotencyKey,
+        `${req.account_id}:create_checkout`,
+        req.idempotency_key,
         input,
         run,
         deps.clock.now(),
       );
     },
 
-    getSession: async (req) => present(await getSession(deps, req.accountId, req.id)),
-    expireSession: async (req) => present(await expireSession(deps, req.accountId, req.id)),
+    getSession: async (req) => present(await getSession(deps, req.account_id, req.id)),
+    expireSession: async (req) => present(await expireSession(deps, req.account_id, req.id)),
 
     async listSessions(req) {
-      const { items, page } = await listSessions(deps, req.accountId, req.status, req.page);
+      const { items, page } = await listSessions(deps, req.account_id, req.status, req.page);
       return { data: items.map(present), page };
     },
   };

@@ -45,10 +45,10 @@ export class Completion {
       try {
         license = await this.licenses.createLicense(
           {
-            accountId: s.account_id,
-            productId: s.product_id,
-            customerEmail: s.customer_email,
-            idempotencyKey: `checkout:${s._id}`,
+            account_id: s.account_id,
+            product_id: s.product_id,
+            customer_email: s.customer_email,
+            idempotency_key: `checkout:${s._id}`,
           },
           { requestId },
         );
@@ -80,7 +80,7 @@ export class Completion {
     }
     try {
       await this.licenses.transitionLicense(
-        { accountId: s.account_id, key: s.license_key, action: s.refund_action ?? 'revoke' },
+        { account_id: s.account_id, key: s.license_key, action: s.refund_action ?? 'revoke' },
         { requestId },
       );
     } catch (err) {

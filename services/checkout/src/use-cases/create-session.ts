@@ -30,14 +30,14 @@ export interface NewSession {
 
 /** Checks what needs no I/O, before anything else happens (https-only URLs in production). */
 export function checkNewSession(req: CreateCheckoutSessionRequest, httpsOnly: boolean): NewSession {
-  if (!isId('prod', req.productId)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
+  if (!isId('prod', req.product_id)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
   return {
-    product_id: req.productId,
-    customer_email: req.customerEmail ? checkEmail('customer_email', req.customerEmail) : '',
-    success_url: checkRedirectUrl('success_url', req.successUrl, true, httpsOnly),
-    cancel_url: checkRedirectUrl('cancel_url', req.cancelUrl, false, httpsOnly),
+    product_id: req.product_id,
+    customer_email: req.customer_email ? checkEmail('customer_email', req.customer_email) : '',
+    success_url: checkRedirectUrl('success_url', req.success_url, true, httpsOnly),
+    cancel_url: checkRedirectUrl('cancel_url', req.cancel_url, false, httpsOnly),
     metadata: checkMetadata(req.metadata),
-    minutes: expiryMinutes(req.expiresInMinutes),
+    minutes: expiryMinutes(req.expires_in_minutes),
   };
 }
 
@@ -49,7 +49,7 @@ export async function createSession(
   requestId: string,
 ): Promise<Omit<SessionDoc, 'outbox'>> {
   const { store, outbox, clock, products, provider, baseUrl } = deps;
-  const product = await products.getProduct({ accountId, id: input.product_id }, { requestId });
+  const product = await products.getProduct({ account_id: accountId, id: input.product_id }, { requestId });
   if (!product.price)
     throw AppError.invalid(
       'product_id',
@@ -92,7 +92,7 @@ export async function createSession(
     provider_session_id: payment.providerSessionId,
     provider_url: payment.url,
     livemode: payment.livemode,
-    refund_action: product.policy?.refundAction === 'suspend' ? 'suspend' : 'revoke',
+    refund_action: product.policy?.refund_action === 'suspend' ? 'suspend' : 'revoke',
     paid_with: null,
     refunded_at: null,
   };

@@ -2,10 +2,10 @@ import type { LicensePolicy, PolicySnapshot } from '@licensing/proto';
 
 /** The product's policy (as the product service answers it), as a licence keeps it. */
 export const fromPolicy = (p: LicensePolicy | undefined): PolicySnapshot => ({
-  duration_days: p?.durationDays ?? null,
-  max_activations: p?.maxActivations ?? null,
-  grace_days: p?.graceDays ?? 0,
-  require_activation: p?.requireActivation ?? false,
-  validate_keys_see_email: p?.validateKeysSeeEmail ?? false,
-  refund_action: p?.refundAction === 'suspend' ? 'suspend' : 'revoke',
+  duration_days: p?.duration_days ?? null,
+  max_activations: p?.max_activations ?? null,
+  grace_days: p?.grace_days ?? 0,
+  require_activation: p?.require_activation ?? false,
+  validate_keys_see_email: p?.validate_keys_see_email ?? false,
+  refund_action: p?.refund_action === 'suspend' ? 'suspend' : 'revoke',
 });

@@ -33,7 +33,7 @@ export class ProductCache implements ProductLookup {
 
   async getProduct(req: GetProductRequest, opts?: CallOptions): Promise<Product> {
     if (this.maxEntries === 0 || !this.bus.connected) return this.source.getProduct(req, opts);
-    const key = keyOf(req.accountId, req.id);
+    const key = keyOf(req.account_id, req.id);
     const hit = this.entries.get(key);
     if (hit && hit.until > this.now()) {
       this.entries.delete(key); // most recently used last

@@ -15,10 +15,10 @@ export function activationHandlers(
     },
 
     async listActivations(req) {
-      const { items, page } = await listActivations(deps, req.accountId, req.key, req.page);
+      const { items, page } = await listActivations(deps, req.account_id, req.key, req.page);
       return { data: items.map(toActivation), page };
     },
 
-    deactivate: async (req) => toActivation(await deactivate(deps, req.accountId, req.key, req.activationId)),
+    deactivate: async (req) => toActivation(await deactivate(deps, req.account_id, req.key, req.activation_id)),
   };
 }

@@ -21,12 +21,12 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
   return {
     async createLicense(req) {
       const input = checkNewLicense(req);
-      const run = async () => present(await issueLicense(deps, req.accountId, input));
-      if (!req.idempotencyKey) return run();
+      const run = async () => present(await issueLicense(deps, req.account_id, input));
+      if (!req.idempotency_key) return run();
       return idempotent(
         store.models.Idempotency,
-        `${req.accountId}:create_license`,
-        req.idempotencyKey,
+        `${req.account_id}:create_license`,
+        req.idempotency_key,
         input,
         run,
         clock.now(),
@@ -34,15 +34,15 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
     },
 
     async getLicense(req) {
-      const { doc, activations, lastValidated } = await getLicense(store, counter, req.accountId, req.key);
+      const { doc, activations, lastValidated } = await getLicense(store, counter, req.account_id, req.key);
       return {
         ...toLicense(doc, clock.now(), 'full', activations),
-        lastValidatedAt: lastValidated?.toISOString() ?? '',
+        last_validated_at: lastValidated?.toISOString() ?? '',
       };
     },
 
     async listLicenses(req) {
-      const { items, page, now } = await listLicenses(deps, req.accountId, req, req.page);
+      const { items, page, now } = await listLicenses(deps, req.account_id, req, req.page);
       return { data: items.map((d) => toLicense(d, now)), page };
     },
 
@@ -51,20 +51,20 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
 
     async getStats(req) {
       const now = clock.now();
-      const { total, buckets } = await readStats(store, counter, req.accountId, now);
+      const { total, buckets } = await readStats(store, counter, req.account_id, now);
       return {
-        licensesTotal: total,
-        validationsByHour: last24Hours(buckets, now).map((b) => ({
+        licenses_total: total,
+        validations_by_hour: last24Hours(buckets, now).map((b) => ({
           hour: b.hour.toISOString(),
           validations: b.validations,
           valid: b.valid,
-          byCode: b.byCode,
+          by_code: b.byCode,
         })),
-        validationsByDay: last30Days(buckets, now).map((d) => ({
+        validations_by_day: last30Days(buckets, now).map((d) => ({
           day: d.day.toISOString(),
           validations: d.validations,
           valid: d.valid,
-          byCode: d.byCode,
+          by_code: d.byCode,
         })),
       };
     },

@@ -8,12 +8,12 @@ import {
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 
 export const toPolicy = (p: PolicySnapshot): LicensePolicy => ({
-  durationDays: p.duration_days ?? undefined,
-  maxActivations: p.max_activations ?? undefined,
-  graceDays: p.grace_days,
-  requireActivation: p.require_activation,
-  validateKeysSeeEmail: p.validate_keys_see_email,
-  refundAction: p.refund_action ?? 'revoke',
+  duration_days: p.duration_days ?? undefined,
+  max_activations: p.max_activations ?? undefined,
+  grace_days: p.grace_days,
+  require_activation: p.require_activation,
+  validate_keys_see_email: p.validate_keys_see_email,
+  refund_action: p.refund_action ?? 'revoke',
 });
 
 /** A licence as the contract shows it: derived status, and the e-mail only for callers allowed to see it. */
@@ -22,24 +22,24 @@ export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope =
   const showEmail = keyScope !== 'validate' || doc.policy.validate_keys_see_email;
   return {
     id: doc._id,
-    accountId: doc.account_id,
-    productId: doc.product_id,
+    account_id: doc.account_id,
+    product_id: doc.product_id,
     key: doc.key,
-    customerEmail: showEmail ? doc.customer_email : '',
+    customer_email: showEmail ? doc.customer_email : '',
     status: effectiveStatus(doc, now),
-    expiresAt: doc.expires_at ? doc.expires_at.toISOString() : '',
-    createdAt: doc.created_at.toISOString(),
+    expires_at: doc.expires_at ? doc.expires_at.toISOString() : '',
+    created_at: doc.created_at.toISOString(),
     policy: toPolicy(doc.policy),
     activations,
     metadata: doc.metadata ?? {},
-    lastValidatedAt: '',
+    last_validated_at: '',
   };
 }
 
 export const toActivation = (a: ActivationDoc): Activation => ({
   id: a._id,
-  licenseId: a.license_id,
+  license_id: a.license_id,
   fingerprint: a.fingerprint,
   name: a.name,
-  createdAt: a.created_at.toISOString(),
+  created_at: a.created_at.toISOString(),
 });

@@ -36,9 +36,9 @@ export function validationHandlers(
       return {
         found: false,
         license: undefined,
-        storedStatus: '',
-        activationCount: 0,
-        activeFingerprints: [],
+        stored_status: '',
+        activation_count: 0,
+        active_fingerprints: [],
         cacheable: true,
       };
     const fingerprints = doc.policy.require_activation
@@ -47,9 +47,9 @@ export function validationHandlers(
     return {
       found: true,
       license: toLicense(doc, now),
-      storedStatus: doc.status,
-      activationCount: fingerprints.length,
-      activeFingerprints: fingerprints.slice(0, MAX_CACHED_FINGERPRINTS),
+      stored_status: doc.status,
+      activation_count: fingerprints.length,
+      active_fingerprints: fingerprints.slice(0, MAX_CACHED_FINGERPRINTS),
       cacheable: fingerprints.length <= MAX_CACHED_FINGERPRINTS,
     };
   }
@@ -60,13 +60,13 @@ export function validationHandlers(
       const doc = parsed.ok ? await store.findByKey(parsed.key) : null;
       const fingerprint = req.fingerprint.trim().slice(0, 200);
       const now = ctx.clock.now();
-      const needsActivation = !!doc && doc.account_id === req.accountId && doc.policy.require_activation;
-      const facts = req.wantFacts && parsed.ok ? await factsOf(doc, req.accountId, now) : undefined;
+      const needsActivation = !!doc && doc.account_id === req.account_id && doc.policy.require_activation;
+      const facts = req.want_facts && parsed.ok ? await factsOf(doc, req.account_id, now) : undefined;
       let activation = { fingerprintActive: false, count: 0 };
       if (facts?.cacheable && needsActivation) {
         activation = {
-          fingerprintActive: !!fingerprint && facts.activeFingerprints.includes(fingerprint),
-          count: facts.activationCount,
+          fingerprintActive: !!fingerprint && facts.active_fingerprints.includes(fingerprint),
+          count: facts.activation_count,
         };
       } else if (needsActivation) {
         const fingerprintActive = !!fingerprint && !!(await store.findActivation(doc._id, fingerprint));
@@ -76,15 +76,15 @@ export function validationHandlers(
       const verdict = judge(
         parsed,
         doc,
-        { accountId: req.accountId, productId: req.productId, fingerprint },
+        { accountId: req.account_id, productId: req.product_id, fingerprint },
         activation,
         now,
       );
-      counter.record(req.accountId, verdict.code, verdict.valid, now);
+      counter.record(req.account_id, verdict.code, verdict.valid, now);
       if (verdict.visible && doc) {
-        counter.validated(req.accountId, doc._id, now);
+        counter.validated(req.account_id, doc._id, now);
         counter.saw({
-          accountId: req.accountId,
+          accountId: req.account_id,
           licenseId: doc._id,
           hour: now,
           code: verdict.code,
@@ -96,7 +96,7 @@ export function validationHandlers(
       byCode.inc({ code: verdict.code });
       return {
         ...verdictFields(verdict),
-        license: verdict.visible && doc ? toLicense(doc, now, req.keyScope) : undefined,
+        license: verdict.visible && doc ? toLicense(doc, now, req.key_scope) : undefined,
         facts,
       };
     },
@@ -104,23 +104,30 @@ export function validationHandlers(
     async recordValidations(req) {
       for (const t of req.tallies) {
         const hour = new Date(t.hour);
-        if (!t.accountId || Number.isNaN(hour.getTime()) || t.validations < 0 || t.valid < 0 || t.valid > t.validations)
+        if (
+          !t.account_id ||
+          Number.isNaN(hour.getTime()) ||
+          t.validations < 0 ||
+          t.valid < 0 ||
+          t.valid > t.validations
+        )
           continue;
         // Codes come from a gateway's judge(); a malformed one is dropped (it would be a field path in the store).
         const byCode = Object.fromEntries(
-          Object.entries(t.byCode).filter(([code, n]) => isCode(code) && Number.isInteger(n) && n > 0),
+          Object.entries(t.by_code).filter(([code, n]) => isCode(code) && Number.isInteger(n) && n > 0),
         );
-        counter.add(t.accountId, hour, t.validations, t.valid, byCode);
+        counter.add(t.account_id, hour, t.validations, t.valid, byCode);
       }
-      for (const v of req.lastValidated) {
+      for (const v of req.last_validated) {
         const at = new Date(v.at);
-        if (v.accountId && v.licenseId && !Number.isNaN(at.getTime())) counter.validated(v.accountId, v.licenseId, at);
+        if (v.account_id && v.license_id && !Number.isNaN(at.getTime()))
+          counter.validated(v.account_id, v.license_id, at);
       }
       for (const g of req.seen) {
-        const [hour, lastAt] = [new Date(g.hour), new Date(g.lastAt)];
+        const [hour, lastAt] = [new Date(g.hour), new Date(g.last_at)];
         if (
-          !g.accountId ||
-          !g.licenseId ||
+          !g.account_id ||
+          !g.license_id ||
           !isCode(g.code) ||
           g.fingerprint.length > 200 ||
           g.count < 1 ||
@@ -129,8 +136,8 @@ export function validationHandlers(
         )
           continue;
         counter.saw({
-          accountId: g.accountId,
-          licenseId: g.licenseId,
+          accountId: g.account_id,
+          licenseId: g.license_id,
           hour,
           code: g.code,
           fingerprint: g.fingerprint,
@@ -142,7 +149,7 @@ export function validationHandlers(
     },
 
     async listRecentValidations(req) {
-      const doc = await ownLicense(store, req.accountId, req.key);
+      const doc = await ownLicense(store, req.account_id, req.key);
       const limit = req.limit >= 1 && req.limit <= 50 ? req.limit : 20;
       const groups = await counter.recent(doc._id, limit);
       return {
@@ -151,7 +158,7 @@ export function validationHandlers(
           code: g.code,
           fingerprint: g.fingerprint,
           count: g.count,
-          lastAt: g.lastAt.toISOString(),
+          last_at: g.lastAt.toISOString(),
         })),
       };
     },

@@ -9,12 +9,12 @@ import { ownLicense } from './read-licenses';
 /** Activates a machine on an active licence within its max_activations; an active fingerprint is answered again. */
 export async function activate(
   { store, outbox, clock }: Omit<LicenseDeps, 'products'>,
-  req: { accountId: string; key: string; fingerprint: string; name: string },
+  req: { account_id: string; key: string; fingerprint: string; name: string },
 ): Promise<{ activation: ActivationDoc; created: boolean }> {
   const fingerprint = checkFingerprint(req.fingerprint);
   const name = req.name.trim();
   if (name.length > 100) throw AppError.invalid('name', 'name must be at most 100 characters');
-  const license = await ownLicense(store, req.accountId, req.key);
+  const license = await ownLicense(store, req.account_id, req.key);
   // Retries from client apps are normal: an active fingerprint is simply returned.
   const existing = await store.findActivation(license._id, fingerprint);
   if (existing) return { activation: existing, created: false };
@@ -24,7 +24,7 @@ export async function activate(
   const doc = {
     _id: newId('act'),
     license_id: license._id,
-    account_id: req.accountId,
+    account_id: req.account_id,
     fingerprint,
     name,
     fingerprint_key: fingerprint,

@@ -42,12 +42,12 @@ export async function changeLicense(
 /** Changes the customer e-mail and/or metadata (an empty value removes its entry), with license.updated. */
 export const updateLicense = (
   deps: LicenseDeps,
-  req: Pick<UpdateLicenseRequest, 'accountId' | 'key' | 'customerEmail' | 'metadata'>,
+  req: Pick<UpdateLicenseRequest, 'account_id' | 'key' | 'customer_email' | 'metadata'>,
 ): Promise<LicenseAt> =>
-  changeLicense(deps, req.accountId, req.key, async (doc) => {
+  changeLicense(deps, req.account_id, req.key, async (doc) => {
     const changes: Partial<LicenseDoc> = {};
-    if (req.customerEmail !== undefined) {
-      const email = checkEmail('customer_email', req.customerEmail);
+    if (req.customer_email !== undefined) {
+      const email = checkEmail('customer_email', req.customer_email);
       Object.assign(changes, { customer_email: email, customer_email_lc: email.toLowerCase() });
     }
     if (Object.keys(req.metadata).length) changes.metadata = mergeMetadata(doc.metadata ?? {}, req.metadata);
@@ -59,16 +59,16 @@ export const updateLicense = (
 /** Suspends, reinstates, revokes or renews (with the product's current policy), with its event. */
 export const transitionLicense = (
   deps: LicenseDeps,
-  req: Pick<TransitionLicenseRequest, 'accountId' | 'key' | 'action'>,
+  req: Pick<TransitionLicenseRequest, 'account_id' | 'key' | 'action'>,
 ): Promise<LicenseAt> =>
-  changeLicense(deps, req.accountId, req.key, async (doc, now) => {
+  changeLicense(deps, req.account_id, req.key, async (doc, now) => {
     if (!(actions as readonly string[]).includes(req.action))
       throw AppError.invalid('action', `action must be one of ${actions.join(', ')}`);
     const action = req.action as Action;
     // Renewal takes the product's current policy.
     const current =
       action === 'renew'
-        ? fromPolicy((await deps.products.getProduct({ accountId: req.accountId, id: doc.product_id })).policy)
+        ? fromPolicy((await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id })).policy)
         : doc.policy;
     const next = transition(doc, action, now, current);
     const graceEnds = graceEndsAt(next.expires_at, next.policy.grace_days);

@@ -14,9 +14,9 @@ export interface NewLicense {
 }
 
 /** Checks what needs no I/O, before anything else happens. */
-export function checkNewLicense(req: Pick<CreateLicenseRequest, 'productId' | 'customerEmail'>): NewLicense {
-  if (!isId('prod', req.productId)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
-  return { product_id: req.productId, customer_email: checkEmail('customer_email', req.customerEmail) };
+export function checkNewLicense(req: Pick<CreateLicenseRequest, 'product_id' | 'customer_email'>): NewLicense {
+  if (!isId('prod', req.product_id)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
+  return { product_id: req.product_id, customer_email: checkEmail('customer_email', req.customer_email) };
 }
 
 /** A new licence of a product of this account, with its policy, stored with license.created in the same write. */
@@ -27,7 +27,7 @@ export async function issueLicense(
 ): Promise<LicenseAt> {
   const productId = input.product_id;
   // The product must exist in the caller's account; another account's product is not found.
-  const product = await products.getProduct({ accountId, id: productId });
+  const product = await products.getProduct({ account_id: accountId, id: productId });
   const policy = fromPolicy(product.policy);
   for (let attempt = 0; ; attempt++) {
     const now = clock.now();

@@ -31,12 +31,12 @@ export const FILE_TTL_MAX_DAYS = 365;
  */
 export async function issueLicenseFile(
   { store, clock, signer }: FileDeps,
-  req: { accountId: string; key: string; fingerprint: string; ttlDays: number },
+  req: { account_id: string; key: string; fingerprint: string; ttl_days: number },
 ): Promise<SignPayloadResponse> {
-  const ttl = req.ttlDays || FILE_TTL_DEFAULT_DAYS;
+  const ttl = req.ttl_days || FILE_TTL_DEFAULT_DAYS;
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > FILE_TTL_MAX_DAYS)
     throw AppError.invalid('ttl_days', `ttl_days must be a whole number from 1 to ${FILE_TTL_MAX_DAYS}`);
-  const license = await ownLicense(store, req.accountId, req.key);
+  const license = await ownLicense(store, req.account_id, req.key);
   const fingerprint = req.fingerprint ? checkFingerprint(req.fingerprint) : '';
   const now = clock.now();
   const status = effectiveStatus(license, now);
@@ -64,8 +64,8 @@ export async function issueLicenseFile(
     valid_until: validUntil.toISOString(),
   };
   return signer.signPayload({
-    accountId: req.accountId,
-    productId: license.product_id,
-    payloadJson: JSON.stringify(payload),
+    account_id: req.account_id,
+    product_id: license.product_id,
+    payload_json: JSON.stringify(payload),
   });
 }

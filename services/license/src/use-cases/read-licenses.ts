@@ -30,8 +30,8 @@ export async function getLicense(
 }
 
 export interface LicenseFilter {
-  productId: string;
-  customerEmail: string;
+  product_id: string;
+  customer_email: string;
   status: string;
 }
 
@@ -42,16 +42,16 @@ export async function listLicenses(
   filter: LicenseFilter,
   page: PageRequest | undefined,
 ) {
-  if (filter.productId && !isId('prod', filter.productId))
+  if (filter.product_id && !isId('prod', filter.product_id))
     throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
-  if (filter.customerEmail.length > 254)
+  if (filter.customer_email.length > 254)
     throw AppError.invalid('customer_email', 'customer_email must be at most 254 characters');
   if (filter.status && !statuses.includes(filter.status as Status))
     throw AppError.invalid('status', `status must be one of ${statuses.join(', ')}`);
   const now = clock.now();
   const { items, page: next } = await store.list(
     accountId,
-    { productId: filter.productId, customerEmail: filter.customerEmail, status: filter.status as Status | '' },
+    { productId: filter.product_id, customerEmail: filter.customer_email, status: filter.status as Status | '' },
     page,
     now,
   );

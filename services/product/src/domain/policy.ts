@@ -44,12 +44,12 @@ function refundAction(v: string): RefundAction {
 export function checkPolicy(p: LicensePolicy | undefined): Policy {
   if (!p) return { ...DEFAULT_POLICY };
   const policy: Policy = {
-    duration_days: p.durationDays === undefined ? null : whole('duration_days', p.durationDays),
-    max_activations: p.maxActivations === undefined ? null : whole('max_activations', p.maxActivations),
-    grace_days: whole('grace_days', p.graceDays),
-    require_activation: p.requireActivation,
-    validate_keys_see_email: p.validateKeysSeeEmail,
-    refund_action: refundAction(p.refundAction),
+    duration_days: p.duration_days === undefined ? null : whole('duration_days', p.duration_days),
+    max_activations: p.max_activations === undefined ? null : whole('max_activations', p.max_activations),
+    grace_days: whole('grace_days', p.grace_days),
+    require_activation: p.require_activation,
+    validate_keys_see_email: p.validate_keys_see_email,
+    refund_action: refundAction(p.refund_action),
   };
   if (policy.grace_days > 0 && policy.duration_days === null)
     throw AppError.invalid(
@@ -61,12 +61,12 @@ export function checkPolicy(p: LicensePolicy | undefined): Policy {
 
 export function toContract(p: Policy): LicensePolicy {
   return {
-    durationDays: p.duration_days ?? undefined,
-    maxActivations: p.max_activations ?? undefined,
-    graceDays: p.grace_days,
-    requireActivation: p.require_activation,
-    validateKeysSeeEmail: p.validate_keys_see_email,
+    duration_days: p.duration_days ?? undefined,
+    max_activations: p.max_activations ?? undefined,
+    grace_days: p.grace_days,
+    require_activation: p.require_activation,
+    validate_keys_see_email: p.validate_keys_see_email,
     // Products stored before the field existed read as the default.
-    refundAction: p.refund_action ?? 'revoke',
+    refund_action: p.refund_action ?? 'revoke',
   };
 }

@@ -9,10 +9,10 @@ import { updateProduct } from '../use-cases/update-product';
 
 const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   id: doc._id,
-  accountId: doc.account_id,
+  account_id: doc.account_id,
   name: doc.name,
   description: doc.description,
-  createdAt: doc.created_at.toISOString(),
+  created_at: doc.created_at.toISOString(),
   policy: toContract(doc.policy ?? DEFAULT_POLICY),
   price: doc.price ? { amount: doc.price.amount, currency: doc.price.currency } : undefined,
 });
@@ -26,10 +26,10 @@ type ProductHandlers = Pick<
 export function productHandlers(deps: ProductDeps): ProductHandlers {
   return {
     createProduct: async (req) => toProduct(await createProduct(deps, req)),
-    getProduct: async (req) => toProduct(await findProduct(deps.store, req.accountId, req.id)),
+    getProduct: async (req) => toProduct(await findProduct(deps.store, req.account_id, req.id)),
     updateProduct: async (req) => toProduct(await updateProduct(deps, req)),
     async listProducts(req) {
-      const { items, page } = await listProducts(deps.store, req.accountId, req.page);
+      const { items, page } = await listProducts(deps.store, req.account_id, req.page);
       return { data: items.map(toProduct), page };
     },
   };

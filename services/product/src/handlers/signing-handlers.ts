@@ -11,20 +11,20 @@ type SigningHandlers = Pick<
 
 const toKey = (d: SigningKeyDoc, current: boolean): SigningKey => ({
   kid: d._id,
-  productId: d.product_id,
+  product_id: d.product_id,
   algorithm: ALGORITHM,
-  publicKeyPem: d.public_key_pem,
-  createdAt: d.created_at.toISOString(),
+  public_key_pem: d.public_key_pem,
+  created_at: d.created_at.toISOString(),
   current,
 });
 
 export function signingHandlers(keys: SigningKeys): SigningHandlers {
   return {
     async listSigningKeys(req) {
-      const all = await keys.list(req.accountId, req.id);
+      const all = await keys.list(req.account_id, req.id);
       return { data: all.map((k, i) => toKey(k, i === 0)) };
     },
-    rotateSigningKey: async (req) => toKey(await keys.rotate(req.accountId, req.id), true),
-    signPayload: (req) => keys.sign(req.accountId, req.productId, req.payloadJson),
+    rotateSigningKey: async (req) => toKey(await keys.rotate(req.account_id, req.id), true),
+    signPayload: (req) => keys.sign(req.account_id, req.product_id, req.payload_json),
   };
 }

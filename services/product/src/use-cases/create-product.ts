@@ -15,7 +15,7 @@ export async function createProduct(
   const input = checkProductInput(req);
   const doc = {
     _id: newId('prod'),
-    account_id: req.accountId,
+    account_id: req.account_id,
     ...input,
     policy: checkPolicy(req.policy),
     price: req.price ? checkPrice(req.price) : null,

@@ -12,20 +12,20 @@ export async function updateProduct(
   { store, outbox, clock }: ProductDeps,
   req: UpdateProductRequest,
 ): Promise<ProductDoc> {
-  const current = await store.find(req.accountId, req.id);
+  const current = await store.find(req.account_id, req.id);
   if (!current) throw AppError.notFound('product');
   const input = checkProductInput({
     name: req.name ?? current.name,
     description: req.description ?? current.description,
   });
-  if (req.price && req.removePrice) throw AppError.invalid('price', 'give a price or null, not both');
+  if (req.price && req.remove_price) throw AppError.invalid('price', 'give a price or null, not both');
   const changes = {
     ...input,
     ...(req.policy ? { policy: checkPolicy(req.policy) } : {}),
-    ...(req.price ? { price: checkPrice(req.price) } : req.removePrice ? { price: null } : {}),
+    ...(req.price ? { price: checkPrice(req.price) } : req.remove_price ? { price: null } : {}),
   };
   const now = clock.now();
-  const updated = await store.update(req.accountId, req.id, changes, (after) => productUpdated(after, now));
+  const updated = await store.update(req.account_id, req.id, changes, (after) => productUpdated(after, now));
   // Deleted (or moved) between the read and the write.
   if (!updated) throw AppError.notFound('product');
   // product.updated is out before the answer: the licence service's product cache forgets the old

@@ -11,7 +11,7 @@ export async function updateEndpoint(
   { endpoints, urlPolicy, lookup }: EndpointDeps,
   req: UpdateWebhookEndpointRequest,
 ): Promise<EndpointDoc> {
-  const current = await findEndpoint(endpoints, req.accountId, req.id);
+  const current = await findEndpoint(endpoints, req.account_id, req.id);
   const changes: Partial<EndpointDoc> = {};
   if (req.url !== undefined) changes.url = await checkWebhookUrl(req.url.trim(), urlPolicy, lookup);
   if (req.events.length) changes.events = checkEvents(req.events);
@@ -19,7 +19,7 @@ export async function updateEndpoint(
   if (req.enabled !== undefined) changes.enabled = req.enabled;
   if (!Object.keys(changes).length)
     throw new AppError('invalid_request', 'nothing to change: give url, events, description and/or enabled');
-  await endpoints.update(req.accountId, req.id, changes);
+  await endpoints.update(req.account_id, req.id, changes);
   return { ...current, ...changes };
 }
 

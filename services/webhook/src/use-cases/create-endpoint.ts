@@ -21,7 +21,7 @@ export async function createEndpoint(
   const now = clock.now();
   const doc: Omit<EndpointDoc, 'slot_key'> = {
     _id: newId('we'),
-    account_id: req.accountId,
+    account_id: req.account_id,
     url,
     events: checkEvents(req.events),
     description: checkDescription(req.description),

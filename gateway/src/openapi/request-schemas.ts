@@ -1,0 +1,28 @@
+import * as requests from '../routes/requests';
+import type { Shape } from '../validation';
+import { componentSchemas, toJsonSchema } from './shape-schema';
+
+// The request bodies of the document, generated from the shapes the routes
+// validate with, under the names (components/schemas) the SDK's types use.
+// The unit tests check each operation's body against the shape its route
+// actually validates with.
+
+const bodies = {
+  ProductCreate: requests.productCreate,
+  ProductUpdate: requests.productUpdate,
+  LicenseCreate: requests.licenseCreate,
+  LicenseUpdate: requests.licenseUpdate,
+  ActivationCreate: requests.activationCreate,
+  LicenseFileRequest: requests.licenseFileRequest,
+  KeyValidationRequest: requests.keyValidationRequest,
+  CheckoutCreate: requests.checkoutCreate,
+  WebhookEndpointCreate: requests.webhookEndpointCreate,
+  WebhookEndpointUpdate: requests.webhookEndpointUpdate,
+} satisfies Record<string, Shape>;
+
+export type RequestBodyName = keyof typeof bodies;
+
+export const requestSchemas: Record<string, Record<string, unknown>> = {
+  ...Object.fromEntries(Object.entries(bodies).map(([name, shape]) => [name, toJsonSchema(shape, { refs: true })])),
+  ...componentSchemas(Object.values(bodies)),
+};
