@@ -1,6 +1,7 @@
 // `npm run bench`: licence validation through the whole system, against a bare
 // node:http server measured in the same run on the same machine: answered from
-// the gateway's validation cache, uncached (cache off by a setting), and the
+// the gateway's validation cache, uncached at the gateway (its cache off by a
+// setting; the licence service answers from its own), with no cache anywhere, and the
 // rate limiter's cost (off, local decisions, one Redis round trip per request).
 // Writes docs/benchmarks.md.
 //   BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 50),
@@ -113,7 +114,17 @@ async function main() {
     'limits exact': { RATE_LIMIT_LOCAL_PERCENT: '0' },
     uncached: { VALIDATION_CACHE_SIZE: '0' },
     'access log on': { LOG_LEVEL: 'info' },
+    'no cache': { VALIDATION_CACHE_SIZE: '0' } as Record<string, string>,
   };
+  // A second licence service with its cache off, for the gateway that must reach the store every time.
+  const storeLicensePort = await freePort();
+  const storeLicense = spawnNode(
+    [join(repoRoot(), entry.license)],
+    { ...envFor('license', t, { port: storeLicensePort, addrs: system.addrs }), LICENSE_CACHE_SIZE: '0' },
+    join(work, 'license-no-cache.log'),
+  );
+  await waitForPort('127.0.0.1', storeLicensePort, 20_000);
+  variants['no cache'].LICENSE_GRPC_ADDR = `127.0.0.1:${storeLicensePort}`;
   const gateways: Record<string, { port: number; proc: ChildProcess }> = {};
   for (const [name, env] of Object.entries(variants)) {
     const port = await freePort();
@@ -159,7 +170,9 @@ async function main() {
       'gateway (limits exact)': gateways['limits exact'].proc.pid,
       'gateway (uncached)': gateways.uncached.proc.pid,
       'gateway (access log on)': gateways['access log on'].proc.pid,
+      'gateway (no cache)': gateways['no cache'].proc.pid,
       license: system.pids.license,
+      'license (cache off)': storeLicense.pid,
       ferretdb: ferret.process.pid,
       account: system.pids.account,
       redis: redisPid(),
@@ -181,8 +194,15 @@ async function main() {
         paths,
       ),
       await measure(
-        'uncached validation (VALIDATION_CACHE_SIZE=0), rate limits on',
+        'uncached at the gateway (VALIDATION_CACHE_SIZE=0): the licence service answers from its cache',
         at(gateways.uncached.port),
+        headers,
+        watch,
+        paths,
+      ),
+      await measure(
+        'uncached anywhere (VALIDATION_CACHE_SIZE=0, LICENSE_CACHE_SIZE=0): a store read each',
+        at(gateways['no cache'].port),
         headers,
         watch,
         paths,
@@ -195,13 +215,14 @@ async function main() {
         paths,
       ),
     ];
-    const [baseline, cached, off, exact, uncached, logged] = runs;
+    const [baseline, cached, off, exact, uncached, noCache, logged] = runs;
     const cpuPerRequestMs = (r: Run, proc: string) => (1000 * (r.cpu[proc] ?? 0)) / r.requests;
     const gatewayOf: Record<string, string> = {
       [cached.name]: 'gateway',
       [off.name]: 'gateway (limits off)',
       [exact.name]: 'gateway (limits exact)',
       [uncached.name]: 'gateway (uncached)',
+      [noCache.name]: 'gateway (no cache)',
       [logged.name]: 'gateway (access log on)',
     };
     const gatewayCpu = (r: Run) => cpuPerRequestMs(r, gatewayOf[r.name]);
@@ -224,7 +245,7 @@ async function main() {
     const limiterCost = [
       `Rate limiter, local decisions: ${(gatewayCpu(cached) - gatewayCpu(off)).toFixed(3)} ms of gateway CPU per request (${gatewayCpu(off).toFixed(3)} → ${gatewayCpu(cached).toFixed(3)} ms), throughput ${(((cached.rps - off.rps) / off.rps) * 100).toFixed(1)} %.`,
       `Rate limiter, exact (one Redis script per request): ${(gatewayCpu(exact) - gatewayCpu(off)).toFixed(3)} ms of gateway CPU per request plus ${cpuPerRequestMs(exact, 'redis').toFixed(3)} ms of Redis, throughput ${(((exact.rps - off.rps) / off.rps) * 100).toFixed(1)} %.`,
-      `Cache: cached validation is ${(cached.rps / uncached.rps).toFixed(1)}× the uncached rate.`,
+      `Caches: cached validation is ${(cached.rps / uncached.rps).toFixed(1)}× the rate uncached at the gateway, which is ${(uncached.rps / noCache.rps).toFixed(1)}× the rate with no cache anywhere (${Math.round(noCache.rps)}/s). Uncached at the gateway is ${(uncached.rps / 523).toFixed(1)}× the 523/s before the caches, with no cache anywhere ${(noCache.rps / 523).toFixed(1)}×.`,
       `Access log (one pino line per request to a file): ${(gatewayCpu(logged) - gatewayCpu(cached)).toFixed(3)} ms of gateway CPU per request, throughput ${(((logged.rps - cached.rps) / cached.rps) * 100).toFixed(1)} %.`,
     ].join('\n');
     console.log(`\n${table}\n\n${cpuTable}\n\n${limiterCost}`);
@@ -264,7 +285,8 @@ ${table}
 
 Each validation: Express routing, bearer auth (cached after the first call), the two rate-limit windows (decided in
 memory far from the limits, else one Redis script), then the answer: from the gateway's validation cache (judged with
-proto/rules at the current time), or, uncached, one gRPC call to the licence service and one \`findOne\` by key on the store.
+proto/rules at the current time), or, uncached at the gateway, one gRPC call to the licence service, which answers from
+its own cache of licences (kept exact by the same events), or with no cache anywhere, one \`findOne\` by key on the store.
 
 CPU per request by process (from /proc, during the measured part of each run):
 
@@ -282,6 +304,7 @@ uncached ≥ 3× the 523 req/s measured before the cache (the same machine, npm 
     console.log('\nwritten to docs/benchmarks.md');
   } finally {
     bare.kill();
+    storeLicense.kill();
     for (const g of Object.values(gateways)) g.proc.kill();
     await bench.stop();
   }

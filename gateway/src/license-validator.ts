@@ -72,6 +72,7 @@ export class LicenseValidator {
         fingerprint,
         key_scope: p.scope,
         want_facts: false,
+        from_store: this.cache.evictedLately(cacheKey(p.accountId, parsed.key)),
       });
     }
     this.cacheResults.inc({ result: 'miss' });
@@ -113,9 +114,11 @@ export class LicenseValidator {
       fingerprint,
       key_scope: p.scope,
       want_facts: true,
+      from_store: this.cache.evictedLately(key),
     });
     const cached = facts && toCachedAnswer(facts);
-    if (cached) this.cache.set(key, p.accountId, cached, since);
+    const remembered = facts?.remembered_since ? Date.parse(facts.remembered_since) : Number.NaN;
+    if (cached) this.cache.set(key, p.accountId, cached, since, Number.isNaN(remembered) ? undefined : remembered);
     return answer;
   }
 

@@ -43,6 +43,11 @@ interface Slot {
 /** Every licence event evicts: one list, the event catalogue's own. */
 const LICENSE_EVENTS: EventType[] = eventTypes.filter((t) => t.startsWith('license.'));
 const GENERATION_BUCKETS = 1024;
+/**
+ * For this long after this gateway evicted a key, it asks the licence service to read the store for
+ * it: the instance that answers may hear the change later than we did, and answer from its memory.
+ */
+export const RECENT_EVICTION_MS = 10_000;
 
 /** The cache key of a canonical licence key in an account: the key itself is never held as a map key. */
 export function cacheKey(accountId: string, canonicalKey: string): string {
@@ -87,6 +92,8 @@ export class ValidationCache {
   private readonly slots = new Map<string, Slot>();
   private readonly generations = new Uint32Array(GENERATION_BUCKETS);
   private epoch = 0;
+  /** Keys evicted by this gateway lately, with when (oldest first). */
+  private readonly recentEvictions = new Map<string, number>();
 
   constructor(
     private readonly maxEntries: number,
@@ -137,13 +144,27 @@ export class ValidationCache {
     return this.epoch * 2 ** 32 + this.generations[bucketOf(accountId)];
   }
 
-  /** Stores an answer unless an eviction for the account (or a reconnect) happened since begin(). */
-  set(key: string, accountId: string, answer: CachedAnswer, since: number): boolean {
+  /**
+   * Stores an answer unless an eviction for the account (or a reconnect) happened since begin().
+   * `rememberedSince` (epoch ms): the licence service answered from its memory, having read the
+   * store then; such an answer is kept no longer than the TTL counted from that read.
+   */
+  set(key: string, accountId: string, answer: CachedAnswer, since: number, rememberedSince?: number): boolean {
     if (!this.usable || since !== this.begin(accountId)) return false;
+    const now = this.nowMs();
     this.slots.delete(key);
     if (this.slots.size >= this.maxEntries) this.slots.delete(this.slots.keys().next().value!);
-    this.slots.set(key, { answer, expiresAt: this.nowMs() + this.ttlMs });
+    this.slots.set(key, { answer, expiresAt: Math.min(now, rememberedSince ?? now) + this.ttlMs });
     return true;
+  }
+
+  /** Whether this gateway evicted the key within RECENT_EVICTION_MS (its next look-up reads the store). */
+  evictedLately(key: string, now = this.nowMs()): boolean {
+    for (const [old, at] of this.recentEvictions) {
+      if (at > now - RECENT_EVICTION_MS) break;
+      this.recentEvictions.delete(old);
+    }
+    return this.recentEvictions.has(key);
   }
 
   /**
@@ -154,7 +175,11 @@ export class ValidationCache {
    */
   forget(accountId: string, canonicalKey: string): void {
     this.bump(accountId);
-    this.slots.delete(cacheKey(accountId, canonicalKey));
+    const key = cacheKey(accountId, canonicalKey);
+    this.slots.delete(key);
+    this.recentEvictions.delete(key); // re-inserted last: the map stays in time order
+    this.recentEvictions.set(key, this.nowMs());
+    this.evictedLately(key, this.nowMs()); // drops the expired ones, so the map stays small
   }
 
   /** Drops every licence of a product (rare: a scan of the account's entries is fine here, never on a licence event). */

@@ -129,6 +129,27 @@ describe('exact through events', () => {
     );
   });
 
+  it('the licence service remembers licences too: a change through one instance is seen through another within 1 s', async () => {
+    const { apiKey, api, issue } = await setUp();
+    const second = await stack.extraService('license');
+    // Gateways without caches of their own: every validation reaches a licence service, the first or the second.
+    const viaFirst = client((await stack.extraGateway({ VALIDATION_CACHE_SIZE: '0' })).url, apiKey);
+    const viaSecond = client(
+      (await stack.extraGateway({ VALIDATION_CACHE_SIZE: '0', LICENSE_GRPC_ADDR: second.addr })).url,
+      apiKey,
+    );
+    const serviceHits = () => metric(second.metricsUrl, /^licensing_license_cache_total\{.*result="hit"/);
+    const key = await issue();
+    for (const gw of [viaFirst, viaSecond]) expect(await code(gw, key)).toBe('valid');
+    const before = await serviceHits();
+    expect(await code(viaSecond, key)).toBe('valid');
+    expect(await serviceHits()).toBe(before + 1); // answered from the second instance's memory
+    // The main gateway's suspend is made by the first instance: it sees its own write at once.
+    expect((await api('POST', `/api/v1/licenses/${key}/suspend`)).status).toBe(200);
+    expect(await code(viaFirst, key)).toBe('suspended');
+    await eventually(async () => expect(await code(viaSecond, key)).toBe('suspended'), { timeoutMs: 1000 });
+  });
+
   // Before the NATS restart test, whose delayed events could arrive during this one.
   it('a key revoked while its lookup was in flight is not cached', async () => {
     const { apiKey, api, issue } = await setUp();

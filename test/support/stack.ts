@@ -31,7 +31,8 @@ export interface Stack {
   /** Starts a service again on its address after stopService (stopped with the stack). */
   restartService(name: Component): Promise<void>;
   /** A second instance of a service over the same database and stream (stopped with the stack). */
-  extraService(name: Component): Promise<void>;
+  /** Another instance of a service over the same stores and NATS: its gRPC address and metrics URL. */
+  extraService(name: Component): Promise<{ addr: string; metricsUrl: string }>;
   stop(): Promise<void>;
 }
 
@@ -175,7 +176,9 @@ export async function startStack(
       const c = serviceNamed(name);
       const placement = placements.get(name)!;
       const httpPort = placement.httpPort === undefined ? undefined : 0;
-      extras.push(await startService(c, { ...placement, port: 0, httpPort }));
+      const extra = await startService(c, { ...placement, port: 0, httpPort });
+      extras.push(extra);
+      return { addr: `127.0.0.1:${extra.port}`, metricsUrl: metricsUrl(extra.metricsPort) };
     },
     async stop() {
       admin.close();

@@ -1,33 +1,9 @@
-import type { DomainEvent, GetProductRequest, Product } from '@licensing/proto';
+import type { GetProductRequest, Product } from '@licensing/proto';
 import { ProductCache } from '../../services/license/src/events/product-cache';
+import { FakeBus } from '../support/fakes/common';
 
 // The licence service's cache of the products it issues from: exact through
 // product.updated, bypassed while NATS is away, bounded in size and age.
-
-class FakeBus {
-  connected = true;
-  private readonly handlers = new Map<string, (e: DomainEvent) => void>();
-  private readonly listeners: Array<(connected: boolean) => void> = [];
-  subscribe(type: string, handler: (e: DomainEvent) => void): void {
-    this.handlers.set(type, handler);
-  }
-  onStatus(listener: (connected: boolean) => void): void {
-    this.listeners.push(listener);
-  }
-  updated(accountId: string, productId: string): void {
-    this.handlers.get('product.updated')!({
-      id: 'evt_1',
-      type: 'product.updated',
-      account_id: accountId,
-      created_at: new Date().toISOString(),
-      data: { product: { id: productId } },
-    } as unknown as DomainEvent);
-  }
-  status(connected: boolean): void {
-    this.connected = connected;
-    for (const l of this.listeners) l(connected);
-  }
-}
 
 class FakeProducts {
   calls = 0;
@@ -65,7 +41,7 @@ it('product.updated makes the next issuance ask again, and see the new product',
   const { bus, products, cache } = setup();
   await cache.getProduct(req());
   products.version = 2;
-  bus.updated('acct_1', 'prod_1');
+  bus.emit('product.updated', 'acct_1', { product: { id: 'prod_1' } });
   expect((await cache.getProduct(req())).name).toBe('v2');
   expect(products.calls).toBe(2);
 });
@@ -90,7 +66,7 @@ it('a look-up that was in flight when its product changed is not kept', async ()
   let open!: () => void;
   products.gate = new Promise((r) => (open = r));
   const inFlight = cache.getProduct(req());
-  bus.updated('acct_1', 'prod_1');
+  bus.emit('product.updated', 'acct_1', { product: { id: 'prod_1' } });
   open();
   await inFlight;
   products.gate = undefined;

@@ -1,5 +1,5 @@
 import type { DomainEvent, EventType } from '@licensing/proto';
-import { cacheKey, ValidationCache, type CachedAnswer } from '../../gateway/src/validation-cache';
+import { cacheKey, RECENT_EVICTION_MS, ValidationCache, type CachedAnswer } from '../../gateway/src/validation-cache';
 import type { EventFeed } from '../../gateway/src/event-feed';
 
 // The cache's own rules with a fake event feed (pure logic: the e2e tests run it over real NATS).
@@ -55,6 +55,29 @@ describe('validation cache', () => {
     expect(c.get(key(1))).toEqual(absent);
     tick(60_000);
     expect(c.get(key(1))).toBeUndefined();
+  });
+
+  it('an answer the licence service gave from its memory lives no longer than the TTL from its read', () => {
+    const { c, tick } = cache(3, 60_000);
+    c.set(key(1), 'acct_a', absent, c.begin('acct_a'), 1_000 - 50_000); // read from the store 50 s ago
+    tick(9_999);
+    expect(c.get(key(1))).toEqual(absent);
+    tick(1);
+    expect(c.get(key(1))).toBeUndefined();
+  });
+
+  it('for 10 s after it evicted a key, it says so (its next look-up asks for a store read)', () => {
+    const { c, feed, tick } = cache();
+    expect(c.evictedLately(key(1))).toBe(false);
+    feed.emit('license.suspended', 'acct_a', { license: { key: 'KEY-1' } });
+    expect(c.evictedLately(key(1))).toBe(true);
+    expect(c.evictedLately(key(2))).toBe(false);
+    tick(RECENT_EVICTION_MS - 1);
+    c.forget('acct_a', 'KEY-2'); // this gateway's own change
+    expect(c.evictedLately(key(1))).toBe(true);
+    tick(1);
+    expect(c.evictedLately(key(1))).toBe(false);
+    expect(c.evictedLately(key(2))).toBe(true);
   });
 
   it('drops a negative entry when a licence with that key is created in the account', () => {

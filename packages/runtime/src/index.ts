@@ -4,6 +4,7 @@ export * from './errors';
 export * from './ids';
 export * from './clock';
 export * from './bus';
+export * from './exact-cache';
 export * from './nats-access';
 export * from './outbox';
 export * from './internal-auth';

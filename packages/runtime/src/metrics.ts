@@ -19,6 +19,8 @@ export const METRIC_HELP = {
     'Validation-cache evictions at the gateway, by the event that caused them',
   licensing_validation_cache_total:
     'Validations at the gateway, by cache result (hit, miss, bypass = cache off or NATS away)',
+  licensing_license_cache_total:
+    'Licence reads for validations at the licence service, by cache result (hit, miss, bypass = cache off or NATS away)',
   licensing_events_published_total: 'Domain events JetStream accepted (duplicates not counted), by event type',
   licensing_outbox_backlog: 'Documents holding events not yet acknowledged by JetStream',
   licensing_webhook_deliveries_total: 'Webhook delivery attempts, by outcome (delivered, retry, failed, gone, dropped)',

@@ -26,7 +26,8 @@ export const ownerOf = (type: string): NatsUser | undefined => familyOwners[type
 /** Core-NATS subscriptions per component (the webhook service reads the stream through its durable consumer instead). */
 const consumes: Partial<Record<NatsUser, string[]>> = {
   gateway: ['account.updated', 'api_key.revoked', 'license.>', 'product.updated'],
-  license: ['product.updated'], // its cache of the products licences are issued from
+  // Its caches: of the products licences are issued from, and of licences validated (changed by any instance).
+  license: ['product.updated', 'license.>'],
 };
 
 /** The durable JetStream consumer of the webhook fan-out (the only reader of the stream). */

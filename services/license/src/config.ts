@@ -17,6 +17,15 @@ export const licenseSchema = {
     min: 0,
     max: 600_000,
   }),
+  LICENSE_CACHE_SIZE: int(
+    'Licences remembered for validations that reach this service (kept exact by license.* events; 0: read the store every time)',
+    { default: 10_000, min: 0, max: 1_000_000 },
+  ),
+  LICENSE_CACHE_TTL_MS: int('The longest a remembered licence is used, in case an event is ever lost', {
+    default: 60_000,
+    min: 0,
+    max: 60_000,
+  }),
 };
 
 export type LicenseConfig = ConfigOf<typeof licenseSchema>;

@@ -14,6 +14,7 @@ import { fileHandlers } from './handlers/file-handlers';
 import { licenseHandlers } from './handlers/license-handlers';
 import { validationHandlers } from './handlers/validation-handlers';
 import { ExpirySweeper } from './events/expiry-sweeper';
+import { LicenseCache } from './events/license-cache';
 import { ProductCache } from './events/product-cache';
 import { licenseModels } from './store/models';
 import { LicenseStore } from './store/queries';
@@ -47,12 +48,25 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.PRODUCT_CACHE_SIZE,
       ctx.config.PRODUCT_CACHE_TTL_MS,
     );
-    const deps: LicenseDeps = { store, outbox: ctx.outbox, clock: ctx.clock, products: productCache };
+    const cacheResults = ctx.metrics.counter('licensing_license_cache_total', ['result']);
+    const licenseCache = new LicenseCache(
+      store,
+      ctx.bus,
+      ctx.config.LICENSE_CACHE_SIZE,
+      ctx.config.LICENSE_CACHE_TTL_MS,
+      (result) => cacheResults.inc({ result }),
+    );
+    const deps: LicenseDeps = {
+      store,
+      outbox: licenseCache.outbox(ctx.outbox),
+      clock: ctx.clock,
+      products: productCache,
+    };
     ctx.grpc.add(
       LicenseServiceService,
       {
         ...licenseHandlers(deps, counter),
-        ...validationHandlers(ctx, store, counter),
+        ...validationHandlers(ctx, store, licenseCache, counter),
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call }),
       },

@@ -1,5 +1,5 @@
 import type { Model } from 'mongoose';
-import type { PageInfo, PageRequest } from '@licensing/proto';
+import type { DomainEvent, PageInfo, PageRequest } from '@licensing/proto';
 import type { Clock, Outbox } from '@licensing/runtime';
 
 // Unit tests only: small stand-ins for what the use cases reach at their edges.
@@ -64,4 +64,30 @@ export async function refusal(
     return err as { code: string; message: string; fieldErrors: { field: string; message: string }[] };
   }
   throw new Error('expected a refusal, but the call succeeded');
+}
+
+/** The event bus as a cache sees it: subscriptions called at once, and a connection that can drop. */
+export class FakeBus {
+  connected = true;
+  private readonly handlers = new Map<string, Array<(e: DomainEvent) => void>>();
+  private readonly listeners: Array<(connected: boolean) => void> = [];
+
+  subscribe(type: string, handler: (e: DomainEvent) => void): void {
+    this.handlers.set(type, [...(this.handlers.get(type) ?? []), handler]);
+  }
+
+  onStatus(listener: (connected: boolean) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Delivers an event of this type to its subscribers. */
+  emit(type: string, accountId: string, data: unknown): void {
+    const event = { id: 'evt_1', type, account_id: accountId, created_at: new Date().toISOString(), data };
+    for (const h of this.handlers.get(type) ?? []) h(event as unknown as DomainEvent);
+  }
+
+  status(connected: boolean): void {
+    this.connected = connected;
+    for (const l of this.listeners) l(connected);
+  }
 }

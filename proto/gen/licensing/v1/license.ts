@@ -105,6 +105,11 @@ export interface ValidateLicenseRequest {
   key_scope: string;
   /** The gateway's validation cache asks for the facts behind the answer. */
   want_facts: boolean;
+  /**
+   * Read the store, not the licence service's memory: the caller has just seen this licence change
+   * (an instance that did not make the change may not have heard of it yet).
+   */
+  from_store: boolean;
 }
 
 export interface ValidateLicenseResponse {
@@ -142,6 +147,12 @@ export interface ValidationFacts {
   active_fingerprints: string[];
   /** False when the licence has too many activations to hold: do not cache it. */
   cacheable: boolean;
+  /**
+   * Empty when the licence service read these facts from the store for this call; else when it did
+   * (RFC 3339), for it answered from its own memory: a gateway keeps them no longer than its TTL
+   * counted from then.
+   */
+  remembered_since: string;
 }
 
 export interface ValidationTally {
@@ -1401,7 +1412,15 @@ export const ListLicensesResponse: MessageFns<ListLicensesResponse> = {
 };
 
 function createBaseValidateLicenseRequest(): ValidateLicenseRequest {
-  return { account_id: "", key: "", product_id: "", fingerprint: "", key_scope: "", want_facts: false };
+  return {
+    account_id: "",
+    key: "",
+    product_id: "",
+    fingerprint: "",
+    key_scope: "",
+    want_facts: false,
+    from_store: false,
+  };
 }
 
 export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
@@ -1423,6 +1442,9 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     }
     if (message.want_facts !== false) {
       writer.uint32(48).bool(message.want_facts);
+    }
+    if (message.from_store !== false) {
+      writer.uint32(56).bool(message.from_store);
     }
     return writer;
   },
@@ -1488,6 +1510,14 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
             message.want_facts = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.from_store = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1524,6 +1554,11 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
         : isSet(object.want_facts)
         ? globalThis.Boolean(object.want_facts)
         : false,
+      from_store: isSet(object.fromStore)
+        ? globalThis.Boolean(object.fromStore)
+        : isSet(object.from_store)
+        ? globalThis.Boolean(object.from_store)
+        : false,
     };
   },
 
@@ -1547,6 +1582,9 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     if (message.want_facts !== false) {
       obj.wantFacts = message.want_facts;
     }
+    if (message.from_store !== false) {
+      obj.fromStore = message.from_store;
+    }
     return obj;
   },
 
@@ -1561,6 +1599,7 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     message.fingerprint = object.fingerprint ?? "";
     message.key_scope = object.key_scope ?? "";
     message.want_facts = object.want_facts ?? false;
+    message.from_store = object.from_store ?? false;
     return message;
   },
 };
@@ -1750,6 +1789,7 @@ function createBaseValidationFacts(): ValidationFacts {
     activation_count: 0,
     active_fingerprints: [],
     cacheable: false,
+    remembered_since: "",
   };
 }
 
@@ -1772,6 +1812,9 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     }
     if (message.cacheable !== false) {
       writer.uint32(48).bool(message.cacheable);
+    }
+    if (message.remembered_since !== "") {
+      writer.uint32(58).string(message.remembered_since);
     }
     return writer;
   },
@@ -1837,6 +1880,14 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
             message.cacheable = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.remembered_since = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1869,6 +1920,11 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
         ? object.active_fingerprints.map((e: any) => globalThis.String(e))
         : [],
       cacheable: isSet(object.cacheable) ? globalThis.Boolean(object.cacheable) : false,
+      remembered_since: isSet(object.rememberedSince)
+        ? globalThis.String(object.rememberedSince)
+        : isSet(object.remembered_since)
+        ? globalThis.String(object.remembered_since)
+        : "",
     };
   },
 
@@ -1892,6 +1948,9 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     if (message.cacheable !== false) {
       obj.cacheable = message.cacheable;
     }
+    if (message.remembered_since !== "") {
+      obj.rememberedSince = message.remembered_since;
+    }
     return obj;
   },
 
@@ -1908,6 +1967,7 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     message.activation_count = object.activation_count ?? 0;
     message.active_fingerprints = object.active_fingerprints?.map((e) => e) || [];
     message.cacheable = object.cacheable ?? false;
+    message.remembered_since = object.remembered_since ?? "";
     return message;
   },
 };

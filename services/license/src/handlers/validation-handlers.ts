@@ -6,67 +6,71 @@ import {
   type LicenseServiceService,
   type ValidationFacts,
 } from '@licensing/proto';
-import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 import type { ValidationCounter } from '../store/stats';
 import type { LicenseConfig } from '../config';
 import { toLicense } from './mapping';
 import { isCode } from '../domain/stats';
 import { ownLicense } from '../use-cases/read-licenses';
-
-/** A gateway caches a licence with at most this many active machines; beyond, it asks every time. */
-export const MAX_CACHED_FINGERPRINTS = 100;
+import { MAX_CACHED_FINGERPRINTS, type LicenseCache, type ValidationRecord } from '../events/license-cache';
 
 type ValidationHandlers = Pick<
   Handlers<typeof LicenseServiceService>,
   'validateLicense' | 'recordValidations' | 'listRecentValidations'
 >;
 
-/** The hot path: one read by key, one more only when the policy requires activation. */
+/** What a gateway needs to answer this key again from memory (activations listed only when they matter). */
+function factsOf(
+  { doc, fingerprints, rememberedSince }: ValidationRecord,
+  accountId: string,
+  now: Date,
+): ValidationFacts {
+  if (!doc || doc.account_id !== accountId)
+    return {
+      found: false,
+      license: undefined,
+      stored_status: '',
+      activation_count: 0,
+      active_fingerprints: [],
+      cacheable: true,
+      remembered_since: '',
+    };
+  return {
+    found: true,
+    license: toLicense(doc, now),
+    stored_status: doc.status,
+    activation_count: fingerprints.length,
+    active_fingerprints: fingerprints.slice(0, MAX_CACHED_FINGERPRINTS),
+    cacheable: fingerprints.length <= MAX_CACHED_FINGERPRINTS,
+    remembered_since: rememberedSince === undefined ? '' : new Date(rememberedSince).toISOString(),
+  };
+}
+
+/** The hot path: the licence (from this instance's cache, else one read by key, one more when the policy requires activation). */
 export function validationHandlers(
   ctx: ServiceContext<LicenseConfig>,
   store: LicenseStore,
+  licenses: Pick<LicenseCache, 'read'>,
   counter: ValidationCounter,
 ): ValidationHandlers {
   const byCode = ctx.metrics.counter('licensing_validations_total', ['code']);
 
-  /** What a gateway needs to answer this key again from memory (activations listed only when they matter). */
-  async function factsOf(doc: LicenseDoc | null, accountId: string, now: Date): Promise<ValidationFacts> {
-    if (!doc || doc.account_id !== accountId)
-      return {
-        found: false,
-        license: undefined,
-        stored_status: '',
-        activation_count: 0,
-        active_fingerprints: [],
-        cacheable: true,
-      };
-    const fingerprints = doc.policy.require_activation
-      ? await store.activeFingerprints(doc._id, MAX_CACHED_FINGERPRINTS + 1)
-      : [];
-    return {
-      found: true,
-      license: toLicense(doc, now),
-      stored_status: doc.status,
-      activation_count: fingerprints.length,
-      active_fingerprints: fingerprints.slice(0, MAX_CACHED_FINGERPRINTS),
-      cacheable: fingerprints.length <= MAX_CACHED_FINGERPRINTS,
-    };
-  }
-
   return {
     async validateLicense(req) {
       const parsed = parseLicenseKey(req.key);
-      const doc = parsed.ok ? await store.findByKey(parsed.key) : null;
+      const record: ValidationRecord = parsed.ok
+        ? await licenses.read(parsed.key, req.from_store)
+        : { doc: null, fingerprints: [] };
+      const { doc } = record;
       const fingerprint = req.fingerprint.trim().slice(0, 200);
       const now = ctx.clock.now();
       const needsActivation = !!doc && doc.account_id === req.account_id && doc.policy.require_activation;
-      const facts = req.want_facts && parsed.ok ? await factsOf(doc, req.account_id, now) : undefined;
+      const facts = req.want_facts && parsed.ok ? factsOf(record, req.account_id, now) : undefined;
       let activation = { fingerprintActive: false, count: 0 };
-      if (facts?.cacheable && needsActivation) {
+      if (needsActivation && record.fingerprints.length <= MAX_CACHED_FINGERPRINTS) {
         activation = {
-          fingerprintActive: !!fingerprint && facts.active_fingerprints.includes(fingerprint),
-          count: facts.activation_count,
+          fingerprintActive: !!fingerprint && record.fingerprints.includes(fingerprint),
+          count: record.fingerprints.length,
         };
       } else if (needsActivation) {
         const fingerprintActive = !!fingerprint && !!(await store.findActivation(doc._id, fingerprint));

@@ -1,5 +1,5 @@
 import { AppError, isId, newId } from '@licensing/runtime';
-import { effectiveStatus, type PageRequest } from '@licensing/proto';
+import { effectiveStatus, type DomainEvent, type PageRequest } from '@licensing/proto';
 import { checkFingerprint } from '../domain/metadata';
 import { activationEvent } from '../events/license-events';
 import type { ActivationDoc } from '../store/models';
@@ -31,9 +31,8 @@ export async function activate(
     created_at: now,
     deactivated_at: null,
   };
-  const out = await store.activate(doc, license.policy.max_activations, [
-    activationEvent('license.activated', license, { ...doc, slot_key: '' }, now),
-  ]);
+  const events = [activationEvent('license.activated', license, { ...doc, slot_key: '' }, now)];
+  const out = await store.activate(doc, license.policy.max_activations, events);
   if (!out)
     throw new AppError(
       'conflict',
@@ -41,7 +40,7 @@ export async function activate(
     );
   if (out === 'contended')
     throw new AppError('conflict', 'other machines are being activated on this licence at this moment; retry');
-  if (out.created) outbox.flush(store.models.Activation, out.activation._id);
+  if (out.created) outbox.flush(store.models.Activation, out.activation._id, events);
   return out;
 }
 
@@ -66,10 +65,12 @@ export async function deactivate(
   const license = await ownLicense(store, accountId, key);
   if (!isId('act', activationId)) throw AppError.notFound('activation');
   const now = clock.now();
-  const done = await store.deactivate(license._id, activationId, now, (a) =>
-    activationEvent('license.deactivated', license, a, now),
-  );
+  const events: DomainEvent[] = [];
+  const done = await store.deactivate(license._id, activationId, now, (a) => {
+    events.push(activationEvent('license.deactivated', license, a, now));
+    return events[0];
+  });
   if (!done) throw AppError.notFound('activation');
-  outbox.flush(store.models.Activation, done._id);
+  outbox.flush(store.models.Activation, done._id, events);
   return done;
 }

@@ -1,0 +1,89 @@
+import { ExactCache, type EventBus, type Outbox } from '@licensing/runtime';
+import { eventTypes, type DomainEvent } from '@licensing/proto';
+import type { LicenseDoc } from '../store/models';
+import type { LicenseStore } from '../store/queries';
+
+/** A licence with more active machines than this is read from the store on every validation (and never cached, here or in a gateway). */
+export const MAX_CACHED_FINGERPRINTS = 100;
+
+/** What validating a key needs from the store. */
+export interface ValidationRecord {
+  doc: LicenseDoc | null;
+  /** Active machines' fingerprints when the policy requires activation, at most one past MAX_CACHED_FINGERPRINTS; else empty. */
+  fingerprints: string[];
+  /** Epoch ms when it was read from the store, when it comes from this cache (absent: read for this call). */
+  rememberedSince?: number;
+}
+
+const LICENSE_EVENTS = eventTypes.filter((t) => t.startsWith('license.'));
+
+/**
+ * The licences this instance has validated, so a validation that reaches the
+ * licence service (a gateway that does not know the key yet, or runs with its
+ * cache off) costs no store read. The gateways' caches answer most validations
+ * before they get here; this one serves their misses, and every gateway replica
+ * after the first to ask.
+ *
+ * Exact as the gateways' are: every license.* event (from any instance) evicts
+ * its key, and a change made by this instance evicts before it answers (the
+ * use cases write through outbox() below), so a validation right after a
+ * suspend never sees the licence active. Keys that were not found are not
+ * kept: a gateway keeps those.
+ */
+export class LicenseCache {
+  private readonly cache: ExactCache<ValidationRecord>;
+
+  constructor(
+    private readonly store: Pick<LicenseStore, 'findByKey' | 'activeFingerprints'>,
+    bus: Pick<EventBus, 'connected' | 'onStatus' | 'subscribe'>,
+    maxEntries: number,
+    ttlMs: number,
+    private readonly counted: (result: 'hit' | 'miss' | 'bypass') => void = () => undefined,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.cache = new ExactCache(bus, maxEntries, ttlMs, now);
+    for (const type of LICENSE_EVENTS) bus.subscribe(type, (event) => this.forget([event]));
+  }
+
+  /** The licence with this canonical key and, when they matter, its active machines (`fromStore`: not from memory). */
+  async read(key: string, fromStore = false): Promise<ValidationRecord> {
+    const hit = fromStore ? undefined : this.cache.get(key);
+    this.counted(hit ? 'hit' : this.cache.usable ? 'miss' : 'bypass');
+    if (hit) return hit;
+    const token = this.cache.begin(key);
+    const doc = await this.store.findByKey(key);
+    const fingerprints = doc?.policy.require_activation
+      ? await this.store.activeFingerprints(doc._id, MAX_CACHED_FINGERPRINTS + 1)
+      : [];
+    if (doc && fingerprints.length <= MAX_CACHED_FINGERPRINTS)
+      this.cache.set(key, { doc, fingerprints, rememberedSince: this.now() }, token);
+    return { doc, fingerprints };
+  }
+
+  /** Evicts the licences these events are about (all of them when the events are not known). */
+  forget(events: DomainEvent[] | undefined): void {
+    if (!events) {
+      this.cache.clear();
+      return;
+    }
+    for (const event of events) {
+      const key = (event.data as { license?: { key?: unknown } }).license?.key;
+      if (typeof key === 'string') this.cache.evict(key);
+      else this.cache.clear();
+    }
+  }
+
+  /** The outbox the use cases write through: what a write changes is forgotten here before its call answers. */
+  outbox(inner: Pick<Outbox, 'flush'>): Pick<Outbox, 'flush'> {
+    return {
+      flush: (model, id, events) => {
+        this.forget(events);
+        return inner.flush(model, id, events);
+      },
+    };
+  }
+
+  get size(): number {
+    return this.cache.size;
+  }
+}
