@@ -16,6 +16,7 @@ import {
   type CachedLicense,
   type ValidationCache,
 } from './validation-cache';
+import { ValidationBatcher } from './validation-batch';
 import type { ValidationTally } from './validation-tally';
 
 export interface ValidationInput {
@@ -42,14 +43,17 @@ export interface LocalValidation {
 export class LicenseValidator {
   private readonly cacheResults;
   private readonly byCode;
+  /** Look-ups that meet in one turn of the event loop go to the licence service in one call. */
+  private readonly service: ValidationBatcher;
 
   constructor(
-    private readonly clients: Clients,
+    clients: Clients,
     private readonly cache: ValidationCache,
     private readonly tally: ValidationTally,
     private readonly clock: Clock,
     metrics: Metrics,
   ) {
+    this.service = new ValidationBatcher(clients.licenses);
     this.cacheResults = metrics.counter('licensing_validation_cache_total', ['result']);
     this.byCode = metrics.counter('licensing_validations_total', ['code']);
   }
@@ -65,7 +69,7 @@ export class LicenseValidator {
     const fingerprint = input.fingerprint.trim().slice(0, 200);
     if (!this.cache.usable) {
       this.cacheResults.inc({ result: 'bypass' });
-      return this.clients.licenses.validateLicense({
+      return this.service.validate({
         account_id: p.accountId,
         key: parsed.key,
         product_id: input.productId,
@@ -107,7 +111,7 @@ export class LicenseValidator {
     fingerprint: string,
   ): Promise<ValidationAnswer> {
     const since = this.cache.begin(p.accountId);
-    const { facts, ...answer } = await this.clients.licenses.validateLicense({
+    const { facts, ...answer } = await this.service.validate({
       account_id: p.accountId,
       key: licenseKey,
       product_id: productId,

@@ -241,6 +241,35 @@ describe('a key the gateway does not know', () => {
   });
 });
 
+describe('look-ups that meet', () => {
+  it('go to the licence service in one call, each answered as if alone, and counted', async () => {
+    const { api, apiKey, issue, accountId } = await setUp();
+    const gw = client((await stack.extraGateway({ VALIDATION_CACHE_SIZE: '0' })).url, apiKey);
+    const [valid, suspended] = [await issue(), await issue()];
+    await api('POST', `/api/v1/licenses/${suspended}/suspend`);
+    const elsewhere = await (await setUp()).issue(); // another account's key: not found here
+    const keys = [valid, suspended, elsewhere];
+    const alone = [];
+    for (const key of keys) alone.push(timeless((await validate(gw, key)).body));
+    const batched = () =>
+      metric(stack.metricsUrls.license, /^licensing_grpc_server_handled_total\{.*ValidateLicenses.*code="OK"/);
+    const calls = await batched();
+    const together = await Promise.all(Array.from({ length: 60 }, (_, i) => validate(gw, keys[i % 3])));
+    for (const [i, res] of together.entries()) expect(timeless(res.body)).toEqual(alone[i % 3]);
+    expect(await batched()).toBeGreaterThan(calls);
+    // Every validation counted once, batched or not: 3 alone and 60 together.
+    const licenses = createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway'));
+    try {
+      await eventually(async () => {
+        const stats = await licenses.call.getStats({ account_id: accountId });
+        expect(stats.validations_by_hour.reduce((n, h) => n + h.validations, 0)).toBe(63);
+      });
+    } finally {
+      licenses.close();
+    }
+  });
+});
+
 describe('validation counts off the hot path', () => {
   it('validations answered from memory reach the counts and the last-validated time, and a gateway stopping gracefully loses none', async () => {
     const { accountId, apiKey, api, issue } = await setUp();

@@ -115,4 +115,18 @@ describe('expiry sweeper', () => {
     expect(asked).toEqual(['2026-11-20T01..2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12');
   });
+
+  it('however far behind, one pass catches up (a walk of a week per pass took a pass per week behind)', async () => {
+    const now = at('2026-11-23T13:20:00Z');
+    const docs = [license('lic_a', { expiry_bucket: '2026-10-01T05', grace_ends_at: at('2026-10-01T05:10:00Z') })];
+    const { store, asked, state } = fakeStore(docs, {
+      _id: 'license-expiry',
+      through: '2026-09-30T00',
+      backfilled: true,
+    });
+    const sweeper = new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now });
+    expect(await sweeper.sweep()).toBe(1);
+    expect(asked).toEqual(['2026-09-30T01..2026-11-23T12', '2026-11-23T13']);
+    expect(state.through).toBe('2026-11-23T12');
+  });
 });

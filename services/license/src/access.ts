@@ -8,6 +8,7 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'getLicense',
     'listLicenses',
     'validateLicense',
+    'validateLicenses',
     'getStats',
     'listRecentValidations',
     'transitionLicense',

@@ -129,6 +129,17 @@ export interface ValidateLicenseResponse {
   facts: ValidationFacts | undefined;
 }
 
+export interface ValidateLicensesRequest {
+  /** At most 256. */
+  validations: ValidateLicenseRequest[];
+  /** The request id of each validation (logs and events of each carry its own). */
+  request_ids: string[];
+}
+
+export interface ValidateLicensesResponse {
+  results: ValidateLicenseResponse[];
+}
+
 /**
  * Everything a validation answer depends on, so a gateway can answer again
  * from memory (proto/rules judges it the same way the service does).
@@ -1777,6 +1788,168 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
     message.facts = (object.facts !== undefined && object.facts !== null)
       ? ValidationFacts.fromPartial(object.facts)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseValidateLicensesRequest(): ValidateLicensesRequest {
+  return { validations: [], request_ids: [] };
+}
+
+export const ValidateLicensesRequest: MessageFns<ValidateLicensesRequest> = {
+  encode(message: ValidateLicensesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.validations) {
+      ValidateLicenseRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.request_ids) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValidateLicensesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValidateLicensesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.validations.push(ValidateLicenseRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.request_ids.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValidateLicensesRequest {
+    return {
+      validations: globalThis.Array.isArray(object?.validations)
+        ? object.validations.map((e: any) => ValidateLicenseRequest.fromJSON(e))
+        : [],
+      request_ids: globalThis.Array.isArray(object?.requestIds)
+        ? object.requestIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.request_ids)
+        ? object.request_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ValidateLicensesRequest): unknown {
+    const obj: any = {};
+    if (message.validations?.length) {
+      obj.validations = message.validations.map((e) => ValidateLicenseRequest.toJSON(e));
+    }
+    if (message.request_ids?.length) {
+      obj.requestIds = message.request_ids;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValidateLicensesRequest>, I>>(base?: I): ValidateLicensesRequest {
+    return ValidateLicensesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValidateLicensesRequest>, I>>(object: I): ValidateLicensesRequest {
+    const message = createBaseValidateLicensesRequest();
+    message.validations = object.validations?.map((e) => ValidateLicenseRequest.fromPartial(e)) || [];
+    message.request_ids = object.request_ids?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseValidateLicensesResponse(): ValidateLicensesResponse {
+  return { results: [] };
+}
+
+export const ValidateLicensesResponse: MessageFns<ValidateLicensesResponse> = {
+  encode(message: ValidateLicensesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      ValidateLicenseResponse.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ValidateLicensesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseValidateLicensesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(ValidateLicenseResponse.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ValidateLicensesResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => ValidateLicenseResponse.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ValidateLicensesResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => ValidateLicenseResponse.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ValidateLicensesResponse>, I>>(base?: I): ValidateLicensesResponse {
+    return ValidateLicensesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ValidateLicensesResponse>, I>>(object: I): ValidateLicensesResponse {
+    const message = createBaseValidateLicensesResponse();
+    message.results = object.results?.map((e) => ValidateLicenseResponse.fromPartial(e)) || [];
     return message;
   },
 };
@@ -4714,6 +4887,21 @@ export const LicenseServiceService = {
     responseDeserialize: (value: Buffer): ValidateLicenseResponse => ValidateLicenseResponse.decode(value),
   },
   /**
+   * Several validations in one call, answered in order: a gateway sends the look-ups that met in
+   * one turn of its event loop together (a gRPC call costs both sides more than a cached answer).
+   */
+  validateLicenses: {
+    path: "/licensing.v1.LicenseService/ValidateLicenses" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ValidateLicensesRequest): Buffer =>
+      Buffer.from(ValidateLicensesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ValidateLicensesRequest => ValidateLicensesRequest.decode(value),
+    responseSerialize: (value: ValidateLicensesResponse): Buffer =>
+      Buffer.from(ValidateLicensesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ValidateLicensesResponse => ValidateLicensesResponse.decode(value),
+  },
+  /**
    * The numbers a vendor looks at first: licences issued, validations per hour
    * over the last 24 h and per day over the last 30 days, each split by answer code.
    */
@@ -4823,6 +5011,11 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   /** Always OK for a well-formed request: the answer says valid or not and why. */
   validateLicense: handleUnaryCall<ValidateLicenseRequest, ValidateLicenseResponse>;
   /**
+   * Several validations in one call, answered in order: a gateway sends the look-ups that met in
+   * one turn of its event loop together (a gRPC call costs both sides more than a cached answer).
+   */
+  validateLicenses: handleUnaryCall<ValidateLicensesRequest, ValidateLicensesResponse>;
+  /**
    * The numbers a vendor looks at first: licences issued, validations per hour
    * over the last 24 h and per day over the last 30 days, each split by answer code.
    */
@@ -4906,6 +5099,25 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ValidateLicenseResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Several validations in one call, answered in order: a gateway sends the look-ups that met in
+   * one turn of its event loop together (a gRPC call costs both sides more than a cached answer).
+   */
+  validateLicenses(
+    request: ValidateLicensesRequest,
+    callback: (error: ServiceError | null, response: ValidateLicensesResponse) => void,
+  ): ClientUnaryCall;
+  validateLicenses(
+    request: ValidateLicensesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ValidateLicensesResponse) => void,
+  ): ClientUnaryCall;
+  validateLicenses(
+    request: ValidateLicensesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ValidateLicensesResponse) => void,
   ): ClientUnaryCall;
   /**
    * The numbers a vendor looks at first: licences issued, validations per hour

@@ -40,10 +40,12 @@ export class ExpirySweeper {
     }
     const current = bucketOf(now);
     let marked = 0;
-    const behind = bucketsToSweep(state.through, now, BUCKETS_PER_PASS);
+    const behind = bucketsToSweep(state.through, now, CATCH_UP_AFTER + 1);
     if (behind.length > CATCH_UP_AFTER) {
-      // Every bucket before the current hour is due as a whole: announce them all in one walk.
-      const last = behind[behind.length - 2];
+      // Every bucket before the current hour is due as a whole, however far behind (days of downtime,
+      // a clock moved on): one walk announces them all. It reads only what is expiring, which is the
+      // work to do anyway; a walk of a week per pass took a pass per week behind.
+      const last = previousHour(current);
       for await (const doc of this.store.inExpiryRange(behind[0], last)) marked += await this.announce(doc, now);
       state.through = last;
       await this.store.saveSweepState(state);

@@ -1,9 +1,18 @@
-import type { Handlers, ServiceContext } from '@licensing/runtime';
+import {
+  AppError,
+  remainingMs,
+  saneRequestId,
+  withCallScope,
+  type Handlers,
+  type ServiceContext,
+} from '@licensing/runtime';
 import {
   judge,
   parseLicenseKey,
   verdictFields,
   type LicenseServiceService,
+  type ValidateLicenseRequest,
+  type ValidateLicenseResponse,
   type ValidationFacts,
 } from '@licensing/proto';
 import type { LicenseStore } from '../store/queries';
@@ -16,8 +25,11 @@ import { MAX_CACHED_FINGERPRINTS, type LicenseCache, type ValidationRecord } fro
 
 type ValidationHandlers = Pick<
   Handlers<typeof LicenseServiceService>,
-  'validateLicense' | 'recordValidations' | 'listRecentValidations'
+  'validateLicense' | 'validateLicenses' | 'recordValidations' | 'listRecentValidations'
 >;
+
+/** The most validations one ValidateLicenses call may carry. */
+export const MAX_VALIDATIONS_PER_CALL = 256;
 
 /** What a gateway needs to answer this key again from memory (activations listed only when they matter). */
 function factsOf(
@@ -55,54 +67,70 @@ export function validationHandlers(
 ): ValidationHandlers {
   const byCode = ctx.metrics.counter('licensing_validations_total', ['code']);
 
-  return {
-    async validateLicense(req) {
-      const parsed = parseLicenseKey(req.key);
-      const record: ValidationRecord = parsed.ok
-        ? await licenses.read(parsed.key, req.from_store)
-        : { doc: null, fingerprints: [] };
-      const { doc } = record;
-      const fingerprint = req.fingerprint.trim().slice(0, 200);
-      const now = ctx.clock.now();
-      const needsActivation = !!doc && doc.account_id === req.account_id && doc.policy.require_activation;
-      const facts = req.want_facts && parsed.ok ? factsOf(record, req.account_id, now) : undefined;
-      let activation = { fingerprintActive: false, count: 0 };
-      if (needsActivation && record.fingerprints.length <= MAX_CACHED_FINGERPRINTS) {
-        activation = {
-          fingerprintActive: !!fingerprint && record.fingerprints.includes(fingerprint),
-          count: record.fingerprints.length,
-        };
-      } else if (needsActivation) {
-        const fingerprintActive = !!fingerprint && !!(await store.findActivation(doc._id, fingerprint));
-        // Counted exactly, and only when the answer depends on it.
-        activation = { fingerprintActive, count: fingerprintActive ? 0 : await store.countActivations(doc._id) };
-      }
-      const verdict = judge(
-        parsed,
-        doc,
-        { accountId: req.account_id, productId: req.product_id, fingerprint },
-        activation,
-        now,
-      );
-      counter.record(req.account_id, verdict.code, verdict.valid, now);
-      if (verdict.visible && doc) {
-        counter.validated(req.account_id, doc._id, now);
-        counter.saw({
-          accountId: req.account_id,
-          licenseId: doc._id,
-          hour: now,
-          code: verdict.code,
-          fingerprint,
-          count: 1,
-          lastAt: now,
-        });
-      }
-      byCode.inc({ code: verdict.code });
-      return {
-        ...verdictFields(verdict),
-        license: verdict.visible && doc ? toLicense(doc, now, req.key_scope) : undefined,
-        facts,
+  async function validateLicense(req: ValidateLicenseRequest): Promise<ValidateLicenseResponse> {
+    const parsed = parseLicenseKey(req.key);
+    const record: ValidationRecord = parsed.ok
+      ? await licenses.read(parsed.key, req.from_store)
+      : { doc: null, fingerprints: [] };
+    const { doc } = record;
+    const fingerprint = req.fingerprint.trim().slice(0, 200);
+    const now = ctx.clock.now();
+    const needsActivation = !!doc && doc.account_id === req.account_id && doc.policy.require_activation;
+    const facts = req.want_facts && parsed.ok ? factsOf(record, req.account_id, now) : undefined;
+    let activation = { fingerprintActive: false, count: 0 };
+    if (needsActivation && record.fingerprints.length <= MAX_CACHED_FINGERPRINTS) {
+      activation = {
+        fingerprintActive: !!fingerprint && record.fingerprints.includes(fingerprint),
+        count: record.fingerprints.length,
       };
+    } else if (needsActivation) {
+      const fingerprintActive = !!fingerprint && !!(await store.findActivation(doc._id, fingerprint));
+      // Counted exactly, and only when the answer depends on it.
+      activation = { fingerprintActive, count: fingerprintActive ? 0 : await store.countActivations(doc._id) };
+    }
+    const verdict = judge(
+      parsed,
+      doc,
+      { accountId: req.account_id, productId: req.product_id, fingerprint },
+      activation,
+      now,
+    );
+    counter.record(req.account_id, verdict.code, verdict.valid, now);
+    if (verdict.visible && doc) {
+      counter.validated(req.account_id, doc._id, now);
+      counter.saw({
+        accountId: req.account_id,
+        licenseId: doc._id,
+        hour: now,
+        code: verdict.code,
+        fingerprint,
+        count: 1,
+        lastAt: now,
+      });
+    }
+    byCode.inc({ code: verdict.code });
+    return {
+      ...verdictFields(verdict),
+      license: verdict.visible && doc ? toLicense(doc, now, req.key_scope) : undefined,
+      facts,
+    };
+  }
+
+  return {
+    validateLicense,
+
+    async validateLicenses(req) {
+      if (req.validations.length > MAX_VALIDATIONS_PER_CALL)
+        throw AppError.invalid('validations', `at most ${MAX_VALIDATIONS_PER_CALL} validations per call`);
+      // Each in the scope of its own request (its logs and counts say which), under this call's deadline.
+      const deadline = Date.now() + remainingMs();
+      const results = await Promise.all(
+        req.validations.map((v, i) => {
+          const requestId = saneRequestId(req.request_ids[i]);
+          return requestId ? withCallScope(requestId, deadline, () => validateLicense(v)) : validateLicense(v);
+        }),
+      );
+      return { results };
     },
 
     async recordValidations(req) {
