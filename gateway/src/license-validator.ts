@@ -110,7 +110,7 @@ export class LicenseValidator {
     productId: string,
     fingerprint: string,
   ): Promise<ValidationAnswer> {
-    const since = this.cache.begin(p.accountId);
+    const since = this.cache.begin(key);
     const { facts, ...answer } = await this.service.validate({
       account_id: p.accountId,
       key: licenseKey,
@@ -122,7 +122,7 @@ export class LicenseValidator {
     });
     const cached = facts && toCachedAnswer(facts);
     const remembered = facts?.remembered_since ? Date.parse(facts.remembered_since) : Number.NaN;
-    if (cached) this.cache.set(key, p.accountId, cached, since, Number.isNaN(remembered) ? undefined : remembered);
+    if (cached) this.cache.set(key, cached, since, Number.isNaN(remembered) ? undefined : remembered);
     return answer;
   }
 

@@ -8,6 +8,7 @@ import {
   type StoredStatus,
   type ValidationFacts,
 } from '@licensing/proto';
+import { ExactCache } from '@licensing/runtime';
 import type { EventFeed } from './event-feed';
 
 // The gateway's memory of licences it has validated, so a validation is
@@ -35,14 +36,8 @@ export interface CachedLicense {
 
 export type CachedAnswer = CachedLicense | { found: false };
 
-interface Slot {
-  answer: CachedAnswer;
-  expiresAt: number;
-}
-
 /** Every licence event evicts: one list, the event catalogue's own. */
 const LICENSE_EVENTS: EventType[] = eventTypes.filter((t) => t.startsWith('license.'));
-const GENERATION_BUCKETS = 1024;
 /**
  * For this long after this gateway evicted a key, it asks the licence service to read the store for
  * it: the instance that answers may hear the change later than we did, and answer from its memory.
@@ -52,12 +47,6 @@ export const RECENT_EVICTION_MS = 10_000;
 /** The cache key of a canonical licence key in an account: the key itself is never held as a map key. */
 export function cacheKey(accountId: string, canonicalKey: string): string {
   return `${accountId}:${createHash('sha256').update(canonicalKey).digest('base64url')}`;
-}
-
-function bucketOf(accountId: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < accountId.length; i++) h = Math.imul(h ^ accountId.charCodeAt(i), 16777619);
-  return (h >>> 0) % GENERATION_BUCKETS;
 }
 
 /** What the service told us, as a cache entry; null when it must not be cached. */
@@ -87,23 +76,24 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
   };
 }
 
+/** The account a cache key belongs to (its evictions spoil that account's look-ups in flight). */
+const accountOf = (key: string) => key.slice(0, key.indexOf(':'));
+
 export class ValidationCache {
-  /** Insertion order is recency order: a hit moves its entry to the end (LRU). */
-  private readonly slots = new Map<string, Slot>();
-  private readonly generations = new Uint32Array(GENERATION_BUCKETS);
-  private epoch = 0;
+  /** LRU, generations per account, TTL, and no trust while NATS is away: the runtime's ExactCache. */
+  private readonly cache: ExactCache<CachedAnswer>;
   /** Keys evicted by this gateway lately, with when (oldest first). */
   private readonly recentEvictions = new Map<string, number>();
 
   constructor(
-    private readonly maxEntries: number,
-    private readonly ttlMs: number,
-    private readonly feed: EventFeed,
+    maxEntries: number,
+    ttlMs: number,
+    feed: EventFeed,
     private readonly onEvict: (type: EventType) => void = () => undefined,
     private readonly nowMs: () => number = Date.now,
   ) {
+    this.cache = new ExactCache(feed, maxEntries, ttlMs, nowMs, accountOf);
     if (maxEntries === 0) return;
-    feed.onStatus(() => this.clear());
     for (const type of LICENSE_EVENTS) {
       feed.subscribe(type, (event) => {
         const key = (event as DomainEvent<'license.created'>).data.license?.key;
@@ -121,41 +111,30 @@ export class ValidationCache {
   }
 
   get size(): number {
-    return this.slots.size;
+    return this.cache.size;
   }
 
   /** Answers are trusted only while every eviction can reach us. */
   get usable(): boolean {
-    return this.maxEntries > 0 && this.feed.connected;
+    return this.cache.usable;
   }
 
   get(key: string): CachedAnswer | undefined {
-    if (!this.usable) return undefined;
-    const slot = this.slots.get(key);
-    if (!slot) return undefined;
-    this.slots.delete(key);
-    if (slot.expiresAt <= this.nowMs()) return undefined;
-    this.slots.set(key, slot);
-    return slot.answer;
+    return this.cache.get(key);
   }
 
   /** Call before asking the service; pass the result to set(). */
-  begin(accountId: string): number {
-    return this.epoch * 2 ** 32 + this.generations[bucketOf(accountId)];
+  begin(key: string): number {
+    return this.cache.begin(key);
   }
 
   /**
-   * Stores an answer unless an eviction for the account (or a reconnect) happened since begin().
+   * Stores an answer unless an eviction for its account (or a reconnect) happened since begin().
    * `rememberedSince` (epoch ms): the licence service answered from its memory, having read the
    * store then; such an answer is kept no longer than the TTL counted from that read.
    */
-  set(key: string, accountId: string, answer: CachedAnswer, since: number, rememberedSince?: number): boolean {
-    if (!this.usable || since !== this.begin(accountId)) return false;
-    const now = this.nowMs();
-    this.slots.delete(key);
-    if (this.slots.size >= this.maxEntries) this.slots.delete(this.slots.keys().next().value!);
-    this.slots.set(key, { answer, expiresAt: Math.min(now, rememberedSince ?? now) + this.ttlMs });
-    return true;
+  set(key: string, answer: CachedAnswer, since: number, rememberedSince?: number): boolean {
+    return this.cache.set(key, answer, since, rememberedSince);
   }
 
   /** Whether this gateway evicted the key within RECENT_EVICTION_MS (its next look-up reads the store). */
@@ -174,29 +153,19 @@ export class ValidationCache {
    * the event.
    */
   forget(accountId: string, canonicalKey: string): void {
-    this.bump(accountId);
     const key = cacheKey(accountId, canonicalKey);
-    this.slots.delete(key);
+    this.cache.evict(key);
     this.recentEvictions.delete(key); // re-inserted last: the map stays in time order
     this.recentEvictions.set(key, this.nowMs());
-    this.evictedLately(key, this.nowMs()); // drops the expired ones, so the map stays small
+    this.evictedLately(key); // drops the expired ones, so the map stays small
   }
 
-  /** Drops every licence of a product (rare: a scan of the account's entries is fine here, never on a licence event). */
+  /** Drops every licence of a product (rare: a walk of the entries is fine here, never on a licence event). */
   forgetProduct(accountId: string, productId: string): void {
-    this.bump(accountId);
-    const prefix = `${accountId}:`;
-    for (const [key, slot] of this.slots)
-      if (key.startsWith(prefix) && slot.answer.found && slot.answer.facts.product_id === productId)
-        this.slots.delete(key);
-  }
-
-  private bump(accountId: string): void {
-    this.generations[bucketOf(accountId)]++;
+    this.cache.evictWhere(accountId, (answer) => answer.found && answer.facts.product_id === productId);
   }
 
   clear(): void {
-    this.epoch++;
-    this.slots.clear();
+    this.cache.clear();
   }
 }

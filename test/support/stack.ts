@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { connect } from 'nats';
 import { AccountServiceClient } from '@licensing/proto';
 import { createClient, type Clock, type RunningService, type StartOptions } from '@licensing/runtime';
-import { freePort } from '../../scripts/lib/net';
+import { once } from 'node:events';
+import { freePort, waitForPort } from '../../scripts/lib/net';
+import { spawnComponent } from '../../scripts/lib/launch';
 import { start as startGateway } from '../../gateway/src/main';
 import { componentOf, gateway, services, type Component, type ComponentEntry } from '../../scripts/lib/components';
 import { credentialOf, envFor, pageKey, type Addrs, type Placement, type Topology } from '../../scripts/lib/topology';
@@ -26,11 +28,12 @@ export interface Stack {
   stopGateway(): Promise<void>;
   /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
   extraGateway(config?: Record<string, string>): Promise<{ url: string; metricsUrl: string; stop(): Promise<void> }>;
+  /** Another gateway as its own OS process (real time, not the test clock; stopped with the stack). */
+  gatewayProcess(config?: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
   /** Stops one service (its database is kept) to see how the rest copes. */
   stopService(name: Component): Promise<void>;
   /** Starts a service again on its address after stopService (stopped with the stack). */
   restartService(name: Component): Promise<void>;
-  /** A second instance of a service over the same database and stream (stopped with the stack). */
   /** Another instance of a service over the same stores and NATS: its gRPC address and metrics URL. */
   extraService(name: Component): Promise<{ addr: string; metricsUrl: string }>;
   stop(): Promise<void>;
@@ -166,6 +169,24 @@ export async function startStack(
       const g = await startGateway({ env: { ...gatewayEnv(0), ...gatewayConfig, ...config }, clock });
       extras.push(g);
       return { url: g.url, metricsUrl: metricsUrl(g.metricsPort), stop: g.stop };
+    },
+    async gatewayProcess(config = {}) {
+      const port = await freePort();
+      const logFile = join(tmpdir(), `licensing-gateway-${port}.log`);
+      const { child, exited } = spawnComponent(
+        'gateway',
+        { ...gatewayEnv(port), ...gatewayConfig, ...config },
+        logFile,
+      );
+      const stop = async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const gone = once(child, 'exit');
+        child.kill('SIGTERM');
+        await gone;
+      };
+      extras.push({ stop });
+      await Promise.race([waitForPort('127.0.0.1', port, 30_000), exited]);
+      return { url: `http://127.0.0.1:${port}`, stop };
     },
     stopService: (name) => current.get(serviceNamed(name).name)!.stop(),
     async restartService(name) {

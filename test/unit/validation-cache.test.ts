@@ -40,9 +40,9 @@ function cache(maxEntries = 3, ttlMs = 60_000) {
 describe('validation cache', () => {
   it('holds at most maxEntries, dropping the least recently used', () => {
     const { c } = cache(3);
-    for (const n of [1, 2, 3]) c.set(key(n), 'acct_a', absent, c.begin('acct_a'));
+    for (const n of [1, 2, 3]) c.set(key(n), absent, c.begin(key(n)));
     expect(c.get(key(1))).toEqual(absent); // 1 is now the most recent
-    c.set(key(4), 'acct_a', absent, c.begin('acct_a'));
+    c.set(key(4), absent, c.begin(key(4)));
     expect(c.size).toBe(3);
     expect(c.get(key(2))).toBeUndefined();
     expect(c.get(key(1))).toEqual(absent);
@@ -50,7 +50,7 @@ describe('validation cache', () => {
 
   it('forgets an entry after its TTL even without an event', () => {
     const { c, tick } = cache(3, 60_000);
-    c.set(key(1), 'acct_a', absent, c.begin('acct_a'));
+    c.set(key(1), absent, c.begin(key(1)));
     tick(59_999);
     expect(c.get(key(1))).toEqual(absent);
     tick(60_000);
@@ -59,7 +59,7 @@ describe('validation cache', () => {
 
   it('an answer the licence service gave from its memory lives no longer than the TTL from its read', () => {
     const { c, tick } = cache(3, 60_000);
-    c.set(key(1), 'acct_a', absent, c.begin('acct_a'), 1_000 - 50_000); // read from the store 50 s ago
+    c.set(key(1), absent, c.begin(key(1)), 1_000 - 50_000); // read from the store 50 s ago
     tick(9_999);
     expect(c.get(key(1))).toEqual(absent);
     tick(1);
@@ -82,8 +82,8 @@ describe('validation cache', () => {
 
   it('drops a negative entry when a licence with that key is created in the account', () => {
     const { c, feed } = cache();
-    c.set(key(1), 'acct_a', absent, c.begin('acct_a'));
-    c.set(cacheKey('acct_b', 'KEY-1'), 'acct_b', absent, c.begin('acct_b'));
+    c.set(key(1), absent, c.begin(key(1)));
+    c.set(cacheKey('acct_b', 'KEY-1'), absent, c.begin(cacheKey('acct_b', 'KEY-1')));
     feed.emit('license.created', 'acct_a', { license: { key: 'KEY-1' } });
     expect(c.get(key(1))).toBeUndefined();
     expect(c.get(cacheKey('acct_b', 'KEY-1'))).toEqual(absent); // another account's "not found" still holds
@@ -91,21 +91,21 @@ describe('validation cache', () => {
 
   it('does not keep a lookup that started before an eviction in its account, nor one across a reconnect', () => {
     const { c, feed } = cache();
-    const since = c.begin('acct_a');
+    const since = c.begin(key(1));
     feed.emit('license.revoked', 'acct_a', { license: { key: 'KEY-9' } });
-    expect(c.set(key(1), 'acct_a', absent, since)).toBe(false);
-    const again = c.begin('acct_a');
+    expect(c.set(key(1), absent, since)).toBe(false);
+    const again = c.begin(key(1));
     feed.flap();
-    expect(c.set(key(1), 'acct_a', absent, again)).toBe(false);
-    expect(c.set(key(1), 'acct_a', absent, c.begin('acct_a'))).toBe(true);
+    expect(c.set(key(1), absent, again)).toBe(false);
+    expect(c.set(key(1), absent, c.begin(key(1)))).toBe(true);
   });
 
   it('is neither read nor filled while the feed is disconnected, and is emptied when the connection changes', () => {
     const { c, feed } = cache();
-    c.set(key(1), 'acct_a', absent, c.begin('acct_a'));
+    c.set(key(1), absent, c.begin(key(1)));
     feed.connected = false;
     expect(c.get(key(1))).toBeUndefined();
-    expect(c.set(key(2), 'acct_a', absent, c.begin('acct_a'))).toBe(false);
+    expect(c.set(key(2), absent, c.begin(key(2)))).toBe(false);
     feed.connected = true;
     feed.flap();
     expect(c.size).toBe(0);

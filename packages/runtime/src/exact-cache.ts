@@ -11,6 +11,9 @@ const GENERATION_BUCKETS = 1024;
  * - a look-up that was in flight when an eviction of its key arrived does not
  *   store what it read (begin() before reading, set() with its token after);
  * - no entry is used longer than `ttlMs`, in case an event is ever lost.
+ * `scopeOf` names what an eviction spoils look-ups in flight for: the key itself
+ * by default; a cache whose evictions can cover many keys at once (all of an
+ * account's licences of a product) scopes by the part of the key they share.
  */
 export class ExactCache<V> {
   /** Insertion order is recency order: a hit moves its entry to the end. */
@@ -24,6 +27,7 @@ export class ExactCache<V> {
     private readonly maxEntries: number,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
+    private readonly scopeOf: (key: string) => string = (key) => key,
   ) {
     bus.onStatus(() => this.clear());
   }
@@ -49,21 +53,32 @@ export class ExactCache<V> {
 
   /** Call before reading the source; give the token to set(). */
   begin(key: string): number {
-    return this.epoch * 2 ** 32 + this.generations[bucketOf(key)];
+    return this.epoch * 2 ** 32 + this.generations[bucketOf(this.scopeOf(key))];
   }
 
-  /** Stores what was read unless the key (or its bucket) was evicted, or the bus reconnected, since begin(). */
-  set(key: string, value: V, token: number): boolean {
+  /**
+   * Stores what was read unless its scope saw an eviction, or the bus reconnected, since begin().
+   * `readAt` (epoch ms): when the value was read at its source, if earlier than now (the TTL counts from then).
+   */
+  set(key: string, value: V, token: number, readAt?: number): boolean {
     if (!this.usable || token !== this.begin(key)) return false;
+    const now = this.now();
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { value, until: this.now() + this.ttlMs });
+    this.entries.set(key, { value, until: Math.min(now, readAt ?? now) + this.ttlMs });
     return true;
   }
 
   evict(key: string): void {
-    this.generations[bucketOf(key)]++;
+    this.generations[bucketOf(this.scopeOf(key))]++;
     this.entries.delete(key);
+  }
+
+  /** Evicts the entries of one scope that `drop` picks (a walk of every entry: for rare events only). */
+  evictWhere(scope: string, drop: (value: V) => boolean): void {
+    this.generations[bucketOf(scope)]++;
+    for (const [key, entry] of this.entries)
+      if (this.scopeOf(key) === scope && drop(entry.value)) this.entries.delete(key);
   }
 
   clear(): void {
