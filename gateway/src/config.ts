@@ -11,6 +11,10 @@ export const gatewaySchema = {
     min: 0,
     max: 65535,
   }),
+  GATEWAY_WORKERS: int(
+    'Gateway processes on this host sharing PORT (node:cluster; METRICS_PORT then sums them). One per core on a VM or compose; keep 1 in Kubernetes and scale pods',
+    { default: 1, min: 1, max: 64 },
+  ),
   TLS_CERT_FILE: str('PEM certificate chain; with TLS_KEY_FILE the gateway serves HTTPS and reloads both on SIGHUP', {
     default: '',
   }),

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import {
@@ -7,6 +8,7 @@ import {
   natsOptions,
   runMain,
   serveMetrics,
+  shareMetricsWithPrimary,
   systemClock,
   type Clock,
 } from '@licensing/runtime';
@@ -20,6 +22,7 @@ import { EventFeed } from './event-feed';
 import { LicenseValidator } from './license-validator';
 import { ValidationCache } from './validation-cache';
 import { ValidationTally } from './validation-tally';
+import { runPrimary } from './workers';
 
 // The release in /api/v1/status and the OpenAPI document: APP_VERSION when the
 // image build sets it (e.g. a git tag), else this package's version.
@@ -103,7 +106,10 @@ export async function start(
   });
   const { port } = server.address() as AddressInfo;
   const url = `${tls ? 'https' : 'http'}://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
-  const metricsServer = await serveMetrics(metrics, config.HOST, config.METRICS_PORT);
+  // A cluster worker's metrics are served, summed with its siblings', by the primary (workers.ts).
+  const metricsServer = cluster.isWorker
+    ? shareMetricsWithPrimary(metrics)
+    : await serveMetrics(metrics, config.HOST, config.METRICS_PORT);
   // Certificates are renewed in place (cert-manager, certbot); SIGHUP picks them up without a restart.
   const onHup = () => reloadTls();
   if (tls) process.on('SIGHUP', onHup);
@@ -131,4 +137,31 @@ export async function start(
   return { port, url, metricsPort: metricsServer.port, reloadTls, stop };
 }
 
-if (require.main === module) runMain('gateway', () => start());
+if (require.main === module) {
+  if (cluster.isWorker) {
+    // The primary turns SIGINT (and SIGTERM) into one SIGTERM per worker: a second signal would cut the drain short.
+    process.on('SIGINT', () => undefined);
+    runMain('gateway', () => start(), undefined, ['SIGTERM']);
+  } else {
+    let config: GatewayConfig;
+    try {
+      config = loadConfig(gatewaySchema, process.env);
+      checkTransportConfig(config);
+    } catch (err) {
+      console.error(`gateway failed to start: ${(err as Error).message}`);
+      process.exit(1);
+    }
+    if (config.GATEWAY_WORKERS === 1) runMain('gateway', () => start());
+    else
+      runPrimary({
+        workers: config.GATEWAY_WORKERS,
+        host: config.HOST,
+        metricsPort: config.METRICS_PORT,
+        shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+        log: createLogger('gateway', config.LOG_LEVEL),
+      }).catch((err: Error) => {
+        console.error(`gateway failed to start: ${err.message}`);
+        process.exit(1);
+      });
+  }
+}

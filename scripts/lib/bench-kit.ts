@@ -25,6 +25,22 @@ export function cpuSeconds(pid: number | undefined): number {
   }
 }
 
+/** CPU seconds of a process and its direct children (a gateway primary and its workers). */
+export function treeCpuSeconds(pid: number | undefined): number {
+  if (!pid) return 0;
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    children = [];
+  }
+  return cpuSeconds(pid) + children.reduce((n, child) => n + cpuSeconds(child), 0);
+}
+
 /** The local Redis server's pid, to count its CPU too (undefined when it cannot be found). */
 export function redisPid(): number | undefined {
   try {

@@ -29,7 +29,9 @@ export interface Stack {
   /** Another gateway over the same services (stopped with the stack), e.g. with other settings. */
   extraGateway(config?: Record<string, string>): Promise<{ url: string; metricsUrl: string; stop(): Promise<void> }>;
   /** Another gateway as its own OS process (real time, not the test clock; stopped with the stack). */
-  gatewayProcess(config?: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
+  gatewayProcess(
+    config?: Record<string, string>,
+  ): Promise<{ url: string; pid: number; exited: Promise<never>; stop(): Promise<number | null> }>;
   /** Stops one service (its database is kept) to see how the rest copes. */
   stopService(name: Component): Promise<void>;
   /** Starts a service again on its address after stopService (stopped with the stack). */
@@ -178,15 +180,16 @@ export async function startStack(
         { ...gatewayEnv(port), ...gatewayConfig, ...config },
         logFile,
       );
+      /** SIGTERM, then its exit code. */
       const stop = async () => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const gone = once(child, 'exit');
+        if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+        const gone = once(child, 'exit') as Promise<[number | null]>;
         child.kill('SIGTERM');
-        await gone;
+        return (await gone)[0];
       };
-      extras.push({ stop });
+      extras.push({ stop: async () => void (await stop()) });
       await Promise.race([waitForPort('127.0.0.1', port, 30_000), exited]);
-      return { url: `http://127.0.0.1:${port}`, stop };
+      return { url: `http://127.0.0.1:${port}`, pid: child.pid!, exited, stop };
     },
     stopService: (name) => current.get(serviceNamed(name).name)!.stop(),
     async restartService(name) {

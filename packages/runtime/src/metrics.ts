@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 // Every metric name of the system lives here, so docs/operations.md can list
 // them and nothing invents a second spelling. All are prefixed `licensing_`;
@@ -75,8 +75,36 @@ export class Metrics {
 }
 
 /** A plain HTTP listener for Prometheus next to a gRPC service: GET /metrics, nothing else. */
-export async function serveMetrics(
+export function serveMetrics(
   metrics: Metrics,
+  host: string,
+  port: number,
+): Promise<{ port: number; close(): Promise<void> }> {
+  return serveRendered(() => metrics.render(), host, port);
+}
+
+/**
+ * In a node:cluster worker: its metrics are served by the primary, summed with its
+ * siblings' (serveClusterMetrics), not on a port of its own.
+ */
+export function shareMetricsWithPrimary(metrics: Metrics): { port: number; close(): Promise<void> } {
+  AggregatorRegistry.setRegistries([metrics.registry]);
+  new AggregatorRegistry(); // prom-client answers the primary's requests only once one exists in the worker
+  return { port: 0, close: async () => undefined };
+}
+
+/** In a node:cluster primary: GET /metrics answers every worker's metrics, summed. */
+export function serveClusterMetrics(host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  const aggregator = new AggregatorRegistry();
+  return serveRendered(
+    async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
+    host,
+    port,
+  );
+}
+
+async function serveRendered(
+  render: () => Promise<{ contentType: string; body: string }>,
   host: string,
   port: number,
 ): Promise<{ port: number; close(): Promise<void> }> {
@@ -85,7 +113,7 @@ export async function serveMetrics(
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: only GET /metrics is served here\n');
       return;
     }
-    metrics.render().then(
+    render().then(
       ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
       () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics could not be collected\n'),
     );

@@ -179,15 +179,15 @@ export function runMain(
   name: string,
   start: () => Promise<{ stop(): Promise<void> }>,
   hardLimitMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 10000) + 5000,
+  /** The signals that stop it (a gateway worker leaves SIGINT to its primary). */
+  signals: readonly ('SIGTERM' | 'SIGINT')[] = ['SIGTERM', 'SIGINT'],
 ): void {
   // A signal while still starting (e.g. waiting for MongoDB) has nothing in flight to finish.
   const whileStarting = () => process.exit(0);
-  process.once('SIGTERM', whileStarting);
-  process.once('SIGINT', whileStarting);
+  for (const s of signals) process.once(s, whileStarting);
   start()
     .then((running) => {
-      process.off('SIGTERM', whileStarting);
-      process.off('SIGINT', whileStarting);
+      for (const s of signals) process.off(s, whileStarting);
       let signalled = false;
       const onSignal = (signal: string) => {
         if (signalled) process.exit(1);
@@ -204,8 +204,7 @@ export function runMain(
           },
         );
       };
-      process.on('SIGTERM', () => onSignal('SIGTERM'));
-      process.on('SIGINT', () => onSignal('SIGINT'));
+      for (const s of signals) process.on(s, () => onSignal(s));
     })
     .catch((err: Error) => {
       console.error(`${name} failed to start: ${err.message}`);
