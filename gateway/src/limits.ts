@@ -192,16 +192,32 @@ export class RateLimits {
    * Answers synchronously when the counts in memory decide (see quota.ts).
    */
   check(p: Principal): RateVerdict | Promise<RateVerdict> {
-    const limits = limitsFor(p);
-    const counted = this.quota.count(...this.windowsOf(p, limits));
+    const { limits, windows } = this.specOf(p);
+    const counted = this.quota.count(...windows);
     return counted instanceof Promise ? counted.then((c) => this.verdict(c, limits)) : this.verdict(counted, limits);
   }
 
   /** Admits the request only if memory alone decides it (see quota.ts); undefined = nothing counted, use check(). */
   checkLocally(p: Principal): RateVerdict | undefined {
-    const limits = limitsFor(p);
-    const counted = this.quota.countLocally(...this.windowsOf(p, limits));
+    const { limits, windows } = this.specOf(p);
+    const counted = this.quota.countLocally(...windows);
     return counted && this.verdict(counted, limits);
+  }
+
+  /** A principal's limits and window keys, worked out once per principal (the auth cache hands out the same object). */
+  private readonly specs = new WeakMap<
+    Principal,
+    { limits: { minute: number; hour: number }; windows: [WindowSpec, WindowSpec] }
+  >();
+
+  private specOf(p: Principal) {
+    let spec = this.specs.get(p);
+    if (!spec) {
+      const limits = limitsFor(p);
+      spec = { limits, windows: this.windowsOf(p, limits) };
+      this.specs.set(p, spec);
+    }
+    return spec;
   }
 
   private windowsOf(p: Principal, limits: { minute: number; hour: number }): [WindowSpec, WindowSpec] {
