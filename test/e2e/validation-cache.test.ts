@@ -48,6 +48,18 @@ const code = async (api: Api, key: string, fingerprint?: string) =>
   (await validate(api, key, fingerprint)).body.code as string;
 /** An answer without cache_until, which moves with the clock. */
 const timeless = ({ cache_until, ...rest }: Record<string, unknown>) => ({ ...rest, cache_until: typeof cache_until });
+/** Waits until the account's validation counts (as the licence service keeps them) add up to `n`. */
+async function countsReach(accountId: string, n: number): Promise<void> {
+  const licenses = createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway'));
+  try {
+    await eventually(async () => {
+      const stats = await licenses.call.getStats({ account_id: accountId });
+      expect(stats.validations_by_hour.reduce((sum, h) => sum + h.validations, 0)).toBe(n);
+    });
+  } finally {
+    licenses.close();
+  }
+}
 const hits = (metricsUrl: string) => metric(metricsUrl, /^licensing_validation_cache_total\{.*result="hit"/);
 
 describe('answers from memory', () => {
@@ -262,15 +274,7 @@ describe('look-ups that meet', () => {
     for (const [i, res] of together.entries()) expect(timeless(res.body)).toEqual(alone[i % 3]);
     expect(await batched()).toBeGreaterThan(calls);
     // Every validation counted once, batched or not: 3 alone and 60 together.
-    const licenses = createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway'));
-    try {
-      await eventually(async () => {
-        const stats = await licenses.call.getStats({ account_id: accountId });
-        expect(stats.validations_by_hour.reduce((n, h) => n + h.validations, 0)).toBe(63);
-      });
-    } finally {
-      licenses.close();
-    }
+    await countsReach(accountId, 63);
   });
 });
 
@@ -283,15 +287,7 @@ describe('validation counts off the hot path', () => {
     for (let i = 0; i < 5; i++) await validate(api, key);
     for (let i = 0; i < 7; i++) await validate(other, key);
     await gw.stop(); // its 7 were never flushed by the timer (60 s): only the shutdown flush sends them
-    const licenses = createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway'));
-    try {
-      await eventually(async () => {
-        const stats = await licenses.call.getStats({ account_id: accountId });
-        expect(stats.validations_by_hour.reduce((n, h) => n + h.validations, 0)).toBe(12);
-      });
-    } finally {
-      licenses.close();
-    }
+    await countsReach(accountId, 12);
     const read = await eventually(async () => {
       const res = await api('GET', `/api/v1/licenses/${key}`);
       expect(res.body.last_validated_at).not.toBeNull();

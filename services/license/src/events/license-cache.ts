@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ExactCache, type EventBus, type Outbox } from '@licensing/runtime';
 import { eventTypes, type DomainEvent } from '@licensing/proto';
 import type { LicenseDoc } from '../store/models';
@@ -16,6 +17,9 @@ export interface ValidationRecord {
 }
 
 const LICENSE_EVENTS = eventTypes.filter((t) => t.startsWith('license.'));
+
+/** Entries are found by a digest of the canonical key, as in the gateways: a licence key is never a map key. */
+const digestOf = (key: string) => createHash('sha256').update(key).digest('base64url');
 
 /**
  * The licences this instance has validated, so a validation that reaches the
@@ -47,16 +51,17 @@ export class LicenseCache {
 
   /** The licence with this canonical key and, when they matter, its active machines (`fromStore`: not from memory). */
   async read(key: string, fromStore = false): Promise<ValidationRecord> {
-    const hit = fromStore ? undefined : this.cache.get(key);
+    const slot = digestOf(key);
+    const hit = fromStore ? undefined : this.cache.get(slot);
     this.counted(hit ? 'hit' : this.cache.usable ? 'miss' : 'bypass');
     if (hit) return hit;
-    const token = this.cache.begin(key);
+    const token = this.cache.begin(slot);
     const doc = await this.store.findByKey(key);
     const fingerprints = doc?.policy.require_activation
       ? await this.store.activeFingerprints(doc._id, MAX_CACHED_FINGERPRINTS + 1)
       : [];
     if (doc && fingerprints.length <= MAX_CACHED_FINGERPRINTS)
-      this.cache.set(key, { doc, fingerprints, rememberedSince: this.now() }, token);
+      this.cache.set(slot, { doc, fingerprints, rememberedSince: this.now() }, token);
     return { doc, fingerprints };
   }
 
@@ -68,7 +73,7 @@ export class LicenseCache {
     }
     for (const event of events) {
       const key = (event.data as { license?: { key?: unknown } }).license?.key;
-      if (typeof key === 'string') this.cache.evict(key);
+      if (typeof key === 'string') this.cache.evict(digestOf(key));
       else this.cache.clear();
     }
   }
