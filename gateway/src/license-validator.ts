@@ -42,6 +42,7 @@ export interface LocalValidation {
  */
 export class LicenseValidator {
   private readonly cacheResults;
+  private readonly hits;
   private readonly byCode;
   /** Look-ups that meet in one turn of the event loop go to the licence service in one call. */
   private readonly service: ValidationBatcher;
@@ -55,7 +56,20 @@ export class LicenseValidator {
   ) {
     this.service = new ValidationBatcher(clients.licenses);
     this.cacheResults = metrics.counter('licensing_validation_cache_total', ['result']);
+    this.hits = this.cacheResults.labels({ result: 'hit' });
     this.byCode = metrics.counter('licensing_validations_total', ['code']);
+  }
+
+  /** The counter of each answer code, looked up once (prom-client hashes a label object on every call). */
+  private readonly codes = new Map<string, { inc(): void }>();
+
+  private countCode(code: string): void {
+    let counter = this.codes.get(code);
+    if (!counter) {
+      counter = this.byCode.labels({ code });
+      this.codes.set(code, counter);
+    }
+    counter.inc();
   }
 
   validate(p: Principal, input: ValidationInput): ValidationAnswer | Promise<ValidationAnswer> {
@@ -128,7 +142,7 @@ export class LicenseValidator {
 
   /** Judged here, from the cache (or without a licence, for a malformed key), exactly as the service would; counted. */
   answer(p: Principal, { parsed, cached, productId, fingerprint }: LocalValidation): ValidationAnswer {
-    if (cached) this.cacheResults.inc({ result: 'hit' });
+    if (cached) this.hits.inc();
     const now = this.clock.now();
     const found = cached?.found ? cached : null;
     const activation = found?.facts.policy.require_activation
@@ -142,7 +156,7 @@ export class LicenseValidator {
       now,
     );
     this.tally.record(p.accountId, verdict.code, verdict.valid, now);
-    this.byCode.inc({ code: verdict.code });
+    this.countCode(verdict.code);
     if (verdict.visible && found) this.tally.validated(p.accountId, found.license.id, now, verdict.code, fingerprint);
     return { ...verdictFields(verdict), license: verdict.visible && found ? shown(found, now, p.scope) : undefined };
   }

@@ -13,10 +13,19 @@ export class HttpMetrics {
     this.rejections = metrics.counter('licensing_rate_limit_rejections_total', ['window']);
   }
 
+  /** Each series' counter and histogram, looked up once (prom-client hashes a label object on every call). */
+  private readonly series = new Map<string, { requests: { inc(): void }; duration: { observe(v: number): void } }>();
+
   observe(method: string, route: string, status: number, startedNs: bigint, rateLimitWindow?: unknown): void {
-    const labels = { method, route, status: String(status) };
-    this.requests.inc(labels);
-    this.duration.observe(labels, Number(process.hrtime.bigint() - startedNs) / 1e9);
+    const id = `${method} ${route} ${status}`;
+    let s = this.series.get(id);
+    if (!s) {
+      const labels = { method, route, status: String(status) };
+      s = { requests: this.requests.labels(labels), duration: this.duration.labels(labels) };
+      this.series.set(id, s); // bounded: route templates, not paths
+    }
+    s.requests.inc();
+    s.duration.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
     if (status === 429) this.rejections.inc({ window: String(rateLimitWindow ?? 'other') });
   }
 }

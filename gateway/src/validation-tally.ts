@@ -15,8 +15,10 @@ export class ValidationTally {
   private tallies = new Map<string, HourTally>();
   /** Licence id → account and last validation (epoch ms; formatted only when sent). */
   private seen = new Map<string, { accountId: string; at: number }>();
-  /** Licence, hour, code and machine → how many and the latest (the licence page's recent validations). */
-  private groups = new Map<string, ValidationSeen>();
+  /** Licence, hour, code and machine → how many and the latest (the licence page's recent validations; last_at in epoch ms until sent). */
+  private groups = new Map<string, Omit<ValidationSeen, 'last_at'> & { lastAtMs: number }>();
+  /** The hour of the last validation and its RFC 3339 form: formatted once an hour, not per request. */
+  private hour = { ms: -1, iso: '' };
   private task?: PeriodicTask;
 
   constructor(
@@ -39,16 +41,17 @@ export class ValidationTally {
   }
 
   validated(accountId: string, licenseId: string, at: Date, code = '', fingerprint = ''): void {
+    const atMs = at.getTime();
     const seen = this.seen.get(licenseId);
-    if (seen) seen.at = at.getTime();
-    else this.seen.set(licenseId, { accountId, at: at.getTime() });
+    if (seen) seen.at = atMs;
+    else this.seen.set(licenseId, { accountId, at: atMs });
     if (!code) return;
-    const hour = new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS).toISOString();
+    const hour = this.hourOf(atMs);
     const id = `${licenseId}\n${hour}\n${code}\n${fingerprint}`;
     const g = this.groups.get(id);
     if (g) {
       g.count++;
-      g.last_at = at.toISOString();
+      g.lastAtMs = atMs;
     } else
       this.groups.set(id, {
         account_id: accountId,
@@ -57,8 +60,14 @@ export class ValidationTally {
         code,
         fingerprint,
         count: 1,
-        last_at: at.toISOString(),
+        lastAtMs: atMs,
       });
+  }
+
+  private hourOf(atMs: number): string {
+    const ms = Math.floor(atMs / HOUR_MS) * HOUR_MS;
+    if (ms !== this.hour.ms) this.hour = { ms, iso: new Date(ms).toISOString() };
+    return this.hour.iso;
   }
 
   async flush(): Promise<void> {
@@ -78,7 +87,7 @@ export class ValidationTally {
       await this.clients.licenses.recordValidations({
         tallies: [...tallies.values()],
         last_validated: lastValidated,
-        seen: [...groups.values()],
+        seen: [...groups.values()].map(({ lastAtMs, ...g }) => ({ ...g, last_at: new Date(lastAtMs).toISOString() })),
       });
     } catch (err) {
       this.log.warn({ err }, 'could not send validation counts to the licence service; will retry');

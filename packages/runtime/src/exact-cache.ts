@@ -16,8 +16,13 @@ const GENERATION_BUCKETS = 1024;
  * account's licences of a product) scopes by the part of the key they share.
  */
 export class ExactCache<V> {
-  /** Insertion order is recency order: a hit moves its entry to the end. */
-  private readonly entries = new Map<string, { value: V; until: number }>();
+  /**
+   * Insertion order is (nearly) recency order: a hit moves its entry to the end unless it is among the
+   * most recent half already (moving costs a delete and an insert; the oldest are evicted first either way).
+   */
+  private readonly entries = new Map<string, { value: V; until: number; seq: number }>();
+  /** Counts insertions and moves: an entry's `seq` says how recently it was put at the end. */
+  private seq = 0;
   /** Bumped by each eviction of a key in the bucket (a reconnect bumps the epoch). */
   private readonly generations = new Uint32Array(GENERATION_BUCKETS);
   private epoch = 0;
@@ -45,9 +50,15 @@ export class ExactCache<V> {
     if (!this.usable) return undefined;
     const hit = this.entries.get(key);
     if (!hit) return undefined;
-    this.entries.delete(key);
-    if (hit.until <= this.now()) return undefined;
-    this.entries.set(key, hit);
+    if (hit.until <= this.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    if (this.seq - hit.seq > this.maxEntries / 2) {
+      this.entries.delete(key);
+      hit.seq = ++this.seq;
+      this.entries.set(key, hit);
+    }
     return hit.value;
   }
 
@@ -65,7 +76,7 @@ export class ExactCache<V> {
     const now = this.now();
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { value, until: Math.min(now, readAt ?? now) + this.ttlMs });
+    this.entries.set(key, { value, until: Math.min(now, readAt ?? now) + this.ttlMs, seq: ++this.seq });
     return true;
   }
 
