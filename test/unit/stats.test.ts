@@ -57,6 +57,6 @@ describe('validation stats', () => {
 
   it('accepts only snake_case answer codes from gateways', () => {
     expect(isCode('activation_limit_reached')).toBe(true);
-    expect(['', 'valid.$inc', 'Valid', 'x'.repeat(41)].some(isCode)).toBe(false);
+    expect(['', 'valid.$inc', 'Valid', 'x'.repeat(41), 'nope'].some(isCode)).toBe(false);
   });
 });

@@ -66,7 +66,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       LicenseServiceService,
       {
         ...licenseHandlers(deps, counter),
-        ...validationHandlers(ctx, store, licenseCache, counter),
+        ...validationHandlers(ctx, { licenses: licenseCache, store, counter, clock: ctx.clock }),
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call }),
       },

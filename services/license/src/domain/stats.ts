@@ -1,3 +1,5 @@
+import { validationCodes } from '@licensing/proto';
+
 // Validation counts are kept per account and hour, split by answer code. These
 // are the pure parts: which hour a moment falls in, and the series the
 // dashboard draws (24 hours, 30 days).
@@ -7,8 +9,8 @@ export const DAY_MS = 24 * HOUR_MS;
 export const hourOf = (at: Date): Date => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
 export const dayOf = (at: Date): Date => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);
 
-/** Answer codes are short snake_case words; anything else sent to RecordValidations is dropped. */
-export const isCode = (code: string) => /^[a-z_]{1,40}$/.test(code);
+/** Only the answer codes judge() gives are counted; anything else sent to RecordValidations is dropped. */
+export const isCode = (code: string) => (validationCodes as readonly string[]).includes(code);
 
 export type CodeCounts = Record<string, number>;
 

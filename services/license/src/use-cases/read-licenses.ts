@@ -7,7 +7,11 @@ import type { ValidationCounter } from '../store/stats';
 import type { LicenseDeps } from './deps';
 
 /** The caller's licence by key (typed loosely), or 404 for a typo, an unknown key or another account's. */
-export async function ownLicense(store: LicenseStore, accountId: string, key: string): Promise<LicenseDoc> {
+export async function ownLicense(
+  store: Pick<LicenseStore, 'findInAccount'>,
+  accountId: string,
+  key: string,
+): Promise<LicenseDoc> {
   const parsed = parseLicenseKey(key);
   const doc = parsed.ok ? await store.findInAccount(accountId, parsed.key) : null;
   if (!doc) throw AppError.notFound('licence');

@@ -1,0 +1,136 @@
+import {
+  judge,
+  parseLicenseKey,
+  type ParsedKey,
+  type RecordValidationsRequest,
+  type ValidateLicenseRequest,
+  type Verdict,
+} from '@licensing/proto';
+import type { Clock } from '@licensing/runtime';
+import { isCode } from '../domain/stats';
+import { MAX_CACHED_FINGERPRINTS, type LicenseCache, type ValidationRecord } from '../events/license-cache';
+import type { LicenseStore } from '../store/queries';
+import type { Seen, ValidationCounter } from '../store/stats';
+import { ownLicense } from './read-licenses';
+
+/** What validating needs: the licences (through this instance's cache), the exact activation reads, the counts. */
+export interface ValidationDeps {
+  licenses: Pick<LicenseCache, 'read'>;
+  store: Pick<LicenseStore, 'findActivation' | 'countActivations'>;
+  counter: Pick<ValidationCounter, 'record' | 'validated' | 'saw'>;
+  clock: Clock;
+}
+
+export interface Validated {
+  parsed: ParsedKey;
+  record: ValidationRecord;
+  verdict: Verdict;
+  now: Date;
+}
+
+/**
+ * The hot path: judges a key for an account (proto/rules, as the gateways do) and counts the answer. The
+ * licence comes from this instance's cache, else one read by key; active machines are listed with it
+ * when the policy requires activation, and read one by one only for a licence with more than a cache holds.
+ */
+export async function validateLicense(
+  { licenses, store, counter, clock }: ValidationDeps,
+  req: Pick<ValidateLicenseRequest, 'account_id' | 'key' | 'product_id' | 'fingerprint' | 'from_store'>,
+): Promise<Validated> {
+  const parsed = parseLicenseKey(req.key);
+  const record: ValidationRecord = parsed.ok
+    ? await licenses.read(parsed.key, req.from_store)
+    : { doc: null, fingerprints: [] };
+  const { doc } = record;
+  const fingerprint = req.fingerprint.trim().slice(0, 200);
+  const now = clock.now();
+  const needsActivation = !!doc && doc.account_id === req.account_id && doc.policy.require_activation;
+  let activation = { fingerprintActive: false, count: 0 };
+  if (needsActivation && record.fingerprints.length <= MAX_CACHED_FINGERPRINTS) {
+    activation = {
+      fingerprintActive: !!fingerprint && record.fingerprints.includes(fingerprint),
+      count: record.fingerprints.length,
+    };
+  } else if (needsActivation) {
+    const fingerprintActive = !!fingerprint && !!(await store.findActivation(doc._id, fingerprint));
+    // Counted exactly, and only when the answer depends on it.
+    activation = { fingerprintActive, count: fingerprintActive ? 0 : await store.countActivations(doc._id) };
+  }
+  const verdict = judge(
+    parsed,
+    doc,
+    { accountId: req.account_id, productId: req.product_id, fingerprint },
+    activation,
+    now,
+  );
+  counter.record(req.account_id, verdict.code, verdict.valid, now);
+  if (verdict.visible && doc) {
+    counter.validated(req.account_id, doc._id, now);
+    counter.saw({
+      accountId: req.account_id,
+      licenseId: doc._id,
+      hour: now,
+      code: verdict.code,
+      fingerprint,
+      count: 1,
+      lastAt: now,
+    });
+  }
+  return { parsed, record, verdict, now };
+}
+
+/**
+ * Adds the validations gateways answered from their caches to the counts. What does not hold together
+ * (a negative count, an unknown code, a time that is not one) is dropped, never stored: a code would
+ * become a field path in the store.
+ */
+export function recordGatewayValidations(
+  counter: Pick<ValidationCounter, 'add' | 'validated' | 'saw'>,
+  req: RecordValidationsRequest,
+): void {
+  for (const t of req.tallies) {
+    const hour = new Date(t.hour);
+    if (!t.account_id || Number.isNaN(hour.getTime()) || t.validations < 0 || t.valid < 0 || t.valid > t.validations)
+      continue;
+    const byCode = Object.fromEntries(
+      Object.entries(t.by_code).filter(([code, n]) => isCode(code) && Number.isInteger(n) && n > 0),
+    );
+    counter.add(t.account_id, hour, t.validations, t.valid, byCode);
+  }
+  for (const v of req.last_validated) {
+    const at = new Date(v.at);
+    if (v.account_id && v.license_id && !Number.isNaN(at.getTime())) counter.validated(v.account_id, v.license_id, at);
+  }
+  for (const g of req.seen) {
+    const [hour, lastAt] = [new Date(g.hour), new Date(g.last_at)];
+    if (
+      !g.account_id ||
+      !g.license_id ||
+      !isCode(g.code) ||
+      g.fingerprint.length > 200 ||
+      g.count < 1 ||
+      Number.isNaN(hour.getTime()) ||
+      Number.isNaN(lastAt.getTime())
+    )
+      continue;
+    counter.saw({
+      accountId: g.account_id,
+      licenseId: g.license_id,
+      hour,
+      code: g.code,
+      fingerprint: g.fingerprint,
+      count: g.count,
+      lastAt,
+    });
+  }
+}
+
+/** A licence's latest validation groups, newest first (1–50, else 20). */
+export async function recentValidations(
+  store: Pick<LicenseStore, 'findInAccount'>,
+  counter: Pick<ValidationCounter, 'recent'>,
+  req: { account_id: string; key: string; limit: number },
+): Promise<Seen[]> {
+  const doc = await ownLicense(store, req.account_id, req.key);
+  return counter.recent(doc._id, req.limit >= 1 && req.limit <= 50 ? req.limit : 20);
+}
