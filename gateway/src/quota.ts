@@ -26,6 +26,11 @@ export interface LocalWindow {
   count: number;
   /** Admitted here and not yet added to Redis. */
   pending: number;
+  /**
+   * The part of `pending` on its way to Redis (a sync or a counted request awaits the answer): the other
+   * one sends only the rest, or both would add it and the window would refuse early.
+   */
+  pushing: number;
   /** When the window ends (epoch ms). */
   resetAt: number;
 }
@@ -145,7 +150,9 @@ export class QuotaCounter {
   private async countInRedis(minute: WindowSpec, hour: WindowSpec, now: number): Promise<Counted> {
     const m = this.window(minute, now);
     const h = this.window(hour, now);
-    const [pm, ph] = [m.pending, h.pending];
+    const [pm, ph] = [m.pending - m.pushing, h.pending - h.pushing];
+    m.pushing += pm;
+    h.pushing += ph;
     let r: number[];
     try {
       r = await this.redis.quotaConsume(
@@ -159,9 +166,13 @@ export class QuotaCounter {
         ph,
       );
     } catch {
+      m.pushing -= pm;
+      h.pushing -= ph;
       this.redisFailedAt = this.now();
       return this.countHere(minute, hour, this.now());
     }
+    m.pushing -= pm;
+    h.pushing -= ph;
     const at = this.now();
     this.settle(minute.key, m, pm, r[1], r[2], at);
     this.settle(hour.key, h, ph, r[3], r[4], at);
@@ -185,7 +196,7 @@ export class QuotaCounter {
     let w = this.windows.get(spec.key);
     if (!w || now >= w.resetAt) {
       if (this.windows.size >= MAX_WINDOWS) this.forgetEnded(now);
-      w = { count: 0, pending: 0, resetAt: now + spec.windowMs };
+      w = { count: 0, pending: 0, pushing: 0, resetAt: now + spec.windowMs };
       this.windows.set(spec.key, w);
       this.dirty.delete(spec.key); // what was pending belonged to the ended window
     }
@@ -220,14 +231,19 @@ export class QuotaCounter {
     this.syncing = true;
     const batch = [...this.dirty]
       .map((key) => ({ key, w: this.windows.get(key)! }))
-      .filter((b) => b.w && b.w.pending > 0);
-    const pushed = batch.map((b) => b.w.pending);
+      .filter((b) => b.w && b.w.pending - b.w.pushing > 0);
+    const pushed = batch.map((b) => b.w.pending - b.w.pushing);
+    for (const [i, b] of batch.entries()) b.w.pushing += pushed[i];
     try {
-      const args = batch.flatMap((b) => [b.w.pending, this.windowMsOf(b.w)]);
+      const args = batch.flatMap((b, i) => [pushed[i], this.windowMsOf(b.w)]);
       const r = batch.length ? await this.redis.quotaAdd(batch.length, ...batch.map((b) => b.key), ...args) : [];
       const at = this.now();
-      for (const [i, b] of batch.entries()) this.settle(b.key, b.w, pushed[i], r[2 * i], r[2 * i + 1], at);
+      for (const [i, b] of batch.entries()) {
+        b.w.pushing -= pushed[i];
+        this.settle(b.key, b.w, pushed[i], r[2 * i], r[2 * i + 1], at);
+      }
     } catch {
+      for (const [i, b] of batch.entries()) b.w.pushing -= pushed[i];
       this.redisFailedAt = this.now();
     } finally {
       this.syncing = false;
