@@ -4,7 +4,7 @@
 // setting; the licence service answers from its own), with no cache anywhere, and the
 // rate limiter's cost (off, local decisions, one Redis round trip per request).
 // Writes docs/benchmarks.md.
-//   BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 50),
+//   BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (default 2),
 //   BENCH_PROFILE=1 adds where the time goes: after the measured runs (which
 //   are never profiled), two more gateways run with --cpu-prof under the same
 //   load, one answering from its cache and one without it.
@@ -24,6 +24,8 @@ const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const profile = process.env.BENCH_PROFILE === '1';
 const WARM_UP_S = 3;
+/** Rounds: every configuration is measured this many times, interleaved with the others. */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 /** Each bare run between the others (the first and last too). */
 const BARE_S = Math.max(2, Math.round(duration / 2));
 
@@ -68,6 +70,31 @@ async function measure(
     p99: r.latency.p99,
     failed: r.errors + r.timeouts + r.non2xx,
     bareRps: 0,
+    cpu,
+  };
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** One configuration's rounds as one row: mean rate and share of bare, median latencies, summed requests and CPU. */
+function combined(rounds: Run[]): Run {
+  const rps = mean(rounds.map((r) => r.rps));
+  const share = mean(rounds.map((r) => r.rps / r.bareRps));
+  const cpu: Record<string, number> = {};
+  for (const r of rounds) for (const [proc, s] of Object.entries(r.cpu)) cpu[proc] = (cpu[proc] ?? 0) + s;
+  return {
+    name: rounds[0].name,
+    rps,
+    bareRps: rps / share,
+    requests: rounds.reduce((n, r) => n + r.requests, 0),
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    failed: rounds.reduce((n, r) => n + r.failed, 0),
     cpu,
   };
 }
@@ -211,16 +238,19 @@ async function main() {
       ['cached validation, rate limits on, access log on (LOG_LEVEL=info)', at(gateways['access log on'].port)],
     ];
     // The machine's speed drifts during a run (shared cores): the bare server is measured before and after
-    // every run, and each run is compared with the mean of the two around it.
+    // every run, and each run is compared with the mean of the two around it. Every configuration runs once
+    // per round (BENCH_ROUNDS); its figures are the means over the rounds, its p99 their median.
     const bareRun = () =>
       measure('bare node:http, fixed JSON', at(barePort), {}, { 'load generator': process.pid }, ['/'], BARE_S);
     const bares = [await bareRun()];
-    const runs: Run[] = [];
-    for (const [name, url] of specs) {
-      const run = await measure(name, url, headers, watch, paths);
-      bares.push(await bareRun());
-      runs.push({ ...run, bareRps: (bares[bares.length - 2].rps + bares[bares.length - 1].rps) / 2 });
-    }
+    const rounds: Run[][] = specs.map(() => []);
+    for (let round = 0; round < ROUNDS; round++)
+      for (const [i, [name, url]] of specs.entries()) {
+        const run = await measure(name, url, headers, watch, paths);
+        bares.push(await bareRun());
+        rounds[i].push({ ...run, bareRps: (bares[bares.length - 2].rps + bares[bares.length - 1].rps) / 2 });
+      }
+    const runs: Run[] = rounds.map(combined);
     const bareRates = bares.map((b) => b.rps);
     const baseline: Run = {
       ...bares[0],
@@ -312,7 +342,8 @@ async function main() {
 Measured by \`npm run bench\`${profile ? ' with `BENCH_PROFILE=1` (the measured runs are not profiled)' : ''}: autocannon, ${connections} connections, ${WARM_UP_S} s warm-up then ${duration} s per run,
 all runs in one invocation on the same machine. The machine is shared and noisy: read the ratios, not the absolute figures.
 Its speed drifts during a run, so the bare server is measured (${BARE_S} s) before and after every other run, and each run's
-"vs bare" is against the mean of the two bare runs around it.
+"vs bare" is against the mean of the two bare runs around it. Each configuration ran ${ROUNDS} times, interleaved with the others
+(\`BENCH_ROUNDS\`): rates and shares are means over the rounds, p50 and p99 medians, CPU per request the total over all.
 
 - When: ${new Date().toISOString()}
 - Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}

@@ -29,7 +29,9 @@ async function total(metricsUrl: string, name: string, labels: RegExp): Promise<
 }
 
 it('GATEWAY_WORKERS=2: two processes share the port and answer every request, /metrics sums them, a dead worker is replaced, SIGTERM stops all', async () => {
-  const { apiKey } = await stack.newAccount();
+  const { accountId, apiKey } = await stack.newAccount();
+  // Limits far above what the test sends, retries included (the default is 100 a minute per key).
+  await stack.admin.updateAccount({ id: accountId, per_minute_limit: 100_000, per_hour_limit: 1_000_000 });
   const metricsPort = await freePort();
   const gw = await stack.gatewayProcess({ GATEWAY_WORKERS: '2', METRICS_PORT: String(metricsPort) });
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
