@@ -8,6 +8,7 @@ import {
   GrpcServer,
   Metrics,
   READ_MAX_MS,
+  remainingMs,
   tokenDigest,
   withCallScope,
   type Handlers,
@@ -75,15 +76,16 @@ describe('a gRPC handler', () => {
       log: createLogger('deadline-test', 'silent'),
       metrics: new Metrics('deadline-test'),
     });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
     let outcome = 'pending';
     server.add(
       ProductServiceService,
       {
-        // Stands for a handler held up by a slow dependency; then it writes.
+        // Stands for a handler held up by a slow dependency until its caller's deadline has passed, as this
+        // server counts it (from when the call reached it: under load that is later than the client's own);
+        // then it writes.
         async getProduct(req) {
-          await gate;
+          if (req.id === 'held')
+            await eventually(() => expect(remainingMs()).toBeLessThanOrEqual(0), { timeoutMs: 10_000, intervalMs: 10 });
           try {
             await Notes.create({ _id: req.id, text: 'written' });
             outcome = 'wrote';
@@ -102,7 +104,6 @@ describe('a gRPC handler', () => {
       await expect(call.getProduct({ account_id: 'acct', id: 'held' }, { timeoutMs: 300 })).rejects.toMatchObject({
         code: 'service_unavailable',
       });
-      release();
       await eventually(() => expect(outcome).not.toBe('pending'));
       expect(outcome).toBe('service_unavailable');
       expect(await Notes.findById('held').lean()).toBeNull();
