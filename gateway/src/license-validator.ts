@@ -6,7 +6,7 @@ import {
   type License,
   type ValidateLicenseResponse,
 } from '@licensing/proto';
-import type { Clock, Metrics } from '@licensing/runtime';
+import { seriesOf, type Clock, type Metrics } from '@licensing/runtime';
 import type { Principal } from './auth';
 import type { Clients } from './clients';
 import {
@@ -57,19 +57,7 @@ export class LicenseValidator {
     this.service = new ValidationBatcher(clients.licenses);
     this.cacheResults = metrics.counter('licensing_validation_cache_total', ['result']);
     this.hits = this.cacheResults.labels({ result: 'hit' });
-    this.byCode = metrics.counter('licensing_validations_total', ['code']);
-  }
-
-  /** The counter of each answer code, looked up once (prom-client hashes a label object on every call). */
-  private readonly codes = new Map<string, { inc(): void }>();
-
-  private countCode(code: string): void {
-    let counter = this.codes.get(code);
-    if (!counter) {
-      counter = this.byCode.labels({ code });
-      this.codes.set(code, counter);
-    }
-    counter.inc();
+    this.byCode = seriesOf(metrics.counter('licensing_validations_total', ['code']));
   }
 
   validate(p: Principal, input: ValidationInput): ValidationAnswer | Promise<ValidationAnswer> {
@@ -81,6 +69,7 @@ export class LicenseValidator {
   remote(p: Principal, input: ValidationInput): Promise<ValidationAnswer> {
     const parsed = parseLicenseKey(input.key) as { ok: true; key: string };
     const fingerprint = input.fingerprint.trim().slice(0, 200);
+    const key = cacheKey(p.accountId, parsed.key);
     if (!this.cache.usable) {
       this.cacheResults.inc({ result: 'bypass' });
       return this.service.validate({
@@ -90,11 +79,11 @@ export class LicenseValidator {
         fingerprint,
         key_scope: p.scope,
         want_facts: false,
-        from_store: this.cache.evictedLately(cacheKey(p.accountId, parsed.key)),
+        from_store: this.cache.evictedLately(key),
       });
     }
     this.cacheResults.inc({ result: 'miss' });
-    return this.ask(p, cacheKey(p.accountId, parsed.key), parsed.key, input.productId, fingerprint);
+    return this.ask(p, key, parsed.key, input.productId, fingerprint);
   }
 
   /** After this gateway changed a licence (or created one): its next answer must not come from before the change. */
@@ -156,7 +145,7 @@ export class LicenseValidator {
       now,
     );
     this.tally.record(p.accountId, verdict.code, verdict.valid, now);
-    this.countCode(verdict.code);
+    this.byCode(verdict.code).inc();
     if (verdict.visible && found) this.tally.validated(p.accountId, found.license.id, now, verdict.code, fingerprint);
     return { ...verdictFields(verdict), license: verdict.visible && found ? shown(found, now, p.scope) : undefined };
   }

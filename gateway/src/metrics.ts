@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Metrics } from '@licensing/runtime';
+import { seriesOf, type Metrics } from '@licensing/runtime';
 
 /** Request count and latency by method, route template and status; 429s by the window that refused them. */
 export class HttpMetrics {
@@ -8,24 +8,17 @@ export class HttpMetrics {
   private readonly rejections;
 
   constructor(metrics: Metrics) {
-    this.requests = metrics.counter('licensing_http_requests_total', ['method', 'route', 'status']);
-    this.duration = metrics.histogram('licensing_http_request_duration_seconds', ['method', 'route', 'status']);
+    this.requests = seriesOf(metrics.counter('licensing_http_requests_total', ['method', 'route', 'status']));
+    this.duration = seriesOf(
+      metrics.histogram('licensing_http_request_duration_seconds', ['method', 'route', 'status']),
+    );
     this.rejections = metrics.counter('licensing_rate_limit_rejections_total', ['window']);
   }
 
-  /** Each series' counter and histogram, looked up once (prom-client hashes a label object on every call). */
-  private readonly series = new Map<string, { requests: { inc(): void }; duration: { observe(v: number): void } }>();
-
   observe(method: string, route: string, status: number, startedNs: bigint, rateLimitWindow?: unknown): void {
-    const id = `${method} ${route} ${status}`;
-    let s = this.series.get(id);
-    if (!s) {
-      const labels = { method, route, status: String(status) };
-      s = { requests: this.requests.labels(labels), duration: this.duration.labels(labels) };
-      this.series.set(id, s); // bounded: route templates, not paths
-    }
-    s.requests.inc();
-    s.duration.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
+    const code = String(status);
+    this.requests(method, route, code).inc(); // route templates, not paths: a bounded set
+    this.duration(method, route, code).observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
     if (status === 429) this.rejections.inc({ window: String(rateLimitWindow ?? 'other') });
   }
 }

@@ -138,12 +138,18 @@ export class ValidationCache {
   }
 
   /** Whether this gateway evicted the key within RECENT_EVICTION_MS (its next look-up reads the store). */
-  evictedLately(key: string, now = this.nowMs()): boolean {
-    for (const [old, at] of this.recentEvictions) {
-      if (at > now - RECENT_EVICTION_MS) break;
-      this.recentEvictions.delete(old);
-    }
+  evictedLately(key: string): boolean {
+    this.dropOldEvictions();
     return this.recentEvictions.has(key);
+  }
+
+  /** The map is in time order: the old ones are at its front. */
+  private dropOldEvictions(): void {
+    const since = this.nowMs() - RECENT_EVICTION_MS;
+    for (const [key, at] of this.recentEvictions) {
+      if (at > since) break;
+      this.recentEvictions.delete(key);
+    }
   }
 
   /**
@@ -157,7 +163,7 @@ export class ValidationCache {
     this.cache.evict(key);
     this.recentEvictions.delete(key); // re-inserted last: the map stays in time order
     this.recentEvictions.set(key, this.nowMs());
-    this.evictedLately(key); // drops the expired ones, so the map stays small
+    this.dropOldEvictions(); // so the map holds RECENT_EVICTION_MS of evictions, never more
   }
 
   /** Drops every licence of a product (rare: a walk of the entries is fine here, never on a licence event). */

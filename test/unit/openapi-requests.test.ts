@@ -1,14 +1,8 @@
-import { Router } from 'express';
 import Ajv2020 from 'ajv/dist/2020';
 import fc from 'fast-check';
 import { openApiDocument } from '../../gateway/src/openapi/document';
+import { everyRoute } from '../support/routes';
 import { queryParameters, toJsonSchema } from '../../gateway/src/openapi/shape-schema';
-import { registeredRoutes } from '../../gateway/src/routes/route';
-import { productRoutes } from '../../gateway/src/routes/products';
-import { licenseRoutes } from '../../gateway/src/routes/licenses';
-import { checkoutRoutes } from '../../gateway/src/routes/checkout';
-import { webhookRoutes } from '../../gateway/src/routes/webhooks';
-import { statusRoutes } from '../../gateway/src/routes/status';
 import { readBody, type Field, type Shape } from '../../gateway/src/validation';
 
 // The document's request schemas and the gateway's request validation are one
@@ -19,13 +13,7 @@ import { readBody, type Field, type Shape } from '../../gateway/src/validation';
 
 type Json = Record<string, any>;
 const doc = openApiDocument('test') as unknown as Json;
-const router = Router();
-const none = {} as never;
-productRoutes(router, none);
-licenseRoutes(router, none, none);
-checkoutRoutes(router, none);
-webhookRoutes(router, none);
-statusRoutes(router, none, none, none, '1.2.3');
+const registeredRoutes = everyRoute();
 
 const operations = [...registeredRoutes].flatMap(([path, methods]) =>
   [...methods].map(([method, shapes]) => {

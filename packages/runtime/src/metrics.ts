@@ -74,6 +74,23 @@ export class Metrics {
   }
 }
 
+/**
+ * A metric's series by label values, each looked up once: prom-client hashes a label object on every
+ * inc()/observe() given one, which shows on the hot path. Label values must come from a bounded set.
+ */
+export function seriesOf<T>(metric: { labels(...values: string[]): T }): (...values: string[]) => T {
+  const children = new Map<string, T>();
+  return (...values) => {
+    const id = values.join('\u0000');
+    let child = children.get(id);
+    if (!child) {
+      child = metric.labels(...values);
+      children.set(id, child);
+    }
+    return child;
+  };
+}
+
 /** A plain HTTP listener for Prometheus next to a gRPC service: GET /metrics, nothing else. */
 export function serveMetrics(
   metrics: Metrics,

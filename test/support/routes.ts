@@ -1,0 +1,22 @@
+import { Router } from 'express';
+import { registeredRoutes } from '../../gateway/src/routes/route';
+import { productRoutes } from '../../gateway/src/routes/products';
+import { licenseRoutes } from '../../gateway/src/routes/licenses';
+import { checkoutRoutes } from '../../gateway/src/routes/checkout';
+import { webhookRoutes } from '../../gateway/src/routes/webhooks';
+import { statusRoutes } from '../../gateway/src/routes/status';
+
+/**
+ * Registers every API route (over stand-ins for their clients, which these tests never call) and
+ * returns route()'s registry: each path with its methods and the request shapes they validate with.
+ */
+export function everyRoute(): typeof registeredRoutes {
+  const router = Router();
+  const none = {} as never;
+  productRoutes(router, none);
+  licenseRoutes(router, none, none);
+  checkoutRoutes(router, none);
+  webhookRoutes(router, none);
+  statusRoutes(router, none, none, none, '1.2.3');
+  return registeredRoutes;
+}
