@@ -8,7 +8,7 @@ import type { EndpointStore } from '../store/queries';
 /** Its name is in the webhook user's NATS permissions (packages/runtime/src/nats-access.ts). */
 export const FANOUT_CONSUMER = WEBHOOK_FANOUT_CONSUMER;
 const ACK_WAIT_NS = 5e9;
-const PULL_EXPIRES_MS = 5000;
+const PULL_EXPIRES_MS = 2000;
 
 /** The body of a webhook request: the event without its account. */
 export const webhookBody = (e: DomainEvent) =>
@@ -52,7 +52,7 @@ export class Fanout {
           .catch(() => jsm.consumers.info(this.stream, FANOUT_CONSUMER)),
       );
     const consumer = await this.bus.nc.jetstream().consumers.get(this.stream, FANOUT_CONSUMER);
-    // Pull requests expire after 5 s (nats.js waits 30 s by default): the server cannot take back a request
+    // Pull requests expire after 2 s (nats.js waits 30 s by default): the server cannot take back a request
     // a stopped instance left waiting, and until it expires it may hand that dead request new events,
     // which then wait out ack_wait, again and again, before a live instance gets them.
     this.messages = await consumer.consume({ max_messages: 50, expires: PULL_EXPIRES_MS });
