@@ -246,6 +246,7 @@ async function main() {
     const rounds: Run[][] = specs.map(() => []);
     for (let round = 0; round < ROUNDS; round++)
       for (const [i, [name, url]] of specs.entries()) {
+        await bench.freshRateWindows();
         const run = await measure(name, url, headers, watch, paths);
         bares.push(await bareRun());
         rounds[i].push({ ...run, bareRps: (bares[bares.length - 2].rps + bares[bares.length - 1].rps) / 2 });
@@ -325,6 +326,7 @@ async function main() {
           ...env,
         });
         await waitForPort('127.0.0.1', port, 10_000);
+        await bench.freshRateWindows();
         await measure(`profile ${name}`, at(port), headers, {}, paths);
         await new Promise<void>((resolve) => {
           proc.once('exit', () => resolve());

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, type Logger } from '@licensing/runtime';
+import { AppError, sha256, type Logger } from '@licensing/runtime';
 import type { EventFeed } from './event-feed';
 import type { DomainEvent } from '@licensing/proto';
 import type { Clients } from './clients';
@@ -153,7 +152,7 @@ export function authenticate(
     let principal: Principal | undefined;
     try {
       const token = bearerToken(req);
-      const digest = createHash('sha256').update(token).digest('hex');
+      const digest = sha256(token, 'hex');
       principal = cache.get(digest, token);
       if (!principal) {
         const since = cache.begin();

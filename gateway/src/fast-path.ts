@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { withRequestId, type Logger } from '@licensing/runtime';
+import { sha256, withRequestId, type Logger } from '@licensing/runtime';
 import type { AuthCache } from './auth';
 import type { GatewayConfig } from './config';
-import type { LicenseValidator } from './license-validator';
-import { rateLimitHeaders, type RateLimits } from './limits';
+import type { LicenseValidator, ValidationAnswer } from './license-validator';
+import { pushRateLimitHeaders, type RateLimits } from './limits';
 import { knownError, problemOf } from './errors';
 import type { HttpMetrics } from './metrics';
 import { logAccess, requestIdFor } from './request-context';
@@ -19,6 +18,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 // The route's own query shape (which the OpenAPI document shows): a value past it is left to Express to refuse.
 const KEY_LIMIT = licenseValidateQuery.license_key.max;
 const FINGERPRINT_LIMIT = licenseValidateQuery.fingerprint.max;
+const toJson = (answer: ValidationAnswer) => JSON.stringify(validationJson(answer));
 
 export interface FastPathDeps {
   config: GatewayConfig;
@@ -38,9 +38,9 @@ export interface FastPathDeps {
  * answered at once; an unknown one by one call to the licence service. It
  * answers with the same rules, body, headers, metrics, access log and problem
  * answers as the Express route. Anything else (an unknown API key, a query that
- * needs checking or decoding, clear text where HTTPS is required, a limit near
- * its end) returns false before it has counted or written anything, and the
- * Express app answers.
+ * needs checking or decoding, a header sent twice, clear text where HTTPS is
+ * required, a limit near its end) returns false before it has counted or
+ * written anything, and the Express app answers.
  */
 export function fastValidation({ config, authCache, limits, validator, http, log, trustProxy: trust }: FastPathDeps) {
   // Whether an address is a trusted proxy never changes: remember the answer per address (bounded).
@@ -56,15 +56,17 @@ export function fastValidation({ config, authCache, limits, validator, http, log
   };
   const hsts = `max-age=${config.HSTS_MAX_AGE_S}; includeSubDomains`;
   const production = config.NODE_ENV === 'production';
+  const answered = http.of('GET', ROUTE, 200);
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url!;
     if (req.method !== 'GET' || !(url.startsWith(PATHS[0]) || url.startsWith(PATHS[1]))) return false;
     const query = readQuery(url.slice(url.indexOf('?') + 1));
     if (!query) return false;
-    const secure = isSecure(req, trustProxy);
+    const headers = readHeaders(req.rawHeaders);
+    if (!headers) return false;
+    const secure = isSecure(req, headers.forwardedProto, trustProxy);
     if (production && !secure) return false;
-    const auth = req.headers.authorization;
-    const token = auth && BEARER.exec(auth)?.[1];
+    const token = headers.authorization && BEARER.exec(headers.authorization)?.[1];
     if (!token || token.length > 200) return false;
     const principal = authCache.get(tokenDigest(req.socket, token), token);
     if (!principal) return false;
@@ -74,32 +76,35 @@ export function fastValidation({ config, authCache, limits, validator, http, log
     if (verdict === undefined) return false;
 
     const started = process.hrtime.bigint();
-    const requestId = requestIdFor(req.headers['x-request-id']);
+    const requestId = requestIdFor(headers.requestId);
     // A flat [name, value, …] list: no header object to build and walk.
-    const headers: string[] = ['X-Request-Id', requestId];
-    if (verdict)
-      for (const [name, value] of Object.entries(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000))))
-        headers.push(name, value);
-    if (secure) headers.push('Strict-Transport-Security', hsts);
-    const reply = (status: number, contentType: string, body: string) => {
-      headers.push('Content-Type', contentType, 'Content-Length', String(Buffer.byteLength(body)));
-      res.writeHead(status, headers);
+    const out: string[] = ['X-Request-Id', requestId];
+    if (verdict) pushRateLimitHeaders(out, verdict.windows, Math.floor(Date.now() / 1000), verdict.policy);
+    if (secure) out.push('Strict-Transport-Security', hsts);
+    const send = (status: number, contentType: string, body: string, length = Buffer.byteLength(body)) => {
+      out.push('Content-Type', contentType, 'Content-Length', String(length));
+      res.writeHead(status, out);
       res.end(body);
-      http.observe('GET', ROUTE, status, started);
-      logAccess(log, requestId, 'GET', url, status, started, ROUTE);
     };
     if (local) {
-      reply(200, JSON_TYPE, JSON.stringify(validationJson(validator.answer(principal, local))));
+      const sent = validator.answerSent(principal, local, toJson);
+      send(200, JSON_TYPE, sent.body, sent.length);
+      answered.observe(started);
+      logAccess(log, requestId, 'GET', url, 200, started, ROUTE);
       return true;
     }
     // A key this gateway does not know: the licence service answers (in the request id's scope, so the
     // call carries it), still without Express: its routing and middleware cost more than the call itself.
+    const reply = (status: number, contentType: string, body: string) => {
+      send(status, contentType, body);
+      http.observe('GET', ROUTE, status, started);
+      logAccess(log, requestId, 'GET', url, status, started, ROUTE);
+    };
     withRequestId(requestId, () => validator.remote(principal, input)).then(
-      (out) => reply(200, JSON_TYPE, JSON.stringify(validationJson(out))),
+      (answer) => reply(200, JSON_TYPE, toJson(answer)),
       (err: unknown) => {
         const problem = problemOf(knownError(err, log, ROUTE), requestId);
-        for (const [name, value] of Object.entries(problem.headers))
-          if (name !== 'Content-Type') headers.push(name, value);
+        for (const [name, value] of Object.entries(problem.headers)) if (name !== 'Content-Type') out.push(name, value);
         reply(problem.status, problem.headers['Content-Type'], problem.body);
       },
     );
@@ -118,9 +123,35 @@ type WithLastToken = { [LAST_TOKEN]?: { token: string; digest: string } };
 function tokenDigest(socket: object, token: string): string {
   const last = (socket as WithLastToken)[LAST_TOKEN];
   if (last?.token === token) return last.digest;
-  const digest = createHash('sha256').update(token).digest('hex');
+  const digest = sha256(token, 'hex');
   (socket as WithLastToken)[LAST_TOKEN] = { token, digest };
   return digest;
+}
+
+interface ReadHeaders {
+  authorization?: string;
+  forwardedProto?: string;
+  requestId?: string;
+}
+
+/**
+ * The three headers the fast path reads, from the raw list (req.headers would build an object of
+ * every header, lower-casing each name, which cost more than the rest of a cached answer's reading).
+ * Any of them sent twice: null, and Express judges the request as node:http merges it.
+ */
+function readHeaders(raw: string[]): ReadHeaders | null {
+  const found: ReadHeaders = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    let field: keyof ReadHeaders;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') field = 'authorization';
+    else if (name.length === 17 && name.toLowerCase() === 'x-forwarded-proto') field = 'forwardedProto';
+    else if (name.length === 12 && name.toLowerCase() === 'x-request-id') field = 'requestId';
+    else continue;
+    if (found[field] !== undefined) return null;
+    found[field] = raw[i + 1];
+  }
+  return found;
 }
 
 /** license_key (required, once) and fingerprint (optional, once), with nothing to decode; null = let Express judge it. */
@@ -142,10 +173,9 @@ function readQuery(qs: string): { license_key: string; fingerprint: string } | n
 }
 
 /** As express's req.secure: TLS here, or X-Forwarded-Proto: https from a trusted proxy. */
-function isSecure(req: IncomingMessage, trustProxy: (address: string) => boolean): boolean {
+function isSecure(req: IncomingMessage, proto: string | undefined, trustProxy: (address: string) => boolean): boolean {
   if ((req.socket as { encrypted?: boolean }).encrypted) return true;
-  const proto = req.headers['x-forwarded-proto'];
-  if (typeof proto !== 'string' || !trustProxy(req.socket.remoteAddress ?? '')) return false;
+  if (proto === undefined || !trustProxy(req.socket.remoteAddress ?? '')) return false;
   const comma = proto.indexOf(',');
   return (comma < 0 ? proto : proto.slice(0, comma)).trim() === 'https';
 }

@@ -1,14 +1,17 @@
 import {
   effectiveStatus,
   judge,
+  nextStatusChange,
   parseLicenseKey,
   verdictFields,
   type License,
   type ValidateLicenseResponse,
+  type Verdict,
 } from '@licensing/proto';
-import { seriesOf, type Clock, type Metrics } from '@licensing/runtime';
+import type { Clock, Metrics } from '@licensing/runtime';
 import type { Principal } from './auth';
 import type { Clients } from './clients';
+import { endOfSecond, SentAnswer } from './sent-answers';
 import {
   cacheKey,
   toCachedAnswer,
@@ -55,9 +58,9 @@ export class LicenseValidator {
     metrics: Metrics,
   ) {
     this.service = new ValidationBatcher(clients.licenses);
-    this.cacheResults = metrics.counter('licensing_validation_cache_total', ['result']);
-    this.hits = this.cacheResults.labels({ result: 'hit' });
-    this.byCode = seriesOf(metrics.counter('licensing_validations_total', ['code']));
+    this.cacheResults = metrics.counterSeries('licensing_validation_cache_total', ['result']);
+    this.hits = this.cacheResults('hit');
+    this.byCode = metrics.counterSeries('licensing_validations_total', ['code']);
   }
 
   validate(p: Principal, input: ValidationInput): ValidationAnswer | Promise<ValidationAnswer> {
@@ -71,7 +74,7 @@ export class LicenseValidator {
     const fingerprint = input.fingerprint.trim().slice(0, 200);
     const key = cacheKey(p.accountId, parsed.key);
     if (!this.cache.usable) {
-      this.cacheResults.inc({ result: 'bypass' });
+      this.cacheResults('bypass').inc();
       return this.service.validate({
         account_id: p.accountId,
         key: parsed.key,
@@ -82,7 +85,7 @@ export class LicenseValidator {
         from_store: this.cache.evictedLately(key),
       });
     }
-    this.cacheResults.inc({ result: 'miss' });
+    this.cacheResults('miss').inc();
     return this.ask(p, key, parsed.key, input.productId, fingerprint);
   }
 
@@ -130,24 +133,72 @@ export class LicenseValidator {
   }
 
   /** Judged here, from the cache (or without a licence, for a malformed key), exactly as the service would; counted. */
-  answer(p: Principal, { parsed, cached, productId, fingerprint }: LocalValidation): ValidationAnswer {
-    if (cached) this.hits.inc();
+  answer(p: Principal, local: LocalValidation): ValidationAnswer {
     const now = this.clock.now();
+    const { verdict, found, answer } = this.judged(p, local, now);
+    if (local.cached) this.hits.inc();
+    this.tally.record(p.accountId, verdict.code, verdict.valid, now);
+    this.byCode(verdict.code).inc();
+    if (verdict.visible && found)
+      this.tally.validated(p.accountId, found.license.id, now, verdict.code, local.fingerprint);
+    return answer;
+  }
+
+  /**
+   * The answer to what local() found as sent (`serialise`d, always the same function: the GET route's
+   * JSON), counted as answer() counts: the cache entry's answer of this second when it answers the
+   * same request (sent-answers.ts), else judged now and kept on the entry.
+   */
+  answerSent(p: Principal, local: LocalValidation, serialise: (answer: ValidationAnswer) => string): SentAnswer {
+    const now = this.clock.now();
+    const nowMs = now.getTime();
+    const entry = local.cached;
+    let sent = entry?.sent;
+    if (!sent?.answers(p.scope, local.productId, local.fingerprint, nowMs)) {
+      const { verdict, found, answer } = this.judged(p, local, now);
+      const until = found ? Math.min(endOfSecond(nowMs), nextStatusChange(found.facts, now)) : endOfSecond(nowMs);
+      sent = new SentAnswer(
+        serialise(answer),
+        p.scope,
+        local.productId,
+        local.fingerprint,
+        nowMs,
+        until,
+        this.tally.cell(
+          p.accountId,
+          verdict.code,
+          verdict.valid,
+          now,
+          verdict.visible && found ? found.license.id : '',
+          local.fingerprint,
+        ),
+        this.byCode(verdict.code),
+        entry ? this.hits : undefined,
+      );
+      if (entry) entry.sent = sent;
+    }
+    sent.count(nowMs);
+    return sent;
+  }
+
+  /** The verdict on a local look-up at `now` and the answer it gives, nothing counted. */
+  private judged(p: Principal, { parsed, cached, productId, fingerprint }: LocalValidation, now: Date) {
     const found = cached?.found ? cached : null;
     const activation = found?.facts.policy.require_activation
       ? { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount }
       : { fingerprintActive: false, count: 0 };
-    const verdict = judge(
+    const verdict: Verdict = judge(
       parsed,
       found?.facts ?? null,
       { accountId: p.accountId, productId, fingerprint },
       activation,
       now,
     );
-    this.tally.record(p.accountId, verdict.code, verdict.valid, now);
-    this.byCode(verdict.code).inc();
-    if (verdict.visible && found) this.tally.validated(p.accountId, found.license.id, now, verdict.code, fingerprint);
-    return { ...verdictFields(verdict), license: verdict.visible && found ? shown(found, now, p.scope) : undefined };
+    const answer: ValidationAnswer = {
+      ...verdictFields(verdict),
+      license: verdict.visible && found ? shown(found, now, p.scope) : undefined,
+    };
+    return { verdict, found, answer };
   }
 }
 

@@ -52,20 +52,47 @@ export function bindingWindow(windows: WindowState[]): WindowState {
   return best;
 }
 
-/** IETF draft-ietf-httpapi-ratelimit-headers-10 fields plus the X-RateLimit-* trio for the same window (on every request: no sorting). */
-export function rateLimitHeaders(windows: WindowState[], nowS: number): Record<string, string> {
-  const w = bindingWindow(windows);
+/** RateLimit-Policy: both windows, the hour first (the same for every request of one caller). */
+export function rateLimitPolicy(windows: WindowState[]): string {
   const hour = windows.find((x) => x.name === 'hour');
   const minute = windows.find((x) => x.name === 'minute');
   const policy = (x: WindowState) => `"${x.name}";q=${x.limit};w=${x.windowS}`;
-  return {
-    'RateLimit-Policy': hour && minute ? `${policy(hour)}, ${policy(minute)}` : windows.map(policy).join(', '),
-    RateLimit: `"${w.name}";r=${w.remaining};t=${w.resetS}`,
-    'X-RateLimit-Limit': String(w.limit),
-    'X-RateLimit-Remaining': String(w.remaining),
+  return hour && minute ? `${policy(hour)}, ${policy(minute)}` : windows.map(policy).join(', ');
+}
+
+/**
+ * IETF draft-ietf-httpapi-ratelimit-headers-10 fields plus the X-RateLimit-* trio for the same window
+ * (on every request: no sorting), appended to a flat [name, value, …] list as writeHead takes it.
+ */
+export function pushRateLimitHeaders(
+  out: string[],
+  windows: WindowState[],
+  nowS: number,
+  policy = rateLimitPolicy(windows),
+): string[] {
+  const w = bindingWindow(windows);
+  out.push(
+    'RateLimit-Policy',
+    policy,
+    'RateLimit',
+    `"${w.name}";r=${w.remaining};t=${w.resetS}`,
+    'X-RateLimit-Limit',
+    String(w.limit),
+    'X-RateLimit-Remaining',
+    String(w.remaining),
     // Epoch seconds, as GitHub and most clients expect.
-    'X-RateLimit-Reset': String(nowS + w.resetS),
-  };
+    'X-RateLimit-Reset',
+    String(nowS + w.resetS),
+  );
+  return out;
+}
+
+/** The same fields as an object (Express's res.set). */
+export function rateLimitHeaders(windows: WindowState[], nowS: number, policy?: string): Record<string, string> {
+  const list = pushRateLimitHeaders([], windows, nowS, policy);
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < list.length; i += 2) headers[list[i]] = list[i + 1];
+  return headers;
 }
 
 export function rejectionDetail(w: WindowState, plan: string): string {
@@ -161,7 +188,29 @@ export class AttemptThrottle {
 export interface RateVerdict {
   windows: WindowState[];
   rejectedBy?: WindowState;
+  /** RateLimit-Policy for these windows (worked out once per caller). */
+  policy: string;
 }
+
+interface LimitSpec {
+  limits: { minute: number; hour: number };
+  windows: [WindowSpec, WindowSpec];
+  policy: string;
+}
+
+const windowState = (
+  name: WindowState['name'],
+  w: LocalWindow,
+  limit: number,
+  windowS: number,
+  nowMs: number,
+): WindowState => ({
+  name,
+  limit,
+  windowS,
+  remaining: Math.max(0, limit - w.count - w.pending),
+  resetS: Math.max(1, Math.ceil((w.resetAt - nowMs) / 1000)),
+});
 
 export class RateLimits {
   private readonly quota: QuotaCounter;
@@ -192,29 +241,30 @@ export class RateLimits {
    * Answers synchronously when the counts in memory decide (see quota.ts).
    */
   check(p: Principal): RateVerdict | Promise<RateVerdict> {
-    const { limits, windows } = this.specOf(p);
-    const counted = this.quota.count(...windows);
-    return counted instanceof Promise ? counted.then((c) => this.verdict(c, limits)) : this.verdict(counted, limits);
+    const spec = this.specOf(p);
+    const counted = this.quota.count(...spec.windows);
+    return counted instanceof Promise ? counted.then((c) => this.verdict(c, spec)) : this.verdict(counted, spec);
   }
 
   /** Admits the request only if memory alone decides it (see quota.ts); undefined = nothing counted, use check(). */
   checkLocally(p: Principal): RateVerdict | undefined {
-    const { limits, windows } = this.specOf(p);
-    const counted = this.quota.countLocally(...windows);
-    return counted && this.verdict(counted, limits);
+    const spec = this.specOf(p);
+    const counted = this.quota.countLocally(...spec.windows);
+    return counted && this.verdict(counted, spec);
   }
 
   /** A principal's limits and window keys, worked out once per principal (the auth cache hands out the same object). */
-  private readonly specs = new WeakMap<
-    Principal,
-    { limits: { minute: number; hour: number }; windows: [WindowSpec, WindowSpec] }
-  >();
+  private readonly specs = new WeakMap<Principal, LimitSpec>();
 
-  private specOf(p: Principal) {
+  private specOf(p: Principal): LimitSpec {
     let spec = this.specs.get(p);
     if (!spec) {
       const limits = limitsFor(p);
-      spec = { limits, windows: this.windowsOf(p, limits) };
+      const policy = rateLimitPolicy([
+        { name: 'hour', limit: limits.hour, windowS: this.settings.hourWindowS, remaining: 0, resetS: 0 },
+        { name: 'minute', limit: limits.minute, windowS: this.settings.minuteWindowS, remaining: 0, resetS: 0 },
+      ]);
+      spec = { limits, windows: this.windowsOf(p, limits), policy };
       this.specs.set(p, spec);
     }
     return spec;
@@ -235,20 +285,13 @@ export class RateLimits {
     ];
   }
 
-  private verdict(c: Counted, limits: { minute: number; hour: number }): RateVerdict {
+  private verdict(c: Counted, { limits, policy }: LimitSpec): RateVerdict {
     const now = Date.now();
-    const state = (name: WindowState['name'], w: LocalWindow, limit: number, windowS: number): WindowState => ({
-      name,
-      limit,
-      windowS,
-      remaining: Math.max(0, limit - w.count - w.pending),
-      resetS: Math.max(1, Math.ceil((w.resetAt - now) / 1000)),
-    });
     const windows = [
-      state('hour', c.hour, limits.hour, this.settings.hourWindowS),
-      state('minute', c.minute, limits.minute, this.settings.minuteWindowS),
+      windowState('hour', c.hour, limits.hour, this.settings.hourWindowS, now),
+      windowState('minute', c.minute, limits.minute, this.settings.minuteWindowS, now),
     ];
-    return { windows, rejectedBy: c.refusedBy ? windows.find((w) => w.name === c.refusedBy) : undefined };
+    return { windows, rejectedBy: c.refusedBy ? windows.find((w) => w.name === c.refusedBy) : undefined, policy };
   }
 
   /**
@@ -303,7 +346,7 @@ export function countAuthFailure(limits: RateLimits, log: Logger) {
 /** After authentication: counts the request in both windows and sets the headers, or refuses it with 429. */
 export function enforceRateLimits(limits: RateLimits) {
   const apply = (res: Response, p: Principal, verdict: RateVerdict) => {
-    res.set(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000)));
+    res.set(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000), verdict.policy));
     if (verdict.rejectedBy) {
       res.setHeader('Retry-After', String(verdict.rejectedBy.resetS));
       res.locals.rateLimitWindow = verdict.rejectedBy.name;

@@ -1,24 +1,46 @@
 import type { NextFunction, Request, Response } from 'express';
-import { seriesOf, type Metrics } from '@licensing/runtime';
+import type { CounterSeries, LatencySeries, Metrics } from '@licensing/runtime';
+
+/** The series of one method, route template and status: looked up once, then counted with plain arithmetic. */
+export class RouteSeries {
+  constructor(
+    private readonly requests: CounterSeries,
+    private readonly duration: LatencySeries,
+  ) {}
+
+  observe(startedNs: bigint): void {
+    this.requests.inc();
+    this.duration.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
+  }
+}
 
 /** Request count and latency by method, route template and status; 429s by the window that refused them. */
 export class HttpMetrics {
   private readonly requests;
   private readonly duration;
   private readonly rejections;
+  private readonly routes = new Map<string, RouteSeries>();
 
   constructor(metrics: Metrics) {
-    this.requests = seriesOf(metrics.counter('licensing_http_requests_total', ['method', 'route', 'status']));
-    this.duration = seriesOf(
-      metrics.histogram('licensing_http_request_duration_seconds', ['method', 'route', 'status']),
-    );
+    this.requests = metrics.counterSeries('licensing_http_requests_total', ['method', 'route', 'status']);
+    this.duration = metrics.latencies('licensing_http_request_duration_seconds', ['method', 'route', 'status']);
     this.rejections = metrics.counter('licensing_rate_limit_rejections_total', ['window']);
   }
 
+  /** Route templates, not paths: a bounded set. */
+  of(method: string, route: string, status: number): RouteSeries {
+    const id = `${method} ${route} ${status}`;
+    let series = this.routes.get(id);
+    if (!series) {
+      const code = String(status);
+      series = new RouteSeries(this.requests(method, route, code), this.duration.labels(method, route, code));
+      this.routes.set(id, series);
+    }
+    return series;
+  }
+
   observe(method: string, route: string, status: number, startedNs: bigint, rateLimitWindow?: unknown): void {
-    const code = String(status);
-    this.requests(method, route, code).inc(); // route templates, not paths: a bounded set
-    this.duration(method, route, code).observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
+    this.of(method, route, status).observe(startedNs);
     if (status === 429) this.rejections.inc({ window: String(rateLimitWindow ?? 'other') });
   }
 }

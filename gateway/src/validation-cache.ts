@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   eventTypes,
   type DomainEvent,
@@ -8,8 +7,9 @@ import {
   type StoredStatus,
   type ValidationFacts,
 } from '@licensing/proto';
-import { ExactCache } from '@licensing/runtime';
+import { ExactCache, sha256 } from '@licensing/runtime';
 import type { EventFeed } from './event-feed';
+import type { SentAnswer } from './sent-answers';
 
 // The gateway's memory of licences it has validated, so a validation is
 // answered without a gRPC call or a store read. An entry holds the facts the
@@ -26,6 +26,8 @@ import type { EventFeed } from './event-feed';
 
 export interface CachedLicense {
   found: true;
+  /** The answer of the current second to the last request for it, as sent (sent-answers.ts). */
+  sent?: SentAnswer;
   facts: LicenseFacts;
   /** As the service returned it, with the e-mail; status is derived again when answering. */
   license: License;
@@ -34,7 +36,7 @@ export interface CachedLicense {
   activationCount: number;
 }
 
-export type CachedAnswer = CachedLicense | { found: false };
+export type CachedAnswer = CachedLicense | { found: false; sent?: SentAnswer };
 
 /** Every licence event evicts: one list, the event catalogue's own. */
 const LICENSE_EVENTS: EventType[] = eventTypes.filter((t) => t.startsWith('license.'));
@@ -46,7 +48,7 @@ export const RECENT_EVICTION_MS = 10_000;
 
 /** The cache key of a canonical licence key in an account: the key itself is never held as a map key. */
 export function cacheKey(accountId: string, canonicalKey: string): string {
-  return `${accountId}:${createHash('sha256').update(canonicalKey).digest('base64url')}`;
+  return `${accountId}:${sha256(canonicalKey, 'base64url')}`;
 }
 
 /** What the service told us, as a cache entry; null when it must not be cached. */

@@ -5,6 +5,32 @@ import type { Clients } from './clients';
 const HOUR_MS = 3600_000;
 
 /**
+ * One kind of validation (account, answer code, licence, machine, hour) counted where it is answered
+ * many times (the gateway's answers of the current second): a number per validation, added to the
+ * tally at its next flush.
+ */
+export class TallyCell {
+  count = 0;
+  lastAtMs = 0;
+
+  constructor(
+    private readonly tally: ValidationTally,
+    readonly accountId: string,
+    readonly code: string,
+    readonly valid: boolean,
+    /** The licence, when the caller may see it (else its validations count only in the account's tally). */
+    readonly licenseId: string,
+    readonly fingerprint: string,
+    readonly hourMs: number,
+  ) {}
+
+  add(atMs: number): void {
+    if (this.count++ === 0) this.tally.pending.push(this);
+    this.lastAtMs = atMs;
+  }
+}
+
+/**
  * Validations answered from the gateway's cache still count: per account and
  * hour, and when each licence was last validated. They are added up in memory
  * and sent to the licence service in one call every few seconds (and on
@@ -17,6 +43,8 @@ export class ValidationTally {
   private seen = new Map<string, { accountId: string; at: number }>();
   /** Licence, hour, code and machine → how many and the latest (the licence page's recent validations; last_at in epoch ms until sent). */
   private groups = new Map<string, Omit<ValidationSeen, 'last_at'> & { lastAtMs: number }>();
+  /** Cells counted since the last flush (TallyCell.add puts a cell here with its first count). */
+  readonly pending: TallyCell[] = [];
   /** The hour of the last validation and its RFC 3339 form: formatted once an hour, not per request. */
   private hour = { ms: -1, iso: '' };
   private task?: PeriodicTask;
@@ -27,7 +55,13 @@ export class ValidationTally {
     private readonly intervalMs: number,
   ) {}
 
-  record(accountId: string, code: string, valid: boolean, at: Date): void {
+  /** A cell for validations that all count alike (see TallyCell); it counts nothing until add(). */
+  cell(accountId: string, code: string, valid: boolean, at: Date, licenseId = '', fingerprint = ''): TallyCell {
+    const hourMs = Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
+    return new TallyCell(this, accountId, code, valid, licenseId, fingerprint, hourMs);
+  }
+
+  record(accountId: string, code: string, valid: boolean, at: Date, n = 1): void {
     const hourMs = Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
     const id = `${accountId}:${hourMs}`;
     let t = this.tallies.get(id);
@@ -35,23 +69,23 @@ export class ValidationTally {
       t = { account_id: accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, by_code: {} };
       this.tallies.set(id, t);
     }
-    t.validations++;
-    if (valid) t.valid++;
-    t.by_code[code] = (t.by_code[code] ?? 0) + 1;
+    t.validations += n;
+    if (valid) t.valid += n;
+    t.by_code[code] = (t.by_code[code] ?? 0) + n;
   }
 
-  validated(accountId: string, licenseId: string, at: Date, code = '', fingerprint = ''): void {
+  validated(accountId: string, licenseId: string, at: Date, code = '', fingerprint = '', n = 1): void {
     const atMs = at.getTime();
     const seen = this.seen.get(licenseId);
-    if (seen) seen.at = atMs;
-    else this.seen.set(licenseId, { accountId, at: atMs });
+    if (!seen) this.seen.set(licenseId, { accountId, at: atMs });
+    else if (atMs > seen.at) seen.at = atMs;
     if (!code) return;
     const hour = this.hourOf(atMs);
     const id = `${licenseId}\n${hour}\n${code}\n${fingerprint}`;
     const g = this.groups.get(id);
     if (g) {
-      g.count++;
-      g.lastAtMs = atMs;
+      g.count += n;
+      if (atMs > g.lastAtMs) g.lastAtMs = atMs;
     } else
       this.groups.set(id, {
         account_id: accountId,
@@ -59,7 +93,7 @@ export class ValidationTally {
         hour,
         code,
         fingerprint,
-        count: 1,
+        count: n,
         lastAtMs: atMs,
       });
   }
@@ -70,7 +104,19 @@ export class ValidationTally {
     return this.hour.iso;
   }
 
+  /** What the cells counted since the last flush, into the tallies (a cell is reused: its count starts again). */
+  private foldCells(): void {
+    for (const c of this.pending) {
+      const last = new Date(c.lastAtMs);
+      this.record(c.accountId, c.code, c.valid, new Date(c.hourMs), c.count);
+      if (c.licenseId) this.validated(c.accountId, c.licenseId, last, c.code, c.fingerprint, c.count);
+      c.count = 0;
+    }
+    this.pending.length = 0;
+  }
+
   async flush(): Promise<void> {
+    this.foldCells();
     if (!this.tallies.size && !this.seen.size && !this.groups.size) return;
     const tallies = this.tallies;
     const seen = this.seen;

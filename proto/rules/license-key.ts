@@ -50,6 +50,60 @@ export type ParsedKey = { ok: true; key: string } | { ok: false; reason: 'format
  */
 export function parseLicenseKey(input: string): ParsedKey {
   if (input.length > 64) return { ok: false, reason: 'format' };
+  return parsePlain(input) ?? parseAnyText(input);
+}
+
+/** Character code → value for plain ASCII: digits, both cases, aliases; HYPHEN for '-'; -1 for anything else. */
+const HYPHEN = -2;
+const PLAIN_VALUE = new Int8Array(128).fill(-1);
+for (const [c, v] of Object.entries(VALUE)) {
+  PLAIN_VALUE[c.charCodeAt(0)] = v;
+  PLAIN_VALUE[c.toLowerCase().charCodeAt(0)] = v;
+}
+for (const [alias, c] of Object.entries(ALIASES)) {
+  PLAIN_VALUE[alias.charCodeAt(0)] = VALUE[c];
+  PLAIN_VALUE[alias.toLowerCase().charCodeAt(0)] = VALUE[c];
+}
+PLAIN_VALUE['-'.charCodeAt(0)] = HYPHEN;
+const CANONICAL_LENGTH = KEY_CHARS + KEY_CHARS / GROUP - 1;
+
+/**
+ * The common case, in one pass without building strings (every validation parses a key): a key of
+ * letters, digits and hyphens only. Anything else (spaces, other characters) returns undefined and
+ * is read by parseAnyText, whose answer it always equals (the unit tests compare the two).
+ */
+function parsePlain(input: string): ParsedKey | undefined {
+  let n = 0;
+  let sum = 0;
+  let check = 0;
+  // Already in the form we issue (uppercase, canonical characters, hyphens every five): returned as it is.
+  let canonical = input.length === CANONICAL_LENGTH;
+  for (let i = 0; i < input.length; i++) {
+    const code = input.charCodeAt(i);
+    const value = code < 128 ? PLAIN_VALUE[code] : -1;
+    if (value === -1) return undefined;
+    if (value === HYPHEN) {
+      if (i % (GROUP + 1) !== GROUP) canonical = false;
+      continue;
+    }
+    if (i % (GROUP + 1) === GROUP || ALPHABET.charCodeAt(value) !== code) canonical = false;
+    if (n < RANDOM_CHARS) sum += (n + 1) * value;
+    else check = check * 32 + value;
+    if (++n > KEY_CHARS) return { ok: false, reason: 'format' };
+  }
+  if (n !== KEY_CHARS) return { ok: false, reason: 'format' };
+  if (sum % MODULUS !== check) return { ok: false, reason: 'checksum' };
+  if (canonical) return { ok: true, key: input };
+  let chars = '';
+  for (let i = 0; i < input.length; i++) {
+    const value = PLAIN_VALUE[input.charCodeAt(i)];
+    if (value !== HYPHEN) chars += ALPHABET[value];
+  }
+  return { ok: true, key: group(chars) };
+}
+
+/** Any text: trimmed and upper-cased as Unicode does it (what parsePlain leaves to this). */
+function parseAnyText(input: string): ParsedKey {
   const chars = input
     .trim()
     .toUpperCase()

@@ -39,3 +39,18 @@ export function effectiveStatus(l: LicenseState, now: Date): Status {
 export function inGrace(l: LicenseState, now: Date): boolean {
   return !!l.expires_at && l.expires_at.getTime() <= now.getTime() && effectiveStatus(l, now) === 'active';
 }
+
+/**
+ * The next moment after `now` at which the time alone changes how the licence is judged (its expiry,
+ * then the end of its grace days), as epoch ms; Infinity when time changes nothing (suspended,
+ * revoked, no expiry, or already expired for good). Until then, effectiveStatus and inGrace stay
+ * as they are at `now`.
+ */
+export function nextStatusChange(l: LicenseState, now: Date): number {
+  if (l.status !== 'active' || !l.expires_at) return Number.POSITIVE_INFINITY;
+  const t = now.getTime();
+  const expiry = l.expires_at.getTime();
+  if (expiry > t) return expiry;
+  const end = expiry + l.policy.grace_days * DAY_MS;
+  return end > t ? end : Number.POSITIVE_INFINITY;
+}

@@ -18,6 +18,13 @@ export type NextAction = 'none' | 'activate' | 'renew' | 'contact_vendor';
 /** How long a client may trust a positive answer offline, at most. */
 export const MAX_OFFLINE_MS = 24 * 3600_000;
 
+/**
+ * cache_until counts from the start of the current second: an answer is then the same for the whole
+ * second (until a status changes within it), so the gateway can serve a licence's answer, as
+ * serialised, for the rest of the second instead of judging and serialising it again each time.
+ */
+const secondOf = (now: Date) => now.getTime() - (now.getTime() % 1000);
+
 export interface LicenseFacts extends LicenseState {
   account_id: string;
   product_id: string;
@@ -46,7 +53,7 @@ const no = (code: ValidationCode, detail: string, nextAction: NextAction, now: D
   code,
   detail,
   nextAction,
-  cacheUntil: now,
+  cacheUntil: new Date(secondOf(now)),
   visible,
 });
 
@@ -100,7 +107,7 @@ export function judge(
       now,
     );
   }
-  const horizon = now.getTime() + MAX_OFFLINE_MS;
+  const horizon = secondOf(now) + MAX_OFFLINE_MS;
   if (inGrace(license, now)) {
     const end = graceEndsAt(license.expires_at, license.policy.grace_days)!;
     return {

@@ -3,6 +3,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { AccountServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { preparePostgres, startFerretDB, type FerretDB, type PostgresDatabase } from './ferretdb';
@@ -67,6 +68,13 @@ export interface BenchSystem {
   /** Headers of an enterprise account whose limits are far above what the run sends. */
   headers: Record<string, string>;
   accountId: string;
+  /**
+   * Empties the account's rate-limit windows in Redis: a run of many configurations sends over a million
+   * requests within the hour, and near its hourly limit a gateway asks Redis on every request (quota.ts),
+   * which would measure the limiter's endgame instead of the configuration. Each gateway takes the fresh
+   * counts at its next sync.
+   */
+  freshRateWindows(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -122,6 +130,16 @@ export async function startBenchSystem(name: string): Promise<BenchSystem> {
     system,
     headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'x-forwarded-proto': 'https' },
     accountId: account!.id,
+    async freshRateWindows() {
+      const redis = new Redis(t.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        const keys = await redis.keys(`${t.rateLimitPrefix}:*`);
+        if (keys.length) await redis.del(...keys);
+      } finally {
+        redis.disconnect();
+      }
+    },
     async stop() {
       await system.stop();
       await ferret.stop();

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { LicenseServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { client, startStack, TestClock, type Stack } from '../support/stack';
@@ -220,6 +221,52 @@ describe('exact through events', () => {
     }
     await eventually(() => natsSays('ok'), { timeoutMs: 10_000 });
     for (const gw of [api, other, api, other]) expect(await code(gw, key)).toBe('revoked');
+  });
+});
+
+/** A GET with headers exactly as listed (a name may repeat), as fetch cannot send it. */
+function rawGet(
+  url: string,
+  headers: string[],
+): Promise<{ status: number; requestId: string; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    // With a list, node:http adds no Host of its own (and a request without one is refused).
+    const req = request(url, { headers: ['Host', new URL(url).host, ...headers] }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, requestId: String(res.headers['x-request-id']), body: JSON.parse(text) }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('headers sent twice', () => {
+  it('are left to Express, which reads them as node:http merges them (the fast path reads each once)', async () => {
+    const { apiKey, api, issue } = await setUp();
+    const key = await issue();
+    await validate(api, key); // now in the cache: a plain request would take the fast path
+    const url = `${stack.url}/api/v1/licenses/validate?license_key=${key}`;
+    const once = await rawGet(url, ['Authorization', `Bearer ${apiKey}`, 'X-Request-Id', 'req-twice-a']);
+    expect(once).toMatchObject({ status: 200, requestId: 'req-twice-a', body: { code: 'valid' } });
+    // Two request ids are merged into "req-twice-a, req-twice-b", which is no sane id: a new one is made.
+    const twice = await rawGet(url, [
+      'Authorization',
+      `Bearer ${apiKey}`,
+      'X-Request-Id',
+      'req-twice-a',
+      'x-request-id',
+      'req-twice-b',
+    ]);
+    expect(twice.status).toBe(200);
+    expect(twice.requestId).toMatch(/^req_[0-9a-f]+$/);
+    expect(timeless(twice.body)).toEqual(timeless(once.body));
+    // Of two Authorization headers node:http keeps the first: a wrong second one changes nothing.
+    const keys = await rawGet(url, ['Authorization', `Bearer ${apiKey}`, 'authorization', 'Bearer lk_full_wrong']);
+    expect(keys.status).toBe(200);
+    expect(timeless(keys.body)).toEqual(timeless(once.body));
   });
 });
 

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { ALPHABET, generateLicenseKey, parseLicenseKey } from '@licensing/proto';
 
 describe('licence key format', () => {
@@ -50,4 +51,85 @@ describe('licence key format', () => {
       expect(parseLicenseKey(input)).toEqual({ ok: false, reason: 'format' });
     },
   );
+});
+
+// The plain-ASCII reading of a key (one pass, no strings built) must answer exactly as the general
+// reading that trims and upper-cases as Unicode does: here the general reading, as the spec.
+const SPEC_VALUE: Record<string, number> = Object.fromEntries([...ALPHABET].map((c, i) => [c, i]));
+function specParse(input: string) {
+  if (input.length > 64) return { ok: false, reason: 'format' };
+  const chars = input
+    .trim()
+    .toUpperCase()
+    .replace(/-/g, '')
+    .replace(/[OIL]/g, (c) => ({ O: '0', I: '1', L: '1' })[c]!);
+  if (chars.length !== 30 || [...chars].some((c) => SPEC_VALUE[c] === undefined))
+    return { ok: false, reason: 'format' };
+  let sum = 0;
+  for (let i = 0; i < 28; i++) sum += (i + 1) * SPEC_VALUE[chars[i]];
+  const check = ALPHABET[Math.floor((sum % 1021) / 32)] + ALPHABET[(sum % 1021) % 32];
+  if (check !== chars.slice(28)) return { ok: false, reason: 'checksum' };
+  return { ok: true, key: chars.match(/.{5}/g)!.join('-') };
+}
+
+/** The key issued for 28 random characters: the check characters added, grouped by five. */
+function issuedKey(body: string): string {
+  let sum = 0;
+  for (let i = 0; i < 28; i++) sum += (i + 1) * SPEC_VALUE[body[i]];
+  const chars = body + ALPHABET[Math.floor((sum % 1021) / 32)] + ALPHABET[(sum % 1021) % 32];
+  return chars.match(/.{5}/g)!.join('-');
+}
+
+describe('licence key reading, fast and general alike', () => {
+  it('reads back the keys issuedKey() makes (the generator below is right)', () => {
+    for (let i = 0; i < 50; i++) {
+      const key = generateLicenseKey();
+      expect(issuedKey(key.replace(/-/g, '').slice(0, 28))).toBe(key);
+    }
+  });
+
+  const typed = fc.oneof(
+    // Issued keys as people and apps send them: case, hyphens, aliases, spaces, typos, cut or doubled.
+    fc
+      .tuple(
+        fc
+          .array(fc.constantFrom(...ALPHABET), { minLength: 28, maxLength: 28 })
+          .map((chars) => issuedKey(chars.join(''))),
+        fc.array(fc.constantFrom('lower', 'nohyphens', 'alias', 'spaces', 'typo', 'cut', 'extra', 'hyphens'), {
+          maxLength: 3,
+        }),
+        fc.nat(40),
+        fc.constantFrom(...'0123456789ABCDEFGHJKMNPQRSTVWXYZoiluU-! ſıß'),
+      )
+      .map(([key, edits, at, c]) =>
+        edits.reduce((k, edit) => {
+          if (edit === 'lower') return k.toLowerCase();
+          if (edit === 'nohyphens') return k.replace(/-/g, '');
+          if (edit === 'alias') return k.replace(/0/g, 'O').replace(/1/g, 'l');
+          if (edit === 'spaces') return ` ${k}\t`;
+          if (edit === 'typo') return k.slice(0, at % k.length) + c + k.slice((at % k.length) + 1);
+          if (edit === 'cut') return k.slice(0, at % k.length);
+          if (edit === 'extra') return k + c;
+          return k.replace(/-/g, '--');
+        }, key),
+      ),
+    fc.string({ maxLength: 70 }),
+    fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFGHJKMNPQRSTVWXYZabcxyzOIL-'), minLength: 28, maxLength: 40 }),
+  );
+
+  it('gives the same answer as the general reading for any input', () => {
+    fc.assert(
+      fc.property(typed, (input) => {
+        expect(parseLicenseKey(input)).toEqual(specParse(input));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('reads Unicode that upper-cases to a key character as the general reading does', () => {
+    const key = generateLicenseKey();
+    const withLongS = key.includes('S') ? key.replace('S', 'ſ') : null; // ſ upper-cases to S
+    if (withLongS) expect(parseLicenseKey(withLongS)).toEqual({ ok: true, key });
+    expect(parseLicenseKey(key.replace(/1/g, 'ı'))).toEqual({ ok: true, key }); // dotless i upper-cases to I, an alias of 1
+  });
 });

@@ -1,4 +1,14 @@
-import { DAY_MS, judge, MAX_OFFLINE_MS, type LicenseFacts, type PolicySnapshot } from '@licensing/proto';
+import fc from 'fast-check';
+import {
+  DAY_MS,
+  effectiveStatus,
+  inGrace,
+  judge,
+  MAX_OFFLINE_MS,
+  nextStatusChange,
+  type LicenseFacts,
+  type PolicySnapshot,
+} from '@licensing/proto';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const ok = { ok: true as const, key: 'K' };
@@ -119,5 +129,61 @@ describe('validation rules, in their documented order', () => {
     expect(
       judge(ok, license({ expires_at: new Date(now.getTime() + 3600_000) }), req(), noActivation, now).cacheUntil,
     ).toEqual(new Date(now.getTime() + 3600_000));
+  });
+});
+
+describe('answers hold for the rest of their second, until the status changes with time', () => {
+  it('counts cache_until from the start of the second', () => {
+    const t = new Date('2026-06-01T10:42:13.734Z');
+    expect(judge(ok, license(), req(), noActivation, t).cacheUntil.toISOString()).toBe('2026-06-02T10:42:13.000Z');
+    expect(judge(ok, license({ status: 'revoked' }), req(), noActivation, t).cacheUntil.toISOString()).toBe(
+      '2026-06-01T10:42:13.000Z',
+    );
+    // An expiry keeps its own precision.
+    const expiresAt = new Date('2026-06-01T11:00:00.250Z');
+    expect(judge(ok, license({ expires_at: expiresAt }), req(), noActivation, t).cacheUntil).toEqual(expiresAt);
+  });
+
+  it('nextStatusChange: the expiry, then the end of grace, then never', () => {
+    const l = license({ expires_at: at(1), policy: policy({ grace_days: 2 }) });
+    expect(nextStatusChange(l, now)).toBe(at(1).getTime());
+    expect(nextStatusChange(l, at(1))).toBe(at(3).getTime());
+    expect(nextStatusChange(l, at(3))).toBe(Number.POSITIVE_INFINITY);
+    expect(nextStatusChange(license(), now)).toBe(Number.POSITIVE_INFINITY);
+    expect(nextStatusChange(license({ status: 'suspended', expires_at: at(1) }), now)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('judges alike at every moment before the next change within the second, and differently at it', () => {
+    const facts = fc.record({
+      status: fc.constantFrom('active', 'suspended', 'revoked') as fc.Arbitrary<LicenseFacts['status']>,
+      expiresIn: fc.option(fc.integer({ min: -5 * DAY_MS, max: 5 * DAY_MS })),
+      graceDays: fc.integer({ min: 0, max: 3 }),
+      requireActivation: fc.boolean(),
+      active: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(facts, fc.integer({ min: 0, max: 999 }), fc.integer({ min: 0, max: 999 }), (f, startMs, laterMs) => {
+        const t0 = new Date(now.getTime() + startMs);
+        const l = license({
+          status: f.status,
+          expires_at: f.expiresIn === null ? null : new Date(now.getTime() + f.expiresIn),
+          policy: policy({ grace_days: f.graceDays, require_activation: f.requireActivation }),
+        });
+        const activation = { fingerprintActive: f.active, count: 1 };
+        const until = Math.min(now.getTime() + 1000, nextStatusChange(l, t0));
+        const t1 = new Date(Math.min(until - 1, t0.getTime() + laterMs));
+        if (t1 < t0) return;
+        const same = (t: Date) => ({
+          ...judge(ok, l, req({ fingerprint: 'm' }), activation, t),
+          status: effectiveStatus(l, t),
+        });
+        expect(same(t1)).toEqual(same(t0));
+        // At the change itself the licence has expired, or its grace has ended (the answer may still be
+        // the same: an unactivated machine is refused either way).
+        const state = (t: Date) => [effectiveStatus(l, t), inGrace(l, t)];
+        if (until < now.getTime() + 1000) expect(state(new Date(until))).not.toEqual(state(t0));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

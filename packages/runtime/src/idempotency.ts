@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
+import { sha256 } from './digest';
 import { AppError } from './errors';
 
 /**
@@ -39,7 +39,7 @@ export function idempotencyModel(conn: Connection): Model<IdempotencyRecord> {
 }
 
 export function requestHash(request: unknown): string {
-  return createHash('sha256').update(JSON.stringify(request)).digest('hex');
+  return sha256(JSON.stringify(request), 'hex');
 }
 
 const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CounterSeries, LatencyHistogram, seriesTable } from './hot-metrics';
 
 // Every metric name of the system lives here, so docs/operations.md can list
 // them and nothing invents a second spelling. All are prefixed `licensing_`;
@@ -58,6 +59,26 @@ export class Metrics {
     });
   }
 
+  /** A counter whose series are bumped on a hot path (hot-metrics.ts): look a series up once, then inc() it. */
+  counterSeries(name: MetricName, labelNames: readonly string[]): (...values: string[]) => CounterSeries {
+    const table = seriesTable(labelNames, (labels) => new CounterSeries(labels));
+    new Counter({
+      name,
+      help: METRIC_HELP[name],
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        for (const series of table.all()) series.foldInto(this);
+      },
+    });
+    return table.lookup;
+  }
+
+  /** A latency histogram whose series observe with plain arithmetic (hot-metrics.ts). */
+  latencies(name: MetricName, labelNames: readonly string[]): LatencyHistogram {
+    return new LatencyHistogram(name, METRIC_HELP[name], labelNames, LATENCY_BUCKETS, this.registry);
+  }
+
   gauge(name: MetricName, collect: () => Promise<number>): Gauge {
     return new Gauge({
       name,
@@ -72,23 +93,6 @@ export class Metrics {
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
-}
-
-/**
- * A metric's series by label values, each looked up once: prom-client hashes a label object on every
- * inc()/observe() given one, which shows on the hot path. Label values must come from a bounded set.
- */
-export function seriesOf<T>(metric: { labels(...values: string[]): T }): (...values: string[]) => T {
-  const children = new Map<string, T>();
-  return (...values) => {
-    const id = values.join('\u0000');
-    let child = children.get(id);
-    if (!child) {
-      child = metric.labels(...values);
-      children.set(id, child);
-    }
-    return child;
-  };
 }
 
 /** A plain HTTP listener for Prometheus next to a gRPC service: GET /metrics, nothing else. */

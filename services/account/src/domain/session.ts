@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from '@licensing/runtime';
 
 // Dashboard sessions: the cookie holds a random token; only its SHA-256 is
 // stored (as the session's _id), so a database leak yields no usable cookie.
@@ -10,7 +11,7 @@ export function newSessionSecrets(): { token: string; digest: string; csrfToken:
 }
 
 export function digestSessionToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return sha256(token, 'hex');
 }
 
 export function sessionIsLive(s: { ended_at: Date | null; expires_at: Date }, now: Date): boolean {

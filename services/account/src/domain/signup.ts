@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from '@licensing/runtime';
 import type { Mail } from '../mail/mailer';
 
 // Sign-up never says whether an e-mail is registered: the form always answers
@@ -14,7 +15,7 @@ export function newSignupToken(): { token: string; digest: string } {
 }
 
 export function digestSignupToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return sha256(token, 'hex');
 }
 
 /** A token has the shape we issue; anything else is refused without a look-up. */

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { ExactCache, type EventBus, type Outbox } from '@licensing/runtime';
+import { ExactCache, sha256, type EventBus, type Outbox } from '@licensing/runtime';
 import { eventTypes, type DomainEvent } from '@licensing/proto';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
@@ -19,7 +18,7 @@ export interface ValidationRecord {
 const LICENSE_EVENTS = eventTypes.filter((t) => t.startsWith('license.'));
 
 /** Entries are found by a digest of the canonical key, as in the gateways: a licence key is never a map key. */
-const digestOf = (key: string) => createHash('sha256').update(key).digest('base64url');
+const digestOf = (key: string) => sha256(key, 'base64url');
 
 /**
  * The licences this instance has validated, so a validation that reaches the

@@ -1,6 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { createHash } from 'node:crypto';
-import { PeriodicTask, type Logger } from '@licensing/runtime';
+import { PeriodicTask, sha256, type Logger } from '@licensing/runtime';
 import { addCodes, hourOf, type CodeCounts, type HourBucket } from '../domain/stats';
 
 interface StatsDoc {
@@ -51,7 +50,7 @@ export interface Seen {
 }
 
 const seenId = (s: Pick<Seen, 'licenseId' | 'hour' | 'code' | 'fingerprint'>) =>
-  `${s.licenseId}:${hourOf(s.hour).getTime()}:${s.code}:${createHash('sha256').update(s.fingerprint).digest('base64url').slice(0, 16)}`;
+  `${s.licenseId}:${hourOf(s.hour).getTime()}:${s.code}:${sha256(s.fingerprint, 'base64url').slice(0, 16)}`;
 
 /** Hourly validation counts are kept this long (the overview shows 30 days). */
 export const STATS_RETENTION_DAYS = 90;
