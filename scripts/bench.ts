@@ -6,10 +6,12 @@
 // Writes docs/benchmarks.md.
 //   BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (default 2),
 //   BENCH_PROFILE=1 adds where the time goes: after the measured runs (which
-//   are never profiled), two more gateways run with --cpu-prof under the same
-//   load, one answering from its cache and one without it.
+//   are never profiled), two more gateways run under the same load, one
+//   answering from its cache and one without it, each profiled during its
+//   measured part only (lib/cpu-profile-on-signal.ts).
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -55,12 +57,16 @@ async function measure(
   watch: Record<string, number | undefined | (() => number)>,
   paths: string[] = ['/'],
   seconds = duration,
+  /** Called as the measured part (after the warm-up) starts and ends. */
+  measured?: { start(): void; end(): void },
 ): Promise<Run> {
   const requests = paths.map((path) => ({ path, method: 'GET' as const, headers }));
   await autocannon({ url, connections, duration: WARM_UP_S, requests });
   const used = (w: number | undefined | (() => number)) => (typeof w === 'function' ? w() : cpuSeconds(w));
   const before = Object.fromEntries(Object.entries(watch).map(([n, w]) => [n, used(w)]));
+  measured?.start();
   const r = await autocannon({ url, connections, duration: seconds, requests });
+  measured?.end();
   const cpu = Object.fromEntries(Object.entries(watch).map(([n, w]) => [n, used(w) - before[n]]));
   return {
     name,
@@ -318,25 +324,32 @@ async function main() {
 
     let profileText = '';
     if (profile) {
+      // The gateway's CPU profile of the measured part only (scripts/lib/cpu-profile-on-signal.ts): SIGUSR2
+      // after the warm-up starts it, SIGUSR2 at the end writes it.
       const profiled = async (name: string, env: Record<string, string>) => {
         const dir = join(work, `prof-${name}`);
+        mkdirSync(dir, { recursive: true });
         const port = await freePort();
-        const proc = spawnNode(['--cpu-prof', `--cpu-prof-dir=${dir}`, join(repoRoot(), entry.gateway)], {
-          ...envFor('gateway', t, { port, addrs: system.addrs }),
-          ...env,
-        });
+        const proc = spawnNode(
+          ['--require', join(__dirname, 'lib', 'cpu-profile-on-signal.js'), join(repoRoot(), entry.gateway)],
+          {
+            ...envFor('gateway', t, { port, addrs: system.addrs }),
+            ...env,
+            BENCH_CPU_PROFILE_DIR: dir,
+          },
+        );
         await waitForPort('127.0.0.1', port, 10_000);
         await bench.freshRateWindows();
-        await measure(`profile ${name}`, at(port), headers, {}, paths);
-        await new Promise<void>((resolve) => {
-          proc.once('exit', () => resolve());
-          proc.kill('SIGTERM'); // the profile is written on exit
-        });
+        const signal = () => proc.kill('SIGUSR2');
+        await measure(`profile ${name}`, at(port), headers, {}, paths, duration, { start: signal, end: signal });
+        for (let waited = 0; !readdirSync(dir).some((f) => f.endsWith('.cpuprofile')) && waited < 10_000; waited += 100)
+          await sleep(100);
+        proc.kill('SIGTERM');
         return hotspots(dir).join('\n');
       };
       const cachedProfile = await profiled('cached', {});
       const uncachedProfile = await profiled('uncached', { VALIDATION_CACHE_SIZE: '0' });
-      profileText = `\n\n## Where the time goes (CPU profiles, self time, taken after the measured runs under the same load)\n\nGateway answering cached validations (rate limits on):\n\n\`\`\`\n${cachedProfile}\n\`\`\`\n\nGateway without the validation cache (every validation asks the licence service):\n\n\`\`\`\n${uncachedProfile}\n\`\`\``;
+      profileText = `\n\n## Where the time goes (CPU profiles of the gateway, self time, taken after the measured runs under the same load, warm-up excluded)\n\nV8's profiler samples the thread whatever the CPU does: \`writev\` is the response's system call, including the time the kernel spends delivering it over loopback to the load generator and any time the gateway waits there for a core (a bare node:http server pays the same per response).\n\nGateway answering cached validations (rate limits on):\n\n\`\`\`\n${cachedProfile}\n\`\`\`\n\nGateway without the validation cache (every validation asks the licence service):\n\n\`\`\`\n${uncachedProfile}\n\`\`\``;
       console.log(profileText);
     }
     const doc = `# Benchmarks
