@@ -11,7 +11,7 @@ import {
 import type { Clock, Metrics } from '@licensing/runtime';
 import type { Principal } from './auth';
 import type { Clients } from './clients';
-import { endOfSecond, SentAnswer } from './sent-answers';
+import { AnswerCount, endOfSecond, SentAnswer } from './sent-answers';
 import {
   cacheKey,
   toCachedAnswer,
@@ -136,11 +136,7 @@ export class LicenseValidator {
   answer(p: Principal, local: LocalValidation): ValidationAnswer {
     const now = this.clock.now();
     const { verdict, found, answer } = this.judged(p, local, now);
-    if (local.cached) this.hits.inc();
-    this.tally.record(p.accountId, verdict.code, verdict.valid, now);
-    this.byCode(verdict.code).inc();
-    if (verdict.visible && found)
-      this.tally.validated(p.accountId, found.license.id, now, verdict.code, local.fingerprint);
+    this.countOf(p, local, verdict, found, now).add(now.getTime());
     return answer;
   }
 
@@ -164,21 +160,28 @@ export class LicenseValidator {
         local.fingerprint,
         nowMs,
         until,
-        this.tally.cell(
-          p.accountId,
-          verdict.code,
-          verdict.valid,
-          now,
-          verdict.visible && found ? found.license.id : '',
-          local.fingerprint,
-        ),
-        this.byCode(verdict.code),
-        entry ? this.hits : undefined,
+        this.countOf(p, local, verdict, found, now),
       );
       if (entry) entry.sent = sent;
     }
-    sent.count(nowMs);
+    sent.counts.add(nowMs);
     return sent;
+  }
+
+  /** What answering this look-up with this verdict counts (see AnswerCount). */
+  private countOf(
+    p: Principal,
+    local: LocalValidation,
+    verdict: Verdict,
+    found: CachedLicense | null,
+    now: Date,
+  ): AnswerCount {
+    const licenseId = verdict.visible && found ? found.license.id : '';
+    return new AnswerCount(
+      this.tally.cell(p.accountId, verdict.code, verdict.valid, now, licenseId, local.fingerprint),
+      this.byCode(verdict.code),
+      local.cached ? this.hits : undefined,
+    );
   }
 
   /** The verdict on a local look-up at `now` and the answer it gives, nothing counted. */

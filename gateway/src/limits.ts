@@ -53,10 +53,10 @@ export function bindingWindow(windows: WindowState[]): WindowState {
 }
 
 /** RateLimit-Policy: both windows, the hour first (the same for every request of one caller). */
-export function rateLimitPolicy(windows: WindowState[]): string {
+export function rateLimitPolicy(windows: Pick<WindowState, 'name' | 'limit' | 'windowS'>[]): string {
   const hour = windows.find((x) => x.name === 'hour');
   const minute = windows.find((x) => x.name === 'minute');
-  const policy = (x: WindowState) => `"${x.name}";q=${x.limit};w=${x.windowS}`;
+  const policy = (x: Pick<WindowState, 'name' | 'limit' | 'windowS'>) => `"${x.name}";q=${x.limit};w=${x.windowS}`;
   return hour && minute ? `${policy(hour)}, ${policy(minute)}` : windows.map(policy).join(', ');
 }
 
@@ -261,8 +261,8 @@ export class RateLimits {
     if (!spec) {
       const limits = limitsFor(p);
       const policy = rateLimitPolicy([
-        { name: 'hour', limit: limits.hour, windowS: this.settings.hourWindowS, remaining: 0, resetS: 0 },
-        { name: 'minute', limit: limits.minute, windowS: this.settings.minuteWindowS, remaining: 0, resetS: 0 },
+        { name: 'hour', limit: limits.hour, windowS: this.settings.hourWindowS },
+        { name: 'minute', limit: limits.minute, windowS: this.settings.minuteWindowS },
       ]);
       spec = { limits, windows: this.windowsOf(p, limits), policy };
       this.specs.set(p, spec);

@@ -19,7 +19,6 @@ export class HttpMetrics {
   private readonly requests;
   private readonly duration;
   private readonly rejections;
-  private readonly routes = new Map<string, RouteSeries>();
 
   constructor(metrics: Metrics) {
     this.requests = metrics.counterSeries('licensing_http_requests_total', ['method', 'route', 'status']);
@@ -27,16 +26,10 @@ export class HttpMetrics {
     this.rejections = metrics.counter('licensing_rate_limit_rejections_total', ['window']);
   }
 
-  /** Route templates, not paths: a bounded set. */
+  /** The series of a route template (not a path: a bounded set); the fast path keeps its own. */
   of(method: string, route: string, status: number): RouteSeries {
-    const id = `${method} ${route} ${status}`;
-    let series = this.routes.get(id);
-    if (!series) {
-      const code = String(status);
-      series = new RouteSeries(this.requests(method, route, code), this.duration.labels(method, route, code));
-      this.routes.set(id, series);
-    }
-    return series;
+    const code = String(status);
+    return new RouteSeries(this.requests(method, route, code), this.duration.labels(method, route, code));
   }
 
   observe(method: string, route: string, status: number, startedNs: bigint, rateLimitWindow?: unknown): void {

@@ -22,9 +22,8 @@ export class SentAnswer {
     /** When it holds, as epoch ms: from its judgement until the second ends or the status changes. */
     private readonly fromMs: number,
     private readonly untilMs: number,
-    private readonly cell: TallyCell,
-    private readonly byCode: CounterSeries,
-    private readonly hits: CounterSeries | undefined,
+    /** What each sending of it counts. */
+    readonly counts: AnswerCount,
   ) {
     this.length = Buffer.byteLength(body);
   }
@@ -39,10 +38,21 @@ export class SentAnswer {
       productId === this.productId
     );
   }
+}
 
-  /** Counts one more validation answered with it. */
-  count(nowMs: number): void {
-    this.cell.add(nowMs);
+/**
+ * What one validation answered at the gateway counts (answered afresh or sent again alike): in the
+ * tally (its cell), by answer code, and as a cache hit when it came from a cache entry.
+ */
+export class AnswerCount {
+  constructor(
+    private readonly cell: TallyCell,
+    private readonly byCode: CounterSeries,
+    private readonly hits: CounterSeries | undefined,
+  ) {}
+
+  add(atMs: number): void {
+    this.cell.add(atMs);
     this.byCode.inc();
     this.hits?.inc();
   }

@@ -51,6 +51,6 @@ export function nextStatusChange(l: LicenseState, now: Date): number {
   const t = now.getTime();
   const expiry = l.expires_at.getTime();
   if (expiry > t) return expiry;
-  const end = expiry + l.policy.grace_days * DAY_MS;
+  const end = graceEndsAt(l.expires_at, l.policy.grace_days)!.getTime();
   return end > t ? end : Number.POSITIVE_INFINITY;
 }
