@@ -10,11 +10,16 @@ export interface Received {
 
 /**
  * A real HTTP receiver for webhook tests. Each path answers with the statuses
- * it was given, in turn (the last one repeats); "hang" never answers.
+ * it was given, in turn (the last one repeats); "hang" never answers. A path
+ * may take a while to answer (slow()), and the receiver counts how many requests
+ * to each path it held open at once (mostAtOnce()).
  */
 export class WebhookReceiver {
   readonly received: Received[] = [];
   private readonly plans = new Map<string, (number | 'hang')[]>();
+  private readonly delays = new Map<string, number>();
+  private readonly open = new Map<string, number>();
+  private readonly peak = new Map<string, number>();
   private constructor(
     private readonly server: Server,
     readonly url: string,
@@ -26,14 +31,24 @@ export class WebhookReceiver {
       let body = '';
       req.on('data', (c) => (body += c));
       req.on('end', () => {
-        self.received.push({ path: req.url ?? '', headers: req.headers, body });
-        const plan = self.plans.get(req.url ?? '') ?? [200];
+        const path = req.url ?? '';
+        self.received.push({ path, headers: req.headers, body });
+        const plan = self.plans.get(path) ?? [200];
         const next = plan.length > 1 ? plan.shift()! : plan[0];
         if (next === 'hang') return; // never answers
-        // A redirect points somewhere real on this receiver, so a sender that followed it would be seen there.
-        if (next >= 300 && next < 400)
-          return void res.writeHead(next, { location: `${self.url}/redirected${req.url ?? ''}` }).end();
-        res.writeHead(next).end();
+        const held = (self.open.get(path) ?? 0) + 1;
+        self.open.set(path, held);
+        self.peak.set(path, Math.max(self.peak.get(path) ?? 0, held));
+        const reply = () => {
+          self.open.set(path, self.open.get(path)! - 1);
+          // A redirect points somewhere real on this receiver, so a sender that followed it would be seen there.
+          if (next >= 300 && next < 400)
+            return void res.writeHead(next, { location: `${self.url}/redirected${path}` }).end();
+          res.writeHead(next).end();
+        };
+        const delay = self.delays.get(path);
+        if (delay) setTimeout(reply, delay);
+        else reply();
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -43,6 +58,16 @@ export class WebhookReceiver {
 
   answer(path: string, ...statuses: (number | 'hang')[]): void {
     this.plans.set(path, statuses);
+  }
+
+  /** Answers requests to `path` only after `ms`, so requests sent at the same time overlap here. */
+  slow(path: string, ms: number): void {
+    this.delays.set(path, ms);
+  }
+
+  /** The most requests to `path` this receiver was answering at the same time ("hang" ones not counted). */
+  mostAtOnce(path: string): number {
+    return this.peak.get(path) ?? 0;
   }
 
   at(path: string): Received[] {

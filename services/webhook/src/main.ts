@@ -5,6 +5,7 @@ import { endpointHandlers } from './handlers/endpoint-handlers';
 import { endpointModel } from './store/models';
 import { EndpointStore } from './store/queries';
 import { DeliveryStore, deliveryModel } from './store/deliveries';
+import { LeaseStore, leaseModel } from './store/endpoint-leases';
 import { Dispatcher } from './events/dispatcher';
 import { Fanout } from './events/fanout';
 import { endpointDeps } from './use-cases/deps';
@@ -26,6 +27,7 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
     const dispatcher = new Dispatcher(
       deliveries,
       store,
+      new LeaseStore(leaseModel(ctx.db)),
       ctx.clock,
       ctx.log,
       {
