@@ -256,6 +256,21 @@ it('the previous secret stops signing 24 hours after a rotation', async () => {
   expect(verifySignature(secret, req)).toBe(false);
 });
 
+it('after three rotations only the newest two secrets sign, and after the overlap only the newest', async () => {
+  const { id, secret } = await endpoint('/rotated-thrice', ['*']);
+  const made = [secret];
+  for (let i = 0; i < 3; i++) made.push((await api('POST', `/api/v1/webhooks/${id}/rotate-secret`)).body.secret);
+  await api('POST', `/api/v1/webhooks/${id}/test`);
+  const [during] = await receiver.waitFor('/rotated-thrice', 1);
+  expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
+  expect(made.map((s) => verifySignature(s, during))).toEqual([false, false, true, true]);
+  clock.advance(24 * 3600_000 + 1000);
+  await api('POST', `/api/v1/webhooks/${id}/test`);
+  const [, after] = await receiver.waitFor('/rotated-thrice', 2);
+  expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
+  expect(made.map((s) => verifySignature(s, after))).toEqual([false, false, false, true]);
+});
+
 it("a slow endpoint with a queue of deliveries does not hold back another tenant's: theirs arrives while the slow one is still on its first attempts", async () => {
   const other = await stack.newAccount();
   const theirs = client(stack.url, other.apiKey);

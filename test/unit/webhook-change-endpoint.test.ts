@@ -1,5 +1,5 @@
 import { newId, unseal } from '@licensing/runtime';
-import { SECRET_OVERLAP_MS } from '../../services/webhook/src/domain/endpoint';
+import { SECRET_OVERLAP_MS, liveSecrets } from '../../services/webhook/src/domain/endpoint';
 import { endpointHandlers } from '../../services/webhook/src/handlers/endpoint-handlers';
 import { deleteEndpoint, updateEndpoint } from '../../services/webhook/src/use-cases/change-endpoint';
 import { createEndpoint } from '../../services/webhook/src/use-cases/create-endpoint';
@@ -107,20 +107,27 @@ describe('changing a webhook endpoint', () => {
     expect(previous.expires_at).toEqual(new Date(clock.now().getTime() + SECRET_OVERLAP_MS));
   });
 
-  it("rotating again keeps an overlapping secret's expiry and drops secrets past theirs", async () => {
-    const { endpoints, clock, deps, endpoint } = await setup();
-    await rotateSecret(deps, 'acct_A', endpoint._id);
-    const firstExpiry = endpoints.docs.get(endpoint._id)!.secrets[1].expires_at;
-    clock.advance(3600_000);
-    await rotateSecret(deps, 'acct_A', endpoint._id);
-    expect(endpoints.docs.get(endpoint._id)!.secrets.map((s) => s.expires_at)).toEqual([
-      null,
-      new Date(clock.now().getTime() + SECRET_OVERLAP_MS),
-      firstExpiry,
-    ]);
-    clock.advance(SECRET_OVERLAP_MS);
-    await rotateSecret(deps, 'acct_A', endpoint._id);
-    expect(endpoints.docs.get(endpoint._id)!.secrets).toHaveLength(2);
+  it('after three rotations only the newest two secrets are kept and sign, and after the overlap only the newest', async () => {
+    const { endpoints, clock, deps, endpoint, secret } = await setup();
+    const made = [secret];
+    for (let i = 0; i < 3; i++) {
+      clock.advance(3600_000); // each within the previous one's 24 hours
+      made.push((await rotateSecret(deps, 'acct_A', endpoint._id)).secret);
+    }
+    const stored = endpoints.docs.get(endpoint._id)!.secrets;
+    expect(stored.map((s) => unseal(s.sealed, deps.secretKey).toString())).toEqual([made[3], made[2]]);
+    expect(stored.map((s) => s.expires_at)).toEqual([null, new Date(clock.now().getTime() + SECRET_OVERLAP_MS)]);
+    const signing = (at: Date) => liveSecrets(stored, at).map((s) => unseal(s.sealed, deps.secretKey).toString());
+    expect(signing(clock.now())).toEqual([made[3], made[2]]);
+    expect(signing(new Date(clock.now().getTime() + SECRET_OVERLAP_MS - 1))).toEqual([made[3], made[2]]);
+    expect(signing(new Date(clock.now().getTime() + SECRET_OVERLAP_MS))).toEqual([made[3]]);
+  });
+
+  it('an endpoint stored with more live secrets signs with the newest two only', () => {
+    const at = (h: number) => new Date(Date.UTC(2026, 2, 1, h));
+    const secret = (name: string, expires: Date | null) => ({ sealed: name, created_at: at(0), expires_at: expires });
+    const stored = [secret('newest', null), secret('second', at(30)), secret('third', at(29)), secret('gone', at(1))];
+    expect(liveSecrets(stored, at(2)).map((s) => s.sealed)).toEqual(['newest', 'second']);
   });
 
   it('the handlers answer get, update and delete in the contract', async () => {

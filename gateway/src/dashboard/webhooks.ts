@@ -296,7 +296,7 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
         action: `/dashboard/webhooks/${e.id}/rotate-secret`,
         question: `Make a new signing secret for <code>${h(e.url)}</code>?`,
         consequence:
-          'The new secret is shown once. The previous one keeps signing alongside it for 24 hours, so you can update your server in the meantime.',
+          'The new secret is shown once. The previous one keeps signing alongside it for 24 hours, so you can update your server in the meantime; a secret older than that one stops signing now.',
         button: 'Rotate secret',
         back: `/dashboard/webhooks/${e.id}`,
       }),

@@ -354,7 +354,8 @@ const paths: Record<string, Record<string, Op>> = {
     post: op('rotateWebhookSecret', {
       summary: 'Rotate the signing secret',
       tag: 'Webhooks',
-      description: 'Deliveries are signed with both secrets for 24 h, then with the new one only.',
+      description:
+        'Deliveries are signed with both secrets for 24 h, then with the new one only. At most two secrets sign: rotating again within the 24 h stops the oldest at once.',
       params: [endpointId],
       ok: { 200: { description: 'The endpoint with its new secret', schema: ref('WebhookEndpointWithSecret') } },
     }),

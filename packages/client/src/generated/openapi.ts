@@ -450,7 +450,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Deliveries are signed with both secrets for 24 h, then with the new one only.
+         * @description Deliveries are signed with both secrets for 24 h, then with the new one only. At most two secrets sign: rotating again within the 24 h stops the oldest at once.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;

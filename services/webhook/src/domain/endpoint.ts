@@ -4,7 +4,13 @@ import { AppError } from '@licensing/runtime';
 
 // What a webhook endpoint may subscribe to: the event catalogue, "*", and the test event.
 export const SUBSCRIBABLE = [...eventTypes, 'webhook.test'] as const;
+/**
+ * After a rotation the previous secret keeps signing beside the new one for 24 hours (as Stripe's
+ * rolling secrets may), so receivers can switch without a gap; then only the new one signs.
+ */
 export const SECRET_OVERLAP_MS = 24 * 3600_000;
+/** At most the current secret and the one it replaced are kept: rotating again ends the older one at once. */
+export const SECRETS_KEPT = 2;
 
 export function checkEvents(events: string[]): string[] {
   if (!events.length) throw AppError.invalid('events', 'events must list at least one event type, or ["*"] for all');
@@ -36,9 +42,13 @@ export interface StoredSecret {
   expires_at: Date | null;
 }
 
-/** The secrets that still sign at `now`: the current one and any within their overlap. */
+/**
+ * The secrets that still sign at `now`, newest first: the current one and the previous one within
+ * its overlap. Never more than SECRETS_KEPT, also for an endpoint stored with more (rotated before
+ * the older ones were dropped).
+ */
 export const liveSecrets = (secrets: StoredSecret[], now: Date) =>
-  secrets.filter((s) => !s.expires_at || s.expires_at.getTime() > now.getTime());
+  secrets.filter((s) => !s.expires_at || s.expires_at.getTime() > now.getTime()).slice(0, SECRETS_KEPT);
 
 /** An account may have at most `max` endpoints (every event is sent to each: the cap bounds the work one event causes). */
 export function endpointCapReached(max: number): never {

@@ -1,10 +1,14 @@
 import { seal } from '@licensing/runtime';
-import { SECRET_OVERLAP_MS, liveSecrets, newSecret } from '../domain/endpoint';
+import { SECRETS_KEPT, SECRET_OVERLAP_MS, liveSecrets, newSecret } from '../domain/endpoint';
 import type { EndpointDeps } from './deps';
 import type { EndpointWithSecret } from './create-endpoint';
 import { findEndpoint } from './read-endpoints';
 
-/** A new signing secret; the previous ones keep signing for 24 hours, so receivers can switch without a gap. */
+/**
+ * A new signing secret. The one it replaces keeps signing beside it for SECRET_OVERLAP_MS (24 hours),
+ * so receivers can switch without a gap; any older one (from a rotation less than 24 hours ago) is
+ * dropped now: an endpoint keeps at most two secrets.
+ */
 export async function rotateSecret(
   { endpoints, clock, secretKey }: EndpointDeps,
   accountId: string,
@@ -13,12 +17,11 @@ export async function rotateSecret(
   const current = await findEndpoint(endpoints, accountId, id);
   const now = clock.now();
   const secret = newSecret();
-  const kept = liveSecrets(current.secrets, now).map((s) => ({
-    ...s,
-    expires_at: s.expires_at ?? new Date(now.getTime() + SECRET_OVERLAP_MS),
-  }));
+  const previous = liveSecrets(current.secrets, now)
+    .slice(0, SECRETS_KEPT - 1)
+    .map((s) => ({ ...s, expires_at: s.expires_at ?? new Date(now.getTime() + SECRET_OVERLAP_MS) }));
   await endpoints.update(accountId, id, {
-    secrets: [{ sealed: seal(Buffer.from(secret), secretKey), created_at: now, expires_at: null }, ...kept],
+    secrets: [{ sealed: seal(Buffer.from(secret), secretKey), created_at: now, expires_at: null }, ...previous],
   });
   return { endpoint: current, secret };
 }
