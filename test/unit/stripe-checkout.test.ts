@@ -32,6 +32,18 @@ describe('payment modes', () => {
     expect(paymentModeProblems(mode({ STRIPE_API_URL: 'http://127.0.0.1:12111' })).join()).toMatch(/STRIPE_API_URL/);
     expect(paymentModeProblems(mode({ NODE_ENV: 'test', STRIPE_API_URL: 'http://127.0.0.1:12111' }))).toEqual([]);
   });
+
+  it('production refuses a Stripe test key unless CHECKOUT_TEST_MODE=true, as it refuses the built-in test mode', () => {
+    for (const key of ['sk_test_abc123', 'rk_test_abc123']) {
+      expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: key })).join()).toMatch(
+        /STRIPE_SECRET_KEY is a Stripe test key.*CHECKOUT_TEST_MODE=true/,
+      );
+      expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: key, CHECKOUT_TEST_MODE: true }))).toEqual([]);
+      expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: key, NODE_ENV: 'development' }))).toEqual([]);
+      expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: key, NODE_ENV: 'test' }))).toEqual([]);
+    }
+    expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: 'rk_live_abc123' }))).toEqual([]);
+  });
 });
 
 describe('redirect URLs', () => {

@@ -24,7 +24,7 @@ export const checkoutSchema = {
     { default: 'test' },
   ),
   CHECKOUT_TEST_MODE: bool(
-    'Production only: allow PAYMENT_PROVIDER=test, where the test card "pays" and issues real licences',
+    'Production only: allow PAYMENT_PROVIDER=test, or a Stripe test key (sk_test_…), where test cards "pay" and issue real licences',
     { default: false },
   ),
   STRIPE_SECRET_KEY: str(
