@@ -8,6 +8,7 @@ import { start as startAccount } from '../../services/account/src/main';
 import { start as startProduct } from '../../services/product/src/main';
 import { start as startLicense } from '../../services/license/src/main';
 import { credentialOf, envFor } from '../../scripts/lib/topology';
+import { setUpEvents } from '../../scripts/lib/events-setup';
 import { testTopology } from '../support/stack';
 
 // Each caller has its own credential and each service an allow-list per caller:
@@ -37,6 +38,8 @@ let license: string;
 let tlsAccount: string;
 
 beforeAll(async () => {
+  await setUpEvents(plain);
+  await setUpEvents(tls);
   const a = await startAccount({ env: envFor('account', plain, { port: 0 }) });
   const p = await startProduct({ env: envFor('product', plain, { port: 0 }) });
   const t = await startAccount({ env: envFor('account', tls, { port: 0 }) });
