@@ -27,7 +27,8 @@ async function setup() {
   const licenses = new FakeLicenses();
   const log = createLogger('test', 'silent');
   const completion = new Completion(s.store, licenses, s.outbox, s.clock, log);
-  const webhook = new StripeWebhook(verifier, s.store, completion, s.outbox, s.clock, log);
+  // Waits for another delivery of the same event a second here (10 s in service).
+  const webhook = new StripeWebhook(verifier, s.store, completion, s.outbox, s.clock, log, 1000);
   const session = sessionDoc(s.clock.now(), { provider: 'stripe', provider_session_id: 'cs_test_1' });
   await s.store.insert(session, []);
   let n = 0;

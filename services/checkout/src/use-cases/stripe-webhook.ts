@@ -23,8 +23,11 @@ export type WebhookOutcome =
 
 /** How long one delivery may hold an event before another takes it over (its handler died). */
 export const EVENT_LEASE_MS = 30_000;
-/** How long a delivery waits for another delivery of the same event to finish, then 409 (Stripe retries). */
-const BUSY_WAIT_STEPS = 60;
+/**
+ * How long a delivery waits for another delivery of the same event to finish, then 409 (Stripe
+ * retries): longer than a handling takes (its calls have 5 s deadlines), within the gateway's 20 s.
+ */
+export const BUSY_WAIT_MS = 10_000;
 const BUSY_WAIT_STEP_MS = 50;
 
 /**
@@ -52,6 +55,7 @@ export class StripeWebhook {
     private readonly outbox: Pick<Outbox, 'flush'>,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly busyWaitMs = BUSY_WAIT_MS,
   ) {}
 
   async receive(rawBody: Buffer, signature: string, requestId = ''): Promise<WebhookOutcome> {
@@ -116,7 +120,7 @@ export class StripeWebhook {
       const until = new Date(now.getTime() + EVENT_LEASE_MS);
       const claim = await this.store.claimEvent(eventId, now, until);
       if (claim === 'claimed') return { until };
-      if (claim === 'handled' || step >= BUSY_WAIT_STEPS) return claim;
+      if (claim === 'handled' || step * BUSY_WAIT_STEP_MS >= this.busyWaitMs) return claim;
       await new Promise((r) => setTimeout(r, BUSY_WAIT_STEP_MS));
     }
   }
