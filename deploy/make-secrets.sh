@@ -7,7 +7,8 @@
 #     the tokens of the callers that service accepts (never the tokens);
 #   - an internal CA (ca.crt) and a certificate per component (<name>.crt/.key,
 #     common name = the component) for the optional gRPC mTLS;
-#   - nats_password_<component> and redis_password_gateway, mongo_password_<service>,
+#   - nats_password_<component>, nats_password_setup (the event stream's set-up step),
+#     redis_password_gateway, mongo_password_<service>,
 #     mongo_root_password: the users the init steps create. Replace
 # tls.crt/tls.key with a real certificate for anything public; the gateway
 # reloads them on SIGHUP (docker compose kill -s HUP gateway).
@@ -46,7 +47,7 @@ callers license gateway checkout
 callers checkout gateway
 callers webhook gateway
 # Passwords of the NATS, Redis and MongoDB users (docs/operations.md, Internal trust).
-for name in nats_password_account nats_password_product nats_password_license nats_password_checkout nats_password_webhook nats_password_gateway \
+for name in nats_password_account nats_password_product nats_password_license nats_password_checkout nats_password_webhook nats_password_gateway nats_password_setup \
   redis_password_gateway mongo_root_password mongo_password_account mongo_password_product mongo_password_license mongo_password_checkout mongo_password_webhook; do
   [ -s "$dir/$name" ] || openssl rand -hex 24 > "$dir/$name"
 done

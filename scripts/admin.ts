@@ -49,7 +49,7 @@ function connection(): { addr: string; token: string } {
     process.env.ACCOUNT_GRPC_ADDR ??
     (existsSync(stackFile)
       ? (JSON.parse(readFileSync(stackFile, 'utf8')) as { account_grpc_addr: string }).account_grpc_addr
-      : '127.0.0.1:50051');
+      : '127.0.0.1:15051');
   // The operator's own credential: production gives it (deploy/secrets/internal_token_operator); development derives it.
   const token =
     process.env.INTERNAL_TOKEN ??

@@ -31,7 +31,7 @@ export interface ComponentEntry {
   folder: string;
   /** What a process of it runs (node <entry>): compose, Kubernetes and `npm start`. */
   entry: string;
-  /** Defaults of `npm start` and of the config schemas (a service's metrics: its gRPC port + 1000). */
+  /** Defaults of `npm start` and of the config schemas (a service's metrics: its gRPC port + 1000), below DEFAULT_PORTS_BELOW. */
   ports: ComponentPorts;
   /** Ports in docker-compose.yml and deploy/k8s, the same in both so dashboards and alerts fit either. */
   deployPorts: ComponentPorts;
@@ -40,6 +40,14 @@ export interface ComponentEntry {
   /** On compose's public network: the gateway (its published port) and services that call out (Stripe, webhook endpoints). */
   publicNetwork: boolean;
 }
+
+/**
+ * Every default port lies below this: under the range the kernel hands out to outgoing connections
+ * (Linux 32768–60999; macOS and Windows from 49152), where any process's connection (or a previous
+ * run's, still closing) may hold a port and a restarted `npm start` would fail with "address already
+ * in use", and under the band the tests take free ports from (just below that range, scripts/lib/net.ts).
+ */
+export const DEFAULT_PORTS_BELOW = 20_000;
 
 /** components.json as read, checked for what every reader relies on (throws naming the problem). */
 export function parseRegistry(text: string): ComponentEntry[] {
@@ -61,6 +69,11 @@ export function parseRegistry(text: string): ComponentEntry[] {
       else if (c.kind === 'gateway' && typeof ports.http !== 'number')
         problems.push(`${where}: the gateway needs http`);
     }
+    for (const port of Object.values(c.ports ?? {}))
+      if (typeof port === 'number' && (port < 1024 || port >= DEFAULT_PORTS_BELOW))
+        problems.push(
+          `${where}: default port ${port} must lie from 1024 to ${DEFAULT_PORTS_BELOW - 1}, below the ports outgoing connections take (32768–60999)`,
+        );
     if (c.kind === 'service' && c.ports?.metrics !== (c.ports?.grpc ?? 0) + 1000)
       problems.push(`${where}: a service's default metrics port is its gRPC port + 1000 (serviceSchema)`);
     for (const caller of c.callers ?? [])

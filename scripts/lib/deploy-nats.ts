@@ -1,7 +1,7 @@
-import { commonSchema, natsServerConfig, natsUsers, type NatsUser } from '@licensing/runtime';
+import { commonSchema, natsLogins, natsServerConfig, type NatsLogin } from '@licensing/runtime';
 
 /** The environment variable deploy/nats/start.sh puts each user's password in (from its secret file). */
-export const natsPasswordVariable = (user: NatsUser): string => `NATS_PASSWORD_${user.toUpperCase()}`;
+export const natsPasswordVariable = (user: NatsLogin): string => `NATS_PASSWORD_${user.toUpperCase()}`;
 
 /**
  * deploy/nats/nats.conf: the NATS configuration of compose and Kubernetes, for
@@ -12,6 +12,9 @@ export function deployNatsConfig(): string {
   return natsServerConfig({
     prefix: commonSchema.EVENTS_SUBJECT_PREFIX.default!,
     stream: commonSchema.EVENTS_STREAM.default!,
-    passwords: Object.fromEntries(natsUsers.map((u) => [u, `$${natsPasswordVariable(u)}`])) as Record<NatsUser, string>,
+    passwords: Object.fromEntries(natsLogins.map((u) => [u, `$${natsPasswordVariable(u)}`])) as Record<
+      NatsLogin,
+      string
+    >,
   });
 }

@@ -6,6 +6,7 @@ import { components, gateway, services, type Component } from './components';
 import { freePort, waitForPort } from './net';
 import { waitForServing } from './health';
 import { repoRoot } from './paths';
+import { setUpEvents } from './events-setup';
 
 // Runs the system as separate processes, one per service plus the gateway, as
 // it runs in production. Used by `npm start` and `npm run bench`.
@@ -81,6 +82,8 @@ export async function launchSystem(
     }
   };
 
+  // The deployment-time set-up first: the event stream, which no component may create or change.
+  await setUpEvents(t);
   // components.json's order: each service is serving before anything that calls it starts.
   const order = components.map((c) => c.name);
   for (const name of order) {

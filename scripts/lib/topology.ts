@@ -121,7 +121,7 @@ export interface Placement {
   publicBaseUrl?: string;
 }
 
-/** Where the services listen: `account` → "127.0.0.1:50051", …, `checkoutPage` → "http://127.0.0.1:8081". */
+/** Where the services listen: `account` → "127.0.0.1:15051", …, `checkoutPage` → "http://127.0.0.1:8081". */
 export type Addrs = Record<string, string>;
 export const pageKey = (service: Component): string => `${service}Page`;
 

@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
-import { sealingKey } from '@licensing/runtime';
+import { eventsSetupSchema, loadConfig, sealingKey } from '@licensing/runtime';
 import { checkTransportConfig } from '../../gateway/src/transport';
 import type { GatewayConfig } from '../../gateway/src/config';
 import {
@@ -60,10 +60,33 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.volumes)).toEqual(expect.arrayContaining(['mongo-data', 'nats-data']));
   });
 
-  it('has a service for every component in components.json, and none other but the stores', () => {
+  it('has a service for every component in components.json, and none other but the stores and the set-up step', () => {
     const fromImage = Object.keys(services).filter((s) => services[s].image?.startsWith('licensing:'));
-    expect(fromImage).toEqual(components);
+    expect(fromImage.filter((s) => s !== 'events-setup')).toEqual(components);
     expect(Object.keys(services).filter((s) => !fromImage.includes(s))).toEqual(['mongodb', 'nats', 'redis']);
+  });
+
+  it('sets up the event stream once NATS is healthy, as the NATS set-up user, before any component starts', () => {
+    const setup = services['events-setup'];
+    expect(setup.image).toBe('licensing:latest');
+    expect(setup.command).toEqual(['node', 'packages/runtime/dist/events-setup.js']);
+    expect(existsSync(join(root, 'packages/runtime/src/events-setup.ts'))).toBe(true);
+    expect(setup.restart).toBe('on-failure');
+    expect(setup.depends_on).toEqual({ nats: { condition: 'service_healthy' } });
+    const env = envOf('events-setup');
+    expect(env).toMatchObject({ NATS_USER: 'setup', NATS_PASSWORD_FILE: '/run/secrets/nats_password_setup' });
+    expect(setup.secrets).toEqual(['nats_password_setup']);
+    const config = loadConfig(eventsSetupSchema, { ...env, NATS_PASSWORD: 'value-of-NATS_PASSWORD' });
+    // The same NATS, stream and subjects as the components.
+    for (const c of components) {
+      expect([c, config.NATS_URL]).toEqual([c, configs[c].NATS_URL]);
+      expect([c, config.EVENTS_STREAM, config.EVENTS_SUBJECT_PREFIX]).toEqual([
+        c,
+        configs[c].EVENTS_STREAM,
+        configs[c].EVENTS_SUBJECT_PREFIX,
+      ]);
+      expect([c, services[c].depends_on['events-setup']]).toEqual([c, { condition: 'service_completed_successfully' }]);
+    }
   });
 
   it.each(components)('%s: built from deploy/Dockerfile, runs its own entry point, read-only', (c) => {
@@ -182,7 +205,8 @@ describe('docker-compose.yml', () => {
     const needs = c === 'gateway' ? ['nats', 'redis', ...components.filter((x) => x !== c)] : ['mongodb', 'nats'];
     for (const dep of needs)
       expect([dep, services[c].depends_on[dep]]).toEqual([dep, { condition: 'service_healthy' }]);
-    for (const dep of Object.keys(services[c].depends_on)) expect(services[dep].healthcheck).toBeDefined();
+    for (const dep of Object.keys(services[c].depends_on).filter((d) => d !== 'events-setup'))
+      expect(services[dep].healthcheck).toBeDefined();
   });
 });
 

@@ -1,4 +1,5 @@
 import { readdirSync } from 'node:fs';
+import { eventsSetupSchema, loadConfig } from '@licensing/runtime';
 import { join } from 'node:path';
 import {
   optionalSecret,
@@ -226,6 +227,25 @@ describe('Kubernetes manifests', () => {
     expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(
       (config.SHUTDOWN_DRAIN_DELAY_MS as number) + (config.SHUTDOWN_TIMEOUT_MS as number),
     );
+  });
+
+  it('the events-setup Job makes the event stream as the NATS set-up user, with the same command as compose', () => {
+    const job = find('Job', 'events-setup')!;
+    const pod = job.spec.template.spec;
+    const ctr = pod.containers[0];
+    expect(ctr.image).toBe(`licensing:${pkg.version}`);
+    expect(ctr.command).toEqual(compose['events-setup'].command);
+    expect(pod.securityContext.runAsNonRoot).toBe(true);
+    expect(ctr.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+    const env: Record<string, string> = { ...configMap.data };
+    for (const e of ctr.env) env[e.name] = String(e.value);
+    expect(env).toMatchObject({ NATS_USER: 'setup', NATS_PASSWORD_FILE: '/run/secrets/nats_password_setup' });
+    expect(pod.volumes.find((v: K8s) => v.name === 'secrets').secret.items).toEqual([
+      { key: 'nats_password_setup', path: 'nats_password_setup' },
+    ]);
+    expect(Object.keys(secretExample.stringData)).toContain('nats_password_setup');
+    const config = loadConfig(eventsSetupSchema, { ...env, NATS_PASSWORD: 'value-of-NATS_PASSWORD' });
+    for (const c of components) expect([c, config.NATS_URL]).toEqual([c, configFrom(c, envOf(c)).NATS_URL]);
   });
 
   it('the gateway and the licence service scale out on CPU', () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runInNewContext } from 'node:vm';
-import { connect } from 'nats';
+import { connect, type StreamConfig } from 'nats';
 import { Redis } from 'ioredis';
 import { parseCallers, tokenDigest } from '@licensing/runtime';
 import { callersOf } from '../../scripts/lib/topology';
@@ -39,12 +39,16 @@ describe('make-secrets.sh', () => {
     const callers = [...new Set(services.flatMap((x) => x.callers))];
     const expected = [
       ...componentNames.flatMap((c) => [`nats_password_${c}`, `${c}.crt`, `${c}.key`]),
+      'nats_password_setup',
       ...services.flatMap((x) => [`mongo_url_${x.name}`, `mongo_password_${x.name}`, `internal_callers_${x.name}`]),
       ...callers.flatMap((c) => [`internal_token_${c}`, `${c}.crt`]),
     ];
     expect(expected.filter((name) => !existsSync(join(secrets, name)))).toEqual([]);
     // And compose hands the stores the passwords of every user.
-    expect(compose.services.nats.secrets).toEqual(componentNames.map((c) => `nats_password_${c}`));
+    expect(compose.services.nats.secrets).toEqual([
+      ...componentNames.map((c) => `nats_password_${c}`),
+      'nats_password_setup',
+    ]);
     expect(compose.services.mongodb.secrets).toEqual([
       'mongo_root_password',
       ...services.map((x) => `mongo_password_${x.name}`),
@@ -122,6 +126,30 @@ describe('NATS', () => {
     await nc.flush();
     expect(errors).toContain('PERMISSIONS_VIOLATION');
     await nc.close();
+    // The set-up step, as compose and the Kubernetes Job run it: the stream, made by the setup user.
+    const setupEnv = {
+      PATH: process.env.PATH,
+      LOG_LEVEL: 'silent',
+      NATS_URL: url,
+      NATS_USER: 'setup',
+      NATS_PASSWORD_FILE: join(secrets, 'nats_password_setup'),
+    };
+    execFileSync(process.execPath, [join(root, 'packages/runtime/dist/events-setup.js')], { env: setupEnv });
+    const gateway = await connect({
+      servers: url,
+      user: 'gateway',
+      pass: secret('nats_password_gateway'),
+      inboxPrefix: '_INBOX_gateway',
+    });
+    const jsm = await gateway.jetstreamManager({ timeout: 2000 });
+    const info = await jsm.streams.info('LICENSING_EVENTS');
+    expect(info.config).toMatchObject({ subjects: ['licensing.events.>'], max_age: 168 * 3600 * 1e9 });
+    // ...which the internet-facing gateway can look at, but not change, purge or delete.
+    const seal: StreamConfig = { ...info.config, sealed: true };
+    await expect(jsm.streams.update('LICENSING_EVENTS', seal)).rejects.toThrow(/permissions violation/i);
+    await expect(jsm.streams.purge('LICENSING_EVENTS')).rejects.toThrow(/permissions violation/i);
+    await expect(jsm.streams.delete('LICENSING_EVENTS')).rejects.toThrow(/permissions violation/i);
+    await gateway.close();
   });
 });
 

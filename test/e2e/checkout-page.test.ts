@@ -235,9 +235,10 @@ it('expired, unknown and forged requests get clear pages, never a stack trace; c
   expect((await web.post(`/checkout/${s.id}/pay`, { email: 'a@example.com', card: '4242424242424242' })).status).toBe(
     403,
   );
-  const cancel = await web.get(`/checkout/${s.id}/cancel`);
-  expect(cancel.status).toBe(303);
-  expect(cancel.location).toBe(`${vendorUrl}/cart`);
+  const cancel = await web.post(`/checkout/${s.id}/cancel`, { _csrf: WebClient.csrf(page.html) });
+  expect(cancel.status).toBe(200);
+  expect(cancel.html).toContain(`href="${vendorUrl}/cart"`);
+  expect(cancel.html).toContain(`url=${vendorUrl}/cart`);
   await api('POST', `/api/v1/checkout/${s.id}/expire`);
   const expired = await web.get(`/checkout/${s.id}`);
   expect(expired.status).toBe(410);
@@ -254,6 +255,41 @@ it('expired, unknown and forged requests get clear pages, never a stack trace; c
     expect(res.status).toBe(404);
     expect(res.html).not.toMatch(/at .*\.(ts|js):\d+/);
   }
+});
+
+it('cancel_url is reached only from the page shown for the session: a bare link or a forged form redirects nowhere', async () => {
+  // Anyone with an account can give any http(s) cancel_url; our address must not send strangers there.
+  const s = await newSession({ cancel_url: 'https://elsewhere.example/login' });
+  const stranger = new WebClient(stack.url, stack.topology);
+  const link = await stranger.get(`/checkout/${s.id}/cancel`);
+  expect(link.status).toBe(200);
+  expect(link.location).toBeNull();
+  expect(link.html).toContain('Checkout cancelled');
+  expect(link.html).not.toContain('elsewhere.example');
+  expect((await stranger.post(`/checkout/${s.id}/cancel`, {})).status).toBe(403);
+  // A token of another session's page is not this session's.
+  const other = await newSession();
+  const otherPage = await stranger.get(`/checkout/${other.id}`);
+  const forged = await stranger.post(`/checkout/${s.id}/cancel`, { _csrf: WebClient.csrf(otherPage.html) });
+  expect(forged.status).toBe(403);
+  expect(forged.html).not.toContain('elsewhere.example');
+  // The buyer who was shown the page goes back.
+  const buyer = new WebClient(stack.url, stack.topology);
+  const shown = await buyer.get(`/checkout/${s.id}`);
+  const back = await buyer.post(`/checkout/${s.id}/cancel`, { _csrf: WebClient.csrf(shown.html) });
+  expect(back.status).toBe(200);
+  expect(back.html).toContain('href="https://elsewhere.example/login"');
+});
+
+it('in a real browser: cancel goes back to cancel_url', async () => {
+  const s = await newSession();
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(s.url);
+  await page.getByRole('button', { name: 'Cancel and go back' }).click();
+  await page.waitForURL(`${vendorUrl}/cart`);
+  expect(landed).toContain('/cart');
+  await context.close();
 });
 
 it('in a real browser: pay with the test card, see the key, land on the success URL, then validate the key', async () => {

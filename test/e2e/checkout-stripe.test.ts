@@ -96,6 +96,29 @@ function sessionEvent(type: string, s: Ours, over: Record<string, unknown> = {},
   };
 }
 
+/** A chargeback, as Stripe sends it when the buyer's bank disputes the payment. */
+function disputeEvent(paymentIntent: string) {
+  return {
+    id: eventId(),
+    object: 'event',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    type: 'charge.dispute.created',
+    data: {
+      object: {
+        id: `dp_${paymentIntent.slice(3)}`,
+        object: 'dispute',
+        amount: 4900,
+        charge: `ch_${paymentIntent.slice(3)}`,
+        payment_intent: paymentIntent,
+        reason: 'fraudulent',
+        status: 'needs_response',
+        livemode: false,
+      },
+    },
+  };
+}
+
 function refundEvent(paymentIntent: string, refunded = true) {
   return {
     id: eventId(),
@@ -117,8 +140,12 @@ function refundEvent(paymentIntent: string, refunded = true) {
 }
 
 /** One delivery to the gateway's public endpoint, signed like Stripe (or not). */
-async function deliver(event: unknown, opts: { secret?: string; timestamp?: number; header?: string } = {}) {
-  const payload = JSON.stringify(event);
+async function deliver(
+  event: unknown,
+  opts: { secret?: string; timestamp?: number; header?: string; indent?: number } = {},
+) {
+  // indent: the same event serialized otherwise (other bytes, same event id).
+  const payload = JSON.stringify(event, null, opts.indent);
   const header =
     opts.header ??
     stripe.webhooks.generateTestHeaderString({
@@ -269,6 +296,9 @@ describe('the webhook', () => {
     const replay = await deliver(event, { header: first.header });
     expect(replay.status).toBe(409);
     expect(replay.body.code).toBe('conflict');
+    // The same signature with another (made-up) signature beside it still verifies: a replay all the same.
+    const rewritten = await deliver(event, { header: `${first.header},v1=${'0'.repeat(64)}` });
+    expect(rewritten.status).toBe(409);
     // Stripe's own retry of the same event carries a new signature: acknowledged, nothing done.
     const retry = await deliver(event, { timestamp: Math.floor(Date.now() / 1000) - 30 });
     expect(retry).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
@@ -305,6 +335,22 @@ describe('the webhook', () => {
             (e.data as { license: { key: string } }).license.key === session.license_key,
         ),
     ).toHaveLength(1);
+  });
+
+  it('the event id counts: deliveries of one event with other bytes and signatures, at once, handle it once', async () => {
+    const s = await newSession();
+    const before = (await licencesOf(productId)).length;
+    const event = sessionEvent('checkout.session.completed', s);
+    const now = Math.floor(Date.now() / 1000);
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => deliver(event, { timestamp: now - i, indent: i % 3 })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
+    // One delivery handled it; each other one found it handled (or being handled) and did nothing.
+    expect(results.filter((r) => !r.body.duplicate)).toHaveLength(1);
+    expect((await licencesOf(productId)).length).toBe(before + 1);
+    await eventsSettled();
+    expect(completedFor(s.id)).toHaveLength(1);
   });
 
   it('checkout.session.expired expires the open session once; events for other Stripe objects are acknowledged and ignored', async () => {
@@ -364,6 +410,20 @@ describe('refunds', () => {
     expect((await licence(key)).status).toBe('suspended');
   });
 
+  it('a chargeback (charge.dispute.created) revokes or suspends the licence as the refund policy says', async () => {
+    const s = await newSession();
+    await deliver(sessionEvent('checkout.session.completed', s));
+    const key = (await api('GET', `/api/v1/checkout/${s.id}`)).body.license_key as string;
+    expect((await deliver(disputeEvent(s.paymentIntent))).status).toBe(200);
+    expect((await licence(key)).status).toBe('revoked');
+    // Disputed before its completion reached us: applied once the licence exists.
+    const early = await newSession(suspendingProductId);
+    expect((await deliver(disputeEvent(early.paymentIntent))).body).toEqual({ received: true });
+    await deliver(sessionEvent('checkout.session.completed', early, { amount_total: 9900, currency: 'eur' }));
+    const earlyKey = (await api('GET', `/api/v1/checkout/${early.id}`)).body.license_key as string;
+    expect((await licence(earlyKey)).status).toBe('suspended');
+  });
+
   it('a refund that arrives before the completion is applied once the licence exists', async () => {
     const s = await newSession();
     expect((await deliver(refundEvent(s.paymentIntent))).status).toBe(200);
@@ -396,6 +456,13 @@ describe('modes', () => {
       env: await checkoutEnv({ NODE_ENV: 'production', CHECKOUT_TEST_MODE: 'true' }),
     });
     await chosen.stop();
+  });
+
+  it('in production, checkout refuses a Stripe test key unless CHECKOUT_TEST_MODE=true', async () => {
+    const stripeEnv = { PAYMENT_PROVIDER: 'stripe', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, NODE_ENV: 'production' };
+    await expect(
+      startCheckout({ env: await checkoutEnv({ ...stripeEnv, STRIPE_SECRET_KEY: 'sk_test_licensing' }) }),
+    ).rejects.toThrow(/STRIPE_SECRET_KEY is a Stripe test key[\s\S]*CHECKOUT_TEST_MODE=true/);
   });
 
   it('with Stripe, it refuses to start without its keys', async () => {

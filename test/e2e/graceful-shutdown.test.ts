@@ -12,6 +12,7 @@ import { waitForServing } from '../../scripts/lib/health';
 import { freePort, waitForPort } from '../../scripts/lib/net';
 import { EventLog } from '../support/events';
 import { testTopology } from '../support/stack';
+import { setUpEvents } from '../../scripts/lib/events-setup';
 import { eventually } from '../support/eventually';
 
 // SIGTERM to real processes under load. Two licence-service processes behind
@@ -59,6 +60,7 @@ const exitOf = (child: ChildProcess) =>
 
 it('SIGTERM to a licence service and then to the gateway during load: no accepted request fails, no event is lost', async () => {
   const t = testTopology({ metricsAnyPort: true });
+  await setUpEvents(t);
   const logDir = mkdtempSync(join(tmpdir(), 'licensing-shutdown-'));
   const account = await startAccount({ env: envFor('account', t, { port: 0 }) });
   const product = await startProduct({ env: envFor('product', t, { port: 0 }) });

@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from 'nats';
-import { natsServerConfig, natsUsers, inboxPrefixOf, type NatsUser } from '@licensing/runtime';
+import { AckPolicy, type JetStreamManager, type StreamConfig, type StreamInfo } from 'nats';
+import {
+  inboxPrefixOf,
+  natsLogins,
+  natsServerConfig,
+  natsUsers,
+  WEBHOOK_FANOUT_CONSUMER,
+  type NatsLogin,
+} from '@licensing/runtime';
 import { client, startStack, testTopology, type Stack } from '../support/stack';
 import { PrivateNats } from '../support/nats-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -11,8 +19,8 @@ import { eventually } from '../support/eventually';
 // as usual, a service cannot publish another's events, and an event forged on
 // a subject of one's own never reaches a webhook endpoint.
 const base = testTopology({ eventsRetentionHours: 24 });
-const passwords = Object.fromEntries(natsUsers.map((u) => [u, randomBytes(18).toString('hex')])) as Record<
-  NatsUser,
+const passwords = Object.fromEntries(natsLogins.map((u) => [u, randomBytes(18).toString('hex')])) as Record<
+  NatsLogin,
   string
 >;
 let nats: PrivateNats;
@@ -23,8 +31,8 @@ let accountId: string;
 let productId: string;
 const connections: NatsConnection[] = [];
 
-/** A connection as one component's user, collecting the errors the server reports. */
-async function as(user: NatsUser) {
+/** A connection as one component's user (or the set-up step's), collecting the errors the server reports. */
+async function as(user: NatsLogin) {
   const errors: string[] = [];
   const nc = await connect({ servers: nats.url, user, pass: passwords[user], inboxPrefix: inboxPrefixOf(user) });
   connections.push(nc);
@@ -97,6 +105,90 @@ it("refuses a service publishing another service's subject, or reading events it
   expect(info.state.messages).toBeGreaterThan(0);
   // The retention is the setting's (EVENTS_RETENTION_HOURS), not a week.
   expect(info.config.max_age).toBe(24 * 3600 * 1e9);
+});
+
+/** The configuration, sealed: no message could ever be added or removed again. */
+const sealed = (config: StreamConfig): StreamConfig => ({ ...config, sealed: true });
+
+/**
+ * Every way to change the stream through the JetStream API, each otherwise valid: what became of it,
+ * 'refused' when the server refused it for want of permission.
+ */
+async function tryToManage(jsm: JetStreamManager, info: StreamInfo) {
+  const outcome = (p: Promise<unknown>) =>
+    p.then(
+      () => 'done',
+      (err: Error) => (/permissions violation/i.test(err.message) ? 'refused' : err.message),
+    );
+  const [seal, shrink, create, purge, remove, other] = await Promise.all([
+    outcome(jsm.streams.update(base.stream, sealed(info.config))),
+    outcome(jsm.streams.update(base.stream, { ...info.config, max_age: 3600 * 1e9, max_msgs: 1 })),
+    // The same configuration again: what a component making sure of the stream at start would send.
+    outcome(jsm.streams.add(info.config)),
+    outcome(jsm.streams.purge(base.stream)),
+    outcome(jsm.streams.delete(base.stream)),
+    outcome(jsm.streams.add({ name: `${base.stream}_OTHER`, subjects: [`${base.subjectPrefix}_other.>`] })),
+  ]);
+  return { seal, shrink, create, purge, delete: remove, other };
+}
+
+it('no component may create, change, seal, purge or delete the stream, the gateway included: only the set-up step makes it', async () => {
+  const before = await (await (await as('setup')).nc.jetstreamManager()).streams.info(base.stream);
+  for (const user of natsUsers) {
+    const { nc } = await as(user);
+    const jsm = await nc.jetstreamManager({ timeout: 1000 });
+    // Each component may look at the stream (it checks at start that the set-up step made it)...
+    const info = await jsm.streams.info(base.stream);
+    // ...and nothing else.
+    expect({ user, ...(await tryToManage(jsm, info)) }).toEqual({
+      user,
+      seal: 'refused',
+      shrink: 'refused',
+      create: 'refused',
+      purge: 'refused',
+      delete: 'refused',
+      other: 'refused',
+    });
+  }
+  // The set-up step may create it and change its retention (what `events-setup` does), never purge or delete it.
+  const setup = await as('setup');
+  const jsm = await setup.nc.jetstreamManager({ timeout: 1000 });
+  await expect(jsm.streams.purge(base.stream)).rejects.toThrow(/permissions violation/i);
+  await expect(jsm.streams.delete(base.stream)).rejects.toThrow(/permissions violation/i);
+  await expect(
+    jsm.streams.add({ name: `${base.stream}_OTHER`, subjects: [`${base.subjectPrefix}_other.>`] }),
+  ).rejects.toThrow(/permissions violation/i);
+  await jsm.streams.update(base.stream, before.config);
+  const after = await jsm.streams.info(base.stream);
+  expect(after.config).toMatchObject({ subjects: [`${base.subjectPrefix}.>`], max_age: 24 * 3600 * 1e9 });
+  expect(after.config.sealed ?? false).toBe(false);
+  expect(after.state.messages).toBeGreaterThanOrEqual(before.state.messages);
+});
+
+it('the gateway and the licence service may read the stream through ordered consumers, but not the webhook fan-out', async () => {
+  const created = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'o@example.com' });
+  expect(created.status).toBe(201);
+  for (const user of ['gateway', 'license'] as const) {
+    const { nc } = await as(user);
+    const consumer = await nc
+      .jetstream({ timeout: 2000 })
+      .consumers.get(base.stream, { filterSubjects: `${base.subjectPrefix}.license.>` });
+    const first = await consumer.next({ expires: 2000 });
+    expect(first?.subject.startsWith(`${base.subjectPrefix}.license.`)).toBe(true);
+    await consumer.delete();
+    // The webhook fan-out's durable consumer is the webhook service's alone: not to be read, changed or deleted.
+    const jsm = await nc.jetstreamManager({ timeout: 1000 });
+    await expect(jsm.consumers.info(base.stream, WEBHOOK_FANOUT_CONSUMER)).rejects.toThrow();
+    await expect(jsm.consumers.delete(base.stream, WEBHOOK_FANOUT_CONSUMER)).rejects.toThrow();
+    await expect(
+      jsm.consumers.add(base.stream, { durable_name: WEBHOOK_FANOUT_CONSUMER, ack_policy: AckPolicy.None }),
+    ).rejects.toThrow();
+  }
+  // Nobody else creates consumers.
+  const account = await as('account');
+  const jsm = await account.nc.jetstreamManager({ timeout: 1000 });
+  await expect(jsm.consumers.add(base.stream, { name: 'reader', ack_policy: AckPolicy.None })).rejects.toThrow();
+  // And the fan-out still delivers (the next test).
 });
 
 it('never delivers a forged event to a webhook endpoint, while real events still arrive', async () => {

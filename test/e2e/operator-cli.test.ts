@@ -1,7 +1,13 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { connect } from 'nats';
+import { connectMongo } from '@licensing/runtime';
+import { components, services } from '../../scripts/lib/components';
 import { client, startStack, type Stack } from '../support/stack';
 import { freePort } from '../../scripts/lib/net';
 import { eventually } from '../support/eventually';
@@ -131,4 +137,76 @@ describe('npm start', () => {
     expect(out.code).toBe(1);
     expect(out.stderr).toContain(`Redis is not reachable at redis://127.0.0.1:${closed}`);
   });
+
+  it('on its default ports: stopped and started again at once, it comes up (and the CLI finds it)', async () => {
+    // The defaults (components.json) lie below the ports outgoing connections take, so a restart finds
+    // them free. This run's own store, databases, stream and data folder; the machine's NATS and Redis.
+    const id = randomBytes(3).toString('hex');
+    const dataDir = mkdtempSync(join(tmpdir(), 'licensing-npm-start-'));
+    const env = {
+      ...process.env,
+      DATA_DIR: dataDir,
+      MONGO_URL: process.env.TEST_MONGO_URL!,
+      DB_PREFIX: `t_start_${id}`,
+      EVENTS_STREAM: `T_START_${id}`,
+      EVENTS_SUBJECT_PREFIX: `t_start_${id}.events`,
+      RATE_LIMIT_PREFIX: `t_start_${id}:rl`,
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'development',
+    };
+    const launch = async () => {
+      const child = spawn(process.execPath, [script('start')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (d) => (out += d));
+      child.stderr!.on('data', (d) => (out += d));
+      const exit = once(child, 'exit') as Promise<[number | null]>;
+      const up = eventually(
+        () => {
+          if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}):\n${out}`);
+          const m = /Gateway listening at (http:\S+) /.exec(out);
+          if (!m) throw new Error(`npm start is not up yet:\n${out}`);
+          return m[1];
+        },
+        { timeoutMs: 90_000, intervalMs: 100 },
+      );
+      return { child, url: await up, exit, output: () => out };
+    };
+    const stop = async (run: { child: ChildProcess; exit: Promise<[number | null]>; output(): string }) => {
+      run.child.kill('SIGINT');
+      const [code] = await run.exit;
+      expect([code, run.output()]).toEqual([0, expect.stringContaining('Stopped.')]);
+    };
+    try {
+      const first = await launch();
+      expect(first.url).toBe(`http://127.0.0.1:${components.find((c) => c.kind === 'gateway')!.ports.http}`);
+      expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
+      // The operator CLI finds the account service where this run recorded it.
+      const cli = await exec(process.execPath, [script('admin'), 'create-account', '--name', 'Restarted'], {
+        env: Object.fromEntries(
+          Object.entries(env).filter(([k]) => k !== 'ACCOUNT_GRPC_ADDR' && k !== 'INTERNAL_TOKEN'),
+        ),
+      }).catch((err: { stderr: string }) => {
+        throw new Error(`admin failed: ${err.stderr}`);
+      });
+      const { api_key } = JSON.parse(cli.stdout);
+      await stop(first);
+      // At once: no waiting for sockets to close.
+      const second = await launch();
+      expect((await fetch(`${second.url}/readyz`)).status).toBe(200);
+      expect((await client(second.url, api_key)('GET', '/api/v1/products')).status).toBe(200);
+      await stop(second);
+    } finally {
+      const db = await connectMongo(process.env.TEST_MONGO_URL!, `t_start_${id}_account`);
+      for (const s of services)
+        await db
+          .useDb(`t_start_${id}_${s.name}`)
+          .dropDatabase()
+          .catch(() => undefined);
+      await db.close();
+      const nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+      await (await nc.jetstreamManager()).streams.delete(`T_START_${id}`).catch(() => undefined);
+      await nc.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 300_000);
 });

@@ -4,6 +4,7 @@ import { createClient } from '@licensing/runtime';
 import { start } from '../../services/account/src/main';
 import { credentialOf, envFor } from '../../scripts/lib/topology';
 import { testTopology } from '../support/stack';
+import { setUpEvents } from '../../scripts/lib/events-setup';
 import { eventually } from '../support/eventually';
 
 // The account service alone, over gRPC, against real FerretDB and NATS.
@@ -14,6 +15,7 @@ let accounts: ReturnType<typeof createClient<AccountServiceClient>>;
 let gateway: ReturnType<typeof createClient<AccountServiceClient>>;
 
 beforeAll(async () => {
+  await setUpEvents(t);
   service = await start({ env: envFor('account', t, { port: 0 }) });
   accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'operator'));
   gateway = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));

@@ -2,11 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AccountServiceClient, ProductServiceClient } from '@licensing/proto';
+import { AccountServiceClient, LicenseServiceClient, ProductServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { start as startAccount } from '../../services/account/src/main';
 import { start as startProduct } from '../../services/product/src/main';
+import { start as startLicense } from '../../services/license/src/main';
 import { credentialOf, envFor } from '../../scripts/lib/topology';
+import { setUpEvents } from '../../scripts/lib/events-setup';
 import { testTopology } from '../support/stack';
 
 // Each caller has its own credential and each service an allow-list per caller:
@@ -32,14 +34,18 @@ function accountClient(address: string, credential: Parameters<typeof createClie
 
 let account: string;
 let product: string;
+let license: string;
 let tlsAccount: string;
 
 beforeAll(async () => {
+  await setUpEvents(plain);
+  await setUpEvents(tls);
   const a = await startAccount({ env: envFor('account', plain, { port: 0 }) });
   const p = await startProduct({ env: envFor('product', plain, { port: 0 }) });
   const t = await startAccount({ env: envFor('account', tls, { port: 0 }) });
-  running.push(a, p, t);
-  [account, product, tlsAccount] = [addr(a), addr(p), addr(t)];
+  const l = await startLicense({ env: envFor('license', plain, { port: 0, addrs: { product: addr(p) } }) });
+  running.push(a, p, t, l);
+  [account, product, tlsAccount, license] = [addr(a), addr(p), addr(t), addr(l)];
 });
 
 afterAll(async () => {
@@ -79,6 +85,26 @@ describe('per-caller credentials', () => {
     });
     // ...while the method it needs is let through (and answers not_found for a product that does not exist).
     await expect(checkout.call.getProduct({ account_id: 'acct_x', id: 'prod_x' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+  });
+
+  it('checkout may only revoke or suspend a licence (a refund or chargeback), never reinstate or renew one', async () => {
+    const checkout = createClient(LicenseServiceClient, license, credentialOf(plain, 'checkout'), 3000);
+    clients.push(checkout);
+    const key = { account_id: 'acct_x', key: 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE-FFFFF' };
+    for (const action of ['reinstate', 'renew'])
+      await expect(checkout.call.transitionLicense({ ...key, action })).rejects.toMatchObject({
+        code: 'forbidden',
+        message: `checkout may not ${action} a licence (only revoke, suspend)`,
+      });
+    // The transitions it needs are let through (not_found: no such licence).
+    for (const action of ['revoke', 'suspend'])
+      await expect(checkout.call.transitionLicense({ ...key, action })).rejects.toMatchObject({ code: 'not_found' });
+    // ...and the gateway (the vendor's own calls) may make every transition.
+    const gateway = createClient(LicenseServiceClient, license, credentialOf(plain, 'gateway'), 3000);
+    clients.push(gateway);
+    await expect(gateway.call.transitionLicense({ ...key, action: 'reinstate' })).rejects.toMatchObject({
       code: 'not_found',
     });
   });

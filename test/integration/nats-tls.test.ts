@@ -4,14 +4,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'nats';
-import { createLogger, EventBus, natsServerConfig, natsUsers, newEvent, type NatsUser } from '@licensing/runtime';
+import {
+  createLogger,
+  EventBus,
+  natsLogins,
+  natsServerConfig,
+  newEvent,
+  runEventsSetup,
+  type NatsLogin,
+} from '@licensing/runtime';
 import { PrivateNats } from '../support/nats-server';
 
 // TLS to NATS, as an option: nats-server with the certificate deploy/make-secrets.sh
 // makes for it, and the event bus trusting the internal CA (NATS_TLS_CA_FILE).
 const secrets = mkdtempSync(join(tmpdir(), 'licensing-test-nats-tls-'));
-const passwords = Object.fromEntries(natsUsers.map((u) => [u, randomBytes(12).toString('hex')])) as Record<
-  NatsUser,
+const passwords = Object.fromEntries(natsLogins.map((u) => [u, randomBytes(12).toString('hex')])) as Record<
+  NatsLogin,
   string
 >;
 const prefix = `t_${randomBytes(3).toString('hex')}.events`;
@@ -41,6 +49,17 @@ afterAll(async () => {
 });
 
 it("publishes over TLS as the service's own user, trusting only the internal CA", async () => {
+  // The set-up step makes the stream over TLS too, as its own user.
+  await runEventsSetup({
+    LOG_LEVEL: 'silent',
+    NATS_URL: nats.url,
+    NATS_USER: 'setup',
+    NATS_PASSWORD: passwords.setup,
+    NATS_TLS_CA_FILE: join(secrets, 'ca.crt'),
+    EVENTS_RETENTION_HOURS: 2,
+    EVENTS_SUBJECT_PREFIX: prefix,
+    EVENTS_STREAM: stream,
+  });
   const bus = await EventBus.connect({
     url: nats.url,
     user: 'license',

@@ -10,6 +10,7 @@ import {
   outboxOf,
   withEvents,
   syncIndexes,
+  runEventsSetup,
 } from '@licensing/runtime';
 import { EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
@@ -32,6 +33,16 @@ beforeAll(async () => {
     new Schema({ _id: String, name: String, ...outboxFields }, { versionKey: false }),
   ) as unknown as Model<any>;
   await syncIndexes(db);
+  await runEventsSetup({
+    LOG_LEVEL: 'silent',
+    NATS_URL: natsUrl,
+    NATS_USER: '',
+    NATS_PASSWORD: '',
+    NATS_TLS_CA_FILE: '',
+    EVENTS_RETENTION_HOURS: 1,
+    EVENTS_SUBJECT_PREFIX: `t_outbox_${id}.events`,
+    EVENTS_STREAM: `T_OUTBOX_${id}`,
+  });
   bus = await EventBus.connect({
     url: natsUrl,
     subjectPrefix: `t_outbox_${id}.events`,

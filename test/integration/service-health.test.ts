@@ -7,6 +7,7 @@ import { start } from '../../services/account/src/main';
 import { envFor } from '../../scripts/lib/topology';
 import { PrivateNats } from '../support/nats-server';
 import { testTopology } from '../support/stack';
+import { setUpEvents } from '../../scripts/lib/events-setup';
 import { eventually } from '../support/eventually';
 
 const { SERVING, NOT_SERVING } = health.HealthCheckResponse_ServingStatus;
@@ -49,8 +50,10 @@ function waitForStatus(
 
 it('is NOT_SERVING while NATS is unreachable, SERVING once it is up, NOT_SERVING again when shutting down', async () => {
   const nats = await PrivateNats.start();
-  await nats.pause();
   const t = testTopology({ natsUrl: nats.url });
+  // The deployment's set-up step made the stream before the outage (the server keeps it).
+  await setUpEvents(t);
+  await nats.pause();
   let port = 0;
   let listening!: () => void;
   const bound = new Promise<void>((resolve) => (listening = resolve));

@@ -10,6 +10,7 @@ import { mailerFor } from '../../services/account/src/mail/mailer';
 import { credentialOf, envFor } from '../../scripts/lib/topology';
 import { freePort } from '../../scripts/lib/net';
 import { testTopology } from '../support/stack';
+import { setUpEvents } from '../../scripts/lib/events-setup';
 import { eventually } from '../support/eventually';
 
 // Sign-up mail leaves through real transports: an SMTP server (smtp-server, as
@@ -92,6 +93,7 @@ it('refuses a MAIL_URL it cannot use, and closes sign-up without one', async () 
     'MAIL_URL must start with smtp://, smtps:// or dir://',
   );
   const t = testTopology({ mailUrl: undefined });
+  await setUpEvents(t);
   const service = await start({ env: envFor('account', t, { port: 0 }) });
   const accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
   try {

@@ -7,6 +7,7 @@ import { createClient, type Clock, type RunningService, type StartOptions } from
 import { once } from 'node:events';
 import { freePort, waitForPort } from '../../scripts/lib/net';
 import { spawnComponent } from '../../scripts/lib/launch';
+import { setUpEvents } from '../../scripts/lib/events-setup';
 import { start as startGateway } from '../../gateway/src/main';
 import { componentOf, gateway, services, type Component, type ComponentEntry } from '../../scripts/lib/components';
 import { credentialOf, envFor, pageKey, type Addrs, type Placement, type Topology } from '../../scripts/lib/topology';
@@ -133,6 +134,8 @@ export async function startStack(
   const startService = (c: ComponentEntry, placement: Placement) =>
     startOf(c)({ env: envFor(c.name, t, placement), clock });
 
+  // The set-up step, as deployments run it: the event stream, which no component may make.
+  await setUpEvents(t);
   // components.json's order: what a service calls is serving before it starts.
   for (const c of services) {
     // Ports chosen here (not 0) so a stopped service can start again on the same address.

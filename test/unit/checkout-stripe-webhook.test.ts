@@ -1,14 +1,25 @@
 import { createLogger } from '@licensing/runtime';
 import type { StripeEventLike } from '../../services/checkout/src/domain/stripe-events';
 import { Completion } from '../../services/checkout/src/use-cases/completion';
-import { StripeWebhook, type WebhookVerifier } from '../../services/checkout/src/use-cases/stripe-webhook';
+import { AppError } from '@licensing/runtime';
+import {
+  EVENT_LEASE_MS,
+  StripeWebhook,
+  type WebhookVerifier,
+} from '../../services/checkout/src/use-cases/stripe-webhook';
+import { eventually } from '../support/eventually';
 import { checkoutSetup, sessionDoc } from '../support/fakes/checkout-deps';
 import { FakeLicenses } from '../support/fakes/checkout-peers';
 
-/** Stripe's signature stands in as "signed:<n>": any such signature verifies the body, anything else does not. */
+/**
+ * Stripe's signature stands in as "signed:<t>…": any such signature verifies the body, as signed at
+ * time t (whatever follows it, as Stripe's header may carry more signatures); anything else does not.
+ */
 const verifier: WebhookVerifier = {
-  verify: (body, signature) =>
-    signature.startsWith('signed:') ? (JSON.parse(body.toString()) as StripeEventLike) : null,
+  verify: (body, signature) => {
+    const t = /^signed:(\d+)/.exec(signature)?.[1];
+    return t ? { event: JSON.parse(body.toString()) as StripeEventLike, signedAt: Number(t) } : null;
+  },
 };
 
 async function setup() {
@@ -16,13 +27,14 @@ async function setup() {
   const licenses = new FakeLicenses();
   const log = createLogger('test', 'silent');
   const completion = new Completion(s.store, licenses, s.outbox, s.clock, log);
-  const webhook = new StripeWebhook(verifier, s.store, completion, s.outbox, s.clock, log);
+  // Waits for another delivery of the same event a second here (10 s in service).
+  const webhook = new StripeWebhook(verifier, s.store, completion, s.outbox, s.clock, log, 1000);
   const session = sessionDoc(s.clock.now(), { provider: 'stripe', provider_session_id: 'cs_test_1' });
   await s.store.insert(session, []);
   let n = 0;
   const deliver = (event: StripeEventLike, signature = `signed:${++n}`) =>
     webhook.receive(Buffer.from(JSON.stringify(event)), signature, 'req_1');
-  return { ...s, licenses, session, deliver };
+  return { ...s, licenses, session, deliver, webhook };
 }
 
 const completed = (sessionId: string, over: Record<string, unknown> = {}, id = 'evt_1'): StripeEventLike => ({
@@ -72,11 +84,55 @@ describe('receiving a Stripe webhook', () => {
 
   it('refuses the same signed request again as a replay (409)', async () => {
     const { session, deliver } = await setup();
-    await deliver(completed(session._id), 'signed:same');
-    expect(await deliver(completed(session._id), 'signed:same')).toMatchObject({
+    await deliver(completed(session._id), 'signed:700');
+    expect(await deliver(completed(session._id), 'signed:700')).toMatchObject({
       status: 409,
       error: { code: 'conflict' },
     });
+  });
+
+  it('a replay is the event signed at the same time again, whatever its header or bytes (409)', async () => {
+    const { licenses, session, deliver, webhook } = await setup();
+    await deliver(completed(session._id), 'signed:700');
+    expect(await deliver(completed(session._id), 'signed:700,v1=another')).toMatchObject({ status: 409 });
+    const reserialized = Buffer.from(JSON.stringify(completed(session._id), null, 2));
+    expect(await webhook.receive(reserialized, 'signed:700', 'req_1')).toMatchObject({ status: 409 });
+    expect(licenses.created).toHaveLength(1);
+  });
+
+  it('the event id counts: a delivery of an event another delivery is handling waits for it and does nothing', async () => {
+    const { store, licenses, session, deliver } = await setup();
+    let answer!: () => void;
+    licenses.createGate = new Promise<void>((r) => {
+      answer = r;
+    });
+    const first = deliver(completed(session._id));
+    await eventually(() => expect(licenses.created).toHaveLength(1));
+    // Stripe's retry of the same event, signed anew, while the first is still at the licence service.
+    const second = deliver(completed(session._id));
+    await eventually(() => expect(licenses.created.length + store.busyAnswers).toBeGreaterThanOrEqual(2));
+    answer();
+    expect(await first).toEqual({ status: 200, body: { received: true } });
+    expect(await second).toEqual({ status: 200, body: { received: true, duplicate: true } });
+    expect(licenses.created).toHaveLength(1);
+  });
+
+  it('an event whose handling failed half-way is handled by the next delivery', async () => {
+    const { licenses, session, deliver } = await setup();
+    licenses.createFailures.push(new AppError('service_unavailable', 'licence service down'));
+    await expect(deliver(completed(session._id))).rejects.toThrow('licence service down');
+    expect(await deliver(completed(session._id))).toEqual({ status: 200, body: { received: true } });
+    expect(await deliver(completed(session._id))).toEqual({ status: 200, body: { received: true, duplicate: true } });
+  });
+
+  it('an event claimed by a delivery that died is taken over once the claim has run out', async () => {
+    const { store, clock, licenses, session, deliver } = await setup();
+    await store.claimEvent('evt_1', clock.now(), new Date(clock.now().getTime() + EVENT_LEASE_MS));
+    expect(await deliver(completed(session._id))).toMatchObject({ status: 409, error: { code: 'conflict' } });
+    expect(licenses.created).toEqual([]);
+    clock.advance(EVENT_LEASE_MS + 1);
+    expect(await deliver(completed(session._id))).toEqual({ status: 200, body: { received: true } });
+    expect(licenses.created).toHaveLength(1);
   });
 
   it('answers an event handled before (a Stripe retry, signed anew) as a duplicate, doing nothing again', async () => {
@@ -147,6 +203,33 @@ describe('receiving a Stripe webhook', () => {
     expect(licenses.transitions).toEqual([]);
     await deliver(completed(session._id));
     expect(licenses.transitions).toEqual([{ account_id: 'acct_A', key: 'KEY-1', action: 'revoke' }]);
+  });
+
+  it('a chargeback (charge.dispute.created) does what the refund policy says, before or after the completion', async () => {
+    const { store, licenses, session, deliver } = await setup();
+    const dispute = (id: string): StripeEventLike => ({
+      id,
+      type: 'charge.dispute.created',
+      livemode: false,
+      data: { object: { id: 'dp_1', object: 'dispute', charge: 'ch_1', payment_intent: 'pi_1' } },
+    });
+    await deliver(completed(session._id));
+    expect(await deliver(dispute('evt_d1'))).toEqual({ status: 200, body: { received: true } });
+    expect(licenses.transitions).toEqual([{ account_id: 'acct_A', key: 'KEY-1', action: 'revoke' }]);
+    // A suspending product's session, disputed before Stripe's completion reached us.
+    const later = sessionDoc(store.sessions.get(session._id)!.created_at, {
+      provider: 'stripe',
+      provider_session_id: 'cs_test_2',
+      refund_action: 'suspend',
+    });
+    await store.insert(later, []);
+    expect(await deliver({ ...dispute('evt_d2'), data: { object: { payment_intent: 'pi_2' } } })).toEqual({
+      status: 200,
+      body: { received: true },
+    });
+    expect(licenses.transitions).toHaveLength(1);
+    await deliver(completed(later._id, { id: 'cs_test_2', payment_intent: 'pi_2' }, 'evt_2'));
+    expect(licenses.transitions[1]).toEqual({ account_id: 'acct_A', key: 'KEY-2', action: 'suspend' });
   });
 
   it("refuses a refund whose livemode differs from the payment's", async () => {

@@ -41,6 +41,26 @@ describe('components.json', () => {
     }
   });
 
+  it('no default port lies in the range outgoing connections take (32768–60999), so a restart finds them free', () => {
+    // Every port a component listens on by default, from components.json and from the config schemas
+    // (ports, and the ports of the default addresses of the services it calls).
+    const defaults = components.flatMap((c) => {
+      const schema = schemas[c.name] as Record<string, { default?: unknown }>;
+      const fromSchema = Object.entries(schema).flatMap(([name, s]) => {
+        if (/(^|_)PORT$/.test(name) && typeof s.default === 'number') return [[name, s.default] as const];
+        const port = /_GRPC_ADDR$|_PAGE_URL$/.test(name) && /:(\d+)$/.exec(String(s.default ?? ''))?.[1];
+        return port ? [[name, Number(port)] as const] : [];
+      });
+      return [...Object.entries(c.ports), ...fromSchema].map(([what, port]) => `${c.name} ${what} ${port}`);
+    });
+    expect(defaults.length).toBeGreaterThan(20);
+    const ephemeral = defaults.filter((d) => {
+      const port = Number(d.split(' ').pop());
+      return port >= 32768 && port <= 60999;
+    });
+    expect(ephemeral).toEqual([]);
+  });
+
   it('is refused, naming the problem, when an entry is inconsistent', () => {
     expect(broken((l) => l.push({ ...l[0] }))).toThrow('account: listed twice');
     expect(broken((l) => (l[1].entry = 'main.js'))).toThrow('entry must be services/product/dist/main.js');
@@ -48,6 +68,9 @@ describe('components.json', () => {
       'caller stranger is not in internalCallers',
     );
     expect(broken((l) => (l[0].ports.metrics = 9101))).toThrow('gRPC port + 1000');
+    expect(broken((l) => (l[0].ports = { grpc: 50051, metrics: 51051 }))).toThrow(
+      'account: default port 50051 must lie from 1024 to 19999',
+    );
     expect(broken((l) => l.reverse())).toThrow('the gateway comes last');
     expect(broken((l) => delete l[2].deployPorts)).toThrow('license: ports and deployPorts need metrics');
   });

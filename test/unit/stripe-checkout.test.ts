@@ -32,6 +32,18 @@ describe('payment modes', () => {
     expect(paymentModeProblems(mode({ STRIPE_API_URL: 'http://127.0.0.1:12111' })).join()).toMatch(/STRIPE_API_URL/);
     expect(paymentModeProblems(mode({ NODE_ENV: 'test', STRIPE_API_URL: 'http://127.0.0.1:12111' }))).toEqual([]);
   });
+
+  it('production refuses a Stripe test key unless CHECKOUT_TEST_MODE=true, as it refuses the built-in test mode', () => {
+    for (const key of ['sk_test_abc123', 'rk_test_abc123']) {
+      expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: key })).join()).toMatch(
+        /STRIPE_SECRET_KEY is a Stripe test key.*CHECKOUT_TEST_MODE=true/,
+      );
+      expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: key, CHECKOUT_TEST_MODE: true }))).toEqual([]);
+      expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: key, NODE_ENV: 'development' }))).toEqual([]);
+      expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: key, NODE_ENV: 'test' }))).toEqual([]);
+    }
+    expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: 'rk_live_abc123' }))).toEqual([]);
+  });
 });
 
 describe('redirect URLs', () => {
@@ -108,11 +120,25 @@ describe('what a Stripe event means', () => {
       kind: 'refunded',
       paymentId: 'pi_1',
       livemode: true,
+      cause: 'refund',
     });
     expect(interpretStripeEvent(event('charge.refunded', { refunded: false, payment_intent: 'pi_1' })).kind).toBe(
       'ignored',
     );
     expect(interpretStripeEvent(event('charge.refunded', { refunded: true, payment_intent: null })).kind).toBe(
+      'ignored',
+    );
+  });
+
+  it('a chargeback (charge.dispute.created) of a PaymentIntent takes the payment back like a full refund', () => {
+    const dispute = { id: 'dp_1', object: 'dispute', charge: 'ch_1', payment_intent: 'pi_1', amount: 4900 };
+    expect(interpretStripeEvent(event('charge.dispute.created', dispute))).toEqual({
+      kind: 'refunded',
+      paymentId: 'pi_1',
+      livemode: false,
+      cause: 'dispute',
+    });
+    expect(interpretStripeEvent(event('charge.dispute.created', { ...dispute, payment_intent: null })).kind).toBe(
       'ignored',
     );
   });
@@ -149,7 +175,10 @@ describe('webhook signatures', () => {
     });
 
   it('accepts Stripe’s signature over the exact bytes within 300 s either way', () => {
-    expect(provider.verify(Buffer.from(payload), sign(), now)?.id).toBe('evt_1');
+    expect(provider.verify(Buffer.from(payload), sign(), now)).toEqual({
+      event: expect.objectContaining({ id: 'evt_1' }),
+      signedAt: now,
+    });
     expect(provider.verify(Buffer.from(payload), sign({ timestamp: now - 290 }), now)).not.toBeNull();
     expect(provider.verify(Buffer.from(payload), sign({ timestamp: now + 290 }), now)).not.toBeNull();
   });
@@ -160,5 +189,11 @@ describe('webhook signatures', () => {
     expect(provider.verify(Buffer.from(payload), sign({ timestamp: now - 301 }), now)).toBeNull();
     expect(provider.verify(Buffer.from(payload), sign({ timestamp: now + 301 }), now)).toBeNull();
     expect(provider.verify(Buffer.from(payload), '', now)).toBeNull();
+  });
+
+  it('names the signing time the signature was made for; a header with two signing times is refused', () => {
+    const header = sign({ timestamp: now - 10 });
+    expect(provider.verify(Buffer.from(payload), `${header},v1=${'0'.repeat(64)}`, now)?.signedAt).toBe(now - 10);
+    expect(provider.verify(Buffer.from(payload), `t=${now - 20},${header}`, now)).toBeNull();
   });
 });

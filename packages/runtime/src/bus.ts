@@ -1,13 +1,7 @@
-import {
-  connect,
-  headers as natsHeaders,
-  type NatsConnection,
-  type JetStreamClient,
-  RetentionPolicy,
-  StorageType,
-} from 'nats';
+import { connect, headers as natsHeaders, type NatsConnection, type JetStreamClient } from 'nats';
 import type { DomainEvent, EventType } from '@licensing/proto';
 import { newId } from './ids';
+import { checkEventStream } from './event-stream';
 import { inboxPrefixOf, ownedBySubject } from './nats-access';
 import { currentRequestId } from './request-scope';
 import type { Logger } from './logger';
@@ -24,7 +18,7 @@ export interface BusOptions {
   password?: string;
   /** PEM CA to verify the NATS server's certificate with: TLS to NATS (empty: plaintext). */
   tlsCaFile?: string;
-  /** How long the stream keeps events, in hours (it is made or updated to this). */
+  /** How long the stream should keep events, in hours: the set-up step makes it so; a stream that keeps them otherwise is logged. */
   retentionHours?: number;
   /** Counts accepted events (licensing_events_published_total) when given. */
   metrics?: Metrics;
@@ -58,7 +52,8 @@ export class EventBus {
     });
     const bus = new EventBus(nc, nc.jetstream({ timeout: 2000 }), opts);
     try {
-      await bus.ensureStream();
+      // Made by the set-up step, never by a component (none may): until it exists, connect() fails and is retried.
+      await bus.checkStream();
     } catch (err) {
       // Callers retry connect(); a connection left behind here would reconnect forever.
       await nc.close();
@@ -121,51 +116,22 @@ export class EventBus {
       }
       if (s.type === 'reconnect') {
         this.disconnected = false;
-        // The stream may be new to this server (e.g. it was wiped): make sure it exists.
-        this.ensureStream().catch((err) =>
-          this.opts.log.warn({ err }, 'could not ensure event stream after reconnect'),
+        // The stream may be gone from this server (e.g. it was wiped): say so; only the set-up step may make it again.
+        this.checkStream().catch((err) =>
+          this.opts.log.error({ err: (err as Error).message }, 'event stream unavailable after reconnect'),
         );
       }
     }
   }
 
-  /** Creates the events stream if it does not exist; idempotent, safe from every service. */
-  async ensureStream(): Promise<void> {
-    const jsm = await this.nc.jetstreamManager({ timeout: 2000 });
-    const subjects = [`${this.opts.subjectPrefix}.>`];
-    // Nanoseconds. The stream holds licence keys and e-mail addresses (docs/architecture.md): keep it short.
-    const maxAge = (this.opts.retentionHours ?? 168) * 3600 * 1e9;
-    let info: Awaited<ReturnType<typeof jsm.streams.info>> | undefined;
-    try {
-      info = await jsm.streams.info(this.opts.stream);
-    } catch {
-      info = undefined;
-    }
-    if (info) {
-      if (info.config.max_age !== maxAge) {
-        await jsm.streams.update(this.opts.stream, { ...info.config, max_age: maxAge });
-        this.opts.log.info(
-          { stream: this.opts.stream, retention_hours: this.opts.retentionHours },
-          "changed the event stream's retention",
-        );
-      }
-    } else {
-      try {
-        await jsm.streams.add({
-          name: this.opts.stream,
-          subjects,
-          retention: RetentionPolicy.Limits,
-          storage: StorageType.File,
-          max_age: maxAge, // history for consumers that were down
-          duplicate_window: Math.min(10 * 60 * 1e9, maxAge), // republished outbox entries within 10 min are dropped
-        });
-      } catch (err) {
-        // Another service may have created it in the meantime.
-        await jsm.streams.info(this.opts.stream).catch(() => {
-          throw err;
-        });
-      }
-    }
+  /** The stream exists (else throws what the set-up step does about it); a retention other than the setting is logged. */
+  private async checkStream(): Promise<void> {
+    const { retentionHours } = await checkEventStream(this.nc, this.opts.stream);
+    if (this.opts.retentionHours !== undefined && retentionHours !== this.opts.retentionHours)
+      this.opts.log.warn(
+        { stream: this.opts.stream, retention_hours: retentionHours, setting: this.opts.retentionHours },
+        'the event stream keeps events for another time than EVENTS_RETENTION_HOURS says: the set-up step (events-setup) applies the setting',
+      );
   }
 
   /** Publishes one event and waits for JetStream's ack; the event id is the dedup id. */

@@ -119,7 +119,7 @@ export const commonSchema = {
     default: 'nats://127.0.0.1:4222',
   }),
   NATS_USER: str(
-    "This component's own NATS user (account, product, license, checkout, webhook, gateway), allowed only its own subjects; empty: connect without authentication (development)",
+    "This component's own NATS user (account, product, license, checkout, webhook, gateway), allowed only its own subjects and never to create or change the event stream; empty: connect without authentication (development)",
     { default: '' },
   ),
   NATS_PASSWORD: str('Password of NATS_USER', { default: '', secret: true }),
@@ -127,7 +127,7 @@ export const commonSchema = {
     default: '',
   }),
   EVENTS_RETENTION_HOURS: int(
-    'How long the event stream keeps events (they carry licence keys and e-mail addresses: docs/architecture.md); an existing stream is changed to this',
+    'How long the event stream keeps events (they carry licence keys and e-mail addresses: docs/architecture.md); the set-up step (events-setup) makes or changes the stream to this, a component only logs a stream that keeps them otherwise',
     { default: 168, min: 1, max: 8760 },
   ),
   EVENTS_SUBJECT_PREFIX: str('Subject prefix for domain events', { default: 'licensing.events' }),

@@ -5,6 +5,8 @@ export * from './ids';
 export * from './digest';
 export * from './clock';
 export * from './bus';
+export * from './event-stream';
+export * from './events-setup';
 export * from './exact-cache';
 export * from './nats-access';
 export * from './outbox';

@@ -30,50 +30,96 @@ const consumes: Partial<Record<NatsUser, string[]>> = {
   license: ['product.updated', 'license.>'],
 };
 
-/** The durable JetStream consumer of the webhook fan-out (the only reader of the stream). */
+/** The durable JetStream consumer of the webhook fan-out. */
 export const WEBHOOK_FANOUT_CONSUMER = 'webhook-fanout';
+
+/**
+ * The user of the deployment-time set-up step (events-setup: npm start's launcher, the compose
+ * one-shot, the Kubernetes Job, the test stack): the only one that may create the event stream or
+ * change its retention. No component may: the internet-facing gateway cannot seal, shrink or
+ * re-subject the stream, and neither can any service.
+ */
+export const NATS_SETUP_USER = 'setup';
+/** Everyone with a login on the NATS server: the components and the set-up step. */
+export const natsLogins = [...natsUsers, NATS_SETUP_USER] as const;
+export type NatsLogin = (typeof natsLogins)[number];
+
+/**
+ * Who reads the stream through ordered consumers (ephemeral, in memory, deleted when idle) for their
+ * caches' evictions: they may create, look at, pull from and delete consumers of their own, but not the
+ * webhook fan-out's durable consumer.
+ */
+const orderedReaders: readonly NatsUser[] = ['gateway', 'license'];
 
 /** Each user's replies come to its own inbox prefix, so nobody can read another's replies (pulled stream messages included). */
 export const inboxPrefixOf = (user: string): string => `_INBOX_${user}`;
 
 export interface NatsPermissions {
   publish: string[];
+  /** Subjects refused even where `publish` would allow them. */
+  publishDeny: string[];
   subscribe: string[];
 }
 
-export function natsPermissions(user: NatsUser, prefix: string, stream: string): NatsPermissions {
+/** The JetStream API of one consumer: look at it, create or update it, pull from it, delete it. */
+const consumerApi = (stream: string, name: string) => [
+  `$JS.API.CONSUMER.CREATE.${stream}.${name}`,
+  `$JS.API.CONSUMER.CREATE.${stream}.${name}.>`,
+  `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.${name}`,
+  `$JS.API.CONSUMER.INFO.${stream}.${name}`,
+  `$JS.API.CONSUMER.MSG.NEXT.${stream}.${name}`,
+  `$JS.API.CONSUMER.DELETE.${stream}.${name}`,
+];
+
+export function natsPermissions(user: NatsLogin, prefix: string, stream: string): NatsPermissions {
+  // Reading the account's JetStream limits and the stream's configuration and state (never its messages).
+  const look = ['$JS.API.INFO', `$JS.API.STREAM.INFO.${stream}`];
+  if (user === NATS_SETUP_USER)
+    return {
+      // Creates the stream, or changes its retention; never deletes, purges or reads it.
+      publish: [...look, `$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.UPDATE.${stream}`],
+      publishDeny: [],
+      subscribe: [`${inboxPrefixOf(user)}.>`],
+    };
   const owned = Object.entries(familyOwners)
     .filter(([, owner]) => owner === user)
     .map(([family]) => `${prefix}.${family}.>`);
-  // Every component makes sure the stream exists with the configured retention; none may read, purge or delete it.
-  const streamApi = [
-    '$JS.API.INFO',
-    `$JS.API.STREAM.INFO.${stream}`,
-    `$JS.API.STREAM.CREATE.${stream}`,
-    `$JS.API.STREAM.UPDATE.${stream}`,
-  ];
+  // Every component checks at start that the stream is there; none may create, change, purge or delete it.
   const fanout =
     user === 'webhook'
       ? [
-          `$JS.API.CONSUMER.CREATE.${stream}.${WEBHOOK_FANOUT_CONSUMER}`,
-          `$JS.API.CONSUMER.CREATE.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`,
-          `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.${WEBHOOK_FANOUT_CONSUMER}`,
-          `$JS.API.CONSUMER.INFO.${stream}.${WEBHOOK_FANOUT_CONSUMER}`,
-          `$JS.API.CONSUMER.MSG.NEXT.${stream}.${WEBHOOK_FANOUT_CONSUMER}`,
+          ...consumerApi(stream, WEBHOOK_FANOUT_CONSUMER).filter((s) => !s.startsWith('$JS.API.CONSUMER.DELETE.')),
           `$JS.ACK.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`,
         ]
       : [];
+  // Ordered consumers: named ones (`…CREATE.<stream>.<name>[.<filter>]`), unnamed ones of older servers,
+  // and the flow-control replies of push-based ones; their messages come to the reader's own inbox.
+  const ordered = orderedReaders.includes(user as NatsUser)
+    ? [
+        `$JS.API.CONSUMER.CREATE.${stream}`,
+        `$JS.API.CONSUMER.CREATE.${stream}.*`,
+        `$JS.API.CONSUMER.CREATE.${stream}.*.>`,
+        `$JS.API.CONSUMER.INFO.${stream}.*`,
+        `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
+        `$JS.API.CONSUMER.DELETE.${stream}.*`,
+        `$JS.FC.${stream}.>`,
+      ]
+    : [];
   return {
-    publish: [...owned, ...streamApi, ...fanout],
-    subscribe: [`${inboxPrefixOf(user)}.>`, ...(consumes[user] ?? []).map((s) => `${prefix}.${s}`)],
+    publish: [...owned, ...look, ...fanout, ...ordered],
+    // An ordered reader's wildcards would reach the fan-out's durable consumer: it is the webhook service's alone.
+    publishDeny: ordered.length
+      ? [...consumerApi(stream, WEBHOOK_FANOUT_CONSUMER), `$JS.ACK.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`]
+      : [],
+    subscribe: [`${inboxPrefixOf(user)}.>`, ...(consumes[user as NatsUser] ?? []).map((s) => `${prefix}.${s}`)],
   };
 }
 
 export interface NatsServerConfigOptions {
   prefix: string;
   stream: string;
-  /** Each user's password, or a nats-server variable reference such as `$NATS_PASSWORD_ACCOUNT`. */
-  passwords: Record<NatsUser, string>;
+  /** Each user's password (the set-up step's too), or a nats-server variable reference such as `$NATS_PASSWORD_ACCOUNT`. */
+  passwords: Record<NatsLogin, string>;
   port?: number;
   /** Where JetStream keeps the stream (absent: given on the command line, -sd). */
   storeDir?: string;
@@ -83,12 +129,13 @@ export interface NatsServerConfigOptions {
 
 const quote = (s: string) => (s.startsWith('$') ? s : JSON.stringify(s));
 
-/** A nats-server configuration with one user per component and the permissions above (nothing for anyone else). */
+/** A nats-server configuration with one user per component and the set-up step's, and the permissions above (nothing for anyone else). */
 export function natsServerConfig(o: NatsServerConfigOptions): string {
-  const users = natsUsers.map((user) => {
+  const users = natsLogins.map((user) => {
     const p = natsPermissions(user, o.prefix, o.stream);
     const list = (xs: string[]) => `[${xs.map((x) => JSON.stringify(x)).join(', ')}]`;
-    return `    { user: "${user}", password: ${quote(o.passwords[user])}, permissions: { publish: { allow: ${list(p.publish)} }, subscribe: { allow: ${list(p.subscribe)} } } }`;
+    const deny = p.publishDeny.length ? `, deny: ${list(p.publishDeny)}` : '';
+    return `    { user: "${user}", password: ${quote(o.passwords[user])}, permissions: { publish: { allow: ${list(p.publish)}${deny} }, subscribe: { allow: ${list(p.subscribe)} } } }`;
   });
   return [
     '# Generated from packages/runtime/src/nats-access.ts (natsServerConfig): do not edit by hand.',

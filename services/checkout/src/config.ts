@@ -1,10 +1,10 @@
 import { bool, int, oneOf, serviceSchema, str, type ConfigOf } from '@licensing/runtime';
 
 export const checkoutSchema = {
-  ...serviceSchema('checkout', 50054),
-  PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:50052' }),
+  ...serviceSchema('checkout', 15054),
+  PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:15052' }),
   LICENSE_GRPC_ADDR: str('Licence service address (host:port), to issue the licence of a paid session', {
-    default: '127.0.0.1:50053',
+    default: '127.0.0.1:15053',
   }),
   HTTP_HOST: str('Address the hosted checkout page binds to', { default: '127.0.0.1' }),
   HTTP_PORT: int(
@@ -24,7 +24,7 @@ export const checkoutSchema = {
     { default: 'test' },
   ),
   CHECKOUT_TEST_MODE: bool(
-    'Production only: allow PAYMENT_PROVIDER=test, where the test card "pays" and issues real licences',
+    'Production only: allow PAYMENT_PROVIDER=test, or a Stripe test key (sk_test_…), where test cards "pay" and issue real licences',
     { default: false },
   ),
   STRIPE_SECRET_KEY: str(

@@ -16,7 +16,7 @@ import { checkoutModels } from './store/models';
 import { CheckoutStore } from './store/queries';
 import { Completion } from './use-cases/completion';
 import { TestModeProvider, type PaymentProvider } from './domain/payments';
-import { paymentModeProblems } from './domain/modes';
+import { keyIsLive, paymentModeProblems } from './domain/modes';
 import { StripeProvider } from './providers/stripe';
 import { StripeWebhook } from './use-cases/stripe-webhook';
 import { checkoutPageApp, listen } from './web/server';
@@ -41,6 +41,10 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     if (!stripe && ctx.config.NODE_ENV === 'production')
       ctx.log.warn(
         'checkout runs in TEST MODE in production (CHECKOUT_TEST_MODE=true): the test card issues licences without payment',
+      );
+    if (stripe && !keyIsLive(ctx.config.STRIPE_SECRET_KEY) && ctx.config.NODE_ENV === 'production')
+      ctx.log.warn(
+        'checkout takes Stripe TEST payments in production (CHECKOUT_TEST_MODE=true): test cards issue licences without payment',
       );
     const store = new CheckoutStore(checkoutModels(ctx.db));
     const products = createClient(

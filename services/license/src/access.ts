@@ -1,5 +1,5 @@
 import type { LicenseServiceService } from '@licensing/proto';
-import type { AccessPolicyOf } from '@licensing/runtime';
+import { AppError, type AccessPolicyOf, type InternalCaller } from '@licensing/runtime';
 
 /** Who may call what on the licence service: checkout only issues a licence for a paid session and may revoke it again. */
 export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
@@ -21,3 +21,19 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
   ],
   checkout: ['createLicense', 'transitionLicense'],
 };
+
+/**
+ * Which transitions a caller may make with transitionLicense (absent: every one). Checkout acts only on a
+ * refund or a chargeback, by the product's refund_action: it may revoke or suspend, never reinstate or
+ * renew (a compromised checkout could otherwise bring back any licence it can name).
+ */
+export const transitionsAllowed: Partial<Record<InternalCaller, readonly string[]>> = {
+  checkout: ['revoke', 'suspend'],
+};
+
+/** Refuses (forbidden: PERMISSION_DENIED) a transition the caller may not make. */
+export function checkTransitionAllowed(caller: InternalCaller | undefined, action: string): void {
+  const allowed = caller ? transitionsAllowed[caller] : undefined;
+  if (allowed && !allowed.includes(action))
+    throw new AppError('forbidden', `${caller} may not ${action} a licence (only ${allowed.join(', ')})`);
+}

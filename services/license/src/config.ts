@@ -1,8 +1,8 @@
 import { int, serviceSchema, str, type ConfigOf } from '@licensing/runtime';
 
 export const licenseSchema = {
-  ...serviceSchema('license', 50053),
-  PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:50052' }),
+  ...serviceSchema('license', 15053),
+  PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:15052' }),
   EXPIRY_SWEEP_INTERVAL_MS: int(
     'How often licences past expiry and grace are looked for (to publish license.expired)',
     { default: 60_000, min: 50 },

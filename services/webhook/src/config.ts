@@ -1,7 +1,7 @@
 import { bool, int, serviceSchema, str, type ConfigOf } from '@licensing/runtime';
 
 export const webhookSchema = {
-  ...serviceSchema('webhook', 50055),
+  ...serviceSchema('webhook', 15055),
   WEBHOOK_SECRET_KEY: str('32 random bytes, base64: encrypts endpoint signing secrets at rest', { secret: true }),
   WEBHOOK_TIMEOUT_MS: int('A delivery that has not answered 2xx within this is a failed attempt', {
     default: 10_000,

@@ -33,8 +33,12 @@ export class FakeLicenses implements LicenseIssuer {
   transitionFailure?: Error;
   private readonly byKey = new Map<string, string>();
 
+  /** While set, createLicense waits for it (a licence service still answering). */
+  createGate?: Promise<void>;
+
   async createLicense(req: CreateLicenseRequest): Promise<License> {
     this.created.push(req);
+    if (this.createGate) await this.createGate;
     const failure = this.createFailures.shift();
     if (failure) throw failure;
     if (!this.byKey.has(req.idempotency_key)) this.byKey.set(req.idempotency_key, `KEY-${this.byKey.size + 1}`);

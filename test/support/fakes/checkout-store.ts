@@ -129,12 +129,30 @@ export class FakeCheckoutStore implements CheckoutStore {
     return this.receipts.get(digest) === sessionId;
   }
 
-  async eventHandled(eventId: string): Promise<boolean> {
-    return this.handledEvents.has(eventId);
+  /** Events claimed by a delivery that is handling them, with the claim's lease. */
+  readonly claimedEvents = new Map<string, Date>();
+
+  /** How often a delivery was told another one is handling its event. */
+  busyAnswers = 0;
+
+  async claimEvent(eventId: string, now: Date, leaseUntil: Date): Promise<'claimed' | 'handled' | 'busy'> {
+    if (this.handledEvents.has(eventId)) return 'handled';
+    const held = this.claimedEvents.get(eventId);
+    if (held && held > now) {
+      this.busyAnswers++;
+      return 'busy';
+    }
+    this.claimedEvents.set(eventId, leaseUntil);
+    return 'claimed';
   }
 
-  async recordEvent(eventId: string, type: string, sessionId: string): Promise<void> {
-    if (!this.handledEvents.has(eventId)) this.handledEvents.set(eventId, { type, session_id: sessionId });
+  async finishEvent(eventId: string, type: string, sessionId: string): Promise<void> {
+    this.claimedEvents.delete(eventId);
+    this.handledEvents.set(eventId, { type, session_id: sessionId });
+  }
+
+  async releaseEvent(eventId: string, leaseUntil: Date): Promise<void> {
+    if (this.claimedEvents.get(eventId)?.getTime() === leaseUntil.getTime()) this.claimedEvents.delete(eventId);
   }
 
   async claimDelivery(digest: string, now: Date): Promise<boolean> {

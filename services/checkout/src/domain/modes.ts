@@ -24,6 +24,12 @@ export function paymentModeProblems(c: PaymentModeSettings): string[] {
       problems.push(
         'PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY (or STRIPE_SECRET_KEY_FILE): a Stripe secret key, sk_live_… or sk_test_…',
       );
+    // A test key lets Stripe's test cards "pay", and a paid session issues a real licence: in
+    // production that is the same hole as the built-in test mode, closed the same way.
+    else if (production && !keyIsLive(c.STRIPE_SECRET_KEY) && !c.CHECKOUT_TEST_MODE)
+      problems.push(
+        'STRIPE_SECRET_KEY is a Stripe test key (sk_test_…/rk_test_…) in production: test cards would issue real licences without payment. Give the live key (sk_live_…), or set CHECKOUT_TEST_MODE=true to run a staging stack on purpose',
+      );
     if (!/^whsec_[A-Za-z0-9+/=_-]+$/.test(c.STRIPE_WEBHOOK_SECRET))
       problems.push(
         'PAYMENT_PROVIDER=stripe needs STRIPE_WEBHOOK_SECRET (or STRIPE_WEBHOOK_SECRET_FILE): the whsec_… signing secret of the webhook endpoint',

@@ -22,7 +22,8 @@ export type StripeAction =
     }
   | { kind: 'awaiting_payment'; sessionId: string; providerSessionId: string; livemode: boolean }
   | { kind: 'expired'; sessionId: string; providerSessionId: string; livemode: boolean }
-  | { kind: 'refunded'; paymentId: string; livemode: boolean }
+  /** A payment taken back: refunded in full, or disputed (a chargeback). */
+  | { kind: 'refunded'; paymentId: string; livemode: boolean; cause: 'refund' | 'dispute' }
   | { kind: 'ignored'; reason: string };
 
 /** The metadata key that links a Stripe Checkout Session to ours (client_reference_id carries it too). */
@@ -69,7 +70,15 @@ export function interpretStripeEvent(e: StripeEventLike): StripeAction {
       if (o.refunded !== true) return { kind: 'ignored', reason: 'a partial refund' };
       const paymentId = idOf(o.payment_intent);
       if (!paymentId) return { kind: 'ignored', reason: 'a charge without a PaymentIntent (not from Checkout)' };
-      return { kind: 'refunded', paymentId, livemode: e.livemode };
+      return { kind: 'refunded', paymentId, livemode: e.livemode, cause: 'refund' };
+    }
+    case 'charge.dispute.created': {
+      // A chargeback takes the money back as a refund does (the buyer's bank holds it from the start),
+      // so the licence gets the product's refund_action too; a dispute the vendor wins later changes
+      // nothing by itself (the vendor reinstates the licence).
+      const paymentId = idOf(o.payment_intent);
+      if (!paymentId) return { kind: 'ignored', reason: 'a dispute without a PaymentIntent (not from Checkout)' };
+      return { kind: 'refunded', paymentId, livemode: e.livemode, cause: 'dispute' };
     }
     default:
       return { kind: 'ignored', reason: `events of type ${e.type} are not used` };

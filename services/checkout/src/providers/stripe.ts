@@ -3,6 +3,7 @@ import { AppError } from '@licensing/runtime';
 import type { ChargeResult, PaymentPage, PaymentProvider, PaymentStart } from '../domain/payments';
 import { successUrlFor } from '../domain/payments';
 import { LINK_KEY, type StripeEventLike } from '../domain/stripe-events';
+import type { VerifiedEvent } from '../use-cases/stripe-webhook';
 
 /** Stripe's own limit, and ours: a signed event older (or newer) than this is refused. */
 export const WEBHOOK_TOLERANCE_S = 300;
@@ -96,20 +97,23 @@ export class StripeProvider implements PaymentProvider {
   }
 
   /**
-   * A webhook delivery → the event, only if Stripe signed exactly these bytes
-   * with our endpoint's secret within the last 300 s; otherwise null.
+   * A webhook delivery → the event and when Stripe signed it, only if Stripe signed exactly these
+   * bytes with our endpoint's secret within the last 300 s; otherwise null.
    */
-  verify(rawBody: Buffer, signature: string, nowS = Math.floor(Date.now() / 1000)): StripeEventLike | null {
-    // The SDK refuses signatures older than the tolerance; one from further in the future is refused here.
-    const t = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
-    if (!Number.isFinite(t) || t - nowS > WEBHOOK_TOLERANCE_S) return null;
+  verify(rawBody: Buffer, signature: string, nowS = Math.floor(Date.now() / 1000)): VerifiedEvent | null {
+    // One signing time only (the SDK would take the last of several): it names the delivery. The SDK
+    // refuses signatures older than the tolerance; one from further in the future is refused here.
+    const times = new Set([...signature.matchAll(/(?:^|,)\s*t=([^,]*)/g)].map((m) => m[1].trim()));
+    const t = times.size === 1 ? Number([...times][0]) : Number.NaN;
+    if (!Number.isSafeInteger(t) || t - nowS > WEBHOOK_TOLERANCE_S) return null;
     try {
-      return this.stripe.webhooks.constructEvent(
+      const event = this.stripe.webhooks.constructEvent(
         rawBody,
         signature,
         this.settings.webhookSecret,
         WEBHOOK_TOLERANCE_S,
       ) as unknown as StripeEventLike;
+      return { event, signedAt: t };
     } catch {
       return null;
     }

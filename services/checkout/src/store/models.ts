@@ -52,15 +52,22 @@ export interface ReceiptDoc {
   created_at: Date;
 }
 
-/** A provider event handled to the end (its id as _id): a replay finds it and does nothing. */
+/**
+ * A provider event (its id as _id), claimed by the delivery that handles it: while `handling`, other
+ * deliveries of the same event wait for it; once handled, they do nothing. A claim whose handler
+ * failed is removed, and one whose handler died expires at `claimed_until`, so a retry handles it.
+ * (Records from before claims have no state: handled.)
+ */
 export interface ProviderEventDoc {
   _id: string;
+  state?: 'handling' | 'handled';
+  claimed_until?: Date | null;
   type: string;
   session_id: string;
   created_at: Date;
 }
 
-/** A webhook delivery's signature, seen once (its digest as _id): the same signed request again is a replay. */
+/** A signed delivery, seen once (the digest of event id and signing time as _id): seen again, it is a replay. */
 export interface DeliveryDoc {
   _id: string;
   created_at: Date;
@@ -120,6 +127,8 @@ export function checkoutModels(conn: Connection) {
       created_at: { type: Date, required: true },
     }),
     ProviderEvent: plain<ProviderEventDoc>('CheckoutProviderEvent', 'checkout_provider_events', {
+      state: String,
+      claimed_until: Date,
       type: String,
       session_id: String,
       created_at: Date,

@@ -1,7 +1,7 @@
 import { listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { DomainEvent, PageRequest } from '@licensing/proto';
 import type { SessionStatus } from '../domain/session';
-import type { CheckoutModels, PageTokenDoc, ReceiptDoc, SessionDoc } from './models';
+import type { CheckoutModels, PageTokenDoc, ProviderEventDoc, ReceiptDoc, SessionDoc } from './models';
 
 export class CheckoutStore {
   constructor(readonly models: CheckoutModels) {}
@@ -95,21 +95,55 @@ export class CheckoutStore {
     return !!r && r.session_id === sessionId;
   }
 
-  // Provider events: the record is written after an event was handled to the end.
+  // Provider events: one delivery claims an event (a unique insert on its id) and handles it.
 
-  async eventHandled(eventId: string): Promise<boolean> {
-    return (await this.models.ProviderEvent.exists({ _id: eventId })) !== null;
+  /**
+   * Claims a provider event for this delivery until `leaseUntil`: 'claimed' (handle it), 'handled'
+   * (done before: do nothing) or 'busy' (another delivery is handling it now). A claim left by a
+   * handler that died is taken over once its lease has run out.
+   */
+  async claimEvent(eventId: string, now: Date, leaseUntil: Date): Promise<'claimed' | 'handled' | 'busy'> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.models.ProviderEvent.create({
+          _id: eventId,
+          state: 'handling',
+          claimed_until: leaseUntil,
+          type: '',
+          session_id: '',
+          created_at: now,
+        });
+        return 'claimed';
+      } catch (err) {
+        if ((err as { code?: number }).code !== 11000) throw err;
+      }
+      const held = await this.models.ProviderEvent.findById(eventId).lean<ProviderEventDoc>().exec();
+      if (!held) continue; // released meanwhile: claim it again
+      if (held.state !== 'handling') return 'handled';
+      if (held.claimed_until && held.claimed_until.getTime() > now.getTime()) return 'busy';
+      const took = await this.models.ProviderEvent.updateOne(
+        { _id: eventId, state: 'handling', claimed_until: held.claimed_until },
+        { $set: { claimed_until: leaseUntil } },
+      );
+      return took.modifiedCount === 1 ? 'claimed' : 'busy';
+    }
+    return 'busy';
   }
 
-  async recordEvent(eventId: string, type: string, sessionId: string, now: Date): Promise<void> {
-    await this.models.ProviderEvent.create({ _id: eventId, type, session_id: sessionId, created_at: now }).catch(
-      (err: { code?: number }) => {
-        if (err.code !== 11000) throw err; // a concurrent duplicate recorded it first
-      },
+  /** The claimed event was handled to the end: every later delivery of it does nothing. */
+  async finishEvent(eventId: string, type: string, sessionId: string, now: Date): Promise<void> {
+    await this.models.ProviderEvent.updateOne(
+      { _id: eventId },
+      { $set: { state: 'handled', claimed_until: null, type, session_id: sessionId, created_at: now } },
     );
   }
 
-  /** True the first time a signed delivery is seen; false for the same signature again (a unique insert). */
+  /** The claimed event was not handled (refused, or failed half-way): a retry may handle it. Only this claim goes. */
+  async releaseEvent(eventId: string, leaseUntil: Date): Promise<void> {
+    await this.models.ProviderEvent.deleteOne({ _id: eventId, state: 'handling', claimed_until: leaseUntil });
+  }
+
+  /** True the first time a signed delivery is seen; false for the same one again (a unique insert). */
   async claimDelivery(digest: string, now: Date): Promise<boolean> {
     try {
       await this.models.Delivery.create({ _id: digest, created_at: now });

@@ -68,7 +68,7 @@ export class Completion {
   }
 
   /**
-   * A payment refunded in full: the licence is revoked or suspended, as the
+   * A payment refunded in full, or disputed (a chargeback): the licence is revoked or suspended, as the
    * product's policy said when the session was created. Safe to repeat (a
    * licence already in that state, or revoked, is left as it is).
    */

@@ -6,14 +6,29 @@ import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
 import type { Completion } from './completion';
 
+/** A verified delivery: the event, and the signing time (seconds) its signature was made for. */
+export interface VerifiedEvent {
+  event: StripeEventLike;
+  signedAt: number;
+}
+
 export interface WebhookVerifier {
   /** The event if Stripe signed these exact bytes within the tolerance; otherwise null. */
-  verify(rawBody: Buffer, signature: string): StripeEventLike | null;
+  verify(rawBody: Buffer, signature: string): VerifiedEvent | null;
 }
 
 export type WebhookOutcome =
   | { status: 200; body: { received: true; duplicate?: true; ignored?: string } }
   | { status: 400 | 404 | 409; error: AppError };
+
+/** How long one delivery may hold an event before another takes it over (its handler died). */
+export const EVENT_LEASE_MS = 30_000;
+/**
+ * How long a delivery waits for another delivery of the same event to finish, then 409 (Stripe
+ * retries): longer than a handling takes (its calls have 5 s deadlines), within the gateway's 20 s.
+ */
+export const BUSY_WAIT_MS = 10_000;
+const BUSY_WAIT_STEP_MS = 50;
 
 /**
  * A Stripe webhook delivery, end to end. Exactly once rests on three things
@@ -24,10 +39,13 @@ export type WebhookOutcome =
  *   key checkout:<session id> (a unique insert there): one licence;
  * - checkout.completed has the id evt_completed_<session id>, and JetStream
  *   drops a second message with the same Nats-Msg-Id: one event.
- * The event id is recorded once it was handled to the end, so a repeat of a
- * handled event (Stripe's retries sign each attempt anew) does nothing at all;
- * one that failed half-way may be retried. The very same signed request again
- * (a replay: same signature) is refused outright.
+ * On top of that the event id is what counts, whatever the bytes or the
+ * signature of a delivery: one delivery claims the event (a unique insert on
+ * its id) and handles it; a delivery of an event handled before does nothing,
+ * one that arrives while another handles it waits for that to finish; a claim
+ * whose handling failed is dropped, so Stripe's retry handles it. The same
+ * event signed at the same time again (a replay, however its header or body
+ * were rewritten) is refused outright.
  */
 export class StripeWebhook {
   constructor(
@@ -37,11 +55,12 @@ export class StripeWebhook {
     private readonly outbox: Pick<Outbox, 'flush'>,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly busyWaitMs = BUSY_WAIT_MS,
   ) {}
 
   async receive(rawBody: Buffer, signature: string, requestId = ''): Promise<WebhookOutcome> {
-    const event = signature ? this.verifier.verify(rawBody, signature) : null;
-    if (!event)
+    const verified = signature ? this.verifier.verify(rawBody, signature) : null;
+    if (!verified)
       return {
         status: 400,
         error: new AppError(
@@ -49,7 +68,9 @@ export class StripeWebhook {
           'the Stripe-Signature header does not sign this body with our endpoint secret within 300 seconds',
         ),
       };
-    if (!(await this.store.claimDelivery(createHash('sha256').update(signature).digest('hex'), this.clock.now()))) {
+    const { event, signedAt } = verified;
+    const delivery = createHash('sha256').update(`${event.id}\n${signedAt}`).digest('hex');
+    if (!(await this.store.claimDelivery(delivery, this.clock.now()))) {
       return {
         status: 409,
         error: new AppError(
@@ -58,16 +79,29 @@ export class StripeWebhook {
         ),
       };
     }
-    if (await this.store.eventHandled(event.id)) return { status: 200, body: { received: true, duplicate: true } };
+    const claim = await this.claim(event.id);
+    if (claim === 'handled') return { status: 200, body: { received: true, duplicate: true } };
+    if (claim === 'busy')
+      return {
+        status: 409,
+        error: new AppError('conflict', 'another delivery of this event is being handled; Stripe retries it'),
+      };
     const action = interpretStripeEvent(event);
-    const outcome = await this.act(action, requestId);
+    let outcome: WebhookOutcome;
+    try {
+      outcome = await this.act(action, requestId);
+    } catch (err) {
+      await this.store.releaseEvent(event.id, claim.until);
+      throw err;
+    }
     if (outcome.status === 200)
-      await this.store.recordEvent(
+      await this.store.finishEvent(
         event.id,
         event.type,
         'sessionId' in action ? action.sessionId : '',
         this.clock.now(),
       );
+    else await this.store.releaseEvent(event.id, claim.until);
     this.log.info(
       {
         stripe_event: event.id,
@@ -77,6 +111,18 @@ export class StripeWebhook {
       'stripe webhook',
     );
     return outcome;
+  }
+
+  /** This delivery's claim on the event, or why it has none (after waiting out another delivery of it). */
+  private async claim(eventId: string): Promise<{ until: Date } | 'handled' | 'busy'> {
+    for (let step = 0; ; step++) {
+      const now = this.clock.now();
+      const until = new Date(now.getTime() + EVENT_LEASE_MS);
+      const claim = await this.store.claimEvent(eventId, now, until);
+      if (claim === 'claimed') return { until };
+      if (claim === 'handled' || step * BUSY_WAIT_STEP_MS >= this.busyWaitMs) return claim;
+      await new Promise((r) => setTimeout(r, BUSY_WAIT_STEP_MS));
+    }
   }
 
   private async act(a: StripeAction, requestId: string): Promise<WebhookOutcome> {

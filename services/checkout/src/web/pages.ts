@@ -27,7 +27,14 @@ ${error ? `<p class="error" role="alert">${h(error)}</p>` : ''}
   <input id="card" name="card" inputmode="numeric" autocomplete="cc-number" required maxlength="23" placeholder="4242 4242 4242 4242">
   <button type="submit">Pay ${h(formatPrice(s.amount, s.currency))}</button>
 </form>
-${s.cancel_url ? `<p><a href="/checkout/${h(s._id)}/cancel">Cancel and go back</a></p>` : ''}`,
+${
+  s.cancel_url
+    ? `<form method="post" action="/checkout/${h(s._id)}/cancel" class="cancel">
+  <input type="hidden" name="_csrf" value="${h(csrf)}">
+  <button type="submit" class="link">Cancel and go back</button>
+</form>`
+    : ''
+}`,
   );
 }
 
@@ -47,6 +54,20 @@ export function paidPage(s: SessionDoc, licenseKey: string): string {
   );
 }
 
+/**
+ * Where a cancelled checkout goes back to: a link (and a refresh) on our page, like the paid page's
+ * link to success_url, and only for the browser this session's page was shown to (cancelPage is
+ * reached through the page's form token): a bare link to /checkout/{id}/cancel redirects nowhere.
+ */
+export function cancelPage(s: SessionDoc): string {
+  return layout(
+    'Checkout cancelled',
+    `<h1>Checkout cancelled</h1>
+<p>Nothing was charged. <a href="${h(s.cancel_url)}">Go back</a></p>`,
+    `<meta http-equiv="refresh" content="2;url=${h(s.cancel_url)}">`,
+  );
+}
+
 export const messagePage = (title: string, message: string) =>
   layout(title, `<h1>${h(title)}</h1><p>${h(message)}</p>`);
 
@@ -57,6 +78,7 @@ h1 { font-size:1.4rem; margin:.25rem 0; } .price { font-size:1.8rem; font-weight
 form { display:flex; flex-direction:column; gap:.5rem; } label { font-weight:600; font-size:.9rem; }
 input { font:inherit; padding:.6rem; border:1px solid #cfd5dd; border-radius:.35rem; }
 button { font:inherit; padding:.65rem 1rem; border:0; border-radius:.35rem; background:#2457d6; color:#fff; cursor:pointer; margin-top:.5rem; }
+button.link { background:none; color:#2457d6; padding:0; text-decoration:underline; } form.cancel { margin-top:1rem; }
 :focus-visible { outline:3px solid #f5b700; outline-offset:2px; }
 .test { background:#fff4d6; border:1px solid #f5b700; padding:.5rem .75rem; border-radius:.35rem; font-size:.9rem; }
 .error { color:#b42318; background:#fdecea; padding:.6rem .8rem; border-radius:.35rem; }

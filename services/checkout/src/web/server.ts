@@ -8,7 +8,7 @@ import type { Completion } from '../use-cases/completion';
 import type { StripeWebhook } from '../use-cases/stripe-webhook';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
-import { CSS, JS, messagePage, paidPage, payPage } from './pages';
+import { CSS, JS, cancelPage, messagePage, paidPage, payPage } from './pages';
 
 const CSRF_COOKIE = 'lk_checkout_csrf';
 const RECEIPT_COOKIE = 'lk_checkout_receipt';
@@ -206,11 +206,25 @@ export function checkoutPageApp({
     page(res, 200, payPage(s, await issueCsrf(res, s), true));
   });
 
+  // Going back to cancel_url takes the page's form token, as reaching success_url takes paying: a
+  // link to /checkout/{id}/cancel that anyone with an account could make up (any http(s) cancel_url)
+  // must not turn our address into a redirect to theirs. Without the token: a plain page.
   app.get('/checkout/:id/cancel', async (req, res) => {
     const s = payable(res, await load(req));
     if (!s) return;
-    if (s.cancel_url) return void res.redirect(303, s.cancel_url);
     page(res, 200, messagePage('Checkout cancelled', 'Nothing was charged. You can close this page.'));
+  });
+
+  app.post('/checkout/:id/cancel', async (req, res) => {
+    const form = (req.body ?? {}) as Record<string, unknown>;
+    const id = String(req.params.id);
+    if (!isId('cs', id) || !(await csrfOk(req, id, form._csrf)))
+      return page(res, 403, messagePage('This form has expired', 'Reload the checkout page and try again.'));
+    const s = payable(res, await load(req));
+    if (!s) return;
+    if (!s.cancel_url)
+      return page(res, 200, messagePage('Checkout cancelled', 'Nothing was charged. You can close this page.'));
+    page(res, 200, cancelPage(s));
   });
 
   app.post('/checkout/:id/pay', async (req, res) => {

@@ -2,6 +2,7 @@ import { idempotent, type Handlers } from '@licensing/runtime';
 import type { LicenseServiceService } from '@licensing/proto';
 import { last24Hours, last30Days } from '../domain/stats';
 import type { ValidationCounter } from '../store/stats';
+import { checkTransitionAllowed } from '../access';
 import { transitionLicense, updateLicense } from '../use-cases/change-license';
 import type { LicenseAt, LicenseDeps } from '../use-cases/deps';
 import { checkNewLicense, issueLicense } from '../use-cases/issue-license';
@@ -47,7 +48,10 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
     },
 
     updateLicense: async (req) => present(await updateLicense(deps, req)),
-    transitionLicense: async (req) => present(await transitionLicense(deps, req)),
+    async transitionLicense(req, call) {
+      checkTransitionAllowed(call.caller, req.action);
+      return present(await transitionLicense(deps, req));
+    },
 
     async getStats(req) {
       const now = clock.now();
