@@ -128,7 +128,7 @@ export function createApp({
       log,
       secureCookies: config.NODE_ENV === 'production',
       validator,
-      hourlyUsage: (accountId) => limits.hourlyUsage(accountId),
+      hourlyUsage: (accountId, app) => limits.hourlyUsage(accountId, app),
       signInThrottle: {
         perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL),
         perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS),

@@ -79,6 +79,8 @@ export function signUpPage(
 export interface Limits {
   minute: number;
   hour: number;
+  /** App traffic's own hourly allowance (validate-scope keys). */
+  appHour: number;
 }
 
 export interface NewKey {
@@ -121,7 +123,7 @@ export function settingsPage(
     `${errorBox(data.error)}${data.notice ? `<p class="notice" role="status">${h(data.notice)}</p>` : ''}${newKey}
 <section aria-labelledby="plan-title" class="card">
   <h2 id="plan-title">Plan and limits</h2>
-  <p><span data-testid="plan">${h(s.plan)}</span> plan: <strong>${data.limits.hour.toLocaleString('en')}</strong> requests per hour for the account, <strong>${data.limits.minute.toLocaleString('en')}</strong> per minute for each API key.${s.perHourLimit || s.perMinuteLimit ? ' (raised on request)' : ''}</p>
+  <p><span data-testid="plan">${h(s.plan)}</span> plan: <strong data-testid="hourly-quota">${data.limits.hour.toLocaleString('en')}</strong> requests per hour for the account (full-scope API keys and this dashboard), <strong data-testid="hourly-app-allowance">${data.limits.appHour.toLocaleString('en')}</strong> per hour for your apps (validate-scope keys, counted apart so they never use up the first), <strong>${data.limits.minute.toLocaleString('en')}</strong> per minute for each API key and each dashboard session.${s.perHourLimit || s.perMinuteLimit ? ' (raised on request)' : ''}</p>
 </section>
 <section aria-labelledby="keys-title">
   <h2 id="keys-title">API keys</h2>
