@@ -9,6 +9,7 @@ import type { GatewayConfig } from './config';
 import { errorHandler, notFound, wellFormedPath } from './errors';
 import { AttemptThrottle, countAuthFailure, enforceRateLimits, type RateLimits } from './limits';
 import { dashboardRouter } from './dashboard/routes';
+import { sessionMeter } from './dashboard/metering';
 import { checkoutPageProxy, stripeWebhookProxy } from './checkout-proxy';
 import { requestContext, versionAlias } from './request-context';
 import { checkoutRoutes } from './routes/checkout';
@@ -129,6 +130,7 @@ export function createApp({
       secureCookies: config.NODE_ENV === 'production',
       validator,
       hourlyUsage: (accountId, app) => limits.hourlyUsage(accountId, app),
+      meter: sessionMeter(limits),
       signInThrottle: {
         perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL),
         perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS),

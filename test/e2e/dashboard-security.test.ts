@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebClient } from '../support/web-client';
+import { eventually } from '../support/eventually';
 import { signupToken, waitForMail } from '../support/mailbox';
 
 let stack: Stack;
@@ -250,5 +251,69 @@ describe('forms and sessions', () => {
     expect(done.html).toContain('Requests with it now get 401');
     expect(done.html).toMatch(new RegExp(`<strong>${owner.email}</strong> revoked`));
     expect(done.html).toMatch(new RegExp(`<strong>${owner.email}</strong> created`));
+  });
+});
+
+describe('metering', () => {
+  const validate = (key: string) =>
+    client(stack.url, key)('GET', '/api/v1/licenses/validate?license_key=7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V');
+
+  /** Posts new products until one is refused (or `max` went through); the count that went through, and the refusal. */
+  async function createProducts(web: WebClient, csrf: string, max: number) {
+    let created = 0;
+    for (let i = 0; i < max; i++) {
+      const res = await web.post('/dashboard/products', { _csrf: csrf, name: `Scripted ${i}` });
+      if (res.status !== 303) return { created, refused: res };
+      created++;
+    }
+    return { created, refused: undefined };
+  }
+
+  it('free plan: dashboard actions spend the account’s hourly quota with the API; past it both refuse, apps still validate', async () => {
+    const a = new WebClient(stack.url, stack.topology);
+    const owner = await a.signUp(email());
+    const { secret: fullKey } = await generateKey(a, 'server'); // 2 requests: Settings, then the form
+    const { secret: appKey } = await generateKey(a, 'app', 'validate'); // 4
+    const csrfA = WebClient.csrf((await a.get('/dashboard/products')).html); // 5
+    expect((await createProducts(a, csrfA, 45)).created).toBe(45); // 50
+    // A second session of the same account: its own minute, the same hourly quota.
+    const b = new WebClient(stack.url, stack.topology);
+    expect((await b.signIn(owner.email, owner.password)).status).toBe(303);
+    const csrfB = WebClient.csrf((await b.get('/dashboard/products')).html); // 51
+    const { created, refused } = await createProducts(b, csrfB, 80);
+    expect(created).toBe(49); // 100: the free plan's hourly quota
+    expect(refused!.status).toBe(429);
+    expect(refused!.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(refused!.html).toContain('Too many requests');
+    expect(refused!.html).toContain('used its 100 requests for this hour (free plan)');
+    expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(3500);
+    expect(refused!.headers.get('ratelimit')).toMatch(/^"hour";r=0;t=\d+$/);
+    // Reads are counted too, in every session.
+    expect((await a.get('/dashboard/settings')).status).toBe(429);
+    // The API's full key spends the same quota.
+    const api = await client(stack.url, fullKey!)('GET', '/api/v1/products');
+    expect(api.status).toBe(429);
+    expect(api.body.detail).toMatch(/hourly quota of 100 requests for this account \(free plan\)/);
+    // Apps have their own allowance; and signing out is never refused.
+    expect((await validate(appKey!)).status).toBe(200);
+    expect((await a.post('/dashboard/signout', { _csrf: csrfA })).location).toBe('/dashboard/signin');
+  });
+
+  it('each session has a per-minute limit of its own, like an API key', async () => {
+    const a = new WebClient(stack.url, stack.topology);
+    const owner = await a.signUp(email());
+    const settings = await a.get('/dashboard/settings');
+    const accountId = /data-testid="account-id">(acct_[^<]+)</.exec(settings.html)![1];
+    await stack.admin.updateAccount({ id: accountId, per_hour_limit: 1000 });
+    await eventually(async () => expect((await a.get('/dashboard/settings')).html).toContain('data-testid="hourly-quota">1,000<'));
+    const b = new WebClient(stack.url, stack.topology);
+    expect((await b.signIn(owner.email, owner.password)).status).toBe(303);
+    for (let i = 0; i < 100; i++) expect((await b.get('/dashboard/licenses')).status).toBe(200);
+    const refused = await b.get('/dashboard/licenses');
+    expect(refused.status).toBe(429);
+    expect(refused.html).toContain('This session made more than 100 requests in a minute.');
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    // The other session still has room.
+    expect((await a.get('/dashboard/licenses')).status).toBe(200);
   });
 });

@@ -124,6 +124,7 @@ export function settingsPage(
 <section aria-labelledby="plan-title" class="card">
   <h2 id="plan-title">Plan and limits</h2>
   <p><span data-testid="plan">${h(s.plan)}</span> plan: <strong data-testid="hourly-quota">${data.limits.hour.toLocaleString('en')}</strong> requests per hour for the account (full-scope API keys and this dashboard), <strong data-testid="hourly-app-allowance">${data.limits.appHour.toLocaleString('en')}</strong> per hour for your apps (validate-scope keys, counted apart so they never use up the first), <strong>${data.limits.minute.toLocaleString('en')}</strong> per minute for each API key and each dashboard session.${s.perHourLimit || s.perMinuteLimit ? ' (raised on request)' : ''}</p>
+  <p class="muted">Account ID <code data-testid="account-id">${h(s.accountId)}</code>: quote it when you ask for higher limits.</p>
 </section>
 <section aria-labelledby="keys-title">
   <h2 id="keys-title">API keys</h2>

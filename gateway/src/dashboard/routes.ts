@@ -35,6 +35,8 @@ export interface DashboardDeps {
   signUpThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
   validator?: DashboardContext['validator'];
   hourlyUsage?: DashboardContext['hourlyUsage'];
+  /** Counts a signed-in request against the account's limits (metering.ts); false: it answered 429. */
+  meter?: (res: Response, s: DashboardSession) => Promise<boolean>;
 }
 
 const CSP =
@@ -64,6 +66,7 @@ export function dashboardRouter({
   signUpThrottle,
   validator,
   hourlyUsage,
+  meter,
 }: DashboardDeps): Router {
   const r = Router();
 
@@ -93,12 +96,20 @@ export function dashboardRouter({
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
 
-  /** Pages behind sign-in; state-changing requests must also carry the session's CSRF token. */
+  /**
+   * Pages behind sign-in: counted against the account's rate limits (like an API request, before
+   * anything else is looked at; signing out is never refused); state-changing requests must also
+   * carry the session's CSRF token.
+   */
   const signedIn =
-    (handler: (req: Request, res: Response, s: DashboardSession) => Promise<void>): Handler =>
+    (
+      handler: (req: Request, res: Response, s: DashboardSession) => Promise<void>,
+      opts: { metered?: boolean } = {},
+    ): Handler =>
     async (req, res) => {
       const s = sessionOf(res);
       if (!s) return void res.redirect(303, '/dashboard/signin');
+      if (meter && opts.metered !== false && !(await meter(res, s))) return;
       if (
         req.method === 'POST' &&
         !tokensMatch(s.csrfToken, (req.body as Record<string, unknown> | undefined)?._csrf)
@@ -232,7 +243,7 @@ export function dashboardRouter({
       await clients.accounts.endSession({ token: s.token });
       clearSessionCookie(res, secureCookies);
       res.redirect(303, '/dashboard/signin');
-    }),
+    }, { metered: false }),
   );
 
   const ctx: DashboardContext = { clients, validator, hourlyUsage, page, signedIn };
