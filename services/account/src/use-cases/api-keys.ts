@@ -132,6 +132,9 @@ export async function listApiKeys(
   return { ...found, live, max: MAX_LIVE_KEYS };
 }
 
+/** Revocations revoke-all runs at once (the store is shared with every other request). */
+const REVOKE_ALL_PARALLEL = 10;
+
 /**
  * Revokes every live key of the account, each with its own api_key.revoked (so every gateway evicts
  * each from its auth cache at once), page by page through all of them. A key created while this runs
@@ -149,14 +152,20 @@ export async function revokeAllApiKeys(
   let cursor = '';
   for (;;) {
     const { items, page } = await store.listKeys(accountId, { limit: 100, starting_after: cursor });
-    const now = clock.now();
-    const done = await Promise.all(
-      items.map((k) => store.revokeKey(k._id, accountId, now, actor, (key) => apiKeyRevoked(key, now))),
-    );
-    for (const key of done) {
-      if (!key) continue; // revoked meanwhile by someone else
-      outbox.flush(store.models.ApiKey, key._id);
-      revoked++;
+    // A few at a time: each revocation is its own conditional write with its own event. Should one
+    // fail, those before it stay revoked and calling this again revokes the rest.
+    for (let i = 0; i < items.length; i += REVOKE_ALL_PARALLEL) {
+      const now = clock.now();
+      const done = await Promise.all(
+        items
+          .slice(i, i + REVOKE_ALL_PARALLEL)
+          .map((k) => store.revokeKey(k._id, accountId, now, actor, (key) => apiKeyRevoked(key, now))),
+      );
+      for (const key of done) {
+        if (!key) continue; // revoked meanwhile by someone else
+        outbox.flush(store.models.ApiKey, key._id);
+        revoked++;
+      }
     }
     if (!page.has_more) return revoked;
     cursor = page.next_cursor;
