@@ -12,7 +12,9 @@ const USAGE = `usage: npm run admin -- <command> [options]
   create-account --name NAME [--plan free|pro|enterprise]   prints {"account_id","api_key"}
   create-key --account ID [--scope full|validate] [--name N] prints {"key_id","api_key"}
   revoke-key --account ID --key-id ID                        prints {"key_id","revoked_at"}
-  list-keys --account ID                                     prints {"data":[...]}
+  revoke-all-keys --account ID                               revokes every live key; prints {"revoked"}
+  list-keys --account ID [--state live|revoked]              prints {"data":[...],"live_keys","max_live_keys"}
+                                                             (every key in that state, newest first)
   set-plan --account ID --plan free|pro|enterprise           prints the account
   set-limits --account ID [--per-minute N] [--per-hour N]    prints the account (0 = plan default)
 
@@ -82,13 +84,15 @@ async function main() {
     'create-account': ['name', 'plan'],
     'create-key': ['account', 'scope', 'name'],
     'revoke-key': ['account', 'key-id'],
-    'list-keys': ['account'],
+    'revoke-all-keys': ['account'],
+    'list-keys': ['account', 'state'],
     'set-plan': ['account', 'plan'],
     'set-limits': ['account', 'per-minute', 'per-hour'],
   };
   if (!allowed[command]) usage(`unknown command "${command}"`);
   for (const f of Object.keys(flags)) if (!allowed[command].includes(f)) usage(`${command} does not take --${f}`);
   const need = (f: string) => flags[f] ?? usage(`${command} needs --${f}`);
+  if (flags.state !== undefined && !['live', 'revoked'].includes(flags.state)) usage('--state must be live or revoked');
 
   const { addr, token } = connection();
   const accounts = createClient(AccountServiceClient, addr, { caller: 'operator', token });
@@ -133,22 +137,35 @@ async function main() {
         );
         break;
       }
+      case 'revoke-all-keys': {
+        const r = await accounts.call.revokeAllApiKeys({ account_id: need('account') });
+        out = { revoked: r.revoked };
+        break;
+      }
       case 'list-keys': {
-        const r = await accounts.call.listApiKeys({
-          account_id: need('account'),
-          page: { limit: 100, starting_after: '' },
-        });
-        out = {
-          data: r.data.map((k) => ({
-            id: k.id,
-            prefix: k.prefix,
-            scope: k.scope,
-            name: k.name,
-            created_at: k.created_at,
-            last_used_at: k.last_used_at || null,
-            revoked_at: k.revoked_at || null,
-          })),
-        };
+        // Every key in the state asked for, page by page (the service answers at most 100 at a time).
+        const data: unknown[] = [];
+        let r: Awaited<ReturnType<typeof accounts.call.listApiKeys>>;
+        let cursor = '';
+        do {
+          r = await accounts.call.listApiKeys({
+            account_id: need('account'),
+            page: { limit: 100, starting_after: cursor },
+            revoked: flags.state === 'revoked',
+          });
+          for (const k of r.data)
+            data.push({
+              id: k.id,
+              prefix: k.prefix,
+              scope: k.scope,
+              name: k.name,
+              created_at: k.created_at,
+              last_used_at: k.last_used_at || null,
+              revoked_at: k.revoked_at || null,
+            });
+          cursor = r.page?.next_cursor ?? '';
+        } while (r.page?.has_more && cursor);
+        out = { data, live_keys: r.live_keys, max_live_keys: r.max_live_keys };
         break;
       }
     }

@@ -9,6 +9,7 @@ import type { GatewayConfig } from './config';
 import { errorHandler, notFound, wellFormedPath } from './errors';
 import { AttemptThrottle, countAuthFailure, enforceRateLimits, type RateLimits } from './limits';
 import { dashboardRouter } from './dashboard/routes';
+import { sessionMeter } from './dashboard/metering';
 import { checkoutPageProxy, stripeWebhookProxy } from './checkout-proxy';
 import { requestContext, versionAlias } from './request-context';
 import { checkoutRoutes } from './routes/checkout';
@@ -128,7 +129,8 @@ export function createApp({
       log,
       secureCookies: config.NODE_ENV === 'production',
       validator,
-      hourlyUsage: (accountId) => limits.hourlyUsage(accountId),
+      hourlyUsage: (accountId, app) => limits.hourlyUsage(accountId, app),
+      meter: sessionMeter(limits),
       signInThrottle: {
         perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL),
         perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS),

@@ -6,14 +6,31 @@ import type { Principal } from './auth';
 import { QuotaCounter, type Counted, type LocalWindow, type WindowSpec } from './quota';
 
 // Rate limits (the spec gives two statements; both hold):
-//   "hour"   per account, by plan: free 100, pro 1,000, enterprise 10,000
-//   "minute" per API key: 100 by default
-// An operator may raise either for one account. Counters live in Redis, shared
-// by every gateway, touched at most once per request (quota.ts); when Redis is
-// unreachable or slow each gateway falls back to its own counts.
+//   "hour"     per account, by plan: free 100, pro 1,000, enterprise 10,000 (full-scope keys)
+//   "minute"   per API key: 100 by default
+//   "app_hour" per account: app traffic (validate-scope keys, which ship inside
+//              customers' apps) has an hourly allowance of its own, ten times the
+//              hourly quota, and never spends the quota above: anyone holding a
+//              copy of the app could otherwise lock the vendor out of the API.
+// An operator may raise either for one account (a raised hour raises the app
+// allowance with it). Counters live in Redis, shared by every gateway, touched
+// at most once per request (quota.ts); when Redis is unreachable or slow each
+// gateway falls back to its own counts.
 
 export const PLAN_HOURLY_QUOTA: Record<string, number> = { free: 100, pro: 1000, enterprise: 10_000 };
+/** App traffic's hourly allowance is this many times the account's hourly quota (free 1,000, pro 10,000, enterprise 100,000). */
+export const APP_ALLOWANCE_FACTOR = 10;
 export const DEFAULT_PER_MINUTE = 100;
+
+/** The budgets of one account: which hourly window a request spends depends on who sends it. */
+export interface AccountLimits {
+  /** Per API key (and per dashboard session), per minute. */
+  minute: number;
+  /** Per account, per hour: the vendor's own traffic (full-scope keys, the dashboard). */
+  hour: number;
+  /** Per account, per hour: app traffic (validate-scope keys). */
+  appHour: number;
+}
 
 export interface LimitSettings {
   enabled: boolean;
@@ -26,18 +43,18 @@ export interface LimitSettings {
 }
 
 /** The effective limits of a caller: overrides win over the plan. */
-export function limitsFor(p: Pick<Principal, 'plan' | 'perMinuteOverride' | 'perHourOverride'>): {
-  minute: number;
-  hour: number;
-} {
-  return {
-    minute: p.perMinuteOverride || DEFAULT_PER_MINUTE,
-    hour: p.perHourOverride || PLAN_HOURLY_QUOTA[p.plan] || PLAN_HOURLY_QUOTA.free,
-  };
+export function limitsFor(p: Pick<Principal, 'plan' | 'perMinuteOverride' | 'perHourOverride'>): AccountLimits {
+  const hour = p.perHourOverride || PLAN_HOURLY_QUOTA[p.plan] || PLAN_HOURLY_QUOTA.free;
+  return { minute: p.perMinuteOverride || DEFAULT_PER_MINUTE, hour, appHour: hour * APP_ALLOWANCE_FACTOR };
 }
 
+/** App traffic: requests that spend the app allowance, not the account's hourly quota. */
+export const isAppTraffic = (p: Pick<Principal, 'scope'>): boolean => p.scope === 'validate';
+
+export type WindowName = 'minute' | 'hour' | 'app_hour';
+
 export interface WindowState {
-  name: 'minute' | 'hour';
+  name: WindowName;
   limit: number;
   windowS: number;
   remaining: number;
@@ -52,9 +69,9 @@ export function bindingWindow(windows: WindowState[]): WindowState {
   return best;
 }
 
-/** RateLimit-Policy: both windows, the hour first (the same for every request of one caller). */
+/** RateLimit-Policy: both windows, the hour (the account's quota or its app allowance) first; the same for every request of one caller. */
 export function rateLimitPolicy(windows: Pick<WindowState, 'name' | 'limit' | 'windowS'>[]): string {
-  const hour = windows.find((x) => x.name === 'hour');
+  const hour = windows.find((x) => x.name !== 'minute');
   const minute = windows.find((x) => x.name === 'minute');
   const policy = (x: Pick<WindowState, 'name' | 'limit' | 'windowS'>) => `"${x.name}";q=${x.limit};w=${x.windowS}`;
   return hour && minute ? `${policy(hour)}, ${policy(minute)}` : windows.map(policy).join(', ');
@@ -96,9 +113,11 @@ export function rateLimitHeaders(windows: WindowState[], nowS: number, policy?: 
 }
 
 export function rejectionDetail(w: WindowState, plan: string): string {
-  return w.name === 'minute'
-    ? `the per-minute limit of ${w.limit} requests for this API key was reached; retry in ${w.resetS} s`
-    : `the hourly quota of ${w.limit} requests for this account (${plan} plan) was reached; retry in ${w.resetS} s`;
+  if (w.name === 'minute')
+    return `the per-minute limit of ${w.limit} requests for this API key was reached; retry in ${w.resetS} s`;
+  if (w.name === 'app_hour')
+    return `the hourly allowance of ${w.limit} app requests (validate-scope keys) for this account (${plan} plan) was reached; retry in ${w.resetS} s`;
+  return `the hourly quota of ${w.limit} requests for this account (${plan} plan) was reached; retry in ${w.resetS} s`;
 }
 
 /** A fixed window of failed attempts in Redis (rate-limiter-flexible), with an in-memory insurance limiter. */
@@ -193,7 +212,10 @@ export interface RateVerdict {
 }
 
 interface LimitSpec {
+  /** The per-minute limit and the hourly one this caller spends (the quota, or the app allowance). */
   limits: { minute: number; hour: number };
+  /** Which hourly window that is. */
+  hourName: 'hour' | 'app_hour';
   windows: [WindowSpec, WindowSpec];
   policy: string;
 }
@@ -259,18 +281,24 @@ export class RateLimits {
   private specOf(p: Principal): LimitSpec {
     let spec = this.specs.get(p);
     if (!spec) {
-      const limits = limitsFor(p);
+      const all = limitsFor(p);
+      const hourName = isAppTraffic(p) ? 'app_hour' : 'hour';
+      const limits = { minute: all.minute, hour: hourName === 'app_hour' ? all.appHour : all.hour };
       const policy = rateLimitPolicy([
-        { name: 'hour', limit: limits.hour, windowS: this.settings.hourWindowS },
+        { name: hourName, limit: limits.hour, windowS: this.settings.hourWindowS },
         { name: 'minute', limit: limits.minute, windowS: this.settings.minuteWindowS },
       ]);
-      spec = { limits, windows: this.windowsOf(p, limits), policy };
+      spec = { limits, hourName, windows: this.windowsOf(p, limits, hourName), policy };
       this.specs.set(p, spec);
     }
     return spec;
   }
 
-  private windowsOf(p: Principal, limits: { minute: number; hour: number }): [WindowSpec, WindowSpec] {
+  private windowsOf(
+    p: Principal,
+    limits: { minute: number; hour: number },
+    hourName: LimitSpec['hourName'],
+  ): [WindowSpec, WindowSpec] {
     return [
       {
         key: `${this.settings.keyPrefix}:minute:${p.keyId}`,
@@ -278,31 +306,38 @@ export class RateLimits {
         windowMs: this.settings.minuteWindowS * 1000,
       },
       {
-        key: `${this.settings.keyPrefix}:hour:${p.accountId}`,
+        key: this.hourKey(p.accountId, hourName),
         limit: limits.hour,
         windowMs: this.settings.hourWindowS * 1000,
       },
     ];
   }
 
-  private verdict(c: Counted, { limits, policy }: LimitSpec): RateVerdict {
+  /** The account's hourly counter in Redis: the quota ("hour") or the app allowance ("app_hour"). */
+  private hourKey(accountId: string, hourName: LimitSpec['hourName']): string {
+    return `${this.settings.keyPrefix}:${hourName}:${accountId}`;
+  }
+
+  private verdict(c: Counted, { limits, hourName, policy }: LimitSpec): RateVerdict {
     const now = Date.now();
     const windows = [
-      windowState('hour', c.hour, limits.hour, this.settings.hourWindowS, now),
+      windowState(hourName, c.hour, limits.hour, this.settings.hourWindowS, now),
       windowState('minute', c.minute, limits.minute, this.settings.minuteWindowS, now),
     ];
-    return { windows, rejectedBy: c.refusedBy ? windows.find((w) => w.name === c.refusedBy) : undefined, policy };
+    const refused = c.refusedBy === 'hour' ? hourName : c.refusedBy;
+    return { windows, rejectedBy: refused ? windows.find((w) => w.name === refused) : undefined, policy };
   }
 
   /**
    * Requests counted so far in the account's hourly window, as Redis holds
    * them (the dashboard's usage meter; counts a gateway admitted from memory
-   * arrive within its sync interval). Undefined while Redis is away.
+   * arrive within its sync interval): the quota, or with `app` the app
+   * allowance. Undefined while Redis is away.
    */
-  async hourlyUsage(accountId: string): Promise<{ used: number; resetsInS: number } | undefined> {
+  async hourlyUsage(accountId: string, app = false): Promise<{ used: number; resetsInS: number } | undefined> {
     if (this.redis.status !== 'ready') return undefined;
     try {
-      const key = `${this.settings.keyPrefix}:hour:${accountId}`;
+      const key = this.hourKey(accountId, app ? 'app_hour' : 'hour');
       const [used, pttl] = await Promise.all([this.redis.get(key), this.redis.pttl(key)]);
       return { used: Number(used ?? 0), resetsInS: pttl > 0 ? Math.ceil(pttl / 1000) : this.settings.hourWindowS };
     } catch {

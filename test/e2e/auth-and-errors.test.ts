@@ -180,6 +180,8 @@ describe('status and unavailable services', () => {
         nats: { status: 'ok', latency_ms: expect.any(Number) },
         redis: { status: 'ok', latency_ms: expect.any(Number) },
       },
+      // The caller's budgets (an enterprise account here).
+      rate_limits: { plan: 'enterprise', hourly_quota: 10_000, hourly_app_allowance: 100_000, per_key_per_minute: 100 },
     });
     expect(res.body.version).toBe(require('../../gateway/package.json').version);
   });

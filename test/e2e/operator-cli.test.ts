@@ -59,9 +59,51 @@ describe('npm run admin', () => {
     const revoked = await admin('revoke-key', '--account', account_id, '--key-id', key.key_id);
     expect(JSON.parse(revoked.stdout)).toEqual({ key_id: key.key_id, revoked_at: expect.any(String) });
     const listed = JSON.parse((await admin('list-keys', '--account', account_id)).stdout);
-    expect(listed.data).toHaveLength(2);
+    expect(listed).toMatchObject({ live_keys: 1, max_live_keys: 50 });
+    expect(listed.data.map((k: { id: string }) => k.id)).not.toContain(key.key_id); // live keys only
     expect(JSON.stringify(listed)).not.toContain(api_key);
+    const revokedList = JSON.parse((await admin('list-keys', '--account', account_id, '--state', 'revoked')).stdout);
+    expect(revokedList.data.map((k: { id: string }) => k.id)).toEqual([key.key_id]);
   });
+
+  it('list-keys prints every live key however many revoked ones are newer; revoke-all-keys revokes them all', async () => {
+    const { accountId: account_id, apiKey: api_key } = await stack.newAccount();
+    const live: string[] = [];
+    for (let i = 0; i < 29; i++)
+      live.push((await stack.admin.createApiKey({ account_id, scope: 'full', name: `live ${i}` })).secret);
+    // 100 regenerations' worth of revoked keys, all newer than the live ones.
+    for (let i = 0; i < 100; i++) {
+      const k = await stack.admin.createApiKey({ account_id, scope: 'full', name: `old ${i}` });
+      await stack.admin.revokeApiKey({ account_id, key_id: k.api_key!.id });
+    }
+    const listed = JSON.parse((await admin('list-keys', '--account', account_id)).stdout);
+    expect(listed.live_keys).toBe(30);
+    expect(listed.data).toHaveLength(30);
+    expect(listed.data.every((k: { revoked_at: unknown }) => k.revoked_at === null)).toBe(true);
+    expect(
+      JSON.parse((await admin('list-keys', '--account', account_id, '--state', 'revoked')).stdout).data,
+    ).toHaveLength(100);
+
+    // Each key in use (so in the gateway's auth cache) until revoke-all-keys.
+    for (const secret of [api_key, ...live])
+      expect((await client(stack.url, secret)('GET', '/api/v1/products')).status).toBe(200);
+    const all = await admin('revoke-all-keys', '--account', account_id);
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout)).toEqual({ revoked: 30 });
+    // Every one of them stops working on the gateway within a second.
+    for (const secret of [api_key, ...live])
+      await eventually(
+        async () => expect((await client(stack.url, secret)('GET', '/api/v1/products')).status).toBe(401),
+        {
+          timeoutMs: 1500,
+        },
+      );
+    expect(await stack.admin.listApiKeys({ account_id, page: { limit: 100, starting_after: '' } })).toMatchObject({
+      data: [],
+      live_keys: 0,
+    });
+    expect((await admin('revoke-all-keys')).stderr).toContain('revoke-all-keys needs --account');
+  }, 90_000); // four CLI processes, each a few seconds on a busy machine
 
   it('set-plan and set-limits change the account and the gateway honours them', async () => {
     const { account_id, api_key } = JSON.parse((await admin('create-account', '--name', 'Limits')).stdout);

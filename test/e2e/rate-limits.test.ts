@@ -163,6 +163,74 @@ describe('per-plan hourly quota and per-key minute limit', () => {
   });
 });
 
+describe('app traffic (validate-scope keys) has a budget of its own', () => {
+  const validate = (api: Api) => api('GET', '/api/v1/licenses/validate?license_key=7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V');
+
+  it('free plan: 100 validations with a validate key leave the full key its whole hourly quota', async () => {
+    const a = await accountWith('free');
+    const app = client(
+      stack.url,
+      (await stack.admin.createApiKey({ account_id: a.accountId, scope: 'validate', name: 'app' })).secret,
+    );
+    const statuses: number[] = [];
+    let last: Awaited<ReturnType<Api>> | undefined;
+    for (let i = 0; i < 100; i++) {
+      last = await validate(app);
+      statuses.push(last.status);
+    }
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    // The app's headers describe the app allowance (ten times the free quota), not the account's quota.
+    expect(last!.headers.get('ratelimit-policy')).toBe('"app_hour";q=1000;w=3600, "minute";q=100;w=60');
+    expect(last!.headers.get('ratelimit')).toMatch(/^"minute";r=0;t=\d+$/);
+    expect(await counter('hour', a.accountId)).toBe(0);
+
+    const created = await a.api('POST', '/api/v1/products', { name: 'Still mine' });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('ratelimit-policy')).toBe('"hour";q=100;w=3600, "minute";q=100;w=60');
+    expect(created.headers.get('x-ratelimit-remaining')).toBe('99');
+  });
+
+  it('the app allowance runs out on its own, with a 429 that names it, while the full key goes on', async () => {
+    // A raised hour of 10 makes the app allowance 100: small enough to run out here.
+    const a = await accountWith('free', { per_minute_limit: 1000, per_hour_limit: 10 });
+    const app = client(
+      stack.url,
+      (await stack.admin.createApiKey({ account_id: a.accountId, scope: 'validate', name: 'app' })).secret,
+    );
+    for (let i = 0; i < 100; i++) expect((await validate(app)).status).toBe(200);
+    const refused = await validate(app);
+    expect(refused.status).toBe(429);
+    expect(refused.body.detail).toMatch(
+      /hourly allowance of 100 app requests \(validate-scope keys\) for this account \(free plan\)/,
+    );
+    expect(refused.headers.get('ratelimit')).toMatch(/^"app_hour";r=0;t=\d+$/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3500);
+    expect((await a.api('GET', '/api/v1/products')).status).toBe(200);
+    expect(await counter('hour', a.accountId)).toBe(1);
+  });
+
+  it('GET /api/v1/status shows the plan, the hourly quota, the app allowance and the per-key minute', async () => {
+    const free = await accountWith('free');
+    expect((await free.api('GET', '/api/v1/status')).body.rate_limits).toEqual({
+      plan: 'free',
+      hourly_quota: 100,
+      hourly_app_allowance: 1000,
+      per_key_per_minute: 100,
+    });
+    const raised = await accountWith('pro', { per_minute_limit: 500, per_hour_limit: 5000 });
+    const app = client(
+      stack.url,
+      (await stack.admin.createApiKey({ account_id: raised.accountId, scope: 'validate', name: 'app' })).secret,
+    );
+    expect((await app('GET', '/api/v1/status')).body.rate_limits).toEqual({
+      plan: 'pro',
+      hourly_quota: 5000,
+      hourly_app_allowance: 50_000,
+      per_key_per_minute: 500,
+    });
+  });
+});
+
 describe('shared across gateways', () => {
   it('100 requests spread over two gateways leave 0, and the 101st is refused on either', async () => {
     const second = await stack.extraGateway();

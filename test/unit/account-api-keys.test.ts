@@ -1,9 +1,12 @@
 import { LAST_USED_RESOLUTION_MS } from '../../services/account/src/domain/account';
 import { createAccount } from '../../services/account/src/use-cases/accounts';
+import { MAX_LIVE_KEYS } from '../../services/account/src/domain/api-key';
 import {
   createApiKey,
+  getApiKey,
   listApiKeys,
   regenerateApiKey,
+  revokeAllApiKeys,
   revokeApiKey,
 } from '../../services/account/src/use-cases/api-keys';
 import { authenticate } from '../../services/account/src/use-cases/authenticate';
@@ -111,6 +114,105 @@ describe('revoking API keys', () => {
       'not_found',
     );
     expect(store.keys.size).toBe(keys);
+  });
+});
+
+describe('the cap on live keys', () => {
+  /** Fills the account up to the cap (it starts with its default key). */
+  async function full() {
+    const s = await setup();
+    for (let i = 1; i < MAX_LIVE_KEYS; i++)
+      await createApiKey(s.deps, { account_id: s.accountId, scope: 'full', name: `k${i}` });
+    return s;
+  }
+
+  it(`is ${MAX_LIVE_KEYS} live keys: one more is a conflict that says so, and stores and publishes nothing`, async () => {
+    const { store, deps, accountId } = await full();
+    const events = store.events.length;
+    const err = await refusal(() => createApiKey(deps, { account_id: accountId, scope: 'full', name: 'one too many' }));
+    expect(err).toMatchObject({
+      code: 'conflict',
+      message: `this account already has ${MAX_LIVE_KEYS} live API keys, the most it may have; revoke one it no longer needs first`,
+    });
+    expect(await store.countLiveKeys(accountId)).toBe(MAX_LIVE_KEYS);
+    expect(store.events).toHaveLength(events);
+  });
+
+  it('counts live keys only: a revoked key makes room, and another account is not affected', async () => {
+    const { deps, a, b, accountId } = await full();
+    await revokeApiKey(deps, { account_id: accountId, key_id: a.key._id });
+    await expect(createApiKey(deps, { account_id: accountId, scope: 'full', name: 'room' })).resolves.toBeDefined();
+    await expect(
+      createApiKey(deps, { account_id: b.account._id, scope: 'full', name: 'other' }),
+    ).resolves.toBeDefined();
+  });
+
+  it('still lets a full account regenerate a key (the new one takes the old one’s place)', async () => {
+    const { store, deps, a, accountId } = await full();
+    const fresh = await regenerateApiKey(deps, { account_id: accountId, key_id: a.key._id });
+    expect(fresh.key.scope).toBe('full');
+    expect(await store.countLiveKeys(accountId)).toBe(MAX_LIVE_KEYS);
+  });
+});
+
+describe('finding, listing and revoking every key', () => {
+  it('finds a key by its id within its account, however many keys came after it', async () => {
+    const { deps, a, b, accountId } = await setup();
+    for (let i = 0; i < 120; i++) {
+      const k = await createApiKey(deps, { account_id: accountId, scope: 'full', name: `churn ${i}` });
+      await revokeApiKey(deps, { account_id: accountId, key_id: k.key._id });
+    }
+    expect(await getApiKey(deps, { account_id: accountId, key_id: a.key._id })).toMatchObject({ name: 'default' });
+    for (const req of [
+      { account_id: accountId, key_id: b.key._id },
+      { account_id: accountId, key_id: 'not-a-key' },
+    ])
+      expect(await refusal(() => getApiKey(deps, req))).toMatchObject({ code: 'not_found' });
+    expect((await refusal(() => getApiKey(deps, { account_id: '', key_id: a.key._id }))).code).toBe('invalid_request');
+  });
+
+  it('lists live keys, and revoked ones apart, with the live count and the cap', async () => {
+    const { deps, a, accountId } = await setup();
+    const app = await createApiKey(deps, { account_id: accountId, scope: 'validate', name: 'app' });
+    await revokeApiKey(deps, { account_id: accountId, key_id: a.key._id });
+    const live = await listApiKeys(deps, accountId, undefined);
+    expect(live.items.map((k) => k._id)).toEqual([app.key._id]);
+    expect(live).toMatchObject({ live: 1, max: MAX_LIVE_KEYS });
+    expect((await listApiKeys(deps, accountId, undefined, true)).items.map((k) => k._id)).toEqual([a.key._id]);
+  });
+
+  it('revokes every live key of the account, page after page, each with its own api_key.revoked, and no other account’s', async () => {
+    const { store, outbox, deps, b, accountId, a } = await setup();
+    for (let i = 0; i < MAX_LIVE_KEYS - 1; i++)
+      await createApiKey(deps, { account_id: accountId, scope: i % 2 ? 'full' : 'validate', name: `k${i}` });
+    // Keys stored before the cap existed can be more than a page of them.
+    for (let i = 0; i < 130; i++) {
+      const id = `key_${String(i).padStart(26, '0')}`;
+      store.keys.set(id, { ...store.keys.get(a.key._id)!, _id: id, digest: id, slot_key: `legacy:${id}` });
+    }
+    const live = MAX_LIVE_KEYS + 130;
+    store.events.length = 0;
+    outbox.flushed.length = 0;
+    const liveIds = [...store.keys.values()].filter((k) => k.account_id === accountId).map((k) => k._id);
+    expect(await revokeAllApiKeys(deps, { account_id: accountId, actor: 'ana@example.com' })).toBe(live);
+    expect(await store.countLiveKeys(accountId)).toBe(0);
+    expect(store.events.map((e) => e.type)).toEqual(Array(live).fill('api_key.revoked'));
+    expect(new Set(store.events.map((e) => (e.data as { api_key: { id: string } }).api_key.id))).toEqual(
+      new Set(liveIds),
+    );
+    expect(outbox.flushed).toHaveLength(live);
+    expect([...store.keys.values()].find((k) => k.account_id === accountId)?.revoked_by).toBe('ana@example.com');
+    expect(store.keys.get(b.key._id)?.revoked_at).toBeNull();
+    // Nothing left: a second call revokes nothing.
+    expect(await revokeAllApiKeys(deps, { account_id: accountId })).toBe(0);
+  });
+
+  it('refuses to revoke all without an account id, and answers an unknown account as not found', async () => {
+    const { deps } = await setup();
+    expect((await refusal(() => revokeAllApiKeys(deps, { account_id: '' }))).fieldErrors.map((f) => f.field)).toEqual([
+      'account_id',
+    ]);
+    expect((await refusal(() => revokeAllApiKeys(deps, { account_id: 'acct_nope' }))).code).toBe('not_found');
   });
 });
 

@@ -16,15 +16,25 @@ const w = (name: 'minute' | 'hour', limit: number, remaining: number, resetS: nu
 
 describe('effective limits', () => {
   it('come from the plan unless an operator override is set', () => {
-    expect(limitsFor({ plan: 'free', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({ minute: 100, hour: 100 });
-    expect(limitsFor({ plan: 'pro', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({ minute: 100, hour: 1000 });
+    expect(limitsFor({ plan: 'free', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({
+      minute: 100,
+      hour: 100,
+      appHour: 1000,
+    });
+    expect(limitsFor({ plan: 'pro', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({
+      minute: 100,
+      hour: 1000,
+      appHour: 10_000,
+    });
     expect(limitsFor({ plan: 'enterprise', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({
       minute: 100,
       hour: 10_000,
+      appHour: 100_000,
     });
     expect(limitsFor({ plan: 'pro', perMinuteOverride: 500, perHourOverride: 50_000 })).toEqual({
       minute: 500,
       hour: 50_000,
+      appHour: 500_000,
     });
   });
 
@@ -45,6 +55,12 @@ describe('headers', () => {
     });
   });
 
+  it('name the app allowance first in the policy of a validate-scope key', () => {
+    const h = rateLimitHeaders([w('minute', 100, 40, 20), { ...w('hour', 1000, 3, 3000), name: 'app_hour' }], 0);
+    expect(h['RateLimit-Policy']).toBe('"app_hour";q=1000;w=3600, "minute";q=100;w=60');
+    expect(h.RateLimit).toBe('"app_hour";r=3;t=3000');
+  });
+
   it('pick the hour when it has fewer left, and the later reset on a tie', () => {
     expect(bindingWindow([w('minute', 100, 40, 20), w('hour', 100, 3, 3000)]).name).toBe('hour');
     expect(bindingWindow([w('minute', 100, 0, 20), w('hour', 100, 0, 3000)]).name).toBe('hour');
@@ -58,6 +74,9 @@ describe('429 detail', () => {
     );
     expect(rejectionDetail(w('hour', 100, 0, 1800), 'free')).toBe(
       'the hourly quota of 100 requests for this account (free plan) was reached; retry in 1800 s',
+    );
+    expect(rejectionDetail({ ...w('hour', 1000, 0, 1800), name: 'app_hour' }, 'free')).toBe(
+      'the hourly allowance of 1000 app requests (validate-scope keys) for this account (free plan) was reached; retry in 1800 s',
     );
   });
 });

@@ -13,8 +13,8 @@ export interface DashboardContext {
   clients: Clients;
   /** The gateway's validation cache: told about changes made here, as the REST routes tell it. */
   validator?: Pick<LicenseValidator, 'changed' | 'productChanged'>;
-  /** Requests counted in the account's current hourly window (Redis); undefined without it. */
-  hourlyUsage?: (accountId: string) => Promise<{ used: number; resetsInS: number } | undefined>;
+  /** Requests counted in the account's current hourly window (Redis), or with `app` its app allowance's; undefined without it. */
+  hourlyUsage?: (accountId: string, app?: boolean) => Promise<{ used: number; resetsInS: number } | undefined>;
   page(res: Response, status: number, html: string): void;
   /** Pages behind sign-in; a POST must also carry the session's CSRF token. */
   signedIn(handler: SignedInHandler): Handler;

@@ -92,14 +92,16 @@ export function codesChart(id: string, title: string, period: string, bars: Bar[
 </figure>`;
 }
 
-/** Requests this hour against the plan's hourly limit, as a meter with the numbers beside it. */
-function usageMeter(limits: Limits, usage?: { used: number; resetsInS: number }): string {
+type Usage = { used: number; resetsInS: number };
+
+/** Requests this hour against an hourly budget (the account's quota, or its apps' allowance), as a meter with the numbers beside it. */
+function usageMeter(id: string, label: string, limit: number, usage: Usage | undefined, over: string): string {
   if (!usage)
-    return `<p class="muted">The plan allows <strong>${limits.hour.toLocaleString('en')}</strong> requests per hour. Current usage is not available right now.</p>`;
-  const used = Math.min(usage.used, limits.hour);
-  const share = Math.round((used / limits.hour) * 100);
-  return `<p><label for="usage-meter">Requests this hour</label>: <strong data-testid="requests-this-hour">${usage.used.toLocaleString('en')}</strong> of <strong>${limits.hour.toLocaleString('en')}</strong> (${share}%); the window starts again in ${Math.ceil(usage.resetsInS / 60)} min.</p>
-<meter id="usage-meter" class="meter" min="0" max="${limits.hour}" low="${Math.floor(limits.hour * 0.7)}" high="${Math.floor(limits.hour * 0.9)}" optimum="0" value="${used}">${share}%</meter>${usage.used >= limits.hour ? '<p class="error">The hourly limit is reached: API requests get 429 until the window starts again.</p>' : ''}`;
+    return `<p class="muted">${h(label)}: at most <strong>${limit.toLocaleString('en')}</strong> per hour. Current usage is not available right now.</p>`;
+  const used = Math.min(usage.used, limit);
+  const share = Math.round((used / limit) * 100);
+  return `<p><label for="${id}-meter">${h(label)}</label>: <strong data-testid="${id}">${usage.used.toLocaleString('en')}</strong> of <strong>${limit.toLocaleString('en')}</strong> (${share}%); the window starts again in ${Math.ceil(usage.resetsInS / 60)} min.</p>
+<meter id="${id}-meter" class="meter" min="0" max="${limit}" low="${Math.floor(limit * 0.7)}" high="${Math.floor(limit * 0.9)}" optimum="0" value="${used}">${share}%</meter>${usage.used >= limit ? `<p class="error">${h(over)}</p>` : ''}`;
 }
 
 const hourLabel = (iso: string) => `${iso.slice(11, 16)} UTC`;
@@ -108,7 +110,7 @@ const dayLabel = (iso: string) =>
 
 export function overviewPage(
   s: DashboardSession,
-  data: { stats: Stats; licenses: License[]; limits: Limits; usage?: { used: number; resetsInS: number } },
+  data: { stats: Stats; licenses: License[]; limits: Limits; usage?: Usage; appUsage?: Usage },
 ): string {
   const hours: Bar[] = data.stats.validations_by_hour.map((x) => ({
     label: hourLabel(x.hour),
@@ -131,11 +133,12 @@ export function overviewPage(
     `<section class="stats" aria-label="Numbers">
   <div class="stat"><span class="n" data-testid="licenses-count">${data.stats.licenses_total.toLocaleString('en')}</span> licences issued</div>
   <div class="stat"><span class="n">${total24.toLocaleString('en')}</span> validations in 24 h (${valid24.toLocaleString('en')} valid)</div>
-  <div class="stat"><span class="n">${h(s.plan)}</span> plan · ${data.limits.hour.toLocaleString('en')} requests/hour</div>
+  <div class="stat"><span class="n">${h(s.plan)}</span> plan · ${data.limits.hour.toLocaleString('en')} requests/hour · ${data.limits.appHour.toLocaleString('en')} app requests/hour</div>
 </section>
 <section class="card" aria-labelledby="usage-title">
   <h2 id="usage-title">API usage</h2>
-  ${usageMeter(data.limits, data.usage)}
+  ${usageMeter('requests-this-hour', 'Requests this hour (full-scope keys and this dashboard)', data.limits.hour, data.usage, 'The hourly limit is reached: API requests with full-scope keys and dashboard pages get 429 until the window starts again.')}
+  ${usageMeter('app-requests-this-hour', 'App requests this hour (validate-scope keys)', data.limits.appHour, data.appUsage, 'The hourly app allowance is reached: requests with validate-scope keys get 429 until the window starts again.')}
 </section>
 <h2>Validations, last 24 hours</h2>
 ${codesChart('validations-24h', 'Validations per hour over the last 24 hours', 'in the last 24 hours', hours, 'They appear here as your apps check their keys.')}
@@ -153,7 +156,7 @@ export function overviewPages(r: Router, ctx: DashboardContext, limitsOf: (s: Da
   r.get(
     '/',
     ctx.signedIn(async (_req, res, s) => {
-      const [stats, licenses, usage] = await Promise.all([
+      const [stats, licenses, usage, appUsage] = await Promise.all([
         ctx.clients.licenses.getStats({ account_id: s.accountId }),
         ctx.clients.licenses.listLicenses({
           account_id: s.accountId,
@@ -163,8 +166,9 @@ export function overviewPages(r: Router, ctx: DashboardContext, limitsOf: (s: Da
           status: '',
         }),
         ctx.hourlyUsage?.(s.accountId),
+        ctx.hourlyUsage?.(s.accountId, true),
       ]);
-      ctx.page(res, 200, overviewPage(s, { stats, licenses: licenses.data, limits: limitsOf(s), usage }));
+      ctx.page(res, 200, overviewPage(s, { stats, licenses: licenses.data, limits: limitsOf(s), usage, appUsage }));
     }),
   );
 }

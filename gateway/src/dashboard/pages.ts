@@ -79,6 +79,8 @@ export function signUpPage(
 export interface Limits {
   minute: number;
   hour: number;
+  /** App traffic's own hourly allowance (validate-scope keys). */
+  appHour: number;
 }
 
 export interface NewKey {
@@ -89,7 +91,22 @@ export interface NewKey {
 
 export function settingsPage(
   s: DashboardSession,
-  data: { keys: ApiKey[]; audit: AuditEntry[]; limits: Limits; newKey?: NewKey; error?: string; notice?: string },
+  data: {
+    /** One page of the live keys, newest first. */
+    keys: ApiKey[];
+    /** Live keys in all, and the most the account may have. */
+    live: number;
+    maxLive: number;
+    /** Links to the next and first pages of keys. */
+    pager: string;
+    /** Whether this is the first page of keys (the form to generate one is there). */
+    first: boolean;
+    audit: AuditEntry[];
+    limits: Limits;
+    newKey?: NewKey;
+    error?: string;
+    notice?: string;
+  },
 ): string {
   const status = (k: ApiKey) =>
     k.revoked_at ? '<span class="badge revoked">revoked</span>' : '<span class="badge active">active</span>';
@@ -121,11 +138,13 @@ export function settingsPage(
     `${errorBox(data.error)}${data.notice ? `<p class="notice" role="status">${h(data.notice)}</p>` : ''}${newKey}
 <section aria-labelledby="plan-title" class="card">
   <h2 id="plan-title">Plan and limits</h2>
-  <p><span data-testid="plan">${h(s.plan)}</span> plan: <strong>${data.limits.hour.toLocaleString('en')}</strong> requests per hour for the account, <strong>${data.limits.minute.toLocaleString('en')}</strong> per minute for each API key.${s.perHourLimit || s.perMinuteLimit ? ' (raised on request)' : ''}</p>
+  <p><span data-testid="plan">${h(s.plan)}</span> plan: <strong data-testid="hourly-quota">${data.limits.hour.toLocaleString('en')}</strong> requests per hour for the account (full-scope API keys and this dashboard), <strong data-testid="hourly-app-allowance">${data.limits.appHour.toLocaleString('en')}</strong> per hour for your apps (validate-scope keys, counted apart so they never use up the first), <strong>${data.limits.minute.toLocaleString('en')}</strong> per minute for each API key and each dashboard session.${s.perHourLimit || s.perMinuteLimit ? ' (raised on request)' : ''}</p>
+  <p class="muted">Account ID <code data-testid="account-id">${h(s.accountId)}</code>: quote it when you ask for higher limits.</p>
 </section>
 <section aria-labelledby="keys-title">
   <h2 id="keys-title">API keys</h2>
-  ${data.keys.length ? `<div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></div>` : '<p class="muted">No API keys yet.</p>'}
+  <p><strong data-testid="live-keys">${data.live.toLocaleString('en')}</strong> live key${data.live === 1 ? '' : 's'} of the ${data.maxLive.toLocaleString('en')} an account may have. Revoked keys are not listed; the key actions below record them.${data.live ? ' <a class="danger" href="/dashboard/settings/keys/revoke-all">Revoke all keys</a>' : ''}</p>
+  ${data.keys.length ? `<div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></div>${data.pager}` : `<p class="muted">${data.first ? 'No live API keys.' : 'No more live API keys. <a href="/dashboard/settings">First page</a>.'}</p>`}
   <form method="post" action="/dashboard/settings/keys" class="card inline">
     <input type="hidden" name="_csrf" value="${h(s.csrfToken)}">
     <div><label for="key-name">Name</label><input id="key-name" name="name" maxlength="100" placeholder="e.g. production server"></div>
@@ -155,6 +174,22 @@ export function confirmPage(s: DashboardSession, action: 'revoke' | 'regenerate'
   <input type="hidden" name="confirm" value="yes">
   <p>${what} <code>${h(key.prefix)}…</code>${key.name ? ` (“${h(key.name)}”)` : ''}? ${consequence}</p>
   <button type="submit" class="${action === 'revoke' ? 'danger' : ''}">${what} key</button>
+  <a href="/dashboard/settings">Cancel</a>
+</form>`,
+    s,
+    '/dashboard/settings',
+  );
+}
+
+/** Confirmation of revoking every live key of the account. */
+export function revokeAllPage(s: DashboardSession): string {
+  return layout(
+    'Revoke all API keys?',
+    `<form method="post" action="/dashboard/settings/keys/revoke-all" class="card narrow">
+  <input type="hidden" name="_csrf" value="${h(s.csrfToken)}">
+  <input type="hidden" name="confirm" value="yes">
+  <p>Revoke <strong>every</strong> live API key of ${h(s.accountName)}? Every server and app using one gets 401 within a second, until you give it a new key. Your dashboard session stays signed in. This cannot be undone.</p>
+  <button type="submit" class="danger">Revoke all keys</button>
   <a href="/dashboard/settings">Cancel</a>
 </form>`,
     s,

@@ -4,10 +4,11 @@ import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../clients';
 import { type AttemptThrottle, limitsFor } from '../limits';
 import { CSS, JS } from './assets';
-import { confirmPage, messagePage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
+import { confirmPage, messagePage, revokeAllPage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
 import { signUpConfirmPage, signUpLinkProblemPage, signUpSentPage } from './signup-pages';
 import { checkoutPages } from './checkout';
-import { field, type DashboardContext, type Handler } from './context';
+import { field, queryOf, type DashboardContext, type Handler } from './context';
+import { pager } from './widgets';
 import { licensePages } from './licenses';
 import { overviewPages } from './overview';
 import { productPages } from './products';
@@ -35,7 +36,12 @@ export interface DashboardDeps {
   signUpThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
   validator?: DashboardContext['validator'];
   hourlyUsage?: DashboardContext['hourlyUsage'];
+  /** Counts a signed-in request against the account's limits (metering.ts); false: it answered 429. */
+  meter?: (res: Response, s: DashboardSession) => Promise<boolean>;
 }
+
+/** API keys per page of Settings (an account has at most a few dozen live ones). */
+const KEYS_PAGE = 25;
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -64,6 +70,7 @@ export function dashboardRouter({
   signUpThrottle,
   validator,
   hourlyUsage,
+  meter,
 }: DashboardDeps): Router {
   const r = Router();
 
@@ -93,12 +100,20 @@ export function dashboardRouter({
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
 
-  /** Pages behind sign-in; state-changing requests must also carry the session's CSRF token. */
+  /**
+   * Pages behind sign-in: counted against the account's rate limits (like an API request, before
+   * anything else is looked at; signing out is never refused); state-changing requests must also
+   * carry the session's CSRF token.
+   */
   const signedIn =
-    (handler: (req: Request, res: Response, s: DashboardSession) => Promise<void>): Handler =>
+    (
+      handler: (req: Request, res: Response, s: DashboardSession) => Promise<void>,
+      opts: { metered?: boolean } = {},
+    ): Handler =>
     async (req, res) => {
       const s = sessionOf(res);
       if (!s) return void res.redirect(303, '/dashboard/signin');
+      if (meter && opts.metered !== false && !(await meter(res, s))) return;
       if (
         req.method === 'POST' &&
         !tokensMatch(s.csrfToken, (req.body as Record<string, unknown> | undefined)?._csrf)
@@ -228,11 +243,14 @@ export function dashboardRouter({
 
   r.post(
     '/signout',
-    signedIn(async (_req, res, s) => {
-      await clients.accounts.endSession({ token: s.token });
-      clearSessionCookie(res, secureCookies);
-      res.redirect(303, '/dashboard/signin');
-    }),
+    signedIn(
+      async (_req, res, s) => {
+        await clients.accounts.endSession({ token: s.token });
+        clearSessionCookie(res, secureCookies);
+        res.redirect(303, '/dashboard/signin');
+      },
+      { metered: false },
+    ),
   );
 
   const ctx: DashboardContext = { clients, validator, hourlyUsage, page, signedIn };
@@ -242,23 +260,46 @@ export function dashboardRouter({
   webhookPages(r, ctx);
   checkoutPages(r, ctx);
 
-  // Settings: API keys
+  // Settings: API keys (live ones, a page at a time; revoked ones are in the key actions)
   async function settings(
     res: Response,
     s: DashboardSession,
     status: number,
     extra: { newKey?: NewKey; error?: string; notice?: string } = {},
+    after = '',
   ) {
     const [keys, audit] = await Promise.all([
-      clients.accounts.listApiKeys({ account_id: s.accountId, page: { limit: 100, starting_after: '' } }),
+      clients.accounts.listApiKeys({ account_id: s.accountId, page: { limit: KEYS_PAGE, starting_after: after } }),
       clients.accounts.listAuditEntries({ account_id: s.accountId, limit: 10 }),
     ]);
-    page(res, status, settingsPage(s, { keys: keys.data, audit: audit.data, limits: limitsOf(s), ...extra }));
+    page(
+      res,
+      status,
+      settingsPage(s, {
+        keys: keys.data,
+        live: keys.live_keys,
+        maxLive: keys.max_live_keys,
+        pager: pager('/dashboard/settings', {}, after, keys.page?.next_cursor ?? ''),
+        first: !after,
+        audit: audit.data,
+        limits: limitsOf(s),
+        ...extra,
+      }),
+    );
+  }
+
+  /** A refused key action (bad input, the cap, an already revoked key) comes back on Settings with its message. */
+  async function refusedOnSettings(res: Response, s: DashboardSession, err: unknown) {
+    if (!(err instanceof AppError) || !['invalid_request', 'conflict'].includes(err.code)) throw err;
+    await settings(res, s, err.code === 'conflict' ? 409 : 400, { error: err.message });
   }
 
   r.get(
     '/settings',
-    signedIn((_req, res, s) => settings(res, s, 200)),
+    signedIn(async (req, res, s) => {
+      const after = queryOf(req, 'starting_after', 64);
+      await settings(res, s, 200, {}, isId('key', after) ? after : '');
+    }),
   );
 
   r.post(
@@ -275,20 +316,39 @@ export function dashboardRouter({
           newKey: { secret: out.secret, name: out.api_key!.name, scope: out.api_key!.scope },
         });
       } catch (err) {
-        if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
-        await settings(res, s, 400, { error: err.message });
+        await refusedOnSettings(res, s, err);
       }
     }),
   );
 
-  /** A key of the signed-in account, or a 404 page (another account's key is simply not found). */
+  // Every live key at once (a leaked key nobody can find, a departing employee), after a confirmation.
+  // A dashboard session is not a key, so it keeps working; so do apps' licence files.
+  r.get(
+    '/settings/keys/revoke-all',
+    signedIn(async (_req, res, s) => page(res, 200, revokeAllPage(s))),
+  );
+  r.post(
+    '/settings/keys/revoke-all',
+    signedIn(async (req, res, s) => {
+      if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, revokeAllPage(s));
+      const out = await clients.accounts.revokeAllApiKeys({ account_id: s.accountId, actor: s.userEmail });
+      await settings(res, s, 200, {
+        notice: `Revoked ${out.revoked} API key${out.revoked === 1 ? '' : 's'}. Requests with ${out.revoked === 1 ? 'it' : 'them'} now get 401; generate new keys below.`,
+      });
+    }),
+  );
+
+  /** A key of the signed-in account, looked up by its id, or a 404 page (another account's key is simply not found). */
   async function ownKey(res: Response, s: DashboardSession, id: string): Promise<ApiKey | undefined> {
-    const keys = isId('key', id)
-      ? (await clients.accounts.listApiKeys({ account_id: s.accountId, page: { limit: 100, starting_after: '' } })).data
-      : [];
-    const key = keys.find((k) => k.id === id);
-    if (!key) page(res, 404, messagePage('API key not found', 'There is no such API key in this account.', s));
-    return key;
+    const notFound = () =>
+      page(res, 404, messagePage('API key not found', 'There is no such API key in this account.', s));
+    if (!isId('key', id)) return void notFound();
+    try {
+      return await clients.accounts.getApiKey({ account_id: s.accountId, key_id: id });
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'not_found') throw err;
+      return void notFound();
+    }
   }
 
   for (const action of ['revoke', 'regenerate'] as const) {
@@ -313,15 +373,19 @@ export function dashboardRouter({
         if (!key) return;
         if (field(req, 'confirm', 3) !== 'yes') return page(res, 200, confirmPage(s, action, key));
         const request = { account_id: s.accountId, key_id: key.id, actor: s.userEmail };
-        if (action === 'revoke') {
-          await clients.accounts.revokeApiKey(request);
-          return settings(res, s, 200, { notice: `Revoked ${key.prefix}…. Requests with it now get 401.` });
+        try {
+          if (action === 'revoke') {
+            await clients.accounts.revokeApiKey(request);
+            return await settings(res, s, 200, { notice: `Revoked ${key.prefix}…. Requests with it now get 401.` });
+          }
+          const out = await clients.accounts.regenerateApiKey(request);
+          await settings(res, s, 201, {
+            newKey: { secret: out.secret, name: out.api_key!.name, scope: out.api_key!.scope },
+            notice: `Revoked ${key.prefix}… and issued a replacement.`,
+          });
+        } catch (err) {
+          await refusedOnSettings(res, s, err);
         }
-        const out = await clients.accounts.regenerateApiKey(request);
-        await settings(res, s, 201, {
-          newKey: { secret: out.secret, name: out.api_key!.name, scope: out.api_key!.scope },
-          notice: `Revoked ${key.prefix}… and issued a replacement.`,
-        });
       }),
     );
   }

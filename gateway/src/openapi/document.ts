@@ -526,7 +526,8 @@ export function openApiDocument(version: string) {
           schema: { type: 'string' },
         },
         RateLimitPolicy: {
-          description: 'Both windows: "hour";q=<limit>;w=3600, "minute";q=<limit>;w=60',
+          description:
+            'Both windows: "hour";q=<limit>;w=3600, "minute";q=<limit>;w=60 (with a validate-scope key the hour is the app allowance, "app_hour")',
           schema: { type: 'string' },
         },
         RequestId: {

@@ -213,6 +213,21 @@ export const schemas: Record<string, Schema> = {
       webhook: ref('Probe'),
     }),
     dependencies: obj({ mongodb: ref('Probe'), nats: ref('Probe'), redis: ref('Probe') }),
+    rate_limits: obj(
+      {
+        plan: str('free, pro or enterprise'),
+        hourly_quota: int('Requests per hour for the account with full-scope keys and the dashboard', {
+          minimum: 1,
+        }),
+        hourly_app_allowance: int(
+          'Requests per hour for the account with validate-scope keys (app traffic); never spends hourly_quota',
+          { minimum: 1 },
+        ),
+        per_key_per_minute: int('Requests per minute for each API key', { minimum: 1 }),
+      },
+      undefined,
+      { description: "The calling account's rate limits (see RateLimit-Policy for the window this key spends)" },
+    ),
   }),
   Readiness: obj({
     status: { enum: ['ready', 'not_ready', 'shutting_down'] },

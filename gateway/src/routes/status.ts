@@ -3,7 +3,8 @@ import type { health } from '@licensing/proto';
 import { checkHealth } from '@licensing/runtime';
 import type { EventFeed } from '../event-feed';
 import type { Clients } from '../clients';
-import type { RateLimits } from '../limits';
+import { principalOf, type Principal } from '../auth';
+import { limitsFor, type RateLimits } from '../limits';
 import { route } from './route';
 
 const PROBE_TIMEOUT_MS = 1000;
@@ -91,6 +92,21 @@ export async function readiness(clients: Clients, limits: RateLimits, draining =
   };
 }
 
+/**
+ * The caller's budgets, so a client can see them without reading headers: the account's hourly
+ * quota (full-scope keys), the hourly allowance of app traffic (validate-scope keys), and the
+ * per-key minute limit, operator overrides included.
+ */
+export function rateLimitsOf(p: Principal) {
+  const limits = limitsFor(p);
+  return {
+    plan: p.plan,
+    hourly_quota: limits.hour,
+    hourly_app_allowance: limits.appHour,
+    per_key_per_minute: limits.minute,
+  };
+}
+
 export function statusRoutes(
   router: Router,
   clients: Clients,
@@ -100,7 +116,7 @@ export function statusRoutes(
 ): void {
   route(router, '/status', {
     get: async (_req, res) => {
-      res.json(await systemStatus(clients, bus, limits, version));
+      res.json({ ...(await systemStatus(clients, bus, limits, version)), rate_limits: rateLimitsOf(principalOf(res)) });
     },
   });
 }

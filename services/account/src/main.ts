@@ -14,6 +14,9 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
   async setup(ctx) {
     const models = accountModels(ctx.db);
     const store = new AccountStore(models);
+    // Before the indexes are built (startService does that after setup): keys stored before slots existed get one.
+    const filled = await store.backfillKeySlots();
+    if (filled) ctx.log.info({ keys: filled }, 'API keys given a slot_key');
     ctx.outbox.track(models.ApiKey);
     ctx.outbox.track(models.Account);
     const mailer = mailerFor(ctx.config.MAIL_URL, ctx.config.MAIL_FROM);

@@ -54,9 +54,25 @@ export class FakeAccountStore implements AccountStore {
     return after;
   }
 
-  async insertKey(doc: Omit<ApiKeyDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
-    this.keys.set(doc._id, structuredClone(doc));
+  /** Within the cap, as the real store's unique slots make it (numbered slots; a revoked key frees its own). */
+  async insertKey(
+    doc: Omit<ApiKeyDoc, 'outbox' | 'slot_key'>,
+    events: DomainEvent[],
+    maxLive: number,
+  ): Promise<ApiKeyDoc | 'full' | 'contended'> {
+    if ((await this.countLiveKeys(doc.account_id)) >= maxLive) return 'full';
+    const stored = { ...doc, slot_key: `${(await this.countLiveKeys(doc.account_id)) + 1}` };
+    this.keys.set(doc._id, structuredClone(stored));
     this.events.push(...events);
+    return structuredClone(stored);
+  }
+
+  async countLiveKeys(accountId: string): Promise<number> {
+    return [...this.keys.values()].filter((k) => k.account_id === accountId && !k.revoked_at).length;
+  }
+
+  async backfillKeySlots(): Promise<number> {
+    return 0;
   }
 
   async findKeyByDigest(digest: string): Promise<ApiKeyDoc | null> {
@@ -78,7 +94,7 @@ export class FakeAccountStore implements AccountStore {
   ): Promise<ApiKeyDoc | null> {
     const k = this.keys.get(id);
     if (!k || k.account_id !== accountId || k.revoked_at) return null;
-    Object.assign(k, { revoked_at: at, revoked_by: actor });
+    Object.assign(k, { revoked_at: at, revoked_by: actor, slot_key: `freed:${id}` });
     const after = withoutDigest(k);
     this.events.push(event(after));
     return after;
@@ -91,9 +107,9 @@ export class FakeAccountStore implements AccountStore {
     if (k) k.last_used_at = at;
   }
 
-  async listKeys(accountId: string, page: PageRequest | undefined) {
+  async listKeys(accountId: string, page: PageRequest | undefined, revoked = false) {
     return pageOf(
-      [...this.keys.values()].filter((k) => k.account_id === accountId),
+      [...this.keys.values()].filter((k) => k.account_id === accountId && !!k.revoked_at === revoked),
       page,
     );
   }
@@ -142,12 +158,20 @@ export class FakePeopleStore implements PeopleStore {
     if (s && s.ended_at === null) s.ended_at = at;
   }
 
-  async recentKeys(accountId: string): Promise<ApiKeyDoc[]> {
-    return [...this.accounts.keys.values()]
-      .filter((k) => k.account_id === accountId)
-      .sort((a, b) => (a._id < b._id ? 1 : -1))
-      .slice(0, 200)
-      .map(withoutDigest);
+  async keyActions(accountId: string, limit: number): Promise<{ created: ApiKeyDoc[]; revoked: ApiKeyDoc[] }> {
+    const own = [...this.accounts.keys.values()].filter((k) => k.account_id === accountId);
+    const latest = (keys: ApiKeyDoc[], at: (k: ApiKeyDoc) => number) =>
+      keys
+        .sort((a, b) => at(b) - at(a))
+        .slice(0, limit)
+        .map(withoutDigest);
+    return {
+      created: latest(own, (k) => k.created_at.getTime()),
+      revoked: latest(
+        own.filter((k) => k.revoked_at),
+        (k) => k.revoked_at!.getTime(),
+      ),
+    };
   }
 
   async insertPendingSignup(doc: PendingSignupDoc): Promise<void> {

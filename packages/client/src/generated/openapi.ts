@@ -812,6 +812,17 @@ export interface components {
                 nats: components["schemas"]["Probe"];
                 redis: components["schemas"]["Probe"];
             };
+            /** @description The calling account's rate limits (see RateLimit-Policy for the window this key spends) */
+            rate_limits: {
+                /** @description free, pro or enterprise */
+                plan: string;
+                /** @description Requests per hour for the account with full-scope keys and the dashboard */
+                hourly_quota: number;
+                /** @description Requests per hour for the account with validate-scope keys (app traffic); never spends hourly_quota */
+                hourly_app_allowance: number;
+                /** @description Requests per minute for each API key */
+                per_key_per_minute: number;
+            };
         };
         Readiness: {
             /** @enum {unknown} */
@@ -931,7 +942,7 @@ export interface components {
     headers: {
         /** @description The window closest to running out: "minute";r=<remaining>;t=<seconds to reset> */
         RateLimit: string;
-        /** @description Both windows: "hour";q=<limit>;w=3600, "minute";q=<limit>;w=60 */
+        /** @description Both windows: "hour";q=<limit>;w=3600, "minute";q=<limit>;w=60 (with a validate-scope key the hour is the app allowance, "app_hour") */
         RateLimitPolicy: string;
         /** @description Yours if sane, else generated; in every log line the request causes */
         RequestId: string;

@@ -99,14 +99,41 @@ export interface RevokeApiKeyRequest {
   actor?: string | undefined;
 }
 
+export interface GetApiKeyRequest {
+  /** Required: a key is always looked up within its account. */
+  account_id: string;
+  key_id: string;
+}
+
 export interface ListApiKeysRequest {
   account_id: string;
-  page: PageRequest | undefined;
+  page:
+    | PageRequest
+    | undefined;
+  /** false (the default): live keys only; true: revoked keys only. */
+  revoked?: boolean | undefined;
 }
 
 export interface ListApiKeysResponse {
   data: ApiKey[];
-  page: PageInfo | undefined;
+  page:
+    | PageInfo
+    | undefined;
+  /** The account's live keys now, and the most it may have (the cap). */
+  live_keys: number;
+  max_live_keys: number;
+}
+
+export interface RevokeAllApiKeysRequest {
+  /** Required, as for RevokeApiKey. */
+  account_id: string;
+  /** Who is doing it; empty = "operator". */
+  actor?: string | undefined;
+}
+
+export interface RevokeAllApiKeysResponse {
+  /** How many live keys this call revoked. */
+  revoked: number;
 }
 
 export interface AuthenticateRequest {
@@ -1297,8 +1324,101 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
   },
 };
 
+function createBaseGetApiKeyRequest(): GetApiKeyRequest {
+  return { account_id: "", key_id: "" };
+}
+
+export const GetApiKeyRequest: MessageFns<GetApiKeyRequest> = {
+  encode(message: GetApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key_id !== "") {
+      writer.uint32(18).string(message.key_id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetApiKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetApiKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key_id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetApiKeyRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key_id: isSet(object.keyId)
+        ? globalThis.String(object.keyId)
+        : isSet(object.key_id)
+        ? globalThis.String(object.key_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetApiKeyRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key_id !== "") {
+      obj.keyId = message.key_id;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetApiKeyRequest>, I>>(base?: I): GetApiKeyRequest {
+    return GetApiKeyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetApiKeyRequest>, I>>(object: I): GetApiKeyRequest {
+    const message = createBaseGetApiKeyRequest();
+    message.account_id = object.account_id ?? "";
+    message.key_id = object.key_id ?? "";
+    return message;
+  },
+};
+
 function createBaseListApiKeysRequest(): ListApiKeysRequest {
-  return { account_id: "", page: undefined };
+  return { account_id: "", page: undefined, revoked: undefined };
 }
 
 export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
@@ -1308,6 +1428,9 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
     }
     if (message.page !== undefined) {
       PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    if (message.revoked !== undefined) {
+      writer.uint32(24).bool(message.revoked);
     }
     return writer;
   },
@@ -1341,6 +1464,14 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
             message.page = PageRequest.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.revoked = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1361,6 +1492,7 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
         ? globalThis.String(object.account_id)
         : "",
       page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+      revoked: isSet(object.revoked) ? globalThis.Boolean(object.revoked) : undefined,
     };
   },
 
@@ -1371,6 +1503,9 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
     }
     if (message.page !== undefined) {
       obj.page = PageRequest.toJSON(message.page);
+    }
+    if (message.revoked !== undefined) {
+      obj.revoked = message.revoked;
     }
     return obj;
   },
@@ -1384,12 +1519,13 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
     message.page = (object.page !== undefined && object.page !== null)
       ? PageRequest.fromPartial(object.page)
       : undefined;
+    message.revoked = object.revoked ?? undefined;
     return message;
   },
 };
 
 function createBaseListApiKeysResponse(): ListApiKeysResponse {
-  return { data: [], page: undefined };
+  return { data: [], page: undefined, live_keys: 0, max_live_keys: 0 };
 }
 
 export const ListApiKeysResponse: MessageFns<ListApiKeysResponse> = {
@@ -1399,6 +1535,12 @@ export const ListApiKeysResponse: MessageFns<ListApiKeysResponse> = {
     }
     if (message.page !== undefined) {
       PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    if (message.live_keys !== 0) {
+      writer.uint32(24).int32(message.live_keys);
+    }
+    if (message.max_live_keys !== 0) {
+      writer.uint32(32).int32(message.max_live_keys);
     }
     return writer;
   },
@@ -1432,6 +1574,22 @@ export const ListApiKeysResponse: MessageFns<ListApiKeysResponse> = {
             message.page = PageInfo.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.live_keys = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.max_live_keys = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1448,6 +1606,16 @@ export const ListApiKeysResponse: MessageFns<ListApiKeysResponse> = {
     return {
       data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => ApiKey.fromJSON(e)) : [],
       page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+      live_keys: isSet(object.liveKeys)
+        ? globalThis.Number(object.liveKeys)
+        : isSet(object.live_keys)
+        ? globalThis.Number(object.live_keys)
+        : 0,
+      max_live_keys: isSet(object.maxLiveKeys)
+        ? globalThis.Number(object.maxLiveKeys)
+        : isSet(object.max_live_keys)
+        ? globalThis.Number(object.max_live_keys)
+        : 0,
     };
   },
 
@@ -1459,6 +1627,12 @@ export const ListApiKeysResponse: MessageFns<ListApiKeysResponse> = {
     if (message.page !== undefined) {
       obj.page = PageInfo.toJSON(message.page);
     }
+    if (message.live_keys !== 0) {
+      obj.liveKeys = Math.round(message.live_keys);
+    }
+    if (message.max_live_keys !== 0) {
+      obj.maxLiveKeys = Math.round(message.max_live_keys);
+    }
     return obj;
   },
 
@@ -1469,6 +1643,164 @@ export const ListApiKeysResponse: MessageFns<ListApiKeysResponse> = {
     const message = createBaseListApiKeysResponse();
     message.data = object.data?.map((e) => ApiKey.fromPartial(e)) || [];
     message.page = (object.page !== undefined && object.page !== null) ? PageInfo.fromPartial(object.page) : undefined;
+    message.live_keys = object.live_keys ?? 0;
+    message.max_live_keys = object.max_live_keys ?? 0;
+    return message;
+  },
+};
+
+function createBaseRevokeAllApiKeysRequest(): RevokeAllApiKeysRequest {
+  return { account_id: "", actor: undefined };
+}
+
+export const RevokeAllApiKeysRequest: MessageFns<RevokeAllApiKeysRequest> = {
+  encode(message: RevokeAllApiKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(18).string(message.actor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeAllApiKeysRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeAllApiKeysRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeAllApiKeysRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
+    };
+  },
+
+  toJSON(message: RevokeAllApiKeysRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RevokeAllApiKeysRequest>, I>>(base?: I): RevokeAllApiKeysRequest {
+    return RevokeAllApiKeysRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RevokeAllApiKeysRequest>, I>>(object: I): RevokeAllApiKeysRequest {
+    const message = createBaseRevokeAllApiKeysRequest();
+    message.account_id = object.account_id ?? "";
+    message.actor = object.actor ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRevokeAllApiKeysResponse(): RevokeAllApiKeysResponse {
+  return { revoked: 0 };
+}
+
+export const RevokeAllApiKeysResponse: MessageFns<RevokeAllApiKeysResponse> = {
+  encode(message: RevokeAllApiKeysResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.revoked !== 0) {
+      writer.uint32(8).int32(message.revoked);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeAllApiKeysResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeAllApiKeysResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.revoked = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeAllApiKeysResponse {
+    return { revoked: isSet(object.revoked) ? globalThis.Number(object.revoked) : 0 };
+  },
+
+  toJSON(message: RevokeAllApiKeysResponse): unknown {
+    const obj: any = {};
+    if (message.revoked !== 0) {
+      obj.revoked = Math.round(message.revoked);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RevokeAllApiKeysResponse>, I>>(base?: I): RevokeAllApiKeysResponse {
+    return RevokeAllApiKeysResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RevokeAllApiKeysResponse>, I>>(object: I): RevokeAllApiKeysResponse {
+    const message = createBaseRevokeAllApiKeysResponse();
+    message.revoked = object.revoked ?? 0;
     return message;
   },
 };
@@ -2695,6 +3027,7 @@ export const AccountServiceService = {
     responseSerialize: (value: Account): Buffer => Buffer.from(Account.encode(value).finish()),
     responseDeserialize: (value: Buffer): Account => Account.decode(value),
   },
+  /** FAILED_PRECONDITION (conflict) when the account already has its most live keys (50). */
   createApiKey: {
     path: "/licensing.v1.AccountService/CreateApiKey" as const,
     requestStream: false as const,
@@ -2714,6 +3047,17 @@ export const AccountServiceService = {
     responseSerialize: (value: ApiKey): Buffer => Buffer.from(ApiKey.encode(value).finish()),
     responseDeserialize: (value: Buffer): ApiKey => ApiKey.decode(value),
   },
+  /** One key of an account, by id; NOT_FOUND for another account's key. */
+  getApiKey: {
+    path: "/licensing.v1.AccountService/GetApiKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetApiKeyRequest): Buffer => Buffer.from(GetApiKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetApiKeyRequest => GetApiKeyRequest.decode(value),
+    responseSerialize: (value: ApiKey): Buffer => Buffer.from(ApiKey.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ApiKey => ApiKey.decode(value),
+  },
+  /** Live keys (or, with revoked, revoked ones), newest first, a page at a time. */
   listApiKeys: {
     path: "/licensing.v1.AccountService/ListApiKeys" as const,
     requestStream: false as const,
@@ -2722,6 +3066,18 @@ export const AccountServiceService = {
     requestDeserialize: (value: Buffer): ListApiKeysRequest => ListApiKeysRequest.decode(value),
     responseSerialize: (value: ListApiKeysResponse): Buffer => Buffer.from(ListApiKeysResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListApiKeysResponse => ListApiKeysResponse.decode(value),
+  },
+  /** Revokes every live key of the account, each with its own api_key.revoked. */
+  revokeAllApiKeys: {
+    path: "/licensing.v1.AccountService/RevokeAllApiKeys" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevokeAllApiKeysRequest): Buffer =>
+      Buffer.from(RevokeAllApiKeysRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeAllApiKeysRequest => RevokeAllApiKeysRequest.decode(value),
+    responseSerialize: (value: RevokeAllApiKeysResponse): Buffer =>
+      Buffer.from(RevokeAllApiKeysResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RevokeAllApiKeysResponse => RevokeAllApiKeysResponse.decode(value),
   },
   /**
    * Resolves a presented bearer token to its account. UNAUTHENTICATED when the
@@ -2802,7 +3158,7 @@ export const AccountServiceService = {
       Buffer.from(CreateApiKeyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CreateApiKeyResponse => CreateApiKeyResponse.decode(value),
   },
-  /** The latest key actions of an account (created, revoked), newest first. */
+  /** The latest key actions of an account (created, revoked), newest first by time. */
   listAuditEntries: {
     path: "/licensing.v1.AccountService/ListAuditEntries" as const,
     requestStream: false as const,
@@ -2821,9 +3177,15 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   getAccount: handleUnaryCall<GetAccountRequest, Account>;
   /** Changes the plan and/or the rate-limit overrides; publishes account.updated. */
   updateAccount: handleUnaryCall<UpdateAccountRequest, Account>;
+  /** FAILED_PRECONDITION (conflict) when the account already has its most live keys (50). */
   createApiKey: handleUnaryCall<CreateApiKeyRequest, CreateApiKeyResponse>;
   revokeApiKey: handleUnaryCall<RevokeApiKeyRequest, ApiKey>;
+  /** One key of an account, by id; NOT_FOUND for another account's key. */
+  getApiKey: handleUnaryCall<GetApiKeyRequest, ApiKey>;
+  /** Live keys (or, with revoked, revoked ones), newest first, a page at a time. */
   listApiKeys: handleUnaryCall<ListApiKeysRequest, ListApiKeysResponse>;
+  /** Revokes every live key of the account, each with its own api_key.revoked. */
+  revokeAllApiKeys: handleUnaryCall<RevokeAllApiKeysRequest, RevokeAllApiKeysResponse>;
   /**
    * Resolves a presented bearer token to its account. UNAUTHENTICATED when the
    * key is malformed, has a bad checksum, is unknown or revoked.
@@ -2845,7 +3207,7 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   endSession: handleUnaryCall<GetSessionRequest, EndSessionResponse>;
   /** Revokes a key and issues a new one with the same name and scope. */
   regenerateApiKey: handleUnaryCall<RevokeApiKeyRequest, CreateApiKeyResponse>;
-  /** The latest key actions of an account (created, revoked), newest first. */
+  /** The latest key actions of an account (created, revoked), newest first by time. */
   listAuditEntries: handleUnaryCall<ListAuditEntriesRequest, ListAuditEntriesResponse>;
 }
 
@@ -2896,6 +3258,7 @@ export interface AccountServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Account) => void,
   ): ClientUnaryCall;
+  /** FAILED_PRECONDITION (conflict) when the account already has its most live keys (50). */
   createApiKey(
     request: CreateApiKeyRequest,
     callback: (error: ServiceError | null, response: CreateApiKeyResponse) => void,
@@ -2926,6 +3289,23 @@ export interface AccountServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ApiKey) => void,
   ): ClientUnaryCall;
+  /** One key of an account, by id; NOT_FOUND for another account's key. */
+  getApiKey(
+    request: GetApiKeyRequest,
+    callback: (error: ServiceError | null, response: ApiKey) => void,
+  ): ClientUnaryCall;
+  getApiKey(
+    request: GetApiKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ApiKey) => void,
+  ): ClientUnaryCall;
+  getApiKey(
+    request: GetApiKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ApiKey) => void,
+  ): ClientUnaryCall;
+  /** Live keys (or, with revoked, revoked ones), newest first, a page at a time. */
   listApiKeys(
     request: ListApiKeysRequest,
     callback: (error: ServiceError | null, response: ListApiKeysResponse) => void,
@@ -2940,6 +3320,22 @@ export interface AccountServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListApiKeysResponse) => void,
+  ): ClientUnaryCall;
+  /** Revokes every live key of the account, each with its own api_key.revoked. */
+  revokeAllApiKeys(
+    request: RevokeAllApiKeysRequest,
+    callback: (error: ServiceError | null, response: RevokeAllApiKeysResponse) => void,
+  ): ClientUnaryCall;
+  revokeAllApiKeys(
+    request: RevokeAllApiKeysRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RevokeAllApiKeysResponse) => void,
+  ): ClientUnaryCall;
+  revokeAllApiKeys(
+    request: RevokeAllApiKeysRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RevokeAllApiKeysResponse) => void,
   ): ClientUnaryCall;
   /**
    * Resolves a presented bearer token to its account. UNAUTHENTICATED when the
@@ -3060,7 +3456,7 @@ export interface AccountServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CreateApiKeyResponse) => void,
   ): ClientUnaryCall;
-  /** The latest key actions of an account (created, revoked), newest first. */
+  /** The latest key actions of an account (created, revoked), newest first by time. */
   listAuditEntries(
     request: ListAuditEntriesRequest,
     callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,

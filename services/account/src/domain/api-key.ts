@@ -6,6 +6,13 @@ import { crc32 } from 'node:zlib';
 // CRC32 checksum. A mangled key fails the checksum before any database look-up,
 // and secret scanners can recognise a leaked key by its shape.
 export const scopes = ['full', 'validate'] as const;
+
+/**
+ * Live (unrevoked) keys an account may have at once. Enough for every server,
+ * app and environment, few enough that Settings shows them all and a key
+ * nobody remembers creating cannot hide among hundreds.
+ */
+export const MAX_LIVE_KEYS = 50;
 export type Scope = (typeof scopes)[number];
 
 const PREFIX: Record<Scope, string> = { full: 'lk_full_', validate: 'lk_val_' };

@@ -4,7 +4,7 @@ import type { ApiKeyDoc } from '../store/models';
 
 // What this service publishes. The gateway listens for api_key.revoked to drop
 // the key from its auth cache on every instance at once.
-function data(doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>): ApiKeyData {
+function data(doc: Omit<ApiKeyDoc, 'digest' | 'outbox' | 'slot_key'>): ApiKeyData {
   return {
     id: doc._id,
     prefix: doc.prefix,
@@ -16,8 +16,8 @@ function data(doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>): ApiKeyData {
   };
 }
 
-export const apiKeyCreated = (doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>, now: Date): DomainEvent =>
+export const apiKeyCreated = (doc: Omit<ApiKeyDoc, 'digest' | 'outbox' | 'slot_key'>, now: Date): DomainEvent =>
   newEvent('api_key.created', doc.account_id, { api_key: data(doc) }, now);
 
-export const apiKeyRevoked = (doc: Omit<ApiKeyDoc, 'digest' | 'outbox'>, now: Date): DomainEvent =>
+export const apiKeyRevoked = (doc: Omit<ApiKeyDoc, 'digest' | 'outbox' | 'slot_key'>, now: Date): DomainEvent =>
   newEvent('api_key.revoked', doc.account_id, { api_key: data(doc) }, now);

@@ -2,7 +2,15 @@ import type { Handlers } from '@licensing/runtime';
 import type { Account, AccountServiceService, ApiKey } from '@licensing/proto';
 import type { AccountDoc, ApiKeyDoc } from '../store/models';
 import { createAccount, findAccount, updateAccount } from '../use-cases/accounts';
-import { createApiKey, listApiKeys, regenerateApiKey, revokeApiKey, type IssuedKey } from '../use-cases/api-keys';
+import {
+  createApiKey,
+  getApiKey,
+  listApiKeys,
+  regenerateApiKey,
+  revokeAllApiKeys,
+  revokeApiKey,
+  type IssuedKey,
+} from '../use-cases/api-keys';
 import { authenticate } from '../use-cases/authenticate';
 import type { AccountDeps } from '../use-cases/deps';
 
@@ -17,7 +25,7 @@ export const toAccount = (doc: AccountDoc): Account => ({
   per_hour_limit: doc.per_hour_limit ?? 0,
 });
 
-const toApiKey = (doc: Omit<ApiKeyDoc, 'digest'>): ApiKey => ({
+const toApiKey = (doc: Omit<ApiKeyDoc, 'digest' | 'slot_key'>): ApiKey => ({
   id: doc._id,
   account_id: doc.account_id,
   prefix: doc.prefix,
@@ -40,7 +48,9 @@ type AccountHandlers = Pick<
   | 'createApiKey'
   | 'revokeApiKey'
   | 'regenerateApiKey'
+  | 'getApiKey'
   | 'listApiKeys'
+  | 'revokeAllApiKeys'
   | 'authenticate'
 >;
 
@@ -57,10 +67,14 @@ export function accountHandlers(deps: AccountDeps): AccountHandlers {
     revokeApiKey: async (req) => toApiKey(await revokeApiKey(deps, req)),
     regenerateApiKey: async (req) => withSecret(await regenerateApiKey(deps, req)),
 
+    getApiKey: async (req) => toApiKey(await getApiKey(deps, req)),
+
     async listApiKeys(req) {
-      const { items, page } = await listApiKeys(deps, req.account_id, req.page);
-      return { data: items.map(toApiKey), page };
+      const { items, page, live, max } = await listApiKeys(deps, req.account_id, req.page, req.revoked ?? false);
+      return { data: items.map(toApiKey), page, live_keys: live, max_live_keys: max };
     },
+
+    revokeAllApiKeys: async (req) => ({ revoked: await revokeAllApiKeys(deps, req) }),
 
     async authenticate(req) {
       const { account, key } = await authenticate(deps, req.secret);

@@ -29,6 +29,12 @@ export interface ApiKeyDoc {
   /** The audit trail lives on the key, written with the change: a user's e-mail or "operator". */
   created_by: string;
   revoked_by: string | null;
+  /**
+   * "1".."MAX_LIVE_KEYS" while the key is live, unique per account, so the cap holds under concurrency
+   * (runtime/slots.ts); "freed:<id>" once revoked; "legacy:<id>" for a live key stored before slots
+   * existed (counted by the cap, holding no numbered slot).
+   */
+  slot_key: string;
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -97,11 +103,17 @@ export function accountModels(conn: Connection): AccountModels {
       revoked_at: { type: Date, default: null },
       created_by: { type: String, default: 'operator' },
       revoked_by: { type: String, default: null },
+      slot_key: { type: String, required: true },
       ...outboxFields,
     },
     { versionKey: false, collection: 'api_keys' },
   );
   apiKey.index({ account_id: 1, _id: -1 });
+  // Unique per account; slot_key first so that the start-up backfill finds keys without one by index.
+  apiKey.index({ slot_key: 1, account_id: 1 }, { unique: true });
+  // The audit trail reads key actions by time: creations, and revocations.
+  apiKey.index({ account_id: 1, created_at: -1 });
+  apiKey.index({ account_id: 1, revoked_at: -1 });
   const user = new Schema<UserDoc>(
     {
       _id: String,

@@ -1,4 +1,4 @@
-import { listPage, outboxOf, withEvents } from '@licensing/runtime';
+import { SLOT_ROUNDS, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { DomainEvent, PageRequest } from '@licensing/proto';
 import type { AccountDoc, AccountModels, ApiKeyDoc, PendingSignupDoc, SessionDoc, UserDoc } from './models';
 
@@ -26,8 +26,57 @@ export class AccountStore {
     return after;
   }
 
-  async insertKey(doc: Omit<ApiKeyDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
-    await this.models.ApiKey.create({ ...doc, ...outboxOf(events) });
+  /**
+   * Stores a new key in a free slot of the account's `maxLive` (runtime/slots.ts), with its events, in
+   * a constant number of store operations: one count (a full account is refused there), then at most
+   * SLOT_ROUNDS rounds of one read of the taken slots and one unique insert. 'full': the account has
+   * its most live keys; 'contended': every round lost a race while slots were free.
+   */
+  async insertKey(
+    doc: Omit<ApiKeyDoc, 'outbox' | 'slot_key'>,
+    events: DomainEvent[],
+    maxLive: number,
+  ): Promise<ApiKeyDoc | 'full' | 'contended'> {
+    if ((await this.countLiveKeys(doc.account_id)) >= maxLive) return 'full';
+    for (let round = 0; round < SLOT_ROUNDS; round++) {
+      const taken = await this.models.ApiKey.find({ account_id: doc.account_id, revoked_at: null }, { slot_key: 1 })
+        .lean<Pick<ApiKeyDoc, 'slot_key'>[]>()
+        .exec();
+      const slot = chooseSlot(new Set(taken.map((k) => k.slot_key)), maxLive);
+      if (slot === null) return 'full';
+      const stored = { ...doc, slot_key: slot };
+      try {
+        await this.models.ApiKey.create({ ...stored, ...outboxOf(events) });
+        return stored;
+      } catch (err) {
+        if ((err as { code?: number })?.code !== 11000) throw err; // the slot was just taken: choose again
+      }
+    }
+    return 'contended';
+  }
+
+  /** Live keys of the account (what the cap counts). */
+  countLiveKeys(accountId: string): Promise<number> {
+    return countMatching(this.models.ApiKey, { account_id: accountId, revoked_at: null });
+  }
+
+  /**
+   * Keys stored before slots existed get a slot_key: "legacy:<id>" when live (the cap's count still
+   * sees them), "freed:<id>" when revoked. Runs before the unique (slot_key, account_id) index is built,
+   * which keys without one would break; finds nothing once done, by that index.
+   */
+  async backfillKeySlots(): Promise<number> {
+    const cursor = this.models.ApiKey.find({ slot_key: null }, { _id: 1, revoked_at: 1 })
+      .lean<Pick<ApiKeyDoc, '_id' | 'revoked_at'>>()
+      .cursor();
+    let filled = 0;
+    for await (const k of cursor) {
+      const key = k as Pick<ApiKeyDoc, '_id' | 'revoked_at'>;
+      const slot = key.revoked_at ? `freed:${key._id}` : `legacy:${key._id}`;
+      await this.models.ApiKey.updateOne({ _id: key._id, slot_key: null }, { $set: { slot_key: slot } });
+      filled++;
+    }
+    return filled;
   }
 
   findKeyByDigest(digest: string): Promise<ApiKeyDoc | null> {
@@ -61,6 +110,7 @@ export class AccountStore {
         $set: {
           revoked_at: at,
           revoked_by: actor,
+          slot_key: `freed:${id}`, // its place under the cap is free again
           ...withEvents([event({ ...current, revoked_at: at, revoked_by: actor })]),
         },
       },
@@ -77,8 +127,13 @@ export class AccountStore {
     await this.models.ApiKey.updateOne({ _id: id }, { $set: { last_used_at: at } });
   }
 
-  listKeys(accountId: string, page: PageRequest | undefined) {
-    return listPage<ApiKeyDoc>(this.models.ApiKey, { account_id: accountId }, page);
+  /** Live keys (or revoked ones), newest first, a page at a time. */
+  listKeys(accountId: string, page: PageRequest | undefined, revoked = false) {
+    return listPage<ApiKeyDoc>(
+      this.models.ApiKey,
+      { account_id: accountId, revoked_at: revoked ? { $ne: null } : null },
+      page,
+    );
   }
 }
 
@@ -110,13 +165,24 @@ export class PeopleStore {
     await this.models.Session.updateOne({ _id: digest, ended_at: null }, { $set: { ended_at: at } });
   }
 
-  /** The latest key actions, read from the keys themselves (created_by / revoked_by). */
-  recentKeys(accountId: string): Promise<ApiKeyDoc[]> {
-    return this.models.ApiKey.find({ account_id: accountId }, { outbox: 0, digest: 0 })
-      .sort({ _id: -1 })
-      .limit(200)
-      .lean<ApiKeyDoc[]>()
-      .exec();
+  /**
+   * The latest key actions, read from the keys themselves (created_by / revoked_by) by time: the
+   * `limit` latest creations and the `limit` latest revocations, whenever each key was created.
+   */
+  async keyActions(accountId: string, limit: number): Promise<{ created: ApiKeyDoc[]; revoked: ApiKeyDoc[] }> {
+    const [created, revoked] = await Promise.all([
+      this.models.ApiKey.find({ account_id: accountId }, { outbox: 0, digest: 0 })
+        .sort({ created_at: -1 })
+        .limit(limit)
+        .lean<ApiKeyDoc[]>()
+        .exec(),
+      this.models.ApiKey.find({ account_id: accountId, revoked_at: { $ne: null } }, { outbox: 0, digest: 0 })
+        .sort({ revoked_at: -1 })
+        .limit(limit)
+        .lean<ApiKeyDoc[]>()
+        .exec(),
+    ]);
+    return { created, revoked };
   }
 
   async insertPendingSignup(doc: PendingSignupDoc): Promise<void> {

@@ -1,7 +1,7 @@
-import { AppError, newId } from '@licensing/runtime';
+import { AppError, isId, newId } from '@licensing/runtime';
 import type { PageRequest } from '@licensing/proto';
 import { checkKeyName, checkScope } from '../domain/account';
-import { digestApiKey, generateApiKey, type Scope } from '../domain/api-key';
+import { MAX_LIVE_KEYS, digestApiKey, generateApiKey, type Scope } from '../domain/api-key';
 import { apiKeyCreated, apiKeyRevoked } from '../events/api-key-events';
 import type { ApiKeyDoc } from '../store/models';
 import type { AccountDeps } from './deps';
@@ -22,13 +22,17 @@ const requireAccount = (accountId: string) => {
   return accountId;
 };
 
-/** Stores a new key (only its digest), with api_key.created in the same write. */
+/**
+ * Stores a new key (only its digest), with api_key.created in the same write, within the account's
+ * cap of live keys (`maxLive`; conflict when it is reached).
+ */
 export async function issueKey(
   { store, outbox, clock, pepper }: AccountDeps,
   accountId: string,
   scope: Scope,
   name: string,
   actor: string,
+  maxLive = MAX_LIVE_KEYS,
 ): Promise<IssuedKey> {
   const now = clock.now();
   const { secret, visiblePrefix } = generateApiKey(scope);
@@ -45,9 +49,16 @@ export async function issueKey(
     created_by: actor,
     revoked_by: null,
   };
-  await store.insertKey(doc, [apiKeyCreated(doc, now)]);
+  const stored = await store.insertKey(doc, [apiKeyCreated(doc, now)], maxLive);
+  if (stored === 'full')
+    throw new AppError(
+      'conflict',
+      `this account already has ${MAX_LIVE_KEYS} live API keys, the most it may have; revoke one it no longer needs first`,
+    );
+  if (stored === 'contended')
+    throw new AppError('conflict', 'other API keys are being created for this account at this moment; retry');
   outbox.flush(store.models.ApiKey, doc._id);
-  return { key: doc, secret };
+  return { key: stored, secret };
 }
 
 async function revoke(
@@ -92,11 +103,71 @@ export async function regenerateApiKey(
   const old = await deps.store.findKey(req.key_id, accountId);
   if (!old) throw AppError.notFound('API key');
   if (old.revoked_at) throw new AppError('conflict', 'this API key is already revoked; generate a new one instead');
-  // New key first: if the revocation then fails, the caller has two keys, never none.
-  const fresh = await issueKey(deps, old.account_id, old.scope, old.name, actorOf(req.actor));
+  // New key first: if the revocation then fails, the caller has two keys, never none. So a
+  // regeneration may take one place over the cap (the old key's), for as long as both are live.
+  const fresh = await issueKey(deps, old.account_id, old.scope, old.name, actorOf(req.actor), MAX_LIVE_KEYS + 1);
   await revoke(deps, accountId, old._id, actorOf(req.actor));
   return fresh;
 }
 
-export const listApiKeys = ({ store }: Pick<AccountDeps, 'store'>, accountId: string, page: PageRequest | undefined) =>
-  store.listKeys(accountId, page);
+/** One key of this account, by id (never by searching a page of them); another account's is not found. */
+export async function getApiKey(
+  { store }: Pick<AccountDeps, 'store'>,
+  req: { account_id: string; key_id: string },
+): Promise<ApiKeyDoc> {
+  const accountId = requireAccount(req.account_id);
+  const key = isId('key', req.key_id) ? await store.findKey(req.key_id, accountId) : null;
+  if (!key) throw AppError.notFound('API key');
+  return key;
+}
+
+/** Live keys (or, with `revoked`, revoked ones), newest first, a page at a time; with the live count and the cap. */
+export async function listApiKeys(
+  { store }: Pick<AccountDeps, 'store'>,
+  accountId: string,
+  page: PageRequest | undefined,
+  revoked = false,
+) {
+  const [found, live] = await Promise.all([store.listKeys(accountId, page, revoked), store.countLiveKeys(accountId)]);
+  return { ...found, live, max: MAX_LIVE_KEYS };
+}
+
+/** Revocations revoke-all runs at once (the store is shared with every other request). */
+const REVOKE_ALL_PARALLEL = 10;
+
+/**
+ * Revokes every live key of the account, each with its own api_key.revoked (so every gateway evicts
+ * each from its auth cache at once), page by page through all of them. A key created while this runs
+ * may survive it (its id is past the pages already read). Answers how many this call revoked.
+ */
+export async function revokeAllApiKeys(
+  deps: AccountDeps,
+  req: { account_id: string; actor?: string },
+): Promise<number> {
+  const accountId = requireAccount(req.account_id);
+  const { store, outbox, clock } = deps;
+  if (!(await store.findAccount(accountId))) throw AppError.notFound('account');
+  const actor = actorOf(req.actor);
+  let revoked = 0;
+  let cursor = '';
+  for (;;) {
+    const { items, page } = await store.listKeys(accountId, { limit: 100, starting_after: cursor });
+    // A few at a time: each revocation is its own conditional write with its own event. Should one
+    // fail, those before it stay revoked and calling this again revokes the rest.
+    for (let i = 0; i < items.length; i += REVOKE_ALL_PARALLEL) {
+      const now = clock.now();
+      const done = await Promise.all(
+        items
+          .slice(i, i + REVOKE_ALL_PARALLEL)
+          .map((k) => store.revokeKey(k._id, accountId, now, actor, (key) => apiKeyRevoked(key, now))),
+      );
+      for (const key of done) {
+        if (!key) continue; // revoked meanwhile by someone else
+        outbox.flush(store.models.ApiKey, key._id);
+        revoked++;
+      }
+    }
+    if (!page.has_more) return revoked;
+    cursor = page.next_cursor;
+  }
+}

@@ -1,25 +1,32 @@
 import type { AuditEntry } from '@licensing/proto';
 import type { PeopleDeps } from './deps';
 
-/** The latest API key creations and revocations of the account, newest first (a revocation before its creation). */
+/**
+ * The latest API key creations and revocations of the account, newest first by time (a revocation
+ * before its creation), read by time whatever the keys' age: an old key revoked just now comes first.
+ */
 export async function listAuditEntries(
   { people }: Pick<PeopleDeps, 'people'>,
   accountId: string,
   requestedLimit: number,
 ): Promise<AuditEntry[]> {
   const limit = Math.min(Math.max(requestedLimit || 10, 1), 100);
-  const entries: AuditEntry[] = [];
-  for (const k of await people.recentKeys(accountId)) {
-    const key = { key_id: k._id, key_prefix: k.prefix, key_name: k.name };
-    entries.push({ type: 'api_key.created', actor: k.created_by, at: k.created_at.toISOString(), ...key });
-    if (k.revoked_at)
-      entries.push({
-        type: 'api_key.revoked',
-        actor: k.revoked_by ?? 'operator',
-        at: k.revoked_at.toISOString(),
-        ...key,
-      });
-  }
+  const { created, revoked } = await people.keyActions(accountId, limit);
+  const about = (k: (typeof created)[number]) => ({ key_id: k._id, key_prefix: k.prefix, key_name: k.name });
+  const entries: AuditEntry[] = [
+    ...created.map((k) => ({
+      type: 'api_key.created',
+      actor: k.created_by,
+      at: k.created_at.toISOString(),
+      ...about(k),
+    })),
+    ...revoked.map((k) => ({
+      type: 'api_key.revoked',
+      actor: k.revoked_by ?? 'operator',
+      at: k.revoked_at!.toISOString(),
+      ...about(k),
+    })),
+  ];
   entries.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.type === 'api_key.revoked' ? -1 : 1));
   return entries.slice(0, limit);
 }
