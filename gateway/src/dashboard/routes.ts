@@ -1,5 +1,5 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { AppError, errorSummary, isId, type Logger } from '@licensing/runtime';
+import { AppError, errorSummary, formTextProblem, isId, textProblem, type Logger } from '@licensing/runtime';
 import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../clients';
 import { type AttemptThrottle, limitsFor } from '../limits';
@@ -89,6 +89,7 @@ export function dashboardRouter({
     next();
   });
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 40 }));
+  r.use(refuseControlCharacters);
   r.use(loadSession(clients));
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
@@ -339,12 +340,16 @@ export function dashboardRouter({
     ) {
       if (err instanceof AppError && err.fieldErrors.some((f) => f.field === 'cookie'))
         clearAllCookies(res, secureCookies);
+      // A refused field (a control character in a form) is named, so it can be corrected.
+      const fields = err instanceof AppError ? err.fieldErrors.filter((f) => f.field !== 'cookie') : [];
       return page(
         res,
         400,
         messagePage(
           'Bad request',
-          'This request could not be understood. Go back to the dashboard and try again.',
+          fields.length
+            ? `${fields.map((f) => f.message).join('; ')}. Go back, correct it and try again.`
+            : 'This request could not be understood. Go back to the dashboard and try again.',
           undefined,
         ),
       );
@@ -381,6 +386,28 @@ export function dashboardRouter({
     );
   });
   return r;
+}
+
+/** Form fields that are free text over several lines: tab and line breaks allowed (never other controls). */
+const MULTILINE_FIELDS = new Set(['description']);
+
+/**
+ * No control characters (the shared rule of @licensing/runtime's text.ts) in any posted field, query
+ * value or path segment of the dashboard: a 400 page naming the field, before any handler or service.
+ */
+function refuseControlCharacters(req: Request, _res: Response, next: NextFunction): void {
+  let path: string | undefined;
+  try {
+    path = decodeURIComponent(req.path);
+  } catch {
+    path = undefined; // not percent-encoded UTF-8: the router refuses it (a 400 page)
+  }
+  const bad =
+    formTextProblem(req.body as Record<string, unknown> | undefined, MULTILINE_FIELDS) ??
+    formTextProblem(req.query as Record<string, unknown>) ??
+    (path === undefined ? undefined : textProblem('path', path));
+  if (bad) throw new AppError('invalid_request', bad.message, [bad]);
+  next();
 }
 
 const limitsOf = (s: DashboardSession) =>

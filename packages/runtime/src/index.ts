@@ -28,3 +28,5 @@ export * from './query-shapes';
 export * from './query-deadline';
 export * from './slots';
 export * from './postgres';
+export * from './text';
+export * from './metadata-keys';
