@@ -109,3 +109,22 @@ it('auth failures: a parallel burst of bad keys is cut at the limit, and a valid
   expect([count(statuses, 401), count(statuses, 429)]).toEqual([4, 8]);
   expect((await client(gw.url, apiKey)('GET', '/api/v1/products')).status).toBe(200);
 });
+
+it('per-address throttles count an IPv6 client by its /64, and an IPv4-mapped address as its IPv4 address', async () => {
+  const gw = await gatewayWith({ AUTH_FAILURES_PER_MINUTE: '3', TRUSTED_PROXIES: 'loopback' });
+  const bad = `lk_full_${randomBytes(20).toString('hex')}`;
+  const from = async (address: string) =>
+    (await client(gw.url, bad)('GET', '/api/v1/products', undefined, { 'x-forwarded-for': address })).status;
+  // Three addresses of one /64 (a client may take a new one for every request) share one budget.
+  const sameNetwork = [];
+  for (const host of ['a', 'b', 'c', 'd']) sameNetwork.push(await from(`2001:db8:1:2::${host}`));
+  expect(sameNetwork).toEqual([401, 401, 401, 429]);
+  expect(await from('2001:db8:1:2:ffff:ffff:ffff:ffff')).toBe(429);
+  // The next /64 is another client.
+  expect(await from('2001:db8:1:3::a')).toBe(401);
+  // 192.0.2.7 is the same client whether it arrives as IPv4 or IPv4-mapped IPv6.
+  expect([await from('192.0.2.7'), await from('::ffff:192.0.2.7'), await from('::ffff:c000:207')]).toEqual([
+    401, 401, 401,
+  ]);
+  expect(await from('192.0.2.7')).toBe(429);
+});

@@ -1,5 +1,13 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { AppError, errorSummary, formTextProblem, isId, textProblem, type Logger } from '@licensing/runtime';
+import {
+  AppError,
+  addressKey,
+  errorSummary,
+  formTextProblem,
+  isId,
+  textProblem,
+  type Logger,
+} from '@licensing/runtime';
 import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../clients';
 import { type AttemptThrottle, limitsFor } from '../limits';
@@ -150,7 +158,7 @@ export function dashboardRouter({
         403,
         signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', email }),
       );
-    const address = req.ip ?? 'unknown';
+    const address = addressKey(req.ip); // IPv6 by its /64
     // Counted before the password is checked, atomically: a parallel burst cannot slip past the limit.
     const wait = await attempt(signInThrottle, email, address);
     if (wait !== null) {
@@ -181,7 +189,7 @@ export function dashboardRouter({
         403,
         signUpPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', values }),
       );
-    const address = req.ip ?? 'unknown';
+    const address = addressKey(req.ip); // IPv6 by its /64
     const wait = await attempt(signUpThrottle, values.email.trim().toLowerCase(), address);
     if (wait !== null) {
       const error = throttled(res, 'signup', wait, address);

@@ -30,3 +30,4 @@ export * from './slots';
 export * from './postgres';
 export * from './text';
 export * from './metadata-keys';
+export * from './client-address';
