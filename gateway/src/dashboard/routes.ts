@@ -13,6 +13,7 @@ import type { Clients } from '../clients';
 import { type AttemptThrottle, limitsFor } from '../limits';
 import { CSS, JS } from './assets';
 import { confirmPage, messagePage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
+import { SessionGuard } from './session-guard';
 import { signUpConfirmPage, signUpLinkProblemPage, signUpSentPage } from './signup-pages';
 import { checkoutPages } from './checkout';
 import { field, type DashboardContext, type Handler } from './context';
@@ -41,6 +42,8 @@ export interface DashboardDeps {
   signInThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
   /** Sign-ups per e-mail and per client address (every attempt counts: scrypt is expensive). */
   signUpThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
+  /** Unknown session tokens per client address (made-up cookies must not each cost a look-up). */
+  unknownSessionThrottle: AttemptThrottle;
   validator?: DashboardContext['validator'];
   hourlyUsage?: DashboardContext['hourlyUsage'];
 }
@@ -70,6 +73,7 @@ export function dashboardRouter({
   secureCookies,
   signInThrottle,
   signUpThrottle,
+  unknownSessionThrottle,
   validator,
   hourlyUsage,
 }: DashboardDeps): Router {
@@ -98,7 +102,7 @@ export function dashboardRouter({
   });
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 40 }));
   r.use(refuseControlCharacters);
-  r.use(loadSession(clients));
+  r.use(loadSession(clients, new SessionGuard(unknownSessionThrottle), secureCookies));
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
 

@@ -84,7 +84,8 @@ export class GrpcServer {
   private readonly latency;
 
   constructor(private readonly opts: GrpcServerOptions) {
-    this.health = new HealthService(opts.ready);
+    const healthChecks = opts.metrics.counter('licensing_grpc_health_checks_total', ['probe']);
+    this.health = new HealthService(opts.ready, (probe) => healthChecks.inc({ probe }));
     this.callers = parseCallers(opts.callers);
     this.handled = opts.metrics.counter('licensing_grpc_server_handled_total', ['method', 'code']);
     this.latency = opts.metrics.histogram('licensing_grpc_server_handling_seconds', ['method']);

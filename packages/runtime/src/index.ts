@@ -31,3 +31,4 @@ export * from './postgres';
 export * from './text';
 export * from './metadata-keys';
 export * from './client-address';
+export * from './session-token';
