@@ -306,6 +306,25 @@ describe('control characters, on every operation of /openapi.json', () => {
     expect(tried).toBeGreaterThan(100);
   }, 120_000);
 
+  it('in every documented header parameter: 400 naming it (HTTP itself refuses other controls in headers)', async () => {
+    const withHeaders = apiOps().filter((op) => op.params.some((p) => p.in === 'header'));
+    expect(withHeaders.length).toBeGreaterThanOrEqual(2);
+    // Good bodies, so the header is what is refused (nothing is created).
+    const bodies: Record<string, unknown> = {
+      createLicense: { product_id: mine.product, customer_email: 'header@example.com' },
+      createCheckoutSession: { product_id: mine.product, success_url: 'https://vendor.example/thanks' },
+    };
+    for (const op of withHeaders)
+      for (const p of op.params.filter((x) => x.in === 'header')) {
+        const res = await call(op.method, pathOf(op.template), bodies[op.operationId] ?? {}, { [p.name]: 'a\tb' });
+        expect({ op: op.operationId, status: res.status, fields: fieldsOf(res.json) }).toEqual({
+          op: op.operationId,
+          status: 400,
+          fields: expect.arrayContaining([p.name]),
+        });
+      }
+  });
+
   it('in the dashboard and the hosted checkout page forms: a 400 page naming the field', async () => {
     const form = (fields: Record<string, string>) => Buffer.from(new URLSearchParams(fields).toString());
     const post = (path: string, fields: Record<string, string>) =>
