@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AccountServiceClient, type Account } from '@licensing/proto';
-import { AppError, createClient } from '@licensing/runtime';
+import { AppError, createClient, forbiddenCharacter } from '@licensing/runtime';
 import { repoRoot } from './lib/paths';
 import { componentToken } from './lib/secrets';
 
@@ -37,6 +37,9 @@ export function parseArgs(argv: string[]): { command: string; flags: Record<stri
     const [name, inline] = a.slice(2).split(/=(.*)/s, 2);
     const value = inline ?? rest[++i];
     if (value === undefined || value.startsWith('--')) usage(`--${name} needs a value`);
+    // The API's rule for every string (@licensing/runtime text.ts): no control characters.
+    const bad = forbiddenCharacter(value);
+    if (bad) usage(`--${name} must not contain control characters (found ${bad})`);
     flags[name] = value;
   }
   return { command, flags };

@@ -16,7 +16,7 @@ import { checkoutRoutes } from './routes/checkout';
 import { webhookRoutes } from './routes/webhooks';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
-import { readiness, statusRoutes } from './routes/status';
+import { Readiness, statusRoutes } from './routes/status';
 import { fastValidation } from './fast-path';
 import { HttpMetrics, httpMetrics } from './metrics';
 import { openApiRoutes } from './openapi/routes';
@@ -72,8 +72,9 @@ export function createApp({
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  const readiness = new Readiness(clients, limits);
   app.get('/readyz', async (_req, res) => {
-    const { ready, body } = await readiness(clients, limits, draining?.now ?? false);
+    const { ready, body } = await readiness.check(draining?.now ?? false);
     res.status(ready ? 200 : 503).json(body);
   });
   openApiRoutes(app, version);
@@ -139,6 +140,7 @@ export function createApp({
         perEmail: throttle('signup-email', config.SIGNUPS_PER_EMAIL, config.SIGNUP_WINDOW_S),
         perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S),
       },
+      unknownSessionThrottle: throttle('session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
     }),
   );
 

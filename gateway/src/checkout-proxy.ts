@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import { AppError, isId, type Logger } from '@licensing/runtime';
+import { AppError, addressKey, isId, type Logger } from '@licensing/runtime';
 import { decodablePath, sendProblem } from './errors';
 import type { AttemptThrottle } from './limits';
 
@@ -23,7 +23,7 @@ export function pageSessionId(path: string): string | undefined {
 export function checkoutPageProxy(target: string, perAddress: AttemptThrottle, log: Logger): RequestHandler[] {
   const limit = async (req: Request, res: Response, next: NextFunction) => {
     if (!req.path.startsWith('/checkout/') || req.path.startsWith('/checkout/assets/')) return next();
-    const address = req.ip ?? 'unknown';
+    const address = addressKey(req.ip); // IPv6 by its /64
     res.locals.route = '/checkout/*';
     // Counts every request, not only failures, and says in the same atomic step whether it was one too many.
     const wait = await perAddress.fail(address);
@@ -98,7 +98,7 @@ export function stripeWebhookProxy(target: string, perAddress: AttemptThrottle, 
         ),
       );
     }
-    const address = req.ip ?? 'unknown';
+    const address = addressKey(req.ip); // IPv6 by its /64
     // Every delivery is counted and judged in one atomic step.
     const wait = await perAddress.fail(address);
     if (wait !== null) {

@@ -101,6 +101,10 @@ export const gatewaySchema = {
     min: 1,
   }),
   SIGNIN_WINDOW_S: int('Window of the sign-in throttles in seconds', { default: 900, min: 1 }),
+  SESSION_FAILURES_PER_MINUTE: int(
+    'Unknown dashboard session cookies per client IP and minute before its cookies are no longer looked up',
+    { default: 30, min: 1 },
+  ),
   SIGNUPS_PER_EMAIL: int('Dashboard sign-up attempts per e-mail and window (every attempt counts)', {
     default: 5,
     min: 1,

@@ -3,6 +3,7 @@ import {
   judge,
   nextStatusChange,
   parseLicenseKey,
+  seenByScope,
   verdictFields,
   type License,
   type ValidateLicenseResponse,
@@ -205,8 +206,7 @@ export class LicenseValidator {
   }
 }
 
-/** The licence as the caller may see it now: derived status, and the e-mail only where the scope allows. */
+/** The licence as the caller may see it now: derived status; e-mail and metadata only where the scope allows (seenByScope). */
 function shown({ license, facts }: CachedLicense, now: Date, scope: string): License {
-  const showEmail = scope !== 'validate' || facts.policy.validate_keys_see_email;
-  return { ...license, status: effectiveStatus(facts, now), customer_email: showEmail ? license.customer_email : '' };
+  return seenByScope({ ...license, status: effectiveStatus(facts, now) }, scope, facts.policy.validate_keys_see_email);
 }

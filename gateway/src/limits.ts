@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { AppError, type Logger } from '@licensing/runtime';
+import { AppError, addressKey, type Logger } from '@licensing/runtime';
 import type { Principal } from './auth';
 import { QuotaCounter, type Counted, type LocalWindow, type WindowSpec } from './quota';
 
@@ -364,8 +364,8 @@ export class RateLimits {
 export function countAuthFailure(limits: RateLimits, log: Logger) {
   return async (req: Request, res: Response): Promise<void> => {
     if (!limits.settings.enabled) return;
-    // req.ip: the client's address, from X-Forwarded-For only when the hop is a trusted proxy.
-    const ip = req.ip ?? 'unknown';
+    // req.ip: the client's address, from X-Forwarded-For only when the hop is a trusted proxy; IPv6 by its /64.
+    const ip = addressKey(req.ip);
     const retryAfter = await limits.authFailure(ip);
     if (retryAfter === null) return;
     log.warn({ ip }, 'client throttled after repeated authentication failures');

@@ -15,7 +15,7 @@ export class SentAnswer {
 
   constructor(
     readonly body: string,
-    /** What it answered: the caller's key scope (it decides whether the e-mail shows), product and machine asked for. */
+    /** What it answered: the caller's key scope (it decides whether the e-mail and metadata show), product and machine asked for. */
     private readonly scope: string,
     private readonly productId: string,
     private readonly fingerprint: string,

@@ -1,9 +1,17 @@
 import type { Request } from 'express';
-import { AppError, isId, type FieldError } from '@licensing/runtime';
+import {
+  AppError,
+  isId,
+  metadataKeyProblem,
+  printableFieldName,
+  textProblem,
+  type FieldError,
+} from '@licensing/runtime';
 import type { PageRequest } from '@licensing/proto';
 
 // Shape checks for request bodies and query strings: known fields, right
-// types, sane lengths and ranges. A shape is also what the OpenAPI document
+// types, sane lengths and ranges, and no control characters in any string
+// (the shared rule of @licensing/runtime's text.ts). A shape is also what the OpenAPI document
 // says the operation accepts (openapi/shape-schema.ts turns it into JSON
 // Schema), so a limit changed here changes the document too. Domain rules
 // (what makes a good e-mail or URL) live in the services.
@@ -17,6 +25,8 @@ interface Documented {
 export interface StringField extends Documented {
   kind?: 'string';
   max: number;
+  /** Free text that may span lines: tab, line feed and carriage return are allowed (other controls never). */
+  multiline?: boolean;
 }
 
 /** One of a few words (a status, an action). */
@@ -48,7 +58,10 @@ export interface ObjectField extends Documented {
   component?: string;
 }
 
-/** An open map of string values (e.g. metadata); keys and sizes are checked by the owning service. */
+/**
+ * The vendor's metadata: an open map of strings. Keys follow the shared metadata-key rule, values are
+ * free text (line breaks allowed); value lengths are checked by the owning service.
+ */
 export interface StringMapField extends Documented {
   kind: 'map';
   maxEntries: number;
@@ -92,8 +105,10 @@ function check(
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const name of Object.keys(source)) {
-    if (!Object.hasOwn(shape, name))
-      errors.push({ field: `${prefix}${name}`, message: `unknown ${where} "${prefix}${name}"` });
+    if (!Object.hasOwn(shape, name)) {
+      const field = `${prefix}${printableFieldName(name)}`;
+      errors.push({ field, message: `unknown ${where} "${field}"` });
+    }
   }
   for (const [name, spec] of Object.entries(shape)) {
     const field = `${prefix}${name}`;
@@ -114,7 +129,11 @@ function check(
         if (typeof value !== 'string') errors.push({ field, message: `${field} must be a string` });
         else if (s.required && value.trim() === '') errors.push({ field, message: `${field} must not be empty` });
         else if (value.length > s.max) errors.push({ field, message: `${field} must be at most ${s.max} characters` });
-        else out[name] = value;
+        else {
+          const bad = textProblem(field, value, s.multiline);
+          if (bad) errors.push(bad);
+          else out[name] = value;
+        }
         break;
       }
       case 'enum': {
@@ -158,7 +177,11 @@ function check(
         else if (value.length > l.maxItems)
           errors.push({ field, message: `${field} may have at most ${l.maxItems} items` });
         else if (l.required && value.length === 0) errors.push({ field, message: `${field} must not be empty` });
-        else out[name] = value;
+        else {
+          const bad = value.map((v: string, i) => textProblem(`${field}[${i}]`, v)).find(Boolean);
+          if (bad) errors.push(bad);
+          else out[name] = value;
+        }
         break;
       }
       case 'map': {
@@ -170,7 +193,13 @@ function check(
           errors.push({ field, message: `${field} must be an object of strings` });
         else if (entries.length > (spec as StringMapField).maxEntries)
           errors.push({ field, message: `${field} may have at most ${(spec as StringMapField).maxEntries} entries` });
-        else out[name] = Object.fromEntries(entries);
+        else {
+          const bad = entries
+            .map(([k, v]) => metadataKeyProblem(k, field) ?? textProblem(`${field}.${k}`, v as string, true))
+            .find(Boolean);
+          if (bad) errors.push(bad);
+          else out[name] = Object.fromEntries(entries);
+        }
         break;
       }
     }
@@ -202,6 +231,21 @@ export function readQuery<S extends QueryShape>(req: Request, shape: S): Parsed<
   const out = check(req.query as Record<string, unknown>, shape, 'query parameter', errors);
   if (errors.length) fail(errors, 'query string');
   return out as Parsed<S>;
+}
+
+/** A route that takes no query parameters refuses any (400 naming each), as unknown body fields are refused. */
+export function noQuery(req: Request): void {
+  readQuery(req, {});
+}
+
+/** Path parameters (ids, licence keys, decoded from the URL) hold no control characters: 400 naming the parameter. */
+export function checkPathParameters(req: Request): void {
+  const errors: FieldError[] = [];
+  for (const [name, value] of Object.entries(req.params as Record<string, unknown>)) {
+    const bad = typeof value === 'string' ? textProblem(name, value) : undefined;
+    if (bad) errors.push(bad);
+  }
+  if (errors.length) fail(errors, 'path');
 }
 
 /** The list parameters every list endpoint takes. */

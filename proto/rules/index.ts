@@ -5,3 +5,4 @@
 export * from './license-key';
 export * from './status';
 export * from './verdict';
+export * from './visibility';

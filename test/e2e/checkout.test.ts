@@ -105,6 +105,9 @@ describe('checkout sessions', () => {
     [{ expires_in_minutes: '60' }, 400, 'invalid_request'],
     [{ customer_email: 'not-an-email' }, 400, 'invalid_request'],
     [{ metadata: { 'bad key': 'x' } }, 400, 'invalid_request'],
+    [{ metadata: { 'a.b': 'x' } }, 400, 'invalid_request'],
+    [{ metadata: { $where: 'x' } }, 400, 'invalid_request'],
+    [{ customer_email: 'a\u0000@example.com' }, 400, 'invalid_request'],
     [{ quantity: 2 }, 400, 'invalid_request'],
   ])('refuses %p with %i', async (over, status, code) => {
     const res = await session(over);

@@ -130,8 +130,17 @@ it('licence, webhook and checkout forms refuse bad input next to the field, and 
     expect({ path, status: res.status }).toEqual({ path, status: 404 });
     expect(res.html).toContain('<h1>Not found</h1>');
   }
+  // A control character anywhere (here a query value) is a 400 page that names the field.
+  const control = await web.get('/dashboard/products?starting_after=%00');
+  expect(control.status).toBe(400);
+  expect(control.html).toContain(
+    'starting_after must not contain control characters or unpaired surrogates (found U+0000)',
+  );
+  const named = await web.post('/dashboard/products', { _csrf: csrf, name: 'Photo\u0000Editor', description: 'a\nb' });
+  expect(named.status).toBe(400);
+  expect(named.html).toContain('name must not contain control characters or unpaired surrogates (found U+0000)');
   for (const path of [
-    '/dashboard/products?starting_after=%00',
+    '/dashboard/products?starting_after=nope',
     '/dashboard/licenses?status=<b>&starting_after=x',
     `/dashboard/webhooks?starting_after=${'x'.repeat(5000)}`,
     '/dashboard/checkout?status=open&starting_after=cs_x',

@@ -4,10 +4,13 @@ import { errorCodes } from '@licensing/runtime';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import {
+  CONTROL_CHARACTERS,
+  LINE_BREAKS,
   describe as show,
   operationsOf,
   requestFor,
   send,
+  textSlotsOf,
   type FuzzRequest,
   type FuzzResponse,
   type Known,
@@ -28,6 +31,9 @@ let stack: Stack;
 let receiver: WebhookReceiver;
 let ops: Operation[];
 const known: Known = { apiKeys: [], ids: [], licenseKeys: [] };
+/** Real values of the first account's own things, by the path parameter that names them. */
+const mine: Record<string, string> = {};
+let fullKey = '';
 const secrets: string[] = [];
 let problemSchema: (v: unknown) => boolean;
 
@@ -61,6 +67,15 @@ beforeAll(async () => {
     known.licenseKeys.push(license.license_key);
     secrets.push(acct.apiKey, hook.secret);
     if (owner === 'mine') {
+      Object.assign(mine, {
+        product: product.id,
+        key: license.license_key,
+        activation: activation.id,
+        session: session.id,
+        endpoint: hook.id,
+        delivery: delivery.id,
+      });
+      fullKey = acct.apiKey;
       known.apiKeys.push(acct.apiKey);
       const validateKey = await stack.admin.createApiKey({
         account_id: acct.accountId,
@@ -190,3 +205,181 @@ it(`${RUNS} hostile requests over every operation of /openapi.json: no 5xx, only
   // Not all refusals: enough requests got through to the handlers.
   expect((statuses.get(200) ?? 0) + (statuses.get(201) ?? 0)).toBeGreaterThan(RUNS / 20);
 }, 300_000);
+
+/** The operation's path with the first account's real ids, one parameter replaced by `raw` (already encoded). */
+function pathOf(template: string, replace?: { name: string; raw: string }): string {
+  const real = (name: string, before: string) =>
+    name === 'key'
+      ? mine.key
+      : name === 'delivery'
+        ? mine.delivery
+        : /\/licenses\/\{key\}\/activations\/$/.test(before)
+          ? mine.activation
+          : before.startsWith('/api/v1/products')
+            ? mine.product
+            : before.startsWith('/api/v1/checkout') || before.startsWith('/checkout')
+              ? mine.session
+              : mine.endpoint;
+  return template.replace(/\{(\w+)\}/g, (_m, name: string, at: number) =>
+    replace?.name === name ? replace.raw : encodeURIComponent(real(name, template.slice(0, at))),
+  );
+}
+
+const apiOps = () => ops.filter((op) => op.template.startsWith('/api/v1/'));
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await send(stack.url, {
+    op: `${method} ${path}`,
+    method,
+    path,
+    headers: {
+      authorization: `Bearer ${fullKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
+  });
+  let json: any;
+  try {
+    json = JSON.parse(res.text);
+  } catch {
+    json = undefined;
+  }
+  return { ...res, json };
+}
+
+const fieldsOf = (json: any): string[] => (json?.errors ?? []).map((e: { field: string }) => e.field);
+const codePoint = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+describe('control characters, on every operation of /openapi.json', () => {
+  it('in every text field of every body: 400 naming the field (line breaks only in multi-line text)', async () => {
+    const failures: string[] = [];
+    let tried = 0;
+    for (const op of apiOps()) {
+      for (const slot of textSlotsOf(op.bodySchema)) {
+        const refused = [...CONTROL_CHARACTERS, ...(slot.multiline ? [] : LINE_BREAKS)];
+        for (const c of refused) {
+          tried++;
+          const res = await call(op.method, pathOf(op.template), slot.body(`a${c}b`));
+          const named = fieldsOf(res.json).some((f) =>
+            slot.field.endsWith('.') ? f.startsWith(slot.field) : f === slot.field,
+          );
+          if (res.status !== 400 || res.json?.code !== 'invalid_request' || !named)
+            failures.push(
+              `${op.method} ${op.template} ${slot.field} ${codePoint(c)} → ${res.status} ${res.text.slice(0, 200)}`,
+            );
+        }
+        if (slot.multiline)
+          for (const c of LINE_BREAKS) {
+            const res = await call(op.method, pathOf(op.template), slot.body(`a${c}b`));
+            if (res.status >= 500 || fieldsOf(res.json).includes(slot.field))
+              failures.push(
+                `${op.method} ${op.template} ${slot.field} refused ${codePoint(c)}: ${res.text.slice(0, 200)}`,
+              );
+          }
+      }
+    }
+    expect(failures).toEqual([]);
+    // The walk found the fields (names, e-mails, URLs, nested price and list items, metadata keys and values).
+    expect(tried).toBeGreaterThan(200);
+  }, 120_000);
+
+  it('in every query parameter and path parameter, also under /v1: 400 naming it', async () => {
+    const failures: string[] = [];
+    let tried = 0;
+    for (const op of apiOps()) {
+      const params = op.params.filter((p) => p.in === 'query' || p.in === 'path');
+      for (const p of params)
+        for (const raw of ['%00', 'a%01b', '%7F', '%C2%85', '%EF%BF%BE', ...(p.in === 'query' ? ['a%0Ab'] : [])]) {
+          for (const alias of [false, true]) {
+            tried++;
+            let path = p.in === 'path' ? pathOf(op.template, { name: p.name, raw: `x${raw}` }) : pathOf(op.template);
+            if (p.in === 'query') path += `?${p.name}=${raw}`;
+            if (alias) path = path.slice(4);
+            const res = await call(op.method, path, op.method === 'GET' || op.method === 'DELETE' ? undefined : {});
+            if (res.status !== 400 || !fieldsOf(res.json).includes(p.name))
+              failures.push(`${op.method} ${path} → ${res.status} ${res.text.slice(0, 200)}`);
+          }
+        }
+    }
+    expect(failures).toEqual([]);
+    expect(tried).toBeGreaterThan(100);
+  }, 120_000);
+
+  it('in every documented header parameter: 400 naming it (HTTP itself refuses other controls in headers)', async () => {
+    const withHeaders = apiOps().filter((op) => op.params.some((p) => p.in === 'header'));
+    expect(withHeaders.length).toBeGreaterThanOrEqual(2);
+    // Good bodies, so the header is what is refused (nothing is created).
+    const bodies: Record<string, unknown> = {
+      createLicense: { product_id: mine.product, customer_email: 'header@example.com' },
+      createCheckoutSession: { product_id: mine.product, success_url: 'https://vendor.example/thanks' },
+    };
+    for (const op of withHeaders)
+      for (const p of op.params.filter((x) => x.in === 'header')) {
+        const res = await call(op.method, pathOf(op.template), bodies[op.operationId] ?? {}, { [p.name]: 'a\tb' });
+        expect({ op: op.operationId, status: res.status, fields: fieldsOf(res.json) }).toEqual({
+          op: op.operationId,
+          status: 400,
+          fields: expect.arrayContaining([p.name]),
+        });
+      }
+  });
+
+  it('in the dashboard and the hosted checkout page forms: a 400 page naming the field', async () => {
+    const form = (fields: Record<string, string>) => Buffer.from(new URLSearchParams(fields).toString());
+    const post = (path: string, fields: Record<string, string>) =>
+      send(stack.url, {
+        op: `POST ${path}`,
+        method: 'POST',
+        path,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form(fields),
+      });
+    for (const c of ['\u0000', '\u0001', '\u007f', '\n']) {
+      const signIn = await post('/dashboard/signin', { email: `a${c}@example.com`, password: 'x', _csrf: 'x' });
+      expect([signIn.status, signIn.contentType]).toEqual([400, expect.stringMatching(/^text\/html/)]);
+      expect(signIn.text).toContain(
+        `email must not contain control characters or unpaired surrogates (found ${codePoint(c)})`,
+      );
+      const pay = await post(`/checkout/${mine.session}/pay`, { email: `a${c}@example.com`, card: '4242', _csrf: 'x' });
+      expect([pay.status, pay.contentType]).toEqual([400, expect.stringMatching(/^text\/html/)]);
+      expect(pay.text).toContain(
+        `email must not contain control characters or unpaired surrogates (found ${codePoint(c)})`,
+      );
+    }
+    const search = await send(stack.url, {
+      op: 'GET /dashboard/signin',
+      method: 'GET',
+      path: '/dashboard/signin?q=%00',
+      headers: {},
+    });
+    expect(search.status).toBe(400);
+    expect(search.text).toContain('q must not contain control characters');
+    // Nothing was stored: the session has no e-mail.
+    const session = await call('GET', `/api/v1/checkout/${mine.session}`);
+    expect(session.json).toMatchObject({ id: mine.session, customer_email: null });
+  });
+});
+
+describe('unknown query parameters', () => {
+  it('every operation of /openapi.json refuses one, also under /v1: 400 naming it', async () => {
+    const failures: string[] = [];
+    for (const op of apiOps())
+      for (const alias of [false, true]) {
+        let path = `${pathOf(op.template)}?foo=1`;
+        if (alias) path = path.slice(4);
+        const res = await call(op.method, path, op.method === 'GET' || op.method === 'DELETE' ? undefined : {});
+        if (res.status !== 400 || res.json?.code !== 'invalid_request' || !fieldsOf(res.json).includes('foo'))
+          failures.push(`${op.method} ${path} → ${res.status} ${res.text.slice(0, 200)}`);
+      }
+    expect(failures).toEqual([]);
+    expect(apiOps().length).toBeGreaterThanOrEqual(30);
+  });
+
+  it('PATCH /api/v1/products/{id}?foo=1 changes nothing', async () => {
+    const before = await call('GET', `/api/v1/products/${mine.product}`);
+    const res = await call('PATCH', `/api/v1/products/${mine.product}?foo=1`, { name: 'Renamed by a typo' });
+    expect([res.status, res.json.errors]).toEqual([400, [{ field: 'foo', message: 'unknown query parameter "foo"' }]]);
+    expect((await call('GET', `/api/v1/products/${mine.product}`)).json.name).toBe(before.json.name);
+  });
+});

@@ -219,6 +219,15 @@ describe('states and transitions', () => {
     expect((await api('PATCH', `/api/v1/licenses/${key}`, { customer_email: 'nope' })).status).toBe(400);
     expect((await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { n: 5 } })).status).toBe(400);
     expect((await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { 'bad key!': 'x' } })).status).toBe(400);
+    // A dotted key would be a path in the stored document (FerretDB refuses the write): 400 naming it, never 500.
+    for (const bad of ['a.b', '$set', '.']) {
+      const refused = await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { [bad]: 'x' } });
+      expect([refused.status, refused.body.errors]).toEqual([
+        400,
+        [{ field: `metadata.${bad}`, message: expect.stringContaining('no "." or "$"') }],
+      ]);
+    }
+    expect((await api('GET', `/api/v1/licenses/${key}`)).body.metadata).toEqual({ order: 'A-1' });
     expect((await api('PATCH', `/api/v1/licenses/${key}`, {})).status).toBe(400);
     expect((await api('PATCH', `/api/v1/licenses/${key}`, { status: 'revoked' })).status).toBe(400);
     await events.waitFor(

@@ -146,6 +146,13 @@ describe('npm run admin', () => {
     expect((await admin('create-account')).stderr).toContain('create-account needs --name');
     expect((await admin('create-account', '--name')).code).toBe(2);
     expect((await admin('create-key', '--account', 'acct_x', '--color', 'red')).code).toBe(2);
+    // The API's text rule: no control characters in any value (a NUL cannot be in an argument at all).
+    const control = await admin('create-account', '--name', 'Acme\u0001Corp');
+    expect(control.code).toBe(2);
+    expect(control.stderr).toContain('--name must not contain control characters (found U+0001)');
+    expect((await admin('create-key', '--account', 'acct_x', '--name', 'a\u007fb')).stderr).toContain(
+      '--name must not contain control characters (found U+007F)',
+    );
     const bad = await admin('create-account', '--name', 'X', '--plan', 'gold');
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stderr)).toMatchObject({ error: 'invalid_request', errors: [{ field: 'plan' }] });

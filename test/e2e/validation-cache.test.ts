@@ -82,6 +82,30 @@ describe('answers from memory', () => {
     expect(second.headers.get('x-request-id')).toBeTruthy();
   });
 
+  it("a validate-scope key never sees the licence's metadata: not from the licence service, not from memory", async () => {
+    const { accountId, apiKey, api, issue } = await setUp();
+    const key = await issue();
+    await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { crm_id: 'C-77', note: 'VIP' } });
+    const appKey = (await stack.admin.createApiKey({ account_id: accountId, scope: 'validate', name: 'app' })).secret;
+    const uncached = (await stack.extraGateway({ VALIDATION_CACHE_SIZE: '0' })).url;
+    const seen = async (base: string, secret: string) =>
+      (await client(base, secret)('POST', '/api/v1/keys/validate', { key })).body.license.metadata;
+    // Answered by the licence service (a gateway without a cache, and this one's first look-up after the PATCH).
+    expect(await seen(uncached, appKey)).toEqual({});
+    expect(await seen(stack.url, appKey)).toEqual({});
+    // Answered from memory.
+    const cached = await eventually(async () => {
+      const before = await hits(stack.metricsUrls.gateway);
+      const metadata = await seen(stack.url, appKey);
+      expect(await hits(stack.metricsUrls.gateway)).toBe(before + 1);
+      return metadata;
+    });
+    expect(cached).toEqual({});
+    // The vendor's full key still sees it, both ways.
+    expect(await seen(uncached, apiKey)).toEqual({ crm_id: 'C-77', note: 'VIP' });
+    expect(await seen(stack.url, apiKey)).toEqual({ crm_id: 'C-77', note: 'VIP' });
+  });
+
   it('answers exactly as the licence service does, through activation, grace and expiry (cache on vs cache off)', async () => {
     const { apiKey, api, issue } = await setUp({
       duration_days: 30,

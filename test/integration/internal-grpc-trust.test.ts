@@ -161,3 +161,42 @@ describe('mTLS (certificates from deploy/make-secrets.sh)', () => {
     });
   });
 });
+
+describe('text the store cannot hold', () => {
+  it('is refused by the service itself, whoever calls, naming the field; line breaks pass', async () => {
+    const operator = accountClient(account, credentialOf(plain, 'operator'));
+    await expect(operator.createAccount({ name: 'Acme\u0000Corp', plan: 'free' })).rejects.toMatchObject({
+      code: 'invalid_request',
+      fieldErrors: [{ field: 'name', message: expect.stringContaining('(found U+0000)') }],
+    });
+    const created = await operator.createAccount({ name: 'Text rules', plan: 'free' });
+    const products = createClient(ProductServiceClient, product, credentialOf(plain, 'gateway'), 3000);
+    clients.push(products);
+    const accountId = created.account!.id;
+    for (const [description, code] of [
+      ['a\u007fb', 'U+007F'],
+      ['a\u001bb', 'U+001B'],
+      ['\uffff', 'U+FFFF'],
+    ])
+      await expect(
+        products.call.createProduct({
+          account_id: accountId,
+          name: 'P',
+          description,
+          policy: undefined,
+          price: undefined,
+        }),
+      ).rejects.toMatchObject({
+        code: 'invalid_request',
+        fieldErrors: [{ field: 'description', message: expect.stringContaining(`(found ${code})`) }],
+      });
+    const made = await products.call.createProduct({
+      account_id: accountId,
+      name: 'P',
+      description: 'two\nlines\tand a tab',
+      policy: undefined,
+      price: undefined,
+    });
+    expect(made.description).toBe('two\nlines\tand a tab');
+  });
+});

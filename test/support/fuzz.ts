@@ -33,12 +33,14 @@ export interface FuzzResponse {
   text: string;
 }
 
-/** Every operation of the document, with $refs of request bodies resolved. */
+/** Every operation of the document, with every $ref of its request body replaced by what it names. */
 export function operationsOf(doc: Json): Operation[] {
-  const resolve = (s: Json | undefined): Json | undefined => {
-    if (!s) return s;
-    if (s.$ref) return resolve(doc.components.schemas[String(s.$ref).split('/').pop()!]);
-    return s;
+  const resolve = (s: unknown): any => {
+    if (Array.isArray(s)) return s.map(resolve);
+    if (typeof s !== 'object' || s === null) return s;
+    const { $ref, ...rest } = s as Json;
+    const target = $ref ? resolve(doc.components.schemas[String($ref).split('/').pop()!]) : {};
+    return { ...target, ...Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, resolve(v)])) };
   };
   const ops: Operation[] = [];
   for (const [template, methods] of Object.entries(doc.paths as Record<string, Json>)) {
@@ -55,6 +57,70 @@ export function operationsOf(doc: Json): Operation[] {
     }
   }
   return ops;
+}
+
+/**
+ * Characters no field takes (the API's text rule): C0 controls, DEL, a C1 control, a lone surrogate
+ * and noncharacters; tab, line feed and carriage return are refused in one-line fields only.
+ */
+export const CONTROL_CHARACTERS = [
+  '\u0000',
+  '\u0001',
+  '\u001b',
+  '\u001f',
+  '\u007f',
+  '\u0085',
+  '\ud800',
+  '\udfff',
+  '\ufffe',
+  '\uffff',
+];
+export const LINE_BREAKS = ['\t', '\n', '\r'];
+
+/** Where a body takes text: a string field, an item of a list of strings, a map's values and its keys. */
+export interface TextSlot {
+  /** The field as the API names it in errors: `name`, `price.currency`, `events[0]`, `metadata.note`. */
+  field: string;
+  /** The body with `text` in that slot (and nothing else). */
+  body: (text: string) => Json;
+  /** Free text over several lines (the document's pattern lets a line feed through). */
+  multiline: boolean;
+}
+
+/** Every place a (resolved) body schema takes text. */
+export function textSlotsOf(schema: Json | undefined, path: string[] = []): TextSlot[] {
+  if (!schema) return [];
+  const s = schema.anyOf ? schema.anyOf.find((x: Json) => x.type !== 'null') : schema;
+  const nest = (keys: string[], leaf: unknown): Json => {
+    let v = leaf;
+    for (const k of [...keys].reverse()) v = { [k]: v };
+    return v as Json;
+  };
+  const takesLineFeed = (x: Json) => !x.pattern || new RegExp(x.pattern, 'u').test('a\nb');
+  const name = path.join('.');
+  switch (s.type) {
+    case 'string':
+      return [{ field: name, body: (t) => nest(path, t), multiline: takesLineFeed(s) }];
+    case 'array':
+      return s.items?.type === 'string'
+        ? [{ field: `${name}[1]`, body: (t) => nest(path, ['license.created', t]), multiline: takesLineFeed(s.items) }]
+        : [];
+    case 'object':
+      if (s.properties)
+        return Object.entries(s.properties as Record<string, Json>).flatMap(([k, v]) => textSlotsOf(v, [...path, k]));
+      if (s.additionalProperties?.type === 'string')
+        return [
+          {
+            field: `${name}.note`,
+            body: (t) => nest(path, { note: t }),
+            multiline: takesLineFeed(s.additionalProperties),
+          },
+          { field: `${name}.`, body: (t) => nest(path, { [`k${t}`]: 'v' }), multiline: false },
+        ];
+      return [];
+    default:
+      return [];
+  }
 }
 
 /** Inputs a test knows to be real (ids of its own account and another's, keys, secrets). */
@@ -98,6 +164,14 @@ const NASTY_SEGMENTS = [
   '1e309',
   '%F0%9F%92%A9',
   '%E2%80%AE',
+  '%01',
+  '%1B',
+  '%7F',
+  '%C2%85',
+  '%EF%BF%BE',
+  'prod_%00',
+  'cs_%00x',
+  '%09',
   'cs_',
   'prod_',
   'lic_',
@@ -175,6 +249,14 @@ function valueFor(schema: Json | undefined, known: Known, depth = 0): fc.Arbitra
         ),
         fc.string({ maxLength: (s.maxLength ?? 40) + 2, unit: 'grapheme' }),
         fc.string({ maxLength: 30, unit: 'binary' }),
+        // Text with a control character (or a line break) somewhere in it.
+        fc
+          .tuple(
+            fc.string({ maxLength: 10 }),
+            fc.constantFrom(...CONTROL_CHARACTERS, ...LINE_BREAKS),
+            fc.string({ maxLength: 10 }),
+          )
+          .map(([a, c, b]) => a + c + b),
         fc.integer({ min: 0, max: 70_000 }).map((n) => 'x'.repeat(n)),
       );
       break;
@@ -194,9 +276,11 @@ function valueFor(schema: Json | undefined, known: Known, depth = 0): fc.Arbitra
         );
         good = fc.record(props, { requiredKeys: [] });
       } else
-        good = fc.dictionary(fc.string({ maxLength: 70 }), fc.oneof(fc.string({ maxLength: 600 }), anything), {
-          maxKeys: 60,
-        });
+        good = fc.dictionary(
+          fc.oneof(fc.string({ maxLength: 70 }), fc.constantFrom('a.b', '$set', 'a\u0000', 'ok_key')),
+          fc.oneof(fc.string({ maxLength: 600 }), fc.constantFrom(...CONTROL_CHARACTERS, 'two\nlines'), anything),
+          { maxKeys: 60 },
+        );
       break;
     default:
       good = anything;
@@ -340,17 +424,24 @@ export function requestFor(op: Operation, known: Known): fc.Arbitrary<FuzzReques
         },
         {
           weight: 1,
-          arbitrary: fc.oneof(fc.constantFrom('%ED%A0%80', 'x', '__proto__', 'limit[]', ''), pctEncoded(10)),
+          arbitrary: fc.oneof(
+            fc.constantFrom('%ED%A0%80', 'x', '__proto__', 'limit[]', '', 'foo', '%00', 'limit%00'),
+            pctEncoded(10),
+          ),
         },
       ),
       queryValue,
     ),
     { maxLength: 4 },
   );
+  // An operation without query parameters refuses any (400): mostly send none, so requests get to its handler.
+  const queryFor = queryParams.length
+    ? query
+    : fc.oneof({ weight: 4, arbitrary: fc.constant([] as [string, string][]) }, { weight: 1, arbitrary: query });
   return fc
     .record({
       params: fc.tuple(...pathParams.map(() => value)),
-      query,
+      query: queryFor,
       method: fc.oneof(
         { weight: 12, arbitrary: fc.constant(op.method) },
         { weight: 1, arbitrary: fc.constantFrom(...methods) },

@@ -1,6 +1,10 @@
 import { AppError, createLogger } from '@licensing/runtime';
 import { Completion, PAID_GRACE_MS } from '../../services/checkout/src/use-cases/completion';
-import { CheckoutExpirySweeper } from '../../services/checkout/src/events/expiry-sweeper';
+import {
+  CheckoutExpirySweeper,
+  PAGE_TOKEN_PRUNE_BATCH,
+  PAGE_TOKEN_PRUNE_BATCHES,
+} from '../../services/checkout/src/events/expiry-sweeper';
 import { checkoutSetup, sessionDoc } from '../support/fakes/checkout-deps';
 import { FakeLicenses } from '../support/fakes/checkout-peers';
 import { FakeClock } from '../support/fakes/common';
@@ -168,5 +172,21 @@ describe('the sweeper', () => {
     expect(outbox.flushed).toEqual([{ model: 'CheckoutSession', id: session._id }]);
     expect(store.deliveries.has('sig-old')).toBe(false);
     expect(await sweeper.sweep()).toBe(0);
+  });
+
+  it('forgets expired page form tokens, oldest first and a bounded number per sweep; live ones stay', async () => {
+    const { store, outbox, clock, completion, session } = await setup();
+    const at = (ms: number) => new Date(clock.now().getTime() + ms);
+    const cap = PAGE_TOKEN_PRUNE_BATCH * PAGE_TOKEN_PRUNE_BATCHES;
+    for (let i = 0; i < cap + 7; i++) await store.addPageToken(`old-${i}`, session._id, at(1000 + i));
+    await store.addPageToken('live', session._id, at(3600_000));
+    const sweeper = new CheckoutExpirySweeper(store, outbox, clock, completion);
+    clock.advance(1000 + cap + 7);
+    await sweeper.sweep();
+    // One sweep's work is bounded: the newest seven expired tokens wait for the next one.
+    expect([...store.pageTokens.keys()]).toEqual([...Array.from({ length: 7 }, (_, i) => `old-${cap + i}`), 'live']);
+    await sweeper.sweep();
+    expect([...store.pageTokens.keys()]).toEqual(['live']);
+    expect(await store.pageTokenValid('live', session._id, clock.now())).toBe(true);
   });
 });

@@ -39,6 +39,9 @@ describe('checking a new checkout session', () => {
     ['a javascript: success_url', { success_url: 'javascript:alert(1)' }, 'success_url'],
     ['a relative cancel_url', { cancel_url: '/back' }, 'cancel_url'],
     ['a metadata key with spaces', { metadata: { 'my key': 'x' } }, 'metadata.my key'],
+    ['a metadata key with a dot', { metadata: { 'a.b': 'x' } }, 'metadata.a.b'],
+    ['a metadata key that starts with $', { metadata: { $gt: 'x' } }, 'metadata.$gt'],
+    ['a metadata value with a control character', { metadata: { note: 'a\u001bb' } }, 'metadata.note'],
     ['an expiry under 30 minutes', { expires_in_minutes: 10 }, 'expires_in_minutes'],
     ['an expiry over 24 hours', { expires_in_minutes: 1441 }, 'expires_in_minutes'],
   ])('refuses %s', (_what, over, field) => {

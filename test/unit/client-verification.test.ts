@@ -108,6 +108,20 @@ describe('verifyLicenseFile', () => {
     });
   });
 
+  it('refuses a machine-bound file when the app gives no fingerprint, and takes an unbound one without', async () => {
+    await expect(verifyLicenseFile(licenseFile({ fingerprint: 'box-1' }), { publicKeys, now: NOW })).resolves.toEqual({
+      valid: false,
+      reason: 'fingerprint_required',
+      license: expect.objectContaining({ fingerprint: 'box-1' }),
+    });
+    await expect(
+      verifyLicenseFile(licenseFile({ fingerprint: 'box-1' }), { publicKeys, now: NOW, fingerprint: '' }),
+    ).resolves.toMatchObject({ valid: false, reason: 'fingerprint_mismatch' });
+    await expect(
+      verifyLicenseFile(licenseFile({ fingerprint: null }), { publicKeys, now: NOW }),
+    ).resolves.toMatchObject({ valid: true });
+  });
+
   it('says malformed or unsupported for files that are not licence files', async () => {
     await expect(verifyLicenseFile({ kid: 'key_1' }, { publicKeys })).resolves.toEqual({
       valid: false,

@@ -1,4 +1,6 @@
+import { SessionGuard, UNKNOWN_SESSION_MEMORY_MS } from '../../gateway/src/dashboard/session-guard';
 import { redactUrl } from '../../gateway/src/request-context';
+import { READINESS_MEMO_MS, Readiness } from '../../gateway/src/routes/status';
 import { pageShape, readQuery, toPage } from '../../gateway/src/validation';
 
 describe('access-log redaction', () => {
@@ -32,5 +34,108 @@ describe('list parameters', () => {
 
   it('refuses a cursor that is not an id of the listed kind', () => {
     expect(() => page({ starting_after: 'lic_01JD8Z3K6Q2W4E5R6T7Y8V9X0P' })).toThrow(/starting_after must be an id/);
+  });
+});
+
+describe('/readyz memo', () => {
+  function setup() {
+    let now = 0;
+    const calls = { account: 0, redis: 0 };
+    const pending: (() => void)[] = [];
+    const account = {
+      check: (_req: unknown, _opts: unknown, done: (err: null, res: { status: string }) => void) => {
+        calls.account++;
+        pending.push(() => done(null, { status: 'SERVING' }));
+      },
+    };
+    const limits = { redisStatus: 'ok', redis: { ping: async () => void calls.redis++ } };
+    const readiness = new Readiness({ health: { account } } as never, limits as never, () => now);
+    const answerAll = () => {
+      for (const done of pending.splice(0)) done();
+    };
+    return {
+      readiness,
+      calls,
+      answerAll,
+      advance: (ms: number) => {
+        now += ms;
+      },
+    };
+  }
+
+  it('shares one probe among callers within a second, concurrent ones included, and probes again after it', async () => {
+    const { readiness, calls, answerAll, advance } = setup();
+    const first = Array.from({ length: 10 }, () => readiness.check());
+    answerAll();
+    expect((await Promise.all(first)).map((r) => r.ready)).toEqual(Array(10).fill(true));
+    advance(READINESS_MEMO_MS - 1);
+    await readiness.check();
+    expect(calls).toEqual({ account: 1, redis: 1 });
+    advance(1);
+    const again = readiness.check();
+    answerAll();
+    await again;
+    expect(calls).toEqual({ account: 2, redis: 2 });
+  });
+
+  it('says shutting_down at once while draining, from the same probe', async () => {
+    const { readiness, calls, answerAll } = setup();
+    const ready = readiness.check();
+    answerAll();
+    expect((await ready).body.status).toBe('ready');
+    expect(await readiness.check(true)).toMatchObject({ ready: false, body: { status: 'shutting_down' } });
+    expect(calls.account).toBe(1);
+  });
+});
+
+describe('made-up session tokens', () => {
+  function setup(limit: number) {
+    let now = 0;
+    const failures = new Map<string, number>();
+    const throttle = {
+      fail: async (key: string) => {
+        const n = (failures.get(key) ?? 0) + 1;
+        failures.set(key, n);
+        return n > limit ? 60 : null;
+      },
+    };
+    const guard = new SessionGuard(throttle as never, () => now, 3);
+    return {
+      guard,
+      failures,
+      advance: (ms: number) => {
+        now += ms;
+      },
+    };
+  }
+  const token = (c: string) => c.repeat(43);
+
+  it('never looks up a value that is not shaped like a session token', () => {
+    const { guard } = setup(5);
+    expect(
+      ['', 'x', token('a').slice(1), `${token('a')}=`, token('+')].map((t) => guard.mayLookUp(t, '1.2.3.4')),
+    ).toEqual([false, false, false, false, false]);
+    expect(guard.mayLookUp(token('a'), '1.2.3.4')).toBe(true);
+  });
+
+  it('remembers an unknown token for a while, a bounded number of them', async () => {
+    const { guard, advance } = setup(100);
+    await guard.unknownToken(token('a'), '1.2.3.4');
+    expect(guard.mayLookUp(token('a'), '5.6.7.8')).toBe(false);
+    advance(UNKNOWN_SESSION_MEMORY_MS);
+    expect(guard.mayLookUp(token('a'), '5.6.7.8')).toBe(true);
+    for (const c of 'bcde') await guard.unknownToken(token(c), '1.2.3.4');
+    // At most 3 remembered: the oldest (b) was forgotten first.
+    expect('bcde'.split('').map((c) => guard.mayLookUp(token(c), '5.6.7.8'))).toEqual([true, false, false, false]);
+  });
+
+  it('stops looking up tokens from an address over its limit until its window ends; other addresses are asked', async () => {
+    const { guard, failures, advance } = setup(2);
+    for (const c of 'abc') await guard.unknownToken(token(c), '1.2.3.4');
+    expect(failures.get('1.2.3.4')).toBe(3);
+    expect(guard.mayLookUp(token('z'), '1.2.3.4')).toBe(false);
+    expect(guard.mayLookUp(token('z'), '5.6.7.8')).toBe(true);
+    advance(60_000);
+    expect(guard.mayLookUp(token('z'), '1.2.3.4')).toBe(true);
   });
 });

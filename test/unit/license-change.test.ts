@@ -44,6 +44,11 @@ describe('updating a licence', () => {
     ['a malformed e-mail', { customer_email: 'nobody' }, 'customer_email'],
     ['a metadata key with a space', { metadata: { 'a b': 'x' } }, 'metadata.a b'],
     ['a metadata value over 500 characters', { metadata: { note: 'x'.repeat(501) } }, 'metadata.note'],
+    // A dotted key is a path in the stored sub-document (FerretDB refuses the write); "$" starts an operator.
+    ['a metadata key with a dot', { metadata: { 'a.b': 'x' } }, 'metadata.a.b'],
+    ['a metadata key that starts with $', { metadata: { $set: 'x' } }, 'metadata.$set'],
+    ['a metadata value with a NUL', { metadata: { note: 'a\u0000b' } }, 'metadata.note'],
+    ['a metadata value with an unpaired surrogate', { metadata: { note: '\ud800' } }, 'metadata.note'],
   ])('refuses %s, writing nothing', async (_what, over, field) => {
     const { store, outbox, deps, issued } = licenseSetup();
     const lic = await issued();

@@ -56,10 +56,27 @@ function valueFor(field: Field, depth: number): fc.Arbitrary<unknown> {
     fc.constantFrom(null, true, 0, -1, 1.5, 2 ** 53, '', ' ', 'x', [], {}, ['x'], { a: 'b' }),
     fc.jsonValue({ maxDepth: 1 }),
   );
+  // Refused characters (text.ts) agree too: controls, line breaks (allowed in multi-line fields only),
+  // a lone surrogate, noncharacters; beside text that only looks odd (an emoji, a non-breaking space).
+  const odd = [
+    'a\u0000',
+    '\u0000',
+    'a\tb',
+    'two\nlines',
+    'cr\r',
+    '\u007f',
+    '\u0085',
+    '\ud800x',
+    'x\udfff',
+    '\ufffe',
+    '\ufdd0',
+    '😀',
+    '\u00a0x',
+  ];
   const text = (max: number) =>
     fc.oneof(
       fc.string({ maxLength: 4 }),
-      fc.constantFrom(' \t', 'x'.repeat(max), 'x'.repeat(max + 1), ` ${'x'.repeat(max - 1)}`),
+      fc.constantFrom(' \t', 'x'.repeat(max), 'x'.repeat(max + 1), ` ${'x'.repeat(max - 1)}`, ...odd),
     );
   const orNull = (a: fc.Arbitrary<unknown>, nullable?: boolean) => (nullable ? fc.oneof(a, fc.constant(null)) : a);
   let good: fc.Arbitrary<unknown>;
@@ -89,6 +106,9 @@ function valueFor(field: Field, depth: number): fc.Arbitrary<unknown> {
     case 'map':
       good = fc.dictionary(fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 }), { maxKeys: 3 });
       near = fc.oneof(
+        fc.dictionary(fc.constantFrom('a.b', '$set', 'ok_key', 'k-1', '', 'x'.repeat(41), 'a\u0000'), text(5), {
+          maxKeys: 2,
+        }),
         fc.dictionary(fc.string({ maxLength: 3 }), other, { maxKeys: 2 }),
         fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }), fc.constant('v'), {
           minKeys: field.maxEntries,

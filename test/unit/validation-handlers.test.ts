@@ -21,7 +21,7 @@ async function setup() {
   const handlers = validationHandlers(ctx, { licenses, store: s.store, counter, clock: s.clock });
   const validation = (key: string) =>
     ({ account_id: 'acct_A', key, product_id: '', fingerprint: '', key_scope: 'full' }) as ValidateLicenseRequest;
-  return { handlers, lic, validation };
+  return { handlers, lic, validation, store: s.store };
 }
 
 describe('ValidateLicenses', () => {
@@ -42,6 +42,20 @@ describe('ValidateLicenses', () => {
     );
     expect(out.results.map((r) => r.code)).toEqual(['valid', 'not_found']);
     expect(await handlers.validateLicenses({ validations: [], request_ids: [] }, call)).toEqual({ results: [] });
+  });
+});
+
+describe('what a validation shows of its licence', () => {
+  it("to a validate-scope key: neither the vendor's metadata nor (by default) the customer's e-mail", async () => {
+    const { handlers, lic, validation, store } = await setup();
+    store.licenses.get(lic._id)!.metadata = { crm_id: 'C-77' };
+    const { results } = await handlers.validateLicenses(
+      { validations: [validation(lic.key), { ...validation(lic.key), key_scope: 'validate' }], request_ids: [] },
+      call,
+    );
+    expect(results.map((r) => r.code)).toEqual(['valid', 'valid']);
+    expect(results[0].license).toMatchObject({ metadata: { crm_id: 'C-77' }, customer_email: lic.customer_email });
+    expect([results[1].license!.metadata, results[1].license!.customer_email]).toEqual([{}, '']);
   });
 });
 

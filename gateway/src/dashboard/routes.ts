@@ -1,10 +1,19 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { AppError, errorSummary, isId, type Logger } from '@licensing/runtime';
+import {
+  AppError,
+  addressKey,
+  errorSummary,
+  formTextProblem,
+  isId,
+  textProblem,
+  type Logger,
+} from '@licensing/runtime';
 import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../clients';
 import { type AttemptThrottle, limitsFor } from '../limits';
 import { CSS, JS } from './assets';
 import { confirmPage, messagePage, revokeAllPage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
+import { SessionGuard } from './session-guard';
 import { signUpConfirmPage, signUpLinkProblemPage, signUpSentPage } from './signup-pages';
 import { checkoutPages } from './checkout';
 import { field, queryOf, type DashboardContext, type Handler } from './context';
@@ -34,6 +43,8 @@ export interface DashboardDeps {
   signInThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
   /** Sign-ups per e-mail and per client address (every attempt counts: scrypt is expensive). */
   signUpThrottle: { perEmail: AttemptThrottle; perAddress: AttemptThrottle };
+  /** Unknown session tokens per client address (made-up cookies must not each cost a look-up). */
+  unknownSessionThrottle: AttemptThrottle;
   validator?: DashboardContext['validator'];
   hourlyUsage?: DashboardContext['hourlyUsage'];
   /** Counts a signed-in request against the account's limits (metering.ts); false: it answered 429. */
@@ -68,6 +79,7 @@ export function dashboardRouter({
   secureCookies,
   signInThrottle,
   signUpThrottle,
+  unknownSessionThrottle,
   validator,
   hourlyUsage,
   meter,
@@ -96,7 +108,8 @@ export function dashboardRouter({
     next();
   });
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 40 }));
-  r.use(loadSession(clients));
+  r.use(refuseControlCharacters);
+  r.use(loadSession(clients, new SessionGuard(unknownSessionThrottle), secureCookies));
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
 
@@ -164,7 +177,7 @@ export function dashboardRouter({
         403,
         signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', email }),
       );
-    const address = req.ip ?? 'unknown';
+    const address = addressKey(req.ip); // IPv6 by its /64
     // Counted before the password is checked, atomically: a parallel burst cannot slip past the limit.
     const wait = await attempt(signInThrottle, email, address);
     if (wait !== null) {
@@ -195,7 +208,7 @@ export function dashboardRouter({
         403,
         signUpPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', values }),
       );
-    const address = req.ip ?? 'unknown';
+    const address = addressKey(req.ip); // IPv6 by its /64
     const wait = await attempt(signUpThrottle, values.email.trim().toLowerCase(), address);
     if (wait !== null) {
       const error = throttled(res, 'signup', wait, address);
@@ -403,12 +416,16 @@ export function dashboardRouter({
     ) {
       if (err instanceof AppError && err.fieldErrors.some((f) => f.field === 'cookie'))
         clearAllCookies(res, secureCookies);
+      // A refused field (a control character in a form) is named, so it can be corrected.
+      const fields = err instanceof AppError ? err.fieldErrors.filter((f) => f.field !== 'cookie') : [];
       return page(
         res,
         400,
         messagePage(
           'Bad request',
-          'This request could not be understood. Go back to the dashboard and try again.',
+          fields.length
+            ? `${fields.map((f) => f.message).join('; ')}. Go back, correct it and try again.`
+            : 'This request could not be understood. Go back to the dashboard and try again.',
           undefined,
         ),
       );
@@ -445,6 +462,28 @@ export function dashboardRouter({
     );
   });
   return r;
+}
+
+/** Form fields that are free text over several lines: tab and line breaks allowed (never other controls). */
+const MULTILINE_FIELDS = new Set(['description']);
+
+/**
+ * No control characters (the shared rule of @licensing/runtime's text.ts) in any posted field, query
+ * value or path segment of the dashboard: a 400 page naming the field, before any handler or service.
+ */
+function refuseControlCharacters(req: Request, _res: Response, next: NextFunction): void {
+  let path: string | undefined;
+  try {
+    path = decodeURIComponent(req.path);
+  } catch {
+    path = undefined; // not percent-encoded UTF-8: the router refuses it (a 400 page)
+  }
+  const bad =
+    formTextProblem(req.body as Record<string, unknown> | undefined, MULTILINE_FIELDS) ??
+    formTextProblem(req.query as Record<string, unknown>) ??
+    (path === undefined ? undefined : textProblem('path', path));
+  if (bad) throw new AppError('invalid_request', bad.message, [bad]);
+  next();
 }
 
 const limitsOf = (s: DashboardSession) =>

@@ -1,8 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { SessionResponse } from '@licensing/proto';
-import { AppError } from '@licensing/runtime';
+import { AppError, addressKey, isSessionToken } from '@licensing/runtime';
 import type { Clients } from '../clients';
+import type { SessionGuard } from './session-guard';
 
 // Dashboard sessions: an HttpOnly, SameSite cookie holding a random token
 // (Secure outside development and test). State-changing forms carry a CSRF
@@ -90,16 +91,25 @@ function toSession(token: string, s: SessionResponse): DashboardSession {
   };
 }
 
-/** Loads the session named by the cookie into res.locals.session, or leaves it unset. */
-export function loadSession(clients: Clients) {
+/**
+ * Loads the session named by the cookie into res.locals.session, or leaves it unset. Made-up tokens
+ * cost no look-up once known or once their address is over its limit (session-guard.ts); a cookie that
+ * names no session is cleared, so the browser stops sending it.
+ */
+export function loadSession(clients: Clients, guard: SessionGuard, secure: boolean) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = readCookie(req, SESSION_COOKIE);
     if (token) {
-      try {
-        res.locals.session = toSession(token, await clients.accounts.getSession({ token }));
-      } catch (err) {
-        if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
-      }
+      const address = addressKey(req.ip);
+      if (guard.mayLookUp(token, address)) {
+        try {
+          res.locals.session = toSession(token, await clients.accounts.getSession({ token }));
+        } catch (err) {
+          if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
+          await guard.unknownToken(token, address);
+          clearSessionCookie(res, secure);
+        }
+      } else if (!isSessionToken(token)) clearSessionCookie(res, secure);
     }
     next();
   };

@@ -105,7 +105,7 @@ export const schemas: Record<string, Schema> = {
     expires_at: orNull(time('null = perpetual')),
     policy: ref('Policy'),
     activations: int('Active machines (counted on GET of one licence; 0 in lists)', { minimum: 0 }),
-    metadata,
+    metadata: { ...metadata, description: `${metadata.description}; {} in answers to validate-scope keys` },
     created_at: time(),
     last_validated_at: orNull(
       time(

@@ -1,3 +1,4 @@
+import { forbiddenTextClass, METADATA_KEY_PATTERN } from '@licensing/runtime';
 import type { Field, ObjectField, QueryShape, Shape } from '../validation';
 
 // The JSON Schema (2020-12) of what a request shape accepts: the OpenAPI
@@ -12,6 +13,12 @@ export interface SchemaOptions {
   refs?: boolean;
 }
 
+/** Text without the refused control characters (text.ts); `required` text also has a non-space character. */
+export function textPattern(multiline: boolean | undefined, required: boolean | undefined): string {
+  const bad = forbiddenTextClass(multiline);
+  return required ? `^[^${bad}]*[^\\s${bad}][^${bad}]*$` : `^[^${bad}]*$`;
+}
+
 const orNull = (schema: Schema, nullable: boolean | undefined): Schema =>
   nullable ? { anyOf: [schema, { type: 'null' }] } : schema;
 
@@ -20,10 +27,10 @@ function bareSchema(field: Field, options: SchemaOptions): Schema {
   switch (field.kind) {
     case undefined:
     case 'string':
-      // Required text must not be blank (validation trims it first).
+      // Required text must not be blank (validation trims it first); no text holds control characters.
       return field.required
-        ? { type: 'string', minLength: 1, maxLength: field.max, pattern: '\\S' }
-        : { type: 'string', maxLength: field.max };
+        ? { type: 'string', minLength: 1, maxLength: field.max, pattern: textPattern(field.multiline, true) }
+        : { type: 'string', maxLength: field.max, pattern: textPattern(field.multiline, false) };
     case 'enum':
       return { enum: [...field.values] };
     case 'int': {
@@ -40,9 +47,18 @@ function bareSchema(field: Field, options: SchemaOptions): Schema {
         field.nullable,
       );
     case 'map':
-      return { type: 'object', additionalProperties: { type: 'string' }, maxProperties: field.maxEntries };
+      return {
+        type: 'object',
+        propertyNames: { pattern: METADATA_KEY_PATTERN },
+        additionalProperties: { type: 'string', pattern: textPattern(true, false) },
+        maxProperties: field.maxEntries,
+      };
     case 'list': {
-      const list = { type: 'array', items: { type: 'string', maxLength: field.maxLength }, maxItems: field.maxItems };
+      const list = {
+        type: 'array',
+        items: { type: 'string', maxLength: field.maxLength, pattern: textPattern(false, false) },
+        maxItems: field.maxItems,
+      };
       return field.required ? { ...list, minItems: 1 } : list;
     }
   }

@@ -57,14 +57,14 @@ const priceShape = {
 
 export const productCreate = {
   name: { required: true, max: 200 },
-  description: { max: 2000 },
+  description: { max: 2000, multiline: true },
   policy: policyInput,
   price: { kind: 'object', shape: priceShape },
 } satisfies Shape;
 
 export const productUpdate = {
   name: { max: 200 },
-  description: { max: 2000 },
+  description: { max: 2000, multiline: true },
   policy: policyInput,
   price: { kind: 'object', shape: priceShape, nullable: true, description: 'null removes the price' },
 } satisfies Shape;
@@ -140,12 +140,12 @@ const events = { kind: 'list', maxItems: 50, maxLength: 64, description: 'Event 
 export const webhookEndpointCreate = {
   url: { required: true, max: 2048 },
   events: { ...events, required: true },
-  description: { max: 500 },
+  description: { max: 500, multiline: true },
 } satisfies Shape;
 
 export const webhookEndpointUpdate = {
   url: { max: 2048 },
   events,
-  description: { max: 500 },
+  description: { max: 500, multiline: true },
   enabled: { kind: 'bool' },
 } satisfies Shape;

@@ -1,6 +1,14 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { AppError } from '@licensing/runtime';
-import { readBody, readQuery, type Parsed, type QueryShape, type Shape } from '../validation';
+import {
+  checkPathParameters,
+  noQuery,
+  readBody,
+  readQuery,
+  type Parsed,
+  type QueryShape,
+  type Shape,
+} from '../validation';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -52,6 +60,7 @@ function loggableIds(params: Record<string, unknown>): Record<string, string> | 
 /**
  * Registers the handlers of one API path and answers 405 (with Allow) for every
  * other method on it, so a wrong method is never mistaken for a missing path.
+ * Query parameters a handler does not declare (withQuery) are refused with 400.
  * The path template (never the raw URL: ids would explode the series) labels
  * the request metrics.
  */
@@ -59,10 +68,15 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
   const methods = registeredRoutes.get(path) ?? new Map<Method, RequestShapes>();
   registeredRoutes.set(path, methods);
   for (const [method, handler] of Object.entries(handlers) as [Method, RequestHandler][]) {
-    methods.set(method, shapesOf.get(handler) ?? {});
+    const shapes = shapesOf.get(handler) ?? {};
+    methods.set(method, shapes);
     router[method](path, (req, res, next) => {
       res.locals.route = `${req.baseUrl}${path}`;
       res.locals.ids = loggableIds(req.params);
+      // Every operation: no control characters in its path, and no query parameter it does not declare
+      // (a handler with a query shape checks its own, as its body's).
+      checkPathParameters(req);
+      if (!shapes.query) noQuery(req);
       return handler(req, res, next);
     });
   }

@@ -78,18 +78,46 @@ export async function systemStatus(clients: Clients, bus: EventFeed, limits: Rat
   return { status, version, time: new Date().toISOString(), services, dependencies };
 }
 
-/** /readyz: this gateway can serve, i.e. it can authenticate (account service) and count limits (Redis or its in-memory fallback). */
-export async function readiness(clients: Clients, limits: RateLimits, draining = false) {
-  const [account, redis] = await Promise.all([checkService(clients.health.account), checkRedis(limits)]);
-  const ready = account.status === 'ok' && !draining;
-  return {
-    ready,
-    body: {
-      status: ready ? 'ready' : draining ? 'shutting_down' : 'not_ready',
-      account_service: account,
-      rate_limits: redis.status === 'ok' ? 'redis' : 'in_memory_fallback',
-    },
-  };
+/** How long one probe of /readyz's backends answers every /readyz: at most one probe per second. */
+export const READINESS_MEMO_MS = 1000;
+
+/**
+ * /readyz: this gateway can serve, i.e. it can authenticate (account service) and count limits (Redis
+ * or its in-memory fallback). /readyz is public, so its backends are probed at most once per
+ * READINESS_MEMO_MS, whoever asks and however often: callers within that time (concurrent ones
+ * included) share one probe and its answer. Draining shows at once (it is this process's own state).
+ */
+export class Readiness {
+  private last: { atMs: number; probes: Promise<[Probe, Probe]> } | undefined;
+
+  constructor(
+    private readonly clients: Clients,
+    private readonly limits: RateLimits,
+    private readonly nowMs: () => number = () => performance.now(),
+    private readonly memoMs = READINESS_MEMO_MS,
+  ) {}
+
+  async check(draining = false) {
+    const [account, redis] = await this.probes();
+    const ready = account.status === 'ok' && !draining;
+    return {
+      ready,
+      body: {
+        status: ready ? 'ready' : draining ? 'shutting_down' : 'not_ready',
+        account_service: account,
+        rate_limits: redis.status === 'ok' ? 'redis' : 'in_memory_fallback',
+      },
+    };
+  }
+
+  private probes(): Promise<[Probe, Probe]> {
+    const now = this.nowMs();
+    if (this.last && now - this.last.atMs < this.memoMs) return this.last.probes;
+    // Neither probe throws (an unreachable backend is a status), so a kept promise never holds an error.
+    const probes = Promise.all([checkService(this.clients.health.account), checkRedis(this.limits)]);
+    this.last = { atMs: now, probes };
+    return probes;
+  }
 }
 
 /**

@@ -38,6 +38,8 @@ export type LicenseFileFailure =
   | 'expired'
   | 'not_yet_valid'
   | 'fingerprint_mismatch'
+  /** The file is bound to a machine and no `fingerprint` was given to check it against. */
+  | 'fingerprint_required'
   | 'not_active';
 
 export interface LicenseFileVerification {
@@ -53,7 +55,10 @@ export interface VerifyLicenseFileOptions {
   publicKeys: readonly PublicKeyInput[] | { data: readonly PublicKeyInput[] };
   /** The time to check against (default: now). */
   now?: Date | number;
-  /** This machine's fingerprint: a file bound to another machine is refused. */
+  /**
+   * This machine's fingerprint: a file bound to another machine is refused, and so is a bound file
+   * when this is not given (a bound file proves nothing on a machine that cannot say which it is).
+   */
   fingerprint?: string;
 }
 
@@ -104,8 +109,11 @@ export async function verifyLicenseFile(
   if (license.status !== 'active') return fail('not_active', license);
   if (validUntil < now) return fail('expired', license);
   if (issuedAt > now + CLOCK_SKEW_MS) return fail('not_yet_valid', license);
-  if (license.fingerprint !== null && options.fingerprint !== undefined && license.fingerprint !== options.fingerprint)
-    return fail('fingerprint_mismatch', license);
+  // A file bound to one machine is valid on that machine only: without a fingerprint to compare, it is refused.
+  if (license.fingerprint !== null && license.fingerprint !== undefined) {
+    if (options.fingerprint === undefined) return fail('fingerprint_required', license);
+    if (license.fingerprint !== options.fingerprint) return fail('fingerprint_mismatch', license);
+  }
   return { valid: true, license };
 }
 

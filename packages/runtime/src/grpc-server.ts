@@ -22,6 +22,7 @@ import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { isStoreTimeout, outOfTime } from './query-deadline';
 import { withCallScope } from './request-scope';
+import { findForbiddenText } from './text';
 
 /** What a handler gets besides its request: who is calling and a logger that says so. */
 export interface CallContext {
@@ -83,7 +84,8 @@ export class GrpcServer {
   private readonly latency;
 
   constructor(private readonly opts: GrpcServerOptions) {
-    this.health = new HealthService(opts.ready);
+    const healthChecks = opts.metrics.counter('licensing_grpc_health_checks_total', ['probe']);
+    this.health = new HealthService(opts.ready, (probe) => healthChecks.inc({ probe }));
     this.callers = parseCallers(opts.callers);
     this.handled = opts.metrics.counter('licensing_grpc_server_handled_total', ['method', 'code']);
     this.latency = opts.metrics.histogram('licensing_grpc_server_handling_seconds', ['method']);
@@ -141,7 +143,12 @@ export class GrpcServer {
       log.debug({ code, ms: Math.round(seconds * 1e4) / 10 }, 'rpc');
       callback(err, res);
     };
-    withCallScope(requestId, deadline, () => handler(call.request, { requestId, caller, log }))
+    withCallScope(requestId, deadline, async () => {
+      // Defence in depth behind the edges: no caller stores text the store cannot hold (see text.ts).
+      const bad = findForbiddenText(call.request);
+      if (bad) throw new AppError('invalid_request', bad.message, [bad]);
+      return handler(call.request, { requestId, caller, log });
+    })
       .then((res) => reply(null, res))
       .catch((thrown: unknown) => {
         const err = isStoreTimeout(thrown) ? outOfTime() : thrown;

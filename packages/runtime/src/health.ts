@@ -17,7 +17,11 @@ export const LIVENESS = 'liveness';
 export class HealthService {
   private serving = false;
 
-  constructor(private readonly ready: () => boolean = () => true) {}
+  constructor(
+    private readonly ready: () => boolean = () => true,
+    /** Told of every Check answered, by probe ('readiness' or 'liveness'): for the metric. */
+    private readonly checked: (probe: 'readiness' | 'liveness') => void = () => undefined,
+  ) {}
 
   setServing(serving: boolean): void {
     this.serving = serving;
@@ -35,12 +39,16 @@ export class HealthService {
       const service = call.request.service;
       // "" is readiness (stores up, not shutting down). "liveness" only says the
       // process answers: a MongoDB outage must not make Kubernetes restart pods.
-      if (service === LIVENESS) return callback(null, { status: ServingStatus.SERVING });
+      if (service === LIVENESS) {
+        this.checked('liveness');
+        return callback(null, { status: ServingStatus.SERVING });
+      }
       if (service !== '')
         return callback({
           code: GrpcStatus.NOT_FOUND,
           details: `unknown service "${service}"; ask "" (readiness) or "liveness"`,
         });
+      this.checked('readiness');
       callback(null, { status: this.isServing ? ServingStatus.SERVING : ServingStatus.NOT_SERVING });
     },
     watch: (call: ServerWritableStream<health.HealthCheckRequest, health.HealthCheckResponse>) => {

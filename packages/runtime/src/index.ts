@@ -30,3 +30,7 @@ export * from './query-shapes';
 export * from './query-deadline';
 export * from './slots';
 export * from './postgres';
+export * from './text';
+export * from './metadata-keys';
+export * from './client-address';
+export * from './session-token';

@@ -14,6 +14,8 @@ export const METRIC_HELP = {
     'Requests refused with 429, by window (minute, hour, app_hour, auth_failures, checkout_page, stripe_webhook, signin, signup)',
   licensing_grpc_server_handled_total: 'gRPC calls a service finished, by method and status code',
   licensing_grpc_server_handling_seconds: 'Time a service spent on a gRPC call, by method',
+  licensing_grpc_health_checks_total:
+    'gRPC health checks a service answered, by probe (readiness, liveness): from orchestrators and the gateway',
   licensing_validations_total:
     'Licence validations, by result code (valid, expired, suspended, ...): the gateway counts those it answers from its cache, the licence service the rest',
   licensing_validation_cache_evictions_total:

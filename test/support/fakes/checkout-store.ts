@@ -121,6 +121,15 @@ export class FakeCheckoutStore implements CheckoutStore {
     return !!t && t.session_id === sessionId && t.expires_at > now;
   }
 
+  async prunePageTokens(now: Date, limit: number): Promise<number> {
+    const expired = [...this.pageTokens]
+      .filter(([, t]) => t.expires_at <= now)
+      .sort(([, a], [, b]) => a.expires_at.getTime() - b.expires_at.getTime())
+      .slice(0, limit);
+    for (const [digest] of expired) this.pageTokens.delete(digest);
+    return expired.length;
+  }
+
   async addReceipt(digest: string, sessionId: string): Promise<void> {
     this.receipts.set(digest, sessionId);
   }

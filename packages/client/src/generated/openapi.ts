@@ -662,7 +662,7 @@ export interface components {
             policy: components["schemas"]["Policy"];
             /** @description Active machines (counted on GET of one licence; 0 in lists) */
             activations: number;
-            /** @description Your own key/value strings (at most 50 entries) */
+            /** @description Your own key/value strings (at most 50 entries); {} in answers to validate-scope keys */
             metadata: {
                 [key: string]: string;
             };

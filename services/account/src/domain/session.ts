@@ -18,5 +18,5 @@ export function sessionIsLive(s: { ended_at: Date | null; expires_at: Date }, no
   return !s.ended_at && s.expires_at.getTime() > now.getTime();
 }
 
-/** A token has the shape we issue; anything else is refused without a look-up. */
-export const isSessionToken = (t: string) => /^[A-Za-z0-9_-]{43}$/.test(t);
+/** A token has the shape we issue (the shared rule); anything else is refused without a look-up. */
+export { isSessionToken } from '@licensing/runtime';

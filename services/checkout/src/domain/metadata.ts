@@ -1,15 +1,17 @@
-import { AppError } from '@licensing/runtime';
+import { AppError, metadataKeyProblem, textProblem } from '@licensing/runtime';
 
-// Metadata the vendor attaches to a session (Stripe's limits): a flat map of strings.
-const KEY = /^[A-Za-z0-9_.-]{1,40}$/;
+// Metadata the vendor attaches to a session (Stripe's limits): a flat map of
+// strings (keys by the shared rule; values free text, line breaks allowed).
 
 export function checkMetadata(m: Record<string, string>): Record<string, string> {
   const entries = Object.entries(m);
   if (entries.length > 50) throw AppError.invalid('metadata', 'metadata holds at most 50 entries');
   for (const [k, v] of entries) {
-    if (!KEY.test(k))
-      throw AppError.invalid(`metadata.${k}`, 'metadata keys are 1 to 40 letters, digits, "_", "." or "-"');
+    const badKey = metadataKeyProblem(k);
+    if (badKey) throw new AppError('invalid_request', badKey.message, [badKey]);
     if (v.length > 500) throw AppError.invalid(`metadata.${k}`, 'metadata values are at most 500 characters');
+    const badValue = textProblem(`metadata.${k}`, v, true);
+    if (badValue) throw new AppError('invalid_request', badValue.message, [badValue]);
   }
   return Object.fromEntries(entries);
 }

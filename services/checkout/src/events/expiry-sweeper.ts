@@ -4,9 +4,18 @@ import type { Completion } from '../use-cases/completion';
 import { checkoutExpired } from './checkout-events';
 
 /**
+ * Expired hosted-page form tokens deleted per sweep, in batches: a bound on one sweep's work (and its
+ * time holding the store), while far above what the per-address page throttle lets visitors create
+ * between two sweeps (every 30 s by default), so the collection cannot outgrow the pruning.
+ */
+export const PAGE_TOKEN_PRUNE_BATCH = 500;
+export const PAGE_TOKEN_PRUNE_BATCHES = 20;
+
+/**
  * Marks open sessions past their expiry as expired (checkout.expired once
- * each), and finishes sessions that were paid but whose licence was not yet
- * issued (a crash between the two). main.ts runs sweep() as a PeriodicTask.
+ * each), finishes sessions that were paid but whose licence was not yet
+ * issued (a crash between the two), and forgets expired page tokens and old
+ * webhook signatures. main.ts runs sweep() as a PeriodicTask.
  */
 export class CheckoutExpirySweeper {
   constructor(
@@ -26,6 +35,18 @@ export class CheckoutExpirySweeper {
       }
     }
     await this.store.pruneDeliveries(new Date(now.getTime() - 600_000));
+    await this.prunePageTokens(now);
     return n + (await this.completion.finishPaid());
+  }
+
+  /** Up to PAGE_TOKEN_PRUNE_BATCHES batches of expired form tokens; the rest (if any) next time. */
+  async prunePageTokens(now: Date): Promise<number> {
+    let pruned = 0;
+    for (let batch = 0; batch < PAGE_TOKEN_PRUNE_BATCHES; batch++) {
+      const n = await this.store.prunePageTokens(now, PAGE_TOKEN_PRUNE_BATCH);
+      pruned += n;
+      if (n < PAGE_TOKEN_PRUNE_BATCH) break;
+    }
+    return pruned;
   }
 }

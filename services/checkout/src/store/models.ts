@@ -118,9 +118,10 @@ export function checkoutModels(conn: Connection) {
   return {
     Session: conn.model<SessionDoc>('CheckoutSession', schema) as Model<SessionDoc>,
     Idempotency: idempotencyModel(conn),
+    // Pruned once expired (the expiry sweep): the prune is served by an index.
     PageToken: plain<PageTokenDoc>('CheckoutPageToken', 'checkout_page_tokens', {
       session_id: { type: String, required: true },
-      expires_at: { type: Date, required: true },
+      expires_at: { type: Date, required: true, index: true },
     }),
     Receipt: plain<ReceiptDoc>('CheckoutReceipt', 'checkout_receipts', {
       session_id: { type: String, required: true },

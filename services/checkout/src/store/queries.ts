@@ -86,6 +86,21 @@ export class CheckoutStore {
     return !!t && t.session_id === sessionId && t.expires_at.getTime() > now.getTime();
   }
 
+  /**
+   * Deletes expired form tokens, at most `limit` (oldest first), and says how many: every view of the
+   * hosted page issues one, and an expired one can never be accepted again.
+   */
+  async prunePageTokens(now: Date, limit: number): Promise<number> {
+    const expired = await this.models.PageToken.find({ expires_at: { $lte: now } }, { _id: 1 })
+      .sort({ expires_at: 1 })
+      .limit(limit)
+      .lean<{ _id: string }[]>()
+      .exec();
+    if (!expired.length) return 0;
+    const res = await this.models.PageToken.deleteMany({ _id: { $in: expired.map((t) => t._id) } });
+    return res.deletedCount;
+  }
+
   async addReceipt(digest: string, sessionId: string, now: Date): Promise<void> {
     await this.models.Receipt.create({ _id: digest, session_id: sessionId, created_at: now });
   }

@@ -1,7 +1,17 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError, checkEmail, isId, saneRequestId, withRequestId, type Clock, type Logger } from '@licensing/runtime';
+import {
+  AppError,
+  checkEmail,
+  formTextProblem,
+  isId,
+  saneRequestId,
+  textProblem,
+  withRequestId,
+  type Clock,
+  type Logger,
+} from '@licensing/runtime';
 import type { PaymentProvider } from '../domain/payments';
 import { effectiveStatus } from '../domain/session';
 import type { Completion } from '../use-cases/completion';
@@ -121,6 +131,23 @@ export function checkoutPageApp({
   app.use(express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 }));
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
+
+  // No control characters (the shared rule of @licensing/runtime's text.ts) in a posted field, a query
+  // value or the path: a 400 page naming the field, before anything is looked up or stored.
+  app.use((req, res, next) => {
+    let path: string | undefined;
+    try {
+      path = decodeURIComponent(req.path);
+    } catch {
+      path = undefined; // not percent-encoded UTF-8: the router's URIError answers it
+    }
+    const bad =
+      formTextProblem(req.body as Record<string, unknown> | undefined) ??
+      formTextProblem(req.query as Record<string, unknown>) ??
+      (path === undefined ? undefined : textProblem('path', path));
+    if (!bad) return next();
+    page(res, 400, messagePage('Bad request', `${bad.message}. Go back, correct it and try again.`));
+  });
   const cookieAttrs = (id: string) =>
     `Path=/checkout/${id}; HttpOnly; SameSite=Strict${secureCookies ? '; Secure' : ''}`;
 

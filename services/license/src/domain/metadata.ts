@@ -1,8 +1,8 @@
-import { AppError } from '@licensing/runtime';
+import { AppError, metadataKeyProblem, textProblem } from '@licensing/runtime';
 
-// Vendor metadata on a licence, Stripe-style: a small flat map of strings.
+// Vendor metadata on a licence, Stripe-style: a small flat map of strings
+// (keys by the shared rule; values free text, line breaks allowed).
 export const METADATA_MAX_ENTRIES = 50;
-const KEY = /^[A-Za-z0-9_.-]{1,40}$/;
 const VALUE_MAX = 500;
 
 /** Merges changes into the current map; an empty value removes its entry. */
@@ -12,10 +12,12 @@ export function mergeMetadata(
 ): Record<string, string> {
   const out = { ...current };
   for (const [k, v] of Object.entries(changes)) {
-    if (!KEY.test(k))
-      throw AppError.invalid(`metadata.${k}`, 'metadata keys are 1 to 40 letters, digits, "_", "." or "-"');
+    const badKey = metadataKeyProblem(k);
+    if (badKey) throw new AppError('invalid_request', badKey.message, [badKey]);
     if (v.length > VALUE_MAX)
       throw AppError.invalid(`metadata.${k}`, `metadata values are at most ${VALUE_MAX} characters`);
+    const badValue = textProblem(`metadata.${k}`, v, true);
+    if (badValue) throw new AppError('invalid_request', badValue.message, [badValue]);
     if (v === '') delete out[k];
     else out[k] = v;
   }

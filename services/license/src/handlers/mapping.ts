@@ -1,5 +1,6 @@
 import {
   effectiveStatus,
+  seenByScope,
   type Activation,
   type License,
   type LicensePolicy,
@@ -16,16 +17,18 @@ export const toPolicy = (p: PolicySnapshot): LicensePolicy => ({
   refund_action: p.refund_action ?? 'revoke',
 });
 
-/** A licence as the contract shows it: derived status, and the e-mail only for callers allowed to see it. */
-/** `activations` is counted only where it is asked for (GET of one licence); elsewhere 0 means "not counted". */
+/**
+ * A licence as the contract shows it: derived status; the e-mail and the vendor's metadata only for
+ * callers allowed to see them (seenByScope). `activations` is counted only where it is asked for (GET
+ * of one licence); elsewhere 0 means "not counted".
+ */
 export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope = 'full', activations = 0): License {
-  const showEmail = keyScope !== 'validate' || doc.policy.validate_keys_see_email;
-  return {
+  const license: License = {
     id: doc._id,
     account_id: doc.account_id,
     product_id: doc.product_id,
     key: doc.key,
-    customer_email: showEmail ? doc.customer_email : '',
+    customer_email: doc.customer_email,
     status: effectiveStatus(doc, now),
     expires_at: doc.expires_at ? doc.expires_at.toISOString() : '',
     created_at: doc.created_at.toISOString(),
@@ -34,6 +37,7 @@ export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope =
     metadata: doc.metadata ?? {},
     last_validated_at: '',
   };
+  return seenByScope(license, keyScope, doc.policy.validate_keys_see_email);
 }
 
 export const toActivation = (a: ActivationDoc): Activation => ({
