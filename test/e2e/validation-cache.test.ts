@@ -5,6 +5,7 @@ import { client, startStack, TestClock, type Stack } from '../support/stack';
 import { credentialOf } from '../../scripts/lib/topology';
 import { PrivateNats } from '../support/nats-server';
 import { HoldingProxy } from '../support/holding-proxy';
+import { NatsDroppingProxy } from '../support/nats-dropping-proxy';
 import { eventually } from '../support/eventually';
 import { EventLog } from '../support/events';
 import { freePort } from '../../scripts/lib/net';
@@ -166,6 +167,56 @@ describe('exact through events', () => {
     expect((await api('POST', `/api/v1/licenses/${key}/suspend`)).status).toBe(200);
     expect(await code(viaFirst, key)).toBe('suspended');
     await eventually(async () => expect(await code(viaSecond, key)).toBe('suspended'), { timeoutMs: 1000 });
+  });
+
+  describe('a gateway that loses eviction events (core NATS would drop them unnoticed)', () => {
+    let proxy: NatsDroppingProxy;
+    beforeEach(async () => {
+      proxy = await NatsDroppingProxy.start({ host: '127.0.0.1', port: nats.port });
+    });
+    afterEach(() => proxy.stop());
+
+    /** A gateway whose NATS connection goes through the proxy, with a licence in its memory. */
+    async function lossyGateway() {
+      const { apiKey, api, issue } = await setUp();
+      const gw = await stack.extraGateway({ NATS_URL: proxy.url });
+      const lossy = client(gw.url, apiKey);
+      const key = await issue();
+      const fromMemory = () =>
+        eventually(
+          async () => {
+            const before = await hits(gw.metricsUrl);
+            expect(await code(lossy, key)).toBe('valid');
+            expect(await hits(gw.metricsUrl)).toBe(before + 1);
+          },
+          { timeoutMs: 10_000 },
+        );
+      await fromMemory();
+      const evictions = () =>
+        metric(gw.metricsUrl, /^licensing_validation_cache_evictions_total\{.*event="license.revoked"/);
+      return { api, lossy, key, fromMemory, evictions };
+    }
+
+    it('a lost revocation shows as a gap in what the gateway follows: it stops answering from memory within the second', async () => {
+      const { api, lossy, key, evictions } = await lossyGateway();
+      const evictedBefore = await evictions();
+      proxy.drop((subject) => subject.endsWith('.license.revoked'));
+      expect((await api('POST', `/api/v1/licenses/${key}/revoke`)).status).toBe(200);
+      await eventually(async () => expect(await code(lossy, key)).toBe('revoked'), { timeoutMs: 1000 });
+      expect(proxy.dropped.filter((s) => s.endsWith('.license.revoked')).length).toBeGreaterThan(0); // it was sent, and lost
+      expect(await evictions()).toBe(evictedBefore); // so no event evicted it: the gap did
+    });
+
+    it('a gateway that hears nothing at all (not even heartbeats) stops answering from memory within the second, and uses it again once it hears', async () => {
+      const { api, lossy, key, fromMemory } = await lossyGateway();
+      proxy.drop(() => true);
+      expect((await api('POST', `/api/v1/licenses/${key}/suspend`)).status).toBe(200);
+      await eventually(async () => expect(await code(lossy, key)).toBe('suspended'), { timeoutMs: 1000 });
+      expect(await code(lossy, key)).toBe('suspended');
+      proxy.heal();
+      expect((await api('POST', `/api/v1/licenses/${key}/reinstate`)).status).toBe(200);
+      await fromMemory(); // following again: answers from memory, and the right ones
+    });
   });
 
   // Before the NATS restart test, whose delayed events could arrive during this one.

@@ -5,16 +5,18 @@ import type { EventFeed } from '../../gateway/src/event-feed';
 // The cache's own rules with a fake event feed (pure logic: the e2e tests run it over real NATS).
 class FakeFeed {
   connected = true;
-  private readonly handlers = new Map<string, (e: DomainEvent) => void>();
+  /** What the cache follows (license.>, product.updated): every event emitted here. */
+  private followed?: (e: DomainEvent) => void;
   private readonly statusListeners: Array<(c: boolean) => void> = [];
-  subscribe(type: EventType, handler: (e: DomainEvent) => void) {
-    this.handlers.set(type, handler);
+  follow(_types: string[], handler: (e: DomainEvent) => void) {
+    this.followed = handler;
+    return this;
   }
   onStatus(listener: (c: boolean) => void) {
     this.statusListeners.push(listener);
   }
   emit(type: EventType, accountId: string, data: unknown) {
-    this.handlers.get(type)!({ id: 'evt_1', type, account_id: accountId, created_at: '', data } as DomainEvent);
+    this.followed!({ id: 'evt_1', type, account_id: accountId, created_at: '', data } as DomainEvent);
   }
   flap() {
     for (const l of this.statusListeners) l(false);

@@ -1,4 +1,4 @@
-import type { EventBus } from './bus';
+import type { Following } from './followed-events';
 
 const GENERATION_BUCKETS = 1024;
 /**
@@ -11,8 +11,9 @@ const FAMILY_BUCKETS = 4096;
  * An in-memory LRU that events keep exact, for a service's own copies of what
  * changes rarely and is read often. The owner subscribes to the events that
  * change an entry and calls evict(); this class makes the rest hold:
- * - while the bus is not connected nothing is read or stored, and everything is
- *   forgotten when the connection drops or returns (events may have been missed);
+ * - while its events may be missed (NATS away, a gap or a silence in what it
+ *   follows: followed-events.ts) nothing is read or stored, and everything is
+ *   forgotten when that starts or ends;
  * - a look-up that was in flight when an eviction of its key arrived does not
  *   store what it read (begin() before reading, set() with its token after);
  * - no entry is used longer than `ttlMs`, in case an event is ever lost.
@@ -39,7 +40,8 @@ export class ExactCache<V> {
   private epoch = 0;
 
   constructor(
-    private readonly bus: Pick<EventBus, 'connected' | 'onStatus'>,
+    /** The events that keep it exact (EventBus.follow): nothing is read or stored while they may be missed. */
+    private readonly bus: Following,
     private readonly maxEntries: number,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
@@ -49,7 +51,7 @@ export class ExactCache<V> {
     bus.onStatus(() => this.clear());
   }
 
-  /** Entries are trusted only while every eviction can reach this process. */
+  /** Entries are trusted only while every eviction reaches this process. */
   get usable(): boolean {
     return this.maxEntries > 0 && this.bus.connected;
   }

@@ -5,6 +5,7 @@ export * from './ids';
 export * from './digest';
 export * from './clock';
 export * from './bus';
+export * from './followed-events';
 export * from './exact-cache';
 export * from './nats-access';
 export * from './outbox';

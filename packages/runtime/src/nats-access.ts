@@ -23,11 +23,24 @@ const familyOwners: Record<string, NatsUser> = {
 /** The only component allowed to publish events of this type (undefined: nobody). */
 export const ownerOf = (type: string): NatsUser | undefined => familyOwners[type.slice(0, type.indexOf('.'))];
 
-/** Core-NATS subscriptions per component (the webhook service reads the stream through its durable consumer instead). */
+/**
+ * Core-NATS subscriptions per component (the webhook service reads the stream through its durable
+ * consumer instead). The gateway's auth cache trusts an entry for a second at most, so a lost
+ * api_key.revoked or account.updated costs no more than that: core NATS is enough for it.
+ */
 const consumes: Partial<Record<NatsUser, string[]>> = {
-  gateway: ['account.updated', 'api_key.revoked', 'license.>', 'product.updated'],
-  // Its caches: of the products licences are issued from, and of licences validated (changed by any instance).
-  license: ['product.updated', 'license.>'],
+  gateway: ['account.updated', 'api_key.revoked'],
+};
+
+/**
+ * Events read from the stream through ephemeral consumers of one subject each (EventBus.follow), by
+ * caches whose entries live longer than the second a revocation may take: they must notice a lost
+ * eviction (followed-events.ts). The gateway's validation cache, and the licence service's caches of
+ * licences and of products.
+ */
+export const follows: Partial<Record<NatsUser, string[]>> = {
+  gateway: ['license.>', 'product.updated'],
+  license: ['license.>', 'product.updated'],
 };
 
 /** The durable JetStream consumer of the webhook fan-out (the only reader of the stream). */
@@ -38,6 +51,8 @@ export const inboxPrefixOf = (user: string): string => `_INBOX_${user}`;
 
 export interface NatsPermissions {
   publish: string[];
+  /** Denied even where `publish` allows (NATS applies deny first). */
+  publishDeny: string[];
   subscribe: string[];
 }
 
@@ -63,8 +78,14 @@ export function natsPermissions(user: NatsUser, prefix: string, stream: string):
           `$JS.ACK.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`,
         ]
       : [];
+  // Creating a follower's consumer names its one filter subject in the API subject
+  // (`$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>`, checked by the server against the request), so
+  // a user can read from the stream only the events it follows. It delivers to the user's own inbox.
+  const followed = (follows[user] ?? []).map((s) => `$JS.API.CONSUMER.CREATE.${stream}.*.${prefix}.${s}`);
   return {
-    publish: [...owned, ...streamApi, ...fanout],
+    publish: [...owned, ...streamApi, ...fanout, ...followed],
+    // The fan-out's durable consumer is nobody else's to change through a create request in its name.
+    publishDeny: followed.length ? [`$JS.API.CONSUMER.CREATE.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`] : [],
     subscribe: [`${inboxPrefixOf(user)}.>`, ...(consumes[user] ?? []).map((s) => `${prefix}.${s}`)],
   };
 }
@@ -88,7 +109,8 @@ export function natsServerConfig(o: NatsServerConfigOptions): string {
   const users = natsUsers.map((user) => {
     const p = natsPermissions(user, o.prefix, o.stream);
     const list = (xs: string[]) => `[${xs.map((x) => JSON.stringify(x)).join(', ')}]`;
-    return `    { user: "${user}", password: ${quote(o.passwords[user])}, permissions: { publish: { allow: ${list(p.publish)} }, subscribe: { allow: ${list(p.subscribe)} } } }`;
+    const deny = p.publishDeny.length ? `, deny: ${list(p.publishDeny)}` : '';
+    return `    { user: "${user}", password: ${quote(o.passwords[user])}, permissions: { publish: { allow: ${list(p.publish)}${deny} }, subscribe: { allow: ${list(p.subscribe)} } } }`;
   });
   return [
     '# Generated from packages/runtime/src/nats-access.ts (natsServerConfig): do not edit by hand.',
