@@ -1,4 +1,4 @@
-import { EventBus, untilConnected, type BusOptions } from '@licensing/runtime';
+import { EventBus, untilConnected, type BusOptions, type Following } from '@licensing/runtime';
 import type { DomainEvent, EventType } from '@licensing/proto';
 
 /**
@@ -39,6 +39,13 @@ export class EventFeed {
     this.whenConnected((bus) => bus.subscribe(type, handler));
   }
 
+  /** Events followed from the stream (EventBus.follow); not connected until NATS is and they are in sync. */
+  follow(types: string[], handler: (event: DomainEvent) => void): Following {
+    const later = new LaterFollowing();
+    this.whenConnected((bus) => later.attach(bus.follow(types, handler)));
+    return later;
+  }
+
   /** Round trip to the NATS server in milliseconds; rejects while not connected. */
   async rtt(): Promise<number> {
     if (!this.bus) throw new Error('NATS not connected yet');
@@ -63,5 +70,25 @@ export class EventFeed {
     }
     this.bus = bus;
     for (const use of this.pending.splice(0)) use(bus);
+  }
+}
+
+/** A Following whose bus comes later: not connected until then, its listeners handed on when it comes. */
+class LaterFollowing implements Following {
+  private inner?: Following;
+  private readonly listeners: Array<(connected: boolean) => void> = [];
+
+  get connected(): boolean {
+    return this.inner?.connected ?? false;
+  }
+
+  onStatus(listener: (connected: boolean) => void): void {
+    this.listeners.push(listener);
+    this.inner?.onStatus(listener);
+  }
+
+  attach(inner: Following): void {
+    this.inner = inner;
+    for (const l of this.listeners) inner.onStatus(l);
   }
 }

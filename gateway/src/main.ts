@@ -85,7 +85,7 @@ export async function start(
     authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
     localShare: config.RATE_LIMIT_LOCAL_PERCENT / 100,
   });
-  const tally = new ValidationTally(clients, log, config.VALIDATION_STATS_FLUSH_MS);
+  const tally = new ValidationTally(clients, log, config.VALIDATION_STATS_FLUSH_MS, metrics);
   const evictions = metrics.counter('licensing_validation_cache_evictions_total', ['event']);
   const cache = new ValidationCache(config.VALIDATION_CACHE_SIZE, config.VALIDATION_CACHE_TTL_MS, bus, (event) =>
     evictions.inc({ event }),

@@ -1,13 +1,5 @@
-import {
-  eventTypes,
-  type DomainEvent,
-  type EventType,
-  type License,
-  type LicenseFacts,
-  type StoredStatus,
-  type ValidationFacts,
-} from '@licensing/proto';
-import { ExactCache, sha256 } from '@licensing/runtime';
+import type { DomainEvent, EventType, License, LicenseFacts, StoredStatus, ValidationFacts } from '@licensing/proto';
+import { ExactCache, NOT_FOLLOWING, sha256 } from '@licensing/runtime';
 import type { EventFeed } from './event-feed';
 import type { SentAnswer } from './sent-answers';
 
@@ -17,12 +9,13 @@ import type { SentAnswer } from './sent-answers';
 // does); time is applied when answering, so expiry never needs an eviction.
 //
 // Exact through events: every change that can alter an answer evicts the entry
-// on every gateway (license.*, product.updated). While this gateway is not
-// subscribed (NATS down or reconnecting) the cache is neither read nor filled,
-// and it is emptied when the connection drops or returns, since events may
-// have been missed. A lookup that was in flight while an eviction for its
-// account arrived is not cached (it may have read the state before the
-// change). A TTL bounds staleness if an event is ever lost.
+// on every gateway (license.*, product.updated). They are followed from the
+// stream, numbered (runtime/followed-events.ts): while this gateway may be
+// missing one (NATS down or reconnecting, a gap in the numbers, no heartbeat)
+// the cache is neither read nor filled, and it is emptied when that starts and
+// when it ends. A lookup that was in flight while an eviction for its account
+// arrived is not cached (it may have read the state before the change). A TTL
+// bounds staleness should all of that fail.
 
 export interface CachedLicense {
   found: true;
@@ -38,8 +31,8 @@ export interface CachedLicense {
 
 export type CachedAnswer = CachedLicense | { found: false; sent?: SentAnswer };
 
-/** Every licence event evicts: one list, the event catalogue's own. */
-const LICENSE_EVENTS: EventType[] = eventTypes.filter((t) => t.startsWith('license.'));
+/** What evicts: every licence event (of any type, now or later) and a product change. */
+const FOLLOWED = ['license.>', 'product.updated'];
 /**
  * For this long after this gateway evicted a key, it asks the licence service to read the store for
  * it: the instance that answers may hear the change later than we did, and answer from its memory.
@@ -80,6 +73,10 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
 
 /** The account a cache key belongs to (its evictions spoil that account's look-ups in flight). */
 const accountOf = (key: string) => key.slice(0, key.indexOf(':'));
+/** A found licence's family: its account's product, all of whose licences a product change evicts. */
+const productFamily = (accountId: string, productId: string) => `${accountId}\n${productId}`;
+const familyOf = (key: string, answer: CachedAnswer) =>
+  answer.found ? productFamily(accountOf(key), answer.facts.product_id) : undefined;
 
 export class ValidationCache {
   /** LRU, generations per account, TTL, and no trust while NATS is away: the runtime's ExactCache. */
@@ -94,22 +91,21 @@ export class ValidationCache {
     private readonly onEvict: (type: EventType) => void = () => undefined,
     private readonly nowMs: () => number = Date.now,
   ) {
-    this.cache = new ExactCache(feed, maxEntries, ttlMs, nowMs, accountOf);
-    if (maxEntries === 0) return;
-    for (const type of LICENSE_EVENTS) {
-      feed.subscribe(type, (event) => {
-        const key = (event as DomainEvent<'license.created'>).data.license?.key;
-        if (typeof key !== 'string') return;
-        this.forget(event.account_id, key);
-        this.onEvict(type);
-      });
-    }
-    feed.subscribe('product.updated', (event) => {
+    const events = maxEntries > 0 ? feed.follow(FOLLOWED, (event) => this.evictFor(event)) : NOT_FOLLOWING;
+    this.cache = new ExactCache(events, maxEntries, ttlMs, nowMs, accountOf, familyOf);
+  }
+
+  private evictFor(event: DomainEvent): void {
+    if (event.type === 'product.updated') {
       const productId = (event as DomainEvent<'product.updated'>).data.product?.id;
       if (typeof productId !== 'string') return;
       this.forgetProduct(event.account_id, productId);
-      this.onEvict('product.updated');
-    });
+    } else {
+      const key = (event as DomainEvent<'license.created'>).data.license?.key;
+      if (typeof key !== 'string') return;
+      this.forget(event.account_id, key);
+    }
+    this.onEvict(event.type);
   }
 
   get size(): number {
@@ -168,9 +164,12 @@ export class ValidationCache {
     this.dropOldEvictions(); // so the map holds RECENT_EVICTION_MS of evictions, never more
   }
 
-  /** Drops every licence of a product (rare: a walk of the entries is fine here, never on a licence event). */
+  /**
+   * Drops every licence of a product in O(1), however many entries the cache holds (a product save
+   * reaches every gateway: a walk of the whole cache there slowed every tenant's validations).
+   */
   forgetProduct(accountId: string, productId: string): void {
-    this.cache.evictWhere(accountId, (answer) => answer.found && answer.facts.product_id === productId);
+    this.cache.evictFamily(accountId, productFamily(accountId, productId));
   }
 
   clear(): void {

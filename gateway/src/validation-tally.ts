@@ -1,6 +1,7 @@
-import { PeriodicTask, type Logger } from '@licensing/runtime';
-import type { LastValidated, ValidationSeen, ValidationTally as HourTally } from '@licensing/proto';
+import { PeriodicTask, type AppError, type Logger, type Metrics } from '@licensing/runtime';
+import type { ValidationSeen, ValidationTally as HourTally } from '@licensing/proto';
 import type { Clients } from './clients';
+import { chunksOf, requestOf, type CountEntry, type CountKind } from './validation-count-chunks';
 
 const HOUR_MS = 3600_000;
 
@@ -31,11 +32,33 @@ export class TallyCell {
 }
 
 /**
+ * Most counts a tally keeps waiting for the licence service, of each kind (an account's hour, a
+ * licence's last validation, a group of recent validations): with the service away for minutes and
+ * many machines validating, the oldest are dropped beyond this (counted in
+ * licensing_validation_counts_dropped_total, and logged), so a long outage costs counts, never the
+ * gateway's memory (about 340 bytes an entry, measured: some 50 MB with all three full).
+ */
+export const MAX_WAITING_COUNTS = 50_000;
+/**
+ * Largest call to the licence service: a quarter of the 1 MiB a service accepts (grpc-server.ts),
+ * so the estimate's margin and the call's own framing never reach it. A backlog goes in several calls.
+ */
+export const COUNTS_CALL_BYTES = 256 * 1024;
+
+export interface TallyLimits {
+  maxWaiting: number;
+  callBytes: number;
+}
+
+/**
  * Validations answered from the gateway's cache still count: per account and
  * hour, and when each licence was last validated. They are added up in memory
- * and sent to the licence service in one call every few seconds (and on
- * shutdown), so no request waits for or causes a write. A failed send keeps
- * its counts for the next one.
+ * and sent to the licence service every few seconds (and on shutdown), so no
+ * request waits for or causes a write. They go in calls of at most
+ * COUNTS_CALL_BYTES, oldest first; a call the service refuses as too large
+ * (RESOURCE_EXHAUSTED) is split in halves, never kept whole (it could never
+ * pass); a call that fails otherwise (the service away) keeps its counts, and
+ * those after it, for the next flush, at most MAX_WAITING_COUNTS of each kind.
  */
 export class ValidationTally {
   private tallies = new Map<string, HourTally>();
@@ -48,12 +71,21 @@ export class ValidationTally {
   /** The hour of the last validation and its RFC 3339 form: formatted once an hour, not per request. */
   private hour = { ms: -1, iso: '' };
   private task?: PeriodicTask;
+  private readonly limits: TallyLimits;
+  /** Entries dropped since the last log line, by kind. */
+  private dropped: Partial<Record<CountKind, number>> = {};
+  private readonly droppedTotal?: ReturnType<Metrics['counter']>;
 
   constructor(
     private readonly clients: Clients,
     private readonly log: Logger,
     private readonly intervalMs: number,
-  ) {}
+    metrics?: Metrics,
+    limits: Partial<TallyLimits> = {},
+  ) {
+    this.limits = { maxWaiting: MAX_WAITING_COUNTS, callBytes: COUNTS_CALL_BYTES, ...limits };
+    this.droppedTotal = metrics?.counter('licensing_validation_counts_dropped_total', ['kind']);
+  }
 
   /** A cell for validations that all count alike (see TallyCell); it counts nothing until add(). */
   cell(accountId: string, code: string, valid: boolean, at: Date, licenseId = '', fingerprint = ''): TallyCell {
@@ -66,6 +98,7 @@ export class ValidationTally {
     const id = `${accountId}:${hourMs}`;
     let t = this.tallies.get(id);
     if (!t) {
+      this.makeRoom(this.tallies, 'tally');
       t = { account_id: accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, by_code: {} };
       this.tallies.set(id, t);
     }
@@ -77,8 +110,10 @@ export class ValidationTally {
   validated(accountId: string, licenseId: string, at: Date, code = '', fingerprint = '', n = 1): void {
     const atMs = at.getTime();
     const seen = this.seen.get(licenseId);
-    if (!seen) this.seen.set(licenseId, { accountId, at: atMs });
-    else if (atMs > seen.at) seen.at = atMs;
+    if (!seen) {
+      this.makeRoom(this.seen, 'last_validated');
+      this.seen.set(licenseId, { accountId, at: atMs });
+    } else if (atMs > seen.at) seen.at = atMs;
     if (!code) return;
     const hour = this.hourOf(atMs);
     const id = `${licenseId}\n${hour}\n${code}\n${fingerprint}`;
@@ -86,7 +121,8 @@ export class ValidationTally {
     if (g) {
       g.count += n;
       if (atMs > g.lastAtMs) g.lastAtMs = atMs;
-    } else
+    } else {
+      this.makeRoom(this.groups, 'seen');
       this.groups.set(id, {
         account_id: accountId,
         license_id: licenseId,
@@ -96,6 +132,20 @@ export class ValidationTally {
         count: n,
         lastAtMs: atMs,
       });
+    }
+  }
+
+  /** Before a new entry: drops the oldest of its kind while the map is full (a Map iterates oldest first). */
+  private makeRoom(map: Map<string, unknown>, kind: CountKind, room = 1): void {
+    while (map.size > this.limits.maxWaiting - room) {
+      map.delete(map.keys().next().value!);
+      this.drop(kind);
+    }
+  }
+
+  private drop(kind: CountKind, n = 1): void {
+    this.dropped[kind] = (this.dropped[kind] ?? 0) + n;
+    this.droppedTotal?.inc({ kind }, n);
   }
 
   private hourOf(atMs: number): string {
@@ -115,43 +165,105 @@ export class ValidationTally {
     this.pending.length = 0;
   }
 
-  async flush(): Promise<void> {
-    this.foldCells();
-    if (!this.tallies.size && !this.seen.size && !this.groups.size) return;
-    const tallies = this.tallies;
-    const seen = this.seen;
-    const groups = this.groups;
+  /** Everything waiting, oldest first within each kind, and the tally emptied. */
+  private takeAll(): CountEntry[] {
+    const entries: CountEntry[] = [];
+    for (const [id, tally] of this.tallies) entries.push({ kind: 'tally', id, tally });
+    for (const [id, v] of this.seen) entries.push({ kind: 'last_validated', id, accountId: v.accountId, at: v.at });
+    for (const [id, group] of this.groups) entries.push({ kind: 'seen', id, group });
     this.tallies = new Map();
     this.seen = new Map();
     this.groups = new Map();
-    try {
-      const lastValidated: LastValidated[] = [...seen].map(([licenseId, v]) => ({
-        account_id: v.accountId,
-        license_id: licenseId,
-        at: new Date(v.at).toISOString(),
-      }));
-      await this.clients.licenses.recordValidations({
-        tallies: [...tallies.values()],
-        last_validated: lastValidated,
-        seen: [...groups.values()].map(({ lastAtMs, ...g }) => ({ ...g, last_at: new Date(lastAtMs).toISOString() })),
-      });
-    } catch (err) {
-      this.log.warn({ err }, 'could not send validation counts to the licence service; will retry');
-      for (const [id, t] of tallies) {
-        const now = this.tallies.get(id);
-        if (now) {
-          now.validations += t.validations;
-          now.valid += t.valid;
-          for (const [code, n] of Object.entries(t.by_code)) now.by_code[code] = (now.by_code[code] ?? 0) + n;
-        } else this.tallies.set(id, t);
-      }
-      for (const [id, v] of seen) if (!this.seen.has(id)) this.seen.set(id, v);
-      for (const [id, g] of groups) {
-        const now = this.groups.get(id);
-        if (now) now.count += g.count;
-        else this.groups.set(id, g);
+    return entries;
+  }
+
+  async flush(): Promise<void> {
+    this.foldCells();
+    if (this.tallies.size || this.seen.size || this.groups.size) {
+      const chunks = chunksOf(this.takeAll(), this.limits.callBytes);
+      for (let i = 0; i < chunks.length; i++) {
+        const unsent = await this.send(chunks[i]);
+        if (unsent) {
+          this.keep([...unsent, ...chunks.slice(i + 1).flat()]);
+          break;
+        }
       }
     }
+    if (Object.keys(this.dropped).length) {
+      this.log.warn(
+        { dropped: this.dropped, max_waiting: this.limits.maxWaiting },
+        'dropped the oldest validation counts: too many waited for the licence service',
+      );
+      this.dropped = {};
+    }
+  }
+
+  /**
+   * One call; when the service refuses it as too large, its two halves, each the same way (one entry
+   * too large alone is dropped). What could not be sent because the service failed otherwise comes
+   * back (undefined: all sent).
+   */
+  private async send(entries: CountEntry[]): Promise<CountEntry[] | undefined> {
+    try {
+      await this.clients.licenses.recordValidations(requestOf(entries));
+      return undefined;
+    } catch (err) {
+      // RESOURCE_EXHAUSTED (a message over the service's limit) reaches us as rate_limited (runtime/errors.ts).
+      if ((err as AppError).code !== 'rate_limited') {
+        this.log.warn({ err }, 'could not send validation counts to the licence service; will retry');
+        return entries;
+      }
+      if (entries.length === 1) {
+        this.log.warn({ err, kind: entries[0].kind }, 'the licence service refused one validation count as too large');
+        this.drop(entries[0].kind);
+        return undefined;
+      }
+      const half = entries.length >> 1;
+      const first = await this.send(entries.slice(0, half));
+      if (first) return [...first, ...entries.slice(half)];
+      return this.send(entries.slice(half));
+    }
+  }
+
+  /**
+   * Puts entries that were not sent back in front of what was counted meanwhile (they are older),
+   * adding up what both hold, then drops the oldest of each kind beyond the bound.
+   */
+  private keep(unsent: CountEntry[]): void {
+    const [tallies, seen, groups] = [this.tallies, this.seen, this.groups];
+    this.tallies = new Map();
+    this.seen = new Map();
+    this.groups = new Map();
+    for (const e of unsent) {
+      if (e.kind === 'tally') this.tallies.set(e.id, e.tally);
+      else if (e.kind === 'last_validated') this.seen.set(e.id, { accountId: e.accountId, at: e.at });
+      else this.groups.set(e.id, e.group);
+    }
+    for (const [id, t] of tallies) {
+      const old = this.tallies.get(id);
+      if (!old) this.tallies.set(id, t);
+      else {
+        old.validations += t.validations;
+        old.valid += t.valid;
+        for (const [code, n] of Object.entries(t.by_code)) old.by_code[code] = (old.by_code[code] ?? 0) + n;
+      }
+    }
+    for (const [id, v] of seen) {
+      const old = this.seen.get(id);
+      if (!old) this.seen.set(id, v);
+      else if (v.at > old.at) old.at = v.at;
+    }
+    for (const [id, g] of groups) {
+      const old = this.groups.get(id);
+      if (!old) this.groups.set(id, g);
+      else {
+        old.count += g.count;
+        if (g.lastAtMs > old.lastAtMs) old.lastAtMs = g.lastAtMs;
+      }
+    }
+    this.makeRoom(this.tallies, 'tally', 0);
+    this.makeRoom(this.seen, 'last_validated', 0);
+    this.makeRoom(this.groups, 'seen', 0);
   }
 
   start(): void {

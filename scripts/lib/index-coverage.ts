@@ -30,6 +30,18 @@ export function covers(index: Index, shape: QueryShape): boolean {
   return true;
 }
 
+/**
+ * Stricter, for the lists a caller filters (a page, newest first): every equality leads the index, then
+ * the sort. With only the first equality leading, a page walks all of its entries in order and checks
+ * the rest document by document: the few suspended licences of an account with 100,000 would cost a
+ * read of the account's whole index for one page.
+ */
+export function servesPage(index: Index, shape: QueryShape): boolean {
+  const eq = Object.keys(shape.filter).filter((f) => shape.filter[f] === 'eq' && f !== '_id');
+  const leading = index.slice(0, eq.length).map(([k]) => k);
+  return eq.every((f) => leading.includes(f)) && covers(index, shape);
+}
+
 /** The shapes no declared index of their collection serves (with the implicit _id index). */
 export function uncovered(shapes: QueryShape[], declared: Map<string, Index[]>): QueryShape[] {
   return shapes.filter(

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { connect, type NatsConnection } from 'nats';
-import { AckPolicy, type JetStreamManager, type StreamConfig, type StreamInfo } from 'nats';
+import { AckPolicy, DeliverPolicy, connect, createInbox, type NatsConnection } from 'nats';
+import type { JetStreamManager, StreamConfig, StreamInfo } from 'nats';
 import {
   inboxPrefixOf,
   natsLogins,
@@ -101,6 +101,21 @@ it("refuses a service publishing another service's subject, or reading events it
   await expect(jsm.streams.delete(base.stream)).rejects.toThrow();
   await expect(jsm.streams.getMessage(base.stream, { seq: 1 })).rejects.toThrow();
   await eventually(() => expect(gateway.errors).toContain('PERMISSIONS_VIOLATION'));
+  // A cache follows only its own events from the stream: a consumer of anything else is refused, and
+  // so is a request in the name of the webhook fan-out's consumer.
+  const follower = (name: string, events: string) => ({
+    name,
+    deliver_subject: createInbox(inboxPrefixOf('gateway')),
+    deliver_policy: DeliverPolicy.New,
+    ack_policy: AckPolicy.None,
+    filter_subject: `${base.subjectPrefix}.${events}`,
+  });
+  await expect(jsm.consumers.add(base.stream, follower('snoop-1', 'checkout.completed'))).rejects.toThrow();
+  await expect(jsm.consumers.add(base.stream, follower('snoop-2', '>'))).rejects.toThrow();
+  await expect(jsm.consumers.add(base.stream, follower(WEBHOOK_FANOUT_CONSUMER, 'license.>'))).rejects.toThrow();
+  expect((await jsm.consumers.add(base.stream, follower('follows-licences', 'license.>'))).name).toBe(
+    'follows-licences',
+  );
   const info = await jsm.streams.info(base.stream);
   expect(info.state.messages).toBeGreaterThan(0);
   // The retention is the setting's (EVENTS_RETENTION_HOURS), not a week.
@@ -165,17 +180,9 @@ it('no component may create, change, seal, purge or delete the stream, the gatew
   expect(after.state.messages).toBeGreaterThanOrEqual(before.state.messages);
 });
 
-it('the gateway and the licence service may read the stream through ordered consumers, but not the webhook fan-out', async () => {
-  const created = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'o@example.com' });
-  expect(created.status).toBe(201);
+it("the gateway and the licence service, which follow events for their caches, may not touch the webhook fan-out's consumer", async () => {
   for (const user of ['gateway', 'license'] as const) {
     const { nc } = await as(user);
-    const consumer = await nc
-      .jetstream({ timeout: 2000 })
-      .consumers.get(base.stream, { filterSubjects: `${base.subjectPrefix}.license.>` });
-    const first = await consumer.next({ expires: 2000 });
-    expect(first?.subject.startsWith(`${base.subjectPrefix}.license.`)).toBe(true);
-    await consumer.delete();
     // The webhook fan-out's durable consumer is the webhook service's alone: not to be read, changed or deleted.
     const jsm = await nc.jetstreamManager({ timeout: 1000 });
     await expect(jsm.consumers.info(base.stream, WEBHOOK_FANOUT_CONSUMER)).rejects.toThrow();
@@ -208,4 +215,25 @@ it('never delivers a forged event to a webhook endpoint, while real events still
   const bodies = receiver.at('/all').map((r) => r.body);
   expect(bodies.some((b) => b.includes(forgedId) || b.includes('FORGED'))).toBe(false);
   expect(bodies.map((b) => JSON.parse(b).type)).not.toContain('checkout.completed');
+});
+
+it('the caches follow their events under these permissions: answers from memory, and a suspend reaches them', async () => {
+  const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'cached@example.com' }))
+    .body.license_key as string;
+  const hits = async () => {
+    const text = await (await fetch(stack.metricsUrls.gateway)).text();
+    const line = text.split('\n').find((l) => /^licensing_validation_cache_total\{.*result="hit"/.test(l));
+    return line ? Number(line.split(' ').pop()) : 0;
+  };
+  const code = async () => (await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body.code as string;
+  await eventually(
+    async () => {
+      const before = await hits();
+      expect(await code()).toBe('valid');
+      expect(await hits()).toBe(before + 1);
+    },
+    { timeoutMs: 10_000 },
+  );
+  expect((await api('POST', `/api/v1/licenses/${key}/suspend`)).status).toBe(200);
+  await eventually(async () => expect(await code()).toBe('suspended'), { timeoutMs: 1000 });
 });

@@ -1,10 +1,11 @@
 import { request } from 'node:http';
 import { LicenseServiceClient } from '@licensing/proto';
-import { createClient } from '@licensing/runtime';
+import { connectMongo, createClient } from '@licensing/runtime';
 import { client, startStack, TestClock, type Stack } from '../support/stack';
 import { credentialOf } from '../../scripts/lib/topology';
 import { PrivateNats } from '../support/nats-server';
 import { HoldingProxy } from '../support/holding-proxy';
+import { NatsDroppingProxy } from '../support/nats-dropping-proxy';
 import { eventually } from '../support/eventually';
 import { EventLog } from '../support/events';
 import { freePort } from '../../scripts/lib/net';
@@ -49,17 +50,19 @@ const code = async (api: Api, key: string, fingerprint?: string) =>
   (await validate(api, key, fingerprint)).body.code as string;
 /** An answer without cache_until, which moves with the clock. */
 const timeless = ({ cache_until, ...rest }: Record<string, unknown>) => ({ ...rest, cache_until: typeof cache_until });
-/** Waits until the account's validation counts (as the licence service keeps them) add up to `n`. */
-async function countsReach(accountId: string, n: number): Promise<void> {
+/** The account's validation counts as the licence service keeps them. */
+async function countsOf(accountId: string): Promise<number> {
   const licenses = createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway'));
   try {
-    await eventually(async () => {
-      const stats = await licenses.call.getStats({ account_id: accountId });
-      expect(stats.validations_by_hour.reduce((sum, h) => sum + h.validations, 0)).toBe(n);
-    });
+    const stats = await licenses.call.getStats({ account_id: accountId });
+    return stats.validations_by_hour.reduce((sum, h) => sum + h.validations, 0);
   } finally {
     licenses.close();
   }
+}
+/** Waits until the account's validation counts (as the licence service keeps them) add up to `n`. */
+async function countsReach(accountId: string, n: number): Promise<void> {
+  await eventually(async () => expect(await countsOf(accountId)).toBe(n), { timeoutMs: 30_000 });
 }
 const hits = (metricsUrl: string) => metric(metricsUrl, /^licensing_validation_cache_total\{.*result="hit"/);
 
@@ -188,6 +191,56 @@ describe('exact through events', () => {
     expect((await api('POST', `/api/v1/licenses/${key}/suspend`)).status).toBe(200);
     expect(await code(viaFirst, key)).toBe('suspended');
     await eventually(async () => expect(await code(viaSecond, key)).toBe('suspended'), { timeoutMs: 1000 });
+  });
+
+  describe('a gateway that loses eviction events (core NATS would drop them unnoticed)', () => {
+    let proxy: NatsDroppingProxy;
+    beforeEach(async () => {
+      proxy = await NatsDroppingProxy.start({ host: '127.0.0.1', port: nats.port });
+    });
+    afterEach(() => proxy.stop());
+
+    /** A gateway whose NATS connection goes through the proxy, with a licence in its memory. */
+    async function lossyGateway() {
+      const { apiKey, api, issue } = await setUp();
+      const gw = await stack.extraGateway({ NATS_URL: proxy.url });
+      const lossy = client(gw.url, apiKey);
+      const key = await issue();
+      const fromMemory = () =>
+        eventually(
+          async () => {
+            const before = await hits(gw.metricsUrl);
+            expect(await code(lossy, key)).toBe('valid');
+            expect(await hits(gw.metricsUrl)).toBe(before + 1);
+          },
+          { timeoutMs: 10_000 },
+        );
+      await fromMemory();
+      const evictions = () =>
+        metric(gw.metricsUrl, /^licensing_validation_cache_evictions_total\{.*event="license.revoked"/);
+      return { api, lossy, key, fromMemory, evictions };
+    }
+
+    it('a lost revocation shows as a gap in what the gateway follows: it stops answering from memory within the second', async () => {
+      const { api, lossy, key, evictions } = await lossyGateway();
+      const evictedBefore = await evictions();
+      proxy.drop((subject) => subject.endsWith('.license.revoked'));
+      expect((await api('POST', `/api/v1/licenses/${key}/revoke`)).status).toBe(200);
+      await eventually(async () => expect(await code(lossy, key)).toBe('revoked'), { timeoutMs: 1000 });
+      expect(proxy.dropped.filter((s) => s.endsWith('.license.revoked')).length).toBeGreaterThan(0); // it was sent, and lost
+      expect(await evictions()).toBe(evictedBefore); // so no event evicted it: the gap did
+    });
+
+    it('a gateway that hears nothing at all (not even heartbeats) stops answering from memory within the second, and uses it again once it hears', async () => {
+      const { api, lossy, key, fromMemory } = await lossyGateway();
+      proxy.drop(() => true);
+      expect((await api('POST', `/api/v1/licenses/${key}/suspend`)).status).toBe(200);
+      await eventually(async () => expect(await code(lossy, key)).toBe('suspended'), { timeoutMs: 1000 });
+      expect(await code(lossy, key)).toBe('suspended');
+      proxy.heal();
+      expect((await api('POST', `/api/v1/licenses/${key}/reinstate`)).status).toBe(200);
+      await fromMemory(); // following again: answers from memory, and the right ones
+    });
   });
 
   // Before the NATS restart test, whose delayed events could arrive during this one.
@@ -368,6 +421,56 @@ describe('validation counts off the hot path', () => {
       new Date(read.body.created_at).getTime() - 1,
     );
   });
+});
+
+describe('validation counts after a licence service outage', () => {
+  it('a backlog larger than the service accepts in one call (1 MiB), from many machines, all reaches it when it returns', async () => {
+    const { accountId, apiKey, api, issue } = await setUp();
+    await stack.admin.updateAccount({ id: accountId, per_minute_limit: 100_000, per_hour_limit: 100_000 });
+    const key = await issue();
+    const licenseId = (await api('GET', `/api/v1/licenses/${key}`)).body.id as string;
+    const proxy = await HoldingProxy.start({ host: '127.0.0.1', port: Number(stack.addrs.license.split(':')[1]) });
+    const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_license`);
+    let validations = 0;
+    try {
+      const gw = await stack.extraGateway({ LICENSE_GRPC_ADDR: proxy.address });
+      const viaProxy = client(gw.url, apiKey);
+      await eventually(async () => {
+        // From this gateway's memory (after the licence's own license.created has come by).
+        const before = await hits(gw.metricsUrl);
+        validations++;
+        expect(await code(viaProxy, key)).toBe('valid');
+        expect(await hits(gw.metricsUrl)).toBe(before + 1);
+      });
+      proxy.cut();
+      // 2,200 machines whose fingerprints take 3 bytes a character (200 characters at most): their
+      // groups of recent validations alone are over 1.2 MB, with no more requests than needed.
+      const machines = Array.from({ length: 2200 }, (_, i) => `${i}-`.padEnd(200, '€'));
+      expect(machines.reduce((sum, m) => sum + Buffer.byteLength(m), 0)).toBeGreaterThan(1.2 * 1024 * 1024);
+      // Plain fetch: these answers need no check against the OpenAPI document, only their code.
+      const validateOn = async (machine: string) => {
+        validations++;
+        const url = `${gw.url}/api/v1/licenses/validate?license_key=${key}&fingerprint=${encodeURIComponent(machine)}`;
+        const res = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
+        return ((await res.json()) as { code: string }).code;
+      };
+      for (let i = 0; i < machines.length; i += 50) {
+        const codes = await Promise.all(machines.slice(i, i + 50).map(validateOn));
+        expect(codes).toEqual(codes.map(() => 'valid')); // from memory: the licence service is away
+      }
+      proxy.restore();
+      await countsReach(accountId, validations);
+      const groups = { license_id: licenseId, fingerprint: { $ne: '' } };
+      await eventually(
+        async () => expect(await db.collection('validation_seen').countDocuments(groups)).toBe(machines.length),
+        { timeoutMs: 60_000, intervalMs: 500 }, // the licence service stores 2,200 groups: an upsert each over FerretDB
+      );
+    } finally {
+      proxy.restore();
+      await proxy.stop();
+      await db.close();
+    }
+  }, 120_000); // 2,200 validations and as many stored groups
 });
 
 describe('API-key revocation', () => {

@@ -4,9 +4,12 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
  * A TCP proxy in front of a service whose answers can be held back: hold()
  * keeps every byte coming from the service until release(). Requests still
  * reach the service, so a test can make an answer arrive late on purpose.
+ * cut() makes the service unreachable through it (connections closed and
+ * refused) until restore().
  */
 export class HoldingProxy {
   private held = false;
+  private cutOff = false;
   private readonly queued: Array<() => void> = [];
   private readonly sockets = new Set<Socket>();
 
@@ -15,6 +18,10 @@ export class HoldingProxy {
   static async start(target: { host: string; port: number }): Promise<HoldingProxy> {
     let proxy!: HoldingProxy;
     const server = createServer((client) => {
+      if (proxy.cutOff) {
+        client.destroy();
+        return;
+      }
       const upstream = connect(target);
       proxy.sockets.add(client).add(upstream);
       client.pipe(upstream);
@@ -42,6 +49,16 @@ export class HoldingProxy {
   release(): void {
     this.held = false;
     for (const send of this.queued.splice(0)) send();
+  }
+
+  cut(): void {
+    this.cutOff = true;
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+  }
+
+  restore(): void {
+    this.cutOff = false;
   }
 
   async stop(): Promise<void> {

@@ -20,13 +20,15 @@ import { ValidationTally } from '../../gateway/src/validation-tally';
 
 class FakeFeed {
   connected = true;
-  private readonly handlers = new Map<string, (e: DomainEvent) => void>();
-  subscribe(type: EventType, handler: (e: DomainEvent) => void) {
-    this.handlers.set(type, handler);
+  /** What the cache follows (license.>, product.updated): every event emitted here. */
+  private followed?: (e: DomainEvent) => void;
+  follow(_types: string[], handler: (e: DomainEvent) => void) {
+    this.followed = handler;
+    return this;
   }
   onStatus() {}
   emit(type: EventType, accountId: string, data: unknown) {
-    this.handlers.get(type)!({ id: 'evt_1', type, account_id: accountId, created_at: '', data } as DomainEvent);
+    this.followed!({ id: 'evt_1', type, account_id: accountId, created_at: '', data } as DomainEvent);
   }
 }
 

@@ -5,16 +5,18 @@ import type { EventFeed } from '../../gateway/src/event-feed';
 // The cache's own rules with a fake event feed (pure logic: the e2e tests run it over real NATS).
 class FakeFeed {
   connected = true;
-  private readonly handlers = new Map<string, (e: DomainEvent) => void>();
+  /** What the cache follows (license.>, product.updated): every event emitted here. */
+  private followed?: (e: DomainEvent) => void;
   private readonly statusListeners: Array<(c: boolean) => void> = [];
-  subscribe(type: EventType, handler: (e: DomainEvent) => void) {
-    this.handlers.set(type, handler);
+  follow(_types: string[], handler: (e: DomainEvent) => void) {
+    this.followed = handler;
+    return this;
   }
   onStatus(listener: (c: boolean) => void) {
     this.statusListeners.push(listener);
   }
   emit(type: EventType, accountId: string, data: unknown) {
-    this.handlers.get(type)!({ id: 'evt_1', type, account_id: accountId, created_at: '', data } as DomainEvent);
+    this.followed!({ id: 'evt_1', type, account_id: accountId, created_at: '', data } as DomainEvent);
   }
   flap() {
     for (const l of this.statusListeners) l(false);
@@ -22,6 +24,48 @@ class FakeFeed {
 }
 
 const absent: CachedAnswer = { found: false };
+/** A found licence of a product (only what the cache looks at). */
+const ofProduct = (productId: string) => ({ found: true, facts: { product_id: productId } }) as unknown as CachedAnswer;
+
+/** How many entries of any Map `during` iterates: the cost of a walk, counted rather than timed. */
+function mapEntriesVisited(during: () => void): number {
+  const proto = Map.prototype as unknown as Record<string | symbol, (...args: unknown[]) => unknown>;
+  const names = [Symbol.iterator, 'entries', 'keys', 'values', 'forEach'] as const;
+  const originals = names.map((name) => proto[name]);
+  let visited = 0;
+  const counting = (original: (...args: unknown[]) => unknown) =>
+    function (this: Map<unknown, unknown>, ...args: unknown[]) {
+      if (original === originals[4]) {
+        const [fn, self] = args as [(...a: unknown[]) => void, unknown];
+        return original.call(this, (...a: unknown[]) => {
+          visited++;
+          return fn.apply(self, a);
+        });
+      }
+      const it = original.call(this) as Iterator<unknown>;
+      return {
+        next() {
+          const r = it.next();
+          if (!r.done) visited++;
+          return r;
+        },
+        [Symbol.iterator]() {
+          return this;
+        },
+      };
+    };
+  names.forEach((name, i) => {
+    proto[name] = counting(originals[i]);
+  });
+  try {
+    during();
+  } finally {
+    names.forEach((name, i) => {
+      proto[name] = originals[i];
+    });
+  }
+  return visited;
+}
 const key = (n: number) => cacheKey('acct_a', `KEY-${n}`);
 
 function cache(maxEntries = 3, ttlMs = 60_000) {
@@ -87,6 +131,35 @@ describe('validation cache', () => {
     feed.emit('license.created', 'acct_a', { license: { key: 'KEY-1' } });
     expect(c.get(key(1))).toBeUndefined();
     expect(c.get(cacheKey('acct_b', 'KEY-1'))).toEqual(absent); // another account's "not found" still holds
+  });
+
+  it('a product change drops that product’s licences of the account, and visits no entry whatever the cache holds', () => {
+    const { c, feed } = cache(20_000);
+    const put = (k: string, answer: CachedAnswer) => {
+      if (!c.set(k, answer, c.begin(k))) throw new Error(`not stored: ${k}`);
+    };
+    for (let n = 0; n < 10_000; n++) put(key(n), ofProduct('prod_other'));
+    for (let n = 10_000; n < 10_010; n++) put(key(n), ofProduct('prod_1'));
+    put(key(10_010), absent);
+    put(cacheKey('acct_b', 'KEY-1'), ofProduct('prod_1')); // the same product id in another account
+    const visited = mapEntriesVisited(() => feed.emit('product.updated', 'acct_a', { product: { id: 'prod_1' } }));
+    expect(visited).toBe(0); // O(1): the old walk visited all 10,012 entries
+    for (let n = 10_000; n < 10_010; n++) expect(c.get(key(n))).toBeUndefined();
+    expect(c.get(key(0))).toEqual(ofProduct('prod_other'));
+    expect(c.get(key(9_999))).toEqual(ofProduct('prod_other'));
+    expect(c.get(key(10_010))).toEqual(absent);
+    expect(c.get(cacheKey('acct_b', 'KEY-1'))).toEqual(ofProduct('prod_1'));
+    // Stored again after the change, a licence of the product is used again.
+    put(key(10_000), ofProduct('prod_1'));
+    expect(c.get(key(10_000))).toEqual(ofProduct('prod_1'));
+  });
+
+  it('a look-up of the account in flight while its product changed is not kept', () => {
+    const { c, feed } = cache();
+    const since = c.begin(key(1));
+    feed.emit('product.updated', 'acct_a', { product: { id: 'prod_1' } });
+    expect(c.set(key(1), ofProduct('prod_2'), since)).toBe(false);
+    expect(c.set(key(1), ofProduct('prod_2'), c.begin(key(1)))).toBe(true);
   });
 
   it('does not keep a lookup that started before an eviction in its account, nor one across a reconnect', () => {

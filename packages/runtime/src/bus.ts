@@ -1,7 +1,14 @@
-import { connect, headers as natsHeaders, type NatsConnection, type JetStreamClient } from 'nats';
+import {
+  connect,
+  headers as natsHeaders,
+  type NatsConnection,
+  type JetStreamClient,
+  type JetStreamManager,
+} from 'nats';
 import type { DomainEvent, EventType } from '@licensing/proto';
 import { newId } from './ids';
 import { checkEventStream } from './event-stream';
+import { FollowedEvents, type Following } from './followed-events';
 import { inboxPrefixOf, ownedBySubject } from './nats-access';
 import { currentRequestId } from './request-scope';
 import type { Logger } from './logger';
@@ -31,6 +38,9 @@ export interface BusOptions {
  */
 export class EventBus {
   private readonly published;
+  private readonly lost;
+  private readonly followings: FollowedEvents[] = [];
+  private jsm?: Promise<JetStreamManager>;
 
   private constructor(
     readonly nc: NatsConnection,
@@ -38,6 +48,7 @@ export class EventBus {
     private readonly opts: BusOptions,
   ) {
     this.published = opts.metrics?.counter('licensing_events_published_total', ['type']);
+    this.lost = opts.metrics?.counter('licensing_eviction_feed_lost_total', ['reason']);
   }
 
   static async connect(opts: BusOptions): Promise<EventBus> {
@@ -108,10 +119,42 @@ export class EventBus {
     })();
   }
 
+  /**
+   * Events of these types (`license.>`, `product.updated`: after the prefix) read from the stream in
+   * order, for a cache that must know when it may have missed one (followed-events.ts): `connected`
+   * says whether it may be trusted. The handler gets each event that came on its own type's subject.
+   */
+  follow(types: string[], handler: (event: DomainEvent) => void): Following {
+    const following = new FollowedEvents({
+      nc: this.nc,
+      jsm: () => {
+        this.jsm ??= this.nc.jetstreamManager({ timeout: 2000 }).catch((err) => {
+          this.jsm = undefined;
+          throw err;
+        });
+        return this.jsm;
+      },
+      stream: this.opts.stream,
+      subjects: types.map((t) => this.subject(t)),
+      inboxPrefix: this.opts.user ? inboxPrefixOf(this.opts.user) : undefined,
+      name: this.opts.name,
+      log: this.opts.log,
+      onMessage: (subject, data) => {
+        const event = this.eventOf(subject, data);
+        if (event) handler(event);
+      },
+      onLost: (reason) => this.lost?.inc({ reason }),
+    });
+    if (!this.connected) following.connection(false);
+    this.followings.push(following);
+    return following;
+  }
+
   private async watchStatus(): Promise<void> {
     for await (const s of this.nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect') {
         this.disconnected = s.type === 'disconnect';
+        for (const f of this.followings) f.connection(!this.disconnected);
         for (const l of this.statusListeners) l(!this.disconnected);
       }
       if (s.type === 'reconnect') {
@@ -147,6 +190,7 @@ export class EventBus {
   }
 
   async close(): Promise<void> {
+    for (const f of this.followings) f.close();
     if (this.nc.isClosed()) return;
     await this.nc.drain().catch(() => this.nc.close());
   }

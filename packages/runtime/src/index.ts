@@ -7,6 +7,7 @@ export * from './clock';
 export * from './bus';
 export * from './event-stream';
 export * from './events-setup';
+export * from './followed-events';
 export * from './exact-cache';
 export * from './nats-access';
 export * from './outbox';

@@ -22,8 +22,12 @@ export const METRIC_HELP = {
     'Validation-cache evictions at the gateway, by the event that caused them',
   licensing_validation_cache_total:
     'Validations at the gateway, by cache result (hit, miss, bypass = cache off or NATS away)',
+  licensing_validation_counts_dropped_total:
+    'Validation counts a gateway dropped, oldest first, because more than it keeps waited for the licence service (or one was too large to send), by kind (tally, last_validated, seen)',
   licensing_license_cache_total:
     'Licence reads for validations at the licence service, by cache result (hit, miss, bypass = cache off or NATS away)',
+  licensing_eviction_feed_lost_total:
+    'Times a cache stopped trusting its feed of eviction events (a sequence gap, a silence, a lost connection, a consumer that could not be made), emptied itself and answered from the source until it followed them again, by reason',
   licensing_events_published_total: 'Domain events JetStream accepted (duplicates not counted), by event type',
   licensing_outbox_backlog: 'Documents holding events not yet acknowledged by JetStream',
   licensing_webhook_deliveries_total: 'Webhook delivery attempts, by outcome (delivered, retry, failed, gone, dropped)',

@@ -23,11 +23,24 @@ const familyOwners: Record<string, NatsUser> = {
 /** The only component allowed to publish events of this type (undefined: nobody). */
 export const ownerOf = (type: string): NatsUser | undefined => familyOwners[type.slice(0, type.indexOf('.'))];
 
-/** Core-NATS subscriptions per component (the webhook service reads the stream through its durable consumer instead). */
+/**
+ * Core-NATS subscriptions per component (the webhook service reads the stream through its durable
+ * consumer instead). The gateway's auth cache trusts an entry for a second at most, so a lost
+ * api_key.revoked or account.updated costs no more than that: core NATS is enough for it.
+ */
 const consumes: Partial<Record<NatsUser, string[]>> = {
-  gateway: ['account.updated', 'api_key.revoked', 'license.>', 'product.updated'],
-  // Its caches: of the products licences are issued from, and of licences validated (changed by any instance).
-  license: ['product.updated', 'license.>'],
+  gateway: ['account.updated', 'api_key.revoked'],
+};
+
+/**
+ * Events read from the stream through ephemeral consumers of one subject each (EventBus.follow), by
+ * caches whose entries live longer than the second a revocation may take: they must notice a lost
+ * eviction (followed-events.ts). The gateway's validation cache, and the licence service's caches of
+ * licences and of products.
+ */
+export const follows: Partial<Record<NatsUser, string[]>> = {
+  gateway: ['license.>', 'product.updated'],
+  license: ['license.>', 'product.updated'],
 };
 
 /** The durable JetStream consumer of the webhook fan-out. */
@@ -44,19 +57,12 @@ export const NATS_SETUP_USER = 'setup';
 export const natsLogins = [...natsUsers, NATS_SETUP_USER] as const;
 export type NatsLogin = (typeof natsLogins)[number];
 
-/**
- * Who reads the stream through ordered consumers (ephemeral, in memory, deleted when idle) for their
- * caches' evictions: they may create, look at, pull from and delete consumers of their own, but not the
- * webhook fan-out's durable consumer.
- */
-const orderedReaders: readonly NatsUser[] = ['gateway', 'license'];
-
 /** Each user's replies come to its own inbox prefix, so nobody can read another's replies (pulled stream messages included). */
 export const inboxPrefixOf = (user: string): string => `_INBOX_${user}`;
 
 export interface NatsPermissions {
   publish: string[];
-  /** Subjects refused even where `publish` would allow them. */
+  /** Subjects refused even where `publish` would allow them (NATS applies deny first). */
   publishDeny: string[];
   subscribe: string[];
 }
@@ -92,23 +98,14 @@ export function natsPermissions(user: NatsLogin, prefix: string, stream: string)
           `$JS.ACK.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`,
         ]
       : [];
-  // Ordered consumers: named ones (`…CREATE.<stream>.<name>[.<filter>]`), unnamed ones of older servers,
-  // and the flow-control replies of push-based ones; their messages come to the reader's own inbox.
-  const ordered = orderedReaders.includes(user as NatsUser)
-    ? [
-        `$JS.API.CONSUMER.CREATE.${stream}`,
-        `$JS.API.CONSUMER.CREATE.${stream}.*`,
-        `$JS.API.CONSUMER.CREATE.${stream}.*.>`,
-        `$JS.API.CONSUMER.INFO.${stream}.*`,
-        `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
-        `$JS.API.CONSUMER.DELETE.${stream}.*`,
-        `$JS.FC.${stream}.>`,
-      ]
-    : [];
+  // Creating a follower's consumer names its one filter subject in the API subject
+  // (`$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>`, checked by the server against the request), so
+  // a user can read from the stream only the events it follows. It delivers to the user's own inbox.
+  const followed = (follows[user as NatsUser] ?? []).map((s) => `$JS.API.CONSUMER.CREATE.${stream}.*.${prefix}.${s}`);
   return {
-    publish: [...owned, ...look, ...fanout, ...ordered],
-    // An ordered reader's wildcards would reach the fan-out's durable consumer: it is the webhook service's alone.
-    publishDeny: ordered.length
+    publish: [...owned, ...look, ...fanout, ...followed],
+    // The fan-out's durable consumer is the webhook service's alone: nobody else may create or change it in its name.
+    publishDeny: followed.length
       ? [...consumerApi(stream, WEBHOOK_FANOUT_CONSUMER), `$JS.ACK.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`]
       : [],
     subscribe: [`${inboxPrefixOf(user)}.>`, ...(consumes[user as NatsUser] ?? []).map((s) => `${prefix}.${s}`)],

@@ -76,6 +76,13 @@ export class FakeBus {
     this.handlers.set(type, [...(this.handlers.get(type) ?? []), handler]);
   }
 
+  /** As EventBus.follow: the types (`license.>` for a family) reach the handler; in sync while connected. */
+  follow(types: string[], handler: (e: DomainEvent) => void): this {
+    this.followers.push({ types, handler });
+    return this;
+  }
+  private readonly followers: Array<{ types: string[]; handler: (e: DomainEvent) => void }> = [];
+
   onStatus(listener: (connected: boolean) => void): void {
     this.listeners.push(listener);
   }
@@ -84,6 +91,9 @@ export class FakeBus {
   emit(type: string, accountId: string, data: unknown): void {
     const event = { id: 'evt_1', type, account_id: accountId, created_at: new Date().toISOString(), data };
     for (const h of this.handlers.get(type) ?? []) h(event as unknown as DomainEvent);
+    for (const f of this.followers)
+      if (f.types.some((t) => t === type || (t.endsWith('.>') && type.startsWith(t.slice(0, -1)))))
+        f.handler(event as unknown as DomainEvent);
   }
 
   status(connected: boolean): void {

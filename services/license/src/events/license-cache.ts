@@ -1,5 +1,5 @@
-import { ExactCache, sha256, type EventBus, type Outbox } from '@licensing/runtime';
-import { eventTypes, type DomainEvent } from '@licensing/proto';
+import { ExactCache, NOT_FOLLOWING, sha256, type EventBus, type Outbox } from '@licensing/runtime';
+import type { DomainEvent } from '@licensing/proto';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 
@@ -15,8 +15,6 @@ export interface ValidationRecord {
   rememberedSince?: number;
 }
 
-const LICENSE_EVENTS = eventTypes.filter((t) => t.startsWith('license.'));
-
 /** Entries are found by a digest of the canonical key, as in the gateways: a licence key is never a map key. */
 const digestOf = (key: string) => sha256(key, 'base64url');
 
@@ -28,7 +26,8 @@ const digestOf = (key: string) => sha256(key, 'base64url');
  * after the first to ask.
  *
  * Exact as the gateways' are: every license.* event (from any instance) evicts
- * its key, and a change made by this instance evicts before it answers (the
+ * its key (followed from the stream, so a lost one empties the cache instead of
+ * going unnoticed: followed-events.ts), and a change made by this instance evicts before it answers (the
  * use cases write through outbox() below), so a validation right after a
  * suspend never sees the licence active. Keys that were not found are not
  * kept: a gateway keeps those.
@@ -38,14 +37,14 @@ export class LicenseCache {
 
   constructor(
     private readonly store: Pick<LicenseStore, 'findByKey' | 'activeFingerprints'>,
-    bus: Pick<EventBus, 'connected' | 'onStatus' | 'subscribe'>,
+    bus: Pick<EventBus, 'follow'>,
     maxEntries: number,
     ttlMs: number,
     private readonly counted: (result: 'hit' | 'miss' | 'bypass') => void = () => undefined,
     private readonly now: () => number = Date.now,
   ) {
-    this.cache = new ExactCache(bus, maxEntries, ttlMs, now);
-    for (const type of LICENSE_EVENTS) bus.subscribe(type, (event) => this.forget([event]));
+    const events = maxEntries > 0 ? bus.follow(['license.>'], (event) => this.forget([event])) : NOT_FOLLOWING;
+    this.cache = new ExactCache(events, maxEntries, ttlMs, now);
   }
 
   /** The licence with this canonical key and, when they matter, its active machines (`fromStore`: not from memory). */

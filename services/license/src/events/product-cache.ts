@@ -1,4 +1,4 @@
-import { ExactCache, type CallOptions, type EventBus } from '@licensing/runtime';
+import { ExactCache, NOT_FOLLOWING, type CallOptions, type EventBus } from '@licensing/runtime';
 import type { GetProductRequest, Product } from '@licensing/proto';
 import type { ProductLookup } from '../use-cases/deps';
 
@@ -7,7 +7,8 @@ import type { ProductLookup } from '../use-cases/deps';
  * licence asks the product service only for a product this instance has not seen
  * lately (an issuance was a gRPC call and a store read there; measured in
  * docs/benchmarks.md, "At scale"). Kept exact by product.updated, which evicts the
- * product on every instance; while this instance cannot hear NATS it remembers
+ * product on every instance (followed from the stream: a lost one empties the cache,
+ * followed-events.ts); while this instance cannot hear NATS it remembers
  * nothing and asks every time, and no entry lives longer than `ttlMs` in case an
  * event is ever lost. A product fetched while its update arrived is not kept.
  */
@@ -16,16 +17,19 @@ export class ProductCache implements ProductLookup {
 
   constructor(
     private readonly source: ProductLookup,
-    bus: Pick<EventBus, 'connected' | 'onStatus' | 'subscribe'>,
+    bus: Pick<EventBus, 'follow'>,
     maxEntries: number,
     ttlMs: number,
     now: () => number = Date.now,
   ) {
-    this.cache = new ExactCache(bus, maxEntries, ttlMs, now);
-    bus.subscribe('product.updated', (event) => {
-      const product = (event.data as { product?: { id?: string } }).product;
-      if (product?.id) this.evict(event.account_id, product.id);
-    });
+    const events =
+      maxEntries > 0
+        ? bus.follow(['product.updated'], (event) => {
+            const product = (event.data as { product?: { id?: string } }).product;
+            if (product?.id) this.evict(event.account_id, product.id);
+          })
+        : NOT_FOLLOWING;
+    this.cache = new ExactCache(events, maxEntries, ttlMs, now);
   }
 
   async getProduct(req: GetProductRequest, opts?: CallOptions): Promise<Product> {
