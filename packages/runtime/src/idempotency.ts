@@ -119,6 +119,9 @@ const revOf = (r: IdempotencyRecord) => r.rev ?? `legacy-${r.state}-${new Date(r
 const leaseEnd = (r: IdempotencyRecord, leaseMs: number) =>
   r.lease_until ? new Date(r.lease_until).getTime() : new Date(r.created_at).getTime() + leaseMs;
 
+/** How often the final write of a run is tried again while the store is away (up to the lease's end). */
+const SETTLE_RETRY_MS = 500;
+
 /** Takeovers of one version whose taker died between marker and rewrite, before the key answers 409 until it expires. */
 const MAX_MARKER_LINKS = 20;
 
@@ -218,14 +221,18 @@ export async function idempotent<T>(
   const mine = { _id, owner };
   // One write of the record at a time: on FerretDB a renewal racing the final write could put back
   // the in-flight record it read.
-  let writing: Promise<unknown> = Promise.resolve();
+  let writing: Promise<boolean> = Promise.resolve(true);
+  /** Queues a write of the record; resolves whether it was made. */
   const write = (update: Record<string, unknown>) => {
     writing = writing.then(() =>
       outsideAnyCall(() =>
         model
           .updateOne(mine, update)
           .exec()
-          .catch(() => undefined),
+          .then(
+            () => true,
+            () => false,
+          ),
       ),
     );
     return writing;
@@ -236,9 +243,19 @@ export async function idempotent<T>(
   timer.unref();
   const settle = async (set: Partial<IdempotencyRecord>) => {
     clearInterval(timer);
-    // If this write fails (the store away), the record stays in flight until its lease runs out; the
-    // next request then takes it over with the same result id and finds what this run created.
-    await write({ $set: { ...set, rev: token() }, $unset: { lease_until: '' } });
+    const final = { $set: { ...set, rev: token() }, $unset: { lease_until: '' } };
+    if (await write(final)) return;
+    // The store is away: the caller gets its answer now, and the record is written as soon as the store
+    // is back (tried every SETTLE_RETRY_MS), so a retry need not wait for the lease to run out. Past the
+    // lease the record is no longer this run's to write: the next request takes it over with the same
+    // result id and finds what this run created.
+    const until = Date.now() + leaseMs;
+    const again = () =>
+      void write(final).then((made) => {
+        if (!made && Date.now() + SETTLE_RETRY_MS < until) later();
+      });
+    const later = () => outsideAnyCall(() => setTimeout(again, SETTLE_RETRY_MS)).unref();
+    later();
   };
   let response: T;
   try {
