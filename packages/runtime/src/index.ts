@@ -28,3 +28,4 @@ export * from './query-shapes';
 export * from './query-deadline';
 export * from './slots';
 export * from './postgres';
+export * from './store-errors';

@@ -1,7 +1,16 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError, checkEmail, isId, saneRequestId, withRequestId, type Clock, type Logger } from '@licensing/runtime';
+import {
+  AppError,
+  checkEmail,
+  isId,
+  isStoreUnavailable,
+  saneRequestId,
+  withRequestId,
+  type Clock,
+  type Logger,
+} from '@licensing/runtime';
 import type { PaymentProvider } from '../domain/payments';
 import { effectiveStatus } from '../domain/session';
 import type { Completion } from '../use-cases/completion';
@@ -299,10 +308,14 @@ export function checkoutPageApp({
         404,
         messagePage('Checkout not found', 'This checkout link is not valid. Ask the seller for a new one.'),
       );
-    log.error({ err }, 'checkout page error');
+    const away = (err instanceof AppError && err.code === 'service_unavailable') || isStoreUnavailable(err);
+    if (away) {
+      log.warn({ err }, 'checkout page: a backing service or the store is unavailable');
+      res.setHeader('Retry-After', '5');
+    } else log.error({ err }, 'checkout page error');
     page(
       res,
-      err instanceof AppError && err.code === 'service_unavailable' ? 503 : 500,
+      away ? 503 : 500,
       messagePage('Something went wrong', 'Nothing more was charged. Please reload the page in a moment.'),
     );
   });
