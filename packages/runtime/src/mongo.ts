@@ -10,11 +10,6 @@ export async function connectMongo(url: string, dbName: string): Promise<Connect
     dbName,
     serverSelectionTimeoutMS: 5000,
     maxPoolSize: 20,
-    // The server is checked by polling (every heartbeat, and at once when an operation fails), not
-    // streamed: with the streaming protocol the driver (7.8) could be left with its monitor waiting on
-    // a connection the store had closed, and the service never selected the store again after a
-    // network outage (measured: 2 runs in 4 of test/e2e/store-outage.test.ts's store-link cut).
-    serverMonitoringMode: 'poll',
     // Fail fast instead of queueing operations while disconnected.
     bufferCommands: false,
     // Indexes are created by syncIndexes() before the service reports SERVING.
