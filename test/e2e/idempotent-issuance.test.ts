@@ -84,6 +84,7 @@ it('checkout: a paid session whose issuance ran out of time gets its licence onc
     }),
   );
   expect(paid.status).toBe(503); // paid, but the licence could not be issued in time
+  expect(paid.headers.get('retry-after')).toBe('5');
   expect((await api('GET', `/api/v1/checkout/${session.id}`)).body.status).toBe('complete');
   // The sweeper finishes paid sessions left without a licence once they are PAID_GRACE_MS old.
   clock.advance(PAID_GRACE_MS + 1000);
