@@ -162,7 +162,8 @@ describe('leases', () => {
   });
 
   it('a live run renews its lease: retries stay 409 for many leases and never run it twice', async () => {
-    const leaseMs = 150;
+    // Short enough to see several leases pass, long enough for a renewal on a busy machine.
+    const leaseMs = 1500;
     let runs = 0;
     let release!: () => void;
     const first = idempotent(
@@ -179,7 +180,7 @@ describe('leases', () => {
       { leaseMs },
     );
     await eventually(() => expect(runs).toBe(1));
-    const until = Date.now() + 8 * leaseMs;
+    const until = Date.now() + 4 * leaseMs;
     let tries = 0;
     while (Date.now() < until || tries < 5) {
       tries++;
