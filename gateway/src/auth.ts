@@ -25,6 +25,17 @@ const MAX_TOKEN_LENGTH = 200;
 const MAX_CACHE_ENTRIES = 10_000;
 
 /**
+ * While the account service cannot answer (503: its store, or the service itself, away), a key it
+ * verified less than this long ago is still trusted, so validations the gateway can answer from
+ * memory go on being answered. Revoking a key needs that same store, and api_key.revoked (which
+ * evicts at once, NATS being up or the cache off) still reaches this gateway; what this allows is
+ * a revocation made just before the outage whose event was lost to be noticed up to this late.
+ */
+export const AUTH_STALE_IF_UNAVAILABLE_MS = 30_000;
+
+const unavailable = (err: unknown) => err instanceof AppError && err.code === 'service_unavailable';
+
+/**
  * Remembers authenticated keys briefly so the validation hot path does not
  * call the account service on every request. A revocation reaches every
  * gateway over NATS and evicts the key at once; while this gateway's NATS
@@ -36,12 +47,19 @@ const MAX_CACHE_ENTRIES = 10_000;
  * service in the background (with its own token: no token is kept here). A
  * key in use is therefore renewed before it expires and the hot path never
  * waits for the account service, while a revoked key still stops within ttlMs.
+ * Only while the account service answers that it is unavailable does an entry
+ * outlive ttlMs, up to AUTH_STALE_IF_UNAVAILABLE_MS after its last check.
  */
 export class AuthCache {
-  private readonly entries = new Map<string, { principal: Principal; expires: number; refreshAt: number }>();
+  private readonly entries = new Map<
+    string,
+    { principal: Principal; expires: number; refreshAt: number; verifiedAt: number }
+  >();
   private readonly refreshing = new Set<string>();
   /** Bumped by every eviction: a lookup that started before one is not cached (it may predate a revocation). */
   private generation = 0;
+  /** The account service's last answer (a check or a look-up) was "unavailable". */
+  private accountsAway = false;
 
   constructor(
     private readonly ttlMs: number,
@@ -73,11 +91,17 @@ export class AuthCache {
     if (!hit) return undefined;
     const now = Date.now();
     if (hit.expires < now) {
-      this.entries.delete(digest);
-      return undefined;
+      // Kept (not trusted) for as long as it could serve while the account service is away.
+      if (now >= hit.verifiedAt + AUTH_STALE_IF_UNAVAILABLE_MS) this.entries.delete(digest);
+      if (!this.accountsAway || now >= hit.verifiedAt + AUTH_STALE_IF_UNAVAILABLE_MS) return undefined;
     }
     if (token && this.recheck && now >= hit.refreshAt && !this.refreshing.has(digest)) this.refresh(digest, token);
     return hit.principal;
+  }
+
+  /** What the account service's last answer said of its availability (every look-up reports here). */
+  noteAnswer(err?: unknown): void {
+    this.accountsAway = unavailable(err);
   }
 
   private refresh(digest: string, token: string): void {
@@ -85,10 +109,11 @@ export class AuthCache {
     const since = this.begin();
     this.recheck!(token)
       .then((principal) => {
+        this.noteAnswer();
         if (principal) this.set(digest, principal, since);
         else this.entries.delete(digest);
       })
-      .catch(() => undefined) // the account service is away: the entry simply expires
+      .catch((err) => this.noteAnswer(err)) // the account service is away: the entry expires (see get)
       .finally(() => this.refreshing.delete(digest));
   }
 
@@ -101,7 +126,12 @@ export class AuthCache {
     if (this.ttlMs === 0 || !this.bus.connected || since !== this.generation) return;
     if (this.entries.size >= MAX_CACHE_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     const now = Date.now();
-    this.entries.set(digest, { principal, expires: now + this.ttlMs, refreshAt: now + this.ttlMs / 2 });
+    this.entries.set(digest, {
+      principal,
+      expires: now + this.ttlMs,
+      refreshAt: now + this.ttlMs / 2,
+      verifiedAt: now,
+    });
   }
 }
 
@@ -156,8 +186,16 @@ export function authenticate(
       principal = cache.get(digest, token);
       if (!principal) {
         const since = cache.begin();
-        principal = await lookUp(clients, token);
-        cache.set(digest, principal, since);
+        try {
+          principal = await lookUp(clients, token);
+          cache.noteAnswer();
+          cache.set(digest, principal, since);
+        } catch (err) {
+          cache.noteAnswer(err);
+          // The account service is away and this key was verified recently: served as get() now would.
+          principal = unavailable(err) ? cache.get(digest, token) : undefined;
+          if (!principal) throw err;
+        }
       }
     } catch (err) {
       if (err instanceof AppError && err.code === 'unauthorized') await onRejected(req, res);

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { client, startStack, type Stack } from '../support/stack';
 import { eventually } from '../support/eventually';
+import { WebClient } from '../support/web-client';
 
 let stack: Stack;
 let apiKey: string;
@@ -231,10 +233,16 @@ describe('status and unavailable services', () => {
     try {
       const own = client(s.url, (await s.newAccount()).apiKey);
       await own('GET', '/api/v1/products'); // authenticates and caches the key
+      const web = new WebClient(s.url, s.topology);
+      await web.signUp(`owner-${randomBytes(4).toString('hex')}@example.com`);
       await s.stopService('product');
       const res = await own('GET', '/api/v1/products');
       expectProblem(res, 503, 'service_unavailable');
       expect(res.headers.get('retry-after')).toBe('5');
+      // The dashboard's page says so too, with the same Retry-After.
+      const page = await web.get('/dashboard/products');
+      expect(page.status).toBe(503);
+      expect(page.headers.get('retry-after')).toBe('5');
       const status = await own('GET', '/api/v1/status');
       expect(status.body).toMatchObject({
         status: 'degraded',

@@ -11,6 +11,7 @@ import { setUpEvents } from '../../scripts/lib/events-setup';
 import { start as startGateway } from '../../gateway/src/main';
 import { componentOf, gateway, services, type Component, type ComponentEntry } from '../../scripts/lib/components';
 import { credentialOf, envFor, pageKey, type Addrs, type Placement, type Topology } from '../../scripts/lib/topology';
+import { HoldingProxy } from './holding-proxy';
 import { checkAcceptedRequest, checkResponse } from './openapi';
 
 // A whole system in this test process: every service of components.json and the
@@ -39,7 +40,14 @@ export interface Stack {
   restartService(name: Component): Promise<void>;
   /** Another instance of a service over the same stores and NATS: its gRPC address and metrics URL. */
   extraService(name: Component): Promise<{ addr: string; metricsUrl: string }>;
+  /** The proxies in front of the services StackOptions.holdable named: hold() delays every answer of the service. */
+  held: Partial<Record<Component, HoldingProxy>>;
   stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Services every caller reaches through a HoldingProxy (e.g. to make the product look-up outlast a deadline). */
+  holdable?: Component[];
 }
 
 type StartService = (opts: StartOptions<any>) => Promise<RunningService<any>>;
@@ -116,6 +124,7 @@ export async function startStack(
   overrides: Partial<Topology> = {},
   gatewayConfig: Record<string, string> = {},
   clock?: Clock,
+  options: StackOptions = {},
 ): Promise<Stack> {
   const t = testTopology(overrides);
   // The gateway's port is chosen first so what services link to (sign-up mail, checkout pages) can name it.
@@ -126,6 +135,7 @@ export async function startStack(
   /** The instance of each service that runs now (a restarted one replaces the first). */
   const current = new Map<Component, RunningService<any>>();
   const extras: { stop(): Promise<void> }[] = [];
+  const held: Partial<Record<Component, HoldingProxy>> = {};
   const serviceNamed = (name: Component) => {
     const c = componentOf(name);
     if (c.kind !== 'service') throw new Error(`${name} is not a service`);
@@ -148,6 +158,12 @@ export async function startStack(
     placements.set(c.name, placement);
     current.set(c.name, await startService(c, placement));
     addrs[c.name] = `127.0.0.1:${placement.port}`;
+    if (options.holdable?.includes(c.name)) {
+      // Everything started after it (its callers come later in components.json) reaches it through the proxy.
+      const proxy = await HoldingProxy.start({ host: '127.0.0.1', port: placement.port });
+      held[c.name] = proxy;
+      addrs[c.name] = proxy.address;
+    }
     if (placement.httpPort !== undefined) addrs[pageKey(c.name)] = `http://127.0.0.1:${placement.httpPort}`;
   }
   const gatewayEnv = (port: number) => envFor(gateway.name, t, { port, addrs });
@@ -164,6 +180,7 @@ export async function startStack(
     },
     admin: admin.call,
     addrs,
+    held,
     // Enterprise by default so tests about other things never meet a rate limit.
     async newAccount(plan = 'enterprise') {
       const out = await admin.call.createAccount({ name: `Vendor ${randomBytes(2).toString('hex')}`, plan });
@@ -211,6 +228,10 @@ export async function startStack(
       admin.close();
       for (const g of extras) await g.stop();
       await gw.stop();
+      for (const proxy of Object.values(held)) {
+        proxy?.release();
+        await proxy?.stop();
+      }
       for (const c of [...services].reverse()) {
         const s = current.get(c.name)!;
         await s.ctx.db.dropDatabase().catch(() => undefined);

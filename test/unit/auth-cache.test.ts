@@ -1,4 +1,5 @@
-import { AuthCache, type Principal } from '../../gateway/src/auth';
+import { AppError } from '@licensing/runtime';
+import { AUTH_STALE_IF_UNAVAILABLE_MS, AuthCache, type Principal } from '../../gateway/src/auth';
 import { gatewaySchema } from '../../gateway/src/config';
 import type { EventFeed } from '../../gateway/src/event-feed';
 
@@ -53,6 +54,43 @@ describe('the API-key cache', () => {
     now += 600;
     cache.get('digest', 'lk_token');
     await new Promise((r) => setImmediate(r));
+    expect(cache.get('digest', 'lk_token')).toBeUndefined();
+  });
+
+  it('while the account service answers "unavailable" (its store away), keeps trusting a recently verified key, up to a bound', async () => {
+    let now = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    let answer: () => Promise<Principal | null> = async () => principal;
+    const cache = new AuthCache(1000, silentBus, () => answer());
+    const settle = () => new Promise((r) => setImmediate(r));
+    cache.set('digest', principal, cache.begin());
+    answer = async () => {
+      throw new AppError('service_unavailable', 'a backing service is unavailable');
+    };
+    now += 600;
+    expect(cache.get('digest', 'lk_token')).toBe(principal); // starts a refresh, which finds the service away
+    await settle();
+    now += 5000; // long past the 1 s TTL: still trusted, and asked again
+    expect(cache.get('digest', 'lk_token')).toBe(principal);
+    await settle();
+    now = 1_000_000 + AUTH_STALE_IF_UNAVAILABLE_MS; // the bound, counted from the last verification
+    expect(cache.get('digest', 'lk_token')).toBeUndefined();
+  });
+
+  it('a key past its TTL is not trusted while the account service answers (a refusal, or any other error)', async () => {
+    let now = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    const cache = new AuthCache(1000, silentBus, async () => {
+      throw new Error('a bug, not an outage');
+    });
+    cache.set('digest', principal, cache.begin());
+    now += 600;
+    cache.get('digest', 'lk_token');
+    await new Promise((r) => setImmediate(r));
+    now += 500;
+    expect(cache.get('digest', 'lk_token')).toBeUndefined();
+    cache.noteAnswer(new AppError('service_unavailable', 'away'));
+    cache.noteAnswer(); // the service answered again
     expect(cache.get('digest', 'lk_token')).toBeUndefined();
   });
 });

@@ -201,6 +201,23 @@ describe('the createSession handler', () => {
     expect(store.sessions.size).toBe(1);
   });
 
+  it('a retry of a key whose run stored the session and then failed answers with that session: one session, one provider id', async () => {
+    const { store, provider, deps } = checkoutSetup();
+    const h = checkoutHandlers(deps, false);
+    const insert = store.insert.bind(store);
+    // The write lands but its answer is lost (the store went away just after).
+    store.insert = async (doc, events) => {
+      await insert(doc, events);
+      store.insert = insert;
+      throw new Error('connection lost after the write');
+    };
+    await expect(h.createSession(request({ idempotency_key: 'k3' }), ctx)).rejects.toThrow('connection lost');
+    const retried = await h.createSession(request({ idempotency_key: 'k3' }), ctx);
+    expect(store.sessions.size).toBe(1);
+    expect(retried.id).toBe([...store.sessions.keys()][0]);
+    expect(new Set(provider.started.map((p) => p.sessionId))).toEqual(new Set([retried.id]));
+  });
+
   it('forgets a key whose request failed, so it may be retried', async () => {
     const { store, provider, deps } = checkoutSetup();
     const h = checkoutHandlers(deps, false);

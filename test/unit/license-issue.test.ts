@@ -1,5 +1,6 @@
 import { DAY_MS } from '@licensing/proto';
 import { checkNewLicense, issueLicense } from '../../services/license/src/use-cases/issue-license';
+import { createLicenseScope } from '../../services/license/src/handlers/license-handlers';
 import { refusal } from '../support/fakes/common';
 import { PRODUCT_ID, licenseSetup, policy } from '../support/fakes/license-deps';
 
@@ -96,6 +97,54 @@ describe('issuing a licence', () => {
     };
     await expect(issueLicense(deps, 'acct_A', input)).rejects.toThrow('store down');
     expect(calls).toBe(1);
+  });
+});
+
+describe('issuing under an Idempotency-Key (the id all runs of the key share)', () => {
+  const licenseId = 'lic_01HZZZZZZZZZZZZZZZZZZZZZZZ';
+
+  it('stores the licence under that id', async () => {
+    const { store, deps } = licenseSetup();
+    const { doc } = await issueLicense(deps, 'acct_A', input, { licenseId, resumed: false });
+    expect(doc._id).toBe(licenseId);
+    expect([...store.licenses.keys()]).toEqual([licenseId]);
+  });
+
+  it('a run resumed after one that got as far as the insert answers with that licence: no second one, no look-up', async () => {
+    const { store, outbox, products, deps } = licenseSetup();
+    const first = await issueLicense(deps, 'acct_A', input, { licenseId, resumed: false });
+    products.calls.length = 0;
+    outbox.flushed.length = 0;
+    const again = await issueLicense(deps, 'acct_A', input, { licenseId, resumed: true });
+    expect(again.doc).toEqual(first.doc);
+    expect(store.licenses.size).toBe(1);
+    expect(store.events).toHaveLength(1);
+    expect(products.calls).toEqual([]);
+    // Its events go out now if that run stopped before handing them over.
+    expect(outbox.flushed).toEqual([{ model: 'License', id: licenseId }]);
+  });
+
+  it('a run that finds the id taken (another run of the same request got there first) answers with that licence', async () => {
+    const { store, deps } = licenseSetup();
+    const first = await issueLicense(deps, 'acct_A', input, { licenseId, resumed: false });
+    const racing = await issueLicense(deps, 'acct_A', input, { licenseId, resumed: false });
+    expect(racing.doc).toEqual(first.doc);
+    expect(store.licenses.size).toBe(1);
+  });
+
+  it('a resumed run that finds nothing issues the licence under the id', async () => {
+    const { store, deps } = licenseSetup();
+    const { doc } = await issueLicense(deps, 'acct_A', input, { licenseId, resumed: true });
+    expect(doc._id).toBe(licenseId);
+    expect(store.licenses.size).toBe(1);
+  });
+});
+
+describe('where createLicense keeps its Idempotency-Keys', () => {
+  it('REST clients (through the gateway) in the namespace they always had; each internal caller in its own', () => {
+    expect(createLicenseScope('acct_A', 'gateway')).toBe('acct_A:create_license');
+    expect(createLicenseScope('acct_A', 'checkout')).toBe('acct_A:checkout:create_license');
+    expect(createLicenseScope('acct_A', 'checkout')).not.toBe(createLicenseScope('acct_A', 'gateway'));
   });
 });
 

@@ -443,7 +443,8 @@ export function dashboardRouter({
         ),
       );
     if (!app || app.code === 'internal') log.error({ err: errorSummary(err) }, 'dashboard error');
-    if (app?.code === 'service_unavailable')
+    if (app?.code === 'service_unavailable') {
+      res.setHeader('Retry-After', '5');
       return page(
         res,
         503,
@@ -453,6 +454,7 @@ export function dashboardRouter({
           sessionOf(res),
         ),
       );
+    }
     if ((err as { type?: string })?.type === 'entity.too.large')
       return page(res, 413, messagePage('Too much data', 'The form was larger than allowed.', sessionOf(res)));
     page(

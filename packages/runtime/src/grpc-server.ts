@@ -23,6 +23,7 @@ import type { Metrics } from './metrics';
 import { isStoreTimeout, outOfTime } from './query-deadline';
 import { withCallScope } from './request-scope';
 import { findForbiddenText } from './text';
+import { isStoreUnavailable, storeUnavailable } from './store-errors';
 
 /** What a handler gets besides its request: who is calling and a logger that says so. */
 export interface CallContext {
@@ -151,8 +152,11 @@ export class GrpcServer {
     })
       .then((res) => reply(null, res))
       .catch((thrown: unknown) => {
-        const err = isStoreTimeout(thrown) ? outOfTime() : thrown;
-        if (!(err instanceof AppError) || err.code === 'internal') log.error({ err }, 'rpc failed');
+        // A store that is away is the caller's 503 (retry later), not a bug: see store-errors.ts.
+        const away = isStoreUnavailable(thrown);
+        const err = isStoreTimeout(thrown) ? outOfTime() : away ? storeUnavailable() : thrown;
+        if (away) log.warn({ err: thrown }, 'rpc failed: the store is unavailable');
+        else if (!(err instanceof AppError) || err.code === 'internal') log.error({ err }, 'rpc failed');
         let mapped: ReturnType<typeof toServiceError>;
         try {
           mapped = toServiceError(err);

@@ -35,3 +35,4 @@ export * from './text';
 export * from './metadata-keys';
 export * from './client-address';
 export * from './session-token';
+export * from './store-errors';

@@ -3,6 +3,7 @@ import type { DomainEvent } from '@licensing/proto';
 import type { EventBus } from './bus';
 import type { Logger } from './logger';
 import { PeriodicTask } from './periodic';
+import { postgresPagesOf } from './postgres';
 import { outsideAnyCall } from './request-scope';
 
 /**
@@ -22,9 +23,11 @@ import { outsideAnyCall } from './request-scope';
  * documents, never the collection, and a sustained write rate no longer makes
  * it re-read every settling document each second. FerretDB 1.x applies updates as read-modify-write without
  * isolation (measured: 100 concurrent $inc on one document keep 25), so a
- * clearing write that raced with the service's next change to the same
- * document could undo that change. Clearing late keeps it away from the
- * writes that follow a change; MongoDB itself updates a document atomically.
+ * clearing update that raced with the service's next change to the same
+ * document could undo that change, and drop the event stored with it. So the
+ * clearing goes around FerretDB's update over PostgreSQL (one atomic SQL
+ * statement, postgres/outbox-clear.ts) and is conditional elsewhere (atomic
+ * on MongoDB); clearing late also keeps it away from the writes that follow a change.
  */
 export const SETTLE_MS = 5000;
 
@@ -163,17 +166,26 @@ export class Outbox {
     this.task?.soon(Math.max(0, due - Date.now()));
   }
 
-  /** Removes published events from a document, then its pending flag if nothing new was added meanwhile. */
+  /**
+   * Removes published events from a document, and its pending flag once none is left, never an event
+   * (or a change) written meanwhile. Over FerretDB's PostgreSQL: one atomic statement, only when the
+   * document holds exactly these events (postgres/outbox-clear.ts; with others too it waits for a later
+   * pass, when they are settled as well). Elsewhere: conditional updates, each atomic on MongoDB.
+   */
   private async clear(model: AnyModel, id: string, events: DomainEvent[]): Promise<void> {
+    const postgres = postgresPagesOf(model.db);
+    if (postgres) {
+      await postgres.clearOutbox(model.collection.collectionName, id, [...new Set(events.map((e) => e.id))]);
+      return;
+    }
     // Usually the document holds exactly these events (compared whole, as they were written): one write.
     const exactly = Object.fromEntries(events.map((e) => [e.id, e]));
     const res = await model.updateOne({ _id: id, outbox: exactly }, { $unset: { outbox_pending: '', outbox: '' } });
     if (res.modifiedCount === 1) return;
     await model.updateOne({ _id: id }, { $unset: Object.fromEntries(events.map((e) => [`outbox.${e.id}`, ''])) });
-    const left = (await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null;
-    if (left && (!left.outbox || Object.keys(left.outbox).length === 0)) {
-      await model.updateOne({ _id: id, outbox_pending: true }, { $unset: { outbox_pending: '', outbox: '' } });
-    }
+    // The flag goes only with an outbox that is still empty when the write applies: an event added
+    // since (a write between these two) keeps it, and the event.
+    await model.updateOne({ _id: id, outbox: {} }, { $unset: { outbox_pending: '', outbox: '' } });
   }
 
   /** Clears the remembered documents that are due; one that fails is left to the scan. */

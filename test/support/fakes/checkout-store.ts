@@ -4,31 +4,45 @@ import type { CheckoutModels, SessionDoc } from '../../../services/checkout/src/
 import type { CheckoutStore } from '../../../services/checkout/src/store/queries';
 import { duplicateKey, modelToken, pageOf } from './common';
 
-/** Only what the runtime's idempotent() asks of its model, in memory. */
+/** Only what the runtime's idempotent() asks of its model, in memory (equality filters on top-level fields). */
 export class FakeIdempotencyModel {
   readonly modelName = 'IdempotencyKey';
   readonly records = new Map<string, Record<string, unknown>>();
 
+  private matches(filter: Record<string, unknown>): Record<string, unknown> | undefined {
+    const r = this.records.get(filter._id as string);
+    return r && Object.entries(filter).every(([k, v]) => r[k] === v) ? r : undefined;
+  }
+
   async create(doc: { _id: string }) {
     if (this.records.has(doc._id)) throw duplicateKey();
-    this.records.set(doc._id, { ...doc });
+    this.records.set(doc._id, structuredClone(doc));
   }
 
   findById(id: string) {
-    return { lean: async () => this.records.get(id) ?? null };
+    const r = this.records.get(id);
+    return { lean: async () => (r ? structuredClone(r) : null) };
   }
 
-  async findOneAndUpdate(): Promise<null> {
-    return null;
+  updateOne(
+    filter: Record<string, unknown>,
+    update: { $set?: Record<string, unknown>; $unset?: Record<string, unknown> },
+  ) {
+    return {
+      exec: async () => {
+        const r = this.matches(filter);
+        if (!r) return { modifiedCount: 0 };
+        Object.assign(r, structuredClone(update.$set ?? {}));
+        for (const k of Object.keys(update.$unset ?? {})) delete r[k];
+        return { modifiedCount: 1 };
+      },
+    };
   }
 
-  async updateOne(filter: { _id: string }, update: { $set: Record<string, unknown> }) {
-    const r = this.records.get(filter._id);
-    if (r) Object.assign(r, update.$set);
-  }
-
-  async deleteOne(filter: { _id: string; state: string }) {
-    if (this.records.get(filter._id)?.state === filter.state) this.records.delete(filter._id);
+  async replaceOne(filter: Record<string, unknown>, doc: Record<string, unknown>) {
+    if (!this.matches(filter)) return { modifiedCount: 0 };
+    this.records.set(filter._id as string, structuredClone(doc));
+    return { modifiedCount: 1 };
   }
 }
 
@@ -51,6 +65,7 @@ export class FakeCheckoutStore implements CheckoutStore {
   private copy = (s: SessionDoc | undefined) => (s ? structuredClone(s) : null);
 
   async insert(doc: Omit<SessionDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
+    if (this.sessions.has(doc._id)) throw duplicateKey();
     this.sessions.set(doc._id, structuredClone(doc));
     this.events.push(...events);
   }

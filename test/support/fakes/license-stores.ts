@@ -39,7 +39,7 @@ export class FakeLicenseStore implements LicenseStore {
       this.duplicateInserts--;
       throw duplicateKey();
     }
-    if ([...this.licenses.values()].some((l) => l.key === doc.key)) throw duplicateKey();
+    if (this.licenses.has(doc._id) || [...this.licenses.values()].some((l) => l.key === doc.key)) throw duplicateKey();
     this.licenses.set(doc._id, structuredClone(doc));
     this.events.push(...events);
   }
@@ -47,6 +47,11 @@ export class FakeLicenseStore implements LicenseStore {
   async findByKey(key: string): Promise<LicenseDoc | null> {
     const l = [...this.licenses.values()].find((d) => d.key === key);
     return l ? structuredClone(l) : null;
+  }
+
+  async findIdInAccount(accountId: string, id: string): Promise<LicenseDoc | null> {
+    const l = this.licenses.get(id);
+    return l?.account_id === accountId ? structuredClone(l) : null;
   }
 
   async findInAccount(accountId: string, key: string): Promise<LicenseDoc | null> {

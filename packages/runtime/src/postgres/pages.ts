@@ -3,6 +3,7 @@ import { Pool, type QueryConfig } from 'pg';
 import type { Logger } from '../logger';
 import { outOfTime, readBudget } from '../query-deadline';
 import { remainingMs } from '../request-scope';
+import { clearOutboxSql } from './outbox-clear';
 import { sqlWhere, textField } from './sql-filter';
 
 // Newest-first pages and counts for FerretDB over PostgreSQL (see indexes.ts for
@@ -98,6 +99,18 @@ export class PostgresPages {
     if (!sql) return null;
     if (!table) return 0;
     return Number((await this.query<{ n: string }>(sql.text, sql.params))[0].n);
+  }
+
+  /**
+   * Clears published events from a document in one atomic statement (outbox-clear.ts): true when it
+   * held exactly `eventIds` and is cleared, false when it holds others too (left for a later pass).
+   */
+  async clearOutbox(collection: string, id: string, eventIds: string[]): Promise<boolean> {
+    const table = await this.tableOf(collection);
+    if (!table) return false;
+    const sql = clearOutboxSql(this.schema, table, id, eventIds);
+    const res = await this.pool.query({ text: sql.text, values: sql.params });
+    return res.rowCount === 1;
   }
 
   close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { idempotent, type Handlers } from '@licensing/runtime';
+import { idempotent, newId, type Handlers } from '@licensing/runtime';
 import type { CheckoutServiceService, CheckoutSession } from '@licensing/proto';
 import type { SessionDoc } from '../store/models';
 import { checkNewSession, createSession, type SessionCreationDeps } from '../use-cases/create-session';
@@ -33,16 +33,16 @@ export function checkoutHandlers(
   return {
     async createSession(req, call) {
       const input = checkNewSession(req, httpsOnly);
-      const run = async () => present(await createSession(deps, req.account_id, input, call.requestId));
-      if (!req.idempotency_key) return run();
+      if (!req.idempotency_key) return present(await createSession(deps, req.account_id, input, call.requestId));
       // A repeat with the same key gets the first answer again, as it was sent: the proto message is what is stored.
       return idempotent(
         deps.store.models.Idempotency,
         `${req.account_id}:create_checkout`,
         req.idempotency_key,
         input,
-        run,
-        deps.clock.now(),
+        async ({ resultId, resumed }) =>
+          present(await createSession(deps, req.account_id, input, call.requestId, { sessionId: resultId, resumed })),
+        { now: deps.clock.now(), resultId: () => newId('cs', deps.clock.now().getTime()) },
       );
     },
 

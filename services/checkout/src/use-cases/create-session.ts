@@ -41,14 +41,29 @@ export function checkNewSession(req: CreateCheckoutSessionRequest, httpsOnly: bo
   };
 }
 
-/** An open session for a priced product of this account, stored once the provider has a page for it. */
+/**
+ * An open session for a priced product of this account, stored once the provider has a page for it.
+ * `idempotent`: the session id an idempotent request's runs share (runtime idempotency.ts): a run repeated
+ * after one that got as far as storing the session answers with it, and the provider sees the same id
+ * (Stripe's own idempotency key is made from it).
+ */
 export async function createSession(
   deps: SessionCreationDeps,
   accountId: string,
   input: NewSession,
   requestId: string,
+  idempotent?: { sessionId: string; resumed: boolean },
 ): Promise<Omit<SessionDoc, 'outbox'>> {
   const { store, outbox, clock, products, provider, baseUrl } = deps;
+  const earlier = async () => {
+    const found = idempotent && (await store.find(accountId, idempotent.sessionId));
+    if (found) outbox.flush(store.models.Session, found._id); // in case that run stopped right after the insert
+    return found || null;
+  };
+  if (idempotent?.resumed) {
+    const found = await earlier();
+    if (found) return found;
+  }
   const product = await products.getProduct({ account_id: accountId, id: input.product_id }, { requestId });
   if (!product.price)
     throw AppError.invalid(
@@ -56,7 +71,7 @@ export async function createSession(
       'this product has no price: set one (PATCH /api/v1/products/{id} {"price": {...}}) before selling it',
     );
   const now = clock.now();
-  const id = newId('cs');
+  const id = idempotent?.sessionId || newId('cs');
   const expiresAt = new Date(now.getTime() + input.minutes * 60_000);
   // The provider's side first: a session is stored only once the buyer has somewhere to pay.
   const payment = await provider.start({
@@ -96,7 +111,14 @@ export async function createSession(
     paid_with: null,
     refunded_at: null,
   };
-  await store.insert(doc, [checkoutCreated(doc)]);
+  try {
+    await store.insert(doc, [checkoutCreated(doc)]);
+  } catch (err) {
+    // The id taken: another run of the same request stored it first (its owner thought dead).
+    const found = (err as { code?: number })?.code === 11000 ? await earlier() : null;
+    if (found) return found;
+    throw err;
+  }
   outbox.flush(store.models.Session, doc._id);
   return doc;
 }

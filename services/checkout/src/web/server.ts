@@ -6,6 +6,7 @@ import {
   checkEmail,
   formTextProblem,
   isId,
+  isStoreUnavailable,
   saneRequestId,
   textProblem,
   withRequestId,
@@ -340,10 +341,14 @@ export function checkoutPageApp({
         404,
         messagePage('Checkout not found', 'This checkout link is not valid. Ask the seller for a new one.'),
       );
-    log.error({ err }, 'checkout page error');
+    const away = (err instanceof AppError && err.code === 'service_unavailable') || isStoreUnavailable(err);
+    if (away) {
+      log.warn({ err }, 'checkout page: a backing service or the store is unavailable');
+      res.setHeader('Retry-After', '5');
+    } else log.error({ err }, 'checkout page error');
     page(
       res,
-      err instanceof AppError && err.code === 'service_unavailable' ? 503 : 500,
+      away ? 503 : 500,
       messagePage('Something went wrong', 'Nothing more was charged. Please reload the page in a moment.'),
     );
   });

@@ -1,4 +1,4 @@
-import { idempotent, type Handlers } from '@licensing/runtime';
+import { idempotent, newId, type Handlers, type InternalCaller } from '@licensing/runtime';
 import type { LicenseServiceService } from '@licensing/proto';
 import { last24Hours, last30Days } from '../domain/stats';
 import type { ValidationCounter } from '../store/stats';
@@ -16,21 +16,30 @@ type LicenseHandlers = Pick<
 
 const present = ({ doc, now }: LicenseAt) => toLicense(doc, now);
 
+/**
+ * Where a createLicense Idempotency-Key lives. The gateway's (REST clients') keep the namespace they always
+ * had; each internal caller has its own, so a REST client of the account can neither replay nor block the
+ * checkout service's issuance (its keys are `checkout:<session id>`) by sending the same key.
+ */
+export function createLicenseScope(accountId: string, caller: InternalCaller): string {
+  return caller === 'gateway' ? `${accountId}:create_license` : `${accountId}:${caller}:create_license`;
+}
+
 // Proto to use case and back; the rules live in use-cases/ and domain/.
 export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): LicenseHandlers {
   const { store, clock } = deps;
   return {
-    async createLicense(req) {
+    async createLicense(req, call) {
       const input = checkNewLicense(req);
-      const run = async () => present(await issueLicense(deps, req.account_id, input));
-      if (!req.idempotency_key) return run();
+      if (!req.idempotency_key) return present(await issueLicense(deps, req.account_id, input));
       return idempotent(
         store.models.Idempotency,
-        `${req.account_id}:create_license`,
+        createLicenseScope(req.account_id, call.caller),
         req.idempotency_key,
         input,
-        run,
-        clock.now(),
+        async ({ resultId, resumed }) =>
+          present(await issueLicense(deps, req.account_id, input, { licenseId: resultId, resumed })),
+        { now: clock.now(), resultId: () => newId('lic', clock.now().getTime()) },
       );
     },
 

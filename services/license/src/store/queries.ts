@@ -17,6 +17,11 @@ export class LicenseStore {
     await this.models.License.create({ ...doc, ...outboxOf(events) });
   }
 
+  /** By id, in one account (another account's is null). */
+  findIdInAccount(accountId: string, id: string): Promise<LicenseDoc | null> {
+    return this.models.License.findOne({ _id: id, account_id: accountId }, { outbox: 0 }).lean<LicenseDoc>().exec();
+  }
+
   /** One read on the unique key index; account scoping is checked by the caller. */
   findByKey(key: string): Promise<LicenseDoc | null> {
     return this.models.License.findOne({ key }, VALIDATION_FIELDS).lean<LicenseDoc>().exec();

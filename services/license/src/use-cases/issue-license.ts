@@ -19,12 +19,28 @@ export function checkNewLicense(req: Pick<CreateLicenseRequest, 'product_id' | '
   return { product_id: req.product_id, customer_email: checkEmail('customer_email', req.customer_email) };
 }
 
-/** A new licence of a product of this account, with its policy, stored with license.created in the same write. */
+/**
+ * A new licence of a product of this account, with its policy, stored with license.created in the same write.
+ * `licenseId`: the id an idempotent request's runs share (runtime idempotency.ts): a run repeated after an
+ * earlier one that got as far as the insert (`resumed`) answers with that licence instead of issuing another.
+ */
 export async function issueLicense(
   { store, outbox, clock, products }: LicenseDeps,
   accountId: string,
   input: NewLicense,
+  idempotent?: { licenseId: string; resumed: boolean },
 ): Promise<LicenseAt> {
+  const earlier = async (): Promise<LicenseAt | null> => {
+    const doc = idempotent && (await store.findIdInAccount(accountId, idempotent.licenseId));
+    if (!doc) return null;
+    // Its events may not have gone out if that run stopped right after the insert.
+    outbox.flush(store.models.License, doc._id);
+    return { doc, now: clock.now() };
+  };
+  if (idempotent?.resumed) {
+    const found = await earlier();
+    if (found) return found;
+  }
   const productId = input.product_id;
   // The product must exist in the caller's account; another account's product is not found.
   const product = await products.getProduct({ account_id: accountId, id: productId });
@@ -32,12 +48,17 @@ export async function issueLicense(
   for (let attempt = 0; ; attempt++) {
     const now = clock.now();
     const doc = newLicense(accountId, productId, input.customer_email, policy, now);
+    if (idempotent) doc._id = idempotent.licenseId;
     const events = [licenseCreated(doc)];
     try {
       await store.insert(doc, events);
     } catch (err) {
-      // 140 random bits: a collision means a broken RNG, but never hand out a duplicate.
-      if (isDuplicateKey(err) && attempt < 2) continue;
+      if (!isDuplicateKey(err)) throw err;
+      // The id taken: another run of the same request got there first (its owner thought dead).
+      const found = await earlier();
+      if (found) return found;
+      // 140 random bits: a key collision means a broken RNG, but never hand out a duplicate.
+      if (attempt < 2) continue;
       throw err;
     }
     outbox.flush(store.models.License, doc._id, events);
