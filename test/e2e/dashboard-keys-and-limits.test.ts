@@ -19,13 +19,6 @@ afterAll(async () => {
 
 const email = () => `owner-${randomBytes(4).toString('hex')}@example.com`;
 
-async function generateKey(web: WebClient, name = 'server', scope = 'full') {
-  const settings = await web.get('/dashboard/settings');
-  const res = await web.post('/dashboard/settings/keys', { _csrf: WebClient.csrf(settings.html), name, scope });
-  const secret = /data-testid="new-key">([^<]+)</.exec(res.html)?.[1];
-  return { res, secret };
-}
-
 describe('metering', () => {
   const validate = (key: string) =>
     client(stack.url, key)('GET', '/api/v1/licenses/validate?license_key=7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V');
@@ -44,8 +37,8 @@ describe('metering', () => {
   it('free plan: dashboard actions spend the account’s hourly quota with the API; past it both refuse, apps still validate', async () => {
     const a = new WebClient(stack.url, stack.topology);
     const owner = await a.signUp(email());
-    const { secret: fullKey } = await generateKey(a, 'server'); // 2 requests: Settings, then the form
-    const { secret: appKey } = await generateKey(a, 'app', 'validate'); // 4
+    const { secret: fullKey } = await a.generateKey('server'); // 2 requests: Settings, then the form
+    const { secret: appKey } = await a.generateKey('app', 'validate'); // 4
     const csrfA = WebClient.csrf((await a.get('/dashboard/products')).html); // 5
     expect((await createProducts(a, csrfA, 45)).created).toBe(45); // 50
     // A second session of the same account: its own minute, the same hourly quota.
@@ -107,7 +100,7 @@ describe('every API key can be found and revoked', () => {
 
   it('a key older than 100 regenerations is still listed, and can be revoked', async () => {
     const { web, accountId } = await signedUpWithId();
-    const { secret } = await generateKey(web, 'backdoor');
+    const { secret } = await web.generateKey('backdoor');
     const backdoor = keyIds((await web.get('/dashboard/settings')).html)[0];
     for (let i = 0; i < 101; i++) {
       const k = await stack.admin.createApiKey({ account_id: accountId, scope: 'full', name: `rotated ${i}` });
@@ -154,7 +147,7 @@ describe('every API key can be found and revoked', () => {
 
   it('"Revoke all keys" asks first, needs the form’s token, and stops every key within a second; the session goes on', async () => {
     const { web, accountId } = await signedUpWithId();
-    const secrets = [(await generateKey(web, 'server')).secret!];
+    const secrets = [(await web.generateKey('server')).secret!];
     for (let i = 0; i < 4; i++)
       secrets.push(
         (await stack.admin.createApiKey({ account_id: accountId, scope: i % 2 ? 'full' : 'validate', name: `k${i}` }))

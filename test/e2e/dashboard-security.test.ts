@@ -15,13 +15,6 @@ afterAll(async () => {
 
 const email = () => `owner-${randomBytes(4).toString('hex')}@example.com`;
 
-async function generateKey(web: WebClient, name = 'server', scope = 'full') {
-  const settings = await web.get('/dashboard/settings');
-  const res = await web.post('/dashboard/settings/keys', { _csrf: WebClient.csrf(settings.html), name, scope });
-  const secret = /data-testid="new-key">([^<]+)</.exec(res.html)?.[1];
-  return { res, secret };
-}
-
 describe('sign-up and sign-in', () => {
   it('signs up into a session cookie that is HttpOnly and SameSite, and shows the settings', async () => {
     const web = new WebClient(stack.url, stack.topology);
@@ -208,7 +201,7 @@ describe('forms and sessions', () => {
   it('another account’s key id is not found (404) and its key keeps working', async () => {
     const alice = new WebClient(stack.url, stack.topology);
     await alice.signUp(email());
-    const { secret } = await generateKey(alice, 'alice-server');
+    const { secret } = await alice.generateKey('alice-server');
     const aliceKeyId = /data-key-id="(key_[^"]+)"/.exec((await alice.get('/dashboard/settings')).html)![1];
     const mallory = new WebClient(stack.url, stack.topology);
     await mallory.signUp(email());
@@ -239,7 +232,7 @@ describe('forms and sessions', () => {
   it('revoking asks for confirmation first, and records who did it', async () => {
     const web = new WebClient(stack.url, stack.topology);
     const owner = await web.signUp(email());
-    const { secret } = await generateKey(web, 'to-revoke');
+    const { secret } = await web.generateKey('to-revoke');
     const settings = await web.get('/dashboard/settings');
     const keyId = /data-key-id="(key_[^"]+)"/.exec(settings.html)![1];
     const csrf = WebClient.csrf(settings.html);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { generateLicenseKey } from '@licensing/proto';
 import { preparePostgres, startFerretDB, type FerretDB, type PostgresDatabase } from '../../scripts/lib/ferretdb';
 import { freePort } from '../../scripts/lib/net';
-import { CuttableProxy } from '../support/cuttable-proxy';
+import { HoldingProxy } from '../support/holding-proxy';
 import { client, startStack, type Stack } from '../support/stack';
 
 // The store going away under a steady load, as a new user would meet it: licences and
@@ -19,7 +19,7 @@ import { client, startStack, type Stack } from '../support/stack';
 // backend is a local file and there is nothing to cut: the test has nothing to run there.
 
 let pg: PostgresDatabase | null = null;
-let backendLink: CuttableProxy | undefined;
+let backendLink: HoldingProxy | undefined;
 let ferret: FerretDB | undefined;
 let dataDir: string;
 let stack: Stack | undefined;
@@ -31,9 +31,9 @@ beforeAll(async () => {
   pg = await preparePostgres(`licensing_test_${process.env.TEST_RUN_ID ?? 'local'}_outage`, { fresh: true });
   if (!pg) return;
   const real = new URL(pg.url);
-  backendLink = await CuttableProxy.start({ host: real.hostname, port: Number(real.port || 5432) });
+  backendLink = await HoldingProxy.start({ host: real.hostname, port: Number(real.port || 5432) });
   const proxied = new URL(pg.url);
-  proxied.port = String(backendLink.address.port);
+  proxied.port = backendLink.address.split(':')[1];
   ferret = await startFerretDB({ port: await freePort(), dataDir, postgres: { ...pg, url: proxied.toString() } });
   stack = await startStack({ mongoUrl: ferret.url, ferretdbPostgresUrl: proxied.toString() });
   const acct = await stack.newAccount();
@@ -103,7 +103,7 @@ async function countLicences(productId: string): Promise<number> {
  * 20 licences/s and 10 validations/s (of a licence validated before, so answered from memory) plus 2/s
  * of keys never seen (which need the store), for 7 s; the link is cut from the 1st second to the 6th.
  */
-async function underLoad(link: CuttableProxy, name: string) {
+async function underLoad(link: HoldingProxy, name: string) {
   const productId = (await api('POST', '/api/v1/products', { name: `Outage ${name}` })).body.id as string;
   const known = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'a@example.com' })).body
     .license_key as string;
@@ -116,9 +116,9 @@ async function underLoad(link: CuttableProxy, name: string) {
   const started = Date.now();
   const outage = (async () => {
     await sleep(1000);
-    await link.cut();
+    link.cut();
     await sleep(5000);
-    await link.restore();
+    link.restore();
   })();
   for (let tick = 0; Date.now() - started < 7000; tick++) {
     jobs.push(issueOne(productId, `${name}-${tick}`, licences));
@@ -136,7 +136,7 @@ async function underLoad(link: CuttableProxy, name: string) {
   return { productId, known, outcomes, licences, cached, uncached };
 }
 
-async function expectOutageAnsweredWell(link: CuttableProxy, name: string) {
+async function expectOutageAnsweredWell(link: HoldingProxy, name: string) {
   const { productId, outcomes, licences, cached, uncached } = await underLoad(link, name);
   // The outage was felt, and told as "retry later", never as a bug.
   expect(licences.get(503)).toBeGreaterThan(0);

@@ -84,4 +84,12 @@ export class WebClient {
     const form = await this.get('/dashboard/signin');
     return this.post('/dashboard/signin', { _csrf: WebClient.csrf(form.html), email, password });
   }
+
+  /** Generates an API key on Settings; the secret is read from the page that shows it once. */
+  async generateKey(name = 'server', scope = 'full') {
+    const settings = await this.get('/dashboard/settings');
+    const res = await this.post('/dashboard/settings/keys', { _csrf: WebClient.csrf(settings.html), name, scope });
+    const secret = /data-testid="new-key">([^<]+)</.exec(res.html)?.[1];
+    return { res, secret };
+  }
 }
