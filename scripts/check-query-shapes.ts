@@ -1,5 +1,5 @@
 // Part of `npm test`: every query shape the services sent to their stores
-// during the test run (recorded by runtime/query-shapes.ts) must be served by
+// during the test run (recorded by runtime/store/query-shapes.ts) must be served by
 // an index its model declares, so production on MongoDB never scans.
 //   node scripts/dist/check-query-shapes.js <dir>
 import { readdirSync, readFileSync } from 'node:fs';

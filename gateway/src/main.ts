@@ -13,16 +13,16 @@ import {
   type Clock,
 } from '@licensing/runtime';
 import { createApp } from './app';
-import { createClients } from './clients';
+import { createClients } from './backends/clients';
 import { gatewaySchema, type GatewayConfig } from './config';
-import { RateLimits } from './limits';
-import { checkTransportConfig, createGatewayServer } from './transport';
-import { Drain } from './drain';
-import { EventFeed } from './event-feed';
-import { LicenseValidator } from './license-validator';
-import { ValidationCache } from './validation-cache';
-import { ValidationTally } from './validation-tally';
-import { runPrimary } from './workers';
+import { RateLimits } from './rate-limits/limits';
+import { checkTransportConfig, createGatewayServer } from './http/transport';
+import { Drain } from './http/drain';
+import { EventFeed } from './backends/event-feed';
+import { LicenseValidator } from './license-validation/validator';
+import { ValidationCache } from './license-validation/cache';
+import { ValidationTally } from './license-validation/tally';
+import { runPrimary } from './http/workers';
 
 // The release in /api/v1/status and the OpenAPI document: APP_VERSION when the
 // image build sets it (e.g. a git tag), else this package's version.

@@ -78,7 +78,9 @@ export function parseRegistry(text: string): ComponentEntry[] {
       problems.push(`${where}: a service's default metrics port is its gRPC port + 1000 (serviceSchema)`);
     for (const caller of c.callers ?? [])
       if (!(internalCallers as readonly string[]).includes(caller))
-        problems.push(`${where}: caller ${caller} is not in internalCallers (packages/runtime/src/internal-auth.ts)`);
+        problems.push(
+          `${where}: caller ${caller} is not in internalCallers (packages/runtime/src/grpc/internal-auth.ts)`,
+        );
     if (c.kind === 'gateway' && c.callers?.length) problems.push(`${where}: nothing calls the gateway over gRPC`);
     if (typeof c.publicNetwork !== 'boolean') problems.push(`${where}: publicNetwork must be true or false`);
   }

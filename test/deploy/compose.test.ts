@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { eventsSetupSchema, loadConfig, sealingKey } from '@licensing/runtime';
-import { checkTransportConfig } from '../../gateway/src/transport';
+import { checkTransportConfig } from '../../gateway/src/http/transport';
 import type { GatewayConfig } from '../../gateway/src/config';
 import {
   optionalSecret,
@@ -69,8 +69,8 @@ describe('docker-compose.yml', () => {
   it('sets up the event stream once NATS is healthy, as the NATS set-up user, before any component starts', () => {
     const setup = services['events-setup'];
     expect(setup.image).toBe('licensing:latest');
-    expect(setup.command).toEqual(['node', 'packages/runtime/dist/events-setup.js']);
-    expect(existsSync(join(root, 'packages/runtime/src/events-setup.ts'))).toBe(true);
+    expect(setup.command).toEqual(['node', 'packages/runtime/dist/events/events-setup.js']);
+    expect(existsSync(join(root, 'packages/runtime/src/events/events-setup.ts'))).toBe(true);
     expect(setup.restart).toBe('on-failure');
     expect(setup.depends_on).toEqual({ nats: { condition: 'service_healthy' } });
     const env = envOf('events-setup');
@@ -199,7 +199,7 @@ describe('docker-compose.yml', () => {
 
   it.each(components)('%s: has a healthcheck on its own port and starts after the health of what it needs', (c) => {
     const test = services[c].healthcheck.test as string[];
-    expect(test.slice(0, 3)).toEqual(['CMD', 'node', 'packages/runtime/dist/healthcheck.js']);
+    expect(test.slice(0, 3)).toEqual(['CMD', 'node', 'packages/runtime/dist/grpc/healthcheck.js']);
     if (c === 'gateway') expect(test.slice(3)).toEqual(['http', `https://127.0.0.1:${configs.gateway.PORT}/readyz`]);
     else expect(test.slice(3)).toEqual(['grpc', `127.0.0.1:${grpcPort(c)}`]);
     const needs = c === 'gateway' ? ['nats', 'redis', ...components.filter((x) => x !== c)] : ['mongodb', 'nats'];
@@ -233,7 +233,7 @@ describe('deploy/Dockerfile', () => {
       expect(runtime).toContain(`COPY --from=build /app/${dir}/dist ${dir}/dist`);
       expect(runtime).toContain(`COPY --from=build /app/${dir}/package.json ${dir}/`);
     }
-    expect(existsSync(join(root, 'packages/runtime/src/healthcheck.ts'))).toBe(true);
+    expect(existsSync(join(root, 'packages/runtime/src/grpc/healthcheck.ts'))).toBe(true);
   });
 
   it('keeps secrets and local state out of the build context', () => {

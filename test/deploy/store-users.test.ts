@@ -134,7 +134,7 @@ describe('NATS', () => {
       NATS_USER: 'setup',
       NATS_PASSWORD_FILE: join(secrets, 'nats_password_setup'),
     };
-    execFileSync(process.execPath, [join(root, 'packages/runtime/dist/events-setup.js')], { env: setupEnv });
+    execFileSync(process.execPath, [join(root, 'packages/runtime/dist/events/events-setup.js')], { env: setupEnv });
     const gateway = await connect({
       servers: url,
       user: 'gateway',

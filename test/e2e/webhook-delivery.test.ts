@@ -1,7 +1,7 @@
 import { client, startStack, TestClock, type Stack } from '../support/stack';
 import { EventLog } from '../support/events';
 import { WebhookReceiver, verifySignature } from '../support/webhook-receiver';
-import { send } from '../../services/webhook/src/events/sender';
+import { send } from '../../services/webhook/src/jobs/sender';
 import { eventually } from '../support/eventually';
 
 let stack: Stack;

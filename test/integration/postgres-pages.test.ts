@@ -15,7 +15,7 @@ import {
 
 // Pages and counts over the development store, against real FerretDB: over
 // PostgreSQL (as in CI) PostgreSQL picks each page's ids from an index
-// (runtime/src/postgres/pages.ts); whatever the path, every page and count must
+// (runtime/src/store/postgres/pages.ts); whatever the path, every page and count must
 // be exactly what FerretDB's own evaluation of the filter says (the oracle here).
 
 interface Thing {

@@ -78,7 +78,7 @@ it('is NOT_SERVING while NATS is unreachable, SERVING once it is up, NOT_SERVING
       new Promise<number | null>((resolve) =>
         execFile(
           process.execPath,
-          [join(__dirname, '../../packages/runtime/dist/healthcheck.js'), 'grpc', addr],
+          [join(__dirname, '../../packages/runtime/dist/grpc/healthcheck.js'), 'grpc', addr],
           { timeout: 10_000 },
           (err) => resolve(err ? (err.code as number) : 0),
         ),

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { connectMongo, createLogger, syncIndexes } from '@licensing/runtime';
-import { EndpointLeases, HeldLease } from '../../services/webhook/src/events/endpoint-lease';
+import { EndpointLeases, HeldLease } from '../../services/webhook/src/jobs/endpoint-lease';
 import { LeaseStore, leaseModel } from '../../services/webhook/src/store/endpoint-leases';
 import { FakeClock } from '../support/fakes/common';
 import { eventually } from '../support/eventually';

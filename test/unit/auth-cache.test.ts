@@ -1,7 +1,7 @@
 import { AppError } from '@licensing/runtime';
-import { AUTH_STALE_IF_UNAVAILABLE_MS, AuthCache, type Principal } from '../../gateway/src/auth';
+import { AUTH_STALE_IF_UNAVAILABLE_MS, AuthCache, type Principal } from '../../gateway/src/auth/authenticate';
 import { gatewaySchema } from '../../gateway/src/config';
-import type { EventFeed } from '../../gateway/src/event-feed';
+import type { EventFeed } from '../../gateway/src/backends/event-feed';
 
 // A bus that is up but never delivers: the revocation event is late (or lost).
 const silentBus = { connected: true, onStatus: () => undefined, subscribe: () => undefined } as unknown as EventFeed;

@@ -4,7 +4,7 @@ import {
   CheckoutExpirySweeper,
   PAGE_TOKEN_PRUNE_BATCH,
   PAGE_TOKEN_PRUNE_BATCHES,
-} from '../../services/checkout/src/events/expiry-sweeper';
+} from '../../services/checkout/src/jobs/expiry-sweeper';
 import { checkoutSetup, sessionDoc } from '../support/fakes/checkout-deps';
 import { FakeLicenses } from '../support/fakes/checkout-peers';
 import { FakeClock } from '../support/fakes/common';

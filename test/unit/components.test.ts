@@ -141,11 +141,11 @@ describe.each(components.map((c) => [c.name, c] as const))('%s', (name, c) => {
 });
 
 describe('what cannot read components.json agrees with it', () => {
-  it('the NATS users (packages/runtime/src/nats-access.ts) are its components', () => {
+  it('the NATS users (packages/runtime/src/events/nats-access.ts) are its components', () => {
     expect([...natsUsers]).toEqual(componentNames);
   });
 
-  it('the internal callers (packages/runtime/src/internal-auth.ts) are exactly those its services list', () => {
+  it('the internal callers (packages/runtime/src/grpc/internal-auth.ts) are exactly those its services list', () => {
     expect([...internalCallers].sort()).toEqual([...new Set(services.flatMap((s) => s.callers))].sort());
   });
 

@@ -1,5 +1,5 @@
 import { bucketOf, bucketsToSweep, expiryBucket } from '../../services/license/src/domain/expiry';
-import { ExpirySweeper } from '../../services/license/src/events/expiry-sweeper';
+import { ExpirySweeper } from '../../services/license/src/jobs/expiry-sweeper';
 import type { LicenseDoc, SweepStateDoc } from '../../services/license/src/store/models';
 import type { LicenseStore } from '../../services/license/src/store/queries';
 import type { Outbox } from '@licensing/runtime';

@@ -1,7 +1,7 @@
 import { SessionGuard, UNKNOWN_SESSION_MEMORY_MS } from '../../gateway/src/dashboard/session-guard';
-import { redactUrl } from '../../gateway/src/request-context';
+import { redactUrl } from '../../gateway/src/http/request-context';
 import { READINESS_MEMO_MS, Readiness } from '../../gateway/src/routes/status';
-import { pageShape, readQuery, toPage } from '../../gateway/src/validation';
+import { pageShape, readQuery, toPage } from '../../gateway/src/request-shapes/shapes';
 
 describe('access-log redaction', () => {
   it('removes licence keys from query strings', () => {

@@ -1,7 +1,7 @@
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
 import { Metrics } from '@licensing/runtime';
 
-// The hot-path series (runtime/hot-metrics.ts) keep plain numbers and reach Prometheus when metrics are
+// The hot-path series (runtime/observability/hot-metrics.ts) keep plain numbers and reach Prometheus when metrics are
 // read: what they render must be exactly what prom-client's own Counter and Histogram render for the same
 // counts, in the text format and in the JSON node:cluster workers send their primary to be summed.
 

@@ -1,4 +1,4 @@
-import { LicenseCache, MAX_CACHED_FINGERPRINTS } from '../../services/license/src/events/license-cache';
+import { LicenseCache, MAX_CACHED_FINGERPRINTS } from '../../services/license/src/caches/license-cache';
 import { activate, deactivate } from '../../services/license/src/use-cases/activations';
 import { transitionLicense } from '../../services/license/src/use-cases/change-license';
 import { FakeBus } from '../support/fakes/common';

@@ -1,5 +1,5 @@
 import type { RecordValidationsRequest } from '@licensing/proto';
-import { LicenseCache, MAX_CACHED_FINGERPRINTS } from '../../services/license/src/events/license-cache';
+import { LicenseCache, MAX_CACHED_FINGERPRINTS } from '../../services/license/src/caches/license-cache';
 import type { Seen } from '../../services/license/src/store/stats';
 import { activate } from '../../services/license/src/use-cases/activations';
 import { transitionLicense } from '../../services/license/src/use-cases/change-license';

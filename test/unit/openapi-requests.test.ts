@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { openApiDocument } from '../../gateway/src/openapi/document';
 import { everyRoute } from '../support/routes';
 import { queryParameters, toJsonSchema } from '../../gateway/src/openapi/shape-schema';
-import { readBody, type Field, type Shape } from '../../gateway/src/validation';
+import { readBody, type Field, type Shape } from '../../gateway/src/request-shapes/shapes';
 
 // The document's request schemas and the gateway's request validation are one
 // thing: for every route registered through route(), the body and query the

@@ -1,5 +1,5 @@
 import type { GetProductRequest, Product } from '@licensing/proto';
-import { ProductCache } from '../../services/license/src/events/product-cache';
+import { ProductCache } from '../../services/license/src/caches/product-cache';
 import { FakeBus } from '../support/fakes/common';
 
 // The licence service's cache of the products it issues from: exact through

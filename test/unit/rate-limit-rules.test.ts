@@ -4,7 +4,7 @@ import {
   rateLimitHeaders,
   rejectionDetail,
   type WindowState,
-} from '../../gateway/src/limits';
+} from '../../gateway/src/rate-limits/limits';
 
 const w = (name: 'minute' | 'hour', limit: number, remaining: number, resetS: number): WindowState => ({
   name,

@@ -6,13 +6,13 @@ import {
   type RecordValidationsRequest,
 } from '@licensing/proto';
 import { createLogger, Metrics } from '@licensing/runtime';
-import type { Principal } from '../../gateway/src/auth';
-import type { Clients } from '../../gateway/src/clients';
-import type { EventFeed } from '../../gateway/src/event-feed';
-import { LicenseValidator, type ValidationAnswer } from '../../gateway/src/license-validator';
+import type { Principal } from '../../gateway/src/auth/authenticate';
+import type { Clients } from '../../gateway/src/backends/clients';
+import type { EventFeed } from '../../gateway/src/backends/event-feed';
+import { LicenseValidator, type ValidationAnswer } from '../../gateway/src/license-validation/validator';
 import { validationJson } from '../../gateway/src/routes/licenses';
-import { cacheKey, toCachedAnswer, ValidationCache } from '../../gateway/src/validation-cache';
-import { ValidationTally } from '../../gateway/src/validation-tally';
+import { cacheKey, toCachedAnswer, ValidationCache } from '../../gateway/src/license-validation/cache';
+import { ValidationTally } from '../../gateway/src/license-validation/tally';
 
 // The gateway's answers kept for the rest of the second (sent-answers.ts), over a real cache, tally
 // and metrics registry with a fake feed, licence service and clock: what is sent must always equal

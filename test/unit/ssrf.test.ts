@@ -1,6 +1,6 @@
 import { blockedAddress, checkWebhookUrl, type Lookup } from '../../services/webhook/src/domain/ssrf';
 import { checkEvents } from '../../services/webhook/src/domain/endpoint';
-import { publicError } from '../../services/webhook/src/events/sender';
+import { publicError } from '../../services/webhook/src/jobs/sender';
 
 const strict = { httpsOnly: true, allowLoopback: false };
 const dev = { httpsOnly: false, allowLoopback: true };

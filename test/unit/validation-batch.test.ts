@@ -5,7 +5,7 @@ import type {
   ValidateLicensesResponse,
 } from '@licensing/proto';
 import { AppError, currentRequestId, withRequestId } from '@licensing/runtime';
-import { MAX_BATCH, ValidationBatcher } from '../../gateway/src/validation-batch';
+import { MAX_BATCH, ValidationBatcher } from '../../gateway/src/license-validation/lookup-batch';
 
 // The gateway's batching of licence-service look-ups (pure logic over a fake licence service).
 

@@ -1,6 +1,11 @@
 import type { DomainEvent, EventType } from '@licensing/proto';
-import { cacheKey, RECENT_EVICTION_MS, ValidationCache, type CachedAnswer } from '../../gateway/src/validation-cache';
-import type { EventFeed } from '../../gateway/src/event-feed';
+import {
+  cacheKey,
+  RECENT_EVICTION_MS,
+  ValidationCache,
+  type CachedAnswer,
+} from '../../gateway/src/license-validation/cache';
+import type { EventFeed } from '../../gateway/src/backends/event-feed';
 
 // The cache's own rules with a fake event feed (pure logic: the e2e tests run it over real NATS).
 class FakeFeed {

@@ -2,7 +2,7 @@ import { Metrics, loadConfig, type ServiceContext } from '@licensing/runtime';
 import type { ValidateLicenseRequest } from '@licensing/proto';
 import { gatewaySchema } from '../../gateway/src/config';
 import { licenseSchema, type LicenseConfig } from '../../services/license/src/config';
-import { LicenseCache } from '../../services/license/src/events/license-cache';
+import { LicenseCache } from '../../services/license/src/caches/license-cache';
 import { MAX_VALIDATIONS_PER_CALL, validationHandlers } from '../../services/license/src/handlers/validation-handlers';
 import type { ValidationCounter } from '../../services/license/src/store/stats';
 import { FakeBus, refusal } from '../support/fakes/common';

@@ -1,7 +1,7 @@
 import { AppError, Metrics, createLogger } from '@licensing/runtime';
 import { RecordValidationsRequest } from '@licensing/proto';
-import type { Clients } from '../../gateway/src/clients';
-import { COUNTS_CALL_BYTES, ValidationTally } from '../../gateway/src/validation-tally';
+import type { Clients } from '../../gateway/src/backends/clients';
+import { COUNTS_CALL_BYTES, ValidationTally } from '../../gateway/src/license-validation/tally';
 
 // What a gateway sends the licence service about the validations it answered from its cache.
 function tallyWith(send: (req: RecordValidationsRequest) => Promise<object>) {

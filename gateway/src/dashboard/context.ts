@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 import { AppError, isId } from '@licensing/runtime';
-import type { Principal } from '../auth';
-import type { Clients } from '../clients';
-import type { LicenseValidator } from '../license-validator';
+import type { Principal } from '../auth/authenticate';
+import type { Clients } from '../backends/clients';
+import type { LicenseValidator } from '../license-validation/validator';
 import type { DashboardSession } from './session';
 
 export type Handler = (req: Request, res: Response) => Promise<void> | void;

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { sha256 } from '@licensing/runtime';
-import type { Principal } from '../auth';
-import { rateLimitHeaders, type RateLimits, type RateVerdict } from '../limits';
+import type { Principal } from '../auth/authenticate';
+import { rateLimitHeaders, type RateLimits, type RateVerdict } from '../rate-limits/limits';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
 

@@ -9,8 +9,8 @@ import {
   type Logger,
 } from '@licensing/runtime';
 import type { ApiKey } from '@licensing/proto';
-import type { Clients } from '../clients';
-import { type AttemptThrottle, limitsFor } from '../limits';
+import type { Clients } from '../backends/clients';
+import { type AttemptThrottle, limitsFor } from '../rate-limits/limits';
 import { CSS, JS } from './assets';
 import { confirmPage, messagePage, revokeAllPage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
 import { SessionGuard } from './session-guard';

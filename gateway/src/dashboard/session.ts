@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { SessionResponse } from '@licensing/proto';
 import { AppError, addressKey, isSessionToken } from '@licensing/runtime';
-import type { Clients } from '../clients';
+import type { Clients } from '../backends/clients';
 import type { SessionGuard } from './session-guard';
 
 // Dashboard sessions: an HttpOnly, SameSite cookie holding a random token

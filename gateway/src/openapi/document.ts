@@ -1,5 +1,5 @@
-import { checkoutList, licenseList, licenseValidateQuery } from '../routes/requests';
-import { pageShape } from '../validation';
+import { checkoutList, licenseList, licenseValidateQuery } from '../request-shapes/operations';
+import { pageShape } from '../request-shapes/shapes';
 import { type RequestBodyName, requestSchemas } from './request-schemas';
 import { listOf, ref, schemas } from './schemas';
 import { queryParameters } from './shape-schema';

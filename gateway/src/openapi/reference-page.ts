@@ -1,5 +1,5 @@
 import type { ErrorCode } from '@licensing/runtime';
-import { httpStatus } from '../errors';
+import { httpStatus } from '../http/errors';
 import type { OpenApiDocument } from './document';
 
 // /docs: the OpenAPI document as one plain, readable HTML page (no scripts, no

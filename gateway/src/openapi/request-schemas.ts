@@ -1,5 +1,5 @@
-import * as requests from '../routes/requests';
-import type { Shape } from '../validation';
+import * as requests from '../request-shapes/operations';
+import type { Shape } from '../request-shapes/shapes';
 import { componentSchemas, toJsonSchema } from './shape-schema';
 
 // The request bodies of the document, generated from the shapes the routes

@@ -1,5 +1,5 @@
 import { forbiddenTextClass, METADATA_KEY_PATTERN } from '@licensing/runtime';
-import type { Field, ObjectField, QueryShape, Shape } from '../validation';
+import type { Field, ObjectField, QueryShape, Shape } from '../request-shapes/shapes';
 
 // The JSON Schema (2020-12) of what a request shape accepts: the OpenAPI
 // document's request bodies and query parameters are generated here from the

@@ -1,9 +1,9 @@
 import type { Router } from 'express';
 import type { CheckoutSession } from '@licensing/proto';
-import { principalOf } from '../auth';
-import type { Clients } from '../clients';
-import { checkId, idempotencyKey, readBody, toPage } from '../validation';
-import { checkoutCreate, checkoutList } from './requests';
+import { principalOf } from '../auth/authenticate';
+import type { Clients } from '../backends/clients';
+import { checkId, idempotencyKey, readBody, toPage } from '../request-shapes/shapes';
+import { checkoutCreate, checkoutList } from '../request-shapes/operations';
 import { route, withBody, withQuery } from './route';
 
 /** REST shape of a checkout session. */

@@ -1,9 +1,9 @@
 import type { Router } from 'express';
 import type { Activation, License } from '@licensing/proto';
-import { principalOf } from '../auth';
-import type { Clients } from '../clients';
-import type { LicenseValidator, ValidationAnswer } from '../license-validator';
-import { checkId, idempotencyKey, pageShape, readBody, toPage } from '../validation';
+import { principalOf } from '../auth/authenticate';
+import type { Clients } from '../backends/clients';
+import type { LicenseValidator, ValidationAnswer } from '../license-validation/validator';
+import { checkId, idempotencyKey, pageShape, readBody, toPage } from '../request-shapes/shapes';
 import { policyJson } from './products';
 import {
   activationCreate,
@@ -14,7 +14,7 @@ import {
   licenseList,
   licenseUpdate,
   licenseValidateQuery,
-} from './requests';
+} from '../request-shapes/operations';
 import { route, withBody, withQuery } from './route';
 
 /** REST shape of a licence. customer_email is null for validate keys unless the product allows them to see it. */

@@ -1,10 +1,10 @@
 import type { Router } from 'express';
 import type { LicensePolicy, Product, SigningKey } from '@licensing/proto';
-import { principalOf } from '../auth';
-import type { LicenseValidator } from '../license-validator';
-import type { Clients } from '../clients';
-import { checkId, pageShape, readBody, toPage } from '../validation';
-import { productCreate, productUpdate } from './requests';
+import { principalOf } from '../auth/authenticate';
+import type { LicenseValidator } from '../license-validation/validator';
+import type { Clients } from '../backends/clients';
+import { checkId, pageShape, readBody, toPage } from '../request-shapes/shapes';
+import { productCreate, productUpdate } from '../request-shapes/operations';
 import { route, withBody, withQuery } from './route';
 
 /** REST shape of a licence policy (null = no limit). */

@@ -8,7 +8,7 @@ import {
   type Parsed,
   type QueryShape,
   type Shape,
-} from '../validation';
+} from '../request-shapes/shapes';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

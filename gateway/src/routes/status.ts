@@ -1,10 +1,10 @@
 import type { Router } from 'express';
 import type { health } from '@licensing/proto';
 import { checkHealth } from '@licensing/runtime';
-import type { EventFeed } from '../event-feed';
-import type { Clients } from '../clients';
-import { principalOf, type Principal } from '../auth';
-import { limitsFor, type RateLimits } from '../limits';
+import type { EventFeed } from '../backends/event-feed';
+import type { Clients } from '../backends/clients';
+import { principalOf, type Principal } from '../auth/authenticate';
+import { limitsFor, type RateLimits } from '../rate-limits/limits';
 import { route } from './route';
 
 const PROBE_TIMEOUT_MS = 1000;

@@ -1,9 +1,9 @@
 import type { Router } from 'express';
 import type { WebhookEndpoint } from '@licensing/proto';
-import { principalOf } from '../auth';
-import type { Clients } from '../clients';
-import { checkId, pageShape, readBody, toPage } from '../validation';
-import { webhookEndpointCreate, webhookEndpointUpdate } from './requests';
+import { principalOf } from '../auth/authenticate';
+import type { Clients } from '../backends/clients';
+import { checkId, pageShape, readBody, toPage } from '../request-shapes/shapes';
+import { webhookEndpointCreate, webhookEndpointUpdate } from '../request-shapes/operations';
 import { route, withBody, withQuery } from './route';
 
 const deliveryJson = (d: import('@licensing/proto').WebhookDelivery) => ({

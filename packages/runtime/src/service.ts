@@ -1,16 +1,16 @@
 import type { Connection } from 'mongoose';
-import { commonSchema, loadConfig, type ConfigOf, type Schema, int, str } from './config';
-import { createLogger, type Logger } from './logger';
-import { connectMongo, syncIndexes } from './mongo';
-import { addPostgresIndexes, unusedByFerretdb, usePostgresPages, type PostgresPages } from './postgres';
-import { QueryShapeLog } from './query-shapes';
-import { EventBus, natsOptions } from './bus';
-import { Outbox, SETTLE_MS } from './outbox';
-import { GrpcServer } from './grpc-server';
-import { internalTls } from './internal-tls';
-import { systemClock, type Clock } from './clock';
-import { Metrics, serveMetrics } from './metrics';
-import { untilConnected } from './retry';
+import { commonSchema, loadConfig, type ConfigOf, type Schema, int, str } from './core/config';
+import { createLogger, type Logger } from './observability/logger';
+import { connectMongo, syncIndexes } from './store/mongo';
+import { addPostgresIndexes, unusedByFerretdb, usePostgresPages, type PostgresPages } from './store/postgres';
+import { QueryShapeLog } from './store/query-shapes';
+import { EventBus, natsOptions } from './events/bus';
+import { Outbox, SETTLE_MS } from './events/outbox';
+import { GrpcServer } from './grpc/server';
+import { internalTls } from './grpc/internal-tls';
+import { systemClock, type Clock } from './core/clock';
+import { Metrics, serveMetrics } from './observability/metrics';
+import { untilConnected } from './tasks/retry';
 
 /** Settings every gRPC service has on top of the common ones. */
 export const serviceSchema = (name: string, defaultPort: number) => ({

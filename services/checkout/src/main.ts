@@ -11,7 +11,7 @@ import {
 } from '@licensing/runtime';
 import { checkoutSchema, type CheckoutConfig } from './config';
 import { checkoutHandlers } from './handlers/checkout-handlers';
-import { CheckoutExpirySweeper } from './events/expiry-sweeper';
+import { CheckoutExpirySweeper } from './jobs/expiry-sweeper';
 import { checkoutModels } from './store/models';
 import { CheckoutStore } from './store/queries';
 import { Completion } from './use-cases/completion';

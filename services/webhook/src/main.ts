@@ -6,7 +6,7 @@ import { endpointModel } from './store/models';
 import { EndpointStore } from './store/queries';
 import { DeliveryStore, deliveryModel } from './store/deliveries';
 import { LeaseStore, leaseModel } from './store/endpoint-leases';
-import { Dispatcher } from './events/dispatcher';
+import { Dispatcher } from './jobs/dispatcher';
 import { Fanout } from './events/fanout';
 import { endpointDeps } from './use-cases/deps';
 import { webhookAccess } from './access';

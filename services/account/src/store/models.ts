@@ -31,7 +31,7 @@ export interface ApiKeyDoc {
   revoked_by: string | null;
   /**
    * "1".."MAX_LIVE_KEYS" while the key is live, unique per account, so the cap holds under concurrency
-   * (runtime/slots.ts); "freed:<id>" once revoked; "legacy:<id>" for a live key stored before slots
+   * (runtime/store/slots.ts); "freed:<id>" once revoked; "legacy:<id>" for a live key stored before slots
    * existed (counted by the cap, holding no numbered slot).
    */
   slot_key: string;

@@ -27,7 +27,7 @@ export class AccountStore {
   }
 
   /**
-   * Stores a new key in a free slot of the account's `maxLive` (runtime/slots.ts), with its events, in
+   * Stores a new key in a free slot of the account's `maxLive` (runtime/store/slots.ts), with its events, in
    * a constant number of store operations: one count (a full account is refused there), then at most
    * SLOT_ROUNDS rounds of one read of the taken slots and one unique insert. 'full': the account has
    * its most live keys; 'contended': every round lost a race while slots were free.

@@ -14,7 +14,7 @@ import {
   type ValidationFacts,
 } from '@licensing/proto';
 import type { LicenseConfig } from '../config';
-import { MAX_CACHED_FINGERPRINTS, type ValidationRecord } from '../events/license-cache';
+import { MAX_CACHED_FINGERPRINTS, type ValidationRecord } from '../caches/license-cache';
 import type { LicenseStore } from '../store/queries';
 import type { ValidationCounter } from '../store/stats';
 import {

@@ -8,7 +8,7 @@ import {
 } from '@licensing/proto';
 import type { Clock } from '@licensing/runtime';
 import { isCode } from '../domain/stats';
-import { MAX_CACHED_FINGERPRINTS, type LicenseCache, type ValidationRecord } from '../events/license-cache';
+import { MAX_CACHED_FINGERPRINTS, type LicenseCache, type ValidationRecord } from '../caches/license-cache';
 import type { LicenseStore } from '../store/queries';
 import type { Seen, ValidationCounter } from '../store/stats';
 import { ownLicense } from './read-licenses';

@@ -8,7 +8,7 @@ export const ALGORITHM = 'Ed25519';
 
 export interface SealedKey {
   public_key_pem: string;
-  /** The PKCS#8 DER private key, sealed (runtime/sealed.ts) */
+  /** The PKCS#8 DER private key, sealed (runtime/security/sealed.ts) */
   private_key_sealed: string;
 }
 

@@ -5,7 +5,7 @@ import { subscribes } from '../domain/delivery';
 import type { DeliveryStore } from '../store/deliveries';
 import type { EndpointStore } from '../store/queries';
 
-/** Its name is in the webhook user's NATS permissions (packages/runtime/src/nats-access.ts). */
+/** Its name is in the webhook user's NATS permissions (packages/runtime/src/events/nats-access.ts). */
 export const FANOUT_CONSUMER = WEBHOOK_FANOUT_CONSUMER;
 const ACK_WAIT_NS = 5e9;
 const PULL_EXPIRES_MS = 2000;

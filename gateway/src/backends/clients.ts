@@ -1,0 +1,49 @@
+import {
+  AccountServiceClient,
+  CheckoutServiceClient,
+  LicenseServiceClient,
+  ProductServiceClient,
+  WebhookServiceClient,
+  health,
+} from '@licensing/proto';
+import { channelCredentials, createClient, internalCredential } from '@licensing/runtime';
+import type { GatewayConfig } from '../config';
+
+/** One long-lived gRPC channel per service for the life of the gateway. */
+export function createClients(config: GatewayConfig) {
+  // The gateway's own credential: each service lets it call only the methods the API needs.
+  const token = internalCredential('gateway', config);
+  const timeout = config.GRPC_TIMEOUT_MS;
+  const services = {
+    account: config.ACCOUNT_GRPC_ADDR,
+    product: config.PRODUCT_GRPC_ADDR,
+    license: config.LICENSE_GRPC_ADDR,
+    checkout: config.CHECKOUT_GRPC_ADDR,
+    webhook: config.WEBHOOK_GRPC_ADDR,
+  };
+  const accounts = createClient(AccountServiceClient, services.account, token, timeout);
+  const products = createClient(ProductServiceClient, services.product, token, timeout);
+  const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
+  const checkouts = createClient(CheckoutServiceClient, services.checkout, token, timeout);
+  const webhooks = createClient(WebhookServiceClient, services.webhook, token, timeout);
+  const healthChecks = Object.fromEntries(
+    Object.entries(services).map(([name, addr]) => [
+      name,
+      new health.HealthClient(addr, channelCredentials(token.tls)),
+    ]),
+  ) as Record<keyof typeof services, health.HealthClient>;
+  return {
+    accounts: accounts.call,
+    products: products.call,
+    licenses: licenses.call,
+    checkouts: checkouts.call,
+    webhooks: webhooks.call,
+    health: healthChecks,
+    close() {
+      for (const c of [accounts, products, licenses, checkouts, webhooks]) c.close();
+      for (const h of Object.values(healthChecks)) h.close();
+    },
+  };
+}
+
+export type Clients = ReturnType<typeof createClients>;

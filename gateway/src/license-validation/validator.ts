@@ -1,0 +1,206 @@
+import {
+  effectiveStatus,
+  judge,
+  nextStatusChange,
+  parseLicenseKey,
+  seenByScope,
+  verdictFields,
+  type License,
+  type ValidateLicenseResponse,
+  type Verdict,
+} from '@licensing/proto';
+import type { Clock, Metrics } from '@licensing/runtime';
+import type { Principal } from '../auth/authenticate';
+import type { Clients } from '../backends/clients';
+import { AnswerCount, endOfSecond, SentAnswer } from './sent-answers';
+import { cacheKey, toCachedAnswer, type CachedAnswer, type CachedLicense, type ValidationCache } from './cache';
+import { ValidationBatcher } from './lookup-batch';
+import type { ValidationTally } from './tally';
+
+export interface ValidationInput {
+  key: string;
+  productId: string;
+  fingerprint: string;
+}
+
+export type ValidationAnswer = Omit<ValidateLicenseResponse, 'facts'>;
+
+/** A validation this gateway can answer without asking anyone (a malformed key, or a cache hit). */
+export interface LocalValidation {
+  parsed: ReturnType<typeof parseLicenseKey>;
+  cached: CachedAnswer | null;
+  productId: string;
+  fingerprint: string;
+}
+
+/**
+ * Both validation endpoints: a malformed key is answered here, a known licence
+ * from the cache, anything else by the licence service (whose facts then fill
+ * the cache). The same rules (proto/rules) judge in both places.
+ */
+export class LicenseValidator {
+  private readonly cacheResults;
+  private readonly hits;
+  private readonly byCode;
+  /** Look-ups that meet in one turn of the event loop go to the licence service in one call. */
+  private readonly service: ValidationBatcher;
+
+  constructor(
+    clients: Clients,
+    private readonly cache: ValidationCache,
+    private readonly tally: ValidationTally,
+    private readonly clock: Clock,
+    metrics: Metrics,
+  ) {
+    this.service = new ValidationBatcher(clients.licenses);
+    this.cacheResults = metrics.counterSeries('licensing_validation_cache_total', ['result']);
+    this.hits = this.cacheResults('hit');
+    this.byCode = metrics.counterSeries('licensing_validations_total', ['code']);
+  }
+
+  validate(p: Principal, input: ValidationInput): ValidationAnswer | Promise<ValidationAnswer> {
+    const local = this.local(p, input);
+    return local ? this.answer(p, local) : this.remote(p, input);
+  }
+
+  /** A well-formed key this gateway does not know (local() said undefined): the licence service answers, and fills the cache. */
+  remote(p: Principal, input: ValidationInput): Promise<ValidationAnswer> {
+    const parsed = parseLicenseKey(input.key) as { ok: true; key: string };
+    const fingerprint = input.fingerprint.trim().slice(0, 200);
+    const key = cacheKey(p.accountId, parsed.key);
+    if (!this.cache.usable) {
+      this.cacheResults('bypass').inc();
+      return this.service.validate({
+        account_id: p.accountId,
+        key: parsed.key,
+        product_id: input.productId,
+        fingerprint,
+        key_scope: p.scope,
+        want_facts: false,
+        from_store: this.cache.evictedLately(key),
+      });
+    }
+    this.cacheResults('miss').inc();
+    return this.ask(p, key, parsed.key, input.productId, fingerprint);
+  }
+
+  /** After this gateway changed a licence (or created one): its next answer must not come from before the change. */
+  changed(p: Principal, key: string): void {
+    const parsed = parseLicenseKey(key);
+    if (parsed.ok) this.cache.forget(p.accountId, parsed.key);
+  }
+
+  /** After this gateway changed a product. */
+  productChanged(p: Principal, productId: string): void {
+    this.cache.forgetProduct(p.accountId, productId);
+  }
+
+  /** What can be answered from here, looked up without counting anything yet; undefined = ask the licence service. */
+  local(p: Principal, input: ValidationInput): LocalValidation | undefined {
+    const parsed = parseLicenseKey(input.key);
+    const fingerprint = input.fingerprint.trim().slice(0, 200);
+    if (!parsed.ok) return { parsed, cached: null, productId: input.productId, fingerprint };
+    const cached = this.cache.get(cacheKey(p.accountId, parsed.key));
+    return cached ? { parsed, cached, productId: input.productId, fingerprint } : undefined;
+  }
+
+  private async ask(
+    p: Principal,
+    key: string,
+    licenseKey: string,
+    productId: string,
+    fingerprint: string,
+  ): Promise<ValidationAnswer> {
+    const since = this.cache.begin(key);
+    const { facts, ...answer } = await this.service.validate({
+      account_id: p.accountId,
+      key: licenseKey,
+      product_id: productId,
+      fingerprint,
+      key_scope: p.scope,
+      want_facts: true,
+      from_store: this.cache.evictedLately(key),
+    });
+    const cached = facts && toCachedAnswer(facts);
+    const remembered = facts?.remembered_since ? Date.parse(facts.remembered_since) : Number.NaN;
+    if (cached) this.cache.set(key, cached, since, Number.isNaN(remembered) ? undefined : remembered);
+    return answer;
+  }
+
+  /** Judged here, from the cache (or without a licence, for a malformed key), exactly as the service would; counted. */
+  answer(p: Principal, local: LocalValidation): ValidationAnswer {
+    const now = this.clock.now();
+    const { verdict, found, answer } = this.judged(p, local, now);
+    this.countOf(p, local, verdict, found, now).add(now.getTime());
+    return answer;
+  }
+
+  /**
+   * The answer to what local() found as sent (`serialise`d, always the same function: the GET route's
+   * JSON), counted as answer() counts: the cache entry's answer of this second when it answers the
+   * same request (sent-answers.ts), else judged now and kept on the entry.
+   */
+  answerSent(p: Principal, local: LocalValidation, serialise: (answer: ValidationAnswer) => string): SentAnswer {
+    const now = this.clock.now();
+    const nowMs = now.getTime();
+    const entry = local.cached;
+    let sent = entry?.sent;
+    if (!sent?.answers(p.scope, local.productId, local.fingerprint, nowMs)) {
+      const { verdict, found, answer } = this.judged(p, local, now);
+      const until = found ? Math.min(endOfSecond(nowMs), nextStatusChange(found.facts, now)) : endOfSecond(nowMs);
+      sent = new SentAnswer(
+        serialise(answer),
+        p.scope,
+        local.productId,
+        local.fingerprint,
+        nowMs,
+        until,
+        this.countOf(p, local, verdict, found, now),
+      );
+      if (entry) entry.sent = sent;
+    }
+    sent.counts.add(nowMs);
+    return sent;
+  }
+
+  /** What answering this look-up with this verdict counts (see AnswerCount). */
+  private countOf(
+    p: Principal,
+    local: LocalValidation,
+    verdict: Verdict,
+    found: CachedLicense | null,
+    now: Date,
+  ): AnswerCount {
+    const licenseId = verdict.visible && found ? found.license.id : '';
+    return new AnswerCount(
+      this.tally.cell(p.accountId, verdict.code, verdict.valid, now, licenseId, local.fingerprint),
+      this.byCode(verdict.code),
+      local.cached ? this.hits : undefined,
+    );
+  }
+
+  /** The verdict on a local look-up at `now` and the answer it gives, nothing counted. */
+  private judged(p: Principal, { parsed, cached, productId, fingerprint }: LocalValidation, now: Date) {
+    const found = cached?.found ? cached : null;
+    const activation = found?.facts.policy.require_activation
+      ? { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount }
+      : { fingerprintActive: false, count: 0 };
+    const verdict: Verdict = judge(
+      parsed,
+      found?.facts ?? null,
+      { accountId: p.accountId, productId, fingerprint },
+      activation,
+      now,
+    );
+    const answer: ValidationAnswer = {
+      ...verdictFields(verdict),
+      license: verdict.visible && found ? shown(found, now, p.scope) : undefined,
+    };
+    return { verdict, found, answer };
+  }
+}
+
+/** The licence as the caller may see it now: derived status; e-mail and metadata only where the scope allows (seenByScope). */
+function shown({ license, facts }: CachedLicense, now: Date, scope: string): License {
+  return seenByScope({ ...license, status: effectiveStatus(facts, now) }, scope, facts.policy.validate_keys_see_email);
+}

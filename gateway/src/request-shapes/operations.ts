@@ -1,0 +1,151 @@
+import { statuses as licenseStatuses } from '@licensing/proto';
+import { pageShape, type ObjectField, type QueryShape, type Shape } from './shapes';
+
+// What each operation accepts: the routes validate with these shapes and the
+// OpenAPI document's request schemas are generated from them
+// (openapi/request-schemas.ts), so a limit is changed here and nowhere else in
+// the gateway. Ranges the services check again (they also serve the
+// dashboard) are theirs: keep them equal to the services' own limits.
+
+/** A policy object as sent; omitted fields take their defaults. Ranges: the product service's policy LIMITS. */
+export const policyInput = {
+  kind: 'object',
+  component: 'PolicyInput',
+  description: 'Omitted fields take their defaults: perpetual, unlimited, no grace, false',
+  shape: {
+    duration_days: {
+      kind: 'int',
+      min: 1,
+      max: 36_500,
+      nullable: true,
+      description: 'Days a licence is valid from issue; null = perpetual',
+    },
+    max_activations: {
+      kind: 'int',
+      min: 1,
+      max: 10_000,
+      nullable: true,
+      description: 'Machines a licence may be activated on; null = unlimited',
+    },
+    grace_days: {
+      kind: 'int',
+      min: 0,
+      max: 365,
+      description: 'Days after expiry during which validation still passes (code expired_in_grace)',
+    },
+    require_activation: {
+      kind: 'bool',
+      description: 'Validation fails (not_activated) unless the fingerprint is activated',
+    },
+    validate_keys_see_email: {
+      kind: 'bool',
+      description: 'validate-scope API keys see customer_email in validation answers',
+    },
+    refund_action: {
+      kind: 'enum',
+      values: ['revoke', 'suspend'],
+      description: 'What a refunded checkout payment does to the licence it paid for (default revoke)',
+    },
+  },
+} satisfies ObjectField;
+
+/** The product service's AMOUNT_MAX. */
+const priceShape = {
+  amount: { kind: 'int', required: true, min: 1, max: 99_999_999, description: "In the currency's minor unit (cents)" },
+  currency: { required: true, max: 3, description: 'ISO 4217, e.g. usd' },
+} satisfies Shape;
+
+export const productCreate = {
+  name: { required: true, max: 200 },
+  description: { max: 2000, multiline: true },
+  policy: policyInput,
+  price: { kind: 'object', shape: priceShape },
+} satisfies Shape;
+
+export const productUpdate = {
+  name: { max: 200 },
+  description: { max: 2000, multiline: true },
+  policy: policyInput,
+  price: { kind: 'object', shape: priceShape, nullable: true, description: 'null removes the price' },
+} satisfies Shape;
+
+const metadata = {
+  kind: 'map',
+  maxEntries: 50,
+  description: 'Your own key/value strings (at most 50 entries)',
+} as const;
+
+export const licenseList = {
+  ...pageShape,
+  product_id: { max: 64, description: "Only this product's licences" },
+  customer_email: { max: 254, description: "Only this customer's licences" },
+  status: { kind: 'enum', values: licenseStatuses, description: 'Only licences in this status' },
+} satisfies QueryShape;
+
+export const licenseCreate = {
+  product_id: { required: true, max: 64 },
+  customer_email: { required: true, max: 254 },
+} satisfies Shape;
+
+export const KEY_MAX = 64;
+
+export const licenseValidateQuery = {
+  license_key: { required: true, max: KEY_MAX, description: 'The key to check' },
+  fingerprint: { max: 200, description: "This machine's fingerprint" },
+} satisfies QueryShape;
+
+export const keyValidationRequest = {
+  key: { required: true, max: KEY_MAX },
+  product_id: { max: 64 },
+  fingerprint: { max: 200 },
+} satisfies Shape;
+
+export const licenseUpdate = {
+  customer_email: { max: 254 },
+  metadata: { ...metadata, description: "Merged into the licence's metadata; an empty value removes that entry" },
+} satisfies Shape;
+
+export const activationCreate = {
+  fingerprint: { required: true, max: 200 },
+  name: { max: 100 },
+} satisfies Shape;
+
+/** Range and default: the licence service's FILE_TTL_MAX_DAYS and FILE_TTL_DEFAULT_DAYS. */
+export const licenseFileRequest = {
+  fingerprint: { max: 200, description: 'Bind the file to one machine' },
+  ttl_days: { kind: 'int', min: 1, max: 365, default: 30, description: 'How long the file is valid offline' },
+} satisfies Shape;
+
+export const checkoutList = {
+  ...pageShape,
+  status: { kind: 'enum', values: ['open', 'complete', 'expired'], description: 'Only sessions in this status' },
+} satisfies QueryShape;
+
+/** expires_in_minutes: the checkout service's EXPIRES_MIN_MINUTES, EXPIRES_MAX_MINUTES (its default). */
+export const checkoutCreate = {
+  product_id: { required: true, max: 64 },
+  customer_email: { max: 254 },
+  success_url: {
+    required: true,
+    max: 2048,
+    description: 'Absolute URL the buyer returns to after paying, with `session_id` added; https in production',
+  },
+  cancel_url: { max: 2048 },
+  metadata,
+  expires_in_minutes: { kind: 'int', min: 30, max: 1440, default: 1440 },
+} satisfies Shape;
+
+const events = { kind: 'list', maxItems: 50, maxLength: 64, description: 'Event types, or "*" for all' } as const;
+
+export const webhookEndpointCreate = {
+  url: { required: true, max: 2048 },
+  events: { ...events, required: true },
+  description: { max: 500, multiline: true },
+} satisfies Shape;
+
+export const webhookEndpointUpdate = {
+  url: { max: 2048 },
+  events,
+  description: { max: 500, multiline: true },
+  enabled: { kind: 'bool' },
+} satisfies Shape;

@@ -1,0 +1,143 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
+import { AppError, addressKey, isId, type Logger } from '@licensing/runtime';
+import { decodablePath, sendProblem } from '../http/errors';
+import type { AttemptThrottle } from '../rate-limits/limits';
+
+const NOT_FOUND_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Checkout not found</title></head><body><main><h1>Checkout not found</h1><p>This checkout link is not valid. Ask the seller for a new one.</p></main></body></html>';
+
+/** The session id of a hosted-page path (/checkout/<id>[/…]), if it is well formed. */
+export function pageSessionId(path: string): string | undefined {
+  if (!decodablePath(path)) return undefined;
+  const id = decodeURIComponent(path.split('/')[2] ?? '');
+  return isId('cs', id) ? id : undefined;
+}
+
+/**
+ * The hosted checkout page is served by the checkout service; the gateway
+ * exposes it under /checkout, public (the session id is the capability),
+ * limited per client address.
+ */
+export function checkoutPageProxy(target: string, perAddress: AttemptThrottle, log: Logger): RequestHandler[] {
+  const limit = async (req: Request, res: Response, next: NextFunction) => {
+    if (!req.path.startsWith('/checkout/') || req.path.startsWith('/checkout/assets/')) return next();
+    const address = addressKey(req.ip); // IPv6 by its /64
+    res.locals.route = '/checkout/*';
+    // Counts every request, not only failures, and says in the same atomic step whether it was one too many.
+    const wait = await perAddress.fail(address);
+    if (wait !== null) {
+      res.locals.rateLimitWindow = 'checkout_page';
+      res
+        .status(429)
+        .set('Retry-After', String(wait))
+        .type('html')
+        .send(
+          '<!doctype html><title>Too many requests</title><p>Too many requests from your address. Please wait a minute and try again.</p>',
+        );
+      return;
+    }
+    // A malformed or impossible session id never reaches the page's server: it cannot exist.
+    if (!pageSessionId(req.path))
+      return void res
+        .status(404)
+        .set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' })
+        .type('html')
+        .send(NOT_FOUND_PAGE);
+    next();
+  };
+  const proxy = createProxyMiddleware<Request, Response>({
+    target,
+    pathFilter: '/checkout',
+    xfwd: true,
+    on: {
+      proxyReq: (proxyReq, _req, res) => {
+        proxyReq.setHeader('x-request-id', String((res as Response).locals?.requestId ?? ''));
+      },
+      error: (err, _req, res) => {
+        log.warn({ err: (err as Error).message }, 'checkout page unavailable');
+        const out = res as ServerResponse<IncomingMessage>;
+        if (!out.headersSent && typeof out.writeHead === 'function') {
+          out.writeHead(503, { 'content-type': 'text/html; charset=utf-8', 'retry-after': '5' });
+          out.end(
+            '<!doctype html><title>Checkout unavailable</title><p>Checkout is unavailable for a moment. Nothing was charged. Please reload in a few seconds.</p>',
+          );
+        }
+      },
+    },
+  });
+  return [limit, proxy];
+}
+
+/** Largest Stripe event the gateway passes on (the checkout service holds the same limit). */
+export const STRIPE_WEBHOOK_BODY_LIMIT = 256 * 1024;
+
+/**
+ * POST /webhooks/stripe: Stripe's deliveries, public (Stripe cannot send an
+ * API key) but throttled per address and size-limited, passed to the checkout
+ * service's web server with the body untouched: it holds the signing secret
+ * and checks Stripe's signature over the exact bytes.
+ */
+export function stripeWebhookProxy(target: string, perAddress: AttemptThrottle, log: Logger): RequestHandler[] {
+  const PATH = '/webhooks/stripe';
+  const guard = async (req: Request, res: Response, next: NextFunction) => {
+    if (req.path !== PATH) return next();
+    res.locals.route = PATH;
+    if (req.method !== 'POST') {
+      res.set('Allow', 'POST');
+      return sendProblem(res, new AppError('method_not_allowed', `${req.method} is not allowed on ${PATH}; use POST`));
+    }
+    const length = Number(req.get('content-length') ?? NaN);
+    if (!Number.isInteger(length) || length > STRIPE_WEBHOOK_BODY_LIMIT) {
+      return sendProblem(
+        res,
+        new AppError(
+          'payload_too_large',
+          `a Stripe event must come with a Content-Length of at most ${STRIPE_WEBHOOK_BODY_LIMIT} bytes`,
+        ),
+      );
+    }
+    const address = addressKey(req.ip); // IPv6 by its /64
+    // Every delivery is counted and judged in one atomic step.
+    const wait = await perAddress.fail(address);
+    if (wait !== null) {
+      res.locals.rateLimitWindow = 'stripe_webhook';
+      res.set('Retry-After', String(wait));
+      return sendProblem(
+        res,
+        new AppError('rate_limited', `too many webhook deliveries from this address; retry in ${wait} s`),
+      );
+    }
+    next();
+  };
+  const proxy = createProxyMiddleware<Request, Response>({
+    target,
+    pathFilter: (path, req) => path === PATH && req.method === 'POST',
+    xfwd: true,
+    proxyTimeout: 20_000,
+    on: {
+      proxyReq: (proxyReq, _req, res) => {
+        proxyReq.setHeader('x-request-id', String((res as Response).locals?.requestId ?? ''));
+      },
+      error: (err, _req, res) => {
+        log.warn({ err: (err as Error).message }, 'stripe webhook receiver unavailable');
+        const out = res as ServerResponse<IncomingMessage>;
+        if (!out.headersSent && typeof out.writeHead === 'function') {
+          // Stripe retries any non-2xx answer for days: nothing is lost.
+          out.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '5' });
+          out.end(
+            JSON.stringify({
+              type: '/docs#error-service_unavailable',
+              title: 'Service Unavailable',
+              status: 503,
+              detail: 'the checkout service is unavailable; retry later',
+              code: 'service_unavailable',
+            }),
+          );
+        }
+      },
+    },
+  });
+  return [guard, proxy];
+}

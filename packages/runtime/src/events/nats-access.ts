@@ -1,0 +1,158 @@
+import type { EventType } from '@licensing/proto';
+
+// Who may say what on NATS. Each component connects as its own user; the
+// server lets it publish only the events it owns and subscribe only to what it
+// consumes, so the subject an event arrives on proves who sent it. From this
+// one table come the nats-server configuration (natsServerConfig) and the
+// consumers' check (ownedBySubject).
+
+/** One user per component of components.json (which this package cannot read at run time: test/unit/components.test.ts checks). */
+export const natsUsers = ['account', 'product', 'license', 'checkout', 'webhook', 'gateway'] as const;
+export type NatsUser = (typeof natsUsers)[number];
+
+/** The owner of each event family (the part of the type before the dot). */
+const familyOwners: Record<string, NatsUser> = {
+  account: 'account',
+  api_key: 'account',
+  product: 'product',
+  license: 'license',
+  checkout: 'checkout',
+  webhook: 'webhook',
+};
+
+/** The only component allowed to publish events of this type (undefined: nobody). */
+export const ownerOf = (type: string): NatsUser | undefined => familyOwners[type.slice(0, type.indexOf('.'))];
+
+/**
+ * Core-NATS subscriptions per component (the webhook service reads the stream through its durable
+ * consumer instead). The gateway's auth cache trusts an entry for a second at most, so a lost
+ * api_key.revoked or account.updated costs no more than that: core NATS is enough for it.
+ */
+const consumes: Partial<Record<NatsUser, string[]>> = {
+  gateway: ['account.updated', 'api_key.revoked'],
+};
+
+/**
+ * Events read from the stream through ephemeral consumers of one subject each (EventBus.follow), by
+ * caches whose entries live longer than the second a revocation may take: they must notice a lost
+ * eviction (followed-events.ts). The gateway's validation cache, and the licence service's caches of
+ * licences and of products.
+ */
+export const follows: Partial<Record<NatsUser, string[]>> = {
+  gateway: ['license.>', 'product.updated'],
+  license: ['license.>', 'product.updated'],
+};
+
+/** The durable JetStream consumer of the webhook fan-out. */
+export const WEBHOOK_FANOUT_CONSUMER = 'webhook-fanout';
+
+/**
+ * The user of the deployment-time set-up step (events-setup: npm start's launcher, the compose
+ * one-shot, the Kubernetes Job, the test stack): the only one that may create the event stream or
+ * change its retention. No component may: the internet-facing gateway cannot seal, shrink or
+ * re-subject the stream, and neither can any service.
+ */
+export const NATS_SETUP_USER = 'setup';
+/** Everyone with a login on the NATS server: the components and the set-up step. */
+export const natsLogins = [...natsUsers, NATS_SETUP_USER] as const;
+export type NatsLogin = (typeof natsLogins)[number];
+
+/** Each user's replies come to its own inbox prefix, so nobody can read another's replies (pulled stream messages included). */
+export const inboxPrefixOf = (user: string): string => `_INBOX_${user}`;
+
+export interface NatsPermissions {
+  publish: string[];
+  /** Subjects refused even where `publish` would allow them (NATS applies deny first). */
+  publishDeny: string[];
+  subscribe: string[];
+}
+
+/** The JetStream API of one consumer: look at it, create or update it, pull from it, delete it. */
+const consumerApi = (stream: string, name: string) => [
+  `$JS.API.CONSUMER.CREATE.${stream}.${name}`,
+  `$JS.API.CONSUMER.CREATE.${stream}.${name}.>`,
+  `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.${name}`,
+  `$JS.API.CONSUMER.INFO.${stream}.${name}`,
+  `$JS.API.CONSUMER.MSG.NEXT.${stream}.${name}`,
+  `$JS.API.CONSUMER.DELETE.${stream}.${name}`,
+];
+
+export function natsPermissions(user: NatsLogin, prefix: string, stream: string): NatsPermissions {
+  // Reading the account's JetStream limits and the stream's configuration and state (never its messages).
+  const look = ['$JS.API.INFO', `$JS.API.STREAM.INFO.${stream}`];
+  if (user === NATS_SETUP_USER)
+    return {
+      // Creates the stream, or changes its retention; never deletes, purges or reads it.
+      publish: [...look, `$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.UPDATE.${stream}`],
+      publishDeny: [],
+      subscribe: [`${inboxPrefixOf(user)}.>`],
+    };
+  const owned = Object.entries(familyOwners)
+    .filter(([, owner]) => owner === user)
+    .map(([family]) => `${prefix}.${family}.>`);
+  // Every component checks at start that the stream is there; none may create, change, purge or delete it.
+  const fanout =
+    user === 'webhook'
+      ? [
+          ...consumerApi(stream, WEBHOOK_FANOUT_CONSUMER).filter((s) => !s.startsWith('$JS.API.CONSUMER.DELETE.')),
+          `$JS.ACK.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`,
+        ]
+      : [];
+  // Creating a follower's consumer names its one filter subject in the API subject
+  // (`$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>`, checked by the server against the request), so
+  // a user can read from the stream only the events it follows. It delivers to the user's own inbox.
+  const followed = (follows[user as NatsUser] ?? []).map((s) => `$JS.API.CONSUMER.CREATE.${stream}.*.${prefix}.${s}`);
+  return {
+    publish: [...owned, ...look, ...fanout, ...followed],
+    // The fan-out's durable consumer is the webhook service's alone: nobody else may create or change it in its name.
+    publishDeny: followed.length
+      ? [...consumerApi(stream, WEBHOOK_FANOUT_CONSUMER), `$JS.ACK.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`]
+      : [],
+    subscribe: [`${inboxPrefixOf(user)}.>`, ...(consumes[user as NatsUser] ?? []).map((s) => `${prefix}.${s}`)],
+  };
+}
+
+export interface NatsServerConfigOptions {
+  prefix: string;
+  stream: string;
+  /** Each user's password (the set-up step's too), or a nats-server variable reference such as `$NATS_PASSWORD_ACCOUNT`. */
+  passwords: Record<NatsLogin, string>;
+  port?: number;
+  /** Where JetStream keeps the stream (absent: given on the command line, -sd). */
+  storeDir?: string;
+  /** TLS for clients: PEM certificate and key of the server (optional). */
+  tls?: { cert: string; key: string };
+}
+
+const quote = (s: string) => (s.startsWith('$') ? s : JSON.stringify(s));
+
+/** A nats-server configuration with one user per component and the set-up step's, and the permissions above (nothing for anyone else). */
+export function natsServerConfig(o: NatsServerConfigOptions): string {
+  const users = natsLogins.map((user) => {
+    const p = natsPermissions(user, o.prefix, o.stream);
+    const list = (xs: string[]) => `[${xs.map((x) => JSON.stringify(x)).join(', ')}]`;
+    const deny = p.publishDeny.length ? `, deny: ${list(p.publishDeny)}` : '';
+    return `    { user: "${user}", password: ${quote(o.passwords[user])}, permissions: { publish: { allow: ${list(p.publish)}${deny} }, subscribe: { allow: ${list(p.subscribe)} } } }`;
+  });
+  return [
+    '# Generated from packages/runtime/src/events/nats-access.ts (natsServerConfig): do not edit by hand.',
+    ...(o.port !== undefined ? [`port: ${o.port}`] : []),
+    o.storeDir ? `jetstream: { store_dir: ${JSON.stringify(o.storeDir)} }` : 'jetstream: enabled',
+    ...(o.tls ? [`tls: { cert_file: ${JSON.stringify(o.tls.cert)}, key_file: ${JSON.stringify(o.tls.key)} }`] : []),
+    'authorization: {',
+    '  users: [',
+    users.join(',\n'),
+    '  ]',
+    '}',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Whether an event came on the subject of its own type, which only its owner
+ * may publish: `<prefix>.<type>`. A body claiming another type (a licence
+ * service saying "checkout.completed") is not believed.
+ */
+export function ownedBySubject(prefix: string, subject: string, type: EventType | string): boolean {
+  return subject === `${prefix}.${type}` && ownerOf(type) !== undefined;
+}

@@ -1,0 +1,270 @@
+import type { Model } from 'mongoose';
+import type { DomainEvent } from '@licensing/proto';
+import type { EventBus } from './bus';
+import type { Logger } from '../observability/logger';
+import { PeriodicTask } from '../tasks/periodic';
+import { postgresPagesOf } from '../store/postgres';
+import { outsideAnyCall } from '../core/request-scope';
+
+/**
+ * Transactional outbox without transactions. FerretDB has no multi-document
+ * transactions, so an entity's pending events are written in the same document
+ * write as the change itself, under `outbox.<eventId>`, with `outbox_pending`
+ * set. After the write the service publishes at once; the relay publishes again
+ * whatever is still pending (NATS down, crash) until JetStream acks it. The
+ * event id is the Nats-Msg-Id, so publishing twice never duplicates.
+ *
+ * Only the relay clears published events from a document, and only once they
+ * are SETTLE_MS old: a process remembers the documents it published (with the
+ * event ids) and clears each when it is due, without reading the collection.
+ * The full scan of pending documents is only the safety net (events whose
+ * publish failed, or of a process that died): every idle interval, or every
+ * interval while it finds work of its own. Its cost follows the pending
+ * documents, never the collection, and a sustained write rate no longer makes
+ * it re-read every settling document each second. FerretDB 1.x applies updates as read-modify-write without
+ * isolation (measured: 100 concurrent $inc on one document keep 25), so a
+ * clearing update that raced with the service's next change to the same
+ * document could undo that change, and drop the event stored with it. So the
+ * clearing goes around FerretDB's update over PostgreSQL (one atomic SQL
+ * statement, postgres/outbox-clear.ts) and is conditional elsewhere (atomic
+ * on MongoDB); clearing late also keeps it away from the writes that follow a change.
+ */
+export const SETTLE_MS = 5000;
+
+/** Fields to add to every mongoose schema whose writes emit events. */
+export const outboxFields = {
+  outbox: { type: Object, default: undefined },
+  outbox_pending: { type: Boolean, default: undefined },
+};
+
+/** The update fragment that records events in the same write as the change. */
+export function withEvents(events: DomainEvent[]): Record<string, unknown> {
+  const set: Record<string, unknown> = { outbox_pending: true };
+  for (const e of events) set[`outbox.${e.id}`] = e;
+  return set;
+}
+
+/** For inserts: the fields a new document carries so its events go out with it. */
+export function outboxOf(events: DomainEvent[]): { outbox: Record<string, DomainEvent>; outbox_pending: true } {
+  return { outbox: Object.fromEntries(events.map((e) => [e.id, e])), outbox_pending: true };
+}
+
+interface OutboxDoc {
+  _id: string;
+  outbox?: Record<string, DomainEvent>;
+}
+
+/** A document whose events this process published, to be cleared of them once they are settled. */
+interface Settling {
+  model: AnyModel;
+  id: string;
+  /** By id, in the order they were written. */
+  events: Map<string, DomainEvent>;
+  /** Epoch ms when the newest of those events is SETTLE_MS old. */
+  due: number;
+}
+
+/** How many acked event ids a process remembers, so the relay does not publish them again. */
+const REMEMBERED = 20_000;
+/** How many published documents a process remembers to clear; beyond, the oldest are left to the scan. */
+const MAX_SETTLING = 50_000;
+/** Documents per relay query, and the most queries one pass makes before yielding. */
+const BATCH = 200;
+const MAX_BATCHES_PER_PASS = 20;
+
+// biome-ignore lint/suspicious/noExplicitAny: the relay serves models of every document type alike
+type AnyModel = Model<any>;
+
+const keyOf = (model: AnyModel, id: string) => `${model.collection.collectionName}\u0000${id}`;
+
+export class Outbox {
+  private readonly models: AnyModel[] = [];
+  private readonly acked = new Set<string>();
+  private readonly flushing = new Set<Promise<void>>();
+  /** By collection and id, in the order they were published (so the oldest are due first). */
+  private readonly settling = new Map<string, Settling>();
+  private task?: PeriodicTask;
+
+  /** The last scan found documents of its own to publish, or a publish failed: scan again within intervalMs. */
+  private busy = true;
+  private lastScan = 0;
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly log: Logger,
+    private readonly intervalMs = 1000,
+    private readonly settleMs = SETTLE_MS,
+    /** With nothing pending the relay only makes sure of that this often: events normally go out at once after their write. */
+    private readonly idleIntervalMs = Math.max(intervalMs, 10_000),
+  ) {
+    // Events written while NATS was away go out as soon as it is back.
+    bus.onStatus((connected) => {
+      if (connected) this.wake();
+    });
+  }
+
+  /** Something may be pending: look within intervalMs. */
+  private wake(): void {
+    this.busy = true;
+    this.task?.soon(this.intervalMs);
+  }
+
+  /** Relays this model's events; declares the index the relay's query needs (created with the others at start). */
+  track(model: AnyModel): void {
+    model.schema.index({ outbox_pending: 1, _id: 1 });
+    this.models.push(model);
+  }
+
+  /**
+   * Publishes the pending events of one document now, without writing to it; failures are left for
+   * the relay. `events`: the ones the write just stored (saves reading them back); else all pending.
+   * The promise (never rejected) settles once they are published or left for the relay: a caller
+   * that must have its event out before it answers (read-your-writes elsewhere) awaits it.
+   */
+  flush(model: AnyModel, id: string, events?: DomainEvent[]): Promise<void> {
+    // Outlives the call that wrote the document: not bound by that call's deadline.
+    const known = events ? { _id: id, outbox: Object.fromEntries(events.map((e) => [e.id, e])) } : undefined;
+    const flushing = outsideAnyCall(() => this.publishDoc(model, id, known, false)).catch((err) => {
+      this.log.debug({ err, id }, 'outbox flush deferred');
+      this.settling.delete(keyOf(model, id)); // the scan publishes it
+      this.wake();
+    });
+    this.flushing.add(flushing);
+    void flushing.finally(() => this.flushing.delete(flushing));
+    return flushing;
+  }
+
+  private async publishDoc(model: AnyModel, id: string, known: OutboxDoc | undefined, clear: boolean): Promise<void> {
+    const doc = known ?? ((await model.findById(id, { outbox: 1 }).lean()) as OutboxDoc | null);
+    if (!doc?.outbox) return;
+    const events = Object.values(doc.outbox).sort((a, b) => (a.id < b.id ? -1 : 1));
+    for (const event of events) {
+      if (this.acked.has(event.id)) continue; // this process already got JetStream's ack
+      await this.bus.publish(event);
+      this.remember(event.id);
+    }
+    const settledAt = (e: DomainEvent) => Date.parse(e.created_at) + this.settleMs;
+    const now = Date.now();
+    const settled = clear ? events.filter((e) => settledAt(e) <= now) : [];
+    if (settled.length) await this.clear(model, id, settled);
+    const later = events.filter((e) => !settled.includes(e));
+    if (later.length) this.settle(model, id, later, Math.max(...later.map(settledAt)));
+  }
+
+  /** Remembers to clear these published events from the document once they are settled. */
+  private settle(model: AnyModel, id: string, events: DomainEvent[], due: number): void {
+    const key = keyOf(model, id);
+    const entry = this.settling.get(key);
+    this.settling.delete(key); // re-inserted last: the map stays in publishing order
+    this.settling.set(key, {
+      model,
+      id,
+      events: new Map([...(entry?.events ?? []), ...events.map((e) => [e.id, e] as const)]),
+      due: Math.max(due, entry?.due ?? 0),
+    });
+    if (this.settling.size > MAX_SETTLING) this.settling.delete(this.settling.keys().next().value!);
+    this.task?.soon(Math.max(0, due - Date.now()));
+  }
+
+  /**
+   * Removes published events from a document, and its pending flag once none is left, never an event
+   * (or a change) written meanwhile. Over FerretDB's PostgreSQL: one atomic statement, only when the
+   * document holds exactly these events (postgres/outbox-clear.ts; with others too it waits for a later
+   * pass, when they are settled as well). Elsewhere: conditional updates, each atomic on MongoDB.
+   */
+  private async clear(model: AnyModel, id: string, events: DomainEvent[]): Promise<void> {
+    const postgres = postgresPagesOf(model.db);
+    if (postgres) {
+      await postgres.clearOutbox(model.collection.collectionName, id, [...new Set(events.map((e) => e.id))]);
+      return;
+    }
+    // Usually the document holds exactly these events (compared whole, as they were written): one write.
+    const exactly = Object.fromEntries(events.map((e) => [e.id, e]));
+    const res = await model.updateOne({ _id: id, outbox: exactly }, { $unset: { outbox_pending: '', outbox: '' } });
+    if (res.modifiedCount === 1) return;
+    await model.updateOne({ _id: id }, { $unset: Object.fromEntries(events.map((e) => [`outbox.${e.id}`, ''])) });
+    // The flag goes only with an outbox that is still empty when the write applies: an event added
+    // since (a write between these two) keeps it, and the event.
+    await model.updateOne({ _id: id, outbox: {} }, { $unset: { outbox_pending: '', outbox: '' } });
+  }
+
+  /** Clears the remembered documents that are due; one that fails is left to the scan. */
+  private async clearSettled(): Promise<void> {
+    const now = Date.now();
+    for (const [key, entry] of [...this.settling]) {
+      if (entry.due > now) continue;
+      this.settling.delete(key);
+      await this.clear(entry.model, entry.id, [...entry.events.values()]).catch((err) => {
+        this.log.debug({ err, id: entry.id }, 'outbox clear deferred');
+        this.busy = true;
+      });
+    }
+  }
+
+  private remember(id: string): void {
+    this.acked.add(id);
+    if (this.acked.size > REMEMBERED) this.acked.delete(this.acked.values().next().value!);
+  }
+
+  /**
+   * The scan: every tracked collection's pending documents, oldest first, but those this
+   * process published and waits to clear. Returns how many it handled. Exposed for tests.
+   */
+  async sweep(): Promise<number> {
+    let seen = 0;
+    this.lastScan = Date.now();
+    for (const model of this.models) {
+      let after = '';
+      for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch++) {
+        const filter = after ? { outbox_pending: true, _id: { $gt: after } } : { outbox_pending: true };
+        const docs = (await model.find(filter, { outbox: 1 }).sort({ _id: 1 }).limit(BATCH).lean()) as OutboxDoc[];
+        for (const doc of docs) {
+          if (this.settling.has(keyOf(model, doc._id))) continue;
+          await this.publishDoc(model, doc._id, doc, true);
+          seen++;
+        }
+        if (docs.length < BATCH) break;
+        after = docs[docs.length - 1]._id;
+      }
+    }
+    this.busy = seen > 0;
+    return seen;
+  }
+
+  /** One relay pass: clear what is due, and scan when there is reason to (or the idle interval has passed). */
+  private async pass(): Promise<void> {
+    await this.clearSettled();
+    if (this.busy || Date.now() - this.lastScan >= this.idleIntervalMs) await this.sweep();
+  }
+
+  /** Number of documents still holding unpublished events (for status and metrics). */
+  async backlog(): Promise<number> {
+    let n = 0;
+    for (const model of this.models) n += await model.countDocuments({ outbox_pending: true });
+    return n;
+  }
+
+  start(): void {
+    this.task = new PeriodicTask(
+      'outbox relay',
+      () => this.pass(),
+      () => (this.busy || this.settling.size > 0 ? this.intervalMs : this.idleIntervalMs),
+      this.log,
+    );
+    this.task.start();
+  }
+
+  /**
+   * Stops the relay after the flushes in flight and one last pass, so events of
+   * the calls that finished during shutdown go out now rather than at the next
+   * start. Whatever still fails stays in its document for the next relay.
+   */
+  async stop(): Promise<void> {
+    await this.task?.stop();
+    await Promise.all([...this.flushing]);
+    if (this.bus.connected)
+      await this.clearSettled()
+        .then(() => this.sweep())
+        .catch((err) => this.log.warn({ err }, 'last outbox pass failed; the next start publishes the rest'));
+  }
+}

@@ -1,0 +1,83 @@
+import type { Clock, Outbox } from '@licensing/runtime';
+import { bucketOf, bucketsToSweep, expiryBucket } from '../domain/expiry';
+import type { LicenseDoc } from '../store/models';
+import type { LicenseStore } from '../store/queries';
+import { licenseExpired } from '../events/license-events';
+
+const STATE_ID = 'license-expiry';
+/** Buckets (hours) one pass looks at, and licences per query: a pass's work never depends on how many licences exist. */
+const BUCKETS_PER_PASS = 24 * 7;
+/** Further behind than this, one range query (served by the same index on MongoDB) replaces a query per bucket. */
+const CATCH_UP_AFTER = 3;
+const BATCH = 200;
+
+/**
+ * Publishes license.expired once per licence when its expiry and grace have
+ * passed. It walks the hourly expiry buckets (domain/expiry.ts) from the first
+ * one not yet done up to the current hour, and remembers how far it got, so a
+ * pass costs what is expiring, not what is stored. Safe with several
+ * instances: the conditional update that records the event lets only one of
+ * them through (and the event id is deterministic). main.ts runs sweep() as a
+ * PeriodicTask.
+ */
+export class ExpirySweeper {
+  constructor(
+    private readonly store: LicenseStore,
+    private readonly outbox: Outbox,
+    private readonly clock: Clock,
+  ) {}
+
+  async sweep(): Promise<number> {
+    const now = this.clock.now();
+    const state = await this.store.sweepState(STATE_ID);
+    if (!state.backfilled) {
+      const earliest = await this.store.backfillExpiryBuckets((doc) =>
+        expiryBucket(doc.grace_ends_at, doc.expired_notified, now),
+      );
+      const start = earliest && earliest < bucketOf(now) ? earliest : bucketOf(now);
+      Object.assign(state, { backfilled: true, through: previousHour(start) });
+      await this.store.saveSweepState(state);
+    }
+    const current = bucketOf(now);
+    let marked = 0;
+    const behind = bucketsToSweep(state.through, now, CATCH_UP_AFTER + 1);
+    if (behind.length > CATCH_UP_AFTER) {
+      // Every bucket before the current hour is due as a whole, however far behind (days of downtime,
+      // a clock moved on): one walk announces them all. It reads only what is expiring, which is the
+      // work to do anyway; a walk of a week per pass took a pass per week behind.
+      const last = previousHour(current);
+      for await (const doc of this.store.inExpiryRange(behind[0], last)) marked += await this.announce(doc, now);
+      state.through = last;
+      await this.store.saveSweepState(state);
+    }
+    for (const bucket of bucketsToSweep(state.through, now, BUCKETS_PER_PASS)) {
+      marked += await this.sweepBucket(bucket, now);
+      if (bucket >= current) break; // the current hour is swept again next time
+      state.through = bucket;
+      await this.store.saveSweepState(state);
+    }
+    return marked;
+  }
+
+  /** 1 when this call published the licence's license.expired. Suspended or revoked: nothing to announce; a reinstatement files it again (license-handlers). */
+  private async announce(doc: LicenseDoc, now: Date): Promise<number> {
+    if (doc.status !== 'active' || !doc.grace_ends_at || doc.grace_ends_at > now) return 0;
+    if (!(await this.store.markExpired(doc._id, licenseExpired(doc, now)))) return 0;
+    this.outbox.flush(this.store.models.License, doc._id);
+    return 1;
+  }
+
+  /** Announces every active licence of the bucket whose grace has ended; the others wait (or need nothing). */
+  private async sweepBucket(bucket: string, now: Date): Promise<number> {
+    let marked = 0;
+    let after = '';
+    for (;;) {
+      const docs = await this.store.inExpiryBucket(bucket, after, BATCH);
+      for (const doc of docs) marked += await this.announce(doc, now);
+      if (docs.length < BATCH) return marked;
+      after = docs[docs.length - 1]._id;
+    }
+  }
+}
+
+const previousHour = (bucket: string) => bucketOf(new Date(Date.parse(`${bucket}:00:00.000Z`) - 3600_000));
