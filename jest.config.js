@@ -1,13 +1,22 @@
-// Three tiers, one run: test/unit (pure logic), test/integration (one piece
-// against real FerretDB and NATS), test/e2e (everything through the gateway).
+// The tiers, one jest project each, one run: test/unit (pure logic, no server),
+// test/integration (one piece against real FerretDB and NATS), test/e2e
+// (everything through the gateway) and test/deploy (compose and manifest checks).
+// Only the tiers that talk to servers have the global set-up (NATS and Redis
+// reachable, a FerretDB and a stripe-mock of the run's own): `npm run test:unit`
+// (--selectProjects unit) starts and needs none of them. Jest runs one global
+// set-up shared by several projects once, and only when one of their tests runs.
 const swc = [
   '@swc/jest',
   { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
 ];
 
-module.exports = {
+const testTimeout = 30000;
+
+const tier = (name, servers) => ({
+  displayName: name,
+  rootDir: __dirname,
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
+  roots: [`<rootDir>/test/${name}`],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
@@ -15,8 +24,20 @@ module.exports = {
     '^@licensing/runtime$': '<rootDir>/packages/runtime/src/index.ts',
     '^@licensing/client$': '<rootDir>/packages/client/src/index.ts',
   },
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 30000,
+  testTimeout,
+  ...(servers
+    ? {
+        globalSetup: '<rootDir>/test/support/global-setup.ts',
+        globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      }
+    : {}),
+});
+
+/** The tiers by name; test/unit/test-tiers.test.ts checks that only `unit` has no global set-up. */
+const tiers = [tier('unit', false), tier('integration', true), tier('e2e', true), tier('deploy', true)];
+
+module.exports = {
+  projects: tiers,
+  testTimeout,
   maxWorkers: 2,
 };

@@ -1,8 +1,9 @@
-// Entry point of `npm start`, `npm test`, `npm run bench` and `npm run admin`.
+// Entry point of `npm start`, `npm test`, `npm run test:unit`, `npm run bench` and `npm run admin`.
 // Plain Node with no dependencies, so it works on a fresh clone: it installs
 // what is missing (npm ci), builds when sources changed, then does the job.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
@@ -51,12 +52,13 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(root, 
   }
 }
 
-// 2. Build (swc, about a second) when any source is newer than the last build.
+// 2. Build (swc, about a second) when any source is newer than the last build. Not for the unit
+// tier alone: jest compiles the TypeScript sources it imports, and nothing there runs dist/.
 const stamp = join(root, 'node_modules', '.cache', 'licensing-build-stamp');
 const sources = ['proto', 'packages', 'examples', 'services', 'gateway', 'scripts', 'components.json'].map((d) =>
   newest(join(root, d)),
 );
-if (!existsSync(stamp) || Math.max(...sources) > statSync(stamp).mtimeMs) {
+if (command !== 'test:unit' && (!existsSync(stamp) || Math.max(...sources) > statSync(stamp).mtimeMs)) {
   must(process.execPath, [join(root, 'scripts', 'build.mjs')], 'build');
   mkdirSync(dirname(stamp), { recursive: true });
   writeFileSync(stamp, new Date().toISOString());
@@ -80,6 +82,61 @@ function ensureChromium() {
     !existsSync(path)
   ) {
     console.error(`Installing Chromium failed. ${instruction}`);
+    process.exit(1);
+  }
+}
+
+/** A loopback port nothing listens on (taken from the system, then let go): a connection to it is refused at once. */
+async function closedPort() {
+  const server = createServer();
+  await new Promise((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * The environment the unit tier runs in: NATS, Redis and the store point at a closed port and the
+ * test servers' addresses are unset, so a unit test that reaches for a server fails instead of
+ * quietly using the machine's (jest's `unit` project has no global set-up: nothing is started).
+ */
+async function withoutServers() {
+  const nowhere = await closedPort();
+  const env = {
+    ...process.env,
+    NATS_URL: `nats://127.0.0.1:${nowhere}`,
+    REDIS_URL: `redis://127.0.0.1:${nowhere}`,
+    MONGO_URL: `mongodb://127.0.0.1:${nowhere}`,
+  };
+  for (const name of ['TEST_MONGO_URL', 'TEST_STRIPE_MOCK_URL', 'TEST_FERRETDB_POSTGRESQL_URL']) delete env[name];
+  return env;
+}
+
+/** Runs jest and reads its JSON report: the exit code and the counts (undefined when jest wrote none). */
+function jest(argv, env) {
+  const report = join(tmpdir(), `licensing-jest-${process.pid}-${Date.now()}.json`);
+  const code = run(join(root, 'node_modules', '.bin', 'jest'), ['--json', `--outputFile=${report}`, ...argv], { env });
+  if (!existsSync(report)) return { code };
+  const r = JSON.parse(readFileSync(report, 'utf8'));
+  rmSync(report, { force: true });
+  return {
+    code,
+    counts: {
+      passed: r.numPassedTests,
+      failed: r.numFailedTests,
+      skipped: r.numPendingTests + r.numTodoTests,
+      total: r.numTotalTests,
+    },
+  };
+}
+
+function summarise(runs) {
+  const sum = (k) => runs.reduce((n, r) => n + (r.counts?.[k] ?? 0), 0);
+  if (!runs.some((r) => r.counts)) return;
+  const skipped = sum('skipped');
+  console.log(`\ntests: ${sum('passed')} passed, ${sum('failed')} failed${skipped ? `, ${skipped} skipped` : ''}`);
+  if (sum('total') === 0) {
+    console.error('no test ran');
     process.exit(1);
   }
 }
@@ -113,6 +170,14 @@ switch (command) {
   case 'docs':
     node('scripts/dist/docs-gen.js', args);
     break;
+  case 'test:unit': {
+    // The unit tier alone: no lint, no build, no server started or reachable (withoutServers).
+    // --selectProjects last: it takes every word after it as a project name.
+    const unit = jest([...args, '--selectProjects', 'unit'], await withoutServers());
+    summarise([unit]);
+    process.exit(unit.code);
+    break;
+  }
   case 'test': {
     // Lint and format first: the cheapest check, and the one a newcomer's change meets first (npm run format fixes most).
     must(
@@ -122,29 +187,24 @@ switch (command) {
     );
     ensureChromium();
     // Contracts first (generated code matches the .proto files and the SDK's types the
-    // OpenAPI document), then types, then the three tiers.
+    // OpenAPI document), then types, then the tiers.
     must(process.execPath, [join(root, 'scripts', 'proto-gen.mjs'), '--check'], 'proto check');
     must(process.execPath, [join(root, 'scripts', 'client-types.mjs'), '--check'], 'client types check');
     must(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], 'type check');
-    const report = join(tmpdir(), `licensing-jest-${process.pid}.json`);
     // The services record every query shape they send; afterwards each must have a declared index.
     const shapes = join(tmpdir(), `licensing-query-shapes-${process.pid}`);
     rmSync(shapes, { recursive: true, force: true });
-    let code = run(join(root, 'node_modules', '.bin', 'jest'), ['--json', `--outputFile=${report}`, ...args], {
-      env: { ...process.env, QUERY_SHAPES_DIR: shapes },
-    });
-    if (existsSync(report)) {
-      const r = JSON.parse(readFileSync(report, 'utf8'));
-      rmSync(report, { force: true });
-      const skipped = r.numPendingTests + r.numTodoTests;
-      console.log(
-        `\ntests: ${r.numPassedTests} passed, ${r.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`,
-      );
-      if (r.numTotalTests === 0) {
-        console.error('no test ran');
-        process.exit(1);
-      }
-    }
+    const env = { ...process.env, QUERY_SHAPES_DIR: shapes };
+    // A whole run: the unit tier first, as `npm run test:unit` runs it (no server reachable, which
+    // keeps it honest), and the tiers with servers after it only if it passed. With arguments (some
+    // files, a -t pattern), one jest run: it starts the servers only if a selected test needs them.
+    const runs = [];
+    if (args.length === 0) {
+      runs.push(jest(['--selectProjects', 'unit'], await withoutServers()));
+      if (runs[0].code === 0) runs.push(jest(['--selectProjects', 'integration', 'e2e', 'deploy'], env));
+    } else runs.push(jest(args, env));
+    summarise(runs);
+    let code = runs.find((r) => r.code !== 0)?.code ?? 0;
     // Only for a whole run: a run of a few files sees only some of the shapes, which is fine.
     if (code === 0 && args.length === 0 && existsSync(shapes))
       code = run(process.execPath, [join(root, 'scripts', 'dist', 'check-query-shapes.js'), shapes]);
@@ -153,6 +213,6 @@ switch (command) {
     break;
   }
   default:
-    console.error('usage: node scripts/run.mjs start|test|bench|bench:scale|admin|docs|build [args]');
+    console.error('usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|admin|docs|build [args]');
     process.exit(2);
 }
