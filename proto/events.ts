@@ -34,6 +34,23 @@ export interface DomainEvent<T extends EventType = EventType> {
   data: EventData[T];
 }
 
+/**
+ * One event of any of these types, told apart by `type`: what a handler of several types receives,
+ * so `if (event.type === 'product.updated')` gives it that type's `data` without a cast.
+ */
+export type EventOf<T extends EventType = EventType> = { [K in T]: DomainEvent<K> }[T];
+
+/** The family of an event type: the part before the dot (`license` of `license.created`). */
+export type EventFamily = EventType extends infer T ? (T extends `${infer F}.${string}` ? F : never) : never;
+
+/** What a consumer names to follow: one event type, or every type of a family, now or later (`license.>`). */
+export type EventPattern = EventType | `${EventFamily}.>`;
+
+/** The event types a pattern stands for. */
+export type EventsMatching<P extends EventPattern> = P extends `${infer F}.>`
+  ? Extract<EventType, `${F}.${string}`>
+  : Extract<EventType, P>;
+
 export interface ProductData {
   id: string;
   name: string;

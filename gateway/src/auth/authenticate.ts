@@ -1,7 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, sha256, type Logger } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
-import type { DomainEvent } from '@licensing/proto';
 import type { Clients } from '../backends/clients';
 
 export interface Principal {
@@ -71,12 +70,12 @@ export class AuthCache {
       this.generation++;
       this.entries.clear();
     });
-    bus.subscribe('api_key.revoked', (event: DomainEvent) => {
-      const keyId = (event as DomainEvent<'api_key.revoked'>).data.api_key.id;
+    bus.subscribe('api_key.revoked', (event) => {
+      const keyId = event.data.api_key.id;
       this.evict((p) => p.keyId === keyId);
     });
     // A new plan or new limits apply on the account's next request.
-    bus.subscribe('account.updated', (event: DomainEvent) => this.evict((p) => p.accountId === event.account_id));
+    bus.subscribe('account.updated', (event) => this.evict((p) => p.accountId === event.account_id));
   }
 
   private evict(match: (p: Principal) => boolean): void {

@@ -1,5 +1,5 @@
 import { EventBus, untilConnected, type BusOptions, type Following } from '@licensing/runtime';
-import type { DomainEvent, EventType } from '@licensing/proto';
+import type { DomainEvent, EventOf, EventPattern, EventsMatching, EventType } from '@licensing/proto';
 
 /**
  * The gateway's link to NATS. The gateway only listens (auth-cache evictions)
@@ -35,12 +35,13 @@ export class EventFeed {
     this.whenConnected((bus) => bus.onStatus(listener));
   }
 
-  subscribe(type: EventType, handler: (event: DomainEvent) => void): void {
+  /** Events of one type (EventBus.subscribe): the handler gets that type's event. */
+  subscribe<T extends EventType>(type: T, handler: (event: DomainEvent<T>) => void): void {
     this.whenConnected((bus) => bus.subscribe(type, handler));
   }
 
   /** Events followed from the stream (EventBus.follow); not connected until NATS is and they are in sync. */
-  follow(types: string[], handler: (event: DomainEvent) => void): Following {
+  follow<P extends EventPattern>(types: P[], handler: (event: EventOf<EventsMatching<P>>) => void): Following {
     const later = new LaterFollowing();
     this.whenConnected((bus) => later.attach(bus.follow(types, handler)));
     return later;

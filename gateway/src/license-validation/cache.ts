@@ -1,4 +1,12 @@
-import type { DomainEvent, EventType, License, LicenseFacts, StoredStatus, ValidationFacts } from '@licensing/proto';
+import type {
+  EventOf,
+  EventsMatching,
+  EventType,
+  License,
+  LicenseFacts,
+  StoredStatus,
+  ValidationFacts,
+} from '@licensing/proto';
 import { ExactCache, NOT_FOLLOWING, sha256 } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
 import type { SentAnswer } from './sent-answers';
@@ -32,7 +40,7 @@ export interface CachedLicense {
 export type CachedAnswer = CachedLicense | { found: false; sent?: SentAnswer };
 
 /** What evicts: every licence event (of any type, now or later) and a product change. */
-const FOLLOWED = ['license.>', 'product.updated'];
+const FOLLOWED: Array<'license.>' | 'product.updated'> = ['license.>', 'product.updated'];
 /**
  * For this long after this gateway evicted a key, it asks the licence service to read the store for
  * it: the instance that answers may hear the change later than we did, and answer from its memory.
@@ -95,13 +103,13 @@ export class ValidationCache {
     this.cache = new ExactCache(events, maxEntries, ttlMs, nowMs, accountOf, familyOf);
   }
 
-  private evictFor(event: DomainEvent): void {
+  private evictFor(event: EventOf<EventsMatching<(typeof FOLLOWED)[number]>>): void {
     if (event.type === 'product.updated') {
-      const productId = (event as DomainEvent<'product.updated'>).data.product?.id;
+      const productId = event.data.product?.id;
       if (typeof productId !== 'string') return;
       this.forgetProduct(event.account_id, productId);
     } else {
-      const key = (event as DomainEvent<'license.created'>).data.license?.key;
+      const key = event.data.license?.key;
       if (typeof key !== 'string') return;
       this.forget(event.account_id, key);
     }

@@ -1,5 +1,13 @@
 import type { Model } from 'mongoose';
-import type { DomainEvent, PageInfo, PageRequest } from '@licensing/proto';
+import type {
+  DomainEvent,
+  EventOf,
+  EventPattern,
+  EventsMatching,
+  EventType,
+  PageInfo,
+  PageRequest,
+} from '@licensing/proto';
 import type { Clock, Outbox } from '@licensing/runtime';
 
 // Unit tests only: small stand-ins for what the use cases reach at their edges.
@@ -72,13 +80,13 @@ export class FakeBus {
   private readonly handlers = new Map<string, Array<(e: DomainEvent) => void>>();
   private readonly listeners: Array<(connected: boolean) => void> = [];
 
-  subscribe(type: string, handler: (e: DomainEvent) => void): void {
-    this.handlers.set(type, [...(this.handlers.get(type) ?? []), handler]);
+  subscribe<T extends EventType>(type: T, handler: (e: DomainEvent<T>) => void): void {
+    this.handlers.set(type, [...(this.handlers.get(type) ?? []), handler as (e: DomainEvent) => void]);
   }
 
   /** As EventBus.follow: the types (`license.>` for a family) reach the handler; in sync while connected. */
-  follow(types: string[], handler: (e: DomainEvent) => void): this {
-    this.followers.push({ types, handler });
+  follow<P extends EventPattern>(types: P[], handler: (e: EventOf<EventsMatching<P>>) => void): this {
+    this.followers.push({ types, handler: handler as (e: DomainEvent) => void });
     return this;
   }
   private readonly followers: Array<{ types: string[]; handler: (e: DomainEvent) => void }> = [];

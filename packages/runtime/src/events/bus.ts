@@ -5,7 +5,7 @@ import {
   type JetStreamClient,
   type JetStreamManager,
 } from 'nats';
-import type { DomainEvent, EventType } from '@licensing/proto';
+import type { DomainEvent, EventOf, EventPattern, EventsMatching, EventType } from '@licensing/proto';
 import { newId } from '../core/ids';
 import { checkEventStream } from './event-stream';
 import { FollowedEvents, type Following } from './followed-events';
@@ -104,14 +104,17 @@ export class EventBus {
     return undefined;
   }
 
-  /** Core-NATS subscription to one event type (no durability: for caches and hints). */
-  subscribe(type: EventType, handler: (event: DomainEvent) => void): void {
+  /**
+   * Core-NATS subscription to one event type (no durability: for caches and hints). The handler gets
+   * that type's event: eventOf() lets through only an event that came on its own type's subject.
+   */
+  subscribe<T extends EventType>(type: T, handler: (event: DomainEvent<T>) => void): void {
     const sub = this.nc.subscribe(this.subject(type));
     void (async () => {
       for await (const msg of sub) {
         try {
           const event = this.eventOf(msg.subject, msg.data);
-          if (event) handler(event);
+          if (event) handler(event as DomainEvent<T>);
         } catch (err) {
           this.opts.log.warn({ err, subject: msg.subject }, 'could not handle event');
         }
@@ -122,9 +125,10 @@ export class EventBus {
   /**
    * Events of these types (`license.>`, `product.updated`: after the prefix) read from the stream in
    * order, for a cache that must know when it may have missed one (followed-events.ts): `connected`
-   * says whether it may be trusted. The handler gets each event that came on its own type's subject.
+   * says whether it may be trusted. The handler gets each event that came on its own type's subject,
+   * typed as one of the types the patterns stand for.
    */
-  follow(types: string[], handler: (event: DomainEvent) => void): Following {
+  follow<P extends EventPattern>(types: P[], handler: (event: EventOf<EventsMatching<P>>) => void): Following {
     const following = new FollowedEvents({
       nc: this.nc,
       jsm: () => {
@@ -141,7 +145,7 @@ export class EventBus {
       log: this.opts.log,
       onMessage: (subject, data) => {
         const event = this.eventOf(subject, data);
-        if (event) handler(event);
+        if (event) handler(event as EventOf<EventsMatching<P>>);
       },
       onLost: (reason) => this.lost?.inc({ reason }),
     });
@@ -208,6 +212,21 @@ export function newEvent<T extends EventType>(
   now = new Date(),
   id = newId('evt'),
 ): DomainEvent<T> {
+  return newEnvelope(type, accountId, data, now, id);
+}
+
+/**
+ * An event's envelope (id, type, account, time, the request that caused it) around any type and
+ * data. newEvent() makes the bus's event types with it; an event that is never published, such as
+ * the webhook service's `webhook.test` (sent to one endpoint on request), uses it directly.
+ */
+export function newEnvelope<T extends string, D>(
+  type: T,
+  accountId: string,
+  data: D,
+  now = new Date(),
+  id = newId('evt'),
+): Omit<DomainEvent, 'type' | 'data'> & { type: T; data: D } {
   const requestId = currentRequestId();
   return {
     id,

@@ -70,7 +70,7 @@ export class LicenseCache {
       return;
     }
     for (const event of events) {
-      const key = (event.data as { license?: { key?: unknown } }).license?.key;
+      const key = 'license' in event.data ? event.data.license?.key : undefined;
       if (typeof key === 'string') this.cache.evict(digestOf(key));
       else this.cache.clear();
     }

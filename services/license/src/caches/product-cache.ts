@@ -25,8 +25,8 @@ export class ProductCache implements ProductLookup {
     const events =
       maxEntries > 0
         ? bus.follow(['product.updated'], (event) => {
-            const product = (event.data as { product?: { id?: string } }).product;
-            if (product?.id) this.evict(event.account_id, product.id);
+            const productId = event.data.product?.id;
+            if (typeof productId === 'string') this.evict(event.account_id, productId);
           })
         : NOT_FOLLOWING;
     this.cache = new ExactCache(events, maxEntries, ttlMs, now);

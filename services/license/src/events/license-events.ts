@@ -35,7 +35,7 @@ export const licenseEvent = (
   doc: Omit<LicenseDoc, 'outbox'>,
   now: Date,
   id?: string,
-): DomainEvent => newEvent(type, doc.account_id, { license: licenseData(doc, now) } as never, now, id);
+): DomainEvent => newEvent(type, doc.account_id, { license: licenseData(doc, now) }, now, id);
 
 /**
  * One expiry, one event: the id is derived from the licence and the moment it

@@ -10,8 +10,8 @@ export const FANOUT_CONSUMER = WEBHOOK_FANOUT_CONSUMER;
 const ACK_WAIT_NS = 5e9;
 const PULL_EXPIRES_MS = 2000;
 
-/** The body of a webhook request: the event without its account. */
-export const webhookBody = (e: DomainEvent) =>
+/** The body of a webhook request: the event without its account (a domain event, or the test event). */
+export const webhookBody = (e: Pick<DomainEvent, 'id' | 'created_at'> & { type: string; data: unknown }) =>
   JSON.stringify({ id: e.id, type: e.type, created_at: e.created_at, data: e.data });
 
 /**

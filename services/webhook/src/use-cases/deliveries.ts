@@ -1,4 +1,4 @@
-import { AppError, newEvent } from '@licensing/runtime';
+import { AppError, newEnvelope } from '@licensing/runtime';
 import { webhookBody } from '../events/fanout';
 import type { DeliveryDoc } from '../store/deliveries';
 import type { EndpointDeps } from './deps';
@@ -28,14 +28,14 @@ export async function sendTestEvent(
   id: string,
 ): Promise<DeliveryDoc> {
   const endpoint = await findEndpoint(endpoints, accountId, id);
-  const event = newEvent('webhook.test' as never, accountId, { endpoint: { id: endpoint._id } } as never, clock.now());
+  const event = newEnvelope('webhook.test', accountId, { endpoint: { id: endpoint._id } }, clock.now());
   const now = clock.now();
   const doc: DeliveryDoc = {
     _id: `dlv_${event.id.replace(/^evt_/, '')}_${endpoint._id.replace(/^we_/, '')}`,
     account_id: accountId,
     endpoint_id: endpoint._id,
     event_id: event.id,
-    event_type: 'webhook.test',
+    event_type: event.type,
     body: webhookBody(event),
     status: 'pending',
     attempts: 0,
