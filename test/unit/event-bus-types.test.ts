@@ -17,20 +17,6 @@ function listen(bus: Consumer, heard: string[]): void {
   });
 }
 
-/** Never called: the type checker alone reads it. */
-export function misuses(bus: Consumer): void {
-  // @ts-expect-error: an api_key event carries no account object
-  bus.subscribe('api_key.revoked', (event) => event.data.account);
-  // @ts-expect-error: webhook.test is delivered to one endpoint, never published on the bus
-  bus.subscribe('webhook.test', () => undefined);
-  // @ts-expect-error: a pattern names a family that exists
-  bus.follow(['licence.>'], () => undefined);
-  bus.follow(['license.>'], (event) => {
-    // @ts-expect-error: a licence event carries no product object
-    return event.data.product;
-  });
-}
-
 describe('typed event handlers', () => {
   it('each handler gets the payload of the type it subscribed to or follows', () => {
     const bus = new FakeBus();
@@ -42,5 +28,26 @@ describe('typed event handlers', () => {
     bus.emit('product.updated', 'acct_1', { product: { id: 'prod_1' } });
     bus.emit('checkout.completed', 'acct_1', { checkout: { id: 'cs_1' } }); // nobody listens
     expect(heard).toEqual(['revoked key_1', 'plan pro', 'license.revoked K-1', 'product prod_1']);
+  });
+
+  it("a handler hears only what it named; naming anything else, or reading another type's data, does not compile", () => {
+    const bus: Consumer & FakeBus = new FakeBus();
+    const heard: string[] = [];
+    // @ts-expect-error: webhook.test is delivered to one endpoint, never published on the bus
+    bus.subscribe('webhook.test', () => heard.push('webhook.test'));
+    // @ts-expect-error: a pattern names a family that exists
+    bus.follow(['licence.>'], () => heard.push('licence.>'));
+    bus.subscribe('api_key.revoked', (event) => {
+      // @ts-expect-error: an api_key event carries no account object
+      heard.push(`account ${event.data.account}`);
+    });
+    bus.follow(['license.>'], (event) => {
+      // @ts-expect-error: a licence event carries no product object
+      heard.push(`product ${event.data.product}`);
+    });
+    bus.emit('webhook.disabled', 'acct_1', { endpoint: { id: 'we_1', url: 'https://example.com' }, reason: 'failing' });
+    bus.emit('product.updated', 'acct_1', { product: { id: 'prod_1' } });
+    bus.emit('api_key.created', 'acct_1', { api_key: { id: 'key_1' } });
+    expect(heard).toEqual([]);
   });
 });
