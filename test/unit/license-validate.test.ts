@@ -1,6 +1,6 @@
 import type { RecordValidationsRequest } from '@licensing/proto';
 import { LicenseCache, MAX_CACHED_FINGERPRINTS } from '../../services/license/src/caches/license-cache';
-import type { Seen } from '../../services/license/src/store/stats';
+import type { RecentGroup } from '../../services/license/src/store/stats';
 import { activate } from '../../services/license/src/use-cases/activations';
 import { transitionLicense } from '../../services/license/src/use-cases/change-license';
 import {
@@ -17,7 +17,7 @@ class RecordingCounter {
   readonly records: { accountId: string; code: string; valid: boolean }[] = [];
   readonly added: { accountId: string; validations: number; valid: number; byCode: Record<string, number> }[] = [];
   readonly validatedIds: string[] = [];
-  readonly seen: Seen[] = [];
+  readonly recentGroups: RecentGroup[] = [];
   record(accountId: string, code: string, valid: boolean): void {
     this.records.push({ accountId, code, valid });
   }
@@ -27,11 +27,11 @@ class RecordingCounter {
   validated(_accountId: string, licenseId: string): void {
     this.validatedIds.push(licenseId);
   }
-  saw(s: Seen): void {
-    this.seen.push(s);
+  addRecent(g: RecentGroup): void {
+    this.recentGroups.push(g);
   }
-  async recent(licenseId: string, limit: number): Promise<Seen[]> {
-    return this.seen.filter((s) => s.licenseId === licenseId).slice(0, limit);
+  async recent(licenseId: string, limit: number): Promise<RecentGroup[]> {
+    return this.recentGroups.filter((g) => g.licenseId === licenseId).slice(0, limit);
   }
 }
 
@@ -52,7 +52,7 @@ it('a valid key is valid, counted once, and its licence marked as validated', as
   expect(verdict).toMatchObject({ valid: true, code: 'valid', visible: true });
   expect(counter.records).toEqual([{ accountId: 'acct_A', code: 'valid', valid: true }]);
   expect(counter.validatedIds).toEqual([lic._id]);
-  expect(counter.seen).toEqual([expect.objectContaining({ licenseId: lic._id, code: 'valid', count: 1 })]);
+  expect(counter.recentGroups).toEqual([expect.objectContaining({ licenseId: lic._id, code: 'valid', count: 1 })]);
 });
 
 it("another account's key is not found there, and nothing of the licence is counted for that account", async () => {
@@ -119,7 +119,7 @@ it('gateway counts are added; malformed ones are dropped, never stored', () => {
     { accountId: 'acct_A', validations: 3, valid: 2, byCode: { valid: 2, not_found: 1 } },
   ]);
   expect(counter.validatedIds).toEqual(['lic_1']);
-  expect(counter.seen).toEqual([expect.objectContaining({ licenseId: 'lic_1', code: 'valid', count: 2 })]);
+  expect(counter.recentGroups).toEqual([expect.objectContaining({ licenseId: 'lic_1', code: 'valid', count: 2 })]);
 });
 
 it("a licence's recent validations are its own account's only, at most 50", async () => {

@@ -4,7 +4,7 @@ import { gatewaySchema } from '../../gateway/src/config';
 import { licenseSchema, type LicenseConfig } from '../../services/license/src/config';
 import { LicenseCache } from '../../services/license/src/caches/license-cache';
 import { MAX_VALIDATIONS_PER_CALL, validationHandlers } from '../../services/license/src/handlers/validation-handlers';
-import type { ValidationCounter } from '../../services/license/src/store/stats';
+import type { ValidationCounter } from '../../services/license/src/jobs/validation-counter';
 import { FakeBus, refusal } from '../support/fakes/common';
 import { licenseSetup } from '../support/fakes/license-deps';
 
@@ -15,7 +15,7 @@ const call = { requestId: 'req_1', caller: 'gateway' as const, log: undefined as
 async function setup() {
   const s = licenseSetup();
   const lic = await s.issued();
-  const counter = { record() {}, validated() {}, saw() {} } as unknown as ValidationCounter;
+  const counter = { record() {}, validated() {}, addRecent() {} } as unknown as ValidationCounter;
   const ctx = { metrics: new Metrics('license'), clock: s.clock } as unknown as ServiceContext<LicenseConfig>;
   const licenses = new LicenseCache(s.store, new FakeBus(), 100, 60_000);
   const handlers = validationHandlers(ctx, { licenses, store: s.store, counter, clock: s.clock });

@@ -61,11 +61,12 @@ export interface TallyLimits {
  * those after it, for the next flush, at most MAX_WAITING_COUNTS of each kind.
  */
 export class ValidationTally {
-  private tallies = new Map<string, HourTally>();
-  /** Licence id → account and last validation (epoch ms; formatted only when sent). */
-  private seen = new Map<string, { accountId: string; at: number }>();
-  /** Licence, hour, code and machine → how many and the latest (the licence page's recent validations; last_at in epoch ms until sent). */
-  private groups = new Map<string, Omit<ValidationSeen, 'last_at'> & { lastAtMs: number }>();
+  /** Account and hour → its validations, by answer code (RecordValidations' `tallies`). */
+  private hourCounts = new Map<string, HourTally>();
+  /** Licence id → account and last validation (epoch ms; formatted only when sent; RecordValidations' `last_validated`). */
+  private lastValidated = new Map<string, { accountId: string; at: number }>();
+  /** Licence, hour, code and machine → how many and the latest (the licence page's recent validations, RecordValidations' `seen`; last_at in epoch ms until sent). */
+  private recentGroups = new Map<string, Omit<ValidationSeen, 'last_at'> & { lastAtMs: number }>();
   /** Cells counted since the last flush (TallyCell.add puts a cell here with its first count). */
   readonly pending: TallyCell[] = [];
   /** The hour of the last validation and its RFC 3339 form: formatted once an hour, not per request. */
@@ -96,11 +97,11 @@ export class ValidationTally {
   record(accountId: string, code: string, valid: boolean, at: Date, n = 1): void {
     const hourMs = Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
     const id = `${accountId}:${hourMs}`;
-    let t = this.tallies.get(id);
+    let t = this.hourCounts.get(id);
     if (!t) {
-      this.makeRoom(this.tallies, 'tally');
+      this.makeRoom(this.hourCounts, 'tally');
       t = { account_id: accountId, hour: new Date(hourMs).toISOString(), validations: 0, valid: 0, by_code: {} };
-      this.tallies.set(id, t);
+      this.hourCounts.set(id, t);
     }
     t.validations += n;
     if (valid) t.valid += n;
@@ -109,21 +110,21 @@ export class ValidationTally {
 
   validated(accountId: string, licenseId: string, at: Date, code = '', fingerprint = '', n = 1): void {
     const atMs = at.getTime();
-    const seen = this.seen.get(licenseId);
-    if (!seen) {
-      this.makeRoom(this.seen, 'last_validated');
-      this.seen.set(licenseId, { accountId, at: atMs });
-    } else if (atMs > seen.at) seen.at = atMs;
+    const last = this.lastValidated.get(licenseId);
+    if (!last) {
+      this.makeRoom(this.lastValidated, 'last_validated');
+      this.lastValidated.set(licenseId, { accountId, at: atMs });
+    } else if (atMs > last.at) last.at = atMs;
     if (!code) return;
     const hour = this.hourOf(atMs);
     const id = `${licenseId}\n${hour}\n${code}\n${fingerprint}`;
-    const g = this.groups.get(id);
+    const g = this.recentGroups.get(id);
     if (g) {
       g.count += n;
       if (atMs > g.lastAtMs) g.lastAtMs = atMs;
     } else {
-      this.makeRoom(this.groups, 'seen');
-      this.groups.set(id, {
+      this.makeRoom(this.recentGroups, 'seen');
+      this.recentGroups.set(id, {
         account_id: accountId,
         license_id: licenseId,
         hour,
@@ -168,18 +169,19 @@ export class ValidationTally {
   /** Everything waiting, oldest first within each kind, and the tally emptied. */
   private takeAll(): CountEntry[] {
     const entries: CountEntry[] = [];
-    for (const [id, tally] of this.tallies) entries.push({ kind: 'tally', id, tally });
-    for (const [id, v] of this.seen) entries.push({ kind: 'last_validated', id, accountId: v.accountId, at: v.at });
-    for (const [id, group] of this.groups) entries.push({ kind: 'seen', id, group });
-    this.tallies = new Map();
-    this.seen = new Map();
-    this.groups = new Map();
+    for (const [id, tally] of this.hourCounts) entries.push({ kind: 'tally', id, tally });
+    for (const [id, v] of this.lastValidated)
+      entries.push({ kind: 'last_validated', id, accountId: v.accountId, at: v.at });
+    for (const [id, group] of this.recentGroups) entries.push({ kind: 'seen', id, group });
+    this.hourCounts = new Map();
+    this.lastValidated = new Map();
+    this.recentGroups = new Map();
     return entries;
   }
 
   async flush(): Promise<void> {
     this.foldCells();
-    if (this.tallies.size || this.seen.size || this.groups.size) {
+    if (this.hourCounts.size || this.lastValidated.size || this.recentGroups.size) {
       const chunks = chunksOf(this.takeAll(), this.limits.callBytes);
       for (let i = 0; i < chunks.length; i++) {
         const unsent = await this.send(chunks[i]);
@@ -230,40 +232,40 @@ export class ValidationTally {
    * adding up what both hold, then drops the oldest of each kind beyond the bound.
    */
   private keep(unsent: CountEntry[]): void {
-    const [tallies, seen, groups] = [this.tallies, this.seen, this.groups];
-    this.tallies = new Map();
-    this.seen = new Map();
-    this.groups = new Map();
+    const [hourCounts, lastValidated, recentGroups] = [this.hourCounts, this.lastValidated, this.recentGroups];
+    this.hourCounts = new Map();
+    this.lastValidated = new Map();
+    this.recentGroups = new Map();
     for (const e of unsent) {
-      if (e.kind === 'tally') this.tallies.set(e.id, e.tally);
-      else if (e.kind === 'last_validated') this.seen.set(e.id, { accountId: e.accountId, at: e.at });
-      else this.groups.set(e.id, e.group);
+      if (e.kind === 'tally') this.hourCounts.set(e.id, e.tally);
+      else if (e.kind === 'last_validated') this.lastValidated.set(e.id, { accountId: e.accountId, at: e.at });
+      else this.recentGroups.set(e.id, e.group);
     }
-    for (const [id, t] of tallies) {
-      const old = this.tallies.get(id);
-      if (!old) this.tallies.set(id, t);
+    for (const [id, t] of hourCounts) {
+      const old = this.hourCounts.get(id);
+      if (!old) this.hourCounts.set(id, t);
       else {
         old.validations += t.validations;
         old.valid += t.valid;
         for (const [code, n] of Object.entries(t.by_code)) old.by_code[code] = (old.by_code[code] ?? 0) + n;
       }
     }
-    for (const [id, v] of seen) {
-      const old = this.seen.get(id);
-      if (!old) this.seen.set(id, v);
+    for (const [id, v] of lastValidated) {
+      const old = this.lastValidated.get(id);
+      if (!old) this.lastValidated.set(id, v);
       else if (v.at > old.at) old.at = v.at;
     }
-    for (const [id, g] of groups) {
-      const old = this.groups.get(id);
-      if (!old) this.groups.set(id, g);
+    for (const [id, g] of recentGroups) {
+      const old = this.recentGroups.get(id);
+      if (!old) this.recentGroups.set(id, g);
       else {
         old.count += g.count;
         if (g.lastAtMs > old.lastAtMs) old.lastAtMs = g.lastAtMs;
       }
     }
-    this.makeRoom(this.tallies, 'tally', 0);
-    this.makeRoom(this.seen, 'last_validated', 0);
-    this.makeRoom(this.groups, 'seen', 0);
+    this.makeRoom(this.hourCounts, 'tally', 0);
+    this.makeRoom(this.lastValidated, 'last_validated', 0);
+    this.makeRoom(this.recentGroups, 'seen', 0);
   }
 
   start(): void {

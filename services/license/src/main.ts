@@ -18,7 +18,8 @@ import { LicenseCache } from './caches/license-cache';
 import { ProductCache } from './caches/product-cache';
 import { licenseModels } from './store/models';
 import { LicenseStore } from './store/queries';
-import { ValidationCounter, statsModels } from './store/stats';
+import { ValidationCounter } from './jobs/validation-counter';
+import { ValidationStatsStore, statsModels } from './store/stats';
 import type { LicenseDeps } from './use-cases/deps';
 import { licenseAccess } from './access';
 
@@ -32,7 +33,11 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.PRODUCT_GRPC_ADDR,
       internalCredential('license', ctx.config),
     );
-    const counter = new ValidationCounter(statsModels(ctx.db), ctx.log, ctx.config.STATS_FLUSH_INTERVAL_MS);
+    const counter = new ValidationCounter(
+      new ValidationStatsStore(statsModels(ctx.db)),
+      ctx.log,
+      ctx.config.STATS_FLUSH_INTERVAL_MS,
+    );
     const sweeper = new ExpirySweeper(store, ctx.outbox, ctx.clock);
     const expiry = new PeriodicTask(
       'licence expiry sweep',

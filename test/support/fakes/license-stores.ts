@@ -7,7 +7,7 @@ import type {
   SweepStateDoc,
 } from '../../../services/license/src/store/models';
 import type { LicenseStore } from '../../../services/license/src/store/queries';
-import type { ValidationCounter } from '../../../services/license/src/store/stats';
+import type { ValidationCounter } from '../../../services/license/src/jobs/validation-counter';
 import { FakeIdempotencyModel } from './checkout-store';
 import { duplicateKey, modelToken, pageOf } from './common';
 

@@ -1,7 +1,7 @@
 import { idempotent, newId, type Handlers, type InternalCaller } from '@licensing/runtime';
 import type { LicenseServiceService } from '@licensing/proto';
 import { last24Hours, last30Days } from '../domain/stats';
-import type { ValidationCounter } from '../store/stats';
+import type { ValidationCounter } from '../jobs/validation-counter';
 import { checkTransitionAllowed } from '../access';
 import { transitionLicense, updateLicense } from '../use-cases/change-license';
 import type { LicenseAt, LicenseDeps } from '../use-cases/deps';

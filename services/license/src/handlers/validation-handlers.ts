@@ -16,7 +16,7 @@ import {
 import type { LicenseConfig } from '../config';
 import { MAX_CACHED_FINGERPRINTS, type ValidationRecord } from '../caches/license-cache';
 import type { LicenseStore } from '../store/queries';
-import type { ValidationCounter } from '../store/stats';
+import type { ValidationCounter } from '../jobs/validation-counter';
 import {
   recentValidations,
   recordGatewayValidations,

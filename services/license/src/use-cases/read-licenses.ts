@@ -3,7 +3,7 @@ import { parseLicenseKey, statuses, type PageRequest, type Status } from '@licen
 import { DAY_MS } from '../domain/stats';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
-import type { ValidationCounter } from '../store/stats';
+import type { ValidationCounter } from '../jobs/validation-counter';
 import type { LicenseDeps } from './deps';
 
 /** The caller's licence by key (typed loosely), or 404 for a typo, an unknown key or another account's. */

@@ -10,14 +10,15 @@ import type { Clock } from '@licensing/runtime';
 import { isCode } from '../domain/stats';
 import { MAX_CACHED_FINGERPRINTS, type LicenseCache, type ValidationRecord } from '../caches/license-cache';
 import type { LicenseStore } from '../store/queries';
-import type { Seen, ValidationCounter } from '../store/stats';
+import type { ValidationCounter } from '../jobs/validation-counter';
+import type { RecentGroup } from '../store/stats';
 import { ownLicense } from './read-licenses';
 
 /** What validating needs: the licences (through this instance's cache), the exact activation reads, the counts. */
 export interface ValidationDeps {
   licenses: Pick<LicenseCache, 'read'>;
   store: Pick<LicenseStore, 'findActivation' | 'countActivations'>;
-  counter: Pick<ValidationCounter, 'record' | 'validated' | 'saw'>;
+  counter: Pick<ValidationCounter, 'record' | 'validated' | 'addRecent'>;
   clock: Clock;
 }
 
@@ -66,7 +67,7 @@ export async function validateLicense(
   counter.record(req.account_id, verdict.code, verdict.valid, now);
   if (verdict.visible && doc) {
     counter.validated(req.account_id, doc._id, now);
-    counter.saw({
+    counter.addRecent({
       accountId: req.account_id,
       licenseId: doc._id,
       hour: now,
@@ -85,7 +86,7 @@ export async function validateLicense(
  * become a field path in the store.
  */
 export function recordGatewayValidations(
-  counter: Pick<ValidationCounter, 'add' | 'validated' | 'saw'>,
+  counter: Pick<ValidationCounter, 'add' | 'validated' | 'addRecent'>,
   req: RecordValidationsRequest,
 ): void {
   for (const t of req.tallies) {
@@ -113,7 +114,7 @@ export function recordGatewayValidations(
       Number.isNaN(lastAt.getTime())
     )
       continue;
-    counter.saw({
+    counter.addRecent({
       accountId: g.account_id,
       licenseId: g.license_id,
       hour,
@@ -130,7 +131,7 @@ export async function recentValidations(
   store: Pick<LicenseStore, 'findInAccount'>,
   counter: Pick<ValidationCounter, 'recent'>,
   req: { account_id: string; key: string; limit: number },
-): Promise<Seen[]> {
+): Promise<RecentGroup[]> {
   const doc = await ownLicense(store, req.account_id, req.key);
   return counter.recent(doc._id, req.limit >= 1 && req.limit <= 50 ? req.limit : 20);
 }

@@ -1,0 +1,115 @@
+import { PeriodicTask, type Logger } from '@licensing/runtime';
+import { addCodes, hourOf, type CodeCounts, type HourBucket } from '../domain/stats';
+import {
+  hourCountId,
+  recentGroupId,
+  type HourCount,
+  type LastValidation,
+  type RecentGroup,
+  type ValidationStatsStore,
+} from '../store/stats';
+
+/**
+ * Counts validations and remembers when each licence was last validated,
+ * without a write on the hot path: both are kept in memory and flushed every
+ * few seconds (and on shutdown) as one batch. The gateways' cached answers
+ * arrive here in batches too (RecordValidations). A failed flush keeps its
+ * data for the next one. The cost of a flush grows with the traffic since the
+ * last one, never with the number of licences.
+ */
+export class ValidationCounter {
+  /** Account and hour → its validations since the last flush. */
+  private hourCounts = new Map<string, HourCount>();
+  /** Licence id → its latest validation since the last flush. */
+  private lastValidated = new Map<string, LastValidation>();
+  /** Licence, hour, code and machine → the validations of that group since the last flush (the licence page's recent validations). */
+  private recentGroups = new Map<string, RecentGroup>();
+  private task?: PeriodicTask;
+
+  constructor(
+    private readonly store: ValidationStatsStore,
+    private readonly log: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** One validation this service answered. */
+  record(accountId: string, code: string, valid: boolean, at: Date): void {
+    this.add(accountId, hourOf(at), 1, valid ? 1 : 0, { [code]: 1 });
+  }
+
+  /** Validations of an account's hour (the gateways' counts, or a flush that failed). */
+  add(accountId: string, hour: Date, validations: number, valid: number, byCode: CodeCounts = {}): void {
+    const id = hourCountId(accountId, hour);
+    const entry = this.hourCounts.get(id);
+    if (entry) {
+      entry.validations += validations;
+      entry.valid += valid;
+      addCodes(entry.byCode, byCode);
+    } else this.hourCounts.set(id, { accountId, hour: hourOf(hour), validations, valid, byCode: { ...byCode } });
+  }
+
+  validated(accountId: string, licenseId: string, at: Date): void {
+    const last = this.lastValidated.get(licenseId);
+    if (!last || last.at < at) this.lastValidated.set(licenseId, { accountId, at });
+  }
+
+  /** Validations of a licence, grouped by hour, code and machine (count them, keep the latest time). */
+  addRecent(g: RecentGroup): void {
+    const id = recentGroupId(g);
+    const entry = this.recentGroups.get(id);
+    if (!entry) this.recentGroups.set(id, { ...g, hour: hourOf(g.hour) });
+    else {
+      entry.count += g.count;
+      if (entry.lastAt < g.lastAt) entry.lastAt = g.lastAt;
+    }
+  }
+
+  async flush(): Promise<void> {
+    const hourCounts = this.hourCounts;
+    const lastValidated = this.lastValidated;
+    const recentGroups = this.recentGroups;
+    this.hourCounts = new Map();
+    this.lastValidated = new Map();
+    this.recentGroups = new Map();
+    if (hourCounts.size)
+      await this.store.addHourCounts(hourCounts).catch((err) => {
+        this.log.warn({ err }, 'could not store validation counts; will retry');
+        for (const c of hourCounts.values()) this.add(c.accountId, c.hour, c.validations, c.valid, c.byCode);
+      });
+    if (lastValidated.size)
+      await this.store.setLastValidated(lastValidated).catch((err) => {
+        this.log.warn({ err }, 'could not store last-validated times; will retry');
+        for (const [licenseId, v] of lastValidated) this.validated(v.accountId, licenseId, v.at);
+      });
+    if (recentGroups.size)
+      await this.store.addRecentGroups(recentGroups).catch((err) => {
+        this.log.warn({ err }, 'could not store recent validations; will retry');
+        for (const g of recentGroups.values()) this.addRecent(g);
+      });
+  }
+
+  start(): void {
+    this.task = new PeriodicTask('validation counts flush', () => this.flush(), this.intervalMs, this.log);
+    this.task.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.task?.stop();
+    await this.flush(); // the last seconds of counts
+  }
+
+  /** An account's hours from `from` on, as stored (flushed ones: a few seconds behind). */
+  since(accountId: string, from: Date): Promise<HourBucket[]> {
+    return this.store.hoursSince(accountId, from);
+  }
+
+  /** A licence's latest validation groups, newest first (flushed ones: a few seconds behind). */
+  recent(licenseId: string, limit: number): Promise<RecentGroup[]> {
+    return this.store.recentGroups(licenseId, limit);
+  }
+
+  /** When the licence was last validated (null = never, or not yet flushed). */
+  async lastValidatedAt(licenseId: string): Promise<Date | null> {
+    return this.lastValidated.get(licenseId)?.at ?? this.store.lastValidatedAt(licenseId);
+  }
+}

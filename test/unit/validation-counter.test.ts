@@ -1,0 +1,126 @@
+import { createLogger } from '@licensing/runtime';
+import { ValidationCounter } from '../../services/license/src/jobs/validation-counter';
+import type {
+  HourCount,
+  LastValidation,
+  RecentGroup,
+  ValidationStatsStore,
+} from '../../services/license/src/store/stats';
+
+// The licence service's validation counter (jobs/validation-counter.ts): counts kept in memory and
+// written in batches, over a store that records the batches it is given (the queries themselves
+// run against FerretDB in the e2e tests of the dashboard and the licence page).
+
+class RecordingStatsStore {
+  readonly hourCounts: Map<string, HourCount>[] = [];
+  readonly lastValidated: Map<string, LastValidation>[] = [];
+  readonly recentGroups: Map<string, RecentGroup>[] = [];
+  stored = new Map<string, Date>();
+  failing = false;
+
+  private async take<T>(into: T[], batch: T): Promise<void> {
+    if (this.failing) throw new Error('store away');
+    into.push(batch);
+  }
+  addHourCounts(counts: Map<string, HourCount>) {
+    return this.take(this.hourCounts, counts);
+  }
+  setLastValidated(last: Map<string, LastValidation>) {
+    return this.take(this.lastValidated, last);
+  }
+  addRecentGroups(groups: Map<string, RecentGroup>) {
+    return this.take(this.recentGroups, groups);
+  }
+  async lastValidatedAt(licenseId: string) {
+    return this.stored.get(licenseId) ?? null;
+  }
+}
+
+const at = (iso: string) => new Date(`2026-03-01T${iso}Z`);
+const group = (over: Partial<RecentGroup> = {}): RecentGroup => ({
+  accountId: 'acct_A',
+  licenseId: 'lic_1',
+  hour: at('10:15:00'),
+  code: 'valid',
+  fingerprint: 'mac-1',
+  count: 1,
+  lastAt: at('10:15:00'),
+  ...over,
+});
+
+function setup() {
+  const store = new RecordingStatsStore();
+  const counter = new ValidationCounter(
+    store as unknown as ValidationStatsStore,
+    createLogger('test', 'silent'),
+    60_000,
+  );
+  return { store, counter };
+}
+
+describe('the licence service counting validations', () => {
+  it("adds up an account's hour by answer code, keeps each licence's latest validation and sums each group", async () => {
+    const { store, counter } = setup();
+    counter.record('acct_A', 'valid', true, at('10:01:00'));
+    counter.record('acct_A', 'expired', false, at('10:59:59'));
+    counter.add('acct_A', at('10:30:00'), 5, 4, { valid: 4, revoked: 1 }); // a gateway's counts
+    counter.record('acct_A', 'valid', true, at('11:00:00')); // the next hour
+    counter.validated('acct_A', 'lic_1', at('10:20:00'));
+    counter.validated('acct_A', 'lic_1', at('10:05:00')); // older: not the latest
+    counter.addRecent(group({ lastAt: at('10:15:00') }));
+    counter.addRecent(group({ hour: at('10:40:00'), count: 2, lastAt: at('10:40:00') })); // same hour, code, machine
+    counter.addRecent(group({ fingerprint: 'mac-2' }));
+    await counter.flush();
+
+    expect([...store.hourCounts[0].values()]).toEqual([
+      {
+        accountId: 'acct_A',
+        hour: at('10:00:00'),
+        validations: 7,
+        valid: 5,
+        byCode: { valid: 5, expired: 1, revoked: 1 },
+      },
+      { accountId: 'acct_A', hour: at('11:00:00'), validations: 1, valid: 1, byCode: { valid: 1 } },
+    ]);
+    expect([...store.lastValidated[0]]).toEqual([['lic_1', { accountId: 'acct_A', at: at('10:20:00') }]]);
+    expect([...store.recentGroups[0].values()]).toEqual([
+      group({ hour: at('10:00:00'), count: 3, lastAt: at('10:40:00') }),
+      group({ hour: at('10:00:00'), fingerprint: 'mac-2' }),
+    ]);
+
+    await counter.flush(); // nothing new: nothing written
+    expect([store.hourCounts.length, store.lastValidated.length, store.recentGroups.length]).toEqual([1, 1, 1]);
+  });
+
+  it('keeps what a failed write held and adds it to what was counted meanwhile', async () => {
+    const { store, counter } = setup();
+    counter.record('acct_A', 'valid', true, at('10:01:00'));
+    counter.validated('acct_A', 'lic_1', at('10:01:00'));
+    counter.addRecent(group());
+    store.failing = true;
+    await counter.flush();
+    store.failing = false;
+    counter.record('acct_A', 'valid', true, at('10:02:00'));
+    counter.validated('acct_A', 'lic_1', at('10:00:30')); // older than the one kept
+    counter.addRecent(group({ lastAt: at('10:16:00') }));
+    await counter.flush();
+
+    expect([...store.hourCounts[0].values()]).toEqual([
+      { accountId: 'acct_A', hour: at('10:00:00'), validations: 2, valid: 2, byCode: { valid: 2 } },
+    ]);
+    expect([...store.lastValidated[0]]).toEqual([['lic_1', { accountId: 'acct_A', at: at('10:01:00') }]]);
+    expect([...store.recentGroups[0].values()]).toEqual([
+      group({ hour: at('10:00:00'), count: 2, lastAt: at('10:16:00') }),
+    ]);
+  });
+
+  it('answers when a licence was last validated from what it holds, else from the store', async () => {
+    const { store, counter } = setup();
+    store.stored.set('lic_1', at('09:00:00'));
+    store.stored.set('lic_2', at('09:30:00'));
+    counter.validated('acct_A', 'lic_1', at('10:00:00'));
+    expect(await counter.lastValidatedAt('lic_1')).toEqual(at('10:00:00'));
+    expect(await counter.lastValidatedAt('lic_2')).toEqual(at('09:30:00'));
+    expect(await counter.lastValidatedAt('lic_3')).toBeNull();
+  });
+});
