@@ -85,7 +85,9 @@ export function renderSettings(schemas: Schemas): string {
   );
   for (const [name, schema] of Object.entries(serviceSchemas)) {
     const own = Object.keys(schema).filter((k) => !common.includes(k) && !perService.includes(k));
-    out.push(`### ${name[0].toUpperCase()}${name.slice(1)} service`, '', table(rowsOf(schema, own)), '');
+    // The title components.json gives it ("Licence service": prose, where the name is code's `license`).
+    const title = services.find((s) => s.name === name)?.title ?? `${name} service`;
+    out.push(`### ${title}`, '', table(rowsOf(schema, own)), '');
   }
   const gatewayOwn = Object.keys(gatewaySchema).filter((k) => !common.includes(k));
   out.push('### Gateway', '', table(rowsOf(gatewaySchema, gatewayOwn)), '');

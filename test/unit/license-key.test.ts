@@ -54,7 +54,7 @@ describe('licence key format', () => {
 });
 
 // The plain-ASCII reading of a key (one pass, no strings built) must answer exactly as the general
-// reading that trims and upper-cases as Unicode does: here the general reading, as the spec.
+// reading that trims and upper-cases as Unicode does: here the general reading, written from the rule in docs/api.md ("Key format").
 const SPEC_VALUE: Record<string, number> = Object.fromEntries([...ALPHABET].map((c, i) => [c, i]));
 function specParse(input: string) {
   if (input.length > 64) return { ok: false, reason: 'format' };

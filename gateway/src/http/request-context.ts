@@ -92,7 +92,7 @@ export function requestContext(log: Logger) {
   };
 }
 
-/** `/v1/...` is served exactly like `/api/v1/...` (the spec's example uses the short form). */
+/** `/v1/...` is served exactly like `/api/v1/...` (the short form, as in `/v1/keys/validate`; docs/api.md). */
 export function versionAlias(req: Request, _res: Response, next: NextFunction) {
   if (req.url === '/v1' || req.url.startsWith('/v1/') || req.url.startsWith('/v1?')) req.url = `/api${req.url}`;
   next();

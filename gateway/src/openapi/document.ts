@@ -175,7 +175,7 @@ const paths: Record<string, Record<string, Op>> = {
     post: op('validateKey', {
       summary: 'Validate a licence key',
       tag: 'Validation',
-      description: "Always 200 for a well-formed request. The spec's `/v1/keys/validate` is the same endpoint.",
+      description: 'Always 200 for a well-formed request. `/v1/keys/validate` is the same endpoint.',
       body: 'KeyValidationRequest',
       ok: { 200: { description: 'The verdict', schema: ref('KeyValidation') } },
       validateScope: true,

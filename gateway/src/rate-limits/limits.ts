@@ -5,7 +5,7 @@ import { AppError, addressKey, type Logger } from '@licensing/runtime';
 import type { Principal } from '../auth/authenticate';
 import { QuotaCounter, type Counted, type LocalWindow, type WindowSpec } from './quota';
 
-// Rate limits (the spec gives two statements; both hold):
+// Rate limits (docs/api.md): two windows count each request, its key's minute and one of its account's hours:
 //   "hour"     per account, by plan: free 100, pro 1,000, enterprise 10,000 (full-scope keys)
 //   "minute"   per API key: 100 by default
 //   "app_hour" per account: app traffic (validate-scope keys, which ship inside

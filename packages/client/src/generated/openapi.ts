@@ -131,7 +131,7 @@ export interface paths {
         put?: never;
         /**
          * Validate a licence key
-         * @description Always 200 for a well-formed request. The spec's `/v1/keys/validate` is the same endpoint.
+         * @description Always 200 for a well-formed request. `/v1/keys/validate` is the same endpoint.
          */
         post: operations["validateKey"];
         delete?: never;
