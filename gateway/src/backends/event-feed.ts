@@ -2,10 +2,10 @@ import { EventBus, untilConnected, type BusOptions, type Following } from '@lice
 import type { DomainEvent, EventOf, EventPattern, EventsMatching, EventType } from '@licensing/proto';
 
 /**
- * The gateway's link to NATS. The gateway only listens (auth-cache evictions)
- * and probes (status), so it does not wait for NATS before serving: it connects
- * in the background and, until then, behaves as in any NATS outage (the auth
- * cache is bypassed, /api/v1/status says nats down). Subscriptions made before
+ * The gateway's link to NATS. The gateway only listens (the evictions of its
+ * auth and validation caches) and probes (status), so it does not wait for NATS
+ * before serving: it connects in the background and, until then, behaves as in
+ * any NATS outage (both caches are bypassed, /api/v1/status says nats down). Subscriptions made before
  * the connection exists take effect when it arrives.
  */
 export class EventFeed {

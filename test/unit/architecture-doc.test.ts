@@ -1,0 +1,80 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { eventTypes } from '@licensing/proto';
+import { ownerOf } from '@licensing/runtime';
+import { services } from '../../scripts/lib/components';
+
+// docs/architecture.md says what each service owns and publishes and how a service's src/ is laid
+// out; these checks hold it to the code, so the description cannot drift from what is there.
+
+const root = join(__dirname, '../..');
+const doc = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
+
+/** A service's bullet under "Pieces and who owns what": from `- **Title**` to the next bullet. */
+function bulletOf(title: string): string {
+  const start = doc.indexOf(`- **${title}**`);
+  expect(start).toBeGreaterThanOrEqual(0);
+  const end = doc.indexOf('\n- **', start + 1);
+  return doc.slice(start, end < 0 ? undefined : end);
+}
+
+/** The names in backquotes after "Publishes", with `a.b|c` read as `a.b` and `a.c`. */
+function publishedIn(bullet: string): string[] {
+  const sentence = bullet.slice(bullet.indexOf('Publishes'));
+  return [...sentence.matchAll(/`([a-z_]+)\.([a-z_|]+)`/g)].flatMap(([, family, types]) =>
+    types.split('|').map((t) => `${family}.${t}`),
+  );
+}
+
+/** The collections a service's store/ declares (and the runtime's idempotency records where it uses them). */
+function collectionsOf(folder: string): string[] {
+  const store = join(root, folder, 'src', 'store');
+  const names: string[] = [];
+  for (const file of readdirSync(store).filter((f) => f.endsWith('.ts'))) {
+    const text = readFileSync(join(store, file), 'utf8');
+    for (const [, name] of text.matchAll(/collection: '([a-z_]+)'/g)) names.push(name);
+    if (text.includes('idempotencyModel(')) names.push('idempotency_keys');
+  }
+  return names.sort();
+}
+
+describe('docs/architecture.md, against the code', () => {
+  describe.each(services.map((s) => [s.title, s] as const))('%s', (title, s) => {
+    it('names every event type the service owns after "Publishes", and no other', () => {
+      const owned = eventTypes.filter((t) => ownerOf(t) === s.name);
+      expect(owned.length).toBeGreaterThan(0);
+      expect(publishedIn(bulletOf(title)).sort()).toEqual([...owned].sort());
+    });
+
+    it("names every collection of the service's store", () => {
+      const bullet = bulletOf(title);
+      const collections = collectionsOf(s.folder);
+      expect(collections.length).toBeGreaterThan(0);
+      expect(collections.filter((c) => !bullet.includes(`\`${c}\``))).toEqual([]);
+    });
+  });
+
+  it("describes every folder and top-level file of the services' src/", () => {
+    const start = doc.indexOf("Every service's `src/` has the same layout");
+    expect(start).toBeGreaterThanOrEqual(0);
+    const layout = doc.slice(start, doc.indexOf('\n\n', start));
+    const entries = new Set(
+      services.flatMap((s) =>
+        readdirSync(join(root, s.folder, 'src'), { withFileTypes: true }).map((e) =>
+          e.isDirectory() ? `${e.name}/` : e.name,
+        ),
+      ),
+    );
+    expect([...entries].filter((e) => !layout.includes(`\`${e}\``))).toEqual([]);
+  });
+
+  it('keeps timers out of the stores: what runs on a timer is in jobs/', () => {
+    const timed = services.flatMap((s) => {
+      const store = join(root, s.folder, 'src', 'store');
+      return readdirSync(store)
+        .filter((f) => /PeriodicTask|setInterval|setTimeout/.test(readFileSync(join(store, f), 'utf8')))
+        .map((f) => `${s.folder}/src/store/${f}`);
+    });
+    expect(timed).toEqual([]);
+  });
+});

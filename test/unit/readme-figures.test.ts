@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+// The README quotes the figures of docs/benchmarks.md, which `npm run bench` and `npm run bench:scale`
+// rewrite: after a new measurement this fails until the README quotes the new figures.
+
+const root = join(__dirname, '../..');
+const bench = readFileSync(join(root, 'docs/benchmarks.md'), 'utf8');
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+/** The cells of the benchmark table row whose first cell starts with `name`. */
+function row(name: string): string[] {
+  const line = bench.split('\n').find((l) => l.startsWith(`| ${name}`));
+  if (!line) throw new Error(`docs/benchmarks.md has no row "${name}"`);
+  return line
+    .split('|')
+    .slice(1, -1)
+    .map((c) => c.trim());
+}
+
+/** The README's paragraph about `npm run bench`. */
+function benchParagraph(): string {
+  const start = readme.indexOf('`npm run bench` compares');
+  expect(start).toBeGreaterThanOrEqual(0);
+  return readme.slice(start, readme.indexOf('\n`npm run bench:scale`', start));
+}
+
+it('the README quotes the validation figures of docs/benchmarks.md', () => {
+  // | run | requests/s | vs bare | p50 ms | p99 ms | failed | gateway CPU ms/request |
+  const cached = row('cached validation, rate limits on (local decisions)');
+  const uncached = row('uncached at the gateway');
+  const noCache = row('uncached anywhere');
+  const before = /3 × ([\d.]+ %) =/.exec(bench)?.[1];
+  expect(before).toBeDefined();
+  const paragraph = benchParagraph().replace(/\s+/g, ' ');
+  for (const quoted of [
+    `${cached[2]} of the bare server's rate`,
+    `${cached[6]} ms of gateway CPU`,
+    `p99 ${cached[4]} ms`,
+    `look-ups batched), ${uncached[2]}`,
+    `no cache anywhere, ${noCache[2]}`,
+    `before the caches: ${before}`,
+  ])
+    expect(paragraph).toContain(quoted);
+});
+
+it('the README quotes the figures of docs/benchmarks.md "At scale"', () => {
+  // | licences | issuance | failed | first-touch p50 / p99 | deep list page p50 / p99 | idle CPU |
+  for (const size of ['1,000', '10,000', '100,000']) {
+    const [licences, issuance, , firstTouch, listPage, idle] = row(size);
+    expect(readme).toContain(`| ${licences} | ${issuance} | ${firstTouch} | ${listPage} | ${idle} |`);
+  }
+});
