@@ -1,7 +1,7 @@
-// Licence states, as every validation answer sees them. Stored: active,
-// suspended, revoked. Derived: expired, when the expiry plus the grace days has
-// passed (and the licence is not suspended or revoked). Shared by the licence
-// service and the gateway's validation cache, so both derive the same status.
+// Licence states (the words are vocabulary.ts's), as every validation answer
+// sees them: the stored one, or expired, derived when the expiry plus the grace
+// days has passed (and the licence is not suspended or revoked). Shared by the
+// licence service and the gateway's validation cache, so both derive the same status.
 import type { StoredPolicy } from './policy';
 import type { Status, StoredStatus } from './vocabulary';
 

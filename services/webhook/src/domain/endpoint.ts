@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { webhookEventTypes } from '@licensing/proto';
+import { isOneOf, webhookEventTypes } from '@licensing/proto';
 import { AppError } from '@licensing/runtime';
 
 /**
@@ -16,7 +16,7 @@ export function checkEvents(events: string[]): string[] {
     if (events.length > 1) throw AppError.invalid('events', '"*" already means every event; list nothing else with it');
     return ['*'];
   }
-  const unknown = events.filter((e) => !(webhookEventTypes as readonly string[]).includes(e));
+  const unknown = events.filter((e) => !isOneOf(webhookEventTypes, e));
   if (unknown.length)
     throw AppError.invalid(
       'events',
