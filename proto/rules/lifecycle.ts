@@ -1,5 +1,5 @@
 import type { Policy } from './policy';
-import type { LicenseAction, StoredStatus } from './vocabulary';
+import { licenseActions, type LicenseAction, type StoredStatus } from './vocabulary';
 
 // Which lifecycle action each stored state allows, and why not where it does not. The licence service
 // refuses with these reasons (409 conflict) and the dashboard offers only the actions allowed, so the
@@ -38,3 +38,9 @@ export function refusal(
     return 'the licence is perpetual: there is nothing to renew';
   return null;
 }
+
+/** The actions a licence in this state allows, in the order of licenseActions (what the dashboard offers). */
+export const allowedActions = (
+  l: { status: StoredStatus; expires_at: Date | null },
+  renewalPolicy: Pick<Policy, 'duration_days'>,
+): LicenseAction[] => licenseActions.filter((action) => refusal(l, action, renewalPolicy) === null);

@@ -1,11 +1,11 @@
 import type { Request, Response, Router } from 'express';
 import { AppError, isId } from '@licensing/runtime';
 import {
+  allowedActions,
   isOneOf,
   licenseActions,
   licenseStatuses,
   parseLicenseKey,
-  refusal,
   storedStatusOf,
   withPolicyDefaults,
   type Activation,
@@ -80,8 +80,7 @@ const ACTIONS: Record<LicenseAction, { verb: string; done: string; consequence: 
 function allowed(l: License, product?: Product): LicenseAction[] {
   if (!isOneOf(licenseStatuses, l.status)) return [];
   const state = { status: storedStatusOf(l.status), expires_at: l.expires_at ? new Date(l.expires_at) : null };
-  const renewal = withPolicyDefaults(product?.policy ?? l.policy);
-  return licenseActions.filter((action) => refusal(state, action, renewal) === null);
+  return allowedActions(state, withPolicyDefaults(product?.policy ?? l.policy));
 }
 
 interface IssueForm {
