@@ -1,5 +1,6 @@
 // Domain event contract: the envelope and the catalogue of types. Publishers and
 // consumers import these; nothing else about events crosses a service boundary.
+import type { CheckoutStatus, KeyScope, Plan, Status } from './rules/vocabulary';
 
 export const eventTypes = [
   'account.updated',
@@ -63,7 +64,7 @@ export interface LicenseData {
   key: string;
   product_id: string;
   customer_email: string;
-  status: string;
+  status: Status;
   expires_at: string | null;
   created_at: string;
 }
@@ -80,7 +81,7 @@ export interface ActivationData {
 export interface ApiKeyData {
   id: string;
   prefix: string;
-  scope: string;
+  scope: KeyScope;
   name: string;
   created_at: string;
   revoked_at?: string;
@@ -91,7 +92,7 @@ export interface ApiKeyData {
 export interface AccountData {
   id: string;
   name: string;
-  plan: string;
+  plan: Plan;
   /** null = the plan's default */
   per_minute_limit: number | null;
   per_hour_limit: number | null;
@@ -100,7 +101,7 @@ export interface AccountData {
 export interface CheckoutData {
   id: string;
   product_id: string;
-  status: string;
+  status: CheckoutStatus;
   amount: number;
   currency: string;
   customer_email: string | null;

@@ -1,8 +1,13 @@
 // The validation contract in code: how a licence key is read, how a licence's
 // status is derived, and the verdict a validation gives. The licence service
 // (the authority) and the gateway's validation cache both use it, so a cached
-// answer is the answer the service would give.
+// answer is the answer the service would give. Also the one source of every
+// fixed word list (vocabulary.ts), of the licence policy (policy.ts) and of
+// the licence lifecycle (lifecycle.ts), which the services and gateway share.
 export * from './license-key';
+export * from './lifecycle';
+export * from './policy';
 export * from './status';
 export * from './verdict';
 export * from './visibility';
+export * from './vocabulary';

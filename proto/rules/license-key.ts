@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 // Licence keys: six groups of five uppercase Crockford base32 characters, e.g.
-// 7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3A7K. The first 28 characters carry 140 random
+// 7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3ATG. The first 28 characters carry 140 random
 // bits; the last two are a check value: sum(position_weight * value) mod 1021.
 // 1021 is prime and larger than any weight (1..28) or value difference (±31),
 // so every single mistyped character and every swap of two characters changes
@@ -29,6 +29,11 @@ function group(chars: string): string {
   for (let i = GROUP; i < chars.length; i += GROUP) out += `-${chars.slice(i, i + GROUP)}`;
   return out;
 }
+
+/** The form keys are issued and stored in, as a regular expression (the OpenAPI document's pattern). */
+export const LICENSE_KEY_PATTERN = `^[${ALPHABET}]{${GROUP}}(-[${ALPHABET}]{${GROUP}}){${KEY_CHARS / GROUP - 1}}$`;
+/** A well-formed key with its right check characters, for documents and examples. */
+export const EXAMPLE_LICENSE_KEY = ((body: string) => group(body + checkValue(body)))('7K3QF9XW2MT0RBHPZ4DNC8E1VQ3A');
 
 export function generateLicenseKey(): string {
   const bytes = randomBytes(Math.ceil((RANDOM_CHARS * 5) / 8));

@@ -1,22 +1,23 @@
-// Licence states, as every validation answer sees them. Stored: active,
-// suspended, revoked. Derived: expired, when the expiry plus the grace days has
-// passed (and the licence is not suspended or revoked). Shared by the licence
-// service and the gateway's validation cache, so both derive the same status.
+// Licence states (the words are vocabulary.ts's), as every validation answer
+// sees them: the stored one, or expired, derived when the expiry plus the grace
+// days has passed (and the licence is not suspended or revoked). Shared by the
+// licence service and the gateway's validation cache, so both derive the same status.
+import type { StoredPolicy } from './policy';
+import type { Status, StoredStatus } from './vocabulary';
+
 export const DAY_MS = 86_400_000;
 
-export interface PolicySnapshot {
-  duration_days: number | null;
-  max_activations: number | null;
-  grace_days: number;
-  require_activation: boolean;
-  validate_keys_see_email: boolean;
-  /** What a refunded checkout payment does to this licence (absent on licences issued before it existed: revoke). */
-  refund_action?: 'revoke' | 'suspend';
-}
+/** The policy a licence keeps: its product's when it was issued or last renewed. */
+export type PolicySnapshot = StoredPolicy;
 
-export type StoredStatus = 'active' | 'suspended' | 'revoked';
-export type Status = StoredStatus | 'expired';
-export const statuses: readonly Status[] = ['active', 'suspended', 'revoked', 'expired'];
+/** The stored state behind each status an answer shows: expired is derived from active alone. */
+const storedBehind: Record<Status, StoredStatus> = {
+  active: 'active',
+  suspended: 'suspended',
+  revoked: 'revoked',
+  expired: 'active',
+};
+export const storedStatusOf = (status: Status): StoredStatus => storedBehind[status];
 
 export interface LicenseState {
   status: StoredStatus;

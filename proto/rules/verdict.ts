@@ -1,19 +1,6 @@
 import type { ParsedKey } from './license-key';
 import { effectiveStatus, graceEndsAt, inGrace, type LicenseState } from './status';
-
-export const validationCodes = [
-  'valid',
-  'expired_in_grace',
-  'not_found',
-  'product_mismatch',
-  'revoked',
-  'suspended',
-  'expired',
-  'not_activated',
-  'activation_limit_reached',
-] as const;
-export type ValidationCode = (typeof validationCodes)[number];
-export type NextAction = 'none' | 'activate' | 'renew' | 'contact_vendor';
+import type { NextAction, ValidationCode } from './vocabulary';
 
 /** How long a client may trust a positive answer offline, at most. */
 export const MAX_OFFLINE_MS = 24 * 3600_000;

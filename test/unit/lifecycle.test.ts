@@ -1,5 +1,15 @@
 import { AppError } from '@licensing/runtime';
-import { DAY_MS, effectiveStatus, inGrace, type LicenseState, type PolicySnapshot } from '@licensing/proto';
+import {
+  allowedActions,
+  DAY_MS,
+  effectiveStatus,
+  inGrace,
+  licenseActions,
+  storedLicenseStatuses,
+  storedStatusOf,
+  type LicenseState,
+  type PolicySnapshot,
+} from '@licensing/proto';
 import { transition } from '../../services/license/src/domain/lifecycle';
 
 const now = new Date('2026-06-01T00:00:00Z');
@@ -67,5 +77,51 @@ describe('transitions', () => {
     expect(() => transition(lic({ expires_at: null, policy: perpetual }), 'renew', now, perpetual)).toThrow(
       /perpetual/,
     );
+  });
+});
+
+describe('the actions a licence allows (what the dashboard offers)', () => {
+  it.each([
+    ['active', days(10), 30, ['suspend', 'revoke', 'renew']],
+    ['active', null, null, ['suspend', 'revoke']],
+    ['active', null, 30, ['suspend', 'revoke', 'renew']], // a perpetual licence whose product now expires
+    ['suspended', days(10), 30, ['reinstate', 'revoke', 'renew']],
+    ['revoked', days(10), 30, []],
+  ] as const)('a %s licence expiring %s, its product lasting %s days: %j', (status, expires_at, duration, actions) => {
+    const product = duration === null ? perpetual : monthly;
+    expect(allowedActions({ status, expires_at }, product)).toEqual(actions);
+  });
+
+  it('are exactly those the licence service carries out, for every stored state and action', () => {
+    for (const status of storedLicenseStatuses)
+      for (const expires_at of [days(10), days(-50), null])
+        for (const product of [monthly, perpetual]) {
+          const l = lic({ status, expires_at, policy: expires_at ? monthly : perpetual });
+          const carriedOut = licenseActions.filter((action) => {
+            try {
+              transition(l, action, now, product);
+              return true;
+            } catch {
+              return false;
+            }
+          });
+          expect([status, expires_at, product.duration_days, allowedActions(l, product)]).toEqual([
+            status,
+            expires_at,
+            product.duration_days,
+            carriedOut,
+          ]);
+        }
+  });
+
+  it('an expired licence allows what its stored state, active, allows', () => {
+    const expired = lic({ expires_at: days(-50) });
+    expect(effectiveStatus(expired, now)).toBe('expired');
+    expect(storedStatusOf('expired')).toBe('active');
+    expect(allowedActions({ status: storedStatusOf('expired'), expires_at: expired.expires_at }, monthly)).toEqual([
+      'suspend',
+      'revoke',
+      'renew',
+    ]);
   });
 });

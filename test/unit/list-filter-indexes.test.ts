@@ -1,11 +1,10 @@
 import mongoose, { type Model, type Schema } from 'mongoose';
 import { shapeOf, type QueryShape } from '@licensing/runtime';
-import { statuses } from '@licensing/proto';
+import { checkoutStatuses, licenseStatuses } from '@licensing/proto';
 import { licenseModels } from '../../services/license/src/store/models';
 import { LicenseStore } from '../../services/license/src/store/queries';
 import { checkoutModels } from '../../services/checkout/src/store/models';
 import { CheckoutStore } from '../../services/checkout/src/store/queries';
-import { sessionStatuses } from '../../services/checkout/src/domain/session';
 import { servesPage, type Index } from '../../scripts/lib/index-coverage';
 
 // Every filter a caller may put on a list (GET /licenses?status=…, ?product_id=…, checkout sessions
@@ -49,9 +48,9 @@ it('licences listed by product, customer e-mail or status: each filter has an in
   const none = { productId: '', customerEmail: '', status: '' as const };
   await store.list('acct_1', { ...none, productId: 'prod_1' }, undefined, now);
   await store.list('acct_1', { ...none, customerEmail: 'Ada@Example.com' }, undefined, now);
-  for (const status of statuses)
+  for (const status of licenseStatuses)
     await store.list('acct_1', { ...none, status }, { limit: 20, starting_after: 'lic_9' }, now);
-  expect(shapes).toHaveLength(2 + statuses.length);
+  expect(shapes).toHaveLength(2 + licenseStatuses.length);
   expect(unserved(shapes, declared(models.License))).toEqual([]);
 });
 
@@ -59,8 +58,8 @@ it('checkout sessions listed by status: an index its pages use', async () => {
   const models = checkoutModels(conn);
   const shapes: QueryShape[] = [];
   const store = new CheckoutStore({ ...models, Session: recording(models.Session, shapes) });
-  for (const status of sessionStatuses) await store.list('acct_1', status, undefined, now);
-  expect(shapes).toHaveLength(sessionStatuses.length);
+  for (const status of checkoutStatuses) await store.list('acct_1', status, undefined, now);
+  expect(shapes).toHaveLength(checkoutStatuses.length);
   expect(unserved(shapes, declared(models.Session))).toEqual([]);
 });
 

@@ -1,4 +1,4 @@
-import { DEFAULT_POLICY } from '../../services/product/src/domain/policy';
+import { DEFAULT_POLICY } from '@licensing/proto';
 import { createProduct } from '../../services/product/src/use-cases/create-product';
 import { FakeClock, RecordingOutbox, refusal } from '../support/fakes/common';
 import { FakeProductStore } from '../support/fakes/product-stores';

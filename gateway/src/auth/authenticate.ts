@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, sha256, type Logger } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
+import type { KeyScope } from '@licensing/proto';
 import type { Clients } from '../backends/clients';
 
 export interface Principal {
@@ -10,7 +11,7 @@ export interface Principal {
   perMinuteOverride: number;
   perHourOverride: number;
   keyId: string;
-  scope: 'full' | 'validate';
+  scope: KeyScope;
 }
 
 // A `validate` key ships inside customers' apps: it may only validate and ask for status.

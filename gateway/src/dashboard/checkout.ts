@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { AppError, isId } from '@licensing/runtime';
-import type { CheckoutSession, Product } from '@licensing/proto';
+import { checkoutStatuses, isOneOf, type CheckoutSession, type Product } from '@licensing/proto';
 import { field, formErrorsOf, queryOf, type DashboardContext, type FormErrors } from './context';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
@@ -24,7 +24,6 @@ import {
 // through the checkout service as POST /api/v1/checkout does.
 
 const PAGE = 25;
-const STATUSES = ['open', 'complete', 'expired'];
 
 interface LinkForm {
   product_id: string;
@@ -91,7 +90,7 @@ function sessionsPage(
 <h2>Sessions</h2>
 <form method="get" action="/dashboard/checkout" class="search">
   <label for="status">Status</label>
-  <select id="status" name="status"><option value="">any</option>${STATUSES.map((x) => `<option${x === d.status ? ' selected' : ''}>${x}</option>`).join('')}</select>
+  <select id="status" name="status"><option value="">any</option>${checkoutStatuses.map((x) => `<option${x === d.status ? ' selected' : ''}>${x}</option>`).join('')}</select>
   <button type="submit">Show</button>
 </form>
 ${d.sessions.length ? table(['Session', 'Product', 'Status', 'Amount', 'Mode', 'Customer', 'Licence', 'Created'], rows) + pager('/dashboard/checkout', { status: d.status }, d.after, d.next) : empty(d.after || d.status ? 'No sessions match. <a href="/dashboard/checkout">Show all</a>.' : 'No checkout sessions yet. Create a link above and share it: each visit to pay opens a session here.')}`,
@@ -111,7 +110,7 @@ export function checkoutPages(r: Router, ctx: DashboardContext): void {
     status: number,
     extra: { form?: LinkForm; errors?: FormErrors; created?: CheckoutSession } = {},
   ) {
-    const filter = STATUSES.includes(queryOf(req, 'status', 20)) ? queryOf(req, 'status', 20) : '';
+    const filter = isOneOf(checkoutStatuses, queryOf(req, 'status', 20)) ? queryOf(req, 'status', 20) : '';
     const after = isId('cs', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
     const [sessions, products] = await Promise.all([
       clients.checkouts.listSessions({

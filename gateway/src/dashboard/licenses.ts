@@ -1,6 +1,19 @@
 import type { Request, Response, Router } from 'express';
 import { AppError, isId } from '@licensing/runtime';
-import { parseLicenseKey, type Activation, type License, type Product, type RecentValidation } from '@licensing/proto';
+import {
+  allowedActions,
+  isOneOf,
+  licenseActions,
+  licenseStatuses,
+  parseLicenseKey,
+  storedStatusOf,
+  withPolicyDefaults,
+  type Activation,
+  type License,
+  type LicenseAction,
+  type Product,
+  type RecentValidation,
+} from '@licensing/proto';
 import {
   field,
   formErrorsOf,
@@ -35,10 +48,10 @@ import {
 // tells the gateway's validation cache, as the REST routes do.
 
 const PAGE = 25;
-const STATUSES = ['active', 'suspended', 'revoked', 'expired'];
 const KEY_MAX = 64;
 
-const ACTIONS = {
+/** How the dashboard words each lifecycle action (which ones a licence allows is the lifecycle rules'). */
+const ACTIONS: Record<LicenseAction, { verb: string; done: string; consequence: string; danger: boolean }> = {
   suspend: {
     verb: 'Suspend',
     done: 'Suspended',
@@ -58,18 +71,17 @@ const ACTIONS = {
     consequence: 'Its expiry moves on by the product’s licence duration, under the product’s current policy.',
     danger: false,
   },
-} as const;
-type Action = keyof typeof ACTIONS;
+};
 
-/** Which actions a licence in this status allows (the service decides; this only hides the pointless buttons). */
-const allowed = (l: License): Action[] =>
-  l.status === 'revoked'
-    ? []
-    : l.status === 'suspended'
-      ? ['reinstate', 'revoke']
-      : l.status === 'expired'
-        ? ['renew', 'revoke']
-        : ['suspend', 'revoke', ...(l.expires_at ? (['renew'] as Action[]) : [])];
+/**
+ * The actions the lifecycle rules (proto/rules/lifecycle.ts) allow this licence, which the licence
+ * service applies too: a renewal takes the product's current policy when the page has the product.
+ */
+function allowed(l: License, product?: Product): LicenseAction[] {
+  if (!isOneOf(licenseStatuses, l.status)) return [];
+  const state = { status: storedStatusOf(l.status), expires_at: l.expires_at ? new Date(l.expires_at) : null };
+  return allowedActions(state, withPolicyDefaults(product?.policy ?? l.policy));
+}
 
 interface IssueForm {
   product_id: string;
@@ -146,7 +158,7 @@ function listPage(s: DashboardSession, d: ListData): string {
   <label for="q">Licence key or customer e-mail</label>
   <input id="q" name="q" value="${h(d.q)}" maxlength="254">
   <label for="status">Status</label>
-  <select id="status" name="status"><option value="">any</option>${STATUSES.map((x) => `<option${x === d.status ? ' selected' : ''}>${x}</option>`).join('')}</select>
+  <select id="status" name="status"><option value="">any</option>${licenseStatuses.map((x) => `<option${x === d.status ? ' selected' : ''}>${x}</option>`).join('')}</select>
   ${d.productId ? `<input type="hidden" name="product_id" value="${h(d.productId)}">` : ''}
   <button type="submit">Search</button>
 </form>
@@ -174,7 +186,7 @@ function detailPage(
 ): string {
   const l = d.license;
   const base = `/dashboard/licenses/${l.key}`;
-  const actions = allowed(l)
+  const actions = allowed(l, d.product)
     .map((a) => `<a class="${ACTIONS[a].danger ? 'danger' : ''}" href="${h(base)}/${a}">${ACTIONS[a].verb}</a>`)
     .join(' ');
   const pol = l.policy;
@@ -246,7 +258,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
     extra: { form?: IssueForm; errors?: FormErrors; issued?: License } = {},
   ) {
     const q = queryOf(req, 'q', 254);
-    const statusFilter = STATUSES.includes(queryOf(req, 'status', 20)) ? queryOf(req, 'status', 20) : '';
+    const statusFilter = isOneOf(licenseStatuses, queryOf(req, 'status', 20)) ? queryOf(req, 'status', 20) : '';
     const productId = isId('prod', queryOf(req, 'product_id', 64)) ? queryOf(req, 'product_id', 64) : '';
     const after = isId('lic', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
     const base = {
@@ -354,7 +366,8 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
     const license = await clients.licenses.getLicense({ account_id: s.accountId, key: keyOf(req) });
     const after = isId('act', queryOf(req, 'starting_after', 64)) ? queryOf(req, 'starting_after', 64) : '';
     const [product, activations, recent] = await Promise.all([
-      // Only the product's name is shown: without the product service the page still shows the licence.
+      // Its name, and its current policy for whether Renew applies: without the product service the
+      // page still shows the licence (Renew then judged by the licence's own policy).
       clients.products.getProduct({ account_id: s.accountId, id: license.product_id }).catch(() => undefined),
       clients.licenses.listActivations({
         account_id: s.accountId,
@@ -383,7 +396,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
     signedIn((req, res, s) => showDetail(req, res, s, 200)),
   );
 
-  for (const action of Object.keys(ACTIONS) as Action[]) {
+  for (const action of licenseActions) {
     const a = ACTIONS[action];
     const confirm = (s: DashboardSession, l: License) =>
       layout(

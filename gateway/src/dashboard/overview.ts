@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { License, Stats } from '@licensing/proto';
+import type { License, Stats, ValidationCode } from '@licensing/proto';
 import type { DashboardContext } from './context';
 import { h, layout, type Limits } from './pages';
 import type { DashboardSession } from './session';
@@ -9,18 +9,22 @@ import { badge, date, empty, table } from './widgets';
 // answer code over 24 hours and 30 days. Charts are SVG drawn here (no script,
 // no inline style: the CSP allows neither), each with a text equivalent.
 
-/** Answer codes in a fixed order and colour, so the charts read the same every day. */
-const CODES: [code: string, colour: string, label: string][] = [
-  ['valid', '#067647', 'valid'],
-  ['expired_in_grace', '#66c61c', 'expired, in grace'],
-  ['not_activated', '#7a5af8', 'machine not activated'],
-  ['activation_limit_reached', '#2457d6', 'activation limit reached'],
-  ['expired', '#dc6803', 'expired'],
-  ['suspended', '#f79009', 'suspended'],
-  ['revoked', '#b42318', 'revoked'],
-  ['product_mismatch', '#c11574', 'other product'],
-  ['not_found', '#98a2b3', 'key not found'],
-];
+/**
+ * Answer codes in a fixed order and colour, so the charts read the same every day. Every code has its
+ * own (a code added to proto/rules does not compile without one).
+ */
+const CODE_LOOKS: Record<ValidationCode, [colour: string, label: string]> = {
+  valid: ['#067647', 'valid'],
+  expired_in_grace: ['#66c61c', 'expired, in grace'],
+  not_activated: ['#7a5af8', 'machine not activated'],
+  activation_limit_reached: ['#2457d6', 'activation limit reached'],
+  expired: ['#dc6803', 'expired'],
+  suspended: ['#f79009', 'suspended'],
+  revoked: ['#b42318', 'revoked'],
+  product_mismatch: ['#c11574', 'other product'],
+  not_found: ['#98a2b3', 'key not found'],
+};
+const CODES = Object.entries(CODE_LOOKS).map(([code, [colour, label]]) => [code, colour, label] as const);
 const OTHER_COLOUR = '#475467';
 const colourOf = (code: string) => CODES.find(([c]) => c === code)?.[1] ?? OTHER_COLOUR;
 const labelOf = (code: string) => CODES.find(([c]) => c === code)?.[2] ?? code;

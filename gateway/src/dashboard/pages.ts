@@ -1,4 +1,4 @@
-import type { ApiKey, AuditEntry } from '@licensing/proto';
+import { keyScopes, type ApiKey, type AuditEntry, type KeyScope } from '@licensing/proto';
 import type { DashboardSession } from './session';
 
 // Server-rendered pages: no build step, no client framework, fast on any
@@ -89,6 +89,13 @@ export interface NewKey {
   scope: string;
 }
 
+/** How Settings offers each key scope (a scope added to proto/rules does not compile without its words). */
+const SCOPE_CHOICES: Record<KeyScope, string> = {
+  full: 'full: everything',
+  validate: 'validate: only validation (safe to ship in apps)',
+};
+const scopeOptions = keyScopes.map((scope) => `<option value="${scope}">${SCOPE_CHOICES[scope]}</option>`).join('');
+
 export function settingsPage(
   s: DashboardSession,
   data: {
@@ -148,7 +155,7 @@ export function settingsPage(
   <form method="post" action="/dashboard/settings/keys" class="card inline">
     <input type="hidden" name="_csrf" value="${h(s.csrfToken)}">
     <div><label for="key-name">Name</label><input id="key-name" name="name" maxlength="100" placeholder="e.g. production server"></div>
-    <div><label for="key-scope">Scope</label><select id="key-scope" name="scope"><option value="full">full: everything</option><option value="validate">validate: only validation (safe to ship in apps)</option></select></div>
+    <div><label for="key-scope">Scope</label><select id="key-scope" name="scope">${scopeOptions}</select></div>
     <button type="submit">Generate API key</button>
   </form>
 </section>

@@ -1,6 +1,18 @@
 import type { Request, Response, Router } from 'express';
 import { isId } from '@licensing/runtime';
-import type { LicensePolicy, Price, Product, SigningKey } from '@licensing/proto';
+import {
+  DEFAULT_POLICY,
+  policyRules,
+  policyToContract,
+  withPolicyDefaults,
+  type LicensePolicy,
+  type Policy,
+  type PolicyField,
+  type PolicyRule,
+  type Price,
+  type Product,
+  type SigningKey,
+} from '@licensing/proto';
 import {
   field,
   formErrorsOf,
@@ -24,6 +36,7 @@ import {
   money,
   notice,
   pager,
+  select,
   table,
 } from './widgets';
 
@@ -33,27 +46,45 @@ import {
 
 const PAGE = 25;
 
-/** What the product form holds, as typed (so a refused form comes back as it was). */
+/**
+ * How the product form offers each licence-policy field (proto/rules/policy.ts gives its type, range
+ * and default), in the form's order: a label and hint, or 'kept' for a field set through the API only,
+ * which an edit here keeps as it is. A policy field added to the rules does not compile without one.
+ */
+const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'kept'> = {
+  duration_days: { label: 'Licence duration in days', hint: '(empty: perpetual)' },
+  grace_days: { label: 'Grace days after expiry' },
+  max_activations: { label: 'Maximum activations', hint: '(empty: unlimited)' },
+  require_activation: { label: 'Validation requires an activated machine' },
+  validate_keys_see_email: 'kept',
+  refund_action: 'kept',
+};
+const formPolicy = (Object.keys(POLICY_ON_FORM) as PolicyField[]).flatMap((name) => {
+  const shown = POLICY_ON_FORM[name];
+  return shown === 'kept' ? [] : [{ name, rule: policyRules[name] as PolicyRule, ...shown }];
+});
+
+/** What the product form holds, as typed (so a refused form comes back as it was); a ticked box is 'yes'. */
 interface ProductForm {
   name: string;
   description: string;
   price_amount: string;
   price_currency: string;
-  duration_days: string;
-  grace_days: string;
-  max_activations: string;
-  require_activation: boolean;
+  policy: Partial<Record<PolicyField, string>>;
 }
+
+/** A policy value as the form shows it: null (no limit) as empty. */
+const typed = (value: Policy[PolicyField]): string =>
+  value === null || value === false ? '' : value === true ? 'yes' : String(value);
+const policyForm = (p: Policy): ProductForm['policy'] =>
+  Object.fromEntries(formPolicy.map(({ name }) => [name, typed(p[name])]));
 
 const blankForm: ProductForm = {
   name: '',
   description: '',
   price_amount: '',
   price_currency: 'USD',
-  duration_days: '',
-  grace_days: '0',
-  max_activations: '',
-  require_activation: false,
+  policy: policyForm(DEFAULT_POLICY),
 };
 
 const formOf = (p: Product): ProductForm => ({
@@ -61,10 +92,7 @@ const formOf = (p: Product): ProductForm => ({
   description: p.description,
   price_amount: p.price ? (p.price.amount / 100).toFixed(2) : '',
   price_currency: p.price?.currency ?? 'USD',
-  duration_days: p.policy?.duration_days?.toString() ?? '',
-  grace_days: String(p.policy?.grace_days ?? 0),
-  max_activations: p.policy?.max_activations?.toString() ?? '',
-  require_activation: p.policy?.require_activation ?? false,
+  policy: policyForm(withPolicyDefaults(p.policy)),
 });
 
 const readForm = (req: Request): ProductForm => ({
@@ -72,14 +100,27 @@ const readForm = (req: Request): ProductForm => ({
   description: field(req, 'description', 2001),
   price_amount: field(req, 'price_amount', 20),
   price_currency: field(req, 'price_currency', 3).toUpperCase(),
-  duration_days: field(req, 'duration_days', 12),
-  grace_days: field(req, 'grace_days', 12),
-  max_activations: field(req, 'max_activations', 12),
-  require_activation: field(req, 'require_activation', 3) === 'yes',
+  policy: Object.fromEntries(
+    formPolicy.map(({ name, rule }) =>
+      rule.kind === 'bool' ? [name, field(req, name, 3) === 'yes' ? 'yes' : ''] : [name, field(req, name, 12)],
+    ),
+  ),
 });
 
 /** The service names fields as the REST API does (policy.grace_days, price.amount); the form flattens them. */
 const renameField = (f: string) => f.replace(/^policy\./, '').replace(/^price\./, 'price_');
+
+/** A policy field as typed: a whole number ('' = its default, null for "no limit"), a box, or a word. */
+function policyValue(rule: PolicyRule, raw: string, name: string, errors: Record<string, string>): unknown {
+  switch (rule.kind) {
+    case 'int':
+      return wholeNumber(raw, name, errors);
+    case 'bool':
+      return raw === 'yes';
+    case 'enum':
+      return raw;
+  }
+}
 
 /**
  * The form as a price and policy; typing mistakes (not a number) are found
@@ -96,16 +137,24 @@ function parseForm(
     if (!/^\d{1,8}(\.\d{1,2})?$/.test(amount)) errors.price_amount = 'Enter an amount such as 19 or 19.99.';
     else price = { amount: Math.round(Number(amount) * 100), currency: form.price_currency.trim() };
   }
-  const policy: LicensePolicy = {
-    duration_days: wholeNumber(form.duration_days, 'duration_days', errors),
-    max_activations: wholeNumber(form.max_activations, 'max_activations', errors),
-    grace_days: wholeNumber(form.grace_days, 'grace_days', errors) ?? 0,
-    require_activation: form.require_activation,
-    // Not on this form: kept as they are.
-    validate_keys_see_email: keep?.validate_keys_see_email ?? false,
-    refund_action: keep?.refund_action ?? '',
-  };
+  // Fields not on this form keep their values; the rest come from the form, empty ones as their defaults.
+  const typedIn = Object.fromEntries(
+    formPolicy.map(({ name, rule }) => [name, policyValue(rule, form.policy[name] ?? '', name, errors)]),
+  );
+  const policy = policyToContract(withPolicyDefaults({ ...withPolicyDefaults(keep), ...typedIn }));
   return { price, policy, errors };
+}
+
+function policyInput({ name, rule, label, hint }: (typeof formPolicy)[number], form: ProductForm, errors?: FormErrors) {
+  const value = form.policy[name] ?? '';
+  switch (rule.kind) {
+    case 'int':
+      return input({ name, label, value, errors, hint, attrs: 'inputmode="numeric"' });
+    case 'bool':
+      return `<div class="field">${checkbox({ name, label, checked: value === 'yes' })}</div>`;
+    case 'enum':
+      return select({ name, label, options: rule.values.map((v): [string, string] => [v, v]), value, errors });
+  }
 }
 
 function productFields(form: ProductForm, errors?: FormErrors): string {
@@ -114,10 +163,7 @@ function productFields(form: ProductForm, errors?: FormErrors): string {
   ${input({ name: 'description', label: 'Description', value: form.description, errors, hint: '(optional)', attrs: 'maxlength="2000"' })}
   ${input({ name: 'price_amount', label: 'Price', value: form.price_amount, errors, hint: '(empty: not sold through checkout)', attrs: 'inputmode="decimal" placeholder="19.99"' })}
   ${input({ name: 'price_currency', label: 'Currency', value: form.price_currency, errors, hint: '(ISO code)', attrs: 'maxlength="3" autocapitalize="characters"' })}
-  ${input({ name: 'duration_days', label: 'Licence duration in days', value: form.duration_days, errors, hint: '(empty: perpetual)', attrs: 'inputmode="numeric"' })}
-  ${input({ name: 'grace_days', label: 'Grace days after expiry', value: form.grace_days, errors, attrs: 'inputmode="numeric"' })}
-  ${input({ name: 'max_activations', label: 'Maximum activations', value: form.max_activations, errors, hint: '(empty: unlimited)', attrs: 'inputmode="numeric"' })}
-  <div class="field">${checkbox({ name: 'require_activation', label: 'Validation requires an activated machine', checked: form.require_activation })}</div>
+  ${formPolicy.map((f) => policyInput(f, form, errors)).join('\n  ')}
 </div>`;
 }
 

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { isId } from '@licensing/runtime';
-import { eventTypes, type WebhookDelivery, type WebhookEndpoint } from '@licensing/proto';
+import { webhookEventTypes, type WebhookDelivery, type WebhookEndpoint } from '@licensing/proto';
 import {
   field,
   fieldList,
@@ -33,8 +33,6 @@ import {
 // retry button. All through the webhook service, scoped to the account.
 
 const PAGE = 25;
-/** What an endpoint can subscribe to: every event type, the test event, or "*". */
-const SUBSCRIBABLE = [...eventTypes, 'webhook.test'];
 /** Delivery ids are dlv_<event>_<endpoint>: only the shape is checked here, the service finds it within the endpoint. */
 const DELIVERY_ID = /^dlv_[0-9A-Z_]{1,80}$/;
 
@@ -49,7 +47,7 @@ const eventsText = (e: WebhookEndpoint) => (e.events.includes('*') ? 'all events
 
 function eventsFieldset(form: EndpointForm, errors?: FormErrors): string {
   const error = errors?.fields.events;
-  const boxes = ['*', ...SUBSCRIBABLE]
+  const boxes = ['*', ...webhookEventTypes]
     .map((t, i) =>
       checkbox({
         name: 'events',
@@ -212,7 +210,7 @@ export function webhookPages(r: Router, ctx: DashboardContext): void {
       const form = {
         url: field(req, 'url', 2049).trim(),
         description: field(req, 'description', 501).trim(),
-        events: fieldList(req, 'events', SUBSCRIBABLE.length + 1, 64),
+        events: fieldList(req, 'events', webhookEventTypes.length + 1, 64),
       };
       const errors: Record<string, string> = {};
       if (!form.url) errors.url = 'Enter the URL your server receives webhooks at.';

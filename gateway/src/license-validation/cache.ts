@@ -1,11 +1,12 @@
-import type {
-  EventOf,
-  EventsMatching,
-  EventType,
-  License,
-  LicenseFacts,
-  StoredStatus,
-  ValidationFacts,
+import {
+  withPolicyDefaults,
+  type EventOf,
+  type EventsMatching,
+  type EventType,
+  type License,
+  type LicenseFacts,
+  type StoredStatus,
+  type ValidationFacts,
 } from '@licensing/proto';
 import { ExactCache, NOT_FOLLOWING, sha256 } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
@@ -57,7 +58,6 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
   if (!facts.found) return { found: false };
   const l = facts.license;
   if (!l || !facts.cacheable) return null;
-  const p = l.policy;
   return {
     found: true,
     license: l,
@@ -66,13 +66,7 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
       product_id: l.product_id,
       status: facts.stored_status as StoredStatus,
       expires_at: l.expires_at ? new Date(l.expires_at) : null,
-      policy: {
-        duration_days: p?.duration_days ?? null,
-        max_activations: p?.max_activations ?? null,
-        grace_days: p?.grace_days ?? 0,
-        require_activation: p?.require_activation ?? false,
-        validate_keys_see_email: p?.validate_keys_see_email ?? false,
-      },
+      policy: withPolicyDefaults(l.policy),
     },
     fingerprints: new Set(facts.active_fingerprints),
     activationCount: facts.activation_count,

@@ -4,7 +4,19 @@
 // code but not here fails the suite. Request bodies are generated from the
 // routes' shapes (request-schemas.ts).
 
-import { validationCodes } from '@licensing/proto';
+import {
+  checkoutStatuses,
+  deliveryStatuses,
+  EXAMPLE_LICENSE_KEY,
+  LICENSE_KEY_PATTERN,
+  licenseStatuses,
+  nextActions,
+  plans,
+  policyFields,
+  policyRules,
+  validationCodes,
+  type PolicyRule,
+} from '@licensing/proto';
 import { errorCodes } from '@licensing/runtime';
 
 type Schema = Record<string, unknown>;
@@ -36,25 +48,28 @@ const metadata: Schema = {
 const id = (prefix: string) =>
   str(undefined, { pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`, examples: [`${prefix}_01JD8Z3K6Q2W4E5R6T7Y8V9X0P`] });
 
-const policyFields = {
-  duration_days: orNull(int('Days a licence is valid from issue; null = perpetual', { minimum: 1 })),
-  max_activations: orNull(int('Machines a licence may be activated on; null = unlimited', { minimum: 1 })),
-  grace_days: int('Days after expiry during which validation still passes (code expired_in_grace)', { minimum: 0 }),
-  require_activation: {
-    type: 'boolean',
-    description: 'Validation fails (not_activated) unless the fingerprint is activated',
-  },
-  validate_keys_see_email: {
-    type: 'boolean',
-    description: 'validate-scope API keys see customer_email in validation answers',
-  },
-  refund_action: {
-    enum: ['revoke', 'suspend'],
-    description: 'What a refunded checkout payment does to the licence it paid for (default revoke)',
-  },
-};
+/**
+ * A policy field as answers show it (proto/rules/policy.ts). Numbers state their lower bound only: a
+ * licence keeps the policy it was issued under, which an earlier upper bound may have allowed.
+ */
+function policyField(rule: PolicyRule): Schema {
+  switch (rule.kind) {
+    case 'int': {
+      const schema = int(rule.description, { minimum: rule.min });
+      return rule.nullable ? orNull(schema) : schema;
+    }
+    case 'bool':
+      return { type: 'boolean', description: rule.description };
+    case 'enum':
+      return { enum: [...rule.values], description: rule.description };
+  }
+}
+const policy = Object.fromEntries(policyFields.map((f) => [f, policyField(policyRules[f])]));
+const licenseStatus: Schema = { enum: [...licenseStatuses] };
 
-const probe = obj({ status: { enum: ['ok', 'degraded', 'down'] }, latency_ms: orNull({ type: 'number', minimum: 0 }) });
+/** The status endpoint's words for a piece and for the whole (routes/status.ts). */
+const health: Schema = { enum: ['ok', 'degraded', 'down'] };
+const probe = obj({ status: health, latency_ms: orNull({ type: 'number', minimum: 0 }) });
 
 export const schemas: Record<string, Schema> = {
   Problem: {
@@ -76,7 +91,7 @@ export const schemas: Record<string, Schema> = {
     required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
     additionalProperties: false,
   },
-  Policy: obj(policyFields),
+  Policy: obj(policy),
   Price: obj({
     amount: int("In the currency's minor unit (cents)", { minimum: 1 }),
     currency: str('ISO 4217, e.g. usd', { minLength: 3, maxLength: 3 }),
@@ -98,10 +113,13 @@ export const schemas: Record<string, Schema> = {
   }),
   License: obj({
     id: id('lic'),
-    key: str('The licence key, e.g. XXXXX-XXXXX-XXXXX-XXXXX-XXXXX'),
+    key: str('The licence key: six groups of five Crockford base32 characters', {
+      pattern: LICENSE_KEY_PATTERN,
+      examples: [EXAMPLE_LICENSE_KEY],
+    }),
     product_id: id('prod'),
     customer_email: orNull(str('null for validate-scope keys unless the policy allows it')),
-    status: { enum: ['active', 'suspended', 'revoked', 'expired'] },
+    status: licenseStatus,
     expires_at: orNull(time('null = perpetual')),
     policy: ref('Policy'),
     activations: int('Active machines (counted on GET of one licence; 0 in lists)', { minimum: 0 }),
@@ -129,14 +147,14 @@ export const schemas: Record<string, Schema> = {
   ValidationCode: {
     enum: [...validationCodes],
   },
-  NextAction: { enum: ['none', 'activate', 'renew', 'contact_vendor'] },
+  NextAction: { enum: [...nextActions] },
   QueryValidation: obj({
     valid: { type: 'boolean' },
     code: ref('ValidationCode'),
     detail: str(),
     product_id: orNull(str()),
     customer_email: orNull(str()),
-    status: orNull({ enum: ['active', 'suspended', 'revoked', 'expired'] }),
+    status: orNull(licenseStatus),
     expires_at: orNull(time()),
     next_action: ref('NextAction'),
     cache_until: time('Trust this answer offline until then'),
@@ -145,7 +163,7 @@ export const schemas: Record<string, Schema> = {
     valid: { type: 'boolean' },
     code: ref('ValidationCode'),
     detail: str(),
-    status: orNull({ enum: ['active', 'suspended', 'revoked', 'expired'] }),
+    status: orNull(licenseStatus),
     expires_at: orNull(time()),
     next_action: ref('NextAction'),
     cache_until: time(),
@@ -154,7 +172,7 @@ export const schemas: Record<string, Schema> = {
   CheckoutSession: obj({
     id: id('cs'),
     url: str('Where to send the customer to pay: Stripe Checkout, or the hosted test-mode page', { format: 'uri' }),
-    status: { enum: ['open', 'complete', 'expired'] },
+    status: { enum: [...checkoutStatuses] },
     expires_at: time(),
     product_id: id('prod'),
     amount: int(undefined, { minimum: 1 }),
@@ -191,7 +209,7 @@ export const schemas: Record<string, Schema> = {
     id: str(),
     event_id: str(),
     event_type: str(),
-    status: { enum: ['pending', 'delivered', 'failed'] },
+    status: { enum: [...deliveryStatuses] },
     attempts: int(undefined, { minimum: 0 }),
     last_status_code: orNull(int()),
     last_error: orNull(str()),
@@ -202,7 +220,7 @@ export const schemas: Record<string, Schema> = {
   }),
   Probe: probe,
   Status: obj({
-    status: { enum: ['ok', 'degraded', 'down'] },
+    status: health,
     version: str(),
     time: time(),
     services: obj({
@@ -215,7 +233,7 @@ export const schemas: Record<string, Schema> = {
     dependencies: obj({ mongodb: ref('Probe'), nats: ref('Probe'), redis: ref('Probe') }),
     rate_limits: obj(
       {
-        plan: str('free, pro or enterprise'),
+        plan: { enum: [...plans], description: "The account's plan" },
         hourly_quota: int('Requests per hour for the account with full-scope keys and the dashboard', {
           minimum: 1,
         }),

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError, addressKey, type Logger } from '@licensing/runtime';
+import type { Plan } from '@licensing/proto';
 import type { Principal } from '../auth/authenticate';
 import { QuotaCounter, type Counted, type LocalWindow, type WindowSpec } from './quota';
 
@@ -17,7 +18,8 @@ import { QuotaCounter, type Counted, type LocalWindow, type WindowSpec } from '.
 // at most once per request (quota.ts); when Redis is unreachable or slow each
 // gateway falls back to its own counts.
 
-export const PLAN_HOURLY_QUOTA: Record<string, number> = { free: 100, pro: 1000, enterprise: 10_000 };
+/** Each plan's hourly quota: a plan added to proto/rules/vocabulary.ts does not compile without one. */
+export const PLAN_HOURLY_QUOTA: Record<Plan, number> = { free: 100, pro: 1000, enterprise: 10_000 };
 /** App traffic's hourly allowance is this many times the account's hourly quota (free 1,000, pro 10,000, enterprise 100,000). */
 export const APP_ALLOWANCE_FACTOR = 10;
 export const DEFAULT_PER_MINUTE = 100;
@@ -44,7 +46,7 @@ export interface LimitSettings {
 
 /** The effective limits of a caller: overrides win over the plan. */
 export function limitsFor(p: Pick<Principal, 'plan' | 'perMinuteOverride' | 'perHourOverride'>): AccountLimits {
-  const hour = p.perHourOverride || PLAN_HOURLY_QUOTA[p.plan] || PLAN_HOURLY_QUOTA.free;
+  const hour = p.perHourOverride || PLAN_HOURLY_QUOTA[p.plan as Plan] || PLAN_HOURLY_QUOTA.free;
   return { minute: p.perMinuteOverride || DEFAULT_PER_MINUTE, hour, appHour: hour * APP_ALLOWANCE_FACTOR };
 }
 

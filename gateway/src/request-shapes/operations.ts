@@ -1,5 +1,5 @@
-import { statuses as licenseStatuses } from '@licensing/proto';
-import { pageShape, type ObjectField, type QueryShape, type Shape } from './shapes';
+import { checkoutStatuses, licenseStatuses, policyFields, policyRules, type PolicyRule } from '@licensing/proto';
+import { pageShape, type Field, type ObjectField, type QueryShape, type Shape } from './shapes';
 
 // What each operation accepts: the routes validate with these shapes and the
 // OpenAPI document's request schemas are generated from them
@@ -7,46 +7,24 @@ import { pageShape, type ObjectField, type QueryShape, type Shape } from './shap
 // the gateway. Ranges the services check again (they also serve the
 // dashboard) are theirs: keep them equal to the services' own limits.
 
-/** A policy object as sent; omitted fields take their defaults. Ranges: the product service's policy LIMITS. */
+/** A policy field as the REST body sends it: proto/rules/policy.ts's range, words and meaning. */
+function policyField(rule: PolicyRule): Field {
+  switch (rule.kind) {
+    case 'int':
+      return { kind: 'int', min: rule.min, max: rule.max, nullable: rule.nullable, description: rule.description };
+    case 'bool':
+      return { kind: 'bool', description: rule.description };
+    case 'enum':
+      return { kind: 'enum', values: rule.values, description: rule.description };
+  }
+}
+
+/** A policy object as sent; omitted fields take their defaults (the product service applies them). */
 export const policyInput = {
   kind: 'object',
   component: 'PolicyInput',
   description: 'Omitted fields take their defaults: perpetual, unlimited, no grace, false',
-  shape: {
-    duration_days: {
-      kind: 'int',
-      min: 1,
-      max: 36_500,
-      nullable: true,
-      description: 'Days a licence is valid from issue; null = perpetual',
-    },
-    max_activations: {
-      kind: 'int',
-      min: 1,
-      max: 10_000,
-      nullable: true,
-      description: 'Machines a licence may be activated on; null = unlimited',
-    },
-    grace_days: {
-      kind: 'int',
-      min: 0,
-      max: 365,
-      description: 'Days after expiry during which validation still passes (code expired_in_grace)',
-    },
-    require_activation: {
-      kind: 'bool',
-      description: 'Validation fails (not_activated) unless the fingerprint is activated',
-    },
-    validate_keys_see_email: {
-      kind: 'bool',
-      description: 'validate-scope API keys see customer_email in validation answers',
-    },
-    refund_action: {
-      kind: 'enum',
-      values: ['revoke', 'suspend'],
-      description: 'What a refunded checkout payment does to the licence it paid for (default revoke)',
-    },
-  },
+  shape: Object.fromEntries(policyFields.map((f) => [f, policyField(policyRules[f])])),
 } satisfies ObjectField;
 
 /** The product service's AMOUNT_MAX. */
@@ -118,7 +96,7 @@ export const licenseFileRequest = {
 
 export const checkoutList = {
   ...pageShape,
-  status: { kind: 'enum', values: ['open', 'complete', 'expired'], description: 'Only sessions in this status' },
+  status: { kind: 'enum', values: checkoutStatuses, description: 'Only sessions in this status' },
 } satisfies QueryShape;
 
 /** expires_in_minutes: the checkout service's EXPIRES_MIN_MINUTES, EXPIRES_MAX_MINUTES (its default). */

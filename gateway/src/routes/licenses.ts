@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { Activation, License } from '@licensing/proto';
+import { licenseActions, type Activation, type License } from '@licensing/proto';
 import { principalOf } from '../auth/authenticate';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator, ValidationAnswer } from '../license-validation/validator';
@@ -138,7 +138,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
     }),
   });
 
-  for (const action of ['suspend', 'reinstate', 'revoke', 'renew']) {
+  for (const action of licenseActions) {
     route(router, `/licenses/:key/${action}`, {
       post: async (req, res) => {
         readBody(req, {});

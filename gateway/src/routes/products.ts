@@ -1,5 +1,12 @@
 import type { Router } from 'express';
-import type { LicensePolicy, Product, SigningKey } from '@licensing/proto';
+import {
+  policyToContract,
+  withPolicyDefaults,
+  type LicensePolicy,
+  type Policy,
+  type Product,
+  type SigningKey,
+} from '@licensing/proto';
 import { principalOf } from '../auth/authenticate';
 import type { LicenseValidator } from '../license-validation/validator';
 import type { Clients } from '../backends/clients';
@@ -7,15 +14,8 @@ import { checkId, pageShape, readBody, toPage } from '../request-shapes/shapes';
 import { productCreate, productUpdate } from '../request-shapes/operations';
 import { route, withBody, withQuery } from './route';
 
-/** REST shape of a licence policy (null = no limit). */
-export const policyJson = (p: LicensePolicy | undefined) => ({
-  duration_days: p?.duration_days ?? null,
-  max_activations: p?.max_activations ?? null,
-  grace_days: p?.grace_days ?? 0,
-  require_activation: p?.require_activation ?? false,
-  validate_keys_see_email: p?.validate_keys_see_email ?? false,
-  refund_action: p?.refund_action || 'revoke',
-});
+/** REST shape of a licence policy: every field of proto/rules/policy.ts, null = no limit. */
+export const policyJson = (p: LicensePolicy | undefined): Policy => withPolicyDefaults(p);
 
 /** REST shape of a product. */
 export const productJson = (p: Product) => ({
@@ -27,18 +27,9 @@ export const productJson = (p: Product) => ({
   created_at: p.created_at,
 });
 
-/** A policy object as sent; omitted fields take their defaults (perpetual, unlimited, no grace, false). */
-function toPolicy(p: Record<string, unknown> | undefined): LicensePolicy | undefined {
-  if (!p) return undefined;
-  return {
-    duration_days: (p.duration_days as number | null | undefined) ?? undefined,
-    max_activations: (p.max_activations as number | null | undefined) ?? undefined,
-    grace_days: (p.grace_days as number | undefined) ?? 0,
-    require_activation: (p.require_activation as boolean | undefined) ?? false,
-    validate_keys_see_email: (p.validate_keys_see_email as boolean | undefined) ?? false,
-    refund_action: (p.refund_action as string | undefined) ?? '',
-  };
-}
+/** A policy object as sent (shape-checked); omitted fields take their defaults. */
+const toPolicy = (p: Record<string, unknown> | undefined): LicensePolicy | undefined =>
+  p ? policyToContract(withPolicyDefaults(p)) : undefined;
 
 export function productRoutes(
   router: Router,

@@ -1,4 +1,4 @@
-import type { LicenseServiceService } from '@licensing/proto';
+import { refundActions, type LicenseServiceService } from '@licensing/proto';
 import { AppError, type AccessPolicyOf, type InternalCaller } from '@licensing/runtime';
 
 /** Who may call what on the licence service: checkout only issues a licence for a paid session and may revoke it again. */
@@ -28,7 +28,7 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
  * renew (a compromised checkout could otherwise bring back any licence it can name).
  */
 export const transitionsAllowed: Partial<Record<InternalCaller, readonly string[]>> = {
-  checkout: ['revoke', 'suspend'],
+  checkout: refundActions,
 };
 
 /** Refuses (forbidden: PERMISSION_DENIED) a transition the caller may not make. */

@@ -1,5 +1,4 @@
-import type { DomainEvent, PageRequest } from '@licensing/proto';
-import type { SessionStatus } from '../../../services/checkout/src/domain/session';
+import type { CheckoutStatus, DomainEvent, PageRequest } from '@licensing/proto';
 import type { CheckoutModels, SessionDoc } from '../../../services/checkout/src/store/models';
 import type { CheckoutStore } from '../../../services/checkout/src/store/queries';
 import { duplicateKey, modelToken, pageOf } from './common';
@@ -75,9 +74,9 @@ export class FakeCheckoutStore implements CheckoutStore {
     return s?.account_id === accountId ? this.copy(s) : null;
   }
 
-  async list(accountId: string, status: SessionStatus | '', page: PageRequest | undefined, now: Date) {
+  async list(accountId: string, status: CheckoutStatus | '', page: PageRequest | undefined, now: Date) {
     const open = (s: SessionDoc) => s.status === 'open' && s.expires_at > now;
-    const matches: Record<SessionStatus, (s: SessionDoc) => boolean> = {
+    const matches: Record<CheckoutStatus, (s: SessionDoc) => boolean> = {
       open,
       expired: (s) => s.status === 'expired' || (s.status === 'open' && !open(s)),
       complete: (s) => s.status === 'complete',

@@ -651,7 +651,10 @@ export interface components {
         License: {
             /** @example lic_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             id: string;
-            /** @description The licence key, e.g. XXXXX-XXXXX-XXXXX-XXXXX-XXXXX */
+            /**
+             * @description The licence key: six groups of five Crockford base32 characters
+             * @example 7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3ATG
+             */
             key: string;
             /** @example prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             product_id: string;
@@ -814,8 +817,11 @@ export interface components {
             };
             /** @description The calling account's rate limits (see RateLimit-Policy for the window this key spends) */
             rate_limits: {
-                /** @description free, pro or enterprise */
-                plan: string;
+                /**
+                 * @description The account's plan
+                 * @enum {unknown}
+                 */
+                plan: "free" | "pro" | "enterprise";
                 /** @description Requests per hour for the account with full-scope keys and the dashboard */
                 hourly_quota: number;
                 /** @description Requests per hour for the account with validate-scope keys (app traffic); never spends hourly_quota */

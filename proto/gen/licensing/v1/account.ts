@@ -49,6 +49,7 @@ export interface ApiKey {
 
 export interface CreateAccountRequest {
   name: string;
+  /** free | pro | enterprise; empty = free */
   plan: string;
 }
 
@@ -67,6 +68,7 @@ export interface GetAccountRequest {
 
 export interface UpdateAccountRequest {
   id: string;
+  /** free | pro | enterprise */
   plan?:
     | string
     | undefined;
@@ -77,6 +79,7 @@ export interface UpdateAccountRequest {
 
 export interface CreateApiKeyRequest {
   account_id: string;
+  /** full | validate; empty = full */
   scope: string;
   name: string;
   /** Who is doing it (kept with the key for the audit trail); empty = "operator". */
@@ -143,6 +146,7 @@ export interface AuthenticateRequest {
 export interface AuthenticateResponse {
   account: Account | undefined;
   key_id: string;
+  /** full | validate */
   scope: string;
 }
 

@@ -233,6 +233,7 @@ export interface RecordValidationsResponse {
 export interface TransitionLicenseRequest {
   account_id: string;
   key: string;
+  /** suspend | reinstate | revoke | renew */
   action: string;
 }
 
@@ -4914,7 +4915,7 @@ export const LicenseServiceService = {
     responseSerialize: (value: Stats): Buffer => Buffer.from(Stats.encode(value).finish()),
     responseDeserialize: (value: Buffer): Stats => Stats.decode(value),
   },
-  /** suspend | reinstate | revoke | renew; FAILED_PRECONDITION (409) when not allowed. */
+  /** One of TransitionLicenseRequest.action; FAILED_PRECONDITION (409) when not allowed. */
   transitionLicense: {
     path: "/licensing.v1.LicenseService/TransitionLicense" as const,
     requestStream: false as const,
@@ -5020,7 +5021,7 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
    * over the last 24 h and per day over the last 30 days, each split by answer code.
    */
   getStats: handleUnaryCall<GetStatsRequest, Stats>;
-  /** suspend | reinstate | revoke | renew; FAILED_PRECONDITION (409) when not allowed. */
+  /** One of TransitionLicenseRequest.action; FAILED_PRECONDITION (409) when not allowed. */
   transitionLicense: handleUnaryCall<TransitionLicenseRequest, License>;
   updateLicense: handleUnaryCall<UpdateLicenseRequest, License>;
   /** Idempotent per fingerprint: an active one is returned with created = false. */
@@ -5135,7 +5136,7 @@ export interface LicenseServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Stats) => void,
   ): ClientUnaryCall;
-  /** suspend | reinstate | revoke | renew; FAILED_PRECONDITION (409) when not allowed. */
+  /** One of TransitionLicenseRequest.action; FAILED_PRECONDITION (409) when not allowed. */
   transitionLicense(
     request: TransitionLicenseRequest,
     callback: (error: ServiceError | null, response: License) => void,

@@ -1,8 +1,5 @@
 import { AppError } from '@licensing/runtime';
-import { scopes, type Scope } from './api-key';
-
-export const plans = ['free', 'pro', 'enterprise'] as const;
-export type Plan = (typeof plans)[number];
+import { isOneOf, keyScopes, plans, type KeyScope, type Plan } from '@licensing/proto';
 
 export function checkAccountName(name: string): string {
   const trimmed = name.trim();
@@ -13,16 +10,14 @@ export function checkAccountName(name: string): string {
 
 export function checkPlan(plan: string): Plan {
   if (!plan) return 'free';
-  if (!(plans as readonly string[]).includes(plan))
-    throw AppError.invalid('plan', `plan must be one of ${plans.join(', ')}`);
-  return plan as Plan;
+  if (!isOneOf(plans, plan)) throw AppError.invalid('plan', `plan must be one of ${plans.join(', ')}`);
+  return plan;
 }
 
-export function checkScope(scope: string): Scope {
+export function checkScope(scope: string): KeyScope {
   if (!scope) return 'full';
-  if (!(scopes as readonly string[]).includes(scope))
-    throw AppError.invalid('scope', `scope must be one of ${scopes.join(', ')}`);
-  return scope as Scope;
+  if (!isOneOf(keyScopes, scope)) throw AppError.invalid('scope', `scope must be one of ${keyScopes.join(', ')}`);
+  return scope;
 }
 
 export function checkKeyName(name: string): string {

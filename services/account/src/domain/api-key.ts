@@ -1,11 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import type { KeyScope } from '@licensing/proto';
 
 // API key format (like GitHub's tokens): a type prefix that names the scope,
 // 43 base62 characters carrying 256 random bits, and a 6-character base62
 // CRC32 checksum. A mangled key fails the checksum before any database look-up,
 // and secret scanners can recognise a leaked key by its shape.
-export const scopes = ['full', 'validate'] as const;
 
 /**
  * Live (unrevoked) keys an account may have at once. Enough for every server,
@@ -13,13 +13,14 @@ export const scopes = ['full', 'validate'] as const;
  * nobody remembers creating cannot hide among hundreds.
  */
 export const MAX_LIVE_KEYS = 50;
-export type Scope = (typeof scopes)[number];
 
-const PREFIX: Record<Scope, string> = { full: 'lk_full_', validate: 'lk_val_' };
+const PREFIX: Record<KeyScope, string> = { full: 'lk_full_', validate: 'lk_val_' };
+/** The scope each prefix's middle word names ("full", "val"). */
+const SCOPE_OF_TAG = new Map(Object.entries(PREFIX).map(([scope, prefix]) => [prefix.slice(3, -1), scope as KeyScope]));
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BODY_LENGTH = 43; // 62^43 > 2^256
 const CHECKSUM_LENGTH = 6; // 62^6 > 2^32
-const SHAPE = /^lk_(full|val)_([0-9A-Za-z]{43})([0-9A-Za-z]{6})$/;
+const SHAPE = new RegExp(`^lk_(${[...SCOPE_OF_TAG.keys()].join('|')})_([0-9A-Za-z]{43})([0-9A-Za-z]{6})$`);
 
 function base62(value: bigint, width: number): string {
   let out = '';
@@ -34,20 +35,20 @@ function checksum(prefixAndBody: string): string {
   return base62(BigInt(crc32(prefixAndBody)), CHECKSUM_LENGTH);
 }
 
-export function generateApiKey(scope: Scope): { secret: string; visiblePrefix: string } {
+export function generateApiKey(scope: KeyScope): { secret: string; visiblePrefix: string } {
   const body = base62(BigInt(`0x${randomBytes(32).toString('hex')}`), BODY_LENGTH);
   const head = `${PREFIX[scope]}${body}`;
   return { secret: `${head}${checksum(head)}`, visiblePrefix: visiblePrefix(head) };
 }
 
 /** Shape and checksum only; says nothing about whether the key exists. */
-export function parseApiKey(secret: string): { scope: Scope } | null {
+export function parseApiKey(secret: string): { scope: KeyScope } | null {
   if (secret.length > 64) return null;
   const m = SHAPE.exec(secret);
   if (!m) return null;
   const head = `lk_${m[1]}_${m[2]}`;
   if (checksum(head) !== m[3]) return null;
-  return { scope: m[1] === 'full' ? 'full' : 'validate' };
+  return { scope: SCOPE_OF_TAG.get(m[1])! };
 }
 
 /** What is kept to recognise a key in lists: its type prefix and four characters. */

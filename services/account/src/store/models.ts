@@ -1,8 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { outboxFields } from '@licensing/runtime';
-import type { DomainEvent } from '@licensing/proto';
-import type { Plan } from '../domain/account';
-import type { Scope } from '../domain/api-key';
+import { keyScopes, plans, type DomainEvent, type KeyScope, type Plan } from '@licensing/proto';
 
 export interface AccountDoc {
   _id: string;
@@ -21,7 +19,7 @@ export interface ApiKeyDoc {
   prefix: string;
   /** HMAC-SHA256 of the full key with the server's pepper; the key itself is never stored. */
   digest: string;
-  scope: Scope;
+  scope: KeyScope;
   name: string;
   created_at: Date;
   last_used_at: Date | null;
@@ -82,7 +80,7 @@ export function accountModels(conn: Connection): AccountModels {
     {
       _id: String,
       name: { type: String, required: true },
-      plan: { type: String, required: true },
+      plan: { type: String, required: true, enum: plans },
       per_minute_limit: { type: Number, default: null },
       per_hour_limit: { type: Number, default: null },
       created_at: { type: Date, required: true },
@@ -96,7 +94,7 @@ export function accountModels(conn: Connection): AccountModels {
       account_id: { type: String, required: true },
       prefix: { type: String, required: true },
       digest: { type: String, required: true, unique: true },
-      scope: { type: String, required: true },
+      scope: { type: String, required: true, enum: keyScopes },
       name: { type: String, default: '' },
       created_at: { type: Date, required: true },
       last_used_at: { type: Date, default: null },

@@ -1,7 +1,7 @@
 import { AppError, isId, newId } from '@licensing/runtime';
-import type { PageRequest } from '@licensing/proto';
+import type { KeyScope, PageRequest } from '@licensing/proto';
 import { checkKeyName, checkScope } from '../domain/account';
-import { MAX_LIVE_KEYS, digestApiKey, generateApiKey, type Scope } from '../domain/api-key';
+import { MAX_LIVE_KEYS, digestApiKey, generateApiKey } from '../domain/api-key';
 import { apiKeyCreated, apiKeyRevoked } from '../events/api-key-events';
 import type { ApiKeyDoc } from '../store/models';
 import type { AccountDeps } from './deps';
@@ -29,7 +29,7 @@ const requireAccount = (accountId: string) => {
 export async function issueKey(
   { store, outbox, clock, pepper }: AccountDeps,
   accountId: string,
-  scope: Scope,
+  scope: KeyScope,
   name: string,
   actor: string,
   maxLive = MAX_LIVE_KEYS,

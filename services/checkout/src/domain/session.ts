@@ -1,12 +1,10 @@
 import { AppError } from '@licensing/runtime';
+import type { CheckoutStatus } from '@licensing/proto';
 
 // The rules of a checkout session that need no I/O.
 export const EXPIRES_MIN_MINUTES = 30;
 export const EXPIRES_MAX_MINUTES = 1440;
 export const URL_MAX = 2048;
-
-export type SessionStatus = 'open' | 'complete' | 'expired';
-export const sessionStatuses: readonly SessionStatus[] = ['open', 'complete', 'expired'];
 
 /** success_url and cancel_url: absolute http(s) URLs only (never javascript:, data:, relative); https only in production. */
 export function checkRedirectUrl(field: string, value: string, required: boolean, httpsOnly = false): string {
@@ -39,17 +37,17 @@ export function expiryMinutes(requested: number): number {
 }
 
 /** A session past its expiry is expired even before the sweeper records it. */
-export function effectiveStatus(s: { status: SessionStatus; expires_at: Date }, now: Date): SessionStatus {
+export function effectiveStatus(s: { status: CheckoutStatus; expires_at: Date }, now: Date): CheckoutStatus {
   return s.status === 'open' && s.expires_at.getTime() <= now.getTime() ? 'expired' : s.status;
 }
 
-export function checkExpire(s: { status: SessionStatus; expires_at: Date }, now: Date): void {
+export function checkExpire(s: { status: CheckoutStatus; expires_at: Date }, now: Date): void {
   const status = effectiveStatus(s, now);
   if (status === 'complete') throw new AppError('conflict', 'the checkout session is complete: it cannot be expired');
 }
 
 /** The session as a reader sees it at `now`: its effective status in place of the stored one. */
-export const asSeenAt = <S extends { status: SessionStatus; expires_at: Date }>(s: S, now: Date): S => ({
+export const asSeenAt = <S extends { status: CheckoutStatus; expires_at: Date }>(s: S, now: Date): S => ({
   ...s,
   status: effectiveStatus(s, now),
 });

@@ -1,8 +1,8 @@
 import { newEvent } from '@licensing/runtime';
-import type { CheckoutData, DomainEvent } from '@licensing/proto';
+import type { CheckoutData, CheckoutStatus, DomainEvent } from '@licensing/proto';
 import type { SessionDoc } from '../store/models';
 
-export const checkoutData = (s: Omit<SessionDoc, 'outbox'>, status: string): CheckoutData => ({
+export const checkoutData = (s: Omit<SessionDoc, 'outbox'>, status: CheckoutStatus): CheckoutData => ({
   id: s._id,
   product_id: s.product_id,
   status,

@@ -1,7 +1,13 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { idempotencyModel, outboxFields } from '@licensing/runtime';
-import type { DomainEvent } from '@licensing/proto';
-import type { SessionStatus } from '../domain/session';
+import {
+  checkoutStatuses,
+  DEFAULT_POLICY,
+  refundActions,
+  type CheckoutStatus,
+  type DomainEvent,
+  type RefundAction,
+} from '@licensing/proto';
 
 export interface SessionDoc {
   _id: string;
@@ -9,7 +15,7 @@ export interface SessionDoc {
   product_id: string;
   /** Shown on the hosted page; copied at creation so the page needs no second service. */
   product_name: string;
-  status: SessionStatus;
+  status: CheckoutStatus;
   amount: number;
   currency: string;
   customer_email: string;
@@ -30,7 +36,7 @@ export interface SessionDoc {
   /** true only for a real payment (a live Stripe key). */
   livemode: boolean;
   /** What a refund does to the licence (the product's policy when the session was created). */
-  refund_action: 'revoke' | 'suspend';
+  refund_action: RefundAction;
   /** Test mode: the digest of the page's form token that paid (that browser may see the key). */
   paid_with: string | null;
   /** When the payment was refunded in full and the licence revoked or suspended. */
@@ -86,7 +92,7 @@ export function checkoutModels(conn: Connection) {
       account_id: { type: String, required: true },
       product_id: { type: String, required: true },
       product_name: { type: String, default: '' },
-      status: { type: String, required: true },
+      status: { type: String, required: true, enum: checkoutStatuses },
       amount: { type: Number, required: true },
       currency: { type: String, required: true },
       customer_email: { type: String, default: '' },
@@ -102,7 +108,7 @@ export function checkoutModels(conn: Connection) {
       provider_session_id: { type: String, default: '' },
       provider_url: { type: String, default: '' },
       livemode: { type: Boolean, default: false },
-      refund_action: { type: String, default: 'revoke' },
+      refund_action: { type: String, default: DEFAULT_POLICY.refund_action, enum: refundActions },
       paid_with: { type: String, default: null },
       refunded_at: { type: Date, default: null },
       ...outboxFields,

@@ -1,6 +1,5 @@
 import { listPage, outboxOf, withEvents } from '@licensing/runtime';
-import type { DomainEvent, PageRequest } from '@licensing/proto';
-import type { SessionStatus } from '../domain/session';
+import type { CheckoutStatus, DomainEvent, PageRequest } from '@licensing/proto';
 import type { CheckoutModels, PageTokenDoc, ProviderEventDoc, ReceiptDoc, SessionDoc } from './models';
 
 export class CheckoutStore {
@@ -15,8 +14,8 @@ export class CheckoutStore {
     return this.models.Session.findOne({ _id: id, account_id: accountId }, { outbox: 0 }).lean<SessionDoc>().exec();
   }
 
-  list(accountId: string, status: SessionStatus | '', page: PageRequest | undefined, now: Date) {
-    const byStatus: Record<SessionStatus, Record<string, unknown>> = {
+  list(accountId: string, status: CheckoutStatus | '', page: PageRequest | undefined, now: Date) {
+    const byStatus: Record<CheckoutStatus, Record<string, unknown>> = {
       open: { status: 'open', expires_at: { $gt: now } },
       expired: { $or: [{ status: 'expired' }, { status: 'open', expires_at: { $lte: now } }] },
       complete: { status: 'complete' },

@@ -1,5 +1,10 @@
 import { AppError, type CallOptions, type Clock, type Logger, type Outbox } from '@licensing/runtime';
-import type { CreateLicenseRequest, License, TransitionLicenseRequest } from '@licensing/proto';
+import {
+  DEFAULT_POLICY,
+  type CreateLicenseRequest,
+  type License,
+  type TransitionLicenseRequest,
+} from '@licensing/proto';
 import { checkoutCompleted } from '../events/checkout-events';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
@@ -80,7 +85,7 @@ export class Completion {
     }
     try {
       await this.licenses.transitionLicense(
-        { account_id: s.account_id, key: s.license_key, action: s.refund_action ?? 'revoke' },
+        { account_id: s.account_id, key: s.license_key, action: s.refund_action ?? DEFAULT_POLICY.refund_action },
         { requestId },
       );
     } catch (err) {

@@ -1,5 +1,10 @@
 import { AppError, checkEmail, isId, newId, type CallOptions } from '@licensing/runtime';
-import type { CreateCheckoutSessionRequest, GetProductRequest, Product } from '@licensing/proto';
+import {
+  withPolicyDefaults,
+  type CreateCheckoutSessionRequest,
+  type GetProductRequest,
+  type Product,
+} from '@licensing/proto';
 import { checkMetadata } from '../domain/metadata';
 import type { PaymentProvider } from '../domain/payments';
 import { checkRedirectUrl, expiryMinutes } from '../domain/session';
@@ -107,7 +112,7 @@ export async function createSession(
     provider_session_id: payment.providerSessionId,
     provider_url: payment.url,
     livemode: payment.livemode,
-    refund_action: product.policy?.refund_action === 'suspend' ? 'suspend' : 'revoke',
+    refund_action: withPolicyDefaults(product.policy).refund_action,
     paid_with: null,
     refunded_at: null,
   };

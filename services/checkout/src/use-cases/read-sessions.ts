@@ -1,6 +1,6 @@
 import { AppError, isId } from '@licensing/runtime';
-import type { PageRequest } from '@licensing/proto';
-import { asSeenAt, sessionStatuses, type SessionStatus } from '../domain/session';
+import { checkoutStatuses, isOneOf, type PageRequest } from '@licensing/proto';
+import { asSeenAt } from '../domain/session';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
 import type { CheckoutDeps } from './deps';
@@ -24,9 +24,9 @@ export async function listSessions(
   status: string,
   page: PageRequest | undefined,
 ) {
-  if (status && !sessionStatuses.includes(status as SessionStatus))
-    throw AppError.invalid('status', `status must be one of ${sessionStatuses.join(', ')}`);
+  const wanted = isOneOf(checkoutStatuses, status) ? status : '';
+  if (status && !wanted) throw AppError.invalid('status', `status must be one of ${checkoutStatuses.join(', ')}`);
   const now = clock.now();
-  const { items, page: next } = await store.list(accountId, status as SessionStatus | '', page, now);
+  const { items, page: next } = await store.list(accountId, wanted, page, now);
   return { items: items.map((s) => asSeenAt(s, now)), page: next };
 }

@@ -1,7 +1,7 @@
 import { newId } from '@licensing/runtime';
 import { generateLicenseKey, graceEndsAt, type PolicySnapshot } from '@licensing/proto';
-import type { LicenseDoc } from '../store/models';
 import { expiryBucket } from './expiry';
+import type { LicenseRecord } from './license';
 import { expiryFor } from './lifecycle';
 
 /** A new licence as it is stored: a fresh key, the product's policy, its expiry and grace, filed for the expiry sweeper. */
@@ -11,7 +11,7 @@ export function newLicense(
   customerEmail: string,
   policy: PolicySnapshot,
   now: Date,
-): Omit<LicenseDoc, 'outbox'> {
+): LicenseRecord {
   const expires = expiryFor(policy, now);
   const graceEnds = graceEndsAt(expires, policy.grace_days);
   return {

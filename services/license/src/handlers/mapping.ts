@@ -1,21 +1,5 @@
-import {
-  effectiveStatus,
-  seenByScope,
-  type Activation,
-  type License,
-  type LicensePolicy,
-  type PolicySnapshot,
-} from '@licensing/proto';
+import { effectiveStatus, policyToContract, seenByScope, type Activation, type License } from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
-
-export const toPolicy = (p: PolicySnapshot): LicensePolicy => ({
-  duration_days: p.duration_days ?? undefined,
-  max_activations: p.max_activations ?? undefined,
-  grace_days: p.grace_days,
-  require_activation: p.require_activation,
-  validate_keys_see_email: p.validate_keys_see_email,
-  refund_action: p.refund_action ?? 'revoke',
-});
 
 /**
  * A licence as the contract shows it: derived status; the e-mail and the vendor's metadata only for
@@ -32,7 +16,8 @@ export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope =
     status: effectiveStatus(doc, now),
     expires_at: doc.expires_at ? doc.expires_at.toISOString() : '',
     created_at: doc.created_at.toISOString(),
-    policy: toPolicy(doc.policy),
+    // A licence stored before a policy field existed reads as its default.
+    policy: policyToContract(doc.policy),
     activations,
     metadata: doc.metadata ?? {},
     last_validated_at: '',

@@ -1,28 +1,10 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { idempotencyModel, outboxFields } from '@licensing/runtime';
-import type { DomainEvent, PolicySnapshot, StoredStatus } from '@licensing/proto';
+import { storedLicenseStatuses, type DomainEvent } from '@licensing/proto';
+import type { LicenseRecord } from '../domain/license';
 
-export interface LicenseDoc {
-  _id: string;
-  account_id: string;
-  product_id: string;
-  /** Canonical hyphenated form; unique across the whole system. */
-  key: string;
-  customer_email: string;
-  /** Lower-cased copy for case-insensitive search. */
-  customer_email_lc: string;
-  status: StoredStatus;
-  expires_at: Date | null;
-  /** expires_at plus the grace days: when the licence stops validating (null = never). */
-  grace_ends_at: Date | null;
-  /** The product's policy when the licence was issued or last renewed. */
-  policy: PolicySnapshot;
-  metadata: Record<string, string>;
-  /** license.expired was published (once, whichever instance got there first). */
-  expired_notified: boolean;
-  /** The UTC hour (YYYY-MM-DDTHH) the sweeper looks for this licence in; null when nothing is left to announce (domain/expiry.ts). */
-  expiry_bucket: string | null;
-  created_at: Date;
+/** A licence document: the record (domain/license.ts) and the events still to publish with it. */
+export interface LicenseDoc extends LicenseRecord {
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -62,7 +44,7 @@ export function licenseModels(conn: Connection) {
       key: { type: String, required: true, unique: true },
       customer_email: { type: String, required: true },
       customer_email_lc: { type: String, required: true },
-      status: { type: String, required: true },
+      status: { type: String, required: true, enum: storedLicenseStatuses },
       expires_at: { type: Date, default: null },
       grace_ends_at: { type: Date, default: null },
       policy: { type: Object, required: true },

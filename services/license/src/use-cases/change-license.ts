@@ -1,15 +1,25 @@
 import { AppError, checkEmail } from '@licensing/runtime';
-import { graceEndsAt, type TransitionLicenseRequest, type UpdateLicenseRequest } from '@licensing/proto';
+import {
+  graceEndsAt,
+  isOneOf,
+  licenseActions,
+  withPolicyDefaults,
+  type LicenseAction,
+  type TransitionLicenseRequest,
+  type UpdateLicenseRequest,
+} from '@licensing/proto';
 import { expiryBucket } from '../domain/expiry';
-import { actions, transition, type Action } from '../domain/lifecycle';
+import { transition } from '../domain/lifecycle';
 import { mergeMetadata } from '../domain/metadata';
-import { fromPolicy } from '../domain/policy';
 import { licenseEvent } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseAt, LicenseDeps } from './deps';
 import { ownLicense } from './read-licenses';
 
-const pastTense: Record<Action, 'license.suspended' | 'license.reinstated' | 'license.revoked' | 'license.renewed'> = {
+const pastTense: Record<
+  LicenseAction,
+  'license.suspended' | 'license.reinstated' | 'license.revoked' | 'license.renewed'
+> = {
   suspend: 'license.suspended',
   reinstate: 'license.reinstated',
   revoke: 'license.revoked',
@@ -62,13 +72,15 @@ export const transitionLicense = (
   req: Pick<TransitionLicenseRequest, 'account_id' | 'key' | 'action'>,
 ): Promise<LicenseAt> =>
   changeLicense(deps, req.account_id, req.key, async (doc, now) => {
-    if (!(actions as readonly string[]).includes(req.action))
-      throw AppError.invalid('action', `action must be one of ${actions.join(', ')}`);
-    const action = req.action as Action;
+    const action = req.action;
+    if (!isOneOf(licenseActions, action))
+      throw AppError.invalid('action', `action must be one of ${licenseActions.join(', ')}`);
     // Renewal takes the product's current policy.
     const current =
       action === 'renew'
-        ? fromPolicy((await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id })).policy)
+        ? withPolicyDefaults(
+            (await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id })).policy,
+          )
         : doc.policy;
     const next = transition(doc, action, now, current);
     const graceEnds = graceEndsAt(next.expires_at, next.policy.grace_days);

@@ -1,7 +1,6 @@
 import { AppError, checkEmail, isId } from '@licensing/runtime';
-import type { CreateLicenseRequest } from '@licensing/proto';
+import { withPolicyDefaults, type CreateLicenseRequest } from '@licensing/proto';
 import { newLicense } from '../domain/new-license';
-import { fromPolicy } from '../domain/policy';
 import { licenseCreated } from '../events/license-events';
 import type { LicenseAt, LicenseDeps } from './deps';
 
@@ -44,7 +43,7 @@ export async function issueLicense(
   const productId = input.product_id;
   // The product must exist in the caller's account; another account's product is not found.
   const product = await products.getProduct({ account_id: accountId, id: productId });
-  const policy = fromPolicy(product.policy);
+  const policy = withPolicyDefaults(product.policy);
   for (let attempt = 0; ; attempt++) {
     const now = clock.now();
     const doc = newLicense(accountId, productId, input.customer_email, policy, now);

@@ -1,5 +1,5 @@
 import { AppError, isId } from '@licensing/runtime';
-import { parseLicenseKey, statuses, type PageRequest, type Status } from '@licensing/proto';
+import { isOneOf, licenseStatuses, parseLicenseKey, type PageRequest } from '@licensing/proto';
 import { DAY_MS } from '../domain/stats';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
@@ -50,12 +50,12 @@ export async function listLicenses(
     throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
   if (filter.customer_email.length > 254)
     throw AppError.invalid('customer_email', 'customer_email must be at most 254 characters');
-  if (filter.status && !statuses.includes(filter.status as Status))
-    throw AppError.invalid('status', `status must be one of ${statuses.join(', ')}`);
+  const status = isOneOf(licenseStatuses, filter.status) ? filter.status : '';
+  if (filter.status && !status) throw AppError.invalid('status', `status must be one of ${licenseStatuses.join(', ')}`);
   const now = clock.now();
   const { items, page: next } = await store.list(
     accountId,
-    { productId: filter.product_id, customerEmail: filter.customer_email, status: filter.status as Status | '' },
+    { productId: filter.product_id, customerEmail: filter.customer_email, status },
     page,
     now,
   );

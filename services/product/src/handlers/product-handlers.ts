@@ -1,6 +1,5 @@
 import type { Handlers } from '@licensing/runtime';
-import type { Product, ProductServiceService } from '@licensing/proto';
-import { DEFAULT_POLICY, toContract } from '../domain/policy';
+import { DEFAULT_POLICY, policyToContract, type Product, type ProductServiceService } from '@licensing/proto';
 import type { ProductDoc } from '../store/models';
 import { createProduct } from '../use-cases/create-product';
 import type { ProductDeps } from '../use-cases/deps';
@@ -13,7 +12,8 @@ const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   name: doc.name,
   description: doc.description,
   created_at: doc.created_at.toISOString(),
-  policy: toContract(doc.policy ?? DEFAULT_POLICY),
+  // A product stored without a policy, or before a policy field existed, reads as the default.
+  policy: policyToContract(doc.policy ?? DEFAULT_POLICY),
   price: doc.price ? { amount: doc.price.amount, currency: doc.price.currency } : undefined,
 });
 

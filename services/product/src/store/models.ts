@@ -1,7 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { outboxFields } from '@licensing/runtime';
-import type { DomainEvent } from '@licensing/proto';
-import { DEFAULT_POLICY, type Policy } from '../domain/policy';
+import { DEFAULT_POLICY, type DomainEvent, type StoredPolicy } from '@licensing/proto';
 import type { StoredPrice } from '../domain/price';
 
 export interface ProductDoc {
@@ -9,7 +8,7 @@ export interface ProductDoc {
   account_id: string;
   name: string;
   description: string;
-  policy: Policy;
+  policy: StoredPolicy;
   price: StoredPrice | null;
   created_at: Date;
   outbox?: Record<string, DomainEvent>;

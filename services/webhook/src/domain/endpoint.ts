@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { eventTypes } from '@licensing/proto';
+import { isOneOf, webhookEventTypes } from '@licensing/proto';
 import { AppError } from '@licensing/runtime';
 
-// What a webhook endpoint may subscribe to: the event catalogue, "*", and the test event.
-export const SUBSCRIBABLE = [...eventTypes, 'webhook.test'] as const;
 /**
  * After a rotation the previous secret keeps signing beside the new one for 24 hours (as Stripe's
  * rolling secrets may), so receivers can switch without a gap; then only the new one signs.
@@ -18,11 +16,11 @@ export function checkEvents(events: string[]): string[] {
     if (events.length > 1) throw AppError.invalid('events', '"*" already means every event; list nothing else with it');
     return ['*'];
   }
-  const unknown = events.filter((e) => !(SUBSCRIBABLE as readonly string[]).includes(e));
+  const unknown = events.filter((e) => !isOneOf(webhookEventTypes, e));
   if (unknown.length)
     throw AppError.invalid(
       'events',
-      `unknown event type(s) ${unknown.join(', ')}; valid: ${SUBSCRIBABLE.join(', ')}, or "*"`,
+      `unknown event type(s) ${unknown.join(', ')}; valid: ${webhookEventTypes.join(', ')}, or "*"`,
     );
   return [...new Set(events)];
 }

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { listPage } from '@licensing/runtime';
-import type { PageRequest } from '@licensing/proto';
+import { deliveryStatuses, type DeliveryStatus, type PageRequest } from '@licensing/proto';
 
 export interface DeliveryDoc {
   /** dlv_<event id>_<endpoint id>: one delivery per (event, endpoint), however often the event arrives. */
@@ -11,7 +11,7 @@ export interface DeliveryDoc {
   event_type: string;
   /** The exact body that is signed and sent. */
   body: string;
-  status: 'pending' | 'delivered' | 'failed';
+  status: DeliveryStatus;
   attempts: number;
   next_attempt_at: Date | null;
   last_status_code: number | null;
@@ -30,7 +30,7 @@ export function deliveryModel(conn: Connection): Model<DeliveryDoc> {
       event_id: { type: String, required: true },
       event_type: { type: String, required: true },
       body: { type: String, required: true },
-      status: { type: String, required: true },
+      status: { type: String, required: true, enum: deliveryStatuses },
       attempts: { type: Number, default: 0 },
       next_attempt_at: { type: Date, default: null },
       last_status_code: { type: Number, default: null },

@@ -1,0 +1,162 @@
+import type { LicensePolicy } from '../gen/licensing/v1/product';
+import { refundActions } from './vocabulary';
+
+// The licence policy of a product, of which every licence keeps a copy: declared once here, each field
+// with its type, range, default and meaning. From it come the product service's checks and stored
+// form, the contract mapping both ways (product and licence services, the gateway's validation cache),
+// the REST shape the gateway accepts and answers with their OpenAPI schemas, and the dashboard's
+// product form. The LicensePolicy message of product.proto cannot come from it: the compiler holds its
+// field names to this declaration (contractNamesEveryPolicyField below), and
+// test/unit/vocabularies.test.ts its field types and the table of docs/api.md.
+
+interface Described {
+  /** What the field means, as the OpenAPI document says it. */
+  description: string;
+  /** Products and licences stored before the field existed lack it: every reader gives them the default. */
+  addedLater?: true;
+}
+export interface IntRule extends Described {
+  kind: 'int';
+  min: number;
+  max: number;
+  /** null is a value of its own ("no limit"), absent from the contract's message. */
+  nullable: boolean;
+  default: number | null;
+}
+export interface BoolRule extends Described {
+  kind: 'bool';
+  default: boolean;
+}
+export interface WordRule extends Described {
+  kind: 'enum';
+  values: readonly string[];
+  /** Also what the contract's empty string means. */
+  default: string;
+}
+export type PolicyRule = IntRule | BoolRule | WordRule;
+
+export const policyRules = {
+  duration_days: {
+    kind: 'int',
+    min: 1,
+    max: 36_500,
+    nullable: true,
+    default: null,
+    description: 'Days a licence is valid from issue; null = perpetual',
+  },
+  max_activations: {
+    kind: 'int',
+    min: 1,
+    max: 10_000,
+    nullable: true,
+    default: null,
+    description: 'Machines a licence may be activated on; null = unlimited',
+  },
+  grace_days: {
+    kind: 'int',
+    min: 0,
+    max: 365,
+    nullable: false,
+    default: 0,
+    description: 'Days after expiry during which validation still passes (code expired_in_grace)',
+  },
+  require_activation: {
+    kind: 'bool',
+    default: false,
+    description: 'Validation fails (not_activated) unless the fingerprint is activated',
+  },
+  validate_keys_see_email: {
+    kind: 'bool',
+    default: false,
+    description: 'validate-scope API keys see customer_email in validation answers',
+  },
+  refund_action: {
+    kind: 'enum',
+    values: refundActions,
+    default: 'revoke',
+    description: 'What a refunded checkout payment does to the licence it paid for (default revoke)',
+    addedLater: true,
+  },
+} as const satisfies Record<string, PolicyRule>;
+
+type Rules = typeof policyRules;
+export type PolicyField = keyof Rules;
+export const policyFields = Object.keys(policyRules) as PolicyField[];
+
+type ValueOf<R> = R extends { kind: 'int'; nullable: true }
+  ? number | null
+  : R extends { kind: 'int' }
+    ? number
+    : R extends { kind: 'bool' }
+      ? boolean
+      : R extends { values: readonly (infer W)[] }
+        ? W
+        : never;
+/** A policy with every field (null = no limit). */
+export type Policy = { -readonly [F in PolicyField]: ValueOf<Rules[F]> };
+type LaterField = { [F in PolicyField]: Rules[F] extends { addedLater: true } ? F : never }[PolicyField];
+/** A policy as a product or licence stored it: the fields added later may be missing. */
+export type StoredPolicy = Omit<Policy, LaterField> & Partial<Pick<Policy, LaterField>>;
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Does not compile when product.proto's LicensePolicy and policyRules name different fields. */
+export const contractNamesEveryPolicyField: Same<keyof LicensePolicy, PolicyField> = true;
+
+const rule = (field: PolicyField): PolicyRule => policyRules[field];
+
+function valueOr(r: PolicyRule, value: unknown): Policy[PolicyField] {
+  switch (r.kind) {
+    case 'int':
+      return typeof value === 'number' ? value : r.default;
+    case 'bool':
+      return typeof value === 'boolean' ? value : r.default;
+    case 'enum':
+      return (typeof value === 'string' && r.values.includes(value) ? value : r.default) as Policy[PolicyField];
+  }
+}
+
+/**
+ * Every field of a policy, each missing one (absent, null where null is not a value, an empty or unknown
+ * word) given its default: the contract's message, a stored policy, or a REST body already shape-checked.
+ */
+export function withPolicyDefaults(p: Partial<Record<PolicyField, unknown>> | undefined): Policy {
+  return Object.fromEntries(policyFields.map((f) => [f, valueOr(rule(f), p?.[f])])) as Policy;
+}
+
+export const DEFAULT_POLICY: Policy = withPolicyDefaults(undefined);
+
+/** The contract's message of a policy: a null number (no limit) is absent there. */
+export function policyToContract(p: StoredPolicy): LicensePolicy {
+  const full = withPolicyDefaults(p);
+  return Object.fromEntries(policyFields.map((f) => [f, full[f] ?? undefined])) as unknown as LicensePolicy;
+}
+
+export interface PolicyProblem {
+  field: string;
+  message: string;
+}
+
+/**
+ * What is wrong with a policy as sent, in field order: a number out of its range, a word not among its
+ * values (empty = the default), then grace without an expiry, which would never apply.
+ */
+export function policyProblems(p: LicensePolicy): PolicyProblem[] {
+  const problems: PolicyProblem[] = [];
+  for (const f of policyFields) {
+    const r = rule(f);
+    const value: unknown = p[f];
+    const field = `policy.${f}`;
+    if (r.kind === 'int' && value !== undefined) {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < r.min || value > r.max)
+        problems.push({ field, message: `${field} must be a whole number from ${r.min} to ${r.max}` });
+    } else if (r.kind === 'enum' && value !== undefined && value !== '' && !r.values.includes(value as string)) {
+      problems.push({ field, message: `${field} must be one of ${r.values.join(', ')}` });
+    }
+  }
+  if (!problems.length && p.grace_days > 0 && p.duration_days === undefined)
+    problems.push({
+      field: 'policy.grace_days',
+      message: 'policy.grace_days only applies to licences that expire: set policy.duration_days too',
+    });
+  return problems;
+}

@@ -1,0 +1,66 @@
+// Every fixed list of words the system uses, each written here once. Code takes its lists and types
+// from this module: the services' checks and stores, the gateway's request shapes, OpenAPI document
+// and dashboard, and through the document the SDK's types.
+//
+// The .proto files carry these as `string` fields with a `// a | b` comment rather than proto enums:
+// under ts-proto's stringEnums an enum travels as its value NAME (ACTIVE, not active), which would change
+// the gRPC values and every generated type. test/unit/vocabularies.test.ts holds those comments, the
+// OpenAPI document, the stores' enum validators and docs/api.md to these lists.
+import { eventTypes } from '../events';
+
+/** The states a licence is stored in. */
+export const storedLicenseStatuses = ['active', 'suspended', 'revoked'] as const;
+/** The states every answer shows: the stored ones, and expired, derived from expiry plus grace (status.ts). */
+export const licenseStatuses = [...storedLicenseStatuses, 'expired'] as const;
+export type StoredStatus = (typeof storedLicenseStatuses)[number];
+export type Status = (typeof licenseStatuses)[number];
+
+/** What a vendor may do to a licence; which action each state allows is lifecycle.ts's table. */
+export const licenseActions = ['suspend', 'reinstate', 'revoke', 'renew'] as const;
+export type LicenseAction = (typeof licenseActions)[number];
+
+/** What a refunded checkout payment does to the licence it paid for (the product policy's refund_action). */
+export const refundActions = ['revoke', 'suspend'] as const satisfies readonly LicenseAction[];
+export type RefundAction = (typeof refundActions)[number];
+
+/** Why a validation answered as it did; verdict.ts decides which applies. */
+export const validationCodes = [
+  'valid',
+  'expired_in_grace',
+  'not_found',
+  'product_mismatch',
+  'revoked',
+  'suspended',
+  'expired',
+  'not_activated',
+  'activation_limit_reached',
+] as const;
+export type ValidationCode = (typeof validationCodes)[number];
+
+/** What a validation answer tells the app to do next. */
+export const nextActions = ['none', 'activate', 'renew', 'contact_vendor'] as const;
+export type NextAction = (typeof nextActions)[number];
+
+/** An account's plan (its hourly quota: the gateway's rate limits). */
+export const plans = ['free', 'pro', 'enterprise'] as const;
+export type Plan = (typeof plans)[number];
+
+/** What an API key may call: everything, or only the app's routes (validation and the like). */
+export const keyScopes = ['full', 'validate'] as const;
+export type KeyScope = (typeof keyScopes)[number];
+
+/** A checkout session's states (expired is also derived from expires_at before the sweeper records it). */
+export const checkoutStatuses = ['open', 'complete', 'expired'] as const;
+export type CheckoutStatus = (typeof checkoutStatuses)[number];
+
+/** A webhook delivery's states. */
+export const deliveryStatuses = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof deliveryStatuses)[number];
+
+/** What a webhook endpoint may subscribe to: every domain event, and the test event the vendor can send it. */
+export const webhookEventTypes = [...eventTypes, 'webhook.test'] as const;
+export type WebhookEventType = (typeof webhookEventTypes)[number];
+
+/** Whether a word from outside (a request, a stored document) is one of the list's. */
+export const isOneOf = <W extends string>(list: readonly W[], word: unknown): word is W =>
+  typeof word === 'string' && (list as readonly string[]).includes(word);

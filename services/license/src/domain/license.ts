@@ -1,0 +1,25 @@
+import type { PolicySnapshot, StoredStatus } from '@licensing/proto';
+
+/** A licence as this service keeps it: the store writes and reads exactly this (and its outbox). */
+export interface LicenseRecord {
+  _id: string;
+  account_id: string;
+  product_id: string;
+  /** Canonical hyphenated form; unique across the whole system. */
+  key: string;
+  customer_email: string;
+  /** Lower-cased copy for case-insensitive search. */
+  customer_email_lc: string;
+  status: StoredStatus;
+  expires_at: Date | null;
+  /** expires_at plus the grace days: when the licence stops validating (null = never). */
+  grace_ends_at: Date | null;
+  /** The product's policy when the licence was issued or last renewed. */
+  policy: PolicySnapshot;
+  metadata: Record<string, string>;
+  /** license.expired was published (once, whichever instance got there first). */
+  expired_notified: boolean;
+  /** The UTC hour (YYYY-MM-DDTHH) the sweeper looks for this licence in; null when nothing is left to announce (domain/expiry.ts). */
+  expiry_bucket: string | null;
+  created_at: Date;
+}
