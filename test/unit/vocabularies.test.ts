@@ -360,8 +360,16 @@ describe('the docs', () => {
 
   it('gives every word list of a vocabulary in the README and docs whole', () => {
     // Lists such as `--plan free\|pro\|enterprise` or `status: pending\|delivered\|failed`.
-    const lists = [readme, ...['api.md', 'operations.md', 'architecture.md'].map((f) => read('docs', f))].flatMap(
-      (text) => [...text.matchAll(/[a-z_]+(?:\\?\|[a-z_]+)+/g)].map((m) => m[0].split(/\\?\|/)),
+    const docs = [readme, ...['api.md', 'operations.md', 'architecture.md'].map((f) => read('docs', f))];
+    // A list after a family (`license.created|revoked`) names event types: each must be one.
+    const families = docs.flatMap((text) =>
+      [...text.matchAll(/\b([a-z_]+)\.([a-z_]+(?:\\?\|[a-z_]+)+)/g)].flatMap((m) =>
+        m[2].split(/\\?\|/).map((w) => `${m[1]}.${w}`),
+      ),
+    );
+    expect(families.filter((t) => !(eventTypes as readonly string[]).includes(t))).toEqual([]);
+    const lists = docs.flatMap((text) =>
+      [...text.matchAll(/(?<![a-z_.|\\])[a-z_]+(?:\\?\|[a-z_]+)+/g)].map((m) => m[0].split(/\\?\|/)),
     );
     const partial = lists.filter((words) =>
       Object.values(vocabularies).some(
