@@ -1,3 +1,11 @@
+// The gateway's composition root: main.ts starts the process and builds the long-lived pieces,
+// this file wires them into one request listener, and config.ts is the one schema of settings.
+// Every other file sits in a folder named for its job, and folders form layers: a folder imports
+// only folders below it (never one beside or above it, nor a file of the directory that holds it),
+// and gets its settings as options from here (test/unit/layers.test.ts reads the order from the
+// next line; docs/architecture.md, "The gateway's folders", says what each holds).
+// Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes < dashboard
+
 import type { RequestListener } from 'node:http';
 import express, { Router } from 'express';
 import type { Logger, Metrics } from '@licensing/runtime';
@@ -148,7 +156,7 @@ export function createApp({
   app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
 
   const fast = fastValidation({
-    config,
+    transport: config,
     authCache,
     limits,
     validator,

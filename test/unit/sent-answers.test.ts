@@ -10,7 +10,7 @@ import type { Principal } from '../../gateway/src/auth/authenticate';
 import type { Clients } from '../../gateway/src/backends/clients';
 import type { EventFeed } from '../../gateway/src/backends/event-feed';
 import { LicenseValidator, type ValidationAnswer } from '../../gateway/src/license-validation/validator';
-import { validationJson } from '../../gateway/src/routes/licenses';
+import { validationJson } from '../../gateway/src/license-validation/validation-json';
 import { cacheKey, toCachedAnswer, ValidationCache } from '../../gateway/src/license-validation/cache';
 import { ValidationTally } from '../../gateway/src/license-validation/tally';
 

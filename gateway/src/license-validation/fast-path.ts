@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256, withRequestId, type Logger } from '@licensing/runtime';
 import type { AuthCache } from '../auth/authenticate';
-import type { GatewayConfig } from '../config';
 import type { LicenseValidator, ValidationAnswer } from './validator';
 import { pushRateLimitHeaders, type RateLimits } from '../rate-limits/limits';
 import { knownError, problemOf } from '../http/errors';
 import type { HttpMetrics } from '../http/metrics';
 import { logAccess, requestIdFor } from '../http/request-context';
-import { validationJson } from '../routes/licenses';
+import { validationJson } from './validation-json';
+import { hstsValue, httpsRequired, type TransportSettings } from '../http/transport';
 import { licenseValidateQuery } from '../request-shapes/operations';
 
 const PATHS = ['/api/v1/licenses/validate?', '/v1/licenses/validate?'];
@@ -21,7 +21,8 @@ const FINGERPRINT_LIMIT = licenseValidateQuery.fingerprint.max;
 const toJson = (answer: ValidationAnswer) => JSON.stringify(validationJson(answer));
 
 export interface FastPathDeps {
-  config: GatewayConfig;
+  /** HTTPS in production and HSTS, as the Express app applies them (http/transport.ts). */
+  transport: Pick<TransportSettings, 'NODE_ENV' | 'HSTS_MAX_AGE_S'>;
   authCache: AuthCache;
   limits: RateLimits;
   validator: LicenseValidator;
@@ -42,7 +43,15 @@ export interface FastPathDeps {
  * required, a limit near its end) returns false before it has counted or
  * written anything, and the Express app answers.
  */
-export function fastValidation({ config, authCache, limits, validator, http, log, trustProxy: trust }: FastPathDeps) {
+export function fastValidation({
+  transport,
+  authCache,
+  limits,
+  validator,
+  http,
+  log,
+  trustProxy: trust,
+}: FastPathDeps) {
   // Whether an address is a trusted proxy never changes: remember the answer per address (bounded).
   const trusted = new Map<string, boolean>();
   const trustProxy = (address: string) => {
@@ -54,8 +63,8 @@ export function fastValidation({ config, authCache, limits, validator, http, log
     }
     return yes;
   };
-  const hsts = `max-age=${config.HSTS_MAX_AGE_S}; includeSubDomains`;
-  const production = config.NODE_ENV === 'production';
+  const hsts = hstsValue(transport);
+  const production = httpsRequired(transport);
   const answered = http.of('GET', ROUTE, 200);
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url!;
