@@ -15,7 +15,7 @@ import {
 import { createApp } from './app';
 import { createClients } from './backends/clients';
 import { gatewaySchema, type GatewayConfig } from './config';
-import { RateLimits } from './rate-limits/limits';
+import { RateLimits } from './rate-limits/limiter';
 import { checkTransportConfig, createGatewayServer } from './http/transport';
 import { Drain } from './http/drain';
 import { EventFeed } from './backends/event-feed';

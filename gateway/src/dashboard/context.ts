@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { AppError, isId } from '@licensing/runtime';
-import type { Principal } from '../auth/authenticate';
+import type { Principal } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator } from '../license-validation/validator';
 import type { DashboardSession } from './session';

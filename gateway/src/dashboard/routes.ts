@@ -10,7 +10,8 @@ import {
 } from '@licensing/runtime';
 import type { ApiKey } from '@licensing/proto';
 import type { Clients } from '../backends/clients';
-import { type AttemptThrottle, limitsFor } from '../rate-limits/limits';
+import type { AttemptThrottle } from '../rate-limits/attempt-throttle';
+import { limitsFor } from '../rate-limits/budgets';
 import { CSS, JS } from './assets';
 import { confirmPage, messagePage, revokeAllPage, settingsPage, signInPage, signUpPage, type NewKey } from './pages';
 import { SessionGuard } from './session-guard';

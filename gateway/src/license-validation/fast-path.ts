@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256, withRequestId, type Logger } from '@licensing/runtime';
-import type { AuthCache } from '../auth/authenticate';
+import type { AuthCache } from '../auth/auth-cache';
 import type { LicenseValidator, ValidationAnswer } from './validator';
-import { pushRateLimitHeaders, type RateLimits } from '../rate-limits/limits';
+import { pushRateLimitHeaders } from '../rate-limits/headers';
+import type { RateLimits } from '../rate-limits/limiter';
 import { knownError, problemOf } from '../http/errors';
 import type { HttpMetrics } from '../http/metrics';
 import { logAccess, requestIdFor } from '../http/request-context';
@@ -88,7 +89,7 @@ export function fastValidation({
     const requestId = requestIdFor(headers.requestId);
     // A flat [name, value, …] list: no header object to build and walk.
     const out: string[] = ['X-Request-Id', requestId];
-    if (verdict) pushRateLimitHeaders(out, verdict.windows, Math.floor(Date.now() / 1000), verdict.policy);
+    if (verdict) pushRateLimitHeaders(out, verdict.budgets, Math.floor(Date.now() / 1000), verdict.policy);
     if (secure) out.push('Strict-Transport-Security', hsts);
     const send = (status: number, contentType: string, body: string, length = Buffer.byteLength(body)) => {
       out.push('Content-Type', contentType, 'Content-Length', String(length));

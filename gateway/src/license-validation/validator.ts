@@ -10,7 +10,7 @@ import {
   type Verdict,
 } from '@licensing/proto';
 import type { Clock, Metrics } from '@licensing/runtime';
-import type { Principal } from '../auth/authenticate';
+import type { Principal } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { AnswerCount, endOfSecond, SentAnswer } from './sent-answers';
 import { cacheKey, toCachedAnswer, type CachedAnswer, type CachedLicense, type ValidationCache } from './cache';

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { Activation, License } from '@licensing/proto';
-import { principalOf } from '../auth/authenticate';
+import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator } from '../license-validation/validator';
 import { validationJson } from '../license-validation/validation-json';
