@@ -6,7 +6,7 @@
 // next line; docs/architecture.md, "The gateway's folders", says what each holds).
 // Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes < dashboard
 
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { Router } from 'express';
 import type { Logger, Metrics } from '@licensing/runtime';
 import type { EventFeed } from './backends/event-feed';
@@ -47,6 +47,15 @@ export interface GatewayDeps {
   version: string;
   /** True once shutdown has begun: /readyz answers 503. */
   draining?: { readonly now: boolean };
+  /** For tests only: the validation fast path off, or on and telling each request it answered. */
+  fastPath?: FastPathSwitch;
+}
+
+/** For tests that compare the fast path's answers with the Express route's (test/e2e/fast-path-parity.test.ts). */
+export interface FastPathSwitch {
+  enabled: boolean;
+  /** Called for each request the fast path took (it answers it, not Express). */
+  took?: (req: IncomingMessage) => void;
 }
 
 /**
@@ -66,6 +75,7 @@ export function createApp({
   metrics,
   version,
   draining,
+  fastPath = { enabled: true },
 }: GatewayDeps): RequestListener {
   const app = express();
   app.disable('x-powered-by');
@@ -169,6 +179,13 @@ export function createApp({
     log,
     trustProxy: app.get('trust proxy fn'),
   });
+  if (!fastPath.enabled) return app;
+  const took = fastPath.took;
+  if (took)
+    return (req, res) => {
+      if (fast(req, res)) took(req);
+      else app(req, res);
+    };
   return (req, res) => {
     if (!fast(req, res)) app(req, res);
   };

@@ -3,6 +3,8 @@ import { ExactCache, NOT_FOLLOWING, sha256 } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
 import type { SentAnswer } from './sent-answers';
 
+// Part of a validation's flow through license-validation/, drawn in validator.ts's header.
+//
 // The gateway's memory of licences it has validated, so a validation is
 // answered without a gRPC call or a store read. An entry holds the facts the
 // answer depends on (proto/rules judges them exactly as the licence service

@@ -1,6 +1,8 @@
 import type { CounterSeries } from '@licensing/runtime';
 import type { TallyCell } from './tally';
 
+// Part of a validation's flow through license-validation/, drawn in validator.ts's header.
+//
 // A validation's JSON answer, kept on its validation-cache entry for the rest of the current second,
 // so the same request asked again (an app on many machines, a client retrying) is answered without
 // judging and serialising again. It is exact: the rules give the same answer for the whole second

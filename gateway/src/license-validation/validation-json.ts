@@ -1,5 +1,7 @@
 import type { ValidationAnswer } from './validator';
 
+// Part of a validation's flow through license-validation/, drawn in validator.ts's header.
+
 /** REST shape of GET /licenses/validate: written by the Express route (routes/licenses.ts) and the fast path alike. */
 export const validationJson = (out: ValidationAnswer) => ({
   valid: out.valid,
