@@ -17,7 +17,7 @@ import type { SentAnswer } from './sent-answers';
 // the cache is neither read nor filled, and it is emptied when that starts and
 // when it ends. A lookup that was in flight while an eviction for its account
 // arrived is not cached (it may have read the state before the change). A TTL
-// bounds staleness should all of that fail.
+// bounds staleness should all of that fail. The bounds: docs/architecture.md, "A map of the caches".
 
 export interface CachedLicense {
   found: true;

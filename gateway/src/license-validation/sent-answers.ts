@@ -10,6 +10,7 @@ import type { TallyCell } from './tally';
 // it, so an answer is kept only until the earlier of the second's end and that change
 // (nextStatusChange); every event that changes the licence drops the entry, and this with it. Each
 // time it is sent it still counts: a validation in the tally, by answer code and as a cache hit.
+// Its staleness bound: docs/architecture.md, "A map of the caches".
 
 export class SentAnswer {
   /** UTF-8 bytes of `body`, for Content-Length. */
