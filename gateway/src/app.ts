@@ -1,13 +1,26 @@
-import type { RequestListener } from 'node:http';
+// The gateway's composition root: main.ts starts the process and builds the long-lived pieces,
+// this file wires them into one request listener, and config.ts is the one schema of settings.
+// Every other file sits in a folder named for its job, and folders form layers: a folder imports
+// only folders below it (never one beside or above it, nor a file of the directory that holds it),
+// and gets its settings as options from here (test/unit/layers.test.ts reads the order from the
+// next line; docs/architecture.md, "The gateway's folders", says what each holds).
+// Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes < dashboard
+
+import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { Router } from 'express';
 import type { Logger, Metrics } from '@licensing/runtime';
 import type { EventFeed } from './backends/event-feed';
-import { AuthCache, authenticate, enforceScope, recheckWith } from './auth/authenticate';
+import { recheckWith } from './auth/account-lookup';
+import { AuthCache } from './auth/auth-cache';
+import { authenticate } from './auth/authenticate';
+import { enforceScope } from './auth/scope';
 import type { Clients } from './backends/clients';
 import type { LicenseValidator } from './license-validation/validator';
 import type { GatewayConfig } from './config';
 import { errorHandler, notFound, wellFormedPath } from './http/errors';
-import { AttemptThrottle, countAuthFailure, enforceRateLimits, type RateLimits } from './rate-limits/limits';
+import { AttemptThrottle } from './rate-limits/attempt-throttle';
+import type { RateLimits } from './rate-limits/limiter';
+import { countAuthFailure, enforceRateLimits } from './rate-limits/middleware';
 import { dashboardRouter } from './dashboard/routes';
 import { sessionMeter } from './dashboard/metering';
 import { checkoutPageProxy, stripeWebhookProxy } from './routes/checkout-proxy';
@@ -34,6 +47,15 @@ export interface GatewayDeps {
   version: string;
   /** True once shutdown has begun: /readyz answers 503. */
   draining?: { readonly now: boolean };
+  /** For tests only: the validation fast path off, or on and telling each request it answered. */
+  fastPath?: FastPathSwitch;
+}
+
+/** For tests that compare the fast path's answers with the Express route's (test/e2e/fast-path-parity.test.ts). */
+export interface FastPathSwitch {
+  enabled: boolean;
+  /** Called for each request the fast path took (it answers it, not Express). */
+  took?: (req: IncomingMessage) => void;
 }
 
 /**
@@ -53,6 +75,7 @@ export function createApp({
   metrics,
   version,
   draining,
+  fastPath = { enabled: true },
 }: GatewayDeps): RequestListener {
   const app = express();
   app.disable('x-powered-by');
@@ -148,7 +171,7 @@ export function createApp({
   app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
 
   const fast = fastValidation({
-    config,
+    transport: config,
     authCache,
     limits,
     validator,
@@ -156,6 +179,13 @@ export function createApp({
     log,
     trustProxy: app.get('trust proxy fn'),
   });
+  if (!fastPath.enabled) return app;
+  const took = fastPath.took;
+  if (took)
+    return (req, res) => {
+      if (fast(req, res)) took(req);
+      else app(req, res);
+    };
   return (req, res) => {
     if (!fast(req, res)) app(req, res);
   };

@@ -12,10 +12,10 @@ import {
   systemClock,
   type Clock,
 } from '@licensing/runtime';
-import { createApp } from './app';
+import { createApp, type FastPathSwitch } from './app';
 import { createClients } from './backends/clients';
 import { gatewaySchema, type GatewayConfig } from './config';
-import { RateLimits } from './rate-limits/limits';
+import { RateLimits } from './rate-limits/limiter';
 import { checkTransportConfig, createGatewayServer } from './http/transport';
 import { Drain } from './http/drain';
 import { EventFeed } from './backends/event-feed';
@@ -37,9 +37,15 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function start(
-  opts: { config?: Partial<GatewayConfig>; env?: Record<string, string | undefined>; clock?: Clock } = {},
-): Promise<RunningGateway> {
+export interface StartOptions {
+  config?: Partial<GatewayConfig>;
+  env?: Record<string, string | undefined>;
+  clock?: Clock;
+  /** For tests only (app.ts). */
+  fastPath?: FastPathSwitch;
+}
+
+export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   const config = loadConfig(gatewaySchema, opts.env ?? process.env, opts.config ?? {});
   checkTransportConfig(config);
   const log = createLogger('gateway', config.LOG_LEVEL);
@@ -97,7 +103,18 @@ export async function start(
       return drain.draining;
     },
   };
-  const app = createApp({ config, clients, bus, limits, validator, log, metrics, version: VERSION, draining });
+  const app = createApp({
+    config,
+    clients,
+    bus,
+    limits,
+    validator,
+    log,
+    metrics,
+    version: VERSION,
+    draining,
+    fastPath: opts.fastPath,
+  });
   const { server, tls, reloadTls } = createGatewayServer(config, app, log);
   const drain = new Drain(server, log);
   await new Promise<void>((resolve, reject) => {

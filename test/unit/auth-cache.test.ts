@@ -1,5 +1,6 @@
 import { AppError } from '@licensing/runtime';
-import { AUTH_STALE_IF_UNAVAILABLE_MS, AuthCache, type Principal } from '../../gateway/src/auth/authenticate';
+import { AUTH_STALE_IF_UNAVAILABLE_MS, AuthCache } from '../../gateway/src/auth/auth-cache';
+import type { Principal } from '../../gateway/src/auth/principal';
 import { gatewaySchema } from '../../gateway/src/config';
 import type { EventFeed } from '../../gateway/src/backends/event-feed';
 
@@ -92,5 +93,68 @@ describe('the API-key cache', () => {
     cache.noteAnswer(new AppError('service_unavailable', 'away'));
     cache.noteAnswer(); // the service answered again
     expect(cache.get('digest', 'lk_token')).toBeUndefined();
+  });
+
+  /** A bus the test drives: it delivers events and drops or restores the link. */
+  function drivenBus() {
+    const handlers = new Map<string, (event: { account_id: string }) => void>();
+    const listeners: Array<(connected: boolean) => void> = [];
+    const bus = {
+      connected: true,
+      onStatus: (l: (connected: boolean) => void) => void listeners.push(l),
+      subscribe: (type: string, h: (event: { account_id: string }) => void) => void handlers.set(type, h),
+    };
+    return {
+      feed: bus as unknown as EventFeed,
+      deliver: (type: string, accountId: string) => handlers.get(type)!({ account_id: accountId }),
+      link(up: boolean) {
+        bus.connected = up;
+        for (const l of listeners) l(up);
+      },
+    };
+  }
+  const other: Principal = { ...principal, keyId: 'key_2' };
+  const elsewhere: Principal = { ...principal, accountId: 'acct_2', keyId: 'key_3' };
+
+  it.each(['api_key.revoked', 'account.updated'])(
+    '%s evicts every key of its account at once, and spoils a look-up in flight',
+    (type) => {
+      const { feed, deliver } = drivenBus();
+      const cache = new AuthCache(1000, feed);
+      cache.set('d1', principal, cache.begin());
+      cache.set('d2', other, cache.begin());
+      cache.set('d3', elsewhere, cache.begin());
+      const inFlight = cache.begin();
+      deliver(type, 'acct_1');
+      expect(cache.get('d1')).toBeUndefined();
+      expect(cache.get('d2')).toBeUndefined();
+      expect(cache.get('d3')).toBe(elsewhere); // another account's key stays
+      cache.set('d1', principal, inFlight); // read before the event: not kept
+      expect(cache.get('d1')).toBeUndefined();
+      cache.set('d1', principal, cache.begin());
+      expect(cache.get('d1')).toBe(principal);
+    },
+  );
+
+  it('is bypassed while NATS is away (an eviction could be missed) and empty when it is back', () => {
+    const { feed, link } = drivenBus();
+    const cache = new AuthCache(1000, feed);
+    cache.set('d1', principal, cache.begin());
+    const inFlight = cache.begin();
+    link(false);
+    expect(cache.get('d1')).toBeUndefined();
+    cache.set('d1', principal, cache.begin()); // nothing is stored meanwhile
+    link(true);
+    expect(cache.get('d1')).toBeUndefined(); // forgotten
+    cache.set('d1', principal, inFlight); // a look-up from before the outage is not kept
+    expect(cache.get('d1')).toBeUndefined();
+    cache.set('d1', principal, cache.begin());
+    expect(cache.get('d1')).toBe(principal);
+  });
+
+  it('caches nothing with a TTL of 0', () => {
+    const cache = new AuthCache(0, drivenBus().feed);
+    cache.set('d1', principal, cache.begin());
+    expect(cache.get('d1')).toBeUndefined();
   });
 });

@@ -1,12 +1,7 @@
-import {
-  bindingWindow,
-  limitsFor,
-  rateLimitHeaders,
-  rejectionDetail,
-  type WindowState,
-} from '../../gateway/src/rate-limits/limits';
+import { bindingBudget, limitsFor, rejectionDetail, type BudgetState } from '../../gateway/src/rate-limits/budgets';
+import { rateLimitHeaders } from '../../gateway/src/rate-limits/headers';
 
-const w = (name: 'minute' | 'hour', limit: number, remaining: number, resetS: number): WindowState => ({
+const w = (name: 'minute' | 'hour', limit: number, remaining: number, resetS: number): BudgetState => ({
   name,
   limit,
   windowS: name === 'hour' ? 3600 : 60,
@@ -44,7 +39,7 @@ describe('effective limits', () => {
 });
 
 describe('headers', () => {
-  it('name both windows in the policy and the one closest to running out in RateLimit and X-RateLimit-*', () => {
+  it('name both budgets in the policy and the one closest to running out in RateLimit and X-RateLimit-*', () => {
     const h = rateLimitHeaders([w('minute', 100, 57, 33), w('hour', 1000, 900, 1200)], 1_800_000_000);
     expect(h).toEqual({
       'RateLimit-Policy': '"hour";q=1000;w=3600, "minute";q=100;w=60',
@@ -62,13 +57,13 @@ describe('headers', () => {
   });
 
   it('pick the hour when it has fewer left, and the later reset on a tie', () => {
-    expect(bindingWindow([w('minute', 100, 40, 20), w('hour', 100, 3, 3000)]).name).toBe('hour');
-    expect(bindingWindow([w('minute', 100, 0, 20), w('hour', 100, 0, 3000)]).name).toBe('hour');
+    expect(bindingBudget([w('minute', 100, 40, 20), w('hour', 100, 3, 3000)]).name).toBe('hour');
+    expect(bindingBudget([w('minute', 100, 0, 20), w('hour', 100, 0, 3000)]).name).toBe('hour');
   });
 });
 
 describe('429 detail', () => {
-  it('says which window ran out and when to retry', () => {
+  it('says which budget ran out and when to retry', () => {
     expect(rejectionDetail(w('minute', 100, 0, 12), 'pro')).toBe(
       'the per-minute limit of 100 requests for this API key was reached; retry in 12 s',
     );

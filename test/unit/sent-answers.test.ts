@@ -6,11 +6,11 @@ import {
   type RecordValidationsRequest,
 } from '@licensing/proto';
 import { createLogger, Metrics } from '@licensing/runtime';
-import type { Principal } from '../../gateway/src/auth/authenticate';
+import type { Principal } from '../../gateway/src/auth/principal';
 import type { Clients } from '../../gateway/src/backends/clients';
 import type { EventFeed } from '../../gateway/src/backends/event-feed';
 import { LicenseValidator, type ValidationAnswer } from '../../gateway/src/license-validation/validator';
-import { validationJson } from '../../gateway/src/routes/licenses';
+import { validationJson } from '../../gateway/src/license-validation/validation-json';
 import { cacheKey, toCachedAnswer, ValidationCache } from '../../gateway/src/license-validation/cache';
 import { ValidationTally } from '../../gateway/src/license-validation/tally';
 

@@ -7,10 +7,23 @@ import {
   health,
 } from '@licensing/proto';
 import { channelCredentials, createClient, internalCredential } from '@licensing/runtime';
-import type { GatewayConfig } from '../config';
+
+/** The gateway's own credential and TLS towards the services (internalCredential's settings). */
+type CredentialSettings = Parameters<typeof internalCredential>[1];
+
+/** What the channels need (named as the gateway's configuration names them). */
+export interface BackendSettings extends CredentialSettings {
+  ACCOUNT_GRPC_ADDR: string;
+  PRODUCT_GRPC_ADDR: string;
+  LICENSE_GRPC_ADDR: string;
+  CHECKOUT_GRPC_ADDR: string;
+  WEBHOOK_GRPC_ADDR: string;
+  /** Deadline of each call. */
+  GRPC_TIMEOUT_MS: number;
+}
 
 /** One long-lived gRPC channel per service for the life of the gateway. */
-export function createClients(config: GatewayConfig) {
+export function createClients(config: BackendSettings) {
   // The gateway's own credential: each service lets it call only the methods the API needs.
   const token = internalCredential('gateway', config);
   const timeout = config.GRPC_TIMEOUT_MS;

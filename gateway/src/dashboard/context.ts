@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { AppError, isId } from '@licensing/runtime';
-import type { Principal } from '../auth/authenticate';
+import type { Principal } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator } from '../license-validation/validator';
 import type { DashboardSession } from './session';
@@ -16,8 +16,8 @@ export interface DashboardContext {
   /** Requests counted in the account's current hourly window (Redis), or with `app` its app allowance's; undefined without it. */
   hourlyUsage?: (accountId: string, app?: boolean) => Promise<{ used: number; resetsInS: number } | undefined>;
   page(res: Response, status: number, html: string): void;
-  /** Pages behind sign-in; a POST must also carry the session's CSRF token. */
-  signedIn(handler: SignedInHandler): Handler;
+  /** Pages behind sign-in (signed-in.ts): metered unless told otherwise; a POST must also carry the session's CSRF token. */
+  signedIn(handler: SignedInHandler, opts?: { metered?: boolean }): Handler;
 }
 
 /** One text field of the posted form, cut to `max` characters (longer input is then refused by the service's own limit). */

@@ -1,7 +1,8 @@
 import type { Response } from 'express';
 import { sha256 } from '@licensing/runtime';
-import type { Principal } from '../auth/authenticate';
-import { rateLimitHeaders, type RateLimits, type RateVerdict } from '../rate-limits/limits';
+import type { Principal } from '../auth/principal';
+import { rateLimitHeaders } from '../rate-limits/headers';
+import type { RateLimits, RateVerdict } from '../rate-limits/limiter';
 import { h, layout } from './pages';
 import type { DashboardSession } from './session';
 
@@ -53,7 +54,7 @@ export function sessionMeter(limits: RateLimits) {
   return async (res: Response, s: DashboardSession): Promise<boolean> => {
     if (!limits.settings.enabled) return true;
     const verdict = await limits.check(sessionPrincipal(s));
-    res.set(rateLimitHeaders(verdict.windows, Math.floor(Date.now() / 1000), verdict.policy));
+    res.set(rateLimitHeaders(verdict.budgets, Math.floor(Date.now() / 1000), verdict.policy));
     if (!verdict.rejectedBy) return true;
     res.setHeader('Retry-After', String(verdict.rejectedBy.resetS));
     res.locals.rateLimitWindow = verdict.rejectedBy.name;

@@ -1,5 +1,5 @@
 import { isSessionToken, sha256 } from '@licensing/runtime';
-import type { AttemptThrottle } from '../rate-limits/limits';
+import type { AttemptThrottle } from '../rate-limits/attempt-throttle';
 
 /** How long a token the account service called unknown is not asked about again. */
 export const UNKNOWN_SESSION_MEMORY_MS = 60_000;

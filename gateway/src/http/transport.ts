@@ -5,11 +5,26 @@ import { createServer as createHttpServer, type Server as HttpServer, type Reque
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, ConfigError, type Logger } from '@licensing/runtime';
-import type { GatewayConfig } from '../config';
 
 // Transport security: TLS termination, HSTS, and the production rule that API
 // traffic never travels in clear text. Plain HTTP is accepted in production only
 // from a configured proxy that says it received the request over HTTPS.
+
+/** The settings transport security reads (named as the gateway's configuration names them). */
+export interface TransportSettings {
+  NODE_ENV: string;
+  TLS_CERT_FILE: string;
+  TLS_KEY_FILE: string;
+  TRUSTED_PROXIES: string;
+  HSTS_MAX_AGE_S: number;
+}
+
+/** The Strict-Transport-Security value of every HTTPS response (the validation fast path sends it too). */
+export const hstsValue = (config: Pick<TransportSettings, 'HSTS_MAX_AGE_S'>): string =>
+  `max-age=${config.HSTS_MAX_AGE_S}; includeSubDomains`;
+
+/** In production, API traffic must have come over HTTPS (the probes excepted). */
+export const httpsRequired = (config: Pick<TransportSettings, 'NODE_ENV'>): boolean => config.NODE_ENV === 'production';
 
 const SERVER_OPTIONS = { keepAliveTimeout: 65_000, headersTimeout: 20_000, requestTimeout: 30_000 };
 
@@ -28,11 +43,11 @@ function validProxy(entry: string): boolean {
 }
 
 /** Transport settings checked before anything connects; every problem in one message, like loadConfig. */
-export function checkTransportConfig(config: GatewayConfig): void {
+export function checkTransportConfig(config: TransportSettings): void {
   const problems: string[] = [];
   if (Boolean(config.TLS_CERT_FILE) !== Boolean(config.TLS_KEY_FILE))
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
-  if (config.NODE_ENV === 'production' && !config.TLS_CERT_FILE && !config.TRUSTED_PROXIES) {
+  if (httpsRequired(config) && !config.TLS_CERT_FILE && !config.TRUSTED_PROXIES) {
     problems.push(
       'production needs HTTPS: set TLS_CERT_FILE and TLS_KEY_FILE, or TRUSTED_PROXIES for the proxy that terminates TLS',
     );
@@ -53,13 +68,13 @@ export function checkTransportConfig(config: GatewayConfig): void {
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
 }
 
-const proxyList = (config: GatewayConfig) =>
+const proxyList = (config: TransportSettings) =>
   config.TRUSTED_PROXIES.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
 
 /** The value of express's `trust proxy`: only the listed proxies, never "any". */
-export function trustedProxies(config: GatewayConfig): string[] | false {
+export function trustedProxies(config: TransportSettings): string[] | false {
   const list = proxyList(config);
   return list.length ? list : false;
 }
@@ -71,7 +86,7 @@ export interface GatewayServer {
   reloadTls(): void;
 }
 
-export function createGatewayServer(config: GatewayConfig, app: RequestListener, log: Logger): GatewayServer {
+export function createGatewayServer(config: TransportSettings, app: RequestListener, log: Logger): GatewayServer {
   if (!config.TLS_CERT_FILE)
     return { server: createHttpServer(SERVER_OPTIONS, app), tls: false, reloadTls: () => undefined };
   const read = () => ({ cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) });
@@ -96,14 +111,14 @@ export function createGatewayServer(config: GatewayConfig, app: RequestListener,
  * clear text (no redirect: the bearer token has already crossed the wire, and a
  * redirected POST would send it again).
  */
-export function requireHttps(config: GatewayConfig) {
-  const hsts = `max-age=${config.HSTS_MAX_AGE_S}; includeSubDomains`;
+export function requireHttps(config: TransportSettings) {
+  const hsts = hstsValue(config);
   return (req: Request, res: Response, next: NextFunction) => {
     if (req.secure) {
       res.setHeader('Strict-Transport-Security', hsts);
       return next();
     }
-    if (config.NODE_ENV !== 'production' || PLAIN_HTTP_ALLOWED.has(req.path)) return next();
+    if (!httpsRequired(config) || PLAIN_HTTP_ALLOWED.has(req.path)) return next();
     next(
       new AppError(
         'https_required',

@@ -12,6 +12,8 @@ import { ExactCache, NOT_FOLLOWING, sha256 } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
 import type { SentAnswer } from './sent-answers';
 
+// Part of a validation's flow through license-validation/, drawn in validator.ts's header.
+//
 // The gateway's memory of licences it has validated, so a validation is
 // answered without a gRPC call or a store read. An entry holds the facts the
 // answer depends on (proto/rules judges them exactly as the licence service
@@ -24,7 +26,7 @@ import type { SentAnswer } from './sent-answers';
 // the cache is neither read nor filled, and it is emptied when that starts and
 // when it ends. A lookup that was in flight while an eviction for its account
 // arrived is not cached (it may have read the state before the change). A TTL
-// bounds staleness should all of that fail.
+// bounds staleness should all of that fail. The bounds: docs/architecture.md, "A map of the caches".
 
 export interface CachedLicense {
   found: true;

@@ -6,6 +6,8 @@ import type {
 } from '@licensing/proto';
 import { AppError, currentRequestId, outsideAnyCall, withRequestId } from '@licensing/runtime';
 
+// Part of a validation's flow through license-validation/, drawn in validator.ts's header.
+
 interface LicenseCalls {
   validateLicense(req: ValidateLicenseRequest): Promise<ValidateLicenseResponse>;
   validateLicenses(req: ValidateLicensesRequest): Promise<ValidateLicensesResponse>;

@@ -1,6 +1,8 @@
 import type { CounterSeries } from '@licensing/runtime';
 import type { TallyCell } from './tally';
 
+// Part of a validation's flow through license-validation/, drawn in validator.ts's header.
+//
 // A validation's JSON answer, kept on its validation-cache entry for the rest of the current second,
 // so the same request asked again (an app on many machines, a client retrying) is answered without
 // judging and serialising again. It is exact: the rules give the same answer for the whole second
@@ -8,6 +10,7 @@ import type { TallyCell } from './tally';
 // it, so an answer is kept only until the earlier of the second's end and that change
 // (nextStatusChange); every event that changes the licence drops the entry, and this with it. Each
 // time it is sent it still counts: a validation in the tally, by answer code and as a cache hit.
+// Its staleness bound: docs/architecture.md, "A map of the caches".
 
 export class SentAnswer {
   /** UTF-8 bytes of `body`, for Content-Length. */

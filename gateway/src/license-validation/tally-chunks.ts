@@ -1,5 +1,7 @@
 import type { RecordValidationsRequest, ValidationSeen, ValidationTally as HourTally } from '@licensing/proto';
 
+// Part of a validation's flow through license-validation/, drawn in validator.ts's header.
+
 /**
  * What the gateway's validation tally keeps until the licence service has it, one entry per
  * thing counted: an account's hour, a licence's last validation, or a group of a licence's

@@ -3,6 +3,8 @@ import type { ValidationSeen, ValidationTally as HourTally } from '@licensing/pr
 import type { Clients } from '../backends/clients';
 import { chunksOf, requestOf, type CountEntry, type CountKind } from './tally-chunks';
 
+// Part of a validation's flow through license-validation/, drawn in validator.ts's header.
+
 const HOUR_MS = 3600_000;
 
 /**

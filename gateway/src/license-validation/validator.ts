@@ -10,12 +10,41 @@ import {
   type Verdict,
 } from '@licensing/proto';
 import type { Clock, Metrics } from '@licensing/runtime';
-import type { Principal } from '../auth/authenticate';
+import type { Principal } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { AnswerCount, endOfSecond, SentAnswer } from './sent-answers';
 import { cacheKey, toCachedAnswer, type CachedAnswer, type CachedLicense, type ValidationCache } from './cache';
 import { ValidationBatcher } from './lookup-batch';
 import type { ValidationTally } from './tally';
+
+// How a validation flows through this folder (the one picture of it; the other files point here):
+//
+//  GET /api/v1/licenses/validate (and /v1/…)           POST /api/v1/keys/validate
+//    │                                                   │
+//    ▼ fast-path.ts: answers without Express when it can │
+//    │   fast-path-request.ts reads the request, or      │
+//    │   leaves it to Express; then the API key must be  │
+//    │   in the auth cache (auth/) and the rate limits   │
+//    │   decidable in memory (rate-limits/)              │
+//    │        └── else: Express (auth, limits, scope) ─▶ routes/licenses.ts
+//    ▼                                                   │
+//  validator.ts (this file): one LicenseValidator for both, the same rules (proto/rules) as the
+//    │   licence service's; local() answers a malformed key at once and looks a licence up in
+//    ▼
+//  cache.ts (ValidationCache): the facts of licences (and unknown keys) per account, exact through
+//    │   license.* and product.updated events, bounded in size and age (docs/architecture.md,
+//    │   "A map of the caches")
+//    ├─ hit ──▶ sent-answers.ts: the answer already sent this second to the same request, else
+//    │          judged now (judge()) and kept on the entry until the second ends
+//    └─ miss ─▶ remote(): lookup-batch.ts (ValidationBatcher: the look-ups of one event-loop turn in
+//               one ValidateLicenses call) ─▶ licence service ─▶ verdict + the facts behind it,
+//               which fill cache.ts
+//    ▼
+//  validation-json.ts: the REST body of the answer, the same from the fast path and Express
+//    ▼
+//  tally.ts (ValidationTally): what was answered here counted per account, hour, answer code,
+//      licence and machine, and sent to the licence service every few seconds in calls that
+//      tally-chunks.ts cuts to size (the licence service counts what it answers itself)
 
 export interface ValidationInput {
   key: string;

@@ -1,16 +1,18 @@
 import type { Redis } from 'ioredis';
 
-// The two quota windows ("minute" per API key, "hour" per account) counted in
-// Redis, shared by every gateway, at most one Redis round trip per request:
+// The counters of a request's two budgets (budgets.ts: "minute" per API key, "hour" or "app_hour"
+// per account) in Redis, shared by every gateway, at most one Redis round trip per request. A
+// counter is a CounterSpec (its key, limit and window length); this gateway's view of one is a
+// LocalCount (what Redis held at the last answer, and what was admitted here since):
 //
 // - Exact mode: one Lua script counts the minute, then the hour, and gives the
 //   minute back if the hour refuses, atomically.
-// - Local mode, for windows with large limits (at least MIN_LOCAL_BATCH / share,
-//   i.e. 1,000 at the default share of 1 %): while a window has more than 10
+// - Local mode, for counters with large limits (at least MIN_LOCAL_BATCH / share,
+//   i.e. 1,000 at the default share of 1 %): while a counter has more than 10
 //   batches left, a gateway admits up to one batch (share × limit) on its own
 //   and adds it to Redis in the background every SYNC_MS. Accuracy: the
 //   counters in Redis trail by at most one batch per gateway; with up to five
-//   gateways a window never passes its limit, each gateway more may add two
+//   gateways a counter never passes its limit, each gateway more may add two
 //   batches (2 % of the limit). Near the limit every request asks Redis.
 // - Redis away: each gateway decides on its own counts (documented fallback)
 //   and adds what it admitted to Redis when it is back.
@@ -19,31 +21,33 @@ export const MIN_LOCAL_BATCH = 10;
 const SYNC_MS = 50;
 /** After a Redis failure, decide locally this long before trying Redis on the request path again. */
 const REDIS_BACKOFF_MS = 1000;
-const MAX_WINDOWS = 100_000;
+const MAX_COUNTS = 100_000;
 
-export interface LocalWindow {
+/** This gateway's view of one counter in its current window. */
+export interface LocalCount {
   /** Count in Redis at the last answer (includes what this gateway pushed). */
   count: number;
   /** Admitted here and not yet added to Redis. */
   pending: number;
   /**
    * The part of `pending` on its way to Redis (a sync or a counted request awaits the answer): the other
-   * one sends only the rest, or both would add it and the window would refuse early.
+   * one sends only the rest, or both would add it and the counter would refuse early.
    */
   pushing: number;
   /** When the window ends (epoch ms). */
   resetAt: number;
 }
 
-/** May this gateway admit one more request in the window without asking Redis? */
-export function admitsLocally(w: LocalWindow | undefined, limit: number, nowMs: number, share: number): boolean {
-  if (!w || nowMs >= w.resetAt) return false;
+/** May this gateway admit one more request on the counter without asking Redis? */
+export function admitsLocally(c: LocalCount | undefined, limit: number, nowMs: number, share: number): boolean {
+  if (!c || nowMs >= c.resetAt) return false;
   const batch = Math.floor(limit * share);
   if (batch < MIN_LOCAL_BATCH) return false;
-  return w.pending < batch && w.count + w.pending + 1 <= limit - 10 * batch;
+  return c.pending < batch && c.count + c.pending + 1 <= limit - 10 * batch;
 }
 
-export interface WindowSpec {
+/** A counter in Redis: its key, the limit it enforces, and the length of its window. */
+export interface CounterSpec {
   key: string;
   limit: number;
   windowMs: number;
@@ -51,10 +55,10 @@ export interface WindowSpec {
 
 export interface Counted {
   allowed: boolean;
-  /** The window that refused, when one did. */
+  /** The counter that refused, when one did. */
   refusedBy?: 'minute' | 'hour';
-  minute: LocalWindow;
-  hour: LocalWindow;
+  minute: LocalCount;
+  hour: LocalCount;
 }
 
 // KEYS: minute, hour. ARGV: minute limit, minute ms, hour limit, hour ms,
@@ -88,7 +92,7 @@ end
 return {1, m, mttl, h, httl}
 `;
 
-// KEYS: windows; ARGV: (n, ms) per window. Returns (count, pttl) per window.
+// KEYS: counters; ARGV: (n, ms) per counter. Returns (count, pttl) per counter.
 const ADD = `
 local out = {}
 for i, key in ipairs(KEYS) do
@@ -107,7 +111,7 @@ type ScriptRedis = Redis & {
 };
 
 export class QuotaCounter {
-  private readonly windows = new Map<string, LocalWindow>();
+  private readonly counts = new Map<string, LocalCount>();
   private readonly dirty = new Set<string>();
   private syncTimer?: NodeJS.Timeout;
   private syncing = false;
@@ -125,8 +129,8 @@ export class QuotaCounter {
     this.redis = redis as ScriptRedis;
   }
 
-  /** Counts one request in both windows: from memory when both allow it, else one Redis round trip. */
-  count(minute: WindowSpec, hour: WindowSpec): Counted | Promise<Counted> {
+  /** Counts one request on both counters: from memory when both allow it, else one Redis round trip. */
+  count(minute: CounterSpec, hour: CounterSpec): Counted | Promise<Counted> {
     const local = this.countLocally(minute, hour);
     if (local) return local;
     const now = this.now();
@@ -135,11 +139,11 @@ export class QuotaCounter {
     return this.countInRedis(minute, hour, now);
   }
 
-  /** Counts one request only if both windows can admit it from memory; undefined (nothing counted) otherwise. */
-  countLocally(minute: WindowSpec, hour: WindowSpec): Counted | undefined {
+  /** Counts one request only if both counters can admit it from memory; undefined (nothing counted) otherwise. */
+  countLocally(minute: CounterSpec, hour: CounterSpec): Counted | undefined {
     const now = this.now();
-    const m = this.windows.get(minute.key);
-    const h = this.windows.get(hour.key);
+    const m = this.counts.get(minute.key);
+    const h = this.counts.get(hour.key);
     if (!admitsLocally(m, minute.limit, now, this.share) || !admitsLocally(h, hour.limit, now, this.share))
       return undefined;
     this.admit(minute.key, m!);
@@ -147,9 +151,9 @@ export class QuotaCounter {
     return { allowed: true, minute: m!, hour: h! };
   }
 
-  private async countInRedis(minute: WindowSpec, hour: WindowSpec, now: number): Promise<Counted> {
-    const m = this.window(minute, now);
-    const h = this.window(hour, now);
+  private async countInRedis(minute: CounterSpec, hour: CounterSpec, now: number): Promise<Counted> {
+    const m = this.localCount(minute, now);
+    const h = this.localCount(hour, now);
     const [pm, ph] = [m.pending - m.pushing, h.pending - h.pushing];
     m.pushing += pm;
     h.pushing += ph;
@@ -181,9 +185,9 @@ export class QuotaCounter {
   }
 
   /** Redis is away: this gateway's own counts decide (and reach Redis when it is back). */
-  private countHere(minute: WindowSpec, hour: WindowSpec, now: number): Counted {
-    const m = this.window(minute, now);
-    const h = this.window(hour, now);
+  private countHere(minute: CounterSpec, hour: CounterSpec, now: number): Counted {
+    const m = this.localCount(minute, now);
+    const h = this.localCount(hour, now);
     if (m.count + m.pending >= minute.limit) return { allowed: false, refusedBy: 'minute', minute: m, hour: h };
     if (h.count + h.pending >= hour.limit) return { allowed: false, refusedBy: 'hour', minute: m, hour: h };
     this.admit(minute.key, m);
@@ -191,36 +195,36 @@ export class QuotaCounter {
     return { allowed: true, minute: m, hour: h };
   }
 
-  /** The local state of a window, started afresh when it has ended. */
-  private window(spec: WindowSpec, now: number): LocalWindow {
-    let w = this.windows.get(spec.key);
-    if (!w || now >= w.resetAt) {
-      if (this.windows.size >= MAX_WINDOWS) this.forgetEnded(now);
-      w = { count: 0, pending: 0, pushing: 0, resetAt: now + spec.windowMs };
-      this.windows.set(spec.key, w);
+  /** This gateway's count of a counter, started afresh when its window has ended. */
+  private localCount(spec: CounterSpec, now: number): LocalCount {
+    let c = this.counts.get(spec.key);
+    if (!c || now >= c.resetAt) {
+      if (this.counts.size >= MAX_COUNTS) this.forgetEnded(now);
+      c = { count: 0, pending: 0, pushing: 0, resetAt: now + spec.windowMs };
+      this.counts.set(spec.key, c);
       this.dirty.delete(spec.key); // what was pending belonged to the ended window
     }
-    return w;
+    return c;
   }
 
-  private settle(key: string, w: LocalWindow, pushed: number, count: number, pttl: number, at: number): void {
+  private settle(key: string, w: LocalCount, pushed: number, count: number, pttl: number, at: number): void {
     w.pending -= pushed;
     w.count = count;
     w.resetAt = at + pttl;
     if (w.pending === 0) this.dirty.delete(key);
   }
 
-  private admit(key: string, w: LocalWindow): void {
+  private admit(key: string, w: LocalCount): void {
     w.pending++;
     this.dirty.add(key);
     this.syncTimer ??= setTimeout(() => void this.sync(), SYNC_MS).unref() as NodeJS.Timeout;
   }
 
-  private windowMsOf(w: LocalWindow): number {
+  private windowMsOf(w: LocalCount): number {
     return Math.max(1, w.resetAt - this.now());
   }
 
-  /** Adds what was admitted locally to Redis, in one round trip for every window. */
+  /** Adds what was admitted locally to Redis, in one round trip for every counter. */
   async sync(): Promise<void> {
     this.syncTimer = undefined;
     if (this.syncing || !this.dirty.size) return;
@@ -230,7 +234,7 @@ export class QuotaCounter {
     }
     this.syncing = true;
     const batch = [...this.dirty]
-      .map((key) => ({ key, w: this.windows.get(key)! }))
+      .map((key) => ({ key, w: this.counts.get(key)! }))
       .filter((b) => b.w && b.w.pending - b.w.pushing > 0);
     const pushed = batch.map((b) => b.w.pending - b.w.pushing);
     for (const [i, b] of batch.entries()) b.w.pushing += pushed[i];
@@ -252,7 +256,7 @@ export class QuotaCounter {
   }
 
   private forgetEnded(now: number): void {
-    for (const [key, w] of this.windows) if (now >= w.resetAt) this.windows.delete(key);
+    for (const [key, c] of this.counts) if (now >= c.resetAt) this.counts.delete(key);
   }
 
   /** Pushes what is pending (graceful shutdown). */

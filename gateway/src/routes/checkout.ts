@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { CheckoutSession } from '@licensing/proto';
-import { principalOf } from '../auth/authenticate';
+import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { checkId, idempotencyKey, readBody, toPage } from '../request-shapes/shapes';
 import { checkoutCreate, checkoutList } from '../request-shapes/operations';

@@ -1,8 +1,9 @@
 import type { Router } from 'express';
 import { licenseActions, type Activation, type License } from '@licensing/proto';
-import { principalOf } from '../auth/authenticate';
+import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
-import type { LicenseValidator, ValidationAnswer } from '../license-validation/validator';
+import type { LicenseValidator } from '../license-validation/validator';
+import { validationJson } from '../license-validation/validation-json';
 import { checkId, idempotencyKey, pageShape, readBody, toPage } from '../request-shapes/shapes';
 import { policyJson } from './products';
 import {
@@ -37,19 +38,6 @@ export const activationJson = (a: Activation) => ({
   fingerprint: a.fingerprint,
   name: a.name || null,
   created_at: a.created_at,
-});
-
-/** REST shape of GET /licenses/validate (also written by the gateway's fast path). */
-export const validationJson = (out: ValidationAnswer) => ({
-  valid: out.valid,
-  code: out.code,
-  detail: out.detail,
-  product_id: out.license?.product_id ?? null,
-  customer_email: out.license?.customer_email || null,
-  status: out.license?.status ?? null,
-  expires_at: out.license?.expires_at || null,
-  next_action: out.next_action,
-  cache_until: out.cache_until,
 });
 
 export function licenseRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {

@@ -7,7 +7,7 @@ import {
   type Product,
   type SigningKey,
 } from '@licensing/proto';
-import { principalOf } from '../auth/authenticate';
+import { principalOf } from '../auth/principal';
 import type { LicenseValidator } from '../license-validation/validator';
 import type { Clients } from '../backends/clients';
 import { checkId, pageShape, readBody, toPage } from '../request-shapes/shapes';

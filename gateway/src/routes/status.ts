@@ -3,8 +3,9 @@ import type { health } from '@licensing/proto';
 import { checkHealth } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
 import type { Clients } from '../backends/clients';
-import { principalOf, type Principal } from '../auth/authenticate';
-import { limitsFor, type RateLimits } from '../rate-limits/limits';
+import { principalOf, type Principal } from '../auth/principal';
+import { limitsFor } from '../rate-limits/budgets';
+import type { RateLimits } from '../rate-limits/limiter';
 import { route } from './route';
 
 const PROBE_TIMEOUT_MS = 1000;

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { WebhookEndpoint } from '@licensing/proto';
-import { principalOf } from '../auth/authenticate';
+import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { checkId, pageShape, readBody, toPage } from '../request-shapes/shapes';
 import { webhookEndpointCreate, webhookEndpointUpdate } from '../request-shapes/operations';

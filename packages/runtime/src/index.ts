@@ -1,9 +1,16 @@
+// What every service and the gateway share, exported from one entry point. Folders form layers: a
+// folder imports only folders below it (never one beside or above it, nor a file of the directory
+// that holds it); service.ts, the start and stop of a service, sits on top with this file
+// (test/unit/layers.test.ts reads the order from the next line; docs/architecture.md states it).
+// Layers, lowest first: core < observability < security, mail, tasks < store < events, grpc < caching
+
 export * from './core/config';
 export * from './observability/logger';
 export * from './core/errors';
 export * from './core/ids';
 export * from './security/digest';
 export * from './core/clock';
+export * from './core/time-budget';
 export * from './events/bus';
 export * from './events/event-stream';
 export * from './events/events-setup';

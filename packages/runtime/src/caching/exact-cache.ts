@@ -24,6 +24,7 @@ const FAMILY_BUCKETS = 4096;
  * evictFamily() drops at once in O(1): each entry remembers its family's
  * generation when stored, and a read that finds the family bumped since drops
  * it. No eviction walks the entries, whatever their number.
+ * Every cache built on it, with its bounds: docs/architecture.md, "A map of the caches".
  */
 export class ExactCache<V> {
   /**

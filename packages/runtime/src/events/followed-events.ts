@@ -17,7 +17,7 @@ import type { Logger } from '../observability/logger';
  * how long a follower may hear nothing before it stops trusting what it follows. Together they bound
  * how late a cache hears that it missed an eviction: a lost message shows in the next heartbeat
  * (FOLLOW_HEARTBEAT_MS), lost heartbeats too after FOLLOW_SILENCE_MS, both within the second that
- * revocation is documented to take (docs/architecture.md, "The validation hot path").
+ * revocation is documented to take (docs/architecture.md, "A map of the caches").
  */
 export const FOLLOW_HEARTBEAT_MS = 250;
 export const FOLLOW_SILENCE_MS = 750;

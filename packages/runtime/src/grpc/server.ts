@@ -20,7 +20,8 @@ import {
 import { peerCommonName, serverCredentials, type InternalTls } from './internal-tls';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import { isStoreTimeout, outOfTime } from '../store/query-deadline';
+import { isStoreTimeout } from '../store/query-deadline';
+import { outOfTime } from '../core/time-budget';
 import { withCallScope } from '../core/request-scope';
 import { findForbiddenText } from '../security/text';
 import { isStoreUnavailable, storeUnavailable } from '../store/store-errors';

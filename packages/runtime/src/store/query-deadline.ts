@@ -1,19 +1,16 @@
 import type { MongooseQueryMiddleware, Schema } from 'mongoose';
-import { AppError } from '../core/errors';
 import { remainingMs } from '../core/request-scope';
+import { outOfTime, readBudget } from '../core/time-budget';
 
-/**
- * Bounded work per call. A gRPC call carries its caller's deadline (request
- * scope); every store operation made on its behalf gets no more time than is
- * left of it, so a handler stops when its deadline passes instead of working on
- * for an answer nobody waits for:
- * - reads carry `maxTimeMS` = the time left (never more than READ_MAX_MS, also
- *   outside a call: no read may run away, whatever the data size);
- * - an operation that would start after the deadline is not sent at all.
- * Writes get the check but no maxTimeMS: one that started is let finish, so a
- * change is either made or not, never cut in the middle of its statements.
- */
-export const READ_MAX_MS = 10_000;
+// Bounded work per call. A gRPC call carries its caller's deadline (request
+// scope); every store operation made on its behalf gets no more time than is
+// left of it, so a handler stops when its deadline passes instead of working on
+// for an answer nobody waits for:
+// - reads carry `maxTimeMS` = the time left (never more than READ_MAX_MS, also
+//   outside a call: no read may run away, whatever the data size; core/time-budget.ts);
+// - an operation that would start after the deadline is not sent at all.
+// Writes get the check but no maxTimeMS: one that started is let finish, so a
+// change is either made or not, never cut in the middle of its statements.
 
 const READS: MongooseQueryMiddleware[] = ['find', 'findOne', 'countDocuments', 'estimatedDocumentCount', 'distinct'];
 const WRITES: MongooseQueryMiddleware[] = [
@@ -26,17 +23,6 @@ const WRITES: MongooseQueryMiddleware[] = [
   'findOneAndDelete',
   'findOneAndReplace',
 ];
-
-/** The error of work refused because its call's deadline has passed (the caller has stopped waiting). */
-export function outOfTime(): AppError {
-  return new AppError('service_unavailable', 'the call ran out of time');
-}
-
-/** The maxTimeMS a read gets now: what is left of the call, capped by what it already asked for and READ_MAX_MS. */
-export function readBudget(asked: number | undefined, left: number): number {
-  if (left <= 0) throw outOfTime();
-  return Math.max(1, Math.floor(Math.min(asked ?? READ_MAX_MS, READ_MAX_MS, left)));
-}
 
 function checkTime(): void {
   if (remainingMs() <= 0) throw outOfTime();

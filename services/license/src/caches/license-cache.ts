@@ -30,7 +30,7 @@ const digestOf = (key: string) => sha256(key, 'base64url');
  * going unnoticed: followed-events.ts), and a change made by this instance evicts before it answers (the
  * use cases write through outbox() below), so a validation right after a
  * suspend never sees the licence active. Keys that were not found are not
- * kept: a gateway keeps those.
+ * kept: a gateway keeps those. Its bounds: docs/architecture.md, "A map of the caches".
  */
 export class LicenseCache {
   private readonly cache: ExactCache<ValidationRecord>;

@@ -11,6 +11,7 @@ import type { ProductLookup } from '../use-cases/deps';
  * followed-events.ts); while this instance cannot hear NATS it remembers
  * nothing and asks every time, and no entry lives longer than `ttlMs` in case an
  * event is ever lost. A product fetched while its update arrived is not kept.
+ * Its bounds: docs/architecture.md, "A map of the caches".
  */
 export class ProductCache implements ProductLookup {
   private readonly cache: ExactCache<Product>;

@@ -29,7 +29,7 @@ export async function updateProduct(
   // Deleted (or moved) between the read and the write.
   if (!updated) throw AppError.notFound('product');
   // product.updated is out before the answer: the licence service's product cache forgets the old
-  // policy before the caller can issue a licence under it (events/product-cache.ts there).
+  // policy before the caller can issue a licence under it (caches/product-cache.ts there).
   await outbox.flush(store.Product, req.id);
   return updated;
 }

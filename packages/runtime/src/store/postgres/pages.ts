@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import { Pool, type QueryConfig } from 'pg';
 import type { Logger } from '../../observability/logger';
-import { outOfTime, readBudget } from '../query-deadline';
+import { outOfTime, readBudget } from '../../core/time-budget';
 import { remainingMs } from '../../core/request-scope';
 import { clearOutboxSql } from './outbox-clear';
 import { sqlWhere, textField } from './sql-filter';
@@ -66,7 +66,7 @@ export class PostgresPages {
   }
 
   private async query<R extends Record<string, unknown>>(text: string, params: unknown[]): Promise<R[]> {
-    // Bounded by the caller's deadline, like every MongoDB read (query-deadline.ts); the server's
+    // Bounded by the caller's deadline, like every MongoDB read (store/query-deadline.ts); the server's
     // statement_timeout (set on the pool) stops the statement itself.
     const budget = readBudget(STATEMENT_TIMEOUT_MS, remainingMs());
     try {

@@ -1,0 +1,47 @@
+import { bindingBudget, type BudgetState } from './budgets';
+
+// IETF draft-ietf-httpapi-ratelimit-headers-10 fields plus the X-RateLimit-* trio, on every
+// counted request (the Express middleware, the dashboard's meter and the validation fast path).
+
+/** RateLimit-Policy: both budgets, the hour (the account's quota or its app allowance) first; the same for every request of one caller. */
+export function rateLimitPolicy(budgets: Pick<BudgetState, 'name' | 'limit' | 'windowS'>[]): string {
+  const hour = budgets.find((x) => x.name !== 'minute');
+  const minute = budgets.find((x) => x.name === 'minute');
+  const policy = (x: Pick<BudgetState, 'name' | 'limit' | 'windowS'>) => `"${x.name}";q=${x.limit};w=${x.windowS}`;
+  return hour && minute ? `${policy(hour)}, ${policy(minute)}` : budgets.map(policy).join(', ');
+}
+
+/**
+ * The fields for the budget closest to running out (on every request: no sorting), appended to a
+ * flat [name, value, …] list as writeHead takes it.
+ */
+export function pushRateLimitHeaders(
+  out: string[],
+  budgets: BudgetState[],
+  nowS: number,
+  policy = rateLimitPolicy(budgets),
+): string[] {
+  const b = bindingBudget(budgets);
+  out.push(
+    'RateLimit-Policy',
+    policy,
+    'RateLimit',
+    `"${b.name}";r=${b.remaining};t=${b.resetS}`,
+    'X-RateLimit-Limit',
+    String(b.limit),
+    'X-RateLimit-Remaining',
+    String(b.remaining),
+    // Epoch seconds, as GitHub and most clients expect.
+    'X-RateLimit-Reset',
+    String(nowS + b.resetS),
+  );
+  return out;
+}
+
+/** The same fields as an object (Express's res.set). */
+export function rateLimitHeaders(budgets: BudgetState[], nowS: number, policy?: string): Record<string, string> {
+  const list = pushRateLimitHeaders([], budgets, nowS, policy);
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < list.length; i += 2) headers[list[i]] = list[i + 1];
+  return headers;
+}
