@@ -43,3 +43,4 @@ export * from './security/metadata-keys';
 export * from './security/client-address';
 export * from './security/session-token';
 export * from './store/store-errors';
+export * from './store/store-watchdog';

@@ -2,6 +2,7 @@ import type { Connection } from 'mongoose';
 import { commonSchema, loadConfig, type ConfigOf, type Schema, int, str } from './core/config';
 import { createLogger, type Logger } from './observability/logger';
 import { connectMongo, syncIndexes } from './store/mongo';
+import { StoreWatchdog } from './store/store-watchdog';
 import { addPostgresIndexes, unusedByFerretdb, usePostgresPages, type PostgresPages } from './store/postgres';
 import { QueryShapeLog } from './store/query-shapes';
 import { EventBus, natsOptions } from './events/bus';
@@ -112,6 +113,7 @@ export async function startService<S extends Schema>(
   let ctx: ServiceContext<ConfigOf<S>>;
   let stopHook: (() => Promise<void>) | void;
   let pages: PostgresPages | undefined;
+  let watchdog: StoreWatchdog | undefined;
   try {
     const waiting = { signal: opts.signal, meanwhile: 'health says NOT_SERVING' };
     db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), waiting);
@@ -142,6 +144,8 @@ export async function startService<S extends Schema>(
       pages = usePostgresPages(db, config.FERRETDB_POSTGRESQL_URL, log);
     }
     outbox.start();
+    watchdog = new StoreWatchdog(db, config.MONGO_URL, log, metrics);
+    watchdog.start();
   } catch (err) {
     grpc.server.forceShutdown();
     await metricsServer.close();
@@ -162,6 +166,7 @@ export async function startService<S extends Schema>(
       if (stopHook) await stopHook();
       // Last outbox pass: events written by the calls that just finished go out now.
       await ctx.outbox.stop();
+      watchdog?.stop();
       await ctx.bus.close();
       await pages?.close();
       await ctx.db.close();

@@ -30,6 +30,8 @@ export const METRIC_HELP = {
     'Times a cache stopped trusting its feed of eviction events (a sequence gap, a silence, a lost connection, a consumer that could not be made), emptied itself and answered from the source until it followed them again, by reason',
   licensing_events_published_total: 'Domain events JetStream accepted (duplicates not counted), by event type',
   licensing_outbox_backlog: 'Documents holding events not yet acknowledged by JetStream',
+  licensing_store_reconnects_total:
+    'Times a service reconnected its store client because the store answered TCP but the driver had found no server for a while (a monitor stuck after a cut link)',
   licensing_webhook_deliveries_total: 'Webhook delivery attempts, by outcome (delivered, retry, failed, gone, dropped)',
 } as const;
 
