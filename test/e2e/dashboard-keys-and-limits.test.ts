@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { client, startStack, type Stack } from '../support/stack';
+import { client } from '../support/stack';
+import { ownerEmail, useStack } from '../support/fixture';
 import { WebClient } from '../support/web-client';
 import { eventually } from '../support/eventually';
 
@@ -7,21 +7,11 @@ import { eventually } from '../support/eventually';
 // the API keys of Settings: every live key listed and revocable, a cap on them,
 // "Revoke all keys". A stack of its own: each test signs up, and sign-ups are
 // throttled per address.
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack();
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-const email = () => `owner-${randomBytes(4).toString('hex')}@example.com`;
+const fx = useStack();
 
 describe('metering', () => {
   const validate = (key: string) =>
-    client(stack.url, key)('GET', '/api/v1/licenses/validate?license_key=7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V');
+    client(fx.stack.url, key)('GET', '/api/v1/licenses/validate?license_key=7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V');
 
   /** Posts new products until one is refused (or `max` went through); the count that went through, and the refusal. */
   async function createProducts(web: WebClient, csrf: string, max: number) {
@@ -35,14 +25,14 @@ describe('metering', () => {
   }
 
   it('free plan: dashboard actions spend the account’s hourly quota with the API; past it both refuse, apps still validate', async () => {
-    const a = new WebClient(stack.url, stack.topology);
-    const owner = await a.signUp(email());
+    const a = new WebClient(fx.stack.url, fx.stack.topology);
+    const owner = await a.signUp(ownerEmail());
     const { secret: fullKey } = await a.generateKey('server'); // 2 requests: Settings, then the form
     const { secret: appKey } = await a.generateKey('app', 'validate'); // 4
     const csrfA = WebClient.csrf((await a.get('/dashboard/products')).html); // 5
     expect((await createProducts(a, csrfA, 45)).created).toBe(45); // 50
     // A second session of the same account: its own minute, the same hourly quota.
-    const b = new WebClient(stack.url, stack.topology);
+    const b = new WebClient(fx.stack.url, fx.stack.topology);
     expect((await b.signIn(owner.email, owner.password)).status).toBe(303);
     const csrfB = WebClient.csrf((await b.get('/dashboard/products')).html); // 51
     const { created, refused } = await createProducts(b, csrfB, 80);
@@ -56,7 +46,7 @@ describe('metering', () => {
     // Reads are counted too, in every session.
     expect((await a.get('/dashboard/settings')).status).toBe(429);
     // The API's full key spends the same quota.
-    const api = await client(stack.url, fullKey!)('GET', '/api/v1/products');
+    const api = await client(fx.stack.url, fullKey!)('GET', '/api/v1/products');
     expect(api.status).toBe(429);
     expect(api.body.detail).toMatch(/hourly quota of 100 requests for this account \(free plan\)/);
     // Apps have their own allowance; and signing out is never refused.
@@ -65,15 +55,15 @@ describe('metering', () => {
   });
 
   it('each session has a per-minute limit of its own, like an API key', async () => {
-    const a = new WebClient(stack.url, stack.topology);
-    const owner = await a.signUp(email());
+    const a = new WebClient(fx.stack.url, fx.stack.topology);
+    const owner = await a.signUp(ownerEmail());
     const settings = await a.get('/dashboard/settings');
     const accountId = /data-testid="account-id">(acct_[^<]+)</.exec(settings.html)![1];
-    await stack.admin.updateAccount({ id: accountId, per_hour_limit: 1000 });
+    await fx.stack.admin.updateAccount({ id: accountId, per_hour_limit: 1000 });
     await eventually(async () =>
       expect((await a.get('/dashboard/settings')).html).toContain('data-testid="hourly-quota">1,000<'),
     );
-    const b = new WebClient(stack.url, stack.topology);
+    const b = new WebClient(fx.stack.url, fx.stack.topology);
     expect((await b.signIn(owner.email, owner.password)).status).toBe(303);
     for (let i = 0; i < 100; i++) expect((await b.get('/dashboard/licenses')).status).toBe(200);
     const refused = await b.get('/dashboard/licenses');
@@ -86,14 +76,14 @@ describe('metering', () => {
 });
 
 describe('every API key can be found and revoked', () => {
-  const apiStatus = async (secret: string) => (await client(stack.url, secret)('GET', '/api/v1/products')).status;
+  const apiStatus = async (secret: string) => (await client(fx.stack.url, secret)('GET', '/api/v1/products')).status;
   const refusedWithinASecond = (secret: string) =>
     eventually(async () => expect(await apiStatus(secret)).toBe(401), { timeoutMs: 1500 });
   const keyIds = (html: string) => [...html.matchAll(/data-key-id="(key_[^"]+)"/g)].map((m) => m[1]);
 
   async function signedUpWithId() {
-    const web = new WebClient(stack.url, stack.topology);
-    await web.signUp(email());
+    const web = new WebClient(fx.stack.url, fx.stack.topology);
+    await web.signUp(ownerEmail());
     const settings = await web.get('/dashboard/settings');
     return { web, accountId: /data-testid="account-id">(acct_[^<]+)</.exec(settings.html)![1] };
   }
@@ -103,8 +93,8 @@ describe('every API key can be found and revoked', () => {
     const { secret } = await web.generateKey('backdoor');
     const backdoor = keyIds((await web.get('/dashboard/settings')).html)[0];
     for (let i = 0; i < 101; i++) {
-      const k = await stack.admin.createApiKey({ account_id: accountId, scope: 'full', name: `rotated ${i}` });
-      await stack.admin.revokeApiKey({ account_id: accountId, key_id: k.api_key!.id });
+      const k = await fx.stack.admin.createApiKey({ account_id: accountId, scope: 'full', name: `rotated ${i}` });
+      await fx.stack.admin.revokeApiKey({ account_id: accountId, key_id: k.api_key!.id });
     }
     const settings = await web.get('/dashboard/settings');
     expect(keyIds(settings.html)).toEqual([backdoor]); // live keys only
@@ -123,10 +113,10 @@ describe('every API key can be found and revoked', () => {
 
   it('pages through live keys, and refuses a key past the cap of 50 with a clear message', async () => {
     const { web, accountId } = await signedUpWithId();
-    const live = (await stack.admin.listApiKeys({ account_id: accountId, page: { limit: 100, starting_after: '' } }))
+    const live = (await fx.stack.admin.listApiKeys({ account_id: accountId, page: { limit: 100, starting_after: '' } }))
       .live_keys;
     for (let i = live; i < 50; i++)
-      await stack.admin.createApiKey({ account_id: accountId, scope: 'full', name: `k${i}` });
+      await fx.stack.admin.createApiKey({ account_id: accountId, scope: 'full', name: `k${i}` });
     const first = await web.get('/dashboard/settings');
     expect(keyIds(first.html)).toHaveLength(25);
     expect(first.html).toContain('data-testid="live-keys">50<');
@@ -150,10 +140,15 @@ describe('every API key can be found and revoked', () => {
     const secrets = [(await web.generateKey('server')).secret!];
     for (let i = 0; i < 4; i++)
       secrets.push(
-        (await stack.admin.createApiKey({ account_id: accountId, scope: i % 2 ? 'full' : 'validate', name: `k${i}` }))
-          .secret,
+        (
+          await fx.stack.admin.createApiKey({
+            account_id: accountId,
+            scope: i % 2 ? 'full' : 'validate',
+            name: `k${i}`,
+          })
+        ).secret,
       );
-    for (const s of secrets) await client(stack.url, s)('GET', '/api/v1/status'); // in the gateway's auth cache
+    for (const s of secrets) await client(fx.stack.url, s)('GET', '/api/v1/status'); // in the gateway's auth cache
     const settings = await web.get('/dashboard/settings');
     expect(settings.html).toContain('href="/dashboard/settings/keys/revoke-all"');
     const confirm = await web.get('/dashboard/settings/keys/revoke-all');

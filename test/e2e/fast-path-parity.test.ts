@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -9,6 +8,7 @@ import { start as startGateway, type RunningGateway } from '../../gateway/src/ma
 import { envFor } from '../../scripts/lib/topology';
 import { eventually } from '../support/eventually';
 import { client, startStack, type Stack } from '../support/stack';
+import { selfSignedCert } from '../support/tls';
 
 // The validation fast path (gateway/src/license-validation/fast-path.ts) is a second request
 // pipeline: for what it answers it must answer exactly as the Express route does. Here two gateways
@@ -50,30 +50,7 @@ interface Sent {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'licensing-parity-'));
-const certFile = join(dir, 'tls.crt');
-const keyFile = join(dir, 'tls.key');
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-    '-keyout',
-    keyFile,
-    '-out',
-    certFile,
-  ],
-  { stdio: 'ignore' },
-);
-const ca = readFileSync(certFile);
+const { certFile, keyFile, cert: ca } = selfSignedCert(dir, '127.0.0.1');
 
 function send(baseUrl: string, { method = 'GET', path, headers, body }: Sent): Promise<Answer> {
   const url = new URL(path, baseUrl);

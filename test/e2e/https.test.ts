@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { freePort, waitForPort } from '../../scripts/lib/net';
 import { client, startStack, type Stack } from '../support/stack';
 import { checkResponse } from '../support/openapi';
 import { eventually } from '../support/eventually';
+import { selfSignedCert } from '../support/tls';
 
 // TLS termination in the gateway with a certificate made here, reloaded on
 // SIGHUP; HSTS; and the production rule: plain HTTP is refused (426) unless a
@@ -23,30 +23,8 @@ const dir = mkdtempSync(join(tmpdir(), 'licensing-tls-'));
 const certFile = join(dir, 'tls.crt');
 const keyFile = join(dir, 'tls.key');
 
-function makeCert(cn: string): { cert: string; key: string } {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${cn}`,
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      join(dir, 'new.key'),
-      '-out',
-      join(dir, 'new.crt'),
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert: readFileSync(join(dir, 'new.crt'), 'utf8'), key: readFileSync(join(dir, 'new.key'), 'utf8') };
-}
+/** A fresh certificate's text (the test writes it where the gateway reads it). */
+const makeCert = (cn: string) => selfSignedCert(dir, cn, 'new');
 
 interface HttpsAnswer {
   status: number;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { client, startStack, type Stack } from '../support/stack';
+import { client } from '../support/stack';
+import { ownerEmail, useStack } from '../support/fixture';
 import { WebClient } from '../support/web-client';
 import { eventually } from '../support/eventually';
 
@@ -7,23 +8,13 @@ import { eventually } from '../support/eventually';
 // sent in parallel gets exactly the limit through, never more. The auth-failure
 // throttle never refuses a valid key.
 
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack();
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-const email = () => `owner-${randomBytes(4).toString('hex')}@example.com`;
+const fx = useStack();
 const count = (statuses: number[], s: number) => statuses.filter((x) => x === s).length;
 
 /** A gateway of its own (own counters in Redis) with these limits, once it counts in Redis. */
 async function gatewayWith(config: Record<string, string>) {
-  const gw = await stack.extraGateway({
-    RATE_LIMIT_PREFIX: `${stack.topology.rateLimitPrefix}_${randomBytes(3).toString('hex')}`,
+  const gw = await fx.stack.extraGateway({
+    RATE_LIMIT_PREFIX: `${fx.stack.topology.rateLimitPrefix}_${randomBytes(3).toString('hex')}`,
     ...config,
   });
   await eventually(async () => expect((await (await fetch(`${gw.url}/readyz`)).json()).rate_limits).toBe('redis'));
@@ -32,16 +23,16 @@ async function gatewayWith(config: Record<string, string>) {
 
 /** A sign-in or sign-up form ready to post: its CSRF cookie and token. */
 async function form(url: string, page: 'signin' | 'signup') {
-  const web = new WebClient(url, stack.topology);
+  const web = new WebClient(url, fx.stack.topology);
   const csrf = WebClient.csrf((await web.get(`/dashboard/${page}`)).html);
   return { web, csrf };
 }
 
 it('sign-in: a parallel burst of wrong passwords gets exactly the limit through; a right password is not counted as a guess', async () => {
   const gw = await gatewayWith({ SIGNIN_FAILURES_PER_EMAIL: '8', SIGNIN_FAILURES_PER_ADDRESS: '1000' });
-  const owner = await new WebClient(gw.url, stack.topology).signUp(email());
+  const owner = await new WebClient(gw.url, fx.stack.topology).signUp(ownerEmail());
   for (let i = 0; i < 5; i++)
-    expect((await new WebClient(gw.url, stack.topology).signIn(owner.email, owner.password)).status).toBe(303); // never counted
+    expect((await new WebClient(gw.url, fx.stack.topology).signIn(owner.email, owner.password)).status).toBe(303); // never counted
   const forms = await Promise.all(Array.from({ length: 20 }, () => form(gw.url, 'signin')));
   const statuses = (
     await Promise.all(
@@ -55,7 +46,7 @@ it('sign-in: a parallel burst of wrong passwords gets exactly the limit through;
 
 it('sign-up: throttled per e-mail and per address, every attempt counted, in parallel too', async () => {
   const gw = await gatewayWith({ SIGNUPS_PER_EMAIL: '3', SIGNUPS_PER_ADDRESS: '11' });
-  const target = email();
+  const target = ownerEmail();
   const forms = await Promise.all(Array.from({ length: 8 }, () => form(gw.url, 'signup')));
   const statuses = (
     await Promise.all(
@@ -80,7 +71,7 @@ it('sign-up: throttled per e-mail and per address, every attempt counted, in par
         await web.post('/dashboard/signup', {
           _csrf: csrf,
           account_name: 'More',
-          email: email(),
+          email: ownerEmail(),
           password: 'a long enough passphrase',
         })
       ).status,
@@ -101,7 +92,7 @@ it('hosted checkout page: a parallel burst from one address gets exactly the lim
 
 it('auth failures: a parallel burst of bad keys is cut at the limit, and a valid key from the same address is never refused', async () => {
   const gw = await gatewayWith({ AUTH_FAILURES_PER_MINUTE: '4' });
-  const { apiKey } = await stack.newAccount();
+  const { apiKey } = await fx.stack.newAccount();
   const bad = `lk_full_${randomBytes(20).toString('hex')}`;
   const statuses = await Promise.all(
     Array.from({ length: 12 }, () => client(gw.url, bad)('GET', '/api/v1/products').then((r) => r.status)),
@@ -136,10 +127,10 @@ async function metric(url: string, pattern: RegExp): Promise<number> {
 }
 
 it('/readyz asks its backends at most once per second, however many ask it at once', async () => {
-  const probes = () => metric(stack.metricsUrls.account, /^licensing_grpc_health_checks_total\{.*probe="readiness"/);
+  const probes = () => metric(fx.stack.metricsUrls.account, /^licensing_grpc_health_checks_total\{.*probe="readiness"/);
   const before = await probes();
   const started = performance.now();
-  const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`${stack.url}/readyz`)));
+  const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`${fx.stack.url}/readyz`)));
   const seconds = Math.ceil((performance.now() - started) / 1000);
   expect(answers.map((r) => r.status)).toEqual(Array(40).fill(200));
   const asked = (await probes()) - before;
@@ -152,7 +143,7 @@ it('made-up dashboard session cookies: a malformed one costs no look-up, a repea
   const gw = await gatewayWith({ SESSION_FAILURES_PER_MINUTE: '5', TRUSTED_PROXIES: 'loopback' });
   const lookups = () =>
     metric(
-      stack.metricsUrls.account,
+      fx.stack.metricsUrls.account,
       /^licensing_grpc_server_handled_total\{.*method="GetSession".*code="UNAUTHENTICATED"/,
     );
   const visit = (cookie: string, address: string) =>

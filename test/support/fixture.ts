@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { client, startStack, type Stack } from './stack';
 import { EventLog } from './events';
 
@@ -28,3 +29,18 @@ export function useStackWithAccount(): Fixture {
   });
   return f;
 }
+
+/** A stack of the file's own, started before its tests and stopped after them (read `.stack` inside tests). */
+export function useStack(): { stack: Stack } {
+  const f = {} as { stack: Stack };
+  beforeAll(async () => {
+    f.stack = await startStack();
+  });
+  afterAll(async () => {
+    await f.stack?.stop();
+  });
+  return f;
+}
+
+/** A fresh address for a dashboard sign-up (sign-ups of one address are refused twice). */
+export const ownerEmail = (): string => `owner-${randomBytes(4).toString('hex')}@example.com`;
