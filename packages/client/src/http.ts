@@ -50,7 +50,9 @@ export function authorizationOf(credential: Credential): string {
   const [scheme, secret] =
     credential.licenseKey !== undefined ? ['License', credential.licenseKey] : ['Bearer', credential.apiKey];
   if (typeof secret !== 'string' || !/^[\x21-\x7e]+$/.test(secret.trim()))
-    throw new TypeError(`the ${scheme === 'License' ? 'licence key' : 'API key'} must be printable ASCII without spaces`);
+    throw new TypeError(
+      `the ${scheme === 'License' ? 'licence key' : 'API key'} must be printable ASCII without spaces`,
+    );
   return `${scheme} ${secret.trim()}`;
 }
 

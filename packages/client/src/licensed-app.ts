@@ -305,7 +305,8 @@ export class LicensedApp {
       fingerprint: this.fingerprint,
       ...(options.now !== undefined ? { now: options.now } : {}),
     });
-    const entitlements = result.license && Array.isArray(result.license.entitlements) ? result.license.entitlements : [];
+    const entitlements =
+      result.license && Array.isArray(result.license.entitlements) ? result.license.entitlements : [];
     if (!result.valid) return { valid: false, reason: result.reason, license: result.license, entitlements: [] };
     // A genuine file of another licence proves nothing about this one.
     if (!result.license || canonicalKey(result.license.license_key) !== canonicalKey(this.licenseKey))
@@ -368,4 +369,3 @@ function nonEmpty(value: unknown, name: string): string {
 function canonicalKey(key: string): string {
   return key.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
 }
-
