@@ -8,9 +8,6 @@ import type { components, operations } from './generated/openapi';
 
 type Schemas = components['schemas'];
 
-export type Product = Schemas['Product'];
-export type ProductCreate = Schemas['ProductCreate'];
-export type ProductUpdate = Schemas['ProductUpdate'];
 /**
  * The licence policy. `lease_seconds`: null for node-locked activations, else
  * floating seats that lapse unless heartbeated within it; `entitlements`: the
@@ -18,6 +15,9 @@ export type ProductUpdate = Schemas['ProductUpdate'];
  */
 export type Policy = Schemas['Policy'] & { lease_seconds?: number | null; entitlements?: string[] };
 export type PolicyInput = Schemas['PolicyInput'] & { lease_seconds?: number | null; entitlements?: string[] };
+export type Product = Omit<Schemas['Product'], 'policy'> & { policy: Policy };
+export type ProductCreate = Omit<Schemas['ProductCreate'], 'policy'> & { policy?: PolicyInput };
+export type ProductUpdate = Omit<Schemas['ProductUpdate'], 'policy'> & { policy?: PolicyInput };
 export type Price = Schemas['Price'];
 export type SigningKey = Schemas['SigningKey'];
 /** A licence; `entitlements` is its effective set (policy ∪ the licence's own extras, sorted). */
