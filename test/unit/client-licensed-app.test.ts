@@ -257,6 +257,60 @@ describe('start() and stop()', () => {
     await expect(app(server, { fingerprint: 'box-2' }).activate()).resolves.toMatchObject({ id: 'act_2' });
   });
 
+  it('a stop() during start() waits for it, releases the seat it took, and leaves no timer', async () => {
+    jest.useFakeTimers();
+    const server = fakeServer({ lease_seconds: 60 });
+    const licensed = app(server);
+    const started = licensed.start();
+    const stopped = licensed.stop();
+    await expect(started).resolves.toMatchObject({ activation: { id: 'act_1' } });
+    await stopped;
+    expect(server.seats.size).toBe(0);
+    expect(licensed.isRunning).toBe(false);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('a stop() during a heartbeat that re-activates waits for it and releases the new seat', async () => {
+    jest.useFakeTimers();
+    const server = fakeServer({ lease_seconds: 30 });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const licensed = app(server, {
+      // Heartbeats wait until the test lets them through.
+      fetch: async (input, init) => {
+        if (String(input).endsWith('/heartbeat')) await held;
+        return server.fetch(input, init);
+      },
+    });
+    await licensed.start();
+    server.lapse('act_1');
+    await jest.advanceTimersByTimeAsync(10_000);
+    const stopped = licensed.stop();
+    release();
+    await stopped;
+    expect(server.sent.map((s) => `${s.method} ${s.path.replace(`/api/v1/licenses/${KEY}`, '')}`)).toEqual([
+      'POST /activations',
+      'POST /api/v1/keys/validate',
+      'POST /activations/act_1/heartbeat',
+      'POST /activations',
+      'DELETE /activations/act_2',
+    ]);
+    expect(server.seats.size).toBe(0);
+  });
+
+  it('each seat taken is released by the stop() after it', async () => {
+    const server = fakeServer({ lease_seconds: null });
+    const licensed = app(server);
+    await licensed.activate();
+    await licensed.stop();
+    await licensed.activate();
+    await licensed.stop();
+    expect(server.count('DELETE', /\/activations\/act_\d+$/)).toBe(2);
+    expect(server.seats.size).toBe(0);
+  });
+
   it('a release that failed (offline) is tried again by the next stop()', async () => {
     const server = fakeServer({ lease_seconds: 60 });
     const licensed = app(server);

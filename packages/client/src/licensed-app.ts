@@ -106,6 +106,7 @@ export class LicensedApp {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private beating: Promise<void> | null = null;
   private running = false;
+  private starting: Promise<LicensedAppState> | null = null;
   private stopping: Promise<void> | null = null;
 
   /** Checks the options; sends nothing until a method is called. */
@@ -237,13 +238,25 @@ export class LicensedApp {
    */
   async start(): Promise<LicensedAppState> {
     this.halt();
+    const starting = this.begin();
+    this.starting = starting;
+    try {
+      return await starting;
+    } finally {
+      if (this.starting === starting) this.starting = null;
+    }
+  }
+
+  private async begin(): Promise<LicensedAppState> {
     const activation = await this.activate();
     const validation = await this.validate();
     const leaseSeconds = validation.license?.policy?.lease_seconds ?? null;
     const heartbeatEveryMs = leaseSeconds ? heartbeatIntervalMs(leaseSeconds) : null;
-    this.running = true;
-    this.stopping = null;
-    if (heartbeatEveryMs !== null) this.schedule(heartbeatEveryMs);
+    // A stop() called meanwhile wins: it waits for this start and then releases the seat.
+    if (!this.stopping) {
+      this.running = true;
+      if (heartbeatEveryMs !== null) this.schedule(heartbeatEveryMs);
+    }
     return {
       activation: this.current ?? activation,
       validation,
@@ -254,21 +267,25 @@ export class LicensedApp {
   }
 
   /**
-   * Ends the session: stops the heartbeat timer, waits for a heartbeat on its way, and releases the
-   * seat (deactivate()). Safe to call more than once: later calls share the first one's release.
-   * If the release fails (no network) the error is thrown and a later stop() tries again.
+   * Ends the session: stops the heartbeat timer, waits for a start() or a heartbeat on its way, and
+   * releases the seat (deactivate()). Safe to call more than once: concurrent calls share one
+   * release, and later ones find no seat left to release. If the release fails (no network) the
+   * error is thrown and a later stop() tries again; a floating seat left behind lapses by itself.
    */
   async stop(): Promise<void> {
     this.halt();
     if (!this.stopping) {
-      this.stopping = (async () => {
+      const stopping = (async () => {
+        await this.starting?.catch(() => undefined);
+        this.halt();
         await this.beating;
         await this.deactivate();
       })();
-      // A failed release may be tried again by the next stop().
-      this.stopping.catch(() => {
-        this.stopping = null;
-      });
+      this.stopping = stopping;
+      const done = () => {
+        if (this.stopping === stopping) this.stopping = null;
+      };
+      stopping.then(done, done);
     }
     return this.stopping;
   }
