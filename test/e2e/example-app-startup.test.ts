@@ -80,8 +80,13 @@ it('takes the seat and shows the features; a second machine is refused until the
   await second.stop();
 });
 
-it('refuses a licence without a required feature, and a suspended licence, and keeps no seat', async () => {
+it('refuses a licence without a required feature; a "no" from the server is final even with a kept licence file', async () => {
   const env = await installation('machine-c');
+  const online = await main(env, () => undefined);
+  expect(online.exitCode).toBe(0);
+  await online.stop();
+  expect(JSON.parse(await readFile(env.LICENSE_FILE, 'utf8'))).toMatchObject({ algorithm: 'Ed25519' });
+
   const lines: string[] = [];
   await expect(main({ ...env, REQUIRED_FEATURES: 'pdf-export, sso' }, (l) => lines.push(l))).resolves.toMatchObject({
     exitCode: 1,
