@@ -1,23 +1,20 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LicensingClient, type LicenseFile, type SigningKey } from '@licensing/client';
-import { MemoryAnswerCache } from '../../examples/app-startup/src/answer-cache';
-import { checkLicense, type GateOptions } from '../../examples/app-startup/src/license-gate';
+import type { LicensingClient } from '@licensing/client';
 import { main } from '../../examples/app-startup/src/main';
-import { startStack, type Stack } from '../support/stack';
 import { sdk } from '../support/sdk';
+import { startStack, type Stack } from '../support/stack';
 
-// The example app (examples/app-startup) against a running stack: the server's
-// answer, the cache until cache_until, and the licence file when offline
-// (a gateway address where nothing listens: a real failed connection).
+// The example app (examples/app-startup) against a running stack, with the
+// licence key as its only credential: it takes a floating seat, shows the
+// features, refuses a second machine while the seat is held, releases the seat
+// on stop, and starts offline from the licence file it kept (a gateway address
+// where nothing listens: a real failed connection).
 
 let stack: Stack;
 let vendor: LicensingClient;
-let inApp: LicensingClient;
-let validateKey: string;
 let productId: string;
-let publicKeys: SigningKey[];
 let dir: string;
 const OFFLINE = 'http://127.0.0.1:1';
 
@@ -26,12 +23,14 @@ beforeAll(async () => {
   const acct = await stack.newAccount();
   await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   vendor = sdk(stack.url, acct.apiKey);
-  validateKey = (
-    await stack.admin.createApiKey({ account_id: acct.accountId, scope: 'validate', name: 'shipped in the app' })
-  ).secret;
-  inApp = sdk(stack.url, validateKey);
-  productId = (await vendor.products.create({ name: 'Desktop app', policy: { duration_days: 30 } })).id;
+  productId = (
+    await vendor.products.create({
+      name: 'Desktop app',
+      policy: { duration_days: 30, lease_seconds: 60, max_activations: 1, entitlements: ['pdf-export'] },
+    })
+  ).id;
   dir = await mkdtemp(join(tmpdir(), 'app-startup-'));
+  await writeFile(join(dir, 'keys.json'), JSON.stringify({ data: await vendor.products.signingKeys(productId) }));
 });
 
 afterAll(async () => {
@@ -39,120 +38,91 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function licensed() {
-  const { license_key: key } = await vendor.licenses.create({
-    product_id: productId,
-    customer_email: 'user@example.com',
-  });
-  const file = await vendor.licenses.file(key, { ttlDays: 7 });
-  publicKeys = await vendor.products.signingKeys(productId);
-  return { key, file };
-}
-
-/** A client that counts what it sends, to tell answers from the cache apart. */
-function counted(baseUrl: string) {
-  const sent: string[] = [];
-  const client = new LicensingClient({
-    baseUrl,
-    apiKey: validateKey,
-    maxRetries: 0,
-    fetch: (input, init) => {
-      sent.push(String(input));
-      return fetch(input, init);
-    },
-  });
-  return { client, sent };
-}
-
-const gate = (o: Partial<GateOptions> & Pick<GateOptions, 'licenseKey'>) =>
-  checkLicense({ client: inApp, productId, cache: new MemoryAnswerCache(), ...o });
-
-it('asks the server once, then trusts the answer until cache_until', async () => {
-  const { key } = await licensed();
-  const { client, sent } = counted(stack.url);
-  const cache = new MemoryAnswerCache();
-  await expect(gate({ client, licenseKey: key, cache })).resolves.toMatchObject({
-    allowed: true,
-    source: 'server',
-    code: 'valid',
-  });
-  await expect(gate({ client, licenseKey: key, cache })).resolves.toMatchObject({
-    allowed: true,
-    source: 'cache',
-    code: 'valid',
-  });
-  expect(sent).toHaveLength(1);
-  const cacheUntil = Date.parse((await cache.read())!.answer.cache_until);
-  await expect(gate({ client, licenseKey: key, cache, now: () => cacheUntil + 1 })).resolves.toMatchObject({
-    source: 'server',
-  });
-  expect(sent).toHaveLength(2);
-});
-
-it('a "no" from the server is final, even with a valid licence file at hand', async () => {
-  const { key, file } = await licensed();
-  await vendor.licenses.suspend(key);
-  const result = await gate({ licenseKey: key, offline: { licenseFile: async () => file, publicKeys } });
-  expect(result).toMatchObject({ allowed: false, source: 'server', code: 'suspended' });
-});
-
-it('offline, it starts on a verified licence file of this key, and not on a changed or foreign one', async () => {
-  const { key, file } = await licensed();
-  const offline = new LicensingClient({ baseUrl: OFFLINE, apiKey: validateKey, maxRetries: 0 });
-  const withFile = (f: LicenseFile) =>
-    gate({ client: offline, licenseKey: key, offline: { licenseFile: async () => f, publicKeys } });
-  await expect(withFile(file)).resolves.toMatchObject({ allowed: true, source: 'license-file', code: 'valid' });
-  await expect(
-    withFile({ ...file, signature: file.signature.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }),
-  ).resolves.toMatchObject({ allowed: false, code: 'bad_signature' });
-  const other = await licensed();
-  await expect(withFile(other.file)).resolves.toMatchObject({ allowed: false, code: 'other_license' });
-  await expect(gate({ client: offline, licenseKey: key })).resolves.toMatchObject({
-    allowed: false,
-    source: 'none',
-    code: 'unreachable',
-  });
-});
-
-it('a misconfigured app (bad API key) is told so instead of falling back', async () => {
-  const { key, file } = await licensed();
-  const wrong = new LicensingClient({ baseUrl: stack.url, apiKey: 'lk_val_wrong', maxRetries: 0 });
-  await expect(
-    gate({ client: wrong, licenseKey: key, offline: { licenseFile: async () => file, publicKeys } }),
-  ).rejects.toMatchObject({ status: 401 });
-});
-
-it('main(): starts with the server, and with the files on disk when offline', async () => {
-  const { key, file } = await licensed();
-  const files = {
-    LICENSE_FILE: join(dir, 'license.json'),
+/** The settings of one installation: its licence key, machine and files, no API key. */
+async function installation(machine: string, key?: string) {
+  const licenseKey =
+    key ?? (await vendor.licenses.create({ product_id: productId, customer_email: 'user@example.com' })).license_key;
+  return {
+    LICENSING_URL: stack.url,
+    LICENSE_KEY: licenseKey,
+    PRODUCT_ID: productId,
+    MACHINE_FINGERPRINT: machine,
     PUBLIC_KEYS: join(dir, 'keys.json'),
-    LICENSE_CACHE: join(dir, 'cache.json'),
+    LICENSE_FILE: join(dir, `${machine}-license.json`),
   };
-  await writeFile(files.LICENSE_FILE, JSON.stringify(file));
-  await writeFile(files.PUBLIC_KEYS, JSON.stringify({ data: publicKeys }));
+}
+
+const seats = async (key: string) => (await vendor.licenses.activations(key).page()).data.map((a) => a.fingerprint);
+
+it('takes the seat and shows the features; a second machine is refused until the first stops', async () => {
+  const env = await installation('machine-a');
   const lines: string[] = [];
-  const env = { LICENSING_API_KEY: validateKey, LICENSE_KEY: key, PRODUCT_ID: productId, ...files };
-  await expect(main({ ...env, LICENSING_URL: stack.url }, (l) => lines.push(l))).resolves.toBe(0);
-  await expect(
-    main({ ...env, LICENSING_URL: OFFLINE, LICENSE_CACHE: join(dir, 'other-cache.json') }, (l) => lines.push(l)),
-  ).resolves.toBe(0);
-  await expect(
-    main(
-      {
-        ...env,
-        LICENSING_URL: OFFLINE,
-        LICENSE_CACHE: join(dir, 'third-cache.json'),
-        LICENSE_FILE: join(dir, 'missing.json'),
-      },
-      (l) => lines.push(l),
-    ),
-  ).resolves.toBe(1);
-  await expect(main({}, (l) => lines.push(l))).resolves.toBe(2);
+  const first = await main(env, (l) => lines.push(l));
+  expect(first.exitCode).toBe(0);
   expect(lines).toEqual([
-    expect.stringMatching(/^Licence OK \(from server, expires /),
-    expect.stringMatching(/^Licence OK \(from license-file, expires /),
+    expect.stringMatching(/^Licence OK \(from server\): floating seat held until .+, renewed every 20000 ms\.$/),
+    'Features: pdf-export.',
+  ]);
+  expect(await seats(env.LICENSE_KEY)).toEqual(['machine-a']);
+  // It kept a signed licence file for starts without network.
+  expect(JSON.parse(await readFile(env.LICENSE_FILE, 'utf8'))).toMatchObject({ algorithm: 'Ed25519' });
+
+  const other = await installation('machine-b', env.LICENSE_KEY);
+  const refused: string[] = [];
+  await expect(main(other, (l) => refused.push(l))).resolves.toMatchObject({ exitCode: 1 });
+  expect(refused).toEqual([expect.stringMatching(/^Licence refused \(activation_limit_reached, from server\)/)]);
+
+  await first.stop();
+  await first.stop();
+  expect(await seats(env.LICENSE_KEY)).toEqual([]);
+  const second = await main(other, () => undefined);
+  expect(second.exitCode).toBe(0);
+  await second.stop();
+});
+
+it('refuses a licence without a required feature; a "no" from the server is final even with a kept licence file', async () => {
+  const env = await installation('machine-c');
+  const online = await main(env, () => undefined);
+  expect(online.exitCode).toBe(0);
+  await online.stop();
+  expect(JSON.parse(await readFile(env.LICENSE_FILE, 'utf8'))).toMatchObject({ algorithm: 'Ed25519' });
+
+  const lines: string[] = [];
+  await expect(main({ ...env, REQUIRED_FEATURES: 'pdf-export, sso' }, (l) => lines.push(l))).resolves.toMatchObject({
+    exitCode: 1,
+  });
+  expect(lines).toEqual([
+    expect.stringMatching(/^Licence refused \(entitlements_missing, from server\): .*sso.* Contact the vendor/),
+  ]);
+  expect(await seats(env.LICENSE_KEY)).toEqual([]);
+
+  await vendor.licenses.suspend(env.LICENSE_KEY);
+  lines.length = 0;
+  await expect(main(env, (l) => lines.push(l))).resolves.toMatchObject({ exitCode: 1 });
+  expect(lines).toEqual([expect.stringMatching(/^Licence refused \(suspended, from server\)/)]);
+});
+
+it('offline, it starts on the licence file it kept, on this machine only, and says so when there is none', async () => {
+  const env = await installation('machine-d');
+  const online = await main(env, () => undefined);
+  expect(online.exitCode).toBe(0);
+  await online.stop();
+
+  const lines: string[] = [];
+  await expect(main({ ...env, LICENSING_URL: OFFLINE }, (l) => lines.push(l))).resolves.toMatchObject({ exitCode: 0 });
+  // The file of machine-d copied to machine-e is worthless there.
+  await expect(
+    main({ ...env, LICENSING_URL: OFFLINE, MACHINE_FINGERPRINT: 'machine-e' }, (l) => lines.push(l)),
+  ).resolves.toMatchObject({ exitCode: 1 });
+  await expect(
+    main({ ...env, LICENSING_URL: OFFLINE, LICENSE_FILE: join(dir, 'missing.json') }, (l) => lines.push(l)),
+  ).resolves.toMatchObject({ exitCode: 1 });
+  await expect(main({}, (l) => lines.push(l))).resolves.toMatchObject({ exitCode: 2 });
+  expect(lines).toEqual([
+    expect.stringMatching(/^Licence OK \(from license-file\): offline: licence file valid until /),
+    'Features: pdf-export.',
+    expect.stringMatching(/^Licence refused \(fingerprint_mismatch, from license-file\)/),
     expect.stringMatching(/^Licence refused \(unreachable, from none\)/),
-    'set LICENSING_URL, LICENSING_API_KEY, LICENSE_KEY (see examples/app-startup/README.md)',
+    'set LICENSING_URL, LICENSE_KEY (see examples/app-startup/README.md)',
   ]);
 });

@@ -1,50 +1,72 @@
-// The example app's entry point: check the licence, then start or refuse.
-//   LICENSING_URL=https://licensing.example.com LICENSING_API_KEY=lk_val_… LICENSE_KEY=XXXXX-… \
-//   PRODUCT_ID=prod_… LICENSE_FILE=license.json PUBLIC_KEYS=public-keys.json node dist/main.js
+// The example app's entry point: take a licence seat, show the features, run
+// until SIGINT/SIGTERM, then release the seat. No API key ships in the app:
+// the customer's licence key is the only credential.
+//   LICENSING_URL=https://licensing.example.com LICENSE_KEY=XXXXX-… PUBLIC_KEYS=public-keys.json \
+//   node dist/main.js
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LicensingClient, type PublicKeyInput } from '@licensing/client';
-import { FileAnswerCache } from './answer-cache';
-import { checkLicense, type GateResult } from './license-gate';
+import { LicensedApp, type NextAction, type PublicKeyInput } from '@licensing/client';
+import { startLicensed, type GateResult } from './license-gate';
+import { DiskLicenseFileStore } from './license-file-store';
 
 type Env = Record<string, string | undefined>;
 
-/** Runs the check with settings from `env`; answers the process exit code. */
-export async function main(env: Env, print: (line: string) => void = console.log): Promise<number> {
-  const missing = ['LICENSING_URL', 'LICENSING_API_KEY', 'LICENSE_KEY'].filter((name) => !env[name]);
+/** A started (or refused) app: its exit code, and stop() to release the seat when the app ends. */
+export interface Started {
+  exitCode: number;
+  result?: GateResult;
+  /** Stops heartbeating and releases the seat; safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+/** What the user is told to do for each next_action of a refusal. */
+const ADVICE: Record<NextAction, string> = {
+  none: '',
+  activate: 'Start the app again to take a seat.',
+  renew: 'Renew your licence.',
+  contact_vendor: 'Contact the vendor about your licence.',
+};
+
+/** Starts with settings from `env`: exit code 0 means run, 1 refused, 2 misconfigured. */
+export async function main(env: Env, print: (line: string) => void = console.log): Promise<Started> {
+  const nothing = async () => undefined;
+  const missing = ['LICENSING_URL', 'LICENSE_KEY'].filter((name) => !env[name]);
   if (missing.length) {
     print(`set ${missing.join(', ')} (see examples/app-startup/README.md)`);
-    return 2;
+    return { exitCode: 2, stop: nothing };
   }
-  const client = new LicensingClient({
+  const app = new LicensedApp({
     baseUrl: env.LICENSING_URL!,
-    apiKey: env.LICENSING_API_KEY!,
+    licenseKey: env.LICENSE_KEY!,
+    fingerprint: env.MACHINE_FINGERPRINT ?? machineFingerprint(),
+    name: hostname().slice(0, 100),
+    productId: env.PRODUCT_ID,
+    publicKeys: env.PUBLIC_KEYS ? await readPublicKeys(env.PUBLIC_KEYS) : [],
+    // A user waits for the start: short attempts, one retry.
     timeoutMs: 5_000,
     maxRetries: 1,
+    onError: (err) => print(`Licence heartbeat failed (the seat is kept for a while): ${err.message}`),
   });
-  const publicKeys = env.PUBLIC_KEYS ? await readPublicKeys(env.PUBLIC_KEYS) : undefined;
-  const licenseFile = env.LICENSE_FILE;
-  const result: GateResult = await checkLicense({
-    client,
-    licenseKey: env.LICENSE_KEY!,
-    productId: env.PRODUCT_ID,
-    fingerprint: env.MACHINE_FINGERPRINT ?? machineFingerprint(),
-    cache: new FileAnswerCache(env.LICENSE_CACHE ?? join(tmpdir(), 'app-startup-license.json')),
-    offline:
-      licenseFile && publicKeys
-        ? { licenseFile: async () => JSON.parse(await readFile(licenseFile, 'utf8')), publicKeys }
-        : undefined,
+  const result = await startLicensed({
+    app,
+    store: new DiskLicenseFileStore(env.LICENSE_FILE ?? join(tmpdir(), 'app-startup-license-file.json')),
+    required: (env.REQUIRED_FEATURES ?? '')
+      .split(',')
+      .map((code) => code.trim())
+      .filter(Boolean),
   });
+  const stop = () => app.stop();
   if (!result.allowed) {
-    print(`Licence refused (${result.code}, from ${result.source}): ${result.detail}`);
-    return 1;
+    const advice = result.nextAction ? ADVICE[result.nextAction] : '';
+    print(`Licence refused (${result.code}, from ${result.source}): ${result.detail}${advice ? ` ${advice}` : ''}`);
+    await stop().catch(() => undefined);
+    return { exitCode: 1, result, stop: nothing };
   }
-  print(
-    `Licence OK (from ${result.source}${result.expiresAt ? `, expires ${result.expiresAt}` : ''}). Starting the app.`,
-  );
-  return 0;
+  print(`Licence OK (from ${result.source}): ${result.detail}.`);
+  print(`Features: ${result.entitlements.length ? result.entitlements.join(', ') : 'none beyond the base app'}.`);
+  return { exitCode: 0, result, stop };
 }
 
 /** The product's public keys as GET /products/{id}/signing-keys answered them ({data: [...]}) or just the array. */
@@ -60,7 +82,25 @@ function machineFingerprint(): string {
 
 if (require.main === module) {
   main(process.env).then(
-    (code) => process.exit(code),
+    (started) => {
+      if (started.exitCode !== 0) process.exit(started.exitCode);
+      // The app's own work keeps the process alive (the heartbeat timer never does).
+      const work = setInterval(() => undefined, 60_000);
+      const exit = (signal: string) => {
+        console.log(`${signal}: releasing the licence seat.`);
+        clearInterval(work);
+        started.stop().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            // Unreleased, a floating seat lapses by itself at the end of its lease.
+            console.error('could not release the seat:', err);
+            process.exit(0);
+          },
+        );
+      };
+      process.once('SIGINT', () => exit('SIGINT'));
+      process.once('SIGTERM', () => exit('SIGTERM'));
+    },
     (err: unknown) => {
       console.error(err);
       process.exit(1);

@@ -63,7 +63,7 @@ export class LicensingClient {
   }
 }
 
-function checkBaseUrl(value: unknown): string {
+export function checkBaseUrl(value: unknown): string {
   if (typeof value !== 'string')
     throw new TypeError(`baseUrl must be a string such as "https://licensing.example.com", got ${describe(value)}`);
   let url: URL;
@@ -78,14 +78,14 @@ function checkBaseUrl(value: unknown): string {
   return url.toString();
 }
 
-function positiveNumber(value: unknown, name: string, fallback: number): number {
+export function positiveNumber(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
     throw new TypeError(`${name} must be a positive number of milliseconds, got ${describe(value)}`);
   return value;
 }
 
-function wholeNumber(value: unknown, name: string, fallback: number): number {
+export function wholeNumber(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
     throw new TypeError(`${name} must be a whole number ≥ 0, got ${describe(value)}`);

@@ -20,9 +20,18 @@ export interface RequestSpec {
   idempotencyKey?: string;
 }
 
-export interface TransportOptions {
+/**
+ * Who the requests speak for: a vendor's API key (`Authorization: Bearer …`),
+ * or one licence (`Authorization: License …`), which an app uses to act on its
+ * own licence without shipping any API key. Exactly one is given.
+ */
+export interface Credential {
+  apiKey?: string;
+  licenseKey?: string;
+}
+
+export interface TransportOptions extends Credential {
   baseUrl: string;
-  apiKey: string;
   fetch: typeof fetch;
   timeoutMs: number;
   maxRetries: number;
@@ -34,6 +43,19 @@ export interface TransportOptions {
   random?: () => number;
 }
 
+/** The Authorization header value of a credential; a secret with spaces or controls would forge another header. */
+export function authorizationOf(credential: Credential): string {
+  if ((credential.apiKey === undefined) === (credential.licenseKey === undefined))
+    throw new TypeError('give exactly one credential: an apiKey or a licenseKey');
+  const [scheme, secret] =
+    credential.licenseKey !== undefined ? ['License', credential.licenseKey] : ['Bearer', credential.apiKey];
+  if (typeof secret !== 'string' || !/^[\x21-\x7e]+$/.test(secret.trim()))
+    throw new TypeError(
+      `the ${scheme === 'License' ? 'licence key' : 'API key'} must be printable ASCII without spaces`,
+    );
+  return `${scheme} ${secret.trim()}`;
+}
+
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What one attempt produced: an answer, or no answer and why. */
@@ -41,9 +63,11 @@ type Attempt = { ok: true; status: number; headers: Headers; body: unknown } | {
 
 export class Transport {
   private readonly base: string;
+  private readonly authorization: string;
 
   constructor(private readonly options: TransportOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
+    this.authorization = authorizationOf(options);
   }
 
   /** Sends the request, retrying what may be retried; resolves with the parsed 2xx body. */
@@ -88,7 +112,7 @@ export class Transport {
 
   private init(spec: RequestSpec): RequestInit {
     const headers: Record<string, string> = {
-      authorization: `Bearer ${this.options.apiKey}`,
+      authorization: this.authorization,
       accept: 'application/json',
     };
     if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;

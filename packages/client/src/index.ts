@@ -9,6 +9,14 @@ export type { Licenses } from './resources/licenses';
 export type { Checkout } from './resources/checkout';
 export type { Webhooks } from './resources/webhooks';
 export {
+  LicensedApp,
+  heartbeatIntervalMs,
+  type LicensedAppOptions,
+  type LicensedAppState,
+  type OfflineVerification,
+  type OfflineFailure,
+} from './licensed-app';
+export {
   verifyLicenseFile,
   type LicenseFilePayload,
   type LicenseFileVerification,

@@ -27,6 +27,8 @@ export interface LicenseFilePayload {
   /** The file is worth nothing after this; never later than the licence's expiry plus grace. */
   valid_until: string;
   kid: string;
+  /** The licence's effective entitlements when the file was issued (files issued before entitlements have none). */
+  entitlements?: string[];
 }
 
 export type LicenseFileFailure =

@@ -1,4 +1,4 @@
-import { idempotencyKey, objectArg, optionalString, segment, type CreateOptions } from '../arguments';
+import { describe, idempotencyKey, objectArg, optionalString, segment, type CreateOptions } from '../arguments';
 import type { Transport } from '../http';
 import { PageList, type Page, type PageParams } from '../pagination';
 import type {
@@ -17,6 +17,8 @@ export interface ValidateOptions {
   fingerprint?: string;
   /** The product the key must belong to (else the answer is product_mismatch). */
   productId?: string;
+  /** Feature codes the licence must include, else the answer is `entitlements_missing` naming the missing ones. */
+  entitlements?: readonly string[];
 }
 
 export interface LicenseFileOptions {
@@ -60,6 +62,7 @@ export class Licenses {
       key,
       ...(options.productId !== undefined ? { product_id: optionalString(options.productId, 'productId') } : {}),
       ...(options.fingerprint !== undefined ? { fingerprint: optionalString(options.fingerprint, 'fingerprint') } : {}),
+      ...(options.entitlements !== undefined ? { entitlements: codeList(options.entitlements, 'entitlements') } : {}),
     };
     return this.http.request({ method: 'POST', path: '/api/v1/keys/validate', body, idempotent: true });
   }
@@ -112,6 +115,20 @@ export class Licenses {
     return this.http.request({ method: 'POST', path: `${this.path(key)}/activations`, body, idempotent: true });
   }
 
+  /**
+   * Keeps a floating seat (policy `lease_seconds`) alive: answers the activation with its new
+   * `lease_expires_at`. A lapsed or deactivated activation is an error (re-activate it); so is a
+   * node-locked one, which has no lease. Apps use `LicensedApp`, which heartbeats by itself.
+   */
+  async heartbeat(key: string, activationId: string): Promise<Activation> {
+    return this.http.request({
+      method: 'POST',
+      path: `${this.path(key)}/activations/${segment(activationId, 'activation id')}/heartbeat`,
+      // Repeating a heartbeat only extends the same lease again.
+      idempotent: true,
+    });
+  }
+
   /** Frees an activation slot. */
   async deactivate(key: string, activationId: string): Promise<void> {
     await this.http.request({
@@ -143,4 +160,11 @@ export class Licenses {
   private path(key: string): string {
     return `/api/v1/licenses/${segment(key, 'licence key')}`;
   }
+}
+
+/** An array of strings, as given (the server checks the codes themselves and answers 400 naming a bad one). */
+export function codeList(value: unknown, name: string): string[] {
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v === ''))
+    throw new TypeError(`${name} must be an array of non-empty strings, got ${describe(value)}`);
+  return [...value];
 }
