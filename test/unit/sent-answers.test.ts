@@ -99,10 +99,13 @@ function setUp(start: string) {
           require_activation: license.require_activation ?? false,
           validate_keys_see_email: false,
           refund_action: 'revoke',
+          entitlements: [],
         },
         activations: 0,
         metadata: {},
         last_validated_at: '',
+        entitlements: [],
+        extra_entitlements: [],
       },
     })!;
     const id = cacheKey(ACCOUNT, key);

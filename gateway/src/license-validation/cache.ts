@@ -69,6 +69,7 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
       status: facts.stored_status as StoredStatus,
       expires_at: l.expires_at ? new Date(l.expires_at) : null,
       policy: withPolicyDefaults(l.policy),
+      extra_entitlements: l.extra_entitlements,
     },
     fingerprints: new Set(facts.active_fingerprints),
     activationCount: facts.activation_count,

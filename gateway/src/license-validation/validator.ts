@@ -50,6 +50,8 @@ export interface ValidationInput {
   key: string;
   productId: string;
   fingerprint: string;
+  /** Entitlement codes the app needs (POST /keys/validate only; checked by its request shape). */
+  entitlements?: readonly string[];
 }
 
 export type ValidationAnswer = Omit<ValidateLicenseResponse, 'facts'>;
@@ -60,6 +62,7 @@ export interface LocalValidation {
   cached: CachedAnswer | null;
   productId: string;
   fingerprint: string;
+  entitlements: readonly string[];
 }
 
 /**
@@ -104,13 +107,14 @@ export class LicenseValidator {
         key: parsed.key,
         product_id: input.productId,
         fingerprint,
+        entitlements: [...(input.entitlements ?? [])],
         key_scope: p.scope,
         want_facts: false,
         from_store: this.cache.evictedLately(key),
       });
     }
     this.cacheResults('miss').inc();
-    return this.ask(p, key, parsed.key, input.productId, fingerprint);
+    return this.ask(p, key, parsed.key, input.productId, fingerprint, input.entitlements ?? []);
   }
 
   /** After this gateway changed a licence (or created one): its next answer must not come from before the change. */
@@ -128,9 +132,10 @@ export class LicenseValidator {
   local(p: Principal, input: ValidationInput): LocalValidation | undefined {
     const parsed = parseLicenseKey(input.key);
     const fingerprint = input.fingerprint.trim().slice(0, 200);
-    if (!parsed.ok) return { parsed, cached: null, productId: input.productId, fingerprint };
+    const entitlements = input.entitlements ?? [];
+    if (!parsed.ok) return { parsed, cached: null, productId: input.productId, fingerprint, entitlements };
     const cached = this.cache.get(cacheKey(p.accountId, parsed.key));
-    return cached ? { parsed, cached, productId: input.productId, fingerprint } : undefined;
+    return cached ? { parsed, cached, productId: input.productId, fingerprint, entitlements } : undefined;
   }
 
   private async ask(
@@ -139,6 +144,7 @@ export class LicenseValidator {
     licenseKey: string,
     productId: string,
     fingerprint: string,
+    entitlements: readonly string[],
   ): Promise<ValidationAnswer> {
     const since = this.cache.begin(key);
     const { facts, ...answer } = await this.service.validate({
@@ -146,6 +152,7 @@ export class LicenseValidator {
       key: licenseKey,
       product_id: productId,
       fingerprint,
+      entitlements: [...entitlements],
       key_scope: p.scope,
       want_facts: true,
       from_store: this.cache.evictedLately(key),
@@ -172,7 +179,8 @@ export class LicenseValidator {
   answerSent(p: Principal, local: LocalValidation, serialise: (answer: ValidationAnswer) => string): SentAnswer {
     const now = this.clock.now();
     const nowMs = now.getTime();
-    const entry = local.cached;
+    // A request naming entitlements is judged afresh every time: the answer kept is for none asked.
+    const entry = local.entitlements.length ? null : local.cached;
     let sent = entry?.sent;
     if (!sent?.answers(p.scope, local.productId, local.fingerprint, nowMs)) {
       const { verdict, found, answer } = this.judged(p, local, now);
@@ -209,7 +217,7 @@ export class LicenseValidator {
   }
 
   /** The verdict on a local look-up at `now` and the answer it gives, nothing counted. */
-  private judged(p: Principal, { parsed, cached, productId, fingerprint }: LocalValidation, now: Date) {
+  private judged(p: Principal, { parsed, cached, productId, fingerprint, entitlements }: LocalValidation, now: Date) {
     const found = cached?.found ? cached : null;
     const activation = found?.facts.policy.require_activation
       ? { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount }
@@ -217,7 +225,7 @@ export class LicenseValidator {
     const verdict: Verdict = judge(
       parsed,
       found?.facts ?? null,
-      { accountId: p.accountId, productId, fingerprint },
+      { accountId: p.accountId, productId, fingerprint, entitlements },
       activation,
       now,
     );

@@ -18,6 +18,7 @@ import {
   type PolicyRule,
 } from '@licensing/proto';
 import { errorCodes } from '@licensing/runtime';
+import { entitlementsSchema } from './shape-schema';
 
 type Schema = Record<string, unknown>;
 
@@ -62,6 +63,8 @@ function policyField(rule: PolicyRule): Schema {
       return { type: 'boolean', description: rule.description };
     case 'enum':
       return { enum: [...rule.values], description: rule.description };
+    case 'entitlements':
+      return { ...entitlementsSchema, description: rule.description };
   }
 }
 const policy = Object.fromEntries(policyFields.map((f) => [f, policyField(policyRules[f])]));
@@ -124,6 +127,11 @@ export const schemas: Record<string, Schema> = {
     policy: ref('Policy'),
     activations: int('Active machines (counted on GET of one licence; 0 in lists)', { minimum: 0 }),
     metadata: { ...metadata, description: `${metadata.description}; {} in answers to validate-scope keys` },
+    entitlements: ref('Entitlements'),
+    extra_entitlements: {
+      ...entitlementsSchema,
+      description: "The licence's own entitlements on top of its policy's (set with PATCH, replaced whole)",
+    },
     created_at: time(),
     last_validated_at: orNull(
       time(
@@ -148,6 +156,13 @@ export const schemas: Record<string, Schema> = {
     enum: [...validationCodes],
   },
   NextAction: { enum: [...nextActions] },
+  Entitlements: {
+    type: 'array',
+    items: entitlementsSchema.items,
+    uniqueItems: true,
+    description:
+      "The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown",
+  },
   QueryValidation: obj({
     valid: { type: 'boolean' },
     code: ref('ValidationCode'),
@@ -156,6 +171,7 @@ export const schemas: Record<string, Schema> = {
     customer_email: orNull(str()),
     status: orNull(licenseStatus),
     expires_at: orNull(time()),
+    entitlements: ref('Entitlements'),
     next_action: ref('NextAction'),
     cache_until: time('Trust this answer offline until then'),
   }),
@@ -165,6 +181,7 @@ export const schemas: Record<string, Schema> = {
     detail: str(),
     status: orNull(licenseStatus),
     expires_at: orNull(time()),
+    entitlements: ref('Entitlements'),
     next_action: ref('NextAction'),
     cache_until: time(),
     license: orNull(ref('License')),

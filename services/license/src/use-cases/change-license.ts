@@ -1,5 +1,6 @@
 import { AppError, checkEmail } from '@licensing/runtime';
 import {
+  entitlementsProblem,
   graceEndsAt,
   isOneOf,
   licenseActions,
@@ -49,22 +50,31 @@ export async function changeLicense(
   throw new AppError('conflict', 'the licence is being changed by another request; retry');
 }
 
-/** Changes the customer e-mail and/or metadata (an empty value removes its entry), with license.updated. */
+/**
+ * Changes the customer e-mail, metadata (an empty value removes its entry) and/or the licence's extra
+ * entitlements (replaced whole; none clears them), with license.updated. Everything is checked before
+ * anything is written.
+ */
 export const updateLicense = (
   deps: LicenseDeps,
-  req: Pick<UpdateLicenseRequest, 'account_id' | 'key' | 'customer_email' | 'metadata'>,
-): Promise<LicenseAt> =>
-  changeLicense(deps, req.account_id, req.key, async (doc) => {
+  req: Pick<UpdateLicenseRequest, 'account_id' | 'key' | 'customer_email' | 'metadata'> &
+    Partial<Pick<UpdateLicenseRequest, 'set_entitlements' | 'entitlements'>>,
+): Promise<LicenseAt> => {
+  const badEntitlements = req.set_entitlements ? entitlementsProblem('entitlements', req.entitlements) : undefined;
+  if (badEntitlements) return Promise.reject(AppError.invalid('entitlements', badEntitlements));
+  return changeLicense(deps, req.account_id, req.key, async (doc) => {
     const changes: Partial<LicenseDoc> = {};
     if (req.customer_email !== undefined) {
       const email = checkEmail('customer_email', req.customer_email);
       Object.assign(changes, { customer_email: email, customer_email_lc: email.toLowerCase() });
     }
     if (Object.keys(req.metadata).length) changes.metadata = mergeMetadata(doc.metadata ?? {}, req.metadata);
+    if (req.set_entitlements) changes.extra_entitlements = [...(req.entitlements ?? [])];
     if (!Object.keys(changes).length)
-      throw new AppError('invalid_request', 'nothing to change: give customer_email and/or metadata');
+      throw new AppError('invalid_request', 'nothing to change: give customer_email, metadata and/or entitlements');
     return { changes, event: 'license.updated' };
   });
+};
 
 /** Suspends, reinstates, revokes or renews (with the product's current policy), with its event. */
 export const transitionLicense = (

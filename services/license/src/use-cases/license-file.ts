@@ -1,6 +1,7 @@
 import { AppError, type CallOptions, type Clock } from '@licensing/runtime';
 import {
   DAY_MS,
+  effectiveEntitlements,
   effectiveStatus,
   graceEndsAt,
   type SignPayloadRequest,
@@ -60,6 +61,7 @@ export async function issueLicenseFile(
     status,
     expires_at: license.expires_at ? license.expires_at.toISOString() : null,
     fingerprint: fingerprint || null,
+    entitlements: effectiveEntitlements(license.policy.entitlements, license.extra_entitlements),
     issued_at: now.toISOString(),
     valid_until: validUntil.toISOString(),
   };

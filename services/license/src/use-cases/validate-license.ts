@@ -1,4 +1,5 @@
 import {
+  entitlementsProblem,
   judge,
   parseLicenseKey,
   type ParsedKey,
@@ -6,7 +7,7 @@ import {
   type ValidateLicenseRequest,
   type Verdict,
 } from '@licensing/proto';
-import type { Clock } from '@licensing/runtime';
+import { AppError, type Clock } from '@licensing/runtime';
 import { isCode } from '../domain/stats';
 import { MAX_CACHED_FINGERPRINTS, type LicenseCache, type ValidationRecord } from '../caches/license-cache';
 import type { LicenseStore } from '../store/queries';
@@ -36,8 +37,13 @@ export interface Validated {
  */
 export async function validateLicense(
   { licenses, store, counter, clock }: ValidationDeps,
-  req: Pick<ValidateLicenseRequest, 'account_id' | 'key' | 'product_id' | 'fingerprint' | 'from_store'>,
+  req: Pick<ValidateLicenseRequest, 'account_id' | 'key' | 'product_id' | 'fingerprint' | 'from_store'> &
+    Partial<Pick<ValidateLicenseRequest, 'entitlements'>>,
 ): Promise<Validated> {
+  const entitlements = req.entitlements ?? [];
+  // The gateway checked them; a caller of this contract that did not is refused, not judged.
+  const badEntitlements = entitlements.length ? entitlementsProblem('entitlements', entitlements) : undefined;
+  if (badEntitlements) throw AppError.invalid('entitlements', badEntitlements);
   const parsed = parseLicenseKey(req.key);
   const record: ValidationRecord = parsed.ok
     ? await licenses.read(parsed.key, req.from_store)
@@ -60,7 +66,7 @@ export async function validateLicense(
   const verdict = judge(
     parsed,
     doc,
-    { accountId: req.account_id, productId: req.product_id, fingerprint },
+    { accountId: req.account_id, productId: req.product_id, fingerprint, entitlements },
     activation,
     now,
   );
