@@ -47,6 +47,7 @@ describe('issuing a licence file', () => {
       status: 'active',
       expires_at: lic.expires_at!.toISOString(),
       fingerprint: null,
+      entitlements: [],
       issued_at: clock.now().toISOString(),
       valid_until: new Date(clock.now().getTime() + 30 * DAY_MS).toISOString(),
     });

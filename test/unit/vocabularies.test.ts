@@ -345,13 +345,15 @@ describe('the docs', () => {
     expect(rows.map((r) => r[1])).toEqual(policyFields.map((f) => `\`${f}\``));
     for (const [, field, byDefault, range] of rows) {
       const rule = policyRules[field.slice(1, -1) as keyof typeof policyRules];
-      expect(byDefault).toBe(`\`${rule.default}\``);
+      expect(byDefault).toBe(`\`${JSON.stringify(rule.default).replace(/^"|"$/g, '')}\``);
       const expected =
         rule.kind === 'int'
           ? `${rule.min}–${rule.max.toLocaleString('en')}${rule.nullable ? ' or null' : ''}`
           : rule.kind === 'enum'
             ? rule.values.map((v) => `\`${v}\``).join(', ')
-            : '';
+            : rule.kind === 'entitlements'
+              ? `up to ${rule.max} codes`
+              : '';
       expect([field, range]).toEqual([field, expected]);
     }
   });

@@ -70,6 +70,14 @@ function policyField(rule: PolicyRule): Schema {
 const policy = Object.fromEntries(policyFields.map((f) => [f, policyField(policyRules[f])]));
 const licenseStatus: Schema = { enum: [...licenseStatuses] };
 
+/** A licence's effective entitlements: its policy's and its own (up to 100 each), sorted, each once. */
+const effectiveEntitlements: Schema = {
+  type: 'array',
+  items: entitlementsSchema.items,
+  uniqueItems: true,
+  description: "The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown",
+};
+
 /** The status endpoint's words for a piece and for the whole (routes/status.ts). */
 const health: Schema = { enum: ['ok', 'degraded', 'down'] };
 const probe = obj({ status: health, latency_ms: orNull({ type: 'number', minimum: 0 }) });
@@ -127,7 +135,7 @@ export const schemas: Record<string, Schema> = {
     policy: ref('Policy'),
     activations: int('Active machines (counted on GET of one licence; 0 in lists)', { minimum: 0 }),
     metadata: { ...metadata, description: `${metadata.description}; {} in answers to validate-scope keys` },
-    entitlements: ref('Entitlements'),
+    entitlements: effectiveEntitlements,
     extra_entitlements: {
       ...entitlementsSchema,
       description: "The licence's own entitlements on top of its policy's (set with PATCH, replaced whole)",
@@ -156,13 +164,6 @@ export const schemas: Record<string, Schema> = {
     enum: [...validationCodes],
   },
   NextAction: { enum: [...nextActions] },
-  Entitlements: {
-    type: 'array',
-    items: entitlementsSchema.items,
-    uniqueItems: true,
-    description:
-      "The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown",
-  },
   QueryValidation: obj({
     valid: { type: 'boolean' },
     code: ref('ValidationCode'),
@@ -171,7 +172,7 @@ export const schemas: Record<string, Schema> = {
     customer_email: orNull(str()),
     status: orNull(licenseStatus),
     expires_at: orNull(time()),
-    entitlements: ref('Entitlements'),
+    entitlements: effectiveEntitlements,
     next_action: ref('NextAction'),
     cache_until: time('Trust this answer offline until then'),
   }),
@@ -181,7 +182,7 @@ export const schemas: Record<string, Schema> = {
     detail: str(),
     status: orNull(licenseStatus),
     expires_at: orNull(time()),
-    entitlements: ref('Entitlements'),
+    entitlements: effectiveEntitlements,
     next_action: ref('NextAction'),
     cache_until: time(),
     license: orNull(ref('License')),

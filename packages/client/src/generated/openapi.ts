@@ -620,6 +620,8 @@ export interface components {
              * @enum {unknown}
              */
             refund_action: "revoke" | "suspend";
+            /** @description Feature codes every licence under this policy includes (each once, at most 100); a licence can add its own */
+            entitlements: string[];
         };
         Price: {
             /** @description In the currency's minor unit (cents) */
@@ -669,6 +671,10 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
+            /** @description The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown */
+            entitlements: string[];
+            /** @description The licence's own entitlements on top of its policy's (set with PATCH, replaced whole) */
+            extra_entitlements: string[];
             /** Format: date-time */
             created_at: string;
             last_validated_at: string | null;
@@ -697,7 +703,7 @@ export interface components {
             signature: string;
         };
         /** @enum {unknown} */
-        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "not_activated" | "activation_limit_reached";
+        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "not_activated" | "activation_limit_reached" | "entitlements_missing";
         /** @enum {unknown} */
         NextAction: "none" | "activate" | "renew" | "contact_vendor";
         QueryValidation: {
@@ -708,6 +714,8 @@ export interface components {
             customer_email: string | null;
             status: ("active" | "suspended" | "revoked" | "expired") | null;
             expires_at: string | null;
+            /** @description The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown */
+            entitlements: string[];
             next_action: components["schemas"]["NextAction"];
             /**
              * Format: date-time
@@ -721,6 +729,8 @@ export interface components {
             detail: string;
             status: ("active" | "suspended" | "revoked" | "expired") | null;
             expires_at: string | null;
+            /** @description The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown */
+            entitlements: string[];
             next_action: components["schemas"]["NextAction"];
             /** Format: date-time */
             cache_until: string;
@@ -846,7 +856,7 @@ export interface components {
         ProductCreate: {
             name: string;
             description?: string;
-            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
+            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false, no entitlements */
             policy?: components["schemas"]["PolicyInput"];
             price?: {
                 /** @description In the currency's minor unit (cents) */
@@ -858,7 +868,7 @@ export interface components {
         ProductUpdate: {
             name?: string;
             description?: string;
-            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
+            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false, no entitlements */
             policy?: components["schemas"]["PolicyInput"];
             /** @description null removes the price */
             price?: {
@@ -878,6 +888,8 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            /** @description The licence's own entitlements on top of its policy's, replaced whole ([] clears them) */
+            entitlements?: string[];
         };
         ActivationCreate: {
             fingerprint: string;
@@ -896,6 +908,8 @@ export interface components {
             key: string;
             product_id?: string;
             fingerprint?: string;
+            /** @description Entitlement codes the app needs: any the licence lacks answers valid: false, entitlements_missing */
+            entitlements?: string[];
         };
         CheckoutCreate: {
             product_id: string;
@@ -923,7 +937,7 @@ export interface components {
             description?: string;
             enabled?: boolean;
         };
-        /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
+        /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false, no entitlements */
         PolicyInput: {
             /** @description Days a licence is valid from issue; null = perpetual */
             duration_days?: number | null;
@@ -940,6 +954,8 @@ export interface components {
              * @enum {unknown}
              */
             refund_action?: "revoke" | "suspend";
+            /** @description Feature codes every licence under this policy includes (each once, at most 100); a licence can add its own */
+            entitlements?: string[];
         };
     };
     responses: never;
