@@ -32,6 +32,21 @@ describe('updating a licence', () => {
     expect(store.licenses.get(lic._id)?.metadata).toEqual({ team: 'red', plan: 'gold' });
   });
 
+  it("replaces the licence's own entitlements whole, [] clearing them, with the effective set in license.updated", async () => {
+    const { store, deps, issued } = licenseSetup({ policy: policy({ entitlements: ['sync'] }) });
+    const lic = await issued();
+    await updateLicense(deps, update(lic.key, { set_entitlements: true, entitlements: ['a', 'b'] }));
+    const { doc } = await updateLicense(deps, update(lic.key, { set_entitlements: true, entitlements: ['c'] }));
+    expect(doc.extra_entitlements).toEqual(['c']);
+    expect(store.licenses.get(lic._id)?.extra_entitlements).toEqual(['c']);
+    expect(store.events.at(-1)?.data).toMatchObject({ license: { entitlements: ['c', 'sync'] } });
+    // Without set_entitlements they stay as they are.
+    await updateLicense(deps, update(lic.key, { metadata: { a: 'b' } }));
+    expect(store.licenses.get(lic._id)?.extra_entitlements).toEqual(['c']);
+    await updateLicense(deps, update(lic.key, { set_entitlements: true, entitlements: [] }));
+    expect(store.licenses.get(lic._id)?.extra_entitlements).toEqual([]);
+  });
+
   it('finds the licence by a key typed in lower case', async () => {
     const { deps, issued } = licenseSetup();
     const lic = await issued();
@@ -49,6 +64,18 @@ describe('updating a licence', () => {
     ['a metadata key that starts with $', { metadata: { $set: 'x' } }, 'metadata.$set'],
     ['a metadata value with a NUL', { metadata: { note: 'a\u0000b' } }, 'metadata.note'],
     ['a metadata value with an unpaired surrogate', { metadata: { note: '\ud800' } }, 'metadata.note'],
+    ['a malformed entitlement', { set_entitlements: true, entitlements: ['Bad'] }, 'entitlements'],
+    ['a duplicated entitlement', { set_entitlements: true, entitlements: ['a', 'a'] }, 'entitlements'],
+    [
+      '101 entitlements',
+      { set_entitlements: true, entitlements: Array.from({ length: 101 }, (_, i) => `c${i}`) },
+      'entitlements',
+    ],
+    [
+      'an e-mail with a bad entitlement (the e-mail is not written either)',
+      { customer_email: 'new@example.com', set_entitlements: true, entitlements: ['-'] },
+      'entitlements',
+    ],
   ])('refuses %s, writing nothing', async (_what, over, field) => {
     const { store, outbox, deps, issued } = licenseSetup();
     const lic = await issued();
