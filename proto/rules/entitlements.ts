@@ -15,18 +15,31 @@ export const isEntitlementCode = (code: unknown): code is string => typeof code 
 /** Codes as they may be shown in a message: a bad one may be long or hold anything. */
 const quoted = (code: unknown) => JSON.stringify(typeof code === 'string' ? code.slice(0, 70) : code);
 
+/** What is wrong with a list, and where: the list's field, or one item of it (`entitlements[2]`). */
+export interface EntitlementsProblem {
+  field: string;
+  message: string;
+}
+
 /**
  * What is wrong with a list of codes as sent, named after `field` (and the first bad code): not a
- * list, too many, a code that is not one (with its place), or one named twice. Undefined: a good list.
+ * list, too many, a code that is not one (the item's place is the field), or one named twice.
+ * Undefined: a good list.
  */
-export function entitlementsProblem(field: string, codes: unknown): string | undefined {
-  if (!Array.isArray(codes)) return `${field} must be a list of entitlement codes`;
-  if (codes.length > MAX_ENTITLEMENTS) return `${field} may name at most ${MAX_ENTITLEMENTS} entitlements`;
+export function entitlementsProblem(field: string, codes: unknown): EntitlementsProblem | undefined {
+  if (!Array.isArray(codes)) return { field, message: `${field} must be a list of entitlement codes` };
+  if (codes.length > MAX_ENTITLEMENTS)
+    return { field, message: `${field} may name at most ${MAX_ENTITLEMENTS} entitlements` };
   const seen = new Set<string>();
   for (const [i, code] of codes.entries()) {
-    if (!isEntitlementCode(code))
-      return `${field}[${i}] ${quoted(code)} is not an entitlement code (a-z, 0-9, then also _ . -; at most 64 characters)`;
-    if (seen.has(code)) return `${field} names ${quoted(code)} twice`;
+    if (!isEntitlementCode(code)) {
+      const item = `${field}[${i}]`;
+      return {
+        field: item,
+        message: `${item} ${quoted(code)} is not an entitlement code (a-z, 0-9, then also _ . -; at most 64 characters)`,
+      };
+    }
+    if (seen.has(code)) return { field, message: `${field} names ${quoted(code)} twice` };
     seen.add(code);
   }
   return undefined;

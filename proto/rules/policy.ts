@@ -172,8 +172,8 @@ export function policyProblems(p: LicensePolicy): PolicyProblem[] {
     } else if (r.kind === 'enum' && value !== undefined && value !== '' && !r.values.includes(value as string)) {
       problems.push({ field, message: `${field} must be one of ${r.values.join(', ')}` });
     } else if (r.kind === 'entitlements' && value !== undefined) {
-      const message = entitlementsProblem(field, value);
-      if (message) problems.push({ field, message });
+      const problem = entitlementsProblem(field, value);
+      if (problem) problems.push(problem);
     }
   }
   if (!problems.length && p.grace_days > 0 && p.duration_days === undefined)

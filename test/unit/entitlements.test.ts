@@ -36,19 +36,30 @@ describe('a list of codes', () => {
     expect(entitlementsProblem('e', [])).toBeUndefined();
     const most = Array.from({ length: MAX_ENTITLEMENTS }, (_, i) => `c${i}`);
     expect(entitlementsProblem('e', most)).toBeUndefined();
-    expect(entitlementsProblem('e', [...most, 'one-more'])).toBe('e may name at most 100 entitlements');
+    expect(entitlementsProblem('e', [...most, 'one-more'])).toEqual({
+      field: 'e',
+      message: 'e may name at most 100 entitlements',
+    });
   });
 
   it('names the field, the place and the code that is wrong', () => {
-    expect(entitlementsProblem('policy.entitlements', ['ok', 'Not OK'])).toBe(
-      'policy.entitlements[1] "Not OK" is not an entitlement code (a-z, 0-9, then also _ . -; at most 64 characters)',
-    );
-    expect(entitlementsProblem('entitlements', ['a', 'b', 'a'])).toBe('entitlements names "a" twice');
-    expect(entitlementsProblem('entitlements', [3])).toContain('entitlements[0] 3 is not');
-    expect(entitlementsProblem('entitlements', 'a')).toBe('entitlements must be a list of entitlement codes');
-    expect(entitlementsProblem('entitlements', null)).toBe('entitlements must be a list of entitlement codes');
+    expect(entitlementsProblem('policy.entitlements', ['ok', 'Not OK'])).toEqual({
+      field: 'policy.entitlements[1]',
+      message:
+        'policy.entitlements[1] "Not OK" is not an entitlement code (a-z, 0-9, then also _ . -; at most 64 characters)',
+    });
+    expect(entitlementsProblem('entitlements', ['a', 'b', 'a'])).toEqual({
+      field: 'entitlements',
+      message: 'entitlements names "a" twice',
+    });
+    expect(entitlementsProblem('entitlements', [3])?.message).toContain('entitlements[0] 3 is not');
+    for (const notAList of ['a', null, { 0: 'a' }])
+      expect(entitlementsProblem('entitlements', notAList)).toEqual({
+        field: 'entitlements',
+        message: 'entitlements must be a list of entitlement codes',
+      });
     // A long bad code is cut in the message.
-    expect(entitlementsProblem('e', ['X'.repeat(5000)])!.length).toBeLessThan(200);
+    expect(entitlementsProblem('e', ['X'.repeat(5000)])!.message.length).toBeLessThan(200);
   });
 
   it('is read from a form: commas, spaces and line breaks separate, empty pieces are dropped', () => {

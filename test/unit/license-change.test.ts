@@ -64,7 +64,7 @@ describe('updating a licence', () => {
     ['a metadata key that starts with $', { metadata: { $set: 'x' } }, 'metadata.$set'],
     ['a metadata value with a NUL', { metadata: { note: 'a\u0000b' } }, 'metadata.note'],
     ['a metadata value with an unpaired surrogate', { metadata: { note: '\ud800' } }, 'metadata.note'],
-    ['a malformed entitlement', { set_entitlements: true, entitlements: ['Bad'] }, 'entitlements'],
+    ['a malformed entitlement', { set_entitlements: true, entitlements: ['Bad'] }, 'entitlements[0]'],
     ['a duplicated entitlement', { set_entitlements: true, entitlements: ['a', 'a'] }, 'entitlements'],
     [
       '101 entitlements',
@@ -74,7 +74,7 @@ describe('updating a licence', () => {
     [
       'an e-mail with a bad entitlement (the e-mail is not written either)',
       { customer_email: 'new@example.com', set_entitlements: true, entitlements: ['-'] },
-      'entitlements',
+      'entitlements[0]',
     ],
   ])('refuses %s, writing nothing', async (_what, over, field) => {
     const { store, outbox, deps, issued } = licenseSetup();

@@ -518,7 +518,10 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
       const codes = entitlementsFromText(typed);
       const problem = entitlementsProblem('entitlements', codes);
       if (problem)
-        return showDetail(req, res, s, 400, { extras: typed, entitlementErrors: { fields: { entitlements: problem } } });
+        return showDetail(req, res, s, 400, {
+          extras: typed,
+          entitlementErrors: { fields: { entitlements: problem.message } },
+        });
       try {
         const license = await clients.licenses.updateLicense({
           account_id: s.accountId,
@@ -530,7 +533,8 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
         ctx.validator?.changed(principalOf(s), license.key);
         await showDetail(req, res, s, 200, { notice: 'Entitlements saved.' });
       } catch (err) {
-        const e = formErrorsOf(err);
+        // An item's error (entitlements[2]) is shown next to the one field.
+        const e = formErrorsOf(err, (f) => f.replace(/\[\d+\]$/, ''));
         await showDetail(req, res, s, e.status, { extras: typed, entitlementErrors: e });
       }
     }),

@@ -60,7 +60,10 @@ const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'ke
   require_activation: { label: 'Validation requires an activated machine' },
   validate_keys_see_email: 'kept',
   refund_action: 'kept',
-  entitlements: { label: 'Entitlements', hint: '(feature codes such as pdf-export, separated by commas, spaces or lines)' },
+  entitlements: {
+    label: 'Entitlements',
+    hint: '(feature codes such as pdf-export, separated by commas, spaces or lines)',
+  },
 };
 const formPolicy = (Object.keys(POLICY_ON_FORM) as PolicyField[]).flatMap((name) => {
   const shown = POLICY_ON_FORM[name];
@@ -121,8 +124,15 @@ const readForm = (req: Request): ProductForm => ({
 /** Room for 100 codes of 64 characters and their separators; anything longer is more than 100 codes. */
 export const ENTITLEMENTS_TEXT_MAX = 8000;
 
-/** The service names fields as the REST API does (policy.grace_days, price.amount); the form flattens them. */
-const renameField = (f: string) => f.replace(/^policy\./, '').replace(/^price\./, 'price_');
+/**
+ * The service names fields as the REST API does (policy.grace_days, price.amount, an entitlement
+ * policy.entitlements[2]); the form flattens them.
+ */
+const renameField = (f: string) =>
+  f
+    .replace(/^policy\./, '')
+    .replace(/^price\./, 'price_')
+    .replace(/\[\d+\]$/, '');
 
 /** A policy field as typed: a whole number ('' = its default, null for "no limit"), a box, or a word. */
 function policyValue(rule: PolicyRule, raw: string, name: string, errors: Record<string, string>): unknown {

@@ -75,7 +75,8 @@ const effectiveEntitlements: Schema = {
   type: 'array',
   items: entitlementsSchema.items,
   uniqueItems: true,
-  description: "The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown",
+  description:
+    "The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown",
 };
 
 /** The status endpoint's words for a piece and for the whole (routes/status.ts). */

@@ -198,8 +198,8 @@ function check(
         break;
       }
       case 'entitlements': {
-        const message = entitlementsProblem(field, value);
-        if (message) errors.push({ field, message });
+        const problem = entitlementsProblem(field, value);
+        if (problem) errors.push(problem);
         else out[name] = [...(value as string[])];
         break;
       }

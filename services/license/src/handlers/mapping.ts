@@ -1,4 +1,11 @@
-import { effectiveEntitlements, effectiveStatus, policyToContract, seenByScope, type Activation, type License } from '@licensing/proto';
+import {
+  effectiveEntitlements,
+  effectiveStatus,
+  policyToContract,
+  seenByScope,
+  type Activation,
+  type License,
+} from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 
 /**

@@ -61,7 +61,7 @@ export const updateLicense = (
     Partial<Pick<UpdateLicenseRequest, 'set_entitlements' | 'entitlements'>>,
 ): Promise<LicenseAt> => {
   const badEntitlements = req.set_entitlements ? entitlementsProblem('entitlements', req.entitlements) : undefined;
-  if (badEntitlements) return Promise.reject(AppError.invalid('entitlements', badEntitlements));
+  if (badEntitlements) return Promise.reject(AppError.invalid(badEntitlements.field, badEntitlements.message));
   return changeLicense(deps, req.account_id, req.key, async (doc) => {
     const changes: Partial<LicenseDoc> = {};
     if (req.customer_email !== undefined) {

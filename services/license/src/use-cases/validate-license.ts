@@ -43,7 +43,7 @@ export async function validateLicense(
   const entitlements = req.entitlements ?? [];
   // The gateway checked them; a caller of this contract that did not is refused, not judged.
   const badEntitlements = entitlements.length ? entitlementsProblem('entitlements', entitlements) : undefined;
-  if (badEntitlements) throw AppError.invalid('entitlements', badEntitlements);
+  if (badEntitlements) throw AppError.invalid(badEntitlements.field, badEntitlements.message);
   const parsed = parseLicenseKey(req.key);
   const record: ValidationRecord = parsed.ok
     ? await licenses.read(parsed.key, req.from_store)
