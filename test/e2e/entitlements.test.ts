@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { connectMongo } from '@licensing/runtime';
 import { client } from '../support/stack';
 import { useStackWithAccount } from '../support/fixture';
 import { eventually } from '../support/eventually';
@@ -103,6 +104,31 @@ describe('the effective set', () => {
     expect(file.status).toBe(201);
     const payload = JSON.parse(Buffer.from(file.body.payload, 'base64url').toString('utf8'));
     expect(payload.entitlements).toEqual(['extra', 'pdf-export']);
+  });
+});
+
+describe('a licence stored before entitlements existed', () => {
+  it('has none: its answers, files and validations read the missing fields as []', async () => {
+    const key = await issue(await product({ entitlements: ['kept'] }));
+    await api('PATCH', `/api/v1/licenses/${key}`, { entitlements: ['own'] });
+    const db = await connectMongo(f.stack.topology.mongoUrl, `${f.stack.topology.dbPrefix}_license`);
+    try {
+      const res = await db
+        .collection('licenses')
+        .updateOne({ key }, { $unset: { 'policy.entitlements': '', extra_entitlements: '' } });
+      expect(res.modifiedCount).toBe(1);
+    } finally {
+      await db.close();
+    }
+    // The licence service reads the store again once a change it did not make is announced: renewing
+    // is not possible for a perpetual licence, so a metadata change (which writes no entitlements) does it.
+    await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { old: 'yes' } });
+    const read = await api('GET', `/api/v1/licenses/${key}`);
+    expect(read.body).toMatchObject({ entitlements: [], extra_entitlements: [], policy: { entitlements: [] } });
+    expect((await validate(key)).body).toMatchObject({ valid: true, entitlements: [] });
+    expect((await validate(key, { entitlements: ['kept'] })).body.code).toBe('entitlements_missing');
+    const file = await api('POST', `/api/v1/licenses/${key}/file`, {});
+    expect(JSON.parse(Buffer.from(file.body.payload, 'base64url').toString('utf8')).entitlements).toEqual([]);
   });
 });
 
