@@ -131,7 +131,7 @@ export interface paths {
         put?: never;
         /**
          * Validate a licence key
-         * @description Always 200 for a well-formed request. `/v1/keys/validate` is the same endpoint.
+         * @description Always 200 for a well-formed request. With `entitlements`, a licence that lacks any of them answers `valid: false`, `entitlements_missing` (checked after status and activation). `/v1/keys/validate` is the same endpoint.
          */
         post: operations["validateKey"];
         delete?: never;
@@ -154,7 +154,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update a licence's e-mail or metadata */
+        /**
+         * Update a licence's e-mail, metadata or entitlements
+         * @description `entitlements` replaces the licence's own entitlements whole (`[]` clears them); its effective set is its policy's and these. Publishes `license.updated`.
+         */
         patch: operations["updateLicense"];
         trace?: never;
     };
