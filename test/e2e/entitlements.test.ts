@@ -352,6 +352,10 @@ describe('the dashboard', () => {
     expect(bad.status).toBe(400);
     expect(fieldError(bad.html, 'entitlements')).toContain('is not an entitlement code');
     expect((await api('GET', '/api/v1/products')).body.data).toEqual([]);
+    // Line breaks separate codes; other control characters are refused before any form reads them.
+    const control = await web.post('/dashboard/products', { _csrf: csrf, ...productForm('a\u0000b') });
+    expect(control.status).toBe(400);
+    expect(control.html).toContain('entitlements must not contain control characters');
     const twice = await web.post('/dashboard/products', { _csrf: csrf, ...productForm('a a') });
     expect(twice.status).toBe(400);
     expect(fieldError(twice.html, 'entitlements')).toContain('twice');
