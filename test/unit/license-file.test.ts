@@ -20,7 +20,7 @@ async function setup(over = {}) {
   const s = licenseSetup(over);
   const signer = new FakeSigner();
   const lic = await s.issued();
-  const fileDeps = { store: s.store, clock: s.clock, signer };
+  const fileDeps = { store: s.store, clock: s.clock, signer, products: s.products };
   const ask = (o: Record<string, unknown> = {}) => ({
     account_id: 'acct_A',
     key: lic.key,

@@ -9,12 +9,14 @@ import {
   type TransitionLicenseRequest,
   type UpdateLicenseRequest,
 } from '@licensing/proto';
+import { storedPolicy } from '../domain/entitlements';
 import { expiryBucket } from '../domain/expiry';
 import { transition } from '../domain/lifecycle';
 import { mergeMetadata } from '../domain/metadata';
 import { licenseEvent } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseAt, LicenseDeps } from './deps';
+import { withLiveEntitlements } from './product-entitlements';
 import { ownLicense } from './read-licenses';
 
 const pastTense: Record<
@@ -31,7 +33,7 @@ type Change = { changes: Partial<LicenseDoc>; event: Parameters<typeof licenseEv
 
 /** Applies a change computed from the current document; retries if another writer got there first. */
 export async function changeLicense(
-  { store, outbox, clock }: LicenseDeps,
+  { store, outbox, clock, products }: LicenseDeps,
   accountId: string,
   key: string,
   apply: (doc: LicenseDoc, now: Date) => Promise<Change>,
@@ -40,7 +42,8 @@ export async function changeLicense(
     const doc = await ownLicense(store, accountId, key);
     const now = clock.now();
     const { changes, event } = await apply(doc, now);
-    const after = { ...doc, ...changes };
+    // Answered and announced with the product's current entitlements (never stored: domain/entitlements.ts).
+    const after = await withLiveEntitlements(products, { ...doc, ...changes });
     const events = [licenseEvent(event, after, now)];
     if (await store.replaceState(doc, changes, events)) {
       outbox.flush(store.models.License, doc._id, events);
@@ -85,11 +88,13 @@ export const transitionLicense = (
     const action = req.action;
     if (!isOneOf(licenseActions, action))
       throw AppError.invalid('action', `action must be one of ${licenseActions.join(', ')}`);
-    // Renewal takes the product's current policy.
+    // Renewal takes the product's current policy (all but its entitlements, which are read live).
     const current =
       action === 'renew'
-        ? withPolicyDefaults(
-            (await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id })).policy,
+        ? storedPolicy(
+            withPolicyDefaults(
+              (await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id })).policy,
+            ),
           )
         : doc.policy;
     const next = transition(doc, action, now, current);
