@@ -96,13 +96,13 @@ export class LicenseValidator {
   }
 
   /** A well-formed key this gateway does not know (local() said undefined): the licence service answers, and fills the cache. */
-  remote(p: Principal, input: ValidationInput): Promise<ValidationAnswer> {
+  async remote(p: Principal, input: ValidationInput): Promise<ValidationAnswer> {
     const parsed = parseLicenseKey(input.key) as { ok: true; key: string };
     const fingerprint = input.fingerprint.trim().slice(0, 200);
     const key = cacheKey(p.accountId, parsed.key);
     if (!this.cache.usable) {
       this.cacheResults('bypass').inc();
-      return this.service.validate({
+      const request = {
         account_id: p.accountId,
         key: parsed.key,
         product_id: input.productId,
@@ -110,8 +110,12 @@ export class LicenseValidator {
         entitlements: [...(input.entitlements ?? [])],
         key_scope: p.scope,
         want_facts: false,
-        from_store: this.cache.evictedLately(key),
-      });
+        from_store: this.fromStore(p, key, input.productId),
+      };
+      const answer = await this.service.validate(request);
+      return this.staleProduct(p, request, answer.license?.product_id)
+        ? this.service.validate({ ...request, from_store: true })
+        : answer;
     }
     this.cacheResults('miss').inc();
     return this.ask(p, key, parsed.key, input.productId, fingerprint, input.entitlements ?? []);
@@ -147,7 +151,7 @@ export class LicenseValidator {
     entitlements: readonly string[],
   ): Promise<ValidationAnswer> {
     const since = this.cache.begin(key);
-    const { facts, ...answer } = await this.service.validate({
+    const request = {
       account_id: p.accountId,
       key: licenseKey,
       product_id: productId,
@@ -155,12 +159,33 @@ export class LicenseValidator {
       entitlements: [...entitlements],
       key_scope: p.scope,
       want_facts: true,
-      from_store: this.cache.evictedLately(key),
-    });
+      from_store: this.fromStore(p, key, productId),
+    };
+    let reply = await this.service.validate(request);
+    if (this.staleProduct(p, request, reply.facts?.license?.product_id))
+      reply = await this.service.validate({ ...request, from_store: true });
+    const { facts, ...answer } = reply;
     const cached = facts && toCachedAnswer(facts);
     const remembered = facts?.remembered_since ? Date.parse(facts.remembered_since) : Number.NaN;
     if (cached) this.cache.set(key, cached, since, Number.isNaN(remembered) ? undefined : remembered);
     return answer;
+  }
+
+  /**
+   * Whether the licence service is asked to read the store: this gateway evicted the key lately, or the
+   * product the request names (a licence's entitlements are its product's current ones).
+   */
+  private fromStore(p: Principal, key: string, productId: string): boolean {
+    return this.cache.evictedLately(key) || this.cache.productEvictedLately(p.accountId, productId);
+  }
+
+  /**
+   * An answer that may predate a product change this gateway heard of lately: the request named no
+   * product (or another), and the licence's own was evicted within RECENT_EVICTION_MS. Asked again
+   * from the store; rare (a product changed seconds ago), and never for a licence of another product.
+   */
+  private staleProduct(p: Principal, request: { from_store: boolean }, licenceProductId: string | undefined): boolean {
+    return !request.from_store && !!licenceProductId && this.cache.productEvictedLately(p.accountId, licenceProductId);
   }
 
   /** Judged here, from the cache (or without a licence, for a malformed key), exactly as the service would; counted. */
