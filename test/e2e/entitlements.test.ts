@@ -5,8 +5,9 @@ import { useStackWithAccount } from '../support/fixture';
 import { eventually } from '../support/eventually';
 import { WebClient } from '../support/web-client';
 
-// Entitlements end to end (docs/api.md, "Entitlements"): a product's policy names feature codes, a
-// licence adds its own, and the effective set (both, sorted) shows in licence answers, validation
+// Entitlements end to end (docs/api.md, "Entitlements"): a product's policy names feature codes (live:
+// a change reaches its existing licences), a licence adds its own, and the effective set (both, sorted)
+// shows in licence answers, validation
 // answers, licence files and events; a validation that asks for codes the licence lacks answers
 // entitlements_missing after status and activation; bad lists are 400 with nothing written; the
 // gateways' validation caches follow every change; the dashboard edits both.
@@ -107,28 +108,127 @@ describe('the effective set', () => {
   });
 });
 
-describe('a licence stored before entitlements existed', () => {
-  it('has none: its answers, files and validations read the missing fields as []', async () => {
+describe("a product's entitlements are live", () => {
+  it('reach its existing licences at once: licence answers, both validations, files and events', async () => {
+    const policy = { duration_days: 30, entitlements: ['pdf-export'] };
+    const productId = await product(policy);
+    const key = await issue(productId);
+    await api('PATCH', `/api/v1/licenses/${key}`, { entitlements: ['own'] });
+    expect((await validate(key, { entitlements: ['sync'] })).body.code).toBe('entitlements_missing');
+    expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body.entitlements).toEqual([
+      'own',
+      'pdf-export',
+    ]);
+
+    // The plan gains a feature: every licence of it has it, without a renewal.
+    const gained = await api('PATCH', `/api/v1/products/${productId}`, {
+      policy: { ...policy, entitlements: ['pdf-export', 'sync'] },
+    });
+    expect(gained.status).toBe(200);
+    // This gateway made the change: its next answers already see it (from the store, then from memory).
+    for (let i = 0; i < 2; i++) {
+      expect((await validate(key, { entitlements: ['sync', 'own'] })).body).toMatchObject({
+        valid: true,
+        code: 'valid',
+        entitlements: ['own', 'pdf-export', 'sync'],
+        license: { entitlements: ['own', 'pdf-export', 'sync'] },
+      });
+      expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body).toMatchObject({
+        valid: true,
+        entitlements: ['own', 'pdf-export', 'sync'],
+      });
+    }
+    // Licence answers follow the product through the licence service's product cache (product.updated).
+    await eventually(async () =>
+      expect((await api('GET', `/api/v1/licenses/${key}`)).body).toMatchObject({
+        entitlements: ['own', 'pdf-export', 'sync'],
+        extra_entitlements: ['own'],
+        policy: { entitlements: ['pdf-export', 'sync'] },
+      }),
+    );
+    await eventually(async () =>
+      expect((await api('GET', `/api/v1/licenses?product_id=${productId}`)).body.data[0].entitlements).toEqual([
+        'own',
+        'pdf-export',
+        'sync',
+      ]),
+    );
+    const file = await api('POST', `/api/v1/licenses/${key}/file`, {});
+    expect(file.status).toBe(201);
+    expect(JSON.parse(Buffer.from(file.body.payload, 'base64url').toString('utf8')).entitlements).toEqual([
+      'own',
+      'pdf-export',
+      'sync',
+    ]);
+    await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { plan: 'changed' } });
+    const updated = await f.events.waitFor(
+      (e) =>
+        e.type === 'license.updated' &&
+        (e.data as { license: { key: string; entitlements: string[] } }).license.key === key &&
+        (e.data as { license: { entitlements: string[] } }).license.entitlements.includes('sync'),
+    );
+    expect((updated.data as { license: { entitlements: string[] } }).license.entitlements).toEqual([
+      'own',
+      'pdf-export',
+      'sync',
+    ]);
+
+    // The plan loses one: gone from every licence of it at once (its own extras stay).
+    await api('PATCH', `/api/v1/products/${productId}`, { policy: { ...policy, entitlements: ['sync'] } });
+    const lost = await validate(key, { entitlements: ['pdf-export', 'own'] });
+    expect(lost.body).toMatchObject({
+      valid: false,
+      code: 'entitlements_missing',
+      next_action: 'contact_vendor',
+      entitlements: ['own', 'sync'],
+    });
+    expect(lost.body.detail).toContain('pdf-export');
+    expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body.entitlements).toEqual([
+      'own',
+      'sync',
+    ]);
+  });
+
+  it('are never copied into a licence, and a copy stored earlier (or none at all) is not read', async () => {
     const key = await issue(await product({ entitlements: ['kept'] }));
     await api('PATCH', `/api/v1/licenses/${key}`, { entitlements: ['own'] });
     const db = await connectMongo(f.stack.topology.mongoUrl, `${f.stack.topology.dbPrefix}_license`);
+    // The licence service reads the store again once a change it did not make is announced: a metadata
+    // change (which writes no entitlements) does it.
+    const reread = (n: number) => api('PATCH', `/api/v1/licenses/${key}`, { metadata: { old: String(n) } });
+    const expectLive = async () => {
+      const read = await api('GET', `/api/v1/licenses/${key}`);
+      expect(read.body).toMatchObject({
+        entitlements: ['kept'],
+        extra_entitlements: [],
+        policy: { entitlements: ['kept'] },
+      });
+      expect((await validate(key)).body).toMatchObject({ valid: true, entitlements: ['kept'] });
+      expect((await validate(key, { entitlements: ['kept'] })).body.code).toBe('valid');
+      expect((await validate(key, { entitlements: ['stale-copy'] })).body.code).toBe('entitlements_missing');
+      const file = await api('POST', `/api/v1/licenses/${key}/file`, {});
+      expect(JSON.parse(Buffer.from(file.body.payload, 'base64url').toString('utf8')).entitlements).toEqual(['kept']);
+    };
     try {
-      const res = await db
+      const stored = await db.collection('licenses').findOne({ key });
+      expect(stored?.policy.entitlements).toEqual([]);
+      // Stored before entitlements existed: neither field.
+      const none = await db
         .collection('licenses')
         .updateOne({ key }, { $unset: { 'policy.entitlements': '', extra_entitlements: '' } });
-      expect(res.modifiedCount).toBe(1);
+      expect(none.modifiedCount).toBe(1);
+      await reread(1);
+      await expectLive();
+      // Stored while licences kept a copy of their product's list: the copy is not the product's now.
+      const copy = await db
+        .collection('licenses')
+        .updateOne({ key }, { $set: { 'policy.entitlements': ['stale-copy'] } });
+      expect(copy.modifiedCount).toBe(1);
+      await reread(2);
+      await expectLive();
     } finally {
       await db.close();
     }
-    // The licence service reads the store again once a change it did not make is announced: renewing
-    // is not possible for a perpetual licence, so a metadata change (which writes no entitlements) does it.
-    await api('PATCH', `/api/v1/licenses/${key}`, { metadata: { old: 'yes' } });
-    const read = await api('GET', `/api/v1/licenses/${key}`);
-    expect(read.body).toMatchObject({ entitlements: [], extra_entitlements: [], policy: { entitlements: [] } });
-    expect((await validate(key)).body).toMatchObject({ valid: true, entitlements: [] });
-    expect((await validate(key, { entitlements: ['kept'] })).body.code).toBe('entitlements_missing');
-    const file = await api('POST', `/api/v1/licenses/${key}/file`, {});
-    expect(JSON.parse(Buffer.from(file.body.payload, 'base64url').toString('utf8')).entitlements).toEqual([]);
   });
 });
 
@@ -233,7 +333,7 @@ describe('bad lists of codes', () => {
 });
 
 describe('the validation cache stays exact', () => {
-  it("sees a licence's new extras and a renewal under a new policy at once, on a gateway that did not make the change", async () => {
+  it("sees a licence's new extras and its product's new entitlements, on a gateway that did not make the change", async () => {
     // The changes go through a second gateway: this one learns of them from their events alone.
     const { apiKey } = await f.stack.newAccount();
     const api = client(f.stack.url, apiKey);
@@ -254,21 +354,34 @@ describe('the validation cache stays exact', () => {
     );
     expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body.entitlements).toEqual(['a', 'b']);
 
-    // A new policy reaches licences issued or renewed under it (a licence keeps the policy it has).
-    expect(
-      (await changer('PATCH', `/api/v1/products/${productId}`, { policy: { duration_days: 30, entitlements: ['c'] } }))
-        .status,
-    ).toBe(200);
-    expect((await ask(['a'])).code).toBe('valid');
-    expect((await ask(['c'])).code).toBe('entitlements_missing');
-    const fresh = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'd@example.com' }))
-      .body.license_key as string;
-    expect((await validate(fresh, {}, api)).body.entitlements).toEqual(['c']);
-    expect((await changer('POST', `/api/v1/licenses/${key}/renew`)).status).toBe(200);
+    // The product's entitlements change on the other gateway: this one hears product.updated, drops the
+    // answers of the product's licences, and its next look-up carries the product's current set.
+    const changed = await changer('PATCH', `/api/v1/products/${productId}`, {
+      policy: { duration_days: 30, entitlements: ['c'] },
+    });
+    expect(changed.status).toBe(200);
     await eventually(async () =>
       expect(await ask(['b', 'c'])).toMatchObject({ code: 'valid', entitlements: ['b', 'c'] }),
     );
     expect((await ask(['a'])).code).toBe('entitlements_missing');
+    expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body.entitlements).toEqual(['b', 'c']);
+    const fresh = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'd@example.com' }))
+      .body.license_key as string;
+    expect((await validate(fresh, {}, api)).body.entitlements).toEqual(['c']);
+    // A renewal changes nothing of it: the set was the product's already.
+    expect((await changer('POST', `/api/v1/licenses/${key}/renew`)).status).toBe(200);
+    await eventually(async () => expect((await api('GET', `/api/v1/licenses/${key}`)).body.status).toBe('active'));
+    expect(await ask(['b', 'c'])).toMatchObject({ code: 'valid', entitlements: ['b', 'c'] });
+    // And the product loses it again, seen by both licences through this gateway.
+    expect(
+      (await changer('PATCH', `/api/v1/products/${productId}`, { policy: { duration_days: 30, entitlements: [] } }))
+        .status,
+    ).toBe(200);
+    await eventually(async () => expect((await ask(['c'])).code).toBe('entitlements_missing'));
+    await eventually(async () =>
+      expect((await validate(fresh, { entitlements: ['c'] }, api)).body.code).toBe('entitlements_missing'),
+    );
+    expect((await api('GET', `/api/v1/licenses/validate?license_key=${fresh}`)).body.entitlements).toEqual([]);
   });
 });
 

@@ -90,7 +90,12 @@ describe('expiry sweeper', () => {
       through: '2026-11-23T11',
       backfilled: true,
     });
-    const sweeper = new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now }, new FakeProducts());
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
     expect(await sweeper.sweep()).toBe(1);
     expect(asked).toEqual(['2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12'); // the current hour is looked at again next time
@@ -111,7 +116,12 @@ describe('expiry sweeper', () => {
       through: '2026-11-20T00',
       backfilled: true,
     });
-    const sweeper = new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now }, new FakeProducts());
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
     expect(await sweeper.sweep()).toBe(2);
     expect(asked).toEqual(['2026-11-20T01..2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12');
@@ -125,7 +135,12 @@ describe('expiry sweeper', () => {
       through: '2026-09-30T00',
       backfilled: true,
     });
-    const sweeper = new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now }, new FakeProducts());
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
     expect(await sweeper.sweep()).toBe(1);
     expect(asked).toEqual(['2026-09-30T01..2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12');

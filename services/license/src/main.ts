@@ -71,7 +71,13 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       LicenseServiceService,
       {
         ...licenseHandlers(deps, counter),
-        ...validationHandlers(ctx, { licenses: licenseCache, store, counter, clock: ctx.clock, products: productCache }),
+        ...validationHandlers(ctx, {
+          licenses: licenseCache,
+          store,
+          counter,
+          clock: ctx.clock,
+          products: productCache,
+        }),
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call, products: productCache }),
       },

@@ -18,7 +18,8 @@ export async function productEntitlements(
 ): Promise<string[]> {
   const req = { account_id: accountId, id: productId };
   try {
-    const product = fresh && products.getFreshProduct ? await products.getFreshProduct(req) : await products.getProduct(req);
+    const product =
+      fresh && products.getFreshProduct ? await products.getFreshProduct(req) : await products.getProduct(req);
     return product.policy?.entitlements ?? [];
   } catch (err) {
     if (err instanceof AppError && err.code === 'not_found') return [];
@@ -27,12 +28,19 @@ export async function productEntitlements(
 }
 
 /** A licence with its product's current entitlements in its policy (domain/entitlements.ts). */
-export async function withLiveEntitlements<T extends Licence>(products: ProductLookup, doc: T, fresh = false): Promise<T> {
+export async function withLiveEntitlements<T extends Licence>(
+  products: ProductLookup,
+  doc: T,
+  fresh = false,
+): Promise<T> {
   return withProductEntitlements(doc, await productEntitlements(products, doc.account_id, doc.product_id, fresh));
 }
 
 /** Licences (a page of them), each product looked up once however many of its licences the page holds. */
-export async function withLiveEntitlementsAll<T extends Licence>(products: ProductLookup, docs: readonly T[]): Promise<T[]> {
+export async function withLiveEntitlementsAll<T extends Licence>(
+  products: ProductLookup,
+  docs: readonly T[],
+): Promise<T[]> {
   if (!docs.length) return [];
   const accountId = docs[0].account_id;
   const ids = distinctProducts(docs);
