@@ -176,12 +176,13 @@ export class ValidationCache {
     const key = cacheKey(accountId, canonicalKey);
     this.cache.evict(key);
     this.remember(key);
+    this.dropOldEvictions(); // so the map holds RECENT_EVICTION_MS of evictions, never more
   }
 
+  /** Re-inserted last: the map stays in time order (trimmed by forget() and every evictedLately()). */
   private remember(key: string): void {
-    this.recentEvictions.delete(key); // re-inserted last: the map stays in time order
+    this.recentEvictions.delete(key);
     this.recentEvictions.set(key, this.nowMs());
-    this.dropOldEvictions(); // so the map holds RECENT_EVICTION_MS of evictions, never more
   }
 
   /**
@@ -190,7 +191,7 @@ export class ValidationCache {
    */
   forgetProduct(accountId: string, productId: string): void {
     this.cache.evictFamily(accountId, productFamily(accountId, productId));
-    // One entry for the product, however many licences it has (in time order, as forget() keeps it).
+    // One entry for the product, however many licences it has; nothing walked here.
     this.remember(recentProductKey(accountId, productId));
   }
 
