@@ -194,7 +194,11 @@ describe('moving a licence through its lifecycle', () => {
       expiry_bucket: new Date(expires.getTime() + 3 * DAY_MS).toISOString().slice(0, 13),
     });
     expect(doc.policy).toMatchObject({ duration_days: 30, grace_days: 3 });
-    expect(products.calls.map((c) => c.req)).toEqual([{ account_id: 'acct_A', id: product.id }]);
+    // The policy, then the entitlements it is answered with (a product cache hit in the service).
+    expect(products.calls.map((c) => c.req)).toEqual([
+      { account_id: 'acct_A', id: product.id },
+      { account_id: 'acct_A', id: product.id },
+    ]);
     expect(store.events.map((e) => e.type)).toEqual(['license.renewed']);
   });
 
@@ -206,10 +210,12 @@ describe('moving a licence through its lifecycle', () => {
     expect(doc.expires_at).toEqual(new Date(clock.now().getTime() + 365 * DAY_MS));
   });
 
-  it('asks the product service nothing for a suspension', async () => {
-    const { products, deps, issued } = licenseSetup();
+  it('takes no policy for a suspension: the product is read only for the entitlements it answers with', async () => {
+    const { products, product, deps, issued } = licenseSetup();
     const lic = await issued();
-    await transitionLicense(deps, act(lic.key, 'suspend'));
-    expect(products.calls).toEqual([]);
+    products.products.set(product.id, { ...product, policy: policy({ duration_days: 30, entitlements: ['new'] }) });
+    const { doc } = await transitionLicense(deps, act(lic.key, 'suspend'));
+    expect(doc.policy).toMatchObject({ duration_days: 365, entitlements: ['new'] });
+    expect(products.calls).toHaveLength(1);
   });
 });
