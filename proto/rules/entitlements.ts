@@ -1,6 +1,7 @@
-// Entitlements: the feature codes a licence includes. A product's policy names some (every licence
-// under it keeps them, as it keeps the rest of the policy), a licence may add extras of its own, and
-// the effective set is both together. One rule for a code and for a list of them, shared by the
+// Entitlements: the feature codes a licence includes. A product's policy names some (live: every
+// licence of the product has the product's current ones, unlike the rest of the policy, which a
+// licence keeps from issue or renewal), a licence may add extras of its own, and the effective set is
+// both together. One rule for a code and for a list of them, shared by the
 // product and licence services (which check what they store), the gateway's request shapes (which
 // check what a request sends, validations included) and the dashboard's forms.
 
@@ -45,7 +46,7 @@ export function entitlementsProblem(field: string, codes: unknown): Entitlements
   return undefined;
 }
 
-/** The effective set of a licence: its policy's and its own, sorted, each once. */
+/** The effective set of a licence: its product's current codes and its own extras, sorted, each once. */
 export function effectiveEntitlements(
   policy: readonly string[] | undefined,
   extras: readonly string[] | undefined,

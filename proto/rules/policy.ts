@@ -89,7 +89,7 @@ export const policyRules = {
     max: MAX_ENTITLEMENTS,
     default: [],
     description:
-      'Feature codes every licence under this policy includes (each once, at most 100); a licence can add its own',
+      'Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own',
     addedLater: true,
   },
 } as const satisfies Record<string, PolicyRule>;

@@ -70,13 +70,13 @@ function policyField(rule: PolicyRule): Schema {
 const policy = Object.fromEntries(policyFields.map((f) => [f, policyField(policyRules[f])]));
 const licenseStatus: Schema = { enum: [...licenseStatuses] };
 
-/** A licence's effective entitlements: its policy's and its own (up to 100 each), sorted, each once. */
+/** A licence's effective entitlements: its product's current ones and its own (up to 100 each), sorted, each once. */
 const effectiveEntitlements: Schema = {
   type: 'array',
   items: entitlementsSchema.items,
   uniqueItems: true,
   description:
-    "The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown",
+    "The licence's effective entitlements (its product's current ones and its own, sorted, each once); [] when no licence is shown",
 };
 
 /** The status endpoint's words for a piece and for the whole (routes/status.ts). */

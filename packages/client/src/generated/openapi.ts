@@ -623,7 +623,7 @@ export interface components {
              * @enum {unknown}
              */
             refund_action: "revoke" | "suspend";
-            /** @description Feature codes every licence under this policy includes (each once, at most 100); a licence can add its own */
+            /** @description Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own */
             entitlements: string[];
         };
         Price: {
@@ -674,7 +674,7 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
-            /** @description The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown */
+            /** @description The licence's effective entitlements (its product's current ones and its own, sorted, each once); [] when no licence is shown */
             entitlements: string[];
             /** @description The licence's own entitlements on top of its policy's (set with PATCH, replaced whole) */
             extra_entitlements: string[];
@@ -717,7 +717,7 @@ export interface components {
             customer_email: string | null;
             status: ("active" | "suspended" | "revoked" | "expired") | null;
             expires_at: string | null;
-            /** @description The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown */
+            /** @description The licence's effective entitlements (its product's current ones and its own, sorted, each once); [] when no licence is shown */
             entitlements: string[];
             next_action: components["schemas"]["NextAction"];
             /**
@@ -732,7 +732,7 @@ export interface components {
             detail: string;
             status: ("active" | "suspended" | "revoked" | "expired") | null;
             expires_at: string | null;
-            /** @description The licence's effective entitlements (its policy's and its own, sorted, each once); [] when no licence is shown */
+            /** @description The licence's effective entitlements (its product's current ones and its own, sorted, each once); [] when no licence is shown */
             entitlements: string[];
             next_action: components["schemas"]["NextAction"];
             /** Format: date-time */
@@ -957,7 +957,7 @@ export interface components {
              * @enum {unknown}
              */
             refund_action?: "revoke" | "suspend";
-            /** @description Feature codes every licence under this policy includes (each once, at most 100); a licence can add its own */
+            /** @description Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own */
             entitlements?: string[];
         };
     };
