@@ -221,11 +221,11 @@ function detailPage(
 <section class="card" aria-labelledby="entitlements-title">
   <h2 id="entitlements-title">Entitlements</h2>
   <p data-testid="license-entitlements">${l.entitlements.length ? l.entitlements.map((e) => `<code>${h(e)}</code>`).join(' ') : '<span class="muted">none</span>'}</p>
-  <p class="muted">Its policy’s entitlements, and those of its own below. Your app asks for them with <code>POST /api/v1/keys/validate</code> <code>{"entitlements": [...]}</code>.</p>
+  <p class="muted">Its product’s current entitlements, and those of its own below. Your app asks for them with <code>POST /api/v1/keys/validate</code> <code>{"entitlements": [...]}</code>.</p>
   ${formError(d.entitlementErrors)}
   <form method="post" action="${h(base)}/entitlements" novalidate>
     ${csrfInput(s)}
-    ${textarea({ name: 'entitlements', label: 'This licence’s own entitlements', value: d.extras ?? l.extra_entitlements.join(', '), errors: d.entitlementErrors, hint: '(on top of its policy’s; separated by commas, spaces or lines; empty: none)', attrs: `maxlength="${ENTITLEMENTS_TEXT_MAX}"` })}
+    ${textarea({ name: 'entitlements', label: 'This licence’s own entitlements', value: d.extras ?? l.extra_entitlements.join(', '), errors: d.entitlementErrors, hint: '(on top of its product’s; separated by commas, spaces or lines; empty: none)', attrs: `maxlength="${ENTITLEMENTS_TEXT_MAX}"` })}
     <p><button type="submit">Save entitlements</button></p>
   </form>
 </section>

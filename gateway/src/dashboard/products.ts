@@ -62,7 +62,7 @@ const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'ke
   refund_action: 'kept',
   entitlements: {
     label: 'Entitlements',
-    hint: '(feature codes such as pdf-export, separated by commas, spaces or lines)',
+    hint: '(feature codes such as pdf-export, separated by commas, spaces or lines; a change reaches every licence of the product at once)',
   },
 };
 const formPolicy = (Object.keys(POLICY_ON_FORM) as PolicyField[]).flatMap((name) => {
