@@ -67,6 +67,8 @@ export interface LicenseData {
   status: Status;
   expires_at: string | null;
   created_at: string;
+  /** The effective entitlements: the policy's and the licence's extras, sorted (rules/entitlements.ts). */
+  entitlements: string[];
 }
 
 export interface ActivationData {

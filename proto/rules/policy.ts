@@ -1,4 +1,5 @@
 import type { LicensePolicy } from '../gen/licensing/v1/product';
+import { entitlementsProblem, MAX_ENTITLEMENTS } from './entitlements';
 import { refundActions } from './vocabulary';
 
 // The licence policy of a product, of which every licence keeps a copy: declared once here, each field
@@ -33,7 +34,13 @@ export interface WordRule extends Described {
   /** Also what the contract's empty string means. */
   default: string;
 }
-export type PolicyRule = IntRule | BoolRule | WordRule;
+/** A list of entitlement codes (entitlements.ts): at most `max`, each once. */
+export interface EntitlementsRule extends Described {
+  kind: 'entitlements';
+  max: number;
+  default: readonly string[];
+}
+export type PolicyRule = IntRule | BoolRule | WordRule | EntitlementsRule;
 
 export const policyRules = {
   duration_days: {
@@ -77,6 +84,14 @@ export const policyRules = {
     description: 'What a refunded checkout payment does to the licence it paid for (default revoke)',
     addedLater: true,
   },
+  entitlements: {
+    kind: 'entitlements',
+    max: MAX_ENTITLEMENTS,
+    default: [],
+    description:
+      'Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own',
+    addedLater: true,
+  },
 } as const satisfies Record<string, PolicyRule>;
 
 type Rules = typeof policyRules;
@@ -91,7 +106,9 @@ type ValueOf<R> = R extends { kind: 'int'; nullable: true }
       ? boolean
       : R extends { values: readonly (infer W)[] }
         ? W
-        : never;
+        : R extends { kind: 'entitlements' }
+          ? string[]
+          : never;
 /** A policy with every field (null = no limit). */
 export type Policy = { -readonly [F in PolicyField]: ValueOf<Rules[F]> };
 type LaterField = { [F in PolicyField]: Rules[F] extends { addedLater: true } ? F : never }[PolicyField];
@@ -112,6 +129,9 @@ function valueOr(r: PolicyRule, value: unknown): Policy[PolicyField] {
       return typeof value === 'boolean' ? value : r.default;
     case 'enum':
       return (typeof value === 'string' && r.values.includes(value) ? value : r.default) as Policy[PolicyField];
+    case 'entitlements':
+      // A copy: a policy's list is never shared with the document or message it came from.
+      return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [...r.default];
   }
 }
 
@@ -138,7 +158,7 @@ export interface PolicyProblem {
 
 /**
  * What is wrong with a policy as sent, in field order: a number out of its range, a word not among its
- * values (empty = the default), then grace without an expiry, which would never apply.
+ * values (empty = the default), a list of entitlement codes that is not one, then grace without an expiry, which would never apply.
  */
 export function policyProblems(p: LicensePolicy): PolicyProblem[] {
   const problems: PolicyProblem[] = [];
@@ -151,6 +171,9 @@ export function policyProblems(p: LicensePolicy): PolicyProblem[] {
         problems.push({ field, message: `${field} must be a whole number from ${r.min} to ${r.max}` });
     } else if (r.kind === 'enum' && value !== undefined && value !== '' && !r.values.includes(value as string)) {
       problems.push({ field, message: `${field} must be one of ${r.values.join(', ')}` });
+    } else if (r.kind === 'entitlements' && value !== undefined) {
+      const problem = entitlementsProblem(field, value);
+      if (problem) problems.push(problem);
     }
   }
   if (!problems.length && p.grace_days > 0 && p.duration_days === undefined)

@@ -1,3 +1,4 @@
+import { missingEntitlements } from './entitlements';
 import type { ParsedKey } from './license-key';
 import { effectiveStatus, graceEndsAt, inGrace, type LicenseState } from './status';
 import type { NextAction, ValidationCode } from './vocabulary';
@@ -15,6 +16,8 @@ const secondOf = (now: Date) => now.getTime() - (now.getTime() % 1000);
 export interface LicenseFacts extends LicenseState {
   account_id: string;
   product_id: string;
+  /** The licence's own entitlements on top of its policy's (missing on licences stored before: none). */
+  extra_entitlements?: readonly string[];
 }
 
 export interface ActivationFacts {
@@ -47,12 +50,13 @@ const no = (code: ValidationCode, detail: string, nextAction: NextAction, now: D
 /**
  * The validation rules in the order they are checked (docs/api.md keeps the
  * same table): shape and checksum, the caller's account, product, revoked,
- * suspended, expired, activation, grace, valid.
+ * suspended, expired, activation, entitlements, grace, valid.
  */
 export function judge(
   parsed: ParsedKey,
   license: LicenseFacts | null,
-  request: { accountId: string; productId: string; fingerprint: string },
+  /** entitlements: the codes the app needs (none: not checked). */
+  request: { accountId: string; productId: string; fingerprint: string; entitlements?: readonly string[] },
   activation: ActivationFacts,
   now: Date,
 ): Verdict {
@@ -93,6 +97,16 @@ export function judge(
       'activate',
       now,
     );
+  }
+  if (request.entitlements?.length) {
+    const missing = missingEntitlements(request.entitlements, license.policy.entitlements, license.extra_entitlements);
+    if (missing.length)
+      return no(
+        'entitlements_missing',
+        `the licence does not include ${missing.length === 1 ? 'the entitlement' : 'the entitlements'} ${missing.join(', ')}`,
+        'contact_vendor',
+        now,
+      );
   }
   const horizon = secondOf(now) + MAX_OFFLINE_MS;
   if (inGrace(license, now)) {

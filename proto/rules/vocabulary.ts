@@ -34,6 +34,7 @@ export const validationCodes = [
   'expired',
   'not_activated',
   'activation_limit_reached',
+  'entitlements_missing',
 ] as const;
 export type ValidationCode = (typeof validationCodes)[number];
 

@@ -145,6 +145,8 @@ it('B cannot see or act on any of A’s objects by changing an id in a URL or a 
     [`/dashboard/licenses/${key}/activations/${a.activation.id}/deactivate`, yes],
     [`/dashboard/licenses/${bLicense.key}/activations/${a.activation.id}/deactivate`, yes],
     [`/dashboard/licenses/${key}/file`, { _csrf: csrf, fingerprint: '', ttl_days: '30' }],
+    [`/dashboard/licenses/${key}/entitlements`, { _csrf: csrf, entitlements: 'taken-over' }],
+    [`/dashboard/licenses/${key}/entitlements`, { _csrf: csrf, entitlements: 'Not A Code' }],
     [`/dashboard/webhooks/${a.endpoint.id}/disable`, { _csrf: csrf }],
     [`/dashboard/webhooks/${a.endpoint.id}/enable`, { _csrf: csrf }],
     [`/dashboard/webhooks/${a.endpoint.id}/test`, { _csrf: csrf }],

@@ -117,6 +117,8 @@ interface Keys {
   revoked: string;
   activation: string;
   foreign: string;
+  /** Entitlements from its policy and of its own. */
+  entitled: string;
 }
 
 interface Case {
@@ -160,6 +162,12 @@ const cases: Case[] = [
     fast: true,
     status: 200,
     request: (k) => get(k.full, `fingerprint=&license_key=${k.valid}`),
+  },
+  {
+    name: 'a licence with entitlements (its policy’s and its own)',
+    fast: true,
+    status: 200,
+    request: (k) => get(k.full, `license_key=${k.entitled}`),
   },
   { name: 'a suspended licence', fast: true, status: 200, request: (k) => get(k.full, `license_key=${k.suspended}`) },
   { name: 'a revoked licence', fast: true, status: 200, request: (k) => get(k.full, `license_key=${k.revoked}`) },
@@ -274,6 +282,26 @@ const cases: Case[] = [
     status: 405,
     request: (k) => ({ ...get(k.full, `license_key=${k.valid}`, ['Content-Length', '0']), method: 'POST' }),
   },
+  // An app asking for entitlements: the long form, which Express answers (from the same validation cache).
+  ...[
+    ['entitlements it has', ['beta', 'pdf-export']],
+    ['entitlements it lacks', ['pdf-export', 'team-admin']],
+  ].map(
+    ([what, codes]): Case => ({
+      name: `POST /keys/validate asking for ${what}`,
+      fast: false,
+      status: 200,
+      request: (k) => {
+        const body = JSON.stringify({ key: k.entitled, entitlements: codes });
+        return {
+          method: 'POST',
+          path: '/api/v1/keys/validate',
+          headers: [...auth(k.full), 'Content-Type', 'application/json', 'Content-Length', String(body.length)],
+          body,
+        };
+      },
+    }),
+  ),
   {
     name: 'no Authorization',
     fast: false,
@@ -445,9 +473,21 @@ beforeAll(async () => {
   expect((await api('POST', `/api/v1/licenses/${suspended}/suspend`)).status).toBe(200);
   expect((await api('POST', `/api/v1/licenses/${revoked}/revoke`)).status).toBe(200);
   const activation = await issue(await product({ require_activation: true }));
+  const entitled = await issue(await product({ entitlements: ['sync', 'pdf-export'] }));
+  expect((await api('PATCH', `/api/v1/licenses/${entitled}`, { entitlements: ['beta'] })).status).toBe(200);
   const other = client(stack.url, (await stack.newAccount()).apiKey);
   const foreign = await issue((await other('POST', '/api/v1/products', { name: 'Theirs' })).body.id, other);
-  keys = { full: apiKey, validate, limited: limitedAccount.apiKey, valid, suspended, revoked, activation, foreign };
+  keys = {
+    full: apiKey,
+    validate,
+    limited: limitedAccount.apiKey,
+    valid,
+    suspended,
+    revoked,
+    activation,
+    foreign,
+    entitled,
+  };
 });
 
 afterAll(async () => {

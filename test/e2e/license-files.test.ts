@@ -86,6 +86,7 @@ it('issues a file that verifies with only the public key, and says what the app 
       status: 'active',
       expires_at: expect.any(String),
       fingerprint: null,
+      entitlements: [],
       issued_at: expect.any(String),
       valid_until: expect.any(String),
       kid: res.body.kid,

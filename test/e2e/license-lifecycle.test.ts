@@ -62,6 +62,7 @@ describe('licence policy on the product', () => {
       require_activation: true,
       validate_keys_see_email: false,
       refund_action: 'revoke',
+      entitlements: [],
     });
     const key = await license(id);
     const patched = await api('PATCH', `/api/v1/products/${id}`, { policy: { duration_days: 365 } });
@@ -73,6 +74,7 @@ describe('licence policy on the product', () => {
       require_activation: false,
       validate_keys_see_email: false,
       refund_action: 'revoke',
+      entitlements: [],
     });
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(30);
     await events.waitFor(

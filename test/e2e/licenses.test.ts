@@ -45,9 +45,12 @@ describe('issuing licences', () => {
           require_activation: false,
           validate_keys_see_email: false,
           refund_action: 'revoke',
+          entitlements: [],
         },
         activations: 0,
         metadata: {},
+        entitlements: [],
+        extra_entitlements: [],
         created_at: expect.any(String),
         last_validated_at: null,
       },
@@ -77,6 +80,7 @@ describe('issuing licences', () => {
         status: 'active',
         expires_at: null,
         created_at: expect.any(String),
+        entitlements: [],
       },
     });
     expect(f.events.subjectOf(event.id)).toBe(`${f.stack.topology.subjectPrefix}.license.created`);
@@ -196,6 +200,7 @@ describe('validating licences', () => {
       customer_email: 'val@example.com',
       status: 'active',
       expires_at: null,
+      entitlements: [],
       next_action: 'none',
       cache_until: expect.any(String),
     });
@@ -250,6 +255,7 @@ describe('validating licences', () => {
       detail: expect.stringContaining('typo'),
       status: null,
       expires_at: null,
+      entitlements: [],
       next_action: 'contact_vendor',
       cache_until: expect.any(String),
       license: null,
@@ -270,6 +276,7 @@ describe('validating licences', () => {
       customer_email: null,
       status: null,
       expires_at: null,
+      entitlements: [],
       next_action: 'contact_vendor',
       cache_until: expect.any(String),
     });

@@ -123,7 +123,13 @@ describe('creating a checkout session', () => {
     products.products.set(
       PRODUCT,
       priced({
-        policy: { grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'suspend' },
+        policy: {
+          grace_days: 0,
+          require_activation: false,
+          validate_keys_see_email: false,
+          refund_action: 'suspend',
+          entitlements: [],
+        },
       }),
     );
     const s = await createSession(deps, 'acct_A', checkNewSession(request(), false), '');

@@ -3,6 +3,7 @@ import { ExpirySweeper } from '../../services/license/src/jobs/expiry-sweeper';
 import type { LicenseDoc, SweepStateDoc } from '../../services/license/src/store/models';
 import type { LicenseStore } from '../../services/license/src/store/queries';
 import type { Outbox } from '@licensing/runtime';
+import { FakeProducts } from '../support/fakes/checkout-peers';
 
 const at = (iso: string) => new Date(iso);
 
@@ -89,7 +90,12 @@ describe('expiry sweeper', () => {
       through: '2026-11-23T11',
       backfilled: true,
     });
-    const sweeper = new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now });
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
     expect(await sweeper.sweep()).toBe(1);
     expect(asked).toEqual(['2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12'); // the current hour is looked at again next time
@@ -110,7 +116,12 @@ describe('expiry sweeper', () => {
       through: '2026-11-20T00',
       backfilled: true,
     });
-    const sweeper = new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now });
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
     expect(await sweeper.sweep()).toBe(2);
     expect(asked).toEqual(['2026-11-20T01..2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12');
@@ -124,7 +135,12 @@ describe('expiry sweeper', () => {
       through: '2026-09-30T00',
       backfilled: true,
     });
-    const sweeper = new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now });
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
     expect(await sweeper.sweep()).toBe(1);
     expect(asked).toEqual(['2026-09-30T01..2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12');

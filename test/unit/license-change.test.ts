@@ -32,6 +32,21 @@ describe('updating a licence', () => {
     expect(store.licenses.get(lic._id)?.metadata).toEqual({ team: 'red', plan: 'gold' });
   });
 
+  it("replaces the licence's own entitlements whole, [] clearing them, with the effective set in license.updated", async () => {
+    const { store, deps, issued } = licenseSetup({ policy: policy({ entitlements: ['sync'] }) });
+    const lic = await issued();
+    await updateLicense(deps, update(lic.key, { set_entitlements: true, entitlements: ['a', 'b'] }));
+    const { doc } = await updateLicense(deps, update(lic.key, { set_entitlements: true, entitlements: ['c'] }));
+    expect(doc.extra_entitlements).toEqual(['c']);
+    expect(store.licenses.get(lic._id)?.extra_entitlements).toEqual(['c']);
+    expect(store.events.at(-1)?.data).toMatchObject({ license: { entitlements: ['c', 'sync'] } });
+    // Without set_entitlements they stay as they are.
+    await updateLicense(deps, update(lic.key, { metadata: { a: 'b' } }));
+    expect(store.licenses.get(lic._id)?.extra_entitlements).toEqual(['c']);
+    await updateLicense(deps, update(lic.key, { set_entitlements: true, entitlements: [] }));
+    expect(store.licenses.get(lic._id)?.extra_entitlements).toEqual([]);
+  });
+
   it('finds the licence by a key typed in lower case', async () => {
     const { deps, issued } = licenseSetup();
     const lic = await issued();
@@ -49,6 +64,18 @@ describe('updating a licence', () => {
     ['a metadata key that starts with $', { metadata: { $set: 'x' } }, 'metadata.$set'],
     ['a metadata value with a NUL', { metadata: { note: 'a\u0000b' } }, 'metadata.note'],
     ['a metadata value with an unpaired surrogate', { metadata: { note: '\ud800' } }, 'metadata.note'],
+    ['a malformed entitlement', { set_entitlements: true, entitlements: ['Bad'] }, 'entitlements[0]'],
+    ['a duplicated entitlement', { set_entitlements: true, entitlements: ['a', 'a'] }, 'entitlements'],
+    [
+      '101 entitlements',
+      { set_entitlements: true, entitlements: Array.from({ length: 101 }, (_, i) => `c${i}`) },
+      'entitlements',
+    ],
+    [
+      'an e-mail with a bad entitlement (the e-mail is not written either)',
+      { customer_email: 'new@example.com', set_entitlements: true, entitlements: ['-'] },
+      'entitlements[0]',
+    ],
   ])('refuses %s, writing nothing', async (_what, over, field) => {
     const { store, outbox, deps, issued } = licenseSetup();
     const lic = await issued();
@@ -167,7 +194,11 @@ describe('moving a licence through its lifecycle', () => {
       expiry_bucket: new Date(expires.getTime() + 3 * DAY_MS).toISOString().slice(0, 13),
     });
     expect(doc.policy).toMatchObject({ duration_days: 30, grace_days: 3 });
-    expect(products.calls.map((c) => c.req)).toEqual([{ account_id: 'acct_A', id: product.id }]);
+    // The policy, then the entitlements it is answered with (a product cache hit in the service).
+    expect(products.calls.map((c) => c.req)).toEqual([
+      { account_id: 'acct_A', id: product.id },
+      { account_id: 'acct_A', id: product.id },
+    ]);
     expect(store.events.map((e) => e.type)).toEqual(['license.renewed']);
   });
 
@@ -179,10 +210,12 @@ describe('moving a licence through its lifecycle', () => {
     expect(doc.expires_at).toEqual(new Date(clock.now().getTime() + 365 * DAY_MS));
   });
 
-  it('asks the product service nothing for a suspension', async () => {
-    const { products, deps, issued } = licenseSetup();
+  it('takes no policy for a suspension: the product is read only for the entitlements it answers with', async () => {
+    const { products, product, deps, issued } = licenseSetup();
     const lic = await issued();
-    await transitionLicense(deps, act(lic.key, 'suspend'));
-    expect(products.calls).toEqual([]);
+    products.products.set(product.id, { ...product, policy: policy({ duration_days: 30, entitlements: ['new'] }) });
+    const { doc } = await transitionLicense(deps, act(lic.key, 'suspend'));
+    expect(doc.policy).toMatchObject({ duration_days: 365, entitlements: ['new'] });
+    expect(products.calls).toHaveLength(1);
   });
 });

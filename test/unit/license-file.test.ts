@@ -20,7 +20,7 @@ async function setup(over = {}) {
   const s = licenseSetup(over);
   const signer = new FakeSigner();
   const lic = await s.issued();
-  const fileDeps = { store: s.store, clock: s.clock, signer };
+  const fileDeps = { store: s.store, clock: s.clock, signer, products: s.products };
   const ask = (o: Record<string, unknown> = {}) => ({
     account_id: 'acct_A',
     key: lic.key,
@@ -47,6 +47,7 @@ describe('issuing a licence file', () => {
       status: 'active',
       expires_at: lic.expires_at!.toISOString(),
       fingerprint: null,
+      entitlements: [],
       issued_at: clock.now().toISOString(),
       valid_until: new Date(clock.now().getTime() + 30 * DAY_MS).toISOString(),
     });

@@ -16,11 +16,11 @@ describe('reading licences', () => {
   });
 
   it('counts the active machines and says when the licence was last validated', async () => {
-    const { store, counter, deps, issued } = licenseSetup();
+    const { counter, deps, issued } = licenseSetup();
     const lic = await issued();
     await activate(deps, { account_id: 'acct_A', key: lic.key, fingerprint: 'fp-1', name: '' });
     counter.lastValidated.set(lic._id, new Date('2026-02-01T00:00:00Z'));
-    const got = await getLicense(store, counter, 'acct_A', lic.key);
+    const got = await getLicense(deps, counter, 'acct_A', lic.key);
     expect(got).toMatchObject({ activations: 1, lastValidated: new Date('2026-02-01T00:00:00Z') });
     expect(got.doc._id).toBe(lic._id);
   });

@@ -40,7 +40,7 @@ async function setup(productPolicy = policy()) {
   const lic = await s.issued();
   const counter = new RecordingCounter();
   const licenses = new LicenseCache(s.store, new FakeBus(), 100, 60_000);
-  const deps = { licenses, store: s.store, counter, clock: s.clock };
+  const deps = { licenses, products: s.products, store: s.store, counter, clock: s.clock };
   const ask = (key: string, over: Partial<{ account_id: string; fingerprint: string; product_id: string }> = {}) =>
     validateLicense(deps, { account_id: 'acct_A', key, product_id: '', fingerprint: '', from_store: false, ...over });
   return { ...s, lic, counter, ask, deps: { ...s.deps, outbox: licenses.outbox(s.outbox) } };

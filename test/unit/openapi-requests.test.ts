@@ -124,6 +124,15 @@ function valueFor(field: Field, depth: number): fc.Arbitrary<unknown> {
         fc.array(other, { maxLength: 2 }),
       );
       break;
+    case 'entitlements':
+      good = fc.uniqueArray(fc.constantFrom('pdf-export', 'seats.10', 'a', '0_x'), { maxLength: 4 });
+      near = fc.oneof(
+        fc.array(fc.constantFrom('PDF', '-x', 'a b', '', 'x'.repeat(65), 'ok'), { maxLength: 3 }),
+        fc.constant(['a', 'a']),
+        fc.constant(Array.from({ length: 101 }, (_, i) => `c${i}`)),
+        fc.array(other, { maxLength: 2 }),
+      );
+      break;
   }
   return fc.oneof({ weight: 12, arbitrary: good }, { weight: 2, arbitrary: near }, { weight: 1, arbitrary: other });
 }

@@ -46,6 +46,16 @@ it('product.updated makes the next issuance ask again, and see the new product',
   expect(products.calls).toBe(2);
 });
 
+it('a fresh read asks the product service even on a hit, and keeps what it read', async () => {
+  const { products, cache } = setup();
+  await cache.getProduct(req());
+  products.version = 2; // changed, and this instance has not heard of it yet
+  expect((await cache.getProduct(req())).name).toBe('v1');
+  expect((await cache.getFreshProduct(req())).name).toBe('v2');
+  expect((await cache.getProduct(req())).name).toBe('v2');
+  expect(products.calls).toBe(2);
+});
+
 it('while NATS is away it asks every time and keeps nothing; what it had is forgotten', async () => {
   const { bus, products, cache } = setup();
   await cache.getProduct(req());

@@ -35,6 +35,7 @@ describe('product handlers', () => {
         require_activation: false,
         validate_keys_see_email: false,
         refund_action: 'revoke',
+        entitlements: [],
       },
       price: undefined,
     });

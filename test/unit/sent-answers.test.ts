@@ -74,6 +74,8 @@ function setUp(start: string) {
       status?: string;
       require_activation?: boolean;
       fingerprints?: string[];
+      /** The policy's, and the licence's own. */
+      entitlements?: [string[], string[]];
     },
   ) => {
     const facts = toCachedAnswer({
@@ -99,10 +101,13 @@ function setUp(start: string) {
           require_activation: license.require_activation ?? false,
           validate_keys_see_email: false,
           refund_action: 'revoke',
+          entitlements: license.entitlements?.[0] ?? [],
         },
         activations: 0,
         metadata: {},
         last_validated_at: '',
+        entitlements: [...new Set(license.entitlements?.flat() ?? [])].sort(),
+        extra_entitlements: license.entitlements?.[1] ?? [],
       },
     })!;
     const id = cacheKey(ACCOUNT, key);
@@ -176,6 +181,28 @@ describe('answers kept for the rest of the second', () => {
     for (const { kept, fresh } of [onMac1, onMac2, fromApp]) expect(kept.body).toBe(fresh);
     // Alternating requests are each answered right, judged again when they differ from the last.
     expect(JSON.parse(s.ask(full, key, 'mac-1').kept.body).code).toBe('valid');
+  });
+
+  it('judges a request for entitlements from the cached facts, and never keeps its answer for one asking none', () => {
+    const s = setUp('2026-06-01T10:00:00.100Z');
+    const key = generateLicenseKey();
+    s.remember(key, { entitlements: [['sync', 'pdf'], ['beta']] });
+    const plain = s.ask(full, key);
+    expect(JSON.parse(plain.kept.body)).toMatchObject({ code: 'valid', entitlements: ['beta', 'pdf', 'sync'] });
+    const asking = (entitlements: string[]) =>
+      s.validator.local(full, { key, productId: '', fingerprint: '', entitlements })!;
+    const has = s.validator.answer(full, asking(['beta', 'sync']));
+    expect(has).toMatchObject({ valid: true, code: 'valid' });
+    const lacks = s.validator.answerSent(full, asking(['sync', 'sso']), toJson);
+    expect(JSON.parse(lacks.body)).toMatchObject({
+      valid: false,
+      code: 'entitlements_missing',
+      detail: 'the licence does not include the entitlement sso',
+      next_action: 'contact_vendor',
+      entitlements: ['beta', 'pdf', 'sync'],
+    });
+    // The answer kept for the plain request is still the one sent to it.
+    expect(s.ask(full, key).kept).toBe(plain.kept);
   });
 
   it('is gone with its licence: an event that changes the licence drops the entry and what it sent', () => {

@@ -129,6 +129,22 @@ describe('validation cache', () => {
     expect(c.evictedLately(key(2))).toBe(true);
   });
 
+  it('for 10 s after product.updated, it says the product was changed (its licences are then read afresh)', () => {
+    const { c, feed, tick } = cache();
+    expect(c.productEvictedLately('acct_a', 'prod_1')).toBe(false);
+    feed.emit('product.updated', 'acct_a', { product: { id: 'prod_1' } });
+    expect(c.productEvictedLately('acct_a', 'prod_1')).toBe(true);
+    expect(c.productEvictedLately('acct_a', 'prod_2')).toBe(false);
+    expect(c.productEvictedLately('acct_b', 'prod_1')).toBe(false); // another account's product of that id
+    expect(c.productEvictedLately('acct_a', '')).toBe(false); // a request naming no product
+    expect(c.evictedLately(key(1))).toBe(false); // one entry for the product, none per licence
+    tick(RECENT_EVICTION_MS - 1);
+    c.forgetProduct('acct_a', 'prod_2'); // this gateway's own change
+    tick(1);
+    expect(c.productEvictedLately('acct_a', 'prod_1')).toBe(false);
+    expect(c.productEvictedLately('acct_a', 'prod_2')).toBe(true);
+  });
+
   it('drops a negative entry when a licence with that key is created in the account', () => {
     const { c, feed } = cache();
     c.set(key(1), absent, c.begin(key(1)));

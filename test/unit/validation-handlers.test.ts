@@ -18,7 +18,7 @@ async function setup() {
   const counter = { record() {}, validated() {}, addRecent() {} } as unknown as ValidationCounter;
   const ctx = { metrics: new Metrics('license'), clock: s.clock } as unknown as ServiceContext<LicenseConfig>;
   const licenses = new LicenseCache(s.store, new FakeBus(), 100, 60_000);
-  const handlers = validationHandlers(ctx, { licenses, store: s.store, counter, clock: s.clock });
+  const handlers = validationHandlers(ctx, { licenses, products: s.products, store: s.store, counter, clock: s.clock });
   const validation = (key: string) =>
     ({ account_id: 'acct_A', key, product_id: '', fingerprint: '', key_scope: 'full' }) as ValidateLicenseRequest;
   return { handlers, lic, validation, store: s.store };

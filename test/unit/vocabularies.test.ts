@@ -279,12 +279,13 @@ describe('the licence policy', () => {
     require_activation: true,
     validate_keys_see_email: true,
     refund_action: 'suspend',
+    entitlements: ['pdf-export', 'seats.10'],
   };
 
   it('has a default for every field, and the declared values of each kind', () => {
     expect(Object.keys(DEFAULT_POLICY)).toEqual(policyFields);
     expect(Object.keys(sample).sort()).toEqual([...policyFields].sort());
-    for (const f of policyFields) expect(DEFAULT_POLICY[f]).toBe(policyRules[f].default);
+    for (const f of policyFields) expect(DEFAULT_POLICY[f]).toEqual(policyRules[f].default);
   });
 
   it('goes through the contract and the REST answer unchanged, every field in its declared order', () => {
@@ -293,8 +294,8 @@ describe('the licence policy', () => {
     expect(policyJson(policyToContract(sample))).toEqual(sample);
     expect(policyJson(undefined)).toEqual(DEFAULT_POLICY);
     // A licence stored before refund_action existed reads as its default.
-    const { refund_action: _, ...older } = sample;
-    expect(policyJson(policyToContract(older))).toEqual({ ...sample, refund_action: 'revoke' });
+    const { refund_action: _, entitlements: __, ...older } = sample;
+    expect(policyJson(policyToContract(older))).toEqual({ ...sample, refund_action: 'revoke', entitlements: [] });
   });
 
   it('is accepted by the REST shape and the product service at its bounds, and refused just past them', () => {
@@ -314,6 +315,15 @@ describe('the licence policy', () => {
         for (const ok of rule.values) expect(checkPolicy({ ...base, [f]: ok })[f]).toBe(ok);
         expect(checkPolicy({ ...base, [f]: '' })[f]).toBe(rule.default);
         expect(() => checkPolicy({ ...base, [f]: 'neither' })).toThrow(`policy.${f} must be one of`);
+      }
+      if (rule.kind === 'entitlements') {
+        expect(fields[f].kind).toBe('entitlements');
+        const most = Array.from({ length: rule.max }, (_, i) => `code-${i}`);
+        expect(checkPolicy({ ...base, [f]: most })[f]).toEqual(most);
+        expect(checkPolicy({ ...base, [f]: [] })[f]).toEqual([]);
+        expect(() => checkPolicy({ ...base, [f]: [...most, 'one-more'] })).toThrow(`at most ${rule.max}`);
+        expect(() => checkPolicy({ ...base, [f]: ['Bad'] })).toThrow('"Bad" is not an entitlement code');
+        expect(() => checkPolicy({ ...base, [f]: ['a', 'a'] })).toThrow('names "a" twice');
       }
     }
   });
@@ -335,13 +345,15 @@ describe('the docs', () => {
     expect(rows.map((r) => r[1])).toEqual(policyFields.map((f) => `\`${f}\``));
     for (const [, field, byDefault, range] of rows) {
       const rule = policyRules[field.slice(1, -1) as keyof typeof policyRules];
-      expect(byDefault).toBe(`\`${rule.default}\``);
+      expect(byDefault).toBe(`\`${JSON.stringify(rule.default).replace(/^"|"$/g, '')}\``);
       const expected =
         rule.kind === 'int'
           ? `${rule.min}–${rule.max.toLocaleString('en')}${rule.nullable ? ' or null' : ''}`
           : rule.kind === 'enum'
             ? rule.values.map((v) => `\`${v}\``).join(', ')
-            : '';
+            : rule.kind === 'entitlements'
+              ? `up to ${rule.max} codes`
+              : '';
       expect([field, range]).toEqual([field, expected]);
     }
   });

@@ -39,7 +39,7 @@ fieldset { border:1px solid var(--line); border-radius:.35rem; padding:.5rem .75
 .form-grid { display:grid; grid-template-columns:repeat(auto-fit, minmax(14rem, 1fr)); gap:.75rem 1rem; align-items:start; } .form-grid .wide { grid-column:1 / -1; }
 .pager { display:flex; gap:1rem; margin:.75rem 0; } .button-form { display:inline; } .button-row { display:flex; flex-wrap:wrap; gap:.5rem; align-items:center; margin:.5rem 0; }
 dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:.35rem 1rem; margin:0; } dl.facts dt { color:var(--muted); } dl.facts dd { margin:0; min-width:0; }
-.badge.valid, .badge.delivered, .badge.complete, .badge.enabled { color:var(--ok); background:#e7f6ee; } .badge.failed, .badge.disabled, .badge.expired, .badge.not_activated, .badge.activation_limit_reached, .badge.product_mismatch { color:var(--danger); background:#fdecea; }
+.badge.valid, .badge.delivered, .badge.complete, .badge.enabled { color:var(--ok); background:#e7f6ee; } .badge.failed, .badge.disabled, .badge.expired, .badge.not_activated, .badge.activation_limit_reached, .badge.entitlements_missing, .badge.product_mismatch { color:var(--danger); background:#fdecea; }
 .meter { width:100%; height:.75rem; } .legend { display:flex; flex-wrap:wrap; gap:.25rem 1rem; list-style:none; padding:0; margin:.5rem 0 0; font-size:.9rem; } .swatch { display:inline-block; width:.8rem; height:.8rem; border-radius:.15rem; margin-right:.3rem; vertical-align:-.1rem; }
 .card > h2:first-child, .card > form > h2:first-child { margin-top:0; } td code { white-space:nowrap; word-break:normal; } pre code { white-space:pre; }
 textarea { font:inherit; padding:.5rem .6rem; border:1px solid var(--line); border-radius:.35rem; width:100%; }

@@ -1,8 +1,11 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, formTextProblem, textProblem } from '@licensing/runtime';
 
-/** Form fields that are free text over several lines: tab and line breaks allowed (never other controls). */
-const MULTILINE_FIELDS = new Set(['description']);
+/**
+ * Form fields that may span lines: free text, and lists of entitlement codes (one a line if the vendor
+ * likes): tab and line breaks allowed (never other controls).
+ */
+const MULTILINE_FIELDS = new Set(['description', 'entitlements']);
 
 /**
  * No control characters (the shared rule of @licensing/runtime's text.ts) in any posted field, query

@@ -2,6 +2,8 @@ import type { Request, Response, Router } from 'express';
 import { AppError, isId } from '@licensing/runtime';
 import {
   allowedActions,
+  entitlementsFromText,
+  entitlementsProblem,
   isOneOf,
   licenseActions,
   licenseStatuses,
@@ -40,7 +42,9 @@ import {
   pager,
   select,
   table,
+  textarea,
 } from './widgets';
+import { ENTITLEMENTS_TEXT_MAX } from './products';
 
 // /dashboard/licenses: issue, search, and one licence's page with its
 // activations, lifecycle actions (each confirmed first) and its licence file.
@@ -182,6 +186,9 @@ function detailPage(
     error?: string;
     fileErrors?: FormErrors;
     file?: { fingerprint: string; ttl_days: string };
+    entitlementErrors?: FormErrors;
+    /** The extras as typed, when a refused form comes back. */
+    extras?: string;
   },
 ): string {
   const l = d.license;
@@ -210,6 +217,17 @@ function detailPage(
     <dt>Policy</dt><dd>${h([pol?.max_activations ? `up to ${pol.max_activations} machines` : 'unlimited machines', pol?.grace_days ? `${pol.grace_days} days grace` : '', pol?.require_activation ? 'activation required' : ''].filter(Boolean).join(', '))}</dd>
   </dl>
   ${actions ? `<p class="button-row actions">${actions}</p>` : ''}
+</section>
+<section class="card" aria-labelledby="entitlements-title">
+  <h2 id="entitlements-title">Entitlements</h2>
+  <p data-testid="license-entitlements">${l.entitlements.length ? l.entitlements.map((e) => `<code>${h(e)}</code>`).join(' ') : '<span class="muted">none</span>'}</p>
+  <p class="muted">Its product’s current entitlements, and those of its own below. Your app asks for them with <code>POST /api/v1/keys/validate</code> <code>{"entitlements": [...]}</code>.</p>
+  ${formError(d.entitlementErrors)}
+  <form method="post" action="${h(base)}/entitlements" novalidate>
+    ${csrfInput(s)}
+    ${textarea({ name: 'entitlements', label: 'This licence’s own entitlements', value: d.extras ?? l.extra_entitlements.join(', '), errors: d.entitlementErrors, hint: '(on top of its product’s; separated by commas, spaces or lines; empty: none)', attrs: `maxlength="${ENTITLEMENTS_TEXT_MAX}"` })}
+    <p><button type="submit">Save entitlements</button></p>
+  </form>
 </section>
 <section aria-labelledby="machines-title">
   <h2 id="machines-title">Activations (${l.activations})</h2>
@@ -361,6 +379,8 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
       error?: string;
       fileErrors?: FormErrors;
       file?: { fingerprint: string; ttl_days: string };
+      entitlementErrors?: FormErrors;
+      extras?: string;
     } = {},
   ) {
     const license = await clients.licenses.getLicense({ account_id: s.accountId, key: keyOf(req) });
@@ -487,6 +507,36 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
       const act = await clients.licenses.deactivate({ account_id: s.accountId, key: license.key, activation_id: id });
       ctx.validator?.changed(principalOf(s), license.key);
       await showDetail(req, res, s, 200, { notice: `Deactivated ${act.fingerprint}.` });
+    }),
+  );
+
+  // The licence's extra entitlements, replaced whole as PATCH /api/v1/licenses/{key} {entitlements} does.
+  r.post(
+    '/licenses/:key/entitlements',
+    signedIn(async (req, res, s) => {
+      const typed = field(req, 'entitlements', ENTITLEMENTS_TEXT_MAX);
+      const codes = entitlementsFromText(typed);
+      const problem = entitlementsProblem('entitlements', codes);
+      if (problem)
+        return showDetail(req, res, s, 400, {
+          extras: typed,
+          entitlementErrors: { fields: { entitlements: problem.message } },
+        });
+      try {
+        const license = await clients.licenses.updateLicense({
+          account_id: s.accountId,
+          key: keyOf(req),
+          metadata: {},
+          set_entitlements: true,
+          entitlements: codes,
+        });
+        ctx.validator?.changed(principalOf(s), license.key);
+        await showDetail(req, res, s, 200, { notice: 'Entitlements saved.' });
+      } catch (err) {
+        // An item's error (entitlements[2]) is shown next to the one field.
+        const e = formErrorsOf(err, (f) => f.replace(/\[\d+\]$/, ''));
+        await showDetail(req, res, s, e.status, { extras: typed, entitlementErrors: e });
+      }
     }),
   );
 

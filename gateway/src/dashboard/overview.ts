@@ -18,6 +18,7 @@ const CODE_LOOKS: Record<ValidationCode, [colour: string, label: string]> = {
   expired_in_grace: ['#66c61c', 'expired, in grace'],
   not_activated: ['#7a5af8', 'machine not activated'],
   activation_limit_reached: ['#2457d6', 'activation limit reached'],
+  entitlements_missing: ['#0e9384', 'entitlement missing'],
   expired: ['#dc6803', 'expired'],
   suspended: ['#f79009', 'suspended'],
   revoked: ['#b42318', 'revoked'],

@@ -2,6 +2,7 @@ import type { Request, Response, Router } from 'express';
 import { isId } from '@licensing/runtime';
 import {
   DEFAULT_POLICY,
+  entitlementsFromText,
   policyRules,
   policyToContract,
   withPolicyDefaults,
@@ -38,6 +39,7 @@ import {
   pager,
   select,
   table,
+  textarea,
 } from './widgets';
 
 // /dashboard/products: list and create products, edit one (name, description,
@@ -58,6 +60,10 @@ const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'ke
   require_activation: { label: 'Validation requires an activated machine' },
   validate_keys_see_email: 'kept',
   refund_action: 'kept',
+  entitlements: {
+    label: 'Entitlements',
+    hint: '(feature codes such as pdf-export, separated by commas, spaces or lines; a change reaches every licence of the product at once)',
+  },
 };
 const formPolicy = (Object.keys(POLICY_ON_FORM) as PolicyField[]).flatMap((name) => {
   const shown = POLICY_ON_FORM[name];
@@ -73,9 +79,15 @@ interface ProductForm {
   policy: Partial<Record<PolicyField, string>>;
 }
 
-/** A policy value as the form shows it: null (no limit) as empty. */
+/** A policy value as the form shows it: null (no limit) as empty, a list of codes one after another. */
 const typed = (value: Policy[PolicyField]): string =>
-  value === null || value === false ? '' : value === true ? 'yes' : String(value);
+  value === null || value === false
+    ? ''
+    : value === true
+      ? 'yes'
+      : Array.isArray(value)
+        ? value.join(', ')
+        : String(value);
 const policyForm = (p: Policy): ProductForm['policy'] =>
   Object.fromEntries(formPolicy.map(({ name }) => [name, typed(p[name])]));
 
@@ -102,13 +114,25 @@ const readForm = (req: Request): ProductForm => ({
   price_currency: field(req, 'price_currency', 3).toUpperCase(),
   policy: Object.fromEntries(
     formPolicy.map(({ name, rule }) =>
-      rule.kind === 'bool' ? [name, field(req, name, 3) === 'yes' ? 'yes' : ''] : [name, field(req, name, 12)],
+      rule.kind === 'bool'
+        ? [name, field(req, name, 3) === 'yes' ? 'yes' : '']
+        : [name, field(req, name, rule.kind === 'entitlements' ? ENTITLEMENTS_TEXT_MAX : 12)],
     ),
   ),
 });
 
-/** The service names fields as the REST API does (policy.grace_days, price.amount); the form flattens them. */
-const renameField = (f: string) => f.replace(/^policy\./, '').replace(/^price\./, 'price_');
+/** Room for 100 codes of 64 characters and their separators; anything longer is more than 100 codes. */
+export const ENTITLEMENTS_TEXT_MAX = 8000;
+
+/**
+ * The service names fields as the REST API does (policy.grace_days, price.amount, an entitlement
+ * policy.entitlements[2]); the form flattens them.
+ */
+const renameField = (f: string) =>
+  f
+    .replace(/^policy\./, '')
+    .replace(/^price\./, 'price_')
+    .replace(/\[\d+\]$/, '');
 
 /** A policy field as typed: a whole number ('' = its default, null for "no limit"), a box, or a word. */
 function policyValue(rule: PolicyRule, raw: string, name: string, errors: Record<string, string>): unknown {
@@ -119,6 +143,9 @@ function policyValue(rule: PolicyRule, raw: string, name: string, errors: Record
       return raw === 'yes';
     case 'enum':
       return raw;
+    case 'entitlements':
+      // Checked by the product service as the API's are (policy.entitlements, shown next to the field).
+      return entitlementsFromText(raw);
   }
 }
 
@@ -154,6 +181,8 @@ function policyInput({ name, rule, label, hint }: (typeof formPolicy)[number], f
       return `<div class="field">${checkbox({ name, label, checked: value === 'yes' })}</div>`;
     case 'enum':
       return select({ name, label, options: rule.values.map((v): [string, string] => [v, v]), value, errors });
+    case 'entitlements':
+      return textarea({ name, label, value, errors, hint, attrs: `maxlength="${ENTITLEMENTS_TEXT_MAX}"` });
   }
 }
 
@@ -175,6 +204,7 @@ function policySummary(p: Product): string {
   ];
   if (pol?.grace_days) parts.push(`${pol.grace_days} days grace`);
   if (pol?.require_activation) parts.push('activation required');
+  if (pol?.entitlements.length) parts.push(`entitlements: ${pol.entitlements.join(' ')}`);
   return h(parts.join(', '));
 }
 

@@ -45,6 +45,14 @@ export function input({ name, label, value = '', type = 'text', hint, errors, at
 <input id="${h(name)}" name="${h(name)}" type="${type}" value="${h(value)}"${describedBy} ${attrs}>${fieldError(name, error)}</div>`;
 }
 
+/** A labelled text area (several lines), as input() is for one. */
+export function textarea({ name, label, value = '', hint, errors, attrs = '' }: Omit<FieldOpts, 'type'>): string {
+  const error = errors?.fields[name];
+  const describedBy = error ? ` aria-invalid="true" aria-describedby="${h(name)}-error"` : '';
+  return `<div class="field"><label for="${h(name)}">${h(label)}${hint ? ` <small>${h(hint)}</small>` : ''}</label>
+<textarea id="${h(name)}" name="${h(name)}" rows="3"${describedBy} ${attrs}>${h(value)}</textarea>${fieldError(name, error)}</div>`;
+}
+
 export function select({
   name,
   label,

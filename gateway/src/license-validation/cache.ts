@@ -69,6 +69,7 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
       status: facts.stored_status as StoredStatus,
       expires_at: l.expires_at ? new Date(l.expires_at) : null,
       policy: withPolicyDefaults(l.policy),
+      extra_entitlements: l.extra_entitlements,
     },
     fingerprints: new Set(facts.active_fingerprints),
     activationCount: facts.activation_count,
@@ -79,6 +80,8 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
 const accountOf = (key: string) => key.slice(0, key.indexOf(':'));
 /** A found licence's family: its account's product, all of whose licences a product change evicts. */
 const productFamily = (accountId: string, productId: string) => `${accountId}\n${productId}`;
+/** A product's entry among the recent evictions (no licence cache key has a line break). */
+const recentProductKey = (accountId: string, productId: string) => `product\n${productFamily(accountId, productId)}`;
 const familyOf = (key: string, answer: CachedAnswer) =>
   answer.found ? productFamily(accountOf(key), answer.facts.product_id) : undefined;
 
@@ -145,6 +148,15 @@ export class ValidationCache {
     return this.recentEvictions.has(key);
   }
 
+  /**
+   * Whether this gateway evicted a product's licences within RECENT_EVICTION_MS: a licence's
+   * entitlements are its product's current ones, which the licence service instance that answers may
+   * not have heard of yet (its next look-up reads the store, the product included).
+   */
+  productEvictedLately(accountId: string, productId: string): boolean {
+    return !!productId && this.evictedLately(recentProductKey(accountId, productId));
+  }
+
   /** The map is in time order: the old ones are at its front. */
   private dropOldEvictions(): void {
     const since = this.nowMs() - RECENT_EVICTION_MS;
@@ -163,9 +175,14 @@ export class ValidationCache {
   forget(accountId: string, canonicalKey: string): void {
     const key = cacheKey(accountId, canonicalKey);
     this.cache.evict(key);
-    this.recentEvictions.delete(key); // re-inserted last: the map stays in time order
-    this.recentEvictions.set(key, this.nowMs());
+    this.remember(key);
     this.dropOldEvictions(); // so the map holds RECENT_EVICTION_MS of evictions, never more
+  }
+
+  /** Re-inserted last: the map stays in time order (trimmed by forget() and every evictedLately()). */
+  private remember(key: string): void {
+    this.recentEvictions.delete(key);
+    this.recentEvictions.set(key, this.nowMs());
   }
 
   /**
@@ -174,6 +191,8 @@ export class ValidationCache {
    */
   forgetProduct(accountId: string, productId: string): void {
     this.cache.evictFamily(accountId, productFamily(accountId, productId));
+    // One entry for the product, however many licences it has; nothing walked here.
+    this.remember(recentProductKey(accountId, productId));
   }
 
   clear(): void {

@@ -11,6 +11,7 @@ export const validationJson = (out: ValidationAnswer) => ({
   customer_email: out.license?.customer_email || null,
   status: out.license?.status ?? null,
   expires_at: out.license?.expires_at || null,
+  entitlements: out.license?.entitlements ?? [],
   next_action: out.next_action,
   cache_until: out.cache_until,
 });

@@ -50,6 +50,8 @@ export interface ValidationInput {
   key: string;
   productId: string;
   fingerprint: string;
+  /** Entitlement codes the app needs (POST /keys/validate only; checked by its request shape). */
+  entitlements?: readonly string[];
 }
 
 export type ValidationAnswer = Omit<ValidateLicenseResponse, 'facts'>;
@@ -60,6 +62,7 @@ export interface LocalValidation {
   cached: CachedAnswer | null;
   productId: string;
   fingerprint: string;
+  entitlements: readonly string[];
 }
 
 /**
@@ -93,24 +96,29 @@ export class LicenseValidator {
   }
 
   /** A well-formed key this gateway does not know (local() said undefined): the licence service answers, and fills the cache. */
-  remote(p: Principal, input: ValidationInput): Promise<ValidationAnswer> {
+  async remote(p: Principal, input: ValidationInput): Promise<ValidationAnswer> {
     const parsed = parseLicenseKey(input.key) as { ok: true; key: string };
     const fingerprint = input.fingerprint.trim().slice(0, 200);
     const key = cacheKey(p.accountId, parsed.key);
     if (!this.cache.usable) {
       this.cacheResults('bypass').inc();
-      return this.service.validate({
+      const request = {
         account_id: p.accountId,
         key: parsed.key,
         product_id: input.productId,
         fingerprint,
+        entitlements: [...(input.entitlements ?? [])],
         key_scope: p.scope,
         want_facts: false,
-        from_store: this.cache.evictedLately(key),
-      });
+        from_store: this.fromStore(p, key, input.productId),
+      };
+      const answer = await this.service.validate(request);
+      return this.staleProduct(p, request, answer.license?.product_id)
+        ? this.service.validate({ ...request, from_store: true })
+        : answer;
     }
     this.cacheResults('miss').inc();
-    return this.ask(p, key, parsed.key, input.productId, fingerprint);
+    return this.ask(p, key, parsed.key, input.productId, fingerprint, input.entitlements ?? []);
   }
 
   /** After this gateway changed a licence (or created one): its next answer must not come from before the change. */
@@ -128,9 +136,10 @@ export class LicenseValidator {
   local(p: Principal, input: ValidationInput): LocalValidation | undefined {
     const parsed = parseLicenseKey(input.key);
     const fingerprint = input.fingerprint.trim().slice(0, 200);
-    if (!parsed.ok) return { parsed, cached: null, productId: input.productId, fingerprint };
+    const entitlements = input.entitlements ?? [];
+    if (!parsed.ok) return { parsed, cached: null, productId: input.productId, fingerprint, entitlements };
     const cached = this.cache.get(cacheKey(p.accountId, parsed.key));
-    return cached ? { parsed, cached, productId: input.productId, fingerprint } : undefined;
+    return cached ? { parsed, cached, productId: input.productId, fingerprint, entitlements } : undefined;
   }
 
   private async ask(
@@ -139,21 +148,44 @@ export class LicenseValidator {
     licenseKey: string,
     productId: string,
     fingerprint: string,
+    entitlements: readonly string[],
   ): Promise<ValidationAnswer> {
     const since = this.cache.begin(key);
-    const { facts, ...answer } = await this.service.validate({
+    const request = {
       account_id: p.accountId,
       key: licenseKey,
       product_id: productId,
       fingerprint,
+      entitlements: [...entitlements],
       key_scope: p.scope,
       want_facts: true,
-      from_store: this.cache.evictedLately(key),
-    });
+      from_store: this.fromStore(p, key, productId),
+    };
+    let reply = await this.service.validate(request);
+    if (this.staleProduct(p, request, reply.facts?.license?.product_id))
+      reply = await this.service.validate({ ...request, from_store: true });
+    const { facts, ...answer } = reply;
     const cached = facts && toCachedAnswer(facts);
     const remembered = facts?.remembered_since ? Date.parse(facts.remembered_since) : Number.NaN;
     if (cached) this.cache.set(key, cached, since, Number.isNaN(remembered) ? undefined : remembered);
     return answer;
+  }
+
+  /**
+   * Whether the licence service is asked to read the store: this gateway evicted the key lately, or the
+   * product the request names (a licence's entitlements are its product's current ones).
+   */
+  private fromStore(p: Principal, key: string, productId: string): boolean {
+    return this.cache.evictedLately(key) || this.cache.productEvictedLately(p.accountId, productId);
+  }
+
+  /**
+   * An answer that may predate a product change this gateway heard of lately: the request named no
+   * product (or another), and the licence's own was evicted within RECENT_EVICTION_MS. Asked again
+   * from the store; rare (a product changed seconds ago), and never for a licence of another product.
+   */
+  private staleProduct(p: Principal, request: { from_store: boolean }, licenceProductId: string | undefined): boolean {
+    return !request.from_store && !!licenceProductId && this.cache.productEvictedLately(p.accountId, licenceProductId);
   }
 
   /** Judged here, from the cache (or without a licence, for a malformed key), exactly as the service would; counted. */
@@ -172,7 +204,8 @@ export class LicenseValidator {
   answerSent(p: Principal, local: LocalValidation, serialise: (answer: ValidationAnswer) => string): SentAnswer {
     const now = this.clock.now();
     const nowMs = now.getTime();
-    const entry = local.cached;
+    // A request naming entitlements is judged afresh every time: the answer kept is for none asked.
+    const entry = local.entitlements.length ? null : local.cached;
     let sent = entry?.sent;
     if (!sent?.answers(p.scope, local.productId, local.fingerprint, nowMs)) {
       const { verdict, found, answer } = this.judged(p, local, now);
@@ -209,7 +242,7 @@ export class LicenseValidator {
   }
 
   /** The verdict on a local look-up at `now` and the answer it gives, nothing counted. */
-  private judged(p: Principal, { parsed, cached, productId, fingerprint }: LocalValidation, now: Date) {
+  private judged(p: Principal, { parsed, cached, productId, fingerprint, entitlements }: LocalValidation, now: Date) {
     const found = cached?.found ? cached : null;
     const activation = found?.facts.policy.require_activation
       ? { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount }
@@ -217,7 +250,7 @@ export class LicenseValidator {
     const verdict: Verdict = judge(
       parsed,
       found?.facts ?? null,
-      { accountId: p.accountId, productId, fingerprint },
+      { accountId: p.accountId, productId, fingerprint, entitlements },
       activation,
       now,
     );

@@ -175,7 +175,8 @@ const paths: Record<string, Record<string, Op>> = {
     post: op('validateKey', {
       summary: 'Validate a licence key',
       tag: 'Validation',
-      description: 'Always 200 for a well-formed request. `/v1/keys/validate` is the same endpoint.',
+      description:
+        'Always 200 for a well-formed request. With `entitlements`, a licence that lacks any of them answers `valid: false`, `entitlements_missing` (checked after status and activation). `/v1/keys/validate` is the same endpoint.',
       body: 'KeyValidationRequest',
       ok: { 200: { description: 'The verdict', schema: ref('KeyValidation') } },
       validateScope: true,
@@ -189,8 +190,10 @@ const paths: Record<string, Record<string, Op>> = {
       ok: { 200: { description: 'The licence', schema: ref('License') } },
     }),
     patch: op('updateLicense', {
-      summary: "Update a licence's e-mail or metadata",
+      summary: "Update a licence's e-mail, metadata or entitlements",
       tag: 'Licences',
+      description:
+        "`entitlements` replaces the licence's own entitlements whole (`[]` clears them); its effective set is its policy's and these. Publishes `license.updated`.",
       params: [licenseKey],
       body: 'LicenseUpdate',
       ok: { 200: { description: 'The licence after the change', schema: ref('License') } },

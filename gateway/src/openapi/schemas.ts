@@ -18,6 +18,7 @@ import {
   type PolicyRule,
 } from '@licensing/proto';
 import { errorCodes } from '@licensing/runtime';
+import { entitlementsSchema } from './shape-schema';
 
 type Schema = Record<string, unknown>;
 
@@ -62,10 +63,21 @@ function policyField(rule: PolicyRule): Schema {
       return { type: 'boolean', description: rule.description };
     case 'enum':
       return { enum: [...rule.values], description: rule.description };
+    case 'entitlements':
+      return { ...entitlementsSchema, description: rule.description };
   }
 }
 const policy = Object.fromEntries(policyFields.map((f) => [f, policyField(policyRules[f])]));
 const licenseStatus: Schema = { enum: [...licenseStatuses] };
+
+/** A licence's effective entitlements: its product's current ones and its own (up to 100 each), sorted, each once. */
+const effectiveEntitlements: Schema = {
+  type: 'array',
+  items: entitlementsSchema.items,
+  uniqueItems: true,
+  description:
+    "The licence's effective entitlements (its product's current ones and its own, sorted, each once); [] when no licence is shown",
+};
 
 /** The status endpoint's words for a piece and for the whole (routes/status.ts). */
 const health: Schema = { enum: ['ok', 'degraded', 'down'] };
@@ -124,6 +136,11 @@ export const schemas: Record<string, Schema> = {
     policy: ref('Policy'),
     activations: int('Active machines (counted on GET of one licence; 0 in lists)', { minimum: 0 }),
     metadata: { ...metadata, description: `${metadata.description}; {} in answers to validate-scope keys` },
+    entitlements: effectiveEntitlements,
+    extra_entitlements: {
+      ...entitlementsSchema,
+      description: "The licence's own entitlements on top of its policy's (set with PATCH, replaced whole)",
+    },
     created_at: time(),
     last_validated_at: orNull(
       time(
@@ -156,6 +173,7 @@ export const schemas: Record<string, Schema> = {
     customer_email: orNull(str()),
     status: orNull(licenseStatus),
     expires_at: orNull(time()),
+    entitlements: effectiveEntitlements,
     next_action: ref('NextAction'),
     cache_until: time('Trust this answer offline until then'),
   }),
@@ -165,6 +183,7 @@ export const schemas: Record<string, Schema> = {
     detail: str(),
     status: orNull(licenseStatus),
     expires_at: orNull(time()),
+    entitlements: effectiveEntitlements,
     next_action: ref('NextAction'),
     cache_until: time(),
     license: orNull(ref('License')),

@@ -1,3 +1,4 @@
+import { ENTITLEMENT_CODE_PATTERN, MAX_ENTITLEMENTS } from '@licensing/proto';
 import { forbiddenTextClass, METADATA_KEY_PATTERN } from '@licensing/runtime';
 import type { Field, ObjectField, QueryShape, Shape } from '../request-shapes/shapes';
 
@@ -21,6 +22,14 @@ export function textPattern(multiline: boolean | undefined, required: boolean | 
 
 const orNull = (schema: Schema, nullable: boolean | undefined): Schema =>
   nullable ? { anyOf: [schema, { type: 'null' }] } : schema;
+
+/** A list of entitlement codes (proto/rules/entitlements.ts), as requests send it and answers show it. */
+export const entitlementsSchema: Schema = {
+  type: 'array',
+  items: { type: 'string', pattern: ENTITLEMENT_CODE_PATTERN, maxLength: 64 },
+  maxItems: MAX_ENTITLEMENTS,
+  uniqueItems: true,
+};
 
 /** A field's schema without its description (query parameters carry that themselves). */
 function bareSchema(field: Field, options: SchemaOptions): Schema {
@@ -61,6 +70,8 @@ function bareSchema(field: Field, options: SchemaOptions): Schema {
       };
       return field.required ? { ...list, minItems: 1 } : list;
     }
+    case 'entitlements':
+      return entitlementsSchema;
   }
 }
 

@@ -16,6 +16,8 @@ function policyField(rule: PolicyRule): Field {
       return { kind: 'bool', description: rule.description };
     case 'enum':
       return { kind: 'enum', values: rule.values, description: rule.description };
+    case 'entitlements':
+      return { kind: 'entitlements', description: rule.description };
   }
 }
 
@@ -23,7 +25,7 @@ function policyField(rule: PolicyRule): Field {
 export const policyInput = {
   kind: 'object',
   component: 'PolicyInput',
-  description: 'Omitted fields take their defaults: perpetual, unlimited, no grace, false',
+  description: 'Omitted fields take their defaults: perpetual, unlimited, no grace, false, no entitlements',
   shape: Object.fromEntries(policyFields.map((f) => [f, policyField(policyRules[f])])),
 } satisfies ObjectField;
 
@@ -76,11 +78,19 @@ export const keyValidationRequest = {
   key: { required: true, max: KEY_MAX },
   product_id: { max: 64 },
   fingerprint: { max: 200 },
+  entitlements: {
+    kind: 'entitlements',
+    description: 'Entitlement codes the app needs: any the licence lacks answers valid: false, entitlements_missing',
+  },
 } satisfies Shape;
 
 export const licenseUpdate = {
   customer_email: { max: 254 },
   metadata: { ...metadata, description: "Merged into the licence's metadata; an empty value removes that entry" },
+  entitlements: {
+    kind: 'entitlements',
+    description: "The licence's own entitlements on top of its policy's, replaced whole ([] clears them)",
+  },
 } satisfies Shape;
 
 export const activationCreate = {

@@ -7,7 +7,7 @@ import {
   textProblem,
   type FieldError,
 } from '@licensing/runtime';
-import type { PageRequest } from '@licensing/proto';
+import { entitlementsProblem, type PageRequest } from '@licensing/proto';
 
 // Shape checks for request bodies and query strings: known fields, right
 // types, sane lengths and ranges, and no control characters in any string
@@ -74,7 +74,20 @@ export interface StringListField extends Documented {
   maxLength: number;
 }
 
-export type Field = StringField | EnumField | IntField | BoolField | ObjectField | StringMapField | StringListField;
+/** A list of entitlement codes (proto/rules/entitlements.ts): at most 100, each a code, each once. */
+export interface EntitlementsField extends Documented {
+  kind: 'entitlements';
+}
+
+export type Field =
+  | StringField
+  | EnumField
+  | IntField
+  | BoolField
+  | ObjectField
+  | StringMapField
+  | StringListField
+  | EntitlementsField;
 export type Shape = Record<string, Field>;
 /** Query parameters arrive as text: strings, words, and whole numbers written in digits. */
 export type QueryShape = Record<string, StringField | EnumField | IntField>;
@@ -87,7 +100,7 @@ type ValueOf<F extends Field> = F extends IntField
       ? Record<string, unknown> | null
       : F extends StringMapField
         ? Record<string, string>
-        : F extends StringListField
+        : F extends StringListField | EntitlementsField
           ? string[]
           : string;
 export type Parsed<S extends Shape> = { [K in keyof S]: ValueOf<S[K]> | undefined };
@@ -182,6 +195,12 @@ function check(
           if (bad) errors.push(bad);
           else out[name] = value;
         }
+        break;
+      }
+      case 'entitlements': {
+        const problem = entitlementsProblem(field, value);
+        if (problem) errors.push(problem);
+        else out[name] = [...(value as string[])];
         break;
       }
       case 'map': {

@@ -29,6 +29,8 @@ export const licenseJson = (l: License) => ({
   policy: policyJson(l.policy),
   activations: l.activations,
   metadata: l.metadata,
+  entitlements: l.entitlements,
+  extra_entitlements: l.extra_entitlements,
   created_at: l.created_at,
   last_validated_at: l.last_validated_at || null,
 });
@@ -92,6 +94,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         key: body.key!,
         productId,
         fingerprint: body.fingerprint ?? '',
+        entitlements: body.entitlements ?? [],
       });
       res.json({
         valid: out.valid,
@@ -99,6 +102,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         detail: out.detail,
         status: out.license?.status ?? null,
         expires_at: out.license?.expires_at || null,
+        entitlements: out.license?.entitlements ?? [],
         next_action: out.next_action,
         cache_until: out.cache_until,
         license: out.license ? licenseJson(out.license) : null,
@@ -113,13 +117,15 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
       const license = await clients.licenses.getLicense({ account_id: principalOf(res).accountId, key: keyOf(req) });
       res.json(licenseJson(license));
     },
-    // An empty metadata value removes that entry.
+    // An empty metadata value removes that entry; entitlements (the licence's extras) are replaced whole.
     patch: withBody(licenseUpdate, async (req, res, body) => {
       const license = await clients.licenses.updateLicense({
         account_id: principalOf(res).accountId,
         key: keyOf(req),
         customer_email: body.customer_email,
         metadata: body.metadata ?? {},
+        set_entitlements: body.entitlements !== undefined,
+        entitlements: body.entitlements ?? [],
       });
       validator.changed(principalOf(res), license.key);
       res.json(licenseJson(license));

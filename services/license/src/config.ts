@@ -9,7 +9,7 @@ export const licenseSchema = {
   ),
   STATS_FLUSH_INTERVAL_MS: int('How often validation counts are written to the database', { default: 5000, min: 50 }),
   PRODUCT_CACHE_SIZE: int(
-    'Products remembered for issuing licences (kept exact by product.updated; 0: ask the product service every time)',
+    'Products remembered for issuing licences and for the entitlements every licence answer and validation carries (kept exact by product.updated; 0: ask the product service every time)',
     { default: 10_000, min: 0, max: 1_000_000 },
   ),
   PRODUCT_CACHE_TTL_MS: int('The longest a remembered product is used, in case an update event is ever lost', {

@@ -38,7 +38,6 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.log,
       ctx.config.STATS_FLUSH_INTERVAL_MS,
     );
-    const sweeper = new ExpirySweeper(store, ctx.outbox, ctx.clock);
     const expiry = new PeriodicTask(
       'licence expiry sweep',
       () => sweeper.sweep(),
@@ -53,6 +52,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.PRODUCT_CACHE_SIZE,
       ctx.config.PRODUCT_CACHE_TTL_MS,
     );
+    const sweeper = new ExpirySweeper(store, ctx.outbox, ctx.clock, productCache);
     const cacheResults = ctx.metrics.counter('licensing_license_cache_total', ['result']);
     const licenseCache = new LicenseCache(
       store,
@@ -71,9 +71,15 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       LicenseServiceService,
       {
         ...licenseHandlers(deps, counter),
-        ...validationHandlers(ctx, { licenses: licenseCache, store, counter, clock: ctx.clock }),
+        ...validationHandlers(ctx, {
+          licenses: licenseCache,
+          store,
+          counter,
+          clock: ctx.clock,
+          products: productCache,
+        }),
         ...activationHandlers(deps),
-        ...fileHandlers({ store, clock: ctx.clock, signer: products.call }),
+        ...fileHandlers({ store, clock: ctx.clock, signer: products.call, products: productCache }),
       },
       licenseAccess,
     );

@@ -14,7 +14,13 @@ export const priced = (over: Partial<Product> = {}): Product => ({
   name: 'Editor',
   description: '',
   created_at: new Date(0).toISOString(),
-  policy: { grace_days: 0, require_activation: false, validate_keys_see_email: false, refund_action: 'revoke' },
+  policy: {
+    grace_days: 0,
+    require_activation: false,
+    validate_keys_see_email: false,
+    refund_action: 'revoke',
+    entitlements: [],
+  },
   price: { amount: 4900, currency: 'EUR' },
   ...over,
 });

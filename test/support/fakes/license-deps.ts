@@ -14,6 +14,7 @@ export const policy = (over: Partial<LicensePolicy> = {}): LicensePolicy => ({
   require_activation: false,
   validate_keys_see_email: false,
   refund_action: 'revoke',
+  entitlements: [],
   ...over,
 });
 

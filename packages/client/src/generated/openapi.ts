@@ -131,7 +131,7 @@ export interface paths {
         put?: never;
         /**
          * Validate a licence key
-         * @description Always 200 for a well-formed request. `/v1/keys/validate` is the same endpoint.
+         * @description Always 200 for a well-formed request. With `entitlements`, a licence that lacks any of them answers `valid: false`, `entitlements_missing` (checked after status and activation). `/v1/keys/validate` is the same endpoint.
          */
         post: operations["validateKey"];
         delete?: never;
@@ -154,7 +154,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update a licence's e-mail or metadata */
+        /**
+         * Update a licence's e-mail, metadata or entitlements
+         * @description `entitlements` replaces the licence's own entitlements whole (`[]` clears them); its effective set is its policy's and these. Publishes `license.updated`.
+         */
         patch: operations["updateLicense"];
         trace?: never;
     };
@@ -620,6 +623,8 @@ export interface components {
              * @enum {unknown}
              */
             refund_action: "revoke" | "suspend";
+            /** @description Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own */
+            entitlements: string[];
         };
         Price: {
             /** @description In the currency's minor unit (cents) */
@@ -669,6 +674,10 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
+            /** @description The licence's effective entitlements (its product's current ones and its own, sorted, each once); [] when no licence is shown */
+            entitlements: string[];
+            /** @description The licence's own entitlements on top of its policy's (set with PATCH, replaced whole) */
+            extra_entitlements: string[];
             /** Format: date-time */
             created_at: string;
             last_validated_at: string | null;
@@ -697,7 +706,7 @@ export interface components {
             signature: string;
         };
         /** @enum {unknown} */
-        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "not_activated" | "activation_limit_reached";
+        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "not_activated" | "activation_limit_reached" | "entitlements_missing";
         /** @enum {unknown} */
         NextAction: "none" | "activate" | "renew" | "contact_vendor";
         QueryValidation: {
@@ -708,6 +717,8 @@ export interface components {
             customer_email: string | null;
             status: ("active" | "suspended" | "revoked" | "expired") | null;
             expires_at: string | null;
+            /** @description The licence's effective entitlements (its product's current ones and its own, sorted, each once); [] when no licence is shown */
+            entitlements: string[];
             next_action: components["schemas"]["NextAction"];
             /**
              * Format: date-time
@@ -721,6 +732,8 @@ export interface components {
             detail: string;
             status: ("active" | "suspended" | "revoked" | "expired") | null;
             expires_at: string | null;
+            /** @description The licence's effective entitlements (its product's current ones and its own, sorted, each once); [] when no licence is shown */
+            entitlements: string[];
             next_action: components["schemas"]["NextAction"];
             /** Format: date-time */
             cache_until: string;
@@ -846,7 +859,7 @@ export interface components {
         ProductCreate: {
             name: string;
             description?: string;
-            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
+            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false, no entitlements */
             policy?: components["schemas"]["PolicyInput"];
             price?: {
                 /** @description In the currency's minor unit (cents) */
@@ -858,7 +871,7 @@ export interface components {
         ProductUpdate: {
             name?: string;
             description?: string;
-            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
+            /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false, no entitlements */
             policy?: components["schemas"]["PolicyInput"];
             /** @description null removes the price */
             price?: {
@@ -878,6 +891,8 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            /** @description The licence's own entitlements on top of its policy's, replaced whole ([] clears them) */
+            entitlements?: string[];
         };
         ActivationCreate: {
             fingerprint: string;
@@ -896,6 +911,8 @@ export interface components {
             key: string;
             product_id?: string;
             fingerprint?: string;
+            /** @description Entitlement codes the app needs: any the licence lacks answers valid: false, entitlements_missing */
+            entitlements?: string[];
         };
         CheckoutCreate: {
             product_id: string;
@@ -923,7 +940,7 @@ export interface components {
             description?: string;
             enabled?: boolean;
         };
-        /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false */
+        /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false, no entitlements */
         PolicyInput: {
             /** @description Days a licence is valid from issue; null = perpetual */
             duration_days?: number | null;
@@ -940,6 +957,8 @@ export interface components {
              * @enum {unknown}
              */
             refund_action?: "revoke" | "suspend";
+            /** @description Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own */
+            entitlements?: string[];
         };
     };
     responses: never;

@@ -59,6 +59,10 @@ export interface License {
   metadata: { [key: string]: string };
   /** When a validation last saw it (RFC 3339; empty = never). Filled on GetLicense only. */
   last_validated_at: string;
+  /** The effective entitlements: the policy's and the licence's extras, sorted, without duplicates. */
+  entitlements: string[];
+  /** The licence's own entitlements on top of its policy's (set whole with UpdateLicense). */
+  extra_entitlements: string[];
 }
 
 export interface License_MetadataEntry {
@@ -110,11 +114,13 @@ export interface ValidateLicenseRequest {
    * (an instance that did not make the change may not have heard of it yet).
    */
   from_store: boolean;
+  /** Entitlement codes the app needs: any missing from the licence's effective set answers entitlements_missing. */
+  entitlements: string[];
 }
 
 export interface ValidateLicenseResponse {
   valid: boolean;
-  /** valid | expired_in_grace | not_found | product_mismatch | revoked | suspended | expired | not_activated | activation_limit_reached */
+  /** valid | expired_in_grace | not_found | product_mismatch | revoked | suspended | expired | not_activated | activation_limit_reached | entitlements_missing */
   code: string;
   detail: string;
   /** Present only when the key exists in the caller's account. */
@@ -245,6 +251,9 @@ export interface UpdateLicenseRequest {
     | undefined;
   /** Merged into the licence's metadata; an empty value removes that entry. */
   metadata: { [key: string]: string };
+  /** With set_entitlements: the licence's extra entitlements, replaced whole (empty clears them). */
+  set_entitlements: boolean;
+  entitlements: string[];
 }
 
 export interface UpdateLicenseRequest_MetadataEntry {
@@ -584,6 +593,8 @@ function createBaseLicense(): License {
     activations: 0,
     metadata: {},
     last_validated_at: "",
+    entitlements: [],
+    extra_entitlements: [],
   };
 }
 
@@ -624,6 +635,12 @@ export const License: MessageFns<License> = {
     });
     if (message.last_validated_at !== "") {
       writer.uint32(98).string(message.last_validated_at);
+    }
+    for (const v of message.entitlements) {
+      writer.uint32(106).string(v!);
+    }
+    for (const v of message.extra_entitlements) {
+      writer.uint32(114).string(v!);
     }
     return writer;
   },
@@ -740,6 +757,22 @@ export const License: MessageFns<License> = {
             message.last_validated_at = reader.string();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.entitlements.push(reader.string());
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.extra_entitlements.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -803,6 +836,14 @@ export const License: MessageFns<License> = {
         : isSet(object.last_validated_at)
         ? globalThis.String(object.last_validated_at)
         : "",
+      entitlements: globalThis.Array.isArray(object?.entitlements)
+        ? object.entitlements.map((e: any) => globalThis.String(e))
+        : [],
+      extra_entitlements: globalThis.Array.isArray(object?.extraEntitlements)
+        ? object.extraEntitlements.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.extra_entitlements)
+        ? object.extra_entitlements.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -850,6 +891,12 @@ export const License: MessageFns<License> = {
     if (message.last_validated_at !== "") {
       obj.lastValidatedAt = message.last_validated_at;
     }
+    if (message.entitlements?.length) {
+      obj.entitlements = message.entitlements;
+    }
+    if (message.extra_entitlements?.length) {
+      obj.extraEntitlements = message.extra_entitlements;
+    }
     return obj;
   },
 
@@ -880,6 +927,8 @@ export const License: MessageFns<License> = {
       {},
     );
     message.last_validated_at = object.last_validated_at ?? "";
+    message.entitlements = object.entitlements?.map((e) => e) || [];
+    message.extra_entitlements = object.extra_entitlements?.map((e) => e) || [];
     return message;
   },
 };
@@ -1432,6 +1481,7 @@ function createBaseValidateLicenseRequest(): ValidateLicenseRequest {
     key_scope: "",
     want_facts: false,
     from_store: false,
+    entitlements: [],
   };
 }
 
@@ -1457,6 +1507,9 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     }
     if (message.from_store !== false) {
       writer.uint32(56).bool(message.from_store);
+    }
+    for (const v of message.entitlements) {
+      writer.uint32(66).string(v!);
     }
     return writer;
   },
@@ -1530,6 +1583,14 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
             message.from_store = reader.bool();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.entitlements.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1571,6 +1632,9 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
         : isSet(object.from_store)
         ? globalThis.Boolean(object.from_store)
         : false,
+      entitlements: globalThis.Array.isArray(object?.entitlements)
+        ? object.entitlements.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1597,6 +1661,9 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     if (message.from_store !== false) {
       obj.fromStore = message.from_store;
     }
+    if (message.entitlements?.length) {
+      obj.entitlements = message.entitlements;
+    }
     return obj;
   },
 
@@ -1612,6 +1679,7 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     message.key_scope = object.key_scope ?? "";
     message.want_facts = object.want_facts ?? false;
     message.from_store = object.from_store ?? false;
+    message.entitlements = object.entitlements?.map((e) => e) || [];
     return message;
   },
 };
@@ -3275,7 +3343,14 @@ export const TransitionLicenseRequest: MessageFns<TransitionLicenseRequest> = {
 };
 
 function createBaseUpdateLicenseRequest(): UpdateLicenseRequest {
-  return { account_id: "", key: "", customer_email: undefined, metadata: {} };
+  return {
+    account_id: "",
+    key: "",
+    customer_email: undefined,
+    metadata: {},
+    set_entitlements: false,
+    entitlements: [],
+  };
 }
 
 export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
@@ -3292,6 +3367,12 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
     globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
       UpdateLicenseRequest_MetadataEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
     });
+    if (message.set_entitlements !== false) {
+      writer.uint32(40).bool(message.set_entitlements);
+    }
+    for (const v of message.entitlements) {
+      writer.uint32(50).string(v!);
+    }
     return writer;
   },
 
@@ -3343,6 +3424,22 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
             }
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.set_entitlements = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.entitlements.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3382,6 +3479,14 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
           {},
         )
         : {},
+      set_entitlements: isSet(object.setEntitlements)
+        ? globalThis.Boolean(object.setEntitlements)
+        : isSet(object.set_entitlements)
+        ? globalThis.Boolean(object.set_entitlements)
+        : false,
+      entitlements: globalThis.Array.isArray(object?.entitlements)
+        ? object.entitlements.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -3405,6 +3510,12 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
         });
       }
     }
+    if (message.set_entitlements !== false) {
+      obj.setEntitlements = message.set_entitlements;
+    }
+    if (message.entitlements?.length) {
+      obj.entitlements = message.entitlements;
+    }
     return obj;
   },
 
@@ -3425,6 +3536,8 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
       },
       {},
     );
+    message.set_entitlements = object.set_entitlements ?? false;
+    message.entitlements = object.entitlements?.map((e) => e) || [];
     return message;
   },
 };

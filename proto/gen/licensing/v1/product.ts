@@ -66,6 +66,11 @@ export interface LicensePolicy {
   validate_keys_see_email: boolean;
   /** What a refunded checkout payment does to its licence: revoke | suspend (empty = revoke). */
   refund_action: string;
+  /**
+   * Feature codes every licence under this policy includes ([a-z0-9][a-z0-9_.-]{0,63}, at most 100,
+   * no duplicates). A licence can add its own (License.extra_entitlements).
+   */
+  entitlements: string[];
 }
 
 export interface Product {
@@ -578,6 +583,7 @@ function createBaseLicensePolicy(): LicensePolicy {
     require_activation: false,
     validate_keys_see_email: false,
     refund_action: "",
+    entitlements: [],
   };
 }
 
@@ -600,6 +606,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     }
     if (message.refund_action !== "") {
       writer.uint32(50).string(message.refund_action);
+    }
+    for (const v of message.entitlements) {
+      writer.uint32(66).string(v!);
     }
     return writer;
   },
@@ -665,6 +674,14 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
             message.refund_action = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.entitlements.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -709,6 +726,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
         : isSet(object.refund_action)
         ? globalThis.String(object.refund_action)
         : "",
+      entitlements: globalThis.Array.isArray(object?.entitlements)
+        ? object.entitlements.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -732,6 +752,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     if (message.refund_action !== "") {
       obj.refundAction = message.refund_action;
     }
+    if (message.entitlements?.length) {
+      obj.entitlements = message.entitlements;
+    }
     return obj;
   },
 
@@ -746,6 +769,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     message.require_activation = object.require_activation ?? false;
     message.validate_keys_see_email = object.validate_keys_see_email ?? false;
     message.refund_action = object.refund_action ?? "";
+    message.entitlements = object.entitlements?.map((e) => e) || [];
     return message;
   },
 };

@@ -3,9 +3,10 @@ import type { GetProductRequest, Product } from '@licensing/proto';
 import type { ProductLookup } from '../use-cases/deps';
 
 /**
- * The products licences are issued from, remembered between issuances: issuing a
- * licence asks the product service only for a product this instance has not seen
- * lately (an issuance was a gRPC call and a store read there; measured in
+ * The products licences are issued from, remembered between issuances and between
+ * answers (a licence's entitlements are its product's current ones, read here on every
+ * licence answer and validation): this instance asks the product service only for a
+ * product it has not seen lately (an issuance was a gRPC call and a store read there; measured in
  * docs/benchmarks.md, "At scale"). Kept exact by product.updated, which evicts the
  * product on every instance (followed from the stream: a lost one empties the cache,
  * followed-events.ts); while this instance cannot hear NATS it remembers
@@ -37,6 +38,15 @@ export class ProductCache implements ProductLookup {
     const key = keyOf(req.account_id, req.id);
     const hit = this.cache.get(key);
     if (hit) return hit;
+    return this.fetch(key, req, opts);
+  }
+
+  /** Read past the cache (a gateway heard the product change lately; this instance may hear it later), and kept. */
+  getFreshProduct(req: GetProductRequest, opts?: CallOptions): Promise<Product> {
+    return this.fetch(keyOf(req.account_id, req.id), req, opts);
+  }
+
+  private async fetch(key: string, req: GetProductRequest, opts?: CallOptions): Promise<Product> {
     const token = this.cache.begin(key);
     const product = await this.source.getProduct(req, opts);
     this.cache.set(key, product, token);

@@ -17,6 +17,11 @@ export interface LicenseRecord {
   /** The product's policy when the licence was issued or last renewed. */
   policy: PolicySnapshot;
   metadata: Record<string, string>;
+  /**
+   * Entitlements of this licence's own, on top of its policy's (set whole by UpdateLicense); missing
+   * on licences stored before entitlements existed, and on those never given any: none.
+   */
+  extra_entitlements?: string[];
   /** license.expired was published (once, whichever instance got there first). */
   expired_notified: boolean;
   /** The UTC hour (YYYY-MM-DDTHH) the sweeper looks for this licence in; null when nothing is left to announce (domain/expiry.ts). */

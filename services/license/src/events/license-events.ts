@@ -1,5 +1,6 @@
 import { newEvent } from '@licensing/runtime';
 import {
+  effectiveEntitlements,
   effectiveStatus,
   type ActivationData,
   type DomainEvent,
@@ -18,6 +19,7 @@ const licenseData = (doc: Omit<LicenseDoc, 'outbox'>, now: Date): LicenseData =>
   status: effectiveStatus(doc, now),
   expires_at: doc.expires_at ? doc.expires_at.toISOString() : null,
   created_at: doc.created_at.toISOString(),
+  entitlements: effectiveEntitlements(doc.policy.entitlements, doc.extra_entitlements),
 });
 
 const activationData = (a: ActivationDoc, licenseKey: string): ActivationData => ({

@@ -44,7 +44,7 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
     },
 
     async getLicense(req) {
-      const { doc, activations, lastValidated } = await getLicense(store, counter, req.account_id, req.key);
+      const { doc, activations, lastValidated } = await getLicense(deps, counter, req.account_id, req.key);
       return {
         ...toLicense(doc, clock.now(), 'full', activations),
         last_validated_at: lastValidated?.toISOString() ?? '',

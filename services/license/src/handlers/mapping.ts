@@ -1,4 +1,11 @@
-import { effectiveStatus, policyToContract, seenByScope, type Activation, type License } from '@licensing/proto';
+import {
+  effectiveEntitlements,
+  effectiveStatus,
+  policyToContract,
+  seenByScope,
+  type Activation,
+  type License,
+} from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 
 /**
@@ -21,6 +28,8 @@ export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope =
     activations,
     metadata: doc.metadata ?? {},
     last_validated_at: '',
+    entitlements: effectiveEntitlements(doc.policy.entitlements, doc.extra_entitlements),
+    extra_entitlements: doc.extra_entitlements ?? [],
   };
   return seenByScope(license, keyScope, doc.policy.validate_keys_see_email);
 }

@@ -15,6 +15,7 @@ import {
 } from '@licensing/proto';
 import type { LicenseConfig } from '../config';
 import { MAX_CACHED_FINGERPRINTS, type ValidationRecord } from '../caches/license-cache';
+import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 import type { ValidationCounter } from '../jobs/validation-counter';
 import {
@@ -33,13 +34,16 @@ type ValidationHandlers = Pick<
 /** The most validations one ValidateLicenses call may carry. */
 export const MAX_VALIDATIONS_PER_CALL = 256;
 
-/** What a gateway needs to answer this key again from memory (activations listed only when they matter). */
+/**
+ * What a gateway needs to answer this key again from memory (activations listed only when they matter).
+ * `doc`: the caller's licence with its product's current entitlements (null: none of the caller's).
+ */
 function factsOf(
-  { doc, fingerprints, rememberedSince }: ValidationRecord,
-  accountId: string,
+  { fingerprints, rememberedSince }: ValidationRecord,
+  doc: LicenseDoc | null,
   now: Date,
 ): ValidationFacts {
-  if (!doc || doc.account_id !== accountId)
+  if (!doc)
     return {
       found: false,
       license: undefined,
@@ -68,12 +72,12 @@ export function validationHandlers(
   const byCode = ctx.metrics.counter('licensing_validations_total', ['code']);
 
   async function validate(req: ValidateLicenseRequest): Promise<ValidateLicenseResponse> {
-    const { parsed, record, verdict, now } = await validateLicense(deps, req);
+    const { parsed, record, license, verdict, now } = await validateLicense(deps, req);
     byCode.inc({ code: verdict.code });
     return {
       ...verdictFields(verdict),
-      license: verdict.visible && record.doc ? toLicense(record.doc, now, req.key_scope) : undefined,
-      facts: req.want_facts && parsed.ok ? factsOf(record, req.account_id, now) : undefined,
+      license: verdict.visible && license ? toLicense(license, now, req.key_scope) : undefined,
+      facts: req.want_facts && parsed.ok ? factsOf(record, license, now) : undefined,
     };
   }
 

@@ -3,6 +3,8 @@ import { bucketOf, bucketsToSweep, expiryBucket } from '../domain/expiry';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 import { licenseExpired } from '../events/license-events';
+import type { ProductLookup } from '../use-cases/deps';
+import { withLiveEntitlements } from '../use-cases/product-entitlements';
 
 const STATE_ID = 'license-expiry';
 /** Buckets (hours) one pass looks at, and licences per query: a pass's work never depends on how many licences exist. */
@@ -25,6 +27,8 @@ export class ExpirySweeper {
     private readonly store: LicenseStore,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
+    /** license.expired carries the product's current entitlements (through the product cache). */
+    private readonly products: ProductLookup,
   ) {}
 
   async sweep(): Promise<number> {
@@ -62,7 +66,8 @@ export class ExpirySweeper {
   /** 1 when this call published the licence's license.expired. Suspended or revoked: nothing to announce; a reinstatement files it again (license-handlers). */
   private async announce(doc: LicenseDoc, now: Date): Promise<number> {
     if (doc.status !== 'active' || !doc.grace_ends_at || doc.grace_ends_at > now) return 0;
-    if (!(await this.store.markExpired(doc._id, licenseExpired(doc, now)))) return 0;
+    const announced = await withLiveEntitlements(this.products, doc);
+    if (!(await this.store.markExpired(doc._id, licenseExpired(announced, now)))) return 0;
     this.outbox.flush(this.store.models.License, doc._id);
     return 1;
   }

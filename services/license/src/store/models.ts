@@ -49,6 +49,7 @@ export function licenseModels(conn: Connection) {
       grace_ends_at: { type: Date, default: null },
       policy: { type: Object, required: true },
       metadata: { type: Object, default: () => ({}) },
+      extra_entitlements: { type: [String], default: undefined },
       expired_notified: { type: Boolean, default: false },
       expiry_bucket: { type: String, default: null },
       created_at: { type: Date, required: true },

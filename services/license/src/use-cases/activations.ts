@@ -4,11 +4,12 @@ import { checkFingerprint } from '../domain/metadata';
 import { activationEvent } from '../events/license-events';
 import type { ActivationDoc } from '../store/models';
 import type { LicenseDeps } from './deps';
+import { withLiveEntitlements } from './product-entitlements';
 import { ownLicense } from './read-licenses';
 
 /** Activates a machine on an active licence within its max_activations; an active fingerprint is answered again. */
 export async function activate(
-  { store, outbox, clock }: Omit<LicenseDeps, 'products'>,
+  { store, outbox, clock, products }: LicenseDeps,
   req: { account_id: string; key: string; fingerprint: string; name: string },
 ): Promise<{ activation: ActivationDoc; created: boolean }> {
   const fingerprint = checkFingerprint(req.fingerprint);
@@ -31,7 +32,9 @@ export async function activate(
     created_at: now,
     deactivated_at: null,
   };
-  const events = [activationEvent('license.activated', license, { ...doc, slot_key: '' }, now)];
+  // Announced with the product's current entitlements (domain/entitlements.ts).
+  const announced = await withLiveEntitlements(products, license);
+  const events = [activationEvent('license.activated', announced, { ...doc, slot_key: '' }, now)];
   const out = await store.activate(doc, license.policy.max_activations, events);
   if (!out)
     throw new AppError(
@@ -57,7 +60,7 @@ export async function listActivations(
 
 /** Frees a machine's slot, with license.deactivated; an unknown or already freed activation is not found. */
 export async function deactivate(
-  { store, outbox, clock }: Omit<LicenseDeps, 'products'>,
+  { store, outbox, clock, products }: LicenseDeps,
   accountId: string,
   key: string,
   activationId: string,
@@ -66,8 +69,9 @@ export async function deactivate(
   if (!isId('act', activationId)) throw AppError.notFound('activation');
   const now = clock.now();
   const events: DomainEvent[] = [];
+  const announced = await withLiveEntitlements(products, license);
   const done = await store.deactivate(license._id, activationId, now, (a) => {
-    events.push(activationEvent('license.deactivated', license, a, now));
+    events.push(activationEvent('license.deactivated', announced, a, now));
     return events[0];
   });
   if (!done) throw AppError.notFound('activation');

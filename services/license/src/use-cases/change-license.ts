@@ -1,5 +1,6 @@
 import { AppError, checkEmail } from '@licensing/runtime';
 import {
+  entitlementsProblem,
   graceEndsAt,
   isOneOf,
   licenseActions,
@@ -8,12 +9,14 @@ import {
   type TransitionLicenseRequest,
   type UpdateLicenseRequest,
 } from '@licensing/proto';
+import { storedPolicy } from '../domain/entitlements';
 import { expiryBucket } from '../domain/expiry';
 import { transition } from '../domain/lifecycle';
 import { mergeMetadata } from '../domain/metadata';
 import { licenseEvent } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseAt, LicenseDeps } from './deps';
+import { withLiveEntitlements } from './product-entitlements';
 import { ownLicense } from './read-licenses';
 
 const pastTense: Record<
@@ -30,7 +33,7 @@ type Change = { changes: Partial<LicenseDoc>; event: Parameters<typeof licenseEv
 
 /** Applies a change computed from the current document; retries if another writer got there first. */
 export async function changeLicense(
-  { store, outbox, clock }: LicenseDeps,
+  { store, outbox, clock, products }: LicenseDeps,
   accountId: string,
   key: string,
   apply: (doc: LicenseDoc, now: Date) => Promise<Change>,
@@ -39,7 +42,8 @@ export async function changeLicense(
     const doc = await ownLicense(store, accountId, key);
     const now = clock.now();
     const { changes, event } = await apply(doc, now);
-    const after = { ...doc, ...changes };
+    // Answered and announced with the product's current entitlements (never stored: domain/entitlements.ts).
+    const after = await withLiveEntitlements(products, { ...doc, ...changes });
     const events = [licenseEvent(event, after, now)];
     if (await store.replaceState(doc, changes, events)) {
       outbox.flush(store.models.License, doc._id, events);
@@ -49,22 +53,31 @@ export async function changeLicense(
   throw new AppError('conflict', 'the licence is being changed by another request; retry');
 }
 
-/** Changes the customer e-mail and/or metadata (an empty value removes its entry), with license.updated. */
+/**
+ * Changes the customer e-mail, metadata (an empty value removes its entry) and/or the licence's extra
+ * entitlements (replaced whole; none clears them), with license.updated. Everything is checked before
+ * anything is written.
+ */
 export const updateLicense = (
   deps: LicenseDeps,
-  req: Pick<UpdateLicenseRequest, 'account_id' | 'key' | 'customer_email' | 'metadata'>,
-): Promise<LicenseAt> =>
-  changeLicense(deps, req.account_id, req.key, async (doc) => {
+  req: Pick<UpdateLicenseRequest, 'account_id' | 'key' | 'customer_email' | 'metadata'> &
+    Partial<Pick<UpdateLicenseRequest, 'set_entitlements' | 'entitlements'>>,
+): Promise<LicenseAt> => {
+  const badEntitlements = req.set_entitlements ? entitlementsProblem('entitlements', req.entitlements) : undefined;
+  if (badEntitlements) return Promise.reject(AppError.invalid(badEntitlements.field, badEntitlements.message));
+  return changeLicense(deps, req.account_id, req.key, async (doc) => {
     const changes: Partial<LicenseDoc> = {};
     if (req.customer_email !== undefined) {
       const email = checkEmail('customer_email', req.customer_email);
       Object.assign(changes, { customer_email: email, customer_email_lc: email.toLowerCase() });
     }
     if (Object.keys(req.metadata).length) changes.metadata = mergeMetadata(doc.metadata ?? {}, req.metadata);
+    if (req.set_entitlements) changes.extra_entitlements = [...(req.entitlements ?? [])];
     if (!Object.keys(changes).length)
-      throw new AppError('invalid_request', 'nothing to change: give customer_email and/or metadata');
+      throw new AppError('invalid_request', 'nothing to change: give customer_email, metadata and/or entitlements');
     return { changes, event: 'license.updated' };
   });
+};
 
 /** Suspends, reinstates, revokes or renews (with the product's current policy), with its event. */
 export const transitionLicense = (
@@ -75,11 +88,13 @@ export const transitionLicense = (
     const action = req.action;
     if (!isOneOf(licenseActions, action))
       throw AppError.invalid('action', `action must be one of ${licenseActions.join(', ')}`);
-    // Renewal takes the product's current policy.
+    // Renewal takes the product's current policy (all but its entitlements, which are read live).
     const current =
       action === 'renew'
-        ? withPolicyDefaults(
-            (await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id })).policy,
+        ? storedPolicy(
+            withPolicyDefaults(
+              (await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id })).policy,
+            ),
           )
         : doc.policy;
     const next = transition(doc, action, now, current);

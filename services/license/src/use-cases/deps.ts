@@ -5,6 +5,8 @@ import type { LicenseStore } from '../store/queries';
 
 export interface ProductLookup {
   getProduct(req: GetProductRequest, opts?: CallOptions): Promise<Product>;
+  /** The product as stored now, past any memory (the product cache has it; the gRPC client is always fresh). */
+  getFreshProduct?(req: GetProductRequest, opts?: CallOptions): Promise<Product>;
 }
 
 /** What the licence use cases work with; main.ts gives the real ones, unit tests fakes. */
@@ -13,7 +15,7 @@ export interface LicenseDeps {
   /** Publishes at once the events a write recorded (the relay retries what this misses). */
   outbox: Pick<Outbox, 'flush'>;
   clock: Clock;
-  /** The product service: a licence takes its product's policy. */
+  /** The product service (through the product cache): a licence takes its product's policy, and answers with its current entitlements. */
   products: ProductLookup;
 }
 

@@ -1,8 +1,10 @@
 import { AppError, checkEmail, isId } from '@licensing/runtime';
 import { withPolicyDefaults, type CreateLicenseRequest } from '@licensing/proto';
+import { storedPolicy, withProductEntitlements } from '../domain/entitlements';
 import { newLicense } from '../domain/new-license';
 import { licenseCreated } from '../events/license-events';
 import type { LicenseAt, LicenseDeps } from './deps';
+import { withLiveEntitlements } from './product-entitlements';
 
 const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
 
@@ -34,7 +36,7 @@ export async function issueLicense(
     if (!doc) return null;
     // Its events may not have gone out if that run stopped right after the insert.
     outbox.flush(store.models.License, doc._id);
-    return { doc, now: clock.now() };
+    return { doc: await withLiveEntitlements(products, doc), now: clock.now() };
   };
   if (idempotent?.resumed) {
     const found = await earlier();
@@ -46,9 +48,11 @@ export async function issueLicense(
   const policy = withPolicyDefaults(product.policy);
   for (let attempt = 0; ; attempt++) {
     const now = clock.now();
-    const doc = newLicense(accountId, productId, input.customer_email, policy, now);
+    // Stored without the product's entitlements (they are read live); answered and announced with them.
+    const doc = newLicense(accountId, productId, input.customer_email, storedPolicy(policy), now);
     if (idempotent) doc._id = idempotent.licenseId;
-    const events = [licenseCreated(doc)];
+    const answered = withProductEntitlements(doc, policy.entitlements);
+    const events = [licenseCreated(answered)];
     try {
       await store.insert(doc, events);
     } catch (err) {
@@ -61,6 +65,6 @@ export async function issueLicense(
       throw err;
     }
     outbox.flush(store.models.License, doc._id, events);
-    return { doc, now };
+    return { doc: answered, now };
   }
 }

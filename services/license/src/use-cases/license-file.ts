@@ -1,6 +1,7 @@
 import { AppError, type CallOptions, type Clock } from '@licensing/runtime';
 import {
   DAY_MS,
+  effectiveEntitlements,
   effectiveStatus,
   graceEndsAt,
   type SignPayloadRequest,
@@ -8,6 +9,8 @@ import {
 } from '@licensing/proto';
 import { checkFingerprint } from '../domain/metadata';
 import type { LicenseStore } from '../store/queries';
+import type { ProductLookup } from './deps';
+import { productEntitlements } from './product-entitlements';
 import { ownLicense } from './read-licenses';
 
 export interface PayloadSigner {
@@ -19,6 +22,8 @@ export interface FileDeps {
   clock: Clock;
   /** The product service, which holds the signing keys. */
   signer: PayloadSigner;
+  /** The products (through the product cache): a file carries the product's current entitlements. */
+  products: ProductLookup;
 }
 
 export const FILE_TTL_DEFAULT_DAYS = 30;
@@ -30,7 +35,7 @@ export const FILE_TTL_MAX_DAYS = 365;
  * file never outlives the licence: valid_until is capped by expiry plus grace.
  */
 export async function issueLicenseFile(
-  { store, clock, signer }: FileDeps,
+  { store, clock, signer, products }: FileDeps,
   req: { account_id: string; key: string; fingerprint: string; ttl_days: number },
 ): Promise<SignPayloadResponse> {
   const ttl = req.ttl_days || FILE_TTL_DEFAULT_DAYS;
@@ -60,6 +65,11 @@ export async function issueLicenseFile(
     status,
     expires_at: license.expires_at ? license.expires_at.toISOString() : null,
     fingerprint: fingerprint || null,
+    entitlements: effectiveEntitlements(
+      // Read past the cache: a signed file lives for days, and is often asked for right after a change.
+      await productEntitlements(products, license.account_id, license.product_id, true),
+      license.extra_entitlements,
+    ),
     issued_at: now.toISOString(),
     valid_until: validUntil.toISOString(),
   };

@@ -5,6 +5,7 @@ import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 import type { ValidationCounter } from '../jobs/validation-counter';
 import type { LicenseDeps } from './deps';
+import { withLiveEntitlements, withLiveEntitlementsAll } from './product-entitlements';
 
 /** The caller's licence by key (typed loosely), or 404 for a typo, an unknown key or another account's. */
 export async function ownLicense(
@@ -18,17 +19,18 @@ export async function ownLicense(
   return doc;
 }
 
-/** One licence with its active machines counted and when it was last validated. */
+/** One licence with its product's current entitlements, its active machines counted and when it was last validated. */
 export async function getLicense(
-  store: LicenseStore,
+  { store, products }: Pick<LicenseDeps, 'store' | 'products'>,
   counter: Pick<ValidationCounter, 'lastValidatedAt'>,
   accountId: string,
   key: string,
 ) {
-  const doc = await ownLicense(store, accountId, key);
-  const [activations, lastValidated] = await Promise.all([
-    store.countActivations(doc._id),
-    counter.lastValidatedAt(doc._id),
+  const stored = await ownLicense(store, accountId, key);
+  const [doc, activations, lastValidated] = await Promise.all([
+    withLiveEntitlements(products, stored),
+    store.countActivations(stored._id),
+    counter.lastValidatedAt(stored._id),
   ]);
   return { doc, activations, lastValidated };
 }
@@ -39,9 +41,12 @@ export interface LicenseFilter {
   status: string;
 }
 
-/** A page of the account's licences, filtered by product, customer e-mail and effective status. */
+/**
+ * A page of the account's licences, filtered by product, customer e-mail and effective status, with
+ * their products' current entitlements (each product of the page looked up once).
+ */
 export async function listLicenses(
-  { store, clock }: Pick<LicenseDeps, 'store' | 'clock'>,
+  { store, clock, products }: Pick<LicenseDeps, 'store' | 'clock' | 'products'>,
   accountId: string,
   filter: LicenseFilter,
   page: PageRequest | undefined,
@@ -59,7 +64,7 @@ export async function listLicenses(
     page,
     now,
   );
-  return { items, page: next, now };
+  return { items: await withLiveEntitlementsAll(products, items), page: next, now };
 }
 
 /** The account's licence count and the hourly validation counts of the last 30 days. */

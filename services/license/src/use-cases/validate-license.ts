@@ -1,4 +1,5 @@
 import {
+  entitlementsProblem,
   judge,
   parseLicenseKey,
   type ParsedKey,
@@ -6,17 +7,25 @@ import {
   type ValidateLicenseRequest,
   type Verdict,
 } from '@licensing/proto';
-import type { Clock } from '@licensing/runtime';
+import { AppError, type Clock } from '@licensing/runtime';
 import { isCode } from '../domain/stats';
 import { MAX_CACHED_FINGERPRINTS, type LicenseCache, type ValidationRecord } from '../caches/license-cache';
+import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 import type { ValidationCounter } from '../jobs/validation-counter';
 import type { RecentGroup } from '../store/stats';
+import type { ProductLookup } from './deps';
+import { withLiveEntitlements } from './product-entitlements';
 import { ownLicense } from './read-licenses';
 
-/** What validating needs: the licences (through this instance's cache), the exact activation reads, the counts. */
+/**
+ * What validating needs: the licences and their products (through this instance's caches), the exact
+ * activation reads, the counts.
+ */
 export interface ValidationDeps {
   licenses: Pick<LicenseCache, 'read'>;
+  /** A licence's entitlements are its product's current ones: a ProductCache hit, no gRPC call. */
+  products: ProductLookup;
   store: Pick<LicenseStore, 'findActivation' | 'countActivations'>;
   counter: Pick<ValidationCounter, 'record' | 'validated' | 'addRecent'>;
   clock: Clock;
@@ -25,6 +34,8 @@ export interface ValidationDeps {
 export interface Validated {
   parsed: ParsedKey;
   record: ValidationRecord;
+  /** The caller's licence as answered (its product's current entitlements), null for none or another account's. */
+  license: LicenseDoc | null;
   verdict: Verdict;
   now: Date;
 }
@@ -35,14 +46,23 @@ export interface Validated {
  * when the policy requires activation, and read one by one only for a licence with more than a cache holds.
  */
 export async function validateLicense(
-  { licenses, store, counter, clock }: ValidationDeps,
-  req: Pick<ValidateLicenseRequest, 'account_id' | 'key' | 'product_id' | 'fingerprint' | 'from_store'>,
+  { licenses, products, store, counter, clock }: ValidationDeps,
+  req: Pick<ValidateLicenseRequest, 'account_id' | 'key' | 'product_id' | 'fingerprint' | 'from_store'> &
+    Partial<Pick<ValidateLicenseRequest, 'entitlements'>>,
 ): Promise<Validated> {
+  const entitlements = req.entitlements ?? [];
+  // The gateway checked them; a caller of this contract that did not is refused, not judged.
+  const badEntitlements = entitlements.length ? entitlementsProblem('entitlements', entitlements) : undefined;
+  if (badEntitlements) throw AppError.invalid(badEntitlements.field, badEntitlements.message);
   const parsed = parseLicenseKey(req.key);
   const record: ValidationRecord = parsed.ok
     ? await licenses.read(parsed.key, req.from_store)
     : { doc: null, fingerprints: [] };
-  const { doc } = record;
+  // The caller's licence gets its product's entitlements; from_store (a gateway heard of a change
+  // lately) reads the product past this instance's memory too, as it does the licence.
+  const own = record.doc && record.doc.account_id === req.account_id ? record.doc : null;
+  const license = own && (await withLiveEntitlements(products, own, req.from_store));
+  const doc = license ?? record.doc;
   const fingerprint = req.fingerprint.trim().slice(0, 200);
   const now = clock.now();
   const needsActivation = !!doc && doc.account_id === req.account_id && doc.policy.require_activation;
@@ -60,7 +80,7 @@ export async function validateLicense(
   const verdict = judge(
     parsed,
     doc,
-    { accountId: req.account_id, productId: req.product_id, fingerprint },
+    { accountId: req.account_id, productId: req.product_id, fingerprint, entitlements },
     activation,
     now,
   );
@@ -77,7 +97,7 @@ export async function validateLicense(
       lastAt: now,
     });
   }
-  return { parsed, record, verdict, now };
+  return { parsed, record, license, verdict, now };
 }
 
 /**
