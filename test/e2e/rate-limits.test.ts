@@ -216,6 +216,7 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
       hourly_quota: 100,
       hourly_app_allowance: 1000,
       per_key_per_minute: 100,
+      per_license_per_minute: 60,
     });
     const raised = await accountWith('pro', { per_minute_limit: 500, per_hour_limit: 5000 });
     const app = client(
@@ -227,6 +228,7 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
       hourly_quota: 5000,
       hourly_app_allowance: 50_000,
       per_key_per_minute: 500,
+      per_license_per_minute: 60,
     });
   });
 });

@@ -1,7 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { sha256, withRequestId, type Logger } from '@licensing/runtime';
+import { parseLicenseKey } from '@licensing/proto';
+import { sameLicense } from '../auth/app-routes';
 import type { AuthCache } from '../auth/auth-cache';
+import { namedLicenseDigest, type LicenseCredentials } from '../auth/license-credentials';
+import type { Principal } from '../auth/principal';
 import { knownError, problemOf } from '../http/errors';
 import type { HttpMetrics } from '../http/metrics';
 import { logAccess, requestIdFor } from '../http/request-context';
@@ -22,6 +26,8 @@ export interface FastPathDeps {
   /** HTTPS in production and HSTS, as the Express app applies them (http/transport.ts). */
   transport: Pick<TransportSettings, 'NODE_ENV' | 'HSTS_MAX_AGE_S'>;
   authCache: AuthCache;
+  /** The licence credentials ("License <key>") this gateway remembers. */
+  licenseCredentials: Pick<LicenseCredentials, 'get'>;
   limits: RateLimits;
   validator: LicenseValidator;
   http: HttpMetrics;
@@ -32,7 +38,8 @@ export interface FastPathDeps {
 
 /**
  * The hot path without Express: `GET /api/v1/licenses/validate` (and /v1/…)
- * when the API key is in the auth cache and the rate limits can be decided
+ * when the API key is in the auth cache (or the licence credential, active and validating itself,
+ * in LicenseCredentials) and the rate limits can be decided
  * without Redis. A licence in the validation cache (or a malformed key) is
  * answered at once; an unknown one by one call to the licence service. It
  * answers with the same rules, body, headers, metrics, access log and problem
@@ -44,6 +51,7 @@ export interface FastPathDeps {
 export function fastValidation({
   transport,
   authCache,
+  licenseCredentials,
   limits,
   validator,
   http,
@@ -71,11 +79,24 @@ export function fastValidation({
     const socket = req.socket as Socket & { encrypted?: boolean };
     const secure = isSecure(!!socket.encrypted, socket.remoteAddress ?? '', request.forwardedProto, trustProxy);
     if (production && !secure) return false;
-    const principal = authCache.get(tokenDigest(socket, request.apiKey), request.apiKey);
-    if (!principal) return false;
+    let principal: Principal | undefined;
+    /** A validate-scope key spends the minute of the licence it names (rate-limits/budgets.ts). */
+    let named: string | undefined;
+    if (request.license !== undefined) {
+      // A licence credential: remembered, active, and validating itself; anything else Express answers.
+      const parsed = parseLicenseKey(request.license);
+      if (!parsed.ok) return false;
+      principal = licenseCredentials.get(tokenDigest(socket, parsed.key, 'base64url'));
+      if (principal?.license?.status !== 'active' || !sameLicense(principal.license.key, request.licenseKey))
+        return false;
+    } else {
+      principal = authCache.get(tokenDigest(socket, request.apiKey, 'hex'), request.apiKey);
+      if (!principal) return false;
+      if (principal.scope === 'validate' && limits.settings.enabled) named = namedLicenseDigest(request.licenseKey);
+    }
     const input = { key: request.licenseKey, productId: '', fingerprint: request.fingerprint };
     const local = validator.local(principal, input);
-    const verdict = limits.settings.enabled ? limits.checkLocally(principal) : null;
+    const verdict = limits.settings.enabled ? limits.checkLocally(principal, named) : null;
     if (verdict === undefined) return false;
 
     const started = process.hrtime.bigint();
@@ -115,18 +136,19 @@ export function fastValidation({
   };
 }
 
-const LAST_TOKEN = Symbol('last API key on this connection');
-type WithLastToken = { [LAST_TOKEN]?: { token: string; digest: string } };
+const LAST_TOKEN = Symbol('last credential on this connection');
+type WithLastToken = { [LAST_TOKEN]?: { token: string; encoding: 'hex' | 'base64url'; digest: string } };
 
 /**
- * The auth cache's digest of an API key, remembered per connection: a client on a kept-alive connection
- * sends the same key every time, and hashing it cost a few per cent of a cached validation. The
- * comparison is with the key this same connection sent before, so its timing tells the client nothing.
+ * The auth caches' digest of a credential (an API key: hex; a canonical licence key: base64url),
+ * remembered per connection: a client on a kept-alive connection sends the same one every time, and
+ * hashing it cost a few per cent of a cached validation. The comparison is with what this same
+ * connection sent before, so its timing tells the client nothing.
  */
-function tokenDigest(socket: object, token: string): string {
+function tokenDigest(socket: object, token: string, encoding: 'hex' | 'base64url'): string {
   const last = (socket as WithLastToken)[LAST_TOKEN];
-  if (last?.token === token) return last.digest;
-  const digest = sha256(token, 'hex');
-  (socket as WithLastToken)[LAST_TOKEN] = { token, digest };
+  if (last?.token === token && last.encoding === encoding) return last.digest;
+  const digest = sha256(token, encoding);
+  (socket as WithLastToken)[LAST_TOKEN] = { token, encoding, digest };
   return digest;
 }

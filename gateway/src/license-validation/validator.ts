@@ -88,8 +88,24 @@ export class LicenseValidator {
   }
 
   validate(p: Principal, input: ValidationInput): ValidationAnswer | Promise<ValidationAnswer> {
+    if (!p.accountId) return this.unknownLicense(input);
     const local = this.local(p, input);
     return local ? this.answer(p, local) : this.remote(p, input);
+  }
+
+  /**
+   * A licence key no licence has, sent as its own "License" credential (no account to ask in or to
+   * count for): judged here as the service judges a key it does not find (not_found).
+   */
+  unknownLicense(input: ValidationInput): ValidationAnswer {
+    const verdict = judge(
+      parseLicenseKey(input.key),
+      null,
+      { accountId: '', productId: input.productId, fingerprint: input.fingerprint.trim().slice(0, 200) },
+      { fingerprintActive: false, count: 0 },
+      this.clock.now(),
+    );
+    return { ...verdictFields(verdict), license: undefined };
   }
 
   /** A well-formed key this gateway does not know (local() said undefined): the licence service answers, and fills the cache. */
