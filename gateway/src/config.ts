@@ -90,7 +90,7 @@ export const gatewaySchema = {
   }),
   LICENSE_PER_MINUTE: int(
     'Requests one licence may make per minute: with its "License" credential, or through a validate-scope key naming it (budget "license_minute"; docs/api.md, "App credentials")',
-    { default: 60, min: 1, max: 100_000 },
+    { default: 60, min: 1, max: 1_000_000_000 },
   ),
   LICENSE_CREDENTIAL_CACHE_SIZE: int(
     'Licence credentials ("Authorization: License <key>") the gateway remembers, least recently used dropped first; events keep them exact (0 = ask the licence service on every request)',
