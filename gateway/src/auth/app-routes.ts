@@ -90,9 +90,14 @@ export function appRouteOf(method: string, path: string): AppRouteMatch | undefi
  */
 export function sameLicense(own: string, sent: string): boolean {
   const parsed = parseLicenseKey(sent);
-  if (!parsed.ok || parsed.key.length !== own.length) return false;
+  return parsed.ok && sameCanonicalKey(own, parsed.key);
+}
+
+/** Two canonical licence keys compared in constant time. */
+export function sameCanonicalKey(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
   let differs = 0;
-  for (let i = 0; i < own.length; i++) differs |= own.charCodeAt(i) ^ parsed.key.charCodeAt(i);
+  for (let i = 0; i < a.length; i++) differs |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return differs === 0;
 }
 

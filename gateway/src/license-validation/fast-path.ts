@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { AppError, sha256, withRequestId, type Logger } from '@licensing/runtime';
-import { parseLicenseKey } from '@licensing/proto';
-import { sameLicense } from '../auth/app-routes';
+import { parseLicenseKey, type ParsedKey } from '@licensing/proto';
+import { sameCanonicalKey } from '../auth/app-routes';
 import type { AuthCache } from '../auth/auth-cache';
 import { namedLicenseDigest, type LicenseCredentials } from '../auth/license-credentials';
 import type { Principal } from '../auth/principal';
@@ -84,13 +84,18 @@ export function fastValidation({
     let principal: Principal | undefined;
     /** A validate-scope key spends the minute of the licence it names (rate-limits/budgets.ts). */
     let named: string | undefined;
+    /** A licence credential validating itself: the key it asks about, parsed, with its digest (the credential's). */
+    let known: { parsed: ParsedKey; digest: string } | undefined;
     if (request.license !== undefined) {
       // A licence credential: remembered, active, and validating itself; anything else Express answers.
-      const parsed = parseLicenseKey(request.license);
-      if (!parsed.ok) return false;
-      principal = licenseCredentials.get(tokenDigest(socket, parsed.key, 'base64url'));
-      if (principal?.license?.status !== 'active' || !sameLicense(principal.license.key, request.licenseKey))
-        return false;
+      const own = parseLicenseKey(request.license);
+      if (!own.ok) return false;
+      const digest = tokenDigest(socket, own.key, 'base64url');
+      principal = licenseCredentials.get(digest);
+      if (principal?.license?.status !== 'active') return false;
+      const asked = parseLicenseKey(request.licenseKey);
+      if (!asked.ok || !sameCanonicalKey(principal.license.key, asked.key)) return false;
+      known = { parsed: asked, digest };
     } else {
       principal = authCache.get(tokenDigest(socket, request.apiKey, 'hex'), request.apiKey);
       if (!principal) return false;
@@ -99,7 +104,7 @@ export function fastValidation({
     const input = { key: request.licenseKey, productId: '', fingerprint: request.fingerprint };
     const started = process.hrtime.bigint();
     const answer = (verdict: RateVerdict | null) =>
-      respond(res, url, request.requestId, secure, principal, input, verdict, started);
+      respond(res, url, request.requestId, secure, principal, input, known, verdict, started);
     if (!limits.settings.enabled) answer(null);
     else {
       const verdict = limits.checkLocally(principal, named);
@@ -125,6 +130,7 @@ export function fastValidation({
     secure: boolean,
     principal: Principal,
     input: ValidationInput,
+    known: { parsed: ParsedKey; digest: string } | undefined,
     verdict: RateVerdict | null,
     started: bigint,
   ): void {
@@ -154,7 +160,7 @@ export function fastValidation({
       refuse(new AppError('rate_limited', rejectionDetail(spent, principal.plan)), spent.name);
       return;
     }
-    const local = validator.local(principal, input);
+    const local = validator.local(principal, input, known);
     if (local) {
       const sent = validator.answerSent(principal, local, toJson);
       send(200, JSON_TYPE, sent.body, sent.length);

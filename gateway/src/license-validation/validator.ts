@@ -6,6 +6,7 @@ import {
   seenByScope,
   verdictFields,
   type License,
+  type ParsedKey,
   type ValidateLicenseResponse,
   type Verdict,
 } from '@licensing/proto';
@@ -13,7 +14,14 @@ import type { Clock, Metrics } from '@licensing/runtime';
 import type { Principal } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { AnswerCount, endOfSecond, SentAnswer } from './sent-answers';
-import { cacheKey, toCachedAnswer, type CachedAnswer, type CachedLicense, type ValidationCache } from './cache';
+import {
+  cacheKey,
+  cacheKeyOfDigest,
+  toCachedAnswer,
+  type CachedAnswer,
+  type CachedLicense,
+  type ValidationCache,
+} from './cache';
 import { ValidationBatcher } from './lookup-batch';
 import type { ValidationTally } from './tally';
 
@@ -140,12 +148,22 @@ export class LicenseValidator {
     this.cache.forgetProduct(p.accountId, productId);
   }
 
-  /** What can be answered from here, looked up without counting anything yet; undefined = ask the licence service. */
-  local(p: Principal, input: ValidationInput): LocalValidation | undefined {
-    const parsed = parseLicenseKey(input.key);
+  /**
+   * What can be answered from here, looked up without counting anything yet; undefined = ask the licence service.
+   * `known`: input.key already parsed, with its canonical key's digest (the fast path has them from a
+   * licence credential naming itself), so neither is worked out twice.
+   */
+  local(
+    p: Principal,
+    input: ValidationInput,
+    known?: { parsed: ParsedKey; digest: string },
+  ): LocalValidation | undefined {
+    const parsed = known?.parsed ?? parseLicenseKey(input.key);
     const fingerprint = input.fingerprint.trim().slice(0, 200);
     if (!parsed.ok) return { parsed, cached: null, productId: input.productId, fingerprint };
-    const cached = this.cache.get(cacheKey(p.accountId, parsed.key));
+    const cached = this.cache.get(
+      known ? cacheKeyOfDigest(p.accountId, known.digest) : cacheKey(p.accountId, parsed.key),
+    );
     return cached ? { parsed, cached, productId: input.productId, fingerprint } : undefined;
   }
 
