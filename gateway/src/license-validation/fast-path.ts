@@ -4,7 +4,7 @@ import { AppError, sha256, withRequestId, type Logger } from '@licensing/runtime
 import { parseLicenseKey, type ParsedKey } from '@licensing/proto';
 import { sameCanonicalKey } from '../auth/app-routes';
 import type { AuthCache } from '../auth/auth-cache';
-import { namedLicenseDigest, type LicenseCredentials } from '../auth/license-credentials';
+import { licenseDigest, namedLicenseDigest, type LicenseCredentials } from '../auth/license-credentials';
 import type { Principal } from '../auth/principal';
 import { knownError, problemOf } from '../http/errors';
 import type { HttpMetrics } from '../http/metrics';
@@ -88,16 +88,20 @@ export function fastValidation({
     let known: { parsed: ParsedKey; digest: string } | undefined;
     if (request.license !== undefined) {
       // A licence credential: remembered, active, and validating itself; anything else Express answers.
-      const own = parseLicenseKey(request.license);
-      if (!own.ok) return false;
-      const digest = tokenDigest(socket, own.key, 'base64url');
+      const digest = licenseDigestOf(socket, request.license);
+      if (digest === undefined) return false;
       principal = licenseCredentials.get(digest);
       if (principal?.license?.status !== 'active') return false;
-      const asked = parseLicenseKey(request.licenseKey);
+      // The key asked about as the credential sent it (an app sends one string twice): it is that licence,
+      // already parsed; compared as the caller's own two inputs, which tells nothing of any other key.
+      const asked: ParsedKey =
+        request.licenseKey === request.license
+          ? { ok: true, key: principal.license.key }
+          : parseLicenseKey(request.licenseKey);
       if (!asked.ok || !sameCanonicalKey(principal.license.key, asked.key)) return false;
       known = { parsed: asked, digest };
     } else {
-      principal = authCache.get(tokenDigest(socket, request.apiKey, 'hex'), request.apiKey);
+      principal = authCache.get(tokenDigest(socket, request.apiKey), request.apiKey);
       if (!principal) return false;
       if (principal.scope === 'validate' && limits.settings.enabled) named = namedLicenseDigest(request.licenseKey);
     }
@@ -199,18 +203,29 @@ export function fastValidation({
 }
 
 const LAST_TOKEN = Symbol('last credential on this connection');
-type WithLastToken = { [LAST_TOKEN]?: { token: string; encoding: 'hex' | 'base64url'; digest: string } };
+type WithLastToken = { [LAST_TOKEN]?: { token: string; license: boolean; digest: string } };
 
 /**
- * The auth caches' digest of a credential (an API key: hex; a canonical licence key: base64url),
- * remembered per connection: a client on a kept-alive connection sends the same one every time, and
- * hashing it cost a few per cent of a cached validation. The comparison is with what this same
+ * The auth caches' digest of a credential as sent, remembered per connection: a client on a
+ * kept-alive connection sends the same one every time, and hashing it (and, for a licence key,
+ * parsing it) cost a few per cent of a cached validation. The comparison is with what this same
  * connection sent before, so its timing tells the client nothing.
  */
-function tokenDigest(socket: object, token: string, encoding: 'hex' | 'base64url'): string {
+function tokenDigest(socket: object, token: string): string {
   const last = (socket as WithLastToken)[LAST_TOKEN];
-  if (last?.token === token && last.encoding === encoding) return last.digest;
-  const digest = sha256(token, encoding);
-  (socket as WithLastToken)[LAST_TOKEN] = { token, encoding, digest };
+  if (last?.token === token && !last.license) return last.digest;
+  const digest = sha256(token, 'hex');
+  (socket as WithLastToken)[LAST_TOKEN] = { token, license: false, digest };
+  return digest;
+}
+
+/** The same for a "License <key>" credential: the digest of its canonical key; undefined when it is malformed. */
+function licenseDigestOf(socket: object, sent: string): string | undefined {
+  const last = (socket as WithLastToken)[LAST_TOKEN];
+  if (last?.token === sent && last.license) return last.digest;
+  const parsed = parseLicenseKey(sent);
+  if (!parsed.ok) return undefined;
+  const digest = licenseDigest(parsed.key);
+  (socket as WithLastToken)[LAST_TOKEN] = { token: sent, license: true, digest };
   return digest;
 }
