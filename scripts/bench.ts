@@ -2,7 +2,8 @@
 // node:http server measured in the same run on the same machine: answered from
 // the gateway's validation cache, uncached at the gateway (its cache off by a
 // setting; the licence service answers from its own), with no cache anywhere, and the
-// rate limiter's cost (off, local decisions, one Redis round trip per request).
+// rate limiter's cost (off, local decisions, one Redis round trip per request), and a validation with
+// a licence's own credential ("Authorization: License <key>") against one with an API key, on one gateway.
 // Writes docs/benchmarks.md.
 //   BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (default 2),
 //   BENCH_PROFILE=1 adds where the time goes: after the measured runs (which
@@ -30,6 +31,12 @@ const WARM_UP_S = 3;
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 /** Each bare run between the others (the first and last too). */
 const BARE_S = Math.max(2, Math.round(duration / 2));
+
+/** The two runs of one gateway that compare the app's credentials (the same licences, the same settings). */
+const APP_API_KEY =
+  'cached validation, one licence per connection (an app each), with an API key (Bearer); LICENSE_PER_MINUTE raised';
+const APP_LICENSE =
+  'cached validation, one licence per connection (an app each), with the licence as credential (License <key>); LICENSE_PER_MINUTE raised';
 
 const BARE_SERVER = `
   const body = JSON.stringify({ valid: true, code: 'valid', detail: 'the licence is valid', product_id: 'prod_01M82BCFGS21FWB5Z5A498AR3N', customer_email: 'a@example.com', status: 'active', expires_at: null });
@@ -59,13 +66,28 @@ async function measure(
   seconds = duration,
   /** Called as the measured part (after the warm-up) starts and ends. */
   measured?: { start(): void; end(): void },
+  /**
+   * One app per connection instead: connection n sends only the n-th of these (round robin), with its
+   * own headers over `headers` (an app validating its own licence, with its key or its licence credential).
+   */
+  apps?: { path: string; headers: Record<string, string> }[],
 ): Promise<Run> {
   const requests = paths.map((path) => ({ path, method: 'GET' as const, headers }));
-  await autocannon({ url, connections, duration: WARM_UP_S, requests });
+  const perApp = () => {
+    if (!apps) return {};
+    let n = 0;
+    return {
+      setupClient: (client: autocannon.Client) => {
+        const app = apps[n++ % apps.length];
+        client.setRequests([{ path: app.path, method: 'GET', headers: { ...headers, ...app.headers } }]);
+      },
+    };
+  };
+  await autocannon({ url, connections, duration: WARM_UP_S, requests, ...perApp() });
   const used = (w: number | undefined | (() => number)) => (typeof w === 'function' ? w() : cpuSeconds(w));
   const before = Object.fromEntries(Object.entries(watch).map(([n, w]) => [n, used(w)]));
   measured?.start();
-  const r = await autocannon({ url, connections, duration: seconds, requests });
+  const r = await autocannon({ url, connections, duration: seconds, requests, ...perApp() });
   measured?.end();
   const cpu = Object.fromEntries(Object.entries(watch).map(([n, w]) => [n, used(w) - before[n]]));
   return {
@@ -157,6 +179,8 @@ async function main() {
     'access log on': { LOG_LEVEL: 'info' },
     'no cache': { VALIDATION_CACHE_SIZE: '0' } as Record<string, string>,
     workers: { GATEWAY_WORKERS: String(Math.min(2, cpus().length)) },
+    // A licence's minute (60 by default) raised out of the way: the load sends hundreds a second per licence.
+    'app credentials': { LICENSE_PER_MINUTE: '1000000000' },
   };
   // A second licence service with its cache off, for the gateway that must reach the store every time.
   const storeLicensePort = await freePort();
@@ -192,12 +216,18 @@ async function main() {
     const product = await post('/api/v1/products', { name: 'Bench' });
     // 20 distinct licences, as 20 customers' apps starting up.
     const paths: string[] = [];
+    /** The 20 licences as 20 apps: each with its own licence, validating it with an API key or as itself. */
+    const withApiKey: { path: string; headers: Record<string, string> }[] = [];
+    const asLicenses: { path: string; headers: Record<string, string> }[] = [];
     for (let i = 0; i < 20; i++) {
       const license = await post('/api/v1/licenses', {
         product_id: product.id,
         customer_email: `bench${i}@example.com`,
       });
-      paths.push(`/api/v1/licenses/validate?license_key=${license.license_key}`);
+      const path = `/api/v1/licenses/validate?license_key=${license.license_key}`;
+      paths.push(path);
+      withApiKey.push({ path, headers: {} });
+      asLicenses.push({ path, headers: { authorization: `License ${license.license_key}` } });
     }
     for (const port of [Number(new URL(system.gatewayUrl).port), ...Object.values(gateways).map((g) => g.port)]) {
       const check = (await (await fetch(`http://127.0.0.1:${port}${paths[0]}`, { headers })).json()) as {
@@ -214,6 +244,7 @@ async function main() {
       'gateway (access log on)': gateways['access log on'].proc.pid,
       'gateway (no cache)': gateways['no cache'].proc.pid,
       'gateway (workers)': () => treeCpuSeconds(gateways.workers.proc.pid),
+      'gateway (app credentials)': gateways['app credentials'].proc.pid,
       license: system.pids.license,
       'license (cache off)': storeLicense.pid,
       ferretdb: ferret.process.pid,
@@ -225,7 +256,7 @@ async function main() {
     console.log(
       `${WARM_UP_S} s warm-up then ${duration} s per run, ${connections} connections, 20 distinct licence keys...`,
     );
-    const specs: [string, string][] = [
+    const specs: [string, string, { path: string; headers: Record<string, string> }[]?][] = [
       ['cached validation, rate limits on (local decisions)', system.gatewayUrl],
       ['cached validation, rate limits off', at(gateways['limits off'].port)],
       ['cached validation, rate limits exact (one Redis round trip each)', at(gateways['limits exact'].port)],
@@ -242,6 +273,8 @@ async function main() {
         at(gateways.workers.port),
       ],
       ['cached validation, rate limits on, access log on (LOG_LEVEL=info)', at(gateways['access log on'].port)],
+      [APP_API_KEY, at(gateways['app credentials'].port), withApiKey],
+      [APP_LICENSE, at(gateways['app credentials'].port), asLicenses],
     ];
     // The machine's speed drifts during a run (shared cores): the bare server is measured before and after
     // every run, and each run is compared with the mean of the two around it. Every configuration runs once
@@ -251,9 +284,9 @@ async function main() {
     const bares = [await bareRun()];
     const rounds: Run[][] = specs.map(() => []);
     for (let round = 0; round < ROUNDS; round++)
-      for (const [i, [name, url]] of specs.entries()) {
+      for (const [i, [name, url, apps]] of specs.entries()) {
         await bench.freshRateWindows();
-        const run = await measure(name, url, headers, watch, paths);
+        const run = await measure(name, url, headers, watch, paths, duration, undefined, apps);
         bares.push(await bareRun());
         rounds[i].push({ ...run, bareRps: (bares[bares.length - 2].rps + bares[bares.length - 1].rps) / 2 });
       }
@@ -269,7 +302,7 @@ async function main() {
       failed: bares.reduce((n, b) => n + b.failed, 0),
     };
     runs.unshift(baseline);
-    const [, cached, off, exact, uncached, noCache, workers, logged] = runs;
+    const [, cached, off, exact, uncached, noCache, workers, logged, appApiKey, appLicense] = runs;
     const cpuPerRequestMs = (r: Run, proc: string) => (1000 * (r.cpu[proc] ?? 0)) / r.requests;
     const gatewayOf: Record<string, string> = {
       [cached.name]: 'gateway',
@@ -279,6 +312,8 @@ async function main() {
       [noCache.name]: 'gateway (no cache)',
       [workers.name]: 'gateway (workers)',
       [logged.name]: 'gateway (access log on)',
+      [appApiKey.name]: 'gateway (app credentials)',
+      [appLicense.name]: 'gateway (app credentials)',
     };
     const gatewayCpu = (r: Run) => cpuPerRequestMs(r, gatewayOf[r.name]);
 
@@ -302,6 +337,7 @@ async function main() {
       `Rate limiter, exact (one Redis script per request): ${(gatewayCpu(exact) - gatewayCpu(off)).toFixed(3)} ms of gateway CPU per request plus ${cpuPerRequestMs(exact, 'redis').toFixed(3)} ms of Redis, throughput ${(((exact.rps - off.rps) / off.rps) * 100).toFixed(1)} %.`,
       `Caches: cached validation is ${(cached.rps / uncached.rps).toFixed(1)}× the rate uncached at the gateway, which is ${(uncached.rps / noCache.rps).toFixed(1)}× the rate with no cache anywhere (${Math.round(noCache.rps)}/s). Uncached at the gateway is ${(uncached.rps / 523).toFixed(1)}× the 523/s before the caches, with no cache anywhere ${(noCache.rps / 523).toFixed(1)}×.`,
       `Access log (one pino line per request to a file): ${(gatewayCpu(logged) - gatewayCpu(cached)).toFixed(3)} ms of gateway CPU per request, throughput ${(((logged.rps - cached.rps) / cached.rps) * 100).toFixed(1)} %.`,
+      `Licence credential vs API key (one gateway, the same 20 licences, each connection an app validating its own): gateway CPU per validation ${(gatewayCpu(appLicense) / gatewayCpu(appApiKey)).toFixed(2)}× the API key's (${gatewayCpu(appApiKey).toFixed(3)} → ${gatewayCpu(appLicense).toFixed(3)} ms), throughput ${(appLicense.rps / appApiKey.rps).toFixed(2)}×.`,
     ].join('\n');
     // The validation path's performance budget, judged in this run. The 523/s before the caches was 0.72 % of a bare server's 73,064/s in its
     // own run: on a machine that is slower or faster today, the share of bare is the comparable figure.
@@ -319,6 +355,8 @@ async function main() {
       `| gateway CPU ≤ 0.15 ms per cached validation | ${gatewayCpu(cached).toFixed(3)} ms | ${mark(gatewayCpu(cached) <= 0.15)} |`,
       `| uncached ≥ 3× before, as a share of bare (3 × 0.72 % = 2.15 %) | ${(100 * share(uncached)).toFixed(2)} % (${(share(uncached) / BEFORE_SHARE).toFixed(1)}×); no cache anywhere ${(100 * share(noCache)).toFixed(2)} % (${(share(noCache) / BEFORE_SHARE).toFixed(1)}×) | ${mark(share(uncached) >= 3 * BEFORE_SHARE)} |`,
       `| uncached ≥ 3 × 523/s = 1,569/s, absolute | ${Math.round(uncached.rps)}/s; no cache anywhere ${Math.round(noCache.rps)}/s | ${mark(uncached.rps >= 1569)} |`,
+      // Noise between two runs of one configuration is a few per cent: within 5 % counts as no more.
+      `| a validation with a licence credential costs no more gateway CPU than one with an API key | ${(gatewayCpu(appLicense) / gatewayCpu(appApiKey)).toFixed(2)}× (${gatewayCpu(appLicense).toFixed(3)} vs ${gatewayCpu(appApiKey).toFixed(3)} ms) | ${mark(gatewayCpu(appLicense) <= 1.05 * gatewayCpu(appApiKey))} |`,
     ].join('\n');
     console.log(`\n${table}\n\n${cpuTable}\n\n${limiterCost}\n\n${targets}`);
 

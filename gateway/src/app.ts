@@ -13,6 +13,7 @@ import type { EventFeed } from './backends/event-feed';
 import { recheckWith } from './auth/account-lookup';
 import { AuthCache } from './auth/auth-cache';
 import { authenticate } from './auth/authenticate';
+import { LicenseCredentials } from './auth/license-credentials';
 import { enforceScope } from './auth/scope';
 import type { Clients } from './backends/clients';
 import type { LicenseValidator } from './license-validation/validator';
@@ -20,7 +21,7 @@ import type { GatewayConfig } from './config';
 import { errorHandler, notFound, wellFormedPath } from './http/errors';
 import { AttemptThrottle } from './rate-limits/attempt-throttle';
 import type { RateLimits } from './rate-limits/limiter';
-import { countAuthFailure, enforceRateLimits } from './rate-limits/middleware';
+import { countAuthFailure, enforceRateLimits, enforceRateLimitsAfterBody } from './rate-limits/middleware';
 import { dashboardRouter } from './dashboard/routes';
 import { sessionMeter } from './dashboard/metering';
 import { checkoutPageProxy, stripeWebhookProxy } from './routes/checkout-proxy';
@@ -86,6 +87,7 @@ export function createApp({
 
   const http = new HttpMetrics(metrics);
   const authCache = new AuthCache(config.AUTH_CACHE_TTL_MS, bus, recheckWith(clients));
+  const licenseCredentials = new LicenseCredentials(clients, bus, config.LICENSE_CREDENTIAL_CACHE_SIZE);
   app.use(httpMetrics(http));
   app.use(requestContext(log));
   app.use(requireHttps(config));
@@ -103,13 +105,14 @@ export function createApp({
   openApiRoutes(app, version);
 
   const api = Router();
-  api.use(authenticate(clients, authCache, countAuthFailure(limits, log)));
+  api.use(authenticate(clients, authCache, licenseCredentials, countAuthFailure(limits, log)));
   api.use(enforceRateLimits(limits));
   api.use(enforceScope(log));
   api.use(requireJsonBody);
   api.use(
     express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),
   );
+  api.use(enforceRateLimitsAfterBody(limits));
   productRoutes(api, clients, validator);
   licenseRoutes(api, clients, validator);
   checkoutRoutes(api, clients);
@@ -154,6 +157,7 @@ export function createApp({
       secureCookies: config.NODE_ENV === 'production',
       validator,
       hourlyUsage: (accountId, app) => limits.hourlyUsage(accountId, app),
+      licensePerMinute: config.LICENSE_PER_MINUTE,
       meter: sessionMeter(limits),
       signInThrottle: {
         perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL),
@@ -173,6 +177,7 @@ export function createApp({
   const fast = fastValidation({
     transport: config,
     authCache,
+    licenseCredentials,
     limits,
     validator,
     http,

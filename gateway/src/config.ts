@@ -88,6 +88,14 @@ export const gatewaySchema = {
     default: 3600,
     min: 1,
   }),
+  LICENSE_PER_MINUTE: int(
+    'Requests one licence may make per minute: with its "License" credential, or through a validate-scope key naming it (budget "license_minute"; docs/api.md, "App credentials")',
+    { default: 60, min: 1, max: 1_000_000_000 },
+  ),
+  LICENSE_CREDENTIAL_CACHE_SIZE: int(
+    'Licence credentials ("Authorization: License <key>") the gateway remembers, least recently used dropped first; events keep them exact (0 = ask the licence service on every request)',
+    { default: 100_000, min: 0, max: 10_000_000 },
+  ),
   AUTH_FAILURES_PER_MINUTE: int('Requests with a missing or bad key allowed per client IP and minute', {
     default: 60,
     min: 1,

@@ -90,6 +90,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     hourWindowS: config.RATE_LIMIT_HOUR_WINDOW_S,
     authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
     localShare: config.RATE_LIMIT_LOCAL_PERCENT / 100,
+    licensePerMinute: config.LICENSE_PER_MINUTE,
   });
   const tally = new ValidationTally(clients, log, config.VALIDATION_STATS_FLUSH_MS, metrics);
   const evictions = metrics.counter('licensing_validation_cache_evictions_total', ['event']);

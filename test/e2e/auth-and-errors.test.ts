@@ -183,7 +183,13 @@ describe('status and unavailable services', () => {
         redis: { status: 'ok', latency_ms: expect.any(Number) },
       },
       // The caller's budgets (an enterprise account here).
-      rate_limits: { plan: 'enterprise', hourly_quota: 10_000, hourly_app_allowance: 100_000, per_key_per_minute: 100 },
+      rate_limits: {
+        plan: 'enterprise',
+        hourly_quota: 10_000,
+        hourly_app_allowance: 100_000,
+        per_key_per_minute: 100,
+        per_license_per_minute: 60,
+      },
     });
     expect(res.body.version).toBe(require('../../gateway/package.json').version);
   });

@@ -58,6 +58,9 @@ describe('metering', () => {
     const a = new WebClient(fx.stack.url, fx.stack.topology);
     const owner = await a.signUp(ownerEmail());
     const settings = await a.get('/dashboard/settings');
+    // Each licence's own minute (app traffic that names it) is shown with the plan's limits.
+    expect(settings.html).toContain('data-testid="per-license-minute">60<');
+    expect((await a.get('/dashboard')).html).toContain('60 requests/minute per licence');
     const accountId = /data-testid="account-id">(acct_[^<]+)</.exec(settings.html)![1];
     await fx.stack.admin.updateAccount({ id: accountId, per_hour_limit: 1000 });
     await eventually(async () =>

@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '@licensing/runtime';
+import { EXAMPLE_LICENSE_KEY } from '@licensing/proto';
 import { start as startGateway, type RunningGateway } from '../../gateway/src/main';
 import { envFor } from '../../scripts/lib/topology';
 import { eventually } from '../support/eventually';
@@ -90,7 +91,7 @@ function comparable(a: Answer, method: string) {
     body = body.split(id).join('<generated>');
   }
   if ('ratelimit' in headers) {
-    expect(headers.ratelimit).toMatch(/^"(minute|hour|app_hour)";r=\d+;t=\d+$/);
+    expect(headers.ratelimit).toMatch(/^"(minute|license_minute|hour|app_hour)";r=\d+;t=\d+$/);
     headers.ratelimit = headers.ratelimit.replace(/\d+/g, '<n>');
     for (const name of ['x-ratelimit-remaining', 'x-ratelimit-reset']) {
       expect(headers[name]).toMatch(/^\d+$/);
@@ -119,6 +120,9 @@ interface Keys {
   foreign: string;
   /** Entitlements from its policy and of its own. */
   entitled: string;
+  /** Licences sent as their own "License" credential (each spends its own minute). */
+  app: string;
+  appLimited: string;
 }
 
 interface Case {
@@ -136,6 +140,10 @@ interface Case {
 }
 
 const auth = (apiKey: string) => ['Authorization', `Bearer ${apiKey}`];
+const asLicense = (licenseKey: string, query: string): Sent => ({
+  path: validatePath(query),
+  headers: ['Authorization', `License ${licenseKey}`],
+});
 const validatePath = (query: string) => `/api/v1/licenses/validate?${query}`;
 const get = (apiKey: string, query: string, headers: string[] = []): Sent => ({
   path: validatePath(query),
@@ -218,7 +226,53 @@ const cases: Case[] = [
     request: (k) =>
       get(k.full, `license_key=${k.valid}`, ['Accept', 'text/html', 'Cookie', 'a=b', 'Content-Length', '0']),
   },
+  {
+    name: 'a licence credential validating itself',
+    fast: true,
+    status: 200,
+    request: (k) => asLicense(k.app, `license_key=${k.app}`),
+  },
+  {
+    name: 'a licence credential validating itself, the key in lower case and a fingerprint',
+    fast: true,
+    status: 200,
+    request: (k) => asLicense(k.app.toLowerCase(), `license_key=${k.app.toLowerCase()}&fingerprint=machine-1`),
+  },
+  {
+    name: 'a licence past its per-minute limit (Redis counts it; the fast path answers 429)',
+    fast: true,
+    status: 429,
+    request: (k) => asLicense(k.appLimited, `license_key=${k.appLimited}`),
+    // Its minute (60) is spent: both gateways then refuse.
+    prepare: async (k, sendFast) => {
+      for (let i = 0; i < 60; i++) await sendFast(asLicense(k.appLimited, `license_key=${k.appLimited}`));
+    },
+  },
   // Left to Express: the answers must still be the same (and are Express's on both sides).
+  {
+    name: 'a licence credential naming another licence (404)',
+    fast: false,
+    status: 404,
+    request: (k) => asLicense(k.app, `license_key=${k.valid}`),
+  },
+  {
+    name: 'a suspended licence credential validating itself',
+    fast: false,
+    status: 200,
+    request: (k) => asLicense(k.suspended, `license_key=${k.suspended}`),
+  },
+  {
+    name: 'an unknown licence credential validating itself (not_found)',
+    fast: false,
+    status: 200,
+    request: () => asLicense(EXAMPLE_LICENSE_KEY, `license_key=${EXAMPLE_LICENSE_KEY}`),
+  },
+  {
+    name: 'a malformed licence credential',
+    fast: false,
+    status: 401,
+    request: (k) => asLicense('not-a-key', `license_key=${k.valid}`),
+  },
   {
     name: 'a percent-encoded licence key',
     fast: false,
@@ -477,6 +531,7 @@ beforeAll(async () => {
   expect((await api('PATCH', `/api/v1/licenses/${entitled}`, { entitlements: ['beta'] })).status).toBe(200);
   const other = client(stack.url, (await stack.newAccount()).apiKey);
   const foreign = await issue((await other('POST', '/api/v1/products', { name: 'Theirs' })).body.id, other);
+  const [app, appLimited] = [await issue(plain), await issue(plain)];
   keys = {
     full: apiKey,
     validate,
@@ -487,6 +542,8 @@ beforeAll(async () => {
     activation,
     foreign,
     entitled,
+    app,
+    appLimited,
   };
 });
 

@@ -65,6 +65,12 @@ beforeAll(async () => {
     const delivery = (await api('POST', `/api/v1/webhooks/${hook.id}/test`)).body;
     known.ids.push(product.id, license.license.id, activation.id, session.id, hook.id, delivery.id);
     known.licenseKeys.push(license.license_key);
+    // A suspended licence too: its License credential only validates (401 elsewhere).
+    const suspended = (
+      await api('POST', '/api/v1/licenses', { product_id: product.id, customer_email: 'gone@example.com' })
+    ).body.license_key;
+    await api('POST', `/api/v1/licenses/${suspended}/suspend`);
+    known.licenseKeys.push(suspended);
     secrets.push(acct.apiKey, hook.secret);
     if (owner === 'mine') {
       Object.assign(mine, {

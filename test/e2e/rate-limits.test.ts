@@ -164,7 +164,9 @@ describe('per-plan hourly quota and per-key minute limit', () => {
 });
 
 describe('app traffic (validate-scope keys) has a budget of its own', () => {
-  const validate = (api: Api) => api('GET', '/api/v1/licenses/validate?license_key=7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V');
+  // Two (malformed) keys in turn: each spends its own licence minute (60), 50 each here.
+  const validate = (api: Api, i = 0) =>
+    api('GET', `/api/v1/licenses/validate?license_key=7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-${i % 2}`);
 
   it('free plan: 100 validations with a validate key leave the full key its whole hourly quota', async () => {
     const a = await accountWith('free');
@@ -175,13 +177,14 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
     const statuses: number[] = [];
     let last: Awaited<ReturnType<Api>> | undefined;
     for (let i = 0; i < 100; i++) {
-      last = await validate(app);
+      last = await validate(app, i);
       statuses.push(last.status);
     }
     expect(statuses.every((s) => s === 200)).toBe(true);
-    // The app's headers describe the app allowance (ten times the free quota), not the account's quota.
-    expect(last!.headers.get('ratelimit-policy')).toBe('"app_hour";q=1000;w=3600, "minute";q=100;w=60');
-    expect(last!.headers.get('ratelimit')).toMatch(/^"minute";r=0;t=\d+$/);
+    // The app's headers describe the app allowance (ten times the free quota), not the account's quota,
+    // and the minute of the licence the request names.
+    expect(last!.headers.get('ratelimit-policy')).toBe('"app_hour";q=1000;w=3600, "license_minute";q=60;w=60');
+    expect(last!.headers.get('ratelimit')).toMatch(/^"license_minute";r=10;t=\d+$/);
     expect(await counter('hour', a.accountId)).toBe(0);
 
     const created = await a.api('POST', '/api/v1/products', { name: 'Still mine' });
@@ -197,11 +200,11 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
       stack.url,
       (await stack.admin.createApiKey({ account_id: a.accountId, scope: 'validate', name: 'app' })).secret,
     );
-    for (let i = 0; i < 100; i++) expect((await validate(app)).status).toBe(200);
+    for (let i = 0; i < 100; i++) expect((await validate(app, i)).status).toBe(200);
     const refused = await validate(app);
     expect(refused.status).toBe(429);
     expect(refused.body.detail).toMatch(
-      /hourly allowance of 100 app requests \(validate-scope keys\) for this account \(free plan\)/,
+      /hourly allowance of 100 app requests \(validate-scope keys and licence credentials\) for this account \(free plan\)/,
     );
     expect(refused.headers.get('ratelimit')).toMatch(/^"app_hour";r=0;t=\d+$/);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3500);
@@ -216,6 +219,7 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
       hourly_quota: 100,
       hourly_app_allowance: 1000,
       per_key_per_minute: 100,
+      per_license_per_minute: 60,
     });
     const raised = await accountWith('pro', { per_minute_limit: 500, per_hour_limit: 5000 });
     const app = client(
@@ -227,6 +231,7 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
       hourly_quota: 5000,
       hourly_app_allowance: 50_000,
       per_key_per_minute: 500,
+      per_license_per_minute: 60,
     });
   });
 });

@@ -354,10 +354,34 @@ const CONTENT_TYPES = [
   '',
 ];
 
-/** Auth: a real key most of the time (else nothing gets past auth), else forged, malformed or missing. */
+/**
+ * Auth: a real credential most of the time (else nothing gets past auth): an API key, or a licence key
+ * as its own "License" credential (the OpenAPI document's `license` scheme; of either account, in any
+ * spelling); else forged, malformed or missing.
+ */
 function authorization(known: Known): fc.Arbitrary<string | undefined> {
   return fc.oneof(
     { weight: 10, arbitrary: fc.constantFrom(...known.apiKeys).map((k) => `Bearer ${k}`) },
+    {
+      weight: 4,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...known.licenseKeys), fc.boolean())
+        .map(([k, lower]) => `License ${lower ? k.toLowerCase() : k}`),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        'License',
+        'License ',
+        'License not-a-key',
+        'license 7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3ATG',
+        'License 7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3ATX',
+        `License ${'A'.repeat(300)}`,
+        'License  two  spaces',
+        'License %ED%A0%80',
+      ),
+    },
+    { weight: 1, arbitrary: asciiString(60).map((s) => `License ${s}`) },
     { weight: 1, arbitrary: fc.constant(undefined) },
     {
       weight: 1,

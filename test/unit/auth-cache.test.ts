@@ -13,6 +13,7 @@ const principal: Principal = {
   perHourOverride: 0,
   keyId: 'key_1',
   scope: 'full',
+  credential: 'api_key',
 };
 
 describe('the API-key cache', () => {

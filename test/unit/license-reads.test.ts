@@ -1,6 +1,12 @@
 import { DAY_MS } from '@licensing/proto';
 import { transitionLicense } from '../../services/license/src/use-cases/change-license';
-import { getLicense, listLicenses, ownLicense, readStats } from '../../services/license/src/use-cases/read-licenses';
+import {
+  getLicense,
+  listLicenses,
+  ownLicense,
+  readStats,
+  resolveLicenseKey,
+} from '../../services/license/src/use-cases/read-licenses';
 import { activate } from '../../services/license/src/use-cases/activations';
 import { refusal } from '../support/fakes/common';
 import { PRODUCT_ID, licenseSetup } from '../support/fakes/license-deps';
@@ -13,6 +19,22 @@ describe('reading licences', () => {
     const lic = await issued();
     expect((await ownLicense(store, 'acct_A', lic.key.toLowerCase()))._id).toBe(lic._id);
     expect((await refusal(() => ownLicense(store, 'acct_B', lic.key))).code).toBe('not_found');
+  });
+
+  it('resolves a key in any spelling to its account, licence, product and stored status, whatever the account; an unknown one is not found', async () => {
+    const { store, deps, issued } = licenseSetup();
+    const lic = await issued();
+    await transitionLicense(deps, { account_id: 'acct_A', key: lic.key, action: 'suspend' });
+    expect(await resolveLicenseKey(store, lic.key.toLowerCase())).toEqual({
+      found: true,
+      account_id: 'acct_A',
+      license_id: lic._id,
+      product_id: PRODUCT_ID,
+      stored_status: 'suspended',
+    });
+    const unknown = await resolveLicenseKey(store, '7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3ATG');
+    expect(unknown.found).toBe(false);
+    expect((await refusal(() => resolveLicenseKey(store, 'not-a-key'))).code).toBe('invalid_request');
   });
 
   it('counts the active machines and says when the licence was last validated', async () => {

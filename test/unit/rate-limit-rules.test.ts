@@ -15,21 +15,25 @@ describe('effective limits', () => {
       minute: 100,
       hour: 100,
       appHour: 1000,
+      licenseMinute: 60,
     });
     expect(limitsFor({ plan: 'pro', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({
       minute: 100,
       hour: 1000,
       appHour: 10_000,
+      licenseMinute: 60,
     });
     expect(limitsFor({ plan: 'enterprise', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({
       minute: 100,
       hour: 10_000,
       appHour: 100_000,
+      licenseMinute: 60,
     });
     expect(limitsFor({ plan: 'pro', perMinuteOverride: 500, perHourOverride: 50_000 })).toEqual({
       minute: 500,
       hour: 50_000,
       appHour: 500_000,
+      licenseMinute: 60,
     });
   });
 
@@ -71,7 +75,7 @@ describe('429 detail', () => {
       'the hourly quota of 100 requests for this account (free plan) was reached; retry in 1800 s',
     );
     expect(rejectionDetail({ ...w('hour', 1000, 0, 1800), name: 'app_hour' }, 'free')).toBe(
-      'the hourly allowance of 1000 app requests (validate-scope keys) for this account (free plan) was reached; retry in 1800 s',
+      'the hourly allowance of 1000 app requests (validate-scope keys and licence credentials) for this account (free plan) was reached; retry in 1800 s',
     );
   });
 });

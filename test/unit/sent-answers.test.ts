@@ -40,6 +40,7 @@ const full: Principal = {
   perHourOverride: 0,
   keyId: 'key_1',
   scope: 'full',
+  credential: 'api_key',
 };
 const validateKey: Principal = { ...full, keyId: 'key_2', scope: 'validate' };
 const toJson = (a: ValidationAnswer) => JSON.stringify(validationJson(a));

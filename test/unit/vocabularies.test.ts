@@ -110,6 +110,7 @@ const protoVocabulary: Record<string, string> = {
   'License.status': 'licenseStatuses',
   'ListLicensesRequest.status': 'licenseStatuses',
   'ValidationFacts.stored_status': 'storedLicenseStatuses',
+  'ResolveLicenseKeyResponse.stored_status': 'storedLicenseStatuses',
   'ValidateLicenseRequest.key_scope': 'keyScopes',
   'ValidateLicenseResponse.code': 'validationCodes',
   'ValidateLicenseResponse.next_action': 'nextActions',

@@ -13,6 +13,7 @@ export async function lookUp(clients: Pick<Clients, 'accounts'>, token: string):
     perHourOverride: account.per_hour_limit,
     keyId: auth.key_id,
     scope: auth.scope === 'validate' ? 'validate' : 'full',
+    credential: 'api_key',
   };
 }
 

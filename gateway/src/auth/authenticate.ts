@@ -3,38 +3,32 @@ import { AppError, sha256 } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { accountsUnavailable, lookUp } from './account-lookup';
 import type { AuthCache } from './auth-cache';
-import { bearerKeyOrRefusal } from './bearer';
+import { credentialOrRefusal } from './credential';
+import type { LicenseCredentials } from './license-credentials';
 import type { Principal } from './principal';
 
 /**
- * Bearer auth: the key's principal from the cache, else from the account service (then cached).
- * `onRejected` runs, and is awaited, before a 401 goes out: the per-address failure count is up
- * to date when the client sends its next try, and it may answer 429 instead.
+ * Auth: "Bearer <API key>" (the key's principal from the auth cache, else from the account service,
+ * then cached) or "License <licence key>" (the licence's, from LicenseCredentials). `onRejected`
+ * runs, and is awaited, before a 401 goes out, and for a licence key no licence has: the per-address
+ * failure count is up to date when the client sends its next try, and it may answer 429 instead.
+ * An unknown licence key still passes here (it may validate, and gets not_found): scope.ts refuses
+ * it everywhere else.
  */
 export function authenticate(
   clients: Clients,
   cache: AuthCache,
+  licenses: LicenseCredentials,
   onRejected: (req: Request, res: Response) => Promise<void> = async () => undefined,
 ) {
   return async (req: Request, res: Response, next: NextFunction) => {
     let principal: Principal | undefined;
     try {
-      const token = bearerKeyOrRefusal(req.get('authorization'));
-      const digest = sha256(token, 'hex');
-      principal = cache.get(digest, token);
-      if (!principal) {
-        const since = cache.begin();
-        try {
-          principal = await lookUp(clients, token);
-          cache.noteAnswer();
-          cache.set(digest, principal, since);
-        } catch (err) {
-          cache.noteAnswer(err);
-          // The account service is away and this key was verified recently: served as get() now would.
-          principal = accountsUnavailable(err) ? cache.get(digest, token) : undefined;
-          if (!principal) throw err;
-        }
-      }
+      const credential = credentialOrRefusal(req.get('authorization'));
+      if (credential.kind === 'license') {
+        principal = await licenses.principalOf(credential.key);
+        if (principal.license!.status === 'unknown') await onRejected(req, res);
+      } else principal = await apiKeyPrincipal(clients, cache, credential.token);
     } catch (err) {
       if (err instanceof AppError && err.code === 'unauthorized') await onRejected(req, res);
       throw err;
@@ -42,4 +36,23 @@ export function authenticate(
     res.locals.principal = principal;
     next();
   };
+}
+
+async function apiKeyPrincipal(clients: Clients, cache: AuthCache, token: string): Promise<Principal> {
+  const digest = sha256(token, 'hex');
+  let principal = cache.get(digest, token);
+  if (principal) return principal;
+  const since = cache.begin();
+  try {
+    principal = await lookUp(clients, token);
+    cache.noteAnswer();
+    cache.set(digest, principal, since);
+    return principal;
+  } catch (err) {
+    cache.noteAnswer(err);
+    // The account service is away and this key was verified recently: served as get() now would.
+    principal = accountsUnavailable(err) ? cache.get(digest, token) : undefined;
+    if (!principal) throw err;
+    return principal;
+  }
 }

@@ -15,6 +15,8 @@ export interface DashboardContext {
   validator?: Pick<LicenseValidator, 'changed' | 'productChanged'>;
   /** Requests counted in the account's current hourly window (Redis), or with `app` its app allowance's; undefined without it. */
   hourlyUsage?: (accountId: string, app?: boolean) => Promise<{ used: number; resetsInS: number } | undefined>;
+  /** Requests one licence may make per minute (LICENSE_PER_MINUTE), shown with the plan's limits. */
+  licensePerMinute?: number;
   page(res: Response, status: number, html: string): void;
   /** Pages behind sign-in (signed-in.ts): metered unless told otherwise; a POST must also carry the session's CSRF token. */
   signedIn(handler: SignedInHandler, opts?: { metered?: boolean }): Handler;
@@ -50,6 +52,7 @@ export const principalOf = (s: DashboardSession): Principal => ({
   perHourOverride: s.perHourLimit,
   keyId: '',
   scope: 'full',
+  credential: 'api_key',
 });
 
 /** Messages for a form: per field (shown next to it) and one for the whole form. */

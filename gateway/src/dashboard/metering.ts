@@ -24,6 +24,7 @@ export function sessionPrincipal(s: DashboardSession): Principal {
     // A digest of the cookie, never the cookie itself, names the session's minute window in Redis.
     keyId: `session_${sha256(`rate-limit:${s.token}`, 'hex').slice(0, 32)}`,
     scope: 'full',
+    credential: 'api_key',
   };
 }
 

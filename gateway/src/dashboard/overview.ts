@@ -138,12 +138,12 @@ export function overviewPage(
     `<section class="stats" aria-label="Numbers">
   <div class="stat"><span class="n" data-testid="licenses-count">${data.stats.licenses_total.toLocaleString('en')}</span> licences issued</div>
   <div class="stat"><span class="n">${total24.toLocaleString('en')}</span> validations in 24 h (${valid24.toLocaleString('en')} valid)</div>
-  <div class="stat"><span class="n">${h(s.plan)}</span> plan · ${data.limits.hour.toLocaleString('en')} requests/hour · ${data.limits.appHour.toLocaleString('en')} app requests/hour</div>
+  <div class="stat"><span class="n">${h(s.plan)}</span> plan · ${data.limits.hour.toLocaleString('en')} requests/hour · ${data.limits.appHour.toLocaleString('en')} app requests/hour · ${data.limits.licenseMinute.toLocaleString('en')} requests/minute per licence</div>
 </section>
 <section class="card" aria-labelledby="usage-title">
   <h2 id="usage-title">API usage</h2>
   ${usageMeter('requests-this-hour', 'Requests this hour (full-scope keys and this dashboard)', data.limits.hour, data.usage, 'The hourly limit is reached: API requests with full-scope keys and dashboard pages get 429 until the window starts again.')}
-  ${usageMeter('app-requests-this-hour', 'App requests this hour (validate-scope keys)', data.limits.appHour, data.appUsage, 'The hourly app allowance is reached: requests with validate-scope keys get 429 until the window starts again.')}
+  ${usageMeter('app-requests-this-hour', 'App requests this hour (validate-scope keys and licence credentials)', data.limits.appHour, data.appUsage, 'The hourly app allowance is reached: requests with validate-scope keys and licence credentials get 429 until the window starts again.')}
 </section>
 <h2>Validations, last 24 hours</h2>
 ${codesChart('validations-24h', 'Validations per hour over the last 24 hours', 'in the last 24 hours', hours, 'They appear here as your apps check their keys.')}

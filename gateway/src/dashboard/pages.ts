@@ -39,8 +39,10 @@ export const errorBox = (message?: string) => (message ? `<p class="error" role=
 export interface Limits {
   minute: number;
   hour: number;
-  /** App traffic's own hourly allowance (validate-scope keys). */
+  /** App traffic's own hourly allowance (validate-scope keys, licence credentials). */
   appHour: number;
+  /** Per licence, per minute (app traffic that names a licence). */
+  licenseMinute: number;
 }
 
 export function messagePage(title: string, message: string, s?: DashboardSession): string {

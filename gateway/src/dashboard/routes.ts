@@ -29,6 +29,7 @@ export interface DashboardDeps {
   unknownSessionThrottle: AttemptThrottle;
   validator?: DashboardContext['validator'];
   hourlyUsage?: DashboardContext['hourlyUsage'];
+  licensePerMinute?: number;
   /** Counts a signed-in request against the account's limits (metering.ts); false: it answered 429. */
   meter?: (res: Response, s: DashboardSession) => Promise<boolean>;
 }
@@ -52,6 +53,7 @@ export function dashboardRouter({
   unknownSessionThrottle,
   validator,
   hourlyUsage,
+  licensePerMinute,
   meter,
 }: DashboardDeps): Router {
   const r = Router();
@@ -82,9 +84,16 @@ export function dashboardRouter({
   r.use(loadSession(clients, new SessionGuard(unknownSessionThrottle), secureCookies));
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
-  const ctx: DashboardContext = { clients, validator, hourlyUsage, page, signedIn: signedInGuard(page, meter) };
+  const ctx: DashboardContext = {
+    clients,
+    validator,
+    hourlyUsage,
+    licensePerMinute,
+    page,
+    signedIn: signedInGuard(page, meter),
+  };
   signInPages(r, ctx, { clients, log, secureCookies, signInThrottle, signUpThrottle });
-  overviewPages(r, ctx, limitsOf);
+  overviewPages(r, ctx, (s) => limitsOf(s, licensePerMinute));
   productPages(r, ctx);
   licensePages(r, ctx);
   webhookPages(r, ctx);

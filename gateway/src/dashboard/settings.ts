@@ -15,10 +15,10 @@ import { pager } from './widgets';
 const KEYS_PAGE = 25;
 
 /** The limits a signed-in account works under (its plan, raised by an operator's overrides). */
-export const limitsOf = (s: DashboardSession) =>
-  limitsFor({ plan: s.plan, perMinuteOverride: s.perMinuteLimit, perHourOverride: s.perHourLimit });
+export const limitsOf = (s: DashboardSession, licensePerMinute?: number) =>
+  limitsFor({ plan: s.plan, perMinuteOverride: s.perMinuteLimit, perHourOverride: s.perHourLimit }, licensePerMinute);
 
-export function settingsPages(r: Router, { clients, page, signedIn }: DashboardContext): void {
+export function settingsPages(r: Router, { clients, page, signedIn, licensePerMinute }: DashboardContext): void {
   async function settings(
     res: Response,
     s: DashboardSession,
@@ -40,7 +40,7 @@ export function settingsPages(r: Router, { clients, page, signedIn }: DashboardC
         pager: pager('/dashboard/settings', {}, after, keys.page?.next_cursor ?? ''),
         first: !after,
         audit: audit.data,
-        limits: limitsOf(s),
+        limits: limitsOf(s, licensePerMinute),
         ...extra,
       }),
     );

@@ -52,8 +52,11 @@ export const RECENT_EVICTION_MS = 10_000;
 
 /** The cache key of a canonical licence key in an account: the key itself is never held as a map key. */
 export function cacheKey(accountId: string, canonicalKey: string): string {
-  return `${accountId}:${sha256(canonicalKey, 'base64url')}`;
+  return cacheKeyOfDigest(accountId, sha256(canonicalKey, 'base64url'));
 }
+
+/** The same, from the canonical key's digest (sha256, base64url) when the caller has it already. */
+export const cacheKeyOfDigest = (accountId: string, keyDigest: string): string => `${accountId}:${keyDigest}`;
 
 /** What the service told us, as a cache entry; null when it must not be cached. */
 export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {

@@ -1,4 +1,5 @@
 import { bearerKey } from '../auth/bearer';
+import { licenseCredential } from '../auth/credential';
 import { licenseValidateQuery } from '../request-shapes/operations';
 
 // Part of a validation's flow through license-validation/, drawn in validator.ts's header.
@@ -22,8 +23,10 @@ export interface FastRequest {
   licenseKey: string;
   /** '' when not sent. */
   fingerprint: string;
-  /** The API key of "Authorization: Bearer <key>". */
+  /** The API key of "Authorization: Bearer <key>" ('' when the credential is a licence). */
   apiKey: string;
+  /** The licence key of "Authorization: License <key>", as sent (not yet normalised); absent for an API key. */
+  license?: string;
   /** X-Forwarded-Proto and X-Request-Id as sent (once each), if sent. */
   forwardedProto?: string;
   requestId?: string;
@@ -41,7 +44,7 @@ export type Declined =
   | 'header twice'
   /** A body (Transfer-Encoding, or a Content-Length other than 0): Express checks its type and parses it. */
   | 'body'
-  /** No "Authorization: Bearer <key>" (Express answers 401, and counts the failure). */
+  /** No "Authorization: Bearer <key>" nor "License <key>" (Express answers 401, and counts the failure). */
   | 'authorization';
 
 /** The request if the fast path may answer it, else why not. */
@@ -54,11 +57,13 @@ export function readFastRequest(method: string | undefined, url: string, rawHead
   if (headers.transferEncoding !== undefined || (headers.contentLength !== undefined && headers.contentLength !== '0'))
     return 'body';
   const apiKey = bearerKey(headers.authorization);
-  if (apiKey === undefined) return 'authorization';
+  const license = apiKey === undefined ? licenseCredential(headers.authorization) : undefined;
+  if (apiKey === undefined && license === undefined) return 'authorization';
   return {
     licenseKey: query.licenseKey,
     fingerprint: query.fingerprint,
-    apiKey,
+    apiKey: apiKey ?? '',
+    ...(license !== undefined ? { license } : {}),
     forwardedProto: headers.forwardedProto,
     requestId: headers.requestId,
   };

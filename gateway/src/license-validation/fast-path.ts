@@ -1,16 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { sha256, withRequestId, type Logger } from '@licensing/runtime';
+import { AppError, sha256, withRequestId, type Logger } from '@licensing/runtime';
+import { parseLicenseKey, type ParsedKey } from '@licensing/proto';
+import { sameCanonicalKey } from '../auth/app-routes';
 import type { AuthCache } from '../auth/auth-cache';
+import { licenseDigest, namedLicenseDigest, type LicenseCredentials } from '../auth/license-credentials';
+import type { Principal } from '../auth/principal';
 import { knownError, problemOf } from '../http/errors';
 import type { HttpMetrics } from '../http/metrics';
 import { logAccess, requestIdFor } from '../http/request-context';
 import { hstsValue, httpsRequired, type TransportSettings } from '../http/transport';
 import { pushRateLimitHeaders } from '../rate-limits/headers';
-import type { RateLimits } from '../rate-limits/limiter';
+import { rejectionDetail } from '../rate-limits/budgets';
+import type { RateLimits, RateVerdict } from '../rate-limits/limiter';
 import { isSecure, readFastRequest } from './fast-path-request';
 import { validationJson } from './validation-json';
-import type { LicenseValidator, ValidationAnswer } from './validator';
+import type { LicenseValidator, ValidationAnswer, ValidationInput } from './validator';
 
 // The first step of a validation's flow through license-validation/, drawn in validator.ts's header.
 
@@ -22,6 +27,8 @@ export interface FastPathDeps {
   /** HTTPS in production and HSTS, as the Express app applies them (http/transport.ts). */
   transport: Pick<TransportSettings, 'NODE_ENV' | 'HSTS_MAX_AGE_S'>;
   authCache: AuthCache;
+  /** The licence credentials ("License <key>") this gateway remembers. */
+  licenseCredentials: Pick<LicenseCredentials, 'get'>;
   limits: RateLimits;
   validator: LicenseValidator;
   http: HttpMetrics;
@@ -32,18 +39,21 @@ export interface FastPathDeps {
 
 /**
  * The hot path without Express: `GET /api/v1/licenses/validate` (and /v1/…)
- * when the API key is in the auth cache and the rate limits can be decided
- * without Redis. A licence in the validation cache (or a malformed key) is
- * answered at once; an unknown one by one call to the licence service. It
- * answers with the same rules, body, headers, metrics, access log and problem
- * answers as the Express route. Anything else (what fast-path-request.ts
- * declines, an unknown API key, clear text where HTTPS is required, a limit
- * near its end) returns false before it has counted or written anything, and
- * the Express app answers.
+ * when the API key is in the auth cache (or the licence credential, active and
+ * validating itself, in LicenseCredentials) and the rate limits can be decided
+ * without Redis, or the request spends a licence's minute (too small a limit to
+ * count in memory: Redis counts it, and this answers, 429 included). A licence
+ * in the validation cache (or a malformed key) is answered at once; an unknown
+ * one by one call to the licence service. It answers with the same rules, body,
+ * headers, metrics, access log and problem answers as the Express route. Anything
+ * else (what fast-path-request.ts declines, an unknown credential, clear text
+ * where HTTPS is required, another budget near its end) returns false before it
+ * has counted or written anything, and the Express app answers.
  */
 export function fastValidation({
   transport,
   authCache,
+  licenseCredentials,
   limits,
   validator,
   http,
@@ -71,15 +81,64 @@ export function fastValidation({
     const socket = req.socket as Socket & { encrypted?: boolean };
     const secure = isSecure(!!socket.encrypted, socket.remoteAddress ?? '', request.forwardedProto, trustProxy);
     if (production && !secure) return false;
-    const principal = authCache.get(tokenDigest(socket, request.apiKey), request.apiKey);
-    if (!principal) return false;
+    let principal: Principal | undefined;
+    /** A validate-scope key spends the minute of the licence it names (rate-limits/budgets.ts). */
+    let named: string | undefined;
+    /** A licence credential validating itself: the key it asks about, parsed, with its digest (the credential's). */
+    let known: { parsed: ParsedKey; digest: string } | undefined;
+    if (request.license !== undefined) {
+      // A licence credential: remembered, active, and validating itself; anything else Express answers.
+      const digest = licenseDigestOf(socket, request.license);
+      if (digest === undefined) return false;
+      principal = licenseCredentials.get(digest);
+      if (principal?.license?.status !== 'active') return false;
+      // The key asked about as the credential sent it (an app sends one string twice): it is that licence,
+      // already parsed; compared as the caller's own two inputs, which tells nothing of any other key.
+      const asked: ParsedKey =
+        request.licenseKey === request.license
+          ? { ok: true, key: principal.license.key }
+          : parseLicenseKey(request.licenseKey);
+      if (!asked.ok || !sameCanonicalKey(principal.license.key, asked.key)) return false;
+      known = { parsed: asked, digest };
+    } else {
+      principal = authCache.get(tokenDigest(socket, request.apiKey), request.apiKey);
+      if (!principal) return false;
+      if (principal.scope === 'validate' && limits.settings.enabled) named = namedLicenseDigest(request.licenseKey);
+    }
     const input = { key: request.licenseKey, productId: '', fingerprint: request.fingerprint };
-    const local = validator.local(principal, input);
-    const verdict = limits.settings.enabled ? limits.checkLocally(principal) : null;
-    if (verdict === undefined) return false;
-
     const started = process.hrtime.bigint();
-    const requestId = requestIdFor(request.requestId);
+    const answer = (verdict: RateVerdict | null) =>
+      respond(res, url, request.requestId, secure, principal, input, known, verdict, started);
+    if (!limits.settings.enabled) answer(null);
+    else {
+      const verdict = limits.checkLocally(principal, named);
+      if (verdict) answer(verdict);
+      // A licence's minute (60 by default) is too small to count in memory: Redis counts it, and this
+      // answers when it has (429 too), as Express would; any other budget near its end is Express's.
+      else if (!principal.license && named === undefined) return false;
+      else {
+        const counted = limits.check(principal, named);
+        if (counted instanceof Promise)
+          counted.then(answer, (err: unknown) => fail(res, url, request.requestId, secure, err, started));
+        else answer(counted);
+      }
+    }
+    return true;
+  };
+
+  /** Writes the answer to a request whose budgets are counted (`verdict`; null: limits off). */
+  function respond(
+    res: ServerResponse,
+    url: string,
+    sentRequestId: string | undefined,
+    secure: boolean,
+    principal: Principal,
+    input: ValidationInput,
+    known: { parsed: ParsedKey; digest: string } | undefined,
+    verdict: RateVerdict | null,
+    started: bigint,
+  ): void {
+    const requestId = requestIdFor(sentRequestId);
     // A flat [name, value, …] list: no header object to build and walk.
     const out: string[] = ['X-Request-Id', requestId];
     if (verdict) pushRateLimitHeaders(out, verdict.budgets, Math.floor(Date.now() / 1000), verdict.policy);
@@ -89,44 +148,84 @@ export function fastValidation({
       res.writeHead(status, out);
       res.end(body);
     };
+    const reply = (status: number, contentType: string, body: string, window?: string) => {
+      send(status, contentType, body);
+      http.observe('GET', ROUTE, status, started, window);
+      logAccess(log, requestId, 'GET', url, status, started, ROUTE);
+    };
+    const refuse = (err: AppError, window?: string) => {
+      const problem = problemOf(err, requestId);
+      for (const [name, value] of Object.entries(problem.headers)) if (name !== 'Content-Type') out.push(name, value);
+      reply(problem.status, problem.headers['Content-Type'], problem.body, window);
+    };
+    const spent = verdict?.rejectedBy;
+    if (spent) {
+      out.push('Retry-After', String(spent.resetS));
+      refuse(new AppError('rate_limited', rejectionDetail(spent, principal.plan)), spent.name);
+      return;
+    }
+    const local = validator.local(principal, input, known);
     if (local) {
       const sent = validator.answerSent(principal, local, toJson);
       send(200, JSON_TYPE, sent.body, sent.length);
       answered.observe(started);
       logAccess(log, requestId, 'GET', url, 200, started, ROUTE);
-      return true;
+      return;
     }
     // A key this gateway does not know: the licence service answers (in the request id's scope, so the
     // call carries it), still without Express: its routing and middleware cost more than the call itself.
-    const reply = (status: number, contentType: string, body: string) => {
-      send(status, contentType, body);
-      http.observe('GET', ROUTE, status, started);
-      logAccess(log, requestId, 'GET', url, status, started, ROUTE);
-    };
     withRequestId(requestId, () => validator.remote(principal, input)).then(
       (answer) => reply(200, JSON_TYPE, toJson(answer)),
-      (err: unknown) => {
-        const problem = problemOf(knownError(err, log, ROUTE), requestId);
-        for (const [name, value] of Object.entries(problem.headers)) if (name !== 'Content-Type') out.push(name, value);
-        reply(problem.status, problem.headers['Content-Type'], problem.body);
-      },
+      (err: unknown) => refuse(knownError(err, log, ROUTE)),
     );
-    return true;
-  };
+  }
+
+  /** Counting failed (it does not: Redis away is counted here): the one error answer, as Express gives it. */
+  function fail(
+    res: ServerResponse,
+    url: string,
+    sentRequestId: string | undefined,
+    secure: boolean,
+    err: unknown,
+    started: bigint,
+  ) {
+    const requestId = requestIdFor(sentRequestId);
+    const problem = problemOf(knownError(err, log, ROUTE), requestId);
+    const out: string[] = ['X-Request-Id', requestId];
+    if (secure) out.push('Strict-Transport-Security', hsts);
+    for (const [name, value] of Object.entries(problem.headers)) out.push(name, value);
+    out.push('Content-Length', String(Buffer.byteLength(problem.body)));
+    res.writeHead(problem.status, out);
+    res.end(problem.body);
+    http.observe('GET', ROUTE, problem.status, started);
+    logAccess(log, requestId, 'GET', url, problem.status, started, ROUTE);
+  }
 }
 
-const LAST_TOKEN = Symbol('last API key on this connection');
-type WithLastToken = { [LAST_TOKEN]?: { token: string; digest: string } };
+const LAST_TOKEN = Symbol('last credential on this connection');
+type WithLastToken = { [LAST_TOKEN]?: { token: string; license: boolean; digest: string } };
 
 /**
- * The auth cache's digest of an API key, remembered per connection: a client on a kept-alive connection
- * sends the same key every time, and hashing it cost a few per cent of a cached validation. The
- * comparison is with the key this same connection sent before, so its timing tells the client nothing.
+ * The auth caches' digest of a credential as sent, remembered per connection: a client on a
+ * kept-alive connection sends the same one every time, and hashing it (and, for a licence key,
+ * parsing it) cost a few per cent of a cached validation. The comparison is with what this same
+ * connection sent before, so its timing tells the client nothing.
  */
 function tokenDigest(socket: object, token: string): string {
   const last = (socket as WithLastToken)[LAST_TOKEN];
-  if (last?.token === token) return last.digest;
+  if (last?.token === token && !last.license) return last.digest;
   const digest = sha256(token, 'hex');
-  (socket as WithLastToken)[LAST_TOKEN] = { token, digest };
+  (socket as WithLastToken)[LAST_TOKEN] = { token, license: false, digest };
+  return digest;
+}
+
+/** The same for a "License <key>" credential: the digest of its canonical key; undefined when it is malformed. */
+function licenseDigestOf(socket: object, sent: string): string | undefined {
+  const last = (socket as WithLastToken)[LAST_TOKEN];
+  if (last?.token === sent && last.license) return last.digest;
+  const parsed = parseLicenseKey(sent);
+  if (!parsed.ok) return undefined;
+  const digest = licenseDigest(parsed.key);
+  (socket as WithLastToken)[LAST_TOKEN] = { token: sent, license: true, digest };
   return digest;
 }

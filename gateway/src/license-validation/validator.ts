@@ -6,6 +6,7 @@ import {
   seenByScope,
   verdictFields,
   type License,
+  type ParsedKey,
   type ValidateLicenseResponse,
   type Verdict,
 } from '@licensing/proto';
@@ -13,7 +14,14 @@ import type { Clock, Metrics } from '@licensing/runtime';
 import type { Principal } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { AnswerCount, endOfSecond, SentAnswer } from './sent-answers';
-import { cacheKey, toCachedAnswer, type CachedAnswer, type CachedLicense, type ValidationCache } from './cache';
+import {
+  cacheKey,
+  cacheKeyOfDigest,
+  toCachedAnswer,
+  type CachedAnswer,
+  type CachedLicense,
+  type ValidationCache,
+} from './cache';
 import { ValidationBatcher } from './lookup-batch';
 import type { ValidationTally } from './tally';
 
@@ -91,8 +99,24 @@ export class LicenseValidator {
   }
 
   validate(p: Principal, input: ValidationInput): ValidationAnswer | Promise<ValidationAnswer> {
+    if (!p.accountId) return this.unknownLicense(input);
     const local = this.local(p, input);
     return local ? this.answer(p, local) : this.remote(p, input);
+  }
+
+  /**
+   * A licence key no licence has, sent as its own "License" credential (no account to ask in or to
+   * count for): judged here as the service judges a key it does not find (not_found).
+   */
+  unknownLicense(input: ValidationInput): ValidationAnswer {
+    const verdict = judge(
+      parseLicenseKey(input.key),
+      null,
+      { accountId: '', productId: input.productId, fingerprint: input.fingerprint.trim().slice(0, 200) },
+      { fingerprintActive: false, count: 0 },
+      this.clock.now(),
+    );
+    return { ...verdictFields(verdict), license: undefined };
   }
 
   /** A well-formed key this gateway does not know (local() said undefined): the licence service answers, and fills the cache. */
@@ -132,13 +156,23 @@ export class LicenseValidator {
     this.cache.forgetProduct(p.accountId, productId);
   }
 
-  /** What can be answered from here, looked up without counting anything yet; undefined = ask the licence service. */
-  local(p: Principal, input: ValidationInput): LocalValidation | undefined {
-    const parsed = parseLicenseKey(input.key);
+  /**
+   * What can be answered from here, looked up without counting anything yet; undefined = ask the licence service.
+   * `known`: input.key already parsed, with its canonical key's digest (the fast path has them from a
+   * licence credential naming itself), so neither is worked out twice.
+   */
+  local(
+    p: Principal,
+    input: ValidationInput,
+    known?: { parsed: ParsedKey; digest: string },
+  ): LocalValidation | undefined {
+    const parsed = known?.parsed ?? parseLicenseKey(input.key);
     const fingerprint = input.fingerprint.trim().slice(0, 200);
     const entitlements = input.entitlements ?? [];
     if (!parsed.ok) return { parsed, cached: null, productId: input.productId, fingerprint, entitlements };
-    const cached = this.cache.get(cacheKey(p.accountId, parsed.key));
+    const cached = this.cache.get(
+      known ? cacheKeyOfDigest(p.accountId, known.digest) : cacheKey(p.accountId, parsed.key),
+    );
     return cached ? { parsed, cached, productId: input.productId, fingerprint, entitlements } : undefined;
   }
 

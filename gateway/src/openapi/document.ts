@@ -49,7 +49,39 @@ interface OpSpec {
   ok: Record<number, { description: string; schema?: Schema }>;
   /** validate-scope keys may call it (else full keys only). */
   validateScope?: boolean;
+  /**
+   * An app route (auth/app-routes.ts): validate-scope keys may call it for any licence of their
+   * account, and a `License` credential for its own licence (and product) only.
+   */
+  app?: boolean;
 }
+
+/** The answers app credentials get that full keys never do, on the routes they may call. */
+const appResponses = {
+  401: {
+    ...problem,
+    description:
+      'No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead)',
+  },
+  404: {
+    ...problem,
+    description:
+      'Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist',
+  },
+  429: {
+    ...problem,
+    description:
+      'A budget is spent (Retry-After says when to retry; RateLimit names it): for app traffic "license_minute" (per licence) or "app_hour" (per account), never the full keys\' quota',
+  },
+};
+/** What an app credential gets on every other route. */
+const notForApps = {
+  403: {
+    ...problem,
+    description:
+      'Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do',
+  },
+};
 
 function op(id: string, spec: OpSpec): Op {
   const responses: Record<string, unknown> = {};
@@ -58,6 +90,7 @@ function op(id: string, spec: OpSpec): Op {
       ? { description: r.description, headers: rateLimitHeaders, content: json(r.schema) }
       : { description: r.description, headers: rateLimitHeaders };
   }
+  Object.assign(responses, spec.app ? appResponses : spec.validateScope ? {} : notForApps);
   responses.default = problem;
   return {
     operationId: id,
@@ -66,7 +99,9 @@ function op(id: string, spec: OpSpec): Op {
     ...(spec.description ? { description: spec.description } : {}),
     ...(spec.params?.length ? { parameters: spec.params } : {}),
     ...(spec.body ? { requestBody: { required: true, content: json(ref(spec.body)) } } : {}),
-    'x-key-scopes': spec.validateScope ? ['full', 'validate'] : ['full'],
+    ...(spec.app ? { security: [{ bearer: [] }, { license: [] }] } : {}),
+    'x-key-scopes': spec.validateScope || spec.app ? ['full', 'validate'] : ['full'],
+    'x-license-credential': !!spec.app,
     responses,
   };
 }
@@ -133,6 +168,7 @@ const paths: Record<string, Record<string, Op>> = {
           },
         },
       },
+      app: true,
     }),
   },
   '/api/v1/products/{id}/signing-keys/rotate': {
@@ -168,7 +204,7 @@ const paths: Record<string, Record<string, Op>> = {
         'Always 200 for a well-formed request: `valid` says yes or no, `code` says why. Prefer POST /keys/validate: keys in URLs reach logs.',
       params: queryParameters(licenseValidateQuery),
       ok: { 200: { description: 'The verdict', schema: ref('QueryValidation') } },
-      validateScope: true,
+      app: true,
     }),
   },
   '/api/v1/keys/validate': {
@@ -179,7 +215,7 @@ const paths: Record<string, Record<string, Op>> = {
         'Always 200 for a well-formed request. With `entitlements`, a licence that lacks any of them answers `valid: false`, `entitlements_missing` (checked after status and activation). `/v1/keys/validate` is the same endpoint.',
       body: 'KeyValidationRequest',
       ok: { 200: { description: 'The verdict', schema: ref('KeyValidation') } },
-      validateScope: true,
+      app: true,
     }),
   },
   '/api/v1/licenses/{key}': {
@@ -188,6 +224,7 @@ const paths: Record<string, Record<string, Op>> = {
       tag: 'Licences',
       params: [licenseKey],
       ok: { 200: { description: 'The licence', schema: ref('License') } },
+      app: true,
     }),
     patch: op('updateLicense', {
       summary: "Update a licence's e-mail, metadata or entitlements",
@@ -229,6 +266,7 @@ const paths: Record<string, Record<string, Op>> = {
       tag: 'Licences',
       params: [licenseKey, ...pageParams],
       ok: { 200: { description: 'A page of activations', schema: listOf('Activation') } },
+      app: true,
     }),
     post: op('activateLicense', {
       summary: 'Activate a machine',
@@ -241,6 +279,7 @@ const paths: Record<string, Record<string, Op>> = {
         200: { description: 'Already active', schema: ref('Activation') },
         201: { description: 'Activated', schema: ref('Activation') },
       },
+      app: true,
     }),
   },
   '/api/v1/licenses/{key}/activations/{id}': {
@@ -249,6 +288,7 @@ const paths: Record<string, Record<string, Op>> = {
       tag: 'Licences',
       params: [licenseKey, pathParam('id', 'Activation id (act_…)')],
       ok: { 204: { description: 'Deactivated' } },
+      app: true,
     }),
   },
   '/api/v1/licenses/{key}/file': {
@@ -258,6 +298,7 @@ const paths: Record<string, Record<string, Op>> = {
       params: [licenseKey],
       body: 'LicenseFileRequest',
       ok: { 201: { description: 'The signed file', schema: ref('LicenseFile') } },
+      app: true,
     }),
   },
   '/api/v1/checkout': {
@@ -507,7 +548,7 @@ export function openApiDocument(version: string) {
       version,
       description:
         'Products, licence keys, validation, hosted checkout and webhooks. Every `/api/v1/...` path is also served as `/v1/...`. ' +
-        'Authenticate with `Authorization: Bearer <API key>`; errors are `application/problem+json` with a stable `code`. ' +
+        'Authenticate with `Authorization: Bearer <API key>`, or, on the operations marked `x-license-credential`, as an app with `Authorization: License <licence key>` (its own licence only); errors are `application/problem+json` with a stable `code`. ' +
         'Every authenticated answer carries rate-limit headers (RateLimit, RateLimit-Policy, X-RateLimit-*).',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
@@ -520,17 +561,25 @@ export function openApiDocument(version: string) {
         bearer: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API key: lk_full_… (everything) or lk_val_… (validation and status only)',
+          description:
+            'An API key: lk_full_… (everything) or lk_val_… (the app routes for any licence of its account, and status)',
+        },
+        license: {
+          type: 'http',
+          scheme: 'License',
+          description:
+            '`Authorization: License <licence key>`: an app acting as its licence, on the operations marked `x-license-credential` only, for its own licence and product (any other is 404); every other operation is 403. A revoked, suspended or unknown licence gets the validation answer on the validation operations and 401 elsewhere. Budgets: "license_minute" per licence and the account\'s "app_hour", never the full keys\' quota.',
         },
       },
       headers: {
         RateLimit: {
-          description: 'The window closest to running out: "minute";r=<remaining>;t=<seconds to reset>',
+          description:
+            'The window closest to running out: "minute";r=<remaining>;t=<seconds to reset> (or "license_minute", "hour", "app_hour")',
           schema: { type: 'string' },
         },
         RateLimitPolicy: {
           description:
-            'Both windows: "hour";q=<limit>;w=3600, "minute";q=<limit>;w=60 (with a validate-scope key the hour is the app allowance, "app_hour")',
+            'Both windows: "hour";q=<limit>;w=3600, "minute";q=<limit>;w=60 (app traffic, a validate-scope key or a License credential, spends the app allowance "app_hour" instead of "hour", and a request naming a licence spends "license_minute" instead of "minute")',
           schema: { type: 'string' },
         },
         RequestId: {

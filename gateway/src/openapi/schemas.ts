@@ -257,10 +257,14 @@ export const schemas: Record<string, Schema> = {
           minimum: 1,
         }),
         hourly_app_allowance: int(
-          'Requests per hour for the account with validate-scope keys (app traffic); never spends hourly_quota',
+          'Requests per hour for the account with validate-scope keys and licence credentials (app traffic); never spends hourly_quota',
           { minimum: 1 },
         ),
         per_key_per_minute: int('Requests per minute for each API key', { minimum: 1 }),
+        per_license_per_minute: int(
+          'Requests per minute for each licence: app traffic naming it (its License credential, or a validate-scope key), budget "license_minute"',
+          { minimum: 1 },
+        ),
       },
       undefined,
       { description: "The calling account's rate limits (see RateLimit-Policy for the window this key spends)" },

@@ -17,6 +17,8 @@ export interface LimitSettings {
   authFailuresPerMinute: number;
   /** Share of a large limit one gateway may admit between syncs with Redis (0 = ask Redis on every request). */
   localShare: number;
+  /** Requests one licence may make per minute (app traffic that names a licence). */
+  licensePerMinute: number;
 }
 
 /** What counting one request said: both budgets as it left them, and the one that refused it, if any. */
@@ -28,12 +30,14 @@ export interface RateVerdict {
 }
 
 type HourBudget = Extract<BudgetName, 'hour' | 'app_hour'>;
+type MinuteBudget = Extract<BudgetName, 'minute' | 'license_minute'>;
 
-/** What one caller spends, worked out once per caller. */
+/** What one caller spends, worked out once per caller (and per licence it names). */
 interface CallerBudgets {
   /** The per-minute limit and the hourly one this caller spends (the quota, or the app allowance). */
   limits: { minute: number; hour: number };
-  /** Which hourly budget that is. */
+  /** Which budgets those are: the key's minute or the licence's, the quota or the app allowance. */
+  minuteBudget: MinuteBudget;
   hourBudget: HourBudget;
   /** Their counters in Redis: the minute's, then the hour's. */
   counters: [CounterSpec, CounterSpec];
@@ -76,55 +80,71 @@ export class RateLimits {
    * hour is not touched; if the hour refuses, the minute's point is given back.
    * Answers synchronously when the counts in memory decide (see quota.ts).
    */
-  check(p: Principal): RateVerdict | Promise<RateVerdict> {
-    const spent = this.budgetsOf(p);
+  /**
+   * `licenseDigest`: the licence a validate-scope key's request names (licenseBudgetId()); it then
+   * spends that licence's minute instead of the key's. A licence credential always spends its own.
+   */
+  check(p: Principal, licenseDigest?: string): RateVerdict | Promise<RateVerdict> {
+    const spent = this.budgetsOf(p, licenseDigest);
     const counted = this.quota.count(...spent.counters);
     return counted instanceof Promise ? counted.then((c) => this.verdict(c, spent)) : this.verdict(counted, spent);
   }
 
   /** Admits the request only if memory alone decides it (see quota.ts); undefined = nothing counted, use check(). */
-  checkLocally(p: Principal): RateVerdict | undefined {
-    const spent = this.budgetsOf(p);
+  checkLocally(p: Principal, licenseDigest?: string): RateVerdict | undefined {
+    const spent = this.budgetsOf(p, licenseDigest);
     const counted = this.quota.countLocally(...spent.counters);
     return counted && this.verdict(counted, spent);
   }
 
-  /** A principal's budgets and counter keys, worked out once per principal (the auth cache hands out the same object). */
+  /** A principal's budgets and counter keys, worked out once per principal (the auth caches hand out the same object). */
   private readonly callers = new WeakMap<Principal, CallerBudgets>();
+  /** A validate-scope key's budgets when its request names a licence (only the minute's counter key differs per licence). */
+  private readonly licensed = new WeakMap<Principal, CallerBudgets>();
 
-  private budgetsOf(p: Principal): CallerBudgets {
-    let spent = this.callers.get(p);
+  private budgetsOf(p: Principal, licenseDigest?: string): CallerBudgets {
+    const own = p.license?.digest;
+    if (licenseDigest === undefined || own !== undefined || !isAppTraffic(p)) return this.callerBudgets(p, own);
+    let base = this.licensed.get(p);
+    if (!base) {
+      base = this.callerBudgets(p, licenseDigest, false);
+      this.licensed.set(p, base);
+    }
+    const minute = { ...base.counters[0], key: this.licenseMinuteKey(p.accountId, licenseDigest) };
+    return { ...base, counters: [minute, base.counters[1]] };
+  }
+
+  private callerBudgets(p: Principal, licenseDigest: string | undefined, remember = true): CallerBudgets {
+    let spent = remember ? this.callers.get(p) : undefined;
     if (!spent) {
-      const all = limitsFor(p);
+      const all = limitsFor(p, this.settings.licensePerMinute);
       const hourBudget: HourBudget = isAppTraffic(p) ? 'app_hour' : 'hour';
-      const limits = { minute: all.minute, hour: hourBudget === 'app_hour' ? all.appHour : all.hour };
+      const minuteBudget: MinuteBudget = licenseDigest !== undefined ? 'license_minute' : 'minute';
+      const limits = {
+        minute: minuteBudget === 'license_minute' ? all.licenseMinute : all.minute,
+        hour: hourBudget === 'app_hour' ? all.appHour : all.hour,
+      };
       const policy = rateLimitPolicy([
         { name: hourBudget, limit: limits.hour, windowS: this.settings.hourWindowS },
-        { name: 'minute', limit: limits.minute, windowS: this.settings.minuteWindowS },
+        { name: minuteBudget, limit: limits.minute, windowS: this.settings.minuteWindowS },
       ]);
-      spent = { limits, hourBudget, counters: this.countersOf(p, limits, hourBudget), policy };
-      this.callers.set(p, spent);
+      const minuteKey =
+        licenseDigest !== undefined
+          ? this.licenseMinuteKey(p.accountId, licenseDigest)
+          : `${this.settings.keyPrefix}:minute:${p.keyId}`;
+      const counters: [CounterSpec, CounterSpec] = [
+        { key: minuteKey, limit: limits.minute, windowMs: this.settings.minuteWindowS * 1000 },
+        { key: this.hourKey(p.accountId, hourBudget), limit: limits.hour, windowMs: this.settings.hourWindowS * 1000 },
+      ];
+      spent = { limits, minuteBudget, hourBudget, counters, policy };
+      if (remember) this.callers.set(p, spent);
     }
     return spent;
   }
 
-  private countersOf(
-    p: Principal,
-    limits: { minute: number; hour: number },
-    hourBudget: HourBudget,
-  ): [CounterSpec, CounterSpec] {
-    return [
-      {
-        key: `${this.settings.keyPrefix}:minute:${p.keyId}`,
-        limit: limits.minute,
-        windowMs: this.settings.minuteWindowS * 1000,
-      },
-      {
-        key: this.hourKey(p.accountId, hourBudget),
-        limit: limits.hour,
-        windowMs: this.settings.hourWindowS * 1000,
-      },
-    ];
+  /** A licence's minute counter: per account and licence key digest (a validate key and the licence itself share it). */
+  private licenseMinuteKey(accountId: string, licenseDigest: string): string {
+    return `${this.settings.keyPrefix}:license_minute:${accountId}:${licenseDigest}`;
   }
 
   /** The account's hourly counter in Redis: the quota ("hour") or the app allowance ("app_hour"). */
@@ -132,13 +152,13 @@ export class RateLimits {
     return `${this.settings.keyPrefix}:${hourBudget}:${accountId}`;
   }
 
-  private verdict(c: Counted, { limits, hourBudget, policy }: CallerBudgets): RateVerdict {
+  private verdict(c: Counted, { limits, minuteBudget, hourBudget, policy }: CallerBudgets): RateVerdict {
     const now = Date.now();
     const budgets = [
       budgetState(hourBudget, c.hour, limits.hour, this.settings.hourWindowS, now),
-      budgetState('minute', c.minute, limits.minute, this.settings.minuteWindowS, now),
+      budgetState(minuteBudget, c.minute, limits.minute, this.settings.minuteWindowS, now),
     ];
-    const refused = c.refusedBy === 'hour' ? hourBudget : c.refusedBy;
+    const refused = c.refusedBy === 'hour' ? hourBudget : c.refusedBy === 'minute' ? minuteBudget : undefined;
     return { budgets, rejectedBy: refused ? budgets.find((b) => b.name === refused) : undefined, policy };
   }
 

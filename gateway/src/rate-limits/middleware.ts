@@ -1,5 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, addressKey, type Logger } from '@licensing/runtime';
+import { appRouteOf } from '../auth/app-routes';
+import { namedLicenseDigest } from '../auth/license-credentials';
 import type { Principal } from '../auth/principal';
 import { rejectionDetail } from './budgets';
 import { rateLimitHeaders } from './headers';
@@ -26,13 +28,62 @@ export function countAuthFailure(limits: RateLimits, log: Logger) {
     res.locals.rateLimitWindow = 'auth_failures';
     throw new AppError(
       'rate_limited',
-      `too many requests with a missing or invalid API key from this address; retry in ${retryAfter} s`,
+      `too many requests with a missing or invalid API key (or an unknown licence key) from this address; retry in ${retryAfter} s`,
     );
   };
 }
 
-/** After authentication: counts the request in both budgets and sets the headers, or refuses it with 429. */
+/**
+ * Which licence's minute a request spends (budgets.ts): a licence credential's own (the limiter knows
+ * it); for a validate-scope key, the licence its path or query names, 'body' when only its body
+ * does (POST /api/v1/keys/validate: counted once the body is read), undefined when none does.
+ */
+function namedLicense(req: Request, p: Principal): string | 'body' | undefined {
+  if (p.credential === 'license' || p.scope !== 'validate') return undefined;
+  const match = appRouteOf(req.method, `${req.baseUrl}${req.path}`);
+  if (!match) return undefined;
+  if (match.route.namedIn === 'body') return 'body';
+  const sent = match.route.namedIn === 'query' ? req.query.license_key : match.key;
+  return typeof sent === 'string' ? namedLicenseDigest(sent) : undefined;
+}
+
+/**
+ * After authentication: counts the request in both budgets and sets the headers, or refuses it with
+ * 429. An unknown licence key has no account to count in: the failure throttle of its address counted
+ * it (authenticate.ts). A validate-scope key's validation whose licence is in the body is counted by
+ * enforceRateLimitsAfterBody(), once the body is read.
+ */
 export function enforceRateLimits(limits: RateLimits) {
+  const count = rateLimitCounter(limits);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!limits.settings.enabled) return next();
+    const p = res.locals.principal as Principal;
+    if (!p.accountId) return next();
+    const named = namedLicense(req, p);
+    if (named === 'body') {
+      res.locals.rateLimitAfterBody = true;
+      return next();
+    }
+    return count(res, p, named, next);
+  };
+}
+
+/** The count enforceRateLimits() left for after the body (the licence named in its `key`). */
+export function enforceRateLimitsAfterBody(limits: RateLimits) {
+  const count = rateLimitCounter(limits);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!res.locals.rateLimitAfterBody) return next();
+    const sent = (req.body as { key?: unknown } | undefined)?.key;
+    return count(
+      res,
+      res.locals.principal as Principal,
+      typeof sent === 'string' ? namedLicenseDigest(sent) : undefined,
+      next,
+    );
+  };
+}
+
+function rateLimitCounter(limits: RateLimits) {
   const apply = (res: Response, p: Principal, verdict: RateVerdict) => {
     res.set(rateLimitHeaders(verdict.budgets, Math.floor(Date.now() / 1000), verdict.policy));
     if (verdict.rejectedBy) {
@@ -41,10 +92,8 @@ export function enforceRateLimits(limits: RateLimits) {
       throw new AppError('rate_limited', rejectionDetail(verdict.rejectedBy, p.plan));
     }
   };
-  return (_req: Request, res: Response, next: NextFunction) => {
-    if (!limits.settings.enabled) return next();
-    const p = res.locals.principal as Principal;
-    const verdict = limits.check(p);
+  return (res: Response, p: Principal, licenseDigest: string | undefined, next: NextFunction) => {
+    const verdict = limits.check(p, licenseDigest);
     if (!(verdict instanceof Promise)) {
       apply(res, p, verdict);
       return next();

@@ -1,5 +1,6 @@
 import type { Router } from 'express';
-import { licenseActions, type Activation, type License } from '@licensing/proto';
+import { licenseActions, seenByScope, type Activation, type License } from '@licensing/proto';
+import { checkOwnLicense } from '../auth/app-routes';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator } from '../license-validation/validator';
@@ -78,6 +79,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
   // Registered before /licenses/:key so "validate" is not taken for a key.
   route(router, '/licenses/validate', {
     get: withQuery(licenseValidateQuery, async (_req, res, { license_key, fingerprint }) => {
+      checkOwnLicense(principalOf(res), license_key); // a licence validates itself only (scope.ts checked it too)
       const out = await validator.validate(principalOf(res), {
         key: license_key!,
         productId: '',
@@ -89,6 +91,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
 
   route(router, '/keys/validate', {
     post: withBody(keyValidationRequest, async (_req, res, body) => {
+      checkOwnLicense(principalOf(res), body.key); // a licence validates itself only
       const productId = body.product_id ? checkId('product_id', 'prod', body.product_id) : '';
       const out = await validator.validate(principalOf(res), {
         key: body.key!,
@@ -114,8 +117,10 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
 
   route(router, '/licenses/:key', {
     get: async (req, res) => {
-      const license = await clients.licenses.getLicense({ account_id: principalOf(res).accountId, key: keyOf(req) });
-      res.json(licenseJson(license));
+      const p = principalOf(res);
+      const license = await clients.licenses.getLicense({ account_id: p.accountId, key: keyOf(req) });
+      // An app credential never sees the vendor's metadata, and the e-mail only where the policy allows it.
+      res.json(licenseJson(seenByScope(license, p.scope, !!license.policy?.validate_keys_see_email)));
     },
     // An empty metadata value removes that entry; entitlements (the licence's extras) are replaced whole.
     patch: withBody(licenseUpdate, async (req, res, body) => {

@@ -123,16 +123,17 @@ export class Readiness {
 
 /**
  * The caller's budgets, so a client can see them without reading headers: the account's hourly
- * quota (full-scope keys), the hourly allowance of app traffic (validate-scope keys), and the
- * per-key minute limit, operator overrides included.
+ * quota (full-scope keys), the hourly allowance of app traffic (validate-scope keys, licence
+ * credentials), the per-key minute limit, operator overrides included, and the per-licence one.
  */
-export function rateLimitsOf(p: Principal) {
-  const limits = limitsFor(p);
+export function rateLimitsOf(p: Principal, licensePerMinute?: number) {
+  const limits = limitsFor(p, licensePerMinute);
   return {
     plan: p.plan,
     hourly_quota: limits.hour,
     hourly_app_allowance: limits.appHour,
     per_key_per_minute: limits.minute,
+    per_license_per_minute: limits.licenseMinute,
   };
 }
 
@@ -145,7 +146,10 @@ export function statusRoutes(
 ): void {
   route(router, '/status', {
     get: async (_req, res) => {
-      res.json({ ...(await systemStatus(clients, bus, limits, version)), rate_limits: rateLimitsOf(principalOf(res)) });
+      res.json({
+        ...(await systemStatus(clients, bus, limits, version)),
+        rate_limits: rateLimitsOf(principalOf(res), limits.settings.licensePerMinute),
+      });
     },
   });
 }

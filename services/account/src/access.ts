@@ -3,12 +3,14 @@ import type { AccessPolicyOf } from '@licensing/runtime';
 
 /**
  * Who may call what on the account service. The gateway authenticates API keys
- * and serves the dashboard; only the operator CLI creates accounts and changes
+ * (and reads a licence's account for licence credentials) and serves the dashboard; only the operator CLI creates accounts and changes
  * plans and limits. No other service calls this one.
  */
 export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
   gateway: [
     'authenticate',
+    // The plan and limits of a licence's account, for "Authorization: License <key>" (the licence service names the account).
+    'getAccount',
     'signUp',
     'confirmSignUp',
     'signIn',

@@ -18,6 +18,7 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'deactivate',
     'issueLicenseFile',
     'recordValidations',
+    'resolveLicenseKey',
   ],
   checkout: ['createLicense', 'transitionLicense'],
 };

@@ -11,7 +11,7 @@ export const METRIC_HELP = {
   licensing_http_request_duration_seconds:
     'Time from request to response in the gateway, by method, route template and status',
   licensing_rate_limit_rejections_total:
-    'Requests refused with 429, by window (minute, hour, app_hour, auth_failures, checkout_page, stripe_webhook, signin, signup)',
+    'Requests refused with 429, by window (minute, license_minute, hour, app_hour, auth_failures, checkout_page, stripe_webhook, signin, signup)',
   licensing_grpc_server_handled_total: 'gRPC calls a service finished, by method and status code',
   licensing_grpc_server_handling_seconds: 'Time a service spent on a gRPC call, by method',
   licensing_grpc_health_checks_total:

@@ -21,6 +21,20 @@ import {
 import { PageInfo, PageRequest } from "./common";
 import { LicensePolicy } from "./product";
 
+export interface ResolveLicenseKeyRequest {
+  /** Canonical form (the gateway normalises it first). */
+  key: string;
+}
+
+export interface ResolveLicenseKeyResponse {
+  found: boolean;
+  account_id: string;
+  license_id: string;
+  product_id: string;
+  /** active | suspended | revoked: the stored status (expiry is not a credential matter). */
+  stored_status: string;
+}
+
 export interface IssueLicenseFileRequest {
   account_id: string;
   key: string;
@@ -336,6 +350,222 @@ export interface Stats {
   /** 30 entries, oldest first; the last is today (UTC). */
   validations_by_day: DayCount[];
 }
+
+function createBaseResolveLicenseKeyRequest(): ResolveLicenseKeyRequest {
+  return { key: "" };
+}
+
+export const ResolveLicenseKeyRequest: MessageFns<ResolveLicenseKeyRequest> = {
+  encode(message: ResolveLicenseKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResolveLicenseKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResolveLicenseKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResolveLicenseKeyRequest {
+    return { key: isSet(object.key) ? globalThis.String(object.key) : "" };
+  },
+
+  toJSON(message: ResolveLicenseKeyRequest): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ResolveLicenseKeyRequest>, I>>(base?: I): ResolveLicenseKeyRequest {
+    return ResolveLicenseKeyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ResolveLicenseKeyRequest>, I>>(object: I): ResolveLicenseKeyRequest {
+    const message = createBaseResolveLicenseKeyRequest();
+    message.key = object.key ?? "";
+    return message;
+  },
+};
+
+function createBaseResolveLicenseKeyResponse(): ResolveLicenseKeyResponse {
+  return { found: false, account_id: "", license_id: "", product_id: "", stored_status: "" };
+}
+
+export const ResolveLicenseKeyResponse: MessageFns<ResolveLicenseKeyResponse> = {
+  encode(message: ResolveLicenseKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.found !== false) {
+      writer.uint32(8).bool(message.found);
+    }
+    if (message.account_id !== "") {
+      writer.uint32(18).string(message.account_id);
+    }
+    if (message.license_id !== "") {
+      writer.uint32(26).string(message.license_id);
+    }
+    if (message.product_id !== "") {
+      writer.uint32(34).string(message.product_id);
+    }
+    if (message.stored_status !== "") {
+      writer.uint32(42).string(message.stored_status);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResolveLicenseKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResolveLicenseKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.found = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.license_id = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.product_id = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.stored_status = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResolveLicenseKeyResponse {
+    return {
+      found: isSet(object.found) ? globalThis.Boolean(object.found) : false,
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      license_id: isSet(object.licenseId)
+        ? globalThis.String(object.licenseId)
+        : isSet(object.license_id)
+        ? globalThis.String(object.license_id)
+        : "",
+      product_id: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      stored_status: isSet(object.storedStatus)
+        ? globalThis.String(object.storedStatus)
+        : isSet(object.stored_status)
+        ? globalThis.String(object.stored_status)
+        : "",
+    };
+  },
+
+  toJSON(message: ResolveLicenseKeyResponse): unknown {
+    const obj: any = {};
+    if (message.found !== false) {
+      obj.found = message.found;
+    }
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.license_id !== "") {
+      obj.licenseId = message.license_id;
+    }
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
+    }
+    if (message.stored_status !== "") {
+      obj.storedStatus = message.stored_status;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ResolveLicenseKeyResponse>, I>>(base?: I): ResolveLicenseKeyResponse {
+    return ResolveLicenseKeyResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ResolveLicenseKeyResponse>, I>>(object: I): ResolveLicenseKeyResponse {
+    const message = createBaseResolveLicenseKeyResponse();
+    message.found = object.found ?? false;
+    message.account_id = object.account_id ?? "";
+    message.license_id = object.license_id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.stored_status = object.stored_status ?? "";
+    return message;
+  },
+};
 
 function createBaseIssueLicenseFileRequest(): IssueLicenseFileRequest {
   return { account_id: "", key: "", fingerprint: "", ttl_days: 0 };
@@ -5116,6 +5346,22 @@ export const LicenseServiceService = {
       Buffer.from(ListRecentValidationsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListRecentValidationsResponse => ListRecentValidationsResponse.decode(value),
   },
+  /**
+   * Who a licence key is, whatever the account: the gateway's look-up for "Authorization: License
+   * <key>" (one read on the unique key index). Always OK for a well-formed request: found = false
+   * for a key no licence has.
+   */
+  resolveLicenseKey: {
+    path: "/licensing.v1.LicenseService/ResolveLicenseKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResolveLicenseKeyRequest): Buffer =>
+      Buffer.from(ResolveLicenseKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResolveLicenseKeyRequest => ResolveLicenseKeyRequest.decode(value),
+    responseSerialize: (value: ResolveLicenseKeyResponse): Buffer =>
+      Buffer.from(ResolveLicenseKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ResolveLicenseKeyResponse => ResolveLicenseKeyResponse.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -5150,6 +5396,12 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   recordValidations: handleUnaryCall<RecordValidationsRequest, RecordValidationsResponse>;
   /** A licence's recent validations, grouped by hour, answer code and machine, newest first. */
   listRecentValidations: handleUnaryCall<ListRecentValidationsRequest, ListRecentValidationsResponse>;
+  /**
+   * Who a licence key is, whatever the account: the gateway's look-up for "Authorization: License
+   * <key>" (one read on the unique key index). Always OK for a well-formed request: found = false
+   * for a key no licence has.
+   */
+  resolveLicenseKey: handleUnaryCall<ResolveLicenseKeyRequest, ResolveLicenseKeyResponse>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -5376,6 +5628,26 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListRecentValidationsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Who a licence key is, whatever the account: the gateway's look-up for "Authorization: License
+   * <key>" (one read on the unique key index). Always OK for a well-formed request: found = false
+   * for a key no licence has.
+   */
+  resolveLicenseKey(
+    request: ResolveLicenseKeyRequest,
+    callback: (error: ServiceError | null, response: ResolveLicenseKeyResponse) => void,
+  ): ClientUnaryCall;
+  resolveLicenseKey(
+    request: ResolveLicenseKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ResolveLicenseKeyResponse) => void,
+  ): ClientUnaryCall;
+  resolveLicenseKey(
+    request: ResolveLicenseKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ResolveLicenseKeyResponse) => void,
   ): ClientUnaryCall;
 }
 

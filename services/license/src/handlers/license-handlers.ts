@@ -6,12 +6,18 @@ import { checkTransitionAllowed } from '../access';
 import { transitionLicense, updateLicense } from '../use-cases/change-license';
 import type { LicenseAt, LicenseDeps } from '../use-cases/deps';
 import { checkNewLicense, issueLicense } from '../use-cases/issue-license';
-import { getLicense, listLicenses, readStats } from '../use-cases/read-licenses';
+import { getLicense, listLicenses, readStats, resolveLicenseKey } from '../use-cases/read-licenses';
 import { toLicense } from './mapping';
 
 type LicenseHandlers = Pick<
   Handlers<typeof LicenseServiceService>,
-  'createLicense' | 'getLicense' | 'listLicenses' | 'updateLicense' | 'transitionLicense' | 'getStats'
+  | 'createLicense'
+  | 'getLicense'
+  | 'listLicenses'
+  | 'updateLicense'
+  | 'transitionLicense'
+  | 'getStats'
+  | 'resolveLicenseKey'
 >;
 
 const present = ({ doc, now }: LicenseAt) => toLicense(doc, now);
@@ -55,6 +61,8 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
       const { items, page, now } = await listLicenses(deps, req.account_id, req, req.page);
       return { data: items.map((d) => toLicense(d, now)), page };
     },
+
+    resolveLicenseKey: (req) => resolveLicenseKey(store, req.key),
 
     updateLicense: async (req) => present(await updateLicense(deps, req)),
     async transitionLicense(req, call) {

@@ -19,6 +19,33 @@ export async function ownLicense(
   return doc;
 }
 
+/** Who a licence key belongs to, whatever the account (the gateway's "Authorization: License <key>"). */
+export interface ResolvedKey {
+  found: boolean;
+  account_id: string;
+  license_id: string;
+  product_id: string;
+  stored_status: string;
+}
+
+/**
+ * A licence key to its account, licence, product and stored status: one read on the unique key index.
+ * A malformed key is refused (the gateway answers it 401 before asking); an unknown one is found = false.
+ */
+export async function resolveLicenseKey(store: Pick<LicenseStore, 'findByKey'>, key: string): Promise<ResolvedKey> {
+  const parsed = parseLicenseKey(key);
+  if (!parsed.ok) throw AppError.invalid('key', 'key must be a licence key');
+  const doc = await store.findByKey(parsed.key);
+  if (!doc) return { found: false, account_id: '', license_id: '', product_id: '', stored_status: '' };
+  return {
+    found: true,
+    account_id: doc.account_id,
+    license_id: doc._id,
+    product_id: doc.product_id,
+    stored_status: doc.status,
+  };
+}
+
 /** One licence with its product's current entitlements, its active machines counted and when it was last validated. */
 export async function getLicense(
   { store, products }: Pick<LicenseDeps, 'store' | 'products'>,

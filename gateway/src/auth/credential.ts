@@ -1,0 +1,46 @@
+import { AppError } from '@licensing/runtime';
+import { parseLicenseKey } from '@licensing/proto';
+import { bearerKey } from './bearer';
+
+// The two credentials an Authorization header may carry, read in one place for the Express
+// middleware and the validation fast path alike:
+//   "Bearer <API key>"      a vendor's API key (full or validate scope)
+//   "License <licence key>" an app acting as its own licence (auth/app-routes.ts says where)
+// A header this refuses is answered 401 by the middleware, and never by the fast path.
+
+/** What "License <key>" may carry before it is read as a key (parseLicenseKey reads at most 64 characters). */
+export const MAX_LICENSE_CREDENTIAL_LENGTH = 64;
+const LICENSE = /^License ([^\s]+)$/;
+
+export type Credential = { kind: 'api_key'; token: string } | { kind: 'license'; key: string };
+
+/** The licence key of "License <key>" as sent (not yet normalised); undefined when the header is not that. */
+export function licenseCredential(header: string | undefined): string | undefined {
+  if (header === undefined || !header.startsWith('License ')) return undefined;
+  const key = LICENSE.exec(header)?.[1];
+  return key !== undefined && key.length <= MAX_LICENSE_CREDENTIAL_LENGTH ? key : undefined;
+}
+
+const HOW = 'send "Authorization: Bearer <API key>" or "Authorization: License <licence key>"';
+
+/** The credential of an Authorization header (a licence key in its canonical form), or the 401 that says what is wrong. */
+export function credentialOrRefusal(header: string | undefined): Credential {
+  if (!header) throw new AppError('unauthorized', `the Authorization header is missing; ${HOW}`);
+  if (header.startsWith('License ') || header === 'License') {
+    const sent = licenseCredential(header);
+    const parsed = sent === undefined ? undefined : parseLicenseKey(sent);
+    if (!parsed?.ok)
+      throw new AppError(
+        'unauthorized',
+        'the License credential must be "License <licence key>", the key as issued (six groups of five characters, e.g. 7K3QF-9XW2M-…)',
+      );
+    return { kind: 'license', key: parsed.key };
+  }
+  const token = bearerKey(header);
+  if (token === undefined)
+    throw new AppError(
+      'unauthorized',
+      `the Authorization header must be "Bearer <API key>" or "License <licence key>"`,
+    );
+  return { kind: 'api_key', token };
+}
