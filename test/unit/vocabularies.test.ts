@@ -279,6 +279,7 @@ describe('the licence policy', () => {
     require_activation: true,
     validate_keys_see_email: true,
     refund_action: 'suspend',
+    lease_seconds: 300,
   };
 
   it('has a default for every field, and the declared values of each kind', () => {

@@ -250,7 +250,7 @@ export interface paths {
         put?: never;
         /**
          * Activate a machine
-         * @description 201 for a new activation, 200 when the fingerprint was already active. 409 when every slot is taken.
+         * @description 201 for a new activation, 200 when the fingerprint was already active (on a floating licence with a fresh lease, even a lapsed one). 409 when every slot is taken; on a floating licence a lapsed seat is reclaimed first (license.deactivated, reason lapsed) and its slot reused.
          */
         post: operations["activateLicense"];
         delete?: never;
@@ -271,6 +271,26 @@ export interface paths {
         post?: never;
         /** Free an activation slot */
         delete: operations["deactivateLicense"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/licenses/{key}/activations/{id}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew a floating seat's lease
+         * @description Sets lease_expires_at to now + the policy's lease_seconds. 404 when the licence has no such activation (another licence's included). 409 (conflict) when the policy has no lease (node-locked), the activation was deactivated or reclaimed, the licence is not active, or the lease already lapsed (detail starts with lease_expired): activate again, which is idempotent.
+         */
+        post: operations["heartbeatActivation"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -620,6 +640,7 @@ export interface components {
              * @enum {unknown}
              */
             refund_action: "revoke" | "suspend";
+            lease_seconds: number | null;
         };
         Price: {
             /** @description In the currency's minor unit (cents) */
@@ -686,6 +707,7 @@ export interface components {
             name: string | null;
             /** Format: date-time */
             created_at: string;
+            lease_expires_at: string | null;
         };
         LicenseFile: {
             kid: string;
@@ -697,7 +719,7 @@ export interface components {
             signature: string;
         };
         /** @enum {unknown} */
-        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "not_activated" | "activation_limit_reached";
+        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "lease_expired" | "not_activated" | "activation_limit_reached";
         /** @enum {unknown} */
         NextAction: "none" | "activate" | "renew" | "contact_vendor";
         QueryValidation: {
@@ -940,6 +962,8 @@ export interface components {
              * @enum {unknown}
              */
             refund_action?: "revoke" | "suspend";
+            /** @description Floating seats: an activation lapses unless heartbeated within this many seconds, and a lapsed one no longer takes a slot; null = node-locked */
+            lease_seconds?: number | null;
         };
     };
     responses: never;
@@ -1671,6 +1695,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    heartbeatActivation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Licence key */
+                key: string;
+                /** @description Activation id (act_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The activation with its new lease */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Activation"];
+                };
             };
             /** @description Error (see Errors) */
             default: {

@@ -66,6 +66,11 @@ export interface LicensePolicy {
   validate_keys_see_email: boolean;
   /** What a refunded checkout payment does to its licence: revoke | suspend (empty = revoke). */
   refund_action: string;
+  /**
+   * Absent: node-locked activations. 30..86400: floating seats, each lapsing unless heartbeated
+   * within this many seconds (a lapsed seat no longer takes a slot).
+   */
+  lease_seconds?: number | undefined;
 }
 
 export interface Product {
@@ -578,6 +583,7 @@ function createBaseLicensePolicy(): LicensePolicy {
     require_activation: false,
     validate_keys_see_email: false,
     refund_action: "",
+    lease_seconds: undefined,
   };
 }
 
@@ -600,6 +606,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     }
     if (message.refund_action !== "") {
       writer.uint32(50).string(message.refund_action);
+    }
+    if (message.lease_seconds !== undefined) {
+      writer.uint32(56).int32(message.lease_seconds);
     }
     return writer;
   },
@@ -665,6 +674,14 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
             message.refund_action = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.lease_seconds = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -709,6 +726,11 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
         : isSet(object.refund_action)
         ? globalThis.String(object.refund_action)
         : "",
+      lease_seconds: isSet(object.leaseSeconds)
+        ? globalThis.Number(object.leaseSeconds)
+        : isSet(object.lease_seconds)
+        ? globalThis.Number(object.lease_seconds)
+        : undefined,
     };
   },
 
@@ -732,6 +754,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     if (message.refund_action !== "") {
       obj.refundAction = message.refund_action;
     }
+    if (message.lease_seconds !== undefined) {
+      obj.leaseSeconds = Math.round(message.lease_seconds);
+    }
     return obj;
   },
 
@@ -746,6 +771,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     message.require_activation = object.require_activation ?? false;
     message.validate_keys_see_email = object.validate_keys_see_email ?? false;
     message.refund_action = object.refund_action ?? "";
+    message.lease_seconds = object.lease_seconds ?? undefined;
     return message;
   },
 };

@@ -35,7 +35,7 @@ export const MAX_VALIDATIONS_PER_CALL = 256;
 
 /** What a gateway needs to answer this key again from memory (activations listed only when they matter). */
 function factsOf(
-  { doc, fingerprints, rememberedSince }: ValidationRecord,
+  { doc, fingerprints, leases, rememberedSince }: ValidationRecord,
   accountId: string,
   now: Date,
 ): ValidationFacts {
@@ -48,6 +48,7 @@ function factsOf(
       active_fingerprints: [],
       cacheable: true,
       remembered_since: '',
+      active_lease_expires_at: [],
     };
   return {
     found: true,
@@ -57,6 +58,10 @@ function factsOf(
     active_fingerprints: fingerprints.slice(0, MAX_CACHED_FINGERPRINTS),
     cacheable: fingerprints.length <= MAX_CACHED_FINGERPRINTS,
     remembered_since: rememberedSince === undefined ? '' : new Date(rememberedSince).toISOString(),
+    active_lease_expires_at: fingerprints.slice(0, MAX_CACHED_FINGERPRINTS).map((f) => {
+      const end = leases.get(f);
+      return end === undefined ? '' : new Date(end).toISOString();
+    }),
   };
 }
 
