@@ -28,9 +28,13 @@ export class LapsedSeatSweeper {
   async sweep(): Promise<number> {
     const now = this.clock.now();
     const state = await this.store.sweepState(STATE_ID);
-    // The first pass starts at the current hour: no seat was filed before the sweep existed.
-    const buckets = state.through ? bucketsToSweep(state.through, now, BUCKETS_PER_PASS) : [bucketOf(now)];
     const current = bucketOf(now);
+    if (!state.through) {
+      // The first pass starts at the current hour: no seat was filed before the sweep existed.
+      state.through = previousHour(current);
+      await this.store.saveSweepState({ ...state, backfilled: true });
+    }
+    const buckets = bucketsToSweep(state.through, now, BUCKETS_PER_PASS);
     let reclaimed = 0;
     for (const bucket of buckets) {
       reclaimed += await this.sweepBucket(bucket, now);
@@ -62,3 +66,5 @@ export class LapsedSeatSweeper {
     }
   }
 }
+
+const previousHour = (bucket: string) => bucketOf(new Date(Date.parse(`${bucket}:00:00.000Z`) - 3600_000));
