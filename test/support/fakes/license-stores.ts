@@ -219,11 +219,6 @@ export class FakeLicenseStore implements LicenseStore {
     return structuredClone(stored);
   }
 
-  async findActiveActivation(licenseId: string, id: string): Promise<ActivationDoc | null> {
-    const a = this.activations.get(id);
-    return a && a.license_id === licenseId && a.deactivated_at === null ? structuredClone(a) : null;
-  }
-
   async findAnyActivation(licenseId: string, id: string): Promise<ActivationDoc | null> {
     const a = this.activations.get(id);
     return a && a.license_id === licenseId ? structuredClone(a) : null;

@@ -247,13 +247,6 @@ export class LicenseStore {
     return res.modifiedCount === 1 ? { ...current, lease_expires_at: until, reclaim_bucket: reclaimBucket } : null;
   }
 
-  /** One active activation of a licence by id (another licence's, or a freed one, is null). */
-  findActiveActivation(licenseId: string, id: string): Promise<ActivationDoc | null> {
-    return this.models.Activation.findOne({ _id: id, license_id: licenseId, deactivated_at: null }, { outbox: 0 })
-      .lean<ActivationDoc>()
-      .exec();
-  }
-
   /** An activation of a licence by id, active or not (what a heartbeat of a freed one is told). */
   findAnyActivation(licenseId: string, id: string): Promise<ActivationDoc | null> {
     return this.models.Activation.findOne({ _id: id, license_id: licenseId }, { outbox: 0 })
