@@ -36,7 +36,9 @@ describe('lapse, judged at the moment of asking', () => {
         (ends) => {
           const fingerprints = ends.map((_, i) => `m${i}`);
           const leases = new Map<string, number>();
-          ends.forEach((e, i) => e !== null && leases.set(fingerprints[i], nowMs + e));
+          ends.forEach((e, i) => {
+            if (e !== null) leases.set(fingerprints[i], nowMs + e);
+          });
           const expected = ends.filter((e) => e === null || e > 0).length;
           expect(heldSeats(new Set(fingerprints), leases, nowMs)).toBe(expected);
         },
