@@ -62,6 +62,7 @@ describe('licence policy on the product', () => {
       require_activation: true,
       validate_keys_see_email: false,
       refund_action: 'revoke',
+      lease_seconds: null,
     });
     const key = await license(id);
     const patched = await api('PATCH', `/api/v1/products/${id}`, { policy: { duration_days: 365 } });
@@ -73,6 +74,7 @@ describe('licence policy on the product', () => {
       require_activation: false,
       validate_keys_see_email: false,
       refund_action: 'revoke',
+      lease_seconds: null,
     });
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(30);
     await events.waitFor(
@@ -268,6 +270,7 @@ describe('activations', () => {
       fingerprint: 'laptop',
       name: 'Ada’s laptop',
       created_at: expect.any(String),
+      lease_expires_at: null,
     });
     const again = await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'laptop' });
     expect(again.status).toBe(200);
