@@ -68,17 +68,19 @@ async function main() {
       name: 'Bench floating',
       policy: { lease_seconds: 3600, max_activations: SEATS_PER_LICENSE },
     });
-    const heartbeats: string[] = [];
-    for (let i = 0; i < LICENSES; i++) {
+    // The licences side by side, each one's seats one after another (parallel activations of one licence
+    // contend for its slots, and some would be refused with 409 "retry").
+    const seatsOf = async (i: number) => {
       const key = (await post('/api/v1/licenses', { product_id: floating.id, customer_email: `float${i}@example.com` }))
         .license_key as string;
-      const seats = await Promise.all(
-        Array.from({ length: SEATS_PER_LICENSE }, (_, j) =>
-          post(`/api/v1/licenses/${key}/activations`, { fingerprint: `machine-${i}-${j}` }),
-        ),
-      );
-      for (const s of seats) heartbeats.push(`/api/v1/licenses/${key}/activations/${s.id}/heartbeat`);
-    }
+      const paths: string[] = [];
+      for (let j = 0; j < SEATS_PER_LICENSE; j++) {
+        const seat = await post(`/api/v1/licenses/${key}/activations`, { fingerprint: `machine-${i}-${j}` });
+        paths.push(`/api/v1/licenses/${key}/activations/${seat.id}/heartbeat`);
+      }
+      return paths;
+    };
+    const heartbeats = (await Promise.all(Array.from({ length: LICENSES }, (_, i) => seatsOf(i)))).flat();
     const check = await post(heartbeats[0]);
     if (!check.lease_expires_at) throw new Error('set-up failed: a heartbeat answered without a lease');
 

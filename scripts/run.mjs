@@ -216,6 +216,8 @@ switch (command) {
     break;
   }
   default:
-    console.error('usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|bench:heartbeat|admin|docs|build [args]');
+    console.error(
+      'usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|bench:heartbeat|admin|docs|build [args]',
+    );
     process.exit(2);
 }

@@ -107,12 +107,16 @@ describe('a floating seat', () => {
     const refused = await heartbeat(key, act.id);
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toMatch(/^lease_expired/);
+    const file = await api('POST', `/api/v1/licenses/${key}/file`, { fingerprint: 'lapse-a' });
+    expect(file.status).toBe(409);
+    expect(file.body.detail).toMatch(/^lease_expired/);
     // Idempotent as ever: the same activation, a fresh lease.
     const again = await activate(key, 'lapse-a');
     expect(again.status).toBe(200);
     expect(again.body.id).toBe(act.id);
     expect(Date.parse(again.body.lease_expires_at)).toBeGreaterThan(clock.now().getTime());
     expect((await validate(key, 'lapse-a')).body.code).toBe('valid');
+    expect((await api('POST', `/api/v1/licenses/${key}/file`, { fingerprint: 'lapse-a' })).status).toBe(201);
   });
 
   it("a heartbeat needs no event: a cache's copy of the old lease is not trusted once it has run out", async () => {

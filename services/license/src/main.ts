@@ -67,6 +67,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       outbox: licenseCache.outbox(ctx.outbox),
       clock: ctx.clock,
       products: productCache,
+      licenses: licenseCache,
     };
     // Floating seats that lapsed and that no activation reclaimed (jobs/lapsed-seat-sweeper.ts).
     const lapsedSeats = new LapsedSeatSweeper(store, deps.outbox, ctx.clock);

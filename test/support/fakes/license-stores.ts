@@ -219,6 +219,20 @@ export class FakeLicenseStore implements LicenseStore {
     return structuredClone(stored);
   }
 
+  async renewRunningLease(licenseId: string, id: string, now: Date, until: Date, reclaimBucket: string) {
+    const a = this.activations.get(id);
+    if (
+      !a ||
+      a.license_id !== licenseId ||
+      a.deactivated_at !== null ||
+      !a.lease_expires_at ||
+      a.lease_expires_at <= now
+    )
+      return null;
+    Object.assign(a, { lease_expires_at: until, reclaim_bucket: reclaimBucket });
+    return structuredClone(a);
+  }
+
   async findAnyActivation(licenseId: string, id: string): Promise<ActivationDoc | null> {
     const a = this.activations.get(id);
     return a && a.license_id === licenseId ? structuredClone(a) : null;

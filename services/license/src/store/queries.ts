@@ -247,6 +247,31 @@ export class LicenseStore {
     return res.modifiedCount === 1 ? { ...current, lease_expires_at: until, reclaim_bucket: reclaimBucket } : null;
   }
 
+  /**
+   * The heartbeat's one store operation when all is well: the lease of an active seat of this licence
+   * whose lease still runs, set to `until`. Null when any of that does not hold (the caller reads the
+   * seat to say why). The _id equality makes it one row on every store.
+   */
+  async renewRunningLease(
+    licenseId: string,
+    id: string,
+    now: Date,
+    until: Date,
+    reclaimBucket: string,
+  ): Promise<ActivationDoc | null> {
+    // No projection: FerretDB's findAndModify does not take one.
+    const doc = await this.models.Activation.findOneAndUpdate(
+      { _id: id, license_id: licenseId, deactivated_at: null, lease_expires_at: { $gt: now } },
+      { $set: { lease_expires_at: until, reclaim_bucket: reclaimBucket } },
+      { new: true },
+    )
+      .lean<ActivationDoc>()
+      .exec();
+    if (!doc) return null;
+    const { outbox: _, ...activation } = doc;
+    return activation;
+  }
+
   /** An activation of a licence by id, active or not (what a heartbeat of a freed one is told). */
   findAnyActivation(licenseId: string, id: string): Promise<ActivationDoc | null> {
     return this.models.Activation.findOne({ _id: id, license_id: licenseId }, { outbox: 0 })

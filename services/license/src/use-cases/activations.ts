@@ -1,5 +1,13 @@
 import { AppError, isId, newId } from '@licensing/runtime';
-import { effectiveStatus, isFloating, lapsed, leaseFrom, type DomainEvent, type PageRequest } from '@licensing/proto';
+import {
+  effectiveStatus,
+  isFloating,
+  lapsed,
+  leaseFrom,
+  parseLicenseKey,
+  type DomainEvent,
+  type PageRequest,
+} from '@licensing/proto';
 import { reclaimBucket } from '../domain/leases';
 import { checkFingerprint } from '../domain/metadata';
 import { activationEvent, deactivationEvent } from '../events/license-events';
@@ -93,13 +101,27 @@ function renew(store: Deps['store'], license: LicenseDoc, seat: ActivationDoc, n
  * and takes a fresh lease (or a free slot).
  */
 export async function heartbeat(
-  { store, clock }: Pick<Deps, 'store' | 'clock'>,
+  { store, clock, licenses }: Pick<Deps, 'store' | 'clock' | 'licenses'>,
   accountId: string,
   key: string,
   activationId: string,
 ): Promise<ActivationDoc> {
-  const license = await ownLicense(store, accountId, key);
+  const license = await licenseOf(store, licenses, accountId, key);
   if (!isId('act', activationId)) throw AppError.notFound('activation');
+  // The usual case in one store operation: a running lease of an active licence, renewed.
+  const start = clock.now();
+  if (isFloating(license.policy) && effectiveStatus(license, start) === 'active') {
+    const lease = leaseOf(license, start);
+    const renewed = await store.renewRunningLease(
+      license._id,
+      activationId,
+      start,
+      lease.lease_expires_at!,
+      lease.reclaim_bucket!,
+    );
+    if (renewed) return renewed;
+  }
+  // Else read the seat, to renew it (an older seat without a lease) or to say why not.
   for (let round = 0; round < RENEW_ROUNDS; round++) {
     const seat = await store.findAnyActivation(license._id, activationId);
     if (!seat) throw AppError.notFound('activation');
@@ -109,6 +131,23 @@ export async function heartbeat(
     if (renewed) return renewed;
   }
   throw new AppError('conflict', 'this activation is being changed by another request at this moment; retry');
+}
+
+/**
+ * The licence of this account with this key: from this instance's licence cache when there is one (exact
+ * through license.* events, as validations trust it), else from the store. Another account's is not found.
+ */
+async function licenseOf(
+  store: Deps['store'],
+  licenses: Deps['licenses'],
+  accountId: string,
+  key: string,
+): Promise<LicenseDoc> {
+  if (!licenses) return ownLicense(store, accountId, key);
+  const parsed = parseLicenseKey(key);
+  const doc = parsed.ok ? (await licenses.read(parsed.key)).doc : null;
+  if (!doc || doc.account_id !== accountId) throw AppError.notFound('licence');
+  return doc;
 }
 
 /** Why a heartbeat of this seat is refused (an AppError), if it is. */
