@@ -153,7 +153,10 @@ export interface ValidationFacts {
     | undefined;
   /** active | suspended | revoked: the stored status (License.status is derived). */
   stored_status: string;
-  /** Active machines, when the policy requires activation. */
+  /**
+   * Active machines, when the policy requires activation or its seats float (lapsed seats not yet
+   * reclaimed included: active_lease_expires_at says which).
+   */
   activation_count: number;
   active_fingerprints: string[];
   /** False when the licence has too many activations to hold: do not cache it. */
