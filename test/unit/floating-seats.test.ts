@@ -210,7 +210,11 @@ describe('floating activations and heartbeats (use cases)', () => {
       if (elapsed === 20) expect(await sweeper.sweep()).toBe(0); // idle lapsed, but not an hour ago
     }
     store.events.length = 0;
+    const read = jest.spyOn(store, 'inReclaimBucket');
     expect(await sweeper.sweep()).toBe(1);
+    // It read the lapsed seat alone: the heartbeated one is filed under an hour still to come.
+    const seen = (await Promise.all(read.mock.results.map((r) => r.value as Promise<{ _id: string }[]>))).flat();
+    expect(seen.map((a) => a._id)).toEqual([idle._id]);
     expect(store.events.map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([
       ['license.deactivated', 'lapsed'],
     ]);
