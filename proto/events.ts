@@ -1,6 +1,6 @@
 // Domain event contract: the envelope and the catalogue of types. Publishers and
 // consumers import these; nothing else about events crosses a service boundary.
-import type { CheckoutStatus, KeyScope, Plan, Status } from './rules/vocabulary';
+import type { CheckoutStatus, DeactivationReason, KeyScope, Plan, Status } from './rules/vocabulary';
 
 export const eventTypes = [
   'account.updated',
@@ -78,6 +78,8 @@ export interface ActivationData {
   fingerprint: string;
   name: string;
   created_at: string;
+  /** When a floating seat lapses unless heartbeated; null for a node-locked activation. */
+  lease_expires_at: string | null;
 }
 
 export interface ApiKeyData {
@@ -125,7 +127,8 @@ export interface EventData {
   'license.renewed': { license: LicenseData };
   'license.expired': { license: LicenseData };
   'license.activated': { license: LicenseData; activation: ActivationData };
-  'license.deactivated': { license: LicenseData; activation: ActivationData };
+  /** reason: requested (a DELETE) or lapsed (a floating seat reclaimed after its lease ran out). */
+  'license.deactivated': { license: LicenseData; activation: ActivationData; reason: DeactivationReason };
   'checkout.created': { checkout: CheckoutData };
   'checkout.expired': { checkout: CheckoutData };
   'checkout.completed': { checkout: CheckoutData; license_key: string; customer_email: string };

@@ -419,8 +419,11 @@ ${targets}${profileText}
 `;
     const file = join(repoRoot(), 'docs', 'benchmarks.md');
     const previous = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    const scale = previous.match(/<!-- scale -->[\s\S]*<!-- \/scale -->/)?.[0];
-    writeFileSync(file, scale ? `${doc.trimEnd()}\n\n${scale}\n` : doc);
+    // The sections other benchmarks write (bench-scale.ts, bench-heartbeat.ts) are kept as they are.
+    const kept = ['scale', 'heartbeat'].flatMap(
+      (name) => previous.match(new RegExp(`<!-- ${name} -->[\\s\\S]*<!-- /${name} -->`))?.[0] ?? [],
+    );
+    writeFileSync(file, kept.length ? `${doc.trimEnd()}\n\n${kept.join('\n\n')}\n` : doc);
     console.log('\nwritten to docs/benchmarks.md');
   } finally {
     bare.kill();

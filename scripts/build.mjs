@@ -35,7 +35,16 @@ const units = [
   { dir: 'examples/app-startup', sources: ['src'], strip: 'src' },
   {
     dir: 'scripts',
-    sources: ['lib', 'admin.ts', 'start.ts', 'bench.ts', 'bench-scale.ts', 'check-query-shapes.ts', 'docs-gen.ts'],
+    sources: [
+      'lib',
+      'admin.ts',
+      'start.ts',
+      'bench.ts',
+      'bench-scale.ts',
+      'bench-heartbeat.ts',
+      'check-query-shapes.ts',
+      'docs-gen.ts',
+    ],
     strip: '',
   },
 ];

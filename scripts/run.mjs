@@ -167,6 +167,9 @@ switch (command) {
   case 'bench:scale':
     node('scripts/dist/bench-scale.js', args);
     break;
+  case 'bench:heartbeat':
+    node('scripts/dist/bench-heartbeat.js', args);
+    break;
   case 'docs':
     node('scripts/dist/docs-gen.js', args);
     break;
@@ -213,6 +216,8 @@ switch (command) {
     break;
   }
   default:
-    console.error('usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|admin|docs|build [args]');
+    console.error(
+      'usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|bench:heartbeat|admin|docs|build [args]',
+    );
     process.exit(2);
 }

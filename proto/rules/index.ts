@@ -5,6 +5,7 @@
 // fixed word list (vocabulary.ts), of the licence policy (policy.ts) and of
 // the licence lifecycle (lifecycle.ts), which the services and gateway share.
 export * from './entitlements';
+export * from './lease';
 export * from './license-key';
 export * from './lifecycle';
 export * from './policy';

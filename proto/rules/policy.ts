@@ -84,6 +84,16 @@ export const policyRules = {
     description: 'What a refunded checkout payment does to the licence it paid for (default revoke)',
     addedLater: true,
   },
+  lease_seconds: {
+    kind: 'int',
+    min: 30,
+    max: 86_400,
+    nullable: true,
+    default: null,
+    description:
+      'Floating seats: an activation lapses unless heartbeated within this many seconds, and a lapsed one no longer takes a slot; null = node-locked',
+    addedLater: true,
+  },
   entitlements: {
     kind: 'entitlements',
     max: MAX_ENTITLEMENTS,

@@ -23,8 +23,12 @@ export interface LicenseFacts extends LicenseState {
 export interface ActivationFacts {
   /** The fingerprint given is activated on this licence. */
   fingerprintActive: boolean;
-  /** Active machines on this licence. */
+  /** Active machines on this licence (floating seats only while their lease runs). */
   count: number;
+  /** The fingerprint's floating seat lapsed (not yet reclaimed): lease.ts. */
+  leaseExpired?: boolean;
+  /** When the fingerprint's floating seat lapses (epoch ms), null when it has none: a positive answer lasts no longer. */
+  leaseEndsAt?: number | null;
 }
 
 export interface Verdict {
@@ -50,7 +54,8 @@ const no = (code: ValidationCode, detail: string, nextAction: NextAction, now: D
 /**
  * The validation rules in the order they are checked (docs/api.md keeps the
  * same table): shape and checksum, the caller's account, product, revoked,
- * suspended, expired, activation, entitlements, grace, valid.
+ * suspended, expired, lease expired (the fingerprint's floating seat lapsed), activation, entitlements,
+ * grace, valid.
  */
 export function judge(
   parsed: ParsedKey,
@@ -80,6 +85,13 @@ export function judge(
   if (status === 'revoked') return no('revoked', 'the licence was revoked', 'contact_vendor', now);
   if (status === 'suspended') return no('suspended', 'the licence is suspended', 'contact_vendor', now);
   if (status === 'expired') return no('expired', 'the licence has expired', 'renew', now);
+  if (activation.leaseExpired)
+    return no(
+      'lease_expired',
+      "this machine's floating seat lapsed (no heartbeat within the lease): activate it again",
+      'activate',
+      now,
+    );
   if (license.policy.require_activation && !activation.fingerprintActive) {
     const max = license.policy.max_activations;
     if (max !== null && activation.count >= max)
@@ -108,7 +120,8 @@ export function judge(
         now,
       );
   }
-  const horizon = secondOf(now) + MAX_OFFLINE_MS;
+  const leaseEnd = activation.leaseEndsAt ?? Number.POSITIVE_INFINITY;
+  const horizon = Math.min(secondOf(now) + MAX_OFFLINE_MS, leaseEnd);
   if (inGrace(license, now)) {
     const end = graceEndsAt(license.expires_at, license.policy.grace_days)!;
     return {

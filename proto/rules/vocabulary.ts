@@ -32,11 +32,16 @@ export const validationCodes = [
   'revoked',
   'suspended',
   'expired',
+  'lease_expired',
   'not_activated',
   'activation_limit_reached',
   'entitlements_missing',
 ] as const;
 export type ValidationCode = (typeof validationCodes)[number];
+
+/** Why an activation was deactivated: a DELETE, or its floating seat lapsed and was reclaimed. */
+export const deactivationReasons = ['requested', 'lapsed'] as const;
+export type DeactivationReason = (typeof deactivationReasons)[number];
 
 /** What a validation answer tells the app to do next. */
 export const nextActions = ['none', 'activate', 'renew', 'contact_vendor'] as const;

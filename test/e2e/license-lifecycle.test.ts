@@ -62,6 +62,7 @@ describe('licence policy on the product', () => {
       require_activation: true,
       validate_keys_see_email: false,
       refund_action: 'revoke',
+      lease_seconds: null,
       entitlements: [],
     });
     const key = await license(id);
@@ -74,6 +75,7 @@ describe('licence policy on the product', () => {
       require_activation: false,
       validate_keys_see_email: false,
       refund_action: 'revoke',
+      lease_seconds: null,
       entitlements: [],
     });
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(30);
@@ -270,6 +272,7 @@ describe('activations', () => {
       fingerprint: 'laptop',
       name: 'Ada’s laptop',
       created_at: expect.any(String),
+      lease_expires_at: null,
     });
     const again = await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'laptop' });
     expect(again.status).toBe(200);

@@ -45,6 +45,7 @@ describe('issuing licences', () => {
           require_activation: false,
           validate_keys_see_email: false,
           refund_action: 'revoke',
+          lease_seconds: null,
           entitlements: [],
         },
         activations: 0,

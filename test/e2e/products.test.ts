@@ -21,6 +21,7 @@ describe('products', () => {
         require_activation: false,
         validate_keys_see_email: false,
         refund_action: 'revoke',
+        lease_seconds: null,
         entitlements: [],
       },
       price: null,

@@ -31,6 +31,7 @@ describe('issuing a licence', () => {
       require_activation: false,
       validate_keys_see_email: false,
       refund_action: 'revoke',
+      lease_seconds: null,
       entitlements: [],
     });
     expect(doc._id).toMatch(/^lic_/);

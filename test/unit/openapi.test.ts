@@ -23,6 +23,7 @@ const product = {
     require_activation: false,
     validate_keys_see_email: false,
     refund_action: 'revoke',
+    lease_seconds: null,
     entitlements: [],
   },
   price: null,

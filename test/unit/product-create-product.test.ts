@@ -71,6 +71,7 @@ describe('creating a product', () => {
       require_activation: true,
       validate_keys_see_email: false,
       refund_action: 'suspend',
+      lease_seconds: null,
       entitlements: [],
     });
     expect(doc.price).toEqual({ amount: 4900, currency: 'EUR' });

@@ -86,6 +86,7 @@ function setUp(start: string) {
       active_fingerprints: license.fingerprints ?? [],
       cacheable: true,
       remembered_since: '',
+      active_lease_expires_at: [],
       license: {
         id: 'lic_1',
         account_id: ACCOUNT,

@@ -280,6 +280,7 @@ describe('the licence policy', () => {
     require_activation: true,
     validate_keys_see_email: true,
     refund_action: 'suspend',
+    lease_seconds: 300,
     entitlements: ['pdf-export', 'seats.10'],
   };
 

@@ -17,6 +17,7 @@ const CODE_LOOKS: Record<ValidationCode, [colour: string, label: string]> = {
   valid: ['#067647', 'valid'],
   expired_in_grace: ['#66c61c', 'expired, in grace'],
   not_activated: ['#7a5af8', 'machine not activated'],
+  lease_expired: ['#9e77ed', 'floating seat lapsed'],
   activation_limit_reached: ['#2457d6', 'activation limit reached'],
   entitlements_missing: ['#0e9384', 'entitlement missing'],
   expired: ['#dc6803', 'expired'],

@@ -58,6 +58,7 @@ const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'ke
   grace_days: { label: 'Grace days after expiry' },
   max_activations: { label: 'Maximum activations', hint: '(empty: unlimited)' },
   require_activation: { label: 'Validation requires an activated machine' },
+  lease_seconds: { label: 'Floating seats: lease in seconds', hint: '(empty: node-locked; 30–86400)' },
   validate_keys_see_email: 'kept',
   refund_action: 'kept',
   entitlements: {

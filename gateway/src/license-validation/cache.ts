@@ -1,5 +1,7 @@
 import {
+  leasesOf,
   withPolicyDefaults,
+  type Leases,
   type EventOf,
   type EventsMatching,
   type EventType,
@@ -35,8 +37,14 @@ export interface CachedLicense {
   facts: LicenseFacts;
   /** As the service returned it, with the e-mail; status is derived again when answering. */
   license: License;
-  /** Active machines' fingerprints (only when the policy requires activation). */
+  /** Active machines' fingerprints (only when activations matter: required, or floating seats). */
   fingerprints: ReadonlySet<string>;
+  /**
+   * When each floating seat among them lapses (epoch ms). Judged at answer time; a copy that says the
+   * asking machine's seat lapsed is not used (validator.ts local()): a heartbeat may have renewed it
+   * without an event, for a lease only grows. A reclaim or a DELETE sends license.deactivated, which evicts.
+   */
+  leases: Leases;
   activationCount: number;
 }
 
@@ -75,6 +83,7 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
       extra_entitlements: l.extra_entitlements,
     },
     fingerprints: new Set(facts.active_fingerprints),
+    leases: leasesOf(facts.active_fingerprints, facts.active_lease_expires_at),
     activationCount: facts.activation_count,
   };
 }

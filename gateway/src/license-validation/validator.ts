@@ -1,6 +1,9 @@
 import {
+  activationsMatter,
   effectiveStatus,
   judge,
+  lapsed,
+  seatFacts,
   nextStatusChange,
   parseLicenseKey,
   seenByScope,
@@ -173,7 +176,11 @@ export class LicenseValidator {
     const cached = this.cache.get(
       known ? cacheKeyOfDigest(p.accountId, known.digest) : cacheKey(p.accountId, parsed.key),
     );
-    return cached ? { parsed, cached, productId: input.productId, fingerprint, entitlements } : undefined;
+    if (!cached) return undefined;
+    // Our copy says this machine's floating seat lapsed: a heartbeat may have renewed it since (no event
+    // for that, a lease only grows), so the licence service answers, and its facts replace the copy.
+    if (cached.found && lapsed(cached.leases.get(fingerprint), this.clock.now().getTime())) return undefined;
+    return { parsed, cached, productId: input.productId, fingerprint, entitlements };
   }
 
   private async ask(
@@ -278,9 +285,12 @@ export class LicenseValidator {
   /** The verdict on a local look-up at `now` and the answer it gives, nothing counted. */
   private judged(p: Principal, { parsed, cached, productId, fingerprint, entitlements }: LocalValidation, now: Date) {
     const found = cached?.found ? cached : null;
-    const activation = found?.facts.policy.require_activation
-      ? { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount }
-      : { fingerprintActive: false, count: 0 };
+    const activation =
+      found && activationsMatter(found.facts.policy)
+        ? found.leases.size
+          ? seatFacts(found.fingerprints, found.leases, fingerprint, now.getTime())
+          : { fingerprintActive: !!fingerprint && found.fingerprints.has(fingerprint), count: found.activationCount }
+        : { fingerprintActive: false, count: 0 };
     const verdict: Verdict = judge(
       parsed,
       found?.facts ?? null,

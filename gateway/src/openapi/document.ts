@@ -272,7 +272,7 @@ const paths: Record<string, Record<string, Op>> = {
       summary: 'Activate a machine',
       tag: 'Licences',
       description:
-        '201 for a new activation, 200 when the fingerprint was already active. 409 when every slot is taken.',
+        '201 for a new activation, 200 when the fingerprint was already active (on a floating licence with a fresh lease, even a lapsed one). 409 when every slot is taken; on a floating licence a lapsed seat is reclaimed first (license.deactivated, reason lapsed) and its slot reused.',
       params: [licenseKey],
       body: 'ActivationCreate',
       ok: {
@@ -288,6 +288,17 @@ const paths: Record<string, Record<string, Op>> = {
       tag: 'Licences',
       params: [licenseKey, pathParam('id', 'Activation id (act_…)')],
       ok: { 204: { description: 'Deactivated' } },
+      app: true,
+    }),
+  },
+  '/api/v1/licenses/{key}/activations/{id}/heartbeat': {
+    post: op('heartbeatActivation', {
+      summary: "Renew a floating seat's lease",
+      tag: 'Licences',
+      description:
+        "Sets lease_expires_at to now + the policy's lease_seconds. 404 when the licence has no such activation (another licence's included). 409 (conflict) when the policy has no lease (node-locked), the activation was deactivated or reclaimed, the licence is not active, or the lease already lapsed (detail starts with lease_expired): activate again, which is idempotent.",
+      params: [licenseKey, pathParam('id', 'Activation id (act_…)')],
+      ok: { 200: { description: 'The activation with its new lease', schema: ref('Activation') } },
       app: true,
     }),
   },

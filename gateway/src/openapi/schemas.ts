@@ -154,6 +154,11 @@ export const schemas: Record<string, Schema> = {
     fingerprint: str(undefined, { maxLength: 200 }),
     name: orNull(str(undefined, { maxLength: 100 })),
     created_at: time(),
+    lease_expires_at: orNull(
+      time(
+        'Floating seats (a policy with lease_seconds): when this seat lapses unless heartbeated; in the past = lapsed, not yet reclaimed. null for a node-locked activation',
+      ),
+    ),
   }),
   LicenseFile: obj({
     kid: str(),

@@ -41,6 +41,7 @@ export const activationJson = (a: Activation) => ({
   fingerprint: a.fingerprint,
   name: a.name || null,
   created_at: a.created_at,
+  lease_expires_at: a.lease_expires_at || null,
 });
 
 export function licenseRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {
@@ -202,6 +203,19 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
       });
       validator.changed(principalOf(res), keyOf(req));
       res.status(204).end();
+    },
+  });
+
+  // No eviction of the validation cache: a heartbeat only extends a lease, and a cached copy that says
+  // the seat lapsed is never used to answer (license-validation/validator.ts).
+  route(router, '/licenses/:key/activations/:id/heartbeat', {
+    post: async (req, res) => {
+      const activation = await clients.licenses.heartbeat({
+        account_id: principalOf(res).accountId,
+        key: keyOf(req),
+        activation_id: String(req.params.id).slice(0, 64),
+      });
+      res.json(activationJson(activation));
     },
   });
 }

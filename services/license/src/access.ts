@@ -16,6 +16,7 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'activate',
     'listActivations',
     'deactivate',
+    'heartbeat',
     'issueLicenseFile',
     'recordValidations',
     'resolveLicenseKey',

@@ -4,7 +4,7 @@ export const licenseSchema = {
   ...serviceSchema('license', 15053),
   PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:15052' }),
   EXPIRY_SWEEP_INTERVAL_MS: int(
-    'How often licences past expiry and grace are looked for (to publish license.expired)',
+    'How often licences past expiry and grace (to publish license.expired) and lapsed floating seats (to reclaim them) are looked for',
     { default: 60_000, min: 50 },
   ),
   STATS_FLUSH_INTERVAL_MS: int('How often validation counts are written to the database', { default: 5000, min: 50 }),

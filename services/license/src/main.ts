@@ -14,6 +14,7 @@ import { fileHandlers } from './handlers/file-handlers';
 import { licenseHandlers } from './handlers/license-handlers';
 import { validationHandlers } from './handlers/validation-handlers';
 import { ExpirySweeper } from './jobs/expiry-sweeper';
+import { LapsedSeatSweeper } from './jobs/lapsed-seat-sweeper';
 import { LicenseCache } from './caches/license-cache';
 import { ProductCache } from './caches/product-cache';
 import { licenseModels } from './store/models';
@@ -66,7 +67,16 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       outbox: licenseCache.outbox(ctx.outbox),
       clock: ctx.clock,
       products: productCache,
+      licenses: licenseCache,
     };
+    // Floating seats that lapsed and that no activation reclaimed (jobs/lapsed-seat-sweeper.ts).
+    const lapsedSeats = new LapsedSeatSweeper(store, deps.outbox, ctx.clock);
+    const reclaim = new PeriodicTask(
+      'lapsed seat sweep',
+      () => lapsedSeats.sweep(),
+      ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
+      ctx.log,
+    );
     ctx.grpc.add(
       LicenseServiceService,
       {
@@ -85,8 +95,10 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     );
     counter.start();
     expiry.start();
+    reclaim.start();
     return async () => {
       await expiry.stop();
+      await reclaim.stop();
       await counter.stop(); // keeps the last seconds of counts
       products.close();
     };

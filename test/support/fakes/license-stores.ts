@@ -150,7 +150,14 @@ export class FakeLicenseStore implements LicenseStore {
     doc: Omit<ActivationDoc, 'slot_key' | 'outbox'>,
     maxActivations: number | null,
     events: DomainEvent[],
+    reclaim?: { now: Date; event: (a: ActivationDoc) => DomainEvent; reclaimed: (a: ActivationDoc) => void },
   ): Promise<{ activation: ActivationDoc; created: boolean } | null | 'contended'> {
+    if (reclaim && maxActivations !== null && this.liveActivations(doc.license_id).length >= maxActivations)
+      for (const a of this.liveActivations(doc.license_id)) {
+        if (!a.lease_expires_at || a.lease_expires_at > reclaim.now) continue;
+        const freed = await this.reclaimLapsed(a._id, a.lease_expires_at, reclaim.now, reclaim.event);
+        if (freed) reclaim.reclaimed(freed);
+      }
     const taken = new Set(this.liveActivations(doc.license_id).map((a) => a.slot_key));
     if (maxActivations !== null && taken.size >= maxActivations) return null;
     if (this.contended) return 'contended';
@@ -168,10 +175,75 @@ export class FakeLicenseStore implements LicenseStore {
     return pageOf(this.liveActivations(licenseId), page);
   }
 
-  async activeFingerprints(licenseId: string, limit: number): Promise<string[]> {
+  async activeSeats(licenseId: string, limit: number) {
     return this.liveActivations(licenseId)
       .slice(0, limit)
-      .map((a) => a.fingerprint);
+      .map((a) => ({ fingerprint: a.fingerprint, leaseEndsAt: a.lease_expires_at?.getTime() ?? null }));
+  }
+
+  async reclaimLapsed(
+    id: string,
+    leaseExpiresAt: Date,
+    at: Date,
+    event: (a: ActivationDoc) => DomainEvent,
+  ): Promise<ActivationDoc | null> {
+    const current = this.activations.get(id);
+    if (!current || current.deactivated_at !== null || current.lease_expires_at?.getTime() !== leaseExpiresAt.getTime())
+      return null;
+    const after: ActivationDoc = {
+      ...structuredClone(current),
+      deactivated_at: at,
+      deactivated_reason: 'lapsed',
+      reclaim_bucket: null,
+    };
+    Object.assign(current, {
+      deactivated_at: at,
+      deactivated_reason: 'lapsed',
+      reclaim_bucket: null,
+      slot_key: `freed:${id}`,
+      fingerprint_key: `freed:${id}`,
+    });
+    this.events.push(event(after));
+    return after;
+  }
+
+  async renewLease(current: ActivationDoc, until: Date, reclaimBucket: string): Promise<ActivationDoc | null> {
+    const stored = this.activations.get(current._id);
+    if (
+      !stored ||
+      stored.deactivated_at !== null ||
+      (stored.lease_expires_at?.getTime() ?? null) !== (current.lease_expires_at?.getTime() ?? null)
+    )
+      return null;
+    Object.assign(stored, { lease_expires_at: until, reclaim_bucket: reclaimBucket });
+    return structuredClone(stored);
+  }
+
+  async renewRunningLease(licenseId: string, id: string, now: Date, until: Date, reclaimBucket: string) {
+    const a = this.activations.get(id);
+    if (
+      !a ||
+      a.license_id !== licenseId ||
+      a.deactivated_at !== null ||
+      !a.lease_expires_at ||
+      a.lease_expires_at <= now
+    )
+      return null;
+    Object.assign(a, { lease_expires_at: until, reclaim_bucket: reclaimBucket });
+    return structuredClone(a);
+  }
+
+  async findAnyActivation(licenseId: string, id: string): Promise<ActivationDoc | null> {
+    const a = this.activations.get(id);
+    return a && a.license_id === licenseId ? structuredClone(a) : null;
+  }
+
+  async inReclaimBucket(bucket: string, after: string, limit: number): Promise<ActivationDoc[]> {
+    return [...this.activations.values()]
+      .filter((a) => a.reclaim_bucket === bucket && a._id > after)
+      .sort((a, b) => (a._id < b._id ? -1 : 1))
+      .slice(0, limit)
+      .map((a) => structuredClone(a));
   }
 
   async countActivations(licenseId: string): Promise<number> {
@@ -186,8 +258,14 @@ export class FakeLicenseStore implements LicenseStore {
   ): Promise<ActivationDoc | null> {
     const current = this.activations.get(id);
     if (!current || current.license_id !== licenseId || current.deactivated_at !== null) return null;
-    const after = { ...structuredClone(current), deactivated_at: at };
-    Object.assign(current, { deactivated_at: at, slot_key: `freed:${id}`, fingerprint_key: `freed:${id}` });
+    const after: ActivationDoc = { ...structuredClone(current), deactivated_at: at, deactivated_reason: 'requested' };
+    Object.assign(current, {
+      deactivated_at: at,
+      deactivated_reason: 'requested',
+      reclaim_bucket: null,
+      slot_key: `freed:${id}`,
+      fingerprint_key: `freed:${id}`,
+    });
     this.events.push(event(after));
     return after;
   }

@@ -253,7 +253,7 @@ export interface paths {
         put?: never;
         /**
          * Activate a machine
-         * @description 201 for a new activation, 200 when the fingerprint was already active. 409 when every slot is taken.
+         * @description 201 for a new activation, 200 when the fingerprint was already active (on a floating licence with a fresh lease, even a lapsed one). 409 when every slot is taken; on a floating licence a lapsed seat is reclaimed first (license.deactivated, reason lapsed) and its slot reused.
          */
         post: operations["activateLicense"];
         delete?: never;
@@ -274,6 +274,26 @@ export interface paths {
         post?: never;
         /** Free an activation slot */
         delete: operations["deactivateLicense"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/licenses/{key}/activations/{id}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew a floating seat's lease
+         * @description Sets lease_expires_at to now + the policy's lease_seconds. 404 when the licence has no such activation (another licence's included). 409 (conflict) when the policy has no lease (node-locked), the activation was deactivated or reclaimed, the licence is not active, or the lease already lapsed (detail starts with lease_expired): activate again, which is idempotent.
+         */
+        post: operations["heartbeatActivation"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -623,6 +643,7 @@ export interface components {
              * @enum {unknown}
              */
             refund_action: "revoke" | "suspend";
+            lease_seconds: number | null;
             /** @description Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own */
             entitlements: string[];
         };
@@ -695,6 +716,7 @@ export interface components {
             name: string | null;
             /** Format: date-time */
             created_at: string;
+            lease_expires_at: string | null;
         };
         LicenseFile: {
             kid: string;
@@ -706,7 +728,7 @@ export interface components {
             signature: string;
         };
         /** @enum {unknown} */
-        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "not_activated" | "activation_limit_reached" | "entitlements_missing";
+        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "lease_expired" | "not_activated" | "activation_limit_reached" | "entitlements_missing";
         /** @enum {unknown} */
         NextAction: "none" | "activate" | "renew" | "contact_vendor";
         QueryValidation: {
@@ -959,6 +981,8 @@ export interface components {
              * @enum {unknown}
              */
             refund_action?: "revoke" | "suspend";
+            /** @description Floating seats: an activation lapses unless heartbeated within this many seconds, and a lapsed one no longer takes a slot; null = node-locked */
+            lease_seconds?: number | null;
             /** @description Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own */
             entitlements?: string[];
         };
@@ -1962,6 +1986,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A budget is spent (Retry-After says when to retry; RateLimit names it): for app traffic "license_minute" (per licence) or "app_hour" (per account), never the full keys' quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    heartbeatActivation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Licence key */
+                key: string;
+                /** @description Activation id (act_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The activation with its new lease */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Activation"];
+                };
             };
             /** @description No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead) */
             401: {

@@ -134,7 +134,7 @@ export interface ValidateLicenseRequest {
 
 export interface ValidateLicenseResponse {
   valid: boolean;
-  /** valid | expired_in_grace | not_found | product_mismatch | revoked | suspended | expired | not_activated | activation_limit_reached | entitlements_missing */
+  /** valid | expired_in_grace | not_found | product_mismatch | revoked | suspended | expired | lease_expired | not_activated | activation_limit_reached | entitlements_missing */
   code: string;
   detail: string;
   /** Present only when the key exists in the caller's account. */
@@ -173,7 +173,10 @@ export interface ValidationFacts {
     | undefined;
   /** active | suspended | revoked: the stored status (License.status is derived). */
   stored_status: string;
-  /** Active machines, when the policy requires activation. */
+  /**
+   * Active machines, when the policy requires activation or its seats float (lapsed seats not yet
+   * reclaimed included: active_lease_expires_at says which).
+   */
   activation_count: number;
   active_fingerprints: string[];
   /** False when the licence has too many activations to hold: do not cache it. */
@@ -184,6 +187,12 @@ export interface ValidationFacts {
    * counted from then.
    */
   remembered_since: string;
+  /**
+   * Parallel to active_fingerprints: when each one's floating seat lapses (RFC 3339); empty for a
+   * node-locked one. The gateway judges lapse at answer time (a heartbeat sends no event; it only
+   * extends a lease), and asks again when its copy says lapsed.
+   */
+  active_lease_expires_at: string[];
 }
 
 export interface ValidationTally {
@@ -281,6 +290,14 @@ export interface Activation {
   fingerprint: string;
   name: string;
   created_at: string;
+  /** When a floating seat lapses unless heartbeated (RFC 3339); empty for a node-locked activation. */
+  lease_expires_at: string;
+}
+
+export interface HeartbeatRequest {
+  account_id: string;
+  key: string;
+  activation_id: string;
 }
 
 export interface ActivateRequest {
@@ -2262,6 +2279,7 @@ function createBaseValidationFacts(): ValidationFacts {
     active_fingerprints: [],
     cacheable: false,
     remembered_since: "",
+    active_lease_expires_at: [],
   };
 }
 
@@ -2287,6 +2305,9 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     }
     if (message.remembered_since !== "") {
       writer.uint32(58).string(message.remembered_since);
+    }
+    for (const v of message.active_lease_expires_at) {
+      writer.uint32(66).string(v!);
     }
     return writer;
   },
@@ -2360,6 +2381,14 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
             message.remembered_since = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.active_lease_expires_at.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2397,6 +2426,11 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
         : isSet(object.remembered_since)
         ? globalThis.String(object.remembered_since)
         : "",
+      active_lease_expires_at: globalThis.Array.isArray(object?.activeLeaseExpiresAt)
+        ? object.activeLeaseExpiresAt.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.active_lease_expires_at)
+        ? object.active_lease_expires_at.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -2423,6 +2457,9 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     if (message.remembered_since !== "") {
       obj.rememberedSince = message.remembered_since;
     }
+    if (message.active_lease_expires_at?.length) {
+      obj.activeLeaseExpiresAt = message.active_lease_expires_at;
+    }
     return obj;
   },
 
@@ -2440,6 +2477,7 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     message.active_fingerprints = object.active_fingerprints?.map((e) => e) || [];
     message.cacheable = object.cacheable ?? false;
     message.remembered_since = object.remembered_since ?? "";
+    message.active_lease_expires_at = object.active_lease_expires_at?.map((e) => e) || [];
     return message;
   },
 };
@@ -3862,7 +3900,7 @@ export const UpdateLicenseRequest_MetadataEntry: MessageFns<UpdateLicenseRequest
 };
 
 function createBaseActivation(): Activation {
-  return { id: "", license_id: "", fingerprint: "", name: "", created_at: "" };
+  return { id: "", license_id: "", fingerprint: "", name: "", created_at: "", lease_expires_at: "" };
 }
 
 export const Activation: MessageFns<Activation> = {
@@ -3881,6 +3919,9 @@ export const Activation: MessageFns<Activation> = {
     }
     if (message.created_at !== "") {
       writer.uint32(42).string(message.created_at);
+    }
+    if (message.lease_expires_at !== "") {
+      writer.uint32(50).string(message.lease_expires_at);
     }
     return writer;
   },
@@ -3938,6 +3979,14 @@ export const Activation: MessageFns<Activation> = {
             message.created_at = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.lease_expires_at = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3965,6 +4014,11 @@ export const Activation: MessageFns<Activation> = {
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
+      lease_expires_at: isSet(object.leaseExpiresAt)
+        ? globalThis.String(object.leaseExpiresAt)
+        : isSet(object.lease_expires_at)
+        ? globalThis.String(object.lease_expires_at)
+        : "",
     };
   },
 
@@ -3985,6 +4039,9 @@ export const Activation: MessageFns<Activation> = {
     if (message.created_at !== "") {
       obj.createdAt = message.created_at;
     }
+    if (message.lease_expires_at !== "") {
+      obj.leaseExpiresAt = message.lease_expires_at;
+    }
     return obj;
   },
 
@@ -3998,6 +4055,116 @@ export const Activation: MessageFns<Activation> = {
     message.fingerprint = object.fingerprint ?? "";
     message.name = object.name ?? "";
     message.created_at = object.created_at ?? "";
+    message.lease_expires_at = object.lease_expires_at ?? "";
+    return message;
+  },
+};
+
+function createBaseHeartbeatRequest(): HeartbeatRequest {
+  return { account_id: "", key: "", activation_id: "" };
+}
+
+export const HeartbeatRequest: MessageFns<HeartbeatRequest> = {
+  encode(message: HeartbeatRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.activation_id !== "") {
+      writer.uint32(26).string(message.activation_id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HeartbeatRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHeartbeatRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.activation_id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HeartbeatRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      activation_id: isSet(object.activationId)
+        ? globalThis.String(object.activationId)
+        : isSet(object.activation_id)
+        ? globalThis.String(object.activation_id)
+        : "",
+    };
+  },
+
+  toJSON(message: HeartbeatRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.activation_id !== "") {
+      obj.activationId = message.activation_id;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HeartbeatRequest>, I>>(base?: I): HeartbeatRequest {
+    return HeartbeatRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HeartbeatRequest>, I>>(object: I): HeartbeatRequest {
+    const message = createBaseHeartbeatRequest();
+    message.account_id = object.account_id ?? "";
+    message.key = object.key ?? "";
+    message.activation_id = object.activation_id ?? "";
     return message;
   },
 };
@@ -5308,6 +5475,20 @@ export const LicenseServiceService = {
     responseSerialize: (value: Activation): Buffer => Buffer.from(Activation.encode(value).finish()),
     responseDeserialize: (value: Buffer): Activation => Activation.decode(value),
   },
+  /**
+   * Extends a floating seat's lease by the policy's lease_seconds. NOT_FOUND: no such active
+   * activation on this licence; FAILED_PRECONDITION (409): node-locked, or the lease already lapsed
+   * (the app activates again).
+   */
+  heartbeat: {
+    path: "/licensing.v1.LicenseService/Heartbeat" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: HeartbeatRequest): Buffer => Buffer.from(HeartbeatRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): HeartbeatRequest => HeartbeatRequest.decode(value),
+    responseSerialize: (value: Activation): Buffer => Buffer.from(Activation.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Activation => Activation.decode(value),
+  },
   /** A signed licence file an app can verify offline with the product's public key. */
   issueLicenseFile: {
     path: "/licensing.v1.LicenseService/IssueLicenseFile" as const,
@@ -5387,6 +5568,12 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   activate: handleUnaryCall<ActivateRequest, ActivateResponse>;
   listActivations: handleUnaryCall<ListActivationsRequest, ListActivationsResponse>;
   deactivate: handleUnaryCall<DeactivateRequest, Activation>;
+  /**
+   * Extends a floating seat's lease by the policy's lease_seconds. NOT_FOUND: no such active
+   * activation on this licence; FAILED_PRECONDITION (409): node-locked, or the lease already lapsed
+   * (the app activates again).
+   */
+  heartbeat: handleUnaryCall<HeartbeatRequest, Activation>;
   /** A signed licence file an app can verify offline with the product's public key. */
   issueLicenseFile: handleUnaryCall<IssueLicenseFileRequest, LicenseFile>;
   /**
@@ -5574,6 +5761,26 @@ export interface LicenseServiceClient extends Client {
   ): ClientUnaryCall;
   deactivate(
     request: DeactivateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
+  /**
+   * Extends a floating seat's lease by the policy's lease_seconds. NOT_FOUND: no such active
+   * activation on this licence; FAILED_PRECONDITION (409): node-locked, or the lease already lapsed
+   * (the app activates again).
+   */
+  heartbeat(
+    request: HeartbeatRequest,
+    callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
+  heartbeat(
+    request: HeartbeatRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
+  heartbeat(
+    request: HeartbeatRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Activation) => void,

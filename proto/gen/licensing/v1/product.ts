@@ -67,6 +67,13 @@ export interface LicensePolicy {
   /** What a refunded checkout payment does to its licence: revoke | suspend (empty = revoke). */
   refund_action: string;
   /**
+   * Absent: node-locked activations. 30..86400: floating seats, each lapsing unless heartbeated
+   * within this many seconds (a lapsed seat no longer takes a slot).
+   */
+  lease_seconds?:
+    | number
+    | undefined;
+  /**
    * Feature codes every licence under this policy includes ([a-z0-9][a-z0-9_.-]{0,63}, at most 100,
    * no duplicates). A licence can add its own (License.extra_entitlements).
    */
@@ -583,6 +590,7 @@ function createBaseLicensePolicy(): LicensePolicy {
     require_activation: false,
     validate_keys_see_email: false,
     refund_action: "",
+    lease_seconds: undefined,
     entitlements: [],
   };
 }
@@ -606,6 +614,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     }
     if (message.refund_action !== "") {
       writer.uint32(50).string(message.refund_action);
+    }
+    if (message.lease_seconds !== undefined) {
+      writer.uint32(56).int32(message.lease_seconds);
     }
     for (const v of message.entitlements) {
       writer.uint32(66).string(v!);
@@ -674,6 +685,14 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
             message.refund_action = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.lease_seconds = reader.int32();
+            continue;
+          }
           case 8: {
             if (tag !== 66) {
               break;
@@ -726,6 +745,11 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
         : isSet(object.refund_action)
         ? globalThis.String(object.refund_action)
         : "",
+      lease_seconds: isSet(object.leaseSeconds)
+        ? globalThis.Number(object.leaseSeconds)
+        : isSet(object.lease_seconds)
+        ? globalThis.Number(object.lease_seconds)
+        : undefined,
       entitlements: globalThis.Array.isArray(object?.entitlements)
         ? object.entitlements.map((e: any) => globalThis.String(e))
         : [],
@@ -752,6 +776,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     if (message.refund_action !== "") {
       obj.refundAction = message.refund_action;
     }
+    if (message.lease_seconds !== undefined) {
+      obj.leaseSeconds = Math.round(message.lease_seconds);
+    }
     if (message.entitlements?.length) {
       obj.entitlements = message.entitlements;
     }
@@ -769,6 +796,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     message.require_activation = object.require_activation ?? false;
     message.validate_keys_see_email = object.validate_keys_see_email ?? false;
     message.refund_action = object.refund_action ?? "";
+    message.lease_seconds = object.lease_seconds ?? undefined;
     message.entitlements = object.entitlements?.map((e) => e) || [];
     return message;
   },

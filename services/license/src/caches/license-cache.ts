@@ -1,5 +1,5 @@
 import { ExactCache, NOT_FOLLOWING, sha256, type EventBus, type Outbox } from '@licensing/runtime';
-import type { DomainEvent } from '@licensing/proto';
+import { activationsMatter, isFloating, type DomainEvent } from '@licensing/proto';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 
@@ -9,8 +9,10 @@ export const MAX_CACHED_FINGERPRINTS = 100;
 /** What validating a key needs from the store. */
 export interface ValidationRecord {
   doc: LicenseDoc | null;
-  /** Active machines' fingerprints when the policy requires activation, at most one past MAX_CACHED_FINGERPRINTS; else empty. */
+  /** Active machines' fingerprints when activations matter (activationsMatter), at most one past MAX_CACHED_FINGERPRINTS; else empty. */
   fingerprints: string[];
+  /** When each floating seat among them lapses (epoch ms); node-locked ones are absent (proto/rules/lease.ts). */
+  leases: Map<string, number>;
   /** Epoch ms when it was read from the store, when it comes from this cache (absent: read for this call). */
   rememberedSince?: number;
 }
@@ -29,14 +31,15 @@ const digestOf = (key: string) => sha256(key, 'base64url');
  * its key (followed from the stream, so a lost one empties the cache instead of
  * going unnoticed: followed-events.ts), and a change made by this instance evicts before it answers (the
  * use cases write through outbox() below), so a validation right after a
- * suspend never sees the licence active. Keys that were not found are not
+ * suspend never sees the licence active. A heartbeat sends no event: a lease only grows, and a copy
+ * whose lease for the fingerprint asked about has lapsed is read again (validate-license.ts). Keys that were not found are not
  * kept: a gateway keeps those. Its bounds: docs/architecture.md, "A map of the caches".
  */
 export class LicenseCache {
   private readonly cache: ExactCache<ValidationRecord>;
 
   constructor(
-    private readonly store: Pick<LicenseStore, 'findByKey' | 'activeFingerprints'>,
+    private readonly store: Pick<LicenseStore, 'findByKey' | 'activeSeats'>,
     bus: Pick<EventBus, 'follow'>,
     maxEntries: number,
     ttlMs: number,
@@ -55,12 +58,16 @@ export class LicenseCache {
     if (hit) return hit;
     const token = this.cache.begin(slot);
     const doc = await this.store.findByKey(key);
-    const fingerprints = doc?.policy.require_activation
-      ? await this.store.activeFingerprints(doc._id, MAX_CACHED_FINGERPRINTS + 1)
-      : [];
+    const seats =
+      doc && activationsMatter(doc.policy) ? await this.store.activeSeats(doc._id, MAX_CACHED_FINGERPRINTS + 1) : [];
+    const fingerprints = seats.map((s) => s.fingerprint);
+    // A seat's lease counts only while the licence's policy floats (a renewal may have made it node-locked).
+    const leases = new Map<string, number>();
+    if (doc && isFloating(doc.policy))
+      for (const s of seats) if (s.leaseEndsAt !== null) leases.set(s.fingerprint, s.leaseEndsAt);
     if (doc && fingerprints.length <= MAX_CACHED_FINGERPRINTS)
-      this.cache.set(slot, { doc, fingerprints, rememberedSince: this.now() }, token);
-    return { doc, fingerprints };
+      this.cache.set(slot, { doc, fingerprints, leases, rememberedSince: this.now() }, token);
+    return { doc, fingerprints, leases };
   }
 
   /** Evicts the licences these events are about (all of them when the events are not known). */

@@ -3,6 +3,7 @@ import {
   effectiveEntitlements,
   effectiveStatus,
   type ActivationData,
+  type DeactivationReason,
   type DomainEvent,
   type EventType,
   type LicenseData,
@@ -29,6 +30,7 @@ const activationData = (a: ActivationDoc, licenseKey: string): ActivationData =>
   fingerprint: a.fingerprint,
   name: a.name,
   created_at: a.created_at.toISOString(),
+  lease_expires_at: a.lease_expires_at ? a.lease_expires_at.toISOString() : null,
 });
 
 /** license.created|updated|suspended|reinstated|revoked|renewed|expired */
@@ -52,7 +54,7 @@ export const licenseCreated = (doc: Omit<LicenseDoc, 'outbox'>): DomainEvent =>
   licenseEvent('license.created', doc, doc.created_at);
 
 export const activationEvent = (
-  type: 'license.activated' | 'license.deactivated',
+  type: 'license.activated',
   license: Omit<LicenseDoc, 'outbox'>,
   activation: ActivationDoc,
   now: Date,
@@ -61,5 +63,19 @@ export const activationEvent = (
     type,
     license.account_id,
     { license: licenseData(license, now), activation: activationData(activation, license.key) },
+    now,
+  );
+
+/** A machine's slot freed: by a DELETE (requested), or a lapsed floating seat reclaimed (lapsed). */
+export const deactivationEvent = (
+  license: Omit<LicenseDoc, 'outbox'>,
+  activation: ActivationDoc,
+  reason: DeactivationReason,
+  now: Date,
+): DomainEvent =>
+  newEvent(
+    'license.deactivated',
+    license.account_id,
+    { license: licenseData(license, now), activation: activationData(activation, license.key), reason },
     now,
   );

@@ -1,13 +1,13 @@
 import type { Handlers } from '@licensing/runtime';
 import type { LicenseServiceService } from '@licensing/proto';
-import { activate, deactivate, listActivations } from '../use-cases/activations';
+import { activate, deactivate, heartbeat, listActivations } from '../use-cases/activations';
 import type { LicenseDeps } from '../use-cases/deps';
 import { toActivation } from './mapping';
 
 // Proto to use case and back; the rules live in use-cases/ and domain/.
 export function activationHandlers(
   deps: LicenseDeps,
-): Pick<Handlers<typeof LicenseServiceService>, 'activate' | 'listActivations' | 'deactivate'> {
+): Pick<Handlers<typeof LicenseServiceService>, 'activate' | 'listActivations' | 'deactivate' | 'heartbeat'> {
   return {
     async activate(req) {
       const { activation, created } = await activate(deps, req);
@@ -20,5 +20,7 @@ export function activationHandlers(
     },
 
     deactivate: async (req) => toActivation(await deactivate(deps, req.account_id, req.key, req.activation_id)),
+
+    heartbeat: async (req) => toActivation(await heartbeat(deps, req.account_id, req.key, req.activation_id)),
   };
 }

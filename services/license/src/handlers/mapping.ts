@@ -40,4 +40,5 @@ export const toActivation = (a: ActivationDoc): Activation => ({
   fingerprint: a.fingerprint,
   name: a.name,
   created_at: a.created_at.toISOString(),
+  lease_expires_at: a.lease_expires_at ? a.lease_expires_at.toISOString() : '',
 });

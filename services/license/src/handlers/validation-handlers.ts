@@ -39,7 +39,7 @@ export const MAX_VALIDATIONS_PER_CALL = 256;
  * `doc`: the caller's licence with its product's current entitlements (null: none of the caller's).
  */
 function factsOf(
-  { fingerprints, rememberedSince }: ValidationRecord,
+  { fingerprints, leases, rememberedSince }: ValidationRecord,
   doc: LicenseDoc | null,
   now: Date,
 ): ValidationFacts {
@@ -52,6 +52,7 @@ function factsOf(
       active_fingerprints: [],
       cacheable: true,
       remembered_since: '',
+      active_lease_expires_at: [],
     };
   return {
     found: true,
@@ -61,6 +62,10 @@ function factsOf(
     active_fingerprints: fingerprints.slice(0, MAX_CACHED_FINGERPRINTS),
     cacheable: fingerprints.length <= MAX_CACHED_FINGERPRINTS,
     remembered_since: rememberedSince === undefined ? '' : new Date(rememberedSince).toISOString(),
+    active_lease_expires_at: fingerprints.slice(0, MAX_CACHED_FINGERPRINTS).map((f) => {
+      const end = leases.get(f);
+      return end === undefined ? '' : new Date(end).toISOString();
+    }),
   };
 }
 

@@ -1,6 +1,11 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { idempotencyModel, outboxFields } from '@licensing/runtime';
-import { storedLicenseStatuses, type DomainEvent } from '@licensing/proto';
+import {
+  deactivationReasons,
+  storedLicenseStatuses,
+  type DeactivationReason,
+  type DomainEvent,
+} from '@licensing/proto';
 import type { LicenseRecord } from '../domain/license';
 
 /** A licence document: the record (domain/license.ts) and the events still to publish with it. */
@@ -24,6 +29,15 @@ export interface ActivationDoc {
   fingerprint_key: string;
   created_at: Date;
   deactivated_at: Date | null;
+  /** A DELETE (requested) or a lapsed floating seat reclaimed; absent while active, and on older records. */
+  deactivated_reason?: DeactivationReason;
+  /** When a floating seat lapses unless heartbeated; null (or absent, on older records) when node-locked. */
+  lease_expires_at?: Date | null;
+  /**
+   * The hour (domain/leases.ts) in which the lapsed-seat sweep reclaims this seat if no heartbeat
+   * moves it on; null when node-locked or deactivated. The sweep finds seats by equality on it.
+   */
+  reclaim_bucket?: string | null;
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -75,6 +89,9 @@ export function licenseModels(conn: Connection) {
       fingerprint_key: { type: String, required: true },
       created_at: { type: Date, required: true },
       deactivated_at: { type: Date, default: null },
+      deactivated_reason: { type: String, enum: deactivationReasons },
+      lease_expires_at: { type: Date, default: null },
+      reclaim_bucket: { type: String, default: null },
       ...outboxFields,
     },
     { versionKey: false, collection: 'activations' },
@@ -82,6 +99,7 @@ export function licenseModels(conn: Connection) {
   activation.index({ license_id: 1, slot_key: 1 }, { unique: true });
   activation.index({ license_id: 1, _id: -1 }); // a licence's activations, newest first
   activation.index({ license_id: 1, fingerprint_key: 1 }, { unique: true });
+  activation.index({ reclaim_bucket: 1, _id: 1 }); // the lapsed-seat sweep: one equality per hour bucket
   const sweep = new Schema<SweepStateDoc>(
     { _id: String, through: { type: String, default: null }, backfilled: { type: Boolean, default: false } },
     { versionKey: false, collection: 'sweep_state' },

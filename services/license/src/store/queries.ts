@@ -1,9 +1,15 @@
 import { SLOT_ROUNDS, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
-import type { DomainEvent, PageRequest, Status } from '@licensing/proto';
+import { lapsed, type DomainEvent, type PageRequest, type Status } from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc, LicenseModels, SweepStateDoc } from './models';
 
 // Everything but the outbox: the validation hot path reads one document.
 const VALIDATION_FIELDS = { outbox: 0 };
+
+/** An active machine as a validation sees it: its fingerprint and, for a floating seat, when its lease ends (epoch ms). */
+export interface Seat {
+  fingerprint: string;
+  leaseEndsAt: number | null;
+}
 
 const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
 
@@ -138,18 +144,22 @@ export class LicenseStore {
       .exec();
   }
 
-  /** Inserts into the first free slot; null when every slot is taken. An existing activation of the fingerprint wins. */
   /**
    * Takes a free slot for a new activation with a constant number of store
-   * operations, whatever max_activations is: one count (a full licence is
-   * refused there), then at most SLOT_ROUNDS rounds of one read of the taken
-   * slots and one unique insert (plus one fingerprint look-up when it
-   * collides). 'contended' when every round lost a race while slots were free.
+   * operations, whatever max_activations is: one count (a full node-locked
+   * licence is refused there), then at most SLOT_ROUNDS rounds of one read of the
+   * taken slots and one unique insert (plus one fingerprint look-up when it
+   * collides). The unique (license_id, slot_key) index is what holds
+   * max_activations under any concurrency. On a floating licence a full round
+   * first reclaims the lapsed seats it read (`reclaim`, each a conditional update
+   * with its license.deactivated), whose slots are then free for this round or a
+   * concurrent one. 'contended' when every round lost a race while slots were free.
    */
   async activate(
     doc: Omit<ActivationDoc, 'slot_key' | 'outbox'>,
     maxActivations: number | null,
     events: DomainEvent[],
+    reclaim?: { now: Date; event: (a: ActivationDoc) => DomainEvent; reclaimed: (a: ActivationDoc) => void },
   ): Promise<{ activation: ActivationDoc; created: boolean } | null | 'contended'> {
     const insert = async (slot: string) => {
       const activation = { ...doc, slot_key: slot };
@@ -157,16 +167,28 @@ export class LicenseStore {
       return { activation, created: true };
     };
     if (maxActivations === null) return insert(doc._id);
-    if ((await this.countActivations(doc.license_id)) >= maxActivations) return null;
+    if (!reclaim && (await this.countActivations(doc.license_id)) >= maxActivations) return null;
     for (let round = 0; round < SLOT_ROUNDS; round++) {
       const taken = await this.models.Activation.find(
         { license_id: doc.license_id, deactivated_at: null },
-        { slot_key: 1 },
+        { slot_key: 1, lease_expires_at: 1 },
       )
         .maxTimeMS(QUERY_MAX_MS)
-        .lean<Pick<ActivationDoc, 'slot_key'>[]>()
+        .lean<Pick<ActivationDoc, '_id' | 'slot_key' | 'lease_expires_at'>[]>()
         .exec();
-      const slot = chooseSlot(new Set(taken.map((a) => a.slot_key)), maxActivations);
+      let slot = chooseSlot(new Set(taken.map((a) => a.slot_key)), maxActivations);
+      if (slot === null && reclaim) {
+        const nowMs = reclaim.now.getTime();
+        for (const seat of taken) {
+          if (!lapsed(seat.lease_expires_at?.getTime(), nowMs)) continue;
+          const freed = await this.reclaimLapsed(seat._id, seat.lease_expires_at!, reclaim.now, reclaim.event);
+          if (!freed) continue;
+          reclaim.reclaimed(freed);
+          slot ??= seat.slot_key;
+        }
+        // Freed by a concurrent activation instead: the next round reads the slots again.
+        if (slot === null && taken.some((a) => lapsed(a.lease_expires_at?.getTime(), nowMs))) continue;
+      }
       if (slot === null) return null;
       try {
         return await insert(slot);
@@ -180,17 +202,107 @@ export class LicenseStore {
     return 'contended';
   }
 
+  /**
+   * Frees a lapsed floating seat (its slot and fingerprint) with its license.deactivated, only if it is
+   * still active with the lease that was read: a heartbeat or re-activation that extended it first wins,
+   * and of two reclaimers only one gets through. The record of the reclaimed seat, or null.
+   */
+  async reclaimLapsed(
+    id: string,
+    leaseExpiresAt: Date,
+    at: Date,
+    event: (a: ActivationDoc) => DomainEvent,
+  ): Promise<ActivationDoc | null> {
+    const current = await this.models.Activation.findOne({ _id: id, deactivated_at: null }, { outbox: 0 })
+      .lean<ActivationDoc>()
+      .exec();
+    if (!current || current.lease_expires_at?.getTime() !== leaseExpiresAt.getTime()) return null;
+    const after: ActivationDoc = { ...current, deactivated_at: at, deactivated_reason: 'lapsed', reclaim_bucket: null };
+    const res = await this.models.Activation.updateOne(
+      { _id: id, deactivated_at: null, lease_expires_at: leaseExpiresAt },
+      {
+        $set: {
+          deactivated_at: at,
+          deactivated_reason: 'lapsed',
+          slot_key: `freed:${id}`,
+          fingerprint_key: `freed:${id}`,
+          reclaim_bucket: null,
+          ...withEvents([event(after)]),
+        },
+      },
+    );
+    return res.modifiedCount === 1 ? after : null;
+  }
+
+  /**
+   * Sets a floating seat's lease to `until`, only while the seat is active and its lease is still the
+   * one read (`from`): a reclaim of the lapsed seat and this renewal cannot both happen. The activation
+   * as renewed, or null when it changed meanwhile.
+   */
+  async renewLease(current: ActivationDoc, until: Date, reclaimBucket: string): Promise<ActivationDoc | null> {
+    const res = await this.models.Activation.updateOne(
+      { _id: current._id, deactivated_at: null, lease_expires_at: current.lease_expires_at ?? null },
+      { $set: { lease_expires_at: until, reclaim_bucket: reclaimBucket } },
+    );
+    return res.modifiedCount === 1 ? { ...current, lease_expires_at: until, reclaim_bucket: reclaimBucket } : null;
+  }
+
+  /**
+   * The heartbeat's one store operation when all is well: the lease of an active seat of this licence
+   * whose lease still runs, set to `until`. Null when any of that does not hold (the caller reads the
+   * seat to say why). The _id equality makes it one row on every store.
+   */
+  async renewRunningLease(
+    licenseId: string,
+    id: string,
+    now: Date,
+    until: Date,
+    reclaimBucket: string,
+  ): Promise<ActivationDoc | null> {
+    // No projection: FerretDB's findAndModify does not take one.
+    const doc = await this.models.Activation.findOneAndUpdate(
+      { _id: id, license_id: licenseId, deactivated_at: null, lease_expires_at: { $gt: now } },
+      { $set: { lease_expires_at: until, reclaim_bucket: reclaimBucket } },
+      { new: true },
+    )
+      .lean<ActivationDoc>()
+      .exec();
+    if (!doc) return null;
+    const { outbox: _, ...activation } = doc;
+    return activation;
+  }
+
+  /** An activation of a licence by id, active or not (what a heartbeat of a freed one is told). */
+  findAnyActivation(licenseId: string, id: string): Promise<ActivationDoc | null> {
+    return this.models.Activation.findOne({ _id: id, license_id: licenseId }, { outbox: 0 })
+      .lean<ActivationDoc>()
+      .exec();
+  }
+
+  /** The floating seats of one reclaim bucket, by id after `after` (one equality on an index, as the expiry sweep). */
+  inReclaimBucket(bucket: string, after: string, limit: number): Promise<ActivationDoc[]> {
+    const filter = after ? { reclaim_bucket: bucket, _id: { $gt: after } } : { reclaim_bucket: bucket };
+    return this.models.Activation.find(filter, { outbox: 0 })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .lean<ActivationDoc[]>()
+      .exec();
+  }
+
   listActivations(licenseId: string, page: PageRequest | undefined) {
     return listPage<ActivationDoc>(this.models.Activation, { license_id: licenseId, deactivated_at: null }, page);
   }
 
-  /** The fingerprints of up to `limit` active machines (what a cached validation compares against). */
-  async activeFingerprints(licenseId: string, limit: number): Promise<string[]> {
-    const docs = await this.models.Activation.find({ license_id: licenseId, deactivated_at: null }, { fingerprint: 1 })
+  /** Up to `limit` active machines with their leases (what a cached validation compares against). */
+  async activeSeats(licenseId: string, limit: number): Promise<Seat[]> {
+    const docs = await this.models.Activation.find(
+      { license_id: licenseId, deactivated_at: null },
+      { fingerprint: 1, lease_expires_at: 1 },
+    )
       .limit(limit)
-      .lean<Pick<ActivationDoc, 'fingerprint'>[]>()
+      .lean<Pick<ActivationDoc, 'fingerprint' | 'lease_expires_at'>[]>()
       .exec();
-    return docs.map((d) => d.fingerprint);
+    return docs.map((d) => ({ fingerprint: d.fingerprint, leaseEndsAt: d.lease_expires_at?.getTime() ?? null }));
   }
 
   countActivations(licenseId: string): Promise<number> {
@@ -213,12 +325,19 @@ export class LicenseStore {
       .lean<ActivationDoc>()
       .exec();
     if (!current) return null;
-    const after = { ...current, deactivated_at: at };
+    const after: ActivationDoc = {
+      ...current,
+      deactivated_at: at,
+      deactivated_reason: 'requested',
+      reclaim_bucket: null,
+    };
     const res = await this.models.Activation.updateOne(
       { _id: id, deactivated_at: null },
       {
         $set: {
           deactivated_at: at,
+          deactivated_reason: 'requested',
+          reclaim_bucket: null,
           slot_key: `freed:${id}`,
           fingerprint_key: `freed:${id}`,
           ...withEvents([event(after)]),

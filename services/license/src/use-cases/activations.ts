@@ -1,13 +1,39 @@
 import { AppError, isId, newId } from '@licensing/runtime';
-import { effectiveStatus, type DomainEvent, type PageRequest } from '@licensing/proto';
+import {
+  effectiveStatus,
+  isFloating,
+  lapsed,
+  leaseFrom,
+  parseLicenseKey,
+  type DomainEvent,
+  type PageRequest,
+} from '@licensing/proto';
+import { reclaimBucket } from '../domain/leases';
 import { checkFingerprint } from '../domain/metadata';
-import { activationEvent } from '../events/license-events';
-import type { ActivationDoc } from '../store/models';
+import { activationEvent, deactivationEvent } from '../events/license-events';
+import type { ActivationDoc, LicenseDoc } from '../store/models';
 import type { LicenseDeps } from './deps';
 import { withLiveEntitlements } from './product-entitlements';
 import { ownLicense } from './read-licenses';
 
-/** Activates a machine on an active licence within its max_activations; an active fingerprint is answered again. */
+type Deps = Omit<LicenseDeps, 'products'>;
+
+/** How often a renewal that lost a race to another write of the same seat reads it again. */
+const RENEW_ROUNDS = 3;
+
+/** A floating seat's lease fields, taken or renewed now; none for a node-locked licence. */
+function leaseOf(license: LicenseDoc, now: Date): Pick<ActivationDoc, 'lease_expires_at' | 'reclaim_bucket'> {
+  const seconds = license.policy.lease_seconds;
+  if (typeof seconds !== 'number') return { lease_expires_at: null, reclaim_bucket: null };
+  const until = leaseFrom(now, seconds);
+  return { lease_expires_at: until, reclaim_bucket: reclaimBucket(until) };
+}
+
+/**
+ * Activates a machine on an active licence within its max_activations; an active fingerprint is answered
+ * again (on a floating licence with a fresh lease, lapsed or not). When a floating licence is full, its
+ * lapsed seats are reclaimed (license.deactivated, reason lapsed) and one of their slots taken.
+ */
 export async function activate(
   { store, outbox, clock, products }: LicenseDeps,
   req: { account_id: string; key: string; fingerprint: string; name: string },
@@ -17,8 +43,14 @@ export async function activate(
   if (name.length > 100) throw AppError.invalid('name', 'name must be at most 100 characters');
   const license = await ownLicense(store, req.account_id, req.key);
   // Retries from client apps are normal: an active fingerprint is simply returned.
-  const existing = await store.findActivation(license._id, fingerprint);
-  if (existing) return { activation: existing, created: false };
+  for (let round = 0; round < RENEW_ROUNDS; round++) {
+    const existing = await store.findActivation(license._id, fingerprint);
+    if (!existing) break;
+    if (!isFloating(license.policy)) return { activation: existing, created: false };
+    const renewed = await renew(store, license, existing, clock.now());
+    if (renewed) return { activation: renewed, created: false };
+    // Renewed by a concurrent call, or reclaimed: read it again.
+  }
   const now = clock.now();
   const status = effectiveStatus(license, now);
   if (status !== 'active') throw new AppError('conflict', `the licence is ${status}: it cannot be activated`);
@@ -31,11 +63,19 @@ export async function activate(
     fingerprint_key: fingerprint,
     created_at: now,
     deactivated_at: null,
+    ...leaseOf(license, now),
   };
   // Announced with the product's current entitlements (domain/entitlements.ts).
   const announced = await withLiveEntitlements(products, license);
   const events = [activationEvent('license.activated', announced, { ...doc, slot_key: '' }, now)];
-  const out = await store.activate(doc, license.policy.max_activations, events);
+  const reclaim = isFloating(license.policy)
+    ? {
+        now,
+        event: (a: ActivationDoc) => deactivationEvent(announced, a, 'lapsed', now),
+        reclaimed: (a: ActivationDoc) => outbox.flush(store.models.Activation, a._id),
+      }
+    : undefined;
+  const out = await store.activate(doc, license.policy.max_activations, events, reclaim);
   if (!out)
     throw new AppError(
       'conflict',
@@ -45,6 +85,95 @@ export async function activate(
     throw new AppError('conflict', 'other machines are being activated on this licence at this moment; retry');
   if (out.created) outbox.flush(store.models.Activation, out.activation._id, events);
   return out;
+}
+
+/**
+ * A fresh lease for an active floating seat (null when another write changed it first). No event and no
+ * eviction: a lease only ever grows here, and the caches (this service's and the gateways') judge lapse
+ * from the lease they hold, reading again when their copy says lapsed (proto/rules/lease.ts).
+ */
+function renew(store: Deps['store'], license: LicenseDoc, seat: ActivationDoc, now: Date) {
+  const lease = leaseOf(license, now);
+  return store.renewLease(seat, lease.lease_expires_at!, lease.reclaim_bucket!);
+}
+
+/**
+ * Extends a floating seat's lease to now + lease_seconds. 404: no such activation on this licence.
+ * 409: the licence is node-locked (its policy has no lease), not active, the activation was deactivated
+ * (or reclaimed after it lapsed), or its lease has lapsed: the app activates again, which is idempotent
+ * and takes a fresh lease (or a free slot).
+ */
+export async function heartbeat(
+  { store, clock, licenses }: Pick<Deps, 'store' | 'clock' | 'licenses'>,
+  accountId: string,
+  key: string,
+  activationId: string,
+): Promise<ActivationDoc> {
+  const license = await licenseOf(store, licenses, accountId, key);
+  if (!isId('act', activationId)) throw AppError.notFound('activation');
+  // The usual case in one store operation: a running lease of an active licence, renewed.
+  const start = clock.now();
+  if (isFloating(license.policy) && effectiveStatus(license, start) === 'active') {
+    const lease = leaseOf(license, start);
+    const renewed = await store.renewRunningLease(
+      license._id,
+      activationId,
+      start,
+      lease.lease_expires_at!,
+      lease.reclaim_bucket!,
+    );
+    if (renewed) return renewed;
+  }
+  // Else read the seat, to renew it (an older seat without a lease) or to say why not.
+  for (let round = 0; round < RENEW_ROUNDS; round++) {
+    const seat = await store.findAnyActivation(license._id, activationId);
+    if (!seat) throw AppError.notFound('activation');
+    const now = clock.now();
+    refuseHeartbeat(license, seat, now);
+    const renewed = await renew(store, license, seat, now);
+    if (renewed) return renewed;
+  }
+  throw new AppError('conflict', 'this activation is being changed by another request at this moment; retry');
+}
+
+/**
+ * The licence of this account with this key: from this instance's licence cache when there is one (exact
+ * through license.* events, as validations trust it), else from the store. Another account's is not found.
+ */
+async function licenseOf(
+  store: Deps['store'],
+  licenses: Deps['licenses'],
+  accountId: string,
+  key: string,
+): Promise<LicenseDoc> {
+  if (!licenses) return ownLicense(store, accountId, key);
+  const parsed = parseLicenseKey(key);
+  const doc = parsed.ok ? (await licenses.read(parsed.key)).doc : null;
+  if (!doc || doc.account_id !== accountId) throw AppError.notFound('licence');
+  return doc;
+}
+
+/** Why a heartbeat of this seat is refused (an AppError), if it is. */
+function refuseHeartbeat(license: LicenseDoc, seat: ActivationDoc, now: Date): void {
+  if (!isFloating(license.policy))
+    throw new AppError(
+      'conflict',
+      "the licence's policy has no lease (lease_seconds is null): its activations are node-locked and need no heartbeat",
+    );
+  if (seat.deactivated_at)
+    throw new AppError(
+      'conflict',
+      seat.deactivated_reason === 'lapsed'
+        ? 'lease_expired: the seat lapsed and was reclaimed; activate again'
+        : 'the activation was deactivated; activate again',
+    );
+  const status = effectiveStatus(license, now);
+  if (status !== 'active') throw new AppError('conflict', `the licence is ${status}: its seats cannot be renewed`);
+  if (lapsed(seat.lease_expires_at?.getTime(), now.getTime()))
+    throw new AppError(
+      'conflict',
+      `lease_expired: the seat lapsed at ${seat.lease_expires_at!.toISOString()}; activate again`,
+    );
 }
 
 /** The active machines of one licence of this account. */
@@ -71,7 +200,7 @@ export async function deactivate(
   const events: DomainEvent[] = [];
   const announced = await withLiveEntitlements(products, license);
   const done = await store.deactivate(license._id, activationId, now, (a) => {
-    events.push(activationEvent('license.deactivated', announced, a, now));
+    events.push(deactivationEvent(announced, a, 'requested', now));
     return events[0];
   });
   if (!done) throw AppError.notFound('activation');

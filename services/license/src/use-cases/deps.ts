@@ -1,5 +1,6 @@
 import type { CallOptions, Clock, Outbox } from '@licensing/runtime';
 import type { GetProductRequest, Product } from '@licensing/proto';
+import type { LicenseCache } from '../caches/license-cache';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 
@@ -17,6 +18,11 @@ export interface LicenseDeps {
   clock: Clock;
   /** The product service (through the product cache): a licence takes its product's policy, and answers with its current entitlements. */
   products: ProductLookup;
+  /**
+   * This instance's licence cache (exact through license.* events), where a hot path may read a licence
+   * instead of the store: the heartbeat. Absent: the store is read.
+   */
+  licenses?: Pick<LicenseCache, 'read'>;
 }
 
 /** A licence as written, and the moment it was (its effective status is derived from that moment). */

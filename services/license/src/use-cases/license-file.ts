@@ -4,6 +4,8 @@ import {
   effectiveEntitlements,
   effectiveStatus,
   graceEndsAt,
+  isFloating,
+  lapsed,
   type SignPayloadRequest,
   type SignPayloadResponse,
 } from '@licensing/proto';
@@ -52,8 +54,11 @@ export async function issueLicenseFile(
         'fingerprint',
         'this licence requires activation: give the fingerprint of an activated machine',
       );
-    if (!(await store.findActivation(license._id, fingerprint)))
-      throw new AppError('conflict', 'not_activated: this machine is not activated for the licence');
+    const seat = await store.findActivation(license._id, fingerprint);
+    if (!seat) throw new AppError('conflict', 'not_activated: this machine is not activated for the licence');
+    // A floating seat that lapsed holds no slot (proto/rules/lease.ts): the app activates again first.
+    if (isFloating(license.policy) && lapsed(seat.lease_expires_at?.getTime(), now.getTime()))
+      throw new AppError('conflict', "lease_expired: this machine's floating seat lapsed; activate it again");
   }
   const end = graceEndsAt(license.expires_at, license.policy.grace_days);
   const validUntil = new Date(Math.min(now.getTime() + ttl * DAY_MS, end ? end.getTime() : Infinity));

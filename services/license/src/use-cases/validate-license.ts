@@ -1,7 +1,12 @@
 import {
+  activationsMatter,
   entitlementsProblem,
+  isFloating,
   judge,
+  lapsed,
   parseLicenseKey,
+  seatFacts,
+  type ActivationFacts,
   type ParsedKey,
   type RecordValidationsRequest,
   type ValidateLicenseRequest,
@@ -55,27 +60,37 @@ export async function validateLicense(
   const badEntitlements = entitlements.length ? entitlementsProblem('entitlements', entitlements) : undefined;
   if (badEntitlements) throw AppError.invalid(badEntitlements.field, badEntitlements.message);
   const parsed = parseLicenseKey(req.key);
-  const record: ValidationRecord = parsed.ok
+  let record: ValidationRecord = parsed.ok
     ? await licenses.read(parsed.key, req.from_store)
-    : { doc: null, fingerprints: [] };
+    : { doc: null, fingerprints: [], leases: new Map() };
+  const fingerprint = req.fingerprint.trim().slice(0, 200);
+  const now = clock.now();
+  // A remembered copy that says this machine's seat lapsed may predate a heartbeat (which sends no event,
+  // a lease only grows): the store says whether it did.
+  if (parsed.ok && record.rememberedSince !== undefined && lapsed(record.leases.get(fingerprint), now.getTime()))
+    record = await licenses.read(parsed.key, true);
   // The caller's licence gets its product's entitlements; from_store (a gateway heard of a change
   // lately) reads the product past this instance's memory too, as it does the licence.
   const own = record.doc && record.doc.account_id === req.account_id ? record.doc : null;
   const license = own && (await withLiveEntitlements(products, own, req.from_store));
   const doc = license ?? record.doc;
-  const fingerprint = req.fingerprint.trim().slice(0, 200);
-  const now = clock.now();
-  const needsActivation = !!doc && doc.account_id === req.account_id && doc.policy.require_activation;
-  let activation = { fingerprintActive: false, count: 0 };
+  const needsActivation = !!doc && doc.account_id === req.account_id && activationsMatter(doc.policy);
+  let activation: ActivationFacts = { fingerprintActive: false, count: 0 };
   if (needsActivation && record.fingerprints.length <= MAX_CACHED_FINGERPRINTS) {
-    activation = {
-      fingerprintActive: !!fingerprint && record.fingerprints.includes(fingerprint),
-      count: record.fingerprints.length,
-    };
+    const active = { has: (f: string) => record.fingerprints.includes(f), size: record.fingerprints.length };
+    activation = seatFacts(active, record.leases, fingerprint, now.getTime());
   } else if (needsActivation) {
-    const fingerprintActive = !!fingerprint && !!(await store.findActivation(doc._id, fingerprint));
-    // Counted exactly, and only when the answer depends on it.
-    activation = { fingerprintActive, count: fingerprintActive ? 0 : await store.countActivations(doc._id) };
+    const seat = fingerprint ? await store.findActivation(doc._id, fingerprint) : null;
+    const leaseEnd = isFloating(doc.policy) ? (seat?.lease_expires_at?.getTime() ?? null) : null;
+    const leaseExpired = !!seat && lapsed(leaseEnd, now.getTime());
+    const fingerprintActive = !!seat && !leaseExpired;
+    // Counted exactly, and only when the answer depends on it (lapsed seats not yet reclaimed included).
+    activation = {
+      fingerprintActive,
+      leaseExpired,
+      leaseEndsAt: fingerprintActive ? leaseEnd : null,
+      count: fingerprintActive ? 0 : await store.countActivations(doc._id),
+    };
   }
   const verdict = judge(
     parsed,
