@@ -199,7 +199,7 @@ function detailPage(
   const pol = l.policy;
   const rows = d.activations.map(
     (a) =>
-      `<tr data-activation-id="${h(a.id)}"><td><code>${h(a.fingerprint)}</code></td><td>${h(a.name) || '<span class="muted">unnamed</span>'}</td><td>${date(a.created_at)}</td><td><a href="${h(base)}/activations/${h(a.id)}/deactivate">Deactivate</a></td></tr>`,
+      `<tr data-activation-id="${h(a.id)}"><td><code>${h(a.fingerprint)}</code></td><td>${h(a.name) || '<span class="muted">unnamed</span>'}</td><td>${date(a.created_at)}${a.lease_expires_at ? `<br><span class="muted">floating seat, lease until ${date(a.lease_expires_at)}</span>` : ''}</td><td><a href="${h(base)}/activations/${h(a.id)}/deactivate">Deactivate</a></td></tr>`,
   );
   return layout(
     'Licence',
@@ -214,7 +214,7 @@ function detailPage(
     <dt>Expires</dt><dd data-testid="license-expiry">${l.expires_at ? date(l.expires_at) : 'never (perpetual)'}</dd>
     <dt>Issued</dt><dd>${date(l.created_at)}</dd>
     <dt>Last validated</dt><dd data-testid="last-validated">${l.last_validated_at ? date(l.last_validated_at) : 'never: your app has not checked this key yet'}</dd>
-    <dt>Policy</dt><dd>${h([pol?.max_activations ? `up to ${pol.max_activations} machines` : 'unlimited machines', pol?.grace_days ? `${pol.grace_days} days grace` : '', pol?.require_activation ? 'activation required' : ''].filter(Boolean).join(', '))}</dd>
+    <dt>Policy</dt><dd>${h([pol?.max_activations ? `up to ${pol.max_activations} machines` : 'unlimited machines', pol?.grace_days ? `${pol.grace_days} days grace` : '', pol?.require_activation ? 'activation required' : '', pol?.lease_seconds ? `floating seats (${pol.lease_seconds} s lease)` : ''].filter(Boolean).join(', '))}</dd>
   </dl>
   ${actions ? `<p class="button-row actions">${actions}</p>` : ''}
 </section>
