@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { client, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import { eventually } from '../support/eventually';
 import { WebhookReceiver } from '../support/webhook-receiver';
-import { WebClient } from '../support/web-client';
+import { dashboardOwner } from '../support/fixture';
 
 // A signed-in user of account B changes ids in URLs and forms to reach
 // account A's products, licences, machines, webhook endpoints, deliveries and
@@ -19,18 +18,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function owner() {
-  const web = new WebClient(stack.url, stack.topology);
-  await web.signUp(`owner-${randomBytes(4).toString('hex')}@example.com`);
-  const settings = await web.get('/dashboard/settings');
-  const made = await web.post('/dashboard/settings/keys', {
-    _csrf: WebClient.csrf(settings.html),
-    name: 'api',
-    scope: 'full',
-  });
-  const api = client(stack.url, /data-testid="new-key">([^<]+)</.exec(made.html)![1]);
-  return { web, api, csrf: WebClient.csrf(made.html) };
-}
+const owner = () => dashboardOwner(stack, 'owner');
 
 /** Account A's objects, made through the API as a vendor's code would. */
 async function accountA() {

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { client, startStack, type Stack } from '../support/stack';
-import { WebClient } from '../support/web-client';
+import { startStack, type Stack } from '../support/stack';
+import { dashboardOwner, fieldError } from '../support/fixture';
 
 // Bad input on every dashboard form: a 4xx page with the message next to the
 // field it is about (or at the top when it is about the whole form), never a
@@ -15,25 +14,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function owner() {
-  const web = new WebClient(stack.url, stack.topology);
-  await web.signUp(`forms-${randomBytes(4).toString('hex')}@example.com`);
-  const settings = await web.get('/dashboard/settings');
-  const made = await web.post('/dashboard/settings/keys', {
-    _csrf: WebClient.csrf(settings.html),
-    name: 'api',
-    scope: 'full',
-  });
-  return {
-    web,
-    csrf: WebClient.csrf(made.html),
-    api: client(stack.url, /data-testid="new-key">([^<]+)</.exec(made.html)![1]),
-  };
-}
-
-/** The message shown under the named field. */
-const fieldError = (html: string, name: string) =>
-  new RegExp(`<p class="field-error" id="${name}-error">([^<]+)</p>`).exec(html)?.[1];
+const owner = () => dashboardOwner(stack, 'forms');
 
 const product = (over: Record<string, string>) => ({
   name: 'P',

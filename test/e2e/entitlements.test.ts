@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { connectMongo } from '@licensing/runtime';
 import { client } from '../support/stack';
-import { useStackWithAccount } from '../support/fixture';
+import { dashboardOwner, fieldError, useStackWithAccount } from '../support/fixture';
 import { eventually } from '../support/eventually';
-import { WebClient } from '../support/web-client';
 
 // Entitlements end to end (docs/api.md, "Entitlements"): a product's policy names feature codes (live:
 // a change reaches its existing licences), a licence adds its own, and the effective set (both, sorted)
@@ -386,23 +385,7 @@ describe('the validation cache stays exact', () => {
 });
 
 describe('the dashboard', () => {
-  async function owner() {
-    const web = new WebClient(f.stack.url, f.stack.topology);
-    await web.signUp(`ent-${randomBytes(4).toString('hex')}@example.com`);
-    const settings = await web.get('/dashboard/settings');
-    const made = await web.post('/dashboard/settings/keys', {
-      _csrf: WebClient.csrf(settings.html),
-      name: 'api',
-      scope: 'full',
-    });
-    return {
-      web,
-      csrf: WebClient.csrf(made.html),
-      api: client(f.stack.url, /data-testid="new-key">([^<]+)</.exec(made.html)![1]),
-    };
-  }
-  const fieldError = (html: string, name: string) =>
-    new RegExp(`<p class="field-error" id="${name}-error">([^<]+)</p>`).exec(html)?.[1];
+  const owner = () => dashboardOwner(f.stack, 'ent');
   const productForm = (entitlements: string) => ({
     name: 'Dash',
     description: '',

@@ -4,7 +4,7 @@
 // fingerprint, at most max_activations seats, heartbeats that renew a lease,
 // 404 for a seat that is gone), validation with entitlements, and licence
 // files signed with a real Ed25519 key. Pure logic only: no network.
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import type { Activation } from '@licensing/client';
 
 export const KEY = '7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3ATG';
@@ -44,6 +44,29 @@ export interface FakePolicy {
 }
 
 /** An API of one licence: seats by id, at most `max_activations` (default 1); lapse() takes one away. */
+/** A licence file of KEY signed with `privateKey` as the server signs one (kid key_1): `fields` over the defaults. */
+export function signedLicenseFile(privateKey: KeyObject, fields: Record<string, unknown>) {
+  const payload = Buffer.from(
+    JSON.stringify({
+      license_key: KEY,
+      license_id: 'lic_1',
+      product_id: 'prod_1',
+      customer_email: null,
+      status: 'active',
+      expires_at: null,
+      fingerprint: null,
+      kid: 'key_1',
+      ...fields,
+    }),
+  );
+  return {
+    kid: 'key_1',
+    algorithm: 'Ed25519',
+    payload: payload.toString('base64url'),
+    signature: sign(null, payload, privateKey).toString('base64url'),
+  };
+}
+
 export function fakeServer(policy: FakePolicy = { lease_seconds: 60 }) {
   const sent: Sent[] = [];
   const seats = new Map<string, Activation>();
@@ -133,27 +156,15 @@ export function fakeServer(policy: FakePolicy = { lease_seconds: 60 }) {
       });
     }
     if (method === 'POST' && url.pathname === `${base}/file`) {
-      const payload = Buffer.from(
-        JSON.stringify({
-          license_key: KEY,
-          license_id: 'lic_1',
-          product_id: 'prod_1',
-          customer_email: null,
-          status: 'active',
-          expires_at: null,
+      return answer(
+        201,
+        signedLicenseFile(signer.privateKey, {
           fingerprint: body?.fingerprint ?? null,
           issued_at: new Date().toISOString(),
           valid_until: new Date(Date.now() + Number(body?.ttl_days ?? 30) * 86_400_000).toISOString(),
-          kid: 'key_1',
           entitlements,
         }),
       );
-      return answer(201, {
-        kid: 'key_1',
-        algorithm: 'Ed25519',
-        payload: payload.toString('base64url'),
-        signature: sign(null, payload, signer.privateKey).toString('base64url'),
-      });
     }
     return problem(404, 'not_found', `no route ${method} ${url.pathname}`);
   };

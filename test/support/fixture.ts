@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { client, startStack, type Stack } from './stack';
 import { EventLog } from './events';
+import { WebClient } from './web-client';
 
 export interface Fixture {
   stack: Stack;
@@ -44,3 +45,24 @@ export function useStack(): { stack: Stack } {
 
 /** A fresh address for a dashboard sign-up (sign-ups of one address are refused twice). */
 export const ownerEmail = (): string => `owner-${randomBytes(4).toString('hex')}@example.com`;
+
+/**
+ * A vendor signed up through the dashboard, with a full API key made in Settings: the signed-in
+ * browser, the CSRF token of its last page, and an API client with the new key.
+ */
+export async function dashboardOwner(stack: Stack, prefix = 'owner') {
+  const web = new WebClient(stack.url, stack.topology);
+  await web.signUp(`${prefix}-${randomBytes(4).toString('hex')}@example.com`);
+  const settings = await web.get('/dashboard/settings');
+  const made = await web.post('/dashboard/settings/keys', {
+    _csrf: WebClient.csrf(settings.html),
+    name: 'api',
+    scope: 'full',
+  });
+  const api = client(stack.url, /data-testid="new-key">([^<]+)</.exec(made.html)![1]);
+  return { web, api, csrf: WebClient.csrf(made.html) };
+}
+
+/** The message a dashboard form shows under the named field. */
+export const fieldError = (html: string, name: string): string | undefined =>
+  new RegExp(`<p class="field-error" id="${name}-error">([^<]+)</p>`).exec(html)?.[1];

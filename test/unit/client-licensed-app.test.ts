@@ -1,8 +1,8 @@
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { type Activation, LicensedApp, LicensingClient, LicensingError, heartbeatIntervalMs } from '@licensing/client';
 import { Transport } from '../../packages/client/src/http';
 import { fakeFetch, json } from '../support/fake-fetch';
-import { BASE, KEY, fakeServer } from '../support/fake-licensing-server';
+import { BASE, KEY, fakeServer, signedLicenseFile } from '../support/fake-licensing-server';
 
 // LicensedApp's own logic against a scripted server (a fake fetch that keeps
 // seats in a Map, the way the API's contract describes them): the licence
@@ -344,30 +344,14 @@ describe('verifyOffline()', () => {
   ];
   const NOW = Date.parse('2026-11-23T10:00:00Z');
   const DAY = 86_400_000;
-  const file = (overrides: Record<string, unknown> = {}) => {
-    const payload = Buffer.from(
-      JSON.stringify({
-        license_key: KEY,
-        license_id: 'lic_1',
-        product_id: 'prod_1',
-        customer_email: null,
-        status: 'active',
-        expires_at: null,
-        fingerprint: 'box-1',
-        issued_at: new Date(NOW - DAY).toISOString(),
-        valid_until: new Date(NOW + 7 * DAY).toISOString(),
-        kid: 'key_1',
-        entitlements: ['pdf-export'],
-        ...overrides,
-      }),
-    );
-    return {
-      kid: 'key_1',
-      algorithm: 'Ed25519',
-      payload: payload.toString('base64url'),
-      signature: sign(null, payload, vendor.privateKey).toString('base64url'),
-    };
-  };
+  const file = (overrides: Record<string, unknown> = {}) =>
+    signedLicenseFile(vendor.privateKey, {
+      fingerprint: 'box-1',
+      issued_at: new Date(NOW - DAY).toISOString(),
+      valid_until: new Date(NOW + 7 * DAY).toISOString(),
+      entitlements: ['pdf-export'],
+      ...overrides,
+    });
   const offline = (extra: Partial<ConstructorParameters<typeof LicensedApp>[0]> = {}) =>
     app(fakeServer(), { publicKeys, ...extra });
 
