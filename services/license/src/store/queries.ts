@@ -263,7 +263,7 @@ export class LicenseStore {
     const doc = await this.models.Activation.findOneAndUpdate(
       { _id: id, license_id: licenseId, deactivated_at: null, lease_expires_at: { $gt: now } },
       { $set: { lease_expires_at: until, reclaim_bucket: reclaimBucket } },
-      { new: true },
+      { returnDocument: 'after' },
     )
       .lean<ActivationDoc>()
       .exec();
