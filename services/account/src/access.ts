@@ -34,4 +34,6 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'listApiKeys',
     'revokeAllApiKeys',
   ],
+  // The vendor's name and support e-mail, for the purchase e-mail.
+  notification: ['getAccount'],
 };

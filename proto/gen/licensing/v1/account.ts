@@ -29,6 +29,8 @@ export interface Account {
   /** Operator overrides ("higher limits on request"); 0 = the default for the plan. */
   per_minute_limit: number;
   per_hour_limit: number;
+  /** Where buyers write for help: shown in the purchase e-mail ('' = not set). */
+  support_email: string;
 }
 
 export interface ApiKey {
@@ -74,7 +76,11 @@ export interface UpdateAccountRequest {
     | undefined;
   /** 0 removes the override. */
   per_minute_limit?: number | undefined;
-  per_hour_limit?: number | undefined;
+  per_hour_limit?:
+    | number
+    | undefined;
+  /** '' removes it. */
+  support_email?: string | undefined;
 }
 
 export interface CreateApiKeyRequest {
@@ -213,7 +219,7 @@ export interface ListAuditEntriesResponse {
 }
 
 function createBaseAccount(): Account {
-  return { id: "", name: "", plan: "", created_at: "", per_minute_limit: 0, per_hour_limit: 0 };
+  return { id: "", name: "", plan: "", created_at: "", per_minute_limit: 0, per_hour_limit: 0, support_email: "" };
 }
 
 export const Account: MessageFns<Account> = {
@@ -235,6 +241,9 @@ export const Account: MessageFns<Account> = {
     }
     if (message.per_hour_limit !== 0) {
       writer.uint32(48).int32(message.per_hour_limit);
+    }
+    if (message.support_email !== "") {
+      writer.uint32(58).string(message.support_email);
     }
     return writer;
   },
@@ -300,6 +309,14 @@ export const Account: MessageFns<Account> = {
             message.per_hour_limit = reader.int32();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.support_email = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -332,6 +349,11 @@ export const Account: MessageFns<Account> = {
         : isSet(object.per_hour_limit)
         ? globalThis.Number(object.per_hour_limit)
         : 0,
+      support_email: isSet(object.supportEmail)
+        ? globalThis.String(object.supportEmail)
+        : isSet(object.support_email)
+        ? globalThis.String(object.support_email)
+        : "",
     };
   },
 
@@ -355,6 +377,9 @@ export const Account: MessageFns<Account> = {
     if (message.per_hour_limit !== 0) {
       obj.perHourLimit = Math.round(message.per_hour_limit);
     }
+    if (message.support_email !== "") {
+      obj.supportEmail = message.support_email;
+    }
     return obj;
   },
 
@@ -369,6 +394,7 @@ export const Account: MessageFns<Account> = {
     message.created_at = object.created_at ?? "";
     message.per_minute_limit = object.per_minute_limit ?? 0;
     message.per_hour_limit = object.per_hour_limit ?? 0;
+    message.support_email = object.support_email ?? "";
     return message;
   },
 };
@@ -883,7 +909,7 @@ export const GetAccountRequest: MessageFns<GetAccountRequest> = {
 };
 
 function createBaseUpdateAccountRequest(): UpdateAccountRequest {
-  return { id: "", plan: undefined, per_minute_limit: undefined, per_hour_limit: undefined };
+  return { id: "", plan: undefined, per_minute_limit: undefined, per_hour_limit: undefined, support_email: undefined };
 }
 
 export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
@@ -899,6 +925,9 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     }
     if (message.per_hour_limit !== undefined) {
       writer.uint32(32).int32(message.per_hour_limit);
+    }
+    if (message.support_email !== undefined) {
+      writer.uint32(42).string(message.support_email);
     }
     return writer;
   },
@@ -948,6 +977,14 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
             message.per_hour_limit = reader.int32();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.support_email = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -974,6 +1011,11 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
         : isSet(object.per_hour_limit)
         ? globalThis.Number(object.per_hour_limit)
         : undefined,
+      support_email: isSet(object.supportEmail)
+        ? globalThis.String(object.supportEmail)
+        : isSet(object.support_email)
+        ? globalThis.String(object.support_email)
+        : undefined,
     };
   },
 
@@ -991,6 +1033,9 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     if (message.per_hour_limit !== undefined) {
       obj.perHourLimit = Math.round(message.per_hour_limit);
     }
+    if (message.support_email !== undefined) {
+      obj.supportEmail = message.support_email;
+    }
     return obj;
   },
 
@@ -1003,6 +1048,7 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     message.plan = object.plan ?? undefined;
     message.per_minute_limit = object.per_minute_limit ?? undefined;
     message.per_hour_limit = object.per_hour_limit ?? undefined;
+    message.support_email = object.support_email ?? undefined;
     return message;
   },
 };

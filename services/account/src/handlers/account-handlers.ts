@@ -23,6 +23,7 @@ export const toAccount = (doc: AccountDoc): Account => ({
   created_at: iso(doc.created_at),
   per_minute_limit: doc.per_minute_limit ?? 0,
   per_hour_limit: doc.per_hour_limit ?? 0,
+  support_email: doc.support_email ?? '',
 });
 
 const toApiKey = (doc: Omit<ApiKeyDoc, 'digest' | 'slot_key'>): ApiKey => ({
