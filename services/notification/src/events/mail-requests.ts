@@ -1,12 +1,12 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages } from 'nats';
 import type { DomainEvent } from '@licensing/proto';
-import { NOTIFICATION_MAIL_CONSUMER, type Clock, type EventBus, type Logger } from '@licensing/runtime';
+import { NOTIFICATION_MAIL_CONSUMER, newId, type Clock, type EventBus, type Logger } from '@licensing/runtime';
 import type { EmailStore } from '../store/emails';
 
 /** Its name is in the notification user's NATS permissions (packages/runtime/src/events/nats-access.ts). */
 export const MAIL_CONSUMER = NOTIFICATION_MAIL_CONSUMER;
-/** The events that ask for a customer e-mail. */
-export const MAIL_EVENTS = ['checkout.completed'] as const;
+/** The event that asks for a customer e-mail (mail asked through the API is queued by the gRPC call itself). */
+export const MAIL_EVENT = 'checkout.completed';
 const ACK_WAIT_NS = 5e9;
 const PULL_EXPIRES_MS = 2000;
 
@@ -16,7 +16,7 @@ export type PurchaseMailWanted = (accountId: string, productId: string) => Promi
 /**
  * A durable JetStream consumer of the events that ask for mail. Each is
  * written to the mail queue (the emails collection) before the message is
- * acknowledged, under an id made from the event's: a redelivered event (the
+ * acknowledged, keyed by the event id (a unique index): a redelivered event (the
  * instance died before its ack, or the publisher sent it twice) finds its
  * mail already there and adds none. Sending is the sender job's
  * (jobs/sender.ts), so nothing here waits on the SMTP server.
@@ -35,7 +35,8 @@ export class MailRequests {
 
   async start(): Promise<void> {
     const jsm = await this.bus.nc.jetstreamManager();
-    const filter_subjects = MAIL_EVENTS.map((t) => this.bus.subject(t));
+    // One subject: a consumer of a single filter subject works on every NATS 2.x server (filter_subjects needs 2.10).
+    const filter_subject = this.bus.subject(MAIL_EVENT);
     await jsm.consumers
       .add(this.stream, {
         durable_name: MAIL_CONSUMER,
@@ -44,11 +45,11 @@ export class MailRequests {
         deliver_policy: DeliverPolicy.All,
         ack_wait: ACK_WAIT_NS,
         max_deliver: -1,
-        filter_subjects,
+        filter_subject,
       })
       .catch(async () =>
         jsm.consumers
-          .update(this.stream, MAIL_CONSUMER, { ack_wait: ACK_WAIT_NS, filter_subjects })
+          .update(this.stream, MAIL_CONSUMER, { ack_wait: ACK_WAIT_NS, filter_subject })
           .catch(() => jsm.consumers.info(this.stream, MAIL_CONSUMER)),
       );
     const consumer = await this.bus.nc.jetstream().consumers.get(this.stream, MAIL_CONSUMER);
@@ -77,7 +78,8 @@ export class MailRequests {
     if (!(await this.wanted(event.account_id, data.checkout.product_id))) return;
     const now = this.clock.now();
     const queued = await this.emails.record({
-      _id: `eml_${event.id.replace(/^evt_/, '')}`,
+      _id: newId('eml'),
+      request_key: event.id,
       account_id: event.account_id,
       template: 'purchase',
       to: data.customer_email,

@@ -17,6 +17,18 @@ export interface SenderSettings {
 /** How long a taken mail is left to its sender: the exchange's limit plus room to look things up and record the result. */
 const claimMsFor = (timeoutMs: number) => timeoutMs * 2 + 10_000;
 
+/**
+ * A send that has not finished within its limit is a failed attempt, whatever the transport's own
+ * timeouts do (a server that takes the DATA and never answers): a graceful stop never waits longer.
+ */
+function withinMs<T>(ms: number, message: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 /** Errors of an SMTP server may name hosts and users: the log keeps a short, single-line message. */
 const shortError = (err: unknown): string =>
   String((err as Error)?.message ?? err)
@@ -70,16 +82,20 @@ export class Sender {
     try {
       const rendered = await renderPurchase(this.deps, mail);
       subject = rendered.subject;
-      await this.transport!.send({
-        from: { name: displayName(rendered.vendorName) || 'Licensing', address: this.settings.fromAddress },
-        replyTo: rendered.supportEmail || undefined,
-        to: mail.to,
-        subject: rendered.subject,
-        text: rendered.text,
-        html: rendered.html,
-        attachments: rendered.attachments,
-        messageId: `<${mail._id}@${this.settings.fromAddress.split('@')[1] || 'localhost'}>`,
-      });
+      await withinMs(
+        this.settings.timeoutMs,
+        'the SMTP server did not answer in time',
+        this.transport!.send({
+          from: { name: displayName(rendered.vendorName) || 'Licensing', address: this.settings.fromAddress },
+          replyTo: rendered.supportEmail || undefined,
+          to: mail.to,
+          subject: rendered.subject,
+          text: rendered.text,
+          html: rendered.html,
+          attachments: rendered.attachments,
+          messageId: `<${mail._id}@${this.settings.fromAddress.split('@')[1] || 'localhost'}>`,
+        }),
+      );
     } catch (err) {
       const step = nextMailStep(attempts, this.clock.now(), this.settings.scheduleS);
       this.outcomes.inc({ outcome: step.kind });

@@ -1,14 +1,21 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { listPage } from '@licensing/runtime';
-import { emailStatuses, emailTemplates, type EmailStatus, type EmailTemplate, type PageRequest } from '@licensing/proto';
+import {
+  emailStatuses,
+  emailTemplates,
+  type EmailStatus,
+  type EmailTemplate,
+  type PageRequest,
+} from '@licensing/proto';
 
 export interface EmailDoc {
-  /**
-   * eml_<the event's id> for mail an event asks for: one mail per event, however often the
-   * event arrives (the insert is unique on _id). eml_<new id> for mail asked through the API.
-   * Time-ordered either way, so the log pages newest first.
-   */
+  /** eml_…, time-ordered: the log pages newest first. */
   _id: string;
+  /**
+   * The id of the event that asked for it: one mail per event, however often the event
+   * arrives (a unique index). "api:<_id>" for mail asked through the API.
+   */
+  request_key: string;
   account_id: string;
   template: EmailTemplate;
   to: string;
@@ -32,6 +39,7 @@ export function emailModel(conn: Connection): Model<EmailDoc> {
   const schema = new Schema<EmailDoc>(
     {
       _id: String,
+      request_key: { type: String, required: true },
       account_id: { type: String, required: true },
       template: { type: String, required: true, enum: emailTemplates },
       to: { type: String, required: true },
@@ -49,6 +57,7 @@ export function emailModel(conn: Connection): Model<EmailDoc> {
   // The sender's due query, and the mail log of an account newest first.
   schema.index({ status: 1, next_attempt_at: 1 });
   schema.index({ account_id: 1, _id: -1 });
+  schema.index({ request_key: 1 }, { unique: true });
   return conn.model<EmailDoc>('Email', schema);
 }
 
@@ -60,7 +69,7 @@ const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000
 export class EmailStore {
   constructor(readonly Email: Model<EmailDoc>) {}
 
-  /** Queues a mail once: false if one with this id is already there (a redelivered event). */
+  /** Queues a mail once: false if one for this request_key is already there (a redelivered event). */
   async record(doc: EmailDoc): Promise<boolean> {
     try {
       await this.Email.create(doc);

@@ -18,8 +18,10 @@ export async function sendLicenseEmail(deps: NotificationDeps, accountId: string
   if (!license.customer_email)
     throw new AppError('conflict', 'the licence has no customer_email: there is nobody to send it to');
   const now = deps.clock.now();
+  const id = newId('eml');
   const doc: EmailDoc = {
-    _id: newId('eml'),
+    _id: id,
+    request_key: `api:${id}`,
     account_id: accountId,
     template: 'purchase',
     to: license.customer_email,
