@@ -237,7 +237,7 @@ const ownSettings: Record<Component, (t: Topology, p: Placement) => Record<strin
     ...(t.webhookDispatchIntervalMs ? { WEBHOOK_DISPATCH_INTERVAL_MS: String(t.webhookDispatchIntervalMs) } : {}),
   }),
   notification: (t, p) => ({
-    ...(t.customerMailUrl ?? t.mailUrl ? { MAIL_URL: (t.customerMailUrl ?? t.mailUrl)! } : {}),
+    ...((t.customerMailUrl ?? t.mailUrl) ? { MAIL_URL: (t.customerMailUrl ?? t.mailUrl)! } : {}),
     ...(p.publicBaseUrl ? { PUBLIC_BASE_URL: p.publicBaseUrl } : {}),
     ...(t.mailRetryScheduleS ? { MAIL_RETRY_SCHEDULE_S: t.mailRetryScheduleS } : {}),
     ...(t.mailSendIntervalMs ? { MAIL_SEND_INTERVAL_MS: String(t.mailSendIntervalMs) } : {}),

@@ -314,10 +314,10 @@ const paths: Record<string, Record<string, Op>> = {
   },
   '/api/v1/licenses/{key}/email': {
     post: op('sendLicenseEmail', {
-      summary: "E-mail the licence to its customer again",
+      summary: 'E-mail the licence to its customer again',
       tag: 'Licences',
       description:
-        'Queues the purchase e-mail (key, product, expiry, portal link, licence file) to the licence\'s customer_email; the notification service sends it with retries. Its progress is in GET /api/v1/emails.',
+        "Queues the purchase e-mail (key, product, expiry, portal link, licence file) to the licence's customer_email; the notification service sends it with retries. Its progress is in GET /api/v1/emails.",
       params: [licenseKey],
       ok: { 202: { description: 'Queued', schema: ref('Email') } },
     }),

@@ -72,7 +72,7 @@ export const licenseCreate = {
   customer_email: { required: true, max: 254 },
   send_email: {
     kind: 'bool',
-    description: "Also e-mail the licence (the purchase e-mail) to customer_email; see GET /api/v1/emails",
+    description: 'Also e-mail the licence (the purchase e-mail) to customer_email; see GET /api/v1/emails',
   },
 } satisfies Shape;
 

@@ -114,10 +114,7 @@ export function natsPermissions(user: NatsLogin, prefix: string, stream: string)
     publish: [...owned, ...look, ...fanout, ...followed],
     // The durable consumers are their owners' alone: a follower may not create or change one in its name.
     publishDeny: followed.length
-      ? Object.values(durableConsumers).flatMap((name) => [
-          ...consumerApi(stream, name),
-          `$JS.ACK.${stream}.${name}.>`,
-        ])
+      ? Object.values(durableConsumers).flatMap((name) => [...consumerApi(stream, name), `$JS.ACK.${stream}.${name}.>`])
       : [],
     subscribe: [`${inboxPrefixOf(user)}.>`, ...(consumes[user as NatsUser] ?? []).map((s) => `${prefix}.${s}`)],
   };

@@ -5,8 +5,9 @@ export const DEFAULT_MAIL_SCHEDULE_S = [10, 60, 300, 1800, 7200, 21600, 43200];
 
 /** MAIL_RETRY_SCHEDULE_S ("10,60,…") as seconds; throws on anything that is not a list of non-negative numbers. */
 export function parseSchedule(text: string): number[] {
-  const s = text.split(',').map((x) => Number(x.trim()));
-  if (!s.length || s.some((n) => !(n >= 0) || !Number.isFinite(n)))
+  const parts = text.split(',').map((x) => x.trim());
+  const s = parts.map(Number);
+  if (parts.some((x) => x === '') || s.some((n) => !(n >= 0) || !Number.isFinite(n)))
     throw new Error('MAIL_RETRY_SCHEDULE_S must be comma-separated numbers of seconds');
   return s;
 }
