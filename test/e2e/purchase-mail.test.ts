@@ -5,6 +5,7 @@ import { EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
 import { SmtpInbox, type ReceivedMail } from '../support/smtp-inbox';
 import { WebClient } from '../support/web-client';
+import { dashboardOwner } from '../support/fixture';
 
 // The purchase e-mail through a real SMTP server (smtp-server): the notification service queues one
 // mail per checkout.completed (durable JetStream consumer, unique per event) and sends it with retries.
@@ -230,4 +231,33 @@ it("another account sees none of this account's mail and cannot send its licence
   expect(page.body.has_more).toBe(true);
   const next = await api('GET', `/api/v1/emails?limit=2&starting_after=${page.body.next_cursor}`);
   expect(next.body.data[0].id < page.body.data[1].id).toBe(true);
+});
+
+it("the dashboard lists the mail log and sends a licence's e-mail again; another vendor sees and sends none of it", async () => {
+  const owner = await dashboardOwner(stack);
+  const product = (await owner.api('POST', '/api/v1/products', { name: 'Dash Product' })).body.id;
+  const key = (
+    await owner.api('POST', '/api/v1/licenses', {
+      product_id: product,
+      customer_email: 'dash@example.com',
+      send_email: true,
+    })
+  ).body.license_key;
+  await mailTo('dash@example.com');
+  const log = await owner.web.get('/dashboard/emails');
+  expect(log.status).toBe(200);
+  expect(log.html).toContain('dash@example.com');
+  expect(log.html).toContain(key);
+  const page = await owner.web.get(`/dashboard/licenses/${key}`);
+  expect(page.html).toContain('Send the e-mail again');
+  const sent = await owner.web.post(`/dashboard/licenses/${key}/email`, { _csrf: WebClient.csrf(page.html) });
+  expect(sent.status).toBe(202);
+  expect(sent.html).toContain('The e-mail to dash@example.com is queued.');
+  await mailTo('dash@example.com', 2);
+  const other = await dashboardOwner(stack, 'other');
+  expect((await other.web.get('/dashboard/emails')).html).not.toContain('dash@example.com');
+  const otherPage = await other.web.get('/dashboard/emails');
+  const refused = await other.web.post(`/dashboard/licenses/${key}/email`, { _csrf: WebClient.csrf(otherPage.html) });
+  expect(refused.status).toBe(404);
+  expect(inbox.to('dash@example.com')).toHaveLength(2);
 });
