@@ -235,6 +235,18 @@ it("another account sees none of this account's mail and cannot send its licence
 
 it("the dashboard lists the mail log and sends a licence's e-mail again; another vendor sees and sends none of it", async () => {
   const owner = await dashboardOwner(stack);
+  const bad = await owner.web.post('/dashboard/settings/support-email', {
+    _csrf: owner.csrf,
+    support_email: 'not an address',
+  });
+  expect(bad.status).toBe(400);
+  expect(bad.html).toContain('support_email must be a valid e-mail address');
+  const saved = await owner.web.post('/dashboard/settings/support-email', {
+    _csrf: owner.csrf,
+    support_email: 'care@dash.example',
+  });
+  expect(saved.status).toBe(200);
+  expect(saved.html).toContain('value="care@dash.example"');
   const product = (await owner.api('POST', '/api/v1/products', { name: 'Dash Product' })).body.id;
   const key = (
     await owner.api('POST', '/api/v1/licenses', {
@@ -243,7 +255,7 @@ it("the dashboard lists the mail log and sends a licence's e-mail again; another
       send_email: true,
     })
   ).body.license_key;
-  await mailTo('dash@example.com');
+  expect(part(await mailTo('dash@example.com'), 'text/plain')!.body).toContain('care@dash.example');
   const log = await owner.web.get('/dashboard/emails');
   expect(log.status).toBe(200);
   expect(log.html).toContain('dash@example.com');

@@ -23,6 +23,8 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'listApiKeys',
     'revokeAllApiKeys',
     'listAuditEntries',
+    // The vendor's support e-mail, from Settings.
+    'setSupportEmail',
   ],
   operator: [
     'createAccount',

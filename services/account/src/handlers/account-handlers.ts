@@ -46,6 +46,7 @@ type AccountHandlers = Pick<
   | 'createAccount'
   | 'getAccount'
   | 'updateAccount'
+  | 'setSupportEmail'
   | 'createApiKey'
   | 'revokeApiKey'
   | 'regenerateApiKey'
@@ -64,6 +65,8 @@ export function accountHandlers(deps: AccountDeps): AccountHandlers {
     },
     getAccount: async (req) => toAccount(await findAccount(deps, req.id)),
     updateAccount: async (req) => toAccount(await updateAccount(deps, req)),
+    setSupportEmail: async (req) =>
+      toAccount(await updateAccount(deps, { id: req.account_id, support_email: req.support_email })),
     createApiKey: async (req) => withSecret(await createApiKey(deps, req)),
     revokeApiKey: async (req) => toApiKey(await revokeApiKey(deps, req)),
     regenerateApiKey: async (req) => withSecret(await regenerateApiKey(deps, req)),
