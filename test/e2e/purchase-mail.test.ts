@@ -172,6 +172,13 @@ it('send_email on POST /licenses and POST /licenses/{key}/email (202) send the p
   expect(again.body).toMatchObject({ to: 'api@example.com', status: 'queued', license_key: key });
   await mailTo('api@example.com', 2);
   expect(await emailsFor(key)).toHaveLength(2);
+  // A retried request (the same Idempotency-Key) answers the same licence and queues no second mail.
+  const retried = { product_id: productId, customer_email: 'retry@example.com', send_email: true };
+  const first = await api('POST', '/api/v1/licenses', retried, { 'idempotency-key': 'mail-retry-1' });
+  const second = await api('POST', '/api/v1/licenses', retried, { 'idempotency-key': 'mail-retry-1' });
+  expect(second.body.license_key).toBe(first.body.license_key);
+  await mailTo('retry@example.com');
+  expect(await emailsFor(first.body.license_key)).toHaveLength(1);
   const silent = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'silent@example.com' });
   expect(silent.status).toBe(201);
   expect((await api('POST', '/api/v1/licenses/AAAAA-BBBBB/email')).status).toBe(404);

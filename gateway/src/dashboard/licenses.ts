@@ -555,7 +555,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
       const mail = await clients.notifications.sendLicenseEmail({
         account_id: s.accountId,
         key: keyOf(req),
-        request_id: '',
+        dedupe_key: '',
       });
       await showDetail(req, res, s, 202, { notice: `The e-mail to ${mail.to} is queued.` });
     }),

@@ -45,7 +45,7 @@ export function emailRoutes(router: Router, clients: Clients): void {
       const mail = await clients.notifications.sendLicenseEmail({
         account_id: principalOf(res).accountId,
         key: String(req.params.key).slice(0, KEY_MAX + 1),
-        request_id: '',
+        dedupe_key: '',
       });
       // Queued: the notification service sends it (and retries) on its own.
       res.status(202).json(emailJson(mail));

@@ -75,7 +75,8 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         await clients.notifications.sendLicenseEmail({
           account_id: principalOf(res).accountId,
           key: license.key,
-          request_id: '',
+          // A retry with the same Idempotency-Key answers the same licence and queues no second mail.
+          dedupe_key: idempotencyKey(req) ? `create:${idempotencyKey(req)}` : '',
         });
       res
         .status(201)

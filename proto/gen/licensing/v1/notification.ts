@@ -49,8 +49,11 @@ export interface ListEmailsResponse {
 export interface SendLicenseEmailRequest {
   account_id: string;
   key: string;
-  /** Who asked (the API request id), kept in the log line of the mail. */
-  request_id: string;
+  /**
+   * When given, one mail per (account, this key): a retried request queues no second one
+   * (the Idempotency-Key of POST /api/v1/licenses with send_email). Empty: always a new mail.
+   */
+  dedupe_key: string;
 }
 
 function createBaseEmail(): Email {
@@ -491,7 +494,7 @@ export const ListEmailsResponse: MessageFns<ListEmailsResponse> = {
 };
 
 function createBaseSendLicenseEmailRequest(): SendLicenseEmailRequest {
-  return { account_id: "", key: "", request_id: "" };
+  return { account_id: "", key: "", dedupe_key: "" };
 }
 
 export const SendLicenseEmailRequest: MessageFns<SendLicenseEmailRequest> = {
@@ -502,8 +505,8 @@ export const SendLicenseEmailRequest: MessageFns<SendLicenseEmailRequest> = {
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
     }
-    if (message.request_id !== "") {
-      writer.uint32(26).string(message.request_id);
+    if (message.dedupe_key !== "") {
+      writer.uint32(26).string(message.dedupe_key);
     }
     return writer;
   },
@@ -542,7 +545,7 @@ export const SendLicenseEmailRequest: MessageFns<SendLicenseEmailRequest> = {
               break;
             }
 
-            message.request_id = reader.string();
+            message.dedupe_key = reader.string();
             continue;
           }
         }
@@ -565,10 +568,10 @@ export const SendLicenseEmailRequest: MessageFns<SendLicenseEmailRequest> = {
         ? globalThis.String(object.account_id)
         : "",
       key: isSet(object.key) ? globalThis.String(object.key) : "",
-      request_id: isSet(object.requestId)
-        ? globalThis.String(object.requestId)
-        : isSet(object.request_id)
-        ? globalThis.String(object.request_id)
+      dedupe_key: isSet(object.dedupeKey)
+        ? globalThis.String(object.dedupeKey)
+        : isSet(object.dedupe_key)
+        ? globalThis.String(object.dedupe_key)
         : "",
     };
   },
@@ -581,8 +584,8 @@ export const SendLicenseEmailRequest: MessageFns<SendLicenseEmailRequest> = {
     if (message.key !== "") {
       obj.key = message.key;
     }
-    if (message.request_id !== "") {
-      obj.requestId = message.request_id;
+    if (message.dedupe_key !== "") {
+      obj.dedupeKey = message.dedupe_key;
     }
     return obj;
   },
@@ -594,7 +597,7 @@ export const SendLicenseEmailRequest: MessageFns<SendLicenseEmailRequest> = {
     const message = createBaseSendLicenseEmailRequest();
     message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
-    message.request_id = object.request_id ?? "";
+    message.dedupe_key = object.dedupe_key ?? "";
     return message;
   },
 };

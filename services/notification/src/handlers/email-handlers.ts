@@ -25,6 +25,6 @@ export function emailHandlers(deps: NotificationDeps): Handlers<typeof Notificat
       const { items, page } = await listEmails(deps, req.account_id, req.page);
       return { data: items.map(toEmail), page };
     },
-    sendLicenseEmail: async (req) => toEmail(await sendLicenseEmail(deps, req.account_id, req.key)),
+    sendLicenseEmail: async (req) => toEmail(await sendLicenseEmail(deps, req.account_id, req.key, req.dedupe_key)),
   };
 }

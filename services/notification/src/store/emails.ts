@@ -103,6 +103,10 @@ export class EmailStore {
     await this.Email.updateOne({ _id: id }, { $set: changes });
   }
 
+  byRequestKey(accountId: string, requestKey: string): Promise<EmailDoc | null> {
+    return this.Email.findOne({ request_key: requestKey, account_id: accountId }).lean<EmailDoc>().exec();
+  }
+
   find(accountId: string, id: string): Promise<EmailDoc | null> {
     return this.Email.findOne({ _id: id, account_id: accountId }).lean<EmailDoc>().exec();
   }

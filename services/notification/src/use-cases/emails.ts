@@ -13,7 +13,12 @@ export const listEmails = (deps: NotificationDeps, accountId: string, page: Page
  * after the answer loses nothing. The licence is looked up first, scoped by account: another
  * account's licence is not found.
  */
-export async function sendLicenseEmail(deps: NotificationDeps, accountId: string, key: string): Promise<EmailDoc> {
+export async function sendLicenseEmail(
+  deps: NotificationDeps,
+  accountId: string,
+  key: string,
+  dedupeKey = '',
+): Promise<EmailDoc> {
   const license = await deps.licenses.getLicense({ account_id: accountId, key });
   if (!license.customer_email)
     throw new AppError('conflict', 'the licence has no customer_email: there is nobody to send it to');
@@ -21,7 +26,7 @@ export async function sendLicenseEmail(deps: NotificationDeps, accountId: string
   const id = newId('eml');
   const doc: EmailDoc = {
     _id: id,
-    request_key: `api:${id}`,
+    request_key: dedupeKey ? `api:${accountId}:${dedupeKey}` : `api:${id}`,
     account_id: accountId,
     template: 'purchase',
     to: license.customer_email,
@@ -34,6 +39,7 @@ export async function sendLicenseEmail(deps: NotificationDeps, accountId: string
     created_at: now,
     sent_at: null,
   };
-  await deps.emails.record(doc);
-  return doc;
+  if (await deps.emails.record(doc)) return doc;
+  // A retried request: the mail its first try queued.
+  return (await deps.emails.byRequestKey(accountId, doc.request_key)) ?? doc;
 }
