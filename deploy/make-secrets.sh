@@ -36,23 +36,24 @@ if [ ! -s "$dir/tls.key" ]; then
     -addext "subjectAltName=DNS:$host,IP:127.0.0.1" -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
 fi
 # Internal gRPC: one token per caller; each service gets the digests of its callers' tokens.
-for caller in gateway license checkout operator; do
+for caller in gateway license checkout notification operator; do
   [ -s "$dir/internal_token_$caller" ] || openssl rand -hex 32 > "$dir/internal_token_$caller"
 done
 digest() { printf '%s=sha256:%s' "$1" "$(tr -d '\n' < "$dir/internal_token_$1" | openssl dgst -sha256 -r | cut -d' ' -f1)"; }
 callers() { service="$1"; shift; out=""; for c in "$@"; do out="$out${out:+,}$(digest "$c")"; done; printf '%s\n' "$out" > "$dir/internal_callers_$service"; }
-callers account gateway operator
-callers product gateway license checkout
-callers license gateway checkout
+callers account gateway operator notification
+callers product gateway license checkout notification
+callers license gateway checkout notification
 callers checkout gateway
 callers webhook gateway
+callers notification gateway
 # Passwords of the NATS, Redis and MongoDB users (docs/operations.md, Internal trust).
-for name in nats_password_account nats_password_product nats_password_license nats_password_checkout nats_password_webhook nats_password_gateway nats_password_setup \
-  redis_password_gateway mongo_root_password mongo_password_account mongo_password_product mongo_password_license mongo_password_checkout mongo_password_webhook; do
+for name in nats_password_account nats_password_product nats_password_license nats_password_checkout nats_password_webhook nats_password_notification nats_password_gateway nats_password_setup \
+  redis_password_gateway mongo_root_password mongo_password_account mongo_password_product mongo_password_license mongo_password_checkout mongo_password_webhook mongo_password_notification; do
   [ -s "$dir/$name" ] || openssl rand -hex 24 > "$dir/$name"
 done
 # Connection URLs with each component's own user (read through MONGO_URL_FILE and REDIS_URL_FILE).
-for service in account product license checkout webhook; do
+for service in account product license checkout webhook notification; do
   [ -s "$dir/mongo_url_$service" ] || printf 'mongodb://%s:%s@mongodb:27017/licensing_%s?authSource=licensing_%s\n' "$service" "$(cat "$dir/mongo_password_$service")" "$service" "$service" > "$dir/mongo_url_$service"
 done
 [ -s "$dir/redis_url_gateway" ] || printf 'redis://gateway:%s@redis:6379\n' "$(cat "$dir/redis_password_gateway")" > "$dir/redis_url_gateway"
@@ -61,7 +62,7 @@ done
 if [ ! -s "$dir/ca.key" ]; then
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 -subj "/CN=licensing internal CA" -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
 fi
-for name in gateway account product license checkout webhook operator nats; do
+for name in gateway account product license checkout webhook notification operator nats; do
   [ -s "$dir/$name.key" ] && continue
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$name" -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null
   printf 'subjectAltName=DNS:%s,DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' "$name" > "$dir/$name.ext"

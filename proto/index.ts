@@ -9,3 +9,4 @@ export * from './events';
 export * from './rules';
 export * from './gen/licensing/v1/checkout';
 export * from './gen/licensing/v1/webhook';
+export * from './gen/licensing/v1/notification';

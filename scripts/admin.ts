@@ -17,6 +17,7 @@ const USAGE = `usage: npm run admin -- <command> [options]
                                                              (every key in that state, newest first)
   set-plan --account ID --plan free|pro|enterprise           prints the account
   set-limits --account ID [--per-minute N] [--per-hour N]    prints the account (0 = plan default)
+  set-support-email --account ID --email E                   the address in buyers' purchase e-mails ("" removes it)
 
 Connects to ACCOUNT_GRPC_ADDR (else the address npm start recorded) as the operator, with
 INTERNAL_TOKEN (the operator's token; else the one derived from the development secret npm start created).`;
@@ -91,6 +92,7 @@ async function main() {
     'list-keys': ['account', 'state'],
     'set-plan': ['account', 'plan'],
     'set-limits': ['account', 'per-minute', 'per-hour'],
+    'set-support-email': ['account', 'email'],
   };
   if (!allowed[command]) usage(`unknown command "${command}"`);
   for (const f of Object.keys(flags)) if (!allowed[command].includes(f)) usage(`${command} does not take --${f}`);
@@ -138,6 +140,14 @@ async function main() {
             per_hour_limit: perHourLimit,
           }),
         );
+        break;
+      }
+      case 'set-support-email': {
+        const a = await accounts.call.updateAccount({
+          id: need('account'),
+          support_email: flags.email ?? need('email'),
+        });
+        out = { ...accountJson(a), support_email: a.support_email || null };
         break;
       }
       case 'revoke-all-keys': {

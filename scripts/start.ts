@@ -142,7 +142,7 @@ async function main() {
   );
   if (!env.MAIL_URL && nodeEnv !== 'production')
     console.log(
-      `Dashboard sign-up: ${system.gatewayUrl}/dashboard/signup; its e-mails (with the confirmation link) are files in ${join(dataDir, 'mail')}`,
+      `Dashboard sign-up: ${system.gatewayUrl}/dashboard/signup; its e-mails (with the confirmation link) and buyers' purchase e-mails are files in ${join(dataDir, 'mail')}`,
     );
   console.log(
     `Logs: ${logDir}. First API key: npm run admin -- create-account --name "Acme"   (Ctrl-C stops everything)`,

@@ -8,7 +8,7 @@
 const fs = require('fs');
 const dir = process.env.MONGO_SECRETS_DIR || '/run/secrets';
 const prefix = process.env.MONGO_DB_PREFIX || 'licensing';
-for (const service of ['account', 'product', 'license', 'checkout', 'webhook']) {
+for (const service of ['account', 'product', 'license', 'checkout', 'webhook', 'notification']) {
   const name = `${prefix}_${service}`;
   const pwd = fs.readFileSync(`${dir}/mongo_password_${service}`, 'utf8').trim();
   const target = db.getSiblingDB(name);

@@ -6,7 +6,7 @@
 # environment variables the configuration names. Extra arguments go to nats-server.
 set -eu
 dir="${NATS_SECRETS_DIR:-/run/secrets}"
-for user in account product license checkout webhook gateway setup; do
+for user in account product license checkout webhook notification gateway setup; do
   var="NATS_PASSWORD_$(echo "$user" | tr '[:lower:]' '[:upper:]')"
   # nats-server parses a referenced variable as a configuration value: quoted, it stays a string.
   export "$var=\"$(tr -d '\n' < "$dir/nats_password_$user")\""

@@ -28,6 +28,7 @@ import { checkoutPageProxy, stripeWebhookProxy } from './routes/checkout-proxy';
 import { requestContext, versionAlias } from './http/request-context';
 import { checkoutRoutes } from './routes/checkout';
 import { webhookRoutes } from './routes/webhooks';
+import { emailRoutes } from './routes/emails';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { Readiness, statusRoutes } from './routes/status';
@@ -117,6 +118,7 @@ export function createApp({
   licenseRoutes(api, clients, validator);
   checkoutRoutes(api, clients);
   webhookRoutes(api, clients);
+  emailRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
   app.use('/api/v1', api);
 

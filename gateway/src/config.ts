@@ -36,6 +36,9 @@ export const gatewaySchema = {
   LICENSE_GRPC_ADDR: str('Licence service address (host:port)', { default: '127.0.0.1:15053' }),
   CHECKOUT_GRPC_ADDR: str('Checkout service address (host:port)', { default: '127.0.0.1:15054' }),
   WEBHOOK_GRPC_ADDR: str('Webhook service address (host:port)', { default: '127.0.0.1:15055' }),
+  NOTIFICATION_GRPC_ADDR: str('Notification service address (host:port): the mail log and e-mails asked for', {
+    default: '127.0.0.1:15056',
+  }),
   CHECKOUT_PAGE_URL: str(
     'Where the checkout service serves its hosted page (proxied under /checkout) and receives Stripe webhooks (/webhooks/stripe)',
     { default: 'http://127.0.0.1:8081' },

@@ -63,6 +63,14 @@ export type CheckoutStatus = (typeof checkoutStatuses)[number];
 export const deliveryStatuses = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
 
+/** A customer e-mail's states (notification service): queued until sent, failed once its retries run out. */
+export const emailStatuses = ['queued', 'sent', 'failed'] as const;
+export type EmailStatus = (typeof emailStatuses)[number];
+
+/** The customer e-mails the notification service sends. */
+export const emailTemplates = ['purchase'] as const;
+export type EmailTemplate = (typeof emailTemplates)[number];
+
 /** What a webhook endpoint may subscribe to: every domain event, and the test event the vendor can send it. */
 export const webhookEventTypes = [...eventTypes, 'webhook.test'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];

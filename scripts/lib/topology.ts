@@ -56,6 +56,12 @@ export interface Topology {
   host: string;
   /** Where sign-up mail goes (MAIL_URL): `npm start` and the tests write it to a folder (dir://…); unset, sign-up is closed. */
   mailUrl?: string;
+  /** Where customer mail goes (the notification service's MAIL_URL), when not where sign-up mail goes (tests: a real SMTP server). */
+  customerMailUrl?: string;
+  /** Tests only: a short retry schedule of customer mail ("0.2,0.2"), its send interval and SMTP timeout. */
+  mailRetryScheduleS?: string;
+  mailSendIntervalMs?: number;
+  mailSendTimeoutMs?: number;
   /** Tests and bench: every /metrics listener on a free port (else each component's default). */
   metricsAnyPort?: boolean;
   /** Proxies the gateway believes X-Forwarded-Proto/-For from (production behind a TLS-terminating proxy). */
@@ -229,6 +235,13 @@ const ownSettings: Record<Component, (t: Topology, p: Placement) => Record<strin
     ...(t.webhookRetryScheduleS ? { WEBHOOK_RETRY_SCHEDULE_S: t.webhookRetryScheduleS } : {}),
     ...(t.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(t.webhookTimeoutMs) } : {}),
     ...(t.webhookDispatchIntervalMs ? { WEBHOOK_DISPATCH_INTERVAL_MS: String(t.webhookDispatchIntervalMs) } : {}),
+  }),
+  notification: (t, p) => ({
+    ...((t.customerMailUrl ?? t.mailUrl) ? { MAIL_URL: (t.customerMailUrl ?? t.mailUrl)! } : {}),
+    ...(p.publicBaseUrl ? { PUBLIC_BASE_URL: p.publicBaseUrl } : {}),
+    ...(t.mailRetryScheduleS ? { MAIL_RETRY_SCHEDULE_S: t.mailRetryScheduleS } : {}),
+    ...(t.mailSendIntervalMs ? { MAIL_SEND_INTERVAL_MS: String(t.mailSendIntervalMs) } : {}),
+    ...(t.mailSendTimeoutMs ? { MAIL_SEND_TIMEOUT_MS: String(t.mailSendTimeoutMs) } : {}),
   }),
 };
 

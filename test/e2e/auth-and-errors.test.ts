@@ -176,6 +176,7 @@ describe('status and unavailable services', () => {
         license: { status: 'ok', latency_ms: expect.any(Number) },
         checkout: { status: 'ok', latency_ms: expect.any(Number) },
         webhook: { status: 'ok', latency_ms: expect.any(Number) },
+        notification: { status: 'ok', latency_ms: expect.any(Number) },
       },
       dependencies: {
         mongodb: { status: 'ok', latency_ms: expect.any(Number) },

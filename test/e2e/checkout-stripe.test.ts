@@ -4,6 +4,7 @@ import { connect } from 'nats';
 import { connectMongo } from '@licensing/runtime';
 import { client, startStack, stripeOverrides, type Stack } from '../support/stack';
 import { EventLog } from '../support/events';
+import { mailsTo } from '../support/mailbox';
 import { checkResponse } from '../support/openapi';
 import { WebClient } from '../support/web-client';
 import { start as startCheckout } from '../../services/checkout/src/main';
@@ -241,6 +242,14 @@ describe('the webhook', () => {
       customer_email: 'buyer@example.com',
       checkout: { status: 'complete', livemode: false },
     });
+    // The buyer gets the purchase e-mail with the key, as after a test-mode payment (the stack's mail folder).
+    await eventually(
+      async () =>
+        expect(
+          (await mailsTo(stack.topology, 'buyer@example.com')).some((m) => m.text.includes(session.license_key)),
+        ).toBe(true),
+      { timeoutMs: 20_000, intervalMs: 50 },
+    );
     // Nobody sees the key on the hosted page: only "already paid".
     const page = await new WebClient(stack.url, stack.topology).get(`/checkout/${s.id}`);
     expect(page.status).toBe(409);

@@ -90,6 +90,7 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
       checkout: unused,
       checkoutPage: 'http://127.0.0.1:9',
       webhook: unused,
+      notification: unused,
     };
     const gw = spawnComponent(
       'gateway',

@@ -25,6 +25,7 @@ describe('products', () => {
         entitlements: [],
       },
       price: null,
+      email_on_purchase: true,
       created_at: expect.any(String),
     });
     expect(created.headers.get('location')).toBe(`/api/v1/products/${created.body.id}`);

@@ -4,6 +4,7 @@ import { productRoutes } from '../../gateway/src/routes/products';
 import { licenseRoutes } from '../../gateway/src/routes/licenses';
 import { checkoutRoutes } from '../../gateway/src/routes/checkout';
 import { webhookRoutes } from '../../gateway/src/routes/webhooks';
+import { emailRoutes } from '../../gateway/src/routes/emails';
 import { statusRoutes } from '../../gateway/src/routes/status';
 
 /**
@@ -17,6 +18,7 @@ export function everyRoute(): typeof registeredRoutes {
   licenseRoutes(router, none, none);
   checkoutRoutes(router, none);
   webhookRoutes(router, none);
+  emailRoutes(router, none);
   statusRoutes(router, none, none, none, '1.2.3');
   return registeredRoutes;
 }

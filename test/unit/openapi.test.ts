@@ -27,6 +27,7 @@ const product = {
     entitlements: [],
   },
   price: null,
+  email_on_purchase: true,
   created_at: '2026-11-22T10:00:00.000Z',
 };
 

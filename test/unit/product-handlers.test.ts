@@ -38,6 +38,7 @@ describe('product handlers', () => {
         entitlements: [],
       },
       price: undefined,
+      email_on_purchase: true,
     });
   });
 

@@ -6,6 +6,8 @@ import {
   contractNamesEveryPolicyField,
   DEFAULT_POLICY,
   deliveryStatuses,
+  emailStatuses,
+  emailTemplates,
   eventTypes,
   EXAMPLE_LICENSE_KEY,
   generateLicenseKey,
@@ -33,6 +35,7 @@ import { licenseModels } from '../../services/license/src/store/models';
 import { checkoutModels } from '../../services/checkout/src/store/models';
 import { accountModels } from '../../services/account/src/store/models';
 import { deliveryModel } from '../../services/webhook/src/store/deliveries';
+import { emailModel } from '../../services/notification/src/store/emails';
 
 // One source per vocabulary (proto/rules/vocabulary.ts) and one declaration of the licence policy
 // (proto/rules/policy.ts). Code takes its lists from there, and the compiler holds the tables keyed by
@@ -54,6 +57,8 @@ const vocabularies: Record<string, readonly string[]> = {
   keyScopes,
   checkoutStatuses,
   deliveryStatuses,
+  emailStatuses,
+  emailTemplates,
   auditEntryTypes: eventTypes.filter((t) => t.startsWith('api_key.')),
 };
 const nameOf = (words: readonly string[]) =>
@@ -119,6 +124,7 @@ const protoVocabulary: Record<string, string> = {
   'CheckoutSession.status': 'checkoutStatuses',
   'ListCheckoutSessionsRequest.status': 'checkoutStatuses',
   'WebhookDelivery.status': 'deliveryStatuses',
+  'Email.status': 'emailStatuses',
 };
 
 describe('the .proto files', () => {
@@ -204,6 +210,8 @@ describe('the OpenAPI document', () => {
     ['components.schemas.PolicyInput.properties.refund_action', 'refundActions'],
     ['components.schemas.CheckoutSession.properties.status', 'checkoutStatuses'],
     ['components.schemas.WebhookDelivery.properties.status', 'deliveryStatuses'],
+    ['components.schemas.Email.properties.status', 'emailStatuses'],
+    ['components.schemas.Email.properties.template', 'emailTemplates'],
     ['components.schemas.Status.properties.rate_limits.properties.plan', 'plans'],
   ])('%s is %s', (path, vocabulary) => {
     expect(enums.get(path)).toEqual([...vocabularies[vocabulary]]);
@@ -260,6 +268,7 @@ describe('the stores', () => {
     const checkout = checkoutModels(conn);
     const account = accountModels(conn);
     const deliveries = deliveryModel(conn);
+    const emails = emailModel(conn);
     const stored = (m: unknown, path: string) => enumOf(m as Model<never>, path);
     expect(stored(license.License, 'status')).toEqual([...storedLicenseStatuses]);
     expect(stored(checkout.Session, 'status')).toEqual([...checkoutStatuses]);
@@ -267,6 +276,8 @@ describe('the stores', () => {
     expect(stored(account.Account, 'plan')).toEqual([...plans]);
     expect(stored(account.ApiKey, 'scope')).toEqual([...keyScopes]);
     expect(stored(deliveries, 'status')).toEqual([...deliveryStatuses]);
+    expect(stored(emails, 'status')).toEqual([...emailStatuses]);
+    expect(stored(emails, 'template')).toEqual([...emailTemplates]);
   });
 });
 

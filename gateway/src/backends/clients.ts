@@ -2,6 +2,7 @@ import {
   AccountServiceClient,
   CheckoutServiceClient,
   LicenseServiceClient,
+  NotificationServiceClient,
   ProductServiceClient,
   WebhookServiceClient,
   health,
@@ -18,6 +19,7 @@ export interface BackendSettings extends CredentialSettings {
   LICENSE_GRPC_ADDR: string;
   CHECKOUT_GRPC_ADDR: string;
   WEBHOOK_GRPC_ADDR: string;
+  NOTIFICATION_GRPC_ADDR: string;
   /** Deadline of each call. */
   GRPC_TIMEOUT_MS: number;
 }
@@ -33,12 +35,14 @@ export function createClients(config: BackendSettings) {
     license: config.LICENSE_GRPC_ADDR,
     checkout: config.CHECKOUT_GRPC_ADDR,
     webhook: config.WEBHOOK_GRPC_ADDR,
+    notification: config.NOTIFICATION_GRPC_ADDR,
   };
   const accounts = createClient(AccountServiceClient, services.account, token, timeout);
   const products = createClient(ProductServiceClient, services.product, token, timeout);
   const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
   const checkouts = createClient(CheckoutServiceClient, services.checkout, token, timeout);
   const webhooks = createClient(WebhookServiceClient, services.webhook, token, timeout);
+  const notifications = createClient(NotificationServiceClient, services.notification, token, timeout);
   const healthChecks = Object.fromEntries(
     Object.entries(services).map(([name, addr]) => [
       name,
@@ -51,9 +55,10 @@ export function createClients(config: BackendSettings) {
     licenses: licenses.call,
     checkouts: checkouts.call,
     webhooks: webhooks.call,
+    notifications: notifications.call,
     health: healthChecks,
     close() {
-      for (const c of [accounts, products, licenses, checkouts, webhooks]) c.close();
+      for (const c of [accounts, products, licenses, checkouts, webhooks, notifications]) c.close();
       for (const h of Object.values(healthChecks)) h.close();
     },
   };

@@ -257,6 +257,14 @@ function detailPage(
     ${input({ name: 'ttl_days', label: 'Valid for days', value: d.file?.ttl_days ?? '30', errors: d.fileErrors, attrs: 'inputmode="numeric"' })}
     <div><button type="submit">Download licence file</button></div>
   </form>
+</section>
+<section class="card" aria-labelledby="email-title">
+  <h2 id="email-title">Purchase e-mail</h2>
+  <p class="muted">Sends the customer the key, expiry, portal link and licence file again. <a href="/dashboard/emails">E-mail log</a>.</p>
+  <form method="post" action="${h(base)}/email" class="inline" novalidate>
+    ${csrfInput(s)}
+    <div><button type="submit">Send the e-mail again</button></div>
+  </form>
 </section>`,
     s,
     '/dashboard/licenses',
@@ -537,6 +545,19 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
         const e = formErrorsOf(err, (f) => f.replace(/\[\d+\]$/, ''));
         await showDetail(req, res, s, e.status, { extras: typed, entitlementErrors: e });
       }
+    }),
+  );
+
+  // Queued in the notification service, as POST /api/v1/licenses/{key}/email does.
+  r.post(
+    '/licenses/:key/email',
+    signedIn(async (req, res, s) => {
+      const mail = await clients.notifications.sendLicenseEmail({
+        account_id: s.accountId,
+        key: keyOf(req),
+        dedupe_key: '',
+      });
+      await showDetail(req, res, s, 202, { notice: `The e-mail to ${mail.to} is queued.` });
     }),
   );
 

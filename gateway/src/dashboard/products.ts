@@ -77,6 +77,8 @@ interface ProductForm {
   description: string;
   price_amount: string;
   price_currency: string;
+  /** 'yes' when a purchase e-mails the buyer their key. */
+  email_on_purchase: string;
   policy: Partial<Record<PolicyField, string>>;
 }
 
@@ -97,6 +99,7 @@ const blankForm: ProductForm = {
   description: '',
   price_amount: '',
   price_currency: 'USD',
+  email_on_purchase: 'yes',
   policy: policyForm(DEFAULT_POLICY),
 };
 
@@ -105,6 +108,7 @@ const formOf = (p: Product): ProductForm => ({
   description: p.description,
   price_amount: p.price ? (p.price.amount / 100).toFixed(2) : '',
   price_currency: p.price?.currency ?? 'USD',
+  email_on_purchase: p.email_on_purchase ? 'yes' : '',
   policy: policyForm(withPolicyDefaults(p.policy)),
 });
 
@@ -113,6 +117,7 @@ const readForm = (req: Request): ProductForm => ({
   description: field(req, 'description', 2001),
   price_amount: field(req, 'price_amount', 20),
   price_currency: field(req, 'price_currency', 3).toUpperCase(),
+  email_on_purchase: field(req, 'email_on_purchase', 3) === 'yes' ? 'yes' : '',
   policy: Object.fromEntries(
     formPolicy.map(({ name, rule }) =>
       rule.kind === 'bool'
@@ -194,6 +199,7 @@ function productFields(form: ProductForm, errors?: FormErrors): string {
   ${input({ name: 'price_amount', label: 'Price', value: form.price_amount, errors, hint: '(empty: not sold through checkout)', attrs: 'inputmode="decimal" placeholder="19.99"' })}
   ${input({ name: 'price_currency', label: 'Currency', value: form.price_currency, errors, hint: '(ISO code)', attrs: 'maxlength="3" autocapitalize="characters"' })}
   ${formPolicy.map((f) => policyInput(f, form, errors)).join('\n  ')}
+  <div class="field">${checkbox({ name: 'email_on_purchase', label: 'E-mail buyers their key after a purchase', checked: form.email_on_purchase === 'yes' })}</div>
 </div>`;
 }
 
@@ -351,6 +357,7 @@ export function productPages(r: Router, ctx: DashboardContext): void {
           description: form.description.trim(),
           policy,
           price,
+          email_on_purchase: form.email_on_purchase === 'yes',
         });
         res.redirect(303, `/dashboard/products/${product.id}?created=1`);
       } catch (err) {
@@ -386,6 +393,7 @@ export function productPages(r: Router, ctx: DashboardContext): void {
           policy,
           price,
           remove_price: !price && !!current.price,
+          email_on_purchase: form.email_on_purchase === 'yes',
         });
         ctx.validator?.productChanged(principalOf(s), id);
         await showDetail(res, s, id, 200, { notice: 'Saved.' });

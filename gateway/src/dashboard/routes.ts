@@ -4,6 +4,7 @@ import type { Clients } from '../backends/clients';
 import type { AttemptThrottle } from '../rate-limits/attempt-throttle';
 import { CSS, JS } from './assets';
 import { checkoutPages } from './checkout';
+import { emailPages } from './emails';
 import type { DashboardContext } from './context';
 import { errorPages, notFoundPage } from './error-pages';
 import { refuseControlCharacters } from './form-text';
@@ -98,6 +99,7 @@ export function dashboardRouter({
   licensePages(r, ctx);
   webhookPages(r, ctx);
   checkoutPages(r, ctx);
+  emailPages(r, ctx);
   settingsPages(r, ctx);
 
   r.use(notFoundPage(page));

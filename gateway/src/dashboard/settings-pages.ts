@@ -35,6 +35,8 @@ export function settingsPage(
     first: boolean;
     audit: AuditEntry[];
     limits: Limits;
+    /** The account's support e-mail ('' = not set). */
+    supportEmail: string;
     newKey?: NewKey;
     error?: string;
     notice?: string;
@@ -72,6 +74,15 @@ export function settingsPage(
   <h2 id="plan-title">Plan and limits</h2>
   <p><span data-testid="plan">${h(s.plan)}</span> plan: <strong data-testid="hourly-quota">${data.limits.hour.toLocaleString('en')}</strong> requests per hour for the account (full-scope API keys and this dashboard), <strong data-testid="hourly-app-allowance">${data.limits.appHour.toLocaleString('en')}</strong> per hour for your apps (validate-scope keys and licence credentials, counted apart so they never use up the first), <strong>${data.limits.minute.toLocaleString('en')}</strong> per minute for each API key and each dashboard session, <strong data-testid="per-license-minute">${data.limits.licenseMinute.toLocaleString('en')}</strong> per minute for each licence (app requests that name it).${s.perHourLimit || s.perMinuteLimit ? ' (raised on request)' : ''}</p>
   <p class="muted">Account ID <code data-testid="account-id">${h(s.accountId)}</code>: quote it when you ask for higher limits.</p>
+</section>
+<section aria-labelledby="support-title" class="card">
+  <h2 id="support-title">Support e-mail</h2>
+  <p class="muted">Shown to your buyers in the purchase e-mail (with their key), and where their replies go.</p>
+  <form method="post" action="/dashboard/settings/support-email" class="inline">
+    <input type="hidden" name="_csrf" value="${h(s.csrfToken)}">
+    <div><label for="support-email">Support e-mail</label><input id="support-email" name="support_email" type="email" maxlength="254" value="${h(data.supportEmail)}" placeholder="support@example.com"></div>
+    <button type="submit">Save</button>
+  </form>
 </section>
 <section aria-labelledby="keys-title">
   <h2 id="keys-title">API keys</h2>

@@ -26,9 +26,10 @@ export function settingsPages(r: Router, { clients, page, signedIn, licensePerMi
     extra: { newKey?: NewKey; error?: string; notice?: string } = {},
     after = '',
   ) {
-    const [keys, audit] = await Promise.all([
+    const [keys, audit, account] = await Promise.all([
       clients.accounts.listApiKeys({ account_id: s.accountId, page: { limit: KEYS_PAGE, starting_after: after } }),
       clients.accounts.listAuditEntries({ account_id: s.accountId, limit: 10 }),
+      clients.accounts.getAccount({ id: s.accountId }),
     ]);
     page(
       res,
@@ -41,6 +42,7 @@ export function settingsPages(r: Router, { clients, page, signedIn, licensePerMi
         first: !after,
         audit: audit.data,
         limits: limitsOf(s, licensePerMinute),
+        supportEmail: account.support_email,
         ...extra,
       }),
     );
@@ -57,6 +59,24 @@ export function settingsPages(r: Router, { clients, page, signedIn, licensePerMi
     signedIn(async (req, res, s) => {
       const after = queryOf(req, 'starting_after', 64);
       await settings(res, s, 200, {}, isId('key', after) ? after : '');
+    }),
+  );
+
+  // Where buyers write for help: shown in the purchase e-mail (services/notification).
+  r.post(
+    '/settings/support-email',
+    signedIn(async (req, res, s) => {
+      try {
+        const account = await clients.accounts.setSupportEmail({
+          account_id: s.accountId,
+          support_email: field(req, 'support_email', 255).trim(),
+        });
+        await settings(res, s, 200, {
+          notice: account.support_email ? `Support e-mail set to ${account.support_email}.` : 'Support e-mail removed.',
+        });
+      } catch (err) {
+        await refusedOnSettings(res, s, err);
+      }
     }),
   );
 

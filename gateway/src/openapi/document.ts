@@ -312,6 +312,24 @@ const paths: Record<string, Record<string, Op>> = {
       app: true,
     }),
   },
+  '/api/v1/licenses/{key}/email': {
+    post: op('sendLicenseEmail', {
+      summary: 'E-mail the licence to its customer again',
+      tag: 'Licences',
+      description:
+        "Queues the purchase e-mail (key, product, expiry, portal link, licence file) to the licence's customer_email; the notification service sends it with retries. Its progress is in GET /api/v1/emails.",
+      params: [licenseKey],
+      ok: { 202: { description: 'Queued', schema: ref('Email') } },
+    }),
+  },
+  '/api/v1/emails': {
+    get: op('listEmails', {
+      summary: 'The mail log: e-mails sent to your customers',
+      tag: 'Licences',
+      params: [...pageParams],
+      ok: { 200: { description: 'A page of e-mails, newest first', schema: listOf('Email') } },
+    }),
+  },
   '/api/v1/checkout': {
     get: op('listCheckoutSessions', {
       summary: 'List checkout sessions',

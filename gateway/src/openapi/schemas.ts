@@ -7,6 +7,8 @@
 import {
   checkoutStatuses,
   deliveryStatuses,
+  emailStatuses,
+  emailTemplates,
   EXAMPLE_LICENSE_KEY,
   LICENSE_KEY_PATTERN,
   licenseStatuses,
@@ -114,6 +116,7 @@ export const schemas: Record<string, Schema> = {
     description: orNull(str(undefined, { maxLength: 2000 })),
     policy: ref('Policy'),
     price: orNull(ref('Price')),
+    email_on_purchase: { type: 'boolean', description: 'Whether a purchase e-mails the buyer their key' },
     created_at: time(),
   }),
   SigningKey: obj({
@@ -242,6 +245,19 @@ export const schemas: Record<string, Schema> = {
     delivered_at: orNull(time()),
     created_at: time(),
   }),
+  Email: obj({
+    id: id('eml'),
+    to: str('The buyer it goes to'),
+    template: { enum: [...emailTemplates] },
+    subject: orNull(str('Set once the mail is first rendered')),
+    license_key: str(),
+    status: { enum: [...emailStatuses] },
+    attempts: int(undefined, { minimum: 0 }),
+    last_error: orNull(str('Why the last attempt failed')),
+    next_attempt_at: orNull(time()),
+    created_at: time(),
+    sent_at: orNull(time()),
+  }),
   Probe: probe,
   Status: obj({
     status: health,
@@ -253,6 +269,7 @@ export const schemas: Record<string, Schema> = {
       license: ref('Probe'),
       checkout: ref('Probe'),
       webhook: ref('Probe'),
+      notification: ref('Probe'),
     }),
     dependencies: obj({ mongodb: ref('Probe'), nats: ref('Probe'), redis: ref('Probe') }),
     rate_limits: obj(

@@ -40,6 +40,10 @@ export const productCreate = {
   description: { max: 2000, multiline: true },
   policy: policyInput,
   price: { kind: 'object', shape: priceShape },
+  email_on_purchase: {
+    kind: 'bool',
+    description: 'Whether a purchase e-mails the buyer their key (default true; false if you send your own)',
+  },
 } satisfies Shape;
 
 export const productUpdate = {
@@ -47,6 +51,7 @@ export const productUpdate = {
   description: { max: 2000, multiline: true },
   policy: policyInput,
   price: { kind: 'object', shape: priceShape, nullable: true, description: 'null removes the price' },
+  email_on_purchase: { kind: 'bool', description: 'Whether a purchase e-mails the buyer their key' },
 } satisfies Shape;
 
 const metadata = {
@@ -65,6 +70,10 @@ export const licenseList = {
 export const licenseCreate = {
   product_id: { required: true, max: 64 },
   customer_email: { required: true, max: 254 },
+  send_email: {
+    kind: 'bool',
+    description: 'Also e-mail the licence (the purchase e-mail) to customer_email; see GET /api/v1/emails',
+  },
 } satisfies Shape;
 
 export const KEY_MAX = 64;

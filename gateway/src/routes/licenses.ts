@@ -70,6 +70,14 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         idempotency_key: idempotencyKey(req),
       });
       validator.changed(principalOf(res), license.key); // a "not found" this gateway remembers for the key is wrong now
+      // Queued in the notification service, which sends it (with retries) after this answer.
+      if (body.send_email)
+        await clients.notifications.sendLicenseEmail({
+          account_id: principalOf(res).accountId,
+          key: license.key,
+          // A retry with the same Idempotency-Key answers the same licence and queues no second mail.
+          dedupe_key: idempotencyKey(req) ? `create:${idempotencyKey(req)}` : '',
+        });
       res
         .status(201)
         .location(`/api/v1/licenses/${license.key}`)

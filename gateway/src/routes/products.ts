@@ -24,6 +24,7 @@ export const productJson = (p: Product) => ({
   description: p.description || null,
   policy: policyJson(p.policy),
   price: p.price ? { amount: p.price.amount, currency: p.price.currency } : null,
+  email_on_purchase: p.email_on_purchase,
   created_at: p.created_at,
 });
 
@@ -53,6 +54,7 @@ export function productRoutes(
         description: body.description ?? '',
         policy: toPolicy(body.policy ?? undefined),
         price: (body.price as { amount: number; currency: string } | undefined) ?? undefined,
+        email_on_purchase: body.email_on_purchase ?? undefined,
       });
       res.status(201).location(`/api/v1/products/${product.id}`).json(productJson(product));
     }),
@@ -74,6 +76,7 @@ export function productRoutes(
         policy: toPolicy(body.policy ?? undefined),
         price: (body.price as { amount: number; currency: string } | null | undefined) ?? undefined,
         remove_price: body.price === null,
+        email_on_purchase: body.email_on_purchase ?? undefined,
       });
       validator?.productChanged(principalOf(res), id);
       res.json(productJson(product));

@@ -23,6 +23,8 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'listApiKeys',
     'revokeAllApiKeys',
     'listAuditEntries',
+    // The vendor's support e-mail, from Settings.
+    'setSupportEmail',
   ],
   operator: [
     'createAccount',
@@ -34,4 +36,6 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'listApiKeys',
     'revokeAllApiKeys',
   ],
+  // The vendor's name and support e-mail, for the purchase e-mail.
+  notification: ['getAccount'],
 };

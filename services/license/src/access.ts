@@ -22,6 +22,8 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'resolveLicenseKey',
   ],
   checkout: ['createLicense', 'transitionLicense'],
+  // The licence (expiry) and its signed licence file, for the purchase e-mail.
+  notification: ['getLicense', 'issueLicenseFile'],
 };
 
 /**

@@ -6,4 +6,6 @@ export const productAccess: AccessPolicyOf<typeof ProductServiceService> = {
   gateway: ['createProduct', 'getProduct', 'listProducts', 'updateProduct', 'listSigningKeys', 'rotateSigningKey'],
   license: ['getProduct', 'signPayload'],
   checkout: ['getProduct'],
+  // The product's name and email_on_purchase, for the purchase e-mail.
+  notification: ['getProduct'],
 };

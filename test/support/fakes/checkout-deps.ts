@@ -22,6 +22,7 @@ export const priced = (over: Partial<Product> = {}): Product => ({
     entitlements: [],
   },
   price: { amount: 4900, currency: 'EUR' },
+  email_on_purchase: true,
   ...over,
 });
 

@@ -26,6 +26,7 @@ export const product = (over: Partial<Product> = {}): Product => ({
   created_at: new Date(0).toISOString(),
   policy: policy(),
   price: undefined,
+  email_on_purchase: true,
   ...over,
 });
 

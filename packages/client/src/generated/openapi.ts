@@ -316,6 +316,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/licenses/{key}/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail the licence to its customer again
+         * @description Queues the purchase e-mail (key, product, expiry, portal link, licence file) to the licence's customer_email; the notification service sends it with retries. Its progress is in GET /api/v1/emails.
+         */
+        post: operations["sendLicenseEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mail log: e-mails sent to your customers */
+        get: operations["listEmails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/checkout": {
         parameters: {
             query?: never;
@@ -660,6 +697,8 @@ export interface components {
             description: string | null;
             policy: components["schemas"]["Policy"];
             price: components["schemas"]["Price"] | null;
+            /** @description Whether a purchase e-mails the buyer their key */
+            email_on_purchase: boolean;
             /** Format: date-time */
             created_at: string;
         };
@@ -827,6 +866,24 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        Email: {
+            /** @example eml_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /** @description The buyer it goes to */
+            to: string;
+            /** @enum {unknown} */
+            template: "purchase";
+            subject: string | null;
+            license_key: string;
+            /** @enum {unknown} */
+            status: "queued" | "sent" | "failed";
+            attempts: number;
+            last_error: string | null;
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            sent_at: string | null;
+        };
         Probe: {
             /** @enum {unknown} */
             status: "ok" | "degraded" | "down";
@@ -844,6 +901,7 @@ export interface components {
                 license: components["schemas"]["Probe"];
                 checkout: components["schemas"]["Probe"];
                 webhook: components["schemas"]["Probe"];
+                notification: components["schemas"]["Probe"];
             };
             dependencies: {
                 mongodb: components["schemas"]["Probe"];
@@ -891,6 +949,8 @@ export interface components {
                 /** @description ISO 4217, e.g. usd */
                 currency: string;
             };
+            /** @description Whether a purchase e-mails the buyer their key (default true; false if you send your own) */
+            email_on_purchase?: boolean;
         };
         ProductUpdate: {
             name?: string;
@@ -904,10 +964,14 @@ export interface components {
                 /** @description ISO 4217, e.g. usd */
                 currency: string;
             } | null;
+            /** @description Whether a purchase e-mails the buyer their key */
+            email_on_purchase?: boolean;
         };
         LicenseCreate: {
             product_id: string;
             customer_email: string;
+            /** @description Also e-mail the licence (the purchase e-mail) to customer_email; see GET /api/v1/emails */
+            send_email?: boolean;
         };
         LicenseUpdate: {
             customer_email?: string;
@@ -2137,6 +2201,100 @@ export interface operations {
             };
             /** @description A budget is spent (Retry-After says when to retry; RateLimit names it): for app traffic "license_minute" (per licence) or "app_hour" (per account), never the full keys' quota */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendLicenseEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Licence key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Email"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEmails: {
+        parameters: {
+            query?: {
+                /** @description Items per page */
+                limit?: number;
+                /** @description The last id of the previous page (next_cursor) */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of e-mails, newest first */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Email"][];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,7 +7,7 @@ import type { EventType } from '@licensing/proto';
 // consumers' check (ownedBySubject).
 
 /** One user per component of components.json (which this package cannot read at run time: test/unit/components.test.ts checks). */
-export const natsUsers = ['account', 'product', 'license', 'checkout', 'webhook', 'gateway'] as const;
+export const natsUsers = ['account', 'product', 'license', 'checkout', 'webhook', 'notification', 'gateway'] as const;
 export type NatsUser = (typeof natsUsers)[number];
 
 /** The owner of each event family (the part of the type before the dot). */
@@ -45,6 +45,14 @@ export const follows: Partial<Record<NatsUser, string[]>> = {
 
 /** The durable JetStream consumer of the webhook fan-out. */
 export const WEBHOOK_FANOUT_CONSUMER = 'webhook-fanout';
+/** The durable JetStream consumer of the notification service: the events that ask for customer mail. */
+export const NOTIFICATION_MAIL_CONSUMER = 'notification-mail';
+
+/** Each durable consumer's one owner: only it may create, change, pull from or acknowledge it. */
+const durableConsumers: Partial<Record<NatsUser, string>> = {
+  webhook: WEBHOOK_FANOUT_CONSUMER,
+  notification: NOTIFICATION_MAIL_CONSUMER,
+};
 
 /**
  * The user of the deployment-time set-up step (events-setup: npm start's launcher, the compose
@@ -91,22 +99,22 @@ export function natsPermissions(user: NatsLogin, prefix: string, stream: string)
     .filter(([, owner]) => owner === user)
     .map(([family]) => `${prefix}.${family}.>`);
   // Every component checks at start that the stream is there; none may create, change, purge or delete it.
-  const fanout =
-    user === 'webhook'
-      ? [
-          ...consumerApi(stream, WEBHOOK_FANOUT_CONSUMER).filter((s) => !s.startsWith('$JS.API.CONSUMER.DELETE.')),
-          `$JS.ACK.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`,
-        ]
-      : [];
+  const own = durableConsumers[user as NatsUser];
+  const fanout = own
+    ? [
+        ...consumerApi(stream, own).filter((s) => !s.startsWith('$JS.API.CONSUMER.DELETE.')),
+        `$JS.ACK.${stream}.${own}.>`,
+      ]
+    : [];
   // Creating a follower's consumer names its one filter subject in the API subject
   // (`$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>`, checked by the server against the request), so
   // a user can read from the stream only the events it follows. It delivers to the user's own inbox.
   const followed = (follows[user as NatsUser] ?? []).map((s) => `$JS.API.CONSUMER.CREATE.${stream}.*.${prefix}.${s}`);
   return {
     publish: [...owned, ...look, ...fanout, ...followed],
-    // The fan-out's durable consumer is the webhook service's alone: nobody else may create or change it in its name.
+    // The durable consumers are their owners' alone: a follower may not create or change one in its name.
     publishDeny: followed.length
-      ? [...consumerApi(stream, WEBHOOK_FANOUT_CONSUMER), `$JS.ACK.${stream}.${WEBHOOK_FANOUT_CONSUMER}.>`]
+      ? Object.values(durableConsumers).flatMap((name) => [...consumerApi(stream, name), `$JS.ACK.${stream}.${name}.>`])
       : [],
     subscribe: [`${inboxPrefixOf(user)}.>`, ...(consumes[user as NatsUser] ?? []).map((s) => `${prefix}.${s}`)],
   };

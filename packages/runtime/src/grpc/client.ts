@@ -9,7 +9,7 @@ type ClientCtor<C> = new (address: string, creds: ChannelCredentials, options?: 
 // The unary methods of a generated client, as promises. Conditional types see
 // the last overload: (request, metadata, options, callback).
 // biome-ignore-start lint/suspicious/noExplicitAny: matches any generated method's signature
-type Unary<C> = {
+export type Unary<C> = {
   [M in keyof C as C[M] extends (
     req: any,
     md: Metadata,

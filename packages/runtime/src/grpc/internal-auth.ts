@@ -10,7 +10,7 @@ export const INTERNAL_CALLER_KEY = 'x-internal-caller';
 export const REQUEST_ID_KEY = 'x-request-id';
 
 /** The components that call services, and the operator CLI: every caller components.json lists (test/unit/components.test.ts checks). */
-export const internalCallers = ['gateway', 'license', 'checkout', 'operator'] as const;
+export const internalCallers = ['gateway', 'license', 'checkout', 'notification', 'operator'] as const;
 export type InternalCaller = (typeof internalCallers)[number];
 
 /** Which methods (gRPC method names) each caller may call on one service; absent callers may call nothing. */

@@ -29,6 +29,8 @@ export interface Account {
   /** Operator overrides ("higher limits on request"); 0 = the default for the plan. */
   per_minute_limit: number;
   per_hour_limit: number;
+  /** Where buyers write for help: shown in the purchase e-mail ('' = not set). */
+  support_email: string;
 }
 
 export interface ApiKey {
@@ -74,7 +76,11 @@ export interface UpdateAccountRequest {
     | undefined;
   /** 0 removes the override. */
   per_minute_limit?: number | undefined;
-  per_hour_limit?: number | undefined;
+  per_hour_limit?:
+    | number
+    | undefined;
+  /** '' removes it. */
+  support_email?: string | undefined;
 }
 
 export interface CreateApiKeyRequest {
@@ -212,8 +218,14 @@ export interface ListAuditEntriesResponse {
   data: AuditEntry[];
 }
 
+export interface SetSupportEmailRequest {
+  account_id: string;
+  /** '' removes it. */
+  support_email: string;
+}
+
 function createBaseAccount(): Account {
-  return { id: "", name: "", plan: "", created_at: "", per_minute_limit: 0, per_hour_limit: 0 };
+  return { id: "", name: "", plan: "", created_at: "", per_minute_limit: 0, per_hour_limit: 0, support_email: "" };
 }
 
 export const Account: MessageFns<Account> = {
@@ -235,6 +247,9 @@ export const Account: MessageFns<Account> = {
     }
     if (message.per_hour_limit !== 0) {
       writer.uint32(48).int32(message.per_hour_limit);
+    }
+    if (message.support_email !== "") {
+      writer.uint32(58).string(message.support_email);
     }
     return writer;
   },
@@ -300,6 +315,14 @@ export const Account: MessageFns<Account> = {
             message.per_hour_limit = reader.int32();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.support_email = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -332,6 +355,11 @@ export const Account: MessageFns<Account> = {
         : isSet(object.per_hour_limit)
         ? globalThis.Number(object.per_hour_limit)
         : 0,
+      support_email: isSet(object.supportEmail)
+        ? globalThis.String(object.supportEmail)
+        : isSet(object.support_email)
+        ? globalThis.String(object.support_email)
+        : "",
     };
   },
 
@@ -355,6 +383,9 @@ export const Account: MessageFns<Account> = {
     if (message.per_hour_limit !== 0) {
       obj.perHourLimit = Math.round(message.per_hour_limit);
     }
+    if (message.support_email !== "") {
+      obj.supportEmail = message.support_email;
+    }
     return obj;
   },
 
@@ -369,6 +400,7 @@ export const Account: MessageFns<Account> = {
     message.created_at = object.created_at ?? "";
     message.per_minute_limit = object.per_minute_limit ?? 0;
     message.per_hour_limit = object.per_hour_limit ?? 0;
+    message.support_email = object.support_email ?? "";
     return message;
   },
 };
@@ -883,7 +915,7 @@ export const GetAccountRequest: MessageFns<GetAccountRequest> = {
 };
 
 function createBaseUpdateAccountRequest(): UpdateAccountRequest {
-  return { id: "", plan: undefined, per_minute_limit: undefined, per_hour_limit: undefined };
+  return { id: "", plan: undefined, per_minute_limit: undefined, per_hour_limit: undefined, support_email: undefined };
 }
 
 export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
@@ -899,6 +931,9 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     }
     if (message.per_hour_limit !== undefined) {
       writer.uint32(32).int32(message.per_hour_limit);
+    }
+    if (message.support_email !== undefined) {
+      writer.uint32(42).string(message.support_email);
     }
     return writer;
   },
@@ -948,6 +983,14 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
             message.per_hour_limit = reader.int32();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.support_email = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -974,6 +1017,11 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
         : isSet(object.per_hour_limit)
         ? globalThis.Number(object.per_hour_limit)
         : undefined,
+      support_email: isSet(object.supportEmail)
+        ? globalThis.String(object.supportEmail)
+        : isSet(object.support_email)
+        ? globalThis.String(object.support_email)
+        : undefined,
     };
   },
 
@@ -991,6 +1039,9 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     if (message.per_hour_limit !== undefined) {
       obj.perHourLimit = Math.round(message.per_hour_limit);
     }
+    if (message.support_email !== undefined) {
+      obj.supportEmail = message.support_email;
+    }
     return obj;
   },
 
@@ -1003,6 +1054,7 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     message.plan = object.plan ?? undefined;
     message.per_minute_limit = object.per_minute_limit ?? undefined;
     message.per_hour_limit = object.per_hour_limit ?? undefined;
+    message.support_email = object.support_email ?? undefined;
     return message;
   },
 };
@@ -2996,6 +3048,99 @@ export const ListAuditEntriesResponse: MessageFns<ListAuditEntriesResponse> = {
   },
 };
 
+function createBaseSetSupportEmailRequest(): SetSupportEmailRequest {
+  return { account_id: "", support_email: "" };
+}
+
+export const SetSupportEmailRequest: MessageFns<SetSupportEmailRequest> = {
+  encode(message: SetSupportEmailRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.support_email !== "") {
+      writer.uint32(18).string(message.support_email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetSupportEmailRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetSupportEmailRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.support_email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetSupportEmailRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      support_email: isSet(object.supportEmail)
+        ? globalThis.String(object.supportEmail)
+        : isSet(object.support_email)
+        ? globalThis.String(object.support_email)
+        : "",
+    };
+  },
+
+  toJSON(message: SetSupportEmailRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.support_email !== "") {
+      obj.supportEmail = message.support_email;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetSupportEmailRequest>, I>>(base?: I): SetSupportEmailRequest {
+    return SetSupportEmailRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetSupportEmailRequest>, I>>(object: I): SetSupportEmailRequest {
+    const message = createBaseSetSupportEmailRequest();
+    message.account_id = object.account_id ?? "";
+    message.support_email = object.support_email ?? "";
+    return message;
+  },
+};
+
 /**
  * Accounts (tenants) and their API keys. Only this service ever sees an API
  * key's digest; the gateway asks it to authenticate a presented key.
@@ -3028,6 +3173,17 @@ export const AccountServiceService = {
     responseStream: false as const,
     requestSerialize: (value: UpdateAccountRequest): Buffer => Buffer.from(UpdateAccountRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): UpdateAccountRequest => UpdateAccountRequest.decode(value),
+    responseSerialize: (value: Account): Buffer => Buffer.from(Account.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Account => Account.decode(value),
+  },
+  /** The vendor's own settings (the dashboard's Settings): where buyers write for help. */
+  setSupportEmail: {
+    path: "/licensing.v1.AccountService/SetSupportEmail" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetSupportEmailRequest): Buffer =>
+      Buffer.from(SetSupportEmailRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetSupportEmailRequest => SetSupportEmailRequest.decode(value),
     responseSerialize: (value: Account): Buffer => Buffer.from(Account.encode(value).finish()),
     responseDeserialize: (value: Buffer): Account => Account.decode(value),
   },
@@ -3181,6 +3337,8 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   getAccount: handleUnaryCall<GetAccountRequest, Account>;
   /** Changes the plan and/or the rate-limit overrides; publishes account.updated. */
   updateAccount: handleUnaryCall<UpdateAccountRequest, Account>;
+  /** The vendor's own settings (the dashboard's Settings): where buyers write for help. */
+  setSupportEmail: handleUnaryCall<SetSupportEmailRequest, Account>;
   /** FAILED_PRECONDITION (conflict) when the account already has its most live keys (50). */
   createApiKey: handleUnaryCall<CreateApiKeyRequest, CreateApiKeyResponse>;
   revokeApiKey: handleUnaryCall<RevokeApiKeyRequest, ApiKey>;
@@ -3258,6 +3416,22 @@ export interface AccountServiceClient extends Client {
   ): ClientUnaryCall;
   updateAccount(
     request: UpdateAccountRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
+  /** The vendor's own settings (the dashboard's Settings): where buyers write for help. */
+  setSupportEmail(
+    request: SetSupportEmailRequest,
+    callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
+  setSupportEmail(
+    request: SetSupportEmailRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
+  setSupportEmail(
+    request: SetSupportEmailRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Account) => void,

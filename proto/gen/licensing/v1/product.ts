@@ -90,7 +90,11 @@ export interface Product {
     | LicensePolicy
     | undefined;
   /** Absent: the product cannot be sold through checkout. */
-  price: Price | undefined;
+  price:
+    | Price
+    | undefined;
+  /** Whether a purchase (checkout.completed) e-mails the buyer their key; vendors who send their own turn it off. */
+  email_on_purchase: boolean;
 }
 
 export interface Price {
@@ -106,7 +110,11 @@ export interface CreateProductRequest {
   description: string;
   /** Absent: the default policy (perpetual, unlimited, no grace). */
   policy: LicensePolicy | undefined;
-  price: Price | undefined;
+  price:
+    | Price
+    | undefined;
+  /** Absent: true. */
+  email_on_purchase?: boolean | undefined;
 }
 
 export interface UpdateProductRequest {
@@ -123,6 +131,7 @@ export interface UpdateProductRequest {
   /** When present, the new price; remove_price takes the price away. */
   price: Price | undefined;
   remove_price: boolean;
+  email_on_purchase?: boolean | undefined;
 }
 
 export interface GetProductRequest {
@@ -803,7 +812,16 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
 };
 
 function createBaseProduct(): Product {
-  return { id: "", account_id: "", name: "", description: "", created_at: "", policy: undefined, price: undefined };
+  return {
+    id: "",
+    account_id: "",
+    name: "",
+    description: "",
+    created_at: "",
+    policy: undefined,
+    price: undefined,
+    email_on_purchase: false,
+  };
 }
 
 export const Product: MessageFns<Product> = {
@@ -828,6 +846,9 @@ export const Product: MessageFns<Product> = {
     }
     if (message.price !== undefined) {
       Price.encode(message.price, writer.uint32(58).fork()).join();
+    }
+    if (message.email_on_purchase !== false) {
+      writer.uint32(64).bool(message.email_on_purchase);
     }
     return writer;
   },
@@ -901,6 +922,14 @@ export const Product: MessageFns<Product> = {
             message.price = Price.decode(reader, reader.uint32());
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.email_on_purchase = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -930,6 +959,11 @@ export const Product: MessageFns<Product> = {
         : "",
       policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
       price: isSet(object.price) ? Price.fromJSON(object.price) : undefined,
+      email_on_purchase: isSet(object.emailOnPurchase)
+        ? globalThis.Boolean(object.emailOnPurchase)
+        : isSet(object.email_on_purchase)
+        ? globalThis.Boolean(object.email_on_purchase)
+        : false,
     };
   },
 
@@ -956,6 +990,9 @@ export const Product: MessageFns<Product> = {
     if (message.price !== undefined) {
       obj.price = Price.toJSON(message.price);
     }
+    if (message.email_on_purchase !== false) {
+      obj.emailOnPurchase = message.email_on_purchase;
+    }
     return obj;
   },
 
@@ -973,6 +1010,7 @@ export const Product: MessageFns<Product> = {
       ? LicensePolicy.fromPartial(object.policy)
       : undefined;
     message.price = (object.price !== undefined && object.price !== null) ? Price.fromPartial(object.price) : undefined;
+    message.email_on_purchase = object.email_on_purchase ?? false;
     return message;
   },
 };
@@ -1063,7 +1101,14 @@ export const Price: MessageFns<Price> = {
 };
 
 function createBaseCreateProductRequest(): CreateProductRequest {
-  return { account_id: "", name: "", description: "", policy: undefined, price: undefined };
+  return {
+    account_id: "",
+    name: "",
+    description: "",
+    policy: undefined,
+    price: undefined,
+    email_on_purchase: undefined,
+  };
 }
 
 export const CreateProductRequest: MessageFns<CreateProductRequest> = {
@@ -1082,6 +1127,9 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
     }
     if (message.price !== undefined) {
       Price.encode(message.price, writer.uint32(42).fork()).join();
+    }
+    if (message.email_on_purchase !== undefined) {
+      writer.uint32(48).bool(message.email_on_purchase);
     }
     return writer;
   },
@@ -1139,6 +1187,14 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
             message.price = Price.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.email_on_purchase = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1162,6 +1218,11 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
       description: isSet(object.description) ? globalThis.String(object.description) : "",
       policy: isSet(object.policy) ? LicensePolicy.fromJSON(object.policy) : undefined,
       price: isSet(object.price) ? Price.fromJSON(object.price) : undefined,
+      email_on_purchase: isSet(object.emailOnPurchase)
+        ? globalThis.Boolean(object.emailOnPurchase)
+        : isSet(object.email_on_purchase)
+        ? globalThis.Boolean(object.email_on_purchase)
+        : undefined,
     };
   },
 
@@ -1182,6 +1243,9 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
     if (message.price !== undefined) {
       obj.price = Price.toJSON(message.price);
     }
+    if (message.email_on_purchase !== undefined) {
+      obj.emailOnPurchase = message.email_on_purchase;
+    }
     return obj;
   },
 
@@ -1197,6 +1261,7 @@ export const CreateProductRequest: MessageFns<CreateProductRequest> = {
       ? LicensePolicy.fromPartial(object.policy)
       : undefined;
     message.price = (object.price !== undefined && object.price !== null) ? Price.fromPartial(object.price) : undefined;
+    message.email_on_purchase = object.email_on_purchase ?? undefined;
     return message;
   },
 };
@@ -1210,6 +1275,7 @@ function createBaseUpdateProductRequest(): UpdateProductRequest {
     policy: undefined,
     price: undefined,
     remove_price: false,
+    email_on_purchase: undefined,
   };
 }
 
@@ -1235,6 +1301,9 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
     }
     if (message.remove_price !== false) {
       writer.uint32(56).bool(message.remove_price);
+    }
+    if (message.email_on_purchase !== undefined) {
+      writer.uint32(64).bool(message.email_on_purchase);
     }
     return writer;
   },
@@ -1308,6 +1377,14 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
             message.remove_price = reader.bool();
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.email_on_purchase = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1337,6 +1414,11 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
         : isSet(object.remove_price)
         ? globalThis.Boolean(object.remove_price)
         : false,
+      email_on_purchase: isSet(object.emailOnPurchase)
+        ? globalThis.Boolean(object.emailOnPurchase)
+        : isSet(object.email_on_purchase)
+        ? globalThis.Boolean(object.email_on_purchase)
+        : undefined,
     };
   },
 
@@ -1363,6 +1445,9 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
     if (message.remove_price !== false) {
       obj.removePrice = message.remove_price;
     }
+    if (message.email_on_purchase !== undefined) {
+      obj.emailOnPurchase = message.email_on_purchase;
+    }
     return obj;
   },
 
@@ -1380,6 +1465,7 @@ export const UpdateProductRequest: MessageFns<UpdateProductRequest> = {
       : undefined;
     message.price = (object.price !== undefined && object.price !== null) ? Price.fromPartial(object.price) : undefined;
     message.remove_price = object.remove_price ?? false;
+    message.email_on_purchase = object.email_on_purchase ?? undefined;
     return message;
   },
 };

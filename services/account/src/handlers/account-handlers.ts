@@ -23,6 +23,7 @@ export const toAccount = (doc: AccountDoc): Account => ({
   created_at: iso(doc.created_at),
   per_minute_limit: doc.per_minute_limit ?? 0,
   per_hour_limit: doc.per_hour_limit ?? 0,
+  support_email: doc.support_email ?? '',
 });
 
 const toApiKey = (doc: Omit<ApiKeyDoc, 'digest' | 'slot_key'>): ApiKey => ({
@@ -45,6 +46,7 @@ type AccountHandlers = Pick<
   | 'createAccount'
   | 'getAccount'
   | 'updateAccount'
+  | 'setSupportEmail'
   | 'createApiKey'
   | 'revokeApiKey'
   | 'regenerateApiKey'
@@ -63,6 +65,8 @@ export function accountHandlers(deps: AccountDeps): AccountHandlers {
     },
     getAccount: async (req) => toAccount(await findAccount(deps, req.id)),
     updateAccount: async (req) => toAccount(await updateAccount(deps, req)),
+    setSupportEmail: async (req) =>
+      toAccount(await updateAccount(deps, { id: req.account_id, support_email: req.support_email })),
     createApiKey: async (req) => withSecret(await createApiKey(deps, req)),
     revokeApiKey: async (req) => toApiKey(await revokeApiKey(deps, req)),
     regenerateApiKey: async (req) => withSecret(await regenerateApiKey(deps, req)),

@@ -9,6 +9,8 @@ export interface AccountDoc {
   /** Operator overrides of the rate limits; null = the plan's default. */
   per_minute_limit: number | null;
   per_hour_limit: number | null;
+  /** Where buyers write for help (shown in the purchase e-mail); absent or '' = not set. */
+  support_email?: string;
   created_at: Date;
   outbox?: Record<string, DomainEvent>;
 }
@@ -81,6 +83,7 @@ export function accountModels(conn: Connection): AccountModels {
       _id: String,
       name: { type: String, required: true },
       plan: { type: String, required: true, enum: plans },
+      support_email: { type: String, default: '' },
       per_minute_limit: { type: Number, default: null },
       per_hour_limit: { type: Number, default: null },
       created_at: { type: Date, required: true },

@@ -1,4 +1,4 @@
-import { AppError, newId } from '@licensing/runtime';
+import { AppError, checkEmail, newId } from '@licensing/runtime';
 import { checkAccountName, checkLimitOverride, checkPlan } from '../domain/account';
 import { accountUpdated } from '../events/account-events';
 import type { AccountDoc } from '../store/models';
@@ -34,16 +34,18 @@ export async function findAccount({ store }: Pick<AccountDeps, 'store'>, id: str
 /** Changes the plan and/or the rate limit overrides (0 = the plan's default), with account.updated. */
 export async function updateAccount(
   { store, outbox, clock }: AccountDeps,
-  req: { id: string; plan?: string; per_minute_limit?: number; per_hour_limit?: number },
+  req: { id: string; plan?: string; per_minute_limit?: number; per_hour_limit?: number; support_email?: string },
 ): Promise<AccountDoc> {
-  const changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>> = {};
+  const changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit' | 'support_email'>> = {};
+  if (req.support_email !== undefined)
+    changes.support_email = req.support_email.trim() ? checkEmail('support_email', req.support_email) : '';
   if (req.plan !== undefined) changes.plan = req.plan ? checkPlan(req.plan) : checkPlan('none');
   if (req.per_minute_limit !== undefined)
     changes.per_minute_limit = checkLimitOverride('per_minute_limit', req.per_minute_limit);
   if (req.per_hour_limit !== undefined)
     changes.per_hour_limit = checkLimitOverride('per_hour_limit', req.per_hour_limit);
   if (Object.keys(changes).length === 0)
-    throw new AppError('invalid_request', 'nothing to change: give a plan or a limit');
+    throw new AppError('invalid_request', 'nothing to change: give a plan, a limit or a support_email');
   const now = clock.now();
   const updated = await store.updateAccount(req.id, changes, (after) => accountUpdated(after, now));
   if (!updated) throw notFound();

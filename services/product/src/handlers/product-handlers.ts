@@ -15,6 +15,7 @@ const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   // A product stored without a policy, or before a policy field existed, reads as the default.
   policy: policyToContract(doc.policy ?? DEFAULT_POLICY),
   price: doc.price ? { amount: doc.price.amount, currency: doc.price.currency } : undefined,
+  email_on_purchase: doc.email_on_purchase !== false,
 });
 
 type ProductHandlers = Pick<

@@ -10,6 +10,8 @@ export interface ProductDoc {
   description: string;
   policy: StoredPolicy;
   price: StoredPrice | null;
+  /** Whether a purchase e-mails the buyer their key (absent on older products: true). */
+  email_on_purchase?: boolean;
   created_at: Date;
   outbox?: Record<string, DomainEvent>;
 }
@@ -24,6 +26,7 @@ export function productModel(conn: Connection): Model<ProductDoc> {
       // Stored as given; older products without one read as the default policy.
       policy: { type: Object, default: () => ({ ...DEFAULT_POLICY }) },
       price: { type: Object, default: null },
+      email_on_purchase: { type: Boolean, default: true },
       created_at: { type: Date, required: true },
       ...outboxFields,
     },

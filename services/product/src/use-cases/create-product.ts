@@ -19,6 +19,7 @@ export async function createProduct(
     ...input,
     policy: checkPolicy(req.policy),
     price: req.price ? checkPrice(req.price) : null,
+    email_on_purchase: req.email_on_purchase ?? true,
     created_at: clock.now(),
   };
   await store.insert(doc, [productCreated(doc)]);

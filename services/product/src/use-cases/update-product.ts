@@ -23,6 +23,7 @@ export async function updateProduct(
     ...input,
     ...(req.policy ? { policy: checkPolicy(req.policy) } : {}),
     ...(req.price ? { price: checkPrice(req.price) } : req.remove_price ? { price: null } : {}),
+    ...(req.email_on_purchase !== undefined ? { email_on_purchase: req.email_on_purchase } : {}),
   };
   const now = clock.now();
   const updated = await store.update(req.account_id, req.id, changes, (after) => productUpdated(after, now));

@@ -1,0 +1,54 @@
+import type { Router } from 'express';
+import type { Email } from '@licensing/proto';
+import { principalOf } from '../auth/principal';
+import type { Clients } from '../backends/clients';
+import { pageShape, readBody, toPage } from '../request-shapes/shapes';
+import { route, withQuery } from './route';
+
+/** Longest a licence key path parameter is read (a longer one is not a key: the licence service says not found). */
+const KEY_MAX = 64;
+
+/** REST shape of one mail of the mail log. */
+export const emailJson = (e: Email) => ({
+  id: e.id,
+  to: e.to,
+  template: e.template,
+  subject: e.subject || null,
+  license_key: e.license_key,
+  status: e.status,
+  attempts: e.attempts,
+  last_error: e.last_error || null,
+  next_attempt_at: e.next_attempt_at || null,
+  created_at: e.created_at,
+  sent_at: e.sent_at || null,
+});
+
+/** The customer mail of the account (the notification service's log), and a licence's e-mail sent again. */
+export function emailRoutes(router: Router, clients: Clients): void {
+  route(router, '/emails', {
+    get: withQuery(pageShape, async (_req, res, query) => {
+      const out = await clients.notifications.listEmails({
+        account_id: principalOf(res).accountId,
+        page: toPage(query, 'eml'),
+      });
+      res.json({
+        data: out.data.map(emailJson),
+        has_more: out.page!.has_more,
+        next_cursor: out.page!.next_cursor || null,
+      });
+    }),
+  });
+
+  route(router, '/licenses/:key/email', {
+    post: async (req, res) => {
+      readBody(req, {});
+      const mail = await clients.notifications.sendLicenseEmail({
+        account_id: principalOf(res).accountId,
+        key: String(req.params.key).slice(0, KEY_MAX + 1),
+        dedupe_key: '',
+      });
+      // Queued: the notification service sends it (and retries) on its own.
+      res.status(202).json(emailJson(mail));
+    },
+  });
+}

@@ -1,0 +1,36 @@
+import { int, serviceSchema, str, type ConfigOf } from '@licensing/runtime';
+
+export const notificationSchema = {
+  ...serviceSchema('notification', 15056),
+  ACCOUNT_GRPC_ADDR: str("Account service address (host:port), for the vendor's name and support e-mail", {
+    default: '127.0.0.1:15051',
+  }),
+  PRODUCT_GRPC_ADDR: str('Product service address (host:port), for the product of a purchase e-mail', {
+    default: '127.0.0.1:15052',
+  }),
+  LICENSE_GRPC_ADDR: str('Licence service address (host:port), for the licence and its signed licence file', {
+    default: '127.0.0.1:15053',
+  }),
+  MAIL_URL: str(
+    'Where customer e-mails go: smtp://<user>:<password>@host:587, smtps://…:465, or dir:///folder (one JSON file per mail, development). Empty: mail stays queued',
+    { default: '', secret: true },
+  ),
+  MAIL_FROM_ADDRESS: str(
+    "Sender address of customer e-mails; the display name is the vendor's account name, and replies go to its support e-mail",
+    { default: 'no-reply@localhost' },
+  ),
+  PUBLIC_BASE_URL: str('Public address of the gateway, for the portal link in e-mails', {
+    default: 'http://127.0.0.1:8080',
+  }),
+  MAIL_RETRY_SCHEDULE_S: str('Seconds between attempts of a mail, comma-separated (shorter only in tests)', {
+    default: '10,60,300,1800,7200,21600,43200',
+  }),
+  MAIL_SEND_INTERVAL_MS: int('How often queued mail that is due is looked for', { default: 500, min: 20 }),
+  MAIL_SEND_TIMEOUT_MS: int('An SMTP exchange that has not finished within this is a failed attempt', {
+    default: 20_000,
+    min: 200,
+    max: 120_000,
+  }),
+};
+
+export type NotificationConfig = ConfigOf<typeof notificationSchema>;

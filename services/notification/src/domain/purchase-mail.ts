@@ -1,0 +1,92 @@
+// The purchase e-mail: what a buyer receives after paying (or when the vendor
+// sends a licence's e-mail through the API). Pure: unit tested
+// (test/unit/notification-mail.test.ts). Every string that comes from a vendor
+// or a buyer is HTML-escaped in the HTML part; the text part is plain text.
+
+export interface PurchaseFacts {
+  /** The vendor's account name: the sender's display name and the greeting. */
+  vendorName: string;
+  /** Where the buyer writes for help ('' when the vendor has not set one). */
+  supportEmail: string;
+  productName: string;
+  licenseKey: string;
+  /** ISO date-time, or null for a licence that never expires. */
+  expiresAt: string | null;
+  /** The vendor's customer portal. */
+  portalUrl: string;
+  /** Whether the signed licence file is attached. */
+  withLicenseFile: boolean;
+}
+
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Text as HTML content or attribute value: the five characters HTML gives meaning to are escaped. */
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+
+/** The sender's display name must not break out of its quotes, nor carry a line break into the headers. */
+export const displayName = (s: string): string =>
+  s
+    .replace(/[\r\n\t"\\<>]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 100);
+
+/** The name of the attached licence file. */
+export const LICENSE_FILE_NAME = 'license.json';
+
+const expiryText = (expiresAt: string | null) => (expiresAt ? expiresAt.slice(0, 10) : 'never');
+
+export function purchaseMail(f: PurchaseFacts): RenderedMail {
+  const subject = `Your licence key for ${f.productName}`.replace(/[\r\n]+/g, ' ');
+  const expiry = expiryText(f.expiresAt);
+  const lines = [
+    `Thank you for buying ${f.productName} from ${f.vendorName}.`,
+    '',
+    `Licence key: ${f.licenseKey}`,
+    `Product: ${f.productName}`,
+    `Expires: ${expiry}`,
+    '',
+    `Your licences and machines: ${f.portalUrl}`,
+    ...(f.withLicenseFile ? ['', `The signed licence file is attached (${LICENSE_FILE_NAME}).`] : []),
+    ...(f.supportEmail ? ['', `Questions? Write to ${f.supportEmail}.`] : []),
+    '',
+    `— ${f.vendorName}`,
+  ];
+  const e = escapeHtml;
+  const html = [
+    '<!doctype html>',
+    '<html lang="en"><head><meta charset="utf-8"><title>',
+    e(subject),
+    '</title></head><body style="font-family:sans-serif;line-height:1.5">',
+    `<p>Thank you for buying <strong>${e(f.productName)}</strong> from ${e(f.vendorName)}.</p>`,
+    '<table role="presentation">',
+    `<tr><th align="left">Licence key</th><td><code>${e(f.licenseKey)}</code></td></tr>`,
+    `<tr><th align="left">Product</th><td>${e(f.productName)}</td></tr>`,
+    `<tr><th align="left">Expires</th><td>${e(expiry)}</td></tr>`,
+    '</table>',
+    `<p><a href="${e(f.portalUrl)}">Your licences and machines</a></p>`,
+    ...(f.withLicenseFile ? [`<p>The signed licence file is attached (${e(LICENSE_FILE_NAME)}).</p>`] : []),
+    ...(f.supportEmail
+      ? [`<p>Questions? Write to <a href="mailto:${e(f.supportEmail)}">${e(f.supportEmail)}</a>.</p>`]
+      : []),
+    `<p>— ${e(f.vendorName)}</p>`,
+    '</body></html>',
+  ].join('\n');
+  return { subject, text: lines.join('\n'), html };
+}
+
+/** The vendor's customer portal (`/portal/{account_id}` of the gateway's public address). */
+export const portalUrl = (publicBaseUrl: string, accountId: string): string =>
+  `${publicBaseUrl.replace(/\/+$/, '')}/portal/${encodeURIComponent(accountId)}`;

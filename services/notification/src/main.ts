@@ -1,0 +1,83 @@
+import {
+  AccountServiceClient,
+  LicenseServiceClient,
+  NotificationServiceService,
+  ProductServiceClient,
+} from '@licensing/proto';
+import {
+  AppError,
+  createClient,
+  internalCredential,
+  runMain,
+  startService,
+  type ServiceRecipe,
+  type StartOptions,
+} from '@licensing/runtime';
+import { notificationAccess } from './access';
+import { notificationSchema, type NotificationConfig } from './config';
+import { parseSchedule } from './domain/retry';
+import { MailRequests } from './events/mail-requests';
+import { emailHandlers } from './handlers/email-handlers';
+import { Sender } from './jobs/sender';
+import { transportFor } from './mail/transport';
+import { EmailStore, emailModel } from './store/emails';
+import type { NotificationDeps } from './use-cases/deps';
+
+export const notificationService: ServiceRecipe<typeof notificationSchema> = {
+  name: 'notification',
+  schema: notificationSchema,
+  async setup(ctx) {
+    const scheduleS = parseSchedule(ctx.config.MAIL_RETRY_SCHEDULE_S);
+    const emails = new EmailStore(emailModel(ctx.db));
+    const credential = internalCredential('notification', ctx.config);
+    const accounts = createClient(AccountServiceClient, ctx.config.ACCOUNT_GRPC_ADDR, credential);
+    const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, credential);
+    const licenses = createClient(LicenseServiceClient, ctx.config.LICENSE_GRPC_ADDR, credential);
+    const deps: NotificationDeps = {
+      emails,
+      clock: ctx.clock,
+      accounts: accounts.call,
+      products: products.call,
+      licenses: licenses.call,
+      publicBaseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    };
+    const transport = transportFor(ctx.config.MAIL_URL, ctx.config.MAIL_SEND_TIMEOUT_MS);
+    ctx.log.info({ mail: transport?.describe ?? 'none: customer mail stays queued' }, 'customer mail');
+    ctx.grpc.add(NotificationServiceService, emailHandlers(deps), notificationAccess);
+    const wanted = async (accountId: string, productId: string) => {
+      try {
+        const product = await products.call.getProduct({ account_id: accountId, id: productId });
+        return product.email_on_purchase !== false;
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'not_found') return false;
+        throw err;
+      }
+    };
+    const requests = new MailRequests(ctx.bus, ctx.config.EVENTS_STREAM, emails, wanted, ctx.clock, ctx.log);
+    const sender = new Sender(
+      deps,
+      transport,
+      ctx.clock,
+      ctx.log,
+      {
+        intervalMs: ctx.config.MAIL_SEND_INTERVAL_MS,
+        timeoutMs: ctx.config.MAIL_SEND_TIMEOUT_MS,
+        scheduleS,
+        fromAddress: ctx.config.MAIL_FROM_ADDRESS,
+      },
+      ctx.metrics,
+    );
+    await requests.start();
+    sender.start();
+    return async () => {
+      await requests.stop();
+      await sender.stop();
+      transport?.close();
+      for (const c of [accounts, products, licenses]) c.close();
+    };
+  },
+};
+
+export const start = (opts?: StartOptions<NotificationConfig>) => startService(notificationService, opts);
+
+if (require.main === module) runMain('notification-service', () => start());

@@ -1,0 +1,45 @@
+import { AppError, newId } from '@licensing/runtime';
+import type { PageRequest } from '@licensing/proto';
+import type { EmailDoc } from '../store/emails';
+import type { NotificationDeps } from './deps';
+
+/** The mail log of an account, newest first. */
+export const listEmails = (deps: NotificationDeps, accountId: string, page: PageRequest | undefined) =>
+  deps.emails.list(accountId, page);
+
+/**
+ * Queues a licence's purchase e-mail again, to its customer_email (POST /api/v1/licenses/{key}/email,
+ * and `send_email` when the API issues one). Only queued here: the sender job sends it, so a crash
+ * after the answer loses nothing. The licence is looked up first, scoped by account: another
+ * account's licence is not found.
+ */
+export async function sendLicenseEmail(
+  deps: NotificationDeps,
+  accountId: string,
+  key: string,
+  dedupeKey = '',
+): Promise<EmailDoc> {
+  const license = await deps.licenses.getLicense({ account_id: accountId, key });
+  if (!license.customer_email)
+    throw new AppError('conflict', 'the licence has no customer_email: there is nobody to send it to');
+  const now = deps.clock.now();
+  const id = newId('eml');
+  const doc: EmailDoc = {
+    _id: id,
+    request_key: dedupeKey ? `api:${accountId}:${dedupeKey}` : `api:${id}`,
+    account_id: accountId,
+    template: 'purchase',
+    to: license.customer_email,
+    license_key: license.key,
+    subject: '',
+    status: 'queued',
+    attempts: 0,
+    next_attempt_at: now,
+    last_error: null,
+    created_at: now,
+    sent_at: null,
+  };
+  if (await deps.emails.record(doc)) return doc;
+  // A retried request: the mail its first try queued.
+  return (await deps.emails.byRequestKey(accountId, doc.request_key)) ?? doc;
+}
