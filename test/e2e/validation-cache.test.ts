@@ -442,6 +442,9 @@ describe('validation counts after a licence service outage', () => {
         expect(await code(viaProxy, key)).toBe('valid');
         expect(await hits(gw.metricsUrl)).toBe(before + 1);
       });
+      // Counts are sent at least once: a RecordValidations whose answer the cut loses would be sent again.
+      // The backlog is what this test is about, so the cut waits until the tally has nothing in flight.
+      await countsReach(accountId, validations);
       proxy.cut();
       // 2,200 machines whose fingerprints take 3 bytes a character (200 characters at most): their
       // groups of recent validations alone are over 1.2 MB, with no more requests than needed.
