@@ -1,7 +1,7 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages } from 'nats';
 import type { DomainEvent } from '@licensing/proto';
 import { NOTIFICATION_MAIL_CONSUMER, newId, type Clock, type EventBus, type Logger } from '@licensing/runtime';
-import type { EmailStore } from '../store/emails';
+import { queuedPurchaseMail, type EmailStore } from '../store/emails';
 
 /** Its name is in the notification user's NATS permissions (packages/runtime/src/events/nats-access.ts). */
 export const MAIL_CONSUMER = NOTIFICATION_MAIL_CONSUMER;
@@ -77,21 +77,18 @@ export class MailRequests {
     if (!data.customer_email || !data.license_key) return;
     if (!(await this.wanted(event.account_id, data.checkout.product_id))) return;
     const now = this.clock.now();
-    const queued = await this.emails.record({
-      _id: newId('eml'),
-      request_key: event.id,
-      account_id: event.account_id,
-      template: 'purchase',
-      to: data.customer_email,
-      license_key: data.license_key,
-      subject: '',
-      status: 'queued',
-      attempts: 0,
-      next_attempt_at: now,
-      last_error: null,
-      created_at: now,
-      sent_at: null,
-    });
+    const queued = await this.emails.record(
+      queuedPurchaseMail(
+        {
+          _id: newId('eml'),
+          request_key: event.id,
+          account_id: event.account_id,
+          to: data.customer_email,
+          license_key: data.license_key,
+        },
+        now,
+      ),
+    );
     if (!queued) this.log.info({ event: event.id }, 'the mail of this event is already queued; not again');
   }
 

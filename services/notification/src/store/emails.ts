@@ -35,6 +35,24 @@ export interface EmailDoc {
   sent_at: Date | null;
 }
 
+/** A purchase e-mail waiting for its first attempt (due now), as both the consumer and the API queue one. */
+export function queuedPurchaseMail(
+  f: Pick<EmailDoc, '_id' | 'request_key' | 'account_id' | 'to' | 'license_key'>,
+  now: Date,
+): EmailDoc {
+  return {
+    ...f,
+    template: 'purchase',
+    subject: '',
+    status: 'queued',
+    attempts: 0,
+    next_attempt_at: now,
+    last_error: null,
+    created_at: now,
+    sent_at: null,
+  };
+}
+
 export function emailModel(conn: Connection): Model<EmailDoc> {
   const schema = new Schema<EmailDoc>(
     {

@@ -1,6 +1,6 @@
 import { AppError, newId } from '@licensing/runtime';
 import type { PageRequest } from '@licensing/proto';
-import type { EmailDoc } from '../store/emails';
+import { queuedPurchaseMail, type EmailDoc } from '../store/emails';
 import type { NotificationDeps } from './deps';
 
 /** The mail log of an account, newest first. */
@@ -24,21 +24,16 @@ export async function sendLicenseEmail(
     throw new AppError('conflict', 'the licence has no customer_email: there is nobody to send it to');
   const now = deps.clock.now();
   const id = newId('eml');
-  const doc: EmailDoc = {
-    _id: id,
-    request_key: dedupeKey ? `api:${accountId}:${dedupeKey}` : `api:${id}`,
-    account_id: accountId,
-    template: 'purchase',
-    to: license.customer_email,
-    license_key: license.key,
-    subject: '',
-    status: 'queued',
-    attempts: 0,
-    next_attempt_at: now,
-    last_error: null,
-    created_at: now,
-    sent_at: null,
-  };
+  const doc = queuedPurchaseMail(
+    {
+      _id: id,
+      request_key: dedupeKey ? `api:${accountId}:${dedupeKey}` : `api:${id}`,
+      account_id: accountId,
+      to: license.customer_email,
+      license_key: license.key,
+    },
+    now,
+  );
   if (await deps.emails.record(doc)) return doc;
   // A retried request: the mail its first try queued.
   return (await deps.emails.byRequestKey(accountId, doc.request_key)) ?? doc;
