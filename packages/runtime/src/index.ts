@@ -28,6 +28,7 @@ export * from './service';
 export * from './store/pagination';
 export * from './store/idempotency';
 export * from './mail/email';
+export * from './mail/transport';
 export * from './security/sealed';
 export * from './tasks/periodic';
 export * from './core/request-scope';

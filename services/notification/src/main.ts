@@ -8,6 +8,7 @@ import {
   AppError,
   createClient,
   internalCredential,
+  mailTransportFor,
   runMain,
   startService,
   type ServiceRecipe,
@@ -19,7 +20,6 @@ import { parseSchedule } from './domain/retry';
 import { MailRequests } from './events/mail-requests';
 import { emailHandlers } from './handlers/email-handlers';
 import { Sender } from './jobs/sender';
-import { transportFor } from './mail/transport';
 import { EmailStore, emailModel } from './store/emails';
 import type { NotificationDeps } from './use-cases/deps';
 
@@ -41,7 +41,11 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       licenses: licenses.call,
       publicBaseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
     };
-    const transport = transportFor(ctx.config.MAIL_URL, ctx.config.MAIL_SEND_TIMEOUT_MS);
+    const timeoutMs = ctx.config.MAIL_SEND_TIMEOUT_MS;
+    const transport = mailTransportFor(ctx.config.MAIL_URL, {
+      connectMs: Math.min(timeoutMs, 10_000),
+      socketMs: timeoutMs,
+    });
     ctx.log.info({ mail: transport?.describe ?? 'none: customer mail stays queued' }, 'customer mail');
     ctx.grpc.add(NotificationServiceService, emailHandlers(deps), notificationAccess);
     const wanted = async (accountId: string, productId: string) => {

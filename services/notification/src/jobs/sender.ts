@@ -1,7 +1,6 @@
-import { PeriodicTask, type Clock, type Logger, type Metrics } from '@licensing/runtime';
+import { PeriodicTask, type Clock, type Logger, type MailTransport, type Metrics } from '@licensing/runtime';
 import { displayName } from '../domain/purchase-mail';
 import { nextMailStep } from '../domain/retry';
-import type { MailTransport } from '../mail/transport';
 import type { EmailDoc } from '../store/emails';
 import type { NotificationDeps } from '../use-cases/deps';
 import { renderPurchase } from '../use-cases/render-purchase';
