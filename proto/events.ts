@@ -21,6 +21,7 @@ export const eventTypes = [
   'webhook.disabled',
   'api_key.created',
   'api_key.revoked',
+  'customer.erased',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 
@@ -135,4 +136,9 @@ export interface EventData {
   'webhook.disabled': { endpoint: { id: string; url: string }; reason: string };
   'api_key.created': { api_key: ApiKeyData };
   'api_key.revoked': { api_key: ApiKeyData };
+  /**
+   * DELETE /api/v1/customers/{email} finished: every service replaced the e-mail with `placeholder`.
+   * The e-mail itself is never in the event (the stream and webhook logs keep events).
+   */
+  'customer.erased': { placeholder: string; licenses: number };
 }

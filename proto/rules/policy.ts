@@ -102,6 +102,16 @@ export const policyRules = {
       'Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own',
     addedLater: true,
   },
+  customer_deactivations_per_30_days: {
+    kind: 'int',
+    min: 0,
+    max: 100,
+    nullable: false,
+    default: 3,
+    description:
+      'Machines a customer may free themselves in the customer portal per licence and rolling 30 days (0 = none: only the vendor frees machines)',
+    addedLater: true,
+  },
 } as const satisfies Record<string, PolicyRule>;
 
 type Rules = typeof policyRules;

@@ -98,7 +98,7 @@ export function judge(
       return no(
         'activation_limit_reached',
         `this licence is active on ${activation.count} of ${max} machines; deactivate one first`,
-        'contact_vendor',
+        'free_a_seat',
         now,
       );
     return no(

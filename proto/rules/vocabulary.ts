@@ -39,12 +39,15 @@ export const validationCodes = [
 ] as const;
 export type ValidationCode = (typeof validationCodes)[number];
 
-/** Why an activation was deactivated: a DELETE, or its floating seat lapsed and was reclaimed. */
-export const deactivationReasons = ['requested', 'lapsed'] as const;
+/**
+ * Why an activation was deactivated: a DELETE, its floating seat lapsed and was reclaimed, or the
+ * customer freed it in the customer portal.
+ */
+export const deactivationReasons = ['requested', 'lapsed', 'customer'] as const;
 export type DeactivationReason = (typeof deactivationReasons)[number];
 
 /** What a validation answer tells the app to do next. */
-export const nextActions = ['none', 'activate', 'renew', 'contact_vendor'] as const;
+export const nextActions = ['none', 'activate', 'renew', 'contact_vendor', 'free_a_seat'] as const;
 export type NextAction = (typeof nextActions)[number];
 
 /** An account's plan (its hourly quota: the gateway's rate limits). */
@@ -68,7 +71,7 @@ export const emailStatuses = ['queued', 'sent', 'failed'] as const;
 export type EmailStatus = (typeof emailStatuses)[number];
 
 /** The customer e-mails the notification service sends. */
-export const emailTemplates = ['purchase'] as const;
+export const emailTemplates = ['purchase', 'portal_link', 'seat_rescue'] as const;
 export type EmailTemplate = (typeof emailTemplates)[number];
 
 /** What a webhook endpoint may subscribe to: every domain event, and the test event the vendor can send it. */

@@ -32,6 +32,7 @@ describe('issuing a licence', () => {
       validate_keys_see_email: false,
       refund_action: 'revoke',
       lease_seconds: null,
+      customer_deactivations_per_30_days: 3,
       entitlements: [],
     });
     expect(doc._id).toMatch(/^lic_/);

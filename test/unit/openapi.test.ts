@@ -24,6 +24,7 @@ const product = {
     validate_keys_see_email: false,
     refund_action: 'revoke',
     lease_seconds: null,
+    customer_deactivations_per_30_days: 3,
     entitlements: [],
   },
   price: null,

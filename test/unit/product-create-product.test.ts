@@ -72,6 +72,7 @@ describe('creating a product', () => {
       validate_keys_see_email: false,
       refund_action: 'suspend',
       lease_seconds: null,
+      customer_deactivations_per_30_days: 3,
       entitlements: [],
     });
     expect(doc.price).toEqual({ amount: 4900, currency: 'EUR' });

@@ -36,6 +36,7 @@ describe('product handlers', () => {
         validate_keys_see_email: false,
         refund_action: 'revoke',
         entitlements: [],
+        customer_deactivations_per_30_days: 3,
       },
       price: undefined,
       email_on_purchase: true,

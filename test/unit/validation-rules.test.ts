@@ -94,7 +94,7 @@ describe('validation rules, in their documented order', () => {
     expect(judge(ok, l, req(), noActivation, at(2)).code).toBe('expired');
   });
 
-  it('require_activation: not_activated says activate; a full licence says activation_limit_reached', () => {
+  it('require_activation: not_activated says activate; a full licence says activation_limit_reached and free_a_seat', () => {
     const l = license({ policy: policy({ require_activation: true, max_activations: 2 }) });
     expect(judge(ok, l, req(), { fingerprintActive: false, count: 0 }, now)).toMatchObject({
       valid: false,
@@ -104,7 +104,7 @@ describe('validation rules, in their documented order', () => {
     });
     expect(judge(ok, l, req({ fingerprint: 'm1' }), { fingerprintActive: false, count: 2 }, now)).toMatchObject({
       code: 'activation_limit_reached',
-      nextAction: 'contact_vendor',
+      nextAction: 'free_a_seat',
     });
     expect(judge(ok, l, req({ fingerprint: 'm1' }), { fingerprintActive: true, count: 2 }, now)).toMatchObject({
       valid: true,

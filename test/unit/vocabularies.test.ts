@@ -125,6 +125,7 @@ const protoVocabulary: Record<string, string> = {
   'ListCheckoutSessionsRequest.status': 'checkoutStatuses',
   'WebhookDelivery.status': 'deliveryStatuses',
   'Email.status': 'emailStatuses',
+  'Email.template': 'emailTemplates',
 };
 
 describe('the .proto files', () => {
@@ -158,8 +159,13 @@ describe('the .proto files', () => {
     expect(message.map((f) => f.name)).toEqual(policyFields);
     for (const f of message) {
       const rule = policyRules[f.name as keyof typeof policyRules];
+      // A number whose default is not 0 is optional too: a sender that does not know the field means its default, not 0.
       const expected =
-        rule.kind === 'int' ? ['int32', rule.nullable] : rule.kind === 'bool' ? ['bool', false] : ['string', false];
+        rule.kind === 'int'
+          ? ['int32', rule.nullable || rule.default !== 0]
+          : rule.kind === 'bool'
+            ? ['bool', false]
+            : ['string', false];
       expect([f.name, f.type, f.optional]).toEqual([f.name, ...expected]);
     }
   });
@@ -293,6 +299,7 @@ describe('the licence policy', () => {
     refund_action: 'suspend',
     lease_seconds: 300,
     entitlements: ['pdf-export', 'seats.10'],
+    customer_deactivations_per_30_days: 5,
   };
 
   it('has a default for every field, and the declared values of each kind', () => {

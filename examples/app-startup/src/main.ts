@@ -27,6 +27,7 @@ const ADVICE: Record<NextAction, string> = {
   activate: 'Start the app again to take a seat.',
   renew: 'Renew your licence.',
   contact_vendor: 'Contact the vendor about your licence.',
+  free_a_seat: 'Every seat of your licence is taken: free one of your other machines in the customer portal.',
 };
 
 /** Starts with settings from `env`: exit code 0 means run, 1 refused, 2 misconfigured. */

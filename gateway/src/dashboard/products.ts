@@ -61,6 +61,10 @@ const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'ke
   lease_seconds: { label: 'Floating seats: lease in seconds', hint: '(empty: node-locked; 30–86400)' },
   validate_keys_see_email: 'kept',
   refund_action: 'kept',
+  customer_deactivations_per_30_days: {
+    label: 'Machines a customer may free in the portal per 30 days',
+    hint: '(0: only you free machines)',
+  },
   entitlements: {
     label: 'Entitlements',
     hint: '(feature codes such as pdf-export, separated by commas, spaces or lines; a change reaches every licence of the product at once)',

@@ -47,6 +47,7 @@ export function problemOf(err: AppError, requestId: string | undefined): Problem
   const headers: Record<string, string> = { 'Content-Type': 'application/problem+json; charset=utf-8' };
   if (status === 401) headers['WWW-Authenticate'] = 'Bearer realm="api"';
   if (status === 503) headers['Retry-After'] = '5';
+  if (err.retryAfterS !== undefined) headers['Retry-After'] = String(err.retryAfterS);
   if (status === 426) headers.Upgrade = 'TLS/1.3, HTTP/1.1';
   const body = JSON.stringify({
     type: `/docs#error-${err.code}`,

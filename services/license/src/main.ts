@@ -1,5 +1,6 @@
 import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
 import {
+  AppError,
   createClient,
   internalCredential,
   PeriodicTask,
@@ -90,6 +91,13 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
         }),
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call, products: productCache }),
+        // TODO(i28 base): built by the licence helper
+        deactivateForCustomer: async () => {
+          throw new AppError('method_not_allowed', 'not built yet');
+        },
+        eraseCustomer: async () => {
+          throw new AppError('method_not_allowed', 'not built yet');
+        },
       },
       licenseAccess,
     );

@@ -683,6 +683,8 @@ export interface components {
             lease_seconds: number | null;
             /** @description Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own */
             entitlements: string[];
+            /** @description Machines a customer may free themselves in the customer portal per licence and rolling 30 days (0 = none: only the vendor frees machines) */
+            customer_deactivations_per_30_days: number;
         };
         Price: {
             /** @description In the currency's minor unit (cents) */
@@ -769,7 +771,7 @@ export interface components {
         /** @enum {unknown} */
         ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "lease_expired" | "not_activated" | "activation_limit_reached" | "entitlements_missing";
         /** @enum {unknown} */
-        NextAction: "none" | "activate" | "renew" | "contact_vendor";
+        NextAction: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat";
         QueryValidation: {
             valid: boolean;
             code: components["schemas"]["ValidationCode"];
@@ -872,7 +874,7 @@ export interface components {
             /** @description The buyer it goes to */
             to: string;
             /** @enum {unknown} */
-            template: "purchase";
+            template: "purchase" | "portal_link" | "seat_rescue";
             subject: string | null;
             license_key: string;
             /** @enum {unknown} */
@@ -1049,6 +1051,8 @@ export interface components {
             lease_seconds?: number | null;
             /** @description Feature codes every licence of the product includes, live: a change reaches existing licences at once, without renewal (each once, at most 100); a licence can add its own */
             entitlements?: string[];
+            /** @description Machines a customer may free themselves in the customer portal per licence and rolling 30 days (0 = none: only the vendor frees machines) */
+            customer_deactivations_per_30_days?: number;
         };
     };
     responses: never;

@@ -30,9 +30,16 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly fieldErrors: FieldError[] = [],
+    /** For rate_limited: seconds until a retry can succeed (the gateway's Retry-After). */
+    readonly retryAfterS?: number,
   ) {
     super(message);
     this.name = 'AppError';
+  }
+
+  /** A refusal until a later time: 429 with Retry-After (whole seconds, at least 1). */
+  static rateLimited(message: string, retryAfterS: number): AppError {
+    return new AppError('rate_limited', message, [], Math.max(1, Math.ceil(retryAfterS)));
   }
 
   static invalid(field: string, message: string): AppError {
@@ -63,6 +70,7 @@ const toGrpc: Record<ErrorCode, GrpcStatus> = {
 const CODE_KEY = 'lk-error-code';
 // Binary metadata: field messages may hold any UTF-8, which text metadata refuses.
 const FIELDS_KEY = 'lk-field-errors-bin';
+const RETRY_AFTER_KEY = 'lk-retry-after';
 
 /** Server side: any thrown value becomes a gRPC error; unknown ones become `internal` with no detail. */
 export function toServiceError(err: unknown): Partial<ServiceError> {
@@ -70,6 +78,7 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   const metadata = new Metadata();
   metadata.set(CODE_KEY, app.code);
   if (app.fieldErrors.length) metadata.set(FIELDS_KEY, Buffer.from(JSON.stringify(app.fieldErrors), 'utf8'));
+  if (app.retryAfterS !== undefined) metadata.set(RETRY_AFTER_KEY, String(app.retryAfterS));
   return { code: toGrpc[app.code], details: app.message, metadata };
 }
 
@@ -112,5 +121,6 @@ export function fromServiceError(err: ServiceError): AppError {
       : code === 'service_unavailable'
         ? 'a backing service is unavailable'
         : err.details;
-  return new AppError(code, message, fields);
+  const retry = Number(err.metadata?.get(RETRY_AFTER_KEY)[0]);
+  return new AppError(code, message, fields, Number.isFinite(retry) && retry > 0 ? retry : undefined);
 }

@@ -19,6 +19,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { PageInfo, PageRequest } from "./common";
+import { EraseCustomerRequest, EraseCustomerResponse } from "./license";
 
 export interface CheckoutSession {
   /** cs_…: also the capability in the hosted page's URL. */
@@ -1207,6 +1208,17 @@ export const CheckoutServiceService = {
     responseSerialize: (value: CheckoutSession): Buffer => Buffer.from(CheckoutSession.encode(value).finish()),
     responseDeserialize: (value: Buffer): CheckoutSession => CheckoutSession.decode(value),
   },
+  /** Replaces the e-mail on the account's checkout sessions with the placeholder (idempotent). */
+  eraseCustomer: {
+    path: "/licensing.v1.CheckoutService/EraseCustomer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EraseCustomerRequest): Buffer => Buffer.from(EraseCustomerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EraseCustomerRequest => EraseCustomerRequest.decode(value),
+    responseSerialize: (value: EraseCustomerResponse): Buffer =>
+      Buffer.from(EraseCustomerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EraseCustomerResponse => EraseCustomerResponse.decode(value),
+  },
 } as const;
 
 export interface CheckoutServiceServer extends UntypedServiceImplementation {
@@ -1215,6 +1227,8 @@ export interface CheckoutServiceServer extends UntypedServiceImplementation {
   listSessions: handleUnaryCall<ListCheckoutSessionsRequest, ListCheckoutSessionsResponse>;
   /** open → expired; FAILED_PRECONDITION (409) for a completed session. */
   expireSession: handleUnaryCall<GetCheckoutSessionRequest, CheckoutSession>;
+  /** Replaces the e-mail on the account's checkout sessions with the placeholder (idempotent). */
+  eraseCustomer: handleUnaryCall<EraseCustomerRequest, EraseCustomerResponse>;
 }
 
 export interface CheckoutServiceClient extends Client {
@@ -1278,6 +1292,22 @@ export interface CheckoutServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CheckoutSession) => void,
+  ): ClientUnaryCall;
+  /** Replaces the e-mail on the account's checkout sessions with the placeholder (idempotent). */
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
+  ): ClientUnaryCall;
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
+  ): ClientUnaryCall;
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
   ): ClientUnaryCall;
 }
 

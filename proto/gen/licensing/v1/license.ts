@@ -21,6 +21,28 @@ import {
 import { PageInfo, PageRequest } from "./common";
 import { LicensePolicy } from "./product";
 
+export interface DeactivateForCustomerRequest {
+  account_id: string;
+  key: string;
+  activation_id: string;
+  /** Lower-cased e-mail of the portal session. */
+  customer_email: string;
+}
+
+/** Shared by every service's EraseCustomer (license, checkout, notification, webhook). */
+export interface EraseCustomerRequest {
+  account_id: string;
+  /** The e-mail to erase (compared case-insensitively). */
+  email: string;
+  /** What replaces it: "erased-<random>@erased.invalid", chosen by the gateway once per request. */
+  placeholder: string;
+}
+
+export interface EraseCustomerResponse {
+  /** Documents (licences, sessions, mails, deliveries…) that no longer hold the e-mail. */
+  erased: number;
+}
+
 export interface ResolveLicenseKeyRequest {
   /** Canonical form (the gateway normalises it first). */
   key: string;
@@ -141,7 +163,7 @@ export interface ValidateLicenseResponse {
   license:
     | License
     | undefined;
-  /** none | activate | renew | contact_vendor */
+  /** none | activate | renew | contact_vendor | free_a_seat */
   next_action: string;
   /** Until when the client may trust this answer offline (RFC 3339). */
   cache_until: string;
@@ -292,6 +314,11 @@ export interface Activation {
   created_at: string;
   /** When a floating seat lapses unless heartbeated (RFC 3339); empty for a node-locked activation. */
   lease_expires_at: string;
+  /**
+   * When this machine was last seen: its last validation naming its fingerprint, or its last
+   * heartbeat, whichever is later (RFC 3339; empty = never since activation).
+   */
+  last_seen_at: string;
 }
 
 export interface HeartbeatRequest {
@@ -367,6 +394,307 @@ export interface Stats {
   /** 30 entries, oldest first; the last is today (UTC). */
   validations_by_day: DayCount[];
 }
+
+function createBaseDeactivateForCustomerRequest(): DeactivateForCustomerRequest {
+  return { account_id: "", key: "", activation_id: "", customer_email: "" };
+}
+
+export const DeactivateForCustomerRequest: MessageFns<DeactivateForCustomerRequest> = {
+  encode(message: DeactivateForCustomerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.activation_id !== "") {
+      writer.uint32(26).string(message.activation_id);
+    }
+    if (message.customer_email !== "") {
+      writer.uint32(34).string(message.customer_email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeactivateForCustomerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeactivateForCustomerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.activation_id = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.customer_email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeactivateForCustomerRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      activation_id: isSet(object.activationId)
+        ? globalThis.String(object.activationId)
+        : isSet(object.activation_id)
+        ? globalThis.String(object.activation_id)
+        : "",
+      customer_email: isSet(object.customerEmail)
+        ? globalThis.String(object.customerEmail)
+        : isSet(object.customer_email)
+        ? globalThis.String(object.customer_email)
+        : "",
+    };
+  },
+
+  toJSON(message: DeactivateForCustomerRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.activation_id !== "") {
+      obj.activationId = message.activation_id;
+    }
+    if (message.customer_email !== "") {
+      obj.customerEmail = message.customer_email;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeactivateForCustomerRequest>, I>>(base?: I): DeactivateForCustomerRequest {
+    return DeactivateForCustomerRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeactivateForCustomerRequest>, I>>(object: I): DeactivateForCustomerRequest {
+    const message = createBaseDeactivateForCustomerRequest();
+    message.account_id = object.account_id ?? "";
+    message.key = object.key ?? "";
+    message.activation_id = object.activation_id ?? "";
+    message.customer_email = object.customer_email ?? "";
+    return message;
+  },
+};
+
+function createBaseEraseCustomerRequest(): EraseCustomerRequest {
+  return { account_id: "", email: "", placeholder: "" };
+}
+
+export const EraseCustomerRequest: MessageFns<EraseCustomerRequest> = {
+  encode(message: EraseCustomerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.placeholder !== "") {
+      writer.uint32(26).string(message.placeholder);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EraseCustomerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEraseCustomerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.placeholder = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EraseCustomerRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      placeholder: isSet(object.placeholder) ? globalThis.String(object.placeholder) : "",
+    };
+  },
+
+  toJSON(message: EraseCustomerRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.placeholder !== "") {
+      obj.placeholder = message.placeholder;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EraseCustomerRequest>, I>>(base?: I): EraseCustomerRequest {
+    return EraseCustomerRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EraseCustomerRequest>, I>>(object: I): EraseCustomerRequest {
+    const message = createBaseEraseCustomerRequest();
+    message.account_id = object.account_id ?? "";
+    message.email = object.email ?? "";
+    message.placeholder = object.placeholder ?? "";
+    return message;
+  },
+};
+
+function createBaseEraseCustomerResponse(): EraseCustomerResponse {
+  return { erased: 0 };
+}
+
+export const EraseCustomerResponse: MessageFns<EraseCustomerResponse> = {
+  encode(message: EraseCustomerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.erased !== 0) {
+      writer.uint32(8).int32(message.erased);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EraseCustomerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEraseCustomerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.erased = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EraseCustomerResponse {
+    return { erased: isSet(object.erased) ? globalThis.Number(object.erased) : 0 };
+  },
+
+  toJSON(message: EraseCustomerResponse): unknown {
+    const obj: any = {};
+    if (message.erased !== 0) {
+      obj.erased = Math.round(message.erased);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EraseCustomerResponse>, I>>(base?: I): EraseCustomerResponse {
+    return EraseCustomerResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EraseCustomerResponse>, I>>(object: I): EraseCustomerResponse {
+    const message = createBaseEraseCustomerResponse();
+    message.erased = object.erased ?? 0;
+    return message;
+  },
+};
 
 function createBaseResolveLicenseKeyRequest(): ResolveLicenseKeyRequest {
   return { key: "" };
@@ -3900,7 +4228,7 @@ export const UpdateLicenseRequest_MetadataEntry: MessageFns<UpdateLicenseRequest
 };
 
 function createBaseActivation(): Activation {
-  return { id: "", license_id: "", fingerprint: "", name: "", created_at: "", lease_expires_at: "" };
+  return { id: "", license_id: "", fingerprint: "", name: "", created_at: "", lease_expires_at: "", last_seen_at: "" };
 }
 
 export const Activation: MessageFns<Activation> = {
@@ -3922,6 +4250,9 @@ export const Activation: MessageFns<Activation> = {
     }
     if (message.lease_expires_at !== "") {
       writer.uint32(50).string(message.lease_expires_at);
+    }
+    if (message.last_seen_at !== "") {
+      writer.uint32(58).string(message.last_seen_at);
     }
     return writer;
   },
@@ -3987,6 +4318,14 @@ export const Activation: MessageFns<Activation> = {
             message.lease_expires_at = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.last_seen_at = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4019,6 +4358,11 @@ export const Activation: MessageFns<Activation> = {
         : isSet(object.lease_expires_at)
         ? globalThis.String(object.lease_expires_at)
         : "",
+      last_seen_at: isSet(object.lastSeenAt)
+        ? globalThis.String(object.lastSeenAt)
+        : isSet(object.last_seen_at)
+        ? globalThis.String(object.last_seen_at)
+        : "",
     };
   },
 
@@ -4042,6 +4386,9 @@ export const Activation: MessageFns<Activation> = {
     if (message.lease_expires_at !== "") {
       obj.leaseExpiresAt = message.lease_expires_at;
     }
+    if (message.last_seen_at !== "") {
+      obj.lastSeenAt = message.last_seen_at;
+    }
     return obj;
   },
 
@@ -4056,6 +4403,7 @@ export const Activation: MessageFns<Activation> = {
     message.name = object.name ?? "";
     message.created_at = object.created_at ?? "";
     message.lease_expires_at = object.lease_expires_at ?? "";
+    message.last_seen_at = object.last_seen_at ?? "";
     return message;
   },
 };
@@ -5543,6 +5891,38 @@ export const LicenseServiceService = {
       Buffer.from(ResolveLicenseKeyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ResolveLicenseKeyResponse => ResolveLicenseKeyResponse.decode(value),
   },
+  /**
+   * The customer portal frees a machine of one of the signed-in customer's licences. NOT_FOUND unless
+   * the licence is the account's and its customer_email is that e-mail (case-insensitive), and the
+   * activation is that licence's. RESOURCE_EXHAUSTED (429, retry_after_s set) when the policy's
+   * customer_deactivations_per_30_days are used up; FAILED_PRECONDITION when it is 0. Publishes
+   * license.deactivated with reason "customer".
+   */
+  deactivateForCustomer: {
+    path: "/licensing.v1.LicenseService/DeactivateForCustomer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeactivateForCustomerRequest): Buffer =>
+      Buffer.from(DeactivateForCustomerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeactivateForCustomerRequest => DeactivateForCustomerRequest.decode(value),
+    responseSerialize: (value: Activation): Buffer => Buffer.from(Activation.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Activation => Activation.decode(value),
+  },
+  /**
+   * Replaces customer_email on every licence of the account that has it (case-insensitive) with
+   * the placeholder, and the e-mail inside those licences' activation names; idempotent. Publishes
+   * customer.erased (without the e-mail) when anything changed or was asked: always once per call.
+   */
+  eraseCustomer: {
+    path: "/licensing.v1.LicenseService/EraseCustomer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EraseCustomerRequest): Buffer => Buffer.from(EraseCustomerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EraseCustomerRequest => EraseCustomerRequest.decode(value),
+    responseSerialize: (value: EraseCustomerResponse): Buffer =>
+      Buffer.from(EraseCustomerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EraseCustomerResponse => EraseCustomerResponse.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -5589,6 +5969,20 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
    * for a key no licence has.
    */
   resolveLicenseKey: handleUnaryCall<ResolveLicenseKeyRequest, ResolveLicenseKeyResponse>;
+  /**
+   * The customer portal frees a machine of one of the signed-in customer's licences. NOT_FOUND unless
+   * the licence is the account's and its customer_email is that e-mail (case-insensitive), and the
+   * activation is that licence's. RESOURCE_EXHAUSTED (429, retry_after_s set) when the policy's
+   * customer_deactivations_per_30_days are used up; FAILED_PRECONDITION when it is 0. Publishes
+   * license.deactivated with reason "customer".
+   */
+  deactivateForCustomer: handleUnaryCall<DeactivateForCustomerRequest, Activation>;
+  /**
+   * Replaces customer_email on every licence of the account that has it (case-insensitive) with
+   * the placeholder, and the e-mail inside those licences' activation names; idempotent. Publishes
+   * customer.erased (without the e-mail) when anything changed or was asked: always once per call.
+   */
+  eraseCustomer: handleUnaryCall<EraseCustomerRequest, EraseCustomerResponse>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -5855,6 +6249,48 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ResolveLicenseKeyResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The customer portal frees a machine of one of the signed-in customer's licences. NOT_FOUND unless
+   * the licence is the account's and its customer_email is that e-mail (case-insensitive), and the
+   * activation is that licence's. RESOURCE_EXHAUSTED (429, retry_after_s set) when the policy's
+   * customer_deactivations_per_30_days are used up; FAILED_PRECONDITION when it is 0. Publishes
+   * license.deactivated with reason "customer".
+   */
+  deactivateForCustomer(
+    request: DeactivateForCustomerRequest,
+    callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
+  deactivateForCustomer(
+    request: DeactivateForCustomerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
+  deactivateForCustomer(
+    request: DeactivateForCustomerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Activation) => void,
+  ): ClientUnaryCall;
+  /**
+   * Replaces customer_email on every licence of the account that has it (case-insensitive) with
+   * the placeholder, and the e-mail inside those licences' activation names; idempotent. Publishes
+   * customer.erased (without the e-mail) when anything changed or was asked: always once per call.
+   */
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
+  ): ClientUnaryCall;
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
+  ): ClientUnaryCall;
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -19,11 +19,51 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { PageInfo, PageRequest } from "./common";
+import { EraseCustomerRequest, EraseCustomerResponse } from "./license";
+
+export interface RequestPortalLinkRequest {
+  account_id: string;
+  email: string;
+}
+
+export interface RequestPortalLinkResponse {
+}
+
+export interface RequestSeatRescueRequest {
+  account_id: string;
+  key: string;
+}
+
+export interface RedeemPortalLinkRequest {
+  account_id: string;
+  /** The token of the link, as the e-mail carried it. */
+  token: string;
+}
+
+export interface PortalSessionRequest {
+  account_id: string;
+  token: string;
+}
+
+export interface PortalSession {
+  /** The session's secret: set by RedeemPortalLink only (stored as a digest; the cookie holds it). */
+  token: string;
+  csrf_token: string;
+  /** Lower-cased. */
+  email: string;
+  expires_at: string;
+  /** Set when the link was a seat rescue's: the licence whose machines the portal opens on. */
+  license_key: string;
+  account_id: string;
+}
+
+export interface EndPortalSessionResponse {
+}
 
 export interface Email {
   id: string;
   to: string;
-  /** purchase */
+  /** purchase | portal_link | seat_rescue */
   template: string;
   subject: string;
   /** queued | sent | failed */
@@ -55,6 +95,631 @@ export interface SendLicenseEmailRequest {
    */
   dedupe_key: string;
 }
+
+function createBaseRequestPortalLinkRequest(): RequestPortalLinkRequest {
+  return { account_id: "", email: "" };
+}
+
+export const RequestPortalLinkRequest: MessageFns<RequestPortalLinkRequest> = {
+  encode(message: RequestPortalLinkRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestPortalLinkRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestPortalLinkRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequestPortalLinkRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+    };
+  },
+
+  toJSON(message: RequestPortalLinkRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestPortalLinkRequest>, I>>(base?: I): RequestPortalLinkRequest {
+    return RequestPortalLinkRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestPortalLinkRequest>, I>>(object: I): RequestPortalLinkRequest {
+    const message = createBaseRequestPortalLinkRequest();
+    message.account_id = object.account_id ?? "";
+    message.email = object.email ?? "";
+    return message;
+  },
+};
+
+function createBaseRequestPortalLinkResponse(): RequestPortalLinkResponse {
+  return {};
+}
+
+export const RequestPortalLinkResponse: MessageFns<RequestPortalLinkResponse> = {
+  encode(_: RequestPortalLinkResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestPortalLinkResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestPortalLinkResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): RequestPortalLinkResponse {
+    return {};
+  },
+
+  toJSON(_: RequestPortalLinkResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestPortalLinkResponse>, I>>(base?: I): RequestPortalLinkResponse {
+    return RequestPortalLinkResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestPortalLinkResponse>, I>>(_: I): RequestPortalLinkResponse {
+    const message = createBaseRequestPortalLinkResponse();
+    return message;
+  },
+};
+
+function createBaseRequestSeatRescueRequest(): RequestSeatRescueRequest {
+  return { account_id: "", key: "" };
+}
+
+export const RequestSeatRescueRequest: MessageFns<RequestSeatRescueRequest> = {
+  encode(message: RequestSeatRescueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestSeatRescueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestSeatRescueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequestSeatRescueRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+    };
+  },
+
+  toJSON(message: RequestSeatRescueRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestSeatRescueRequest>, I>>(base?: I): RequestSeatRescueRequest {
+    return RequestSeatRescueRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestSeatRescueRequest>, I>>(object: I): RequestSeatRescueRequest {
+    const message = createBaseRequestSeatRescueRequest();
+    message.account_id = object.account_id ?? "";
+    message.key = object.key ?? "";
+    return message;
+  },
+};
+
+function createBaseRedeemPortalLinkRequest(): RedeemPortalLinkRequest {
+  return { account_id: "", token: "" };
+}
+
+export const RedeemPortalLinkRequest: MessageFns<RedeemPortalLinkRequest> = {
+  encode(message: RedeemPortalLinkRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.token !== "") {
+      writer.uint32(18).string(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RedeemPortalLinkRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRedeemPortalLinkRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RedeemPortalLinkRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+    };
+  },
+
+  toJSON(message: RedeemPortalLinkRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RedeemPortalLinkRequest>, I>>(base?: I): RedeemPortalLinkRequest {
+    return RedeemPortalLinkRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RedeemPortalLinkRequest>, I>>(object: I): RedeemPortalLinkRequest {
+    const message = createBaseRedeemPortalLinkRequest();
+    message.account_id = object.account_id ?? "";
+    message.token = object.token ?? "";
+    return message;
+  },
+};
+
+function createBasePortalSessionRequest(): PortalSessionRequest {
+  return { account_id: "", token: "" };
+}
+
+export const PortalSessionRequest: MessageFns<PortalSessionRequest> = {
+  encode(message: PortalSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.token !== "") {
+      writer.uint32(18).string(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PortalSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePortalSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PortalSessionRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+    };
+  },
+
+  toJSON(message: PortalSessionRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PortalSessionRequest>, I>>(base?: I): PortalSessionRequest {
+    return PortalSessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PortalSessionRequest>, I>>(object: I): PortalSessionRequest {
+    const message = createBasePortalSessionRequest();
+    message.account_id = object.account_id ?? "";
+    message.token = object.token ?? "";
+    return message;
+  },
+};
+
+function createBasePortalSession(): PortalSession {
+  return { token: "", csrf_token: "", email: "", expires_at: "", license_key: "", account_id: "" };
+}
+
+export const PortalSession: MessageFns<PortalSession> = {
+  encode(message: PortalSession, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.csrf_token !== "") {
+      writer.uint32(18).string(message.csrf_token);
+    }
+    if (message.email !== "") {
+      writer.uint32(26).string(message.email);
+    }
+    if (message.expires_at !== "") {
+      writer.uint32(34).string(message.expires_at);
+    }
+    if (message.license_key !== "") {
+      writer.uint32(42).string(message.license_key);
+    }
+    if (message.account_id !== "") {
+      writer.uint32(50).string(message.account_id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PortalSession {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePortalSession();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.csrf_token = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.expires_at = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.license_key = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PortalSession {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      csrf_token: isSet(object.csrfToken)
+        ? globalThis.String(object.csrfToken)
+        : isSet(object.csrf_token)
+        ? globalThis.String(object.csrf_token)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      expires_at: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : "",
+      license_key: isSet(object.licenseKey)
+        ? globalThis.String(object.licenseKey)
+        : isSet(object.license_key)
+        ? globalThis.String(object.license_key)
+        : "",
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: PortalSession): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.csrf_token !== "") {
+      obj.csrfToken = message.csrf_token;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.expires_at !== "") {
+      obj.expiresAt = message.expires_at;
+    }
+    if (message.license_key !== "") {
+      obj.licenseKey = message.license_key;
+    }
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PortalSession>, I>>(base?: I): PortalSession {
+    return PortalSession.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PortalSession>, I>>(object: I): PortalSession {
+    const message = createBasePortalSession();
+    message.token = object.token ?? "";
+    message.csrf_token = object.csrf_token ?? "";
+    message.email = object.email ?? "";
+    message.expires_at = object.expires_at ?? "";
+    message.license_key = object.license_key ?? "";
+    message.account_id = object.account_id ?? "";
+    return message;
+  },
+};
+
+function createBaseEndPortalSessionResponse(): EndPortalSessionResponse {
+  return {};
+}
+
+export const EndPortalSessionResponse: MessageFns<EndPortalSessionResponse> = {
+  encode(_: EndPortalSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EndPortalSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEndPortalSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): EndPortalSessionResponse {
+    return {};
+  },
+
+  toJSON(_: EndPortalSessionResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EndPortalSessionResponse>, I>>(base?: I): EndPortalSessionResponse {
+    return EndPortalSessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EndPortalSessionResponse>, I>>(_: I): EndPortalSessionResponse {
+    const message = createBaseEndPortalSessionResponse();
+    return message;
+  },
+};
 
 function createBaseEmail(): Email {
   return {
@@ -632,6 +1297,85 @@ export const NotificationServiceService = {
     responseSerialize: (value: Email): Buffer => Buffer.from(Email.encode(value).finish()),
     responseDeserialize: (value: Buffer): Email => Email.decode(value),
   },
+  /**
+   * Customer portal sign-in: queues a sign-in request for this e-mail. Always OK and the same answer:
+   * whether the e-mail holds licences of the account is decided by the sender job, which sends a
+   * one-time link (valid 1 hour) only when it does, and otherwise drops the request unlogged.
+   */
+  requestPortalLink: {
+    path: "/licensing.v1.NotificationService/RequestPortalLink" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RequestPortalLinkRequest): Buffer =>
+      Buffer.from(RequestPortalLinkRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RequestPortalLinkRequest => RequestPortalLinkRequest.decode(value),
+    responseSerialize: (value: RequestPortalLinkResponse): Buffer =>
+      Buffer.from(RequestPortalLinkResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RequestPortalLinkResponse => RequestPortalLinkResponse.decode(value),
+  },
+  /**
+   * Seat rescue: queues a mail to the licence's customer_email with a one-time portal link straight to
+   * that licence's machines. RESOURCE_EXHAUSTED (retry_after_s) when one was asked within the hour;
+   * FAILED_PRECONDITION when the licence has no customer e-mail; NOT_FOUND for another account's key.
+   */
+  requestSeatRescue: {
+    path: "/licensing.v1.NotificationService/RequestSeatRescue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RequestSeatRescueRequest): Buffer =>
+      Buffer.from(RequestSeatRescueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RequestSeatRescueRequest => RequestSeatRescueRequest.decode(value),
+    responseSerialize: (value: Email): Buffer => Buffer.from(Email.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Email => Email.decode(value),
+  },
+  /**
+   * Redeems a link once: a new portal session. INVALID_ARGUMENT for a link that is unknown, used,
+   * expired or of another account (one message for all four).
+   */
+  redeemPortalLink: {
+    path: "/licensing.v1.NotificationService/RedeemPortalLink" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RedeemPortalLinkRequest): Buffer =>
+      Buffer.from(RedeemPortalLinkRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RedeemPortalLinkRequest => RedeemPortalLinkRequest.decode(value),
+    responseSerialize: (value: PortalSession): Buffer => Buffer.from(PortalSession.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PortalSession => PortalSession.decode(value),
+  },
+  /** The session a cookie names (UNAUTHENTICATED when none, expired, or of another account). */
+  getPortalSession: {
+    path: "/licensing.v1.NotificationService/GetPortalSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PortalSessionRequest): Buffer => Buffer.from(PortalSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PortalSessionRequest => PortalSessionRequest.decode(value),
+    responseSerialize: (value: PortalSession): Buffer => Buffer.from(PortalSession.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PortalSession => PortalSession.decode(value),
+  },
+  endPortalSession: {
+    path: "/licensing.v1.NotificationService/EndPortalSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PortalSessionRequest): Buffer => Buffer.from(PortalSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PortalSessionRequest => PortalSessionRequest.decode(value),
+    responseSerialize: (value: EndPortalSessionResponse): Buffer =>
+      Buffer.from(EndPortalSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EndPortalSessionResponse => EndPortalSessionResponse.decode(value),
+  },
+  /**
+   * Replaces the e-mail in the account's mail log with the placeholder, and ends and deletes that
+   * e-mail's portal sessions and links (idempotent).
+   */
+  eraseCustomer: {
+    path: "/licensing.v1.NotificationService/EraseCustomer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EraseCustomerRequest): Buffer => Buffer.from(EraseCustomerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EraseCustomerRequest => EraseCustomerRequest.decode(value),
+    responseSerialize: (value: EraseCustomerResponse): Buffer =>
+      Buffer.from(EraseCustomerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EraseCustomerResponse => EraseCustomerResponse.decode(value),
+  },
 } as const;
 
 export interface NotificationServiceServer extends UntypedServiceImplementation {
@@ -642,6 +1386,31 @@ export interface NotificationServiceServer extends UntypedServiceImplementation 
    * sent by the job, never inside the request.
    */
   sendLicenseEmail: handleUnaryCall<SendLicenseEmailRequest, Email>;
+  /**
+   * Customer portal sign-in: queues a sign-in request for this e-mail. Always OK and the same answer:
+   * whether the e-mail holds licences of the account is decided by the sender job, which sends a
+   * one-time link (valid 1 hour) only when it does, and otherwise drops the request unlogged.
+   */
+  requestPortalLink: handleUnaryCall<RequestPortalLinkRequest, RequestPortalLinkResponse>;
+  /**
+   * Seat rescue: queues a mail to the licence's customer_email with a one-time portal link straight to
+   * that licence's machines. RESOURCE_EXHAUSTED (retry_after_s) when one was asked within the hour;
+   * FAILED_PRECONDITION when the licence has no customer e-mail; NOT_FOUND for another account's key.
+   */
+  requestSeatRescue: handleUnaryCall<RequestSeatRescueRequest, Email>;
+  /**
+   * Redeems a link once: a new portal session. INVALID_ARGUMENT for a link that is unknown, used,
+   * expired or of another account (one message for all four).
+   */
+  redeemPortalLink: handleUnaryCall<RedeemPortalLinkRequest, PortalSession>;
+  /** The session a cookie names (UNAUTHENTICATED when none, expired, or of another account). */
+  getPortalSession: handleUnaryCall<PortalSessionRequest, PortalSession>;
+  endPortalSession: handleUnaryCall<PortalSessionRequest, EndPortalSessionResponse>;
+  /**
+   * Replaces the e-mail in the account's mail log with the placeholder, and ends and deletes that
+   * e-mail's portal sessions and links (idempotent).
+   */
+  eraseCustomer: handleUnaryCall<EraseCustomerRequest, EraseCustomerResponse>;
 }
 
 export interface NotificationServiceClient extends Client {
@@ -679,6 +1448,115 @@ export interface NotificationServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Email) => void,
+  ): ClientUnaryCall;
+  /**
+   * Customer portal sign-in: queues a sign-in request for this e-mail. Always OK and the same answer:
+   * whether the e-mail holds licences of the account is decided by the sender job, which sends a
+   * one-time link (valid 1 hour) only when it does, and otherwise drops the request unlogged.
+   */
+  requestPortalLink(
+    request: RequestPortalLinkRequest,
+    callback: (error: ServiceError | null, response: RequestPortalLinkResponse) => void,
+  ): ClientUnaryCall;
+  requestPortalLink(
+    request: RequestPortalLinkRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RequestPortalLinkResponse) => void,
+  ): ClientUnaryCall;
+  requestPortalLink(
+    request: RequestPortalLinkRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RequestPortalLinkResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Seat rescue: queues a mail to the licence's customer_email with a one-time portal link straight to
+   * that licence's machines. RESOURCE_EXHAUSTED (retry_after_s) when one was asked within the hour;
+   * FAILED_PRECONDITION when the licence has no customer e-mail; NOT_FOUND for another account's key.
+   */
+  requestSeatRescue(
+    request: RequestSeatRescueRequest,
+    callback: (error: ServiceError | null, response: Email) => void,
+  ): ClientUnaryCall;
+  requestSeatRescue(
+    request: RequestSeatRescueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Email) => void,
+  ): ClientUnaryCall;
+  requestSeatRescue(
+    request: RequestSeatRescueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Email) => void,
+  ): ClientUnaryCall;
+  /**
+   * Redeems a link once: a new portal session. INVALID_ARGUMENT for a link that is unknown, used,
+   * expired or of another account (one message for all four).
+   */
+  redeemPortalLink(
+    request: RedeemPortalLinkRequest,
+    callback: (error: ServiceError | null, response: PortalSession) => void,
+  ): ClientUnaryCall;
+  redeemPortalLink(
+    request: RedeemPortalLinkRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PortalSession) => void,
+  ): ClientUnaryCall;
+  redeemPortalLink(
+    request: RedeemPortalLinkRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PortalSession) => void,
+  ): ClientUnaryCall;
+  /** The session a cookie names (UNAUTHENTICATED when none, expired, or of another account). */
+  getPortalSession(
+    request: PortalSessionRequest,
+    callback: (error: ServiceError | null, response: PortalSession) => void,
+  ): ClientUnaryCall;
+  getPortalSession(
+    request: PortalSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PortalSession) => void,
+  ): ClientUnaryCall;
+  getPortalSession(
+    request: PortalSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PortalSession) => void,
+  ): ClientUnaryCall;
+  endPortalSession(
+    request: PortalSessionRequest,
+    callback: (error: ServiceError | null, response: EndPortalSessionResponse) => void,
+  ): ClientUnaryCall;
+  endPortalSession(
+    request: PortalSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EndPortalSessionResponse) => void,
+  ): ClientUnaryCall;
+  endPortalSession(
+    request: PortalSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EndPortalSessionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Replaces the e-mail in the account's mail log with the placeholder, and ends and deletes that
+   * e-mail's portal sessions and links (idempotent).
+   */
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
+  ): ClientUnaryCall;
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
+  ): ClientUnaryCall;
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
   ): ClientUnaryCall;
 }
 

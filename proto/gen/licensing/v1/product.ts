@@ -78,6 +78,11 @@ export interface LicensePolicy {
    * no duplicates). A licence can add its own (License.extra_entitlements).
    */
   entitlements: string[];
+  /**
+   * Machines a customer may free themselves in the customer portal per 30 days, per licence
+   * (0 = the portal cannot free machines). Absent (and for products stored before it existed): 3.
+   */
+  customer_deactivations_per_30_days?: number | undefined;
 }
 
 export interface Product {
@@ -601,6 +606,7 @@ function createBaseLicensePolicy(): LicensePolicy {
     refund_action: "",
     lease_seconds: undefined,
     entitlements: [],
+    customer_deactivations_per_30_days: undefined,
   };
 }
 
@@ -629,6 +635,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     }
     for (const v of message.entitlements) {
       writer.uint32(66).string(v!);
+    }
+    if (message.customer_deactivations_per_30_days !== undefined) {
+      writer.uint32(72).int32(message.customer_deactivations_per_30_days);
     }
     return writer;
   },
@@ -710,6 +719,14 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
             message.entitlements.push(reader.string());
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.customer_deactivations_per_30_days = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -762,6 +779,11 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
       entitlements: globalThis.Array.isArray(object?.entitlements)
         ? object.entitlements.map((e: any) => globalThis.String(e))
         : [],
+      customer_deactivations_per_30_days: isSet(object.customerDeactivationsPer30Days)
+        ? globalThis.Number(object.customerDeactivationsPer30Days)
+        : isSet(object.customer_deactivations_per_30_days)
+        ? globalThis.Number(object.customer_deactivations_per_30_days)
+        : undefined,
     };
   },
 
@@ -791,6 +813,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     if (message.entitlements?.length) {
       obj.entitlements = message.entitlements;
     }
+    if (message.customer_deactivations_per_30_days !== undefined) {
+      obj.customerDeactivationsPer30Days = Math.round(message.customer_deactivations_per_30_days);
+    }
     return obj;
   },
 
@@ -807,6 +832,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     message.refund_action = object.refund_action ?? "";
     message.lease_seconds = object.lease_seconds ?? undefined;
     message.entitlements = object.entitlements?.map((e) => e) || [];
+    message.customer_deactivations_per_30_days = object.customer_deactivations_per_30_days ?? undefined;
     return message;
   },
 };

@@ -19,6 +19,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { PageInfo, PageRequest } from "./common";
+import { EraseCustomerRequest, EraseCustomerResponse } from "./license";
 
 export interface WebhookDelivery {
   id: string;
@@ -1609,6 +1610,17 @@ export const WebhookServiceService = {
     responseSerialize: (value: WebhookDelivery): Buffer => Buffer.from(WebhookDelivery.encode(value).finish()),
     responseDeserialize: (value: Buffer): WebhookDelivery => WebhookDelivery.decode(value),
   },
+  /** Replaces the e-mail inside the account's stored delivery bodies with the placeholder (idempotent). */
+  eraseCustomer: {
+    path: "/licensing.v1.WebhookService/EraseCustomer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EraseCustomerRequest): Buffer => Buffer.from(EraseCustomerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EraseCustomerRequest => EraseCustomerRequest.decode(value),
+    responseSerialize: (value: EraseCustomerResponse): Buffer =>
+      Buffer.from(EraseCustomerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EraseCustomerResponse => EraseCustomerResponse.decode(value),
+  },
 } as const;
 
 export interface WebhookServiceServer extends UntypedServiceImplementation {
@@ -1626,6 +1638,8 @@ export interface WebhookServiceServer extends UntypedServiceImplementation {
   retryDelivery: handleUnaryCall<RetryWebhookDeliveryRequest, WebhookDelivery>;
   /** Queues a webhook.test event for this endpoint. */
   sendTestEvent: handleUnaryCall<GetWebhookEndpointRequest, WebhookDelivery>;
+  /** Replaces the e-mail inside the account's stored delivery bodies with the placeholder (idempotent). */
+  eraseCustomer: handleUnaryCall<EraseCustomerRequest, EraseCustomerResponse>;
 }
 
 export interface WebhookServiceClient extends Client {
@@ -1768,6 +1782,22 @@ export interface WebhookServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: WebhookDelivery) => void,
+  ): ClientUnaryCall;
+  /** Replaces the e-mail inside the account's stored delivery bodies with the placeholder (idempotent). */
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
+  ): ClientUnaryCall;
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
+  ): ClientUnaryCall;
+  eraseCustomer(
+    request: EraseCustomerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
   ): ClientUnaryCall;
 }
 

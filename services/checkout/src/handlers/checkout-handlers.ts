@@ -1,4 +1,4 @@
-import { idempotent, newId, type Handlers } from '@licensing/runtime';
+import { AppError, idempotent, newId, type Handlers } from '@licensing/runtime';
 import type { CheckoutServiceService, CheckoutSession } from '@licensing/proto';
 import type { SessionDoc } from '../store/models';
 import { checkNewSession, createSession, type SessionCreationDeps } from '../use-cases/create-session';
@@ -31,6 +31,9 @@ export function checkoutHandlers(
 ): Handlers<typeof CheckoutServiceService> {
   const present = (s: Omit<SessionDoc, 'outbox'>) => toSession(s, deps.baseUrl);
   return {
+    eraseCustomer: async () => {
+      throw new AppError('method_not_allowed', 'not built yet');
+    }, // TODO(i28 base)
     async createSession(req, call) {
       const input = checkNewSession(req, httpsOnly);
       if (!req.idempotency_key) return present(await createSession(deps, req.account_id, input, call.requestId));

@@ -41,4 +41,5 @@ export const toActivation = (a: ActivationDoc): Activation => ({
   name: a.name,
   created_at: a.created_at.toISOString(),
   lease_expires_at: a.lease_expires_at ? a.lease_expires_at.toISOString() : '',
+  last_seen_at: '', // filled in by issue 28 §3 (the portal's "last seen")
 });

@@ -1,4 +1,4 @@
-import type { Handlers } from '@licensing/runtime';
+import { AppError, type Handlers } from '@licensing/runtime';
 import type { Email, NotificationServiceService } from '@licensing/proto';
 import type { EmailDoc } from '../store/emails';
 import type { NotificationDeps } from '../use-cases/deps';
@@ -26,5 +26,24 @@ export function emailHandlers(deps: NotificationDeps): Handlers<typeof Notificat
       return { data: items.map(toEmail), page };
     },
     sendLicenseEmail: async (req) => toEmail(await sendLicenseEmail(deps, req.account_id, req.key, req.dedupe_key)),
+    // TODO(i28 base): built by the notification helper
+    requestPortalLink: async () => {
+      throw new AppError('method_not_allowed', 'not built yet');
+    },
+    requestSeatRescue: async () => {
+      throw new AppError('method_not_allowed', 'not built yet');
+    },
+    redeemPortalLink: async () => {
+      throw new AppError('method_not_allowed', 'not built yet');
+    },
+    getPortalSession: async () => {
+      throw new AppError('method_not_allowed', 'not built yet');
+    },
+    endPortalSession: async () => {
+      throw new AppError('method_not_allowed', 'not built yet');
+    },
+    eraseCustomer: async () => {
+      throw new AppError('method_not_allowed', 'not built yet');
+    },
   };
 }

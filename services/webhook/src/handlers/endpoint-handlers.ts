@@ -1,4 +1,4 @@
-import type { Handlers } from '@licensing/runtime';
+import { AppError, type Handlers } from '@licensing/runtime';
 import type { WebhookDelivery, WebhookEndpoint, WebhookServiceService } from '@licensing/proto';
 import type { DeliveryDoc } from '../store/deliveries';
 import type { EndpointDoc } from '../store/models';
@@ -39,6 +39,9 @@ const toDelivery = (d: DeliveryDoc): WebhookDelivery => ({
 // Proto to use case and back; the rules live in use-cases/ and domain/.
 export function endpointHandlers(deps: EndpointDeps): Handlers<typeof WebhookServiceService> {
   return {
+    eraseCustomer: async () => {
+      throw new AppError('method_not_allowed', 'not built yet');
+    }, // TODO(i28 base)
     createEndpoint: async (req) => withSecret(await createEndpoint(deps, req)),
     getEndpoint: async (req) => toEndpoint(await findEndpoint(deps.endpoints, req.account_id, req.id)),
     updateEndpoint: async (req) => toEndpoint(await updateEndpoint(deps, req)),
