@@ -25,6 +25,7 @@ import { countAuthFailure, enforceRateLimits, enforceRateLimitsAfterBody } from 
 import { dashboardRouter } from './dashboard/routes';
 import { sessionMeter } from './dashboard/metering';
 import { checkoutPageProxy, stripeWebhookProxy } from './routes/checkout-proxy';
+import type { AccessLog } from './http/access-log';
 import { requestContext, versionAlias } from './http/request-context';
 import { checkoutRoutes } from './routes/checkout';
 import { webhookRoutes } from './routes/webhooks';
@@ -45,6 +46,8 @@ export interface GatewayDeps {
   limits: RateLimits;
   validator: LicenseValidator;
   log: Logger;
+  /** One line per request (http/access-log.ts). */
+  access: AccessLog;
   metrics: Metrics;
   version: string;
   /** True once shutdown has begun: /readyz answers 503. */
@@ -74,6 +77,7 @@ export function createApp({
   limits,
   validator,
   log,
+  access,
   metrics,
   version,
   draining,
@@ -90,7 +94,7 @@ export function createApp({
   const authCache = new AuthCache(config.AUTH_CACHE_TTL_MS, bus, recheckWith(clients));
   const licenseCredentials = new LicenseCredentials(clients, bus, config.LICENSE_CREDENTIAL_CACHE_SIZE);
   app.use(httpMetrics(http));
-  app.use(requestContext(log));
+  app.use(requestContext(access));
   app.use(requireHttps(config));
   app.use(versionAlias);
   app.use(wellFormedPath);
@@ -184,6 +188,7 @@ export function createApp({
     validator,
     http,
     log,
+    access,
     trustProxy: app.get('trust proxy fn'),
   });
   if (!fastPath.enabled) return app;

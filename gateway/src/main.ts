@@ -17,6 +17,7 @@ import { createClients } from './backends/clients';
 import { gatewaySchema, type GatewayConfig } from './config';
 import { RateLimits } from './rate-limits/limiter';
 import { checkTransportConfig, createGatewayServer } from './http/transport';
+import { AccessLog } from './http/access-log';
 import { Drain } from './http/drain';
 import { EventFeed } from './backends/event-feed';
 import { LicenseValidator } from './license-validation/validator';
@@ -49,6 +50,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   const config = loadConfig(gatewaySchema, opts.env ?? process.env, opts.config ?? {});
   checkTransportConfig(config);
   const log = createLogger('gateway', config.LOG_LEVEL);
+  const access = new AccessLog('gateway', config.LOG_LEVEL);
   const metrics = new Metrics('gateway');
   const bus = EventFeed.connect({
     ...natsOptions(config),
@@ -111,6 +113,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     limits,
     validator,
     log,
+    access,
     metrics,
     version: VERSION,
     draining,
@@ -151,6 +154,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
       clients.close();
       redis.disconnect();
       await bus.close();
+      access.flush();
     })());
   return { port, url, metricsPort: metricsServer.port, reloadTls, stop };
 }

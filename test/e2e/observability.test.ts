@@ -22,12 +22,14 @@ let stack: Stack;
 let receiver: WebhookReceiver;
 const secrets: Record<string, string> = {};
 const requestIds: string[] = [];
+let accountId = '';
 
 beforeAll(async () => {
   setLogDestination(sink);
   receiver = await WebhookReceiver.start();
   stack = await startStack({ logLevel: 'debug' }, { AUTH_FAILURES_PER_MINUTE: '2' });
   const acct = await stack.newAccount();
+  accountId = acct.accountId;
   secrets.api_key = acct.apiKey;
   secrets.internal_token = stack.topology.internalToken;
   // Each caller's own gRPC token.
@@ -155,6 +157,22 @@ describe('logs', () => {
     expect(of('obs-create-license')).toEqual(expect.arrayContaining(['gateway', 'license-service', 'product-service']));
     expect(of('obs-validate')).toEqual(expect.arrayContaining(['gateway', 'license-service']));
     expect(of('obs-validate')).not.toContain('checkout-service');
+  });
+
+  it("the gateway's access line names the route, status, duration and the caller's account and key", () => {
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const access = parsed.find(
+      (p) => p.service === 'gateway' && p.msg === 'request' && p.request_id === 'obs-validate',
+    );
+    expect(access).toMatchObject({
+      level: 30,
+      method: 'GET',
+      url: '/api/v1/licenses/validate?license_key=[redacted]',
+      status: 200,
+      account_id: accountId,
+      key_id: expect.stringMatching(/^key_/),
+      ms: expect.any(Number),
+    });
   });
 
   it('never contain a secret: API keys, bearer tokens, licence keys in URLs, passwords, webhook secrets', () => {

@@ -1,7 +1,7 @@
 import { errorSummary, scrubSecrets } from '@licensing/runtime';
 import { decodablePath } from '../../gateway/src/http/errors';
 import { pageSessionId } from '../../gateway/src/routes/checkout-proxy';
-import { loggedUrl } from '../../gateway/src/http/request-context';
+import { loggedUrl } from '../../gateway/src/http/access-log';
 
 const KEY = '7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V';
 

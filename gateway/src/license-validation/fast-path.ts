@@ -8,7 +8,8 @@ import { licenseDigest, namedLicenseDigest, type LicenseCredentials } from '../a
 import type { Principal } from '../auth/principal';
 import { knownError, problemOf } from '../http/errors';
 import type { HttpMetrics } from '../http/metrics';
-import { logAccess, requestIdFor } from '../http/request-context';
+import type { AccessLog } from '../http/access-log';
+import { requestIdFor } from '../http/request-context';
 import { hstsValue, httpsRequired, type TransportSettings } from '../http/transport';
 import { pushRateLimitHeaders } from '../rate-limits/headers';
 import { rejectionDetail } from '../rate-limits/budgets';
@@ -33,6 +34,7 @@ export interface FastPathDeps {
   validator: LicenseValidator;
   http: HttpMetrics;
   log: Logger;
+  access: AccessLog;
   /** express's compiled `trust proxy` function: is this hop a trusted proxy? */
   trustProxy: (address: string, hop: number) => boolean;
 }
@@ -58,6 +60,7 @@ export function fastValidation({
   validator,
   http,
   log,
+  access,
   trustProxy: trust,
 }: FastPathDeps) {
   // Whether an address is a trusted proxy never changes: remember the answer per address (bounded).
@@ -151,7 +154,7 @@ export function fastValidation({
     const reply = (status: number, contentType: string, body: string, window?: string) => {
       send(status, contentType, body);
       http.observe('GET', ROUTE, status, started, window);
-      logAccess(log, requestId, 'GET', url, status, started, ROUTE);
+      access.record({ requestId, method: 'GET', url, status, startedNs: started, route: ROUTE, caller: principal });
     };
     const refuse = (err: AppError, window?: string) => {
       const problem = problemOf(err, requestId);
@@ -169,7 +172,15 @@ export function fastValidation({
       const sent = validator.answerSent(principal, local, toJson);
       send(200, JSON_TYPE, sent.body, sent.length);
       answered.observe(started);
-      logAccess(log, requestId, 'GET', url, 200, started, ROUTE);
+      access.record({
+        requestId,
+        method: 'GET',
+        url,
+        status: 200,
+        startedNs: started,
+        route: ROUTE,
+        caller: principal,
+      });
       return;
     }
     // A key this gateway does not know: the licence service answers (in the request id's scope, so the
@@ -198,7 +209,7 @@ export function fastValidation({
     res.writeHead(problem.status, out);
     res.end(problem.body);
     http.observe('GET', ROUTE, problem.status, started);
-    logAccess(log, requestId, 'GET', url, problem.status, started, ROUTE);
+    access.record({ requestId, method: 'GET', url, status: problem.status, startedNs: started, route: ROUTE });
   }
 }
 

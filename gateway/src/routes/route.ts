@@ -51,6 +51,8 @@ function loggableIds(params: Record<string, unknown>): Record<string, string> | 
   let out: Record<string, string> | undefined;
   for (const [name, value] of Object.entries(params)) {
     if (name === 'key' || typeof value !== 'string' || !/^[A-Za-z0-9_]{1,80}$/.test(value)) continue;
+    // The access log writes ids without a scrubbing pass: a secret sent where an id goes stays out.
+    if (value.startsWith('lk_') || value.startsWith('whsec_')) continue;
     out ??= {};
     out[name] = value;
   }

@@ -1,3 +1,4 @@
+import { writeSync, writev } from 'node:fs';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { currentRequestId } from '../core/request-scope';
 
@@ -56,6 +57,81 @@ let destination: DestinationStream | undefined;
 /** Where new loggers write (default stdout). Tests use it to read a whole run's log output. */
 export function setLogDestination(stream: DestinationStream | undefined): void {
   destination = stream;
+}
+
+/** Where a high-volume log (the gateway's access log) writes its finished lines. */
+export interface LineSink {
+  write(line: string): void;
+  /** Writes out what is buffered, before returning (a graceful stop, or the process exiting). */
+  flushSync(): void;
+}
+
+/** How long a buffered line may wait before it is written: what a crash (SIGKILL) can lose at most. */
+export const LINE_FLUSH_MS = 20;
+/** Buffered lines beyond this are written at once, synchronously: a stuck stdout slows the process (as a synchronous logger would) instead of filling its memory. */
+const LINE_BUFFER_MAX_BYTES = 4 * 1024 * 1024;
+
+/** The size of each buffer lines are copied into (one write(2) takes several). */
+const LINE_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * A buffered, asynchronous stdout for lines that are already JSON: each line is copied into a
+ * preallocated buffer (no joined strings to collect), and the buffers are written together by one
+ * writev(2) every LINE_FLUSH_MS (not one write per line), and at once when the process exits. In tests
+ * that read the log (setLogDestination) the lines go to that destination instead, as every logger's do.
+ */
+export function bufferedLineSink(fd = 1): LineSink {
+  if (destination) {
+    const to = destination;
+    return { write: (line) => void to.write(line), flushSync: () => undefined };
+  }
+  let full: Buffer[] = [];
+  let current = Buffer.allocUnsafe(LINE_CHUNK_BYTES);
+  let used = 0;
+  let buffered = 0;
+  let writing = false;
+  /** Everything buffered so far, and a fresh buffer for what comes next. */
+  const take = (): Buffer[] => {
+    const out = full;
+    if (used) out.push(current.subarray(0, used));
+    full = [];
+    current = Buffer.allocUnsafe(LINE_CHUNK_BYTES);
+    used = 0;
+    buffered = 0;
+    return out;
+  };
+  const flushSync = () => {
+    if (!buffered) return;
+    try {
+      for (const b of take()) writeSync(fd, b);
+    } catch {
+      // stdout is gone: nothing more can be written.
+    }
+  };
+  const timer = setInterval(() => {
+    if (writing || !buffered) return;
+    writing = true;
+    // An error (stdout gone) drops these lines: there is nowhere to write them.
+    writev(fd, take(), () => {
+      writing = false;
+    });
+  }, LINE_FLUSH_MS);
+  timer.unref();
+  process.once('exit', flushSync);
+  return {
+    write(line) {
+      const size = Buffer.byteLength(line);
+      if (used + size > LINE_CHUNK_BYTES) {
+        if (used) full.push(current.subarray(0, used));
+        current = Buffer.allocUnsafe(Math.max(LINE_CHUNK_BYTES, size));
+        used = 0;
+      }
+      used += current.write(line, used);
+      buffered += size;
+      if (buffered > LINE_BUFFER_MAX_BYTES) flushSync();
+    },
+    flushSync,
+  };
 }
 
 /**
