@@ -102,6 +102,7 @@ async function main() {
   }
 
   const logDir = join(dataDir, 'logs');
+  const allowLoopbackWebhooks = nodeEnv !== 'production' && env.WEBHOOK_ALLOW_LOOPBACK !== 'false';
   const system = await launchSystem(
     {
       mongoUrl,
@@ -121,6 +122,8 @@ async function main() {
       mailUrl: env.MAIL_URL ?? (nodeEnv === 'production' ? undefined : `dir://${join(dataDir, 'mail')}`),
       nodeEnv,
       logLevel: env.LOG_LEVEL ?? 'info',
+      // A developer's own receiver (README: "A webhook on your machine"); production refuses loopback whatever is set.
+      webhookAllowLoopback: allowLoopbackWebhooks,
     },
     ports,
     logDir,
@@ -143,6 +146,10 @@ async function main() {
   if (!env.MAIL_URL && nodeEnv !== 'production')
     console.log(
       `Dashboard sign-up: ${system.gatewayUrl}/dashboard/signup; its e-mails (with the confirmation link) and buyers' purchase e-mails are files in ${join(dataDir, 'mail')}`,
+    );
+  if (allowLoopbackWebhooks)
+    console.log(
+      `Webhooks: endpoints on this machine (http://127.0.0.1:…) are allowed (${nodeEnv}; WEBHOOK_ALLOW_LOOPBACK=false refuses them, production always does). A receiver: node examples/webhook-receiver/receiver.mjs`,
     );
   console.log(
     `Logs: ${logDir}. First API key: npm run admin -- create-account --name "Acme"   (Ctrl-C stops everything)`,

@@ -238,6 +238,40 @@ describe('npm start', () => {
         throw new Error(`admin failed: ${err.stderr}`);
       });
       const { api_key } = JSON.parse(cli.stdout);
+      // Development lets a webhook point at the developer's own machine, and says so: the README's
+      // example receiver gets a signed license.created.
+      expect(first.output()).toContain('Webhooks: endpoints on this machine');
+      const api = client(first.url, api_key);
+      const receiverPort = await freePort();
+      const hook = await api('POST', '/api/v1/webhooks', {
+        url: `http://127.0.0.1:${receiverPort}/webhooks`,
+        events: ['license.created'],
+      });
+      expect(hook.status).toBe(201);
+      const receiver = spawn(process.execPath, [join(root, 'examples', 'webhook-receiver', 'receiver.mjs')], {
+        env: { ...process.env, WEBHOOK_SECRET: hook.body.secret, PORT: String(receiverPort) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let received = '';
+      receiver.stdout!.on('data', (d) => (received += d));
+      receiver.stderr!.on('data', (d) => (received += d));
+      try {
+        await eventually(() => expect(received).toContain('Receiving webhooks'), { timeoutMs: 10_000 });
+        const product = await api('POST', '/api/v1/products', { name: 'Hooked' });
+        const license = await api('POST', '/api/v1/licenses', {
+          product_id: product.body.id,
+          customer_email: 'dev@example.com',
+        });
+        expect([license.status, license.body]).toEqual([
+          201,
+          expect.objectContaining({ license_key: expect.any(String) }),
+        ]);
+        await eventually(() => expect(received).toMatch(/license\.created \S+ \(signature valid\)/), {
+          timeoutMs: 30_000,
+        });
+      } finally {
+        receiver.kill();
+      }
       await stop(first);
       // At once: no waiting for sockets to close.
       const second = await launch();

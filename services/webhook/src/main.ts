@@ -43,6 +43,8 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
     );
     await fanout.start();
     dispatcher.start();
+    if (!production && ctx.config.WEBHOOK_ALLOW_LOOPBACK)
+      ctx.log.warn('webhook endpoints may point at loopback receivers (WEBHOOK_ALLOW_LOOPBACK, never in production)');
     return async () => {
       await fanout.stop();
       await dispatcher.stop();
