@@ -72,8 +72,8 @@ export class ValidationCounter {
   /** A machine (a fingerprint of a licence) named by a validation at `at`. */
   private seen(licenseId: string, fingerprint: string, at: Date): void {
     if (!this.storeSeen) return;
-    let machines = this.lastSeen.get(licenseId);
-    if (!machines) this.lastSeen.set(licenseId, (machines = new Map()));
+    const machines = this.lastSeen.get(licenseId) ?? new Map<string, Date>();
+    this.lastSeen.set(licenseId, machines);
     const last = machines.get(fingerprint);
     if (!last || last < at) machines.set(fingerprint, at);
   }
