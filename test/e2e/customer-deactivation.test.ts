@@ -156,4 +156,15 @@ describe('a customer frees their own machines', () => {
     });
     expect(seen).toBeGreaterThanOrEqual(before - 1000);
   });
+
+  it('a heartbeat moves last_seen_at in its own write', async () => {
+    const v = await vendor({ lease_seconds: 600 });
+    const key = await v.issue('beat@example.com');
+    const id = await v.machine(key, 'beat-1');
+    clock.advance(60_000);
+    const beat = await v.api('POST', `/api/v1/licenses/${key}/activations/${id}/heartbeat`);
+    expect(beat.status).toBe(200);
+    const seen = Date.parse((await v.machines(key))[0].last_seen_at);
+    expect(Math.abs(seen - clock.now().getTime())).toBeLessThan(5000);
+  });
 });
