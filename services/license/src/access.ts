@@ -20,6 +20,9 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'issueLicenseFile',
     'recordValidations',
     'resolveLicenseKey',
+    // The customer portal and DELETE /api/v1/customers/{email}.
+    'deactivateForCustomer',
+    'eraseCustomer',
   ],
   checkout: ['createLicense', 'transitionLicense'],
   // The licence (expiry) and its signed licence file, for the purchase e-mail.
