@@ -25,8 +25,9 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'eraseCustomer',
   ],
   checkout: ['createLicense', 'transitionLicense'],
-  // The licence (expiry) and its signed licence file, for the purchase e-mail.
-  notification: ['getLicense', 'issueLicenseFile'],
+  // The licence (expiry) and its signed licence file, for the purchase e-mail; whether an address
+  // holds licences of the account (one page of one), before a portal sign-in link is sent.
+  notification: ['getLicense', 'issueLicenseFile', 'listLicenses'],
 };
 
 /**
