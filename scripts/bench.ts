@@ -168,6 +168,9 @@ function hotspots(dir: string, top = 8): string[] {
   return ['by package (share of busy time):', ...fmt(byPackage), '', 'by function:', ...fmt(byFunction)];
 }
 
+/** The headline row: validation as `npm start` runs it. */
+const SHIPPED = 'as shipped (npm start defaults: LOG_LEVEL=info, rate limits on): cached validation';
+
 async function main() {
   const bench = await startBenchSystem('bench');
   const { work, t, ferret, postgres, system, headers } = bench;
@@ -256,7 +259,10 @@ async function main() {
     console.log(
       `${WARM_UP_S} s warm-up then ${duration} s per run, ${connections} connections, 20 distinct licence keys...`,
     );
+    // The headline is what users run (npm start, compose and Kubernetes: LOG_LEVEL=info, limits on); every other
+    // row is a tuned configuration that shows one cost, with the access log off (the bench system's LOG_LEVEL=warn).
     const specs: [string, string, { path: string; headers: Record<string, string> }[]?][] = [
+      [SHIPPED, at(gateways['access log on'].port)],
       ['cached validation, rate limits on (local decisions)', system.gatewayUrl],
       ['cached validation, rate limits off', at(gateways['limits off'].port)],
       ['cached validation, rate limits exact (one Redis round trip each)', at(gateways['limits exact'].port)],
@@ -272,7 +278,6 @@ async function main() {
         `cached validation, rate limits on, ${Math.min(2, cpus().length)} gateway workers (GATEWAY_WORKERS)`,
         at(gateways.workers.port),
       ],
-      ['cached validation, rate limits on, access log on (LOG_LEVEL=info)', at(gateways['access log on'].port)],
       [APP_API_KEY, at(gateways['app credentials'].port), withApiKey],
       [APP_LICENSE, at(gateways['app credentials'].port), asLicenses],
     ];
@@ -302,7 +307,7 @@ async function main() {
       failed: bares.reduce((n, b) => n + b.failed, 0),
     };
     runs.unshift(baseline);
-    const [, cached, off, exact, uncached, noCache, workers, logged, appApiKey, appLicense] = runs;
+    const [, logged, cached, off, exact, uncached, noCache, workers, appApiKey, appLicense] = runs;
     const cpuPerRequestMs = (r: Run, proc: string) => (1000 * (r.cpu[proc] ?? 0)) / r.requests;
     const gatewayOf: Record<string, string> = {
       [cached.name]: 'gateway',
@@ -336,7 +341,7 @@ async function main() {
       `Rate limiter, local decisions: ${(gatewayCpu(cached) - gatewayCpu(off)).toFixed(3)} ms of gateway CPU per request (${gatewayCpu(off).toFixed(3)} → ${gatewayCpu(cached).toFixed(3)} ms), throughput ${(((cached.rps - off.rps) / off.rps) * 100).toFixed(1)} %.`,
       `Rate limiter, exact (one Redis script per request): ${(gatewayCpu(exact) - gatewayCpu(off)).toFixed(3)} ms of gateway CPU per request plus ${cpuPerRequestMs(exact, 'redis').toFixed(3)} ms of Redis, throughput ${(((exact.rps - off.rps) / off.rps) * 100).toFixed(1)} %.`,
       `Caches: cached validation is ${(cached.rps / uncached.rps).toFixed(1)}× the rate uncached at the gateway, which is ${(uncached.rps / noCache.rps).toFixed(1)}× the rate with no cache anywhere (${Math.round(noCache.rps)}/s). Uncached at the gateway is ${(uncached.rps / 523).toFixed(1)}× the 523/s before the caches, with no cache anywhere ${(noCache.rps / 523).toFixed(1)}×.`,
-      `Access log (one pino line per request to a file): ${(gatewayCpu(logged) - gatewayCpu(cached)).toFixed(3)} ms of gateway CPU per request, throughput ${(((logged.rps - cached.rps) / cached.rps) * 100).toFixed(1)} %.`,
+      `Access log (one buffered line per request, gateway/src/http/access-log.ts, to a file): ${(gatewayCpu(logged) - gatewayCpu(cached)).toFixed(3)} ms of gateway CPU per request, throughput ${(((logged.rps - cached.rps) / cached.rps) * 100).toFixed(1)} %.`,
       `Licence credential vs API key (one gateway, the same 20 licences, each connection an app validating its own): gateway CPU per validation ${(gatewayCpu(appLicense) / gatewayCpu(appApiKey)).toFixed(2)}× the API key's (${gatewayCpu(appApiKey).toFixed(3)} → ${gatewayCpu(appLicense).toFixed(3)} ms), throughput ${(appLicense.rps / appApiKey.rps).toFixed(2)}×.`,
     ].join('\n');
     // The validation path's performance budget, judged in this run. The 523/s before the caches was 0.72 % of a bare server's 73,064/s in its
@@ -349,7 +354,9 @@ async function main() {
       '',
       '| target | measured | |',
       '|---|---:|---|',
-      `| cached validation ≥ 30 % of bare node:http | ${(100 * share(cached)).toFixed(1)} % | ${mark(share(cached) >= 0.3)} |`,
+      `| as shipped: cached validation ≥ 50 % of bare node:http, p99 ≤ 10 ms, 0 errors | ${(100 * share(logged)).toFixed(1)} %, p99 ${logged.p99} ms, ${logged.failed} errors | ${mark(share(logged) >= 0.5 && logged.p99 <= 10 && logged.failed === 0)} |`,
+      `| as shipped: the access log costs ≤ 10 % of throughput | ${((100 * (cached.rps - logged.rps)) / cached.rps).toFixed(1)} % | ${mark(logged.rps >= 0.9 * cached.rps)} |`,
+      `| tuned: cached validation ≥ 30 % of bare node:http | ${(100 * share(cached)).toFixed(1)} % | ${mark(share(cached) >= 0.3)} |`,
       `| cached p99 ≤ 15 ms, 0 errors | ${cached.p99} ms, ${cached.failed} errors (the bare server's p99 in this run: median ${median(bares.map((b) => b.p99))} ms, at most ${Math.max(...bares.map((b) => b.p99))} ms) | ${mark(cached.p99 <= 15 && cached.failed === 0)} |`,
       `| the same, with ${workers.name.match(/\d+ gateway workers/)?.[0]} | ${(100 * share(workers)).toFixed(1)} %, p99 ${workers.p99} ms, ${workers.failed} errors | ${mark(share(workers) >= 0.3 && workers.p99 <= 15 && workers.failed === 0)} |`,
       `| gateway CPU ≤ 0.15 ms per cached validation | ${gatewayCpu(cached).toFixed(3)} ms | ${mark(gatewayCpu(cached) <= 0.15)} |`,
@@ -403,6 +410,10 @@ Its speed drifts during a run, so the bare server is measured (${BARE_S} s) befo
 - System: gateway, account, product and licence services as separate processes; FerretDB ${FERRETDB_VERSION} over ${postgres ? 'PostgreSQL' : 'SQLite'}; NATS; Redis. The load generator shares the same cores.
 
 ${table}
+
+The first row is validation as \`npm start\`, compose and Kubernetes run it (\`LOG_LEVEL=info\`: one access-log line per
+request; rate limits on). The rows after it are tuned configurations, each with the access log off
+(\`LOG_LEVEL=warn\`) and one setting changed, to show what each part costs.
 
 Each validation: Express routing, bearer auth (cached after the first call), the two rate-limit windows (decided in
 memory far from the limits, else one Redis script), then the answer: from the gateway's validation cache (judged with

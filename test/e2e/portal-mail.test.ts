@@ -163,6 +163,31 @@ it('a sign-in link goes out only to an address holding licences of that account;
   expect(JSON.stringify(stored)).not.toContain(link.token);
 });
 
+it("the mail log never shows a sign-in request the sender has not yet tried: it may be a stranger's", async () => {
+  const pending = {
+    _id: 'eml_pending_signin_request',
+    request_key: `portal:${accountA}:stranger2@example.com:test`,
+    account_id: accountA,
+    template: 'portal_link',
+    to: 'stranger2@example.com',
+    license_key: '',
+    subject: '',
+    status: 'queued',
+    attempts: 0,
+    // Not due for a day: the sender leaves it alone while the log is read.
+    next_attempt_at: new Date(clock.now().getTime() + 24 * HOUR),
+    last_error: null,
+    created_at: clock.now(),
+    sent_at: null,
+  };
+  await db.collection('emails').insertOne(pending as never);
+  try {
+    expect((await logOf(accountA)).map((e) => e.to)).not.toContain('stranger2@example.com');
+  } finally {
+    await db.collection('emails').deleteOne({ _id: pending._id as never });
+  }
+});
+
 it('an address that is not one is a clear invalid_request', async () => {
   for (const email of ['', 'nobody', `${'x'.repeat(260)}@example.com`]) {
     const err = await refusal(notify.call.requestPortalLink({ account_id: accountA, email }));

@@ -173,7 +173,19 @@ export class EmailStore {
     return this.Email.findOne({ _id: id, account_id: accountId }).lean<EmailDoc>().exec();
   }
 
+  /**
+   * The mail log of an account. A sign-in request not yet tried is left out: the sender has not yet
+   * decided whether the address holds licences (a stranger's is dropped unlogged), and the vendor must
+   * not learn who asked (issue 28: the portal never reveals whether an e-mail is a customer).
+   */
   list(accountId: string, page: PageRequest | undefined) {
-    return listPage<EmailDoc>(this.Email, { account_id: accountId }, page);
+    return listPage<EmailDoc>(
+      this.Email,
+      {
+        account_id: accountId,
+        $or: [{ template: { $ne: 'portal_link' } }, { attempts: { $gt: 0 } }, { status: { $ne: 'queued' } }],
+      },
+      page,
+    );
   }
 }
