@@ -41,10 +41,28 @@ async function setup(productPolicy = policy()) {
   const counter = new RecordingCounter();
   const licenses = new LicenseCache(s.store, new FakeBus(), 100, 60_000);
   const deps = { licenses, products: s.products, store: s.store, counter, clock: s.clock };
-  const ask = (key: string, over: Partial<{ account_id: string; fingerprint: string; product_id: string }> = {}) =>
+  const ask = (
+    key: string,
+    over: Partial<{
+      account_id: string;
+      fingerprint: string;
+      product_id: string;
+      from_store: boolean;
+      already_counted: boolean;
+    }> = {},
+  ) =>
     validateLicense(deps, { account_id: 'acct_A', key, product_id: '', fingerprint: '', from_store: false, ...over });
   return { ...s, lic, counter, ask, deps: { ...s.deps, outbox: licenses.outbox(s.outbox) } };
 }
+
+it("a gateway's second ask of one validation (already_counted, from the store) is judged but not counted again", async () => {
+  const { ask, lic, counter } = await setup();
+  expect((await ask(lic.key)).verdict.code).toBe('valid');
+  expect((await ask(lic.key, { from_store: true, already_counted: true })).verdict.code).toBe('valid');
+  expect(counter.records).toHaveLength(1);
+  expect(counter.validatedIds).toEqual([lic._id]);
+  expect(counter.recentGroups).toHaveLength(1);
+});
 
 it('a valid key is valid, counted once, and its licence marked as validated', async () => {
   const { ask, lic, counter } = await setup();

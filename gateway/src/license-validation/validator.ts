@@ -138,10 +138,11 @@ export class LicenseValidator {
         key_scope: p.scope,
         want_facts: false,
         from_store: this.fromStore(p, key, input.productId),
+        already_counted: false,
       };
       const answer = await this.service.validate(request);
       return this.staleProduct(p, request, answer.license?.product_id)
-        ? this.service.validate({ ...request, from_store: true })
+        ? this.service.validate({ ...request, from_store: true, already_counted: true })
         : answer;
     }
     this.cacheResults('miss').inc();
@@ -201,10 +202,11 @@ export class LicenseValidator {
       key_scope: p.scope,
       want_facts: true,
       from_store: this.fromStore(p, key, productId),
+      already_counted: false,
     };
     let reply = await this.service.validate(request);
     if (this.staleProduct(p, request, reply.facts?.license?.product_id))
-      reply = await this.service.validate({ ...request, from_store: true });
+      reply = await this.service.validate({ ...request, from_store: true, already_counted: true });
     const { facts, ...answer } = reply;
     const cached = facts && toCachedAnswer(facts);
     const remembered = facts?.remembered_since ? Date.parse(facts.remembered_since) : Number.NaN;

@@ -152,6 +152,11 @@ export interface ValidateLicenseRequest {
   from_store: boolean;
   /** Entitlement codes the app needs: any missing from the licence's effective set answers entitlements_missing. */
   entitlements: string[];
+  /**
+   * The same validation asked again from the store (its first answer may predate a product change the
+   * gateway heard of): the first ask counted it, so this one is judged but not counted.
+   */
+  already_counted: boolean;
 }
 
 export interface ValidateLicenseResponse {
@@ -2057,6 +2062,7 @@ function createBaseValidateLicenseRequest(): ValidateLicenseRequest {
     want_facts: false,
     from_store: false,
     entitlements: [],
+    already_counted: false,
   };
 }
 
@@ -2085,6 +2091,9 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     }
     for (const v of message.entitlements) {
       writer.uint32(66).string(v!);
+    }
+    if (message.already_counted !== false) {
+      writer.uint32(72).bool(message.already_counted);
     }
     return writer;
   },
@@ -2166,6 +2175,14 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
             message.entitlements.push(reader.string());
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.already_counted = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2210,6 +2227,11 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
       entitlements: globalThis.Array.isArray(object?.entitlements)
         ? object.entitlements.map((e: any) => globalThis.String(e))
         : [],
+      already_counted: isSet(object.alreadyCounted)
+        ? globalThis.Boolean(object.alreadyCounted)
+        : isSet(object.already_counted)
+        ? globalThis.Boolean(object.already_counted)
+        : false,
     };
   },
 
@@ -2239,6 +2261,9 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     if (message.entitlements?.length) {
       obj.entitlements = message.entitlements;
     }
+    if (message.already_counted !== false) {
+      obj.alreadyCounted = message.already_counted;
+    }
     return obj;
   },
 
@@ -2255,6 +2280,7 @@ export const ValidateLicenseRequest: MessageFns<ValidateLicenseRequest> = {
     message.want_facts = object.want_facts ?? false;
     message.from_store = object.from_store ?? false;
     message.entitlements = object.entitlements?.map((e) => e) || [];
+    message.already_counted = object.already_counted ?? false;
     return message;
   },
 };

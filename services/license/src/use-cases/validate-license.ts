@@ -53,7 +53,7 @@ export interface Validated {
 export async function validateLicense(
   { licenses, products, store, counter, clock }: ValidationDeps,
   req: Pick<ValidateLicenseRequest, 'account_id' | 'key' | 'product_id' | 'fingerprint' | 'from_store'> &
-    Partial<Pick<ValidateLicenseRequest, 'entitlements'>>,
+    Partial<Pick<ValidateLicenseRequest, 'entitlements' | 'already_counted'>>,
 ): Promise<Validated> {
   const entitlements = req.entitlements ?? [];
   // The gateway checked them; a caller of this contract that did not is refused, not judged.
@@ -99,6 +99,8 @@ export async function validateLicense(
     activation,
     now,
   );
+  // A gateway's second ask of one validation (already_counted) was counted at its first.
+  if (req.already_counted) return { parsed, record, license, verdict, now };
   counter.record(req.account_id, verdict.code, verdict.valid, now);
   if (verdict.visible && doc) {
     counter.validated(req.account_id, doc._id, now);
