@@ -208,7 +208,7 @@ async function main() {
   }
   const barePort = await freePort();
   const bare = spawnNode(['-e', BARE_SERVER, String(barePort)]);
-  for (const g of Object.values(gateways)) await waitForPort('127.0.0.1', g.port, 10_000);
+  for (const g of Object.values(gateways)) await waitForPort('127.0.0.1', g.port, 60_000);
   await waitForPort('127.0.0.1', barePort, 5000);
 
   try {
