@@ -125,6 +125,22 @@ export const gatewaySchema = {
     min: 1,
   }),
   SIGNUP_WINDOW_S: int('Window of the sign-up throttles in seconds', { default: 3600, min: 1 }),
+  PORTAL_SIGNINS_PER_EMAIL: int(
+    'Customer portal sign-in requests (each may e-mail a link) per e-mail and window, every request counted',
+    { default: 5, min: 1 },
+  ),
+  PORTAL_SIGNINS_PER_ADDRESS: int('Customer portal sign-in requests per client IP and window, every request counted', {
+    default: 20,
+    min: 1,
+  }),
+  PORTAL_SIGNIN_WINDOW_S: int('Window of the customer portal sign-in throttles in seconds', {
+    default: 3600,
+    min: 1,
+  }),
+  PUBLIC_BASE_URL: str(
+    "Public address of the gateway, for the customer portal link shown in the dashboard's Settings (empty: the address the request came to)",
+    { default: '' },
+  ),
 };
 
 export type GatewayConfig = ConfigOf<typeof gatewaySchema>;
