@@ -62,6 +62,8 @@ export interface Topology {
   mailRetryScheduleS?: string;
   mailSendIntervalMs?: number;
   mailSendTimeoutMs?: number;
+  /** The notification service's PORTAL_CLEANUP_INTERVAL_MS (shorter in tests). */
+  portalCleanupIntervalMs?: number;
   /** Tests and bench: every /metrics listener on a free port (else each component's default). */
   metricsAnyPort?: boolean;
   /** Proxies the gateway believes X-Forwarded-Proto/-For from (production behind a TLS-terminating proxy). */
@@ -242,6 +244,7 @@ const ownSettings: Record<Component, (t: Topology, p: Placement) => Record<strin
     ...(t.mailRetryScheduleS ? { MAIL_RETRY_SCHEDULE_S: t.mailRetryScheduleS } : {}),
     ...(t.mailSendIntervalMs ? { MAIL_SEND_INTERVAL_MS: String(t.mailSendIntervalMs) } : {}),
     ...(t.mailSendTimeoutMs ? { MAIL_SEND_TIMEOUT_MS: String(t.mailSendTimeoutMs) } : {}),
+    ...(t.portalCleanupIntervalMs ? { PORTAL_CLEANUP_INTERVAL_MS: String(t.portalCleanupIntervalMs) } : {}),
   }),
 };
 

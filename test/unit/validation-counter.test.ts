@@ -123,4 +123,42 @@ describe('the licence service counting validations', () => {
     expect(await counter.lastValidatedAt('lic_2')).toEqual(at('09:30:00'));
     expect(await counter.lastValidatedAt('lic_3')).toBeNull();
   });
+
+  it("keeps when each machine was last seen, and stores it in the flush's one batch (again after a failure)", async () => {
+    const store = new RecordingStatsStore();
+    const batches: Map<string, Map<string, Date>>[] = [];
+    let failing = true;
+    const counter = new ValidationCounter(
+      store as unknown as ValidationStatsStore,
+      createLogger('test', 'silent'),
+      60_000,
+      async (seen) => {
+        if (failing) throw new Error('store away');
+        batches.push(seen);
+      },
+    );
+    counter.addRecent(group({ lastAt: at('10:15:00') }));
+    counter.addRecent(group({ code: 'expired', lastAt: at('10:20:00') })); // same machine, later
+    counter.addRecent(group({ lastAt: at('10:01:00') })); // older: not the latest
+    counter.addRecent(group({ fingerprint: 'mac-2', lastAt: at('10:05:00') }));
+    counter.addRecent(group({ fingerprint: '' })); // a validation naming no machine
+    await counter.flush();
+    expect(batches).toEqual([]);
+    failing = false;
+    await counter.flush();
+    expect(batches).toHaveLength(1);
+    expect(batches[0]).toEqual(
+      new Map([
+        [
+          'lic_1',
+          new Map([
+            ['mac-1', at('10:20:00')],
+            ['mac-2', at('10:05:00')],
+          ]),
+        ],
+      ]),
+    );
+    await counter.flush();
+    expect(batches).toHaveLength(1); // nothing new: no write
+  });
 });

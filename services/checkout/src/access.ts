@@ -3,5 +3,5 @@ import type { AccessPolicyOf } from '@licensing/runtime';
 
 /** Who may call what on the checkout service: only the gateway. */
 export const checkoutAccess: AccessPolicyOf<typeof CheckoutServiceService> = {
-  gateway: ['createSession', 'getSession', 'listSessions', 'expireSession'],
+  gateway: ['createSession', 'getSession', 'listSessions', 'expireSession', 'eraseCustomer'],
 };

@@ -20,10 +20,14 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'issueLicenseFile',
     'recordValidations',
     'resolveLicenseKey',
+    // The customer portal and DELETE /api/v1/customers/{email}.
+    'deactivateForCustomer',
+    'eraseCustomer',
   ],
   checkout: ['createLicense', 'transitionLicense'],
-  // The licence (expiry) and its signed licence file, for the purchase e-mail.
-  notification: ['getLicense', 'issueLicenseFile'],
+  // The licence (expiry) and its signed licence file, for the purchase e-mail; whether an address
+  // holds licences of the account (one page of one), before a portal sign-in link is sent.
+  notification: ['getLicense', 'issueLicenseFile', 'listLicenses'],
 };
 
 /**

@@ -1,6 +1,5 @@
 import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
 import {
-  AppError,
   createClient,
   internalCredential,
   PeriodicTask,
@@ -11,6 +10,7 @@ import {
 } from '@licensing/runtime';
 import { licenseSchema, type LicenseConfig } from './config';
 import { activationHandlers } from './handlers/activation-handlers';
+import { customerHandlers } from './handlers/customer-handlers';
 import { fileHandlers } from './handlers/file-handlers';
 import { licenseHandlers } from './handlers/license-handlers';
 import { validationHandlers } from './handlers/validation-handlers';
@@ -39,6 +39,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       new ValidationStatsStore(statsModels(ctx.db)),
       ctx.log,
       ctx.config.STATS_FLUSH_INTERVAL_MS,
+      (seen) => store.markSeen(seen), // the activations' last_seen_at, with each flush
     );
     const expiry = new PeriodicTask(
       'licence expiry sweep',
@@ -48,6 +49,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     );
     ctx.outbox.track(store.models.License);
     ctx.outbox.track(store.models.Activation);
+    ctx.outbox.track(store.models.Erasure);
     const productCache = new ProductCache(
       products.call,
       ctx.bus,
@@ -91,13 +93,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
         }),
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call, products: productCache }),
-        // TODO(i28 base): built by the licence helper
-        deactivateForCustomer: async () => {
-          throw new AppError('method_not_allowed', 'not built yet');
-        },
-        eraseCustomer: async () => {
-          throw new AppError('method_not_allowed', 'not built yet');
-        },
+        ...customerHandlers(deps),
       },
       licenseAccess,
     );

@@ -31,6 +31,10 @@ export const notificationSchema = {
     min: 200,
     max: 120_000,
   }),
+  PORTAL_CLEANUP_INTERVAL_MS: int(
+    'How often expired sign-in links and portal sessions are deleted (a bounded batch each time; reads ignore expired ones anyway)',
+    { default: 60_000, min: 20, max: 3_600_000 },
+  ),
 };
 
 export type NotificationConfig = ConfigOf<typeof notificationSchema>;

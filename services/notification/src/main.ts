@@ -19,8 +19,10 @@ import { notificationSchema, type NotificationConfig } from './config';
 import { parseSchedule } from './domain/retry';
 import { MailRequests } from './events/mail-requests';
 import { emailHandlers } from './handlers/email-handlers';
+import { portalCleanup } from './jobs/portal-cleanup';
 import { Sender } from './jobs/sender';
 import { EmailStore, emailModel } from './store/emails';
+import { PortalStore, portalModels } from './store/portal';
 import type { NotificationDeps } from './use-cases/deps';
 
 export const notificationService: ServiceRecipe<typeof notificationSchema> = {
@@ -33,8 +35,10 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
     const accounts = createClient(AccountServiceClient, ctx.config.ACCOUNT_GRPC_ADDR, credential);
     const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, credential);
     const licenses = createClient(LicenseServiceClient, ctx.config.LICENSE_GRPC_ADDR, credential);
+    const portal = new PortalStore(portalModels(ctx.db));
     const deps: NotificationDeps = {
       emails,
+      portal,
       clock: ctx.clock,
       accounts: accounts.call,
       products: products.call,
@@ -71,11 +75,14 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       },
       ctx.metrics,
     );
+    const cleanup = portalCleanup(portal, ctx.clock, ctx.log, ctx.config.PORTAL_CLEANUP_INTERVAL_MS);
     await requests.start();
     sender.start();
+    cleanup.start();
     return async () => {
       await requests.stop();
       await sender.stop();
+      await cleanup.stop();
       transport?.close();
       for (const c of [accounts, products, licenses]) c.close();
     };

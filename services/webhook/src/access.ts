@@ -13,5 +13,6 @@ export const webhookAccess: AccessPolicyOf<typeof WebhookServiceService> = {
     'listDeliveries',
     'retryDelivery',
     'sendTestEvent',
+    'eraseCustomer',
   ],
 };

@@ -69,6 +69,37 @@ export class FakeCheckoutStore implements CheckoutStore {
     this.events.push(...events);
   }
 
+  async sessionsWithoutLowerCaseEmail(accountId: string, after: string, limit: number) {
+    return this.ofAccount(accountId, after, (s) => s.customer_email_lc === undefined || s.customer_email_lc === null)
+      .slice(0, limit)
+      .map((s) => ({ _id: s._id, customer_email: s.customer_email }));
+  }
+
+  async giveLowerCaseEmail(id: string, email: string): Promise<void> {
+    const s = this.sessions.get(id);
+    if (s && (s.customer_email_lc === undefined || s.customer_email_lc === null))
+      s.customer_email_lc = email.toLowerCase();
+  }
+
+  async sessionsOfCustomer(accountId: string, emailLc: string, after: string, limit: number): Promise<string[]> {
+    return this.ofAccount(accountId, after, (s) => s.customer_email_lc === emailLc)
+      .slice(0, limit)
+      .map((s) => s._id);
+  }
+
+  async replaceCustomerEmail(id: string, emailLc: string, placeholder: string): Promise<boolean> {
+    const s = this.sessions.get(id);
+    if (!s || s.customer_email_lc !== emailLc) return false;
+    Object.assign(s, { customer_email: placeholder, customer_email_lc: placeholder.toLowerCase() });
+    return true;
+  }
+
+  private ofAccount(accountId: string, after: string, match: (s: SessionDoc) => boolean): SessionDoc[] {
+    return [...this.sessions.values()]
+      .filter((s) => s.account_id === accountId && (!after || s._id > after) && match(s))
+      .sort((a, b) => (a._id < b._id ? -1 : 1));
+  }
+
   async find(accountId: string, id: string): Promise<SessionDoc | null> {
     const s = this.sessions.get(id);
     return s?.account_id === accountId ? this.copy(s) : null;
@@ -112,7 +143,7 @@ export class FakeCheckoutStore implements CheckoutStore {
     Object.assign(
       s,
       { status: 'complete', payment_id: p.paymentId, paid_at: now, paid_with: p.paidWith },
-      p.email ? { customer_email: p.email } : {},
+      p.email ? { customer_email: p.email, customer_email_lc: p.email.toLowerCase() } : {},
     );
     return true;
   }

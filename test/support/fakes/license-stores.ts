@@ -1,7 +1,8 @@
-import type { DomainEvent, PageRequest, Status } from '@licensing/proto';
+import type { DeactivationReason, DomainEvent, PageRequest, Status } from '@licensing/proto';
 import type { HourBucket } from '../../../services/license/src/domain/stats';
 import type {
   ActivationDoc,
+  ErasureDoc,
   LicenseDoc,
   LicenseModels,
   SweepStateDoc,
@@ -18,11 +19,13 @@ export class FakeLicenseStore implements LicenseStore {
     License: modelToken<LicenseDoc>('License'),
     Activation: modelToken<ActivationDoc>('Activation'),
     SweepState: modelToken<SweepStateDoc>('SweepState'),
+    Erasure: modelToken<ErasureDoc>('Erasure'),
     Idempotency: this.idempotency,
   } as unknown as LicenseModels;
   readonly licenses = new Map<string, LicenseDoc>();
   readonly activations = new Map<string, ActivationDoc>();
   readonly sweeps = new Map<string, SweepStateDoc>();
+  readonly erasures: Omit<ErasureDoc, 'outbox'>[] = [];
   /** The events each write recorded along with it, in order (the real documents' outbox). */
   readonly events: DomainEvent[] = [];
   /** How many of the next inserts meet a duplicate key (the unique index on the licence key). */
@@ -207,7 +210,12 @@ export class FakeLicenseStore implements LicenseStore {
     return after;
   }
 
-  async renewLease(current: ActivationDoc, until: Date, reclaimBucket: string): Promise<ActivationDoc | null> {
+  async renewLease(
+    current: ActivationDoc,
+    until: Date,
+    reclaimBucket: string,
+    seenAt: Date,
+  ): Promise<ActivationDoc | null> {
     const stored = this.activations.get(current._id);
     if (
       !stored ||
@@ -216,6 +224,7 @@ export class FakeLicenseStore implements LicenseStore {
     )
       return null;
     Object.assign(stored, { lease_expires_at: until, reclaim_bucket: reclaimBucket });
+    if (!stored.last_seen_at || stored.last_seen_at < seenAt) stored.last_seen_at = seenAt;
     return structuredClone(stored);
   }
 
@@ -230,6 +239,7 @@ export class FakeLicenseStore implements LicenseStore {
     )
       return null;
     Object.assign(a, { lease_expires_at: until, reclaim_bucket: reclaimBucket });
+    if (!a.last_seen_at || a.last_seen_at < now) a.last_seen_at = now;
     return structuredClone(a);
   }
 
@@ -255,19 +265,73 @@ export class FakeLicenseStore implements LicenseStore {
     id: string,
     at: Date,
     event: (a: ActivationDoc) => DomainEvent,
+    reason: DeactivationReason = 'requested',
   ): Promise<ActivationDoc | null> {
     const current = this.activations.get(id);
     if (!current || current.license_id !== licenseId || current.deactivated_at !== null) return null;
-    const after: ActivationDoc = { ...structuredClone(current), deactivated_at: at, deactivated_reason: 'requested' };
+    const after: ActivationDoc = { ...structuredClone(current), deactivated_at: at, deactivated_reason: reason };
     Object.assign(current, {
       deactivated_at: at,
-      deactivated_reason: 'requested',
+      deactivated_reason: reason,
       reclaim_bucket: null,
       slot_key: `freed:${id}`,
       fingerprint_key: `freed:${id}`,
     });
     this.events.push(event(after));
     return after;
+  }
+
+  async customerDeactivationsSince(licenseId: string, since: Date, limit: number): Promise<Date[]> {
+    return [...this.activations.values()]
+      .filter((a) => a.license_id === licenseId && a.deactivated_reason === 'customer' && a.deactivated_at! > since)
+      .map((a) => a.deactivated_at!)
+      .sort((a, b) => b.getTime() - a.getTime())
+      .slice(0, Math.max(0, limit));
+  }
+
+  async markSeen(seen: Map<string, Map<string, Date>>): Promise<void> {
+    for (const [licenseId, machines] of seen)
+      for (const [fingerprint, at] of machines)
+        for (const a of this.activations.values())
+          if (
+            a.license_id === licenseId &&
+            a.fingerprint_key === fingerprint &&
+            (!a.last_seen_at || a.last_seen_at < at)
+          )
+            a.last_seen_at = at;
+  }
+
+  async licensesOfCustomer(accountId: string, emailLc: string, after: string, limit: number): Promise<LicenseDoc[]> {
+    return [...this.licenses.values()]
+      .filter((l) => l.account_id === accountId && l.customer_email_lc === emailLc && (!after || l._id > after))
+      .sort((a, b) => (a._id < b._id ? -1 : 1))
+      .slice(0, limit)
+      .map((l) => structuredClone(l));
+  }
+
+  async activationsNamed(licenseId: string, pattern: string) {
+    const re = new RegExp(pattern, 'i');
+    return [...this.activations.values()]
+      .filter((a) => a.license_id === licenseId && re.test(a.name))
+      .map((a) => ({ _id: a._id, name: a.name }));
+  }
+
+  async renameActivation(id: string, from: string, to: string): Promise<void> {
+    const a = this.activations.get(id);
+    if (a && a.name === from) a.name = to;
+  }
+
+  async replaceCustomerEmail(before: LicenseDoc, placeholder: string, events: DomainEvent[]): Promise<boolean> {
+    const l = this.licenses.get(before._id);
+    if (!l || l.customer_email_lc !== before.customer_email_lc) return false;
+    Object.assign(l, { customer_email: placeholder, customer_email_lc: placeholder.toLowerCase() });
+    this.events.push(...events);
+    return true;
+  }
+
+  async insertErasure(doc: Omit<ErasureDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
+    this.erasures.push(structuredClone(doc));
+    this.events.push(...events);
   }
 }
 

@@ -77,6 +77,25 @@ export class FakeDeliveryStore implements DeliveryStore {
     if (!this.docs.has(doc._id)) this.docs.set(doc._id, structuredClone(doc));
   }
 
+  async bodiesMatching(accountId: string, pattern: string, after: string, limit: number) {
+    const window = [...this.docs.values()]
+      .filter((d) => d.account_id === accountId && (!after || d._id > after))
+      .sort((a, b) => (a._id < b._id ? -1 : 1))
+      .slice(0, limit);
+    const re = new RegExp(pattern, 'i');
+    return {
+      matches: window.filter((d) => re.test(d.body)).map((d) => ({ _id: d._id, body: d.body })),
+      last: window.length < limit ? null : window[window.length - 1]._id,
+    };
+  }
+
+  async replaceBody(id: string, from: string, to: string): Promise<boolean> {
+    const d = this.docs.get(id);
+    if (!d || d.body !== from) return false;
+    d.body = to;
+    return true;
+  }
+
   async due(now: Date, limit: number, busyEndpoints: string[] = []): Promise<DeliveryDoc[]> {
     return [...this.docs.values()]
       .filter(

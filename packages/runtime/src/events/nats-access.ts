@@ -16,6 +16,8 @@ const familyOwners: Record<string, NatsUser> = {
   api_key: 'account',
   product: 'product',
   license: 'license',
+  // customer.erased: the licence service, which owns the licences the erasure is about, says it once per call.
+  customer: 'license',
   checkout: 'checkout',
   webhook: 'webhook',
 };

@@ -1,6 +1,7 @@
-import { AppError, idempotent, newId, type Handlers } from '@licensing/runtime';
+import { idempotent, newId, type Handlers } from '@licensing/runtime';
 import type { CheckoutServiceService, CheckoutSession } from '@licensing/proto';
 import type { SessionDoc } from '../store/models';
+import { eraseCustomer } from '../use-cases/erase-customer';
 import { checkNewSession, createSession, type SessionCreationDeps } from '../use-cases/create-session';
 import { expireSession } from '../use-cases/expire-session';
 import { getSession, listSessions } from '../use-cases/read-sessions';
@@ -31,9 +32,7 @@ export function checkoutHandlers(
 ): Handlers<typeof CheckoutServiceService> {
   const present = (s: Omit<SessionDoc, 'outbox'>) => toSession(s, deps.baseUrl);
   return {
-    eraseCustomer: async () => {
-      throw new AppError('method_not_allowed', 'not built yet');
-    }, // TODO(i28 base)
+    eraseCustomer: async (req) => ({ erased: await eraseCustomer(deps.store, req) }),
     async createSession(req, call) {
       const input = checkNewSession(req, httpsOnly);
       if (!req.idempotency_key) return present(await createSession(deps, req.account_id, input, call.requestId));

@@ -19,6 +19,11 @@ export interface SessionDoc {
   amount: number;
   currency: string;
   customer_email: string;
+  /**
+   * customer_email lower-cased (what an erasure looks for, on an index). Absent on sessions stored
+   * before it existed: the first erasure in their account gives it to them (store/queries.ts).
+   */
+  customer_email_lc?: string;
   success_url: string;
   cancel_url: string;
   metadata: Record<string, string>;
@@ -96,6 +101,7 @@ export function checkoutModels(conn: Connection) {
       amount: { type: Number, required: true },
       currency: { type: String, required: true },
       customer_email: { type: String, default: '' },
+      customer_email_lc: { type: String },
       success_url: { type: String, required: true },
       cancel_url: { type: String, default: '' },
       metadata: { type: Object, default: () => ({}) },
@@ -120,6 +126,8 @@ export function checkoutModels(conn: Connection) {
   schema.index({ status: 1, expires_at: 1 });
   schema.index({ status: 1, license_key: 1 });
   schema.index({ payment_id: 1 });
+  // A customer's sessions (the erasure of their e-mail); sessions without the field are null here.
+  schema.index({ account_id: 1, customer_email_lc: 1, _id: 1 });
   const plain = <T>(name: string, collection: string, fields: Record<string, unknown>) =>
     conn.model<T>(name, new Schema<T>({ _id: String, ...fields }, { versionKey: false, collection })) as Model<T>;
   return {

@@ -60,7 +60,7 @@ export class CheckoutStore {
       paid_at: now,
       paid_with: p.paidWith,
     };
-    if (p.email) set.customer_email = p.email;
+    if (p.email) Object.assign(set, { customer_email: p.email, customer_email_lc: p.email.toLowerCase() });
     const res = await this.models.Session.updateOne(filter, { $set: set });
     return res.modifiedCount === 1;
   }
@@ -204,5 +204,54 @@ export class CheckoutStore {
       .limit(limit)
       .lean<SessionDoc[]>()
       .exec();
+  }
+
+  // Erasure of a customer's e-mail
+
+  /**
+   * The account's sessions stored before customer_email_lc existed, by id after `after`, with their
+   * e-mail (null on the customer_email_lc index: a set that only shrinks, see giveLowerCaseEmail).
+   */
+  sessionsWithoutLowerCaseEmail(
+    accountId: string,
+    after: string,
+    limit: number,
+  ): Promise<Pick<SessionDoc, '_id' | 'customer_email'>[]> {
+    const filter: Record<string, unknown> = { account_id: accountId, customer_email_lc: null };
+    if (after) filter._id = { $gt: after };
+    return this.models.Session.find(filter, { customer_email: 1 })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .lean<Pick<SessionDoc, '_id' | 'customer_email'>[]>()
+      .exec();
+  }
+
+  /** Gives an older session its customer_email_lc (unless a write gave it one meanwhile). */
+  async giveLowerCaseEmail(id: string, email: string): Promise<void> {
+    await this.models.Session.updateOne(
+      { _id: id, customer_email_lc: null },
+      { $set: { customer_email_lc: email.toLowerCase() } },
+    );
+  }
+
+  /** The ids of the account's sessions of this lower-cased e-mail, after `after` (the customer_email_lc index). */
+  async sessionsOfCustomer(accountId: string, emailLc: string, after: string, limit: number): Promise<string[]> {
+    const filter: Record<string, unknown> = { account_id: accountId, customer_email_lc: emailLc };
+    if (after) filter._id = { $gt: after };
+    const docs = await this.models.Session.find(filter, { _id: 1 })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .lean<{ _id: string }[]>()
+      .exec();
+    return docs.map((d) => d._id);
+  }
+
+  /** The placeholder as a session's e-mail, if it still holds this one (lower-cased); true when changed. */
+  async replaceCustomerEmail(id: string, emailLc: string, placeholder: string): Promise<boolean> {
+    const res = await this.models.Session.updateOne(
+      { _id: id, customer_email_lc: emailLc },
+      { $set: { customer_email: placeholder, customer_email_lc: placeholder.toLowerCase() } },
+    );
+    return res.modifiedCount === 1;
   }
 }

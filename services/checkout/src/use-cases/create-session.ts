@@ -100,6 +100,7 @@ export async function createSession(
     amount: product.price.amount,
     currency: product.price.currency,
     customer_email: input.customer_email,
+    customer_email_lc: input.customer_email.toLowerCase(),
     success_url: input.success_url,
     cancel_url: input.cancel_url,
     metadata: input.metadata,

@@ -41,5 +41,6 @@ export const toActivation = (a: ActivationDoc): Activation => ({
   name: a.name,
   created_at: a.created_at.toISOString(),
   lease_expires_at: a.lease_expires_at ? a.lease_expires_at.toISOString() : '',
-  last_seen_at: '', // filled in by issue 28 §3 (the portal's "last seen")
+  // Its last heartbeat or validation naming its fingerprint (a flushed one: a few seconds behind).
+  last_seen_at: a.last_seen_at ? a.last_seen_at.toISOString() : '',
 });

@@ -24,12 +24,16 @@ export class ValidationCounter {
   private lastValidated = new Map<string, LastValidation>();
   /** Licence, hour, code and machine → the validations of that group since the last flush (the licence page's recent validations). */
   private recentGroups = new Map<string, RecentGroup>();
+  /** Licence id → fingerprint → when a validation last named it since the last flush (the activations' last_seen_at). */
+  private lastSeen = new Map<string, Map<string, Date>>();
   private task?: PeriodicTask;
 
   constructor(
     private readonly store: ValidationStatsStore,
     private readonly log: Logger,
     private readonly intervalMs: number,
+    /** Stores when each machine was last seen (absent: not kept), once per flush as one batch. */
+    private readonly storeSeen?: (seen: Map<string, Map<string, Date>>) => Promise<void>,
   ) {}
 
   /** One validation this service answered. */
@@ -55,6 +59,7 @@ export class ValidationCounter {
 
   /** Validations of a licence, grouped by hour, code and machine (count them, keep the latest time). */
   addRecent(g: RecentGroup): void {
+    if (g.fingerprint) this.seen(g.licenseId, g.fingerprint, g.lastAt);
     const id = recentGroupId(g);
     const entry = this.recentGroups.get(id);
     if (!entry) this.recentGroups.set(id, { ...g, hour: hourOf(g.hour) });
@@ -64,10 +69,21 @@ export class ValidationCounter {
     }
   }
 
+  /** A machine (a fingerprint of a licence) named by a validation at `at`. */
+  private seen(licenseId: string, fingerprint: string, at: Date): void {
+    if (!this.storeSeen) return;
+    const machines = this.lastSeen.get(licenseId) ?? new Map<string, Date>();
+    this.lastSeen.set(licenseId, machines);
+    const last = machines.get(fingerprint);
+    if (!last || last < at) machines.set(fingerprint, at);
+  }
+
   async flush(): Promise<void> {
     const hourCounts = this.hourCounts;
     const lastValidated = this.lastValidated;
     const recentGroups = this.recentGroups;
+    const lastSeen = this.lastSeen;
+    this.lastSeen = new Map();
     this.hourCounts = new Map();
     this.lastValidated = new Map();
     this.recentGroups = new Map();
@@ -85,6 +101,11 @@ export class ValidationCounter {
       await this.store.addRecentGroups(recentGroups).catch((err) => {
         this.log.warn({ err }, 'could not store recent validations; will retry');
         for (const g of recentGroups.values()) this.addRecent(g);
+      });
+    if (lastSeen.size && this.storeSeen)
+      await this.storeSeen(lastSeen).catch((err) => {
+        this.log.warn({ err }, 'could not store when machines were last seen; will retry');
+        for (const [licenseId, machines] of lastSeen) for (const [f, at] of machines) this.seen(licenseId, f, at);
       });
   }
 

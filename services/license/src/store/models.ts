@@ -29,8 +29,17 @@ export interface ActivationDoc {
   fingerprint_key: string;
   created_at: Date;
   deactivated_at: Date | null;
-  /** A DELETE (requested) or a lapsed floating seat reclaimed; absent while active, and on older records. */
+  /**
+   * A DELETE (requested), a lapsed floating seat reclaimed, or the customer in the portal (customer);
+   * absent while active, and on older records. With deactivated_at it is also the record of the
+   * customer's deactivations that the policy's customer_deactivations_per_30_days counts.
+   */
   deactivated_reason?: DeactivationReason;
+  /**
+   * When the machine was last seen: the later of its last heartbeat (or re-activation) and its last
+   * validation naming its fingerprint (set with the validation counts' flush). Absent: not since activation.
+   */
+  last_seen_at?: Date | null;
   /** When a floating seat lapses unless heartbeated; null (or absent, on older records) when node-locked. */
   lease_expires_at?: Date | null;
   /**
@@ -38,6 +47,19 @@ export interface ActivationDoc {
    * moves it on; null when node-locked or deactivated. The sweep finds seats by equality on it.
    */
   reclaim_bucket?: string | null;
+  outbox?: Record<string, DomainEvent>;
+}
+
+/**
+ * One EraseCustomer call: carries its customer.erased event through the outbox (an event is stored with
+ * a document, and a call that changed no licence has none). Holds the placeholder, never the e-mail.
+ */
+export interface ErasureDoc {
+  _id: string;
+  account_id: string;
+  placeholder: string;
+  licenses: number;
+  created_at: Date;
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -92,6 +114,7 @@ export function licenseModels(conn: Connection) {
       deactivated_reason: { type: String, enum: deactivationReasons },
       lease_expires_at: { type: Date, default: null },
       reclaim_bucket: { type: String, default: null },
+      last_seen_at: { type: Date, default: null },
       ...outboxFields,
     },
     { versionKey: false, collection: 'activations' },
@@ -100,11 +123,25 @@ export function licenseModels(conn: Connection) {
   activation.index({ license_id: 1, _id: -1 }); // a licence's activations, newest first
   activation.index({ license_id: 1, fingerprint_key: 1 }, { unique: true });
   activation.index({ reclaim_bucket: 1, _id: 1 }); // the lapsed-seat sweep: one equality per hour bucket
+  // A licence's customer deactivations of the last 30 days (the portal's limit): one read of a few entries.
+  activation.index({ license_id: 1, deactivated_reason: 1, deactivated_at: 1 });
   const sweep = new Schema<SweepStateDoc>(
     { _id: String, through: { type: String, default: null }, backfilled: { type: Boolean, default: false } },
     { versionKey: false, collection: 'sweep_state' },
   );
+  const erasure = new Schema<ErasureDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      placeholder: { type: String, required: true },
+      licenses: { type: Number, required: true },
+      created_at: { type: Date, required: true },
+      ...outboxFields,
+    },
+    { versionKey: false, collection: 'customer_erasures' },
+  );
   return {
+    Erasure: conn.model<ErasureDoc>('CustomerErasure', erasure) as Model<ErasureDoc>,
     SweepState: conn.model<SweepStateDoc>('SweepState', sweep) as Model<SweepStateDoc>,
     License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>,
     Activation: conn.model<ActivationDoc>('Activation', activation) as Model<ActivationDoc>,

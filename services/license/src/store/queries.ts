@@ -1,6 +1,6 @@
 import { SLOT_ROUNDS, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
-import { lapsed, type DomainEvent, type PageRequest, type Status } from '@licensing/proto';
-import type { ActivationDoc, LicenseDoc, LicenseModels, SweepStateDoc } from './models';
+import { lapsed, type DeactivationReason, type DomainEvent, type PageRequest, type Status } from '@licensing/proto';
+import type { ActivationDoc, ErasureDoc, LicenseDoc, LicenseModels, SweepStateDoc } from './models';
 
 // Everything but the outbox: the validation hot path reads one document.
 const VALIDATION_FIELDS = { outbox: 0 };
@@ -239,12 +239,20 @@ export class LicenseStore {
    * one read (`from`): a reclaim of the lapsed seat and this renewal cannot both happen. The activation
    * as renewed, or null when it changed meanwhile.
    */
-  async renewLease(current: ActivationDoc, until: Date, reclaimBucket: string): Promise<ActivationDoc | null> {
+  async renewLease(
+    current: ActivationDoc,
+    until: Date,
+    reclaimBucket: string,
+    seenAt: Date,
+  ): Promise<ActivationDoc | null> {
+    // The machine was seen now: its last_seen_at moves in the same write ($max: a later validation stays).
     const res = await this.models.Activation.updateOne(
       { _id: current._id, deactivated_at: null, lease_expires_at: current.lease_expires_at ?? null },
-      { $set: { lease_expires_at: until, reclaim_bucket: reclaimBucket } },
+      { $set: { lease_expires_at: until, reclaim_bucket: reclaimBucket }, $max: { last_seen_at: seenAt } },
     );
-    return res.modifiedCount === 1 ? { ...current, lease_expires_at: until, reclaim_bucket: reclaimBucket } : null;
+    if (res.modifiedCount !== 1) return null;
+    const seen = current.last_seen_at && current.last_seen_at > seenAt ? current.last_seen_at : seenAt;
+    return { ...current, lease_expires_at: until, reclaim_bucket: reclaimBucket, last_seen_at: seen };
   }
 
   /**
@@ -262,7 +270,7 @@ export class LicenseStore {
     // No projection: FerretDB's findAndModify does not take one.
     const doc = await this.models.Activation.findOneAndUpdate(
       { _id: id, license_id: licenseId, deactivated_at: null, lease_expires_at: { $gt: now } },
-      { $set: { lease_expires_at: until, reclaim_bucket: reclaimBucket } },
+      { $set: { lease_expires_at: until, reclaim_bucket: reclaimBucket }, $max: { last_seen_at: now } },
       { returnDocument: 'after' },
     )
       .lean<ActivationDoc>()
@@ -311,12 +319,16 @@ export class LicenseStore {
       .exec();
   }
 
-  /** Frees the slot and the fingerprint, keeping the record, with its event. */
+  /**
+   * Frees the slot and the fingerprint, keeping the record (with its reason and time: a customer's are
+   * what customerDeactivationsSince counts), with its event, in one document write.
+   */
   async deactivate(
     licenseId: string,
     id: string,
     at: Date,
     event: (a: ActivationDoc) => DomainEvent,
+    reason: DeactivationReason = 'requested',
   ): Promise<ActivationDoc | null> {
     const current = await this.models.Activation.findOne(
       { _id: id, license_id: licenseId, deactivated_at: null },
@@ -328,7 +340,7 @@ export class LicenseStore {
     const after: ActivationDoc = {
       ...current,
       deactivated_at: at,
-      deactivated_reason: 'requested',
+      deactivated_reason: reason,
       reclaim_bucket: null,
     };
     const res = await this.models.Activation.updateOne(
@@ -336,7 +348,7 @@ export class LicenseStore {
       {
         $set: {
           deactivated_at: at,
-          deactivated_reason: 'requested',
+          deactivated_reason: reason,
           reclaim_bucket: null,
           slot_key: `freed:${id}`,
           fingerprint_key: `freed:${id}`,
@@ -346,5 +358,83 @@ export class LicenseStore {
     );
     if (res.modifiedCount !== 1) return null;
     return after;
+  }
+
+  /**
+   * When the licence's newest customer deactivations after `since` were made, newest first, at most
+   * `limit` (the policy's limit: what the verdict needs). One read on (license_id, reason, time).
+   */
+  async customerDeactivationsSince(licenseId: string, since: Date, limit: number): Promise<Date[]> {
+    if (limit <= 0) return [];
+    const docs = await this.models.Activation.find(
+      { license_id: licenseId, deactivated_reason: 'customer', deactivated_at: { $gt: since } },
+      { deactivated_at: 1 },
+    )
+      .sort({ deactivated_at: -1 })
+      .limit(limit)
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<Pick<ActivationDoc, 'deactivated_at'>[]>()
+      .exec();
+    return docs.map((d) => d.deactivated_at!);
+  }
+
+  /**
+   * Moves each machine's last_seen_at on to when a validation last named its fingerprint (licence id →
+   * fingerprint → time): one bulk write per flush of the validation counts, never one per validation.
+   * Only an active activation matches (a freed one's fingerprint_key is "freed:<id>").
+   */
+  async markSeen(seen: Map<string, Map<string, Date>>): Promise<void> {
+    const ops = [...seen].flatMap(([licenseId, fingerprints]) =>
+      [...fingerprints].map(([fingerprint, at]) => ({
+        updateOne: {
+          filter: { license_id: licenseId, fingerprint_key: fingerprint },
+          update: { $max: { last_seen_at: at } },
+        },
+      })),
+    );
+    if (ops.length) await this.models.Activation.bulkWrite(ops, { ordered: false });
+  }
+
+  // Erasure of a customer's e-mail
+
+  /** The account's licences of this (lower-cased) e-mail, by id after `after`: the customer_email_lc index. */
+  licensesOfCustomer(accountId: string, emailLc: string, after: string, limit: number): Promise<LicenseDoc[]> {
+    const filter: Record<string, unknown> = { account_id: accountId, customer_email_lc: emailLc };
+    if (after) filter._id = { $gt: after };
+    return this.models.License.find(filter, { outbox: 0 })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<LicenseDoc[]>()
+      .exec();
+  }
+
+  /** A licence's activations (active or freed) whose name matches `pattern` (a case-insensitive regex source). */
+  activationsNamed(licenseId: string, pattern: string): Promise<Pick<ActivationDoc, '_id' | 'name'>[]> {
+    return this.models.Activation.find({ license_id: licenseId, name: { $regex: pattern, $options: 'i' } }, { name: 1 })
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<Pick<ActivationDoc, '_id' | 'name'>[]>()
+      .exec();
+  }
+
+  /** Renames an activation if its name is still `from` (a concurrent rename is not overwritten). */
+  async renameActivation(id: string, from: string, to: string): Promise<void> {
+    await this.models.Activation.updateOne({ _id: id, name: from }, { $set: { name: to } });
+  }
+
+  /**
+   * Gives a licence the placeholder as its customer e-mail, with its license.updated, only if it still
+   * holds the e-mail that was read (a second erasure, or a change meanwhile, leaves it alone).
+   */
+  async replaceCustomerEmail(before: LicenseDoc, placeholder: string, events: DomainEvent[]): Promise<boolean> {
+    const res = await this.models.License.updateOne(
+      { _id: before._id, customer_email_lc: before.customer_email_lc },
+      { $set: { customer_email: placeholder, customer_email_lc: placeholder.toLowerCase(), ...withEvents(events) } },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  async insertErasure(doc: Omit<ErasureDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
+    await this.models.Erasure.create({ ...doc, ...outboxOf(events) });
   }
 }

@@ -5,6 +5,7 @@ import {
   lapsed,
   leaseFrom,
   parseLicenseKey,
+  type DeactivationReason,
   type DomainEvent,
   type PageRequest,
 } from '@licensing/proto';
@@ -94,7 +95,7 @@ export async function activate(
  */
 function renew(store: Deps['store'], license: LicenseDoc, seat: ActivationDoc, now: Date) {
   const lease = leaseOf(license, now);
-  return store.renewLease(seat, lease.lease_expires_at!, lease.reclaim_bucket!);
+  return store.renewLease(seat, lease.lease_expires_at!, lease.reclaim_bucket!, now);
 }
 
 /**
@@ -189,21 +190,43 @@ export async function listActivations(
 
 /** Frees a machine's slot, with license.deactivated; an unknown or already freed activation is not found. */
 export async function deactivate(
-  { store, outbox, clock, products }: LicenseDeps,
+  deps: LicenseDeps,
   accountId: string,
   key: string,
   activationId: string,
 ): Promise<ActivationDoc> {
-  const license = await ownLicense(store, accountId, key);
+  const license = await ownLicense(deps.store, accountId, key);
   if (!isId('act', activationId)) throw AppError.notFound('activation');
+  const done = await freeActivation(deps, license, activationId, 'requested');
+  if (!done) throw AppError.notFound('activation');
+  return done;
+}
+
+/**
+ * The one deactivation path (a vendor's DELETE, a customer in the portal): frees the slot in one write
+ * that stores license.deactivated with this reason, and publishes it through the outbox that keeps the
+ * caches exact. Null when the activation is not an active one of this licence.
+ */
+export async function freeActivation(
+  { store, outbox, clock, products }: LicenseDeps,
+  license: LicenseDoc,
+  activationId: string,
+  reason: DeactivationReason,
+): Promise<ActivationDoc | null> {
   const now = clock.now();
   const events: DomainEvent[] = [];
   const announced = await withLiveEntitlements(products, license);
-  const done = await store.deactivate(license._id, activationId, now, (a) => {
-    events.push(deactivationEvent(announced, a, 'requested', now));
-    return events[0];
-  });
-  if (!done) throw AppError.notFound('activation');
+  const done = await store.deactivate(
+    license._id,
+    activationId,
+    now,
+    (a) => {
+      events.push(deactivationEvent(announced, a, reason, now));
+      return events[0];
+    },
+    reason,
+  );
+  if (!done) return null;
   outbox.flush(store.models.Activation, done._id, events);
   return done;
 }

@@ -3,7 +3,8 @@ import { displayName } from '../domain/purchase-mail';
 import { nextMailStep } from '../domain/retry';
 import type { EmailDoc } from '../store/emails';
 import type { NotificationDeps } from '../use-cases/deps';
-import { renderPurchase } from '../use-cases/render-purchase';
+import { renderPortalMail } from '../use-cases/render-portal';
+import { renderPurchase, type PurchaseMail } from '../use-cases/render-purchase';
 
 export interface SenderSettings {
   intervalMs: number;
@@ -75,11 +76,22 @@ export class Sender {
     return due.length;
   }
 
+  /** What to send, from what the owning services say now; null: nothing (a portal request dropped). */
+  private render(mail: EmailDoc): Promise<PurchaseMail | null> {
+    return mail.template === 'purchase' ? renderPurchase(this.deps, mail) : renderPortalMail(this.deps, mail);
+  }
+
   private async attempt(mail: EmailDoc): Promise<void> {
     const attempts = mail.attempts + 1;
     let subject = mail.subject;
     try {
-      const rendered = await renderPurchase(this.deps, mail);
+      const rendered = await this.render(mail);
+      if (!rendered) {
+        // Never logged, in the mail log or here: it would tell who is not a customer.
+        await this.deps.emails.remove(mail._id);
+        this.outcomes.inc({ outcome: 'dropped' });
+        return;
+      }
       subject = rendered.subject;
       await withinMs(
         this.settings.timeoutMs,

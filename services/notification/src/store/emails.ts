@@ -35,14 +35,19 @@ export interface EmailDoc {
   sent_at: Date | null;
 }
 
-/** A purchase e-mail waiting for its first attempt (due now), as both the consumer and the API queue one. */
-export function queuedPurchaseMail(
+/**
+ * A mail waiting for its first attempt (due now). `to` is stored lower-cased, so the erasure of a
+ * customer finds their mail through an index, whatever case they typed.
+ */
+export function queuedMail(
+  template: EmailTemplate,
   f: Pick<EmailDoc, '_id' | 'request_key' | 'account_id' | 'to' | 'license_key'>,
   now: Date,
 ): EmailDoc {
   return {
     ...f,
-    template: 'purchase',
+    to: f.to.trim().toLowerCase(),
+    template,
     subject: '',
     status: 'queued',
     attempts: 0,
@@ -52,6 +57,12 @@ export function queuedPurchaseMail(
     sent_at: null,
   };
 }
+
+/** A purchase e-mail waiting for its first attempt, as both the consumer and the API queue one. */
+export const queuedPurchaseMail = (
+  f: Pick<EmailDoc, '_id' | 'request_key' | 'account_id' | 'to' | 'license_key'>,
+  now: Date,
+): EmailDoc => queuedMail('purchase', f, now);
 
 export function emailModel(conn: Connection): Model<EmailDoc> {
   const schema = new Schema<EmailDoc>(
@@ -76,6 +87,9 @@ export function emailModel(conn: Connection): Model<EmailDoc> {
   schema.index({ status: 1, next_attempt_at: 1 });
   schema.index({ account_id: 1, _id: -1 });
   schema.index({ request_key: 1 }, { unique: true });
+  // A licence's last seat rescue (one per hour), and the erasure of a customer's address.
+  schema.index({ account_id: 1, license_key: 1, template: 1, created_at: -1 });
+  schema.index({ account_id: 1, to: 1 });
   return conn.model<EmailDoc>('Email', schema);
 }
 
@@ -119,6 +133,35 @@ export class EmailStore {
 
   async update(id: string, changes: Partial<EmailDoc>): Promise<void> {
     await this.Email.updateOne({ _id: id }, { $set: changes });
+  }
+
+  /** A mail that will not be sent after all, gone from the log (a sign-in asked for an address holding no licence). */
+  async remove(id: string): Promise<void> {
+    await this.Email.deleteOne({ _id: id });
+  }
+
+  /** The newest mail of a template for a licence created after `since`. */
+  latestFor(accountId: string, key: string, template: EmailTemplate, since: Date): Promise<EmailDoc | null> {
+    return this.Email.findOne({ account_id: accountId, license_key: key, template, created_at: { $gt: since } })
+      .sort({ created_at: -1 })
+      .lean<EmailDoc>()
+      .exec();
+  }
+
+  /**
+   * A customer erased: their address in the account's log becomes the placeholder. Sign-in requests
+   * not sent yet are dropped, and other mail not sent yet fails (there is nobody to send it to).
+   * How many mails changed.
+   */
+  async eraseCustomer(accountId: string, email: string, placeholder: string): Promise<number> {
+    const mine = { account_id: accountId, to: email };
+    const dropped = await this.Email.deleteMany({ ...mine, template: 'portal_link', status: 'queued' });
+    const stopped = await this.Email.updateMany(
+      { ...mine, status: 'queued' },
+      { $set: { to: placeholder, status: 'failed', next_attempt_at: null, last_error: 'the customer was erased' } },
+    );
+    const renamed = await this.Email.updateMany(mine, { $set: { to: placeholder } });
+    return dropped.deletedCount + stopped.modifiedCount + renamed.modifiedCount;
   }
 
   byRequestKey(accountId: string, requestKey: string): Promise<EmailDoc | null> {

@@ -1,4 +1,4 @@
-import { AppError, type Handlers } from '@licensing/runtime';
+import type { Handlers } from '@licensing/runtime';
 import type { WebhookDelivery, WebhookEndpoint, WebhookServiceService } from '@licensing/proto';
 import type { DeliveryDoc } from '../store/deliveries';
 import type { EndpointDoc } from '../store/models';
@@ -6,6 +6,7 @@ import { updateEndpoint, deleteEndpoint } from '../use-cases/change-endpoint';
 import { createEndpoint, type EndpointWithSecret } from '../use-cases/create-endpoint';
 import { retryDelivery, sendTestEvent } from '../use-cases/deliveries';
 import type { EndpointDeps } from '../use-cases/deps';
+import { eraseCustomer } from '../use-cases/erase-customer';
 import { findEndpoint, listDeliveries, listEndpoints } from '../use-cases/read-endpoints';
 import { rotateSecret } from '../use-cases/rotate-secret';
 
@@ -39,9 +40,7 @@ const toDelivery = (d: DeliveryDoc): WebhookDelivery => ({
 // Proto to use case and back; the rules live in use-cases/ and domain/.
 export function endpointHandlers(deps: EndpointDeps): Handlers<typeof WebhookServiceService> {
   return {
-    eraseCustomer: async () => {
-      throw new AppError('method_not_allowed', 'not built yet');
-    }, // TODO(i28 base)
+    eraseCustomer: async (req) => ({ erased: await eraseCustomer(deps.deliveries, req) }),
     createEndpoint: async (req) => withSecret(await createEndpoint(deps, req)),
     getEndpoint: async (req) => toEndpoint(await findEndpoint(deps.endpoints, req.account_id, req.id)),
     updateEndpoint: async (req) => toEndpoint(await updateEndpoint(deps, req)),

@@ -43,6 +43,7 @@ export function deliveryModel(conn: Connection): Model<DeliveryDoc> {
   );
   schema.index({ status: 1, next_attempt_at: 1 });
   schema.index({ endpoint_id: 1, _id: -1 });
+  schema.index({ account_id: 1, _id: 1 }); // the erasure of a customer's e-mail walks an account's deliveries in batches
   return conn.model<DeliveryDoc>('WebhookDelivery', schema);
 }
 
@@ -94,5 +95,47 @@ export class DeliveryStore {
 
   list(endpointId: string, page: PageRequest | undefined) {
     return listPage<DeliveryDoc>(this.Delivery, { endpoint_id: endpointId }, page);
+  }
+
+  /**
+   * Up to `limit` of the account's deliveries after `after` (by id) whose body matches `pattern`
+   * (case-insensitive): one bounded read on (account_id, _id). Also the last id it looked at, so the
+   * next batch starts there even when few matched.
+   */
+  async bodiesMatching(
+    accountId: string,
+    pattern: string,
+    after: string,
+    limit: number,
+  ): Promise<{ matches: Pick<DeliveryDoc, '_id' | 'body'>[]; last: string | null }> {
+    const range = after ? { _id: { $gt: after } } : {};
+    // The window of ids first (index only), then the matching bodies within it: each batch costs at
+    // most `limit` entries of the index, however rare the e-mail is.
+    const window = await this.Delivery.find({ account_id: accountId, ...range }, { _id: 1 })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<{ _id: string }[]>()
+      .exec();
+    if (!window.length) return { matches: [], last: null };
+    const last = window[window.length - 1]._id;
+    const matches = await this.Delivery.find(
+      {
+        account_id: accountId,
+        _id: { ...(after ? { $gt: after } : {}), $lte: last },
+        body: { $regex: pattern, $options: 'i' },
+      },
+      { body: 1 },
+    )
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<Pick<DeliveryDoc, '_id' | 'body'>[]>()
+      .exec();
+    return { matches, last: window.length < limit ? null : last };
+  }
+
+  /** Sets a delivery's body if it is still `from` (the dispatcher only ever writes its status fields). */
+  async replaceBody(id: string, from: string, to: string): Promise<boolean> {
+    const res = await this.Delivery.updateOne({ _id: id, body: from }, { $set: { body: to } });
+    return res.modifiedCount === 1;
   }
 }

@@ -1,0 +1,45 @@
+import { AppError, checkEmail } from '@licensing/runtime';
+import type { CheckoutStore } from '../store/queries';
+
+/** Sessions read per batch: each batch is one indexed read. */
+const BATCH = 200;
+
+/**
+ * Replaces a customer's e-mail on the account's checkout sessions with the placeholder (the gateway's
+ * DELETE /api/v1/customers/{email}); the number of sessions changed. Idempotent: a second call finds
+ * none. No event: a session's events were published when they happened, and nothing caches sessions.
+ *
+ * Sessions are found on (account_id, customer_email_lc). Those stored before that field existed are
+ * given it first, in bounded batches: the first erasure of an account reads its older sessions once,
+ * and after that there are none.
+ */
+export async function eraseCustomer(
+  store: Pick<
+    CheckoutStore,
+    'sessionsWithoutLowerCaseEmail' | 'giveLowerCaseEmail' | 'sessionsOfCustomer' | 'replaceCustomerEmail'
+  >,
+  req: { account_id: string; email: string; placeholder: string },
+): Promise<number> {
+  const email = req.email.trim().toLowerCase();
+  if (!email || email.length > 254)
+    throw AppError.invalid('email', 'email must be an e-mail address of at most 254 characters');
+  const placeholder = checkEmail('placeholder', req.placeholder);
+  if (placeholder.toLowerCase().includes(email))
+    throw AppError.invalid('placeholder', 'the placeholder must not contain the e-mail');
+
+  for (let after = ''; ; ) {
+    const older = await store.sessionsWithoutLowerCaseEmail(req.account_id, after, BATCH);
+    for (const s of older) await store.giveLowerCaseEmail(s._id, s.customer_email ?? '');
+    if (older.length < BATCH) break;
+    after = older[older.length - 1]._id;
+  }
+
+  let erased = 0;
+  for (let after = ''; ; ) {
+    const ids = await store.sessionsOfCustomer(req.account_id, email, after, BATCH);
+    for (const id of ids) if (await store.replaceCustomerEmail(id, email, placeholder)) erased++;
+    if (ids.length < BATCH) break;
+    after = ids[ids.length - 1];
+  }
+  return erased;
+}
