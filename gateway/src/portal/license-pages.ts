@@ -69,7 +69,7 @@ export function licensesPage(
 
 function activationRow(vendor: Vendor, s: PortalSession, key: string, a: Activation, canFree: boolean): string {
   const free = canFree
-    ? `<form method="post" action="${h(licensePath(vendor, key))}/activations/${h(a.id)}/deactivate" class="button-form">${csrfField(s.csrfToken)}<button type="submit" class="danger">Free this machine<span class="sr-only">: ${h(a.name || a.fingerprint)}</span></button></form>`
+    ? `<form method="post" action="${h(licensePath(vendor, key))}/activations/${h(a.id)}/deactivate" class="button-form">${csrfField(s.csrfToken)}<button type="submit" class="danger" aria-label="Free this machine: ${h(a.name || a.fingerprint)}">Free this machine</button></form>`
     : '';
   return `<tr data-activation="${h(a.id)}"><td>${h(a.name) || '<span class="muted">unnamed</span>'}</td><td><code>${h(a.fingerprint)}</code></td><td>${a.last_seen_at ? date(a.last_seen_at) : 'never'}</td><td>${date(a.created_at)}</td><td>${free}</td></tr>`;
 }
