@@ -49,7 +49,7 @@ export function licensesPage(
       (shown, i) => `<li data-license="${h(shown.license.id)}">
   <h2><a href="${h(licensePath(vendor, shown.license.key))}">${h(shown.productName)}</a></h2>
   ${facts(shown, `key-${i}`)}
-  <p><a href="${h(licensePath(vendor, shown.license.key))}">Machines and licence file<span class="sr-only"> of ${h(shown.productName)}, key ending ${h(keyEnding(shown.license.key))}</span></a></p>
+  <p><a href="${h(licensePath(vendor, shown.license.key))}" aria-label="Machines and licence file of ${h(shown.productName)}, key ending ${h(keyEnding(shown.license.key))}">Machines and licence file</a></p>
 </li>`,
     )
     .join('');
