@@ -261,3 +261,12 @@ it('seat rescue: 202 without the address, then 429 with Retry-After within the h
   const none = await v.api('POST', `/api/v1/licenses/${erasedKey}/seat-rescue`);
   expect(none.status).toBe(409);
 });
+
+it("the dashboard's Settings shows the account's portal link (the request's origin without PUBLIC_BASE_URL)", async () => {
+  const web = new WebClient(stack.url, stack.topology);
+  await web.signUp(unique('vendor'));
+  const settings = await web.get('/dashboard/settings');
+  const accountId = /data-testid="account-id">(acct_[0-9A-Z]{26})</.exec(settings.html)![1];
+  expect(settings.html).toContain(`data-testid="portal-url">${stack.url}/portal/${accountId}<`);
+  expect((await new WebClient(stack.url).get(`/portal/${accountId}`)).status).toBe(200);
+});
