@@ -72,7 +72,8 @@ export function emailModel(conn: Connection): Model<EmailDoc> {
       account_id: { type: String, required: true },
       template: { type: String, required: true, enum: emailTemplates },
       to: { type: String, required: true },
-      license_key: { type: String, required: true },
+      // '' for a sign-in request (no licence).
+      license_key: { type: String, default: '' },
       subject: { type: String, default: '' },
       status: { type: String, required: true, enum: emailStatuses },
       attempts: { type: Number, default: 0 },

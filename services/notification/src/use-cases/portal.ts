@@ -1,4 +1,4 @@
-import { AppError, newId } from '@licensing/runtime';
+import { AppError, checkEmail, newId } from '@licensing/runtime';
 import {
   LINK_REFUSED,
   PORTAL_SESSION_TTL_MS,
@@ -13,6 +13,7 @@ import {
   portalRequestKey,
   rescueRequestKey,
   rescueWaitS,
+  sameDigest,
 } from '../domain/portal';
 import { queuedMail, type EmailDoc } from '../store/emails';
 import type { PortalSessionDoc } from '../store/portal';
@@ -99,7 +100,13 @@ export async function redeemPortalLink(
   if (!accountId || !isSecret(token)) throw refused();
   const now = deps.clock.now();
   const link = await deps.portal.linkByDigest(digestSecret(token));
-  if (!link || link.account_id !== accountId || link.expires_at.getTime() <= now.getTime()) throw refused();
+  if (
+    !link ||
+    !sameDigest(link.token_digest, token) ||
+    link.account_id !== accountId ||
+    link.expires_at.getTime() <= now.getTime()
+  )
+    throw refused();
   if (!(await deps.portal.markUsed(link, now))) throw refused();
   const sessionToken = newSecret();
   const session: PortalSessionDoc = {
@@ -126,7 +133,12 @@ export async function getPortalSession(
   const gone = () => new AppError('unauthorized', SESSION_GONE);
   if (!accountId || !isSecret(token)) throw gone();
   const session = await deps.portal.session(digestSecret(token));
-  if (!session || session.account_id !== accountId || session.expires_at.getTime() <= deps.clock.now().getTime())
+  if (
+    !session ||
+    !sameDigest(session._id, token) ||
+    session.account_id !== accountId ||
+    session.expires_at.getTime() <= deps.clock.now().getTime()
+  )
     throw gone();
   return session;
 }
@@ -148,8 +160,10 @@ export async function eraseCustomer(
 ): Promise<number> {
   checkAccountId(accountId);
   const erased = normalEmail('email', email);
-  const replacement = normalEmail('placeholder', placeholder);
-  if (replacement === erased) throw AppError.invalid('placeholder', 'placeholder must differ from the e-mail');
+  // Kept as the gateway chose it: every service writes the same placeholder.
+  const replacement = checkEmail('placeholder', placeholder);
+  if (replacement.toLowerCase() === erased)
+    throw AppError.invalid('placeholder', 'placeholder must differ from the e-mail');
   const [mails, portal] = await Promise.all([
     deps.emails.eraseCustomer(accountId, erased, replacement),
     deps.portal.eraseCustomer(accountId, erased),

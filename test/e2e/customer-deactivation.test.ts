@@ -1,0 +1,170 @@
+import { LicenseServiceClient } from '@licensing/proto';
+import { type AppError, createClient } from '@licensing/runtime';
+import { credentialOf } from '../../scripts/lib/topology';
+import { EventLog } from '../support/events';
+import { eventually } from '../support/eventually';
+import { client, startStack, TestClock, type Stack } from '../support/stack';
+
+// What the customer portal asks of the licence service, over gRPC as the gateway calls it, against
+// real FerretDB and NATS: a customer freeing their own machines within the policy's
+// customer_deactivations_per_30_days (time moved by the stack's clock), and when a machine was last seen.
+
+const DAY_MS = 86_400_000;
+const clock = new TestClock();
+let stack: Stack;
+let events: EventLog;
+let grpc: { licenses: ReturnType<typeof createClient<LicenseServiceClient>> };
+
+beforeAll(async () => {
+  stack = await startStack({}, {}, clock);
+  events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
+  grpc = { licenses: createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway')) };
+});
+
+afterAll(async () => {
+  for (const c of Object.values(grpc ?? {})) c.close();
+  await events?.close();
+  await stack?.stop();
+});
+
+async function vendor(policy: Record<string, unknown> = {}) {
+  const { accountId, apiKey } = await stack.newAccount();
+  await stack.admin.updateAccount({ id: accountId, per_minute_limit: 100_000 });
+  const api = client(stack.url, apiKey);
+  const product = (
+    await api('POST', '/api/v1/products', {
+      name: 'Editor',
+      price: { amount: 4900, currency: 'EUR' },
+      policy: { max_activations: 10, ...policy },
+    })
+  ).body.id as string;
+  const issue = async (email: string) =>
+    (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: email })).body.license_key as string;
+  const machine = async (key: string, fingerprint: string, name = '') =>
+    (await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint, name })).body.id as string;
+  const machines = async (key: string) =>
+    (await grpc.licenses.call.listActivations({ account_id: accountId, key, page: { limit: 100, starting_after: '' } }))
+      .data;
+  return { accountId, api, product, issue, machine, machines };
+}
+
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a refusal');
+    },
+    (err: AppError) => err,
+  );
+
+describe('a customer frees their own machines', () => {
+  it('publishes license.deactivated with reason customer; the 4th within 30 days is rate_limited with Retry-After, then allowed', async () => {
+    const v = await vendor();
+    const key = await v.issue('Ann.Buyer@Example.com');
+    const ids: string[] = [];
+    for (const fp of ['m1', 'm2', 'm3', 'm4']) ids.push(await v.machine(key, fp));
+    const free = (activation_id: string) =>
+      grpc.licenses.call.deactivateForCustomer({
+        account_id: v.accountId,
+        key,
+        activation_id,
+        customer_email: 'ann.buyer@example.com',
+      });
+
+    const first = clock.now();
+    const freed = await free(ids[0]);
+    expect(freed).toMatchObject({ id: ids[0], fingerprint: 'm1' });
+    const event = await events.waitFor(
+      (e) => e.type === 'license.deactivated' && (e.data as { activation: { id: string } }).activation.id === ids[0],
+    );
+    expect((event.data as { reason: string }).reason).toBe('customer');
+    expect((await v.machines(key)).map((a) => a.id)).not.toContain(ids[0]);
+
+    clock.advance(DAY_MS);
+    await free(ids[1]);
+    clock.advance(DAY_MS);
+    await free(ids[2]);
+    clock.advance(DAY_MS);
+    const err = await refusal(free(ids[3]));
+    expect(err.code).toBe('rate_limited');
+    const expected = Math.ceil((first.getTime() + 30 * DAY_MS - clock.now().getTime()) / 1000);
+    expect(Math.abs(err.retryAfterS! - expected)).toBeLessThanOrEqual(2);
+    expect(err.message).toMatch(/you can free another machine on \d+ [A-Z][a-z]+ \d{4}, \d\d:\d\d UTC/);
+    expect((await v.machines(key)).map((a) => a.id)).toContain(ids[3]);
+
+    clock.advance((err.retryAfterS! + 1) * 1000);
+    await expect(free(ids[3])).resolves.toMatchObject({ id: ids[3] });
+  });
+
+  it('a policy of 0 is a conflict that points to the vendor, and frees nothing', async () => {
+    const v = await vendor({ customer_deactivations_per_30_days: 0 });
+    const key = await v.issue('zero@example.com');
+    const id = await v.machine(key, 'z1');
+    const err = await refusal(
+      grpc.licenses.call.deactivateForCustomer({
+        account_id: v.accountId,
+        key,
+        activation_id: id,
+        customer_email: 'zero@example.com',
+      }),
+    );
+    expect([err.code, err.message]).toEqual([
+      'conflict',
+      'machines of this licence are freed by the vendor only: contact the vendor to free one',
+    ]);
+    expect((await v.machines(key)).map((a) => a.id)).toEqual([id]);
+  });
+
+  it("another customer's licence, another account's, another licence's activation: the same not_found, and nothing changes", async () => {
+    const v = await vendor();
+    const mine = await v.issue('me@example.com');
+    const second = await v.issue('me@example.com');
+    const theirs = await v.issue('them@example.com');
+    const other = await vendor();
+    const elsewhere = await other.issue('me@example.com');
+    const a = await v.machine(mine, 'a');
+    const b = await v.machine(second, 'b');
+    const t = await v.machine(theirs, 't');
+    const e = await other.machine(elsewhere, 'e');
+    const attempts = [
+      { account_id: v.accountId, key: theirs, activation_id: t, customer_email: 'me@example.com' },
+      { account_id: v.accountId, key: mine, activation_id: b, customer_email: 'me@example.com' },
+      { account_id: v.accountId, key: elsewhere, activation_id: e, customer_email: 'me@example.com' },
+      { account_id: v.accountId, key: mine, activation_id: a, customer_email: 'them@example.com' },
+      { account_id: other.accountId, key: mine, activation_id: a, customer_email: 'me@example.com' },
+    ];
+    for (const req of attempts) {
+      const err = await refusal(grpc.licenses.call.deactivateForCustomer(req));
+      expect([err.code, err.message]).toEqual(['not_found', 'licence not found']);
+    }
+    expect((await v.machines(mine)).map((x) => x.id)).toEqual([a]);
+    expect((await v.machines(second)).map((x) => x.id)).toEqual([b]);
+    expect((await v.machines(theirs)).map((x) => x.id)).toEqual([t]);
+    expect((await other.machines(elsewhere)).map((x) => x.id)).toEqual([e]);
+  });
+
+  it('an activation shows when it was last seen: its last validation naming it, from the batched flush', async () => {
+    const v = await vendor();
+    const key = await v.issue('seen@example.com');
+    await v.machine(key, 'seen-1');
+    expect((await v.machines(key))[0].last_seen_at).toBe('');
+    const before = clock.now().getTime();
+    await v.api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=seen-1`);
+    const seen = await eventually(async () => {
+      const at = (await v.machines(key))[0].last_seen_at;
+      expect(at).not.toBe('');
+      return Date.parse(at);
+    });
+    expect(seen).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it('a heartbeat moves last_seen_at in its own write', async () => {
+    const v = await vendor({ lease_seconds: 600 });
+    const key = await v.issue('beat@example.com');
+    const id = await v.machine(key, 'beat-1');
+    clock.advance(60_000);
+    const beat = await v.api('POST', `/api/v1/licenses/${key}/activations/${id}/heartbeat`);
+    expect(beat.status).toBe(200);
+    const seen = Date.parse((await v.machines(key))[0].last_seen_at);
+    expect(Math.abs(seen - clock.now().getTime())).toBeLessThan(5000);
+  });
+});
