@@ -34,8 +34,10 @@ export function customerRoutes(router: Router, clients: Clients): void {
     },
   });
 
-  // Every service replaces the e-mail with one placeholder; the licence service goes last, as it
-  // publishes customer.erased. Each step is idempotent, so a failed erasure is simply asked again.
+  // Every service replaces the e-mail with one placeholder; then the licence service, which publishes
+  // customer.erased; then the webhook service once more, for an event published before the erasure but
+  // fanned out to a delivery after its first pass (docs/architecture.md, "Erasing a customer"). Each step is
+  // idempotent, so a failed erasure is simply asked again.
   route(router, '/customers/:email', {
     delete: async (req, res) => {
       readBody(req, {});
@@ -55,10 +57,11 @@ export function customerRoutes(router: Router, clients: Clients): void {
         step(clients.notifications.eraseCustomer(request)),
       ]);
       const licenses = await step(clients.licenses.eraseCustomer(request));
+      const lateDeliveries = await step(clients.webhooks.eraseCustomer(request));
       res.json({
         object: 'customer_erasure',
         placeholder: request.placeholder,
-        erased: [...others, licenses].reduce((sum, r) => sum + r.erased, 0),
+        erased: [...others, licenses, lateDeliveries].reduce((sum, r) => sum + r.erased, 0),
       });
     },
   });
