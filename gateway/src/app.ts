@@ -189,6 +189,7 @@ export function createApp({
         perEmail: throttle('portal-signin-email', config.PORTAL_SIGNINS_PER_EMAIL, config.PORTAL_SIGNIN_WINDOW_S),
         perAddress: throttle('portal-signin-address', config.PORTAL_SIGNINS_PER_ADDRESS, config.PORTAL_SIGNIN_WINDOW_S),
       },
+      unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
     }),
   );
 

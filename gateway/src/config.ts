@@ -113,7 +113,7 @@ export const gatewaySchema = {
   }),
   SIGNIN_WINDOW_S: int('Window of the sign-in throttles in seconds', { default: 900, min: 1 }),
   SESSION_FAILURES_PER_MINUTE: int(
-    'Unknown dashboard session cookies per client IP and minute before its cookies are no longer looked up',
+    'Unknown dashboard (and, counted apart, customer portal) session cookies per client IP and minute before its cookies are no longer looked up',
     { default: 30, min: 1 },
   ),
   SIGNUPS_PER_EMAIL: int('Dashboard sign-up attempts per e-mail and window (every attempt counts)', {

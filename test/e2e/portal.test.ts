@@ -171,7 +171,14 @@ it('the link signs in once: the session cookie is HttpOnly, SameSite=Lax, on the
   await web.post(`/portal/${v.accountId}/sign-out`, { _csrf: WebClient.csrf(home.html) });
   const replay = new WebClient(stack.url);
   replay.cookies.set('lk_portal', token);
-  expect((await replay.get(`/portal/${v.accountId}`)).html).toContain('E-mail me a sign-in link');
+  const ended = await replay.get(`/portal/${v.accountId}`);
+  expect(ended.html).toContain('E-mail me a sign-in link');
+  expect(ended.headers.getSetCookie().some((c) => /^lk_portal=;.*Max-Age=0/.test(c))).toBe(true); // cleared
+  // A cookie not shaped like a session is no session, without a look-up, and is cleared too.
+  replay.cookies.set('lk_portal', 'made-up');
+  const madeUp = await replay.get(`/portal/${v.accountId}`);
+  expect(madeUp.status).toBe(200);
+  expect(madeUp.headers.getSetCookie().some((c) => /^lk_portal=;.*Max-Age=0/.test(c))).toBe(true);
 });
 
 it("a session of one account does not open another account's portal, and another e-mail's licence is a 404 page", async () => {

@@ -1,4 +1,4 @@
-import { SessionGuard, UNKNOWN_SESSION_MEMORY_MS } from '../../gateway/src/dashboard/session-guard';
+import { SessionGuard, UNKNOWN_SESSION_MEMORY_MS } from '../../gateway/src/pages/session-guard';
 import { redactUrl } from '../../gateway/src/http/request-context';
 import { READINESS_MEMO_MS, Readiness } from '../../gateway/src/routes/status';
 import { pageShape, readQuery, toPage } from '../../gateway/src/request-shapes/shapes';

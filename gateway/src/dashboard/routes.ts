@@ -12,7 +12,7 @@ import { errorPages, notFoundPage } from './error-pages';
 import { licensePages } from './licenses';
 import { overviewPages } from './overview';
 import { productPages } from './products';
-import { SessionGuard } from './session-guard';
+import { SessionGuard } from '../pages/session-guard';
 import { loadSession, type DashboardSession } from './session';
 import { limitsOf, settingsPages } from './settings';
 import { signInPages, type AttemptThrottles } from './sign-in';

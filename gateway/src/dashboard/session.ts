@@ -3,7 +3,7 @@ import type { SessionResponse } from '@licensing/proto';
 import { AppError, addressKey, isSessionToken } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { cookieLine, issueCsrfCookie, readCookie, secondsUntil, tokensMatch } from '../pages/cookies';
-import type { SessionGuard } from './session-guard';
+import type { SessionGuard } from '../pages/session-guard';
 
 // Dashboard sessions: an HttpOnly, SameSite cookie holding a random token
 // (Secure outside development and test). State-changing forms carry a CSRF

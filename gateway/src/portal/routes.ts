@@ -3,7 +3,8 @@ import { AppError, errorSummary, isId, type Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { refuseControlCharacters } from '../pages/form';
 import { securedPages } from '../pages/security';
-import type { AttemptThrottles } from '../rate-limits/attempt-throttle';
+import { SessionGuard } from '../pages/session-guard';
+import type { AttemptThrottle, AttemptThrottles } from '../rate-limits/attempt-throttle';
 import { PORTAL_CSS, PORTAL_JS } from './assets';
 import { portalLicenses } from './licenses';
 import { portalMessagePage } from './pages';
@@ -24,6 +25,8 @@ export interface PortalDeps {
   secureCookies: boolean;
   /** Sign-in requests per e-mail and per client address (every request counts: each may send a mail). */
   signInThrottle: AttemptThrottles;
+  /** Unknown portal session tokens per client address (made-up cookies must not each cost a look-up). */
+  unknownSessionThrottle: AttemptThrottle;
 }
 
 const page: PortalPage = (res, status, html) => void res.status(status).type('html').send(html);
@@ -60,16 +63,24 @@ function vendorLoader(clients: Clients) {
 const notFound = (vendor?: Vendor) =>
   portalMessagePage('Not found', 'There is no such page here. Check the link, or sign in again.', vendor);
 
-export function portalRouter({ clients, log, secureCookies, signInThrottle }: PortalDeps): Router {
+export function portalRouter({
+  clients,
+  log,
+  secureCookies,
+  signInThrottle,
+  unknownSessionThrottle,
+}: PortalDeps): Router {
   const r = Router();
   r.use(labelled);
   securedPages(r, { css: PORTAL_CSS, js: PORTAL_JS });
 
+  const guard = new SessionGuard(unknownSessionThrottle);
   const account = Router({ mergeParams: true });
   account.use(vendorLoader(clients));
   account.use(express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 }));
   account.use(refuseControlCharacters());
-  account.use(loadPortalSession(clients, secureCookies));
+  // One guard for every account's portal: it counts per client address, whichever portal is probed.
+  account.use(loadPortalSession(clients, guard, secureCookies));
   portalSignIn(account, page, { clients, log, secureCookies, throttle: signInThrottle });
   portalLicenses(account, page, clients, secureCookies);
   r.use('/:account_id', account);

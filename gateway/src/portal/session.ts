@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { PortalSession as PortalSessionMessage } from '@licensing/proto';
-import { AppError } from '@licensing/runtime';
+import { AppError, addressKey, isSessionToken } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { cookieLine, issueCsrfCookie, readCookie, secondsUntil, tokensMatch } from '../pages/cookies';
+import type { SessionGuard } from '../pages/session-guard';
 
 // Customer portal sessions. The notification service keeps them (as digests) and makes them from a
 // one-time e-mailed link; the browser holds the token in an HttpOnly, SameSite=Lax cookie whose path is
@@ -32,10 +33,6 @@ export interface Vendor {
 
 /** Where an account's portal lives: every link and cookie path of it. */
 export const portalPath = (accountId: string) => `/portal/${accountId}`;
-
-/** Longest cookie value looked up; a longer one (or one of other characters) is no session, without a call. */
-const TOKEN_MAX = 128;
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]+$/;
 
 export const toPortalSession = (token: string, s: PortalSessionMessage): PortalSession => ({
   token,
@@ -68,23 +65,26 @@ export const issuePortalCsrf = (res: Response, accountId: string, secure: boolea
 
 /**
  * Loads the session the cookie names into res.locals.portalSession, or leaves it unset; a cookie that
- * names no session (ended, expired, another account's) is cleared.
+ * names no session (ended, expired, another account's) is cleared. Made-up tokens cost no look-up
+ * once known or once their address is over its limit (pages/session-guard.ts, as the dashboard's).
  */
-export function loadPortalSession(clients: Clients, secure: boolean) {
+export function loadPortalSession(clients: Clients, guard: SessionGuard, secure: boolean) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const vendor = vendorOf(res);
     const token = readCookie(req, PORTAL_COOKIE);
     if (token) {
-      if (token.length > TOKEN_MAX || !TOKEN_SHAPE.test(token)) clearSessionCookie(res, vendor.id, secure);
-      else
+      const address = addressKey(req.ip);
+      if (guard.mayLookUp(token, address, vendor.id)) {
         try {
           const s = await clients.notifications.getPortalSession({ account_id: vendor.id, token });
           res.locals.portalSession = toPortalSession(token, s);
         } catch (err) {
           if (!(err instanceof AppError) || !['unauthorized', 'not_found', 'invalid_request'].includes(err.code))
             throw err;
+          await guard.unknownToken(token, address, vendor.id);
           clearSessionCookie(res, vendor.id, secure);
         }
+      } else if (!isSessionToken(token)) clearSessionCookie(res, vendor.id, secure);
     }
     next();
   };
