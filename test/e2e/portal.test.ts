@@ -277,3 +277,52 @@ it("the dashboard's Settings shows the account's portal link (the request's orig
   expect(settings.html).toContain(`data-testid="portal-url">${stack.url}/portal/${accountId}<`);
   expect((await new WebClient(stack.url).get(`/portal/${accountId}`)).status).toBe(200);
 });
+
+it('freeing machines: the policy limit is a 429 page saying when, 0 is a 409 page; the licence file downloads', async () => {
+  const { accountId, apiKey } = await stack.newAccount();
+  const api = client(stack.url, apiKey);
+  const product = async (perMonth: number) =>
+    (
+      await api('POST', '/api/v1/products', {
+        name: `Limit ${perMonth}`,
+        policy: { max_activations: 3, customer_deactivations_per_30_days: perMonth },
+      })
+    ).body.id as string;
+  const email = unique('limits');
+  const issue = async (productId: string) =>
+    (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: email })).body
+      .license_key as string;
+  const oncePerMonth = await issue(await product(1));
+  const never = await issue(await product(0));
+  const activate = async (key: string, fingerprint: string) =>
+    (await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint })).body.id as string;
+  const [a1, a2] = [await activate(oncePerMonth, 'm1'), await activate(oncePerMonth, 'm2')];
+  const b1 = await activate(never, 'm3');
+  const web = visitor();
+  expect((await signInToPortal(web, inbox, accountId, email)).status).toBe(303);
+  const page = await web.get(`/portal/${accountId}/licenses/${oncePerMonth}`);
+  const csrf = WebClient.csrf(page.html);
+  const free = (key: string, id: string) =>
+    web.post(`/portal/${accountId}/licenses/${key}/activations/${id}/deactivate`, { _csrf: csrf });
+  const first = await free(oncePerMonth, a1);
+  expect(first.status).toBe(303);
+  expect(first.location).toBe(`/portal/${accountId}/licenses/${oncePerMonth}?freed=1`);
+  const second = await free(oncePerMonth, a2);
+  expect(second.status).toBe(429);
+  expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(24 * 3600);
+  expect(second.html).toContain('role="alert"');
+  expect(second.html).toMatch(/\d{4}-\d{2}-\d{2}/); // the service's message says when the next is allowed
+  const neverPage = await web.get(`/portal/${accountId}/licenses/${never}`);
+  expect(neverPage.html).not.toContain('Free this machine');
+  expect((await free(never, b1)).status).toBe(409);
+  expect((await api('GET', `/api/v1/licenses/${oncePerMonth}/activations`)).body.data).toHaveLength(1);
+  expect((await api('GET', `/api/v1/licenses/${never}/activations`)).body.data).toHaveLength(1);
+  // Another licence's activation id under this licence: 404, and it stays.
+  expect((await free(oncePerMonth, b1)).status).toBe(404);
+  expect((await api('GET', `/api/v1/licenses/${never}/activations`)).body.data).toHaveLength(1);
+
+  const file = await web.get(`/portal/${accountId}/licenses/${oncePerMonth}/file`);
+  expect(file.status).toBe(200);
+  expect(file.headers.get('content-disposition')).toBe('attachment; filename="license.json"');
+  expect(JSON.parse(file.html)).toMatchObject({ algorithm: 'Ed25519', kid: expect.any(String) });
+});
