@@ -4,7 +4,7 @@
 // only folders below it (never one beside or above it, nor a file of the directory that holds it),
 // and gets its settings as options from here (test/unit/layers.test.ts reads the order from the
 // next line; docs/architecture.md, "The gateway's folders", says what each holds).
-// Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes < dashboard
+// Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes < pages < dashboard, portal
 
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { Router } from 'express';
@@ -23,6 +23,7 @@ import { AttemptThrottle } from './rate-limits/attempt-throttle';
 import type { RateLimits } from './rate-limits/limiter';
 import { countAuthFailure, enforceRateLimits, enforceRateLimitsAfterBody } from './rate-limits/middleware';
 import { dashboardRouter } from './dashboard/routes';
+import { portalRouter } from './portal/routes';
 import { sessionMeter } from './dashboard/metering';
 import { checkoutPageProxy, stripeWebhookProxy } from './routes/checkout-proxy';
 import type { AccessLog } from './http/access-log';
@@ -30,6 +31,7 @@ import { requestContext, versionAlias } from './http/request-context';
 import { checkoutRoutes } from './routes/checkout';
 import { webhookRoutes } from './routes/webhooks';
 import { emailRoutes } from './routes/emails';
+import { customerRoutes } from './routes/customers';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { Readiness, statusRoutes } from './routes/status';
@@ -66,7 +68,8 @@ export interface FastPathSwitch {
 /**
  * Order matters: metrics → request id → HTTPS rule → /v1 alias → probes and
  * API description → /api/v1 (auth, whose failures
- * are counted per address → rate limits → scope → JSON body → routes) → 404 →
+ * are counted per address → rate limits → scope → JSON body → routes) → the
+ * checkout proxies, the dashboard and the customer portal (pages, no API key) → 404 →
  * the one error handler. Bodies are parsed only after the key is known and
  * counted, so anonymous or throttled clients cannot make the gateway parse anything.
  */
@@ -123,6 +126,7 @@ export function createApp({
   checkoutRoutes(api, clients);
   webhookRoutes(api, clients);
   emailRoutes(api, clients);
+  customerRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
   app.use('/api/v1', api);
 
@@ -161,6 +165,7 @@ export function createApp({
       clients,
       log,
       secureCookies: config.NODE_ENV === 'production',
+      publicBaseUrl: config.PUBLIC_BASE_URL,
       validator,
       hourlyUsage: (accountId, app) => limits.hourlyUsage(accountId, app),
       licensePerMinute: config.LICENSE_PER_MINUTE,
@@ -174,6 +179,21 @@ export function createApp({
         perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S),
       },
       unknownSessionThrottle: throttle('session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
+    }),
+  );
+
+  // The customer portal: public pages of each account, for its buyers (no API key; a session from an e-mailed link).
+  app.use(
+    '/portal',
+    portalRouter({
+      clients,
+      log,
+      secureCookies: config.NODE_ENV === 'production',
+      signInThrottle: {
+        perEmail: throttle('portal-signin-email', config.PORTAL_SIGNINS_PER_EMAIL, config.PORTAL_SIGNIN_WINDOW_S),
+        perAddress: throttle('portal-signin-address', config.PORTAL_SIGNINS_PER_ADDRESS, config.PORTAL_SIGNIN_WINDOW_S),
+      },
+      unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
     }),
   );
 

@@ -113,7 +113,7 @@ export const gatewaySchema = {
   }),
   SIGNIN_WINDOW_S: int('Window of the sign-in throttles in seconds', { default: 900, min: 1 }),
   SESSION_FAILURES_PER_MINUTE: int(
-    'Unknown dashboard session cookies per client IP and minute before its cookies are no longer looked up',
+    'Unknown dashboard (and, counted apart, customer portal) session cookies per client IP and minute before its cookies are no longer looked up',
     { default: 30, min: 1 },
   ),
   SIGNUPS_PER_EMAIL: int('Dashboard sign-up attempts per e-mail and window (every attempt counts)', {
@@ -125,6 +125,22 @@ export const gatewaySchema = {
     min: 1,
   }),
   SIGNUP_WINDOW_S: int('Window of the sign-up throttles in seconds', { default: 3600, min: 1 }),
+  PORTAL_SIGNINS_PER_EMAIL: int(
+    'Customer portal sign-in requests (each may e-mail a link) per e-mail and window, every request counted',
+    { default: 5, min: 1 },
+  ),
+  PORTAL_SIGNINS_PER_ADDRESS: int('Customer portal sign-in requests per client IP and window, every request counted', {
+    default: 20,
+    min: 1,
+  }),
+  PORTAL_SIGNIN_WINDOW_S: int('Window of the customer portal sign-in throttles in seconds', {
+    default: 3600,
+    min: 1,
+  }),
+  PUBLIC_BASE_URL: str(
+    "Public address of the gateway, for the customer portal link shown in the dashboard's Settings (empty: the address the request came to)",
+    { default: '' },
+  ),
 };
 
 export type GatewayConfig = ConfigOf<typeof gatewaySchema>;

@@ -5,6 +5,7 @@ import { licenseRoutes } from '../../gateway/src/routes/licenses';
 import { checkoutRoutes } from '../../gateway/src/routes/checkout';
 import { webhookRoutes } from '../../gateway/src/routes/webhooks';
 import { emailRoutes } from '../../gateway/src/routes/emails';
+import { customerRoutes } from '../../gateway/src/routes/customers';
 import { statusRoutes } from '../../gateway/src/routes/status';
 
 /**
@@ -19,6 +20,7 @@ export function everyRoute(): typeof registeredRoutes {
   checkoutRoutes(router, none);
   webhookRoutes(router, none);
   emailRoutes(router, none);
+  customerRoutes(router, none);
   statusRoutes(router, none, none, none, '1.2.3');
   return registeredRoutes;
 }

@@ -8,6 +8,8 @@ import { mailsTo, signupToken, waitForMail } from './mailbox';
 export class WebClient {
   readonly cookies = new Map<string, string>();
   readonly setCookieHeaders: string[] = [];
+  /** Sent with every request (e.g. X-Forwarded-For, to act as another client address behind a trusted proxy). */
+  readonly headers: Record<string, string> = {};
 
   /** `topology`: the stack's, whose mail folder holds the sign-up links (needed by signUp only). */
   constructor(
@@ -31,7 +33,10 @@ export class WebClient {
   }
 
   async get(path: string) {
-    const res = await fetch(`${this.base}${path}`, { redirect: 'manual', headers: { cookie: this.cookieHeader() } });
+    const res = await fetch(`${this.base}${path}`, {
+      redirect: 'manual',
+      headers: { ...this.headers, cookie: this.cookieHeader() },
+    });
     this.remember(res);
     return { status: res.status, location: res.headers.get('location'), headers: res.headers, html: await res.text() };
   }
@@ -40,7 +45,7 @@ export class WebClient {
     const res = await fetch(`${this.base}${path}`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { ...this.headers, cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(form).toString(),
     });
     this.remember(res);

@@ -111,7 +111,9 @@ describe('the app routes', () => {
       ['HEAD', '/api/v1/licenses/validate'],
     ])
       expect([method, path, appRouteOf(method, path)]).toEqual([method, path, undefined]);
-    expect(APP_ROUTES).toHaveLength(9);
+    expect(appRouteOf('POST', `/api/v1/licenses/${KEY}/seat-rescue`)).toMatchObject({ key: KEY });
+    expect(appRouteOf('DELETE', '/api/v1/customers/a%40example.com')).toBeUndefined();
+    expect(APP_ROUTES).toHaveLength(10);
   });
 
   it('a licence acts on its own licence and product only: another is 404, any other route 403', () => {

@@ -1,5 +1,5 @@
-import { SessionGuard, UNKNOWN_SESSION_MEMORY_MS } from '../../gateway/src/dashboard/session-guard';
 import { redactUrl } from '../../gateway/src/http/access-log';
+import { SessionGuard, UNKNOWN_SESSION_MEMORY_MS } from '../../gateway/src/pages/session-guard';
 import { READINESS_MEMO_MS, Readiness } from '../../gateway/src/routes/status';
 import { pageShape, readQuery, toPage } from '../../gateway/src/request-shapes/shapes';
 

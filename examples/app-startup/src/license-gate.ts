@@ -94,7 +94,7 @@ async function refusedByServer(app: LicensedApp, err: LicensingError): Promise<G
     return refused(
       'activation_limit_reached',
       'every seat of this licence is in use: close the app on another machine',
-      null,
+      err.nextAction === 'free_a_seat' ? 'free_a_seat' : null,
     );
   const verdict = await app.validate().catch(() => undefined);
   if (verdict && !verdict.valid) return refused(verdict.code, verdict.detail, verdict.next_action);

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LicensedApp, type NextAction, type PublicKeyInput } from '@licensing/client';
+import { LicensedApp, LicensingError, type NextAction, type PublicKeyInput } from '@licensing/client';
 import { startLicensed, type GateResult } from './license-gate';
 import { DiskLicenseFileStore } from './license-file-store';
 
@@ -62,12 +62,28 @@ export async function main(env: Env, print: (line: string) => void = console.log
   if (!result.allowed) {
     const advice = result.nextAction ? ADVICE[result.nextAction] : '';
     print(`Licence refused (${result.code}, from ${result.source}): ${result.detail}${advice ? ` ${advice}` : ''}`);
+    if (result.nextAction === 'free_a_seat') print(await seatRescue(app));
     await stop().catch(() => undefined);
     return { exitCode: 1, result, stop: nothing };
   }
   print(`Licence OK (from ${result.source}): ${result.detail}.`);
   print(`Features: ${result.entitlements.length ? result.entitlements.join(', ') : 'none beyond the base app'}.`);
   return { exitCode: 0, result, stop };
+}
+
+/**
+ * Every seat is taken: the licence's owner is e-mailed a one-time link to the customer portal, on this
+ * licence's machines, where they free one; the next start then takes the seat. What to tell the user.
+ */
+async function seatRescue(app: LicensedApp): Promise<string> {
+  try {
+    await app.requestSeatRescue();
+    return "We e-mailed the licence's owner a link to free a seat; start the app again once one is freed.";
+  } catch (err) {
+    if (err instanceof LicensingError && err.code === 'rate_limited')
+      return 'A link to free a seat was e-mailed within the last hour: use that one.';
+    return `No link to free a seat could be sent (${err instanceof Error ? err.message : String(err)}).`;
+  }
 }
 
 /** The product's public keys as GET /products/{id}/signing-keys answered them ({data: [...]}) or just the array. */

@@ -27,6 +27,8 @@ export const APP_ROUTES: readonly AppRoute[] = [
   { method: 'DELETE', path: '/api/v1/licenses/{key}/activations/{id}', namedIn: 'path', validation: false },
   { method: 'POST', path: '/api/v1/licenses/{key}/activations/{id}/heartbeat', namedIn: 'path', validation: false },
   { method: 'POST', path: '/api/v1/licenses/{key}/file', namedIn: 'path', validation: false },
+  // Every seat taken: the app asks for the owner to be e-mailed a portal link to the licence's machines.
+  { method: 'POST', path: '/api/v1/licenses/{key}/seat-rescue', namedIn: 'path', validation: false },
   { method: 'GET', path: '/api/v1/products/{id}/signing-keys', namedIn: 'product', validation: false },
 ];
 
@@ -35,10 +37,10 @@ export const STATUS_ROUTE = 'GET /api/v1/status';
 
 /** What a 403 tells a licence credential it may do. */
 export const LICENSE_MAY =
-  "a License credential may only validate its licence (GET /api/v1/licenses/validate, POST /api/v1/keys/validate), read it (GET /api/v1/licenses/{key}), manage its activations (POST, GET /api/v1/licenses/{key}/activations, DELETE …/activations/{id}, POST …/activations/{id}/heartbeat), get its licence file (POST /api/v1/licenses/{key}/file) and its product's signing keys (GET /api/v1/products/{id}/signing-keys); use an API key for anything else";
+  "a License credential may only validate its licence (GET /api/v1/licenses/validate, POST /api/v1/keys/validate), read it (GET /api/v1/licenses/{key}), manage its activations (POST, GET /api/v1/licenses/{key}/activations, DELETE …/activations/{id}, POST …/activations/{id}/heartbeat), get its licence file (POST /api/v1/licenses/{key}/file), ask for a seat rescue (POST /api/v1/licenses/{key}/seat-rescue) and get its product's signing keys (GET /api/v1/products/{id}/signing-keys); use an API key for anything else";
 
 export const VALIDATE_KEY_MAY =
-  "this API key has the validate scope: it may only validate licences, read a licence, manage its activations, get its licence file and its product's signing keys, and read status";
+  "this API key has the validate scope: it may only validate licences, read a licence, manage its activations, get its licence file, ask for a seat rescue, get its product's signing keys, and read status";
 
 /** A request on an app route, with the licence key (as sent, decoded) or product id its path names. */
 export interface AppRouteMatch {

@@ -3,7 +3,10 @@ import { AppError, isId } from '@licensing/runtime';
 import type { Principal } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator } from '../license-validation/validator';
+import { field, queryOf } from '../pages/form';
 import type { DashboardSession } from './session';
+
+export { field, queryOf };
 
 export type Handler = (req: Request, res: Response) => Promise<void> | void;
 export type SignedInHandler = (req: Request, res: Response, s: DashboardSession) => Promise<void>;
@@ -17,16 +20,12 @@ export interface DashboardContext {
   hourlyUsage?: (accountId: string, app?: boolean) => Promise<{ used: number; resetsInS: number } | undefined>;
   /** Requests one licence may make per minute (LICENSE_PER_MINUTE), shown with the plan's limits. */
   licensePerMinute?: number;
+  /** The gateway's public address, for the customer portal link ('' or absent: the request's origin). */
+  publicBaseUrl?: string;
   page(res: Response, status: number, html: string): void;
   /** Pages behind sign-in (signed-in.ts): metered unless told otherwise; a POST must also carry the session's CSRF token. */
   signedIn(handler: SignedInHandler, opts?: { metered?: boolean }): Handler;
 }
-
-/** One text field of the posted form, cut to `max` characters (longer input is then refused by the service's own limit). */
-export const field = (req: Request, name: string, max: number): string => {
-  const v = (req.body as Record<string, unknown> | undefined)?.[name];
-  return typeof v === 'string' ? v.slice(0, max) : '';
-};
 
 /** A repeated field (checkboxes): every string value, at most `maxItems`. */
 export const fieldList = (req: Request, name: string, maxItems: number, max: number): string[] => {
@@ -36,12 +35,6 @@ export const fieldList = (req: Request, name: string, maxItems: number, max: num
     .filter((x): x is string => typeof x === 'string')
     .slice(0, maxItems)
     .map((x) => x.slice(0, max));
-};
-
-/** A query-string value, or ''. */
-export const queryOf = (req: Request, name: string, max: number): string => {
-  const v = req.query[name];
-  return typeof v === 'string' ? v.trim().slice(0, max) : '';
 };
 
 /** The session as the REST layer's principal, for the validation cache (only the account matters there). */

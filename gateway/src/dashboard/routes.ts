@@ -2,16 +2,17 @@ import express, { Router, type Response } from 'express';
 import type { Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import type { AttemptThrottle } from '../rate-limits/attempt-throttle';
-import { CSS, JS } from './assets';
+import { CSS, COPY_JS } from '../pages/assets';
+import { refuseControlCharacters } from '../pages/form';
+import { securedPages } from '../pages/security';
 import { checkoutPages } from './checkout';
 import { emailPages } from './emails';
 import type { DashboardContext } from './context';
 import { errorPages, notFoundPage } from './error-pages';
-import { refuseControlCharacters } from './form-text';
 import { licensePages } from './licenses';
 import { overviewPages } from './overview';
 import { productPages } from './products';
-import { SessionGuard } from './session-guard';
+import { SessionGuard } from '../pages/session-guard';
 import { loadSession, type DashboardSession } from './session';
 import { limitsOf, settingsPages } from './settings';
 import { signInPages, type AttemptThrottles } from './sign-in';
@@ -23,6 +24,8 @@ export interface DashboardDeps {
   log: Logger;
   /** Secure cookies (everywhere but development and test). */
   secureCookies: boolean;
+  /** The gateway's public address, for the customer portal link on Settings ('' or absent: the request's origin). */
+  publicBaseUrl?: string;
   signInThrottle: AttemptThrottles;
   /** Sign-ups per e-mail and per client address (every attempt counts: scrypt is expensive). */
   signUpThrottle: AttemptThrottles;
@@ -35,8 +38,11 @@ export interface DashboardDeps {
   meter?: (res: Response, s: DashboardSession) => Promise<boolean>;
 }
 
-const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/**
+ * Form fields that may span lines: free text, and lists of entitlement codes (one a line if the vendor
+ * likes): tab and line breaks allowed (never other controls).
+ */
+const MULTILINE_FIELDS = new Set(['description', 'entitlements']);
 
 /**
  * The account dashboard under /dashboard, composed here: security headers, the static assets,
@@ -49,6 +55,7 @@ export function dashboardRouter({
   clients,
   log,
   secureCookies,
+  publicBaseUrl,
   signInThrottle,
   signUpThrottle,
   unknownSessionThrottle,
@@ -59,29 +66,9 @@ export function dashboardRouter({
 }: DashboardDeps): Router {
   const r = Router();
 
-  r.use((_req, res, next) => {
-    res.set({
-      'Content-Security-Policy': CSP,
-      'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'same-origin',
-      'X-Frame-Options': 'DENY',
-    });
-    next();
-  });
-  r.get(
-    '/assets/app.css',
-    (_req, res) => void res.type('text/css').set('Cache-Control', 'public, max-age=3600').send(CSS),
-  );
-  r.get(
-    '/assets/app.js',
-    (_req, res) => void res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(JS),
-  );
-  r.use((_req, res, next) => {
-    res.set('Cache-Control', 'no-store'); // pages may show a secret once
-    next();
-  });
+  securedPages(r, { css: CSS, js: COPY_JS });
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 40 }));
-  r.use(refuseControlCharacters);
+  r.use(refuseControlCharacters(MULTILINE_FIELDS));
   r.use(loadSession(clients, new SessionGuard(unknownSessionThrottle), secureCookies));
 
   const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
@@ -90,6 +77,7 @@ export function dashboardRouter({
     validator,
     hourlyUsage,
     licensePerMinute,
+    publicBaseUrl,
     page,
     signedIn: signedInGuard(page, meter),
   };

@@ -1,9 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { SessionResponse } from '@licensing/proto';
 import { AppError, addressKey, isSessionToken } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
-import type { SessionGuard } from './session-guard';
+import { cookieLine, issueCsrfCookie, readCookie, secondsUntil, tokensMatch } from '../pages/cookies';
+import type { SessionGuard } from '../pages/session-guard';
 
 // Dashboard sessions: an HttpOnly, SameSite cookie holding a random token
 // (Secure outside development and test). State-changing forms carry a CSRF
@@ -12,6 +12,8 @@ import type { SessionGuard } from './session-guard';
 export const SESSION_COOKIE = 'lk_session';
 export const PRE_CSRF_COOKIE = 'lk_csrf';
 const PATH = '/dashboard';
+
+export { readCookie, tokensMatch };
 
 export interface DashboardSession {
   token: string;
@@ -24,39 +26,21 @@ export interface DashboardSession {
   perHourLimit: number;
 }
 
-/** A cookie's value; a value that is not percent-encoded UTF-8 is the client's mistake (400). */
-export function readCookie(req: Request, name: string): string | undefined {
-  for (const part of (req.get('cookie') ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k !== name) continue;
-    try {
-      return decodeURIComponent(v.join('='));
-    } catch {
-      throw new AppError('invalid_request', `the ${name} cookie is malformed`, [
-        { field: 'cookie', message: `the ${name} cookie is malformed` },
-      ]);
-    }
-  }
-  return undefined;
-}
-
 /** Clears the dashboard's cookies (after a malformed one, so the next request starts clean). */
 export function clearAllCookies(res: Response, secure: boolean): void {
   clearSessionCookie(res, secure);
   res.append('Set-Cookie', cookie(PRE_CSRF_COOKIE, '', { maxAgeS: 0, secure, sameSite: 'Strict' }));
 }
 
-function cookie(
-  name: string,
-  value: string,
-  opts: { maxAgeS: number; secure: boolean; sameSite: 'Lax' | 'Strict' },
-): string {
-  return `${name}=${encodeURIComponent(value)}; Path=${PATH}; Max-Age=${opts.maxAgeS}; HttpOnly; SameSite=${opts.sameSite}${opts.secure ? '; Secure' : ''}`;
+function cookie(name: string, value: string, opts: { maxAgeS: number; secure: boolean; sameSite: 'Lax' | 'Strict' }) {
+  return cookieLine(name, value, { ...opts, path: PATH });
 }
 
 export function setSessionCookie(res: Response, token: string, expiresAt: string, secure: boolean): void {
-  const maxAgeS = Math.max(0, Math.floor((Date.parse(expiresAt) - Date.now()) / 1000));
-  res.append('Set-Cookie', cookie(SESSION_COOKIE, token, { maxAgeS, secure, sameSite: 'Lax' }));
+  res.append(
+    'Set-Cookie',
+    cookie(SESSION_COOKIE, token, { maxAgeS: secondsUntil(expiresAt), secure, sameSite: 'Lax' }),
+  );
 }
 
 export function clearSessionCookie(res: Response, secure: boolean): void {
@@ -65,17 +49,7 @@ export function clearSessionCookie(res: Response, secure: boolean): void {
 
 /** A fresh double-submit token for a sign-in or sign-up form. */
 export function issuePreSessionCsrf(res: Response, secure: boolean): string {
-  const token = randomBytes(32).toString('base64url');
-  res.append('Set-Cookie', cookie(PRE_CSRF_COOKIE, token, { maxAgeS: 3600, secure, sameSite: 'Strict' }));
-  return token;
-}
-
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/** Constant-time comparison of a presented token with the expected one. */
-export function tokensMatch(expected: string | undefined, presented: unknown): boolean {
-  if (!expected || typeof presented !== 'string' || !presented) return false;
-  return timingSafeEqual(digest(expected), digest(presented));
+  return issueCsrfCookie(res, PRE_CSRF_COOKIE, PATH, secure);
 }
 
 function toSession(token: string, s: SessionResponse): DashboardSession {

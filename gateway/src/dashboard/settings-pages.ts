@@ -1,4 +1,5 @@
 import { keyScopes, type ApiKey, type AuditEntry, type KeyScope } from '@licensing/proto';
+import { copyable } from '../pages/html';
 import { errorBox, h, layout, type Limits } from './pages';
 import type { DashboardSession } from './session';
 
@@ -37,6 +38,8 @@ export function settingsPage(
     limits: Limits;
     /** The account's support e-mail ('' = not set). */
     supportEmail: string;
+    /** The account's customer portal (its absolute URL). */
+    portalUrl: string;
     newKey?: NewKey;
     error?: string;
     notice?: string;
@@ -74,6 +77,11 @@ export function settingsPage(
   <h2 id="plan-title">Plan and limits</h2>
   <p><span data-testid="plan">${h(s.plan)}</span> plan: <strong data-testid="hourly-quota">${data.limits.hour.toLocaleString('en')}</strong> requests per hour for the account (full-scope API keys and this dashboard), <strong data-testid="hourly-app-allowance">${data.limits.appHour.toLocaleString('en')}</strong> per hour for your apps (validate-scope keys and licence credentials, counted apart so they never use up the first), <strong>${data.limits.minute.toLocaleString('en')}</strong> per minute for each API key and each dashboard session, <strong data-testid="per-license-minute">${data.limits.licenseMinute.toLocaleString('en')}</strong> per minute for each licence (app requests that name it).${s.perHourLimit || s.perMinuteLimit ? ' (raised on request)' : ''}</p>
   <p class="muted">Account ID <code data-testid="account-id">${h(s.accountId)}</code>: quote it when you ask for higher limits.</p>
+</section>
+<section aria-labelledby="portal-title" class="card">
+  <h2 id="portal-title">Customer portal</h2>
+  <p class="muted">Link your buyers here (your site, receipts, your app's "manage licence" menu). They sign in with a one-time link sent to the e-mail they bought with, see their keys and licence files, and free machines they no longer use (as many per 30 days as each product's policy allows). Purchase e-mails carry this link.</p>
+  ${copyable('portal-url', data.portalUrl)}
 </section>
 <section aria-labelledby="support-title" class="card">
   <h2 id="support-title">Support e-mail</h2>

@@ -1,4 +1,4 @@
-import type { Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { AppError, isId } from '@licensing/runtime';
 import type { ApiKey } from '@licensing/proto';
 import { limitsFor } from '../rate-limits/budgets';
@@ -18,7 +18,16 @@ const KEYS_PAGE = 25;
 export const limitsOf = (s: DashboardSession, licensePerMinute?: number) =>
   limitsFor({ plan: s.plan, perMinuteOverride: s.perMinuteLimit, perHourOverride: s.perHourLimit }, licensePerMinute);
 
-export function settingsPages(r: Router, { clients, page, signedIn, licensePerMinute }: DashboardContext): void {
+/** Where the account's customer portal is: the public address when configured, else the origin the vendor reached. */
+export function portalUrlOf(req: Request, accountId: string, publicBaseUrl = ''): string {
+  const base = publicBaseUrl.replace(/\/+$/, '') || `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  return `${base}/portal/${accountId}`;
+}
+
+export function settingsPages(
+  r: Router,
+  { clients, page, signedIn, licensePerMinute, publicBaseUrl }: DashboardContext,
+): void {
   async function settings(
     res: Response,
     s: DashboardSession,
@@ -43,6 +52,7 @@ export function settingsPages(r: Router, { clients, page, signedIn, licensePerMi
         audit: audit.data,
         limits: limitsOf(s, licensePerMinute),
         supportEmail: account.support_email,
+        portalUrl: portalUrlOf(res.req, s.accountId, publicBaseUrl),
         ...extra,
       }),
     );

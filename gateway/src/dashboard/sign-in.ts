@@ -1,7 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { AppError, addressKey, type Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
-import type { AttemptThrottle } from '../rate-limits/attempt-throttle';
+import { attemptBoth as attempt, type AttemptThrottles } from '../rate-limits/attempt-throttle';
 import { field, type DashboardContext } from './context';
 import { signInPage, signUpConfirmPage, signUpLinkProblemPage, signUpPage, signUpSentPage } from './sign-in-pages';
 import {
@@ -18,11 +18,7 @@ import {
 // session exists, forms carry a pre-session CSRF token (a cookie and the same value in the form);
 // sign-in and sign-up attempts are throttled per e-mail and per client address.
 
-/** A throttle per e-mail and one per client address, counted together. */
-export interface AttemptThrottles {
-  perEmail: AttemptThrottle;
-  perAddress: AttemptThrottle;
-}
+export type { AttemptThrottles };
 
 export interface SignInDeps {
   clients: Clients;
@@ -32,12 +28,6 @@ export interface SignInDeps {
   signInThrottle: AttemptThrottles;
   /** Sign-ups per e-mail and per client address (every attempt counts: scrypt is expensive). */
   signUpThrottle: AttemptThrottles;
-}
-
-/** Counts one attempt against both throttles atomically; seconds to wait if either refuses, else null. */
-async function attempt(t: AttemptThrottles, email: string, address: string): Promise<number | null> {
-  const [byEmail, byAddress] = await Promise.all([t.perEmail.fail(email || '-'), t.perAddress.fail(address)]);
-  return byEmail === null && byAddress === null ? null : Math.max(byEmail ?? 0, byAddress ?? 0);
 }
 
 export function signInPages(

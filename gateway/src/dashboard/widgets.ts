@@ -1,19 +1,16 @@
-import { h } from './pages';
+import { badge, copyable, csrfField, date, empty, h, notice, pager, table } from '../pages/html';
 import type { FormErrors } from './context';
 import type { DashboardSession } from './session';
 
 // Small pieces of HTML every dashboard area shares: fields with their error
-// next to them, pagination, empty states, confirmations. Values go through h().
-
-export const date = (iso: string) =>
-  iso ? `<time datetime="${h(iso)}">${h(iso.slice(0, 16).replace('T', ' '))} UTC</time>` : '—';
-
-export const badge = (status: string) => `<span class="badge ${h(status)}">${h(status)}</span>`;
+// next to them, confirmations; and the shared ones of pages/html.ts (dates,
+// badges, tables, pagination). Values go through h().
+export { badge, copyable, date, empty, notice, pager, table };
 
 /** Minor units as an amount: 1999 USD → "19.99 USD". */
 export const money = (amount: number, currency: string) => `${(amount / 100).toFixed(2)} ${h(currency)}`;
 
-export const csrfInput = (s: DashboardSession) => `<input type="hidden" name="_csrf" value="${h(s.csrfToken)}">`;
+export const csrfInput = (s: DashboardSession) => csrfField(s.csrfToken);
 
 /** The form-wide message (not tied to one field), if any. */
 export const formError = (e?: FormErrors) => (e?.form ? `<p class="error" role="alert">${h(e.form)}</p>` : '');
@@ -23,8 +20,6 @@ export const allErrors = (e?: FormErrors) => {
   const messages = [e?.form, ...Object.values(e?.fields ?? {})].filter(Boolean);
   return messages.length ? `<p class="error" role="alert">${messages.map((m) => h(m)).join(' ')}</p>` : '';
 };
-
-export const notice = (text?: string) => (text ? `<p class="notice" role="status">${h(text)}</p>` : '');
 
 interface FieldOpts {
   name: string;
@@ -93,31 +88,6 @@ export function checkbox({
 export const fieldError = (name: string, error?: string) =>
   error ? `<p class="field-error" id="${h(name)}-error">${h(error)}</p>` : '';
 
-/**
- * Cursor pagination (lists are newest first): "Next page" continues after
- * the last item shown; "First page" goes back to the start.
- */
-export function pager(path: string, params: Record<string, string>, startingAfter: string, next: string): string {
-  const qs = (extra: Record<string, string>) => {
-    const p = new URLSearchParams(Object.entries({ ...params, ...extra }).filter(([, v]) => v));
-    const s = p.toString();
-    return s ? `${path}?${s}` : path;
-  };
-  const links = [
-    startingAfter ? `<a href="${h(qs({}))}">First page</a>` : '',
-    next ? `<a href="${h(qs({ starting_after: next }))}" rel="next">Next page</a>` : '',
-  ].filter(Boolean);
-  return links.length ? `<nav class="pager" aria-label="Pages">${links.join(' ')}</nav>` : '';
-}
-
-/** What to show when a list is empty: what it will hold and what to do next. */
-export const empty = (text: string) => `<p class="empty muted">${text}</p>`;
-
-/** A table that scrolls sideways on a narrow screen instead of widening the page. */
-export function table(headers: string[], rows: string[]): string {
-  return `<div class="scroll"><table><thead><tr>${headers.map((x) => `<th scope="col">${x}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
-}
-
 /** A button that posts (with the CSRF token) to `action`. */
 export const postButton = (s: DashboardSession, action: string, label: string, cls = '') =>
   `<form method="post" action="${h(action)}" class="button-form">${csrfInput(s)}<button type="submit"${cls ? ` class="${cls}"` : ''}>${h(label)}</button></form>`;
@@ -135,7 +105,3 @@ export function confirmForm(
   <a href="${h(opts.back)}">Cancel</a>
 </form>`;
 }
-
-/** A secret or key shown with a copy button (the dashboard's one script copies it). */
-export const copyable = (id: string, value: string) =>
-  `<p class="copy-row"><code id="${h(id)}" data-testid="${h(id)}">${h(value)}</code> <button type="button" data-copy="${h(id)}">Copy</button></p>`;

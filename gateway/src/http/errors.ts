@@ -41,8 +41,11 @@ export interface Problem {
   body: string;
 }
 
-/** The problem-details answer of an AppError (RFC 9457), with the headers its status calls for. */
-export function problemOf(err: AppError, requestId: string | undefined): Problem {
+/**
+ * The problem-details answer of an AppError (RFC 9457), with the headers its status calls for.
+ * `extensions`: members RFC 9457 lets a problem type add (e.g. next_action), after the standard ones.
+ */
+export function problemOf(err: AppError, requestId: string | undefined, extensions?: Record<string, unknown>): Problem {
   const status = httpStatus[err.code];
   const headers: Record<string, string> = { 'Content-Type': 'application/problem+json; charset=utf-8' };
   if (status === 401) headers['WWW-Authenticate'] = 'Bearer realm="api"';
@@ -57,12 +60,13 @@ export function problemOf(err: AppError, requestId: string | undefined): Problem
     code: err.code,
     request_id: requestId,
     ...(err.fieldErrors.length ? { errors: err.fieldErrors } : {}),
+    ...extensions,
   });
   return { status, headers, body };
 }
 
-export function sendProblem(res: Response, err: AppError): void {
-  const { status, headers, body } = problemOf(err, res.locals.requestId);
+export function sendProblem(res: Response, err: AppError, extensions?: Record<string, unknown>): void {
+  const { status, headers, body } = problemOf(err, res.locals.requestId, extensions);
   res.status(status).set(headers).send(body);
 }
 
@@ -127,11 +131,10 @@ export function decodablePath(path: string): boolean {
 /**
  * Malformed percent-encoding in an API path is the client's mistake (400
  * invalid_request), found before any route tries to decode its parameters.
- * The HTML surfaces (/checkout, /dashboard) answer with pages of their own.
+ * The HTML surfaces (/checkout, /dashboard, /portal) answer with pages of their own.
  */
 export function wellFormedPath(req: Request, _res: Response, next: NextFunction): void {
-  if (!decodablePath(req.path) && !req.path.startsWith('/checkout/') && !req.path.startsWith('/dashboard/'))
-    throw malformedUrl();
+  if (!decodablePath(req.path) && !/^\/(checkout|dashboard|portal)\//.test(req.path)) throw malformedUrl();
   next();
 }
 

@@ -272,7 +272,7 @@ const paths: Record<string, Record<string, Op>> = {
       summary: 'Activate a machine',
       tag: 'Licences',
       description:
-        '201 for a new activation, 200 when the fingerprint was already active (on a floating licence with a fresh lease, even a lapsed one). 409 when every slot is taken; on a floating licence a lapsed seat is reclaimed first (license.deactivated, reason lapsed) and its slot reused.',
+        '201 for a new activation, 200 when the fingerprint was already active (on a floating licence with a fresh lease, even a lapsed one). 409 when every slot is taken (the detail starts with activation_limit_reached and the problem has `next_action: free_a_seat`: POST …/seat-rescue lets the user free one); on a floating licence a lapsed seat is reclaimed first (license.deactivated, reason lapsed) and its slot reused.',
       params: [licenseKey],
       body: 'ActivationCreate',
       ok: {
@@ -320,6 +320,27 @@ const paths: Record<string, Record<string, Op>> = {
         "Queues the purchase e-mail (key, product, expiry, portal link, licence file) to the licence's customer_email; the notification service sends it with retries. Its progress is in GET /api/v1/emails.",
       params: [licenseKey],
       ok: { 202: { description: 'Queued', schema: ref('Email') } },
+    }),
+  },
+  '/api/v1/licenses/{key}/seat-rescue': {
+    post: op('requestSeatRescue', {
+      summary: "E-mail the licence's owner a portal link to free a seat",
+      tag: 'Licences',
+      description:
+        "For an app whose activation was refused because every seat is taken (`next_action: free_a_seat`): the licence's customer e-mail gets a one-time link (valid an hour) that opens the customer portal on this licence's machines, where they free one; the app's next activation then succeeds. No body. 409 when the licence has no customer e-mail; 429 (Retry-After) when one was sent for this licence within the hour.",
+      params: [licenseKey],
+      ok: { 202: { description: 'Queued (the answer never names the address)', schema: ref('SeatRescue') } },
+      app: true,
+    }),
+  },
+  '/api/v1/customers/{email}': {
+    delete: op('eraseCustomer', {
+      summary: "Erase a customer's e-mail everywhere",
+      tag: 'Licences',
+      description:
+        "Replaces the e-mail (case-insensitive) with one placeholder in the account's licences and their activations' names, checkout sessions, mail log and webhook deliveries, and ends the customer's portal sessions; the licences stay valid and their keys keep working. Publishes customer.erased (without the e-mail). 400 for a malformed e-mail; 503 when a service did not answer: repeat the request (every step is idempotent).",
+      params: [pathParam('email', 'The customer e-mail (percent-encoded)', { type: 'string', maxLength: 254 })],
+      ok: { 200: { description: 'Erased', schema: ref('CustomerErasure') } },
     }),
   },
   '/api/v1/emails': {

@@ -101,6 +101,11 @@ export const schemas: Record<string, Schema> = {
         items: obj({ field: str(), message: str() }),
         description: 'One entry per invalid field (400 only)',
       },
+      next_action: {
+        enum: [...nextActions],
+        description:
+          'An extension member (RFC 9457) of some refusals: `free_a_seat` on the 409 of an activation when every seat is taken (POST …/seat-rescue helps the user free one)',
+      },
     },
     required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
     additionalProperties: false,
@@ -257,6 +262,17 @@ export const schemas: Record<string, Schema> = {
     next_attempt_at: orNull(time()),
     created_at: time(),
     sent_at: orNull(time()),
+  }),
+  SeatRescue: obj({ object: { const: 'seat_rescue' }, status: { const: 'queued' } }, undefined, {
+    description:
+      "Queued: the licence's customer gets a one-time portal link to its machines by e-mail (the answer never says the address)",
+  }),
+  CustomerErasure: obj({
+    object: { const: 'customer_erasure' },
+    placeholder: str('What replaces the e-mail everywhere: erased-<16 hex>@erased.invalid'),
+    erased: int('Documents (licences, checkout sessions, mails, deliveries…) that no longer hold the e-mail', {
+      minimum: 0,
+    }),
   }),
   Probe: probe,
   Status: obj({

@@ -84,3 +84,15 @@ export class AttemptThrottle {
     return this.counter.giveBack(key, this.maxFailures);
   }
 }
+
+/** A throttle per e-mail and one per client address, counted together. */
+export interface AttemptThrottles {
+  perEmail: AttemptThrottle;
+  perAddress: AttemptThrottle;
+}
+
+/** Counts one attempt against both throttles atomically; seconds to wait if either refuses, else null. */
+export async function attemptBoth(t: AttemptThrottles, email: string, address: string): Promise<number | null> {
+  const [byEmail, byAddress] = await Promise.all([t.perEmail.fail(email || '-'), t.perAddress.fail(address)]);
+  return byEmail === null && byAddress === null ? null : Math.max(byEmail ?? 0, byAddress ?? 0);
+}

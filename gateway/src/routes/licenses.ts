@@ -1,5 +1,15 @@
 import type { Router } from 'express';
-import { licenseActions, seenByScope, type Activation, type License } from '@licensing/proto';
+import {
+  licenseActions,
+  seenByScope,
+  type ActivateResponse,
+  type Activation,
+  type License,
+  type LicenseFile,
+  type NextAction,
+} from '@licensing/proto';
+import { AppError } from '@licensing/runtime';
+import { sendProblem } from '../http/errors';
 import { checkOwnLicense } from '../auth/app-routes';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
@@ -42,6 +52,14 @@ export const activationJson = (a: Activation) => ({
   name: a.name || null,
   created_at: a.created_at,
   lease_expires_at: a.lease_expires_at || null,
+});
+
+/** The signed licence file as the API answers it and the customer portal downloads it (verifyLicenseFile reads it). */
+export const licenseFileJson = (file: LicenseFile) => ({
+  kid: file.kid,
+  algorithm: file.algorithm,
+  payload: file.payload,
+  signature: file.signature,
 });
 
 export function licenseRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {
@@ -177,12 +195,20 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
       });
     }),
     post: withBody(activationCreate, async (req, res, body) => {
-      const out = await clients.licenses.activate({
-        account_id: principalOf(res).accountId,
-        key: keyOf(req),
-        fingerprint: body.fingerprint!,
-        name: body.name ?? '',
-      });
+      let out: ActivateResponse;
+      try {
+        out = await clients.licenses.activate({
+          account_id: principalOf(res).accountId,
+          key: keyOf(req),
+          fingerprint: body.fingerprint!,
+          name: body.name ?? '',
+        });
+      } catch (err) {
+        // Every seat taken: the app can offer seat rescue (POST …/seat-rescue), as a validation would.
+        if (err instanceof AppError && err.code === 'conflict' && err.message.startsWith('activation_limit_reached'))
+          return sendProblem(res, err, { next_action: 'free_a_seat' satisfies NextAction });
+        throw err;
+      }
       validator.changed(principalOf(res), keyOf(req));
       res.status(out.created ? 201 : 200).json(activationJson(out.activation!));
     }),
@@ -196,9 +222,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         fingerprint: body.fingerprint ?? '',
         ttl_days: body.ttl_days ?? 0,
       });
-      res
-        .status(201)
-        .json({ kid: file.kid, algorithm: file.algorithm, payload: file.payload, signature: file.signature });
+      res.status(201).json(licenseFileJson(file));
     }),
   });
 

@@ -4,6 +4,7 @@
 import { describe } from './arguments';
 import { Transport } from './http';
 import { Checkout } from './resources/checkout';
+import { Customers } from './resources/customers';
 import { Licenses } from './resources/licenses';
 import { Products } from './resources/products';
 import { Webhooks } from './resources/webhooks';
@@ -31,6 +32,7 @@ export class LicensingClient {
   readonly licenses: Licenses;
   readonly checkout: Checkout;
   readonly webhooks: Webhooks;
+  readonly customers: Customers;
   private readonly http: Transport;
 
   constructor(options: LicensingClientOptions) {
@@ -55,6 +57,7 @@ export class LicensingClient {
     this.licenses = new Licenses(this.http);
     this.checkout = new Checkout(this.http);
     this.webhooks = new Webhooks(this.http);
+    this.customers = new Customers(this.http);
   }
 
   /** GET /api/v1/status: every service and dependency; `degraded` means requests may still succeed. */

@@ -21,6 +21,7 @@ export interface LicensingErrorInit {
   type?: string;
   title?: string;
   retryAfterS?: number | null;
+  nextAction?: string | null;
   cause?: unknown;
 }
 
@@ -40,6 +41,11 @@ export class LicensingError extends Error {
   readonly title: string | null;
   /** Seconds the server asked to wait (Retry-After), when it said. */
   readonly retryAfterS: number | null;
+  /**
+   * What the user can do about it, when the problem says (its `next_action` extension member):
+   * `free_a_seat` on an activation refused because every seat is taken (see LicensedApp.requestSeatRescue()).
+   */
+  readonly nextAction: string | null;
 
   constructor(init: LicensingErrorInit) {
     super(
@@ -55,6 +61,7 @@ export class LicensingError extends Error {
     this.type = init.type ?? null;
     this.title = init.title ?? null;
     this.retryAfterS = init.retryAfterS ?? null;
+    this.nextAction = init.nextAction ?? null;
   }
 }
 
@@ -82,6 +89,7 @@ export function errorFromResponse(
       type: text(body.type),
       title: text(body.title),
       retryAfterS,
+      nextAction: text(body.next_action) ?? null,
     });
   }
   // Not problem+json: a proxy or load balancer answered. Keep what can be known.

@@ -8,6 +8,7 @@ export type { Products } from './resources/products';
 export type { Licenses } from './resources/licenses';
 export type { Checkout } from './resources/checkout';
 export type { Webhooks } from './resources/webhooks';
+export type { Customers } from './resources/customers';
 export {
   LicensedApp,
   heartbeatIntervalMs,

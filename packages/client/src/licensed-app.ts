@@ -14,7 +14,7 @@ import {
   type VerifyLicenseFileOptions,
 } from './license-file';
 import { Licenses, codeList } from './resources/licenses';
-import type { Activation, KeyValidation, LicenseFile } from './types';
+import type { Activation, KeyValidation, LicenseFile, SeatRescue } from './types';
 
 export interface LicensedAppOptions {
   /** Where the gateway answers, e.g. https://licensing.example.com. */
@@ -153,7 +153,8 @@ export class LicensedApp {
    * share one request. The activation is remembered for heartbeat() and deactivate().
    *
    * @throws LicensingError 409 `conflict` when the licence is not active or every seat is taken
-   *   (the detail starts with `activation_limit_reached`), 401 for an unknown, suspended or revoked key.
+   *   (the detail starts with `activation_limit_reached` and `nextAction` is `free_a_seat`: see
+   *   requestSeatRescue()), 401 for an unknown, suspended or revoked key.
    */
   async activate(): Promise<Activation> {
     if (!this.activating) {
@@ -171,6 +172,19 @@ export class LicensedApp {
         });
     }
     return this.activating;
+  }
+
+  /**
+   * When every seat is taken (activate() or start() threw 409 with `nextAction: 'free_a_seat'`, or a
+   * validation answered `next_action: free_a_seat`): e-mails the licence's owner a one-time customer
+   * portal link to the licence's machines (`POST /api/v1/licenses/{key}/seat-rescue`). Once they free
+   * one there, the next start() succeeds. Resolves with `{object: 'seat_rescue', status: 'queued'}`.
+   *
+   * @throws LicensingError 429 `rate_limited` when one was sent within the hour (`retryAfterS`),
+   *   409 `conflict` when the licence has no customer e-mail.
+   */
+  async requestSeatRescue(): Promise<SeatRescue> {
+    return this.licenses.seatRescue(this.licenseKey);
   }
 
   /**

@@ -38,6 +38,10 @@ export type WebhookEndpointCreate = Schemas['WebhookEndpointCreate'];
 export type WebhookEndpointUpdate = Schemas['WebhookEndpointUpdate'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type Status = Schemas['Status'];
+/** The answer of a seat rescue: queued (it never says where the mail goes). */
+export type SeatRescue = Schemas['SeatRescue'];
+/** The answer of a customer's erasure: the placeholder that replaced the e-mail everywhere. */
+export type CustomerErasure = Schemas['CustomerErasure'];
 export type Problem = Schemas['Problem'];
 
 type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;

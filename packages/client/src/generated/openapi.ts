@@ -253,7 +253,7 @@ export interface paths {
         put?: never;
         /**
          * Activate a machine
-         * @description 201 for a new activation, 200 when the fingerprint was already active (on a floating licence with a fresh lease, even a lapsed one). 409 when every slot is taken; on a floating licence a lapsed seat is reclaimed first (license.deactivated, reason lapsed) and its slot reused.
+         * @description 201 for a new activation, 200 when the fingerprint was already active (on a floating licence with a fresh lease, even a lapsed one). 409 when every slot is taken (the detail starts with activation_limit_reached and the problem has `next_action: free_a_seat`: POST …/seat-rescue lets the user free one); on a floating licence a lapsed seat is reclaimed first (license.deactivated, reason lapsed) and its slot reused.
          */
         post: operations["activateLicense"];
         delete?: never;
@@ -331,6 +331,46 @@ export interface paths {
          */
         post: operations["sendLicenseEmail"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/licenses/{key}/seat-rescue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail the licence's owner a portal link to free a seat
+         * @description For an app whose activation was refused because every seat is taken (`next_action: free_a_seat`): the licence's customer e-mail gets a one-time link (valid an hour) that opens the customer portal on this licence's machines, where they free one; the app's next activation then succeeds. No body. 409 when the licence has no customer e-mail; 429 (Retry-After) when one was sent for this licence within the hour.
+         */
+        post: operations["requestSeatRescue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/customers/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase a customer's e-mail everywhere
+         * @description Replaces the e-mail (case-insensitive) with one placeholder in the account's licences and their activations' names, checkout sessions, mail log and webhook deliveries, and ends the customer's portal sessions; the licences stay valid and their keys keep working. Publishes customer.erased (without the e-mail). 400 for a malformed e-mail; 503 when a service did not answer: repeat the request (every step is idempotent).
+         */
+        delete: operations["eraseCustomer"];
         options?: never;
         head?: never;
         patch?: never;
@@ -665,6 +705,11 @@ export interface components {
                 field: string;
                 message: string;
             }[];
+            /**
+             * @description An extension member (RFC 9457) of some refusals: `free_a_seat` on the 409 of an activation when every seat is taken (POST …/seat-rescue helps the user free one)
+             * @enum {unknown}
+             */
+            next_action?: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat";
         };
         Policy: {
             duration_days: number | null;
@@ -885,6 +930,21 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             sent_at: string | null;
+        };
+        /** @description Queued: the licence's customer gets a one-time portal link to its machines by e-mail (the answer never says the address) */
+        SeatRescue: {
+            /** @constant */
+            object: "seat_rescue";
+            /** @constant */
+            status: "queued";
+        };
+        CustomerErasure: {
+            /** @constant */
+            object: "customer_erasure";
+            /** @description What replaces the e-mail everywhere: erased-<16 hex>@erased.invalid */
+            placeholder: string;
+            /** @description Documents (licences, checkout sessions, mails, deliveries…) that no longer hold the e-mail */
+            erased: number;
         };
         Probe: {
             /** @enum {unknown} */
@@ -2245,6 +2305,112 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Email"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    requestSeatRescue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Licence key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued (the answer never names the address) */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatRescue"];
+                };
+            };
+            /** @description No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A budget is spent (Retry-After says when to retry; RateLimit names it): for app traffic "license_minute" (per licence) or "app_hour" (per account), never the full keys' quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    eraseCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The customer e-mail (percent-encoded) */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerErasure"];
                 };
             };
             /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */

@@ -10,6 +10,7 @@ import type {
   LicenseFile,
   LicenseListParams,
   LicenseUpdate,
+  SeatRescue,
 } from '../types';
 
 export interface ValidateOptions {
@@ -155,6 +156,18 @@ export class Licenses {
       ...(ttlDays !== undefined ? { ttl_days: ttlDays } : {}),
     };
     return this.http.request({ method: 'POST', path: `${this.path(key)}/file`, body, idempotent: true });
+  }
+
+  /**
+   * Seat rescue: e-mails the licence's owner a one-time customer portal link to its machines, where
+   * they free one (for an activation refused with `next_action: free_a_seat`). A licence credential
+   * or a validate-scope key may call it. Never repeated automatically.
+   *
+   * @throws LicensingError 429 `rate_limited` when one was sent within the hour (`retryAfterS` says
+   *   when the next may be), 409 `conflict` when the licence has no customer e-mail.
+   */
+  async seatRescue(key: string): Promise<SeatRescue> {
+    return this.http.request({ method: 'POST', path: `${this.path(key)}/seat-rescue`, idempotent: false });
   }
 
   private path(key: string): string {

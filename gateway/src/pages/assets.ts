@@ -1,5 +1,5 @@
-// The dashboard's only stylesheet and script, served from the gateway so the
-// CSP can forbid everything else (no inline script or style).
+// The stylesheet and the copy script the server-rendered surfaces share, served by each surface from
+// its own path so the CSP can forbid everything else (no inline script or style).
 export const CSS = `
 :root { --fg:#1c2430; --muted:#5b6675; --bg:#f6f7f9; --card:#fff; --line:#dde1e7; --accent:#2457d6; --danger:#b42318; --ok:#067647; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 * { box-sizing: border-box; }
@@ -46,7 +46,8 @@ textarea { font:inherit; padding:.5rem .6rem; border:1px solid var(--line); bord
 @media (max-width: 40rem) { header { padding:.6rem .8rem; } main { padding:.8rem; } input, select { min-width:0; width:100%; } .check input { width:auto; } dl.facts { grid-template-columns:1fr; } dl.facts dd { margin-bottom:.4rem; } .inline { flex-direction:column; align-items:stretch; } }
 `;
 
-export const JS = `
+/** Copy buttons: `data-copy="<id>"` copies the text of the element with that id. */
+export const COPY_JS = `
 document.addEventListener('click', function (e) {
   var button = e.target.closest('[data-copy]');
   if (!button) return;

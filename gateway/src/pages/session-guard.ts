@@ -1,15 +1,16 @@
 import { isSessionToken, sha256 } from '@licensing/runtime';
 import type { AttemptThrottle } from '../rate-limits/attempt-throttle';
 
-/** How long a token the account service called unknown is not asked about again. */
+/** How long a token the service called unknown is not asked about again. */
 export const UNKNOWN_SESSION_MEMORY_MS = 60_000;
 /** Tokens (and throttled addresses) remembered at most; the oldest is forgotten first. */
 export const SESSION_GUARD_ENTRIES = 10_000;
 
 /**
- * Keeps made-up dashboard session cookies from costing an account-service call each:
+ * Keeps made-up session cookies (the dashboard's, asked of the account service; the customer portal's,
+ * of the notification service: both 43-character base64url tokens) from costing a service call each:
  * - a value that is not shaped like a session token is no session, without a look-up;
- * - a token the account service called unknown is remembered (by digest, bounded, for
+ * - a token the service called unknown is remembered (by digest, bounded, for
  *   UNKNOWN_SESSION_MEMORY_MS) and not asked about again;
  * - every unknown token counts against its client address (SESSION_FAILURES_PER_MINUTE, in Redis,
  *   shared by every gateway; IPv6 by its /64). An address over the limit has its tokens taken as no
@@ -26,17 +27,20 @@ export class SessionGuard {
     private readonly maxEntries = SESSION_GUARD_ENTRIES,
   ) {}
 
-  /** Whether the account service may be asked about this cookie value from this address. */
-  mayLookUp(token: string, address: string): boolean {
+  /**
+   * Whether the service may be asked about this cookie value from this address. `scope`: where the
+   * token was presented (a portal's account), when a token may be a session in one place and not another.
+   */
+  mayLookUp(token: string, address: string, scope = ''): boolean {
     if (!isSessionToken(token)) return false;
     const now = this.nowMs();
-    return !live(this.blocked, address, now) && !live(this.unknown, sha256(token, 'hex'), now);
+    return !live(this.blocked, address, now) && !live(this.unknown, sha256(`${scope}:${token}`, 'hex'), now);
   }
 
-  /** The account service said this token is no session: remember it, and count it against the address. */
-  async unknownToken(token: string, address: string): Promise<void> {
+  /** The service said this token is no session: remember it, and count it against the address. */
+  async unknownToken(token: string, address: string, scope = ''): Promise<void> {
     const now = this.nowMs();
-    remember(this.unknown, sha256(token, 'hex'), now + UNKNOWN_SESSION_MEMORY_MS, this.maxEntries);
+    remember(this.unknown, sha256(`${scope}:${token}`, 'hex'), now + UNKNOWN_SESSION_MEMORY_MS, this.maxEntries);
     const waitS = await this.throttle.fail(address).catch(() => null); // Redis away: the memory above still holds
     if (waitS !== null) remember(this.blocked, address, now + waitS * 1000, this.maxEntries);
   }

@@ -1,0 +1,328 @@
+import { randomBytes } from 'node:crypto';
+import { client, startStack, type Stack } from '../support/stack';
+import { EventLog } from '../support/events';
+import { SmtpInbox } from '../support/smtp-inbox';
+import { WebClient } from '../support/web-client';
+import { askForLink, nthMailTo, portalLinkIn, redeem, signInToPortal } from '../support/portal';
+
+// The customer portal and its API over plain HTTP against the real stack and a real SMTP server: the
+// e-mail form's one answer, its throttles, CSRF, the session cookie, the one-time link, erasure, seat
+// rescue and the activation 409's next_action. The browser flows are in portal-browser.test.ts.
+
+let stack: Stack;
+let inbox: SmtpInbox;
+let events: EventLog;
+
+beforeAll(async () => {
+  inbox = await SmtpInbox.start();
+  stack = await startStack(
+    { customerMailUrl: inbox.url, mailRetryScheduleS: Array(40).fill('0.3').join(','), mailSendIntervalMs: 100 },
+    // Each test acts from an address of its own (X-Forwarded-For from a trusted proxy), so throttles stay apart.
+    { TRUSTED_PROXIES: '127.0.0.1', PORTAL_SIGNINS_PER_EMAIL: '3', PORTAL_SIGNINS_PER_ADDRESS: '6' },
+  );
+  events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
+});
+
+afterAll(async () => {
+  await events?.close();
+  await stack?.stop();
+  await inbox?.stop();
+});
+
+const unique = (name: string) => `${name}-${randomBytes(4).toString('hex')}@example.com`;
+
+/** A browser stand-in from its own client address. */
+function visitor(): WebClient {
+  const web = new WebClient(stack.url);
+  web.headers['x-forwarded-for'] = `10.${[1, 2, 3].map(() => Math.floor(Math.random() * 250) + 1).join('.')}`;
+  return web;
+}
+
+/** A vendor with a product of `maxActivations` seats. */
+async function vendor(maxActivations = 2) {
+  const { accountId, apiKey } = await stack.newAccount();
+  const api = client(stack.url, apiKey);
+  const product = await api('POST', '/api/v1/products', {
+    name: 'Pixel Forge',
+    policy: { max_activations: maxActivations },
+  });
+  expect(product.status).toBe(201);
+  const issue = async (email: string) => {
+    const out = await api('POST', '/api/v1/licenses', { product_id: product.body.id, customer_email: email });
+    expect(out.status).toBe(201);
+    return out.body.license_key as string;
+  };
+  const activate = (key: string, fingerprint: string) =>
+    client(stack.url)(
+      'POST',
+      `/api/v1/licenses/${key}/activations`,
+      { fingerprint, name: `Laptop ${fingerprint}` },
+      {
+        authorization: `License ${key}`,
+      },
+    );
+  return { accountId, api, productId: product.body.id as string, issue, activate };
+}
+
+it('the e-mail form answers byte for byte the same for a customer and a stranger; only the customer gets a link', async () => {
+  const v = await vendor();
+  const other = await vendor();
+  const customer = unique('customer');
+  const othersCustomer = unique('elsewhere');
+  const stranger = unique('stranger');
+  await v.issue(customer);
+  await other.issue(othersCustomer);
+  const answers = await Promise.all(
+    [customer, stranger, othersCustomer].map((email) => askForLink(visitor(), v.accountId, email)),
+  );
+  for (const a of answers) expect(a.status).toBe(200);
+  expect(answers[1].html).toBe(answers[0].html);
+  expect(answers[2].html).toBe(answers[0].html);
+  expect(answers[0].html).toContain('If this address has licences with');
+  expect(answers[0].html).not.toContain(customer);
+  const mail = await nthMailTo(inbox, customer);
+  expect(mail.headers.subject).toContain('Sign in');
+  expect(portalLinkIn(mail).path).toMatch(new RegExp(`^/portal/${v.accountId}/link\\?token=`));
+  // A later customer's mail has gone out: the earlier requests were handled, and sent nothing.
+  const later = unique('later');
+  await v.issue(later);
+  await askForLink(visitor(), v.accountId, later);
+  await nthMailTo(inbox, later);
+  expect(inbox.to(stranger)).toHaveLength(0);
+  expect(inbox.to(othersCustomer)).toHaveLength(0);
+});
+
+it('sign-in requests are throttled per e-mail and per client address: 429 with Retry-After', async () => {
+  const v = await vendor();
+  const email = unique('often');
+  for (let i = 0; i < 3; i++) expect((await askForLink(visitor(), v.accountId, email)).status).toBe(200);
+  const refused = await askForLink(visitor(), v.accountId, email);
+  expect(refused.status).toBe(429);
+  expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(refused.html).toContain('Too many sign-in requests');
+
+  const web = visitor();
+  for (let i = 0; i < 6; i++) expect((await askForLink(web, v.accountId, unique('each'))).status).toBe(200);
+  const fromAddress = await askForLink(web, v.accountId, unique('each'));
+  expect(fromAddress.status).toBe(429);
+  expect(fromAddress.headers.get('retry-after')).toBeTruthy();
+});
+
+it('refuses forms without their CSRF token (403) and changes nothing', async () => {
+  const v = await vendor();
+  const email = unique('csrf');
+  const key = await v.issue(email);
+  expect((await v.activate(key, 'm1')).status).toBe(201);
+  const web = visitor();
+  await web.get(`/portal/${v.accountId}`);
+  const noToken = await web.post(`/portal/${v.accountId}/sign-in`, { email, _csrf: 'made-up' });
+  expect(noToken.status).toBe(403);
+  expect(await mailCountAfterAMoment(email)).toBe(0);
+
+  expect((await signInToPortal(web, inbox, v.accountId, email)).status).toBe(303);
+  const page = await web.get(`/portal/${v.accountId}/licenses/${key}`);
+  const activation = /data-activation="(act_[0-9A-Z]{26})"/.exec(page.html)![1];
+  const forged = await web.post(`/portal/${v.accountId}/licenses/${key}/activations/${activation}/deactivate`, {
+    _csrf: 'not-the-session-token',
+  });
+  expect(forged.status).toBe(403);
+  const signOutForged = await web.post(`/portal/${v.accountId}/sign-out`, { _csrf: 'x' });
+  expect(signOutForged.status).toBe(403);
+  expect((await v.api('GET', `/api/v1/licenses/${key}/activations`)).body.data).toHaveLength(1);
+});
+
+/** Mails to an address so far, after the sender had a moment (a refused form must send none). */
+const mailCountAfterAMoment = async (email: string) => {
+  await new Promise((r) => setTimeout(r, 300));
+  return inbox.to(email).length;
+};
+
+it('the link signs in once: the session cookie is HttpOnly, SameSite=Lax, on the account path; the second use is a 400 page', async () => {
+  const v = await vendor();
+  const email = unique('once');
+  const key = await v.issue(email);
+  const web = visitor();
+  await askForLink(web, v.accountId, email);
+  const link = portalLinkIn(await nthMailTo(inbox, email));
+  const linkPage = await web.get(link.path);
+  expect(linkPage.status).toBe(200);
+  expect(linkPage.html).toContain('<button type="submit">Sign in</button>'); // a GET uses nothing up
+  const signedIn = await redeem(web, link);
+  expect(signedIn.status).toBe(303);
+  expect(signedIn.location).toBe(`/portal/${v.accountId}`);
+  const cookie = signedIn.headers.getSetCookie().find((c) => c.startsWith('lk_portal='))!;
+  expect(cookie).toMatch(/; HttpOnly/);
+  expect(cookie).toMatch(/; SameSite=Lax/);
+  expect(cookie).toContain(`; Path=/portal/${v.accountId};`);
+  expect(cookie).not.toMatch(/; Secure/); // test mode: plain HTTP
+  const maxAge = Number(/Max-Age=(\d+)/.exec(cookie)![1]);
+  expect(maxAge).toBeGreaterThan(60);
+  expect(maxAge).toBeLessThanOrEqual(7 * 24 * 3600);
+  const home = await web.get(`/portal/${v.accountId}`);
+  expect(home.html).toContain(key.slice(-5));
+  expect(home.html).toContain(email);
+
+  const again = await redeem(visitor(), link);
+  expect(again.status).toBe(400);
+  expect(again.html).toContain('used, expired or wrong');
+  expect(again.headers.getSetCookie().some((c) => c.startsWith('lk_portal='))).toBe(false);
+  // Signing out ends the session: the same cookie no longer opens the portal.
+  const token = web.cookies.get('lk_portal')!;
+  await web.post(`/portal/${v.accountId}/sign-out`, { _csrf: WebClient.csrf(home.html) });
+  const replay = new WebClient(stack.url);
+  replay.cookies.set('lk_portal', token);
+  const ended = await replay.get(`/portal/${v.accountId}`);
+  expect(ended.html).toContain('E-mail me a sign-in link');
+  expect(ended.headers.getSetCookie().some((c) => /^lk_portal=;.*Max-Age=0/.test(c))).toBe(true); // cleared
+  // A cookie not shaped like a session is no session, without a look-up, and is cleared too.
+  replay.cookies.set('lk_portal', 'made-up');
+  const madeUp = await replay.get(`/portal/${v.accountId}`);
+  expect(madeUp.status).toBe(200);
+  expect(madeUp.headers.getSetCookie().some((c) => /^lk_portal=;.*Max-Age=0/.test(c))).toBe(true);
+});
+
+it("a session of one account does not open another account's portal, and another e-mail's licence is a 404 page", async () => {
+  const v = await vendor();
+  const other = await vendor();
+  const email = unique('cross');
+  const key = await v.issue(email);
+  const otherKey = await other.issue(email); // the same buyer at another vendor
+  const neighbour = await v.issue(unique('neighbour'));
+  const web = visitor();
+  expect((await signInToPortal(web, inbox, v.accountId, email)).status).toBe(303);
+  const token = web.cookies.get('lk_portal')!;
+  const list = await web.get(`/portal/${v.accountId}`);
+  expect(list.html).toContain(key);
+  expect(list.html).not.toContain(otherKey);
+  expect(list.html).not.toContain(neighbour);
+  // The cookie's path keeps a browser from sending it elsewhere; sent anyway, the service refuses it.
+  const elsewhere = new WebClient(stack.url);
+  elsewhere.cookies.set('lk_portal', token);
+  const otherPortal = await elsewhere.get(`/portal/${other.accountId}`);
+  expect(otherPortal.html).toContain('E-mail me a sign-in link');
+  expect(otherPortal.html).not.toContain(otherKey);
+  expect((await elsewhere.get(`/portal/${other.accountId}/licenses/${otherKey}`)).status).toBe(303);
+  for (const named of [neighbour, otherKey, 'NOT-A-KEY']) {
+    const page = await web.get(`/portal/${v.accountId}/licenses/${named}`);
+    expect(page.status).toBe(404);
+    expect(page.html).toContain('Not found');
+  }
+  expect((await web.get(`/portal/acct_00000000000000000000000000`)).status).toBe(404);
+  expect((await web.get('/portal/not-an-account')).status).toBe(404);
+});
+
+it('DELETE /api/v1/customers/{email} erases the e-mail everywhere; the licence keeps validating', async () => {
+  const v = await vendor();
+  const email = unique('Erase.Me');
+  const key = await v.issue(email);
+  await askForLink(visitor(), v.accountId, email);
+  await nthMailTo(inbox, email.toLowerCase()); // the portal asks for the address lower-cased
+  const bad = await v.api('DELETE', '/api/v1/customers/not-an-email');
+  expect(bad.status).toBe(400);
+  const out = await v.api('DELETE', `/api/v1/customers/${encodeURIComponent(email.toUpperCase())}`);
+  expect(out.status).toBe(200);
+  expect(out.body).toMatchObject({ object: 'customer_erasure', erased: expect.any(Number) });
+  expect(out.body.placeholder).toMatch(/^erased-[0-9a-f]{16}@erased\.invalid$/);
+  expect(out.body.erased).toBeGreaterThanOrEqual(2); // the licence and the mail
+  const valid = await v.api('POST', '/api/v1/keys/validate', { key });
+  expect(valid.body.valid).toBe(true);
+  expect((await v.api('GET', `/api/v1/licenses?customer_email=${encodeURIComponent(email)}`)).body.data).toEqual([]);
+  expect((await v.api('GET', `/api/v1/licenses/${key}`)).body.customer_email).toBe(out.body.placeholder);
+  const mails = (await v.api('GET', '/api/v1/emails?limit=100')).body.data as { to: string }[];
+  expect(mails.some((m) => m.to === out.body.placeholder)).toBe(true);
+  expect(mails.some((m) => m.to.toLowerCase() === email.toLowerCase())).toBe(false);
+  const erased = await events.waitFor(
+    (e) => e.type === 'customer.erased' && (e.data as { placeholder: string }).placeholder === out.body.placeholder,
+  );
+  expect(JSON.stringify(erased)).not.toContain(email.toLowerCase());
+  // Repeating it is harmless: nothing holds the e-mail any more.
+  expect((await v.api('DELETE', `/api/v1/customers/${encodeURIComponent(email)}`)).status).toBe(200);
+});
+
+it('seat rescue: 202 without the address, then 429 with Retry-After within the hour; 409 for an erased customer; the full activation says free_a_seat', async () => {
+  const v = await vendor(1);
+  const email = unique('rescue');
+  const key = await v.issue(email);
+  expect((await v.activate(key, 'old-laptop')).status).toBe(201);
+  const full = await v.activate(key, 'new-laptop');
+  expect(full.status).toBe(409);
+  expect(full.body).toMatchObject({ code: 'conflict', next_action: 'free_a_seat' });
+  expect(full.body.detail).toMatch(/^activation_limit_reached/);
+  const asLicense = client(stack.url);
+  const auth = { authorization: `License ${key}` };
+  const first = await asLicense('POST', `/api/v1/licenses/${key}/seat-rescue`, undefined, auth);
+  expect(first.status).toBe(202);
+  expect(first.body).toEqual({ object: 'seat_rescue', status: 'queued' });
+  const second = await asLicense('POST', `/api/v1/licenses/${key}/seat-rescue`, undefined, auth);
+  expect(second.status).toBe(429);
+  expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(3000);
+  const mail = await nthMailTo(inbox, email);
+  expect(mail.headers.subject).toContain('Free a seat');
+  // Another licence's key with this credential: not found, as if it did not exist.
+  const otherKey = await v.issue(unique('other'));
+  expect((await asLicense('POST', `/api/v1/licenses/${otherKey}/seat-rescue`, undefined, auth)).status).toBe(404);
+  // A full key may ask for any licence of its account; an erased customer has no address to send to.
+  const erasedEmail = unique('gone');
+  const erasedKey = await v.issue(erasedEmail);
+  expect((await v.api('DELETE', `/api/v1/customers/${encodeURIComponent(erasedEmail)}`)).status).toBe(200);
+  const none = await v.api('POST', `/api/v1/licenses/${erasedKey}/seat-rescue`);
+  expect(none.status).toBe(409);
+});
+
+it("the dashboard's Settings shows the account's portal link (the request's origin without PUBLIC_BASE_URL)", async () => {
+  const web = new WebClient(stack.url, stack.topology);
+  await web.signUp(unique('vendor'));
+  const settings = await web.get('/dashboard/settings');
+  const accountId = /data-testid="account-id">(acct_[0-9A-Z]{26})</.exec(settings.html)![1];
+  expect(settings.html).toContain(`data-testid="portal-url">${stack.url}/portal/${accountId}<`);
+  expect((await new WebClient(stack.url).get(`/portal/${accountId}`)).status).toBe(200);
+});
+
+it('freeing machines: the policy limit is a 429 page saying when, 0 is a 409 page; the licence file downloads', async () => {
+  const { accountId, apiKey } = await stack.newAccount();
+  const api = client(stack.url, apiKey);
+  const product = async (perMonth: number) =>
+    (
+      await api('POST', '/api/v1/products', {
+        name: `Limit ${perMonth}`,
+        policy: { max_activations: 3, customer_deactivations_per_30_days: perMonth },
+      })
+    ).body.id as string;
+  const email = unique('limits');
+  const issue = async (productId: string) =>
+    (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: email })).body
+      .license_key as string;
+  const oncePerMonth = await issue(await product(1));
+  const never = await issue(await product(0));
+  const activate = async (key: string, fingerprint: string) =>
+    (await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint })).body.id as string;
+  const [a1, a2] = [await activate(oncePerMonth, 'm1'), await activate(oncePerMonth, 'm2')];
+  const b1 = await activate(never, 'm3');
+  const web = visitor();
+  expect((await signInToPortal(web, inbox, accountId, email)).status).toBe(303);
+  const page = await web.get(`/portal/${accountId}/licenses/${oncePerMonth}`);
+  const csrf = WebClient.csrf(page.html);
+  const free = (key: string, id: string) =>
+    web.post(`/portal/${accountId}/licenses/${key}/activations/${id}/deactivate`, { _csrf: csrf });
+  const first = await free(oncePerMonth, a1);
+  expect(first.status).toBe(303);
+  expect(first.location).toBe(`/portal/${accountId}/licenses/${oncePerMonth}?freed=1`);
+  const second = await free(oncePerMonth, a2);
+  expect(second.status).toBe(429);
+  expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(24 * 3600);
+  expect(second.html).toContain('role="alert"');
+  expect(second.html).toMatch(/\d{4}-\d{2}-\d{2}/); // the service's message says when the next is allowed
+  const neverPage = await web.get(`/portal/${accountId}/licenses/${never}`);
+  expect(neverPage.html).not.toContain('Free this machine');
+  expect((await free(never, b1)).status).toBe(409);
+  expect((await api('GET', `/api/v1/licenses/${oncePerMonth}/activations`)).body.data).toHaveLength(1);
+  expect((await api('GET', `/api/v1/licenses/${never}/activations`)).body.data).toHaveLength(1);
+  // Another licence's activation id under this licence: 404, and it stays.
+  expect((await free(oncePerMonth, b1)).status).toBe(404);
+  expect((await api('GET', `/api/v1/licenses/${never}/activations`)).body.data).toHaveLength(1);
+
+  const file = await web.get(`/portal/${accountId}/licenses/${oncePerMonth}/file`);
+  expect(file.status).toBe(200);
+  expect(file.headers.get('content-disposition')).toBe('attachment; filename="license.json"');
+  expect(JSON.parse(file.html)).toMatchObject({ algorithm: 'Ed25519', kid: expect.any(String) });
+});
