@@ -3,7 +3,8 @@ import { type AppError, createClient } from '@licensing/runtime';
 import { credentialOf } from '../../scripts/lib/topology';
 import { EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
-import { client, startStack, TestClock, type Stack } from '../support/stack';
+import { machineVendor } from '../support/machine-vendor';
+import { startStack, TestClock, type Stack } from '../support/stack';
 
 // What the customer portal asks of the licence service, over gRPC as the gateway calls it, against
 // real FerretDB and NATS: a customer freeing their own machines within the policy's
@@ -27,26 +28,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function vendor(policy: Record<string, unknown> = {}) {
-  const { accountId, apiKey } = await stack.newAccount();
-  await stack.admin.updateAccount({ id: accountId, per_minute_limit: 100_000 });
-  const api = client(stack.url, apiKey);
-  const product = (
-    await api('POST', '/api/v1/products', {
-      name: 'Editor',
-      price: { amount: 4900, currency: 'EUR' },
-      policy: { max_activations: 10, ...policy },
-    })
-  ).body.id as string;
-  const issue = async (email: string) =>
-    (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: email })).body.license_key as string;
-  const machine = async (key: string, fingerprint: string, name = '') =>
-    (await api('POST', `/api/v1/licenses/${key}/activations`, { fingerprint, name })).body.id as string;
-  const machines = async (key: string) =>
-    (await grpc.licenses.call.listActivations({ account_id: accountId, key, page: { limit: 100, starting_after: '' } }))
-      .data;
-  return { accountId, api, product, issue, machine, machines };
-}
+const vendor = (policy: Record<string, unknown> = {}) => machineVendor(stack, grpc.licenses, policy);
 
 const refusal = (p: Promise<unknown>) =>
   p.then(

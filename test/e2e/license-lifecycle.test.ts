@@ -64,6 +64,7 @@ describe('licence policy on the product', () => {
       refund_action: 'revoke',
       lease_seconds: null,
       entitlements: [],
+      customer_deactivations_per_30_days: 3,
     });
     const key = await license(id);
     const patched = await api('PATCH', `/api/v1/products/${id}`, { policy: { duration_days: 365 } });
@@ -77,6 +78,7 @@ describe('licence policy on the product', () => {
       refund_action: 'revoke',
       lease_seconds: null,
       entitlements: [],
+      customer_deactivations_per_30_days: 3,
     });
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(30);
     await events.waitFor(
@@ -250,12 +252,16 @@ describe('activations', () => {
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(5);
     expect(results.filter((r) => r.status === 409)).toHaveLength(15);
-    expect(results.find((r) => r.status === 409)!.body.detail).toMatch(/activation_limit_reached/);
+    expect(results.find((r) => r.status === 409)!.body).toMatchObject({
+      detail: expect.stringMatching(/activation_limit_reached/),
+      next_action: 'free_a_seat',
+    });
     expect((await api('GET', `/api/v1/licenses/${key}/activations`)).body.data).toHaveLength(5);
+    // Every seat taken: the user frees one (the customer portal; POST …/seat-rescue mails the link).
     expect((await validate(key, { fingerprint: 'machine-outsider' })).body).toMatchObject({
       valid: false,
       code: 'activation_limit_reached',
-      next_action: 'contact_vendor',
+      next_action: 'free_a_seat',
     });
   });
 

@@ -47,6 +47,7 @@ describe('issuing licences', () => {
           refund_action: 'revoke',
           lease_seconds: null,
           entitlements: [],
+          customer_deactivations_per_30_days: 3,
         },
         activations: 0,
         metadata: {},

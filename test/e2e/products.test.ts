@@ -23,6 +23,7 @@ describe('products', () => {
         refund_action: 'revoke',
         lease_seconds: null,
         entitlements: [],
+        customer_deactivations_per_30_days: 3,
       },
       price: null,
       email_on_purchase: true,

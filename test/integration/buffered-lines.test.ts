@@ -41,3 +41,29 @@ it('lines written across timer ticks, with an explicit flush at the end, arrive 
   );
   expect(inOrder(lines)).toEqual(upTo(10_000));
 });
+
+it('a pipe whose reader falls behind (EAGAIN, partial writes) still gets every line whole, in order', async () => {
+  const { spawn } = await import('node:child_process');
+  const script = `
+    const { bufferedLineSink } = require(${JSON.stringify(runtime)});
+    const sink = bufferedLineSink();
+    let i = 0;
+    const t = setInterval(() => {
+      for (let j = 0; j < 2000; j++, i++) sink.write(JSON.stringify({ i, pad: 'y'.repeat(200) }) + '\\n');
+      if (i >= 20_000) { clearInterval(t); setTimeout(() => sink.flushSync(), 100); }
+    }, 5);
+  `;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const chunks: Buffer[] = [];
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  // Nothing is read for a while: the pipe (64 KiB) fills long before the child is done.
+  child.stdout.pause();
+  await new Promise((r) => setTimeout(r, 1500));
+  child.stdout.on('data', (d: Buffer) => chunks.push(d));
+  child.stdout.resume();
+  await new Promise((r) => child.once('close', r));
+  expect(stderr).toBe('');
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean);
+  expect(inOrder(lines)).toEqual(upTo(20_000));
+}, 30_000);

@@ -1,4 +1,4 @@
-import { writeSync, writev } from 'node:fs';
+import { writeSync, writevSync } from 'node:fs';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { currentRequestId } from '../core/request-scope';
 
@@ -75,9 +75,9 @@ const LINE_BUFFER_MAX_BYTES = 4 * 1024 * 1024;
 const LINE_CHUNK_BYTES = 64 * 1024;
 
 /**
- * A buffered, asynchronous stdout for lines that are already JSON: each line is copied into a
- * preallocated buffer (no joined strings to collect), and the buffers are written together by one
- * writev(2) every LINE_FLUSH_MS (not one write per line), and at once when the process exits. In tests
+ * A buffered stdout for lines that are already JSON: each line is copied into a preallocated buffer
+ * (no joined strings to collect), and the buffers are written together by one writev(2) every
+ * LINE_FLUSH_MS (not one write per line), and at once when the process exits. In tests
  * that read the log (setLogDestination) the lines go to that destination instead, as every logger's do.
  */
 export function bufferedLineSink(fd = 1): LineSink {
@@ -89,11 +89,13 @@ export function bufferedLineSink(fd = 1): LineSink {
   let current = Buffer.allocUnsafe(LINE_CHUNK_BYTES);
   let used = 0;
   let buffered = 0;
-  let writing = false;
-  /** Everything buffered so far, and a fresh buffer for what comes next. */
+  /** Taken and not (wholly) written yet: stdout is a pipe that was full (EAGAIN, or a partial write). */
+  let unsent: Buffer[] = [];
+  /** What is unsent, then everything buffered since, and a fresh buffer for what comes next. */
   const take = (): Buffer[] => {
-    const out = full;
+    const out = unsent.concat(full);
     if (used) out.push(current.subarray(0, used));
+    unsent = [];
     full = [];
     current = Buffer.allocUnsafe(LINE_CHUNK_BYTES);
     used = 0;
@@ -101,20 +103,24 @@ export function bufferedLineSink(fd = 1): LineSink {
     return out;
   };
   const flushSync = () => {
-    if (!buffered) return;
-    try {
-      for (const b of take()) writeSync(fd, b);
-    } catch {
-      // stdout is gone: nothing more can be written.
-    }
+    if (!buffered && !unsent.length) return;
+    writeAllSync(fd, take());
   };
+  // One writev(2) per tick, made synchronously: nothing is ever in flight, so a flush at exit writes
+  // after everything before it, in order. A pipe whose reader fell behind takes part of it or none
+  // (EAGAIN, never a wait here): the rest goes first at the next tick.
   const timer = setInterval(() => {
-    if (writing || !buffered) return;
-    writing = true;
-    // An error (stdout gone) drops these lines: there is nowhere to write them.
-    writev(fd, take(), () => {
-      writing = false;
-    });
+    if (!buffered && !unsent.length) return;
+    const out = take();
+    let written = 0;
+    try {
+      written = writevSync(fd, out);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return; // stdout gone: nowhere to write them
+    }
+    unsent = after(out, written);
+    // A reader that stopped reading: wait for it (two seconds at most) rather than fill the memory.
+    if (unsent.reduce((n, b) => n + b.length, 0) > LINE_BUFFER_MAX_BYTES) writeAllSync(fd, take());
   }, LINE_FLUSH_MS);
   timer.unref();
   process.once('exit', flushSync);
@@ -132,6 +138,36 @@ export function bufferedLineSink(fd = 1): LineSink {
     },
     flushSync,
   };
+}
+
+/** The buffers without their first `n` bytes. */
+function after(buffers: Buffer[], n: number): Buffer[] {
+  const rest: Buffer[] = [];
+  for (const b of buffers) {
+    if (n >= b.length) n -= b.length;
+    else {
+      rest.push(n ? b.subarray(n) : b);
+      n = 0;
+    }
+  }
+  return rest;
+}
+
+/** Writes every byte, waiting out a full pipe (EAGAIN) for up to two seconds in all; stdout gone: dropped. */
+function writeAllSync(fd: number, buffers: Buffer[]): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  let waitedMs = 0;
+  for (let b of buffers) {
+    while (b.length) {
+      try {
+        b = b.subarray(writeSync(fd, b));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || waitedMs >= 2000) return;
+        Atomics.wait(pause, 0, 0, 5);
+        waitedMs += 5;
+      }
+    }
+  }
 }
 
 /**
