@@ -265,8 +265,8 @@ describe('the webhook', () => {
       await deliver(event, { secret: 'whsec_someoneElsesSecret000000000000' }),
       await deliver(event, { header: 't=1,v1=00' }),
       await deliver(event, { header: '' }),
-      await deliver(event, { timestamp: Math.floor(Date.now() / 1000) - 301 }),
-      await deliver(event, { timestamp: Math.floor(Date.now() / 1000) + 301 }),
+      await deliver(event, { timestamp: Math.floor(Date.now() / 1000) - 400 }),
+      await deliver(event, { timestamp: Math.floor(Date.now() / 1000) + 400 }),
     ];
     expect(refusals.map((r) => r.status)).toEqual([400, 400, 400, 400, 400]);
     // A body changed after signing no longer matches its signature.
