@@ -107,8 +107,9 @@ export function bufferedLineSink(fd = 1): LineSink {
     writeAllSync(fd, take());
   };
   // One writev(2) per tick, made synchronously: nothing is ever in flight, so a flush at exit writes
-  // after everything before it, in order. A pipe whose reader fell behind takes part of it or none
-  // (EAGAIN, never a wait here): the rest goes first at the next tick.
+  // after everything before it, in order. A non-blocking pipe whose reader fell behind takes part of it
+  // or none (EAGAIN): the rest goes first at the next tick. A blocking one (stdout as a process starts)
+  // makes the tick wait for its reader, as the other loggers' synchronous lines do.
   const timer = setInterval(() => {
     if (!buffered && !unsent.length) return;
     const out = take();
