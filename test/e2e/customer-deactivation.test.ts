@@ -1,5 +1,5 @@
 import { LicenseServiceClient } from '@licensing/proto';
-import { type AppError, createClient } from '@licensing/runtime';
+import { type AppError, connectMongo, createClient } from '@licensing/runtime';
 import { credentialOf } from '../../scripts/lib/topology';
 import { EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
@@ -137,6 +137,28 @@ describe('a customer frees their own machines', () => {
       return Date.parse(at);
     });
     expect(seen).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it('the flush that stores last_seen_at never writes to the activation (a deactivation made meanwhile stays)', async () => {
+    // FerretDB's updates read, change and write back the whole document: a background write to the
+    // activation could put back a deactivation the vendor made while it ran (CI once saw a second
+    // DELETE answer 204). The sighting lives in a document of its own.
+    const v = await vendor();
+    const key = await v.issue('apart@example.com');
+    const id = await v.machine(key, 'apart-1');
+    await v.api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=apart-1`);
+    await eventually(async () => expect((await v.machines(key))[0].last_seen_at).not.toBe(''));
+    const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_license`);
+    try {
+      const activation = await db.collection('activations').findOne({ _id: id as never });
+      expect(activation?.last_seen_at ?? null).toBeNull();
+      const sightings = await db.collection('machine_sightings').find({ fingerprint: 'apart-1' }).toArray();
+      expect(sightings).toHaveLength(1);
+    } finally {
+      await db.close();
+    }
+    expect((await v.api('DELETE', `/api/v1/licenses/${key}/activations/${id}`)).status).toBe(204);
+    expect((await v.api('DELETE', `/api/v1/licenses/${key}/activations/${id}`)).status).toBe(404);
   });
 
   it('a heartbeat moves last_seen_at in its own write', async () => {

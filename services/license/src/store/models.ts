@@ -36,8 +36,8 @@ export interface ActivationDoc {
    */
   deactivated_reason?: DeactivationReason;
   /**
-   * When the machine was last seen: the later of its last heartbeat (or re-activation) and its last
-   * validation naming its fingerprint (set with the validation counts' flush). Absent: not since activation.
+   * When the machine's last heartbeat (or re-activation) was. A validation naming its fingerprint is
+   * kept apart, in machine_sightings (SightingDoc), and the later of the two is what a reader is shown.
    */
   last_seen_at?: Date | null;
   /** When a floating seat lapses unless heartbeated; null (or absent, on older records) when node-locked. */
@@ -61,6 +61,19 @@ export interface ErasureDoc {
   licenses: number;
   created_at: Date;
   outbox?: Record<string, DomainEvent>;
+}
+
+/**
+ * When a validation last named a fingerprint of a licence, written by the validation counts' flush. It is
+ * a document of its own, never a field of the activation: FerretDB's updates are not atomic (read, change,
+ * write back), so a background write to the activation could put back a deactivation made meanwhile.
+ */
+export interface SightingDoc {
+  /** `${license_id}:${fingerprint}` */
+  _id: string;
+  license_id: string;
+  fingerprint: string;
+  last_seen_at: Date;
 }
 
 /** How far the expiry sweeper got: every bucket up to `through` is done. */
@@ -125,6 +138,16 @@ export function licenseModels(conn: Connection) {
   activation.index({ reclaim_bucket: 1, _id: 1 }); // the lapsed-seat sweep: one equality per hour bucket
   // A licence's customer deactivations of the last 30 days (the portal's limit): one read of a few entries.
   activation.index({ license_id: 1, deactivated_reason: 1, deactivated_at: 1 });
+  const sighting = new Schema<SightingDoc>(
+    {
+      _id: String,
+      license_id: { type: String, required: true },
+      fingerprint: { type: String, required: true },
+      last_seen_at: { type: Date, required: true },
+    },
+    { versionKey: false, collection: 'machine_sightings' },
+  );
+  sighting.index({ license_id: 1 }); // a licence's machines, read with a page of its activations
   const sweep = new Schema<SweepStateDoc>(
     { _id: String, through: { type: String, default: null }, backfilled: { type: Boolean, default: false } },
     { versionKey: false, collection: 'sweep_state' },
@@ -145,6 +168,7 @@ export function licenseModels(conn: Connection) {
     SweepState: conn.model<SweepStateDoc>('SweepState', sweep) as Model<SweepStateDoc>,
     License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>,
     Activation: conn.model<ActivationDoc>('Activation', activation) as Model<ActivationDoc>,
+    Sighting: conn.model<SightingDoc>('MachineSighting', sighting) as Model<SightingDoc>,
     Idempotency: idempotencyModel(conn),
   };
 }

@@ -1,6 +1,6 @@
 import { SLOT_ROUNDS, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
 import { lapsed, type DeactivationReason, type DomainEvent, type PageRequest, type Status } from '@licensing/proto';
-import type { ActivationDoc, ErasureDoc, LicenseDoc, LicenseModels, SweepStateDoc } from './models';
+import type { ActivationDoc, ErasureDoc, LicenseDoc, LicenseModels, SightingDoc, SweepStateDoc } from './models';
 
 // Everything but the outbox: the validation hot path reads one document.
 const VALIDATION_FIELDS = { outbox: 0 };
@@ -297,8 +297,13 @@ export class LicenseStore {
       .exec();
   }
 
-  listActivations(licenseId: string, page: PageRequest | undefined) {
-    return listPage<ActivationDoc>(this.models.Activation, { license_id: licenseId, deactivated_at: null }, page);
+  async listActivations(licenseId: string, page: PageRequest | undefined) {
+    const listed = await listPage<ActivationDoc>(
+      this.models.Activation,
+      { license_id: licenseId, deactivated_at: null },
+      page,
+    );
+    return { ...listed, items: await withSightings(this.models, licenseId, listed.items) };
   }
 
   /** Up to `limit` active machines with their leases (what a cached validation compares against). */
@@ -379,20 +384,21 @@ export class LicenseStore {
   }
 
   /**
-   * Moves each machine's last_seen_at on to when a validation last named its fingerprint (licence id →
-   * fingerprint → time): one bulk write per flush of the validation counts, never one per validation.
-   * Only an active activation matches (a freed one's fingerprint_key is "freed:<id>").
+   * Stores when a validation last named each machine (licence id → fingerprint → time): one bulk write
+   * per flush of the validation counts, never one per validation, and never to the activations
+   * themselves (SightingDoc says why).
    */
   async markSeen(seen: Map<string, Map<string, Date>>): Promise<void> {
     const ops = [...seen].flatMap(([licenseId, fingerprints]) =>
       [...fingerprints].map(([fingerprint, at]) => ({
         updateOne: {
-          filter: { license_id: licenseId, fingerprint_key: fingerprint },
-          update: { $max: { last_seen_at: at } },
+          filter: { _id: sightingId(licenseId, fingerprint) },
+          update: { $max: { last_seen_at: at }, $setOnInsert: { license_id: licenseId, fingerprint } },
+          upsert: true,
         },
       })),
     );
-    if (ops.length) await this.models.Activation.bulkWrite(ops, { ordered: false });
+    if (ops.length) await this.models.Sighting.bulkWrite(ops, { ordered: false });
   }
 
   // Erasure of a customer's e-mail
@@ -437,4 +443,35 @@ export class LicenseStore {
   async insertErasure(doc: Omit<ErasureDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
     await this.models.Erasure.create({ ...doc, ...outboxOf(events) });
   }
+}
+
+const sightingId = (licenseId: string, fingerprint: string) => `${licenseId}:${fingerprint}`;
+
+/** The later of the activation's heartbeat time and a validation's sighting made since it was activated. */
+function latestSighting(a: ActivationDoc, sighted: Date | undefined): Date | null {
+  const heartbeat = a.last_seen_at ?? null;
+  if (!sighted || sighted < a.created_at) return heartbeat;
+  return heartbeat && heartbeat > sighted ? heartbeat : sighted;
+}
+
+/**
+ * The activations with last_seen_at as a reader is shown it: the later of the last heartbeat and the
+ * last validation naming the fingerprint since the activation was made. One read of the licence's
+ * sightings (an equality on license_id).
+ */
+async function withSightings(
+  models: LicenseModels,
+  licenseId: string,
+  activations: ActivationDoc[],
+): Promise<ActivationDoc[]> {
+  if (!activations.length) return activations;
+  const sightings = await models.Sighting.find(
+    { license_id: licenseId, fingerprint: { $in: activations.map((a) => a.fingerprint) } },
+    { fingerprint: 1, last_seen_at: 1 },
+  )
+    .maxTimeMS(QUERY_MAX_MS)
+    .lean<Pick<SightingDoc, 'fingerprint' | 'last_seen_at'>[]>()
+    .exec();
+  const byFingerprint = new Map(sightings.map((s) => [s.fingerprint, s.last_seen_at]));
+  return activations.map((a) => ({ ...a, last_seen_at: latestSighting(a, byFingerprint.get(a.fingerprint)) }));
 }
