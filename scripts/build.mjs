@@ -41,6 +41,7 @@ const units = [
       'start.ts',
       'bench.ts',
       'bench-scale.ts',
+      'bench-events.ts',
       'bench-heartbeat.ts',
       'check-query-shapes.ts',
       'docs-gen.ts',

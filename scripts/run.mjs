@@ -167,6 +167,9 @@ switch (command) {
   case 'bench:scale':
     node('scripts/dist/bench-scale.js', args);
     break;
+  case 'bench:events':
+    node('scripts/dist/bench-events.js', args);
+    break;
   case 'bench:heartbeat':
     node('scripts/dist/bench-heartbeat.js', args);
     break;
@@ -217,7 +220,7 @@ switch (command) {
   }
   default:
     console.error(
-      'usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|bench:heartbeat|admin|docs|build [args]',
+      'usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|bench:events|bench:heartbeat|admin|docs|build [args]',
     );
     process.exit(2);
 }

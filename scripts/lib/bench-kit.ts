@@ -86,7 +86,7 @@ function profiled(dir: string | undefined): Partial<Record<Component, string[]>>
 }
 
 /** The whole system over a fresh store (FerretDB over PostgreSQL when it answers; BENCH_STORE=sqlite for SQLite). */
-export async function startBenchSystem(name: string): Promise<BenchSystem> {
+export async function startBenchSystem(name: string, overrides: Partial<Topology> = {}): Promise<BenchSystem> {
   const work = mkdtempSync(join(tmpdir(), `licensing-${name}-`));
   const id = randomBytes(3).toString('hex');
   const postgres =
@@ -116,8 +116,21 @@ export async function startBenchSystem(name: string): Promise<BenchSystem> {
     trustedProxies: '127.0.0.1',
     // Production mode refuses the test payment provider unless told: the benchmarks take no payments.
     checkoutTestMode: true,
+    ...overrides,
   };
   const system = await launchSystem(t, await freePorts(), join(work, 'logs'), profiled(process.env.BENCH_PROFILE_DIR));
+  // A bench stopped by Ctrl-C or a timeout stops its system too, instead of leaving it running unowned.
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.on(signal, () => {
+      if (stopping) return; // a second signal (timeout(1) forwards one too) must not cut the stop short
+      stopping = true;
+      console.error(`${signal}: stopping the bench's system`);
+      void Promise.allSettled([system.stop()])
+        .then(() => ferret.stop())
+        .then(() => postgres?.drop())
+        .finally(() => process.exit(130));
+    });
   const admin = createClient(AccountServiceClient, system.addrs.account, credentialOf(t, 'operator'));
   const { secret, account } = await admin.call.createAccount({ name: 'Bench', plan: 'enterprise' });
   await admin.call.updateAccount({ id: account!.id, per_minute_limit: 1_000_000, per_hour_limit: 1_000_000 });
