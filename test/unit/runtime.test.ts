@@ -145,4 +145,26 @@ describe('PeriodicTask', () => {
     await eventually(() => expect(runs).toBe(2));
     await task.stop();
   });
+
+  it('a soon() asked for during a run is followed by another run, not by the interval', async () => {
+    const log = { warn: () => undefined } as never;
+    let runs = 0;
+    let release!: () => void;
+    const task = new PeriodicTask(
+      'test',
+      async () => {
+        runs++;
+        // The first run waits until the test has asked for soon() while it runs.
+        if (runs === 1) await new Promise<void>((r) => (release = r));
+      },
+      () => (runs === 0 ? 0 : 60_000),
+      log,
+    );
+    task.start();
+    await eventually(() => expect(release).toBeDefined());
+    task.soon(0); // what this run read may predate what was asked for: it must run again
+    release();
+    await eventually(() => expect(runs).toBe(2));
+    await task.stop();
+  });
 });

@@ -25,7 +25,10 @@ export const notificationSchema = {
   MAIL_RETRY_SCHEDULE_S: str('Seconds between attempts of a mail, comma-separated (shorter only in tests)', {
     default: '10,60,300,1800,7200,21600,43200',
   }),
-  MAIL_SEND_INTERVAL_MS: int('How often queued mail that is due is looked for', { default: 500, min: 20 }),
+  MAIL_SEND_INTERVAL_MS: int(
+    'How often queued mail that is due is looked for: retries and what another instance queued (mail this instance queues is sent at once)',
+    { default: 5000, min: 20 },
+  ),
   MAIL_SEND_TIMEOUT_MS: int('An SMTP exchange that has not finished within this is a failed attempt', {
     default: 20_000,
     min: 200,

@@ -79,7 +79,6 @@ export class FollowedEvents implements Following {
   private inSync = false;
   private busUp = true;
   private closed = false;
-  private readonly timer: NodeJS.Timeout;
   readonly heartbeatMs: number;
   readonly silenceMs: number;
 
@@ -87,16 +86,6 @@ export class FollowedEvents implements Following {
     this.heartbeatMs = opts.heartbeatMs ?? FOLLOW_HEARTBEAT_MS;
     this.silenceMs = opts.silenceMs ?? FOLLOW_SILENCE_MS;
     this.followers = opts.subjects.map((subject) => new SubjectFollower(this, subject));
-    // Silence is looked for a few times per heartbeat; after the I/O already waiting (setImmediate),
-    // so a busy event loop is not mistaken for a silent server.
-    this.timer = setInterval(
-      () =>
-        setImmediate(() => {
-          for (const f of this.followers) f.checkSilence();
-        }),
-      Math.max(10, Math.floor(this.heartbeatMs / 2)),
-    );
-    this.timer.unref();
     for (const f of this.followers) f.start();
   }
 
@@ -132,7 +121,6 @@ export class FollowedEvents implements Following {
 
   close(): void {
     this.closed = true;
-    clearInterval(this.timer);
     for (const f of this.followers) f.close();
     this.changed();
   }
@@ -146,6 +134,11 @@ class SubjectFollower {
   private delivered = 0;
   private heardAt = 0;
   private retry?: NodeJS.Timeout;
+  /**
+   * Fires when nothing was heard for silenceMs: re-armed (refresh) by every message and heartbeat, so
+   * an idle process wakes only for the heartbeats themselves, never to look.
+   */
+  private silence?: NodeJS.Timeout;
   private attempt = 0;
   private warned = false;
 
@@ -196,8 +189,23 @@ class SubjectFollower {
       this.attempt = 0;
       this.heardAt = Date.now();
       this.inSync = true;
+      this.watchSilence();
       this.host.changed();
     })();
+  }
+
+  private watchSilence(): void {
+    if (this.silence) return void this.silence.refresh();
+    this.silence = setTimeout(() => {
+      // After the I/O already waiting (setImmediate runs after this turn's poll), so a busy event loop
+      // whose heartbeats are queued is not mistaken for a silent server.
+      setImmediate(() => {
+        // The timer ran its whole silenceMs since the last refresh: 5 ms of slack for Date.now()'s steps.
+        if (this.inSync && Date.now() - this.heardAt >= this.host.silenceMs - 5) this.lose('silence');
+        else if (this.inSync) this.silence?.refresh();
+      });
+    }, this.host.silenceMs);
+    this.silence.unref();
   }
 
   private heard(sub: Subscription, err: NatsError | null, msg: Msg): void {
@@ -207,6 +215,7 @@ class SubjectFollower {
       return;
     }
     this.heardAt = Date.now();
+    this.silence?.refresh();
     const status = msg.headers?.code ?? 0;
     if (status) {
       // 100: an idle heartbeat, with how many messages this consumer has delivered so far.
@@ -226,10 +235,6 @@ class SubjectFollower {
     } catch (e) {
       this.host.opts.log.warn({ err: e, subject: msg.subject }, 'could not handle event');
     }
-  }
-
-  checkSilence(): void {
-    if (this.inSync && Date.now() - this.heardAt > this.host.silenceMs) this.lose('silence');
   }
 
   /** Stops trusting this subject's events; unless the connection is away, makes a new consumer. */
@@ -252,6 +257,8 @@ class SubjectFollower {
 
   close(): void {
     clearTimeout(this.retry);
+    clearTimeout(this.silence);
+    this.silence = undefined;
     this.sub?.unsubscribe();
     this.sub = undefined;
     this.inSync = false;

@@ -109,8 +109,11 @@ export function bufferedLineSink(fd = 1): LineSink {
   // One writev(2) per tick, made synchronously: nothing is ever in flight, so a flush at exit writes
   // after everything before it, in order. A non-blocking pipe whose reader fell behind takes part of it
   // or none (EAGAIN): the rest goes first at the next tick. A blocking one (stdout as a process starts)
-  // makes the tick wait for its reader, as the other loggers' synchronous lines do.
-  const timer = setInterval(() => {
+  // makes the tick wait for its reader, as the other loggers' synchronous lines do. The tick is armed by
+  // the first line after a write, so an idle process never wakes for it.
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    timer = undefined;
     if (!buffered && !unsent.length) return;
     const out = take();
     let written = 0;
@@ -122,8 +125,13 @@ export function bufferedLineSink(fd = 1): LineSink {
     unsent = after(out, written);
     // A reader that stopped reading: wait for it (two seconds at most) rather than fill the memory.
     if (unsent.reduce((n, b) => n + b.length, 0) > LINE_BUFFER_MAX_BYTES) writeAllSync(fd, take());
-  }, LINE_FLUSH_MS);
-  timer.unref();
+    if (unsent.length) arm();
+  };
+  const arm = () => {
+    if (timer) return;
+    timer = setTimeout(tick, LINE_FLUSH_MS);
+    timer.unref();
+  };
   process.once('exit', flushSync);
   return {
     write(line) {
@@ -136,6 +144,7 @@ export function bufferedLineSink(fd = 1): LineSink {
       used += current.write(line, used);
       buffered += size;
       if (buffered > LINE_BUFFER_MAX_BYTES) flushSync();
+      else arm();
     },
     flushSync,
   };

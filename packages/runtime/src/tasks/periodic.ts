@@ -12,6 +12,8 @@ export class PeriodicTask {
   private nextAt = 0;
   private running?: Promise<unknown>;
   private active = false;
+  /** A soon() asked for while a run was in progress: the next run follows within this, not the interval. */
+  private soonAfterRun?: number;
 
   constructor(
     private readonly name: string,
@@ -33,7 +35,9 @@ export class PeriodicTask {
     );
     void this.running.finally(() => {
       this.running = undefined;
-      if (this.active) this.schedule(this.delay());
+      const asked = this.soonAfterRun;
+      this.soonAfterRun = undefined;
+      if (this.active) this.schedule(Math.min(asked ?? Number.POSITIVE_INFINITY, this.delay()));
     });
   };
 
@@ -48,9 +52,17 @@ export class PeriodicTask {
     this.schedule(this.delay());
   }
 
-  /** Runs within `withinMs` instead of waiting for the next scheduled run (a run in progress is followed as usual). */
+  /**
+   * Runs within `withinMs` instead of waiting for the next scheduled run. Asked during a run, the next
+   * run follows that one within `withinMs` (what the run in progress read may predate what was asked for).
+   */
   soon(withinMs: number): void {
-    if (!this.active || this.running || !this.timer || Date.now() + withinMs >= this.nextAt) return;
+    if (!this.active) return;
+    if (this.running) {
+      this.soonAfterRun = Math.min(this.soonAfterRun ?? withinMs, withinMs);
+      return;
+    }
+    if (!this.timer || Date.now() + withinMs >= this.nextAt) return;
     this.schedule(withinMs);
   }
 

@@ -14,6 +14,9 @@ export interface SenderSettings {
   fromAddress: string;
 }
 
+/** Mail taken per pass. */
+const PASS_SIZE = 20;
+
 /** How long a taken mail is left to its sender: the exchange's limit plus room to look things up and record the result. */
 const claimMsFor = (timeoutMs: number) => timeoutMs * 2 + 10_000;
 
@@ -62,7 +65,7 @@ export class Sender {
   async pass(): Promise<number> {
     if (!this.transport) return 0;
     const now = this.clock.now();
-    const due = await this.deps.emails.due(now, 20);
+    const due = await this.deps.emails.due(now, PASS_SIZE);
     for (const mail of due) {
       const until = new Date(now.getTime() + claimMsFor(this.settings.timeoutMs));
       if (!(await this.deps.emails.claim(mail._id, now, until))) continue;
@@ -130,8 +133,15 @@ export class Sender {
   }
 
   start(): void {
-    this.task = new PeriodicTask('mail sender', () => this.pass(), this.settings.intervalMs, this.log);
+    // A full pass (a backlog) is followed at once, not an interval later.
+    let full = false;
+    const pass = async () => {
+      full = (await this.pass()) >= PASS_SIZE;
+    };
+    this.task = new PeriodicTask('mail sender', pass, () => (full ? 0 : this.settings.intervalMs), this.log);
     this.task.start();
+    // Mail queued here goes out at once; the interval is only the look for retries and other instances' mail.
+    this.deps.emails.onQueued = () => this.task?.soon(0);
   }
 
   /** Stops taking mail, and waits for the one being sent (its result is recorded). */

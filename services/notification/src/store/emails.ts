@@ -100,12 +100,16 @@ const QUERY_MAX_MS = 5000;
 const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
 
 export class EmailStore {
+  /** Told of each mail this instance queues (the sender sends it at once rather than at its next look). */
+  onQueued?: () => void;
+
   constructor(readonly Email: Model<EmailDoc>) {}
 
   /** Queues a mail once: false if one for this request_key is already there (a redelivered event). */
   async record(doc: EmailDoc): Promise<boolean> {
     try {
       await this.Email.create(doc);
+      this.onQueued?.();
       return true;
     } catch (err) {
       if (isDuplicate(err)) return false;
