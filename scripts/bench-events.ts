@@ -9,12 +9,11 @@
 //      licence), and the time until the whole system uses under 5 % of a core.
 //   3. CPU per licence by process (issuance and its delivery), RSS of every process at idle and after.
 // Writes the "events" section of docs/benchmarks.md.
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { cpuSeconds, redisPid, replaceSection, startBenchSystem } from './lib/bench-kit';
+import { replaceSection, startBenchSystem, SystemCpu } from './lib/bench-kit';
 import { FERRETDB_VERSION } from './lib/ferretdb';
 import { repoRoot } from './lib/paths';
 
@@ -73,26 +72,6 @@ class Receiver {
   }
 }
 
-function pidsOf(name: string): number[] {
-  try {
-    return execFileSync('pgrep', ['-x', name], { encoding: 'utf8' }).trim().split('\n').map(Number).filter(Boolean);
-  } catch {
-    return [];
-  }
-}
-
-/** Resident memory of a process in MB, from /proc (0 when it is gone). */
-function rssMb(pid: number): number {
-  try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('VmRSS:'));
-    return line ? Number(line.split(/\s+/)[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -105,52 +84,13 @@ async function main() {
     logLevel: 'info',
     webhookAllowLoopback: true,
   });
-  const { system, headers, ferret, postgres } = bench;
-  const processes = (): Record<string, number[]> => ({
-    ...Object.fromEntries(Object.entries(system.pids).map(([k, pid]) => [k, pid ? [pid] : []])),
-    ferretdb: [ferret.process.pid!],
-    redis: [redisPid() ?? 0],
-    'nats-server': pidsOf('nats-server'),
-    ...(postgres ? { postgresql: pidsOf('postgres') } : {}),
-  });
-  const cpuNow = () =>
-    new Map(Object.values(processes()).flatMap((pids) => pids.map((p) => [p, cpuSeconds(p)] as const)));
-  const cpuSince = (start: Map<number, number>) =>
-    Object.fromEntries(
-      Object.entries(processes()).map(([k, pids]) => [
-        k,
-        pids.reduce((sum, p) => sum + cpuSeconds(p) - (start.get(p) ?? 0), 0),
-      ]),
-    );
-  const rssNow = () =>
-    Object.fromEntries(Object.entries(processes()).map(([k, pids]) => [k, pids.reduce((s, p) => s + rssMb(p), 0)]));
-  const total = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
-
-  /** Seconds until a QUIET_WINDOW_S window of the whole system averages under QUIET_PCT % of a core. */
-  const untilQuiet = async (): Promise<number> => {
-    // Profiling (BENCH_PROFILE_DIR) keeps every process busy sampling: it is never quiet, so do not wait.
-    if (process.env.BENCH_PROFILE_DIR) return sleep(3000).then(() => Number.NaN);
-    const started = Date.now();
-    const samples: { at: number; cpu: Map<number, number> }[] = [{ at: started, cpu: cpuNow() }];
-    while (Date.now() - started < QUIET_GIVE_UP_S * 1000) {
-      await sleep(1000);
-      const now = Date.now();
-      samples.push({ at: now, cpu: cpuNow() });
-      if (samples.length <= QUIET_WINDOW_S) continue;
-      const from = samples[samples.length - 1 - QUIET_WINDOW_S];
-      const used = cpuSince(from.cpu);
-      const share = (100 * total(used)) / ((now - from.at) / 1000);
-      if (share < QUIET_PCT) return (now - started) / 1000;
-      if (samples.length % 10 === 0) {
-        const top = Object.entries(used)
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, 4)
-          .map(([k, s]) => `${k} ${((100 * s) / ((now - from.at) / 1000)).toFixed(1)}`);
-        console.log(`  the system uses ${share.toFixed(1)} % of a core (${top.join(', ')})`);
-      }
-    }
-    return Number.POSITIVE_INFINITY;
-  };
+  const { system, headers, postgres } = bench;
+  const cpu = new SystemCpu(bench, { nats: true });
+  // Profiling (BENCH_PROFILE_DIR) keeps every process busy sampling: it is never quiet, so do not wait.
+  const untilQuiet = () =>
+    process.env.BENCH_PROFILE_DIR
+      ? sleep(3000).then(() => Number.NaN)
+      : cpu.untilQuiet(QUIET_PCT, QUIET_WINDOW_S, QUIET_GIVE_UP_S);
 
   try {
     const post = async (path: string, body: unknown) => {
@@ -164,7 +104,7 @@ async function main() {
 
     console.log('waiting for the idle system to settle');
     await untilQuiet();
-    const rssIdle = rssNow();
+    const rssIdle = cpu.rss();
 
     // 1. Steady: one issuance every 1000/RATE ms, each request on its own (not waiting for the last).
     console.log(`steady: ${RATE} issuances/s for ${STEADY_S} s`);
@@ -201,7 +141,7 @@ async function main() {
     const burstKeys: string[] = [];
     const before = { arrivals: receiver.arrivals.size, duplicates: receiver.duplicates };
     let last201 = 0;
-    const burstCpu = cpuNow();
+    const burstCpu = cpu.now();
     const burstStart = Date.now();
     const burst = await autocannon({
       url: system.gatewayUrl,
@@ -223,8 +163,8 @@ async function main() {
       ],
     });
     const issueS = (last201 - burstStart) / 1000;
-    const issuanceCpu = cpuSince(burstCpu);
-    const drainCpu = cpuNow();
+    const issuanceCpu = cpu.since(burstCpu);
+    const drainCpu = cpu.now();
     const drainStart = Date.now();
     console.log(`issued ${burstKeys.length} in ${issueS.toFixed(1)} s; waiting for their webhooks`);
     for (let i = 1; Date.now() - drainStart < DRAIN_GIVE_UP_S * 1000; i++) {
@@ -235,11 +175,11 @@ async function main() {
     }
     const lastWebhook = Math.max(...burstKeys.map((k) => receiver.arrivals.get(k) ?? 0));
     const burstMissing = burstKeys.filter((k) => !receiver.arrivals.has(k)).length;
-    const deliveryCpu = cpuSince(drainCpu);
-    const quietCpu = cpuNow();
+    const deliveryCpu = cpu.since(drainCpu);
+    const quietCpu = cpu.now();
     const quietS = await untilQuiet();
-    const settleCpu = cpuSince(quietCpu);
-    const rssAfter = rssNow();
+    const settleCpu = cpu.since(quietCpu);
+    const rssAfter = cpu.rss();
     const perLicense = (cpu: Record<string, number>) =>
       Object.fromEntries(Object.entries(cpu).map(([k, s]) => [k, (1000 * s) / Math.max(1, burstKeys.length)]));
 

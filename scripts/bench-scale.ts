@@ -7,7 +7,6 @@
 // (serially, so each one reaches the store), a list page deep in the list,
 // and the idle CPU of every process. Writes the "scale" section of
 // docs/benchmarks.md.
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -15,7 +14,7 @@ import mongoose from 'mongoose';
 import { Client } from 'pg';
 import type * as NewLicense from '../services/license/src/domain/new-license';
 import type * as LicenseModels from '../services/license/src/store/models';
-import { cpuSeconds, redisPid, replaceSection, startBenchSystem } from './lib/bench-kit';
+import { replaceSection, startBenchSystem, SystemCpu } from './lib/bench-kit';
 import { FERRETDB_VERSION } from './lib/ferretdb';
 import { repoRoot } from './lib/paths';
 
@@ -42,42 +41,18 @@ interface Row {
   /** Pages that failed, e.g. "10× 503 service_unavailable". */
   listErrors: string;
   idle: Record<string, number>;
+  /** Seconds from the last licence issued through the API until the whole system is under 5 % of a core. */
+  quietAfterS: number;
   /** CPU milliseconds per issued licence, by process. */
   issueCpuMs: Record<string, number>;
-}
-
-/** Every process of that name (PostgreSQL runs one per connection). */
-function pidsOf(name: string): number[] {
-  try {
-    return execFileSync('pgrep', ['-x', name], { encoding: 'utf8' }).trim().split('\n').map(Number).filter(Boolean);
-  } catch {
-    return [];
-  }
 }
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 async function main() {
   const bench = await startBenchSystem('bench-scale');
-  const { system, headers, ferret, postgres, accountId } = bench;
-  /** Every process of the system, by name (PostgreSQL's backends looked up anew: one per connection). */
-  const processes = (): Record<string, number[]> => ({
-    ...Object.fromEntries(Object.entries(system.pids).map(([k, pid]) => [k, pid ? [pid] : []])),
-    ferretdb: [ferret.process.pid!],
-    redis: [redisPid() ?? 0],
-    ...(postgres ? { postgresql: pidsOf('postgres') } : {}),
-  });
-  /** CPU seconds of every process now, by pid. */
-  const cpuNow = () =>
-    new Map(Object.values(processes()).flatMap((pids) => pids.map((p) => [p, cpuSeconds(p)] as const)));
-  /** CPU seconds by process name since `start`; processes started meanwhile (PostgreSQL backends) count from zero. */
-  const cpuSince = (start: Map<number, number>) =>
-    Object.fromEntries(
-      Object.entries(processes()).map(([k, pids]) => [
-        k,
-        pids.reduce((sum, p) => sum + cpuSeconds(p) - (start.get(p) ?? 0), 0),
-      ]),
-    );
+  const { system, headers, postgres, accountId } = bench;
+  const cpu = new SystemCpu(bench);
   const conn = await mongoose.createConnection(bench.t.mongoUrl, { dbName: `${bench.t.dbPrefix}_license` }).asPromise();
   const { License } = licenseModels(conn);
   const rows: Row[] = [];
@@ -123,7 +98,7 @@ async function main() {
       console.log(`${n}: loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s (with VACUUM ANALYZE)`);
 
       // Issuance through the API, 32 connections, with the CPU each process spends per licence.
-      const issueCpu = cpuNow();
+      const issueCpu = cpu.now();
       const issue = await autocannon({
         url: system.gatewayUrl,
         connections: 32,
@@ -137,9 +112,10 @@ async function main() {
           },
         ],
       });
+      const issuedAt = Date.now();
 
       const issueCpuMs = Object.fromEntries(
-        Object.entries(cpuSince(issueCpu)).map(([k, seconds]) => [
+        Object.entries(cpu.since(issueCpu)).map(([k, seconds]) => [
           k,
           (1000 * seconds) / Math.max(1, issue.requests.total),
         ]),
@@ -179,13 +155,13 @@ async function main() {
       }
       pages.sort((a, b) => a - b);
 
-      // Idle: no traffic at all, once the events of the issued licences have gone out and been cleared.
-      for (let i = 0; i < 600 && (await License.countDocuments({ outbox_pending: true })) > 0; i++)
-        await new Promise((r) => setTimeout(r, 100));
-      const before = cpuNow();
+      // Quiet: how long after the last licence the whole system is under 5 % of a core (the reads above
+      // ran meanwhile, right after issuance); then its idle CPU, process by process.
+      const quietAfterS = (Date.now() - issuedAt) / 1000 + (await cpu.untilQuiet(5, 5, 300));
+      const before = cpu.now();
       await new Promise((r) => setTimeout(r, IDLE_S * 1000));
       const idle = Object.fromEntries(
-        Object.entries(cpuSince(before)).map(([k, seconds]) => [k, (100 * seconds) / IDLE_S]),
+        Object.entries(cpu.since(before)).map(([k, seconds]) => [k, (100 * seconds) / IDLE_S]),
       );
 
       const row = {
@@ -199,6 +175,7 @@ async function main() {
         listP99: pct(pages, 99),
         listErrors: [...listErrors].map(([k, n]) => `${n}× ${k}`).join(', '),
         idle,
+        quietAfterS,
         issueCpuMs,
       };
       rows.push(row);
@@ -212,11 +189,11 @@ async function main() {
   const procs = Object.keys(rows[0]?.idle ?? {});
   const ms = (x: number) => x.toFixed(1);
   const table = [
-    '| licences | issuance, 32 connections | failed | first-touch validation p50 / p99 (serial) | deep list page p50 / p99 (limit 20) | idle CPU, whole system |',
-    '|---:|---:|---:|---:|---:|---:|',
+    '| licences | issuance, 32 connections | failed | first-touch validation p50 / p99 (serial) | deep list page p50 / p99 (limit 20) | under 5 % of a core after the last licence | idle CPU, whole system |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.n.toLocaleString('en')} | ${Math.round(r.issueRps)}/s | ${r.issueFailed} | ${ms(r.validateP50)} / ${ms(r.validateP99)} ms | ${ms(r.listP50)} / ${ms(r.listP99)} ms${r.listErrors ? ` (failed: ${r.listErrors})` : ''} | ${Object.values(
+        `| ${r.n.toLocaleString('en')} | ${Math.round(r.issueRps)}/s | ${r.issueFailed} | ${ms(r.validateP50)} / ${ms(r.validateP99)} ms | ${ms(r.listP50)} / ${ms(r.listP99)} ms${r.listErrors ? ` (failed: ${r.listErrors})` : ''} | ${Number.isFinite(r.quietAfterS) ? `${r.quietAfterS.toFixed(0)} s` : 'not within 300 s'} | ${Object.values(
           r.idle,
         )
           .reduce((a, b) => a + b, 0)
@@ -244,7 +221,7 @@ async function main() {
 
 - When: ${new Date().toISOString()}; FerretDB ${FERRETDB_VERSION} over ${postgres ? 'PostgreSQL' : 'SQLite'}; every licence in one account.
 - PostgreSQL's CPU is that of every postgres process on the machine (other users of the server count too).
-- Licences loaded in bulk, built by the licence service's own \`newLicense()\`, then \`VACUUM ANALYZE\` as after any import; issuance through the API for ${ISSUE_S} s at each size; ${VALIDATIONS} first-touch validations of random loaded keys, one at a time (each reaches the store); ${LIST_PAGES} requests for the page after a licence in the middle of the list; idle CPU over ${IDLE_S} s with no traffic.
+- Licences loaded in bulk, built by the licence service's own \`newLicense()\`, then \`VACUUM ANALYZE\` as after any import; issuance through the API for ${ISSUE_S} s at each size; ${VALIDATIONS} first-touch validations of random loaded keys, one at a time (each reaches the store); right after it, ${LIST_PAGES} requests for the page after a licence in the middle of the list (while the issued licences' events still go out); the time from the last licence until the whole system is under 5 % of a core (a 5 s window), then idle CPU over ${IDLE_S} s with no traffic.
 
 ${table}
 

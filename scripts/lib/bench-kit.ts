@@ -172,3 +172,97 @@ export function replaceSection(doc: string, name: string, body: string): string 
   const j = doc.indexOf(end);
   return i >= 0 && j > i ? doc.slice(0, i) + section + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n${section}\n`;
 }
+
+/** Every process of that name (PostgreSQL runs one per connection). */
+export function pidsOf(name: string): number[] {
+  try {
+    return execFileSync('pgrep', ['-x', name], { encoding: 'utf8' }).trim().split('\n').map(Number).filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Resident memory of a process in MB, from /proc (0 when it is gone). */
+export function rssMb(pid: number): number {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
+    return line ? Number(line.split(/\s+/)[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The CPU of every process of a bench's system, by name: its components, FerretDB, Redis, and (when
+ * asked) NATS and PostgreSQL, whose processes are looked up anew each time (one backend per connection;
+ * other users of those servers on the machine count too).
+ */
+export class SystemCpu {
+  constructor(
+    private readonly bench: BenchSystem,
+    private readonly extra: { nats?: boolean } = {},
+  ) {}
+
+  processes(): Record<string, number[]> {
+    const { system, ferret, postgres } = this.bench;
+    return {
+      ...Object.fromEntries(Object.entries(system.pids).map(([k, pid]) => [k, pid ? [pid] : []])),
+      ferretdb: [ferret.process.pid!],
+      redis: [redisPid() ?? 0],
+      ...(this.extra.nats ? { 'nats-server': pidsOf('nats-server') } : {}),
+      ...(postgres ? { postgresql: pidsOf('postgres') } : {}),
+    };
+  }
+
+  /** CPU seconds of every process now, by pid. */
+  now(): Map<number, number> {
+    return new Map(Object.values(this.processes()).flatMap((pids) => pids.map((p) => [p, cpuSeconds(p)] as const)));
+  }
+
+  /** CPU seconds by process name since `start`; processes started meanwhile count from zero. */
+  since(start: Map<number, number>): Record<string, number> {
+    return Object.fromEntries(
+      Object.entries(this.processes()).map(([k, pids]) => [
+        k,
+        pids.reduce((sum, p) => sum + cpuSeconds(p) - (start.get(p) ?? 0), 0),
+      ]),
+    );
+  }
+
+  rss(): Record<string, number> {
+    return Object.fromEntries(
+      Object.entries(this.processes()).map(([k, pids]) => [k, pids.reduce((s, p) => s + rssMb(p), 0)]),
+    );
+  }
+
+  /**
+   * Seconds until a `windowS` window of the whole system averages under `pct` % of a core (Infinity
+   * after `giveUpS`), with a line of progress every 10 s naming the busiest processes.
+   */
+  async untilQuiet(pct = 5, windowS = 5, giveUpS = 300): Promise<number> {
+    const started = Date.now();
+    const samples: { at: number; cpu: Map<number, number> }[] = [{ at: started, cpu: this.now() }];
+    while (Date.now() - started < giveUpS * 1000) {
+      await sleep(1000);
+      const now = Date.now();
+      samples.push({ at: now, cpu: this.now() });
+      if (samples.length <= windowS) continue;
+      const from = samples[samples.length - 1 - windowS];
+      const used = this.since(from.cpu);
+      const share = (100 * Object.values(used).reduce((a, b) => a + b, 0)) / ((now - from.at) / 1000);
+      if (share < pct) return (now - started) / 1000;
+      if (samples.length % 10 === 0) {
+        const top = Object.entries(used)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 4)
+          .map(([k, s]) => `${k} ${((100 * s) / ((now - from.at) / 1000)).toFixed(1)}`);
+        console.log(`  the system uses ${share.toFixed(1)} % of a core (${top.join(', ')})`);
+      }
+    }
+    return Number.POSITIVE_INFINITY;
+  }
+}
