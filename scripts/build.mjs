@@ -4,7 +4,7 @@
 // CommonJS, and gets .d.ts declarations from tsc, as its package.json exports say.
 import { transformFile } from '@swc/core';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, writeFile, rm } from 'node:fs/promises';
 import { join, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,7 @@ const units = [
     strip: 'src',
     formats: [
       { sub: 'esm', module: { type: 'es6', resolveFully: true }, type: 'module' },
-      { sub: 'cjs', module: { type: 'commonjs', resolveFully: true }, type: 'commonjs' },
+      { sub: 'cjs', module: { type: 'commonjs', resolveFully: true, exportInteropAnnotation: true }, type: 'commonjs' },
     ],
     declarations: 'tsconfig.build.json',
   },
@@ -65,6 +65,19 @@ async function* walk(path) {
   for (const e of entries) yield* walk(join(path, e.name));
 }
 
+/** ES module declarations name files in full, as ESM resolution needs ('./client' becomes './client.js'). */
+function withFullSpecifiers(text, dir) {
+  return text.replace(/(from\s+|import\()(['"])(\.\.?\/[^'"]+?)\2/g, (whole, lead, quote, spec) => {
+    if (spec.endsWith('.js')) return whole;
+    const full = existsSync(join(dir, `${spec}.d.ts`))
+      ? `${spec}.js`
+      : existsSync(join(dir, spec, 'index.d.ts'))
+        ? `${spec}/index.js`
+        : spec;
+    return `${lead}${quote}${full}${quote}`;
+  });
+}
+
 const swcOptions = {
   jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
   sourceMaps: true,
@@ -106,6 +119,19 @@ for (const unit of units) {
       }
     }
   }
-  if (unit.declarations) execFileSync(tsc, ['-p', join(base, unit.declarations)], { cwd: root, stdio: 'inherit' });
+  if (unit.declarations) {
+    execFileSync(tsc, ['-p', join(base, unit.declarations)], { cwd: root, stdio: 'inherit' });
+    // Each format gets its own copy of the declarations, read in that format's module kind (its folder's
+    // package.json "type"): one set for both would be CommonJS types for the ESM entry ("masquerading as CJS").
+    const types = join(base, 'dist', 'types');
+    for (const format of unit.formats ?? [])
+      for await (const file of walk(types)) {
+        if (!file.endsWith('.d.ts')) continue;
+        const target = join(base, 'dist', format.sub, relative(types, file));
+        await mkdir(dirname(target), { recursive: true });
+        const text = readFileSync(file, 'utf8');
+        await writeFile(target, format.type === 'module' ? withFullSpecifiers(text, dirname(file)) : text);
+      }
+  }
 }
 console.log(`built ${count} files`);
