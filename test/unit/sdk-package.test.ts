@@ -50,4 +50,13 @@ describe('the SDK package', () => {
     );
     expect(bare).toEqual([]);
   });
+
+  it('passes arethetypeswrong and publint as it would be published (npm pack)', () => {
+    const bin = (name: string) => join(__dirname, '..', '..', 'node_modules', '.bin', name);
+    const attw = JSON.parse(execFileSync(bin('attw'), ['--pack', client, '-f', 'json'], { encoding: 'utf8' }));
+    expect(attw.analysis.problems).toEqual([]);
+    // publint exits non-zero on errors; warnings and suggestions are printed: none are expected either.
+    const lint = execFileSync(bin('publint'), [client], { encoding: 'utf8' });
+    expect(lint).toContain('All good!');
+  }, 60_000);
 });
