@@ -22,6 +22,7 @@ import { errorHandler, notFound, wellFormedPath } from './http/errors';
 import { AttemptThrottle } from './rate-limits/attempt-throttle';
 import type { RateLimits } from './rate-limits/limiter';
 import { countAuthFailure, enforceRateLimits, enforceRateLimitsAfterBody } from './rate-limits/middleware';
+import { cors, corsPolicyOf } from './auth/cors';
 import { dashboardRouter } from './dashboard/routes';
 import { portalRouter } from './portal/routes';
 import { sessionMeter } from './dashboard/metering';
@@ -101,6 +102,7 @@ export function createApp({
   app.use(requireHttps(config));
   app.use(versionAlias);
   app.use(wellFormedPath);
+  app.use(cors(corsPolicyOf(config.CORS_ALLOWED_ORIGINS)));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -137,6 +137,10 @@ export const gatewaySchema = {
     default: 3600,
     min: 1,
   }),
+  CORS_ALLOWED_ORIGINS: str(
+    'Origins (scheme://host[:port], comma-separated, or *) whose browser pages may call the app routes (validation and the licence credential routes); empty: no cross-origin calls',
+    { default: '' },
+  ),
   PUBLIC_BASE_URL: str(
     "Public address of the gateway, for the customer portal link shown in the dashboard's Settings (empty: the address the request came to)",
     { default: '' },

@@ -96,6 +96,12 @@ describe('the fast path leaves to Express', () => {
     expect(read(`/api/v1/licenses/validate?${query}`)).toBe('query');
   });
 
+  it('a browser page’s call (an Origin) is left to Express, which decides its CORS headers', () => {
+    expect(read(`/api/v1/licenses/validate?license_key=${KEY}`, [...AUTH, 'Origin', 'https://app.example.com'])).toBe(
+      'cross-origin',
+    );
+  });
+
   it.each([
     [['Authorization', 'Bearer lk_a', 'authorization', 'Bearer lk_a']],
     [['Authorization', 'Bearer lk_a', 'authorization', 'Bearer lk_wrong']],

@@ -45,7 +45,9 @@ export type Declined =
   /** A body (Transfer-Encoding, or a Content-Length other than 0): Express checks its type and parses it. */
   | 'body'
   /** No "Authorization: Bearer <key>" nor "License <key>" (Express answers 401, and counts the failure). */
-  | 'authorization';
+  | 'authorization'
+  /** An Origin: a browser page's call, whose CORS headers Express decides (auth/cors.ts). */
+  | 'cross-origin';
 
 /** The request if the fast path may answer it, else why not. */
 export function readFastRequest(method: string | undefined, url: string, rawHeaders: string[]): FastRequest | Declined {
@@ -56,6 +58,7 @@ export function readFastRequest(method: string | undefined, url: string, rawHead
   if (!headers) return 'header twice';
   if (headers.transferEncoding !== undefined || (headers.contentLength !== undefined && headers.contentLength !== '0'))
     return 'body';
+  if (headers.origin !== undefined) return 'cross-origin';
   const apiKey = bearerKey(headers.authorization);
   const license = apiKey === undefined ? licenseCredential(headers.authorization) : undefined;
   if (apiKey === undefined && license === undefined) return 'authorization';
@@ -75,6 +78,7 @@ interface ReadHeaders {
   requestId?: string;
   contentLength?: string;
   transferEncoding?: string;
+  origin?: string;
 }
 
 /**
@@ -92,6 +96,7 @@ function readHeaders(raw: string[]): ReadHeaders | null {
     else if (name.length === 12 && name.toLowerCase() === 'x-request-id') field = 'requestId';
     else if (name.length === 14 && name.toLowerCase() === 'content-length') field = 'contentLength';
     else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') field = 'transferEncoding';
+    else if (name.length === 6 && name.toLowerCase() === 'origin') field = 'origin';
     else continue;
     if (found[field] !== undefined) return null;
     found[field] = raw[i + 1];
