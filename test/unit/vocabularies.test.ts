@@ -189,7 +189,7 @@ function enumsOf(node: unknown, path: string, out: Map<string, string[]>): Map<s
 /** Word lists of the document that are no vocabulary of the contracts: the gateway's own status words. */
 const localEnums = [
   ['ok', 'degraded', 'down'],
-  ['ready', 'not_ready', 'shutting_down'],
+  ['ready', 'shutting_down'],
   ['redis', 'in_memory_fallback'],
 ].map((l) => l.join());
 

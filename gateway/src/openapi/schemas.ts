@@ -309,7 +309,7 @@ export const schemas: Record<string, Schema> = {
     ),
   }),
   Readiness: obj({
-    status: { enum: ['ready', 'not_ready', 'shutting_down'] },
+    status: { enum: ['ready', 'shutting_down'] },
     account_service: ref('Probe'),
     rate_limits: { enum: ['redis', 'in_memory_fallback'] },
   }),

@@ -83,10 +83,13 @@ export async function systemStatus(clients: Clients, bus: EventFeed, limits: Rat
 export const READINESS_MEMO_MS = 1000;
 
 /**
- * /readyz: this gateway can serve, i.e. it can authenticate (account service) and count limits (Redis
- * or its in-memory fallback). /readyz is public, so its backends are probed at most once per
- * READINESS_MEMO_MS, whoever asks and however often: callers within that time (concurrent ones
- * included) share one probe and its answer. Draining shows at once (it is this process's own state).
+ * /readyz: this process can serve, so it is ready unless it is shutting down. A backend's outage is no
+ * reason to take every gateway out of the load balancer at once: with the account service down, a
+ * gateway still answers the validations it holds in memory, and every other call gets a clear 503
+ * from it, as /api/v1/status reports. The body says what the backends look like (informational);
+ * /readyz is public, so they are probed at most once per READINESS_MEMO_MS, whoever asks and however
+ * often: callers within that time (concurrent ones included) share one probe and its answer. Draining
+ * shows at once (it is this process's own state).
  */
 export class Readiness {
   private last: { atMs: number; probes: Promise<[Probe, Probe]> } | undefined;
@@ -100,11 +103,11 @@ export class Readiness {
 
   async check(draining = false) {
     const [account, redis] = await this.probes();
-    const ready = account.status === 'ok' && !draining;
+    const ready = !draining;
     return {
       ready,
       body: {
-        status: ready ? 'ready' : draining ? 'shutting_down' : 'not_ready',
+        status: ready ? 'ready' : 'shutting_down',
         account_service: account,
         rate_limits: redis.status === 'ok' ? 'redis' : 'in_memory_fallback',
       },

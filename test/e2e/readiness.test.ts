@@ -1,0 +1,44 @@
+import { client, startStack, type Stack } from '../support/stack';
+import { eventually } from '../support/eventually';
+
+// /readyz means "this process can serve" (docs/operations.md): with the account service down, the
+// gateway stays in the load balancer and answers the validations it holds in memory; /api/v1/status
+// is where the outage shows.
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack();
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+it('stays ready with the account service down, answers a cached validation, and reports the outage', async () => {
+  const acct = await stack.newAccount();
+  const api = client(stack.url, acct.apiKey);
+  const product = (await api('POST', '/api/v1/products', { name: 'Ready' })).body.id;
+  const key = (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'r@example.com' })).body
+    .license_key as string;
+  const validate = () => api('GET', `/api/v1/licenses/validate?license_key=${key}`);
+  expect((await validate()).body.code).toBe('valid'); // now held in the gateway's memory
+
+  await stack.stopService('account');
+  try {
+    await eventually(async () => {
+      const ready = await client(stack.url)('GET', '/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({ status: 'ready', account_service: { status: 'down' } });
+    });
+    const cached = await validate();
+    expect(cached.status).toBe(200);
+    expect(cached.body.code).toBe('valid');
+    const status = await api('GET', '/api/v1/status');
+    expect(status.status).toBe(200);
+    expect(status.body.services.account.status).toBe('down');
+    expect(status.body.status).toBe('degraded');
+  } finally {
+    await stack.restartService('account');
+  }
+});
