@@ -121,8 +121,8 @@ export class Dispatcher {
   }
 
   private enqueue(d: DeliveryDoc, fresh: boolean): void {
-    let lane = this.lanes.get(d.endpoint_id);
-    if (!lane) this.lanes.set(d.endpoint_id, (lane = { queue: [], inFlight: 0 }));
+    const lane = this.lanes.get(d.endpoint_id) ?? { queue: [], inFlight: 0 };
+    this.lanes.set(d.endpoint_id, lane);
     const queued = { d, fresh };
     lane.queue.push(queued);
     this.known.set(d._id, queued);
