@@ -27,6 +27,7 @@ export class FakeEndpointStore implements EndpointStore {
     const slot = Array.from({ length: max }, (_, i) => String(i + 1)).find((s) => !taken.has(s))!;
     const stored = { ...doc, slot_key: slot };
     this.docs.set(doc._id, structuredClone(stored));
+    this.onWrite(doc.account_id);
     return stored;
   }
 
@@ -58,6 +59,7 @@ export class FakeEndpointStore implements EndpointStore {
     if (!d?.enabled) return false;
     d.enabled = false;
     this.events.push(event);
+    this.onWrite(event.account_id);
     return true;
   }
 
@@ -69,6 +71,7 @@ export class FakeEndpointStore implements EndpointStore {
     this.updates.push({ accountId, id, changes });
     const d = this.docs.get(id);
     if (d && d.account_id === accountId && d.deleted_at === null) Object.assign(d, structuredClone(changes));
+    this.onWrite(accountId);
   }
 }
 
