@@ -239,9 +239,7 @@ const ownSettings: Record<Component, (t: Topology, p: Placement) => Record<strin
     ...(t.webhookRetryScheduleS ? { WEBHOOK_RETRY_SCHEDULE_S: t.webhookRetryScheduleS } : {}),
     ...(t.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(t.webhookTimeoutMs) } : {}),
     ...(t.webhookDispatchIntervalMs ? { WEBHOOK_DISPATCH_INTERVAL_MS: String(t.webhookDispatchIntervalMs) } : {}),
-    ...(t.webhookEndpointConcurrency
-      ? { WEBHOOK_ENDPOINT_CONCURRENCY: String(t.webhookEndpointConcurrency) }
-      : {}),
+    ...(t.webhookEndpointConcurrency ? { WEBHOOK_ENDPOINT_CONCURRENCY: String(t.webhookEndpointConcurrency) } : {}),
   }),
   notification: (t, p) => ({
     ...((t.customerMailUrl ?? t.mailUrl) ? { MAIL_URL: (t.customerMailUrl ?? t.mailUrl)! } : {}),
