@@ -92,14 +92,23 @@ export class Fanout {
     const messages = await consumer.consume({ max_messages: FANOUT_BATCH, expires: PULL_EXPIRES_MS });
     this.messages = messages;
     this.loop = (async () => {
-      const batch: JsMsg[] = [];
+      // Not messages.getPending(): the consumer queues its pull requests in the same iterator, so it
+      // may count one of those as a message ready, and a batch would wait for the next event.
+      const ready: JsMsg[] = [];
+      let working: Promise<void> | undefined;
+      const work = async () => {
+        while (ready.length) await this.handle(ready.splice(0, FANOUT_BATCH));
+        working = undefined;
+      };
       for await (const m of messages) {
-        batch.push(m);
-        // getPending() counts this message too: while others are ready, they join the batch. Under a
-        // trickle each event goes alone, at once; under load a batch forms while the last one is written.
-        if (batch.length < FANOUT_BATCH && messages.getPending() > 1) continue;
-        await this.handle(batch.splice(0));
+        ready.push(m);
+        // Begun on the next turn of the event loop, once the messages of the same read are all here:
+        // under a trickle each event goes alone, at once; under load a batch forms while the last is
+        // written. Two batches waiting are enough: the consumer then asks the server for no more.
+        working ??= new Promise<void>((r) => setImmediate(r)).then(work);
+        if (ready.length >= 2 * FANOUT_BATCH) await working;
       }
+      await working;
     })().catch((err) => this.log.warn({ err }, 'the webhook fan-out stopped reading events'));
   }
 

@@ -227,6 +227,8 @@ export class Dispatcher {
               this.known.delete(q.d._id);
               this.finished.delete(q.d._id); // re-inserted last: the map stays in the order they finished
               this.finished.set(q.d._id, Date.now());
+              // Bounded also when the poll (which forgets the old ones) runs rarely.
+              if (this.finished.size > 2 * MAX_QUEUED) this.finished.delete(this.finished.keys().next().value!);
               pump();
             });
         }
