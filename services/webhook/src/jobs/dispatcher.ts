@@ -43,9 +43,11 @@ interface Lane {
 const MAX_QUEUED = 10_000;
 /**
  * A fresh delivery is sent as handed over only this soon after it was recorded; one that waited longer
- * (behind a slow endpoint) is read again first, so a body erased meanwhile by another replica is not sent.
+ * (behind a slow endpoint) is read again first. An erasure through this replica marks what waits here
+ * (bodyChanged); one through another replica reaches a delivery already handed over only if it waited
+ * longer than this. Long enough that a burst sent a little behind its issuance is not read twice.
  */
-const FRESH_MS = 10_000;
+const FRESH_MS = 30_000;
 /** Due deliveries one poll takes at most. */
 const POLL_LIMIT = 200;
 
