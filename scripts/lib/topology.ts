@@ -53,6 +53,8 @@ export interface Topology {
   webhookRetryScheduleS?: string;
   webhookTimeoutMs?: number;
   webhookDispatchIntervalMs?: number;
+  /** Tests only: WEBHOOK_ENDPOINT_CONCURRENCY (requests to one endpoint in flight at once). */
+  webhookEndpointConcurrency?: number;
   host: string;
   /** Where sign-up mail goes (MAIL_URL): `npm start` and the tests write it to a folder (dir://…); unset, sign-up is closed. */
   mailUrl?: string;
@@ -237,6 +239,7 @@ const ownSettings: Record<Component, (t: Topology, p: Placement) => Record<strin
     ...(t.webhookRetryScheduleS ? { WEBHOOK_RETRY_SCHEDULE_S: t.webhookRetryScheduleS } : {}),
     ...(t.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(t.webhookTimeoutMs) } : {}),
     ...(t.webhookDispatchIntervalMs ? { WEBHOOK_DISPATCH_INTERVAL_MS: String(t.webhookDispatchIntervalMs) } : {}),
+    ...(t.webhookEndpointConcurrency ? { WEBHOOK_ENDPOINT_CONCURRENCY: String(t.webhookEndpointConcurrency) } : {}),
   }),
   notification: (t, p) => ({
     ...((t.customerMailUrl ?? t.mailUrl) ? { MAIL_URL: (t.customerMailUrl ?? t.mailUrl)! } : {}),

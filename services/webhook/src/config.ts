@@ -11,7 +11,18 @@ export const webhookSchema = {
   WEBHOOK_RETRY_SCHEDULE_S: str('Seconds between attempts, comma-separated (shorter only in tests)', {
     default: '5,300,1800,7200,18000,36000,36000',
   }),
-  WEBHOOK_DISPATCH_INTERVAL_MS: int('How often due deliveries are looked for', { default: 500, min: 20 }),
+  WEBHOOK_DISPATCH_INTERVAL_MS: int(
+    'How often the store is looked at for due deliveries not sent at once: retries, and those left by a restart or recorded by another replica (a new delivery is sent as soon as it is recorded)',
+    { default: 1000, min: 20 },
+  ),
+  WEBHOOK_ENDPOINT_CONCURRENCY: int(
+    'Requests to one endpoint in flight at once, across all replicas (1: one at a time); deliveries to one endpoint have no promised order',
+    { default: 8, min: 1, max: 64 },
+  ),
+  WEBHOOK_ENDPOINT_CACHE_MS: int(
+    "How long a replica keeps an account's enabled endpoints in memory: a change made through another replica reaches it within this (its own changes at once; 0: read the store every time)",
+    { default: 1000, min: 0, max: 60_000 },
+  ),
   WEBHOOK_MAX_ENDPOINTS: int('Webhook endpoints one account may have (deleted ones do not count)', {
     default: 20,
     min: 1,

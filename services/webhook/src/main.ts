@@ -4,7 +4,8 @@ import { webhookSchema, type WebhookConfig } from './config';
 import { endpointHandlers } from './handlers/endpoint-handlers';
 import { endpointModel } from './store/models';
 import { EndpointStore } from './store/queries';
-import { DeliveryStore, deliveryModel } from './store/deliveries';
+import { DeliveryStore, deliveryModel, type DeliveryDoc } from './store/deliveries';
+import { EndpointCache } from './store/endpoint-cache';
 import { LeaseStore, leaseModel } from './store/endpoint-leases';
 import { Dispatcher } from './jobs/dispatcher';
 import { Fanout } from './events/fanout';
@@ -17,16 +18,17 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
   async setup(ctx) {
     const store = new EndpointStore(endpointModel(ctx.db));
     ctx.outbox.track(store.Endpoint);
+    const cache = new EndpointCache(store, ctx.config.WEBHOOK_ENDPOINT_CACHE_MS);
+    store.onWrite = (accountId) => cache.invalidate(accountId);
     const deliveries = new DeliveryStore(deliveryModel(ctx.db));
     const production = ctx.config.NODE_ENV === 'production';
     const scheduleS = ctx.config.WEBHOOK_RETRY_SCHEDULE_S.split(',').map(Number);
     if (scheduleS.some((n) => !(n >= 0)))
       throw new Error('WEBHOOK_RETRY_SCHEDULE_S must be comma-separated numbers of seconds');
-    ctx.grpc.add(WebhookServiceService, endpointHandlers(endpointDeps(ctx, store, deliveries)), webhookAccess);
-    const fanout = new Fanout(ctx.bus, ctx.config.EVENTS_STREAM, store, deliveries, ctx.clock, ctx.log);
     const dispatcher = new Dispatcher(
       deliveries,
       store,
+      cache,
       new LeaseStore(leaseModel(ctx.db)),
       ctx.clock,
       ctx.log,
@@ -37,9 +39,19 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
         policy: { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK },
         secretKey: sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
         retentionDays: ctx.config.WEBHOOK_DELIVERY_RETENTION_DAYS,
+        concurrency: ctx.config.WEBHOOK_ENDPOINT_CONCURRENCY,
       },
       ctx.outbox,
       ctx.metrics,
+    );
+    const deps = {
+      ...endpointDeps(ctx, store, deliveries),
+      sendNow: (d: DeliveryDoc[]) => dispatcher.offer(d),
+      bodyChanged: (id: string) => dispatcher.bodyChanged(id),
+    };
+    ctx.grpc.add(WebhookServiceService, endpointHandlers(deps), webhookAccess);
+    const fanout = new Fanout(ctx.bus, ctx.config.EVENTS_STREAM, cache, deliveries, ctx.clock, ctx.log, (d) =>
+      dispatcher.offer(d),
     );
     await fanout.start();
     dispatcher.start();

@@ -13,6 +13,9 @@ export class FakeEndpointStore implements EndpointStore {
   readonly updates: { accountId: string; id: string; changes: Partial<EndpointDoc> }[] = [];
   /** Set to make every slot race lost (other creations at the same moment). */
   contended = false;
+  /** Each enabledOf() asked, by account. */
+  readonly enabledAsked: string[] = [];
+  onWrite: (accountId: string) => void = () => undefined;
 
   private live = (accountId: string) =>
     [...this.docs.values()].filter((d) => d.account_id === accountId && d.deleted_at === null);
@@ -24,6 +27,7 @@ export class FakeEndpointStore implements EndpointStore {
     const slot = Array.from({ length: max }, (_, i) => String(i + 1)).find((s) => !taken.has(s))!;
     const stored = { ...doc, slot_key: slot };
     this.docs.set(doc._id, structuredClone(stored));
+    this.onWrite(doc.account_id);
     return stored;
   }
 
@@ -37,6 +41,7 @@ export class FakeEndpointStore implements EndpointStore {
   }
 
   async enabledOf(accountId: string): Promise<EndpointDoc[]> {
+    this.enabledAsked.push(accountId);
     return this.live(accountId).filter((d) => d.enabled);
   }
 
@@ -54,6 +59,7 @@ export class FakeEndpointStore implements EndpointStore {
     if (!d?.enabled) return false;
     d.enabled = false;
     this.events.push(event);
+    this.onWrite(event.account_id);
     return true;
   }
 
@@ -65,6 +71,7 @@ export class FakeEndpointStore implements EndpointStore {
     this.updates.push({ accountId, id, changes });
     const d = this.docs.get(id);
     if (d && d.account_id === accountId && d.deleted_at === null) Object.assign(d, structuredClone(changes));
+    this.onWrite(accountId);
   }
 }
 
@@ -73,8 +80,21 @@ export class FakeDeliveryStore implements DeliveryStore {
   readonly Delivery = modelToken<DeliveryDoc>('WebhookDelivery');
   readonly docs = new Map<string, DeliveryDoc>();
 
+  /** Each recordAll(), in order: how many documents it was given. */
+  readonly inserts: number[] = [];
+
   async record(doc: DeliveryDoc): Promise<void> {
     if (!this.docs.has(doc._id)) this.docs.set(doc._id, structuredClone(doc));
+  }
+
+  async recordAll(docs: DeliveryDoc[]): Promise<DeliveryDoc[]> {
+    if (!docs.length) return [];
+    this.inserts.push(docs.length);
+    return docs.filter((d) => !this.docs.has(d._id) && !!this.docs.set(d._id, structuredClone(d)));
+  }
+
+  async updateAll(changes: { id: string; changes: Partial<DeliveryDoc> }[]): Promise<void> {
+    for (const c of changes) await this.update(c.id, c.changes);
   }
 
   async bodiesMatching(accountId: string, pattern: string, after: string, limit: number) {

@@ -40,7 +40,7 @@ const toDelivery = (d: DeliveryDoc): WebhookDelivery => ({
 // Proto to use case and back; the rules live in use-cases/ and domain/.
 export function endpointHandlers(deps: EndpointDeps): Handlers<typeof WebhookServiceService> {
   return {
-    eraseCustomer: async (req) => ({ erased: await eraseCustomer(deps.deliveries, req) }),
+    eraseCustomer: async (req) => ({ erased: await eraseCustomer(deps.deliveries, req, deps.bodyChanged) }),
     createEndpoint: async (req) => withSecret(await createEndpoint(deps, req)),
     getEndpoint: async (req) => toEndpoint(await findEndpoint(deps.endpoints, req.account_id, req.id)),
     updateEndpoint: async (req) => toEndpoint(await updateEndpoint(deps, req)),

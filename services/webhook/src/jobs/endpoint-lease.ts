@@ -6,7 +6,7 @@ import { leaseId, type LeaseStore } from '../store/endpoint-leases';
 // Several webhook service instances (the manifests run two) read the same due
 // deliveries. Before sending to an endpoint an instance takes the endpoint's
 // lease, so one instance at a time sends to it: each delivery goes out once, and
-// the endpoint gets one request at a time, as promised.
+// the endpoint gets at most WEBHOOK_ENDPOINT_CONCURRENCY requests at a time.
 //
 // The lease is a document per (endpoint, epoch) in the store, taken by a unique
 // insert (store/endpoint-leases.ts says why that is atomic on FerretDB 1.x, whose
@@ -50,6 +50,11 @@ export class HeldLease {
     private epoch: number,
     /** When this epoch ends (as written in the store). */
     private until: Date,
+    /**
+     * When this instance took the endpoint (renewals keep it): no other instance has sent anything
+     * to it that was recorded since then, so a delivery recorded after this needs no second look.
+     */
+    readonly since: Date,
   ) {}
 
   /** False once another instance took the endpoint, or this one released it. */
@@ -127,7 +132,8 @@ export class EndpointLeases {
     if (newest && newest.expires_at.getTime() > now.getTime()) return { busyUntil: newest.expires_at };
     const next = await this.extend(endpointId, newest?.epoch ?? 0);
     if (!next) return { busyUntil: new Date(now.getTime() + this.leaseMs) }; // another instance just took it
-    return new HeldLease(this, endpointId, next.epoch, next.until);
+    // `now` is when the previous epoch was seen over: whoever held it sends nothing it listed after that.
+    return new HeldLease(this, endpointId, next.epoch, next.until, now);
   }
 
   /**

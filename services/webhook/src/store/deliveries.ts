@@ -64,6 +64,35 @@ export class DeliveryStore {
     }
   }
 
+  /**
+   * Records new deliveries in one insert (unordered: one that exists already does not stop the
+   * others); those recorded before (an event that arrived again) are left as they are. Answers the
+   * ones this call added: only those may be sent as new.
+   */
+  async recordAll(docs: DeliveryDoc[]): Promise<DeliveryDoc[]> {
+    if (!docs.length) return [];
+    try {
+      // lean: the documents are made whole by the fan-out; mongoose's casting and validation per
+      // document would cost more than the insert.
+      await this.Delivery.insertMany(docs, { ordered: false, lean: true });
+      return docs;
+    } catch (err) {
+      const writeErrors = (err as { writeErrors?: { index: number; code?: number }[] }).writeErrors;
+      if (!writeErrors?.length || !writeErrors.every(isDuplicate)) throw err;
+      const existing = new Set(writeErrors.map((e) => e.index));
+      return docs.filter((_, i) => !existing.has(i));
+    }
+  }
+
+  /** Several deliveries' changes in one round trip (each a $set by _id, as update() makes it). */
+  async updateAll(changes: { id: string; changes: Partial<DeliveryDoc> }[]): Promise<void> {
+    if (!changes.length) return;
+    await this.Delivery.bulkWrite(
+      changes.map((c) => ({ updateOne: { filter: { _id: c.id }, update: { $set: c.changes } } })),
+      { ordered: false },
+    );
+  }
+
   /** Due deliveries, oldest first, leaving out endpoints that already have one in flight. */
   due(now: Date, limit: number, busyEndpoints: string[] = []): Promise<DeliveryDoc[]> {
     const filter: Record<string, unknown> = { status: 'pending', next_attempt_at: { $lte: now } };

@@ -6,6 +6,9 @@ import type { EndpointDoc } from './models';
 export class EndpointStore {
   constructor(readonly Endpoint: Model<EndpointDoc>) {}
 
+  /** Told the account after every write to one of its endpoints (the EndpointCache forgets it). */
+  onWrite: (accountId: string) => void = () => undefined;
+
   /**
    * Inserts a new endpoint into a free slot of the account's `max`, with a
    * constant number of store operations: one count (a full account is refused
@@ -24,6 +27,7 @@ export class EndpointStore {
       try {
         const stored = { ...doc, slot_key: slot };
         await this.Endpoint.create(stored);
+        this.onWrite(doc.account_id);
         return stored;
       } catch (err) {
         if ((err as { code?: number })?.code !== 11000) throw err; // else the slot was just taken: choose again
@@ -60,6 +64,7 @@ export class EndpointStore {
       { _id: id, enabled: true },
       { $set: { enabled: false, ...withEvents([event]) } },
     );
+    this.onWrite(event.account_id);
     return res.modifiedCount === 1;
   }
 
@@ -70,5 +75,6 @@ export class EndpointStore {
 
   async update(accountId: string, id: string, changes: Partial<EndpointDoc>): Promise<void> {
     await this.Endpoint.updateOne({ _id: id, account_id: accountId, deleted_at: null }, { $set: changes });
+    this.onWrite(accountId);
   }
 }

@@ -1,12 +1,12 @@
 import { AppError, newEnvelope } from '@licensing/runtime';
-import { webhookBody } from '../events/fanout';
+import { newDelivery, webhookBody } from '../events/fanout';
 import type { DeliveryDoc } from '../store/deliveries';
 import type { EndpointDeps } from './deps';
 import { findEndpoint } from './read-endpoints';
 
-/** Sends a failed (or still pending) delivery again at the next dispatch pass. */
+/** Sends a failed (or still pending) delivery again, at once. */
 export async function retryDelivery(
-  { endpoints, deliveries, clock }: EndpointDeps,
+  { endpoints, deliveries, clock, sendNow }: EndpointDeps,
   accountId: string,
   endpointId: string,
   deliveryId: string,
@@ -18,34 +18,20 @@ export async function retryDelivery(
   if (!endpoint.enabled) throw new AppError('conflict', 'the endpoint is disabled: enable it first');
   const changes = { status: 'pending' as const, next_attempt_at: clock.now() };
   await deliveries.update(d._id, changes);
+  sendNow?.([{ ...d, ...changes }]);
   return { ...d, ...changes };
 }
 
 /** A webhook.test event for this endpoint alone, due at once (not published to the bus: no one else gets it). */
 export async function sendTestEvent(
-  { endpoints, deliveries, clock }: EndpointDeps,
+  { endpoints, deliveries, clock, sendNow }: EndpointDeps,
   accountId: string,
   id: string,
 ): Promise<DeliveryDoc> {
   const endpoint = await findEndpoint(endpoints, accountId, id);
   const event = newEnvelope('webhook.test', accountId, { endpoint: { id: endpoint._id } }, clock.now());
-  const now = clock.now();
-  const doc: DeliveryDoc = {
-    _id: `dlv_${event.id.replace(/^evt_/, '')}_${endpoint._id.replace(/^we_/, '')}`,
-    account_id: accountId,
-    endpoint_id: endpoint._id,
-    event_id: event.id,
-    event_type: event.type,
-    body: webhookBody(event),
-    status: 'pending',
-    attempts: 0,
-    next_attempt_at: now,
-    last_status_code: null,
-    last_error: null,
-    last_latency_ms: null,
-    created_at: now,
-    delivered_at: null,
-  };
+  const doc = newDelivery(event, endpoint._id, webhookBody(event), clock.now());
   await deliveries.record(doc);
+  sendNow?.([doc]);
   return doc;
 }

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { sealingKey, type Clock, type ServiceContext } from '@licensing/runtime';
 import type { Lookup, UrlPolicy } from '../domain/ssrf';
-import type { DeliveryStore } from '../store/deliveries';
+import type { DeliveryDoc, DeliveryStore } from '../store/deliveries';
 import type { EndpointStore } from '../store/queries';
 import type { WebhookConfig } from '../config';
 
@@ -17,6 +17,10 @@ export interface EndpointDeps {
   lookup: Lookup;
   /** WEBHOOK_MAX_ENDPOINTS */
   maxEndpoints: number;
+  /** Hands deliveries due now to the dispatcher, which sends them without waiting for its poll (absent: the poll finds them). */
+  sendNow?: (deliveries: DeliveryDoc[]) => void;
+  /** Tells the dispatcher a delivery's body changed in the store (it may hold the old one in memory). */
+  bodyChanged?: (deliveryId: string) => void;
 }
 
 const resolveAll: Lookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);

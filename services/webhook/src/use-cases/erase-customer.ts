@@ -19,6 +19,8 @@ const BATCH = 500;
 export async function eraseCustomer(
   deliveries: Pick<DeliveryStore, 'bodiesMatching' | 'replaceBody'>,
   req: { account_id: string; email: string; placeholder: string },
+  /** Told each delivery whose body changed (the dispatcher may hold it in memory). */
+  changed: (deliveryId: string) => void = () => undefined,
 ): Promise<number> {
   const email = req.email.trim();
   if (!email || email.length > 254)
@@ -32,7 +34,10 @@ export async function eraseCustomer(
     const { matches, last } = await deliveries.bodiesMatching(req.account_id, pattern, after, BATCH);
     for (const d of matches) {
       const body = eraseFromBody(d.body, email, placeholder);
-      if (body !== d.body && (await deliveries.replaceBody(d._id, d.body, body))) erased++;
+      if (body !== d.body && (await deliveries.replaceBody(d._id, d.body, body))) {
+        changed(d._id);
+        erased++;
+      }
     }
     if (!last) break;
     after = last;
