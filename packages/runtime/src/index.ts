@@ -24,6 +24,7 @@ export * from './grpc/health';
 export * from './grpc/server';
 export * from './grpc/client';
 export * from './store/mongo';
+export { quietIdlePools } from './store/idle-pools';
 export * from './service';
 export * from './store/pagination';
 export * from './store/idempotency';

@@ -1,11 +1,13 @@
 import mongoose, { type Connection } from 'mongoose';
 import { queryDeadlinePlugin } from './query-deadline';
+import { quietIdlePools } from './idle-pools';
 
 /**
  * Each service has its own database on the shared server (dbName), and its own
  * connection: nothing here can reach another service's collections by accident.
  */
 export async function connectMongo(url: string, dbName: string): Promise<Connection> {
+  quietIdlePools();
   const conn = mongoose.createConnection(url, {
     dbName,
     serverSelectionTimeoutMS: 5000,
