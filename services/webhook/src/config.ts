@@ -13,7 +13,7 @@ export const webhookSchema = {
   }),
   WEBHOOK_DISPATCH_INTERVAL_MS: int(
     'How often the store is looked at for due deliveries not sent at once: retries, and those left by a restart or recorded by another replica (a new delivery is sent as soon as it is recorded)',
-    { default: 1000, min: 20 },
+    { default: 2000, min: 20 },
   ),
   WEBHOOK_ENDPOINT_CONCURRENCY: int(
     'Requests to one endpoint in flight at once, across all replicas (1: one at a time); deliveries to one endpoint have no promised order',
