@@ -81,3 +81,13 @@ export type WebhookEventType = (typeof webhookEventTypes)[number];
 /** Whether a word from outside (a request, a stored document) is one of the list's. */
 export const isOneOf = <W extends string>(list: readonly W[], word: unknown): word is W =>
   typeof word === 'string' && (list as readonly string[]).includes(word);
+
+/**
+ * The part of the checkout service that gRPC health Check answers for by this name: SERVING while payments
+ * can be taken, NOT_SERVING while Stripe is chosen and its keys are not given yet (the gateway's
+ * /api/v1/status says "payments": "not configured").
+ */
+export const PAYMENTS_HEALTH = 'payments';
+/** What /api/v1/status says of payments. */
+export const paymentsStates = ['configured', 'not configured', 'unknown'] as const;
+export type PaymentsState = (typeof paymentsStates)[number];

@@ -183,6 +183,7 @@ describe('status and unavailable services', () => {
         nats: { status: 'ok', latency_ms: expect.any(Number) },
         redis: { status: 'ok', latency_ms: expect.any(Number) },
       },
+      payments: 'configured', // the built-in test mode takes "payments"
       // The caller's budgets (an enterprise account here).
       rate_limits: {
         plan: 'enterprise',

@@ -1,6 +1,12 @@
 import Stripe from 'stripe';
 import { AppError } from '@licensing/runtime';
-import { paymentModeProblems, type PaymentModeSettings } from '../../services/checkout/src/domain/modes';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  paymentModeProblems,
+  paymentsNotConfigured,
+  type PaymentModeSettings,
+} from '../../services/checkout/src/domain/modes';
 import { interpretStripeEvent, mismatch, type StripeEventLike } from '../../services/checkout/src/domain/stripe-events';
 import { checkRedirectUrl } from '../../services/checkout/src/domain/session';
 import { successUrlFor } from '../../services/checkout/src/domain/payments';
@@ -43,6 +49,32 @@ describe('payment modes', () => {
       expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: key, NODE_ENV: 'test' }))).toEqual([]);
     }
     expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: 'rk_live_abc123' }))).toEqual([]);
+  });
+
+  it('Stripe with neither secret given (empty, or the placeholders deploy/make-secrets.sh writes) runs without payments', () => {
+    // The placeholders as the script writes them: a fresh compose deployment with no Stripe keys.
+    const script = readFileSync(join(__dirname, '..', '..', 'deploy', 'make-secrets.sh'), 'utf8');
+    const placeholder = (name: string) => script.match(new RegExp(`\\$\\{${name}:-([^}]*)\\}`))![1];
+    const fresh = mode({
+      STRIPE_SECRET_KEY: placeholder('STRIPE_SECRET_KEY'),
+      STRIPE_WEBHOOK_SECRET: placeholder('STRIPE_WEBHOOK_SECRET'),
+    });
+    expect(fresh.STRIPE_SECRET_KEY).toMatch(/^replace-me/);
+    expect(paymentModeProblems(fresh)).toEqual([]);
+    expect(paymentsNotConfigured(fresh)).toBe(true);
+    expect(paymentsNotConfigured(mode({ STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: ' ' }))).toBe(true);
+    // Given keys, or test mode: configured.
+    expect(paymentsNotConfigured(mode())).toBe(false);
+    expect(
+      paymentsNotConfigured(mode({ PAYMENT_PROVIDER: 'test', STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '' })),
+    ).toBe(false);
+    // One secret given and not the other, or a given one malformed: a mistake, refused at start as before.
+    expect(paymentModeProblems(mode({ STRIPE_WEBHOOK_SECRET: fresh.STRIPE_WEBHOOK_SECRET })).join()).toMatch(
+      /STRIPE_WEBHOOK_SECRET/,
+    );
+    expect(paymentModeProblems(mode({ STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: 'whsec_x' })).join()).toMatch(
+      /STRIPE_SECRET_KEY/,
+    );
   });
 });
 

@@ -191,6 +191,7 @@ const localEnums = [
   ['ok', 'degraded', 'down'],
   ['ready', 'shutting_down'],
   ['redis', 'in_memory_fallback'],
+  ['configured', 'not configured', 'unknown'],
 ].map((l) => l.join());
 
 describe('the OpenAPI document', () => {

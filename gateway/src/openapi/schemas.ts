@@ -13,6 +13,7 @@ import {
   LICENSE_KEY_PATTERN,
   licenseStatuses,
   nextActions,
+  paymentsStates,
   plans,
   policyFields,
   policyRules,
@@ -288,6 +289,11 @@ export const schemas: Record<string, Schema> = {
       notification: ref('Probe'),
     }),
     dependencies: obj({ mongodb: ref('Probe'), nats: ref('Probe'), redis: ref('Probe') }),
+    payments: {
+      enum: [...paymentsStates],
+      description:
+        'Whether checkout can take payments: "not configured" while Stripe is chosen and its keys are not given yet (new checkout sessions are refused with 503); "unknown" when the checkout service does not answer',
+    },
     rate_limits: obj(
       {
         plan: { enum: [...plans], description: "The account's plan" },

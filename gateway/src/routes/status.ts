@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { health } from '@licensing/proto';
+import { PAYMENTS_HEALTH, type health, type PaymentsState } from '@licensing/proto';
 import { checkHealth } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
 import type { Clients } from '../backends/clients';
@@ -56,10 +56,11 @@ export async function checkNats(bus: EventFeed): Promise<Probe> {
  */
 export async function systemStatus(clients: Clients, bus: EventFeed, limits: RateLimits, version: string) {
   const names = Object.keys(clients.health) as (keyof Clients['health'])[];
-  const [results, redis, nats] = await Promise.all([
+  const [results, redis, nats, payments] = await Promise.all([
     Promise.all(names.map((n) => checkService(clients.health[n]))),
     checkRedis(limits),
     checkNats(bus),
+    checkPayments(clients),
   ]);
   const services = Object.fromEntries(names.map((n, i) => [n, results[i]]));
   const up = results.filter((r) => r.status === 'ok');
@@ -76,7 +77,17 @@ export async function systemStatus(clients: Clients, bus: EventFeed, limits: Rat
       : up.length < results.length || nats.status !== 'ok' || redis.status !== 'ok'
         ? 'degraded'
         : 'ok';
-  return { status, version, time: new Date().toISOString(), services, dependencies };
+  return { status, version, time: new Date().toISOString(), services, dependencies, payments };
+}
+
+/** Whether checkout can take payments: "not configured" while Stripe is chosen without its keys; "unknown" when checkout does not answer. */
+async function checkPayments(clients: Clients): Promise<PaymentsState> {
+  const [service, payments] = await Promise.all([
+    checkHealth(clients.health.checkout, PROBE_TIMEOUT_MS),
+    checkHealth(clients.health.checkout, PROBE_TIMEOUT_MS, PAYMENTS_HEALTH),
+  ]);
+  if (!service.serving) return 'unknown';
+  return payments.serving ? 'configured' : 'not configured';
 }
 
 /** How long one probe of /readyz's backends answers every /readyz: at most one probe per second. */

@@ -1,5 +1,6 @@
-import { CheckoutServiceService, LicenseServiceClient, ProductServiceClient } from '@licensing/proto';
+import { CheckoutServiceService, LicenseServiceClient, PAYMENTS_HEALTH, ProductServiceClient } from '@licensing/proto';
 import {
+  AppError,
   ConfigError,
   createClient,
   internalCredential,
@@ -15,8 +16,8 @@ import { CheckoutExpirySweeper } from './jobs/expiry-sweeper';
 import { checkoutModels } from './store/models';
 import { CheckoutStore } from './store/queries';
 import { Completion } from './use-cases/completion';
-import { TestModeProvider, type PaymentProvider } from './domain/payments';
-import { keyIsLive, paymentModeProblems } from './domain/modes';
+import { PaymentsNotConfigured, TestModeProvider, type PaymentProvider } from './domain/payments';
+import { keyIsLive, NOT_CONFIGURED_MESSAGE, paymentModeProblems, paymentsNotConfigured } from './domain/modes';
 import { StripeProvider } from './providers/stripe';
 import { StripeWebhook } from './use-cases/stripe-webhook';
 import { checkoutPageApp, listen } from './web/server';
@@ -29,16 +30,22 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     // Test mode in production only by explicit choice; Stripe only with its keys.
     const problems = paymentModeProblems(ctx.config);
     if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    // Stripe chosen, its keys not given yet: checkout runs and refuses payments (domain/modes.ts).
+    const notConfigured = paymentsNotConfigured(ctx.config);
+    if (notConfigured) ctx.log.warn(NOT_CONFIGURED_MESSAGE);
+    ctx.grpc.health.addPart(PAYMENTS_HEALTH, () => !notConfigured);
     const stripe =
-      ctx.config.PAYMENT_PROVIDER === 'stripe'
+      ctx.config.PAYMENT_PROVIDER === 'stripe' && !notConfigured
         ? new StripeProvider({
             secretKey: ctx.config.STRIPE_SECRET_KEY,
             webhookSecret: ctx.config.STRIPE_WEBHOOK_SECRET,
             apiUrl: ctx.config.STRIPE_API_URL,
           })
         : undefined;
-    const provider: PaymentProvider = stripe ?? new TestModeProvider();
-    if (!stripe && ctx.config.NODE_ENV === 'production')
+    const provider: PaymentProvider = notConfigured
+      ? new PaymentsNotConfigured(() => new AppError('service_unavailable', NOT_CONFIGURED_MESSAGE))
+      : (stripe ?? new TestModeProvider());
+    if (!stripe && !notConfigured && ctx.config.NODE_ENV === 'production')
       ctx.log.warn(
         'checkout runs in TEST MODE in production (CHECKOUT_TEST_MODE=true): the test card issues licences without payment',
       );
@@ -87,6 +94,7 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
       completion,
       provider,
       stripeWebhook,
+      paymentsNotConfigured: notConfigured,
       clock: ctx.clock,
       log: ctx.log,
       secureCookies: ctx.config.NODE_ENV === 'production',

@@ -970,6 +970,11 @@ export interface components {
                 nats: components["schemas"]["Probe"];
                 redis: components["schemas"]["Probe"];
             };
+            /**
+             * @description Whether checkout can take payments: "not configured" while Stripe is chosen and its keys are not given yet (new checkout sessions are refused with 503); "unknown" when the checkout service does not answer
+             * @enum {unknown}
+             */
+            payments: "configured" | "not configured" | "unknown";
             /** @description The calling account's rate limits (see RateLimit-Policy for the window this key spends) */
             rate_limits: {
                 /**
@@ -989,7 +994,7 @@ export interface components {
         };
         Readiness: {
             /** @enum {unknown} */
-            status: "ready" | "not_ready" | "shutting_down";
+            status: "ready" | "shutting_down";
             account_service: components["schemas"]["Probe"];
             /** @enum {unknown} */
             rate_limits: "redis" | "in_memory_fallback";

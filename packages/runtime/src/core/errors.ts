@@ -115,10 +115,12 @@ export function fromServiceError(err: ServiceError): AppError {
       fields = [];
     }
   }
+  // A transport failure says nothing of the service behind it; a refusal the service made on purpose
+  // (its AppError, code sent in metadata: "payments are not configured…") keeps its own words.
   const message =
     code === 'internal'
       ? 'internal error'
-      : code === 'service_unavailable'
+      : code === 'service_unavailable' && sent !== 'service_unavailable'
         ? 'a backing service is unavailable'
         : err.details;
   const retry = Number(err.metadata?.get(RETRY_AFTER_KEY)[0]);

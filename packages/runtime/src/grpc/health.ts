@@ -16,6 +16,8 @@ export const LIVENESS = 'liveness';
  */
 export class HealthService {
   private serving = false;
+  /** Parts of a service a caller may ask about by name (checkout's "payments"): SERVING while true. */
+  private readonly parts = new Map<string, () => boolean>();
 
   constructor(
     private readonly ready: () => boolean = () => true,
@@ -31,6 +33,12 @@ export class HealthService {
     return this.serving && this.ready();
   }
 
+  /** A named part of this service that Check answers for (SERVING while `up()`, and the service is). */
+  addPart(name: string, up: () => boolean): void {
+    if (name === '' || name === LIVENESS) throw new Error(`"${name}" is not a part's name`);
+    this.parts.set(name, up);
+  }
+
   readonly implementation = {
     check: (
       call: ServerUnaryCall<health.HealthCheckRequest, health.HealthCheckResponse>,
@@ -43,10 +51,13 @@ export class HealthService {
         this.checked('liveness');
         return callback(null, { status: ServingStatus.SERVING });
       }
+      const part = this.parts.get(service);
+      if (part)
+        return callback(null, { status: this.isServing && part() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING });
       if (service !== '')
         return callback({
           code: GrpcStatus.NOT_FOUND,
-          details: `unknown service "${service}"; ask "" (readiness) or "liveness"`,
+          details: `unknown service "${service}"; ask "" (readiness), "liveness"${[...this.parts.keys()].map((p) => ` or "${p}"`).join('')}`,
         });
       this.checked('readiness');
       callback(null, { status: this.isServing ? ServingStatus.SERVING : ServingStatus.NOT_SERVING });

@@ -10,10 +10,29 @@ export interface PaymentModeSettings {
   STRIPE_API_URL: string;
 }
 
+/**
+ * A Stripe secret not given yet: empty, or the placeholder deploy/make-secrets.sh writes when it has no
+ * key ("replace-me: …"). A value that is given but malformed is a mistake, and still refuses to start.
+ */
+const notGiven = (secret: string) => secret.trim() === '' || /^replace-me\b/.test(secret.trim());
+
+/**
+ * Stripe chosen and neither of its secrets given: checkout runs without payments (new sessions are refused
+ * with a clear 503, /api/v1/status says "payments: not configured") until an operator gives the keys and
+ * restarts it, so a fresh deployment comes up without Stripe keys instead of waiting on checkout forever.
+ */
+export const paymentsNotConfigured = (c: PaymentModeSettings) =>
+  c.PAYMENT_PROVIDER === 'stripe' && notGiven(c.STRIPE_SECRET_KEY) && notGiven(c.STRIPE_WEBHOOK_SECRET);
+
+/** What a refused session, and the Stripe webhook, say while payments are not configured. */
+export const NOT_CONFIGURED_MESSAGE =
+  'payments are not configured: give STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (deploy/make-secrets.sh, docs/operations.md "Payments") and restart the checkout service';
+
 /** Every reason these settings cannot run, for one start-up message (empty: fine). */
 export function paymentModeProblems(c: PaymentModeSettings): string[] {
   const problems: string[] = [];
   const production = c.NODE_ENV === 'production';
+  if (paymentsNotConfigured(c)) return problems;
   if (c.PAYMENT_PROVIDER === 'test' && production && !c.CHECKOUT_TEST_MODE) {
     problems.push(
       'PAYMENT_PROVIDER=test in production: the test card would issue real licences without payment. Set PAYMENT_PROVIDER=stripe, or CHECKOUT_TEST_MODE=true to run test mode on purpose',

@@ -88,3 +88,26 @@ export function formatPrice(amount: number, currency: string): string {
 export function successUrlFor(successUrl: string, sessionId: string): string {
   return `${successUrl}${successUrl.includes('?') ? '&' : '?'}session_id=${encodeURIComponent(sessionId)}`;
 }
+
+/**
+ * Stripe chosen but its keys not given yet (domain/modes.ts): every new payment is refused with a clear
+ * 503, and nothing else changes (existing sessions, their pages and the API still answer).
+ */
+export class PaymentsNotConfigured implements PaymentProvider {
+  readonly name = 'stripe';
+  readonly takesCardsOnPage = false;
+
+  constructor(private readonly refusal: () => Error) {}
+
+  async start(): Promise<PaymentPage> {
+    throw this.refusal();
+  }
+
+  async cancel(): Promise<boolean> {
+    return true; // no provider session can exist
+  }
+
+  async charge(): Promise<ChargeResult> {
+    return { ok: false, message: 'payments are not configured' };
+  }
+}

@@ -17,6 +17,7 @@ import type { PaymentProvider } from '../domain/payments';
 import { effectiveStatus } from '../domain/session';
 import type { Completion } from '../use-cases/completion';
 import type { StripeWebhook } from '../use-cases/stripe-webhook';
+import { NOT_CONFIGURED_MESSAGE } from '../domain/modes';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
 import { CSS, JS, cancelPage, messagePage, paidPage, payPage } from './pages';
@@ -54,6 +55,8 @@ export interface PageDeps {
   provider: PaymentProvider;
   /** Present when payments go through Stripe: POST /webhooks/stripe. */
   stripeWebhook?: StripeWebhook;
+  /** Stripe chosen, its keys not given yet: the Stripe webhook answers 503 saying so. */
+  paymentsNotConfigured?: boolean;
   clock: Clock;
   log: Logger;
   secureCookies: boolean;
@@ -75,6 +78,7 @@ export function checkoutPageApp({
   completion,
   provider,
   stripeWebhook,
+  paymentsNotConfigured = false,
   clock,
   log,
   secureCookies,
@@ -114,13 +118,16 @@ export function checkoutPageApp({
         .send(
           JSON.stringify({
             type: `/docs#error-${code}`,
-            title: ({ 404: 'Not Found', 409: 'Conflict' } as Record<number, string>)[status] ?? 'Bad Request',
+            title:
+              ({ 404: 'Not Found', 409: 'Conflict', 503: 'Service Unavailable' } as Record<number, string>)[status] ??
+              'Bad Request',
             status,
             detail,
             code,
             request_id: res.locals.requestId,
           }),
         );
+    if (paymentsNotConfigured) return problem(503, 'service_unavailable', NOT_CONFIGURED_MESSAGE);
     if (!stripeWebhook)
       return problem(404, 'not_found', 'payments do not go through Stripe here (PAYMENT_PROVIDER=test)');
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
