@@ -20,7 +20,8 @@ const USAGE = `usage: npm run admin -- <command> [options]
   set-support-email --account ID --email E                   the address in buyers' purchase e-mails ("" removes it)
 
 Connects to ACCOUNT_GRPC_ADDR (else the address npm start recorded) as the operator, with
-INTERNAL_TOKEN (the operator's token; else the one derived from the development secret npm start created).`;
+INTERNAL_TOKEN or INTERNAL_TOKEN_FILE (the operator's token; else the one derived from the development
+secret npm start created). In compose: docker compose run --rm admin <command> …`;
 
 function usage(message?: string): never {
   if (message) console.error(`error: ${message}\n`);
@@ -57,7 +58,10 @@ function connection(): { addr: string; token: string } {
       ? (JSON.parse(readFileSync(stackFile, 'utf8')) as { account_grpc_addr: string }).account_grpc_addr
       : '127.0.0.1:15051');
   // The operator's own credential: production gives it (deploy/secrets/internal_token_operator); development derives it.
+  // INTERNAL_TOKEN_FILE: the operator's token as a mounted secret (compose's admin service, the Kubernetes Job).
+  const tokenFile = process.env.INTERNAL_TOKEN_FILE;
   const token =
+    (tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined) ??
     process.env.INTERNAL_TOKEN ??
     (existsSync(secretsFile)
       ? componentToken(

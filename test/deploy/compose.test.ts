@@ -60,10 +60,36 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.volumes)).toEqual(expect.arrayContaining(['mongo-data', 'nats-data']));
   });
 
-  it('has a service for every component in components.json, and none other but the stores and the set-up step', () => {
+  it('has a service for every component in components.json, and none other but the stores, the set-up step and the operator CLI', () => {
     const fromImage = Object.keys(services).filter((s) => services[s].image?.startsWith('licensing:'));
-    expect(fromImage.filter((s) => s !== 'events-setup')).toEqual(components);
+    expect(fromImage.filter((s) => s !== 'events-setup' && s !== 'admin')).toEqual(components);
     expect(Object.keys(services).filter((s) => !fromImage.includes(s))).toEqual(['mongodb', 'nats', 'redis']);
+  });
+
+  it('runs the operator CLI from the image on demand: docker compose run --rm admin create-account …', () => {
+    const admin = services.admin;
+    expect(admin.image).toBe('licensing:latest');
+    expect(admin.profiles).toEqual(['tools']); // never started by `up`
+    // The arguments of `docker compose run admin <command> …` replace `command`, so the CLI is the entry point.
+    expect(admin.entrypoint).toEqual(['node', '--enable-source-maps', 'scripts/dist/admin.js']);
+    expect(existsSync(join(root, 'scripts/admin.ts'))).toBe(true);
+    const dockerfile = read('deploy/Dockerfile');
+    expect(dockerfile).toMatch(/COPY --from=build \/app\/scripts\/dist\/admin\.js scripts\/dist\//);
+    // Everything admin.js requires of the scripts folder is in the image too.
+    const requires = [...read('scripts/admin.ts').matchAll(/from '\.\/(lib\/[\w-]+)'/g)].map((m) => m[1]);
+    expect(requires.length).toBeGreaterThan(0);
+    for (const lib of requires) expect(dockerfile).toContain(`/app/scripts/dist/${lib}.js`);
+    // It reaches the account service on its gRPC port, inside, as the operator, with the token make-secrets.sh made.
+    expect(admin.networks).toEqual(['internal']);
+    expect(admin.depends_on).toEqual({ account: { condition: 'service_healthy' } });
+    const env = envOf('admin');
+    expect(env.ACCOUNT_GRPC_ADDR).toBe(`account:${grpcPort('account')}`);
+    expect(env.INTERNAL_TOKEN_FILE).toBe('/run/secrets/internal_token_operator');
+    expect(admin.secrets).toEqual(['internal_token_operator']);
+    expect(readFileSync(mounted(env.INTERNAL_TOKEN_FILE), 'utf8').trim()).toMatch(/^\S{20,}$/);
+    // The account service believes that token: its digest is among the account service's callers.
+    const callers = readFileSync(mounted(envOf('account').INTERNAL_CALLERS_FILE), 'utf8');
+    expect(callers).toMatch(/operator/);
   });
 
   it('sets up the event stream once NATS is healthy, as the NATS set-up user, before any component starts', () => {

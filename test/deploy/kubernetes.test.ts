@@ -248,6 +248,40 @@ describe('Kubernetes manifests', () => {
     for (const c of components) expect([c, config.NATS_URL]).toEqual([c, configFrom(c, envOf(c)).NATS_URL]);
   });
 
+  it('the operator CLI runs as a one-off Job (not applied with the rest) that the account service admits', () => {
+    const job = yamlOf('deploy/k8s/tools/operator-job.yaml');
+    expect(job.kind).toBe('Job');
+    expect(job.metadata.generateName).toBe('licensing-operator-'); // kubectl create -f makes a new one each time
+    expect(kustomization.resources).not.toContain('tools/operator-job.yaml');
+    const pod = job.spec.template;
+    expect(pod.metadata.labels['app.kubernetes.io/name']).toBe('licensing-operator');
+    expect(pod.spec.restartPolicy).toBe('Never');
+    const ctr = pod.spec.containers[0];
+    expect(ctr.image).toBe(container('account').image);
+    expect(ctr.command).toEqual(['node', '--enable-source-maps', 'scripts/dist/admin.js']);
+    expect(compose.admin.entrypoint).toEqual(ctr.command);
+    expect(ctr.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true });
+    const env = Object.fromEntries(ctr.env.map((e: { name: string; value: string }) => [e.name, e.value]));
+    // The same address the account service's other callers use, and the operator's token from the Secret.
+    expect(env.ACCOUNT_GRPC_ADDR).toBe(
+      find('Deployment', 'gateway')!.spec.template.spec.containers[0].env.find(
+        (e: { name: string }) => e.name === 'ACCOUNT_GRPC_ADDR',
+      ).value,
+    );
+    expect(env.INTERNAL_TOKEN_FILE).toBe('/run/secrets/internal_token_operator');
+    expect(pod.spec.volumes[0].secret).toEqual({
+      secretName: 'licensing-secrets',
+      items: [{ key: 'internal_token_operator', path: 'internal_token_operator' }],
+    });
+    expect(Object.keys(secretExample.stringData ?? secretExample.data)).toContain('internal_token_operator');
+    // The account service's NetworkPolicy admits pods with that label.
+    const policy = docs.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'account')!;
+    const admitted = policy.spec.ingress.flatMap((r: { from: { podSelector?: { matchLabels: object } }[] }) =>
+      r.from.map((f) => f.podSelector?.matchLabels),
+    );
+    expect(admitted).toContainEqual({ 'app.kubernetes.io/name': 'licensing-operator' });
+  });
+
   it('the gateway and the licence service scale out on CPU', () => {
     for (const name of ['gateway', 'license']) {
       const hpa = find('HorizontalPodAutoscaler', name)!;
