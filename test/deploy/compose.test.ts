@@ -66,6 +66,15 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(services).filter((s) => !fromImage.includes(s))).toEqual(['mongodb', 'nats', 'redis']);
   });
 
+  it('builds the image on a maintained Node LTS (Node 20 reached its end of life in April 2026)', () => {
+    const image = read('deploy/Dockerfile').match(/^ARG NODE_IMAGE=node:(\d+)-bookworm-slim$/m);
+    expect(image).not.toBeNull();
+    const major = Number(image![1]);
+    expect(major % 2).toBe(0); // even majors become LTS
+    expect(major).toBeGreaterThanOrEqual(24); // 22 ends in April 2027, 20 has ended
+    expect(read('docs/operations.md')).toContain(`node:${major}-bookworm-slim`);
+  });
+
   it('runs the operator CLI from the image on demand: docker compose run --rm admin create-account …', () => {
     const admin = services.admin;
     expect(admin.image).toBe('licensing:latest');
