@@ -16,7 +16,7 @@ import { outsideAnyCall } from '../core/request-scope';
  *
  * Only the relay clears published events from a document, and only once they
  * are SETTLE_MS old: a process remembers the documents it published (with the
- * event ids) and clears each when it is due, without reading the collection.
+ * event ids) and clears those due in batches, one write per batch, without reading the collection.
  * The full scan of pending documents is only the safety net (events whose
  * publish failed, or of a process that died): every idle interval, or every
  * interval while it finds work of its own. Its cost follows the pending
@@ -26,7 +26,7 @@ import { outsideAnyCall } from '../core/request-scope';
  * clearing update that raced with the service's next change to the same
  * document could undo that change, and drop the event stored with it. So the
  * clearing goes around FerretDB's update over PostgreSQL (one atomic SQL
- * statement, postgres/outbox-clear.ts) and is conditional elsewhere (atomic
+ * statement per batch, each document under its own condition, postgres/outbox-clear.ts) and is conditional elsewhere (atomic
  * on MongoDB); clearing late also keeps it away from the writes that follow a change.
  */
 export const SETTLE_MS = 5000;
