@@ -3,4 +3,4 @@
 export { addPostgresIndexes, indexedFields, pageIndexes, unusedByFerretdb } from './indexes';
 export { PostgresPages, countSql, pageSql, postgresPagesOf, usePostgresPages } from './pages';
 export { sqlWhere } from './sql-filter';
-export { clearOutboxSql } from './outbox-clear';
+export { clearOutboxSql, pendingIdsSql, pendingIndexSql, type Published } from './outbox-clear';

@@ -3,6 +3,7 @@ import type { Connection } from 'mongoose';
 import { Client } from 'pg';
 import type { Logger } from '../../observability/logger';
 import { jsonbField, textField } from './sql-filter';
+import { pendingIndexSql } from './outbox-clear';
 
 // The one place that makes FerretDB over PostgreSQL use indexes (docs/operations.md, "The store"):
 // this folder. Here, the indexes; in pages.ts, the newest-first pages and counts that use them.
@@ -98,6 +99,11 @@ export async function addPostgresIndexes(conn: Connection, postgresUrl: string, 
           pg,
           `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, field))} ON ${quote(schema)}.${quote(table)} USING gin ((_jsonb -> '${field.replace(/'/g, "''")}'))`,
         );
+        added++;
+      }
+      // The outbox relay's scan (outbox-clear.ts): a model that declares the outbox's index gets its partial index.
+      if (declared.some(([keys]) => 'outbox_pending' in keys)) {
+        await createIndex(pg, pendingIndexSql(schema, table, indexName(table, 'outbox_pending', 'pending')));
         added++;
       }
       for (const fields of pageIndexes(declared)) {

@@ -3,7 +3,7 @@ import { Pool, type QueryConfig } from 'pg';
 import type { Logger } from '../../observability/logger';
 import { outOfTime, readBudget } from '../../core/time-budget';
 import { remainingMs } from '../../core/request-scope';
-import { clearOutboxSql } from './outbox-clear';
+import { clearOutboxSql, pendingIdsSql, type Published } from './outbox-clear';
 import { sqlWhere, textField } from './sql-filter';
 
 // Newest-first pages and counts for FerretDB over PostgreSQL (see indexes.ts for
@@ -102,15 +102,23 @@ export class PostgresPages {
   }
 
   /**
-   * Clears published events from a document in one atomic statement (outbox-clear.ts): true when it
-   * held exactly `eventIds` and is cleared, false when it holds others too (left for a later pass).
+   * Clears published events from a batch of documents in one atomic statement (outbox-clear.ts):
+   * answers the ids it cleared; a document that holds other events too is left for a later pass.
    */
-  async clearOutbox(collection: string, id: string, eventIds: string[]): Promise<boolean> {
+  async clearOutboxes(collection: string, docs: Published[]): Promise<Set<string>> {
     const table = await this.tableOf(collection);
-    if (!table) return false;
-    const sql = clearOutboxSql(this.schema, table, id, eventIds);
-    const res = await this.pool.query({ text: sql.text, values: sql.params });
-    return res.rowCount === 1;
+    if (!table || docs.length === 0) return new Set();
+    const sql = clearOutboxSql(this.schema, table, docs);
+    const res = await this.pool.query<{ id: string }>({ text: sql.text, values: sql.params });
+    return new Set(res.rows.map((r) => r.id));
+  }
+
+  /** The ids of up to `limit` documents with pending events after `after`, in byte order (the relay's scan). */
+  async pendingIds(collection: string, after: string, limit: number): Promise<string[]> {
+    const table = await this.tableOf(collection);
+    if (!table) return [];
+    const sql = pendingIdsSql(this.schema, table, after, limit);
+    return (await this.pool.query<{ id: string }>({ text: sql.text, values: sql.params })).rows.map((r) => r.id);
   }
 
   close(): Promise<void> {
