@@ -3,7 +3,7 @@
 // validators that kubernetes-models (the core API), @kubernetes-models/prometheus-operator
 // (ServiceMonitor) and @kubernetes-models/gateway-api (HTTPRoute) generate from the OpenAPI specs and
 // CRDs. They are ES modules only, which jest's CommonJS runtime cannot load, so the deploy tests run
-// this file with node (test/deploy/schemas.ts).
+// this file with node (test/deploy/k8s.ts).
 //
 // Those validators accept fields the schema does not know (the API server drops them with a warning,
 // or refuses them under kubectl's --validate=strict). To catch those too, the object is validated
