@@ -1,7 +1,7 @@
 // MongoDB init step: one user per service, allowed only its own database
 // (readWrite there, nothing elsewhere). Compose runs it from
 // /docker-entrypoint-initdb.d on the first start of an empty volume, as the
-// root user; Kubernetes runs it in the mongo-users Job (deploy/k8s/mongo-users.yaml)
+// root user; Kubernetes runs it in the mongo-users Job (deploy/k8s/base/mongo-users.yaml)
 // on every apply. It is idempotent: an existing user gets its password and roles reset.
 // Passwords are read from the secret files make-secrets.sh writes (MONGO_SECRETS_DIR,
 // default /run/secrets); each service's MONGO_URL (mongo_url_<service>) names the same user.

@@ -16,15 +16,17 @@ import {
   yamlOf,
   type Component,
 } from './support';
+import { overlay, overlays, validateAgainstSchemas } from './k8s';
 
 // The manifests under deploy/k8s cannot be applied here (no cluster); their
-// structure is checked instead: selectors match labels, probes and limits are
-// there, pods are non-root with a read-only root, every setting is given and
-// agrees with docker-compose.yml.
+// structure is checked instead, on what the production overlay applies: selectors
+// match labels, probes and limits are there, pods are non-root with a read-only root,
+// every setting is given and agrees with docker-compose.yml. The rules every overlay
+// keeps (schemas, PDBs, spread, labels, settings) are in overlays.test.ts.
 
 type K8s = Record<string, any>;
-const kustomization = yamlOf('deploy/k8s/kustomization.yaml');
-const docs: K8s[] = (kustomization.resources as string[]).flatMap((f) => yamlDocsOf(`deploy/k8s/${f}`));
+const kustomization = yamlOf('deploy/k8s/base/kustomization.yaml');
+const docs: K8s[] = overlay('production');
 const secretExample = yamlOf('deploy/k8s/secret.example.yaml');
 const configMap = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 'licensing-config')!;
 const compose = yamlOf('docker-compose.yml').services as Record<string, any>;
@@ -46,12 +48,20 @@ function envOf(c: Component): Record<string, string> {
 }
 
 describe('Kubernetes manifests', () => {
-  it('every file in deploy/k8s is listed in kustomization.yaml, except the secret example', () => {
-    const files = readdirSync(join(root, 'deploy/k8s')).filter(
+  it('every file in deploy/k8s/base is listed in its kustomization.yaml; the Secret and the tools in none', () => {
+    const files = readdirSync(join(root, 'deploy/k8s/base')).filter(
       (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
     );
-    expect(files.filter((f) => !kustomization.resources.includes(f))).toEqual(['secret.example.yaml']);
+    expect(files.filter((f) => !kustomization.resources.includes(f))).toEqual([]);
     expect(kustomization.images).toEqual([{ name: 'licensing', newTag: pkg.version }]);
+    // The Secret is made by hand (an apply never overwrites it); the operator Job runs on demand.
+    expect(readdirSync(join(root, 'deploy/k8s')).sort()).toEqual(
+      ['base', 'components', 'overlays', 'secret.example.yaml', 'tools'].sort(),
+    );
+    for (const name of overlays) {
+      expect(overlay(name).filter((d) => d.kind === 'Secret')).toEqual([]);
+      expect(overlay(name).filter((d) => d.metadata.generateName)).toEqual([]);
+    }
   });
 
   it('has a manifest for every component in components.json (deploy/k8s/<name>.yaml), and no other Deployment', () => {
@@ -59,7 +69,7 @@ describe('Kubernetes manifests', () => {
     const deployments = docs.filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name);
     expect(deployments).toEqual(components);
     for (const c of components)
-      expect(yamlDocsOf(`deploy/k8s/${c}.yaml`).map((d) => `${d.kind} ${d.metadata.name}`)).toEqual(
+      expect(yamlDocsOf(`deploy/k8s/base/${c}.yaml`).map((d) => `${d.kind} ${d.metadata.name}`)).toEqual(
         expect.arrayContaining([`Deployment ${c}`, `Service ${c}`]),
       );
   });
@@ -104,7 +114,9 @@ describe('Kubernetes manifests', () => {
       const labels = dep.spec.template.metadata.labels;
       for (const [k, v] of Object.entries(dep.spec.selector.matchLabels)) expect(labels[k]).toBe(v);
       for (const [k, v] of Object.entries(svc.spec.selector)) expect(labels[k]).toBe(v);
-      expect(dep.spec.replicas).toBeGreaterThanOrEqual(2);
+      // Two at least: the HPA's minimum where one scales it (the Deployment then names no count), else its own.
+      const hpa = find('HorizontalPodAutoscaler', c);
+      expect(hpa ? hpa.spec.minReplicas : dep.spec.replicas).toBeGreaterThanOrEqual(2);
       // Every Service port targets a named container port.
       const named = new Set(container(c).ports.map((p: K8s) => p.name));
       for (const p of svc.spec.ports) expect(named).toContain(p.targetPort);
@@ -255,6 +267,14 @@ describe('Kubernetes manifests', () => {
     expect(kustomization.resources).not.toContain('tools/operator-job.yaml');
     const pod = job.spec.template;
     expect(pod.metadata.labels['app.kubernetes.io/name']).toBe('licensing-operator');
+    expect(validateAgainstSchemas([job])).toEqual([{ id: expect.any(String), errors: [], unknown: [] }]);
+    for (const labels of [job.metadata.labels, pod.metadata.labels])
+      expect(labels).toMatchObject({
+        'app.kubernetes.io/instance': 'licensing-production',
+        'app.kubernetes.io/version': pkg.version,
+        'app.kubernetes.io/component': 'operator',
+        'app.kubernetes.io/part-of': 'licensing',
+      });
     expect(pod.spec.restartPolicy).toBe('Never');
     const ctr = pod.spec.containers[0];
     expect(ctr.image).toBe(container('account').image);

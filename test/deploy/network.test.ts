@@ -1,16 +1,17 @@
 import { callersOf } from '../../scripts/lib/topology';
-import { componentOf, components, configFrom, yamlDocsOf, yamlOf, type Component } from './support';
+import { componentOf, components, configFrom, yamlOf, type Component } from './support';
 import { services as registryServices } from '../../scripts/lib/components';
+import { overlay, overlays, settingsOf } from './k8s';
 
 // Who can reach whom: Kubernetes NetworkPolicies admit each component's real
 // callers only (the table the services' INTERNAL_CALLERS come from), and
-// compose keeps the stores on a network with no way in or out.
+// compose keeps the stores on a network with no way in or out. Checked on what the
+// production overlay applies; the gateway's rule on every overlay (its namespace is a setting).
 
 type K8s = Record<string, any>;
-const policies: K8s[] = yamlDocsOf('deploy/k8s/network-policy.yaml');
-const deployments: K8s[] = (yamlOf('deploy/k8s/kustomization.yaml').resources as string[])
-  .flatMap((f) => yamlDocsOf(`deploy/k8s/${f}`))
-  .filter((d) => d.kind === 'Deployment');
+const rendered: K8s[] = overlay('production');
+const policies: K8s[] = rendered.filter((d) => d.kind === 'NetworkPolicy');
+const deployments: K8s[] = rendered.filter((d) => d.kind === 'Deployment');
 const compose = yamlOf('docker-compose.yml');
 const services = compose.services as Record<string, any>;
 const podEnv = (c: Component) =>
@@ -64,14 +65,18 @@ describe('Kubernetes NetworkPolicies', () => {
     },
   );
 
-  it('the gateway admits only the Ingress controller on its HTTP port (and monitoring on metrics)', () => {
-    const rules = ingressOf('gateway');
-    const http = Number(podEnv('gateway').PORT);
-    expect(rules.find((r) => ports(r).includes(http))!.from).toEqual([
-      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
-    ]);
-    expect(rules).toHaveLength(2);
-  });
+  it.each(overlays)(
+    "%s: the gateway admits only the Ingress controller (the overlay's ingressNamespace) on its HTTP port, and monitoring on metrics",
+    (name) => {
+      const gateway = overlay(name).find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'gateway')!;
+      const rules: K8s[] = gateway.spec.ingress;
+      const http = Number(podEnv('gateway').PORT);
+      expect(rules.find((r) => ports(r).includes(http))!.from).toEqual([
+        { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': settingsOf(name).ingressNamespace } } },
+      ]);
+      expect(rules).toHaveLength(2);
+    },
+  );
 
   it('the stores admit only their users: Redis only the gateway, MongoDB only the services and its init Job', () => {
     expect(podNames(ingressOf('redis')[0])).toEqual(['gateway']);

@@ -244,7 +244,7 @@ describe('MongoDB', () => {
       MONGO_INITDB_ROOT_USERNAME: 'root',
       MONGO_INITDB_ROOT_PASSWORD_FILE: '/run/secrets/mongo_root_password',
     });
-    const [configMap, job] = yamlDocsOf('deploy/k8s/mongo-users.yaml');
+    const [configMap, job] = yamlDocsOf('deploy/k8s/base/mongo-users.yaml');
     expect(configMap.data['create-users.js']).toBe(script);
     expect(job.kind).toBe('Job');
     expect(job.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'scripts').configMap.name).toBe(
