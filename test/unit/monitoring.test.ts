@@ -35,41 +35,78 @@ const sources = (dir: string): string[] =>
   );
 
 /**
- * Every series name a process can export: the licensing_ metrics registered in the code (a histogram
- * as its _bucket, _sum and _count), and prom-client's default metrics as a Metrics registry has them.
+ * Every series name a process can export, with its kind: the licensing_ metrics registered in the
+ * code (a histogram as its _bucket, _sum and _count, which count), and prom-client's default metrics
+ * as a Metrics registry has them.
  */
-function exportedNames(): Set<string> {
-  const names = new Set<string>();
-  const add = (name: string, histogram: boolean) => {
-    if (!histogram) names.add(name);
-    else for (const suffix of ['_bucket', '_sum', '_count']) names.add(name + suffix);
+function exportedNames(): Map<string, 'counter' | 'gauge'> {
+  const names = new Map<string, 'counter' | 'gauge'>();
+  const add = (name: string, type: string) => {
+    if (type !== 'histogram') names.set(name, type === 'gauge' ? 'gauge' : 'counter');
+    else for (const suffix of ['_bucket', '_sum', '_count']) names.set(name + suffix, 'counter');
+  };
+  const kinds: Record<string, string> = {
+    counter: 'counter',
+    counterSeries: 'counter',
+    histogram: 'histogram',
+    latencies: 'histogram',
+    gauge: 'gauge',
   };
   const registration = /\.(counter|counterSeries|histogram|latencies|gauge)\(\s*'(licensing_\w+)'/g;
   for (const text of sourceDirs.flatMap(sources)) {
-    for (const [, how, name] of text.matchAll(registration)) add(name, how === 'histogram' || how === 'latencies');
-    // Metrics made in metrics.ts itself (labelled gauges such as the certificate expiry).
-    for (const [, name] of text.matchAll(/new (?:Gauge|Counter)\(\{\s*name: '(licensing_\w+)'/g)) add(name, false);
-    for (const [, name] of text.matchAll(/new Histogram\(\{\s*name: '(licensing_\w+)'/g)) add(name, true);
+    for (const [, how, name] of text.matchAll(registration)) add(name, kinds[how]);
+    // Metrics made with prom-client directly (in metrics.ts: the labelled certificate-expiry gauge).
+    for (const [, type, name] of text.matchAll(/new (Gauge|Counter|Histogram)\(\{\s*name: '(licensing_\w+)'/g))
+      add(name, type.toLowerCase());
   }
   for (const metric of new Metrics('probe').registry.getMetricsAsArray())
-    add(metric.name, (metric as unknown as { type: string }).type === 'histogram');
+    add(metric.name, (metric as unknown as { type: string }).type);
   return names;
 }
 const exported = exportedNames();
 
-/** Syntax errors (with their position) and the metric names an expression reads. */
-function analyse(expr: string): { errors: string[]; metrics: string[] } {
+/** The functions that take a counter's range: a counter read any other way is a mistake, as is a gauge read so. */
+const COUNTER_FUNCTIONS = new Set(['rate', 'irate', 'increase', 'resets']);
+
+interface Read {
+  metric: string;
+  /** The function whose range selector holds it (rate, max_over_time, ...), or '' when read as an instant vector. */
+  via: string;
+}
+
+/** Syntax errors (with their position) and the metrics an expression reads. */
+function analyse(expr: string): { errors: string[]; metrics: string[]; reads: Read[] } {
   const errors: string[] = [];
-  const metrics: string[] = [];
+  const reads: Read[] = [];
   parser.parse(expr).iterate({
     enter(node) {
       if (node.type.isError)
         errors.push(`syntax error at ${node.from}: ${JSON.stringify(expr.slice(node.from, node.from + 20))}`);
-      if (node.name === 'Identifier' && node.node.parent?.name === 'VectorSelector')
-        metrics.push(expr.slice(node.from, node.to));
+      if (node.name !== 'Identifier' || node.node.parent?.name !== 'VectorSelector') return;
+      const range = node.node.parent.parent;
+      const call = range?.name === 'MatrixSelector' ? range.parent?.parent : undefined;
+      const via =
+        call?.name === 'FunctionCall' && call.firstChild ? expr.slice(call.firstChild.from, call.firstChild.to) : '';
+      reads.push({ metric: expr.slice(node.from, node.to), via });
     },
   });
-  return { errors, metrics };
+  return { errors, metrics: reads.map((r) => r.metric), reads };
+}
+
+/** What is wrong with an expression: syntax errors, metrics no code exports, counters not read as rates. */
+function problems(expr: string): string[] {
+  const { errors, reads } = analyse(expr);
+  const out = [...errors];
+  if (!reads.length) out.push('reads no metric');
+  for (const { metric, via } of reads) {
+    const kind = exported.get(metric);
+    if (!kind) out.push(`${metric} is not exported by the code`);
+    else if (kind === 'counter' && !COUNTER_FUNCTIONS.has(via))
+      out.push(`${metric} is a counter: read it with rate() or increase(), not ${via || 'as it is'}`);
+    else if (kind === 'gauge' && COUNTER_FUNCTIONS.has(via))
+      out.push(`${metric} is a gauge: ${via}() is meaningless on it`);
+  }
+  return out;
 }
 
 /** Grafana's own variables, as it substitutes them before the query reaches Prometheus. */
@@ -81,32 +118,36 @@ const dashboardTargets: [string, string][] = dashboard.panels.flatMap(
     (p.targets ?? []).map((t) => [p.title, withGrafanaVariables(t.expr)] as [string, string]),
 );
 
-it('the analysis finds syntax errors and metric names (so the checks below can fail)', () => {
+it('the analysis finds syntax errors, unknown metrics and misread counters (so the checks below can fail)', () => {
   expect(analyse('sum(rate(foo_total[5m])) / bar').metrics).toEqual(['foo_total', 'bar']);
   expect(analyse('sum(rate(foo_total[5m])) / bar').errors).toEqual([]);
   expect(analyse('sum(rate(foo_total[5m]) >').errors).not.toEqual([]);
   expect(analyse('histogram_quantile(0.99, sum by (le) (rate(x_bucket{a=~"b"}[5m]))').errors).not.toEqual([]);
-  expect(exported).toContain('licensing_http_request_duration_seconds_bucket');
-  expect(exported).toContain('licensing_tls_certificate_expiry_timestamp_seconds');
-  expect(exported).toContain('process_cpu_seconds_total');
-  expect(exported).not.toContain('licensing_http_request_duration_seconds');
+  expect(exported.get('licensing_http_request_duration_seconds_bucket')).toBe('counter');
+  expect(exported.get('licensing_tls_certificate_expiry_timestamp_seconds')).toBe('gauge');
+  expect(exported.get('licensing_outbox_backlog')).toBe('gauge');
+  expect(exported.get('licensing_webhook_deliveries_total')).toBe('counter');
+  expect(exported.get('process_cpu_seconds_total')).toBe('counter');
+  expect(exported.get('nodejs_heap_size_used_bytes')).toBe('gauge');
+  expect(exported.has('licensing_http_request_duration_seconds')).toBe(false);
+  expect(problems('sum(rate(licensing_http_requests_total[5m]))')).toEqual([]);
+  expect(problems('licensing_http_request_total > 0')).toEqual([
+    'licensing_http_request_total is not exported by the code',
+  ]);
+  expect(problems('licensing_emails_total > 0')).toEqual([expect.stringContaining('is a counter')]);
+  expect(problems('rate(licensing_outbox_backlog[5m])')).toEqual([expect.stringContaining('is a gauge')]);
+  expect(problems('max_over_time(licensing_nats_connected[5m]) == 0')).toEqual([]);
 });
 
 it.each(rules.map((r) => [r.alert, r.expr]))(
-  'alert %s: its expression parses and reads exported metrics only',
+  'alert %s: its expression parses and reads exported metrics rightly',
   (_, expr) => {
-    const { errors, metrics } = analyse(expr);
-    expect(errors).toEqual([]);
-    expect(metrics.length).toBeGreaterThan(0);
-    expect(metrics.filter((m) => !exported.has(m))).toEqual([]);
+    expect(problems(expr)).toEqual([]);
   },
 );
 
-it.each(dashboardTargets)('dashboard panel "%s": its query parses and reads exported metrics only', (_, expr) => {
-  const { errors, metrics } = analyse(expr);
-  expect(errors).toEqual([]);
-  expect(metrics.length).toBeGreaterThan(0);
-  expect(metrics.filter((m) => !exported.has(m))).toEqual([]);
+it.each(dashboardTargets)('dashboard panel "%s": its query parses and reads exported metrics rightly', (_, expr) => {
+  expect(problems(expr)).toEqual([]);
 });
 
 it('every alert has a severity, a summary, a description and a runbook; names are unique', () => {
