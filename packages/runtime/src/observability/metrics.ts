@@ -32,7 +32,7 @@ export const METRIC_HELP = {
   licensing_events_published_total: 'Domain events JetStream accepted (duplicates not counted), by event type',
   licensing_outbox_backlog: 'Documents holding events not yet acknowledged by JetStream',
   licensing_outbox_oldest_age_seconds:
-    'Age of the oldest event a document still holds (published ones are cleared a few seconds later): minutes mean events wait for JetStream',
+    'Age of the oldest event a document still holds (published ones are cleared a few seconds later; past 4000 pending documents a lower bound): minutes mean events wait for JetStream',
   licensing_nats_connected:
     'Whether this process is connected to NATS (1) or not (0): while not, its caches are bypassed',
   licensing_rate_limit_fallback:
