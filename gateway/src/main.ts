@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import {
   createLogger,
+  internalTls,
   loadConfig,
   Metrics,
   natsOptions,
@@ -88,6 +89,9 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   // Either state holds for the whole process; a clustered gateway reports its worst worker.
   metrics.gauge('licensing_rate_limit_fallback', async () => (redis.status === 'ready' ? 0 : 1), 'max');
   metrics.gauge('licensing_nats_connected', async () => (bus.connected ? 1 : 0), 'min');
+  // The certificate the gateway shows the services when internal mTLS is on (read once, like theirs).
+  const internalCert = internalTls(config)?.cert;
+  if (internalCert) metrics.certificateExpiry('grpc', internalCert);
   const limits = new RateLimits(redis, {
     enabled: config.RATE_LIMITS_ENABLED,
     keyPrefix: config.RATE_LIMIT_PREFIX,
