@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import {
   createLogger,
+  internalTls,
   loadConfig,
   Metrics,
   natsOptions,
@@ -85,6 +86,12 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     redisDown = false;
   });
   redis.connect().catch(() => undefined);
+  // Either state holds for the whole process; a clustered gateway reports its worst worker.
+  metrics.gauge('licensing_rate_limit_fallback', async () => (redis.status === 'ready' ? 0 : 1), 'max');
+  metrics.gauge('licensing_nats_connected', async () => (bus.connected ? 1 : 0), 'min');
+  // The certificate the gateway shows the services when internal mTLS is on (read once, like theirs).
+  const internalCert = internalTls(config)?.cert;
+  if (internalCert) metrics.certificateExpiry('grpc', internalCert);
   const limits = new RateLimits(redis, {
     enabled: config.RATE_LIMITS_ENABLED,
     keyPrefix: config.RATE_LIMIT_PREFIX,
@@ -119,7 +126,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     draining,
     fastPath: opts.fastPath,
   });
-  const { server, tls, reloadTls } = createGatewayServer(config, app, log);
+  const { server, tls, certificate, reloadTls } = createGatewayServer(config, app, log);
   const drain = new Drain(server, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -132,7 +139,15 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     ? shareMetricsWithPrimary(metrics)
     : await serveMetrics(metrics, config.HOST, config.METRICS_PORT);
   // Certificates are renewed in place (cert-manager, certbot); SIGHUP picks them up without a restart.
-  const onHup = () => reloadTls();
+  const servedCertificate = () => {
+    const cert = certificate();
+    if (cert) metrics.certificateExpiry('https', cert);
+  };
+  servedCertificate();
+  const onHup = () => {
+    reloadTls();
+    servedCertificate();
+  };
   if (tls) process.on('SIGHUP', onHup);
   log.info({ url, metrics_port: metricsServer.port }, 'gateway listening');
   if (!tls && config.NODE_ENV !== 'production' && !['127.0.0.1', '::1', 'localhost'].includes(config.HOST)) {

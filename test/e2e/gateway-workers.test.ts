@@ -50,6 +50,10 @@ it('GATEWAY_WORKERS=2: two processes share the port and answer every request, /m
   // The primary's /metrics is the sum of both workers' (a worker alone would show fewer).
   const validate = /route="\/api\/v1\/licenses\/validate".*status="200"/;
   await eventually(async () => expect(await total(metricsUrl, 'licensing_http_requests_total', validate)).toBe(40));
+  // States are not summed: connected is the workers' least (1), not 2.
+  await eventually(async () =>
+    expect(await total(metricsUrl, 'licensing_nats_connected', /component="gateway"/)).toBe(1),
+  );
 
   process.kill(workers[0], 'SIGKILL');
   const replaced = await eventually(() => {

@@ -24,7 +24,21 @@ const certFile = join(dir, 'tls.crt');
 const keyFile = join(dir, 'tls.key');
 
 /** A fresh certificate's text (the test writes it where the gateway reads it). */
-const makeCert = (cn: string) => selfSignedCert(dir, cn, 'new');
+const makeCert = (cn: string, days = 1) => selfSignedCert(dir, cn, 'new', days);
+
+/** When a certificate expires, in Unix seconds (what licensing_tls_certificate_expiry_timestamp_seconds says). */
+const expiryOf = (pem: string) => Date.parse(new X509Certificate(pem).validTo) / 1000;
+
+/** The gateway's certificate-expiry metric, from its /metrics (its port is in its log: METRICS_PORT=0). */
+async function servedExpiry(): Promise<number | undefined> {
+  const listening = readFileSync(join(dir, 'gateway.log'), 'utf8')
+    .split('\n')
+    .find((l) => l.includes('"gateway listening"'));
+  const text = await (await fetch(`http://127.0.0.1:${JSON.parse(listening!).metrics_port}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('licensing_tls_certificate_expiry_timestamp_seconds{'));
+  expect(line ?? '').toContain('certificate="https"');
+  return line ? Number(line.split(' ').pop()) : undefined;
+}
 
 interface HttpsAnswer {
   status: number;
@@ -132,6 +146,7 @@ describe('HTTPS in the gateway', () => {
       key: licence.body.license_key,
     });
     expect(verdict.body).toMatchObject({ valid: true, code: 'valid' });
+    expect(await servedExpiry()).toBe(expiryOf(first.cert));
   });
 
   it('refuses a client that does not trust the certificate (it is really TLS, not plain HTTP)', async () => {
@@ -142,7 +157,7 @@ describe('HTTPS in the gateway', () => {
   });
 
   it('reloads the certificate and key on SIGHUP without a restart', async () => {
-    const second = makeCert('licensing-second');
+    const second = makeCert('licensing-second', 2); // a later expiry than the first: the metric follows
     writeFileSync(certFile, second.cert);
     writeFileSync(keyFile, second.key);
     expect((await httpsCall(url, first.cert, 'GET', '/healthz')).peerCN).toBe('licensing-first'); // until told
@@ -151,6 +166,7 @@ describe('HTTPS in the gateway', () => {
       expect((await httpsCall(url, second.cert, 'GET', '/healthz')).peerCN).toBe('licensing-second'),
     );
     expect(new X509Certificate(second.cert).subject).toContain('licensing-second');
+    expect(await servedExpiry()).toBe(expiryOf(second.cert));
   });
 
   it('keeps the previous certificate when the new files are broken', async () => {
@@ -163,6 +179,7 @@ describe('HTTPS in the gateway', () => {
       ),
     );
     expect((await httpsCall(url, current, 'GET', '/healthz')).status).toBe(200);
+    expect(await servedExpiry()).toBe(expiryOf(current)); // still the certificate served
     expect(gateway.exitCode).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { client, startStack, type Stack } from '../support/stack';
@@ -63,4 +64,14 @@ it('serves the API over mTLS between the components', async () => {
     success_url: 'https://vendor.example/thanks',
   });
   expect(session.status).toBe(201);
+});
+
+it('every component exports when the certificate it shows the others expires (certificate="grpc")', async () => {
+  for (const [name, url] of Object.entries(stack.metricsUrls)) {
+    const text = await (await fetch(url)).text();
+    const line = text.split('\n').find((l) => l.startsWith('licensing_tls_certificate_expiry_timestamp_seconds{'));
+    const expires = Date.parse(new X509Certificate(readFileSync(join(secretsDir, `${name}.crt`))).validTo) / 1000;
+    expect([name, line]).toEqual([name, expect.stringContaining('certificate="grpc"')]);
+    expect([name, Number(line!.split(' ').pop())]).toEqual([name, expires]);
+  }
 });

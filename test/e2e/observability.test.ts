@@ -4,6 +4,7 @@ import { setLogDestination } from '@licensing/runtime';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebClient } from '../support/web-client';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { eventually } from '../support/eventually';
 import { credentialOf } from '../../scripts/lib/topology';
 
 // One end-to-end run at debug level with every log line of every component
@@ -229,6 +230,19 @@ describe('metrics', () => {
     expect(value(gateway, /^licensing_validation_cache_total\{.*result="miss"/)).toBe(1);
     expect(value(text, /^licensing_events_published_total\{.*type="license.created"/)).toBe(2);
     expect(value(text, /^licensing_outbox_backlog\{/)).toBeGreaterThanOrEqual(0);
+    expect(value(text, /^licensing_outbox_oldest_age_seconds\{/)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('what the shipped alerts read: NATS connected, rate limits in Redis, deliveries queued; no certificate without TLS', async () => {
+    // The gateway connects to NATS in the background.
+    await eventually(async () =>
+      expect(value(await scrape(stack.metricsUrls.gateway), /^licensing_nats_connected\{/)).toBe(1),
+    );
+    const gateway = await scrape(stack.metricsUrls.gateway);
+    expect(value(gateway, /^licensing_rate_limit_fallback\{/)).toBe(0);
+    expect(gateway).not.toContain('licensing_tls_certificate_expiry_timestamp_seconds{');
+    expect(value(await scrape(stack.metricsUrls.license), /^licensing_nats_connected\{/)).toBe(1);
+    expect(value(await scrape(stack.metricsUrls.webhook), /^licensing_webhook_queued\{/)).toBeGreaterThanOrEqual(0);
   });
 
   it('the webhook service counts deliveries by outcome; the product service its events', async () => {

@@ -229,3 +229,18 @@ describe('clearing races with the service’s next write to the same document', 
     await relay.stop();
   });
 });
+
+it('oldestPendingAgeS is the age of the oldest event a document still holds, 0 with none', async () => {
+  await Thing.deleteMany({});
+  const idle = new Outbox(bus, log, 100, 60_000); // never started: nothing is published or cleared
+  idle.track(Thing);
+  expect(await idle.oldestPendingAgeS()).toBe(0);
+  const product = { id: 'p8', name: 'old', description: '', created_at: '' };
+  const written = Date.now();
+  const older = newEvent('product.created', 'acct_1', { product }, new Date(written));
+  const newer = newEvent('product.created', 'acct_1', { product }, new Date(written + 30_000));
+  await Thing.create({ _id: 't8', name: 'old', ...outboxOf([newer]) });
+  await Thing.create({ _id: 't9', name: 'old', ...outboxOf([older]) });
+  expect(await idle.oldestPendingAgeS(written + 90_000)).toBeCloseTo(90, 3);
+  await Thing.deleteMany({});
+});

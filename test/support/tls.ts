@@ -10,10 +10,10 @@ export interface SelfSignedCert {
 }
 
 /**
- * A one-day self-signed certificate for `cn`, valid for 127.0.0.1 and localhost, written into `dir`
- * as `<name>.crt` and `<name>.key` (the gateway reads TLS from files, and reloads them when they change).
+ * A self-signed certificate for `cn` valid `days` (one by default), for 127.0.0.1 and localhost, written into
+ * `dir` as `<name>.crt` and `<name>.key` (the gateway reads TLS from files, and reloads them when they change).
  */
-export function selfSignedCert(dir: string, cn: string, name = 'tls'): SelfSignedCert {
+export function selfSignedCert(dir: string, cn: string, name = 'tls', days = 1): SelfSignedCert {
   const certFile = join(dir, `${name}.crt`);
   const keyFile = join(dir, `${name}.key`);
   execFileSync(
@@ -25,7 +25,7 @@ export function selfSignedCert(dir: string, cn: string, name = 'tls'): SelfSigne
       'rsa:2048',
       '-nodes',
       '-days',
-      '1',
+      String(days),
       '-subj',
       `/CN=${cn}`,
       '-addext',

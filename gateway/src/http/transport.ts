@@ -82,21 +82,32 @@ export function trustedProxies(config: TransportSettings): string[] | false {
 export interface GatewayServer {
   server: HttpServer | HttpsServer;
   tls: boolean;
+  /** The certificate chain new connections get (PEM), when TLS is on: its expiry is a metric. */
+  certificate(): Buffer | undefined;
   /** Reads the certificate and key files again (SIGHUP); new connections use them. */
   reloadTls(): void;
 }
 
 export function createGatewayServer(config: TransportSettings, app: RequestListener, log: Logger): GatewayServer {
   if (!config.TLS_CERT_FILE)
-    return { server: createHttpServer(SERVER_OPTIONS, app), tls: false, reloadTls: () => undefined };
+    return {
+      server: createHttpServer(SERVER_OPTIONS, app),
+      tls: false,
+      certificate: () => undefined,
+      reloadTls: () => undefined,
+    };
   const read = () => ({ cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) });
-  const server = createHttpsServer({ ...SERVER_OPTIONS, ...read(), minVersion: 'TLSv1.2' }, app);
+  let pair = read();
+  const server = createHttpsServer({ ...SERVER_OPTIONS, ...pair, minVersion: 'TLSv1.2' }, app);
   return {
     server,
     tls: true,
+    certificate: () => pair.cert,
     reloadTls() {
       try {
-        server.setSecureContext({ ...read(), minVersion: 'TLSv1.2' });
+        const next = read();
+        server.setSecureContext({ ...next, minVersion: 'TLSv1.2' });
+        pair = next;
         log.info({ cert: config.TLS_CERT_FILE }, 'TLS certificate reloaded');
       } catch (err) {
         // A half-written or mismatched pair keeps the previous one in use.

@@ -98,9 +98,11 @@ export async function startService<S extends Schema>(
   const log = createLogger(`${recipe.name}-service`, config.LOG_LEVEL);
   const metrics = new Metrics(`${recipe.name}-service`);
   let db: Connection | undefined;
+  const tls = internalTls(config);
+  if (tls) metrics.certificateExpiry('grpc', tls.cert);
   const grpc = new GrpcServer({
     callers: config.INTERNAL_CALLERS,
-    tls: internalTls(config),
+    tls,
     log,
     metrics,
     ready: () => db?.readyState === 1,
@@ -135,6 +137,8 @@ export async function startService<S extends Schema>(
     );
     const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS, SETTLE_MS, config.OUTBOX_IDLE_INTERVAL_MS);
     metrics.gauge('licensing_outbox_backlog', () => outbox.backlog());
+    metrics.gauge('licensing_outbox_oldest_age_seconds', () => outbox.oldestPendingAgeS());
+    metrics.gauge('licensing_nats_connected', async () => (bus?.connected ? 1 : 0));
     ctx = { config, log, db, bus, outbox, grpc, metrics, clock: opts.clock ?? systemClock };
     stopHook = await recipe.setup(ctx);
     await syncIndexes(db, config.FERRETDB_POSTGRESQL_URL ? unusedByFerretdb : undefined);

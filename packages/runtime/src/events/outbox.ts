@@ -349,6 +349,26 @@ export class Outbox {
     return n;
   }
 
+  /**
+   * Seconds since the oldest event still held in a document was written (0 when none): how long
+   * events have waited for JetStream. Published events stay until they are cleared (SETTLE_MS and
+   * the next pass), so a few seconds is normal; minutes mean NATS is away or refusing. Each call
+   * (a scrape) reads at most as many documents as one relay pass, per collection: past that many
+   * pending ones it is a lower bound, and the backlog (counted in full) tells the rest.
+   */
+  async oldestPendingAgeS(nowMs = Date.now()): Promise<number> {
+    let oldest = nowMs;
+    for (const model of this.models) {
+      const docs = model.find({ outbox_pending: true }, { outbox: 1 }).limit(BATCH * MAX_BATCHES_PER_PASS);
+      for await (const doc of docs.lean().cursor() as AsyncIterable<OutboxDoc>)
+        for (const event of Object.values(doc.outbox ?? {})) {
+          const at = Date.parse(event.created_at);
+          if (at < oldest) oldest = at;
+        }
+    }
+    return Math.max(0, (nowMs - oldest) / 1000);
+  }
+
   start(): void {
     this.task = new PeriodicTask(
       'outbox relay',

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { X509Certificate } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { CounterSeries, LatencyHistogram, seriesTable } from './hot-metrics';
@@ -30,6 +31,15 @@ export const METRIC_HELP = {
     'Times a cache stopped trusting its feed of eviction events (a sequence gap, a silence, a lost connection, a consumer that could not be made), emptied itself and answered from the source until it followed them again, by reason',
   licensing_events_published_total: 'Domain events JetStream accepted (duplicates not counted), by event type',
   licensing_outbox_backlog: 'Documents holding events not yet acknowledged by JetStream',
+  licensing_outbox_oldest_age_seconds:
+    'Age of the oldest event a document still holds (published ones are cleared a few seconds later; past 4000 pending documents a lower bound): minutes mean events wait for JetStream',
+  licensing_nats_connected:
+    'Whether this process is connected to NATS (1) or not (0): while not, its caches are bypassed',
+  licensing_rate_limit_fallback:
+    'Whether the gateway counts rate limits in its own memory because Redis is away (1) or in Redis (0)',
+  licensing_webhook_queued: 'Webhook deliveries queued or in flight at this webhook service instance',
+  licensing_tls_certificate_expiry_timestamp_seconds:
+    "When the certificate this process serves with expires (Unix time), by certificate (https: the gateway's TLS_CERT_FILE, grpc: the internal mTLS one)",
   licensing_store_reconnects_total:
     'Times a service reconnected its store client because the store answered TCP but the driver had found no server for a while (a monitor stuck after a cut link)',
   licensing_webhook_deliveries_total: 'Webhook delivery attempts, by outcome (delivered, retry, failed, gone, dropped)',
@@ -88,15 +98,35 @@ export class Metrics {
     return new LatencyHistogram(name, METRIC_HELP[name], labelNames, LATENCY_BUCKETS, this.registry);
   }
 
-  gauge(name: MetricName, collect: () => Promise<number>): Gauge {
+  /**
+   * A gauge read at each scrape. `aggregator` says how a clustered gateway's primary combines its
+   * workers' values (prom-client sums by default, right for counts, wrong for states and times).
+   */
+  gauge(name: MetricName, collect: () => Promise<number>, aggregator?: 'sum' | 'min' | 'max'): Gauge {
     return new Gauge({
       name,
       help: METRIC_HELP[name],
       registers: [this.registry],
+      ...(aggregator ? { aggregator } : {}),
       async collect() {
         this.set(await collect());
       },
     });
+  }
+
+  private certificates?: Gauge<'certificate'>;
+
+  /** Records when a certificate this process serves with expires (again after a reload). */
+  certificateExpiry(certificate: 'https' | 'grpc', pem: Buffer | string): void {
+    this.certificates ??= new Gauge({
+      name: 'licensing_tls_certificate_expiry_timestamp_seconds',
+      help: METRIC_HELP.licensing_tls_certificate_expiry_timestamp_seconds,
+      labelNames: ['certificate'],
+      registers: [this.registry],
+      aggregator: 'min',
+    });
+    // The first certificate of a chain is the one served.
+    this.certificates.set({ certificate }, Date.parse(new X509Certificate(pem).validTo) / 1000);
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

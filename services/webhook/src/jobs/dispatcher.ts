@@ -94,6 +94,7 @@ export class Dispatcher {
     metrics: Metrics,
   ) {
     this.outcomes = metrics.counter('licensing_webhook_deliveries_total', ['outcome']);
+    metrics.gauge('licensing_webhook_queued', async () => this.known.size);
     this.leases = new EndpointLeases(leaseStore, clock, log, leaseMsFor(settings.timeoutMs));
   }
 
