@@ -16,7 +16,12 @@ export interface EventStreamSettings {
   replicas?: number;
 }
 
-export type StreamSetUp = 'created' | 'retention changed' | 'replicas changed' | 'retention and replicas changed' | 'unchanged';
+export type StreamSetUp =
+  | 'created'
+  | 'retention changed'
+  | 'replicas changed'
+  | 'retention and replicas changed'
+  | 'unchanged';
 
 /** Nanoseconds, as JetStream counts max_age. */
 export const retentionNanos = (hours = 168): number => hours * 3600 * 1e9;
