@@ -21,7 +21,10 @@ let jsm: JetStreamManager;
 beforeAll(async () => {
   cluster = await NatsCluster.start(3);
   // NATS_URL as a cluster's deployment gives it: every node, comma-separated.
-  stack = await startStack({ natsUrl: cluster.url, eventsReplicas: 3 });
+  // The receiver answers from this busy process (the whole stack runs in it, on a small machine): with
+  // the tests' usual 600 ms a late answer counts as a failed attempt and is sent again, by design (at
+  // least once; receivers deduplicate on webhook-id). What this test counts is what NATS does.
+  stack = await startStack({ natsUrl: cluster.url, eventsReplicas: 3, webhookTimeoutMs: 5000 });
   receiver = await WebhookReceiver.start();
   nc = await connect({ servers: natsServers(cluster.url) });
   jsm = await nc.jetstreamManager({ timeout: 2000 });
