@@ -10,7 +10,7 @@ import { hostPort, portAnswers } from './lib/net';
 import { repoRoot } from './lib/paths';
 import { localSecrets } from './lib/secrets';
 import { writeFileSync, mkdirSync } from 'node:fs';
-import { scrubSecrets } from '@licensing/runtime';
+import { natsServers, scrubSecrets } from '@licensing/runtime';
 
 const env = process.env;
 const root = repoRoot();
@@ -28,8 +28,14 @@ async function main() {
   const natsUrl = env.NATS_URL ?? 'nats://127.0.0.1:4222';
   const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-  const nats = hostPort(natsUrl, 4222);
-  if (!(await portAnswers(nats.host, nats.port)))
+  // NATS_URL may name every node of a cluster (comma-separated): one that answers is enough to start.
+  const natsAnswers = await Promise.all(
+    natsServers(natsUrl).map((url) => {
+      const nats = hostPort(url, 4222);
+      return portAnswers(nats.host, nats.port);
+    }),
+  );
+  if (!natsAnswers.some(Boolean))
     fail(`NATS is not reachable at ${natsUrl}. Start nats-server with JetStream (nats-server -js) or set NATS_URL.`);
   const redis = hostPort(redisUrl, 6379);
   if (!(await portAnswers(redis.host, redis.port)))

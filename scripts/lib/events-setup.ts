@@ -3,8 +3,8 @@ import type { Topology } from './topology';
 
 /**
  * The set-up step of a topology's event stream (`npm start`, the bench and the test stack run it
- * before any component starts): made, or its retention brought to the setting, as the NATS set-up
- * user when the server has a user per component. No component may do this itself.
+ * before any component starts): made, or its retention and replicas brought to the settings, as the
+ * NATS set-up user when the server has a user per component. No component may do this itself.
  */
 export function setUpEvents(t: Topology): Promise<string> {
   const password = t.natsPasswords?.[NATS_SETUP_USER];
@@ -16,6 +16,7 @@ export function setUpEvents(t: Topology): Promise<string> {
     NATS_PASSWORD: password ?? '',
     NATS_TLS_CA_FILE: '',
     EVENTS_RETENTION_HOURS: t.eventsRetentionHours ?? 168,
+    EVENTS_REPLICAS: t.eventsReplicas ?? 1,
     EVENTS_SUBJECT_PREFIX: t.subjectPrefix,
     EVENTS_STREAM: t.stream,
   });

@@ -31,6 +31,8 @@ export interface Topology {
   natsPasswords?: Record<string, string>;
   /** How long the event stream keeps events (hours). */
   eventsRetentionHours?: number;
+  /** On how many NATS nodes the event stream keeps every event (the set-up step's EVENTS_REPLICAS; default 1). */
+  eventsReplicas?: number;
   redisUrl: string;
   /** Prefix of the rate-limit keys in Redis. */
   rateLimitPrefix: string;

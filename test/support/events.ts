@@ -1,5 +1,6 @@
 import { connect, type NatsConnection } from 'nats';
 import type { DomainEvent } from '@licensing/proto';
+import { natsServers } from '@licensing/runtime';
 import { eventually } from './eventually';
 
 /**
@@ -14,7 +15,7 @@ export class EventLog {
   private constructor(private readonly nc: NatsConnection) {}
 
   static async open(natsUrl: string, stream: string): Promise<EventLog> {
-    const nc = await connect({ servers: natsUrl });
+    const nc = await connect({ servers: natsServers(natsUrl) });
     const log = new EventLog(nc);
     const js = nc.jetstream();
     const jsm = await nc.jetstreamManager();

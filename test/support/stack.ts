@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import { AccountServiceClient } from '@licensing/proto';
-import { createClient, type Clock, type RunningService, type StartOptions } from '@licensing/runtime';
+import { createClient, natsServers, type Clock, type RunningService, type StartOptions } from '@licensing/runtime';
 import { once } from 'node:events';
 import { freePort, waitForPort } from '../../scripts/lib/net';
 import { spawnComponent } from '../../scripts/lib/launch';
@@ -239,7 +239,7 @@ export async function startStack(
       }
       // A NATS server with a user per component lets no one delete the stream: its test stops the server instead.
       if (t.natsPasswords) return;
-      const nc = await connect({ servers: t.natsUrl });
+      const nc = await connect({ servers: natsServers(t.natsUrl) });
       const jsm = await nc.jetstreamManager();
       await jsm.streams.delete(t.stream).catch(() => undefined);
       await nc.close();

@@ -17,6 +17,7 @@ export * from './events/events-setup';
 export * from './events/followed-events';
 export * from './caching/exact-cache';
 export * from './events/nats-access';
+export * from './events/nats-servers';
 export * from './events/outbox';
 export * from './grpc/internal-auth';
 export * from './grpc/internal-tls';

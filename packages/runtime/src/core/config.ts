@@ -115,9 +115,12 @@ export const commonSchema = {
     "MongoDB (or FerretDB) connection string; in production with this service's own user, limited to its own database (mongodb://account:<password>@mongodb:27017/licensing_account), so give it as MONGO_URL_FILE",
     { default: 'mongodb://127.0.0.1:27017', secret: true },
   ),
-  NATS_URL: str('NATS server with JetStream (no credentials in it: see NATS_USER)', {
-    default: 'nats://127.0.0.1:4222',
-  }),
+  NATS_URL: str(
+    'NATS server with JetStream (no credentials in it: see NATS_USER); for a cluster, several of its nodes separated by commas (nats://nats-0:4222,nats://nats-1:4222,nats://nats-2:4222): the client connects to one and moves to another when it is lost',
+    {
+      default: 'nats://127.0.0.1:4222',
+    },
+  ),
   NATS_USER: str(
     "This component's own NATS user (account, product, license, checkout, webhook, gateway), allowed only its own subjects and never to create or change the event stream; empty: connect without authentication (development)",
     { default: '' },

@@ -2,6 +2,7 @@ import { connect, type NatsConnection, type JetStreamClient, type JetStreamManag
 import type { DomainEvent, EventOf, EventPattern, EventsMatching, EventType } from '@licensing/proto';
 import { newId } from '../core/ids';
 import { checkEventStream } from './event-stream';
+import { natsServers } from './nats-servers';
 import { FollowedEvents, type Following } from './followed-events';
 import { inboxPrefixOf, ownedBySubject } from './nats-access';
 import { currentRequestId } from '../core/request-scope';
@@ -47,7 +48,7 @@ export class EventBus {
 
   static async connect(opts: BusOptions): Promise<EventBus> {
     const nc = await connect({
-      servers: opts.url,
+      servers: natsServers(opts.url),
       name: opts.name,
       ...(opts.user ? { user: opts.user, pass: opts.password, inboxPrefix: inboxPrefixOf(opts.user) } : {}),
       ...(opts.tlsCaFile ? { tls: { caFile: opts.tlsCaFile } } : {}),

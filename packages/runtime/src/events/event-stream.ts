@@ -9,7 +9,19 @@ export interface EventStreamSettings {
   stream: string;
   /** How long the stream keeps events, in hours (default a week). */
   retentionHours?: number;
+  /**
+   * On how many nodes of a JetStream cluster the stream keeps every event (default 1: a single server,
+   * which refuses more). 3 on a cluster of three: a node's loss loses no event and stops nothing.
+   */
+  replicas?: number;
 }
+
+export type StreamSetUp =
+  | 'created'
+  | 'retention changed'
+  | 'replicas changed'
+  | 'retention and replicas changed'
+  | 'unchanged';
 
 /** Nanoseconds, as JetStream counts max_age. */
 export const retentionNanos = (hours = 168): number => hours * 3600 * 1e9;
@@ -19,21 +31,28 @@ export const streamMissing = (stream: string): string =>
   `the event stream ${stream} does not exist: the set-up step creates it (npm start does; compose: the events-setup service; Kubernetes: the events-setup Job)`;
 
 /**
- * Creates the event stream, or brings an existing one's retention to the setting. Idempotent: run on
- * every deployment (and by every `npm start`). Returns what it did.
+ * Creates the event stream, or brings an existing one's retention and replicas to the settings.
+ * Idempotent: run on every deployment (and by every `npm start`). Returns what it did.
+ *
+ * A JetStream cluster (NATS 2.9 and later) changes an existing stream's replicas in place: raised, the
+ * new replicas copy what the stream holds from its leader; lowered, the extra ones are dropped. So a
+ * stream made on one server keeps its events when the deployment grows to a cluster of three and the
+ * set-up step runs again with EVENTS_REPLICAS=3.
  */
-export async function setUpEventStream(
-  nc: NatsConnection,
-  s: EventStreamSettings,
-): Promise<'created' | 'retention changed' | 'unchanged'> {
+export async function setUpEventStream(nc: NatsConnection, s: EventStreamSettings): Promise<StreamSetUp> {
   const jsm = await nc.jetstreamManager({ timeout: 5000 });
   // The stream holds licence keys and e-mail addresses (docs/architecture.md): keep it short.
   const maxAge = retentionNanos(s.retentionHours);
+  const replicas = s.replicas ?? 1;
   const info = await jsm.streams.info(s.stream).catch(() => undefined);
   if (info) {
-    if (info.config.max_age === maxAge) return 'unchanged';
-    await jsm.streams.update(s.stream, { ...info.config, max_age: maxAge });
-    return 'retention changed';
+    const retention = info.config.max_age !== maxAge;
+    // A stream made before replicas were a setting may not say (it has one).
+    const replication = (info.config.num_replicas || 1) !== replicas;
+    if (!retention && !replication) return 'unchanged';
+    await jsm.streams.update(s.stream, { ...info.config, max_age: maxAge, num_replicas: replicas });
+    if (retention && replication) return 'retention and replicas changed';
+    return retention ? 'retention changed' : 'replicas changed';
   }
   try {
     await jsm.streams.add({
@@ -43,6 +62,7 @@ export async function setUpEventStream(
       storage: StorageType.File,
       max_age: maxAge, // history for consumers that were down
       duplicate_window: Math.min(10 * 60 * 1e9, maxAge), // republished outbox entries within 10 min are dropped
+      num_replicas: replicas,
     });
     return 'created';
   } catch (err) {
