@@ -233,6 +233,17 @@ describe('settings', () => {
     for (const v of Object.values(file.data)) expect(v).toEqual(expect.any(String));
   });
 
+  it('production runs the event stream as the NATS cluster test proves: every node listed, 3 copies', () => {
+    const objs = overlay('production');
+    const settings = settingsOf('production');
+    const natsUrl = find(objs, 'ConfigMap', 'licensing-config')!.data.NATS_URL as string;
+    expect(natsUrl).toBe(settings.natsUrl);
+    expect(natsUrl.split(',')).toHaveLength(3);
+    const job = find(objs, 'Job', 'events-setup')!;
+    const env = job.spec.template.spec.containers[0].env as { name: string; value: string }[];
+    expect(env.find((e) => e.name === 'EVENTS_REPLICAS')?.value).toBe('3');
+  });
+
   it('every overlay applies components/settings after any component that adds what it fills', () => {
     for (const name of overlays) {
       const k = parse(readFileSync(join(k8sDir, 'overlays', name, 'kustomization.yaml'), 'utf8'));
