@@ -5,6 +5,7 @@ import { client, startStack, type ApiResponse, type Stack } from '../support/sta
 import { NatsCluster } from '../support/nats-cluster';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { eventually } from '../support/eventually';
+import { cacheHits } from '../support/metrics';
 
 // The system on a real JetStream cluster of three nodes, the event stream at 3 replicas (as
 // docs/operations.md, "NATS cluster", tells operators to run it): the node that leads the stream dies
@@ -225,11 +226,7 @@ it('a JetStream node killed and restarted while licences are issued: every webho
   // The caches' followers (R1 in-memory consumers, one of which may have lived on the dead node) are
   // made again: validations are answered from memory, and a suspension still reaches them at once.
   const key = issued[issued.length - 1];
-  const hits = async () => {
-    const text = await (await fetch(stack.metricsUrls.gateway)).text();
-    const line = text.split('\n').find((l) => /^licensing_validation_cache_total\{.*result="hit"/.test(l));
-    return line ? Number(line.split(' ').pop()) : 0;
-  };
+  const hits = () => cacheHits(stack.metricsUrls.gateway);
   const code = async () => (await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body.code as string;
   await eventually(
     async () => {

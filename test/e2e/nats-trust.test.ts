@@ -13,6 +13,7 @@ import { client, startStack, testTopology, type Stack } from '../support/stack';
 import { PrivateNats } from '../support/nats-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { eventually } from '../support/eventually';
+import { cacheHits } from '../support/metrics';
 
 // The whole system over a nats-server started with the generated configuration:
 // one user per component, each allowed only its own subjects. The system works
@@ -220,11 +221,7 @@ it('never delivers a forged event to a webhook endpoint, while real events still
 it('the caches follow their events under these permissions: answers from memory, and a suspend reaches them', async () => {
   const key = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'cached@example.com' }))
     .body.license_key as string;
-  const hits = async () => {
-    const text = await (await fetch(stack.metricsUrls.gateway)).text();
-    const line = text.split('\n').find((l) => /^licensing_validation_cache_total\{.*result="hit"/.test(l));
-    return line ? Number(line.split(' ').pop()) : 0;
-  };
+  const hits = () => cacheHits(stack.metricsUrls.gateway);
   const code = async () => (await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body.code as string;
   await eventually(
     async () => {

@@ -7,6 +7,7 @@ import { PrivateNats } from '../support/nats-server';
 import { HoldingProxy } from '../support/holding-proxy';
 import { NatsDroppingProxy } from '../support/nats-dropping-proxy';
 import { eventually } from '../support/eventually';
+import { cacheHits, metric } from '../support/metrics';
 import { EventLog } from '../support/events';
 import { freePort } from '../../scripts/lib/net';
 
@@ -28,11 +29,6 @@ afterAll(async () => {
 });
 
 type Api = ReturnType<typeof client>;
-
-async function metric(url: string, pattern: RegExp): Promise<number> {
-  const line = (await (await fetch(url)).text()).split('\n').find((l) => pattern.test(l));
-  return line ? Number(line.split(' ').pop()) : 0;
-}
 
 async function setUp(policy: Record<string, unknown> = {}) {
   const { accountId, apiKey } = await stack.newAccount();
@@ -64,7 +60,7 @@ async function countsOf(accountId: string): Promise<number> {
 async function countsReach(accountId: string, n: number): Promise<void> {
   await eventually(async () => expect(await countsOf(accountId)).toBe(n), { timeoutMs: 30_000 });
 }
-const hits = (metricsUrl: string) => metric(metricsUrl, /^licensing_validation_cache_total\{.*result="hit"/);
+const hits = cacheHits;
 
 describe('answers from memory', () => {
   it('a second validation of a known licence is a cache hit, identical to the service answer', async () => {

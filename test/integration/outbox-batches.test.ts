@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import {
-  EventBus,
+  type EventBus,
   Outbox,
   connectMongo,
   createLogger,
@@ -13,10 +13,9 @@ import {
   withEvents,
   syncIndexes,
   addPostgresIndexes,
-  runEventsSetup,
 } from '@licensing/runtime';
 import type { DomainEvent } from '@licensing/proto';
-import { EventLog } from '../support/events';
+import { EventLog, testEventBus } from '../support/events';
 import { eventually } from '../support/eventually';
 
 // The outbox in batches, against real FerretDB and NATS: many documents' events published together
@@ -31,23 +30,7 @@ let bus: EventBus;
 let events: EventLog;
 
 beforeAll(async () => {
-  await runEventsSetup({
-    LOG_LEVEL: 'silent',
-    NATS_URL: natsUrl,
-    NATS_USER: '',
-    NATS_PASSWORD: '',
-    NATS_TLS_CA_FILE: '',
-    EVENTS_RETENTION_HOURS: 1,
-    EVENTS_SUBJECT_PREFIX: `t_obatch_${id}.events`,
-    EVENTS_STREAM: `T_OBATCH_${id}`,
-  });
-  bus = await EventBus.connect({
-    url: natsUrl,
-    subjectPrefix: `t_obatch_${id}.events`,
-    stream: `T_OBATCH_${id}`,
-    name: 'outbox-batches-test',
-    log,
-  });
+  ({ bus } = await testEventBus({ subjects: `t_obatch_${id}`, stream: `T_OBATCH_${id}` }, 'outbox-batches-test', log));
   events = await EventLog.open(natsUrl, `T_OBATCH_${id}`);
 });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import {
-  EventBus,
+  type EventBus,
   Outbox,
   connectMongo,
   createLogger,
@@ -13,10 +13,9 @@ import {
   addPostgresIndexes,
   withEvents,
   syncIndexes,
-  runEventsSetup,
 } from '@licensing/runtime';
 import type { DomainEvent } from '@licensing/proto';
-import { EventLog } from '../support/events';
+import { EventLog, testEventBus } from '../support/events';
 import { eventually } from '../support/eventually';
 
 // The outbox against real FerretDB and NATS: events stored with a document are
@@ -37,23 +36,7 @@ beforeAll(async () => {
     new Schema({ _id: String, name: String, ...outboxFields }, { versionKey: false }),
   ) as unknown as Model<any>;
   await syncIndexes(db);
-  await runEventsSetup({
-    LOG_LEVEL: 'silent',
-    NATS_URL: natsUrl,
-    NATS_USER: '',
-    NATS_PASSWORD: '',
-    NATS_TLS_CA_FILE: '',
-    EVENTS_RETENTION_HOURS: 1,
-    EVENTS_SUBJECT_PREFIX: `t_outbox_${id}.events`,
-    EVENTS_STREAM: `T_OUTBOX_${id}`,
-  });
-  bus = await EventBus.connect({
-    url: natsUrl,
-    subjectPrefix: `t_outbox_${id}.events`,
-    stream: `T_OUTBOX_${id}`,
-    name: 'outbox-test',
-    log,
-  });
+  ({ bus } = await testEventBus({ subjects: `t_outbox_${id}`, stream: `T_OUTBOX_${id}` }, 'outbox-test', log));
   outbox = new Outbox(bus, log, 100, 0); // settle at once: these tests look at the clearing itself
   outbox.track(Thing);
   events = await EventLog.open(natsUrl, `T_OUTBOX_${id}`);

@@ -1,6 +1,6 @@
 import { connect, type NatsConnection } from 'nats';
 import type { DomainEvent } from '@licensing/proto';
-import { natsServers } from '@licensing/runtime';
+import { EventBus, natsServers, runEventsSetup, type Logger } from '@licensing/runtime';
 import { eventually } from './eventually';
 
 /**
@@ -61,3 +61,30 @@ export class EventLog {
     await this.nc.drain();
   }
 }
+
+/**
+ * An event stream of a test's own (subjects `<subjects>.events.>`) on the test NATS server, set up as
+ * the deployment's set-up step does, and a bus of a service publishing to it.
+ */
+export async function testEventBus(
+  { subjects, stream }: { subjects: string; stream: string },
+  name: string,
+  log: Logger,
+  natsUrl = testNatsUrl(),
+) {
+  const subjectPrefix = `${subjects}.events`;
+  await runEventsSetup({
+    LOG_LEVEL: 'silent',
+    NATS_URL: natsUrl,
+    NATS_USER: '',
+    NATS_PASSWORD: '',
+    NATS_TLS_CA_FILE: '',
+    EVENTS_RETENTION_HOURS: 1,
+    EVENTS_SUBJECT_PREFIX: subjectPrefix,
+    EVENTS_STREAM: stream,
+  });
+  const bus = await EventBus.connect({ url: natsUrl, subjectPrefix, stream, name, log });
+  return { bus, stream, subjectPrefix, natsUrl };
+}
+
+const testNatsUrl = () => process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
