@@ -7,6 +7,11 @@ import { eventsSetupSchema, loadConfig, sealingKey } from '@licensing/runtime';
 import { checkTransportConfig } from '../../gateway/src/http/transport';
 import type { GatewayConfig } from '../../gateway/src/config';
 import {
+  paymentModeProblems,
+  paymentsNotConfigured,
+  type PaymentModeSettings,
+} from '../../services/checkout/src/domain/modes';
+import {
   optionalSecret,
   componentOf,
   components,
@@ -64,6 +69,21 @@ describe('docker-compose.yml', () => {
     const fromImage = Object.keys(services).filter((s) => services[s].image?.startsWith('licensing:'));
     expect(fromImage.filter((s) => s !== 'events-setup' && s !== 'admin')).toEqual(components);
     expect(Object.keys(services).filter((s) => !fromImage.includes(s))).toEqual(['mongodb', 'nats', 'redis']);
+  });
+
+  it('comes up without Stripe keys: with make-secrets.sh placeholders, checkout runs without payments (no refusal to start)', () => {
+    // The checkout settings compose gives, with the Stripe secrets read from the files make-secrets.sh wrote.
+    const env = envOf('checkout');
+    const settings = {
+      ...configs.checkout,
+      STRIPE_SECRET_KEY: readFileSync(mounted(env.STRIPE_SECRET_KEY_FILE), 'utf8').trim(),
+      STRIPE_WEBHOOK_SECRET: readFileSync(mounted(env.STRIPE_WEBHOOK_SECRET_FILE), 'utf8').trim(),
+    } as unknown as PaymentModeSettings;
+    expect(settings.PAYMENT_PROVIDER).toBe('stripe');
+    expect(paymentModeProblems(settings)).toEqual([]);
+    expect(paymentsNotConfigured(settings)).toBe(true);
+    // And the gateway does not wait on anything that could wait forever: it needs checkout healthy, which it is.
+    expect(services.gateway.depends_on.checkout).toEqual({ condition: 'service_healthy' });
   });
 
   it('builds the image on a maintained Node LTS (Node 20 reached its end of life in April 2026)', () => {
