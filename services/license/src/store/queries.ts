@@ -20,10 +20,9 @@ export class LicenseStore {
   constructor(readonly models: LicenseModels) {}
 
   async insert(doc: Omit<LicenseDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
-    // Straight to the driver: the document is whole and typed as newLicense() makes it, so mongoose's
-    // casting, defaults and validation would only cost the issuance path CPU (a duplicate _id or key
-    // still fails with code 11000).
-    await this.models.License.collection.insertOne({ ...doc, ...outboxOf(events) } as never);
+    // Through mongoose, not the driver: a raw insertOne (tried to save CPU) made webhook-delivery e2e
+    // lose a restarted webhook service's deliveries; the cause was not found, so the mongoose path stays.
+    await this.models.License.create({ ...doc, ...outboxOf(events) });
   }
 
   /** By id, in one account (another account's is null). */
