@@ -47,6 +47,18 @@ export function parseArgs(argv: string[]): { command: string; flags: Record<stri
   return { command, flags };
 }
 
+/** The operator's token from a mounted secret; a missing or empty file is a usage error naming it. */
+function tokenFromFile(file: string): string {
+  let token = '';
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    usage(`INTERNAL_TOKEN_FILE ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (!token) usage(`INTERNAL_TOKEN_FILE ${file} is empty`);
+  return token;
+}
+
 function connection(): { addr: string; token: string } {
   const root = repoRoot();
   const dataDir = process.env.DATA_DIR ?? join(root, '.data');
@@ -61,7 +73,7 @@ function connection(): { addr: string; token: string } {
   // INTERNAL_TOKEN_FILE: the operator's token as a mounted secret (compose's admin service, the Kubernetes Job).
   const tokenFile = process.env.INTERNAL_TOKEN_FILE;
   const token =
-    (tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined) ??
+    (tokenFile ? tokenFromFile(tokenFile) : undefined) ??
     process.env.INTERNAL_TOKEN ??
     (existsSync(secretsFile)
       ? componentToken(

@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,11 +30,17 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+const admin = (...args: string[]) => adminWith({}, ...args);
+
+async function adminWith(
+  over: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = {
     ...process.env,
     ACCOUNT_GRPC_ADDR: stack.addrs.account,
     INTERNAL_TOKEN: credentialOf(stack.topology, 'operator').token,
+    ...over,
   };
   try {
     const { stdout, stderr } = await exec(process.execPath, [script('admin'), ...args], { env });
@@ -160,6 +166,31 @@ describe('npm run admin', () => {
     expect((await admin('revoke-key', '--key-id', 'key_nope')).stderr).toContain('revoke-key needs --account');
     const missing = await admin('revoke-key', '--account', 'acct_nope', '--key-id', 'key_nope');
     expect(JSON.parse(missing.stderr)).toMatchObject({ error: 'not_found' });
+  });
+
+  it('takes the operator token from INTERNAL_TOKEN_FILE (compose, the Kubernetes Job), and says which file is unusable', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'admin-token-'));
+    try {
+      const file = join(dir, 'internal_token_operator');
+      writeFileSync(file, `${credentialOf(stack.topology, 'operator').token}\n`);
+      const made = await adminWith(
+        { INTERNAL_TOKEN: '', INTERNAL_TOKEN_FILE: file },
+        'create-account',
+        '--name',
+        'FromFile',
+      );
+      expect(made.code).toBe(0);
+      expect(JSON.parse(made.stdout).account_id).toMatch(/^acct_/);
+      const missing = await adminWith({ INTERNAL_TOKEN_FILE: join(dir, 'nope') }, 'list-keys', '--account', 'acct_x');
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain(`INTERNAL_TOKEN_FILE ${join(dir, 'nope')} cannot be read (ENOENT)`);
+      writeFileSync(file, '\n');
+      const empty = await adminWith({ INTERNAL_TOKEN_FILE: file }, 'list-keys', '--account', 'acct_x');
+      expect(empty.code).toBe(2);
+      expect(empty.stderr).toContain('is empty');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
