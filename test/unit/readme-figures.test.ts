@@ -53,3 +53,23 @@ it('the README quotes the figures of docs/benchmarks.md "At scale"', () => {
     expect(readme).toContain(`| ${licences} | ${issuance} | ${firstTouch} | ${listPage} | ${idle} |`);
   }
 });
+
+it('the README quotes the event pipeline figures of docs/benchmarks.md (npm run bench:events)', () => {
+  // | what | figure | target | |
+  const steady = row('steady 100 issuances/s')[1]; // "p50 / p99 / max ms (…)"
+  const p99 = /^\S+ \/ (\S+) \/ \S+ ms/.exec(steady)?.[1];
+  const rate = /^(\d+)\/s/.exec(row('burst of 10,000 at 32 connections: issuance')[1])?.[1];
+  const last = row('burst: last webhook after the last')[1];
+  const quiet = row('burst: whole system under 5 %')[1];
+  const once = row('burst: every webhook exactly once')[1];
+  expect(once).toMatch(/10,000 arrived, 0 missing, 0 twice/);
+  const readmeText = readme.replace(/\s+/g, ' ');
+  for (const quoted of [
+    `webhook arrives p99 ${p99} ms`,
+    `issues ${rate}/s`,
+    `arrives ${last} after the last`,
+    `each exactly once`,
+    `under 5 % of a core ${quiet} later`,
+  ])
+    expect(readmeText).toContain(quoted);
+});
