@@ -10,6 +10,14 @@ const swc = [
   { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
 ];
 
+// OpenTelemetry's OTLP exporter loads node:http with a dynamic import(), which jest's CommonJS
+// runtime cannot run (it would need --experimental-vm-modules): its files are compiled to require()
+// like ours. Node itself runs them as they are.
+const swcJs = [
+  '@swc/jest',
+  { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+];
+
 const testTimeout = 30000;
 
 const tier = (name, servers) => ({
@@ -18,7 +26,8 @@ const tier = (name, servers) => ({
   testEnvironment: 'node',
   roots: [`<rootDir>/test/${name}`],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': swc, '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': swcJs },
+  transformIgnorePatterns: ['/node_modules/(?!@opentelemetry/otlp-exporter-base/)'],
   moduleNameMapper: {
     '^@licensing/proto$': '<rootDir>/proto/index.ts',
     '^@licensing/runtime$': '<rootDir>/packages/runtime/src/index.ts',

@@ -33,6 +33,11 @@ export interface DomainEvent<T extends EventType = EventType> {
   created_at: string;
   /** The API request that caused the event, when one did (absent for sweeps and timers). */
   request_id?: string;
+  /**
+   * The W3C trace context of the call that caused it, when that call was traced (OpenTelemetry on):
+   * consumers continue its trace. Internal: never part of a webhook's body.
+   */
+  traceparent?: string;
   data: EventData[T];
 }
 

@@ -8,7 +8,7 @@
 
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { Router } from 'express';
-import type { Logger, Metrics } from '@licensing/runtime';
+import type { Logger, Metrics, Tracing } from '@licensing/runtime';
 import type { EventFeed } from './backends/event-feed';
 import { recheckWith } from './auth/account-lookup';
 import { AuthCache } from './auth/auth-cache';
@@ -57,6 +57,8 @@ export interface GatewayDeps {
   draining?: { readonly now: boolean };
   /** For tests only: the validation fast path off, or on and telling each request it answered. */
   fastPath?: FastPathSwitch;
+  /** OpenTelemetry, when the OTEL_* variables turn it on. */
+  tracing?: Tracing;
 }
 
 /** For tests that compare the fast path's answers with the Express route's (test/e2e/fast-path-parity.test.ts). */
@@ -86,6 +88,7 @@ export function createApp({
   version,
   draining,
   fastPath = { enabled: true },
+  tracing,
 }: GatewayDeps): RequestListener {
   const app = express();
   app.disable('x-powered-by');
@@ -98,7 +101,7 @@ export function createApp({
   const authCache = new AuthCache(config.AUTH_CACHE_TTL_MS, bus, recheckWith(clients));
   const licenseCredentials = new LicenseCredentials(clients, bus, config.LICENSE_CREDENTIAL_CACHE_SIZE);
   app.use(httpMetrics(http));
-  app.use(requestContext(access));
+  app.use(requestContext(access, tracing));
   app.use(requireHttps(config));
   app.use(versionAlias);
   app.use(wellFormedPath);
@@ -212,6 +215,7 @@ export function createApp({
     log,
     access,
     trustProxy: app.get('trust proxy fn'),
+    tracing,
   });
   if (!fastPath.enabled) return app;
   const took = fastPath.took;

@@ -10,6 +10,7 @@ import {
   runMain,
   serveMetrics,
   shareMetricsWithPrimary,
+  startTracing,
   systemClock,
   type Clock,
 } from '@licensing/runtime';
@@ -48,9 +49,11 @@ export interface StartOptions {
 }
 
 export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
-  const config = loadConfig(gatewaySchema, opts.env ?? process.env, opts.config ?? {});
+  const env = opts.env ?? process.env;
+  const config = loadConfig(gatewaySchema, env, opts.config ?? {});
   checkTransportConfig(config);
   const log = createLogger('gateway', config.LOG_LEVEL);
+  const tracing = startTracing('gateway', env);
   const access = new AccessLog('gateway', config.LOG_LEVEL);
   const metrics = new Metrics('gateway');
   const bus = EventFeed.connect({
@@ -61,7 +64,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     log,
     metrics,
   });
-  const clients = createClients(config);
+  const clients = createClients(config, tracing);
   // No offline queue and a short command timeout: when Redis is away, the limiter
   // falls over to its in-memory insurance at once instead of waiting. ioredis
   // keeps reconnecting in the background and Redis is used again when it is back.
@@ -125,6 +128,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     version: VERSION,
     draining,
     fastPath: opts.fastPath,
+    tracing,
   });
   const { server, tls, certificate, reloadTls } = createGatewayServer(config, app, log);
   const drain = new Drain(server, log);
@@ -170,6 +174,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
       redis.disconnect();
       await bus.close();
       access.flush();
+      await tracing?.shutdown().catch((err: unknown) => log.warn({ err }, 'could not send the last spans'));
     })());
   return { port, url, metricsPort: metricsServer.port, reloadTls, stop };
 }

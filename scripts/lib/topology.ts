@@ -66,6 +66,8 @@ export interface Topology {
   mailRetryScheduleS?: string;
   mailSendIntervalMs?: number;
   mailSendTimeoutMs?: number;
+  /** OpenTelemetry's OTEL_* variables, given to every component (tests: a local OTLP receiver; `npm start` passes the shell's on). */
+  otel?: Record<string, string>;
   /** The notification service's PORTAL_CLEANUP_INTERVAL_MS (shorter in tests). */
   portalCleanupIntervalMs?: number;
   /** Tests and bench: every /metrics listener on a free port (else each component's default). */
@@ -260,5 +262,6 @@ export function envFor(name: Component, t: Topology, p: Placement): Record<strin
     ...(c.kind === 'gateway' ? gatewayEnv(t, c, p) : service(t, c, p)),
     ...addresses(c, p.addrs),
     ...(ownSettings[name]?.(t, p) ?? {}),
+    ...(t.otel ?? {}),
   };
 }

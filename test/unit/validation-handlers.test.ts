@@ -28,7 +28,9 @@ describe('ValidateLicenses', () => {
   it(`refuses more than ${MAX_VALIDATIONS_PER_CALL} validations in one call, naming the field`, async () => {
     const { handlers, lic, validation } = await setup();
     const validations = Array.from({ length: MAX_VALIDATIONS_PER_CALL + 1 }, () => validation(lic.key));
-    const err = await refusal(() => handlers.validateLicenses({ validations, request_ids: [] }, call));
+    const err = await refusal(() =>
+      handlers.validateLicenses({ validations, request_ids: [], traceparents: [] }, call),
+    );
     expect(err.code).toBe('invalid_request');
     expect(err.message).toBe(`at most ${MAX_VALIDATIONS_PER_CALL} validations per call`);
     expect(err.fieldErrors.map((f) => f.field)).toEqual(['validations']);
@@ -37,11 +39,17 @@ describe('ValidateLicenses', () => {
   it('answers each validation in order, whatever its request id (a malformed one is not used) and an empty call', async () => {
     const { handlers, lic, validation } = await setup();
     const out = await handlers.validateLicenses(
-      { validations: [validation(lic.key), validation('NOT-A-KEY')], request_ids: ['bad id with spaces'] },
+      {
+        validations: [validation(lic.key), validation('NOT-A-KEY')],
+        request_ids: ['bad id with spaces'],
+        traceparents: ['not a traceparent'],
+      },
       call,
     );
     expect(out.results.map((r) => r.code)).toEqual(['valid', 'not_found']);
-    expect(await handlers.validateLicenses({ validations: [], request_ids: [] }, call)).toEqual({ results: [] });
+    expect(await handlers.validateLicenses({ validations: [], request_ids: [], traceparents: [] }, call)).toEqual({
+      results: [],
+    });
   });
 });
 
@@ -50,7 +58,11 @@ describe('what a validation shows of its licence', () => {
     const { handlers, lic, validation, store } = await setup();
     store.licenses.get(lic._id)!.metadata = { crm_id: 'C-77' };
     const { results } = await handlers.validateLicenses(
-      { validations: [validation(lic.key), { ...validation(lic.key), key_scope: 'validate' }], request_ids: [] },
+      {
+        validations: [validation(lic.key), { ...validation(lic.key), key_scope: 'validate' }],
+        request_ids: [],
+        traceparents: [],
+      },
       call,
     );
     expect(results.map((r) => r.code)).toEqual(['valid', 'valid']);

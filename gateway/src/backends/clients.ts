@@ -7,7 +7,7 @@ import {
   WebhookServiceClient,
   health,
 } from '@licensing/proto';
-import { channelCredentials, createClient, internalCredential } from '@licensing/runtime';
+import { channelCredentials, createClient, internalCredential, type Tracing } from '@licensing/runtime';
 
 /** The gateway's own credential and TLS towards the services (internalCredential's settings). */
 type CredentialSettings = Parameters<typeof internalCredential>[1];
@@ -25,9 +25,9 @@ export interface BackendSettings extends CredentialSettings {
 }
 
 /** One long-lived gRPC channel per service for the life of the gateway. */
-export function createClients(config: BackendSettings) {
+export function createClients(config: BackendSettings, tracing?: Tracing) {
   // The gateway's own credential: each service lets it call only the methods the API needs.
-  const token = internalCredential('gateway', config);
+  const token = internalCredential('gateway', config, tracing);
   const timeout = config.GRPC_TIMEOUT_MS;
   const services = {
     account: config.ACCOUNT_GRPC_ADDR,

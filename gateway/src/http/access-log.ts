@@ -70,6 +70,8 @@ export interface AccessEntry {
   /** Path ids that are not secrets (routes/route.ts). */
   ids?: Record<string, string>;
   caller?: AccessCaller;
+  /** The request's trace (OpenTelemetry on): 32 hex digits. */
+  traceId?: string;
 }
 
 let lastMs = 0;
@@ -88,7 +90,7 @@ function isoNow(): string {
  * The line of one request: the keys and order pino would give it, without pino. Only the URL can hold
  * any character and is escaped; the rest are known shapes written as they are: request ids are 1–64 of
  * A-Z a-z 0-9 . _ : - (saneRequestId), methods are HTTP tokens Node's parser accepted, path ids match
- * [A-Za-z0-9_] (routes/route.ts), account and key ids are ours.
+ * [A-Za-z0-9_] (routes/route.ts), account and key ids are ours, trace ids are hex.
  */
 export function accessLine(e: AccessEntry, service: string, time: string, nowNs: bigint): string {
   let ids = '';
@@ -96,6 +98,7 @@ export function accessLine(e: AccessEntry, service: string, time: string, nowNs:
   const ms = Math.round(Number(nowNs - e.startedNs) / 1e3) / 1e3;
   return (
     `{"level":30,"time":"${time}","service":"${service}","name":"${service}","request_id":"${e.requestId}",` +
+    (e.traceId ? `"trace_id":"${e.traceId}",` : '') +
     `"method":"${e.method}","url":${JSON.stringify(loggedUrl(e.url, e.route))}` +
     (ids ? `,"ids":{${ids}}` : '') +
     (e.caller?.accountId ? `,"account_id":"${e.caller.accountId}","key_id":"${e.caller.keyId}"` : '') +

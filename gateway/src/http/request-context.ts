@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { saneRequestId, withRequestId } from '@licensing/runtime';
+import { saneRequestId, withRequestId, type Tracing } from '@licensing/runtime';
 import type { AccessCaller, AccessLog } from './access-log';
+import { endRequestSpan, startRequestSpan, traceIdOf } from './tracing';
 
 // Request ids: a random prefix per process and a counter, unique without a
 // CSPRNG call per request (they identify, they do not authorise).
@@ -17,16 +18,22 @@ export function requestIdFor(given: string | string[] | undefined): string {
 }
 
 /**
- * Request id (echoed if sane, else generated) and one access-log line per
- * request (access-log.ts). The rest of the request runs in the id's scope, so every gRPC call
- * made for it carries the id to the services (and their logs and events).
+ * Request id (echoed if sane, else generated), one access-log line per request (access-log.ts) and,
+ * with tracing on, the request's span (tracing.ts). The rest of the request runs in the id's (and
+ * span's) scope, so every gRPC call made for it carries them to the services (and their logs and events).
  */
-export function requestContext(access: AccessLog) {
+export function requestContext(access: AccessLog, tracing?: Tracing) {
   return (req: Request, res: Response, next: NextFunction) => {
     const requestId = requestIdFor(req.headers['x-request-id']);
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
+    const traced = tracing && startRequestSpan(tracing, req.method, req.headers);
+    // 'close' comes after 'finish', and also when the client went away before the answer was sent.
+    if (traced)
+      res.once('close', () =>
+        endRequestSpan(traced, req.method, res.locals.route as string | undefined, res.statusCode),
+      );
     if (access.enabled)
       res.on('finish', () => {
         // authenticate() put the principal there (auth/principal.ts); its account and key id name the caller.
@@ -40,9 +47,10 @@ export function requestContext(access: AccessLog) {
           route: res.locals.route as string | undefined,
           ids: res.locals.ids as Record<string, string> | undefined,
           caller: principal,
+          traceId: traceIdOf(traced),
         });
       });
-    withRequestId(requestId, next);
+    withRequestId(requestId, next, traced?.context);
   };
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { AppError, sha256, withRequestId, type Logger } from '@licensing/runtime';
+import { AppError, sha256, withRequestId, type Logger, type StartedSpan, type Tracing } from '@licensing/runtime';
 import { parseLicenseKey, type ParsedKey } from '@licensing/proto';
 import { sameCanonicalKey } from '../auth/app-routes';
 import type { AuthCache } from '../auth/auth-cache';
@@ -10,6 +10,7 @@ import { knownError, problemOf } from '../http/errors';
 import type { HttpMetrics } from '../http/metrics';
 import type { AccessLog } from '../http/access-log';
 import { requestIdFor } from '../http/request-context';
+import { endRequestSpan, startRequestSpan, traceIdOf } from '../http/tracing';
 import { hstsValue, httpsRequired, type TransportSettings } from '../http/transport';
 import { pushRateLimitHeaders } from '../rate-limits/headers';
 import { rejectionDetail } from '../rate-limits/budgets';
@@ -37,6 +38,8 @@ export interface FastPathDeps {
   access: AccessLog;
   /** express's compiled `trust proxy` function: is this hop a trusted proxy? */
   trustProxy: (address: string, hop: number) => boolean;
+  /** OpenTelemetry, when on: each request answered here gets its span, as on the Express path. */
+  tracing?: Tracing;
 }
 
 /**
@@ -62,6 +65,7 @@ export function fastValidation({
   log,
   access,
   trustProxy: trust,
+  tracing,
 }: FastPathDeps) {
   // Whether an address is a trusted proxy never changes: remember the answer per address (bounded).
   const trusted = new Map<string, boolean>();
@@ -110,8 +114,10 @@ export function fastValidation({
     }
     const input = { key: request.licenseKey, productId: '', fingerprint: request.fingerprint };
     const started = process.hrtime.bigint();
+    // Only with tracing on are the headers parsed into an object (req.headers is built on first use).
+    const traced = tracing && startRequestSpan(tracing, 'GET', req.headers);
     const answer = (verdict: RateVerdict | null) =>
-      respond(res, url, request.requestId, secure, principal, input, known, verdict, started);
+      respond(res, url, request.requestId, secure, principal, input, known, verdict, started, traced);
     if (!limits.settings.enabled) answer(null);
     else {
       const verdict = limits.checkLocally(principal, named);
@@ -122,7 +128,7 @@ export function fastValidation({
       else {
         const counted = limits.check(principal, named);
         if (counted instanceof Promise)
-          counted.then(answer, (err: unknown) => fail(res, url, request.requestId, secure, err, started));
+          counted.then(answer, (err: unknown) => fail(res, url, request.requestId, secure, err, started, traced));
         else answer(counted);
       }
     }
@@ -140,8 +146,10 @@ export function fastValidation({
     known: { parsed: ParsedKey; digest: string } | undefined,
     verdict: RateVerdict | null,
     started: bigint,
+    traced: StartedSpan | undefined,
   ): void {
     const requestId = requestIdFor(sentRequestId);
+    const traceId = traceIdOf(traced);
     // A flat [name, value, …] list: no header object to build and walk.
     const out: string[] = ['X-Request-Id', requestId];
     if (verdict) pushRateLimitHeaders(out, verdict.budgets, Math.floor(Date.now() / 1000), verdict.policy);
@@ -154,7 +162,17 @@ export function fastValidation({
     const reply = (status: number, contentType: string, body: string, window?: string) => {
       send(status, contentType, body);
       http.observe('GET', ROUTE, status, started, window);
-      access.record({ requestId, method: 'GET', url, status, startedNs: started, route: ROUTE, caller: principal });
+      access.record({
+        requestId,
+        method: 'GET',
+        url,
+        status,
+        startedNs: started,
+        route: ROUTE,
+        caller: principal,
+        traceId,
+      });
+      if (traced) endRequestSpan(traced, 'GET', ROUTE, status);
     };
     const refuse = (err: AppError, window?: string) => {
       const problem = problemOf(err, requestId);
@@ -180,12 +198,14 @@ export function fastValidation({
         startedNs: started,
         route: ROUTE,
         caller: principal,
+        traceId,
       });
+      if (traced) endRequestSpan(traced, 'GET', ROUTE, 200);
       return;
     }
     // A key this gateway does not know: the licence service answers (in the request id's scope, so the
     // call carries it), still without Express: its routing and middleware cost more than the call itself.
-    withRequestId(requestId, () => validator.remote(principal, input)).then(
+    withRequestId(requestId, () => validator.remote(principal, input), traced?.context).then(
       (answer) => reply(200, JSON_TYPE, toJson(answer)),
       (err: unknown) => refuse(knownError(err, log, ROUTE)),
     );
@@ -199,6 +219,7 @@ export function fastValidation({
     secure: boolean,
     err: unknown,
     started: bigint,
+    traced: StartedSpan | undefined,
   ) {
     const requestId = requestIdFor(sentRequestId);
     const problem = problemOf(knownError(err, log, ROUTE), requestId);
@@ -209,7 +230,16 @@ export function fastValidation({
     res.writeHead(problem.status, out);
     res.end(problem.body);
     http.observe('GET', ROUTE, problem.status, started);
-    access.record({ requestId, method: 'GET', url, status: problem.status, startedNs: started, route: ROUTE });
+    access.record({
+      requestId,
+      method: 'GET',
+      url,
+      status: problem.status,
+      startedNs: started,
+      route: ROUTE,
+      traceId: traceIdOf(traced),
+    });
+    if (traced) endRequestSpan(traced, 'GET', ROUTE, problem.status);
   }
 }
 

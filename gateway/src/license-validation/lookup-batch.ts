@@ -4,7 +4,14 @@ import type {
   ValidateLicensesRequest,
   ValidateLicensesResponse,
 } from '@licensing/proto';
-import { AppError, currentRequestId, outsideAnyCall, withRequestId } from '@licensing/runtime';
+import {
+  AppError,
+  currentCall,
+  outsideAnyCall,
+  traceparentOf,
+  withRequestId,
+  type TraceContext,
+} from '@licensing/runtime';
 
 // Part of a validation's flow through license-validation/, drawn in validator.ts's header.
 
@@ -16,6 +23,8 @@ interface LicenseCalls {
 interface Pending {
   req: ValidateLicenseRequest;
   requestId: string;
+  /** The request's trace context, when it is traced. */
+  trace?: TraceContext;
   resolve(out: ValidateLicenseResponse): void;
   reject(err: unknown): void;
 }
@@ -30,7 +39,7 @@ export const MAX_BATCH = 64;
  * both sides more than answering a validation does (measured in
  * docs/benchmarks.md). A validation alone in its turn goes as ValidateLicense,
  * and waits for nothing: batches form only when requests already overlap.
- * Each answer is its own request's, with its request id; a failed batch is
+ * Each answer is its own request's, with its request id (and trace); a failed batch is
  * tried again call by call when the service was unavailable (a replica that
  * does not know ValidateLicenses yet, during an upgrade, answers UNIMPLEMENTED).
  */
@@ -42,7 +51,8 @@ export class ValidationBatcher {
 
   validate(req: ValidateLicenseRequest): Promise<ValidateLicenseResponse> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ req, requestId: currentRequestId() ?? '', resolve, reject });
+      const call = currentCall();
+      this.queue.push({ req, requestId: call?.requestId ?? '', trace: call?.trace, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         // After the I/O callbacks of this turn: the requests that arrived with this one join it.
@@ -63,7 +73,12 @@ export class ValidationBatcher {
     if (batch.length === 1) this.one(batch[0]);
     if (batch.length <= 1) return;
     this.calls
-      .validateLicenses({ validations: batch.map((p) => p.req), request_ids: batch.map((p) => p.requestId) })
+      .validateLicenses({
+        validations: batch.map((p) => p.req),
+        request_ids: batch.map((p) => p.requestId),
+        // Each validation's own trace (the call itself is in none: it serves many requests).
+        traceparents: batch.some((p) => p.trace) ? batch.map((p) => traceparentOf(p.trace) ?? '') : [],
+      })
       .then(
         ({ results }) => {
           // Answers are matched by position: a count that differs matches none.
@@ -80,6 +95,6 @@ export class ValidationBatcher {
   }
 
   private one(p: Pending): void {
-    withRequestId(p.requestId, () => this.calls.validateLicense(p.req)).then(p.resolve, p.reject);
+    withRequestId(p.requestId, () => this.calls.validateLicense(p.req), p.trace).then(p.resolve, p.reject);
   }
 }

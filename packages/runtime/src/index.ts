@@ -47,3 +47,4 @@ export * from './security/client-address';
 export * from './security/session-token';
 export * from './store/store-errors';
 export * from './store/store-watchdog';
+export * from './observability/tracing';

@@ -11,6 +11,7 @@ import { GrpcServer } from './grpc/server';
 import { internalTls } from './grpc/internal-tls';
 import { systemClock, type Clock } from './core/clock';
 import { Metrics, serveMetrics } from './observability/metrics';
+import { startTracing, type Tracing } from './observability/tracing';
 import { untilConnected } from './tasks/retry';
 
 /** Settings every gRPC service has on top of the common ones. */
@@ -57,6 +58,8 @@ export interface ServiceContext<C> {
   grpc: GrpcServer;
   metrics: Metrics;
   clock: Clock;
+  /** OpenTelemetry tracing, when the OTEL_* variables turn it on (observability/tracing.ts). */
+  tracing?: Tracing;
 }
 
 export interface ServiceRecipe<S extends Schema> {
@@ -94,8 +97,10 @@ export async function startService<S extends Schema>(
   recipe: ServiceRecipe<S>,
   opts: StartOptions<ConfigOf<S>> = {},
 ): Promise<RunningService<ConfigOf<S>>> {
-  const config = loadConfig(recipe.schema, opts.env ?? process.env, opts.config ?? {}) as ConfigOf<S> & ServiceConfig;
+  const env = opts.env ?? process.env;
+  const config = loadConfig(recipe.schema, env, opts.config ?? {}) as ConfigOf<S> & ServiceConfig;
   const log = createLogger(`${recipe.name}-service`, config.LOG_LEVEL);
+  const tracing = startTracing(`${recipe.name}-service`, env);
   const metrics = new Metrics(`${recipe.name}-service`);
   let db: Connection | undefined;
   const tls = internalTls(config);
@@ -106,6 +111,7 @@ export async function startService<S extends Schema>(
     log,
     metrics,
     ready: () => db?.readyState === 1,
+    tracing,
   });
   const port = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
   opts.onListening?.(port);
@@ -132,6 +138,7 @@ export async function startService<S extends Schema>(
           name: `${recipe.name}-service`,
           log,
           metrics,
+          tracing,
         }),
       waiting,
     );
@@ -139,7 +146,7 @@ export async function startService<S extends Schema>(
     metrics.gauge('licensing_outbox_backlog', () => outbox.backlog());
     metrics.gauge('licensing_outbox_oldest_age_seconds', () => outbox.oldestPendingAgeS());
     metrics.gauge('licensing_nats_connected', async () => (bus?.connected ? 1 : 0));
-    ctx = { config, log, db, bus, outbox, grpc, metrics, clock: opts.clock ?? systemClock };
+    ctx = { config, log, db, bus, outbox, grpc, metrics, clock: opts.clock ?? systemClock, tracing };
     stopHook = await recipe.setup(ctx);
     await syncIndexes(db, config.FERRETDB_POSTGRESQL_URL ? unusedByFerretdb : undefined);
     shapes?.declare(db);
@@ -156,6 +163,7 @@ export async function startService<S extends Schema>(
     await bus?.close();
     await pages?.close();
     await db?.close();
+    await tracing?.shutdown().catch(() => undefined);
     throw err;
   }
   grpc.health.setServing(true);
@@ -175,6 +183,8 @@ export async function startService<S extends Schema>(
       await pages?.close();
       await ctx.db.close();
       await metricsServer.close();
+      // The spans of the last calls go out before the process ends.
+      await tracing?.shutdown().catch((err: unknown) => log.warn({ err }, 'could not send the last spans'));
       log.info('stopped');
     })());
   return { port, metricsPort: metricsServer.port, ctx, stop };

@@ -57,12 +57,12 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     const products = createClient(
       ProductServiceClient,
       ctx.config.PRODUCT_GRPC_ADDR,
-      internalCredential('checkout', ctx.config),
+      internalCredential('checkout', ctx.config, ctx.tracing),
     );
     const licenses = createClient(
       LicenseServiceClient,
       ctx.config.LICENSE_GRPC_ADDR,
-      internalCredential('checkout', ctx.config),
+      internalCredential('checkout', ctx.config, ctx.tracing),
     );
     const completion = new Completion(store, licenses.call, ctx.outbox, ctx.clock, ctx.log);
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);

@@ -33,7 +33,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     const products = createClient(
       ProductServiceClient,
       ctx.config.PRODUCT_GRPC_ADDR,
-      internalCredential('license', ctx.config),
+      internalCredential('license', ctx.config, ctx.tracing),
     );
     const counter = new ValidationCounter(
       new ValidationStatsStore(statsModels(ctx.db)),

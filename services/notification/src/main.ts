@@ -31,7 +31,7 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
   async setup(ctx) {
     const scheduleS = parseSchedule(ctx.config.MAIL_RETRY_SCHEDULE_S);
     const emails = new EmailStore(emailModel(ctx.db));
-    const credential = internalCredential('notification', ctx.config);
+    const credential = internalCredential('notification', ctx.config, ctx.tracing);
     const accounts = createClient(AccountServiceClient, ctx.config.ACCOUNT_GRPC_ADDR, credential);
     const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, credential);
     const licenses = createClient(LicenseServiceClient, ctx.config.LICENSE_GRPC_ADDR, credential);

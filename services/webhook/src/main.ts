@@ -43,6 +43,7 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
       },
       ctx.outbox,
       ctx.metrics,
+      ctx.tracing,
     );
     const deps = {
       ...endpointDeps(ctx, store, deliveries),
@@ -50,8 +51,15 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
       bodyChanged: (id: string) => dispatcher.bodyChanged(id),
     };
     ctx.grpc.add(WebhookServiceService, endpointHandlers(deps), webhookAccess);
-    const fanout = new Fanout(ctx.bus, ctx.config.EVENTS_STREAM, cache, deliveries, ctx.clock, ctx.log, (d) =>
-      dispatcher.offer(d),
+    const fanout = new Fanout(
+      ctx.bus,
+      ctx.config.EVENTS_STREAM,
+      cache,
+      deliveries,
+      ctx.clock,
+      ctx.log,
+      (d) => dispatcher.offer(d),
+      ctx.tracing,
     );
     await fanout.start();
     dispatcher.start();

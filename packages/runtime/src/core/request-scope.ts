@@ -1,25 +1,30 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Context } from '@opentelemetry/api';
 
 // The call being served, carried implicitly through every await: its request
 // id (log lines, outgoing gRPC calls and new events pick it up without each
 // function passing it on) and its deadline (store queries and outgoing calls
 // get no more time than the caller still waits). Set by the gateway per HTTP
 // request and by the gRPC server per call (from the caller's metadata and deadline).
+// With tracing on, it also holds the call's trace context (observability/tracing.ts): the span
+// that outgoing calls, new events and log lines name as theirs.
 interface CallScope {
   requestId: string;
   /** Epoch ms after which nobody waits for the answer; Infinity when the caller set none. */
   deadline: number;
+  /** The OpenTelemetry context of the call's span; absent when tracing is off or the call is not traced. */
+  trace?: Context;
 }
 
 const scope = new AsyncLocalStorage<CallScope>();
 
-export function withRequestId<T>(requestId: string, fn: () => T): T {
-  return requestId ? scope.run({ requestId, deadline: Infinity }, fn) : fn();
+export function withRequestId<T>(requestId: string, fn: () => T, trace?: Context): T {
+  return requestId || trace ? scope.run({ requestId, deadline: Infinity, trace }, fn) : fn();
 }
 
-/** Runs fn as one call: its request id and the epoch-ms deadline its caller gave. */
-export function withCallScope<T>(requestId: string, deadline: number, fn: () => T): T {
-  return scope.run({ requestId, deadline }, fn);
+/** Runs fn as one call: its request id, the epoch-ms deadline its caller gave and, traced, its span's context. */
+export function withCallScope<T>(requestId: string, deadline: number, fn: () => T, trace?: Context): T {
+  return scope.run({ requestId, deadline, trace }, fn);
 }
 
 /**
@@ -29,6 +34,16 @@ export function withCallScope<T>(requestId: string, deadline: number, fn: () => 
  */
 export function outsideAnyCall<T>(fn: () => T): T {
   return scope.exit(fn);
+}
+
+/** The trace context of the call being served (undefined when tracing is off or the call is not traced). */
+export function currentTrace(): Context | undefined {
+  return scope.getStore()?.trace;
+}
+
+/** The request id and trace context of the call being served, in one look-up (log lines want both). */
+export function currentCall(): Readonly<CallScope> | undefined {
+  return scope.getStore();
 }
 
 export function currentRequestId(): string | undefined {

@@ -1,13 +1,21 @@
-import { connect, type NatsConnection, type JetStreamClient, type JetStreamManager } from 'nats';
+import { connect, headers, type MsgHdrs, type NatsConnection, type JetStreamClient, type JetStreamManager } from 'nats';
 import type { DomainEvent, EventOf, EventPattern, EventsMatching, EventType } from '@licensing/proto';
 import { newId } from '../core/ids';
 import { checkEventStream } from './event-stream';
 import { natsServers } from './nats-servers';
 import { FollowedEvents, type Following } from './followed-events';
 import { inboxPrefixOf, ownedBySubject } from './nats-access';
-import { currentRequestId } from '../core/request-scope';
+import { currentCall } from '../core/request-scope';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
+import {
+  endSpan,
+  remoteContext,
+  SpanKind,
+  traceparentOf,
+  type TraceContext,
+  type Tracing,
+} from '../observability/tracing';
 
 export interface BusOptions {
   url: string;
@@ -24,6 +32,16 @@ export interface BusOptions {
   retentionHours?: number;
   /** Counts accepted events (licensing_events_published_total) when given. */
   metrics?: Metrics;
+  /** The component's tracing, when on: a traced event's publish is a span, and its `traceparent` a message header. */
+  tracing?: Tracing;
+}
+
+/** The NATS header that carries an event's W3C trace context to its consumers. */
+export const TRACEPARENT_HEADER = 'traceparent';
+
+/** The trace context a consumed message carries (its `traceparent` header), if any. */
+export function messageTrace(msgHeaders: MsgHdrs | undefined): TraceContext | undefined {
+  return msgHeaders ? remoteContext(msgHeaders.get(TRACEPARENT_HEADER)) : undefined;
 }
 
 /**
@@ -183,11 +201,36 @@ export class EventBus {
    * acks come back together: many in flight, none waiting for another's round trip.
    */
   async publish(event: DomainEvent): Promise<void> {
-    const ack = await this.js.publish(this.subject(event.type), JSON.stringify(event), {
-      msgID: event.id,
-      timeout: 2000,
-    });
-    if (!ack.duplicate) this.published?.inc({ type: event.type });
+    // A traced event (made in a traced call) is published in a producer span of that trace, whose
+    // context goes along as a message header: the consumer's span is its child.
+    const parent = this.opts.tracing && remoteContext(event.traceparent);
+    const traced = parent
+      ? this.opts.tracing!.start(`${event.type} publish`, SpanKind.PRODUCER, parent, {
+          'messaging.system': 'nats',
+          'messaging.destination.name': this.subject(event.type),
+          'messaging.message.id': event.id,
+        })
+      : undefined;
+    let hdrs: MsgHdrs | undefined;
+    if (traced) {
+      hdrs = headers();
+      hdrs.set(TRACEPARENT_HEADER, traceparentOf(traced.context)!);
+    }
+    let failure: string | undefined;
+    try {
+      const ack = await this.js.publish(this.subject(event.type), JSON.stringify(event), {
+        msgID: event.id,
+        timeout: 2000,
+        ...(hdrs ? { headers: hdrs } : {}),
+      });
+      if (!ack.duplicate) this.published?.inc({ type: event.type });
+      traced?.span.setAttribute('messaging.nats.duplicate', ack.duplicate);
+    } catch (err) {
+      failure = (err as Error).message;
+      throw err;
+    } finally {
+      if (traced) endSpan(traced.span, failure);
+    }
   }
 
   async close(): Promise<void> {
@@ -200,7 +243,7 @@ export class EventBus {
 /**
  * A new event. Pass `id` for facts that must be published once however many
  * instances notice them: the same id is dropped by JetStream as a duplicate.
- * Events made while serving a request carry its id (`request_id`).
+ * Events made while serving a request carry its id (`request_id`) and, traced, its `traceparent`.
  */
 export function newEvent<T extends EventType>(
   type: T,
@@ -224,13 +267,17 @@ export function newEnvelope<T extends string, D>(
   now = new Date(),
   id = newId('evt'),
 ): Omit<DomainEvent, 'type' | 'data'> & { type: T; data: D } {
-  const requestId = currentRequestId();
+  const call = currentCall();
+  const requestId = call?.requestId;
+  // Kept with the event (in the outbox too), so however late it is published its consumers join the trace.
+  const traceparent = traceparentOf(call?.trace);
   return {
     id,
     type,
     account_id: accountId,
     created_at: now.toISOString(),
     ...(requestId ? { request_id: requestId } : {}),
+    ...(traceparent ? { traceparent } : {}),
     data,
   };
 }

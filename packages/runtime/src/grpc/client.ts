@@ -1,10 +1,24 @@
 import { Metadata, type Client, type ServiceError, type ChannelCredentials, type ClientOptions } from '@grpc/grpc-js';
 import { fromServiceError } from '../core/errors';
-import { INTERNAL_CALLER_KEY, INTERNAL_TOKEN_KEY, REQUEST_ID_KEY, type InternalCaller } from './internal-auth';
+import {
+  INTERNAL_CALLER_KEY,
+  INTERNAL_TOKEN_KEY,
+  REQUEST_ID_KEY,
+  TRACEPARENT_KEY,
+  type InternalCaller,
+} from './internal-auth';
 import { channelCredentials, internalTls, type InternalTls } from './internal-tls';
-import { currentRequestId, remainingMs } from '../core/request-scope';
+import { currentCall, remainingMs } from '../core/request-scope';
+import { endSpan, SpanKind, traceparentOf, type Tracing } from '../observability/tracing';
 
-type ClientCtor<C> = new (address: string, creds: ChannelCredentials, options?: Partial<ClientOptions>) => C;
+type ClientCtor<C> = (new (
+  address: string,
+  creds: ChannelCredentials,
+  options?: Partial<ClientOptions>,
+) => C) & {
+  /** A generated client's service definition: each method's gRPC path. */
+  service?: Record<string, { path?: string }>;
+};
 
 // The unary methods of a generated client, as promises. Conditional types see
 // the last overload: (request, metadata, options, callback).
@@ -39,6 +53,8 @@ export interface InternalCredential {
   caller: InternalCaller;
   token: string;
   tls?: InternalTls;
+  /** The component's tracing, when on: a traced call gets a client span, and its `traceparent` goes along. */
+  tracing?: Tracing;
 }
 
 /** The credential a component's settings describe (INTERNAL_TOKEN and the optional GRPC_TLS_* files). */
@@ -50,6 +66,7 @@ export function internalCredential(
     GRPC_TLS_CERT_FILE?: string;
     GRPC_TLS_KEY_FILE?: string;
   },
+  tracing?: Tracing,
 ): InternalCredential {
   if (!config.INTERNAL_TOKEN) throw new Error(`INTERNAL_TOKEN is required: ${caller} calls other services`);
   const tls = internalTls({
@@ -57,7 +74,7 @@ export function internalCredential(
     GRPC_TLS_CERT_FILE: config.GRPC_TLS_CERT_FILE ?? '',
     GRPC_TLS_KEY_FILE: config.GRPC_TLS_KEY_FILE ?? '',
   });
-  return { caller, token: config.INTERNAL_TOKEN, tls };
+  return { caller, token: config.INTERNAL_TOKEN, tls, tracing };
 }
 
 /**
@@ -87,6 +104,9 @@ export function createClient<C extends Client>(
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 1000,
   });
+  const { tracing } = credential;
+  /** A span's name: the method's gRPC path without its leading slash (licensing.v1.LicenseService/ValidateLicense). */
+  const spanName = (method: string) => Ctor.service?.[method]?.path?.slice(1) ?? method;
   const call = new Proxy({} as Unary<C>, {
     get(_t, method: string) {
       return (req: unknown, ctx: CallOptions = {}) =>
@@ -94,15 +114,28 @@ export function createClient<C extends Client>(
           const md = new Metadata();
           md.set(INTERNAL_CALLER_KEY, credential.caller);
           md.set(INTERNAL_TOKEN_KEY, credential.token);
-          const requestId = ctx.requestId ?? currentRequestId();
+          const scope = currentCall();
+          const requestId = ctx.requestId ?? scope?.requestId;
           if (requestId) md.set(REQUEST_ID_KEY, requestId);
           // Never longer than the call being served still has: its caller stops waiting then.
           const now = Date.now();
           const deadline = now + Math.min(ctx.timeoutMs ?? defaultTimeoutMs, remainingMs(now));
           const fn = (client as unknown as Record<string, (...args: unknown[]) => unknown>)[method];
-          fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) =>
-            err ? reject(fromServiceError(err)) : resolve(res),
-          );
+          // Traced only within a traced call: background work (flushes, sweeps) starts no traces of its own.
+          const traced =
+            tracing && scope?.trace ? tracing.start(spanName(method), SpanKind.CLIENT, scope.trace) : undefined;
+          if (traced) {
+            const traceparent = traceparentOf(traced.context);
+            if (traceparent) md.set(TRACEPARENT_KEY, traceparent);
+          }
+          fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) => {
+            if (traced)
+              endSpan(traced.span, err ? `${err.code}: ${err.details}` : false, {
+                'rpc.grpc.status_code': err?.code ?? 0,
+              });
+            if (err) reject(fromServiceError(err));
+            else resolve(res);
+          });
         });
     },
   });

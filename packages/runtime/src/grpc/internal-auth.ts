@@ -8,6 +8,8 @@ import type { Metadata } from '@grpc/grpc-js';
 export const INTERNAL_TOKEN_KEY = 'x-internal-token';
 export const INTERNAL_CALLER_KEY = 'x-internal-caller';
 export const REQUEST_ID_KEY = 'x-request-id';
+/** W3C trace context of a traced call (observability/tracing.ts). */
+export const TRACEPARENT_KEY = 'traceparent';
 
 /** The components that call services, and the operator CLI: every caller components.json lists (test/unit/components.test.ts checks). */
 export const internalCallers = ['gateway', 'license', 'checkout', 'notification', 'operator'] as const;

@@ -14,12 +14,14 @@ import {
   authenticateCaller,
   parseCallers,
   REQUEST_ID_KEY,
+  TRACEPARENT_KEY,
   type AccessPolicy,
   type InternalCaller,
 } from './internal-auth';
 import { peerCommonName, serverCredentials, type InternalTls } from './internal-tls';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
+import { endSpan, remoteContext, SpanKind, type Tracing } from '../observability/tracing';
 import { isStoreTimeout } from '../store/query-deadline';
 import { outOfTime } from '../core/time-budget';
 import { withCallScope } from '../core/request-scope';
@@ -58,6 +60,8 @@ export interface GrpcServerOptions {
   log: Logger;
   metrics: Metrics;
   ready?: () => boolean;
+  /** The service's tracing, when on: a call that carries a `traceparent` is served in a span of its own. */
+  tracing?: Tracing;
 }
 
 const CODE_NAMES = Object.fromEntries(
@@ -138,19 +142,28 @@ export class GrpcServer {
     }
     const log = this.opts.log.child({ request_id: requestId, rpc: path, caller });
     const timer = this.latency.startTimer({ method });
+    const tracing = this.opts.tracing;
+    const parent = tracing && remoteContext(call.metadata.get(TRACEPARENT_KEY)[0]);
+    const traced = parent ? tracing.start(path.slice(1), SpanKind.SERVER, parent, { 'rpc.system': 'grpc' }) : undefined;
     const reply = (err: Parameters<sendUnaryData<unknown>>[0], res?: unknown) => {
       const seconds = timer();
       const code = CODE_NAMES[err ? (err.code ?? GrpcStatus.UNKNOWN) : GrpcStatus.OK] ?? 'UNKNOWN';
       this.handled.inc({ method, code });
       log.debug({ code, ms: Math.round(seconds * 1e4) / 10 }, 'rpc');
+      if (traced) endSpan(traced.span, err ? code : false, { 'rpc.grpc.status_code': err?.code ?? GrpcStatus.OK });
       callback(err, res);
     };
-    withCallScope(requestId, deadline, async () => {
-      // Defence in depth behind the edges: no caller stores text the store cannot hold (see text.ts).
-      const bad = findForbiddenText(call.request);
-      if (bad) throw new AppError('invalid_request', bad.message, [bad]);
-      return handler(call.request, { requestId, caller, log });
-    })
+    withCallScope(
+      requestId,
+      deadline,
+      async () => {
+        // Defence in depth behind the edges: no caller stores text the store cannot hold (see text.ts).
+        const bad = findForbiddenText(call.request);
+        if (bad) throw new AppError('invalid_request', bad.message, [bad]);
+        return handler(call.request, { requestId, caller, log });
+      },
+      traced?.context,
+    )
       .then((res) => reply(null, res))
       .catch((thrown: unknown) => {
         // A store that is away is the caller's 503 (retry later), not a bug: see store-errors.ts.
@@ -186,5 +199,31 @@ export class GrpcServer {
     const timer = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
     await Promise.race([drained, timer]);
     this.server.forceShutdown();
+  }
+}
+
+/**
+ * Runs one item of a batched call (ValidateLicenses) as a call of its own: its own request id (log
+ * lines and events say which request) under the batch's deadline and, when traced, in a span of its
+ * own request's trace. Without either it runs in the batch's scope.
+ */
+export async function asOwnCall<T>(
+  tracing: Tracing | undefined,
+  name: string,
+  item: { requestId?: string; traceparent?: string },
+  deadline: number,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const parent = tracing && remoteContext(item.traceparent);
+  const traced = parent ? tracing.start(name, SpanKind.SERVER, parent, { 'rpc.system': 'grpc' }) : undefined;
+  if (!item.requestId && !traced) return fn();
+  let failure: string | undefined;
+  try {
+    return await withCallScope(item.requestId ?? '', deadline, fn, traced?.context);
+  } catch (err) {
+    failure = err instanceof AppError ? err.code : 'internal';
+    throw err;
+  } finally {
+    if (traced) endSpan(traced.span, failure);
   }
 }

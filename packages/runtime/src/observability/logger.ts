@@ -1,6 +1,7 @@
 import { writeSync, writevSync } from 'node:fs';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { currentRequestId } from '../core/request-scope';
+import { currentCall } from '../core/request-scope';
+import { traceIdsOf } from './tracing';
 
 export type { Logger };
 
@@ -182,7 +183,8 @@ function writeAllSync(fd: number, buffers: Buffer[]): void {
 
 /**
  * JSON lines with fixed keys: level, time, service, msg, and request_id
- * whenever the line is written while serving a request (see request-scope).
+ * whenever the line is written while serving a request (see request-scope),
+ * with trace_id and span_id when that request is traced (tracing.ts).
  */
 export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
   const options = {
@@ -194,8 +196,13 @@ export function createLogger(service: string, level: string = process.env.LOG_LE
     // The last line of defence: no line leaves with a secret-shaped token in it.
     hooks: { streamWrite: scrubSecrets },
     mixin: (merge: object) => {
-      const requestId = currentRequestId();
-      return requestId && !('request_id' in merge) ? { request_id: requestId } : {};
+      const call = currentCall();
+      // A new object each time: pino merges the line's own fields into what the mixin returns.
+      if (!call) return {};
+      const ids = traceIdsOf(call.trace);
+      const requestId = call.requestId && !('request_id' in merge) ? call.requestId : undefined;
+      if (!ids) return requestId ? { request_id: requestId } : {};
+      return requestId ? { request_id: requestId, ...ids } : ids;
     },
   };
   return destination ? pino(options, destination) : pino(options);

@@ -181,6 +181,11 @@ export interface ValidateLicensesRequest {
   validations: ValidateLicenseRequest[];
   /** The request id of each validation (logs and events of each carry its own). */
   request_ids: string[];
+  /**
+   * The W3C traceparent of each validation when the gateway traces it (OpenTelemetry on; else empty):
+   * each is served in a span of its own request's trace.
+   */
+  traceparents: string[];
 }
 
 export interface ValidateLicensesResponse {
@@ -2463,7 +2468,7 @@ export const ValidateLicenseResponse: MessageFns<ValidateLicenseResponse> = {
 };
 
 function createBaseValidateLicensesRequest(): ValidateLicensesRequest {
-  return { validations: [], request_ids: [] };
+  return { validations: [], request_ids: [], traceparents: [] };
 }
 
 export const ValidateLicensesRequest: MessageFns<ValidateLicensesRequest> = {
@@ -2473,6 +2478,9 @@ export const ValidateLicensesRequest: MessageFns<ValidateLicensesRequest> = {
     }
     for (const v of message.request_ids) {
       writer.uint32(18).string(v!);
+    }
+    for (const v of message.traceparents) {
+      writer.uint32(26).string(v!);
     }
     return writer;
   },
@@ -2506,6 +2514,14 @@ export const ValidateLicensesRequest: MessageFns<ValidateLicensesRequest> = {
             message.request_ids.push(reader.string());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.traceparents.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2528,6 +2544,9 @@ export const ValidateLicensesRequest: MessageFns<ValidateLicensesRequest> = {
         : globalThis.Array.isArray(object?.request_ids)
         ? object.request_ids.map((e: any) => globalThis.String(e))
         : [],
+      traceparents: globalThis.Array.isArray(object?.traceparents)
+        ? object.traceparents.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -2539,6 +2558,9 @@ export const ValidateLicensesRequest: MessageFns<ValidateLicensesRequest> = {
     if (message.request_ids?.length) {
       obj.requestIds = message.request_ids;
     }
+    if (message.traceparents?.length) {
+      obj.traceparents = message.traceparents;
+    }
     return obj;
   },
 
@@ -2549,6 +2571,7 @@ export const ValidateLicensesRequest: MessageFns<ValidateLicensesRequest> = {
     const message = createBaseValidateLicensesRequest();
     message.validations = object.validations?.map((e) => ValidateLicenseRequest.fromPartial(e)) || [];
     message.request_ids = object.request_ids?.map((e) => e) || [];
+    message.traceparents = object.traceparents?.map((e) => e) || [];
     return message;
   },
 };

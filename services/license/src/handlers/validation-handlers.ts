@@ -1,8 +1,8 @@
 import {
   AppError,
+  asOwnCall,
   remainingMs,
   saneRequestId,
-  withCallScope,
   type Handlers,
   type ServiceContext,
 } from '@licensing/runtime';
@@ -92,13 +92,18 @@ export function validationHandlers(
     async validateLicenses(req) {
       if (req.validations.length > MAX_VALIDATIONS_PER_CALL)
         throw AppError.invalid('validations', `at most ${MAX_VALIDATIONS_PER_CALL} validations per call`);
-      // Each in the scope of its own request (its logs and counts say which), under this call's deadline.
+      // Each in the scope of its own request (its logs, counts and trace say which), under this call's deadline.
       const deadline = Date.now() + remainingMs();
       const results = await Promise.all(
-        req.validations.map((v, i) => {
-          const requestId = saneRequestId(req.request_ids[i]);
-          return requestId ? withCallScope(requestId, deadline, () => validate(v)) : validate(v);
-        }),
+        req.validations.map((v, i) =>
+          asOwnCall(
+            ctx.tracing,
+            'licensing.v1.LicenseService/ValidateLicense',
+            { requestId: saneRequestId(req.request_ids[i]), traceparent: req.traceparents[i] },
+            deadline,
+            () => validate(v),
+          ),
+        ),
       );
       return { results };
     },

@@ -1,6 +1,18 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from 'nats';
 import type { DomainEvent } from '@licensing/proto';
-import { WEBHOOK_FANOUT_CONSUMER, type Clock, type EventBus, type Logger } from '@licensing/runtime';
+import {
+  WEBHOOK_FANOUT_CONSUMER,
+  endSpan,
+  messageTrace,
+  remoteContext,
+  SpanKind,
+  traceparentOf,
+  type Clock,
+  type EventBus,
+  type Logger,
+  type StartedSpan,
+  type Tracing,
+} from '@licensing/runtime';
 import { subscribes } from '../domain/delivery';
 import type { DeliveryDoc, DeliveryStore } from '../store/deliveries';
 import type { EndpointCache } from '../store/endpoint-cache';
@@ -22,6 +34,7 @@ export const newDelivery = (
   endpointId: string,
   body: string,
   now: Date,
+  traceparent?: string,
 ): DeliveryDoc => ({
   _id: `dlv_${event.id.replace(/^evt_/, '')}_${endpointId.replace(/^we_/, '')}`,
   account_id: event.account_id,
@@ -37,6 +50,7 @@ export const newDelivery = (
   last_latency_ms: null,
   created_at: now,
   delivered_at: null,
+  ...(traceparent ? { traceparent } : {}),
 });
 
 /**
@@ -66,6 +80,8 @@ export class Fanout {
     private readonly log: Logger,
     /** Told the deliveries just recorded (the dispatcher sends them at once). */
     private readonly recorded: (deliveries: DeliveryDoc[]) => void = () => undefined,
+    /** When on: each traced event is fanned out in a consumer span, and its deliveries continue that trace. */
+    private readonly tracing?: Tracing,
   ) {}
 
   async start(): Promise<void> {
@@ -115,33 +131,50 @@ export class Fanout {
   private async handle(batch: JsMsg[]): Promise<void> {
     const events: DomainEvent[] = [];
     const taken: JsMsg[] = [];
+    /** Traced events' consumer spans, by event id. */
+    const spans = new Map<string, StartedSpan>();
     for (const m of batch) {
       try {
         const event = this.bus.eventOf(m.subject, m.data);
         if (event) {
           events.push(event);
           taken.push(m);
+          const parent = this.tracing && (messageTrace(m.headers) ?? remoteContext(event.traceparent));
+          if (parent)
+            spans.set(
+              event.id,
+              this.tracing!.start(`${event.type} process`, SpanKind.CONSUMER, parent, {
+                'messaging.system': 'nats',
+                'messaging.destination.name': m.subject,
+                'messaging.message.id': event.id,
+              }),
+            );
         } else m.ack(); // not believed: nothing to record
       } catch (err) {
         this.log.warn({ err }, 'could not read an event; it will be redelivered');
         m.nak(1000);
       }
     }
+    let failure: string | undefined;
     try {
-      await this.fanOut(events);
+      const traces = new Map([...spans].map(([id, s]) => [id, traceparentOf(s.context)!]));
+      await this.fanOut(events, traces);
       for (const m of taken) m.ack();
     } catch (err) {
+      failure = (err as Error).message;
       this.log.warn({ err, events: events.length }, 'could not fan out events; they will be redelivered');
       for (const m of taken) m.nak(1000);
     }
+    for (const s of spans.values()) endSpan(s.span, failure);
   }
 
   /**
    * Records one delivery per (event, matching enabled endpoint of its account) in one insert, and
    * hands the ones it added to the dispatcher; deliveries recorded before (an event that arrived
-   * again) are neither recorded nor sent again. The ones added are answered.
+   * again) are neither recorded nor sent again. The ones added are answered. `traces`: the trace
+   * context each traced event's deliveries continue, by event id.
    */
-  async fanOut(events: DomainEvent[]): Promise<DeliveryDoc[]> {
+  async fanOut(events: DomainEvent[], traces?: Map<string, string>): Promise<DeliveryDoc[]> {
     const accounts = [...new Set(events.map((e) => e.account_id))];
     const endpointsOf = new Map(
       await Promise.all(accounts.map(async (a) => [a, await this.endpoints.enabledOf(a)] as const)),
@@ -152,7 +185,8 @@ export class Fanout {
       const matching = (endpointsOf.get(event.account_id) ?? []).filter((e) => subscribes(e.events, event.type));
       if (!matching.length) continue;
       const body = webhookBody(event);
-      for (const endpoint of matching) docs.push(newDelivery(event, endpoint._id, body, now));
+      const traceparent = traces?.get(event.id);
+      for (const endpoint of matching) docs.push(newDelivery(event, endpoint._id, body, now, traceparent));
     }
     const added = await this.deliveries.recordAll(docs);
     if (added.length) this.recorded(added);

@@ -1,4 +1,17 @@
-import { PeriodicTask, newEvent, unseal, type Clock, type Logger, type Metrics, type Outbox } from '@licensing/runtime';
+import {
+  PeriodicTask,
+  endSpan,
+  newEvent,
+  remoteContext,
+  SpanKind,
+  traceparentOf,
+  unseal,
+  type Clock,
+  type Logger,
+  type Metrics,
+  type Outbox,
+  type Tracing,
+} from '@licensing/runtime';
 import { liveSecrets } from '../domain/endpoint';
 import { failingTooLong, nextStep, signedHeaders } from '../domain/delivery';
 import type { EndpointDoc } from '../store/models';
@@ -92,6 +105,8 @@ export class Dispatcher {
     private readonly settings: DispatchSettings,
     private readonly outbox: Outbox,
     metrics: Metrics,
+    /** When on: each attempt of a traced delivery is a client span, and the request carries its `traceparent`. */
+    private readonly tracing?: Tracing,
   ) {
     this.outcomes = metrics.counter('licensing_webhook_deliveries_total', ['outcome']);
     metrics.gauge('licensing_webhook_queued', async () => this.known.size);
@@ -315,7 +330,25 @@ export class Dispatcher {
     }
     const secrets = liveSecrets(endpoint.secrets, now).map((s) => unseal(s.sealed, this.settings.secretKey).toString());
     const headers = signedHeaders(secrets, d.event_id, Math.floor(now.getTime() / 1000), d.body);
+    const parent = this.tracing && remoteContext(d.traceparent);
+    const traced = parent
+      ? this.tracing!.start('POST', SpanKind.CLIENT, parent, {
+          'http.request.method': 'POST',
+          // The host only: a vendor's URL may carry a token in its path or query.
+          'server.address': new URL(endpoint.url).hostname,
+          'licensing.webhook.delivery_id': d._id,
+          'licensing.webhook.attempt': d.attempts + 1,
+        })
+      : undefined;
+    // The receiver may continue the trace: the W3C header of this attempt's span.
+    if (traced) headers.traceparent = traceparentOf(traced.context)!;
     const result = await send(endpoint.url, headers, d.body, this.settings.timeoutMs, this.settings.policy);
+    if (traced)
+      endSpan(
+        traced.span,
+        result.error ?? (result.statusCode !== null && result.statusCode >= 300 ? `HTTP ${result.statusCode}` : false),
+        result.statusCode === null ? undefined : { 'http.response.status_code': result.statusCode },
+      );
     const attempts = d.attempts + 1;
     const after = this.clock.now();
     const common = {

@@ -19,6 +19,8 @@ export interface DeliveryDoc {
   last_latency_ms: number | null;
   created_at: Date;
   delivered_at: Date | null;
+  /** The W3C trace context of the fan-out that recorded it, when traced: each attempt continues that trace. */
+  traceparent?: string;
 }
 
 export function deliveryModel(conn: Connection): Model<DeliveryDoc> {
@@ -38,6 +40,7 @@ export function deliveryModel(conn: Connection): Model<DeliveryDoc> {
       last_latency_ms: { type: Number, default: null },
       created_at: { type: Date, required: true },
       delivered_at: { type: Date, default: null },
+      traceparent: { type: String, default: undefined },
     },
     { versionKey: false, collection: 'webhook_deliveries' },
   );
