@@ -43,6 +43,11 @@ const BARE_SERVER = `
   require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(body); }).listen(Number(process.argv[1]), '127.0.0.1');
 `;
 
+/** An OTLP/HTTP collector that takes every export and keeps nothing: what tracing costs the gateway, not a collector. */
+const OTLP_SINK = `
+  require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200, { 'content-type': 'application/x-protobuf' }); res.end(); }); }).listen(Number(process.argv[1]), '127.0.0.1');
+`;
+
 interface Run {
   name: string;
   rps: number;
@@ -170,16 +175,22 @@ function hotspots(dir: string, top = 8): string[] {
 
 /** The headline row: validation as `npm start` runs it. */
 const SHIPPED = 'as shipped (npm start defaults: LOG_LEVEL=info, rate limits on): cached validation';
+/** The same with OpenTelemetry on at its default sampling (every request traced), exporting to a local sink. */
+const TRACED =
+  'as shipped, with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set, default sampling: every request traced): cached validation';
 
 async function main() {
   const bench = await startBenchSystem('bench');
   const { work, t, ferret, postgres, system, headers } = bench;
+  const sinkPort = await freePort();
+  const sink = spawnNode(['-e', OTLP_SINK, String(sinkPort)]);
   // More gateways over the same services, each with one setting changed: the differences are the costs.
   const variants = {
     'limits off': { RATE_LIMITS_ENABLED: 'false' },
     'limits exact': { RATE_LIMIT_LOCAL_PERCENT: '0' },
     uncached: { VALIDATION_CACHE_SIZE: '0' },
     'access log on': { LOG_LEVEL: 'info' },
+    'tracing on': { LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}` },
     'no cache': { VALIDATION_CACHE_SIZE: '0' } as Record<string, string>,
     workers: { GATEWAY_WORKERS: String(Math.min(2, cpus().length)) },
     // A licence's minute (60 by default) raised out of the way: the load sends hundreds a second per licence.
@@ -210,6 +221,7 @@ async function main() {
   const bare = spawnNode(['-e', BARE_SERVER, String(barePort)]);
   for (const g of Object.values(gateways)) await waitForPort('127.0.0.1', g.port, 60_000);
   await waitForPort('127.0.0.1', barePort, 5000);
+  await waitForPort('127.0.0.1', sinkPort, 5000);
 
   try {
     const post = async (path: string, body: unknown) =>
@@ -245,6 +257,8 @@ async function main() {
       'gateway (limits exact)': gateways['limits exact'].proc.pid,
       'gateway (uncached)': gateways.uncached.proc.pid,
       'gateway (access log on)': gateways['access log on'].proc.pid,
+      'gateway (tracing on)': gateways['tracing on'].proc.pid,
+      'otlp sink': sink.pid,
       'gateway (no cache)': gateways['no cache'].proc.pid,
       'gateway (workers)': () => treeCpuSeconds(gateways.workers.proc.pid),
       'gateway (app credentials)': gateways['app credentials'].proc.pid,
@@ -263,6 +277,7 @@ async function main() {
     // row is a tuned configuration that shows one cost, with the access log off (the bench system's LOG_LEVEL=warn).
     const specs: [string, string, { path: string; headers: Record<string, string> }[]?][] = [
       [SHIPPED, at(gateways['access log on'].port)],
+      [TRACED, at(gateways['tracing on'].port)],
       ['cached validation, rate limits on (local decisions)', system.gatewayUrl],
       ['cached validation, rate limits off', at(gateways['limits off'].port)],
       ['cached validation, rate limits exact (one Redis round trip each)', at(gateways['limits exact'].port)],
@@ -412,8 +427,11 @@ Its speed drifts during a run, so the bare server is measured (${BARE_S} s) befo
 ${table}
 
 The first row is validation as \`npm start\`, compose and Kubernetes run it (\`LOG_LEVEL=info\`: one access-log line per
-request; rate limits on). The rows after it are tuned configurations, each with the access log off
-(\`LOG_LEVEL=warn\`) and one setting changed, to show what each part costs.
+request; rate limits on), with tracing off as shipped. The second is the same gateway with OpenTelemetry tracing on
+at its default sampling (\`parentbased_always_on\`: every request a span, batched to a local OTLP/HTTP sink that
+keeps nothing; the sink's CPU is its own row below): the difference is what tracing costs the hot path. Off, tracing
+runs nothing per request but one test of \`undefined\` (the SDK is not loaded). The rows after them are tuned
+configurations, each with the access log off (\`LOG_LEVEL=warn\`) and one setting changed, to show what each part costs.
 
 Each validation: Express routing, bearer auth (cached after the first call), the two rate-limit windows (decided in
 memory far from the limits, else one Redis script), then the answer: from the gateway's validation cache (judged with
@@ -430,14 +448,15 @@ ${targets}${profileText}
 `;
     const file = join(repoRoot(), 'docs', 'benchmarks.md');
     const previous = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    // The sections other benchmarks write (bench-scale.ts, bench-heartbeat.ts) are kept as they are.
-    const kept = ['scale', 'heartbeat'].flatMap(
+    // The sections other benchmarks write (bench-scale.ts, bench-heartbeat.ts, bench-events.ts) are kept as they are.
+    const kept = ['scale', 'heartbeat', 'events'].flatMap(
       (name) => previous.match(new RegExp(`<!-- ${name} -->[\\s\\S]*<!-- /${name} -->`))?.[0] ?? [],
     );
     writeFileSync(file, kept.length ? `${doc.trimEnd()}\n\n${kept.join('\n\n')}\n` : doc);
     console.log('\nwritten to docs/benchmarks.md');
   } finally {
     bare.kill();
+    sink.kill();
     storeLicense.kill();
     for (const g of Object.values(gateways)) g.proc.kill();
     await bench.stop();
