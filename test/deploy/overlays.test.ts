@@ -178,7 +178,7 @@ describe.each(overlays)('overlay %s', (name) => {
     }
   });
 
-  it("takes the cluster's settings from its settings.yaml: trusted proxies, ingress class and namespace, host, Gateway", () => {
+  it("takes the cluster's settings from its settings.yaml: trusted proxies, ingress class and namespace, monitoring namespace, host, Gateway", () => {
     // The settings ConfigMap is kustomize's input only, never applied; no placeholder of the base is left.
     expect(find(objs, 'ConfigMap', 'licensing-settings')).toBeUndefined();
     expect(JSON.stringify(objs)).not.toMatch(/set-by-overlay/);
@@ -189,6 +189,14 @@ describe.each(overlays)('overlay %s', (name) => {
     expect(gatewayPolicy.spec.ingress[0].from[0].namespaceSelector.matchLabels['kubernetes.io/metadata.name']).toBe(
       settings.ingressNamespace,
     );
+    // Prometheus's namespace is the only one admitted to any metrics port.
+    const admitted = objs
+      .filter((o) => o.kind === 'NetworkPolicy')
+      .flatMap((p) => (p.spec.ingress ?? []) as K8sObject[])
+      .filter((rule) => rule.from?.[0]?.namespaceSelector && rule.ports?.[0]?.port >= 9000)
+      .map((rule) => rule.from[0].namespaceSelector.matchLabels['kubernetes.io/metadata.name']);
+    expect(admitted).toHaveLength(7);
+    expect(new Set(admitted)).toEqual(new Set([settings.monitoringNamespace]));
     for (const c of ['account', 'checkout', 'notification']) {
       const env = find(objs, 'Deployment', c)!.spec.template.spec.containers[0].env;
       expect([c, env.find((e: K8sObject) => e.name === 'PUBLIC_BASE_URL').value]).toEqual([
