@@ -1,7 +1,13 @@
 import { Writable } from 'node:stream';
+import type { DomainEvent } from '@licensing/proto';
 import {
   ConfigError,
+  consumeTraced,
   createLogger,
+  currentRequestId,
+  currentTrace,
+  SpanKind,
+  Tracing,
   parseKeyValues,
   remoteContext,
   setLogDestination,
@@ -137,5 +143,55 @@ describe('the W3C trace context', () => {
     const entry = { requestId: 'r', method: 'GET', url: '/healthz', status: 200, startedNs: 0n };
     expect(JSON.parse(accessLine({ ...entry, traceId: TRACE }, 'gateway', 'T', 0n)).trace_id).toBe(TRACE);
     expect(JSON.parse(accessLine(entry, 'gateway', 'T', 0n))).not.toHaveProperty('trace_id');
+  });
+});
+
+describe('a consumed event', () => {
+  const inMemory = () => {
+    const { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } = require('@opentelemetry/sdk-trace');
+    const exporter = new InMemorySpanExporter();
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    return { tracing: new Tracing(provider.getTracer('test'), provider), exporter };
+  };
+  const event = (traceparent?: string) =>
+    ({
+      id: 'evt_1',
+      type: 'checkout.completed',
+      account_id: 'acct_1',
+      created_at: '',
+      request_id: 'req_9',
+      ...(traceparent ? { traceparent } : {}),
+      data: {},
+    }) as unknown as DomainEvent;
+
+  it('is handled in a consumer span of its trace, its calls and lines in that trace and request', async () => {
+    const { tracing, exporter } = inMemory();
+    const seen = await consumeTraced(tracing, { subject: 's.checkout.completed' }, event(PARENT), async () => ({
+      trace: traceIdsOf(currentTrace())?.trace_id,
+      request: currentRequestId(),
+    }));
+    expect(seen).toEqual({ trace: TRACE, request: 'req_9' });
+    await tracing.flush();
+    const [span] = exporter.getFinishedSpans();
+    expect([span.name, span.kind, span.parentSpanContext?.spanId, span.status.code]).toEqual([
+      'checkout.completed process',
+      SpanKind.CONSUMER,
+      SPAN,
+      0,
+    ]);
+  });
+
+  it('marks the span failed when handling fails, and is just run when untraced or tracing is off', async () => {
+    const { tracing, exporter } = inMemory();
+    await expect(
+      consumeTraced(tracing, { subject: 's' }, event(PARENT), async () => {
+        throw new Error('store away');
+      }),
+    ).rejects.toThrow('store away');
+    await tracing.flush();
+    expect(exporter.getFinishedSpans().map((s: { status: { code: number } }) => s.status.code)).toEqual([2]);
+    expect(await consumeTraced(tracing, { subject: 's' }, event(), async () => currentTrace())).toBeUndefined();
+    expect(await consumeTraced(undefined, { subject: 's' }, event(PARENT), async () => currentTrace())).toBeUndefined();
+    expect(exporter.getFinishedSpans()).toHaveLength(1);
   });
 });

@@ -61,7 +61,15 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
         throw err;
       }
     };
-    const requests = new MailRequests(ctx.bus, ctx.config.EVENTS_STREAM, emails, wanted, ctx.clock, ctx.log);
+    const requests = new MailRequests(
+      ctx.bus,
+      ctx.config.EVENTS_STREAM,
+      emails,
+      wanted,
+      ctx.clock,
+      ctx.log,
+      ctx.tracing,
+    );
     const sender = new Sender(
       deps,
       transport,

@@ -5,7 +5,7 @@ import { checkEventStream } from './event-stream';
 import { natsServers } from './nats-servers';
 import { FollowedEvents, type Following } from './followed-events';
 import { inboxPrefixOf, ownedBySubject } from './nats-access';
-import { currentCall } from '../core/request-scope';
+import { currentCall, withCallScope } from '../core/request-scope';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import {
@@ -13,6 +13,7 @@ import {
   remoteContext,
   SpanKind,
   traceparentOf,
+  type StartedSpan,
   type TraceContext,
   type Tracing,
 } from '../observability/tracing';
@@ -42,6 +43,46 @@ export const TRACEPARENT_HEADER = 'traceparent';
 /** The trace context a consumed message carries (its `traceparent` header), if any. */
 export function messageTrace(msgHeaders: MsgHdrs | undefined): TraceContext | undefined {
   return msgHeaders ? remoteContext(msgHeaders.get(TRACEPARENT_HEADER)) : undefined;
+}
+
+/** The consumer span (`<type> process`) of a consumed event, when tracing is on and the event is traced. */
+export function startConsumerSpan(
+  tracing: Tracing | undefined,
+  msg: { subject: string; headers?: MsgHdrs },
+  event: DomainEvent,
+): StartedSpan | undefined {
+  const parent = tracing && (messageTrace(msg.headers) ?? remoteContext(event.traceparent));
+  return parent
+    ? tracing.start(`${event.type} process`, SpanKind.CONSUMER, parent, {
+        'messaging.system': 'nats',
+        'messaging.destination.name': msg.subject,
+        'messaging.message.id': event.id,
+      })
+    : undefined;
+}
+
+/**
+ * Handles one consumed event in a consumer span of its trace (`<type> process`), when tracing is on
+ * and the event is traced: the calls the handler makes and its log lines join that trace. Else just runs it.
+ */
+export async function consumeTraced<T>(
+  tracing: Tracing | undefined,
+  msg: { subject: string; headers?: MsgHdrs },
+  event: DomainEvent,
+  handle: () => Promise<T>,
+): Promise<T> {
+  const traced = startConsumerSpan(tracing, msg, event);
+  if (!traced) return handle();
+  const { span, context } = traced;
+  let failure: string | undefined;
+  try {
+    return await withCallScope(event.request_id ?? '', Infinity, handle, context);
+  } catch (err) {
+    failure = (err as Error).message;
+    throw err;
+  } finally {
+    endSpan(span, failure);
+  }
 }
 
 /**

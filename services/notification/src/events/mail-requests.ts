@@ -1,6 +1,14 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages } from 'nats';
 import type { DomainEvent } from '@licensing/proto';
-import { NOTIFICATION_MAIL_CONSUMER, newId, type Clock, type EventBus, type Logger } from '@licensing/runtime';
+import {
+  NOTIFICATION_MAIL_CONSUMER,
+  consumeTraced,
+  newId,
+  type Clock,
+  type EventBus,
+  type Logger,
+  type Tracing,
+} from '@licensing/runtime';
 import { queuedPurchaseMail, type EmailStore } from '../store/emails';
 
 /** Its name is in the notification user's NATS permissions (packages/runtime/src/events/nats-access.ts). */
@@ -31,6 +39,8 @@ export class MailRequests {
     private readonly wanted: PurchaseMailWanted,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** When on: a traced event's mail is queued in a consumer span of its trace. */
+    private readonly tracing?: Tracing,
   ) {}
 
   async start(): Promise<void> {
@@ -60,7 +70,7 @@ export class MailRequests {
       for await (const m of this.messages!) {
         try {
           const event = this.bus.eventOf(m.subject, m.data);
-          if (event) await this.handle(event);
+          if (event) await consumeTraced(this.tracing, m, event, () => this.handle(event));
           m.ack();
         } catch (err) {
           this.log.warn({ err }, 'could not queue the mail of an event; it will be redelivered');

@@ -3,9 +3,7 @@ import type { DomainEvent } from '@licensing/proto';
 import {
   WEBHOOK_FANOUT_CONSUMER,
   endSpan,
-  messageTrace,
-  remoteContext,
-  SpanKind,
+  startConsumerSpan,
   traceparentOf,
   type Clock,
   type EventBus,
@@ -139,16 +137,8 @@ export class Fanout {
         if (event) {
           events.push(event);
           taken.push(m);
-          const parent = this.tracing && (messageTrace(m.headers) ?? remoteContext(event.traceparent));
-          if (parent)
-            spans.set(
-              event.id,
-              this.tracing!.start(`${event.type} process`, SpanKind.CONSUMER, parent, {
-                'messaging.system': 'nats',
-                'messaging.destination.name': m.subject,
-                'messaging.message.id': event.id,
-              }),
-            );
+          const traced = startConsumerSpan(this.tracing, m, event);
+          if (traced) spans.set(event.id, traced);
         } else m.ack(); // not believed: nothing to record
       } catch (err) {
         this.log.warn({ err }, 'could not read an event; it will be redelivered');
