@@ -301,6 +301,7 @@ describe('the licence policy', () => {
     lease_seconds: 300,
     entitlements: ['pdf-export', 'seats.10'],
     customer_deactivations_per_30_days: 5,
+    payment_grace_days: 7,
   };
 
   it('has a default for every field, and the declared values of each kind', () => {

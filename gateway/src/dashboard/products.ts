@@ -65,6 +65,10 @@ const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'ke
     label: 'Machines a customer may free in the portal per 30 days',
     hint: '(0: only you free machines)',
   },
+  payment_grace_days: {
+    label: 'Subscriptions: days a licence stays valid after a failed payment',
+    hint: '(0–60, default 7)',
+  },
   entitlements: {
     label: 'Entitlements',
     hint: '(feature codes such as pdf-export, separated by commas, spaces or lines; a change reaches every licence of the product at once)',
