@@ -67,6 +67,10 @@ export type CheckoutStatus = (typeof checkoutStatuses)[number];
 export const subscriptionStatuses = ['trialing', 'active', 'past_due', 'canceled', 'unpaid'] as const;
 export type SubscriptionStatus = (typeof subscriptionStatuses)[number];
 
+/** What changed in a subscription, as its licence is told (ApplySubscription): chooses the license.* events. */
+export const subscriptionChanges = ['created', 'renewed', 'past_due', 'unpaid', 'canceled', 'updated'] as const;
+export type SubscriptionChange = (typeof subscriptionChanges)[number];
+
 /** How often a recurring price bills (with its interval_count); a one-time price has none. */
 export const priceIntervals = ['month', 'year'] as const;
 export type PriceInterval = (typeof priceIntervals)[number];

@@ -23,6 +23,10 @@ import {
   policyToContract,
   refundActions,
   storedLicenseStatuses,
+  subscriptionStatuses,
+  subscriptionChanges,
+  priceIntervals,
+  invoiceStatuses,
   validationCodes,
   withPolicyDefaults,
   type Policy,
@@ -59,6 +63,10 @@ const vocabularies: Record<string, readonly string[]> = {
   deliveryStatuses,
   emailStatuses,
   emailTemplates,
+  subscriptionStatuses,
+  subscriptionChanges,
+  priceIntervals,
+  invoiceStatuses,
   auditEntryTypes: eventTypes.filter((t) => t.startsWith('api_key.')),
 };
 const nameOf = (words: readonly string[]) =>
@@ -126,6 +134,13 @@ const protoVocabulary: Record<string, string> = {
   'WebhookDelivery.status': 'deliveryStatuses',
   'Email.status': 'emailStatuses',
   'Email.template': 'emailTemplates',
+  'LicenseSubscription.status': 'subscriptionStatuses',
+  'Subscription.status': 'subscriptionStatuses',
+  'ListSubscriptionsRequest.status': 'subscriptionStatuses',
+  'ApplySubscriptionRequest.change': 'subscriptionChanges',
+  'Price.interval': 'priceIntervals',
+  'Subscription.interval': 'priceIntervals',
+  'SubscriptionInvoice.status': 'invoiceStatuses',
 };
 
 describe('the .proto files', () => {
@@ -179,7 +194,8 @@ function enumsOf(node: unknown, path: string, out: Map<string, string[]>): Map<s
     for (const [i, v] of node.entries()) enumsOf(v, `${path}[${i}]`, out);
   } else if (node && typeof node === 'object') {
     for (const [k, v] of Object.entries(node)) {
-      if (k === 'enum') out.set(path, v as string[]);
+      // A nullable word (a one-time price's interval) lists null too: null is no word.
+      if (k === 'enum') out.set(path, (v as unknown[]).filter((w) => w !== null) as string[]);
       else enumsOf(v, path ? `${path}.${k}` : k, out);
     }
   }

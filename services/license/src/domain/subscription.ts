@@ -1,3 +1,4 @@
+import type { SubscriptionChange } from '@licensing/proto';
 import {
   isOneOf,
   subscriptionStatuses,
@@ -17,8 +18,7 @@ export interface StoredSubscription extends SubscriptionFacts {
   quantity: number;
 }
 
-export const subscriptionChanges = ['created', 'renewed', 'past_due', 'unpaid', 'canceled', 'updated'] as const;
-export type SubscriptionChange = (typeof subscriptionChanges)[number];
+export { subscriptionChanges, type SubscriptionChange } from '@licensing/proto';
 
 export const isSubscriptionStatus = (s: string) => isOneOf(subscriptionStatuses, s);
 

@@ -46,10 +46,13 @@ export function checkPrice(p: Price): StoredPrice {
 }
 
 /** The contract's form of a stored price. */
-export const priceToContract = (p: StoredPrice) => ({
-  amount: p.amount,
-  currency: p.currency,
-  interval: p.interval ?? '',
-  interval_count: p.interval ? (p.interval_count ?? 1) : 0,
-  trial_days: p.interval ? (p.trial_days ?? 0) : 0,
-});
+export const priceToContract = (p: StoredPrice): Price =>
+  p.interval
+    ? {
+        amount: p.amount,
+        currency: p.currency,
+        interval: p.interval,
+        interval_count: p.interval_count ?? 1,
+        trial_days: p.trial_days ?? 0,
+      }
+    : { amount: p.amount, currency: p.currency };
