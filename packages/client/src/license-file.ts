@@ -55,11 +55,11 @@ export interface LicenseFileVerification {
   /** The signed facts when the signature holds (even if the file has expired), else null. */
   license: LicenseFilePayload | null;
   /**
-   * A subscription licence's signed dates (null otherwise, or when the signature does not hold): paid up
+   * A subscription licence's signed dates (present only for those, when the signature holds): paid up
    * to `paid_through`; an offline app can keep working until `grace_until`, a date it can trust.
    */
-  paid_through: string | null;
-  grace_until: string | null;
+  paid_through?: string | null;
+  grace_until?: string | null;
 }
 
 export interface VerifyLicenseFileOptions {
@@ -129,10 +129,13 @@ export async function verifyLicenseFile(
   return { valid: true, license, ...subscriptionDates(license) };
 }
 
-const subscriptionDates = (license: LicenseFilePayload | null) => ({
-  paid_through: typeof license?.paid_through === 'string' ? license.paid_through : null,
-  grace_until: typeof license?.grace_until === 'string' ? license.grace_until : null,
-});
+const subscriptionDates = (license: LicenseFilePayload | null) =>
+  license && ('paid_through' in license || 'grace_until' in license)
+    ? {
+        paid_through: typeof license.paid_through === 'string' ? license.paid_through : null,
+        grace_until: typeof license.grace_until === 'string' ? license.grace_until : null,
+      }
+    : {};
 
 const fail = (reason: LicenseFileFailure, license: LicenseFilePayload | null = null): LicenseFileVerification => ({
   valid: false,
