@@ -119,7 +119,7 @@ export const policyRules = {
     nullable: false,
     default: 7,
     description:
-      'Subscriptions: days a past_due subscription\'s licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid)',
+      "Subscriptions: days a past_due subscription's licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid)",
     addedLater: true,
   },
 } as const satisfies Record<string, PolicyRule>;

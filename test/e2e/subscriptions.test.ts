@@ -219,7 +219,9 @@ describe('a monthly product sold on the hosted page (the story of issue 29)', ()
     const c = await buy(monthly, '4242 4242 4242 4242');
     const res = await api('POST', `/api/v1/subscriptions/${c.subscription_id}/cancel`, { at_period_end: false });
     expect(res.body.status).toBe('canceled');
-    await eventually(async () => expect(await validate(c.license_key)).toMatchObject({ valid: false, code: 'expired' }));
+    await eventually(async () =>
+      expect(await validate(c.license_key)).toMatchObject({ valid: false, code: 'expired' }),
+    );
   });
 });
 
@@ -231,7 +233,13 @@ describe('a trial', () => {
         price: { amount: 9900, currency: 'USD', interval: 'year', trial_days: 14 },
       })
     ).body;
-    expect(product.price).toEqual({ amount: 9900, currency: 'USD', interval: 'year', interval_count: 1, trial_days: 14 });
+    expect(product.price).toEqual({
+      amount: 9900,
+      currency: 'USD',
+      interval: 'year',
+      interval_count: 1,
+      trial_days: 14,
+    });
     const t = await buy(product.id, '4242 4242 4242 4242');
     const s = await sub(t.subscription_id);
     expect(s.status).toBe('trialing');
@@ -260,15 +268,28 @@ describe('bad input: a clear 4xx, nothing written', () => {
       { amount: 100, currency: 'EUR', interval: null, interval_count: 2 },
     ]) {
       const res = await api('POST', '/api/v1/products', { name: 'Bad', price });
-      expect({ price, status: res.status, code: res.body.code }).toEqual({ price, status: 400, code: 'invalid_request' });
+      expect({ price, status: res.status, code: res.body.code }).toEqual({
+        price,
+        status: 400,
+        code: 'invalid_request',
+      });
     }
     for (const policy of [{ payment_grace_days: 61 }, { payment_grace_days: -1 }]) {
       const res = await api('POST', '/api/v1/products', { name: 'Bad', policy });
       expect({ policy, status: res.status }).toEqual({ policy, status: 400 });
     }
     expect((await api('GET', '/api/v1/products?limit=100')).body.data.length).toBe(before);
-    const oneTime = await api('POST', '/api/v1/products', { name: 'Once', price: { amount: 100, currency: 'EUR', interval: null } });
-    expect(oneTime.body.price).toEqual({ amount: 100, currency: 'EUR', interval: null, interval_count: null, trial_days: 0 });
+    const oneTime = await api('POST', '/api/v1/products', {
+      name: 'Once',
+      price: { amount: 100, currency: 'EUR', interval: null },
+    });
+    expect(oneTime.body.price).toEqual({
+      amount: 100,
+      currency: 'EUR',
+      interval: null,
+      interval_count: null,
+      trial_days: 0,
+    });
   });
 
   it('refuses a quantity out of range, or on a one-time price', async () => {
@@ -312,9 +333,9 @@ describe('bad input: a clear 4xx, nothing written', () => {
     }
     expect(await sub(s.subscription_id)).toEqual(current); // nothing moved
     expect((await api('POST', `/api/v1/subscriptions/${s.subscription_id}/cancel`, {})).status).toBe(400);
-    expect((await api('POST', `/api/v1/subscriptions/${s.subscription_id}/cancel`, { at_period_end: 'yes' })).status).toBe(
-      400,
-    );
+    expect(
+      (await api('POST', `/api/v1/subscriptions/${s.subscription_id}/cancel`, { at_period_end: 'yes' })).status,
+    ).toBe(400);
     expect((await api('GET', '/api/v1/subscriptions/sub_nope')).status).toBe(400);
     expect((await api('GET', '/api/v1/subscriptions?status=sleeping')).status).toBe(400);
     expect((await api('GET', '/api/v1/subscriptions?product_id=nope')).status).toBe(400);
@@ -322,7 +343,11 @@ describe('bad input: a clear 4xx, nothing written', () => {
       ['GET', `/api/v1/subscriptions/${s.subscription_id}`, undefined],
       ['POST', `/api/v1/subscriptions/${s.subscription_id}/cancel`, { at_period_end: false }],
       ['POST', `/api/v1/subscriptions/${s.subscription_id}/billing_portal`, undefined],
-      ['POST', `/api/v1/subscriptions/${s.subscription_id}/test_clock`, { advance_to: new Date(clock + DAY).toISOString() }],
+      [
+        'POST',
+        `/api/v1/subscriptions/${s.subscription_id}/test_clock`,
+        { advance_to: new Date(clock + DAY).toISOString() },
+      ],
     ] as const) {
       const res = await other(method, path, body);
       expect({ path, status: res.status }).toEqual({ path, status: 404 });

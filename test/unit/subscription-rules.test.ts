@@ -104,7 +104,10 @@ describe('the test clock’s steps', () => {
       event: 'subscription.renewed',
       change: 'renewed',
     });
-    expect(failed(s, s.current_period_end)).toMatchObject({ changes: { status: 'past_due' }, event: 'subscription.past_due' });
+    expect(failed(s, s.current_period_end)).toMatchObject({
+      changes: { status: 'past_due' },
+      event: 'subscription.past_due',
+    });
     expect(failed(state({ status: 'trialing' }), s.current_period_end)).toMatchObject({
       changes: { status: 'canceled' },
       event: 'subscription.canceled',
@@ -141,7 +144,11 @@ describe('a subscription licence', () => {
 
   it('past due: valid with update_payment until grace_until, as expired_in_grace after the period end; then expired', () => {
     const l = facts({ subscription: sub('past_due', '2026-03-07T10:00:00.000Z') });
-    expect(ask(l, '2026-02-20T00:00:00.000Z')).toMatchObject({ valid: true, code: 'valid', nextAction: 'update_payment' });
+    expect(ask(l, '2026-02-20T00:00:00.000Z')).toMatchObject({
+      valid: true,
+      code: 'valid',
+      nextAction: 'update_payment',
+    });
     const after = ask(l, '2026-03-07T00:00:00.000Z');
     expect(after).toMatchObject({ valid: true, code: 'expired_in_grace', nextAction: 'update_payment' });
     expect(after.cacheUntil.toISOString()).toBe('2026-03-07T10:00:00.000Z');
@@ -170,9 +177,16 @@ describe('a subscription licence', () => {
 
   it('follows its subscription: unpaid suspends, a payment reinstates and renews, seats multiply', () => {
     const policy = { ...DEFAULT_POLICY, max_activations: 2 };
-    const state = { subscription: { ...sub('unpaid'), seq: 3, quantity: 1 }, expires_at: at('2026-02-28T10:00:00.000Z'), policy };
+    const state = {
+      subscription: { ...sub('unpaid'), seq: 3, quantity: 1 },
+      expires_at: at('2026-02-28T10:00:00.000Z'),
+      policy,
+    };
     const before = { status: 'active' as const, expires_at: state.expires_at, policy };
-    expect(subscriptionStep(before, state, 'unpaid')).toMatchObject({ status: 'suspended', events: ['license.suspended'] });
+    expect(subscriptionStep(before, state, 'unpaid')).toMatchObject({
+      status: 'suspended',
+      events: ['license.suspended'],
+    });
     const suspended = { ...before, status: 'suspended' as const, subscription: state.subscription };
     const renewed = {
       subscription: { ...sub('active'), seq: 4, quantity: 1 },

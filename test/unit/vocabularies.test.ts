@@ -196,7 +196,10 @@ function enumsOf(node: unknown, path: string, out: Map<string, string[]>): Map<s
     for (const [k, v] of Object.entries(node)) {
       // A nullable word (a one-time price's interval) lists null too: null is no word.
       if (k === 'enum')
-        out.set(path, (v as unknown[]).includes(null) ? ((v as unknown[]).filter((w) => w !== null) as string[]) : (v as string[]));
+        out.set(
+          path,
+          (v as unknown[]).includes(null) ? ((v as unknown[]).filter((w) => w !== null) as string[]) : (v as string[]),
+        );
       else enumsOf(v, path ? `${path}.${k}` : k, out);
     }
   }
@@ -423,11 +426,12 @@ describe('the docs', () => {
       [...text.matchAll(/(?<![a-z_.|\\])[a-z_]+(?:\\?\|[a-z_]+)+/g)].map((m) => m[0].split(/\\?\|/)),
     );
     // A list that is a whole vocabulary is no part of another that shares words with it.
-    const partial = lists.filter((words) =>
-      !nameOf(words) &&
-      Object.values(vocabularies).some(
-        (list) => words.filter((w) => list.includes(w)).length >= 2 && words.join() !== list.join(),
-      ),
+    const partial = lists.filter(
+      (words) =>
+        !nameOf(words) &&
+        Object.values(vocabularies).some(
+          (list) => words.filter((w) => list.includes(w)).length >= 2 && words.join() !== list.join(),
+        ),
     );
     expect(lists.filter((words) => nameOf(words)).length).toBeGreaterThanOrEqual(4);
     expect(partial).toEqual([]);

@@ -653,7 +653,9 @@ export function openApiDocument(version: string) {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    tags: ['Products', 'Licences', 'Validation', 'Checkout', 'Subscriptions', 'Webhooks', 'Operations'].map((name) => ({ name })),
+    tags: ['Products', 'Licences', 'Validation', 'Checkout', 'Subscriptions', 'Webhooks', 'Operations'].map((name) => ({
+      name,
+    })),
     paths: { ...paths, ...publicPaths },
     components: {
       securitySchemes: {

@@ -84,9 +84,16 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
       baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
       log: ctx.log,
     };
-    const completion = new Completion(store, licenses.call, ctx.outbox, ctx.clock, ctx.log, async (s, key, requestId) => {
-      await startSubscription(subscriptions, s, key, requestId);
-    });
+    const completion = new Completion(
+      store,
+      licenses.call,
+      ctx.outbox,
+      ctx.clock,
+      ctx.log,
+      async (s, key, requestId) => {
+        await startSubscription(subscriptions, s, key, requestId);
+      },
+    );
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
     const expiry = new PeriodicTask(
       'checkout expiry sweep',

@@ -11,7 +11,12 @@ export class Subscriptions {
   list(params: SubscriptionListParams = {}): PageList<Subscription, SubscriptionListParams> {
     return new PageList(
       (query) =>
-        this.http.request<Page<Subscription>>({ method: 'GET', path: '/api/v1/subscriptions', query, idempotent: true }),
+        this.http.request<Page<Subscription>>({
+          method: 'GET',
+          path: '/api/v1/subscriptions',
+          query,
+          idempotent: true,
+        }),
       objectArg(params, 'list params'),
     );
   }

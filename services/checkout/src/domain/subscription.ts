@@ -54,7 +54,10 @@ export function checkAdvanceTo(raw: string, clock: Date): Date {
   const max = new Date(clock.getTime());
   max.setUTCFullYear(max.getUTCFullYear() + MAX_ADVANCE_YEARS);
   if (t.getTime() > max.getTime())
-    throw AppError.invalid('advance_to', `advance_to must be at most ${MAX_ADVANCE_YEARS} years after the subscription's clock`);
+    throw AppError.invalid(
+      'advance_to',
+      `advance_to must be at most ${MAX_ADVANCE_YEARS} years after the subscription's clock`,
+    );
   return t;
 }
 

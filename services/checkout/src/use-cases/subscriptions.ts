@@ -188,8 +188,7 @@ async function write(
   const now = deps.clock.now();
   const after: Doc = { ...before, ...changes, seq: before.seq + 1, license_pending: true, last_change: change };
   const events = [subscriptionEvent(event, after, now)];
-  if (!(await deps.subs.replace(before as SubscriptionDoc, { ...changes, last_change: change }, events)))
-    return null;
+  if (!(await deps.subs.replace(before as SubscriptionDoc, { ...changes, last_change: change }, events))) return null;
   deps.outbox.flush(deps.subs.models.Subscription, before._id, events);
   return after;
 }
@@ -339,7 +338,8 @@ export async function createBillingPortal(
   id: string,
 ): Promise<{ url: string; expires_at: Date }> {
   const doc = await own(deps, accountId, id);
-  if (doc.status === 'canceled') throw new AppError('conflict', 'the subscription is canceled: there is nothing to pay');
+  if (doc.status === 'canceled')
+    throw new AppError('conflict', 'the subscription is canceled: there is nothing to pay');
   if (doc.provider === 'stripe')
     throw new AppError('service_unavailable', "Stripe's billing portal is not available for this subscription yet");
   const token = randomBytes(32).toString('base64url');
@@ -349,7 +349,11 @@ export async function createBillingPortal(
 }
 
 /** The test-mode billing portal's subscription for a link, or null (unknown, expired, or another session's). */
-export async function portalSubscription(deps: SubscriptionDeps, sessionId: string, token: string): Promise<Doc | null> {
+export async function portalSubscription(
+  deps: SubscriptionDeps,
+  sessionId: string,
+  token: string,
+): Promise<Doc | null> {
   const link = await deps.subs.portalLink(digest(token), deps.clock.now());
   if (!link) return null;
   const doc = await deps.subs.findById(link.subscription_id);
@@ -371,7 +375,8 @@ export async function updateCard(
   if (!kind)
     return {
       ok: false,
-      message: 'Test mode: use the card 4242 4242 4242 4242 (or 4000 0000 0000 0341, which fails after its first payment).',
+      message:
+        'Test mode: use the card 4242 4242 4242 4242 (or 4000 0000 0000 0341, which fails after its first payment).',
       doc: sub,
     };
   const doc = await changeWith(

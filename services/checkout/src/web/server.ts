@@ -258,7 +258,11 @@ export function checkoutPageApp({
     const form = (req.body ?? {}) as Record<string, unknown>;
     const card = typeof form.card === 'string' ? form.card.slice(0, 30) : '';
     if (p.sub.status === 'canceled')
-      return page(res, 409, billingPage(billingView(p), p.action, { ok: false, message: 'This subscription is canceled.' }));
+      return page(
+        res,
+        409,
+        billingPage(billingView(p), p.action, { ok: false, message: 'This subscription is canceled.' }),
+      );
     const out = await updateCard(subscriptions!, p.sub, card, res.locals.requestId);
     const view = billingView({ ...p, sub: out.doc });
     page(res, out.ok ? 200 : 402, billingPage(view, p.action, { ok: out.ok, message: out.message }));

@@ -57,11 +57,15 @@ export function subscriptionStep(
     status = 'active';
     events.push('license.reinstated');
   }
-  const later =
-    !!next.expires_at && (!before.expires_at || next.expires_at.getTime() > before.expires_at.getTime());
+  const later = !!next.expires_at && (!before.expires_at || next.expires_at.getTime() > before.expires_at.getTime());
   if (change === 'renewed' || (later && change !== 'created' && next.subscription.status === 'active'))
     events.push('license.renewed');
   if (!events.length) events.push('license.updated');
-  const graceEndsAt = validUntil({ status, expires_at: next.expires_at, policy: next.policy, subscription: next.subscription });
+  const graceEndsAt = validUntil({
+    status,
+    expires_at: next.expires_at,
+    policy: next.policy,
+    subscription: next.subscription,
+  });
   return { status, events, graceEndsAt };
 }

@@ -38,7 +38,8 @@ export async function applySubscription(deps: LicenseDeps, req: ApplySubscriptio
   if (!Number.isInteger(req.quantity) || req.quantity < 1 || req.quantity > 1000)
     throw AppError.invalid('quantity', 'quantity must be a whole number from 1 to 1000');
   if (!Number.isSafeInteger(req.seq) || req.seq < 1) throw AppError.invalid('seq', 'seq must be positive');
-  if (req.product_id && !isId('prod', req.product_id)) throw AppError.invalid('product_id', 'product_id must be a product id');
+  if (req.product_id && !isId('prod', req.product_id))
+    throw AppError.invalid('product_id', 'product_id must be a product id');
   const expiresAt = date('expires_at', req.expires_at, false);
   const sub: StoredSubscription = {
     id: s.id,
@@ -67,7 +68,11 @@ export async function applySubscription(deps: LicenseDeps, req: ApplySubscriptio
       const product = await get.call(products, { account_id: req.account_id, id: productId });
       policy = seatsPolicy(storedPolicy(withPolicyDefaults(product.policy)), sub.quantity);
     }
-    const step = subscriptionStep(doc, { subscription: sub, expires_at: expiresAt, policy }, req.change as SubscriptionChange);
+    const step = subscriptionStep(
+      doc,
+      { subscription: sub, expires_at: expiresAt, policy },
+      req.change as SubscriptionChange,
+    );
     const movedLater =
       !!step.graceEndsAt && (!doc.grace_ends_at || step.graceEndsAt.getTime() > doc.grace_ends_at.getTime());
     const notified = movedLater ? false : doc.expired_notified;

@@ -81,7 +81,9 @@ export async function issueLicenseFile(
     // Subscription licences: dates an offline app can trust (the SDK's verifyLicenseFile returns them).
     ...(license.subscription
       ? {
-          paid_through: license.subscription.paid_through ? new Date(license.subscription.paid_through).toISOString() : null,
+          paid_through: license.subscription.paid_through
+            ? new Date(license.subscription.paid_through).toISOString()
+            : null,
           grace_until: end ? end.toISOString() : null,
         }
       : {}),
