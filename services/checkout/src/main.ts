@@ -31,6 +31,7 @@ import { checkoutAccess, subscriptionAccess } from './access';
 import { subscriptionHandlers } from './handlers/subscription-handlers';
 import { SubscriptionStore, subscriptionModels } from './store/subscriptions';
 import { startSubscription, syncPendingLicenses, type SubscriptionDeps } from './use-cases/subscriptions';
+import { applyPending, applyStripeSubscriptionEvent } from './use-cases/stripe-subscriptions';
 
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
   name: 'checkout',
@@ -84,6 +85,7 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
       baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
       log: ctx.log,
     };
+    const stripeSubscriptions = { ...subscriptions, products: products.call };
     const completion = new Completion(
       store,
       licenses.call,
@@ -91,7 +93,9 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
       ctx.clock,
       ctx.log,
       async (s, key, requestId) => {
-        await startSubscription(subscriptions, s, key, requestId);
+        const sub = await startSubscription(subscriptions, s, key, requestId);
+        // Stripe events about it that came first (a renewal before the creation) apply now.
+        if (sub.provider === 'stripe') await applyPending(stripeSubscriptions, sub, requestId);
       },
     );
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
@@ -121,7 +125,9 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     );
     ctx.grpc.add(SubscriptionServiceService, subscriptionHandlers(subscriptions), subscriptionAccess);
     const stripeWebhook = stripe
-      ? new StripeWebhook(stripe, store, completion, ctx.outbox, ctx.clock, ctx.log)
+      ? new StripeWebhook(stripe, store, completion, ctx.outbox, ctx.clock, ctx.log, undefined, (a, event, requestId) =>
+          applyStripeSubscriptionEvent(stripeSubscriptions, a, event, requestId),
+        )
       : undefined;
     const page = checkoutPageApp({
       store,

@@ -18,6 +18,15 @@ export interface PaymentStart {
   expiresAt: Date;
   /** The hosted test-mode page of this session (where the buyer goes when the provider has no page of its own). */
   hostedPageUrl: string;
+  /** A recurring price: a subscription of `quantity` seats at `unitAmount` each (amount = both). */
+  recurring?: {
+    interval: 'month' | 'year';
+    intervalCount: number;
+    trialDays: number;
+    quantity: number;
+    unitAmount: number;
+    productId: string;
+  };
 }
 
 export interface PaymentPage {

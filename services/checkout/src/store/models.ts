@@ -54,6 +54,8 @@ export interface SessionDoc {
   recurring?: SessionRecurring | null;
   /** Test mode, recurring: which test card paid (it is billed again at each period end). */
   test_card?: TestCard | null;
+  /** Stripe, recurring: the subscription the Checkout Session made (sub_…). */
+  provider_subscription_id?: string;
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -138,6 +140,7 @@ export function checkoutModels(conn: Connection) {
       quantity: { type: Number, default: 1 },
       recurring: { type: Object, default: null },
       test_card: { type: String, default: null },
+      provider_subscription_id: { type: String, default: '' },
       ...outboxFields,
     },
     { versionKey: false, collection: 'checkout_sessions' },

@@ -43,6 +43,10 @@ export interface SubscriptionDoc {
   payment_grace_days: number;
   livemode: boolean;
   provider: 'test' | 'stripe';
+  /** Stripe's subscription (sub_…) for a Stripe subscription; '' in test mode. */
+  provider_subscription_id?: string;
+  /** The `created` time (seconds) of the last Stripe subscription event applied: an older one changes nothing. */
+  provider_updated_at?: number;
   /** Test mode: the subscription's clock, moved only by POST …/test_clock (null for Stripe's). */
   test_clock: Date | null;
   test_card: TestCard | null;
@@ -70,6 +74,19 @@ export interface InvoiceDoc {
   currency: string;
   status: InvoiceStatus;
   created_at: Date;
+}
+
+/**
+ * A Stripe event about a subscription that is not ours yet (it arrived before the checkout that starts
+ * it): kept, and applied once the subscription exists.
+ */
+export interface PendingEventDoc {
+  /** Stripe's event id. */
+  _id: string;
+  provider_subscription_id: string;
+  session_id: string;
+  created: number;
+  event: Record<string, unknown>;
 }
 
 /** A test-mode billing portal link: the digest of its token as _id, good for an hour. */
@@ -105,6 +122,8 @@ export function subscriptionModels(conn: Connection) {
       payment_grace_days: { type: Number, default: 7 },
       livemode: { type: Boolean, default: false },
       provider: { type: String, default: 'test' },
+      provider_subscription_id: { type: String, default: '' },
+      provider_updated_at: { type: Number, default: 0 },
       test_clock: { type: Date, default: null },
       test_card: { type: String, default: null },
       card_payments: { type: Number, default: 0 },
@@ -122,6 +141,7 @@ export function subscriptionModels(conn: Connection) {
   schema.index({ account_id: 1, product_id: 1, _id: -1 });
   schema.index({ account_id: 1, customer_email_lc: 1, _id: -1 });
   schema.index({ license_pending: 1 });
+  schema.index({ provider_subscription_id: 1 });
   const invoice = new Schema<InvoiceDoc>(
     {
       _id: String,
@@ -141,6 +161,19 @@ export function subscriptionModels(conn: Connection) {
   return {
     Subscription: conn.model<SubscriptionDoc>('Subscription', schema) as Model<SubscriptionDoc>,
     Invoice: conn.model<InvoiceDoc>('SubscriptionInvoice', invoice) as Model<InvoiceDoc>,
+    PendingEvent: conn.model<PendingEventDoc>(
+      'SubscriptionPendingEvent',
+      new Schema<PendingEventDoc>(
+        {
+          _id: String,
+          provider_subscription_id: { type: String, index: true },
+          session_id: { type: String, index: true },
+          created: Number,
+          event: Object,
+        },
+        { versionKey: false, collection: 'subscription_pending_events' },
+      ),
+    ) as Model<PendingEventDoc>,
     PortalLink: conn.model<PortalLinkDoc>(
       'SubscriptionPortalLink',
       new Schema<PortalLinkDoc>(
@@ -254,6 +287,39 @@ export class SubscriptionStore {
       .limit(limit)
       .lean<InvoiceDoc[]>()
       .exec();
+  }
+
+  findByProvider(providerSubscriptionId: string): Promise<SubscriptionDoc | null> {
+    return this.models.Subscription.findOne({ provider_subscription_id: providerSubscriptionId }, { outbox: 0 })
+      .lean<SubscriptionDoc>()
+      .exec();
+  }
+
+  /** Keeps an early event (once: its id). */
+  async keepPending(doc: PendingEventDoc): Promise<void> {
+    try {
+      await this.models.PendingEvent.create(doc);
+    } catch (err) {
+      if (!isDuplicate(err)) throw err;
+    }
+  }
+
+  /** The early events of a subscription, oldest first. */
+  async pendingFor(providerSubscriptionId: string, sessionId: string): Promise<PendingEventDoc[]> {
+    const found = await Promise.all([
+      providerSubscriptionId
+        ? this.models.PendingEvent.find({ provider_subscription_id: providerSubscriptionId })
+            .lean<PendingEventDoc[]>()
+            .exec()
+        : [],
+      this.models.PendingEvent.find({ session_id: sessionId }).lean<PendingEventDoc[]>().exec(),
+    ]);
+    const byId = new Map(found.flat().map((d) => [d._id, d]));
+    return [...byId.values()].sort((a, b) => a.created - b.created || a._id.localeCompare(b._id));
+  }
+
+  async dropPending(id: string): Promise<void> {
+    await this.models.PendingEvent.deleteOne({ _id: id });
   }
 
   async addPortalLink(digest: string, subscriptionId: string, expiresAt: Date): Promise<void> {

@@ -39,7 +39,14 @@ export class Completion {
   /** Records the payment. False if the session was no longer open (paid by another tab, or expired). */
   markPaid(
     s: SessionDoc,
-    p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean; testCard?: string },
+    p: {
+      paymentId: string;
+      email: string;
+      paidWith: string | null;
+      evenIfExpired?: boolean;
+      testCard?: string;
+      providerSubscriptionId?: string;
+    },
   ): Promise<boolean> {
     return this.store.markPaid(s._id, p, this.clock.now());
   }

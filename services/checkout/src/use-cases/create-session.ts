@@ -85,11 +85,6 @@ export async function createSession(
   const interval = product.price.interval || '';
   if (interval && !isOneOf(priceIntervals, interval)) throw new AppError('internal', 'unknown price interval');
   const quantity = checkQuantity(input.quantity, !!interval);
-  if (interval && provider.name === 'stripe')
-    throw AppError.invalid(
-      'product_id',
-      'this product has a recurring price: subscriptions are sold in test mode only in this version (Stripe subscriptions are not supported yet)',
-    );
   const policy = withPolicyDefaults(product.policy);
   const amount = product.price.amount * quantity;
   const recurring: SessionRecurring | null = interval
@@ -116,6 +111,18 @@ export async function createSession(
     cancelUrl: input.cancel_url,
     expiresAt,
     hostedPageUrl: `${baseUrl}/checkout/${id}`,
+    ...(recurring
+      ? {
+          recurring: {
+            interval: recurring.interval,
+            intervalCount: recurring.interval_count,
+            trialDays: recurring.trial_days,
+            quantity,
+            unitAmount: product.price.amount,
+            productId: input.product_id,
+          },
+        }
+      : {}),
   });
   const doc: Omit<SessionDoc, 'outbox'> = {
     _id: id,

@@ -41,7 +41,10 @@ export interface SubscriptionDeps {
   outbox: Pick<Outbox, 'flush'>;
   clock: Clock;
   licenses: SubscriptionLicenses;
-  provider: Pick<PaymentProvider, 'name'>;
+  provider: Pick<PaymentProvider, 'name'> & {
+    /** Stripe: cancels its subscription (at the period end, or now). */
+    cancelSubscription?(providerSubscriptionId: string, atPeriodEnd: boolean): Promise<void>;
+  };
   /** PUBLIC_BASE_URL without a trailing slash. */
   baseUrl: string;
   log: Logger;
@@ -148,6 +151,8 @@ export async function startSubscription(
       payment_grace_days: r.payment_grace_days,
       livemode: s.livemode,
       provider: s.provider,
+      provider_subscription_id: s.provider_subscription_id ?? '',
+      provider_updated_at: 0,
       test_clock: s.provider === 'test' ? now : null,
       test_card: (s.test_card as TestCard | null) ?? null,
       card_payments: trialEnd ? 0 : 1,
@@ -244,13 +249,18 @@ async function changeWith(
 }
 
 /** Cancel at the period end (valid until then) or now (the licence expires now). 409 once canceled. */
-export function cancelSubscription(
+export async function cancelSubscription(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
   atPeriodEnd: boolean,
   requestId = '',
 ): Promise<Doc> {
+  const current = await own(deps, accountId, id);
+  if (current.status === 'canceled') throw new AppError('conflict', 'the subscription is canceled already');
+  // Stripe's side first: nothing is recorded here unless Stripe stopped billing.
+  if (current.provider === 'stripe' && current.provider_subscription_id && deps.provider.cancelSubscription)
+    await deps.provider.cancelSubscription(current.provider_subscription_id, atPeriodEnd);
   return changeWith(
     deps,
     accountId,
