@@ -162,18 +162,20 @@ export async function startSubscription(
       last_change: 'created',
     };
     if (await deps.subs.insert(fresh, [subscriptionEvent('subscription.created', fresh, now)])) {
-      await deps.subs.addInvoice({
-        _id: invoiceId(id, 0),
-        subscription_id: id,
-        account_id: s.account_id,
-        period: 0,
-        period_start: fresh.current_period_start,
-        period_end: fresh.current_period_end,
-        amount: trialEnd ? 0 : r.amount,
-        currency: s.currency,
-        status: 'paid',
-        created_at: now,
-      });
+      // Test mode bills here; Stripe's first invoice arrives as invoice.paid (subscription_create).
+      if (s.provider === 'test')
+        await deps.subs.addInvoice({
+          _id: invoiceId(id, 0),
+          subscription_id: id,
+          account_id: s.account_id,
+          period: 0,
+          period_start: fresh.current_period_start,
+          period_end: fresh.current_period_end,
+          amount: trialEnd ? 0 : r.amount,
+          currency: s.currency,
+          status: 'paid',
+          created_at: now,
+        });
       deps.outbox.flush(deps.subs.models.Subscription, id);
     }
     doc = (await deps.subs.findById(id)) ?? fresh;
