@@ -14,6 +14,8 @@ import {
   type SubscriptionState,
 } from '../../services/checkout/src/domain/subscription';
 import { seatsPolicy, subscriptionStep } from '../../services/license/src/domain/subscription';
+import { interpretSubscriptionEvent } from '../../services/checkout/src/domain/stripe-subscription-events';
+import { mismatch } from '../../services/checkout/src/domain/stripe-events';
 
 // The pure rules of subscriptions (issue 29): periods, test cards, the test clock's steps, and how a
 // licence judges and follows its subscription.
@@ -201,5 +203,71 @@ describe('a subscription licence', () => {
     expect(subscriptionStep(revoked, renewed, 'renewed').status).toBe('revoked');
     expect(seatsPolicy(policy, 3).max_activations).toBe(6);
     expect(seatsPolicy({ ...policy, max_activations: null }, 3).max_activations).toBeNull();
+  });
+});
+
+describe('what a Stripe subscription event means', () => {
+  const ev = (type: string, object: Record<string, unknown>) => ({
+    id: 'evt_1',
+    type,
+    livemode: false,
+    created: 100,
+    data: { object },
+  });
+
+  it('invoice.paid and invoice.payment_failed name the subscription, the invoice, its period and amount', () => {
+    const object = {
+      id: 'in_1',
+      subscription: 'sub_stripe_1',
+      subscription_details: { metadata: { checkout_session_id: 'cs_01M82BCFGS21FWB5Z5A498AR3N' } },
+      billing_reason: 'subscription_cycle',
+      amount_paid: 1000,
+      amount_due: 1000,
+      currency: 'eur',
+      lines: { data: [{ period: { start: 1_800_000_000, end: 1_802_678_400 } }] },
+    };
+    expect(interpretSubscriptionEvent(ev('invoice.paid', object))).toEqual({
+      kind: 'invoice',
+      paid: true,
+      providerSubscriptionId: 'sub_stripe_1',
+      sessionId: 'cs_01M82BCFGS21FWB5Z5A498AR3N',
+      invoiceId: 'in_1',
+      first: false,
+      periodStart: new Date(1_800_000_000_000),
+      periodEnd: new Date(1_802_678_400_000),
+      amount: 1000,
+      currency: 'EUR',
+      livemode: false,
+      created: 100,
+    });
+    expect(
+      interpretSubscriptionEvent(ev('invoice.payment_failed', { ...object, billing_reason: 'subscription_create' })),
+    ).toMatchObject({ paid: false, first: true, amount: 1000 });
+  });
+
+  it('customer.subscription.* carry status, cancellation, seats and the plan’s product; other events are not theirs', () => {
+    const object = {
+      id: 'sub_stripe_1',
+      status: 'active',
+      cancel_at_period_end: true,
+      metadata: { checkout_session_id: 'cs_01M82BCFGS21FWB5Z5A498AR3N', product_id: 'prod_A' },
+      items: { data: [{ quantity: 3, price: { metadata: { product_id: 'prod_B' } } }] },
+    };
+    expect(interpretSubscriptionEvent(ev('customer.subscription.updated', object))).toMatchObject({
+      kind: 'subscription',
+      deleted: false,
+      cancelAtPeriodEnd: true,
+      productId: 'prod_B',
+      quantity: 3,
+    });
+    expect(interpretSubscriptionEvent(ev('customer.subscription.deleted', object))).toMatchObject({ deleted: true });
+    expect(interpretSubscriptionEvent(ev('charge.refunded', {}))).toBeNull();
+  });
+
+  it('a trial checkout takes no money: amount 0 is not a mismatch for it, and is for any other', () => {
+    const s = { provider: 'stripe', provider_session_id: 'cs_test_1', livemode: false, amount: 1000, currency: 'EUR' };
+    const a = { providerSessionId: 'cs_test_1', livemode: false, amount: 0, currency: 'EUR' };
+    expect(mismatch({ ...s, recurring: { trial_days: 14 } }, a)).toBeNull();
+    expect(mismatch(s, a)).toMatch(/amount/);
   });
 });
