@@ -6,12 +6,14 @@ import { client, startStack, type Stack } from '../support/stack';
 import { EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
 import { WebClient } from '../support/web-client';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 let stack: Stack;
 let events: EventLog;
 let api: ReturnType<typeof client>;
 let other: ReturnType<typeof client>;
 let monthly: string;
+let receiver: WebhookReceiver;
 
 const DAY = 86_400_000;
 
@@ -23,6 +25,18 @@ beforeAll(async () => {
   const second = await stack.newAccount();
   other = client(stack.url, second.apiKey);
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
+  receiver = await WebhookReceiver.start();
+  const hook = await api('POST', '/api/v1/webhooks', {
+    url: `${receiver.url}/subs`,
+    events: [
+      'subscription.created',
+      'subscription.renewed',
+      'subscription.past_due',
+      'subscription.canceled',
+      'subscription.updated',
+    ],
+  });
+  expect(hook.status).toBe(201);
   const res = await api('POST', '/api/v1/products', {
     name: 'Pixel Forge Monthly',
     price: { amount: 1000, currency: 'EUR', interval: 'month' },
@@ -33,6 +47,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await receiver?.stop();
   await events?.close();
   await stack?.stop();
 });
@@ -210,6 +225,24 @@ describe('a monthly product sold on the hosted page (the story of issue 29)', ()
     await eventually(async () =>
       expect(await validate(a.license_key)).toMatchObject({ valid: false, code: 'expired', next_action: 'renew' }),
     );
+    // Every subscription.* event reached the webhook endpoint too.
+    const delivered = (await receiver.waitFor('/subs', 4)).map((r) => JSON.parse(r.body));
+    await eventually(
+      async () => {
+        const all = receiver
+          .at('/subs')
+          .map((r) => JSON.parse(r.body) as { type: string; data: { subscription: { id: string } } });
+        const types = new Set(all.filter((e) => e.data.subscription.id === a.subscription_id).map((e) => e.type));
+        expect([...types].sort()).toEqual([
+          'subscription.canceled',
+          'subscription.created',
+          'subscription.renewed',
+          'subscription.updated',
+        ]);
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(delivered.length).toBeGreaterThanOrEqual(4);
     const again = await api('POST', `/api/v1/subscriptions/${a.subscription_id}/cancel`, { at_period_end: false });
     expect({ status: again.status, code: again.body.code }).toEqual({ status: 409, code: 'conflict' });
     expect((await advance(a.subscription_id, new Date(Date.now() + 400 * DAY))).body.status).toBe('canceled');
