@@ -128,6 +128,7 @@ const invoice = (
     subscription: s.stripeSub,
     subscription_details: { metadata: { checkout_session_id: s.id } },
     billing_reason: reason,
+    payment_intent: `pi_${id}`,
     amount_paid: type === 'invoice.paid' ? amount : 0,
     amount_due: amount,
     currency: 'eur',
@@ -321,6 +322,26 @@ describe('events out of order', () => {
     expect(Date.parse(sub.current_period_end) / 1000).toBe(start + 31 * DAY_S);
     await eventually(async () =>
       expect((await api('GET', `/api/v1/licenses/${sub.license_key}`)).body.expires_at).toBe(sub.current_period_end),
+    );
+  });
+
+  it("a full refund of a subscription's invoice acts on its licence as the product's refund_action says", async () => {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000))).status).toBe(200);
+    const sub = await subOf(s);
+    const start = Math.floor(Date.parse(sub.current_period_end) / 1000);
+    const id = `in_refund_${s.id.slice(-10)}`;
+    expect((await deliver(invoice('invoice.paid', s, id, { start, end: start + 30 * DAY_S }))).status).toBe(200);
+    const refund = envelope('charge.refunded', {
+      id: `ch_${id}`,
+      object: 'charge',
+      payment_intent: `pi_${id}`,
+      refunded: true,
+      amount_refunded: 1000,
+    });
+    expect((await deliver(refund)).status).toBe(200);
+    await eventually(async () =>
+      expect(await validate(sub.license_key)).toMatchObject({ valid: false, code: 'revoked' }),
     );
   });
 

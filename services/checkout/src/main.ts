@@ -125,8 +125,16 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     );
     ctx.grpc.add(SubscriptionServiceService, subscriptionHandlers(subscriptions), subscriptionAccess);
     const stripeWebhook = stripe
-      ? new StripeWebhook(stripe, store, completion, ctx.outbox, ctx.clock, ctx.log, undefined, (a, event, requestId) =>
-          applyStripeSubscriptionEvent(stripeSubscriptions, a, event, requestId),
+      ? new StripeWebhook(
+          stripe,
+          store,
+          completion,
+          ctx.outbox,
+          ctx.clock,
+          ctx.log,
+          undefined,
+          (paymentId) => subs.sessionOfPayment(paymentId),
+          (a, event, requestId) => applyStripeSubscriptionEvent(stripeSubscriptions, a, event, requestId),
         )
       : undefined;
     const page = checkoutPageApp({

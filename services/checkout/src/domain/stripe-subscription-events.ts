@@ -9,6 +9,8 @@ export type StripeSubscriptionAction =
       providerSubscriptionId: string;
       sessionId: string;
       invoiceId: string;
+      /** The payment (PaymentIntent) that paid it: a refund or dispute of it names it. */
+      paymentId: string;
       /** subscription_create: the first payment (the checkout's); anything else renews. */
       first: boolean;
       periodStart: Date | null;
@@ -58,6 +60,7 @@ export function interpretSubscriptionEvent(e: StripeEventLike): StripeSubscripti
         providerSubscriptionId,
         sessionId: text(meta[LINK_KEY]) || text(obj(line.metadata)[LINK_KEY]),
         invoiceId: text(o.id),
+        paymentId: idOf(o.payment_intent),
         first: o.billing_reason === 'subscription_create',
         periodStart: seconds(period.start) ?? seconds(o.period_start),
         periodEnd: seconds(period.end) ?? seconds(o.period_end),

@@ -74,6 +74,8 @@ export interface InvoiceDoc {
   currency: string;
   status: InvoiceStatus;
   created_at: Date;
+  /** Stripe: the PaymentIntent that paid it (a refund names it). */
+  payment_id?: string;
 }
 
 /**
@@ -154,10 +156,12 @@ export function subscriptionModels(conn: Connection) {
       currency: { type: String, required: true },
       status: { type: String, required: true, enum: invoiceStatuses },
       created_at: { type: Date, required: true },
+      payment_id: { type: String, default: '' },
     },
     { versionKey: false, collection: 'subscription_invoices' },
   );
   invoice.index({ subscription_id: 1, _id: -1 });
+  invoice.index({ payment_id: 1 });
   return {
     Subscription: conn.model<SubscriptionDoc>('Subscription', schema) as Model<SubscriptionDoc>,
     Invoice: conn.model<InvoiceDoc>('SubscriptionInvoice', invoice) as Model<InvoiceDoc>,
@@ -277,8 +281,19 @@ export class SubscriptionStore {
     return this.models.Invoice.findById(id).lean<InvoiceDoc>().exec();
   }
 
-  async setInvoiceStatus(id: string, status: InvoiceStatus): Promise<void> {
-    await this.models.Invoice.updateOne({ _id: id }, { $set: { status } });
+  async setInvoiceStatus(id: string, status: InvoiceStatus, paymentId = ''): Promise<void> {
+    await this.models.Invoice.updateOne(
+      { _id: id },
+      { $set: { status, ...(paymentId ? { payment_id: paymentId } : {}) } },
+    );
+  }
+
+  /** The checkout session whose subscription an invoice payment belongs to ('' when none). */
+  async sessionOfPayment(paymentId: string): Promise<string> {
+    if (!paymentId) return '';
+    const invoice = await this.models.Invoice.findOne({ payment_id: paymentId }).lean<InvoiceDoc>().exec();
+    const sub = invoice ? await this.findById(invoice.subscription_id) : null;
+    return sub?.session_id ?? '';
   }
 
   invoices(subscriptionId: string, limit = 100): Promise<InvoiceDoc[]> {

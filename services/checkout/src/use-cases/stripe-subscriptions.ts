@@ -108,6 +108,7 @@ async function invoice(
       currency: sub.currency,
       status,
       created_at: deps.clock.now(),
+      payment_id: a.paymentId,
     });
   if (!a.paid) {
     if (existing?.status === 'paid') return ok; // a failure reported after the payment: stale
@@ -124,7 +125,7 @@ async function invoice(
     return ok;
   }
   if (existing?.status === 'paid') return ok; // this invoice was paid before: one renewal
-  if (existing) await deps.subs.setInvoiceStatus(a.invoiceId, 'paid');
+  if (existing) await deps.subs.setInvoiceStatus(a.invoiceId, 'paid', a.paymentId);
   else if (!(await record('paid'))) return ok; // another delivery recorded it first
   if (a.first) return ok; // the checkout's own payment: the subscription started with it
   await change(

@@ -57,6 +57,8 @@ export class StripeWebhook {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly busyWaitMs = BUSY_WAIT_MS,
+    /** The checkout session whose subscription's invoice a payment paid ('' when none). */
+    private readonly sessionOfInvoicePayment?: (paymentId: string) => Promise<string>,
     /** Subscription events (use-cases/stripe-subscriptions.ts). */
     private readonly subscriptions?: (
       a: StripeSubscriptionAction,
@@ -179,7 +181,12 @@ export class StripeWebhook {
         return ok;
       }
       case 'refunded': {
-        const s = await this.store.findByPayment(a.paymentId);
+        let s = await this.store.findByPayment(a.paymentId);
+        // A subscription's payment (an invoice's): the refund acts on the licence of the checkout that started it.
+        if (!s && this.sessionOfInvoicePayment) {
+          const sessionId = await this.sessionOfInvoicePayment(a.paymentId);
+          s = sessionId ? await this.store.findById(sessionId) : null;
+        }
         if (!s) {
           // Not (yet) one of our payments: kept, in case its completion is still on the way.
           await this.store.addPendingRefund(a.paymentId, this.clock.now());
