@@ -253,6 +253,11 @@ export class SubscriptionStore {
     return res.modifiedCount === 1;
   }
 
+  /** The test clock moved on with nothing to bill or change on the way (only over state `seq`). */
+  async setClock(id: string, seq: number, to: Date): Promise<void> {
+    await this.models.Subscription.updateOne({ _id: id, seq }, { $set: { test_clock: to } });
+  }
+
   /** The licence applied state `seq`: nothing pending, unless the subscription moved on meanwhile. */
   async licenseApplied(id: string, seq: number): Promise<void> {
     await this.models.Subscription.updateOne({ _id: id, seq }, { $set: { license_pending: false } });

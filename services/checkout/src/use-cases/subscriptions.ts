@@ -336,7 +336,7 @@ export async function advanceTestClock(
     doc = after ?? (await own(deps, accountId, id));
   }
   if (!doc.test_clock || doc.test_clock.getTime() < to.getTime()) {
-    await deps.subs.models.Subscription.updateOne({ _id: doc._id, seq: doc.seq }, { $set: { test_clock: to } });
+    await deps.subs.setClock(doc._id, doc.seq, to);
     doc = { ...doc, test_clock: to };
   }
   if (doc.license_pending) await syncQuietly(deps, doc, requestId);
