@@ -1,6 +1,13 @@
 // Domain event contract: the envelope and the catalogue of types. Publishers and
 // consumers import these; nothing else about events crosses a service boundary.
-import type { CheckoutStatus, DeactivationReason, KeyScope, Plan, Status } from './rules/vocabulary';
+import type {
+  CheckoutStatus,
+  DeactivationReason,
+  KeyScope,
+  Plan,
+  Status,
+  SubscriptionStatus,
+} from './rules/vocabulary';
 
 export const eventTypes = [
   'account.updated',
@@ -18,6 +25,11 @@ export const eventTypes = [
   'checkout.created',
   'checkout.completed',
   'checkout.expired',
+  'subscription.created',
+  'subscription.renewed',
+  'subscription.past_due',
+  'subscription.canceled',
+  'subscription.updated',
   'webhook.disabled',
   'api_key.created',
   'api_key.revoked',
@@ -121,6 +133,21 @@ export interface CheckoutData {
   livemode: boolean;
 }
 
+export interface SubscriptionData {
+  id: string;
+  status: SubscriptionStatus;
+  product_id: string;
+  customer_email: string;
+  license_key: string;
+  quantity: number;
+  current_period_start: string;
+  current_period_end: string;
+  cancel_at_period_end: boolean;
+  trial_end: string | null;
+  livemode: boolean;
+  created_at: string;
+}
+
 export interface EventData {
   'account.updated': { account: AccountData };
   'product.created': { product: ProductData };
@@ -138,6 +165,11 @@ export interface EventData {
   'checkout.created': { checkout: CheckoutData };
   'checkout.expired': { checkout: CheckoutData };
   'checkout.completed': { checkout: CheckoutData; license_key: string; customer_email: string };
+  'subscription.created': { subscription: SubscriptionData };
+  'subscription.renewed': { subscription: SubscriptionData };
+  'subscription.past_due': { subscription: SubscriptionData };
+  'subscription.canceled': { subscription: SubscriptionData };
+  'subscription.updated': { subscription: SubscriptionData };
   'webhook.disabled': { endpoint: { id: string; url: string }; reason: string };
   'api_key.created': { api_key: ApiKeyData };
   'api_key.revoked': { api_key: ApiKeyData };

@@ -30,6 +30,7 @@ import { checkoutPageProxy, stripeWebhookProxy } from './routes/checkout-proxy';
 import type { AccessLog } from './http/access-log';
 import { requestContext, versionAlias } from './http/request-context';
 import { checkoutRoutes } from './routes/checkout';
+import { subscriptionRoutes } from './routes/subscriptions';
 import { webhookRoutes } from './routes/webhooks';
 import { emailRoutes } from './routes/emails';
 import { customerRoutes } from './routes/customers';
@@ -129,6 +130,7 @@ export function createApp({
   productRoutes(api, clients, validator);
   licenseRoutes(api, clients, validator);
   checkoutRoutes(api, clients);
+  subscriptionRoutes(api, clients, validator);
   webhookRoutes(api, clients);
   emailRoutes(api, clients);
   customerRoutes(api, clients);

@@ -112,6 +112,16 @@ export const policyRules = {
       'Machines a customer may free themselves in the customer portal per licence and rolling 30 days (0 = none: only the vendor frees machines)',
     addedLater: true,
   },
+  payment_grace_days: {
+    kind: 'int',
+    min: 0,
+    max: 60,
+    nullable: false,
+    default: 7,
+    description:
+      "Subscriptions: days a past_due subscription's licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid)",
+    addedLater: true,
+  },
 } as const satisfies Record<string, PolicyRule>;
 
 type Rules = typeof policyRules;

@@ -3,7 +3,7 @@
 // days has passed (and the licence is not suspended or revoked). Shared by the
 // licence service and the gateway's validation cache, so both derive the same status.
 import type { StoredPolicy } from './policy';
-import type { Status, StoredStatus } from './vocabulary';
+import type { Status, StoredStatus, SubscriptionStatus } from './vocabulary';
 
 export const DAY_MS = 86_400_000;
 
@@ -19,10 +19,24 @@ const storedBehind: Record<Status, StoredStatus> = {
 };
 export const storedStatusOf = (status: Status): StoredStatus => storedBehind[status];
 
+/** What a licence that follows a subscription knows of it (set by the checkout service's ApplySubscription). */
+export interface SubscriptionFacts {
+  id: string;
+  status: SubscriptionStatus;
+  /** Set while trialing. */
+  trial_end: Date | null;
+  /** The end of the last paid (or trial) period. */
+  paid_through: Date | null;
+  /** past_due: the licence validates until then (period end + payment_grace_days). */
+  grace_until: Date | null;
+}
+
 export interface LicenseState {
   status: StoredStatus;
   expires_at: Date | null;
   policy: PolicySnapshot;
+  /** Absent: not a subscription licence. */
+  subscription?: SubscriptionFacts | null;
 }
 
 /** When the licence stops validating altogether: expiry plus grace (null = never). */
@@ -30,9 +44,19 @@ export function graceEndsAt(expiresAt: Date | null, graceDays: number): Date | n
   return expiresAt ? new Date(expiresAt.getTime() + graceDays * DAY_MS) : null;
 }
 
+/**
+ * When the licence stops validating: expiry plus the policy's grace, or, while its subscription is past
+ * due, the payment grace (period end + payment_grace_days) if that is later.
+ */
+export function validUntil(l: LicenseState): Date | null {
+  const end = graceEndsAt(l.expires_at, l.policy.grace_days);
+  const payment = l.subscription?.status === 'past_due' ? l.subscription.grace_until : null;
+  return end && payment && payment.getTime() > end.getTime() ? payment : end;
+}
+
 export function effectiveStatus(l: LicenseState, now: Date): Status {
   if (l.status !== 'active') return l.status;
-  const end = graceEndsAt(l.expires_at, l.policy.grace_days);
+  const end = validUntil(l);
   return end && end.getTime() <= now.getTime() ? 'expired' : 'active';
 }
 
@@ -52,6 +76,6 @@ export function nextStatusChange(l: LicenseState, now: Date): number {
   const t = now.getTime();
   const expiry = l.expires_at.getTime();
   if (expiry > t) return expiry;
-  const end = graceEndsAt(l.expires_at, l.policy.grace_days)!.getTime();
+  const end = validUntil(l)!.getTime();
   return end > t ? end : Number.POSITIVE_INFINITY;
 }

@@ -1,6 +1,6 @@
 import { missingEntitlements } from './entitlements';
 import type { ParsedKey } from './license-key';
-import { effectiveStatus, graceEndsAt, inGrace, type LicenseState } from './status';
+import { effectiveStatus, inGrace, validUntil, type LicenseState } from './status';
 import type { NextAction, ValidationCode } from './vocabulary';
 
 /** How long a client may trust a positive answer offline, at most. */
@@ -83,7 +83,15 @@ export function judge(
     return no('product_mismatch', 'the licence belongs to another product', 'contact_vendor', now);
   const status = effectiveStatus(license, now);
   if (status === 'revoked') return no('revoked', 'the licence was revoked', 'contact_vendor', now);
-  if (status === 'suspended') return no('suspended', 'the licence is suspended', 'contact_vendor', now);
+  if (status === 'suspended')
+    return license.subscription?.status === 'unpaid'
+      ? no(
+          'subscription_unpaid',
+          'the subscription was not paid within its grace: the licence is suspended until a payment',
+          'update_payment',
+          now,
+        )
+      : no('suspended', 'the licence is suspended', 'contact_vendor', now);
   if (status === 'expired') return no('expired', 'the licence has expired', 'renew', now);
   if (activation.leaseExpired)
     return no(
@@ -122,13 +130,17 @@ export function judge(
   }
   const leaseEnd = activation.leaseEndsAt ?? Number.POSITIVE_INFINITY;
   const horizon = Math.min(secondOf(now) + MAX_OFFLINE_MS, leaseEnd);
+  // A past-due subscription: still valid, and the app can tell the user to update their card.
+  const pastDue = license.subscription?.status === 'past_due';
   if (inGrace(license, now)) {
-    const end = graceEndsAt(license.expires_at, license.policy.grace_days)!;
+    const end = validUntil(license)!;
     return {
       valid: true,
       code: 'expired_in_grace',
-      detail: `the licence expired; it keeps working until ${end.toISOString()}`,
-      nextAction: 'renew',
+      detail: pastDue
+        ? `the subscription's payment failed; the licence keeps working until ${end.toISOString()}`
+        : `the licence expired; it keeps working until ${end.toISOString()}`,
+      nextAction: pastDue ? 'update_payment' : 'renew',
       cacheUntil: new Date(Math.min(horizon, end.getTime())),
       visible: true,
     };
@@ -137,8 +149,10 @@ export function judge(
   return {
     valid: true,
     code: 'valid',
-    detail: 'the licence is valid',
-    nextAction: 'none',
+    detail: pastDue
+      ? "the licence is valid; the subscription's last payment failed: update the payment method"
+      : 'the licence is valid',
+    nextAction: pastDue ? 'update_payment' : 'none',
     cacheUntil: new Date(until),
     visible: true,
   };

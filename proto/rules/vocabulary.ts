@@ -36,6 +36,7 @@ export const validationCodes = [
   'not_activated',
   'activation_limit_reached',
   'entitlements_missing',
+  'subscription_unpaid',
 ] as const;
 export type ValidationCode = (typeof validationCodes)[number];
 
@@ -47,7 +48,7 @@ export const deactivationReasons = ['requested', 'lapsed', 'customer'] as const;
 export type DeactivationReason = (typeof deactivationReasons)[number];
 
 /** What a validation answer tells the app to do next. */
-export const nextActions = ['none', 'activate', 'renew', 'contact_vendor', 'free_a_seat'] as const;
+export const nextActions = ['none', 'activate', 'renew', 'contact_vendor', 'free_a_seat', 'update_payment'] as const;
 export type NextAction = (typeof nextActions)[number];
 
 /** An account's plan (its hourly quota: the gateway's rate limits). */
@@ -61,6 +62,22 @@ export type KeyScope = (typeof keyScopes)[number];
 /** A checkout session's states (expired is also derived from expires_at before the sweeper records it). */
 export const checkoutStatuses = ['open', 'complete', 'expired'] as const;
 export type CheckoutStatus = (typeof checkoutStatuses)[number];
+
+/** A subscription's states (checkout service); its licence follows them. */
+export const subscriptionStatuses = ['trialing', 'active', 'past_due', 'canceled', 'unpaid'] as const;
+export type SubscriptionStatus = (typeof subscriptionStatuses)[number];
+
+/** What changed in a subscription, as its licence is told (ApplySubscription): chooses the license.* events. */
+export const subscriptionChanges = ['created', 'renewed', 'past_due', 'unpaid', 'canceled', 'updated'] as const;
+export type SubscriptionChange = (typeof subscriptionChanges)[number];
+
+/** How often a recurring price bills (with its interval_count); a one-time price has none. */
+export const priceIntervals = ['month', 'year'] as const;
+export type PriceInterval = (typeof priceIntervals)[number];
+
+/** A subscription invoice's states. */
+export const invoiceStatuses = ['paid', 'failed', 'open'] as const;
+export type InvoiceStatus = (typeof invoiceStatuses)[number];
 
 /** A webhook delivery's states. */
 export const deliveryStatuses = ['pending', 'delivered', 'failed'] as const;

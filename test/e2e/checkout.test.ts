@@ -32,12 +32,18 @@ const session = (over: Record<string, unknown> = {}, headers: Record<string, str
 
 describe('prices on products', () => {
   it('are set, read, changed and removed; bad prices are 400', async () => {
-    expect((await api('GET', `/api/v1/products/${priced}`)).body.price).toEqual({ amount: 4900, currency: 'EUR' });
+    expect((await api('GET', `/api/v1/products/${priced}`)).body.price).toEqual({
+      amount: 4900,
+      currency: 'EUR',
+      interval: null,
+      interval_count: null,
+      trial_days: 0,
+    });
     const id = (await api('POST', '/api/v1/products', { name: 'Free for now' })).body.id;
     expect((await api('GET', `/api/v1/products/${id}`)).body.price).toBeNull();
     expect(
       (await api('PATCH', `/api/v1/products/${id}`, { price: { amount: 999, currency: 'USD' } })).body.price,
-    ).toEqual({ amount: 999, currency: 'USD' });
+    ).toEqual({ amount: 999, currency: 'USD', interval: null, interval_count: null, trial_days: 0 });
     expect((await api('PATCH', `/api/v1/products/${id}`, { price: null })).body.price).toBeNull();
     for (const price of [
       { amount: 0, currency: 'EUR' },
@@ -75,6 +81,8 @@ describe('checkout sessions', () => {
       cancel_url: 'https://vendor.example/cart',
       metadata: { order: '42' },
       license_key: null,
+      quantity: 1,
+      subscription_id: null,
       livemode: false,
       created_at: expect.any(String),
     });

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { errorCodes } from '@licensing/runtime';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { WebClient } from '../support/web-client';
 import {
   CONTROL_CHARACTERS,
   LINE_BREAKS,
@@ -63,7 +64,25 @@ beforeAll(async () => {
     const hook = (await api('POST', '/api/v1/webhooks', { url: `${receiver.url}/fuzz`, events: ['webhook.test'] }))
       .body;
     const delivery = (await api('POST', `/api/v1/webhooks/${hook.id}/test`)).body;
-    known.ids.push(product.id, license.license.id, activation.id, session.id, hook.id, delivery.id);
+    // A subscription (a monthly product bought on the hosted page in test mode).
+    const monthly = (
+      await api('POST', '/api/v1/products', {
+        name: `Fuzzed monthly ${owner}`,
+        price: { amount: 500, currency: 'eur', interval: 'month' },
+      })
+    ).body;
+    const recurring = (
+      await api('POST', '/api/v1/checkout', { product_id: monthly.id, success_url: 'https://vendor.example/thanks' })
+    ).body;
+    const web = new WebClient(stack.url, stack.topology);
+    const page = await web.get(`/checkout/${recurring.id}`);
+    await web.post(`/checkout/${recurring.id}/pay`, {
+      _csrf: WebClient.csrf(page.html),
+      email: 'subscriber@example.com',
+      card: '4242424242424242',
+    });
+    const subscription = (await api('GET', `/api/v1/checkout/${recurring.id}`)).body.subscription_id as string;
+    known.ids.push(product.id, license.license.id, activation.id, session.id, hook.id, delivery.id, subscription);
     known.licenseKeys.push(license.license_key);
     // A suspended licence too: its License credential only validates (401 elsewhere).
     const suspended = (
@@ -78,6 +97,7 @@ beforeAll(async () => {
         key: license.license_key,
         activation: activation.id,
         session: session.id,
+        subscription,
         endpoint: hook.id,
         delivery: delivery.id,
       });
@@ -225,7 +245,9 @@ function pathOf(template: string, replace?: { name: string; raw: string }): stri
             ? mine.product
             : before.startsWith('/api/v1/checkout') || before.startsWith('/checkout')
               ? mine.session
-              : mine.endpoint;
+              : before.startsWith('/api/v1/subscriptions')
+                ? mine.subscription
+                : mine.endpoint;
   return template.replace(/\{(\w+)\}/g, (_m, name: string, at: number) =>
     replace?.name === name ? replace.raw : encodeURIComponent(real(name, template.slice(0, at))),
   );

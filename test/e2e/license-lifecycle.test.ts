@@ -65,6 +65,7 @@ describe('licence policy on the product', () => {
       lease_seconds: null,
       entitlements: [],
       customer_deactivations_per_30_days: 3,
+      payment_grace_days: 7,
     });
     const key = await license(id);
     const patched = await api('PATCH', `/api/v1/products/${id}`, { policy: { duration_days: 365 } });
@@ -79,6 +80,7 @@ describe('licence policy on the product', () => {
       lease_seconds: null,
       entitlements: [],
       customer_deactivations_per_30_days: 3,
+      payment_grace_days: 7,
     });
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(30);
     await events.waitFor(

@@ -48,6 +48,7 @@ describe('issuing licences', () => {
           lease_seconds: null,
           entitlements: [],
           customer_deactivations_per_30_days: 3,
+          payment_grace_days: 7,
         },
         activations: 0,
         metadata: {},
@@ -55,6 +56,7 @@ describe('issuing licences', () => {
         extra_entitlements: [],
         created_at: expect.any(String),
         last_validated_at: null,
+        subscription: null,
       },
     });
     const read = await f.api('GET', `/api/v1/licenses/${res.body.license_key}`);
@@ -205,6 +207,7 @@ describe('validating licences', () => {
       entitlements: [],
       next_action: 'none',
       cache_until: expect.any(String),
+      trial_end: null,
     });
     // A perpetual valid licence may be trusted offline for a day.
     expect(Date.parse(res.body.cache_until) - Date.now()).toBeGreaterThan(23 * 3600_000);
@@ -260,6 +263,7 @@ describe('validating licences', () => {
       entitlements: [],
       next_action: 'contact_vendor',
       cache_until: expect.any(String),
+      trial_end: null,
       license: null,
     });
   });
@@ -281,6 +285,7 @@ describe('validating licences', () => {
       entitlements: [],
       next_action: 'contact_vendor',
       cache_until: expect.any(String),
+      trial_end: null,
     });
     expect((await theirs('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({
       valid: false,

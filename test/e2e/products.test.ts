@@ -24,6 +24,7 @@ describe('products', () => {
         lease_seconds: null,
         entitlements: [],
         customer_deactivations_per_30_days: 3,
+        payment_grace_days: 7,
       },
       price: null,
       email_on_purchase: true,

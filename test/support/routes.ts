@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { registeredRoutes } from '../../gateway/src/routes/route';
 import { productRoutes } from '../../gateway/src/routes/products';
 import { licenseRoutes } from '../../gateway/src/routes/licenses';
+import { subscriptionRoutes } from '../../gateway/src/routes/subscriptions';
 import { checkoutRoutes } from '../../gateway/src/routes/checkout';
 import { webhookRoutes } from '../../gateway/src/routes/webhooks';
 import { emailRoutes } from '../../gateway/src/routes/emails';
@@ -18,6 +19,7 @@ export function everyRoute(): typeof registeredRoutes {
   productRoutes(router, none);
   licenseRoutes(router, none, none);
   checkoutRoutes(router, none);
+  subscriptionRoutes(router, none, none);
   webhookRoutes(router, none);
   emailRoutes(router, none);
   customerRoutes(router, none);

@@ -28,6 +28,7 @@ describe('checking a new checkout session', () => {
         cancel_url: '',
         metadata: { order: '42' },
         minutes: 1440,
+        quantity: 0,
       },
     );
   });
@@ -191,6 +192,8 @@ describe('the createSession handler', () => {
       created_at: clock.now().toISOString(),
       license_key: '',
       livemode: false,
+      quantity: 1,
+      subscription_id: '',
     });
   });
 

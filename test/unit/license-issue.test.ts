@@ -34,6 +34,7 @@ describe('issuing a licence', () => {
       lease_seconds: null,
       customer_deactivations_per_30_days: 3,
       entitlements: [],
+      payment_grace_days: 7,
     });
     expect(doc._id).toMatch(/^lic_/);
     expect(store.licenses.get(doc._id)).toEqual(doc);

@@ -26,6 +26,7 @@ const product = {
     lease_seconds: null,
     customer_deactivations_per_30_days: 3,
     entitlements: [],
+    payment_grace_days: 7,
   },
   price: null,
   email_on_purchase: true,

@@ -35,6 +35,7 @@ const license = (over: Partial<License> = {}): License => ({
   last_validated_at: '',
   entitlements: ['pdf-export'],
   extra_entitlements: [],
+  subscription: undefined,
   ...over,
 });
 

@@ -74,6 +74,7 @@ describe('creating a product', () => {
       lease_seconds: null,
       customer_deactivations_per_30_days: 3,
       entitlements: [],
+      payment_grace_days: 7,
     });
     expect(doc.price).toEqual({ amount: 4900, currency: 'EUR' });
   });

@@ -37,6 +37,7 @@ describe('product handlers', () => {
         refund_action: 'revoke',
         entitlements: [],
         customer_deactivations_per_30_days: 3,
+        payment_grace_days: 7,
       },
       price: undefined,
       email_on_purchase: true,

@@ -108,6 +108,7 @@ function setUp(start: string) {
         activations: 0,
         metadata: {},
         last_validated_at: '',
+        subscription: undefined,
         entitlements: [...new Set(license.entitlements?.flat() ?? [])].sort(),
         extra_entitlements: license.entitlements?.[1] ?? [],
       },

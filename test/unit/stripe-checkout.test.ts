@@ -122,6 +122,7 @@ describe('what a Stripe event means', () => {
       livemode: false,
       amount: 4900,
       currency: 'EUR',
+      providerSubscriptionId: '',
     };
     expect(interpretStripeEvent(event('checkout.session.completed', paidSession))).toEqual(paid);
     expect(interpretStripeEvent(event('checkout.session.async_payment_succeeded', paidSession))).toEqual(paid);

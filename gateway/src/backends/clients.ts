@@ -4,6 +4,7 @@ import {
   LicenseServiceClient,
   NotificationServiceClient,
   ProductServiceClient,
+  SubscriptionServiceClient,
   WebhookServiceClient,
   health,
 } from '@licensing/proto';
@@ -41,6 +42,8 @@ export function createClients(config: BackendSettings, tracing?: Tracing) {
   const products = createClient(ProductServiceClient, services.product, token, timeout);
   const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
   const checkouts = createClient(CheckoutServiceClient, services.checkout, token, timeout);
+  // Subscriptions are the checkout service's: the same address, a channel of their own.
+  const subscriptions = createClient(SubscriptionServiceClient, services.checkout, token, timeout);
   const webhooks = createClient(WebhookServiceClient, services.webhook, token, timeout);
   const notifications = createClient(NotificationServiceClient, services.notification, token, timeout);
   const healthChecks = Object.fromEntries(
@@ -54,11 +57,12 @@ export function createClients(config: BackendSettings, tracing?: Tracing) {
     products: products.call,
     licenses: licenses.call,
     checkouts: checkouts.call,
+    subscriptions: subscriptions.call,
     webhooks: webhooks.call,
     notifications: notifications.call,
     health: healthChecks,
     close() {
-      for (const c of [accounts, products, licenses, checkouts, webhooks, notifications]) c.close();
+      for (const c of [accounts, products, licenses, checkouts, subscriptions, webhooks, notifications]) c.close();
       for (const h of Object.values(healthChecks)) h.close();
     },
   };

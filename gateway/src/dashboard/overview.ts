@@ -22,6 +22,7 @@ const CODE_LOOKS: Record<ValidationCode, [colour: string, label: string]> = {
   entitlements_missing: ['#0e9384', 'entitlement missing'],
   expired: ['#dc6803', 'expired'],
   suspended: ['#f79009', 'suspended'],
+  subscription_unpaid: ['#e04f16', 'subscription unpaid'],
   revoked: ['#b42318', 'revoked'],
   product_mismatch: ['#c11574', 'other product'],
   not_found: ['#98a2b3', 'key not found'],

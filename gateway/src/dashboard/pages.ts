@@ -9,7 +9,7 @@ export function layout(title: string, body: string, session?: DashboardSession, 
   const link = (href: string, label: string) =>
     `<a href="${href}"${current === href ? ' aria-current="page"' : ''}>${label}</a>`;
   const nav = session
-    ? `<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/webhooks', 'Webhooks')}${link('/dashboard/checkout', 'Checkout')}${link('/dashboard/emails', 'E-mails')}${link('/dashboard/settings', 'Settings')}</nav>
+    ? `<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/webhooks', 'Webhooks')}${link('/dashboard/checkout', 'Checkout')}${link('/dashboard/subscriptions', 'Subscriptions')}${link('/dashboard/emails', 'E-mails')}${link('/dashboard/settings', 'Settings')}</nav>
        <form method="post" action="/dashboard/signout" class="signout"><input type="hidden" name="_csrf" value="${h(session.csrfToken)}"><span>${h(session.userEmail)}</span> <button type="submit">Sign out</button></form>`
     : '';
   return htmlDocument({

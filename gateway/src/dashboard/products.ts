@@ -3,6 +3,7 @@ import { isId } from '@licensing/runtime';
 import {
   DEFAULT_POLICY,
   entitlementsFromText,
+  priceIntervals,
   policyRules,
   policyToContract,
   withPolicyDefaults,
@@ -65,6 +66,10 @@ const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'ke
     label: 'Machines a customer may free in the portal per 30 days',
     hint: '(0: only you free machines)',
   },
+  payment_grace_days: {
+    label: 'Subscriptions: days a licence stays valid after a failed payment',
+    hint: '(0–60, default 7)',
+  },
   entitlements: {
     label: 'Entitlements',
     hint: '(feature codes such as pdf-export, separated by commas, spaces or lines; a change reaches every licence of the product at once)',
@@ -81,6 +86,10 @@ interface ProductForm {
   description: string;
   price_amount: string;
   price_currency: string;
+  /** '' (one-time), month or year; with it, every price_interval_count intervals after price_trial_days free. */
+  price_interval: string;
+  price_interval_count: string;
+  price_trial_days: string;
   /** 'yes' when a purchase e-mails the buyer their key. */
   email_on_purchase: string;
   policy: Partial<Record<PolicyField, string>>;
@@ -103,6 +112,9 @@ const blankForm: ProductForm = {
   description: '',
   price_amount: '',
   price_currency: 'USD',
+  price_interval: '',
+  price_interval_count: '',
+  price_trial_days: '',
   email_on_purchase: 'yes',
   policy: policyForm(DEFAULT_POLICY),
 };
@@ -112,6 +124,9 @@ const formOf = (p: Product): ProductForm => ({
   description: p.description,
   price_amount: p.price ? (p.price.amount / 100).toFixed(2) : '',
   price_currency: p.price?.currency ?? 'USD',
+  price_interval: p.price?.interval ?? '',
+  price_interval_count: p.price?.interval ? String(p.price.interval_count || 1) : '',
+  price_trial_days: p.price?.interval ? String(p.price.trial_days ?? 0) : '',
   email_on_purchase: p.email_on_purchase ? 'yes' : '',
   policy: policyForm(withPolicyDefaults(p.policy)),
 });
@@ -121,6 +136,9 @@ const readForm = (req: Request): ProductForm => ({
   description: field(req, 'description', 2001),
   price_amount: field(req, 'price_amount', 20),
   price_currency: field(req, 'price_currency', 3).toUpperCase(),
+  price_interval: field(req, 'price_interval', 10),
+  price_interval_count: field(req, 'price_interval_count', 12),
+  price_trial_days: field(req, 'price_trial_days', 12),
   email_on_purchase: field(req, 'email_on_purchase', 3) === 'yes' ? 'yes' : '',
   policy: Object.fromEntries(
     formPolicy.map(({ name, rule }) =>
@@ -174,6 +192,20 @@ function parseForm(
     if (!/^\d{1,8}(\.\d{1,2})?$/.test(amount)) errors.price_amount = 'Enter an amount such as 19 or 19.99.';
     else price = { amount: Math.round(Number(amount) * 100), currency: form.price_currency.trim() };
   }
+  // A recurring price: the interval, how many, and the trial (ranges are the product service's).
+  if (form.price_interval) {
+    const count = wholeNumber(form.price_interval_count, 'price_interval_count', errors);
+    const trial = wholeNumber(form.price_trial_days, 'price_trial_days', errors);
+    if (!price) errors.price_interval ??= 'A subscription needs a price: enter an amount.';
+    else
+      price = {
+        ...price,
+        interval: form.price_interval,
+        interval_count: typeof count === 'number' ? count : undefined,
+        trial_days: typeof trial === 'number' ? trial : undefined,
+      };
+  } else if (price && form.price_trial_days.trim() && form.price_trial_days.trim() !== '0')
+    errors.price_trial_days = 'A trial needs a subscription: choose an interval.';
   // Fields not on this form keep their values; the rest come from the form, empty ones as their defaults.
   const typedIn = Object.fromEntries(
     formPolicy.map(({ name, rule }) => [name, policyValue(rule, form.policy[name] ?? '', name, errors)]),
@@ -202,6 +234,9 @@ function productFields(form: ProductForm, errors?: FormErrors): string {
   ${input({ name: 'description', label: 'Description', value: form.description, errors, hint: '(optional)', attrs: 'maxlength="2000"' })}
   ${input({ name: 'price_amount', label: 'Price', value: form.price_amount, errors, hint: '(empty: not sold through checkout)', attrs: 'inputmode="decimal" placeholder="19.99"' })}
   ${input({ name: 'price_currency', label: 'Currency', value: form.price_currency, errors, hint: '(ISO code)', attrs: 'maxlength="3" autocapitalize="characters"' })}
+  ${select({ name: 'price_interval', label: 'Billing', options: [['', 'One-time'], ...priceIntervals.map((i): [string, string] => [i, `Subscription, every ${i}`])], value: form.price_interval, errors })}
+  ${input({ name: 'price_interval_count', label: 'Bill every this many intervals', value: form.price_interval_count, errors, hint: '(subscriptions: 1–12, empty: 1)', attrs: 'inputmode="numeric" placeholder="1"' })}
+  ${input({ name: 'price_trial_days', label: 'Free trial in days', value: form.price_trial_days, errors, hint: '(subscriptions: 0–365, empty: none)', attrs: 'inputmode="numeric" placeholder="0"' })}
   ${formPolicy.map((f) => policyInput(f, form, errors)).join('\n  ')}
   <div class="field">${checkbox({ name: 'email_on_purchase', label: 'E-mail buyers their key after a purchase', checked: form.email_on_purchase === 'yes' })}</div>
 </div>`;
@@ -225,7 +260,7 @@ function listPage(
 ): string {
   const rows = data.products.map(
     (p) =>
-      `<tr data-product-id="${h(p.id)}"><td><a href="/dashboard/products/${h(p.id)}">${h(p.name)}</a></td><td><code>${h(p.id)}</code></td><td>${p.price ? money(p.price.amount, p.price.currency) : '<span class="muted">not for sale</span>'}</td><td>${policySummary(p)}</td><td>${date(p.created_at)}</td></tr>`,
+      `<tr data-product-id="${h(p.id)}"><td><a href="/dashboard/products/${h(p.id)}">${h(p.name)}</a></td><td><code>${h(p.id)}</code></td><td>${p.price ? `${money(p.price.amount, p.price.currency)}${p.price.interval ? ` / ${h(p.price.interval)}` : ''}` : '<span class="muted">not for sale</span>'}</td><td>${policySummary(p)}</td><td>${date(p.created_at)}</td></tr>`,
   );
   const list = data.products.length
     ? table(['Name', 'Id', 'Price', 'Licence policy', 'Created'], rows) +

@@ -6,6 +6,7 @@ import { CSS, COPY_JS } from '../pages/assets';
 import { refuseControlCharacters } from '../pages/form';
 import { securedPages } from '../pages/security';
 import { checkoutPages } from './checkout';
+import { subscriptionPages } from './subscriptions';
 import { emailPages } from './emails';
 import type { DashboardContext } from './context';
 import { errorPages, notFoundPage } from './error-pages';
@@ -87,6 +88,7 @@ export function dashboardRouter({
   licensePages(r, ctx);
   webhookPages(r, ctx);
   checkoutPages(r, ctx);
+  subscriptionPages(r, ctx);
   emailPages(r, ctx);
   settingsPages(r, ctx);
 

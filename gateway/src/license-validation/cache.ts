@@ -1,4 +1,7 @@
 import {
+  isOneOf,
+  subscriptionStatuses,
+  type SubscriptionFacts,
   leasesOf,
   withPolicyDefaults,
   type Leases,
@@ -81,10 +84,26 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
       expires_at: l.expires_at ? new Date(l.expires_at) : null,
       policy: withPolicyDefaults(l.policy),
       extra_entitlements: l.extra_entitlements,
+      subscription: subscriptionFacts(l),
     },
     fingerprints: new Set(facts.active_fingerprints),
     leases: leasesOf(facts.active_fingerprints, facts.active_lease_expires_at),
     activationCount: facts.activation_count,
+  };
+}
+
+const dateOrNull = (s: string | undefined) => (s ? new Date(s) : null);
+
+/** A subscription licence's facts (proto/rules/status.ts) as the service sent them; null otherwise. */
+export function subscriptionFacts(l: License): SubscriptionFacts | null {
+  const s = l.subscription;
+  if (!s?.id || !isOneOf(subscriptionStatuses, s.status)) return null;
+  return {
+    id: s.id,
+    status: s.status,
+    trial_end: dateOrNull(s.trial_end),
+    paid_through: dateOrNull(s.paid_through),
+    grace_until: dateOrNull(s.grace_until),
   };
 }
 

@@ -14,4 +14,9 @@ export const validationJson = (out: ValidationAnswer) => ({
   entitlements: out.license?.entitlements ?? [],
   next_action: out.next_action,
   cache_until: out.cache_until,
+  trial_end: trialEndOf(out),
 });
+
+/** A trialing subscription licence's trial end (null otherwise): the app can show the days left. */
+export const trialEndOf = (out: ValidationAnswer): string | null =>
+  out.license?.subscription?.status === 'trialing' ? out.license.subscription.trial_end || null : null;

@@ -1,4 +1,4 @@
-import { checkoutList, licenseList, licenseValidateQuery } from '../request-shapes/operations';
+import { checkoutList, licenseList, licenseValidateQuery, subscriptionList } from '../request-shapes/operations';
 import { pageShape } from '../request-shapes/shapes';
 import { type RequestBodyName, requestSchemas } from './request-schemas';
 import { listOf, ref, schemas } from './schemas';
@@ -110,6 +110,7 @@ const productId = pathParam('id', 'Product id (prod_…)');
 const licenseKey = pathParam('key', 'Licence key', { type: 'string', maxLength: 64 });
 const sessionId = pathParam('id', 'Checkout session id (cs_…)');
 const endpointId = pathParam('id', 'Webhook endpoint id (we_…)');
+const subscriptionId = pathParam('id', 'Subscription id (sub_…)');
 
 const licenseAction = (action: string, summary: string, description: string) =>
   op(`${action}License`, {
@@ -384,6 +385,54 @@ const paths: Record<string, Record<string, Op>> = {
       ok: { 200: { description: 'The expired session', schema: ref('CheckoutSession') } },
     }),
   },
+  '/api/v1/subscriptions': {
+    get: op('listSubscriptions', {
+      summary: 'List subscriptions',
+      tag: 'Subscriptions',
+      description: 'Made by paid checkouts of recurring prices; each has one licence that follows it.',
+      params: queryParameters(subscriptionList),
+      ok: { 200: { description: 'A page of subscriptions, newest first', schema: listOf('Subscription') } },
+    }),
+  },
+  '/api/v1/subscriptions/{id}': {
+    get: op('getSubscription', {
+      summary: 'Get a subscription, with its invoices',
+      tag: 'Subscriptions',
+      params: [subscriptionId],
+      ok: { 200: { description: 'The subscription', schema: ref('Subscription') } },
+    }),
+  },
+  '/api/v1/subscriptions/{id}/cancel': {
+    post: op('cancelSubscription', {
+      summary: 'Cancel a subscription, now or at its period end',
+      tag: 'Subscriptions',
+      description:
+        'At the period end: the licence stays valid until then, then expires. Now: the licence expires now. 409 for a subscription already canceled.',
+      params: [subscriptionId],
+      body: 'SubscriptionCancel',
+      ok: { 200: { description: 'The subscription after the change', schema: ref('Subscription') } },
+    }),
+  },
+  '/api/v1/subscriptions/{id}/billing_portal': {
+    post: op('createBillingPortal', {
+      summary: 'A link where the customer updates their card',
+      tag: 'Subscriptions',
+      description: "Stripe's Billing Portal, or in test mode a test page (valid for an hour).",
+      params: [subscriptionId],
+      ok: { 200: { description: 'The link', schema: ref('BillingPortal') } },
+    }),
+  },
+  '/api/v1/subscriptions/{id}/test_clock': {
+    post: op('advanceSubscriptionTestClock', {
+      summary: "Test mode: move a subscription's clock forward",
+      tag: 'Subscriptions',
+      description:
+        'Bills each period end passed with the test card on file (4242 4242 4242 4242 always pays; 4000 0000 0000 0341 pays the first time, then fails) and makes the state changes (renewals, past due, unpaid, trial ends, cancellation) with their events. 400 for a time not after the clock or more than 5 years ahead; 409 for a live subscription; 404 with PAYMENT_PROVIDER=stripe.',
+      params: [subscriptionId],
+      body: 'SubscriptionTestClock',
+      ok: { 200: { description: 'The subscription at its new time', schema: ref('Subscription') } },
+    }),
+  },
   '/api/v1/webhooks': {
     get: op('listWebhookEndpoints', {
       summary: 'List webhook endpoints',
@@ -604,7 +653,9 @@ export function openApiDocument(version: string) {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    tags: ['Products', 'Licences', 'Validation', 'Checkout', 'Webhooks', 'Operations'].map((name) => ({ name })),
+    tags: ['Products', 'Licences', 'Validation', 'Checkout', 'Subscriptions', 'Webhooks', 'Operations'].map((name) => ({
+      name,
+    })),
     paths: { ...paths, ...publicPaths },
     components: {
       securitySchemes: {

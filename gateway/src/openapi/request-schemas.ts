@@ -18,6 +18,8 @@ const bodies = {
   CheckoutCreate: requests.checkoutCreate,
   WebhookEndpointCreate: requests.webhookEndpointCreate,
   WebhookEndpointUpdate: requests.webhookEndpointUpdate,
+  SubscriptionCancel: requests.subscriptionCancel,
+  SubscriptionTestClock: requests.subscriptionTestClock,
 } satisfies Record<string, Shape>;
 
 export type RequestBodyName = keyof typeof bodies;

@@ -41,7 +41,7 @@ function bareSchema(field: Field, options: SchemaOptions): Schema {
         ? { type: 'string', minLength: 1, maxLength: field.max, pattern: textPattern(field.multiline, true) }
         : { type: 'string', maxLength: field.max, pattern: textPattern(field.multiline, false) };
     case 'enum':
-      return { enum: [...field.values] };
+      return field.nullable ? { enum: [...field.values, null] } : { enum: [...field.values] };
     case 'int': {
       const int = { type: 'integer', minimum: field.min, maximum: field.max };
       return orNull(field.default === undefined ? int : { ...int, default: field.default }, field.nullable);

@@ -1,4 +1,12 @@
-import { checkoutStatuses, licenseStatuses, policyFields, policyRules, type PolicyRule } from '@licensing/proto';
+import {
+  checkoutStatuses,
+  licenseStatuses,
+  policyFields,
+  policyRules,
+  priceIntervals,
+  subscriptionStatuses,
+  type PolicyRule,
+} from '@licensing/proto';
 import { pageShape, type Field, type ObjectField, type QueryShape, type Shape } from './shapes';
 
 // What each operation accepts: the routes validate with these shapes and the
@@ -33,6 +41,19 @@ export const policyInput = {
 const priceShape = {
   amount: { kind: 'int', required: true, min: 1, max: 99_999_999, description: "In the currency's minor unit (cents)" },
   currency: { required: true, max: 3, description: 'ISO 4217, e.g. usd' },
+  interval: {
+    kind: 'enum',
+    values: priceIntervals,
+    nullable: true,
+    description: 'A subscription billed every interval_count months or years; null or absent: a one-time price',
+  },
+  interval_count: { kind: 'int', min: 1, max: 12, description: 'With an interval: bill every this many (default 1)' },
+  trial_days: {
+    kind: 'int',
+    min: 0,
+    max: 365,
+    description: 'With an interval: free days before the first payment (default 0)',
+  },
 } satisfies Shape;
 
 export const productCreate = {
@@ -130,6 +151,36 @@ export const checkoutCreate = {
   cancel_url: { max: 2048 },
   metadata,
   expires_in_minutes: { kind: 'int', min: 30, max: 1440, default: 1440 },
+  quantity: {
+    kind: 'int',
+    min: 1,
+    max: 1000,
+    description: "Seats (recurring prices only; default 1): the licence's max_activations is multiplied by it",
+  },
+} satisfies Shape;
+
+export const subscriptionList = {
+  ...pageShape,
+  status: { kind: 'enum', values: subscriptionStatuses, description: 'Only subscriptions in this status' },
+  customer_email: { max: 254, description: "Only this customer's subscriptions (case-insensitive)" },
+  product_id: { max: 64, description: "Only this product's subscriptions" },
+} satisfies QueryShape;
+
+export const subscriptionCancel = {
+  at_period_end: {
+    kind: 'bool',
+    required: true,
+    description: 'true: at the end of the current period (valid until then); false: now (the licence expires now)',
+  },
+} satisfies Shape;
+
+/** The checkout service's limit: at most 5 years past the subscription's clock. */
+export const subscriptionTestClock = {
+  advance_to: {
+    required: true,
+    max: 40,
+    description: "RFC 3339 time after the subscription's clock, at most 5 years ahead of it",
+  },
 } satisfies Shape;
 
 const events = { kind: 'list', maxItems: 50, maxLength: 64, description: 'Event types, or "*" for all' } as const;

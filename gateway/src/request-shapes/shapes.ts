@@ -33,6 +33,8 @@ export interface StringField extends Documented {
 export interface EnumField extends Documented {
   kind: 'enum';
   values: readonly string[];
+  /** null is a meaningful value (e.g. "no interval": a one-time price), kept as null. */
+  nullable?: boolean;
 }
 
 export interface IntField extends Documented {
@@ -126,7 +128,7 @@ function check(
   for (const [name, spec] of Object.entries(shape)) {
     const field = `${prefix}${name}`;
     const value = source[name];
-    if (value === null && (spec.kind === 'int' || spec.kind === 'object') && spec.nullable) {
+    if (value === null && (spec.kind === 'int' || spec.kind === 'object' || spec.kind === 'enum') && spec.nullable) {
       out[name] = null;
       continue;
     }

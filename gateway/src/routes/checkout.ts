@@ -20,6 +20,8 @@ export const checkoutJson = (s: CheckoutSession) => ({
   cancel_url: s.cancel_url || null,
   metadata: s.metadata,
   license_key: s.license_key || null,
+  quantity: s.quantity || 1,
+  subscription_id: s.subscription_id || null,
   livemode: s.livemode,
   created_at: s.created_at,
 });
@@ -48,6 +50,7 @@ export function checkoutRoutes(router: Router, clients: Clients): void {
         metadata: body.metadata ?? {},
         expires_in_minutes: body.expires_in_minutes ?? 0,
         idempotency_key: idempotencyKey(req),
+        quantity: body.quantity ?? undefined,
       });
       res.status(201).location(`/api/v1/checkout/${session.id}`).json(checkoutJson(session));
     }),

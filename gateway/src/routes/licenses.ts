@@ -14,7 +14,7 @@ import { checkOwnLicense } from '../auth/app-routes';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator } from '../license-validation/validator';
-import { validationJson } from '../license-validation/validation-json';
+import { trialEndOf, validationJson } from '../license-validation/validation-json';
 import { checkId, idempotencyKey, pageShape, readBody, toPage } from '../request-shapes/shapes';
 import { policyJson } from './products';
 import {
@@ -44,6 +44,15 @@ export const licenseJson = (l: License) => ({
   extra_entitlements: l.extra_entitlements,
   created_at: l.created_at,
   last_validated_at: l.last_validated_at || null,
+  subscription: l.subscription?.id
+    ? {
+        id: l.subscription.id,
+        status: l.subscription.status,
+        trial_end: l.subscription.trial_end || null,
+        paid_through: l.subscription.paid_through || null,
+        grace_until: l.subscription.grace_until || null,
+      }
+    : null,
 });
 
 export const activationJson = (a: Activation) => ({
@@ -135,6 +144,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         entitlements: out.license?.entitlements ?? [],
         next_action: out.next_action,
         cache_until: out.cache_until,
+        trial_end: trialEndOf(out),
         license: out.license ? licenseJson(out.license) : null,
       });
     }),

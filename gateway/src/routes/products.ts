@@ -4,6 +4,7 @@ import {
   withPolicyDefaults,
   type LicensePolicy,
   type Policy,
+  type Price,
   type Product,
   type SigningKey,
 } from '@licensing/proto';
@@ -17,13 +18,34 @@ import { route, withBody, withQuery } from './route';
 /** REST shape of a licence policy: every field of proto/rules/policy.ts, null = no limit. */
 export const policyJson = (p: LicensePolicy | undefined): Policy => withPolicyDefaults(p);
 
+/** REST shape of a price: interval null for a one-time price. */
+export const priceJson = (p: Price) => ({
+  amount: p.amount,
+  currency: p.currency,
+  interval: p.interval || null,
+  interval_count: p.interval ? p.interval_count || 1 : null,
+  trial_days: p.interval ? (p.trial_days ?? 0) : 0,
+});
+
+/** A price as sent (shape-checked): the product service checks how its fields go together. */
+const toPrice = (p: Record<string, unknown> | null | undefined): Price | undefined =>
+  p
+    ? {
+        amount: p.amount as number,
+        currency: p.currency as string,
+        interval: typeof p.interval === 'string' ? p.interval : undefined,
+        interval_count: typeof p.interval_count === 'number' ? p.interval_count : undefined,
+        trial_days: typeof p.trial_days === 'number' ? p.trial_days : undefined,
+      }
+    : undefined;
+
 /** REST shape of a product. */
 export const productJson = (p: Product) => ({
   id: p.id,
   name: p.name,
   description: p.description || null,
   policy: policyJson(p.policy),
-  price: p.price ? { amount: p.price.amount, currency: p.price.currency } : null,
+  price: p.price ? priceJson(p.price) : null,
   email_on_purchase: p.email_on_purchase,
   created_at: p.created_at,
 });
@@ -53,7 +75,7 @@ export function productRoutes(
         name: body.name!,
         description: body.description ?? '',
         policy: toPolicy(body.policy ?? undefined),
-        price: (body.price as { amount: number; currency: string } | undefined) ?? undefined,
+        price: toPrice(body.price as Record<string, unknown> | undefined),
         email_on_purchase: body.email_on_purchase ?? undefined,
       });
       res.status(201).location(`/api/v1/products/${product.id}`).json(productJson(product));
@@ -74,7 +96,7 @@ export function productRoutes(
         name: body.name,
         description: body.description,
         policy: toPolicy(body.policy ?? undefined),
-        price: (body.price as { amount: number; currency: string } | null | undefined) ?? undefined,
+        price: toPrice(body.price as Record<string, unknown> | null | undefined),
         remove_price: body.price === null,
         email_on_purchase: body.email_on_purchase ?? undefined,
       });

@@ -4,6 +4,7 @@
 import { describe } from './arguments';
 import { Transport } from './http';
 import { Checkout } from './resources/checkout';
+import { Subscriptions } from './resources/subscriptions';
 import { Customers } from './resources/customers';
 import { Licenses } from './resources/licenses';
 import { Products } from './resources/products';
@@ -31,6 +32,7 @@ export class LicensingClient {
   readonly products: Products;
   readonly licenses: Licenses;
   readonly checkout: Checkout;
+  readonly subscriptions: Subscriptions;
   readonly webhooks: Webhooks;
   readonly customers: Customers;
   private readonly http: Transport;
@@ -56,6 +58,7 @@ export class LicensingClient {
     this.products = new Products(this.http);
     this.licenses = new Licenses(this.http);
     this.checkout = new Checkout(this.http);
+    this.subscriptions = new Subscriptions(this.http);
     this.webhooks = new Webhooks(this.http);
     this.customers = new Customers(this.http);
   }

@@ -7,6 +7,7 @@ export type { ValidateOptions, LicenseFileOptions, ActivateOptions } from './res
 export type { Products } from './resources/products';
 export type { Licenses } from './resources/licenses';
 export type { Checkout } from './resources/checkout';
+export type { Subscriptions } from './resources/subscriptions';
 export type { Webhooks } from './resources/webhooks';
 export type { Customers } from './resources/customers';
 export {

@@ -29,6 +29,10 @@ export interface LicenseFilePayload {
   kid: string;
   /** The licence's effective entitlements when the file was issued (files issued before entitlements have none). */
   entitlements?: string[];
+  /** Subscription licences: the end of the last paid (or trial) period (absent on other licences). */
+  paid_through?: string | null;
+  /** Subscription licences: when the licence stops validating unless paid (period end plus grace; a failed payment's grace). */
+  grace_until?: string | null;
 }
 
 export type LicenseFileFailure =
@@ -50,6 +54,12 @@ export interface LicenseFileVerification {
   reason?: LicenseFileFailure;
   /** The signed facts when the signature holds (even if the file has expired), else null. */
   license: LicenseFilePayload | null;
+  /**
+   * A subscription licence's signed dates (present only for those, when the signature holds): paid up
+   * to `paid_through`; an offline app can keep working until `grace_until`, a date it can trust.
+   */
+  paid_through?: string | null;
+  grace_until?: string | null;
 }
 
 export interface VerifyLicenseFileOptions {
@@ -116,13 +126,22 @@ export async function verifyLicenseFile(
     if (options.fingerprint === undefined) return fail('fingerprint_required', license);
     if (license.fingerprint !== options.fingerprint) return fail('fingerprint_mismatch', license);
   }
-  return { valid: true, license };
+  return { valid: true, license, ...subscriptionDates(license) };
 }
+
+const subscriptionDates = (license: LicenseFilePayload | null) =>
+  license && ('paid_through' in license || 'grace_until' in license)
+    ? {
+        paid_through: typeof license.paid_through === 'string' ? license.paid_through : null,
+        grace_until: typeof license.grace_until === 'string' ? license.grace_until : null,
+      }
+    : {};
 
 const fail = (reason: LicenseFileFailure, license: LicenseFilePayload | null = null): LicenseFileVerification => ({
   valid: false,
   reason,
   license,
+  ...subscriptionDates(license),
 });
 
 function isFileShape(file: unknown): file is { kid: string; algorithm: string; payload: string; signature: string } {

@@ -32,6 +32,9 @@ export type KeyValidation = Schemas['KeyValidation'];
 export type KeyValidationRequest = Schemas['KeyValidationRequest'];
 export type CheckoutSession = Schemas['CheckoutSession'];
 export type CheckoutCreate = Schemas['CheckoutCreate'];
+/** A subscription; `invoices` are filled on `get` only. */
+export type Subscription = Schemas['Subscription'];
+export type BillingPortal = Schemas['BillingPortal'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
 export type WebhookEndpointCreate = Schemas['WebhookEndpointCreate'];
@@ -48,5 +51,6 @@ type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters
 export type ProductListParams = Query<'listProducts'>;
 export type LicenseListParams = Query<'listLicenses'>;
 export type CheckoutListParams = Query<'listCheckoutSessions'>;
+export type SubscriptionListParams = Query<'listSubscriptions'>;
 export type WebhookListParams = Query<'listWebhookEndpoints'>;
 export type PageOnlyParams = Query<'listWebhookDeliveries'>;

@@ -1,4 +1,10 @@
-import { CheckoutServiceService, LicenseServiceClient, PAYMENTS_HEALTH, ProductServiceClient } from '@licensing/proto';
+import {
+  CheckoutServiceService,
+  LicenseServiceClient,
+  PAYMENTS_HEALTH,
+  ProductServiceClient,
+  SubscriptionServiceService,
+} from '@licensing/proto';
 import {
   AppError,
   ConfigError,
@@ -21,7 +27,11 @@ import { keyIsLive, NOT_CONFIGURED_MESSAGE, paymentModeProblems, paymentsNotConf
 import { StripeProvider } from './providers/stripe';
 import { StripeWebhook } from './use-cases/stripe-webhook';
 import { checkoutPageApp, listen } from './web/server';
-import { checkoutAccess } from './access';
+import { checkoutAccess, subscriptionAccess } from './access';
+import { subscriptionHandlers } from './handlers/subscription-handlers';
+import { SubscriptionStore, subscriptionModels } from './store/subscriptions';
+import { startSubscription, syncPendingLicenses, type SubscriptionDeps } from './use-cases/subscriptions';
+import { applyPending, applyStripeSubscriptionEvent } from './use-cases/stripe-subscriptions';
 
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
   name: 'checkout',
@@ -64,11 +74,38 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
       ctx.config.LICENSE_GRPC_ADDR,
       internalCredential('checkout', ctx.config, ctx.tracing),
     );
-    const completion = new Completion(store, licenses.call, ctx.outbox, ctx.clock, ctx.log);
+    const subs = new SubscriptionStore(subscriptionModels(ctx.db));
+    ctx.outbox.track(subs.models.Subscription);
+    const subscriptions: SubscriptionDeps = {
+      subs,
+      outbox: ctx.outbox,
+      clock: ctx.clock,
+      licenses: licenses.call,
+      provider,
+      baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+      log: ctx.log,
+    };
+    const stripeSubscriptions = { ...subscriptions, products: products.call };
+    const completion = new Completion(
+      store,
+      licenses.call,
+      ctx.outbox,
+      ctx.clock,
+      ctx.log,
+      async (s, key, requestId) => {
+        const sub = await startSubscription(subscriptions, s, key, requestId);
+        // Stripe events about it that came first (a renewal before the creation) apply now.
+        if (sub.provider === 'stripe') await applyPending(stripeSubscriptions, sub, requestId);
+      },
+    );
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
     const expiry = new PeriodicTask(
       'checkout expiry sweep',
-      () => sweeper.sweep(),
+      // Also tells the licences of subscriptions the state a failed call left untold.
+      async () => {
+        await sweeper.sweep();
+        await syncPendingLicenses(subscriptions);
+      },
       ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
       ctx.log,
     );
@@ -86,14 +123,26 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
       checkoutHandlers(sessions, ctx.config.NODE_ENV === 'production'),
       checkoutAccess,
     );
+    ctx.grpc.add(SubscriptionServiceService, subscriptionHandlers(subscriptions), subscriptionAccess);
     const stripeWebhook = stripe
-      ? new StripeWebhook(stripe, store, completion, ctx.outbox, ctx.clock, ctx.log)
+      ? new StripeWebhook(
+          stripe,
+          store,
+          completion,
+          ctx.outbox,
+          ctx.clock,
+          ctx.log,
+          undefined,
+          (paymentId) => subs.sessionOfPayment(paymentId),
+          (a, event, requestId) => applyStripeSubscriptionEvent(stripeSubscriptions, a, event, requestId),
+        )
       : undefined;
     const page = checkoutPageApp({
       store,
       completion,
       provider,
       stripeWebhook,
+      subscriptions,
       paymentsNotConfigured: notConfigured,
       clock: ctx.clock,
       log: ctx.log,

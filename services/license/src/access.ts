@@ -24,7 +24,8 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'deactivateForCustomer',
     'eraseCustomer',
   ],
-  checkout: ['createLicense', 'transitionLicense'],
+  // ... and make the licence of a subscription follow it (applySubscription).
+  checkout: ['createLicense', 'transitionLicense', 'applySubscription'],
   // The licence (expiry) and its signed licence file, for the purchase e-mail; whether an address
   // holds licences of the account (one page of one), before a portal sign-in link is sent.
   notification: ['getLicense', 'issueLicenseFile', 'listLicenses'],

@@ -448,6 +448,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List subscriptions
+         * @description Made by paid checkouts of recurring prices; each has one licence that follows it.
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a subscription, with its invoices */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subscriptions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription, now or at its period end
+         * @description At the period end: the licence stays valid until then, then expires. Now: the licence expires now. 409 for a subscription already canceled.
+         */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subscriptions/{id}/billing_portal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A link where the customer updates their card
+         * @description Stripe's Billing Portal, or in test mode a test page (valid for an hour).
+         */
+        post: operations["createBillingPortal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subscriptions/{id}/test_clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test mode: move a subscription's clock forward
+         * @description Bills each period end passed with the test card on file (4242 4242 4242 4242 always pays; 4000 0000 0000 0341 pays the first time, then fails) and makes the state changes (renewals, past due, unpaid, trial ends, cancellation) with their events. 400 for a time not after the clock or more than 5 years ahead; 409 for a live subscription; 404 with PAYMENT_PROVIDER=stripe.
+         */
+        post: operations["advanceSubscriptionTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -709,7 +806,7 @@ export interface components {
              * @description An extension member (RFC 9457) of some refusals: `free_a_seat` on the 409 of an activation when every seat is taken (POST …/seat-rescue helps the user free one)
              * @enum {unknown}
              */
-            next_action?: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat";
+            next_action?: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat" | "update_payment";
         };
         Policy: {
             duration_days: number | null;
@@ -730,12 +827,18 @@ export interface components {
             entitlements: string[];
             /** @description Machines a customer may free themselves in the customer portal per licence and rolling 30 days (0 = none: only the vendor frees machines) */
             customer_deactivations_per_30_days: number;
+            /** @description Subscriptions: days a past_due subscription's licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid) */
+            payment_grace_days: number;
         };
         Price: {
             /** @description In the currency's minor unit (cents) */
             amount: number;
             /** @description ISO 4217, e.g. usd */
             currency: string;
+            interval: ("month" | "year") | null;
+            interval_count: number | null;
+            /** @description Free days before the first payment of a new subscription */
+            trial_days: number;
         };
         Product: {
             /** @example prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
@@ -788,6 +891,69 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             last_validated_at: string | null;
+            subscription: components["schemas"]["LicenseSubscription"] | null;
+        };
+        /** @description The subscription the licence follows (null: not a subscription licence) */
+        LicenseSubscription: {
+            /** @example sub_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /** @enum {unknown} */
+            status: "trialing" | "active" | "past_due" | "canceled" | "unpaid";
+            trial_end: string | null;
+            paid_through: string | null;
+            grace_until: string | null;
+        };
+        Subscription: {
+            /** @example sub_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /** @enum {unknown} */
+            status: "trialing" | "active" | "past_due" | "canceled" | "unpaid";
+            /** @example prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            product_id: string;
+            customer_email: string;
+            license_key: string | null;
+            /** @description Seats */
+            quantity: number;
+            /** Format: date-time */
+            current_period_start: string;
+            /** Format: date-time */
+            current_period_end: string;
+            cancel_at_period_end: boolean;
+            trial_end: string | null;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {unknown} */
+            interval: "month" | "year";
+            interval_count: number;
+            /** @description Per period, every seat, in minor units */
+            amount: number;
+            currency: string;
+            canceled_at: string | null;
+            test_clock: string | null;
+            /** @description Newest first (GET of one subscription; [] in lists) */
+            invoices: {
+                id: string;
+                /** Format: date-time */
+                period_start: string;
+                /** Format: date-time */
+                period_end: string;
+                amount: number;
+                currency: string;
+                /** @enum {unknown} */
+                status: "paid" | "failed" | "open";
+                /** Format: date-time */
+                created_at: string;
+            }[];
+        };
+        BillingPortal: {
+            /**
+             * Format: uri
+             * @description Where the customer updates their card
+             */
+            url: string;
+            /** Format: date-time */
+            expires_at: string;
         };
         LicenseCreated: {
             /** @constant */
@@ -814,9 +980,9 @@ export interface components {
             signature: string;
         };
         /** @enum {unknown} */
-        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "lease_expired" | "not_activated" | "activation_limit_reached" | "entitlements_missing";
+        ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "lease_expired" | "not_activated" | "activation_limit_reached" | "entitlements_missing" | "subscription_unpaid";
         /** @enum {unknown} */
-        NextAction: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat";
+        NextAction: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat" | "update_payment";
         QueryValidation: {
             valid: boolean;
             code: components["schemas"]["ValidationCode"];
@@ -833,6 +999,7 @@ export interface components {
              * @description Trust this answer offline until then
              */
             cache_until: string;
+            trial_end: string | null;
         };
         KeyValidation: {
             valid: boolean;
@@ -845,6 +1012,7 @@ export interface components {
             next_action: components["schemas"]["NextAction"];
             /** Format: date-time */
             cache_until: string;
+            trial_end: string | null;
             license: components["schemas"]["License"] | null;
         };
         CheckoutSession: {
@@ -871,6 +1039,9 @@ export interface components {
                 [key: string]: string;
             };
             license_key: string | null;
+            /** @description Seats bought (1 for a one-time price) */
+            quantity: number;
+            subscription_id: string | null;
             /** @description true only for a real payment (a live Stripe key); false in test mode and with Stripe test keys */
             livemode: boolean;
             /** Format: date-time */
@@ -1015,6 +1186,15 @@ export interface components {
                 amount: number;
                 /** @description ISO 4217, e.g. usd */
                 currency: string;
+                /**
+                 * @description A subscription billed every interval_count months or years; null or absent: a one-time price
+                 * @enum {unknown}
+                 */
+                interval?: "month" | "year" | null;
+                /** @description With an interval: bill every this many (default 1) */
+                interval_count?: number;
+                /** @description With an interval: free days before the first payment (default 0) */
+                trial_days?: number;
             };
             /** @description Whether a purchase e-mails the buyer their key (default true; false if you send your own) */
             email_on_purchase?: boolean;
@@ -1030,6 +1210,15 @@ export interface components {
                 amount: number;
                 /** @description ISO 4217, e.g. usd */
                 currency: string;
+                /**
+                 * @description A subscription billed every interval_count months or years; null or absent: a one-time price
+                 * @enum {unknown}
+                 */
+                interval?: "month" | "year" | null;
+                /** @description With an interval: bill every this many (default 1) */
+                interval_count?: number;
+                /** @description With an interval: free days before the first payment (default 0) */
+                trial_days?: number;
             } | null;
             /** @description Whether a purchase e-mails the buyer their key */
             email_on_purchase?: boolean;
@@ -1081,6 +1270,8 @@ export interface components {
             };
             /** @default 1440 */
             expires_in_minutes?: number;
+            /** @description Seats (recurring prices only; default 1): the licence's max_activations is multiplied by it */
+            quantity?: number;
         };
         WebhookEndpointCreate: {
             url: string;
@@ -1094,6 +1285,14 @@ export interface components {
             events?: string[];
             description?: string;
             enabled?: boolean;
+        };
+        SubscriptionCancel: {
+            /** @description true: at the end of the current period (valid until then); false: now (the licence expires now) */
+            at_period_end: boolean;
+        };
+        SubscriptionTestClock: {
+            /** @description RFC 3339 time after the subscription's clock, at most 5 years ahead of it */
+            advance_to: string;
         };
         /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false, no entitlements */
         PolicyInput: {
@@ -1118,6 +1317,8 @@ export interface components {
             entitlements?: string[];
             /** @description Machines a customer may free themselves in the customer portal per licence and rolling 30 days (0 = none: only the vendor frees machines) */
             customer_deactivations_per_30_days?: number;
+            /** @description Subscriptions: days a past_due subscription's licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid) */
+            payment_grace_days?: number;
         };
     };
     responses: never;
@@ -2654,6 +2855,246 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CheckoutSession"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Items per page */
+                limit?: number;
+                /** @description The last id of the previous page (next_cursor) */
+                starting_after?: string;
+                /** @description Only subscriptions in this status */
+                status?: "trialing" | "active" | "past_due" | "canceled" | "unpaid";
+                /** @description Only this customer's subscriptions (case-insensitive) */
+                customer_email?: string;
+                /** @description Only this product's subscriptions */
+                product_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of subscriptions, newest first */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"][];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (sub_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (sub_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionCancel"];
+            };
+        };
+        responses: {
+            /** @description The subscription after the change */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBillingPortal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (sub_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingPortal"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    advanceSubscriptionTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (sub_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionTestClock"];
+            };
+        };
+        responses: {
+            /** @description The subscription at its new time */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
                 };
             };
             /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */

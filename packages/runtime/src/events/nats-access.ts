@@ -19,6 +19,8 @@ const familyOwners: Record<string, NatsUser> = {
   // customer.erased: the licence service, which owns the licences the erasure is about, says it once per call.
   customer: 'license',
   checkout: 'checkout',
+  // Subscriptions are the checkout service's (it owns the payments they follow).
+  subscription: 'checkout',
   webhook: 'webhook',
 };
 

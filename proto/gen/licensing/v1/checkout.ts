@@ -41,6 +41,12 @@ export interface CheckoutSession {
   license_key: string;
   /** True only for a real payment (a live Stripe key); false in test mode and with Stripe test keys. */
   livemode: boolean;
+  /** Seats bought (1..1000); always 1 for a one-time price. */
+  quantity?:
+    | number
+    | undefined;
+  /** The subscription the payment started (sub_…), for a recurring price once paid. */
+  subscription_id?: string | undefined;
 }
 
 export interface CheckoutSession_MetadataEntry {
@@ -58,6 +64,8 @@ export interface CreateCheckoutSessionRequest {
   /** 30..1440; 0 = the default (1440). */
   expires_in_minutes: number;
   idempotency_key: string;
+  /** 1..1000 seats, only for a recurring price; 0 = 1. */
+  quantity?: number | undefined;
 }
 
 export interface CreateCheckoutSessionRequest_MetadataEntry {
@@ -101,6 +109,8 @@ function createBaseCheckoutSession(): CheckoutSession {
     created_at: "",
     license_key: "",
     livemode: false,
+    quantity: undefined,
+    subscription_id: undefined,
   };
 }
 
@@ -150,6 +160,12 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     }
     if (message.livemode !== false) {
       writer.uint32(120).bool(message.livemode);
+    }
+    if (message.quantity !== undefined) {
+      writer.uint32(128).int32(message.quantity);
+    }
+    if (message.subscription_id !== undefined) {
+      writer.uint32(138).string(message.subscription_id);
     }
     return writer;
   },
@@ -290,6 +306,22 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
             message.livemode = reader.bool();
             continue;
           }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.quantity = reader.int32();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.subscription_id = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -364,6 +396,12 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
         ? globalThis.String(object.license_key)
         : "",
       livemode: isSet(object.livemode) ? globalThis.Boolean(object.livemode) : false,
+      quantity: isSet(object.quantity) ? globalThis.Number(object.quantity) : undefined,
+      subscription_id: isSet(object.subscriptionId)
+        ? globalThis.String(object.subscriptionId)
+        : isSet(object.subscription_id)
+        ? globalThis.String(object.subscription_id)
+        : undefined,
     };
   },
 
@@ -420,6 +458,12 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     if (message.livemode !== false) {
       obj.livemode = message.livemode;
     }
+    if (message.quantity !== undefined) {
+      obj.quantity = Math.round(message.quantity);
+    }
+    if (message.subscription_id !== undefined) {
+      obj.subscriptionId = message.subscription_id;
+    }
     return obj;
   },
 
@@ -451,6 +495,8 @@ export const CheckoutSession: MessageFns<CheckoutSession> = {
     message.created_at = object.created_at ?? "";
     message.license_key = object.license_key ?? "";
     message.livemode = object.livemode ?? false;
+    message.quantity = object.quantity ?? undefined;
+    message.subscription_id = object.subscription_id ?? undefined;
     return message;
   },
 };
@@ -552,6 +598,7 @@ function createBaseCreateCheckoutSessionRequest(): CreateCheckoutSessionRequest 
     metadata: {},
     expires_in_minutes: 0,
     idempotency_key: "",
+    quantity: undefined,
   };
 }
 
@@ -580,6 +627,9 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
     }
     if (message.idempotency_key !== "") {
       writer.uint32(66).string(message.idempotency_key);
+    }
+    if (message.quantity !== undefined) {
+      writer.uint32(72).int32(message.quantity);
     }
     return writer;
   },
@@ -664,6 +714,14 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
             message.idempotency_key = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.quantity = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -727,6 +785,7 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      quantity: isSet(object.quantity) ? globalThis.Number(object.quantity) : undefined,
     };
   },
 
@@ -762,6 +821,9 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
     if (message.idempotency_key !== "") {
       obj.idempotencyKey = message.idempotency_key;
     }
+    if (message.quantity !== undefined) {
+      obj.quantity = Math.round(message.quantity);
+    }
     return obj;
   },
 
@@ -786,6 +848,7 @@ export const CreateCheckoutSessionRequest: MessageFns<CreateCheckoutSessionReque
     );
     message.expires_in_minutes = object.expires_in_minutes ?? 0;
     message.idempotency_key = object.idempotency_key ?? "";
+    message.quantity = object.quantity ?? undefined;
     return message;
   },
 };

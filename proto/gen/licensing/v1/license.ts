@@ -21,6 +21,37 @@ import {
 import { PageInfo, PageRequest } from "./common";
 import { LicensePolicy } from "./product";
 
+/** What a licence knows of the subscription it follows (absent: not a subscription licence). */
+export interface LicenseSubscription {
+  /** sub_… */
+  id: string;
+  /** trialing | active | past_due | canceled | unpaid */
+  status: string;
+  /** RFC 3339; empty unless trialing. */
+  trial_end: string;
+  /** The end of the last paid (or trial) period (RFC 3339). */
+  paid_through: string;
+  /** past_due: the licence keeps validating until then (period end + payment_grace_days); else empty. */
+  grace_until: string;
+}
+
+export interface ApplySubscriptionRequest {
+  account_id: string;
+  key: string;
+  subscription:
+    | LicenseSubscription
+    | undefined;
+  /** The licence's new expiry (RFC 3339): the period (or trial) end, or now when the subscription ended. */
+  expires_at: string;
+  /** The subscription's product (a plan change moves the licence to it) and seats (max_activations × quantity). */
+  product_id: string;
+  quantity: number;
+  /** Increases with every change of the subscription; a lower or equal one than applied is ignored. */
+  seq: number;
+  /** Why: created | renewed | past_due | unpaid | canceled | updated (chooses the license.* event). */
+  change: string;
+}
+
 export interface DeactivateForCustomerRequest {
   account_id: string;
   key: string;
@@ -99,6 +130,8 @@ export interface License {
   entitlements: string[];
   /** The licence's own entitlements on top of its policy's (set whole with UpdateLicense). */
   extra_entitlements: string[];
+  /** Set when the licence follows a subscription. */
+  subscription: LicenseSubscription | undefined;
 }
 
 export interface License_MetadataEntry {
@@ -161,14 +194,14 @@ export interface ValidateLicenseRequest {
 
 export interface ValidateLicenseResponse {
   valid: boolean;
-  /** valid | expired_in_grace | not_found | product_mismatch | revoked | suspended | expired | lease_expired | not_activated | activation_limit_reached | entitlements_missing */
+  /** valid | expired_in_grace | not_found | product_mismatch | revoked | suspended | expired | lease_expired | not_activated | activation_limit_reached | entitlements_missing | subscription_unpaid */
   code: string;
   detail: string;
   /** Present only when the key exists in the caller's account. */
   license:
     | License
     | undefined;
-  /** none | activate | renew | contact_vendor | free_a_seat */
+  /** none | activate | renew | contact_vendor | free_a_seat | update_payment */
   next_action: string;
   /** Until when the client may trust this answer offline (RFC 3339). */
   cache_until: string;
@@ -404,6 +437,355 @@ export interface Stats {
   /** 30 entries, oldest first; the last is today (UTC). */
   validations_by_day: DayCount[];
 }
+
+function createBaseLicenseSubscription(): LicenseSubscription {
+  return { id: "", status: "", trial_end: "", paid_through: "", grace_until: "" };
+}
+
+export const LicenseSubscription: MessageFns<LicenseSubscription> = {
+  encode(message: LicenseSubscription, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.status !== "") {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.trial_end !== "") {
+      writer.uint32(26).string(message.trial_end);
+    }
+    if (message.paid_through !== "") {
+      writer.uint32(34).string(message.paid_through);
+    }
+    if (message.grace_until !== "") {
+      writer.uint32(42).string(message.grace_until);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LicenseSubscription {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicenseSubscription();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.trial_end = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.paid_through = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.grace_until = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LicenseSubscription {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      trial_end: isSet(object.trialEnd)
+        ? globalThis.String(object.trialEnd)
+        : isSet(object.trial_end)
+        ? globalThis.String(object.trial_end)
+        : "",
+      paid_through: isSet(object.paidThrough)
+        ? globalThis.String(object.paidThrough)
+        : isSet(object.paid_through)
+        ? globalThis.String(object.paid_through)
+        : "",
+      grace_until: isSet(object.graceUntil)
+        ? globalThis.String(object.graceUntil)
+        : isSet(object.grace_until)
+        ? globalThis.String(object.grace_until)
+        : "",
+    };
+  },
+
+  toJSON(message: LicenseSubscription): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.trial_end !== "") {
+      obj.trialEnd = message.trial_end;
+    }
+    if (message.paid_through !== "") {
+      obj.paidThrough = message.paid_through;
+    }
+    if (message.grace_until !== "") {
+      obj.graceUntil = message.grace_until;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LicenseSubscription>, I>>(base?: I): LicenseSubscription {
+    return LicenseSubscription.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LicenseSubscription>, I>>(object: I): LicenseSubscription {
+    const message = createBaseLicenseSubscription();
+    message.id = object.id ?? "";
+    message.status = object.status ?? "";
+    message.trial_end = object.trial_end ?? "";
+    message.paid_through = object.paid_through ?? "";
+    message.grace_until = object.grace_until ?? "";
+    return message;
+  },
+};
+
+function createBaseApplySubscriptionRequest(): ApplySubscriptionRequest {
+  return {
+    account_id: "",
+    key: "",
+    subscription: undefined,
+    expires_at: "",
+    product_id: "",
+    quantity: 0,
+    seq: 0,
+    change: "",
+  };
+}
+
+export const ApplySubscriptionRequest: MessageFns<ApplySubscriptionRequest> = {
+  encode(message: ApplySubscriptionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.subscription !== undefined) {
+      LicenseSubscription.encode(message.subscription, writer.uint32(26).fork()).join();
+    }
+    if (message.expires_at !== "") {
+      writer.uint32(34).string(message.expires_at);
+    }
+    if (message.product_id !== "") {
+      writer.uint32(42).string(message.product_id);
+    }
+    if (message.quantity !== 0) {
+      writer.uint32(48).int32(message.quantity);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(56).int64(message.seq);
+    }
+    if (message.change !== "") {
+      writer.uint32(66).string(message.change);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplySubscriptionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplySubscriptionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.subscription = LicenseSubscription.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.expires_at = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.product_id = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.quantity = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.int64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.change = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplySubscriptionRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      subscription: isSet(object.subscription) ? LicenseSubscription.fromJSON(object.subscription) : undefined,
+      expires_at: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : "",
+      product_id: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      quantity: isSet(object.quantity) ? globalThis.Number(object.quantity) : 0,
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      change: isSet(object.change) ? globalThis.String(object.change) : "",
+    };
+  },
+
+  toJSON(message: ApplySubscriptionRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.subscription !== undefined) {
+      obj.subscription = LicenseSubscription.toJSON(message.subscription);
+    }
+    if (message.expires_at !== "") {
+      obj.expiresAt = message.expires_at;
+    }
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
+    }
+    if (message.quantity !== 0) {
+      obj.quantity = Math.round(message.quantity);
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    if (message.change !== "") {
+      obj.change = message.change;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplySubscriptionRequest>, I>>(base?: I): ApplySubscriptionRequest {
+    return ApplySubscriptionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplySubscriptionRequest>, I>>(object: I): ApplySubscriptionRequest {
+    const message = createBaseApplySubscriptionRequest();
+    message.account_id = object.account_id ?? "";
+    message.key = object.key ?? "";
+    message.subscription = (object.subscription !== undefined && object.subscription !== null)
+      ? LicenseSubscription.fromPartial(object.subscription)
+      : undefined;
+    message.expires_at = object.expires_at ?? "";
+    message.product_id = object.product_id ?? "";
+    message.quantity = object.quantity ?? 0;
+    message.seq = object.seq ?? 0;
+    message.change = object.change ?? "";
+    return message;
+  },
+};
 
 function createBaseDeactivateForCustomerRequest(): DeactivateForCustomerRequest {
   return { account_id: "", key: "", activation_id: "", customer_email: "" };
@@ -1180,6 +1562,7 @@ function createBaseLicense(): License {
     last_validated_at: "",
     entitlements: [],
     extra_entitlements: [],
+    subscription: undefined,
   };
 }
 
@@ -1226,6 +1609,9 @@ export const License: MessageFns<License> = {
     }
     for (const v of message.extra_entitlements) {
       writer.uint32(114).string(v!);
+    }
+    if (message.subscription !== undefined) {
+      LicenseSubscription.encode(message.subscription, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -1358,6 +1744,14 @@ export const License: MessageFns<License> = {
             message.extra_entitlements.push(reader.string());
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.subscription = LicenseSubscription.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1429,6 +1823,7 @@ export const License: MessageFns<License> = {
         : globalThis.Array.isArray(object?.extra_entitlements)
         ? object.extra_entitlements.map((e: any) => globalThis.String(e))
         : [],
+      subscription: isSet(object.subscription) ? LicenseSubscription.fromJSON(object.subscription) : undefined,
     };
   },
 
@@ -1482,6 +1877,9 @@ export const License: MessageFns<License> = {
     if (message.extra_entitlements?.length) {
       obj.extraEntitlements = message.extra_entitlements;
     }
+    if (message.subscription !== undefined) {
+      obj.subscription = LicenseSubscription.toJSON(message.subscription);
+    }
     return obj;
   },
 
@@ -1514,6 +1912,9 @@ export const License: MessageFns<License> = {
     message.last_validated_at = object.last_validated_at ?? "";
     message.entitlements = object.entitlements?.map((e) => e) || [];
     message.extra_entitlements = object.extra_entitlements?.map((e) => e) || [];
+    message.subscription = (object.subscription !== undefined && object.subscription !== null)
+      ? LicenseSubscription.fromPartial(object.subscription)
+      : undefined;
     return message;
   },
 };
@@ -5972,6 +6373,21 @@ export const LicenseServiceService = {
       Buffer.from(EraseCustomerResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): EraseCustomerResponse => EraseCustomerResponse.decode(value),
   },
+  /**
+   * The checkout service tells the licence of a subscription what the subscription is now (its whole
+   * state, numbered: a state older than the one applied is ignored). Publishes the license.* events of
+   * what changed (renewed, suspended, reinstated, updated, expired).
+   */
+  applySubscription: {
+    path: "/licensing.v1.LicenseService/ApplySubscription" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ApplySubscriptionRequest): Buffer =>
+      Buffer.from(ApplySubscriptionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ApplySubscriptionRequest => ApplySubscriptionRequest.decode(value),
+    responseSerialize: (value: License): Buffer => Buffer.from(License.encode(value).finish()),
+    responseDeserialize: (value: Buffer): License => License.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -6032,6 +6448,12 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
    * customer.erased (without the e-mail) when anything changed or was asked: always once per call.
    */
   eraseCustomer: handleUnaryCall<EraseCustomerRequest, EraseCustomerResponse>;
+  /**
+   * The checkout service tells the licence of a subscription what the subscription is now (its whole
+   * state, numbered: a state older than the one applied is ignored). Publishes the license.* events of
+   * what changed (renewed, suspended, reinstated, updated, expired).
+   */
+  applySubscription: handleUnaryCall<ApplySubscriptionRequest, License>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -6341,6 +6763,26 @@ export interface LicenseServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: EraseCustomerResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * The checkout service tells the licence of a subscription what the subscription is now (its whole
+   * state, numbered: a state older than the one applied is ignored). Publishes the license.* events of
+   * what changed (renewed, suspended, reinstated, updated, expired).
+   */
+  applySubscription(
+    request: ApplySubscriptionRequest,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  applySubscription(
+    request: ApplySubscriptionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  applySubscription(
+    request: ApplySubscriptionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
 }
 
 export const LicenseServiceClient = makeGenericClientConstructor(
@@ -6363,6 +6805,17 @@ type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isObject(value: any): boolean {
   return typeof value === "object" && value !== null;

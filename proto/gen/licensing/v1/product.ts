@@ -82,7 +82,14 @@ export interface LicensePolicy {
    * Machines a customer may free themselves in the customer portal per 30 days, per licence
    * (0 = the portal cannot free machines). Absent (and for products stored before it existed): 3.
    */
-  customer_deactivations_per_30_days?: number | undefined;
+  customer_deactivations_per_30_days?:
+    | number
+    | undefined;
+  /**
+   * Subscriptions: days a past_due subscription's licence stays valid after its period end (0..60).
+   * Absent (and for products stored before it existed): 7.
+   */
+  payment_grace_days?: number | undefined;
 }
 
 export interface Product {
@@ -107,6 +114,16 @@ export interface Price {
   amount: number;
   /** ISO 4217, upper case. */
   currency: string;
+  /** month | year: a subscription billed every interval_count intervals; empty = one-time. */
+  interval?:
+    | string
+    | undefined;
+  /** 1..12 with an interval (0 = 1); 0 without. */
+  interval_count?:
+    | number
+    | undefined;
+  /** 0..365: a new subscription's free days before its first payment (only with an interval). */
+  trial_days?: number | undefined;
 }
 
 export interface CreateProductRequest {
@@ -607,6 +624,7 @@ function createBaseLicensePolicy(): LicensePolicy {
     lease_seconds: undefined,
     entitlements: [],
     customer_deactivations_per_30_days: undefined,
+    payment_grace_days: undefined,
   };
 }
 
@@ -638,6 +656,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     }
     if (message.customer_deactivations_per_30_days !== undefined) {
       writer.uint32(72).int32(message.customer_deactivations_per_30_days);
+    }
+    if (message.payment_grace_days !== undefined) {
+      writer.uint32(80).int32(message.payment_grace_days);
     }
     return writer;
   },
@@ -727,6 +748,14 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
             message.customer_deactivations_per_30_days = reader.int32();
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.payment_grace_days = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -784,6 +813,11 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
         : isSet(object.customer_deactivations_per_30_days)
         ? globalThis.Number(object.customer_deactivations_per_30_days)
         : undefined,
+      payment_grace_days: isSet(object.paymentGraceDays)
+        ? globalThis.Number(object.paymentGraceDays)
+        : isSet(object.payment_grace_days)
+        ? globalThis.Number(object.payment_grace_days)
+        : undefined,
     };
   },
 
@@ -816,6 +850,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     if (message.customer_deactivations_per_30_days !== undefined) {
       obj.customerDeactivationsPer30Days = Math.round(message.customer_deactivations_per_30_days);
     }
+    if (message.payment_grace_days !== undefined) {
+      obj.paymentGraceDays = Math.round(message.payment_grace_days);
+    }
     return obj;
   },
 
@@ -833,6 +870,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     message.lease_seconds = object.lease_seconds ?? undefined;
     message.entitlements = object.entitlements?.map((e) => e) || [];
     message.customer_deactivations_per_30_days = object.customer_deactivations_per_30_days ?? undefined;
+    message.payment_grace_days = object.payment_grace_days ?? undefined;
     return message;
   },
 };
@@ -1042,7 +1080,7 @@ export const Product: MessageFns<Product> = {
 };
 
 function createBasePrice(): Price {
-  return { amount: 0, currency: "" };
+  return { amount: 0, currency: "", interval: undefined, interval_count: undefined, trial_days: undefined };
 }
 
 export const Price: MessageFns<Price> = {
@@ -1052,6 +1090,15 @@ export const Price: MessageFns<Price> = {
     }
     if (message.currency !== "") {
       writer.uint32(18).string(message.currency);
+    }
+    if (message.interval !== undefined) {
+      writer.uint32(26).string(message.interval);
+    }
+    if (message.interval_count !== undefined) {
+      writer.uint32(32).int32(message.interval_count);
+    }
+    if (message.trial_days !== undefined) {
+      writer.uint32(40).int32(message.trial_days);
     }
     return writer;
   },
@@ -1085,6 +1132,30 @@ export const Price: MessageFns<Price> = {
             message.currency = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.interval = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.interval_count = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.trial_days = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1101,6 +1172,17 @@ export const Price: MessageFns<Price> = {
     return {
       amount: isSet(object.amount) ? globalThis.Number(object.amount) : 0,
       currency: isSet(object.currency) ? globalThis.String(object.currency) : "",
+      interval: isSet(object.interval) ? globalThis.String(object.interval) : undefined,
+      interval_count: isSet(object.intervalCount)
+        ? globalThis.Number(object.intervalCount)
+        : isSet(object.interval_count)
+        ? globalThis.Number(object.interval_count)
+        : undefined,
+      trial_days: isSet(object.trialDays)
+        ? globalThis.Number(object.trialDays)
+        : isSet(object.trial_days)
+        ? globalThis.Number(object.trial_days)
+        : undefined,
     };
   },
 
@@ -1112,6 +1194,15 @@ export const Price: MessageFns<Price> = {
     if (message.currency !== "") {
       obj.currency = message.currency;
     }
+    if (message.interval !== undefined) {
+      obj.interval = message.interval;
+    }
+    if (message.interval_count !== undefined) {
+      obj.intervalCount = Math.round(message.interval_count);
+    }
+    if (message.trial_days !== undefined) {
+      obj.trialDays = Math.round(message.trial_days);
+    }
     return obj;
   },
 
@@ -1122,6 +1213,9 @@ export const Price: MessageFns<Price> = {
     const message = createBasePrice();
     message.amount = object.amount ?? 0;
     message.currency = object.currency ?? "";
+    message.interval = object.interval ?? undefined;
+    message.interval_count = object.interval_count ?? undefined;
+    message.trial_days = object.trial_days ?? undefined;
     return message;
   },
 };

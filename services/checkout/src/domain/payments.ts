@@ -18,6 +18,15 @@ export interface PaymentStart {
   expiresAt: Date;
   /** The hosted test-mode page of this session (where the buyer goes when the provider has no page of its own). */
   hostedPageUrl: string;
+  /** A recurring price: a subscription of `quantity` seats at `unitAmount` each (amount = both). */
+  recurring?: {
+    interval: 'month' | 'year';
+    intervalCount: number;
+    trialDays: number;
+    quantity: number;
+    unitAmount: number;
+    productId: string;
+  };
 }
 
 export interface PaymentPage {
@@ -53,6 +62,8 @@ export interface PaymentProvider {
 
 export const TEST_CARD_OK = '4242424242424242';
 export const TEST_CARD_DECLINED = '4000000000000002';
+/** Pays the first time, fails afterwards (a subscription's renewals), as on Stripe. */
+export const TEST_CARD_FAILS_LATER = '4000000000000341';
 
 /** Test mode: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined; nothing is charged. */
 export class TestModeProvider implements PaymentProvider {
@@ -69,7 +80,8 @@ export class TestModeProvider implements PaymentProvider {
 
   async charge(req: ChargeRequest): Promise<ChargeResult> {
     const card = req.card.replace(/[\s-]/g, '');
-    if (card === TEST_CARD_OK) return { ok: true, paymentId: `pay_test_${req.sessionId.slice(3)}` };
+    if (card === TEST_CARD_OK || card === TEST_CARD_FAILS_LATER)
+      return { ok: true, paymentId: `pay_test_${req.sessionId.slice(3)}` };
     if (card === TEST_CARD_DECLINED) return { ok: false, message: 'Your card was declined. Try another card.' };
     return {
       ok: false,

@@ -6,6 +6,8 @@ export interface StripeEventLike {
   id: string;
   type: string;
   livemode: boolean;
+  /** When Stripe made the event (seconds). */
+  created?: number;
   data: { object: Record<string, unknown> };
 }
 
@@ -19,6 +21,8 @@ export type StripeAction =
       livemode: boolean;
       amount: number | null;
       currency: string | null;
+      /** mode subscription: Stripe's subscription (sub_…); '' otherwise. */
+      providerSubscriptionId: string;
     }
   | { kind: 'awaiting_payment'; sessionId: string; providerSessionId: string; livemode: boolean }
   | { kind: 'expired'; sessionId: string; providerSessionId: string; livemode: boolean }
@@ -63,6 +67,7 @@ export function interpretStripeEvent(e: StripeEventLike): StripeAction {
         livemode: e.livemode,
         amount: typeof o.amount_total === 'number' ? o.amount_total : null,
         currency: typeof o.currency === 'string' ? o.currency.toUpperCase() : null,
+        providerSubscriptionId: o.mode === 'subscription' ? idOf(o.subscription) : '',
       };
     }
     case 'charge.refunded': {
@@ -91,6 +96,8 @@ export interface StripeSessionFacts {
   livemode: boolean;
   amount: number;
   currency: string;
+  /** A recurring price with a trial: the checkout takes no money (amount_total 0). */
+  recurring?: { trial_days: number } | null;
 }
 
 /** Why a Stripe event cannot belong to this session (null: it does). */
@@ -103,7 +110,8 @@ export function mismatch(
     return 'the Stripe Checkout Session is not the one created for this checkout session';
   if (a.livemode !== s.livemode)
     return `a ${a.livemode ? 'live' : 'test'} event for a ${s.livemode ? 'live' : 'test'} checkout session`;
-  if (a.amount != null && (a.amount !== s.amount || (a.currency ?? '').toUpperCase() !== s.currency))
+  const trialFree = !!s.recurring?.trial_days && a.amount === 0;
+  if (a.amount != null && !trialFree && (a.amount !== s.amount || (a.currency ?? '').toUpperCase() !== s.currency))
     return 'the amount paid is not the price of the checkout session';
   return null;
 }

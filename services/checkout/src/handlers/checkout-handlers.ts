@@ -5,6 +5,7 @@ import { eraseCustomer } from '../use-cases/erase-customer';
 import { checkNewSession, createSession, type SessionCreationDeps } from '../use-cases/create-session';
 import { expireSession } from '../use-cases/expire-session';
 import { getSession, listSessions } from '../use-cases/read-sessions';
+import { subscriptionIdOf } from '../use-cases/subscriptions';
 
 /** The use cases give sessions as seen at the time of the call: status here is the effective one. */
 const toSession = (s: Omit<SessionDoc, 'outbox'>, baseUrl: string): CheckoutSession => ({
@@ -23,6 +24,9 @@ const toSession = (s: Omit<SessionDoc, 'outbox'>, baseUrl: string): CheckoutSess
   created_at: s.created_at.toISOString(),
   license_key: s.license_key ?? '',
   livemode: s.livemode ?? false,
+  quantity: s.quantity ?? 1,
+  // A paid recurring session's subscription (its id is the session's: use-cases/subscriptions.ts).
+  subscription_id: s.recurring && s.license_key ? subscriptionIdOf(s._id) : '',
 });
 
 // Proto to use case and back; the rules live in use-cases/ and domain/.

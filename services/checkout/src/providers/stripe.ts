@@ -44,28 +44,56 @@ export class StripeProvider implements PaymentProvider {
   async start(req: PaymentStart): Promise<PaymentPage> {
     const metadata = { [LINK_KEY]: req.sessionId, account_id: req.accountId };
     try {
+      const r = req.recurring;
+      // A recurring price: Stripe Checkout in subscription mode; the subscription (and so its invoices)
+      // carry the same link to our session, and our product id (a plan change names another).
       const cs = await this.stripe.checkout.sessions.create(
-        {
-          mode: 'payment',
-          line_items: [
-            {
-              quantity: 1,
-              price_data: {
-                currency: req.currency.toLowerCase(),
-                unit_amount: req.amount,
-                product_data: { name: req.productName },
+        r
+          ? {
+              mode: 'subscription',
+              line_items: [
+                {
+                  quantity: r.quantity,
+                  price_data: {
+                    currency: req.currency.toLowerCase(),
+                    unit_amount: r.unitAmount,
+                    recurring: { interval: r.interval, interval_count: r.intervalCount },
+                    product_data: { name: req.productName, metadata: { product_id: r.productId } },
+                  },
+                },
+              ],
+              success_url: successUrlFor(req.successUrl, req.sessionId),
+              ...(req.cancelUrl ? { cancel_url: req.cancelUrl } : {}),
+              ...(req.customerEmail ? { customer_email: req.customerEmail } : {}),
+              client_reference_id: req.sessionId,
+              metadata,
+              subscription_data: {
+                metadata: { ...metadata, product_id: r.productId },
+                ...(r.trialDays ? { trial_period_days: r.trialDays } : {}),
               },
+              expires_at: Math.floor(req.expiresAt.getTime() / 1000),
+            }
+          : {
+              mode: 'payment',
+              line_items: [
+                {
+                  quantity: 1,
+                  price_data: {
+                    currency: req.currency.toLowerCase(),
+                    unit_amount: req.amount,
+                    product_data: { name: req.productName },
+                  },
+                },
+              ],
+              success_url: successUrlFor(req.successUrl, req.sessionId),
+              ...(req.cancelUrl ? { cancel_url: req.cancelUrl } : {}),
+              ...(req.customerEmail ? { customer_email: req.customerEmail } : {}),
+              client_reference_id: req.sessionId,
+              metadata,
+              payment_intent_data: { metadata },
+              // Stripe allows 30 minutes to 24 hours: the same range as ours.
+              expires_at: Math.floor(req.expiresAt.getTime() / 1000),
             },
-          ],
-          success_url: successUrlFor(req.successUrl, req.sessionId),
-          ...(req.cancelUrl ? { cancel_url: req.cancelUrl } : {}),
-          ...(req.customerEmail ? { customer_email: req.customerEmail } : {}),
-          client_reference_id: req.sessionId,
-          metadata,
-          payment_intent_data: { metadata },
-          // Stripe allows 30 minutes to 24 hours: the same range as ours.
-          expires_at: Math.floor(req.expiresAt.getTime() / 1000),
-        },
         // A retried create (a lost answer) is the same Stripe session, never a second one.
         { idempotencyKey: `create:${req.sessionId}` },
       );
@@ -88,6 +116,16 @@ export class StripeProvider implements PaymentProvider {
           .catch((e: unknown) => Promise.reject(stripeFailure(e)));
         return cs.status !== 'complete';
       }
+      throw stripeFailure(err);
+    }
+  }
+
+  /** Cancels a Stripe subscription at its period end, or now. */
+  async cancelSubscription(providerSubscriptionId: string, atPeriodEnd: boolean): Promise<void> {
+    try {
+      if (atPeriodEnd) await this.stripe.subscriptions.update(providerSubscriptionId, { cancel_at_period_end: true });
+      else await this.stripe.subscriptions.cancel(providerSubscriptionId);
+    } catch (err) {
       throw stripeFailure(err);
     }
   }

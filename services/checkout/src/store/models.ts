@@ -6,8 +6,10 @@ import {
   refundActions,
   type CheckoutStatus,
   type DomainEvent,
+  type PriceInterval,
   type RefundAction,
 } from '@licensing/proto';
+import type { TestCard } from '../domain/subscription';
 
 export interface SessionDoc {
   _id: string;
@@ -46,7 +48,25 @@ export interface SessionDoc {
   paid_with: string | null;
   /** When the payment was refunded in full and the licence revoked or suspended. */
   refunded_at: Date | null;
+  /** Seats (1 for a one-time price; absent on sessions stored before: 1). */
+  quantity?: number;
+  /** A recurring price (copied at creation): the paid session starts a subscription (domain/subscription.ts). */
+  recurring?: SessionRecurring | null;
+  /** Test mode, recurring: which test card paid (it is billed again at each period end). */
+  test_card?: TestCard | null;
+  /** Stripe, recurring: the subscription the Checkout Session made (sub_…). */
+  provider_subscription_id?: string;
   outbox?: Record<string, DomainEvent>;
+}
+
+/** What a recurring session's price and policy said when it was created. */
+export interface SessionRecurring {
+  interval: PriceInterval;
+  interval_count: number;
+  trial_days: number;
+  /** Per period for every seat (minor units). */
+  amount: number;
+  payment_grace_days: number;
 }
 
 /** A form token of the hosted page, checked on the server (stored as a digest). */
@@ -117,6 +137,10 @@ export function checkoutModels(conn: Connection) {
       refund_action: { type: String, default: DEFAULT_POLICY.refund_action, enum: refundActions },
       paid_with: { type: String, default: null },
       refunded_at: { type: Date, default: null },
+      quantity: { type: Number, default: 1 },
+      recurring: { type: Object, default: null },
+      test_card: { type: String, default: null },
+      provider_subscription_id: { type: String, default: '' },
       ...outboxFields,
     },
     { versionKey: false, collection: 'checkout_sessions' },

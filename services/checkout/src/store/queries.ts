@@ -48,7 +48,14 @@ export class CheckoutStore {
    */
   async markPaid(
     id: string,
-    p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean },
+    p: {
+      paymentId: string;
+      email: string;
+      paidWith: string | null;
+      evenIfExpired?: boolean;
+      testCard?: string;
+      providerSubscriptionId?: string;
+    },
     now: Date,
   ): Promise<boolean> {
     const filter: Record<string, unknown> = p.evenIfExpired
@@ -59,6 +66,8 @@ export class CheckoutStore {
       payment_id: p.paymentId,
       paid_at: now,
       paid_with: p.paidWith,
+      ...(p.testCard ? { test_card: p.testCard } : {}),
+      ...(p.providerSubscriptionId ? { provider_subscription_id: p.providerSubscriptionId } : {}),
     };
     if (p.email) Object.assign(set, { customer_email: p.email, customer_email_lc: p.email.toLowerCase() });
     const res = await this.models.Session.updateOne(filter, { $set: set });

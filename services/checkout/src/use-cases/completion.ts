@@ -32,12 +32,21 @@ export class Completion {
     private readonly outbox: Pick<Outbox, 'flush'>,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** A paid recurring session starts its subscription (use-cases/subscriptions.ts) before it records the licence. */
+    private readonly startSubscription?: (s: SessionDoc, licenseKey: string, requestId: string) => Promise<void>,
   ) {}
 
   /** Records the payment. False if the session was no longer open (paid by another tab, or expired). */
   markPaid(
     s: SessionDoc,
-    p: { paymentId: string; email: string; paidWith: string | null; evenIfExpired?: boolean },
+    p: {
+      paymentId: string;
+      email: string;
+      paidWith: string | null;
+      evenIfExpired?: boolean;
+      testCard?: string;
+      providerSubscriptionId?: string;
+    },
   ): Promise<boolean> {
     return this.store.markPaid(s._id, p, this.clock.now());
   }
@@ -64,6 +73,7 @@ export class Completion {
         else throw err;
       }
     }
+    if (s.recurring && this.startSubscription) await this.startSubscription(s, license.key, requestId);
     const event = checkoutCompleted(s, license.key, this.clock.now());
     if (await this.store.recordLicense(s._id, license.key, event)) this.outbox.flush(this.store.models.Session, s._id);
     // A refund that arrived before this completion (events come in any order) applies now.

@@ -1,6 +1,9 @@
 import { AppError, checkEmail, isId, newId, type CallOptions } from '@licensing/runtime';
 import {
+  isOneOf,
+  priceIntervals,
   withPolicyDefaults,
+  type PriceInterval,
   type CreateCheckoutSessionRequest,
   type GetProductRequest,
   type Product,
@@ -9,7 +12,8 @@ import { checkMetadata } from '../domain/metadata';
 import type { PaymentProvider } from '../domain/payments';
 import { checkRedirectUrl, expiryMinutes } from '../domain/session';
 import { checkoutCreated } from '../events/checkout-events';
-import type { SessionDoc } from '../store/models';
+import { checkQuantity } from '../domain/subscription';
+import type { SessionDoc, SessionRecurring } from '../store/models';
 import type { CheckoutDeps } from './deps';
 
 export interface ProductLookup {
@@ -31,6 +35,8 @@ export interface NewSession {
   cancel_url: string;
   metadata: Record<string, string>;
   minutes: number;
+  /** As asked (0: 1); checked against the price once it is read (recurring prices only). */
+  quantity: number;
 }
 
 /** Checks what needs no I/O, before anything else happens (https-only URLs in production). */
@@ -43,6 +49,7 @@ export function checkNewSession(req: CreateCheckoutSessionRequest, httpsOnly: bo
     cancel_url: checkRedirectUrl('cancel_url', req.cancel_url, false, httpsOnly),
     metadata: checkMetadata(req.metadata),
     minutes: expiryMinutes(req.expires_in_minutes),
+    quantity: req.quantity ?? 0,
   };
 }
 
@@ -75,6 +82,20 @@ export async function createSession(
       'product_id',
       'this product has no price: set one (PATCH /api/v1/products/{id} {"price": {...}}) before selling it',
     );
+  const interval = product.price.interval || '';
+  if (interval && !isOneOf(priceIntervals, interval)) throw new AppError('internal', 'unknown price interval');
+  const quantity = checkQuantity(input.quantity, !!interval);
+  const policy = withPolicyDefaults(product.policy);
+  const amount = product.price.amount * quantity;
+  const recurring: SessionRecurring | null = interval
+    ? {
+        interval: interval as PriceInterval,
+        interval_count: product.price.interval_count || 1,
+        trial_days: product.price.trial_days ?? 0,
+        amount,
+        payment_grace_days: policy.payment_grace_days,
+      }
+    : null;
   const now = clock.now();
   const id = idempotent?.sessionId || newId('cs');
   const expiresAt = new Date(now.getTime() + input.minutes * 60_000);
@@ -83,13 +104,25 @@ export async function createSession(
     sessionId: id,
     accountId,
     productName: product.name,
-    amount: product.price.amount,
+    amount,
     currency: product.price.currency,
     customerEmail: input.customer_email,
     successUrl: input.success_url,
     cancelUrl: input.cancel_url,
     expiresAt,
     hostedPageUrl: `${baseUrl}/checkout/${id}`,
+    ...(recurring
+      ? {
+          recurring: {
+            interval: recurring.interval,
+            intervalCount: recurring.interval_count,
+            trialDays: recurring.trial_days,
+            quantity,
+            unitAmount: product.price.amount,
+            productId: input.product_id,
+          },
+        }
+      : {}),
   });
   const doc: Omit<SessionDoc, 'outbox'> = {
     _id: id,
@@ -97,7 +130,7 @@ export async function createSession(
     product_id: input.product_id,
     product_name: product.name,
     status: 'open',
-    amount: product.price.amount,
+    amount,
     currency: product.price.currency,
     customer_email: input.customer_email,
     customer_email_lc: input.customer_email.toLowerCase(),
@@ -113,9 +146,12 @@ export async function createSession(
     provider_session_id: payment.providerSessionId,
     provider_url: payment.url,
     livemode: payment.livemode,
-    refund_action: withPolicyDefaults(product.policy).refund_action,
+    refund_action: policy.refund_action,
     paid_with: null,
     refunded_at: null,
+    quantity,
+    recurring,
+    test_card: null,
   };
   try {
     await store.insert(doc, [checkoutCreated(doc)]);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError, isId, type Clock, type Logger, type Outbox } from '@licensing/runtime';
 import { interpretStripeEvent, mismatch, type StripeAction, type StripeEventLike } from '../domain/stripe-events';
+import { interpretSubscriptionEvent, type StripeSubscriptionAction } from '../domain/stripe-subscription-events';
 import { checkoutExpired } from '../events/checkout-events';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
@@ -56,6 +57,14 @@ export class StripeWebhook {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly busyWaitMs = BUSY_WAIT_MS,
+    /** The checkout session whose subscription's invoice a payment paid ('' when none). */
+    private readonly sessionOfInvoicePayment?: (paymentId: string) => Promise<string>,
+    /** Subscription events (use-cases/stripe-subscriptions.ts). */
+    private readonly subscriptions?: (
+      a: StripeSubscriptionAction,
+      event: StripeEventLike,
+      requestId: string,
+    ) => Promise<WebhookOutcome>,
   ) {}
 
   async receive(rawBody: Buffer, signature: string, requestId = ''): Promise<WebhookOutcome> {
@@ -87,9 +96,13 @@ export class StripeWebhook {
         error: new AppError('conflict', 'another delivery of this event is being handled; Stripe retries it'),
       };
     const action = interpretStripeEvent(event);
+    const subscription = this.subscriptions ? interpretSubscriptionEvent(event) : null;
     let outcome: WebhookOutcome;
     try {
-      outcome = await this.act(action, requestId);
+      outcome =
+        subscription && this.subscriptions
+          ? await this.subscriptions(subscription, event, requestId)
+          : await this.act(action, requestId);
     } catch (err) {
       await this.store.releaseEvent(event.id, claim.until);
       throw err;
@@ -148,12 +161,18 @@ export class StripeWebhook {
             this.outbox.flush(this.store.models.Session, s._id);
           return ok;
         }
+        if (s.recurring && !a.providerSubscriptionId)
+          return {
+            status: 400,
+            error: new AppError('invalid_request', 'a subscription checkout completed without a Stripe subscription'),
+          };
         if (s.status !== 'complete')
           await this.completion.markPaid(s, {
             paymentId: a.paymentId,
             email: a.email,
             paidWith: null,
             evenIfExpired: true,
+            providerSubscriptionId: a.providerSubscriptionId || undefined,
           });
         const paid = await this.session(s._id);
         if (paid?.status !== 'complete')
@@ -162,7 +181,12 @@ export class StripeWebhook {
         return ok;
       }
       case 'refunded': {
-        const s = await this.store.findByPayment(a.paymentId);
+        let s = await this.store.findByPayment(a.paymentId);
+        // A subscription's payment (an invoice's): the refund acts on the licence of the checkout that started it.
+        if (!s && this.sessionOfInvoicePayment) {
+          const sessionId = await this.sessionOfInvoicePayment(a.paymentId);
+          s = sessionId ? await this.store.findById(sessionId) : null;
+        }
         if (!s) {
           // Not (yet) one of our payments: kept, in case its completion is still on the way.
           await this.store.addPendingRefund(a.paymentId, this.clock.now());

@@ -17,7 +17,8 @@ export function payPage(s: SessionDoc, csrf: string, testMode: boolean, error?: 
     `Pay for ${s.product_name}`,
     `${testMode ? '<p class="test" role="note"><strong>Test mode</strong>: nothing is charged. Use card 4242 4242 4242 4242.</p>' : ''}
 <h1>${h(s.product_name)}</h1>
-<p class="price" data-testid="price">${h(formatPrice(s.amount, s.currency))}</p>
+<p class="price" data-testid="price">${h(formatPrice(s.amount, s.currency))}${h(perPeriod(s))}</p>
+${s.recurring?.trial_days ? `<p data-testid="trial">${h(s.recurring.trial_days)} days free, then billed ${h(perPeriod(s).slice(3))}; cancel any time.</p>` : ''}
 ${error ? `<p class="error" role="alert">${h(error)}</p>` : ''}
 <form method="post" action="/checkout/${h(s._id)}/pay">
   <input type="hidden" name="_csrf" value="${h(csrf)}">
@@ -35,6 +36,34 @@ ${
 </form>`
     : ''
 }`,
+  );
+}
+
+/** " / month", " / 3 months", " / year" for a recurring price; "" for a one-time one. */
+export function perPeriod(s: Pick<SessionDoc, 'recurring'>): string {
+  const r = s.recurring;
+  if (!r) return '';
+  return r.interval_count === 1 ? ` / ${r.interval}` : ` / ${r.interval_count} ${r.interval}s`;
+}
+
+/** The test-mode billing portal: the customer gives a new card (a past-due or unpaid subscription is charged at once). */
+export function billingPage(
+  s: { product_name: string; status: string; amount: number; currency: string; period: string },
+  action: string,
+  notice?: { ok: boolean; message: string },
+): string {
+  return layout(
+    'Update your payment method',
+    `<p class="test" role="note"><strong>Test mode</strong>: nothing is charged. Use card 4242 4242 4242 4242 (or 4000 0000 0000 0341, which fails after its first payment).</p>
+<h1>${h(s.product_name)}</h1>
+<p class="price">${h(formatPrice(s.amount, s.currency))}${h(s.period)}</p>
+<p>Subscription status: <strong data-testid="subscription-status">${h(s.status.replace('_', ' '))}</strong></p>
+${notice ? `<p class="${notice.ok ? 'test' : 'error'}" role="${notice.ok ? 'status' : 'alert'}">${h(notice.message)}</p>` : ''}
+<form method="post" action="${h(action)}">
+  <label for="card">New card number</label>
+  <input id="card" name="card" inputmode="numeric" autocomplete="cc-number" required maxlength="23" placeholder="4242 4242 4242 4242">
+  <button type="submit">${s.status === 'past_due' || s.status === 'unpaid' ? 'Update card and pay now' : 'Update card'}</button>
+</form>`,
   );
 }
 

@@ -20,7 +20,9 @@ import type { StripeWebhook } from '../use-cases/stripe-webhook';
 import { NOT_CONFIGURED_MESSAGE } from '../domain/modes';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore } from '../store/queries';
-import { CSS, JS, cancelPage, messagePage, paidPage, payPage } from './pages';
+import { CSS, JS, billingPage, cancelPage, messagePage, paidPage, payPage } from './pages';
+import { testCardOf } from '../domain/subscription';
+import { portalSubscription, updateCard, type SubscriptionDeps } from '../use-cases/subscriptions';
 
 const CSRF_COOKIE = 'lk_checkout_csrf';
 const RECEIPT_COOKIE = 'lk_checkout_receipt';
@@ -55,6 +57,8 @@ export interface PageDeps {
   provider: PaymentProvider;
   /** Present when payments go through Stripe: POST /webhooks/stripe. */
   stripeWebhook?: StripeWebhook;
+  /** Subscriptions: the test-mode billing portal (/checkout/{session}/billing/{token}). */
+  subscriptions?: SubscriptionDeps;
   /** Stripe chosen, its keys not given yet: the Stripe webhook answers 503 saying so. */
   paymentsNotConfigured?: boolean;
   clock: Clock;
@@ -78,6 +82,7 @@ export function checkoutPageApp({
   completion,
   provider,
   stripeWebhook,
+  subscriptions,
   paymentsNotConfigured = false,
   clock,
   log,
@@ -220,6 +225,49 @@ export function checkoutPageApp({
     return s;
   }
 
+  // The test-mode billing portal: the link's token (only its digest stored, an hour) is the capability.
+  const portal = async (req: Request) => {
+    const id = String(req.params.id);
+    const token = String(req.params.token);
+    if (!subscriptions || !isId('cs', id) || !/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+    const sub = await portalSubscription(subscriptions, id, token);
+    const session = sub ? await store.findById(id) : null;
+    return sub && session ? { sub, session, action: `/checkout/${id}/billing/${token}` } : null;
+  };
+  const portalGone = (res: Response) =>
+    page(
+      res,
+      404,
+      messagePage('Link not valid', 'This link has expired or is not valid. Ask the seller for a new one.'),
+    );
+  const billingView = (p: NonNullable<Awaited<ReturnType<typeof portal>>>) => ({
+    product_name: p.session.product_name,
+    status: p.sub.status,
+    amount: p.sub.amount,
+    currency: p.sub.currency,
+    period: p.sub.interval_count === 1 ? ` / ${p.sub.interval}` : ` / ${p.sub.interval_count} ${p.sub.interval}s`,
+  });
+  app.get('/checkout/:id/billing/:token', async (req, res) => {
+    const p = await portal(req);
+    if (!p) return portalGone(res);
+    page(res, 200, billingPage(billingView(p), p.action));
+  });
+  app.post('/checkout/:id/billing/:token', async (req, res) => {
+    const p = await portal(req);
+    if (!p) return portalGone(res);
+    const form = (req.body ?? {}) as Record<string, unknown>;
+    const card = typeof form.card === 'string' ? form.card.slice(0, 30) : '';
+    if (p.sub.status === 'canceled')
+      return page(
+        res,
+        409,
+        billingPage(billingView(p), p.action, { ok: false, message: 'This subscription is canceled.' }),
+      );
+    const out = await updateCard(subscriptions!, p.sub, card, res.locals.requestId);
+    const view = billingView({ ...p, sub: out.doc });
+    page(res, out.ok ? 200 : 402, billingPage(view, p.action, { ok: out.ok, message: out.message }));
+  });
+
   app.get('/checkout/:id', async (req, res) => {
     const current = await load(req);
     // The browser that paid sees its key (the licence is issued now if a crash left it pending).
@@ -295,7 +343,9 @@ export function checkoutPageApp({
     });
     if (!charge.ok)
       return page(res, 402, payPage({ ...s, customer_email: email }, await issueCsrf(res, s), true, charge.message));
-    await completion.markPaid(s, { paymentId: charge.paymentId, email, paidWith: token }); // false when another tab was first
+    // A recurring price keeps which test card paid: it is billed again at each period end (test clock).
+    const testCard = s.recurring ? (testCardOf(card) ?? undefined) : undefined;
+    await completion.markPaid(s, { paymentId: charge.paymentId, email, paidWith: token, testCard }); // false when another tab was first
     const paid = await store.findById(s._id);
     if (paid?.status !== 'complete')
       return page(res, 410, messagePage('This checkout has expired', 'Nothing was charged.'));

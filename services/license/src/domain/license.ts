@@ -1,4 +1,5 @@
 import type { PolicySnapshot, StoredStatus } from '@licensing/proto';
+import type { StoredSubscription } from './subscription';
 
 /** A licence as this service keeps it: the store writes and reads exactly this (and its outbox). */
 export interface LicenseRecord {
@@ -27,4 +28,6 @@ export interface LicenseRecord {
   /** The UTC hour (YYYY-MM-DDTHH) the sweeper looks for this licence in; null when nothing is left to announce (domain/expiry.ts). */
   expiry_bucket: string | null;
   created_at: Date;
+  /** Set when the licence follows a subscription (ApplySubscription); absent otherwise. */
+  subscription?: StoredSubscription | null;
 }

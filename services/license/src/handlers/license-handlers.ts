@@ -6,6 +6,7 @@ import { checkTransitionAllowed } from '../access';
 import { transitionLicense, updateLicense } from '../use-cases/change-license';
 import type { LicenseAt, LicenseDeps } from '../use-cases/deps';
 import { checkNewLicense, issueLicense } from '../use-cases/issue-license';
+import { applySubscription } from '../use-cases/apply-subscription';
 import { getLicense, listLicenses, readStats, resolveLicenseKey } from '../use-cases/read-licenses';
 import { toLicense } from './mapping';
 
@@ -18,6 +19,7 @@ type LicenseHandlers = Pick<
   | 'transitionLicense'
   | 'getStats'
   | 'resolveLicenseKey'
+  | 'applySubscription'
 >;
 
 const present = ({ doc, now }: LicenseAt) => toLicense(doc, now);
@@ -65,6 +67,7 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
     resolveLicenseKey: (req) => resolveLicenseKey(store, req.key),
 
     updateLicense: async (req) => present(await updateLicense(deps, req)),
+    applySubscription: async (req) => present(await applySubscription(deps, req)),
     async transitionLicense(req, call) {
       checkTransitionAllowed(call.caller, req.action);
       return present(await transitionLicense(deps, req));

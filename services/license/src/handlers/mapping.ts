@@ -8,6 +8,8 @@ import {
 } from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 
+const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : '');
+
 /**
  * A licence as the contract shows it: derived status; the e-mail and the vendor's metadata only for
  * callers allowed to see them (seenByScope). `activations` is counted only where it is asked for (GET
@@ -30,6 +32,15 @@ export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope =
     last_validated_at: '',
     entitlements: effectiveEntitlements(doc.policy.entitlements, doc.extra_entitlements),
     extra_entitlements: doc.extra_entitlements ?? [],
+    subscription: doc.subscription
+      ? {
+          id: doc.subscription.id,
+          status: doc.subscription.status,
+          trial_end: iso(doc.subscription.trial_end),
+          paid_through: iso(doc.subscription.paid_through),
+          grace_until: iso(doc.subscription.grace_until),
+        }
+      : undefined,
   };
   return seenByScope(license, keyScope, doc.policy.validate_keys_see_email);
 }

@@ -102,6 +102,7 @@ export function licenseModels(conn: Connection) {
       expired_notified: { type: Boolean, default: false },
       expiry_bucket: { type: String, default: null },
       created_at: { type: Date, required: true },
+      subscription: { type: Object, default: undefined },
       ...outboxFields,
     },
     { versionKey: false, collection: 'licenses' },

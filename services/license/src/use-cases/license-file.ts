@@ -3,7 +3,7 @@ import {
   DAY_MS,
   effectiveEntitlements,
   effectiveStatus,
-  graceEndsAt,
+  validUntil,
   isFloating,
   lapsed,
   type SignPayloadRequest,
@@ -60,8 +60,9 @@ export async function issueLicenseFile(
     if (isFloating(license.policy) && lapsed(seat.lease_expires_at?.getTime(), now.getTime()))
       throw new AppError('conflict', "lease_expired: this machine's floating seat lapsed; activate it again");
   }
-  const end = graceEndsAt(license.expires_at, license.policy.grace_days);
-  const validUntil = new Date(Math.min(now.getTime() + ttl * DAY_MS, end ? end.getTime() : Infinity));
+  // Expiry plus grace, or a past-due subscription's payment grace (proto/rules/status.ts).
+  const end = validUntil(license);
+  const fileValidUntil = new Date(Math.min(now.getTime() + ttl * DAY_MS, end ? end.getTime() : Infinity));
   const payload = {
     license_key: license.key,
     license_id: license._id,
@@ -76,7 +77,16 @@ export async function issueLicenseFile(
       license.extra_entitlements,
     ),
     issued_at: now.toISOString(),
-    valid_until: validUntil.toISOString(),
+    valid_until: fileValidUntil.toISOString(),
+    // Subscription licences: dates an offline app can trust (the SDK's verifyLicenseFile returns them).
+    ...(license.subscription
+      ? {
+          paid_through: license.subscription.paid_through
+            ? new Date(license.subscription.paid_through).toISOString()
+            : null,
+          grace_until: end ? end.toISOString() : null,
+        }
+      : {}),
   };
   return signer.signPayload({
     account_id: req.account_id,

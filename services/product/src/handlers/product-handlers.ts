@@ -5,6 +5,7 @@ import { createProduct } from '../use-cases/create-product';
 import type { ProductDeps } from '../use-cases/deps';
 import { findProduct, listProducts } from '../use-cases/read-products';
 import { updateProduct } from '../use-cases/update-product';
+import { priceToContract } from '../domain/price';
 
 const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   id: doc._id,
@@ -14,7 +15,7 @@ const toProduct = (doc: Omit<ProductDoc, 'outbox'>): Product => ({
   created_at: doc.created_at.toISOString(),
   // A product stored without a policy, or before a policy field existed, reads as the default.
   policy: policyToContract(doc.policy ?? DEFAULT_POLICY),
-  price: doc.price ? { amount: doc.price.amount, currency: doc.price.currency } : undefined,
+  price: doc.price ? priceToContract(doc.price) : undefined,
   email_on_purchase: doc.email_on_purchase !== false,
 });
 

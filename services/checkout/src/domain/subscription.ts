@@ -1,0 +1,151 @@
+import { AppError } from '@licensing/runtime';
+import type { PriceInterval, SubscriptionStatus } from '@licensing/proto';
+
+// The life of a subscription, without I/O: periods, the test cards, what the test clock meets on its
+// way and what each step changes. use-cases/subscriptions.ts reads, bills (one invoice per period,
+// a unique insert) and writes.
+
+export const DAY_MS = 86_400_000;
+/** The test clock moves at most this far past the subscription's clock in one call. */
+export const MAX_ADVANCE_YEARS = 5;
+export const QUANTITY_MAX = 1000;
+
+/** Which test card is on file: 4242… always pays; 4000 0000 0000 0341 pays the first charge, then fails. */
+export type TestCard = 'ok' | 'fails_after_first';
+
+export function testCardOf(card: string): TestCard | null {
+  const digits = card.replace(/[\s-]/g, '');
+  if (digits === '4242424242424242') return 'ok';
+  if (digits === '4000000000000341') return 'fails_after_first';
+  return null;
+}
+
+/** Whether a charge with the card on file succeeds, given how many charges it paid before. */
+export const testChargePays = (card: TestCard | null | undefined, paidBefore: number): boolean =>
+  card === 'ok' || (card === 'fails_after_first' && paidBefore === 0);
+
+/** A quantity as asked (0 = 1): recurring prices only. */
+export function checkQuantity(quantity: number | undefined, recurring: boolean): number {
+  if (quantity === undefined || quantity === 0) return 1;
+  if (!recurring) throw AppError.invalid('quantity', 'quantity is for recurring prices only (this price is one-time)');
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > QUANTITY_MAX)
+    throw AppError.invalid('quantity', `quantity must be a whole number from 1 to ${QUANTITY_MAX}`);
+  return quantity;
+}
+
+/** `from` plus `count` months or years, on the same day of the month (the month's last day when it has fewer). */
+export function addInterval(from: Date, interval: PriceInterval, count: number): Date {
+  const months = interval === 'year' ? 12 * count : count;
+  const d = new Date(from.getTime());
+  const day = d.getUTCDate();
+  d.setUTCDate(1);
+  d.setUTCMonth(d.getUTCMonth() + months);
+  const last = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
+  d.setUTCDate(Math.min(day, last));
+  return d;
+}
+
+/** advance_to: a time after the subscription's clock, at most 5 years past it. */
+export function checkAdvanceTo(raw: string, clock: Date): Date {
+  const t = /^\d{4}-\d{2}-\d{2}T/.test(raw) ? new Date(raw) : new Date(Number.NaN);
+  if (Number.isNaN(t.getTime())) throw AppError.invalid('advance_to', 'advance_to must be an RFC 3339 time');
+  if (t.getTime() <= clock.getTime())
+    throw AppError.invalid('advance_to', `advance_to must be after the subscription's clock (${clock.toISOString()})`);
+  const max = new Date(clock.getTime());
+  max.setUTCFullYear(max.getUTCFullYear() + MAX_ADVANCE_YEARS);
+  if (t.getTime() > max.getTime())
+    throw AppError.invalid(
+      'advance_to',
+      `advance_to must be at most ${MAX_ADVANCE_YEARS} years after the subscription's clock`,
+    );
+  return t;
+}
+
+/** What decides a subscription's next step. */
+export interface SubscriptionState {
+  status: SubscriptionStatus;
+  interval: PriceInterval;
+  interval_count: number;
+  current_period_start: Date;
+  current_period_end: Date;
+  trial_end: Date | null;
+  cancel_at_period_end: boolean;
+  payment_grace_days: number;
+  /** Periods started: 0 is the first (paid at checkout, or the trial). The next bill is for period `period_index + 1`. */
+  period_index: number;
+}
+
+/** When a past-due subscription becomes unpaid: its period end plus the payment grace. */
+export const graceUntil = (s: Pick<SubscriptionState, 'current_period_end' | 'payment_grace_days'>): Date =>
+  new Date(s.current_period_end.getTime() + s.payment_grace_days * DAY_MS);
+
+/** The next thing that happens to a subscription at or before `to` (null: nothing). */
+export type Step =
+  | { kind: 'bill'; at: Date; period: number }
+  | { kind: 'end'; at: Date }
+  | { kind: 'unpaid'; at: Date };
+
+export function nextStep(s: SubscriptionState, to: Date): Step | null {
+  const t = to.getTime();
+  switch (s.status) {
+    case 'trialing':
+    case 'active': {
+      const end = s.current_period_end;
+      if (end.getTime() > t) return null;
+      if (s.cancel_at_period_end) return { kind: 'end', at: end };
+      return { kind: 'bill', at: end, period: s.period_index + 1 };
+    }
+    case 'past_due': {
+      const until = graceUntil(s);
+      if (until.getTime() > t) return null;
+      return s.cancel_at_period_end ? { kind: 'end', at: until } : { kind: 'unpaid', at: until };
+    }
+    default:
+      return null; // canceled: over; unpaid: waits for a payment (the billing portal)
+  }
+}
+
+export interface StepResult {
+  changes: Partial<SubscriptionState> & { canceled_at?: Date; ended?: boolean };
+  event: 'subscription.renewed' | 'subscription.past_due' | 'subscription.canceled' | 'subscription.updated';
+  /** What the licence is told (ApplySubscription's change). */
+  change: 'renewed' | 'past_due' | 'unpaid' | 'canceled';
+}
+
+/** A period paid (a renewal, a trial converted, or a late payment after past_due or unpaid): the next period starts at `from`. */
+export function paid(s: SubscriptionState, from: Date, period: number): StepResult {
+  return {
+    changes: {
+      status: 'active',
+      current_period_start: from,
+      current_period_end: addInterval(from, s.interval, s.interval_count),
+      trial_end: null,
+      period_index: period,
+    },
+    event: 'subscription.renewed',
+    change: 'renewed',
+  };
+}
+
+/** A period's payment failed: past due (the licence stays valid for the payment grace); a trial that ends unpaid ends. */
+export function failed(s: SubscriptionState, at: Date): StepResult {
+  if (s.status === 'trialing')
+    return {
+      changes: { status: 'canceled', canceled_at: at, ended: true },
+      event: 'subscription.canceled',
+      change: 'canceled',
+    };
+  return { changes: { status: 'past_due' }, event: 'subscription.past_due', change: 'past_due' };
+}
+
+export const ended = (at: Date): StepResult => ({
+  changes: { status: 'canceled', canceled_at: at, ended: true },
+  event: 'subscription.canceled',
+  change: 'canceled',
+});
+
+export const unpaid = (): StepResult => ({
+  changes: { status: 'unpaid' },
+  event: 'subscription.updated',
+  change: 'unpaid',
+});

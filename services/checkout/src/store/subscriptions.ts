@@ -1,0 +1,353 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { listPage, outboxOf, outboxFields, withEvents } from '@licensing/runtime';
+import {
+  invoiceStatuses,
+  priceIntervals,
+  subscriptionStatuses,
+  type DomainEvent,
+  type InvoiceStatus,
+  type PageRequest,
+  type PriceInterval,
+  type SubscriptionStatus,
+} from '@licensing/proto';
+import type { TestCard } from '../domain/subscription';
+
+// Subscriptions, their invoices and the test-mode billing portal's links: the checkout service's own
+// collections (docs/architecture.md, "Subscriptions").
+
+export interface SubscriptionDoc {
+  /** sub_ + the ULID of the checkout session that started it: one subscription per session, by its _id. */
+  _id: string;
+  account_id: string;
+  product_id: string;
+  session_id: string;
+  customer_email: string;
+  customer_email_lc: string;
+  license_key: string;
+  quantity: number;
+  status: SubscriptionStatus;
+  interval: PriceInterval;
+  interval_count: number;
+  /** Per period, every seat (minor units). */
+  amount: number;
+  currency: string;
+  current_period_start: Date;
+  current_period_end: Date;
+  /** The number of the current period (0: the first, paid at checkout, or the trial). */
+  period_index: number;
+  cancel_at_period_end: boolean;
+  trial_end: Date | null;
+  canceled_at: Date | null;
+  /** When the licence ended (real time): set once canceled. */
+  license_ends_at: Date | null;
+  payment_grace_days: number;
+  livemode: boolean;
+  provider: 'test' | 'stripe';
+  /** Stripe's subscription (sub_…) for a Stripe subscription; '' in test mode. */
+  provider_subscription_id?: string;
+  /** The `created` time (seconds) of the last Stripe subscription event applied: an older one changes nothing. */
+  provider_updated_at?: number;
+  /** Test mode: the subscription's clock, moved only by POST …/test_clock (null for Stripe's). */
+  test_clock: Date | null;
+  test_card: TestCard | null;
+  /** Charges the card on file paid (the 0341 test card pays only the first). */
+  card_payments: number;
+  /** Increases with every change; the licence applies a state only if newer than the last it applied. */
+  seq: number;
+  /** The licence has yet to apply this state (a failed call is retried by the sweep). */
+  license_pending: boolean;
+  /** What the last change was (the licence's ApplySubscription change): created | renewed | past_due | unpaid | canceled | updated. */
+  last_change: string;
+  created_at: Date;
+  outbox?: Record<string, DomainEvent>;
+}
+
+export interface InvoiceDoc {
+  /** in_<subscription ULID>_<period>: one invoice per period, so a period is billed once however many calls meet. */
+  _id: string;
+  subscription_id: string;
+  account_id: string;
+  period: number;
+  period_start: Date;
+  period_end: Date;
+  amount: number;
+  currency: string;
+  status: InvoiceStatus;
+  created_at: Date;
+  /** Stripe: the PaymentIntent that paid it (a refund names it). */
+  payment_id?: string;
+}
+
+/**
+ * A Stripe event about a subscription that is not ours yet (it arrived before the checkout that starts
+ * it): kept, and applied once the subscription exists.
+ */
+export interface PendingEventDoc {
+  /** Stripe's event id. */
+  _id: string;
+  provider_subscription_id: string;
+  session_id: string;
+  created: number;
+  event: Record<string, unknown>;
+}
+
+/** A test-mode billing portal link: the digest of its token as _id, good for an hour. */
+export interface PortalLinkDoc {
+  _id: string;
+  subscription_id: string;
+  expires_at: Date;
+}
+
+export function subscriptionModels(conn: Connection) {
+  const schema = new Schema<SubscriptionDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      product_id: { type: String, required: true },
+      session_id: { type: String, required: true },
+      customer_email: { type: String, required: true },
+      customer_email_lc: { type: String, required: true },
+      license_key: { type: String, required: true },
+      quantity: { type: Number, required: true },
+      status: { type: String, required: true, enum: subscriptionStatuses },
+      interval: { type: String, required: true, enum: priceIntervals },
+      interval_count: { type: Number, required: true },
+      amount: { type: Number, required: true },
+      currency: { type: String, required: true },
+      current_period_start: { type: Date, required: true },
+      current_period_end: { type: Date, required: true },
+      period_index: { type: Number, default: 0 },
+      cancel_at_period_end: { type: Boolean, default: false },
+      trial_end: { type: Date, default: null },
+      canceled_at: { type: Date, default: null },
+      license_ends_at: { type: Date, default: null },
+      payment_grace_days: { type: Number, default: 7 },
+      livemode: { type: Boolean, default: false },
+      provider: { type: String, default: 'test' },
+      provider_subscription_id: { type: String, default: '' },
+      provider_updated_at: { type: Number, default: 0 },
+      test_clock: { type: Date, default: null },
+      test_card: { type: String, default: null },
+      card_payments: { type: Number, default: 0 },
+      seq: { type: Number, default: 1 },
+      license_pending: { type: Boolean, default: true },
+      last_change: { type: String, default: 'created' },
+      created_at: { type: Date, required: true },
+      ...outboxFields,
+    },
+    { versionKey: false, collection: 'subscriptions' },
+  );
+  // The list and each of its filters lead an index of their own (as the licence list's do).
+  schema.index({ account_id: 1, _id: -1 });
+  schema.index({ account_id: 1, status: 1, _id: -1 });
+  schema.index({ account_id: 1, product_id: 1, _id: -1 });
+  schema.index({ account_id: 1, customer_email_lc: 1, _id: -1 });
+  schema.index({ license_pending: 1 });
+  schema.index({ provider_subscription_id: 1 });
+  const invoice = new Schema<InvoiceDoc>(
+    {
+      _id: String,
+      subscription_id: { type: String, required: true },
+      account_id: { type: String, required: true },
+      period: { type: Number, required: true },
+      period_start: { type: Date, required: true },
+      period_end: { type: Date, required: true },
+      amount: { type: Number, required: true },
+      currency: { type: String, required: true },
+      status: { type: String, required: true, enum: invoiceStatuses },
+      created_at: { type: Date, required: true },
+      payment_id: { type: String, default: '' },
+    },
+    { versionKey: false, collection: 'subscription_invoices' },
+  );
+  invoice.index({ subscription_id: 1, _id: -1 });
+  invoice.index({ payment_id: 1 });
+  return {
+    Subscription: conn.model<SubscriptionDoc>('Subscription', schema) as Model<SubscriptionDoc>,
+    Invoice: conn.model<InvoiceDoc>('SubscriptionInvoice', invoice) as Model<InvoiceDoc>,
+    PendingEvent: conn.model<PendingEventDoc>(
+      'SubscriptionPendingEvent',
+      new Schema<PendingEventDoc>(
+        {
+          _id: String,
+          provider_subscription_id: { type: String, index: true },
+          session_id: { type: String, index: true },
+          created: Number,
+          event: Object,
+        },
+        { versionKey: false, collection: 'subscription_pending_events' },
+      ),
+    ) as Model<PendingEventDoc>,
+    PortalLink: conn.model<PortalLinkDoc>(
+      'SubscriptionPortalLink',
+      new Schema<PortalLinkDoc>(
+        {
+          _id: String,
+          subscription_id: { type: String, required: true },
+          expires_at: { type: Date, required: true, index: true },
+        },
+        { versionKey: false, collection: 'subscription_portal_links' },
+      ),
+    ) as Model<PortalLinkDoc>,
+  };
+}
+
+export type SubscriptionModels = ReturnType<typeof subscriptionModels>;
+
+export interface SubscriptionFilter {
+  status: string;
+  customer_email: string;
+  product_id: string;
+}
+
+const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
+
+export class SubscriptionStore {
+  constructor(readonly models: SubscriptionModels) {}
+
+  /** The first write of a subscription; false when it exists already (another run of the same completion). */
+  async insert(doc: Omit<SubscriptionDoc, 'outbox'>, events: DomainEvent[]): Promise<boolean> {
+    try {
+      await this.models.Subscription.create({ ...doc, ...outboxOf(events) });
+      return true;
+    } catch (err) {
+      if (isDuplicate(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Scoped by account: another account's subscription is simply not found. */
+  find(accountId: string, id: string): Promise<SubscriptionDoc | null> {
+    return this.models.Subscription.findOne({ _id: id, account_id: accountId }, { outbox: 0 })
+      .lean<SubscriptionDoc>()
+      .exec();
+  }
+
+  findById(id: string): Promise<SubscriptionDoc | null> {
+    return this.models.Subscription.findById(id, { outbox: 0 }).lean<SubscriptionDoc>().exec();
+  }
+
+  list(accountId: string, f: SubscriptionFilter, page: PageRequest | undefined) {
+    // One filter at a time leads an index; the others narrow what it finds.
+    return listPage<SubscriptionDoc>(
+      this.models.Subscription,
+      {
+        account_id: accountId,
+        ...(f.status ? { status: f.status } : {}),
+        ...(f.product_id ? { product_id: f.product_id } : {}),
+        ...(f.customer_email ? { customer_email_lc: f.customer_email.toLowerCase() } : {}),
+      },
+      page,
+    );
+  }
+
+  /**
+   * The subscription's next state with its events, only over the state it was read in (seq): false when
+   * another writer moved it first (read again and decide again).
+   */
+  async replace(before: SubscriptionDoc, changes: Partial<SubscriptionDoc>, events: DomainEvent[]): Promise<boolean> {
+    const res = await this.models.Subscription.updateOne(
+      { _id: before._id, seq: before.seq },
+      { $set: { ...changes, seq: before.seq + 1, license_pending: true, ...withEvents(events) } },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  /** The test clock moved on with nothing to bill or change on the way (only over state `seq`). */
+  async setClock(id: string, seq: number, to: Date): Promise<void> {
+    await this.models.Subscription.updateOne({ _id: id, seq }, { $set: { test_clock: to } });
+  }
+
+  /** The licence applied state `seq`: nothing pending, unless the subscription moved on meanwhile. */
+  async licenseApplied(id: string, seq: number): Promise<void> {
+    await this.models.Subscription.updateOne({ _id: id, seq }, { $set: { license_pending: false } });
+  }
+
+  /** Subscriptions whose licence has not applied their latest state (a failed call): told again by the sweep. */
+  async licenseBehind(limit: number): Promise<SubscriptionDoc[]> {
+    return this.models.Subscription.find({ license_pending: true }, { outbox: 0 })
+      .limit(limit)
+      .lean<SubscriptionDoc[]>()
+      .exec();
+  }
+
+  /** The period's invoice, once: false when it exists (billed by another call). */
+  async addInvoice(doc: InvoiceDoc): Promise<boolean> {
+    try {
+      await this.models.Invoice.create(doc);
+      return true;
+    } catch (err) {
+      if (isDuplicate(err)) return false;
+      throw err;
+    }
+  }
+
+  findInvoice(id: string): Promise<InvoiceDoc | null> {
+    return this.models.Invoice.findById(id).lean<InvoiceDoc>().exec();
+  }
+
+  async setInvoiceStatus(id: string, status: InvoiceStatus, paymentId = ''): Promise<void> {
+    await this.models.Invoice.updateOne(
+      { _id: id },
+      { $set: { status, ...(paymentId ? { payment_id: paymentId } : {}) } },
+    );
+  }
+
+  /** The checkout session whose subscription an invoice payment belongs to ('' when none). */
+  async sessionOfPayment(paymentId: string): Promise<string> {
+    if (!paymentId) return '';
+    const invoice = await this.models.Invoice.findOne({ payment_id: paymentId }).lean<InvoiceDoc>().exec();
+    const sub = invoice ? await this.findById(invoice.subscription_id) : null;
+    return sub?.session_id ?? '';
+  }
+
+  invoices(subscriptionId: string, limit = 100): Promise<InvoiceDoc[]> {
+    return this.models.Invoice.find({ subscription_id: subscriptionId })
+      .sort({ _id: -1 })
+      .limit(limit)
+      .lean<InvoiceDoc[]>()
+      .exec();
+  }
+
+  findByProvider(providerSubscriptionId: string): Promise<SubscriptionDoc | null> {
+    return this.models.Subscription.findOne({ provider_subscription_id: providerSubscriptionId }, { outbox: 0 })
+      .lean<SubscriptionDoc>()
+      .exec();
+  }
+
+  /** Keeps an early event (once: its id). */
+  async keepPending(doc: PendingEventDoc): Promise<void> {
+    try {
+      await this.models.PendingEvent.create(doc);
+    } catch (err) {
+      if (!isDuplicate(err)) throw err;
+    }
+  }
+
+  /** The early events of a subscription, oldest first. */
+  async pendingFor(providerSubscriptionId: string, sessionId: string): Promise<PendingEventDoc[]> {
+    const found = await Promise.all([
+      providerSubscriptionId
+        ? this.models.PendingEvent.find({ provider_subscription_id: providerSubscriptionId })
+            .lean<PendingEventDoc[]>()
+            .exec()
+        : [],
+      this.models.PendingEvent.find({ session_id: sessionId }).lean<PendingEventDoc[]>().exec(),
+    ]);
+    const byId = new Map(found.flat().map((d) => [d._id, d]));
+    return [...byId.values()].sort((a, b) => a.created - b.created || a._id.localeCompare(b._id));
+  }
+
+  async dropPending(id: string): Promise<void> {
+    await this.models.PendingEvent.deleteOne({ _id: id });
+  }
+
+  async addPortalLink(digest: string, subscriptionId: string, expiresAt: Date): Promise<void> {
+    await this.models.PortalLink.create({ _id: digest, subscription_id: subscriptionId, expires_at: expiresAt });
+  }
+
+  async portalLink(digest: string, now: Date): Promise<PortalLinkDoc | null> {
+    const link = await this.models.PortalLink.findById(digest).lean<PortalLinkDoc>().exec();
+    return link && link.expires_at.getTime() > now.getTime() ? link : null;
+  }
+}

@@ -1,0 +1,236 @@
+import { AppError, isId, type CallOptions } from '@licensing/runtime';
+import type { GetProductRequest, Product } from '@licensing/proto';
+import { addInterval, QUANTITY_MAX } from '../domain/subscription';
+import type { StripeEventLike } from '../domain/stripe-events';
+import { interpretSubscriptionEvent, type StripeSubscriptionAction } from '../domain/stripe-subscription-events';
+import type { SubscriptionDoc } from '../store/subscriptions';
+import { subscriptionEvent } from '../events/subscription-events';
+import type { WebhookOutcome } from './stripe-webhook';
+
+type SubscriptionEventType = Parameters<typeof subscriptionEvent>[0];
+import { subscriptionIdOf, syncLicense, type SubscriptionDeps } from './subscriptions';
+
+// Stripe's subscription events: invoice.paid / invoice.payment_failed (renewals, failed payments and
+// their recovery) and customer.subscription.created|updated|deleted (cancellation, unpaid, plan and
+// seat changes). Each event is handled once (the webhook's claim on its id); each Stripe invoice is
+// one invoice here (its id: a unique insert), so a repeated renewal renews once. An event about a
+// subscription this service does not have yet (it came before checkout.session.completed) is kept
+// and applied when the checkout starts the subscription.
+
+export interface StripeSubscriptionDeps extends SubscriptionDeps {
+  products: { getProduct(req: GetProductRequest, opts?: CallOptions): Promise<Product> };
+}
+
+type Doc = Omit<SubscriptionDoc, 'outbox'>;
+const ok: WebhookOutcome = { status: 200, body: { received: true } };
+const refuse = (message: string): WebhookOutcome => ({ status: 400, error: AppError.invalid('event', message) });
+
+async function findFor(deps: SubscriptionDeps, a: StripeSubscriptionAction): Promise<Doc | null> {
+  if (a.sessionId && isId('cs', a.sessionId)) {
+    const byLink = await deps.subs.findById(subscriptionIdOf(a.sessionId));
+    if (byLink) return byLink;
+  }
+  return a.providerSubscriptionId ? deps.subs.findByProvider(a.providerSubscriptionId) : null;
+}
+
+/** One change written (retried over a newer state) and told to the licence. */
+async function change(
+  deps: SubscriptionDeps,
+  sub: Doc,
+  decide: (d: Doc) => { changes: Partial<Doc>; event: SubscriptionEventType; change: string } | null,
+  requestId: string,
+): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const d = attempt === 0 ? sub : await deps.subs.findById(sub._id);
+    if (!d) return;
+    const step = decide(d);
+    if (!step) return;
+    const now = deps.clock.now();
+    const after: Doc = { ...d, ...step.changes, seq: d.seq + 1, license_pending: true, last_change: step.change };
+    const events = [subscriptionEvent(step.event, after, now)];
+    if (await deps.subs.replace(d as SubscriptionDoc, { ...step.changes, last_change: step.change }, events)) {
+      deps.outbox.flush(deps.subs.models.Subscription, d._id, events);
+      await syncLicense(deps, after, requestId);
+      return;
+    }
+  }
+  throw new AppError('conflict', 'the subscription is being changed meanwhile; Stripe retries');
+}
+
+export async function applyStripeSubscriptionEvent(
+  deps: StripeSubscriptionDeps,
+  a: StripeSubscriptionAction,
+  event: StripeEventLike,
+  requestId = '',
+): Promise<WebhookOutcome> {
+  if (!a.providerSubscriptionId && !a.sessionId)
+    return { status: 200, body: { received: true, ignored: 'a subscription this service did not create' } };
+  const sub = await findFor(deps, a);
+  if (!sub) {
+    // Early (before the checkout that starts it): kept, applied when the subscription exists.
+    await deps.subs.keepPending({
+      _id: event.id,
+      provider_subscription_id: a.providerSubscriptionId,
+      session_id: a.sessionId,
+      created: a.created,
+      event: event as unknown as Record<string, unknown>,
+    });
+    return ok;
+  }
+  if (sub.provider !== 'stripe') return refuse('the subscription is not paid through Stripe');
+  if (a.livemode !== sub.livemode)
+    return refuse(`a ${a.livemode ? 'live' : 'test'} event for a ${sub.livemode ? 'live' : 'test'} subscription`);
+  return a.kind === 'invoice' ? invoice(deps, sub, a, requestId) : subscription(deps, sub, a, requestId);
+}
+
+async function invoice(
+  deps: StripeSubscriptionDeps,
+  sub: Doc,
+  a: Extract<StripeSubscriptionAction, { kind: 'invoice' }>,
+  requestId: string,
+): Promise<WebhookOutcome> {
+  if (!a.invoiceId) return refuse('an invoice without an id');
+  if (a.currency && a.currency !== sub.currency) return refuse("the invoice's currency is not the subscription's");
+  if (a.paid && !a.first && a.amount !== null && a.amount !== sub.amount)
+    return refuse("the amount paid is not the subscription's price");
+  const existing = await deps.subs.findInvoice(a.invoiceId);
+  const start = a.periodStart ?? sub.current_period_end;
+  const end = a.periodEnd ?? addInterval(start, sub.interval, sub.interval_count);
+  const record = (status: 'paid' | 'failed') =>
+    deps.subs.addInvoice({
+      _id: a.invoiceId,
+      subscription_id: sub._id,
+      account_id: sub.account_id,
+      period: a.first ? 0 : sub.period_index + 1,
+      period_start: start,
+      period_end: end,
+      amount: a.amount ?? sub.amount,
+      currency: sub.currency,
+      status,
+      created_at: deps.clock.now(),
+      payment_id: a.paymentId,
+    });
+  if (!a.paid) {
+    if (existing?.status === 'paid') return ok; // a failure reported after the payment: stale
+    if (!existing) await record('failed');
+    await change(
+      deps,
+      sub,
+      (d) =>
+        d.status === 'active' || d.status === 'trialing'
+          ? { changes: { status: 'past_due' }, event: 'subscription.past_due', change: 'past_due' }
+          : null,
+      requestId,
+    );
+    return ok;
+  }
+  if (existing?.status === 'paid') return ok; // this invoice was paid before: one renewal
+  if (existing) await deps.subs.setInvoiceStatus(a.invoiceId, 'paid', a.paymentId);
+  else if (!(await record('paid'))) return ok; // another delivery recorded it first
+  if (a.first) return ok; // the checkout's own payment: the subscription started with it
+  await change(
+    deps,
+    sub,
+    (d) => {
+      // An older period paid late changes nothing once a later one is in force.
+      if (end.getTime() <= d.current_period_end.getTime() && d.status === 'active') return null;
+      if (d.status === 'canceled') return null;
+      return {
+        changes: {
+          status: 'active',
+          current_period_start: start,
+          current_period_end: end,
+          trial_end: null,
+          period_index: d.period_index + 1,
+        },
+        event: 'subscription.renewed',
+        change: 'renewed',
+      };
+    },
+    requestId,
+  );
+  return ok;
+}
+
+async function subscription(
+  deps: StripeSubscriptionDeps,
+  sub: Doc,
+  a: Extract<StripeSubscriptionAction, { kind: 'subscription' }>,
+  requestId: string,
+): Promise<WebhookOutcome> {
+  if (a.created && a.created < (sub.provider_updated_at ?? 0)) return ok; // older than what was applied
+  if (a.deleted || a.status === 'canceled') {
+    await change(
+      deps,
+      sub,
+      (d) =>
+        d.status === 'canceled'
+          ? null
+          : {
+              changes: {
+                status: 'canceled',
+                canceled_at: deps.clock.now(),
+                license_ends_at: deps.clock.now(),
+                provider_updated_at: a.created,
+              },
+              event: 'subscription.canceled',
+              change: 'canceled',
+            },
+      requestId,
+    );
+    return ok;
+  }
+  // A plan change: the product must be one of this account's, checked before anything is written.
+  let productId = sub.product_id;
+  if (a.productId && a.productId !== sub.product_id) {
+    if (!isId('prod', a.productId)) return refuse('the plan names no product of ours');
+    try {
+      await deps.products.getProduct({ account_id: sub.account_id, id: a.productId }, { requestId });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'not_found')
+        return refuse("a plan change to a product that is not this account's");
+      throw err;
+    }
+    productId = a.productId;
+  }
+  const quantity = a.quantity ?? sub.quantity;
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > QUANTITY_MAX)
+    return refuse(`quantity must be from 1 to ${QUANTITY_MAX}`);
+  await change(
+    deps,
+    sub,
+    (d) => {
+      const changes: Partial<Doc> = { provider_updated_at: a.created };
+      let kind: 'updated' | 'unpaid' = 'updated';
+      if (a.cancelAtPeriodEnd !== d.cancel_at_period_end) changes.cancel_at_period_end = a.cancelAtPeriodEnd;
+      if (productId !== d.product_id) changes.product_id = productId;
+      if (quantity !== d.quantity) {
+        changes.quantity = quantity;
+        changes.amount = Math.round((d.amount / d.quantity) * quantity);
+      }
+      if (a.status === 'unpaid' && d.status !== 'unpaid') {
+        changes.status = 'unpaid';
+        kind = 'unpaid';
+      }
+      if (a.status === 'trialing' && a.trialEnd && d.status === 'trialing') changes.trial_end = a.trialEnd;
+      if (Object.keys(changes).length === 1) return null; // nothing of ours changed
+      return { changes, event: 'subscription.updated', change: kind };
+    },
+    requestId,
+  );
+  return ok;
+}
+
+/** After a Stripe subscription starts: the events that came before it, in Stripe's order. */
+export async function applyPending(deps: StripeSubscriptionDeps, sub: Doc, requestId = ''): Promise<void> {
+  for (const p of await deps.subs.pendingFor(sub.provider_subscription_id ?? '', sub.session_id)) {
+    const event = p.event as unknown as StripeEventLike;
+    const a = interpretSubscriptionEvent(event);
+    if (a) {
+      const out = await applyStripeSubscriptionEvent(deps, a, event, requestId);
+      if (out.status !== 200)
+        deps.log.warn({ stripe_event: p._id, error: out.error.message }, 'an early Stripe event was refused');
+    }
+    await deps.subs.dropPending(p._id);
+  }
+}

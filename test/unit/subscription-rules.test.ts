@@ -1,0 +1,275 @@
+import { AppError } from '@licensing/runtime';
+import { DEFAULT_POLICY, judge, parseLicenseKey, generateLicenseKey, type LicenseFacts } from '@licensing/proto';
+import {
+  addInterval,
+  checkAdvanceTo,
+  checkQuantity,
+  ended,
+  failed,
+  graceUntil,
+  nextStep,
+  paid,
+  testCardOf,
+  testChargePays,
+  type SubscriptionState,
+} from '../../services/checkout/src/domain/subscription';
+import { seatsPolicy, subscriptionStep } from '../../services/license/src/domain/subscription';
+import { interpretSubscriptionEvent } from '../../services/checkout/src/domain/stripe-subscription-events';
+import { mismatch } from '../../services/checkout/src/domain/stripe-events';
+
+// The pure rules of subscriptions (issue 29): periods, test cards, the test clock's steps, and how a
+// licence judges and follows its subscription.
+
+const DAY = 86_400_000;
+const at = (s: string) => new Date(s);
+
+const state = (over: Partial<SubscriptionState> = {}): SubscriptionState => ({
+  status: 'active',
+  interval: 'month',
+  interval_count: 1,
+  current_period_start: at('2026-01-31T10:00:00.000Z'),
+  current_period_end: at('2026-02-28T10:00:00.000Z'),
+  trial_end: null,
+  cancel_at_period_end: false,
+  payment_grace_days: 7,
+  period_index: 0,
+  ...over,
+});
+
+describe('periods and test cards', () => {
+  it('adds months and years on the same day, or the month’s last', () => {
+    expect(addInterval(at('2026-01-31T10:00:00.000Z'), 'month', 1).toISOString()).toBe('2026-02-28T10:00:00.000Z');
+    expect(addInterval(at('2026-01-15T00:00:00.000Z'), 'month', 3).toISOString()).toBe('2026-04-15T00:00:00.000Z');
+    expect(addInterval(at('2024-02-29T00:00:00.000Z'), 'year', 1).toISOString()).toBe('2025-02-28T00:00:00.000Z');
+  });
+
+  it('4242 always pays; 0341 pays the first charge only; anything else is no test card', () => {
+    expect(testCardOf('4242 4242 4242 4242')).toBe('ok');
+    expect(testCardOf('4000-0000-0000-0341')).toBe('fails_after_first');
+    expect(testCardOf('4000000000000002')).toBeNull();
+    expect([0, 1, 5].map((n) => testChargePays('ok', n))).toEqual([true, true, true]);
+    expect([0, 1, 5].map((n) => testChargePays('fails_after_first', n))).toEqual([true, false, false]);
+    expect(testChargePays(null, 0)).toBe(false);
+  });
+
+  it('checks quantity: 1..1000, recurring prices only', () => {
+    expect(checkQuantity(undefined, false)).toBe(1);
+    expect(checkQuantity(0, true)).toBe(1);
+    expect(checkQuantity(1000, true)).toBe(1000);
+    for (const [q, recurring] of [
+      [2, false],
+      [1001, true],
+      [-1, true],
+      [1.5, true],
+    ] as const)
+      expect(() => checkQuantity(q, recurring)).toThrow(AppError);
+  });
+
+  it('checks advance_to: after the clock, at most 5 years ahead, a time', () => {
+    const clock = at('2026-01-01T00:00:00.000Z');
+    expect(checkAdvanceTo('2030-12-31T00:00:00Z', clock).toISOString()).toBe('2030-12-31T00:00:00.000Z');
+    for (const bad of ['2025-12-31T00:00:00Z', '2026-01-01T00:00:00Z', '2031-01-01T00:00:01Z', 'soon', '2026'])
+      expect(() => checkAdvanceTo(bad, clock)).toThrow(/advance_to/);
+  });
+});
+
+describe('the test clock’s steps', () => {
+  it('nothing before the period end; a bill at it; the end instead when cancelling at period end', () => {
+    const s = state();
+    expect(nextStep(s, at('2026-02-28T09:59:59.000Z'))).toBeNull();
+    expect(nextStep(s, at('2026-03-10T00:00:00.000Z'))).toEqual({ kind: 'bill', at: s.current_period_end, period: 1 });
+    expect(nextStep({ ...s, cancel_at_period_end: true }, at('2026-03-10T00:00:00.000Z'))).toEqual({
+      kind: 'end',
+      at: s.current_period_end,
+    });
+  });
+
+  it('past due becomes unpaid after the payment grace; canceled and unpaid wait', () => {
+    const s = state({ status: 'past_due' });
+    expect(graceUntil(s).getTime() - s.current_period_end.getTime()).toBe(7 * DAY);
+    expect(nextStep(s, at('2026-03-07T09:59:59.999Z'))).toBeNull();
+    expect(nextStep(s, at('2026-03-07T10:00:00.000Z'))).toEqual({ kind: 'unpaid', at: graceUntil(s) });
+    expect(nextStep(state({ status: 'unpaid' }), at('2030-01-01T00:00:00.000Z'))).toBeNull();
+    expect(nextStep(state({ status: 'canceled' }), at('2030-01-01T00:00:00.000Z'))).toBeNull();
+  });
+
+  it('a paid period starts the next; a failed one is past due, or ends a trial', () => {
+    const s = state();
+    expect(paid(s, s.current_period_end, 1)).toMatchObject({
+      changes: {
+        status: 'active',
+        current_period_start: s.current_period_end,
+        current_period_end: at('2026-03-28T10:00:00.000Z'),
+        period_index: 1,
+        trial_end: null,
+      },
+      event: 'subscription.renewed',
+      change: 'renewed',
+    });
+    expect(failed(s, s.current_period_end)).toMatchObject({
+      changes: { status: 'past_due' },
+      event: 'subscription.past_due',
+    });
+    expect(failed(state({ status: 'trialing' }), s.current_period_end)).toMatchObject({
+      changes: { status: 'canceled' },
+      event: 'subscription.canceled',
+    });
+    expect(ended(s.current_period_end).changes.status).toBe('canceled');
+  });
+});
+
+describe('a subscription licence', () => {
+  const key = generateLicenseKey();
+  const facts = (over: Partial<LicenseFacts> = {}): LicenseFacts => ({
+    account_id: 'acct_A',
+    product_id: 'prod_A',
+    status: 'active',
+    expires_at: at('2026-02-28T10:00:00.000Z'),
+    policy: { ...DEFAULT_POLICY },
+    ...over,
+  });
+  const ask = (l: LicenseFacts, now: string) =>
+    judge(
+      parseLicenseKey(key),
+      l,
+      { accountId: 'acct_A', productId: '', fingerprint: '' },
+      { fingerprintActive: false, count: 0 },
+      at(now),
+    );
+  const sub = (status: 'active' | 'past_due' | 'unpaid' | 'trialing', grace: string | null = null) => ({
+    id: 'sub_01M8EFW9798MVEWAK836197KQ4',
+    status,
+    trial_end: null,
+    paid_through: at('2026-02-28T10:00:00.000Z'),
+    grace_until: grace ? at(grace) : null,
+  });
+
+  it('past due: valid with update_payment until grace_until, as expired_in_grace after the period end; then expired', () => {
+    const l = facts({ subscription: sub('past_due', '2026-03-07T10:00:00.000Z') });
+    expect(ask(l, '2026-02-20T00:00:00.000Z')).toMatchObject({
+      valid: true,
+      code: 'valid',
+      nextAction: 'update_payment',
+    });
+    const after = ask(l, '2026-03-07T00:00:00.000Z');
+    expect(after).toMatchObject({ valid: true, code: 'expired_in_grace', nextAction: 'update_payment' });
+    expect(after.cacheUntil.toISOString()).toBe('2026-03-07T10:00:00.000Z');
+    expect(ask(l, '2026-03-08T00:00:00.000Z')).toMatchObject({ valid: false, code: 'expired' });
+  });
+
+  it('unpaid (suspended): subscription_unpaid with update_payment; a vendor’s own suspension stays suspended', () => {
+    expect(ask(facts({ status: 'suspended', subscription: sub('unpaid') }), '2026-02-20T00:00:00.000Z')).toMatchObject({
+      valid: false,
+      code: 'subscription_unpaid',
+      nextAction: 'update_payment',
+    });
+    expect(ask(facts({ status: 'suspended', subscription: sub('active') }), '2026-02-20T00:00:00.000Z')).toMatchObject({
+      code: 'suspended',
+      nextAction: 'contact_vendor',
+    });
+  });
+
+  it('active or trialing: valid, none', () => {
+    expect(ask(facts({ subscription: sub('trialing') }), '2026-02-20T00:00:00.000Z')).toMatchObject({
+      valid: true,
+      code: 'valid',
+      nextAction: 'none',
+    });
+  });
+
+  it('follows its subscription: unpaid suspends, a payment reinstates and renews, seats multiply', () => {
+    const policy = { ...DEFAULT_POLICY, max_activations: 2 };
+    const state = {
+      subscription: { ...sub('unpaid'), seq: 3, quantity: 1 },
+      expires_at: at('2026-02-28T10:00:00.000Z'),
+      policy,
+    };
+    const before = { status: 'active' as const, expires_at: state.expires_at, policy };
+    expect(subscriptionStep(before, state, 'unpaid')).toMatchObject({
+      status: 'suspended',
+      events: ['license.suspended'],
+    });
+    const suspended = { ...before, status: 'suspended' as const, subscription: state.subscription };
+    const renewed = {
+      subscription: { ...sub('active'), seq: 4, quantity: 1 },
+      expires_at: at('2026-03-28T10:00:00.000Z'),
+      policy,
+    };
+    expect(subscriptionStep(suspended, renewed, 'renewed')).toMatchObject({
+      status: 'active',
+      events: ['license.reinstated', 'license.renewed'],
+    });
+    const revoked = { ...before, status: 'revoked' as const };
+    expect(subscriptionStep(revoked, renewed, 'renewed').status).toBe('revoked');
+    expect(seatsPolicy(policy, 3).max_activations).toBe(6);
+    expect(seatsPolicy({ ...policy, max_activations: null }, 3).max_activations).toBeNull();
+  });
+});
+
+describe('what a Stripe subscription event means', () => {
+  const ev = (type: string, object: Record<string, unknown>) => ({
+    id: 'evt_1',
+    type,
+    livemode: false,
+    created: 100,
+    data: { object },
+  });
+
+  it('invoice.paid and invoice.payment_failed name the subscription, the invoice, its period and amount', () => {
+    const object = {
+      id: 'in_1',
+      subscription: 'sub_stripe_1',
+      subscription_details: { metadata: { checkout_session_id: 'cs_01M82BCFGS21FWB5Z5A498AR3N' } },
+      billing_reason: 'subscription_cycle',
+      payment_intent: 'pi_renewal_1',
+      amount_paid: 1000,
+      amount_due: 1000,
+      currency: 'eur',
+      lines: { data: [{ period: { start: 1_800_000_000, end: 1_802_678_400 } }] },
+    };
+    expect(interpretSubscriptionEvent(ev('invoice.paid', object))).toEqual({
+      kind: 'invoice',
+      paid: true,
+      providerSubscriptionId: 'sub_stripe_1',
+      sessionId: 'cs_01M82BCFGS21FWB5Z5A498AR3N',
+      invoiceId: 'in_1',
+      paymentId: 'pi_renewal_1',
+      first: false,
+      periodStart: new Date(1_800_000_000_000),
+      periodEnd: new Date(1_802_678_400_000),
+      amount: 1000,
+      currency: 'EUR',
+      livemode: false,
+      created: 100,
+    });
+    expect(
+      interpretSubscriptionEvent(ev('invoice.payment_failed', { ...object, billing_reason: 'subscription_create' })),
+    ).toMatchObject({ paid: false, first: true, amount: 1000 });
+  });
+
+  it('customer.subscription.* carry status, cancellation, seats and the plan’s product; other events are not theirs', () => {
+    const object = {
+      id: 'sub_stripe_1',
+      status: 'active',
+      cancel_at_period_end: true,
+      metadata: { checkout_session_id: 'cs_01M82BCFGS21FWB5Z5A498AR3N', product_id: 'prod_A' },
+      items: { data: [{ quantity: 3, price: { metadata: { product_id: 'prod_B' } } }] },
+    };
+    expect(interpretSubscriptionEvent(ev('customer.subscription.updated', object))).toMatchObject({
+      kind: 'subscription',
+      deleted: false,
+      cancelAtPeriodEnd: true,
+      productId: 'prod_B',
+      quantity: 3,
+    });
+    expect(interpretSubscriptionEvent(ev('customer.subscription.deleted', object))).toMatchObject({ deleted: true });
+    expect(interpretSubscriptionEvent(ev('charge.refunded', {}))).toBeNull();
+  });
+
+  it('a trial checkout takes no money: amount 0 is not a mismatch for it, and is for any other', () => {
+    const s = { provider: 'stripe', provider_session_id: 'cs_test_1', livemode: false, amount: 1000, currency: 'EUR' };
+    const a = { providerSessionId: 'cs_test_1', livemode: false, amount: 0, currency: 'EUR' };
+    expect(mismatch({ ...s, recurring: { trial_days: 14 } }, a)).toBeNull();
+    expect(mismatch(s, a)).toMatch(/amount/);
+  });
+});
