@@ -25,6 +25,7 @@ export * from './grpc/health';
 export * from './grpc/server';
 export * from './grpc/client';
 export * from './store/mongo';
+export * from './store/migrations';
 export { quietIdlePools } from './store/idle-pools';
 export * from './service';
 export * from './store/pagination';

@@ -12,6 +12,7 @@ import { internalTls } from './grpc/internal-tls';
 import { systemClock, type Clock } from './core/clock';
 import { Metrics, serveMetrics } from './observability/metrics';
 import { untilConnected } from './tasks/retry';
+import { runMigrations, stampSchemaVersion, type Migration } from './store/migrations';
 
 /** Settings every gRPC service has on top of the common ones. */
 export const serviceSchema = (name: string, defaultPort: number) => ({
@@ -64,7 +65,15 @@ export interface ServiceRecipe<S extends Schema> {
   schema: S;
   /** Declares models, registers handlers and subscriptions. May return its own stop hook. */
   setup(ctx: ServiceContext<ConfigOf<S>>): Promise<(() => Promise<void>) | void>;
+  /** This service's own migrations, in order, after the schema_version stamp every service runs (store/migrations.ts). */
+  migrations?: Migration[];
 }
+
+/** Every migration a service applies, in order: the shared stamp first, then its own. */
+export const migrationsOf = (recipe: { migrations?: Migration[] }): Migration[] => [
+  stampSchemaVersion,
+  ...(recipe.migrations ?? []),
+];
 
 export interface RunningService<C> {
   port: number;
@@ -121,6 +130,12 @@ export async function startService<S extends Schema>(
     db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), waiting);
     const shapes = config.QUERY_SHAPES_DIR ? new QueryShapeLog(config.QUERY_SHAPES_DIR) : undefined;
     if (shapes) shapes.watch(db);
+    // The store is brought to this release's shape before anything reads it (docs/operations.md, "Upgrades").
+    await runMigrations(db, migrationsOf(recipe), {
+      log,
+      ferretdbPostgresUrl: config.FERRETDB_POSTGRESQL_URL,
+      signal: opts.signal,
+    });
     bus = await untilConnected(
       'NATS',
       log,

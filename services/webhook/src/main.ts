@@ -1,5 +1,5 @@
 import { WebhookServiceService } from '@licensing/proto';
-import { runMain, sealingKey, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { Keyring, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { webhookSchema, type WebhookConfig } from './config';
 import { endpointHandlers } from './handlers/endpoint-handlers';
 import { endpointModel } from './store/models';
@@ -37,7 +37,7 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
         timeoutMs: ctx.config.WEBHOOK_TIMEOUT_MS,
         scheduleS,
         policy: { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK },
-        secretKey: sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
+        secretKey: Keyring.parse(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
         retentionDays: ctx.config.WEBHOOK_DELIVERY_RETENTION_DAYS,
         concurrency: ctx.config.WEBHOOK_ENDPOINT_CONCURRENCY,
       },

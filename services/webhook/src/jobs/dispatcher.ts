@@ -1,4 +1,12 @@
-import { PeriodicTask, newEvent, unseal, type Clock, type Logger, type Metrics, type Outbox } from '@licensing/runtime';
+import {
+  PeriodicTask,
+  newEvent,
+  type Clock,
+  type Keyring,
+  type Logger,
+  type Metrics,
+  type Outbox,
+} from '@licensing/runtime';
 import { liveSecrets } from '../domain/endpoint';
 import { failingTooLong, nextStep, signedHeaders } from '../domain/delivery';
 import type { EndpointDoc } from '../store/models';
@@ -17,7 +25,7 @@ export interface DispatchSettings {
   timeoutMs: number;
   scheduleS: number[];
   policy: UrlPolicy;
-  secretKey: Buffer;
+  secretKey: Keyring;
   /** Finished deliveries are kept this many days. */
   retentionDays: number;
   /** Requests to one endpoint in flight at once (WEBHOOK_ENDPOINT_CONCURRENCY). */
@@ -313,7 +321,7 @@ export class Dispatcher {
       this.outcomes.inc({ outcome: 'dropped' });
       return true;
     }
-    const secrets = liveSecrets(endpoint.secrets, now).map((s) => unseal(s.sealed, this.settings.secretKey).toString());
+    const secrets = liveSecrets(endpoint.secrets, now).map((s) => this.settings.secretKey.open(s.sealed).toString());
     const headers = signedHeaders(secrets, d.event_id, Math.floor(now.getTime() / 1000), d.body);
     const result = await send(endpoint.url, headers, d.body, this.settings.timeoutMs, this.settings.policy);
     const attempts = d.attempts + 1;
