@@ -28,6 +28,7 @@ export * from './store/mongo';
 export * from './store/migrations';
 export { quietIdlePools } from './store/idle-pools';
 export * from './service';
+export * from './service-jobs';
 export * from './store/pagination';
 export * from './store/idempotency';
 export * from './mail/email';

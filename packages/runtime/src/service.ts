@@ -13,6 +13,7 @@ import { systemClock, type Clock } from './core/clock';
 import { Metrics, serveMetrics } from './observability/metrics';
 import { untilConnected } from './tasks/retry';
 import { runMigrations, stampSchemaVersion, type Migration } from './store/migrations';
+import type { ServiceJob } from './service-jobs';
 
 /** Settings every gRPC service has on top of the common ones. */
 export const serviceSchema = (name: string, defaultPort: number) => ({
@@ -67,6 +68,8 @@ export interface ServiceRecipe<S extends Schema> {
   setup(ctx: ServiceContext<ConfigOf<S>>): Promise<(() => Promise<void>) | void>;
   /** This service's own migrations, in order, after the schema_version stamp every service runs (store/migrations.ts). */
   migrations?: Migration[];
+  /** One-off jobs run outside the service with its settings (service-jobs.ts), e.g. `reseal`. */
+  jobs?: Record<string, ServiceJob<ConfigOf<S>>>;
 }
 
 /** Every migration a service applies, in order: the shared stamp first, then its own. */

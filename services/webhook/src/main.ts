@@ -11,6 +11,7 @@ import { Dispatcher } from './jobs/dispatcher';
 import { Fanout } from './events/fanout';
 import { endpointDeps } from './use-cases/deps';
 import { webhookAccess } from './access';
+import { resealEndpointSecrets } from './jobs/reseal';
 
 export const webhookService: ServiceRecipe<typeof webhookSchema> = {
   name: 'webhook',
@@ -61,6 +62,14 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
       await fanout.stop();
       await dispatcher.stop();
     };
+  },
+  jobs: {
+    // `npm run admin -- reseal --service webhook`: moves every endpoint secret to WEBHOOK_SECRET_KEY's current key.
+    async reseal(ctx) {
+      const keyring = Keyring.parse(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY');
+      const report = await resealEndpointSecrets(endpointModel(ctx.db), keyring, ctx.progress);
+      return { key_id: keyring.currentId, ...report };
+    },
   },
 };
 

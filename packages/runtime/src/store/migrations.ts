@@ -224,32 +224,34 @@ export function schemaVersionPlugin(schema: Schema): void {
 export const stampSchemaVersion: Migration = {
   id: '0001-schema-version',
   description: 'every document gets schema_version 1',
-  async up({ db, ferretdbPostgresUrl, progress }) {
-    const names = (await db.db!.listCollections({}, { nameOnly: true }).toArray())
+  async up(ctx) {
+    const names = (await ctx.db.db!.listCollections({}, { nameOnly: true }).toArray())
       .map((c) => c.name)
       .filter((n) => n !== MIGRATIONS_COLLECTION && !n.startsWith('system.'))
       .sort();
-    if (ferretdbPostgresUrl) {
-      await stampWithPostgres(
-        ferretdbPostgresUrl,
-        db.name,
-        names,
-        SCHEMA_VERSION_FIELD,
-        FIRST_SCHEMA_VERSION,
-        progress,
-      );
-      return;
-    }
-    let changed = 0;
-    for (const name of names) {
-      const r = await db
-        .collection(name)
-        .updateMany(
-          { [SCHEMA_VERSION_FIELD]: { $exists: false } },
-          { $set: { [SCHEMA_VERSION_FIELD]: FIRST_SCHEMA_VERSION } },
-        );
-      changed += r.modifiedCount;
-      progress(changed);
-    }
+    await setWhereMissing(ctx, names, SCHEMA_VERSION_FIELD, FIRST_SCHEMA_VERSION);
   },
 };
+
+/**
+ * A migration's building block: `field` set to `value` on every document of these collections that
+ * lacks it, and on no other, so running it again changes nothing. Safe while the services write:
+ * over FerretDB's PostgreSQL one atomic SQL statement per batch (postgres/stamp.ts), on MongoDB an
+ * updateMany (atomic per document); over FerretDB's SQLite (trying things out only) an updateMany
+ * too, which may race a write as any two FerretDB updates do.
+ */
+export async function setWhereMissing(
+  { db, ferretdbPostgresUrl, progress }: MigrationContext,
+  collections: string[],
+  field: string,
+  value: number | string,
+): Promise<number> {
+  if (ferretdbPostgresUrl) return stampWithPostgres(ferretdbPostgresUrl, db.name, collections, field, value, progress);
+  let changed = 0;
+  for (const name of collections) {
+    const r = await db.collection(name).updateMany({ [field]: { $exists: false } }, { $set: { [field]: value } });
+    changed += r.modifiedCount;
+    progress(changed);
+  }
+  return changed;
+}

@@ -23,11 +23,13 @@ export async function ferretTables(pg: Client, schema: string): Promise<Map<stri
   return new Map(tables.rows.map((r) => [r.collection, r.tbl]));
 }
 
-/** Sets an int32 `field` to `value` on up to `batch` documents without it; answers how many it changed. */
-export function stampSql(schema: string, table: string, field: string, value: number, batch: number) {
+/** Sets `field` to `value` (an int32 or a string) on up to `batch` documents without it. */
+export function stampSql(schema: string, table: string, field: string, value: number | string, batch: number) {
+  const [cast, type] = typeof value === 'number' ? ['int', 'int'] : ['text', 'string'];
+  if (typeof value === 'number' && !Number.isInteger(value)) throw new Error('stampSql: an integer or a string');
   return {
     text: `UPDATE ${quote(schema)}.${quote(table)} SET _jsonb = jsonb_set(
-        jsonb_set(jsonb_set(_jsonb, ARRAY[$1::text], to_jsonb($2::int)), ARRAY['$s', 'p', $1::text], '{"t":"int"}'::jsonb),
+        jsonb_set(jsonb_set(_jsonb, ARRAY[$1::text], to_jsonb($2::${cast})), ARRAY['$s', 'p', $1::text], '{"t":"${type}"}'::jsonb),
         '{$s,$k}', (_jsonb->'$s'->'$k') || to_jsonb(ARRAY[$1::text]))
       WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${quote(schema)}.${quote(table)} WHERE NOT (_jsonb ? $1::text) LIMIT $3))
         AND NOT (_jsonb ? $1::text)`,
@@ -41,7 +43,7 @@ export async function stampWithPostgres(
   schema: string,
   collections: string[],
   field: string,
-  value: number,
+  value: number | string,
   progress: (n: number) => void,
 ): Promise<number> {
   const pg = new Client({ connectionString: postgresUrl });
