@@ -75,7 +75,7 @@ async function rollOut(change: Partial<Topology>, names: Component[]) {
 
 /** A job of the operator CLI, in its own process, with the service's own settings. */
 async function job(command: string, service: Component) {
-  const env = { PATH: process.env.PATH, ...envFor(service, stack.topology, { port: 0, addrs: stack.addrs }) };
+  const env = { PATH: process.env.PATH, ...envFor(service, stack.topology, { port: 0, httpPort: 0, addrs: stack.addrs }) };
   try {
     const { stdout } = await exec(process.execPath, [join(root, 'scripts', 'dist', 'admin.js'), command, '--service', service], {
       env,
