@@ -128,4 +128,4 @@ it('migrates the previous schema with the services running, each migration once,
   } finally {
     for (const db of Object.values(dbs)) await db.close();
   }
-}, 120_000);
+}, 240_000);

@@ -26,7 +26,7 @@ export const serviceSchema = (name: string, defaultPort: number) => ({
     max: 65535,
   }),
   INTERNAL_CALLERS: str(
-    "Who may call this service: caller=sha256:<hex digest of the caller's INTERNAL_TOKEN>, comma- or newline-separated (deploy/make-secrets.sh writes them); each caller still gets only the methods the service allows it",
+    "Who may call this service: caller=sha256:<hex digest of the caller's INTERNAL_TOKEN>, comma- or newline-separated (deploy/make-secrets.sh writes them; a caller listed twice, with its old and its new token, while that token is rotated); each caller still gets only the methods the service allows it",
     { secret: true },
   ),
   MONGO_DB: str('Database name of this service (never shared)', { default: `licensing_${name}` }),
