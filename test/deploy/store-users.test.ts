@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runInNewContext } from 'node:vm';
@@ -88,6 +89,7 @@ describe('NATS', () => {
 
   it('started by deploy/nats/start.sh: each component logs in with its own password and publishes only its own events', async () => {
     const store = mkdtempSync(join(secrets, 'js-'));
+    writeFileSync(join(secrets, 'nats_password_account_alt'), `${randomBytes(18).toString('hex')}\n`, { mode: 0o600 });
     // As in the container, with the secrets and configuration where this test has them (and nats-server on PATH).
     const env = [
       `NATS_SECRETS_DIR=${secrets}`,
@@ -110,6 +112,31 @@ describe('NATS', () => {
     await expect(connect({ servers: url, user: 'account', pass: 'wrong', reconnect: false })).rejects.toThrow(
       /authorization/i,
     );
+    // A password rotation under way (docs/operations.md, "Rotating secrets"): the account service's
+    // new password is its alternate login's, and both logins are valid at once, with the same rights.
+    const alt = await connect({
+      servers: url,
+      user: 'account_alt',
+      pass: secret('nats_password_account_alt'),
+      inboxPrefix: '_INBOX_account',
+    });
+    const altErrors: string[] = [];
+    void (async () => {
+      for await (const s of alt.status()) if (s.type === 'error') altErrors.push(String(s.data));
+    })();
+    alt.publish('licensing.events.account.updated', '{}');
+    await alt.flush();
+    expect(altErrors).toEqual([]);
+    alt.publish('licensing.events.license.created', '{}');
+    await alt.flush();
+    await alt.flush();
+    expect(altErrors).toContain('PERMISSIONS_VIOLATION');
+    await alt.close();
+    // An alternate with no password file is closed: nobody knows its password.
+    for (const pass of ['', secret('nats_password_gateway'), 'wrong'])
+      await expect(connect({ servers: url, user: 'gateway_alt', pass, reconnect: false })).rejects.toThrow(
+        /authorization/i,
+      );
     const nc = await connect({
       servers: url,
       user: 'account',

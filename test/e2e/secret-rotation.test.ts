@@ -50,9 +50,8 @@ beforeAll(async () => {
   productId = (await api('POST', '/api/v1/products', { name: 'Rotated' })).body.id;
   licenseKey = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'r@example.com' })).body
     .license_key;
-  hookSecret = (
-    await api('POST', '/api/v1/webhooks', { url: `${receiver.url}/hook`, events: ['license.created'] })
-  ).body.secret;
+  hookSecret = (await api('POST', '/api/v1/webhooks', { url: `${receiver.url}/hook`, events: ['license.created'] }))
+    .body.secret;
   productDb = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_product`);
   webhookDb = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_webhook`);
 });
@@ -75,11 +74,18 @@ async function rollOut(change: Partial<Topology>, names: Component[]) {
 
 /** A job of the operator CLI, in its own process, with the service's own settings. */
 async function job(command: string, service: Component) {
-  const env = { PATH: process.env.PATH, ...envFor(service, stack.topology, { port: 0, httpPort: 0, addrs: stack.addrs }) };
+  const env = {
+    PATH: process.env.PATH,
+    ...envFor(service, stack.topology, { port: 0, httpPort: 0, addrs: stack.addrs }),
+  };
   try {
-    const { stdout } = await exec(process.execPath, [join(root, 'scripts', 'dist', 'admin.js'), command, '--service', service], {
-      env,
-    });
+    const { stdout } = await exec(
+      process.execPath,
+      [join(root, 'scripts', 'dist', 'admin.js'), command, '--service', service],
+      {
+        env,
+      },
+    );
     return { code: 0, out: JSON.parse(stdout) };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -27,10 +27,17 @@ afterAll(async () => {
 });
 
 async function job(command: string, service: Component) {
-  const env = { PATH: process.env.PATH, ...envFor(service, stack.topology, { port: 0, httpPort: 0, addrs: stack.addrs }) };
-  const { stdout } = await exec(process.execPath, [join(root, 'scripts', 'dist', 'admin.js'), command, '--service', service], {
-    env,
-  });
+  const env = {
+    PATH: process.env.PATH,
+    ...envFor(service, stack.topology, { port: 0, httpPort: 0, addrs: stack.addrs }),
+  };
+  const { stdout } = await exec(
+    process.execPath,
+    [join(root, 'scripts', 'dist', 'admin.js'), command, '--service', service],
+    {
+      env,
+    },
+  );
   return JSON.parse(stdout);
 }
 
@@ -50,14 +57,18 @@ it('migrates the previous schema with the services running, each migration once,
   // The previous release's store: no versions, no pepper ids, nothing recorded.
   const dbs = Object.fromEntries(
     await Promise.all(
-      services.map(async (s) => [s.name, await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_${s.name}`)] as const),
+      services.map(
+        async (s) =>
+          [s.name, await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_${s.name}`)] as const,
+      ),
     ),
   );
   try {
     for (const db of Object.values(dbs)) {
       await db.collection(MIGRATIONS_COLLECTION).deleteMany({});
       for (const c of await db.db!.listCollections({}, { nameOnly: true }).toArray())
-        if (c.name !== MIGRATIONS_COLLECTION) await db.collection(c.name).updateMany({}, { $unset: { schema_version: '' } });
+        if (c.name !== MIGRATIONS_COLLECTION)
+          await db.collection(c.name).updateMany({}, { $unset: { schema_version: '' } });
     }
     await dbs.account.collection('api_keys').updateMany({}, { $unset: { pepper_id: '' } });
     expect(await dbs.license.collection('licenses').countDocuments({ schema_version: { $exists: true } })).toBe(0);
@@ -102,7 +113,8 @@ it('migrates the previous schema with the services running, each migration once,
 
     for (const s of services) {
       const mine = runs.filter((r) => r.service === s.name) as { applied: string[]; recorded: string[] }[];
-      const expected = s.name === 'account' ? ['0001-schema-version', '0002-api-key-pepper-id'] : ['0001-schema-version'];
+      const expected =
+        s.name === 'account' ? ['0001-schema-version', '0002-api-key-pepper-id'] : ['0001-schema-version'];
       // Each migration applied once: by one of the Jobs, or (the licence service) by the replica starting beside them.
       const applied = mine.flatMap((r) => r.applied).sort();
       if (s.name === 'license') expect(new Set(applied).size).toBe(applied.length);
@@ -119,10 +131,13 @@ it('migrates the previous schema with the services running, each migration once,
         ]);
       }
     }
-    expect(await dbs.account.collection('api_keys').countDocuments({ account_id: accountId, pepper_id: 'legacy' })).toBe(1);
+    expect(
+      await dbs.account.collection('api_keys').countDocuments({ account_id: accountId, pepper_id: 'legacy' }),
+    ).toBe(1);
     // After the upgrade: the old key, the licences and a new licence (written in the new shape).
     expect((await api('POST', '/api/v1/keys/validate', { key: keys[4] })).body.valid).toBe(true);
-    const fresh = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'new@example.com' })).body;
+    const fresh = (await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'new@example.com' }))
+      .body;
     expect((await dbs.license.collection('licenses').findOne({ key: fresh.license_key }))?.schema_version).toBe(1);
     expect((await api('POST', `/api/v1/licenses/${keys[0]}/file`, {})).status).toBe(201);
   } finally {

@@ -46,7 +46,10 @@ it('several replicas starting at once run each migration once, and all return wh
   const ran: string[] = [];
   const list = [counting('0001-a', ran), counting('0002-b', ran), counting('0003-c', ran)];
   // Five "replicas", each with its own connection, as separate processes would have.
-  const conns = [db, ...(await Promise.all([1, 2, 3, 4].map(() => connectMongo(process.env.TEST_MONGO_URL!, db.name))))];
+  const conns = [
+    db,
+    ...(await Promise.all([1, 2, 3, 4].map(() => connectMongo(process.env.TEST_MONGO_URL!, db.name)))),
+  ];
   try {
     const reports = await Promise.all(conns.map((c) => runMigrations(c, list, { log, pollMs: 50 })));
     expect(ran).toEqual(['0001-a', '0002-b', '0003-c']);

@@ -45,8 +45,14 @@ export async function runServiceJob<S extends Schema>(
     throw new Error(`the ${recipe.name} service has no job "${job}" (it has ${jobNames(recipe as never).join(', ')})`);
   const env = opts.env ?? process.env;
   // A job calls no one and is called by no one: the service's callers are not needed.
-  const config = loadConfig(recipe.schema, env, { INTERNAL_CALLERS: env.INTERNAL_CALLERS || 'unused' } as never) as
-    ConfigOf<S> & { MONGO_URL: string; MONGO_DB: string; FERRETDB_POSTGRESQL_URL: string; LOG_LEVEL: string };
+  const config = loadConfig(recipe.schema, env, {
+    INTERNAL_CALLERS: env.INTERNAL_CALLERS || 'unused',
+  } as never) as ConfigOf<S> & {
+    MONGO_URL: string;
+    MONGO_DB: string;
+    FERRETDB_POSTGRESQL_URL: string;
+    LOG_LEVEL: string;
+  };
   const log = createLogger(`${recipe.name}-${job}`, (env.LOG_LEVEL ?? 'warn') as never);
   const progress = opts.progress ?? (() => undefined);
   const db = await connectMongo(config.MONGO_URL, config.MONGO_DB);
@@ -63,7 +69,11 @@ export async function runServiceJob<S extends Schema>(
       });
       return { service: recipe.name, applied: report.applied, recorded: report.recorded };
     }
-    return { service: recipe.name, job, ...(await own!({ config, log, db, clock: opts.clock ?? systemClock, progress })) };
+    return {
+      service: recipe.name,
+      job,
+      ...(await own!({ config, log, db, clock: opts.clock ?? systemClock, progress })),
+    };
   } finally {
     await db.close();
   }

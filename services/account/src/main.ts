@@ -49,7 +49,11 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
     // `npm run admin -- pepper-usage --service account`: live keys per API_KEY_PEPPER version.
     async 'pepper-usage'(ctx) {
       const peppers = parsePeppers(ctx.config.API_KEY_PEPPER);
-      return { current: peppers.current.id, configured: peppers.all.map((p) => p.id), live_keys: await pepperUsage(ctx.db) };
+      return {
+        current: peppers.current.id,
+        configured: peppers.all.map((p) => p.id),
+        live_keys: await pepperUsage(ctx.db),
+      };
     },
   },
 };

@@ -89,7 +89,8 @@ export function parsePeppers(setting: string): Peppers {
   const all = versioned
     ? entries.map((e) => {
         const m = PEPPER_ENTRY.exec(e);
-        if (!m) throw new Error('API_KEY_PEPPER: with several peppers each entry is <id>:<pepper> (id: a-z, 0-9, _ and -)');
+        if (!m)
+          throw new Error('API_KEY_PEPPER: with several peppers each entry is <id>:<pepper> (id: a-z, 0-9, _ and -)');
         return { id: m[1], pepper: m[2] };
       })
     : entries.map((pepper) => ({ id: LEGACY_PEPPER_ID, pepper }));
@@ -99,7 +100,8 @@ export function parsePeppers(setting: string): Peppers {
   for (const p of all) {
     if (ids.has(p.id)) throw new Error(`API_KEY_PEPPER: the pepper id "${p.id}" appears twice`);
     ids.add(p.id);
-    if (p.pepper.length < MIN_PEPPER) throw new Error(`API_KEY_PEPPER: the pepper "${p.id}" is shorter than ${MIN_PEPPER} characters`);
+    if (p.pepper.length < MIN_PEPPER)
+      throw new Error(`API_KEY_PEPPER: the pepper "${p.id}" is shorter than ${MIN_PEPPER} characters`);
   }
   return { current: all[0], all };
 }
