@@ -26,6 +26,8 @@ const WA = b64();
 const WB = b64();
 const P = randomBytes(24).toString('hex');
 const Q = randomBytes(24).toString('hex');
+// Each step restarts services and runs the CLI in processes of its own: minutes on a loaded two-core machine.
+jest.setTimeout(180_000);
 
 let stack: Stack;
 let receiver: WebhookReceiver;

@@ -14,6 +14,7 @@ import { services, type Component } from '../../scripts/lib/components';
 const exec = promisify(execFile);
 const root = join(__dirname, '..', '..');
 let stack: Stack;
+jest.setTimeout(240_000);
 
 beforeAll(async () => {
   if (!existsSync(join(root, 'scripts', 'dist', 'admin.js')))
@@ -143,4 +144,4 @@ it('migrates the previous schema with the services running, each migration once,
   } finally {
     for (const db of Object.values(dbs)) await db.close();
   }
-}, 240_000);
+});

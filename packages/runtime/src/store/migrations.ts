@@ -246,6 +246,7 @@ export async function setWhereMissing(
   field: string,
   value: number | string,
 ): Promise<number> {
+  if (!collections.length) return 0;
   if (ferretdbPostgresUrl) return stampWithPostgres(ferretdbPostgresUrl, db.name, collections, field, value, progress);
   let changed = 0;
   for (const name of collections) {
