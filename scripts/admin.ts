@@ -117,6 +117,29 @@ const JOB_COMMANDS: Record<string, string[] | undefined> = {
   'pepper-usage': ['account'],
 };
 
+/**
+ * Under `npm start` (development), what a job needs that the environment does not give: the store npm
+ * start uses (.data/run/jobs.json) and the development secrets (.data/secrets.json). Production gives
+ * every setting itself, as the service's Deployment does.
+ */
+function developmentJobEnv(service: string): Record<string, string> {
+  const dataDir = process.env.DATA_DIR ?? join(repoRoot(), '.data');
+  const jobsFile = join(dataDir, 'run', 'jobs.json');
+  const secretsFile = join(dataDir, 'secrets.json');
+  if (process.env.MONGO_URL || process.env.MONGO_URL_FILE || !existsSync(jobsFile) || !existsSync(secretsFile))
+    return {};
+  const run = JSON.parse(readFileSync(jobsFile, 'utf8')) as Record<string, string>;
+  const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+  return {
+    MONGO_URL: run.MONGO_URL,
+    MONGO_DB: `${run.DB_PREFIX}_${service}`,
+    ...(run.FERRETDB_POSTGRESQL_URL ? { FERRETDB_POSTGRESQL_URL: run.FERRETDB_POSTGRESQL_URL } : {}),
+    API_KEY_PEPPER: secrets.api_key_pepper,
+    SIGNING_KEY_SECRET: secrets.signing_key_secret,
+    WEBHOOK_SECRET_KEY: secrets.webhook_secret_key,
+  };
+}
+
 /** Runs one job of a service in this process with the settings of the environment. */
 async function serviceJob(command: string, flags: Record<string, string>): Promise<void> {
   for (const f of Object.keys(flags)) if (f !== 'service') usage(`${command} does not take --${f}`);
@@ -127,6 +150,7 @@ async function serviceJob(command: string, flags: Record<string, string>): Promi
   const tty = process.stderr.isTTY;
   try {
     const out = await runServiceJob(main[`${service}Service`] as never, command, {
+      env: { ...developmentJobEnv(service), ...process.env },
       progress: (line) => process.stderr.write(tty ? `\r${JSON.stringify(line)}` : `${JSON.stringify(line)}\n`),
     });
     if (tty) process.stderr.write('\n');

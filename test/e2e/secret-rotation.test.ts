@@ -163,6 +163,23 @@ it('a re-seal with a key missing names what it cannot open and exits non-zero, c
   Object.assign(stack.topology, { webhookSecretKey: `w2:${WB}` });
   expect(bad.code).toBe(1);
   expect(JSON.stringify(bad.out)).toContain('WEBHOOK_SECRET_KEY');
+  // Usage errors exit 2 and say what is expected.
+  const cli = (...args: string[]) =>
+    exec(process.execPath, [join(root, 'scripts', 'dist', 'admin.js'), ...args], {
+      env: { PATH: process.env.PATH },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+    );
+  expect(await cli('reseal', '--service', 'license')).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('--service must be one of product, webhook'),
+  });
+  expect(await cli('migrate')).toMatchObject({ code: 2, stderr: expect.stringContaining('migrate needs --service') });
+  expect(await cli('migrate', '--service', 'product', '--account', 'x')).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('migrate does not take --account'),
+  });
 });
 
 it('API-key pepper: new keys get the new pepper, old keys verify throughout, even on a process one step behind', async () => {
