@@ -66,6 +66,7 @@ export async function runServiceJob<S extends Schema>(
       const report = await runMigrations(db, migrations, {
         log,
         ferretdbPostgresUrl: config.FERRETDB_POSTGRESQL_URL,
+        onProgress: progress,
       });
       return { service: recipe.name, applied: report.applied, recorded: report.recorded };
     }

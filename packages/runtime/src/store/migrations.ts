@@ -47,6 +47,8 @@ export interface MigrationOptions {
   /** How often a replica that does not hold the lock looks again (default 500 ms). */
   pollMs?: number;
   signal?: AbortSignal;
+  /** Progress of the migration being applied here (the operator CLI prints it). */
+  onProgress?: (line: { migration: string; changed: number }) => void;
 }
 
 export interface MigrationReport {
@@ -117,7 +119,7 @@ export async function runMigrations(
     if (!todo.length) return { applied: appliedHere, recorded: migrations.map((m) => m.id) };
     if (await acquire(coll, owner, leaseMs)) {
       try {
-        await applyHolding(db, coll, owner, leaseMs, opts, appliedHere);
+        await applyHolding();
       } finally {
         await coll.deleteOne({ _id: 'lock', owner } as never).catch(() => undefined);
       }
@@ -130,14 +132,8 @@ export async function runMigrations(
     await sleep(pollMs, opts.signal);
   }
 
-  async function applyHolding(
-    db: Connection,
-    coll: ReturnType<Connection['collection']>,
-    owner: string,
-    leaseMs: number,
-    opts: MigrationOptions,
-    appliedHere: string[],
-  ) {
+  /** With the lock held: the pending migrations in order, the lease renewed meanwhile. */
+  async function applyHolding(): Promise<void> {
     let lost = false;
     const renew = setInterval(() => {
       coll
@@ -161,6 +157,7 @@ export async function runMigrations(
           progress: (n) => {
             changed = n;
             opts.log.info({ migration: m.id, changed: n }, 'migration progress');
+            opts.onProgress?.({ migration: m.id, changed: n });
           },
         });
         await coll
