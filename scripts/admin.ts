@@ -1,9 +1,10 @@
 // `npm run admin -- <command>`: the operator CLI. It talks to the running
-// account service over gRPC (never to its database) and prints one JSON line.
+// account service over gRPC (never to its database) and prints one JSON line. The jobs (migrate,
+// reseal, …) are the exception: they run a service's own job code with that service's settings.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AccountServiceClient, type Account } from '@licensing/proto';
-import { AppError, createClient, forbiddenCharacter } from '@licensing/runtime';
+import { AppError, createClient, forbiddenCharacter, runServiceJob } from '@licensing/runtime';
 import { repoRoot } from './lib/paths';
 import { componentToken } from './lib/secrets';
 
@@ -18,6 +19,15 @@ const USAGE = `usage: npm run admin -- <command> [options]
   set-plan --account ID --plan free|pro|enterprise           prints the account
   set-limits --account ID [--per-minute N] [--per-hour N]    prints the account (0 = plan default)
   set-support-email --account ID --email E                   the address in buyers' purchase e-mails ("" removes it)
+
+Jobs, run with the named service's own settings (its MONGO_URL[_FILE], MONGO_DB and secrets, as its
+Deployment has them; docs/operations.md, "Upgrades" and "Rotating secrets"), progress on stderr:
+  migrate --service NAME          applies the service's pending migrations (each once, whoever runs them)
+  migrations --service NAME       lists its migrations and whether each is applied
+  reseal --service product|webhook
+                                  moves every sealed secret to SIGNING_KEY_SECRET's / WEBHOOK_SECRET_KEY's
+                                  current key; prints {"scanned","resealed","unreadable":[ids]}
+  pepper-usage --service account  live API keys per API_KEY_PEPPER version
 
 Connects to ACCOUNT_GRPC_ADDR (else the address npm start recorded) as the operator, with
 INTERNAL_TOKEN or INTERNAL_TOKEN_FILE (the operator's token; else the one derived from the development
@@ -98,8 +108,64 @@ const accountJson = (a: Account) => ({
   per_hour_limit: a.per_hour_limit || null,
 });
 
+/** The services whose jobs the CLI runs, each from its build (the image has every dist/). */
+const JOB_SERVICES = ['account', 'product', 'license', 'checkout', 'webhook', 'notification'];
+const JOB_COMMANDS: Record<string, string[] | undefined> = {
+  migrate: undefined,
+  migrations: undefined,
+  reseal: ['product', 'webhook'],
+  'pepper-usage': ['account'],
+};
+
+/**
+ * Under `npm start` (development), what a job needs that the environment does not give: the store npm
+ * start uses (.data/run/jobs.json) and the development secrets (.data/secrets.json). Production gives
+ * every setting itself, as the service's Deployment does.
+ */
+function developmentJobEnv(service: string): Record<string, string> {
+  const dataDir = process.env.DATA_DIR ?? join(repoRoot(), '.data');
+  const jobsFile = join(dataDir, 'run', 'jobs.json');
+  const secretsFile = join(dataDir, 'secrets.json');
+  if (process.env.MONGO_URL || process.env.MONGO_URL_FILE || !existsSync(jobsFile) || !existsSync(secretsFile))
+    return {};
+  const run = JSON.parse(readFileSync(jobsFile, 'utf8')) as Record<string, string>;
+  const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+  return {
+    MONGO_URL: run.MONGO_URL,
+    MONGO_DB: `${run.DB_PREFIX}_${service}`,
+    ...(run.FERRETDB_POSTGRESQL_URL ? { FERRETDB_POSTGRESQL_URL: run.FERRETDB_POSTGRESQL_URL } : {}),
+    API_KEY_PEPPER: secrets.api_key_pepper,
+    SIGNING_KEY_SECRET: secrets.signing_key_secret,
+    WEBHOOK_SECRET_KEY: secrets.webhook_secret_key,
+  };
+}
+
+/** Runs one job of a service in this process with the settings of the environment. */
+async function serviceJob(command: string, flags: Record<string, string>): Promise<void> {
+  for (const f of Object.keys(flags)) if (f !== 'service') usage(`${command} does not take --${f}`);
+  const service = flags.service ?? usage(`${command} needs --service`);
+  const allowed = JOB_COMMANDS[command] ?? JOB_SERVICES;
+  if (!allowed.includes(service)) usage(`${command}: --service must be one of ${allowed.join(', ')}`);
+  const main = require(join(repoRoot(), 'services', service, 'dist', 'main.js')) as Record<string, unknown>;
+  const tty = process.stderr.isTTY;
+  try {
+    const out = await runServiceJob(main[`${service}Service`] as never, command, {
+      env: { ...developmentJobEnv(service), ...process.env },
+      progress: (line) => process.stderr.write(tty ? `\r${JSON.stringify(line)}` : `${JSON.stringify(line)}\n`),
+    });
+    if (tty) process.stderr.write('\n');
+    console.log(JSON.stringify(out));
+    // Values no configured key opens are the operator's to fix (configure that key, run again).
+    if (Array.isArray(out.unreadable) && out.unreadable.length) process.exitCode = 1;
+  } catch (err) {
+    console.error(JSON.stringify({ error: 'job_failed', detail: (err as Error).message }));
+    process.exitCode = 1;
+  }
+}
+
 async function main() {
   const { command, flags } = parseArgs(process.argv.slice(2));
+  if (command in JOB_COMMANDS) return serviceJob(command, flags);
   const allowed: Record<string, string[]> = {
     'create-account': ['name', 'plan'],
     'create-key': ['account', 'scope', 'name'],

@@ -140,6 +140,20 @@ async function main() {
 
   // Where the operator CLI finds the running account service.
   mkdirSync(join(dataDir, 'run'), { recursive: true });
+  // What its jobs (migrate, reseal, …) need besides the secrets of secrets.json: the store (mode 600, URLs may hold passwords).
+  writeFileSync(
+    join(dataDir, 'run', 'jobs.json'),
+    JSON.stringify(
+      {
+        MONGO_URL: mongoUrl,
+        FERRETDB_POSTGRESQL_URL: ferret?.postgres?.url ?? '',
+        DB_PREFIX: env.DB_PREFIX ?? 'licensing',
+      },
+      null,
+      2,
+    ),
+    { mode: 0o600 },
+  );
   writeFileSync(
     join(dataDir, 'run', 'stack.json'),
     JSON.stringify({ account_grpc_addr: system.addrs.account, pid: process.pid }, null, 2),

@@ -4,11 +4,24 @@
 # each allowed only its own subjects). The passwords come from the secret files
 # make-secrets.sh writes (NATS_SECRETS_DIR, default /run/secrets) through the
 # environment variables the configuration names. Extra arguments go to nats-server.
+# Each user also has an alternate login, <user>_alt, with the same permissions, for rotating its
+# password with an overlap (docs/operations.md, "Rotating secrets"): its password is the file
+# nats_password_<user>_alt when there is one, else a random one nobody knows (the login is closed).
 set -eu
 dir="${NATS_SECRETS_DIR:-/run/secrets}"
 for user in account product license checkout webhook notification gateway setup; do
-  var="NATS_PASSWORD_$(echo "$user" | tr '[:lower:]' '[:upper:]')"
-  # nats-server parses a referenced variable as a configuration value: quoted, it stays a string.
-  export "$var=\"$(tr -d '\n' < "$dir/nats_password_$user")\""
+  for login in "$user" "${user}_alt"; do
+    var="NATS_PASSWORD_$(echo "$login" | tr '[:lower:]' '[:upper:]')"
+    if [ -f "$dir/nats_password_$login" ]; then
+      pass="$(tr -d '\n' < "$dir/nats_password_$login")"
+    elif [ "$login" = "$user" ]; then
+      echo "start.sh: $dir/nats_password_$login is missing" >&2
+      exit 1
+    else
+      pass="$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')"
+    fi
+    # nats-server parses a referenced variable as a configuration value: quoted, it stays a string.
+    export "$var=\"$pass\""
+  done
 done
 exec nats-server -c "${NATS_CONFIG:-/etc/nats/nats.conf}" "$@"

@@ -1,7 +1,7 @@
 import { commonSchema, natsLogins, natsServerConfig, type NatsLogin } from '@licensing/runtime';
 
 /** The environment variable deploy/nats/start.sh puts each user's password in (from its secret file). */
-export const natsPasswordVariable = (user: NatsLogin): string => `NATS_PASSWORD_${user.toUpperCase()}`;
+export const natsPasswordVariable = (user: NatsLogin | string): string => `NATS_PASSWORD_${user.toUpperCase()}`;
 
 /**
  * deploy/nats/nats.conf: the NATS configuration of compose and Kubernetes, for
@@ -16,5 +16,8 @@ export function deployNatsConfig(): string {
       NatsLogin,
       string
     >,
+    // Every login's alternate (for rotating its password with an overlap): start.sh gives one whose
+    // secret file is absent a random password nobody knows.
+    alternates: Object.fromEntries(natsLogins.map((u) => [u, `$${natsPasswordVariable(`${u}_alt`)}`])),
   });
 }

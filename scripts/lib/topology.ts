@@ -29,6 +29,8 @@ export interface Topology {
   natsUrl: string;
   /** Each component's NATS password when the server has a user per component (natsServerConfig); absent: no authentication. */
   natsPasswords?: Record<string, string>;
+  /** A component's NATS user when it is not the component's name: its alternate login (`license_alt`) while its password rotates. */
+  natsUsers?: Record<string, string>;
   /** How long the event stream keeps events (hours). */
   eventsRetentionHours?: number;
   /** On how many NATS nodes the event stream keeps every event (the set-up step's EVENTS_REPLICAS; default 1). */
@@ -145,7 +147,9 @@ export const metricsPortOf = (name: Component, port: number): number =>
 
 function common(t: Topology, c: ComponentEntry): Record<string, string> {
   return {
-    ...(t.natsPasswords ? { NATS_USER: c.name, NATS_PASSWORD: t.natsPasswords[c.name] } : {}),
+    ...(t.natsPasswords
+      ? { NATS_USER: t.natsUsers?.[c.name] ?? c.name, NATS_PASSWORD: t.natsPasswords[t.natsUsers?.[c.name] ?? c.name] }
+      : {}),
     ...(t.eventsRetentionHours ? { EVENTS_RETENTION_HOURS: String(t.eventsRetentionHours) } : {}),
     ...tlsEnv(t, c.name),
     ...(isCaller(c.name) ? { INTERNAL_TOKEN: componentToken(t.internalToken, c.name) } : {}),

@@ -260,6 +260,45 @@ describe('Kubernetes manifests', () => {
     for (const c of components) expect([c, config.NATS_URL]).toEqual([c, configFrom(c, envOf(c)).NATS_URL]);
   });
 
+  it('the migrations run as a one-off Job, one container per service with its own settings', () => {
+    const job = yamlOf('deploy/k8s/tools/migrate-job.yaml');
+    expect(job.kind).toBe('Job');
+    expect(job.metadata.generateName).toBe('licensing-migrate-');
+    expect(kustomization.resources).not.toContain('tools/migrate-job.yaml');
+    expect(validateAgainstSchemas([job])).toEqual([{ id: expect.any(String), errors: [], unknown: [] }]);
+    const pod = job.spec.template;
+    expect(pod.metadata.labels['app.kubernetes.io/name']).toBe('licensing-migrate');
+    const services = components.filter((c) => componentOf(c).kind === 'service');
+    expect(pod.spec.containers.map((c: K8s) => c.name)).toEqual(services);
+    const mounted = pod.spec.volumes[0].secret.items.map((i: { key: string }) => i.key);
+    for (const ctr of pod.spec.containers) {
+      const svc = ctr.name as Component;
+      expect(ctr.image).toBe(container(svc).image);
+      expect(ctr.command).toEqual(['node', '--enable-source-maps', 'scripts/dist/admin.js']);
+      expect(ctr.args).toEqual(['migrate', '--service', svc]);
+      expect(ctr.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true });
+      const env: Record<string, string> = { ...configMap.data };
+      for (const e of ctr.env) env[e.name] = String(e.value);
+      // The service's settings load (a job needs no INTERNAL_CALLERS), and name the same database and secrets.
+      const config = configFrom(svc, { ...env, INTERNAL_CALLERS: 'unused' });
+      const deployed = configFrom(svc, envOf(svc));
+      expect([svc, config.MONGO_DB]).toEqual([svc, deployed.MONGO_DB]);
+      for (const [name, value] of Object.entries(env).filter(([n]) => n.endsWith('_FILE'))) {
+        if (name === 'NATS_PASSWORD_FILE' || name === 'INTERNAL_CALLERS_FILE') continue;
+        expect([svc, name, value]).toEqual([svc, name, envOf(svc)[name]]);
+        const key = value.replace('/run/secrets/', '');
+        expect(mounted).toContain(key);
+        expect(Object.keys(secretExample.stringData ?? secretExample.data)).toContain(key);
+      }
+    }
+    // MongoDB admits the Job's pods.
+    const policy = docs.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'mongodb')!;
+    const admitted = policy.spec.ingress.flatMap((r: { from: { podSelector?: { matchLabels: object } }[] }) =>
+      r.from.map((f) => f.podSelector?.matchLabels),
+    );
+    expect(admitted).toContainEqual({ 'app.kubernetes.io/name': 'licensing-migrate' });
+  });
+
   it('the operator CLI runs as a one-off Job (not applied with the rest) that the account service admits', () => {
     const job = yamlOf('deploy/k8s/tools/operator-job.yaml');
     expect(job.kind).toBe('Job');

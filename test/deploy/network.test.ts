@@ -78,9 +78,11 @@ describe('Kubernetes NetworkPolicies', () => {
     },
   );
 
-  it('the stores admit only their users: Redis only the gateway, MongoDB only the services and its init Job', () => {
+  it('the stores admit only their users: Redis only the gateway, MongoDB only the services, its init Job and the migrations Job', () => {
     expect(podNames(ingressOf('redis')[0])).toEqual(['gateway']);
-    expect(podNames(ingressOf('mongodb')[0])).toEqual([...registryServices.map((x) => x.name), 'mongo-users'].sort());
+    expect(podNames(ingressOf('mongodb')[0])).toEqual(
+      [...registryServices.map((x) => x.name), 'mongo-users', 'licensing-migrate'].sort(),
+    );
     // NATS: the components and the Job that sets up the event stream.
     expect(podNames(ingressOf('nats')[0])).toEqual([...components, 'events-setup'].sort());
   });

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runInNewContext } from 'node:vm';
@@ -63,7 +64,9 @@ describe('gRPC credentials from make-secrets.sh', () => {
       const accepted = parseCallers(secret(`internal_callers_${svc}`));
       expect([...accepted.keys()].sort()).toEqual([...callersOf[svc]].sort());
       for (const caller of callersOf[svc])
-        expect(`sha256:${accepted.get(caller)!.toString('hex')}`).toBe(tokenDigest(secret(`internal_token_${caller}`)));
+        expect(accepted.get(caller)!.map((d) => `sha256:${d.toString('hex')}`)).toEqual([
+          tokenDigest(secret(`internal_token_${caller}`)),
+        ]);
       expect(secret(`internal_callers_${svc}`)).not.toContain(secret('internal_token_gateway'));
     },
   );
@@ -86,6 +89,7 @@ describe('NATS', () => {
 
   it('started by deploy/nats/start.sh: each component logs in with its own password and publishes only its own events', async () => {
     const store = mkdtempSync(join(secrets, 'js-'));
+    writeFileSync(join(secrets, 'nats_password_account_alt'), `${randomBytes(18).toString('hex')}\n`, { mode: 0o600 });
     // As in the container, with the secrets and configuration where this test has them (and nats-server on PATH).
     const env = [
       `NATS_SECRETS_DIR=${secrets}`,
@@ -108,6 +112,31 @@ describe('NATS', () => {
     await expect(connect({ servers: url, user: 'account', pass: 'wrong', reconnect: false })).rejects.toThrow(
       /authorization/i,
     );
+    // A password rotation under way (docs/operations.md, "Rotating secrets"): the account service's
+    // new password is its alternate login's, and both logins are valid at once, with the same rights.
+    const alt = await connect({
+      servers: url,
+      user: 'account_alt',
+      pass: secret('nats_password_account_alt'),
+      inboxPrefix: '_INBOX_account',
+    });
+    const altErrors: string[] = [];
+    void (async () => {
+      for await (const s of alt.status()) if (s.type === 'error') altErrors.push(String(s.data));
+    })();
+    alt.publish('licensing.events.account.updated', '{}');
+    await alt.flush();
+    expect(altErrors).toEqual([]);
+    alt.publish('licensing.events.license.created', '{}');
+    await alt.flush();
+    await alt.flush();
+    expect(altErrors).toContain('PERMISSIONS_VIOLATION');
+    await alt.close();
+    // An alternate with no password file is closed: nobody knows its password.
+    for (const pass of ['', secret('nats_password_gateway'), 'wrong'])
+      await expect(connect({ servers: url, user: 'gateway_alt', pass, reconnect: false })).rejects.toThrow(
+        /authorization/i,
+      );
     const nc = await connect({
       servers: url,
       user: 'account',

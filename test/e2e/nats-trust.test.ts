@@ -24,6 +24,8 @@ const passwords = Object.fromEntries(natsLogins.map((u) => [u, randomBytes(18).t
   NatsLogin,
   string
 >;
+/** The licence service's next password, on its alternate login (docs/operations.md, "Rotating secrets"). */
+const licenseAlt = randomBytes(18).toString('hex');
 let nats: PrivateNats;
 let stack: Stack;
 let receiver: WebhookReceiver;
@@ -58,10 +60,17 @@ const forged = (type: string, id: string) =>
 
 beforeAll(async () => {
   nats = await PrivateNats.startWithConfig((port, storeDir) =>
-    natsServerConfig({ prefix: base.subjectPrefix, stream: base.stream, passwords, port, storeDir }),
+    natsServerConfig({
+      prefix: base.subjectPrefix,
+      stream: base.stream,
+      passwords,
+      alternates: { license: licenseAlt },
+      port,
+      storeDir,
+    }),
   );
   receiver = await WebhookReceiver.start();
-  stack = await startStack({ ...base, natsUrl: nats.url, natsPasswords: passwords });
+  stack = await startStack({ ...base, natsUrl: nats.url, natsPasswords: { ...passwords, license_alt: licenseAlt } });
   const acct = await stack.newAccount();
   accountId = acct.accountId;
   api = client(stack.url, acct.apiKey);
@@ -228,3 +237,43 @@ it('the caches follow their events under these permissions: answers from memory,
     timeoutMs: 10_000,
   });
 });
+
+it('a NATS password rotates with an overlap: the licence service moves to its alternate login, events still flow', async () => {
+  // One replica on the new login beside the one on the old (a rollout under way), then only the new.
+  Object.assign(stack.topology, { natsUsers: { license: 'license_alt' } });
+  const extra = await stack.extraService('license');
+  expect(extra.addr).toMatch(/^127\.0\.0\.1:/);
+  await stack.stopService('license');
+  await stack.restartService('license');
+  const created = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'alt@example.com' });
+  expect(created.status).toBe(201);
+  await eventually(
+    () =>
+      expect(
+        receiver
+          .at('/all')
+          .map((r) => JSON.parse(r.body))
+          .some((e) => e.type === 'license.created' && e.data.license.key === created.body.license_key),
+      ).toBe(true),
+    { timeoutMs: 30_000 },
+  );
+  // The alternate has exactly the licence service's rights: not another's subjects.
+  const errors: string[] = [];
+  const alt = await connect({
+    servers: nats.url,
+    user: 'license_alt',
+    pass: licenseAlt,
+    inboxPrefix: inboxPrefixOf('license_alt'),
+  });
+  connections.push(alt);
+  void (async () => {
+    for await (const s of alt.status()) if (s.type === 'error') errors.push(String(s.data));
+  })();
+  alt.publish(`${base.subjectPrefix}.checkout.completed`, '{}');
+  await alt.flush();
+  await eventually(() => expect(errors).toContain('PERMISSIONS_VIOLATION'));
+  // Logins without an alternate password have no alternate.
+  await expect(
+    connect({ servers: nats.url, user: 'gateway_alt', pass: passwords.gateway, reconnect: false }),
+  ).rejects.toThrow(/authorization/i);
+}, 120_000);

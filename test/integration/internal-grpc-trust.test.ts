@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccountServiceClient, LicenseServiceClient, ProductServiceClient } from '@licensing/proto';
-import { createClient } from '@licensing/runtime';
+import { createClient, tokenDigest } from '@licensing/runtime';
 import { start as startAccount } from '../../services/account/src/main';
 import { start as startProduct } from '../../services/product/src/main';
 import { start as startLicense } from '../../services/license/src/main';
@@ -198,5 +198,38 @@ describe('text the store cannot hold', () => {
       price: undefined,
     });
     expect(made.description).toBe('two\nlines\tand a tab');
+  });
+});
+
+describe('rotating a caller token with an overlap (docs/operations.md, "Rotating secrets")', () => {
+  it('accepts the old and the new token while both digests are listed, then only the new one', async () => {
+    const next = `${credentialOf(plain, 'operator').token}-next`;
+    const env = envFor('account', plain, { port: 0 });
+    const both = await startAccount({
+      env: { ...env, INTERNAL_CALLERS: `${env.INTERNAL_CALLERS},operator=${tokenDigest(next)}` },
+    });
+    running.push(both);
+    const old = accountClient(addr(both), credentialOf(plain, 'operator'));
+    const renewed = accountClient(addr(both), { caller: 'operator', token: next });
+    // Pods of the caller on either side of its rollout: every call is accepted.
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? old : renewed).createAccount({ name: `r${i}`, plan: 'free' })),
+    );
+    // The new token is the operator's only: under another caller's name it is refused.
+    await expect(
+      accountClient(addr(both), { caller: 'gateway', token: next }).createAccount({ name: 'x', plan: 'free' }),
+    ).rejects.toMatchObject({ code: 'unauthorized' });
+    // The overlap ends: only the new digest.
+    const callers = env.INTERNAL_CALLERS.split(',').filter((c) => !c.startsWith('operator='));
+    const after = await startAccount({
+      env: { ...env, INTERNAL_CALLERS: [...callers, `operator=${tokenDigest(next)}`].join(',') },
+    });
+    running.push(after);
+    await expect(
+      accountClient(addr(after), credentialOf(plain, 'operator')).createAccount({ name: 'x', plan: 'free' }),
+    ).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(
+      accountClient(addr(after), { caller: 'operator', token: next }).createAccount({ name: 'y', plan: 'free' }),
+    ).resolves.toBeDefined();
   });
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Connection } from 'mongoose';
-import { Metrics, connectMongo, createLogger, newId, seal, syncIndexes, type Outbox } from '@licensing/runtime';
+import { Keyring, Metrics, connectMongo, createLogger, newId, syncIndexes, type Outbox } from '@licensing/runtime';
 import { newDelivery } from '../../services/webhook/src/events/fanout';
 import { Dispatcher } from '../../services/webhook/src/jobs/dispatcher';
 import { EndpointLeases, HeldLease, leaseMsFor } from '../../services/webhook/src/jobs/endpoint-lease';
@@ -20,7 +20,7 @@ import { eventually } from '../support/eventually';
 
 const TIMEOUT_MS = 10_000;
 const log = createLogger('dispatch-test', 'silent');
-const secretKey = randomBytes(32);
+const secretKey = Keyring.of(randomBytes(32));
 let db: Connection;
 let endpoints: EndpointStore;
 let deliveries: DeliveryStore;
@@ -107,7 +107,7 @@ async function anEndpoint(clock: FakeClock): Promise<string> {
       description: '',
       enabled: true,
       failing_since: null,
-      secrets: [{ sealed: seal(Buffer.from('whsec_dGVzdA=='), secretKey), created_at: now, expires_at: null }],
+      secrets: [{ sealed: secretKey.seal(Buffer.from('whsec_dGVzdA==')), created_at: now, expires_at: null }],
       created_at: now,
       deleted_at: null,
     },

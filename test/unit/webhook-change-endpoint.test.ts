@@ -1,4 +1,4 @@
-import { newId, unseal } from '@licensing/runtime';
+import { newId } from '@licensing/runtime';
 import { SECRET_OVERLAP_MS, liveSecrets } from '../../services/webhook/src/domain/endpoint';
 import { endpointHandlers } from '../../services/webhook/src/handlers/endpoint-handlers';
 import { deleteEndpoint, updateEndpoint } from '../../services/webhook/src/use-cases/change-endpoint';
@@ -101,9 +101,9 @@ describe('changing a webhook endpoint', () => {
     const rotated = await rotateSecret(deps, 'acct_A', endpoint._id);
     expect(rotated.secret).not.toBe(secret);
     const [fresh, previous] = endpoints.docs.get(endpoint._id)!.secrets;
-    expect(unseal(fresh.sealed, deps.secretKey).toString()).toBe(rotated.secret);
+    expect(deps.secretKey.open(fresh.sealed).toString()).toBe(rotated.secret);
     expect(fresh).toMatchObject({ created_at: clock.now(), expires_at: null });
-    expect(unseal(previous.sealed, deps.secretKey).toString()).toBe(secret);
+    expect(deps.secretKey.open(previous.sealed).toString()).toBe(secret);
     expect(previous.expires_at).toEqual(new Date(clock.now().getTime() + SECRET_OVERLAP_MS));
   });
 
@@ -115,9 +115,9 @@ describe('changing a webhook endpoint', () => {
       made.push((await rotateSecret(deps, 'acct_A', endpoint._id)).secret);
     }
     const stored = endpoints.docs.get(endpoint._id)!.secrets;
-    expect(stored.map((s) => unseal(s.sealed, deps.secretKey).toString())).toEqual([made[3], made[2]]);
+    expect(stored.map((s) => deps.secretKey.open(s.sealed).toString())).toEqual([made[3], made[2]]);
     expect(stored.map((s) => s.expires_at)).toEqual([null, new Date(clock.now().getTime() + SECRET_OVERLAP_MS)]);
-    const signing = (at: Date) => liveSecrets(stored, at).map((s) => unseal(s.sealed, deps.secretKey).toString());
+    const signing = (at: Date) => liveSecrets(stored, at).map((s) => deps.secretKey.open(s.sealed).toString());
     expect(signing(clock.now())).toEqual([made[3], made[2]]);
     expect(signing(new Date(clock.now().getTime() + SECRET_OVERLAP_MS - 1))).toEqual([made[3], made[2]]);
     expect(signing(new Date(clock.now().getTime() + SECRET_OVERLAP_MS))).toEqual([made[3]]);

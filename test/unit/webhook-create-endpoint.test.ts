@@ -1,4 +1,3 @@
-import { unseal } from '@licensing/runtime';
 import { REFUSED_ADDRESS } from '../../services/webhook/src/domain/ssrf';
 import { endpointHandlers } from '../../services/webhook/src/handlers/endpoint-handlers';
 import { deleteEndpoint } from '../../services/webhook/src/use-cases/change-endpoint';
@@ -45,7 +44,7 @@ describe('creating a webhook endpoint', () => {
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(endpoint.secrets).toHaveLength(1);
     expect(endpoint.secrets[0].sealed).not.toContain(secret.slice(6));
-    expect(unseal(endpoint.secrets[0].sealed, deps.secretKey).toString()).toBe(secret);
+    expect(deps.secretKey.open(endpoint.secrets[0].sealed).toString()).toBe(secret);
     expect(endpoint.secrets[0].expires_at).toBeNull();
   });
 

@@ -13,6 +13,8 @@ import { systemClock, type Clock } from './core/clock';
 import { Metrics, serveMetrics } from './observability/metrics';
 import { startTracing, type Tracing } from './observability/tracing';
 import { untilConnected } from './tasks/retry';
+import { runMigrations, stampSchemaVersion, type Migration } from './store/migrations';
+import type { ServiceJob } from './service-jobs';
 
 /** Settings every gRPC service has on top of the common ones. */
 export const serviceSchema = (name: string, defaultPort: number) => ({
@@ -25,7 +27,7 @@ export const serviceSchema = (name: string, defaultPort: number) => ({
     max: 65535,
   }),
   INTERNAL_CALLERS: str(
-    "Who may call this service: caller=sha256:<hex digest of the caller's INTERNAL_TOKEN>, comma- or newline-separated (deploy/make-secrets.sh writes them); each caller still gets only the methods the service allows it",
+    "Who may call this service: caller=sha256:<hex digest of the caller's INTERNAL_TOKEN>, comma- or newline-separated (deploy/make-secrets.sh writes them; a caller listed twice, with its old and its new token, while that token is rotated); each caller still gets only the methods the service allows it",
     { secret: true },
   ),
   MONGO_DB: str('Database name of this service (never shared)', { default: `licensing_${name}` }),
@@ -67,7 +69,17 @@ export interface ServiceRecipe<S extends Schema> {
   schema: S;
   /** Declares models, registers handlers and subscriptions. May return its own stop hook. */
   setup(ctx: ServiceContext<ConfigOf<S>>): Promise<(() => Promise<void>) | void>;
+  /** This service's own migrations, in order, after the schema_version stamp every service runs (store/migrations.ts). */
+  migrations?: Migration[];
+  /** One-off jobs run outside the service with its settings (service-jobs.ts), e.g. `reseal`. */
+  jobs?: Record<string, ServiceJob<ConfigOf<S>>>;
 }
+
+/** Every migration a service applies, in order: the shared stamp first, then its own. */
+export const migrationsOf = (recipe: { migrations?: Migration[] }): Migration[] => [
+  stampSchemaVersion,
+  ...(recipe.migrations ?? []),
+];
 
 export interface RunningService<C> {
   port: number;
@@ -127,6 +139,12 @@ export async function startService<S extends Schema>(
     db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), waiting);
     const shapes = config.QUERY_SHAPES_DIR ? new QueryShapeLog(config.QUERY_SHAPES_DIR) : undefined;
     if (shapes) shapes.watch(db);
+    // The store is brought to this release's shape before anything reads it (docs/operations.md, "Upgrades").
+    await runMigrations(db, migrationsOf(recipe), {
+      log,
+      ferretdbPostgresUrl: config.FERRETDB_POSTGRESQL_URL,
+      signal: opts.signal,
+    });
     bus = await untilConnected(
       'NATS',
       log,

@@ -2,9 +2,12 @@ import { serviceSchema, str, type ConfigOf } from '@licensing/runtime';
 
 export const accountSchema = {
   ...serviceSchema('account', 15051),
-  API_KEY_PEPPER: str('Server secret for the HMAC digest of API keys; changing it invalidates every key', {
-    secret: true,
-  }),
+  API_KEY_PEPPER: str(
+    'Server secret for the HMAC digest of API keys: one value, or id:pepper entries (comma- or newline-separated) while it is rotated, the first digesting new keys and each verifying the keys made with it (docs/operations.md, "Rotating secrets"); dropping a pepper invalidates the keys made with it',
+    {
+      secret: true,
+    },
+  ),
   MAIL_URL: str(
     'Where sign-up e-mails go: smtp://<user>:<password>@host:587, smtps://…:465, or dir:///folder (one JSON file per mail, development). Empty: dashboard sign-up is closed',
     { default: '', secret: true },

@@ -7,6 +7,8 @@ import { mailerFor } from './mail/mailer';
 import { accountModels } from './store/models';
 import { AccountStore, PeopleStore } from './store/queries';
 import { accountAccess } from './access';
+import { parsePeppers } from './domain/api-key';
+import { pepperIdMigration, pepperUsage } from './jobs/pepper';
 
 export const accountService: ServiceRecipe<typeof accountSchema> = {
   name: 'account',
@@ -28,7 +30,7 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
           store,
           outbox: ctx.outbox,
           clock: ctx.clock,
-          pepper: ctx.config.API_KEY_PEPPER,
+          pepper: parsePeppers(ctx.config.API_KEY_PEPPER),
           log: ctx.log,
         }),
         ...peopleHandlers({
@@ -41,6 +43,18 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
       },
       accountAccess,
     );
+  },
+  migrations: [pepperIdMigration],
+  jobs: {
+    // `npm run admin -- pepper-usage --service account`: live keys per API_KEY_PEPPER version.
+    async 'pepper-usage'(ctx) {
+      const peppers = parsePeppers(ctx.config.API_KEY_PEPPER);
+      return {
+        current: peppers.current.id,
+        configured: peppers.all.map((p) => p.id),
+        live_keys: await pepperUsage(ctx.db),
+      };
+    },
   },
 };
 

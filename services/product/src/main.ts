@@ -9,6 +9,7 @@ import { productModel } from './store/models';
 import { ProductStore } from './store/queries';
 import { SigningKeys } from './use-cases/signing-keys';
 import { productAccess } from './access';
+import { resealSigningKeys } from './jobs/reseal';
 
 export const productService: ServiceRecipe<typeof productSchema> = {
   name: 'product',
@@ -28,6 +29,14 @@ export const productService: ServiceRecipe<typeof productSchema> = {
       { ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }), ...signingHandlers(signing) },
       productAccess,
     );
+  },
+  jobs: {
+    // `npm run admin -- reseal --service product`: moves every signing key to SIGNING_KEY_SECRET's current key.
+    async reseal(ctx) {
+      const keyring = masterKey(ctx.config.SIGNING_KEY_SECRET);
+      const report = await resealSigningKeys(signingKeyModel(ctx.db), keyring, ctx.progress);
+      return { key_id: keyring.currentId, ...report };
+    },
   },
 };
 

@@ -2,7 +2,10 @@ import { bool, int, serviceSchema, str, type ConfigOf } from '@licensing/runtime
 
 export const webhookSchema = {
   ...serviceSchema('webhook', 15055),
-  WEBHOOK_SECRET_KEY: str('32 random bytes, base64: encrypts endpoint signing secrets at rest', { secret: true }),
+  WEBHOOK_SECRET_KEY: str(
+    '32 random bytes, base64: encrypts endpoint signing secrets at rest. While it is rotated, several as id:<base64> entries (comma-separated; a bare one is the id "legacy"): the first seals, every one opens (docs/operations.md, "Rotating secrets")',
+    { secret: true },
+  ),
   WEBHOOK_TIMEOUT_MS: int('A delivery that has not answered 2xx within this is a failed attempt', {
     default: 10_000,
     min: 100,

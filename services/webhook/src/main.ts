@@ -1,5 +1,5 @@
 import { WebhookServiceService } from '@licensing/proto';
-import { runMain, sealingKey, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { Keyring, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { webhookSchema, type WebhookConfig } from './config';
 import { endpointHandlers } from './handlers/endpoint-handlers';
 import { endpointModel } from './store/models';
@@ -11,6 +11,7 @@ import { Dispatcher } from './jobs/dispatcher';
 import { Fanout } from './events/fanout';
 import { endpointDeps } from './use-cases/deps';
 import { webhookAccess } from './access';
+import { resealEndpointSecrets } from './jobs/reseal';
 
 export const webhookService: ServiceRecipe<typeof webhookSchema> = {
   name: 'webhook',
@@ -37,7 +38,7 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
         timeoutMs: ctx.config.WEBHOOK_TIMEOUT_MS,
         scheduleS,
         policy: { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK },
-        secretKey: sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
+        secretKey: Keyring.parse(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
         retentionDays: ctx.config.WEBHOOK_DELIVERY_RETENTION_DAYS,
         concurrency: ctx.config.WEBHOOK_ENDPOINT_CONCURRENCY,
       },
@@ -69,6 +70,14 @@ export const webhookService: ServiceRecipe<typeof webhookSchema> = {
       await fanout.stop();
       await dispatcher.stop();
     };
+  },
+  jobs: {
+    // `npm run admin -- reseal --service webhook`: moves every endpoint secret to WEBHOOK_SECRET_KEY's current key.
+    async reseal(ctx) {
+      const keyring = Keyring.parse(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY');
+      const report = await resealEndpointSecrets(endpointModel(ctx.db), keyring, ctx.progress);
+      return { key_id: keyring.currentId, ...report };
+    },
   },
 };
 

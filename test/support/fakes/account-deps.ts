@@ -1,4 +1,5 @@
 import type { AccountDeps, PeopleDeps } from '../../../services/account/src/use-cases/deps';
+import { parsePeppers } from '../../../services/account/src/domain/api-key';
 import { FakeClock, RecordingOutbox } from './common';
 import { FakeAccountStore, FakePeopleStore, RecordingMailer } from './account-stores';
 
@@ -13,7 +14,7 @@ export function accountSetup() {
   const mailer = new RecordingMailer();
   const warnings: unknown[] = [];
   const log = { warn: (obj: unknown) => void warnings.push(obj) } as unknown as AccountDeps['log'];
-  const deps: AccountDeps = { store, outbox, clock, pepper: PEPPER, log };
+  const deps: AccountDeps = { store, outbox, clock, pepper: parsePeppers(PEPPER), log };
   const peopleDeps: PeopleDeps = { accounts: store, people, mailer, clock, baseUrl: 'https://licensing.example' };
   return { store, people, outbox, clock, mailer, warnings, deps, peopleDeps };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sealingKey } from '@licensing/runtime';
+import { Keyring } from '@licensing/runtime';
 import type { Lookup } from '../../../services/webhook/src/domain/ssrf';
 import type { EndpointDeps } from '../../../services/webhook/src/use-cases/deps';
 import { FakeClock } from './common';
@@ -17,7 +17,7 @@ export function webhookSetup(over: Partial<EndpointDeps> = {}) {
     endpoints,
     deliveries,
     clock,
-    secretKey: sealingKey(randomBytes(32).toString('base64'), 'WEBHOOK_SECRET_KEY'),
+    secretKey: Keyring.parse(randomBytes(32).toString('base64'), 'WEBHOOK_SECRET_KEY'),
     urlPolicy: { httpsOnly: true, allowLoopback: false },
     lookup: fakeDns,
     maxEndpoints: 3,

@@ -69,8 +69,20 @@ export const NATS_SETUP_USER = 'setup';
 export const natsLogins = [...natsUsers, NATS_SETUP_USER] as const;
 export type NatsLogin = (typeof natsLogins)[number];
 
-/** Each user's replies come to its own inbox prefix, so nobody can read another's replies (pulled stream messages included). */
-export const inboxPrefixOf = (user: string): string => `_INBOX_${user}`;
+/**
+ * Each login also exists as `<login>_alt`, with the same permissions and its own password, so a
+ * password is rotated with an overlap (docs/operations.md, "Rotating secrets"): the new password is
+ * given to the login not in use, the component moves to it pod by pod, and the old one is retired.
+ * A NATS user has one password; two logins are how two are valid at once.
+ */
+export const NATS_ALTERNATE_SUFFIX = '_alt';
+
+/** The login a NATS user name is (itself, or the login whose alternate it is). */
+export const loginOf = (user: string): string =>
+  user.endsWith(NATS_ALTERNATE_SUFFIX) ? user.slice(0, -NATS_ALTERNATE_SUFFIX.length) : user;
+
+/** Each user's replies come to its own inbox prefix, so nobody can read another's replies (pulled stream messages included); a login and its alternate share it. */
+export const inboxPrefixOf = (user: string): string => `_INBOX_${loginOf(user)}`;
 
 export interface NatsPermissions {
   publish: string[];
@@ -129,6 +141,8 @@ export interface NatsServerConfigOptions {
   stream: string;
   /** Each user's password (the set-up step's too), or a nats-server variable reference such as `$NATS_PASSWORD_ACCOUNT`. */
   passwords: Record<NatsLogin, string>;
+  /** The passwords of the alternate logins (`<login>_alt`, same permissions) that exist; absent: none. */
+  alternates?: Partial<Record<NatsLogin, string>>;
   port?: number;
   /** Where JetStream keeps the stream (absent: given on the command line, -sd). */
   storeDir?: string;
@@ -140,11 +154,18 @@ const quote = (s: string) => (s.startsWith('$') ? s : JSON.stringify(s));
 
 /** A nats-server configuration with one user per component and the set-up step's, and the permissions above (nothing for anyone else). */
 export function natsServerConfig(o: NatsServerConfigOptions): string {
-  const users = natsLogins.map((user) => {
+  const users = natsLogins.flatMap((user) => {
     const p = natsPermissions(user, o.prefix, o.stream);
     const list = (xs: string[]) => `[${xs.map((x) => JSON.stringify(x)).join(', ')}]`;
     const deny = p.publishDeny.length ? `, deny: ${list(p.publishDeny)}` : '';
-    return `    { user: "${user}", password: ${quote(o.passwords[user])}, permissions: { publish: { allow: ${list(p.publish)}${deny} }, subscribe: { allow: ${list(p.subscribe)} } } }`;
+    const permissions = `permissions: { publish: { allow: ${list(p.publish)}${deny} }, subscribe: { allow: ${list(p.subscribe)} } }`;
+    const alternate = o.alternates?.[user];
+    return [
+      `    { user: "${user}", password: ${quote(o.passwords[user])}, ${permissions} }`,
+      ...(alternate
+        ? [`    { user: "${user}${NATS_ALTERNATE_SUFFIX}", password: ${quote(alternate)}, ${permissions} }`]
+        : []),
+    ];
   });
   return [
     '# Generated from packages/runtime/src/events/nats-access.ts (natsServerConfig): do not edit by hand.',

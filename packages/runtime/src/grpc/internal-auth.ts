@@ -19,16 +19,23 @@ export type InternalCaller = (typeof internalCallers)[number];
 export type AccessPolicy = Partial<Record<InternalCaller, readonly string[]>>;
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
+/** A slot no token matches: the digest of no string is 32 zero bytes (short of a SHA-256 break). */
+const NO_TOKEN = Buffer.alloc(32);
 
 /** The form INTERNAL_CALLERS holds a token in: `sha256:<hex>`. */
 export const tokenDigest = (token: string): string => `sha256:${digest(token).toString('hex')}`;
 
+/** At most this many tokens per caller are accepted at once: the current one and the one being rotated to. */
+export const MAX_TOKENS_PER_CALLER = 2;
+
 /**
  * Parses INTERNAL_CALLERS: `caller=sha256:<hex>` pairs, comma- or newline-separated.
- * Unknown callers and malformed entries are configuration errors.
+ * A caller may be listed twice, with two digests, while its token is rotated (docs/operations.md,
+ * "Rotating secrets"): either token is accepted, so no call is refused while callers roll over.
+ * Unknown callers, a third digest and malformed entries are configuration errors.
  */
-export function parseCallers(spec: string): Map<InternalCaller, Buffer> {
-  const out = new Map<InternalCaller, Buffer>();
+export function parseCallers(spec: string): Map<InternalCaller, Buffer[]> {
+  const out = new Map<InternalCaller, Buffer[]>();
   for (const entry of spec
     .split(/[,\n]/)
     .map((s) => s.trim())
@@ -37,22 +44,33 @@ export function parseCallers(spec: string): Map<InternalCaller, Buffer> {
     if (!m) throw new Error(`INTERNAL_CALLERS: "${entry.slice(0, 24)}…" is not caller=sha256:<64 hex digits>`);
     if (!(internalCallers as readonly string[]).includes(m[1]))
       throw new Error(`INTERNAL_CALLERS: unknown caller "${m[1]}" (known: ${internalCallers.join(', ')})`);
-    out.set(m[1] as InternalCaller, Buffer.from(m[2], 'hex'));
+    const digests = out.get(m[1] as InternalCaller) ?? [];
+    const d = Buffer.from(m[2], 'hex');
+    if (digests.some((x) => x.equals(d))) continue;
+    if (digests.length >= MAX_TOKENS_PER_CALLER)
+      throw new Error(
+        `INTERNAL_CALLERS: "${m[1]}" has more than ${MAX_TOKENS_PER_CALLER} tokens (an old and a new one)`,
+      );
+    out.set(m[1] as InternalCaller, [...digests, d]);
   }
   return out;
 }
 
 /** The caller the metadata proves, or undefined (no such caller, wrong or missing token). */
 export function authenticateCaller(
-  callers: Map<InternalCaller, Buffer>,
+  callers: Map<InternalCaller, Buffer[]>,
   metadata: Metadata,
 ): InternalCaller | undefined {
   const caller = metadata.get(INTERNAL_CALLER_KEY)[0];
   const presented = metadata.get(INTERNAL_TOKEN_KEY)[0];
   if (typeof caller !== 'string' || typeof presented !== 'string' || presented.length === 0) return undefined;
   const expected = callers.get(caller as InternalCaller);
-  // Compare anyway when the caller is unknown, so timing says nothing about which callers exist.
-  const ok = timingSafeEqual(digest(presented), expected ?? Buffer.alloc(32));
+  // Compare with every slot, known or not, so timing says nothing about which callers exist nor
+  // which of a rotating caller's two tokens matched.
+  const presentedDigest = digest(presented);
+  let ok = false;
+  for (let i = 0; i < MAX_TOKENS_PER_CALLER; i++)
+    ok = timingSafeEqual(presentedDigest, expected?.[i] ?? NO_TOKEN) || ok;
   return ok && expected ? (caller as InternalCaller) : undefined;
 }
 

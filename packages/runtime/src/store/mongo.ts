@@ -1,6 +1,7 @@
 import mongoose, { type Connection } from 'mongoose';
 import { queryDeadlinePlugin } from './query-deadline';
 import { quietIdlePools } from './idle-pools';
+import { schemaVersionPlugin } from './migrations';
 
 /**
  * Each service has its own database on the shared server (dbName), and its own
@@ -19,6 +20,8 @@ export async function connectMongo(url: string, dbName: string): Promise<Connect
   });
   // Every query of every model made on this connection is bounded by its call's deadline.
   conn.plugin(queryDeadlinePlugin);
+  // Every document a model writes carries its collection's schema version (migrations.ts).
+  conn.plugin(schemaVersionPlugin);
   await conn.asPromise();
   return conn;
 }

@@ -61,3 +61,51 @@ export function visiblePrefix(secret: string): string {
 export function digestApiKey(secret: string, pepper: string): string {
   return createHmac('sha256', pepper).update(secret).digest('hex');
 }
+
+/** The pepper a key stored without `pepper_id` was digested with: the single-value API_KEY_PEPPER. */
+export const LEGACY_PEPPER_ID = 'legacy';
+
+/**
+ * API_KEY_PEPPER as versions (docs/operations.md, "Rotating secrets"): one pepper (the version
+ * "legacy"), or `id:pepper` entries separated by commas or newlines, the first digesting new keys and
+ * every one verifying the keys stored with its id. So a new pepper is rolled out first as a second
+ * entry, then moved first, and the old one is dropped once no live key uses it.
+ */
+export interface Peppers {
+  current: { id: string; pepper: string };
+  /** Current first. */
+  all: { id: string; pepper: string }[];
+}
+
+const PEPPER_ENTRY = /^([a-z0-9][a-z0-9_-]{0,31}):(.+)$/s;
+const MIN_PEPPER = 16;
+
+export function parsePeppers(setting: string): Peppers {
+  const entries = setting
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const versioned = entries.length > 1 || (entries.length === 1 && PEPPER_ENTRY.test(entries[0]));
+  const all = versioned
+    ? entries.map((e) => {
+        const m = PEPPER_ENTRY.exec(e);
+        if (!m)
+          throw new Error('API_KEY_PEPPER: with several peppers each entry is <id>:<pepper> (id: a-z, 0-9, _ and -)');
+        return { id: m[1], pepper: m[2] };
+      })
+    : entries.map((pepper) => ({ id: LEGACY_PEPPER_ID, pepper }));
+  if (!all.length) throw new Error('API_KEY_PEPPER is empty');
+  if (all.length > 4) throw new Error('API_KEY_PEPPER holds more than 4 peppers');
+  const ids = new Set<string>();
+  for (const p of all) {
+    if (ids.has(p.id)) throw new Error(`API_KEY_PEPPER: the pepper id "${p.id}" appears twice`);
+    ids.add(p.id);
+    if (p.pepper.length < MIN_PEPPER)
+      throw new Error(`API_KEY_PEPPER: the pepper "${p.id}" is shorter than ${MIN_PEPPER} characters`);
+  }
+  return { current: all[0], all };
+}
+
+/** A pepper version and the digest under it, the current one first: how a presented key is looked up. */
+export const candidateDigests = (secret: string, peppers: Peppers) =>
+  peppers.all.map((p) => ({ id: p.id, digest: digestApiKey(secret, p.pepper) }));

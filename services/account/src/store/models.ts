@@ -21,6 +21,8 @@ export interface ApiKeyDoc {
   prefix: string;
   /** HMAC-SHA256 of the full key with the server's pepper; the key itself is never stored. */
   digest: string;
+  /** Which API_KEY_PEPPER version made `digest` (migration 0002 gives older keys "legacy"). */
+  pepper_id?: string;
   scope: KeyScope;
   name: string;
   created_at: Date;
@@ -97,6 +99,7 @@ export function accountModels(conn: Connection): AccountModels {
       account_id: { type: String, required: true },
       prefix: { type: String, required: true },
       digest: { type: String, required: true, unique: true },
+      pepper_id: { type: String },
       scope: { type: String, required: true, enum: keyScopes },
       name: { type: String, default: '' },
       created_at: { type: Date, required: true },

@@ -1,6 +1,6 @@
 import { AppError } from '@licensing/runtime';
 import { shouldTouchLastUsed } from '../domain/account';
-import { digestApiKey, parseApiKey } from '../domain/api-key';
+import { candidateDigests, parseApiKey } from '../domain/api-key';
 import type { AccountDoc, ApiKeyDoc } from '../store/models';
 import type { AccountDeps } from './deps';
 
@@ -11,7 +11,12 @@ export async function authenticate(
 ): Promise<{ account: AccountDoc; key: ApiKeyDoc }> {
   // Shape and checksum first: garbage never reaches the database.
   if (!parseApiKey(secret)) throw new AppError('unauthorized', 'the API key is malformed');
-  const key = await store.findKeyByDigest(digestApiKey(secret, pepper));
+  // The current pepper first; older ones (a rotation under way) only when it finds nothing.
+  let key: ApiKeyDoc | null = null;
+  for (const candidate of candidateDigests(secret, pepper)) {
+    key = await store.findKeyByDigest(candidate.digest);
+    if (key) break;
+  }
   if (!key || key.revoked_at) throw new AppError('unauthorized', 'the API key is unknown or revoked');
   const account = await store.findAccount(key.account_id);
   if (!account) throw new AppError('unauthorized', 'the API key is unknown or revoked');

@@ -1,4 +1,5 @@
 import type { Clock, Logger, Outbox } from '@licensing/runtime';
+import type { Peppers } from '../domain/api-key';
 import type { Mailer } from '../mail/mailer';
 import type { AccountStore, PeopleStore } from '../store/queries';
 
@@ -8,8 +9,8 @@ export interface AccountDeps {
   /** Publishes at once the events a write recorded (the relay retries what this misses). */
   outbox: Pick<Outbox, 'flush'>;
   clock: Clock;
-  /** API_KEY_PEPPER: the server secret of the keys' HMAC digests. */
-  pepper: string;
+  /** API_KEY_PEPPER: the server secrets of the keys' HMAC digests, the current one for new keys. */
+  pepper: Peppers;
   log: Pick<Logger, 'warn'>;
 }
 

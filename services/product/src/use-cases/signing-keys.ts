@@ -1,4 +1,4 @@
-import { newId, type Clock } from '@licensing/runtime';
+import { newId, type Clock, type Keyring } from '@licensing/runtime';
 import { newSigningKey, payloadWithKid, signWith } from '../domain/signing';
 import type { ProductStore } from '../store/queries';
 import type { SigningKeyDoc, SigningKeyStore } from '../store/signing-keys';
@@ -8,7 +8,7 @@ export interface SigningDeps {
   products: ProductStore;
   keys: SigningKeyStore;
   /** Seals the private keys at rest (SIGNING_KEY_SECRET). */
-  master: Buffer;
+  master: Keyring;
   clock: Clock;
 }
 

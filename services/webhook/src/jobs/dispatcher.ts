@@ -5,8 +5,8 @@ import {
   remoteContext,
   SpanKind,
   traceparentOf,
-  unseal,
   type Clock,
+  type Keyring,
   type Logger,
   type Metrics,
   type Outbox,
@@ -30,7 +30,7 @@ export interface DispatchSettings {
   timeoutMs: number;
   scheduleS: number[];
   policy: UrlPolicy;
-  secretKey: Buffer;
+  secretKey: Keyring;
   /** Finished deliveries are kept this many days. */
   retentionDays: number;
   /** Requests to one endpoint in flight at once (WEBHOOK_ENDPOINT_CONCURRENCY). */
@@ -328,7 +328,7 @@ export class Dispatcher {
       this.outcomes.inc({ outcome: 'dropped' });
       return true;
     }
-    const secrets = liveSecrets(endpoint.secrets, now).map((s) => unseal(s.sealed, this.settings.secretKey).toString());
+    const secrets = liveSecrets(endpoint.secrets, now).map((s) => this.settings.secretKey.open(s.sealed).toString());
     const headers = signedHeaders(secrets, d.event_id, Math.floor(now.getTime() / 1000), d.body);
     const parent = this.tracing && remoteContext(d.traceparent);
     const traced = parent

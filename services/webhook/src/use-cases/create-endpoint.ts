@@ -1,4 +1,4 @@
-import { AppError, newId, seal } from '@licensing/runtime';
+import { AppError, newId } from '@licensing/runtime';
 import type { CreateWebhookEndpointRequest } from '@licensing/proto';
 import { checkDescription, checkEvents, endpointCapReached, newSecret } from '../domain/endpoint';
 import { checkWebhookUrl } from '../domain/ssrf';
@@ -27,7 +27,7 @@ export async function createEndpoint(
     description: checkDescription(req.description),
     enabled: true,
     failing_since: null,
-    secrets: [{ sealed: seal(Buffer.from(secret), secretKey), created_at: now, expires_at: null }],
+    secrets: [{ sealed: secretKey.seal(Buffer.from(secret)), created_at: now, expires_at: null }],
     created_at: now,
     deleted_at: null,
   };

@@ -1,5 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { sealingKey, type Clock, type ServiceContext } from '@licensing/runtime';
+import { Keyring, type Clock, type ServiceContext } from '@licensing/runtime';
 import type { Lookup, UrlPolicy } from '../domain/ssrf';
 import type { DeliveryDoc, DeliveryStore } from '../store/deliveries';
 import type { EndpointStore } from '../store/queries';
@@ -11,7 +11,7 @@ export interface EndpointDeps {
   deliveries: DeliveryStore;
   clock: Clock;
   /** Seals endpoint signing secrets at rest (WEBHOOK_SECRET_KEY). */
-  secretKey: Buffer;
+  secretKey: Keyring;
   urlPolicy: UrlPolicy;
   /** Resolves a URL's host, so a name that points inside the network is refused. */
   lookup: Lookup;
@@ -36,7 +36,7 @@ export function endpointDeps(
     endpoints,
     deliveries,
     clock: ctx.clock,
-    secretKey: sealingKey(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
+    secretKey: Keyring.parse(ctx.config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY'),
     urlPolicy: { httpsOnly: production, allowLoopback: !production && ctx.config.WEBHOOK_ALLOW_LOOPBACK },
     lookup,
     maxEndpoints: ctx.config.WEBHOOK_MAX_ENDPOINTS,

@@ -1,4 +1,3 @@
-import { seal } from '@licensing/runtime';
 import { SECRETS_KEPT, SECRET_OVERLAP_MS, liveSecrets, newSecret } from '../domain/endpoint';
 import type { EndpointDeps } from './deps';
 import type { EndpointWithSecret } from './create-endpoint';
@@ -21,7 +20,7 @@ export async function rotateSecret(
     .slice(0, SECRETS_KEPT - 1)
     .map((s) => ({ ...s, expires_at: s.expires_at ?? new Date(now.getTime() + SECRET_OVERLAP_MS) }));
   await endpoints.update(accountId, id, {
-    secrets: [{ sealed: seal(Buffer.from(secret), secretKey), created_at: now, expires_at: null }, ...previous],
+    secrets: [{ sealed: secretKey.seal(Buffer.from(secret)), created_at: now, expires_at: null }, ...previous],
   });
   return { endpoint: current, secret };
 }

@@ -4,3 +4,4 @@ export { addPostgresIndexes, indexedFields, pageIndexes, unusedByFerretdb } from
 export { PostgresPages, countSql, pageSql, postgresPagesOf, usePostgresPages } from './pages';
 export { sqlWhere } from './sql-filter';
 export { clearOutboxSql, pendingIdsSql, pendingIndexSql, type Published } from './outbox-clear';
+export { ferretTables, stampSql, stampWithPostgres } from './stamp';
