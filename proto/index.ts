@@ -10,3 +10,4 @@ export * from './rules';
 export * from './gen/licensing/v1/checkout';
 export * from './gen/licensing/v1/webhook';
 export * from './gen/licensing/v1/notification';
+export * from './gen/licensing/v1/import';

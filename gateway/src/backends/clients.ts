@@ -1,6 +1,7 @@
 import {
   AccountServiceClient,
   CheckoutServiceClient,
+  ImportServiceClient,
   LicenseServiceClient,
   NotificationServiceClient,
   ProductServiceClient,
@@ -40,6 +41,8 @@ export function createClients(config: BackendSettings) {
   const accounts = createClient(AccountServiceClient, services.account, token, timeout);
   const products = createClient(ProductServiceClient, services.product, token, timeout);
   const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
+  // Imports and exports (issue 32) live on the licence service too.
+  const imports = createClient(ImportServiceClient, services.license, token, timeout);
   const checkouts = createClient(CheckoutServiceClient, services.checkout, token, timeout);
   const webhooks = createClient(WebhookServiceClient, services.webhook, token, timeout);
   const notifications = createClient(NotificationServiceClient, services.notification, token, timeout);
@@ -53,12 +56,13 @@ export function createClients(config: BackendSettings) {
     accounts: accounts.call,
     products: products.call,
     licenses: licenses.call,
+    imports: imports.call,
     checkouts: checkouts.call,
     webhooks: webhooks.call,
     notifications: notifications.call,
     health: healthChecks,
     close() {
-      for (const c of [accounts, products, licenses, checkouts, webhooks, notifications]) c.close();
+      for (const c of [accounts, products, licenses, imports, checkouts, webhooks, notifications]) c.close();
       for (const h of Object.values(healthChecks)) h.close();
     },
   };

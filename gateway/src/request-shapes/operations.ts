@@ -1,4 +1,4 @@
-import { checkoutStatuses, licenseStatuses, policyFields, policyRules, type PolicyRule } from '@licensing/proto';
+import { checkoutStatuses, importFormats, licenseStatuses, policyFields, policyRules, type PolicyRule } from '@licensing/proto';
 import { pageShape, type Field, type ObjectField, type QueryShape, type Shape } from './shapes';
 
 // What each operation accepts: the routes validate with these shapes and the
@@ -146,3 +146,14 @@ export const webhookEndpointUpdate = {
   description: { max: 500, multiline: true },
   enabled: { kind: 'bool' },
 } satisfies Shape;
+
+/** POST /api/v1/imports: the file's format (the body is the file itself, streamed). */
+export const importCreateQuery = {
+  format: {
+    kind: 'enum',
+    values: importFormats,
+    required: true,
+    description:
+      'jsonl (Content-Type: application/x-ndjson), or csv, keygen, lemonsqueezy, gumroad (Content-Type: text/csv)',
+  },
+} satisfies QueryShape;
