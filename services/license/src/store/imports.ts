@@ -21,7 +21,8 @@ export interface ImportDoc {
   imported: number;
   skipped: number;
   rejected: number;
-  errors: { row: number; message: string }[];
+  /** The first 1,000 rejected rows (named so: `errors` is a reserved name in mongoose). */
+  row_errors: { row: number; message: string }[];
   failure: string;
   /** The run holding the job: its epoch (claimed by a unique insert in import_claims) and until when. */
   epoch: number;
@@ -70,7 +71,7 @@ export function importModels(conn: Connection) {
       imported: { type: Number, default: 0 },
       skipped: { type: Number, default: 0 },
       rejected: { type: Number, default: 0 },
-      errors: { type: [Object], default: [] },
+      row_errors: { type: [Object], default: [] },
       failure: { type: String, default: '' },
       epoch: { type: Number, default: 0 },
       lease_until: { type: Date, default: null },

@@ -67,7 +67,7 @@ export function presentImport(doc: ImportDoc): Import {
     imported: doc.imported,
     skipped: doc.skipped,
     rejected: doc.rejected,
-    errors: doc.errors,
+    errors: doc.row_errors,
     created_at: doc.created_at.toISOString(),
     finished_at: doc.finished_at?.toISOString() ?? '',
     failure: doc.failure,
@@ -97,7 +97,7 @@ export async function createImport(deps: ImportDeps, accountId: string, format: 
     imported: 0,
     skipped: 0,
     rejected: 0,
-    errors: [],
+    row_errors: [],
     failure: '',
     epoch: 0,
     lease_until: null,
@@ -177,7 +177,7 @@ export interface ImportedFrom {
   row: number;
 }
 
-type Tally = Pick<ImportDoc, 'imported' | 'skipped' | 'rejected' | 'errors' | 'checkpoint_row'>;
+type Tally = Pick<ImportDoc, 'imported' | 'skipped' | 'rejected' | 'row_errors' | 'checkpoint_row'>;
 
 /** One run of an import job: from its checkpoint to the end of the file, a batch at a time. */
 export class ImportRun {
@@ -196,7 +196,7 @@ export class ImportRun {
       imported: doc.imported,
       skipped: doc.skipped,
       rejected: doc.rejected,
-      errors: [...doc.errors],
+      row_errors: [...doc.row_errors],
       checkpoint_row: doc.checkpoint_row,
     };
   }
@@ -264,9 +264,12 @@ export class ImportRun {
     return rows + reader.end().length;
   }
 
+  /** This batch's rejections, added to the import's in row order at its end. */
+  private batchErrors: { row: number; message: string }[] = [];
+
   private reject(row: number, message: string): void {
     this.tally.rejected++;
-    if (this.tally.errors.length < MAX_IMPORT_ERRORS) this.tally.errors.push({ row, message });
+    this.batchErrors.push({ row, message });
   }
 
   private async productNamed(name: string, create?: ImportProduct): Promise<{ id: string; created: boolean }> {
@@ -418,6 +421,9 @@ export class ImportRun {
       }
     }
 
+    for (const e of this.batchErrors.sort((a, b) => a.row - b.row))
+      if (this.tally.row_errors.length < MAX_IMPORT_ERRORS) this.tally.row_errors.push(e);
+    this.batchErrors = [];
     const last = rows[rows.length - 1]?.row ?? this.tally.checkpoint_row;
     this.tally.checkpoint_row = Math.max(this.tally.checkpoint_row, last);
     return deps.imports.checkpoint(this.doc._id, this.epoch, { ...this.tally, ...this.lease() });
