@@ -64,7 +64,12 @@ describe('imports', () => {
           metadata: { source: 'keygen' },
           entitlements: ['pro'],
         },
-        { key: LEMON, product_name: 'From Lemon', customer_email: 'ls@example.com', expires_at: '2099-01-01T00:00:00Z' },
+        {
+          key: LEMON,
+          product_name: 'From Lemon',
+          customer_email: 'ls@example.com',
+          expires_at: '2099-01-01T00:00:00Z',
+        },
         { key: GUMROAD, product_id: productId, customer_email: 'gr@example.com', status: 'suspended' },
         { key: native, product_id: productId, customer_email: 'native@example.com' },
       ),
@@ -130,14 +135,16 @@ describe('imports', () => {
     const key = 'a1b2c3d4e5f60718293a4b5c6d7e8f90'; // a Keygen-style hex key
     const before = await f.api('POST', '/api/v1/keys/validate', { key });
     expect(before.body).toMatchObject({ valid: false, code: 'not_found', detail: 'no licence with this key' });
-    const out = await importFile(f.api, 'jsonl', jsonl({ key, product_id: productId, customer_email: 'x@example.com' }));
+    const out = await importFile(
+      f.api,
+      'jsonl',
+      jsonl({ key, product_id: productId, customer_email: 'x@example.com' }),
+    );
     expect(out).toMatchObject({ imported: 1 });
     // The "not found" the gateway remembered is gone with license.created.
     await eventually(async () => {
       expect((await f.api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: true });
-      expect(
-        (await f.api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body,
-      ).toMatchObject({ valid: true });
+      expect((await f.api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body).toMatchObject({ valid: true });
     });
   });
 
@@ -178,13 +185,23 @@ describe('imports', () => {
       JSON.stringify({ key: 'good-key-0001', product_id: productId, customer_email: 'a@example.com' }),
       JSON.stringify({ key: 'k'.repeat(65), product_id: productId, customer_email: 'a@example.com' }),
       JSON.stringify({ key: taken, product_id: productId, customer_email: 'a@example.com' }),
-      JSON.stringify({ key: 'good-key-0002', product_id: 'prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P', customer_email: 'a@example.com' }),
+      JSON.stringify({
+        key: 'good-key-0002',
+        product_id: 'prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P',
+        customer_email: 'a@example.com',
+      }),
       JSON.stringify({ key: 'good-key-0003', product_id: productId, customer_email: 'not-an-email' }),
       '{"key": "broken',
       JSON.stringify({ key: typo, product_id: productId, customer_email: 'a@example.com' }),
       JSON.stringify({ key: 'good-key-0004', product_id: productId, customer_email: 'b@example.com', status: 'lost' }),
       JSON.stringify({ key: 'good-key-0001', product_id: productId, customer_email: 'other@example.com' }),
-      JSON.stringify({ key: 'good-key-0005', product_id: productId, customer_email: 'c@example.com', max_activations: 1, activations: ['m1', 'm2'] }),
+      JSON.stringify({
+        key: 'good-key-0005',
+        product_id: productId,
+        customer_email: 'c@example.com',
+        max_activations: 1,
+        activations: ['m1', 'm2'],
+      }),
       JSON.stringify({ key: 'good-key-0006', product_id: productId, customer_email: 'd@example.com' }),
     ];
     const out = await importFile(f.api, 'jsonl', `${lines.join('\n')}\n`);
@@ -277,9 +294,7 @@ describe('imports', () => {
       policy: { max_activations: 2 },
       metadata: { lemonsqueezy_order: '1001', lemonsqueezy_variant: 'Yearly', customer_name: 'Ada' },
     });
-    expect((await f.api('GET', '/api/v1/licenses/d9b7a1e0-2222-4a4a-8b8b-0123456789ab')).body.status).toBe(
-      'suspended',
-    );
+    expect((await f.api('GET', '/api/v1/licenses/d9b7a1e0-2222-4a4a-8b8b-0123456789ab')).body.status).toBe('suspended');
 
     const gumroad = await importFile(
       f.api,
@@ -319,7 +334,11 @@ describe('imports', () => {
   });
 
   it("another account's import is not found", async () => {
-    const out = await upload(f.api, 'jsonl', jsonl({ key: 'mine-0000001', product_id: productId, customer_email: 'm@example.com' }));
+    const out = await upload(
+      f.api,
+      'jsonl',
+      jsonl({ key: 'mine-0000001', product_id: productId, customer_email: 'm@example.com' }),
+    );
     const other = await f.stack.newAccount();
     const r = await client(f.stack.url, other.apiKey)('GET', `/api/v1/imports/${out.body.id}`);
     expect(r.status).toBe(404);

@@ -672,7 +672,9 @@ export function openApiDocument(version: string) {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    tags: ['Products', 'Licences', 'Validation', 'Checkout', 'Webhooks', 'Imports and exports', 'Operations'].map((name) => ({ name })),
+    tags: ['Products', 'Licences', 'Validation', 'Checkout', 'Webhooks', 'Imports and exports', 'Operations'].map(
+      (name) => ({ name }),
+    ),
     paths: { ...paths, ...publicPaths },
     components: {
       securitySchemes: {

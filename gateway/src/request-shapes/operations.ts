@@ -1,4 +1,11 @@
-import { checkoutStatuses, importFormats, licenseStatuses, policyFields, policyRules, type PolicyRule } from '@licensing/proto';
+import {
+  checkoutStatuses,
+  importFormats,
+  licenseStatuses,
+  policyFields,
+  policyRules,
+  type PolicyRule,
+} from '@licensing/proto';
 import { pageShape, type Field, type ObjectField, type QueryShape, type Shape } from './shapes';
 
 // What each operation accepts: the routes validate with these shapes and the

@@ -11,7 +11,7 @@ import { route, withQuery } from './route';
 import { endpointJson } from './webhooks';
 
 // Imports and exports (issue 32; docs/api.md "Imports" and "Exports"). An import's body is the file
-// itself, up to 100 MB: it is read a piece at a time (never whole) and each piece of 1 MiB goes to the
+// itself, up to 100 MB: it is read a piece at a time (never whole) and each piece of 512 KiB goes to the
 // licence service, which stores it and runs the import as a job once the file is complete. An export is
 // a job of this gateway: it gathers the account's data from each service over gRPC, a page at a time,
 // and writes the file into the licence service, which serves it for 24 hours.
@@ -19,7 +19,7 @@ import { endpointJson } from './webhooks';
 /** The largest import file. */
 export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
 /** The pieces a file travels in. */
-const PIECE_BYTES = 1024 * 1024;
+const PIECE_BYTES = 512 * 1024;
 
 export const importJson = (i: Import) => ({
   id: i.id,
@@ -169,7 +169,7 @@ export function importRoutes(router: Router, clients: Clients, log: Logger): voi
 /**
  * Writes the account's data as JSON lines, one type after another: products, licences (with their
  * active machines), checkout sessions, webhook endpoints (never their secrets). Each service is asked
- * over gRPC, a page at a time; the file goes to the licence service in pieces of 1 MiB.
+ * over gRPC, a page at a time; the file goes to the licence service in pieces of 512 KiB.
  *
  * To add a resource (subscriptions, once they exist): one more `section` below, paging through its
  * service's list call and writing one `{"type": "<resource>", …}` line per item; the jsonl import skips
@@ -206,7 +206,10 @@ export async function runExport(clients: Clients, accountId: string, exportId: s
     let after = '';
     const products: Record<string, unknown>[] = [];
     for (;;) {
-      const page = await clients.products.listProducts({ account_id: accountId, page: { limit: 100, starting_after: after } });
+      const page = await clients.products.listProducts({
+        account_id: accountId,
+        page: { limit: 100, starting_after: after },
+      });
       for (const p of page.data) {
         productNames.set(p.id, p.name);
         products.push(productJson(p));
@@ -219,7 +222,7 @@ export async function runExport(clients: Clients, accountId: string, exportId: s
 
     after = '';
     for (;;) {
-      const page = await clients.imports.exportLicenses({ account_id: accountId, after, limit: 500 });
+      const page = await clients.imports.exportLicenses({ account_id: accountId, after, limit: 100 });
       for (const text of page.lines) {
         const l = JSON.parse(text) as Record<string, unknown>;
         const { type: _type, product_id, ...rest } = l;
@@ -252,7 +255,10 @@ export async function runExport(clients: Clients, accountId: string, exportId: s
 
     after = '';
     for (;;) {
-      const page = await clients.webhooks.listEndpoints({ account_id: accountId, page: { limit: 100, starting_after: after } });
+      const page = await clients.webhooks.listEndpoints({
+        account_id: accountId,
+        page: { limit: 100, starting_after: after },
+      });
       // Never the signing secret (the list does not carry it).
       for (const e of page.data) await line('webhook_endpoint', endpointJson(e));
       if (!page.page?.has_more || !page.page.next_cursor) break;

@@ -127,6 +127,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     reclaim.start();
     imports.start();
     return async () => {
+      importRunner.stop();
       await imports.stop();
       await expiry.stop();
       await reclaim.stop();

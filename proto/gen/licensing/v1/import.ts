@@ -131,7 +131,7 @@ export interface ExportLicensesRequest {
   account_id: string;
   /** The last licence id of the previous page; empty for the first. */
   after: string;
-  /** 1..500 */
+  /** 1..100 */
   limit: number;
 }
 
@@ -2184,7 +2184,7 @@ export const ImportServiceService = {
     responseSerialize: (value: ExportChunk): Buffer => Buffer.from(ExportChunk.encode(value).finish()),
     responseDeserialize: (value: Buffer): ExportChunk => ExportChunk.decode(value),
   },
-  /** A page of the account's licences as export lines (JSON, with their active machines), oldest first. */
+  /** A page of the account's licences as export lines (JSON, with their active machines), newest first. */
   exportLicenses: {
     path: "/licensing.v1.ImportService/ExportLicenses" as const,
     requestStream: false as const,
@@ -2219,7 +2219,7 @@ export interface ImportServiceServer extends UntypedServiceImplementation {
   getExport: handleUnaryCall<GetExportRequest, Export>;
   /** One piece of a finished export's file (seq 0 … chunks - 1). */
   readExportChunk: handleUnaryCall<ReadExportChunkRequest, ExportChunk>;
-  /** A page of the account's licences as export lines (JSON, with their active machines), oldest first. */
+  /** A page of the account's licences as export lines (JSON, with their active machines), newest first. */
   exportLicenses: handleUnaryCall<ExportLicensesRequest, ExportLicensesResponse>;
 }
 
@@ -2384,7 +2384,7 @@ export interface ImportServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ExportChunk) => void,
   ): ClientUnaryCall;
-  /** A page of the account's licences as export lines (JSON, with their active machines), oldest first. */
+  /** A page of the account's licences as export lines (JSON, with their active machines), newest first. */
   exportLicenses(
     request: ExportLicensesRequest,
     callback: (error: ServiceError | null, response: ExportLicensesResponse) => void,

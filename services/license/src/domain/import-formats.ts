@@ -43,8 +43,10 @@ const json = (v: string | undefined, what: string): unknown => {
     throw new ImportFileError(`${what} must be JSON`);
   }
 };
-const needOne = (label: string, ...names: string[]) => (cols: string[]) =>
-  names.some((n) => cols.includes(n)) ? undefined : `the ${label} column is missing (one of: ${names.join(', ')})`;
+const needOne =
+  (label: string, ...names: string[]) =>
+  (cols: string[]) =>
+    names.some((n) => cols.includes(n)) ? undefined : `the ${label} column is missing (one of: ${names.join(', ')})`;
 const firstProblem =
   (...checks: ((cols: string[]) => string | undefined)[]) =>
   (cols: string[]) => {
@@ -350,7 +352,9 @@ function stripUndefined(o: Record<string, unknown>): Record<string, unknown> {
  * problem otherwise (the upload is refused with 400).
  */
 export function checkHead(format: ImportFormat, head: Uint8Array): string | undefined {
-  const text = Buffer.from(head.buffer, head.byteOffset, head.byteLength).toString('utf8').replace(/^\uFEFF/, '');
+  const text = Buffer.from(head.buffer, head.byteOffset, head.byteLength)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   if (format === 'jsonl') {
     const first = text.split('\n').find((l) => l.trim() !== '');
     if (first === undefined) return 'the file is empty';

@@ -81,8 +81,7 @@ export function importKey(raw: unknown): { key: string; foreign: boolean } | { e
       error:
         'key has the shape of a native key (30 Crockford characters) but its check characters are wrong: it could never validate',
     };
-  if (!FOREIGN_KEY.test(text))
-    return { error: 'key must be 8 to 64 characters: letters, digits and . _ ~ + = : -' };
+  if (!FOREIGN_KEY.test(text)) return { error: 'key must be 8 to 64 characters: letters, digits and . _ ~ + = : -' };
   return { key: text, foreign: true };
 }
 
@@ -124,8 +123,7 @@ export function checkRow(line: Record<string, unknown>, now: Date): CheckedRow {
   if (!productId && !productName) return rejected('product_id or product_name is required');
   if (productId && !/^prod_[A-Za-z0-9]{1,40}$/.test(productId))
     return rejected('product_id must be a product id (prod_…)');
-  if (productName.length > PRODUCT_NAME_MAX)
-    return rejected(`product_name is at most ${PRODUCT_NAME_MAX} characters`);
+  if (productName.length > PRODUCT_NAME_MAX) return rejected(`product_name is at most ${PRODUCT_NAME_MAX} characters`);
   const badName = productName && textProblem('product_name', productName);
   if (badName) return rejected(badName.message);
 

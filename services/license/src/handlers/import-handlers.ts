@@ -40,7 +40,8 @@ export function importHandlers(
     createExport: async (req) => presentExport(await createExport(deps, req.account_id), now()),
     appendExportChunk: async (req) =>
       presentExport(await appendExportChunk(deps, req.account_id, req.export_id, req.seq, req.data, req.counts), now()),
-    finishExport: async (req) => presentExport(await finishExport(deps, req.account_id, req.export_id, req.failure), now()),
+    finishExport: async (req) =>
+      presentExport(await finishExport(deps, req.account_id, req.export_id, req.failure), now()),
     getExport: async (req) => presentExport(await getExport(deps, req.account_id, req.id), now()),
     readExportChunk: async (req) => ({ data: await readExportChunk(deps, req.account_id, req.export_id, req.seq) }),
     exportLicenses: async (req) => exportLicenses(deps, req.account_id, req.after, req.limit),

@@ -10,6 +10,12 @@ import { IMPORT_LEASE_MS, ImportRun, type ImportDeps } from '../use-cases/import
  */
 export class ImportRunner {
   private lastExportSweep = 0;
+  private stopping = false;
+
+  /** A run in progress stops after its batch (the service is stopping). */
+  stop(): void {
+    this.stopping = true;
+  }
 
   constructor(
     private readonly deps: ImportDeps & ExportDeps,
@@ -23,12 +29,13 @@ export class ImportRunner {
       await dropExpiredExports(this.deps);
     }
     for (const doc of await this.deps.imports.runnable(now)) {
+      if (this.stopping) return;
       const epoch = await this.deps.imports.claim(doc, now, IMPORT_LEASE_MS);
       if (epoch === null) continue;
       const fresh = await this.deps.imports.byId(doc._id);
       if (!fresh || fresh.epoch !== epoch) continue;
       const started = Date.now();
-      const finished = await new ImportRun(this.deps, fresh, epoch).run();
+      const finished = await new ImportRun(this.deps, fresh, epoch, () => this.stopping).run();
       this.log.info(
         { import_id: doc._id, account_id: doc.account_id, ms: Date.now() - started, finished },
         finished ? 'import run finished' : 'import run taken over by another run',

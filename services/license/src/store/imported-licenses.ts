@@ -1,9 +1,41 @@
-import { outboxOf } from '@licensing/runtime';
+import { listPage, outboxOf, postgresPagesOf } from '@licensing/runtime';
+import type { Model } from 'mongoose';
 import type { DomainEvent } from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc, LicenseModels } from './models';
 
 /** No query here runs longer than this on the server. */
 const QUERY_MAX_MS = 5000;
+/** Look-ups by key in flight at once over FerretDB. */
+const LOOKUPS_AT_ONCE = 16;
+
+/**
+ * The documents whose `field` is one of `values`: one $in on MongoDB; over FerretDB's PostgreSQL, which
+ * passes only equalities down to SQL (an $in would read the whole collection), one equality per value on
+ * its index, several at a time.
+ */
+async function whereIn<T>(
+  model: Model<any>,
+  field: string,
+  values: string[],
+  rest: Record<string, unknown>,
+  projection: Record<string, 0 | 1>,
+): Promise<T[]> {
+  if (!values.length) return [];
+  const find = (filter: Record<string, unknown>) =>
+    model
+      .find({ ...filter, ...rest }, projection)
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<T[]>()
+      .exec();
+  if (!postgresPagesOf(model.db)) return find({ [field]: { $in: values } });
+  const out: T[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < values.length) out.push(...(await find({ [field]: values[next++] })));
+  };
+  await Promise.all(Array.from({ length: Math.min(LOOKUPS_AT_ONCE, values.length) }, worker));
+  return out;
+}
 
 /** What imports and exports read and write of the licences and their machines, in batches. */
 export class ImportedLicenses {
@@ -11,11 +43,7 @@ export class ImportedLicenses {
 
   /** The licences holding any of these keys, whatever their account (one read on the unique key index). */
   async licensesByKeys(keys: string[]): Promise<Map<string, LicenseDoc>> {
-    if (!keys.length) return new Map();
-    const docs = await this.models.License.find({ key: { $in: keys } }, { outbox: 0 })
-      .maxTimeMS(QUERY_MAX_MS)
-      .lean<LicenseDoc[]>()
-      .exec();
+    const docs = await whereIn<LicenseDoc>(this.models.License, 'key', keys, {}, { outbox: 0 });
     return new Map(docs.map((d) => [d.key, d]));
   }
 
@@ -23,13 +51,13 @@ export class ImportedLicenses {
   async activeFingerprints(licenseIds: string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     if (!licenseIds.length) return out;
-    const docs = await this.models.Activation.find(
-      { license_id: { $in: licenseIds }, deactivated_at: null },
+    const docs = await whereIn<Pick<ActivationDoc, 'license_id' | 'fingerprint'>>(
+      this.models.Activation,
+      'license_id',
+      licenseIds,
+      { deactivated_at: null },
       { license_id: 1, fingerprint: 1 },
-    )
-      .maxTimeMS(QUERY_MAX_MS)
-      .lean<Pick<ActivationDoc, 'license_id' | 'fingerprint'>[]>()
-      .exec();
+    );
     for (const d of docs) out.set(d.license_id, [...(out.get(d.license_id) ?? []), d.fingerprint]);
     return out;
   }
@@ -46,12 +74,13 @@ export class ImportedLicenses {
     if (licenses.length) {
       try {
         await this.models.License.insertMany(
-          licenses.map((l) => ({ ...l.doc, ...outboxOf(l.events) })),
+          licenses.map((l) => (l.events.length ? { ...l.doc, ...outboxOf(l.events) } : l.doc)),
           { ordered: false, lean: true },
         );
       } catch (err) {
-        const writeErrors = (err as { writeErrors?: { err?: { index?: number; code?: number }; index?: number; code?: number }[] })
-          .writeErrors;
+        const writeErrors = (
+          err as { writeErrors?: { err?: { index?: number; code?: number }; index?: number; code?: number }[] }
+        ).writeErrors;
         if (!writeErrors) throw err;
         for (const e of writeErrors) {
           const code = e.code ?? e.err?.code;
@@ -74,23 +103,21 @@ export class ImportedLicenses {
     return failed;
   }
 
-  /** A page of an account's licences, oldest first after `after` (the export), with their active machines. */
+  /** A page of an account's licences, newest first after `after` (the export), with their active machines. */
   async exportPage(accountId: string, after: string, limit: number) {
-    const filter = after ? { account_id: accountId, _id: { $gt: after } } : { account_id: accountId };
-    const docs = await this.models.License.find(filter, { outbox: 0 })
-      .sort({ account_id: 1, _id: 1 })
-      .limit(limit)
-      .maxTimeMS(QUERY_MAX_MS)
-      .lean<LicenseDoc[]>()
-      .exec();
-    const machines = await this.models.Activation.find(
-      { license_id: { $in: docs.map((d) => d._id) }, deactivated_at: null },
+    const page = await listPage<LicenseDoc>(
+      this.models.License,
+      { account_id: accountId },
+      { limit, starting_after: after },
+    );
+    const docs = page.items;
+    const machines = await whereIn<Pick<ActivationDoc, 'license_id' | 'fingerprint' | 'name'>>(
+      this.models.Activation,
+      'license_id',
+      docs.map((d) => d._id),
+      { deactivated_at: null },
       { license_id: 1, fingerprint: 1, name: 1 },
-    )
-      .maxTimeMS(QUERY_MAX_MS)
-      .lean<Pick<ActivationDoc, 'license_id' | 'fingerprint' | 'name'>[]>()
-      .exec();
-    return { docs, machines };
+    );
+    return { docs, machines, next: page.page.has_more ? page.page.next_cursor : '' };
   }
-
 }

@@ -153,7 +153,10 @@ export class ImportStore {
 
   async chunk(ownerId: string, seq: number, exported = false): Promise<Buffer | null> {
     const model = exported ? this.models.ExportChunk : this.models.ImportChunk;
-    const doc = await model.findOne({ _id: chunkId(ownerId, seq) }).lean<ChunkDoc>().exec();
+    const doc = await model
+      .findOne({ _id: chunkId(ownerId, seq) })
+      .lean<ChunkDoc>()
+      .exec();
     if (!doc) return null;
     const d = doc.data as unknown as Buffer | { buffer: Buffer };
     return Buffer.isBuffer(d) ? d : Buffer.from((d as { buffer: Buffer }).buffer);

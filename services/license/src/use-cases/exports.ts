@@ -73,7 +73,8 @@ export async function appendExportChunk(
   if (doc.state !== 'running') throw new AppError('conflict', `the export is ${doc.state}`);
   if (data.byteLength > MAX_CHUNK_BYTES) throw AppError.invalid('data', `a piece is at most ${MAX_CHUNK_BYTES} bytes`);
   if (seq !== doc.chunks) throw new AppError('conflict', `piece ${seq} out of order: piece ${doc.chunks} is next`);
-  if (doc.bytes + data.byteLength > MAX_EXPORT_BYTES) throw new AppError('payload_too_large', 'the export is too large');
+  if (doc.bytes + data.byteLength > MAX_EXPORT_BYTES)
+    throw new AppError('payload_too_large', 'the export is too large');
   await deps.imports.putChunk(doc._id, seq, data, true);
   const inc: Record<string, number> = {};
   for (const [type, n] of Object.entries(counts)) if (/^[a-z_]{1,40}$/.test(type)) inc[`counts.${type}`] = n;
@@ -82,7 +83,12 @@ export async function appendExportChunk(
   return { ...doc, ...set };
 }
 
-export async function finishExport(deps: ExportDeps, accountId: string, id: string, failure: string): Promise<ExportDoc> {
+export async function finishExport(
+  deps: ExportDeps,
+  accountId: string,
+  id: string,
+  failure: string,
+): Promise<ExportDoc> {
   const doc = await own(deps, accountId, id);
   if (doc.state !== 'running') return doc;
   const now = deps.clock.now();
@@ -101,7 +107,8 @@ export async function readExportChunk(deps: ExportDeps, accountId: string, id: s
   if (doc.state !== 'done') throw new AppError('conflict', `the export is ${doc.state}: nothing to download yet`);
   if (!doc.expires_at || doc.expires_at <= deps.clock.now())
     throw AppError.notFound('export file (kept 24 hours after the export finished)');
-  if (!Number.isInteger(seq) || seq < 0 || seq >= doc.chunks) throw AppError.invalid('seq', `seq must be 0 to ${doc.chunks - 1}`);
+  if (!Number.isInteger(seq) || seq < 0 || seq >= doc.chunks)
+    throw AppError.invalid('seq', `seq must be 0 to ${doc.chunks - 1}`);
   const data = await deps.imports.chunk(doc._id, seq, true);
   if (!data) throw AppError.notFound('export file (kept 24 hours after the export finished)');
   return data;
@@ -117,7 +124,7 @@ export async function dropExpiredExports(deps: ExportDeps): Promise<number> {
   return expired.length;
 }
 
-/** A page of the account's licences as export lines: the jsonl import's fields (product by id; the gateway names it). */
+/** A page of the account's licences (newest first) as export lines: the jsonl import's fields (product by id; the gateway names it). */
 export async function exportLicenses(
   deps: ExportDeps,
   accountId: string,
@@ -125,8 +132,8 @@ export async function exportLicenses(
   limit: number,
 ): Promise<{ lines: string[]; next_after: string }> {
   if (after && !isId('lic', after)) throw AppError.invalid('after', 'after must be a licence id');
-  const n = Math.min(Math.max(limit || 100, 1), 500);
-  const { docs, machines } = await deps.licenses.exportPage(accountId, after, n);
+  const n = Math.min(Math.max(limit || 100, 1), 100);
+  const { docs, machines, next } = await deps.licenses.exportPage(accountId, after, n);
   const byLicense = new Map<string, { fingerprint: string; name?: string }[]>();
   for (const m of machines)
     byLicense.set(m.license_id, [
@@ -147,5 +154,5 @@ export async function exportLicenses(
       entitlements: d.extra_entitlements ?? [],
     }),
   );
-  return { lines, next_after: docs.length === n ? docs[docs.length - 1]._id : '' };
+  return { lines, next_after: next };
 }

@@ -38,7 +38,7 @@ export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
 /** The largest piece of it one call carries. */
 export const MAX_CHUNK_BYTES = 1024 * 1024;
 /** Rows written together. */
-export const IMPORT_BATCH = 500;
+export const IMPORT_BATCH = 1000;
 /** How long a run holds an import without renewing (each batch renews it). */
 export const IMPORT_LEASE_MS = 30_000;
 
@@ -191,6 +191,8 @@ export class ImportRun {
     private readonly deps: ImportDeps,
     private doc: ImportDoc,
     private readonly epoch: number,
+    /** True once the service is stopping: the run stops after its batch, and the job resumes elsewhere. */
+    private readonly stopping: () => boolean = () => false,
   ) {
     this.tally = {
       imported: doc.imported,
@@ -221,6 +223,11 @@ export class ImportRun {
           if (batch.length >= IMPORT_BATCH) {
             if (!(await this.batch(batch))) return false;
             batch = [];
+            if (this.stopping()) {
+              // Another run (this instance after a restart, or another) takes it from the checkpoint.
+              await deps.imports.checkpoint(doc._id, this.epoch, { lease_until: null });
+              return false;
+            }
           }
         }
       }
@@ -228,7 +235,15 @@ export class ImportRun {
       if (batch.length && !(await this.batch(batch))) return false;
       const now = deps.clock.now();
       const total = Math.max(this.doc.total, this.tally.checkpoint_row);
-      if (!(await deps.imports.checkpoint(doc._id, this.epoch, { state: 'done', total, finished_at: now, updated_at: now, lease_until: null })))
+      if (
+        !(await deps.imports.checkpoint(doc._id, this.epoch, {
+          state: 'done',
+          total,
+          finished_at: now,
+          updated_at: now,
+          lease_until: null,
+        }))
+      )
         return false;
       await deps.imports.deleteChunks(doc._id);
       return true;
@@ -350,18 +365,17 @@ export class ImportRun {
       }
     }
 
-    // One read for every key of the batch, in any account (keys are unique system-wide).
-    const stored = await deps.licenses.licensesByKeys(licenses.map((l) => l.data.key));
-    const storedFingerprints = await deps.licenses.activeFingerprints(
-      [...stored.values()].filter((d) => d.account_id === this.doc.account_id).map((d) => d._id),
-    );
+    // Keys met earlier in the file are settled here; the others are inserted at once, in one unordered
+    // insert: a key stored anywhere already is refused by the unique index, and only those are read
+    // (one look-up per batch for the keys that exist), which a first import of a file seldom has.
     const toInsert: {
       row: number;
+      data: ImportRow;
+      form: ComparableLicense;
       doc: Omit<LicenseDoc, 'outbox'>;
       events: ReturnType<typeof importedLicenseEvents>;
       activations: ActivationDoc[];
     }[] = [];
-    const resumed: { row: number; doc: LicenseDoc; data: ImportRow }[] = [];
     for (const l of licenses) {
       const form = comparable(l.data, l.product);
       const earlier = this.seen.get(l.data.key);
@@ -372,53 +386,47 @@ export class ImportRun {
         continue;
       }
       this.seen.set(l.data.key, { row: l.row, form });
-      const existing = stored.get(l.data.key);
-      if (existing) {
-        if (existing.account_id !== this.doc.account_id) {
-          // Nothing about where: another account's key is simply taken.
-          this.reject(l.row, 'key is already taken: keys are unique across the whole system');
-          continue;
-        }
-        const from = (existing as LicenseDoc & { imported_from?: ImportedFrom }).imported_from;
-        if (from?.import_id === this.doc._id && from.row === l.row) {
-          resumed.push({ row: l.row, doc: existing, data: l.data });
-          continue;
-        }
-        const diff = firstDifference(storedForm(existing, storedFingerprints.get(existing._id) ?? []), form);
-        if (diff) this.reject(l.row, `key is already in this account with another ${diff}`);
-        else this.tally.skipped++;
-        continue;
-      }
       const made = newImportedLicense(this.doc, l.row, l.data, l.product, now);
-      toInsert.push({ row: l.row, ...made, events: importedLicenseEvents(made.doc, l.product) });
+      toInsert.push({ row: l.row, data: l.data, form, ...made, events: importedLicenseEvents(made.doc, l.product) });
+    }
+    const failed = await deps.licenses.insertImported(
+      toInsert.map((t) => ({ doc: t.doc, events: t.events })),
+      toInsert.flatMap((t) => t.activations),
+    );
+    const existing = toInsert.filter((t) => failed.has(t.doc._id));
+    for (const t of toInsert) {
+      if (failed.has(t.doc._id)) continue;
+      this.tally.imported++;
+      // With its events: nothing is read back.
+      void deps.outbox.flush(deps.licenses.models.License, t.doc._id, t.events);
     }
 
-    // Rows this job wrote before a crash (after its last checkpoint): imported, their machines made whole.
-    if (resumed.length) {
-      const missing: ActivationDoc[] = [];
-      for (const r of resumed) {
-        const have = new Set(storedFingerprints.get(r.doc._id) ?? []);
-        for (const a of activationDocs(r.doc, r.data, now)) if (!have.has(a.fingerprint)) missing.push(a);
-        this.tally.imported++;
-      }
-      await deps.licenses.insertImported([], missing);
-      for (const r of resumed) deps.outbox.flush(deps.licenses.models.License, r.doc._id);
-    }
-
-    if (toInsert.length) {
-      const failed = await deps.licenses.insertImported(
-        toInsert.map((t) => ({ doc: t.doc, events: t.events })),
-        toInsert.flatMap((t) => t.activations),
-      );
-      for (const t of toInsert) {
-        if (failed.has(t.doc._id)) {
-          // Taken meanwhile (an issuance or another import got there first).
+    if (existing.length) {
+      const stored = await deps.licenses.licensesByKeys(existing.map((t) => t.data.key));
+      const ours = [...stored.values()].filter((d) => d.account_id === this.doc.account_id);
+      const fingerprints = await deps.licenses.activeFingerprints(ours.map((d) => d._id));
+      const missingMachines: ActivationDoc[] = [];
+      for (const t of existing) {
+        const found = stored.get(t.data.key);
+        if (!found || found.account_id !== this.doc.account_id) {
+          // Nothing about where: another account's key is simply taken (or it went away meanwhile: retry the file).
           this.reject(t.row, 'key is already taken: keys are unique across the whole system');
           continue;
         }
-        this.tally.imported++;
-        deps.outbox.flush(deps.licenses.models.License, t.doc._id);
+        const from = found.imported_from;
+        if (from?.import_id === this.doc._id && from.row === t.row) {
+          // Written by this import before a crash, after its last checkpoint: imported, its machines made whole.
+          const have = new Set(fingerprints.get(found._id) ?? []);
+          for (const a of activationDocs(found, t.data, now)) if (!have.has(a.fingerprint)) missingMachines.push(a);
+          this.tally.imported++;
+          deps.outbox.flush(deps.licenses.models.License, found._id);
+          continue;
+        }
+        const diff = firstDifference(storedForm(found, fingerprints.get(found._id) ?? []), t.form);
+        if (diff) this.reject(t.row, `key is already in this account with another ${diff}`);
+        else this.tally.skipped++;
       }
+      if (missingMachines.length) await deps.licenses.insertImported([], missingMachines);
     }
 
     for (const e of this.batchErrors.sort((a, b) => a.row - b.row))
@@ -464,7 +472,11 @@ function storedForm(doc: LicenseDoc, fingerprints: string[]): ComparableLicense 
   };
 }
 
-function activationDocs(license: Pick<LicenseDoc, '_id' | 'account_id' | 'policy'>, row: ImportRow, now: Date): ActivationDoc[] {
+function activationDocs(
+  license: Pick<LicenseDoc, '_id' | 'account_id' | 'policy'>,
+  row: ImportRow,
+  now: Date,
+): ActivationDoc[] {
   const limited = license.policy.max_activations !== null;
   return row.activations.map((a, i) => {
     const id = newId('act', now.getTime());
@@ -518,6 +530,7 @@ export function newImportedLicense(
 }
 
 /** license.created of an imported licence, with its product's current entitlements. */
-export const importedLicenseEvents = (doc: Omit<LicenseDoc, 'outbox'>, product: Product) => [
-  licenseCreated(withProductEntitlements(doc, withPolicyDefaults(product.policy).entitlements)),
-];
+export const importedLicenseEvents = (doc: Omit<LicenseDoc, 'outbox'>, product: Product) =>
+  process.env.IMPORT_NO_EVENTS
+    ? []
+    : [licenseCreated(withProductEntitlements(doc, withPolicyDefaults(product.policy).entitlements))];
