@@ -102,9 +102,11 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       licenseAccess,
     );
     // Imports and exports (issue 32): the job runs the imports whose file is complete.
+    const importStore = new ImportStore(importModels(ctx.db));
+    ctx.outbox.track(importStore.models.ImportEvents);
     const importDeps = {
       licenses: new ImportedLicenses(store.models),
-      imports: new ImportStore(importModels(ctx.db)),
+      imports: importStore,
       products: products.call,
       outbox: licenseCache.outbox(ctx.outbox),
       clock: ctx.clock,

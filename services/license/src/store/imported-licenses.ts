@@ -1,12 +1,13 @@
-import { listPage, outboxOf, postgresPagesOf } from '@licensing/runtime';
+import { listPage, postgresPagesOf } from '@licensing/runtime';
 import type { Model } from 'mongoose';
-import type { DomainEvent } from '@licensing/proto';
 import type { ActivationDoc, LicenseDoc, LicenseModels } from './models';
 
 /** No query here runs longer than this on the server. */
 const QUERY_MAX_MS = 5000;
 /** Look-ups by key in flight at once over FerretDB. */
 const LOOKUPS_AT_ONCE = 16;
+/** Inserts of one batch in flight at once. */
+const INSERTS_AT_ONCE = 4;
 
 /**
  * The documents whose `field` is one of `values`: one $in on MongoDB; over FerretDB's PostgreSQL, which
@@ -63,33 +64,40 @@ export class ImportedLicenses {
   }
 
   /**
-   * An import's batch: its licences (each with its events) in one unordered insert, then the machines of
-   * those that went in. The ids of the licences refused because their key was taken meanwhile.
+   * An import's batch: its licences in unordered inserts, then the machines of those that went in. The
+   * ids of the licences refused because their key exists already (their events are stored apart).
    */
   async insertImported(
-    licenses: { doc: Omit<LicenseDoc, 'outbox'>; events: DomainEvent[] }[],
+    licenses: { doc: Omit<LicenseDoc, 'outbox'> }[],
     activations: ActivationDoc[],
   ): Promise<Set<string>> {
     const failed = new Set<string>();
-    if (licenses.length) {
-      try {
-        await this.models.License.insertMany(
-          licenses.map((l) => (l.events.length ? { ...l.doc, ...outboxOf(l.events) } : l.doc)),
-          { ordered: false, lean: true },
-        );
-      } catch (err) {
-        const writeErrors = (
-          err as { writeErrors?: { err?: { index?: number; code?: number }; index?: number; code?: number }[] }
-        ).writeErrors;
-        if (!writeErrors) throw err;
-        for (const e of writeErrors) {
-          const code = e.code ?? e.err?.code;
-          const index = e.index ?? e.err?.index;
-          if (code !== 11000 || index === undefined) throw err;
-          failed.add(licenses[index].doc._id);
+    // In a few unordered inserts side by side: FerretDB writes each document to PostgreSQL on its own,
+    // and one insert keeps one connection (and one core) busy.
+    const parts = Math.min(INSERTS_AT_ONCE, Math.ceil(licenses.length / 100));
+    const size = Math.ceil(licenses.length / Math.max(parts, 1));
+    await Promise.all(
+      Array.from({ length: parts }, async (_, p) => {
+        const part = licenses.slice(p * size, (p + 1) * size);
+        try {
+          await this.models.License.insertMany(
+            part.map((l) => l.doc),
+            { ordered: false, lean: true },
+          );
+        } catch (err) {
+          const writeErrors = (
+            err as { writeErrors?: { err?: { index?: number; code?: number }; index?: number; code?: number }[] }
+          ).writeErrors;
+          if (!writeErrors) throw err;
+          for (const e of writeErrors) {
+            const code = e.code ?? e.err?.code;
+            const index = e.index ?? e.err?.index;
+            if (code !== 11000 || index === undefined) throw err;
+            failed.add(part[index].doc._id);
+          }
         }
-      }
-    }
+      }),
+    );
     const machines = activations.filter((a) => !failed.has(a.license_id));
     if (machines.length) {
       try {

@@ -1,4 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { outboxFields, outboxOf } from '@licensing/runtime';
+import type { DomainEvent } from '@licensing/proto';
 import type { ImportFormat } from '../domain/import-rows';
 
 // Imports and exports (issue 32): the job's state, and the files themselves kept as numbered pieces
@@ -53,6 +55,19 @@ export interface ExportDoc {
   finished_at: Date | null;
   /** 24 hours after it finished; the file is deleted after that (and never served). */
   expires_at: Date | null;
+}
+
+/**
+ * The events of a group of imported licences (license.created, at most 50): stored apart from the
+ * licences so each licence is written once (an outbox on it would be cleared by a second write of every
+ * licence), and published through the outbox like any document's events.
+ */
+export interface ImportEventsDoc {
+  /** `${import id}:${first row of the batch}:${group}` */
+  _id: string;
+  import_id: string;
+  outbox?: Record<string, DomainEvent>;
+  outbox_pending?: boolean;
 }
 
 export const chunkId = (ownerId: string, seq: number) => `${ownerId}:${String(seq).padStart(6, '0')}`;
@@ -113,7 +128,12 @@ export function importModels(conn: Connection) {
     { versionKey: false, collection: 'export_chunks' },
   );
   exportChunk.index({ owner_id: 1 });
+  const events = new Schema<ImportEventsDoc>(
+    { _id: String, import_id: { type: String, required: true }, ...outboxFields },
+    { versionKey: false, collection: 'import_events' },
+  );
   return {
+    ImportEvents: conn.model<ImportEventsDoc>('ImportEvents', events) as Model<ImportEventsDoc>,
     Import: conn.model<ImportDoc>('Import', imp) as Model<ImportDoc>,
     ImportChunk: conn.model<ChunkDoc>('ImportChunk', chunk) as Model<ChunkDoc>,
     ImportClaim: conn.model('ImportClaim', claim) as Model<{ _id: string; at: Date }>,
@@ -200,6 +220,17 @@ export class ImportStore {
       { $set: { epoch, lease_until: new Date(now.getTime() + leaseMs), updated_at: now } },
     );
     return epoch;
+  }
+
+  /** Stores a group's events (again after a crash: the same group is the same document, kept once). */
+  async insertEvents(id: string, importId: string, events: DomainEvent[]): Promise<boolean> {
+    try {
+      await this.models.ImportEvents.create({ _id: id, import_id: importId, ...outboxOf(events) });
+      return true;
+    } catch (err) {
+      if (isDuplicate(err)) return false;
+      throw err;
+    }
   }
 
   // Exports.

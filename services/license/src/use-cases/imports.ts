@@ -21,7 +21,7 @@ import {
   type ImportProduct,
   type ImportRow,
 } from '../domain/import-rows';
-import { licenseCreated } from '../events/license-events';
+import { licenseEvent } from '../events/license-events';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 import type { ImportDoc, ImportStore } from '../store/imports';
 import type { ImportedLicenses } from '../store/imported-licenses';
@@ -41,6 +41,8 @@ export const MAX_CHUNK_BYTES = 1024 * 1024;
 export const IMPORT_BATCH = 1000;
 /** How long a run holds an import without renewing (each batch renews it). */
 export const IMPORT_LEASE_MS = 30_000;
+/** license.created events stored (and published) together. */
+const EVENTS_PER_GROUP = 50;
 
 export interface ProductAdmin {
   getProduct(req: { account_id: string; id: string }): Promise<Product>;
@@ -269,7 +271,7 @@ export class ImportRun {
 
   /** The file's data rows (a first, reading-only pass: the progress has its total). */
   private async count(): Promise<number> {
-    const reader = new ImportFileReader(this.doc.format);
+    const reader = this.doc.format === 'jsonl' ? new LineCounter() : new ImportFileReader(this.doc.format);
     let rows = 0;
     for (let seq = 0; seq < this.doc.chunks; seq++) {
       const data = await this.deps.imports.chunk(this.doc._id, seq);
@@ -370,6 +372,7 @@ export class ImportRun {
     // (one look-up per batch for the keys that exist), which a first import of a file seldom has.
     const toInsert: {
       row: number;
+      product: Product;
       data: ImportRow;
       form: ComparableLicense;
       doc: Omit<LicenseDoc, 'outbox'>;
@@ -387,18 +390,25 @@ export class ImportRun {
       }
       this.seen.set(l.data.key, { row: l.row, form });
       const made = newImportedLicense(this.doc, l.row, l.data, l.product, now);
-      toInsert.push({ row: l.row, data: l.data, form, ...made, events: importedLicenseEvents(made.doc, l.product) });
+      toInsert.push({
+        row: l.row,
+        product: l.product,
+        data: l.data,
+        form,
+        ...made,
+        events: importedLicenseEvents(made.doc, l.product),
+      });
     }
     const failed = await deps.licenses.insertImported(
-      toInsert.map((t) => ({ doc: t.doc, events: t.events })),
+      toInsert.map((t) => ({ doc: t.doc })),
       toInsert.flatMap((t) => t.activations),
     );
     const existing = toInsert.filter((t) => failed.has(t.doc._id));
+    const events: ReturnType<typeof importedLicenseEvents> = [];
     for (const t of toInsert) {
       if (failed.has(t.doc._id)) continue;
       this.tally.imported++;
-      // With its events: nothing is read back.
-      void deps.outbox.flush(deps.licenses.models.License, t.doc._id, t.events);
+      events.push(...t.events);
     }
 
     if (existing.length) {
@@ -419,7 +429,8 @@ export class ImportRun {
           const have = new Set(fingerprints.get(found._id) ?? []);
           for (const a of activationDocs(found, t.data, now)) if (!have.has(a.fingerprint)) missingMachines.push(a);
           this.tally.imported++;
-          deps.outbox.flush(deps.licenses.models.License, found._id);
+          // Its events again, under the same ids (their group may not have been stored before the crash).
+          events.push(...importedLicenseEvents(found, t.product));
           continue;
         }
         const diff = firstDifference(storedForm(found, fingerprints.get(found._id) ?? []), t.form);
@@ -429,12 +440,42 @@ export class ImportRun {
       if (missingMachines.length) await deps.licenses.insertImported([], missingMachines);
     }
 
+    // The batch's license.created events, in groups stored apart from the licences and published now.
+    const firstRow = rows[0]?.row ?? 0;
+    for (let g = 0; g * EVENTS_PER_GROUP < events.length; g++) {
+      const group = events.slice(g * EVENTS_PER_GROUP, (g + 1) * EVENTS_PER_GROUP);
+      const id = `${this.doc._id}:${firstRow}:${g}`;
+      if (await deps.imports.insertEvents(id, this.doc._id, group))
+        void deps.outbox.flush(deps.imports.models.ImportEvents, id, group);
+    }
+
     for (const e of this.batchErrors.sort((a, b) => a.row - b.row))
       if (this.tally.row_errors.length < MAX_IMPORT_ERRORS) this.tally.row_errors.push(e);
     this.batchErrors = [];
     const last = rows[rows.length - 1]?.row ?? this.tally.checkpoint_row;
     this.tally.checkpoint_row = Math.max(this.tally.checkpoint_row, last);
     return deps.imports.checkpoint(this.doc._id, this.epoch, { ...this.tally, ...this.lease() });
+  }
+}
+
+/** A jsonl file's rows counted without reading them: its lines that hold anything but white space. */
+class LineCounter {
+  private filled = false;
+
+  push(data: Uint8Array): { length: number } {
+    let n = 0;
+    for (let i = 0; i < data.length; i++) {
+      const b = data[i];
+      if (b === 10) {
+        if (this.filled) n++;
+        this.filled = false;
+      } else if (b !== 32 && b !== 9 && b !== 13) this.filled = true;
+    }
+    return { length: n };
+  }
+
+  end(): { length: number } {
+    return { length: this.filled ? 1 : 0 };
   }
 }
 
@@ -529,8 +570,15 @@ export function newImportedLicense(
   return { doc, activations: activationDocs(doc, data, now) };
 }
 
-/** license.created of an imported licence, with its product's current entitlements. */
-export const importedLicenseEvents = (doc: Omit<LicenseDoc, 'outbox'>, product: Product) =>
-  process.env.IMPORT_NO_EVENTS
-    ? []
-    : [licenseCreated(withProductEntitlements(doc, withPolicyDefaults(product.policy).entitlements))];
+/**
+ * license.created of an imported licence, with its product's current entitlements, under an id derived
+ * from the licence: a resumed run that announces it again publishes the same event (JetStream keeps one).
+ */
+export const importedLicenseEvents = (doc: Omit<LicenseDoc, 'outbox'>, product: Product) => [
+  licenseEvent(
+    'license.created',
+    withProductEntitlements(doc, withPolicyDefaults(product.policy).entitlements),
+    doc.created_at,
+    `evt_imported_${doc._id.slice(4)}`,
+  ),
+];
