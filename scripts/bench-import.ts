@@ -6,7 +6,7 @@
 // through the API, to compare. Writes the "import" section of docs/benchmarks.md.
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { replaceSection, startBenchSystem, SystemCpu } from './lib/bench-kit';
 import { FERRETDB_VERSION } from './lib/ferretdb';
@@ -48,6 +48,7 @@ async function main() {
     }
     const file = Buffer.from(`${lines.join('\n')}\n`);
     console.log(`importing ${ROWS} rows (${(file.length / 1024 / 1024).toFixed(1)} MB)`);
+    const loadBefore = loadavg()[0];
     const cpuStart = cpu.now();
     const t0 = Date.now();
     const res = await fetch(`${system.gatewayUrl}/api/v1/imports?format=jsonl`, {
@@ -68,6 +69,8 @@ async function main() {
     }
     const totalS = (Date.now() - t0) / 1000;
     const cpuS = cpu.since(cpuStart);
+    const loadAfter = loadavg()[0];
+    const cpuPerRowMs = (Object.values(cpuS).reduce((a, b) => a + b, 0) * 1000) / ROWS;
     if (job.status !== 'done' || job.imported !== ROWS)
       throw new Error(`import ended ${job.status}: ${JSON.stringify({ ...job, errors: job.errors?.slice(0, 5) })}`);
     const jobS = totalS - uploadS;
@@ -115,7 +118,7 @@ ${ROWS.toLocaleString('en')} licences imported with their keys from one jsonl fi
 |---:|---:|---:|---:|---:|
 | ${ROWS.toLocaleString('en')} | ${uploadS.toFixed(1)} s | ${totalS.toFixed(1)} s | **${Math.round(rate).toLocaleString('en')}** | ${Math.round(ROWS / jobS).toLocaleString('en')} |
 
-CPU seconds spent meanwhile: ${cpuLine}.
+CPU seconds spent meanwhile: ${cpuLine}: ${cpuPerRowMs.toFixed(2)} ms of CPU per row in all, so two otherwise idle cores would bound the rate near ${Math.round((cpus().length * 1000) / cpuPerRowMs).toLocaleString('en')} rows/s (not measured). The machine's load average was ${loadBefore.toFixed(1)} when the import started and ${loadAfter.toFixed(1)} when it ended (other sessions' tests were running on the same ${cpus().length} cores).
 
 Validation of imported keys against native ones (\`POST /api/v1/keys/validate\`, ${SAMPLE} keys each, serially, p50 / p99): first touch (through the licence service to the store) imported ${fmt(foreignMs)}, native ${fmt(nativeMs)}; imported again, from the gateway's cache, ${fmt(cached)}.`;
     writeFileSync(docPath, replaceSection(doc, 'import', body));

@@ -15,7 +15,7 @@ const INSERTS_AT_ONCE = 4;
  * its index, several at a time.
  */
 async function whereIn<T>(
-  model: Model<any>,
+  model: LicenseModels['License'] | LicenseModels['Activation'],
   field: string,
   values: string[],
   rest: Record<string, unknown>,
@@ -23,7 +23,7 @@ async function whereIn<T>(
 ): Promise<T[]> {
   if (!values.length) return [];
   const find = (filter: Record<string, unknown>) =>
-    model
+    (model as unknown as Model<Record<string, unknown>>)
       .find({ ...filter, ...rest }, projection)
       .maxTimeMS(QUERY_MAX_MS)
       .lean<T[]>()
