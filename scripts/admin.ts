@@ -19,7 +19,7 @@ const USAGE = `usage: npm run admin -- <command> [options]
   set-plan --account ID --plan free|pro|enterprise           prints the account
   set-limits --account ID [--per-minute N] [--per-hour N]    prints the account (0 = plan default)
   set-support-email --account ID --email E                   the address in buyers' purchase e-mails ("" removes it)
-  import --account ID --format keygen|lemonsqueezy|gumroad|csv|jsonl FILE
+  import --account ID --format jsonl|csv|keygen|lemonsqueezy|gumroad FILE
                                                              imports licences with their keys (a progress bar on a
                                                              terminal); prints the import: counts and rejected rows
   export --account ID [--out FILE]                           exports the account as JSON lines to FILE; prints the export
