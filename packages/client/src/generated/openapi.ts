@@ -387,7 +387,7 @@ export interface paths {
         put?: never;
         /**
          * Import licences with their keys (a job)
-         * @description The body is the file itself, up to 100 MB, streamed: JSON lines (`format=jsonl`, `Content-Type: application/x-ndjson`; an export of another account is such a file) or CSV (`format=csv|keygen|lemonsqueezy|gumroad`, `Content-Type: text/csv`). The job imports each row idempotently (a row already in the account with the same fields is skipped; the same key with other fields, or a key taken anywhere else, is rejected naming the row). 400 when the file is not of that format at all (its header or first line); 413 over 100 MB; 415 for another Content-Type. The columns of each format are in docs/api.md, "Imports".
+         * @description The body is the file itself, up to 100 MB, streamed: JSON lines (`format=jsonl`, `Content-Type: application/x-ndjson`; an export of another account is such a file) or CSV (`format=csv|keygen|lemonsqueezy|gumroad`, `Content-Type: text/csv`). The job imports each row idempotently (a row already in the account with the same fields is skipped; the same key with other fields, or a key taken anywhere else, is rejected naming the row). 400 when the file is not of that format (its header or first line is wrong); 413 over 100 MB; 415 for another Content-Type. The columns of each format are in docs/api.md, "Imports".
          */
         post: operations["createImport"];
         delete?: never;

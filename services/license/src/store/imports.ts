@@ -164,11 +164,14 @@ export class ImportStore {
   /** Stores one piece (again: the same piece twice is the same document). */
   async putChunk(ownerId: string, seq: number, data: Uint8Array, exported = false): Promise<void> {
     const model = exported ? this.models.ExportChunk : this.models.ImportChunk;
-    await model.updateOne(
-      { _id: chunkId(ownerId, seq) },
-      { $set: { owner_id: ownerId, seq, data: Buffer.from(data) } },
-      { upsert: true },
-    );
+    const doc = { _id: chunkId(ownerId, seq), owner_id: ownerId, seq, data: Buffer.from(data) };
+    try {
+      // An insert: cheaper on FerretDB than an upsert, which reads first.
+      await model.collection.insertOne(doc as never);
+    } catch (err) {
+      if (!isDuplicate(err)) throw err;
+      await model.updateOne({ _id: doc._id }, { $set: { data: doc.data } });
+    }
   }
 
   async chunk(ownerId: string, seq: number, exported = false): Promise<Buffer | null> {
