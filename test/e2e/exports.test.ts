@@ -15,6 +15,8 @@ const exec = promisify(execFile);
 const admin = join(__dirname, '..', '..', 'scripts', 'dist', 'admin.js');
 type Api = ReturnType<typeof client>;
 
+jest.setTimeout(120_000);
+
 let a: Stack;
 let b: Stack;
 let work: string;
