@@ -191,7 +191,12 @@ const cases: Case[] = [
     status: 200,
     request: (k) => get(k.full, `license_key=${k.foreign}`),
   },
-  { name: 'a malformed licence key', fast: true, status: 200, request: (k) => get(k.full, 'license_key=not!a!key') },
+  {
+    name: 'a malformed licence key (too short for any key)',
+    fast: true,
+    status: 200,
+    request: (k) => get(k.full, 'license_key=short'),
+  },
   {
     name: 'a validate-scope API key',
     fast: true,
