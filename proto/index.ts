@@ -11,3 +11,4 @@ export * from './gen/licensing/v1/checkout';
 export * from './gen/licensing/v1/webhook';
 export * from './gen/licensing/v1/notification';
 export * from './gen/licensing/v1/subscription';
+export * from './gen/licensing/v1/import';

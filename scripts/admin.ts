@@ -1,12 +1,13 @@
 // `npm run admin -- <command>`: the operator CLI. It talks to the running
 // account service over gRPC (never to its database) and prints one JSON line. The jobs (migrate,
 // reseal, …) are the exception: they run a service's own job code with that service's settings.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AccountServiceClient, type Account } from '@licensing/proto';
 import { AppError, createClient, forbiddenCharacter, runServiceJob } from '@licensing/runtime';
 import { repoRoot } from './lib/paths';
 import { componentToken } from './lib/secrets';
+import { importCliFormats, runExport, runImport } from './lib/admin-transfer';
 
 const USAGE = `usage: npm run admin -- <command> [options]
 
@@ -19,6 +20,13 @@ const USAGE = `usage: npm run admin -- <command> [options]
   set-plan --account ID --plan free|pro|enterprise           prints the account
   set-limits --account ID [--per-minute N] [--per-hour N]    prints the account (0 = plan default)
   set-support-email --account ID --email E                   the address in buyers' purchase e-mails ("" removes it)
+  import --account ID --format jsonl|csv|keygen|lemonsqueezy|gumroad FILE
+                                                             imports licences with their keys (a progress bar on a
+                                                             terminal); prints the import: counts and rejected rows
+  export --account ID [--out FILE]                           exports the account as JSON lines to FILE; prints the export
+
+import and export go through the gateway (GATEWAY_URL, else the one npm start recorded) with a full
+API key made for the account for the run and revoked after it.
 
 Jobs, run with the named service's own settings (its MONGO_URL[_FILE], MONGO_DB and secrets, as its
 Deployment has them; docs/operations.md, "Upgrades" and "Rotating secrets"), progress on stderr:
@@ -39,13 +47,19 @@ function usage(message?: string): never {
   process.exit(2);
 }
 
-export function parseArgs(argv: string[]): { command: string; flags: Record<string, string> } {
+export function parseArgs(argv: string[]): { command: string; flags: Record<string, string>; files: string[] } {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h') usage();
   const flags: Record<string, string> = {};
+  const files: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i];
-    if (!a.startsWith('--')) usage(`unexpected argument "${a}"`);
+    if (!a.startsWith('--')) {
+      // Only import takes a file (its one positional argument).
+      if (command !== 'import' || files.length) usage(`unexpected argument "${a}"`);
+      files.push(a);
+      continue;
+    }
     const [name, inline] = a.slice(2).split(/=(.*)/s, 2);
     const value = inline ?? rest[++i];
     if (value === undefined || value.startsWith('--')) usage(`--${name} needs a value`);
@@ -54,7 +68,7 @@ export function parseArgs(argv: string[]): { command: string; flags: Record<stri
     if (bad) usage(`--${name} must not contain control characters (found ${bad})`);
     flags[name] = value;
   }
-  return { command, flags };
+  return { command, flags, files };
 }
 
 /** The operator's token from a mounted secret; a missing or empty file is a usage error naming it. */
@@ -67,6 +81,15 @@ function tokenFromFile(file: string): string {
   }
   if (!token) usage(`INTERNAL_TOKEN_FILE ${file} is empty`);
   return token;
+}
+
+/** The gateway import and export go through: GATEWAY_URL, else the one npm start recorded. */
+function gatewayUrl(): string {
+  const stackFile = join(process.env.DATA_DIR ?? join(repoRoot(), '.data'), 'run', 'stack.json');
+  const recorded = existsSync(stackFile)
+    ? (JSON.parse(readFileSync(stackFile, 'utf8')) as { gateway_url?: string }).gateway_url
+    : undefined;
+  return (process.env.GATEWAY_URL ?? recorded ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
 }
 
 function connection(): { addr: string; token: string } {
@@ -164,7 +187,7 @@ async function serviceJob(command: string, flags: Record<string, string>): Promi
 }
 
 async function main() {
-  const { command, flags } = parseArgs(process.argv.slice(2));
+  const { command, flags, files } = parseArgs(process.argv.slice(2));
   if (command in JOB_COMMANDS) return serviceJob(command, flags);
   const allowed: Record<string, string[]> = {
     'create-account': ['name', 'plan'],
@@ -175,11 +198,18 @@ async function main() {
     'set-plan': ['account', 'plan'],
     'set-limits': ['account', 'per-minute', 'per-hour'],
     'set-support-email': ['account', 'email'],
+    import: ['account', 'format'],
+    export: ['account', 'out'],
   };
   if (!allowed[command]) usage(`unknown command "${command}"`);
   for (const f of Object.keys(flags)) if (!allowed[command].includes(f)) usage(`${command} does not take --${f}`);
   const need = (f: string) => flags[f] ?? usage(`${command} needs --${f}`);
   if (flags.state !== undefined && !['live', 'revoked'].includes(flags.state)) usage('--state must be live or revoked');
+  if (command === 'import') {
+    if (!importCliFormats.includes(need('format'))) usage(`--format must be one of ${importCliFormats.join(', ')}`);
+    if (files.length !== 1) usage('import needs the FILE to import');
+    if (!existsSync(files[0]) || !statSync(files[0]).isFile()) usage(`${files[0]} is not a file`);
+  }
 
   const { addr, token } = connection();
   const accounts = createClient(AccountServiceClient, addr, { caller: 'operator', token });
@@ -237,6 +267,14 @@ async function main() {
         out = { revoked: r.revoked };
         break;
       }
+      case 'import': {
+        out = await runImport(accounts.call, gatewayUrl(), need('account'), flags.format, files[0]);
+        break;
+      }
+      case 'export': {
+        out = await runExport(accounts.call, gatewayUrl(), need('account'), flags.out);
+        break;
+      }
       case 'list-keys': {
         // Every key in the state asked for, page by page (the service answers at most 100 at a time).
         const data: unknown[] = [];
@@ -266,6 +304,19 @@ async function main() {
     }
     console.log(JSON.stringify(out));
   } catch (err) {
+    // An answer of the gateway (import, export): its problem details as they came.
+    const body = (err as { body?: { code?: string; detail?: string; errors?: unknown } }).body;
+    if (body) {
+      console.error(
+        JSON.stringify({
+          error: body.code ?? 'error',
+          detail: body.detail,
+          ...(body.errors ? { errors: body.errors } : {}),
+        }),
+      );
+      process.exitCode = 1;
+      return;
+    }
     const e = err instanceof AppError ? err : new AppError('internal', String(err));
     const hint =
       e.code === 'service_unavailable'

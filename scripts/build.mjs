@@ -43,6 +43,7 @@ const units = [
       'bench-scale.ts',
       'bench-events.ts',
       'bench-heartbeat.ts',
+      'bench-import.ts',
       'check-query-shapes.ts',
       'docs-gen.ts',
     ],

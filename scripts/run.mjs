@@ -173,6 +173,9 @@ switch (command) {
   case 'bench:heartbeat':
     node('scripts/dist/bench-heartbeat.js', args);
     break;
+  case 'bench:import':
+    node('scripts/dist/bench-import.js', args);
+    break;
   case 'docs':
     node('scripts/dist/docs-gen.js', args);
     break;
@@ -220,7 +223,7 @@ switch (command) {
   }
   default:
     console.error(
-      'usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|bench:events|bench:heartbeat|admin|docs|build [args]',
+      'usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|bench:events|bench:heartbeat|bench:import|admin|docs|build [args]',
     );
     process.exit(2);
 }

@@ -138,7 +138,7 @@ async function main() {
     fail(err.message);
   });
 
-  // Where the operator CLI finds the running account service.
+  // Where the operator CLI finds the running account service (and the gateway, for import and export).
   mkdirSync(join(dataDir, 'run'), { recursive: true });
   // What its jobs (migrate, reseal, …) need besides the secrets of secrets.json: the store (mode 600, URLs may hold passwords).
   writeFileSync(
@@ -156,7 +156,11 @@ async function main() {
   );
   writeFileSync(
     join(dataDir, 'run', 'stack.json'),
-    JSON.stringify({ account_grpc_addr: system.addrs.account, pid: process.pid }, null, 2),
+    JSON.stringify(
+      { account_grpc_addr: system.addrs.account, gateway_url: system.gatewayUrl, pid: process.pid },
+      null,
+      2,
+    ),
   );
 
   console.log(`Gateway listening at ${system.gatewayUrl} (API reference: ${system.gatewayUrl}/docs)`);

@@ -31,6 +31,7 @@ import type { AccessLog } from './http/access-log';
 import { requestContext, versionAlias } from './http/request-context';
 import { checkoutRoutes } from './routes/checkout';
 import { subscriptionRoutes } from './routes/subscriptions';
+import { importRoutes } from './routes/imports';
 import { webhookRoutes } from './routes/webhooks';
 import { emailRoutes } from './routes/emails';
 import { customerRoutes } from './routes/customers';
@@ -122,6 +123,8 @@ export function createApp({
   api.use(authenticate(clients, authCache, licenseCredentials, countAuthFailure(limits, log)));
   api.use(enforceRateLimits(limits));
   api.use(enforceScope(log));
+  // Imports take a file (jsonl or CSV) as their body, read as it streams: before the JSON body parser.
+  importRoutes(api, clients, log);
   api.use(requireJsonBody);
   api.use(
     express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),

@@ -47,14 +47,40 @@ export function generateLicenseKey(): string {
   return group(body + checkValue(body));
 }
 
-export type ParsedKey = { ok: true; key: string } | { ok: false; reason: 'format' | 'checksum' };
+/** `foreign`: a key imported from another system (below), matched by its exact text. */
+export type ParsedKey = { ok: true; key: string; foreign?: true } | { ok: false; reason: 'format' | 'checksum' };
+
+/** The longest key anything reads (a native key is 35 characters; a foreign one at most this). */
+export const MAX_LICENSE_KEY_LENGTH = 64;
+/** The shortest foreign key an import takes. */
+export const MIN_FOREIGN_KEY_LENGTH = 8;
+/**
+ * Keys imported from another system (Keygen, Lemon Squeezy, Gumroad, a spreadsheet): 8 to 64 of these
+ * characters, kept exactly as they were (case included). A Keygen hex key, a Lemon Squeezy UUID and a
+ * Gumroad `XXXXXXXX-XXXXXXXX-XXXXXXXX-XXXXXXXX` key are all of this form.
+ */
+export const FOREIGN_KEY_PATTERN = '^[A-Za-z0-9._~+=:-]{8,64}$';
+const FOREIGN_KEY = new RegExp(FOREIGN_KEY_PATTERN);
 
 /**
- * Canonical form of what a person or app typed: case, surrounding spaces,
- * hyphens and Crockford's aliases (O→0, I/L→1) do not matter.
+ * Canonical form of what a person or app typed. A native-shaped key (30 Crockford characters once
+ * case, surrounding spaces, hyphens and the aliases O→0, I/L→1 are set aside) is read as a native key,
+ * and its check characters refuse a typo without a look-up. Anything else that has the form of a
+ * foreign key is that key, with surrounding spaces trimmed and nothing else changed: it is matched by
+ * exact value, and no check-character shortcut ever refuses it. Imports refuse a native-shaped key
+ * whose check characters are wrong (domain/import-rows.ts in the licence service), so every stored
+ * key is either a native key that passes its check or one that is not native-shaped.
  */
 export function parseLicenseKey(input: string): ParsedKey {
-  if (input.length > 64) return { ok: false, reason: 'format' };
+  const native = parseNativeKey(input);
+  if (native.ok || native.reason === 'checksum' || input.length > MAX_LICENSE_KEY_LENGTH) return native;
+  const trimmed = input.trim();
+  return FOREIGN_KEY.test(trimmed) ? { ok: true, key: trimmed, foreign: true } : native;
+}
+
+/** The native reading alone: six groups of five Crockford characters with their check characters. */
+export function parseNativeKey(input: string): ParsedKey {
+  if (input.length > MAX_LICENSE_KEY_LENGTH) return { ok: false, reason: 'format' };
   return parsePlain(input) ?? parseAnyText(input);
 }
 

@@ -172,7 +172,7 @@ describe('the licence as a credential', () => {
     for (const header of [
       'License',
       'License ',
-      'License not-a-key',
+      'License not!a!key',
       `License ${key.slice(0, -1)}X`, // the check characters are wrong
       `License ${key} extra`,
       `License ${'A'.repeat(80)}`,

@@ -13,6 +13,8 @@ import { statusRoutes } from '../../gateway/src/routes/status';
  * Registers every API route (over stand-ins for their clients, which these tests never call) and
  * returns route()'s registry: each path with its methods and the request shapes they validate with.
  */
+import { importRoutes } from '../../gateway/src/routes/imports';
+
 export function everyRoute(): typeof registeredRoutes {
   const router = Router();
   const none = {} as never;
@@ -23,6 +25,7 @@ export function everyRoute(): typeof registeredRoutes {
   webhookRoutes(router, none);
   emailRoutes(router, none);
   customerRoutes(router, none);
+  importRoutes(router, none, none);
   statusRoutes(router, none, none, none, '1.2.3');
   return registeredRoutes;
 }

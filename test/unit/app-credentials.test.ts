@@ -59,7 +59,7 @@ describe('the Authorization header', () => {
     'License',
     'License ',
     'License  two-spaces',
-    'License not-a-key',
+    'License not!a!key',
     `License ${KEY.slice(0, -1)}${KEY.endsWith('0') ? '1' : '0'}`,
     `License ${KEY} trailing`,
     `License ${'A'.repeat(65)}`,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ALPHABET, generateLicenseKey, parseLicenseKey } from '@licensing/proto';
+import { ALPHABET, generateLicenseKey, judge, parseLicenseKey, parseNativeKey } from '@licensing/proto';
 
 describe('licence key format', () => {
   it('generates six groups of five Crockford characters that parse back to themselves', () => {
@@ -45,10 +45,17 @@ describe('licence key format', () => {
     expect(parseLicenseKey(key.replace(/-/g, ''))).toEqual({ ok: true, key });
   });
 
-  it.each([[''], ['ABC'], ['U'.repeat(30)], ['!'.repeat(30)], ['A'.repeat(65)], ['ABCDE-ABCDE']])(
+  it.each([[''], ['ABC'], ['!'.repeat(30)], ['A'.repeat(65)], ['a b c d e f g h'], ['ABCDE/ABCDE']])(
     'refuses %p as a format error',
     (input) => {
       expect(parseLicenseKey(input)).toEqual({ ok: false, reason: 'format' });
+    },
+  );
+
+  it.each([[''], ['ABC'], ['U'.repeat(30)], ['!'.repeat(30)], ['A'.repeat(65)], ['ABCDE-ABCDE']])(
+    'the native reading refuses %p as a format error',
+    (input) => {
+      expect(parseNativeKey(input)).toEqual({ ok: false, reason: 'format' });
     },
   );
 });
@@ -120,7 +127,7 @@ describe('licence key reading, fast and general alike', () => {
   it('gives the same answer as the general reading for any input', () => {
     fc.assert(
       fc.property(typed, (input) => {
-        expect(parseLicenseKey(input)).toEqual(specParse(input));
+        expect(parseNativeKey(input)).toEqual(specParse(input));
       }),
       { numRuns: 5000 },
     );
@@ -131,5 +138,63 @@ describe('licence key reading, fast and general alike', () => {
     const withLongS = key.includes('S') ? key.replace('S', 'ſ') : null; // ſ upper-cases to S
     if (withLongS) expect(parseLicenseKey(withLongS)).toEqual({ ok: true, key });
     expect(parseLicenseKey(key.replace(/1/g, 'ı'))).toEqual({ ok: true, key }); // dotless i upper-cases to I, an alias of 1
+  });
+});
+
+// Keys imported from another system (issue 32): matched by their exact text, never by the check characters.
+describe('foreign licence keys', () => {
+  const keygenHex = 'C1B6DE-39A6E3-DE1529-8559A4-E4F6D9-V3';
+  const keygenPlainHex = '4f5d8b2e9a1c4e7f8b3d2a6c9e0f1a2b';
+  const lemonSqueezy = '38b1460a-5104-4067-a91d-77b872934d51';
+  const gumroad = '85DB562A-C11D4B06-A2335A6B-8C079166';
+
+  it.each([[keygenHex], [keygenPlainHex], [lemonSqueezy], [gumroad]])('reads %p as itself, case kept', (key) => {
+    expect(parseLicenseKey(key)).toEqual({ ok: true, key, foreign: true });
+    expect(parseLicenseKey(`  ${key}\t`)).toEqual({ ok: true, key, foreign: true });
+  });
+
+  it('matches case exactly: another case is another key', () => {
+    expect(parseLicenseKey(lemonSqueezy.toUpperCase())).toEqual({
+      ok: true,
+      key: lemonSqueezy.toUpperCase(),
+      foreign: true,
+    });
+  });
+
+  it('the typo shortcut never refuses a foreign key (hex, UUID, Gumroad, any 8 to 64 characters that are not native-shaped)', () => {
+    const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: 8, maxLength: 64 });
+    const uuid = fc.uuid();
+    const gumroadKey = fc
+      .array(fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 8, maxLength: 8 }), {
+        minLength: 4,
+        maxLength: 4,
+      })
+      .map((g) => g.join('-'));
+    const any = fc.string({ unit: fc.constantFrom(...'ABCxyz0189._~+=:-'), minLength: 8, maxLength: 64 });
+    fc.assert(
+      fc.property(fc.oneof(hex, uuid, gumroadKey, any), (key) => {
+        const native = parseNativeKey(key);
+        // A native-shaped key keeps its native reading (an import refuses one whose check is wrong).
+        if (native.ok || native.reason === 'checksum') return;
+        const parsed = parseLicenseKey(key);
+        expect(parsed).toEqual({ ok: true, key, foreign: true });
+        // ...and judge(), the verdict both the gateway and the licence service give, never answers the typo message.
+        const verdict = judge(
+          parsed,
+          null,
+          { accountId: 'acct_x', productId: '', fingerprint: '' },
+          { fingerprintActive: false, count: 0 },
+          new Date(),
+        );
+        expect(verdict.detail).toBe('no licence with this key');
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('keeps the check-character shortcut for native-shaped keys', () => {
+    const key = generateLicenseKey();
+    const typo = key.slice(0, 3) + (key[3] === '7' ? '8' : '7') + key.slice(4);
+    expect(parseLicenseKey(typo)).toEqual({ ok: false, reason: 'checksum' });
   });
 });

@@ -1,6 +1,7 @@
 import {
   AccountServiceClient,
   CheckoutServiceClient,
+  ImportServiceClient,
   LicenseServiceClient,
   NotificationServiceClient,
   ProductServiceClient,
@@ -41,6 +42,8 @@ export function createClients(config: BackendSettings, tracing?: Tracing) {
   const accounts = createClient(AccountServiceClient, services.account, token, timeout);
   const products = createClient(ProductServiceClient, services.product, token, timeout);
   const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
+  // Imports and exports (issue 32) live on the licence service too.
+  const imports = createClient(ImportServiceClient, services.license, token, timeout);
   const checkouts = createClient(CheckoutServiceClient, services.checkout, token, timeout);
   // Subscriptions are the checkout service's: the same address, a channel of their own.
   const subscriptions = createClient(SubscriptionServiceClient, services.checkout, token, timeout);
@@ -56,13 +59,15 @@ export function createClients(config: BackendSettings, tracing?: Tracing) {
     accounts: accounts.call,
     products: products.call,
     licenses: licenses.call,
+    imports: imports.call,
     checkouts: checkouts.call,
     subscriptions: subscriptions.call,
     webhooks: webhooks.call,
     notifications: notifications.call,
     health: healthChecks,
     close() {
-      for (const c of [accounts, products, licenses, checkouts, subscriptions, webhooks, notifications]) c.close();
+      for (const c of [accounts, products, licenses, imports, checkouts, subscriptions, webhooks, notifications])
+        c.close();
       for (const h of Object.values(healthChecks)) h.close();
     },
   };

@@ -1,4 +1,10 @@
-import { checkoutList, licenseList, licenseValidateQuery, subscriptionList } from '../request-shapes/operations';
+import {
+  checkoutList,
+  importCreateQuery,
+  licenseList,
+  licenseValidateQuery,
+  subscriptionList,
+} from '../request-shapes/operations';
 import { pageShape } from '../request-shapes/shapes';
 import { type RequestBodyName, requestSchemas } from './request-schemas';
 import { listOf, ref, schemas } from './schemas';
@@ -46,7 +52,9 @@ interface OpSpec {
   description?: string;
   params?: unknown[];
   body?: RequestBodyName;
-  ok: Record<number, { description: string; schema?: Schema }>;
+  /** A body that is not JSON (an import's file): its media types. */
+  rawBody?: Record<string, Schema>;
+  ok: Record<number, { description: string; schema?: Schema; media?: string }>;
   /** validate-scope keys may call it (else full keys only). */
   validateScope?: boolean;
   /**
@@ -87,7 +95,11 @@ function op(id: string, spec: OpSpec): Op {
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(spec.ok)) {
     responses[status] = r.schema
-      ? { description: r.description, headers: rateLimitHeaders, content: json(r.schema) }
+      ? {
+          description: r.description,
+          headers: rateLimitHeaders,
+          content: r.media ? { [r.media]: { schema: r.schema } } : json(r.schema),
+        }
       : { description: r.description, headers: rateLimitHeaders };
   }
   Object.assign(responses, spec.app ? appResponses : spec.validateScope ? {} : notForApps);
@@ -99,6 +111,14 @@ function op(id: string, spec: OpSpec): Op {
     ...(spec.description ? { description: spec.description } : {}),
     ...(spec.params?.length ? { parameters: spec.params } : {}),
     ...(spec.body ? { requestBody: { required: true, content: json(ref(spec.body)) } } : {}),
+    ...(spec.rawBody
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(Object.entries(spec.rawBody).map(([t, schema]) => [t, { schema }])),
+          },
+        }
+      : {}),
     ...(spec.app ? { security: [{ bearer: [] }, { license: [] }] } : {}),
     'x-key-scopes': spec.validateScope || spec.app ? ['full', 'validate'] : ['full'],
     'x-license-credential': !!spec.app,
@@ -342,6 +362,60 @@ const paths: Record<string, Record<string, Op>> = {
         "Replaces the e-mail (case-insensitive) with one placeholder in the account's licences and their activations' names, checkout sessions, mail log and webhook deliveries, and ends the customer's portal sessions; the licences stay valid and their keys keep working. Publishes customer.erased (without the e-mail). 400 for a malformed e-mail; 503 when a service did not answer: repeat the request (every step is idempotent).",
       params: [pathParam('email', 'The customer e-mail (percent-encoded)', { type: 'string', maxLength: 254 })],
       ok: { 200: { description: 'Erased', schema: ref('CustomerErasure') } },
+    }),
+  },
+  '/api/v1/imports': {
+    post: op('createImport', {
+      summary: 'Import licences with their keys (a job)',
+      tag: 'Imports and exports',
+      description:
+        'The body is the file itself, up to 100 MB, streamed: JSON lines (`format=jsonl`, `Content-Type: application/x-ndjson`; an export of another account is such a file) or CSV (`format=csv|keygen|lemonsqueezy|gumroad`, `Content-Type: text/csv`). The job imports each row idempotently (a row already in the account with the same fields is skipped; the same key with other fields, or a key taken anywhere else, is rejected naming the row). 400 when the file is not of that format (its header or first line is wrong); 413 over 100 MB; 415 for another Content-Type. The columns of each format are in docs/api.md, "Imports".',
+      params: queryParameters(importCreateQuery),
+      rawBody: {
+        'application/x-ndjson': { type: 'string', description: 'One JSON object per line' },
+        'text/csv': { type: 'string', description: 'A header row, then one licence per row' },
+      },
+      ok: { 202: { description: 'The import job, running (Location names it)', schema: ref('Import') } },
+    }),
+  },
+  '/api/v1/imports/{id}': {
+    get: op('getImport', {
+      summary: "An import's progress and outcome",
+      tag: 'Imports and exports',
+      params: [pathParam('id', 'Import id (imp_…)')],
+      ok: { 200: { description: 'The import job', schema: ref('Import') } },
+    }),
+  },
+  '/api/v1/exports': {
+    post: op('createExport', {
+      summary: "Export the account's data as JSON lines (a job)",
+      tag: 'Imports and exports',
+      description:
+        'Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account.',
+      ok: { 202: { description: 'The export job, running (Location names it)', schema: ref('Export') } },
+    }),
+  },
+  '/api/v1/exports/{id}': {
+    get: op('getExport', {
+      summary: "An export's progress",
+      tag: 'Imports and exports',
+      params: [pathParam('id', 'Export id (exp_…)')],
+      ok: { 200: { description: 'The export job', schema: ref('Export') } },
+    }),
+  },
+  '/api/v1/exports/{id}/download': {
+    get: op('downloadExport', {
+      summary: 'Download an export file',
+      tag: 'Imports and exports',
+      description: '409 while the export runs; 404 after its 24 hours.',
+      params: [pathParam('id', 'Export id (exp_…)')],
+      ok: {
+        200: {
+          description: 'The JSON lines',
+          media: 'application/x-ndjson',
+          schema: { type: 'string' },
+        },
+      },
     }),
   },
   '/api/v1/emails': {
@@ -653,9 +727,16 @@ export function openApiDocument(version: string) {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    tags: ['Products', 'Licences', 'Validation', 'Checkout', 'Subscriptions', 'Webhooks', 'Operations'].map((name) => ({
-      name,
-    })),
+    tags: [
+      'Products',
+      'Licences',
+      'Validation',
+      'Checkout',
+      'Subscriptions',
+      'Webhooks',
+      'Imports and exports',
+      'Operations',
+    ].map((name) => ({ name })),
     paths: { ...paths, ...publicPaths },
     components: {
       securitySchemes: {

@@ -13,6 +13,9 @@ import {
   invoiceStatuses,
   priceIntervals,
   subscriptionStatuses,
+  FOREIGN_KEY_PATTERN,
+  importFormats,
+  jobStatuses,
   LICENSE_KEY_PATTERN,
   licenseStatuses,
   nextActions,
@@ -140,10 +143,13 @@ export const schemas: Record<string, Schema> = {
   }),
   License: obj({
     id: id('lic'),
-    key: str('The licence key: six groups of five Crockford base32 characters', {
-      pattern: LICENSE_KEY_PATTERN,
-      examples: [EXAMPLE_LICENSE_KEY],
-    }),
+    key: str(
+      'The licence key: six groups of five Crockford base32 characters, or a key imported from another system (8 to 64 characters, kept as it was)',
+      {
+        anyOf: [{ pattern: LICENSE_KEY_PATTERN }, { pattern: FOREIGN_KEY_PATTERN }],
+        examples: [EXAMPLE_LICENSE_KEY],
+      },
+    ),
     product_id: id('prod'),
     customer_email: orNull(str('null for validate-scope keys unless the policy allows it')),
     status: licenseStatus,
@@ -380,6 +386,41 @@ export const schemas: Record<string, Schema> = {
   }),
   Liveness: obj({ status: { const: 'ok' } }),
   Empty: obj({}, [], { description: 'An empty JSON object (or no body)' }),
+  Import: obj({
+    id: id('imp'),
+    status: { enum: [...jobStatuses], description: 'running until every row is done (or the file failed as a whole)' },
+    format: { enum: [...importFormats] },
+    total: int('Data rows in the file (rows read so far until the job has counted them)', { minimum: 0 }),
+    imported: int('Rows imported: licences (and products of an export) added', { minimum: 0 }),
+    skipped: int(
+      'Rows already in the account with the same fields (and the records of an export that are not imported)',
+      { minimum: 0 },
+    ),
+    rejected: int('Rows refused; the first 1,000 are in errors', { minimum: 0 }),
+    errors: {
+      type: 'array',
+      maxItems: 1000,
+      items: obj({ row: int('Data row, counted from 1 (a CSV header is not a row)', { minimum: 1 }), message: str() }),
+    },
+    failure: orNull(str('Why the file failed as a whole (status failed)')),
+    created_at: time(),
+    finished_at: orNull(time()),
+  }),
+  Export: obj({
+    id: id('exp'),
+    status: { enum: [...jobStatuses] },
+    counts: {
+      type: 'object',
+      additionalProperties: { type: 'integer', minimum: 0 },
+      description: 'Lines written so far by type (product, license, checkout_session, webhook_endpoint)',
+    },
+    bytes: int('Size of the file so far', { minimum: 0 }),
+    failure: orNull(str()),
+    created_at: time(),
+    finished_at: orNull(time()),
+    expires_at: orNull(time('The file can be downloaded until then (24 hours after it finished)')),
+    download_url: orNull(str('GET it for the JSON lines (status done)')),
+  }),
 };
 
 /** `{data, has_more, next_cursor}` of one item schema. */

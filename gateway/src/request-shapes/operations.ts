@@ -1,5 +1,6 @@
 import {
   checkoutStatuses,
+  importFormats,
   licenseStatuses,
   policyFields,
   policyRules,
@@ -197,3 +198,14 @@ export const webhookEndpointUpdate = {
   description: { max: 500, multiline: true },
   enabled: { kind: 'bool' },
 } satisfies Shape;
+
+/** POST /api/v1/imports: the file's format (the body is the file itself, streamed). */
+export const importCreateQuery = {
+  format: {
+    kind: 'enum',
+    values: importFormats,
+    required: true,
+    description:
+      'jsonl (Content-Type: application/x-ndjson), or csv, keygen, lemonsqueezy, gumroad (Content-Type: text/csv)',
+  },
+} satisfies QueryShape;

@@ -26,6 +26,10 @@ export const licenseSchema = {
     min: 0,
     max: 60_000,
   }),
+  IMPORT_POLL_INTERVAL_MS: int(
+    'How often the import job looks for imports to run: new ones (also started at once by their upload) and those whose run stopped (a crash)',
+    { default: 2000, min: 50, max: 600_000 },
+  ),
 };
 
 export type LicenseConfig = ConfigOf<typeof licenseSchema>;

@@ -1,4 +1,4 @@
-import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
+import { ImportServiceService, LicenseServiceService, ProductServiceClient } from '@licensing/proto';
 import {
   createClient,
   internalCredential,
@@ -23,7 +23,11 @@ import { LicenseStore } from './store/queries';
 import { ValidationCounter } from './jobs/validation-counter';
 import { ValidationStatsStore, statsModels } from './store/stats';
 import type { LicenseDeps } from './use-cases/deps';
-import { licenseAccess } from './access';
+import { importAccess, licenseAccess } from './access';
+import { importHandlers } from './handlers/import-handlers';
+import { ImportRunner } from './jobs/import-runner';
+import { ImportStore, importModels } from './store/imports';
+import { ImportedLicenses } from './store/imported-licenses';
 
 export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   name: 'license',
@@ -97,10 +101,36 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       },
       licenseAccess,
     );
+    // Imports and exports (issue 32): the job runs the imports whose file is complete.
+    const importStore = new ImportStore(importModels(ctx.db));
+    ctx.outbox.track(importStore.models.ImportEvents);
+    const importDeps = {
+      licenses: new ImportedLicenses(store.models),
+      imports: importStore,
+      products: products.call,
+      outbox: licenseCache.outbox(ctx.outbox),
+      clock: ctx.clock,
+      log: ctx.log,
+    };
+    const importRunner = new ImportRunner(importDeps, ctx.log);
+    const imports = new PeriodicTask(
+      'import job',
+      () => importRunner.pass(),
+      ctx.config.IMPORT_POLL_INTERVAL_MS,
+      ctx.log,
+    );
+    ctx.grpc.add(
+      ImportServiceService,
+      importHandlers(importDeps, () => imports.soon(0)),
+      importAccess,
+    );
     counter.start();
     expiry.start();
     reclaim.start();
+    imports.start();
     return async () => {
+      importRunner.stop();
+      await imports.stop();
       await expiry.stop();
       await reclaim.stop();
       await counter.stop(); // keeps the last seconds of counts

@@ -376,6 +376,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import licences with their keys (a job)
+         * @description The body is the file itself, up to 100 MB, streamed: JSON lines (`format=jsonl`, `Content-Type: application/x-ndjson`; an export of another account is such a file) or CSV (`format=csv|keygen|lemonsqueezy|gumroad`, `Content-Type: text/csv`). The job imports each row idempotently (a row already in the account with the same fields is skipped; the same key with other fields, or a key taken anywhere else, is rejected naming the row). 400 when the file is not of that format (its header or first line is wrong); 413 over 100 MB; 415 for another Content-Type. The columns of each format are in docs/api.md, "Imports".
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An import's progress and outcome */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the account's data as JSON lines (a job)
+         * @description Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account.
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An export's progress */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export file
+         * @description 409 while the export runs; 404 after its 24 hours.
+         */
+        get: operations["downloadExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/emails": {
         parameters: {
             query?: never;
@@ -867,10 +961,10 @@ export interface components {
             /** @example lic_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             id: string;
             /**
-             * @description The licence key: six groups of five Crockford base32 characters
+             * @description The licence key: six groups of five Crockford base32 characters, or a key imported from another system (8 to 64 characters, kept as it was)
              * @example 7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3ATG
              */
-            key: string;
+            key: string | unknown | unknown;
             /** @example prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             product_id: string;
             customer_email: string | null;
@@ -1176,6 +1270,52 @@ export interface components {
         };
         /** @description An empty JSON object (or no body) */
         Empty: Record<string, never>;
+        Import: {
+            /** @example imp_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /**
+             * @description running until every row is done (or the file failed as a whole)
+             * @enum {unknown}
+             */
+            status: "running" | "done" | "failed";
+            /** @enum {unknown} */
+            format: "jsonl" | "csv" | "keygen" | "lemonsqueezy" | "gumroad";
+            /** @description Data rows in the file (rows read so far until the job has counted them) */
+            total: number;
+            /** @description Rows imported: licences (and products of an export) added */
+            imported: number;
+            /** @description Rows already in the account with the same fields (and the records of an export that are not imported) */
+            skipped: number;
+            /** @description Rows refused; the first 1,000 are in errors */
+            rejected: number;
+            errors: {
+                /** @description Data row, counted from 1 (a CSV header is not a row) */
+                row: number;
+                message: string;
+            }[];
+            failure: string | null;
+            /** Format: date-time */
+            created_at: string;
+            finished_at: string | null;
+        };
+        Export: {
+            /** @example exp_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /** @enum {unknown} */
+            status: "running" | "done" | "failed";
+            /** @description Lines written so far by type (product, license, checkout_session, webhook_endpoint) */
+            counts: {
+                [key: string]: number;
+            };
+            /** @description Size of the file so far */
+            bytes: number;
+            failure: string | null;
+            /** Format: date-time */
+            created_at: string;
+            finished_at: string | null;
+            expires_at: string | null;
+            download_url: string | null;
+        };
         ProductCreate: {
             name: string;
             description?: string;
@@ -2617,6 +2757,228 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CustomerErasure"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createImport: {
+        parameters: {
+            query: {
+                /** @description jsonl (Content-Type: application/x-ndjson), or csv, keygen, lemonsqueezy, gumroad (Content-Type: text/csv) */
+                format: "jsonl" | "csv" | "keygen" | "lemonsqueezy" | "gumroad";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The import job, running (Location names it) */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Import id (imp_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import job */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export job, running (Location names it) */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Export id (exp_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export job */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    downloadExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Export id (exp_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JSON lines */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
                 };
             };
             /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */

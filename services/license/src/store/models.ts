@@ -10,6 +10,8 @@ import type { LicenseRecord } from '../domain/license';
 
 /** A licence document: the record (domain/license.ts) and the events still to publish with it. */
 export interface LicenseDoc extends LicenseRecord {
+  /** An imported licence's import and row (use-cases/imports.ts). */
+  imported_from?: { import_id: string; row: number };
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -103,6 +105,8 @@ export function licenseModels(conn: Connection) {
       expiry_bucket: { type: String, default: null },
       created_at: { type: Date, required: true },
       subscription: { type: Object, default: undefined },
+      // An imported licence's import and row (use-cases/imports.ts: a resumed run knows its own rows).
+      imported_from: { type: Object, default: undefined },
       ...outboxFields,
     },
     { versionKey: false, collection: 'licenses' },

@@ -23,7 +23,10 @@ type Deps = Omit<LicenseDeps, 'products'>;
 const RENEW_ROUNDS = 3;
 
 /** A floating seat's lease fields, taken or renewed now; none for a node-locked licence. */
-function leaseOf(license: LicenseDoc, now: Date): Pick<ActivationDoc, 'lease_expires_at' | 'reclaim_bucket'> {
+export function leaseOf(
+  license: Pick<LicenseDoc, 'policy'>,
+  now: Date,
+): Pick<ActivationDoc, 'lease_expires_at' | 'reclaim_bucket'> {
   const seconds = license.policy.lease_seconds;
   if (typeof seconds !== 'number') return { lease_expires_at: null, reclaim_bucket: null };
   const until = leaseFrom(now, seconds);

@@ -1,0 +1,305 @@
+import { metadataKeyProblem, textProblem } from '@licensing/runtime';
+import {
+  entitlementsProblem,
+  FOREIGN_KEY_PATTERN,
+  importFormats,
+  type ImportFormatName,
+  MAX_LICENSE_KEY_LENGTH,
+  parseNativeKey,
+  policyProblems,
+  type LicensePolicy,
+} from '@licensing/proto';
+import { METADATA_MAX_ENTRIES } from './metadata';
+
+// One row of an import (issue 32), checked: pure rules, no I/O. The formats (import-formats.ts) turn a
+// line of each kind of file into the jsonl field names below; this says whether the row can be imported.
+
+export { importFormats };
+export type ImportFormat = ImportFormatName;
+export const importRowStatuses = ['active', 'suspended', 'revoked', 'expired'] as const;
+export type ImportRowStatus = (typeof importRowStatuses)[number];
+
+/** Rows an import keeps the message of (later rejections are counted only). */
+export const MAX_IMPORT_ERRORS = 1000;
+/** Machines one imported licence may carry. */
+export const MAX_IMPORT_ACTIVATIONS = 100;
+const METADATA_VALUE_MAX = 500;
+const EMAIL_MAX = 254;
+const PRODUCT_NAME_MAX = 200;
+const FOREIGN_KEY = new RegExp(FOREIGN_KEY_PATTERN);
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** A licence row as it will be stored (key in its stored form). */
+export interface ImportRow {
+  key: string;
+  /** The key is not native-shaped: stored exactly as it was. */
+  foreign: boolean;
+  product_id: string;
+  product_name: string;
+  customer_email: string;
+  status: ImportRowStatus;
+  expires_at: Date | null;
+  /** undefined: the product's policy decides; null: unlimited. */
+  max_activations: number | null | undefined;
+  activations: { fingerprint: string; name: string }[];
+  metadata: Record<string, string>;
+  entitlements: string[];
+}
+
+/** A product line of an export (type "product"), created in the account when no product has its name. */
+export interface ImportProduct {
+  name: string;
+  description: string;
+  policy: LicensePolicy | undefined;
+  price: { amount: number; currency: string } | undefined;
+  email_on_purchase: boolean | undefined;
+}
+
+export type CheckedRow =
+  | { kind: 'license'; row: ImportRow }
+  | { kind: 'product'; product: ImportProduct }
+  /** A line of an export that is a record, not something to import (checkout sessions, webhook endpoints): skipped. */
+  | { kind: 'record' }
+  | { kind: 'rejected'; message: string };
+
+const rejected = (message: string): CheckedRow => ({ kind: 'rejected', message });
+
+/**
+ * The stored form of an imported key, or why it cannot be imported. A native-shaped key (30 Crockford
+ * characters, as this system issues) is stored in its canonical form only if its check characters are
+ * right: one whose check is wrong would be refused by the typo shortcut at every validation.
+ */
+export function importKey(raw: unknown): { key: string; foreign: boolean } | { error: string } {
+  if (typeof raw !== 'string' || raw.trim() === '') return { error: 'key is required' };
+  const text = raw.trim();
+  if (text.length > MAX_LICENSE_KEY_LENGTH)
+    return { error: `key is longer than ${MAX_LICENSE_KEY_LENGTH} characters (${text.length})` };
+  const native = parseNativeKey(text);
+  if (native.ok) return { key: native.key, foreign: false };
+  if (native.reason === 'checksum')
+    return {
+      error:
+        'key has the shape of a native key (30 Crockford characters) but its check characters are wrong: it could never validate',
+    };
+  if (!FOREIGN_KEY.test(text)) return { error: 'key must be 8 to 64 characters: letters, digits and . _ ~ + = : -' };
+  return { key: text, foreign: true };
+}
+
+function str(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return v.trim();
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return undefined;
+}
+
+const IMPORT_FIELDS = new Set([
+  'type',
+  'key',
+  'product_id',
+  'product_name',
+  'customer_email',
+  'status',
+  'expires_at',
+  'max_activations',
+  'activations',
+  'metadata',
+  'entitlements',
+]);
+
+/** A jsonl line (or a row the other formats mapped to jsonl's names), checked. */
+export function checkRow(line: Record<string, unknown>, now: Date): CheckedRow {
+  const type = line.type ?? 'license';
+  if (type === 'product') return checkProduct(line);
+  if (typeof type === 'string' && type !== 'license' && /^[a-z_]{1,40}$/.test(type)) return { kind: 'record' };
+  if (type !== 'license') return rejected('type must be license, product or another type of an export');
+  for (const field of Object.keys(line))
+    if (!IMPORT_FIELDS.has(field)) return rejected(`${field}: not a field of an import row`);
+
+  const k = importKey(line.key);
+  if ('error' in k) return rejected(k.error);
+
+  const productId = str(line.product_id) ?? '';
+  const productName = str(line.product_name) ?? '';
+  if (!productId && !productName) return rejected('product_id or product_name is required');
+  if (productId && !/^prod_[A-Za-z0-9]{1,40}$/.test(productId))
+    return rejected('product_id must be a product id (prod_…)');
+  if (productName.length > PRODUCT_NAME_MAX) return rejected(`product_name is at most ${PRODUCT_NAME_MAX} characters`);
+  const badName = productName && textProblem('product_name', productName);
+  if (badName) return rejected(badName.message);
+
+  const email = (str(line.customer_email) ?? '').trim();
+  if (!email) return rejected('customer_email is required');
+  if (email.length > EMAIL_MAX || !EMAIL.test(email)) return rejected('customer_email must be an e-mail address');
+
+  const status = (str(line.status) ?? 'active').toLowerCase();
+  if (!(importRowStatuses as readonly string[]).includes(status))
+    return rejected(`status must be one of ${importRowStatuses.join(', ')}`);
+
+  let expiresAt: Date | null = null;
+  const expiresText = str(line.expires_at);
+  if (expiresText) {
+    const d = new Date(expiresText);
+    if (Number.isNaN(d.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(expiresText))
+      return rejected('expires_at must be an ISO 8601 date or time (e.g. 2027-01-31T00:00:00Z)');
+    expiresAt = d;
+  }
+  if (status === 'expired' && !(expiresAt && expiresAt <= now))
+    return rejected('status expired needs an expires_at in the past');
+
+  let maxActivations: number | null | undefined;
+  const maxRaw = line.max_activations;
+  if (maxRaw === null || maxRaw === undefined || maxRaw === '') maxActivations = undefined;
+  else {
+    const n = typeof maxRaw === 'number' ? maxRaw : Number(str(maxRaw));
+    if (!Number.isInteger(n) || n < 0 || n > 1_000_000)
+      return rejected('max_activations must be a whole number from 0 to 1000000');
+    maxActivations = n;
+  }
+  if (line.max_activations === null) maxActivations = null;
+
+  const activations: ImportRow['activations'] = [];
+  if (line.activations !== undefined && line.activations !== null) {
+    if (!Array.isArray(line.activations)) return rejected('activations must be a list of {fingerprint, name?}');
+    if (line.activations.length > MAX_IMPORT_ACTIVATIONS)
+      return rejected(`activations: at most ${MAX_IMPORT_ACTIVATIONS} machines per licence`);
+    const seen = new Set<string>();
+    for (const [i, a] of line.activations.entries()) {
+      const item = typeof a === 'string' ? { fingerprint: a } : (a as Record<string, unknown>);
+      if (!item || typeof item !== 'object') return rejected(`activations[${i}] must be {fingerprint, name?}`);
+      const fp = str(item.fingerprint) ?? '';
+      if (!fp || fp.length > 200 || !/^[\x20-\x7e]+$/.test(fp))
+        return rejected(`activations[${i}].fingerprint must be 1 to 200 printable ASCII characters`);
+      if (seen.has(fp)) return rejected(`activations[${i}].fingerprint appears twice`);
+      seen.add(fp);
+      const name = str(item.name) ?? '';
+      if (name.length > 200) return rejected(`activations[${i}].name is at most 200 characters`);
+      const badText = name && textProblem(`activations[${i}].name`, name);
+      if (badText) return rejected(badText.message);
+      activations.push({ fingerprint: fp, name });
+    }
+  }
+  if (typeof maxActivations === 'number' && activations.length > maxActivations)
+    return rejected(`activations: ${activations.length} machines, more than max_activations (${maxActivations})`);
+
+  const metadata: Record<string, string> = {};
+  if (line.metadata !== undefined && line.metadata !== null) {
+    if (typeof line.metadata !== 'object' || Array.isArray(line.metadata))
+      return rejected('metadata must be an object of strings');
+    for (const [mk, mv] of Object.entries(line.metadata as Record<string, unknown>)) {
+      const badKey = metadataKeyProblem(mk);
+      if (badKey) return rejected(badKey.message);
+      const v = str(mv);
+      if (v === undefined) return rejected(`metadata.${mk} must be a string`);
+      if (v.length > METADATA_VALUE_MAX)
+        return rejected(`metadata.${mk}: values are at most ${METADATA_VALUE_MAX} characters`);
+      const badValue = textProblem(`metadata.${mk}`, v, true);
+      if (badValue) return rejected(badValue.message);
+      if (v !== '') metadata[mk] = v;
+    }
+    if (Object.keys(metadata).length > METADATA_MAX_ENTRIES)
+      return rejected(`metadata: at most ${METADATA_MAX_ENTRIES} entries`);
+  }
+
+  let entitlements: string[] = [];
+  if (line.entitlements !== undefined && line.entitlements !== null) {
+    const list = typeof line.entitlements === 'string' ? splitList(line.entitlements) : line.entitlements;
+    const bad = entitlementsProblem('entitlements', list);
+    if (bad) return rejected(bad.message);
+    entitlements = [...new Set(list as string[])].sort();
+  }
+
+  return {
+    kind: 'license',
+    row: {
+      key: k.key,
+      foreign: k.foreign,
+      product_id: productId,
+      product_name: productName,
+      customer_email: email,
+      status: status as ImportRowStatus,
+      expires_at: expiresAt,
+      max_activations: maxActivations,
+      activations,
+      metadata,
+      entitlements,
+    },
+  };
+}
+
+function checkProduct(line: Record<string, unknown>): CheckedRow {
+  const name = str(line.name) ?? '';
+  if (!name || name.length > PRODUCT_NAME_MAX) return rejected(`name: 1 to ${PRODUCT_NAME_MAX} characters`);
+  const description = str(line.description) ?? '';
+  if (description.length > 2000) return rejected('description: at most 2000 characters');
+  let policy: LicensePolicy | undefined;
+  if (line.policy !== undefined && line.policy !== null) {
+    if (typeof line.policy !== 'object') return rejected('policy must be an object');
+    const p = line.policy as Record<string, unknown>;
+    policy = {
+      duration_days: (p.duration_days as number | null) ?? undefined,
+      max_activations: (p.max_activations as number | null) ?? undefined,
+      grace_days: Number(p.grace_days ?? 0),
+      require_activation: p.require_activation === true,
+      validate_keys_see_email: p.validate_keys_see_email === true,
+      refund_action: String(p.refund_action ?? ''),
+      lease_seconds: (p.lease_seconds as number | null) ?? undefined,
+      entitlements: Array.isArray(p.entitlements) ? (p.entitlements as string[]) : [],
+      customer_deactivations_per_30_days: (p.customer_deactivations_per_30_days as number | null) ?? undefined,
+    };
+    const problems = policyProblems(policy);
+    if (problems.length) return rejected(`policy.${problems[0].field}: ${problems[0].message}`);
+  }
+  let price: ImportProduct['price'];
+  if (line.price !== undefined && line.price !== null) {
+    const pr = line.price as { amount?: unknown; currency?: unknown };
+    if (typeof pr !== 'object' || !Number.isInteger(pr.amount) || typeof pr.currency !== 'string')
+      return rejected('price must be {amount, currency}');
+    price = { amount: pr.amount as number, currency: pr.currency };
+  }
+  const email = line.email_on_purchase;
+  return {
+    kind: 'product',
+    product: {
+      name,
+      description,
+      policy,
+      price,
+      email_on_purchase: typeof email === 'boolean' ? email : undefined,
+    },
+  };
+}
+
+/** "a; b, c" or "a b" → ["a", "b", "c"] (entitlements and fingerprints in one CSV cell). */
+export function splitList(text: string): string[] {
+  return text
+    .split(/[;,\s]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** What an imported licence is compared by: a row already in the account with these the same is skipped. */
+export interface ComparableLicense {
+  product_id: string;
+  customer_email: string;
+  status: string;
+  expires_at: Date | null;
+  max_activations: number | null;
+  metadata: Record<string, string>;
+  entitlements: string[];
+  fingerprints: string[];
+}
+
+/** The first field in which two forms of one licence differ, or undefined when they are the same. */
+export function firstDifference(a: ComparableLicense, b: ComparableLicense): string | undefined {
+  if (a.product_id !== b.product_id) return 'product';
+  if (a.customer_email.toLowerCase() !== b.customer_email.toLowerCase()) return 'customer_email';
+  if (a.status !== b.status) return 'status';
+  if ((a.expires_at?.getTime() ?? null) !== (b.expires_at?.getTime() ?? null)) return 'expires_at';
+  if (a.max_activations !== b.max_activations) return 'max_activations';
+  if (JSON.stringify(sortedEntries(a.metadata)) !== JSON.stringify(sortedEntries(b.metadata))) return 'metadata';
+  if ([...a.entitlements].sort().join(',') !== [...b.entitlements].sort().join(',')) return 'entitlements';
+  if ([...a.fingerprints].sort().join('\n') !== [...b.fingerprints].sort().join('\n')) return 'activations';
+  return undefined;
+}
+
+const sortedEntries = (m: Record<string, string>) => Object.entries(m).sort(([x], [y]) => (x < y ? -1 : 1));

@@ -1,0 +1,131 @@
+import { listPage, postgresPagesOf } from '@licensing/runtime';
+import type { Model } from 'mongoose';
+import type { ActivationDoc, LicenseDoc, LicenseModels } from './models';
+
+/** No query here runs longer than this on the server. */
+const QUERY_MAX_MS = 5000;
+/** Look-ups by key in flight at once over FerretDB. */
+const LOOKUPS_AT_ONCE = 16;
+/** Inserts of one batch in flight at once. */
+const INSERTS_AT_ONCE = 4;
+
+/**
+ * The documents whose `field` is one of `values`: one $in on MongoDB; over FerretDB's PostgreSQL, which
+ * passes only equalities down to SQL (an $in would read the whole collection), one equality per value on
+ * its index, several at a time.
+ */
+async function whereIn<T>(
+  model: LicenseModels['License'] | LicenseModels['Activation'],
+  field: string,
+  values: string[],
+  rest: Record<string, unknown>,
+  projection: Record<string, 0 | 1>,
+): Promise<T[]> {
+  if (!values.length) return [];
+  const find = (filter: Record<string, unknown>) =>
+    (model as unknown as Model<Record<string, unknown>>)
+      .find({ ...filter, ...rest }, projection)
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<T[]>()
+      .exec();
+  if (!postgresPagesOf(model.db)) return find({ [field]: { $in: values } });
+  const out: T[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < values.length) out.push(...(await find({ [field]: values[next++] })));
+  };
+  await Promise.all(Array.from({ length: Math.min(LOOKUPS_AT_ONCE, values.length) }, worker));
+  return out;
+}
+
+/** What imports and exports read and write of the licences and their machines, in batches. */
+export class ImportedLicenses {
+  constructor(readonly models: Pick<LicenseModels, 'License' | 'Activation'>) {}
+
+  /** The licences holding any of these keys, whatever their account (one read on the unique key index). */
+  async licensesByKeys(keys: string[]): Promise<Map<string, LicenseDoc>> {
+    const docs = await whereIn<LicenseDoc>(this.models.License, 'key', keys, {}, { outbox: 0 });
+    return new Map(docs.map((d) => [d.key, d]));
+  }
+
+  /** The fingerprints of the active machines of some licences, by licence id. */
+  async activeFingerprints(licenseIds: string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (!licenseIds.length) return out;
+    const docs = await whereIn<Pick<ActivationDoc, 'license_id' | 'fingerprint'>>(
+      this.models.Activation,
+      'license_id',
+      licenseIds,
+      { deactivated_at: null },
+      { license_id: 1, fingerprint: 1 },
+    );
+    for (const d of docs) out.set(d.license_id, [...(out.get(d.license_id) ?? []), d.fingerprint]);
+    return out;
+  }
+
+  /**
+   * An import's batch: its licences in unordered inserts, then the machines of those that went in. The
+   * ids of the licences refused because their key exists already (their events are stored apart).
+   */
+  async insertImported(
+    licenses: { doc: Omit<LicenseDoc, 'outbox'> }[],
+    activations: ActivationDoc[],
+  ): Promise<Set<string>> {
+    const failed = new Set<string>();
+    // In a few unordered inserts side by side: FerretDB writes each document to PostgreSQL on its own,
+    // and one insert keeps one connection (and one core) busy.
+    const parts = Math.min(INSERTS_AT_ONCE, Math.ceil(licenses.length / 100));
+    const size = Math.ceil(licenses.length / Math.max(parts, 1));
+    await Promise.all(
+      Array.from({ length: parts }, async (_, p) => {
+        const part = licenses.slice(p * size, (p + 1) * size);
+        try {
+          await this.models.License.insertMany(
+            part.map((l) => l.doc),
+            { ordered: false, lean: true },
+          );
+        } catch (err) {
+          const writeErrors = (
+            err as { writeErrors?: { err?: { index?: number; code?: number }; index?: number; code?: number }[] }
+          ).writeErrors;
+          if (!writeErrors) throw err;
+          for (const e of writeErrors) {
+            const code = e.code ?? e.err?.code;
+            const index = e.index ?? e.err?.index;
+            if (code !== 11000 || index === undefined) throw err;
+            failed.add(part[index].doc._id);
+          }
+        }
+      }),
+    );
+    const machines = activations.filter((a) => !failed.has(a.license_id));
+    if (machines.length) {
+      try {
+        await this.models.Activation.insertMany(machines, { ordered: false, lean: true });
+      } catch (err) {
+        // A machine already there (a resumed batch): the unique (licence, fingerprint) index keeps one.
+        const writeErrors = (err as { writeErrors?: { code?: number; err?: { code?: number } }[] }).writeErrors;
+        if (!writeErrors || writeErrors.some((e) => (e.code ?? e.err?.code) !== 11000)) throw err;
+      }
+    }
+    return failed;
+  }
+
+  /** A page of an account's licences, newest first after `after` (the export), with their active machines. */
+  async exportPage(accountId: string, after: string, limit: number) {
+    const page = await listPage<LicenseDoc>(
+      this.models.License,
+      { account_id: accountId },
+      { limit, starting_after: after },
+    );
+    const docs = page.items;
+    const machines = await whereIn<Pick<ActivationDoc, 'license_id' | 'fingerprint' | 'name'>>(
+      this.models.Activation,
+      'license_id',
+      docs.map((d) => d._id),
+      { deactivated_at: null },
+      { license_id: 1, fingerprint: 1, name: 1 },
+    );
+    return { docs, machines, next: page.page.has_more ? page.page.next_cursor : '' };
+  }
+}

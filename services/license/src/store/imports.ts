@@ -1,0 +1,258 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { outboxFields, outboxOf } from '@licensing/runtime';
+import type { DomainEvent } from '@licensing/proto';
+import type { ImportFormat } from '../domain/import-rows';
+
+// Imports and exports (issue 32): the job's state, and the files themselves kept as numbered pieces
+// (GridFS-like: one document per piece of at most 1 MiB), so a job resumes after a crash from the
+// stored file and its checkpoint, and nothing holds a whole file in memory.
+
+export interface ImportDoc {
+  _id: string;
+  account_id: string;
+  format: ImportFormat;
+  /** uploading (pieces arriving) | running | done | failed */
+  state: 'uploading' | 'running' | 'done' | 'failed';
+  /** Pieces stored (0 … chunks - 1) and their bytes. */
+  chunks: number;
+  bytes: number;
+  /** Rows in the file, once counted (-1 until then); rows_read: data rows the job has gone past. */
+  total: number;
+  /** Every row up to this one (from 1) is done: counted, and its licence written or refused. */
+  checkpoint_row: number;
+  imported: number;
+  skipped: number;
+  rejected: number;
+  /** The first 1,000 rejected rows (named so: `errors` is a reserved name in mongoose). */
+  row_errors: { row: number; message: string }[];
+  failure: string;
+  /** The run holding the job: its epoch (claimed by a unique insert in import_claims) and until when. */
+  epoch: number;
+  lease_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+export interface ChunkDoc {
+  /** `${import or export id}:${seq, 6 digits}` */
+  _id: string;
+  owner_id: string;
+  seq: number;
+  data: Buffer;
+}
+
+export interface ExportDoc {
+  _id: string;
+  account_id: string;
+  state: 'running' | 'done' | 'failed';
+  chunks: number;
+  bytes: number;
+  counts: Record<string, number>;
+  failure: string;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+  /** 24 hours after it finished; the file is deleted after that (and never served). */
+  expires_at: Date | null;
+}
+
+/**
+ * The events of a group of imported licences (license.created, at most 50): stored apart from the
+ * licences so each licence is written once (an outbox on it would be cleared by a second write of every
+ * licence), and published through the outbox like any document's events.
+ */
+export interface ImportEventsDoc {
+  /** `${import id}:${first row of the batch}:${group}` */
+  _id: string;
+  import_id: string;
+  outbox?: Record<string, DomainEvent>;
+  outbox_pending?: boolean;
+}
+
+export const chunkId = (ownerId: string, seq: number) => `${ownerId}:${String(seq).padStart(6, '0')}`;
+
+export function importModels(conn: Connection) {
+  const imp = new Schema<ImportDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      format: { type: String, required: true },
+      state: { type: String, required: true },
+      chunks: { type: Number, default: 0 },
+      bytes: { type: Number, default: 0 },
+      total: { type: Number, default: -1 },
+      checkpoint_row: { type: Number, default: 0 },
+      imported: { type: Number, default: 0 },
+      skipped: { type: Number, default: 0 },
+      rejected: { type: Number, default: 0 },
+      row_errors: { type: [Object], default: [] },
+      failure: { type: String, default: '' },
+      epoch: { type: Number, default: 0 },
+      lease_until: { type: Date, default: null },
+      created_at: { type: Date, required: true },
+      updated_at: { type: Date, required: true },
+      finished_at: { type: Date, default: null },
+    },
+    { versionKey: false, collection: 'imports' },
+  );
+  imp.index({ state: 1 }); // the job's look for running imports (a few at most)
+  const chunk = new Schema<ChunkDoc>(
+    { _id: String, owner_id: { type: String, required: true }, seq: Number, data: Buffer },
+    { versionKey: false, collection: 'import_chunks' },
+  );
+  chunk.index({ owner_id: 1 });
+  const claim = new Schema<{ _id: string; at: Date }>(
+    { _id: String, at: Date },
+    { versionKey: false, collection: 'import_claims' },
+  );
+  const exp = new Schema<ExportDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      state: { type: String, required: true },
+      chunks: { type: Number, default: 0 },
+      bytes: { type: Number, default: 0 },
+      counts: { type: Object, default: () => ({}) },
+      failure: { type: String, default: '' },
+      created_at: { type: Date, required: true },
+      updated_at: { type: Date, required: true },
+      finished_at: { type: Date, default: null },
+      expires_at: { type: Date, default: null },
+    },
+    { versionKey: false, collection: 'exports' },
+  );
+  exp.index({ state: 1 });
+  const exportChunk = new Schema<ChunkDoc>(
+    { _id: String, owner_id: { type: String, required: true }, seq: Number, data: Buffer },
+    { versionKey: false, collection: 'export_chunks' },
+  );
+  exportChunk.index({ owner_id: 1 });
+  const events = new Schema<ImportEventsDoc>(
+    { _id: String, import_id: { type: String, required: true }, ...outboxFields },
+    { versionKey: false, collection: 'import_events' },
+  );
+  return {
+    ImportEvents: conn.model<ImportEventsDoc>('ImportEvents', events) as Model<ImportEventsDoc>,
+    Import: conn.model<ImportDoc>('Import', imp) as Model<ImportDoc>,
+    ImportChunk: conn.model<ChunkDoc>('ImportChunk', chunk) as Model<ChunkDoc>,
+    ImportClaim: conn.model('ImportClaim', claim) as Model<{ _id: string; at: Date }>,
+    Export: conn.model<ExportDoc>('Export', exp) as Model<ExportDoc>,
+    ExportChunk: conn.model<ChunkDoc>('ExportChunk', exportChunk) as Model<ChunkDoc>,
+  };
+}
+
+export type ImportModels = ReturnType<typeof importModels>;
+
+const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
+
+export class ImportStore {
+  constructor(readonly models: ImportModels) {}
+
+  async create(doc: ImportDoc): Promise<void> {
+    await this.models.Import.create(doc);
+  }
+
+  get(accountId: string, id: string): Promise<ImportDoc | null> {
+    return this.models.Import.findOne({ _id: id, account_id: accountId }).lean<ImportDoc>().exec();
+  }
+
+  byId(id: string): Promise<ImportDoc | null> {
+    return this.models.Import.findOne({ _id: id }).lean<ImportDoc>().exec();
+  }
+
+  /** Stores one piece (again: the same piece twice is the same document). */
+  async putChunk(ownerId: string, seq: number, data: Uint8Array, exported = false): Promise<void> {
+    const model = exported ? this.models.ExportChunk : this.models.ImportChunk;
+    const doc = { _id: chunkId(ownerId, seq), owner_id: ownerId, seq, data: Buffer.from(data) };
+    try {
+      // An insert: cheaper on FerretDB than an upsert, which reads first.
+      await model.collection.insertOne(doc as never);
+    } catch (err) {
+      if (!isDuplicate(err)) throw err;
+      await model.updateOne({ _id: doc._id }, { $set: { data: doc.data } });
+    }
+  }
+
+  async chunk(ownerId: string, seq: number, exported = false): Promise<Buffer | null> {
+    const model = exported ? this.models.ExportChunk : this.models.ImportChunk;
+    const doc = await model
+      .findOne({ _id: chunkId(ownerId, seq) })
+      .lean<ChunkDoc>()
+      .exec();
+    if (!doc) return null;
+    const d = doc.data as unknown as Buffer | { buffer: Buffer };
+    return Buffer.isBuffer(d) ? d : Buffer.from((d as { buffer: Buffer }).buffer);
+  }
+
+  async deleteChunks(ownerId: string, exported = false): Promise<void> {
+    const model = exported ? this.models.ExportChunk : this.models.ImportChunk;
+    await model.deleteMany({ owner_id: ownerId });
+  }
+
+  async update(id: string, set: Partial<ImportDoc>): Promise<void> {
+    await this.models.Import.updateOne({ _id: id }, { $set: set });
+  }
+
+  /** Writes the run's progress only while it still holds the job (its epoch). */
+  async checkpoint(id: string, epoch: number, set: Partial<ImportDoc>): Promise<boolean> {
+    const res = await this.models.Import.updateOne({ _id: id, epoch }, { $set: set });
+    return res.matchedCount === 1;
+  }
+
+  /** Imports waiting for a run, or whose run stopped renewing its lease (a crash). */
+  async runnable(now: Date): Promise<ImportDoc[]> {
+    const running = await this.models.Import.find({ state: 'running' }).limit(50).lean<ImportDoc[]>().exec();
+    return running.filter((d) => !d.lease_until || d.lease_until < now);
+  }
+
+  /**
+   * Takes the job for a run: the unique insert of its next epoch decides between runs (FerretDB's
+   * updates are not atomic; an insert under a unique _id is).
+   */
+  async claim(doc: ImportDoc, now: Date, leaseMs: number): Promise<number | null> {
+    const epoch = doc.epoch + 1;
+    try {
+      await this.models.ImportClaim.create({ _id: `${doc._id}:${epoch}`, at: now });
+    } catch (err) {
+      if (isDuplicate(err)) return null;
+      throw err;
+    }
+    await this.models.Import.updateOne(
+      { _id: doc._id },
+      { $set: { epoch, lease_until: new Date(now.getTime() + leaseMs), updated_at: now } },
+    );
+    return epoch;
+  }
+
+  /** Stores a group's events (again after a crash: the same group is the same document, kept once). */
+  async insertEvents(id: string, importId: string, events: DomainEvent[]): Promise<boolean> {
+    try {
+      await this.models.ImportEvents.create({ _id: id, import_id: importId, ...outboxOf(events) });
+      return true;
+    } catch (err) {
+      if (isDuplicate(err)) return false;
+      throw err;
+    }
+  }
+
+  // Exports.
+
+  async createExport(doc: ExportDoc): Promise<void> {
+    await this.models.Export.create(doc);
+  }
+
+  getExport(accountId: string, id: string): Promise<ExportDoc | null> {
+    return this.models.Export.findOne({ _id: id, account_id: accountId }).lean<ExportDoc>().exec();
+  }
+
+  async updateExport(id: string, set: Partial<ExportDoc>, inc?: Record<string, number>): Promise<void> {
+    await this.models.Export.updateOne({ _id: id }, { $set: set, ...(inc ? { $inc: inc } : {}) });
+  }
+
+  /** Finished exports past their 24 hours, and their files (a few per pass). */
+  async expiredExports(now: Date): Promise<ExportDoc[]> {
+    const done = await this.models.Export.find({ state: 'done' }).limit(200).lean<ExportDoc[]>().exec();
+    return done.filter((d) => d.expires_at && d.expires_at <= now);
+  }
+}

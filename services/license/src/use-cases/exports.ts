@@ -1,0 +1,158 @@
+import { AppError, isId, newId, type Clock } from '@licensing/runtime';
+import type { Export } from '@licensing/proto';
+import type { ExportDoc, ImportStore } from '../store/imports';
+import type { ImportedLicenses } from '../store/imported-licenses';
+import { MAX_CHUNK_BYTES } from './imports';
+
+// Export files (issue 32, docs/api.md "Exports"): the gateway's export job gathers each service's data
+// over gRPC and writes the file here a piece at a time; it is downloadable for 24 hours after it is done.
+
+/** How long a finished export can be downloaded. */
+export const EXPORT_KEEP_MS = 24 * 60 * 60 * 1000;
+/** A running export whose writer has said nothing for this long stopped (its gateway went away). */
+export const EXPORT_STALE_MS = 2 * 60 * 1000;
+/** The largest export file. */
+export const MAX_EXPORT_BYTES = 2 * 1024 * 1024 * 1024;
+
+export interface ExportDeps {
+  licenses: ImportedLicenses;
+  imports: ImportStore;
+  clock: Clock;
+}
+
+export function presentExport(doc: ExportDoc, now: Date): Export {
+  const stale = doc.state === 'running' && now.getTime() - doc.updated_at.getTime() > EXPORT_STALE_MS;
+  return {
+    id: doc._id,
+    account_id: doc.account_id,
+    status: stale ? 'failed' : doc.state,
+    created_at: doc.created_at.toISOString(),
+    finished_at: doc.finished_at?.toISOString() ?? '',
+    expires_at: doc.expires_at?.toISOString() ?? '',
+    bytes: doc.bytes,
+    chunks: doc.chunks,
+    counts: doc.counts ?? {},
+    failure: stale ? 'the export job stopped before it finished (start another)' : doc.failure,
+  };
+}
+
+async function own(deps: ExportDeps, accountId: string, id: string): Promise<ExportDoc> {
+  const doc = isId('exp', id) ? await deps.imports.getExport(accountId, id) : null;
+  if (!doc) throw AppError.notFound('export');
+  return doc;
+}
+
+export async function createExport(deps: ExportDeps, accountId: string): Promise<ExportDoc> {
+  const now = deps.clock.now();
+  const doc: ExportDoc = {
+    _id: newId('exp', now.getTime()),
+    account_id: accountId,
+    state: 'running',
+    chunks: 0,
+    bytes: 0,
+    counts: {},
+    failure: '',
+    created_at: now,
+    updated_at: now,
+    finished_at: null,
+    expires_at: null,
+  };
+  await deps.imports.createExport(doc);
+  return doc;
+}
+
+export async function appendExportChunk(
+  deps: ExportDeps,
+  accountId: string,
+  id: string,
+  seq: number,
+  data: Uint8Array,
+  counts: Record<string, number>,
+): Promise<ExportDoc> {
+  const doc = await own(deps, accountId, id);
+  if (doc.state !== 'running') throw new AppError('conflict', `the export is ${doc.state}`);
+  if (data.byteLength > MAX_CHUNK_BYTES) throw AppError.invalid('data', `a piece is at most ${MAX_CHUNK_BYTES} bytes`);
+  if (seq !== doc.chunks) throw new AppError('conflict', `piece ${seq} out of order: piece ${doc.chunks} is next`);
+  if (doc.bytes + data.byteLength > MAX_EXPORT_BYTES)
+    throw new AppError('payload_too_large', 'the export is too large');
+  await deps.imports.putChunk(doc._id, seq, data, true);
+  const inc: Record<string, number> = {};
+  for (const [type, n] of Object.entries(counts)) if (/^[a-z_]{1,40}$/.test(type)) inc[`counts.${type}`] = n;
+  const set = { chunks: doc.chunks + 1, bytes: doc.bytes + data.byteLength, updated_at: deps.clock.now() };
+  await deps.imports.updateExport(doc._id, set, inc);
+  return { ...doc, ...set };
+}
+
+export async function finishExport(
+  deps: ExportDeps,
+  accountId: string,
+  id: string,
+  failure: string,
+): Promise<ExportDoc> {
+  const doc = await own(deps, accountId, id);
+  if (doc.state !== 'running') return doc;
+  const now = deps.clock.now();
+  const set: Partial<ExportDoc> = failure
+    ? { state: 'failed', failure: failure.slice(0, 500), finished_at: now, updated_at: now }
+    : { state: 'done', finished_at: now, updated_at: now, expires_at: new Date(now.getTime() + EXPORT_KEEP_MS) };
+  await deps.imports.updateExport(doc._id, set);
+  if (failure) await deps.imports.deleteChunks(doc._id, true);
+  return { ...doc, ...set };
+}
+
+export const getExport = own;
+
+export async function readExportChunk(deps: ExportDeps, accountId: string, id: string, seq: number): Promise<Buffer> {
+  const doc = await own(deps, accountId, id);
+  if (doc.state !== 'done') throw new AppError('conflict', `the export is ${doc.state}: nothing to download yet`);
+  if (!doc.expires_at || doc.expires_at <= deps.clock.now())
+    throw AppError.notFound('export file (kept 24 hours after the export finished)');
+  if (!Number.isInteger(seq) || seq < 0 || seq >= doc.chunks)
+    throw AppError.invalid('seq', `seq must be 0 to ${doc.chunks - 1}`);
+  const data = await deps.imports.chunk(doc._id, seq, true);
+  if (!data) throw AppError.notFound('export file (kept 24 hours after the export finished)');
+  return data;
+}
+
+/** Deletes the files of exports past their 24 hours (the job, every few minutes). */
+export async function dropExpiredExports(deps: ExportDeps): Promise<number> {
+  const expired = await deps.imports.expiredExports(deps.clock.now());
+  for (const doc of expired) {
+    await deps.imports.deleteChunks(doc._id, true);
+    await deps.imports.updateExport(doc._id, { state: 'done', chunks: 0 });
+  }
+  return expired.length;
+}
+
+/** A page of the account's licences (newest first) as export lines: the jsonl import's fields (product by id; the gateway names it). */
+export async function exportLicenses(
+  deps: ExportDeps,
+  accountId: string,
+  after: string,
+  limit: number,
+): Promise<{ lines: string[]; next_after: string }> {
+  if (after && !isId('lic', after)) throw AppError.invalid('after', 'after must be a licence id');
+  const n = Math.min(Math.max(limit || 100, 1), 100);
+  const { docs, machines, next } = await deps.licenses.exportPage(accountId, after, n);
+  const byLicense = new Map<string, { fingerprint: string; name?: string }[]>();
+  for (const m of machines)
+    byLicense.set(m.license_id, [
+      ...(byLicense.get(m.license_id) ?? []),
+      m.name ? { fingerprint: m.fingerprint, name: m.name } : { fingerprint: m.fingerprint },
+    ]);
+  const lines = docs.map((d) =>
+    JSON.stringify({
+      type: 'license',
+      key: d.key,
+      product_id: d.product_id,
+      customer_email: d.customer_email,
+      status: d.status,
+      expires_at: d.expires_at ? d.expires_at.toISOString() : null,
+      max_activations: d.policy.max_activations,
+      activations: (byLicense.get(d._id) ?? []).sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1)),
+      metadata: d.metadata ?? {},
+      entitlements: d.extra_entitlements ?? [],
+    }),
+  );
+  return { lines, next_after: next };
+}

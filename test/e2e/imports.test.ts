@@ -1,0 +1,347 @@
+import { generateLicenseKey } from '@licensing/proto';
+import { eventually } from '../support/eventually';
+import { useStackWithAccount } from '../support/fixture';
+import { client } from '../support/stack';
+
+// Imports (issue 32): licences brought over with their keys, from jsonl, CSV, Keygen, Lemon Squeezy and
+// Gumroad files; foreign keys validate exactly as native ones; bad rows are refused naming the row.
+
+const f = useStackWithAccount();
+
+const KEYGEN = 'C1B6DE-39A6E3-DE1529-8559A4-E4F6D9-V3';
+const LEMON = '38b1460a-5104-4067-a91d-77b872934d51';
+const GUMROAD = '85DB562A-C11D4B06-A2335A6B-8C079166';
+
+type Api = ReturnType<typeof client>;
+
+async function upload(api: Api, format: string, body: string, type?: string) {
+  return api('POST', `/api/v1/imports?format=${format}`, body, {
+    'content-type': type ?? (format === 'jsonl' ? 'application/x-ndjson' : 'text/csv'),
+  });
+}
+
+async function finished(api: Api, id: string) {
+  return eventually(
+    async () => {
+      const r = await api('GET', `/api/v1/imports/${id}`);
+      expect(r.status).toBe(200);
+      expect(r.body.status).not.toBe('running');
+      return r.body;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
+}
+
+async function importFile(api: Api, format: string, body: string) {
+  const r = await upload(api, format, body);
+  expect(r.status).toBe(202);
+  expect(r.body).toMatchObject({ id: expect.stringMatching(/^imp_/), status: 'running' });
+  expect(r.headers.get('location')).toBe(`/api/v1/imports/${r.body.id}`);
+  return finished(api, r.body.id);
+}
+
+const jsonl = (...rows: unknown[]) => `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
+
+describe('imports', () => {
+  let productId: string;
+
+  beforeAll(async () => {
+    const p = await f.api('POST', '/api/v1/products', { name: 'Imported App', policy: { max_activations: 3 } });
+    productId = p.body.id;
+  });
+
+  it('imports foreign keys (Keygen, Lemon Squeezy, Gumroad) that then validate exactly like native ones', async () => {
+    const native = generateLicenseKey();
+    const out = await importFile(
+      f.api,
+      'jsonl',
+      jsonl(
+        {
+          key: KEYGEN,
+          product_id: productId,
+          customer_email: 'kg@example.com',
+          activations: [{ fingerprint: 'machine-1', name: 'Laptop' }],
+          metadata: { source: 'keygen' },
+          entitlements: ['pro'],
+        },
+        {
+          key: LEMON,
+          product_name: 'From Lemon',
+          customer_email: 'ls@example.com',
+          expires_at: '2099-01-01T00:00:00Z',
+        },
+        { key: GUMROAD, product_id: productId, customer_email: 'gr@example.com', status: 'suspended' },
+        { key: native, product_id: productId, customer_email: 'native@example.com' },
+      ),
+    );
+    expect(out).toMatchObject({ status: 'done', total: 4, imported: 4, skipped: 0, rejected: 0, errors: [] });
+
+    // Both validation endpoints, as native keys.
+    for (const key of [KEYGEN, LEMON, native]) {
+      const q = await f.api('GET', `/api/v1/licenses/validate?license_key=${encodeURIComponent(key)}`);
+      expect(q.body).toMatchObject({ valid: true, code: 'valid' });
+      const b = await f.api('POST', '/api/v1/keys/validate', { key });
+      expect(b.body).toMatchObject({ valid: true, code: 'valid', license: { key } });
+      // Again: answered from the gateway's cache now, the same.
+      expect((await f.api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: true });
+    }
+    const suspended = await f.api('POST', '/api/v1/keys/validate', { key: GUMROAD });
+    expect(suspended.body).toMatchObject({ valid: false, code: 'suspended' });
+    // A foreign key is its exact text: another case is another (unknown) key, never "a typo".
+    const other = await f.api('POST', '/api/v1/keys/validate', { key: LEMON.toUpperCase() });
+    expect(other.body).toMatchObject({ valid: false, code: 'not_found', detail: 'no licence with this key' });
+
+    // The licence: its fields, its machine, its entitlements, its product by name.
+    const got = await f.api('GET', `/api/v1/licenses/${encodeURIComponent(KEYGEN)}`);
+    expect(got.body).toMatchObject({
+      key: KEYGEN,
+      product_id: productId,
+      customer_email: 'kg@example.com',
+      status: 'active',
+      activations: 1,
+      metadata: { source: 'keygen' },
+      extra_entitlements: ['pro'],
+    });
+    const lemon = await f.api('GET', `/api/v1/licenses/${LEMON}`);
+    expect(lemon.body.expires_at).toBe('2099-01-01T00:00:00.000Z');
+    const named = await f.api('GET', `/api/v1/products/${lemon.body.product_id}`);
+    expect(named.body.name).toBe('From Lemon');
+
+    // The licence credential, activations and licence files.
+    const app = client(f.stack.url);
+    const asLicense = { authorization: `License ${KEYGEN}` };
+    const cred = await app('POST', '/api/v1/keys/validate', { key: KEYGEN }, asLicense);
+    expect(cred.status).toBe(200);
+    expect(cred.body).toMatchObject({ valid: true });
+    const act = await app(
+      'POST',
+      `/api/v1/licenses/${encodeURIComponent(KEYGEN)}/activations`,
+      { fingerprint: 'machine-2' },
+      asLicense,
+    );
+    expect(act.status).toBe(201);
+    const machines = await f.api('GET', `/api/v1/licenses/${encodeURIComponent(KEYGEN)}/activations`);
+    expect(machines.body.data.map((a: { fingerprint: string }) => a.fingerprint).sort()).toEqual([
+      'machine-1',
+      'machine-2',
+    ]);
+    const file = await app('POST', `/api/v1/licenses/${encodeURIComponent(KEYGEN)}/file`, {}, asLicense);
+    expect(file.status).toBe(201);
+    const payload = JSON.parse(Buffer.from(file.body.payload, 'base64url').toString('utf8'));
+    expect(payload).toMatchObject({ license_key: KEYGEN });
+  });
+
+  it('the typo shortcut never refuses a foreign key: unknown before the import, valid after', async () => {
+    const key = 'a1b2c3d4e5f60718293a4b5c6d7e8f90'; // a Keygen-style hex key
+    const before = await f.api('POST', '/api/v1/keys/validate', { key });
+    expect(before.body).toMatchObject({ valid: false, code: 'not_found', detail: 'no licence with this key' });
+    const out = await importFile(
+      f.api,
+      'jsonl',
+      jsonl({ key, product_id: productId, customer_email: 'x@example.com' }),
+    );
+    expect(out).toMatchObject({ imported: 1 });
+    // The "not found" the gateway remembered is gone with license.created.
+    await eventually(async () => {
+      expect((await f.api('POST', '/api/v1/keys/validate', { key })).body).toMatchObject({ valid: true });
+      expect((await f.api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body).toMatchObject({ valid: true });
+    });
+  });
+
+  it('is idempotent per row: the same file again adds nothing; the same key with other fields is rejected', async () => {
+    const key = `${'f'.repeat(8)}-1111-4222-8333-${'a'.repeat(12)}`;
+    const file = jsonl({ key, product_id: productId, customer_email: 'again@example.com' });
+    expect(await importFile(f.api, 'jsonl', file)).toMatchObject({ imported: 1, skipped: 0 });
+    expect(await importFile(f.api, 'jsonl', file)).toMatchObject({ imported: 0, skipped: 1, rejected: 0 });
+    const changed = await importFile(
+      f.api,
+      'jsonl',
+      jsonl({ key, product_id: productId, customer_email: 'someone-else@example.com' }),
+    );
+    expect(changed).toMatchObject({
+      imported: 0,
+      rejected: 1,
+      errors: [{ row: 1, message: 'key is already in this account with another customer_email' }],
+    });
+  });
+
+  it('imports the good rows of a file with bad ones, naming each bad row (too long, taken, unknown product, …)', async () => {
+    // A key of another account: taken, and the answer says nothing of where.
+    const other = await f.stack.newAccount();
+    const otherApi = client(f.stack.url, other.apiKey);
+    const otherProduct = await otherApi('POST', '/api/v1/products', { name: 'Theirs' });
+    const taken = 'TAKEN-KEY-0000-1111-2222';
+    expect(
+      await importFile(
+        otherApi,
+        'jsonl',
+        jsonl({ key: taken, product_id: otherProduct.body.id, customer_email: 'o@example.com' }),
+      ),
+    ).toMatchObject({ imported: 1 });
+
+    const native = generateLicenseKey();
+    const typo = native.slice(0, 3) + (native[3] === '7' ? '8' : '7') + native.slice(4);
+    const lines = [
+      JSON.stringify({ key: 'good-key-0001', product_id: productId, customer_email: 'a@example.com' }),
+      JSON.stringify({ key: 'k'.repeat(65), product_id: productId, customer_email: 'a@example.com' }),
+      JSON.stringify({ key: taken, product_id: productId, customer_email: 'a@example.com' }),
+      JSON.stringify({
+        key: 'good-key-0002',
+        product_id: 'prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P',
+        customer_email: 'a@example.com',
+      }),
+      JSON.stringify({ key: 'good-key-0003', product_id: productId, customer_email: 'not-an-email' }),
+      '{"key": "broken',
+      JSON.stringify({ key: typo, product_id: productId, customer_email: 'a@example.com' }),
+      JSON.stringify({ key: 'good-key-0004', product_id: productId, customer_email: 'b@example.com', status: 'lost' }),
+      JSON.stringify({ key: 'good-key-0001', product_id: productId, customer_email: 'other@example.com' }),
+      JSON.stringify({
+        key: 'good-key-0005',
+        product_id: productId,
+        customer_email: 'c@example.com',
+        max_activations: 1,
+        activations: ['m1', 'm2'],
+      }),
+      JSON.stringify({ key: 'good-key-0006', product_id: productId, customer_email: 'd@example.com' }),
+    ];
+    const out = await importFile(f.api, 'jsonl', `${lines.join('\n')}\n`);
+    expect(out).toMatchObject({ status: 'done', total: 11, imported: 2, skipped: 0, rejected: 9 });
+    expect(out.errors).toEqual([
+      { row: 2, message: 'key is longer than 64 characters (65)' },
+      { row: 3, message: 'key is already taken: keys are unique across the whole system' },
+      { row: 4, message: 'product_id prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P: no such product in this account' },
+      { row: 5, message: 'customer_email must be an e-mail address' },
+      { row: 6, message: 'not a JSON object on one line' },
+      {
+        row: 7,
+        message:
+          'key has the shape of a native key (30 Crockford characters) but its check characters are wrong: it could never validate',
+      },
+      { row: 8, message: 'status must be one of active, suspended, revoked, expired' },
+      { row: 9, message: 'key appears earlier in the file (row 1) with another customer_email' },
+      { row: 10, message: 'activations: 2 machines, more than max_activations (1)' },
+    ]);
+    expect(JSON.stringify(out)).not.toContain(other.accountId);
+    // Nothing half-written: only the good rows are there.
+    expect((await f.api('GET', '/api/v1/licenses/good-key-0001')).status).toBe(200);
+    expect((await f.api('GET', '/api/v1/licenses/good-key-0006')).status).toBe(200);
+    for (const k of ['good-key-0002', 'good-key-0003', 'good-key-0004', 'good-key-0005'])
+      expect((await f.api('GET', `/api/v1/licenses/${k}`)).status).toBe(404);
+    // The other account's licence is untouched.
+    expect((await otherApi('GET', `/api/v1/licenses/${taken}`)).body.customer_email).toBe('o@example.com');
+  });
+
+  it('refuses a file in a wrong format with 400 (naming the column or line), 415 for another Content-Type', async () => {
+    const csvAsJsonl = await upload(f.api, 'jsonl', 'key,customer_email\nabc,def\n');
+    expect(csvAsJsonl.status).toBe(400);
+    expect(csvAsJsonl.body.errors).toEqual([
+      {
+        field: 'body',
+        message: 'not a jsonl file: line 1 is not JSON (send Content-Type: text/csv and a CSV format for CSV files)',
+      },
+    ]);
+    const jsonlAsCsv = await upload(f.api, 'keygen', jsonl({ key: 'abcdefgh' }));
+    expect(jsonlAsCsv.status).toBe(400);
+    expect(jsonlAsCsv.body.detail).toBe('not a keygen file: it looks like jsonl (use format=jsonl)');
+    const noKey = await upload(f.api, 'gumroad', 'Item Name,Purchase Email\nApp,a@example.com\n');
+    expect(noKey.status).toBe(400);
+    expect(noKey.body.detail).toBe('not a gumroad file: the license key column is missing (one of: license_key)');
+    const wrongType = await upload(f.api, 'csv', 'key\n', 'application/json');
+    expect(wrongType.status).toBe(415);
+    const badFormat = await upload(f.api, 'polar', 'key\n', 'text/csv');
+    expect(badFormat.status).toBe(400);
+    const empty = await upload(f.api, 'jsonl', '');
+    expect(empty.status).toBe(400);
+  });
+
+  it('maps the columns of Keygen, Lemon Squeezy, Gumroad and plain CSV exports', async () => {
+    const keygen = await importFile(
+      f.api,
+      'keygen',
+      [
+        'id,key,name,status,expiry,maxMachines,policy,email,metadata,machines',
+        `lic-1,KG-0001-AAAA-BBBB,Team,ACTIVE,2099-05-01T00:00:00Z,5,Keygen Pro,kg1@example.com,"{""seat"":""a""}",fp-1;fp-2`,
+        'lic-2,KG-0002-AAAA-BBBB,,BANNED,,,Keygen Pro,kg2@example.com,,',
+        'lic-3,KG-0003-AAAA-BBBB,,EXPIRED,2020-01-01T00:00:00Z,,Keygen Pro,kg3@example.com,,',
+      ].join('\r\n'),
+    );
+    expect(keygen).toMatchObject({ status: 'done', imported: 3, rejected: 0 });
+    const kg1 = (await f.api('GET', '/api/v1/licenses/KG-0001-AAAA-BBBB')).body;
+    expect(kg1).toMatchObject({
+      customer_email: 'kg1@example.com',
+      status: 'active',
+      expires_at: '2099-05-01T00:00:00.000Z',
+      activations: 2,
+      metadata: { seat: 'a', keygen_id: 'lic-1', name: 'Team' },
+      policy: { max_activations: 5 },
+    });
+    expect((await f.api('GET', '/api/v1/licenses/KG-0002-AAAA-BBBB')).body.status).toBe('revoked');
+    expect((await f.api('GET', '/api/v1/licenses/KG-0003-AAAA-BBBB')).body.status).toBe('expired');
+
+    const lemon = await importFile(
+      f.api,
+      'lemonsqueezy',
+      [
+        'Key,Status,Product,Variant,Customer name,Customer email,Activation limit,Expires at,Order',
+        'd9b7a1e0-1111-4a4a-8b8b-0123456789ab,active,Lemon App,Yearly,Ada,ada@example.com,2,2099-01-01,1001',
+        'd9b7a1e0-2222-4a4a-8b8b-0123456789ab,disabled,Lemon App,Yearly,Bob,bob@example.com,,,1002',
+      ].join('\n'),
+    );
+    expect(lemon).toMatchObject({ status: 'done', imported: 2, rejected: 0 });
+    expect((await f.api('GET', '/api/v1/licenses/d9b7a1e0-1111-4a4a-8b8b-0123456789ab')).body).toMatchObject({
+      customer_email: 'ada@example.com',
+      status: 'active',
+      policy: { max_activations: 2 },
+      metadata: { lemonsqueezy_order: '1001', lemonsqueezy_variant: 'Yearly', customer_name: 'Ada' },
+    });
+    expect((await f.api('GET', '/api/v1/licenses/d9b7a1e0-2222-4a4a-8b8b-0123456789ab')).body.status).toBe('suspended');
+
+    const gumroad = await importFile(
+      f.api,
+      'gumroad',
+      [
+        'Purchase ID,Item Name,Buyer Name,Purchase Email,License Key,Refunded?,Disputed?',
+        'sale1,Gum App,Cy,cy@example.com,11111111-22222222-33333333-44444444,false,false',
+        'sale2,Gum App,Di,di@example.com,11111111-22222222-33333333-55555555,true,false',
+        'sale3,Gum Book,Ed,ed@example.com,,false,false',
+      ].join('\n'),
+    );
+    expect(gumroad).toMatchObject({
+      status: 'done',
+      imported: 2,
+      rejected: 1,
+      errors: [{ row: 3, message: 'this sale has no License Key (a product sold without licence keys)' }],
+    });
+    expect((await f.api('GET', '/api/v1/licenses/11111111-22222222-33333333-55555555')).body.status).toBe('revoked');
+    expect(
+      (await f.api('POST', '/api/v1/keys/validate', { key: '11111111-22222222-33333333-44444444' })).body,
+    ).toMatchObject({ valid: true });
+
+    const csv = await importFile(
+      f.api,
+      'csv',
+      [
+        'key,product_id,customer_email,status,expires_at,max_activations,activations,entitlements,metadata.plan',
+        `CSV-KEY-00000001,${productId},csv@example.com,active,,2,"[{""fingerprint"":""m1"",""name"":""Desk, top""}]",pro; beta,gold`,
+      ].join('\n'),
+    );
+    expect(csv).toMatchObject({ status: 'done', imported: 1, rejected: 0 });
+    expect((await f.api('GET', '/api/v1/licenses/CSV-KEY-00000001')).body).toMatchObject({
+      activations: 1,
+      extra_entitlements: ['beta', 'pro'],
+      metadata: { plan: 'gold' },
+    });
+  });
+
+  it("another account's import is not found", async () => {
+    const out = await upload(
+      f.api,
+      'jsonl',
+      jsonl({ key: 'mine-0000001', product_id: productId, customer_email: 'm@example.com' }),
+    );
+    const other = await f.stack.newAccount();
+    const r = await client(f.stack.url, other.apiKey)('GET', `/api/v1/imports/${out.body.id}`);
+    expect(r.status).toBe(404);
+    await finished(f.api, out.body.id);
+  });
+});
