@@ -23,6 +23,10 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     // The customer portal and DELETE /api/v1/customers/{email}.
     'deactivateForCustomer',
     'eraseCustomer',
+    // POST /api/v1/licenses/{key}/reroll, POST /api/v1/licenses/batch and its job.
+    'rerollLicense',
+    'createLicenseBatch',
+    'getLicenseBatch',
   ],
   checkout: ['createLicense', 'transitionLicense'],
   // The licence (expiry) and its signed licence file, for the purchase e-mail; whether an address

@@ -1,4 +1,4 @@
-import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
+import { LicenseServiceService, NotificationServiceClient, ProductServiceClient } from '@licensing/proto';
 import {
   createClient,
   internalCredential,
@@ -24,12 +24,24 @@ import { ValidationCounter } from './jobs/validation-counter';
 import { ValidationStatsStore, statsModels } from './store/stats';
 import type { LicenseDeps } from './use-cases/deps';
 import { licenseAccess } from './access';
+import { rerollBatchHandlers } from './handlers/reroll-batch-handlers';
+import { LicenseBatchRunner } from './jobs/license-batch-runner';
+import { LicenseBatchStore } from './store/batches';
+import { RetiredKeyStore } from './store/retired-keys';
 
 export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   name: 'license',
   schema: licenseSchema,
   async setup(ctx) {
-    const store = new LicenseStore(licenseModels(ctx.db));
+    const models = licenseModels(ctx.db);
+    const store = new LicenseStore(models);
+    const retired = new RetiredKeyStore(models);
+    const batches = new LicenseBatchStore(models);
+    const notifications = createClient(
+      NotificationServiceClient,
+      ctx.config.NOTIFICATION_GRPC_ADDR,
+      internalCredential('license', ctx.config),
+    );
     const products = createClient(
       ProductServiceClient,
       ctx.config.PRODUCT_GRPC_ADDR,
@@ -50,6 +62,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     ctx.outbox.track(store.models.License);
     ctx.outbox.track(store.models.Activation);
     ctx.outbox.track(store.models.Erasure);
+    ctx.outbox.track(store.models.LicenseBatch);
     const productCache = new ProductCache(
       products.call,
       ctx.bus,
@@ -64,6 +77,8 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.LICENSE_CACHE_SIZE,
       ctx.config.LICENSE_CACHE_TTL_MS,
       (result) => cacheResults.inc({ result }),
+      Date.now,
+      retired,
     );
     const deps: LicenseDeps = {
       store,
@@ -71,7 +86,16 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       clock: ctx.clock,
       products: productCache,
       licenses: licenseCache,
+      retired,
     };
+    const batchDeps = { ...deps, retired, batches, mail: notifications.call.sendLicenseEmail };
+    const batchRunner = new LicenseBatchRunner(batchDeps, ctx.log);
+    const batchSweep = new PeriodicTask(
+      'licence batch sweep',
+      () => batchRunner.sweep(),
+      ctx.config.LICENSE_BATCH_SWEEP_INTERVAL_MS,
+      ctx.log,
+    );
     // Floating seats that lapsed and that no activation reclaimed (jobs/lapsed-seat-sweeper.ts).
     const lapsedSeats = new LapsedSeatSweeper(store, deps.outbox, ctx.clock);
     const reclaim = new PeriodicTask(
@@ -94,17 +118,22 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call, products: productCache }),
         ...customerHandlers(deps),
+        ...rerollBatchHandlers(batchDeps, batchRunner),
       },
       licenseAccess,
     );
     counter.start();
     expiry.start();
     reclaim.start();
+    batchSweep.start();
     return async () => {
       await expiry.stop();
       await reclaim.stop();
+      await batchSweep.stop();
+      await batchRunner.stop();
       await counter.stop(); // keeps the last seconds of counts
       products.close();
+      notifications.close();
     };
   },
 };

@@ -27,4 +27,15 @@ export interface LicenseRecord {
   /** The UTC hour (YYYY-MM-DDTHH) the sweeper looks for this licence in; null when nothing is left to announce (domain/expiry.ts). */
   expiry_bucket: string | null;
   created_at: Date;
+  /**
+   * Keys this licence had before a reroll whose grace may not be over, with when each stops validating
+   * (older ones are dropped at the next reroll). Carried by its events, so caches evict them with it.
+   */
+  retired_keys?: RetiredKey[];
+}
+
+/** A key a licence had before a reroll, and until when it still validates. */
+export interface RetiredKey {
+  key: string;
+  until: Date;
 }
