@@ -1,4 +1,4 @@
-import { LicenseServiceService, NotificationServiceClient, ProductServiceClient } from '@licensing/proto';
+import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
 import {
   createClient,
   internalCredential,
@@ -37,11 +37,6 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     const store = new LicenseStore(models);
     const retired = new RetiredKeyStore(models);
     const batches = new LicenseBatchStore(models);
-    const notifications = createClient(
-      NotificationServiceClient,
-      ctx.config.NOTIFICATION_GRPC_ADDR,
-      internalCredential('license', ctx.config),
-    );
     const products = createClient(
       ProductServiceClient,
       ctx.config.PRODUCT_GRPC_ADDR,
@@ -88,7 +83,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       licenses: licenseCache,
       retired,
     };
-    const batchDeps = { ...deps, retired, batches, mail: notifications.call.sendLicenseEmail };
+    const batchDeps = { ...deps, retired, batches };
     const batchRunner = new LicenseBatchRunner(batchDeps, ctx.log);
     const batchSweep = new PeriodicTask(
       'licence batch sweep',
@@ -133,7 +128,6 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       await batchRunner.stop();
       await counter.stop(); // keeps the last seconds of counts
       products.close();
-      notifications.close();
     };
   },
 };

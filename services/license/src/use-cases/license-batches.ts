@@ -18,7 +18,8 @@ export type QueueLicenseMail = (req: { account_id: string; key: string; dedupe_k
 
 export interface BatchDeps extends LicenseDeps {
   batches: LicenseBatchStore;
-  mail: QueueLicenseMail;
+  /** Queues the mails of send_email items; absent: they are left to the notification service (license.batch_completed). */
+  mail?: QueueLicenseMail;
 }
 
 /** A run holds its batch this long without progress; then another instance's sweep resumes it. */
@@ -195,13 +196,13 @@ export async function issueBatch(deps: BatchDeps, batch: LicenseBatchDoc, log?: 
     await save();
   }
   // The mails asked for, of licences issued (by this run or an earlier one) and not queued yet.
-  for (;;) {
+  for (; deps.mail; ) {
     const unsent = indexesOf(doc.items, (i) => i.status === 'issued' && i.send_email && !i.mailed).slice(0, CHUNK);
     if (!unsent.length) break;
     for (let at = 0; at < unsent.length; at += MAIL_CONCURRENCY)
       await Promise.all(
         unsent.slice(at, at + MAIL_CONCURRENCY).map(async (i) => {
-          await deps.mail({ account_id: doc.account_id, key: doc.items[i].key!, dedupe_key: `batch:${doc._id}:${i}` });
+          await deps.mail!({ account_id: doc.account_id, key: doc.items[i].key!, dedupe_key: `batch:${doc._id}:${i}` });
           doc.items[i].mailed = true;
         }),
       );
