@@ -1,4 +1,4 @@
-import type { Logger } from '@licensing/runtime';
+import { outsideAnyCall, type Logger } from '@licensing/runtime';
 import { BATCH_LEASE_MS, issueBatch, type BatchDeps } from '../use-cases/license-batches';
 
 /**
@@ -15,9 +15,12 @@ export class LicenseBatchRunner {
     private readonly log: Logger,
   ) {}
 
-  /** Starts a batch now (not awaited: the call that stored it answers 202). */
+  /**
+   * Starts a batch now (not awaited: the call that stored it answers 202), outside that call's scope:
+   * its deadline would stop the run's store operations after 5 s (runtime/store/query-deadline.ts).
+   */
   kick(id: string): void {
-    void this.run(id, false);
+    void outsideAnyCall(() => this.run(id, false));
   }
 
   /** Resumes batches nobody is running (their lease ran out): the periodic task. */
