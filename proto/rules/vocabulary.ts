@@ -53,7 +53,7 @@ export type NextAction = (typeof nextActions)[number];
 /** A licence batch job's states (POST /api/v1/licenses/batch), and each of its items'. */
 export const licenseBatchStatuses = ['running', 'done'] as const;
 export type LicenseBatchStatus = (typeof licenseBatchStatuses)[number];
-export const licenseBatchItemStatuses = ['issued', 'pending', 'failed'] as const;
+export const licenseBatchItemStatuses = ['issued', 'waiting', 'failed'] as const;
 export type LicenseBatchItemStatus = (typeof licenseBatchItemStatuses)[number];
 
 /** An account's plan (its hourly quota: the gateway's rate limits). */

@@ -61,7 +61,7 @@ it('issues every item once, shows the keys, and publishes each license.created a
   expect(res.body).toMatchObject({ object: 'license_batch', status: 'running', total: 3, product_id: product });
   expect(res.headers.get('location')).toBe(`/api/v1/licenses/batch/${res.body.id}`);
   const job = await done(res.body.id);
-  expect(job).toMatchObject({ total: 3, issued: 3, failed: 0, pending: 0 });
+  expect(job).toMatchObject({ total: 3, issued: 3, failed: 0, waiting: 0 });
   expect(job.results.map((r: any) => [r.index, r.status, r.error])).toEqual([
     [0, 'issued', null],
     [1, 'issued', null],

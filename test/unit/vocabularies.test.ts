@@ -9,6 +9,8 @@ import {
   emailStatuses,
   emailTemplates,
   eventTypes,
+  licenseBatchItemStatuses,
+  licenseBatchStatuses,
   EXAMPLE_LICENSE_KEY,
   generateLicenseKey,
   keyScopes,
@@ -59,6 +61,8 @@ const vocabularies: Record<string, readonly string[]> = {
   deliveryStatuses,
   emailStatuses,
   emailTemplates,
+  licenseBatchStatuses,
+  licenseBatchItemStatuses,
   auditEntryTypes: eventTypes.filter((t) => t.startsWith('api_key.')),
 };
 const nameOf = (words: readonly string[]) =>
@@ -126,6 +130,8 @@ const protoVocabulary: Record<string, string> = {
   'WebhookDelivery.status': 'deliveryStatuses',
   'Email.status': 'emailStatuses',
   'Email.template': 'emailTemplates',
+  'LicenseBatch.status': 'licenseBatchStatuses',
+  'LicenseBatchResult.status': 'licenseBatchItemStatuses',
 };
 
 describe('the .proto files', () => {
@@ -220,6 +226,8 @@ describe('the OpenAPI document', () => {
     ['components.schemas.Email.properties.status', 'emailStatuses'],
     ['components.schemas.Email.properties.template', 'emailTemplates'],
     ['components.schemas.Status.properties.rate_limits.properties.plan', 'plans'],
+    ['components.schemas.LicenseBatch.properties.status', 'licenseBatchStatuses'],
+    ['components.schemas.LicenseBatch.properties.results.items.properties.status', 'licenseBatchItemStatuses'],
   ])('%s is %s', (path, vocabulary) => {
     expect(enums.get(path)).toEqual([...vocabularies[vocabulary]]);
   });

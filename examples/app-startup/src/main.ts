@@ -28,6 +28,7 @@ const ADVICE: Record<NextAction, string> = {
   renew: 'Renew your licence.',
   contact_vendor: 'Contact the vendor about your licence.',
   free_a_seat: 'Every seat of your licence is taken: free one of your other machines in the customer portal.',
+  update_key: 'Your licence key was replaced: enter the new key the vendor sent you.',
 };
 
 /** Starts with settings from `env`: exit code 0 means run, 1 refused, 2 misconfigured. */

@@ -172,7 +172,7 @@ export const schemas: Record<string, Schema> = {
       total: int('Items in the batch', { minimum: 1 }),
       issued: int(undefined, { minimum: 0 }),
       failed: int(undefined, { minimum: 0 }),
-      pending: int(undefined, { minimum: 0 }),
+      waiting: int('Items not issued yet', { minimum: 0 }),
       results: {
         type: 'array',
         description: 'One per item, in request order',

@@ -21,7 +21,7 @@ export const licenseBatchJson = (b: LicenseBatch) => ({
   total: b.total,
   issued: b.issued,
   failed: b.failed,
-  pending: b.total - b.issued - b.failed,
+  waiting: b.total - b.issued - b.failed,
   results: b.results.map((r) => ({
     index: r.index,
     status: r.status,

@@ -57,7 +57,7 @@ export interface GetLicenseBatchRequest {
 export interface LicenseBatchResult {
   /** The item's position in the request, from 0. */
   index: number;
-  /** issued | pending | failed */
+  /** issued | waiting | failed */
   status: string;
   license_id: string;
   /** Set once issued. */

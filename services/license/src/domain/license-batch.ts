@@ -38,6 +38,13 @@ function itemProblem(item: BatchItemInput, i: number): { item: CheckedItem } | {
   const entitlements = item.entitlements ?? [];
   const bad = entitlements.length ? entitlementsProblem(`${at}.entitlements`, entitlements) : undefined;
   if (bad) problems.push(bad);
+  // Refused rather than ignored: the licence service cannot queue mail (the notification service calls
+  // it, and the gRPC call graph stays acyclic); a later version mails on license.batch_completed.
+  if (item.send_email)
+    problems.push({
+      field: `${at}.send_email`,
+      message: `${at}.send_email: batch items cannot be mailed yet; once the batch is done, POST /api/v1/licenses/{key}/email per key`,
+    });
   if (problems.length) return { problems };
   return { item: { customer_email: email, metadata, entitlements: [...entitlements], send_email: !!item.send_email } };
 }
@@ -77,7 +84,7 @@ export function checkBatchItems(items: readonly BatchItemInput[]): CheckedItem[]
 export function batchCounts(items: readonly { status: LicenseBatchItemStatus }[]): {
   issued: number;
   failed: number;
-  pending: number;
+  waiting: number;
 } {
   let issued = 0;
   let failed = 0;
@@ -85,7 +92,7 @@ export function batchCounts(items: readonly { status: LicenseBatchItemStatus }[]
     if (item.status === 'issued') issued++;
     else if (item.status === 'failed') failed++;
   }
-  return { issued, failed, pending: items.length - issued - failed };
+  return { issued, failed, waiting: items.length - issued - failed };
 }
 
 /** The part of a batch's request an Idempotency-Key compares: the product and the checked items. */

@@ -84,7 +84,7 @@ export async function createLicenseBatch(
       items: items.map((item) => ({
         ...item,
         license_id: newId('lic', now.getTime()),
-        status: 'pending',
+        status: 'waiting',
         key: null,
         error: null,
         mailed: false,
@@ -144,7 +144,7 @@ const batchCompleted = (doc: LicenseBatchDoc): DomainEvent =>
   );
 
 /**
- * Issues a batch's pending items, CHUNK at a time: one unordered insert of their licences (each with
+ * Issues a batch's waiting items, CHUNK at a time: one unordered insert of their licences (each with
  * its license.created), under the ids fixed when the batch was stored, so a licence an earlier run
  * (crashed, or running elsewhere at the same time) inserted is found, never issued again; then the
  * mails asked for (dedupe key per batch and item: queued once); then the progress. When nothing is
@@ -165,7 +165,7 @@ export async function issueBatch(deps: BatchDeps, batch: LicenseBatchDoc, log?: 
     await batches.progress(doc, new Date(clock.now().getTime() + BATCH_LEASE_MS));
   };
   for (;;) {
-    const pending = indexesOf(doc.items, (i) => i.status === 'pending').slice(0, CHUNK);
+    const pending = indexesOf(doc.items, (i) => i.status === 'waiting').slice(0, CHUNK);
     if (!pending.length) break;
     const now = clock.now();
     if (!policy) {
