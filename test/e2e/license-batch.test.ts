@@ -69,12 +69,18 @@ it('issues every item once, shows the keys, and publishes each license.created a
   ]);
   const keys = job.results.map((r: any) => r.license_key as string);
   const first = (await api('GET', `/api/v1/licenses/${keys[0]}`)).body;
-  expect(first).toMatchObject({ customer_email: 'a@example.com', metadata: { order: '1' }, id: job.results[0].license_id });
+  expect(first).toMatchObject({
+    customer_email: 'a@example.com',
+    metadata: { order: '1' },
+    id: job.results[0].license_id,
+  });
   expect((await api('GET', `/api/v1/licenses/${keys[1]}`)).body.entitlements).toEqual(['base', 'pro']);
   for (const key of keys)
     expect((await api('GET', `/api/v1/licenses/validate?license_key=${key}`)).body).toMatchObject({ valid: true });
 
-  const summary = await events.waitFor((e) => e.type === 'license.batch_completed' && (e.data as any).batch.id === job.id);
+  const summary = await events.waitFor(
+    (e) => e.type === 'license.batch_completed' && (e.data as any).batch.id === job.id,
+  );
   expect((summary.data as any).batch).toMatchObject({ total: 3, issued: 3, failed: 0, product_id: product });
   await eventually(() =>
     expect(
@@ -91,7 +97,9 @@ it('issues every item once, shows the keys, and publishes each license.created a
   // The same key with another body: 422.
   const other = await api('POST', '/api/v1/licenses/batch', { ...body, licenses: body.licenses.slice(1) }, headers);
   expect(other.status).toBe(422);
-  expect(events.all().filter((e) => e.type === 'license.batch_completed' && (e.data as any).batch.id === job.id)).toHaveLength(1);
+  expect(
+    events.all().filter((e) => e.type === 'license.batch_completed' && (e.data as any).batch.id === job.id),
+  ).toHaveLength(1);
 });
 
 it('issues 1,000 licences in one batch', async () => {
@@ -120,7 +128,11 @@ it('refuses a batch of 1,001, an unknown product and a bad e-mail in an item (na
 
   const badEmail = await api('POST', '/api/v1/licenses/batch', {
     product_id: empty,
-    licenses: [{ customer_email: 'ok@example.com' }, { customer_email: 'ok2@example.com' }, { customer_email: 'not-an-email' }],
+    licenses: [
+      { customer_email: 'ok@example.com' },
+      { customer_email: 'ok2@example.com' },
+      { customer_email: 'not-an-email' },
+    ],
   });
   expect(badEmail.status).toBe(400);
   expect(badEmail.body.errors).toEqual([
@@ -132,6 +144,12 @@ it('refuses a batch of 1,001, an unknown product and a bad e-mail in an item (na
   });
   expect(badShape.status).toBe(400);
   expect(badShape.body.errors[0].field).toBe('licenses[1].colour');
+  const mailed = await api('POST', '/api/v1/licenses/batch', {
+    product_id: empty,
+    licenses: [{ customer_email: 'ok@example.com', send_email: true }],
+  });
+  expect(mailed.status).toBe(400);
+  expect(mailed.body.errors[0].field).toBe('licenses[0].send_email');
   const none = await api('POST', '/api/v1/licenses/batch', { product_id: empty, licenses: [] });
   expect(none.status).toBe(400);
   expect(await licencesOf(empty)).toHaveLength(0);

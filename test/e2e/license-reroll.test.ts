@@ -63,7 +63,9 @@ it('gives a new key and keeps the id, activations, entitlements, metadata and ex
   // The old key works only for validating: every other route knows the licence by its new key alone.
   expect((await api('GET', `/api/v1/licenses/${oldKey}`)).status).toBe(404);
 
-  const rerolled = await events.waitFor((e) => e.type === 'license.rerolled' && (e.data as any).license.id === before.id);
+  const rerolled = await events.waitFor(
+    (e) => e.type === 'license.rerolled' && (e.data as any).license.id === before.id,
+  );
   expect(rerolled.data).toMatchObject({ previous_key: oldKey, license: { key: newKey } });
   expect((rerolled.data as any).previous_key_valid_until).toBe(
     new Date(Date.parse(rerolled.created_at) + 2 * HOUR).toISOString(),

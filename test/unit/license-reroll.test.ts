@@ -32,7 +32,9 @@ describe('judging a key a reroll replaced (proto/rules/verdict.ts)', () => {
   it('is not found from the end of its grace on (and at once with a grace of 0)', () => {
     const v = judge(key, facts({ retired_until: now }), request, none, now);
     expect(v).toMatchObject({ valid: false, code: 'not_found', nextAction: 'contact_vendor', visible: false });
-    expect(judge(key, facts({ retired_until: new Date(now.getTime() - 1) }), request, none, now).code).toBe('not_found');
+    expect(judge(key, facts({ retired_until: new Date(now.getTime() - 1) }), request, none, now).code).toBe(
+      'not_found',
+    );
   });
 
   it("keeps the licence's own refusal (and its next action) within the grace", () => {

@@ -177,7 +177,7 @@ export const schemas: Record<string, Schema> = {
         type: 'array',
         description: 'One per item, in request order',
         items: obj({
-          index: int('The item\'s position in `licenses`, from 0', { minimum: 0 }),
+          index: int("The item's position in `licenses`, from 0", { minimum: 0 }),
           status: { enum: [...licenseBatchItemStatuses] },
           license_id: id('lic'),
           license_key: orNull(str('Set once issued')),

@@ -86,7 +86,8 @@ export const licenseBatchCreate = {
     required: true,
     minItems: 1,
     maxItems: BATCH_MAX_ITEMS,
-    description: 'The licences to issue (1 to 1,000), each checked before any is issued; problems name the item: licenses[3].customer_email',
+    description:
+      'The licences to issue (1 to 1,000), each checked before any is issued; problems name the item: licenses[3].customer_email',
     shape: {
       customer_email: { required: true, max: 254 },
       metadata: { ...metadata, description: 'Your own key/value strings for this licence (at most 50 entries)' },

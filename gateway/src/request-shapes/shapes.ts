@@ -214,7 +214,10 @@ function check(
         else if (value.length > l.maxItems)
           errors.push({ field, message: `${field} may have at most ${l.maxItems} items (got ${value.length})` });
         else if (value.length < l.minItems)
-          errors.push({ field, message: `${field} must have at least ${l.minItems} item${l.minItems === 1 ? '' : 's'}` });
+          errors.push({
+            field,
+            message: `${field} must have at least ${l.minItems} item${l.minItems === 1 ? '' : 's'}`,
+          });
         else {
           const before = errors.length;
           const items = value.map((item: unknown, i) => {

@@ -33,7 +33,7 @@ function itemProblem(item: BatchItemInput, i: number): { item: CheckedItem } | {
   try {
     metadata = mergeMetadata({}, item.metadata ?? {});
   } catch (err) {
-    problems.push(...fieldErrors(err, "metadata").map((e) => ({ ...e, field: `${at}.${e.field}` })));
+    problems.push(...fieldErrors(err, 'metadata').map((e) => ({ ...e, field: `${at}.${e.field}` })));
   }
   const entitlements = item.entitlements ?? [];
   const bad = entitlements.length ? entitlementsProblem(`${at}.entitlements`, entitlements) : undefined;
@@ -73,7 +73,9 @@ export function checkBatchItems(items: readonly BatchItemInput[]): CheckedItem[]
     const listed = problems.slice(0, MAX_LISTED_PROBLEMS);
     throw new AppError(
       'invalid_request',
-      problems.length === 1 ? problems[0].message : `${problems.length} problems in licenses, the first: ${problems[0].message}`,
+      problems.length === 1
+        ? problems[0].message
+        : `${problems.length} problems in licenses, the first: ${problems[0].message}`,
       listed,
     );
   }

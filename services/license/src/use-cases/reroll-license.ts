@@ -98,7 +98,8 @@ export async function rerollLicense(
 /** A key that is no licence's now: the licence it was taken from (a retried reroll), else 404. */
 async function replaced(deps: RerollDeps, accountId: string, oldKey: string): Promise<LicenseAt> {
   const claim = await deps.retired.find(oldKey);
-  const doc = claim && claim.account_id === accountId ? await deps.store.findIdInAccount(accountId, claim.license_id) : null;
+  const doc =
+    claim && claim.account_id === accountId ? await deps.store.findIdInAccount(accountId, claim.license_id) : null;
   if (!doc || doc.key === oldKey) throw AppError.notFound('licence');
   return { doc: await withLiveEntitlements(deps.products, doc), now: deps.clock.now() };
 }
