@@ -41,12 +41,7 @@ describe('checking a batch (domain/license-batch.ts)', () => {
         item('y@example.com', { entitlements: ['BAD CODE'] }),
         item('z@example.com', { send_email: true }),
       ]),
-    ).toEqual([
-      'licenses[1].customer_email',
-      'licenses[2].metadata.a b',
-      'licenses[3].entitlements[0]',
-      'licenses[4].send_email',
-    ]);
+    ).toEqual(['licenses[1].customer_email', 'licenses[2].metadata.a b', 'licenses[3].entitlements[0]']);
   });
 
   it('counts issued, failed and waiting items', () => {
@@ -101,7 +96,6 @@ describe('issuing a batch (use-cases/license-batches.ts issueBatch)', () => {
       status: 'waiting' as const,
       key: null,
       error: null,
-      mailed: false,
     })),
     total: n,
     issued: 0,

@@ -31,7 +31,8 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
   checkout: ['createLicense', 'transitionLicense'],
   // The licence (expiry) and its signed licence file, for the purchase e-mail; whether an address
   // holds licences of the account (one page of one), before a portal sign-in link is sent.
-  notification: ['getLicense', 'issueLicenseFile', 'listLicenses'],
+  // And a finished licence batch's items, to mail those sent with send_email.
+  notification: ['getLicense', 'issueLicenseFile', 'listLicenses', 'getLicenseBatch'],
 };
 
 /**

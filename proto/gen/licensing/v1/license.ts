@@ -64,6 +64,9 @@ export interface LicenseBatchResult {
   key: string;
   /** Set when failed. */
   error: string;
+  /** What was asked for the item (the notification service mails the send_email ones). */
+  customer_email: string;
+  send_email: boolean;
 }
 
 export interface LicenseBatch {
@@ -1039,7 +1042,7 @@ export const GetLicenseBatchRequest: MessageFns<GetLicenseBatchRequest> = {
 };
 
 function createBaseLicenseBatchResult(): LicenseBatchResult {
-  return { index: 0, status: "", license_id: "", key: "", error: "" };
+  return { index: 0, status: "", license_id: "", key: "", error: "", customer_email: "", send_email: false };
 }
 
 export const LicenseBatchResult: MessageFns<LicenseBatchResult> = {
@@ -1058,6 +1061,12 @@ export const LicenseBatchResult: MessageFns<LicenseBatchResult> = {
     }
     if (message.error !== "") {
       writer.uint32(42).string(message.error);
+    }
+    if (message.customer_email !== "") {
+      writer.uint32(50).string(message.customer_email);
+    }
+    if (message.send_email !== false) {
+      writer.uint32(56).bool(message.send_email);
     }
     return writer;
   },
@@ -1115,6 +1124,22 @@ export const LicenseBatchResult: MessageFns<LicenseBatchResult> = {
             message.error = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.customer_email = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.send_email = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1138,6 +1163,16 @@ export const LicenseBatchResult: MessageFns<LicenseBatchResult> = {
         : "",
       key: isSet(object.key) ? globalThis.String(object.key) : "",
       error: isSet(object.error) ? globalThis.String(object.error) : "",
+      customer_email: isSet(object.customerEmail)
+        ? globalThis.String(object.customerEmail)
+        : isSet(object.customer_email)
+        ? globalThis.String(object.customer_email)
+        : "",
+      send_email: isSet(object.sendEmail)
+        ? globalThis.Boolean(object.sendEmail)
+        : isSet(object.send_email)
+        ? globalThis.Boolean(object.send_email)
+        : false,
     };
   },
 
@@ -1158,6 +1193,12 @@ export const LicenseBatchResult: MessageFns<LicenseBatchResult> = {
     if (message.error !== "") {
       obj.error = message.error;
     }
+    if (message.customer_email !== "") {
+      obj.customerEmail = message.customer_email;
+    }
+    if (message.send_email !== false) {
+      obj.sendEmail = message.send_email;
+    }
     return obj;
   },
 
@@ -1171,6 +1212,8 @@ export const LicenseBatchResult: MessageFns<LicenseBatchResult> = {
     message.license_id = object.license_id ?? "";
     message.key = object.key ?? "";
     message.error = object.error ?? "";
+    message.customer_email = object.customer_email ?? "";
+    message.send_email = object.send_email ?? false;
     return message;
   },
 };

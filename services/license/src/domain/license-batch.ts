@@ -38,13 +38,6 @@ function itemProblem(item: BatchItemInput, i: number): { item: CheckedItem } | {
   const entitlements = item.entitlements ?? [];
   const bad = entitlements.length ? entitlementsProblem(`${at}.entitlements`, entitlements) : undefined;
   if (bad) problems.push(bad);
-  // Refused rather than ignored: the licence service cannot queue mail (the notification service calls
-  // it, and the gRPC call graph stays acyclic); a later version mails on license.batch_completed.
-  if (item.send_email)
-    problems.push({
-      field: `${at}.send_email`,
-      message: `${at}.send_email: batch items cannot be mailed yet; once the batch is done, POST /api/v1/licenses/{key}/email per key`,
-    });
   if (problems.length) return { problems };
   return { item: { customer_email: email, metadata, entitlements: [...entitlements], send_email: !!item.send_email } };
 }

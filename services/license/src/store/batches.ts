@@ -20,8 +20,6 @@ export interface BatchItemDoc {
   status: LicenseBatchItemStatus;
   key: string | null;
   error: string | null;
-  /** Its mail was queued (send_email): a run after a crash queues it again under the same dedupe key. */
-  mailed: boolean;
 }
 
 /** A batch of licences to issue (POST /api/v1/licenses/batch): the job and its items in one document. */
@@ -52,7 +50,6 @@ export function batchModels(conn: Connection) {
       status: { type: String, required: true, enum: licenseBatchItemStatuses },
       key: { type: String, default: null },
       error: { type: String, default: null },
-      mailed: { type: Boolean, default: false },
     },
     { _id: false },
   );

@@ -13,20 +13,15 @@ import { licenseCreated } from '../events/license-events';
 import type { BatchItemDoc, LicenseBatchDoc, LicenseBatchStore } from '../store/batches';
 import type { LicenseDeps } from './deps';
 
-/** Queues a licence's mail in the notification service (SendLicenseEmail), once per dedupe key. */
-export type QueueLicenseMail = (req: { account_id: string; key: string; dedupe_key: string }) => Promise<unknown>;
-
+/** The mails of send_email items are the notification service's: it hears license.batch_completed. */
 export interface BatchDeps extends LicenseDeps {
   batches: LicenseBatchStore;
-  /** Queues the mails of send_email items; absent: they are left to the notification service (license.batch_completed). */
-  mail?: QueueLicenseMail;
 }
 
 /** A run holds its batch this long without progress; then another instance's sweep resumes it. */
 export const BATCH_LEASE_MS = 30_000;
 /** Licences written per insert (one unordered write each), and mails queued at once. */
 const CHUNK = 100;
-const MAIL_CONCURRENCY = 8;
 /** Tries of an item whose new key collided with an existing one, before it is reported failed. */
 const KEY_TRIES = 3;
 
@@ -48,6 +43,8 @@ export function toLicenseBatch(doc: LicenseBatchDoc): LicenseBatch {
       license_id: item.license_id,
       key: item.key ?? '',
       error: item.error ?? '',
+      customer_email: item.customer_email,
+      send_email: item.send_email,
     })),
     created_at: doc.created_at.toISOString(),
     completed_at: doc.completed_at?.toISOString() ?? '',
@@ -87,7 +84,6 @@ export async function createLicenseBatch(
         status: 'waiting',
         key: null,
         error: null,
-        mailed: false,
       })),
       total: items.length,
       issued: 0,
@@ -147,8 +143,8 @@ const batchCompleted = (doc: LicenseBatchDoc): DomainEvent =>
  * Issues a batch's waiting items, CHUNK at a time: one unordered insert of their licences (each with
  * its license.created), under the ids fixed when the batch was stored, so a licence an earlier run
  * (crashed, or running elsewhere at the same time) inserted is found, never issued again; then the
- * mails asked for (dedupe key per batch and item: queued once); then the progress. When nothing is
- * left, the batch is done with its license.batch_completed.
+ * progress. When nothing is left, the batch is done with its license.batch_completed (on which the
+ * notification service mails the send_email items, once each).
  */
 export async function issueBatch(deps: BatchDeps, batch: LicenseBatchDoc, log?: Logger): Promise<LicenseBatchDoc> {
   const { batches, clock, outbox, products, store } = deps;
@@ -193,19 +189,6 @@ export async function issueBatch(deps: BatchDeps, batch: LicenseBatchDoc, log?: 
         Object.assign(doc.items[i], { status: 'failed', error: 'no unique key could be made for it' });
       else tries.set(i, (tries.get(i) ?? 0) + 1); // its new key collided: another one next round
     }
-    await save();
-  }
-  // The mails asked for, of licences issued (by this run or an earlier one) and not queued yet.
-  for (; deps.mail; ) {
-    const unsent = indexesOf(doc.items, (i) => i.status === 'issued' && i.send_email && !i.mailed).slice(0, CHUNK);
-    if (!unsent.length) break;
-    for (let at = 0; at < unsent.length; at += MAIL_CONCURRENCY)
-      await Promise.all(
-        unsent.slice(at, at + MAIL_CONCURRENCY).map(async (i) => {
-          await deps.mail!({ account_id: doc.account_id, key: doc.items[i].key!, dedupe_key: `batch:${doc._id}:${i}` });
-          doc.items[i].mailed = true;
-        }),
-      );
     await save();
   }
   doc.completed_at = clock.now();
