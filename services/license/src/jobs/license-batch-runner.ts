@@ -40,7 +40,7 @@ export class LicenseBatchRunner {
     const run = (async () => {
       try {
         const doc = await this.deps.batches.findById(id);
-        if (!doc || doc.status !== 'running') return;
+        if (doc?.status !== 'running') return;
         if (resume && !(await this.deps.batches.lease(doc, new Date(this.deps.clock.now().getTime() + BATCH_LEASE_MS))))
           return;
         await issueBatch(this.deps, doc, this.log);
