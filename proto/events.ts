@@ -22,6 +22,8 @@ export const eventTypes = [
   'license.expired',
   'license.activated',
   'license.deactivated',
+  'license.rerolled',
+  'license.batch_completed',
   'checkout.created',
   'checkout.completed',
   'checkout.expired',
@@ -87,6 +89,22 @@ export interface LicenseData {
   created_at: string;
   /** The effective entitlements: the policy's and the licence's extras, sorted (rules/entitlements.ts). */
   entitlements: string[];
+  /**
+   * Keys the licence had before a reroll, with when each stops validating; present only on licences
+   * rerolled while those keys may still be in their grace (caches evict them with the licence).
+   */
+  previous_keys?: { key: string; valid_until: string }[];
+}
+
+/** A batch of licences issued (POST /api/v1/licenses/batch): the summary, besides each license.created. */
+export interface LicenseBatchData {
+  id: string;
+  product_id: string;
+  total: number;
+  issued: number;
+  failed: number;
+  created_at: string;
+  completed_at: string;
 }
 
 export interface ActivationData {
@@ -162,6 +180,9 @@ export interface EventData {
   'license.activated': { license: LicenseData; activation: ActivationData };
   /** reason: requested (a DELETE) or lapsed (a floating seat reclaimed after its lease ran out). */
   'license.deactivated': { license: LicenseData; activation: ActivationData; reason: DeactivationReason };
+  /** The licence (with its new key) and the key it had, which validates until previous_key_valid_until. */
+  'license.rerolled': { license: LicenseData; previous_key: string; previous_key_valid_until: string };
+  'license.batch_completed': { batch: LicenseBatchData };
   'checkout.created': { checkout: CheckoutData };
   'checkout.expired': { checkout: CheckoutData };
   'checkout.completed': { checkout: CheckoutData; license_key: string; customer_email: string };

@@ -35,6 +35,7 @@ import { importRoutes } from './routes/imports';
 import { webhookRoutes } from './routes/webhooks';
 import { emailRoutes } from './routes/emails';
 import { customerRoutes } from './routes/customers';
+import { BATCH_BODY_LIMIT_BYTES, licenseBatchRoutes } from './routes/license-batches';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { Readiness, statusRoutes } from './routes/status';
@@ -126,11 +127,17 @@ export function createApp({
   // Imports take a file (jsonl or CSV) as their body, read as it streams: before the JSON body parser.
   importRoutes(api, clients, log);
   api.use(requireJsonBody);
+  // A batch of up to 1,000 licences may carry more than BODY_LIMIT_BYTES; it alone gets a larger limit.
+  api.post(
+    '/licenses/batch',
+    express.json({ limit: BATCH_BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),
+  );
   api.use(
     express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),
   );
   api.use(enforceRateLimitsAfterBody(limits));
   productRoutes(api, clients, validator);
+  licenseBatchRoutes(api, clients, validator);
   licenseRoutes(api, clients, validator);
   checkoutRoutes(api, clients);
   subscriptionRoutes(api, clients, validator);

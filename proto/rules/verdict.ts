@@ -1,6 +1,6 @@
 import { missingEntitlements } from './entitlements';
 import type { ParsedKey } from './license-key';
-import { effectiveStatus, inGrace, validUntil, type LicenseState } from './status';
+import { effectiveStatus, inGrace, nextStatusChange, validUntil, type LicenseState } from './status';
 import type { NextAction, ValidationCode } from './vocabulary';
 
 /** How long a client may trust a positive answer offline, at most. */
@@ -18,6 +18,11 @@ export interface LicenseFacts extends LicenseState {
   product_id: string;
   /** The licence's own entitlements on top of its policy's (missing on licences stored before: none). */
   extra_entitlements?: readonly string[];
+  /**
+   * Set when the key asked is one the licence had before a reroll: it validates (next_action
+   * update_key) until this moment, and is not found from then on. Absent or null: the current key.
+   */
+  retired_until?: Date | null;
 }
 
 export interface ActivationFacts {
@@ -58,6 +63,39 @@ const no = (code: ValidationCode, detail: string, nextAction: NextAction, now: D
  * grace, valid.
  */
 export function judge(
+  parsed: ParsedKey,
+  license: LicenseFacts | null,
+  request: { accountId: string; productId: string; fingerprint: string; entitlements?: readonly string[] },
+  activation: ActivationFacts,
+  now: Date,
+): Verdict {
+  const retiredUntil = license?.retired_until?.getTime();
+  if (retiredUntil === undefined || !parsed.ok || license!.account_id !== request.accountId)
+    return judgeKey(parsed, license, request, activation, now);
+  // A key replaced by a reroll: not found once its grace is over, else judged as the licence is, and
+  // a positive answer tells the app to take its new key (and lasts no longer than the grace).
+  if (retiredUntil <= now.getTime()) return no('not_found', 'no licence with this key', 'contact_vendor', now, false);
+  const verdict = judgeKey(parsed, license, request, activation, now);
+  if (!verdict.valid) return verdict;
+  return {
+    ...verdict,
+    detail: `${verdict.detail}; this key was replaced by a new one and stops working at ${new Date(retiredUntil).toISOString()}`,
+    nextAction: 'update_key',
+    cacheUntil: new Date(Math.min(verdict.cacheUntil.getTime(), retiredUntil)),
+  };
+}
+
+/**
+ * The next moment after `now` at which time alone changes the verdict on these facts: the licence's
+ * expiry or end of grace (nextStatusChange), or the end of a replaced key's grace.
+ */
+export function nextVerdictChange(license: LicenseFacts, now: Date): number {
+  const status = nextStatusChange(license, now);
+  const retired = license.retired_until?.getTime();
+  return retired !== undefined && retired > now.getTime() ? Math.min(status, retired) : status;
+}
+
+function judgeKey(
   parsed: ParsedKey,
   license: LicenseFacts | null,
   /** entitlements: the codes the app needs (none: not checked). */

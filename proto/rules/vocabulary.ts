@@ -48,8 +48,22 @@ export const deactivationReasons = ['requested', 'lapsed', 'customer'] as const;
 export type DeactivationReason = (typeof deactivationReasons)[number];
 
 /** What a validation answer tells the app to do next. */
-export const nextActions = ['none', 'activate', 'renew', 'contact_vendor', 'free_a_seat', 'update_payment'] as const;
+export const nextActions = [
+  'none',
+  'activate',
+  'renew',
+  'contact_vendor',
+  'free_a_seat',
+  'update_payment',
+  'update_key',
+] as const;
 export type NextAction = (typeof nextActions)[number];
+
+/** A licence batch job's states (POST /api/v1/licenses/batch), and each of its items'. */
+export const licenseBatchStatuses = ['running', 'done'] as const;
+export type LicenseBatchStatus = (typeof licenseBatchStatuses)[number];
+export const licenseBatchItemStatuses = ['issued', 'waiting', 'failed'] as const;
+export type LicenseBatchItemStatus = (typeof licenseBatchItemStatuses)[number];
 
 /** An account's plan (its hourly quota: the gateway's rate limits). */
 export const plans = ['free', 'pro', 'enterprise'] as const;

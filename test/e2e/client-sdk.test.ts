@@ -1,5 +1,6 @@
 import { LicensingClient, LicensingError, verifyLicenseFile, verifyWebhook, type License } from '@licensing/client';
 import { startStack, type Stack } from '../support/stack';
+import { eventually } from '../support/eventually';
 import { sdk } from '../support/sdk';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -110,6 +111,25 @@ describe('products and licences', () => {
       ),
     );
     expect(err).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+  });
+
+  it('issues a batch (licenses.batch, batchStatus) and rerolls a key (licenses.reroll)', async () => {
+    const job = await client.licenses.batch(
+      { product_id: productId, licenses: [{ customer_email: 'b1@example.com' }, { customer_email: 'b2@example.com' }] },
+      { idempotencyKey: 'batch-1' },
+    );
+    expect(job).toMatchObject({ object: 'license_batch', total: 2 });
+    const done = await eventually(async () => {
+      const now = await client.licenses.batchStatus(job.id);
+      expect(now).toMatchObject({ status: 'done', issued: 2 });
+      return now;
+    });
+    const oldKey = done.results[0].license_key!;
+    const rerolled = await client.licenses.reroll(oldKey, { grace_hours: 1 });
+    expect(rerolled.key).not.toBe(oldKey);
+    await expect(client.licenses.validate(oldKey)).resolves.toMatchObject({ valid: true, next_action: 'update_key' });
+    const bad = await failure(client.licenses.reroll(rerolled.key, { grace_hours: 9999 }));
+    expect(bad).toMatchObject({ status: 400 });
   });
 });
 

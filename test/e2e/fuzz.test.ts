@@ -341,6 +341,7 @@ describe('control characters, on every operation of /openapi.json', () => {
     const bodies: Record<string, unknown> = {
       createLicense: { product_id: mine.product, customer_email: 'header@example.com' },
       createCheckoutSession: { product_id: mine.product, success_url: 'https://vendor.example/thanks' },
+      createLicenseBatch: { product_id: mine.product, licenses: [{ customer_email: 'header@example.com' }] },
     };
     for (const op of withHeaders)
       for (const p of op.params.filter((x) => x.in === 'header')) {

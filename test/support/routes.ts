@@ -3,6 +3,7 @@ import { registeredRoutes } from '../../gateway/src/routes/route';
 import { productRoutes } from '../../gateway/src/routes/products';
 import { licenseRoutes } from '../../gateway/src/routes/licenses';
 import { subscriptionRoutes } from '../../gateway/src/routes/subscriptions';
+import { licenseBatchRoutes } from '../../gateway/src/routes/license-batches';
 import { checkoutRoutes } from '../../gateway/src/routes/checkout';
 import { webhookRoutes } from '../../gateway/src/routes/webhooks';
 import { emailRoutes } from '../../gateway/src/routes/emails';
@@ -19,6 +20,7 @@ export function everyRoute(): typeof registeredRoutes {
   const router = Router();
   const none = {} as never;
   productRoutes(router, none);
+  licenseBatchRoutes(router, none, none);
   licenseRoutes(router, none, none);
   checkoutRoutes(router, none);
   subscriptionRoutes(router, none, none);

@@ -13,6 +13,7 @@ function listen(bus: Consumer, heard: string[]): void {
   bus.subscribe('account.updated', (event) => heard.push(`plan ${event.data.account.plan}`));
   bus.follow(['license.>', 'product.updated'], (event) => {
     if (event.type === 'product.updated') heard.push(`product ${event.data.product.id}`);
+    else if (event.type === 'license.batch_completed') heard.push(`${event.type} ${event.data.batch.id}`);
     else heard.push(`${event.type} ${event.data.license.key}`);
   });
 }

@@ -133,6 +133,17 @@ function valueFor(field: Field, depth: number): fc.Arbitrary<unknown> {
         fc.array(other, { maxLength: 2 }),
       );
       break;
+    case 'objects':
+      good = fc.array(depth > 2 ? fc.constant({}) : bodyFor(field.shape, depth + 1), {
+        minLength: field.minItems,
+        maxLength: 3,
+      });
+      near = fc.oneof(
+        fc.constantFrom([], {}, 'x', null),
+        fc.array(other, { minLength: 1, maxLength: 2 }),
+        fc.constant(Array.from({ length: field.maxItems + 1 }, () => ({}))),
+      );
+      break;
   }
   return fc.oneof({ weight: 12, arbitrary: good }, { weight: 2, arbitrary: near }, { weight: 1, arbitrary: other });
 }

@@ -87,6 +87,7 @@ function setUp(start: string) {
       cacheable: true,
       remembered_since: '',
       active_lease_expires_at: [],
+      retired_until: '',
       license: {
         id: 'lic_1',
         account_id: ACCOUNT,

@@ -9,6 +9,8 @@ import {
   emailStatuses,
   emailTemplates,
   eventTypes,
+  licenseBatchItemStatuses,
+  licenseBatchStatuses,
   EXAMPLE_LICENSE_KEY,
   generateLicenseKey,
   FOREIGN_KEY_PATTERN,
@@ -70,6 +72,8 @@ const vocabularies: Record<string, readonly string[]> = {
   subscriptionChanges,
   priceIntervals,
   invoiceStatuses,
+  licenseBatchStatuses,
+  licenseBatchItemStatuses,
   auditEntryTypes: eventTypes.filter((t) => t.startsWith('api_key.')),
   importFormats,
   jobStatuses,
@@ -150,6 +154,8 @@ const protoVocabulary: Record<string, string> = {
   'Import.status': 'jobStatuses',
   'CreateImportRequest.format': 'importFormats',
   'Export.status': 'jobStatuses',
+  'LicenseBatch.status': 'licenseBatchStatuses',
+  'LicenseBatchResult.status': 'licenseBatchItemStatuses',
 };
 
 describe('the .proto files', () => {
@@ -249,6 +255,8 @@ describe('the OpenAPI document', () => {
     ['components.schemas.Email.properties.status', 'emailStatuses'],
     ['components.schemas.Email.properties.template', 'emailTemplates'],
     ['components.schemas.Status.properties.rate_limits.properties.plan', 'plans'],
+    ['components.schemas.LicenseBatch.properties.status', 'licenseBatchStatuses'],
+    ['components.schemas.LicenseBatch.properties.results.items.properties.status', 'licenseBatchItemStatuses'],
   ])('%s is %s', (path, vocabulary) => {
     expect(enums.get(path)).toEqual([...vocabularies[vocabulary]]);
   });

@@ -29,6 +29,7 @@ const ADVICE: Record<NextAction, string> = {
   contact_vendor: 'Contact the vendor about your licence.',
   free_a_seat: 'Every seat of your licence is taken: free one of your other machines in the customer portal.',
   update_payment: "Your subscription's last payment failed: update your card.",
+  update_key: 'Your licence key was replaced: enter the new key the vendor sent you.',
 };
 
 /** Starts with settings from `env`: exit code 0 means run, 1 refused, 2 misconfigured. */

@@ -103,9 +103,12 @@ export class LicenseCredentials {
   }
 
   private evictFor(event: EventOf<EventsMatching<(typeof FOLLOWED)[number]>>): void {
-    if (UNCHANGING.has(event.type)) return;
-    const key = event.data.license?.key;
-    if (typeof key === 'string') this.cache.evict(licenseDigest(key));
+    if (UNCHANGING.has(event.type) || event.type === 'license.batch_completed') return;
+    const license = event.data.license;
+    if (typeof license?.key === 'string') this.cache.evict(licenseDigest(license.key));
+    // A key a reroll replaced is its licence's credential during its grace: it goes with the licence.
+    for (const previous of license?.previous_keys ?? [])
+      if (typeof previous?.key === 'string') this.cache.evict(licenseDigest(previous.key));
   }
 
   /** The remembered principal of a licence key's digest, if any (the fast path reads only this). */

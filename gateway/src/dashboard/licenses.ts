@@ -109,6 +109,7 @@ function issueSection(s: DashboardSession, products: Product[], form: IssueForm,
     ${input({ name: 'customer_email', label: 'Customer e-mail', type: 'email', value: form.customer_email, errors, attrs: 'maxlength="254" autocomplete="off"' })}
     <div><button type="submit">Issue licence</button></div>
   </form>
+  <p class="muted">Many at once? <a href="/dashboard/licenses/batch">Issue licences to a CSV of e-mails</a>.</p>
 </section>`;
 }
 
@@ -216,7 +217,7 @@ function detailPage(
     <dt>Last validated</dt><dd data-testid="last-validated">${l.last_validated_at ? date(l.last_validated_at) : 'never: your app has not checked this key yet'}</dd>
     <dt>Policy</dt><dd>${h([pol?.max_activations ? `up to ${pol.max_activations} machines` : 'unlimited machines', pol?.grace_days ? `${pol.grace_days} days grace` : '', pol?.require_activation ? 'activation required' : '', pol?.lease_seconds ? `floating seats (${pol.lease_seconds} s lease)` : ''].filter(Boolean).join(', '))}</dd>
   </dl>
-  ${actions ? `<p class="button-row actions">${actions}</p>` : ''}
+  ${actions || l.status !== 'revoked' ? `<p class="button-row actions">${actions}${l.status !== 'revoked' ? ` <a class="danger" href="${h(base)}/reroll">New key</a>` : ''}</p>` : ''}
 </section>
 <section class="card" aria-labelledby="entitlements-title">
   <h2 id="entitlements-title">Entitlements</h2>

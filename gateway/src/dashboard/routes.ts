@@ -10,6 +10,7 @@ import { subscriptionPages } from './subscriptions';
 import { emailPages } from './emails';
 import type { DashboardContext } from './context';
 import { errorPages, notFoundPage } from './error-pages';
+import { licenseBulkPages } from './license-bulk';
 import { licensePages } from './licenses';
 import { overviewPages } from './overview';
 import { productPages } from './products';
@@ -43,7 +44,7 @@ export interface DashboardDeps {
  * Form fields that may span lines: free text, and lists of entitlement codes (one a line if the vendor
  * likes): tab and line breaks allowed (never other controls).
  */
-const MULTILINE_FIELDS = new Set(['description', 'entitlements']);
+const MULTILINE_FIELDS = new Set(['description', 'entitlements', 'emails']);
 
 /**
  * The account dashboard under /dashboard, composed here: security headers, the static assets,
@@ -68,6 +69,8 @@ export function dashboardRouter({
   const r = Router();
 
   securedPages(r, { css: CSS, js: COPY_JS });
+  // The bulk issuance form carries a pasted CSV of up to 1,000 rows: that form alone takes more.
+  r.post('/licenses/batch', express.urlencoded({ extended: false, limit: '512kb', parameterLimit: 40 }));
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 40 }));
   r.use(refuseControlCharacters(MULTILINE_FIELDS));
   r.use(loadSession(clients, new SessionGuard(unknownSessionThrottle), secureCookies));
@@ -85,6 +88,7 @@ export function dashboardRouter({
   signInPages(r, ctx, { clients, log, secureCookies, signInThrottle, signUpThrottle });
   overviewPages(r, ctx, (s) => limitsOf(s, licensePerMinute));
   productPages(r, ctx);
+  licenseBulkPages(r, ctx); // before licensePages: "batch" is no key
   licensePages(r, ctx);
   webhookPages(r, ctx);
   checkoutPages(r, ctx);

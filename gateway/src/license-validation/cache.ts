@@ -85,6 +85,8 @@ export function toCachedAnswer(facts: ValidationFacts): CachedAnswer | null {
       policy: withPolicyDefaults(l.policy),
       extra_entitlements: l.extra_entitlements,
       subscription: subscriptionFacts(l),
+      // A key a reroll replaced: judged not found from then on, with no eviction (time is applied when answering).
+      ...(facts.retired_until ? { retired_until: new Date(facts.retired_until) } : {}),
     },
     fingerprints: new Set(facts.active_fingerprints),
     leases: leasesOf(facts.active_fingerprints, facts.active_lease_expires_at),
@@ -138,10 +140,15 @@ export class ValidationCache {
       const productId = event.data.product?.id;
       if (typeof productId !== 'string') return;
       this.forgetProduct(event.account_id, productId);
-    } else {
-      const key = event.data.license?.key;
+    } else if (event.type !== 'license.batch_completed') {
+      // (a batch's summary changes nothing: each of its licences had its own license.created)
+      const license = event.data.license;
+      const key = license?.key;
       if (typeof key !== 'string') return;
       this.forget(event.account_id, key);
+      // Keys a reroll replaced answer as their licence does (until their grace ends): they go with it.
+      for (const previous of license.previous_keys ?? [])
+        if (typeof previous?.key === 'string') this.forget(event.account_id, previous.key);
     }
     this.onEvict(event.type);
   }

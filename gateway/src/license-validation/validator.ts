@@ -4,7 +4,7 @@ import {
   judge,
   lapsed,
   seatFacts,
-  nextStatusChange,
+  nextVerdictChange,
   parseLicenseKey,
   seenByScope,
   verdictFields,
@@ -252,7 +252,7 @@ export class LicenseValidator {
     let sent = entry?.sent;
     if (!sent?.answers(p.scope, local.productId, local.fingerprint, nowMs)) {
       const { verdict, found, answer } = this.judged(p, local, now);
-      const until = found ? Math.min(endOfSecond(nowMs), nextStatusChange(found.facts, now)) : endOfSecond(nowMs);
+      const until = found ? Math.min(endOfSecond(nowMs), nextVerdictChange(found.facts, now)) : endOfSecond(nowMs);
       sent = new SentAnswer(
         serialise(answer),
         p.scope,

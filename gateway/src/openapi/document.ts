@@ -217,6 +217,25 @@ const paths: Record<string, Record<string, Op>> = {
       ok: { 201: { description: 'The new licence and its key', schema: ref('LicenseCreated') } },
     }),
   },
+  '/api/v1/licenses/batch': {
+    post: op('createLicenseBatch', {
+      summary: 'Issue licences in bulk (a job)',
+      tag: 'Licences',
+      description:
+        'Up to 1,000 licences of one product, issued by a job: the answer (202, Location naming the job) says `running`; `GET /api/v1/licenses/batch/{id}` shows its progress, each issued key and each failed item. Every item is checked first: one bad item (named `licenses[3].customer_email`), an unknown product or more than 1,000 items refuse the whole batch, and nothing is issued. Each item is issued once whatever happens (a crash mid-batch, a retry under the same `Idempotency-Key`, which answers the same job). `send_email` items get the licence e-mail once issued. Each licence publishes `license.created`, and the batch `license.batch_completed` when done. The body may be up to 2 MiB.',
+      params: [idempotencyHeader],
+      body: 'LicenseBatchCreate',
+      ok: { 202: { description: 'The job, running', schema: ref('LicenseBatch') } },
+    }),
+  },
+  '/api/v1/licenses/batch/{id}': {
+    get: op('getLicenseBatch', {
+      summary: 'Get a licence batch job',
+      tag: 'Licences',
+      params: [pathParam('id', 'Licence batch id (lbat_…)')],
+      ok: { 200: { description: 'The job: its progress and results', schema: ref('LicenseBatch') } },
+    }),
+  },
   '/api/v1/licenses/validate': {
     get: op('validateLicenseByQuery', {
       summary: 'Validate a licence key (query form)',
@@ -280,6 +299,17 @@ const paths: Record<string, Record<string, Op>> = {
       'Renew a licence',
       "Extends expiry by the policy's duration (from the current expiry while it is ahead, else from now) and takes the product's current policy. 409 for perpetual or revoked licences.",
     ),
+  },
+  '/api/v1/licenses/{key}/reroll': {
+    post: op('rerollLicense', {
+      summary: 'Give the licence a new key',
+      tag: 'Licences',
+      description:
+        'Replaces a leaked or shared key, keeping everything else (id, activations, entitlements, metadata, expiry). The old key keeps validating for `grace_hours` (0 to 720; 0, the default: it stops at once) with `next_action: update_key` and the licence shown under the old key (never the new one); afterwards it is `not_found`, and it never works on other routes. A revoked licence cannot be rerolled (409). Asking again with the old key (a retry) answers the licence with its new key. Publishes `license.rerolled`; `send_email: true` mails the new key to the customer.',
+      params: [licenseKey],
+      body: 'LicenseReroll',
+      ok: { 200: { description: 'The licence with its new key', schema: ref('License') } },
+    }),
   },
   '/api/v1/licenses/{key}/activations': {
     get: op('listActivations', {

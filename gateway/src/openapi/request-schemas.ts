@@ -12,6 +12,8 @@ const bodies = {
   ProductUpdate: requests.productUpdate,
   LicenseCreate: requests.licenseCreate,
   LicenseUpdate: requests.licenseUpdate,
+  LicenseBatchCreate: requests.licenseBatchCreate,
+  LicenseReroll: requests.licenseReroll,
   ActivationCreate: requests.activationCreate,
   LicenseFileRequest: requests.licenseFileRequest,
   KeyValidationRequest: requests.keyValidationRequest,

@@ -5,6 +5,8 @@
 // routes' shapes (request-schemas.ts).
 
 import {
+  licenseBatchItemStatuses,
+  licenseBatchStatuses,
   checkoutStatuses,
   deliveryStatuses,
   emailStatuses,
@@ -146,7 +148,10 @@ export const schemas: Record<string, Schema> = {
     key: str(
       'The licence key: six groups of five Crockford base32 characters, or a key imported from another system (8 to 64 characters, kept as it was)',
       {
-        anyOf: [{ pattern: LICENSE_KEY_PATTERN }, { pattern: FOREIGN_KEY_PATTERN }],
+        anyOf: [
+          { type: 'string', pattern: LICENSE_KEY_PATTERN },
+          { type: 'string', pattern: FOREIGN_KEY_PATTERN },
+        ],
         examples: [EXAMPLE_LICENSE_KEY],
       },
     ),
@@ -219,6 +224,39 @@ export const schemas: Record<string, Schema> = {
     expires_at: time(),
   }),
   LicenseCreated: obj({ success: { const: true }, license_key: str(), license: ref('License') }),
+  LicenseBatch: obj(
+    {
+      id: id('lbat'),
+      object: { const: 'license_batch' },
+      status: {
+        enum: [...licenseBatchStatuses],
+        description: 'running until every item is issued (or failed) and its mails are queued; then done',
+      },
+      product_id: id('prod'),
+      total: int('Items in the batch', { minimum: 1 }),
+      issued: int(undefined, { minimum: 0 }),
+      failed: int(undefined, { minimum: 0 }),
+      waiting: int('Items not issued yet', { minimum: 0 }),
+      results: {
+        type: 'array',
+        description: 'One per item, in request order',
+        items: obj({
+          index: int("The item's position in `licenses`, from 0", { minimum: 0 }),
+          status: { enum: [...licenseBatchItemStatuses] },
+          license_id: id('lic'),
+          license_key: orNull(str('Set once issued')),
+          error: orNull(str('Why the item failed (failed only)')),
+        }),
+      },
+      created_at: time(),
+      completed_at: orNull(time('Set when done')),
+    },
+    undefined,
+    {
+      description:
+        'A licence batch job (POST /api/v1/licenses/batch): its progress, the keys issued and the items that failed',
+    },
+  ),
   Activation: obj({
     id: id('act'),
     fingerprint: str(undefined, { maxLength: 200 }),

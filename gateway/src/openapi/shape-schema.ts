@@ -72,6 +72,13 @@ function bareSchema(field: Field, options: SchemaOptions): Schema {
     }
     case 'entitlements':
       return entitlementsSchema;
+    case 'objects':
+      return {
+        type: 'array',
+        items: toJsonSchema(field.shape, options),
+        minItems: field.minItems,
+        maxItems: field.maxItems,
+      };
   }
 }
 

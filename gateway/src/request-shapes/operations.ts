@@ -98,6 +98,48 @@ export const licenseCreate = {
   },
 } satisfies Shape;
 
+/** The licence service's BATCH_MAX_ITEMS. */
+export const BATCH_MAX_ITEMS = 1000;
+
+export const licenseBatchCreate = {
+  product_id: { required: true, max: 64 },
+  licenses: {
+    kind: 'objects',
+    required: true,
+    minItems: 1,
+    maxItems: BATCH_MAX_ITEMS,
+    description:
+      'The licences to issue (1 to 1,000), each checked before any is issued; problems name the item: licenses[3].customer_email',
+    shape: {
+      customer_email: { required: true, max: 254 },
+      metadata: { ...metadata, description: 'Your own key/value strings for this licence (at most 50 entries)' },
+      entitlements: { kind: 'entitlements', description: "The licence's own entitlements on top of its policy's" },
+      send_email: {
+        kind: 'bool',
+        description: 'Also e-mail the licence (the purchase e-mail) to customer_email once it is issued',
+      },
+    },
+  },
+} satisfies Shape;
+
+/** The licence service's REROLL_GRACE_HOURS_MAX. */
+export const REROLL_GRACE_HOURS_MAX = 720;
+
+export const licenseReroll = {
+  grace_hours: {
+    kind: 'int',
+    min: 0,
+    max: REROLL_GRACE_HOURS_MAX,
+    default: 0,
+    description:
+      'How long the old key keeps validating (answering next_action update_key), in hours; 0 (the default): it stops at once',
+  },
+  send_email: {
+    kind: 'bool',
+    description: "Also e-mail the new key (the licence e-mail) to the licence's customer_email",
+  },
+} satisfies Shape;
+
 export const KEY_MAX = 64;
 
 export const licenseValidateQuery = {

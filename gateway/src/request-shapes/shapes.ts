@@ -81,7 +81,16 @@ export interface EntitlementsField extends Documented {
   kind: 'entitlements';
 }
 
+/** A list of objects of one shape (the items of a batch); each item's problems are named `field[i].name`. */
+export interface ObjectListField extends Documented {
+  kind: 'objects';
+  shape: Shape;
+  minItems: number;
+  maxItems: number;
+}
+
 export type Field =
+  | ObjectListField
   | StringField
   | EnumField
   | IntField
@@ -104,7 +113,9 @@ type ValueOf<F extends Field> = F extends IntField
         ? Record<string, string>
         : F extends StringListField | EntitlementsField
           ? string[]
-          : string;
+          : F extends ObjectListField
+            ? Record<string, unknown>[]
+            : string;
 export type Parsed<S extends Shape> = { [K in keyof S]: ValueOf<S[K]> | undefined };
 
 /** A query value that is a whole number in digits, as a number; anything else stays as it is (and fails). */
@@ -196,6 +207,30 @@ function check(
           const bad = value.map((v: string, i) => textProblem(`${field}[${i}]`, v)).find(Boolean);
           if (bad) errors.push(bad);
           else out[name] = value;
+        }
+        break;
+      }
+      case 'objects': {
+        const l = spec as ObjectListField;
+        if (!Array.isArray(value)) errors.push({ field, message: `${field} must be a list of objects` });
+        else if (value.length > l.maxItems)
+          errors.push({ field, message: `${field} may have at most ${l.maxItems} items (got ${value.length})` });
+        else if (value.length < l.minItems)
+          errors.push({
+            field,
+            message: `${field} must have at least ${l.minItems} item${l.minItems === 1 ? '' : 's'}`,
+          });
+        else {
+          const before = errors.length;
+          const items = value.map((item: unknown, i) => {
+            if (typeof item === 'object' && item !== null && !Array.isArray(item))
+              return check(item as Record<string, unknown>, l.shape, 'field', errors, `${field}[${i}].`);
+            errors.push({ field: `${field}[${i}]`, message: `${field}[${i}] must be an object` });
+            return {};
+          });
+          // At most 50 of a list's problems are listed (a bad 1,000-item list answers a readable error).
+          if (errors.length - before > 50) errors.splice(before + 50);
+          out[name] = items;
         }
         break;
       }

@@ -19,6 +19,9 @@ export type LicenseCreate = Schemas['LicenseCreate'];
 export type LicenseCreated = Schemas['LicenseCreated'];
 /** `entitlements` replaces the licence's own extras whole. */
 export type LicenseUpdate = Schemas['LicenseUpdate'];
+export type LicenseBatch = Schemas['LicenseBatch'];
+export type LicenseBatchCreate = Schemas['LicenseBatchCreate'];
+export type LicenseReroll = Schemas['LicenseReroll'];
 export type LicenseStatus = License['status'];
 /** A machine's activation; `lease_expires_at` is when a floating seat lapses without a heartbeat (null: node-locked). */
 export type Activation = Schemas['Activation'];

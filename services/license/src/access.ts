@@ -23,12 +23,17 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     // The customer portal and DELETE /api/v1/customers/{email}.
     'deactivateForCustomer',
     'eraseCustomer',
+    // POST /api/v1/licenses/{key}/reroll, POST /api/v1/licenses/batch and its job.
+    'rerollLicense',
+    'createLicenseBatch',
+    'getLicenseBatch',
   ],
   // ... and make the licence of a subscription follow it (applySubscription).
   checkout: ['createLicense', 'transitionLicense', 'applySubscription'],
   // The licence (expiry) and its signed licence file, for the purchase e-mail; whether an address
   // holds licences of the account (one page of one), before a portal sign-in link is sent.
-  notification: ['getLicense', 'issueLicenseFile', 'listLicenses'],
+  // And a finished licence batch's items, to mail those sent with send_email.
+  notification: ['getLicense', 'issueLicenseFile', 'listLicenses', 'getLicenseBatch'],
 };
 
 /**

@@ -3,6 +3,10 @@ import { int, serviceSchema, str, type ConfigOf } from '@licensing/runtime';
 export const licenseSchema = {
   ...serviceSchema('license', 15053),
   PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:15052' }),
+  LICENSE_BATCH_SWEEP_INTERVAL_MS: int(
+    'How often licence batches whose run stopped (a crash, a stop) are looked for, to be resumed once their 30 s lease has run out',
+    { default: 10_000, min: 50 },
+  ),
   EXPIRY_SWEEP_INTERVAL_MS: int(
     'How often licences past expiry and grace (to publish license.expired) and lapsed floating seats (to reclaim them) are looked for',
     { default: 60_000, min: 50 },

@@ -28,12 +28,19 @@ import { importHandlers } from './handlers/import-handlers';
 import { ImportRunner } from './jobs/import-runner';
 import { ImportStore, importModels } from './store/imports';
 import { ImportedLicenses } from './store/imported-licenses';
+import { rerollBatchHandlers } from './handlers/reroll-batch-handlers';
+import { LicenseBatchRunner } from './jobs/license-batch-runner';
+import { LicenseBatchStore } from './store/batches';
+import { RetiredKeyStore } from './store/retired-keys';
 
 export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   name: 'license',
   schema: licenseSchema,
   async setup(ctx) {
-    const store = new LicenseStore(licenseModels(ctx.db));
+    const models = licenseModels(ctx.db);
+    const store = new LicenseStore(models);
+    const retired = new RetiredKeyStore(models);
+    const batches = new LicenseBatchStore(models);
     const products = createClient(
       ProductServiceClient,
       ctx.config.PRODUCT_GRPC_ADDR,
@@ -54,6 +61,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     ctx.outbox.track(store.models.License);
     ctx.outbox.track(store.models.Activation);
     ctx.outbox.track(store.models.Erasure);
+    ctx.outbox.track(store.models.LicenseBatch);
     const productCache = new ProductCache(
       products.call,
       ctx.bus,
@@ -68,6 +76,8 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.LICENSE_CACHE_SIZE,
       ctx.config.LICENSE_CACHE_TTL_MS,
       (result) => cacheResults.inc({ result }),
+      Date.now,
+      retired,
     );
     const deps: LicenseDeps = {
       store,
@@ -75,7 +85,16 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       clock: ctx.clock,
       products: productCache,
       licenses: licenseCache,
+      retired,
     };
+    const batchDeps = { ...deps, retired, batches };
+    const batchRunner = new LicenseBatchRunner(batchDeps, ctx.log);
+    const batchSweep = new PeriodicTask(
+      'licence batch sweep',
+      () => batchRunner.sweep(),
+      ctx.config.LICENSE_BATCH_SWEEP_INTERVAL_MS,
+      ctx.log,
+    );
     // Floating seats that lapsed and that no activation reclaimed (jobs/lapsed-seat-sweeper.ts).
     const lapsedSeats = new LapsedSeatSweeper(store, deps.outbox, ctx.clock);
     const reclaim = new PeriodicTask(
@@ -98,6 +117,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call, products: productCache }),
         ...customerHandlers(deps),
+        ...rerollBatchHandlers(batchDeps, batchRunner),
       },
       licenseAccess,
     );
@@ -128,11 +148,14 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     expiry.start();
     reclaim.start();
     imports.start();
+    batchSweep.start();
     return async () => {
       importRunner.stop();
       await imports.stop();
       await expiry.stop();
       await reclaim.stop();
+      await batchSweep.stop();
+      await batchRunner.stop();
       await counter.stop(); // keeps the last seconds of counts
       products.close();
     };

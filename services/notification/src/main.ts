@@ -17,7 +17,7 @@ import {
 import { notificationAccess } from './access';
 import { notificationSchema, type NotificationConfig } from './config';
 import { parseSchedule } from './domain/retry';
-import { MailRequests } from './events/mail-requests';
+import { BatchMailRequests, MailRequests } from './events/mail-requests';
 import { emailHandlers } from './handlers/email-handlers';
 import { portalCleanup } from './jobs/portal-cleanup';
 import { Sender } from './jobs/sender';
@@ -70,6 +70,16 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       ctx.log,
       ctx.tracing,
     );
+    // The send_email items of licence batches, when license.batch_completed says a batch is done.
+    const batchRequests = new BatchMailRequests(
+      ctx.bus,
+      ctx.config.EVENTS_STREAM,
+      emails,
+      licenses.call.getLicenseBatch,
+      ctx.clock,
+      ctx.log,
+      ctx.tracing,
+    );
     const sender = new Sender(
       deps,
       transport,
@@ -85,10 +95,12 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
     );
     const cleanup = portalCleanup(portal, ctx.clock, ctx.log, ctx.config.PORTAL_CLEANUP_INTERVAL_MS);
     await requests.start();
+    await batchRequests.start();
     sender.start();
     cleanup.start();
     return async () => {
       await requests.stop();
+      await batchRequests.stop();
       await sender.stop();
       await cleanup.stop();
       transport?.close();

@@ -91,6 +91,17 @@ export class FakeLicenseStore implements LicenseStore {
     );
   }
 
+  /** A reroll's write: the new key only if the licence still has the one read (a taken key: a duplicate). */
+  async replaceKey(before: LicenseDoc, changes: Partial<LicenseDoc>, events: DomainEvent[]): Promise<boolean> {
+    const l = this.licenses.get(before._id);
+    if (!l || l.key !== before.key) return false;
+    if (changes.key && [...this.licenses.values()].some((d) => d._id !== l._id && d.key === changes.key))
+      throw duplicateKey();
+    Object.assign(l, structuredClone(changes));
+    this.events.push(...events);
+    return true;
+  }
+
   async replaceState(before: LicenseDoc, changes: Partial<LicenseDoc>, events: DomainEvent[]): Promise<boolean> {
     this.replaces.push({ id: before._id, changes: structuredClone(changes) });
     if (this.lostRaces > 0) {

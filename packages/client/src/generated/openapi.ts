@@ -100,6 +100,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/licenses/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue licences in bulk (a job)
+         * @description Up to 1,000 licences of one product, issued by a job: the answer (202, Location naming the job) says `running`; `GET /api/v1/licenses/batch/{id}` shows its progress, each issued key and each failed item. Every item is checked first: one bad item (named `licenses[3].customer_email`), an unknown product or more than 1,000 items refuse the whole batch, and nothing is issued. Each item is issued once whatever happens (a crash mid-batch, a retry under the same `Idempotency-Key`, which answers the same job). `send_email` items get the licence e-mail once issued. Each licence publishes `license.created`, and the batch `license.batch_completed` when done. The body may be up to 2 MiB.
+         */
+        post: operations["createLicenseBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/licenses/batch/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a licence batch job */
+        get: operations["getLicenseBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/licenses/validate": {
         parameters: {
             query?: never;
@@ -235,6 +272,26 @@ export interface paths {
          * @description Extends expiry by the policy's duration (from the current expiry while it is ahead, else from now) and takes the product's current policy. 409 for perpetual or revoked licences.
          */
         post: operations["renewLicense"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/licenses/{key}/reroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give the licence a new key
+         * @description Replaces a leaked or shared key, keeping everything else (id, activations, entitlements, metadata, expiry). The old key keeps validating for `grace_hours` (0 to 720; 0, the default: it stops at once) with `next_action: update_key` and the licence shown under the old key (never the new one); afterwards it is `not_found`, and it never works on other routes. A revoked licence cannot be rerolled (409). Asking again with the old key (a retry) answers the licence with its new key. Publishes `license.rerolled`; `send_email: true` mails the new key to the customer.
+         */
+        post: operations["rerollLicense"];
         delete?: never;
         options?: never;
         head?: never;
@@ -900,7 +957,7 @@ export interface components {
              * @description An extension member (RFC 9457) of some refusals: `free_a_seat` on the 409 of an activation when every seat is taken (POST …/seat-rescue helps the user free one)
              * @enum {unknown}
              */
-            next_action?: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat" | "update_payment";
+            next_action?: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat" | "update_payment" | "update_key";
         };
         Policy: {
             duration_days: number | null;
@@ -964,7 +1021,7 @@ export interface components {
              * @description The licence key: six groups of five Crockford base32 characters, or a key imported from another system (8 to 64 characters, kept as it was)
              * @example 7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3ATG
              */
-            key: string | unknown | unknown;
+            key: string;
             /** @example prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             product_id: string;
             customer_email: string | null;
@@ -1055,6 +1112,40 @@ export interface components {
             license_key: string;
             license: components["schemas"]["License"];
         };
+        /** @description A licence batch job (POST /api/v1/licenses/batch): its progress, the keys issued and the items that failed */
+        LicenseBatch: {
+            /** @example lbat_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /** @constant */
+            object: "license_batch";
+            /**
+             * @description running until every item is issued (or failed) and its mails are queued; then done
+             * @enum {unknown}
+             */
+            status: "running" | "done";
+            /** @example prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            product_id: string;
+            /** @description Items in the batch */
+            total: number;
+            issued: number;
+            failed: number;
+            /** @description Items not issued yet */
+            waiting: number;
+            /** @description One per item, in request order */
+            results: {
+                /** @description The item's position in `licenses`, from 0 */
+                index: number;
+                /** @enum {unknown} */
+                status: "issued" | "waiting" | "failed";
+                /** @example lic_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+                license_id: string;
+                license_key: string | null;
+                error: string | null;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+            completed_at: string | null;
+        };
         Activation: {
             /** @example act_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             id: string;
@@ -1076,7 +1167,7 @@ export interface components {
         /** @enum {unknown} */
         ValidationCode: "valid" | "expired_in_grace" | "not_found" | "product_mismatch" | "revoked" | "suspended" | "expired" | "lease_expired" | "not_activated" | "activation_limit_reached" | "entitlements_missing" | "subscription_unpaid";
         /** @enum {unknown} */
-        NextAction: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat" | "update_payment";
+        NextAction: "none" | "activate" | "renew" | "contact_vendor" | "free_a_seat" | "update_payment" | "update_key";
         QueryValidation: {
             valid: boolean;
             code: components["schemas"]["ValidationCode"];
@@ -1377,6 +1468,30 @@ export interface components {
             };
             /** @description The licence's own entitlements on top of its policy's, replaced whole ([] clears them) */
             entitlements?: string[];
+        };
+        LicenseBatchCreate: {
+            product_id: string;
+            /** @description The licences to issue (1 to 1,000), each checked before any is issued; problems name the item: licenses[3].customer_email */
+            licenses: {
+                customer_email: string;
+                /** @description Your own key/value strings for this licence (at most 50 entries) */
+                metadata?: {
+                    [key: string]: string;
+                };
+                /** @description The licence's own entitlements on top of its policy's */
+                entitlements?: string[];
+                /** @description Also e-mail the licence (the purchase e-mail) to customer_email once it is issued */
+                send_email?: boolean;
+            }[];
+        };
+        LicenseReroll: {
+            /**
+             * @description How long the old key keeps validating (answering next_action update_key), in hours; 0 (the default): it stops at once
+             * @default 0
+             */
+            grace_hours?: number;
+            /** @description Also e-mail the new key (the licence e-mail) to the licence's customer_email */
+            send_email?: boolean;
         };
         ActivationCreate: {
             fingerprint: string;
@@ -1875,6 +1990,98 @@ export interface operations {
             };
         };
     };
+    createLicenseBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LicenseBatchCreate"];
+            };
+        };
+        responses: {
+            /** @description The job, running */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseBatch"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLicenseBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Licence batch id (lbat_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job: its progress and results */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseBatch"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     validateLicenseByQuery: {
         parameters: {
             query: {
@@ -2257,6 +2464,54 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The licence after the change */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["License"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rerollLicense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Licence key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LicenseReroll"];
+            };
+        };
+        responses: {
+            /** @description The licence with its new key */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -9,6 +9,9 @@ import type {
   LicenseCreated,
   LicenseFile,
   LicenseListParams,
+  LicenseBatch,
+  LicenseBatchCreate,
+  LicenseReroll,
   LicenseUpdate,
   SeatRescue,
 } from '../types';
@@ -66,6 +69,44 @@ export class Licenses {
       ...(options.entitlements !== undefined ? { entitlements: codeList(options.entitlements, 'entitlements') } : {}),
     };
     return this.http.request({ method: 'POST', path: '/api/v1/keys/validate', body, idempotent: true });
+  }
+
+  /**
+   * Issues up to 1,000 licences of one product as a job; answers it `running`. Always sent with an
+   * Idempotency-Key (yours, or a random one), so a retry answers the same job and issues nothing twice.
+   * Follow it with `batchStatus(id)` until its `status` is `done`.
+   */
+  async batch(body: LicenseBatchCreate, options?: CreateOptions): Promise<LicenseBatch> {
+    return this.http.request({
+      method: 'POST',
+      path: '/api/v1/licenses/batch',
+      body: objectArg(body, 'batch'),
+      idempotent: false,
+      idempotencyKey: idempotencyKey(options),
+    });
+  }
+
+  /** A licence batch job: its progress, the keys issued and the items that failed. */
+  async batchStatus(id: string): Promise<LicenseBatch> {
+    return this.http.request({
+      method: 'GET',
+      path: `/api/v1/licenses/batch/${segment(id, 'id')}`,
+      idempotent: true,
+    });
+  }
+
+  /**
+   * Gives the licence a new key, keeping everything else; the old key validates for `grace_hours`
+   * (0–720, default 0) with `next_action: "update_key"`. Safe to repeat with the old key (it answers
+   * the licence with its new key).
+   */
+  async reroll(key: string, body: LicenseReroll = {}): Promise<License> {
+    return this.http.request({
+      method: 'POST',
+      path: `${this.path(key)}/reroll`,
+      body: objectArg(body, 'reroll'),
+      idempotent: true,
+    });
   }
 
   async get(key: string): Promise<License> {

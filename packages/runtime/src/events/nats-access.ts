@@ -51,11 +51,16 @@ export const follows: Partial<Record<NatsUser, string[]>> = {
 export const WEBHOOK_FANOUT_CONSUMER = 'webhook-fanout';
 /** The durable JetStream consumer of the notification service: the events that ask for customer mail. */
 export const NOTIFICATION_MAIL_CONSUMER = 'notification-mail';
+/**
+ * Its second: license.batch_completed, whose batch's send_email items it mails (a consumer has one
+ * filter subject, which every NATS 2.x server supports).
+ */
+export const NOTIFICATION_BATCH_MAIL_CONSUMER = 'notification-batch-mail';
 
 /** Each durable consumer's one owner: only it may create, change, pull from or acknowledge it. */
-const durableConsumers: Partial<Record<NatsUser, string>> = {
-  webhook: WEBHOOK_FANOUT_CONSUMER,
-  notification: NOTIFICATION_MAIL_CONSUMER,
+const durableConsumers: Partial<Record<NatsUser, string[]>> = {
+  webhook: [WEBHOOK_FANOUT_CONSUMER],
+  notification: [NOTIFICATION_MAIL_CONSUMER, NOTIFICATION_BATCH_MAIL_CONSUMER],
 };
 
 /**
@@ -115,13 +120,11 @@ export function natsPermissions(user: NatsLogin, prefix: string, stream: string)
     .filter(([, owner]) => owner === user)
     .map(([family]) => `${prefix}.${family}.>`);
   // Every component checks at start that the stream is there; none may create, change, purge or delete it.
-  const own = durableConsumers[user as NatsUser];
-  const fanout = own
-    ? [
-        ...consumerApi(stream, own).filter((s) => !s.startsWith('$JS.API.CONSUMER.DELETE.')),
-        `$JS.ACK.${stream}.${own}.>`,
-      ]
-    : [];
+  const own = durableConsumers[user as NatsUser] ?? [];
+  const fanout = own.flatMap((name) => [
+    ...consumerApi(stream, name).filter((s) => !s.startsWith('$JS.API.CONSUMER.DELETE.')),
+    `$JS.ACK.${stream}.${name}.>`,
+  ]);
   // Creating a follower's consumer names its one filter subject in the API subject
   // (`$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>`, checked by the server against the request), so
   // a user can read from the stream only the events it follows. It delivers to the user's own inbox.
@@ -130,7 +133,9 @@ export function natsPermissions(user: NatsLogin, prefix: string, stream: string)
     publish: [...owned, ...look, ...fanout, ...followed],
     // The durable consumers are their owners' alone: a follower may not create or change one in its name.
     publishDeny: followed.length
-      ? Object.values(durableConsumers).flatMap((name) => [...consumerApi(stream, name), `$JS.ACK.${stream}.${name}.>`])
+      ? Object.values(durableConsumers)
+          .flat()
+          .flatMap((name) => [...consumerApi(stream, name), `$JS.ACK.${stream}.${name}.>`])
       : [],
     subscribe: [`${inboxPrefixOf(user)}.>`, ...(consumes[user as NatsUser] ?? []).map((s) => `${prefix}.${s}`)],
   };

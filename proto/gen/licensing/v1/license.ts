@@ -52,6 +52,69 @@ export interface ApplySubscriptionRequest {
   change: string;
 }
 
+export interface RerollLicenseRequest {
+  account_id: string;
+  key: string;
+  /** 0..720: how long the old key keeps validating. */
+  grace_hours: number;
+}
+
+export interface LicenseBatchItem {
+  customer_email: string;
+  metadata: { [key: string]: string };
+  entitlements: string[];
+  send_email: boolean;
+}
+
+export interface LicenseBatchItem_MetadataEntry {
+  key: string;
+  value: string;
+}
+
+export interface CreateLicenseBatchRequest {
+  account_id: string;
+  product_id: string;
+  /** 1..1000. */
+  licenses: LicenseBatchItem[];
+  /** Optional Idempotency-Key header value; same key + same request = same batch. */
+  idempotency_key: string;
+}
+
+export interface GetLicenseBatchRequest {
+  account_id: string;
+  id: string;
+}
+
+export interface LicenseBatchResult {
+  /** The item's position in the request, from 0. */
+  index: number;
+  /** issued | waiting | failed */
+  status: string;
+  license_id: string;
+  /** Set once issued. */
+  key: string;
+  /** Set when failed. */
+  error: string;
+  /** What was asked for the item (the notification service mails the send_email ones). */
+  customer_email: string;
+  send_email: boolean;
+}
+
+export interface LicenseBatch {
+  id: string;
+  account_id: string;
+  product_id: string;
+  /** running | done */
+  status: string;
+  total: number;
+  issued: number;
+  failed: number;
+  results: LicenseBatchResult[];
+  created_at: string;
+  /** Empty while running. */
+  completed_at: string;
+}
+
 export interface DeactivateForCustomerRequest {
   account_id: string;
   key: string;
@@ -201,7 +264,7 @@ export interface ValidateLicenseResponse {
   license:
     | License
     | undefined;
-  /** none | activate | renew | contact_vendor | free_a_seat | update_payment */
+  /** none | activate | renew | contact_vendor | free_a_seat | update_payment | update_key */
   next_action: string;
   /** Until when the client may trust this answer offline (RFC 3339). */
   cache_until: string;
@@ -258,6 +321,11 @@ export interface ValidationFacts {
    * extends a lease), and asks again when its copy says lapsed.
    */
   active_lease_expires_at: string[];
+  /**
+   * Set when the key asked is one the licence had before a reroll (RFC 3339): it validates until
+   * then (next_action update_key) and is not_found after. license.key is then the key asked.
+   */
+  retired_until: string;
 }
 
 export interface ValidationTally {
@@ -783,6 +851,998 @@ export const ApplySubscriptionRequest: MessageFns<ApplySubscriptionRequest> = {
     message.quantity = object.quantity ?? 0;
     message.seq = object.seq ?? 0;
     message.change = object.change ?? "";
+    return message;
+  },
+};
+
+function createBaseRerollLicenseRequest(): RerollLicenseRequest {
+  return { account_id: "", key: "", grace_hours: 0 };
+}
+
+export const RerollLicenseRequest: MessageFns<RerollLicenseRequest> = {
+  encode(message: RerollLicenseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.grace_hours !== 0) {
+      writer.uint32(24).int32(message.grace_hours);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RerollLicenseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRerollLicenseRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.grace_hours = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RerollLicenseRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      grace_hours: isSet(object.graceHours)
+        ? globalThis.Number(object.graceHours)
+        : isSet(object.grace_hours)
+        ? globalThis.Number(object.grace_hours)
+        : 0,
+    };
+  },
+
+  toJSON(message: RerollLicenseRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.grace_hours !== 0) {
+      obj.graceHours = Math.round(message.grace_hours);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RerollLicenseRequest>, I>>(base?: I): RerollLicenseRequest {
+    return RerollLicenseRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RerollLicenseRequest>, I>>(object: I): RerollLicenseRequest {
+    const message = createBaseRerollLicenseRequest();
+    message.account_id = object.account_id ?? "";
+    message.key = object.key ?? "";
+    message.grace_hours = object.grace_hours ?? 0;
+    return message;
+  },
+};
+
+function createBaseLicenseBatchItem(): LicenseBatchItem {
+  return { customer_email: "", metadata: {}, entitlements: [], send_email: false };
+}
+
+export const LicenseBatchItem: MessageFns<LicenseBatchItem> = {
+  encode(message: LicenseBatchItem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.customer_email !== "") {
+      writer.uint32(10).string(message.customer_email);
+    }
+    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
+      LicenseBatchItem_MetadataEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    for (const v of message.entitlements) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.send_email !== false) {
+      writer.uint32(32).bool(message.send_email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LicenseBatchItem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicenseBatchItem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.customer_email = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = LicenseBatchItem_MetadataEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.metadata[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.entitlements.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.send_email = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LicenseBatchItem {
+    return {
+      customer_email: isSet(object.customerEmail)
+        ? globalThis.String(object.customerEmail)
+        : isSet(object.customer_email)
+        ? globalThis.String(object.customer_email)
+        : "",
+      metadata: isObject(object.metadata)
+        ? (globalThis.Object.entries(object.metadata) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      entitlements: globalThis.Array.isArray(object?.entitlements)
+        ? object.entitlements.map((e: any) => globalThis.String(e))
+        : [],
+      send_email: isSet(object.sendEmail)
+        ? globalThis.Boolean(object.sendEmail)
+        : isSet(object.send_email)
+        ? globalThis.Boolean(object.send_email)
+        : false,
+    };
+  },
+
+  toJSON(message: LicenseBatchItem): unknown {
+    const obj: any = {};
+    if (message.customer_email !== "") {
+      obj.customerEmail = message.customer_email;
+    }
+    if (message.metadata) {
+      const entries = globalThis.Object.entries(message.metadata) as [string, string][];
+      if (entries.length > 0) {
+        obj.metadata = {};
+        entries.forEach(([k, v]) => {
+          obj.metadata[k] = v;
+        });
+      }
+    }
+    if (message.entitlements?.length) {
+      obj.entitlements = message.entitlements;
+    }
+    if (message.send_email !== false) {
+      obj.sendEmail = message.send_email;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LicenseBatchItem>, I>>(base?: I): LicenseBatchItem {
+    return LicenseBatchItem.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LicenseBatchItem>, I>>(object: I): LicenseBatchItem {
+    const message = createBaseLicenseBatchItem();
+    message.customer_email = object.customer_email ?? "";
+    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.entitlements = object.entitlements?.map((e) => e) || [];
+    message.send_email = object.send_email ?? false;
+    return message;
+  },
+};
+
+function createBaseLicenseBatchItem_MetadataEntry(): LicenseBatchItem_MetadataEntry {
+  return { key: "", value: "" };
+}
+
+export const LicenseBatchItem_MetadataEntry: MessageFns<LicenseBatchItem_MetadataEntry> = {
+  encode(message: LicenseBatchItem_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LicenseBatchItem_MetadataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicenseBatchItem_MetadataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LicenseBatchItem_MetadataEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: LicenseBatchItem_MetadataEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LicenseBatchItem_MetadataEntry>, I>>(base?: I): LicenseBatchItem_MetadataEntry {
+    return LicenseBatchItem_MetadataEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LicenseBatchItem_MetadataEntry>, I>>(
+    object: I,
+  ): LicenseBatchItem_MetadataEntry {
+    const message = createBaseLicenseBatchItem_MetadataEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateLicenseBatchRequest(): CreateLicenseBatchRequest {
+  return { account_id: "", product_id: "", licenses: [], idempotency_key: "" };
+}
+
+export const CreateLicenseBatchRequest: MessageFns<CreateLicenseBatchRequest> = {
+  encode(message: CreateLicenseBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
+    }
+    for (const v of message.licenses) {
+      LicenseBatchItem.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.idempotency_key !== "") {
+      writer.uint32(34).string(message.idempotency_key);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateLicenseBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateLicenseBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.product_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.licenses.push(LicenseBatchItem.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.idempotency_key = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateLicenseBatchRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      product_id: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      licenses: globalThis.Array.isArray(object?.licenses)
+        ? object.licenses.map((e: any) => LicenseBatchItem.fromJSON(e))
+        : [],
+      idempotency_key: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+    };
+  },
+
+  toJSON(message: CreateLicenseBatchRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
+    }
+    if (message.licenses?.length) {
+      obj.licenses = message.licenses.map((e) => LicenseBatchItem.toJSON(e));
+    }
+    if (message.idempotency_key !== "") {
+      obj.idempotencyKey = message.idempotency_key;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateLicenseBatchRequest>, I>>(base?: I): CreateLicenseBatchRequest {
+    return CreateLicenseBatchRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateLicenseBatchRequest>, I>>(object: I): CreateLicenseBatchRequest {
+    const message = createBaseCreateLicenseBatchRequest();
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.licenses = object.licenses?.map((e) => LicenseBatchItem.fromPartial(e)) || [];
+    message.idempotency_key = object.idempotency_key ?? "";
+    return message;
+  },
+};
+
+function createBaseGetLicenseBatchRequest(): GetLicenseBatchRequest {
+  return { account_id: "", id: "" };
+}
+
+export const GetLicenseBatchRequest: MessageFns<GetLicenseBatchRequest> = {
+  encode(message: GetLicenseBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetLicenseBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetLicenseBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetLicenseBatchRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+    };
+  },
+
+  toJSON(message: GetLicenseBatchRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetLicenseBatchRequest>, I>>(base?: I): GetLicenseBatchRequest {
+    return GetLicenseBatchRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetLicenseBatchRequest>, I>>(object: I): GetLicenseBatchRequest {
+    const message = createBaseGetLicenseBatchRequest();
+    message.account_id = object.account_id ?? "";
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseLicenseBatchResult(): LicenseBatchResult {
+  return { index: 0, status: "", license_id: "", key: "", error: "", customer_email: "", send_email: false };
+}
+
+export const LicenseBatchResult: MessageFns<LicenseBatchResult> = {
+  encode(message: LicenseBatchResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.index !== 0) {
+      writer.uint32(8).int32(message.index);
+    }
+    if (message.status !== "") {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.license_id !== "") {
+      writer.uint32(26).string(message.license_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(34).string(message.key);
+    }
+    if (message.error !== "") {
+      writer.uint32(42).string(message.error);
+    }
+    if (message.customer_email !== "") {
+      writer.uint32(50).string(message.customer_email);
+    }
+    if (message.send_email !== false) {
+      writer.uint32(56).bool(message.send_email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LicenseBatchResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicenseBatchResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.index = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.license_id = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.customer_email = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.send_email = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LicenseBatchResult {
+    return {
+      index: isSet(object.index) ? globalThis.Number(object.index) : 0,
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      license_id: isSet(object.licenseId)
+        ? globalThis.String(object.licenseId)
+        : isSet(object.license_id)
+        ? globalThis.String(object.license_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+      customer_email: isSet(object.customerEmail)
+        ? globalThis.String(object.customerEmail)
+        : isSet(object.customer_email)
+        ? globalThis.String(object.customer_email)
+        : "",
+      send_email: isSet(object.sendEmail)
+        ? globalThis.Boolean(object.sendEmail)
+        : isSet(object.send_email)
+        ? globalThis.Boolean(object.send_email)
+        : false,
+    };
+  },
+
+  toJSON(message: LicenseBatchResult): unknown {
+    const obj: any = {};
+    if (message.index !== 0) {
+      obj.index = Math.round(message.index);
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.license_id !== "") {
+      obj.licenseId = message.license_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    if (message.customer_email !== "") {
+      obj.customerEmail = message.customer_email;
+    }
+    if (message.send_email !== false) {
+      obj.sendEmail = message.send_email;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LicenseBatchResult>, I>>(base?: I): LicenseBatchResult {
+    return LicenseBatchResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LicenseBatchResult>, I>>(object: I): LicenseBatchResult {
+    const message = createBaseLicenseBatchResult();
+    message.index = object.index ?? 0;
+    message.status = object.status ?? "";
+    message.license_id = object.license_id ?? "";
+    message.key = object.key ?? "";
+    message.error = object.error ?? "";
+    message.customer_email = object.customer_email ?? "";
+    message.send_email = object.send_email ?? false;
+    return message;
+  },
+};
+
+function createBaseLicenseBatch(): LicenseBatch {
+  return {
+    id: "",
+    account_id: "",
+    product_id: "",
+    status: "",
+    total: 0,
+    issued: 0,
+    failed: 0,
+    results: [],
+    created_at: "",
+    completed_at: "",
+  };
+}
+
+export const LicenseBatch: MessageFns<LicenseBatch> = {
+  encode(message: LicenseBatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.account_id !== "") {
+      writer.uint32(18).string(message.account_id);
+    }
+    if (message.product_id !== "") {
+      writer.uint32(26).string(message.product_id);
+    }
+    if (message.status !== "") {
+      writer.uint32(34).string(message.status);
+    }
+    if (message.total !== 0) {
+      writer.uint32(40).int32(message.total);
+    }
+    if (message.issued !== 0) {
+      writer.uint32(48).int32(message.issued);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(56).int32(message.failed);
+    }
+    for (const v of message.results) {
+      LicenseBatchResult.encode(v!, writer.uint32(66).fork()).join();
+    }
+    if (message.created_at !== "") {
+      writer.uint32(74).string(message.created_at);
+    }
+    if (message.completed_at !== "") {
+      writer.uint32(82).string(message.completed_at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LicenseBatch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicenseBatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.product_id = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.total = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.issued = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.failed = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.results.push(LicenseBatchResult.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.created_at = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.completed_at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LicenseBatch {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      product_id: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+      issued: isSet(object.issued) ? globalThis.Number(object.issued) : 0,
+      failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => LicenseBatchResult.fromJSON(e))
+        : [],
+      created_at: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      completed_at: isSet(object.completedAt)
+        ? globalThis.String(object.completedAt)
+        : isSet(object.completed_at)
+        ? globalThis.String(object.completed_at)
+        : "",
+    };
+  },
+
+  toJSON(message: LicenseBatch): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    if (message.issued !== 0) {
+      obj.issued = Math.round(message.issued);
+    }
+    if (message.failed !== 0) {
+      obj.failed = Math.round(message.failed);
+    }
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => LicenseBatchResult.toJSON(e));
+    }
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
+    }
+    if (message.completed_at !== "") {
+      obj.completedAt = message.completed_at;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LicenseBatch>, I>>(base?: I): LicenseBatch {
+    return LicenseBatch.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LicenseBatch>, I>>(object: I): LicenseBatch {
+    const message = createBaseLicenseBatch();
+    message.id = object.id ?? "";
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.status = object.status ?? "";
+    message.total = object.total ?? 0;
+    message.issued = object.issued ?? 0;
+    message.failed = object.failed ?? 0;
+    message.results = object.results?.map((e) => LicenseBatchResult.fromPartial(e)) || [];
+    message.created_at = object.created_at ?? "";
+    message.completed_at = object.completed_at ?? "";
     return message;
   },
 };
@@ -3058,6 +4118,7 @@ function createBaseValidationFacts(): ValidationFacts {
     cacheable: false,
     remembered_since: "",
     active_lease_expires_at: [],
+    retired_until: "",
   };
 }
 
@@ -3086,6 +4147,9 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     }
     for (const v of message.active_lease_expires_at) {
       writer.uint32(66).string(v!);
+    }
+    if (message.retired_until !== "") {
+      writer.uint32(74).string(message.retired_until);
     }
     return writer;
   },
@@ -3167,6 +4231,14 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
             message.active_lease_expires_at.push(reader.string());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.retired_until = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3209,6 +4281,11 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
         : globalThis.Array.isArray(object?.active_lease_expires_at)
         ? object.active_lease_expires_at.map((e: any) => globalThis.String(e))
         : [],
+      retired_until: isSet(object.retiredUntil)
+        ? globalThis.String(object.retiredUntil)
+        : isSet(object.retired_until)
+        ? globalThis.String(object.retired_until)
+        : "",
     };
   },
 
@@ -3238,6 +4315,9 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     if (message.active_lease_expires_at?.length) {
       obj.activeLeaseExpiresAt = message.active_lease_expires_at;
     }
+    if (message.retired_until !== "") {
+      obj.retiredUntil = message.retired_until;
+    }
     return obj;
   },
 
@@ -3256,6 +4336,7 @@ export const ValidationFacts: MessageFns<ValidationFacts> = {
     message.cacheable = object.cacheable ?? false;
     message.remembered_since = object.remembered_since ?? "";
     message.active_lease_expires_at = object.active_lease_expires_at?.map((e) => e) || [];
+    message.retired_until = object.retired_until ?? "";
     return message;
   },
 };
@@ -6388,6 +7469,45 @@ export const LicenseServiceService = {
     responseSerialize: (value: License): Buffer => Buffer.from(License.encode(value).finish()),
     responseDeserialize: (value: Buffer): License => License.decode(value),
   },
+  /**
+   * Gives the licence a new key, keeping everything else (id, activations, entitlements, metadata,
+   * expiry). The old key validates until grace_hours have passed (next_action update_key), then is
+   * not_found. FAILED_PRECONDITION (409) for a revoked licence. Publishes license.rerolled.
+   */
+  rerollLicense: {
+    path: "/licensing.v1.LicenseService/RerollLicense" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RerollLicenseRequest): Buffer => Buffer.from(RerollLicenseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RerollLicenseRequest => RerollLicenseRequest.decode(value),
+    responseSerialize: (value: License): Buffer => Buffer.from(License.encode(value).finish()),
+    responseDeserialize: (value: Buffer): License => License.decode(value),
+  },
+  /**
+   * Stores a batch of licences to issue (every item checked first: INVALID_ARGUMENT naming the item,
+   * NOT_FOUND for an unknown product, and nothing stored) and answers it "running"; a job issues its
+   * items (each once, whatever crashes) and publishes license.batch_completed.
+   */
+  createLicenseBatch: {
+    path: "/licensing.v1.LicenseService/CreateLicenseBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateLicenseBatchRequest): Buffer =>
+      Buffer.from(CreateLicenseBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateLicenseBatchRequest => CreateLicenseBatchRequest.decode(value),
+    responseSerialize: (value: LicenseBatch): Buffer => Buffer.from(LicenseBatch.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LicenseBatch => LicenseBatch.decode(value),
+  },
+  getLicenseBatch: {
+    path: "/licensing.v1.LicenseService/GetLicenseBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetLicenseBatchRequest): Buffer =>
+      Buffer.from(GetLicenseBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetLicenseBatchRequest => GetLicenseBatchRequest.decode(value),
+    responseSerialize: (value: LicenseBatch): Buffer => Buffer.from(LicenseBatch.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LicenseBatch => LicenseBatch.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -6454,6 +7574,19 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
    * what changed (renewed, suspended, reinstated, updated, expired).
    */
   applySubscription: handleUnaryCall<ApplySubscriptionRequest, License>;
+  /**
+   * Gives the licence a new key, keeping everything else (id, activations, entitlements, metadata,
+   * expiry). The old key validates until grace_hours have passed (next_action update_key), then is
+   * not_found. FAILED_PRECONDITION (409) for a revoked licence. Publishes license.rerolled.
+   */
+  rerollLicense: handleUnaryCall<RerollLicenseRequest, License>;
+  /**
+   * Stores a batch of licences to issue (every item checked first: INVALID_ARGUMENT naming the item,
+   * NOT_FOUND for an unknown product, and nothing stored) and answers it "running"; a job issues its
+   * items (each once, whatever crashes) and publishes license.batch_completed.
+   */
+  createLicenseBatch: handleUnaryCall<CreateLicenseBatchRequest, LicenseBatch>;
+  getLicenseBatch: handleUnaryCall<GetLicenseBatchRequest, LicenseBatch>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -6782,6 +7915,61 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  /**
+   * Gives the licence a new key, keeping everything else (id, activations, entitlements, metadata,
+   * expiry). The old key validates until grace_hours have passed (next_action update_key), then is
+   * not_found. FAILED_PRECONDITION (409) for a revoked licence. Publishes license.rerolled.
+   */
+  rerollLicense(
+    request: RerollLicenseRequest,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  rerollLicense(
+    request: RerollLicenseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  rerollLicense(
+    request: RerollLicenseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  /**
+   * Stores a batch of licences to issue (every item checked first: INVALID_ARGUMENT naming the item,
+   * NOT_FOUND for an unknown product, and nothing stored) and answers it "running"; a job issues its
+   * items (each once, whatever crashes) and publishes license.batch_completed.
+   */
+  createLicenseBatch(
+    request: CreateLicenseBatchRequest,
+    callback: (error: ServiceError | null, response: LicenseBatch) => void,
+  ): ClientUnaryCall;
+  createLicenseBatch(
+    request: CreateLicenseBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: LicenseBatch) => void,
+  ): ClientUnaryCall;
+  createLicenseBatch(
+    request: CreateLicenseBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LicenseBatch) => void,
+  ): ClientUnaryCall;
+  getLicenseBatch(
+    request: GetLicenseBatchRequest,
+    callback: (error: ServiceError | null, response: LicenseBatch) => void,
+  ): ClientUnaryCall;
+  getLicenseBatch(
+    request: GetLicenseBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: LicenseBatch) => void,
+  ): ClientUnaryCall;
+  getLicenseBatch(
+    request: GetLicenseBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LicenseBatch) => void,
   ): ClientUnaryCall;
 }
 

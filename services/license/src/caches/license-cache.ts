@@ -15,6 +15,16 @@ export interface ValidationRecord {
   leases: Map<string, number>;
   /** Epoch ms when it was read from the store, when it comes from this cache (absent: read for this call). */
   rememberedSince?: number;
+  /**
+   * Set when the key is one a reroll replaced: `doc` is its licence (with the key asked in place of its
+   * new one, which the holder of the old key is never shown), and the key validates until then.
+   */
+  retiredUntil?: Date;
+}
+
+/** Where a key a reroll replaced is found (store/retired-keys.ts), and its licence. */
+export interface RetiredKeyLookup {
+  find(key: string): Promise<{ account_id: string; license_id: string; until: Date } | null>;
 }
 
 /** Entries are found by a digest of the canonical key, as in the gateways: a licence key is never a map key. */
@@ -39,12 +49,15 @@ export class LicenseCache {
   private readonly cache: ExactCache<ValidationRecord>;
 
   constructor(
-    private readonly store: Pick<LicenseStore, 'findByKey' | 'activeSeats'>,
+    private readonly store: Pick<LicenseStore, 'findByKey' | 'activeSeats'> &
+      Partial<Pick<LicenseStore, 'findIdInAccount'>>,
     bus: Pick<EventBus, 'follow'>,
     maxEntries: number,
     ttlMs: number,
     private readonly counted: (result: 'hit' | 'miss' | 'bypass') => void = () => undefined,
     private readonly now: () => number = Date.now,
+    /** Keys replaced by rerolls (absent: none are looked for). */
+    private readonly retired?: RetiredKeyLookup,
   ) {
     const events = maxEntries > 0 ? bus.follow(['license.>'], (event) => this.forget([event])) : NOT_FOLLOWING;
     this.cache = new ExactCache(events, maxEntries, ttlMs, now);
@@ -57,7 +70,13 @@ export class LicenseCache {
     this.counted(hit ? 'hit' : this.cache.usable ? 'miss' : 'bypass');
     if (hit) return hit;
     const token = this.cache.begin(slot);
-    const doc = await this.store.findByKey(key);
+    let doc = await this.store.findByKey(key);
+    let retiredUntil: Date | undefined;
+    if (!doc) {
+      // A key a reroll replaced: its licence, judged with the end of the key's grace (not found after it).
+      const replaced = await this.replaced(key);
+      if (replaced) [doc, retiredUntil] = replaced;
+    }
     const seats =
       doc && activationsMatter(doc.policy) ? await this.store.activeSeats(doc._id, MAX_CACHED_FINGERPRINTS + 1) : [];
     const fingerprints = seats.map((s) => s.fingerprint);
@@ -66,8 +85,18 @@ export class LicenseCache {
     if (doc && isFloating(doc.policy))
       for (const s of seats) if (s.leaseEndsAt !== null) leases.set(s.fingerprint, s.leaseEndsAt);
     if (doc && fingerprints.length <= MAX_CACHED_FINGERPRINTS)
-      this.cache.set(slot, { doc, fingerprints, leases, rememberedSince: this.now() }, token);
-    return { doc, fingerprints, leases };
+      this.cache.set(slot, { doc, fingerprints, leases, rememberedSince: this.now(), retiredUntil }, token);
+    return { doc, fingerprints, leases, retiredUntil };
+  }
+
+  /** The licence a reroll took this key from (shown with this key) and when the key stops validating. */
+  private async replaced(key: string): Promise<[LicenseDoc, Date] | undefined> {
+    const claim = this.retired && (await this.retired.find(key));
+    if (!claim || !this.store.findIdInAccount) return undefined;
+    const doc = await this.store.findIdInAccount(claim.account_id, claim.license_id);
+    // Still the licence's key: its reroll has not finished (the key index found it then, or will).
+    if (!doc || doc.key === key) return undefined;
+    return [{ ...doc, key }, claim.until];
   }
 
   /** Evicts the licences these events are about (all of them when the events are not known). */
@@ -77,9 +106,17 @@ export class LicenseCache {
       return;
     }
     for (const event of events) {
-      const key = 'license' in event.data ? event.data.license?.key : undefined;
-      if (typeof key === 'string') this.cache.evict(digestOf(key));
-      else this.cache.clear();
+      if (event.type === 'license.batch_completed') continue; // a summary: each licence had its own event
+      const license = 'license' in event.data ? event.data.license : undefined;
+      const key = license?.key;
+      if (typeof key !== 'string') {
+        this.cache.clear();
+        continue;
+      }
+      this.cache.evict(digestOf(key));
+      // The keys a reroll replaced answer as their licence does: they go with it.
+      for (const previous of license?.previous_keys ?? [])
+        if (typeof previous?.key === 'string') this.cache.evict(digestOf(previous.key));
     }
   }
 

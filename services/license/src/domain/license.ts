@@ -30,4 +30,15 @@ export interface LicenseRecord {
   created_at: Date;
   /** Set when the licence follows a subscription (ApplySubscription); absent otherwise. */
   subscription?: StoredSubscription | null;
+  /**
+   * Keys this licence had before a reroll whose grace may not be over, with when each stops validating
+   * (older ones are dropped at the next reroll). Carried by its events, so caches evict them with it.
+   */
+  retired_keys?: RetiredKey[];
+}
+
+/** A key a licence had before a reroll, and until when it still validates. */
+export interface RetiredKey {
+  key: string;
+  until: Date;
 }

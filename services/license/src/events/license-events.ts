@@ -12,7 +12,7 @@ import type { ActivationDoc, LicenseDoc } from '../store/models';
 
 type LicenseEventType = Extract<EventType, `license.${string}`>;
 
-const licenseData = (doc: Omit<LicenseDoc, 'outbox'>, now: Date): LicenseData => ({
+export const licenseData = (doc: Omit<LicenseDoc, 'outbox'>, now: Date): LicenseData => ({
   id: doc._id,
   key: doc.key,
   product_id: doc.product_id,
@@ -21,6 +21,10 @@ const licenseData = (doc: Omit<LicenseDoc, 'outbox'>, now: Date): LicenseData =>
   expires_at: doc.expires_at ? doc.expires_at.toISOString() : null,
   created_at: doc.created_at.toISOString(),
   entitlements: effectiveEntitlements(doc.policy.entitlements, doc.extra_entitlements),
+  // Keys replaced by a reroll: every cache of licences evicts them with the licence (their answers follow it).
+  ...(doc.retired_keys?.length
+    ? { previous_keys: doc.retired_keys.map((r) => ({ key: r.key, valid_until: r.until.toISOString() })) }
+    : {}),
 });
 
 const activationData = (a: ActivationDoc, licenseKey: string): ActivationData => ({
@@ -35,7 +39,10 @@ const activationData = (a: ActivationDoc, licenseKey: string): ActivationData =>
 
 /** license.created|updated|suspended|reinstated|revoked|renewed|expired */
 export const licenseEvent = (
-  type: Exclude<LicenseEventType, 'license.activated' | 'license.deactivated'>,
+  type: Exclude<
+    LicenseEventType,
+    'license.activated' | 'license.deactivated' | 'license.rerolled' | 'license.batch_completed'
+  >,
   doc: Omit<LicenseDoc, 'outbox'>,
   now: Date,
   id?: string,

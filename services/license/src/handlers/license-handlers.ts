@@ -64,7 +64,7 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
       return { data: items.map((d) => toLicense(d, now)), page };
     },
 
-    resolveLicenseKey: (req) => resolveLicenseKey(store, req.key),
+    resolveLicenseKey: (req) => resolveLicenseKey(store, req.key, deps.retired, clock.now()),
 
     updateLicense: async (req) => present(await updateLicense(deps, req)),
     applySubscription: async (req) => present(await applySubscription(deps, req)),

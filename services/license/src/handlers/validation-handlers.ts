@@ -39,7 +39,7 @@ export const MAX_VALIDATIONS_PER_CALL = 256;
  * `doc`: the caller's licence with its product's current entitlements (null: none of the caller's).
  */
 function factsOf(
-  { fingerprints, leases, rememberedSince }: ValidationRecord,
+  { fingerprints, leases, rememberedSince, retiredUntil }: ValidationRecord,
   doc: LicenseDoc | null,
   now: Date,
 ): ValidationFacts {
@@ -53,6 +53,7 @@ function factsOf(
       cacheable: true,
       remembered_since: '',
       active_lease_expires_at: [],
+      retired_until: '',
     };
   return {
     found: true,
@@ -66,6 +67,7 @@ function factsOf(
       const end = leases.get(f);
       return end === undefined ? '' : new Date(end).toISOString();
     }),
+    retired_until: retiredUntil?.toISOString() ?? '',
   };
 }
 

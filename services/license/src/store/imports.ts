@@ -136,7 +136,7 @@ export function importModels(conn: Connection) {
     ImportEvents: conn.model<ImportEventsDoc>('ImportEvents', events) as Model<ImportEventsDoc>,
     Import: conn.model<ImportDoc>('Import', imp) as Model<ImportDoc>,
     ImportChunk: conn.model<ChunkDoc>('ImportChunk', chunk) as Model<ChunkDoc>,
-    ImportClaim: conn.model('ImportClaim', claim) as Model<{ _id: string; at: Date }>,
+    ImportClaim: conn.model<{ _id: string; at: Date }>('ImportClaim', claim) as Model<{ _id: string; at: Date }>,
     Export: conn.model<ExportDoc>('Export', exp) as Model<ExportDoc>,
     ExportChunk: conn.model<ChunkDoc>('ExportChunk', exportChunk) as Model<ChunkDoc>,
   };

@@ -7,6 +7,8 @@ import {
   type DomainEvent,
 } from '@licensing/proto';
 import type { LicenseRecord } from '../domain/license';
+import { batchModels } from './batches';
+import { rerollModels } from './retired-keys';
 
 /** A licence document: the record (domain/license.ts) and the events still to publish with it. */
 export interface LicenseDoc extends LicenseRecord {
@@ -107,6 +109,7 @@ export function licenseModels(conn: Connection) {
       subscription: { type: Object, default: undefined },
       // An imported licence's import and row (use-cases/imports.ts: a resumed run knows its own rows).
       imported_from: { type: Object, default: undefined },
+      retired_keys: { type: [{ _id: false, key: String, until: Date }], default: undefined },
       ...outboxFields,
     },
     { versionKey: false, collection: 'licenses' },
@@ -169,6 +172,8 @@ export function licenseModels(conn: Connection) {
     { versionKey: false, collection: 'customer_erasures' },
   );
   return {
+    ...rerollModels(conn),
+    ...batchModels(conn),
     Erasure: conn.model<ErasureDoc>('CustomerErasure', erasure) as Model<ErasureDoc>,
     SweepState: conn.model<SweepStateDoc>('SweepState', sweep) as Model<SweepStateDoc>,
     License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>,

@@ -76,6 +76,18 @@ export class LicenseStore {
     return res.modifiedCount === 1;
   }
 
+  /**
+   * Gives a licence its new key (and replaced keys) with license.rerolled, only if it still has the key
+   * it was read with. A new key another licence holds is the unique index's duplicate error (thrown).
+   */
+  async replaceKey(before: LicenseDoc, changes: Partial<LicenseDoc>, events: DomainEvent[]): Promise<boolean> {
+    const res = await this.models.License.updateOne(
+      { _id: before._id, key: before.key },
+      { $set: { ...changes, ...withEvents(events) } },
+    );
+    return res.modifiedCount === 1;
+  }
+
   /** The licences of one expiry bucket, by id after `after` (one equality on an index; sorted within the bucket). */
   inExpiryBucket(bucket: string, after: string, limit: number): Promise<LicenseDoc[]> {
     const filter = after ? { expiry_bucket: bucket, _id: { $gt: after } } : { expiry_bucket: bucket };

@@ -1,6 +1,6 @@
 import type { CallOptions, Clock, Outbox } from '@licensing/runtime';
 import type { GetProductRequest, Product } from '@licensing/proto';
-import type { LicenseCache } from '../caches/license-cache';
+import type { LicenseCache, RetiredKeyLookup } from '../caches/license-cache';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 
@@ -23,6 +23,8 @@ export interface LicenseDeps {
    * instead of the store: the heartbeat. Absent: the store is read.
    */
   licenses?: Pick<LicenseCache, 'read'>;
+  /** Keys replaced by rerolls (store/retired-keys.ts): a licence credential still in its grace resolves. */
+  retired?: RetiredKeyLookup;
 }
 
 /** A licence as written, and the moment it was (its effective status is derived from that moment). */

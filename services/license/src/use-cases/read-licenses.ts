@@ -32,10 +32,24 @@ export interface ResolvedKey {
  * A licence key to its account, licence, product and stored status: one read on the unique key index.
  * A malformed key is refused (the gateway answers it 401 before asking); an unknown one is found = false.
  */
-export async function resolveLicenseKey(store: Pick<LicenseStore, 'findByKey'>, key: string): Promise<ResolvedKey> {
+export async function resolveLicenseKey(
+  store: Pick<LicenseStore, 'findByKey'> & Partial<Pick<LicenseStore, 'findIdInAccount'>>,
+  key: string,
+  /** Keys replaced by rerolls: one still in its grace is its licence's credential too (for validating). */
+  retired?: { find(key: string): Promise<{ account_id: string; license_id: string; until: Date } | null> },
+  now: Date = new Date(),
+): Promise<ResolvedKey> {
   const parsed = parseLicenseKey(key);
   if (!parsed.ok) throw AppError.invalid('key', 'key must be a licence key');
-  const doc = await store.findByKey(parsed.key);
+  let doc = await store.findByKey(parsed.key);
+  if (!doc && retired && store.findIdInAccount) {
+    const claim = await retired.find(parsed.key);
+    const licence =
+      claim && claim.until.getTime() > now.getTime()
+        ? await store.findIdInAccount(claim.account_id, claim.license_id)
+        : null;
+    if (licence && licence.key !== parsed.key) doc = licence;
+  }
   if (!doc) return { found: false, account_id: '', license_id: '', product_id: '', stored_status: '' };
   return {
     found: true,

@@ -92,9 +92,11 @@ export async function validateLicense(
       count: fingerprintActive ? 0 : await store.countActivations(doc._id),
     };
   }
+  // A key a reroll replaced is judged as its licence, until the end of its grace (proto/rules/verdict.ts).
+  const facts = doc && record.retiredUntil ? { ...doc, retired_until: record.retiredUntil } : doc;
   const verdict = judge(
     parsed,
-    doc,
+    facts,
     { accountId: req.account_id, productId: req.product_id, fingerprint, entitlements },
     activation,
     now,

@@ -1,6 +1,7 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages } from 'nats';
-import type { DomainEvent } from '@licensing/proto';
+import type { DomainEvent, GetLicenseBatchRequest, LicenseBatch } from '@licensing/proto';
 import {
+  NOTIFICATION_BATCH_MAIL_CONSUMER,
   NOTIFICATION_MAIL_CONSUMER,
   consumeTraced,
   newId,
@@ -31,25 +32,29 @@ export type PurchaseMailWanted = (accountId: string, productId: string) => Promi
  */
 export class MailRequests {
   private messages?: ConsumerMessages;
+  /** The durable consumer and the one event type it reads (BatchMailRequests reads another). */
+  protected consumerName = MAIL_CONSUMER;
+  protected eventType = MAIL_EVENT;
 
   constructor(
-    private readonly bus: EventBus,
+    protected readonly bus: EventBus,
     private readonly stream: string,
-    private readonly emails: EmailStore,
+    protected readonly emails: EmailStore,
     private readonly wanted: PurchaseMailWanted,
-    private readonly clock: Clock,
-    private readonly log: Logger,
+    protected readonly clock: Clock,
+    protected readonly log: Logger,
     /** When on: a traced event's mail is queued in a consumer span of its trace. */
     private readonly tracing?: Tracing,
   ) {}
 
   async start(): Promise<void> {
+    const name = this.consumerName;
     const jsm = await this.bus.nc.jetstreamManager();
     // One subject: a consumer of a single filter subject works on every NATS 2.x server (filter_subjects needs 2.10).
-    const filter_subject = this.bus.subject(MAIL_EVENT);
+    const filter_subject = this.bus.subject(this.eventType);
     await jsm.consumers
       .add(this.stream, {
-        durable_name: MAIL_CONSUMER,
+        durable_name: name,
         ack_policy: AckPolicy.Explicit,
         // From the first event the stream still holds: a purchase made before this service first ran gets its mail too.
         deliver_policy: DeliverPolicy.All,
@@ -59,10 +64,10 @@ export class MailRequests {
       })
       .catch(async () =>
         jsm.consumers
-          .update(this.stream, MAIL_CONSUMER, { ack_wait: ACK_WAIT_NS, filter_subject })
-          .catch(() => jsm.consumers.info(this.stream, MAIL_CONSUMER)),
+          .update(this.stream, name, { ack_wait: ACK_WAIT_NS, filter_subject })
+          .catch(() => jsm.consumers.info(this.stream, name)),
       );
-    const consumer = await this.bus.nc.jetstream().consumers.get(this.stream, MAIL_CONSUMER);
+    const consumer = await this.bus.nc.jetstream().consumers.get(this.stream, name);
     // Short pull requests, as the webhook fan-out's (services/webhook/src/events/fanout.ts): a stopped
     // instance's request expires within 2 s instead of holding events until ack_wait.
     this.messages = await consumer.consume({ max_messages: 50, expires: PULL_EXPIRES_MS });
@@ -104,5 +109,52 @@ export class MailRequests {
 
   async stop(): Promise<void> {
     await this.messages?.close().catch(() => undefined);
+  }
+}
+
+/** Reads a licence batch (the licence service's GetLicenseBatch). */
+export type BatchLookup = (req: GetLicenseBatchRequest) => Promise<LicenseBatch>;
+
+/**
+ * The second durable consumer: license.batch_completed. The batch's issued items sent with
+ * send_email each get the licence mail, queued before the event is acknowledged under a request key
+ * per batch and item (unique), so a redelivered event queues none twice.
+ */
+export class BatchMailRequests extends MailRequests {
+  protected override consumerName = NOTIFICATION_BATCH_MAIL_CONSUMER;
+  protected override eventType = 'license.batch_completed' as const;
+
+  constructor(
+    bus: EventBus,
+    stream: string,
+    emails: EmailStore,
+    private readonly batches: BatchLookup,
+    clock: Clock,
+    log: Logger,
+    tracing?: Tracing,
+  ) {
+    super(bus, stream, emails, async () => true, clock, log, tracing);
+  }
+
+  override async handle(event: DomainEvent): Promise<void> {
+    if (event.type !== 'license.batch_completed') return;
+    const data = event.data as DomainEvent<'license.batch_completed'>['data'];
+    const batch = await this.batches({ account_id: event.account_id, id: data.batch.id });
+    const now = this.clock.now();
+    for (const r of batch.results) {
+      if (!r.send_email || r.status !== 'issued' || !r.key || !r.customer_email) continue;
+      await this.emails.record(
+        queuedPurchaseMail(
+          {
+            _id: newId('eml'),
+            request_key: `batch:${batch.id}:${r.index}`,
+            account_id: event.account_id,
+            to: r.customer_email,
+            license_key: r.key,
+          },
+          now,
+        ),
+      );
+    }
   }
 }

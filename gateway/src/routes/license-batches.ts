@@ -1,0 +1,90 @@
+import type { Router } from 'express';
+import { sha256 } from '@licensing/runtime';
+import type { LicenseBatch } from '@licensing/proto';
+import { principalOf } from '../auth/principal';
+import type { Clients } from '../backends/clients';
+import type { LicenseValidator } from '../license-validation/validator';
+import { KEY_MAX, licenseBatchCreate, licenseReroll } from '../request-shapes/operations';
+import { idempotencyKey } from '../request-shapes/shapes';
+import { licenseJson } from './licenses';
+import { route, withBody } from './route';
+
+/** The largest body POST /licenses/batch takes (1,000 items with their metadata); other routes keep BODY_LIMIT_BYTES. */
+export const BATCH_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+
+/** REST shape of a licence batch job. */
+export const licenseBatchJson = (b: LicenseBatch) => ({
+  id: b.id,
+  object: 'license_batch' as const,
+  status: b.status,
+  product_id: b.product_id,
+  total: b.total,
+  issued: b.issued,
+  failed: b.failed,
+  waiting: b.total - b.issued - b.failed,
+  results: b.results.map((r) => ({
+    index: r.index,
+    status: r.status,
+    license_id: r.license_id,
+    license_key: r.key || null,
+    error: r.error || null,
+  })),
+  created_at: b.created_at,
+  completed_at: b.completed_at || null,
+});
+
+/**
+ * Bulk issuance (a job in the licence service) and key reroll. Registered before /licenses/:key, so
+ * "batch" is never taken for a key.
+ */
+export function licenseBatchRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {
+  route(router, '/licenses/batch', {
+    post: withBody(licenseBatchCreate, async (req, res, body) => {
+      const batch = await clients.licenses.createLicenseBatch({
+        account_id: principalOf(res).accountId,
+        product_id: body.product_id!,
+        licenses: body.licenses!.map((l) => ({
+          customer_email: l.customer_email as string,
+          metadata: (l.metadata as Record<string, string> | undefined) ?? {},
+          entitlements: (l.entitlements as string[] | undefined) ?? [],
+          send_email: (l.send_email as boolean | undefined) ?? false,
+        })),
+        idempotency_key: idempotencyKey(req),
+      });
+      res.status(202).location(`/api/v1/licenses/batch/${batch.id}`).json(licenseBatchJson(batch));
+    }),
+  });
+
+  route(router, '/licenses/batch/:id', {
+    get: async (req, res) => {
+      const batch = await clients.licenses.getLicenseBatch({
+        account_id: principalOf(res).accountId,
+        id: String(req.params.id).slice(0, 64),
+      });
+      res.json(licenseBatchJson(batch));
+    },
+  });
+
+  route(router, '/licenses/:key/reroll', {
+    post: withBody(licenseReroll, async (req, res, body) => {
+      const p = principalOf(res);
+      const oldKey = String(req.params.key).slice(0, KEY_MAX + 1);
+      const license = await clients.licenses.rerollLicense({
+        account_id: p.accountId,
+        key: oldKey,
+        grace_hours: body.grace_hours ?? 0,
+      });
+      // Read your writes: this gateway's next answers for both keys come from after the reroll.
+      validator.changed(p, oldKey);
+      validator.changed(p, license.key);
+      if (body.send_email)
+        await clients.notifications.sendLicenseEmail({
+          account_id: p.accountId,
+          key: license.key,
+          // One mail per new key: a retried reroll (same old key) answers the same key and mails it once.
+          dedupe_key: `reroll:${license.id}:${sha256(license.key, 'base64url').slice(0, 16)}`,
+        });
+      res.json(licenseJson(license));
+    }),
+  });
+}

@@ -1,0 +1,203 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { outboxFields, outboxOf, withEvents } from '@licensing/runtime';
+import {
+  licenseBatchItemStatuses,
+  licenseBatchStatuses,
+  type DomainEvent,
+  type LicenseBatchItemStatus,
+  type LicenseBatchStatus,
+} from '@licensing/proto';
+import type { LicenseRecord } from '../domain/license';
+
+/** One licence of a batch: what was asked, the licence id fixed when the batch was stored, and how it went. */
+export interface BatchItemDoc {
+  customer_email: string;
+  metadata: Record<string, string>;
+  entitlements: string[];
+  send_email: boolean;
+  /** Fixed when the batch is stored: a run after a crash finds the licence under it, never issues a second. */
+  license_id: string;
+  status: LicenseBatchItemStatus;
+  key: string | null;
+  error: string | null;
+}
+
+/** A batch of licences to issue (POST /api/v1/licenses/batch): the job and its items in one document. */
+export interface LicenseBatchDoc {
+  _id: string;
+  account_id: string;
+  product_id: string;
+  status: LicenseBatchStatus;
+  items: BatchItemDoc[];
+  total: number;
+  issued: number;
+  failed: number;
+  created_at: Date;
+  completed_at: Date | null;
+  /** A run holds the batch until then (renewed as it goes); a batch past it is resumed by the next sweep. */
+  lease_until: Date;
+  outbox?: Record<string, DomainEvent>;
+}
+
+export function batchModels(conn: Connection) {
+  const item = new Schema<BatchItemDoc>(
+    {
+      customer_email: { type: String, required: true },
+      metadata: { type: Object, default: () => ({}) },
+      entitlements: { type: [String], default: () => [] },
+      send_email: { type: Boolean, default: false },
+      license_id: { type: String, required: true },
+      status: { type: String, required: true, enum: licenseBatchItemStatuses },
+      key: { type: String, default: null },
+      error: { type: String, default: null },
+    },
+    { _id: false },
+  );
+  const schema = new Schema<LicenseBatchDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      product_id: { type: String, required: true },
+      status: { type: String, required: true, enum: licenseBatchStatuses },
+      items: { type: [item], default: () => [] },
+      total: { type: Number, required: true },
+      issued: { type: Number, default: 0 },
+      failed: { type: Number, default: 0 },
+      created_at: { type: Date, required: true },
+      completed_at: { type: Date, default: null },
+      lease_until: { type: Date, required: true },
+      ...outboxFields,
+    },
+    { versionKey: false, collection: 'license_batches' },
+  );
+  // The sweep's one equality (few batches run at once; their leases are compared in memory).
+  schema.index({ status: 1, _id: 1 });
+  return { LicenseBatch: conn.model<LicenseBatchDoc>('LicenseBatch', schema) as Model<LicenseBatchDoc> };
+}
+
+type Models = ReturnType<typeof batchModels> & { License: Model<LicenseRecord> };
+
+const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
+
+/** The indexes of the documents an unordered insert refused as duplicates (anything else is thrown). */
+function duplicatesOf(err: unknown): number[] | null {
+  const e = err as { writeErrors?: unknown; code?: number };
+  const list = Array.isArray(e?.writeErrors) ? e.writeErrors : e?.writeErrors ? [e.writeErrors] : null;
+  if (!list) return isDuplicate(err) ? null : null;
+  const out: number[] = [];
+  for (const w of list as { index?: number; code?: number; err?: { index?: number; code?: number } }[]) {
+    const code = w.code ?? w.err?.code;
+    const index = w.index ?? w.err?.index;
+    if (code !== 11000 || typeof index !== 'number') return null;
+    out.push(index);
+  }
+  return out;
+}
+
+export class LicenseBatchStore {
+  constructor(private readonly models: Models) {}
+
+  /** The model whose documents carry license.batch_completed (the outbox tracks it). */
+  get model(): Model<LicenseBatchDoc> {
+    return this.models.LicenseBatch;
+  }
+
+  /** Stores a new batch; false when its id exists (a retried request under the same Idempotency-Key). */
+  async insert(doc: Omit<LicenseBatchDoc, 'outbox'>): Promise<boolean> {
+    try {
+      await this.models.LicenseBatch.create(doc);
+      return true;
+    } catch (err) {
+      if (isDuplicate(err)) return false;
+      throw err;
+    }
+  }
+
+  findInAccount(accountId: string, id: string): Promise<LicenseBatchDoc | null> {
+    return this.models.LicenseBatch.findOne({ _id: id, account_id: accountId }, { outbox: 0 })
+      .lean<LicenseBatchDoc>()
+      .exec();
+  }
+
+  findById(id: string): Promise<LicenseBatchDoc | null> {
+    return this.models.LicenseBatch.findOne({ _id: id }, { outbox: 0 }).lean<LicenseBatchDoc>().exec();
+  }
+
+  /** The ids of running batches whose lease has run out (nobody is issuing them), oldest first. */
+  async abandoned(now: Date, limit: number): Promise<string[]> {
+    const docs = await this.models.LicenseBatch.find({ status: 'running' }, { lease_until: 1 })
+      .sort({ _id: 1 })
+      .limit(200)
+      .lean<Pick<LicenseBatchDoc, '_id' | 'lease_until'>[]>()
+      .exec();
+    return docs
+      .filter((d) => d.lease_until.getTime() <= now.getTime())
+      .slice(0, limit)
+      .map((d) => d._id);
+  }
+
+  /**
+   * Takes a batch for a run until `until`, if its lease is still the one read. On FerretDB two runs may
+   * both get it (updates are not atomic): that costs work, never a second licence (items' ids are fixed).
+   */
+  async lease(doc: LicenseBatchDoc, until: Date): Promise<boolean> {
+    const res = await this.models.LicenseBatch.updateOne(
+      { _id: doc._id, status: 'running', lease_until: doc.lease_until },
+      { $set: { lease_until: until } },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  /** What a run got through: the items as they are now, their counts, and a lease renewed. */
+  async progress(doc: LicenseBatchDoc, leaseUntil: Date): Promise<void> {
+    await this.models.LicenseBatch.updateOne(
+      { _id: doc._id, status: 'running' },
+      { $set: { items: doc.items, issued: doc.issued, failed: doc.failed, lease_until: leaseUntil } },
+    );
+  }
+
+  /** The batch done, with its license.batch_completed in the same write. */
+  async complete(doc: LicenseBatchDoc, event: DomainEvent): Promise<void> {
+    await this.models.LicenseBatch.updateOne(
+      { _id: doc._id },
+      {
+        $set: {
+          items: doc.items,
+          issued: doc.issued,
+          failed: doc.failed,
+          status: 'done',
+          completed_at: doc.completed_at,
+          ...withEvents([event]),
+        },
+      },
+    );
+  }
+
+  /**
+   * Inserts licences in one unordered write, each with its events. Answers the ids it inserted; a
+   * licence whose id (an earlier run's) or key (a collision) exists already is left out, nothing else.
+   */
+  async insertLicenses(docs: { doc: LicenseRecord; events: DomainEvent[] }[]): Promise<Set<string>> {
+    if (!docs.length) return new Set();
+    const rows = docs.map(({ doc, events }) => ({ ...doc, ...outboxOf(events) }));
+    try {
+      await this.models.License.insertMany(rows, { ordered: false });
+      return new Set(docs.map((d) => d.doc._id));
+    } catch (err) {
+      const refused = duplicatesOf(err);
+      if (!refused) throw err;
+      const out = new Set(docs.map((d) => d.doc._id));
+      for (const i of refused) out.delete(docs[i].doc._id);
+      return out;
+    }
+  }
+
+  /** The licences of these ids that exist, with their keys (one read by `_id`). */
+  async keysOf(ids: string[]): Promise<Map<string, string>> {
+    if (!ids.length) return new Map();
+    const docs = await this.models.License.find({ _id: { $in: ids } }, { key: 1 })
+      .lean<Pick<LicenseRecord, '_id' | 'key'>[]>()
+      .exec();
+    return new Map(docs.map((d) => [d._id, d.key]));
+  }
+}
