@@ -18,10 +18,13 @@ let stack: Stack;
 // The services reach stripe-mock through this recorder, so a test sees what was asked of Stripe.
 let recorder: Server;
 const toStripe: { method: string; path: string; body: string }[] = [];
+/** Stripe unreachable: the recorder drops every connection. */
+let stripeDown = false;
 
 async function startRecorder(target: string): Promise<string> {
   const to = new URL(target);
   recorder = createServer((req, res) => {
+    if (stripeDown) return void req.socket.destroy();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -441,6 +444,21 @@ describe("Stripe's billing portal", () => {
     expect(await storedCustomer(sub.id)).toBe(customer);
     expect((await portal(sub.id)).status).toBe(200);
     expect(new URLSearchParams(portalCalls().at(-1)!.body).get('customer')).toBe(customer);
+  });
+
+  it('Stripe unreachable: 503, as for its other calls', async () => {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000, `cus_down${s.id.slice(-10)}`))).status).toBe(200);
+    const sub = await subOf(s);
+    stripeDown = true;
+    try {
+      const res = await portal(sub.id);
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('service_unavailable');
+    } finally {
+      stripeDown = false;
+    }
+    expect((await portal(sub.id)).status).toBe(200);
   });
 
   it('a canceled subscription: 409, as in test mode', async () => {
