@@ -31,7 +31,13 @@ async function startRecorder(target: string): Promise<string> {
       const body = Buffer.concat(chunks);
       toStripe.push({ method: req.method ?? '', path: req.url ?? '', body: body.toString('utf8') });
       const out = request(
-        { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } },
+        {
+          host: to.hostname,
+          port: to.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: to.host },
+        },
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);

@@ -270,11 +270,15 @@ describe('what a Stripe subscription event means', () => {
 
   it("names the subscription's Stripe customer (a string or an expanded object); anything not a cus_ id is none", () => {
     const object = { id: 'sub_stripe_1', status: 'active', metadata: {} };
-    expect(interpretSubscriptionEvent(ev('customer.subscription.updated', { ...object, customer: 'cus_Abc123' }))).toMatchObject({
+    expect(
+      interpretSubscriptionEvent(ev('customer.subscription.updated', { ...object, customer: 'cus_Abc123' })),
+    ).toMatchObject({
       customerId: 'cus_Abc123',
     });
     expect(
-      interpretSubscriptionEvent(ev('customer.subscription.created', { ...object, customer: { id: 'cus_X9', object: 'customer' } })),
+      interpretSubscriptionEvent(
+        ev('customer.subscription.created', { ...object, customer: { id: 'cus_X9', object: 'customer' } }),
+      ),
     ).toMatchObject({ customerId: 'cus_X9' });
     expect(interpretSubscriptionEvent(ev('invoice.paid', { id: 'in_1', customer: 'cus_Inv1' }))).toMatchObject({
       customerId: 'cus_Inv1',

@@ -369,7 +369,10 @@ export async function createBillingPortal(
         "this subscription's Stripe customer is not known yet (Stripe has not told it: its next subscription event will), so Stripe's billing portal cannot be opened for it",
       );
     if (!deps.provider.billingPortal)
-      throw new AppError('service_unavailable', "Stripe's billing portal is not available (PAYMENT_PROVIDER is not stripe)");
+      throw new AppError(
+        'service_unavailable',
+        "Stripe's billing portal is not available (PAYMENT_PROVIDER is not stripe)",
+      );
     const session = deps.sessions ? await deps.sessions.findById(doc.session_id) : null;
     const returnUrl = portalReturnUrl(session?.success_url, deps.baseUrl, doc.session_id);
     const { url } = await deps.provider.billingPortal(doc.provider_customer_id, returnUrl);
