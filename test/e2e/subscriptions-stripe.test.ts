@@ -2,6 +2,8 @@
 // the API calls but sends no webhooks, so the tests sign the events Stripe would send with the
 // endpoint's secret: a subscription checkout, renewals (10 concurrent duplicates of invoice.paid renew
 // once), a failed payment then its payment, out-of-order arrival, a plan change, cancellation.
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { connectMongo } from '@licensing/runtime';
 import { client, startStack, stripeOverrides, type Stack } from '../support/stack';
@@ -13,6 +15,41 @@ const WEBHOOK_SECRET = 'whsec_licensingTestSecretForStripeMock0001';
 const stripe = new Stripe('sk_test_unused'); // only its webhook helpers are used here
 const DAY_S = 86_400;
 let stack: Stack;
+// The services reach stripe-mock through this recorder, so a test sees what was asked of Stripe.
+let recorder: Server;
+const toStripe: { method: string; path: string; body: string }[] = [];
+/** Stripe unreachable: the recorder drops every connection. */
+let stripeDown = false;
+
+async function startRecorder(target: string): Promise<string> {
+  const to = new URL(target);
+  recorder = createServer((req, res) => {
+    if (stripeDown) return void req.socket.destroy();
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      toStripe.push({ method: req.method ?? '', path: req.url ?? '', body: body.toString('utf8') });
+      const out = request(
+        {
+          host: to.hostname,
+          port: to.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: to.host },
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      out.on('error', () => res.writeHead(502).end());
+      out.end(body);
+    });
+  });
+  await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
+}
 let events: EventLog;
 let api: ReturnType<typeof client>;
 let other: ReturnType<typeof client>;
@@ -20,7 +57,8 @@ let monthly: string;
 let team: string;
 
 beforeAll(async () => {
-  stack = await startStack(stripeOverrides(WEBHOOK_SECRET));
+  const overrides = stripeOverrides(WEBHOOK_SECRET);
+  stack = await startStack({ ...overrides, stripeApiUrl: await startRecorder(overrides.stripeApiUrl!) });
   const acct = await stack.newAccount();
   await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   api = client(stack.url, acct.apiKey);
@@ -45,6 +83,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.close();
   await stack?.stop();
+  await new Promise((r) => (recorder ? recorder.close(r) : r(undefined)));
 });
 
 let seq = 0;
@@ -99,8 +138,9 @@ async function sell(product = monthly, quantity = 1): Promise<Sold> {
   };
 }
 
-const completed = (s: Sold, amount: number) =>
+const completed = (s: Sold, amount: number, customer?: string) =>
   envelope('checkout.session.completed', {
+    ...(customer ? { customer } : {}),
     id: s.stripeSession,
     object: 'checkout.session',
     client_reference_id: s.id,
@@ -352,5 +392,101 @@ describe('events out of order', () => {
     const res = await api('POST', `/api/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true });
     expect(res.status).toBe(200);
     expect(res.body.cancel_at_period_end).toBe(true);
+  });
+});
+
+describe("Stripe's billing portal", () => {
+  const portal = (id: string, as = api) => as('POST', `/api/v1/subscriptions/${id}/billing_portal`);
+  const storedCustomer = async (id: string) => {
+    const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
+    const doc = await db.collection('subscriptions').findOne({ _id: id as never });
+    await db.close();
+    return doc?.provider_customer_id as string | undefined;
+  };
+  const portalCalls = () => toStripe.filter((r) => r.method === 'POST' && r.path === '/v1/billing_portal/sessions');
+
+  it("opens a session of Stripe's portal for the customer checkout.session.completed named, returning to the vendor's success_url", async () => {
+    const s = await sell();
+    const customer = `cus_portal${s.id.slice(-10)}`;
+    expect((await deliver(completed(s, 1000, customer))).status).toBe(200);
+    const sub = await subOf(s);
+    expect(sub).not.toHaveProperty('customer');
+    expect(JSON.stringify(sub)).not.toContain(customer);
+    expect(await storedCustomer(sub.id)).toBe(customer);
+    const before = portalCalls().length;
+    const t0 = Date.now();
+    const res = await portal(sub.id);
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['expires_at', 'url']);
+    expect(res.body.url).toMatch(/^https?:\/\//);
+    expect(res.body.url).not.toContain('/billing/'); // not the test-mode page
+    expect(Date.parse(res.body.expires_at)).toBeGreaterThan(t0);
+    const calls = portalCalls().slice(before);
+    expect(calls).toHaveLength(1);
+    const params = new URLSearchParams(calls[0].body);
+    expect(params.get('customer')).toBe(customer);
+    expect(params.get('return_url')).toBe('https://vendor.example/thanks');
+    // Another account's subscription is not found, and Stripe is not asked.
+    const foreign = await portal(sub.id, other);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.code).toBe('not_found');
+    expect(portalCalls().length).toBe(before + 1);
+    // The customer id is in no event (nor so in any webhook).
+    await eventually(async () => {
+      expect(ofSub('subscription.created', sub.id)).toHaveLength(1);
+      expect(
+        events
+          .all()
+          .filter(
+            (e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === s.id,
+          ),
+      ).toHaveLength(1);
+    });
+    expect(JSON.stringify(events.all())).not.toContain(customer);
+  });
+
+  it('a subscription whose Stripe customer is not known yet: 409 saying why; its next subscription event tells it', async () => {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000))).status).toBe(200); // (as before this change: no customer)
+    const sub = await subOf(s);
+    const before = portalCalls().length;
+    const res = await portal(sub.id);
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe('conflict');
+    expect(res.body.detail).toMatch(/Stripe customer is not known/);
+    expect(portalCalls().length).toBe(before);
+    const customer = `cus_later${s.id.slice(-10)}`;
+    expect((await deliver(subscriptionEvent('customer.subscription.updated', s, { customer }))).status).toBe(200);
+    expect(await storedCustomer(sub.id)).toBe(customer);
+    expect((await portal(sub.id)).status).toBe(200);
+    expect(new URLSearchParams(portalCalls().at(-1)!.body).get('customer')).toBe(customer);
+  });
+
+  it('Stripe unreachable: 503, as for its other calls', async () => {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000, `cus_down${s.id.slice(-10)}`))).status).toBe(200);
+    const sub = await subOf(s);
+    stripeDown = true;
+    try {
+      const res = await portal(sub.id);
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('service_unavailable');
+    } finally {
+      stripeDown = false;
+    }
+    expect((await portal(sub.id)).status).toBe(200);
+  });
+
+  it('a canceled subscription: 409, as in test mode', async () => {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000, `cus_gone${s.id.slice(-10)}`))).status).toBe(200);
+    expect((await deliver(subscriptionEvent('customer.subscription.deleted', s, { status: 'canceled' }))).status).toBe(
+      200,
+    );
+    const sub = await subOf(s);
+    expect(sub.status).toBe('canceled');
+    const res = await portal(sub.id);
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe('conflict');
   });
 });

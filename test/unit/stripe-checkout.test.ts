@@ -123,6 +123,7 @@ describe('what a Stripe event means', () => {
       amount: 4900,
       currency: 'EUR',
       providerSubscriptionId: '',
+      customerId: '',
     };
     expect(interpretStripeEvent(event('checkout.session.completed', paidSession))).toEqual(paid);
     expect(interpretStripeEvent(event('checkout.session.async_payment_succeeded', paidSession))).toEqual(paid);

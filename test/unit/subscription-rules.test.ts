@@ -9,13 +9,14 @@ import {
   graceUntil,
   nextStep,
   paid,
+  portalReturnUrl,
   testCardOf,
   testChargePays,
   type SubscriptionState,
 } from '../../services/checkout/src/domain/subscription';
 import { seatsPolicy, subscriptionStep } from '../../services/license/src/domain/subscription';
 import { interpretSubscriptionEvent } from '../../services/checkout/src/domain/stripe-subscription-events';
-import { mismatch } from '../../services/checkout/src/domain/stripe-events';
+import { interpretStripeEvent, mismatch, stripeCustomerId } from '../../services/checkout/src/domain/stripe-events';
 
 // The pure rules of subscriptions (issue 29): periods, test cards, the test clock's steps, and how a
 // licence judges and follows its subscription.
@@ -241,6 +242,7 @@ describe('what a Stripe subscription event means', () => {
       currency: 'EUR',
       livemode: false,
       created: 100,
+      customerId: '',
     });
     expect(
       interpretSubscriptionEvent(ev('invoice.payment_failed', { ...object, billing_reason: 'subscription_create' })),
@@ -264,6 +266,50 @@ describe('what a Stripe subscription event means', () => {
     });
     expect(interpretSubscriptionEvent(ev('customer.subscription.deleted', object))).toMatchObject({ deleted: true });
     expect(interpretSubscriptionEvent(ev('charge.refunded', {}))).toBeNull();
+  });
+
+  it("names the subscription's Stripe customer (a string or an expanded object); anything not a cus_ id is none", () => {
+    const object = { id: 'sub_stripe_1', status: 'active', metadata: {} };
+    expect(
+      interpretSubscriptionEvent(ev('customer.subscription.updated', { ...object, customer: 'cus_Abc123' })),
+    ).toMatchObject({
+      customerId: 'cus_Abc123',
+    });
+    expect(
+      interpretSubscriptionEvent(
+        ev('customer.subscription.created', { ...object, customer: { id: 'cus_X9', object: 'customer' } }),
+      ),
+    ).toMatchObject({ customerId: 'cus_X9' });
+    expect(interpretSubscriptionEvent(ev('invoice.paid', { id: 'in_1', customer: 'cus_Inv1' }))).toMatchObject({
+      customerId: 'cus_Inv1',
+    });
+    for (const bad of [undefined, '', 'cus_', 'acct_1', 'cus_a b', 'cus_../x', `cus_${'a'.repeat(251)}`, 42, { id: 7 }])
+      expect(stripeCustomerId(bad)).toBe('');
+    // checkout.session.completed: the customer only in subscription mode.
+    const session = {
+      id: 'cs_test_1',
+      metadata: { checkout_session_id: 'cs_01M82BCFGS21FWB5Z5A498AR3N' },
+      payment_status: 'paid',
+      customer: 'cus_Buyer1',
+      subscription: 'sub_stripe_1',
+    };
+    expect(interpretStripeEvent(ev('checkout.session.completed', { ...session, mode: 'subscription' }))).toMatchObject({
+      kind: 'paid',
+      providerSubscriptionId: 'sub_stripe_1',
+      customerId: 'cus_Buyer1',
+    });
+    expect(interpretStripeEvent(ev('checkout.session.completed', { ...session, mode: 'payment' }))).toMatchObject({
+      kind: 'paid',
+      customerId: '',
+    });
+  });
+
+  it("Stripe's billing portal returns to the vendor's success_url of the checkout, else to our checkout page", () => {
+    const base = 'https://pay.example.com';
+    const id = 'cs_01M82BCFGS21FWB5Z5A498AR3N';
+    expect(portalReturnUrl('https://vendor.example/thanks?x=1', base, id)).toBe('https://vendor.example/thanks?x=1');
+    for (const none of [undefined, null, '', 'not a url', 'javascript:alert(1)'])
+      expect(portalReturnUrl(none, base, id)).toBe(`${base}/checkout/${id}`);
   });
 
   it('a trial checkout takes no money: amount 0 is not a mismatch for it, and is for any other', () => {

@@ -521,7 +521,8 @@ const paths: Record<string, Record<string, Op>> = {
     post: op('createBillingPortal', {
       summary: 'A link where the customer updates their card',
       tag: 'Subscriptions',
-      description: "Stripe's Billing Portal, or in test mode a test page (valid for an hour).",
+      description:
+        "Stripe subscriptions: a session of Stripe's Billing Portal for the subscription's Stripe customer (short-lived: expires_at is 5 minutes on), returning to the checkout's success_url. Test mode: a test page (valid for an hour). 409 (conflict) for a canceled subscription, or a Stripe one whose Stripe customer is not known yet (its next subscription event tells it); 503 when Stripe is unreachable.",
       params: [subscriptionId],
       ok: { 200: { description: 'The link', schema: ref('BillingPortal') } },
     }),

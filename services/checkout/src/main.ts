@@ -82,6 +82,7 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
       clock: ctx.clock,
       licenses: licenses.call,
       provider,
+      sessions: store,
       baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
       log: ctx.log,
     };

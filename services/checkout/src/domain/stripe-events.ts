@@ -23,6 +23,8 @@ export type StripeAction =
       currency: string | null;
       /** mode subscription: Stripe's subscription (sub_…); '' otherwise. */
       providerSubscriptionId: string;
+      /** mode subscription: Stripe's customer (cus_…) who pays it (the billing portal needs it); '' otherwise. */
+      customerId: string;
     }
   | { kind: 'awaiting_payment'; sessionId: string; providerSessionId: string; livemode: boolean }
   | { kind: 'expired'; sessionId: string; providerSessionId: string; livemode: boolean }
@@ -36,6 +38,12 @@ export const LINK_KEY = 'checkout_session_id';
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
 const idOf = (v: unknown) =>
   typeof v === 'string' ? v : v && typeof v === 'object' ? text((v as { id?: unknown }).id) : '';
+
+/** A Stripe customer id (`cus_…`, a string or an expanded object) an event names, or '' when it names none that looks like one. */
+export function stripeCustomerId(v: unknown): string {
+  const id = idOf(v);
+  return /^cus_[A-Za-z0-9]{1,250}$/.test(id) ? id : '';
+}
 
 /** Our session id named by a Stripe Checkout Session ('' when it names none: not one of ours). */
 export function linkedSessionId(o: Record<string, unknown>): string {
@@ -68,6 +76,7 @@ export function interpretStripeEvent(e: StripeEventLike): StripeAction {
         amount: typeof o.amount_total === 'number' ? o.amount_total : null,
         currency: typeof o.currency === 'string' ? o.currency.toUpperCase() : null,
         providerSubscriptionId: o.mode === 'subscription' ? idOf(o.subscription) : '',
+        customerId: o.mode === 'subscription' ? stripeCustomerId(o.customer) : '',
       };
     }
     case 'charge.refunded': {

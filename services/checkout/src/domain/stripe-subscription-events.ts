@@ -1,6 +1,6 @@
 // What a verified Stripe event means for a subscription: pure, unit tested. The subscription is named
 // by Stripe's id and, through the metadata our Checkout Session gave it, by our checkout session.
-import { LINK_KEY, type StripeEventLike } from './stripe-events';
+import { LINK_KEY, stripeCustomerId, type StripeEventLike } from './stripe-events';
 
 export type StripeSubscriptionAction =
   | {
@@ -19,6 +19,8 @@ export type StripeSubscriptionAction =
       currency: string | null;
       livemode: boolean;
       created: number;
+      /** Stripe's customer (cus_…) who pays the subscription; '' when not said. */
+      customerId: string;
     }
   | {
       kind: 'subscription';
@@ -33,6 +35,8 @@ export type StripeSubscriptionAction =
       trialEnd: Date | null;
       livemode: boolean;
       created: number;
+      /** Stripe's customer (cus_…) who pays the subscription; '' when not said. */
+      customerId: string;
     };
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
@@ -75,6 +79,7 @@ export function interpretSubscriptionEvent(e: StripeEventLike): StripeSubscripti
         currency: typeof o.currency === 'string' ? o.currency.toUpperCase() : null,
         livemode: e.livemode,
         created,
+        customerId: stripeCustomerId(o.customer),
       };
     }
     case 'customer.subscription.created':
@@ -95,6 +100,7 @@ export function interpretSubscriptionEvent(e: StripeEventLike): StripeSubscripti
         trialEnd: seconds(o.trial_end),
         livemode: e.livemode,
         created,
+        customerId: stripeCustomerId(o.customer),
       };
     }
     default:

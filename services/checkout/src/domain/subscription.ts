@@ -149,3 +149,23 @@ export const unpaid = (): StepResult => ({
   event: 'subscription.updated',
   change: 'unpaid',
 });
+
+/** Stripe does not say when a billing portal session's URL expires ("short-lived"): 5 minutes is what we promise. */
+export const STRIPE_PORTAL_MS = 300_000;
+
+/**
+ * Where Stripe's billing portal sends the customer back: the vendor's success_url of the checkout that
+ * started the subscription (as given, without our session id: the customer is not paying a checkout
+ * now), else our own checkout page of that session.
+ */
+export function portalReturnUrl(successUrl: string | null | undefined, baseUrl: string, sessionId: string): string {
+  if (successUrl) {
+    try {
+      const u = new URL(successUrl);
+      if (u.protocol === 'https:' || u.protocol === 'http:') return successUrl;
+    } catch {
+      // not a URL: fall back to ours
+    }
+  }
+  return `${baseUrl}/checkout/${encodeURIComponent(sessionId)}`;
+}

@@ -130,6 +130,23 @@ export class StripeProvider implements PaymentProvider {
     }
   }
 
+  /** A session of Stripe's billing portal for the customer: the customer updates their card there. */
+  async billingPortal(customerId: string, returnUrl: string): Promise<{ url: string }> {
+    try {
+      const ps = await this.stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl });
+      // Serialized as a URL (stripe-mock's placeholder {SESSION_SECRET} is percent-encoded; Stripe's own are unchanged).
+      const url = ps.url ? new URL(ps.url) : null;
+      if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:'))
+        throw new Error('Stripe returned a billing portal session without a URL');
+      return { url: url.href };
+    } catch (err) {
+      // Refused (no portal configured on the Stripe account, an unknown customer): the vendor must act.
+      if (err instanceof Stripe.errors.StripeInvalidRequestError)
+        throw new AppError('conflict', `Stripe refused the billing portal session: ${err.message}`);
+      throw stripeFailure(err);
+    }
+  }
+
   async charge(): Promise<ChargeResult> {
     return { ok: false, message: 'This checkout is paid on Stripe.' };
   }

@@ -56,6 +56,8 @@ export interface SessionDoc {
   test_card?: TestCard | null;
   /** Stripe, recurring: the subscription the Checkout Session made (sub_…). */
   provider_subscription_id?: string;
+  /** Stripe, recurring: the customer (cus_…) who pays it; internal (the billing portal is opened for it). */
+  provider_customer_id?: string;
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -141,6 +143,7 @@ export function checkoutModels(conn: Connection) {
       recurring: { type: Object, default: null },
       test_card: { type: String, default: null },
       provider_subscription_id: { type: String, default: '' },
+      provider_customer_id: { type: String, default: '' },
       ...outboxFields,
     },
     { versionKey: false, collection: 'checkout_sessions' },

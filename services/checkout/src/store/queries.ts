@@ -55,6 +55,7 @@ export class CheckoutStore {
       evenIfExpired?: boolean;
       testCard?: string;
       providerSubscriptionId?: string;
+      providerCustomerId?: string;
     },
     now: Date,
   ): Promise<boolean> {
@@ -68,6 +69,7 @@ export class CheckoutStore {
       paid_with: p.paidWith,
       ...(p.testCard ? { test_card: p.testCard } : {}),
       ...(p.providerSubscriptionId ? { provider_subscription_id: p.providerSubscriptionId } : {}),
+      ...(p.providerCustomerId ? { provider_customer_id: p.providerCustomerId } : {}),
     };
     if (p.email) Object.assign(set, { customer_email: p.email, customer_email_lc: p.email.toLowerCase() });
     const res = await this.models.Session.updateOne(filter, { $set: set });

@@ -45,6 +45,12 @@ export interface SubscriptionDoc {
   provider: 'test' | 'stripe';
   /** Stripe's subscription (sub_…) for a Stripe subscription; '' in test mode. */
   provider_subscription_id?: string;
+  /**
+   * Stripe's customer (cus_…) who pays a Stripe subscription, learned from checkout.session.completed
+   * or a later subscription event; '' until then (and in test mode). Internal: the billing portal is
+   * opened for it; never in the API's subscription or in events.
+   */
+  provider_customer_id?: string;
   /** The `created` time (seconds) of the last Stripe subscription event applied: an older one changes nothing. */
   provider_updated_at?: number;
   /** Test mode: the subscription's clock, moved only by POST …/test_clock (null for Stripe's). */
@@ -125,6 +131,7 @@ export function subscriptionModels(conn: Connection) {
       livemode: { type: Boolean, default: false },
       provider: { type: String, default: 'test' },
       provider_subscription_id: { type: String, default: '' },
+      provider_customer_id: { type: String, default: '' },
       provider_updated_at: { type: Number, default: 0 },
       test_clock: { type: Date, default: null },
       test_card: { type: String, default: null },
@@ -251,6 +258,17 @@ export class SubscriptionStore {
       { $set: { ...changes, seq: before.seq + 1, license_pending: true, ...withEvents(events) } },
     );
     return res.modifiedCount === 1;
+  }
+
+  /**
+   * Stripe's customer of a Stripe subscription, learned from one of its events: a plain field of ours
+   * (no event, no new state), written only when it differs.
+   */
+  async setCustomer(id: string, customerId: string): Promise<void> {
+    await this.models.Subscription.updateOne(
+      { _id: id, provider_customer_id: { $ne: customerId } },
+      { $set: { provider_customer_id: customerId } },
+    );
   }
 
   /** The test clock moved on with nothing to bill or change on the way (only over state `seq`). */

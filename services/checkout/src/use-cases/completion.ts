@@ -46,6 +46,7 @@ export class Completion {
       evenIfExpired?: boolean;
       testCard?: string;
       providerSubscriptionId?: string;
+      providerCustomerId?: string;
     },
   ): Promise<boolean> {
     return this.store.markPaid(s._id, p, this.clock.now());

@@ -80,6 +80,8 @@ export async function applyStripeSubscriptionEvent(
   if (sub.provider !== 'stripe') return refuse('the subscription is not paid through Stripe');
   if (a.livemode !== sub.livemode)
     return refuse(`a ${a.livemode ? 'live' : 'test'} event for a ${sub.livemode ? 'live' : 'test'} subscription`);
+  // Its Stripe customer (the billing portal is opened for it), if the checkout did not tell it.
+  if (a.customerId && a.customerId !== sub.provider_customer_id) await deps.subs.setCustomer(sub._id, a.customerId);
   return a.kind === 'invoice' ? invoice(deps, sub, a, requestId) : subscription(deps, sub, a, requestId);
 }
 

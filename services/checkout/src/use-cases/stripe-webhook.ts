@@ -173,6 +173,7 @@ export class StripeWebhook {
             paidWith: null,
             evenIfExpired: true,
             providerSubscriptionId: a.providerSubscriptionId || undefined,
+            providerCustomerId: a.customerId || undefined,
           });
         const paid = await this.session(s._id);
         if (paid?.status !== 'complete')

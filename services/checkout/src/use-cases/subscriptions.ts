@@ -17,6 +17,8 @@ import {
   graceUntil,
   nextStep,
   paid,
+  portalReturnUrl,
+  STRIPE_PORTAL_MS,
   testCardOf,
   testChargePays,
   unpaid,
@@ -44,7 +46,11 @@ export interface SubscriptionDeps {
   provider: Pick<PaymentProvider, 'name'> & {
     /** Stripe: cancels its subscription (at the period end, or now). */
     cancelSubscription?(providerSubscriptionId: string, atPeriodEnd: boolean): Promise<void>;
+    /** Stripe: a session of its billing portal for the customer. */
+    billingPortal?(customerId: string, returnUrl: string): Promise<{ url: string }>;
   };
+  /** The checkout sessions (Stripe's billing portal returns to the vendor's success_url of the subscription's checkout). */
+  sessions?: { findById(id: string): Promise<{ success_url: string } | null> };
   /** PUBLIC_BASE_URL without a trailing slash. */
   baseUrl: string;
   log: Logger;
@@ -152,6 +158,7 @@ export async function startSubscription(
       livemode: s.livemode,
       provider: s.provider,
       provider_subscription_id: s.provider_subscription_id ?? '',
+      provider_customer_id: s.provider_customer_id ?? '',
       provider_updated_at: 0,
       test_clock: s.provider === 'test' ? now : null,
       test_card: (s.test_card as TestCard | null) ?? null,
@@ -343,7 +350,10 @@ export async function advanceTestClock(
   return doc;
 }
 
-/** Where the customer updates their card: a one-hour link to the test-mode page (Stripe: not yet). */
+/**
+ * Where the customer updates their card: a one-hour link to the test-mode page, or a session of
+ * Stripe's billing portal for the subscription's Stripe customer.
+ */
 export async function createBillingPortal(
   deps: SubscriptionDeps,
   accountId: string,
@@ -352,8 +362,22 @@ export async function createBillingPortal(
   const doc = await own(deps, accountId, id);
   if (doc.status === 'canceled')
     throw new AppError('conflict', 'the subscription is canceled: there is nothing to pay');
-  if (doc.provider === 'stripe')
-    throw new AppError('service_unavailable', "Stripe's billing portal is not available for this subscription yet");
+  if (doc.provider === 'stripe') {
+    if (!doc.provider_customer_id)
+      throw new AppError(
+        'conflict',
+        "this subscription's Stripe customer is not known yet (Stripe has not told it: its next subscription event will), so Stripe's billing portal cannot be opened for it",
+      );
+    if (!deps.provider.billingPortal)
+      throw new AppError(
+        'service_unavailable',
+        "Stripe's billing portal is not available (PAYMENT_PROVIDER is not stripe)",
+      );
+    const session = deps.sessions ? await deps.sessions.findById(doc.session_id) : null;
+    const returnUrl = portalReturnUrl(session?.success_url, deps.baseUrl, doc.session_id);
+    const { url } = await deps.provider.billingPortal(doc.provider_customer_id, returnUrl);
+    return { url, expires_at: new Date(deps.clock.now().getTime() + STRIPE_PORTAL_MS) };
+  }
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(deps.clock.now().getTime() + PORTAL_LINK_MS);
   await deps.subs.addPortalLink(digest(token), doc._id, expiresAt);
