@@ -42,9 +42,10 @@ interface OtlpExport {
   }[];
 }
 
-const valueOf = (v: OtlpValue) =>
+const attributeValue = (v: OtlpValue) =>
   v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
-const attributesOf = (list: OtlpAttribute[] = []) => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
+const attributesOf = (list: OtlpAttribute[] = []) =>
+  Object.fromEntries(list.map((a) => [a.key, attributeValue(a.value)]));
 
 /**
  * A real OTLP/HTTP receiver (the JSON encoding, OTEL_EXPORTER_OTLP_PROTOCOL=http/json): what an
