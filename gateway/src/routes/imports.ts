@@ -8,6 +8,7 @@ import { checkId } from '../request-shapes/shapes';
 import { checkoutJson } from './checkout';
 import { productJson } from './products';
 import { route, withQuery } from './route';
+import { subscriptionJson } from './subscriptions';
 import { endpointJson } from './webhooks';
 
 // Imports and exports (issue 32; docs/api.md "Imports" and "Exports"). An import's body is the file
@@ -168,10 +169,10 @@ export function importRoutes(router: Router, clients: Clients, log: Logger): voi
 
 /**
  * Writes the account's data as JSON lines, one type after another: products, licences (with their
- * active machines), checkout sessions, webhook endpoints (never their secrets). Each service is asked
+ * active machines), checkout sessions, webhook endpoints (never their secrets), subscriptions. Each service is asked
  * over gRPC, a page at a time; the file goes to the licence service in pieces of 512 KiB.
  *
- * To add a resource (subscriptions, once they exist): one more `section` below, paging through its
+ * To add a resource: one more section below, paging through its
  * service's list call and writing one `{"type": "<resource>", …}` line per item; the jsonl import skips
  * types it does not import (they count as skipped), so older files and newer ones stay readable.
  */
@@ -265,7 +266,21 @@ export async function runExport(clients: Clients, accountId: string, exportId: s
       after = page.page.next_cursor;
     }
 
-    // Extension point: subscriptions (issue 29) go here, as `subscription` lines.
+    // Subscriptions (the checkout service's), with their invoices: the record of what was billed. The
+    // import skips them (counted as skipped): a subscription lives on with its payment provider.
+    after = '';
+    for (;;) {
+      const page = await clients.subscriptions.listSubscriptions({
+        account_id: accountId,
+        page: { limit: 100, starting_after: after },
+        status: '',
+        customer_email: '',
+        product_id: '',
+      });
+      for (const s of page.data) await line('subscription', subscriptionJson(s));
+      if (!page.page?.has_more || !page.page.next_cursor) break;
+      after = page.page.next_cursor;
+    }
     await flush();
     await clients.imports.finishExport({ account_id: accountId, export_id: exportId, failure: '' });
   } catch (err) {
