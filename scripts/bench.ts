@@ -322,7 +322,8 @@ async function main() {
       failed: bares.reduce((n, b) => n + b.failed, 0),
     };
     runs.unshift(baseline);
-    const [, logged, cached, off, exact, uncached, noCache, workers, appApiKey, appLicense] = runs;
+    // In the order of `specs` (the bare baseline first).
+    const [, logged, traced, cached, off, exact, uncached, noCache, workers, appApiKey, appLicense] = runs;
     const cpuPerRequestMs = (r: Run, proc: string) => (1000 * (r.cpu[proc] ?? 0)) / r.requests;
     const gatewayOf: Record<string, string> = {
       [cached.name]: 'gateway',
@@ -332,6 +333,7 @@ async function main() {
       [noCache.name]: 'gateway (no cache)',
       [workers.name]: 'gateway (workers)',
       [logged.name]: 'gateway (access log on)',
+      [traced.name]: 'gateway (tracing on)',
       [appApiKey.name]: 'gateway (app credentials)',
       [appLicense.name]: 'gateway (app credentials)',
     };
@@ -357,6 +359,7 @@ async function main() {
       `Rate limiter, exact (one Redis script per request): ${(gatewayCpu(exact) - gatewayCpu(off)).toFixed(3)} ms of gateway CPU per request plus ${cpuPerRequestMs(exact, 'redis').toFixed(3)} ms of Redis, throughput ${(((exact.rps - off.rps) / off.rps) * 100).toFixed(1)} %.`,
       `Caches: cached validation is ${(cached.rps / uncached.rps).toFixed(1)}× the rate uncached at the gateway, which is ${(uncached.rps / noCache.rps).toFixed(1)}× the rate with no cache anywhere (${Math.round(noCache.rps)}/s). Uncached at the gateway is ${(uncached.rps / 523).toFixed(1)}× the 523/s before the caches, with no cache anywhere ${(noCache.rps / 523).toFixed(1)}×.`,
       `Access log (one buffered line per request, gateway/src/http/access-log.ts, to a file): ${(gatewayCpu(logged) - gatewayCpu(cached)).toFixed(3)} ms of gateway CPU per request, throughput ${(((logged.rps - cached.rps) / cached.rps) * 100).toFixed(1)} %.`,
+      `OpenTelemetry tracing on at its default sampling (every request a span, batched over OTLP/HTTP), against the same gateway as shipped (tracing off): ${(gatewayCpu(traced) - gatewayCpu(logged)).toFixed(3)} ms of gateway CPU per request (${gatewayCpu(logged).toFixed(3)} → ${gatewayCpu(traced).toFixed(3)} ms), throughput ${(((traced.rps - logged.rps) / logged.rps) * 100).toFixed(1)} %. Off, a request runs no tracing code but a test of \`undefined\`.`,
       `Licence credential vs API key (one gateway, the same 20 licences, each connection an app validating its own): gateway CPU per validation ${(gatewayCpu(appLicense) / gatewayCpu(appApiKey)).toFixed(2)}× the API key's (${gatewayCpu(appApiKey).toFixed(3)} → ${gatewayCpu(appLicense).toFixed(3)} ms), throughput ${(appLicense.rps / appApiKey.rps).toFixed(2)}×.`,
     ].join('\n');
     // The validation path's performance budget, judged in this run. The 523/s before the caches was 0.72 % of a bare server's 73,064/s in its

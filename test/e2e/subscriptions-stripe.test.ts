@@ -6,7 +6,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { connectMongo } from '@licensing/runtime';
-import { client, startStack, stripeOverrides, type Stack } from '../support/stack';
+import { client, startStack, stripeOverrides, TestClock, type Stack } from '../support/stack';
 import { EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
 import { checkResponse } from '../support/openapi';
@@ -15,6 +15,7 @@ const WEBHOOK_SECRET = 'whsec_licensingTestSecretForStripeMock0001';
 const stripe = new Stripe('sk_test_unused'); // only its webhook helpers are used here
 const DAY_S = 86_400;
 let stack: Stack;
+const clock = new TestClock();
 // The services reach stripe-mock through this recorder, so a test sees what was asked of Stripe.
 let recorder: Server;
 const toStripe: { method: string; path: string; body: string }[] = [];
@@ -58,7 +59,12 @@ let team: string;
 
 beforeAll(async () => {
   const overrides = stripeOverrides(WEBHOOK_SECRET);
-  stack = await startStack({ ...overrides, stripeApiUrl: await startRecorder(overrides.stripeApiUrl!) });
+  // The clock moves only in the last test (a payment grace passing); the sweep runs often for it.
+  stack = await startStack(
+    { ...overrides, stripeApiUrl: await startRecorder(overrides.stripeApiUrl!), expirySweepIntervalMs: 250 },
+    {},
+    clock,
+  );
   const acct = await stack.newAccount();
   await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   api = client(stack.url, acct.apiKey);
@@ -488,5 +494,31 @@ describe("Stripe's billing portal", () => {
     const res = await portal(sub.id);
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('conflict');
+  });
+});
+
+// Last: it moves the clock of the whole stack past a payment grace.
+describe('past due beyond the payment grace', () => {
+  it('the sweep makes a Stripe subscription unpaid and suspends its licence (subscription_unpaid), though Stripe said nothing', async () => {
+    const late = await sell(monthly, 1);
+    expect((await deliver(completed(late, 1000))).status).toBe(200);
+    const started = await subOf(late);
+    const start = Math.floor(Date.parse(started.current_period_end) / 1000);
+    const failedInvoice = invoice('invoice.payment_failed', late, `in_late_${late.id.slice(-10)}`, {
+      start,
+      end: start + 30 * DAY_S,
+    });
+    expect((await deliver(failedInvoice)).status).toBe(200);
+    expect((await subOf(late)).status).toBe('past_due');
+    expect(await validate(started.license_key)).toMatchObject({ valid: true, next_action: 'update_payment' });
+    // Past the period end plus the policy's 7 days of payment grace.
+    clock.advance(Date.parse(started.current_period_end) - Date.now() + 8 * DAY_S * 1000);
+    await eventually(async () => expect((await subOf(late)).status).toBe('unpaid'), { timeoutMs: 15_000 });
+    await eventually(
+      async () =>
+        expect(await validate(started.license_key)).toMatchObject({ valid: false, code: 'subscription_unpaid' }),
+      { timeoutMs: 10_000 },
+    );
+    await eventually(() => expect(ofSub('subscription.updated', started.id)).not.toEqual([]), { timeoutMs: 10_000 });
   });
 });

@@ -30,7 +30,12 @@ import { checkoutPageApp, listen } from './web/server';
 import { checkoutAccess, subscriptionAccess } from './access';
 import { subscriptionHandlers } from './handlers/subscription-handlers';
 import { SubscriptionStore, subscriptionModels } from './store/subscriptions';
-import { startSubscription, syncPendingLicenses, type SubscriptionDeps } from './use-cases/subscriptions';
+import {
+  markUnpaidPastGrace,
+  startSubscription,
+  syncPendingLicenses,
+  type SubscriptionDeps,
+} from './use-cases/subscriptions';
 import { applyPending, applyStripeSubscriptionEvent } from './use-cases/stripe-subscriptions';
 
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
@@ -102,9 +107,11 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
     const expiry = new PeriodicTask(
       'checkout expiry sweep',
-      // Also tells the licences of subscriptions the state a failed call left untold.
+      // Also makes Stripe subscriptions past their payment grace unpaid, and tells the licences of
+      // subscriptions the state a failed call left untold.
       async () => {
         await sweeper.sweep();
+        await markUnpaidPastGrace(subscriptions);
         await syncPendingLicenses(subscriptions);
       },
       ctx.config.EXPIRY_SWEEP_INTERVAL_MS,

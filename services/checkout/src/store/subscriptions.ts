@@ -150,6 +150,8 @@ export function subscriptionModels(conn: Connection) {
   schema.index({ account_id: 1, product_id: 1, _id: -1 });
   schema.index({ account_id: 1, customer_email_lc: 1, _id: -1 });
   schema.index({ license_pending: 1 });
+  // The sweep of Stripe subscriptions past due (pastDueWithoutClock).
+  schema.index({ status: 1, test_clock: 1, current_period_end: 1 });
   schema.index({ provider_subscription_id: 1 });
   const invoice = new Schema<InvoiceDoc>(
     {
@@ -279,6 +281,18 @@ export class SubscriptionStore {
   /** The licence applied state `seq`: nothing pending, unless the subscription moved on meanwhile. */
   async licenseApplied(id: string, seq: number): Promise<void> {
     await this.models.Subscription.updateOne({ _id: id, seq }, { $set: { license_pending: false } });
+  }
+
+  /**
+   * Past-due subscriptions that follow real time (Stripe's: no test clock), earliest period end first:
+   * the sweep makes those whose payment grace has passed unpaid.
+   */
+  async pastDueWithoutClock(limit: number): Promise<SubscriptionDoc[]> {
+    return this.models.Subscription.find({ status: 'past_due', test_clock: null }, { outbox: 0 })
+      .sort({ current_period_end: 1 })
+      .limit(limit)
+      .lean<SubscriptionDoc[]>()
+      .exec();
   }
 
   /** Subscriptions whose licence has not applied their latest state (a failed call): told again by the sweep. */

@@ -118,6 +118,28 @@ export async function syncPendingLicenses(deps: SubscriptionDeps): Promise<numbe
 }
 
 /**
+ * The sweep: a Stripe subscription past due beyond its payment grace becomes unpaid (its licence
+ * suspended, `subscription_unpaid`), whether or not Stripe says so (its own retry settings may keep it
+ * past due, or cancel it later: a later event still applies). One cancelled at its period end ends
+ * instead. Test-mode subscriptions move only with their test clock.
+ */
+export async function markUnpaidPastGrace(deps: SubscriptionDeps, limit = 50): Promise<number> {
+  const now = deps.clock.now();
+  let n = 0;
+  for (const s of await deps.subs.pastDueWithoutClock(limit)) {
+    if (graceUntil(s).getTime() > now.getTime()) continue;
+    const result = s.cancel_at_period_end ? ended(graceUntil(s)) : unpaid();
+    const { ended: _ended, ...changes } = result.changes;
+    const extra: Partial<Doc> = result.change === 'canceled' ? { license_ends_at: now } : {};
+    const after = await write(deps, s, { ...changes, ...extra } as Partial<Doc>, result.event, result.change);
+    if (!after) continue; // changed meanwhile (a payment arrived): the next pass looks again
+    await syncQuietly(deps, after, '');
+    n++;
+  }
+  return n;
+}
+
+/**
  * A paid recurring session starts its subscription (once: its id is the session's) and the licence
  * follows it. Throws when the licence could not be told: the completion is then finished again later.
  */
