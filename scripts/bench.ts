@@ -451,11 +451,12 @@ ${targets}${profileText}
 `;
     const file = join(repoRoot(), 'docs', 'benchmarks.md');
     const previous = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    // The sections other benchmarks write (bench-scale.ts, bench-heartbeat.ts, bench-events.ts) are kept as they are.
-    const kept = ['scale', 'heartbeat', 'events'].flatMap(
-      (name) => previous.match(new RegExp(`<!-- ${name} -->[\\s\\S]*<!-- /${name} -->`))?.[0] ?? [],
-    );
-    writeFileSync(file, kept.length ? `${doc.trimEnd()}\n\n${kept.join('\n\n')}\n` : doc);
+    // Everything from the first section another benchmark writes (bench-scale.ts, bench-heartbeat.ts,
+    // bench-events.ts, bench-import.ts: <!-- name --> … <!-- /name -->) on is theirs, with the text written
+    // between them by hand: kept as it is. This bench owns only what comes before.
+    const tailAt = previous.search(/^<!-- [\w-]+ -->$/m);
+    const kept = tailAt >= 0 ? previous.slice(tailAt).trimEnd() : '';
+    writeFileSync(file, kept ? `${doc.trimEnd()}\n\n${kept}\n` : doc);
     console.log('\nwritten to docs/benchmarks.md');
   } finally {
     bare.kill();

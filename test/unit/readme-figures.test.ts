@@ -32,6 +32,7 @@ it('the README quotes the validation figures of docs/benchmarks.md', () => {
   const cached = row('cached validation, rate limits on (local decisions)');
   const uncached = row('uncached at the gateway');
   const noCache = row('uncached anywhere');
+  const traced = row('as shipped, with OpenTelemetry tracing on');
   const before = /3 × ([\d.]+ %) =/.exec(bench)?.[1];
   expect(before).toBeDefined();
   const paragraph = benchParagraph().replace(/\s+/g, ' ');
@@ -42,6 +43,7 @@ it('the README quotes the validation figures of docs/benchmarks.md', () => {
     `look-ups batched), ${uncached[2]}`,
     `no cache anywhere, ${noCache[2]}`,
     `before the caches: ${before}`,
+    `the shipped row falls to ${traced[2]} (${traced[6]} ms of gateway CPU each)`,
   ])
     expect(paragraph).toContain(quoted);
 });

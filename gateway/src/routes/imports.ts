@@ -167,6 +167,22 @@ export function importRoutes(router: Router, clients: Clients, log: Logger): voi
   });
 }
 
+/** Every item of a paginated gRPC list, 100 a call, in its order. */
+async function* everyItem<T>(
+  list: (page: { limit: number; starting_after: string }) => Promise<{
+    data: T[];
+    page?: { has_more: boolean; next_cursor: string };
+  }>,
+): AsyncGenerator<T> {
+  let after = '';
+  for (;;) {
+    const out = await list({ limit: 100, starting_after: after });
+    yield* out.data;
+    if (!out.page?.has_more || !out.page.next_cursor) return;
+    after = out.page.next_cursor;
+  }
+}
+
 /**
  * Writes the account's data as JSON lines, one type after another: products, licences (with their
  * active machines), checkout sessions, webhook endpoints (never their secrets), subscriptions. Each service is asked
@@ -204,24 +220,15 @@ export async function runExport(clients: Clients, accountId: string, exportId: s
   try {
     // Products first: the licence lines name theirs, and an import creates products before their licences.
     const productNames = new Map<string, string>();
-    let after = '';
     const products: Record<string, unknown>[] = [];
-    for (;;) {
-      const page = await clients.products.listProducts({
-        account_id: accountId,
-        page: { limit: 100, starting_after: after },
-      });
-      for (const p of page.data) {
-        productNames.set(p.id, p.name);
-        products.push(productJson(p));
-      }
-      if (!page.page?.has_more || !page.page.next_cursor) break;
-      after = page.page.next_cursor;
+    for await (const p of everyItem((page) => clients.products.listProducts({ account_id: accountId, page }))) {
+      productNames.set(p.id, p.name);
+      products.push(productJson(p));
     }
     // Oldest first, so that of two products of one name the older one is matched on import, as here.
     for (const p of products.reverse()) await line('product', p);
 
-    after = '';
+    let after = '';
     for (;;) {
       const page = await clients.imports.exportLicenses({ account_id: accountId, after, limit: 100 });
       for (const text of page.lines) {
@@ -238,49 +245,28 @@ export async function runExport(clients: Clients, accountId: string, exportId: s
       after = page.next_after;
     }
 
-    after = '';
-    for (;;) {
-      const page = await clients.checkouts.listSessions({
-        account_id: accountId,
-        page: { limit: 100, starting_after: after },
-        status: '',
-      });
-      // The hosted page's URL is the session's capability: left out.
-      for (const s of page.data) {
-        const { url: _url, ...session } = checkoutJson(s);
-        await line('checkout_session', session);
-      }
-      if (!page.page?.has_more || !page.page.next_cursor) break;
-      after = page.page.next_cursor;
+    // The hosted page's URL is the session's capability: left out.
+    for await (const s of everyItem((page) =>
+      clients.checkouts.listSessions({ account_id: accountId, page, status: '' }),
+    )) {
+      const { url: _url, ...session } = checkoutJson(s);
+      await line('checkout_session', session);
     }
-
-    after = '';
-    for (;;) {
-      const page = await clients.webhooks.listEndpoints({
+    // Never the signing secret (the list does not carry it).
+    for await (const e of everyItem((page) => clients.webhooks.listEndpoints({ account_id: accountId, page })))
+      await line('webhook_endpoint', endpointJson(e));
+    // Subscriptions (the checkout service's): the record of what was billed. The import skips them
+    // (counted as skipped): a subscription lives on with its payment provider.
+    const subscriptions = everyItem((page) =>
+      clients.subscriptions.listSubscriptions({
         account_id: accountId,
-        page: { limit: 100, starting_after: after },
-      });
-      // Never the signing secret (the list does not carry it).
-      for (const e of page.data) await line('webhook_endpoint', endpointJson(e));
-      if (!page.page?.has_more || !page.page.next_cursor) break;
-      after = page.page.next_cursor;
-    }
-
-    // Subscriptions (the checkout service's), with their invoices: the record of what was billed. The
-    // import skips them (counted as skipped): a subscription lives on with its payment provider.
-    after = '';
-    for (;;) {
-      const page = await clients.subscriptions.listSubscriptions({
-        account_id: accountId,
-        page: { limit: 100, starting_after: after },
+        page,
         status: '',
         customer_email: '',
         product_id: '',
-      });
-      for (const s of page.data) await line('subscription', subscriptionJson(s));
-      if (!page.page?.has_more || !page.page.next_cursor) break;
-      after = page.page.next_cursor;
-    }
+      }),
+    );
+    for await (const s of subscriptions) await line('subscription', subscriptionJson(s));
     await flush();
     await clients.imports.finishExport({ account_id: accountId, export_id: exportId, failure: '' });
   } catch (err) {
