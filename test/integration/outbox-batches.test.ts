@@ -147,7 +147,7 @@ describe.each(stores)('$store', ({ postgres, many }) => {
     expect(await clearingWritesOf(() => relay.clearDue())).toBe(writesFor(ids.length));
 
     for (const _id of ids.filter((x) => !nexts.has(x)))
-      expect(await Doc.findById(_id).lean()).toEqual({ _id, name: 'first' });
+      expect(await Doc.findById(_id).lean()).toEqual({ _id, name: 'first', schema_version: 1 });
     for (const [_id, next] of nexts)
       expect(await Doc.findById(_id).lean()).toMatchObject({
         name: 'next',

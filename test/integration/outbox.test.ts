@@ -63,7 +63,7 @@ it('a sweep publishes pending events in order and clears the document', async ()
   expect(await outbox.backlog()).toBe(1);
   expect(await outbox.sweep()).toBe(1);
   const doc = await Thing.findById('t1').lean<Record<string, unknown>>();
-  expect(doc).toEqual({ _id: 't1', name: 'a' });
+  expect(doc).toEqual({ _id: 't1', name: 'a', schema_version: 1 });
   expect(await outbox.backlog()).toBe(0);
   await events.waitFor((e) => e.id === e2.id);
   expect(events.all().map((e) => e.id)).toEqual([e1.id, e2.id]);
@@ -130,10 +130,13 @@ it('a document published by this process is cleared once settled, with no scan o
   const writes = jest.spyOn(Thing, 'bulkWrite');
   relay.flush(Thing, 't5', [e]);
   await events.waitFor((x) => x.id === e.id);
-  await eventually(async () => expect(await Thing.findById('t5').lean()).toEqual({ _id: 't5', name: 'settles' }), {
-    timeoutMs: 5000,
-    intervalMs: 50,
-  });
+  await eventually(
+    async () => expect(await Thing.findById('t5').lean()).toEqual({ _id: 't5', name: 'settles', schema_version: 1 }),
+    {
+      timeoutMs: 5000,
+      intervalMs: 50,
+    },
+  );
   expect(scans).toHaveBeenCalledTimes(1);
   expect(writes).toHaveBeenCalledTimes(1); // one write clears what is due
   writes.mockRestore();
