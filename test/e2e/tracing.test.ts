@@ -38,7 +38,7 @@ afterAll(async () => {
 const traceparent = (traceId: string, spanId: string) => `00-${traceId}-${spanId}-01`;
 const one = (spans: ReceivedSpan[], service: string, name: string, kind: number) => {
   const found = spans.filter((s) => s.service === service && s.name === name && s.kind === kind);
-  expect(found.map((s) => `${s.service} ${s.name}`)).toEqual([`${service} ${name}`]); // DEBUG ${JSON.stringify(spans.map((s) => [s.service, s.name, s.kind]))}
+  expect(found.map((s) => `${s.service} ${s.name}`)).toEqual([`${service} ${name}`]);
   return found[0];
 };
 const validate = (key: string, headers: Record<string, string>) =>
@@ -109,7 +109,16 @@ it('starts a trace at the gateway for an issuance and carries it through NATS to
     () => {
       const trace = otlp.trace(traceId);
       expect(trace.filter((s) => s.service === 'webhook-service' && s.kind === CLIENT)).toHaveLength(1);
-      expect(trace.filter((s) => s.service === 'gateway')).not.toEqual([]);
+      // Each component exports on its own schedule: wait for every hop's span.
+      expect(trace.map((s) => `${s.service} ${s.kind}`)).toEqual(
+        expect.arrayContaining([
+          'gateway 2',
+          'gateway 3',
+          'license-service 2',
+          'license-service 4',
+          'webhook-service 5',
+        ]),
+      );
       return trace;
     },
     { timeoutMs: 10_000 },
@@ -120,10 +129,13 @@ it('starts a trace at the gateway for an issuance and carries it through NATS to
   expect(issue).toBeDefined();
   const viaGateway = spans.find((s) => s.spanId === issue!.parentSpanId)!;
   expect([viaGateway.service, viaGateway.kind, viaGateway.parentSpanId]).toEqual(['gateway', CLIENT, route.spanId]);
-  const published = one(spans, 'license-service', 'license.created publish', PRODUCER);
-  expect(published.parentSpanId).toBe(issue!.spanId);
+  // The outbox may publish an event twice (at once, and again by its relay; JetStream drops the copy): a
+  // producer span each, both children of the issuance, and the fan-out continues one of them.
+  const published = spans.filter((s) => s.name === 'license.created publish' && s.kind === PRODUCER);
+  expect(published.length).toBeGreaterThanOrEqual(1);
+  for (const p of published) expect([p.service, p.parentSpanId]).toEqual(['license-service', issue!.spanId]);
   const fannedOut = one(spans, 'webhook-service', 'license.created process', CONSUMER);
-  expect(fannedOut.parentSpanId).toBe(published.spanId);
+  expect(published.map((p) => p.spanId)).toContain(fannedOut.parentSpanId);
   const post = one(spans, 'webhook-service', 'POST', CLIENT);
   expect(post.parentSpanId).toBe(fannedOut.spanId);
   expect(post.spanId).toBe(deliverySpan);
