@@ -2,6 +2,17 @@ import { listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { CheckoutStatus, DomainEvent, PageRequest } from '@licensing/proto';
 import type { CheckoutModels, PageTokenDoc, ProviderEventDoc, ReceiptDoc, SessionDoc } from './models';
 
+/** A payment as a session records it (markPaid). */
+export interface PaymentRecord {
+  paymentId: string;
+  email: string;
+  paidWith: string | null;
+  evenIfExpired?: boolean;
+  testCard?: string;
+  providerSubscriptionId?: string;
+  providerCustomerId?: string;
+}
+
 export class CheckoutStore {
   constructor(readonly models: CheckoutModels) {}
 
@@ -46,19 +57,7 @@ export class CheckoutStore {
    * provider's confirmed payment (`evenIfExpired`) also completes a session
    * our sweeper expired meanwhile: the money was taken, so the buyer gets the licence.
    */
-  async markPaid(
-    id: string,
-    p: {
-      paymentId: string;
-      email: string;
-      paidWith: string | null;
-      evenIfExpired?: boolean;
-      testCard?: string;
-      providerSubscriptionId?: string;
-      providerCustomerId?: string;
-    },
-    now: Date,
-  ): Promise<boolean> {
+  async markPaid(id: string, p: PaymentRecord, now: Date): Promise<boolean> {
     const filter: Record<string, unknown> = p.evenIfExpired
       ? { _id: id, status: { $in: ['open', 'expired'] } }
       : { _id: id, status: 'open', expires_at: { $gt: now } };

@@ -7,7 +7,7 @@ import {
 } from '@licensing/proto';
 import { checkoutCompleted } from '../events/checkout-events';
 import type { SessionDoc } from '../store/models';
-import type { CheckoutStore } from '../store/queries';
+import type { CheckoutStore, PaymentRecord } from '../store/queries';
 
 /** How long a paid session is left to the request that took the payment before the sweeper finishes it. */
 export const PAID_GRACE_MS = 10_000;
@@ -37,18 +37,7 @@ export class Completion {
   ) {}
 
   /** Records the payment. False if the session was no longer open (paid by another tab, or expired). */
-  markPaid(
-    s: SessionDoc,
-    p: {
-      paymentId: string;
-      email: string;
-      paidWith: string | null;
-      evenIfExpired?: boolean;
-      testCard?: string;
-      providerSubscriptionId?: string;
-      providerCustomerId?: string;
-    },
-  ): Promise<boolean> {
+  markPaid(s: SessionDoc, p: PaymentRecord): Promise<boolean> {
     return this.store.markPaid(s._id, p, this.clock.now());
   }
 
