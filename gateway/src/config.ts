@@ -81,6 +81,10 @@ export const gatewaySchema = {
     default: 250,
     min: 10,
   }),
+  REDIS_CONNECT_WAIT_MS: int(
+    'How long a starting gateway waits for Redis before it serves with per-process limits (it keeps trying in the background)',
+    { default: 2000, min: 0 },
+  ),
   RATE_LIMITS_ENABLED: bool('Enforce rate limits (turn off only to measure their cost)', { default: true }),
   RATE_LIMIT_PREFIX: str('Prefix of the rate-limit keys in Redis', { default: 'licensing:rl' }),
   RATE_LIMIT_MINUTE_WINDOW_S: int('Length of the per-key "minute" window in seconds (60; shorter only in tests)', {

@@ -88,7 +88,10 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     if (redisDown) log.info('redis is back: shared rate limits again');
     redisDown = false;
   });
-  redis.connect().catch(() => undefined);
+  // Waited for briefly, so a new gateway's first requests count in the shared window (counted in
+  // memory instead, a flood of bad keys would get a second allowance once Redis answers); never for
+  // long: a gateway without Redis still serves, with per-process limits.
+  await redisReady(redis, config.REDIS_CONNECT_WAIT_MS);
   // Either state holds for the whole process; a clustered gateway reports its worst worker.
   metrics.gauge('licensing_rate_limit_fallback', async () => (redis.status === 'ready' ? 0 : 1), 'max');
   metrics.gauge('licensing_nats_connected', async () => (bus.connected ? 1 : 0), 'min');
@@ -206,4 +209,19 @@ if (require.main === module) {
         process.exit(1);
       });
   }
+}
+
+/** Connects to Redis and waits for it at most `waitMs` (a failed connection is retried by ioredis, not here). */
+async function redisReady(redis: Redis, waitMs: number): Promise<void> {
+  const connecting = redis.connect().catch(() => undefined);
+  if (waitMs <= 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const ready = new Promise<void>((resolve) => redis.once('ready', resolve));
+  await Promise.race([
+    connecting.then(() => ready),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, waitMs);
+    }),
+  ]);
+  clearTimeout(timer);
 }

@@ -42,3 +42,31 @@ it('stays ready with the account service down, answers a cached validation, and 
     await stack.restartService('account');
   }
 });
+
+it('rides over a service restart: the first call after it waits for the reconnection instead of failing', async () => {
+  const acct = await stack.newAccount();
+  const api = client(stack.url, acct.apiKey);
+  expect((await api('POST', '/api/v1/products', { name: 'Before' })).status).toBe(201);
+  // As a rolling update does: the replica goes, and a new one serves at the same address. The
+  // gateway's channel is still waiting out its reconnect backoff when the next call comes.
+  await stack.stopService('product');
+  await stack.restartService('product');
+  const after = await api('POST', '/api/v1/products', { name: 'After' });
+  expect(after.status).toBe(201);
+  expect((await api('GET', '/api/v1/products')).body.data.map((p: { name: string }) => p.name)).toEqual(
+    expect.arrayContaining(['Before', 'After']),
+  );
+});
+
+it('a service that stays away still answers 503, not a hang', async () => {
+  const acct = await stack.newAccount();
+  const api = client(stack.url, acct.apiKey);
+  await stack.stopService('product');
+  try {
+    const res = await api('GET', '/api/v1/products');
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('service_unavailable');
+  } finally {
+    await stack.restartService('product');
+  }
+});

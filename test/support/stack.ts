@@ -232,11 +232,15 @@ export async function startStack(
         proxy?.release();
         await proxy?.stop();
       }
-      for (const c of [...services].reverse()) {
-        const s = current.get(c.name)!;
-        await s.ctx.db.dropDatabase().catch(() => undefined);
-        await s.stop();
-      }
+      // All at once: nothing calls them any more (the gateway is stopped), and one slow store or
+      // NATS drain on a loaded machine then costs its own time, not the sum of every service's.
+      await Promise.all(
+        services.map(async (c) => {
+          const s = current.get(c.name)!;
+          await s.ctx.db.dropDatabase().catch(() => undefined);
+          await s.stop();
+        }),
+      );
       // A NATS server with a user per component lets no one delete the stream: its test stops the server instead.
       if (t.natsPasswords) return;
       const nc = await connect({ servers: natsServers(t.natsUrl) });

@@ -77,6 +77,12 @@ export function internalCredential(
   return { caller, token: config.INTERNAL_TOKEN, tls, tracing };
 }
 
+/** How long a call that found no connection waits for the channel to come back before it fails. */
+export const RECONNECT_WAIT_MS = 1000;
+
+/** grpc-js's own answer for a call it could not send: no connection to any address (load-balancer pickers). */
+const neverSent = (err: ServiceError) => err.code === 14 && err.details.includes('No connection established');
+
 /**
  * One long-lived channel per service and process. Calls carry the internal
  * credential and the request id; failures come back as AppError with the code
@@ -128,13 +134,24 @@ export function createClient<C extends Client>(
             const traceparent = traceparentOf(traced.context);
             if (traceparent) md.set(TRACEPARENT_KEY, traceparent);
           }
-          fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) => {
+          const settle = (err: ServiceError | null, res: unknown) => {
             if (traced)
               endSpan(traced.span, err ? `${err.code}: ${err.details}` : false, {
                 'rpc.grpc.status_code': err?.code ?? 0,
               });
             if (err) reject(fromServiceError(err));
             else resolve(res);
+          };
+          fn.call(client, req, md, { deadline }, (err: ServiceError | null, res: unknown) => {
+            // Never sent (the channel was between connections: a replica restarting, a rolling update):
+            // sent once more as soon as the channel is back, if that is soon. Safe for every method,
+            // since the server never saw the first one; a service that stays away still fails fast.
+            if (!err || !neverSent(err)) return settle(err, res);
+            const readyBy = Math.min(deadline, Date.now() + RECONNECT_WAIT_MS);
+            client.waitForReady(readyBy, (notReady) => {
+              if (notReady || Date.now() >= deadline) return settle(err, res);
+              fn.call(client, req, md, { deadline }, settle);
+            });
           });
         });
     },
