@@ -81,7 +81,8 @@ export class MailRequests {
       for await (const m of this.messages!) {
         try {
           const event = this.bus.eventOf(m.subject, m.data);
-          if (event) await consumeTraced(this.tracing, m, event, () => this.handle(event));
+          // An event that asks for no mail is acknowledged without a span of its own.
+          if (event && this.asksMail(event)) await consumeTraced(this.tracing, m, event, () => this.handle(event));
           m.ack();
         } catch (err) {
           this.log.warn({ err }, 'could not queue the mail of an event; it will be redelivered');
@@ -89,6 +90,11 @@ export class MailRequests {
         }
       }
     })();
+  }
+
+  /** Whether the event may ask for mail at all (the licence events only with send_email on them). */
+  protected asksMail(_event: DomainEvent): boolean {
+    return true;
   }
 
   /** Queues the mail an event asks for (once per event). */
@@ -195,8 +201,12 @@ export class LicenseMailRequests extends MailRequests {
     this.eventType = type;
   }
 
+  protected override asksMail(event: DomainEvent): boolean {
+    return event.type === this.eventType && event.send_email === true;
+  }
+
   override async handle(event: DomainEvent): Promise<void> {
-    if (event.type !== this.eventType || event.send_email !== true) return;
+    if (!this.asksMail(event)) return;
     const { license } = event.data as DomainEvent<LicenseMailEvent>['data'];
     if (!license?.customer_email || !license.key) return;
     const queued = await this.emails.record(
