@@ -52,6 +52,12 @@ export interface DomainEvent<T extends EventType = EventType> {
    * consumers continue its trace. Internal: never part of a webhook's body.
    */
   traceparent?: string;
+  /**
+   * license.created and license.rerolled only: the API call asked for the licence mail (send_email),
+   * recorded in the same write as the change; the notification service's durable consumers queue it
+   * (keyed by the event id). Internal: never part of a webhook's body.
+   */
+  send_email?: true;
   data: EventData[T];
 }
 

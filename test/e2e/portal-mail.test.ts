@@ -74,6 +74,7 @@ const issue = async (accountId: string, customerEmail: string) =>
       product_id: accountId === accountA ? productA : productB,
       customer_email: customerEmail,
       idempotency_key: '',
+      send_email: false,
     })
   ).key;
 

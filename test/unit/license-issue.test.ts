@@ -50,6 +50,17 @@ describe('issuing a licence', () => {
       data: { license: { id: doc._id, key: doc.key, status: 'active' } },
     });
     expect(outbox.flushed).toEqual([{ model: 'License', id: doc._id }]);
+    // No mail asked: the envelope says nothing of it.
+    expect(store.events[0]).not.toHaveProperty('send_email');
+  });
+
+  it('asks for the licence mail on license.created itself (same write) when send_email', async () => {
+    const { store, deps } = licenseSetup();
+    await issueLicense(deps, 'acct_A', checkNewLicense({ ...input, send_email: true }));
+    expect(store.events).toHaveLength(1);
+    expect(store.events[0]).toMatchObject({ type: 'license.created', send_email: true });
+    // Internal to the envelope: the event's data (a webhook's body) does not carry it.
+    expect(store.events[0].data).not.toHaveProperty('send_email');
   });
 
   it('asks the product service for the product in the caller account', async () => {
@@ -159,6 +170,13 @@ describe('checking a new licence request', () => {
       product_id: PRODUCT_ID,
       customer_email: 'buyer@example.com',
     });
+    // send_email counts only when asked, so a request without it compares as it always did.
+    expect(
+      checkNewLicense({ product_id: PRODUCT_ID, customer_email: 'buyer@example.com', send_email: false }),
+    ).not.toHaveProperty('send_email');
+    expect(
+      checkNewLicense({ product_id: PRODUCT_ID, customer_email: 'buyer@example.com', send_email: true }),
+    ).toMatchObject({ send_email: true });
   });
 
   it.each([

@@ -154,6 +154,37 @@ describe('rerolling a licence (use-cases/reroll-license.ts)', () => {
     });
   });
 
+  it("send_email asks for the new key's mail on license.rerolled, in the same write; asked again, asks nothing", async () => {
+    const { deps, store, issued } = setup();
+    const lic = await issued();
+    const { doc } = await rerollLicense(deps, { account_id: 'acct_A', key: lic.key, grace_hours: 0, send_email: true });
+    expect(store.events).toHaveLength(1);
+    expect(store.events[0]).toMatchObject({
+      type: 'license.rerolled',
+      send_email: true,
+      data: { license: { key: doc.key } },
+    });
+    await rerollLicense(deps, { account_id: 'acct_A', key: lic.key, grace_hours: 0, send_email: true });
+    expect(store.events).toHaveLength(1);
+    const other = await issued();
+    await rerollLicense(deps, { account_id: 'acct_A', key: other.key, grace_hours: 0 });
+    // (issued() clears the recorded events)
+    expect(store.events).toHaveLength(1);
+    expect(store.events[0]).toMatchObject({ type: 'license.rerolled', data: { license: { id: other._id } } });
+    expect(store.events[0]).not.toHaveProperty('send_email');
+  });
+
+  it('send_email for a licence without customer_email is 409, and rerolls nothing', async () => {
+    const { deps, store, issued } = setup();
+    const lic = await issued();
+    store.licenses.get(lic._id)!.customer_email = '';
+    await expect(
+      rerollLicense(deps, { account_id: 'acct_A', key: lic.key, grace_hours: 0, send_email: true }),
+    ).rejects.toMatchObject({ code: 'conflict' });
+    expect(store.events).toHaveLength(0);
+    expect(store.licenses.get(lic._id)?.key).toBe(lic.key);
+  });
+
   it('asked again with the old key, answers the licence with its new key and rerolls nothing', async () => {
     const { deps, store, issued } = setup();
     const lic = await issued();

@@ -194,15 +194,11 @@ export function licenseBulkPages(r: Router, ctx: DashboardContext): void {
           account_id: s.accountId,
           key: license.key,
           grace_hours: Number(form.grace_hours),
+          // Asked on license.rerolled, in the licence's own write (the notification service queues it).
+          send_email: field(req, 'send_email', 3) === 'yes',
         });
         ctx.validator?.changed(principalOf(s), license.key);
         ctx.validator?.changed(principalOf(s), rerolled.key);
-        if (field(req, 'send_email', 3) === 'yes')
-          await clients.notifications.sendLicenseEmail({
-            account_id: s.accountId,
-            key: rerolled.key,
-            dedupe_key: `reroll:${rerolled.id}:${rerolled.key.slice(-11)}`,
-          });
         res.redirect(303, `/dashboard/licenses/${rerolled.key}`);
       } catch (err) {
         const e = formErrorsOf(err);

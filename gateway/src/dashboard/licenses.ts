@@ -355,6 +355,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
           product_id: form.product_id,
           customer_email: form.customer_email,
           idempotency_key: '',
+          send_email: false,
         });
         ctx.validator?.changed(principalOf(s), license.key); // a remembered "not found" for this key is wrong now
         await showList(req, res, s, 201, { issued: license });

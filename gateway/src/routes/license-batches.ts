@@ -1,5 +1,4 @@
 import type { Router } from 'express';
-import { sha256 } from '@licensing/runtime';
 import type { LicenseBatch } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
@@ -73,17 +72,13 @@ export function licenseBatchRoutes(router: Router, clients: Clients, validator: 
         account_id: p.accountId,
         key: oldKey,
         grace_hours: body.grace_hours ?? 0,
+        // Asked on license.rerolled, in the write that gives the licence its new key (the notification
+        // service queues it). A retried reroll (same old key) answers the same key and writes no second event.
+        send_email: body.send_email === true,
       });
       // Read your writes: this gateway's next answers for both keys come from after the reroll.
       validator.changed(p, oldKey);
       validator.changed(p, license.key);
-      if (body.send_email)
-        await clients.notifications.sendLicenseEmail({
-          account_id: p.accountId,
-          key: license.key,
-          // One mail per new key: a retried reroll (same old key) answers the same key and mails it once.
-          dedupe_key: `reroll:${license.id}:${sha256(license.key, 'base64url').slice(0, 16)}`,
-        });
       res.json(licenseJson(license));
     }),
   });

@@ -95,16 +95,12 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         product_id: body.product_id!,
         customer_email: body.customer_email!,
         idempotency_key: idempotencyKey(req),
+        // Asked on license.created, in the licence's own write: the notification service's durable
+        // consumer queues the mail, so neither a crash after this call nor that service being down loses
+        // it. A retry with the same Idempotency-Key answers the same licence and writes no second event.
+        send_email: body.send_email === true,
       });
       validator.changed(principalOf(res), license.key); // a "not found" this gateway remembers for the key is wrong now
-      // Queued in the notification service, which sends it (with retries) after this answer.
-      if (body.send_email)
-        await clients.notifications.sendLicenseEmail({
-          account_id: principalOf(res).accountId,
-          key: license.key,
-          // A retry with the same Idempotency-Key answers the same licence and queues no second mail.
-          dedupe_key: idempotencyKey(req) ? `create:${idempotencyKey(req)}` : '',
-        });
       res
         .status(201)
         .location(`/api/v1/licenses/${license.key}`)

@@ -17,7 +17,7 @@ import {
 import { notificationAccess } from './access';
 import { notificationSchema, type NotificationConfig } from './config';
 import { parseSchedule } from './domain/retry';
-import { BatchMailRequests, MailRequests } from './events/mail-requests';
+import { BatchMailRequests, LicenseMailRequests, MailRequests, type LicenseMailEvent } from './events/mail-requests';
 import { emailHandlers } from './handlers/email-handlers';
 import { portalCleanup } from './jobs/portal-cleanup';
 import { Sender } from './jobs/sender';
@@ -80,6 +80,11 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       ctx.log,
       ctx.tracing,
     );
+    // The licence mail an API call asked for (send_email), on license.created and license.rerolled.
+    const licenseRequests = (['license.created', 'license.rerolled'] as LicenseMailEvent[]).map(
+      (type) =>
+        new LicenseMailRequests(type, ctx.bus, ctx.config.EVENTS_STREAM, emails, ctx.clock, ctx.log, ctx.tracing),
+    );
     const sender = new Sender(
       deps,
       transport,
@@ -96,11 +101,13 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
     const cleanup = portalCleanup(portal, ctx.clock, ctx.log, ctx.config.PORTAL_CLEANUP_INTERVAL_MS);
     await requests.start();
     await batchRequests.start();
+    for (const r of licenseRequests) await r.start();
     sender.start();
     cleanup.start();
     return async () => {
       await requests.stop();
       await batchRequests.stop();
+      for (const r of licenseRequests) await r.stop();
       await sender.stop();
       await cleanup.stop();
       transport?.close();

@@ -56,11 +56,20 @@ export const NOTIFICATION_MAIL_CONSUMER = 'notification-mail';
  * filter subject, which every NATS 2.x server supports).
  */
 export const NOTIFICATION_BATCH_MAIL_CONSUMER = 'notification-batch-mail';
+/** Its third: license.created, whose licence mail an API call asked for (send_email on the envelope). */
+export const NOTIFICATION_CREATED_MAIL_CONSUMER = 'notification-created-mail';
+/** Its fourth: license.rerolled, whose new key's mail an API call asked for (send_email on the envelope). */
+export const NOTIFICATION_REROLLED_MAIL_CONSUMER = 'notification-rerolled-mail';
 
 /** Each durable consumer's one owner: only it may create, change, pull from or acknowledge it. */
 const durableConsumers: Partial<Record<NatsUser, string[]>> = {
   webhook: [WEBHOOK_FANOUT_CONSUMER],
-  notification: [NOTIFICATION_MAIL_CONSUMER, NOTIFICATION_BATCH_MAIL_CONSUMER],
+  notification: [
+    NOTIFICATION_MAIL_CONSUMER,
+    NOTIFICATION_BATCH_MAIL_CONSUMER,
+    NOTIFICATION_CREATED_MAIL_CONSUMER,
+    NOTIFICATION_REROLLED_MAIL_CONSUMER,
+  ],
 };
 
 /**

@@ -57,6 +57,11 @@ export interface RerollLicenseRequest {
   key: string;
   /** 0..720: how long the old key keeps validating. */
   grace_hours: number;
+  /**
+   * Mail the new key to the licence's customer_email: asked on license.rerolled (written with the new
+   * key), whose durable consumer in the notification service queues the mail.
+   */
+  send_email: boolean;
 }
 
 export interface LicenseBatchItem {
@@ -208,6 +213,11 @@ export interface CreateLicenseRequest {
   customer_email: string;
   /** Optional Idempotency-Key header value; same key + same request = same licence. */
   idempotency_key: string;
+  /**
+   * Mail the licence to customer_email: asked on license.created (written with the licence), whose
+   * durable consumer in the notification service queues the mail.
+   */
+  send_email: boolean;
 }
 
 export interface GetLicenseRequest {
@@ -856,7 +866,7 @@ export const ApplySubscriptionRequest: MessageFns<ApplySubscriptionRequest> = {
 };
 
 function createBaseRerollLicenseRequest(): RerollLicenseRequest {
-  return { account_id: "", key: "", grace_hours: 0 };
+  return { account_id: "", key: "", grace_hours: 0, send_email: false };
 }
 
 export const RerollLicenseRequest: MessageFns<RerollLicenseRequest> = {
@@ -869,6 +879,9 @@ export const RerollLicenseRequest: MessageFns<RerollLicenseRequest> = {
     }
     if (message.grace_hours !== 0) {
       writer.uint32(24).int32(message.grace_hours);
+    }
+    if (message.send_email !== false) {
+      writer.uint32(32).bool(message.send_email);
     }
     return writer;
   },
@@ -910,6 +923,14 @@ export const RerollLicenseRequest: MessageFns<RerollLicenseRequest> = {
             message.grace_hours = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.send_email = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -935,6 +956,11 @@ export const RerollLicenseRequest: MessageFns<RerollLicenseRequest> = {
         : isSet(object.grace_hours)
         ? globalThis.Number(object.grace_hours)
         : 0,
+      send_email: isSet(object.sendEmail)
+        ? globalThis.Boolean(object.sendEmail)
+        : isSet(object.send_email)
+        ? globalThis.Boolean(object.send_email)
+        : false,
     };
   },
 
@@ -949,6 +975,9 @@ export const RerollLicenseRequest: MessageFns<RerollLicenseRequest> = {
     if (message.grace_hours !== 0) {
       obj.graceHours = Math.round(message.grace_hours);
     }
+    if (message.send_email !== false) {
+      obj.sendEmail = message.send_email;
+    }
     return obj;
   },
 
@@ -960,6 +989,7 @@ export const RerollLicenseRequest: MessageFns<RerollLicenseRequest> = {
     message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
     message.grace_hours = object.grace_hours ?? 0;
+    message.send_email = object.send_email ?? false;
     return message;
   },
 };
@@ -3065,7 +3095,7 @@ export const License_MetadataEntry: MessageFns<License_MetadataEntry> = {
 };
 
 function createBaseCreateLicenseRequest(): CreateLicenseRequest {
-  return { account_id: "", product_id: "", customer_email: "", idempotency_key: "" };
+  return { account_id: "", product_id: "", customer_email: "", idempotency_key: "", send_email: false };
 }
 
 export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
@@ -3081,6 +3111,9 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
     }
     if (message.idempotency_key !== "") {
       writer.uint32(34).string(message.idempotency_key);
+    }
+    if (message.send_email !== false) {
+      writer.uint32(40).bool(message.send_email);
     }
     return writer;
   },
@@ -3130,6 +3163,14 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
             message.idempotency_key = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.send_email = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3164,6 +3205,11 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      send_email: isSet(object.sendEmail)
+        ? globalThis.Boolean(object.sendEmail)
+        : isSet(object.send_email)
+        ? globalThis.Boolean(object.send_email)
+        : false,
     };
   },
 
@@ -3181,6 +3227,9 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
     if (message.idempotency_key !== "") {
       obj.idempotencyKey = message.idempotency_key;
     }
+    if (message.send_email !== false) {
+      obj.sendEmail = message.send_email;
+    }
     return obj;
   },
 
@@ -3193,6 +3242,7 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
     message.product_id = object.product_id ?? "";
     message.customer_email = object.customer_email ?? "";
     message.idempotency_key = object.idempotency_key ?? "";
+    message.send_email = object.send_email ?? false;
     return message;
   },
 };

@@ -90,8 +90,9 @@ export interface SendLicenseEmailRequest {
   account_id: string;
   key: string;
   /**
-   * When given, one mail per (account, this key): a retried request queues no second one
-   * (the Idempotency-Key of POST /api/v1/licenses with send_email). Empty: always a new mail.
+   * When given, one mail per (account, this key): a retried request queues no second one.
+   * Empty: always a new mail (POST /api/v1/licenses/{key}/email). The send_email of a create or a
+   * reroll is not asked here: it rides on license.created / license.rerolled.
    */
   dedupe_key: string;
 }

@@ -53,6 +53,8 @@ export class Completion {
             product_id: s.product_id,
             customer_email: s.customer_email,
             idempotency_key: `checkout:${s._id}`,
+            // The purchase mail is checkout.completed's (and the product's email_on_purchase).
+            send_email: false,
           },
           { requestId },
         );

@@ -57,8 +57,13 @@ export const licenseEvent = (
 export const licenseExpired = (doc: Omit<LicenseDoc, 'outbox'>, now: Date): DomainEvent =>
   licenseEvent('license.expired', doc, now, `evt_expired_${doc._id.slice(4)}_${doc.grace_ends_at?.getTime() ?? 0}`);
 
-export const licenseCreated = (doc: Omit<LicenseDoc, 'outbox'>): DomainEvent =>
-  licenseEvent('license.created', doc, doc.created_at);
+/** `sendEmail`: the licence mail was asked for (an internal envelope field the notification service reads, never in a webhook's body). */
+export const licenseCreated = (doc: Omit<LicenseDoc, 'outbox'>, sendEmail?: boolean): DomainEvent =>
+  withMailAsked(licenseEvent('license.created', doc, doc.created_at), sendEmail);
+
+/** The event, asking the notification service for the licence mail when `sendEmail`. */
+export const withMailAsked = (event: DomainEvent, sendEmail?: boolean): DomainEvent =>
+  sendEmail ? { ...event, send_email: true } : event;
 
 export const activationEvent = (
   type: 'license.activated',

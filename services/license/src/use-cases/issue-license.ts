@@ -12,16 +12,26 @@ const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11
 export interface NewLicense {
   product_id: string;
   customer_email: string;
+  /** Mail the licence to customer_email (license.created asks the notification service); absent: no mail. */
+  send_email?: true;
 }
 
 /** Checks what needs no I/O, before anything else happens. */
-export function checkNewLicense(req: Pick<CreateLicenseRequest, 'product_id' | 'customer_email'>): NewLicense {
+export function checkNewLicense(
+  req: Pick<CreateLicenseRequest, 'product_id' | 'customer_email'> & Partial<Pick<CreateLicenseRequest, 'send_email'>>,
+): NewLicense {
   if (!isId('prod', req.product_id)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
-  return { product_id: req.product_id, customer_email: checkEmail('customer_email', req.customer_email) };
+  return {
+    product_id: req.product_id,
+    customer_email: checkEmail('customer_email', req.customer_email),
+    // Only when asked, so a request without it compares (Idempotency-Key) as it always did.
+    ...(req.send_email ? { send_email: true as const } : {}),
+  };
 }
 
 /**
- * A new licence of a product of this account, with its policy, stored with license.created in the same write.
+ * A new licence of a product of this account, with its policy, stored with license.created in the same write
+ * (with `send_email` on it when the licence mail was asked for: the notification service queues it).
  * `licenseId`: the id an idempotent request's runs share (runtime idempotency.ts): a run repeated after an
  * earlier one that got as far as the insert (`resumed`) answers with that licence instead of issuing another.
  */
@@ -52,7 +62,9 @@ export async function issueLicense(
     const doc = newLicense(accountId, productId, input.customer_email, storedPolicy(policy), now);
     if (idempotent) doc._id = idempotent.licenseId;
     const answered = withProductEntitlements(doc, policy.entitlements);
-    const events = [licenseCreated(answered)];
+    // The mail asked for rides on the event, in this same write: a crash after it loses nothing, and a
+    // run that finds the licence already there (`earlier`) writes no second event, so no second mail.
+    const events = [licenseCreated(answered, input.send_email)];
     try {
       await store.insert(doc, events);
     } catch (err) {

@@ -1,7 +1,7 @@
 import { AppError, newEvent } from '@licensing/runtime';
 import { generateLicenseKey, parseLicenseKey, type DomainEvent } from '@licensing/proto';
 import { graceEnd, retiredKeysAfter } from '../domain/reroll';
-import { licenseData } from '../events/license-events';
+import { licenseData, withMailAsked } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
 import type { RetiredKeyDoc, RetiredKeyStore } from '../store/retired-keys';
 import type { LicenseAt, LicenseDeps } from './deps';
@@ -18,13 +18,25 @@ const ABANDONED_CLAIM_MS = 30_000;
  * One reroll, one event: every run that finishes the same claim publishes the same id, and JetStream
  * keeps one.
  */
-const rerolledEvent = (after: Omit<LicenseDoc, 'outbox'>, claim: RetiredKeyDoc, now: Date): DomainEvent =>
-  newEvent(
-    'license.rerolled',
-    after.account_id,
-    { license: licenseData(after, now), previous_key: claim._id, previous_key_valid_until: claim.until.toISOString() },
-    now,
-    `evt_rerolled_${after._id.slice(4)}_${claim.created_at.getTime()}`,
+const rerolledEvent = (
+  after: Omit<LicenseDoc, 'outbox'>,
+  claim: RetiredKeyDoc,
+  now: Date,
+  sendEmail: boolean,
+): DomainEvent =>
+  withMailAsked(
+    newEvent(
+      'license.rerolled',
+      after.account_id,
+      {
+        license: licenseData(after, now),
+        previous_key: claim._id,
+        previous_key_valid_until: claim.until.toISOString(),
+      },
+      now,
+      `evt_rerolled_${after._id.slice(4)}_${claim.created_at.getTime()}`,
+    ),
+    sendEmail,
   );
 
 /**
@@ -35,10 +47,13 @@ const rerolledEvent = (after: Omit<LicenseDoc, 'outbox'>, claim: RetiredKeyDoc, 
  * 2. the licence gets the new key, if it still has the old one, with license.rerolled in the same write.
  * A reroll that stopped between the two is finished by the next reroll of the old key. Asking again
  * with a key already replaced (a retry whose answer was lost) answers the licence as it is now.
+ * `send_email`: the new key's mail is asked on license.rerolled, in the write of step 2 (the notification
+ * service queues it once per event): a retry that finds the key already replaced writes no event, so no
+ * second mail.
  */
 export async function rerollLicense(
   deps: RerollDeps,
-  req: { account_id: string; key: string; grace_hours: number },
+  req: { account_id: string; key: string; grace_hours: number; send_email?: boolean },
 ): Promise<LicenseAt> {
   const { store, retired, clock, outbox, products } = deps;
   const now = clock.now();
@@ -50,6 +65,9 @@ export async function rerollLicense(
     const doc = await store.findInAccount(req.account_id, oldKey);
     if (!doc) return replaced(deps, req.account_id, oldKey);
     if (doc.status === 'revoked') throw new AppError('conflict', 'a revoked licence cannot be rerolled');
+    // Refused before anything changes, as POST /licenses/{key}/email refuses it.
+    if (req.send_email && !doc.customer_email)
+      throw new AppError('conflict', 'the licence has no customer_email: there is nobody to send it to');
     const fresh: RetiredKeyDoc = {
       _id: oldKey,
       account_id: doc.account_id,
@@ -74,7 +92,7 @@ export async function rerollLicense(
       retired_keys: retiredKeysAfter(doc.retired_keys, oldKey, claim.until, now),
     };
     const after = await withLiveEntitlements(products, { ...doc, ...changes });
-    const events = [rerolledEvent(after, claim, now)];
+    const events = [rerolledEvent(after, claim, now, !!req.send_email)];
     let written: boolean;
     try {
       written = await store.replaceKey(doc, changes, events);

@@ -2,7 +2,9 @@ import { AckPolicy, DeliverPolicy, type ConsumerMessages } from 'nats';
 import type { DomainEvent, GetLicenseBatchRequest, LicenseBatch } from '@licensing/proto';
 import {
   NOTIFICATION_BATCH_MAIL_CONSUMER,
+  NOTIFICATION_CREATED_MAIL_CONSUMER,
   NOTIFICATION_MAIL_CONSUMER,
+  NOTIFICATION_REROLLED_MAIL_CONSUMER,
   consumeTraced,
   newId,
   type Clock,
@@ -14,7 +16,11 @@ import { queuedPurchaseMail, type EmailStore } from '../store/emails';
 
 /** Its name is in the notification user's NATS permissions (packages/runtime/src/events/nats-access.ts). */
 export const MAIL_CONSUMER = NOTIFICATION_MAIL_CONSUMER;
-/** The event that asks for a customer e-mail (mail asked through the API is queued by the gRPC call itself). */
+/**
+ * The event that asks for a purchase e-mail. The others that ask for mail have consumers of their own
+ * (one filter subject each): license.batch_completed (BatchMailRequests), and license.created and
+ * license.rerolled with send_email on their envelope (LicenseMailRequests).
+ */
 export const MAIL_EVENT = 'checkout.completed';
 const ACK_WAIT_NS = 5e9;
 const PULL_EXPIRES_MS = 2000;
@@ -32,9 +38,9 @@ export type PurchaseMailWanted = (accountId: string, productId: string) => Promi
  */
 export class MailRequests {
   private messages?: ConsumerMessages;
-  /** The durable consumer and the one event type it reads (BatchMailRequests reads another). */
-  protected consumerName = MAIL_CONSUMER;
-  protected eventType = MAIL_EVENT;
+  /** The durable consumer and the one event type it reads (the subclasses read others). */
+  protected consumerName: string = MAIL_CONSUMER;
+  protected eventType: string = MAIL_EVENT;
 
   constructor(
     protected readonly bus: EventBus,
@@ -75,7 +81,8 @@ export class MailRequests {
       for await (const m of this.messages!) {
         try {
           const event = this.bus.eventOf(m.subject, m.data);
-          if (event) await consumeTraced(this.tracing, m, event, () => this.handle(event));
+          // An event that asks for no mail is acknowledged without a span of its own.
+          if (event && this.asksMail(event)) await consumeTraced(this.tracing, m, event, () => this.handle(event));
           m.ack();
         } catch (err) {
           this.log.warn({ err }, 'could not queue the mail of an event; it will be redelivered');
@@ -83,6 +90,11 @@ export class MailRequests {
         }
       }
     })();
+  }
+
+  /** Whether the event may ask for mail at all (the licence events only with send_email on them). */
+  protected asksMail(_event: DomainEvent): boolean {
+    return true;
   }
 
   /** Queues the mail an event asks for (once per event). */
@@ -156,5 +168,59 @@ export class BatchMailRequests extends MailRequests {
         ),
       );
     }
+  }
+}
+
+/** The licence events an API call can ask mail on (send_email), each read by its own durable consumer. */
+export const LICENSE_MAIL_CONSUMERS = {
+  'license.created': NOTIFICATION_CREATED_MAIL_CONSUMER,
+  'license.rerolled': NOTIFICATION_REROLLED_MAIL_CONSUMER,
+} as const;
+export type LicenseMailEvent = keyof typeof LICENSE_MAIL_CONSUMERS;
+
+/**
+ * The durable consumers of license.created and license.rerolled (one each: a consumer has one filter
+ * subject). The licence service writes `send_email` on the event's envelope in the same write as the
+ * licence change, when the API call (POST /api/v1/licenses, POST /api/v1/licenses/{key}/reroll, the
+ * dashboard's reroll) asked for the mail: the licence mail to the licence's customer_email, with the key
+ * the event names (the new key of a reroll). Queued before the ack under the event id (unique), so a
+ * redelivered event queues none twice; an event without `send_email` queues nothing.
+ */
+export class LicenseMailRequests extends MailRequests {
+  constructor(
+    type: LicenseMailEvent,
+    bus: EventBus,
+    stream: string,
+    emails: EmailStore,
+    clock: Clock,
+    log: Logger,
+    tracing?: Tracing,
+  ) {
+    super(bus, stream, emails, async () => true, clock, log, tracing);
+    this.consumerName = LICENSE_MAIL_CONSUMERS[type];
+    this.eventType = type;
+  }
+
+  protected override asksMail(event: DomainEvent): boolean {
+    return event.type === this.eventType && event.send_email === true;
+  }
+
+  override async handle(event: DomainEvent): Promise<void> {
+    if (!this.asksMail(event)) return;
+    const { license } = event.data as DomainEvent<LicenseMailEvent>['data'];
+    if (!license?.customer_email || !license.key) return;
+    const queued = await this.emails.record(
+      queuedPurchaseMail(
+        {
+          _id: newId('eml'),
+          request_key: event.id,
+          account_id: event.account_id,
+          to: license.customer_email,
+          license_key: license.key,
+        },
+        this.clock.now(),
+      ),
+    );
+    if (!queued) this.log.info({ event: event.id }, 'the mail of this event is already queued; not again');
   }
 }

@@ -9,8 +9,9 @@ export const listEmails = (deps: NotificationDeps, accountId: string, page: Page
 
 /**
  * Queues a licence's purchase e-mail again, to its customer_email (POST /api/v1/licenses/{key}/email,
- * and `send_email` when the API issues one). Only queued here: the sender job sends it, so a crash
- * after the answer loses nothing. The licence is looked up first, scoped by account: another
+ * and the dashboard's "send again"). Only queued here: the sender job sends it, so a crash after the
+ * answer loses nothing. (`send_email` on a create or reroll is asked on the licence's event instead:
+ * events/mail-requests.ts, LicenseMailRequests.) The licence is looked up first, scoped by account: another
  * account's licence is not found.
  */
 export async function sendLicenseEmail(
