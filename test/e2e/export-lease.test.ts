@@ -30,7 +30,9 @@ async function accountWithData() {
   const api = client(s.url, apiKey);
   const product = await api('POST', '/api/v1/products', { name: 'Moved' });
   expect(product.status).toBe(201);
-  expect((await api('POST', '/api/v1/licenses', { product_id: product.body.id, customer_email: 'ada@example.com' })).status).toBe(201);
+  expect(
+    (await api('POST', '/api/v1/licenses', { product_id: product.body.id, customer_email: 'ada@example.com' })).status,
+  ).toBe(201);
   return { api, apiKey };
 }
 

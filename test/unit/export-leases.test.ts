@@ -59,7 +59,12 @@ function stuckClients() {
   let renewRefusal: AppError | undefined;
   const empty = { data: [], page: { has_more: false, next_cursor: '' } };
   const clients = {
-    products: { listProducts: async () => (await released, empty) },
+    products: {
+      listProducts: async () => {
+        await released;
+        return empty;
+      },
+    },
     imports: {
       renewExport: async () => {
         calls.renew++;
