@@ -16,11 +16,107 @@
 # STRIPE_WEBHOOK_SECRET when set, else a placeholder is written that the
 # checkout service refuses at start (put your keys in those two files).
 #   STRIPE_SECRET_KEY=sk_live_… STRIPE_WEBHOOK_SECRET=whsec_… MAIL_URL=smtp://… sh deploy/make-secrets.sh [hostname]
+# Existing secrets are kept. Each NATS password and internal token has a second slot, <name>_alt
+# (written empty: that login or token is closed), for rotating it with an overlap.
+#
+# Rotation (docs/operations.md, "Rotating secrets"), one step at a time, rolled out between steps:
+#   sh deploy/make-secrets.sh --rotate <name>    step 1: a new value beside the current one
+#     signing_key_secret, webhook_secret_key: appends a new key kN:<base64> (the current one still seals)
+#     api_key_pepper: appends a new version pN:<hex> (a bare pepper becomes legacy:<pepper>)
+#     nats_password_<login>: writes a new password into the empty one of its two slots (<login>_alt,
+#       or <login> when the previous rotation moved to _alt)
+#     internal_token_<caller>: likewise, and adds the new token's digest to every internal_callers_<service>
+#   sh deploy/make-secrets.sh --promote <name>   step 2 of a keyring or pepper: the newest entry first
+#   sh deploy/make-secrets.sh --retire <name>    the last step: keyring or pepper: only the first entry
+#     is kept; a NATS password or token slot (the one no longer used) is emptied (closed), and the
+#     token's digest leaves internal_callers_*
 set -eu
 dir="${SECRETS_DIR:-$(dirname "$0")/secrets}"
-host="${1:-localhost}"
 mkdir -p "$dir"
 umask 077
+
+# The digests of the callers' tokens (both slots, when both are set) each service accepts.
+digests() {
+  out=""
+  for c in "$@"; do
+    for f in "$dir/internal_token_$c" "$dir/internal_token_${c}_alt"; do
+      [ -s "$f" ] || continue
+      out="$out${out:+,}$c=sha256:$(tr -d '\n' < "$f" | openssl dgst -sha256 -r | cut -d' ' -f1)"
+    done
+  done
+  printf '%s\n' "$out"
+}
+callers_files() {
+  digests gateway operator notification > "$dir/internal_callers_account"
+  digests gateway license checkout notification > "$dir/internal_callers_product"
+  digests gateway checkout notification > "$dir/internal_callers_license"
+  digests gateway > "$dir/internal_callers_checkout"
+  digests gateway > "$dir/internal_callers_webhook"
+  digests gateway > "$dir/internal_callers_notification"
+}
+entries() { { tr -d '\n' < "$dir/$1" | tr ',' '\n'; echo; } | sed '/^$/d'; }
+join_entries() { paste -sd, -; }
+fail() { echo "make-secrets.sh: $*" >&2; exit 1; }
+
+if [ "${1:-}" = "--rotate" ] || [ "${1:-}" = "--promote" ] || [ "${1:-}" = "--retire" ]; then
+  mode="$1"
+  name="${2:-}"
+  [ -n "$name" ] || fail "$mode needs a secret name (docs/operations.md, Rotating secrets)"
+  case "$name" in
+    signing_key_secret | webhook_secret_key | api_key_pepper)
+      [ -s "$dir/$name" ] || fail "$dir/$name is missing: run make-secrets.sh first"
+      n="$(entries "$name" | wc -l | tr -d ' ')"
+      if [ "$name" = api_key_pepper ]; then prefix=p max=4; else prefix=k max=8; fi
+      case "$mode" in
+        --rotate)
+          [ "$n" -lt "$max" ] || fail "$name has $n entries, at most $max: finish the rotation under way (--retire $name)"
+          i=2
+          while entries "$name" | grep -q "^$prefix$i:"; do i=$((i + 1)); done
+          if [ "$name" = api_key_pepper ]; then new="$(openssl rand -hex 32)"; else new="$(openssl rand -base64 32)"; fi
+          # A bare pepper is the version legacy; a bare sealing key stays bare (its id is legacy).
+          { entries "$name" | sed "/:/!{ s/^/$([ "$name" = api_key_pepper ] && echo legacy:)/; }"; echo "$prefix$i:$new"; } | join_entries > "$dir/$name.new"
+          ;;
+        --promote)
+          [ "$n" -ge 2 ] || fail "$name has one entry: --rotate $name first"
+          { entries "$name" | tail -n 1; entries "$name" | sed '$d'; } | join_entries > "$dir/$name.new"
+          ;;
+        --retire)
+          entries "$name" | head -n 1 | join_entries > "$dir/$name.new"
+          ;;
+      esac
+      mv "$dir/$name.new" "$dir/$name"
+      ;;
+    nats_password_* | internal_token_*)
+      base="${name%_alt}"
+      [ -e "$dir/$base" ] || fail "$dir/$base is missing: run make-secrets.sh first (or $name is not a secret it writes)"
+      [ -e "$dir/${base}_alt" ] || : > "$dir/${base}_alt"
+      case "$mode" in
+        --rotate)
+          if [ ! -s "$dir/${base}_alt" ]; then slot="${base}_alt"
+          elif [ ! -s "$dir/$base" ]; then slot="$base"
+          else fail "both $base and ${base}_alt are set: a rotation is under way; --retire the slot no longer used first"
+          fi
+          openssl rand -hex "$(case "$base" in nats_password_*) echo 24 ;; *) echo 32 ;; esac)" > "$dir/$slot"
+          name="$slot"
+          ;;
+        --retire)
+          other="$base"; [ "$name" = "$base" ] && other="${base}_alt"
+          [ -s "$dir/$other" ] || fail "$other is empty: retiring $name would leave no way in"
+          : > "$dir/$name"
+          ;;
+        --promote) fail "--promote is for keyrings and the pepper; $name needs no such step" ;;
+      esac
+      case "$base" in internal_token_*) callers_files ;; esac
+      ;;
+    *) fail "cannot rotate $name: one of signing_key_secret, webhook_secret_key, api_key_pepper, nats_password_<login>, internal_token_<caller>" ;;
+  esac
+  chmod 644 "$dir"/*
+  echo "$mode $name: written in $dir (roll it out: docs/operations.md, Rotating secrets)"
+  exit 0
+fi
+
+case "${1:-}" in -*) fail "unknown option $1: sh deploy/make-secrets.sh [hostname], or --rotate | --promote | --retire <name>" ;; esac
+host="${1:-localhost}"
 for name in api_key_pepper; do
   [ -s "$dir/$name" ] || openssl rand -hex 32 > "$dir/$name"
 done
@@ -36,20 +132,18 @@ if [ ! -s "$dir/tls.key" ]; then
     -addext "subjectAltName=DNS:$host,IP:127.0.0.1" -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
 fi
 # Internal gRPC: one token per caller; each service gets the digests of its callers' tokens.
+# Created once (an emptied slot stays empty: it was retired); the _alt slots start empty (closed).
 for caller in gateway license checkout notification operator; do
-  [ -s "$dir/internal_token_$caller" ] || openssl rand -hex 32 > "$dir/internal_token_$caller"
+  [ -e "$dir/internal_token_$caller" ] || openssl rand -hex 32 > "$dir/internal_token_$caller"
+  [ -e "$dir/internal_token_${caller}_alt" ] || : > "$dir/internal_token_${caller}_alt"
 done
-digest() { printf '%s=sha256:%s' "$1" "$(tr -d '\n' < "$dir/internal_token_$1" | openssl dgst -sha256 -r | cut -d' ' -f1)"; }
-callers() { service="$1"; shift; out=""; for c in "$@"; do out="$out${out:+,}$(digest "$c")"; done; printf '%s\n' "$out" > "$dir/internal_callers_$service"; }
-callers account gateway operator notification
-callers product gateway license checkout notification
-callers license gateway checkout notification
-callers checkout gateway
-callers webhook gateway
-callers notification gateway
+callers_files
 # Passwords of the NATS, Redis and MongoDB users (docs/operations.md, Internal trust).
-for name in nats_password_account nats_password_product nats_password_license nats_password_checkout nats_password_webhook nats_password_notification nats_password_gateway nats_password_setup \
-  redis_password_gateway mongo_root_password mongo_password_account mongo_password_product mongo_password_license mongo_password_checkout mongo_password_webhook mongo_password_notification; do
+for login in account product license checkout webhook notification gateway setup; do
+  [ -e "$dir/nats_password_$login" ] || openssl rand -hex 24 > "$dir/nats_password_$login"
+  [ -e "$dir/nats_password_${login}_alt" ] || : > "$dir/nats_password_${login}_alt"
+done
+for name in redis_password_gateway mongo_root_password mongo_password_account mongo_password_product mongo_password_license mongo_password_checkout mongo_password_webhook mongo_password_notification; do
   [ -s "$dir/$name" ] || openssl rand -hex 24 > "$dir/$name"
 done
 # Connection URLs with each component's own user (read through MONGO_URL_FILE and REDIS_URL_FILE).

@@ -6,15 +6,17 @@
 # environment variables the configuration names. Extra arguments go to nats-server.
 # Each user also has an alternate login, <user>_alt, with the same permissions, for rotating its
 # password with an overlap (docs/operations.md, "Rotating secrets"): its password is the file
-# nats_password_<user>_alt when there is one, else a random one nobody knows (the login is closed).
+# nats_password_<user>_alt when it is not empty, else a random one nobody knows (the login is closed).
+# make-secrets.sh writes the _alt files empty; a rotation fills one slot and later empties the other
+# (an empty nats_password_<user> closes that login the same way).
 set -eu
 dir="${NATS_SECRETS_DIR:-/run/secrets}"
 for user in account product license checkout webhook notification gateway setup; do
   for login in "$user" "${user}_alt"; do
     var="NATS_PASSWORD_$(echo "$login" | tr '[:lower:]' '[:upper:]')"
-    if [ -f "$dir/nats_password_$login" ]; then
+    if [ -s "$dir/nats_password_$login" ]; then
       pass="$(tr -d '\n' < "$dir/nats_password_$login")"
-    elif [ "$login" = "$user" ]; then
+    elif [ "$login" = "$user" ] && [ ! -e "$dir/nats_password_$login" ]; then
       echo "start.sh: $dir/nats_password_$login is missing" >&2
       exit 1
     else

@@ -31,6 +31,7 @@ import type { AccessLog } from './http/access-log';
 import { requestContext, versionAlias } from './http/request-context';
 import { checkoutRoutes } from './routes/checkout';
 import { subscriptionRoutes } from './routes/subscriptions';
+import { ExportJobs } from './routes/export-jobs';
 import { importRoutes } from './routes/imports';
 import { webhookRoutes } from './routes/webhooks';
 import { emailRoutes } from './routes/emails';
@@ -62,6 +63,8 @@ export interface GatewayDeps {
   fastPath?: FastPathSwitch;
   /** OpenTelemetry, when the OTEL_* variables turn it on. */
   tracing?: Tracing;
+  /** The exports this process writes (main.ts stops them on shutdown); a new set when absent. */
+  exportJobs?: ExportJobs;
 }
 
 /** For tests that compare the fast path's answers with the Express route's (test/e2e/fast-path-parity.test.ts). */
@@ -92,6 +95,7 @@ export function createApp({
   draining,
   fastPath = { enabled: true },
   tracing,
+  exportJobs = new ExportJobs(clients, log),
 }: GatewayDeps): RequestListener {
   const app = express();
   app.disable('x-powered-by');
@@ -125,7 +129,7 @@ export function createApp({
   api.use(enforceRateLimits(limits));
   api.use(enforceScope(log));
   // Imports take a file (jsonl or CSV) as their body, read as it streams: before the JSON body parser.
-  importRoutes(api, clients, log);
+  importRoutes(api, clients, log, exportJobs);
   api.use(requireJsonBody);
   // A batch of up to 1,000 licences may carry more than BODY_LIMIT_BYTES; it alone gets a larger limit.
   api.post(

@@ -21,6 +21,7 @@ import { RateLimits } from './rate-limits/limiter';
 import { checkTransportConfig, createGatewayServer } from './http/transport';
 import { AccessLog } from './http/access-log';
 import { Drain } from './http/drain';
+import { ExportJobs } from './routes/export-jobs';
 import { EventFeed } from './backends/event-feed';
 import { LicenseValidator } from './license-validation/validator';
 import { ValidationCache } from './license-validation/cache';
@@ -119,7 +120,9 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
       return drain.draining;
     },
   };
+  const exportJobs = new ExportJobs(clients, log);
   const app = createApp({
+    exportJobs,
     config,
     clients,
     bus,
@@ -167,8 +170,12 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      // Not ready, stop accepting, let accepted requests finish (bounded), then close channels.
-      await drain.stop(config.SHUTDOWN_DRAIN_DELAY_MS, config.SHUTDOWN_TIMEOUT_MS);
+      // Not ready, stop accepting, let accepted requests finish (bounded), then close channels. Exports
+      // running in this process get as long to finish; those left are marked failed (export-jobs.ts).
+      await Promise.all([
+        drain.stop(config.SHUTDOWN_DRAIN_DELAY_MS, config.SHUTDOWN_TIMEOUT_MS),
+        exportJobs.stop(config.SHUTDOWN_TIMEOUT_MS),
+      ]);
       process.off('SIGHUP', onHup);
       await metricsServer.close();
       // Counts of cached validations and locally admitted requests reach their stores before the channels close.

@@ -81,6 +81,8 @@ export interface Topology {
   outboxIntervalMs?: number;
   /** How often the licence service writes validation counts (tests use a short one). */
   statsFlushIntervalMs?: number;
+  /** Tests only: the licence service's EXPORT_LEASE_MS (how long an export outlives a silent gateway). */
+  exportLeaseMs?: number;
   /** How often the licence service looks for licences to mark expired (tests use a short one). */
   expirySweepIntervalMs?: number;
   /** Checkout's payment provider (default: the built-in test mode). */
@@ -231,6 +233,7 @@ const ownSettings: Record<Component, (t: Topology, p: Placement) => Record<strin
   license: (t) => ({
     ...(t.statsFlushIntervalMs ? { STATS_FLUSH_INTERVAL_MS: String(t.statsFlushIntervalMs) } : {}),
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),
+    ...(t.exportLeaseMs ? { EXPORT_LEASE_MS: String(t.exportLeaseMs) } : {}),
   }),
   checkout: (t, p) => ({
     ...(p.publicBaseUrl ? { PUBLIC_BASE_URL: p.publicBaseUrl } : {}),

@@ -254,6 +254,7 @@ describe('Kubernetes manifests', () => {
     expect(env).toMatchObject({ NATS_USER: 'setup', NATS_PASSWORD_FILE: '/run/secrets/nats_password_setup' });
     expect(pod.volumes.find((v: K8s) => v.name === 'secrets').secret.items).toEqual([
       { key: 'nats_password_setup', path: 'nats_password_setup' },
+      { key: 'nats_password_setup_alt', path: 'nats_password_setup_alt' },
     ]);
     expect(Object.keys(secretExample.stringData)).toContain('nats_password_setup');
     const config = loadConfig(eventsSetupSchema, { ...env, NATS_PASSWORD: 'value-of-NATS_PASSWORD' });
@@ -330,7 +331,10 @@ describe('Kubernetes manifests', () => {
     expect(env.INTERNAL_TOKEN_FILE).toBe('/run/secrets/internal_token_operator');
     expect(pod.spec.volumes[0].secret).toEqual({
       secretName: 'licensing-secrets',
-      items: [{ key: 'internal_token_operator', path: 'internal_token_operator' }],
+      items: [
+        { key: 'internal_token_operator', path: 'internal_token_operator' },
+        { key: 'internal_token_operator_alt', path: 'internal_token_operator_alt' },
+      ],
     });
     expect(Object.keys(secretExample.stringData ?? secretExample.data)).toContain('internal_token_operator');
     // The account service's NetworkPolicy admits pods with that label.
@@ -339,6 +343,30 @@ describe('Kubernetes manifests', () => {
       r.from.map((f) => f.podSelector?.matchLabels),
     );
     expect(admitted).toContainEqual({ 'app.kubernetes.io/name': 'licensing-operator' });
+  });
+
+  it("every NATS password and internal token a pod mounts comes with its _alt slot, as compose mounts it (the rotation runbook's second login or token)", () => {
+    const slotted = (names: string[]) => names.filter((n) => /^(nats_password|internal_token)_[a-z]+$/.test(n));
+    const pods = [
+      ...components.map((c) => [c, find('Deployment', c)!.spec.template.spec] as const),
+      [
+        'events-setup',
+        docs.find((d) => d.kind === 'Job' && d.metadata.name.includes('events-setup'))!.spec.template.spec,
+      ] as const,
+    ];
+    for (const [name, pod] of pods) {
+      const keys: string[] = pod.volumes.find((v: K8s) => v.name === 'secrets').secret.items.map((i: K8s) => i.key);
+      expect(slotted(keys).length).toBeGreaterThan(0);
+      for (const key of slotted(keys)) expect([name, keys]).toEqual([name, expect.arrayContaining([`${key}_alt`])]);
+      // compose mounts the same slots into the same component.
+      const composeSecrets: string[] = compose[name].secrets;
+      expect([name, slotted(composeSecrets).sort()]).toEqual([name, slotted(keys).sort()]);
+      for (const key of keys) expect([name, composeSecrets]).toEqual([name, expect.arrayContaining([key])]);
+    }
+    // The example Secret has a key for each slot, empty (closed) until a rotation fills it.
+    const example = Object.keys(secretExample.stringData);
+    for (const key of slotted(example)) expect(example).toContain(`${key}_alt`);
+    expect(slotted(example).length).toBe(5 + components.length + 1); // tokens, a NATS login per component, setup
   });
 
   it('the gateway and the licence service scale out on CPU', () => {

@@ -46,9 +46,12 @@ describe('make-secrets.sh', () => {
     ];
     expect(expected.filter((name) => !existsSync(join(secrets, name)))).toEqual([]);
     // And compose hands the stores the passwords of every user.
+    // ...and the second slot of each (empty: closed), which the rotation runbook fills.
     expect(compose.services.nats.secrets).toEqual([
       ...componentNames.map((c) => `nats_password_${c}`),
       'nats_password_setup',
+      ...componentNames.map((c) => `nats_password_${c}_alt`),
+      'nats_password_setup_alt',
     ]);
     expect(compose.services.mongodb.secrets).toEqual([
       'mongo_root_password',

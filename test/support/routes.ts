@@ -27,7 +27,7 @@ export function everyRoute(): typeof registeredRoutes {
   webhookRoutes(router, none);
   emailRoutes(router, none);
   customerRoutes(router, none);
-  importRoutes(router, none, none);
+  importRoutes(router, none, none, none);
   statusRoutes(router, none, none, none, '1.2.3');
   return registeredRoutes;
 }

@@ -421,7 +421,7 @@ const paths: Record<string, Record<string, Op>> = {
       summary: "Export the account's data as JSON lines (a job)",
       tag: 'Imports and exports',
       description:
-        'Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account.',
+        'Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account. The gateway that answered runs the job; if that process stops before the export is done (a crash, a restart), the export ends `failed` within a minute (its lease lapses), its `failure` saying to start a new export: POST again.',
       ok: { 202: { description: 'The export job, running (Location names it)', schema: ref('Export') } },
     }),
   },
@@ -429,6 +429,8 @@ const paths: Record<string, Record<string, Op>> = {
     get: op('getExport', {
       summary: "An export's progress",
       tag: 'Imports and exports',
+      description:
+        '`running` until `done` or `failed`: an export always ends. One whose gateway process stopped mid-way is `failed` within a minute, with a `failure` that says so and to start a new export.',
       params: [pathParam('id', 'Export id (exp_…)')],
       ok: { 200: { description: 'The export job', schema: ref('Export') } },
     }),

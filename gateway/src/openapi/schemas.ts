@@ -453,7 +453,11 @@ export const schemas: Record<string, Schema> = {
       description: 'Lines written so far by type (product, license, checkout_session, webhook_endpoint)',
     },
     bytes: int('Size of the file so far', { minimum: 0 }),
-    failure: orNull(str()),
+    failure: orNull(
+      str(
+        'Why the export failed (status failed). When the gateway process running it stopped mid-way (a crash, a restart), the export ends failed within a minute with "the process running this export stopped before it finished …: start a new export"; it is never left running.',
+      ),
+    ),
     created_at: time(),
     finished_at: orNull(time()),
     expires_at: orNull(time('The file can be downloaded until then (24 hours after it finished)')),

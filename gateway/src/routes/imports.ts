@@ -9,13 +9,16 @@ import { checkoutJson } from './checkout';
 import { productJson } from './products';
 import { route, withQuery } from './route';
 import { subscriptionJson } from './subscriptions';
+import type { ExportJobs } from './export-jobs';
 import { endpointJson } from './webhooks';
 
 // Imports and exports (issue 32; docs/api.md "Imports" and "Exports"). An import's body is the file
 // itself, up to 100 MB: it is read a piece at a time (never whole) and each piece of 512 KiB goes to the
 // licence service, which stores it and runs the import as a job once the file is complete. An export is
 // a job of this gateway: it gathers the account's data from each service over gRPC, a page at a time,
-// and writes the file into the licence service, which serves it for 24 hours.
+// and writes the file into the licence service, which serves it for 24 hours. The export holds a lease
+// there that every piece and a heartbeat renew: when this process dies mid-way, the export is failed once
+// the lease lapses (export-jobs.ts stops them on a graceful shutdown).
 
 /** The largest import file. */
 export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
@@ -72,7 +75,7 @@ async function* pieces(req: Request): AsyncGenerator<Buffer> {
   if (size) yield Buffer.concat(held);
 }
 
-export function importRoutes(router: Router, clients: Clients, log: Logger): void {
+export function importRoutes(router: Router, clients: Clients, log: Logger, exportJobs: ExportJobs): void {
   route(router, '/imports', {
     post: withQuery(importCreateQuery, async (req, res, query) => {
       const accountId = principalOf(res).accountId;
@@ -132,7 +135,7 @@ export function importRoutes(router: Router, clients: Clients, log: Logger): voi
       const accountId = principalOf(res).accountId;
       const exp = await clients.imports.createExport({ account_id: accountId });
       // The job runs on after the answer; its progress and outcome are read with GET.
-      void runExport(clients, accountId, exp.id, log);
+      exportJobs.start(accountId, exp);
       res.status(202).location(`/api/v1/exports/${exp.id}`).json(exportJson(exp));
     },
   });
@@ -192,12 +195,37 @@ async function* everyItem<T>(
  * service's list call and writing one `{"type": "<resource>", …}` line per item; the jsonl import skips
  * types it does not import (they count as skipped), so older files and newer ones stay readable.
  */
-export async function runExport(clients: Clients, accountId: string, exportId: string, log: Logger): Promise<void> {
+export async function runExport(
+  clients: Clients,
+  accountId: string,
+  exportId: string,
+  log: Logger,
+  opts: { leaseMs?: number; signal?: AbortSignal } = {},
+): Promise<void> {
+  const { signal } = opts;
+  // The heartbeat: a page can take long (a slow service), and no piece is written meanwhile. A refusal
+  // (the export is no longer running: its lease lapsed) stops the job at its next line.
+  let lost: unknown;
+  const heartbeat = setInterval(
+    () => {
+      clients.imports.renewExport({ account_id: accountId, id: exportId }).catch((err: unknown) => {
+        if (err instanceof AppError && err.code === 'conflict') lost = err;
+        else log.warn({ err, export_id: exportId }, 'could not renew the lease of an export');
+      });
+    },
+    Math.max(250, Math.floor((opts.leaseMs || 60_000) / 4)),
+  );
+  heartbeat.unref();
+  const check = () => {
+    if (signal?.aborted) throw signal.reason;
+    if (lost) throw lost;
+  };
   let held: Buffer[] = [];
   let size = 0;
   let seq = 0;
   let counts: Record<string, number> = {};
   const flush = async () => {
+    check();
     if (!size) return;
     await clients.imports.appendExportChunk({
       account_id: accountId,
@@ -211,6 +239,7 @@ export async function runExport(clients: Clients, accountId: string, exportId: s
     counts = {};
   };
   const line = async (type: string, value: Record<string, unknown>) => {
+    check();
     const bytes = Buffer.from(`${JSON.stringify({ type, ...value })}\n`);
     if (size + bytes.length > PIECE_BYTES) await flush();
     held.push(bytes);
@@ -270,10 +299,13 @@ export async function runExport(clients: Clients, accountId: string, exportId: s
     await flush();
     await clients.imports.finishExport({ account_id: accountId, export_id: exportId, failure: '' });
   } catch (err) {
+    if (signal?.aborted) return; // stopped by the shutdown, which marked it failed (export-jobs.ts)
     log.error({ err, export_id: exportId, account_id: accountId }, 'export failed');
     const reason = err instanceof AppError ? `${err.code}: ${err.message}` : 'internal error';
     await clients.imports
       .finishExport({ account_id: accountId, export_id: exportId, failure: reason })
       .catch(() => undefined);
+  } finally {
+    clearInterval(heartbeat);
   }
 }

@@ -62,6 +62,7 @@ export const importAccess: AccessPolicyOf<typeof ImportServiceService> = {
     'getImport',
     'createExport',
     'appendExportChunk',
+    'renewExport',
     'finishExport',
     'getExport',
     'readExportChunk',

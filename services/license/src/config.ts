@@ -34,6 +34,10 @@ export const licenseSchema = {
     'How often the import job looks for imports to run: new ones (also started at once by their upload) and those whose run stopped (a crash)',
     { default: 2000, min: 50, max: 600_000 },
   ),
+  EXPORT_LEASE_MS: int(
+    "How long a running export stays running without a word from the gateway writing it (each piece renews it, and the gateway's heartbeat every quarter of it): past it, the gateway is taken to have stopped and the export is failed, saying to start a new one",
+    { default: 60_000, min: 1000, max: 3_600_000 },
+  ),
 };
 
 export type LicenseConfig = ConfigOf<typeof licenseSchema>;

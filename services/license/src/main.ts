@@ -131,6 +131,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       outbox: licenseCache.outbox(ctx.outbox),
       clock: ctx.clock,
       log: ctx.log,
+      exportLeaseMs: ctx.config.EXPORT_LEASE_MS,
     };
     const importRunner = new ImportRunner(importDeps, ctx.log);
     const imports = new PeriodicTask(

@@ -481,7 +481,7 @@ export interface paths {
         put?: never;
         /**
          * Export the account's data as JSON lines (a job)
-         * @description Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account.
+         * @description Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account. The gateway that answered runs the job; if that process stops before the export is done (a crash, a restart), the export ends `failed` within a minute (its lease lapses), its `failure` saying to start a new export: POST again.
          */
         post: operations["createExport"];
         delete?: never;
@@ -497,7 +497,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An export's progress */
+        /**
+         * An export's progress
+         * @description `running` until `done` or `failed`: an export always ends. One whose gateway process stopped mid-way is `failed` within a minute, with a `failure` that says so and to start a new export.
+         */
         get: operations["getExport"];
         put?: never;
         post?: never;

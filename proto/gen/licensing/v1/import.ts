@@ -80,6 +80,12 @@ export interface Export {
   /** Lines written, by type (product, license, activation…). */
   counts: { [key: string]: number };
   failure: string;
+  /**
+   * How long a running export stays running without a word from its writer (a piece or RenewExport):
+   * past it, the writer is taken to have stopped (its gateway crashed or was killed) and the export is
+   * failed. The writer renews well within it (every quarter of it).
+   */
+  lease_ms: number;
 }
 
 export interface Export_CountsEntry {
@@ -829,6 +835,7 @@ function createBaseExport(): Export {
     chunks: 0,
     counts: {},
     failure: "",
+    lease_ms: 0,
   };
 }
 
@@ -863,6 +870,9 @@ export const Export: MessageFns<Export> = {
     });
     if (message.failure !== "") {
       writer.uint32(82).string(message.failure);
+    }
+    if (message.lease_ms !== 0) {
+      writer.uint32(88).int32(message.lease_ms);
     }
     return writer;
   },
@@ -963,6 +973,14 @@ export const Export: MessageFns<Export> = {
             message.failure = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.lease_ms = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1016,6 +1034,11 @@ export const Export: MessageFns<Export> = {
         )
         : {},
       failure: isSet(object.failure) ? globalThis.String(object.failure) : "",
+      lease_ms: isSet(object.leaseMs)
+        ? globalThis.Number(object.leaseMs)
+        : isSet(object.lease_ms)
+        ? globalThis.Number(object.lease_ms)
+        : 0,
     };
   },
 
@@ -1057,6 +1080,9 @@ export const Export: MessageFns<Export> = {
     if (message.failure !== "") {
       obj.failure = message.failure;
     }
+    if (message.lease_ms !== 0) {
+      obj.leaseMs = Math.round(message.lease_ms);
+    }
     return obj;
   },
 
@@ -1083,6 +1109,7 @@ export const Export: MessageFns<Export> = {
       {},
     );
     message.failure = object.failure ?? "";
+    message.lease_ms = object.lease_ms ?? 0;
     return message;
   },
 };
@@ -2144,6 +2171,7 @@ export const ImportServiceService = {
     responseSerialize: (value: Export): Buffer => Buffer.from(Export.encode(value).finish()),
     responseDeserialize: (value: Buffer): Export => Export.decode(value),
   },
+  /** The file's next piece; it renews the export's lease (see Export.lease_ms). */
   appendExportChunk: {
     path: "/licensing.v1.ImportService/AppendExportChunk" as const,
     requestStream: false as const,
@@ -2151,6 +2179,19 @@ export const ImportServiceService = {
     requestSerialize: (value: AppendExportChunkRequest): Buffer =>
       Buffer.from(AppendExportChunkRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): AppendExportChunkRequest => AppendExportChunkRequest.decode(value),
+    responseSerialize: (value: Export): Buffer => Buffer.from(Export.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Export => Export.decode(value),
+  },
+  /**
+   * The writer's heartbeat while it works on a long page: renews the lease of a running export.
+   * FAILED_PRECONDITION when the export is no longer running (its lease lapsed: it was failed).
+   */
+  renewExport: {
+    path: "/licensing.v1.ImportService/RenewExport" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetExportRequest): Buffer => Buffer.from(GetExportRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetExportRequest => GetExportRequest.decode(value),
     responseSerialize: (value: Export): Buffer => Buffer.from(Export.encode(value).finish()),
     responseDeserialize: (value: Buffer): Export => Export.decode(value),
   },
@@ -2213,7 +2254,13 @@ export interface ImportServiceServer extends UntypedServiceImplementation {
   getImport: handleUnaryCall<GetImportRequest, Import>;
   /** A new export file, written by its caller (the gateway's export job) with AppendExportChunk. */
   createExport: handleUnaryCall<CreateExportRequest, Export>;
+  /** The file's next piece; it renews the export's lease (see Export.lease_ms). */
   appendExportChunk: handleUnaryCall<AppendExportChunkRequest, Export>;
+  /**
+   * The writer's heartbeat while it works on a long page: renews the lease of a running export.
+   * FAILED_PRECONDITION when the export is no longer running (its lease lapsed: it was failed).
+   */
+  renewExport: handleUnaryCall<GetExportRequest, Export>;
   /** status done (or failed, with failure), downloadable until expires_at. */
   finishExport: handleUnaryCall<FinishExportRequest, Export>;
   getExport: handleUnaryCall<GetExportRequest, Export>;
@@ -2322,6 +2369,7 @@ export interface ImportServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Export) => void,
   ): ClientUnaryCall;
+  /** The file's next piece; it renews the export's lease (see Export.lease_ms). */
   appendExportChunk(
     request: AppendExportChunkRequest,
     callback: (error: ServiceError | null, response: Export) => void,
@@ -2333,6 +2381,25 @@ export interface ImportServiceClient extends Client {
   ): ClientUnaryCall;
   appendExportChunk(
     request: AppendExportChunkRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Export) => void,
+  ): ClientUnaryCall;
+  /**
+   * The writer's heartbeat while it works on a long page: renews the lease of a running export.
+   * FAILED_PRECONDITION when the export is no longer running (its lease lapsed: it was failed).
+   */
+  renewExport(
+    request: GetExportRequest,
+    callback: (error: ServiceError | null, response: Export) => void,
+  ): ClientUnaryCall;
+  renewExport(
+    request: GetExportRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Export) => void,
+  ): ClientUnaryCall;
+  renewExport(
+    request: GetExportRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Export) => void,

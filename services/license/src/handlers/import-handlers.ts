@@ -8,6 +8,7 @@ import {
   getExport,
   presentExport,
   readExportChunk,
+  renewExport,
   type ExportDeps,
 } from '../use-cases/exports';
 import {
@@ -25,7 +26,7 @@ export function importHandlers(
   deps: ImportDeps & ExportDeps,
   started: () => void,
 ): Handlers<typeof ImportServiceService> {
-  const now = () => deps.clock.now();
+  const present = (doc: Parameters<typeof presentExport>[0]) => presentExport(doc, deps.exportLeaseMs);
   return {
     createImport: async (req) => presentImport(await createImport(deps, req.account_id, req.format)),
     appendImportChunk: async (req) =>
@@ -37,12 +38,12 @@ export function importHandlers(
     },
     abandonImport: async (req) => presentImport(await abandonImport(deps, req.account_id, req.id)),
     getImport: async (req) => presentImport(await getImport(deps, req.account_id, req.id)),
-    createExport: async (req) => presentExport(await createExport(deps, req.account_id), now()),
+    createExport: async (req) => present(await createExport(deps, req.account_id)),
     appendExportChunk: async (req) =>
-      presentExport(await appendExportChunk(deps, req.account_id, req.export_id, req.seq, req.data, req.counts), now()),
-    finishExport: async (req) =>
-      presentExport(await finishExport(deps, req.account_id, req.export_id, req.failure), now()),
-    getExport: async (req) => presentExport(await getExport(deps, req.account_id, req.id), now()),
+      present(await appendExportChunk(deps, req.account_id, req.export_id, req.seq, req.data, req.counts)),
+    renewExport: async (req) => present(await renewExport(deps, req.account_id, req.id)),
+    finishExport: async (req) => present(await finishExport(deps, req.account_id, req.export_id, req.failure)),
+    getExport: async (req) => present(await getExport(deps, req.account_id, req.id)),
     readExportChunk: async (req) => ({ data: await readExportChunk(deps, req.account_id, req.export_id, req.seq) }),
     exportLicenses: async (req) => exportLicenses(deps, req.account_id, req.after, req.limit),
   };

@@ -1,12 +1,12 @@
 import type { Logger } from '@licensing/runtime';
-import { dropExpiredExports, type ExportDeps } from '../use-cases/exports';
+import { dropExpiredExports, failStoppedExports, type ExportDeps } from '../use-cases/exports';
 import { IMPORT_LEASE_MS, ImportRun, type ImportDeps } from '../use-cases/imports';
 
 /**
  * Runs the imports whose file is complete, one at a time per instance: each pass takes the running
  * imports no live run holds (new ones, and those whose run stopped renewing its lease: a crash), claims
- * one by the unique insert of its next epoch, and runs it from its checkpoint to the end. Also drops the
- * files of exports past their 24 hours.
+ * one by the unique insert of its next epoch, and runs it from its checkpoint to the end. Also fails the
+ * running exports whose writer stopped (their lease lapsed) and drops the files of exports past their 24 hours.
  */
 export class ImportRunner {
   private lastExportSweep = 0;
@@ -26,6 +26,8 @@ export class ImportRunner {
     const now = this.deps.clock.now();
     if (now.getTime() - this.lastExportSweep > 60_000) {
       this.lastExportSweep = now.getTime();
+      const failed = await failStoppedExports(this.deps);
+      if (failed) this.log.warn({ failed }, 'exports whose gateway stopped before they finished are failed');
       await dropExpiredExports(this.deps);
     }
     for (const doc of await this.deps.imports.runnable(now)) {

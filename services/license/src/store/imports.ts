@@ -2,6 +2,7 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import { outboxFields, outboxOf } from '@licensing/runtime';
 import type { DomainEvent } from '@licensing/proto';
 import type { ImportFormat } from '../domain/import-rows';
+import { leaseLapsed, leaseUntil } from '../domain/job-leases';
 
 // Imports and exports (issue 32): the job's state, and the files themselves kept as numbered pieces
 // (GridFS-like: one document per piece of at most 1 MiB), so a job resumes after a crash from the
@@ -50,6 +51,8 @@ export interface ExportDoc {
   bytes: number;
   counts: Record<string, number>;
   failure: string;
+  /** While running: until when its writer (a gateway's export job) holds it; each piece and heartbeat renews it. */
+  lease_until: Date | null;
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
@@ -115,6 +118,7 @@ export function importModels(conn: Connection) {
       bytes: { type: Number, default: 0 },
       counts: { type: Object, default: () => ({}) },
       failure: { type: String, default: '' },
+      lease_until: { type: Date, default: null },
       created_at: { type: Date, required: true },
       updated_at: { type: Date, required: true },
       finished_at: { type: Date, default: null },
@@ -203,7 +207,7 @@ export class ImportStore {
   /** Imports waiting for a run, or whose run stopped renewing its lease (a crash). */
   async runnable(now: Date): Promise<ImportDoc[]> {
     const running = await this.models.Import.find({ state: 'running' }).limit(50).lean<ImportDoc[]>().exec();
-    return running.filter((d) => !d.lease_until || d.lease_until < now);
+    return running.filter((d) => leaseLapsed(d.lease_until, now));
   }
 
   /**
@@ -220,7 +224,7 @@ export class ImportStore {
     }
     await this.models.Import.updateOne(
       { _id: doc._id },
-      { $set: { epoch, lease_until: new Date(now.getTime() + leaseMs), updated_at: now } },
+      { $set: { epoch, lease_until: leaseUntil(now, leaseMs), updated_at: now } },
     );
     return epoch;
   }
@@ -248,6 +252,20 @@ export class ImportStore {
 
   async updateExport(id: string, set: Partial<ExportDoc>, inc?: Record<string, number>): Promise<void> {
     await this.models.Export.updateOne({ _id: id }, { $set: set, ...(inc ? { $inc: inc } : {}) });
+  }
+
+  /** Changes an export only while it is running (false: it was finished or failed meanwhile). */
+  async updateRunningExport(id: string, set: Partial<ExportDoc>, inc?: Record<string, number>): Promise<boolean> {
+    const res = await this.models.Export.updateOne(
+      { _id: id, state: 'running' },
+      { $set: set, ...(inc ? { $inc: inc } : {}) },
+    );
+    return res.matchedCount === 1;
+  }
+
+  /** Running exports (a few at most: each is a gateway's job of the moment), for the sweep of stopped ones. */
+  runningExports(): Promise<ExportDoc[]> {
+    return this.models.Export.find({ state: 'running' }).limit(200).lean<ExportDoc[]>().exec();
   }
 
   /** Finished exports past their 24 hours, and their files (a few per pass). */

@@ -2,15 +2,18 @@ import { AppError, isId, newId, type Clock } from '@licensing/runtime';
 import type { Export } from '@licensing/proto';
 import type { ExportDoc, ImportStore } from '../store/imports';
 import type { ImportedLicenses } from '../store/imported-licenses';
+import { EXPORT_WRITER_STOPPED, exportWriterStopped, leaseUntil } from '../domain/job-leases';
 import { MAX_CHUNK_BYTES } from './imports';
 
 // Export files (issue 32, docs/api.md "Exports"): the gateway's export job gathers each service's data
 // over gRPC and writes the file here a piece at a time; it is downloadable for 24 hours after it is done.
+// The job holds its export by a lease that each piece and its heartbeat (RenewExport) renew; an export
+// whose lease lapsed (its gateway died mid-way) is failed when next read, or by the job's sweep.
 
 /** How long a finished export can be downloaded. */
 export const EXPORT_KEEP_MS = 24 * 60 * 60 * 1000;
-/** A running export whose writer has said nothing for this long stopped (its gateway went away). */
-export const EXPORT_STALE_MS = 2 * 60 * 1000;
+/** The default of EXPORT_LEASE_MS: how long a running export stays running without a word from its writer. */
+export const EXPORT_LEASE_MS = 60_000;
 /** The largest export file. */
 export const MAX_EXPORT_BYTES = 2 * 1024 * 1024 * 1024;
 
@@ -18,29 +21,49 @@ export interface ExportDeps {
   licenses: ImportedLicenses;
   imports: ImportStore;
   clock: Clock;
+  /** EXPORT_LEASE_MS (default 60 s). */
+  exportLeaseMs?: number;
 }
 
-export function presentExport(doc: ExportDoc, now: Date): Export {
-  const stale = doc.state === 'running' && now.getTime() - doc.updated_at.getTime() > EXPORT_STALE_MS;
+const leaseMsOf = (deps: Pick<ExportDeps, 'exportLeaseMs'>) => deps.exportLeaseMs ?? EXPORT_LEASE_MS;
+
+export function presentExport(doc: ExportDoc, leaseMs: number = EXPORT_LEASE_MS): Export {
   return {
     id: doc._id,
     account_id: doc.account_id,
-    status: stale ? 'failed' : doc.state,
+    status: doc.state,
     created_at: doc.created_at.toISOString(),
     finished_at: doc.finished_at?.toISOString() ?? '',
     expires_at: doc.expires_at?.toISOString() ?? '',
     bytes: doc.bytes,
     chunks: doc.chunks,
     counts: doc.counts ?? {},
-    failure: stale ? 'the export job stopped before it finished (start another)' : doc.failure,
+    failure: doc.failure,
+    lease_ms: leaseMs,
   };
+}
+
+/** The export as it is now: a running one whose writer stopped is stored failed (and its pieces deleted) first. */
+async function settle(deps: ExportDeps, doc: ExportDoc): Promise<ExportDoc> {
+  const now = deps.clock.now();
+  if (!exportWriterStopped(doc, now, leaseMsOf(deps))) return doc;
+  const set = { state: 'failed' as const, failure: EXPORT_WRITER_STOPPED, finished_at: now, updated_at: now };
+  if (!(await deps.imports.updateRunningExport(doc._id, set))) {
+    // Finished (or failed) meanwhile: what was stored wins.
+    return (await deps.imports.getExport(doc.account_id, doc._id)) ?? doc;
+  }
+  await deps.imports.deleteChunks(doc._id, true);
+  return { ...doc, ...set, lease_until: null };
 }
 
 async function own(deps: ExportDeps, accountId: string, id: string): Promise<ExportDoc> {
   const doc = isId('exp', id) ? await deps.imports.getExport(accountId, id) : null;
   if (!doc) throw AppError.notFound('export');
-  return doc;
+  return settle(deps, doc);
 }
+
+const notRunning = (doc: ExportDoc) =>
+  new AppError('conflict', `the export is ${doc.state}${doc.failure ? `: ${doc.failure}` : ''}`);
 
 export async function createExport(deps: ExportDeps, accountId: string): Promise<ExportDoc> {
   const now = deps.clock.now();
@@ -52,6 +75,7 @@ export async function createExport(deps: ExportDeps, accountId: string): Promise
     bytes: 0,
     counts: {},
     failure: '',
+    lease_until: leaseUntil(now, leaseMsOf(deps)),
     created_at: now,
     updated_at: now,
     finished_at: null,
@@ -70,7 +94,7 @@ export async function appendExportChunk(
   counts: Record<string, number>,
 ): Promise<ExportDoc> {
   const doc = await own(deps, accountId, id);
-  if (doc.state !== 'running') throw new AppError('conflict', `the export is ${doc.state}`);
+  if (doc.state !== 'running') throw notRunning(doc);
   if (data.byteLength > MAX_CHUNK_BYTES) throw AppError.invalid('data', `a piece is at most ${MAX_CHUNK_BYTES} bytes`);
   if (seq !== doc.chunks) throw new AppError('conflict', `piece ${seq} out of order: piece ${doc.chunks} is next`);
   if (doc.bytes + data.byteLength > MAX_EXPORT_BYTES)
@@ -78,8 +102,24 @@ export async function appendExportChunk(
   await deps.imports.putChunk(doc._id, seq, data, true);
   const inc: Record<string, number> = {};
   for (const [type, n] of Object.entries(counts)) if (/^[a-z_]{1,40}$/.test(type)) inc[`counts.${type}`] = n;
-  const set = { chunks: doc.chunks + 1, bytes: doc.bytes + data.byteLength, updated_at: deps.clock.now() };
-  await deps.imports.updateExport(doc._id, set, inc);
+  const now = deps.clock.now();
+  const set = {
+    chunks: doc.chunks + 1,
+    bytes: doc.bytes + data.byteLength,
+    updated_at: now,
+    lease_until: leaseUntil(now, leaseMsOf(deps)),
+  };
+  if (!(await deps.imports.updateRunningExport(doc._id, set, inc))) throw notRunning(await own(deps, accountId, id));
+  return { ...doc, ...set };
+}
+
+/** The writer's heartbeat: the running export's lease from now. 409 once it is not running. */
+export async function renewExport(deps: ExportDeps, accountId: string, id: string): Promise<ExportDoc> {
+  const doc = await own(deps, accountId, id);
+  if (doc.state !== 'running') throw notRunning(doc);
+  const now = deps.clock.now();
+  const set = { lease_until: leaseUntil(now, leaseMsOf(deps)), updated_at: now };
+  if (!(await deps.imports.updateRunningExport(doc._id, set))) throw notRunning(await own(deps, accountId, id));
   return { ...doc, ...set };
 }
 
@@ -93,9 +133,16 @@ export async function finishExport(
   if (doc.state !== 'running') return doc;
   const now = deps.clock.now();
   const set: Partial<ExportDoc> = failure
-    ? { state: 'failed', failure: failure.slice(0, 500), finished_at: now, updated_at: now }
-    : { state: 'done', finished_at: now, updated_at: now, expires_at: new Date(now.getTime() + EXPORT_KEEP_MS) };
-  await deps.imports.updateExport(doc._id, set);
+    ? { state: 'failed', failure: failure.slice(0, 500), finished_at: now, updated_at: now, lease_until: null }
+    : {
+        state: 'done',
+        finished_at: now,
+        updated_at: now,
+        lease_until: null,
+        expires_at: new Date(now.getTime() + EXPORT_KEEP_MS),
+      };
+  // Failed meanwhile (its lease lapsed): that stays.
+  if (!(await deps.imports.updateRunningExport(doc._id, set))) return own(deps, accountId, id);
   if (failure) await deps.imports.deleteChunks(doc._id, true);
   return { ...doc, ...set };
 }
@@ -112,6 +159,13 @@ export async function readExportChunk(deps: ExportDeps, accountId: string, id: s
   const data = await deps.imports.chunk(doc._id, seq, true);
   if (!data) throw AppError.notFound('export file (kept 24 hours after the export finished)');
   return data;
+}
+
+/** Fails the running exports whose writer stopped, deleting their pieces (the job, every minute). */
+export async function failStoppedExports(deps: ExportDeps): Promise<number> {
+  let failed = 0;
+  for (const doc of await deps.imports.runningExports()) if ((await settle(deps, doc)).state === 'failed') failed++;
+  return failed;
 }
 
 /** Deletes the files of exports past their 24 hours (the job, every few minutes). */

@@ -25,6 +25,7 @@ import { licenseEvent } from '../events/license-events';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 import type { ImportDoc, ImportStore } from '../store/imports';
 import type { ImportedLicenses } from '../store/imported-licenses';
+import { leaseUntil } from '../domain/job-leases';
 import { leaseOf } from './activations';
 
 // Imports (issue 32, docs/api.md "Imports"): a file arrives in pieces, is stored whole, and a job reads it
@@ -266,7 +267,7 @@ export class ImportRun {
 
   private lease() {
     const now = this.deps.clock.now();
-    return { lease_until: new Date(now.getTime() + IMPORT_LEASE_MS), updated_at: now };
+    return { lease_until: leaseUntil(now, IMPORT_LEASE_MS), updated_at: now };
   }
 
   /** The file's data rows (a first, reading-only pass: the progress has its total). */
