@@ -112,13 +112,13 @@ async function main() {
       .join(', ');
     const body = `## Import (\`npm run bench:import\`)
 
-${ROWS.toLocaleString('en')} licences imported with their keys from one jsonl file (${(file.length / 1024 / 1024).toFixed(1)} MB; a Lemon Squeezy-style UUID key, an e-mail and metadata on each row, a machine on one row in ten) through \`POST /api/v1/imports\`, on FerretDB ${FERRETDB_VERSION} over PostgreSQL, the system as \`npm start\` runs it (production mode), on a shared ${cpus().length}-core machine (other work was running on it; the load generator on the same cores). Measured ${new Date().toISOString().slice(0, 10)}.
+${ROWS.toLocaleString('en')} licences imported with their keys from one jsonl file (${(file.length / 1024 / 1024).toFixed(1)} MB; a Lemon Squeezy-style UUID key, an e-mail and metadata on each row, a machine on one row in ten) through \`POST /api/v1/imports\`, on FerretDB ${FERRETDB_VERSION} over PostgreSQL, the system as \`npm start\` runs it (production mode), on a ${cpus().length}-core machine (the load generator on the same cores). Measured ${new Date().toISOString().slice(0, 10)}.
 
 | rows | upload (202) | job done after | rows/s, from the first byte to \`done\` | rows/s of the job alone |
 |---:|---:|---:|---:|---:|
 | ${ROWS.toLocaleString('en')} | ${uploadS.toFixed(1)} s | ${totalS.toFixed(1)} s | **${Math.round(rate).toLocaleString('en')}** | ${Math.round(ROWS / jobS).toLocaleString('en')} |
 
-CPU seconds spent meanwhile: ${cpuLine}: ${cpuPerRowMs.toFixed(2)} ms of CPU per row in all, so two otherwise idle cores would bound the rate near ${Math.round((cpus().length * 1000) / cpuPerRowMs).toLocaleString('en')} rows/s (not measured). The machine's load average was ${loadBefore.toFixed(1)} when the import started and ${loadAfter.toFixed(1)} when it ended (other sessions' tests were running on the same ${cpus().length} cores).
+CPU seconds spent meanwhile: ${cpuLine}: ${cpuPerRowMs.toFixed(2)} ms of CPU per row in all, so two otherwise idle cores would bound the rate near ${Math.round((cpus().length * 1000) / cpuPerRowMs).toLocaleString('en')} rows/s (not measured). The machine's load average was ${loadBefore.toFixed(1)} when the import started and ${loadAfter.toFixed(1)} when it ended (above 1 per core, other work shared the machine).
 
 Validation of imported keys against native ones (\`POST /api/v1/keys/validate\`, ${SAMPLE} keys each, serially, p50 / p99): first touch (through the licence service to the store) imported ${fmt(foreignMs)}, native ${fmt(nativeMs)}; imported again, from the gateway's cache, ${fmt(cached)}.`;
     writeFileSync(docPath, replaceSection(doc, 'import', body));
