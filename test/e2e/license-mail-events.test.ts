@@ -2,7 +2,7 @@ import { connect, type NatsConnection } from 'nats';
 import type { DomainEvent } from '@licensing/proto';
 import { NOTIFICATION_CREATED_MAIL_CONSUMER, NOTIFICATION_REROLLED_MAIL_CONSUMER } from '@licensing/runtime';
 import { client, startStack, type Stack } from '../support/stack';
-import { EventLog } from '../support/events';
+import { consumerDrained, EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
 import { SmtpInbox, type ReceivedMail } from '../support/smtp-inbox';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -56,13 +56,8 @@ afterAll(async () => {
   await inbox?.stop();
 });
 
-async function mailTo(address: string, n = 1): Promise<ReceivedMail> {
-  return eventually(() => {
-    const got = inbox.to(address);
-    expect(got.length).toBeGreaterThanOrEqual(n);
-    return got[n - 1];
-  }, MAIL_WAIT);
-}
+/** The `n`th mail to `address`, waited for. */
+const mailTo = (address: string, n = 1) => inbox.mailTo(address, n, MAIL_WAIT);
 
 const emailsFor = async (key: string) =>
   ((await api('GET', '/api/v1/emails?limit=100')).body.data as any[]).filter((e) => e.license_key === key);
@@ -82,16 +77,7 @@ const hookBodyOf = async (eventId: string) =>
   }, MAIL_WAIT);
 
 /** Waits until the consumer has read (and acknowledged) everything the stream holds. */
-async function drained(consumer: string): Promise<void> {
-  const jsm = await nc.jetstreamManager();
-  await eventually(async () => {
-    const info = await jsm.consumers.info(stack.topology.stream, consumer);
-    expect(info.num_pending + info.num_ack_pending).toBe(0);
-    expect(info.delivered.stream_seq).toBeGreaterThanOrEqual(
-      (await jsm.streams.info(stack.topology.stream)).state.last_seq,
-    );
-  }, MAIL_WAIT);
-}
+const drained = (consumer: string) => consumerDrained(nc, stack.topology.stream, consumer, MAIL_WAIT);
 
 it('the notification service down: a licence created with send_email answers 201, and its mail goes out once it is back; the webhook body has no send_email', async () => {
   await stack.stopService('notification');
@@ -153,21 +139,24 @@ it('the notification service down: a reroll with send_email answers 200, and the
   ).toHaveLength(1);
 });
 
+/**
+ * Everything asked so far has been handled: both consumers have read the whole stream, and a later
+ * licence's mail (to `address`) has gone out, so the sender has passed any mail queued before it.
+ */
+async function everythingBefore(address: string): Promise<void> {
+  await drained(NOTIFICATION_CREATED_MAIL_CONSUMER);
+  await drained(NOTIFICATION_REROLLED_MAIL_CONSUMER);
+  await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: address, send_email: true });
+  await mailTo(address);
+}
+
 it('without send_email the events ask for nothing, and no mail is queued', async () => {
   const created = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'quiet@example.com' });
   const rerolled = await api('POST', `/api/v1/licenses/${created.body.license_key}/reroll`, {});
   expect(rerolled.status).toBe(200);
   expect((await eventOf('license.created', created.body.license.id)).send_email).toBeUndefined();
   expect((await eventOf('license.rerolled', created.body.license.id)).send_email).toBeUndefined();
-  await drained(NOTIFICATION_CREATED_MAIL_CONSUMER);
-  await drained(NOTIFICATION_REROLLED_MAIL_CONSUMER);
-  // Mail asked later goes out: the sender has passed the quiet licence's, had there been any.
-  await api('POST', '/api/v1/licenses', {
-    product_id: productId,
-    customer_email: 'after-quiet@example.com',
-    send_email: true,
-  });
-  await mailTo('after-quiet@example.com');
+  await everythingBefore('after-quiet@example.com');
   expect(inbox.to('quiet@example.com')).toHaveLength(0);
   expect(await emailsFor(created.body.license_key)).toHaveLength(0);
   expect(await emailsFor(rerolled.body.key)).toHaveLength(0);
@@ -190,15 +179,7 @@ it('the same license.created and license.rerolled delivered twice queue one mail
   // Published again as new stream messages (no Nats-Msg-Id, so the stream keeps them): the consumers get them again.
   for (const e of [first, second] as DomainEvent[])
     await js.publish(`${stack.topology.subjectPrefix}.${e.type}`, JSON.stringify(e));
-  await drained(NOTIFICATION_CREATED_MAIL_CONSUMER);
-  await drained(NOTIFICATION_REROLLED_MAIL_CONSUMER);
-  // A later licence's mail has gone out: the sender has passed the duplicates, had they been queued.
-  await api('POST', '/api/v1/licenses', {
-    product_id: productId,
-    customer_email: 'after-twice@example.com',
-    send_email: true,
-  });
-  await mailTo('after-twice@example.com');
+  await everythingBefore('after-twice@example.com');
   expect(inbox.to('twice@example.com')).toHaveLength(2);
   expect(await emailsFor(key)).toHaveLength(1);
   expect(await emailsFor(newKey)).toHaveLength(1);

@@ -78,13 +78,8 @@ const issue = async (accountId: string, customerEmail: string) =>
     })
   ).key;
 
-async function mailTo(address: string, n = 1): Promise<ReceivedMail> {
-  return eventually(() => {
-    const got = inbox.to(address);
-    expect(got.length).toBeGreaterThanOrEqual(n);
-    return got[n - 1];
-  }, MAIL_WAIT);
-}
+/** The `n`th mail to `address`, waited for. */
+const mailTo = (address: string, n = 1) => inbox.mailTo(address, n, MAIL_WAIT);
 
 /** A header as read: RFC 2047 encoded words (nodemailer's =?UTF-8?Q?…?= and ?B?) decoded. */
 const header = (m: ReceivedMail, name: string) =>

@@ -1,7 +1,7 @@
 import { connect, type NatsConnection } from 'nats';
 import { NOTIFICATION_MAIL_CONSUMER } from '@licensing/runtime';
 import { client, startStack, type Stack } from '../support/stack';
-import { EventLog } from '../support/events';
+import { consumerDrained, EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
 import { SmtpInbox, type ReceivedMail } from '../support/smtp-inbox';
 import { WebClient } from '../support/web-client';
@@ -79,13 +79,8 @@ async function buy(email: string, product = productId): Promise<string> {
   return (done.data as { license_key: string }).license_key;
 }
 
-async function mailTo(address: string, n = 1): Promise<ReceivedMail> {
-  return eventually(() => {
-    const got = inbox.to(address);
-    expect(got.length).toBeGreaterThanOrEqual(n);
-    return got[n - 1];
-  }, MAIL_WAIT);
-}
+/** The `n`th mail to `address`, waited for. */
+const mailTo = (address: string, n = 1) => inbox.mailTo(address, n, MAIL_WAIT);
 
 const part = (m: ReceivedMail, type: string) => m.parts.find((p) => p.contentType === type && !p.filename);
 const emailsFor = async (key: string, a = api) =>
@@ -131,14 +126,7 @@ it('the same checkout.completed delivered twice sends one mail', async () => {
   const event = events.all().find((e) => e.type === 'checkout.completed' && (e.data as any).license_key === key)!;
   // Published again as a new stream message (no Nats-Msg-Id, so the stream keeps it): the consumer gets it again.
   await nc.jetstream().publish(`${stack.topology.subjectPrefix}.checkout.completed`, JSON.stringify(event));
-  const jsm = await nc.jetstreamManager();
-  await eventually(async () => {
-    const info = await jsm.consumers.info(stack.topology.stream, NOTIFICATION_MAIL_CONSUMER);
-    expect(info.num_pending + info.num_ack_pending).toBe(0);
-    expect(info.delivered.stream_seq).toBeGreaterThanOrEqual(
-      (await jsm.streams.info(stack.topology.stream)).state.last_seq,
-    );
-  }, MAIL_WAIT);
+  await consumerDrained(nc, stack.topology.stream, NOTIFICATION_MAIL_CONSUMER, MAIL_WAIT);
   // A later purchase's mail has gone out: the sender has passed the duplicate, if there were one.
   await buy('after-twice@example.com');
   await mailTo('after-twice@example.com');

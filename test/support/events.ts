@@ -88,3 +88,18 @@ export async function testEventBus(
 }
 
 const testNatsUrl = () => process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+/** Waits until a durable consumer has read (and had acknowledged) everything its stream holds. */
+export async function consumerDrained(
+  nc: NatsConnection,
+  stream: string,
+  consumer: string,
+  wait = { timeoutMs: 20_000, intervalMs: 50 },
+): Promise<void> {
+  const jsm = await nc.jetstreamManager();
+  await eventually(async () => {
+    const info = await jsm.consumers.info(stream, consumer);
+    expect(info.num_pending + info.num_ack_pending).toBe(0);
+    expect(info.delivered.stream_seq).toBeGreaterThanOrEqual((await jsm.streams.info(stream)).state.last_seq);
+  }, wait);
+}

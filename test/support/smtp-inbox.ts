@@ -1,5 +1,6 @@
 import { SMTPServer } from 'smtp-server';
 import { freePort } from '../../scripts/lib/net';
+import { eventually } from './eventually';
 
 /** One MIME part of a received mail, decoded. */
 export interface MailPart {
@@ -128,6 +129,15 @@ export class SmtpInbox {
 
   to(address: string): ReceivedMail[] {
     return this.received.filter((m) => m.to.includes(address));
+  }
+
+  /** Waits for the `n`th mail to `address` (polling) and gives it. */
+  mailTo(address: string, n = 1, wait = { timeoutMs: 20_000, intervalMs: 50 }): Promise<ReceivedMail> {
+    return eventually(() => {
+      const got = this.to(address);
+      if (got.length < n) throw new Error(`${got.length} of ${n} mails to ${address} so far`);
+      return got[n - 1];
+    }, wait);
   }
 
   async stop(): Promise<void> {
