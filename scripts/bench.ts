@@ -43,6 +43,19 @@ const BARE_SERVER = `
   require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(body); }).listen(Number(process.argv[1]), '127.0.0.1');
 `;
 
+/**
+ * A bare node:http server sending one fixed answer given as JSON (status 200, its headers and body): the
+ * gateway's own answer to a cached validation, so that row is what node:http costs for that response alone.
+ */
+const SHAPED_SERVER = `
+  const { headers, body } = JSON.parse(process.argv[2]);
+  const flat = Object.entries(headers).flat();
+  require('node:http').createServer((req, res) => { res.writeHead(200, flat); res.end(body); }).listen(Number(process.argv[1]), '127.0.0.1');
+`;
+
+/** The row of the bare server sending the gateway's answer. */
+const SHAPED = "bare node:http sending the gateway's own answer to a cached validation (its headers and body, fixed)";
+
 /** An OTLP/HTTP collector that takes every export and keeps nothing: what tracing costs the gateway, not a collector. */
 const OTLP_SINK = `
   require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200, { 'content-type': 'application/x-protobuf' }); res.end(); }); }).listen(Number(process.argv[1]), '127.0.0.1');
@@ -219,6 +232,8 @@ async function main() {
   }
   const barePort = await freePort();
   const bare = spawnNode(['-e', BARE_SERVER, String(barePort)]);
+  /** The bare server replaying the gateway's answer (started once a licence exists to answer about). */
+  let shaped: ChildProcess | undefined;
   for (const g of Object.values(gateways)) await waitForPort('127.0.0.1', g.port, 60_000);
   await waitForPort('127.0.0.1', barePort, 5000);
   await waitForPort('127.0.0.1', sinkPort, 5000);
@@ -251,6 +266,22 @@ async function main() {
       if (check.code !== 'valid') throw new Error(`set-up failed: validation said ${check.code}`);
     }
 
+    const at = (port: number) => `http://127.0.0.1:${port}`;
+    // The shipped gateway's answer, replayed by a bare server: what node:http alone costs for that response.
+    const sample = await fetch(`${at(gateways['access log on'].port)}${paths[0]}`, { headers });
+    const answerHeaders: Record<string, string> = {};
+    for (const [name, value] of sample.headers)
+      if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name))
+        answerHeaders[name] = value;
+    const shapedPort = await freePort();
+    shaped = spawnNode([
+      '-e',
+      SHAPED_SERVER,
+      String(shapedPort),
+      JSON.stringify({ headers: answerHeaders, body: await sample.text() }),
+    ]);
+    await waitForPort('127.0.0.1', shapedPort, 5000);
+
     const watch = {
       gateway: system.pids.gateway,
       'gateway (limits off)': gateways['limits off'].proc.pid,
@@ -269,7 +300,6 @@ async function main() {
       redis: redisPid(),
       'load generator': process.pid,
     };
-    const at = (port: number) => `http://127.0.0.1:${port}`;
     console.log(
       `${WARM_UP_S} s warm-up then ${duration} s per run, ${connections} connections, 20 distinct licence keys...`,
     );
@@ -295,6 +325,7 @@ async function main() {
       ],
       [APP_API_KEY, at(gateways['app credentials'].port), withApiKey],
       [APP_LICENSE, at(gateways['app credentials'].port), asLicenses],
+      [SHAPED, at(shapedPort)],
     ];
     // The machine's speed drifts during a run (shared cores): the bare server is measured before and after
     // every run, and each run is compared with the mean of the two around it. Every configuration runs once
@@ -323,7 +354,7 @@ async function main() {
     };
     runs.unshift(baseline);
     // In the order of `specs` (the bare baseline first).
-    const [, logged, traced, cached, off, exact, uncached, noCache, workers, appApiKey, appLicense] = runs;
+    const [, logged, traced, cached, off, exact, uncached, noCache, workers, appApiKey, appLicense, replayed] = runs;
     const cpuPerRequestMs = (r: Run, proc: string) => (1000 * (r.cpu[proc] ?? 0)) / r.requests;
     const gatewayOf: Record<string, string> = {
       [cached.name]: 'gateway',
@@ -360,6 +391,7 @@ async function main() {
       `Caches: cached validation is ${(cached.rps / uncached.rps).toFixed(1)}× the rate uncached at the gateway, which is ${(uncached.rps / noCache.rps).toFixed(1)}× the rate with no cache anywhere (${Math.round(noCache.rps)}/s). Uncached at the gateway is ${(uncached.rps / 523).toFixed(1)}× the 523/s before the caches, with no cache anywhere ${(noCache.rps / 523).toFixed(1)}×.`,
       `Access log (one buffered line per request, gateway/src/http/access-log.ts, to a file): ${(gatewayCpu(logged) - gatewayCpu(cached)).toFixed(3)} ms of gateway CPU per request, throughput ${(((logged.rps - cached.rps) / cached.rps) * 100).toFixed(1)} %.`,
       `OpenTelemetry tracing on at its default sampling (every request a span, batched over OTLP/HTTP), against the same gateway as shipped (tracing off): ${(gatewayCpu(traced) - gatewayCpu(logged)).toFixed(3)} ms of gateway CPU per request (${gatewayCpu(logged).toFixed(3)} → ${gatewayCpu(traced).toFixed(3)} ms), throughput ${(((traced.rps - logged.rps) / logged.rps) * 100).toFixed(1)} %. Off, a request runs no tracing code but a test of \`undefined\`.`,
+      `node:http alone: a bare server sending the gateway's own answer (its ${Object.keys(answerHeaders).length} headers and body) runs at ${((100 * replayed.rps) / replayed.bareRps).toFixed(1)} % of the bare server; validation as shipped is ${((100 * logged.rps) / replayed.rps).toFixed(1)} % of it. The gap between those two is the gateway's work; the rest of the gap to bare is node:http writing that response.`,
       `Licence credential vs API key (one gateway, the same 20 licences, each connection an app validating its own): gateway CPU per validation ${(gatewayCpu(appLicense) / gatewayCpu(appApiKey)).toFixed(2)}× the API key's (${gatewayCpu(appApiKey).toFixed(3)} → ${gatewayCpu(appLicense).toFixed(3)} ms), throughput ${(appLicense.rps / appApiKey.rps).toFixed(2)}×.`,
     ].join('\n');
     // The validation path's performance budget, judged in this run. The 523/s before the caches was 0.72 % of a bare server's 73,064/s in its
@@ -460,6 +492,7 @@ ${targets}${profileText}
     console.log('\nwritten to docs/benchmarks.md');
   } finally {
     bare.kill();
+    shaped?.kill();
     sink.kill();
     storeLicense.kill();
     for (const g of Object.values(gateways)) g.proc.kill();
