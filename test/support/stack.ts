@@ -226,8 +226,8 @@ export async function startStack(
     },
     async stop() {
       admin.close();
-      for (const g of extras) await g.stop();
-      await gw.stop();
+      for (const g of extras) await bounded('an extra component', g.stop());
+      await bounded('the gateway', gw.stop());
       for (const proxy of Object.values(held)) {
         proxy?.release();
         await proxy?.stop();
@@ -238,7 +238,7 @@ export async function startStack(
         services.map(async (c) => {
           const s = current.get(c.name)!;
           await s.ctx.db.dropDatabase().catch(() => undefined);
-          await s.stop();
+          await bounded(`the ${c.name} service`, s.stop());
         }),
       );
       // A NATS server with a user per component lets no one delete the stream: its test stops the server instead.
@@ -249,6 +249,22 @@ export async function startStack(
       await nc.close();
     },
   };
+}
+
+/**
+ * A component's graceful stop, waited for at most STOP_WAIT_MS: past that, the test file's tear-down
+ * goes on (the worker's exit ends what is left) and says which one was slow, instead of jest failing
+ * the whole file on its 30 s hook limit. How stops behave is graceful-shutdown's test, not every file's.
+ */
+const STOP_WAIT_MS = 12_000;
+async function bounded(what: string, stopping: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), STOP_WAIT_MS);
+  });
+  const outcome = await Promise.race([stopping.then(() => 'stopped' as const), late]);
+  clearTimeout(timer);
+  if (outcome === 'late') console.warn(`test stack: ${what} did not stop within ${STOP_WAIT_MS} ms; going on`);
 }
 
 const safeJson = (text: string): unknown => {
