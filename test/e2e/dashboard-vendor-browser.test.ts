@@ -333,6 +333,60 @@ it('checkout: create a link for a priced product, pay on it, and see the session
   await v.context.close();
 });
 
+it('subscriptions: sell a monthly product, find the subscription, see its invoice and licence, cancel it at the period end after a confirmation', async () => {
+  const v = await signUpInBrowser(browser, stack);
+  const { page } = v;
+  await page.getByRole('link', { name: 'Subscriptions' }).click();
+  await expect(page.getByRole('heading', { name: 'Subscriptions' }).first().isVisible()).resolves.toBe(true);
+  const productId = await createProductInBrowser(page, stack.url, {
+    name: 'Monthly Lens',
+    price: '9',
+    interval: 'month',
+  });
+
+  // A customer subscribes on the hosted page (test mode, test card).
+  await page.getByRole('link', { name: 'Checkout' }).click();
+  await page.getByLabel('Product').selectOption(productId);
+  await page.getByLabel('After payment, go to').fill('https://example.com/thanks');
+  await page.getByRole('button', { name: 'Create link' }).click();
+  const url = (await page.getByTestId('checkout-url').textContent())!.trim();
+  const buyer = await v.context.newPage();
+  await buyer.goto(url);
+  await buyer.getByLabel('E-mail for your licence').fill('subscriber@example.com');
+  await buyer.getByLabel('Card number').fill('4242 4242 4242 4242');
+  await buyer.getByRole('button', { name: /Pay|Subscribe|Start/ }).click();
+  const key = (await buyer.getByTestId('license-key').textContent())!.trim();
+  await buyer.close();
+
+  // Filtered by customer, then by a status it does not have.
+  await page.getByRole('link', { name: 'Subscriptions' }).click();
+  await page.getByLabel('Customer').fill('subscriber@example.com');
+  await page.getByRole('button', { name: 'Show' }).click();
+  const link = page.getByRole('link', { name: /^sub_/ }).first();
+  await expect(link.isVisible()).resolves.toBe(true);
+  await v.shot('dashboard-subscriptions');
+  await link.click();
+  await expect(page.getByTestId('subscription-status').textContent()).resolves.toMatch(/^active/);
+  await expect(page.getByRole('link', { name: key }).isVisible()).resolves.toBe(true);
+  const invoices = page.locator('table').last();
+  await expect(invoices.textContent()).resolves.toMatch(/9\.00 USD.*paid/s);
+
+  // Cancel at the period end: a confirmation first, then the page says so and the licence stays valid.
+  await page.getByRole('button', { name: 'Cancel at period end' }).click();
+  await expect(page.getByText('Its licence stays valid until').isVisible()).resolves.toBe(true);
+  await page.getByRole('button', { name: 'Cancel at period end' }).click();
+  await expect(page.getByRole('status').textContent()).resolves.toContain('cancels at the end of its period');
+  await expect(page.getByTestId('subscription-status').textContent()).resolves.toContain('(cancels at the period end)');
+  await expect(page.getByRole('button', { name: 'Cancel at period end' }).count()).resolves.toBe(0);
+  await page.getByRole('link', { name: key }).click();
+  await expect(page.getByTestId('license-status').textContent()).resolves.toBe('active');
+  await page.goto(`${stack.url}/dashboard/subscriptions?status=canceled`);
+  await expect(page.getByRole('link', { name: /^sub_/ }).count()).resolves.toBe(0);
+  await v.shot('dashboard-subscription-canceling');
+  expect(v.errors).toEqual([]);
+  await v.context.close();
+});
+
 it('on a phone: the overview shows usage and the validation charts with text, and no page is wider than the screen', async () => {
   const v = await signUpInBrowser(browser, stack, { phone: true });
   const { page } = v;

@@ -61,11 +61,14 @@ export async function createProductInBrowser(
     maxActivations?: string;
     graceDays?: string;
     requireActivation?: boolean;
+    /** A subscription price: billed every month or year (the Billing select). */
+    interval?: 'month' | 'year';
   },
 ): Promise<string> {
   await page.goto(`${baseUrl}/dashboard/products`);
   await page.getByLabel('Name', { exact: true }).fill(p.name);
   if (p.price) await page.getByLabel('Price').fill(p.price);
+  if (p.interval) await page.getByLabel('Billing').selectOption(p.interval);
   if (p.durationDays) await page.getByLabel('Licence duration in days').fill(p.durationDays);
   if (p.graceDays) await page.getByLabel('Grace days after expiry').fill(p.graceDays);
   if (p.maxActivations) await page.getByLabel('Maximum activations').fill(p.maxActivations);
