@@ -1,3 +1,5 @@
+import type { Connection } from 'mongoose';
+import { connectMongo } from '@licensing/runtime';
 import { EXPORT_WRITER_STOPPED } from '../../services/license/src/domain/job-leases';
 import { EXPORT_GATEWAY_SHUT_DOWN } from '../../gateway/src/routes/export-jobs';
 import { eventually } from '../support/eventually';
@@ -13,13 +15,17 @@ jest.setTimeout(120_000);
 
 const LEASE_MS = 2000;
 let s: Stack;
+/** The licence service's store, to see an export's lease (`lease_until`) move. */
+let licenseDb: Connection;
 
 beforeAll(async () => {
   s = await startStack({ exportLeaseMs: LEASE_MS }, {}, undefined, { holdable: ['checkout'] });
+  licenseDb = await connectMongo(s.topology.mongoUrl, `${s.topology.dbPrefix}_license`);
 });
 
 afterAll(async () => {
   s?.held.checkout?.release();
+  await licenseDb?.close();
   await s?.stop();
 });
 
@@ -45,13 +51,18 @@ it('an export whose gateway is killed mid-way ends failed, read through another 
   expect(started.status).toBe(202);
   const id = started.body.id as string;
 
-  // Held on a page, the job writes nothing, but its heartbeat keeps the export running well past its lease.
-  const until = Date.now() + 3 * LEASE_MS;
-  while (Date.now() < until) {
-    const r = await api('GET', `/api/v1/exports/${id}`);
-    expect(r.body).toMatchObject({ status: 'running', failure: null });
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  // Held on a page, the job writes nothing, but its heartbeat keeps the export running well past its
+  // lease: polled until the stored lease reaches beyond twice the first one (only heartbeats move it),
+  // the export reading running all along.
+  await eventually(
+    async () => {
+      const r = await api('GET', `/api/v1/exports/${id}`);
+      expect(r.body).toMatchObject({ status: 'running', failure: null });
+      const doc = await licenseDb.collection('exports').findOne({ _id: id as never });
+      expect(doc!.lease_until.getTime() - doc!.created_at.getTime()).toBeGreaterThan(2 * LEASE_MS);
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
 
   process.kill(doomed.pid, 'SIGKILL');
   await doomed.exited.catch(() => undefined);

@@ -87,18 +87,23 @@ function stuckClients() {
 
 describe('the gateway export job', () => {
   it('renews its lease while a page takes long, and stops renewing once it is done', async () => {
-    const s = stuckClients();
-    const done = runExport(s.clients, 'acc_1', 'exp_1', log, { leaseMs: 1000 });
-    await eventually(() => expect(s.calls.renew).toBeGreaterThanOrEqual(3), { timeoutMs: 5000 });
-    s.release();
-    await done;
-    expect(s.calls.finish).toEqual(['']);
-    const after = s.calls.renew;
-    // One more heartbeat period: none comes.
-    await eventually(async () => {
-      await new Promise((r) => setTimeout(r, 300));
-      expect(s.calls.renew).toBe(after);
-    });
+    // Jest's clock: the heartbeats are counted as time is moved, never waited for.
+    jest.useFakeTimers();
+    try {
+      const s = stuckClients();
+      const done = runExport(s.clients, 'acc_1', 'exp_1', log, { leaseMs: 1000 });
+      await jest.advanceTimersByTimeAsync(1000); // a quarter of the lease each: 4 heartbeats
+      expect(s.calls.renew).toBe(4);
+      s.release();
+      await done;
+      expect(s.calls.finish).toEqual(['']);
+      // Done: its heartbeat is gone, however much time passes.
+      expect(jest.getTimerCount()).toBe(0);
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(s.calls.renew).toBe(4);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('a refused heartbeat (the export was failed meanwhile) stops the job', async () => {
