@@ -235,3 +235,13 @@ it("the dashboard's reroll form with the mail box ticked mails the new key throu
   const event = events.all().find((e) => e.type === 'license.rerolled' && (e.data as any).license.key === newKey)!;
   expect(event.send_email).toBe(true);
 });
+
+it("a reroll's send_email that is not a boolean is refused with 400 naming it, and the key stays", async () => {
+  const created = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'bad@example.com' });
+  const key = created.body.license_key as string;
+  const refused = await api('POST', `/api/v1/licenses/${key}/reroll`, { send_email: 'yes' });
+  expect(refused.status).toBe(400);
+  expect(refused.body.code).toBe('invalid_request');
+  expect(JSON.stringify(refused.body)).toContain('send_email');
+  expect((await api('GET', `/api/v1/licenses/${key}`)).body.key).toBe(key);
+});
