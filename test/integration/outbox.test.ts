@@ -123,6 +123,9 @@ it('a document published by this process is cleared once settled, with no scan o
   const scans = jest.spyOn(relay, 'sweep');
   relay.start();
   await eventually(() => expect(scans).toHaveBeenCalledTimes(1), { timeoutMs: 5000, intervalMs: 20 });
+  // Wait for that scan to end, not only to begin: one still reading when t5 is written below would
+  // find it pending, publish it, and so scan again (CI saw two scans on a loaded machine).
+  await scans.mock.results[0].value;
   const e = newEvent('product.created', 'acct_1', {
     product: { id: 'p5', name: 'settles', description: '', created_at: '' },
   });
