@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   optionalSecret,
   componentOf,
+  read,
   components,
   configFrom,
   grpcAddresses,
@@ -261,6 +262,58 @@ describe('Kubernetes manifests', () => {
     for (const c of components) expect([c, config.NATS_URL]).toEqual([c, configFrom(c, envOf(c)).NATS_URL]);
   });
 
+  it("NATS runs as compose runs it (components/nats): start.sh over the generated nats.conf, every login's password from the Secret, JetStream on its own volume", () => {
+    const sts = find('StatefulSet', 'nats')!;
+    const pod = sts.spec.template.spec;
+    const ctr = pod.containers[0];
+    const nats = compose.nats;
+    // The same release, entry point and arguments as compose.
+    expect(ctr.image).toBe(nats.image);
+    expect(ctr.command).toEqual(nats.entrypoint);
+    expect(ctr.args).toEqual(nats.command);
+    // /etc/nats holds the two files compose mounts from deploy/nats, byte for byte (the ConfigMap is generated).
+    const mounts = Object.fromEntries(ctr.volumeMounts.map((m: K8s) => [m.name, m]));
+    expect(mounts.config).toEqual({ name: 'config', mountPath: '/etc/nats', readOnly: true });
+    const configMap = find('ConfigMap', pod.volumes.find((v: K8s) => v.name === 'config').configMap.name)!;
+    expect(configMap.data).toEqual({
+      'nats.conf': read('deploy/nats/nats.conf'),
+      'start.sh': read('deploy/nats/start.sh'),
+    });
+    // Every password start.sh reads (compose's NATS secrets), from the one Secret, where start.sh looks.
+    expect(mounts.secrets).toEqual({ name: 'secrets', mountPath: '/run/secrets', readOnly: true });
+    const secrets = pod.volumes.find((v: K8s) => v.name === 'secrets').secret;
+    expect(secrets.secretName).toBe(secretExample.metadata.name);
+    expect(secrets.items.map((i: K8s) => i.key).sort()).toEqual([...nats.secrets].sort());
+    for (const i of secrets.items) {
+      expect(i.path).toBe(i.key);
+      expect(Object.keys(secretExample.stringData)).toContain(i.key);
+    }
+    // JetStream's store (-sd) on the pod's own volume, kept across restarts.
+    const storeDir = ctr.args[ctr.args.indexOf('-sd') + 1];
+    expect(mounts.data.mountPath).toBe(storeDir);
+    expect(sts.spec.volumeClaimTemplates.map((v: K8s) => v.metadata.name)).toEqual(['data']);
+    // Probes on the monitoring port (-m), non-root, read-only root, limits.
+    const monitor = Number(ctr.args[ctr.args.indexOf('-m') + 1]);
+    expect(ctr.ports.find((p: K8s) => p.name === 'monitor').containerPort).toBe(monitor);
+    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'])
+      expect([probe, ctr[probe].httpGet.port, ctr[probe].httpGet.path]).toEqual([
+        probe,
+        'monitor',
+        expect.stringMatching(/^\/healthz/),
+      ]);
+    expect(pod.securityContext.runAsNonRoot).toBe(true);
+    expect(ctr.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(pod.automountServiceAccountToken).toBe(false);
+    for (const kind of ['requests', 'limits']) expect(Object.keys(ctr.resources[kind]).sort()).toEqual(['cpu', 'memory']);
+    // The nodes start together: each becomes healthy only once two of them form the JetStream cluster.
+    expect(sts.spec.podManagementPolicy).toBe('Parallel');
+  });
+
   it('the migrations run as a one-off Job, one container per service with its own settings', () => {
     const job = yamlOf('deploy/k8s/tools/migrate-job.yaml');
     expect(job.kind).toBe('Job');
@@ -353,6 +406,7 @@ describe('Kubernetes manifests', () => {
         'events-setup',
         docs.find((d) => d.kind === 'Job' && d.metadata.name.includes('events-setup'))!.spec.template.spec,
       ] as const,
+      ['nats', find('StatefulSet', 'nats')!.spec.template.spec] as const,
     ];
     for (const [name, pod] of pods) {
       const keys: string[] = pod.volumes.find((v: K8s) => v.name === 'secrets').secret.items.map((i: K8s) => i.key);
