@@ -31,7 +31,8 @@ export const NATS_CONFIG_MAP_FILE = 'deploy/k8s/components/nats/nats-config.yaml
  */
 export function deployNatsConfigMap(files: { 'nats.conf': string; 'start.sh': string }): string {
   const block = (text: string) => {
-    if (!text.endsWith('\n') || text.endsWith('\n\n')) throw new Error('a mounted file must end in exactly one newline');
+    if (!text.endsWith('\n') || text.endsWith('\n\n'))
+      throw new Error('a mounted file must end in exactly one newline');
     if (/[ \t]$/m.test(text)) throw new Error('a literal block cannot keep trailing white space');
     return text
       .slice(0, -1)

@@ -309,7 +309,8 @@ describe('Kubernetes manifests', () => {
       capabilities: { drop: ['ALL'] },
     });
     expect(pod.automountServiceAccountToken).toBe(false);
-    for (const kind of ['requests', 'limits']) expect(Object.keys(ctr.resources[kind]).sort()).toEqual(['cpu', 'memory']);
+    for (const kind of ['requests', 'limits'])
+      expect(Object.keys(ctr.resources[kind]).sort()).toEqual(['cpu', 'memory']);
     // The nodes start together: each becomes healthy only once two of them form the JetStream cluster.
     expect(sts.spec.podManagementPolicy).toBe('Parallel');
   });

@@ -91,7 +91,12 @@ describe('Kubernetes NetworkPolicies', () => {
     expect(nats.slice(1).map((r) => [podNames(r), ports(r)])).toEqual([[['nats'], [6222]]]);
     const sts = rendered.find((d) => d.kind === 'StatefulSet' && d.metadata.name === 'nats')!;
     const containerPorts = sts.spec.template.spec.containers[0].ports.map((p: K8s) => [p.name, p.containerPort]);
-    expect(containerPorts).toEqual(expect.arrayContaining([['client', 4222], ['cluster', 6222]]));
+    expect(containerPorts).toEqual(
+      expect.arrayContaining([
+        ['client', 4222],
+        ['cluster', 6222],
+      ]),
+    );
   });
 });
 

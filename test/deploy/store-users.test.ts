@@ -94,6 +94,15 @@ describe('NATS', () => {
     }
   });
 
+  it('every setting deploy/nats/start.sh reads is in docs/operations.md', () => {
+    const settings = [...new Set([...read('deploy/nats/start.sh').matchAll(/\$\{(NATS_[A-Z_]+)/g)].map((m) => m[1]))];
+    expect(settings).toEqual(
+      expect.arrayContaining(['NATS_CLUSTER_NAME', 'NATS_CLUSTER_ROUTES', 'NATS_CLUSTER_LISTEN', 'NATS_SERVER_NAME']),
+    );
+    const doc = read('docs/operations.md');
+    expect(settings.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
+  });
+
   it('deploy/nats/start.sh refuses a cluster name without the routes to its nodes, before starting anything', () => {
     let failure: { status: number; stderr: string } | undefined;
     try {
