@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { corsPolicyOf } from '../../gateway/src/auth/cors';
 import { components, root } from './support';
 import { find, k8sDir, type K8sObject, overlay, overlays, settingsOf, validateAgainstSchemas } from './k8s';
 
@@ -185,7 +186,7 @@ describe.each(overlays)('overlay %s', (name) => {
     }
   });
 
-  it("takes the cluster's settings from its settings.yaml: trusted proxies, ingress class and namespace, monitoring namespace, host, Gateway", () => {
+  it("takes the cluster's settings from its settings.yaml: trusted proxies, ingress class and namespace, monitoring namespace, host, Gateway, CORS origins", () => {
     // The settings ConfigMap is kustomize's input only, never applied; no placeholder of the base is left.
     expect(find(objs, 'ConfigMap', 'licensing-settings')).toBeUndefined();
     expect(JSON.stringify(objs)).not.toMatch(/set-by-overlay/);
@@ -211,6 +212,15 @@ describe.each(overlays)('overlay %s', (name) => {
         `https://${settings.publicHost}`,
       ]);
     }
+    // The origins allowed to call the app routes from a browser: the setting, a value the gateway accepts,
+    // and none by default.
+    const cors = find(objs, 'ConfigMap', 'licensing-config')!.data.CORS_ALLOWED_ORIGINS;
+    expect(cors).toBe(settings.corsAllowedOrigins);
+    expect(cors).toBe('');
+    expect(corsPolicyOf(cors)).toEqual({ kind: 'none' });
+    expect(find(objs, 'Deployment', 'gateway')!.spec.template.spec.containers[0].envFrom).toEqual([
+      { configMapRef: { name: 'licensing-config' } },
+    ]);
     // Exactly one way in: the Ingress, or the HTTPRoute of components/gateway-api; either to the gateway's HTTP port.
     const ingress = find(objs, 'Ingress', 'gateway');
     const route = find(objs, 'HTTPRoute', 'gateway');
