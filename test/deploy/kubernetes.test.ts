@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { parse } from 'yaml';
 import { eventsSetupSchema, loadConfig } from '@licensing/runtime';
 import { join } from 'node:path';
 import {
@@ -364,7 +366,6 @@ describe('Kubernetes manifests', () => {
     expect(validateAgainstSchemas([job])).toEqual([{ id: expect.any(String), errors: [], unknown: [] }]);
     for (const labels of [job.metadata.labels, pod.metadata.labels])
       expect(labels).toMatchObject({
-        'app.kubernetes.io/instance': 'licensing-production',
         'app.kubernetes.io/version': pkg.version,
         'app.kubernetes.io/component': 'operator',
         'app.kubernetes.io/part-of': 'licensing',
@@ -398,6 +399,37 @@ describe('Kubernetes manifests', () => {
     );
     expect(admitted).toContainEqual({ 'app.kubernetes.io/name': 'licensing-operator' });
   });
+
+  it.each(overlays)(
+    "%s: the operator Job's line in its header creates it in the overlay's namespace, with the overlay's instance label",
+    (name) => {
+      const file = 'deploy/k8s/tools/operator-job.yaml';
+      const lines = read(file)
+        .split('\n')
+        .map((l) => new RegExp(`^#\\s+${name}:\\s+(.+)$`).exec(l)?.[1])
+        .filter((l): l is string => l !== undefined);
+      expect(lines).toHaveLength(1);
+      const command = /^(?:(.+?)\s*\|\s*)?kubectl create -n (\S+) -f (\S+)$/.exec(lines[0]);
+      expect(command).not.toBeNull();
+      const [, pipe, namespace, from] = command!;
+      // What kubectl would get: the file, or what the line's pipe makes of it (run here, from the repository root).
+      const manifest = from === '-' ? execFileSync('sh', ['-c', pipe], { cwd: root, encoding: 'utf8' }) : read(from);
+      const job = parse(manifest) as K8s;
+      const kustomization = yamlOf(`deploy/k8s/overlays/${name}/kustomization.yaml`);
+      expect(namespace).toBe(kustomization.namespace);
+      const instance = kustomization.labels[0].pairs['app.kubernetes.io/instance'];
+      expect(instance).toBe(`licensing-${name}`);
+      // The file's Job with the overlay's instance on it and on its pod; nothing else changed.
+      const expected = yamlOf(file);
+      for (const labels of [expected.metadata.labels, expected.spec.template.metadata.labels])
+        labels['app.kubernetes.io/instance'] = instance;
+      expect(job).toEqual(expected);
+      expect(validateAgainstSchemas([job])).toEqual([{ id: expect.any(String), errors: [], unknown: [] }]);
+      // Its pods are where the overlay's account service admits them (the same namespace, the operator's label).
+      const account = overlay(name).find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'account')!;
+      expect(account.metadata.namespace).toBe(namespace);
+    },
+  );
 
   it("every NATS password and internal token a pod mounts comes with its _alt slot, as compose mounts it (the rotation runbook's second login or token)", () => {
     const slotted = (names: string[]) => names.filter((n) => /^(nats_password|internal_token)_[a-z]+$/.test(n));
