@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { eventsSetupSchema, loadConfig, sealingKey } from '@licensing/runtime';
 import { checkTransportConfig } from '../../gateway/src/http/transport';
+import { corsPolicyOf } from '../../gateway/src/auth/cors';
 import type { GatewayConfig } from '../../gateway/src/config';
 import {
   paymentModeProblems,
@@ -240,6 +241,16 @@ describe('docker-compose.yml', () => {
     expect(new URL(urlIn('gateway', 'REDIS_URL')).username).toBe('gateway');
     const ports = components.flatMap((c) => [configs[c].METRICS_PORT, c === 'gateway' ? configs[c].PORT : grpcPort(c)]);
     expect(new Set(ports).size).toBe(ports.length);
+  });
+
+  it('the gateway takes CORS_ALLOWED_ORIGINS from the shell or .env, empty (no CORS) unless set', () => {
+    // Given as compose interpolates it: the variable, with an empty default.
+    expect(services.gateway.environment.CORS_ALLOWED_ORIGINS).toMatch(/^\$\{CORS_ALLOWED_ORIGINS:-\}$/);
+    expect(configs.gateway.CORS_ALLOWED_ORIGINS).toBe('');
+    expect(corsPolicyOf(configs.gateway.CORS_ALLOWED_ORIGINS)).toEqual({ kind: 'none' });
+    // Only the gateway reads it.
+    for (const c of components.filter((x) => x !== 'gateway'))
+      expect([c, services[c].environment.CORS_ALLOWED_ORIGINS]).toEqual([c, undefined]);
   });
 
   it('the gateway serves HTTPS with the mounted certificate and publishes its port', () => {

@@ -1,9 +1,12 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { parse } from 'yaml';
 import { eventsSetupSchema, loadConfig } from '@licensing/runtime';
 import { join } from 'node:path';
 import {
   optionalSecret,
   componentOf,
+  read,
   components,
   configFrom,
   grpcAddresses,
@@ -261,6 +264,59 @@ describe('Kubernetes manifests', () => {
     for (const c of components) expect([c, config.NATS_URL]).toEqual([c, configFrom(c, envOf(c)).NATS_URL]);
   });
 
+  it("NATS runs as compose runs it (components/nats): start.sh over the generated nats.conf, every login's password from the Secret, JetStream on its own volume", () => {
+    const sts = find('StatefulSet', 'nats')!;
+    const pod = sts.spec.template.spec;
+    const ctr = pod.containers[0];
+    const nats = compose.nats;
+    // The same release, entry point and arguments as compose.
+    expect(ctr.image).toBe(nats.image);
+    expect(ctr.command).toEqual(nats.entrypoint);
+    expect(ctr.args).toEqual(nats.command);
+    // /etc/nats holds the two files compose mounts from deploy/nats, byte for byte (the ConfigMap is generated).
+    const mounts = Object.fromEntries(ctr.volumeMounts.map((m: K8s) => [m.name, m]));
+    expect(mounts.config).toEqual({ name: 'config', mountPath: '/etc/nats', readOnly: true });
+    const configMap = find('ConfigMap', pod.volumes.find((v: K8s) => v.name === 'config').configMap.name)!;
+    expect(configMap.data).toEqual({
+      'nats.conf': read('deploy/nats/nats.conf'),
+      'start.sh': read('deploy/nats/start.sh'),
+    });
+    // Every password start.sh reads (compose's NATS secrets), from the one Secret, where start.sh looks.
+    expect(mounts.secrets).toEqual({ name: 'secrets', mountPath: '/run/secrets', readOnly: true });
+    const secrets = pod.volumes.find((v: K8s) => v.name === 'secrets').secret;
+    expect(secrets.secretName).toBe(secretExample.metadata.name);
+    expect(secrets.items.map((i: K8s) => i.key).sort()).toEqual([...nats.secrets].sort());
+    for (const i of secrets.items) {
+      expect(i.path).toBe(i.key);
+      expect(Object.keys(secretExample.stringData)).toContain(i.key);
+    }
+    // JetStream's store (-sd) on the pod's own volume, kept across restarts.
+    const storeDir = ctr.args[ctr.args.indexOf('-sd') + 1];
+    expect(mounts.data.mountPath).toBe(storeDir);
+    expect(sts.spec.volumeClaimTemplates.map((v: K8s) => v.metadata.name)).toEqual(['data']);
+    // Probes on the monitoring port (-m), non-root, read-only root, limits.
+    const monitor = Number(ctr.args[ctr.args.indexOf('-m') + 1]);
+    expect(ctr.ports.find((p: K8s) => p.name === 'monitor').containerPort).toBe(monitor);
+    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'])
+      expect([probe, ctr[probe].httpGet.port, ctr[probe].httpGet.path]).toEqual([
+        probe,
+        'monitor',
+        expect.stringMatching(/^\/healthz/),
+      ]);
+    expect(pod.securityContext.runAsNonRoot).toBe(true);
+    expect(ctr.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(pod.automountServiceAccountToken).toBe(false);
+    for (const kind of ['requests', 'limits'])
+      expect(Object.keys(ctr.resources[kind]).sort()).toEqual(['cpu', 'memory']);
+    // The nodes start together: each becomes healthy only once two of them form the JetStream cluster.
+    expect(sts.spec.podManagementPolicy).toBe('Parallel');
+  });
+
   it('the migrations run as a one-off Job, one container per service with its own settings', () => {
     const job = yamlOf('deploy/k8s/tools/migrate-job.yaml');
     expect(job.kind).toBe('Job');
@@ -310,7 +366,6 @@ describe('Kubernetes manifests', () => {
     expect(validateAgainstSchemas([job])).toEqual([{ id: expect.any(String), errors: [], unknown: [] }]);
     for (const labels of [job.metadata.labels, pod.metadata.labels])
       expect(labels).toMatchObject({
-        'app.kubernetes.io/instance': 'licensing-production',
         'app.kubernetes.io/version': pkg.version,
         'app.kubernetes.io/component': 'operator',
         'app.kubernetes.io/part-of': 'licensing',
@@ -345,6 +400,37 @@ describe('Kubernetes manifests', () => {
     expect(admitted).toContainEqual({ 'app.kubernetes.io/name': 'licensing-operator' });
   });
 
+  it.each(overlays)(
+    "%s: the operator Job's line in its header creates it in the overlay's namespace, with the overlay's instance label",
+    (name) => {
+      const file = 'deploy/k8s/tools/operator-job.yaml';
+      const lines = read(file)
+        .split('\n')
+        .map((l) => new RegExp(`^#\\s+${name}:\\s+(.+)$`).exec(l)?.[1])
+        .filter((l): l is string => l !== undefined);
+      expect(lines).toHaveLength(1);
+      const command = /^(?:(.+?)\s*\|\s*)?kubectl create -n (\S+) -f (\S+)$/.exec(lines[0]);
+      expect(command).not.toBeNull();
+      const [, pipe, namespace, from] = command!;
+      // What kubectl would get: the file, or what the line's pipe makes of it (run here, from the repository root).
+      const manifest = from === '-' ? execFileSync('sh', ['-c', pipe], { cwd: root, encoding: 'utf8' }) : read(from);
+      const job = parse(manifest) as K8s;
+      const kustomization = yamlOf(`deploy/k8s/overlays/${name}/kustomization.yaml`);
+      expect(namespace).toBe(kustomization.namespace);
+      const instance = kustomization.labels[0].pairs['app.kubernetes.io/instance'];
+      expect(instance).toBe(`licensing-${name}`);
+      // The file's Job with the overlay's instance on it and on its pod; nothing else changed.
+      const expected = yamlOf(file);
+      for (const labels of [expected.metadata.labels, expected.spec.template.metadata.labels])
+        labels['app.kubernetes.io/instance'] = instance;
+      expect(job).toEqual(expected);
+      expect(validateAgainstSchemas([job])).toEqual([{ id: expect.any(String), errors: [], unknown: [] }]);
+      // Its pods are where the overlay's account service admits them (the same namespace, the operator's label).
+      const account = overlay(name).find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'account')!;
+      expect(account.metadata.namespace).toBe(namespace);
+    },
+  );
+
   it("every NATS password and internal token a pod mounts comes with its _alt slot, as compose mounts it (the rotation runbook's second login or token)", () => {
     const slotted = (names: string[]) => names.filter((n) => /^(nats_password|internal_token)_[a-z]+$/.test(n));
     const pods = [
@@ -353,6 +439,7 @@ describe('Kubernetes manifests', () => {
         'events-setup',
         docs.find((d) => d.kind === 'Job' && d.metadata.name.includes('events-setup'))!.spec.template.spec,
       ] as const,
+      ['nats', find('StatefulSet', 'nats')!.spec.template.spec] as const,
     ];
     for (const [name, pod] of pods) {
       const keys: string[] = pod.volumes.find((v: K8s) => v.name === 'secrets').secret.items.map((i: K8s) => i.key);

@@ -83,8 +83,20 @@ describe('Kubernetes NetworkPolicies', () => {
     expect(podNames(ingressOf('mongodb')[0])).toEqual(
       [...registryServices.map((x) => x.name), 'mongo-users', 'licensing-migrate'].sort(),
     );
-    // NATS: the components and the Job that sets up the event stream.
-    expect(podNames(ingressOf('nats')[0])).toEqual([...components, 'events-setup'].sort());
+    // NATS: the components and the Job that sets up the event stream, on the client port; the cluster's
+    // routes (components/nats) only from its other nodes. Nothing else.
+    const nats = ingressOf('nats');
+    expect(podNames(nats[0])).toEqual([...components, 'events-setup'].sort());
+    expect(ports(nats[0])).toEqual([4222]);
+    expect(nats.slice(1).map((r) => [podNames(r), ports(r)])).toEqual([[['nats'], [6222]]]);
+    const sts = rendered.find((d) => d.kind === 'StatefulSet' && d.metadata.name === 'nats')!;
+    const containerPorts = sts.spec.template.spec.containers[0].ports.map((p: K8s) => [p.name, p.containerPort]);
+    expect(containerPorts).toEqual(
+      expect.arrayContaining([
+        ['client', 4222],
+        ['cluster', 6222],
+      ]),
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { corsPolicyOf } from '../../gateway/src/auth/cors';
 import { components, root } from './support';
 import { find, k8sDir, type K8sObject, overlay, overlays, settingsOf, validateAgainstSchemas } from './k8s';
 
@@ -116,23 +117,24 @@ describe.each(overlays)('overlay %s', (name) => {
     for (const s of ofKind(objs, 'Service')) expect(Object.keys(s.spec.selector)).toEqual(['app.kubernetes.io/name']);
   });
 
-  it('a PodDisruptionBudget for every Deployment, selecting its pods only, that never blocks a drain outright', () => {
+  it('a PodDisruptionBudget for every Deployment and StatefulSet, selecting its pods only, that never blocks a drain outright', () => {
     const pdbs = ofKind(objs, 'PodDisruptionBudget');
-    for (const d of deployments) {
+    const workloads = [...deployments, ...ofKind(objs, 'StatefulSet')];
+    for (const d of workloads) {
       const mine = pdbs.filter((p) => picks(p.spec.selector.matchLabels, podLabels(d)));
       expect([d.metadata.name, mine.length]).toEqual([d.metadata.name, 1]);
       const [pdb] = mine;
       // maxUnavailable, not minAvailable: with one replica (development) minAvailable: 1 would forbid every eviction.
       expect(pdb.spec.maxUnavailable).toBeGreaterThanOrEqual(1);
       expect(pdb.spec.minAvailable).toBeUndefined();
-      const others = deployments.filter((x) => x !== d && picks(pdb.spec.selector.matchLabels, podLabels(x)));
+      const others = workloads.filter((x) => x !== d && picks(pdb.spec.selector.matchLabels, podLabels(x)));
       expect(others).toEqual([]);
     }
-    expect(pdbs).toHaveLength(deployments.length);
+    expect(pdbs).toHaveLength(workloads.length);
   });
 
-  it('every Deployment spreads its pods over zones and nodes', () => {
-    for (const d of deployments) {
+  it('every Deployment and StatefulSet spreads its pods over zones and nodes', () => {
+    for (const d of [...deployments, ...ofKind(objs, 'StatefulSet')]) {
       const spread: K8sObject[] = d.spec.template.spec.topologySpreadConstraints ?? [];
       for (const key of ['topology.kubernetes.io/zone', 'kubernetes.io/hostname']) {
         const c = spread.find((x) => x.topologyKey === key);
@@ -165,8 +167,14 @@ describe.each(overlays)('overlay %s', (name) => {
     const [sm] = monitors;
     expect(sm.apiVersion).toBe('monitoring.coreos.com/v1');
     expect(sm.spec.endpoints.map((e: K8sObject) => e.port)).toEqual(['metrics']);
-    const scraped = ofKind(objs, 'Service').filter((s) => picks(sm.spec.selector.matchLabels, s.metadata.labels));
+    const selected = ofKind(objs, 'Service').filter((s) => picks(sm.spec.selector.matchLabels, s.metadata.labels));
+    const hasMetrics = (s: K8sObject) => s.spec.ports.some((p: K8sObject) => p.name === 'metrics');
+    const scraped = selected.filter(hasMetrics);
     expect(scraped.map((s) => s.metadata.name).sort()).toEqual([...components].sort());
+    // Any other Service of the system (NATS's, in production) has no metrics port: nothing scraped there.
+    expect(selected.filter((s) => !hasMetrics(s)).map((s) => s.metadata.name)).toEqual(
+      name === 'production' ? ['nats'] : [],
+    );
     for (const s of scraped) {
       const port = s.spec.ports.find((p: K8sObject) => p.name === 'metrics');
       expect([s.metadata.name, port?.targetPort]).toEqual([s.metadata.name, 'metrics']);
@@ -178,7 +186,7 @@ describe.each(overlays)('overlay %s', (name) => {
     }
   });
 
-  it("takes the cluster's settings from its settings.yaml: trusted proxies, ingress class and namespace, monitoring namespace, host, Gateway", () => {
+  it("takes the cluster's settings from its settings.yaml: trusted proxies, ingress class and namespace, monitoring namespace, host, Gateway, CORS origins", () => {
     // The settings ConfigMap is kustomize's input only, never applied; no placeholder of the base is left.
     expect(find(objs, 'ConfigMap', 'licensing-settings')).toBeUndefined();
     expect(JSON.stringify(objs)).not.toMatch(/set-by-overlay/);
@@ -204,6 +212,15 @@ describe.each(overlays)('overlay %s', (name) => {
         `https://${settings.publicHost}`,
       ]);
     }
+    // The origins allowed to call the app routes from a browser: the setting, a value the gateway accepts,
+    // and none by default.
+    const cors = find(objs, 'ConfigMap', 'licensing-config')!.data.CORS_ALLOWED_ORIGINS;
+    expect(cors).toBe(settings.corsAllowedOrigins);
+    expect(cors).toBe('');
+    expect(corsPolicyOf(cors)).toEqual({ kind: 'none' });
+    expect(find(objs, 'Deployment', 'gateway')!.spec.template.spec.containers[0].envFrom).toEqual([
+      { configMapRef: { name: 'licensing-config' } },
+    ]);
     // Exactly one way in: the Ingress, or the HTTPRoute of components/gateway-api; either to the gateway's HTTP port.
     const ingress = find(objs, 'Ingress', 'gateway');
     const route = find(objs, 'HTTPRoute', 'gateway');
@@ -241,7 +258,7 @@ describe('settings', () => {
     for (const v of Object.values(file.data)) expect(v).toEqual(expect.any(String));
   });
 
-  it('production runs the event stream as the NATS cluster test proves: every node listed, 3 copies', () => {
+  it('production runs the event stream as the NATS cluster test proves: its own three nodes, every one listed, 3 copies', () => {
     const objs = overlay('production');
     const settings = settingsOf('production');
     const natsUrl = find(objs, 'ConfigMap', 'licensing-config')!.data.NATS_URL as string;
@@ -250,6 +267,33 @@ describe('settings', () => {
     const job = find(objs, 'Job', 'events-setup')!;
     const env = job.spec.template.spec.containers[0].env as { name: string; value: string }[];
     expect(env.find((e) => e.name === 'EVENTS_REPLICAS')?.value).toBe('3');
+    // The nodes natsUrl names are the pods of the StatefulSet the overlay applies (components/nats), by
+    // their names under its headless Service; their routes name the same pods, on the cluster port.
+    const sts = find(objs, 'StatefulSet', 'nats')!;
+    expect(sts.spec.replicas).toBe(3);
+    const svc = find(objs, 'Service', sts.spec.serviceName)!;
+    expect(svc.spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true });
+    expect(svc.spec.selector).toEqual(sts.spec.selector.matchLabels);
+    const pods = Array.from({ length: sts.spec.replicas }, (_, i) => `${sts.metadata.name}-${i}.${svc.metadata.name}`);
+    const ctr = sts.spec.template.spec.containers[0];
+    const port = (name: string) => ctr.ports.find((p: K8sObject) => p.name === name).containerPort as number;
+    expect(natsUrl.split(',')).toEqual(pods.map((p) => `nats://${p}:${port('client')}`));
+    const stsEnv = Object.fromEntries(
+      (ctr.env as K8sObject[]).map((e) => [e.name, e.value ?? `from ${e.valueFrom.fieldRef.fieldPath}`]),
+    );
+    expect(stsEnv).toMatchObject({
+      NATS_CLUSTER_NAME: expect.stringMatching(/^[a-z][a-z0-9-]*$/),
+      NATS_CLUSTER_ROUTES: pods.map((p) => `nats://${p}:${port('cluster')}`).join(','),
+      NATS_CLUSTER_LISTEN: `0.0.0.0:${port('cluster')}`,
+      // Each node under its pod's name, which it keeps across restarts.
+      NATS_SERVER_NAME: 'from metadata.name',
+    });
+    for (const p of ['client', 'cluster'])
+      expect(svc.spec.ports.find((x: K8sObject) => x.name === p)).toMatchObject({ port: port(p), targetPort: p });
+    // As many copies as nodes, and the development overlay, which runs no NATS of its own, one.
+    expect(Number(settings.eventsReplicas)).toBe(sts.spec.replicas);
+    expect(find(overlay('development'), 'StatefulSet', 'nats')).toBeUndefined();
+    expect(settingsOf('development')).toMatchObject({ natsUrl: 'nats://nats:4222', eventsReplicas: '1' });
   });
 
   it('every overlay applies components/settings after any component that adds what it fills', () => {

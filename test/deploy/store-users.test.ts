@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { parseCallers, tokenDigest } from '@licensing/runtime';
 import { callersOf } from '../../scripts/lib/topology';
 import { componentNames, databaseOf, services } from '../../scripts/lib/components';
-import { deployNatsConfig } from '../../scripts/lib/deploy-nats';
+import { deployNatsConfig, deployNatsConfigMap, NATS_CONFIG_MAP_FILE } from '../../scripts/lib/deploy-nats';
 import { PrivateServer, serverBinary } from '../support/private-server';
 import { read, root, yamlDocsOf, yamlOf } from './support';
 
@@ -78,6 +78,10 @@ describe('gRPC credentials from make-secrets.sh', () => {
 describe('NATS', () => {
   it('deploy/nats/nats.conf is generated from the permission table (run `npm run docs` after changing it)', () => {
     expect(read('deploy/nats/nats.conf')).toBe(deployNatsConfig());
+    // And carried, with start.sh, to the Kubernetes NATS cluster by a generated ConfigMap.
+    expect(read(NATS_CONFIG_MAP_FILE)).toBe(
+      deployNatsConfigMap({ 'nats.conf': read('deploy/nats/nats.conf'), 'start.sh': read('deploy/nats/start.sh') }),
+    );
     const nats = compose.services.nats;
     expect(nats.volumes).toContain('./deploy/nats:/etc/nats:ro');
     expect(nats.entrypoint).toEqual(['sh', '/etc/nats/start.sh']);
@@ -88,6 +92,30 @@ describe('NATS', () => {
         NATS_PASSWORD_FILE: `/run/secrets/nats_password_${c}`,
       });
     }
+  });
+
+  it('every setting deploy/nats/start.sh reads is in docs/operations.md', () => {
+    const settings = [...new Set([...read('deploy/nats/start.sh').matchAll(/\$\{(NATS_[A-Z_]+)/g)].map((m) => m[1]))];
+    expect(settings).toEqual(
+      expect.arrayContaining(['NATS_CLUSTER_NAME', 'NATS_CLUSTER_ROUTES', 'NATS_CLUSTER_LISTEN', 'NATS_SERVER_NAME']),
+    );
+    const doc = read('docs/operations.md');
+    expect(settings.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it('deploy/nats/start.sh refuses a cluster name without the routes to its nodes, before starting anything', () => {
+    let failure: { status: number; stderr: string } | undefined;
+    try {
+      execFileSync('sh', [join(root, 'deploy/nats/start.sh')], {
+        env: { ...process.env, NATS_SECRETS_DIR: secrets, NATS_CLUSTER_NAME: 'licensing', NATS_CLUSTER_ROUTES: '' },
+        stdio: 'pipe',
+        encoding: 'utf8',
+      });
+    } catch (err) {
+      failure = err as { status: number; stderr: string };
+    }
+    expect(failure?.status).toBe(1);
+    expect(failure?.stderr).toMatch(/NATS_CLUSTER_NAME is set but NATS_CLUSTER_ROUTES is empty/);
   });
 
   it('started by deploy/nats/start.sh: each component logs in with its own password and publishes only its own events', async () => {

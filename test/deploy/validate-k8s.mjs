@@ -1,7 +1,7 @@
 // Validates Kubernetes objects against the API's schemas, offline: reads a JSON array of objects on
 // stdin, writes one line of JSON: [{ id, errors, unknown }] in the same order. The schemas are the
 // validators that kubernetes-models (the core API), @kubernetes-models/prometheus-operator
-// (ServiceMonitor) and @kubernetes-models/gateway-api (HTTPRoute) generate from the OpenAPI specs and
+// (ServiceMonitor, PrometheusRule) and @kubernetes-models/gateway-api (HTTPRoute) generate from the OpenAPI specs and
 // CRDs. They are ES modules only, which jest's CommonJS runtime cannot load, so the deploy tests run
 // this file with node (test/deploy/k8s.ts).
 //
