@@ -69,8 +69,8 @@ export class Sender {
   private readonly inFlight = new Set<Promise<void>>();
   private task?: PeriodicTask;
   private stopping = false;
-  private stopped!: Promise<typeof STOPPED>;
-  private signalStop!: () => void;
+  /** Told when a stop begins: the attempts waiting on their look-ups (each removes its own when done). */
+  private readonly onStop = new Set<() => void>();
 
   constructor(
     private readonly deps: NotificationDeps,
@@ -81,9 +81,26 @@ export class Sender {
     metrics: Metrics,
   ) {
     this.outcomes = metrics.counter('licensing_emails_total', ['outcome']);
-    this.stopped = new Promise((resolve) => {
-      this.signalStop = () => resolve(STOPPED);
+  }
+
+  /** What to send, or STOPPED if a stop begins first (the look-ups then go on unawaited, their result unused). */
+  private async renderUnlessStopped(mail: EmailDoc): Promise<PurchaseMail | null | typeof STOPPED> {
+    const rendering = withinMs(
+      this.settings.timeoutMs,
+      'the services a mail is made from did not answer in time',
+      this.render(mail),
+    );
+    rendering.catch(() => undefined);
+    let stopped: (() => void) | undefined;
+    const stop = new Promise<typeof STOPPED>((resolve) => {
+      stopped = () => resolve(STOPPED);
+      this.onStop.add(stopped);
     });
+    try {
+      return await Promise.race([rendering, stop]);
+    } finally {
+      this.onStop.delete(stopped!);
+    }
   }
 
   /** One pass: takes what is due and sends it, one at a time, until a stop. */
@@ -115,13 +132,7 @@ export class Sender {
     let subject = mail.subject;
     try {
       // A stop while the owning services are asked gives the mail back: nothing has gone out yet.
-      const rendering = withinMs(
-        this.settings.timeoutMs,
-        'the services a mail is made from did not answer in time',
-        this.render(mail),
-      );
-      rendering.catch(() => undefined);
-      const rendered = await Promise.race([rendering, this.stopped]);
+      const rendered = await this.renderUnlessStopped(mail);
       if (rendered === STOPPED || this.stopping) {
         await this.deps.emails.release(mail._id, until, this.clock.now());
         this.outcomes.inc({ outcome: 'released' });
@@ -214,7 +225,7 @@ export class Sender {
   beginStop(): void {
     if (this.stopping) return;
     this.stopping = true;
-    this.signalStop();
+    for (const stopped of this.onStop) stopped();
     void this.task?.stop();
   }
 
