@@ -1,7 +1,7 @@
 import { PeriodicTask, type Clock, type Logger, type MailTransport, type Metrics } from '@licensing/runtime';
 import { displayName } from '../domain/purchase-mail';
 import { nextMailStep, type MailStep } from '../domain/retry';
-import type { EmailDoc } from '../store/emails';
+import { NEEDS_CONFIRMED_RECIPIENT, type EmailDoc } from '../store/emails';
 import type { NotificationDeps } from '../use-cases/deps';
 import { renderPortalMail } from '../use-cases/render-portal';
 import { renderPurchase, Undeliverable, type PurchaseMail } from '../use-cases/render-purchase';
@@ -50,6 +50,10 @@ const shortError = (err: unknown): string =>
     .slice(0, 300);
 
 const STOPPED = Symbol('stopped');
+
+/** Whether the mail may show in the vendor's log (a sign-in request only once its address was confirmed). */
+const isConfirmed = (mail: EmailDoc) =>
+  !NEEDS_CONFIRMED_RECIPIENT.includes(mail.template) || mail.recipient_confirmed === true;
 
 /**
  * Sends queued mail that is due. The queue lives in the store (status queued,
@@ -183,7 +187,7 @@ export class Sender {
     // Only the mail's id: its address is not for the log.
     this.log.warn({ email: mail._id, attempts, err: shortError(err) }, 'a mail could not be sent');
     // Still unconfirmed (a sign-in whose address was never checked): given up, it leaves no trace at all.
-    if (step.kind === 'failed' && mail.recipient_confirmed === false) {
+    if (step.kind === 'failed' && !isConfirmed(mail)) {
       await this.deps.emails.remove(mail._id);
       this.outcomes.inc({ outcome: 'dropped' });
       return;

@@ -47,7 +47,7 @@ export async function renderPortalMail(deps: NotificationDeps, mail: EmailDoc): 
   if (mail.template === 'portal_link') {
     if (!(await holdsLicences(deps, mail.account_id, mail.to))) return null;
     // A customer's: from now on the request may show in the vendor's mail log (with its attempts).
-    if (mail.recipient_confirmed === false) await deps.emails.confirmRecipient(mail._id);
+    if (mail.recipient_confirmed !== true) await deps.emails.confirmRecipient(mail._id);
     const account = await deps.accounts.getAccount({ id: mail.account_id });
     const supportEmail = account.support_email ?? '';
     const linkUrl = await freshLink(deps, mail);
