@@ -1,20 +1,27 @@
 import { CheckoutServiceClient, LicenseServiceClient, WebhookServiceClient } from '@licensing/proto';
 import { connectMongo, createClient } from '@licensing/runtime';
 import { credentialOf } from '../../scripts/lib/topology';
-import { EventLog } from '../support/events';
+import { connect, type NatsConnection } from 'nats';
+import { EventLog, consumerDrained } from '../support/events';
 import { eventually } from '../support/eventually';
 import { machineVendor } from '../support/machine-vendor';
+import { SmtpInbox } from '../support/smtp-inbox';
 import { startStack, type Stack } from '../support/stack';
+import { WebClient } from '../support/web-client';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
 // DELETE /api/v1/customers/{email} as the gateway carries it out: EraseCustomer on the licence,
 // checkout and webhook services over gRPC, against real FerretDB and NATS. The e-mail leaves every
 // collection of those services, the keys keep validating, and the events say so without the e-mail.
 // Real time (no clock moved): the outbox clears published events from their documents after a few seconds.
+// Then the places a customer's e-mail lives besides those (subscriptions, licence batches' items), and
+// the mail that events read after the erasure would have sent to it: none goes out.
 
 let stack: Stack;
 let events: EventLog;
 let receiver: WebhookReceiver;
+let inbox: SmtpInbox;
+let nc: NatsConnection;
 let grpc: {
   licenses: ReturnType<typeof createClient<LicenseServiceClient>>;
   checkout: ReturnType<typeof createClient<CheckoutServiceClient>>;
@@ -22,8 +29,10 @@ let grpc: {
 };
 
 beforeAll(async () => {
-  stack = await startStack();
+  inbox = await SmtpInbox.start();
+  stack = await startStack({ customerMailUrl: inbox.url, mailSendIntervalMs: 100 });
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
+  nc = await connect({ servers: stack.topology.natsUrl });
   receiver = await WebhookReceiver.start();
   const asGateway = credentialOf(stack.topology, 'gateway');
   grpc = {
@@ -36,8 +45,10 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of Object.values(grpc ?? {})) c.close();
   await events?.close();
+  await nc?.close();
   await receiver?.stop();
   await stack?.stop();
+  await inbox?.stop();
 });
 
 const vendor = (policy: Record<string, unknown> = {}) => machineVendor(stack, grpc.licenses, policy);
@@ -124,6 +135,102 @@ describe('erasing a customer', () => {
       await eventually(async () => expect(strip(await everything())).toEqual(strip(snapshot)), { timeoutMs: 30_000 });
     } finally {
       await Promise.all([licenseDb.close(), checkoutDb.close(), webhookDb.close()]);
+    }
+  }, 120_000);
+
+  it("takes the e-mail off subscriptions and licence batches' items; events read after it send the erased customer nothing", async () => {
+    const v = await vendor();
+    const monthly = await v.api('POST', '/api/v1/products', {
+      name: 'Editor Monthly',
+      price: { amount: 900, currency: 'EUR', interval: 'month' },
+    });
+    expect(monthly.status).toBe(201);
+    const customer = 'Late.Buyer@Example.com';
+    // The notification service is away: the events asking for mail wait in the stream, read after the erasure.
+    await stack.stopService('notification');
+    let notificationUp = false;
+    const checkoutDb = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
+    const licenseDb = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_license`);
+    const notificationDb = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_notification`);
+    try {
+      // A subscription bought on the hosted test-mode page: its checkout.completed asks for the purchase e-mail.
+      const created = await v.api('POST', '/api/v1/checkout', {
+        product_id: monthly.body.id,
+        success_url: 'https://vendor.example/thanks',
+      });
+      expect(created.status).toBe(201);
+      const web = new WebClient(stack.url, stack.topology);
+      const page = await web.get(new URL(created.body.url).pathname);
+      const paid = await web.post(`/checkout/${created.body.id}/pay`, {
+        _csrf: WebClient.csrf(page.html),
+        email: customer,
+        card: '4242424242424242',
+      });
+      expect(paid.status).toBe(303);
+      const bySubscriber = async () =>
+        (await v.api('GET', `/api/v1/subscriptions?customer_email=${encodeURIComponent(customer.toLowerCase())}`)).body
+          .data as { id: string; customer_email: string }[];
+      await eventually(async () => expect(await bySubscriber()).toHaveLength(1), { timeoutMs: 15_000 });
+      // A batch whose items ask for the licence mail: its license.batch_completed makes the notification read it.
+      const batch = await v.api('POST', '/api/v1/licenses/batch', {
+        product_id: v.product,
+        licenses: [
+          { customer_email: customer, send_email: true },
+          { customer_email: 'batch.neighbour@example.com', send_email: true },
+        ],
+      });
+      expect(batch.status).toBe(202);
+      await eventually(
+        async () => expect((await v.api('GET', `/api/v1/licenses/batch/${batch.body.id}`)).body.status).toBe('done'),
+        { timeoutMs: 15_000, intervalMs: 100 },
+      );
+      const stored = async () =>
+        JSON.stringify([
+          await checkoutDb.collection('subscriptions').find({ account_id: v.accountId }).toArray(),
+          await licenseDb.collection('license_batches').find({ account_id: v.accountId }).toArray(),
+        ]);
+      expect(await stored()).toMatch(/late\.buyer@example\.com/i);
+
+      const req = { account_id: v.accountId, email: customer, placeholder: 'erased-5e1f@erased.invalid' };
+      // The licences (the subscription's and the batch's) and the batch; the session and the subscription.
+      expect(await grpc.licenses.call.eraseCustomer(req)).toEqual({ erased: 3 });
+      expect(await grpc.checkout.call.eraseCustomer(req)).toEqual({ erased: 2 });
+      expect(await bySubscriber()).toEqual([]);
+      const [subscription] = (await v.api('GET', '/api/v1/subscriptions')).body.data as { customer_email: string }[];
+      expect(subscription.customer_email).toBe('erased-5e1f@erased.invalid');
+      // The outbox keeps a published event on its document a few seconds before clearing it.
+      await eventually(async () => expect(await stored()).not.toMatch(/late\.buyer@example\.com/i), {
+        timeoutMs: 30_000,
+      });
+      expect(await stored()).toContain('batch.neighbour@example.com');
+      expect(await grpc.licenses.call.eraseCustomer(req)).toEqual({ erased: 0 });
+      expect(await grpc.checkout.call.eraseCustomer(req)).toEqual({ erased: 0 });
+
+      // The notification service is back and reads the events from before the erasure.
+      await stack.restartService('notification');
+      notificationUp = true;
+      await inbox.mailTo('batch.neighbour@example.com');
+      for (const consumer of ['notification-mail', 'notification-batch-mail'])
+        await consumerDrained(nc, stack.topology.stream, consumer);
+      // The purchase e-mail that checkout.completed asked for (with the old address) fails unsent, logged
+      // under the placeholder; the batch's item names the placeholder, so none is queued for it.
+      await eventually(
+        async () => {
+          const log = (await v.api('GET', '/api/v1/emails?limit=100')).body.data as Record<string, unknown>[];
+          expect(log.map((m) => [m.to, m.template, m.status, m.last_error]).sort()).toEqual([
+            ['batch.neighbour@example.com', 'purchase', 'sent', null],
+            ['erased-5e1f@erased.invalid', 'purchase', 'failed', 'the customer was erased'],
+          ]);
+        },
+        { timeoutMs: 20_000, intervalMs: 100 },
+      );
+      expect(inbox.received.filter((m) => m.to.some((to) => /late\.buyer|erased\.invalid/i.test(to)))).toEqual([]);
+      expect(
+        JSON.stringify(await notificationDb.collection('emails').find({ account_id: v.accountId }).toArray()),
+      ).not.toMatch(/late\.buyer/i);
+    } finally {
+      if (!notificationUp) await stack.restartService('notification');
+      await Promise.all([checkoutDb.close(), licenseDb.close(), notificationDb.close()]);
     }
   }, 120_000);
 });

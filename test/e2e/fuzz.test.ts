@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import fc from 'fast-check';
 import { errorCodes } from '@licensing/runtime';
+import { eventually } from '../support/eventually';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { WebClient } from '../support/web-client';
@@ -20,7 +23,8 @@ import {
 
 // Property-based fuzzing of the public surface, driven by the /openapi.json
 // the gateway serves: at least 2,000 hostile requests spread over every
-// operation (and the dashboard), each answered with a documented status and a
+// operation (and the dashboard's, the hosted checkout's and the customer portal's pages, the
+// portal's signed in as a customer), each answered with a documented status and a
 // problem+json body (HTML pages: a proper 4xx page), never 5xx, never a stack
 // trace, never a secret. Seeded: FUZZ_SEED=<n> replays a run, FUZZ_RUNS=<n>
 // changes its size. A failure prints the request that caused it.
@@ -31,7 +35,7 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 2400);
 let stack: Stack;
 let receiver: WebhookReceiver;
 let ops: Operation[];
-const known: Known = { apiKeys: [], ids: [], licenseKeys: [] };
+const known: Known = { apiKeys: [], ids: [], licenseKeys: [], cookies: [], formValues: [] };
 /** Real values of the first account's own things, by the path parameter that names them. */
 const mine: Record<string, string> = {};
 let fullKey = '';
@@ -82,7 +86,16 @@ beforeAll(async () => {
       card: '4242424242424242',
     });
     const subscription = (await api('GET', `/api/v1/checkout/${recurring.id}`)).body.subscription_id as string;
-    known.ids.push(product.id, license.license.id, activation.id, session.id, hook.id, delivery.id, subscription);
+    known.ids.push(
+      acct.accountId,
+      product.id,
+      license.license.id,
+      activation.id,
+      session.id,
+      hook.id,
+      delivery.id,
+      subscription,
+    );
     known.licenseKeys.push(license.license_key);
     // A suspended licence too: its License credential only validates (401 elsewhere).
     const suspended = (
@@ -93,6 +106,7 @@ beforeAll(async () => {
     secrets.push(acct.apiKey, hook.secret);
     if (owner === 'mine') {
       Object.assign(mine, {
+        account: acct.accountId,
         product: product.id,
         key: license.license_key,
         activation: activation.id,
@@ -111,6 +125,7 @@ beforeAll(async () => {
       });
       known.apiKeys.push(validateKey.secret);
       secrets.push(validateKey.secret);
+      await signInToPortal(acct.accountId, 'buyer@example.com');
     }
   }
   secrets.push(stack.topology.internalToken, stack.topology.apiKeyPepper, stack.topology.webhookSecretKey);
@@ -119,6 +134,39 @@ beforeAll(async () => {
   const ajv = new Ajv2020({ strict: false });
   problemSchema = ajv.compile(served.components.schemas.Problem);
 }, 60_000);
+
+/**
+ * Signs the licence's customer in to the account's portal (the link from the mail folder the stack
+ * writes to) and keeps the cookies and CSRF tokens, so fuzzed portal requests reach the signed-in pages.
+ */
+async function signInToPortal(accountId: string, email: string): Promise<void> {
+  const web = new WebClient(stack.url);
+  const form = await web.get(`/portal/${accountId}`);
+  expect(form.status).toBe(200);
+  const signInCsrf = WebClient.csrf(form.html);
+  expect((await web.post(`/portal/${accountId}/sign-in`, { _csrf: signInCsrf, email })).status).toBe(200);
+  const folder = new URL(stack.topology.mailUrl!).pathname;
+  const link = await eventually(
+    () => {
+      for (const file of readdirSync(folder).filter((f) => f.endsWith('.json'))) {
+        const mail = JSON.parse(readFileSync(join(folder, file), 'utf8')) as { to: string; text: string };
+        const found = mail.to === email && /\/portal\/acct_\w+\/link\?token=([\w-]{43})/.exec(mail.text);
+        if (found) return found[1];
+      }
+      throw new Error(`no sign-in mail to ${email} in ${folder} yet`);
+    },
+    { timeoutMs: 20_000, intervalMs: 100 },
+  );
+  const confirm = await web.get(`/portal/${accountId}/link?token=${link}`);
+  const redeemed = await web.post(`/portal/${accountId}/link`, { _csrf: WebClient.csrf(confirm.html), token: link });
+  expect(redeemed.status).toBe(303);
+  const home = await web.get(`/portal/${accountId}`);
+  expect(home.html).toContain('buyer@example.com');
+  const sessionCsrf = WebClient.csrf(home.html);
+  known.cookies!.push([...web.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+  known.formValues!.push(sessionCsrf, signInCsrf, email);
+  secrets.push(web.cookies.get('lk_portal')!);
+}
 
 afterAll(async () => {
   await stack?.stop();
@@ -137,7 +185,7 @@ function problemWith(op: Operation, req: FuzzRequest, res: FuzzResponse): string
   for (const s of [...secrets, ...(sentToken ? [sentToken] : [])])
     if (res.text.includes(s)) return 'a secret echoed back';
   const path = req.path.startsWith('/v1') ? `/api${req.path}` : req.path;
-  const page = path.startsWith('/checkout') || path.startsWith('/dashboard');
+  const page = path.startsWith('/checkout') || path.startsWith('/dashboard') || path.startsWith('/portal');
   if (res.status < 400) {
     if (page || req.method === 'HEAD' || req.method === 'OPTIONS') return null;
     if (!ops.some((o) => o.template === op.template && o.method === req.method))
@@ -193,11 +241,77 @@ const dashboardOps: Operation[] = [
   },
 ];
 
+// The customer portal's pages (issue 28): the sign-in form and its POST, the one-time link, the licence
+// pages, the deactivate form and the licence file, with a real session cookie part of the time, and
+// mostly the signed-in customer's account, licence and machine in the path.
+const portalOps = (): Operation[] => {
+  const account = { in: 'path', name: 'account', real: [mine.account] };
+  const key = { in: 'path', name: 'key', real: [mine.key] };
+  return [
+    { method: 'GET', template: '/portal/{account}', operationId: 'portalHome', params: [account], html: true },
+    {
+      method: 'POST',
+      template: '/portal/{account}/sign-in',
+      operationId: 'portalSignIn',
+      params: [account],
+      html: true,
+      form: ['email', '_csrf'],
+    },
+    {
+      method: 'GET',
+      template: '/portal/{account}/link',
+      operationId: 'portalLinkPage',
+      params: [account, { in: 'query', name: 'token' }],
+      html: true,
+    },
+    {
+      method: 'POST',
+      template: '/portal/{account}/link',
+      operationId: 'portalRedeem',
+      params: [account],
+      html: true,
+      form: ['token', '_csrf'],
+    },
+    {
+      method: 'GET',
+      template: '/portal/{account}/licenses/{key}',
+      operationId: 'portalLicense',
+      params: [account, key, { in: 'query', name: 'freed' }],
+      html: true,
+    },
+    {
+      method: 'POST',
+      template: '/portal/{account}/licenses/{key}/activations/{id}/deactivate',
+      operationId: 'portalDeactivate',
+      params: [account, key, { in: 'path', name: 'id', real: [mine.activation] }],
+      html: true,
+      form: ['_csrf'],
+    },
+    {
+      method: 'GET',
+      template: '/portal/{account}/licenses/{key}/file',
+      operationId: 'portalLicenseFile',
+      params: [account, key],
+      html: true,
+    },
+    // Signing out with a made-up form only: a real token would end the session the other requests use.
+    {
+      method: 'POST',
+      template: '/portal/{account}/sign-out',
+      operationId: 'portalSignOut',
+      params: [account],
+      html: true,
+    },
+  ];
+};
+
 it(`${RUNS} hostile requests over every operation of /openapi.json: no 5xx, only documented problem+json or 4xx pages, no stack traces, no secrets`, async () => {
-  const targets = [...ops, ...dashboardOps];
+  const targets = [...ops, ...dashboardOps, ...portalOps()];
   expect(ops.length).toBeGreaterThanOrEqual(30);
   const seen = new Map<string, number>();
   const statuses = new Map<number, number>();
+  /** Portal pages answered as a signed-in customer: the fuzz got past sign-in. */
+  let portalSignedIn = 0;
   const survey: string[] = [];
   // Each operation equally often: a run of RUNS requests covers every one of them.
   const arbitrary = fc
@@ -208,6 +322,7 @@ it(`${RUNS} hostile requests over every operation of /openapi.json: no 5xx, only
       const res = await send(stack.url, req);
       seen.set(req.op, (seen.get(req.op) ?? 0) + 1);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      if (req.op.startsWith('GET /portal/{account}/licenses/') && res.status === 200) portalSignedIn++;
       const wrong = problemWith(op, req, res);
       if (wrong && process.env.FUZZ_SURVEY)
         survey.push(
@@ -230,6 +345,7 @@ it(`${RUNS} hostile requests over every operation of /openapi.json: no 5xx, only
   expect(missed).toEqual([]);
   // Not all refusals: enough requests got through to the handlers.
   expect((statuses.get(200) ?? 0) + (statuses.get(201) ?? 0)).toBeGreaterThan(RUNS / 20);
+  expect(portalSignedIn).toBeGreaterThan(0);
 }, 300_000);
 
 /** The operation's path with the first account's real ids, one parameter replaced by `raw` (already encoded). */

@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,6 +12,7 @@ import { client, startStack, type Stack } from '../support/stack';
 import { freePort } from '../../scripts/lib/net';
 import { eventually } from '../support/eventually';
 import { credentialOf } from '../../scripts/lib/topology';
+import { WebClient } from '../support/web-client';
 
 // The operator CLI and npm start's refusals, run as real processes from the
 // build (npm test builds before it runs jest).
@@ -218,7 +219,7 @@ describe('npm start', () => {
     expect(out.stderr).toContain(`Redis is not reachable at redis://127.0.0.1:${closed}`);
   });
 
-  it('on its default ports: stopped and started again at once, it comes up (and the CLI finds it)', async () => {
+  it("on its default ports: a test-mode purchase's key lands in the mail folder; stopped and started again at once, it comes up (and the CLI finds it)", async () => {
     // The defaults (components.json) lie below the ports outgoing connections take, so a restart finds
     // them free. This run's own store, databases, stream and data folder; the machine's NATS and Redis.
     const id = randomBytes(3).toString('hex');
@@ -303,6 +304,55 @@ describe('npm start', () => {
       } finally {
         receiver.kill();
       }
+      // Issue 28's "done when", through npm start as it is: a buyer who pays on the hosted test-mode page
+      // finds the key in the mail folder (.data/mail, here DATA_DIR/mail) within seconds.
+      const sold = await api('POST', '/api/v1/products', { name: 'Sold', price: { amount: 900, currency: 'EUR' } });
+      const session = await api('POST', '/api/v1/checkout', {
+        product_id: sold.body.id,
+        success_url: 'https://vendor.example/thanks',
+      });
+      expect(session.status).toBe(201);
+      const buyer = new WebClient(first.url);
+      const page = await buyer.get(new URL(session.body.url).pathname);
+      const paid = await buyer.post(`/checkout/${session.body.id}/pay`, {
+        _csrf: WebClient.csrf(page.html),
+        email: 'buyer@example.com',
+        card: '4242424242424242',
+      });
+      expect(paid.status).toBe(303);
+      const licenseKey = await eventually(
+        async () => {
+          const s = (await api('GET', `/api/v1/checkout/${session.body.id}`)).body;
+          expect(s.license_key).toEqual(expect.any(String));
+          return s.license_key as string;
+        },
+        { timeoutMs: 10_000, intervalMs: 100 },
+      );
+      const mailDir = join(dataDir, 'mail');
+      const mail = await eventually(
+        () => {
+          const mails = (existsSync(mailDir) ? readdirSync(mailDir) : [])
+            .filter((f) => f.endsWith('.json'))
+            .map((f) => JSON.parse(readFileSync(join(mailDir, f), 'utf8')) as Record<string, any>);
+          const found = mails.find((m) => m.to === 'buyer@example.com');
+          if (!found) throw new Error(`no mail to the buyer in ${mailDir} yet (${mails.length} mails)`);
+          return found;
+        },
+        { timeoutMs: 15_000, intervalMs: 100 },
+      );
+      expect(mail.text).toContain(licenseKey);
+      expect(mail.text).toContain('Sold');
+      expect(mail.attachments.map((a: { filename: string }) => a.filename)).toEqual(['license.json']);
+      await eventually(
+        async () =>
+          expect(
+            ((await api('GET', '/api/v1/emails')).body.data as { to: string; status: string }[]).map((e) => [
+              e.to,
+              e.status,
+            ]),
+          ).toEqual([['buyer@example.com', 'sent']]),
+        { timeoutMs: 10_000, intervalMs: 100 },
+      );
       await stop(first);
       // At once: no waiting for sockets to close.
       const second = await launch();

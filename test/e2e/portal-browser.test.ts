@@ -214,6 +214,79 @@ it("seat rescue from the app e-mails a link that opens on that licence's machine
   await c.close();
 });
 
+/** What has the focus: its tag, its accessible name (aria-label, its label, else its text), and whether it shows a focus ring. */
+const focused = (page: Page) =>
+  page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el || el === document.body) return { tag: 'body', text: '', ring: false };
+    const style = getComputedStyle(el);
+    return {
+      tag: el.tagName.toLowerCase(),
+      text: (el.getAttribute('aria-label') ?? (el as HTMLInputElement).labels?.[0]?.textContent ?? el.textContent ?? '')
+        .trim()
+        .replace(/\s+/g, ' '),
+      ring: style.outlineStyle !== 'none' && Number.parseFloat(style.outlineWidth) > 0,
+    };
+  });
+
+/** Presses Tab until what matches has the focus (at most `max` times), as a keyboard user does; it must show a ring. */
+async function tabTo(page: Page, what: RegExp, max = 25): Promise<void> {
+  const passed: string[] = [];
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab');
+    const f = await focused(page);
+    passed.push(`${f.tag} "${f.text}"`);
+    if (what.test(f.text)) {
+      expect([f.text, f.ring]).toEqual([f.text, true]);
+      return;
+    }
+  }
+  throw new Error(`Tab never reached ${what}; it went through ${passed.join(', ')}`);
+}
+
+it('by keyboard alone: skip link first, sign in by the e-mailed link, reveal the key, free a machine, sign out', async () => {
+  const v = await vendor();
+  const email = unique('keyboard');
+  const key = await v.issue(email);
+  expect((await v.activate(key, 'fp-kb-old', 'Old keyboard laptop')).status).toBe(201);
+  const c = await customer();
+  const { page } = c;
+  await page.goto(`${stack.url}/portal/${v.accountId}`);
+  // The first Tab stop is the skip link, visible once focused; it leads to the main content.
+  await page.keyboard.press('Tab');
+  expect(await focused(page)).toEqual({ tag: 'a', text: 'Skip to content', ring: true });
+  await expect(page.getByRole('link', { name: 'Skip to content' }).isVisible()).resolves.toBe(true);
+  await tabTo(page, /^Your e-mail address/);
+  await page.keyboard.type(email);
+  await c.shot('keyboard-sign-in');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
+  // The link is opened from the mail client; the rest is the keyboard again.
+  const link = portalLinkIn(await nthMailTo(inbox, email));
+  await page.goto(`${stack.url}${link.path}`);
+  await tabTo(page, /^Sign in$/);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Your licences' }).waitFor();
+  await tabTo(page, /^Reveal key$/);
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('key-0').textContent()).resolves.toBe(key);
+  await tabTo(page, /^Machines and licence file of Pixel Forge/);
+  await c.shot('keyboard-licences');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Machines' }).waitFor();
+  await tabTo(page, /^Free this machine: Old keyboard laptop$/);
+  await c.shot('keyboard-free');
+  await page.keyboard.press('Space');
+  await page.getByRole('status').filter({ hasText: 'The machine is freed' }).waitFor();
+  expect((await v.api('GET', `/api/v1/licenses/${key}/activations`)).body.data).toEqual([]);
+  await tabTo(page, /^Sign out$/);
+  await page.keyboard.press('Enter');
+  await page.getByRole('button', { name: 'E-mail me a sign-in link' }).waitFor();
+  await c.shot('keyboard-signed-out');
+  expect(c.errors).toEqual([]);
+  await c.close();
+});
+
 it('fits a phone: nothing wider than the screen, the key and the machines reachable', async () => {
   const v = await vendor();
   const email = unique('phone');

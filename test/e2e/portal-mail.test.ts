@@ -159,7 +159,7 @@ it('a sign-in link goes out only to an address holding licences of that account;
   expect(JSON.stringify(stored)).not.toContain(link.token);
 });
 
-it("the mail log never shows a sign-in request the sender has not yet tried: it may be a stranger's", async () => {
+it("the mail log never shows a sign-in request whose address the sender has not confirmed: it may be a stranger's", async () => {
   const pending = {
     _id: 'eml_pending_signin_request',
     request_key: `portal:${accountA}:stranger2@example.com:test`,
@@ -176,11 +176,68 @@ it("the mail log never shows a sign-in request the sender has not yet tried: it 
     created_at: clock.now(),
     sent_at: null,
   };
-  await db.collection('emails').insertOne(pending as never);
+  // Written as the service writes them: unconfirmed, and after failed attempts too (queued or given up).
+  const variants = [
+    { ...pending, recipient_confirmed: false },
+    {
+      ...pending,
+      _id: 'eml_pending_signin_tried',
+      request_key: `${pending.request_key}:2`,
+      recipient_confirmed: false,
+      attempts: 3,
+      last_error: 'the licence service is not answering',
+    },
+    {
+      ...pending,
+      _id: 'eml_pending_signin_failed',
+      request_key: `${pending.request_key}:3`,
+      recipient_confirmed: false,
+      attempts: 9,
+      status: 'failed',
+      next_attempt_at: null,
+    },
+  ];
+  await db.collection('emails').insertMany(variants as never[]);
   try {
     expect((await logOf(accountA)).map((e) => e.to)).not.toContain('stranger2@example.com');
   } finally {
-    await db.collection('emails').deleteOne({ _id: pending._id as never });
+    await db.collection('emails').deleteMany({ to: 'stranger2@example.com' });
+  }
+});
+
+it("with the licence service away, sign-in requests fail their attempts unseen; a stranger's never shows, a holder's shows once confirmed", async () => {
+  await issue(accountA, 'waiting.holder@example.com');
+  nextMinute();
+  await stack.stopService('license');
+  let restarted = false;
+  try {
+    for (const email of ['waiting.holder@example.com', 'waiting.stranger@example.com'])
+      await notify.call.requestPortalLink({ account_id: accountA, email });
+    // Each has had failed attempts (the licence service cannot say whether the address is a customer)...
+    await eventually(async () => {
+      const rows = await db
+        .collection('emails')
+        .find({ account_id: accountA, to: /^waiting\./ })
+        .toArray();
+      expect(rows.map((r) => [r.to, r.attempts >= 2, r.recipient_confirmed, r.last_error !== null]).sort()).toEqual([
+        ['waiting.holder@example.com', true, false, true],
+        ['waiting.stranger@example.com', true, false, true],
+      ]);
+    }, MAIL_WAIT);
+    // ...and the vendor sees neither: not in the log, however many attempts failed.
+    expect((await logOf(accountA)).filter((e) => e.to.startsWith('waiting.'))).toEqual([]);
+    await stack.restartService('license');
+    restarted = true;
+    await mailTo('waiting.holder@example.com');
+    await eventually(async () => {
+      const mine = (await logOf(accountA)).filter((e) => e.to.startsWith('waiting.'));
+      expect(mine.map((e) => [e.to, e.status, e.attempts > 1])).toEqual([['waiting.holder@example.com', 'sent', true]]);
+      // The stranger's request is gone without a trace, unsent.
+      expect(await db.collection('emails').countDocuments({ to: 'waiting.stranger@example.com' })).toBe(0);
+    }, MAIL_WAIT);
+    expect(inbox.to('waiting.stranger@example.com')).toHaveLength(0);
+  } finally {
+    if (!restarted) await stack.restartService('license');
   }
 });
 

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { LicensedApp, LicensingError } from '@licensing/client';
+import { checkedFetch } from '../support/sdk';
 import { client, startStack, type Stack } from '../support/stack';
 import { EventLog } from '../support/events';
 import { SmtpInbox } from '../support/smtp-inbox';
@@ -272,6 +274,110 @@ it('seat rescue: 202 without the address, then 429 with Retry-After within the h
   expect((await v.api('DELETE', `/api/v1/customers/${encodeURIComponent(erasedEmail)}`)).status).toBe(200);
   const none = await v.api('POST', `/api/v1/licenses/${erasedKey}/seat-rescue`);
   expect(none.status).toBe(409);
+});
+
+it("seat rescue with a validate-scope API key: 202, the owner's mail opens on that licence; 429 within the hour; another account's key is 404", async () => {
+  const v = await vendor(1);
+  const { secret } = await stack.admin.createApiKey({ account_id: v.accountId, scope: 'validate', name: 'in-app' });
+  const asApp = client(stack.url, secret);
+  const email = unique('validate-rescue');
+  const key = await v.issue(email);
+  const first = await asApp('POST', `/api/v1/licenses/${key}/seat-rescue`);
+  expect(first.status).toBe(202);
+  expect(first.body).toEqual({ object: 'seat_rescue', status: 'queued' });
+  const mail = await nthMailTo(inbox, email);
+  expect(mail.headers.subject).toContain('Free a seat');
+  const web = visitor();
+  expect((await redeem(web, portalLinkIn(mail))).status).toBe(303);
+  expect((await web.get(`/portal/${v.accountId}/licenses/${key}`)).html).toContain(key);
+  const again = await asApp('POST', `/api/v1/licenses/${key}/seat-rescue`);
+  expect(again.status).toBe(429);
+  expect(Number(again.headers.get('retry-after'))).toBeGreaterThan(3000);
+  // A validate key of another account: the licence does not exist for it, and nothing is sent.
+  const other = await vendor();
+  const elsewhere = await stack.admin.createApiKey({ account_id: other.accountId, scope: 'validate', name: 'in-app' });
+  const foreign = await client(stack.url, elsewhere.secret)(
+    'POST',
+    `/api/v1/licenses/${await v.issue(unique('foreign'))}/seat-rescue`,
+  );
+  expect(foreign.status).toBe(404);
+  expect(inbox.to(email)).toHaveLength(1);
+});
+
+it('LicensedApp.requestSeatRescue() against the running stack: when every seat is taken the owner gets the mail; a second is a 429 LicensingError', async () => {
+  const v = await vendor(1);
+  const email = unique('app-rescue');
+  const key = await v.issue(email);
+  const app = (fingerprint: string) =>
+    new LicensedApp({ baseUrl: stack.url, licenseKey: key, fingerprint, fetch: checkedFetch, maxRetries: 0 });
+  const holder = app('desk-1');
+  await holder.activate();
+  const newcomer = app('laptop-2');
+  const full = await newcomer.activate().then(
+    () => undefined,
+    (e: unknown) => e as LicensingError,
+  );
+  expect(full).toBeInstanceOf(LicensingError);
+  expect(full).toMatchObject({ status: 409, nextAction: 'free_a_seat' });
+  await expect(newcomer.requestSeatRescue()).resolves.toEqual({ object: 'seat_rescue', status: 'queued' });
+  const mail = await nthMailTo(inbox, email);
+  expect(mail.headers.subject).toContain('Free a seat');
+  expect(portalLinkIn(mail).path).toMatch(new RegExp(`^/portal/${v.accountId}/link\\?token=`));
+  const limited = await newcomer.requestSeatRescue().then(
+    () => undefined,
+    (e: unknown) => e as LicensingError,
+  );
+  expect(limited).toBeInstanceOf(LicensingError);
+  expect(limited).toMatchObject({ status: 429, code: 'rate_limited' });
+  expect(limited!.retryAfterS).toBeGreaterThan(3000);
+  expect(inbox.to(email)).toHaveLength(1);
+  await holder.deactivate();
+});
+
+it("every portal page is sent with the dashboard's strict CSP and security headers, and carries no inline script or style", async () => {
+  const v = await vendor();
+  const email = unique('csp');
+  const key = await v.issue(email);
+  const dashboard = await new WebClient(stack.url).get('/dashboard/sign-in');
+  const csp = dashboard.headers.get('content-security-policy')!;
+  // Strict: nothing inline, nothing from elsewhere, no framing, forms post only to the gateway itself.
+  for (const directive of [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ])
+    expect(csp.split(/;\s*/)).toContain(directive);
+  expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+  const web = visitor();
+  const pages = [
+    await web.get(`/portal/${v.accountId}`),
+    await askForLink(web, v.accountId, email),
+    await web.get(`/portal/${v.accountId}/link?token=${'x'.repeat(43)}`),
+    await web.get('/portal/not-an-account'),
+  ];
+  await nthMailTo(inbox, email);
+  expect((await redeem(web, portalLinkIn(inbox.to(email)[0]))).status).toBe(303);
+  pages.push(
+    await web.get(`/portal/${v.accountId}`),
+    await web.get(`/portal/${v.accountId}/licenses/${key}`),
+    await web.get(`/portal/${v.accountId}/licenses/NOT-A-KEY`),
+    await web.get(`/portal/${v.accountId}/licenses/${key}/file`),
+  );
+  for (const page of pages) {
+    expect([page.status, page.headers.get('content-security-policy')]).toEqual([page.status, csp]);
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    // What the CSP would block, so a page relying on it would break: inline scripts, handlers and styles.
+    expect(page.html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/i);
+    expect(page.html).not.toMatch(/\son[a-z]+\s*=/i);
+    expect(page.html).not.toMatch(/<style|\sstyle\s*=/i);
+  }
+  expect(pages.map((p) => p.status)).toEqual([200, 200, 200, 404, 200, 200, 404, 200]);
 });
 
 it("the dashboard's Settings shows the account's portal link (the request's origin without PUBLIC_BASE_URL)", async () => {

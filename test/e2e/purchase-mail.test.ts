@@ -1,5 +1,13 @@
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { connect, type NatsConnection } from 'nats';
-import { NOTIFICATION_MAIL_CONSUMER } from '@licensing/runtime';
+import { NOTIFICATION_MAIL_CONSUMER, connectMongo } from '@licensing/runtime';
+import { envFor } from '../../scripts/lib/topology';
+import { spawnComponent } from '../../scripts/lib/launch';
+import { waitForServing } from '../../scripts/lib/health';
 import { client, startStack, type Stack } from '../support/stack';
 import { consumerDrained, EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
@@ -210,6 +218,61 @@ it('a restart of the notification service mid-send loses nothing: the mail goes 
     MAIL_WAIT,
   );
   expect(inbox.to('restart@example.com')).toHaveLength(1);
+});
+
+it('a notification process SIGKILLed mid-send: started again on its address it releases its claim at once, and the mail arrives once', async () => {
+  // The in-process service is replaced by a real process on the same address, which can be killed.
+  await stack.stopService('notification');
+  const logDir = mkdtempSync(join(tmpdir(), 'licensing-notification-kill-'));
+  const port = Number(stack.addrs.notification.split(':')[1]);
+  const env = {
+    ...envFor('notification', stack.topology, { port, addrs: stack.addrs, publicBaseUrl: stack.url }),
+    METRICS_PORT: '0',
+  };
+  const children: ChildProcess[] = [];
+  const spawnNotification = async () => {
+    const { child, exited } = spawnComponent('notification', env, join(logDir, `notification-${children.length}.log`));
+    children.push(child);
+    await waitForServing(stack.addrs.notification, 30_000, exited);
+    return child;
+  };
+  const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_notification`);
+  try {
+    const first = await spawnNotification();
+    const heldBefore = inbox.heldCount;
+    inbox.hold();
+    const key = await buy('killed@example.com');
+    await eventually(() => expect(inbox.heldCount).toBe(heldBefore + 1), MAIL_WAIT);
+    // The server has the DATA and has not answered: the attempt is in the middle of its send.
+    const claimed = await db.collection('emails').findOne({ license_key: key });
+    expect(claimed).toMatchObject({ status: 'queued', attempts: 0, claimed_by: expect.stringContaining(`:${port}`) });
+    const claimEnds = (claimed!.next_attempt_at as Date).getTime();
+    first.kill('SIGKILL');
+    await once(first, 'exit');
+    // The held DATA is refused: that copy never counts as delivered.
+    inbox.release();
+    await spawnNotification();
+    await mailTo('killed@example.com');
+    // Sent by the new process on its start, well before the killed one's claim would have run out.
+    expect(Date.now()).toBeLessThan(claimEnds);
+    await eventually(
+      // The killed attempt recorded nothing: one attempt, the one that sent it.
+      async () => expect((await emailsFor(key))[0]).toMatchObject({ status: 'sent', attempts: 1 }),
+      MAIL_WAIT,
+    );
+    expect(inbox.to('killed@example.com')).toHaveLength(1);
+  } finally {
+    inbox.release();
+    await db.close();
+    for (const c of children)
+      if (c.exitCode === null && c.signalCode === null) {
+        const gone = once(c, 'exit');
+        c.kill('SIGTERM');
+        await gone;
+      }
+    await stack.restartService('notification');
+    rmSync(logDir, { recursive: true, force: true });
+  }
 });
 
 it("another account sees none of this account's mail and cannot send its licences' mail", async () => {

@@ -17,6 +17,8 @@ export interface Operation {
   bodySchema?: Json;
   /** The HTML pages (hosted checkout) answer text/html, not problem+json. */
   html: boolean;
+  /** A page's form fields (its POST body is mostly a urlencoded form of these, with real or hostile values). */
+  form?: string[];
 }
 
 export interface FuzzRequest {
@@ -128,6 +130,10 @@ export interface Known {
   apiKeys: string[];
   ids: string[];
   licenseKeys: string[];
+  /** Real Cookie headers (a signed-in customer portal session with its CSRF cookie), so pages get past sign-in. */
+  cookies?: string[];
+  /** Real form values (the CSRF tokens of those sessions, a customer's e-mail). */
+  formValues?: string[];
 }
 
 // Percent-encoded sequences that are not valid UTF-8 or not valid encoding at all.
@@ -288,8 +294,52 @@ function valueFor(schema: Json | undefined, known: Known, depth = 0): fc.Arbitra
   return fc.oneof({ weight: 5, arbitrary: good }, { weight: 1, arbitrary: anything });
 }
 
+/** Every byte of the text's UTF-8 percent-encoded (a lone surrogate as U+FFFD: encodeURIComponent would throw). */
+const formEncoded = (v: string): string => Buffer.from(v, 'utf8').toString('hex').replace(/../g, '%$&');
+
+/** A page's form body: its fields (and others) with real values, hostile ones, or the field more than once. */
+function formFor(fields: string[], known: Known): fc.Arbitrary<Buffer> {
+  const value = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...(known.formValues?.length ? known.formValues : ['x'])) },
+    { weight: 2, arbitrary: fc.string({ maxLength: 40 }) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(...CONTROL_CHARACTERS, ...LINE_BREAKS).map((c) => `a${c}b@example.com`),
+    },
+    { weight: 1, arbitrary: fc.integer({ min: 250, max: 20_000 }).map((n) => 'x'.repeat(n)) },
+  );
+  const pair = fc.tuple(
+    fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom(...fields) },
+      { weight: 1, arbitrary: fc.constantFrom('__proto__', 'email[]', '_csrf[x]', '', 'a'.repeat(300)) },
+    ),
+    value,
+  );
+  const encoded = fc
+    .array(pair, { maxLength: 12 })
+    .map((pairs) => Buffer.from(pairs.map(([k, v]) => `${formEncoded(k)}=${formEncoded(v)}`).join('&')));
+  return fc.oneof(
+    { weight: 5, arbitrary: encoded },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(encoded, fc.constantFrom(...BROKEN_ENCODINGS))
+        .map(([b, bad]) => Buffer.concat([b, Buffer.from(`&email=${bad}&_csrf=${bad}`)])),
+    },
+  );
+}
+
 /** A body: the schema's object with hostile twists, or something that is not that object at all. */
 function bodyFor(op: Operation, known: Known): fc.Arbitrary<Buffer | undefined> {
+  if (op.form)
+    return fc.oneof(
+      { weight: 4, arbitrary: formFor(op.form, known) },
+      { weight: 1, arbitrary: jsonBodyFor(op, known) },
+    );
+  return jsonBodyFor(op, known);
+}
+
+function jsonBodyFor(op: Operation, known: Known): fc.Arbitrary<Buffer | undefined> {
   const json = (v: unknown) => Buffer.from(JSON.stringify(v));
   const shaped = op.bodySchema ? valueFor(op.bodySchema, known) : fc.constant({});
   const extra = fc
@@ -407,7 +457,7 @@ const cookies = fc.oneof(
     weight: 1,
     arbitrary: fc
       .tuple(
-        fc.constantFrom('lk_session', 'lk_csrf', 'lk_checkout_csrf', 'other'),
+        fc.constantFrom('lk_session', 'lk_csrf', 'lk_checkout_csrf', 'lk_portal', 'lk_portal_csrf', 'other'),
         fc.oneof(
           fc.constantFrom(...BROKEN_ENCODINGS),
           asciiString(40).map((s) => s.replace(/;/g, '')),
@@ -424,9 +474,17 @@ const cookies = fc.oneof(
       'lk_session=',
       'a=b; lk_session=%E0%A4%A; c',
       `lk_session=${'x'.repeat(5000)}`,
+      `lk_portal=${'x'.repeat(43)}`,
+      'lk_portal=%ED%A0%80; lk_portal_csrf=%',
     ),
   },
 );
+
+/** The cookies above, and the known real ones (a signed-in portal) often enough to reach what is behind sign-in. */
+const cookiesFor = (known: Known): fc.Arbitrary<string | undefined> =>
+  known.cookies?.length
+    ? fc.oneof({ weight: 2, arbitrary: cookies }, { weight: 3, arbitrary: fc.constantFrom(...known.cookies) })
+    : cookies;
 
 const methods = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS', 'HEAD'];
 
@@ -464,7 +522,17 @@ export function requestFor(op: Operation, known: Known): fc.Arbitrary<FuzzReques
     : fc.oneof({ weight: 4, arbitrary: fc.constant([] as [string, string][]) }, { weight: 1, arbitrary: query });
   return fc
     .record({
-      params: fc.tuple(...pathParams.map(() => value)),
+      // A parameter that names its real values (a page behind sign-in: its account and licence) mostly takes one.
+      params: fc.tuple(
+        ...pathParams.map((p) =>
+          Array.isArray(p.real) && p.real.length
+            ? fc.oneof(
+                { weight: 3, arbitrary: fc.constantFrom(...(p.real as string[])).map(encodeURIComponent) },
+                { weight: 2, arbitrary: value },
+              )
+            : value,
+        ),
+      ),
       query: queryFor,
       method: fc.oneof(
         { weight: 12, arbitrary: fc.constant(op.method) },
@@ -477,7 +545,7 @@ export function requestFor(op: Operation, known: Known): fc.Arbitrary<FuzzReques
       ),
       body: bodyFor(op, known),
       contentType: fc.oneof(
-        { weight: 8, arbitrary: fc.constant('application/json') },
+        { weight: 8, arbitrary: fc.constant(op.form ? 'application/x-www-form-urlencoded' : 'application/json') },
         { weight: 3, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
       ),
       contentEncoding: fc.oneof(
@@ -485,7 +553,7 @@ export function requestFor(op: Operation, known: Known): fc.Arbitrary<FuzzReques
         { weight: 1, arbitrary: fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-nope', 'gzip, gzip') },
       ),
       authorization: authorization(known),
-      cookie: cookies,
+      cookie: cookiesFor(known),
       requestId: fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: asciiString(300) }),
       idempotencyKey: fc.oneof(
         { weight: 5, arbitrary: fc.constant(undefined) },

@@ -3,6 +3,7 @@ import { checkNewSession, createSession } from '../../services/checkout/src/use-
 import { refusal } from '../support/fakes/common';
 import { BASE_URL, checkoutSetup, priced } from '../support/fakes/checkout-deps';
 import { FakeProvider } from '../support/fakes/checkout-peers';
+import { FakeSubscriptionEmails } from '../support/fakes/checkout-store';
 
 const PRODUCT = priced().id;
 const request = (over: Record<string, unknown> = {}) => ({
@@ -175,7 +176,10 @@ describe('creating a checkout session', () => {
 describe('the createSession handler', () => {
   it('answers the session in the contract, its URL the hosted page', async () => {
     const { clock, deps } = checkoutSetup();
-    const s = await checkoutHandlers(deps, false).createSession(request({ metadata: { a: 'b' } }), ctx);
+    const s = await checkoutHandlers(deps, false, new FakeSubscriptionEmails()).createSession(
+      request({ metadata: { a: 'b' } }),
+      ctx,
+    );
     expect(s).toEqual({
       id: expect.stringMatching(/^cs_/),
       account_id: 'acct_A',
@@ -199,7 +203,7 @@ describe('the createSession handler', () => {
 
   it('with an Idempotency-Key answers a repeat with the first session, and refuses the key with another request', async () => {
     const { store, deps } = checkoutSetup();
-    const h = checkoutHandlers(deps, false);
+    const h = checkoutHandlers(deps, false, new FakeSubscriptionEmails());
     const first = await h.createSession(request({ idempotency_key: 'k1' }), ctx);
     const again = await h.createSession(request({ idempotency_key: 'k1' }), ctx);
     expect(again).toEqual(first);
@@ -212,7 +216,7 @@ describe('the createSession handler', () => {
 
   it('a retry of a key whose run stored the session and then failed answers with that session: one session, one provider id', async () => {
     const { store, provider, deps } = checkoutSetup();
-    const h = checkoutHandlers(deps, false);
+    const h = checkoutHandlers(deps, false, new FakeSubscriptionEmails());
     const insert = store.insert.bind(store);
     // The write lands but its answer is lost (the store went away just after).
     store.insert = async (doc, events) => {
@@ -229,7 +233,7 @@ describe('the createSession handler', () => {
 
   it('forgets a key whose request failed, so it may be retried', async () => {
     const { store, provider, deps } = checkoutSetup();
-    const h = checkoutHandlers(deps, false);
+    const h = checkoutHandlers(deps, false, new FakeSubscriptionEmails());
     provider.startFailure = new Error('provider down');
     await expect(h.createSession(request({ idempotency_key: 'k2' }), ctx)).rejects.toThrow('provider down');
     provider.startFailure = undefined;

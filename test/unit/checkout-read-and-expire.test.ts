@@ -4,6 +4,7 @@ import { getSession, listSessions } from '../../services/checkout/src/use-cases/
 import { refusal } from '../support/fakes/common';
 import { checkoutSetup, sessionDoc } from '../support/fakes/checkout-deps';
 import { FakeProvider } from '../support/fakes/checkout-peers';
+import { FakeSubscriptionEmails } from '../support/fakes/checkout-store';
 
 const ctx = { requestId: '', caller: 'gateway' as const, log: undefined as never };
 
@@ -63,7 +64,7 @@ describe('reading checkout sessions', () => {
     const onStripe = sessionDoc(clock.now(), { provider: 'stripe', provider_url: 'https://pay.example/x' });
     await store.insert(onStripe, []);
     clock.advance(3600_000);
-    const h = checkoutHandlers(deps, false);
+    const h = checkoutHandlers(deps, false, new FakeSubscriptionEmails());
     expect(await h.getSession({ account_id: 'acct_A', id: open._id }, ctx)).toMatchObject({
       status: 'expired',
       url: `https://shop.example/checkout/${open._id}`,
@@ -128,7 +129,10 @@ describe('expiring a checkout session', () => {
 
   it('the handler answers the expired session', async () => {
     const { deps, open } = await setup();
-    const out = await checkoutHandlers(deps, false).expireSession({ account_id: 'acct_A', id: open._id }, ctx);
+    const out = await checkoutHandlers(deps, false, new FakeSubscriptionEmails()).expireSession(
+      { account_id: 'acct_A', id: open._id },
+      ctx,
+    );
     expect(out).toMatchObject({ id: open._id, status: 'expired' });
   });
 });

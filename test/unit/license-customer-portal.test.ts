@@ -4,9 +4,12 @@ import { deactivateForCustomer } from '../../services/license/src/use-cases/cust
 import { eraseCustomer } from '../../services/license/src/use-cases/erase-customer';
 import { refusal } from '../support/fakes/common';
 import { licenseSetup, policy } from '../support/fakes/license-deps';
+import { FakeBatchEmails } from '../support/fakes/license-stores';
 
 async function setup(perMonth?: number) {
-  const s = licenseSetup({ policy: policy({ max_activations: 10, customer_deactivations_per_30_days: perMonth }) });
+  const base = licenseSetup({ policy: policy({ max_activations: 10, customer_deactivations_per_30_days: perMonth }) });
+  const batches = new FakeBatchEmails();
+  const s = { ...base, batches, erasing: { ...base.deps, batches } };
   const lic = await s.issued();
   const machine = async (fingerprint: string, name = '') =>
     (await activate(s.deps, { account_id: 'acct_A', key: lic.key, fingerprint, name })).activation;
@@ -118,7 +121,7 @@ describe('erasing a customer from licences', () => {
     };
     s.store.licenses.set(other._id, structuredClone(other));
     s.store.events.length = 0;
-    const n = await eraseCustomer(s.deps, {
+    const n = await eraseCustomer(s.erasing, {
       account_id: 'acct_A',
       email: 'buyer@EXAMPLE.com',
       placeholder: 'erased-1@erased.invalid',
@@ -136,12 +139,40 @@ describe('erasing a customer from licences', () => {
     expect(JSON.stringify(s.store.events)).not.toMatch(/buyer@example\.com/i);
   });
 
+  it("replaces the e-mail in the items of the account's licence batches, older batches too; the event counts licences only", async () => {
+    const s = await setup();
+    s.batches.add('lbat_1', 'acct_A', ['x@example.com', 'BUYER@example.com', 'buyer@example.com']);
+    s.batches.add('lbat_2', 'acct_A', ['Buyer@Example.com'], false); // stored before customer_emails_lc
+    s.batches.add('lbat_3', 'acct_A', ['y@example.com']);
+    s.batches.add('lbat_4', 'acct_B', ['buyer@example.com']);
+    s.store.events.length = 0;
+    const req = { account_id: 'acct_A', email: 'Buyer@example.com', placeholder: 'erased-2@erased.invalid' };
+    expect(await eraseCustomer(s.erasing, req)).toBe(3); // the licence and two batches
+    const emails = (id: string) => s.batches.rows.get(id)!.items.map((i) => i.customer_email);
+    expect(emails('lbat_1')).toEqual(['x@example.com', 'erased-2@erased.invalid', 'erased-2@erased.invalid']);
+    expect(s.batches.rows.get('lbat_1')!.customer_emails_lc).toEqual(['x@example.com', 'erased-2@erased.invalid']);
+    expect(emails('lbat_2')).toEqual(['erased-2@erased.invalid']);
+    expect(emails('lbat_3')).toEqual(['y@example.com']);
+    expect(emails('lbat_4')).toEqual(['buyer@example.com']);
+    // The items keep everything else: their keys, status and send_email.
+    expect(s.batches.rows.get('lbat_1')!.items[1]).toMatchObject({
+      key: 'KEY-lbat_1-1',
+      status: 'issued',
+      send_email: true,
+    });
+    expect(s.store.events.find((e) => e.type === 'customer.erased')!.data).toEqual({
+      placeholder: 'erased-2@erased.invalid',
+      licenses: 1,
+    });
+    expect(await eraseCustomer(s.erasing, req)).toBe(0);
+  });
+
   it('a second call changes nothing and still says customer.erased', async () => {
     const s = await setup();
     const req = { account_id: 'acct_A', email: 'buyer@example.com', placeholder: 'erased-1@erased.invalid' };
-    await eraseCustomer(s.deps, req);
+    await eraseCustomer(s.erasing, req);
     s.store.events.length = 0;
-    expect(await eraseCustomer(s.deps, req)).toBe(0);
+    expect(await eraseCustomer(s.erasing, req)).toBe(0);
     expect(s.store.events.map((e) => [e.type, e.data])).toEqual([
       ['customer.erased', { placeholder: 'erased-1@erased.invalid', licenses: 0 }],
     ]);
@@ -150,7 +181,7 @@ describe('erasing a customer from licences', () => {
   it('refuses a placeholder that is not an address, or holds the e-mail', async () => {
     const s = await setup();
     const erase = (placeholder: string) =>
-      refusal(() => eraseCustomer(s.deps, { account_id: 'acct_A', email: 'buyer@example.com', placeholder }));
+      refusal(() => eraseCustomer(s.erasing, { account_id: 'acct_A', email: 'buyer@example.com', placeholder }));
     expect((await erase('')).code).toBe('invalid_request');
     expect((await erase('x.buyer@example.com')).code).toBe('invalid_request');
   });

@@ -1,5 +1,12 @@
 import { displayName, escapeHtml, portalUrl, purchaseMail } from '../../services/notification/src/domain/purchase-mail';
-import { DEFAULT_MAIL_SCHEDULE_S, nextMailStep, parseSchedule } from '../../services/notification/src/domain/retry';
+import {
+  DEFAULT_MAIL_MAX_AGE_S,
+  DEFAULT_MAIL_SCHEDULE_S,
+  nextMailStep,
+  parseSchedule,
+  sendTimeoutWithin,
+  spanText,
+} from '../../services/notification/src/domain/retry';
 
 // The pure parts of the notification service: the purchase e-mail's text and HTML, and the retry schedule.
 
@@ -61,10 +68,50 @@ describe('the purchase e-mail', () => {
 describe('the retry schedule', () => {
   const now = new Date('2026-01-01T00:00:00Z');
 
-  it('waits by the schedule after each failed attempt, then gives up', () => {
-    expect(nextMailStep(1, now, [10, 60])).toEqual({ kind: 'retry', at: new Date(now.getTime() + 10_000) });
-    expect(nextMailStep(2, now, [10, 60])).toEqual({ kind: 'retry', at: new Date(now.getTime() + 60_000) });
-    expect(nextMailStep(3, now, [10, 60])).toEqual({ kind: 'failed' });
+  const created = new Date(now.getTime() - 60_000);
+  const DAYS3 = 3 * 86_400;
+  const at = (ms: number) => ({ kind: 'retry', at: new Date(now.getTime() + ms) });
+
+  it('waits by the schedule after each failed attempt, then by its last wait again and again', () => {
+    expect(nextMailStep(1, now, [10, 60], created, DAYS3)).toEqual(at(10_000));
+    expect(nextMailStep(2, now, [10, 60], created, DAYS3)).toEqual(at(60_000));
+    expect(nextMailStep(3, now, [10, 60], created, DAYS3)).toEqual(at(60_000));
+    expect(nextMailStep(500, now, [10, 60], created, DAYS3)).toEqual(at(60_000));
+    // The default schedule: about 21 hours of attempts, then every 12 hours.
+    expect(nextMailStep(8, now, DEFAULT_MAIL_SCHEDULE_S, created, DEFAULT_MAIL_MAX_AGE_S)).toEqual(at(43_200_000));
+    expect(DEFAULT_MAIL_MAX_AGE_S).toBe(259_200);
+  });
+
+  it('makes one last attempt at the maximum age, and gives up on a failure then or after it, saying why', () => {
+    const deadline = created.getTime() + DAYS3 * 1000;
+    const nearly = new Date(deadline - 5000);
+    expect(nextMailStep(9, nearly, [10, 60], created, DAYS3)).toEqual({ kind: 'retry', at: new Date(deadline) });
+    for (const when of [new Date(deadline), new Date(deadline + 1)])
+      expect(nextMailStep(10, when, [10, 60], created, DAYS3)).toEqual({
+        kind: 'failed',
+        reason: 'not sent within MAIL_MAX_AGE_S (3 days) after 10 attempts; given up',
+      });
+    expect(nextMailStep(1, now, [10], new Date(now.getTime() - 90_000), 90)).toEqual({
+      kind: 'failed',
+      reason: 'not sent within MAIL_MAX_AGE_S (90 s) after 1 attempt; given up',
+    });
+  });
+
+  it('names the maximum age in whole days, hours or minutes where it is one', () => {
+    expect([86_400, 7200, 3600, 120, 90, 1].map(spanText)).toEqual([
+      '1 day',
+      '2 hours',
+      '1 hour',
+      '2 minutes',
+      '90 s',
+      '1 s',
+    ]);
+  });
+
+  it('limits a send to the shutdown budget, saying when it lowered the setting', () => {
+    expect(sendTimeoutWithin(8000, 10_000)).toEqual({ ms: 8000, clamped: false });
+    expect(sendTimeoutWithin(10_000, 10_000)).toEqual({ ms: 10_000, clamped: false });
+    expect(sendTimeoutWithin(20_000, 10_000)).toEqual({ ms: 10_000, clamped: true });
   });
 
   it('reads MAIL_RETRY_SCHEDULE_S and refuses anything but non-negative numbers', () => {

@@ -62,6 +62,12 @@ export interface ServiceContext<C> {
   clock: Clock;
   /** OpenTelemetry tracing, when the OTEL_* variables turn it on (observability/tracing.ts). */
   tracing?: Tracing;
+  /**
+   * Aborted the moment a graceful stop begins, before the gRPC calls in flight are waited for: background
+   * work that must not start anything new from then on (the mail sender) stops taking work at once,
+   * rather than when the stop hook runs.
+   */
+  stopping: AbortSignal;
 }
 
 export interface ServiceRecipe<S extends Schema> {
@@ -134,6 +140,7 @@ export async function startService<S extends Schema>(
   let stopHook: (() => Promise<void>) | void;
   let pages: PostgresPages | undefined;
   let watchdog: StoreWatchdog | undefined;
+  const stopSignal = new AbortController();
   try {
     const waiting = { signal: opts.signal, meanwhile: 'health says NOT_SERVING' };
     db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), waiting);
@@ -164,7 +171,18 @@ export async function startService<S extends Schema>(
     metrics.gauge('licensing_outbox_backlog', () => outbox.backlog());
     metrics.gauge('licensing_outbox_oldest_age_seconds', () => outbox.oldestPendingAgeS());
     metrics.gauge('licensing_nats_connected', async () => (bus?.connected ? 1 : 0));
-    ctx = { config, log, db, bus, outbox, grpc, metrics, clock: opts.clock ?? systemClock, tracing };
+    ctx = {
+      config,
+      log,
+      db,
+      bus,
+      outbox,
+      grpc,
+      metrics,
+      clock: opts.clock ?? systemClock,
+      tracing,
+      stopping: stopSignal.signal,
+    };
     stopHook = await recipe.setup(ctx);
     await syncIndexes(db, config.FERRETDB_POSTGRESQL_URL ? unusedByFerretdb : undefined);
     shapes?.declare(db);
@@ -176,6 +194,7 @@ export async function startService<S extends Schema>(
     watchdog = new StoreWatchdog(db, config.MONGO_URL, log, metrics);
     watchdog.start();
   } catch (err) {
+    stopSignal.abort();
     grpc.server.forceShutdown();
     await metricsServer.close();
     await bus?.close();
@@ -191,6 +210,7 @@ export async function startService<S extends Schema>(
   const stop = () =>
     (stopping ??= (async () => {
       log.info('shutting down');
+      stopSignal.abort();
       // NOT_SERVING first, then no new calls; in-flight ones finish (bounded).
       await grpc.shutdown(config.SHUTDOWN_TIMEOUT_MS);
       if (stopHook) await stopHook();

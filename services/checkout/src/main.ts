@@ -128,7 +128,7 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
     };
     ctx.grpc.add(
       CheckoutServiceService,
-      checkoutHandlers(sessions, ctx.config.NODE_ENV === 'production'),
+      checkoutHandlers(sessions, ctx.config.NODE_ENV === 'production', subs),
       checkoutAccess,
     );
     ctx.grpc.add(SubscriptionServiceService, subscriptionHandlers(subscriptions), subscriptionAccess);

@@ -116,7 +116,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
         }),
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call, products: productCache }),
-        ...customerHandlers(deps),
+        ...customerHandlers(deps, batches),
         ...rerollBatchHandlers(batchDeps, batchRunner),
       },
       licenseAccess,

@@ -22,18 +22,22 @@ export const notificationSchema = {
   PUBLIC_BASE_URL: str('Public address of the gateway, for the portal link in e-mails', {
     default: 'http://127.0.0.1:8080',
   }),
-  MAIL_RETRY_SCHEDULE_S: str('Seconds between attempts of a mail, comma-separated (shorter only in tests)', {
-    default: '10,60,300,1800,7200,21600,43200',
-  }),
+  MAIL_RETRY_SCHEDULE_S: str(
+    'Seconds between attempts of a mail, comma-separated (shorter only in tests); after the last, its last wait again and again until MAIL_MAX_AGE_S',
+    { default: '10,60,300,1800,7200,21600,43200' },
+  ),
+  MAIL_MAX_AGE_S: int(
+    'A mail still not sent this many seconds after it was asked is failed (one last attempt is made at that age); until then a mail server that is away only delays it',
+    { default: 259_200, min: 1, max: 31_536_000 },
+  ),
   MAIL_SEND_INTERVAL_MS: int(
     'How often queued mail that is due is looked for: retries and what another instance queued (mail this instance queues is sent at once)',
     { default: 5000, min: 20 },
   ),
-  MAIL_SEND_TIMEOUT_MS: int('An SMTP exchange that has not finished within this is a failed attempt', {
-    default: 20_000,
-    min: 200,
-    max: 120_000,
-  }),
+  MAIL_SEND_TIMEOUT_MS: int(
+    'An SMTP exchange (and the look-ups before it) that has not finished within this is a failed attempt; never more than SHUTDOWN_TIMEOUT_MS (a larger value is lowered to it, with a warning), so a graceful stop can wait for the mail being sent',
+    { default: 8000, min: 200, max: 120_000 },
+  ),
   PORTAL_CLEANUP_INTERVAL_MS: int(
     'How often expired sign-in links and portal sessions are deleted (a bounded batch each time; reads ignore expired ones anyway)',
     { default: 60_000, min: 20, max: 3_600_000 },

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   AccountServiceClient,
   LicenseServiceClient,
@@ -16,7 +18,7 @@ import {
 } from '@licensing/runtime';
 import { notificationAccess } from './access';
 import { notificationSchema, type NotificationConfig } from './config';
-import { parseSchedule } from './domain/retry';
+import { parseSchedule, sendTimeoutWithin } from './domain/retry';
 import { BatchMailRequests, LicenseMailRequests, MailRequests, type LicenseMailEvent } from './events/mail-requests';
 import { emailHandlers } from './handlers/email-handlers';
 import { portalCleanup } from './jobs/portal-cleanup';
@@ -24,6 +26,14 @@ import { Sender } from './jobs/sender';
 import { EmailStore, emailModel } from './store/emails';
 import { PortalStore, portalModels } from './store/portal';
 import type { NotificationDeps } from './use-cases/deps';
+
+/**
+ * The sender's identity in its claims: no two live processes share a host and a bound port, and the
+ * same process started again after a crash has it again (so it releases what it held). With a port
+ * the system chooses, a random one: its claims then simply run out.
+ */
+export const senderInstance = (host: string, port: number): string =>
+  `${hostname()}/${host}:${port || `any-${randomBytes(6).toString('hex')}`}`;
 
 export const notificationService: ServiceRecipe<typeof notificationSchema> = {
   name: 'notification',
@@ -45,7 +55,14 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       licenses: licenses.call,
       publicBaseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
     };
-    const timeoutMs = ctx.config.MAIL_SEND_TIMEOUT_MS;
+    // A graceful stop waits for the mail being sent: its limit fits in the stop's (domain/retry.ts).
+    const send = sendTimeoutWithin(ctx.config.MAIL_SEND_TIMEOUT_MS, ctx.config.SHUTDOWN_TIMEOUT_MS);
+    if (send.clamped)
+      ctx.log.warn(
+        { MAIL_SEND_TIMEOUT_MS: ctx.config.MAIL_SEND_TIMEOUT_MS, SHUTDOWN_TIMEOUT_MS: ctx.config.SHUTDOWN_TIMEOUT_MS },
+        'MAIL_SEND_TIMEOUT_MS is longer than SHUTDOWN_TIMEOUT_MS: sends are limited to SHUTDOWN_TIMEOUT_MS, so a stop can wait for one',
+      );
+    const timeoutMs = send.ms;
     const transport = mailTransportFor(ctx.config.MAIL_URL, {
       connectMs: Math.min(timeoutMs, 10_000),
       socketMs: timeoutMs,
@@ -92,9 +109,11 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       ctx.log,
       {
         intervalMs: ctx.config.MAIL_SEND_INTERVAL_MS,
-        timeoutMs: ctx.config.MAIL_SEND_TIMEOUT_MS,
+        timeoutMs,
         scheduleS,
+        maxAgeS: ctx.config.MAIL_MAX_AGE_S,
         fromAddress: ctx.config.MAIL_FROM_ADDRESS,
+        instance: senderInstance(ctx.config.GRPC_HOST, ctx.config.GRPC_PORT),
       },
       ctx.metrics,
     );
@@ -102,7 +121,9 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
     await requests.start();
     await batchRequests.start();
     for (const r of licenseRequests) await r.start();
-    sender.start();
+    await sender.start();
+    // The moment a stop begins (before the gRPC calls in flight are waited for), no more mail is taken.
+    ctx.stopping.addEventListener('abort', () => sender.beginStop(), { once: true });
     cleanup.start();
     return async () => {
       await requests.stop();

@@ -249,3 +249,36 @@ export class FakeCheckoutStore implements CheckoutStore {
       .map((s) => structuredClone(s));
   }
 }
+
+/** The subscriptions an erasure goes through, in memory: only their e-mail fields matter to it. */
+export class FakeSubscriptionEmails {
+  readonly rows = new Map<
+    string,
+    { _id: string; account_id: string; customer_email: string; customer_email_lc: string }
+  >();
+
+  add(id: string, accountId: string, email: string): void {
+    this.rows.set(id, {
+      _id: id,
+      account_id: accountId,
+      customer_email: email,
+      customer_email_lc: email.toLowerCase(),
+    });
+  }
+
+  async subscriptionsOfCustomer(accountId: string, emailLc: string, after: string, limit: number): Promise<string[]> {
+    return [...this.rows.values()]
+      .filter((r) => r.account_id === accountId && r.customer_email_lc === emailLc && (!after || r._id < after))
+      .map((r) => r._id)
+      .sort()
+      .reverse()
+      .slice(0, limit);
+  }
+
+  async replaceCustomerEmail(id: string, emailLc: string, placeholder: string): Promise<boolean> {
+    const r = this.rows.get(id);
+    if (r?.customer_email_lc !== emailLc) return false;
+    Object.assign(r, { customer_email: placeholder, customer_email_lc: placeholder.toLowerCase() });
+    return true;
+  }
+}

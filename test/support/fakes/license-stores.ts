@@ -8,6 +8,7 @@ import type {
   SweepStateDoc,
 } from '../../../services/license/src/store/models';
 import type { LicenseStore } from '../../../services/license/src/store/queries';
+import type { BatchItemDoc } from '../../../services/license/src/store/batches';
 import type { ValidationCounter } from '../../../services/license/src/jobs/validation-counter';
 import { FakeIdempotencyModel } from './checkout-store';
 import { duplicateKey, modelToken, pageOf } from './common';
@@ -357,5 +358,68 @@ export class FakeValidationCounter implements Pick<ValidationCounter, 'lastValid
 
   async since(accountId: string, from: Date): Promise<HourBucket[]> {
     return this.buckets.filter((b) => b.accountId === accountId && b.hour >= from).map(({ accountId: _a, ...b }) => b);
+  }
+}
+
+/** Licence batches as an erasure sees them, in memory, with the real store's conditions. */
+export class FakeBatchEmails {
+  readonly rows = new Map<
+    string,
+    { _id: string; account_id: string; items: BatchItemDoc[]; customer_emails_lc?: string[] | null }
+  >();
+
+  add(id: string, accountId: string, emails: string[], withList = true): void {
+    const items = emails.map(
+      (customer_email, i) =>
+        ({
+          customer_email,
+          metadata: {},
+          entitlements: [],
+          send_email: true,
+          license_id: `lic_${id}_${i}`,
+          status: 'issued',
+          key: `KEY-${id}-${i}`,
+          error: null,
+        }) as BatchItemDoc,
+    );
+    this.rows.set(id, {
+      _id: id,
+      account_id: accountId,
+      items,
+      ...(withList ? { customer_emails_lc: [...new Set(emails.map((e) => e.toLowerCase()))] } : {}),
+    });
+  }
+
+  private page(
+    match: (r: { customer_emails_lc?: string[] | null }) => boolean,
+    accountId: string,
+    after: string,
+    limit: number,
+  ) {
+    return [...this.rows.values()]
+      .filter((r) => r.account_id === accountId && match(r) && (!after || r._id > after))
+      .sort((a, b) => a._id.localeCompare(b._id))
+      .slice(0, limit)
+      .map((r) => structuredClone({ _id: r._id, items: r.items }));
+  }
+
+  async batchesWithoutEmailList(accountId: string, after: string, limit: number) {
+    return this.page((r) => r.customer_emails_lc == null, accountId, after, limit);
+  }
+
+  async giveEmailList(id: string, emails: string[]): Promise<void> {
+    const r = this.rows.get(id);
+    if (r && r.customer_emails_lc == null) r.customer_emails_lc = emails;
+  }
+
+  async batchesOfCustomer(accountId: string, emailLc: string, after: string, limit: number) {
+    return this.page((r) => !!r.customer_emails_lc?.includes(emailLc), accountId, after, limit);
+  }
+
+  async replaceItemEmails(id: string, emailLc: string, items: BatchItemDoc[], emails: string[]): Promise<boolean> {
+    const r = this.rows.get(id);
+    if (!r?.customer_emails_lc?.includes(emailLc)) return false;
+    Object.assign(r, { items: structuredClone(items), customer_emails_lc: emails });
+    return true;
   }
 }

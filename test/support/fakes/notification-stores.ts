@@ -35,6 +35,48 @@ export class FakeEmailStore {
     this.rows.delete(id);
   }
 
+  // What the sender asks of it (jobs/sender.ts), with the real store's conditions.
+
+  async due(now: Date, limit: number): Promise<EmailDoc[]> {
+    return [...this.rows.values()]
+      .filter((r) => r.status === 'queued' && r.next_attempt_at && r.next_attempt_at.getTime() <= now.getTime())
+      .sort((a, b) => a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
+      .slice(0, limit)
+      .map((r) => structuredClone(r));
+  }
+
+  async claim(id: string, now: Date, until: Date, by: string): Promise<boolean> {
+    const r = this.rows.get(id);
+    if (r?.status !== 'queued' || !r.next_attempt_at || r.next_attempt_at.getTime() > now.getTime()) return false;
+    Object.assign(r, { next_attempt_at: until, claimed_by: by });
+    return true;
+  }
+
+  async release(id: string, until: Date, now: Date): Promise<void> {
+    const r = this.rows.get(id);
+    if (r?.status === 'queued' && r.next_attempt_at?.getTime() === until.getTime()) r.next_attempt_at = now;
+  }
+
+  async releaseAllOf(by: string, now: Date): Promise<number> {
+    let n = 0;
+    for (const r of this.rows.values())
+      if (r.status === 'queued' && r.claimed_by === by && r.next_attempt_at && r.next_attempt_at > now) {
+        r.next_attempt_at = now;
+        n++;
+      }
+    return n;
+  }
+
+  async update(id: string, changes: Partial<EmailDoc>): Promise<void> {
+    const r = this.rows.get(id);
+    if (r) Object.assign(r, structuredClone(changes));
+  }
+
+  async confirmRecipient(id: string): Promise<void> {
+    const r = this.rows.get(id);
+    if (r) r.recipient_confirmed = true;
+  }
+
   asStore(): EmailStore {
     return this as unknown as EmailStore;
   }

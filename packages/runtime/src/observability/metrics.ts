@@ -43,7 +43,8 @@ export const METRIC_HELP = {
   licensing_store_reconnects_total:
     'Times a service reconnected its store client because the store answered TCP but the driver had found no server for a while (a monitor stuck after a cut link)',
   licensing_webhook_deliveries_total: 'Webhook delivery attempts, by outcome (delivered, retry, failed, gone, dropped)',
-  licensing_emails_total: 'Customer e-mail attempts (notification service), by outcome (sent, retry, failed)',
+  licensing_emails_total:
+    'Customer e-mail attempts (notification service), by outcome (sent, retry, failed; dropped: a sign-in for an address holding no licence, or never confirmed; released: given back unsent by a stop)',
 } as const;
 
 type MetricName = keyof typeof METRIC_HELP;

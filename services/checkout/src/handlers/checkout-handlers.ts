@@ -1,7 +1,7 @@
 import { idempotent, newId, type Handlers } from '@licensing/runtime';
 import type { CheckoutServiceService, CheckoutSession } from '@licensing/proto';
 import type { SessionDoc } from '../store/models';
-import { eraseCustomer } from '../use-cases/erase-customer';
+import { eraseCustomer, type SubscriptionErasure } from '../use-cases/erase-customer';
 import { checkNewSession, createSession, type SessionCreationDeps } from '../use-cases/create-session';
 import { expireSession } from '../use-cases/expire-session';
 import { getSession, listSessions } from '../use-cases/read-sessions';
@@ -33,10 +33,12 @@ const toSession = (s: Omit<SessionDoc, 'outbox'>, baseUrl: string): CheckoutSess
 export function checkoutHandlers(
   deps: SessionCreationDeps,
   httpsOnly: boolean,
+  /** The subscriptions' store, which an erasure goes through too. */
+  subscriptions: SubscriptionErasure,
 ): Handlers<typeof CheckoutServiceService> {
   const present = (s: Omit<SessionDoc, 'outbox'>) => toSession(s, deps.baseUrl);
   return {
-    eraseCustomer: async (req) => ({ erased: await eraseCustomer(deps.store, req) }),
+    eraseCustomer: async (req) => ({ erased: await eraseCustomer({ sessions: deps.store, subscriptions }, req) }),
     async createSession(req, call) {
       const input = checkNewSession(req, httpsOnly);
       if (!req.idempotency_key) return present(await createSession(deps, req.account_id, input, call.requestId));

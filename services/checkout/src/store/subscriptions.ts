@@ -374,6 +374,33 @@ export class SubscriptionStore {
     await this.models.PendingEvent.deleteOne({ _id: id });
   }
 
+  // Erasure of a customer's e-mail
+
+  /** The ids of the account's subscriptions of this lower-cased e-mail, after `after` (its list index). */
+  async subscriptionsOfCustomer(accountId: string, emailLc: string, after: string, limit: number): Promise<string[]> {
+    const filter: Record<string, unknown> = { account_id: accountId, customer_email_lc: emailLc };
+    if (after) filter._id = { $lt: after };
+    const docs = await this.models.Subscription.find(filter, { _id: 1 })
+      .sort({ _id: -1 })
+      .limit(limit)
+      .lean<{ _id: string }[]>()
+      .exec();
+    return docs.map((d) => d._id);
+  }
+
+  /**
+   * The placeholder as a subscription's e-mail, if it still holds this one; true when changed. A plain
+   * field of ours, as setCustomer: no new state (seq), no event (those already published said what they
+   * said; the next one names the placeholder).
+   */
+  async replaceCustomerEmail(id: string, emailLc: string, placeholder: string): Promise<boolean> {
+    const res = await this.models.Subscription.updateOne(
+      { _id: id, customer_email_lc: emailLc },
+      { $set: { customer_email: placeholder, customer_email_lc: placeholder.toLowerCase() } },
+    );
+    return res.modifiedCount === 1;
+  }
+
   async addPortalLink(digest: string, subscriptionId: string, expiresAt: Date): Promise<void> {
     await this.models.PortalLink.create({ _id: digest, subscription_id: subscriptionId, expires_at: expiresAt });
   }

@@ -36,6 +36,12 @@ export interface LicenseBatchDoc {
   completed_at: Date | null;
   /** A run holds the batch until then (renewed as it goes); a batch past it is resumed by the next sweep. */
   lease_until: Date;
+  /**
+   * The items' distinct customer e-mails, lower-cased (domain/erasure.ts, emailListOf): how an erasure
+   * finds a customer's batches on an index. Absent on batches stored before it existed: the first
+   * erasure of an account gives them theirs.
+   */
+  customer_emails_lc?: string[];
   outbox?: Record<string, DomainEvent>;
 }
 
@@ -66,12 +72,15 @@ export function batchModels(conn: Connection) {
       created_at: { type: Date, required: true },
       completed_at: { type: Date, default: null },
       lease_until: { type: Date, required: true },
+      customer_emails_lc: { type: [String], default: undefined },
       ...outboxFields,
     },
     { versionKey: false, collection: 'license_batches' },
   );
   // The sweep's one equality (few batches run at once; their leases are compared in memory).
   schema.index({ status: 1, _id: 1 });
+  // The erasure of a customer: the account's batches holding their e-mail (a multikey index).
+  schema.index({ account_id: 1, customer_emails_lc: 1, _id: 1 });
   return { LicenseBatch: conn.model<LicenseBatchDoc>('LicenseBatch', schema) as Model<LicenseBatchDoc> };
 }
 
@@ -144,6 +153,56 @@ export class LicenseBatchStore {
     const res = await this.models.LicenseBatch.updateOne(
       { _id: doc._id, status: 'running', lease_until: doc.lease_until },
       { $set: { lease_until: until } },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  // Erasure of a customer's e-mail
+
+  /** The account's batches stored before customer_emails_lc existed, by id after `after`, with their items. */
+  batchesWithoutEmailList(
+    accountId: string,
+    after: string,
+    limit: number,
+  ): Promise<Pick<LicenseBatchDoc, '_id' | 'items'>[]> {
+    const filter: Record<string, unknown> = { account_id: accountId, customer_emails_lc: null };
+    if (after) filter._id = { $gt: after };
+    return this.models.LicenseBatch.find(filter, { items: 1 })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .lean<Pick<LicenseBatchDoc, '_id' | 'items'>[]>()
+      .exec();
+  }
+
+  /** Gives an older batch its e-mail list (unless it has one already). */
+  async giveEmailList(id: string, emails: string[]): Promise<void> {
+    await this.models.LicenseBatch.updateOne(
+      { _id: id, customer_emails_lc: null },
+      { $set: { customer_emails_lc: emails } },
+    );
+  }
+
+  /** The account's batches with an item of this lower-cased e-mail, by id after `after`, with their items. */
+  batchesOfCustomer(
+    accountId: string,
+    emailLc: string,
+    after: string,
+    limit: number,
+  ): Promise<Pick<LicenseBatchDoc, '_id' | 'items'>[]> {
+    const filter: Record<string, unknown> = { account_id: accountId, customer_emails_lc: emailLc };
+    if (after) filter._id = { $gt: after };
+    return this.models.LicenseBatch.find(filter, { items: 1 })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .lean<Pick<LicenseBatchDoc, '_id' | 'items'>[]>()
+      .exec();
+  }
+
+  /** The batch's items and e-mail list after an erasure, if it still lists the erased e-mail; true when changed. */
+  async replaceItemEmails(id: string, emailLc: string, items: BatchItemDoc[], emails: string[]): Promise<boolean> {
+    const res = await this.models.LicenseBatch.updateOne(
+      { _id: id, customer_emails_lc: emailLc },
+      { $set: { items, customer_emails_lc: emails } },
     );
     return res.modifiedCount === 1;
   }

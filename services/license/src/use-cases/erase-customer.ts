@@ -1,11 +1,20 @@
 import { AppError, checkEmail, newEvent, newId } from '@licensing/runtime';
-import { escapeRegExp, normalEmail, replaceEmail } from '../domain/erasure';
+import { emailListOf, eraseFromItems, escapeRegExp, normalEmail, replaceEmail } from '../domain/erasure';
 import { licenseEvent } from '../events/license-events';
+import type { LicenseBatchStore } from '../store/batches';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseDeps } from './deps';
 
 /** Licences read per batch (one indexed read each): an account's customer rarely has more than a few. */
 const BATCH = 100;
+/** Licence batches read at a time: each carries up to 1,000 items. */
+const BATCHES_AT_ONCE = 20;
+
+/** What an erasure needs of the licence batches' store. */
+export type BatchErasure = Pick<
+  LicenseBatchStore,
+  'batchesWithoutEmailList' | 'giveEmailList' | 'batchesOfCustomer' | 'replaceItemEmails'
+>;
 
 export interface EraseCustomerInput {
   account_id: string;
@@ -14,18 +23,23 @@ export interface EraseCustomerInput {
 }
 
 /**
- * Erases a customer's e-mail from the account's licences: each licence whose customer_email is the
+ * Erases a customer's e-mail from the account's licences and licence batches: each licence whose customer_email is the
  * e-mail (found on the customer_email_lc index) takes the placeholder, with its license.updated (the
  * caches of licences, here and in the gateways, follow those events, so no cached answer keeps the old
  * e-mail), after the names of its activations (active or freed) have had the e-mail replaced. Then one
  * customer.erased for the call, which names the placeholder and the number of licences, never the
- * e-mail. Idempotent: a second call finds no licence and changes nothing (it still says customer.erased).
+ * e-mail. The items of the account's licence batches (POST /api/v1/licenses/batch) that name the e-mail
+ * take the placeholder too, so GetLicenseBatch, and the notification service's batch mail that reads it
+ * when a license.batch_completed arrives late, never give it again. The answer counts the licences and
+ * batches changed. Idempotent: a second call finds none and changes nothing (it still says customer.erased).
+ * A batch still running when its customer is erased may write its items back as it read them (a run
+ * writes all of them): erase again once it is done.
  *
  * Crash-safe without transactions: the names are changed before the licence that leads to them, so a
  * call cut short is finished by the next one (the gateway retries an erasure that failed).
  */
 export async function eraseCustomer(
-  { store, outbox, clock }: Pick<LicenseDeps, 'store' | 'outbox' | 'clock'>,
+  { store, outbox, clock, batches }: Pick<LicenseDeps, 'store' | 'outbox' | 'clock'> & { batches: BatchErasure },
   req: EraseCustomerInput,
 ): Promise<number> {
   const email = normalEmail(req.email);
@@ -43,12 +57,12 @@ export async function eraseCustomer(
     if (batch.length < BATCH) break;
     after = batch[batch.length - 1]._id;
   }
+  const licenses = erased;
+  erased += await eraseFromBatches(batches, req.account_id, email, placeholder);
   const now = clock.now();
-  const event = newEvent('customer.erased', req.account_id, { placeholder, licenses: erased }, now);
+  const event = newEvent('customer.erased', req.account_id, { placeholder, licenses }, now);
   const id = newId('era');
-  await store.insertErasure({ _id: id, account_id: req.account_id, placeholder, licenses: erased, created_at: now }, [
-    event,
-  ]);
+  await store.insertErasure({ _id: id, account_id: req.account_id, placeholder, licenses, created_at: now }, [event]);
   outbox.flush(store.models.Erasure, id, [event]);
   return erased;
 
@@ -66,4 +80,36 @@ export async function eraseCustomer(
     outbox.flush(store.models.License, license._id, events);
     return true;
   }
+}
+
+/**
+ * The e-mail replaced in the items of the account's batches; how many batches changed. Batches are found
+ * on (account_id, customer_emails_lc); those stored before that list existed are given it first, in
+ * bounded reads: the first erasure of an account reads its older batches once, and after that none.
+ */
+async function eraseFromBatches(
+  batches: BatchErasure,
+  accountId: string,
+  email: string,
+  placeholder: string,
+): Promise<number> {
+  for (let after = ''; ; ) {
+    const older = await batches.batchesWithoutEmailList(accountId, after, BATCHES_AT_ONCE);
+    for (const b of older) await batches.giveEmailList(b._id, emailListOf(b.items));
+    if (older.length < BATCHES_AT_ONCE) break;
+    after = older[older.length - 1]._id;
+  }
+  let changed = 0;
+  for (let after = ''; ; ) {
+    const found = await batches.batchesOfCustomer(accountId, email, after, BATCHES_AT_ONCE);
+    for (const b of found) {
+      const next = eraseFromItems(b.items, email, placeholder);
+      // Listed but no item holds it (written back by a run): the list is corrected all the same.
+      if (await batches.replaceItemEmails(b._id, email, next?.items ?? b.items, next?.emails ?? emailListOf(b.items)))
+        changed++;
+    }
+    if (found.length < BATCHES_AT_ONCE) break;
+    after = found[found.length - 1]._id;
+  }
+  return changed;
 }

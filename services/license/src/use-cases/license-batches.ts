@@ -6,6 +6,7 @@ import {
   type LicenseBatch,
 } from '@licensing/proto';
 import { storedPolicy, withProductEntitlements } from '../domain/entitlements';
+import { emailListOf } from '../domain/erasure';
 import { batchCounts, batchRequestOf, checkBatchItems } from '../domain/license-batch';
 import type { LicenseRecord } from '../domain/license';
 import { newLicense } from '../domain/new-license';
@@ -86,6 +87,7 @@ export async function createLicenseBatch(
         error: null,
       })),
       total: items.length,
+      customer_emails_lc: emailListOf(items),
       issued: 0,
       failed: 0,
       created_at: now,

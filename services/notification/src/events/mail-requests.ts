@@ -12,6 +12,7 @@ import {
   type Logger,
   type Tracing,
 } from '@licensing/runtime';
+import { isReachable } from '../domain/portal';
 import { queuedPurchaseMail, type EmailStore } from '../store/emails';
 
 /** Its name is in the notification user's NATS permissions (packages/runtime/src/events/nats-access.ts). */
@@ -154,7 +155,8 @@ export class BatchMailRequests extends MailRequests {
     const batch = await this.batches({ account_id: event.account_id, id: data.batch.id });
     const now = this.clock.now();
     for (const r of batch.results) {
-      if (!r.send_email || r.status !== 'issued' || !r.key || !r.customer_email) continue;
+      // An erased customer's item carries the placeholder (the licence service erases batches too): no mail.
+      if (!r.send_email || r.status !== 'issued' || !r.key || !isReachable(r.customer_email)) continue;
       await this.emails.record(
         queuedPurchaseMail(
           {

@@ -1,33 +1,44 @@
 import { PeriodicTask, type Clock, type Logger, type MailTransport, type Metrics } from '@licensing/runtime';
 import { displayName } from '../domain/purchase-mail';
-import { nextMailStep } from '../domain/retry';
-import type { EmailDoc } from '../store/emails';
+import { nextMailStep, type MailStep } from '../domain/retry';
+import { NEEDS_CONFIRMED_RECIPIENT, type EmailDoc } from '../store/emails';
 import type { NotificationDeps } from '../use-cases/deps';
 import { renderPortalMail } from '../use-cases/render-portal';
-import { renderPurchase, type PurchaseMail } from '../use-cases/render-purchase';
+import { renderPurchase, Undeliverable, type PurchaseMail } from '../use-cases/render-purchase';
 
 export interface SenderSettings {
   intervalMs: number;
-  /** One SMTP exchange's limit (MAIL_SEND_TIMEOUT_MS). */
+  /** One attempt's limit, the look-ups and the SMTP exchange each (MAIL_SEND_TIMEOUT_MS, at most SHUTDOWN_TIMEOUT_MS). */
   timeoutMs: number;
   scheduleS: number[];
+  /** MAIL_MAX_AGE_S: a mail not sent this long after it was asked is failed. */
+  maxAgeS: number;
   fromAddress: string;
+  /**
+   * Who this sender is in the claims it writes: host and gRPC port, which no other live process has
+   * (a random one when the port is chosen by the system). Its claims left by a killed process are
+   * released when it starts again.
+   */
+  instance: string;
 }
 
 /** Mail taken per pass. */
-const PASS_SIZE = 20;
+export const PASS_SIZE = 20;
 
-/** How long a taken mail is left to its sender: the exchange's limit plus room to look things up and record the result. */
-const claimMsFor = (timeoutMs: number) => timeoutMs * 2 + 10_000;
+/** How long a taken mail is left to its sender: the look-ups' and the exchange's limits plus room to record the result. */
+export const claimMsFor = (timeoutMs: number) => timeoutMs * 2 + 10_000;
+
+class TimedOut extends Error {}
 
 /**
- * A send that has not finished within its limit is a failed attempt, whatever the transport's own
+ * Work that has not finished within its limit is a failed attempt, whatever the transport's own
  * timeouts do (a server that takes the DATA and never answers): a graceful stop never waits longer.
  */
 function withinMs<T>(ms: number, message: string, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
+    // Only a limit: it keeps no process alive on its own.
+    timer = setTimeout(() => reject(new TimedOut(message)), ms).unref();
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
@@ -38,17 +49,32 @@ const shortError = (err: unknown): string =>
     .replace(/\s+/g, ' ')
     .slice(0, 300);
 
+const STOPPED = Symbol('stopped');
+
+/** Whether the mail may show in the vendor's log (a sign-in request only once its address was confirmed). */
+const isConfirmed = (mail: EmailDoc) =>
+  !NEEDS_CONFIRMED_RECIPIENT.includes(mail.template) || mail.recipient_confirmed === true;
+
 /**
  * Sends queued mail that is due. The queue lives in the store (status queued,
  * next_attempt_at), so a restart loses nothing: each mail is taken (claimed)
- * before it is sent, and its result is recorded after. A graceful stop waits for
- * the mail being sent; a process killed mid-send leaves its mail claimed until
- * the claim runs out, and it is then sent again: at most once more.
+ * before it is sent, and its result is recorded after.
+ *
+ * A graceful stop (stop(), or beginStop() the moment the process is told to stop) takes no
+ * further mail at once: the pass in progress ends after the mail in hand. A mail whose
+ * look-ups are still running is given back unsent (due again at once, for another
+ * instance or the next start); one whose SMTP exchange has begun is waited for, at most
+ * timeoutMs, and its result recorded. A process killed mid-send leaves its mail claimed:
+ * the same instance starting again releases it at once, any other instance takes it
+ * when the claim runs out; it may then go out once more (the same Message-ID).
  */
 export class Sender {
   private readonly outcomes;
   private readonly inFlight = new Set<Promise<void>>();
   private task?: PeriodicTask;
+  private stopping = false;
+  /** Told when a stop begins: the attempts waiting on their look-ups (each removes its own when done). */
+  private readonly onStop = new Set<() => void>();
 
   constructor(
     private readonly deps: NotificationDeps,
@@ -61,15 +87,36 @@ export class Sender {
     this.outcomes = metrics.counter('licensing_emails_total', ['outcome']);
   }
 
-  /** One pass: takes what is due and sends it (a few at a time). */
+  /** What to send, or STOPPED if a stop begins first (the look-ups then go on unawaited, their result unused). */
+  private async renderUnlessStopped(mail: EmailDoc): Promise<PurchaseMail | null | typeof STOPPED> {
+    const rendering = withinMs(
+      this.settings.timeoutMs,
+      'the services a mail is made from did not answer in time',
+      this.render(mail),
+    );
+    rendering.catch(() => undefined);
+    let stopped: (() => void) | undefined;
+    const stop = new Promise<typeof STOPPED>((resolve) => {
+      stopped = () => resolve(STOPPED);
+      this.onStop.add(stopped);
+    });
+    try {
+      return await Promise.race([rendering, stop]);
+    } finally {
+      this.onStop.delete(stopped!);
+    }
+  }
+
+  /** One pass: takes what is due and sends it, one at a time, until a stop. */
   async pass(): Promise<number> {
-    if (!this.transport) return 0;
-    const now = this.clock.now();
-    const due = await this.deps.emails.due(now, PASS_SIZE);
+    if (!this.transport || this.stopping) return 0;
+    const due = await this.deps.emails.due(this.clock.now(), PASS_SIZE);
     for (const mail of due) {
+      if (this.stopping) break;
+      const now = this.clock.now();
       const until = new Date(now.getTime() + claimMsFor(this.settings.timeoutMs));
-      if (!(await this.deps.emails.claim(mail._id, now, until))) continue;
-      const p = this.attempt(mail).catch((err) =>
+      if (!(await this.deps.emails.claim(mail._id, now, until, this.settings.instance))) continue;
+      const p = this.attempt(mail, until).catch((err) =>
         this.log.warn({ err, email: mail._id }, 'could not record a mail attempt; it is tried again later'),
       );
       this.inFlight.add(p);
@@ -84,11 +131,17 @@ export class Sender {
     return mail.template === 'purchase' ? renderPurchase(this.deps, mail) : renderPortalMail(this.deps, mail);
   }
 
-  private async attempt(mail: EmailDoc): Promise<void> {
+  private async attempt(mail: EmailDoc, until: Date): Promise<void> {
     const attempts = mail.attempts + 1;
     let subject = mail.subject;
     try {
-      const rendered = await this.render(mail);
+      // A stop while the owning services are asked gives the mail back: nothing has gone out yet.
+      const rendered = await this.renderUnlessStopped(mail);
+      if (rendered === STOPPED || this.stopping) {
+        await this.deps.emails.release(mail._id, until, this.clock.now());
+        this.outcomes.inc({ outcome: 'released' });
+        return;
+      }
       if (!rendered) {
         // Never logged, in the mail log or here: it would tell who is not a customer.
         await this.deps.emails.remove(mail._id);
@@ -111,15 +164,7 @@ export class Sender {
         }),
       );
     } catch (err) {
-      const step = nextMailStep(attempts, this.clock.now(), this.settings.scheduleS);
-      this.outcomes.inc({ outcome: step.kind });
-      this.log.warn({ email: mail._id, attempts, err: shortError(err) }, 'a mail could not be sent');
-      await this.deps.emails.update(mail._id, {
-        attempts,
-        subject,
-        last_error: shortError(err),
-        ...(step.kind === 'retry' ? { next_attempt_at: step.at } : { status: 'failed', next_attempt_at: null }),
-      });
+      await this.failed(mail, attempts, subject, err);
       return;
     }
     this.outcomes.inc({ outcome: 'sent' });
@@ -132,7 +177,43 @@ export class Sender {
     });
   }
 
-  start(): void {
+  /** A failed attempt: tried again by the schedule, failed for good when it cannot or may not go out. */
+  private async failed(mail: EmailDoc, attempts: number, subject: string, err: unknown): Promise<void> {
+    const now = this.clock.now();
+    const step: MailStep =
+      err instanceof Undeliverable
+        ? { kind: 'failed', reason: err.message }
+        : nextMailStep(attempts, now, this.settings.scheduleS, mail.created_at, this.settings.maxAgeS);
+    // Only the mail's id: its address is not for the log.
+    this.log.warn({ email: mail._id, attempts, err: shortError(err) }, 'a mail could not be sent');
+    // Still unconfirmed (a sign-in whose address was never checked): given up, it leaves no trace at all.
+    if (step.kind === 'failed' && !isConfirmed(mail)) {
+      await this.deps.emails.remove(mail._id);
+      this.outcomes.inc({ outcome: 'dropped' });
+      return;
+    }
+    this.outcomes.inc({ outcome: step.kind });
+    await this.deps.emails.update(mail._id, {
+      attempts,
+      subject,
+      ...(step.kind === 'retry'
+        ? { next_attempt_at: step.at, last_error: shortError(err) }
+        : {
+            status: 'failed',
+            next_attempt_at: null,
+            last_error:
+              err instanceof Undeliverable ? step.reason : `${step.reason}; the last error: ${shortError(err)}`,
+            ...(err instanceof Undeliverable && err.to ? { to: err.to } : {}),
+          }),
+    });
+  }
+
+  async start(): Promise<void> {
+    // This instance's claims from a process that was killed mid-send: due again now, not when they run out.
+    if (this.transport) {
+      const released = await this.deps.emails.releaseAllOf(this.settings.instance, this.clock.now());
+      if (released) this.log.info({ released }, 'mail this instance had taken when it was last stopped is due again');
+    }
     // A full pass (a backlog) is followed at once, not an interval later.
     let full = false;
     const pass = async () => {
@@ -144,8 +225,17 @@ export class Sender {
     this.deps.emails.onQueued = () => this.task?.soon(0);
   }
 
-  /** Stops taking mail, and waits for the one being sent (its result is recorded). */
+  /** Takes no more mail from now on (the mail in hand is finished or given back): the moment a stop begins. */
+  beginStop(): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const stopped of this.onStop) stopped();
+    void this.task?.stop();
+  }
+
+  /** Stops taking mail, and waits for the one being sent (its result is recorded) or given back. */
   async stop(): Promise<void> {
+    this.beginStop();
     await this.task?.stop();
     await Promise.all([...this.inFlight]);
   }

@@ -30,10 +30,34 @@ export interface EmailDoc {
    * mail is due again when the claim runs out, and may go out once more.
    */
   next_attempt_at: Date | null;
+  /**
+   * Who took it last (the sender's instance: host and gRPC port). A process killed mid-send that
+   * starts again on the same host and port releases its own claims at once instead of waiting
+   * for them to run out (jobs/sender.ts).
+   */
+  claimed_by?: string;
+  /**
+   * False while nobody has established that the address holds a licence of the account: a sign-in
+   * request may be a stranger's address, and whether it is must never show (issue 28). Such a mail is
+   * in no list the vendor sees until the sender has checked the address (and if it holds no licence,
+   * it is deleted unsent). Absent on other mail, and on mail stored before the field: see CONFIRMED.
+   */
+  recipient_confirmed?: boolean;
   last_error: string | null;
   created_at: Date;
   sent_at: Date | null;
 }
+
+/**
+ * The templates whose sending depends on whether the address is a customer: queued unconfirmed, and
+ * shown only once the sender has confirmed the address (a seat rescue goes to a licence's own address).
+ */
+export const NEEDS_CONFIRMED_RECIPIENT: readonly EmailTemplate[] = ['portal_link'];
+
+/** What the vendor may see of an account's mail: any mail but an unconfirmed one (older sign-ins without the field included). */
+const VISIBLE = {
+  $or: [{ template: { $nin: NEEDS_CONFIRMED_RECIPIENT } }, { recipient_confirmed: true }],
+};
 
 /**
  * A mail waiting for its first attempt (due now). `to` is stored lower-cased, so the erasure of a
@@ -52,6 +76,7 @@ export function queuedMail(
     status: 'queued',
     attempts: 0,
     next_attempt_at: now,
+    ...(NEEDS_CONFIRMED_RECIPIENT.includes(template) ? { recipient_confirmed: false } : {}),
     last_error: null,
     created_at: now,
     sent_at: null,
@@ -78,6 +103,8 @@ export function emailModel(conn: Connection): Model<EmailDoc> {
       status: { type: String, required: true, enum: emailStatuses },
       attempts: { type: Number, default: 0 },
       next_attempt_at: { type: Date, default: null },
+      claimed_by: { type: String },
+      recipient_confirmed: { type: Boolean },
       last_error: { type: String, default: null },
       created_at: { type: Date, required: true },
       sent_at: { type: Date, default: null },
@@ -127,20 +154,48 @@ export class EmailStore {
       .exec();
   }
 
-  /** Takes a due mail for one attempt, until `until`; false if another sender took it first. */
-  async claim(id: string, now: Date, until: Date): Promise<boolean> {
+  /** Takes a due mail for one attempt, until `until`, as `by`; false if another sender took it first. */
+  async claim(id: string, now: Date, until: Date, by: string): Promise<boolean> {
     const res = await this.Email.updateOne(
       { _id: id, status: 'queued', next_attempt_at: { $lte: now } },
-      { $set: { next_attempt_at: until } },
+      { $set: { next_attempt_at: until, claimed_by: by } },
     );
     return res.modifiedCount === 1;
+  }
+
+  /** Gives back a claim not used (a stop came before the send): due again at `now`, for any sender. */
+  async release(id: string, until: Date, now: Date): Promise<void> {
+    await this.Email.updateOne(
+      { _id: id, status: 'queued', next_attempt_at: until },
+      { $set: { next_attempt_at: now } },
+    );
+  }
+
+  /**
+   * Claims `by` still holds at start: its previous process was killed mid-send (a live process with
+   * the same identity cannot exist: it would hold the same port). Due again at once; how many.
+   */
+  async releaseAllOf(by: string, now: Date): Promise<number> {
+    const res = await this.Email.updateMany(
+      { status: 'queued', claimed_by: by, next_attempt_at: { $gt: now } },
+      { $set: { next_attempt_at: now } },
+    );
+    return res.modifiedCount;
+  }
+
+  /** The sender established that the address holds a licence of the account: the mail may show in the log. */
+  async confirmRecipient(id: string): Promise<void> {
+    await this.Email.updateOne({ _id: id }, { $set: { recipient_confirmed: true } });
   }
 
   async update(id: string, changes: Partial<EmailDoc>): Promise<void> {
     await this.Email.updateOne({ _id: id }, { $set: changes });
   }
 
-  /** A mail that will not be sent after all, gone from the log (a sign-in asked for an address holding no licence). */
+  /**
+   * A mail that will not be sent after all, gone without a trace: a sign-in asked for an address holding
+   * no licence, or one never confirmed before it was given up.
+   */
   async remove(id: string): Promise<void> {
     await this.Email.deleteOne({ _id: id });
   }
@@ -155,12 +210,16 @@ export class EmailStore {
 
   /**
    * A customer erased: their address in the account's log becomes the placeholder. Sign-in requests
-   * not sent yet are dropped, and other mail not sent yet fails (there is nobody to send it to).
-   * How many mails changed.
+   * not sent yet (or never confirmed) are dropped, and other mail not sent yet fails (there is nobody
+   * to send it to). How many mails changed.
    */
   async eraseCustomer(accountId: string, email: string, placeholder: string): Promise<number> {
     const mine = { account_id: accountId, to: email };
-    const dropped = await this.Email.deleteMany({ ...mine, template: 'portal_link', status: 'queued' });
+    const dropped = await this.Email.deleteMany({
+      ...mine,
+      template: 'portal_link',
+      $or: [{ status: 'queued' }, { recipient_confirmed: { $ne: true } }],
+    });
     const stopped = await this.Email.updateMany(
       { ...mine, status: 'queued' },
       { $set: { to: placeholder, status: 'failed', next_attempt_at: null, last_error: 'the customer was erased' } },
@@ -173,23 +232,20 @@ export class EmailStore {
     return this.Email.findOne({ request_key: requestKey, account_id: accountId }).lean<EmailDoc>().exec();
   }
 
+  /** One mail of the account's log (an unconfirmed sign-in request is not one). */
   find(accountId: string, id: string): Promise<EmailDoc | null> {
-    return this.Email.findOne({ _id: id, account_id: accountId }).lean<EmailDoc>().exec();
+    return this.Email.findOne({ _id: id, account_id: accountId, ...VISIBLE })
+      .lean<EmailDoc>()
+      .exec();
   }
 
   /**
-   * The mail log of an account. A sign-in request not yet tried is left out: the sender has not yet
-   * decided whether the address holds licences (a stranger's is dropped unlogged), and the vendor must
-   * not learn who asked (issue 28: the portal never reveals whether an e-mail is a customer).
+   * The mail log of an account. A sign-in request is left out until the sender has established that
+   * its address holds a licence of the account (recipient_confirmed), however many attempts failed
+   * before (the licence service away): a stranger's is deleted unsent, and the vendor must never learn
+   * who asked (issue 28: the portal never reveals whether an e-mail is a customer).
    */
   list(accountId: string, page: PageRequest | undefined) {
-    return listPage<EmailDoc>(
-      this.Email,
-      {
-        account_id: accountId,
-        $or: [{ template: { $ne: 'portal_link' } }, { attempts: { $gt: 0 } }, { status: { $ne: 'queued' } }],
-      },
-      page,
-    );
+    return listPage<EmailDoc>(this.Email, { account_id: accountId, ...VISIBLE }, page);
   }
 }

@@ -2,7 +2,7 @@ import { PORTAL_LINK_TTL_MS, digestSecret, isReachable, newSecret, portalLinkUrl
 import { portalLinkMail, seatRescueMail } from '../domain/portal-mail';
 import type { EmailDoc } from '../store/emails';
 import type { NotificationDeps } from './deps';
-import type { PurchaseMail as ReadyMail } from './render-purchase';
+import { unreachableLicence, type PurchaseMail as ReadyMail } from './render-purchase';
 
 /** Whether an address holds a licence of the account: one indexed read of the licence service, whatever the count. */
 async function holdsLicences(deps: NotificationDeps, accountId: string, email: string): Promise<boolean> {
@@ -46,6 +46,8 @@ export async function renderPortalMail(deps: NotificationDeps, mail: EmailDoc): 
   if (!isReachable(mail.to)) return null;
   if (mail.template === 'portal_link') {
     if (!(await holdsLicences(deps, mail.account_id, mail.to))) return null;
+    // A customer's: from now on the request may show in the vendor's mail log (with its attempts).
+    if (mail.recipient_confirmed !== true) await deps.emails.confirmRecipient(mail._id);
     const account = await deps.accounts.getAccount({ id: mail.account_id });
     const supportEmail = account.support_email ?? '';
     const linkUrl = await freshLink(deps, mail);
@@ -57,6 +59,7 @@ export async function renderPortalMail(deps: NotificationDeps, mail: EmailDoc): 
     };
   }
   const license = await deps.licenses.getLicense({ account_id: mail.account_id, key: mail.license_key });
+  if (!isReachable(license.customer_email)) throw unreachableLicence(license.customer_email);
   const [account, product] = await Promise.all([
     deps.accounts.getAccount({ id: mail.account_id }),
     deps.products.getProduct({ account_id: mail.account_id, id: license.product_id }),

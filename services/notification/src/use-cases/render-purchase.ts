@@ -1,4 +1,5 @@
 import { AppError } from '@licensing/runtime';
+import { isReachable } from '../domain/portal';
 import { LICENSE_FILE_NAME, portalUrl, purchaseMail, type RenderedMail } from '../domain/purchase-mail';
 import type { EmailDoc } from '../store/emails';
 import type { NotificationDeps } from './deps';
@@ -9,6 +10,31 @@ export interface PurchaseMail extends RenderedMail {
   attachments: { filename: string; content: string; contentType: string }[];
 }
 
+/**
+ * A mail that must not go out at all, whatever later attempts would meet: it fails at once with this
+ * message. `to`, when given, replaces the address in the log (an erased customer's placeholder).
+ */
+export class Undeliverable extends Error {
+  constructor(
+    message: string,
+    readonly to?: string,
+  ) {
+    super(message);
+  }
+}
+
+export const ERASED_MESSAGE = 'the customer was erased';
+
+/**
+ * The licence's customer was erased (DELETE /api/v1/customers/{email}) after this mail was asked: an
+ * event that arrived late (a checkout.completed or license.batch_completed the consumer read after
+ * the erasure) carries the old address, but nothing is sent to it, and the log keeps the placeholder.
+ */
+export const unreachableLicence = (customerEmail: string) =>
+  customerEmail
+    ? new Undeliverable(ERASED_MESSAGE, customerEmail)
+    : new Undeliverable('the licence has no customer e-mail any more: there is nobody to send it to');
+
 /** Answers that mean "no licence file for this licence" (it needs a machine's fingerprint, or is not active): the mail goes without one. */
 const NO_FILE = new Set(['invalid_request', 'conflict', 'forbidden']);
 
@@ -18,7 +44,9 @@ const NO_FILE = new Set(['invalid_request', 'conflict', 'forbidden']);
  * mail is tried again later.
  */
 export async function renderPurchase(deps: NotificationDeps, mail: EmailDoc): Promise<PurchaseMail> {
+  if (!isReachable(mail.to)) throw new Undeliverable(ERASED_MESSAGE);
   const license = await deps.licenses.getLicense({ account_id: mail.account_id, key: mail.license_key });
+  if (!isReachable(license.customer_email)) throw unreachableLicence(license.customer_email);
   const [account, product] = await Promise.all([
     deps.accounts.getAccount({ id: mail.account_id }),
     deps.products.getProduct({ account_id: mail.account_id, id: license.product_id }),
