@@ -232,6 +232,7 @@ export function createApp({
     access,
     trustProxy: app.get('trust proxy fn'),
     tracing,
+    draining,
   });
   if (!fastPath.enabled) return app;
   const took = fastPath.took;

@@ -26,6 +26,9 @@ jest.setTimeout(90_000);
 
 interface Outcome {
   status?: number;
+  /** The Connection header of the answer. */
+  connection?: string;
+  path?: string;
   error?: string;
   body?: any;
 }
@@ -44,7 +47,14 @@ function call(url: string, key: string, method: string, path: string, body?: unk
       (res) => {
         let text = '';
         res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode, body: text ? JSON.parse(text) : undefined }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode,
+            connection: res.headers.connection,
+            path,
+            body: text ? JSON.parse(text) : undefined,
+          }),
+        );
         res.on('error', (err) => resolve({ error: (err as NodeJS.ErrnoException).code ?? err.message }));
       },
     );
@@ -97,6 +107,8 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
       {
         ...envFor('gateway', t, { port: gwPort, addrs }),
         SHUTDOWN_TIMEOUT_MS: '10000',
+        // As Kubernetes runs it (base/gateway.yaml: 5000): it keeps serving a while after SIGTERM, draining.
+        SHUTDOWN_DRAIN_DELAY_MS: '1000',
         RATE_LIMITS_ENABLED: 'false',
         LOG_LEVEL: 'info',
       },
@@ -136,6 +148,17 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
         outcomes.push(validated);
         phases.push(phase);
         if (validated.error) return;
+        // The GET the apps send, answered from the gateway's cache by its fast path (no Express): while
+        // the gateway drains it must still answer in full, with Connection: close like every other.
+        const cached = await call(
+          url,
+          key,
+          'GET',
+          `/api/v1/licenses/validate?license_key=${createdLicence.body?.license_key ?? 'x'}`,
+        );
+        outcomes.push(cached);
+        phases.push(phase);
+        if (cached.error) return;
       }
     };
     const workers = Array.from({ length: 8 }, worker);
@@ -165,6 +188,12 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
           : o.status! >= 300,
       );
     expect(failures).toEqual([]);
+    // While it drained (SHUTDOWN_DRAIN_DELAY_MS), the fast path's cached answers were whole and said
+    // Connection: close (before the fix, the first of them crashed the gateway).
+    const drainedGets = outcomes.filter(
+      (o, i) => phases[i] === 'gateway-stopping' && o.status === 200 && o.path?.startsWith('/api/v1/licenses/validate'),
+    );
+    expect(drainedGets.some((o) => o.connection === 'close')).toBe(true);
     // ...and the gateway itself says every request it accepted was answered in full.
     // (Its last lines may reach the log file after its exit: the pipe to the file is read a little later.)
     const drained = () =>

@@ -19,7 +19,9 @@ export class Drain {
   ) {
     server.on('request', (_req, res) => {
       this.inFlight++;
-      if (this.draining) res.setHeader('Connection', 'close');
+      // The validation fast path has answered already (its headers are sent, with Connection: close
+      // while draining): setting a header now would throw, in the server's own 'request' event.
+      if (this.draining && !res.headersSent) res.setHeader('Connection', 'close');
       res.once('close', () => {
         this.inFlight--;
         if (!res.writableFinished) this.aborted++;

@@ -40,6 +40,8 @@ export interface FastPathDeps {
   trustProxy: (address: string, hop: number) => boolean;
   /** OpenTelemetry, when on: each request answered here gets its span, as on the Express path. */
   tracing?: Tracing;
+  /** True once shutdown has begun: answers carry Connection: close, as http/drain.ts gives Express's. */
+  draining?: { readonly now: boolean };
 }
 
 /**
@@ -66,6 +68,7 @@ export function fastValidation({
   access,
   trustProxy: trust,
   tracing,
+  draining,
 }: FastPathDeps) {
   // Whether an address is a trusted proxy never changes: remember the answer per address (bounded).
   const trusted = new Map<string, boolean>();
@@ -152,6 +155,7 @@ export function fastValidation({
     const traceId = traceIdOf(traced);
     // A flat [name, value, …] list: no header object to build and walk.
     const out: string[] = ['X-Request-Id', requestId];
+    if (draining?.now) out.push('Connection', 'close');
     if (verdict) pushRateLimitHeaders(out, verdict.budgets, Math.floor(Date.now() / 1000), verdict.policy);
     if (secure) out.push('Strict-Transport-Security', hsts);
     const send = (status: number, contentType: string, body: string, length = Buffer.byteLength(body)) => {
@@ -224,6 +228,7 @@ export function fastValidation({
     const requestId = requestIdFor(sentRequestId);
     const problem = problemOf(knownError(err, log, ROUTE), requestId);
     const out: string[] = ['X-Request-Id', requestId];
+    if (draining?.now) out.push('Connection', 'close');
     if (secure) out.push('Strict-Transport-Security', hsts);
     for (const [name, value] of Object.entries(problem.headers)) out.push(name, value);
     out.push('Content-Length', String(Buffer.byteLength(problem.body)));
