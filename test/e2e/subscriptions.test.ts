@@ -1,6 +1,7 @@
 // Issue 29, test mode: a monthly product sold on the hosted page, its subscription moved by the test
 // clock (renewal, past due with the failing card, unpaid, a payment through the billing portal,
-// cancellation at period end), a trial, seats, and the bad inputs. The licence follows through the
+// cancellation at period end or now, against the policy's grace days), a trial (converted, or ended
+// unpaid with the 0341 card), seats, the live subscription's test clock, and the bad inputs. The licence follows through the
 // licence service (ApplySubscription) and the gateway's validation cache follows its events.
 import { connectMongo } from '@licensing/runtime';
 import { start as startGateway, type RunningGateway } from '../../gateway/src/main';
