@@ -29,6 +29,12 @@ export interface SubscriptionFacts {
   paid_through: Date | null;
   /** past_due: the licence validates until then (period end + payment_grace_days). */
   grace_until: Date | null;
+  /**
+   * canceled before its period end (cancelled now, or a trial that ended unpaid): the licence expires
+   * at its expiry without the policy's grace days. Absent or false: the grace days apply (a
+   * subscription that ended at its period end keeps them, as any licence past its expiry).
+   */
+  ended_early?: boolean;
 }
 
 export interface LicenseState {
@@ -44,12 +50,16 @@ export function graceEndsAt(expiresAt: Date | null, graceDays: number): Date | n
   return expiresAt ? new Date(expiresAt.getTime() + graceDays * DAY_MS) : null;
 }
 
+/** A subscription that ended early: its licence has no grace days past its expiry. */
+const endedEarly = (l: LicenseState) => l.subscription?.status === 'canceled' && l.subscription.ended_early === true;
+
 /**
- * When the licence stops validating: expiry plus the policy's grace, or, while its subscription is past
- * due, the payment grace (period end + payment_grace_days) if that is later.
+ * When the licence stops validating: expiry plus the policy's grace (none when its subscription ended
+ * early: cancelled now, or a trial ended unpaid), or, while its subscription is past due, the payment
+ * grace (period end + payment_grace_days) if that is later.
  */
 export function validUntil(l: LicenseState): Date | null {
-  const end = graceEndsAt(l.expires_at, l.policy.grace_days);
+  const end = graceEndsAt(l.expires_at, endedEarly(l) ? 0 : l.policy.grace_days);
   const payment = l.subscription?.status === 'past_due' ? l.subscription.grace_until : null;
   return end && payment && payment.getTime() > end.getTime() ? payment : end;
 }

@@ -10,6 +10,7 @@ import { envFor } from '../../scripts/lib/topology';
 import { eventually } from '../support/eventually';
 import { client, startStack, type Stack } from '../support/stack';
 import { selfSignedCert } from '../support/tls';
+import { WebClient } from '../support/web-client';
 
 // The validation fast path (gateway/src/license-validation/fast-path.ts) is a second request
 // pipeline: for what it answers it must answer exactly as the Express route does. Here two gateways
@@ -123,6 +124,9 @@ interface Keys {
   /** Licences sent as their own "License" credential (each spends its own minute). */
   app: string;
   appLimited: string;
+  /** Subscription licences whose policy has grace days: cancelled now (expired), and at the period end, past it (in grace). */
+  canceledNow: string;
+  canceledAtEnd: string;
 }
 
 interface Case {
@@ -178,6 +182,18 @@ const cases: Case[] = [
     request: (k) => get(k.full, `license_key=${k.entitled}`),
   },
   { name: 'a suspended licence', fast: true, status: 200, request: (k) => get(k.full, `license_key=${k.suspended}`) },
+  {
+    name: 'a subscription licence cancelled now, its policy with grace days (expired at once)',
+    fast: true,
+    status: 200,
+    request: (k) => get(k.full, `license_key=${k.canceledNow}`),
+  },
+  {
+    name: 'a subscription licence ended at its period end, in its grace days',
+    fast: true,
+    status: 200,
+    request: (k) => get(k.full, `license_key=${k.canceledAtEnd}`),
+  },
   { name: 'a revoked licence', fast: true, status: 200, request: (k) => get(k.full, `license_key=${k.revoked}`) },
   {
     name: 'a licence that needs activation, for a machine not activated',
@@ -537,6 +553,47 @@ beforeAll(async () => {
   const other = client(stack.url, (await stack.newAccount()).apiKey);
   const foreign = await issue((await other('POST', '/api/v1/products', { name: 'Theirs' })).body.id, other);
   const [app, appLimited] = [await issue(plain), await issue(plain)];
+  // Two subscriptions bought on the hosted test-mode page, of a monthly product with grace days.
+  const monthly = (
+    await api('POST', '/api/v1/products', {
+      name: 'Parity Monthly',
+      price: { amount: 1000, currency: 'EUR', interval: 'month' },
+      policy: { duration_days: 30, grace_days: 5 },
+    })
+  ).body.id as string;
+  const subscribe = async () => {
+    const created = await api('POST', '/api/v1/checkout', {
+      product_id: monthly,
+      success_url: 'https://vendor.example/thanks',
+    });
+    const web = new WebClient(stack.url, stack.topology);
+    const page = await web.get(new URL(created.body.url).pathname);
+    const paid = await web.post(`/checkout/${created.body.id}/pay`, {
+      _csrf: WebClient.csrf(page.html),
+      email: 'parity@example.com',
+      card: '4242 4242 4242 4242',
+    });
+    expect(paid.status).toBe(303);
+    return (await api('GET', `/api/v1/checkout/${created.body.id}`)).body as {
+      subscription_id: string;
+      license_key: string;
+    };
+  };
+  const [now, atEnd] = [await subscribe(), await subscribe()];
+  const cancel = (id: string, at_period_end: boolean) =>
+    api('POST', `/api/v1/subscriptions/${id}/cancel`, { at_period_end });
+  expect((await cancel(now.subscription_id, false)).body.status).toBe('canceled');
+  const scheduled = await cancel(atEnd.subscription_id, true);
+  const ended = await api('POST', `/api/v1/subscriptions/${atEnd.subscription_id}/test_clock`, {
+    advance_to: new Date(Date.parse(scheduled.body.current_period_end) + 86_400_000).toISOString(),
+  });
+  expect(ended.body.status).toBe('canceled');
+  const code = async (key: string) =>
+    (await api('GET', `/api/v1/licenses/validate?license_key=${encodeURIComponent(key)}`)).body.code;
+  await eventually(async () => {
+    expect(await code(now.license_key)).toBe('expired');
+    expect(await code(atEnd.license_key)).toBe('expired_in_grace');
+  });
   keys = {
     full: apiKey,
     validate,
@@ -549,6 +606,8 @@ beforeAll(async () => {
     entitled,
     app,
     appLimited,
+    canceledNow: now.license_key,
+    canceledAtEnd: atEnd.license_key,
   };
 });
 

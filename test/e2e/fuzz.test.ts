@@ -7,6 +7,7 @@ import { eventually } from '../support/eventually';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { WebClient } from '../support/web-client';
+import { eventually } from '../support/eventually';
 import {
   CONTROL_CHARACTERS,
   LINE_BREAKS,
@@ -174,7 +175,8 @@ afterAll(async () => {
 });
 
 const API_STATUSES = new Set([400, 401, 403, 404, 405, 409, 413, 415, 422, 429]);
-const PAGE_STATUSES = new Set([400, 403, 404, 405, 409, 410, 413, 415, 429]);
+// 402: a card the hosted checkout or billing page refuses.
+const PAGE_STATUSES = new Set([400, 402, 403, 404, 405, 409, 410, 413, 415, 429]);
 const STACK_TRACE = /\bat [\w.<>]+ \(|node_modules|\.ts:\d+|\.js:\d+|URIError|TypeError|SyntaxError: Unexpected/;
 
 /** What is wrong with this answer, or null. */
@@ -237,6 +239,44 @@ const dashboardOps: Operation[] = [
     template: '/checkout/{id}/pay',
     operationId: 'payPage',
     params: [{ in: 'path', name: 'id' }],
+    html: true,
+  },
+  // The test-mode billing page (a link of POST /api/v1/subscriptions/{id}/billing_portal) and the
+  // dashboard's subscriptions: the list's filters, one subscription, its cancel form.
+  ...(['GET', 'POST'] as const).map(
+    (method): Operation => ({
+      method,
+      template: '/checkout/{id}/billing/{token}',
+      operationId: `billingPage${method}`,
+      params: [
+        { in: 'path', name: 'id' },
+        { in: 'path', name: 'token' },
+      ],
+      html: true,
+    }),
+  ),
+  {
+    method: 'GET',
+    template: '/dashboard/subscriptions',
+    operationId: 'dashboardSubscriptions',
+    params: ['status', 'product_id', 'customer_email', 'starting_after'].map((name) => ({ in: 'query', name })),
+    html: true,
+  },
+  {
+    method: 'GET',
+    template: '/dashboard/subscriptions/{id}',
+    operationId: 'dashboardSubscription',
+    params: [{ in: 'path', name: 'id' }],
+    html: true,
+  },
+  {
+    method: 'POST',
+    template: '/dashboard/subscriptions/{id}/cancel',
+    operationId: 'dashboardCancelSubscription',
+    params: [
+      { in: 'path', name: 'id' },
+      { in: 'query', name: 'at_period_end' },
+    ],
     html: true,
   },
 ];
@@ -527,4 +567,159 @@ describe('unknown query parameters', () => {
     expect([res.status, res.json.errors]).toEqual([400, [{ field: 'foo', message: 'unknown query parameter "foo"' }]]);
     expect((await call('GET', `/api/v1/products/${mine.product}`)).json.name).toBe(before.json.name);
   });
+});
+
+describe('the test-mode billing page and the dashboard’s subscriptions, signed in, with a real link', () => {
+  // The property above sends these routes no session and rarely a live billing link: here each of their
+  // parameters and fields gets hostile values over a real one, signed in. Each answer is a 200 or a
+  // titled 4xx HTML page, never a 5xx or a stack trace; the subscription changes only when asked right.
+  const HOSTILE = [
+    '',
+    'x',
+    '%00',
+    'a%01b',
+    '%7F',
+    '%C2%85',
+    '%ED%A0%80',
+    '%E2%82',
+    '%',
+    '%zz',
+    '..',
+    '%2e%2e',
+    '__proto__',
+    'sub_nope',
+    'cs_nope',
+    'prod_nope',
+    `sub_${'0'.repeat(26)}`,
+    'x'.repeat(5000),
+    '%F0%9F%98%80',
+    '<script>alert(1)</script>',
+    'true',
+    'false',
+    'active',
+  ];
+  let web: WebClient;
+  let sub: { id: string; session: string };
+  let billing: string;
+
+  beforeAll(async () => {
+    web = new WebClient(stack.url, stack.topology);
+    await web.signUp(`fuzz-owner-${Date.now().toString(36)}@example.com`);
+    const settings = (await web.get('/dashboard/settings')).html;
+    const accountId = /data-testid="account-id">(acct_[^<]+)</.exec(settings)![1];
+    await stack.admin.updateAccount({ id: accountId, per_minute_limit: 1_000_000, per_hour_limit: 1_000_000 });
+    await eventually(async () =>
+      expect((await web.get('/dashboard/settings')).html).toContain('data-testid="hourly-quota">1,000,000<'),
+    );
+    const csrf = WebClient.csrf(settings);
+    const made = await web.post('/dashboard/settings/keys', { _csrf: csrf, name: 'api', scope: 'full' });
+    const key = /data-testid="new-key">([^<]+)</.exec(made.html)![1];
+    secrets.push(key);
+    const api = client(stack.url, key);
+    const product = (
+      await api('POST', '/api/v1/products', {
+        name: 'Fuzzed dashboard monthly',
+        price: { amount: 700, currency: 'eur', interval: 'month' },
+      })
+    ).body.id;
+    const checkout = (
+      await api('POST', '/api/v1/checkout', { product_id: product, success_url: 'https://vendor.example/thanks' })
+    ).body;
+    const buyer = new WebClient(stack.url, stack.topology);
+    const page = await buyer.get(`/checkout/${checkout.id}`);
+    await buyer.post(`/checkout/${checkout.id}/pay`, {
+      _csrf: WebClient.csrf(page.html),
+      email: 'subscriber@example.com',
+      card: '4242424242424242',
+    });
+    sub = { id: (await api('GET', `/api/v1/checkout/${checkout.id}`)).body.subscription_id, session: checkout.id };
+    const portal = await api('POST', `/api/v1/subscriptions/${sub.id}/billing_portal`);
+    expect(portal.status).toBe(200);
+    billing = new URL(portal.body.url).pathname;
+  });
+
+  const cookie = () => [...web.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  async function hit(method: string, path: string, form?: Record<string, string>) {
+    const req: FuzzRequest = {
+      op: `${method} ${path}`,
+      method,
+      path,
+      headers: {
+        cookie: cookie(),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      body: form
+        ? Buffer.from(
+            Object.entries(form)
+              .map(([k, v]) => `${k}=${v}`)
+              .join('&'),
+          )
+        : undefined,
+    };
+    const res = await send(stack.url, req);
+    const op: Operation = { method, template: path, operationId: 'page', params: [], html: true };
+    return { res, wrong: problemWith(op, req, res), shown: show(req, res) };
+  }
+  const csrfOf = async () => WebClient.csrf((await web.get(`/dashboard/subscriptions/${sub.id}`)).html);
+  const status = async () =>
+    /data-testid="subscription-status">([\s\S]*?)<\/dd>/.exec(
+      (await web.get(`/dashboard/subscriptions/${sub.id}`)).html,
+    )?.[1];
+
+  it('the list’s filters and pages, one subscription, the cancel form: 200 or a 4xx page, the subscription unchanged', async () => {
+    const before = await status();
+    expect(before).toContain('active');
+    const csrf = await csrfOf();
+    const failures: string[] = [];
+    const pathId = (v: string) => `/dashboard/subscriptions/${v}`;
+    const requests: [string, string, Record<string, string>?][] = [];
+    for (const v of HOSTILE) {
+      for (const q of ['status', 'product_id', 'customer_email', 'starting_after'])
+        requests.push(['GET', `/dashboard/subscriptions?${q}=${v}`]);
+      requests.push(['GET', pathId(v)]);
+      requests.push(['POST', `${pathId(v)}/cancel?at_period_end=false`, { _csrf: csrf, confirm: 'yes' }]);
+      // The real subscription: a hostile at_period_end or confirm asks for the confirmation (nothing is cancelled).
+      requests.push(['POST', `${pathId(sub.id)}/cancel?at_period_end=${v}`, { _csrf: csrf }]);
+      requests.push(['POST', `${pathId(sub.id)}/cancel?at_period_end=false`, { _csrf: csrf, confirm: v }]);
+      // No or a wrong CSRF token: refused.
+      requests.push(['POST', `${pathId(sub.id)}/cancel?at_period_end=false`, { _csrf: v, confirm: 'yes' }]);
+    }
+    let confirmations = 0;
+    for (const [method, path, form] of requests) {
+      const { res, wrong, shown } = await hit(method, path, form);
+      if (wrong) failures.push(`${wrong}\n${shown}`);
+      if (res.status === 200 && res.text.includes('<title>Cancel subscription?')) confirmations++;
+    }
+    expect(failures).toEqual([]);
+    // The hostile at_period_end and confirm values reached the form, which asked to confirm.
+    expect(confirmations).toBeGreaterThanOrEqual(HOSTILE.length);
+    expect(await status()).toBe(before);
+    expect(requests.length).toBeGreaterThan(150);
+  }, 120_000);
+
+  it('the billing page: hostile session ids, tokens and cards give a 4xx page; a bad card changes nothing', async () => {
+    const [, , session, , token] = billing.split('/');
+    expect(session).toBe(sub.session);
+    const failures: string[] = [];
+    let refusedCards = 0;
+    for (const v of HOSTILE) {
+      for (const [method, path, form] of [
+        ['GET', `/checkout/${v}/billing/${token}`],
+        ['POST', `/checkout/${v}/billing/${token}`, { card: '4242424242424242' }],
+        ['GET', `/checkout/${session}/billing/${v}`],
+        ['POST', `/checkout/${session}/billing/${v}`, { card: '4242424242424242' }],
+        ['POST', billing, { card: v }],
+        ['POST', billing, { [v || 'x']: '4242424242424242' }],
+      ] as [string, string, Record<string, string>?][]) {
+        const { res, wrong, shown } = await hit(method, path, form);
+        if (wrong) failures.push(`${wrong}\n${shown}`);
+        if (path === billing && res.status === 402) refusedCards++;
+      }
+    }
+    expect(failures).toEqual([]);
+    // Each hostile card reached the page and was refused there (no test card among them).
+    expect(refusedCards).toBeGreaterThanOrEqual(HOSTILE.length);
+    expect((await hit('GET', billing)).res.status).toBe(200);
+    expect(await status()).toContain('active');
+  }, 120_000);
 });

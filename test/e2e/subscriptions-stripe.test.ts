@@ -1,7 +1,8 @@
 // Issue 29, the Stripe path, against stripe-mock (started by the jest globalSetup). stripe-mock answers
 // the API calls but sends no webhooks, so the tests sign the events Stripe would send with the
 // endpoint's secret: a subscription checkout, renewals (10 concurrent duplicates of invoice.paid renew
-// once), a failed payment then its payment, out-of-order arrival, a plan change, cancellation.
+// once), a failed payment then its payment, out-of-order arrival, a plan change (and the renewal at the
+// new plan's price), cancellation, a trial that ends unpaid, and refused events that write nothing.
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
@@ -56,6 +57,10 @@ let api: ReturnType<typeof client>;
 let other: ReturnType<typeof client>;
 let monthly: string;
 let team: string;
+/** Another plan: another price, currency, interval, payment grace and entitlements. */
+let studio: string;
+/** A trial of 14 days, with grace days after the expiry. */
+let trial: string;
 
 beforeAll(async () => {
   const overrides = stripeOverrides(WEBHOOK_SECRET);
@@ -84,6 +89,23 @@ beforeAll(async () => {
       policy: { max_activations: 5 },
     })
   ).body.id;
+  studio = (
+    await api('POST', '/api/v1/products', {
+      name: 'Forge Studio',
+      price: { amount: 25_000, currency: 'USD', interval: 'year' },
+      policy: { max_activations: 3, payment_grace_days: 3, entitlements: ['studio-export'] },
+    })
+  ).body.id;
+  trial = (
+    await api('POST', '/api/v1/products', {
+      name: 'Forge Trial',
+      price: { amount: 1000, currency: 'EUR', interval: 'month', trial_days: 14 },
+      // (grace days are for licences that expire: a subscription's expires at each period end)
+      policy: { duration_days: 30, grace_days: 5, payment_grace_days: 7 },
+    })
+  ).body.id;
+  expect(trial).toMatch(/^prod_/);
+  expect(studio).toMatch(/^prod_/);
 });
 
 afterAll(async () => {
@@ -167,6 +189,8 @@ const invoice = (
   period: { start: number; end: number },
   amount = 1000,
   reason = 'subscription_cycle',
+  currency = 'eur',
+  customer?: string,
 ) =>
   envelope(type, {
     id,
@@ -177,8 +201,9 @@ const invoice = (
     payment_intent: `pi_${id}`,
     amount_paid: type === 'invoice.paid' ? amount : 0,
     amount_due: amount,
-    currency: 'eur',
+    currency,
     lines: { data: [{ period, metadata: {} }] },
+    ...(customer ? { customer } : {}),
   });
 
 const subscriptionEvent = (
@@ -204,8 +229,20 @@ const subOf = async (s: Sold) => {
 };
 const validate = async (key: string) =>
   (await api('GET', `/api/v1/licenses/validate?license_key=${encodeURIComponent(key)}`)).body;
+/** The long form, asking for entitlements. */
+const validateFor = async (key: string, entitlements: string[]) =>
+  (await api('POST', '/api/v1/keys/validate', { key, entitlements })).body;
+/** The Stripe customer stored with a subscription (internal: in no answer). */
+const storedCustomer = async (id: string) => {
+  const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
+  const doc = await db.collection('subscriptions').findOne({ _id: id as never });
+  await db.close();
+  return doc?.provider_customer_id as string | undefined;
+};
 const ofSub = (type: string, id: string) =>
   events.all().filter((e) => e.type === type && (e.data as { subscription?: { id: string } }).subscription?.id === id);
+const eventFor = (type: string, id: string) =>
+  events.waitFor((e) => e.type === type && (e.data as { subscription?: { id: string } }).subscription?.id === id);
 
 describe('a subscription sold through Stripe Checkout', () => {
   let s: Sold;
@@ -401,14 +438,181 @@ describe('events out of order', () => {
   });
 });
 
+describe('a plan change to another price', () => {
+  let s: Sold;
+  let sub: { id: string; license_key: string; current_period_end: string };
+  const planTo = (product: string, quantity: number, over: Record<string, unknown> = {}) =>
+    subscriptionEvent('customer.subscription.updated', s, over, {
+      quantity,
+      price: { metadata: { product_id: product } },
+    });
+
+  it("records the new product's price × seats, currency and interval, read from the product service", async () => {
+    s = await sell(monthly, 2);
+    expect((await deliver(completed(s, 2000))).status).toBe(200);
+    sub = await subOf(s);
+    expect(await validateFor(sub.license_key, ['studio-export'])).toMatchObject({
+      valid: false,
+      code: 'entitlements_missing',
+    });
+    expect((await deliver(planTo(studio, 2))).status).toBe(200);
+    expect(await subOf(s)).toMatchObject({
+      product_id: studio,
+      quantity: 2,
+      amount: 50_000,
+      currency: 'USD',
+      interval: 'year',
+      interval_count: 1,
+    });
+    // The licence takes the new product, its policy (× seats) and its entitlements.
+    await eventually(async () =>
+      expect(await validateFor(sub.license_key, ['studio-export'])).toMatchObject({ valid: true, code: 'valid' }),
+    );
+    const l = (await api('GET', `/api/v1/licenses/${sub.license_key}`)).body;
+    expect(l).toMatchObject({ product_id: studio, entitlements: ['studio-export'] });
+    expect(l.policy.max_activations).toBe(6);
+  });
+
+  it('the next invoice.paid at the new price renews it; one at the old price is refused (400), changing nothing', async () => {
+    const start = Math.floor(Date.parse(sub.current_period_end) / 1000);
+    const period = { start, end: start + 365 * DAY_S };
+    const old = invoice('invoice.paid', s, `in_oldprice_${s.id.slice(-10)}`, period, 2000, 'subscription_cycle');
+    expect((await deliver(old)).status).toBe(400);
+    const wrongCurrency = invoice('invoice.paid', s, `in_oldcur_${s.id.slice(-10)}`, period, 50_000);
+    expect((await deliver(wrongCurrency)).status).toBe(400);
+    expect((await subOf(s)).current_period_end).toBe(sub.current_period_end);
+    const paid = invoice(
+      'invoice.paid',
+      s,
+      `in_newprice_${s.id.slice(-10)}`,
+      period,
+      50_000,
+      'subscription_cycle',
+      'usd',
+    );
+    expect((await deliver(paid)).status).toBe(200);
+    const after = await subOf(s);
+    expect(after.status).toBe('active');
+    expect(Date.parse(after.current_period_end) / 1000).toBe(period.end);
+    expect(after.invoices.find((i: { id: string }) => i.id === `in_newprice_${s.id.slice(-10)}`)).toMatchObject({
+      status: 'paid',
+      amount: 50_000,
+      currency: 'USD',
+    });
+    await eventFor('subscription.renewed', sub.id);
+    await eventually(async () =>
+      expect(await validateFor(sub.license_key, ['studio-export'])).toMatchObject({
+        valid: true,
+        expires_at: after.current_period_end,
+      }),
+    );
+    sub = after;
+  });
+
+  it('a plan change to a product with no recurring price, or another account’s, is refused before anything is written (the customer id too)', async () => {
+    const once = (
+      await api('POST', '/api/v1/products', { name: 'Forge Once', price: { amount: 100, currency: 'EUR' } })
+    ).body.id;
+    const theirs = (
+      await other('POST', '/api/v1/products', {
+        name: 'Not yours either',
+        price: { amount: 100, currency: 'EUR', interval: 'month' },
+      })
+    ).body.id;
+    const before = await storedCustomer(sub.id);
+    for (const product of [once, theirs]) {
+      const res = await deliver(planTo(product, 2, { customer: `cus_refused${s.id.slice(-8)}` }));
+      expect({ product, status: res.status, code: res.body.code }).toEqual({
+        product,
+        status: 400,
+        code: 'invalid_request',
+      });
+    }
+    expect(await subOf(s)).toMatchObject({ product_id: studio, amount: 50_000, currency: 'USD' });
+    expect(await storedCustomer(sub.id)).toBe(before);
+  });
+});
+
+describe('invoice.payment_failed is checked as invoice.paid is', () => {
+  it("a failure whose amount is not the subscription's price is refused (400), changing nothing", async () => {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000))).status).toBe(200);
+    const sub = await subOf(s);
+    const start = Math.floor(Date.parse(sub.current_period_end) / 1000);
+    const wrong = invoice(
+      'invoice.payment_failed',
+      s,
+      `in_failamt_${s.id.slice(-10)}`,
+      {
+        start,
+        end: start + 30 * DAY_S,
+      },
+      1,
+    );
+    expect((await deliver(wrong)).status).toBe(400);
+    const after = await subOf(s);
+    expect(after.status).toBe('active');
+    expect(after.invoices.map((i: { id: string }) => i.id)).not.toContain(`in_failamt_${s.id.slice(-10)}`);
+  });
+
+  it('a late failure of a period older than the current one leaves an active subscription active', async () => {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000))).status).toBe(200);
+    const sub = await subOf(s);
+    const start = Math.floor(Date.parse(sub.current_period_end) / 1000);
+    const period = { start, end: start + 30 * DAY_S };
+    // The period renewed with one invoice; a failed attempt of another invoice for it arrives late.
+    expect((await deliver(invoice('invoice.paid', s, `in_cur_${s.id.slice(-10)}`, period))).status).toBe(200);
+    expect((await subOf(s)).current_period_end).toBe(new Date(period.end * 1000).toISOString());
+    const late = invoice('invoice.payment_failed', s, `in_older_${s.id.slice(-10)}`, {
+      start: start - 30 * DAY_S,
+      end: start,
+    });
+    expect((await deliver(late)).status).toBe(200);
+    expect((await subOf(s)).status).toBe('active');
+    expect(await validate(sub.license_key)).toMatchObject({ valid: true, next_action: 'none' });
+    expect(ofSub('subscription.past_due', sub.id)).toEqual([]);
+  });
+});
+
+describe('a trial on Stripe', () => {
+  it('a trial that ends unpaid (invoice.payment_failed while trialing) cancels it on Stripe and here: the licence is expired at once, with no grace days', async () => {
+    const s = await sell(trial);
+    expect((await deliver(completed(s, 0))).status).toBe(200); // a trial's checkout takes no money
+    const sub = await subOf(s);
+    expect(sub.status).toBe('trialing');
+    expect(await validate(sub.license_key)).toMatchObject({ valid: true, code: 'valid', trial_end: sub.trial_end });
+    const start = Math.floor(Date.parse(sub.trial_end) / 1000);
+    const before = toStripe.length;
+    const failed = invoice('invoice.payment_failed', s, `in_trialend_${s.id.slice(-10)}`, {
+      start,
+      end: start + 30 * DAY_S,
+    });
+    expect((await deliver(failed)).status).toBe(200);
+    // Stripe is told to stop billing it (it would retry the charge and keep it past due).
+    expect(toStripe.slice(before)).toContainEqual(
+      expect.objectContaining({ method: 'DELETE', path: `/v1/subscriptions/${s.stripeSub}` }),
+    );
+    const after = await subOf(s);
+    expect(after.status).toBe('canceled');
+    expect(after.invoices.find((i: { id: string }) => i.id === `in_trialend_${s.id.slice(-10)}`).status).toBe('failed');
+    await eventFor('subscription.canceled', sub.id);
+    expect(ofSub('subscription.past_due', sub.id)).toEqual([]);
+    // The policy's 5 grace days do not apply: the trial ended unpaid.
+    await eventually(async () =>
+      expect(await validate(sub.license_key)).toMatchObject({ valid: false, code: 'expired', next_action: 'renew' }),
+    );
+    expect(await validateFor(sub.license_key, [])).toMatchObject({ valid: false, code: 'expired' });
+    // Stripe's own deletion that follows changes nothing more.
+    expect((await deliver(subscriptionEvent('customer.subscription.deleted', s, { status: 'canceled' }))).status).toBe(
+      200,
+    );
+    expect(ofSub('subscription.canceled', sub.id)).toHaveLength(1);
+  });
+});
+
 describe("Stripe's billing portal", () => {
   const portal = (id: string, as = api) => as('POST', `/api/v1/subscriptions/${id}/billing_portal`);
-  const storedCustomer = async (id: string) => {
-    const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
-    const doc = await db.collection('subscriptions').findOne({ _id: id as never });
-    await db.close();
-    return doc?.provider_customer_id as string | undefined;
-  };
   const portalCalls = () => toStripe.filter((r) => r.method === 'POST' && r.path === '/v1/billing_portal/sessions');
 
   it("opens a session of Stripe's portal for the customer checkout.session.completed named, returning to the vendor's success_url", async () => {

@@ -1,7 +1,11 @@
 // Issue 29, test mode: a monthly product sold on the hosted page, its subscription moved by the test
 // clock (renewal, past due with the failing card, unpaid, a payment through the billing portal,
-// cancellation at period end), a trial, seats, and the bad inputs. The licence follows through the
+// cancellation at period end or now, against the policy's grace days), a trial (converted, or ended
+// unpaid with the 0341 card), seats, the live subscription's test clock, and the bad inputs. The licence follows through the
 // licence service (ApplySubscription) and the gateway's validation cache follows its events.
+import { connectMongo } from '@licensing/runtime';
+import { start as startGateway, type RunningGateway } from '../../gateway/src/main';
+import { envFor } from '../../scripts/lib/topology';
 import { client, startStack, type Stack } from '../support/stack';
 import { EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
@@ -13,7 +17,12 @@ let events: EventLog;
 let api: ReturnType<typeof client>;
 let other: ReturnType<typeof client>;
 let monthly: string;
+/** Monthly, with grace days after a licence's expiry. */
+let graced: string;
 let receiver: WebhookReceiver;
+/** A gateway with no validation cache: every validation is judged by the licence service. */
+let uncached: RunningGateway;
+let uncachedApi: ReturnType<typeof client>;
 
 const DAY = 86_400_000;
 
@@ -44,9 +53,22 @@ beforeAll(async () => {
   });
   expect(res.status).toBe(201);
   monthly = res.body.id;
+  const withGrace = await api('POST', '/api/v1/products', {
+    name: 'Pixel Forge Graced',
+    price: { amount: 1000, currency: 'EUR', interval: 'month' },
+    // (grace days are for licences that expire: a subscription's expires at each period end)
+    policy: { duration_days: 30, grace_days: 5, payment_grace_days: 7 },
+  });
+  expect(withGrace.status).toBe(201);
+  graced = withGrace.body.id;
+  uncached = await startGateway({
+    env: { ...envFor('gateway', stack.topology, { port: 0, addrs: stack.addrs }), VALIDATION_CACHE_SIZE: '0' },
+  });
+  uncachedApi = client(uncached.url, acct.apiKey);
 });
 
 afterAll(async () => {
+  await uncached?.stop();
   await receiver?.stop();
   await events?.close();
   await stack?.stop();
@@ -84,6 +106,25 @@ const sub = async (id: string) => {
 const validate = async (key: string) =>
   (await api('GET', `/api/v1/licenses/validate?license_key=${encodeURIComponent(key)}`)).body;
 const license = async (key: string) => (await api('GET', `/api/v1/licenses/${encodeURIComponent(key)}`)).body;
+/**
+ * Every way of asking: GET (twice: the second from the gateway's validation cache, on its fast path),
+ * POST /keys/validate, and both on a gateway with no cache (the licence service judges).
+ */
+const everyValidation = async (key: string) => {
+  const q = `/api/v1/licenses/validate?license_key=${encodeURIComponent(key)}`;
+  const answers = [];
+  for (const [name, as] of [
+    ['cached', api],
+    ['uncached', uncachedApi],
+  ] as const) {
+    answers.push({ name: `${name} GET`, ...(await as('GET', q)).body });
+    answers.push({ name: `${name} GET again`, ...(await as('GET', q)).body });
+    answers.push({ name: `${name} POST`, ...(await as('POST', '/api/v1/keys/validate', { key })).body });
+  }
+  return answers.map(({ name, valid, code, next_action }) => ({ name, valid, code, next_action }));
+};
+const allAnswer = (answers: { name: string }[], expected: Record<string, unknown>) =>
+  expect(answers).toEqual(answers.map((a) => ({ name: a.name, ...expected })));
 const advance = (id: string, to: Date | string) =>
   api('POST', `/api/v1/subscriptions/${id}/test_clock`, { advance_to: typeof to === 'string' ? to : to.toISOString() });
 const eventFor = (type: string, subscriptionId: string) =>
@@ -258,6 +299,47 @@ describe('a monthly product sold on the hosted page (the story of issue 29)', ()
   });
 });
 
+describe('cancellation and the policy’s grace days', () => {
+  it('cancelled now, the licence is expired at once though its policy has grace days (cached and uncached, GET and POST)', async () => {
+    const c = await buy(graced, '4242 4242 4242 4242');
+    expect(await everyValidation(c.license_key)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ valid: true, code: 'valid' })]),
+    );
+    const res = await api('POST', `/api/v1/subscriptions/${c.subscription_id}/cancel`, { at_period_end: false });
+    expect(res.body.status).toBe('canceled');
+    await eventually(async () =>
+      allAnswer(await everyValidation(c.license_key), { valid: false, code: 'expired', next_action: 'renew' }),
+    );
+    expect((await license(c.license_key)).status).toBe('expired');
+  });
+
+  it('cancelled now after asking for the period end: still at once', async () => {
+    const c = await buy(graced, '4242 4242 4242 4242');
+    expect(
+      (await api('POST', `/api/v1/subscriptions/${c.subscription_id}/cancel`, { at_period_end: true })).status,
+    ).toBe(200);
+    const res = await api('POST', `/api/v1/subscriptions/${c.subscription_id}/cancel`, { at_period_end: false });
+    expect(res.body.status).toBe('canceled');
+    await eventually(async () =>
+      allAnswer(await everyValidation(c.license_key), { valid: false, code: 'expired', next_action: 'renew' }),
+    );
+  });
+
+  it('cancelled at the period end, past it: expired_in_grace (valid, renew) for the policy’s grace days', async () => {
+    const c = await buy(graced, '4242 4242 4242 4242');
+    const res = await api('POST', `/api/v1/subscriptions/${c.subscription_id}/cancel`, { at_period_end: true });
+    expect(res.status).toBe(200);
+    const moved = await advance(c.subscription_id, new Date(Date.parse(res.body.current_period_end) + DAY));
+    expect(moved.body.status).toBe('canceled');
+    await eventually(async () =>
+      allAnswer(await everyValidation(c.license_key), { valid: true, code: 'expired_in_grace', next_action: 'renew' }),
+    );
+    const l = await license(c.license_key);
+    // Until the expiry (the moment it ended) plus the 5 grace days.
+    expect(Date.parse(l.expires_at)).toBeLessThanOrEqual(Date.now());
+  });
+});
+
 describe('a trial', () => {
   it('gives a valid licence at once with trial_end in the answer; the first payment converts it', async () => {
     const product = (
@@ -285,6 +367,74 @@ describe('a trial', () => {
     const res = await advance(t.subscription_id, new Date(Date.parse(s.trial_end) + DAY));
     expect(res.body).toMatchObject({ status: 'active', trial_end: null, current_period_start: s.trial_end });
     await eventually(async () => expect(await validate(t.license_key)).toMatchObject({ valid: true, trial_end: null }));
+  });
+});
+
+describe('a trial bought with 4000 0000 0000 0341', () => {
+  it('charges nothing at checkout, so the first charge, at the trial’s end, fails: the trial ends unpaid and the licence expires at once', async () => {
+    const product = (
+      await api('POST', '/api/v1/products', {
+        name: 'Trial Monthly',
+        price: { amount: 500, currency: 'EUR', interval: 'month', trial_days: 7 },
+        policy: { duration_days: 30, grace_days: 5 },
+      })
+    ).body.id;
+    const t = await buy(product, '4000 0000 0000 0341');
+    const s = await sub(t.subscription_id);
+    expect(s.status).toBe('trialing');
+    expect(s.invoices).toEqual([expect.objectContaining({ status: 'paid', amount: 0 })]);
+    expect(await validate(t.license_key)).toMatchObject({ valid: true, code: 'valid', trial_end: s.trial_end });
+    const res = await advance(t.subscription_id, new Date(Date.parse(s.trial_end) + DAY));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'canceled' });
+    const after = await sub(t.subscription_id);
+    expect(after.invoices.map((i: { status: string; amount: number }) => [i.status, i.amount])).toEqual([
+      ['failed', 500],
+      ['paid', 0],
+    ]);
+    await eventFor('subscription.canceled', t.subscription_id);
+    await licenseEvent('license.updated', t.license_key);
+    expect(
+      events
+        .all()
+        .filter(
+          (e) =>
+            e.type === 'subscription.past_due' &&
+            (e.data as { subscription?: { id: string } }).subscription?.id === t.subscription_id,
+        ),
+    ).toEqual([]);
+    // The trial ended unpaid: no grace days.
+    await eventually(async () =>
+      allAnswer(await everyValidation(t.license_key), { valid: false, code: 'expired', next_action: 'renew' }),
+    );
+  });
+});
+
+describe('the test clock of a live subscription', () => {
+  it('is refused with 409, nothing moved or billed', async () => {
+    const s = await buy(monthly, '4242 4242 4242 4242');
+    const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
+    try {
+      // As a live one would be stored: a live Stripe subscription has no test clock. (Test mode makes none;
+      // a stack switched from Stripe to test mode still holds them.)
+      for (const live of [
+        { livemode: true, provider: 'stripe', test_clock: null },
+        { livemode: true, test_clock: new Date() },
+      ]) {
+        await db.collection('subscriptions').updateOne({ _id: s.subscription_id as never }, { $set: live });
+        const before = await sub(s.subscription_id);
+        const res = await advance(s.subscription_id, new Date(Date.parse(before.current_period_end) + DAY));
+        expect({ live, status: res.status, code: res.body.code, detail: res.body.detail }).toEqual({
+          live,
+          status: 409,
+          code: 'conflict',
+          detail: expect.stringMatching(/live/),
+        });
+        expect(await sub(s.subscription_id)).toEqual(before);
+      }
+    } finally {
+      await db.close();
+    }
   });
 });
 

@@ -1,7 +1,17 @@
 import { AppError } from '@licensing/runtime';
-import { DEFAULT_POLICY, judge, parseLicenseKey, generateLicenseKey, type LicenseFacts } from '@licensing/proto';
+import {
+  DEFAULT_POLICY,
+  judge,
+  nextStatusChange,
+  parseLicenseKey,
+  generateLicenseKey,
+  validUntil,
+  type LicenseFacts,
+  type Product,
+} from '@licensing/proto';
 import {
   addInterval,
+  cardPaymentsWhenGiven,
   checkAdvanceTo,
   checkQuantity,
   ended,
@@ -9,6 +19,7 @@ import {
   graceUntil,
   nextStep,
   paid,
+  planOf,
   portalReturnUrl,
   testCardOf,
   testChargePays,
@@ -51,6 +62,36 @@ describe('periods and test cards', () => {
     expect([0, 1, 5].map((n) => testChargePays('ok', n))).toEqual([true, true, true]);
     expect([0, 1, 5].map((n) => testChargePays('fails_after_first', n))).toEqual([true, false, false]);
     expect(testChargePays(null, 0)).toBe(false);
+  });
+
+  it('0341 pays only a charge made when it is given: given with nothing to charge (a trial), its first charge fails', () => {
+    // A checkout's payment, or the billing page's charge of what is due: it paid then, later charges fail.
+    expect(testChargePays('fails_after_first', cardPaymentsWhenGiven('fails_after_first', true))).toBe(false);
+    // A trial's checkout (or a new card for a subscription paid up): nothing charged, and its first charge fails.
+    expect(testChargePays('fails_after_first', cardPaymentsWhenGiven('fails_after_first', false))).toBe(false);
+    // 4242 pays whatever.
+    expect(cardPaymentsWhenGiven('ok', false)).toBe(0);
+    expect(testChargePays('ok', cardPaymentsWhenGiven('ok', false))).toBe(true);
+  });
+
+  it("a plan change records the new product's price × seats, currency, interval and payment grace; no recurring price is a reason to refuse", () => {
+    const product = {
+      price: { amount: 3000, currency: 'USD', interval: 'year', interval_count: 0, trial_days: 0 },
+      policy: { payment_grace_days: 3 } as Product['policy'],
+    };
+    expect(planOf(product, 3)).toEqual({
+      amount: 9000,
+      currency: 'USD',
+      interval: 'year',
+      interval_count: 1,
+      payment_grace_days: 3,
+    });
+    expect(planOf({ ...product, price: { ...product.price, interval_count: 2 } }, 1)).toMatchObject({
+      amount: 3000,
+      interval_count: 2,
+    });
+    expect(planOf({ ...product, price: { amount: 100, currency: 'EUR' } }, 1)).toMatch(/recurring price/);
+    expect(planOf({ ...product, price: undefined }, 1)).toMatch(/recurring price/);
   });
 
   it('checks quantity: 1..1000, recurring prices only', () => {
@@ -112,10 +153,10 @@ describe('the test clock’s steps', () => {
       event: 'subscription.past_due',
     });
     expect(failed(state({ status: 'trialing' }), s.current_period_end)).toMatchObject({
-      changes: { status: 'canceled' },
+      changes: { status: 'canceled', ended_early: true },
       event: 'subscription.canceled',
     });
-    expect(ended(s.current_period_end).changes.status).toBe('canceled');
+    expect(ended(s.current_period_end).changes).toMatchObject({ status: 'canceled', ended_early: false });
   });
 });
 
@@ -156,6 +197,30 @@ describe('a subscription licence', () => {
     expect(after).toMatchObject({ valid: true, code: 'expired_in_grace', nextAction: 'update_payment' });
     expect(after.cacheUntil.toISOString()).toBe('2026-03-07T10:00:00.000Z');
     expect(ask(l, '2026-03-08T00:00:00.000Z')).toMatchObject({ valid: false, code: 'expired' });
+  });
+
+  it('canceled early (now, or a trial ended unpaid): expired at its expiry with no grace days; at its period end: the policy’s grace days', () => {
+    const policy = { ...DEFAULT_POLICY, grace_days: 5 };
+    const canceled = (ended_early: boolean) => ({ ...sub('active'), status: 'canceled' as const, ended_early });
+    const early = facts({ policy, subscription: canceled(true) });
+    expect(ask(early, '2026-02-28T09:59:59.000Z')).toMatchObject({ valid: true, code: 'valid' });
+    expect(ask(early, '2026-02-28T10:00:00.000Z')).toMatchObject({
+      valid: false,
+      code: 'expired',
+      nextAction: 'renew',
+    });
+    expect(nextStatusChange(early, at('2026-02-28T10:00:00.000Z'))).toBe(Number.POSITIVE_INFINITY);
+    const atPeriodEnd = facts({ policy, subscription: canceled(false) });
+    expect(ask(atPeriodEnd, '2026-03-01T00:00:00.000Z')).toMatchObject({
+      valid: true,
+      code: 'expired_in_grace',
+      nextAction: 'renew',
+    });
+    expect(ask(atPeriodEnd, '2026-03-05T10:00:00.000Z')).toMatchObject({ valid: false, code: 'expired' });
+    // Only a canceled subscription ends early (a stale flag on another status changes nothing).
+    const active = facts({ policy, subscription: { ...sub('active'), ended_early: true } });
+    expect(ask(active, '2026-03-01T00:00:00.000Z')).toMatchObject({ code: 'expired_in_grace' });
+    expect(validUntil(early)?.toISOString()).toBe('2026-02-28T10:00:00.000Z');
   });
 
   it('unpaid (suspended): subscription_unpaid with update_payment; a vendor’s own suspension stays suspended', () => {

@@ -106,6 +106,7 @@ export function subscriptionFacts(l: License): SubscriptionFacts | null {
     trial_end: dateOrNull(s.trial_end),
     paid_through: dateOrNull(s.paid_through),
     grace_until: dateOrNull(s.grace_until),
+    ended_early: s.ended_early === true,
   };
 }
 

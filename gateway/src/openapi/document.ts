@@ -534,7 +534,7 @@ const paths: Record<string, Record<string, Op>> = {
       summary: "Test mode: move a subscription's clock forward",
       tag: 'Subscriptions',
       description:
-        'Bills each period end passed with the test card on file (4242 4242 4242 4242 always pays; 4000 0000 0000 0341 pays the first time, then fails) and makes the state changes (renewals, past due, unpaid, trial ends, cancellation) with their events. 400 for a time not after the clock or more than 5 years ahead; 409 for a live subscription; 404 with PAYMENT_PROVIDER=stripe.',
+        'Bills each period end passed with the test card on file (4242 4242 4242 4242 always pays; 4000 0000 0000 0341 pays the first time, then fails: it pays only a charge made when it is given, so a trial bought with it ends unpaid and its licence expires) and makes the state changes (renewals, past due, unpaid, trial ends, cancellation) with their events. 400 for a time not after the clock or more than 5 years ahead; 409 for a live subscription; 404 with PAYMENT_PROVIDER=stripe.',
       params: [subscriptionId],
       body: 'SubscriptionTestClock',
       ok: { 200: { description: 'The subscription at its new time', schema: ref('Subscription') } },

@@ -180,8 +180,12 @@ export const schemas: Record<string, Schema> = {
       id: id('sub'),
       status: { enum: [...subscriptionStatuses] },
       trial_end: orNull(time('While trialing: when the trial ends')),
-      paid_through: orNull(time('The end of the last paid (or trial) period')),
-      grace_until: orNull(time('While past_due: the licence stays valid until then')),
+      paid_through: orNull(time('The end of the last paid (or trial) period; once canceled, the moment it ended')),
+      grace_until: orNull(
+        time(
+          "While past_due: the end of the payment grace (period end + payment_grace_days), until which the licence stays valid; null otherwise. (A signed licence file's grace_until is when the licence stops validating, whatever the status.)",
+        ),
+      ),
     },
     undefined,
     { description: 'The subscription the licence follows (null: not a subscription licence)' },

@@ -690,7 +690,7 @@ export interface paths {
         put?: never;
         /**
          * Test mode: move a subscription's clock forward
-         * @description Bills each period end passed with the test card on file (4242 4242 4242 4242 always pays; 4000 0000 0000 0341 pays the first time, then fails) and makes the state changes (renewals, past due, unpaid, trial ends, cancellation) with their events. 400 for a time not after the clock or more than 5 years ahead; 409 for a live subscription; 404 with PAYMENT_PROVIDER=stripe.
+         * @description Bills each period end passed with the test card on file (4242 4242 4242 4242 always pays; 4000 0000 0000 0341 pays the first time, then fails: it pays only a charge made when it is given, so a trial bought with it ends unpaid and its licence expires) and makes the state changes (renewals, past due, unpaid, trial ends, cancellation) with their events. 400 for a time not after the clock or more than 5 years ahead; 409 for a live subscription; 404 with PAYMENT_PROVIDER=stripe.
          */
         post: operations["advanceSubscriptionTestClock"];
         delete?: never;

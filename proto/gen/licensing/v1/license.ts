@@ -33,6 +33,12 @@ export interface LicenseSubscription {
   paid_through: string;
   /** past_due: the licence keeps validating until then (period end + payment_grace_days); else empty. */
   grace_until: string;
+  /**
+   * canceled before its period end (cancelled now, or a trial that ended unpaid): the licence expires
+   * at expires_at without the policy's grace_days. False while not canceled, and for one that ended at
+   * its period end (which keeps them).
+   */
+  ended_early: boolean;
 }
 
 export interface ApplySubscriptionRequest {
@@ -517,7 +523,7 @@ export interface Stats {
 }
 
 function createBaseLicenseSubscription(): LicenseSubscription {
-  return { id: "", status: "", trial_end: "", paid_through: "", grace_until: "" };
+  return { id: "", status: "", trial_end: "", paid_through: "", grace_until: "", ended_early: false };
 }
 
 export const LicenseSubscription: MessageFns<LicenseSubscription> = {
@@ -536,6 +542,9 @@ export const LicenseSubscription: MessageFns<LicenseSubscription> = {
     }
     if (message.grace_until !== "") {
       writer.uint32(42).string(message.grace_until);
+    }
+    if (message.ended_early !== false) {
+      writer.uint32(48).bool(message.ended_early);
     }
     return writer;
   },
@@ -593,6 +602,14 @@ export const LicenseSubscription: MessageFns<LicenseSubscription> = {
             message.grace_until = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.ended_early = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -624,6 +641,11 @@ export const LicenseSubscription: MessageFns<LicenseSubscription> = {
         : isSet(object.grace_until)
         ? globalThis.String(object.grace_until)
         : "",
+      ended_early: isSet(object.endedEarly)
+        ? globalThis.Boolean(object.endedEarly)
+        : isSet(object.ended_early)
+        ? globalThis.Boolean(object.ended_early)
+        : false,
     };
   },
 
@@ -644,6 +666,9 @@ export const LicenseSubscription: MessageFns<LicenseSubscription> = {
     if (message.grace_until !== "") {
       obj.graceUntil = message.grace_until;
     }
+    if (message.ended_early !== false) {
+      obj.endedEarly = message.ended_early;
+    }
     return obj;
   },
 
@@ -657,6 +682,7 @@ export const LicenseSubscription: MessageFns<LicenseSubscription> = {
     message.trial_end = object.trial_end ?? "";
     message.paid_through = object.paid_through ?? "";
     message.grace_until = object.grace_until ?? "";
+    message.ended_early = object.ended_early ?? false;
     return message;
   },
 };

@@ -1426,7 +1426,8 @@ export const SubscriptionServiceService = {
   },
   /**
    * Test mode only: moves the subscription's clock forward, billing each period end passed.
-   * FAILED_PRECONDITION (409) for a live subscription; UNIMPLEMENTED with PAYMENT_PROVIDER=stripe.
+   * FAILED_PRECONDITION (409) for a live subscription; NOT_FOUND (404) with PAYMENT_PROVIDER=stripe
+   * (Stripe has test clocks of its own).
    */
   advanceTestClock: {
     path: "/licensing.v1.SubscriptionService/AdvanceTestClock" as const,
@@ -1449,7 +1450,8 @@ export interface SubscriptionServiceServer extends UntypedServiceImplementation 
   createBillingPortal: handleUnaryCall<GetSubscriptionRequest, BillingPortal>;
   /**
    * Test mode only: moves the subscription's clock forward, billing each period end passed.
-   * FAILED_PRECONDITION (409) for a live subscription; UNIMPLEMENTED with PAYMENT_PROVIDER=stripe.
+   * FAILED_PRECONDITION (409) for a live subscription; NOT_FOUND (404) with PAYMENT_PROVIDER=stripe
+   * (Stripe has test clocks of its own).
    */
   advanceTestClock: handleUnaryCall<AdvanceTestClockRequest, Subscription>;
 }
@@ -1519,7 +1521,8 @@ export interface SubscriptionServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Test mode only: moves the subscription's clock forward, billing each period end passed.
-   * FAILED_PRECONDITION (409) for a live subscription; UNIMPLEMENTED with PAYMENT_PROVIDER=stripe.
+   * FAILED_PRECONDITION (409) for a live subscription; NOT_FOUND (404) with PAYMENT_PROVIDER=stripe
+   * (Stripe has test clocks of its own).
    */
   advanceTestClock(
     request: AdvanceTestClockRequest,

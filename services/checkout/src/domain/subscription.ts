@@ -1,5 +1,12 @@
 import { AppError } from '@licensing/runtime';
-import type { PriceInterval, SubscriptionStatus } from '@licensing/proto';
+import {
+  isOneOf,
+  priceIntervals,
+  withPolicyDefaults,
+  type PriceInterval,
+  type Product,
+  type SubscriptionStatus,
+} from '@licensing/proto';
 
 // The life of a subscription, without I/O: periods, the test cards, what the test clock meets on its
 // way and what each step changes. use-cases/subscriptions.ts reads, bills (one invoice per period,
@@ -10,7 +17,10 @@ export const DAY_MS = 86_400_000;
 export const MAX_ADVANCE_YEARS = 5;
 export const QUANTITY_MAX = 1000;
 
-/** Which test card is on file: 4242… always pays; 4000 0000 0000 0341 pays the first charge, then fails. */
+/**
+ * Which test card is on file: 4242… always pays; 4000 0000 0000 0341 pays the charge made when it is
+ * given (a checkout's payment, the billing page's charge of what is due), then fails every charge.
+ */
 export type TestCard = 'ok' | 'fails_after_first';
 
 export function testCardOf(card: string): TestCard | null {
@@ -20,9 +30,18 @@ export function testCardOf(card: string): TestCard | null {
   return null;
 }
 
-/** Whether a charge with the card on file succeeds, given how many charges it paid before. */
+/** Whether a charge with the card on file succeeds, given how many charges it paid before (card_payments). */
 export const testChargePays = (card: TestCard | null | undefined, paidBefore: number): boolean =>
   card === 'ok' || (card === 'fails_after_first' && paidBefore === 0);
+
+/**
+ * card_payments for a card just given: 1 when it paid a charge then. A card given with nothing to
+ * charge (a trial's checkout, a new card for a subscription paid up) counts as 0, except 0341, which
+ * on Stripe attaches to the customer and then declines every charge: its one paying charge is the one
+ * made when it is given, so given without one, its first charge (a trial's end) fails.
+ */
+export const cardPaymentsWhenGiven = (card: TestCard | null | undefined, charged: boolean): number =>
+  charged || card === 'fails_after_first' ? 1 : 0;
 
 /** A quantity as asked (0 = 1): recurring prices only. */
 export function checkQuantity(quantity: number | undefined, recurring: boolean): number {
@@ -31,6 +50,34 @@ export function checkQuantity(quantity: number | undefined, recurring: boolean):
   if (!Number.isInteger(quantity) || quantity < 1 || quantity > QUANTITY_MAX)
     throw AppError.invalid('quantity', `quantity must be a whole number from 1 to ${QUANTITY_MAX}`);
   return quantity;
+}
+
+/** What a subscription is billed, as a plan (a product's recurring price) says. */
+export interface Plan {
+  /** Per period, every seat (minor units). */
+  amount: number;
+  currency: string;
+  interval: PriceInterval;
+  interval_count: number;
+  payment_grace_days: number;
+}
+
+/**
+ * What a plan change to `product` records (Stripe's customer.subscription.updated naming another
+ * product): its price times the seats, its currency and interval, and its policy's payment grace; the
+ * later invoices are checked against these. A reason to refuse when the product sells no subscription.
+ */
+export function planOf(product: Pick<Product, 'price' | 'policy'>, quantity: number): Plan | string {
+  const price = product.price;
+  if (!price?.interval || !isOneOf(priceIntervals, price.interval))
+    return 'a plan change to a product without a recurring price';
+  return {
+    amount: price.amount * quantity,
+    currency: price.currency,
+    interval: price.interval,
+    interval_count: price.interval_count || 1,
+    payment_grace_days: withPolicyDefaults(product.policy).payment_grace_days,
+  };
 }
 
 /** `from` plus `count` months or years, on the same day of the month (the month's last day when it has fewer). */
@@ -106,7 +153,8 @@ export function nextStep(s: SubscriptionState, to: Date): Step | null {
 }
 
 export interface StepResult {
-  changes: Partial<SubscriptionState> & { canceled_at?: Date; ended?: boolean };
+  /** ended_early: canceled before its period end (a trial ended unpaid): the licence gets no grace days. */
+  changes: Partial<SubscriptionState> & { canceled_at?: Date; ended?: boolean; ended_early?: boolean };
   event: 'subscription.renewed' | 'subscription.past_due' | 'subscription.canceled' | 'subscription.updated';
   /** What the licence is told (ApplySubscription's change). */
   change: 'renewed' | 'past_due' | 'unpaid' | 'canceled';
@@ -127,19 +175,23 @@ export function paid(s: SubscriptionState, from: Date, period: number): StepResu
   };
 }
 
-/** A period's payment failed: past due (the licence stays valid for the payment grace); a trial that ends unpaid ends. */
+/**
+ * A period's payment failed: past due (the licence stays valid for the payment grace); a trial that ends
+ * unpaid ends, early: its licence expires without the policy's grace days.
+ */
 export function failed(s: SubscriptionState, at: Date): StepResult {
   if (s.status === 'trialing')
     return {
-      changes: { status: 'canceled', canceled_at: at, ended: true },
+      changes: { status: 'canceled', canceled_at: at, ended: true, ended_early: true },
       event: 'subscription.canceled',
       change: 'canceled',
     };
   return { changes: { status: 'past_due' }, event: 'subscription.past_due', change: 'past_due' };
 }
 
+/** Ended at its period end (cancel_at_period_end): the licence keeps the policy's grace days. */
 export const ended = (at: Date): StepResult => ({
-  changes: { status: 'canceled', canceled_at: at, ended: true },
+  changes: { status: 'canceled', canceled_at: at, ended: true, ended_early: false },
   event: 'subscription.canceled',
   change: 'canceled',
 });

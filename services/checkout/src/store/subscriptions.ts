@@ -40,6 +40,11 @@ export interface SubscriptionDoc {
   canceled_at: Date | null;
   /** When the licence ended (real time): set once canceled. */
   license_ends_at: Date | null;
+  /**
+   * Canceled before its period end (cancelled now, or a trial that ended unpaid): its licence expires
+   * then without the policy's grace days. False for one that ended at its period end (absent on older documents: false).
+   */
+  ended_early?: boolean;
   payment_grace_days: number;
   livemode: boolean;
   provider: 'test' | 'stripe';
@@ -56,7 +61,7 @@ export interface SubscriptionDoc {
   /** Test mode: the subscription's clock, moved only by POST …/test_clock (null for Stripe's). */
   test_clock: Date | null;
   test_card: TestCard | null;
-  /** Charges the card on file paid (the 0341 test card pays only the first). */
+  /** Charges the card on file paid (0341 pays only while none did: domain/subscription.ts cardPaymentsWhenGiven). */
   card_payments: number;
   /** Increases with every change; the licence applies a state only if newer than the last it applied. */
   seq: number;
@@ -127,6 +132,7 @@ export function subscriptionModels(conn: Connection) {
       trial_end: { type: Date, default: null },
       canceled_at: { type: Date, default: null },
       license_ends_at: { type: Date, default: null },
+      ended_early: { type: Boolean, default: false },
       payment_grace_days: { type: Number, default: 7 },
       livemode: { type: Boolean, default: false },
       provider: { type: String, default: 'test' },

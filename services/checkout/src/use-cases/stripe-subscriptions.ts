@@ -1,6 +1,6 @@
 import { AppError, isId, type CallOptions } from '@licensing/runtime';
 import type { GetProductRequest, Product } from '@licensing/proto';
-import { addInterval, QUANTITY_MAX } from '../domain/subscription';
+import { addInterval, planOf, QUANTITY_MAX, type Plan } from '../domain/subscription';
 import type { StripeEventLike } from '../domain/stripe-events';
 import { interpretSubscriptionEvent, type StripeSubscriptionAction } from '../domain/stripe-subscription-events';
 import type { SubscriptionDoc } from '../store/subscriptions';
@@ -80,9 +80,15 @@ export async function applyStripeSubscriptionEvent(
   if (sub.provider !== 'stripe') return refuse('the subscription is not paid through Stripe');
   if (a.livemode !== sub.livemode)
     return refuse(`a ${a.livemode ? 'live' : 'test'} event for a ${sub.livemode ? 'live' : 'test'} subscription`);
-  // Its Stripe customer (the billing portal is opened for it), if the checkout did not tell it.
-  if (a.customerId && a.customerId !== sub.provider_customer_id) await deps.subs.setCustomer(sub._id, a.customerId);
   return a.kind === 'invoice' ? invoice(deps, sub, a, requestId) : subscription(deps, sub, a, requestId);
+}
+
+/**
+ * Its Stripe customer (the billing portal is opened for it), if the checkout did not tell it: written
+ * once the event is accepted (a refused event writes nothing).
+ */
+async function rememberCustomer(deps: SubscriptionDeps, sub: Doc, a: StripeSubscriptionAction): Promise<void> {
+  if (a.customerId && a.customerId !== sub.provider_customer_id) await deps.subs.setCustomer(sub._id, a.customerId);
 }
 
 async function invoice(
@@ -93,11 +99,20 @@ async function invoice(
 ): Promise<WebhookOutcome> {
   if (!a.invoiceId) return refuse('an invoice without an id');
   if (a.currency && a.currency !== sub.currency) return refuse("the invoice's currency is not the subscription's");
-  if (a.paid && !a.first && a.amount !== null && a.amount !== sub.amount)
-    return refuse("the amount paid is not the subscription's price");
-  const existing = await deps.subs.findInvoice(a.invoiceId);
+  // Paid or failed, a renewal's amount is the subscription's price (a plan change records the new one).
+  if (!a.first && a.amount !== null && a.amount !== sub.amount)
+    return refuse(`the invoice's amount ${a.paid ? 'paid' : 'due'} is not the subscription's price`);
   const start = a.periodStart ?? sub.current_period_end;
   const end = a.periodEnd ?? addInterval(start, sub.interval, sub.interval_count);
+  // A failure of a period older than the one in force (delivered late, its period renewed since) is stale.
+  const staleFailure = (d: Doc) => end.getTime() <= d.current_period_end.getTime() && d.status !== 'trialing';
+  if (!a.paid && staleFailure(sub))
+    return {
+      status: 200,
+      body: { received: true, ignored: 'a failed payment of a period older than the current one' },
+    };
+  await rememberCustomer(deps, sub, a);
+  const existing = await deps.subs.findInvoice(a.invoiceId);
   const record = (status: 'paid' | 'failed') =>
     deps.subs.addInvoice({
       _id: a.invoiceId,
@@ -115,11 +130,12 @@ async function invoice(
   if (!a.paid) {
     if (existing?.status === 'paid') return ok; // a failure reported after the payment: stale
     if (!existing) await record('failed');
+    if (sub.status === 'trialing' && !a.first) return trialEndedUnpaid(deps, sub, requestId);
     await change(
       deps,
       sub,
       (d) =>
-        d.status === 'active' || d.status === 'trialing'
+        (d.status === 'active' || d.status === 'trialing') && !staleFailure(d)
           ? { changes: { status: 'past_due' }, event: 'subscription.past_due', change: 'past_due' }
           : null,
       requestId,
@@ -154,6 +170,45 @@ async function invoice(
   return ok;
 }
 
+/**
+ * A trial's first charge failed (invoice.payment_failed while trialing): the trial ended unpaid, and
+ * the subscription ends now, as in test mode (issue 29: "expired when the trial ends unpaid"). Stripe
+ * would keep the subscription past due and retry the charge (its own dunning settings), so it is
+ * cancelled there first (nothing is recorded here unless Stripe stopped billing: a charge that
+ * succeeded later would bill a customer whose licence expired). Then the subscription is `canceled`
+ * (subscription.canceled), ended early: its licence expires now, without the policy's grace days.
+ */
+async function trialEndedUnpaid(deps: SubscriptionDeps, sub: Doc, requestId: string): Promise<WebhookOutcome> {
+  if (sub.provider_subscription_id && deps.provider.cancelSubscription) {
+    try {
+      await deps.provider.cancelSubscription(sub.provider_subscription_id, false);
+    } catch (err) {
+      // Refused (Stripe has ended it already, or does not know it): nothing to stop there. Unreachable: 503, Stripe retries.
+      if (!(err instanceof AppError && err.code === 'invalid_request')) throw err;
+      deps.log.warn({ subscription: sub._id, err }, 'Stripe refused to cancel a subscription whose trial ended unpaid');
+    }
+  }
+  await change(
+    deps,
+    sub,
+    (d) =>
+      d.status === 'trialing'
+        ? {
+            changes: {
+              status: 'canceled',
+              canceled_at: deps.clock.now(),
+              license_ends_at: deps.clock.now(),
+              ended_early: true,
+            },
+            event: 'subscription.canceled',
+            change: 'canceled',
+          }
+        : null,
+    requestId,
+  );
+  return ok;
+}
+
 async function subscription(
   deps: StripeSubscriptionDeps,
   sub: Doc,
@@ -162,6 +217,7 @@ async function subscription(
 ): Promise<WebhookOutcome> {
   if (a.created && a.created < (sub.provider_updated_at ?? 0)) return ok; // older than what was applied
   if (a.deleted || a.status === 'canceled') {
+    await rememberCustomer(deps, sub, a);
     await change(
       deps,
       sub,
@@ -173,6 +229,9 @@ async function subscription(
                 status: 'canceled',
                 canceled_at: deps.clock.now(),
                 license_ends_at: deps.clock.now(),
+                // Ended at its period end (cancel_at_period_end, ours or Stripe's) keeps the policy's
+                // grace days; cancelled now on Stripe does not.
+                ended_early: !(d.cancel_at_period_end || a.cancelAtPeriodEnd),
                 provider_updated_at: a.created,
               },
               event: 'subscription.canceled',
@@ -182,22 +241,29 @@ async function subscription(
     );
     return ok;
   }
-  // A plan change: the product must be one of this account's, checked before anything is written.
+  const quantity = a.quantity ?? sub.quantity;
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > QUANTITY_MAX)
+    return refuse(`quantity must be from 1 to ${QUANTITY_MAX}`);
+  // A plan change: the product must be one of this account's with a recurring price, read (the product
+  // service's gRPC) and checked before anything is written; its price is what later invoices must match.
   let productId = sub.product_id;
+  let plan: Plan | null = null;
   if (a.productId && a.productId !== sub.product_id) {
     if (!isId('prod', a.productId)) return refuse('the plan names no product of ours');
+    let product: Product;
     try {
-      await deps.products.getProduct({ account_id: sub.account_id, id: a.productId }, { requestId });
+      product = await deps.products.getProduct({ account_id: sub.account_id, id: a.productId }, { requestId });
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found')
         return refuse("a plan change to a product that is not this account's");
       throw err;
     }
+    const read = planOf(product, quantity);
+    if (typeof read === 'string') return refuse(read);
     productId = a.productId;
+    plan = read;
   }
-  const quantity = a.quantity ?? sub.quantity;
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > QUANTITY_MAX)
-    return refuse(`quantity must be from 1 to ${QUANTITY_MAX}`);
+  await rememberCustomer(deps, sub, a);
   await change(
     deps,
     sub,
@@ -205,8 +271,11 @@ async function subscription(
       const changes: Partial<Doc> = { provider_updated_at: a.created };
       let kind: 'updated' | 'unpaid' = 'updated';
       if (a.cancelAtPeriodEnd !== d.cancel_at_period_end) changes.cancel_at_period_end = a.cancelAtPeriodEnd;
-      if (productId !== d.product_id) changes.product_id = productId;
-      if (quantity !== d.quantity) {
+      if (plan && productId !== d.product_id) {
+        // The new plan's price, currency and interval (and its policy's payment grace), for every seat.
+        Object.assign(changes, plan, { product_id: productId });
+        if (quantity !== d.quantity) changes.quantity = quantity;
+      } else if (quantity !== d.quantity) {
         changes.quantity = quantity;
         changes.amount = Math.round((d.amount / d.quantity) * quantity);
       }

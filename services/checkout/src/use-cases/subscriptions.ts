@@ -10,6 +10,7 @@ import {
 import type { PaymentProvider } from '../domain/payments';
 import {
   addInterval,
+  cardPaymentsWhenGiven,
   checkAdvanceTo,
   DAY_MS,
   ended,
@@ -84,6 +85,7 @@ export function licenseState(s: Doc, now: Date): ApplySubscriptionRequest {
       trial_end: s.status === 'trialing' ? iso(s.trial_end) : '',
       paid_through: iso(s.status === 'canceled' ? expires : s.current_period_end),
       grace_until: s.status === 'past_due' ? iso(graceUntil(s)) : '',
+      ended_early: s.status === 'canceled' && !!s.ended_early,
     },
     expires_at: expires.toISOString(),
     product_id: s.product_id,
@@ -176,6 +178,7 @@ export async function startSubscription(
       trial_end: trialEnd,
       canceled_at: null,
       license_ends_at: null,
+      ended_early: false,
       payment_grace_days: r.payment_grace_days,
       livemode: s.livemode,
       provider: s.provider,
@@ -184,7 +187,8 @@ export async function startSubscription(
       provider_updated_at: 0,
       test_clock: s.provider === 'test' ? now : null,
       test_card: (s.test_card as TestCard | null) ?? null,
-      card_payments: trialEnd ? 0 : 1,
+      // A trial's checkout charges nothing: with 0341 its first charge, at the trial's end, fails.
+      card_payments: cardPaymentsWhenGiven((s.test_card as TestCard | null) ?? null, !trialEnd),
       seq: 1,
       license_pending: true,
       created_at: now,
@@ -302,11 +306,12 @@ export async function cancelSubscription(
         if (doc.cancel_at_period_end) return null; // asked again: nothing changes
         return { changes: { cancel_at_period_end: true }, event: 'subscription.updated', change: 'updated' };
       }
-      // Now; and a past-due or unpaid subscription, whose period has ended already, at once.
+      // Now; and a past-due or unpaid subscription, whose period has ended already, at once. Ended
+      // early: the licence expires now, without the policy's grace days (proto/rules/status.ts).
       const now = deps.clock.now();
       const at = doc.test_clock && doc.test_clock.getTime() > now.getTime() ? doc.test_clock : now;
       return {
-        changes: { status: 'canceled', canceled_at: at, license_ends_at: now },
+        changes: { status: 'canceled', canceled_at: at, license_ends_at: now, ended_early: true },
         event: 'subscription.canceled',
         change: 'canceled',
       };
@@ -434,7 +439,7 @@ export async function updateCard(
     return {
       ok: false,
       message:
-        'Test mode: use the card 4242 4242 4242 4242 (or 4000 0000 0000 0341, which fails after its first payment).',
+        'Test mode: use the card 4242 4242 4242 4242 (or 4000 0000 0000 0341, which pays only a charge made now: later charges fail).',
       doc: sub,
     };
   const doc = await changeWith(
@@ -444,7 +449,11 @@ export async function updateCard(
     (d) => {
       if (d.status === 'canceled') throw new AppError('conflict', 'the subscription is canceled');
       if (d.status !== 'past_due' && d.status !== 'unpaid')
-        return { changes: { test_card: kind, card_payments: 0 }, event: 'subscription.updated', change: 'updated' };
+        return {
+          changes: { test_card: kind, card_payments: cardPaymentsWhenGiven(kind, false) },
+          event: 'subscription.updated',
+          change: 'updated',
+        };
       const period = d.period_index + 1;
       const result = paid(d, d.current_period_end, period);
       return {

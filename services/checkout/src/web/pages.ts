@@ -54,7 +54,7 @@ export function billingPage(
 ): string {
   return layout(
     'Update your payment method',
-    `<p class="test" role="note"><strong>Test mode</strong>: nothing is charged. Use card 4242 4242 4242 4242 (or 4000 0000 0000 0341, which fails after its first payment).</p>
+    `<p class="test" role="note"><strong>Test mode</strong>: nothing is charged. Use card 4242 4242 4242 4242 (or 4000 0000 0000 0341, which pays only a charge made now: later charges fail).</p>
 <h1>${h(s.product_name)}</h1>
 <p class="price">${h(formatPrice(s.amount, s.currency))}${h(s.period)}</p>
 <p>Subscription status: <strong data-testid="subscription-status">${h(s.status.replace('_', ' '))}</strong></p>

@@ -39,6 +39,7 @@ export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope =
           trial_end: iso(doc.subscription.trial_end),
           paid_through: iso(doc.subscription.paid_through),
           grace_until: iso(doc.subscription.grace_until),
+          ended_early: doc.subscription.ended_early === true,
         }
       : undefined,
   };

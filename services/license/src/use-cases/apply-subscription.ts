@@ -47,6 +47,7 @@ export async function applySubscription(deps: LicenseDeps, req: ApplySubscriptio
     trial_end: date('subscription.trial_end', s.trial_end),
     paid_through: date('subscription.paid_through', s.paid_through),
     grace_until: date('subscription.grace_until', s.grace_until),
+    ended_early: s.status === 'canceled' && s.ended_early === true,
     seq: req.seq,
     quantity: req.quantity,
   };

@@ -1,9 +1,9 @@
 import { AppError, checkEmail } from '@licensing/runtime';
 import {
   entitlementsProblem,
-  graceEndsAt,
   isOneOf,
   licenseActions,
+  validUntil,
   withPolicyDefaults,
   type LicenseAction,
   type TransitionLicenseRequest,
@@ -98,7 +98,8 @@ export const transitionLicense = (
           )
         : doc.policy;
     const next = transition(doc, action, now, current);
-    const graceEnds = graceEndsAt(next.expires_at, next.policy.grace_days);
+    // When it stops validating, as every answer judges it (a subscription's payment grace, or none once it ended early).
+    const graceEnds = validUntil({ ...next, subscription: doc.subscription });
     const notified = action === 'renew' ? false : doc.expired_notified;
     // Filed again in the sweeper's buckets: a renewed or reinstated licence is found when its grace ends (or now, if it has).
     const changes: Partial<LicenseDoc> = {
