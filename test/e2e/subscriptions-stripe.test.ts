@@ -509,6 +509,50 @@ describe('a plan change to another price', () => {
     sub = after;
   });
 
+  it('a proration invoice of the change (billing_reason subscription_update) is recorded at its own amount and moves no period; its failure makes the subscription past due', async () => {
+    const before = await subOf(s);
+    const period = { start: Math.floor(Date.now() / 1000), end: Math.floor(Date.now() / 1000) + 30 * DAY_S };
+    const prorated = `in_prorated_${s.id.slice(-10)}`;
+    const paid = () => invoice('invoice.paid', s, prorated, period, 12_345, 'subscription_update', 'usd');
+    expect((await deliver(paid())).status).toBe(200);
+    expect((await deliver(paid())).status).toBe(200); // the same invoice in another event: recorded once
+    const after = await subOf(s);
+    expect(after).toMatchObject({
+      status: 'active',
+      current_period_start: before.current_period_start,
+      current_period_end: before.current_period_end,
+    });
+    expect(after.invoices.filter((i: { id: string }) => i.id === prorated)).toEqual([
+      expect.objectContaining({ status: 'paid', amount: 12_345, period_end: before.current_period_end }),
+    ]);
+    const failed = invoice(
+      'invoice.payment_failed',
+      s,
+      `in_prorated_failed_${s.id.slice(-10)}`,
+      period,
+      999,
+      'subscription_update',
+      'usd',
+    );
+    expect((await deliver(failed)).status).toBe(200);
+    expect(await subOf(s)).toMatchObject({ status: 'past_due', current_period_end: before.current_period_end });
+    // The next period's charge, at the plan's price, renews it and ends the arrears.
+    const start = Math.floor(Date.parse(before.current_period_end) / 1000);
+    const next = { start, end: start + 365 * DAY_S };
+    const cycle = invoice(
+      'invoice.paid',
+      s,
+      `in_after_proration_${s.id.slice(-10)}`,
+      next,
+      50_000,
+      'subscription_cycle',
+      'usd',
+    );
+    expect((await deliver(cycle)).status).toBe(200);
+    expect(await subOf(s)).toMatchObject({ status: 'active' });
+    sub = await subOf(s);
+  });
+
   it('a plan change to a product with no recurring price, or another account’s, is refused before anything is written (the customer id too)', async () => {
     const once = (
       await api('POST', '/api/v1/products', { name: 'Forge Once', price: { amount: 100, currency: 'EUR' } })

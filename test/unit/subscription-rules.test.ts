@@ -301,6 +301,7 @@ describe('what a Stripe subscription event means', () => {
       invoiceId: 'in_1',
       paymentId: 'pi_renewal_1',
       first: false,
+      offCycle: false,
       periodStart: new Date(1_800_000_000_000),
       periodEnd: new Date(1_802_678_400_000),
       amount: 1000,
@@ -312,6 +313,16 @@ describe('what a Stripe subscription event means', () => {
     expect(
       interpretSubscriptionEvent(ev('invoice.payment_failed', { ...object, billing_reason: 'subscription_create' })),
     ).toMatchObject({ paid: false, first: true, amount: 1000 });
+    // A proration (a plan or seat change), a manual or threshold invoice is no period's charge.
+    for (const reason of ['subscription_update', 'manual', 'subscription_threshold'])
+      expect(interpretSubscriptionEvent(ev('invoice.paid', { ...object, billing_reason: reason }))).toMatchObject({
+        first: false,
+        offCycle: true,
+      });
+    for (const reason of ['subscription_cycle', 'subscription_create', undefined])
+      expect(interpretSubscriptionEvent(ev('invoice.paid', { ...object, billing_reason: reason }))).toMatchObject({
+        offCycle: false,
+      });
   });
 
   it('customer.subscription.* carry status, cancellation, seats and the plan’s product; other events are not theirs', () => {

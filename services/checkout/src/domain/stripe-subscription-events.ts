@@ -13,6 +13,11 @@ export type StripeSubscriptionAction =
       paymentId: string;
       /** subscription_create: the first payment (the checkout's); anything else renews. */
       first: boolean;
+      /**
+       * Not a period's charge: a proration of a plan or seat change (subscription_update), a manual
+       * invoice or a usage threshold. It moves no period and is not the subscription's price.
+       */
+      offCycle: boolean;
       periodStart: Date | null;
       periodEnd: Date | null;
       amount: number | null;
@@ -38,6 +43,9 @@ export type StripeSubscriptionAction =
       /** Stripe's customer (cus_…) who pays the subscription; '' when not said. */
       customerId: string;
     };
+
+/** Stripe's billing_reason of invoices that are not a period's charge (a period's: subscription_create, subscription_cycle). */
+const OFF_CYCLE = new Set(['subscription_update', 'manual', 'subscription_threshold', 'quote_accept']);
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
 const idOf = (v: unknown) =>
@@ -66,6 +74,7 @@ export function interpretSubscriptionEvent(e: StripeEventLike): StripeSubscripti
         invoiceId: text(o.id),
         paymentId: idOf(o.payment_intent),
         first: o.billing_reason === 'subscription_create',
+        offCycle: typeof o.billing_reason === 'string' && OFF_CYCLE.has(o.billing_reason),
         periodStart: seconds(period.start) ?? seconds(o.period_start),
         periodEnd: seconds(period.end) ?? seconds(o.period_end),
         amount:

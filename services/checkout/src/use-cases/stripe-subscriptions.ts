@@ -100,12 +100,18 @@ async function invoice(
   if (!a.invoiceId) return refuse('an invoice without an id');
   if (a.currency && a.currency !== sub.currency) return refuse("the invoice's currency is not the subscription's");
   // Paid or failed, a renewal's amount is the subscription's price (a plan change records the new one).
-  if (!a.first && a.amount !== null && a.amount !== sub.amount)
+  // A proration (or any invoice that is no period's) has an amount of its own.
+  if (!a.first && !a.offCycle && a.amount !== null && a.amount !== sub.amount)
     return refuse(`the invoice's amount ${a.paid ? 'paid' : 'due'} is not the subscription's price`);
-  const start = a.periodStart ?? sub.current_period_end;
-  const end = a.periodEnd ?? addInterval(start, sub.interval, sub.interval_count);
+  // An off-cycle invoice belongs to the period in force (its lines' periods are the prorated spans).
+  const start = a.offCycle ? sub.current_period_start : (a.periodStart ?? sub.current_period_end);
+  const end = a.offCycle
+    ? sub.current_period_end
+    : (a.periodEnd ?? addInterval(start, sub.interval, sub.interval_count));
   // A failure of a period older than the one in force (delivered late, its period renewed since) is stale.
-  const staleFailure = (d: Doc) => end.getTime() <= d.current_period_end.getTime() && d.status !== 'trialing';
+  // (An off-cycle invoice is of the period in force: its failure is never an older period's.)
+  const staleFailure = (d: Doc) =>
+    !a.offCycle && end.getTime() <= d.current_period_end.getTime() && d.status !== 'trialing';
   if (!a.paid && staleFailure(sub))
     return {
       status: 200,
@@ -118,7 +124,7 @@ async function invoice(
       _id: a.invoiceId,
       subscription_id: sub._id,
       account_id: sub.account_id,
-      period: a.first ? 0 : sub.period_index + 1,
+      period: a.first ? 0 : a.offCycle ? sub.period_index : sub.period_index + 1,
       period_start: start,
       period_end: end,
       amount: a.amount ?? sub.amount,
@@ -130,7 +136,7 @@ async function invoice(
   if (!a.paid) {
     if (existing?.status === 'paid') return ok; // a failure reported after the payment: stale
     if (!existing) await record('failed');
-    if (sub.status === 'trialing' && !a.first) return trialEndedUnpaid(deps, sub, requestId);
+    if (sub.status === 'trialing' && !a.first && !a.offCycle) return trialEndedUnpaid(deps, sub, requestId);
     await change(
       deps,
       sub,
@@ -146,6 +152,7 @@ async function invoice(
   if (existing) await deps.subs.setInvoiceStatus(a.invoiceId, 'paid', a.paymentId);
   else if (!(await record('paid'))) return ok; // another delivery recorded it first
   if (a.first) return ok; // the checkout's own payment: the subscription started with it
+  if (a.offCycle) return ok; // a proration paid (recorded above): the period in force stays as it is
   await change(
     deps,
     sub,
