@@ -231,6 +231,48 @@ describe('imports', () => {
     expect((await otherApi('GET', `/api/v1/licenses/${taken}`)).body.customer_email).toBe('o@example.com');
   });
 
+  it('a key a reroll replaced stays taken: in its grace or after it, in another account or this one', async () => {
+    // Another account's licences, rerolled: one old key still in its grace, one past it (grace 0).
+    const other = await f.stack.newAccount();
+    const otherApi = client(f.stack.url, other.apiKey);
+    const theirProduct = (await otherApi('POST', '/api/v1/products', { name: 'Rerolled theirs' })).body.id;
+    const issue = async (api: Api, product: string) =>
+      (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'holder@example.com' })).body
+        .license_key as string;
+    const inGrace = await issue(otherApi, theirProduct);
+    const lapsed = await issue(otherApi, theirProduct);
+    const inGraceNew = (await otherApi('POST', `/api/v1/licenses/${inGrace}/reroll`, { grace_hours: 24 })).body.key;
+    expect((await otherApi('POST', `/api/v1/licenses/${lapsed}/reroll`, { grace_hours: 0 })).status).toBe(200);
+    // And one of this account's own.
+    const mine = await issue(f.api, productId);
+    expect((await f.api('POST', `/api/v1/licenses/${mine}/reroll`, { grace_hours: 1 })).status).toBe(200);
+
+    const row = (key: string) => ({ key, product_id: productId, customer_email: 'importer@example.com' });
+    const out = await importFile(
+      f.api,
+      'jsonl',
+      jsonl(row('fresh-key-after-reroll-1'), row(inGrace), row(lapsed), row(mine), row('fresh-key-after-reroll-2')),
+    );
+    expect(out).toMatchObject({ status: 'done', total: 5, imported: 2, skipped: 0, rejected: 3 });
+    expect(out.errors).toEqual([
+      { row: 2, message: 'key is already taken: keys are unique across the whole system' },
+      { row: 3, message: 'key is already taken: keys are unique across the whole system' },
+      { row: 4, message: 'key was replaced by a reroll in this account: a replaced key is never given out again' },
+    ]);
+    expect(JSON.stringify(out)).not.toContain(other.accountId);
+    // Nothing was written for them: the importer has no such licence, and the old keys answer as before.
+    for (const key of [inGrace, lapsed, mine]) expect((await f.api('GET', `/api/v1/licenses/${key}`)).status).toBe(404);
+    const stillTheirs = await otherApi('POST', '/api/v1/keys/validate', { key: inGrace });
+    expect(stillTheirs.body).toMatchObject({ valid: true, next_action: 'update_key', license: { key: inGrace } });
+    expect((await otherApi('POST', '/api/v1/keys/validate', { key: lapsed })).body).toMatchObject({
+      valid: false,
+      code: 'not_found',
+    });
+    // The importer's own key validates none of them; the other account's new key is untouched.
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: lapsed })).body.code).toBe('not_found');
+    expect((await otherApi('GET', `/api/v1/licenses/${inGraceNew}`)).body.customer_email).toBe('holder@example.com');
+  });
+
   it('refuses a file in a wrong format with 400 (naming the column or line), 415 for another Content-Type', async () => {
     const csvAsJsonl = await upload(f.api, 'jsonl', 'key,customer_email\nabc,def\n');
     expect(csvAsJsonl.status).toBe(400);

@@ -42,6 +42,8 @@ export const MAX_CHUNK_BYTES = 1024 * 1024;
 export const IMPORT_BATCH = 1000;
 /** How long a run holds an import without renewing (each batch renews it). */
 export const IMPORT_LEASE_MS = 30_000;
+/** What a row whose key another account holds (or held, before a reroll) is told: nothing about that account. */
+const TAKEN = 'key is already taken: keys are unique across the whole system';
 /** license.created events stored (and published) together. */
 const EVENTS_PER_GROUP = 50;
 
@@ -400,10 +402,22 @@ export class ImportRun {
         events: importedLicenseEvents(made.doc, l.product),
       });
     }
+    // A key a reroll took from a licence stays taken (retired_keys), in its grace and after it: else the
+    // importer's licence would answer for a key another licence's holder still has. Read before the
+    // insert (rows holding one are settled below, never written), and again once the licences are in:
+    // a reroll that retired one of these keys meanwhile had claimed it before it freed the key index, so
+    // the second read finds every claim the first missed, and that licence is taken back at once.
+    const retiredBefore = await deps.licenses.retiredKeys(toInsert.map((t) => t.data.key));
+    const writable = toInsert.filter((t) => !retiredBefore.has(t.data.key));
     const failed = await deps.licenses.insertImported(
-      toInsert.map((t) => ({ doc: t.doc })),
-      toInsert.flatMap((t) => t.activations),
+      writable.map((t) => ({ doc: t.doc })),
+      writable.flatMap((t) => t.activations),
+      async (inserted) => {
+        const retired = await deps.licenses.retiredKeys(inserted.map((d) => d.key));
+        return new Set(inserted.filter((d) => retired.has(d.key)).map((d) => d._id));
+      },
     );
+    for (const t of toInsert) if (retiredBefore.has(t.data.key)) failed.add(t.doc._id);
     const existing = toInsert.filter((t) => failed.has(t.doc._id));
     const events: ReturnType<typeof importedLicenseEvents> = [];
     for (const t of toInsert) {
@@ -413,15 +427,36 @@ export class ImportRun {
     }
 
     if (existing.length) {
-      const stored = await deps.licenses.licensesByKeys(existing.map((t) => t.data.key));
+      const keys = existing.map((t) => t.data.key);
+      const [stored, retired] = await Promise.all([deps.licenses.licensesByKeys(keys), deps.licenses.retiredKeys(keys)]);
+      // A retired key held by a licence this import wrote (before a crash, after its last checkpoint,
+      // and before the second read above could take it back): taken back now.
+      const misplaced = [...stored.values()].filter((d) => {
+        const claim = retired.get(d.key);
+        return claim && claim.license_id !== d._id && d.imported_from?.import_id === this.doc._id;
+      });
+      await deps.licenses.removeImported(misplaced.map((d) => d._id));
+      for (const d of misplaced) stored.delete(d.key);
       const ours = [...stored.values()].filter((d) => d.account_id === this.doc.account_id);
       const fingerprints = await deps.licenses.activeFingerprints(ours.map((d) => d._id));
       const missingMachines: ActivationDoc[] = [];
       for (const t of existing) {
         const found = stored.get(t.data.key);
+        const claim = retired.get(t.data.key);
+        if (claim && claim.license_id !== found?._id) {
+          // Taken by a reroll (the licence it was taken from has another key now): as any taken key, with
+          // nothing about where; in this account, what happened to it.
+          this.reject(
+            t.row,
+            claim.account_id === this.doc.account_id
+              ? 'key was replaced by a reroll in this account: a replaced key is never given out again'
+              : TAKEN,
+          );
+          continue;
+        }
         if (!found || found.account_id !== this.doc.account_id) {
           // Nothing about where: another account's key is simply taken (or it went away meanwhile: retry the file).
-          this.reject(t.row, 'key is already taken: keys are unique across the whole system');
+          this.reject(t.row, TAKEN);
           continue;
         }
         const from = found.imported_from;
