@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { outboxFields, outboxOf } from '@licensing/runtime';
+import { outboxFields, outboxOf, withSchemaVersion } from '@licensing/runtime';
 import type { DomainEvent } from '@licensing/proto';
 import type { ImportFormat } from '../domain/import-rows';
 import { leaseLapsed, leaseUntil } from '../domain/job-leases';
@@ -170,8 +170,8 @@ export class ImportStore {
     const model = exported ? this.models.ExportChunk : this.models.ImportChunk;
     const doc = { _id: chunkId(ownerId, seq), owner_id: ownerId, seq, data: Buffer.from(data) };
     try {
-      // An insert: cheaper on FerretDB than an upsert, which reads first.
-      await model.collection.insertOne(doc as never);
+      // An insert: cheaper on FerretDB than an upsert, which reads first. The driver's, so stamped here.
+      await model.collection.insertOne(withSchemaVersion(model, doc) as never);
     } catch (err) {
       if (!isDuplicate(err)) throw err;
       await model.updateOne({ _id: doc._id }, { $set: { data: doc.data } });
