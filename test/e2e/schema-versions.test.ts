@@ -73,7 +73,10 @@ it('after an import, a batch, a reroll, a webhook delivery, a checkout, a subscr
   );
   expect(imported.status).toBe(202);
   await until(async () => {
-    expect((await api('GET', `/api/v1/imports/${imported.body.id}`)).body).toMatchObject({ status: 'done', imported: 1 });
+    expect((await api('GET', `/api/v1/imports/${imported.body.id}`)).body).toMatchObject({
+      status: 'done',
+      imported: 1,
+    });
   });
   const batch = await api('POST', '/api/v1/licenses/batch', {
     product_id: product,
@@ -91,7 +94,11 @@ it('after an import, a batch, a reroll, a webhook delivery, a checkout, a subscr
     ).body;
     const web = new WebClient(stack.url, stack.topology);
     const page = await web.get(`/checkout/${session.id}`);
-    await web.post(`/checkout/${session.id}/pay`, { _csrf: WebClient.csrf(page.html), email, card: '4242424242424242' });
+    await web.post(`/checkout/${session.id}/pay`, {
+      _csrf: WebClient.csrf(page.html),
+      email,
+      card: '4242424242424242',
+    });
     return until(async () => {
       const s = (await api('GET', `/api/v1/checkout/${session.id}`)).body;
       expect(s.status).toBe('complete');

@@ -62,7 +62,14 @@ afterAll(async () => {
 });
 
 function depsFor(account: string, clock: FakeClock, imported = new ImportedLicenses(licenses)): ImportDeps {
-  return { licenses: imported, imports: store, products: productsOf(account), outbox: new RecordingOutbox(), clock, log };
+  return {
+    licenses: imported,
+    imports: store,
+    products: productsOf(account),
+    outbox: new RecordingOutbox(),
+    clock,
+    log,
+  };
 }
 
 /** An import of these keys for the account, uploaded and started (not run). */
