@@ -34,6 +34,7 @@ export const importJson = (i: Import) => ({
   skipped: i.skipped,
   rejected: i.rejected,
   errors: i.errors.map((e) => ({ row: e.row, message: e.message })),
+  notices: i.notices.map((n) => ({ row: n.row, message: n.message })),
   failure: i.failure || null,
   created_at: i.created_at,
   finished_at: i.finished_at || null,

@@ -26,6 +26,11 @@ export interface ImportDoc {
   rejected: number;
   /** The first 1,000 rejected rows (named so: `errors` is a reserved name in mongoose). */
   row_errors: { row: number; message: string }[];
+  /**
+   * The first 1,000 rows skipped for a reason or imported with a change (records not imported, a webhook
+   * endpoint's new secret); absent on imports from before it existed.
+   */
+  row_notices?: { row: number; message: string }[];
   failure: string;
   /** The run holding the job: its epoch (claimed by a unique insert in import_claims) and until when. */
   epoch: number;
@@ -90,6 +95,7 @@ export function importModels(conn: Connection) {
       skipped: { type: Number, default: 0 },
       rejected: { type: Number, default: 0 },
       row_errors: { type: [Object], default: [] },
+      row_notices: { type: [Object], default: [] },
       failure: { type: String, default: '' },
       epoch: { type: Number, default: 0 },
       lease_until: { type: Date, default: null },
