@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { credentialOf } from '../../scripts/lib/topology';
 import { eventually } from '../support/eventually';
-import { client, startStack, type Stack } from '../support/stack';
+import { connectMongo } from '@licensing/runtime';
+import { client, startStack, TestClock, type Stack } from '../support/stack';
 import { WebClient } from '../support/web-client';
 
 // Exports (issue 32): an account's products, licences with their machines, checkout sessions and webhook
@@ -21,9 +22,12 @@ jest.setTimeout(120_000);
 let a: Stack;
 let b: Stack;
 let work: string;
+/** Stack a's clock: the last test moves it past an export's 24 hours. */
+const clockA = new TestClock();
+const HOUR = 3_600_000;
 
 beforeAll(async () => {
-  [a, b] = await Promise.all([startStack(), startStack()]);
+  [a, b] = await Promise.all([startStack({}, {}, clockA), startStack()]);
   work = mkdtempSync(join(tmpdir(), 'exports-test-'));
 });
 
@@ -327,5 +331,44 @@ describe('exports', () => {
       },
     ).catch((e: { code: number; stderr: string }) => e);
     expect(bad).toMatchObject({ code: 2 });
+  });
+
+  // Last in the file: it moves stack a's clock a day on.
+  it('serves the file for 24 hours after it finished, then 404; the expired file is deleted', async () => {
+    const api = client(a.url, (await a.newAccount()).apiKey);
+    // Two lines (a file of one line would read as one JSON document).
+    await api('POST', '/api/v1/products', { name: 'Kept a day' });
+    await api('POST', '/api/v1/products', { name: 'Kept a day too' });
+    const { job, text } = await exportOf(api);
+    expect(Date.parse(job.expires_at) - Date.parse(job.finished_at)).toBe(24 * HOUR);
+    const db = await connectMongo(a.topology.mongoUrl, `${a.topology.dbPrefix}_license`);
+    try {
+      const pieces = () => db.collection('export_chunks').countDocuments({ owner_id: job.id });
+      expect(await pieces()).toBeGreaterThan(0);
+
+      // A minute before the end: still there, whole.
+      clockA.advance(Date.parse(job.expires_at) - clockA.now().getTime() - 60_000);
+      const late = await api('GET', job.download_url);
+      expect(late.status).toBe(200);
+      expect(late.body).toBe(text);
+
+      // Past it: the export still says what it was, and its file is gone (404), then deleted.
+      clockA.advance(2 * 60_000);
+      const after = await api('GET', `/api/v1/exports/${job.id}`);
+      expect(after.body).toMatchObject({ id: job.id, status: 'done', expires_at: job.expires_at });
+      const gone = await api('GET', job.download_url);
+      expect(gone.status).toBe(404);
+      expect(gone.body).toMatchObject({
+        code: 'not_found',
+        detail: 'export file (kept 24 hours after the export finished) not found',
+      });
+      // The licence service's import job drops expired files on its next pass (at most a minute apart).
+      clockA.advance(60_000);
+      await eventually(async () => expect(await pieces()).toBe(0), { timeoutMs: 30_000, intervalMs: 200 });
+      expect((await db.collection('exports').findOne({ _id: job.id } as never))?.chunks).toBe(0);
+      expect((await api('GET', job.download_url)).status).toBe(404);
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -1,4 +1,6 @@
+import { request as httpRequest } from 'node:http';
 import { generateLicenseKey } from '@licensing/proto';
+import { connectMongo } from '@licensing/runtime';
 import { eventually } from '../support/eventually';
 import { useStackWithAccount } from '../support/fixture';
 import { client } from '../support/stack';
@@ -41,6 +43,65 @@ async function importFile(api: Api, format: string, body: string) {
 }
 
 const jsonl = (...rows: unknown[]) => `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
+
+/**
+ * An upload sent as it is in practice: headers first, then the body in pieces of 64 KiB, each written
+ * once the last was taken (as a client streaming a file). Stops writing as soon as the answer comes
+ * (a refusal before the end): the status, the problem, and how much had been sent.
+ */
+function streamUpload(
+  base: string,
+  apiKey: string,
+  total: number,
+  declared?: number,
+): Promise<{ status: number; body: any; sent: number }> {
+  const url = new URL(base);
+  const line = `${JSON.stringify({ key: 'stream-key-00001', product_name: 'Streamed', customer_email: 's@example.com' })}\n`;
+  const piece = Buffer.alloc(64 * 1024, ' ');
+  piece.write(line, 0);
+  piece[piece.length - 1] = 10;
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = httpRequest({
+      host: url.hostname,
+      port: url.port,
+      method: 'POST',
+      path: '/api/v1/imports?format=jsonl',
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        'content-type': 'application/x-ndjson',
+        ...(declared === undefined ? {} : { 'content-length': String(declared) }),
+      },
+      agent: false,
+    });
+    req.on('response', (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), sent });
+        req.destroy();
+      });
+    });
+    // The server may close its side once it has answered: that is how a refusal mid-upload ends.
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    const next = () => {
+      while (!answered && sent < total) {
+        const part = piece.subarray(0, Math.min(piece.length, total - sent));
+        sent += part.length;
+        if (!req.write(part)) {
+          req.once('drain', next);
+          return;
+        }
+      }
+      if (!answered && sent >= total && declared === undefined) req.end();
+    };
+    next();
+  });
+}
 
 describe('imports', () => {
   let productId: string;
@@ -373,6 +434,53 @@ describe('imports', () => {
       extra_entitlements: ['beta', 'pro'],
       metadata: { plan: 'gold' },
     });
+  });
+
+  it('keeps the first 1,000 rejected rows in errors, in row order, and counts every one', async () => {
+    const rows = 1005;
+    const lines = Array.from({ length: rows }, (_, i) =>
+      JSON.stringify({ key: `k${i}`, product_id: productId, customer_email: `cap${i}@example.com` }),
+    );
+    const out = await importFile(f.api, 'jsonl', `${lines.join('\n')}\n`);
+    expect(out).toMatchObject({ status: 'done', total: rows, imported: 0, skipped: 0, rejected: rows });
+    expect(out.errors).toHaveLength(1000);
+    expect(out.errors.map((e: { row: number }) => e.row)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
+    expect(out.errors[999]).toEqual({
+      row: 1000,
+      message: 'key must be 8 to 64 characters: letters, digits and . _ ~ + = : -',
+    });
+  });
+
+  it('413 past the size limit: declared by Content-Length (100 MB, nothing read), or streamed past it (a lowered limit)', async () => {
+    // The default limit, 100 MB, by what the request declares: refused before a byte of the body is read.
+    const declared = await streamUpload(f.stack.url, f.apiKey, 256 * 1024, 100 * 1024 * 1024 + 1);
+    expect(declared.status).toBe(413);
+    expect(declared.body).toMatchObject({ code: 'payload_too_large', detail: 'an import file is at most 100 MB' });
+    // Streamed without a length: the gateway counts what arrives and stops at the limit (IMPORT_MAX_BYTES,
+    // lowered here to 1 MiB so the test sends little).
+    const small = await f.stack.extraGateway({ IMPORT_MAX_BYTES: String(1024 * 1024) });
+    try {
+      const atLimit = await streamUpload(small.url, f.apiKey, 1024 * 1024);
+      expect(atLimit.status).toBe(202);
+      await finished(f.api, atLimit.body.id);
+      const past = await streamUpload(small.url, f.apiKey, 64 * 1024 * 1024);
+      expect(past.status).toBe(413);
+      expect(past.body).toMatchObject({ code: 'payload_too_large', detail: 'an import file is at most 1 MB' });
+      // Refused mid-way: the gateway stopped reading at the limit, so the client could write only what
+      // the sockets' buffers hold (a few MB), never the whole 64 MB.
+      expect(past.sent).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await small.stop();
+    }
+    // And nothing is left of the refused upload: its import failed, its pieces deleted.
+    const db = await connectMongo(f.stack.topology.mongoUrl, `${f.stack.topology.dbPrefix}_license`);
+    try {
+      const refused = await db.collection('imports').find({ account_id: f.accountId, state: 'failed' }).toArray();
+      expect(refused.map((d) => d.failure)).toContain('the upload broke off before the whole file arrived');
+      for (const d of refused) expect(await db.collection('import_chunks').countDocuments({ owner_id: d._id })).toBe(0);
+    } finally {
+      await db.close();
+    }
   });
 
   it("another account's import is not found", async () => {
