@@ -333,6 +333,60 @@ describe('exports', () => {
     expect(bad).toMatchObject({ code: 2 });
   });
 
+  it('npm run admin -- import on a terminal draws a progress bar (a real pty), then prints its JSON line', async () => {
+    const acct = await a.newAccount();
+    const rows = 3000;
+    const file = join(work, 'progress.jsonl');
+    writeFileSync(
+      file,
+      Array.from({ length: rows }, (_, i) =>
+        JSON.stringify({
+          key: `pty-key-${String(i).padStart(6, '0')}`,
+          product_name: 'On a tty',
+          customer_email: `t${i}@example.com`,
+        }),
+      ).join('\n'),
+    );
+    const env = {
+      ...process.env,
+      ACCOUNT_GRPC_ADDR: a.addrs.account,
+      INTERNAL_TOKEN: credentialOf(a.topology, 'operator').token,
+      GATEWAY_URL: a.url,
+    };
+    // util-linux's script(1) runs the CLI with a pseudo-terminal as its stdin, stdout and stderr, and copies
+    // what it writes there (bar frames and the JSON line, in order) to its own stdout.
+    const quote = (x: string) => `'${x.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, admin, 'import', '--account', acct.accountId, '--format', 'jsonl', file]
+      .map(quote)
+      .join(' ');
+    const run = await exec('script', ['-qfec', command, '/dev/null'], { env, maxBuffer: 16 * 1024 * 1024 });
+    const screen = run.stdout;
+    // The bar redraws one line in place (carriage return, then erase to its end): frames of the upload
+    // (bytes), then of the job (rows), the last one full.
+    const esc = String.fromCharCode(27);
+    const frame = new RegExp(
+      `\\r\\[([#.]{30})\\] (\\d+)% ([\\d,]+)/([\\d,?]+) (bytes uploaded|rows[^\\r\\n${esc}]*)${esc}\\[K`,
+      'g',
+    );
+    const frames = [...screen.matchAll(frame)];
+    expect(frames.length).toBeGreaterThanOrEqual(3);
+    expect(frames.some((f) => f[5] === 'bytes uploaded')).toBe(true);
+    const last = frames[frames.length - 1];
+    expect(last.slice(1, 6)).toEqual([
+      '#'.repeat(30),
+      '100',
+      rows.toLocaleString('en'),
+      rows.toLocaleString('en'),
+      `rows (imported ${rows}, skipped 0, rejected 0)`,
+    ]);
+    // Each frame's bar is as long as its share (within a mark: the percentage is rounded down).
+    for (const f of frames)
+      expect(Math.abs(f[1].replace(/\./g, '').length - (Number(f[2]) / 100) * 30)).toBeLessThanOrEqual(1);
+    // After the bar, its line ends, and the outcome is one JSON line.
+    const after = screen.slice(screen.lastIndexOf(`${esc}[K`) + 3).trim();
+    expect(JSON.parse(after)).toMatchObject({ status: 'done', total: rows, imported: rows, rejected: 0 });
+  });
+
   // Last in the file: it moves stack a's clock a day on.
   it('serves the file for 24 hours after it finished, then 404; the expired file is deleted', async () => {
     const api = client(a.url, (await a.newAccount()).apiKey);
