@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { connectMongo, createLogger, syncIndexes } from '@licensing/runtime';
+import {
+  addPostgresIndexes,
+  connectMongo,
+  createLogger,
+  postgresPagesOf,
+  syncIndexes,
+  usePostgresPages,
+} from '@licensing/runtime';
 import type { CreateProductRequest, Product } from '@licensing/proto';
 import { ImportRunner } from '../../services/license/src/jobs/import-runner';
 import { licenseModels } from '../../services/license/src/store/models';
@@ -54,9 +61,16 @@ beforeAll(async () => {
   licenses = licenseModels(db);
   store = new ImportStore(importModels(db));
   await syncIndexes(db);
+  // As the licence service runs over FerretDB's PostgreSQL: retired_keys is read by SQL on its _id index.
+  const postgresUrl = process.env.TEST_FERRETDB_POSTGRESQL_URL;
+  if (postgresUrl) {
+    await addPostgresIndexes(db, postgresUrl, log);
+    usePostgresPages(db, postgresUrl, log);
+  }
 });
 
 afterAll(async () => {
+  await postgresPagesOf(db)?.close();
   await db?.dropDatabase().catch(() => undefined);
   await db?.close();
 });
