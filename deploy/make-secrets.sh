@@ -51,7 +51,7 @@ callers_files() {
   digests gateway license checkout notification > "$dir/internal_callers_product"
   digests gateway checkout notification > "$dir/internal_callers_license"
   digests gateway > "$dir/internal_callers_checkout"
-  digests gateway > "$dir/internal_callers_webhook"
+  digests gateway license > "$dir/internal_callers_webhook"
   digests gateway > "$dir/internal_callers_notification"
 }
 entries() { { tr -d '\n' < "$dir/$1" | tr ',' '\n'; echo; } | sed '/^$/d'; }

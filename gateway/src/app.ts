@@ -8,7 +8,7 @@
 
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { Router } from 'express';
-import type { Logger, Metrics, Tracing } from '@licensing/runtime';
+import { systemClock, type Clock, type Logger, type Metrics, type Tracing } from '@licensing/runtime';
 import type { EventFeed } from './backends/event-feed';
 import { recheckWith } from './auth/account-lookup';
 import { AuthCache } from './auth/auth-cache';
@@ -65,6 +65,8 @@ export interface GatewayDeps {
   tracing?: Tracing;
   /** The exports this process writes (main.ts stops them on shutdown); a new set when absent. */
   exportJobs?: ExportJobs;
+  /** What an export's 24 hours are measured by (the system's clock unless a test moves one). */
+  clock?: Clock;
 }
 
 /** For tests that compare the fast path's answers with the Express route's (test/e2e/fast-path-parity.test.ts). */
@@ -96,6 +98,7 @@ export function createApp({
   fastPath = { enabled: true },
   tracing,
   exportJobs = new ExportJobs(clients, log),
+  clock = systemClock,
 }: GatewayDeps): RequestListener {
   const app = express();
   app.disable('x-powered-by');
@@ -129,7 +132,7 @@ export function createApp({
   api.use(enforceRateLimits(limits));
   api.use(enforceScope(log));
   // Imports take a file (jsonl or CSV) as their body, read as it streams: before the JSON body parser.
-  importRoutes(api, clients, log, exportJobs);
+  importRoutes(api, clients, log, exportJobs, { maxBytes: config.IMPORT_MAX_BYTES, clock });
   api.use(requireJsonBody);
   // A batch of up to 1,000 licences may carry more than BODY_LIMIT_BYTES; it alone gets a larger limit.
   api.post(

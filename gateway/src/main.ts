@@ -123,6 +123,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   const exportJobs = new ExportJobs(clients, log);
   const app = createApp({
     exportJobs,
+    clock: opts.clock,
     config,
     clients,
     bus,

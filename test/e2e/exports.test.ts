@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { credentialOf } from '../../scripts/lib/topology';
 import { eventually } from '../support/eventually';
-import { client, startStack, type Stack } from '../support/stack';
+import { connectMongo } from '@licensing/runtime';
+import { client, startStack, TestClock, type Stack } from '../support/stack';
+import { WebClient } from '../support/web-client';
 
 // Exports (issue 32): an account's products, licences with their machines, checkout sessions and webhook
 // endpoints as JSON lines, never a secret; the file imports into an account of another installation and
@@ -20,9 +22,12 @@ jest.setTimeout(120_000);
 let a: Stack;
 let b: Stack;
 let work: string;
+/** Stack a's clock: the last test moves it past an export's 24 hours. */
+const clockA = new TestClock();
+const HOUR = 3_600_000;
 
 beforeAll(async () => {
-  [a, b] = await Promise.all([startStack(), startStack()]);
+  [a, b] = await Promise.all([startStack({}, {}, clockA), startStack()]);
   work = mkdtempSync(join(tmpdir(), 'exports-test-'));
 });
 
@@ -69,17 +74,49 @@ async function importInto(api: Api, text: string) {
   );
 }
 
-/** What must survive a round trip: everything but the ids and times another account gives anew. */
-function essence(lines: Record<string, any>[]) {
-  const products = lines
-    .filter((l) => l.type === 'product')
-    .map(({ id: _id, created_at: _c, ...p }) => p)
-    .sort((x, y) => (x.name < y.name ? -1 : 1));
-  const licenses = lines
-    .filter((l) => l.type === 'license')
-    .map(({ product_id: _p, ...l }) => l)
-    .sort((x, y) => (x.key < y.key ? -1 : 1));
-  return { products, licenses };
+/**
+ * Every line type an export writes, and what a round trip does with it. Imported: the line comes back in
+ * the other account's export equal but for what the import must give anew there (ids, creation times,
+ * and a webhook endpoint's signing secret, which no file holds). Not imported by design, each row
+ * reported in the import's notices with why: checkout sessions (the history of payments the exporting
+ * installation took) and subscriptions (billed by its payment provider; their licences are licence lines).
+ */
+const IMPORTED: Record<string, (line: Record<string, any>) => Record<string, any>> = {
+  product: ({ id: _id, created_at: _c, ...p }) => p,
+  license: (l) => l,
+  webhook_endpoint: ({ id: _id, created_at: _c, ...e }) => e,
+};
+const NOT_IMPORTED: Record<string, RegExp> = {
+  checkout_session: /^checkout_session: not imported: a checkout session is the history of a payment/,
+  subscription: /^subscription: not imported: a subscription is billed by the payment provider/,
+};
+
+/** The imported lines of one type, without what the import gives anew, in a stable order. */
+function essence(lines: Record<string, any>[], type: string) {
+  return lines
+    .filter((l) => l.type === type)
+    .map(IMPORTED[type])
+    .map((l) => JSON.stringify(l))
+    .sort();
+}
+
+/** Buys a monthly product on the hosted page in test mode: the completed session (with its subscription). */
+async function subscribe(stack: Stack, api: Api, productId: string, email: string) {
+  const session = (
+    await api('POST', '/api/v1/checkout', { product_id: productId, success_url: 'https://vendor.example/thanks' })
+  ).body;
+  const web = new WebClient(stack.url, stack.topology);
+  const page = await web.get(`/checkout/${session.id}`);
+  await web.post(`/checkout/${session.id}/pay`, { _csrf: WebClient.csrf(page.html), email, card: '4242424242424242' });
+  return eventually(async () => {
+    const s = (await api('GET', `/api/v1/checkout/${session.id}`)).body;
+    expect(s).toMatchObject({
+      status: 'complete',
+      subscription_id: expect.stringMatching(/^sub_/),
+      license_key: expect.any(String),
+    });
+    return s;
+  });
 }
 
 describe('exports', () => {
@@ -94,6 +131,11 @@ describe('exports', () => {
     });
     expect(app.body).toMatchObject({ name: 'Round Trip App' });
     const other = await api('POST', '/api/v1/products', { name: 'Second Product', email_on_purchase: false });
+    const monthly = await api('POST', '/api/v1/products', {
+      name: 'Round Trip Monthly',
+      price: { amount: 900, currency: 'eur', interval: 'month', trial_days: 7 },
+    });
+    expect(monthly.status).toBe(201);
     // Native licences, one with machines, metadata and its own entitlements, one suspended.
     const one = await api('POST', '/api/v1/licenses', { product_id: app.body.id, customer_email: 'ada@example.com' });
     const patched = await api('PATCH', `/api/v1/licenses/${one.body.license_key}`, {
@@ -110,38 +152,53 @@ describe('exports', () => {
       api,
       `${JSON.stringify({ key: 'abcdef0123456789abcdef0123456789', product_id: app.body.id, customer_email: 'cy@example.com', expires_at: '2099-01-01T00:00:00Z' })}\n`,
     );
+    // A checkout session left open, and a subscription (its session complete, its licence issued).
     const session = await api('POST', '/api/v1/checkout', {
       product_id: app.body.id,
       success_url: 'https://vendor.example/thanks',
     });
     expect(session).toMatchObject({ status: 201, body: { status: 'open' } });
+    const bought = await subscribe(a, api, monthly.body.id, 'sub@example.com');
+    // Two webhook endpoints, one disabled.
     const hook = await api('POST', '/api/v1/webhooks', {
       url: 'http://127.0.0.1:9/hooks',
       events: ['license.created'],
+      description: 'CRM sync',
     });
     expect(hook.status).toBe(201);
+    const quiet = await api('POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/quiet', events: ['*'] });
+    expect((await api('PATCH', `/api/v1/webhooks/${quiet.body.id}`, { enabled: false })).status).toBe(200);
 
     const { job, lines, text } = await exportOf(api);
-    expect(job.counts).toEqual({ product: 2, license: 3, checkout_session: 1, webhook_endpoint: 1 });
+    expect(job.counts).toEqual({ product: 3, license: 4, checkout_session: 2, webhook_endpoint: 2, subscription: 1 });
     expect(lines.map((l) => l.type)).toEqual([
-      'product',
-      'product',
-      'license',
-      'license',
-      'license',
-      'checkout_session',
-      'webhook_endpoint',
+      ...Array(3).fill('product'),
+      ...Array(4).fill('license'),
+      ...Array(2).fill('checkout_session'),
+      ...Array(2).fill('webhook_endpoint'),
+      'subscription',
     ]);
     // Never a secret: no webhook secret, no API key, no checkout page URL (the session's capability).
     expect(text).not.toContain(hook.body.secret);
+    expect(text).not.toContain(quiet.body.secret);
     expect(text).not.toContain('whsec_');
     expect(text).not.toContain('lk_');
     expect(text).not.toContain(session.body.url);
-    expect(lines.find((l) => l.type === 'webhook_endpoint')).toMatchObject({
-      id: hook.body.id,
+    expect(lines.find((l) => l.type === 'webhook_endpoint' && l.id === hook.body.id)).toMatchObject({
       url: 'http://127.0.0.1:9/hooks',
       events: ['license.created'],
+      description: 'CRM sync',
+      enabled: true,
     });
+    expect(lines.find((l) => l.type === 'webhook_endpoint' && l.id === quiet.body.id)).toMatchObject({
+      enabled: false,
+    });
+    // The subscription is in the file, as the API lists it, and so is its licence.
+    const listed = (await api('GET', '/api/v1/subscriptions')).body.data as Record<string, any>[];
+    const subscription = listed.find((x) => x.id === bought.subscription_id);
+    expect(subscription).toMatchObject({ license_key: bought.license_key, customer_email: 'sub@example.com' });
+    expect(lines.find((l) => l.type === 'subscription')).toEqual({ type: 'subscription', ...subscription });
+    expect(lines.filter((l) => l.type === 'license').map((l) => l.key)).toContain(bought.license_key);
     expect(lines.find((l) => l.key === one.body.license_key)).toEqual({
       type: 'license',
       key: one.body.license_key,
@@ -154,30 +211,62 @@ describe('exports', () => {
       metadata: { seat: 'lead' },
       entitlements: ['pro'],
     });
+    // Every type the export writes is either imported or reported: none is left unaccounted for.
+    expect([...new Set(lines.map((l) => l.type))].sort()).toEqual(
+      [...Object.keys(IMPORTED), ...Object.keys(NOT_IMPORTED)].sort(),
+    );
 
     // Into another account of this installation: every key is taken (keys are unique system-wide).
     const sibling = await a.newAccount();
     const taken = await importInto(client(a.url, sibling.apiKey), text);
-    expect(taken).toMatchObject({ imported: 2, rejected: 3 });
-    expect(taken.errors.map((e: { message: string }) => e.message)).toEqual([
-      'key is already taken: keys are unique across the whole system',
-      'key is already taken: keys are unique across the whole system',
-      'key is already taken: keys are unique across the whole system',
-    ]);
+    expect(taken).toMatchObject({ imported: 5, skipped: 3, rejected: 4 });
+    expect(taken.errors.map((e: { message: string }) => e.message)).toEqual(
+      Array(4).fill('key is already taken: keys are unique across the whole system'),
+    );
 
-    // Into an account of another installation: products and licences come across; records are skipped.
+    // Into an account of another installation: products, licences and webhook endpoints come across;
+    // checkout sessions and the subscription are skipped, each row reported with why.
     const moved = await b.newAccount();
     const apiB = client(b.url, moved.apiKey);
     const imported = await importInto(apiB, text);
-    expect(imported).toMatchObject({ status: 'done', total: 7, imported: 5, skipped: 2, rejected: 0 });
-    // The same file again adds nothing.
-    expect(await importInto(apiB, text)).toMatchObject({ imported: 0, skipped: 7, rejected: 0 });
+    expect(imported).toMatchObject({ status: 'done', total: 12, imported: 9, skipped: 3, rejected: 0, errors: [] });
+    const rowOf = (l: Record<string, any>) => lines.indexOf(l) + 1;
+    for (const [type, reason] of Object.entries(NOT_IMPORTED))
+      for (const l of lines.filter((x) => x.type === type))
+        expect(imported.notices).toContainEqual({ row: rowOf(l), message: expect.stringMatching(reason) });
+    // Each endpoint is made anew, with a new signing secret, which the notices say.
+    const endpointsB = (await apiB('GET', '/api/v1/webhooks')).body.data as { id: string; url: string }[];
+    expect(endpointsB).toHaveLength(2);
+    for (const l of lines.filter((x) => x.type === 'webhook_endpoint')) {
+      const made = endpointsB.find((e) => e.url === l.url)!;
+      expect(made.id).not.toBe(l.id);
+      expect(imported.notices).toContainEqual({
+        row: rowOf(l),
+        message: `webhook_endpoint: created as ${made.id} with a new signing secret (an export never holds one): POST /api/v1/webhooks/${made.id}/rotate-secret shows a secret to verify its deliveries with`,
+      });
+    }
+    expect(imported.notices).toHaveLength(5);
+    const rotated = await apiB('POST', `/api/v1/webhooks/${endpointsB[0].id}/rotate-secret`);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect([hook.body.secret, quiet.body.secret]).not.toContain(rotated.body.secret);
+
+    // The same file again adds nothing (the records are reported again, the endpoints are there).
+    const twice = await importInto(apiB, text);
+    expect(twice).toMatchObject({ imported: 0, skipped: 12, rejected: 0 });
+    expect(twice.notices.map((n: { row: number }) => n.row)).toEqual(
+      lines.filter((l) => l.type in NOT_IMPORTED).map(rowOf),
+    );
+
+    // Nothing lost: every imported type comes back equal; no record that is not imported appears.
     const again = await exportOf(apiB);
-    expect(essence(again.lines)).toEqual(essence(lines));
+    for (const type of Object.keys(IMPORTED))
+      expect([type, essence(again.lines, type)]).toEqual([type, essence(lines, type)]);
+    for (const type of Object.keys(NOT_IMPORTED)) expect(again.lines.filter((l) => l.type === type)).toEqual([]);
     // And the keys work there.
     const v = await apiB('POST', '/api/v1/keys/validate', { key: one.body.license_key });
     expect(v.body).toMatchObject({ valid: true, license: { entitlements: ['base', 'pro'] } });
     expect((await apiB('POST', '/api/v1/keys/validate', { key: two.body.license_key })).body.code).toBe('suspended');
+    expect((await apiB('POST', '/api/v1/keys/validate', { key: bought.license_key })).body.valid).toBe(true);
   });
 
   it("another account's export is not found, and neither is its file", async () => {
@@ -242,5 +331,98 @@ describe('exports', () => {
       },
     ).catch((e: { code: number; stderr: string }) => e);
     expect(bad).toMatchObject({ code: 2 });
+  });
+
+  it('npm run admin -- import on a terminal draws a progress bar (a real pty), then prints its JSON line', async () => {
+    const acct = await a.newAccount();
+    const rows = 3000;
+    const file = join(work, 'progress.jsonl');
+    writeFileSync(
+      file,
+      Array.from({ length: rows }, (_, i) =>
+        JSON.stringify({
+          key: `pty-key-${String(i).padStart(6, '0')}`,
+          product_name: 'On a tty',
+          customer_email: `t${i}@example.com`,
+        }),
+      ).join('\n'),
+    );
+    const env = {
+      ...process.env,
+      ACCOUNT_GRPC_ADDR: a.addrs.account,
+      INTERNAL_TOKEN: credentialOf(a.topology, 'operator').token,
+      GATEWAY_URL: a.url,
+    };
+    // util-linux's script(1) runs the CLI with a pseudo-terminal as its stdin, stdout and stderr, and copies
+    // what it writes there (bar frames and the JSON line, in order) to its own stdout.
+    const quote = (x: string) => `'${x.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, admin, 'import', '--account', acct.accountId, '--format', 'jsonl', file]
+      .map(quote)
+      .join(' ');
+    const run = await exec('script', ['-qfec', command, '/dev/null'], { env, maxBuffer: 16 * 1024 * 1024 });
+    const screen = run.stdout;
+    // The bar redraws one line in place (carriage return, then erase to its end): frames of the upload
+    // (bytes), then of the job (rows), the last one full.
+    const esc = String.fromCharCode(27);
+    const frame = new RegExp(
+      `\\r\\[([#.]{30})\\] (\\d+)% ([\\d,]+)/([\\d,?]+) (bytes uploaded|rows[^\\r\\n${esc}]*)${esc}\\[K`,
+      'g',
+    );
+    const frames = [...screen.matchAll(frame)];
+    expect(frames.length).toBeGreaterThanOrEqual(3);
+    expect(frames.some((f) => f[5] === 'bytes uploaded')).toBe(true);
+    const last = frames[frames.length - 1];
+    expect(last.slice(1, 6)).toEqual([
+      '#'.repeat(30),
+      '100',
+      rows.toLocaleString('en'),
+      rows.toLocaleString('en'),
+      `rows (imported ${rows}, skipped 0, rejected 0)`,
+    ]);
+    // Each frame's bar is as long as its share (within a mark: the percentage is rounded down).
+    for (const f of frames)
+      expect(Math.abs(f[1].replace(/\./g, '').length - (Number(f[2]) / 100) * 30)).toBeLessThanOrEqual(1);
+    // After the bar, its line ends, and the outcome is one JSON line.
+    const after = screen.slice(screen.lastIndexOf(`${esc}[K`) + 3).trim();
+    expect(JSON.parse(after)).toMatchObject({ status: 'done', total: rows, imported: rows, rejected: 0 });
+  });
+
+  // Last in the file: it moves stack a's clock a day on.
+  it('serves the file for 24 hours after it finished, then 404; the expired file is deleted', async () => {
+    const api = client(a.url, (await a.newAccount()).apiKey);
+    // Two lines (a file of one line would read as one JSON document).
+    await api('POST', '/api/v1/products', { name: 'Kept a day' });
+    await api('POST', '/api/v1/products', { name: 'Kept a day too' });
+    const { job, text } = await exportOf(api);
+    expect(Date.parse(job.expires_at) - Date.parse(job.finished_at)).toBe(24 * HOUR);
+    const db = await connectMongo(a.topology.mongoUrl, `${a.topology.dbPrefix}_license`);
+    try {
+      const pieces = () => db.collection('export_chunks').countDocuments({ owner_id: job.id });
+      expect(await pieces()).toBeGreaterThan(0);
+
+      // A minute before the end: still there, whole.
+      clockA.advance(Date.parse(job.expires_at) - clockA.now().getTime() - 60_000);
+      const late = await api('GET', job.download_url);
+      expect(late.status).toBe(200);
+      expect(late.body).toBe(text);
+
+      // Past it: the export still says what it was, and its file is gone (404), then deleted.
+      clockA.advance(2 * 60_000);
+      const after = await api('GET', `/api/v1/exports/${job.id}`);
+      expect(after.body).toMatchObject({ id: job.id, status: 'done', expires_at: job.expires_at });
+      const gone = await api('GET', job.download_url);
+      expect(gone.status).toBe(404);
+      expect(gone.body).toMatchObject({
+        code: 'not_found',
+        detail: 'export file (kept 24 hours after the export finished) not found',
+      });
+      // The licence service's import job drops expired files on its next pass (at most a minute apart).
+      clockA.advance(60_000);
+      await eventually(async () => expect(await pieces()).toBe(0), { timeoutMs: 30_000, intervalMs: 200 });
+      expect((await db.collection('exports').findOne({ _id: job.id } as never))?.chunks).toBe(0);
+      expect((await api('GET', job.download_url)).status).toBe(404);
+    } finally {
+      await db.close();
+    }
   });
 });

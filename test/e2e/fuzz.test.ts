@@ -7,11 +7,11 @@ import { eventually } from '../support/eventually';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { WebClient } from '../support/web-client';
-import { eventually } from '../support/eventually';
 import {
   CONTROL_CHARACTERS,
   LINE_BREAKS,
   describe as show,
+  fileBodyFor,
   operationsOf,
   requestFor,
   send,
@@ -32,6 +32,8 @@ import {
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_241_114);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2400);
+/** Files sent to POST /api/v1/imports on their own (each accepted one is then followed to its end). */
+const IMPORT_RUNS = Number(process.env.FUZZ_IMPORT_RUNS ?? 150);
 
 let stack: Stack;
 let receiver: WebhookReceiver;
@@ -386,6 +388,78 @@ it(`${RUNS} hostile requests over every operation of /openapi.json: no 5xx, only
   // Not all refusals: enough requests got through to the handlers.
   expect((statuses.get(200) ?? 0) + (statuses.get(201) ?? 0)).toBeGreaterThan(RUNS / 20);
   expect(portalSignedIn).toBeGreaterThan(0);
+}, 300_000);
+
+it(`${IMPORT_RUNS} hostile files to POST /api/v1/imports (JSON lines and CSV: garbage, huge lines, bad UTF-8, the wrong format for the type): 202, 400 or 415 as documented, never a 5xx or a stack trace; each accepted file ends done or failed`, async () => {
+  const importOp = ops.find((o) => o.method === 'POST' && o.template === '/api/v1/imports')!;
+  expect(importOp.fileTypes).toEqual(['application/x-ndjson', 'text/csv']);
+  const statuses = new Map<number, number>();
+  const accepted: string[] = [];
+  const arbitrary = fc.record({
+    format: fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom('jsonl', 'csv', 'keygen', 'lemonsqueezy', 'gumroad') },
+      { weight: 1, arbitrary: fc.constantFrom('JSONL', 'polar', '', 'jsonl&format=csv') },
+    ),
+    // Mostly the file's own kind of type, often the other one (a CSV file as JSON lines and back).
+    type: fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom('application/x-ndjson', 'text/csv') },
+      { weight: 2, arbitrary: fc.constantFrom('application/x-ndjson; charset=utf-8', 'text/csv; charset=latin1') },
+      { weight: 1, arbitrary: fc.constantFrom('application/json', 'text/plain', 'multipart/form-data; boundary=x') },
+    ),
+    encoding: fc.oneof(
+      { weight: 12, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: fc.constantFrom('gzip', 'identity') },
+    ),
+    body: fileBodyFor(known),
+  });
+  await fc.assert(
+    fc.asyncProperty(arbitrary, async ({ format, type, encoding, body }) => {
+      const req: FuzzRequest = {
+        op: 'POST /api/v1/imports',
+        method: 'POST',
+        path: `/api/v1/imports?format=${format}`,
+        headers: {
+          authorization: `Bearer ${fullKey}`,
+          'content-type': type,
+          ...(encoding ? { 'content-encoding': encoding } : {}),
+        },
+        body,
+      };
+      const res = await send(stack.url, req);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      const wrong =
+        problemWith(importOp, req, res) ??
+        (![202, 400, 415].includes(res.status) ? `status ${res.status} for a file under 100 MB` : null);
+      if (wrong) throw new Error(`${wrong}\n${show(req, res)}`);
+      if (res.status === 202) accepted.push(JSON.parse(res.text).id);
+    }),
+    { seed: SEED, numRuns: IMPORT_RUNS, endOnFailure: true },
+  );
+  // Files got through to the job, and files were refused as a whole for each documented reason.
+  expect(statuses.get(202) ?? 0).toBeGreaterThan(IMPORT_RUNS / 10);
+  expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
+  expect(statuses.get(415) ?? 0).toBeGreaterThan(0);
+  // Each accepted file's job ends, done (its bad rows named) or failed (saying why), never stuck or internal.
+  for (const id of accepted) {
+    const job = await eventually(
+      async () => {
+        const r = await call('GET', `/api/v1/imports/${id}`);
+        expect(r.status).toBe(200);
+        expect(r.json.status).not.toBe('running');
+        return r.json;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const text = JSON.stringify(job);
+    expect({ id, status: job.status, trace: STACK_TRACE.test(text), internal: /internal error/i.test(text) }).toEqual({
+      id,
+      status: expect.stringMatching(/^(done|failed)$/),
+      trace: false,
+      internal: false,
+    });
+    for (const e of [...job.errors, ...job.notices]) expect(e.row).toBeGreaterThanOrEqual(1);
+    if (job.status === 'failed') expect(job.failure).toEqual(expect.any(String));
+  }
 }, 300_000);
 
 /** The operation's path with the first account's real ids, one parameter replaced by `raw` (already encoded). */

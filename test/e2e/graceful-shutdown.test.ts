@@ -81,12 +81,12 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
   try {
     const a = spawnComponent(
       'license',
-      envFor('license', t, { port: licA, addrs: { product: productAddr } }),
+      envFor('license', t, { port: licA, addrs: { product: productAddr, webhook: '127.0.0.1:9' } }),
       join(logDir, 'license-a.log'),
     );
     const b = spawnComponent(
       'license',
-      envFor('license', t, { port: licB, addrs: { product: productAddr } }),
+      envFor('license', t, { port: licB, addrs: { product: productAddr, webhook: '127.0.0.1:9' } }),
       join(logDir, 'license-b.log'),
     );
     children.push(a.child, b.child);

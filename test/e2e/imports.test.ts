@@ -1,4 +1,6 @@
+import { request as httpRequest } from 'node:http';
 import { generateLicenseKey } from '@licensing/proto';
+import { connectMongo } from '@licensing/runtime';
 import { eventually } from '../support/eventually';
 import { useStackWithAccount } from '../support/fixture';
 import { client } from '../support/stack';
@@ -41,6 +43,65 @@ async function importFile(api: Api, format: string, body: string) {
 }
 
 const jsonl = (...rows: unknown[]) => `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
+
+/**
+ * An upload sent as it is in practice: headers first, then the body in pieces of 64 KiB, each written
+ * once the last was taken (as a client streaming a file). Stops writing as soon as the answer comes
+ * (a refusal before the end): the status, the problem, and how much had been sent.
+ */
+function streamUpload(
+  base: string,
+  apiKey: string,
+  total: number,
+  declared?: number,
+): Promise<{ status: number; body: any; sent: number }> {
+  const url = new URL(base);
+  const line = `${JSON.stringify({ key: 'stream-key-00001', product_name: 'Streamed', customer_email: 's@example.com' })}\n`;
+  const piece = Buffer.alloc(64 * 1024, ' ');
+  piece.write(line, 0);
+  piece[piece.length - 1] = 10;
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = httpRequest({
+      host: url.hostname,
+      port: url.port,
+      method: 'POST',
+      path: '/api/v1/imports?format=jsonl',
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        'content-type': 'application/x-ndjson',
+        ...(declared === undefined ? {} : { 'content-length': String(declared) }),
+      },
+      agent: false,
+    });
+    req.on('response', (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), sent });
+        req.destroy();
+      });
+    });
+    // The server may close its side once it has answered: that is how a refusal mid-upload ends.
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    const next = () => {
+      while (!answered && sent < total) {
+        const part = piece.subarray(0, Math.min(piece.length, total - sent));
+        sent += part.length;
+        if (!req.write(part)) {
+          req.once('drain', next);
+          return;
+        }
+      }
+      if (!answered && sent >= total && declared === undefined) req.end();
+    };
+    next();
+  });
+}
 
 describe('imports', () => {
   let productId: string;
@@ -231,6 +292,48 @@ describe('imports', () => {
     expect((await otherApi('GET', `/api/v1/licenses/${taken}`)).body.customer_email).toBe('o@example.com');
   });
 
+  it('a key a reroll replaced stays taken: in its grace or after it, in another account or this one', async () => {
+    // Another account's licences, rerolled: one old key still in its grace, one past it (grace 0).
+    const other = await f.stack.newAccount();
+    const otherApi = client(f.stack.url, other.apiKey);
+    const theirProduct = (await otherApi('POST', '/api/v1/products', { name: 'Rerolled theirs' })).body.id;
+    const issue = async (api: Api, product: string) =>
+      (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'holder@example.com' })).body
+        .license_key as string;
+    const inGrace = await issue(otherApi, theirProduct);
+    const lapsed = await issue(otherApi, theirProduct);
+    const inGraceNew = (await otherApi('POST', `/api/v1/licenses/${inGrace}/reroll`, { grace_hours: 24 })).body.key;
+    expect((await otherApi('POST', `/api/v1/licenses/${lapsed}/reroll`, { grace_hours: 0 })).status).toBe(200);
+    // And one of this account's own.
+    const mine = await issue(f.api, productId);
+    expect((await f.api('POST', `/api/v1/licenses/${mine}/reroll`, { grace_hours: 1 })).status).toBe(200);
+
+    const row = (key: string) => ({ key, product_id: productId, customer_email: 'importer@example.com' });
+    const out = await importFile(
+      f.api,
+      'jsonl',
+      jsonl(row('fresh-key-after-reroll-1'), row(inGrace), row(lapsed), row(mine), row('fresh-key-after-reroll-2')),
+    );
+    expect(out).toMatchObject({ status: 'done', total: 5, imported: 2, skipped: 0, rejected: 3 });
+    expect(out.errors).toEqual([
+      { row: 2, message: 'key is already taken: keys are unique across the whole system' },
+      { row: 3, message: 'key is already taken: keys are unique across the whole system' },
+      { row: 4, message: 'key was replaced by a reroll in this account: a replaced key is never given out again' },
+    ]);
+    expect(JSON.stringify(out)).not.toContain(other.accountId);
+    // Nothing was written for them: the importer has no such licence, and the old keys answer as before.
+    for (const key of [inGrace, lapsed, mine]) expect((await f.api('GET', `/api/v1/licenses/${key}`)).status).toBe(404);
+    const stillTheirs = await otherApi('POST', '/api/v1/keys/validate', { key: inGrace });
+    expect(stillTheirs.body).toMatchObject({ valid: true, next_action: 'update_key', license: { key: inGrace } });
+    expect((await otherApi('POST', '/api/v1/keys/validate', { key: lapsed })).body).toMatchObject({
+      valid: false,
+      code: 'not_found',
+    });
+    // The importer's own key validates none of them; the other account's new key is untouched.
+    expect((await f.api('POST', '/api/v1/keys/validate', { key: lapsed })).body.code).toBe('not_found');
+    expect((await otherApi('GET', `/api/v1/licenses/${inGraceNew}`)).body.customer_email).toBe('holder@example.com');
+  });
+
   it('refuses a file in a wrong format with 400 (naming the column or line), 415 for another Content-Type', async () => {
     const csvAsJsonl = await upload(f.api, 'jsonl', 'key,customer_email\nabc,def\n');
     expect(csvAsJsonl.status).toBe(400);
@@ -331,6 +434,53 @@ describe('imports', () => {
       extra_entitlements: ['beta', 'pro'],
       metadata: { plan: 'gold' },
     });
+  });
+
+  it('keeps the first 1,000 rejected rows in errors, in row order, and counts every one', async () => {
+    const rows = 1005;
+    const lines = Array.from({ length: rows }, (_, i) =>
+      JSON.stringify({ key: `k${i}`, product_id: productId, customer_email: `cap${i}@example.com` }),
+    );
+    const out = await importFile(f.api, 'jsonl', `${lines.join('\n')}\n`);
+    expect(out).toMatchObject({ status: 'done', total: rows, imported: 0, skipped: 0, rejected: rows });
+    expect(out.errors).toHaveLength(1000);
+    expect(out.errors.map((e: { row: number }) => e.row)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
+    expect(out.errors[999]).toEqual({
+      row: 1000,
+      message: 'key must be 8 to 64 characters: letters, digits and . _ ~ + = : -',
+    });
+  });
+
+  it('413 past the size limit: declared by Content-Length (100 MB, nothing read), or streamed past it (a lowered limit)', async () => {
+    // The default limit, 100 MB, by what the request declares: refused before a byte of the body is read.
+    const declared = await streamUpload(f.stack.url, f.apiKey, 256 * 1024, 100 * 1024 * 1024 + 1);
+    expect(declared.status).toBe(413);
+    expect(declared.body).toMatchObject({ code: 'payload_too_large', detail: 'an import file is at most 100 MB' });
+    // Streamed without a length: the gateway counts what arrives and stops at the limit (IMPORT_MAX_BYTES,
+    // lowered here to 1 MiB so the test sends little).
+    const small = await f.stack.extraGateway({ IMPORT_MAX_BYTES: String(1024 * 1024) });
+    try {
+      const atLimit = await streamUpload(small.url, f.apiKey, 1024 * 1024);
+      expect(atLimit.status).toBe(202);
+      await finished(f.api, atLimit.body.id);
+      const past = await streamUpload(small.url, f.apiKey, 64 * 1024 * 1024);
+      expect(past.status).toBe(413);
+      expect(past.body).toMatchObject({ code: 'payload_too_large', detail: 'an import file is at most 1 MB' });
+      // Refused mid-way: the gateway stopped reading at the limit, so the client could write only what
+      // the sockets' buffers hold (a few MB), never the whole 64 MB.
+      expect(past.sent).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await small.stop();
+    }
+    // And nothing is left of the refused upload: its import failed, its pieces deleted.
+    const db = await connectMongo(f.stack.topology.mongoUrl, `${f.stack.topology.dbPrefix}_license`);
+    try {
+      const refused = await db.collection('imports').find({ account_id: f.accountId, state: 'failed' }).toArray();
+      expect(refused.map((d) => d.failure)).toContain('the upload broke off before the whole file arrived');
+      for (const d of refused) expect(await db.collection('import_chunks').countDocuments({ owner_id: d._id })).toBe(0);
+    } finally {
+      await db.close();
+    }
   });
 
   it("another account's import is not found", async () => {

@@ -43,7 +43,10 @@ beforeAll(async () => {
   const a = await startAccount({ env: envFor('account', plain, { port: 0 }) });
   const p = await startProduct({ env: envFor('product', plain, { port: 0 }) });
   const t = await startAccount({ env: envFor('account', tls, { port: 0 }) });
-  const l = await startLicense({ env: envFor('license', plain, { port: 0, addrs: { product: addr(p) } }) });
+  // The webhook service is called only by an import of an export, which nothing here runs: no one listens there.
+  const l = await startLicense({
+    env: envFor('license', plain, { port: 0, addrs: { product: addr(p), webhook: '127.0.0.1:9' } }),
+  });
   running.push(a, p, t, l);
   [account, product, tlsAccount, license] = [addr(a), addr(p), addr(t), addr(l)];
 });

@@ -6,6 +6,7 @@ import {
   connectMongo,
   countMatching,
   createLogger,
+  idsAmongSql,
   listPage,
   newId,
   pageSql,
@@ -127,6 +128,32 @@ describe('newest-first pages and counts on the development store', () => {
       const plan = (await pg.query(`EXPLAIN ${sql.text}`, sql.params)).rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(plan).toMatch(/Index Scan Backward using \S+_page/);
       expect(plan).not.toMatch(/Sort/);
+    } finally {
+      await pg.end();
+    }
+  });
+});
+
+describe('which of some ids a collection holds (idsAmong)', () => {
+  it('answers exactly the ids stored, in one statement on the _id index', async () => {
+    const pages = postgresPagesOf(db);
+    if (!postgresUrl) {
+      expect(pages).toBeUndefined();
+      return;
+    }
+    const stored = (await Things.find({}, { _id: 1 }).limit(5).lean()).map((t) => t._id);
+    const asked = [...stored, 'thg_not_there', '"quoted"', "it's", 'x\\y'];
+    expect((await pages!.idsAmong('things', asked)).sort()).toEqual([...stored].sort());
+    expect(await pages!.idsAmong('things', [])).toEqual([]);
+    expect(await pages!.idsAmong('no_such_collection', stored)).toEqual([]);
+    const table = await pages!.tableOf('things');
+    const sql = idsAmongSql(db.name, table!, asked);
+    const pg = new Client({ connectionString: postgresUrl });
+    await pg.connect();
+    try {
+      await pg.query('SET enable_seqscan = off');
+      const plan = (await pg.query(`EXPLAIN ${sql.text}`, sql.params)).rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).toMatch(/Index (Only )?Scan|Bitmap Index Scan/);
     } finally {
       await pg.end();
     }

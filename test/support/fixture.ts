@@ -8,6 +8,8 @@ export interface Fixture {
   /** HTTP client authenticated as `accountId`. */
   api: ReturnType<typeof client>;
   accountId: string;
+  /** The account's full API key (what `api` sends). */
+  apiKey: string;
   events: EventLog;
 }
 
@@ -21,6 +23,7 @@ export function useStackWithAccount(): Fixture {
     f.stack = await startStack();
     const acct = await f.stack.newAccount();
     f.accountId = acct.accountId;
+    f.apiKey = acct.apiKey;
     f.api = client(f.stack.url, acct.apiKey);
     f.events = await EventLog.open(f.stack.topology.natsUrl, f.stack.topology.stream);
   });

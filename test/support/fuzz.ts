@@ -15,6 +15,8 @@ export interface Operation {
   operationId: string;
   params: Json[];
   bodySchema?: Json;
+  /** The media types of a body that is a file, not JSON (POST /api/v1/imports: JSON lines, CSV). */
+  fileTypes?: string[];
   /** The HTML pages (hosted checkout) answer text/html, not problem+json. */
   html: boolean;
   /** A page's form fields (its POST body is mostly a urlencoded form of these, with real or hostile values). */
@@ -54,6 +56,7 @@ export function operationsOf(doc: Json): Operation[] {
         operationId: op.operationId,
         params: op.parameters ?? [],
         bodySchema: resolve(op.requestBody?.content?.['application/json']?.schema),
+        fileTypes: Object.keys(op.requestBody?.content ?? {}).filter((t) => t !== 'application/json'),
         html: 'text/html' in content && template.startsWith('/checkout'),
       });
     }
@@ -385,6 +388,120 @@ function jsonBodyFor(op: Operation, known: Known): fc.Arbitrary<Buffer | undefin
   );
 }
 
+/**
+ * A file for an operation whose body is one (POST /api/v1/imports): rows of every format, good and
+ * broken, and what is not a file of that kind at all: garbage bytes, bad UTF-8, lines longer than a
+ * row may be, a header of another format, JSON lines sent as CSV and CSV as JSON lines.
+ */
+export function fileBodyFor(known: Known): fc.Arbitrary<Buffer> {
+  const text = fc.oneof(
+    { weight: 3, arbitrary: fc.string({ maxLength: 40 }) },
+    { weight: 1, arbitrary: fc.constantFrom(...CONTROL_CHARACTERS, '\u2028', 'a,b', '"', '""', '\r\n') },
+  );
+  const row = fc.record(
+    {
+      type: fc.constantFrom('license', 'product', 'checkout_session', 'webhook_endpoint', 'subscription', 'x', ''),
+      key: fc.oneof(
+        fc.constantFrom(...known.licenseKeys),
+        fc.constantFrom('fuzz-import-key-0001', 'fuzz-import-key-0002', '7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-Q3ATX'),
+        text,
+      ),
+      product_id: fc.oneof(fc.constantFrom(...known.ids), text),
+      product_name: text,
+      customer_email: fc.oneof(fc.constant('fuzz@example.com'), text),
+      status: fc.oneof(fc.constantFrom('active', 'suspended', 'revoked', 'expired'), text),
+      expires_at: fc.oneof(fc.constantFrom('2099-01-01', '2001-01-01T00:00:00Z', 'soon'), text),
+      max_activations: fc.oneof(fc.integer({ min: -2, max: 200 }), fc.constant(null), text),
+      activations: fc.oneof(fc.array(text, { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })),
+      metadata: fc.oneof(fc.dictionary(text, text, { maxKeys: 3 }), fc.jsonValue({ maxDepth: 2 })),
+      entitlements: fc.oneof(fc.array(text, { maxLength: 3 }), text),
+      url: fc.oneof(fc.constantFrom('https://hooks.example.com/in', 'http://127.0.0.1:9/x', 'not a url'), text),
+      events: fc.oneof(fc.constantFrom(['*'], ['license.created'], ['nope']), fc.jsonValue({ maxDepth: 1 })),
+      name: text,
+      price: fc.jsonValue({ maxDepth: 2 }),
+    },
+    { requiredKeys: [] },
+  );
+  const jsonl = fc
+    .array(
+      fc.oneof(
+        { weight: 4, arbitrary: row.map((r) => JSON.stringify(r)) },
+        { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)) },
+        { weight: 1, arbitrary: text },
+      ),
+      { minLength: 1, maxLength: 12 },
+    )
+    .map((lines) => lines.join('\n'));
+  const header = fc.constantFrom(
+    'key,product_id,customer_email,status,expires_at,max_activations,activations,entitlements,metadata.plan',
+    'Purchase ID,Item Name,Purchase Email,License Key,Refunded?',
+    'id,key,name,status,expiry,maxMachines,policy,email,metadata,machines',
+    'Key,Status,Product,Customer email,Activation limit,Expires at',
+    'nothing,we,know',
+    '"unclosed,header',
+  );
+  const csv = fc
+    .tuple(
+      header,
+      fc.array(fc.array(fc.oneof(text, fc.constantFrom('"quoted, cell"', '"unclosed', 'a""b')), { maxLength: 10 }), {
+        maxLength: 12,
+      }),
+      fc.constantFrom('\n', '\r\n', '\r'),
+    )
+    .map(([h, rows, eol]) => [h, ...rows.map((r) => r.join(','))].join(eol));
+  return fc.oneof(
+    { weight: 4, arbitrary: jsonl.map((t) => Buffer.from(t)) },
+    { weight: 4, arbitrary: csv.map((t) => Buffer.from(t)) },
+    { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 600 }).map((a) => Buffer.from(a)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        // Bad UTF-8: a truncated sequence, an overlong one, a lone continuation byte, a surrogate's bytes.
+        Buffer.concat([
+          Buffer.from('{"key":"bad-utf8-'),
+          Buffer.from([0xc3, 0x28, 0xe0, 0x80, 0x80, 0xed, 0xa0, 0x80]),
+          Buffer.from('"}\n'),
+        ]),
+        Buffer.concat([
+          Buffer.from('key,product_id,customer_email\n'),
+          Buffer.from([0x80, 0xff, 0xfe]),
+          Buffer.from(',x,y\n'),
+        ]),
+        Buffer.from([
+          0xef,
+          0xbb,
+          0xbf,
+          ...Buffer.from('{"key":"bom-key-0001","product_name":"B","customer_email":"b@example.com"}'),
+        ]),
+        Buffer.from([0xff, 0xfe, 0x7b, 0x00, 0x22, 0x00]), // UTF-16
+        Buffer.from('\u0000\u0000\u0000'),
+        Buffer.from('\n\n\n'),
+        Buffer.from('{"key": "\\ud800"}\n'),
+      ),
+    },
+    {
+      // Lines longer than a row may be (256 KiB): one in the first piece, or after a good first line.
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.integer({ min: 1, max: 400 }), fc.constantFrom('jsonl', 'csv', 'late'))
+        .map(([kib, kind]) => {
+          const long = 'x'.repeat(kib * 1024);
+          if (kind === 'jsonl') return Buffer.from(`{"key":"${long}"}\n`);
+          if (kind === 'csv') return Buffer.from(`key,product_id,customer_email\n${long},p,e\n`);
+          return Buffer.from(`{"key":"fuzz-late-0001","product_name":"L","customer_email":"l@example.com"}\n${long}\n`);
+        }),
+    },
+  );
+}
+
+/** The Content-Types a file goes with: its own (mostly), with parameters, and the wrong ones. */
+const fileContentType = (types: string[]) =>
+  fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom(...types) },
+    { weight: 2, arbitrary: fc.constantFrom(...types.map((t) => `${t}; charset=utf-8`), 'text/csv; charset=latin1') },
+    { weight: 1, arbitrary: fc.constantFrom('application/json', 'text/plain', 'application/csv', '') },
+  );
+
 const CONTENT_TYPES = [
   'application/json',
   'application/json; charset=utf-8',
@@ -497,6 +614,15 @@ export function requestFor(op: Operation, known: Known): fc.Arbitrary<FuzzReques
     { weight: 3, arbitrary: fc.constantFrom('1', '20', '100', '0', '101', 'active', 'open', '-1', 'x') },
     { weight: 4, arbitrary: value },
   );
+  // A parameter with a list of values (format=jsonl|csv|…) mostly takes one of them, so requests get past it.
+  const listed = queryParams.filter((p) => Array.isArray(p.schema?.enum));
+  const listedPair = listed.length
+    ? fc
+        .constantFrom(...listed)
+        .chain((p) =>
+          fc.constantFrom(...(p.schema.enum as string[])).map((v) => [p.name as string, v] as [string, string]),
+        )
+    : undefined;
   const query = fc.array(
     fc.tuple(
       fc.oneof(
@@ -517,9 +643,15 @@ export function requestFor(op: Operation, known: Known): fc.Arbitrary<FuzzReques
     { maxLength: 4 },
   );
   // An operation without query parameters refuses any (400): mostly send none, so requests get to its handler.
-  const queryFor = queryParams.length
-    ? query
-    : fc.oneof({ weight: 4, arbitrary: fc.constant([] as [string, string][]) }, { weight: 1, arbitrary: query });
+  const file = (op.fileTypes?.length ?? 0) > 0;
+  const queryFor = listedPair
+    ? fc.oneof(
+        { weight: file ? 4 : 1, arbitrary: listedPair.map((pair) => [pair]) },
+        { weight: file ? 1 : 3, arbitrary: query },
+      )
+    : queryParams.length
+      ? query
+      : fc.oneof({ weight: 4, arbitrary: fc.constant([] as [string, string][]) }, { weight: 1, arbitrary: query });
   return fc
     .record({
       // A parameter that names its real values (a page behind sign-in: its account and licence) mostly takes one.
@@ -543,11 +675,15 @@ export function requestFor(op: Operation, known: Known): fc.Arbitrary<FuzzReques
         { weight: 8, arbitrary: fc.constant('') },
         { weight: 1, arbitrary: fc.constantFrom('/', '//', '/%ED%A0%80', '/x') },
       ),
-      body: bodyFor(op, known),
-      contentType: fc.oneof(
-        { weight: 8, arbitrary: fc.constant(op.form ? 'application/x-www-form-urlencoded' : 'application/json') },
-        { weight: 3, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
-      ),
+      body: file
+        ? fc.oneof({ weight: 6, arbitrary: fileBodyFor(known) }, { weight: 1, arbitrary: bodyFor(op, known) })
+        : bodyFor(op, known),
+      contentType: file
+        ? fileContentType(op.fileTypes!)
+        : fc.oneof(
+            { weight: 8, arbitrary: fc.constant(op.form ? 'application/x-www-form-urlencoded' : 'application/json') },
+            { weight: 3, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
+          ),
       contentEncoding: fc.oneof(
         { weight: 10, arbitrary: fc.constant(undefined) },
         { weight: 1, arbitrary: fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-nope', 'gzip, gzip') },

@@ -72,7 +72,7 @@ describe('components.json', () => {
       'account: default port 50051 must lie from 1024 to 19999',
     );
     expect(broken((l) => l.reverse())).toThrow('the gateway comes last');
-    expect(broken((l) => delete l[2].deployPorts)).toThrow('license: ports and deployPorts need metrics');
+    expect(broken((l) => delete l[3].deployPorts)).toThrow('license: ports and deployPorts need metrics');
   });
 });
 

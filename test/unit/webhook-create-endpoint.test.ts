@@ -38,6 +38,12 @@ describe('creating a webhook endpoint', () => {
     expect(endpoints.docs.get(endpoint._id)).toEqual(endpoint);
   });
 
+  it('stores it disabled when asked (an import bringing a disabled endpoint across)', async () => {
+    const { deps } = webhookSetup();
+    expect((await createEndpoint(deps, request({ enabled: false }))).endpoint.enabled).toBe(false);
+    expect((await createEndpoint(deps, request({ enabled: true }))).endpoint.enabled).toBe(true);
+  });
+
   it('answers a new whsec_ secret once and stores it only sealed', async () => {
     const { deps } = webhookSetup();
     const { endpoint, secret } = await createEndpoint(deps, request());

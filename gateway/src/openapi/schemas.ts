@@ -433,9 +433,11 @@ export const schemas: Record<string, Schema> = {
     status: { enum: [...jobStatuses], description: 'running until every row is done (or the file failed as a whole)' },
     format: { enum: [...importFormats] },
     total: int('Data rows in the file (rows read so far until the job has counted them)', { minimum: 0 }),
-    imported: int('Rows imported: licences (and products of an export) added', { minimum: 0 }),
+    imported: int('Rows imported: licences (and the products and webhook endpoints of an export) added', {
+      minimum: 0,
+    }),
     skipped: int(
-      'Rows already in the account with the same fields (and the records of an export that are not imported)',
+      'Rows already in the account with the same fields, and the records of an export that are not imported (each in notices, with why)',
       { minimum: 0 },
     ),
     rejected: int('Rows refused; the first 1,000 are in errors', { minimum: 0 }),
@@ -443,6 +445,13 @@ export const schemas: Record<string, Schema> = {
       type: 'array',
       maxItems: 1000,
       items: obj({ row: int('Data row, counted from 1 (a CSV header is not a row)', { minimum: 1 }), message: str() }),
+    },
+    notices: {
+      type: 'array',
+      maxItems: 1000,
+      description:
+        "The first 1,000 rows skipped for a reason (an export's checkout sessions and subscriptions, which stay with the installation that took their payments) or imported with a change (a webhook endpoint, created with a new signing secret)",
+      items: obj({ row: int('Data row, counted from 1', { minimum: 1 }), message: str() }),
     },
     failure: orNull(str('Why the file failed as a whole (status failed)')),
     created_at: time(),
@@ -454,7 +463,7 @@ export const schemas: Record<string, Schema> = {
     counts: {
       type: 'object',
       additionalProperties: { type: 'integer', minimum: 0 },
-      description: 'Lines written so far by type (product, license, checkout_session, webhook_endpoint)',
+      description: 'Lines written so far by type (product, license, checkout_session, webhook_endpoint, subscription)',
     },
     bytes: int('Size of the file so far', { minimum: 0 }),
     failure: orNull(

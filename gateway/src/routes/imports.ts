@@ -1,5 +1,5 @@
 import type { Request, Router } from 'express';
-import { AppError, type Logger } from '@licensing/runtime';
+import { AppError, systemClock, type Clock, type Logger } from '@licensing/runtime';
 import type { Export, Import } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
@@ -20,7 +20,7 @@ import { endpointJson } from './webhooks';
 // there that every piece and a heartbeat renew: when this process dies mid-way, the export is failed once
 // the lease lapses (export-jobs.ts stops them on a graceful shutdown).
 
-/** The largest import file. */
+/** The largest import file (IMPORT_MAX_BYTES, which may only lower it). */
 export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
 /** The pieces a file travels in. */
 const PIECE_BYTES = 512 * 1024;
@@ -34,6 +34,7 @@ export const importJson = (i: Import) => ({
   skipped: i.skipped,
   rejected: i.rejected,
   errors: i.errors.map((e) => ({ row: e.row, message: e.message })),
+  notices: i.notices.map((n) => ({ row: n.row, message: n.message })),
   failure: i.failure || null,
   created_at: i.created_at,
   finished_at: i.finished_at || null,
@@ -75,7 +76,22 @@ async function* pieces(req: Request): AsyncGenerator<Buffer> {
   if (size) yield Buffer.concat(held);
 }
 
-export function importRoutes(router: Router, clients: Clients, log: Logger, exportJobs: ExportJobs): void {
+export function importRoutes(
+  router: Router,
+  clients: Clients,
+  log: Logger,
+  exportJobs: ExportJobs,
+  opts: { maxBytes?: number; clock?: Clock } = {},
+): void {
+  const maxBytes = Math.min(opts.maxBytes ?? MAX_IMPORT_BYTES, MAX_IMPORT_BYTES);
+  const clock = opts.clock ?? systemClock;
+  const tooLarge = () =>
+    new AppError(
+      'payload_too_large',
+      maxBytes % (1024 * 1024) === 0
+        ? `an import file is at most ${maxBytes / 1024 / 1024} MB`
+        : `an import file is at most ${maxBytes} bytes`,
+    );
   route(router, '/imports', {
     post: withQuery(importCreateQuery, async (req, res, query) => {
       const accountId = principalOf(res).accountId;
@@ -90,9 +106,9 @@ export function importRoutes(router: Router, clients: Clients, log: Logger, expo
       if (encoding && encoding !== 'identity')
         throw new AppError('unsupported_media_type', 'send the file uncompressed (no Content-Encoding)');
       const declared = Number(req.get('content-length') ?? 0);
-      if (declared > MAX_IMPORT_BYTES) {
+      if (declared > maxBytes) {
         res.setHeader('Connection', 'close');
-        throw new AppError('payload_too_large', `an import file is at most ${MAX_IMPORT_BYTES / 1024 / 1024} MB`);
+        throw tooLarge();
       }
       let imp = await clients.imports.createImport({ account_id: accountId, format });
       let seq = 0;
@@ -100,8 +116,7 @@ export function importRoutes(router: Router, clients: Clients, log: Logger, expo
       try {
         for await (const piece of pieces(req)) {
           received += piece.length;
-          if (received > MAX_IMPORT_BYTES)
-            throw new AppError('payload_too_large', `an import file is at most ${MAX_IMPORT_BYTES / 1024 / 1024} MB`);
+          if (received > maxBytes) throw tooLarge();
           imp = await clients.imports.appendImportChunk({
             account_id: accountId,
             import_id: imp.id,
@@ -154,7 +169,7 @@ export function importRoutes(router: Router, clients: Clients, log: Logger, expo
       const exp = await clients.imports.getExport({ account_id: accountId, id });
       if (exp.status !== 'done')
         throw new AppError('conflict', `the export is ${exp.status}: download it once its status is done`);
-      if (!exp.expires_at || Date.parse(exp.expires_at) <= Date.now())
+      if (!exp.expires_at || Date.parse(exp.expires_at) <= clock.now().getTime())
         throw AppError.notFound('export file (kept 24 hours after the export finished)');
       res.status(200);
       res.setHeader('Content-Type', 'application/x-ndjson');

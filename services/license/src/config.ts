@@ -3,6 +3,9 @@ import { int, serviceSchema, str, type ConfigOf } from '@licensing/runtime';
 export const licenseSchema = {
   ...serviceSchema('license', 15053),
   PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:15052' }),
+  WEBHOOK_GRPC_ADDR: str('Webhook service address (host:port), for the webhook endpoints of an imported export', {
+    default: '127.0.0.1:15055',
+  }),
   LICENSE_BATCH_SWEEP_INTERVAL_MS: int(
     'How often licence batches whose run stopped (a crash, a stop) are looked for, to be resumed once their 30 s lease has run out',
     { default: 10_000, min: 50 },

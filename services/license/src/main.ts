@@ -1,4 +1,9 @@
-import { ImportServiceService, LicenseServiceService, ProductServiceClient } from '@licensing/proto';
+import {
+  ImportServiceService,
+  LicenseServiceService,
+  ProductServiceClient,
+  WebhookServiceClient,
+} from '@licensing/proto';
 import {
   createClient,
   internalCredential,
@@ -44,6 +49,12 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     const products = createClient(
       ProductServiceClient,
       ctx.config.PRODUCT_GRPC_ADDR,
+      internalCredential('license', ctx.config, ctx.tracing),
+    );
+    // Only an import calls it: the webhook endpoints of an exported account (issue 32).
+    const webhooks = createClient(
+      WebhookServiceClient,
+      ctx.config.WEBHOOK_GRPC_ADDR,
       internalCredential('license', ctx.config, ctx.tracing),
     );
     const counter = new ValidationCounter(
@@ -128,6 +139,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       licenses: new ImportedLicenses(store.models),
       imports: importStore,
       products: products.call,
+      webhooks: webhooks.call,
       outbox: licenseCache.outbox(ctx.outbox),
       clock: ctx.clock,
       log: ctx.log,
@@ -159,6 +171,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       await batchRunner.stop();
       await counter.stop(); // keeps the last seconds of counts
       products.close();
+      webhooks.close();
     };
   },
 };

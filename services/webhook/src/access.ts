@@ -1,7 +1,7 @@
 import type { WebhookServiceService } from '@licensing/proto';
 import type { AccessPolicyOf } from '@licensing/runtime';
 
-/** Who may call what on the webhook service: only the gateway. */
+/** Who may call what on the webhook service: the gateway, and the licence service's imports (an export's endpoints). */
 export const webhookAccess: AccessPolicyOf<typeof WebhookServiceService> = {
   gateway: [
     'createEndpoint',
@@ -15,4 +15,6 @@ export const webhookAccess: AccessPolicyOf<typeof WebhookServiceService> = {
     'sendTestEvent',
     'eraseCustomer',
   ],
+  // An import of an export makes its webhook endpoints (with new secrets), skipping those already there.
+  license: ['createEndpoint', 'listEndpoints'],
 };

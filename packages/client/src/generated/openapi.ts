@@ -1376,14 +1376,20 @@ export interface components {
             format: "jsonl" | "csv" | "keygen" | "lemonsqueezy" | "gumroad";
             /** @description Data rows in the file (rows read so far until the job has counted them) */
             total: number;
-            /** @description Rows imported: licences (and products of an export) added */
+            /** @description Rows imported: licences (and the products and webhook endpoints of an export) added */
             imported: number;
-            /** @description Rows already in the account with the same fields (and the records of an export that are not imported) */
+            /** @description Rows already in the account with the same fields, and the records of an export that are not imported (each in notices, with why) */
             skipped: number;
             /** @description Rows refused; the first 1,000 are in errors */
             rejected: number;
             errors: {
                 /** @description Data row, counted from 1 (a CSV header is not a row) */
+                row: number;
+                message: string;
+            }[];
+            /** @description The first 1,000 rows skipped for a reason (an export's checkout sessions and subscriptions, which stay with the installation that took their payments) or imported with a change (a webhook endpoint, created with a new signing secret) */
+            notices: {
+                /** @description Data row, counted from 1 */
                 row: number;
                 message: string;
             }[];
@@ -1397,7 +1403,7 @@ export interface components {
             id: string;
             /** @enum {unknown} */
             status: "running" | "done" | "failed";
-            /** @description Lines written so far by type (product, license, checkout_session, webhook_endpoint) */
+            /** @description Lines written so far by type (product, license, checkout_session, webhook_endpoint, subscription) */
             counts: {
                 [key: string]: number;
             };

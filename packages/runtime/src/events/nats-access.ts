@@ -7,7 +7,7 @@ import type { EventType } from '@licensing/proto';
 // consumers' check (ownedBySubject).
 
 /** One user per component of components.json (which this package cannot read at run time: test/unit/components.test.ts checks). */
-export const natsUsers = ['account', 'product', 'license', 'checkout', 'webhook', 'notification', 'gateway'] as const;
+export const natsUsers = ['account', 'product', 'webhook', 'license', 'checkout', 'notification', 'gateway'] as const;
 export type NatsUser = (typeof natsUsers)[number];
 
 /** The owner of each event family (the part of the type before the dot). */

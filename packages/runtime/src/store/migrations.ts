@@ -212,6 +212,25 @@ export function schemaVersionPlugin(schema: Schema): void {
   schema.add({ [SCHEMA_VERSION_FIELD]: { type: Number, default: FIRST_SCHEMA_VERSION } });
 }
 
+/** The schema version a model writes its documents in: its schema's `schema_version` default (schemaVersionPlugin). */
+export function schemaVersionOf(model: { schema: Schema }): number {
+  const path = model.schema.path(SCHEMA_VERSION_FIELD) as { defaultValue?: unknown } | undefined;
+  const value = typeof path?.defaultValue === 'function' ? (path.defaultValue as () => unknown)() : path?.defaultValue;
+  return typeof value === 'number' ? value : FIRST_SCHEMA_VERSION;
+}
+
+/**
+ * A document as mongoose would stamp it, for the writes that skip its defaults: a lean insertMany, the
+ * driver's insertOne or insertMany (model.collection), a bulkWrite's insertOne or replacement. Every
+ * raw write of a new document goes through this, so no document is ever stored without its version.
+ */
+export function withSchemaVersion<T extends object>(
+  model: { schema: Schema },
+  doc: T,
+): T & { [SCHEMA_VERSION_FIELD]: number } {
+  return { ...doc, [SCHEMA_VERSION_FIELD]: schemaVersionOf(model) } as T & { [SCHEMA_VERSION_FIELD]: number };
+}
+
 /**
  * The first migration of every service: each document without `schema_version` gets version 1 (the
  * shape every document had before versions were stored). Over FerretDB's PostgreSQL it is one atomic

@@ -46,6 +46,11 @@ export interface Import {
   failure: string;
   /** Bytes of the file received. */
   bytes: number;
+  /**
+   * The first 1,000 rows skipped for a reason (records an import does not bring across: checkout
+   * sessions, subscriptions) or imported with a change (a webhook endpoint's new signing secret).
+   */
+  notices: ImportError[];
 }
 
 export interface CreateImportRequest {
@@ -248,6 +253,7 @@ function createBaseImport(): Import {
     finished_at: "",
     failure: "",
     bytes: 0,
+    notices: [],
   };
 }
 
@@ -291,6 +297,9 @@ export const Import: MessageFns<Import> = {
     }
     if (message.bytes !== 0) {
       writer.uint32(104).int64(message.bytes);
+    }
+    for (const v of message.notices) {
+      ImportError.encode(v!, writer.uint32(114).fork()).join();
     }
     return writer;
   },
@@ -412,6 +421,14 @@ export const Import: MessageFns<Import> = {
             message.bytes = longToNumber(reader.int64());
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.notices.push(ImportError.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -451,6 +468,9 @@ export const Import: MessageFns<Import> = {
         : "",
       failure: isSet(object.failure) ? globalThis.String(object.failure) : "",
       bytes: isSet(object.bytes) ? globalThis.Number(object.bytes) : 0,
+      notices: globalThis.Array.isArray(object?.notices)
+        ? object.notices.map((e: any) => ImportError.fromJSON(e))
+        : [],
     };
   },
 
@@ -495,6 +515,9 @@ export const Import: MessageFns<Import> = {
     if (message.bytes !== 0) {
       obj.bytes = Math.round(message.bytes);
     }
+    if (message.notices?.length) {
+      obj.notices = message.notices.map((e) => ImportError.toJSON(e));
+    }
     return obj;
   },
 
@@ -516,6 +539,7 @@ export const Import: MessageFns<Import> = {
     message.finished_at = object.finished_at ?? "";
     message.failure = object.failure ?? "";
     message.bytes = object.bytes ?? 0;
+    message.notices = object.notices?.map((e) => ImportError.fromPartial(e)) || [];
     return message;
   },
 };

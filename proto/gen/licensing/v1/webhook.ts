@@ -75,6 +75,8 @@ export interface CreateWebhookEndpointRequest {
   url: string;
   events: string[];
   description: string;
+  /** Absent: enabled (an import brings a disabled endpoint across disabled). */
+  enabled?: boolean | undefined;
 }
 
 export interface ListWebhookEndpointsRequest {
@@ -970,7 +972,7 @@ export const WebhookEndpointWithSecret: MessageFns<WebhookEndpointWithSecret> = 
 };
 
 function createBaseCreateWebhookEndpointRequest(): CreateWebhookEndpointRequest {
-  return { account_id: "", url: "", events: [], description: "" };
+  return { account_id: "", url: "", events: [], description: "", enabled: undefined };
 }
 
 export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointRequest> = {
@@ -986,6 +988,9 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
     }
     if (message.description !== "") {
       writer.uint32(34).string(message.description);
+    }
+    if (message.enabled !== undefined) {
+      writer.uint32(40).bool(message.enabled);
     }
     return writer;
   },
@@ -1035,6 +1040,14 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
             message.description = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1057,6 +1070,7 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
       url: isSet(object.url) ? globalThis.String(object.url) : "",
       events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => globalThis.String(e)) : [],
       description: isSet(object.description) ? globalThis.String(object.description) : "",
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : undefined,
     };
   },
 
@@ -1074,6 +1088,9 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
     if (message.description !== "") {
       obj.description = message.description;
     }
+    if (message.enabled !== undefined) {
+      obj.enabled = message.enabled;
+    }
     return obj;
   },
 
@@ -1086,6 +1103,7 @@ export const CreateWebhookEndpointRequest: MessageFns<CreateWebhookEndpointReque
     message.url = object.url ?? "";
     message.events = object.events?.map((e) => e) || [];
     message.description = object.description ?? "";
+    message.enabled = object.enabled ?? undefined;
     return message;
   },
 };

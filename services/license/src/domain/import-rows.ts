@@ -51,16 +51,46 @@ export interface ImportProduct {
   name: string;
   description: string;
   policy: LicensePolicy | undefined;
-  price: { amount: number; currency: string } | undefined;
+  /** With a recurring price's interval, interval_count and trial_days (the product service checks them). */
+  price:
+    | { amount: number; currency: string; interval?: string; interval_count?: number; trial_days?: number }
+    | undefined;
   email_on_purchase: boolean | undefined;
+}
+
+/** A webhook endpoint line of an export (type "webhook_endpoint"): created in the account with a new secret. */
+export interface ImportEndpoint {
+  url: string;
+  events: string[];
+  description: string;
+  enabled: boolean;
 }
 
 export type CheckedRow =
   | { kind: 'license'; row: ImportRow }
   | { kind: 'product'; product: ImportProduct }
-  /** A line of an export that is a record, not something to import (checkout sessions, webhook endpoints): skipped. */
-  | { kind: 'record' }
+  | { kind: 'webhook_endpoint'; endpoint: ImportEndpoint }
+  /**
+   * A line of an export that is a record an import does not bring across (a checkout session, a
+   * subscription, a type of a newer release): skipped, and reported with the reason.
+   */
+  | { kind: 'record'; type: string; reason: string }
   | { kind: 'rejected'; message: string };
+
+/**
+ * Why an export's records are not imported (the import reports each such row with this). A checkout
+ * session is the history of a payment the exporting installation took; a subscription is billed by
+ * the exporting installation's payment provider, and its licence (a licence line) is imported.
+ */
+export const recordReasons: Record<string, string> = {
+  checkout_session:
+    'checkout_session: not imported: a checkout session is the history of a payment taken by the installation it comes from (its licence, if any, is a license line)',
+  subscription:
+    'subscription: not imported: a subscription is billed by the payment provider of the installation it comes from (its licence is a license line); start a new one here to bill here',
+};
+
+const recordReason = (type: string) =>
+  recordReasons[type] ?? `${type}: not imported: not a type this installation imports (an export of a newer release?)`;
 
 const rejected = (message: string): CheckedRow => ({ kind: 'rejected', message });
 
@@ -110,7 +140,9 @@ const IMPORT_FIELDS = new Set([
 export function checkRow(line: Record<string, unknown>, now: Date): CheckedRow {
   const type = line.type ?? 'license';
   if (type === 'product') return checkProduct(line);
-  if (typeof type === 'string' && type !== 'license' && /^[a-z_]{1,40}$/.test(type)) return { kind: 'record' };
+  if (type === 'webhook_endpoint') return checkEndpoint(line);
+  if (typeof type === 'string' && type !== 'license' && /^[a-z_]{1,40}$/.test(type))
+    return { kind: 'record', type, reason: recordReason(type) };
   if (type !== 'license') return rejected('type must be license, product or another type of an export');
   for (const field of Object.keys(line))
     if (!IMPORT_FIELDS.has(field)) return rejected(`${field}: not a field of an import row`);
@@ -251,10 +283,26 @@ function checkProduct(line: Record<string, unknown>): CheckedRow {
   }
   let price: ImportProduct['price'];
   if (line.price !== undefined && line.price !== null) {
-    const pr = line.price as { amount?: unknown; currency?: unknown };
+    const pr = line.price as {
+      amount?: unknown;
+      currency?: unknown;
+      interval?: unknown;
+      interval_count?: unknown;
+      trial_days?: unknown;
+    };
     if (typeof pr !== 'object' || !Number.isInteger(pr.amount) || typeof pr.currency !== 'string')
       return rejected('price must be {amount, currency}');
     price = { amount: pr.amount as number, currency: pr.currency };
+    // A recurring price (an export's subscription product) keeps its billing period.
+    if (pr.interval !== undefined && pr.interval !== null) {
+      if (typeof pr.interval !== 'string') return rejected('price.interval must be month or year');
+      const whole = (v: unknown) => v === undefined || v === null || Number.isInteger(v);
+      if (!whole(pr.interval_count) || !whole(pr.trial_days))
+        return rejected('price.interval_count and price.trial_days must be whole numbers');
+      price.interval = pr.interval;
+      if (typeof pr.interval_count === 'number') price.interval_count = pr.interval_count;
+      if (typeof pr.trial_days === 'number') price.trial_days = pr.trial_days;
+    }
   }
   const email = line.email_on_purchase;
   return {
@@ -268,6 +316,30 @@ function checkProduct(line: Record<string, unknown>): CheckedRow {
     },
   };
 }
+
+/**
+ * A webhook endpoint line: its url, events, description and enabled (its id and times are the other
+ * installation's; it never carries a secret). The webhook service checks the url and the events as
+ * for any new endpoint; here only their shapes.
+ */
+function checkEndpoint(line: Record<string, unknown>): CheckedRow {
+  const url = typeof line.url === 'string' ? line.url.trim() : '';
+  if (!url || url.length > 2048) return rejected('webhook_endpoint: url must be a URL of at most 2048 characters');
+  if (!Array.isArray(line.events) || !line.events.length || line.events.some((e) => typeof e !== 'string'))
+    return rejected('webhook_endpoint: events must be a list of event types');
+  const description = line.description === null || line.description === undefined ? '' : line.description;
+  if (typeof description !== 'string') return rejected('webhook_endpoint: description must be a string');
+  const enabled = line.enabled === undefined ? true : line.enabled;
+  if (typeof enabled !== 'boolean') return rejected('webhook_endpoint: enabled must be true or false');
+  return {
+    kind: 'webhook_endpoint',
+    endpoint: { url, events: [...new Set(line.events as string[])].sort(), description, enabled },
+  };
+}
+
+/** The form two endpoints are compared by: one already in the account with the same one is skipped. */
+export const endpointForm = (e: ImportEndpoint): string =>
+  JSON.stringify([e.url, [...e.events].sort(), e.description, e.enabled]);
 
 /** "a; b, c" or "a b" → ["a", "b", "c"] (entitlements and fingerprints in one CSV cell). */
 export function splitList(text: string): string[] {

@@ -1,6 +1,7 @@
-import { listPage, postgresPagesOf } from '@licensing/runtime';
+import { listPage, postgresPagesOf, withSchemaVersion } from '@licensing/runtime';
 import type { Model } from 'mongoose';
 import type { ActivationDoc, LicenseDoc, LicenseModels } from './models';
+import type { RetiredKeyDoc } from './retired-keys';
 
 /** No query here runs longer than this on the server. */
 const QUERY_MAX_MS = 5000;
@@ -15,7 +16,7 @@ const INSERTS_AT_ONCE = 4;
  * its index, several at a time.
  */
 async function whereIn<T>(
-  model: LicenseModels['License'] | LicenseModels['Activation'],
+  model: LicenseModels['License'] | LicenseModels['Activation'] | LicenseModels['RetiredKey'],
   field: string,
   values: string[],
   rest: Record<string, unknown>,
@@ -40,7 +41,30 @@ async function whereIn<T>(
 
 /** What imports and exports read and write of the licences and their machines, in batches. */
 export class ImportedLicenses {
-  constructor(readonly models: Pick<LicenseModels, 'License' | 'Activation'>) {}
+  constructor(readonly models: Pick<LicenseModels, 'License' | 'Activation' | 'RetiredKey'>) {}
+
+  /**
+   * The keys among these that a reroll took from a licence (retired_keys, whatever the account, in its
+   * grace or after it): they stay taken, as a licence's key does.
+   */
+  async retiredKeys(keys: string[]): Promise<Map<string, RetiredKeyDoc>> {
+    let wanted = [...new Set(keys)];
+    // Over FerretDB's PostgreSQL, which of them exist is one statement on the `_id` index (a batch's
+    // thousand look-ups through FerretDB cost a second); only those (seldom any) are then read.
+    const pages = postgresPagesOf(this.models.RetiredKey.db);
+    if (pages && wanted.length) wanted = await pages.idsAmong(this.models.RetiredKey.collection.collectionName, wanted);
+    const docs = await whereIn<RetiredKeyDoc>(this.models.RetiredKey, '_id', wanted, {}, {});
+    return new Map(docs.map((d) => [d._id, d]));
+  }
+
+  /** Takes back licences an import wrote that it must not keep (their key turned out retired), with their machines. */
+  async removeImported(ids: string[]): Promise<void> {
+    // One at a time by equality (a rare path): over FerretDB's PostgreSQL an $in would read every licence.
+    for (const id of ids) {
+      await this.models.Activation.deleteMany({ license_id: id });
+      await this.models.License.deleteOne({ _id: id });
+    }
+  }
 
   /** The licences holding any of these keys, whatever their account (one read on the unique key index). */
   async licensesByKeys(keys: string[]): Promise<Map<string, LicenseDoc>> {
@@ -70,6 +94,11 @@ export class ImportedLicenses {
   async insertImported(
     licenses: { doc: Omit<LicenseDoc, 'outbox'> }[],
     activations: ActivationDoc[],
+    /**
+     * Run once the licences are in, before their machines: the ids of those to take back (their key
+     * was retired by a reroll meanwhile), which are deleted and answered as refused.
+     */
+    recheck?: (inserted: Omit<LicenseDoc, 'outbox'>[]) => Promise<Set<string>>,
   ): Promise<Set<string>> {
     const failed = new Set<string>();
     // In a few unordered inserts side by side: FerretDB writes each document to PostgreSQL on its own,
@@ -80,8 +109,9 @@ export class ImportedLicenses {
       Array.from({ length: parts }, async (_, p) => {
         const part = licenses.slice(p * size, (p + 1) * size);
         try {
+          // Lean (no mongoose document per licence), so stamped here as mongoose would (migrations.ts).
           await this.models.License.insertMany(
-            part.map((l) => l.doc),
+            part.map((l) => withSchemaVersion(this.models.License, l.doc)),
             { ordered: false, lean: true },
           );
         } catch (err) {
@@ -98,10 +128,18 @@ export class ImportedLicenses {
         }
       }),
     );
+    if (recheck) {
+      const taken = await recheck(licenses.filter((l) => !failed.has(l.doc._id)).map((l) => l.doc));
+      await this.removeImported([...taken]);
+      for (const id of taken) failed.add(id);
+    }
     const machines = activations.filter((a) => !failed.has(a.license_id));
     if (machines.length) {
       try {
-        await this.models.Activation.insertMany(machines, { ordered: false, lean: true });
+        await this.models.Activation.insertMany(
+          machines.map((m) => withSchemaVersion(this.models.Activation, m)),
+          { ordered: false, lean: true },
+        );
       } catch (err) {
         // A machine already there (a resumed batch): the unique (licence, fingerprint) index keeps one.
         const writeErrors = (err as { writeErrors?: { code?: number; err?: { code?: number } }[] }).writeErrors;

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { outboxFields, outboxOf } from '@licensing/runtime';
+import { outboxFields, outboxOf, withSchemaVersion } from '@licensing/runtime';
 import type { DomainEvent } from '@licensing/proto';
 import type { ImportFormat } from '../domain/import-rows';
 import { leaseLapsed, leaseUntil } from '../domain/job-leases';
@@ -26,6 +26,11 @@ export interface ImportDoc {
   rejected: number;
   /** The first 1,000 rejected rows (named so: `errors` is a reserved name in mongoose). */
   row_errors: { row: number; message: string }[];
+  /**
+   * The first 1,000 rows skipped for a reason or imported with a change (records not imported, a webhook
+   * endpoint's new secret); absent on imports from before it existed.
+   */
+  row_notices?: { row: number; message: string }[];
   failure: string;
   /** The run holding the job: its epoch (claimed by a unique insert in import_claims) and until when. */
   epoch: number;
@@ -90,6 +95,7 @@ export function importModels(conn: Connection) {
       skipped: { type: Number, default: 0 },
       rejected: { type: Number, default: 0 },
       row_errors: { type: [Object], default: [] },
+      row_notices: { type: [Object], default: [] },
       failure: { type: String, default: '' },
       epoch: { type: Number, default: 0 },
       lease_until: { type: Date, default: null },
@@ -170,8 +176,8 @@ export class ImportStore {
     const model = exported ? this.models.ExportChunk : this.models.ImportChunk;
     const doc = { _id: chunkId(ownerId, seq), owner_id: ownerId, seq, data: Buffer.from(data) };
     try {
-      // An insert: cheaper on FerretDB than an upsert, which reads first.
-      await model.collection.insertOne(doc as never);
+      // An insert: cheaper on FerretDB than an upsert, which reads first. The driver's, so stamped here.
+      await model.collection.insertOne(withSchemaVersion(model, doc) as never);
     } catch (err) {
       if (!isDuplicate(err)) throw err;
       await model.updateOne({ _id: doc._id }, { $set: { data: doc.data } });

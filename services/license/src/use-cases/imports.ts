@@ -4,19 +4,25 @@ import {
   withPolicyDefaults,
   type CreateProductRequest,
   type Import,
+  type CreateWebhookEndpointRequest,
   type ListProductsRequest,
   type ListProductsResponse,
+  type ListWebhookEndpointsRequest,
+  type ListWebhookEndpointsResponse,
   type Product,
+  type WebhookEndpointWithSecret,
 } from '@licensing/proto';
 import { storedPolicy, withProductEntitlements } from '../domain/entitlements';
 import { expiryBucket } from '../domain/expiry';
 import { checkHead, ImportFileError, ImportFileReader, type FileRow } from '../domain/import-formats';
 import {
   checkRow,
+  endpointForm,
   firstDifference,
   importFormats,
   MAX_IMPORT_ERRORS,
   type ComparableLicense,
+  type ImportEndpoint,
   type ImportFormat,
   type ImportProduct,
   type ImportRow,
@@ -42,6 +48,8 @@ export const MAX_CHUNK_BYTES = 1024 * 1024;
 export const IMPORT_BATCH = 1000;
 /** How long a run holds an import without renewing (each batch renews it). */
 export const IMPORT_LEASE_MS = 30_000;
+/** What a row whose key another account holds (or held, before a reroll) is told: nothing about that account. */
+const TAKEN = 'key is already taken: keys are unique across the whole system';
 /** license.created events stored (and published) together. */
 const EVENTS_PER_GROUP = 50;
 
@@ -51,10 +59,18 @@ export interface ProductAdmin {
   createProduct(req: CreateProductRequest): Promise<Product>;
 }
 
+/** What an import asks of the webhook service: an export's endpoints are created in the account (issue 32). */
+export interface WebhookAdmin {
+  listEndpoints(req: ListWebhookEndpointsRequest): Promise<ListWebhookEndpointsResponse>;
+  createEndpoint(req: CreateWebhookEndpointRequest): Promise<WebhookEndpointWithSecret>;
+}
+
 export interface ImportDeps {
   licenses: ImportedLicenses;
   imports: ImportStore;
   products: ProductAdmin;
+  /** Absent: webhook endpoint lines are rejected (no webhook service to make them in). */
+  webhooks?: WebhookAdmin;
   outbox: Pick<Outbox, 'flush'>;
   clock: Clock;
   log?: Logger;
@@ -71,6 +87,7 @@ export function presentImport(doc: ImportDoc): Import {
     skipped: doc.skipped,
     rejected: doc.rejected,
     errors: doc.row_errors,
+    notices: doc.row_notices ?? [],
     created_at: doc.created_at.toISOString(),
     finished_at: doc.finished_at?.toISOString() ?? '',
     failure: doc.failure,
@@ -101,6 +118,7 @@ export async function createImport(deps: ImportDeps, accountId: string, format: 
     skipped: 0,
     rejected: 0,
     row_errors: [],
+    row_notices: [],
     failure: '',
     epoch: 0,
     lease_until: null,
@@ -180,7 +198,9 @@ export interface ImportedFrom {
   row: number;
 }
 
-type Tally = Pick<ImportDoc, 'imported' | 'skipped' | 'rejected' | 'row_errors' | 'checkpoint_row'>;
+type Tally = Pick<ImportDoc, 'imported' | 'skipped' | 'rejected' | 'row_errors' | 'checkpoint_row'> & {
+  row_notices: NonNullable<ImportDoc['row_notices']>;
+};
 
 /** One run of an import job: from its checkpoint to the end of the file, a batch at a time. */
 export class ImportRun {
@@ -202,6 +222,7 @@ export class ImportRun {
       skipped: doc.skipped,
       rejected: doc.rejected,
       row_errors: [...doc.row_errors],
+      row_notices: [...(doc.row_notices ?? [])],
       checkpoint_row: doc.checkpoint_row,
     };
   }
@@ -290,6 +311,76 @@ export class ImportRun {
     this.batchErrors.push({ row, message });
   }
 
+  /** This batch's notices (a row skipped for a reason, or imported with a change), added at its end. */
+  private batchNotices: { row: number; message: string }[] = [];
+
+  private notice(row: number, message: string): void {
+    this.batchNotices.push({ row, message });
+  }
+
+  /** The account's webhook endpoints by form, each matching one line at most (read once per run). */
+  private endpointForms?: Map<string, string[]>;
+
+  /**
+   * An export's webhook endpoint: skipped when the account has one of the same url, events, description
+   * and enabled (running the file again adds nothing), else created with a new signing secret (the file
+   * never holds one), which the import's notices say. A url or events the webhook service refuses
+   * reject the row with its message.
+   */
+  private async endpoint(row: number, e: ImportEndpoint): Promise<void> {
+    const webhooks = this.deps.webhooks;
+    if (!webhooks) {
+      this.reject(row, 'webhook_endpoint: webhook endpoints cannot be imported here');
+      return;
+    }
+    if (!this.endpointForms) {
+      const forms = new Map<string, string[]>();
+      let after = '';
+      for (;;) {
+        const page = await webhooks.listEndpoints({
+          account_id: this.doc.account_id,
+          page: { limit: 100, starting_after: after },
+        });
+        for (const x of page.data) {
+          const form = endpointForm({ url: x.url, events: x.events, description: x.description, enabled: x.enabled });
+          forms.set(form, [...(forms.get(form) ?? []), x.id]);
+        }
+        if (!page.page?.has_more || !page.page.next_cursor) break;
+        after = page.page.next_cursor;
+      }
+      this.endpointForms = forms;
+    }
+    const form = endpointForm(e);
+    const same = this.endpointForms.get(form);
+    if (same?.length) {
+      same.shift();
+      this.tally.skipped++;
+      return;
+    }
+    let made: WebhookEndpointWithSecret;
+    try {
+      made = await webhooks.createEndpoint({
+        account_id: this.doc.account_id,
+        url: e.url,
+        events: e.events,
+        description: e.description,
+        enabled: e.enabled,
+      });
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'invalid_request' || err.code === 'conflict')) {
+        this.reject(row, `webhook_endpoint: ${err.message}`);
+        return;
+      }
+      throw err; // the webhook service away: the run stops, and the job resumes from its checkpoint
+    }
+    const id = made.endpoint!.id;
+    this.tally.imported++;
+    this.notice(
+      row,
+      `webhook_endpoint: created as ${id} with a new signing secret (an export never holds one): POST /api/v1/webhooks/${id}/rotate-secret shows a secret to verify its deliveries with`,
+    );
+  }
+
   private async productNamed(name: string, create?: ImportProduct): Promise<{ id: string; created: boolean }> {
     const names = await this.productNames();
     const known = names.get(name);
@@ -350,7 +441,10 @@ export class ImportRun {
       }
       const checked = checkRow(r.fields, now);
       if (checked.kind === 'rejected') this.reject(r.row, checked.message);
-      else if (checked.kind === 'record') this.tally.skipped++;
+      else if (checked.kind === 'record') {
+        this.tally.skipped++;
+        this.notice(r.row, checked.reason);
+      } else if (checked.kind === 'webhook_endpoint') await this.endpoint(r.row, checked.endpoint);
       else if (checked.kind === 'product') {
         const { created } = await this.productNamed(checked.product.name, checked.product);
         if (created) this.tally.imported++;
@@ -400,10 +494,22 @@ export class ImportRun {
         events: importedLicenseEvents(made.doc, l.product),
       });
     }
+    // A key a reroll took from a licence stays taken (retired_keys), in its grace and after it: else the
+    // importer's licence would answer for a key another licence's holder still has. Read before the
+    // insert (rows holding one are settled below, never written), and again once the licences are in:
+    // a reroll that retired one of these keys meanwhile had claimed it before it freed the key index, so
+    // the second read finds every claim the first missed, and that licence is taken back at once.
+    const retiredBefore = await deps.licenses.retiredKeys(toInsert.map((t) => t.data.key));
+    const writable = toInsert.filter((t) => !retiredBefore.has(t.data.key));
     const failed = await deps.licenses.insertImported(
-      toInsert.map((t) => ({ doc: t.doc })),
-      toInsert.flatMap((t) => t.activations),
+      writable.map((t) => ({ doc: t.doc })),
+      writable.flatMap((t) => t.activations),
+      async (inserted) => {
+        const retired = await deps.licenses.retiredKeys(inserted.map((d) => d.key));
+        return new Set(inserted.filter((d) => retired.has(d.key)).map((d) => d._id));
+      },
     );
+    for (const t of toInsert) if (retiredBefore.has(t.data.key)) failed.add(t.doc._id);
     const existing = toInsert.filter((t) => failed.has(t.doc._id));
     const events: ReturnType<typeof importedLicenseEvents> = [];
     for (const t of toInsert) {
@@ -413,15 +519,39 @@ export class ImportRun {
     }
 
     if (existing.length) {
-      const stored = await deps.licenses.licensesByKeys(existing.map((t) => t.data.key));
+      const keys = existing.map((t) => t.data.key);
+      const [stored, retired] = await Promise.all([
+        deps.licenses.licensesByKeys(keys),
+        deps.licenses.retiredKeys(keys),
+      ]);
+      // A retired key held by a licence this import wrote (before a crash, after its last checkpoint,
+      // and before the second read above could take it back): taken back now.
+      const misplaced = [...stored.values()].filter((d) => {
+        const claim = retired.get(d.key);
+        return claim && claim.license_id !== d._id && d.imported_from?.import_id === this.doc._id;
+      });
+      await deps.licenses.removeImported(misplaced.map((d) => d._id));
+      for (const d of misplaced) stored.delete(d.key);
       const ours = [...stored.values()].filter((d) => d.account_id === this.doc.account_id);
       const fingerprints = await deps.licenses.activeFingerprints(ours.map((d) => d._id));
       const missingMachines: ActivationDoc[] = [];
       for (const t of existing) {
         const found = stored.get(t.data.key);
+        const claim = retired.get(t.data.key);
+        if (claim && claim.license_id !== found?._id) {
+          // Taken by a reroll (the licence it was taken from has another key now): as any taken key, with
+          // nothing about where; in this account, what happened to it.
+          this.reject(
+            t.row,
+            claim.account_id === this.doc.account_id
+              ? 'key was replaced by a reroll in this account: a replaced key is never given out again'
+              : TAKEN,
+          );
+          continue;
+        }
         if (!found || found.account_id !== this.doc.account_id) {
           // Nothing about where: another account's key is simply taken (or it went away meanwhile: retry the file).
-          this.reject(t.row, 'key is already taken: keys are unique across the whole system');
+          this.reject(t.row, TAKEN);
           continue;
         }
         const from = found.imported_from;
@@ -453,6 +583,9 @@ export class ImportRun {
     for (const e of this.batchErrors.sort((a, b) => a.row - b.row))
       if (this.tally.row_errors.length < MAX_IMPORT_ERRORS) this.tally.row_errors.push(e);
     this.batchErrors = [];
+    for (const n of this.batchNotices.sort((a, b) => a.row - b.row))
+      if (this.tally.row_notices.length < MAX_IMPORT_ERRORS) this.tally.row_notices.push(n);
+    this.batchNotices = [];
     const last = rows[rows.length - 1]?.row ?? this.tally.checkpoint_row;
     this.tally.checkpoint_row = Math.max(this.tally.checkpoint_row, last);
     return deps.imports.checkpoint(this.doc._id, this.epoch, { ...this.tally, ...this.lease() });

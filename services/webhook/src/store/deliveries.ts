@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { listPage } from '@licensing/runtime';
+import { listPage, withSchemaVersion } from '@licensing/runtime';
 import { deliveryStatuses, type DeliveryStatus, type PageRequest } from '@licensing/proto';
 
 export interface DeliveryDoc {
@@ -76,8 +76,11 @@ export class DeliveryStore {
     if (!docs.length) return [];
     try {
       // lean: the documents are made whole by the fan-out; mongoose's casting and validation per
-      // document would cost more than the insert.
-      await this.Delivery.insertMany(docs, { ordered: false, lean: true });
+      // document would cost more than the insert. So stamped here, as mongoose would (migrations.ts).
+      await this.Delivery.insertMany(
+        docs.map((d) => withSchemaVersion(this.Delivery, d)),
+        { ordered: false, lean: true },
+      );
       return docs;
     } catch (err) {
       const writeErrors = (err as { writeErrors?: { index: number; code?: number }[] }).writeErrors;

@@ -11,7 +11,7 @@ export interface EndpointWithSecret {
   secret: string;
 }
 
-/** A new endpoint within the account's cap, with a new signing secret. */
+/** A new endpoint within the account's cap, with a new signing secret (enabled unless asked otherwise: an import). */
 export async function createEndpoint(
   { endpoints, clock, secretKey, urlPolicy, lookup, maxEndpoints }: EndpointDeps,
   req: CreateWebhookEndpointRequest,
@@ -25,7 +25,7 @@ export async function createEndpoint(
     url,
     events: checkEvents(req.events),
     description: checkDescription(req.description),
-    enabled: true,
+    enabled: req.enabled ?? true,
     failing_since: null,
     secrets: [{ sealed: secretKey.seal(Buffer.from(secret)), created_at: now, expires_at: null }],
     created_at: now,

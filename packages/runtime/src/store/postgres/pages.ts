@@ -43,6 +43,17 @@ export function countSql(schema: string, table: string, filter: Record<string, u
   return { text: `SELECT count(*) AS n FROM ${quote(schema)}.${quote(table)} WHERE ${where}`, params };
 }
 
+/**
+ * Which of these `_id`s a table holds: one statement on FerretDB's own unique B-tree over `_jsonb -> '_id'`
+ * (FerretDB itself would send one `@>` per value, which that index cannot serve).
+ */
+export function idsAmongSql(schema: string, table: string, ids: string[]): Sql {
+  return {
+    text: `SELECT _jsonb->>'_id' AS id FROM ${quote(schema)}.${quote(table)} WHERE (_jsonb -> '_id') = ANY($1::jsonb[])`,
+    params: [ids.map((id) => JSON.stringify(id))],
+  };
+}
+
 export class PostgresPages {
   private readonly tables = new Map<string, string>();
 
@@ -99,6 +110,15 @@ export class PostgresPages {
     if (!sql) return null;
     if (!table) return 0;
     return Number((await this.query<{ n: string }>(sql.text, sql.params))[0].n);
+  }
+
+  /** The ids among these that the collection holds (string `_id`s), in one statement; any order. */
+  async idsAmong(collection: string, ids: string[]): Promise<string[]> {
+    if (!ids.length) return [];
+    const table = await this.tableOf(collection);
+    if (!table) return []; // no such collection yet
+    const sql = idsAmongSql(this.schema, table, ids);
+    return (await this.query<{ id: string }>(sql.text, sql.params)).map((r) => r.id);
   }
 
   /**

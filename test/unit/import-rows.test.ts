@@ -1,0 +1,116 @@
+import { checkRow, endpointForm, recordReasons } from '../../services/license/src/domain/import-rows';
+
+// An export's lines other than licences, as an import reads them (issue 32): products keep a recurring
+// price, webhook endpoints are made again, and the records not imported carry why.
+
+const now = new Date('2026-03-01T12:00:00Z');
+
+describe('an export line, checked for import', () => {
+  it('a product keeps its recurring price: interval, interval_count and trial_days', () => {
+    expect(
+      checkRow(
+        {
+          type: 'product',
+          name: 'Monthly',
+          price: { amount: 900, currency: 'EUR', interval: 'month', interval_count: 3, trial_days: 7 },
+        },
+        now,
+      ),
+    ).toMatchObject({
+      kind: 'product',
+      product: { price: { amount: 900, currency: 'EUR', interval: 'month', interval_count: 3, trial_days: 7 } },
+    });
+    expect(
+      checkRow({ type: 'product', name: 'Once', price: { amount: 900, currency: 'EUR', interval: null } }, now),
+    ).toMatchObject({ kind: 'product', product: { price: { amount: 900, currency: 'EUR' } } });
+    expect(
+      checkRow(
+        { type: 'product', name: 'Bad', price: { amount: 900, currency: 'EUR', interval: 'month', trial_days: 1.5 } },
+        now,
+      ),
+    ).toEqual({ kind: 'rejected', message: 'price.interval_count and price.trial_days must be whole numbers' });
+  });
+
+  it('a webhook endpoint: its url, events, description and enabled (id and times left behind)', () => {
+    const line = {
+      type: 'webhook_endpoint',
+      id: 'we_01JD8Z3K6Q2W4E5R6T7Y8V9X0P',
+      url: ' https://crm.example/hooks ',
+      events: ['license.updated', 'license.created', 'license.created'],
+      description: null,
+      enabled: false,
+      created_at: '2026-01-01T00:00:00.000Z',
+    };
+    const checked = checkRow(line, now);
+    expect(checked).toEqual({
+      kind: 'webhook_endpoint',
+      endpoint: {
+        url: 'https://crm.example/hooks',
+        events: ['license.created', 'license.updated'],
+        description: '',
+        enabled: false,
+      },
+    });
+    // Compared by those four: the same endpoint with its events in another order is the same.
+    const form = endpointForm({
+      url: 'https://crm.example/hooks',
+      events: ['license.updated', 'license.created'],
+      description: '',
+      enabled: false,
+    });
+    expect(checked.kind === 'webhook_endpoint' && endpointForm(checked.endpoint)).toBe(form);
+    expect(
+      endpointForm({
+        url: 'https://crm.example/hooks',
+        events: ['license.created', 'license.updated'],
+        description: '',
+        enabled: true,
+      }),
+    ).not.toBe(form);
+    // Absent enabled: enabled.
+    expect(checkRow({ type: 'webhook_endpoint', url: 'https://x.example', events: ['*'] }, now)).toMatchObject({
+      endpoint: { enabled: true, description: '' },
+    });
+  });
+
+  it('a webhook endpoint of the wrong shape is rejected, naming the field', () => {
+    const base = { type: 'webhook_endpoint', url: 'https://x.example', events: ['*'] };
+    expect(checkRow({ ...base, url: '' }, now)).toEqual({
+      kind: 'rejected',
+      message: 'webhook_endpoint: url must be a URL of at most 2048 characters',
+    });
+    expect(checkRow({ ...base, events: [] }, now)).toEqual({
+      kind: 'rejected',
+      message: 'webhook_endpoint: events must be a list of event types',
+    });
+    expect(checkRow({ ...base, events: [1] }, now)).toMatchObject({ kind: 'rejected' });
+    expect(checkRow({ ...base, description: 5 }, now)).toEqual({
+      kind: 'rejected',
+      message: 'webhook_endpoint: description must be a string',
+    });
+    expect(checkRow({ ...base, enabled: 'yes' }, now)).toEqual({
+      kind: 'rejected',
+      message: 'webhook_endpoint: enabled must be true or false',
+    });
+  });
+
+  it('checkout sessions, subscriptions and types of a newer release are records, each with why it is not imported', () => {
+    expect(checkRow({ type: 'checkout_session', id: 'cs_1' }, now)).toEqual({
+      kind: 'record',
+      type: 'checkout_session',
+      reason: recordReasons.checkout_session,
+    });
+    expect(checkRow({ type: 'subscription', id: 'sub_1' }, now)).toEqual({
+      kind: 'record',
+      type: 'subscription',
+      reason: recordReasons.subscription,
+    });
+    expect(recordReasons.checkout_session).toMatch(/^checkout_session: not imported: /);
+    expect(recordReasons.subscription).toMatch(/^subscription: not imported: /);
+    expect(checkRow({ type: 'coupon' }, now)).toEqual({
+      kind: 'record',
+      type: 'coupon',
+      reason: 'coupon: not imported: not a type this installation imports (an export of a newer release?)',
+    });
+  });
+});
