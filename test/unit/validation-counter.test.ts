@@ -1,4 +1,4 @@
-import { createLogger } from '@licensing/runtime';
+import { MAX_UPDATES_PER_COMMAND, appliedBefore, bulkUpdate, createLogger } from '@licensing/runtime';
 import { ValidationCounter } from '../../services/license/src/jobs/validation-counter';
 import type {
   HourCount,
@@ -160,5 +160,58 @@ describe('the licence service counting validations', () => {
     );
     await counter.flush();
     expect(batches).toHaveLength(1); // nothing new: no write
+  });
+});
+
+describe('a flush stored part of the way', () => {
+  // The store writes a statement per entry, in order, a few per command (runtime's bulkUpdate); a
+  // command that fails says how many statements the ones before it stored (appliedBefore).
+  it('bulkUpdate: commands of MAX_UPDATES_PER_COMMAND; a failure keeps its own error and says what was applied', async () => {
+    const commands: unknown[][] = [];
+    const model = {
+      bulkWrite: async (ops: unknown[]) => {
+        if (commands.length === 2) throw new Error('store away');
+        commands.push(ops);
+      },
+    };
+    const ops = Array.from({ length: 3 * MAX_UPDATES_PER_COMMAND }, (_, i) => ({ updateOne: { filter: { _id: i } } }));
+    const err = await bulkUpdate(model as never, ops as never).catch((e: unknown) => e);
+    expect(commands.map((c) => c.length)).toEqual([MAX_UPDATES_PER_COMMAND, MAX_UPDATES_PER_COMMAND]);
+    expect((err as Error).message).toBe('store away'); // the store's own error, as store-errors.ts reads it
+    expect(appliedBefore(err)).toBe(2 * MAX_UPDATES_PER_COMMAND);
+    expect(appliedBefore(new Error('any other'))).toBe(0);
+  });
+
+  it('the counter keeps only what was not stored: counts are added once, however the flush failed', async () => {
+    // Over a store whose first command of each flush is stored and whose second fails.
+    const stored: HourCount[] = [];
+    const store = {
+      async addHourCounts(counts: Map<string, HourCount>) {
+        let commands = 0;
+        const model = {
+          bulkWrite: async (ops: { c: HourCount }[]) => {
+            if (commands++ === 1) throw new Error('store away');
+            stored.push(...ops.map((o) => o.c));
+          },
+        };
+        await bulkUpdate(model as never, [...counts.values()].map((c) => ({ c })) as never);
+      },
+      async setLastValidated() {},
+      async addRecentGroups() {},
+    };
+    const counter = new ValidationCounter(
+      store as unknown as ValidationStatsStore,
+      createLogger('test', 'silent'),
+      60_000,
+    );
+    const accounts = Array.from({ length: MAX_UPDATES_PER_COMMAND + 3 }, (_, i) => `acct_${i}`);
+    for (const a of accounts) counter.record(a, 'valid', true, at('10:15:00'));
+    await counter.flush(); // the first command's accounts stored, the rest kept
+    expect(stored.map((c) => c.accountId)).toEqual(accounts.slice(0, MAX_UPDATES_PER_COMMAND));
+    stored.length = 0;
+    await counter.flush(); // only the rest: none of the first is counted twice
+    expect(stored.map((c) => [c.accountId, c.validations])).toEqual(
+      accounts.slice(MAX_UPDATES_PER_COMMAND).map((a) => [a, 1]),
+    );
   });
 });

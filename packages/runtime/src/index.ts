@@ -42,6 +42,7 @@ export * from './tasks/retry';
 export * from './store/query-shapes';
 export * from './store/query-deadline';
 export * from './store/slots';
+export * from './store/bulk-updates';
 export * from './store/postgres';
 export * from './security/text';
 export * from './security/metadata-keys';

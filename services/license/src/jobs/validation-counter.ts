@@ -1,4 +1,4 @@
-import { PeriodicTask, type Logger } from '@licensing/runtime';
+import { appliedBefore, PeriodicTask, type Logger } from '@licensing/runtime';
 import { addCodes, hourOf, type CodeCounts, type HourBucket } from '../domain/stats';
 import {
   hourCountId,
@@ -87,20 +87,24 @@ export class ValidationCounter {
     this.hourCounts = new Map();
     this.lastValidated = new Map();
     this.recentGroups = new Map();
+    // Each store call writes one statement per entry, in the map's order, a few per command; a failure
+    // says how many it stored (appliedBefore), and only the rest is kept for the next flush (the counts
+    // are $inc: keeping what was stored would count it twice).
     if (hourCounts.size)
       await this.store.addHourCounts(hourCounts).catch((err) => {
         this.log.warn({ err }, 'could not store validation counts; will retry');
-        for (const c of hourCounts.values()) this.add(c.accountId, c.hour, c.validations, c.valid, c.byCode);
+        for (const c of unstored(hourCounts.values(), err))
+          this.add(c.accountId, c.hour, c.validations, c.valid, c.byCode);
       });
     if (lastValidated.size)
       await this.store.setLastValidated(lastValidated).catch((err) => {
         this.log.warn({ err }, 'could not store last-validated times; will retry');
-        for (const [licenseId, v] of lastValidated) this.validated(v.accountId, licenseId, v.at);
+        for (const [licenseId, v] of unstored(lastValidated, err)) this.validated(v.accountId, licenseId, v.at);
       });
     if (recentGroups.size)
       await this.store.addRecentGroups(recentGroups).catch((err) => {
         this.log.warn({ err }, 'could not store recent validations; will retry');
-        for (const g of recentGroups.values()) this.addRecent(g);
+        for (const g of unstored(recentGroups.values(), err)) this.addRecent(g);
       });
     if (lastSeen.size && this.storeSeen)
       await this.storeSeen(lastSeen).catch((err) => {
@@ -133,4 +137,9 @@ export class ValidationCounter {
   async lastValidatedAt(licenseId: string): Promise<Date | null> {
     return this.lastValidated.get(licenseId)?.at ?? this.store.lastValidatedAt(licenseId);
   }
+}
+
+/** The entries a failed store call did not store: those from the first statement it had not applied. */
+function unstored<T>(entries: Iterable<T>, err: unknown): T[] {
+  return [...entries].slice(appliedBefore(err));
 }

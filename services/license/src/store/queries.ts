@@ -1,4 +1,4 @@
-import { SLOT_ROUNDS, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
+import { SLOT_ROUNDS, bulkUpdate, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
 import { lapsed, type DeactivationReason, type DomainEvent, type PageRequest, type Status } from '@licensing/proto';
 import type { ActivationDoc, ErasureDoc, LicenseDoc, LicenseModels, SightingDoc, SweepStateDoc } from './models';
 
@@ -412,7 +412,7 @@ export class LicenseStore {
         },
       })),
     );
-    if (ops.length) await this.models.Sighting.bulkWrite(ops, { ordered: false });
+    if (ops.length) await bulkUpdate(this.models.Sighting, ops); // a few statements per command (FerretDB)
   }
 
   // Erasure of a customer's e-mail

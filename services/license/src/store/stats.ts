@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { sha256 } from '@licensing/runtime';
+import { bulkUpdate, sha256 } from '@licensing/runtime';
 import { hourOf, type CodeCounts, type HourBucket } from '../domain/stats';
 
 // The stored validation counts: their models and the queries that add to them and read them. The
@@ -125,8 +125,10 @@ export function statsModels(conn: Connection) {
 type StatsModels = ReturnType<typeof statsModels>;
 
 /**
- * The queries of the validation counts: batches added in one bulk write per collection (a failed
- * one throws, and the caller keeps its batch), and the reads of the dashboard and the licence page.
+ * The queries of the validation counts: batches added in bulk writes of a few statements each
+ * (runtime's bulkUpdate: FerretDB stalls on an update command of many; one statement per map entry,
+ * in the map's order, so a failure says which entries were stored and the caller keeps the rest),
+ * and the reads of the dashboard and the licence page.
  */
 export class ValidationStatsStore {
   constructor(private readonly models: StatsModels) {}
@@ -147,7 +149,7 @@ export class ValidationStatsStore {
         upsert: true,
       },
     }));
-    await this.models.Stats.bulkWrite(ops, { ordered: false });
+    await bulkUpdate(this.models.Stats, ops);
   }
 
   /** Sets when each licence (the map's key) was last validated. */
@@ -159,7 +161,7 @@ export class ValidationStatsStore {
         upsert: true,
       },
     }));
-    await this.models.Activity.bulkWrite(ops, { ordered: false });
+    await bulkUpdate(this.models.Activity, ops);
   }
 
   /** Adds each group of recent validations to its stored group (made when missing). */
@@ -183,7 +185,7 @@ export class ValidationStatsStore {
         upsert: true,
       },
     }));
-    await this.models.RecentGroups.bulkWrite(ops, { ordered: false });
+    await bulkUpdate(this.models.RecentGroups, ops);
   }
 
   /** An account's stored hours from `from` on. */

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { listPage, withSchemaVersion } from '@licensing/runtime';
+import { bulkUpdate, listPage, withSchemaVersion } from '@licensing/runtime';
 import { deliveryStatuses, type DeliveryStatus, type PageRequest } from '@licensing/proto';
 
 export interface DeliveryDoc {
@@ -93,9 +93,10 @@ export class DeliveryStore {
   /** Several deliveries' changes in one round trip (each a $set by _id, as update() makes it). */
   async updateAll(changes: { id: string; changes: Partial<DeliveryDoc> }[]): Promise<void> {
     if (!changes.length) return;
-    await this.Delivery.bulkWrite(
+    // A few statements per command (runtime's bulkUpdate: FerretDB stalls on an update command of many).
+    await bulkUpdate(
+      this.Delivery,
       changes.map((c) => ({ updateOne: { filter: { _id: c.id }, update: { $set: c.changes } } })),
-      { ordered: false },
     );
   }
 
