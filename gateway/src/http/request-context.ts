@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { saneRequestId, withRequestId, type Tracing } from '@licensing/runtime';
+import { holdScope, saneRequestId, withRequestId, type Tracing } from '@licensing/runtime';
 import type { AccessCaller, AccessLog } from './access-log';
 import { endRequestSpan, startRequestSpan, traceIdOf } from './tracing';
 
@@ -50,6 +50,8 @@ export function requestContext(access: AccessLog, tracing?: Tracing) {
           traceId: traceIdOf(traced),
         });
       });
+    // The scope lasts as long as the request, not only its first next() (runtime's request-scope.ts).
+    res.once('close', holdScope());
     withRequestId(requestId, next, traced?.context);
   };
 }

@@ -87,6 +87,12 @@ export class LicenseValidator {
   private readonly byCode;
   /** Look-ups that meet in one turn of the event loop go to the licence service in one call. */
   private readonly service: ValidationBatcher;
+  /**
+   * The look-up on its way for each cache key: a request that misses meanwhile waits for it and then
+   * answers from what it put in the cache, instead of asking too. When a licence's entry ends (its
+   * TTL, an eviction), every connection validating it misses at once: one call instead of one each.
+   */
+  private readonly asking = new Map<string, Promise<unknown>>();
 
   constructor(
     clients: Clients,
@@ -145,8 +151,20 @@ export class LicenseValidator {
         ? this.service.validate({ ...request, from_store: true, already_counted: true })
         : answer;
     }
+    const pending = this.asking.get(key);
+    if (pending) {
+      await pending.catch(() => undefined); // its failure is its caller's; this one asks for itself below
+      const local = this.local(p, input);
+      if (local) return this.answer(p, local); // counted as a hit, as any answer from the cache
+    }
     this.cacheResults('miss').inc();
-    return this.ask(p, key, parsed.key, input.productId, fingerprint, input.entitlements ?? []);
+    const asked = this.ask(p, key, parsed.key, input.productId, fingerprint, input.entitlements ?? []);
+    this.asking.set(key, asked);
+    try {
+      return await asked;
+    } finally {
+      if (this.asking.get(key) === asked) this.asking.delete(key);
+    }
   }
 
   /** After this gateway changed a licence (or created one): its next answer must not come from before the change. */

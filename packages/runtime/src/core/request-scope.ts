@@ -18,13 +18,65 @@ interface CallScope {
 
 const scope = new AsyncLocalStorage<CallScope>();
 
+/**
+ * Before Node 24, AsyncLocalStorage runs on async_hooks: while it is enabled, every async resource the
+ * process makes pays an init hook, each process.nextTick of node:http's own answer among them. In a
+ * gateway answering cached validations (which open no scope) that was a seventh of its CPU per request
+ * (docs/architecture.md, "The request scope without async_hooks on the hot path"). So the storage is enabled only while a
+ * scope is open (counted here: each run until its function returns or its promise settles, or a
+ * holdScope() until released) and disabled when the last one closes; the next scope enables it again.
+ * Work a call left running after it closed (nothing should: background work runs outsideAnyCall)
+ * then reads no scope. From Node 24 the storage needs no hooks (AsyncContextFrame) and stays enabled.
+ */
+const GATED = Number(process.versions.node.split('.')[0]) < 24;
+let open = 0;
+
+function closeOne(): void {
+  if (--open === 0 && GATED) scope.disable();
+}
+
+/** Runs fn in the scope, counted open until fn returns or, when it returns a promise, until that settles. */
+function runOpen<T>(store: CallScope, fn: () => T): T {
+  open++;
+  let result: T;
+  try {
+    result = scope.run(store, fn);
+  } catch (err) {
+    closeOne();
+    throw err;
+  }
+  if (result instanceof Promise) result.then(closeOne, closeOne);
+  else closeOne();
+  return result;
+}
+
+/**
+ * Keeps the scope storage enabled until the returned release is called (once; later calls do
+ * nothing): for a scope whose work outlives the function that opened it, as an HTTP request's
+ * middleware chain outlives its first next().
+ */
+export function holdScope(): () => void {
+  open++;
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    closeOne();
+  };
+}
+
+/** For tests: how many scopes are open, and whether the storage (and so, before Node 24, async_hooks) is enabled. */
+export function scopeState(): { open: number; enabled: boolean } {
+  return { open, enabled: (scope as unknown as { enabled?: boolean }).enabled !== false };
+}
+
 export function withRequestId<T>(requestId: string, fn: () => T, trace?: Context): T {
-  return requestId || trace ? scope.run({ requestId, deadline: Infinity, trace }, fn) : fn();
+  return requestId || trace ? runOpen({ requestId, deadline: Infinity, trace }, fn) : fn();
 }
 
 /** Runs fn as one call: its request id, the epoch-ms deadline its caller gave and, traced, its span's context. */
 export function withCallScope<T>(requestId: string, deadline: number, fn: () => T, trace?: Context): T {
-  return scope.run({ requestId, deadline, trace }, fn);
+  return runOpen({ requestId, deadline, trace }, fn);
 }
 
 /**
