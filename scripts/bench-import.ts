@@ -11,7 +11,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { replaceSection, startBenchSystem, SystemCpu } from './lib/bench-kit';
+import { replaceSection, startBenchSystem, SystemCpu, mean, median } from './lib/bench-kit';
 import { FERRETDB_VERSION } from './lib/ferretdb';
 import { repoRoot } from './lib/paths';
 
@@ -59,13 +59,6 @@ async function cachedRun(url: string, headers: Record<string, string>, keys: str
     why: [`${r.errors} errors`, `${r.timeouts} timeouts`, ...statuses].join(', '),
   };
 }
-
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 async function main() {
   // Before anything of the bench runs: what else keeps the machine's cores busy.

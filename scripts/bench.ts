@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { cpuSeconds, redisPid, spawnNode, startBenchSystem, treeCpuSeconds } from './lib/bench-kit';
+import { cpuSeconds, redisPid, spawnNode, startBenchSystem, treeCpuSeconds, mean, median } from './lib/bench-kit';
 import { FERRETDB_VERSION } from './lib/ferretdb';
 import { freePort, waitForPort } from './lib/net';
 import { repoRoot } from './lib/paths';
@@ -119,13 +119,6 @@ async function measure(
     cpu,
   };
 }
-
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** One configuration's rounds as one row: mean rate and share of bare, median latencies, summed requests and CPU. */
 function combined(rounds: Run[]): Run {

@@ -266,3 +266,13 @@ export class SystemCpu {
     return Number.POSITIVE_INFINITY;
   }
 }
+
+/** The mean of some figures (a bench's rounds). */
+export const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Their median (of latencies: one slow round does not move it). */
+export const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};

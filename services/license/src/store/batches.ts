@@ -165,13 +165,7 @@ export class LicenseBatchStore {
     after: string,
     limit: number,
   ): Promise<Pick<LicenseBatchDoc, '_id' | 'items'>[]> {
-    const filter: Record<string, unknown> = { account_id: accountId, customer_emails_lc: null };
-    if (after) filter._id = { $gt: after };
-    return this.models.LicenseBatch.find(filter, { items: 1 })
-      .sort({ _id: 1 })
-      .limit(limit)
-      .lean<Pick<LicenseBatchDoc, '_id' | 'items'>[]>()
-      .exec();
+    return this.pageOfItems({ account_id: accountId, customer_emails_lc: null }, after, limit);
   }
 
   /** Gives an older batch its e-mail list (unless it has one already). */
@@ -189,9 +183,16 @@ export class LicenseBatchStore {
     after: string,
     limit: number,
   ): Promise<Pick<LicenseBatchDoc, '_id' | 'items'>[]> {
-    const filter: Record<string, unknown> = { account_id: accountId, customer_emails_lc: emailLc };
-    if (after) filter._id = { $gt: after };
-    return this.models.LicenseBatch.find(filter, { items: 1 })
+    return this.pageOfItems({ account_id: accountId, customer_emails_lc: emailLc }, after, limit);
+  }
+
+  /** The batches matching `filter`, by id after `after` (the erasure walks them in pages), with their items. */
+  private pageOfItems(
+    filter: Record<string, unknown>,
+    after: string,
+    limit: number,
+  ): Promise<Pick<LicenseBatchDoc, '_id' | 'items'>[]> {
+    return this.models.LicenseBatch.find(after ? { ...filter, _id: { $gt: after } } : filter, { items: 1 })
       .sort({ _id: 1 })
       .limit(limit)
       .lean<Pick<LicenseBatchDoc, '_id' | 'items'>[]>()
