@@ -13,7 +13,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { replaceSection, startBenchSystem, SystemCpu } from './lib/bench-kit';
+import { bareRate, replaceSection, startBenchSystem, SystemCpu } from './lib/bench-kit';
 import { FERRETDB_VERSION } from './lib/ferretdb';
 import { repoRoot } from './lib/paths';
 
@@ -76,6 +76,8 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
+  // The machine's speed before the system starts: the figures below are times and rates.
+  const bareBefore = await bareRate();
   const receiver = new Receiver();
   await receiver.start();
   // As `npm start` runs it: development, the access log on, loopback webhooks allowed.
@@ -205,6 +207,7 @@ async function main() {
       },
       cpu: { issuance: perLicense(issuanceCpu), delivery: perLicense(deliveryCpu), settle: perLicense(settleCpu) },
       rss: { idle: rssIdle, after: rssAfter },
+      bare: { before: bareBefore, after: await bareRate() },
     };
     console.log(JSON.stringify(result, null, 2));
     writeSection(result, postgres !== null);
@@ -228,6 +231,8 @@ type Result = {
   };
   cpu: Record<'issuance' | 'delivery' | 'settle', Record<string, number>>;
   rss: Record<'idle' | 'after', Record<string, number>>;
+  /** The bare node:http server's requests/s before the system started and once it was quiet. */
+  bare: { before: number; after: number };
 };
 
 function writeSection(r: Result, overPostgres: boolean): void {
@@ -240,6 +245,7 @@ function writeSection(r: Result, overPostgres: boolean): void {
 - When: ${new Date().toISOString()}; FerretDB ${FERRETDB_VERSION} over ${overPostgres ? 'PostgreSQL' : 'SQLite'}; the system as \`npm start\` runs it (development, \`LOG_LEVEL=info\`, loopback webhooks allowed), one endpoint subscribed to \`license.created\` on a loopback receiver in the bench process.
 - Latency: from the \`201\` of \`POST /api/v1/licenses\` to the receiver's arrival of that licence's \`license.created\`.
 - The load generator and the receiver run on the same cores as the system; PostgreSQL's and NATS's CPU is that of every such process on the machine.
+- The machine in this run: a bare node:http server answered ${Math.round(r.bare.before).toLocaleString('en')}/s before the system started and ${Math.round(r.bare.after).toLocaleString('en')}/s once it was quiet (autocannon, 50 connections, 5 s, as \`npm run bench\` measures its baseline).
 
 | what | figure | target | |
 |---|---:|---:|---|

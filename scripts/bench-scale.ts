@@ -14,7 +14,7 @@ import mongoose from 'mongoose';
 import { Client } from 'pg';
 import type * as NewLicense from '../services/license/src/domain/new-license';
 import type * as LicenseModels from '../services/license/src/store/models';
-import { replaceSection, startBenchSystem, SystemCpu } from './lib/bench-kit';
+import { bareRate, replaceSection, startBenchSystem, SystemCpu } from './lib/bench-kit';
 import { FERRETDB_VERSION } from './lib/ferretdb';
 import { repoRoot } from './lib/paths';
 
@@ -50,6 +50,8 @@ interface Row {
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 async function main() {
+  // The machine's speed, before anything runs and after the last size: its figures are times and rates.
+  const bareBefore = await bareRate();
   const bench = await startBenchSystem('bench-scale');
   const { system, headers, postgres, accountId } = bench;
   const cpu = new SystemCpu(bench);
@@ -185,6 +187,7 @@ async function main() {
     await conn.close();
     await bench.stop();
   }
+  const bareAfter = await bareRate();
 
   const procs = Object.keys(rows[0]?.idle ?? {});
   const ms = (x: number) => x.toFixed(1);
@@ -221,6 +224,7 @@ async function main() {
 
 - When: ${new Date().toISOString()}; FerretDB ${FERRETDB_VERSION} over ${postgres ? 'PostgreSQL' : 'SQLite'}; every licence in one account.
 - PostgreSQL's CPU is that of every postgres process on the machine (other users of the server count too).
+- The machine in this run: a bare node:http server answered ${Math.round(bareBefore).toLocaleString('en')}/s before it and ${Math.round(bareAfter).toLocaleString('en')}/s after it (autocannon, 50 connections, 5 s, as \`npm run bench\` measures its baseline): compare with that bench's bare row before comparing times.
 - Licences loaded in bulk, built by the licence service's own \`newLicense()\`, then \`VACUUM ANALYZE\` as after any import; issuance through the API for ${ISSUE_S} s at each size; ${VALIDATIONS} first-touch validations of random loaded keys, one at a time (each reaches the store); right after it, ${LIST_PAGES} requests for the page after a licence in the middle of the list (while the issued licences' events still go out); the time from the last licence until the whole system is under 5 % of a core (a 5 s window), then idle CPU over ${IDLE_S} s with no traffic.
 
 ${table}

@@ -16,7 +16,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { cpuSeconds, redisPid, spawnNode, startBenchSystem, treeCpuSeconds, mean, median } from './lib/bench-kit';
+import {
+  BARE_SERVER,
+  cpuSeconds,
+  redisPid,
+  spawnNode,
+  startBenchSystem,
+  treeCpuSeconds,
+  mean,
+  median,
+} from './lib/bench-kit';
 import { FERRETDB_VERSION } from './lib/ferretdb';
 import { freePort, waitForPort } from './lib/net';
 import { repoRoot } from './lib/paths';
@@ -37,11 +46,6 @@ const APP_API_KEY =
   'cached validation, one licence per connection (an app each), with an API key (Bearer); LICENSE_PER_MINUTE raised';
 const APP_LICENSE =
   'cached validation, one licence per connection (an app each), with the licence as credential (License <key>); LICENSE_PER_MINUTE raised';
-
-const BARE_SERVER = `
-  const body = JSON.stringify({ valid: true, code: 'valid', detail: 'the licence is valid', product_id: 'prod_01M82BCFGS21FWB5Z5A498AR3N', customer_email: 'a@example.com', status: 'active', expires_at: null });
-  require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(body); }).listen(Number(process.argv[1]), '127.0.0.1');
-`;
 
 /**
  * A bare node:http server sending one fixed answer given as JSON (status 200, its headers and body): the

@@ -3,12 +3,13 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { AccountServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { preparePostgres, startFerretDB, type FerretDB, type PostgresDatabase } from './ferretdb';
 import { entry, freePorts, launchSystem, type RunningSystem } from './launch';
-import { freePort } from './net';
+import { freePort, waitForPort } from './net';
 import { credentialOf, type Component, type Topology } from './topology';
 
 // What `npm run bench` and `npm run bench:scale` share: a whole system as
@@ -276,3 +277,29 @@ export const median = (xs: number[]) => {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
+
+/**
+ * The bare node:http server every bench compares with: one fixed JSON answer (a cached validation's
+ * body), nothing else. `npm run bench` measures it between its runs; the others with bareRate().
+ */
+export const BARE_SERVER = `
+  const body = JSON.stringify({ valid: true, code: 'valid', detail: 'the licence is valid', product_id: 'prod_01M82BCFGS21FWB5Z5A498AR3N', customer_email: 'a@example.com', status: 'active', expires_at: null });
+  require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(body); }).listen(Number(process.argv[1]), '127.0.0.1');
+`;
+
+/**
+ * The machine's speed now: the bare server's requests per second at 50 connections, as `npm run bench`
+ * measures it. A bench whose figures are times or rates quotes it, so a run on a slow or busy machine can
+ * be told from a slower system (the shared cores' speed has been seen to vary fourfold between days).
+ */
+export async function bareRate(seconds = 5): Promise<number> {
+  const port = await freePort();
+  const server = spawnNode(['-e', BARE_SERVER, String(port)]);
+  try {
+    await waitForPort('127.0.0.1', port, 5000);
+    const r = await autocannon({ url: `http://127.0.0.1:${port}/`, connections: 50, duration: seconds });
+    return r.requests.average;
+  } finally {
+    server.kill();
+  }
+}
