@@ -195,6 +195,81 @@ describe('npm run admin', () => {
   });
 });
 
+/**
+ * Issue 29's "done when", through npm start as it is (test mode): a monthly product sold on the hosted
+ * page renews when its test clock passes the period end; with the failing card it goes past due (valid,
+ * update_payment), then unpaid (suspended) after the payment grace; cancelled at period end and moved
+ * past it, its licence is expired.
+ */
+async function subscriptionStory(url: string, api: ReturnType<typeof client>) {
+  const DAY = 86_400_000;
+  const monthly = await api('POST', '/api/v1/products', {
+    name: 'Monthly',
+    price: { amount: 1000, currency: 'EUR', interval: 'month' },
+    policy: { payment_grace_days: 7 },
+  });
+  expect(monthly.status).toBe(201);
+  const buy = async (card: string) => {
+    const session = await api('POST', '/api/v1/checkout', {
+      product_id: monthly.body.id,
+      success_url: 'https://vendor.example/thanks',
+    });
+    expect(session.status).toBe(201);
+    const buyer = new WebClient(url);
+    const page = await buyer.get(new URL(session.body.url).pathname);
+    const paid = await buyer.post(`/checkout/${session.body.id}/pay`, {
+      _csrf: WebClient.csrf(page.html),
+      email: 'subscriber@example.com',
+      card,
+    });
+    expect(paid.status).toBe(303);
+    const done = (await api('GET', `/api/v1/checkout/${session.body.id}`)).body;
+    const sub = (await api('GET', `/api/v1/subscriptions/${done.subscription_id}`)).body;
+    return { key: done.license_key as string, sub };
+  };
+  const validation = (key: string) => async () =>
+    (await api('GET', `/api/v1/licenses/validate?license_key=${encodeURIComponent(key)}`)).body;
+  const advance = async (id: string, to: number) => {
+    const res = await api('POST', `/api/v1/subscriptions/${id}/test_clock`, { advance_to: new Date(to).toISOString() });
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+
+  const good = await buy('4242 4242 4242 4242');
+  expect(good.sub).toMatchObject({ status: 'active', license_key: good.key });
+  expect((await api('GET', `/api/v1/licenses/${good.key}`)).body.expires_at).toBe(good.sub.current_period_end);
+  const renewed = await advance(good.sub.id, Date.parse(good.sub.current_period_end) + DAY);
+  expect(renewed.status).toBe('active');
+  expect(Date.parse(renewed.current_period_end)).toBeGreaterThan(Date.parse(good.sub.current_period_end));
+  await eventually(async () => expect((await validation(good.key)()).expires_at).toBe(renewed.current_period_end), {
+    timeoutMs: 10_000,
+    intervalMs: 100,
+  });
+
+  const failing = await buy('4000 0000 0000 0341');
+  const end = Date.parse(failing.sub.current_period_end);
+  const pastDue = await advance(failing.sub.id, end + DAY);
+  expect(pastDue.status).toBe('past_due');
+  await eventually(
+    async () => expect(await validation(failing.key)()).toMatchObject({ valid: true, next_action: 'update_payment' }),
+    { timeoutMs: 10_000, intervalMs: 100 },
+  );
+  expect((await advance(failing.sub.id, Date.parse(pastDue.current_period_end) + 8 * DAY)).status).toBe('unpaid');
+  await eventually(
+    async () => expect(await validation(failing.key)()).toMatchObject({ valid: false, code: 'subscription_unpaid' }),
+    { timeoutMs: 10_000, intervalMs: 100 },
+  );
+
+  const cancel = await api('POST', `/api/v1/subscriptions/${good.sub.id}/cancel`, { at_period_end: true });
+  expect(cancel.body).toMatchObject({ status: 'active', cancel_at_period_end: true });
+  expect((await advance(good.sub.id, Date.parse(renewed.current_period_end) + DAY)).status).toBe('canceled');
+  await eventually(
+    async () =>
+      expect(await validation(good.key)()).toMatchObject({ valid: false, code: 'expired', next_action: 'renew' }),
+    { timeoutMs: 10_000, intervalMs: 100 },
+  );
+}
+
 describe('npm start', () => {
   async function startWith(env: Record<string, string>) {
     try {
@@ -353,6 +428,7 @@ describe('npm start', () => {
           ).toEqual([['buyer@example.com', 'sent']]),
         { timeoutMs: 10_000, intervalMs: 100 },
       );
+      await subscriptionStory(first.url, api);
       await stop(first);
       // At once: no waiting for sockets to close.
       const second = await launch();

@@ -102,6 +102,9 @@ it('sign-in requests are throttled per e-mail and per client address: 429 with R
   expect(refused.status).toBe(429);
   expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
   expect(refused.html).toContain('Too many sign-in requests');
+  // Per vendor: the same address at another vendor's portal is not locked out by these.
+  const elsewhere = await vendor();
+  expect((await askForLink(visitor(), elsewhere.accountId, email)).status).toBe(200);
 
   const web = visitor();
   for (let i = 0; i < 6; i++) expect((await askForLink(web, v.accountId, unique('each'))).status).toBe(200);
@@ -274,6 +277,10 @@ it('seat rescue: 202 without the address, then 429 with Retry-After within the h
   expect((await v.api('DELETE', `/api/v1/customers/${encodeURIComponent(erasedEmail)}`)).status).toBe(200);
   const none = await v.api('POST', `/api/v1/licenses/${erasedKey}/seat-rescue`);
   expect(none.status).toBe(409);
+  // Nor is the licence's mail sent again to the erased address's placeholder: 409, nothing queued.
+  const again = await v.api('POST', `/api/v1/licenses/${erasedKey}/email`);
+  expect(again.status).toBe(409);
+  expect(again.body.detail).toContain('erased');
 });
 
 it("seat rescue with a validate-scope API key: 202, the owner's mail opens on that licence; 429 within the hour; another account's key is 404", async () => {
@@ -422,7 +429,9 @@ it('freeing machines: the policy limit is a 429 page saying when, 0 is a 409 pag
   expect(second.status).toBe(429);
   expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(24 * 3600);
   expect(second.html).toContain('role="alert"');
-  expect(second.html).toMatch(/\d{4}-\d{2}-\d{2}/); // the service's message says when the next is allowed
+  // The service's message says when the next is allowed ("27 November 2026, 14:05 UTC"; the page's
+  // own dates of activations are "2026-11-27 14:05", so this matches only the refusal's).
+  expect(second.html).toMatch(/you can free another machine on \d{1,2} [A-Z][a-z]+ \d{4}, \d{2}:\d{2} UTC/);
   const neverPage = await web.get(`/portal/${accountId}/licenses/${never}`);
   expect(neverPage.html).not.toContain('Free this machine');
   expect((await free(never, b1)).status).toBe(409);

@@ -432,9 +432,40 @@ describe('events out of order', () => {
     const s = await sell();
     expect((await deliver(completed(s, 1000))).status).toBe(200);
     const sub = await subOf(s);
+    const before = toStripe.length;
     const res = await api('POST', `/api/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true });
     expect(res.status).toBe(200);
     expect(res.body.cancel_at_period_end).toBe(true);
+    expect(toStripe.slice(before)).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        path: `/v1/subscriptions/${s.stripeSub}`,
+        body: expect.stringContaining('cancel_at_period_end=true'),
+      }),
+    ]);
+  });
+
+  it('a past-due subscription cancelled "at period end" ends now on Stripe too: its retries cannot charge for a licence that has ended', async () => {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000))).status).toBe(200);
+    const sub = await subOf(s);
+    const start = Math.floor(Date.parse(sub.current_period_end) / 1000);
+    const failed = invoice('invoice.payment_failed', s, `in_pastdue_${s.id.slice(-10)}`, {
+      start,
+      end: start + 30 * DAY_S,
+    });
+    expect((await deliver(failed)).status).toBe(200);
+    expect((await subOf(s)).status).toBe('past_due');
+    const before = toStripe.length;
+    const res = await api('POST', `/api/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('canceled');
+    expect(toStripe.slice(before)).toEqual([
+      expect.objectContaining({ method: 'DELETE', path: `/v1/subscriptions/${s.stripeSub}` }),
+    ]);
+    await eventually(async () =>
+      expect(await validate(sub.license_key)).toMatchObject({ valid: false, code: 'expired' }),
+    );
   });
 });
 

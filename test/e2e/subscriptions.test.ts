@@ -299,6 +299,35 @@ describe('a monthly product sold on the hosted page (the story of issue 29)', ()
   });
 });
 
+describe('a year of renewals after a reroll', () => {
+  it('the rerolled licence keeps following its subscription (the new key shown from its next change), and the invoices list newest first', async () => {
+    const bought = await buy(monthly, '4242 4242 4242 4242');
+    const rerolled = await api('POST', `/api/v1/licenses/${bought.license_key}/reroll`, { grace_hours: 0 });
+    expect(rerolled.status).toBe(200);
+    const newKey = rerolled.body.key as string;
+    expect(newKey).not.toBe(bought.license_key);
+    const before = await sub(bought.subscription_id);
+    const yearOn = new Date(Date.parse(before.current_period_end));
+    yearOn.setUTCMonth(yearOn.getUTCMonth() + 11);
+    const res = await advance(bought.subscription_id, new Date(yearOn.getTime() + DAY));
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('active');
+    const after = await sub(bought.subscription_id);
+    // Twelve renewals reached the licence by its new key; the subscription shows that key now.
+    expect(after.license_key).toBe(newKey);
+    expect((await license(newKey)).expires_at).toBe(after.current_period_end);
+    await eventually(async () =>
+      expect(await validate(newKey)).toMatchObject({ valid: true, expires_at: after.current_period_end }),
+    );
+    expect((await validate(bought.license_key)).code).toBe('not_found');
+    // Thirteen periods: newest first by period (ids ending _9 and _12 do not sort by time).
+    const starts = after.invoices.map((i: { period_start: string }) => Date.parse(i.period_start));
+    expect(starts).toHaveLength(13);
+    expect(starts).toEqual([...starts].sort((x: number, y: number) => y - x));
+    expect(after.invoices[0].period_end).toBe(after.current_period_end);
+  });
+});
+
 describe('cancellation and the policy’s grace days', () => {
   it('cancelled now, the licence is expired at once though its policy has grace days (cached and uncached, GET and POST)', async () => {
     const c = await buy(graced, '4242 4242 4242 4242');

@@ -406,6 +406,21 @@ describe('verifyOffline()', () => {
     });
   });
 
+  it('matches an imported (foreign) key exactly, as the server does: no case, hyphen or look-alike forgiven', async () => {
+    const uuid = '3f2b8c1e-7d4a-4e2b-9c1f-0a1b2c3d4e5f'; // a Lemon Squeezy key, kept as it was
+    const foreign = offline({ licenseKey: uuid });
+    const of = (key: string) => file({ license_key: key });
+    await expect(foreign.verifyOffline(of(uuid), { now: NOW })).resolves.toMatchObject({ valid: true });
+    await expect(offline({ licenseKey: ` ${uuid} ` }).verifyOffline(of(uuid), { now: NOW })).resolves.toMatchObject({
+      valid: true,
+    });
+    for (const other of [uuid.toUpperCase(), uuid.replace(/-/g, ''), uuid.replace('0', 'O')])
+      await expect(foreign.verifyOffline(of(other), { now: NOW })).resolves.toMatchObject({
+        valid: false,
+        reason: 'license_mismatch',
+      });
+  });
+
   it('needs the public keys, which is a bug in the app when missing', async () => {
     await expect(app(fakeServer()).verifyOffline(file())).rejects.toThrow(/publicKeys/);
   });

@@ -78,6 +78,22 @@ describe('/readyz memo', () => {
     expect(calls).toEqual({ account: 2, redis: 2 });
   });
 
+  it('answers ready without waiting for an account service that hangs: reported down, the probe still shared', async () => {
+    let now = 0;
+    let asked = 0;
+    // A health check that never answers (a hung process: its connection is accepted, nothing comes back).
+    const account = { check: () => void asked++ };
+    const limits = { redisStatus: 'ok', redis: { ping: async () => undefined } };
+    const readiness = new Readiness({ health: { account } } as never, limits as never, () => now, READINESS_MEMO_MS, 5);
+    expect(await readiness.check()).toEqual({
+      ready: true,
+      body: { status: 'ready', account_service: { status: 'down', latency_ms: null }, rate_limits: 'redis' },
+    });
+    now += 10;
+    expect((await readiness.check()).ready).toBe(true);
+    expect(asked).toBe(1); // the hung probe is not asked again within the memo
+  });
+
   it('says shutting_down at once while draining, from the same probe', async () => {
     const { readiness, calls, answerAll } = setup();
     const ready = readiness.check();

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { AppError, addressKey, checkEmail, type Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
@@ -33,6 +34,10 @@ export interface PortalSignInDeps {
 /** Longest token read from a link (the service says "used, expired or wrong" for anything else). */
 const TOKEN_MAX = 200;
 
+/** The sign-in throttle's key of an e-mail at one vendor's portal. */
+export const portalEmailKey = (accountId: string, email: string) =>
+  `${accountId}:${createHash('sha256').update(email).digest('base64url')}`;
+
 export function portalSignIn(r: Router, page: PortalPage, { clients, log, secureCookies, throttle }: PortalSignInDeps) {
   const csrf = (res: Response) => issuePortalCsrf(res, vendorOf(res).id, secureCookies);
   const csrfOk = (req: Request) => csrfCookieMatches(req, PORTAL_CSRF_COOKIE);
@@ -48,7 +53,9 @@ export function portalSignIn(r: Router, page: PortalPage, { clients, log, secure
       return page(res, 400, signInPage(vendor, csrf(res), 'Enter an e-mail address, such as you@example.com.'));
     }
     const address = addressKey(req.ip); // IPv6 by its /64
-    const wait = await attemptBoth(throttle, email, address);
+    // Per e-mail within this vendor's portal (another vendor's sign-ins do not lock this one), by a
+    // digest: Redis never holds a customer's address.
+    const wait = await attemptBoth(throttle, portalEmailKey(vendor.id, email), address);
     if (wait !== null) {
       log.warn({ address, account_id: vendor.id }, 'portal sign-in throttled');
       res.locals.rateLimitWindow = 'portal_signin';

@@ -92,6 +92,8 @@ async function checkPayments(clients: Clients): Promise<PaymentsState> {
 
 /** How long one probe of /readyz's backends answers every /readyz: at most one probe per second. */
 export const READINESS_MEMO_MS = 1000;
+/** How long /readyz waits for that probe before it answers without it (Readiness.answered()). */
+export const READINESS_WAIT_MS = 250;
 
 /**
  * /readyz: this process can serve, so it is ready unless it is shutting down. A backend's outage is no
@@ -110,10 +112,11 @@ export class Readiness {
     private readonly limits: RateLimits,
     private readonly nowMs: () => number = () => performance.now(),
     private readonly memoMs = READINESS_MEMO_MS,
+    private readonly waitMs = READINESS_WAIT_MS,
   ) {}
 
   async check(draining = false) {
-    const [account, redis] = await this.probes();
+    const [account, redis] = await this.answered();
     const ready = !draining;
     return {
       ready,
@@ -123,6 +126,26 @@ export class Readiness {
         rate_limits: redis.status === 'ok' ? 'redis' : 'in_memory_fallback',
       },
     };
+  }
+
+  /**
+   * The probes if they answer within waitMs; else the account service is reported down (it did not
+   * answer in time) and Redis by what the limiter knows. A hung backend must not hold /readyz up: the
+   * kubelet gives a probe one second by default, and every gateway would time out together.
+   */
+  private async answered(): Promise<[Probe, Probe]> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, this.waitMs, undefined);
+    });
+    const got = await Promise.race([this.probes(), late]);
+    clearTimeout(timer);
+    return (
+      got ?? [
+        { status: 'down', latency_ms: null },
+        { status: this.limits.redisStatus === 'ok' ? 'ok' : 'degraded', latency_ms: null },
+      ]
+    );
   }
 
   private probes(): Promise<[Probe, Probe]> {

@@ -396,7 +396,12 @@ function nonEmpty(value: unknown, name: string): string {
   return value.trim();
 }
 
-/** Keys as the server compares them: case, spaces, hyphens and Crockford's look-alikes (O→0, I/L→1) forgiven. */
+/**
+ * Keys as the server compares them. A native key (30 Crockford characters once case, spaces, hyphens
+ * and the look-alikes O→0, I/L→1 are forgiven) by that reading; any other (a key imported from Keygen,
+ * Lemon Squeezy, Gumroad…) exactly, as the server matches it: only surrounding spaces are dropped.
+ */
 function canonicalKey(key: string): string {
-  return key.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
+  const native = key.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
+  return /^[0-9A-HJKMNP-TV-Z]{30}$/.test(native) ? native : key.trim();
 }

@@ -32,13 +32,15 @@ export class Subscriptions {
 
   /**
    * At the period end (`atPeriodEnd: true`, the default: the licence stays valid until then) or now
-   * (the licence expires now). A canceled subscription is a 409 `conflict`.
+   * (the licence expires now). A canceled subscription is a 409 `conflict`. The API's own spelling,
+   * `at_period_end`, is taken too (from JavaScript, a `false` there must not cancel at the period end).
    */
-  async cancel(id: string, options: { atPeriodEnd?: boolean } = {}): Promise<Subscription> {
+  async cancel(id: string, options: { atPeriodEnd?: boolean; at_period_end?: boolean } = {}): Promise<Subscription> {
+    const o = objectArg(options, 'cancel options');
     return this.http.request({
       method: 'POST',
       path: `/api/v1/subscriptions/${segment(id, 'subscription id')}/cancel`,
-      body: { at_period_end: objectArg(options, 'cancel options').atPeriodEnd ?? true },
+      body: { at_period_end: o.atPeriodEnd ?? o.at_period_end ?? true },
       idempotent: true,
     });
   }

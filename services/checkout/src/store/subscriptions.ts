@@ -175,7 +175,7 @@ export function subscriptionModels(conn: Connection) {
     },
     { versionKey: false, collection: 'subscription_invoices' },
   );
-  invoice.index({ subscription_id: 1, _id: -1 });
+  invoice.index({ subscription_id: 1, period_start: -1, created_at: -1 });
   invoice.index({ payment_id: 1 });
   return {
     Subscription: conn.model<SubscriptionDoc>('Subscription', schema) as Model<SubscriptionDoc>,
@@ -284,9 +284,15 @@ export class SubscriptionStore {
     await this.models.Subscription.updateOne({ _id: id, seq }, { $set: { test_clock: to } });
   }
 
-  /** The licence applied state `seq`: nothing pending, unless the subscription moved on meanwhile. */
-  async licenseApplied(id: string, seq: number): Promise<void> {
-    await this.models.Subscription.updateOne({ _id: id, seq }, { $set: { license_pending: false } });
+  /**
+   * The licence applied state `seq`: nothing pending, unless the subscription moved on meanwhile; with
+   * the licence's key when a reroll changed it (in the same write: FerretDB's updates are not atomic).
+   */
+  async licenseApplied(id: string, seq: number, licenseKey?: string): Promise<void> {
+    await this.models.Subscription.updateOne(
+      { _id: id, seq },
+      { $set: { license_pending: false, ...(licenseKey ? { license_key: licenseKey } : {}) } },
+    );
   }
 
   /**
@@ -339,9 +345,10 @@ export class SubscriptionStore {
     return sub?.session_id ?? '';
   }
 
+  /** Newest first: by period, then by when recorded (ids do not sort by time: `_9` is after `_12`, Stripe's are random). */
   invoices(subscriptionId: string, limit = 100): Promise<InvoiceDoc[]> {
     return this.models.Invoice.find({ subscription_id: subscriptionId })
-      .sort({ _id: -1 })
+      .sort({ period_start: -1, created_at: -1 })
       .limit(limit)
       .lean<InvoiceDoc[]>()
       .exec();

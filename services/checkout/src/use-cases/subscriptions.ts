@@ -97,8 +97,10 @@ export function licenseState(s: Doc, now: Date): ApplySubscriptionRequest {
 
 /** Tells the licence the subscription's state; a failure is left to the sweep (the state is stored). */
 export async function syncLicense(deps: SubscriptionDeps, s: Doc, requestId = ''): Promise<void> {
-  await deps.licenses.applySubscription(licenseState(s, deps.clock.now()), { requestId });
-  await deps.subs.licenseApplied(s._id, s.seq);
+  const license = await deps.licenses.applySubscription(licenseState(s, deps.clock.now()), { requestId });
+  // A reroll gave the licence another key: the licence service still finds it by the old one, and the
+  // subscription shows the new one from now on.
+  await deps.subs.licenseApplied(s._id, s.seq, license.key && license.key !== s.license_key ? license.key : undefined);
 }
 
 async function syncQuietly(deps: SubscriptionDeps, s: Doc, requestId: string): Promise<void> {
@@ -293,9 +295,12 @@ export async function cancelSubscription(
 ): Promise<Doc> {
   const current = await own(deps, accountId, id);
   if (current.status === 'canceled') throw new AppError('conflict', 'the subscription is canceled already');
-  // Stripe's side first: nothing is recorded here unless Stripe stopped billing.
+  // Stripe's side first: nothing is recorded here unless Stripe stopped billing. A past-due or unpaid
+  // subscription ends now whatever was asked (its period is over): so it does on Stripe too, or Stripe's
+  // retries could still charge for a licence that has ended.
+  const endsNow = !atPeriodEnd || (current.status !== 'active' && current.status !== 'trialing');
   if (current.provider === 'stripe' && current.provider_subscription_id && deps.provider.cancelSubscription)
-    await deps.provider.cancelSubscription(current.provider_subscription_id, atPeriodEnd);
+    await deps.provider.cancelSubscription(current.provider_subscription_id, !endsNow);
   return changeWith(
     deps,
     accountId,

@@ -1,12 +1,13 @@
 import type { Logger } from '@licensing/runtime';
 import { dropExpiredExports, failStoppedExports, type ExportDeps } from '../use-cases/exports';
-import { IMPORT_LEASE_MS, ImportRun, type ImportDeps } from '../use-cases/imports';
+import { failStalledUploads, IMPORT_LEASE_MS, ImportRun, type ImportDeps } from '../use-cases/imports';
 
 /**
  * Runs the imports whose file is complete, one at a time per instance: each pass takes the running
  * imports no live run holds (new ones, and those whose run stopped renewing its lease: a crash), claims
  * one by the unique insert of its next epoch, and runs it from its checkpoint to the end. Also fails the
- * running exports whose writer stopped (their lease lapsed) and drops the files of exports past their 24 hours.
+ * running exports whose writer stopped (their lease lapsed), drops the files of exports past their 24 hours,
+ * and fails the uploads whose gateway stopped mid-file (no piece for UPLOAD_IDLE_MS).
  */
 export class ImportRunner {
   private lastExportSweep = 0;
@@ -29,6 +30,8 @@ export class ImportRunner {
       const failed = await failStoppedExports(this.deps);
       if (failed) this.log.warn({ failed }, 'exports whose gateway stopped before they finished are failed');
       await dropExpiredExports(this.deps);
+      const cut = await failStalledUploads(this.deps);
+      if (cut) this.log.warn({ failed: cut }, 'import uploads cut off by a gateway that stopped are failed');
     }
     for (const doc of await this.deps.imports.runnable(now)) {
       if (this.stopping) return;

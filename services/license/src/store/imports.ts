@@ -210,6 +210,21 @@ export class ImportStore {
     return res.matchedCount === 1;
   }
 
+  /** Uploads that received no piece since `before` (their gateway stopped mid-file). */
+  async stalledUploads(before: Date): Promise<ImportDoc[]> {
+    const uploading = await this.models.Import.find({ state: 'uploading' }).limit(200).lean<ImportDoc[]>().exec();
+    return uploading.filter((d) => d.updated_at.getTime() < before.getTime());
+  }
+
+  /** Fails an upload only if no piece came since it was read (a late piece keeps it). */
+  async failUpload(doc: ImportDoc, set: Partial<ImportDoc>): Promise<boolean> {
+    const res = await this.models.Import.updateOne(
+      { _id: doc._id, state: 'uploading', updated_at: doc.updated_at },
+      { $set: set },
+    );
+    return res.matchedCount === 1;
+  }
+
   /** Imports waiting for a run, or whose run stopped renewing its lease (a crash). */
   async runnable(now: Date): Promise<ImportDoc[]> {
     const running = await this.models.Import.find({ state: 'running' }).limit(50).lean<ImportDoc[]>().exec();

@@ -1,5 +1,5 @@
 import { AppError, isId } from '@licensing/runtime';
-import { withPolicyDefaults, type ApplySubscriptionRequest } from '@licensing/proto';
+import { parseLicenseKey, withPolicyDefaults, type ApplySubscriptionRequest } from '@licensing/proto';
 import { storedPolicy } from '../domain/entitlements';
 import { expiryBucket } from '../domain/expiry';
 import {
@@ -22,6 +22,27 @@ const date = (field: string, s: string, optional = true): Date | null => {
   if (!s || Number.isNaN(d.getTime())) throw AppError.invalid(field, `${field} must be an RFC 3339 time`);
   return d;
 };
+
+/**
+ * The subscription's licence by the key the checkout service knows: a reroll may have given it another
+ * (retired keys are kept for good, whatever their grace), and the subscription still follows it. The
+ * checkout service learns the new key from this call's answer.
+ */
+async function subscriptionLicense(
+  deps: Pick<LicenseDeps, 'store' | 'retired'>,
+  accountId: string,
+  key: string,
+): Promise<LicenseDoc> {
+  try {
+    return await ownLicense(deps.store, accountId, key);
+  } catch (err) {
+    const parsed = parseLicenseKey(key);
+    const claim = err instanceof AppError && parsed.ok ? await deps.retired?.find(parsed.key) : null;
+    const doc = claim?.account_id === accountId ? await deps.store.findIdInAccount(accountId, claim.license_id) : null;
+    if (!doc) throw err;
+    return doc;
+  }
+}
 
 /**
  * The checkout service says what a licence's subscription is now: the licence follows (expiry, seats,
@@ -53,7 +74,7 @@ export async function applySubscription(deps: LicenseDeps, req: ApplySubscriptio
   };
   const { store, outbox, clock, products } = deps;
   for (let attempt = 0; attempt < 5; attempt++) {
-    const doc = await ownLicense(store, req.account_id, req.key);
+    const doc = await subscriptionLicense(deps, req.account_id, req.key);
     if (doc.subscription && doc.subscription.id !== sub.id)
       throw new AppError('conflict', 'the licence follows another subscription');
     const now = clock.now();

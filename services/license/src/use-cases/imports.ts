@@ -188,6 +188,30 @@ export async function abandonImport(deps: ImportDeps, accountId: string, id: str
   return fail(deps, doc, 'the upload broke off before the whole file arrived');
 }
 
+/**
+ * An upload that received no piece for this long is failed and its pieces deleted: the gateway that
+ * streamed it stopped (a crash or a kill: a broken connection is abandoned by that gateway at once).
+ */
+export const UPLOAD_IDLE_MS = 10 * 60_000;
+
+/** The job's sweep: fails uploads cut off by a gateway that stopped (UPLOAD_IDLE_MS); how many. */
+export async function failStalledUploads(deps: ImportDeps): Promise<number> {
+  const now = deps.clock.now();
+  let failed = 0;
+  for (const doc of await deps.imports.stalledUploads(new Date(now.getTime() - UPLOAD_IDLE_MS))) {
+    const set = {
+      state: 'failed' as const,
+      failure: 'the upload broke off before the whole file arrived (no piece for 10 minutes)',
+      finished_at: now,
+      updated_at: now,
+    };
+    if (!(await deps.imports.failUpload(doc, set))) continue;
+    await deps.imports.deleteChunks(doc._id);
+    failed++;
+  }
+  return failed;
+}
+
 export async function getImport(deps: ImportDeps, accountId: string, id: string): Promise<ImportDoc> {
   return own(deps, accountId, id);
 }

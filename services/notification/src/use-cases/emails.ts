@@ -1,5 +1,6 @@
 import { AppError, newId } from '@licensing/runtime';
 import type { PageRequest } from '@licensing/proto';
+import { isReachable } from '../domain/portal';
 import { queuedPurchaseMail, type EmailDoc } from '../store/emails';
 import type { NotificationDeps } from './deps';
 
@@ -21,8 +22,14 @@ export async function sendLicenseEmail(
   dedupeKey = '',
 ): Promise<EmailDoc> {
   const license = await deps.licenses.getLicense({ account_id: accountId, key });
-  if (!license.customer_email)
-    throw new AppError('conflict', 'the licence has no customer_email: there is nobody to send it to');
+  // No address, or an erased customer's placeholder: 409, as for a seat rescue (nothing is queued to fail).
+  if (!isReachable(license.customer_email))
+    throw new AppError(
+      'conflict',
+      license.customer_email
+        ? 'the customer of this licence was erased: there is nobody to send it to'
+        : 'the licence has no customer_email: there is nobody to send it to',
+    );
   const now = deps.clock.now();
   const id = newId('eml');
   const doc = queuedPurchaseMail(
