@@ -145,6 +145,18 @@ describe('exports', () => {
     expect(patched.status).toBe(200);
     await api('POST', `/api/v1/licenses/${one.body.license_key}/activations`, { fingerprint: 'fp-1', name: 'Laptop' });
     await api('POST', `/api/v1/licenses/${one.body.license_key}/activations`, { fingerprint: 'fp-2' });
+    // The product's policy changes after: the licence keeps the one it was issued under, and so does
+    // its copy in the other installation (its line carries it).
+    const changed = await api('PATCH', `/api/v1/products/${app.body.id}`, {
+      policy: {
+        duration_days: 30,
+        max_activations: 10,
+        grace_days: 1,
+        require_activation: true,
+        entitlements: ['base'],
+      },
+    });
+    expect(changed.status).toBe(200);
     const two = await api('POST', '/api/v1/licenses', { product_id: other.body.id, customer_email: 'bob@example.com' });
     await api('POST', `/api/v1/licenses/${two.body.license_key}/suspend`);
     // A foreign key, imported.
@@ -207,6 +219,17 @@ describe('exports', () => {
       status: 'active',
       expires_at: one.body.license.expires_at,
       max_activations: 3,
+      policy: {
+        duration_days: 365,
+        max_activations: 3,
+        grace_days: 5,
+        require_activation: false,
+        validate_keys_see_email: false,
+        refund_action: 'revoke',
+        lease_seconds: null,
+        customer_deactivations_per_30_days: 3,
+        payment_grace_days: 7,
+      },
       activations: [{ fingerprint: 'fp-1', name: 'Laptop' }, { fingerprint: 'fp-2' }],
       metadata: { seat: 'lead' },
       entitlements: ['pro'],
@@ -262,7 +285,14 @@ describe('exports', () => {
     for (const type of Object.keys(IMPORTED))
       expect([type, essence(again.lines, type)]).toEqual([type, essence(lines, type)]);
     for (const type of Object.keys(NOT_IMPORTED)) expect(again.lines.filter((l) => l.type === type)).toEqual([]);
-    // And the keys work there.
+    // And the keys work there, each under its own policy (not the product's new one).
+    const kept = (await apiB('GET', `/api/v1/licenses/${one.body.license_key}`)).body;
+    expect(kept.policy).toMatchObject({
+      duration_days: 365,
+      max_activations: 3,
+      grace_days: 5,
+      require_activation: false,
+    });
     const v = await apiB('POST', '/api/v1/keys/validate', { key: one.body.license_key });
     expect(v.body).toMatchObject({ valid: true, license: { entitlements: ['base', 'pro'] } });
     expect((await apiB('POST', '/api/v1/keys/validate', { key: two.body.license_key })).body.code).toBe('suspended');

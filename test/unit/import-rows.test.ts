@@ -1,4 +1,10 @@
-import { checkRow, endpointForm, recordReasons } from '../../services/license/src/domain/import-rows';
+import {
+  checkRow,
+  endpointForm,
+  firstDifference,
+  policyKey,
+  recordReasons,
+} from '../../services/license/src/domain/import-rows';
 
 // An export's lines other than licences, as an import reads them (issue 32): products keep a recurring
 // price, webhook endpoints are made again, and the records not imported carry why.
@@ -112,5 +118,82 @@ describe('an export line, checked for import', () => {
       type: 'coupon',
       reason: 'coupon: not imported: not a type this installation imports (an export of a newer release?)',
     });
+  });
+});
+
+describe("a licence line's own policy", () => {
+  const key = '3f2b8c1e-7d4a-4e2b-9c1f-0a1b2c3d4e5f';
+  const line = (policy: unknown) => ({ key, product_name: 'App', customer_email: 'a@example.com', policy });
+
+  it('is kept as the line gives it (null: no limit), and a product line reads one the same way', () => {
+    const policy = {
+      duration_days: 365,
+      max_activations: null,
+      grace_days: 5,
+      require_activation: true,
+      validate_keys_see_email: false,
+      refund_action: 'suspend',
+      lease_seconds: null,
+      customer_deactivations_per_30_days: 0,
+      payment_grace_days: 14,
+    };
+    expect(checkRow(line(policy), now)).toMatchObject({
+      kind: 'license',
+      row: {
+        policy: {
+          duration_days: 365,
+          grace_days: 5,
+          require_activation: true,
+          refund_action: 'suspend',
+          customer_deactivations_per_30_days: 0,
+          payment_grace_days: 14,
+        },
+      },
+    });
+    const row = checkRow(line(policy), now) as unknown as { row: { policy: Record<string, unknown> } };
+    expect(row.row.policy).not.toHaveProperty('max_activations'); // unlimited, as in the contract
+    expect(checkRow({ type: 'product', name: 'App', policy }, now)).toMatchObject({
+      kind: 'product',
+      product: { policy: { payment_grace_days: 14, customer_deactivations_per_30_days: 0 } },
+    });
+    // The row's max_activations rules over its policy's: 0 (no machine) is a row's, never a policy's.
+    expect(checkRow({ ...line({ max_activations: 0, grace_days: 0 }), max_activations: 0 }, now)).toMatchObject({
+      kind: 'license',
+      row: { max_activations: 0, policy: { grace_days: 0 } },
+    });
+    expect(checkRow(line({ max_activations: 0 }), now)).toMatchObject({ kind: 'rejected' });
+    expect(checkRow(line(undefined), now)).toMatchObject({ kind: 'license', row: { key } });
+    expect((checkRow(line(undefined), now) as unknown as { row: object }).row).not.toHaveProperty('policy');
+  });
+
+  it.each([
+    ['not an object', 'policy must be an object'],
+    [{ grace_days: 5000 }, 'policy.grace_days must be a whole number from 0 to 365'],
+    [{ require_activation: 'yes' }, 'policy.require_activation must be true or false'],
+    [{ refund_action: 'keep' }, 'policy.refund_action must be one of'],
+    [{ seats: 3 }, 'policy.seats: not a policy field'],
+  ])('%p is rejected, naming the field', (policy, message) => {
+    expect(checkRow(line(policy), now)).toMatchObject({ kind: 'rejected', message: expect.stringContaining(message) });
+  });
+
+  it('counts in the comparison of a row with the licence already there only when the row gives one', () => {
+    const base = {
+      product_id: 'prod_1',
+      customer_email: 'a@example.com',
+      status: 'active',
+      expires_at: null,
+      max_activations: 3,
+      metadata: {},
+      entitlements: [],
+      fingerprints: [],
+    };
+    const stored = { ...base, policy: policyKey({ max_activations: 3, grace_days: 5, duration_days: 30 }) };
+    expect(firstDifference(base, stored)).toBeUndefined();
+    expect(
+      firstDifference({ ...base, policy: policyKey({ max_activations: 3, grace_days: 5, duration_days: 30 }) }, stored),
+    ).toBeUndefined();
+    expect(
+      firstDifference({ ...base, policy: policyKey({ max_activations: 3, grace_days: 6, duration_days: 30 }) }, stored),
+    ).toBe('policy');
   });
 });

@@ -6,7 +6,10 @@ import {
   type ImportFormatName,
   MAX_LICENSE_KEY_LENGTH,
   parseNativeKey,
+  policyFields,
   policyProblems,
+  policyRules,
+  withPolicyDefaults,
   type LicensePolicy,
 } from '@licensing/proto';
 import { METADATA_MAX_ENTRIES } from './metadata';
@@ -41,6 +44,8 @@ export interface ImportRow {
   expires_at: Date | null;
   /** undefined: the product's policy decides; null: unlimited. */
   max_activations: number | null | undefined;
+  /** The licence's own policy (an export writes it: a product's may have changed since); undefined: the product's. */
+  policy?: LicensePolicy;
   activations: { fingerprint: string; name: string }[];
   metadata: Record<string, string>;
   entitlements: string[];
@@ -131,6 +136,7 @@ const IMPORT_FIELDS = new Set([
   'status',
   'expires_at',
   'max_activations',
+  'policy',
   'activations',
   'metadata',
   'entitlements',
@@ -188,6 +194,9 @@ export function checkRow(line: Record<string, unknown>, now: Date): CheckedRow {
     maxActivations = n;
   }
   if (line.max_activations === null) maxActivations = null;
+  // The row's max_activations rules over its policy's (an imported licence may have 0, which a policy may not).
+  const policy = checkPolicy(line.policy, line.max_activations !== undefined ? ['max_activations'] : []);
+  if (typeof policy === 'string') return rejected(policy);
 
   const activations: ImportRow['activations'] = [];
   if (line.activations !== undefined && line.activations !== null) {
@@ -251,6 +260,7 @@ export function checkRow(line: Record<string, unknown>, now: Date): CheckedRow {
       status: status as ImportRowStatus,
       expires_at: expiresAt,
       max_activations: maxActivations,
+      ...(policy ? { policy } : {}),
       activations,
       metadata,
       entitlements,
@@ -258,29 +268,35 @@ export function checkRow(line: Record<string, unknown>, now: Date): CheckedRow {
   };
 }
 
+/**
+ * A policy as a line carries it (a product's, or a licence's own), by the policy's own rules: each field
+ * of policyRules (null: no limit), checked as the API checks one; absent, undefined. A string: what is wrong.
+ */
+export function checkPolicy(raw: unknown, overridden: readonly string[] = []): LicensePolicy | undefined | string {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'object' || Array.isArray(raw)) return 'policy must be an object';
+  const given = raw as Record<string, unknown>;
+  const fields = policyFields as readonly string[];
+  const unknown = Object.keys(given).find((f) => !fields.includes(f));
+  if (unknown) return `policy.${unknown}: not a policy field`;
+  const policy: Record<string, unknown> = {};
+  for (const f of policyFields) {
+    const v = given[f];
+    if (v === undefined || v === null || overridden.includes(f)) continue; // null: no limit, absent in the contract
+    if (policyRules[f].kind === 'bool' && typeof v !== 'boolean') return `policy.${f} must be true or false`;
+    policy[f] = v;
+  }
+  const problems = policyProblems(policy as unknown as LicensePolicy);
+  return problems.length ? problems[0].message : (policy as unknown as LicensePolicy);
+}
+
 function checkProduct(line: Record<string, unknown>): CheckedRow {
   const name = str(line.name) ?? '';
   if (!name || name.length > PRODUCT_NAME_MAX) return rejected(`name: 1 to ${PRODUCT_NAME_MAX} characters`);
   const description = str(line.description) ?? '';
   if (description.length > 2000) return rejected('description: at most 2000 characters');
-  let policy: LicensePolicy | undefined;
-  if (line.policy !== undefined && line.policy !== null) {
-    if (typeof line.policy !== 'object') return rejected('policy must be an object');
-    const p = line.policy as Record<string, unknown>;
-    policy = {
-      duration_days: (p.duration_days as number | null) ?? undefined,
-      max_activations: (p.max_activations as number | null) ?? undefined,
-      grace_days: Number(p.grace_days ?? 0),
-      require_activation: p.require_activation === true,
-      validate_keys_see_email: p.validate_keys_see_email === true,
-      refund_action: String(p.refund_action ?? ''),
-      lease_seconds: (p.lease_seconds as number | null) ?? undefined,
-      entitlements: Array.isArray(p.entitlements) ? (p.entitlements as string[]) : [],
-      customer_deactivations_per_30_days: (p.customer_deactivations_per_30_days as number | null) ?? undefined,
-    };
-    const problems = policyProblems(policy);
-    if (problems.length) return rejected(`policy.${problems[0].field}: ${problems[0].message}`);
-  }
+  const policy = checkPolicy(line.policy);
+  if (typeof policy === 'string') return rejected(policy);
   let price: ImportProduct['price'];
   if (line.price !== undefined && line.price !== null) {
     const pr = line.price as {
@@ -359,7 +375,13 @@ export interface ComparableLicense {
   metadata: Record<string, string>;
   entitlements: string[];
   fingerprints: string[];
+  /** The stored policy's form (policyKey), where the row gives one: a row without compares by the rest. */
+  policy?: string;
 }
+
+/** A stored policy's form for comparing (every field, in policyFields' order; entitlements are the product's, live). */
+export const policyKey = (p: Partial<Record<string, unknown>>): string =>
+  JSON.stringify(withPolicyDefaults({ ...p, entitlements: [] }));
 
 /** The first field in which two forms of one licence differ, or undefined when they are the same. */
 export function firstDifference(a: ComparableLicense, b: ComparableLicense): string | undefined {
@@ -368,6 +390,7 @@ export function firstDifference(a: ComparableLicense, b: ComparableLicense): str
   if (a.status !== b.status) return 'status';
   if ((a.expires_at?.getTime() ?? null) !== (b.expires_at?.getTime() ?? null)) return 'expires_at';
   if (a.max_activations !== b.max_activations) return 'max_activations';
+  if (a.policy !== undefined && b.policy !== undefined && a.policy !== b.policy) return 'policy';
   if (JSON.stringify(sortedEntries(a.metadata)) !== JSON.stringify(sortedEntries(b.metadata))) return 'metadata';
   if ([...a.entitlements].sort().join(',') !== [...b.entitlements].sort().join(',')) return 'entitlements';
   if ([...a.fingerprints].sort().join('\n') !== [...b.fingerprints].sort().join('\n')) return 'activations';

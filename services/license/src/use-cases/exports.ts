@@ -1,7 +1,8 @@
 import { AppError, isId, newId, type Clock } from '@licensing/runtime';
-import type { Export } from '@licensing/proto';
+import { policyFields, withPolicyDefaults, type Export } from '@licensing/proto';
 import type { ExportDoc, ImportStore } from '../store/imports';
 import type { ImportedLicenses } from '../store/imported-licenses';
+import type { LicenseDoc } from '../store/models';
 import { EXPORT_WRITER_STOPPED, exportWriterStopped, leaseUntil } from '../domain/job-leases';
 import { MAX_CHUNK_BYTES } from './imports';
 
@@ -178,6 +179,15 @@ export async function dropExpiredExports(deps: ExportDeps): Promise<number> {
   return expired.length;
 }
 
+/**
+ * A licence's own policy as an export line holds it (every field, null for no limit): the one it was
+ * issued under, which its product's may no longer be. Its entitlements are the product's, live, so not these.
+ */
+function ownPolicy(stored: LicenseDoc['policy']): Record<string, unknown> {
+  const full = withPolicyDefaults(stored);
+  return Object.fromEntries(policyFields.filter((f) => f !== 'entitlements').map((f) => [f, full[f]]));
+}
+
 /** A page of the account's licences (newest first) as export lines: the jsonl import's fields (product by id; the gateway names it). */
 export async function exportLicenses(
   deps: ExportDeps,
@@ -203,6 +213,7 @@ export async function exportLicenses(
       status: d.status,
       expires_at: d.expires_at ? d.expires_at.toISOString() : null,
       max_activations: d.policy.max_activations,
+      policy: ownPolicy(d.policy),
       activations: (byLicense.get(d._id) ?? []).sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1)),
       metadata: d.metadata ?? {},
       entitlements: d.extra_entitlements ?? [],

@@ -21,6 +21,7 @@ import {
   firstDifference,
   importFormats,
   MAX_IMPORT_ERRORS,
+  policyKey,
   type ComparableLicense,
   type ImportEndpoint,
   type ImportFormat,
@@ -640,8 +641,9 @@ class LineCounter {
 /** The stored status an import row has (expired is derived from the expiry, as for every licence). */
 const storedStatus = (row: ImportRow) => (row.status === 'expired' ? 'active' : row.status);
 
+/** The licence's policy: its own (an export's line), else its product's; a row's max_activations over either. */
 function policyFor(row: ImportRow, product: Product) {
-  const policy = storedPolicy(withPolicyDefaults(product.policy));
+  const policy = storedPolicy(withPolicyDefaults(row.policy ?? product.policy));
   return row.max_activations === undefined ? policy : { ...policy, max_activations: row.max_activations };
 }
 
@@ -655,6 +657,7 @@ function comparable(row: ImportRow, product: Product): ComparableLicense {
     metadata: row.metadata,
     entitlements: row.entitlements,
     fingerprints: row.activations.map((a) => a.fingerprint),
+    ...(row.policy ? { policy: policyKey(policyFor(row, product)) } : {}),
   };
 }
 
@@ -668,6 +671,7 @@ function storedForm(doc: LicenseDoc, fingerprints: string[]): ComparableLicense 
     metadata: doc.metadata ?? {},
     entitlements: doc.extra_entitlements ?? [],
     fingerprints,
+    policy: policyKey(doc.policy),
   };
 }
 
