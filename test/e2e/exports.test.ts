@@ -448,8 +448,14 @@ describe('exports', () => {
       });
       // The licence service's import job drops expired files on its next pass (at most a minute apart).
       clockA.advance(60_000);
-      await eventually(async () => expect(await pieces()).toBe(0), { timeoutMs: 30_000, intervalMs: 200 });
-      expect((await db.collection('exports').findOne({ _id: job.id } as never))?.chunks).toBe(0);
+      // The pieces go first, then the export's record says so: both polled (the second write may follow).
+      await eventually(
+        async () => {
+          expect(await pieces()).toBe(0);
+          expect((await db.collection('exports').findOne({ _id: job.id } as never))?.chunks).toBe(0);
+        },
+        { timeoutMs: 30_000, intervalMs: 200 },
+      );
       expect((await api('GET', job.download_url)).status).toBe(404);
     } finally {
       await db.close();

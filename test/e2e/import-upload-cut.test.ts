@@ -65,17 +65,18 @@ it('an upload whose gateway is killed mid-file is failed once no piece came for 
   expect(before.body).toMatchObject({ id, status: 'running' });
 
   clock.advance(UPLOAD_IDLE_MS + 61_000); // past the idle time, and past the sweep's minute
+  // Failed first, then its pieces deleted: both polled (the second write may follow the first read).
   const failed = await eventually(
     async () => {
       const r = await api('GET', `/api/v1/imports/${id}`);
       expect(r.body.status).toBe('failed');
+      expect(await chunks.countDocuments({ owner_id: id })).toBe(0);
       return r.body;
     },
     { timeoutMs: 30_000, intervalMs: 200 },
   );
   expect(failed.failure).toMatch(/upload broke off before the whole file arrived/);
   expect(failed.imported).toBe(0);
-  expect(await chunks.countDocuments({ owner_id: id })).toBe(0);
   // Nothing was imported from it.
   expect((await api('GET', '/api/v1/licenses?limit=1')).body.data).toEqual([]);
 });
