@@ -2,6 +2,7 @@ import { AppError, Metrics, createLogger, type MailMessage, type MailTransport }
 import { PASS_SIZE, Sender, claimMsFor, type SenderSettings } from '../../services/notification/src/jobs/sender';
 import { queuedMail, queuedPurchaseMail, type EmailDoc } from '../../services/notification/src/store/emails';
 import type { NotificationDeps } from '../../services/notification/src/use-cases/deps';
+import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fakes/common';
 import { FakeEmailStore, FakePortalStore } from '../support/fakes/notification-stores';
 
@@ -42,14 +43,9 @@ class HandTransport implements MailTransport {
   close(): void {}
 }
 
-/** Resolves once `check` holds (microtask and timer turns in between: the sender's awaits). */
-async function until(check: () => boolean, ms = 2000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('the condition never held');
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+/** Resolves once `check` holds (the sender's awaits run in between): the shared poll. */
+const until = (check: () => boolean) =>
+  eventually(() => expect(check()).toBe(true), { timeoutMs: 2000, intervalMs: 2 });
 
 interface Licence {
   key: string;

@@ -18,7 +18,7 @@ afterEach(() => expect(scopeState().open).toBe(0));
 it('a scope reads its own id through awaits and timers, and none is open after it', async () => {
   const seen = await withRequestId('req_a', async () => {
     await turn();
-    const inner = await new Promise<string | undefined>((resolve) => setTimeout(() => resolve(currentRequestId()), 1));
+    const inner = await new Promise<string | undefined>((resolve) => setTimeout(() => resolve(currentRequestId()), 0));
     return [currentRequestId(), inner];
   });
   expect(seen).toEqual(['req_a', 'req_a']);
@@ -51,7 +51,7 @@ it('a held scope (an HTTP request past its first next()) stays readable until re
   const release = holdScope();
   const later = withRequestId('req_held', () => {
     // The middleware returns at once; the rest of the request runs later, still in its scope.
-    return new Promise<string | undefined>((resolve) => setTimeout(() => resolve(currentRequestId()), 2));
+    return new Promise<string | undefined>((resolve) => setTimeout(() => resolve(currentRequestId()), 0));
   });
   expect(await later).toBe('req_held');
   expect(scopeState().enabled).toBe(true);
