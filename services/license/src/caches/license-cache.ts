@@ -2,6 +2,7 @@ import { ExactCache, NOT_FOLLOWING, sha256, type EventBus, type Outbox } from '@
 import { activationsMatter, isFloating, type DomainEvent } from '@licensing/proto';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
+import { rerolledFrom } from '../store/retired-keys';
 
 /** A licence with more active machines than this is read from the store on every validation (and never cached, here or in a gateway). */
 export const MAX_CACHED_FINGERPRINTS = 100;
@@ -91,12 +92,8 @@ export class LicenseCache {
 
   /** The licence a reroll took this key from (shown with this key) and when the key stops validating. */
   private async replaced(key: string): Promise<[LicenseDoc, Date] | undefined> {
-    const claim = this.retired && (await this.retired.find(key));
-    if (!claim || !this.store.findIdInAccount) return undefined;
-    const doc = await this.store.findIdInAccount(claim.account_id, claim.license_id);
-    // Still the licence's key: its reroll has not finished (the key index found it then, or will).
-    if (!doc || doc.key === key) return undefined;
-    return [{ ...doc, key }, claim.until];
+    const from = await rerolledFrom({ retired: this.retired, store: this.store }, key);
+    return from && [{ ...from.doc, key }, from.until];
   }
 
   /** Evicts the licences these events are about (all of them when the events are not known). */

@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import type { LicenseDoc } from './models';
 
 /**
  * A key a reroll took from a licence (`_id`: the old key, canonical). Inserted before the licence gets
@@ -61,4 +62,27 @@ export class RetiredKeyStore {
   async release(key: string, newKey: string): Promise<void> {
     await this.models.RetiredKey.deleteOne({ _id: key, new_key: newKey });
   }
+}
+
+/** What looking a retired key up needs: its claim, and the licence by id. */
+export interface RetiredKeyReads {
+  retired?: { find(key: string): Promise<Pick<RetiredKeyDoc, 'account_id' | 'license_id' | 'until'> | null> };
+  store: { findIdInAccount?(accountId: string, id: string): Promise<LicenseDoc | null> };
+}
+
+/**
+ * The licence a reroll took `key` (canonical) from, and when the key stops validating; undefined when no
+ * reroll took it, or its reroll has not finished (the licence still has the key: the key index finds it).
+ * `validAt`: only a key still in its grace at that moment (the licence is not read otherwise).
+ */
+export async function rerolledFrom(
+  { retired, store }: RetiredKeyReads,
+  key: string,
+  validAt?: Date,
+): Promise<{ doc: LicenseDoc; until: Date } | undefined> {
+  const claim = retired && (await retired.find(key));
+  if (!claim || !store.findIdInAccount) return undefined;
+  if (validAt && claim.until.getTime() <= validAt.getTime()) return undefined;
+  const doc = await store.findIdInAccount(claim.account_id, claim.license_id);
+  return doc && doc.key !== key ? { doc, until: claim.until } : undefined;
 }

@@ -12,6 +12,7 @@ import {
 } from '../domain/subscription';
 import { licenseEvent } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
+import { rerolledFrom } from '../store/retired-keys';
 import type { LicenseAt, LicenseDeps } from './deps';
 import { withLiveEntitlements } from './product-entitlements';
 import { ownLicense } from './read-licenses';
@@ -37,10 +38,9 @@ async function subscriptionLicense(
     return await ownLicense(deps.store, accountId, key);
   } catch (err) {
     const parsed = parseLicenseKey(key);
-    const claim = err instanceof AppError && parsed.ok ? await deps.retired?.find(parsed.key) : null;
-    const doc = claim?.account_id === accountId ? await deps.store.findIdInAccount(accountId, claim.license_id) : null;
-    if (!doc) throw err;
-    return doc;
+    const from = parsed.ok ? await rerolledFrom(deps, parsed.key) : undefined;
+    if (from?.doc.account_id !== accountId) throw err;
+    return from.doc;
   }
 }
 

@@ -3,6 +3,7 @@ import { isOneOf, licenseStatuses, parseLicenseKey, type PageRequest } from '@li
 import { DAY_MS } from '../domain/stats';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
+import { rerolledFrom } from '../store/retired-keys';
 import type { ValidationCounter } from '../jobs/validation-counter';
 import type { LicenseDeps } from './deps';
 import { withLiveEntitlements, withLiveEntitlementsAll } from './product-entitlements';
@@ -41,15 +42,8 @@ export async function resolveLicenseKey(
 ): Promise<ResolvedKey> {
   const parsed = parseLicenseKey(key);
   if (!parsed.ok) throw AppError.invalid('key', 'key must be a licence key');
-  let doc = await store.findByKey(parsed.key);
-  if (!doc && retired && store.findIdInAccount) {
-    const claim = await retired.find(parsed.key);
-    const licence =
-      claim && claim.until.getTime() > now.getTime()
-        ? await store.findIdInAccount(claim.account_id, claim.license_id)
-        : null;
-    if (licence && licence.key !== parsed.key) doc = licence;
-  }
+  const doc =
+    (await store.findByKey(parsed.key)) ?? (await rerolledFrom({ retired, store }, parsed.key, now))?.doc ?? null;
   if (!doc) return { found: false, account_id: '', license_id: '', product_id: '', stored_status: '' };
   return {
     found: true,
