@@ -264,9 +264,22 @@ describe('imports', () => {
         activations: ['m1', 'm2'],
       }),
       JSON.stringify({ key: 'good-key-0006', product_id: productId, customer_email: 'd@example.com' }),
+      JSON.stringify({ key: 'good-key-0007', product_id: productId, customer_email: 'e@example.com', policy: 'pro' }),
+      JSON.stringify({
+        key: 'good-key-0008',
+        product_id: productId,
+        customer_email: 'e@example.com',
+        policy: { grace_days: 400 },
+      }),
+      JSON.stringify({
+        key: 'good-key-0009',
+        product_id: productId,
+        customer_email: 'e@example.com',
+        policy: { seats: 2 },
+      }),
     ];
     const out = await importFile(f.api, 'jsonl', `${lines.join('\n')}\n`);
-    expect(out).toMatchObject({ status: 'done', total: 11, imported: 2, skipped: 0, rejected: 9 });
+    expect(out).toMatchObject({ status: 'done', total: 14, imported: 2, skipped: 0, rejected: 12 });
     expect(out.errors).toEqual([
       { row: 2, message: 'key is longer than 64 characters (65)' },
       { row: 3, message: 'key is already taken: keys are unique across the whole system' },
@@ -281,12 +294,15 @@ describe('imports', () => {
       { row: 8, message: 'status must be one of active, suspended, revoked, expired' },
       { row: 9, message: 'key appears earlier in the file (row 1) with another customer_email' },
       { row: 10, message: 'activations: 2 machines, more than max_activations (1)' },
+      { row: 12, message: 'policy must be an object' },
+      { row: 13, message: 'policy.grace_days must be a whole number from 0 to 365' },
+      { row: 14, message: 'policy.seats: not a policy field' },
     ]);
     expect(JSON.stringify(out)).not.toContain(other.accountId);
     // Nothing half-written: only the good rows are there.
     expect((await f.api('GET', '/api/v1/licenses/good-key-0001')).status).toBe(200);
     expect((await f.api('GET', '/api/v1/licenses/good-key-0006')).status).toBe(200);
-    for (const k of ['good-key-0002', 'good-key-0003', 'good-key-0004', 'good-key-0005'])
+    for (const k of ['good-key-0002', 'good-key-0003', 'good-key-0004', 'good-key-0005', 'good-key-0008'])
       expect((await f.api('GET', `/api/v1/licenses/${k}`)).status).toBe(404);
     // The other account's licence is untouched.
     expect((await otherApi('GET', `/api/v1/licenses/${taken}`)).body.customer_email).toBe('o@example.com');
