@@ -224,6 +224,11 @@ export interface CreateLicenseRequest {
    * durable consumer in the notification service queues the mail.
    */
   send_email: boolean;
+  /**
+   * The checkout service only: the subscription (sub_…) this licence is issued for. The licence records
+   * it, and ApplySubscription applies no other subscription to it.
+   */
+  subscription_id?: string | undefined;
 }
 
 export interface GetLicenseRequest {
@@ -3121,7 +3126,14 @@ export const License_MetadataEntry: MessageFns<License_MetadataEntry> = {
 };
 
 function createBaseCreateLicenseRequest(): CreateLicenseRequest {
-  return { account_id: "", product_id: "", customer_email: "", idempotency_key: "", send_email: false };
+  return {
+    account_id: "",
+    product_id: "",
+    customer_email: "",
+    idempotency_key: "",
+    send_email: false,
+    subscription_id: undefined,
+  };
 }
 
 export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
@@ -3140,6 +3152,9 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
     }
     if (message.send_email !== false) {
       writer.uint32(40).bool(message.send_email);
+    }
+    if (message.subscription_id !== undefined) {
+      writer.uint32(50).string(message.subscription_id);
     }
     return writer;
   },
@@ -3197,6 +3212,14 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
             message.send_email = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.subscription_id = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3236,6 +3259,11 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
         : isSet(object.send_email)
         ? globalThis.Boolean(object.send_email)
         : false,
+      subscription_id: isSet(object.subscriptionId)
+        ? globalThis.String(object.subscriptionId)
+        : isSet(object.subscription_id)
+        ? globalThis.String(object.subscription_id)
+        : undefined,
     };
   },
 
@@ -3256,6 +3284,9 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
     if (message.send_email !== false) {
       obj.sendEmail = message.send_email;
     }
+    if (message.subscription_id !== undefined) {
+      obj.subscriptionId = message.subscription_id;
+    }
     return obj;
   },
 
@@ -3269,6 +3300,7 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
     message.customer_email = object.customer_email ?? "";
     message.idempotency_key = object.idempotency_key ?? "";
     message.send_email = object.send_email ?? false;
+    message.subscription_id = object.subscription_id ?? undefined;
     return message;
   },
 };

@@ -8,6 +8,7 @@ import {
 import { checkoutCompleted } from '../events/checkout-events';
 import type { SessionDoc } from '../store/models';
 import type { CheckoutStore, PaymentRecord } from '../store/queries';
+import { subscriptionIdOf } from './subscriptions';
 
 /** How long a paid session is left to the request that took the payment before the sweeper finishes it. */
 export const PAID_GRACE_MS = 10_000;
@@ -55,6 +56,8 @@ export class Completion {
             idempotency_key: `checkout:${s._id}`,
             // The purchase mail is checkout.completed's (and the product's email_on_purchase).
             send_email: false,
+            // A recurring checkout's licence is bound to the subscription it starts (and follows no other).
+            ...(s.recurring ? { subscription_id: subscriptionIdOf(s._id) } : {}),
           },
           { requestId },
         );

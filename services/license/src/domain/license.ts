@@ -31,6 +31,11 @@ export interface LicenseRecord {
   /** Set when the licence follows a subscription (ApplySubscription); absent otherwise. */
   subscription?: StoredSubscription | null;
   /**
+   * The subscription (sub_…) a recurring checkout issued this licence for: the only one ApplySubscription
+   * applies to it. Absent on every other licence (and on those issued before it was recorded).
+   */
+  issued_for_subscription?: string;
+  /**
    * Keys this licence had before a reroll whose grace may not be over, with when each stops validating
    * (older ones are dropped at the next reroll). Carried by its events, so caches evict them with it.
    */

@@ -1,4 +1,4 @@
-import { idempotent, newId, type Handlers, type InternalCaller } from '@licensing/runtime';
+import { AppError, idempotent, newId, type Handlers, type InternalCaller } from '@licensing/runtime';
 import type { LicenseServiceService } from '@licensing/proto';
 import { last24Hours, last30Days } from '../domain/stats';
 import type { ValidationCounter } from '../jobs/validation-counter';
@@ -38,6 +38,9 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
   const { store, clock } = deps;
   return {
     async createLicense(req, call) {
+      // Only a recurring checkout issues a licence for a subscription.
+      if (req.subscription_id && call.caller !== 'checkout')
+        throw AppError.invalid('subscription_id', 'only the checkout service issues a licence for a subscription');
       const input = checkNewLicense(req);
       if (!req.idempotency_key) return present(await issueLicense(deps, req.account_id, input));
       return idempotent(

@@ -107,6 +107,7 @@ export function licenseModels(conn: Connection) {
       expiry_bucket: { type: String, default: null },
       created_at: { type: Date, required: true },
       subscription: { type: Object, default: undefined },
+      issued_for_subscription: { type: String, default: undefined },
       // An imported licence's import and row (use-cases/imports.ts: a resumed run knows its own rows).
       imported_from: { type: Object, default: undefined },
       retired_keys: { type: [{ _id: false, key: String, until: Date }], default: undefined },

@@ -77,6 +77,10 @@ export async function applySubscription(deps: LicenseDeps, req: ApplySubscriptio
     const doc = await subscriptionLicense(deps, req.account_id, req.key);
     if (doc.subscription && doc.subscription.id !== sub.id)
       throw new AppError('conflict', 'the licence follows another subscription');
+    // Only the licence a checkout issued for this subscription follows it (a licence that follows it
+    // already was issued before the binding was recorded).
+    if (!doc.subscription && doc.issued_for_subscription !== sub.id)
+      throw new AppError('conflict', 'the licence was not issued for this subscription');
     const now = clock.now();
     if (doc.subscription && doc.subscription.seq >= sub.seq)
       return { doc: await withLiveEntitlements(products, doc), now };

@@ -14,18 +14,24 @@ export interface NewLicense {
   customer_email: string;
   /** Mail the licence to customer_email (license.created asks the notification service); absent: no mail. */
   send_email?: true;
+  /** The subscription a recurring checkout issues it for (the only one ApplySubscription applies); absent: none. */
+  subscription_id?: string;
 }
 
 /** Checks what needs no I/O, before anything else happens. */
 export function checkNewLicense(
-  req: Pick<CreateLicenseRequest, 'product_id' | 'customer_email'> & Partial<Pick<CreateLicenseRequest, 'send_email'>>,
+  req: Pick<CreateLicenseRequest, 'product_id' | 'customer_email'> &
+    Partial<Pick<CreateLicenseRequest, 'send_email' | 'subscription_id'>>,
 ): NewLicense {
   if (!isId('prod', req.product_id)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
+  if (req.subscription_id && !isId('sub', req.subscription_id))
+    throw AppError.invalid('subscription_id', 'subscription_id must be a subscription id (sub_…)');
   return {
     product_id: req.product_id,
     customer_email: checkEmail('customer_email', req.customer_email),
     // Only when asked, so a request without it compares (Idempotency-Key) as it always did.
     ...(req.send_email ? { send_email: true as const } : {}),
+    ...(req.subscription_id ? { subscription_id: req.subscription_id } : {}),
   };
 }
 
@@ -61,6 +67,7 @@ export async function issueLicense(
     // Stored without the product's entitlements (they are read live); answered and announced with them.
     const doc = newLicense(accountId, productId, input.customer_email, storedPolicy(policy), now);
     if (idempotent) doc._id = idempotent.licenseId;
+    if (input.subscription_id) doc.issued_for_subscription = input.subscription_id;
     const answered = withProductEntitlements(doc, policy.entitlements);
     // The mail asked for rides on the event, in this same write: a crash after it loses nothing, and a
     // run that finds the licence already there (`earlier`) writes no second event, so no second mail.
