@@ -469,6 +469,62 @@ describe('events out of order', () => {
   });
 });
 
+describe('a renewal after a seat change, with prorations', () => {
+  /** A period line of the subscription's price, and proration lines, as Stripe lists them (API 2025-01-27). */
+  const line = (quantity: number, unit: number, period: { start: number; end: number }, proration = false) => ({
+    object: 'line_item',
+    type: 'subscription',
+    proration,
+    quantity,
+    price: { object: 'price', unit_amount: unit, currency: 'eur' },
+    amount: proration ? Math.round((unit * quantity) / 2) : unit * quantity,
+    period,
+    metadata: {},
+  });
+
+  it('is judged by its subscription lines (price × seats), not by what was paid; the amount paid is recorded', async () => {
+    const s = await sell(monthly, 2);
+    expect((await deliver(completed(s, 2000))).status).toBe(200);
+    const sub = await subOf(s);
+    // 2 → 3 seats mid-period (Stripe's default: prorations billed with the next period).
+    const seats = subscriptionEvent('customer.subscription.updated', s, {}, { quantity: 3 });
+    expect((await deliver(seats)).status).toBe(200);
+    expect(await subOf(s)).toMatchObject({ quantity: 3, amount: 3000 });
+    const start = Math.floor(Date.parse(sub.current_period_end) / 1000);
+    const period = { start, end: start + 31 * DAY_S };
+    const half = { start: start - 15 * DAY_S, end: start };
+    const id = `in_seats_${s.id.slice(-10)}`;
+    const renewal = invoice('invoice.paid', s, id, period, 3250);
+    (renewal.data.object as Record<string, unknown>).lines = {
+      object: 'list',
+      has_more: false,
+      data: [line(2, -1000, half, true), line(3, 1000, half, true), line(3, 1000, period)],
+    };
+    expect((await deliver(renewal)).status).toBe(200);
+    const after = await subOf(s);
+    expect(after.status).toBe('active');
+    expect(Date.parse(after.current_period_end) / 1000).toBe(period.end);
+    expect(after.invoices.find((i: { id: string }) => i.id === id)).toMatchObject({ status: 'paid', amount: 3250 });
+    await eventually(async () =>
+      expect(await validate(sub.license_key)).toMatchObject({ valid: true, expires_at: after.current_period_end }),
+    );
+    // A coupon: less is paid for the same lines, and the next period renews too.
+    const next = { start: period.end, end: period.end + 30 * DAY_S };
+    const discounted = invoice('invoice.paid', s, `in_coupon_${s.id.slice(-10)}`, next, 2400);
+    (discounted.data.object as Record<string, unknown>).lines = { data: [line(3, 1000, next)] };
+    expect((await deliver(discounted)).status).toBe(200);
+    expect(Date.parse((await subOf(s)).current_period_end) / 1000).toBe(next.end);
+    // Lines at another price are still refused (400), changing nothing.
+    const later = { start: next.end, end: next.end + 30 * DAY_S };
+    const wrong = invoice('invoice.paid', s, `in_wrongline_${s.id.slice(-10)}`, later, 3000);
+    (wrong.data.object as Record<string, unknown>).lines = { data: [line(3, 500, later)] };
+    const refused = await deliver(wrong);
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(/subscription lines/);
+    expect(Date.parse((await subOf(s)).current_period_end) / 1000).toBe(next.end);
+  });
+});
+
 describe('a plan change to another price', () => {
   let s: Sold;
   let sub: { id: string; license_key: string; current_period_end: string };

@@ -26,7 +26,10 @@ import {
   type SubscriptionState,
 } from '../../services/checkout/src/domain/subscription';
 import { seatsPolicy, subscriptionStep } from '../../services/license/src/domain/subscription';
-import { interpretSubscriptionEvent } from '../../services/checkout/src/domain/stripe-subscription-events';
+import {
+  interpretSubscriptionEvent,
+  periodChargeMismatch,
+} from '../../services/checkout/src/domain/stripe-subscription-events';
 import { interpretStripeEvent, mismatch, stripeCustomerId } from '../../services/checkout/src/domain/stripe-events';
 
 // The pure rules of subscriptions (issue 29): periods, test cards, the test clock's steps, and how a
@@ -305,6 +308,7 @@ describe('what a Stripe subscription event means', () => {
       periodStart: new Date(1_800_000_000_000),
       periodEnd: new Date(1_802_678_400_000),
       amount: 1000,
+      periodCharge: null,
       currency: 'EUR',
       livemode: false,
       created: 100,
@@ -323,6 +327,84 @@ describe('what a Stripe subscription event means', () => {
       expect(interpretSubscriptionEvent(ev('invoice.paid', { ...object, billing_reason: reason }))).toMatchObject({
         offCycle: false,
       });
+  });
+
+  describe("a period's invoice is judged by its subscription lines, not by what was paid", () => {
+    const period = { start: 1_800_000_000, end: 1_802_678_400 };
+    const seats = (quantity: number, unit = 1000, over: Record<string, unknown> = {}) => ({
+      type: 'subscription',
+      proration: false,
+      quantity,
+      price: { unit_amount: unit },
+      amount: unit * quantity,
+      period,
+      ...over,
+    });
+    const cycle = (lines: Record<string, unknown>[], amountPaid: number) =>
+      interpretSubscriptionEvent(
+        ev('invoice.paid', {
+          id: 'in_cycle',
+          subscription: 'sub_stripe_1',
+          billing_reason: 'subscription_cycle',
+          amount_paid: amountPaid,
+          amount_due: amountPaid,
+          currency: 'eur',
+          lines: { data: lines },
+        }),
+      ) as Extract<ReturnType<typeof interpretSubscriptionEvent>, { kind: 'invoice' }>;
+
+    it('after a seat change with prorations: price × quantity of the period line, the amount paid kept as paid', () => {
+      // 3 seats at 10.00; the change from 2 seats mid-period added a credit and a charge (prorations).
+      const a = cycle(
+        [
+          seats(2, 1000, { proration: true, amount: -500, period: { start: 1_799_000_000, end: 1_800_000_000 } }),
+          seats(3, 1000, { proration: true, amount: 750, period: { start: 1_799_000_000, end: 1_800_000_000 } }),
+          seats(3),
+        ],
+        3250,
+      );
+      expect(a).toMatchObject({ amount: 3250, periodCharge: 3000 });
+      // The period is the period line's, not the first (prorated) line's.
+      expect(a.periodStart).toEqual(new Date(period.start * 1000));
+      expect(a.periodEnd).toEqual(new Date(period.end * 1000));
+      expect(periodChargeMismatch(a, 3000)).toBeNull();
+      expect(periodChargeMismatch(a, 2000)).toMatch(/subscription lines/);
+    });
+
+    it('a coupon or a credit balance: less is paid, the period line is the price', () => {
+      expect(periodChargeMismatch(cycle([seats(1)], 800), 1000)).toBeNull();
+      expect(periodChargeMismatch(cycle([seats(1)], 0), 1000)).toBeNull();
+    });
+
+    it("newer API versions: the line's parent says subscription and proration, pricing the unit amount", () => {
+      const line = (quantity: number, proration: boolean) => ({
+        parent: { type: 'subscription_item_details', subscription_item_details: { proration } },
+        pricing: { unit_amount_decimal: '1500' },
+        quantity,
+        period,
+      });
+      const a = cycle([line(1, true), line(2, false)], 3100);
+      expect(a.periodCharge).toBe(3000);
+      expect(periodChargeMismatch(a, 3000)).toBeNull();
+    });
+
+    it('an invoice item added by hand is no period line; an invoice without priced period lines is judged by its amount', () => {
+      const handAdded = { type: 'invoiceitem', quantity: 1, price: { unit_amount: 400 }, period };
+      expect(cycle([handAdded, seats(1)], 1400).periodCharge).toBe(1000);
+      const bare = cycle([{ period }], 1000);
+      expect(bare.periodCharge).toBeNull();
+      expect(periodChargeMismatch(bare, 1000)).toBeNull();
+      expect(periodChargeMismatch(cycle([{ period }], 1), 1000)).toMatch(/amount paid/);
+      // A period line without a price or quantity cannot be judged by lines.
+      expect(cycle([seats(1, 1000, { price: {} })], 1000).periodCharge).toBeNull();
+      expect(cycle([seats(1, 1000, { quantity: undefined })], 1000).periodCharge).toBeNull();
+    });
+
+    it('the first invoice and prorations have amounts of their own', () => {
+      const first = { ...cycle([seats(1)], 5), first: true };
+      expect(periodChargeMismatch(first, 1000)).toBeNull();
+      expect(periodChargeMismatch({ ...cycle([seats(1)], 5), offCycle: true }, 1000)).toBeNull();
+    });
   });
 
   it('customer.subscription.* carry status, cancellation, seats and the plan’s product; other events are not theirs', () => {

@@ -20,7 +20,14 @@ export type StripeSubscriptionAction =
       offCycle: boolean;
       periodStart: Date | null;
       periodEnd: Date | null;
+      /** What Stripe took (invoice.paid's amount_paid) or asks (invoice.payment_failed's amount_due). */
       amount: number | null;
+      /**
+       * The subscription's own charge for the period: price × quantity of its subscription lines that are
+       * not prorations (what a plan or seat change, a credit or a coupon leave as they are); null when the
+       * invoice lists no such line with a price.
+       */
+      periodCharge: number | null;
       currency: string | null;
       livemode: boolean;
       created: number;
@@ -52,7 +59,50 @@ const idOf = (v: unknown) =>
   typeof v === 'string' ? v : v && typeof v === 'object' ? text((v as { id?: unknown }).id) : '';
 const obj = (v: unknown) => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
 const seconds = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? new Date(v * 1000) : null);
-const firstLine = (o: Record<string, unknown>) => obj((obj(o.lines).data as unknown[] | undefined)?.[0]);
+const lines = (o: Record<string, unknown>) => {
+  const data = obj(o.lines).data;
+  return Array.isArray(data) ? data.map(obj) : [];
+};
+const count = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null);
+
+/** A proration: a line of a plan or seat change (older API versions: `proration`; newer: under `parent`). */
+const isProration = (line: Record<string, unknown>) =>
+  line.proration === true || obj(obj(line.parent).subscription_item_details).proration === true;
+
+/** A line of the subscription's items (not an invoice item added by hand). */
+const isSubscriptionLine = (line: Record<string, unknown>) =>
+  line.type === 'subscription' || obj(line.parent).type === 'subscription_item_details';
+
+/** A line's unit price (minor units): `price.unit_amount`, or (newer API versions) `pricing.unit_amount_decimal`. */
+function unitAmount(line: Record<string, unknown>): number | null {
+  const fromPrice = count(obj(line.price).unit_amount);
+  if (fromPrice !== null) return fromPrice;
+  const decimal = obj(line.pricing).unit_amount_decimal;
+  const n = typeof decimal === 'string' && /^\d{1,15}(\.\d+)?$/.test(decimal) ? Number(decimal) : Number.NaN;
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** The lines that bill the period: the subscription's, without prorations. */
+export const periodLines = (o: Record<string, unknown>) =>
+  lines(o).filter((line) => isSubscriptionLine(line) && !isProration(line));
+
+/**
+ * The subscription's own charge on an invoice: the sum of price × quantity over its period lines, or
+ * null when it lists none, or one without a price and quantity (then the amount is judged instead).
+ * Discounts, credits and prorations are other lines or fields: they change what is paid, not this.
+ */
+export function periodCharge(o: Record<string, unknown>): number | null {
+  const billed = periodLines(o);
+  if (!billed.length) return null;
+  let sum = 0;
+  for (const line of billed) {
+    const unit = unitAmount(line);
+    const quantity = count(line.quantity);
+    if (unit === null || quantity === null) return null;
+    sum += unit * quantity;
+  }
+  return Number.isSafeInteger(sum) ? sum : null;
+}
 const firstItem = (o: Record<string, unknown>) => obj((obj(o.items).data as unknown[] | undefined)?.[0]);
 
 /** The subscription events this service uses; null for any other event (the one-time rules apply). */
@@ -64,7 +114,8 @@ export function interpretSubscriptionEvent(e: StripeEventLike): StripeSubscripti
     case 'invoice.payment_failed': {
       const providerSubscriptionId = idOf(o.subscription) || idOf(obj(obj(o.parent).subscription_details).subscription);
       const meta = obj(obj(o.subscription_details).metadata);
-      const line = firstLine(o);
+      // The period is the period line's (a proration line spans only the rest of a period).
+      const line = periodLines(o)[0] ?? lines(o)[0] ?? {};
       const period = obj(line.period);
       return {
         kind: 'invoice',
@@ -85,6 +136,7 @@ export function interpretSubscriptionEvent(e: StripeEventLike): StripeSubscripti
             : typeof o.amount_due === 'number'
               ? o.amount_due
               : null,
+        periodCharge: periodCharge(o),
         currency: typeof o.currency === 'string' ? o.currency.toUpperCase() : null,
         livemode: e.livemode,
         created,
@@ -115,4 +167,27 @@ export function interpretSubscriptionEvent(e: StripeEventLike): StripeSubscripti
     default:
       return null;
   }
+}
+
+/**
+ * Why a period's invoice (paid or failed) is not for the subscription's price × seats; null when it
+ * is, or when it is no period's (the first, the checkout's; a proration: an amount of its own). Judged
+ * by its period lines, since what is paid may differ from the price (prorations of a plan or seat
+ * change, a credit, a coupon); by its amount only when it lists no priced period line.
+ */
+export function periodChargeMismatch(
+  a: Pick<
+    Extract<StripeSubscriptionAction, { kind: 'invoice' }>,
+    'first' | 'offCycle' | 'paid' | 'amount' | 'periodCharge'
+  >,
+  price: number,
+): string | null {
+  if (a.first || a.offCycle) return null;
+  if (a.periodCharge !== null)
+    return a.periodCharge === price
+      ? null
+      : "the invoice's subscription lines (price × quantity) are not the subscription's price";
+  if (a.amount !== null && a.amount !== price)
+    return `the invoice's amount ${a.paid ? 'paid' : 'due'} is not the subscription's price`;
+  return null;
 }

@@ -2,7 +2,11 @@ import { AppError, isId, type CallOptions } from '@licensing/runtime';
 import type { GetProductRequest, Product } from '@licensing/proto';
 import { addInterval, planOf, QUANTITY_MAX, type Plan } from '../domain/subscription';
 import type { StripeEventLike } from '../domain/stripe-events';
-import { interpretSubscriptionEvent, type StripeSubscriptionAction } from '../domain/stripe-subscription-events';
+import {
+  interpretSubscriptionEvent,
+  periodChargeMismatch,
+  type StripeSubscriptionAction,
+} from '../domain/stripe-subscription-events';
 import type { SubscriptionDoc } from '../store/subscriptions';
 import { subscriptionEvent } from '../events/subscription-events';
 import type { WebhookOutcome } from './stripe-webhook';
@@ -99,10 +103,10 @@ async function invoice(
 ): Promise<WebhookOutcome> {
   if (!a.invoiceId) return refuse('an invoice without an id');
   if (a.currency && a.currency !== sub.currency) return refuse("the invoice's currency is not the subscription's");
-  // Paid or failed, a renewal's amount is the subscription's price (a plan change records the new one).
-  // A proration (or any invoice that is no period's) has an amount of its own.
-  if (!a.first && !a.offCycle && a.amount !== null && a.amount !== sub.amount)
-    return refuse(`the invoice's amount ${a.paid ? 'paid' : 'due'} is not the subscription's price`);
+  // A renewal bills the subscription's price × seats (judged by its period lines); the amount actually
+  // paid is recorded as it is.
+  const wrongCharge = periodChargeMismatch(a, sub.amount);
+  if (wrongCharge) return refuse(wrongCharge);
   // An off-cycle invoice belongs to the period in force (its lines' periods are the prorated spans).
   const start = a.offCycle ? sub.current_period_start : (a.periodStart ?? sub.current_period_end);
   const end = a.offCycle
