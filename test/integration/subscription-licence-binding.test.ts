@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { connectMongo, syncIndexes } from '@licensing/runtime';
+import { connectMongo, createLogger, syncIndexes } from '@licensing/runtime';
 import type { ApplySubscriptionRequest, Product } from '@licensing/proto';
+import { licenseHandlers } from '../../services/license/src/handlers/license-handlers';
 import { licenseModels } from '../../services/license/src/store/models';
 import { LicenseStore } from '../../services/license/src/store/queries';
 import { applySubscription } from '../../services/license/src/use-cases/apply-subscription';
@@ -115,4 +116,27 @@ it('subscription_id must be a subscription id', () => {
   expect(() =>
     checkNewLicense({ product_id: product.id, customer_email: 'buyer@example.com', subscription_id: 'lic_nope' }),
   ).toThrow('subscription_id must be a subscription id');
+});
+
+it('only the checkout service may issue a licence for a subscription (CreateLicense subscription_id)', async () => {
+  // (The validation counter is not used by CreateLicense.)
+  const handlers = licenseHandlers(deps, undefined as never);
+  const req = {
+    account_id: account,
+    product_id: product.id,
+    customer_email: 'buyer@example.com',
+    idempotency_key: '',
+    send_email: false,
+    subscription_id: subA,
+  };
+  const log = createLogger('binding-test', 'silent');
+  const refused = await refusal(() => handlers.createLicense(req, { requestId: 'req_1', caller: 'gateway', log }));
+  expect(refused).toMatchObject({ code: 'invalid_request' });
+  expect(await deps.store.models.License.countDocuments({ issued_for_subscription: subA, account_id: account })).toBe(
+    2,
+  );
+  const issued = await handlers.createLicense(req, { requestId: 'req_2', caller: 'checkout', log });
+  expect((await deps.store.models.License.findOne({ key: issued.key }).lean().exec())?.issued_for_subscription).toBe(
+    subA,
+  );
 });
