@@ -93,6 +93,10 @@ export type PriceInterval = (typeof priceIntervals)[number];
 export const invoiceStatuses = ['paid', 'failed', 'open'] as const;
 export type InvoiceStatus = (typeof invoiceStatuses)[number];
 
+/** Why a subscription's invoice was taken back: refunded in full, or disputed (a chargeback). */
+export const refundCauses = ['refund', 'dispute'] as const;
+export type RefundCause = (typeof refundCauses)[number];
+
 /** A webhook delivery's states. */
 export const deliveryStatuses = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];

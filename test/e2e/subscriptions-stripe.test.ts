@@ -408,24 +408,26 @@ describe('events out of order', () => {
     );
   });
 
-  it("a full refund of a subscription's invoice acts on its licence as the product's refund_action says", async () => {
-    const s = await sell();
-    expect((await deliver(completed(s, 1000))).status).toBe(200);
-    const sub = await subOf(s);
-    const start = Math.floor(Date.parse(sub.current_period_end) / 1000);
-    const id = `in_refund_${s.id.slice(-10)}`;
-    expect((await deliver(invoice('invoice.paid', s, id, { start, end: start + 30 * DAY_S }))).status).toBe(200);
-    const refund = envelope('charge.refunded', {
-      id: `ch_${id}`,
-      object: 'charge',
-      payment_intent: `pi_${id}`,
-      refunded: true,
-      amount_refunded: 1000,
+  it('a Stripe event about a subscription that is not ours is kept as what it means only (no customer details), for 30 days', async () => {
+    const foreign = { id: `cs_${'0'.repeat(26)}`, stripeSession: '', stripeSub: `sub_foreign${seq++}x` };
+    const event = subscriptionEvent('customer.subscription.updated', foreign, {
+      metadata: {},
+      customer: 'cus_Foreign1',
+      customer_email: 'someone.else@example.com',
+      default_payment_method: { billing_details: { name: 'Someone Else', email: 'someone.else@example.com' } },
     });
-    expect((await deliver(refund)).status).toBe(200);
-    await eventually(async () =>
-      expect(await validate(sub.license_key)).toMatchObject({ valid: false, code: 'revoked' }),
-    );
+    const t0 = Date.now();
+    expect((await deliver(event)).status).toBe(200);
+    const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_checkout`);
+    const kept = await db.collection('subscription_pending_events').findOne({ _id: event.id as never });
+    await db.close();
+    expect(kept).toMatchObject({ provider_subscription_id: foreign.stripeSub, action: { kind: 'subscription' } });
+    expect(kept).not.toHaveProperty('event');
+    expect(JSON.stringify(kept)).not.toContain('someone.else@example.com');
+    expect(JSON.stringify(kept)).not.toContain('Someone Else');
+    const expires = (kept!.expires_at as Date).getTime();
+    expect(expires).toBeGreaterThanOrEqual(t0 + 30 * DAY_S * 1000 - 60_000);
+    expect(expires).toBeLessThanOrEqual(Date.now() + 30 * DAY_S * 1000 + 60_000);
   });
 
   it('cancelling through the API cancels on Stripe (stripe-mock) and here', async () => {
@@ -465,6 +467,119 @@ describe('events out of order', () => {
     ]);
     await eventually(async () =>
       expect(await validate(sub.license_key)).toMatchObject({ valid: false, code: 'expired' }),
+    );
+  });
+});
+
+describe('refunds and disputes of a subscription’s payments', () => {
+  const takenBack = (type: 'charge.refunded' | 'charge.dispute.created', paymentId: string) =>
+    type === 'charge.refunded'
+      ? envelope(type, {
+          id: `ch_${paymentId}`,
+          object: 'charge',
+          payment_intent: paymentId,
+          refunded: true,
+          amount_refunded: 1000,
+        })
+      : envelope(type, { id: `dp_${paymentId}`, object: 'dispute', payment_intent: paymentId, amount: 1000 });
+  const cancelCalls = (s: Sold, from: number) =>
+    toStripe.slice(from).filter((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${s.stripeSub}`);
+
+  /** A subscription sold, its first invoice paid (subscription_create), then one renewal paid. */
+  async function renewedOnce() {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000))).status).toBe(200);
+    const started = await subOf(s);
+    const first = `in_first_${s.id.slice(-10)}`;
+    const now0 = Math.floor(Date.parse(started.current_period_start) / 1000);
+    const end0 = Math.floor(Date.parse(started.current_period_end) / 1000);
+    expect(
+      (await deliver(invoice('invoice.paid', s, first, { start: now0, end: end0 }, 1000, 'subscription_create')))
+        .status,
+    ).toBe(200);
+    const renewal = `in_renewal_${s.id.slice(-10)}`;
+    expect((await deliver(invoice('invoice.paid', s, renewal, { start: end0, end: end0 + 30 * DAY_S }))).status).toBe(
+      200,
+    );
+    const sub = await subOf(s);
+    expect(sub.status).toBe('active');
+    await eventually(async () =>
+      expect(await validate(sub.license_key)).toMatchObject({ valid: true, expires_at: sub.current_period_end }),
+    );
+    return { s, sub, first, renewal };
+  }
+
+  it("a renewal's refund and a proration's dispute are recorded on the subscription; the licence stays valid and Stripe keeps billing", async () => {
+    const { s, sub, renewal } = await renewedOnce();
+    const prorated = `in_proration_${s.id.slice(-10)}`;
+    const span = { start: now(), end: Math.floor(Date.parse(sub.current_period_end) / 1000) };
+    expect((await deliver(invoice('invoice.paid', s, prorated, span, 450, 'subscription_update'))).status).toBe(200);
+    const before = toStripe.length;
+    const t0 = Date.now();
+    expect((await deliver(takenBack('charge.refunded', `pi_${renewal}`))).status).toBe(200);
+    expect((await deliver(takenBack('charge.dispute.created', `pi_${prorated}`))).status).toBe(200);
+    const after = await subOf(s);
+    expect(after).toMatchObject({ status: 'active', current_period_end: sub.current_period_end });
+    expect(after.refunds).toHaveLength(2);
+    expect(after.refunds).toEqual(
+      expect.arrayContaining([
+        { invoice_id: renewal, cause: 'refund', amount: 1000, currency: 'EUR', refunded_at: expect.any(String) },
+        { invoice_id: prorated, cause: 'dispute', amount: 450, currency: 'EUR', refunded_at: expect.any(String) },
+      ]),
+    );
+    for (const r of after.refunds) expect(Date.parse(r.refunded_at)).toBeGreaterThanOrEqual(t0 - 1000);
+    // The same refund again (another event of it) records nothing more.
+    expect((await deliver(takenBack('charge.refunded', `pi_${renewal}`))).status).toBe(200);
+    expect((await subOf(s)).refunds).toHaveLength(2);
+    // In lists: [] (as invoices).
+    const listed = (await api('GET', `/api/v1/subscriptions?product_id=${monthly}&limit=100`)).body.data;
+    expect(listed.find((x: { id: string }) => x.id === sub.id).refunds).toEqual([]);
+    expect(cancelCalls(s, before)).toEqual([]);
+    expect(await validate(sub.license_key)).toMatchObject({ valid: true, code: 'valid' });
+    expect((await api('GET', `/api/v1/licenses/${sub.license_key}`)).body.status).toBe('active');
+    expect(ofSub('subscription.canceled', sub.id)).toEqual([]);
+  });
+
+  it("a refund of the first payment cancels the subscription on Stripe and here, and applies the product's refund_action (revoke)", async () => {
+    const { s, sub, first } = await renewedOnce();
+    const before = toStripe.length;
+    expect((await deliver(takenBack('charge.refunded', `pi_${first}`))).status).toBe(200);
+    expect(cancelCalls(s, before)).toHaveLength(1);
+    const after = await subOf(s);
+    expect(after.status).toBe('canceled');
+    expect(after.refunds).toEqual([
+      { invoice_id: first, cause: 'refund', amount: 1000, currency: 'EUR', refunded_at: expect.any(String) },
+    ]);
+    await eventFor('subscription.canceled', sub.id);
+    await eventually(async () =>
+      expect(await validate(sub.license_key)).toMatchObject({ valid: false, code: 'revoked' }),
+    );
+    // Stripe's deletion that follows, and the refund again, change nothing more.
+    expect((await deliver(subscriptionEvent('customer.subscription.deleted', s, { status: 'canceled' }))).status).toBe(
+      200,
+    );
+    expect((await deliver(takenBack('charge.refunded', `pi_${first}`))).status).toBe(200);
+    expect(ofSub('subscription.canceled', sub.id)).toHaveLength(1);
+    expect((await api('GET', `/api/v1/licenses/${sub.license_key}`)).body.status).toBe('revoked');
+  });
+
+  it('a dispute of the first payment does the same; Stripe unreachable: 503 and nothing changes, the retry ends it', async () => {
+    const { s, sub, first } = await renewedOnce();
+    stripeDown = true;
+    try {
+      const refused = await deliver(takenBack('charge.dispute.created', `pi_${first}`));
+      expect(refused.status).toBe(503);
+    } finally {
+      stripeDown = false;
+    }
+    expect(await subOf(s)).toMatchObject({ status: 'active', refunds: [] });
+    expect(await validate(sub.license_key)).toMatchObject({ valid: true });
+    const before = toStripe.length;
+    expect((await deliver(takenBack('charge.dispute.created', `pi_${first}`))).status).toBe(200);
+    expect(cancelCalls(s, before)).toHaveLength(1);
+    expect(await subOf(s)).toMatchObject({ status: 'canceled', refunds: [{ invoice_id: first, cause: 'dispute' }] });
+    await eventually(async () =>
+      expect(await validate(sub.license_key)).toMatchObject({ valid: false, code: 'revoked' }),
     );
   });
 });

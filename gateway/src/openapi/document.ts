@@ -693,6 +693,7 @@ const publicPaths: Record<string, Record<string, Op>> = {
         'For Stripe, not for API clients: no API key (Stripe cannot send one), throttled per address (`STRIPE_WEBHOOK_REQUESTS_PER_MINUTE`), at most 256 KiB with a Content-Length. ' +
         "The body is passed untouched to the checkout service, which checks the `Stripe-Signature` header over the raw bytes with the endpoint's signing secret (300 s tolerance). " +
         'Handled: `checkout.session.completed`, `checkout.session.async_payment_succeeded`, `checkout.session.expired`, `charge.refunded`, `charge.dispute.created` (a chargeback, like a full refund); other types are acknowledged and ignored. ' +
+        "A refund or dispute of a subscription's renewal or proration is recorded on the subscription (`refunds`) and leaves its licence as it is; one of its first payment cancels the subscription on Stripe and here, and applies the product's `refund_action` to the licence. " +
         'The event id counts, whatever the bytes: an event already handled, delivered again (Stripe signs each retry anew), does nothing (`duplicate: true`), and one delivered while another delivery handles it waits for that (409 if it takes over 10 s); the same event signed at the same time again is a replay (409). Any non-2xx answer makes Stripe retry.',
       tags: ['Checkout'],
       security: [],

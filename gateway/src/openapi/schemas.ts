@@ -13,6 +13,7 @@ import {
   emailTemplates,
   EXAMPLE_LICENSE_KEY,
   invoiceStatuses,
+  refundCauses,
   priceIntervals,
   subscriptionStatuses,
   FOREIGN_KEY_PATTERN,
@@ -220,6 +221,18 @@ export const schemas: Record<string, Schema> = {
         currency: str(),
         status: { enum: [...invoiceStatuses] },
         created_at: time(),
+      }),
+    },
+    refunds: {
+      type: 'array',
+      description:
+        "Refunds in full and disputes (chargebacks) of its invoices, newest first (GET of one subscription; [] in lists). A renewal's or a proration's leaves the licence as it is; the first payment's ends the subscription (cancelled on Stripe too) and applies the product's refund_action to the licence",
+      items: obj({
+        invoice_id: str(),
+        cause: { enum: [...refundCauses] },
+        amount: int("The invoice's amount, in minor units", { minimum: 0 }),
+        currency: str(),
+        refunded_at: time('When the refund or dispute was received'),
       }),
     },
   }),

@@ -7,7 +7,7 @@ import { checkId, readBody, toPage } from '../request-shapes/shapes';
 import { subscriptionCancel, subscriptionList, subscriptionTestClock } from '../request-shapes/operations';
 import { route, withBody, withQuery } from './route';
 
-/** REST shape of a subscription (invoices only on GET of one: [] in lists). */
+/** REST shape of a subscription (invoices and refunds only on GET of one: [] in lists). */
 export const subscriptionJson = (s: Subscription) => ({
   id: s.id,
   status: s.status,
@@ -35,6 +35,13 @@ export const subscriptionJson = (s: Subscription) => ({
     currency: i.currency,
     status: i.status,
     created_at: i.created_at,
+  })),
+  refunds: s.refunds.map((r) => ({
+    invoice_id: r.invoice_id,
+    cause: r.cause,
+    amount: r.amount,
+    currency: r.currency,
+    refunded_at: r.refunded_at,
   })),
 });
 

@@ -36,7 +36,7 @@ import {
   syncPendingLicenses,
   type SubscriptionDeps,
 } from './use-cases/subscriptions';
-import { applyPending, applyStripeSubscriptionEvent } from './use-cases/stripe-subscriptions';
+import { applyPending, applyStripeRefund, applyStripeSubscriptionEvent } from './use-cases/stripe-subscriptions';
 
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
   name: 'checkout',
@@ -104,13 +104,22 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
         if (sub.provider === 'stripe') await applyPending(stripeSubscriptions, sub, requestId);
       },
     );
+    const stripeRefunds = {
+      ...stripeSubscriptions,
+      async refundCheckout(sessionId: string, requestId: string) {
+        const s = await store.findById(sessionId);
+        if (s) await completion.refund(s, requestId);
+      },
+    };
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
     const expiry = new PeriodicTask(
       'checkout expiry sweep',
-      // Also makes Stripe subscriptions past their payment grace unpaid, and tells the licences of
-      // subscriptions the state a failed call left untold.
+      // Also drops the Stripe events no subscription of ours claimed in 30 days, makes Stripe
+      // subscriptions past their payment grace unpaid, and tells the licences of subscriptions the state
+      // a failed call left untold.
       async () => {
         await sweeper.sweep();
+        await subs.dropExpiredPending(ctx.clock.now());
         await markUnpaidPastGrace(subscriptions);
         await syncPendingLicenses(subscriptions);
       },
@@ -141,7 +150,7 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
           ctx.clock,
           ctx.log,
           undefined,
-          (paymentId) => subs.sessionOfPayment(paymentId),
+          (a, requestId) => applyStripeRefund(stripeRefunds, a, requestId),
           (a, event, requestId) => applyStripeSubscriptionEvent(stripeSubscriptions, a, event, requestId),
         )
       : undefined;

@@ -223,6 +223,10 @@ export class FakeCheckoutStore implements CheckoutStore {
     this.pendingRefunds.add(paymentId);
   }
 
+  async pruneExpiredPendingRefunds(): Promise<number> {
+    return 0; // the fake keeps no expiry: the store's own sweep is tested on FerretDB
+  }
+
   async hasPendingRefund(paymentId: string): Promise<boolean> {
     return this.pendingRefunds.has(paymentId);
   }

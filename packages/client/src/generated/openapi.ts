@@ -926,7 +926,7 @@ export interface paths {
         put?: never;
         /**
          * Receives Stripe events (point a Stripe webhook endpoint here)
-         * @description For Stripe, not for API clients: no API key (Stripe cannot send one), throttled per address (`STRIPE_WEBHOOK_REQUESTS_PER_MINUTE`), at most 256 KiB with a Content-Length. The body is passed untouched to the checkout service, which checks the `Stripe-Signature` header over the raw bytes with the endpoint's signing secret (300 s tolerance). Handled: `checkout.session.completed`, `checkout.session.async_payment_succeeded`, `checkout.session.expired`, `charge.refunded`, `charge.dispute.created` (a chargeback, like a full refund); other types are acknowledged and ignored. The event id counts, whatever the bytes: an event already handled, delivered again (Stripe signs each retry anew), does nothing (`duplicate: true`), and one delivered while another delivery handles it waits for that (409 if it takes over 10 s); the same event signed at the same time again is a replay (409). Any non-2xx answer makes Stripe retry.
+         * @description For Stripe, not for API clients: no API key (Stripe cannot send one), throttled per address (`STRIPE_WEBHOOK_REQUESTS_PER_MINUTE`), at most 256 KiB with a Content-Length. The body is passed untouched to the checkout service, which checks the `Stripe-Signature` header over the raw bytes with the endpoint's signing secret (300 s tolerance). Handled: `checkout.session.completed`, `checkout.session.async_payment_succeeded`, `checkout.session.expired`, `charge.refunded`, `charge.dispute.created` (a chargeback, like a full refund); other types are acknowledged and ignored. A refund or dispute of a subscription's renewal or proration is recorded on the subscription (`refunds`) and leaves its licence as it is; one of its first payment cancels the subscription on Stripe and here, and applies the product's `refund_action` to the licence. The event id counts, whatever the bytes: an event already handled, delivered again (Stripe signs each retry anew), does nothing (`duplicate: true`), and one delivered while another delivery handles it waits for that (409 if it takes over 10 s); the same event signed at the same time again is a replay (409). Any non-2xx answer makes Stripe retry.
          */
         post: operations["stripeWebhook"];
         delete?: never;
@@ -1098,6 +1098,20 @@ export interface components {
                 status: "paid" | "failed" | "open";
                 /** Format: date-time */
                 created_at: string;
+            }[];
+            /** @description Refunds in full and disputes (chargebacks) of its invoices, newest first (GET of one subscription; [] in lists). A renewal's or a proration's leaves the licence as it is; the first payment's ends the subscription (cancelled on Stripe too) and applies the product's refund_action to the licence */
+            refunds: {
+                invoice_id: string;
+                /** @enum {unknown} */
+                cause: "refund" | "dispute";
+                /** @description The invoice's amount, in minor units */
+                amount: number;
+                currency: string;
+                /**
+                 * Format: date-time
+                 * @description When the refund or dispute was received
+                 */
+                refunded_at: string;
             }[];
         };
         BillingPortal: {

@@ -31,6 +31,17 @@ export interface SubscriptionInvoice {
   created_at: string;
 }
 
+/** A refund in full, or a dispute (a chargeback), of one of a subscription's invoices. */
+export interface SubscriptionRefund {
+  invoice_id: string;
+  /** refund | dispute */
+  cause: string;
+  /** The invoice's amount (minor units) and currency. */
+  amount: number;
+  currency: string;
+  refunded_at: string;
+}
+
 export interface Subscription {
   /** sub_… */
   id: string;
@@ -62,6 +73,11 @@ export interface Subscription {
   invoices: SubscriptionInvoice[];
   /** The checkout session that started it. */
   checkout_session_id: string;
+  /**
+   * Refunds and disputes of its invoices, newest first; filled by GetSubscription only. A renewal's or a
+   * proration's leaves the licence as it is; the first payment's ends the subscription.
+   */
+  refunds: SubscriptionRefund[];
 }
 
 export interface GetSubscriptionRequest {
@@ -282,6 +298,147 @@ export const SubscriptionInvoice: MessageFns<SubscriptionInvoice> = {
   },
 };
 
+function createBaseSubscriptionRefund(): SubscriptionRefund {
+  return { invoice_id: "", cause: "", amount: 0, currency: "", refunded_at: "" };
+}
+
+export const SubscriptionRefund: MessageFns<SubscriptionRefund> = {
+  encode(message: SubscriptionRefund, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.invoice_id !== "") {
+      writer.uint32(10).string(message.invoice_id);
+    }
+    if (message.cause !== "") {
+      writer.uint32(18).string(message.cause);
+    }
+    if (message.amount !== 0) {
+      writer.uint32(24).int64(message.amount);
+    }
+    if (message.currency !== "") {
+      writer.uint32(34).string(message.currency);
+    }
+    if (message.refunded_at !== "") {
+      writer.uint32(42).string(message.refunded_at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubscriptionRefund {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubscriptionRefund();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.invoice_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cause = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.amount = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.currency = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.refunded_at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubscriptionRefund {
+    return {
+      invoice_id: isSet(object.invoiceId)
+        ? globalThis.String(object.invoiceId)
+        : isSet(object.invoice_id)
+        ? globalThis.String(object.invoice_id)
+        : "",
+      cause: isSet(object.cause) ? globalThis.String(object.cause) : "",
+      amount: isSet(object.amount) ? globalThis.Number(object.amount) : 0,
+      currency: isSet(object.currency) ? globalThis.String(object.currency) : "",
+      refunded_at: isSet(object.refundedAt)
+        ? globalThis.String(object.refundedAt)
+        : isSet(object.refunded_at)
+        ? globalThis.String(object.refunded_at)
+        : "",
+    };
+  },
+
+  toJSON(message: SubscriptionRefund): unknown {
+    const obj: any = {};
+    if (message.invoice_id !== "") {
+      obj.invoiceId = message.invoice_id;
+    }
+    if (message.cause !== "") {
+      obj.cause = message.cause;
+    }
+    if (message.amount !== 0) {
+      obj.amount = Math.round(message.amount);
+    }
+    if (message.currency !== "") {
+      obj.currency = message.currency;
+    }
+    if (message.refunded_at !== "") {
+      obj.refundedAt = message.refunded_at;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubscriptionRefund>, I>>(base?: I): SubscriptionRefund {
+    return SubscriptionRefund.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubscriptionRefund>, I>>(object: I): SubscriptionRefund {
+    const message = createBaseSubscriptionRefund();
+    message.invoice_id = object.invoice_id ?? "";
+    message.cause = object.cause ?? "";
+    message.amount = object.amount ?? 0;
+    message.currency = object.currency ?? "";
+    message.refunded_at = object.refunded_at ?? "";
+    return message;
+  },
+};
+
 function createBaseSubscription(): Subscription {
   return {
     id: "",
@@ -305,6 +462,7 @@ function createBaseSubscription(): Subscription {
     test_clock: "",
     invoices: [],
     checkout_session_id: "",
+    refunds: [],
   };
 }
 
@@ -372,6 +530,9 @@ export const Subscription: MessageFns<Subscription> = {
     }
     if (message.checkout_session_id !== "") {
       writer.uint32(170).string(message.checkout_session_id);
+    }
+    for (const v of message.refunds) {
+      SubscriptionRefund.encode(v!, writer.uint32(178).fork()).join();
     }
     return writer;
   },
@@ -557,6 +718,14 @@ export const Subscription: MessageFns<Subscription> = {
             message.checkout_session_id = reader.string();
             continue;
           }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.refunds.push(SubscriptionRefund.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -646,6 +815,9 @@ export const Subscription: MessageFns<Subscription> = {
         : isSet(object.checkout_session_id)
         ? globalThis.String(object.checkout_session_id)
         : "",
+      refunds: globalThis.Array.isArray(object?.refunds)
+        ? object.refunds.map((e: any) => SubscriptionRefund.fromJSON(e))
+        : [],
     };
   },
 
@@ -714,6 +886,9 @@ export const Subscription: MessageFns<Subscription> = {
     if (message.checkout_session_id !== "") {
       obj.checkoutSessionId = message.checkout_session_id;
     }
+    if (message.refunds?.length) {
+      obj.refunds = message.refunds.map((e) => SubscriptionRefund.toJSON(e));
+    }
     return obj;
   },
 
@@ -743,6 +918,7 @@ export const Subscription: MessageFns<Subscription> = {
     message.test_clock = object.test_clock ?? "";
     message.invoices = object.invoices?.map((e) => SubscriptionInvoice.fromPartial(e)) || [];
     message.checkout_session_id = object.checkout_session_id ?? "";
+    message.refunds = object.refunds?.map((e) => SubscriptionRefund.fromPartial(e)) || [];
     return message;
   },
 };

@@ -42,6 +42,16 @@ export const toSubscription = (s: Omit<SubscriptionDoc, 'outbox'>, invoices: Inv
     status: i.status,
     created_at: iso(i.created_at),
   })),
+  refunds: invoices
+    .filter((i) => i.refund)
+    .map((i) => ({
+      invoice_id: i._id,
+      cause: i.refund!.cause,
+      amount: i.amount,
+      currency: i.currency,
+      refunded_at: iso(i.refund!.at),
+    }))
+    .sort((a, b) => b.refunded_at.localeCompare(a.refunded_at)),
 });
 
 // Proto to use case and back; the rules live in use-cases/subscriptions.ts and domain/subscription.ts.

@@ -14,8 +14,8 @@ export const PAGE_TOKEN_PRUNE_BATCHES = 20;
 /**
  * Marks open sessions past their expiry as expired (checkout.expired once
  * each), finishes sessions that were paid but whose licence was not yet
- * issued (a crash between the two), and forgets expired page tokens and old
- * webhook signatures. main.ts runs sweep() as a PeriodicTask.
+ * issued (a crash between the two), and forgets expired page tokens, old
+ * webhook signatures and refunds of payments that never became ours. main.ts runs sweep() as a PeriodicTask.
  */
 export class CheckoutExpirySweeper {
   constructor(
@@ -35,6 +35,7 @@ export class CheckoutExpirySweeper {
       }
     }
     await this.store.pruneDeliveries(new Date(now.getTime() - 600_000));
+    await this.store.pruneExpiredPendingRefunds(now);
     await this.prunePageTokens(now);
     return n + (await this.completion.finishPaid());
   }

@@ -106,11 +106,19 @@ export interface DeliveryDoc {
   created_at: Date;
 }
 
-/** A full refund seen before its payment's completion (events may arrive in any order). */
+/**
+ * A full refund seen before its payment's completion (events may arrive in any order), or of a payment
+ * that is not ours at all: the payment's id only, for PENDING_REFUND_DAYS.
+ */
 export interface PendingRefundDoc {
   _id: string;
   created_at: Date;
+  /** Forgotten then (a TTL index on MongoDB; the expiry sweep on FerretDB). Absent on older records. */
+  expires_at?: Date;
 }
+
+/** How long a refund of a payment this service does not know is kept: as long as Stripe keeps its events. */
+export const PENDING_REFUND_DAYS = 30;
 
 export function checkoutModels(conn: Connection) {
   const schema = new Schema<SessionDoc>(
@@ -180,7 +188,12 @@ export function checkoutModels(conn: Connection) {
     Delivery: plain<DeliveryDoc>('CheckoutWebhookDelivery', 'checkout_webhook_deliveries', {
       created_at: { type: Date, required: true, index: true },
     }),
-    PendingRefund: plain<PendingRefundDoc>('CheckoutPendingRefund', 'checkout_pending_refunds', { created_at: Date }),
+    // MongoDB removes expired ones through the TTL index; FerretDB 1.x ignores it, so the expiry sweep
+    // deletes them through the same index.
+    PendingRefund: plain<PendingRefundDoc>('CheckoutPendingRefund', 'checkout_pending_refunds', {
+      created_at: Date,
+      expires_at: { type: Date, index: { expireAfterSeconds: 0 } },
+    }),
   };
 }
 

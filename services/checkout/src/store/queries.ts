@@ -1,6 +1,13 @@
 import { listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { CheckoutStatus, DomainEvent, PageRequest } from '@licensing/proto';
-import type { CheckoutModels, PageTokenDoc, ProviderEventDoc, ReceiptDoc, SessionDoc } from './models';
+import {
+  PENDING_REFUND_DAYS,
+  type CheckoutModels,
+  type PageTokenDoc,
+  type ProviderEventDoc,
+  type ReceiptDoc,
+  type SessionDoc,
+} from './models';
 
 /** A payment as a session records it (markPaid). */
 export interface PaymentRecord {
@@ -184,9 +191,18 @@ export class CheckoutStore {
   }
 
   async addPendingRefund(paymentId: string, now: Date): Promise<void> {
-    await this.models.PendingRefund.create({ _id: paymentId, created_at: now }).catch((err: { code?: number }) => {
-      if (err.code !== 11000) throw err;
-    });
+    const expires_at = new Date(now.getTime() + PENDING_REFUND_DAYS * 86_400_000);
+    await this.models.PendingRefund.create({ _id: paymentId, created_at: now, expires_at }).catch(
+      (err: { code?: number }) => {
+        if (err.code !== 11000) throw err;
+      },
+    );
+  }
+
+  /** Forgets the pending refunds past their expiry (through the expires_at index), and says how many. */
+  async pruneExpiredPendingRefunds(now: Date): Promise<number> {
+    const res = await this.models.PendingRefund.deleteMany({ expires_at: { $lte: now } });
+    return res.deletedCount;
   }
 
   async hasPendingRefund(paymentId: string): Promise<boolean> {

@@ -8,9 +8,11 @@ import {
   type InvoiceStatus,
   type PageRequest,
   type PriceInterval,
+  type RefundCause,
   type SubscriptionStatus,
 } from '@licensing/proto';
 import type { TestCard } from '../domain/subscription';
+import type { StripeSubscriptionAction } from '../domain/stripe-subscription-events';
 
 // Subscriptions, their invoices and the test-mode billing portal's links: the checkout service's own
 // collections (docs/architecture.md, "Subscriptions").
@@ -87,7 +89,19 @@ export interface InvoiceDoc {
   created_at: Date;
   /** Stripe: the PaymentIntent that paid it (a refund names it). */
   payment_id?: string;
+  /** Stripe: the subscription's first invoice (billing_reason subscription_create: the checkout's payment). */
+  first?: boolean;
+  /** Refunded in full or disputed (a chargeback): recorded once, shown as the subscription's `refunds`. */
+  refund?: InvoiceRefund | null;
 }
+
+export interface InvoiceRefund {
+  cause: RefundCause;
+  at: Date;
+}
+
+/** How long a Stripe event about an object that is not ours (yet) is kept: Stripe keeps its events as long. */
+export const PENDING_EVENT_DAYS = 30;
 
 /**
  * A Stripe event about a subscription that is not ours yet (it arrived before the checkout that starts
@@ -99,7 +113,15 @@ export interface PendingEventDoc {
   provider_subscription_id: string;
   session_id: string;
   created: number;
-  event: Record<string, unknown>;
+  /**
+   * What the event means (domain/stripe-subscription-events.ts): only the fields this service uses, never
+   * Stripe's whole object (its customer's name, e-mail, address…).
+   */
+  action?: StripeSubscriptionAction;
+  /** Written before only the action was kept: the whole event (applied or dropped like the others). */
+  event?: Record<string, unknown>;
+  /** Dropped then if no subscription of ours claimed it (a TTL index on MongoDB; the sweep on FerretDB). */
+  expires_at?: Date;
 }
 
 /** A test-mode billing portal link: the digest of its token as _id, good for an hour. */
@@ -172,6 +194,8 @@ export function subscriptionModels(conn: Connection) {
       status: { type: String, required: true, enum: invoiceStatuses },
       created_at: { type: Date, required: true },
       payment_id: { type: String, default: '' },
+      first: { type: Boolean, default: undefined },
+      refund: { type: Object, default: undefined },
     },
     { versionKey: false, collection: 'subscription_invoices' },
   );
@@ -188,7 +212,11 @@ export function subscriptionModels(conn: Connection) {
           provider_subscription_id: { type: String, index: true },
           session_id: { type: String, index: true },
           created: Number,
+          action: Object,
           event: Object,
+          // Real MongoDB removes expired ones through the TTL index; FerretDB 1.x ignores it, so the
+          // checkout sweep deletes them through the same index (dropExpiredPending).
+          expires_at: { type: Date, index: { expireAfterSeconds: 0 } },
         },
         { versionKey: false, collection: 'subscription_pending_events' },
       ),
@@ -337,12 +365,15 @@ export class SubscriptionStore {
     );
   }
 
-  /** The checkout session whose subscription an invoice payment belongs to ('' when none). */
-  async sessionOfPayment(paymentId: string): Promise<string> {
-    if (!paymentId) return '';
-    const invoice = await this.models.Invoice.findOne({ payment_id: paymentId }).lean<InvoiceDoc>().exec();
-    const sub = invoice ? await this.findById(invoice.subscription_id) : null;
-    return sub?.session_id ?? '';
+  /** The invoice a payment (PaymentIntent) paid, or null: no invoice of ours. */
+  invoiceOfPayment(paymentId: string): Promise<InvoiceDoc | null> {
+    if (!paymentId) return Promise.resolve(null);
+    return this.models.Invoice.findOne({ payment_id: paymentId }).lean<InvoiceDoc>().exec();
+  }
+
+  /** Records an invoice's refund or dispute, once (the first cause recorded stays). */
+  async markInvoiceRefunded(id: string, refund: InvoiceRefund): Promise<void> {
+    await this.models.Invoice.updateOne({ _id: id, refund: null }, { $set: { refund } });
   }
 
   /** Newest first: by period, then by when recorded (ids do not sort by time: `_9` is after `_12`, Stripe's are random). */
@@ -385,6 +416,15 @@ export class SubscriptionStore {
 
   async dropPending(id: string): Promise<void> {
     await this.models.PendingEvent.deleteOne({ _id: id });
+  }
+
+  /**
+   * Deletes the early events no subscription claimed within PENDING_EVENT_DAYS (through the expires_at
+   * index), and says how many: MongoDB's TTL index does this itself, FerretDB does not.
+   */
+  async dropExpiredPending(now: Date): Promise<number> {
+    const res = await this.models.PendingEvent.deleteMany({ expires_at: { $lte: now } });
+    return res.deletedCount;
   }
 
   // Erasure of a customer's e-mail

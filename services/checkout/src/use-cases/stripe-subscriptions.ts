@@ -1,13 +1,13 @@
 import { AppError, isId, type CallOptions } from '@licensing/runtime';
-import type { GetProductRequest, Product } from '@licensing/proto';
-import { addInterval, planOf, QUANTITY_MAX, type Plan } from '../domain/subscription';
+import type { GetProductRequest, Product, RefundCause } from '@licensing/proto';
+import { addInterval, DAY_MS, planOf, QUANTITY_MAX, type Plan } from '../domain/subscription';
 import type { StripeEventLike } from '../domain/stripe-events';
 import {
   interpretSubscriptionEvent,
   periodChargeMismatch,
   type StripeSubscriptionAction,
 } from '../domain/stripe-subscription-events';
-import type { SubscriptionDoc } from '../store/subscriptions';
+import { PENDING_EVENT_DAYS, type SubscriptionDoc } from '../store/subscriptions';
 import { subscriptionEvent } from '../events/subscription-events';
 import type { WebhookOutcome } from './stripe-webhook';
 
@@ -64,20 +64,23 @@ async function change(
 export async function applyStripeSubscriptionEvent(
   deps: StripeSubscriptionDeps,
   a: StripeSubscriptionAction,
-  event: StripeEventLike,
+  event: Pick<StripeEventLike, 'id'>,
   requestId = '',
 ): Promise<WebhookOutcome> {
   if (!a.providerSubscriptionId && !a.sessionId)
     return { status: 200, body: { received: true, ignored: 'a subscription this service did not create' } };
   const sub = await findFor(deps, a);
   if (!sub) {
-    // Early (before the checkout that starts it): kept, applied when the subscription exists.
+    // Early (before the checkout that starts it), or about a subscription that is not ours at all: what
+    // it means is kept (never Stripe's whole object) for PENDING_EVENT_DAYS, and applied if the checkout
+    // that starts the subscription comes meanwhile.
     await deps.subs.keepPending({
       _id: event.id,
       provider_subscription_id: a.providerSubscriptionId,
       session_id: a.sessionId,
       created: a.created,
-      event: event as unknown as Record<string, unknown>,
+      action: a,
+      expires_at: new Date(deps.clock.now().getTime() + PENDING_EVENT_DAYS * DAY_MS),
     });
     return ok;
   }
@@ -136,6 +139,7 @@ async function invoice(
       status,
       created_at: deps.clock.now(),
       payment_id: a.paymentId,
+      ...(a.first ? { first: true } : {}),
     });
   if (!a.paid) {
     if (existing?.status === 'paid') return ok; // a failure reported after the payment: stale
@@ -190,15 +194,7 @@ async function invoice(
  * (subscription.canceled), ended early: its licence expires now, without the policy's grace days.
  */
 async function trialEndedUnpaid(deps: SubscriptionDeps, sub: Doc, requestId: string): Promise<WebhookOutcome> {
-  if (sub.provider_subscription_id && deps.provider.cancelSubscription) {
-    try {
-      await deps.provider.cancelSubscription(sub.provider_subscription_id, false);
-    } catch (err) {
-      // Refused (Stripe has ended it already, or does not know it): nothing to stop there. Unreachable: 503, Stripe retries.
-      if (!(err instanceof AppError && err.code === 'invalid_request')) throw err;
-      deps.log.warn({ subscription: sub._id, err }, 'Stripe refused to cancel a subscription whose trial ended unpaid');
-    }
-  }
+  await stopBillingNow(deps, sub, 'a subscription whose trial ended unpaid');
   await change(
     deps,
     sub,
@@ -215,6 +211,80 @@ async function trialEndedUnpaid(deps: SubscriptionDeps, sub: Doc, requestId: str
             change: 'canceled',
           }
         : null,
+    requestId,
+  );
+  return ok;
+}
+
+/**
+ * Cancels the subscription on Stripe now, so that Stripe charges nothing more for it. Refused (Stripe has
+ * ended it already, or does not know it): nothing to stop there. Unreachable: thrown (503), Stripe retries
+ * the event, and nothing is recorded here before Stripe stopped billing.
+ */
+async function stopBillingNow(deps: SubscriptionDeps, sub: Doc, what: string): Promise<void> {
+  if (!sub.provider_subscription_id || !deps.provider.cancelSubscription) return;
+  try {
+    await deps.provider.cancelSubscription(sub.provider_subscription_id, false);
+  } catch (err) {
+    if (!(err instanceof AppError && err.code === 'invalid_request')) throw err;
+    deps.log.warn({ subscription: sub._id, err }, `Stripe refused to cancel ${what}`);
+  }
+}
+
+export interface StripeRefundDeps extends StripeSubscriptionDeps {
+  /**
+   * Applies the product's refund_action to the licence of the checkout that started the subscription
+   * (use-cases/completion.ts refund: once, as for a one-time purchase).
+   */
+  refundCheckout(sessionId: string, requestId: string): Promise<void>;
+}
+
+/**
+ * A subscription's payment refunded in full or disputed (charge.refunded, charge.dispute.created);
+ * null when no invoice of ours was paid with it (the one-time rules apply).
+ *
+ * - A renewal's or a proration's takes back one period's (or one change's) money, not the purchase: it
+ *   is recorded on the invoice (the subscription's `refunds`), and the licence stays as it is. Stripe
+ *   goes on billing the next periods; the vendor cancels the subscription if that is what was meant.
+ * - The first payment's (the checkout's) takes back the purchase: the subscription is cancelled on
+ *   Stripe first (nothing keeps billing a licence that cannot validate), the licence gets the product's
+ *   refund_action, and the subscription ends here (canceled, early: no grace days).
+ */
+export async function applyStripeRefund(
+  deps: StripeRefundDeps,
+  a: { paymentId: string; livemode: boolean; cause: RefundCause },
+  requestId = '',
+): Promise<WebhookOutcome | null> {
+  const inv = await deps.subs.invoiceOfPayment(a.paymentId);
+  const sub = inv ? await deps.subs.findById(inv.subscription_id) : null;
+  if (!inv || !sub) return null;
+  if (sub.livemode !== a.livemode) return refuse('the refund and the payment differ in livemode');
+  if (inv.first) {
+    await stopBillingNow(deps, sub, 'a subscription whose first payment was taken back');
+    await deps.refundCheckout(sub.session_id, requestId);
+  }
+  await deps.subs.markInvoiceRefunded(inv._id, { cause: a.cause, at: deps.clock.now() });
+  deps.log.info(
+    { subscription: sub._id, invoice: inv._id, cause: a.cause, first: !!inv.first },
+    inv.first ? "a subscription's first payment was taken back: it ends" : "a subscription's invoice was taken back",
+  );
+  if (!inv.first) return ok;
+  await change(
+    deps,
+    sub,
+    (d) =>
+      d.status === 'canceled'
+        ? null
+        : {
+            changes: {
+              status: 'canceled',
+              canceled_at: deps.clock.now(),
+              license_ends_at: deps.clock.now(),
+              ended_early: true,
+            },
+            event: 'subscription.canceled',
+            change: 'canceled',
+          },
     requestId,
   );
   return ok;
@@ -306,10 +376,10 @@ async function subscription(
 /** After a Stripe subscription starts: the events that came before it, in Stripe's order. */
 export async function applyPending(deps: StripeSubscriptionDeps, sub: Doc, requestId = ''): Promise<void> {
   for (const p of await deps.subs.pendingFor(sub.provider_subscription_id ?? '', sub.session_id)) {
-    const event = p.event as unknown as StripeEventLike;
-    const a = interpretSubscriptionEvent(event);
+    // (Kept before only the action was: the whole event, read again.)
+    const a = p.action ?? (p.event ? interpretSubscriptionEvent(p.event as unknown as StripeEventLike) : null);
     if (a) {
-      const out = await applyStripeSubscriptionEvent(deps, a, event, requestId);
+      const out = await applyStripeSubscriptionEvent(deps, a, { id: p._id }, requestId);
       if (out.status !== 200)
         deps.log.warn({ stripe_event: p._id, error: out.error.message }, 'an early Stripe event was refused');
     }

@@ -57,8 +57,14 @@ export class StripeWebhook {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly busyWaitMs = BUSY_WAIT_MS,
-    /** The checkout session whose subscription's invoice a payment paid ('' when none). */
-    private readonly sessionOfInvoicePayment?: (paymentId: string) => Promise<string>,
+    /**
+     * A refund or dispute of a subscription's invoice payment (use-cases/stripe-subscriptions.ts
+     * applyStripeRefund); null when no invoice of ours was paid with it.
+     */
+    private readonly subscriptionRefund?: (
+      a: Extract<StripeAction, { kind: 'refunded' }>,
+      requestId: string,
+    ) => Promise<WebhookOutcome | null>,
     /** Subscription events (use-cases/stripe-subscriptions.ts). */
     private readonly subscriptions?: (
       a: StripeSubscriptionAction,
@@ -182,12 +188,10 @@ export class StripeWebhook {
         return ok;
       }
       case 'refunded': {
-        let s = await this.store.findByPayment(a.paymentId);
-        // A subscription's payment (an invoice's): the refund acts on the licence of the checkout that started it.
-        if (!s && this.sessionOfInvoicePayment) {
-          const sessionId = await this.sessionOfInvoicePayment(a.paymentId);
-          s = sessionId ? await this.store.findById(sessionId) : null;
-        }
+        // A subscription's payment (an invoice's) has rules of its own: only the first payment's revokes.
+        const bySubscription = this.subscriptionRefund ? await this.subscriptionRefund(a, requestId) : null;
+        if (bySubscription) return bySubscription;
+        const s = await this.store.findByPayment(a.paymentId);
         if (!s) {
           // Not (yet) one of our payments: kept, in case its completion is still on the way.
           await this.store.addPendingRefund(a.paymentId, this.clock.now());
