@@ -584,6 +584,37 @@ describe('refunds and disputes of a subscription’s payments', () => {
   });
 });
 
+describe('a refund that arrives before its invoice', () => {
+  it("is kept, and applied by the subscription's rules once the invoice is recorded: the first payment's ends it", async () => {
+    const s = await sell();
+    expect((await deliver(completed(s, 1000))).status).toBe(200);
+    const sub = await subOf(s);
+    const first = `in_firstlate_${s.id.slice(-10)}`;
+    const refund = envelope('charge.refunded', {
+      id: `ch_${first}`,
+      object: 'charge',
+      payment_intent: `pi_${first}`,
+      refunded: true,
+      amount_refunded: 1000,
+    });
+    expect((await deliver(refund)).status).toBe(200);
+    expect(await subOf(s)).toMatchObject({ status: 'active', refunds: [] });
+    const before = toStripe.length;
+    const period = {
+      start: Math.floor(Date.parse(sub.current_period_start) / 1000),
+      end: Math.floor(Date.parse(sub.current_period_end) / 1000),
+    };
+    expect((await deliver(invoice('invoice.paid', s, first, period, 1000, 'subscription_create'))).status).toBe(200);
+    expect(
+      toStripe.slice(before).filter((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${s.stripeSub}`),
+    ).toHaveLength(1);
+    expect(await subOf(s)).toMatchObject({ status: 'canceled', refunds: [{ invoice_id: first, cause: 'refund' }] });
+    await eventually(async () =>
+      expect(await validate(sub.license_key)).toMatchObject({ valid: false, code: 'revoked' }),
+    );
+  });
+});
+
 describe('a renewal after a seat change, with prorations', () => {
   /** A period line of the subscription's price, and proration lines, as Stripe lists them (API 2025-01-27). */
   const line = (quantity: number, unit: number, period: { start: number; end: number }, proration = false) => ({

@@ -21,6 +21,7 @@ import {
   paid,
   planOf,
   portalReturnUrl,
+  refundEffect,
   testCardOf,
   testChargePays,
   type SubscriptionState,
@@ -272,6 +273,31 @@ describe('a subscription licence', () => {
     expect(subscriptionStep(revoked, renewed, 'renewed').status).toBe('revoked');
     expect(seatsPolicy(policy, 3).max_activations).toBe(6);
     expect(seatsPolicy({ ...policy, max_activations: null }, 3).max_activations).toBeNull();
+  });
+});
+
+describe("a refund or dispute of a subscription's invoice", () => {
+  const at = new Date('2026-05-01T00:00:00Z');
+
+  it("a renewal's or a proration's is only recorded: the licence and the subscription stay as they are, whatever its status", () => {
+    for (const status of ['trialing', 'active', 'past_due', 'unpaid', 'canceled'] as const)
+      for (const invoice of [{}, { first: false }])
+        expect(refundEffect(invoice, { status }, at)).toEqual({ takesBackPurchase: false, step: null });
+  });
+
+  it("the first payment's takes back the purchase: Stripe stops billing, refund_action, canceled now without grace days", () => {
+    for (const status of ['active', 'past_due', 'unpaid'] as const)
+      expect(refundEffect({ first: true }, { status }, at)).toEqual({
+        takesBackPurchase: true,
+        step: {
+          changes: { status: 'canceled', canceled_at: at, ended: true, ended_early: true },
+          event: 'subscription.canceled',
+          change: 'canceled',
+        },
+      });
+    // Canceled already (by the vendor, or Stripe's deletion came first): the licence still gets the
+    // refund_action, and nothing more changes on the subscription.
+    expect(refundEffect({ first: true }, { status: 'canceled' }, at)).toEqual({ takesBackPurchase: true, step: null });
   });
 });
 

@@ -223,6 +223,10 @@ export class FakeCheckoutStore implements CheckoutStore {
     this.pendingRefunds.add(paymentId);
   }
 
+  async pendingRefund(paymentId: string) {
+    return this.pendingRefunds.has(paymentId) ? { _id: paymentId, created_at: new Date(0) } : null;
+  }
+
   async pruneExpiredPendingRefunds(): Promise<number> {
     return 0; // the fake keeps no expiry: the store's own sweep is tested on FerretDB
   }

@@ -196,6 +196,37 @@ export const ended = (at: Date): StepResult => ({
   change: 'canceled',
 });
 
+/** What a full refund or a dispute (a chargeback) of one of a subscription's invoices does. */
+export interface RefundEffect {
+  /**
+   * The purchase is taken back (the first payment's, the checkout's): Stripe must stop billing it and the
+   * licence gets the product's refund_action. False for a renewal's or a proration's: one period's (or
+   * one change's) money, recorded on the subscription, the licence left as it is.
+   */
+  takesBackPurchase: boolean;
+  /** The subscription's step: canceled now, early (no grace days); null when nothing changes. */
+  step: StepResult | null;
+}
+
+export function refundEffect(
+  invoice: { first?: boolean },
+  s: Pick<SubscriptionState, 'status'>,
+  at: Date,
+): RefundEffect {
+  if (!invoice.first) return { takesBackPurchase: false, step: null };
+  return {
+    takesBackPurchase: true,
+    step:
+      s.status === 'canceled'
+        ? null
+        : {
+            changes: { status: 'canceled', canceled_at: at, ended: true, ended_early: true },
+            event: 'subscription.canceled',
+            change: 'canceled',
+          },
+  };
+}
+
 export const unpaid = (): StepResult => ({
   changes: { status: 'unpaid' },
   event: 'subscription.updated',

@@ -8,6 +8,7 @@ import {
   type DomainEvent,
   type PriceInterval,
   type RefundAction,
+  type RefundCause,
 } from '@licensing/proto';
 import type { TestCard } from '../domain/subscription';
 
@@ -115,6 +116,8 @@ export interface PendingRefundDoc {
   created_at: Date;
   /** Forgotten then (a TTL index on MongoDB; the expiry sweep on FerretDB). Absent on older records. */
   expires_at?: Date;
+  /** What took the money back (absent: a refund). */
+  cause?: RefundCause;
 }
 
 /** How long a refund of a payment this service does not know is kept: as long as Stripe keeps its events. */
@@ -193,6 +196,7 @@ export function checkoutModels(conn: Connection) {
     PendingRefund: plain<PendingRefundDoc>('CheckoutPendingRefund', 'checkout_pending_refunds', {
       created_at: Date,
       expires_at: { type: Date, index: { expireAfterSeconds: 0 } },
+      cause: String,
     }),
   };
 }

@@ -1,9 +1,10 @@
 import { listPage, outboxOf, withEvents } from '@licensing/runtime';
-import type { CheckoutStatus, DomainEvent, PageRequest } from '@licensing/proto';
+import type { CheckoutStatus, DomainEvent, PageRequest, RefundCause } from '@licensing/proto';
 import {
   PENDING_REFUND_DAYS,
   type CheckoutModels,
   type PageTokenDoc,
+  type PendingRefundDoc,
   type ProviderEventDoc,
   type ReceiptDoc,
   type SessionDoc,
@@ -190,9 +191,9 @@ export class CheckoutStore {
     await this.models.Delivery.deleteMany({ created_at: { $lt: before } });
   }
 
-  async addPendingRefund(paymentId: string, now: Date): Promise<void> {
+  async addPendingRefund(paymentId: string, now: Date, cause?: RefundCause): Promise<void> {
     const expires_at = new Date(now.getTime() + PENDING_REFUND_DAYS * 86_400_000);
-    await this.models.PendingRefund.create({ _id: paymentId, created_at: now, expires_at }).catch(
+    await this.models.PendingRefund.create({ _id: paymentId, created_at: now, expires_at, cause }).catch(
       (err: { code?: number }) => {
         if (err.code !== 11000) throw err;
       },
@@ -207,6 +208,11 @@ export class CheckoutStore {
 
   async hasPendingRefund(paymentId: string): Promise<boolean> {
     return (await this.models.PendingRefund.exists({ _id: paymentId })) !== null;
+  }
+
+  /** The refund kept for a payment this service did not know then, or null. */
+  pendingRefund(paymentId: string): Promise<PendingRefundDoc | null> {
+    return this.models.PendingRefund.findById(paymentId).lean<PendingRefundDoc>().exec();
   }
 
   /** Records the licence of a paid session once, with checkout.completed. */

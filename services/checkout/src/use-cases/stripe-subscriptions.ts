@@ -1,6 +1,6 @@
 import { AppError, isId, type CallOptions } from '@licensing/runtime';
 import type { GetProductRequest, Product, RefundCause } from '@licensing/proto';
-import { addInterval, DAY_MS, planOf, QUANTITY_MAX, type Plan } from '../domain/subscription';
+import { addInterval, DAY_MS, planOf, QUANTITY_MAX, refundEffect, type Plan } from '../domain/subscription';
 import type { StripeEventLike } from '../domain/stripe-events';
 import {
   interpretSubscriptionEvent,
@@ -259,32 +259,29 @@ export async function applyStripeRefund(
   const sub = inv ? await deps.subs.findById(inv.subscription_id) : null;
   if (!inv || !sub) return null;
   if (sub.livemode !== a.livemode) return refuse('the refund and the payment differ in livemode');
-  if (inv.first) {
+  const { takesBackPurchase } = refundEffect(inv, sub, deps.clock.now());
+  if (takesBackPurchase) {
     await stopBillingNow(deps, sub, 'a subscription whose first payment was taken back');
     await deps.refundCheckout(sub.session_id, requestId);
   }
   await deps.subs.markInvoiceRefunded(inv._id, { cause: a.cause, at: deps.clock.now() });
   deps.log.info(
-    { subscription: sub._id, invoice: inv._id, cause: a.cause, first: !!inv.first },
-    inv.first ? "a subscription's first payment was taken back: it ends" : "a subscription's invoice was taken back",
+    { subscription: sub._id, invoice: inv._id, cause: a.cause, first: takesBackPurchase },
+    takesBackPurchase
+      ? "a subscription's first payment was taken back: it ends"
+      : "a subscription's invoice was taken back",
   );
-  if (!inv.first) return ok;
+  if (!takesBackPurchase) return ok;
   await change(
     deps,
     sub,
-    (d) =>
-      d.status === 'canceled'
-        ? null
-        : {
-            changes: {
-              status: 'canceled',
-              canceled_at: deps.clock.now(),
-              license_ends_at: deps.clock.now(),
-              ended_early: true,
-            },
-            event: 'subscription.canceled',
-            change: 'canceled',
-          },
+    (d) => {
+      const now = deps.clock.now();
+      const step = refundEffect(inv, d, now).step;
+      if (!step) return null;
+      const { ended: _ended, ...changes } = step.changes;
+      return { changes: { ...changes, license_ends_at: now } as Partial<Doc>, event: step.event, change: step.change };
+    },
     requestId,
   );
   return ok;

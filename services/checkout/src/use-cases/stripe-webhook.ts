@@ -109,6 +109,8 @@ export class StripeWebhook {
         subscription && this.subscriptions
           ? await this.subscriptions(subscription, event, requestId)
           : await this.act(action, requestId);
+      if (outcome.status === 200 && subscription?.kind === 'invoice' && subscription.paid)
+        outcome = await this.refundBeforeInvoice(subscription, outcome, requestId);
     } catch (err) {
       await this.store.releaseEvent(event.id, claim.until);
       throw err;
@@ -129,6 +131,26 @@ export class StripeWebhook {
       },
       'stripe webhook',
     );
+    return outcome;
+  }
+
+  /**
+   * An invoice's payment that was refunded or disputed before the invoice was recorded (events come in
+   * any order): the refund, kept then, applies now by the subscription's rules.
+   */
+  private async refundBeforeInvoice(
+    invoice: Extract<StripeSubscriptionAction, { kind: 'invoice' }>,
+    outcome: WebhookOutcome,
+    requestId: string,
+  ): Promise<WebhookOutcome> {
+    if (!this.subscriptionRefund || !invoice.paymentId) return outcome;
+    const pending = await this.store.pendingRefund(invoice.paymentId);
+    if (!pending) return outcome;
+    const refund = { kind: 'refunded' as const, paymentId: invoice.paymentId, livemode: invoice.livemode };
+    const applied = await this.subscriptionRefund({ ...refund, cause: pending.cause ?? 'refund' }, requestId);
+    // Refused (the refund's livemode is not the payment's): the invoice stands as recorded.
+    if (applied && applied.status !== 200)
+      this.log.warn({ payment: invoice.paymentId, error: applied.error.message }, 'a refund kept early was refused');
     return outcome;
   }
 
@@ -194,7 +216,7 @@ export class StripeWebhook {
         const s = await this.store.findByPayment(a.paymentId);
         if (!s) {
           // Not (yet) one of our payments: kept, in case its completion is still on the way.
-          await this.store.addPendingRefund(a.paymentId, this.clock.now());
+          await this.store.addPendingRefund(a.paymentId, this.clock.now(), a.cause);
           const late = await this.store.findByPayment(a.paymentId);
           if (late?.license_key) await this.completion.refund(late, requestId);
           return ok;
