@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { connectMongo, syncIndexes } from '@licensing/runtime';
+import { connectMongo, createLogger, runMigrations, syncIndexes } from '@licensing/runtime';
 import { interpretSubscriptionEvent } from '../../services/checkout/src/domain/stripe-subscription-events';
 import { checkoutModels, PENDING_REFUND_DAYS } from '../../services/checkout/src/store/models';
+import { pendingExpiryMigration } from '../../services/checkout/src/store/pending-expiry-migration';
 import { CheckoutStore } from '../../services/checkout/src/store/queries';
 import {
   PENDING_EVENT_DAYS,
@@ -80,4 +81,47 @@ it('a refund of a payment that is not ours is kept 30 days, then the sweep forge
   expect(await checkout.hasPendingRefund('pi_not_ours')).toBe(true);
   expect(await checkout.pruneExpiredPendingRefunds(new Date(t0.getTime() + 30 * DAY))).toBe(1);
   expect(await checkout.hasPendingRefund('pi_not_ours')).toBe(false);
+});
+
+it('the upgrade gives records stored before their 30 days, and keeps only what each early event means', async () => {
+  const whole = {
+    id: 'evt_before_upgrade',
+    type: 'invoice.paid',
+    livemode: false,
+    created: 5,
+    data: {
+      object: {
+        id: 'in_old',
+        subscription: 'sub_older',
+        billing_reason: 'subscription_cycle',
+        amount_paid: 1000,
+        currency: 'eur',
+        customer_email: 'old.customer@example.com',
+        customer_name: 'Old Customer',
+      },
+    },
+  };
+  // As written before: the whole event, no expiry.
+  await db.db!.collection('subscription_pending_events').insertOne({
+    _id: whole.id as never,
+    provider_subscription_id: 'sub_older',
+    session_id: '',
+    created: 5,
+    event: whole,
+  });
+  await db.db!.collection('checkout_pending_refunds').insertOne({ _id: 'pi_older' as never, created_at: new Date() });
+  const t0 = Date.now();
+  await runMigrations(db, [pendingExpiryMigration], { log: createLogger('migration-test', 'silent') });
+  const event = await subs.models.PendingEvent.findById(whole.id).lean().exec();
+  expect(event).not.toHaveProperty('event');
+  expect(event?.action).toEqual(interpretSubscriptionEvent(whole));
+  expect(JSON.stringify(event)).not.toContain('old.customer@example.com');
+  expect(JSON.stringify(event)).not.toContain('Old Customer');
+  for (const expires of [
+    event?.expires_at,
+    (await checkout.models.PendingRefund.findById('pi_older').lean().exec())?.expires_at,
+  ]) {
+    expect(expires!.getTime()).toBeGreaterThanOrEqual(t0 + 30 * DAY);
+    expect(expires!.getTime()).toBeLessThanOrEqual(Date.now() + 30 * DAY);
+  }
 });

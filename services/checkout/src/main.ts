@@ -20,6 +20,7 @@ import { checkoutSchema, type CheckoutConfig } from './config';
 import { checkoutHandlers } from './handlers/checkout-handlers';
 import { CheckoutExpirySweeper } from './jobs/expiry-sweeper';
 import { checkoutModels } from './store/models';
+import { pendingExpiryMigration } from './store/pending-expiry-migration';
 import { CheckoutStore } from './store/queries';
 import { Completion } from './use-cases/completion';
 import { PaymentsNotConfigured, TestModeProvider, type PaymentProvider } from './domain/payments';
@@ -41,6 +42,7 @@ import { applyPending, applyStripeRefund, applyStripeSubscriptionEvent } from '.
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
   name: 'checkout',
   schema: checkoutSchema,
+  migrations: [pendingExpiryMigration],
   async setup(ctx) {
     // Test mode in production only by explicit choice; Stripe only with its keys.
     const problems = paymentModeProblems(ctx.config);
