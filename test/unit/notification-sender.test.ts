@@ -91,6 +91,7 @@ function setUp(over: Partial<SenderSettings> = {}) {
     maxAgeS: 3 * 86_400,
     fromAddress: 'no-reply@lic.example',
     instance: 'host-a/127.0.0.1:15056',
+    concurrency: 1,
     ...over,
   };
   const sender = new Sender(deps, transport, clock, createLogger('test', 'silent'), settings, new Metrics('test'));

@@ -40,7 +40,7 @@ export class FakeEmailStore {
   async due(now: Date, limit: number): Promise<EmailDoc[]> {
     return [...this.rows.values()]
       .filter((r) => r.status === 'queued' && r.next_attempt_at && r.next_attempt_at.getTime() <= now.getTime())
-      .sort((a, b) => a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
+      .sort((a, b) => (a.turn ?? 0) - (b.turn ?? 0) || a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
       .slice(0, limit)
       .map((r) => structuredClone(r));
   }
