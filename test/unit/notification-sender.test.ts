@@ -65,9 +65,7 @@ function setUp(over: Partial<SenderSettings> = {}) {
     return l;
   };
   const holders = new Set<string>();
-  let listing: (email: string) => Promise<{ data: unknown[] }> = async (email) => ({
-    data: holders.has(email) ? [{}] : [],
-  });
+  let listing: (email: string) => Promise<{ holds: boolean }> = async (email) => ({ holds: holders.has(email) });
   const deps = {
     emails: emails.asStore(),
     portal: new FakePortalStore().asStore(),
@@ -80,7 +78,7 @@ function setUp(over: Partial<SenderSettings> = {}) {
       issueLicenseFile: async () => {
         throw new AppError('conflict', 'no file');
       },
-      listLicenses: ({ customer_email }: { customer_email: string }) => listing(customer_email),
+      holdsLicences: ({ email }: { email: string }) => listing(email),
     },
   } as unknown as NotificationDeps;
   const transport = new HandTransport();
@@ -139,7 +137,7 @@ function setUp(over: Partial<SenderSettings> = {}) {
       };
     },
     answerListing() {
-      listing = async (email) => ({ data: holders.has(email) ? [{}] : [] });
+      listing = async (email) => ({ holds: holders.has(email) });
     },
   };
 }

@@ -4,16 +4,9 @@ import type { EmailDoc } from '../store/emails';
 import type { NotificationDeps } from './deps';
 import { unreachableLicence, type PurchaseMail as ReadyMail } from './render-purchase';
 
-/** Whether an address holds a licence of the account: one indexed read of the licence service, whatever the count. */
+/** Whether an address holds a licence of the account: one indexed read of the licence service (HoldsLicences). */
 async function holdsLicences(deps: NotificationDeps, accountId: string, email: string): Promise<boolean> {
-  const page = await deps.licenses.listLicenses({
-    account_id: accountId,
-    customer_email: email,
-    page: { limit: 1, starting_after: '' },
-    product_id: '',
-    status: '',
-  });
-  return page.data.length > 0;
+  return (await deps.licenses.holdsLicences({ account_id: accountId, email })).holds;
 }
 
 /**
