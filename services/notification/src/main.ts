@@ -62,6 +62,7 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       products: products.call,
       licenses: licenses.call,
       publicBaseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+      signInMailsPerHour: ctx.config.PORTAL_SIGNINS_PER_EMAIL,
     };
     // A graceful stop waits for the mail being sent: its limit fits in the stop's (domain/retry.ts).
     const send = sendTimeoutWithin(ctx.config.MAIL_SEND_TIMEOUT_MS, ctx.config.SHUTDOWN_TIMEOUT_MS);

@@ -31,6 +31,18 @@ export class FakeEmailStore {
     return found[0] ?? null;
   }
 
+  async signInsSentSince(accountId: string, to: string, since: Date): Promise<number> {
+    return [...this.rows.values()].filter(
+      (r) =>
+        r.account_id === accountId &&
+        r.to === to &&
+        r.template === 'portal_link' &&
+        r.status === 'sent' &&
+        r.sent_at !== null &&
+        r.sent_at.getTime() > since.getTime(),
+    ).length;
+  }
+
   async remove(id: string): Promise<void> {
     this.rows.delete(id);
   }

@@ -286,6 +286,19 @@ export class EmailStore {
     await this.Email.deleteOne({ _id: id });
   }
 
+  /** Sign-in links sent to an address of the account since `since` (the account_id and to index). */
+  signInsSentSince(accountId: string, to: string, since: Date): Promise<number> {
+    return this.Email.countDocuments({
+      account_id: accountId,
+      to,
+      template: 'portal_link',
+      status: 'sent',
+      sent_at: { $gt: since },
+    })
+      .maxTimeMS(QUERY_MAX_MS)
+      .exec();
+  }
+
   /** The newest mail of a template for a licence created after `since`. */
   latestFor(accountId: string, key: string, template: EmailTemplate, since: Date): Promise<EmailDoc | null> {
     return this.Email.findOne({ account_id: accountId, license_key: key, template, created_at: { $gt: since } })
