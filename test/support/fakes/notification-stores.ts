@@ -57,11 +57,11 @@ export class FakeEmailStore {
       .map((r) => structuredClone(r));
   }
 
-  async claim(id: string, now: Date, until: Date, by: string): Promise<boolean> {
+  async claim(id: string, now: Date, until: Date, by: string): Promise<EmailDoc | null> {
     const r = this.rows.get(id);
-    if (r?.status !== 'queued' || !r.next_attempt_at || r.next_attempt_at.getTime() > now.getTime()) return false;
-    Object.assign(r, { next_attempt_at: until, claimed_by: by });
-    return true;
+    if (r?.status !== 'queued' || !r.next_attempt_at || r.next_attempt_at.getTime() > now.getTime()) return null;
+    Object.assign(r, { next_attempt_at: until, claimed_by: by, claim_epoch: (r.claim_epoch ?? 0) + 1 });
+    return structuredClone(r);
   }
 
   async release(id: string, until: Date, now: Date): Promise<void> {

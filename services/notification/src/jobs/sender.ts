@@ -128,11 +128,12 @@ export class Sender {
     return due.length;
   }
 
-  /** Claims one due mail and makes its attempt (nothing if another sender claimed it first). */
-  private async takeAndSend(mail: EmailDoc): Promise<void> {
+  /** Claims one due mail and makes its attempt, from the mail as claimed (nothing if another sender claimed it first). */
+  private async takeAndSend(due: EmailDoc): Promise<void> {
     const now = this.clock.now();
     const until = new Date(now.getTime() + claimMsFor(this.settings.timeoutMs));
-    if (!(await this.deps.emails.claim(mail._id, now, until, this.settings.instance))) return;
+    const mail = await this.deps.emails.claim(due._id, now, until, this.settings.instance);
+    if (!mail) return;
     const p = this.attempt(mail, until).catch((err) =>
       this.log.warn({ err, email: mail._id }, 'could not record a mail attempt; it is tried again later'),
     );

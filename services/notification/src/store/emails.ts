@@ -231,17 +231,18 @@ export class EmailStore {
    * Takes a due mail for one attempt, until `until`, as `by`; false if another sender took it first. The
    * claim is the insert of the mail's next claim document (store/email-claims.ts): of senders that read
    * the same mail, exactly one inserts it, on FerretDB too. The mail is read again first, so a sender
-   * holding an old copy (sent or claimed since) takes nothing.
+   * holding an old copy (sent or claimed since) takes nothing. The mail as claimed, or null.
    */
-  async claim(id: string, now: Date, until: Date, by: string): Promise<boolean> {
+  async claim(id: string, now: Date, until: Date, by: string): Promise<EmailDoc | null> {
     const mail = await this.Email.findOne({ _id: id }).lean<EmailDoc>().exec();
     if (mail?.status !== 'queued' || !mail.next_attempt_at || mail.next_attempt_at.getTime() > now.getTime())
-      return false;
+      return null;
     const epoch = (mail.claim_epoch ?? 0) + 1;
-    if (!(await this.claims.insert(id, epoch, by, until))) return false;
+    if (!(await this.claims.insert(id, epoch, by, until))) return null;
+    const claimed = { next_attempt_at: until, claimed_by: by, claim_epoch: epoch };
     // Only the claim's holder writes these, so no other update races this one.
-    await this.Email.updateOne({ _id: id }, { $set: { next_attempt_at: until, claimed_by: by, claim_epoch: epoch } });
-    return true;
+    await this.Email.updateOne({ _id: id }, { $set: claimed });
+    return { ...mail, ...claimed };
   }
 
   /** Deletes a bounded batch of claims kept long enough. */
