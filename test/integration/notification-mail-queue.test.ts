@@ -179,6 +179,12 @@ describe('fair sending', () => {
 });
 
 describe('the mail quota', () => {
+  it("mails asked at the same moment, the first of an account's window, are all stored", async () => {
+    const acct = account('pro');
+    const ids = await Promise.all(Array.from({ length: 10 }, () => ask(acct)));
+    expect(await emails.Email.countDocuments({ account_id: acct, status: 'queued' })).toBe(ids.length);
+  });
+
   it('stores mail past the hour quota as deferred, lists it so, and sends it when the next hour begins', async () => {
     const acct = account('free'); // 50 an hour
     const ids: string[] = [];

@@ -37,14 +37,22 @@ export class MailCountStore {
    * moment may both count as one there: the quota may then be passed by the few mails admitted at once.
    */
   async add(id: string, n: number, expiresAt: Date): Promise<number> {
-    const doc = await this.Count.findOneAndUpdate(
-      { _id: id },
-      { $inc: { count: n }, $setOnInsert: { expires_at: expiresAt } },
-      { upsert: true, returnDocument: 'after' },
-    )
-      .lean<MailCountDoc>()
-      .exec();
-    return doc?.count ?? n;
+    const inc = () =>
+      this.Count.findOneAndUpdate(
+        { _id: id },
+        { $inc: { count: n }, $setOnInsert: { expires_at: expiresAt } },
+        { upsert: true, returnDocument: 'after' },
+      )
+        .lean<MailCountDoc>()
+        .exec();
+    try {
+      return (await inc())?.count ?? n;
+    } catch (err) {
+      // Two first mails of a window at once: both upserts try the insert and one meets the other's
+      // document (a duplicate _id). That one is now there, so the same $inc again updates it.
+      if ((err as { code?: number })?.code !== 11000) throw err;
+      return (await inc())?.count ?? n;
+    }
   }
 
   /** Deletes a bounded batch of ended windows (FerretDB keeps what MongoDB's TTL index would remove). */
