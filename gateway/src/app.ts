@@ -213,10 +213,12 @@ export function createApp({
       clients,
       log,
       secureCookies: config.NODE_ENV === 'production',
-      signInThrottle: {
-        perEmail: throttle('portal-signin-email', config.PORTAL_SIGNINS_PER_EMAIL, config.PORTAL_SIGNIN_WINDOW_S),
-        perAddress: throttle('portal-signin-address', config.PORTAL_SIGNINS_PER_ADDRESS, config.PORTAL_SIGNIN_WINDOW_S),
-      },
+      signInThrottle: throttle(
+        'portal-signin-address',
+        config.PORTAL_SIGNINS_PER_ADDRESS,
+        config.PORTAL_SIGNIN_WINDOW_S,
+      ),
+      lookupThrottle: throttle('portal-lookup-address', config.PORTAL_LOOKUPS_PER_ADDRESS_PER_MINUTE, 60),
       unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
     }),
   );

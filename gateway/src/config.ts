@@ -133,9 +133,9 @@ export const gatewaySchema = {
     min: 1,
   }),
   SIGNUP_WINDOW_S: int('Window of the sign-up throttles in seconds', { default: 3600, min: 1 }),
-  PORTAL_SIGNINS_PER_EMAIL: int(
-    'Customer portal sign-in requests (each may e-mail a link) per e-mail and window, every request counted',
-    { default: 5, min: 1 },
+  PORTAL_LOOKUPS_PER_ADDRESS_PER_MINUTE: int(
+    "Customer portal requests per client IP and minute whose account is not already known to this gateway (each account's vendor, or its absence, is remembered for a minute); past it a 429 page",
+    { default: 60, min: 1 },
   ),
   PORTAL_SIGNINS_PER_ADDRESS: int('Customer portal sign-in requests per client IP and window, every request counted', {
     default: 20,

@@ -8,6 +8,7 @@ export * from './entitlements';
 export * from './lease';
 export * from './license-key';
 export * from './lifecycle';
+export * from './mail-quota';
 export * from './policy';
 export * from './status';
 export * from './verdict';

@@ -101,8 +101,11 @@ export type RefundCause = (typeof refundCauses)[number];
 export const deliveryStatuses = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
 
-/** A customer e-mail's states (notification service): queued until sent, failed once its retries run out. */
-export const emailStatuses = ['queued', 'sent', 'failed'] as const;
+/**
+ * A customer e-mail's states (notification service): queued until sent, failed once its retries run out;
+ * deferred while its account's mail quota (mail-quota.ts) is spent, then queued when the quota allows.
+ */
+export const emailStatuses = ['queued', 'deferred', 'sent', 'failed'] as const;
 export type EmailStatus = (typeof emailStatuses)[number];
 
 /** The customer e-mails the notification service sends. */

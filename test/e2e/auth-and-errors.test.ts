@@ -191,6 +191,8 @@ describe('status and unavailable services', () => {
         hourly_app_allowance: 100_000,
         per_key_per_minute: 100,
         per_license_per_minute: 60,
+        mail_per_hour: 10_000,
+        mail_per_day: 100_000,
       },
     });
     expect(res.body.version).toBe(require('../../gateway/package.json').version);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, connect, createInbox, type NatsConnection } from 'nats';
 import type { JetStreamManager, StreamConfig, StreamInfo } from 'nats';
 import {
+  NOTIFICATION_MAIL_CONSUMER,
   inboxPrefixOf,
   natsLogins,
   natsServerConfig,
@@ -206,6 +207,40 @@ it("the gateway and the licence service, which follow events for their caches, m
   const jsm = await account.nc.jetstreamManager({ timeout: 1000 });
   await expect(jsm.consumers.add(base.stream, { name: 'reader', ack_policy: AckPolicy.None })).rejects.toThrow();
   // And the fan-out still delivers (the next test).
+});
+
+it("the notification service's consumers read only their own event type: their filter subject cannot be changed", async () => {
+  const notification = await as('notification');
+  const jsm = await notification.nc.jetstreamManager({ timeout: 1000 });
+  const own = `${base.subjectPrefix}.checkout.completed`;
+  expect((await jsm.consumers.info(base.stream, NOTIFICATION_MAIL_CONSUMER)).config.filter_subject).toBe(own);
+  // Another event type, or every event, through the API subject that names the filter...
+  for (const filter_subject of [`${base.subjectPrefix}.license.created`, `${base.subjectPrefix}.>`])
+    await expect(jsm.consumers.update(base.stream, NOTIFICATION_MAIL_CONSUMER, { filter_subject })).rejects.toThrow();
+  // ...or through the forms whose subject names no filter (the filter only in the request).
+  const request = (subject: string) =>
+    notification.nc.request(
+      subject,
+      JSON.stringify({
+        stream_name: base.stream,
+        config: {
+          durable_name: NOTIFICATION_MAIL_CONSUMER,
+          ack_policy: 'explicit',
+          deliver_policy: 'all',
+          filter_subject: `${base.subjectPrefix}.>`,
+        },
+        action: 'update',
+      }),
+      { timeout: 1000 },
+    );
+  await expect(request(`$JS.API.CONSUMER.CREATE.${base.stream}.${NOTIFICATION_MAIL_CONSUMER}`)).rejects.toThrow();
+  await expect(
+    request(`$JS.API.CONSUMER.DURABLE.CREATE.${base.stream}.${NOTIFICATION_MAIL_CONSUMER}`),
+  ).rejects.toThrow();
+  await eventually(() => expect(notification.errors).toContain('PERMISSIONS_VIOLATION'));
+  // Its own filter, as the service sets it at start, is still allowed; nothing changed.
+  await jsm.consumers.update(base.stream, NOTIFICATION_MAIL_CONSUMER, { ack_wait: 5e9, filter_subject: own });
+  expect((await jsm.consumers.info(base.stream, NOTIFICATION_MAIL_CONSUMER)).config.filter_subject).toBe(own);
 });
 
 it('never delivers a forged event to a webhook endpoint, while real events still arrive', async () => {

@@ -212,7 +212,7 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
     expect(await counter('hour', a.accountId)).toBe(1);
   });
 
-  it('GET /api/v1/status shows the plan, the hourly quota, the app allowance and the per-key minute', async () => {
+  it("GET /api/v1/status shows the plan, the hourly quota, the app allowance, the per-key minute and the plan's mail quota", async () => {
     const free = await accountWith('free');
     expect((await free.api('GET', '/api/v1/status')).body.rate_limits).toEqual({
       plan: 'free',
@@ -220,6 +220,8 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
       hourly_app_allowance: 1000,
       per_key_per_minute: 100,
       per_license_per_minute: 60,
+      mail_per_hour: 50,
+      mail_per_day: 200,
     });
     const raised = await accountWith('pro', { per_minute_limit: 500, per_hour_limit: 5000 });
     const app = client(
@@ -232,6 +234,8 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
       hourly_app_allowance: 50_000,
       per_key_per_minute: 500,
       per_license_per_minute: 60,
+      mail_per_hour: 1000,
+      mail_per_day: 10_000,
     });
   });
 });

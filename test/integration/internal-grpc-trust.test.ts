@@ -112,6 +112,46 @@ describe('per-caller credentials', () => {
     });
   });
 
+  it("the notification service may not list any account's licences: it asks only whether an address holds one", async () => {
+    const notification = createClient(LicenseServiceClient, license, credentialOf(plain, 'notification'), 3000);
+    const gateway = createClient(LicenseServiceClient, license, credentialOf(plain, 'gateway'), 3000);
+    clients.push(notification, gateway);
+    const accountId = `acct_holds${Date.now()}`;
+    const { id: productId } = await createClient(
+      ProductServiceClient,
+      product,
+      credentialOf(plain, 'gateway'),
+      3000,
+    ).call.createProduct({ account_id: accountId, name: 'Held' } as never);
+    await gateway.call.createLicense({
+      account_id: accountId,
+      product_id: productId,
+      customer_email: 'Buyer@Example.com',
+    } as never);
+    await expect(
+      notification.call.listLicenses({
+        account_id: accountId,
+        customer_email: 'buyer@example.com',
+        page: { limit: 1, starting_after: '' },
+        product_id: '',
+        status: '',
+      }),
+    ).rejects.toMatchObject({ code: 'forbidden', message: 'notification may not call ListLicenses' });
+    expect(await notification.call.holdsLicences({ account_id: accountId, email: 'buyer@example.com' })).toEqual({
+      holds: true,
+    });
+    expect(await notification.call.holdsLicences({ account_id: accountId, email: 'other@example.com' })).toEqual({
+      holds: false,
+    });
+    // Another account's customer holds none of this one's.
+    expect(await notification.call.holdsLicences({ account_id: 'acct_other', email: 'buyer@example.com' })).toEqual({
+      holds: false,
+    });
+    await expect(
+      notification.call.holdsLicences({ account_id: accountId, email: `${'a'.repeat(250)}@example.com` }),
+    ).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
   it('lets each caller call its own methods', async () => {
     const operator = accountClient(account, credentialOf(plain, 'operator'));
     const created = await operator.createAccount({ name: 'Trusted', plan: 'pro' });

@@ -37,8 +37,8 @@ function setUp(holders: Record<string, string[]> = {}) {
         if (!l) throw AppError.notFound('licence');
         return l;
       },
-      listLicenses: async ({ account_id, customer_email }: { account_id: string; customer_email: string }) => ({
-        data: (holders[account_id] ?? []).includes(customer_email) ? [{ key: 'KEY-1' }] : [],
+      holdsLicences: async ({ account_id, email }: { account_id: string; email: string }) => ({
+        holds: (holders[account_id] ?? []).includes(email),
       }),
     },
   } as unknown as NotificationDeps;

@@ -65,9 +65,7 @@ function setUp(over: Partial<SenderSettings> = {}) {
     return l;
   };
   const holders = new Set<string>();
-  let listing: (email: string) => Promise<{ data: unknown[] }> = async (email) => ({
-    data: holders.has(email) ? [{}] : [],
-  });
+  let listing: (email: string) => Promise<{ holds: boolean }> = async (email) => ({ holds: holders.has(email) });
   const deps = {
     emails: emails.asStore(),
     portal: new FakePortalStore().asStore(),
@@ -80,7 +78,7 @@ function setUp(over: Partial<SenderSettings> = {}) {
       issueLicenseFile: async () => {
         throw new AppError('conflict', 'no file');
       },
-      listLicenses: ({ customer_email }: { customer_email: string }) => listing(customer_email),
+      holdsLicences: ({ email }: { email: string }) => listing(email),
     },
   } as unknown as NotificationDeps;
   const transport = new HandTransport();
@@ -91,6 +89,7 @@ function setUp(over: Partial<SenderSettings> = {}) {
     maxAgeS: 3 * 86_400,
     fromAddress: 'no-reply@lic.example',
     instance: 'host-a/127.0.0.1:15056',
+    concurrency: 1,
     ...over,
   };
   const sender = new Sender(deps, transport, clock, createLogger('test', 'silent'), settings, new Metrics('test'));
@@ -138,7 +137,7 @@ function setUp(over: Partial<SenderSettings> = {}) {
       };
     },
     answerListing() {
-      listing = async (email) => ({ data: holders.has(email) ? [{}] : [] });
+      listing = async (email) => ({ holds: holders.has(email) });
     },
   };
 }
@@ -286,6 +285,31 @@ describe('a sign-in request', () => {
     s.clock.advance(60_000);
     await s.sender.pass();
     expect(s.emails.rows.has(id)).toBe(false);
+  });
+
+  it('five links go to one address within an hour, then requests send nothing until an hour after the first; requests that send nothing count nothing', async () => {
+    const s = setUp();
+    s.holders.add('holder@example.com');
+    // A stranger's address asked for many times: nothing goes out, and nothing is counted against anyone.
+    for (let i = 0; i < 8; i++) await s.queueSignIn('stranger@example.com');
+    await s.sender.pass();
+    expect(s.transport.started).toBe(0);
+    const send = async () => {
+      const id = await s.queueSignIn('holder@example.com');
+      const before = s.transport.started;
+      const pass = s.sender.pass();
+      await until(() => s.transport.started === before + 1 || !s.emails.rows.has(id));
+      if (s.transport.started > before) s.transport.answer();
+      await pass;
+      s.clock.advance(60_000);
+      return s.emails.rows.get(id)?.status ?? 'dropped';
+    };
+    for (let i = 0; i < 5; i++) expect(await send()).toBe('sent');
+    expect(await send()).toBe('dropped');
+    expect(s.transport.sent).toHaveLength(5);
+    // An hour after the first link, one may go out again.
+    s.clock.advance(3_600_000 - 6 * 60_000);
+    expect(await send()).toBe('sent');
   });
 
   it('for an address that holds no licence is deleted unsent', async () => {

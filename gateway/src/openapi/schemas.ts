@@ -429,6 +429,14 @@ export const schemas: Record<string, Schema> = {
           'Requests per minute for each licence: app traffic naming it (its License credential, or a validate-scope key), budget "license_minute"',
           { minimum: 1 },
         ),
+        mail_per_hour: int(
+          'Customer mails the account may send per clock hour (UTC), by plan; mail past it is stored with status deferred and sent when the quota allows',
+          { minimum: 1 },
+        ),
+        mail_per_day: int(
+          'Customer mails the account may send per day (UTC), by plan; mail past it is stored with status deferred and sent when the quota allows',
+          { minimum: 1 },
+        ),
       },
       undefined,
       { description: "The calling account's rate limits (see RateLimit-Policy for the window this key spends)" },

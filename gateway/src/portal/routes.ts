@@ -1,15 +1,16 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { AppError, errorSummary, isId, type Logger } from '@licensing/runtime';
+import { AppError, addressKey, errorSummary, isId, type Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { refuseControlCharacters } from '../pages/form';
 import { securedPages } from '../pages/security';
 import { SessionGuard } from '../pages/session-guard';
-import type { AttemptThrottle, AttemptThrottles } from '../rate-limits/attempt-throttle';
+import type { AttemptThrottle } from '../rate-limits/attempt-throttle';
 import { PORTAL_CSS, PORTAL_JS } from './assets';
 import { portalLicenses } from './licenses';
 import { portalMessagePage } from './pages';
 import { loadPortalSession, portalSessionOf, type Vendor } from './session';
 import { portalSignIn } from './sign-in';
+import { VendorCache } from './vendors';
 
 // The customer portal under /portal/{account_id}, composed here: security headers and the shared
 // assets, form parsing, the vendor (an unknown or malformed account id is the 404 page), the session;
@@ -23,8 +24,14 @@ export interface PortalDeps {
   log: Logger;
   /** Secure cookies (everywhere but development and test). */
   secureCookies: boolean;
-  /** Sign-in requests per e-mail and per client address (every request counts: each may send a mail). */
-  signInThrottle: AttemptThrottles;
+  /**
+   * Sign-in requests per client address (every request counts: each may send a mail). Per e-mail, the
+   * notification service counts only the sign-in mails that go out (a stranger's requests cannot lock a
+   * customer out).
+   */
+  signInThrottle: AttemptThrottle;
+  /** Look-ups of portals' vendors not already known (cached for a minute), per client address. */
+  lookupThrottle: AttemptThrottle;
   /** Unknown portal session tokens per client address (made-up cookies must not each cost a look-up). */
   unknownSessionThrottle: AttemptThrottle;
 }
@@ -44,18 +51,42 @@ function labelled(req: Request, res: Response, next: NextFunction): void {
   next();
 }
 
-/** The vendor of the account in the URL, or the 404 page (a malformed id is not even looked up). */
-function vendorLoader(clients: Clients) {
+/**
+ * The vendor of the account in the URL, or the 404 page (a malformed id is not even looked up). Vendors,
+ * and accounts that do not exist, are remembered for a minute; a client address asking for more
+ * portals not remembered than its throttle allows gets a 429 page, not a look-up each.
+ */
+function vendorLoader(clients: Clients, throttle: AttemptThrottle, log: Logger) {
+  const vendors = new VendorCache(async (id) => {
+    try {
+      const account = await clients.accounts.getAccount({ id });
+      return { id: account.id, name: account.name };
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'not_found') return null;
+      throw err;
+    }
+  });
   return async (req: Request, res: Response, next: NextFunction) => {
     const id = String(req.params.account_id);
     if (!isId('acct', id)) return page(res, 404, notFound());
-    try {
-      const account = await clients.accounts.getAccount({ id });
-      res.locals.vendor = { id: account.id, name: account.name } satisfies Vendor;
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'not_found') return page(res, 404, notFound());
-      throw err;
+    let vendor = vendors.cached(id);
+    if (vendor === undefined) {
+      const address = addressKey(req.ip);
+      const wait = await throttle.fail(address);
+      if (wait !== null) {
+        log.warn({ address }, 'portal look-ups throttled');
+        res.locals.rateLimitWindow = 'portal_lookups';
+        res.setHeader('Retry-After', String(wait));
+        return page(
+          res,
+          429,
+          portalMessagePage('Too many requests', `Too many requests from your address. Try again in ${wait} s.`),
+        );
+      }
+      vendor = await vendors.lookUpAndRemember(id);
     }
+    if (!vendor) return page(res, 404, notFound());
+    res.locals.vendor = vendor satisfies Vendor;
     next();
   };
 }
@@ -68,6 +99,7 @@ export function portalRouter({
   log,
   secureCookies,
   signInThrottle,
+  lookupThrottle,
   unknownSessionThrottle,
 }: PortalDeps): Router {
   const r = Router();
@@ -76,7 +108,7 @@ export function portalRouter({
 
   const guard = new SessionGuard(unknownSessionThrottle);
   const account = Router({ mergeParams: true });
-  account.use(vendorLoader(clients));
+  account.use(vendorLoader(clients, lookupThrottle, log));
   account.use(express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 }));
   account.use(refuseControlCharacters());
   // One guard for every account's portal: it counts per client address, whichever portal is probed.

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { AppError, addressKey, checkEmail, type Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { csrfCookieMatches } from '../pages/cookies';
 import { field, queryOf } from '../pages/form';
-import { attemptBoth, type AttemptThrottles } from '../rate-limits/attempt-throttle';
+import type { AttemptThrottle } from '../rate-limits/attempt-throttle';
 import { linkConfirmPage, linkProblemPage, linkSentPage, portalMessagePage, signInPage } from './pages';
 import {
   PORTAL_CSRF_COOKIE,
@@ -21,22 +20,20 @@ import type { PortalPage } from './routes';
 
 // Signing in with an e-mailed one-time link, and out. The e-mail form answers one fixed page whatever
 // the address: the notification service decides, after this answer, whether a link goes out (only
-// when the address holds licences of this account). Each request is counted per e-mail and per client
-// address (every one: each may send a mail).
+// when the address holds licences of this account). Each request is counted per client address (every
+// one: each may send a mail). Not per e-mail here: anyone can type a customer's address, so counting
+// requests would let a stranger lock the customer out; the notification service counts the sign-in
+// mails that actually go out to an address instead.
 
 export interface PortalSignInDeps {
   clients: Clients;
   log: Logger;
   secureCookies: boolean;
-  throttle: AttemptThrottles;
+  throttle: AttemptThrottle;
 }
 
 /** Longest token read from a link (the service says "used, expired or wrong" for anything else). */
 const TOKEN_MAX = 200;
-
-/** The sign-in throttle's key of an e-mail at one vendor's portal. */
-export const portalEmailKey = (accountId: string, email: string) =>
-  `${accountId}:${createHash('sha256').update(email).digest('base64url')}`;
 
 export function portalSignIn(r: Router, page: PortalPage, { clients, log, secureCookies, throttle }: PortalSignInDeps) {
   const csrf = (res: Response) => issuePortalCsrf(res, vendorOf(res).id, secureCookies);
@@ -53,9 +50,7 @@ export function portalSignIn(r: Router, page: PortalPage, { clients, log, secure
       return page(res, 400, signInPage(vendor, csrf(res), 'Enter an e-mail address, such as you@example.com.'));
     }
     const address = addressKey(req.ip); // IPv6 by its /64
-    // Per e-mail within this vendor's portal (another vendor's sign-ins do not lock this one), by a
-    // digest: Redis never holds a customer's address.
-    const wait = await attemptBoth(throttle, portalEmailKey(vendor.id, email), address);
+    const wait = await throttle.fail(address);
     if (wait !== null) {
       log.warn({ address, account_id: vendor.id }, 'portal sign-in throttled');
       res.locals.rateLimitWindow = 'portal_signin';

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { PAYMENTS_HEALTH, type health, type PaymentsState } from '@licensing/proto';
+import { PAYMENTS_HEALTH, mailQuotaOf, type health, type PaymentsState } from '@licensing/proto';
 import { checkHealth } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
 import type { Clients } from '../backends/clients';
@@ -161,7 +161,8 @@ export class Readiness {
 /**
  * The caller's budgets, so a client can see them without reading headers: the account's hourly
  * quota (full-scope keys), the hourly allowance of app traffic (validate-scope keys, licence
- * credentials), the per-key minute limit, operator overrides included, and the per-licence one.
+ * credentials), the per-key minute limit, operator overrides included, the per-licence one, and the
+ * account's mail quota (per clock hour and per UTC day, by plan).
  */
 export function rateLimitsOf(p: Principal, licensePerMinute?: number) {
   const limits = limitsFor(p, licensePerMinute);
@@ -171,6 +172,9 @@ export function rateLimitsOf(p: Principal, licensePerMinute?: number) {
     hourly_app_allowance: limits.appHour,
     per_key_per_minute: limits.minute,
     per_license_per_minute: limits.licenseMinute,
+    // The account's customer mail (the notification service defers mail past these, never drops it).
+    mail_per_hour: mailQuotaOf(p.plan).perHour,
+    mail_per_day: mailQuotaOf(p.plan).perDay,
   };
 }
 

@@ -31,9 +31,9 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
   // ... and make the licence of a subscription follow it (applySubscription).
   checkout: ['createLicense', 'transitionLicense', 'applySubscription'],
   // The licence (expiry) and its signed licence file, for the purchase e-mail; whether an address
-  // holds licences of the account (one page of one), before a portal sign-in link is sent.
-  // And a finished licence batch's items, to mail those sent with send_email.
-  notification: ['getLicense', 'issueLicenseFile', 'listLicenses', 'getLicenseBatch'],
+  // holds licences of the account (yes or no: it may not list any account's licences), before a portal
+  // sign-in link is sent. And a finished licence batch's items, to mail those sent with send_email.
+  notification: ['getLicense', 'issueLicenseFile', 'holdsLicences', 'getLicenseBatch'],
 };
 
 /**

@@ -38,6 +38,14 @@ export const notificationSchema = {
     'An SMTP exchange (and the look-ups before it) that has not finished within this is a failed attempt; never more than SHUTDOWN_TIMEOUT_MS (a larger value is lowered to it, with a warning), so a graceful stop can wait for the mail being sent',
     { default: 8000, min: 200, max: 120_000 },
   ),
+  MAIL_SEND_CONCURRENCY: int(
+    'Mails one instance has in flight at once (look-ups and SMTP exchange each); due mail is taken lowest turn first, a round-robin by account',
+    { default: 4, min: 1, max: 32 },
+  ),
+  PORTAL_SIGNINS_PER_EMAIL: int(
+    'Customer portal sign-in links sent to one e-mail of one account per rolling hour; only links that go out count (a request for an address that holds no licence, or a repeat within the minute, sends nothing and counts nothing); past it a request sends nothing',
+    { default: 5, min: 1, max: 100 },
+  ),
   PORTAL_CLEANUP_INTERVAL_MS: int(
     'How often expired sign-in links and portal sessions are deleted (a bounded batch each time; reads ignore expired ones anyway)',
     { default: 60_000, min: 20, max: 3_600_000 },

@@ -23,7 +23,10 @@ import { BatchMailRequests, LicenseMailRequests, MailRequests, type LicenseMailE
 import { emailHandlers } from './handlers/email-handlers';
 import { portalCleanup } from './jobs/portal-cleanup';
 import { Sender } from './jobs/sender';
+import { EmailClaimStore, emailClaimModel } from './store/email-claims';
 import { EmailStore, emailModel } from './store/emails';
+import { MailCountStore, mailCountModel } from './store/mail-quota';
+import { MailAdmission } from './use-cases/mail-admission';
 import { PortalStore, portalModels } from './store/portal';
 import type { NotificationDeps } from './use-cases/deps';
 
@@ -40,9 +43,14 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
   schema: notificationSchema,
   async setup(ctx) {
     const scheduleS = parseSchedule(ctx.config.MAIL_RETRY_SCHEDULE_S);
-    const emails = new EmailStore(emailModel(ctx.db));
     const credential = internalCredential('notification', ctx.config, ctx.tracing);
     const accounts = createClient(AccountServiceClient, ctx.config.ACCOUNT_GRPC_ADDR, credential);
+    // Every mail is judged by its account's mail quota (by plan) as it is stored.
+    const admission = new MailAdmission(
+      new MailCountStore(mailCountModel(ctx.db)),
+      async (id) => (await accounts.call.getAccount({ id })).plan,
+    );
+    const emails = new EmailStore(emailModel(ctx.db), new EmailClaimStore(emailClaimModel(ctx.db)), admission);
     const products = createClient(ProductServiceClient, ctx.config.PRODUCT_GRPC_ADDR, credential);
     const licenses = createClient(LicenseServiceClient, ctx.config.LICENSE_GRPC_ADDR, credential);
     const portal = new PortalStore(portalModels(ctx.db));
@@ -54,6 +62,7 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       products: products.call,
       licenses: licenses.call,
       publicBaseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+      signInMailsPerHour: ctx.config.PORTAL_SIGNINS_PER_EMAIL,
     };
     // A graceful stop waits for the mail being sent: its limit fits in the stop's (domain/retry.ts).
     const send = sendTimeoutWithin(ctx.config.MAIL_SEND_TIMEOUT_MS, ctx.config.SHUTDOWN_TIMEOUT_MS);
@@ -114,10 +123,14 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
         maxAgeS: ctx.config.MAIL_MAX_AGE_S,
         fromAddress: ctx.config.MAIL_FROM_ADDRESS,
         instance: senderInstance(ctx.config.GRPC_HOST, ctx.config.GRPC_PORT),
+        concurrency: ctx.config.MAIL_SEND_CONCURRENCY,
       },
       ctx.metrics,
     );
-    const cleanup = portalCleanup(portal, ctx.clock, ctx.log, ctx.config.PORTAL_CLEANUP_INTERVAL_MS);
+    const cleanup = portalCleanup(portal, ctx.clock, ctx.log, ctx.config.PORTAL_CLEANUP_INTERVAL_MS, [
+      (now) => emails.deleteEndedClaims(now),
+      (now) => admission.deleteEnded(now),
+    ]);
     await requests.start();
     await batchRequests.start();
     for (const r of licenseRequests) await r.start();

@@ -67,6 +67,10 @@ export class FakeLicenseStore implements LicenseStore {
     return [...this.licenses.values()].filter((l) => l.account_id === accountId).length;
   }
 
+  async holdsLicences(accountId: string, emailLc: string): Promise<boolean> {
+    return [...this.licenses.values()].some((l) => l.account_id === accountId && l.customer_email_lc === emailLc);
+  }
+
   async list(
     accountId: string,
     filter: { productId: string; customerEmail: string; status: Status | '' },

@@ -31,6 +31,18 @@ export class FakeEmailStore {
     return found[0] ?? null;
   }
 
+  async signInsSentSince(accountId: string, to: string, since: Date): Promise<number> {
+    return [...this.rows.values()].filter(
+      (r) =>
+        r.account_id === accountId &&
+        r.to === to &&
+        r.template === 'portal_link' &&
+        r.status === 'sent' &&
+        r.sent_at !== null &&
+        r.sent_at.getTime() > since.getTime(),
+    ).length;
+  }
+
   async remove(id: string): Promise<void> {
     this.rows.delete(id);
   }
@@ -40,16 +52,16 @@ export class FakeEmailStore {
   async due(now: Date, limit: number): Promise<EmailDoc[]> {
     return [...this.rows.values()]
       .filter((r) => r.status === 'queued' && r.next_attempt_at && r.next_attempt_at.getTime() <= now.getTime())
-      .sort((a, b) => a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
+      .sort((a, b) => (a.turn ?? 0) - (b.turn ?? 0) || a.next_attempt_at!.getTime() - b.next_attempt_at!.getTime())
       .slice(0, limit)
       .map((r) => structuredClone(r));
   }
 
-  async claim(id: string, now: Date, until: Date, by: string): Promise<boolean> {
+  async claim(id: string, now: Date, until: Date, by: string): Promise<EmailDoc | null> {
     const r = this.rows.get(id);
-    if (r?.status !== 'queued' || !r.next_attempt_at || r.next_attempt_at.getTime() > now.getTime()) return false;
-    Object.assign(r, { next_attempt_at: until, claimed_by: by });
-    return true;
+    if (r?.status !== 'queued' || !r.next_attempt_at || r.next_attempt_at.getTime() > now.getTime()) return null;
+    Object.assign(r, { next_attempt_at: until, claimed_by: by, claim_epoch: (r.claim_epoch ?? 0) + 1 });
+    return structuredClone(r);
   }
 
   async release(id: string, until: Date, now: Date): Promise<void> {

@@ -1296,7 +1296,7 @@ export interface components {
             subject: string | null;
             license_key: string;
             /** @enum {unknown} */
-            status: "queued" | "sent" | "failed";
+            status: "queued" | "deferred" | "sent" | "failed";
             attempts: number;
             last_error: string | null;
             next_attempt_at: string | null;
@@ -1363,6 +1363,10 @@ export interface components {
                 per_key_per_minute: number;
                 /** @description Requests per minute for each licence: app traffic naming it (its License credential, or a validate-scope key), budget "license_minute" */
                 per_license_per_minute: number;
+                /** @description Customer mails the account may send per clock hour (UTC), by plan; mail past it is stored with status deferred and sent when the quota allows */
+                mail_per_hour: number;
+                /** @description Customer mails the account may send per day (UTC), by plan; mail past it is stored with status deferred and sent when the quota allows */
+                mail_per_day: number;
             };
         };
         Readiness: {

@@ -61,16 +61,33 @@ export const NOTIFICATION_CREATED_MAIL_CONSUMER = 'notification-created-mail';
 /** Its fourth: license.rerolled, whose new key's mail an API call asked for (send_email on the envelope). */
 export const NOTIFICATION_REROLLED_MAIL_CONSUMER = 'notification-rerolled-mail';
 
-/** Each durable consumer's one owner: only it may create, change, pull from or acknowledge it. */
-const durableConsumers: Partial<Record<NatsUser, string[]>> = {
-  webhook: [WEBHOOK_FANOUT_CONSUMER],
+/** A durable consumer and the one event type it reads (none: every event of the stream). */
+interface DurableConsumer {
+  name: string;
+  eventType?: EventType;
+}
+
+/**
+ * Each durable consumer's one owner: only it may create, change, pull from or acknowledge it, and only
+ * with its own filter subject (a consumer of one event type cannot be turned into a reader of others).
+ */
+const durableConsumers: Partial<Record<NatsUser, DurableConsumer[]>> = {
+  webhook: [{ name: WEBHOOK_FANOUT_CONSUMER }],
   notification: [
-    NOTIFICATION_MAIL_CONSUMER,
-    NOTIFICATION_BATCH_MAIL_CONSUMER,
-    NOTIFICATION_CREATED_MAIL_CONSUMER,
-    NOTIFICATION_REROLLED_MAIL_CONSUMER,
+    { name: NOTIFICATION_MAIL_CONSUMER, eventType: 'checkout.completed' },
+    { name: NOTIFICATION_BATCH_MAIL_CONSUMER, eventType: 'license.batch_completed' },
+    { name: NOTIFICATION_CREATED_MAIL_CONSUMER, eventType: 'license.created' },
+    { name: NOTIFICATION_REROLLED_MAIL_CONSUMER, eventType: 'license.rerolled' },
   ],
 };
+
+/** The filter subject a durable consumer must have (undefined: it has none, it reads every event). */
+export function durableFilterOf(prefix: string, name: string): string | undefined {
+  const found = Object.values(durableConsumers)
+    .flat()
+    .find((c) => c.name === name);
+  return found?.eventType ? `${prefix}.${found.eventType}` : undefined;
+}
 
 /**
  * The user of the deployment-time set-up step (events-setup: npm start's launcher, the compose
@@ -105,7 +122,7 @@ export interface NatsPermissions {
   subscribe: string[];
 }
 
-/** The JetStream API of one consumer: look at it, create or update it, pull from it, delete it. */
+/** The JetStream API of one consumer, in every form: look at it, create or update it, pull from it, delete it. */
 const consumerApi = (stream: string, name: string) => [
   `$JS.API.CONSUMER.CREATE.${stream}.${name}`,
   `$JS.API.CONSUMER.CREATE.${stream}.${name}.>`,
@@ -114,6 +131,25 @@ const consumerApi = (stream: string, name: string) => [
   `$JS.API.CONSUMER.MSG.NEXT.${stream}.${name}`,
   `$JS.API.CONSUMER.DELETE.${stream}.${name}`,
 ];
+
+/**
+ * What the owner of a durable consumer may do with it: look at it, pull from it, and create or update
+ * it only through the subject that names its filter (`$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>`,
+ * which the server checks against the request's filter_subject). The forms whose subject names no
+ * filter (`…CREATE.<stream>.<name>`, the older `…DURABLE.CREATE…`) would take any filter in the request,
+ * so they are allowed only to a consumer that has none (it reads every event anyway).
+ */
+function ownedConsumerApi(stream: string, prefix: string, c: DurableConsumer): string[] {
+  const create = c.eventType
+    ? [`$JS.API.CONSUMER.CREATE.${stream}.${c.name}.${prefix}.${c.eventType}`]
+    : [`$JS.API.CONSUMER.CREATE.${stream}.${c.name}`];
+  return [
+    ...create,
+    `$JS.API.CONSUMER.INFO.${stream}.${c.name}`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.${c.name}`,
+    `$JS.ACK.${stream}.${c.name}.>`,
+  ];
+}
 
 export function natsPermissions(user: NatsLogin, prefix: string, stream: string): NatsPermissions {
   // Reading the account's JetStream limits and the stream's configuration and state (never its messages).
@@ -130,10 +166,7 @@ export function natsPermissions(user: NatsLogin, prefix: string, stream: string)
     .map(([family]) => `${prefix}.${family}.>`);
   // Every component checks at start that the stream is there; none may create, change, purge or delete it.
   const own = durableConsumers[user as NatsUser] ?? [];
-  const fanout = own.flatMap((name) => [
-    ...consumerApi(stream, name).filter((s) => !s.startsWith('$JS.API.CONSUMER.DELETE.')),
-    `$JS.ACK.${stream}.${name}.>`,
-  ]);
+  const fanout = own.flatMap((c) => ownedConsumerApi(stream, prefix, c));
   // Creating a follower's consumer names its one filter subject in the API subject
   // (`$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>`, checked by the server against the request), so
   // a user can read from the stream only the events it follows. It delivers to the user's own inbox.
@@ -144,7 +177,7 @@ export function natsPermissions(user: NatsLogin, prefix: string, stream: string)
     publishDeny: followed.length
       ? Object.values(durableConsumers)
           .flat()
-          .flatMap((name) => [...consumerApi(stream, name), `$JS.ACK.${stream}.${name}.>`])
+          .flatMap(({ name }) => [...consumerApi(stream, name), `$JS.ACK.${stream}.${name}.>`])
       : [],
     subscribe: [`${inboxPrefixOf(user)}.>`, ...(consumes[user as NatsUser] ?? []).map((s) => `${prefix}.${s}`)],
   };

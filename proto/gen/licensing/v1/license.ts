@@ -21,6 +21,16 @@ import {
 import { PageInfo, PageRequest } from "./common";
 import { LicensePolicy } from "./product";
 
+export interface HoldsLicencesRequest {
+  account_id: string;
+  /** At most 254 characters. */
+  email: string;
+}
+
+export interface HoldsLicencesResponse {
+  holds: boolean;
+}
+
 /** What a licence knows of the subscription it follows (absent: not a subscription licence). */
 export interface LicenseSubscription {
   /** sub_… */
@@ -526,6 +536,162 @@ export interface Stats {
   /** 30 entries, oldest first; the last is today (UTC). */
   validations_by_day: DayCount[];
 }
+
+function createBaseHoldsLicencesRequest(): HoldsLicencesRequest {
+  return { account_id: "", email: "" };
+}
+
+export const HoldsLicencesRequest: MessageFns<HoldsLicencesRequest> = {
+  encode(message: HoldsLicencesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HoldsLicencesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHoldsLicencesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HoldsLicencesRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+    };
+  },
+
+  toJSON(message: HoldsLicencesRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HoldsLicencesRequest>, I>>(base?: I): HoldsLicencesRequest {
+    return HoldsLicencesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HoldsLicencesRequest>, I>>(object: I): HoldsLicencesRequest {
+    const message = createBaseHoldsLicencesRequest();
+    message.account_id = object.account_id ?? "";
+    message.email = object.email ?? "";
+    return message;
+  },
+};
+
+function createBaseHoldsLicencesResponse(): HoldsLicencesResponse {
+  return { holds: false };
+}
+
+export const HoldsLicencesResponse: MessageFns<HoldsLicencesResponse> = {
+  encode(message: HoldsLicencesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.holds !== false) {
+      writer.uint32(8).bool(message.holds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HoldsLicencesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHoldsLicencesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.holds = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HoldsLicencesResponse {
+    return { holds: isSet(object.holds) ? globalThis.Boolean(object.holds) : false };
+  },
+
+  toJSON(message: HoldsLicencesResponse): unknown {
+    const obj: any = {};
+    if (message.holds !== false) {
+      obj.holds = message.holds;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HoldsLicencesResponse>, I>>(base?: I): HoldsLicencesResponse {
+    return HoldsLicencesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HoldsLicencesResponse>, I>>(object: I): HoldsLicencesResponse {
+    const message = createBaseHoldsLicencesResponse();
+    message.holds = object.holds ?? false;
+    return message;
+  },
+};
 
 function createBaseLicenseSubscription(): LicenseSubscription {
   return { id: "", status: "", trial_end: "", paid_through: "", grace_until: "", ended_early: false };
@@ -7616,6 +7782,21 @@ export const LicenseServiceService = {
     responseSerialize: (value: LicenseBatch): Buffer => Buffer.from(LicenseBatch.encode(value).finish()),
     responseDeserialize: (value: Buffer): LicenseBatch => LicenseBatch.decode(value),
   },
+  /**
+   * Whether an address holds any licence of the account (customer_email, case-insensitive): the
+   * notification service's one question before it sends a portal sign-in link. Nothing else of the
+   * licences is answered (the caller may not list them).
+   */
+  holdsLicences: {
+    path: "/licensing.v1.LicenseService/HoldsLicences" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: HoldsLicencesRequest): Buffer => Buffer.from(HoldsLicencesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): HoldsLicencesRequest => HoldsLicencesRequest.decode(value),
+    responseSerialize: (value: HoldsLicencesResponse): Buffer =>
+      Buffer.from(HoldsLicencesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): HoldsLicencesResponse => HoldsLicencesResponse.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -7695,6 +7876,12 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
    */
   createLicenseBatch: handleUnaryCall<CreateLicenseBatchRequest, LicenseBatch>;
   getLicenseBatch: handleUnaryCall<GetLicenseBatchRequest, LicenseBatch>;
+  /**
+   * Whether an address holds any licence of the account (customer_email, case-insensitive): the
+   * notification service's one question before it sends a portal sign-in link. Nothing else of the
+   * licences is answered (the caller may not list them).
+   */
+  holdsLicences: handleUnaryCall<HoldsLicencesRequest, HoldsLicencesResponse>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -8078,6 +8265,26 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: LicenseBatch) => void,
+  ): ClientUnaryCall;
+  /**
+   * Whether an address holds any licence of the account (customer_email, case-insensitive): the
+   * notification service's one question before it sends a portal sign-in link. Nothing else of the
+   * licences is answered (the caller may not list them).
+   */
+  holdsLicences(
+    request: HoldsLicencesRequest,
+    callback: (error: ServiceError | null, response: HoldsLicencesResponse) => void,
+  ): ClientUnaryCall;
+  holdsLicences(
+    request: HoldsLicencesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: HoldsLicencesResponse) => void,
+  ): ClientUnaryCall;
+  holdsLicences(
+    request: HoldsLicencesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: HoldsLicencesResponse) => void,
   ): ClientUnaryCall;
 }
 

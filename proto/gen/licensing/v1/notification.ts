@@ -66,7 +66,7 @@ export interface Email {
   /** purchase | portal_link | seat_rescue */
   template: string;
   subject: string;
-  /** queued | sent | failed */
+  /** queued | deferred | sent | failed */
   status: string;
   attempts: number;
   last_error: string;

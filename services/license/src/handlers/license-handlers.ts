@@ -7,7 +7,7 @@ import { transitionLicense, updateLicense } from '../use-cases/change-license';
 import type { LicenseAt, LicenseDeps } from '../use-cases/deps';
 import { checkNewLicense, issueLicense } from '../use-cases/issue-license';
 import { applySubscription } from '../use-cases/apply-subscription';
-import { getLicense, listLicenses, readStats, resolveLicenseKey } from '../use-cases/read-licenses';
+import { getLicense, holdsLicences, listLicenses, readStats, resolveLicenseKey } from '../use-cases/read-licenses';
 import { toLicense } from './mapping';
 
 type LicenseHandlers = Pick<
@@ -15,6 +15,7 @@ type LicenseHandlers = Pick<
   | 'createLicense'
   | 'getLicense'
   | 'listLicenses'
+  | 'holdsLicences'
   | 'updateLicense'
   | 'transitionLicense'
   | 'getStats'
@@ -66,6 +67,8 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
       const { items, page, now } = await listLicenses(deps, req.account_id, req, req.page);
       return { data: items.map((d) => toLicense(d, now)), page };
     },
+
+    holdsLicences: async (req) => ({ holds: await holdsLicences(deps, req.account_id, req.email) }),
 
     resolveLicenseKey: (req) => resolveLicenseKey(store, req.key, deps.retired, clock.now()),
 

@@ -67,6 +67,15 @@ export class LicenseStore {
     );
   }
 
+  /** Whether the account has a licence of this (lower-cased) e-mail: one read of the customer_email_lc index. */
+  async holdsLicences(accountId: string, emailLc: string): Promise<boolean> {
+    const one = await this.models.License.findOne({ account_id: accountId, customer_email_lc: emailLc }, { _id: 1 })
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<{ _id: string }>()
+      .exec();
+    return one !== null;
+  }
+
   /** Writes a changed licence only if it is still as it was read (no lost update), with its event. */
   async replaceState(before: LicenseDoc, changes: Partial<LicenseDoc>, events: DomainEvent[]): Promise<boolean> {
     const res = await this.models.License.updateOne(

@@ -102,6 +102,22 @@ export async function listLicenses(
   return { items: await withLiveEntitlementsAll(products, items), page: next, now };
 }
 
+/**
+ * Whether an address holds any licence of the account (the portal's sign-in: only then is a link sent).
+ * Answers yes or no, nothing about the licences.
+ */
+export async function holdsLicences(
+  { store }: Pick<LicenseDeps, 'store'>,
+  accountId: string,
+  email: string,
+): Promise<boolean> {
+  if (!accountId || accountId.length > 64) throw AppError.invalid('account_id', 'account_id is required');
+  const normal = email.trim().toLowerCase();
+  if (!normal || normal.length > 254)
+    throw AppError.invalid('email', 'email is required and must be at most 254 characters');
+  return store.holdsLicences(accountId, normal);
+}
+
 /** The account's licence count and the hourly validation counts of the last 30 days. */
 export async function readStats(
   store: LicenseStore,

@@ -12,6 +12,10 @@ export const PORTAL_SESSION_TTL_MS = 12 * 3600 * 1000;
 export const SEAT_RESCUE_WINDOW_MS = 3600 * 1000;
 /** At most one sign-in mail per (account, e-mail) within one such bucket. */
 export const PORTAL_REQUEST_BUCKET_MS = 60 * 1000;
+/** PORTAL_SIGNINS_PER_EMAIL's default: sign-in links sent to one address per rolling hour. */
+export const DEFAULT_SIGNIN_MAILS_PER_HOUR = 5;
+/** The window of that count. */
+export const SIGNIN_MAILS_WINDOW_MS = 3600 * 1000;
 
 /** The placeholder's domain chosen by the gateway when a customer is erased: nobody to write to. */
 const ERASED_DOMAIN = '@erased.invalid';

@@ -63,8 +63,12 @@ export class MailRequests {
       .add(this.stream, {
         durable_name: name,
         ack_policy: AckPolicy.Explicit,
-        // From the first event the stream still holds: a purchase made before this service first ran gets its mail too.
-        deliver_policy: DeliverPolicy.All,
+        // A durable made now starts now: the events the stream already holds (purchases and licences
+        // before this version ran, mailed or not by the one before) ask for no mail, or an upgrade
+        // would mail every past buyer. A durable that exists refuses this creation (its configuration
+        // differs) and keeps its position: only ack_wait and its one filter subject are updated below.
+        deliver_policy: DeliverPolicy.StartTime,
+        opt_start_time: this.clock.now().toISOString(),
         ack_wait: ACK_WAIT_NS,
         max_deliver: -1,
         filter_subject,

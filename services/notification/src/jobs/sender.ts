@@ -20,10 +20,14 @@ export interface SenderSettings {
    * released when it starts again.
    */
   instance: string;
+  /** MAIL_SEND_CONCURRENCY: mails in flight at once (each its own look-ups and SMTP exchange). */
+  concurrency: number;
 }
 
-/** Mail taken per pass. */
+/** Mail taken per pass (the next pass follows at once when it was full, and takes the lowest turns again). */
 export const PASS_SIZE = 20;
+/** Deferred mail looked at per pass, to queue what its account's quota now admits. */
+export const DEFERRED_PASS_SIZE = 200;
 
 /** How long a taken mail is left to its sender: the look-ups' and the exchange's limits plus room to record the result. */
 export const claimMsFor = (timeoutMs: number) => timeoutMs * 2 + 10_000;
@@ -61,7 +65,7 @@ const isConfirmed = (mail: EmailDoc) =>
  * before it is sent, and its result is recorded after.
  *
  * A graceful stop (stop(), or beginStop() the moment the process is told to stop) takes no
- * further mail at once: the pass in progress ends after the mail in hand. A mail whose
+ * further mail at once: the pass in progress ends after the mails in hand. A mail whose
  * look-ups are still running is given back unsent (due again at once, for another
  * instance or the next start); one whose SMTP exchange has begun is waited for, at most
  * timeoutMs, and its result recorded. A process killed mid-send leaves its mail claimed:
@@ -107,23 +111,59 @@ export class Sender {
     }
   }
 
-  /** One pass: takes what is due and sends it, one at a time, until a stop. */
+  /**
+   * One pass: queues the deferred mail its account's quota now admits, then takes what is due, lowest
+   * turn first (a round-robin by account), and sends it with at most `concurrency` mails in flight,
+   * until a stop.
+   */
   async pass(): Promise<number> {
     if (!this.transport || this.stopping) return 0;
+    await this.admitDeferred();
     const due = await this.deps.emails.due(this.clock.now(), PASS_SIZE);
-    for (const mail of due) {
-      if (this.stopping) break;
-      const now = this.clock.now();
-      const until = new Date(now.getTime() + claimMsFor(this.settings.timeoutMs));
-      if (!(await this.deps.emails.claim(mail._id, now, until, this.settings.instance))) continue;
-      const p = this.attempt(mail, until).catch((err) =>
-        this.log.warn({ err, email: mail._id }, 'could not record a mail attempt; it is tried again later'),
-      );
-      this.inFlight.add(p);
-      void p.finally(() => this.inFlight.delete(p));
-      await p;
-    }
+    let next = 0;
+    const lane = async () => {
+      while (next < due.length && !this.stopping) await this.takeAndSend(due[next++]);
+    };
+    await Promise.all(Array.from({ length: Math.min(Math.max(1, this.settings.concurrency), due.length) }, lane));
     return due.length;
+  }
+
+  /** Claims one due mail and makes its attempt, from the mail as claimed (nothing if another sender claimed it first). */
+  private async takeAndSend(due: EmailDoc): Promise<void> {
+    const now = this.clock.now();
+    const until = new Date(now.getTime() + claimMsFor(this.settings.timeoutMs));
+    const mail = await this.deps.emails.claim(due._id, now, until, this.settings.instance);
+    if (!mail) return;
+    const p = this.attempt(mail, until).catch((err) =>
+      this.log.warn({ err, email: mail._id }, 'could not record a mail attempt; it is tried again later'),
+    );
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+    await p;
+  }
+
+  /**
+   * Deferred mail whose window has ended: queued if its account's quota has room now, oldest asked
+   * first; an account still over it has its due deferred mail moved to the end of the refusing window
+   * (one write), so it is not looked at again before then.
+   */
+  private async admitDeferred(): Promise<void> {
+    const admission = this.deps.emails.admission;
+    if (!admission) return;
+    const now = this.clock.now();
+    const waiting = await this.deps.emails.deferredDue(now, DEFERRED_PASS_SIZE);
+    const refused = new Set<string>();
+    for (const mail of waiting) {
+      if (this.stopping) return;
+      if (refused.has(mail.account_id)) continue;
+      const verdict = await admission.admit(mail.account_id, now);
+      if (verdict.status === 'queued') {
+        await this.deps.emails.admitDeferred(mail._id, verdict.turn, now);
+        continue;
+      }
+      refused.add(mail.account_id);
+      await this.deps.emails.postponeDeferred(mail.account_id, now, verdict.until);
+    }
   }
 
   /** What to send, from what the owning services say now; null: nothing (a portal request dropped). */
@@ -183,7 +223,13 @@ export class Sender {
     const step: MailStep =
       err instanceof Undeliverable
         ? { kind: 'failed', reason: err.message }
-        : nextMailStep(attempts, now, this.settings.scheduleS, mail.created_at, this.settings.maxAgeS);
+        : nextMailStep(
+            attempts,
+            now,
+            this.settings.scheduleS,
+            mail.queued_at ?? mail.created_at,
+            this.settings.maxAgeS,
+          );
     // Only the mail's id: its address is not for the log.
     this.log.warn({ email: mail._id, attempts, err: shortError(err) }, 'a mail could not be sent');
     // Still unconfirmed (a sign-in whose address was never checked): given up, it leaves no trace at all.

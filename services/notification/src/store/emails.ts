@@ -1,5 +1,7 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { listPage } from '@licensing/runtime';
+import type { MailAdmission } from '../use-cases/mail-admission';
+import type { EmailClaimStore } from './email-claims';
 import {
   emailStatuses,
   emailTemplates,
@@ -25,11 +27,25 @@ export interface EmailDoc {
   status: EmailStatus;
   attempts: number;
   /**
-   * When the sender may take it next (queued only). A sender that takes it sets this a claim
-   * period ahead first, so another instance leaves it alone; if that sender dies mid-send the
-   * mail is due again when the claim runs out, and may go out once more.
+   * When the sender may take it next (queued), or when its account's mail quota may allow it
+   * (deferred: the end of the window that refused it). A sender that takes a queued mail sets this a
+   * claim period ahead, so another instance leaves it alone; if that sender dies mid-send the mail is
+   * due again when the claim runs out, and may go out once more.
    */
   next_attempt_at: Date | null;
+  /**
+   * Its place in its account's round (the n-th mail the account had admitted in that hour): the
+   * sender takes due mail lowest turn first, so one account's thousand mails go out interleaved with
+   * every other account's, not before them. Absent on mail stored before the field (taken first).
+   */
+  turn?: number;
+  /** When its quota admitted it (queued): its maximum age counts from here, not from a deferral. */
+  queued_at?: Date;
+  /**
+   * How many claims of the mail were made: the next one is `claim_epoch + 1`, made by inserting its
+   * document (store/email-claims.ts), which exactly one of two racing senders can do.
+   */
+  claim_epoch?: number;
   /**
    * Who took it last (the sender's instance: host and gRPC port). A process killed mid-send that
    * starts again on the same host and port releases its own claims at once instead of waiting
@@ -103,6 +119,9 @@ export function emailModel(conn: Connection): Model<EmailDoc> {
       status: { type: String, required: true, enum: emailStatuses },
       attempts: { type: Number, default: 0 },
       next_attempt_at: { type: Date, default: null },
+      turn: { type: Number },
+      queued_at: { type: Date },
+      claim_epoch: { type: Number },
       claimed_by: { type: String },
       recipient_confirmed: { type: Boolean },
       last_error: { type: String, default: null },
@@ -111,7 +130,9 @@ export function emailModel(conn: Connection): Model<EmailDoc> {
     },
     { versionKey: false, collection: 'emails' },
   );
-  // The sender's due query, and the mail log of an account newest first.
+  // The sender's due query (by turn: a round-robin by account), deferred mail whose window ended, and
+  // the mail log of an account newest first.
+  schema.index({ status: 1, turn: 1, next_attempt_at: 1 });
   schema.index({ status: 1, next_attempt_at: 1 });
   schema.index({ account_id: 1, _id: -1 });
   schema.index({ request_key: 1 }, { unique: true });
@@ -130,37 +151,103 @@ export class EmailStore {
   /** Told of each mail this instance queues (the sender sends it at once rather than at its next look). */
   onQueued?: () => void;
 
-  constructor(readonly Email: Model<EmailDoc>) {}
+  /**
+   * @param admission the account's mail quota: each new mail is queued or deferred by it (absent: every
+   *   mail is queued, as in tests of other rules).
+   */
+  constructor(
+    readonly Email: Model<EmailDoc>,
+    private readonly claims: EmailClaimStore,
+    readonly admission?: MailAdmission,
+  ) {}
 
-  /** Queues a mail once: false if one for this request_key is already there (a redelivered event). */
+  /**
+   * Stores a mail once: false if one for this request_key is already there (a redelivered event). A
+   * queued mail is first judged by its account's mail quota: within it, it is queued with its turn;
+   * past it, stored `deferred` until the quota allows (never dropped).
+   */
   async record(doc: EmailDoc): Promise<boolean> {
+    const admitted = doc.status === 'queued' && this.admission;
+    let stored = doc;
+    if (admitted) {
+      const verdict = await this.admission!.admit(doc.account_id, doc.created_at);
+      stored =
+        verdict.status === 'queued'
+          ? { ...doc, turn: verdict.turn, queued_at: doc.created_at }
+          : { ...doc, status: 'deferred', next_attempt_at: verdict.until };
+    }
     try {
-      await this.Email.create(doc);
-      this.onQueued?.();
+      await this.Email.create(stored);
+      if (stored.status === 'queued') this.onQueued?.();
+      Object.assign(doc, stored);
       return true;
     } catch (err) {
-      if (isDuplicate(err)) return false;
-      throw err;
+      if (!isDuplicate(err)) throw err;
+      if (admitted && stored.status === 'queued') await this.admission!.forget(doc.account_id, doc.created_at);
+      return false;
     }
   }
 
-  /** Queued mail that is due, oldest first. */
+  /**
+   * Queued mail that is due, lowest turn first (then the longest waiting): every account's first mail of
+   * its hour goes before any account's second, so one account's backlog never holds another's mail.
+   */
   due(now: Date, limit: number): Promise<EmailDoc[]> {
     return this.Email.find({ status: 'queued', next_attempt_at: { $lte: now } })
-      .sort({ next_attempt_at: 1 })
+      .sort({ turn: 1, next_attempt_at: 1 })
       .limit(limit)
       .maxTimeMS(QUERY_MAX_MS)
       .lean<EmailDoc[]>()
       .exec();
   }
 
-  /** Takes a due mail for one attempt, until `until`, as `by`; false if another sender took it first. */
-  async claim(id: string, now: Date, until: Date, by: string): Promise<boolean> {
-    const res = await this.Email.updateOne(
-      { _id: id, status: 'queued', next_attempt_at: { $lte: now } },
-      { $set: { next_attempt_at: until, claimed_by: by } },
+  /** Deferred mail whose window has ended (the quota may allow it now), oldest asked first. */
+  deferredDue(now: Date, limit: number): Promise<EmailDoc[]> {
+    return this.Email.find({ status: 'deferred', next_attempt_at: { $lte: now } })
+      .sort({ next_attempt_at: 1, _id: 1 })
+      .limit(limit)
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<EmailDoc[]>()
+      .exec();
+  }
+
+  /** A deferred mail the quota now admits: queued with its turn, due now. */
+  async admitDeferred(id: string, turn: number, now: Date): Promise<void> {
+    await this.Email.updateOne(
+      { _id: id, status: 'deferred' },
+      { $set: { status: 'queued', turn, queued_at: now, next_attempt_at: now } },
     );
-    return res.modifiedCount === 1;
+  }
+
+  /** The quota still refuses the account: its deferred mail due now waits until `until`. */
+  async postponeDeferred(accountId: string, now: Date, until: Date): Promise<void> {
+    await this.Email.updateMany(
+      { account_id: accountId, status: 'deferred', next_attempt_at: { $lte: now } },
+      { $set: { next_attempt_at: until } },
+    );
+  }
+
+  /**
+   * Takes a due mail for one attempt, until `until`, as `by`; false if another sender took it first. The
+   * claim is the insert of the mail's next claim document (store/email-claims.ts): of senders that read
+   * the same mail, exactly one inserts it, on FerretDB too. The mail is read again first, so a sender
+   * holding an old copy (sent or claimed since) takes nothing. The mail as claimed, or null.
+   */
+  async claim(id: string, now: Date, until: Date, by: string): Promise<EmailDoc | null> {
+    const mail = await this.Email.findOne({ _id: id }).lean<EmailDoc>().exec();
+    if (mail?.status !== 'queued' || !mail.next_attempt_at || mail.next_attempt_at.getTime() > now.getTime())
+      return null;
+    const epoch = (mail.claim_epoch ?? 0) + 1;
+    if (!(await this.claims.insert(id, epoch, by, until))) return null;
+    const claimed = { next_attempt_at: until, claimed_by: by, claim_epoch: epoch };
+    // Only the claim's holder writes these, so no other update races this one.
+    await this.Email.updateOne({ _id: id }, { $set: claimed });
+    return { ...mail, ...claimed };
+  }
+
+  /** Deletes a bounded batch of claims kept long enough. */
+  deleteEndedClaims(now: Date): Promise<number> {
+    return this.claims.deleteEnded(now);
   }
 
   /** Gives back a claim not used (a stop came before the send): due again at `now`, for any sender. */
@@ -200,6 +287,19 @@ export class EmailStore {
     await this.Email.deleteOne({ _id: id });
   }
 
+  /** Sign-in links sent to an address of the account since `since` (the account_id and to index). */
+  signInsSentSince(accountId: string, to: string, since: Date): Promise<number> {
+    return this.Email.countDocuments({
+      account_id: accountId,
+      to,
+      template: 'portal_link',
+      status: 'sent',
+      sent_at: { $gt: since },
+    })
+      .maxTimeMS(QUERY_MAX_MS)
+      .exec();
+  }
+
   /** The newest mail of a template for a licence created after `since`. */
   latestFor(accountId: string, key: string, template: EmailTemplate, since: Date): Promise<EmailDoc | null> {
     return this.Email.findOne({ account_id: accountId, license_key: key, template, created_at: { $gt: since } })
@@ -221,7 +321,7 @@ export class EmailStore {
       $or: [{ status: 'queued' }, { recipient_confirmed: { $ne: true } }],
     });
     const stopped = await this.Email.updateMany(
-      { ...mine, status: 'queued' },
+      { ...mine, status: { $in: ['queued', 'deferred'] } },
       { $set: { to: placeholder, status: 'failed', next_attempt_at: null, last_error: 'the customer was erased' } },
     );
     const renamed = await this.Email.updateMany(mine, { $set: { to: placeholder } });

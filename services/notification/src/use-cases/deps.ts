@@ -17,4 +17,10 @@ export interface NotificationDeps {
   licenses: Unary<LicenseServiceClient>;
   /** The gateway's public address, for the portal link. */
   publicBaseUrl: string;
+  /**
+   * Sign-in links sent to one address of one account per hour at most (PORTAL_SIGNINS_PER_EMAIL):
+   * only mails that go out count, so requests for an address (anyone can type a customer's) never
+   * lock its owner out while their links keep arriving. Absent: PORTAL_SIGNINS_PER_EMAIL's default.
+   */
+  signInMailsPerHour?: number;
 }

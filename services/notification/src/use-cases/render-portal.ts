@@ -1,19 +1,20 @@
-import { PORTAL_LINK_TTL_MS, digestSecret, isReachable, newSecret, portalLinkUrl } from '../domain/portal';
+import {
+  DEFAULT_SIGNIN_MAILS_PER_HOUR,
+  PORTAL_LINK_TTL_MS,
+  SIGNIN_MAILS_WINDOW_MS,
+  digestSecret,
+  isReachable,
+  newSecret,
+  portalLinkUrl,
+} from '../domain/portal';
 import { portalLinkMail, seatRescueMail } from '../domain/portal-mail';
 import type { EmailDoc } from '../store/emails';
 import type { NotificationDeps } from './deps';
 import { unreachableLicence, type PurchaseMail as ReadyMail } from './render-purchase';
 
-/** Whether an address holds a licence of the account: one indexed read of the licence service, whatever the count. */
+/** Whether an address holds a licence of the account: one indexed read of the licence service (HoldsLicences). */
 async function holdsLicences(deps: NotificationDeps, accountId: string, email: string): Promise<boolean> {
-  const page = await deps.licenses.listLicenses({
-    account_id: accountId,
-    customer_email: email,
-    page: { limit: 1, starting_after: '' },
-    product_id: '',
-    status: '',
-  });
-  return page.data.length > 0;
+  return (await deps.licenses.holdsLicences({ account_id: accountId, email })).holds;
 }
 
 /**
@@ -46,6 +47,10 @@ export async function renderPortalMail(deps: NotificationDeps, mail: EmailDoc): 
   if (!isReachable(mail.to)) return null;
   if (mail.template === 'portal_link') {
     if (!(await holdsLicences(deps, mail.account_id, mail.to))) return null;
+    // Enough links went to this address within the hour (the latest of them works): this one is dropped.
+    const since = new Date(deps.clock.now().getTime() - SIGNIN_MAILS_WINDOW_MS);
+    const limit = deps.signInMailsPerHour ?? DEFAULT_SIGNIN_MAILS_PER_HOUR;
+    if ((await deps.emails.signInsSentSince(mail.account_id, mail.to, since)) >= limit) return null;
     // A customer's: from now on the request may show in the vendor's mail log (with its attempts).
     if (mail.recipient_confirmed !== true) await deps.emails.confirmRecipient(mail._id);
     const account = await deps.accounts.getAccount({ id: mail.account_id });
