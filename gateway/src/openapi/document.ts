@@ -439,7 +439,8 @@ const paths: Record<string, Record<string, Op>> = {
     get: op('downloadExport', {
       summary: 'Download an export file',
       tag: 'Imports and exports',
-      description: '409 while the export runs; 404 after its 24 hours.',
+      description:
+        '409 while the export runs; 404 after its 24 hours, or once an erasure of a customer deleted the file (status expired).',
       params: [pathParam('id', 'Export id (exp_…)')],
       ok: {
         200: {

@@ -114,6 +114,8 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
       ctx.log,
     );
+    // Imports and exports (issue 32): the job runs the imports whose file is complete.
+    const importStore = new ImportStore(importModels(ctx.db));
     ctx.grpc.add(
       LicenseServiceService,
       {
@@ -127,13 +129,11 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
         }),
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call, products: productCache }),
-        ...customerHandlers(deps, batches),
+        ...customerHandlers(deps, batches, importStore),
         ...rerollBatchHandlers(batchDeps, batchRunner),
       },
       licenseAccess,
     );
-    // Imports and exports (issue 32): the job runs the imports whose file is complete.
-    const importStore = new ImportStore(importModels(ctx.db));
     ctx.outbox.track(importStore.models.ImportEvents);
     const importDeps = {
       licenses: new ImportedLicenses(store.models),

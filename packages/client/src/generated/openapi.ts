@@ -519,7 +519,7 @@ export interface paths {
         };
         /**
          * Download an export file
-         * @description 409 while the export runs; 404 after its 24 hours.
+         * @description 409 while the export runs; 404 after its 24 hours, or once an erasure of a customer deleted the file (status expired).
          */
         get: operations["downloadExport"];
         put?: never;
@@ -1401,8 +1401,11 @@ export interface components {
         Export: {
             /** @example exp_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             id: string;
-            /** @enum {unknown} */
-            status: "running" | "done" | "failed";
+            /**
+             * @description expired once its file is deleted: 24 hours after it finished, or at an erasure of a customer
+             * @enum {unknown}
+             */
+            status: "running" | "done" | "failed" | "expired";
             /** @description Lines written so far by type (product, license, checkout_session, webhook_endpoint, subscription) */
             counts: {
                 [key: string]: number;
