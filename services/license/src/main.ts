@@ -72,6 +72,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     ctx.outbox.track(store.models.License);
     ctx.outbox.track(store.models.Activation);
     ctx.outbox.track(store.models.Erasure);
+    ctx.outbox.track(store.models.LicenseDeletion);
     ctx.outbox.track(store.models.LicenseBatch);
     const productCache = new ProductCache(
       products.call,
