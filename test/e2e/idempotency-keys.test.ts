@@ -1,4 +1,4 @@
-import { KEYED_POSTS } from '../../gateway/src/http/idempotency-keys';
+import { KEYED_POSTS } from '../../gateway/src/routes/idempotency-keys';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
