@@ -23,6 +23,7 @@ export const eventTypes = [
   'license.activated',
   'license.deactivated',
   'license.rerolled',
+  'license.deleted',
   'license.batch_completed',
   'checkout.created',
   'checkout.completed',
@@ -188,6 +189,8 @@ export interface EventData {
   'license.deactivated': { license: LicenseData; activation: ActivationData; reason: DeactivationReason };
   /** The licence (with its new key) and the key it had, which validates until previous_key_valid_until. */
   'license.rerolled': { license: LicenseData; previous_key: string; previous_key_valid_until: string };
+  /** The licence as it was when its account deleted it (DELETE /api/v1/licenses/{key}); its key no longer validates. */
+  'license.deleted': { license: LicenseData };
   'license.batch_completed': { batch: LicenseBatchData };
   'checkout.created': { checkout: CheckoutData };
   'checkout.expired': { checkout: CheckoutData };

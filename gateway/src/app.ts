@@ -6,6 +6,7 @@
 // next line; docs/architecture.md, "The gateway's folders", says what each holds).
 // Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes < pages < dashboard, portal
 
+import { idempotencyKeys, KEYED_POSTS, STREAMED_POSTS } from './routes/idempotency-keys';
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { Router } from 'express';
 import { systemClock, type Clock, type Logger, type Metrics, type Tracing } from '@licensing/runtime';
@@ -132,6 +133,7 @@ export function createApp({
   api.use(enforceRateLimits(limits));
   api.use(enforceScope(log));
   // Imports take a file (jsonl or CSV) as their body, read as it streams: before the JSON body parser.
+  api.use(idempotencyKeys(clients, STREAMED_POSTS, log));
   importRoutes(api, clients, log, exportJobs, { maxBytes: config.IMPORT_MAX_BYTES, clock });
   api.use(requireJsonBody);
   // A batch of up to 1,000 licences may carry more than BODY_LIMIT_BYTES; it alone gets a larger limit.
@@ -143,6 +145,13 @@ export function createApp({
     express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),
   );
   api.use(enforceRateLimitsAfterBody(limits));
+  api.use(
+    idempotencyKeys(
+      clients,
+      KEYED_POSTS.filter((p) => !STREAMED_POSTS.includes(p)),
+      log,
+    ),
+  );
   productRoutes(api, clients, validator);
   licenseBatchRoutes(api, clients, validator);
   licenseRoutes(api, clients, validator);

@@ -135,3 +135,5 @@ export const importFormats = ['jsonl', 'csv', 'keygen', 'lemonsqueezy', 'gumroad
 export type ImportFormatName = (typeof importFormats)[number];
 /** An import's or an export's job: running, done or failed. */
 export const jobStatuses = ['running', 'done', 'failed'] as const;
+/** An export: its job's, or expired once done and its file deleted (past its 24 hours, or by an erasure). */
+export const exportStatuses = [...jobStatuses, 'expired'] as const;

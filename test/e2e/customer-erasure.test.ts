@@ -60,6 +60,9 @@ describe('erasing a customer', () => {
     expect(hook.status).toBe(201);
     const key = await v.issue('Erin.Smith@Example.com');
     const keptKey = await v.issue('keep@example.com');
+    // Other customers whose addresses hold the erased one: theirs stay whole, in licences and deliveries.
+    const longer = ['xerin.smith@example.com', 'erin.smith@example.com.au'];
+    for (const email of longer) await v.issue(email);
     await v.machine(key, 'erin-1', "erin.smith@example.com's MacBook");
     const session = await v.api('POST', '/api/v1/checkout', {
       product_id: v.product,
@@ -67,8 +70,8 @@ describe('erasing a customer', () => {
       customer_email: 'ERIN.SMITH@example.com',
     });
     expect(session.status).toBe(201);
-    // license.created ×2, license.activated, checkout.created, each recorded as a delivery.
-    await receiver.waitFor('/erasure', 4);
+    // license.created ×4, license.activated, checkout.created, each recorded as a delivery.
+    await receiver.waitFor('/erasure', 6);
 
     const db = (service: string) => connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_${service}`);
     const [licenseDb, checkoutDb, webhookDb] = await Promise.all([db('license'), db('checkout'), db('webhook')]);
@@ -81,7 +84,9 @@ describe('erasing a customer', () => {
         await webhookDb.collection('webhook_deliveries').find({ account_id: v.accountId }).toArray(),
       ]);
     try {
-      expect(await everything()).toMatch(/erin\.smith@example\.com/i);
+      // The address itself, not inside the longer ones.
+      const erinAsAWhole = /(?<![\w.+-])erin\.smith@example\.com(?![\w-]|\.\w)/i;
+      expect(await everything()).toMatch(erinAsAWhole);
       const req = {
         account_id: v.accountId,
         email: 'erin.smith@EXAMPLE.com',
@@ -102,19 +107,24 @@ describe('erasing a customer', () => {
       expect(JSON.stringify(erased)).not.toMatch(/erin/i);
 
       // The outbox keeps a published event on its document a few seconds before clearing it.
-      await eventually(async () => expect(await everything()).not.toMatch(/erin\.smith@example\.com/i), {
+      await eventually(async () => expect(await everything()).not.toMatch(erinAsAWhole), {
         timeoutMs: 30_000,
       });
       expect(await everything()).toContain('erased-7f3a@erased.invalid');
       expect(await everything()).toContain("erased-7f3a@erased.invalid's MacBook");
       expect(await everything()).toContain('keep@example.com');
+      const stored = await webhookDb.collection('webhook_deliveries').find({ account_id: v.accountId }).toArray();
+      const customers = stored.map(
+        (d) => (JSON.parse(d.body) as { data: { license?: { customer_email: string } } }).data.license?.customer_email,
+      );
+      expect(customers).toEqual(expect.arrayContaining(longer));
 
       const valid = await v.api('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=erin-1`);
       expect([valid.status, valid.body.valid]).toEqual([200, true]);
       expect((await v.api('GET', `/api/v1/licenses/${key}`)).body.customer_email).toBe('erased-7f3a@erased.invalid');
       expect((await v.api('GET', `/api/v1/licenses/${keptKey}`)).body.customer_email).toBe('keep@example.com');
       // The vendor's endpoint hears of it.
-      const delivered = await receiver.waitFor('/erasure', 6);
+      const delivered = await receiver.waitFor('/erasure', 8);
       expect(delivered.some((r) => JSON.parse(r.body).type === 'customer.erased')).toBe(true);
 
       const snapshot = await everything();

@@ -436,10 +436,16 @@ describe('exports', () => {
       expect(late.status).toBe(200);
       expect(late.body).toBe(text);
 
-      // Past it: the export still says what it was, and its file is gone (404), then deleted.
+      // Past it: the export is expired, still with what it held, and its file is gone (404), then deleted.
       clockA.advance(2 * 60_000);
       const after = await api('GET', `/api/v1/exports/${job.id}`);
-      expect(after.body).toMatchObject({ id: job.id, status: 'done', expires_at: job.expires_at });
+      expect(after.body).toMatchObject({
+        id: job.id,
+        status: 'expired',
+        expires_at: job.expires_at,
+        counts: job.counts,
+        download_url: null,
+      });
       const gone = await api('GET', job.download_url);
       expect(gone.status).toBe(404);
       expect(gone.body).toMatchObject({
@@ -452,7 +458,10 @@ describe('exports', () => {
       await eventually(
         async () => {
           expect(await pieces()).toBe(0);
-          expect((await db.collection('exports').findOne({ _id: job.id } as never))?.chunks).toBe(0);
+          expect(await db.collection('exports').findOne({ _id: job.id } as never)).toMatchObject({
+            state: 'expired',
+            chunks: 0,
+          });
         },
         { timeoutMs: 30_000, intervalMs: 200 },
       );

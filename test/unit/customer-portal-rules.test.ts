@@ -99,6 +99,48 @@ describe('erasing the e-mail from webhook bodies', () => {
     expect(JSON.parse(eraseFromBody(withOdd, odd, 'p@erased.invalid'))).toEqual({ email: 'p@erased.invalid' });
   });
 
+  it('replaces the e-mail only as a whole address, never inside a longer one', () => {
+    const others = ['jimbob@example.com', 'bob@example.com.au', 'bob@example.community', 'x.bob@example.com'];
+    const mixed = JSON.stringify({
+      customer_email: 'BOB@example.com',
+      others,
+      note: 'bob@example.com.',
+      name: "Bob@Example.com's laptop",
+      nested: { 'bob@example.com': ['cc: jimbob@example.com, bob@example.com'], 'josébob@example.com': 1 },
+    });
+    expect(JSON.parse(eraseFromBody(mixed, 'bob@example.com', 'p@erased.invalid'))).toEqual({
+      customer_email: 'p@erased.invalid',
+      others,
+      note: 'p@erased.invalid.',
+      name: "p@erased.invalid's laptop",
+      nested: { 'p@erased.invalid': ['cc: jimbob@example.com, p@erased.invalid'], 'josébob@example.com': 1 },
+    });
+    // A body holding only longer addresses is not changed at all.
+    const unrelated = JSON.stringify({ others });
+    expect(eraseFromBody(unrelated, 'bob@example.com', 'p@erased.invalid')).toBe(unrelated);
+  });
+
+  it("the store's pattern finds a body with the whole address, and none with only a longer one", () => {
+    const finds = (value: unknown) =>
+      new RegExp(bodyPattern('bob@example.com'), 'i').test(JSON.stringify({ id: 'evt_1', data: value }));
+    for (const value of [
+      'Bob@Example.com',
+      'line\nbob@example.com',
+      "bob@example.com's laptop",
+      'bob@example.com.',
+      ['bob@example.com'],
+    ])
+      expect([value, finds(value)]).toEqual([value, true]);
+    for (const value of [
+      'jimbob@example.com',
+      'bob@example.com.au',
+      'bob@example.community',
+      'x.bob@example.com',
+      'bob@example.com-x',
+    ])
+      expect([value, finds(value)]).toEqual([value, false]);
+  });
+
   it('leaves a body without the e-mail exactly as it was', () => {
     expect(eraseFromBody(body, 'someone@else.com', 'p@erased.invalid')).toBe(body);
   });

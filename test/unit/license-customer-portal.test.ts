@@ -9,7 +9,13 @@ import { FakeBatchEmails } from '../support/fakes/license-stores';
 async function setup(perMonth?: number) {
   const base = licenseSetup({ policy: policy({ max_activations: 10, customer_deactivations_per_30_days: perMonth }) });
   const batches = new FakeBatchEmails();
-  const s = { ...base, batches, erasing: { ...base.deps, batches } };
+  // The export files' part of an erasure runs against FerretDB (test/integration/export-files.test.ts).
+  const exports = {
+    finishedExports: async () => [],
+    deleteChunks: async () => undefined,
+    markExportExpired: async () => undefined,
+  };
+  const s = { ...base, batches, erasing: { ...base.deps, batches, exports } };
   const lic = await s.issued();
   const machine = async (fingerprint: string, name = '') =>
     (await activate(s.deps, { account_id: 'acct_A', key: lic.key, fingerprint, name })).activation;

@@ -14,6 +14,7 @@ import {
   EXAMPLE_LICENSE_KEY,
   generateLicenseKey,
   FOREIGN_KEY_PATTERN,
+  exportStatuses,
   importFormats,
   jobStatuses,
   keyScopes,
@@ -79,6 +80,7 @@ const vocabularies: Record<string, readonly string[]> = {
   auditEntryTypes: eventTypes.filter((t) => t.startsWith('api_key.')),
   importFormats,
   jobStatuses,
+  exportStatuses,
 };
 const nameOf = (words: readonly string[]) =>
   Object.entries(vocabularies).find(([, list]) => list.join() === words.join())?.[0];
@@ -156,7 +158,7 @@ const protoVocabulary: Record<string, string> = {
   'Import.format': 'importFormats',
   'Import.status': 'jobStatuses',
   'CreateImportRequest.format': 'importFormats',
-  'Export.status': 'jobStatuses',
+  'Export.status': 'exportStatuses',
   'LicenseBatch.status': 'licenseBatchStatuses',
   'LicenseBatchResult.status': 'licenseBatchItemStatuses',
 };
@@ -259,6 +261,7 @@ describe('the OpenAPI document', () => {
     ['components.schemas.Email.properties.template', 'emailTemplates'],
     ['components.schemas.Status.properties.rate_limits.properties.plan', 'plans'],
     ['components.schemas.LicenseBatch.properties.status', 'licenseBatchStatuses'],
+    ['components.schemas.Export.properties.status', 'exportStatuses'],
     ['components.schemas.LicenseBatch.properties.results.items.properties.status', 'licenseBatchItemStatuses'],
   ])('%s is %s', (path, vocabulary) => {
     expect(enums.get(path)).toEqual([...vocabularies[vocabulary]]);

@@ -275,6 +275,14 @@ const paths: Record<string, Record<string, Op>> = {
       body: 'LicenseUpdate',
       ok: { 200: { description: 'The licence after the change', schema: ref('License') } },
     }),
+    delete: op('deleteLicense', {
+      summary: 'Delete a licence',
+      tag: 'Licences',
+      description:
+        'Deletes the licence and its activations: its key then validates as `not_found` and its `License` credential stops working. Publishes `license.deleted`. 404 when the account has no such licence; 409 while a subscription bills it (any status but canceled): cancel the subscription first.',
+      params: [licenseKey],
+      ok: { 204: { description: 'Deleted' } },
+    }),
   },
   '/api/v1/licenses/{key}/suspend': {
     post: licenseAction(
@@ -439,7 +447,8 @@ const paths: Record<string, Record<string, Op>> = {
     get: op('downloadExport', {
       summary: 'Download an export file',
       tag: 'Imports and exports',
-      description: '409 while the export runs; 404 after its 24 hours.',
+      description:
+        '409 while the export runs; 404 after its 24 hours, or once an erasure of a customer deleted the file (status expired).',
       params: [pathParam('id', 'Export id (exp_…)')],
       ok: {
         200: {

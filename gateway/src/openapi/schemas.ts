@@ -19,6 +19,7 @@ import {
   FOREIGN_KEY_PATTERN,
   importFormats,
   jobStatuses,
+  exportStatuses,
   LICENSE_KEY_PATTERN,
   licenseStatuses,
   nextActions,
@@ -480,7 +481,10 @@ export const schemas: Record<string, Schema> = {
   }),
   Export: obj({
     id: id('exp'),
-    status: { enum: [...jobStatuses] },
+    status: {
+      enum: [...exportStatuses],
+      description: 'expired once its file is deleted: 24 hours after it finished, or at an erasure of a customer',
+    },
     counts: {
       type: 'object',
       additionalProperties: { type: 'integer', minimum: 0 },

@@ -167,9 +167,11 @@ export function importRoutes(
       const accountId = principalOf(res).accountId;
       const id = checkId('id', 'exp', String(req.params.id));
       const exp = await clients.imports.getExport({ account_id: accountId, id });
-      if (exp.status !== 'done')
+      // Expired: its file is deleted (past its 24 hours, or by an erasure of a customer).
+      const expired = exp.status === 'expired';
+      if (exp.status !== 'done' && !expired)
         throw new AppError('conflict', `the export is ${exp.status}: download it once its status is done`);
-      if (!exp.expires_at || Date.parse(exp.expires_at) <= clock.now().getTime())
+      if (expired || !exp.expires_at || Date.parse(exp.expires_at) <= clock.now().getTime())
         throw AppError.notFound('export file (kept 24 hours after the export finished)');
       res.status(200);
       res.setHeader('Content-Type', 'application/x-ndjson');

@@ -168,6 +168,13 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
       validator.changed(principalOf(res), license.key);
       res.json(licenseJson(license));
     }),
+    // The licence and its activations go (409 while a subscription bills it); license.deleted follows.
+    delete: async (req, res) => {
+      readBody(req, {});
+      const license = await clients.licenses.deleteLicense({ account_id: principalOf(res).accountId, key: keyOf(req) });
+      validator.changed(principalOf(res), license.key);
+      res.status(204).end();
+    },
   });
 
   for (const action of licenseActions) {

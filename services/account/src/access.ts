@@ -25,6 +25,10 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'listAuditEntries',
     // The vendor's support e-mail, from Settings.
     'setSupportEmail',
+    // Idempotency-Key on every POST that creates or sends something.
+    'claimRequestKey',
+    'renewRequestKey',
+    'settleRequestKey',
   ],
   operator: [
     'createAccount',

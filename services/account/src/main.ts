@@ -9,6 +9,8 @@ import { AccountStore, PeopleStore } from './store/queries';
 import { accountAccess } from './access';
 import { parsePeppers } from './domain/api-key';
 import { pepperIdMigration, pepperUsage } from './jobs/pepper';
+import { requestKeyHandlers } from './handlers/request-key-handlers';
+import { RequestKeyStore, requestKeyModels } from './store/request-keys';
 
 export const accountService: ServiceRecipe<typeof accountSchema> = {
   name: 'account',
@@ -40,6 +42,7 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
           clock: ctx.clock,
           baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
         }),
+        ...requestKeyHandlers({ keys: new RequestKeyStore(requestKeyModels(ctx.db)), clock: ctx.clock }),
       },
       accountAccess,
     );

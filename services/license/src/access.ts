@@ -13,6 +13,7 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'listRecentValidations',
     'transitionLicense',
     'updateLicense',
+    'deleteLicense',
     'activate',
     'listActivations',
     'deactivate',

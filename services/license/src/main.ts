@@ -72,6 +72,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     ctx.outbox.track(store.models.License);
     ctx.outbox.track(store.models.Activation);
     ctx.outbox.track(store.models.Erasure);
+    ctx.outbox.track(store.models.LicenseDeletion);
     ctx.outbox.track(store.models.LicenseBatch);
     const productCache = new ProductCache(
       products.call,
@@ -114,6 +115,8 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
       ctx.log,
     );
+    // Imports and exports (issue 32): the job runs the imports whose file is complete.
+    const importStore = new ImportStore(importModels(ctx.db));
     ctx.grpc.add(
       LicenseServiceService,
       {
@@ -127,13 +130,11 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
         }),
         ...activationHandlers(deps),
         ...fileHandlers({ store, clock: ctx.clock, signer: products.call, products: productCache }),
-        ...customerHandlers(deps, batches),
+        ...customerHandlers(deps, batches, importStore),
         ...rerollBatchHandlers(batchDeps, batchRunner),
       },
       licenseAccess,
     );
-    // Imports and exports (issue 32): the job runs the imports whose file is complete.
-    const importStore = new ImportStore(importModels(ctx.db));
     ctx.outbox.track(importStore.models.ImportEvents);
     const importDeps = {
       licenses: new ImportedLicenses(store.models),

@@ -349,6 +349,20 @@ export class FakeLicenseStore implements LicenseStore {
     this.erasures.push(structuredClone(doc));
     this.events.push(...events);
   }
+
+  readonly deletions = new Set<string>();
+
+  async insertDeletion(doc: { _id: string }, events: DomainEvent[]): Promise<boolean> {
+    if (this.deletions.has(doc._id)) return false;
+    this.deletions.add(doc._id);
+    this.events.push(...events);
+    return true;
+  }
+
+  async deleteLicense(licenseId: string): Promise<void> {
+    for (const [id, a] of this.activations) if (a.license_id === licenseId) this.activations.delete(id);
+    this.licenses.delete(licenseId);
+  }
 }
 
 /** The validation counts a licence's reads need: when it was last validated, and the hourly buckets. */

@@ -188,7 +188,11 @@ export interface paths {
         get: operations["getLicense"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a licence
+         * @description Deletes the licence and its activations: its key then validates as `not_found` and its `License` credential stops working. Publishes `license.deleted`. 404 when the account has no such licence; 409 while a subscription bills it (any status but canceled): cancel the subscription first.
+         */
+        delete: operations["deleteLicense"];
         options?: never;
         head?: never;
         /**
@@ -519,7 +523,7 @@ export interface paths {
         };
         /**
          * Download an export file
-         * @description 409 while the export runs; 404 after its 24 hours.
+         * @description 409 while the export runs; 404 after its 24 hours, or once an erasure of a customer deleted the file (status expired).
          */
         get: operations["downloadExport"];
         put?: never;
@@ -1419,8 +1423,11 @@ export interface components {
         Export: {
             /** @example exp_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             id: string;
-            /** @enum {unknown} */
-            status: "running" | "done" | "failed";
+            /**
+             * @description expired once its file is deleted: 24 hours after it finished, or at an erasure of a customer
+             * @enum {unknown}
+             */
+            status: "running" | "done" | "failed" | "expired";
             /** @description Lines written so far by type (product, license, checkout_session, webhook_endpoint, subscription) */
             counts: {
                 [key: string]: number;
@@ -2280,6 +2287,48 @@ export interface operations {
             };
             /** @description A budget is spent (Retry-After says when to retry; RateLimit names it): for app traffic "license_minute" (per licence) or "app_hour" (per account), never the full keys' quota */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteLicense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Licence key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -130,6 +130,14 @@ export class Licenses {
     });
   }
 
+  /**
+   * Deletes the licence and its activations (its key then validates as not_found). Refused (409) while a
+   * subscription bills it. Not repeated after a lost answer: a second try would meet 404.
+   */
+  async delete(key: string): Promise<void> {
+    await this.http.request({ method: 'DELETE', path: this.path(key), idempotent: false });
+  }
+
   // State changes are not repeated after a lost answer: a second try would meet 409.
   async suspend(key: string): Promise<License> {
     return this.http.request({ method: 'POST', path: `${this.path(key)}/suspend`, idempotent: false });

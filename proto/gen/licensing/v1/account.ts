@@ -224,6 +224,44 @@ export interface SetSupportEmailRequest {
   support_email: string;
 }
 
+export interface ClaimRequestKeyRequest {
+  account_id: string;
+  /** The Idempotency-Key (1 to 255 printable ASCII characters). */
+  key: string;
+  /** sha256 (hex) of what makes the request the same one: its method, path and body. */
+  request_hash: string;
+}
+
+export interface ClaimRequestKeyResponse {
+  /** true: an earlier run answered this request; answer status, body_json and location again. */
+  replay: boolean;
+  /** Otherwise this run holds the key: it names the run to RenewRequestKey and SettleRequestKey. */
+  run: string;
+  status: number;
+  body_json: string;
+  location: string;
+}
+
+export interface RequestKeyRun {
+  account_id: string;
+  key: string;
+  run: string;
+}
+
+export interface SettleRequestKeyRequest {
+  account_id: string;
+  key: string;
+  run: string;
+  /** false: the request failed (4xx or 5xx): the key is free again, for the same request or another. */
+  succeeded: boolean;
+  status: number;
+  body_json: string;
+  location: string;
+}
+
+export interface RequestKeyAck {
+}
+
 function createBaseAccount(): Account {
   return { id: "", name: "", plan: "", created_at: "", per_minute_limit: 0, per_hour_limit: 0, support_email: "" };
 }
@@ -3141,6 +3179,582 @@ export const SetSupportEmailRequest: MessageFns<SetSupportEmailRequest> = {
   },
 };
 
+function createBaseClaimRequestKeyRequest(): ClaimRequestKeyRequest {
+  return { account_id: "", key: "", request_hash: "" };
+}
+
+export const ClaimRequestKeyRequest: MessageFns<ClaimRequestKeyRequest> = {
+  encode(message: ClaimRequestKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.request_hash !== "") {
+      writer.uint32(26).string(message.request_hash);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClaimRequestKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClaimRequestKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.request_hash = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClaimRequestKeyRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      request_hash: isSet(object.requestHash)
+        ? globalThis.String(object.requestHash)
+        : isSet(object.request_hash)
+        ? globalThis.String(object.request_hash)
+        : "",
+    };
+  },
+
+  toJSON(message: ClaimRequestKeyRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.request_hash !== "") {
+      obj.requestHash = message.request_hash;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClaimRequestKeyRequest>, I>>(base?: I): ClaimRequestKeyRequest {
+    return ClaimRequestKeyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClaimRequestKeyRequest>, I>>(object: I): ClaimRequestKeyRequest {
+    const message = createBaseClaimRequestKeyRequest();
+    message.account_id = object.account_id ?? "";
+    message.key = object.key ?? "";
+    message.request_hash = object.request_hash ?? "";
+    return message;
+  },
+};
+
+function createBaseClaimRequestKeyResponse(): ClaimRequestKeyResponse {
+  return { replay: false, run: "", status: 0, body_json: "", location: "" };
+}
+
+export const ClaimRequestKeyResponse: MessageFns<ClaimRequestKeyResponse> = {
+  encode(message: ClaimRequestKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.replay !== false) {
+      writer.uint32(8).bool(message.replay);
+    }
+    if (message.run !== "") {
+      writer.uint32(18).string(message.run);
+    }
+    if (message.status !== 0) {
+      writer.uint32(24).int32(message.status);
+    }
+    if (message.body_json !== "") {
+      writer.uint32(34).string(message.body_json);
+    }
+    if (message.location !== "") {
+      writer.uint32(42).string(message.location);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClaimRequestKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClaimRequestKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.replay = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.run = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.status = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.body_json = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.location = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClaimRequestKeyResponse {
+    return {
+      replay: isSet(object.replay) ? globalThis.Boolean(object.replay) : false,
+      run: isSet(object.run) ? globalThis.String(object.run) : "",
+      status: isSet(object.status) ? globalThis.Number(object.status) : 0,
+      body_json: isSet(object.bodyJson)
+        ? globalThis.String(object.bodyJson)
+        : isSet(object.body_json)
+        ? globalThis.String(object.body_json)
+        : "",
+      location: isSet(object.location) ? globalThis.String(object.location) : "",
+    };
+  },
+
+  toJSON(message: ClaimRequestKeyResponse): unknown {
+    const obj: any = {};
+    if (message.replay !== false) {
+      obj.replay = message.replay;
+    }
+    if (message.run !== "") {
+      obj.run = message.run;
+    }
+    if (message.status !== 0) {
+      obj.status = Math.round(message.status);
+    }
+    if (message.body_json !== "") {
+      obj.bodyJson = message.body_json;
+    }
+    if (message.location !== "") {
+      obj.location = message.location;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClaimRequestKeyResponse>, I>>(base?: I): ClaimRequestKeyResponse {
+    return ClaimRequestKeyResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClaimRequestKeyResponse>, I>>(object: I): ClaimRequestKeyResponse {
+    const message = createBaseClaimRequestKeyResponse();
+    message.replay = object.replay ?? false;
+    message.run = object.run ?? "";
+    message.status = object.status ?? 0;
+    message.body_json = object.body_json ?? "";
+    message.location = object.location ?? "";
+    return message;
+  },
+};
+
+function createBaseRequestKeyRun(): RequestKeyRun {
+  return { account_id: "", key: "", run: "" };
+}
+
+export const RequestKeyRun: MessageFns<RequestKeyRun> = {
+  encode(message: RequestKeyRun, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.run !== "") {
+      writer.uint32(26).string(message.run);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestKeyRun {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestKeyRun();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.run = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequestKeyRun {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      run: isSet(object.run) ? globalThis.String(object.run) : "",
+    };
+  },
+
+  toJSON(message: RequestKeyRun): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.run !== "") {
+      obj.run = message.run;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestKeyRun>, I>>(base?: I): RequestKeyRun {
+    return RequestKeyRun.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestKeyRun>, I>>(object: I): RequestKeyRun {
+    const message = createBaseRequestKeyRun();
+    message.account_id = object.account_id ?? "";
+    message.key = object.key ?? "";
+    message.run = object.run ?? "";
+    return message;
+  },
+};
+
+function createBaseSettleRequestKeyRequest(): SettleRequestKeyRequest {
+  return { account_id: "", key: "", run: "", succeeded: false, status: 0, body_json: "", location: "" };
+}
+
+export const SettleRequestKeyRequest: MessageFns<SettleRequestKeyRequest> = {
+  encode(message: SettleRequestKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.run !== "") {
+      writer.uint32(26).string(message.run);
+    }
+    if (message.succeeded !== false) {
+      writer.uint32(32).bool(message.succeeded);
+    }
+    if (message.status !== 0) {
+      writer.uint32(40).int32(message.status);
+    }
+    if (message.body_json !== "") {
+      writer.uint32(50).string(message.body_json);
+    }
+    if (message.location !== "") {
+      writer.uint32(58).string(message.location);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SettleRequestKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSettleRequestKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.run = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.succeeded = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.status = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.body_json = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.location = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SettleRequestKeyRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      run: isSet(object.run) ? globalThis.String(object.run) : "",
+      succeeded: isSet(object.succeeded) ? globalThis.Boolean(object.succeeded) : false,
+      status: isSet(object.status) ? globalThis.Number(object.status) : 0,
+      body_json: isSet(object.bodyJson)
+        ? globalThis.String(object.bodyJson)
+        : isSet(object.body_json)
+        ? globalThis.String(object.body_json)
+        : "",
+      location: isSet(object.location) ? globalThis.String(object.location) : "",
+    };
+  },
+
+  toJSON(message: SettleRequestKeyRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.run !== "") {
+      obj.run = message.run;
+    }
+    if (message.succeeded !== false) {
+      obj.succeeded = message.succeeded;
+    }
+    if (message.status !== 0) {
+      obj.status = Math.round(message.status);
+    }
+    if (message.body_json !== "") {
+      obj.bodyJson = message.body_json;
+    }
+    if (message.location !== "") {
+      obj.location = message.location;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SettleRequestKeyRequest>, I>>(base?: I): SettleRequestKeyRequest {
+    return SettleRequestKeyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SettleRequestKeyRequest>, I>>(object: I): SettleRequestKeyRequest {
+    const message = createBaseSettleRequestKeyRequest();
+    message.account_id = object.account_id ?? "";
+    message.key = object.key ?? "";
+    message.run = object.run ?? "";
+    message.succeeded = object.succeeded ?? false;
+    message.status = object.status ?? 0;
+    message.body_json = object.body_json ?? "";
+    message.location = object.location ?? "";
+    return message;
+  },
+};
+
+function createBaseRequestKeyAck(): RequestKeyAck {
+  return {};
+}
+
+export const RequestKeyAck: MessageFns<RequestKeyAck> = {
+  encode(_: RequestKeyAck, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestKeyAck {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestKeyAck();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): RequestKeyAck {
+    return {};
+  },
+
+  toJSON(_: RequestKeyAck): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestKeyAck>, I>>(base?: I): RequestKeyAck {
+    return RequestKeyAck.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestKeyAck>, I>>(_: I): RequestKeyAck {
+    const message = createBaseRequestKeyAck();
+    return message;
+  },
+};
+
 /**
  * Accounts (tenants) and their API keys. Only this service ever sees an API
  * key's digest; the gateway asks it to authenticate a presented key.
@@ -3330,6 +3944,44 @@ export const AccountServiceService = {
       Buffer.from(ListAuditEntriesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListAuditEntriesResponse => ListAuditEntriesResponse.decode(value),
   },
+  /**
+   * The gateway's Idempotency-Key on the POSTs that create or send something (docs/api.md, "Idempotency"):
+   * claims the account's key for one run of a request, or answers the stored answer of an earlier one.
+   * INVALID_ARGUMENT-like idempotency_key_reused for another request under the key; conflict while a live
+   * run holds it.
+   */
+  claimRequestKey: {
+    path: "/licensing.v1.AccountService/ClaimRequestKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ClaimRequestKeyRequest): Buffer =>
+      Buffer.from(ClaimRequestKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ClaimRequestKeyRequest => ClaimRequestKeyRequest.decode(value),
+    responseSerialize: (value: ClaimRequestKeyResponse): Buffer =>
+      Buffer.from(ClaimRequestKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ClaimRequestKeyResponse => ClaimRequestKeyResponse.decode(value),
+  },
+  /** The run holding the key extends its lease (every third of it while the request runs). */
+  renewRequestKey: {
+    path: "/licensing.v1.AccountService/RenewRequestKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RequestKeyRun): Buffer => Buffer.from(RequestKeyRun.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RequestKeyRun => RequestKeyRun.decode(value),
+    responseSerialize: (value: RequestKeyAck): Buffer => Buffer.from(RequestKeyAck.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RequestKeyAck => RequestKeyAck.decode(value),
+  },
+  /** The run's end: its answer, kept 24 hours and answered again to the same request; a failed run frees the key. */
+  settleRequestKey: {
+    path: "/licensing.v1.AccountService/SettleRequestKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SettleRequestKeyRequest): Buffer =>
+      Buffer.from(SettleRequestKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SettleRequestKeyRequest => SettleRequestKeyRequest.decode(value),
+    responseSerialize: (value: RequestKeyAck): Buffer => Buffer.from(RequestKeyAck.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RequestKeyAck => RequestKeyAck.decode(value),
+  },
 } as const;
 
 export interface AccountServiceServer extends UntypedServiceImplementation {
@@ -3371,6 +4023,17 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   regenerateApiKey: handleUnaryCall<RevokeApiKeyRequest, CreateApiKeyResponse>;
   /** The latest key actions of an account (created, revoked), newest first by time. */
   listAuditEntries: handleUnaryCall<ListAuditEntriesRequest, ListAuditEntriesResponse>;
+  /**
+   * The gateway's Idempotency-Key on the POSTs that create or send something (docs/api.md, "Idempotency"):
+   * claims the account's key for one run of a request, or answers the stored answer of an earlier one.
+   * INVALID_ARGUMENT-like idempotency_key_reused for another request under the key; conflict while a live
+   * run holds it.
+   */
+  claimRequestKey: handleUnaryCall<ClaimRequestKeyRequest, ClaimRequestKeyResponse>;
+  /** The run holding the key extends its lease (every third of it while the request runs). */
+  renewRequestKey: handleUnaryCall<RequestKeyRun, RequestKeyAck>;
+  /** The run's end: its answer, kept 24 hours and answered again to the same request; a failed run frees the key. */
+  settleRequestKey: handleUnaryCall<SettleRequestKeyRequest, RequestKeyAck>;
 }
 
 export interface AccountServiceClient extends Client {
@@ -3649,6 +4312,59 @@ export interface AccountServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The gateway's Idempotency-Key on the POSTs that create or send something (docs/api.md, "Idempotency"):
+   * claims the account's key for one run of a request, or answers the stored answer of an earlier one.
+   * INVALID_ARGUMENT-like idempotency_key_reused for another request under the key; conflict while a live
+   * run holds it.
+   */
+  claimRequestKey(
+    request: ClaimRequestKeyRequest,
+    callback: (error: ServiceError | null, response: ClaimRequestKeyResponse) => void,
+  ): ClientUnaryCall;
+  claimRequestKey(
+    request: ClaimRequestKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ClaimRequestKeyResponse) => void,
+  ): ClientUnaryCall;
+  claimRequestKey(
+    request: ClaimRequestKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ClaimRequestKeyResponse) => void,
+  ): ClientUnaryCall;
+  /** The run holding the key extends its lease (every third of it while the request runs). */
+  renewRequestKey(
+    request: RequestKeyRun,
+    callback: (error: ServiceError | null, response: RequestKeyAck) => void,
+  ): ClientUnaryCall;
+  renewRequestKey(
+    request: RequestKeyRun,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RequestKeyAck) => void,
+  ): ClientUnaryCall;
+  renewRequestKey(
+    request: RequestKeyRun,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RequestKeyAck) => void,
+  ): ClientUnaryCall;
+  /** The run's end: its answer, kept 24 hours and answered again to the same request; a failed run frees the key. */
+  settleRequestKey(
+    request: SettleRequestKeyRequest,
+    callback: (error: ServiceError | null, response: RequestKeyAck) => void,
+  ): ClientUnaryCall;
+  settleRequestKey(
+    request: SettleRequestKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RequestKeyAck) => void,
+  ): ClientUnaryCall;
+  settleRequestKey(
+    request: SettleRequestKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RequestKeyAck) => void,
   ): ClientUnaryCall;
 }
 

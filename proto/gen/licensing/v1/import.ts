@@ -74,7 +74,7 @@ export interface GetImportRequest {
 export interface Export {
   id: string;
   account_id: string;
-  /** running | done | failed */
+  /** running | done | failed | expired */
   status: string;
   created_at: string;
   finished_at: string;

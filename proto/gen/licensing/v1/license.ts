@@ -430,6 +430,11 @@ export interface TransitionLicenseRequest {
   action: string;
 }
 
+export interface DeleteLicenseRequest {
+  account_id: string;
+  key: string;
+}
+
 export interface UpdateLicenseRequest {
   account_id: string;
   key: string;
@@ -5743,6 +5748,95 @@ export const TransitionLicenseRequest: MessageFns<TransitionLicenseRequest> = {
   },
 };
 
+function createBaseDeleteLicenseRequest(): DeleteLicenseRequest {
+  return { account_id: "", key: "" };
+}
+
+export const DeleteLicenseRequest: MessageFns<DeleteLicenseRequest> = {
+  encode(message: DeleteLicenseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteLicenseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteLicenseRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteLicenseRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+    };
+  },
+
+  toJSON(message: DeleteLicenseRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteLicenseRequest>, I>>(base?: I): DeleteLicenseRequest {
+    return DeleteLicenseRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteLicenseRequest>, I>>(object: I): DeleteLicenseRequest {
+    const message = createBaseDeleteLicenseRequest();
+    message.account_id = object.account_id ?? "";
+    message.key = object.key ?? "";
+    return message;
+  },
+};
+
 function createBaseUpdateLicenseRequest(): UpdateLicenseRequest {
   return {
     account_id: "",
@@ -7598,6 +7692,19 @@ export const LicenseServiceService = {
     responseSerialize: (value: License): Buffer => Buffer.from(License.encode(value).finish()),
     responseDeserialize: (value: Buffer): License => License.decode(value),
   },
+  /**
+   * Deletes the account's licence and its activations, with license.deleted; the deleted licence.
+   * FAILED_PRECONDITION (conflict) while a subscription bills it: cancel that first.
+   */
+  deleteLicense: {
+    path: "/licensing.v1.LicenseService/DeleteLicense" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteLicenseRequest): Buffer => Buffer.from(DeleteLicenseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteLicenseRequest => DeleteLicenseRequest.decode(value),
+    responseSerialize: (value: License): Buffer => Buffer.from(License.encode(value).finish()),
+    responseDeserialize: (value: Buffer): License => License.decode(value),
+  },
   /** Idempotent per fingerprint: an active one is returned with created = false. */
   activate: {
     path: "/licensing.v1.LicenseService/Activate" as const,
@@ -7818,6 +7925,11 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
   /** One of TransitionLicenseRequest.action; FAILED_PRECONDITION (409) when not allowed. */
   transitionLicense: handleUnaryCall<TransitionLicenseRequest, License>;
   updateLicense: handleUnaryCall<UpdateLicenseRequest, License>;
+  /**
+   * Deletes the account's licence and its activations, with license.deleted; the deleted licence.
+   * FAILED_PRECONDITION (conflict) while a subscription bills it: cancel that first.
+   */
+  deleteLicense: handleUnaryCall<DeleteLicenseRequest, License>;
   /** Idempotent per fingerprint: an active one is returned with created = false. */
   activate: handleUnaryCall<ActivateRequest, ActivateResponse>;
   listActivations: handleUnaryCall<ListActivationsRequest, ListActivationsResponse>;
@@ -8008,6 +8120,25 @@ export interface LicenseServiceClient extends Client {
   ): ClientUnaryCall;
   updateLicense(
     request: UpdateLicenseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  /**
+   * Deletes the account's licence and its activations, with license.deleted; the deleted licence.
+   * FAILED_PRECONDITION (conflict) while a subscription bills it: cancel that first.
+   */
+  deleteLicense(
+    request: DeleteLicenseRequest,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  deleteLicense(
+    request: DeleteLicenseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: License) => void,
+  ): ClientUnaryCall;
+  deleteLicense(
+    request: DeleteLicenseRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: License) => void,

@@ -37,7 +37,7 @@ const activationData = (a: ActivationDoc, licenseKey: string): ActivationData =>
   lease_expires_at: a.lease_expires_at ? a.lease_expires_at.toISOString() : null,
 });
 
-/** license.created|updated|suspended|reinstated|revoked|renewed|expired */
+/** license.created|updated|suspended|reinstated|revoked|renewed|expired|deleted */
 export const licenseEvent = (
   type: Exclude<
     LicenseEventType,

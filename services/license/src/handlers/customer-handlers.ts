@@ -2,7 +2,7 @@ import type { Handlers } from '@licensing/runtime';
 import type { LicenseServiceService } from '@licensing/proto';
 import { deactivateForCustomer } from '../use-cases/customer-portal';
 import type { LicenseDeps } from '../use-cases/deps';
-import { eraseCustomer, type BatchErasure } from '../use-cases/erase-customer';
+import { eraseCustomer, type BatchErasure, type ExportErasure } from '../use-cases/erase-customer';
 import { toActivation } from './mapping';
 
 // Proto to use case and back: what the customer portal and the erasure of a customer ask of licences.
@@ -10,9 +10,11 @@ export function customerHandlers(
   deps: LicenseDeps,
   /** The licence batches, whose items an erasure goes through too. */
   batches: BatchErasure,
+  /** The export files, which an erasure deletes (they may hold the e-mail). */
+  exports: ExportErasure,
 ): Pick<Handlers<typeof LicenseServiceService>, 'deactivateForCustomer' | 'eraseCustomer'> {
   return {
     deactivateForCustomer: async (req) => toActivation(await deactivateForCustomer(deps, req)),
-    eraseCustomer: async (req) => ({ erased: await eraseCustomer({ ...deps, batches }, req) }),
+    eraseCustomer: async (req) => ({ erased: await eraseCustomer({ ...deps, batches, exports }, req) }),
   };
 }

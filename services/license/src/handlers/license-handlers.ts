@@ -7,6 +7,7 @@ import { transitionLicense, updateLicense } from '../use-cases/change-license';
 import type { LicenseAt, LicenseDeps } from '../use-cases/deps';
 import { checkNewLicense, issueLicense } from '../use-cases/issue-license';
 import { applySubscription } from '../use-cases/apply-subscription';
+import { deleteLicense } from '../use-cases/delete-license';
 import { getLicense, holdsLicences, listLicenses, readStats, resolveLicenseKey } from '../use-cases/read-licenses';
 import { toLicense } from './mapping';
 
@@ -17,6 +18,7 @@ type LicenseHandlers = Pick<
   | 'listLicenses'
   | 'holdsLicences'
   | 'updateLicense'
+  | 'deleteLicense'
   | 'transitionLicense'
   | 'getStats'
   | 'resolveLicenseKey'
@@ -73,6 +75,7 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
     resolveLicenseKey: (req) => resolveLicenseKey(store, req.key, deps.retired, clock.now()),
 
     updateLicense: async (req) => present(await updateLicense(deps, req)),
+    deleteLicense: async (req) => present(await deleteLicense(deps, req)),
     applySubscription: async (req) => present(await applySubscription(deps, req)),
     async transitionLicense(req, call) {
       checkTransitionAllowed(call.caller, req.action);

@@ -51,7 +51,8 @@ export interface ChunkDoc {
 export interface ExportDoc {
   _id: string;
   account_id: string;
-  state: 'running' | 'done' | 'failed';
+  /** expired: done, and its file deleted (past its 24 hours, or by an erasure of a customer of the account). */
+  state: 'running' | 'done' | 'failed' | 'expired';
   chunks: number;
   bytes: number;
   counts: Record<string, number>;
@@ -132,7 +133,10 @@ export function importModels(conn: Connection) {
     },
     { versionKey: false, collection: 'exports' },
   );
-  exp.index({ state: 1 });
+  // The sweeps: running exports, and finished ones past their 24 hours (expired ones leave `done`, so each
+  // pass reads only files still to delete). An erasure: the account's finished exports.
+  exp.index({ state: 1, expires_at: 1 });
+  exp.index({ account_id: 1, state: 1 });
   const exportChunk = new Schema<ChunkDoc>(
     { _id: String, owner_id: { type: String, required: true }, seq: Number, data: Buffer },
     { versionKey: false, collection: 'export_chunks' },
@@ -289,9 +293,24 @@ export class ImportStore {
     return this.models.Export.find({ state: 'running' }).limit(200).lean<ExportDoc[]>().exec();
   }
 
-  /** Finished exports past their 24 hours, and their files (a few per pass). */
-  async expiredExports(now: Date): Promise<ExportDoc[]> {
-    const done = await this.models.Export.find({ state: 'done' }).limit(200).lean<ExportDoc[]>().exec();
-    return done.filter((d) => d.expires_at && d.expires_at <= now);
+  /** Finished exports past their 24 hours whose file is still stored (at most `limit` per pass). */
+  expiredExports(now: Date, limit = 200): Promise<ExportDoc[]> {
+    return this.models.Export.find({ state: 'done', expires_at: { $lte: now } })
+      .limit(limit)
+      .lean<ExportDoc[]>()
+      .exec();
+  }
+
+  /** The account's finished exports whose file is still stored (at most `limit`). */
+  finishedExports(accountId: string, limit: number): Promise<ExportDoc[]> {
+    return this.models.Export.find({ account_id: accountId, state: 'done' }).limit(limit).lean<ExportDoc[]>().exec();
+  }
+
+  /** A finished export whose file was deleted: stored `expired`, so no later pass reads it again. */
+  async markExportExpired(id: string, now: Date): Promise<void> {
+    await this.models.Export.updateOne(
+      { _id: id, state: 'done' },
+      { $set: { state: 'expired', chunks: 0, updated_at: now } },
+    );
   }
 }

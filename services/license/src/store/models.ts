@@ -58,6 +58,17 @@ export interface ActivationDoc {
  * One EraseCustomer call: carries its customer.erased event through the outbox (an event is stored with
  * a document, and a call that changed no licence has none). Holds the placeholder, never the e-mail.
  */
+/**
+ * A licence its account deleted: carries its license.deleted event through the outbox (the licence's
+ * own document, which would carry it, is gone), and is the deletion's claim (its _id is the licence's).
+ */
+export interface LicenseDeletionDoc {
+  _id: string;
+  account_id: string;
+  created_at: Date;
+  outbox?: Record<string, DomainEvent>;
+}
+
 export interface ErasureDoc {
   _id: string;
   account_id: string;
@@ -172,8 +183,18 @@ export function licenseModels(conn: Connection) {
     },
     { versionKey: false, collection: 'customer_erasures' },
   );
+  const deletion = new Schema<LicenseDeletionDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      created_at: { type: Date, required: true },
+      ...outboxFields,
+    },
+    { versionKey: false, collection: 'license_deletions' },
+  );
   return {
     ...rerollModels(conn),
+    LicenseDeletion: conn.model<LicenseDeletionDoc>('LicenseDeletion', deletion) as Model<LicenseDeletionDoc>,
     ...batchModels(conn),
     Erasure: conn.model<ErasureDoc>('CustomerErasure', erasure) as Model<ErasureDoc>,
     SweepState: conn.model<SweepStateDoc>('SweepState', sweep) as Model<SweepStateDoc>,

@@ -1,6 +1,14 @@
 import { SLOT_ROUNDS, bulkUpdate, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
 import { lapsed, type DeactivationReason, type DomainEvent, type PageRequest, type Status } from '@licensing/proto';
-import type { ActivationDoc, ErasureDoc, LicenseDoc, LicenseModels, SightingDoc, SweepStateDoc } from './models';
+import type {
+  ActivationDoc,
+  ErasureDoc,
+  LicenseDeletionDoc,
+  LicenseDoc,
+  LicenseModels,
+  SightingDoc,
+  SweepStateDoc,
+} from './models';
 
 // Everything but the outbox: the validation hot path reads one document.
 const VALIDATION_FIELDS = { outbox: 0 };
@@ -461,6 +469,27 @@ export class LicenseStore {
       { $set: { customer_email: placeholder, customer_email_lc: placeholder.toLowerCase(), ...withEvents(events) } },
     );
     return res.modifiedCount === 1;
+  }
+
+  /**
+   * Records the deletion of a licence with its events (once: a second call for the same licence, a retry
+   * after a crash, records nothing and says false).
+   */
+  async insertDeletion(doc: Omit<LicenseDeletionDoc, 'outbox'>, events: DomainEvent[]): Promise<boolean> {
+    try {
+      await this.models.LicenseDeletion.create({ ...doc, ...outboxOf(events) });
+      return true;
+    } catch (err) {
+      if (isDuplicate(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Deletes a licence with its activations and their sightings, the licence last (a retry finds it until then). */
+  async deleteLicense(licenseId: string): Promise<void> {
+    await this.models.Activation.deleteMany({ license_id: licenseId });
+    await this.models.Sighting.deleteMany({ license_id: licenseId });
+    await this.models.License.deleteOne({ _id: licenseId });
   }
 
   async insertErasure(doc: Omit<ErasureDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {

@@ -2,13 +2,20 @@ import { AppError, checkEmail, newEvent, newId } from '@licensing/runtime';
 import { emailListOf, eraseFromItems, escapeRegExp, normalEmail, replaceEmail } from '../domain/erasure';
 import { licenseEvent } from '../events/license-events';
 import type { LicenseBatchStore } from '../store/batches';
+import type { ImportStore } from '../store/imports';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseDeps } from './deps';
+import { deleteExportFile, type ExportFiles } from './exports';
 
 /** Licences read per batch (one indexed read each): an account's customer rarely has more than a few. */
 const BATCH = 100;
 /** Licence batches read at a time: each carries up to 1,000 items. */
 const BATCHES_AT_ONCE = 20;
+/** Finished exports read at a time (an account has a few: each is downloadable for 24 hours). */
+const EXPORTS_AT_ONCE = 20;
+
+/** What an erasure needs of the export files' store. */
+export type ExportErasure = ExportFiles & Pick<ImportStore, 'finishedExports'>;
 
 /** What an erasure needs of the licence batches' store. */
 export type BatchErasure = Pick<
@@ -39,7 +46,13 @@ export interface EraseCustomerInput {
  * call cut short is finished by the next one (the gateway retries an erasure that failed).
  */
 export async function eraseCustomer(
-  { store, outbox, clock, batches }: Pick<LicenseDeps, 'store' | 'outbox' | 'clock'> & { batches: BatchErasure },
+  {
+    store,
+    outbox,
+    clock,
+    batches,
+    exports,
+  }: Pick<LicenseDeps, 'store' | 'outbox' | 'clock'> & { batches: BatchErasure; exports: ExportErasure },
   req: EraseCustomerInput,
 ): Promise<number> {
   const email = normalEmail(req.email);
@@ -59,6 +72,7 @@ export async function eraseCustomer(
   }
   const licenses = erased;
   erased += await eraseFromBatches(batches, req.account_id, email, placeholder);
+  await deleteFinishedExports(exports, req.account_id, clock.now());
   const now = clock.now();
   const event = newEvent('customer.erased', req.account_id, { placeholder, licenses }, now);
   const id = newId('era');
@@ -112,4 +126,16 @@ async function eraseFromBatches(
     after = found[found.length - 1]._id;
   }
   return changed;
+}
+
+/**
+ * Deletes the files of the account's finished exports: reading a file for the e-mail would mean reading up
+ * to 2 GiB, and it is there for 24 hours only. Each leaves `done`, so the next read finds the ones after it.
+ */
+async function deleteFinishedExports(exports: ExportErasure, accountId: string, now: Date): Promise<void> {
+  for (;;) {
+    const found = await exports.finishedExports(accountId, EXPORTS_AT_ONCE);
+    for (const doc of found) await deleteExportFile(exports, doc, now);
+    if (found.length < EXPORTS_AT_ONCE) return;
+  }
 }

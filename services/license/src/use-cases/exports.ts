@@ -44,9 +44,13 @@ export function presentExport(doc: ExportDoc, leaseMs: number = EXPORT_LEASE_MS)
   };
 }
 
-/** The export as it is now: a running one whose writer stopped is stored failed (and its pieces deleted) first. */
+/**
+ * The export as it is now: a running one whose writer stopped is stored failed (and its pieces deleted)
+ * first; a finished one past its 24 hours is expired (never served again; the job deletes its file).
+ */
 async function settle(deps: ExportDeps, doc: ExportDoc): Promise<ExportDoc> {
   const now = deps.clock.now();
+  if (doc.state === 'done' && doc.expires_at && doc.expires_at <= now) return { ...doc, state: 'expired' };
   if (!exportWriterStopped(doc, now, leaseMsOf(deps))) return doc;
   const set = { state: 'failed' as const, failure: EXPORT_WRITER_STOPPED, finished_at: now, updated_at: now };
   if (!(await deps.imports.updateRunningExport(doc._id, set))) {
@@ -152,8 +156,10 @@ export const getExport = own;
 
 export async function readExportChunk(deps: ExportDeps, accountId: string, id: string, seq: number): Promise<Buffer> {
   const doc = await own(deps, accountId, id);
-  if (doc.state !== 'done') throw new AppError('conflict', `the export is ${doc.state}: nothing to download yet`);
-  if (!doc.expires_at || doc.expires_at <= deps.clock.now())
+  if (doc.state === 'running' || doc.state === 'failed')
+    throw new AppError('conflict', `the export is ${doc.state}: nothing to download yet`);
+  // Its file is deleted (expired) or about to be (past its 24 hours).
+  if (doc.state === 'expired' || !doc.expires_at || doc.expires_at <= deps.clock.now())
     throw AppError.notFound('export file (kept 24 hours after the export finished)');
   if (!Number.isInteger(seq) || seq < 0 || seq >= doc.chunks)
     throw AppError.invalid('seq', `seq must be 0 to ${doc.chunks - 1}`);
@@ -169,13 +175,29 @@ export async function failStoppedExports(deps: ExportDeps): Promise<number> {
   return failed;
 }
 
-/** Deletes the files of exports past their 24 hours (the job, every few minutes). */
+/** Exports whose files one pass of the job deletes at most. */
+export const EXPIRED_EXPORTS_PER_PASS = 200;
+
+/** What deleting an export's file needs of the store. */
+export type ExportFiles = Pick<ImportStore, 'deleteChunks' | 'markExportExpired'>;
+
+/**
+ * Deletes a finished export's file and stores it `expired`, in that order: a crash between the two leaves
+ * it `done`, and the next pass deletes (nothing more) and marks it.
+ */
+export async function deleteExportFile(imports: ExportFiles, doc: ExportDoc, now: Date): Promise<void> {
+  await imports.deleteChunks(doc._id, true);
+  await imports.markExportExpired(doc._id, now);
+}
+
+/**
+ * Deletes the files of exports past their 24 hours (the job, every minute), at most
+ * EXPIRED_EXPORTS_PER_PASS a pass: each leaves `done`, so the next pass reads the ones after them.
+ */
 export async function dropExpiredExports(deps: ExportDeps): Promise<number> {
-  const expired = await deps.imports.expiredExports(deps.clock.now());
-  for (const doc of expired) {
-    await deps.imports.deleteChunks(doc._id, true);
-    await deps.imports.updateExport(doc._id, { state: 'done', chunks: 0 });
-  }
+  const now = deps.clock.now();
+  const expired = await deps.imports.expiredExports(now, EXPIRED_EXPORTS_PER_PASS);
+  for (const doc of expired) await deleteExportFile(deps.imports, doc, now);
   return expired.length;
 }
 

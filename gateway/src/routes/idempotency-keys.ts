@@ -1,0 +1,96 @@
+import type { NextFunction, Request, Response } from 'express';
+import { IDEMPOTENCY_LEASE_MS, sha256, type Logger } from '@licensing/runtime';
+import type { Clients } from '../backends/clients';
+import { principalOf } from '../auth/principal';
+import { idempotencyKey } from '../request-shapes/shapes';
+
+/**
+ * The POSTs that create or send something and honour `Idempotency-Key` here, through one mechanism (the
+ * account service keeps each key's claim and answer: use-cases/request-keys.ts there). POST
+ * /api/v1/licenses, /licenses/batch and /checkout keep theirs in the service that creates (the same
+ * rules; the id of what they create is fixed by the first attempt). docs/api.md, "Idempotency", lists them.
+ */
+export const KEYED_POSTS = [
+  '/products',
+  '/products/:id/signing-keys/rotate',
+  '/webhooks/:id/test',
+  '/licenses/:key/suspend',
+  '/licenses/:key/reinstate',
+  '/licenses/:key/revoke',
+  '/licenses/:key/renew',
+  '/licenses/:key/reroll',
+  '/licenses/:key/email',
+  '/licenses/:key/seat-rescue',
+  '/checkout/:id/expire',
+  '/exports',
+  '/imports',
+] as const;
+
+/**
+ * Routed before the JSON body parser (the import's body is the file, read as it streams; an export has
+ * none): a request to them is told by its path and query only.
+ */
+export const STREAMED_POSTS: readonly string[] = ['/imports', '/exports'];
+
+const patternOf = (template: string) => new RegExp(`^${template.replace(/:[a-z]+/g, '[^/]+')}/?$`);
+
+/**
+ * Honours Idempotency-Key on the given POSTs: the first request with a key runs, and its answer (status,
+ * body, Location) is kept 24 hours; the same key with the same request (method, path, query and body)
+ * answers it again, with `Idempotent-Replayed: true`, and does nothing else; with another request, 422
+ * idempotency_key_reused; while the first still runs, 409. A request that failed (4xx, 5xx, or cut off)
+ * frees its key. Mounted after the body is parsed (JSON), or before it for the streamed uploads.
+ */
+export function idempotencyKeys(clients: Clients, templates: readonly string[], log: Logger) {
+  const patterns = templates.map(patternOf);
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'POST' || !patterns.some((p) => p.test(req.path))) return next();
+    const key = idempotencyKey(req);
+    if (!key) return next();
+    const accountId = principalOf(res).accountId;
+    const request_hash = sha256(JSON.stringify([req.method, req.path, req.query, req.body ?? null]), 'hex');
+    const claim = await clients.accounts.claimRequestKey({ account_id: accountId, key, request_hash });
+    if (claim.replay) {
+      res.setHeader('Idempotent-Replayed', 'true');
+      if (claim.location) res.setHeader('Location', claim.location);
+      res.status(claim.status);
+      if (claim.body_json) res.type('application/json').send(claim.body_json);
+      else res.end();
+      return;
+    }
+    const run = { account_id: accountId, key, run: claim.run };
+    // Renewed while the request runs: a gateway that dies mid-request frees the key once the lease ends.
+    const renewal = setInterval(
+      () => void clients.accounts.renewRequestKey(run).catch(() => undefined),
+      IDEMPOTENCY_LEASE_MS / 3,
+    );
+    renewal.unref();
+    let body: unknown;
+    const json = res.json.bind(res);
+    res.json = (value: unknown) => {
+      body = value;
+      return json(value);
+    };
+    let settled = false;
+    const settle = (finished: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(renewal);
+      const succeeded = finished && res.statusCode < 400;
+      const location = res.getHeader('location');
+      void clients.accounts
+        .settleRequestKey({
+          ...run,
+          succeeded,
+          status: res.statusCode,
+          body_json: succeeded && body !== undefined ? JSON.stringify(body) : '',
+          location: succeeded && typeof location === 'string' ? location : '',
+        })
+        // Not kept: the lease frees the key (a retry runs again, as after a failure).
+        .catch((err: unknown) => log.warn({ err }, 'the answer of an Idempotency-Key request was not kept'));
+    };
+    res.once('finish', () => settle(true));
+    res.once('close', () => settle(res.writableFinished));
+    next();
+  };
+}
