@@ -1,5 +1,17 @@
-import { SLOT_ROUNDS, bulkUpdate, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
+import {
+  SLOT_ROUNDS,
+  bulkUpdate,
+  chooseSlot,
+  countMatching,
+  listPage,
+  outboxOf,
+  postgresPagesOf,
+  recordShape,
+  withEvents,
+} from '@licensing/runtime';
 import { lapsed, type DeactivationReason, type DomainEvent, type PageRequest, type Status } from '@licensing/proto';
+import { bucketOf } from '../domain/expiry';
+import { HOUR_MS } from '../domain/stats';
 import type { ActivationDoc, ErasureDoc, LicenseDoc, LicenseModels, SightingDoc, SweepStateDoc } from './models';
 
 // Everything but the outbox: the validation hot path reads one document.
@@ -15,6 +27,9 @@ const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000
 
 /** No query here runs longer than this on the server (the gRPC deadline is 5 s). */
 const QUERY_MAX_MS = 5000;
+
+/** Licences per read of one hour's bucket while catching up over FerretDB's PostgreSQL. */
+const RANGE_PAGE = 500;
 
 export class LicenseStore {
   constructor(readonly models: LicenseModels) {}
@@ -96,6 +111,27 @@ export class LicenseStore {
 
   /** Catching up (after downtime, or a clock moved on): every licence filed from `first` to `last`, in index order. */
   async *inExpiryRange(first: string, last: string): AsyncGenerator<LicenseDoc> {
+    if (postgresPagesOf(this.models.License.db)) {
+      // FerretDB passes no range down to PostgreSQL (the range would decode every licence): there, each
+      // hour's bucket by equality on its index, in pages, which reads the same licences in the same order.
+      // MongoDB's query is recorded all the same (its index is checked: runtime/store/query-shapes.ts).
+      recordShape(
+        this.models.License,
+        'find',
+        { expiry_bucket: { $gte: first, $lte: last } },
+        { sort: { expiry_bucket: 1, _id: 1 } },
+      );
+      for (let hour = Date.parse(`${first}:00:00.000Z`); bucketOf(new Date(hour)) <= last; hour += HOUR_MS) {
+        const bucket = bucketOf(new Date(hour));
+        for (let after = ''; ; ) {
+          const docs = await this.inExpiryBucket(bucket, after, RANGE_PAGE);
+          for (const doc of docs) yield doc;
+          if (docs.length < RANGE_PAGE) break;
+          after = docs[docs.length - 1]._id;
+        }
+      }
+      return;
+    }
     const cursor = this.models.License.find({ expiry_bucket: { $gte: first, $lte: last } }, { outbox: 0 })
       .sort({ expiry_bucket: 1, _id: 1 })
       .lean<LicenseDoc>()
