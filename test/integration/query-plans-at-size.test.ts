@@ -179,6 +179,7 @@ overPostgres('query plans at 100,000 documents over FerretDB and PostgreSQL', ()
             ]),
           ),
         'stats: recentGroups': () => stats.recentGroups(lic._id, 24),
+        'stats: deleteExpired': () => stats.deleteExpired(now, 1000),
       };
       expect(await check(store, cases)).toEqual([]);
     });
