@@ -42,6 +42,44 @@ function seqScanOf(plan: Record<string, unknown>, tables: Set<string>): string |
   return scan ? `a sequential scan of ${scan['Relation Name']}` : null;
 }
 
+/**
+ * Copies of a collection's template documents in one INSERT … SELECT: FerretDB's own stored form (its
+ * `$s` header unchanged), with every indexed string field given a suffix (so ids, keys and accounts
+ * differ and only the templates match a test's values) and every indexed date moved on by a second
+ * per copy. `copies` in all, spread over the templates.
+ */
+export async function cloneInPostgres(
+  postgresUrl: string,
+  schema: string,
+  table: string,
+  model: Model<any>,
+  docs: Record<string, unknown>[],
+  copies: number,
+): Promise<void> {
+  const declared = model.schema.indexes() as [Record<string, unknown>, unknown][];
+  const fields = new Set([...indexedFields(declared), ...rangeFields(declared)]);
+  const present = [...fields].filter((f) => docs.every((d) => d[f] !== undefined && d[f] !== null));
+  const changed = present.map((f) => {
+    const v = `(_jsonb -> '${f}')`;
+    return `'${f}', CASE WHEN jsonb_typeof(${v}) = 'string' THEN to_jsonb((_jsonb ->> '${f}') || '~' || g)
+      WHEN (_jsonb -> '$s' -> 'p' -> '${f}' ->> 't') = 'date' THEN to_jsonb((${v})::numeric + g * 1000)
+      ELSE ${v} END`;
+  });
+  const t = `${quote(schema)}.${quote(table)}`;
+  const c = new Client({ connectionString: postgresUrl });
+  await c.connect();
+  try {
+    await c.query('SET synchronous_commit = off');
+    await c.query(
+      `INSERT INTO ${t} (_jsonb) SELECT _jsonb || jsonb_build_object(${changed.join(', ')})
+        FROM ${t}, generate_series(1, $1::int) g`,
+      [Math.ceil(copies / docs.length)],
+    );
+  } finally {
+    await c.end();
+  }
+}
+
 /** A service's database at size: its models, seeded collections, and what its stores send. */
 export class StoreAtSize {
   readonly pg: Client;
@@ -52,7 +90,7 @@ export class StoreAtSize {
 
   private constructor(
     readonly conn: Connection,
-    private readonly postgresUrl: string,
+    postgresUrl: string,
   ) {
     this.pg = new Client({ connectionString: postgresUrl });
   }
@@ -85,7 +123,14 @@ export class StoreAtSize {
       plan.map(async ({ model, docs }) => {
         const table = tables.get(model.collection.collectionName)!;
         store.seeded.set(model.collection.collectionName, table);
-        await store.clone(model, table, docs as Record<string, unknown>[], SIZE - docs.length);
+        await cloneInPostgres(
+          postgresUrl,
+          conn.name,
+          table,
+          model,
+          docs as Record<string, unknown>[],
+          SIZE - docs.length,
+        );
       }),
     );
     await syncIndexes(conn, unusedByFerretdb);
@@ -112,37 +157,6 @@ export class StoreAtSize {
       if (typeof collection === 'string') store.sent.push({ collection, command: e.commandName, body: e.command });
     });
     return { store, models };
-  }
-
-  /**
-   * Copies of the templates in one INSERT … SELECT: FerretDB's own stored form (its `$s` header
-   * unchanged), with every indexed string field given a suffix (so ids, keys and accounts differ and
-   * only the templates match a test's values) and every indexed date moved on by a second per copy.
-   */
-  private async clone(model: Model<any>, table: string, docs: Record<string, unknown>[], copies: number) {
-    const declared = model.schema.indexes() as [Record<string, unknown>, unknown][];
-    const fields = new Set([...indexedFields(declared), ...rangeFields(declared)]);
-    const present = [...fields].filter((f) => docs.every((d) => d[f] !== undefined && d[f] !== null));
-    const changed = present.map((f) => {
-      const v = `(_jsonb -> '${f}')`;
-      return `'${f}', CASE WHEN jsonb_typeof(${v}) = 'string' THEN to_jsonb((_jsonb ->> '${f}') || '~' || g)
-        WHEN (_jsonb -> '$s' -> 'p' -> '${f}' ->> 't') = 'date' THEN to_jsonb((${v})::numeric + g * 1000)
-        ELSE ${v} END`;
-    });
-    const t = `${quote(this.conn.name)}.${quote(table)}`;
-    const perTemplate = Math.ceil(copies / docs.length);
-    const c = new Client({ connectionString: this.postgresUrl });
-    await c.connect();
-    try {
-      await c.query('SET synchronous_commit = off');
-      await c.query(
-        `INSERT INTO ${t} (_jsonb) SELECT _jsonb || jsonb_build_object(${changed.join(', ')})
-          FROM ${t}, generate_series(1, $1::int) g`,
-        [perTemplate],
-      );
-    } finally {
-      await c.end();
-    }
   }
 
   /** Runs `work` and answers what it sent to the seeded collections, each with what its plan reads. */
