@@ -214,4 +214,63 @@ describe('a flush stored part of the way', () => {
       accounts.slice(MAX_UPDATES_PER_COMMAND).map((a) => [a, 1]),
     );
   });
+
+  it('holds at most its cap of entries per map between flushes, counts each one it drops, and takes new ones after a flush', async () => {
+    const store = new RecordingStatsStore();
+    const seen: Map<string, Map<string, Date>>[] = [];
+    const dropped: string[] = [];
+    const counter = new ValidationCounter(
+      store as unknown as ValidationStatsStore,
+      createLogger('test', 'silent'),
+      60_000,
+      async (s) => {
+        seen.push(s);
+      },
+      (kind) => dropped.push(kind),
+      3,
+    );
+    // Five licences, each validated from a machine never seen before (random fingerprints, say).
+    for (let i = 0; i < 5; i++) {
+      counter.record(`acct_${i}`, 'valid', true, at('10:15:00'));
+      counter.validated(`acct_${i}`, `lic_${i}`, at('10:15:00'));
+      counter.addRecent(group({ licenseId: `lic_${i}`, fingerprint: `random-${i}` }));
+    }
+    // Entries already held still count: the first licence again, from its machine.
+    counter.record('acct_0', 'valid', true, at('10:20:00'));
+    counter.addRecent(group({ licenseId: 'lic_0', fingerprint: 'random-0', lastAt: at('10:20:00') }));
+    await counter.flush();
+    expect([...store.hourCounts[0].values()].map((c) => [c.accountId, c.validations])).toEqual([
+      ['acct_0', 2],
+      ['acct_1', 1],
+      ['acct_2', 1],
+    ]);
+    expect([...store.lastValidated[0].keys()]).toEqual(['lic_0', 'lic_1', 'lic_2']);
+    expect([...store.recentGroups[0].values()].map((g) => [g.licenseId, g.count])).toEqual([
+      ['lic_0', 2],
+      ['lic_1', 1],
+      ['lic_2', 1],
+    ]);
+    expect([...seen[0]].map(([l, m]) => [l, [...m.keys()]])).toEqual([
+      ['lic_0', ['random-0']],
+      ['lic_1', ['random-1']],
+      ['lic_2', ['random-2']],
+    ]);
+    expect(dropped.sort()).toEqual([
+      'hour',
+      'hour',
+      'last_validated',
+      'last_validated',
+      'recent',
+      'recent',
+      'seen',
+      'seen',
+    ]);
+    // A flush empties the maps: the next validations are held again.
+    counter.record('acct_4', 'valid', true, at('10:25:00'));
+    counter.addRecent(group({ licenseId: 'lic_4', fingerprint: 'random-4' }));
+    await counter.flush();
+    expect([...store.hourCounts[1].keys()]).toHaveLength(1);
+    expect([...seen[1].keys()]).toEqual(['lic_4']);
+    expect(dropped).toHaveLength(8);
+  });
 });

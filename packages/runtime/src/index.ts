@@ -30,6 +30,7 @@ export { quietIdlePools } from './store/idle-pools';
 export * from './service';
 export * from './service-jobs';
 export * from './store/pagination';
+export * from './store/expired';
 export * from './store/idempotency';
 export * from './mail/email';
 export * from './mail/transport';

@@ -38,6 +38,9 @@ import { LicenseBatchRunner } from './jobs/license-batch-runner';
 import { LicenseBatchStore } from './store/batches';
 import { RetiredKeyStore } from './store/retired-keys';
 
+/** Expired validation telemetry deleted per collection per pass (MongoDB's TTL indexes do the rest there). */
+const TELEMETRY_CLEANUP_BATCH = 5000;
+
 export const licenseService: ServiceRecipe<typeof licenseSchema> = {
   name: 'license',
   schema: licenseSchema,
@@ -57,11 +60,14 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.WEBHOOK_GRPC_ADDR,
       internalCredential('license', ctx.config, ctx.tracing),
     );
+    const telemetryDropped = ctx.metrics.counter('licensing_validation_telemetry_dropped_total', ['kind']);
+    const stats = new ValidationStatsStore(statsModels(ctx.db));
     const counter = new ValidationCounter(
-      new ValidationStatsStore(statsModels(ctx.db)),
+      stats,
       ctx.log,
       ctx.config.STATS_FLUSH_INTERVAL_MS,
       (seen) => store.markSeen(seen), // the activations' last_seen_at, with each flush
+      (kind) => telemetryDropped.inc({ kind }),
     );
     const expiry = new PeriodicTask(
       'licence expiry sweep',
@@ -115,7 +121,14 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
       ctx.log,
     );
-    // Imports and exports (issue 32): the job runs the imports whose file is complete.
+    // Telemetry past its retention: MongoDB's TTL indexes delete it, FerretDB's never do (store/stats.ts).
+    const telemetryCleanup = new PeriodicTask(
+      'validation telemetry cleanup',
+      () => stats.deleteExpired(ctx.clock.now(), TELEMETRY_CLEANUP_BATCH),
+      ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
+      ctx.log,
+    );
+    // Imports and exports: the job runs the imports whose file is complete.
     const importStore = new ImportStore(importModels(ctx.db));
     ctx.grpc.add(
       LicenseServiceService,
@@ -161,6 +174,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     counter.start();
     expiry.start();
     reclaim.start();
+    telemetryCleanup.start();
     imports.start();
     batchSweep.start();
     return async () => {
@@ -168,6 +182,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       await imports.stop();
       await expiry.stop();
       await reclaim.stop();
+      await telemetryCleanup.stop();
       await batchSweep.stop();
       await batchRunner.stop();
       await counter.stop(); // keeps the last seconds of counts

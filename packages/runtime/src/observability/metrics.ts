@@ -25,6 +25,8 @@ export const METRIC_HELP = {
     'Validations at the gateway, by cache result (hit, miss, bypass = cache off or NATS away)',
   licensing_validation_counts_dropped_total:
     'Validation counts a gateway dropped, oldest first, because more than it keeps waited for the licence service (or one was too large to send), by kind (tally, last_validated, seen)',
+  licensing_validation_telemetry_dropped_total:
+    'Validation telemetry the licence service dropped because more than it keeps in memory waited for its next flush (a flood of distinct licences or machines), by kind (hour, last_validated, recent, seen)',
   licensing_license_cache_total:
     'Licence reads for validations at the licence service, by cache result (hit, miss, bypass = cache off or NATS away)',
   licensing_eviction_feed_lost_total:

@@ -84,7 +84,12 @@ export async function countMatching(model: AnyModel, filter: Record<string, unkn
  * sees only what reaches the store: in tests over PostgreSQL these queries never do,
  * and MongoDB must still have an index for them.
  */
-function recordShape(model: AnyModel, method: string, filter: Record<string, unknown>, options: object = {}): void {
+export function recordShape(
+  model: AnyModel,
+  method: string,
+  filter: Record<string, unknown>,
+  options: object = {},
+): void {
   const debug = model.db.get('debug') as unknown;
   if (typeof debug === 'function') debug(model.collection.collectionName, method, filter, options);
 }

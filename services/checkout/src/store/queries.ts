@@ -1,4 +1,4 @@
-import { listPage, outboxOf, withEvents } from '@licensing/runtime';
+import { deleteAllBefore, deleteBefore, listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { CheckoutStatus, DomainEvent, PageRequest, RefundCause } from '@licensing/proto';
 import {
   PENDING_REFUND_DAYS,
@@ -104,18 +104,12 @@ export class CheckoutStore {
   }
 
   /**
-   * Deletes expired form tokens, at most `limit` (oldest first), and says how many: every view of the
+   * Deletes expired form tokens, at most `limit`, and says how many: every view of the
    * hosted page issues one, and an expired one can never be accepted again.
    */
   async prunePageTokens(now: Date, limit: number): Promise<number> {
-    const expired = await this.models.PageToken.find({ expires_at: { $lte: now } }, { _id: 1 })
-      .sort({ expires_at: 1 })
-      .limit(limit)
-      .lean<{ _id: string }[]>()
-      .exec();
-    if (!expired.length) return 0;
-    const res = await this.models.PageToken.deleteMany({ _id: { $in: expired.map((t) => t._id) } });
-    return res.deletedCount;
+    // Expired means expires_at <= now: before the next millisecond.
+    return deleteBefore(this.models.PageToken, 'expires_at', new Date(now.getTime() + 1), limit);
   }
 
   async addReceipt(digest: string, sessionId: string, now: Date): Promise<void> {
@@ -188,7 +182,7 @@ export class CheckoutStore {
 
   /** Signatures older than the 300 s tolerance can never verify again: they need not be kept. */
   async pruneDeliveries(before: Date): Promise<void> {
-    await this.models.Delivery.deleteMany({ created_at: { $lt: before } });
+    await deleteAllBefore(this.models.Delivery, 'created_at', before, 1000);
   }
 
   async addPendingRefund(paymentId: string, now: Date, cause?: RefundCause): Promise<void> {

@@ -10,6 +10,17 @@ import {
 } from '../store/stats';
 
 /**
+ * At most this many entries wait in each of the counter's maps between two flushes (and at most this
+ * many machines in all): validations naming ever new licences or machines (random fingerprints, say)
+ * cannot grow the licence service's memory without bound. Past it a new entry is dropped and counted
+ * (licensing_validation_telemetry_dropped_total); entries already held still count.
+ */
+export const MAX_PENDING_ENTRIES = 20_000;
+
+/** What the counter dropped: the map it did not fit in. */
+export type DroppedTelemetry = 'hour' | 'last_validated' | 'recent' | 'seen';
+
+/**
  * Counts validations and remembers when each licence was last validated,
  * without a write on the hot path: both are kept in memory and flushed every
  * few seconds (and on shutdown) as one batch. The gateways' cached answers
@@ -26,6 +37,8 @@ export class ValidationCounter {
   private recentGroups = new Map<string, RecentGroup>();
   /** Licence id → fingerprint → when a validation last named it since the last flush (the activations' last_seen_at). */
   private lastSeen = new Map<string, Map<string, Date>>();
+  /** The machines in lastSeen, in all. */
+  private seenMachines = 0;
   private task?: PeriodicTask;
 
   constructor(
@@ -34,6 +47,9 @@ export class ValidationCounter {
     private readonly intervalMs: number,
     /** Stores when each machine was last seen (absent: not kept), once per flush as one batch. */
     private readonly storeSeen?: (seen: Map<string, Map<string, Date>>) => Promise<void>,
+    /** Told of each entry dropped because its map was full (MAX_PENDING_ENTRIES). */
+    private readonly dropped: (kind: DroppedTelemetry) => void = () => {},
+    private readonly maxEntries = MAX_PENDING_ENTRIES,
   ) {}
 
   /** One validation this service answered. */
@@ -49,12 +65,14 @@ export class ValidationCounter {
       entry.validations += validations;
       entry.valid += valid;
       addCodes(entry.byCode, byCode);
-    } else this.hourCounts.set(id, { accountId, hour: hourOf(hour), validations, valid, byCode: { ...byCode } });
+    } else if (this.hourCounts.size >= this.maxEntries) this.dropped('hour');
+    else this.hourCounts.set(id, { accountId, hour: hourOf(hour), validations, valid, byCode: { ...byCode } });
   }
 
   validated(accountId: string, licenseId: string, at: Date): void {
     const last = this.lastValidated.get(licenseId);
-    if (!last || last.at < at) this.lastValidated.set(licenseId, { accountId, at });
+    if (!last && this.lastValidated.size >= this.maxEntries) this.dropped('last_validated');
+    else if (!last || last.at < at) this.lastValidated.set(licenseId, { accountId, at });
   }
 
   /** Validations of a licence, grouped by hour, code and machine (count them, keep the latest time). */
@@ -62,8 +80,10 @@ export class ValidationCounter {
     if (g.fingerprint) this.seen(g.licenseId, g.fingerprint, g.lastAt);
     const id = recentGroupId(g);
     const entry = this.recentGroups.get(id);
-    if (!entry) this.recentGroups.set(id, { ...g, hour: hourOf(g.hour) });
-    else {
+    if (!entry) {
+      if (this.recentGroups.size >= this.maxEntries) this.dropped('recent');
+      else this.recentGroups.set(id, { ...g, hour: hourOf(g.hour) });
+    } else {
       entry.count += g.count;
       if (entry.lastAt < g.lastAt) entry.lastAt = g.lastAt;
     }
@@ -72,10 +92,19 @@ export class ValidationCounter {
   /** A machine (a fingerprint of a licence) named by a validation at `at`. */
   private seen(licenseId: string, fingerprint: string, at: Date): void {
     if (!this.storeSeen) return;
-    const machines = this.lastSeen.get(licenseId) ?? new Map<string, Date>();
-    this.lastSeen.set(licenseId, machines);
-    const last = machines.get(fingerprint);
-    if (!last || last < at) machines.set(fingerprint, at);
+    const machines = this.lastSeen.get(licenseId);
+    const last = machines?.get(fingerprint);
+    if (last) {
+      if (last < at) machines!.set(fingerprint, at);
+      return;
+    }
+    if (this.seenMachines >= this.maxEntries) {
+      this.dropped('seen');
+      return;
+    }
+    this.seenMachines++;
+    if (machines) machines.set(fingerprint, at);
+    else this.lastSeen.set(licenseId, new Map([[fingerprint, at]]));
   }
 
   async flush(): Promise<void> {
@@ -84,6 +113,7 @@ export class ValidationCounter {
     const recentGroups = this.recentGroups;
     const lastSeen = this.lastSeen;
     this.lastSeen = new Map();
+    this.seenMachines = 0;
     this.hourCounts = new Map();
     this.lastValidated = new Map();
     this.recentGroups = new Map();

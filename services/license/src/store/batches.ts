@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { outboxFields, outboxOf, withEvents } from '@licensing/runtime';
+import { outboxFields, outboxOf, postgresPagesOf, recordShape, withEvents } from '@licensing/runtime';
 import {
   licenseBatchItemStatuses,
   licenseBatchStatuses,
@@ -252,9 +252,19 @@ export class LicenseBatchStore {
     }
   }
 
-  /** The licences of these ids that exist, with their keys (one read by `_id`). */
+  /**
+   * The licences of these ids that exist, with their keys: one read by `_id` on MongoDB. Over FerretDB's
+   * PostgreSQL, which does not pass an `$in` down to SQL (the read would decode every licence of every
+   * account, each pass of a batch), one statement on FerretDB's `_id` index instead.
+   */
   async keysOf(ids: string[]): Promise<Map<string, string>> {
     if (!ids.length) return new Map();
+    const pages = postgresPagesOf(this.models.License.db);
+    if (pages) {
+      recordShape(this.models.License, 'find', { _id: { $in: ids } });
+      const found = await pages.fieldAmong(this.models.License.collection.collectionName, ids, 'key');
+      return new Map([...found].filter((e): e is [string, string] => typeof e[1] === 'string'));
+    }
     const docs = await this.models.License.find({ _id: { $in: ids } }, { key: 1 })
       .lean<Pick<LicenseRecord, '_id' | 'key'>[]>()
       .exec();

@@ -1,5 +1,17 @@
-import { SLOT_ROUNDS, bulkUpdate, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
+import {
+  SLOT_ROUNDS,
+  bulkUpdate,
+  chooseSlot,
+  countMatching,
+  listPage,
+  outboxOf,
+  postgresPagesOf,
+  recordShape,
+  withEvents,
+} from '@licensing/runtime';
 import { lapsed, type DeactivationReason, type DomainEvent, type PageRequest, type Status } from '@licensing/proto';
+import { bucketOf } from '../domain/expiry';
+import { HOUR_MS } from '../domain/stats';
 import type {
   ActivationDoc,
   ErasureDoc,
@@ -23,6 +35,12 @@ const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000
 
 /** No query here runs longer than this on the server (the gRPC deadline is 5 s). */
 const QUERY_MAX_MS = 5000;
+
+/** Reads of a licence's active machines in flight at once, when storing sightings. */
+const SIGHTING_READS_AT_ONCE = 8;
+
+/** Licences per read of one hour's bucket while catching up over FerretDB's PostgreSQL. */
+const RANGE_PAGE = 500;
 
 export class LicenseStore {
   constructor(readonly models: LicenseModels) {}
@@ -113,6 +131,27 @@ export class LicenseStore {
 
   /** Catching up (after downtime, or a clock moved on): every licence filed from `first` to `last`, in index order. */
   async *inExpiryRange(first: string, last: string): AsyncGenerator<LicenseDoc> {
+    if (postgresPagesOf(this.models.License.db)) {
+      // FerretDB passes no range down to PostgreSQL (the range would decode every licence): there, each
+      // hour's bucket by equality on its index, in pages, which reads the same licences in the same order.
+      // MongoDB's query is recorded all the same (its index is checked: runtime/store/query-shapes.ts).
+      recordShape(
+        this.models.License,
+        'find',
+        { expiry_bucket: { $gte: first, $lte: last } },
+        { sort: { expiry_bucket: 1, _id: 1 } },
+      );
+      for (let hour = Date.parse(`${first}:00:00.000Z`); bucketOf(new Date(hour)) <= last; hour += HOUR_MS) {
+        const bucket = bucketOf(new Date(hour));
+        for (let after = ''; ; ) {
+          const docs = await this.inExpiryBucket(bucket, after, RANGE_PAGE);
+          for (const doc of docs) yield doc;
+          if (docs.length < RANGE_PAGE) break;
+          after = docs[docs.length - 1]._id;
+        }
+      }
+      return;
+    }
     const cursor = this.models.License.find({ expiry_bucket: { $gte: first, $lte: last } }, { outbox: 0 })
       .sort({ expiry_bucket: 1, _id: 1 })
       .lean<LicenseDoc>()
@@ -420,7 +459,8 @@ export class LicenseStore {
    * themselves (SightingDoc says why).
    */
   async markSeen(seen: Map<string, Map<string, Date>>): Promise<void> {
-    const ops = [...seen].flatMap(([licenseId, fingerprints]) =>
+    const active = await activeAmong(this.models, seen);
+    const ops = [...active].flatMap(([licenseId, fingerprints]) =>
       [...fingerprints].map(([fingerprint, at]) => ({
         updateOne: {
           filter: { _id: sightingId(licenseId, fingerprint) },
@@ -498,6 +538,40 @@ export class LicenseStore {
 }
 
 const sightingId = (licenseId: string, fingerprint: string) => `${licenseId}:${fingerprint}`;
+
+/**
+ * Of the machines validations named, those that are active activations of their licence: a sighting is
+ * kept only for a machine the licence has (validations naming random fingerprints store nothing). One
+ * read per licence on its (license_id, fingerprint_key) index, a few at a time.
+ */
+async function activeAmong(
+  models: LicenseModels,
+  seen: Map<string, Map<string, Date>>,
+): Promise<Map<string, Map<string, Date>>> {
+  const out = new Map<string, Map<string, Date>>();
+  const licences = [...seen];
+  let next = 0;
+  const worker = async () => {
+    while (next < licences.length) {
+      const [licenseId, fingerprints] = licences[next++];
+      const docs = await models.Activation.find(
+        { license_id: licenseId, fingerprint_key: { $in: [...fingerprints.keys()] } },
+        { fingerprint: 1 },
+      )
+        .maxTimeMS(QUERY_MAX_MS)
+        .lean<Pick<ActivationDoc, 'fingerprint'>[]>()
+        .exec();
+      const kept = new Map(
+        docs.flatMap((d) =>
+          fingerprints.has(d.fingerprint) ? [[d.fingerprint, fingerprints.get(d.fingerprint)!]] : [],
+        ) as [string, Date][],
+      );
+      if (kept.size) out.set(licenseId, kept);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SIGHTING_READS_AT_ONCE, licences.length) }, worker));
+  return out;
+}
 
 /** The later of the activation's heartbeat time and a validation's sighting made since it was activated. */
 function latestSighting(a: ActivationDoc, sighted: Date | undefined): Date | null {

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { bulkUpdate, sha256 } from '@licensing/runtime';
-import { hourOf, type CodeCounts, type HourBucket } from '../domain/stats';
+import { bulkUpdate, deleteBefore, sha256 } from '@licensing/runtime';
+import { DAY_MS, hourOf, type CodeCounts, type HourBucket } from '../domain/stats';
 
 // The stored validation counts: their models and the queries that add to them and read them. The
 // counting itself (in memory, flushed every few seconds) is jobs/validation-counter.ts.
@@ -215,6 +215,20 @@ export class ValidationStatsStore {
       }))
       .sort((a, b) => b.lastAt.getTime() - a.lastAt.getTime())
       .slice(0, limit);
+  }
+
+  /**
+   * Deletes stored telemetry past its retention (recent validation groups after RECENT_RETENTION_DAYS,
+   * hourly counts after STATS_RETENTION_DAYS), at most `limit` of each: MongoDB's TTL indexes do this on
+   * their own, FerretDB accepts them and never deletes (FerretDB/FerretDB#2415). On the `hour` index
+   * (over FerretDB's PostgreSQL one DELETE on its B-tree: runtime deleteBefore). How many went.
+   */
+  async deleteExpired(now: Date, limit: number): Promise<number> {
+    const [recent, hours] = await Promise.all([
+      deleteBefore(this.models.RecentGroups, 'hour', new Date(now.getTime() - RECENT_RETENTION_DAYS * DAY_MS), limit),
+      deleteBefore(this.models.Stats, 'hour', new Date(now.getTime() - STATS_RETENTION_DAYS * DAY_MS), limit),
+    ]);
+    return recent + hours;
   }
 
   /** When the licence was last validated, as stored (null = never, or not yet flushed). */

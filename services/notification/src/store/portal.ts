@@ -1,3 +1,4 @@
+import { deleteBefore } from '@licensing/runtime';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A one-time sign-in link: made by the sender when it sends the mail (never when it is asked for). */
@@ -159,25 +160,10 @@ export class PortalStore {
    */
   async deleteExpired(now: Date): Promise<number> {
     const counts = await Promise.all([
-      deleteExpiredOf(this.m.Link, now),
-      deleteExpiredOf(this.m.LinkUse, now),
-      deleteExpiredOf(this.m.Session, now),
+      deleteBefore(this.m.Link, 'expires_at', now, CLEANUP_BATCH),
+      deleteBefore(this.m.LinkUse, 'expires_at', now, CLEANUP_BATCH),
+      deleteBefore(this.m.Session, 'expires_at', now, CLEANUP_BATCH),
     ]);
     return counts.reduce((a, b) => a + b, 0);
   }
-}
-
-/** One batch of a collection's expired documents: their ids through the expires_at index, then those ids. */
-async function deleteExpiredOf<T extends { _id: string; expires_at: Date }>(
-  model: Model<T>,
-  now: Date,
-): Promise<number> {
-  const found = await model
-    .find({ expires_at: { $lt: now } }, { _id: 1 })
-    .limit(CLEANUP_BATCH)
-    .lean<{ _id: string }[]>()
-    .exec();
-  if (!found.length) return 0;
-  const res = await model.deleteMany({ _id: { $in: found.map((d) => d._id) } });
-  return res.deletedCount;
 }

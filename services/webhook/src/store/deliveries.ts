@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { bulkUpdate, listPage, withSchemaVersion } from '@licensing/runtime';
+import { bulkUpdate, deleteAllBefore, listPage, withSchemaVersion } from '@licensing/runtime';
 import { deliveryStatuses, type DeliveryStatus, type PageRequest } from '@licensing/proto';
 
 export interface DeliveryDoc {
@@ -46,9 +46,13 @@ export function deliveryModel(conn: Connection): Model<DeliveryDoc> {
   );
   schema.index({ status: 1, next_attempt_at: 1 });
   schema.index({ endpoint_id: 1, _id: -1 });
+  schema.index({ created_at: 1 }); // retention: the finished deliveries older than the window
   schema.index({ account_id: 1, _id: 1 }); // the erasure of a customer's e-mail walks an account's deliveries in batches
   return conn.model<DeliveryDoc>('WebhookDelivery', schema);
 }
+
+/** Deliveries removed per statement by the retention. */
+const PRUNE_BATCH = 1000;
 
 /** No query of the dispatcher runs longer than this on the server. */
 const QUERY_MAX_MS = 5000;
@@ -112,13 +116,14 @@ export class DeliveryStore {
       .exec();
   }
 
-  /** Retention: finished deliveries (delivered or failed) created before `before` are removed. */
+  /**
+   * Retention: finished deliveries (delivered or failed) created before `before` are removed, in
+   * batches on the created_at index (deleteAllBefore: one statement per batch over FerretDB's PostgreSQL).
+   */
   async prune(before: Date): Promise<number> {
-    const out = await this.Delivery.deleteMany({
-      status: { $in: ['delivered', 'failed'] },
-      created_at: { $lt: before },
-    }).maxTimeMS(QUERY_MAX_MS * 6);
-    return out.deletedCount ?? 0;
+    return deleteAllBefore(this.Delivery, 'created_at', before, PRUNE_BATCH, {
+      $or: [{ status: 'delivered' }, { status: 'failed' }],
+    });
   }
 
   async update(id: string, changes: Partial<DeliveryDoc>): Promise<void> {

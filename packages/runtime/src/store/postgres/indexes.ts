@@ -61,6 +61,22 @@ export function pageIndexes(indexes: [Record<string, unknown>, unknown][]): stri
   return [...found.values()];
 }
 
+/**
+ * The fields of the declared single-field indexes that are not unique (the TTL indexes among them): such
+ * an index is declared for a range or an order on its field (an equality has its GIN index), e.g. the
+ * expired documents a clean-up deletes. Each gets a B-tree over `_jsonb -> 'field'`, which
+ * pages.ts's deleteBelow compares with `<` (FerretDB itself passes no range down to SQL).
+ */
+export function rangeFields(indexes: [Record<string, unknown>, unknown][]): string[] {
+  const found = new Set<string>();
+  for (const [keys, options] of indexes) {
+    const fields = Object.keys(keys);
+    const unique = (options as { unique?: boolean } | undefined)?.unique === true;
+    if (fields.length === 1 && !unique && /^[A-Za-z_]\w*$/.test(fields[0])) found.add(fields[0]);
+  }
+  return [...found];
+}
+
 /** CREATE INDEX IF NOT EXISTS, tolerating another instance creating the same index at the same moment. */
 async function createIndex(pg: Client, sql: string): Promise<void> {
   try {
@@ -104,6 +120,13 @@ export async function addPostgresIndexes(conn: Connection, postgresUrl: string, 
       // The outbox relay's scan (outbox-clear.ts): a model that declares the outbox's index gets its partial index.
       if (declared.some(([keys]) => 'outbox_pending' in keys)) {
         await createIndex(pg, pendingIndexSql(schema, table, indexName(table, 'outbox_pending', 'pending')));
+        added++;
+      }
+      for (const field of rangeFields(declared)) {
+        await createIndex(
+          pg,
+          `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, field, 'range'))} ON ${quote(schema)}.${quote(table)} ((_jsonb -> '${field}'))`,
+        );
         added++;
       }
       for (const fields of pageIndexes(declared)) {

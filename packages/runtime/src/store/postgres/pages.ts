@@ -54,6 +54,49 @@ export function idsAmongSql(schema: string, table: string, ids: string[]): Sql {
   };
 }
 
+/**
+ * One string field of the documents of these `_id`s that a table holds: one statement on FerretDB's own
+ * unique B-tree over `_jsonb -> '_id'`, as idsAmongSql.
+ */
+export function fieldAmongSql(schema: string, table: string, ids: string[], field: string): Sql {
+  if (!FIELD.test(field)) throw new Error(`fieldAmongSql: not a plain field name: ${field}`);
+  return {
+    text: `SELECT _jsonb->>'_id' AS id, _jsonb->>'${field}' AS value FROM ${quote(schema)}.${quote(table)} WHERE (_jsonb -> '_id') = ANY($1::jsonb[])`,
+    params: [ids.map((id) => JSON.stringify(id))],
+  };
+}
+
+/**
+ * Deletes up to `limit` documents whose date `field` is before `bound` (and that match `also`, a filter
+ * sql-filter.ts translates), in one statement on the B-tree over `_jsonb -> field` (indexes.ts,
+ * rangeFields): FerretDB itself passes no range down to SQL, so its deleteMany would decode every
+ * document of the collection. A date is stored as a JSON number of milliseconds; the lower bound keeps
+ * the comparison among numbers, which is what the index orders. Null when `also` is not translated.
+ */
+export function deleteBelowSql(
+  schema: string,
+  table: string,
+  field: string,
+  bound: Date,
+  limit: number,
+  also: Record<string, unknown> = {},
+): Sql | null {
+  if (!FIELD.test(field)) throw new Error(`deleteBelowSql: not a plain field name: ${field}`);
+  const column = `(_jsonb -> '${field}')`;
+  const t = `${quote(schema)}.${quote(table)}`;
+  const params: unknown[] = [JSON.stringify(bound.getTime()), limit];
+  const where = sqlWhere(also, params);
+  if (where === null) return null;
+  return {
+    text: `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM ${t} WHERE ${column} >= '-1e300'::jsonb AND ${column} < $1::jsonb AND ${where} LIMIT $2))`,
+    params,
+  };
+}
+
+/** The field names the statements here accept (as sql-filter.ts): never quoted, so never anything else. */
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 export class PostgresPages {
   private readonly tables = new Map<string, string>();
 
@@ -119,6 +162,35 @@ export class PostgresPages {
     if (!table) return []; // no such collection yet
     const sql = idsAmongSql(this.schema, table, ids);
     return (await this.query<{ id: string }>(sql.text, sql.params)).map((r) => r.id);
+  }
+
+  /** One string field of the documents of these ids, by id (absent ids left out), in one statement. */
+  async fieldAmong(collection: string, ids: string[], field: string): Promise<Map<string, string | null>> {
+    if (!ids.length) return new Map();
+    const table = await this.tableOf(collection);
+    if (!table) return new Map(); // no such collection yet
+    const sql = fieldAmongSql(this.schema, table, ids, field);
+    const rows = await this.query<{ id: string; value: string | null }>(sql.text, sql.params);
+    return new Map(rows.map((r) => [r.id, r.value]));
+  }
+
+  /**
+   * Deletes up to `limit` documents whose date `field` is before `bound` and that match `also`
+   * (deleteBelowSql); how many went, or null when `also` is not translated.
+   */
+  async deleteBelow(
+    collection: string,
+    field: string,
+    bound: Date,
+    limit: number,
+    also: Record<string, unknown> = {},
+  ): Promise<number | null> {
+    const table = await this.tableOf(collection);
+    const sql = deleteBelowSql(this.schema, table ?? '', field, bound, limit, also);
+    if (!sql) return null;
+    if (!table) return 0;
+    const res = await this.pool.query({ text: sql.text, values: sql.params });
+    return res.rowCount ?? 0;
   }
 
   /**
