@@ -340,6 +340,7 @@ describe('the licence policy', () => {
     entitlements: ['pdf-export', 'seats.10'],
     customer_deactivations_per_30_days: 5,
     payment_grace_days: 7,
+    max_file_ttl_days: 14,
   };
 
   it('has a default for every field, and the declared values of each kind', () => {

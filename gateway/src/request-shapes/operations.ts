@@ -147,6 +147,14 @@ export const licenseValidateQuery = {
   fingerprint: { max: 200, description: "This machine's fingerprint" },
 } satisfies QueryShape;
 
+export const deactivationQuery = {
+  fingerprint: {
+    max: 200,
+    description:
+      "With an app credential: this machine's fingerprint. Its own floating seat is then released without counting against the policy's customer_deactivations_per_30_days",
+  },
+} satisfies QueryShape;
+
 export const keyValidationRequest = {
   key: { required: true, max: KEY_MAX },
   product_id: { max: 64 },

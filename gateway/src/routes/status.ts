@@ -161,7 +161,9 @@ export class Readiness {
 /**
  * The caller's budgets, so a client can see them without reading headers: the account's hourly
  * quota (full-scope keys), the hourly allowance of app traffic (validate-scope keys, licence
- * credentials), the per-key minute limit, operator overrides included, and the per-licence one.
+ * credentials), the per-key minute limit, operator overrides included, the per-licence one, an app
+ * credential's own minute, a heartbeat's per-activation minute and the per-address budget of requests
+ * naming unknown or revoked licences (rate-limits/budgets.ts).
  */
 export function rateLimitsOf(p: Principal, licensePerMinute?: number) {
   const limits = limitsFor(p, licensePerMinute);
@@ -171,6 +173,9 @@ export function rateLimitsOf(p: Principal, licensePerMinute?: number) {
     hourly_app_allowance: limits.appHour,
     per_key_per_minute: limits.minute,
     per_license_per_minute: limits.licenseMinute,
+    per_validate_key_per_minute: limits.validateKeyMinute,
+    heartbeats_per_activation_per_minute: limits.heartbeatMinute,
+    unknown_per_credential_address_per_minute: limits.unknownMinute,
   };
 }
 

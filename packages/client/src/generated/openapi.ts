@@ -983,6 +983,8 @@ export interface components {
             customer_deactivations_per_30_days: number;
             /** @description Subscriptions: days a past_due subscription's licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid) */
             payment_grace_days: number;
+            /** @description Most days a licence file asked for with an app credential (a License credential or a validate-scope key) stays valid; full-scope keys may ask for up to 365 */
+            max_file_ttl_days: number;
         };
         Price: {
             /** @description In the currency's minor unit (cents) */
@@ -1349,6 +1351,12 @@ export interface components {
                 per_key_per_minute: number;
                 /** @description Requests per minute for each licence: app traffic naming it (its License credential, or a validate-scope key), budget "license_minute" */
                 per_license_per_minute: number;
+                /** @description Requests per minute for each validate-scope key, whatever licence they name (budget "app_minute"): the larger of per_key_per_minute and hourly_app_allowance / 20; a License credential's own "app_minute" is per_license_per_minute */
+                per_validate_key_per_minute: number;
+                /** @description Heartbeats per minute for each activation (budget "heartbeat"), instead of the minutes of the credential and the licence */
+                heartbeats_per_activation_per_minute: number;
+                /** @description Requests per minute for each app credential and client address naming a licence no licence has, a revoked licence or an activation that does not exist (budget "unknown_minute"); they never spend hourly_app_allowance */
+                unknown_per_credential_address_per_minute: number;
             };
         };
         Readiness: {
@@ -1583,6 +1591,8 @@ export interface components {
             customer_deactivations_per_30_days?: number;
             /** @description Subscriptions: days a past_due subscription's licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid) */
             payment_grace_days?: number;
+            /** @description Most days a licence file asked for with an app credential (a License credential or a validate-scope key) stays valid; full-scope keys may ask for up to 365 */
+            max_file_ttl_days?: number;
         };
     };
     responses: never;
