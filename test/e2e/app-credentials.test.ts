@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { EXAMPLE_LICENSE_KEY } from '@licensing/proto';
 import { client, startStack, type Stack } from '../support/stack';
 import { eventually } from '../support/eventually';
@@ -224,7 +225,7 @@ describe('a budget of its own', () => {
     const app = asLicense(noisy);
     for (let i = 0; i < 60; i++) {
       const r = await app('GET', `/api/v1/licenses/validate?license_key=${noisy}`);
-      expect(r.status).toBe(200);
+      expect([i, r.status, r.headers.get('ratelimit')]).toEqual([i, 200, expect.anything()]);
     }
     const refused = await app('GET', `/api/v1/licenses/validate?license_key=${noisy}`);
     expect(refused.status).toBe(429);
@@ -329,5 +330,43 @@ describe("freeing machines with app credentials spends the customer's deactivati
     const [a, b] = await machines(key, ['other-1', 'other-2']);
     expect((await app('DELETE', `/api/v1/licenses/${key}/activations/${a}?fingerprint=own`)).status).toBe(204);
     expect((await app('DELETE', `/api/v1/licenses/${key}/activations/${b}?fingerprint=own`)).status).toBe(429);
+  });
+});
+
+describe('a weak imported key', () => {
+  it('imports and validates with an API key, is refused as a License credential saying why, and a reroll makes it one', async () => {
+    const weak = `wk${randomBytes(4).toString('hex')}`; // 10 characters
+    const imported = await vendor(
+      'POST',
+      '/api/v1/imports?format=jsonl',
+      `${JSON.stringify({ key: weak, product_id: productId, customer_email: 'old@example.com' })}\n`,
+      { 'content-type': 'application/x-ndjson' },
+    );
+    expect(imported.status).toBe(202);
+    await eventually(
+      async () =>
+        expect((await vendor('GET', `/api/v1/imports/${imported.body.id}`)).body).toMatchObject({ imported: 1 }),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    expect((await appKey('POST', '/api/v1/keys/validate', { key: weak })).body).toMatchObject({ valid: true });
+
+    const refused = await asLicense(weak)('GET', `/api/v1/licenses/validate?license_key=${weak}`);
+    expect(refused.status).toBe(401);
+    expect(refused.body.code).toBe('unauthorized');
+    expect(refused.body.detail).toMatch(/imported from another system .*10 characters, fewer than the 16.*reroll/);
+    // The same answer for a weak key no licence has: it tells nothing of which exist.
+    const unknown = await asLicense(`zz${randomBytes(4).toString('hex')}`)(
+      'GET',
+      '/api/v1/licenses/validate?license_key=x',
+    );
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.detail).toMatch(/10 characters, fewer than the 16/);
+
+    const rerolled = await vendor('POST', `/api/v1/licenses/${weak}/reroll`, { grace_hours: 0 });
+    expect(rerolled.status).toBe(200);
+    const fresh = rerolled.body.key as string;
+    const ok = await asLicense(fresh)('GET', `/api/v1/licenses/validate?license_key=${fresh}`);
+    expect(ok.status).toBe(200);
+    expect(ok.body.valid).toBe(true);
   });
 });

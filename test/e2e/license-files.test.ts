@@ -238,7 +238,7 @@ describe('files asked for with app credentials show what a validation would', ()
       .body.license_key;
     const tooLong = await asLicense(plainKey)('POST', `/api/v1/licenses/${plainKey}/file`, { ttl_days: 365 });
     expect(tooLong.status).toBe(400);
-    expect(tooLong.body).toMatchObject({ code: 'invalid_request', field: 'ttl_days' });
+    expect(tooLong.body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'ttl_days' }] });
     expect(tooLong.body.detail).toMatch(/at most 30 days .*max_file_ttl_days/);
     expect(days(fileOf(await asLicense(plainKey)('POST', `/api/v1/licenses/${plainKey}/file`, {})))).toBe(30);
     expect(days(fileOf(await full('POST', `/api/v1/licenses/${plainKey}/file`, { ttl_days: 365 })))).toBe(365);

@@ -9,7 +9,7 @@ import {
   type StartedSpan,
   type Tracing,
 } from '@licensing/runtime';
-import { parseLicenseKey, type ParsedKey } from '@licensing/proto';
+import { parseLicenseKey, weakForeignCredential, type ParsedKey } from '@licensing/proto';
 import { sameCanonicalKey } from '../auth/app-routes';
 import type { AuthCache } from '../auth/auth-cache';
 import { licenseDigest, namedLicenseDigest, type LicenseCredentials } from '../auth/license-credentials';
@@ -289,7 +289,8 @@ function licenseDigestOf(socket: object, sent: string): string | undefined {
   const last = (socket as WithLastToken)[LAST_TOKEN];
   if (last?.token === sent && last.license) return last.digest;
   const parsed = parseLicenseKey(sent);
-  if (!parsed.ok) return undefined;
+  // A weak imported key is no credential: Express answers its 401 (auth/credential.ts).
+  if (!parsed.ok || (parsed.foreign && weakForeignCredential(parsed.key) !== undefined)) return undefined;
   const digest = licenseDigest(parsed.key);
   (socket as WithLastToken)[LAST_TOKEN] = { token: sent, license: true, digest };
   return digest;

@@ -329,7 +329,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Free an activation slot */
+        /**
+         * Free an activation slot
+         * @description With an app credential (a License credential or a validate-scope key) this counts against the policy's customer_deactivations_per_30_days, as a machine freed in the customer portal (429 once spent, 409 when it is 0), except an app releasing its own floating seat (fingerprint: the seat's). A full-scope key frees any machine.
+         */
         delete: operations["deactivateLicense"];
         options?: never;
         head?: never;
@@ -2713,7 +2716,10 @@ export interface operations {
     };
     deactivateLicense: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With an app credential: this machine's fingerprint. Its own floating seat is then released without counting against the policy's customer_deactivations_per_30_days */
+                fingerprint?: string;
+            };
             header?: never;
             path: {
                 /** @description Licence key */
