@@ -134,6 +134,8 @@ const protoVocabulary: Record<string, string> = {
   'ValidationFacts.stored_status': 'storedLicenseStatuses',
   'ResolveLicenseKeyResponse.stored_status': 'storedLicenseStatuses',
   'ValidateLicenseRequest.key_scope': 'keyScopes',
+  'IssueLicenseFileRequest.key_scope': 'keyScopes',
+  'DeactivateRequest.key_scope': 'keyScopes',
   'ValidateLicenseResponse.code': 'validationCodes',
   'ValidateLicenseResponse.next_action': 'nextActions',
   'TransitionLicenseRequest.action': 'licenseActions',

@@ -169,9 +169,9 @@ export interface IssueLicenseFileRequest {
   /** 1..365; 0 = the default (30). With key_scope "validate", at most the policy's max_file_ttl_days. */
   ttl_days: number;
   /**
-   * The caller's key scope: "validate" for app credentials (a License credential or a validate-scope
-   * key), which see customer_email only where the policy allows it (validate_keys_see_email) and get
-   * files of at most max_file_ttl_days; anything else is the vendor's own key.
+   * full | validate: the caller's key scope; validate for app credentials (a License credential or a
+   * validate-scope key), which see customer_email only where the policy allows it
+   * (validate_keys_see_email) and get files of at most max_file_ttl_days.
    */
   key_scope: string;
 }
@@ -488,9 +488,10 @@ export interface DeactivateRequest {
   key: string;
   activation_id: string;
   /**
-   * The caller's key scope: "validate" for app credentials (a License credential or a validate-scope
-   * key), whose deactivations count against the policy's customer_deactivations_per_30_days, except a
-   * floating seat whose fingerprint is `fingerprint` (the app releasing its own seat).
+   * full | validate: the caller's key scope; validate for app credentials (a License credential or a
+   * validate-scope key), whose deactivations count against the policy's
+   * customer_deactivations_per_30_days, except a floating seat whose fingerprint is `fingerprint`
+   * (the app releasing its own seat).
    */
   key_scope: string;
   /** With key_scope "validate": the calling machine's fingerprint ('' = not sent). */
