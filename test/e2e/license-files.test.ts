@@ -195,8 +195,10 @@ it('keeps only the public key in the clear: the private key is sealed with the c
 });
 
 describe('files asked for with app credentials show what a validation would', () => {
-  const fileOf = (res: { body: LicenseFile }) =>
-    JSON.parse(Buffer.from(res.body.payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+  const fileOf = (res: { status: number; body: LicenseFile & { detail?: string } }) => {
+    expect([res.status, res.body.detail]).toEqual([201, undefined]);
+    return JSON.parse(Buffer.from(res.body.payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+  };
   const days = (payload: Record<string, unknown>) =>
     Math.round((Date.parse(String(payload.valid_until)) - Date.parse(String(payload.issued_at))) / 86_400_000);
   const asLicense = (key: string) => (method: string, path: string, body?: unknown) =>

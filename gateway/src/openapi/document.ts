@@ -360,6 +360,8 @@ const paths: Record<string, Record<string, Op>> = {
     post: op('issueLicenseFile', {
       summary: 'Issue a signed licence file for offline checks',
       tag: 'Licences',
+      description:
+        "With an app credential (a License credential or a validate-scope key) the file's customer_email is null unless the policy's validate_keys_see_email allows it, and ttl_days is at most the policy's max_file_ttl_days (default 30; more is 400 naming ttl_days). A full-scope key may ask for up to 365.",
       params: [licenseKey],
       body: 'LicenseFileRequest',
       ok: { 201: { description: 'The signed file', schema: ref('LicenseFile') } },

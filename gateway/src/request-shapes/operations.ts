@@ -182,7 +182,13 @@ export const activationCreate = {
 /** Range and default: the licence service's FILE_TTL_MAX_DAYS and FILE_TTL_DEFAULT_DAYS. */
 export const licenseFileRequest = {
   fingerprint: { max: 200, description: 'Bind the file to one machine' },
-  ttl_days: { kind: 'int', min: 1, max: 365, default: 30, description: 'How long the file is valid offline' },
+  ttl_days: {
+    kind: 'int',
+    min: 1,
+    max: 365,
+    description:
+      "How long the file is valid offline, in days: 30 when absent; with an app credential at most the policy's max_file_ttl_days (and that when absent, if smaller than 30)",
+  },
 } satisfies Shape;
 
 export const checkoutList = {

@@ -368,7 +368,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a signed licence file for offline checks */
+        /**
+         * Issue a signed licence file for offline checks
+         * @description With an app credential (a License credential or a validate-scope key) the file's customer_email is null unless the policy's validate_keys_see_email allows it, and ttl_days is at most the policy's max_file_ttl_days (default 30; more is 400 naming ttl_days). A full-scope key may ask for up to 365.
+         */
         post: operations["issueLicenseFile"];
         delete?: never;
         options?: never;
@@ -1520,10 +1523,7 @@ export interface components {
         LicenseFileRequest: {
             /** @description Bind the file to one machine */
             fingerprint?: string;
-            /**
-             * @description How long the file is valid offline
-             * @default 30
-             */
+            /** @description How long the file is valid offline, in days: 30 when absent; with an app credential at most the policy's max_file_ttl_days (and that when absent, if smaller than 30) */
             ttl_days?: number;
         };
         KeyValidationRequest: {
