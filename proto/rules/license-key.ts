@@ -145,3 +145,61 @@ function parseAnyText(input: string): ParsedKey {
   if (checkValue(chars.slice(0, RANDOM_CHARS)) !== chars.slice(RANDOM_CHARS)) return { ok: false, reason: 'checksum' };
   return { ok: true, key: group(chars) };
 }
+
+/** A foreign key shorter than this is no credential (`License`): it validates with an API key only. */
+export const MIN_FOREIGN_CREDENTIAL_LENGTH = 16;
+/** Nor is one of fewer than this many bits by foreignKeyEntropyBits(). */
+export const MIN_FOREIGN_CREDENTIAL_BITS = 80;
+/** Separators of the foreign form: they carry nothing and are not counted. */
+const SEPARATORS = new Set(['-', '.', ':', '_']);
+
+/**
+ * A conservative estimate of the bits of a foreign key, as if each character were drawn at random from
+ * the smallest usual alphabet covering the key: digits (10), plus lower-case letters (26, or 6 when they
+ * are all a–f: hexadecimal) and upper-case letters (26, or 6 when all A–F), plus `+ = ~` (3). Each
+ * counted character (separators `- . : _` are not) adds log2 of that alphabet's size, except one equal to
+ * the character before it (a run such as `AAAA` counts once). A Lemon Squeezy UUID or a Gumroad key (32
+ * hexadecimal digits) is 128 bits; 16 decimal digits are 53; `ABCD-1234` is 41.
+ */
+export function foreignKeyEntropyBits(key: string): number {
+  let digits = false;
+  let lower = false;
+  let upper = false;
+  let lowerBeyondHex = false;
+  let upperBeyondHex = false;
+  let symbols = false;
+  let counted = 0;
+  let previous = '';
+  for (const c of key) {
+    if (SEPARATORS.has(c)) continue;
+    if (c >= '0' && c <= '9') digits = true;
+    else if (c >= 'a' && c <= 'z') {
+      lower = true;
+      if (c > 'f') lowerBeyondHex = true;
+    } else if (c >= 'A' && c <= 'Z') {
+      upper = true;
+      if (c > 'F') upperBeyondHex = true;
+    } else symbols = true;
+    if (c !== previous) counted++;
+    previous = c;
+  }
+  const alphabet =
+    (digits ? 10 : 0) +
+    (lower ? (lowerBeyondHex ? 26 : 6) : 0) +
+    (upper ? (upperBeyondHex ? 26 : 6) : 0) +
+    (symbols ? 3 : 0);
+  return alphabet > 1 ? counted * Math.log2(alphabet) : 0;
+}
+
+/**
+ * Why a foreign key (parseLicenseKey's `foreign`) may not be a `License` credential, or undefined when
+ * it may: anyone may send a credential, so a short or guessable one would let them act as the licence.
+ */
+export function weakForeignCredential(key: string): string | undefined {
+  if (key.length < MIN_FOREIGN_CREDENTIAL_LENGTH)
+    return `it has ${key.length} characters, fewer than the ${MIN_FOREIGN_CREDENTIAL_LENGTH} a License credential needs`;
+  const bits = Math.floor(foreignKeyEntropyBits(key));
+  if (bits < MIN_FOREIGN_CREDENTIAL_BITS)
+    return `it carries an estimated ${bits} bits, fewer than the ${MIN_FOREIGN_CREDENTIAL_BITS} a License credential needs`;
+  return undefined;
+}

@@ -122,6 +122,16 @@ export const policyRules = {
       "Subscriptions: days a past_due subscription's licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid)",
     addedLater: true,
   },
+  max_file_ttl_days: {
+    kind: 'int',
+    min: 1,
+    max: 365,
+    nullable: false,
+    default: 30,
+    description:
+      'Most days a licence file asked for with an app credential (a License credential or a validate-scope key) stays valid; full-scope keys may ask for up to 365',
+    addedLater: true,
+  },
 } as const satisfies Record<string, PolicyRule>;
 
 type Rules = typeof policyRules;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { EXAMPLE_LICENSE_KEY } from '@licensing/proto';
 import { client, startStack, type Stack } from '../support/stack';
 import { eventually } from '../support/eventually';
@@ -59,7 +60,9 @@ describe('the licence as a credential', () => {
     const byQuery = await app('GET', `/api/v1/licenses/validate?license_key=${key}`);
     expect(byQuery.status).toBe(200);
     expect(byQuery.body.valid).toBe(true);
-    expect(byQuery.headers.get('ratelimit-policy')).toBe('"app_hour";q=100000;w=3600, "license_minute";q=60;w=60');
+    expect(byQuery.headers.get('ratelimit-policy')).toBe(
+      '"app_hour";q=100000;w=3600, "license_minute";q=60;w=60, "app_minute";q=60;w=60',
+    );
 
     const byBody = await app('POST', '/api/v1/keys/validate', { key: key.toLowerCase() });
     expect(byBody.status).toBe(200);
@@ -222,7 +225,7 @@ describe('a budget of its own', () => {
     const app = asLicense(noisy);
     for (let i = 0; i < 60; i++) {
       const r = await app('GET', `/api/v1/licenses/validate?license_key=${noisy}`);
-      expect(r.status).toBe(200);
+      expect([i, r.status, r.headers.get('ratelimit')]).toEqual([i, 200, expect.anything()]);
     }
     const refused = await app('GET', `/api/v1/licenses/validate?license_key=${noisy}`);
     expect(refused.status).toBe(429);
@@ -256,5 +259,114 @@ describe('a budget of its own', () => {
     expect(created.status).toBe(201);
     expect(created.headers.get('ratelimit-policy')).toMatch(/^"hour";q=100;w=3600/);
     expect(created.headers.get('ratelimit')).not.toMatch(/^"hour";r=0/);
+  });
+});
+
+describe("freeing machines with app credentials spends the customer's deactivations", () => {
+  const machines = async (key: string, fingerprints: string[]) => {
+    const ids: string[] = [];
+    for (const fingerprint of fingerprints) {
+      const res = await vendor('POST', `/api/v1/licenses/${key}/activations`, { fingerprint });
+      expect(res.status).toBe(201);
+      ids.push(res.body.id);
+    }
+    return ids;
+  };
+
+  it('a License credential and a validate-scope key share customer_deactivations_per_30_days; the full key frees the rest', async () => {
+    const product = (
+      await vendor('POST', '/api/v1/products', {
+        name: 'Two frees',
+        policy: { max_activations: 5, customer_deactivations_per_30_days: 2 },
+      })
+    ).body.id;
+    const key = await newLicense(vendor, product);
+    const ids = await machines(key, ['m1', 'm2', 'm3', 'm4']);
+    expect((await asLicense(key)('DELETE', `/api/v1/licenses/${key}/activations/${ids[0]}`)).status).toBe(204);
+    // Naming the fingerprint of a node-locked machine changes nothing: only a floating seat is "released".
+    expect((await appKey('DELETE', `/api/v1/licenses/${key}/activations/${ids[1]}?fingerprint=m2`)).status).toBe(204);
+    const refused = await asLicense(key)('DELETE', `/api/v1/licenses/${key}/activations/${ids[2]}`);
+    expect(refused.status).toBe(429);
+    expect(refused.body.detail).toMatch(/freed 2 machines of this licence in the last 30 days/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(29 * 86_400);
+    expect((await appKey('DELETE', `/api/v1/licenses/${key}/activations/${ids[2]}`)).status).toBe(429);
+    // Still active, and the vendor's own key is not counted.
+    expect((await vendor('GET', `/api/v1/licenses/${key}/activations`)).body.data).toHaveLength(2);
+    expect((await vendor('DELETE', `/api/v1/licenses/${key}/activations/${ids[2]}`)).status).toBe(204);
+    expect((await vendor('DELETE', `/api/v1/licenses/${key}/activations/${ids[3]}`)).status).toBe(204);
+  });
+
+  it('0 leaves freeing machines to the vendor: 409', async () => {
+    const product = (
+      await vendor('POST', '/api/v1/products', {
+        name: 'Vendor frees',
+        policy: { customer_deactivations_per_30_days: 0 },
+      })
+    ).body.id;
+    const key = await newLicense(vendor, product);
+    const [id] = await machines(key, ['m1']);
+    const refused = await asLicense(key)('DELETE', `/api/v1/licenses/${key}/activations/${id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toMatch(/freed by the vendor only/);
+  });
+
+  it('an app releasing its own floating seat (its fingerprint) is never counted', async () => {
+    const product = (
+      await vendor('POST', '/api/v1/products', {
+        name: 'Floating frees',
+        policy: { max_activations: 2, lease_seconds: 300, customer_deactivations_per_30_days: 1 },
+      })
+    ).body.id;
+    const key = await newLicense(vendor, product);
+    const app = asLicense(key);
+    for (let round = 0; round < 3; round++) {
+      const seat = await app('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'own' });
+      expect(seat.status).toBe(201);
+      expect((await app('DELETE', `/api/v1/licenses/${key}/activations/${seat.body.id}?fingerprint=own`)).status).toBe(
+        204,
+      );
+    }
+    // Another machine's floating seat is counted: the one allowed, then 429.
+    const [a, b] = await machines(key, ['other-1', 'other-2']);
+    expect((await app('DELETE', `/api/v1/licenses/${key}/activations/${a}?fingerprint=own`)).status).toBe(204);
+    expect((await app('DELETE', `/api/v1/licenses/${key}/activations/${b}?fingerprint=own`)).status).toBe(429);
+  });
+});
+
+describe('a weak imported key', () => {
+  it('imports and validates with an API key, is refused as a License credential saying why, and a reroll makes it one', async () => {
+    const weak = `wk${randomBytes(4).toString('hex')}`; // 10 characters
+    const imported = await vendor(
+      'POST',
+      '/api/v1/imports?format=jsonl',
+      `${JSON.stringify({ key: weak, product_id: productId, customer_email: 'old@example.com' })}\n`,
+      { 'content-type': 'application/x-ndjson' },
+    );
+    expect(imported.status).toBe(202);
+    await eventually(
+      async () =>
+        expect((await vendor('GET', `/api/v1/imports/${imported.body.id}`)).body).toMatchObject({ imported: 1 }),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    expect((await appKey('POST', '/api/v1/keys/validate', { key: weak })).body).toMatchObject({ valid: true });
+
+    const refused = await asLicense(weak)('GET', `/api/v1/licenses/validate?license_key=${weak}`);
+    expect(refused.status).toBe(401);
+    expect(refused.body.code).toBe('unauthorized');
+    expect(refused.body.detail).toMatch(/imported from another system .*10 characters, fewer than the 16.*reroll/);
+    // The same answer for a weak key no licence has: it tells nothing of which exist.
+    const unknown = await asLicense(`zz${randomBytes(4).toString('hex')}`)(
+      'GET',
+      '/api/v1/licenses/validate?license_key=x',
+    );
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.detail).toMatch(/10 characters, fewer than the 16/);
+
+    const rerolled = await vendor('POST', `/api/v1/licenses/${weak}/reroll`, { grace_hours: 0 });
+    expect(rerolled.status).toBe(200);
+    const fresh = rerolled.body.key as string;
+    const ok = await asLicense(fresh)('GET', `/api/v1/licenses/validate?license_key=${fresh}`);
+    expect(ok.status).toBe(200);
+    expect(ok.body.valid).toBe(true);
   });
 });

@@ -193,6 +193,9 @@ describe('status and unavailable services', () => {
         per_license_per_minute: 60,
         mail_per_hour: 10_000,
         mail_per_day: 100_000,
+        per_validate_key_per_minute: 5000,
+        heartbeats_per_activation_per_minute: 10,
+        unknown_per_credential_address_per_minute: 30,
       },
     });
     expect(res.body.version).toBe(require('../../gateway/package.json').version);

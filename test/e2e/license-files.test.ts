@@ -193,3 +193,76 @@ it('keeps only the public key in the clear: the private key is sealed with the c
     await db.close();
   }
 });
+
+describe('files asked for with app credentials show what a validation would', () => {
+  const fileOf = (res: { status: number; body: LicenseFile & { detail?: string } }) => {
+    expect([res.status, res.body.detail]).toEqual([201, undefined]);
+    return JSON.parse(Buffer.from(res.body.payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+  };
+  const days = (payload: Record<string, unknown>) =>
+    Math.round((Date.parse(String(payload.valid_until)) - Date.parse(String(payload.issued_at))) / 86_400_000);
+  const asLicense = (key: string) => (method: string, path: string, body?: unknown) =>
+    client(stack.url)(method, path, body, { authorization: `License ${key}` });
+
+  async function validateKey() {
+    const acct = await stack.newAccount();
+    const full = client(stack.url, acct.apiKey);
+    const secret = (await stack.admin.createApiKey({ account_id: acct.accountId, scope: 'validate', name: 'app' }))
+      .secret;
+    return { full, app: client(stack.url, secret) };
+  }
+
+  it('customer_email is null for a License credential and a validate-scope key unless the policy shows it', async () => {
+    const { full, app } = await validateKey();
+    for (const see of [false, true]) {
+      const product = (
+        await full('POST', '/api/v1/products', { name: 'Files', policy: { validate_keys_see_email: see } })
+      ).body.id;
+      const key = (await full('POST', '/api/v1/licenses', { product_id: product, customer_email: 'who@example.com' }))
+        .body.license_key;
+      const shown = see ? 'who@example.com' : null;
+      const byLicense = await asLicense(key)('POST', `/api/v1/licenses/${key}/file`, {});
+      expect(byLicense.status).toBe(201);
+      expect(fileOf(byLicense).customer_email).toBe(shown);
+      const byKey = await app('POST', `/api/v1/licenses/${key}/file`, {});
+      expect(byKey.status).toBe(201);
+      expect(fileOf(byKey).customer_email).toBe(shown);
+      // The vendor's own key always sees it.
+      expect(fileOf(await full('POST', `/api/v1/licenses/${key}/file`, {})).customer_email).toBe('who@example.com');
+    }
+  });
+
+  it('max_file_ttl_days (default 30) caps the files of app credentials; a full key may still ask for 365', async () => {
+    const { full, app } = await validateKey();
+    const plain = (await full('POST', '/api/v1/products', { name: 'Default cap' })).body;
+    expect(plain.policy.max_file_ttl_days).toBe(30);
+    const plainKey = (await full('POST', '/api/v1/licenses', { product_id: plain.id, customer_email: 'a@example.com' }))
+      .body.license_key;
+    const tooLong = await asLicense(plainKey)('POST', `/api/v1/licenses/${plainKey}/file`, { ttl_days: 365 });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'ttl_days' }] });
+    expect(tooLong.body.detail).toMatch(/at most 30 days .*max_file_ttl_days/);
+    expect(days(fileOf(await asLicense(plainKey)('POST', `/api/v1/licenses/${plainKey}/file`, {})))).toBe(30);
+    expect(days(fileOf(await full('POST', `/api/v1/licenses/${plainKey}/file`, { ttl_days: 365 })))).toBe(365);
+
+    const created = await full('POST', '/api/v1/products', { name: 'Week cap', policy: { max_file_ttl_days: 7 } });
+    expect(created.status).toBe(201);
+    expect(created.body.policy.max_file_ttl_days).toBe(7);
+    const key = (
+      await full('POST', '/api/v1/licenses', { product_id: created.body.id, customer_email: 'b@example.com' })
+    ).body.license_key;
+    expect(days(fileOf(await app('POST', `/api/v1/licenses/${key}/file`, {})))).toBe(7);
+    expect((await app('POST', `/api/v1/licenses/${key}/file`, { ttl_days: 8 })).status).toBe(400);
+    expect(days(fileOf(await app('POST', `/api/v1/licenses/${key}/file`, { ttl_days: 3 })))).toBe(3);
+
+    // Patched like any policy field, and refused out of its range.
+    const patched = await full('PATCH', `/api/v1/products/${created.body.id}`, {
+      policy: { ...created.body.policy, max_file_ttl_days: 90 },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.policy.max_file_ttl_days).toBe(90);
+    const refused = await full('POST', '/api/v1/products', { name: 'Bad', policy: { max_file_ttl_days: 366 } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(/max_file_ttl_days/);
+  });
+});

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { client, startStack, type Stack } from '../support/stack';
 import { PrivateRedis } from '../support/redis-server';
@@ -164,12 +165,24 @@ describe('per-plan hourly quota and per-key minute limit', () => {
 });
 
 describe('app traffic (validate-scope keys) has a budget of its own', () => {
-  // Two (malformed) keys in turn: each spends its own licence minute (60), 50 each here.
-  const validate = (api: Api, i = 0) =>
-    api('GET', `/api/v1/licenses/validate?license_key=7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V-${i % 2}`);
+  /** Two licences of a new product of the account (three requests of its full key). */
+  const twoLicenses = async (api: Api): Promise<string[]> => {
+    const product = (await api('POST', '/api/v1/products', { name: 'App' })).body.id;
+    const keys: string[] = [];
+    for (let i = 0; i < 2; i++)
+      keys.push(
+        (await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'buyer@example.com' })).body
+          .license_key,
+      );
+    return keys;
+  };
+  // The two licences in turn: each spends its own licence minute (60), 50 each here.
+  const validate = (api: Api, keys: string[], i = 0) =>
+    api('GET', `/api/v1/licenses/validate?license_key=${keys[i % 2]}`);
 
   it('free plan: 100 validations with a validate key leave the full key its whole hourly quota', async () => {
     const a = await accountWith('free');
+    const keys = await twoLicenses(a.api);
     const app = client(
       stack.url,
       (await stack.admin.createApiKey({ account_id: a.accountId, scope: 'validate', name: 'app' })).secret,
@@ -177,31 +190,34 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
     const statuses: number[] = [];
     let last: Awaited<ReturnType<Api>> | undefined;
     for (let i = 0; i < 100; i++) {
-      last = await validate(app, i);
+      last = await validate(app, keys, i);
       statuses.push(last.status);
     }
     expect(statuses.every((s) => s === 200)).toBe(true);
     // The app's headers describe the app allowance (ten times the free quota), not the account's quota,
-    // and the minute of the licence the request names.
-    expect(last!.headers.get('ratelimit-policy')).toBe('"app_hour";q=1000;w=3600, "license_minute";q=60;w=60');
-    expect(last!.headers.get('ratelimit')).toMatch(/^"license_minute";r=10;t=\d+$/);
-    expect(await counter('hour', a.accountId)).toBe(0);
+    // the minute of the licence the request names and the validate key's own minute (100 on free).
+    expect(last!.headers.get('ratelimit-policy')).toBe(
+      '"app_hour";q=1000;w=3600, "license_minute";q=60;w=60, "app_minute";q=100;w=60',
+    );
+    expect(last!.headers.get('ratelimit')).toMatch(/^"app_minute";r=0;t=\d+$/);
+    expect(await counter('hour', a.accountId)).toBe(3);
 
     const created = await a.api('POST', '/api/v1/products', { name: 'Still mine' });
     expect(created.status).toBe(201);
     expect(created.headers.get('ratelimit-policy')).toBe('"hour";q=100;w=3600, "minute";q=100;w=60');
-    expect(created.headers.get('x-ratelimit-remaining')).toBe('99');
+    expect(created.headers.get('x-ratelimit-remaining')).toBe('96');
   });
 
   it('the app allowance runs out on its own, with a 429 that names it, while the full key goes on', async () => {
     // A raised hour of 10 makes the app allowance 100: small enough to run out here.
     const a = await accountWith('free', { per_minute_limit: 1000, per_hour_limit: 10 });
+    const keys = await twoLicenses(a.api);
     const app = client(
       stack.url,
       (await stack.admin.createApiKey({ account_id: a.accountId, scope: 'validate', name: 'app' })).secret,
     );
-    for (let i = 0; i < 100; i++) expect((await validate(app, i)).status).toBe(200);
-    const refused = await validate(app);
+    for (let i = 0; i < 100; i++) expect((await validate(app, keys, i)).status).toBe(200);
+    const refused = await validate(app, keys);
     expect(refused.status).toBe(429);
     expect(refused.body.detail).toMatch(
       /hourly allowance of 100 app requests \(validate-scope keys and licence credentials\) for this account \(free plan\)/,
@@ -209,7 +225,7 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
     expect(refused.headers.get('ratelimit')).toMatch(/^"app_hour";r=0;t=\d+$/);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3500);
     expect((await a.api('GET', '/api/v1/products')).status).toBe(200);
-    expect(await counter('hour', a.accountId)).toBe(1);
+    expect(await counter('hour', a.accountId)).toBe(4);
   });
 
   it("GET /api/v1/status shows the plan, the hourly quota, the app allowance, the per-key minute and the plan's mail quota", async () => {
@@ -222,6 +238,9 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
       per_license_per_minute: 60,
       mail_per_hour: 50,
       mail_per_day: 200,
+      per_validate_key_per_minute: 100,
+      heartbeats_per_activation_per_minute: 10,
+      unknown_per_credential_address_per_minute: 30,
     });
     const raised = await accountWith('pro', { per_minute_limit: 500, per_hour_limit: 5000 });
     const app = client(
@@ -236,7 +255,89 @@ describe('app traffic (validate-scope keys) has a budget of its own', () => {
       per_license_per_minute: 60,
       mail_per_hour: 1000,
       mail_per_day: 10_000,
+      per_validate_key_per_minute: 2500,
+      heartbeats_per_activation_per_minute: 10,
+      unknown_per_credential_address_per_minute: 30,
     });
+  });
+});
+
+describe('requests naming nothing that is there never spend the app allowance', () => {
+  const appHour = async (accountId: string) =>
+    Number(await redis.get(`${stack.topology.rateLimitPrefix}:app_hour:${accountId}`));
+  const asLicense = (key: string) => (method: string, path: string) =>
+    client(stack.url)(method, path, undefined, { authorization: `License ${key}` });
+
+  /** A free account whose app allowance is 100 (a raised hour of 10), with a product. */
+  async function smallAllowance() {
+    const a = await accountWith('free', { per_minute_limit: 1000, per_hour_limit: 10 });
+    const product = (await a.api('POST', '/api/v1/products', { name: 'App' })).body.id;
+    const issue = async () =>
+      (await a.api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'buyer@example.com' })).body
+        .license_key as string;
+    return { ...a, issue };
+  }
+
+  it('a validate key naming a random key app_hour times: its address is refused after a few, and another licence still validates', async () => {
+    const a = await smallAllowance();
+    const good = await a.issue();
+    const app = client(
+      stack.url,
+      (await stack.admin.createApiKey({ account_id: a.accountId, scope: 'validate', name: 'shipped' })).secret,
+    );
+    const answers: Record<string, number> = {};
+    for (let i = 0; i < 100; i++) {
+      const random = randomBytes(15).toString('hex');
+      const r = await app('GET', `/api/v1/licenses/validate?license_key=${random}`);
+      const label = r.status === 200 ? r.body.code : `${r.status} ${r.headers.get('ratelimit')?.split(';')[0]}`;
+      answers[label] = (answers[label] ?? 0) + 1;
+    }
+    // Each answered not_found until the credential's unknown_minute from this address ran out; then 429.
+    expect(Object.keys(answers).sort()).toEqual(['429 "unknown_minute"', 'not_found']);
+    expect(answers.not_found).toBeGreaterThanOrEqual(30);
+    // What the unknown keys counted on the allowance was given back.
+    await eventually(async () => expect(await appHour(a.accountId)).toBe(0));
+    const ok = await asLicense(good)('GET', `/api/v1/licenses/validate?license_key=${good}`);
+    expect(ok.status).toBe(200);
+    expect(ok.body.valid).toBe(true);
+  });
+
+  it("two revoked licences' credentials looping app_hour times never spend the allowance: another licence still validates", async () => {
+    const a = await smallAllowance();
+    const good = await a.issue();
+    const revoked = [await a.issue(), await a.issue()];
+    for (const key of revoked) expect((await a.api('POST', `/api/v1/licenses/${key}/revoke`)).status).toBe(200);
+    const statuses: Record<number, number> = {};
+    for (let i = 0; i < 100; i++) {
+      const key = revoked[i % 2];
+      const r = await asLicense(key)('GET', `/api/v1/licenses/validate?license_key=${key}`);
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      if (r.status === 200) expect(r.body.code).toBe('revoked');
+      else expect(r.body.detail).toMatch(/naming unknown or revoked licences/);
+    }
+    // 30 a minute each, from this address.
+    expect(statuses).toEqual({ 200: 60, 429: 40 });
+    expect(await appHour(a.accountId)).toBe(0);
+    const ok = await asLicense(good)('GET', `/api/v1/licenses/validate?license_key=${good}`);
+    expect(ok.status).toBe(200);
+    expect(ok.body.valid).toBe(true);
+  });
+
+  it('a validate key spends a minute of its own whatever licence it names', async () => {
+    // A minute of 20 and an app allowance of 100: the key's own minute is the larger, 20.
+    const a = await accountWith('free', { per_minute_limit: 20, per_hour_limit: 10 });
+    const app = client(
+      stack.url,
+      (await stack.admin.createApiKey({ account_id: a.accountId, scope: 'validate', name: 'app' })).secret,
+    );
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await app('GET', '/api/v1/status')).status);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    // A licence it never named before buys no fresh minute.
+    const refused = await app('GET', `/api/v1/licenses/validate?license_key=${randomBytes(15).toString('hex')}`);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit')).toMatch(/^"app_minute";r=0;t=\d+$/);
+    expect(refused.body.detail).toMatch(/per-minute limit of 20 requests for this app credential/);
   });
 });
 

@@ -77,6 +77,28 @@ describe('the Authorization header', () => {
     expect((err as AppError).message).toMatch(/License/);
   });
 
+  it('a weak imported key is no License credential: 401 saying why, judged on the key alone', () => {
+    for (const [sent, why] of [
+      ['SHORT-KEY-42', /12 characters, fewer than the 16/],
+      ['1234567890123456', /estimated 53 bits, fewer than the 80/],
+    ] as const) {
+      let refusal: AppError | undefined;
+      try {
+        credentialOrRefusal(`License ${sent}`);
+      } catch (err) {
+        refusal = err as AppError;
+      }
+      expect(refusal).toBeInstanceOf(AppError);
+      expect(refusal!.code).toBe('unauthorized');
+      expect(refusal!.message).toMatch(why);
+      expect(refusal!.message).toMatch(/imported from another system.*reroll/);
+    }
+    expect(credentialOrRefusal('License 0f8fad5b-d9cb-469f-a165-70867728950e')).toEqual({
+      kind: 'license',
+      key: '0f8fad5b-d9cb-469f-a165-70867728950e',
+    });
+  });
+
   it('the fast path reads the same License credential, and declines what it cannot read', () => {
     expect(licenseCredential(`License ${KEY}`)).toBe(KEY);
     expect(licenseCredential(`Bearer ${KEY}`)).toBeUndefined();

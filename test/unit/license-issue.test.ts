@@ -35,6 +35,7 @@ describe('issuing a licence', () => {
       customer_deactivations_per_30_days: 3,
       entitlements: [],
       payment_grace_days: 7,
+      max_file_ttl_days: 30,
     });
     expect(doc._id).toMatch(/^lic_/);
     expect(store.licenses.get(doc._id)).toEqual(doc);

@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { ALPHABET, generateLicenseKey, judge, parseLicenseKey, parseNativeKey } from '@licensing/proto';
+import {
+  ALPHABET,
+  foreignKeyEntropyBits,
+  generateLicenseKey,
+  judge,
+  parseLicenseKey,
+  parseNativeKey,
+  weakForeignCredential,
+} from '@licensing/proto';
 
 describe('licence key format', () => {
   it('generates six groups of five Crockford characters that parse back to themselves', () => {
@@ -196,5 +204,26 @@ describe('foreign licence keys', () => {
     const key = generateLicenseKey();
     const typo = key.slice(0, 3) + (key[3] === '7' ? '8' : '7') + key.slice(4);
     expect(parseLicenseKey(typo)).toEqual({ ok: false, reason: 'checksum' });
+  });
+});
+
+describe('foreign keys as License credentials', () => {
+  it('estimates bits by the smallest usual alphabet, separators and repeats not counted', () => {
+    // A UUID: 32 hexadecimal digits, one of them repeating the one before ("77").
+    expect(foreignKeyEntropyBits('0f8fad5b-d9cb-469f-a165-70867728950e')).toBeCloseTo(31 * 4);
+    expect(Math.round(foreignKeyEntropyBits('1234567890123456'))).toBe(53);
+    // A run counts once: one character of upper-case hexadecimal.
+    expect(foreignKeyEntropyBits('AAAAAAAAAAAAAAAAAAAAAAAA')).toBeCloseTo(Math.log2(6));
+    expect(Math.round(foreignKeyEntropyBits('ABAB-ABAB'))).toBe(Math.round(8 * Math.log2(6)));
+    expect(Math.round(foreignKeyEntropyBits('Zz9+'))).toBe(Math.round(4 * Math.log2(10 + 26 + 26 + 3)));
+  });
+
+  it('refuses keys under 16 characters or 80 estimated bits, saying which, and takes common imported shapes', () => {
+    expect(weakForeignCredential('SHORT-KEY-42')).toMatch(/12 characters, fewer than the 16/);
+    expect(weakForeignCredential('1234567890123456')).toMatch(/estimated 53 bits, fewer than the 80/);
+    expect(weakForeignCredential('aaaaaaaaaaaaaaaaaaaaaaaa')).toMatch(/estimated 2 bits/);
+    expect(weakForeignCredential('0f8fad5b-d9cb-469f-a165-70867728950e')).toBeUndefined(); // a UUID
+    expect(weakForeignCredential('85DB562A-C11D4B06-A2335A6B-8C079166')).toBeUndefined(); // Gumroad
+    expect(weakForeignCredential('C1B6DE-39A6E3-DE1529-8559A6-0EA8A8-V3')).toBeUndefined(); // Keygen
   });
 });

@@ -24,6 +24,26 @@ describe('what the access log names a request by', () => {
     expect(loggedUrl(`/api/v1/x/${KEY}`, undefined)).toBe('/api/v1/x/[redacted]');
     expect(loggedUrl(`/${'a'.repeat(1000)}`, undefined).length).toBeLessThanOrEqual(200);
   });
+
+  it('an imported key (any shape) in a dashboard, portal or API path: every licence-key segment is replaced', () => {
+    // Keygen-style hex, a Lemon Squeezy UUID, a short vendor key: none has the native shape scrubSecrets knows.
+    for (const imported of ['A1B2C3D4E5F60718', '0f8fad5b-d9cb-469f-a165-70867728950e', 'SHORT-KEY-42']) {
+      expect(loggedUrl(`/dashboard/licenses/${imported}`, undefined)).toBe('/dashboard/licenses/[redacted]');
+      expect(loggedUrl(`/dashboard/licenses/${imported}/reroll?x=1`, undefined)).toBe(
+        '/dashboard/licenses/[redacted]/reroll?x=1',
+      );
+      expect(loggedUrl(`/dashboard/licenses/${imported}/activations/act_1/deactivate`, undefined)).toBe(
+        '/dashboard/licenses/[redacted]/activations/act_1/deactivate',
+      );
+      expect(loggedUrl(`/portal/acct_1/licenses/${encodeURIComponent(imported)}/file`, undefined)).toBe(
+        '/portal/acct_1/licenses/[redacted]/file',
+      );
+      expect(loggedUrl(`/api/v1/licenses/${imported}`, undefined)).toBe('/api/v1/licenses/[redacted]');
+    }
+    // The fixed routes in that place are not keys.
+    expect(loggedUrl('/dashboard/licenses/batch', undefined)).toBe('/dashboard/licenses/batch');
+    expect(loggedUrl('/dashboard/licenses?q=x', undefined)).toBe('/dashboard/licenses?q=[redacted]');
+  });
 });
 
 describe('secret shapes in any log line', () => {

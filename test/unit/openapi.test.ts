@@ -27,6 +27,7 @@ const product = {
     customer_deactivations_per_30_days: 3,
     entitlements: [],
     payment_grace_days: 7,
+    max_file_ttl_days: 30,
   },
   price: null,
   email_on_purchase: true,

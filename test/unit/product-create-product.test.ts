@@ -75,6 +75,7 @@ describe('creating a product', () => {
       customer_deactivations_per_30_days: 3,
       entitlements: [],
       payment_grace_days: 7,
+      max_file_ttl_days: 30,
     });
     expect(doc.price).toEqual({ amount: 4900, currency: 'EUR' });
   });

@@ -38,6 +38,7 @@ describe('product handlers', () => {
         entitlements: [],
         customer_deactivations_per_30_days: 3,
         payment_grace_days: 7,
+        max_file_ttl_days: 30,
       },
       price: undefined,
       email_on_purchase: true,

@@ -48,15 +48,33 @@ class ScriptedRedis {
     if (this.held) await this.held;
     return keys.flatMap((key, i) => [this.add(key, amounts[i]), 60_000]);
   }
-  async quotaConsume(minute: string, hour: string, ...argv: (string | number)[]): Promise<number[]> {
-    const [minuteLimit, , hourLimit, , pm, ph] = argv.map(Number);
-    this.add(minute, pm);
-    this.add(hour, ph);
-    const m = this.add(minute, 1);
-    if (m > minuteLimit) return [0, m, 60_000, this.counts.get(hour) ?? 0, 60_000];
-    const h = this.add(hour, 1);
-    if (h > hourLimit) return [0, this.add(minute, -1), 60_000, h, 60_000];
-    return [1, m, 60_000, h, 60_000];
+  /** The consume script's rules: each counter in turn; the first past its limit (a check-only one at it) refuses, the earlier ones give back. */
+  async quotaConsume(numKeys: number, ...args: (string | number)[]): Promise<number[]> {
+    const keys = args.slice(0, numKeys) as string[];
+    const argv = args.slice(numKeys).map(Number);
+    for (const [i, key] of keys.entries()) this.add(key, argv[4 * i + 2]);
+    const out = [1, 0];
+    let refused = 0;
+    for (const [i, key] of keys.entries()) {
+      const [limit, , , checkOnly] = argv.slice(4 * i, 4 * i + 4);
+      let c: number;
+      if (refused || checkOnly) {
+        c = this.counts.get(key) ?? 0;
+        if (!refused && c >= limit) refused = i + 1;
+      } else {
+        c = this.add(key, 1);
+        if (c > limit) refused = i + 1;
+      }
+      out.push(c, 60_000);
+      if (refused === i + 1)
+        for (let j = 0; j < i; j++)
+          if (!argv[4 * j + 3]) {
+            this.add(keys[j], -1);
+            out[2 + 2 * j]--;
+          }
+    }
+    if (refused) [out[0], out[1]] = [0, refused];
+    return out;
   }
 }
 
@@ -80,6 +98,34 @@ describe('local admissions reach Redis once', () => {
     release();
     await sync;
     expect(redis.counts.get('m')).toBe(94 + admitted);
+    await quota.close();
+  });
+});
+
+describe('several counters in one request', () => {
+  const minute = (key: string, limit: number, checkOnly = false) => ({ key, limit, windowMs: 60_000, checkOnly });
+
+  it('a later counter that refuses gives back what the earlier ones counted', async () => {
+    const redis = new ScriptedRedis();
+    const quota = new QuotaCounter(redis as unknown as Redis, 0);
+    redis.counts.set('c', 5);
+    const counted = await quota.count(minute('a', 10), minute('b', 10), minute('c', 5));
+    expect(counted).toMatchObject({ allowed: false, refusedBy: 2 });
+    expect([redis.counts.get('a'), redis.counts.get('b')]).toEqual([0, 0]);
+  });
+
+  it('a check-only counter refuses at its limit and counts nothing; adjust() counts it later, without a request waiting', async () => {
+    const redis = new ScriptedRedis();
+    const quota = new QuotaCounter(redis as unknown as Redis, 0);
+    const specs = [minute('a', 100), minute('hour', 1000), minute('unknown', 2, true)];
+    expect((await quota.count(...specs)).allowed).toBe(true);
+    expect(redis.counts.get('unknown') ?? 0).toBe(0);
+    quota.adjust(specs[1], -1); // given back
+    quota.adjust(specs[2], 2); // counted once the answer said so
+    await quota.sync();
+    expect([redis.counts.get('hour'), redis.counts.get('unknown')]).toEqual([0, 2]);
+    expect(await quota.count(...specs)).toMatchObject({ allowed: false, refusedBy: 2 });
+    expect([redis.counts.get('a'), redis.counts.get('hour')]).toEqual([1, 0]);
     await quota.close();
   });
 });

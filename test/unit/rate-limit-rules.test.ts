@@ -16,24 +16,36 @@ describe('effective limits', () => {
       hour: 100,
       appHour: 1000,
       licenseMinute: 60,
+      validateKeyMinute: 100,
+      heartbeatMinute: 10,
+      unknownMinute: 30,
     });
     expect(limitsFor({ plan: 'pro', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({
       minute: 100,
       hour: 1000,
       appHour: 10_000,
       licenseMinute: 60,
+      validateKeyMinute: 500,
+      heartbeatMinute: 10,
+      unknownMinute: 30,
     });
     expect(limitsFor({ plan: 'enterprise', perMinuteOverride: 0, perHourOverride: 0 })).toEqual({
       minute: 100,
       hour: 10_000,
       appHour: 100_000,
       licenseMinute: 60,
+      validateKeyMinute: 5000,
+      heartbeatMinute: 10,
+      unknownMinute: 30,
     });
     expect(limitsFor({ plan: 'pro', perMinuteOverride: 500, perHourOverride: 50_000 })).toEqual({
       minute: 500,
       hour: 50_000,
       appHour: 500_000,
       licenseMinute: 60,
+      validateKeyMinute: 25_000,
+      heartbeatMinute: 10,
+      unknownMinute: 30,
     });
   });
 

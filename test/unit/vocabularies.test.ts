@@ -138,6 +138,8 @@ const protoVocabulary: Record<string, string> = {
   'ValidationFacts.stored_status': 'storedLicenseStatuses',
   'ResolveLicenseKeyResponse.stored_status': 'storedLicenseStatuses',
   'ValidateLicenseRequest.key_scope': 'keyScopes',
+  'IssueLicenseFileRequest.key_scope': 'keyScopes',
+  'DeactivateRequest.key_scope': 'keyScopes',
   'ValidateLicenseResponse.code': 'validationCodes',
   'ValidateLicenseResponse.next_action': 'nextActions',
   'TransitionLicenseRequest.action': 'licenseActions',
@@ -346,6 +348,7 @@ describe('the licence policy', () => {
     entitlements: ['pdf-export', 'seats.10'],
     customer_deactivations_per_30_days: 5,
     payment_grace_days: 7,
+    max_file_ttl_days: 14,
   };
 
   it('has a default for every field, and the declared values of each kind', () => {

@@ -16,6 +16,8 @@ export interface AppRoute {
   namedIn: LicenseNamedIn;
   /** A validation: answered (valid: false with its code) even for a revoked, suspended or unknown licence. */
   validation: boolean;
+  /** A heartbeat of one activation: budgeted per activation, not from the licence's minute (rate-limits/budgets.ts). */
+  heartbeat?: true;
 }
 
 export const APP_ROUTES: readonly AppRoute[] = [
@@ -25,7 +27,13 @@ export const APP_ROUTES: readonly AppRoute[] = [
   { method: 'POST', path: '/api/v1/licenses/{key}/activations', namedIn: 'path', validation: false },
   { method: 'GET', path: '/api/v1/licenses/{key}/activations', namedIn: 'path', validation: false },
   { method: 'DELETE', path: '/api/v1/licenses/{key}/activations/{id}', namedIn: 'path', validation: false },
-  { method: 'POST', path: '/api/v1/licenses/{key}/activations/{id}/heartbeat', namedIn: 'path', validation: false },
+  {
+    method: 'POST',
+    path: '/api/v1/licenses/{key}/activations/{id}/heartbeat',
+    namedIn: 'path',
+    validation: false,
+    heartbeat: true,
+  },
   { method: 'POST', path: '/api/v1/licenses/{key}/file', namedIn: 'path', validation: false },
   // Every seat taken: the app asks for the owner to be e-mailed a portal link to the licence's machines.
   { method: 'POST', path: '/api/v1/licenses/{key}/seat-rescue', namedIn: 'path', validation: false },
@@ -42,11 +50,12 @@ export const LICENSE_MAY =
 export const VALIDATE_KEY_MAY =
   "this API key has the validate scope: it may only validate licences, read a licence, manage its activations, get its licence file, ask for a seat rescue, get its product's signing keys, and read status";
 
-/** A request on an app route, with the licence key (as sent, decoded) or product id its path names. */
+/** A request on an app route, with the licence key (as sent, decoded), product id or activation id its path names. */
 export interface AppRouteMatch {
   route: AppRoute;
   key?: string;
   productId?: string;
+  activationId?: string;
 }
 
 const decode = (segment: string): string | undefined => {
@@ -68,6 +77,7 @@ export function appRouteOf(method: string, path: string): AppRouteMatch | undefi
     if (template.length !== parts.length) continue;
     let key: string | undefined;
     let productId: string | undefined;
+    let activationId: string | undefined;
     let ok = true;
     for (let i = 3; i < template.length && ok; i++) {
       const t = template[i];
@@ -79,9 +89,10 @@ export function appRouteOf(method: string, path: string): AppRouteMatch | undefi
         const id = decode(value);
         ok = !!id;
         if (route.namedIn === 'product') productId = id;
+        else activationId = id;
       } else ok = t === value;
     }
-    if (ok) return { route, key, productId };
+    if (ok) return { route, key, productId, activationId };
   }
   return undefined;
 }

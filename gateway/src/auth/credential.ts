@@ -1,5 +1,5 @@
 import { AppError } from '@licensing/runtime';
-import { parseLicenseKey } from '@licensing/proto';
+import { parseLicenseKey, weakForeignCredential } from '@licensing/proto';
 import { bearerKey } from './bearer';
 
 // The two credentials an Authorization header may carry, read in one place for the Express
@@ -33,6 +33,13 @@ export function credentialOrRefusal(header: string | undefined): Credential {
       throw new AppError(
         'unauthorized',
         'the License credential must be "License <licence key>", the key as issued (six groups of five characters, e.g. 7K3QF-9XW2M-…)',
+      );
+    const weak = parsed.foreign ? weakForeignCredential(parsed.key) : undefined;
+    if (weak !== undefined)
+      // Judged on the key alone, before any look-up: the answer says nothing of whether a licence has it.
+      throw new AppError(
+        'unauthorized',
+        `this licence key was imported from another system and cannot be a License credential: ${weak} (see "Weak foreign keys" in the API documentation); the vendor can give the licence a new key (POST /api/v1/licenses/{key}/reroll), and an API key still validates it`,
       );
     return { kind: 'license', key: parsed.key };
   }

@@ -514,7 +514,13 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
         return page(res, 200, deactivateConfirm(s, license, act));
       }
       // The service looks the activation up within this licence of this account.
-      const act = await clients.licenses.deactivate({ account_id: s.accountId, key: license.key, activation_id: id });
+      const act = await clients.licenses.deactivate({
+        account_id: s.accountId,
+        key: license.key,
+        activation_id: id,
+        key_scope: 'full', // the vendor, signed in: not counted against the customer's allowance
+        fingerprint: '',
+      });
       ctx.validator?.changed(principalOf(s), license.key);
       await showDetail(req, res, s, 200, { notice: `Deactivated ${act.fingerprint}.` });
     }),
@@ -577,6 +583,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
           key: keyOf(req),
           fingerprint: form.fingerprint,
           ttl_days: ttl ?? 0,
+          key_scope: 'full', // the vendor, signed in
         });
         const body = JSON.stringify(
           { kid: file.kid, algorithm: file.algorithm, payload: file.payload, signature: file.signature },

@@ -70,6 +70,10 @@ const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'ke
     label: 'Subscriptions: days a licence stays valid after a failed payment',
     hint: '(0–60, default 7)',
   },
+  max_file_ttl_days: {
+    label: 'Most days a licence file asked for by your app stays valid',
+    hint: '(1–365, default 30; your full API keys may ask for up to 365)',
+  },
   entitlements: {
     label: 'Entitlements',
     hint: '(feature codes such as pdf-export, separated by commas, spaces or lines; a change reaches every licence of the product at once)',

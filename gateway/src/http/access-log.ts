@@ -34,21 +34,26 @@ export function redactUrl(url: string): string {
 }
 
 /**
+ * The segment after every `/licenses/` of a path (the API's, the dashboard's, the customer portal's), but
+ * the fixed routes that share that place: a licence key, native or imported in any shape, is never
+ * written, whichever surface's path it came through.
+ */
+const LICENSE_KEY_SEGMENT = /(\/licenses\/)(?!(?:validate|batch)(?:[/?#]|$))[^/?#]+/gi;
+
+/**
  * What the access log names a request by. A routed request: its route template
  * (`/api/v1/licenses/:key/activations`), never the path, so the licence key in it
  * is never written; the ids that are not secrets go in their own field. An
- * unrouted one (404, 400 before routing): its path with the licence-key segment
- * and anything secret-shaped replaced (free text: the last line of defence
- * applies), at most 200 characters. The query string in both cases with its
- * secrets redacted.
+ * unrouted one (404, 400 before routing, every dashboard page): its path with
+ * every licence-key segment (LICENSE_KEY_SEGMENT) and anything secret-shaped
+ * replaced (free text: the last line of defence applies), at most 200
+ * characters. The query string in both cases with its secrets redacted.
  */
 export function loggedUrl(url: string, route: string | undefined): string {
   const q = url.indexOf('?');
   const query = q < 0 ? '' : redactUrl(url.slice(q)).slice(0, 300);
   if (route) return route + query;
-  const path = (q < 0 ? url : url.slice(0, q))
-    .replace(/^((?:\/api)?\/v1\/licenses\/)(?!validate(?:\/|$))[^/]+/i, '$1[redacted]')
-    .slice(0, 200);
+  const path = (q < 0 ? url : url.slice(0, q)).replace(LICENSE_KEY_SEGMENT, '$1[redacted]').slice(0, 200);
   return scrubSecrets(path) + query;
 }
 

@@ -29,6 +29,8 @@ export interface FastRequest {
   license?: string;
   /** X-Forwarded-Proto and X-Request-Id as sent (once each), if sent. */
   forwardedProto?: string;
+  /** X-Forwarded-For as sent (several joined with ", ", as Node joins them for Express), if sent. */
+  forwardedFor?: string;
   requestId?: string;
 }
 
@@ -68,12 +70,14 @@ export function readFastRequest(method: string | undefined, url: string, rawHead
     apiKey: apiKey ?? '',
     ...(license !== undefined ? { license } : {}),
     forwardedProto: headers.forwardedProto,
+    forwardedFor: headers.forwardedFor,
     requestId: headers.requestId,
   };
 }
 
 interface ReadHeaders {
   authorization?: string;
+  forwardedFor?: string;
   forwardedProto?: string;
   requestId?: string;
   contentLength?: string;
@@ -90,7 +94,11 @@ function readHeaders(raw: string[]): ReadHeaders | null {
   const found: ReadHeaders = {};
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i];
-    let field: keyof ReadHeaders;
+    if (name.length === 15 && name.toLowerCase() === 'x-forwarded-for') {
+      found.forwardedFor = found.forwardedFor === undefined ? raw[i + 1] : `${found.forwardedFor}, ${raw[i + 1]}`;
+      continue;
+    }
+    let field: Exclude<keyof ReadHeaders, 'forwardedFor'>;
     if (name.length === 13 && name.toLowerCase() === 'authorization') field = 'authorization';
     else if (name.length === 17 && name.toLowerCase() === 'x-forwarded-proto') field = 'forwardedProto';
     else if (name.length === 12 && name.toLowerCase() === 'x-request-id') field = 'requestId';
@@ -136,4 +144,25 @@ export function isSecure(
   if (!forwardedProto || !trustProxy(remoteAddress)) return encrypted;
   const comma = forwardedProto.indexOf(',');
   return (comma < 0 ? forwardedProto : forwardedProto.slice(0, comma)).trim() === 'https';
+}
+
+/**
+ * The client's address as express's req.ip gives it (proxy-addr): the connection's address, then
+ * each X-Forwarded-For entry from the right while the hop before it is a trusted proxy.
+ */
+export function clientAddress(
+  remoteAddress: string,
+  forwardedFor: string | undefined,
+  trust: (address: string, hop: number) => boolean,
+): string {
+  if (forwardedFor === undefined) return remoteAddress;
+  const hops = [
+    remoteAddress,
+    ...forwardedFor
+      .split(',')
+      .map((a) => a.trim())
+      .reverse(),
+  ];
+  for (let i = 0; i < hops.length - 1; i++) if (!trust(hops[i], i)) return hops[i];
+  return hops[hops.length - 1];
 }

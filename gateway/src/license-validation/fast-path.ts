@@ -1,7 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { AppError, sha256, withRequestId, type Logger, type StartedSpan, type Tracing } from '@licensing/runtime';
-import { parseLicenseKey, type ParsedKey } from '@licensing/proto';
+import {
+  AppError,
+  addressKey,
+  sha256,
+  withRequestId,
+  type Logger,
+  type StartedSpan,
+  type Tracing,
+} from '@licensing/runtime';
+import { parseLicenseKey, weakForeignCredential, type ParsedKey } from '@licensing/proto';
 import { sameCanonicalKey } from '../auth/app-routes';
 import type { AuthCache } from '../auth/auth-cache';
 import { licenseDigest, namedLicenseDigest, type LicenseCredentials } from '../auth/license-credentials';
@@ -13,9 +21,9 @@ import { requestIdFor } from '../http/request-context';
 import { endRequestSpan, startRequestSpan, traceIdOf } from '../http/tracing';
 import { hstsValue, httpsRequired, type TransportSettings } from '../http/transport';
 import { pushRateLimitHeaders } from '../rate-limits/headers';
-import { rejectionDetail } from '../rate-limits/budgets';
-import type { RateLimits, RateVerdict } from '../rate-limits/limiter';
-import { isSecure, readFastRequest } from './fast-path-request';
+import { namesNothing, rejectionDetail } from '../rate-limits/budgets';
+import type { AppRequest, RateLimits, RateVerdict } from '../rate-limits/limiter';
+import { clientAddress, isSecure, readFastRequest } from './fast-path-request';
 import { validationJson } from './validation-json';
 import type { LicenseValidator, ValidationAnswer, ValidationInput } from './validator';
 
@@ -92,8 +100,8 @@ export function fastValidation({
     const secure = isSecure(!!socket.encrypted, socket.remoteAddress ?? '', request.forwardedProto, trustProxy);
     if (production && !secure) return false;
     let principal: Principal | undefined;
-    /** A validate-scope key spends the minute of the licence it names (rate-limits/budgets.ts). */
-    let named: string | undefined;
+    /** App traffic: what its budgets need to know (rate-limits/budgets.ts). */
+    let app: AppRequest | undefined;
     /** A licence credential validating itself: the key it asks about, parsed, with its digest (the credential's). */
     let known: { parsed: ParsedKey; digest: string } | undefined;
     if (request.license !== undefined) {
@@ -113,23 +121,29 @@ export function fastValidation({
     } else {
       principal = authCache.get(tokenDigest(socket, request.apiKey), request.apiKey);
       if (!principal) return false;
-      if (principal.scope === 'validate' && limits.settings.enabled) named = namedLicenseDigest(request.licenseKey);
+    }
+    if (principal.scope === 'validate' && limits.settings.enabled) {
+      const ip = clientAddress(socket.remoteAddress ?? '', request.forwardedFor, trust);
+      app = { address: addressKey(ip) };
+      // A validate-scope key spends the minute of the licence it names; a licence credential its own.
+      if (!principal.license) app.licenseDigest = namedLicenseDigest(request.licenseKey);
     }
     const input = { key: request.licenseKey, productId: '', fingerprint: request.fingerprint };
     const started = process.hrtime.bigint();
     // Only with tracing on are the headers parsed into an object (req.headers is built on first use).
     const traced = tracing && startRequestSpan(tracing, 'GET', req.headers);
     const answer = (verdict: RateVerdict | null) =>
-      respond(res, url, request.requestId, secure, principal, input, known, verdict, started, traced);
+      respond(res, url, request.requestId, secure, principal, input, known, verdict, started, traced, app);
     if (!limits.settings.enabled) answer(null);
     else {
-      const verdict = limits.checkLocally(principal, named);
+      const verdict = limits.checkLocally(principal, app);
       if (verdict) answer(verdict);
-      // A licence's minute (60 by default) is too small to count in memory: Redis counts it, and this
-      // answers when it has (429 too), as Express would; any other budget near its end is Express's.
-      else if (!principal.license && named === undefined) return false;
+      // App traffic's minutes (a licence's 60 by default) are too small to count in memory: Redis
+      // counts them, and this answers when it has (429 too), as Express would; a vendor key's budget
+      // near its end is Express's.
+      else if (!app) return false;
       else {
-        const counted = limits.check(principal, named);
+        const counted = limits.check(principal, app);
         if (counted instanceof Promise)
           counted.then(answer, (err: unknown) => fail(res, url, request.requestId, secure, err, started, traced));
         else answer(counted);
@@ -150,6 +164,7 @@ export function fastValidation({
     verdict: RateVerdict | null,
     started: bigint,
     traced: StartedSpan | undefined,
+    app: AppRequest | undefined,
   ): void {
     const requestId = requestIdFor(sentRequestId);
     const traceId = traceIdOf(traced);
@@ -193,6 +208,7 @@ export function fastValidation({
     if (local) {
       const sent = validator.answerSent(principal, local, toJson);
       send(200, JSON_TYPE, sent.body, sent.length);
+      if (app && namesNothing(sent.counts.code)) limits.namedNothing(principal, app);
       answered.observe(started);
       access.record({
         requestId,
@@ -210,7 +226,10 @@ export function fastValidation({
     // A key this gateway does not know: the licence service answers (in the request id's scope, so the
     // call carries it), still without Express: its routing and middleware cost more than the call itself.
     withRequestId(requestId, () => validator.remote(principal, input), traced?.context).then(
-      (answer) => reply(200, JSON_TYPE, toJson(answer)),
+      (answer) => {
+        reply(200, JSON_TYPE, toJson(answer));
+        if (app && namesNothing(answer.code)) limits.namedNothing(principal, app);
+      },
       (err: unknown) => refuse(knownError(err, log, ROUTE)),
     );
   }
@@ -270,7 +289,8 @@ function licenseDigestOf(socket: object, sent: string): string | undefined {
   const last = (socket as WithLastToken)[LAST_TOKEN];
   if (last?.token === sent && last.license) return last.digest;
   const parsed = parseLicenseKey(sent);
-  if (!parsed.ok) return undefined;
+  // A weak imported key is no credential: Express answers its 401 (auth/credential.ts).
+  if (!parsed.ok || (parsed.foreign && weakForeignCredential(parsed.key) !== undefined)) return undefined;
   const digest = licenseDigest(parsed.key);
   (socket as WithLastToken)[LAST_TOKEN] = { token: sent, license: true, digest };
   return digest;

@@ -54,6 +54,11 @@ export class AnswerCount {
     private readonly hits: CounterSeries | undefined,
   ) {}
 
+  /** The answer's code (not_found, valid, …). */
+  get code(): string {
+    return this.cell.code;
+  }
+
   add(atMs: number): void {
     this.cell.add(atMs);
     this.byCode.inc();

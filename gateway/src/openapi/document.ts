@@ -3,6 +3,7 @@ import {
   importCreateQuery,
   licenseList,
   licenseValidateQuery,
+  deactivationQuery,
   subscriptionList,
 } from '../request-shapes/operations';
 import { pageShape } from '../request-shapes/shapes';
@@ -345,7 +346,9 @@ const paths: Record<string, Record<string, Op>> = {
     delete: op('deactivateLicense', {
       summary: 'Free an activation slot',
       tag: 'Licences',
-      params: [licenseKey, pathParam('id', 'Activation id (act_…)')],
+      description:
+        "With an app credential (a License credential or a validate-scope key) this counts against the policy's customer_deactivations_per_30_days, as a machine freed in the customer portal (429 once spent, 409 when it is 0), except an app releasing its own floating seat (fingerprint: the seat's). A full-scope key frees any machine.",
+      params: [licenseKey, pathParam('id', 'Activation id (act_…)'), ...queryParameters(deactivationQuery)],
       ok: { 204: { description: 'Deactivated' } },
       app: true,
     }),
@@ -365,6 +368,8 @@ const paths: Record<string, Record<string, Op>> = {
     post: op('issueLicenseFile', {
       summary: 'Issue a signed licence file for offline checks',
       tag: 'Licences',
+      description:
+        "With an app credential (a License credential or a validate-scope key) the file's customer_email is null unless the policy's validate_keys_see_email allows it, and ttl_days is at most the policy's max_file_ttl_days (default 30; more is 400 naming ttl_days). A full-scope key may ask for up to 365.",
       params: [licenseKey],
       body: 'LicenseFileRequest',
       ok: { 201: { description: 'The signed file', schema: ref('LicenseFile') } },

@@ -438,6 +438,18 @@ export const schemas: Record<string, Schema> = {
           'Customer mails the account may send per day (UTC), by plan; mail past it is stored with status deferred and sent when the quota allows',
           { minimum: 1 },
         ),
+        per_validate_key_per_minute: int(
+          'Requests per minute for each validate-scope key, whatever licence they name (budget "app_minute"): the larger of per_key_per_minute and hourly_app_allowance / 20; a License credential\'s own "app_minute" is per_license_per_minute',
+          { minimum: 1 },
+        ),
+        heartbeats_per_activation_per_minute: int(
+          'Heartbeats per minute for each activation (budget "heartbeat"), instead of the minutes of the credential and the licence',
+          { minimum: 1 },
+        ),
+        unknown_per_credential_address_per_minute: int(
+          'Requests per minute for each app credential and client address naming a licence no licence has, a revoked licence or an activation that does not exist (budget "unknown_minute"); they never spend hourly_app_allowance',
+          { minimum: 1 },
+        ),
       },
       undefined,
       { description: "The calling account's rate limits (see RateLimit-Policy for the window this key spends)" },

@@ -170,6 +170,7 @@ export function portalLicenses(r: Router, page: PortalPage, clients: Clients, se
           key: license.key,
           fingerprint: '',
           ttl_days: 0,
+          key_scope: 'full', // the customer, signed in to their own licence (their own e-mail)
         });
         res
           .type('application/json')

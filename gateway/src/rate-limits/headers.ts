@@ -3,12 +3,12 @@ import { bindingBudget, isHourly, type BudgetState } from './budgets';
 // IETF draft-ietf-httpapi-ratelimit-headers-10 fields plus the X-RateLimit-* trio, on every
 // counted request (the Express middleware, the dashboard's meter and the validation fast path).
 
-/** RateLimit-Policy: both budgets, the hour (the account's quota or its app allowance) first, then the minute (the key's or the licence's); the same for every request of one caller. */
+/** RateLimit-Policy: every budget a request spends, the hourly one (the account's quota or its app allowance) first, then the minutes; the same for every request of one caller and kind. */
 export function rateLimitPolicy(budgets: Pick<BudgetState, 'name' | 'limit' | 'windowS'>[]): string {
-  const hour = budgets.find((x) => isHourly(x.name));
-  const minute = budgets.find((x) => !isHourly(x.name));
   const policy = (x: Pick<BudgetState, 'name' | 'limit' | 'windowS'>) => `"${x.name}";q=${x.limit};w=${x.windowS}`;
-  return hour && minute ? `${policy(hour)}, ${policy(minute)}` : budgets.map(policy).join(', ');
+  const hourly = budgets.filter((x) => isHourly(x.name));
+  const minutes = budgets.filter((x) => !isHourly(x.name));
+  return [...hourly, ...minutes].map(policy).join(', ');
 }
 
 /**

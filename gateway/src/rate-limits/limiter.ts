@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Principal } from '../auth/principal';
 import { AttemptThrottle } from './attempt-throttle';
-import { isAppTraffic, limitsFor, type BudgetName, type BudgetState } from './budgets';
+import { isAppTraffic, limitsFor, type AccountLimits, type BudgetName, type BudgetState } from './budgets';
 import { rateLimitPolicy } from './headers';
 import { QuotaCounter, type Counted, type CounterSpec, type LocalCount } from './quota';
 
@@ -21,7 +21,7 @@ export interface LimitSettings {
   licensePerMinute: number;
 }
 
-/** What counting one request said: both budgets as it left them, and the one that refused it, if any. */
+/** What counting one request said: its budgets as it left them, and the one that refused it, if any. */
 export interface RateVerdict {
   budgets: BudgetState[];
   rejectedBy?: BudgetState;
@@ -29,18 +29,20 @@ export interface RateVerdict {
   policy: string;
 }
 
-type HourBudget = Extract<BudgetName, 'hour' | 'app_hour'>;
-type MinuteBudget = Extract<BudgetName, 'minute' | 'license_minute'>;
+/** What an app request names, as far as its budgets care (budgets.ts). */
+export interface AppRequest {
+  /** The client's address (addressKey(req.ip)): "unknown_minute" is per credential and address. */
+  address: string;
+  /** The licence a validate-scope key's request names (namedLicenseDigest()); a licence credential names its own. */
+  licenseDigest?: string;
+  /** The activation a heartbeat renews: it spends that activation's "heartbeat" budget instead of the minutes. */
+  heartbeatOf?: string;
+}
 
-/** What one caller spends, worked out once per caller (and per licence it names). */
-interface CallerBudgets {
-  /** The per-minute limit and the hourly one this caller spends (the quota, or the app allowance). */
-  limits: { minute: number; hour: number };
-  /** Which budgets those are: the key's minute or the licence's, the quota or the app allowance. */
-  minuteBudget: MinuteBudget;
-  hourBudget: HourBudget;
-  /** Their counters in Redis: the minute's, then the hour's. */
-  counters: [CounterSpec, CounterSpec];
+/** The budgets one request spends: their names and counters, in counting order, and RateLimit-Policy. */
+interface Spent {
+  names: BudgetName[];
+  counters: CounterSpec[];
   policy: string;
 }
 
@@ -51,6 +53,9 @@ const budgetState = (name: BudgetName, c: LocalCount, limit: number, windowS: nu
   remaining: Math.max(0, limit - c.count - c.pending),
   resetS: Math.max(1, Math.ceil((c.resetAt - nowMs) / 1000)),
 });
+
+/** A licence credential that may only spend "unknown_minute": no licence has its key, or it was revoked. */
+const isDeadLicense = (p: Principal): boolean => p.license?.status === 'unknown' || p.license?.status === 'revoked';
 
 export class RateLimits {
   private readonly quota: QuotaCounter;
@@ -76,70 +81,145 @@ export class RateLimits {
   }
 
   /**
-   * Both budgets must allow it: the minute is counted first; if it refuses, the
-   * hour is not touched; if the hour refuses, the minute's point is given back.
-   * Answers synchronously when the counts in memory decide (see quota.ts).
+   * Every budget the request spends must allow it (budgets.ts): they are counted in order, and when
+   * one refuses, what the ones before it counted is given back. Answers synchronously when the counts
+   * in memory decide (see quota.ts). `app`: what an app credential's request names (app traffic only).
    */
-  /**
-   * `licenseDigest`: the licence a validate-scope key's request names (licenseBudgetId()); it then
-   * spends that licence's minute instead of the key's. A licence credential always spends its own.
-   */
-  check(p: Principal, licenseDigest?: string): RateVerdict | Promise<RateVerdict> {
-    const spent = this.budgetsOf(p, licenseDigest);
+  check(p: Principal, app?: AppRequest): RateVerdict | Promise<RateVerdict> {
+    const spent = this.budgetsOf(p, app);
     const counted = this.quota.count(...spent.counters);
     return counted instanceof Promise ? counted.then((c) => this.verdict(c, spent)) : this.verdict(counted, spent);
   }
 
   /** Admits the request only if memory alone decides it (see quota.ts); undefined = nothing counted, use check(). */
-  checkLocally(p: Principal, licenseDigest?: string): RateVerdict | undefined {
-    const spent = this.budgetsOf(p, licenseDigest);
+  checkLocally(p: Principal, app?: AppRequest): RateVerdict | undefined {
+    const spent = this.budgetsOf(p, app);
     const counted = this.quota.countLocally(...spent.counters);
     return counted && this.verdict(counted, spent);
   }
 
-  /** A principal's budgets and counter keys, worked out once per principal (the auth caches hand out the same object). */
-  private readonly callers = new WeakMap<Principal, CallerBudgets>();
-  /** A validate-scope key's budgets when its request names a licence (only the minute's counter key differs per licence). */
-  private readonly licensed = new WeakMap<Principal, CallerBudgets>();
-
-  private budgetsOf(p: Principal, licenseDigest?: string): CallerBudgets {
-    const own = p.license?.digest;
-    if (licenseDigest === undefined || own !== undefined || !isAppTraffic(p)) return this.callerBudgets(p, own);
-    let base = this.licensed.get(p);
-    if (!base) {
-      base = this.callerBudgets(p, licenseDigest, false);
-      this.licensed.set(p, base);
-    }
-    const minute = { ...base.counters[0], key: this.licenseMinuteKey(p.accountId, licenseDigest) };
-    return { ...base, counters: [minute, base.counters[1]] };
+  /**
+   * The answer said an app request named nothing that is there: a licence no licence has (or a
+   * malformed key), a revoked licence, an activation that does not exist. Its "app_hour" is given
+   * back and its credential's "unknown_minute" from this address counted instead, both with the
+   * next sync (no request waits for Redis).
+   */
+  namedNothing(p: Principal, app: AppRequest): void {
+    if (!this.settings.enabled || !isAppTraffic(p) || isDeadLicense(p) || !p.accountId) return;
+    const limits = this.limitsOf(p);
+    this.quota.adjust(this.appHourCounter(p, limits.appHour), -1);
+    this.quota.adjust(this.unknownCounter(p, app.address, limits.unknownMinute), 1);
   }
 
-  private callerBudgets(p: Principal, licenseDigest: string | undefined, remember = true): CallerBudgets {
-    let spent = remember ? this.callers.get(p) : undefined;
+  /** A vendor's own request's budgets, worked out once per principal (the auth caches hand out the same object). */
+  private readonly callers = new WeakMap<Principal, Spent>();
+  /** The policies of an app credential's kinds of request, worked out once per principal. */
+  private readonly appPolicies = new WeakMap<Principal, Map<string, string>>();
+
+  private limitsOf(p: Principal): AccountLimits {
+    return limitsFor(p, this.settings.licensePerMinute);
+  }
+
+  private budgetsOf(p: Principal, app?: AppRequest): Spent {
+    if (!isAppTraffic(p)) return this.vendorBudgets(p);
+    const limits = this.limitsOf(p);
+    const address = app?.address ?? '';
+    const names: BudgetName[] = [];
+    const counters: CounterSpec[] = [];
+    const add = (name: BudgetName, spec: CounterSpec) => {
+      names.push(name);
+      counters.push(spec);
+    };
+    if (isDeadLicense(p)) {
+      add('unknown_minute', this.unknownCounter(p, address, limits.unknownMinute, false));
+      return { names, counters, policy: this.appPolicy(p, 'dead', names, counters) };
+    }
+    const minute = this.settings.minuteWindowS * 1000;
+    const licenseDigest = p.license?.digest ?? app?.licenseDigest;
+    if (app?.heartbeatOf !== undefined) {
+      add('heartbeat', {
+        key: `${this.settings.keyPrefix}:heartbeat:${p.accountId}:${app.heartbeatOf}`,
+        limit: limits.heartbeatMinute,
+        windowMs: minute,
+      });
+    } else {
+      if (licenseDigest !== undefined)
+        add('license_minute', {
+          key: this.licenseMinuteKey(p.accountId, licenseDigest),
+          limit: limits.licenseMinute,
+          windowMs: minute,
+        });
+      add('app_minute', {
+        key: `${this.settings.keyPrefix}:app_minute:${this.credentialId(p)}`,
+        limit: p.license ? limits.licenseMinute : limits.validateKeyMinute,
+        windowMs: minute,
+      });
+    }
+    add('app_hour', this.appHourCounter(p, limits.appHour));
+    add('unknown_minute', this.unknownCounter(p, address, limits.unknownMinute, true));
+    const kind = app?.heartbeatOf !== undefined ? 'heartbeat' : licenseDigest !== undefined ? 'license' : 'app';
+    return { names, counters, policy: this.appPolicy(p, kind, names, counters) };
+  }
+
+  /** RateLimit-Policy of one kind of an app credential's requests (the check-only budget is not shown). */
+  private appPolicy(p: Principal, kind: string, names: BudgetName[], counters: CounterSpec[]): string {
+    let policies = this.appPolicies.get(p);
+    if (!policies) {
+      policies = new Map();
+      this.appPolicies.set(p, policies);
+    }
+    let policy = policies.get(kind);
+    if (policy === undefined) {
+      policy = rateLimitPolicy(
+        counters.flatMap((c, i) =>
+          c.checkOnly ? [] : [{ name: names[i], limit: c.limit, windowS: Math.round(c.windowMs / 1000) }],
+        ),
+      );
+      policies.set(kind, policy);
+    }
+    return policy;
+  }
+
+  private vendorBudgets(p: Principal): Spent {
+    let spent = this.callers.get(p);
     if (!spent) {
-      const all = limitsFor(p, this.settings.licensePerMinute);
-      const hourBudget: HourBudget = isAppTraffic(p) ? 'app_hour' : 'hour';
-      const minuteBudget: MinuteBudget = licenseDigest !== undefined ? 'license_minute' : 'minute';
-      const limits = {
-        minute: minuteBudget === 'license_minute' ? all.licenseMinute : all.minute,
-        hour: hourBudget === 'app_hour' ? all.appHour : all.hour,
-      };
-      const policy = rateLimitPolicy([
-        { name: hourBudget, limit: limits.hour, windowS: this.settings.hourWindowS },
-        { name: minuteBudget, limit: limits.minute, windowS: this.settings.minuteWindowS },
-      ]);
-      const minuteKey =
-        licenseDigest !== undefined
-          ? this.licenseMinuteKey(p.accountId, licenseDigest)
-          : `${this.settings.keyPrefix}:minute:${p.keyId}`;
-      const counters: [CounterSpec, CounterSpec] = [
-        { key: minuteKey, limit: limits.minute, windowMs: this.settings.minuteWindowS * 1000 },
-        { key: this.hourKey(p.accountId, hourBudget), limit: limits.hour, windowMs: this.settings.hourWindowS * 1000 },
+      const limits = this.limitsOf(p);
+      const counters: CounterSpec[] = [
+        {
+          key: `${this.settings.keyPrefix}:minute:${p.keyId}`,
+          limit: limits.minute,
+          windowMs: this.settings.minuteWindowS * 1000,
+        },
+        { key: this.hourKey(p.accountId, 'hour'), limit: limits.hour, windowMs: this.settings.hourWindowS * 1000 },
       ];
-      spent = { limits, minuteBudget, hourBudget, counters, policy };
-      if (remember) this.callers.set(p, spent);
+      const names: BudgetName[] = ['minute', 'hour'];
+      const policy = rateLimitPolicy([
+        { name: 'hour', limit: limits.hour, windowS: this.settings.hourWindowS },
+        { name: 'minute', limit: limits.minute, windowS: this.settings.minuteWindowS },
+      ]);
+      spent = { names, counters, policy };
+      this.callers.set(p, spent);
     }
     return spent;
+  }
+
+  /** An app credential, as its counters name it: a validate-scope key by its id, a licence by its key's digest. */
+  private credentialId(p: Principal): string {
+    return p.license ? `license:${p.license.digest}` : `key:${p.keyId}`;
+  }
+
+  private appHourCounter(p: Principal, limit: number): CounterSpec {
+    return { key: this.hourKey(p.accountId, 'app_hour'), limit, windowMs: this.settings.hourWindowS * 1000 };
+  }
+
+  /** A credential's "unknown_minute" from one address; `checkOnly`: refuses once spent, counts nothing (see namedNothing). */
+  private unknownCounter(p: Principal, address: string, limit: number, checkOnly = false): CounterSpec {
+    return {
+      key: `${this.settings.keyPrefix}:unknown_minute:${this.credentialId(p)}:${address}`,
+      limit,
+      windowMs: this.settings.minuteWindowS * 1000,
+      checkOnly,
+    };
   }
 
   /** A licence's minute counter: per account and licence key digest (a validate key and the licence itself share it). */
@@ -148,18 +228,22 @@ export class RateLimits {
   }
 
   /** The account's hourly counter in Redis: the quota ("hour") or the app allowance ("app_hour"). */
-  private hourKey(accountId: string, hourBudget: HourBudget): string {
+  private hourKey(accountId: string, hourBudget: 'hour' | 'app_hour'): string {
     return `${this.settings.keyPrefix}:${hourBudget}:${accountId}`;
   }
 
-  private verdict(c: Counted, { limits, minuteBudget, hourBudget, policy }: CallerBudgets): RateVerdict {
+  private verdict(c: Counted, { names, counters, policy }: Spent): RateVerdict {
     const now = Date.now();
-    const budgets = [
-      budgetState(hourBudget, c.hour, limits.hour, this.settings.hourWindowS, now),
-      budgetState(minuteBudget, c.minute, limits.minute, this.settings.minuteWindowS, now),
-    ];
-    const refused = c.refusedBy === 'hour' ? hourBudget : c.refusedBy === 'minute' ? minuteBudget : undefined;
-    return { budgets, rejectedBy: refused ? budgets.find((b) => b.name === refused) : undefined, policy };
+    const budgets: BudgetState[] = [];
+    let rejectedBy: BudgetState | undefined;
+    for (const [i, spec] of counters.entries()) {
+      if (spec.checkOnly && c.refusedBy !== i) continue;
+      const windowS = Math.round(spec.windowMs / 1000);
+      const state = budgetState(names[i], c.counts[i], spec.limit, windowS, now);
+      if (c.refusedBy === i) rejectedBy = state;
+      budgets.push(state);
+    }
+    return { budgets, rejectedBy, policy };
   }
 
   /**

@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 
-// The counters of a request's two budgets (budgets.ts: "minute" per API key, "hour" or "app_hour"
-// per account) in Redis, shared by every gateway, at most one Redis round trip per request. A
+// The counters of a request's budgets (budgets.ts: "minute" per API key and "hour" per account, or
+// an app's minutes and "app_hour") in Redis, shared by every gateway, at most one Redis round trip
+// per request. A
 // counter is a CounterSpec (its key, limit and window length); this gateway's view of one is a
 // LocalCount (what Redis held at the last answer, and what was admitted here since):
 //
-// - Exact mode: one Lua script counts the minute, then the hour, and gives the
-//   minute back if the hour refuses, atomically.
+// - Exact mode: one Lua script counts each counter in turn, and gives back what
+//   the earlier ones counted if a later one refuses, atomically.
 // - Local mode, for counters with large limits (at least MIN_LOCAL_BATCH / share,
 //   i.e. 1,000 at the default share of 1 %): while a counter has more than 10
 //   batches left, a gateway admits up to one batch (share × limit) on its own
@@ -51,19 +52,26 @@ export interface CounterSpec {
   key: string;
   limit: number;
   windowMs: number;
+  /**
+   * Only checked, not counted: the request is refused once the counter has reached its limit, and
+   * adds nothing to it (what it counts is known after the answer: adjust()).
+   */
+  checkOnly?: boolean;
 }
 
 export interface Counted {
   allowed: boolean;
-  /** The counter that refused, when one did. */
-  refusedBy?: 'minute' | 'hour';
-  minute: LocalCount;
-  hour: LocalCount;
+  /** The position (in the counters asked for) of the counter that refused, when one did. */
+  refusedBy?: number;
+  /** Each counter as this request left it, in the order asked for. */
+  counts: LocalCount[];
 }
 
-// KEYS: minute, hour. ARGV: minute limit, minute ms, hour limit, hour ms,
-// minute pending, hour pending (admitted locally, added first).
-// Returns: allowed (1/0), minute count, minute pttl, hour count, hour pttl.
+// KEYS: the counters, in order. ARGV per counter: limit, window ms, pending (admitted locally, added
+// first), check-only (1/0). Counts one on each in order; the first that passes its limit (or a
+// check-only one at its limit) refuses: what the counters before it counted is given back, and those
+// after it are only read. Returns: allowed (1/0), the refusing position (1-based, 0: none), then count
+// and pttl per counter.
 const CONSUME = `
 local function add(key, n, ms)
   local c = redis.call('INCRBY', key, n)
@@ -77,22 +85,38 @@ local function peek(key, ms)
   if ttl < 0 then ttl = tonumber(ms) end
   return c, ttl
 end
-if tonumber(ARGV[5]) > 0 then add(KEYS[1], tonumber(ARGV[5]), ARGV[2]) end
-if tonumber(ARGV[6]) > 0 then add(KEYS[2], tonumber(ARGV[6]), ARGV[4]) end
-local m, mttl = add(KEYS[1], 1, ARGV[2])
-if m > tonumber(ARGV[1]) then
-  local h, httl = peek(KEYS[2], ARGV[4])
-  return {0, m, mttl, h, httl}
+for i = 1, #KEYS do
+  local pending = tonumber(ARGV[4 * i - 1])
+  if pending ~= 0 then add(KEYS[i], pending, ARGV[4 * i - 2]) end
 end
-local h, httl = add(KEYS[2], 1, ARGV[4])
-if h > tonumber(ARGV[3]) then
-  redis.call('DECR', KEYS[1])
-  return {0, m - 1, mttl, h, httl}
+local out = {1, 0}
+local refused = 0
+for i = 1, #KEYS do
+  local limit, ms, checkOnly = tonumber(ARGV[4 * i - 3]), ARGV[4 * i - 2], ARGV[4 * i] == '1'
+  local c, ttl
+  if refused > 0 or checkOnly then
+    c, ttl = peek(KEYS[i], ms)
+    if refused == 0 and c >= limit then refused = i end
+  else
+    c, ttl = add(KEYS[i], 1, ms)
+    if c > limit then refused = i end
+  end
+  out[2 * i + 1] = c
+  out[2 * i + 2] = ttl
+  if refused == i then
+    for j = 1, i - 1 do
+      if ARGV[4 * j] ~= '1' then
+        redis.call('DECR', KEYS[j])
+        out[2 * j + 1] = out[2 * j + 1] - 1
+      end
+    end
+  end
 end
-return {1, m, mttl, h, httl}
+if refused > 0 then out[1] = 0; out[2] = refused end
+return out
 `;
 
-// KEYS: counters; ARGV: (n, ms) per counter. Returns (count, pttl) per counter.
+// KEYS: counters; ARGV: (n, ms) per counter (n may be negative: a count given back). Returns (count, pttl) per counter.
 const ADD = `
 local out = {}
 for i, key in ipairs(KEYS) do
@@ -106,7 +130,7 @@ return out
 `;
 
 type ScriptRedis = Redis & {
-  quotaConsume(minute: string, hour: string, ...args: (string | number)[]): Promise<number[]>;
+  quotaConsume(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   quotaAdd(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
 };
 
@@ -124,75 +148,81 @@ export class QuotaCounter {
     private readonly share: number,
     private readonly now: () => number = Date.now,
   ) {
-    redis.defineCommand('quotaConsume', { numberOfKeys: 2, lua: CONSUME });
+    redis.defineCommand('quotaConsume', { lua: CONSUME });
     redis.defineCommand('quotaAdd', { lua: ADD });
     this.redis = redis as ScriptRedis;
   }
 
-  /** Counts one request on both counters: from memory when both allow it, else one Redis round trip. */
-  count(minute: CounterSpec, hour: CounterSpec): Counted | Promise<Counted> {
-    const local = this.countLocally(minute, hour);
+  /** Counts one request on every counter: from memory when all allow it, else one Redis round trip. */
+  count(...specs: CounterSpec[]): Counted | Promise<Counted> {
+    const local = this.countLocally(...specs);
     if (local) return local;
     const now = this.now();
-    if (this.redis.status !== 'ready' || now - this.redisFailedAt < REDIS_BACKOFF_MS)
-      return this.countHere(minute, hour, now);
-    return this.countInRedis(minute, hour, now);
+    if (this.redis.status !== 'ready' || now - this.redisFailedAt < REDIS_BACKOFF_MS) return this.countHere(specs, now);
+    return this.countInRedis(specs, now);
   }
 
-  /** Counts one request only if both counters can admit it from memory; undefined (nothing counted) otherwise. */
-  countLocally(minute: CounterSpec, hour: CounterSpec): Counted | undefined {
+  /** Counts one request only if every counter can admit it from memory; undefined (nothing counted) otherwise. */
+  countLocally(...specs: CounterSpec[]): Counted | undefined {
     const now = this.now();
-    const m = this.counts.get(minute.key);
-    const h = this.counts.get(hour.key);
-    if (!admitsLocally(m, minute.limit, now, this.share) || !admitsLocally(h, hour.limit, now, this.share))
-      return undefined;
-    this.admit(minute.key, m!);
-    this.admit(hour.key, h!);
-    return { allowed: true, minute: m!, hour: h! };
+    const counts: LocalCount[] = [];
+    for (const spec of specs) {
+      const c = this.counts.get(spec.key);
+      // A check-only counter has a small limit: Redis decides it.
+      if (spec.checkOnly || !admitsLocally(c, spec.limit, now, this.share)) return undefined;
+      counts.push(c!);
+    }
+    for (const [i, spec] of specs.entries()) this.admit(spec.key, counts[i]);
+    return { allowed: true, counts };
   }
 
-  private async countInRedis(minute: CounterSpec, hour: CounterSpec, now: number): Promise<Counted> {
-    const m = this.localCount(minute, now);
-    const h = this.localCount(hour, now);
-    const [pm, ph] = [m.pending - m.pushing, h.pending - h.pushing];
-    m.pushing += pm;
-    h.pushing += ph;
+  /**
+   * Adds `delta` to a counter without a request waiting for Redis (it reaches Redis with the next
+   * sync): a count given back (-1), or one counted once the answer said what the request was. A
+   * counter this gateway has not seen in its current window is left alone when giving back.
+   */
+  adjust(spec: CounterSpec, delta: number): void {
+    const now = this.now();
+    const known = this.counts.get(spec.key);
+    if (delta < 0 && (!known || now >= known.resetAt)) return;
+    const c = this.localCount(spec, now);
+    c.pending += delta;
+    this.dirty.add(spec.key);
+    this.syncTimer ??= setTimeout(() => void this.sync(), SYNC_MS).unref() as NodeJS.Timeout;
+  }
+
+  private async countInRedis(specs: CounterSpec[], now: number): Promise<Counted> {
+    const counts = specs.map((spec) => this.localCount(spec, now));
+    const pushed = counts.map((c) => c.pending - c.pushing);
+    for (const [i, c] of counts.entries()) c.pushing += pushed[i];
     let r: number[];
     try {
       r = await this.redis.quotaConsume(
-        minute.key,
-        hour.key,
-        minute.limit,
-        minute.windowMs,
-        hour.limit,
-        hour.windowMs,
-        pm,
-        ph,
+        specs.length,
+        ...specs.map((s) => s.key),
+        ...specs.flatMap((s, i) => [s.limit, s.windowMs, pushed[i], s.checkOnly ? 1 : 0]),
       );
     } catch {
-      m.pushing -= pm;
-      h.pushing -= ph;
+      for (const [i, c] of counts.entries()) c.pushing -= pushed[i];
       this.redisFailedAt = this.now();
-      return this.countHere(minute, hour, this.now());
+      return this.countHere(specs, this.now());
     }
-    m.pushing -= pm;
-    h.pushing -= ph;
     const at = this.now();
-    this.settle(minute.key, m, pm, r[1], r[2], at);
-    this.settle(hour.key, h, ph, r[3], r[4], at);
-    if (r[0] === 1) return { allowed: true, minute: m, hour: h };
-    return { allowed: false, refusedBy: r[1] > minute.limit ? 'minute' : 'hour', minute: m, hour: h };
+    for (const [i, c] of counts.entries()) {
+      c.pushing -= pushed[i];
+      this.settle(specs[i].key, c, pushed[i], r[2 * i + 2], r[2 * i + 3], at);
+    }
+    if (r[0] === 1) return { allowed: true, counts };
+    return { allowed: false, refusedBy: r[1] - 1, counts };
   }
 
   /** Redis is away: this gateway's own counts decide (and reach Redis when it is back). */
-  private countHere(minute: CounterSpec, hour: CounterSpec, now: number): Counted {
-    const m = this.localCount(minute, now);
-    const h = this.localCount(hour, now);
-    if (m.count + m.pending >= minute.limit) return { allowed: false, refusedBy: 'minute', minute: m, hour: h };
-    if (h.count + h.pending >= hour.limit) return { allowed: false, refusedBy: 'hour', minute: m, hour: h };
-    this.admit(minute.key, m);
-    this.admit(hour.key, h);
-    return { allowed: true, minute: m, hour: h };
+  private countHere(specs: CounterSpec[], now: number): Counted {
+    const counts = specs.map((spec) => this.localCount(spec, now));
+    for (const [i, spec] of specs.entries())
+      if (counts[i].count + counts[i].pending >= spec.limit) return { allowed: false, refusedBy: i, counts };
+    for (const [i, spec] of specs.entries()) if (!spec.checkOnly) this.admit(spec.key, counts[i]);
+    return { allowed: true, counts };
   }
 
   /** This gateway's count of a counter, started afresh when its window has ended. */
@@ -235,7 +265,7 @@ export class QuotaCounter {
     this.syncing = true;
     const batch = [...this.dirty]
       .map((key) => ({ key, w: this.counts.get(key)! }))
-      .filter((b) => b.w && b.w.pending - b.w.pushing > 0);
+      .filter((b) => b.w && b.w.pending - b.w.pushing !== 0);
     const pushed = batch.map((b) => b.w.pending - b.w.pushing);
     for (const [i, b] of batch.entries()) b.w.pushing += pushed[i];
     try {

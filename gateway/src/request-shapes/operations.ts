@@ -147,6 +147,14 @@ export const licenseValidateQuery = {
   fingerprint: { max: 200, description: "This machine's fingerprint" },
 } satisfies QueryShape;
 
+export const deactivationQuery = {
+  fingerprint: {
+    max: 200,
+    description:
+      "With an app credential: this machine's fingerprint. Its own floating seat is then released without counting against the policy's customer_deactivations_per_30_days",
+  },
+} satisfies QueryShape;
+
 export const keyValidationRequest = {
   key: { required: true, max: KEY_MAX },
   product_id: { max: 64 },
@@ -174,7 +182,13 @@ export const activationCreate = {
 /** Range and default: the licence service's FILE_TTL_MAX_DAYS and FILE_TTL_DEFAULT_DAYS. */
 export const licenseFileRequest = {
   fingerprint: { max: 200, description: 'Bind the file to one machine' },
-  ttl_days: { kind: 'int', min: 1, max: 365, default: 30, description: 'How long the file is valid offline' },
+  ttl_days: {
+    kind: 'int',
+    min: 1,
+    max: 365,
+    description:
+      "How long the file is valid offline, in days: 30 when absent; with an app credential at most the policy's max_file_ttl_days (and that when absent, if smaller than 30)",
+  },
 } satisfies Shape;
 
 export const checkoutList = {

@@ -26,6 +26,7 @@ import {
   licenseList,
   licenseUpdate,
   licenseValidateQuery,
+  deactivationQuery,
 } from '../request-shapes/operations';
 import { route, withBody, withQuery } from './route';
 
@@ -117,6 +118,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         productId: '',
         fingerprint: fingerprint ?? '',
       });
+      res.locals.validationCode = out.code; // not_found, revoked: app budgets (rate-limits/middleware.ts)
       res.json(validationJson(out));
     }),
   });
@@ -131,6 +133,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         fingerprint: body.fingerprint ?? '',
         entitlements: body.entitlements ?? [],
       });
+      res.locals.validationCode = out.code; // not_found, revoked: app budgets (rate-limits/middleware.ts)
       res.json({
         valid: out.valid,
         code: out.code,
@@ -234,21 +237,26 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         key: keyOf(req),
         fingerprint: body.fingerprint ?? '',
         ttl_days: body.ttl_days ?? 0,
+        // App credentials: no e-mail unless the policy shows it, and files of at most max_file_ttl_days.
+        key_scope: principalOf(res).scope,
       });
       res.status(201).json(licenseFileJson(file));
     }),
   });
 
   route(router, '/licenses/:key/activations/:id', {
-    delete: async (req, res) => {
+    delete: withQuery(deactivationQuery, async (req, res, { fingerprint }) => {
       await clients.licenses.deactivate({
         account_id: principalOf(res).accountId,
         key: keyOf(req),
         activation_id: String(req.params.id).slice(0, 64),
+        // App credentials free machines within customer_deactivations_per_30_days, but their own floating seat.
+        key_scope: principalOf(res).scope,
+        fingerprint: fingerprint ?? '',
       });
       validator.changed(principalOf(res), keyOf(req));
       res.status(204).end();
-    },
+    }),
   });
 
   // No eviction of the validation cache: a heartbeat only extends a lease, and a cached copy that says

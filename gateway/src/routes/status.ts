@@ -161,7 +161,9 @@ export class Readiness {
 /**
  * The caller's budgets, so a client can see them without reading headers: the account's hourly
  * quota (full-scope keys), the hourly allowance of app traffic (validate-scope keys, licence
- * credentials), the per-key minute limit, operator overrides included, the per-licence one, and the
+ * credentials), the per-key minute limit, operator overrides included, the per-licence one, an app
+ * credential's own minute, a heartbeat's per-activation minute and the per-address budget of requests
+ * naming unknown or revoked licences (rate-limits/budgets.ts), and the
  * account's mail quota (per clock hour and per UTC day, by plan).
  */
 export function rateLimitsOf(p: Principal, licensePerMinute?: number) {
@@ -175,6 +177,9 @@ export function rateLimitsOf(p: Principal, licensePerMinute?: number) {
     // The account's customer mail (the notification service defers mail past these, never drops it).
     mail_per_hour: mailQuotaOf(p.plan).perHour,
     mail_per_day: mailQuotaOf(p.plan).perDay,
+    per_validate_key_per_minute: limits.validateKeyMinute,
+    heartbeats_per_activation_per_minute: limits.heartbeatMinute,
+    unknown_per_credential_address_per_minute: limits.unknownMinute,
   };
 }
 

@@ -226,7 +226,7 @@ export class LicensedApp {
   }
 
   /**
-   * Releases the remembered seat at once: `DELETE /api/v1/licenses/{key}/activations/{id}`.
+   * Releases the remembered seat at once: `DELETE /api/v1/licenses/{key}/activations/{id}?fingerprint=…`.
    * Does nothing when there is none; a seat the server no longer has (404) counts as released.
    * Does not stop the heartbeat timer: use stop() for that.
    */
@@ -234,7 +234,8 @@ export class LicensedApp {
     const seat = this.current;
     if (!seat) return;
     try {
-      await this.licenses.deactivate(this.licenseKey, seat.id);
+      // Its own fingerprint: releasing its own floating seat never spends the customer's deactivations.
+      await this.licenses.deactivate(this.licenseKey, seat.id, { fingerprint: seat.fingerprint });
     } catch (err) {
       if (!(err instanceof LicensingError) || err.status !== 404) throw err;
     }

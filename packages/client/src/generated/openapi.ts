@@ -333,7 +333,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Free an activation slot */
+        /**
+         * Free an activation slot
+         * @description With an app credential (a License credential or a validate-scope key) this counts against the policy's customer_deactivations_per_30_days, as a machine freed in the customer portal (429 once spent, 409 when it is 0), except an app releasing its own floating seat (fingerprint: the seat's). A full-scope key frees any machine.
+         */
         delete: operations["deactivateLicense"];
         options?: never;
         head?: never;
@@ -369,7 +372,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a signed licence file for offline checks */
+        /**
+         * Issue a signed licence file for offline checks
+         * @description With an app credential (a License credential or a validate-scope key) the file's customer_email is null unless the policy's validate_keys_see_email allows it, and ttl_days is at most the policy's max_file_ttl_days (default 30; more is 400 naming ttl_days). A full-scope key may ask for up to 365.
+         */
         post: operations["issueLicenseFile"];
         delete?: never;
         options?: never;
@@ -987,6 +993,8 @@ export interface components {
             customer_deactivations_per_30_days: number;
             /** @description Subscriptions: days a past_due subscription's licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid) */
             payment_grace_days: number;
+            /** @description Most days a licence file asked for with an app credential (a License credential or a validate-scope key) stays valid; full-scope keys may ask for up to 365 */
+            max_file_ttl_days: number;
         };
         Price: {
             /** @description In the currency's minor unit (cents) */
@@ -1371,6 +1379,12 @@ export interface components {
                 mail_per_hour: number;
                 /** @description Customer mails the account may send per day (UTC), by plan; mail past it is stored with status deferred and sent when the quota allows */
                 mail_per_day: number;
+                /** @description Requests per minute for each validate-scope key, whatever licence they name (budget "app_minute"): the larger of per_key_per_minute and hourly_app_allowance / 20; a License credential's own "app_minute" is per_license_per_minute */
+                per_validate_key_per_minute: number;
+                /** @description Heartbeats per minute for each activation (budget "heartbeat"), instead of the minutes of the credential and the licence */
+                heartbeats_per_activation_per_minute: number;
+                /** @description Requests per minute for each app credential and client address naming a licence no licence has, a revoked licence or an activation that does not exist (budget "unknown_minute"); they never spend hourly_app_allowance */
+                unknown_per_credential_address_per_minute: number;
             };
         };
         Readiness: {
@@ -1534,10 +1548,7 @@ export interface components {
         LicenseFileRequest: {
             /** @description Bind the file to one machine */
             fingerprint?: string;
-            /**
-             * @description How long the file is valid offline
-             * @default 30
-             */
+            /** @description How long the file is valid offline, in days: 30 when absent; with an app credential at most the policy's max_file_ttl_days (and that when absent, if smaller than 30) */
             ttl_days?: number;
         };
         KeyValidationRequest: {
@@ -1608,6 +1619,8 @@ export interface components {
             customer_deactivations_per_30_days?: number;
             /** @description Subscriptions: days a past_due subscription's licence stays valid after its period end (next_action update_payment); then it is suspended (subscription_unpaid) */
             payment_grace_days?: number;
+            /** @description Most days a licence file asked for with an app credential (a License credential or a validate-scope key) stays valid; full-scope keys may ask for up to 365 */
+            max_file_ttl_days?: number;
         };
     };
     responses: never;
@@ -2770,7 +2783,10 @@ export interface operations {
     };
     deactivateLicense: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With an app credential: this machine's fingerprint. Its own floating seat is then released without counting against the policy's customer_deactivations_per_30_days */
+                fingerprint?: string;
+            };
             header?: never;
             path: {
                 /** @description Licence key */

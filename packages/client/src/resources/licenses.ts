@@ -179,11 +179,16 @@ export class Licenses {
     });
   }
 
-  /** Frees an activation slot. */
-  async deactivate(key: string, activationId: string): Promise<void> {
+  /**
+   * Frees an activation slot. With an app credential, this counts against the policy's
+   * customer_deactivations_per_30_days unless `fingerprint` is the seat's own and the seat is floating
+   * (an app releasing its own seat).
+   */
+  async deactivate(key: string, activationId: string, options: { fingerprint?: string } = {}): Promise<void> {
     await this.http.request({
       method: 'DELETE',
       path: `${this.path(key)}/activations/${segment(activationId, 'activation id')}`,
+      ...(options.fingerprint ? { query: { fingerprint: options.fingerprint } } : {}),
       idempotent: true,
     });
   }

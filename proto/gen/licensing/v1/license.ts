@@ -176,8 +176,14 @@ export interface IssueLicenseFileRequest {
   account_id: string;
   key: string;
   fingerprint: string;
-  /** 1..365; 0 = the default (30). */
+  /** 1..365; 0 = the default (30). With key_scope "validate", at most the policy's max_file_ttl_days. */
   ttl_days: number;
+  /**
+   * full | validate: the caller's key scope; validate for app credentials (a License credential or a
+   * validate-scope key), which see customer_email only where the policy allows it
+   * (validate_keys_see_email) and get files of at most max_file_ttl_days.
+   */
+  key_scope: string;
 }
 
 export interface LicenseFile {
@@ -501,6 +507,15 @@ export interface DeactivateRequest {
   account_id: string;
   key: string;
   activation_id: string;
+  /**
+   * full | validate: the caller's key scope; validate for app credentials (a License credential or a
+   * validate-scope key), whose deactivations count against the policy's
+   * customer_deactivations_per_30_days, except a floating seat whose fingerprint is `fingerprint`
+   * (the app releasing its own seat).
+   */
+  key_scope: string;
+  /** With key_scope "validate": the calling machine's fingerprint ('' = not sent). */
+  fingerprint: string;
 }
 
 export interface GetStatsRequest {
@@ -2597,7 +2612,7 @@ export const ResolveLicenseKeyResponse: MessageFns<ResolveLicenseKeyResponse> = 
 };
 
 function createBaseIssueLicenseFileRequest(): IssueLicenseFileRequest {
-  return { account_id: "", key: "", fingerprint: "", ttl_days: 0 };
+  return { account_id: "", key: "", fingerprint: "", ttl_days: 0, key_scope: "" };
 }
 
 export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
@@ -2613,6 +2628,9 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
     }
     if (message.ttl_days !== 0) {
       writer.uint32(32).int32(message.ttl_days);
+    }
+    if (message.key_scope !== "") {
+      writer.uint32(42).string(message.key_scope);
     }
     return writer;
   },
@@ -2662,6 +2680,14 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
             message.ttl_days = reader.int32();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.key_scope = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2688,6 +2714,11 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
         : isSet(object.ttl_days)
         ? globalThis.Number(object.ttl_days)
         : 0,
+      key_scope: isSet(object.keyScope)
+        ? globalThis.String(object.keyScope)
+        : isSet(object.key_scope)
+        ? globalThis.String(object.key_scope)
+        : "",
     };
   },
 
@@ -2705,6 +2736,9 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
     if (message.ttl_days !== 0) {
       obj.ttlDays = Math.round(message.ttl_days);
     }
+    if (message.key_scope !== "") {
+      obj.keyScope = message.key_scope;
+    }
     return obj;
   },
 
@@ -2717,6 +2751,7 @@ export const IssueLicenseFileRequest: MessageFns<IssueLicenseFileRequest> = {
     message.key = object.key ?? "";
     message.fingerprint = object.fingerprint ?? "";
     message.ttl_days = object.ttl_days ?? 0;
+    message.key_scope = object.key_scope ?? "";
     return message;
   },
 };
@@ -6817,7 +6852,7 @@ export const ListActivationsResponse: MessageFns<ListActivationsResponse> = {
 };
 
 function createBaseDeactivateRequest(): DeactivateRequest {
-  return { account_id: "", key: "", activation_id: "" };
+  return { account_id: "", key: "", activation_id: "", key_scope: "", fingerprint: "" };
 }
 
 export const DeactivateRequest: MessageFns<DeactivateRequest> = {
@@ -6830,6 +6865,12 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
     }
     if (message.activation_id !== "") {
       writer.uint32(26).string(message.activation_id);
+    }
+    if (message.key_scope !== "") {
+      writer.uint32(34).string(message.key_scope);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(42).string(message.fingerprint);
     }
     return writer;
   },
@@ -6871,6 +6912,22 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
             message.activation_id = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.key_scope = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6896,6 +6953,12 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
         : isSet(object.activation_id)
         ? globalThis.String(object.activation_id)
         : "",
+      key_scope: isSet(object.keyScope)
+        ? globalThis.String(object.keyScope)
+        : isSet(object.key_scope)
+        ? globalThis.String(object.key_scope)
+        : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
     };
   },
 
@@ -6910,6 +6973,12 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
     if (message.activation_id !== "") {
       obj.activationId = message.activation_id;
     }
+    if (message.key_scope !== "") {
+      obj.keyScope = message.key_scope;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
     return obj;
   },
 
@@ -6921,6 +6990,8 @@ export const DeactivateRequest: MessageFns<DeactivateRequest> = {
     message.account_id = object.account_id ?? "";
     message.key = object.key ?? "";
     message.activation_id = object.activation_id ?? "";
+    message.key_scope = object.key_scope ?? "";
+    message.fingerprint = object.fingerprint ?? "";
     return message;
   },
 };

@@ -89,7 +89,14 @@ export interface LicensePolicy {
    * Subscriptions: days a past_due subscription's licence stays valid after its period end (0..60).
    * Absent (and for products stored before it existed): 7.
    */
-  payment_grace_days?: number | undefined;
+  payment_grace_days?:
+    | number
+    | undefined;
+  /**
+   * Most days a licence file asked for with an app credential stays valid (1..365). Absent (and for
+   * products stored before it existed): 30. Full-scope keys may ask for up to 365.
+   */
+  max_file_ttl_days?: number | undefined;
 }
 
 export interface Product {
@@ -625,6 +632,7 @@ function createBaseLicensePolicy(): LicensePolicy {
     entitlements: [],
     customer_deactivations_per_30_days: undefined,
     payment_grace_days: undefined,
+    max_file_ttl_days: undefined,
   };
 }
 
@@ -659,6 +667,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     }
     if (message.payment_grace_days !== undefined) {
       writer.uint32(80).int32(message.payment_grace_days);
+    }
+    if (message.max_file_ttl_days !== undefined) {
+      writer.uint32(88).int32(message.max_file_ttl_days);
     }
     return writer;
   },
@@ -756,6 +767,14 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
             message.payment_grace_days = reader.int32();
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.max_file_ttl_days = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -818,6 +837,11 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
         : isSet(object.payment_grace_days)
         ? globalThis.Number(object.payment_grace_days)
         : undefined,
+      max_file_ttl_days: isSet(object.maxFileTtlDays)
+        ? globalThis.Number(object.maxFileTtlDays)
+        : isSet(object.max_file_ttl_days)
+        ? globalThis.Number(object.max_file_ttl_days)
+        : undefined,
     };
   },
 
@@ -853,6 +877,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     if (message.payment_grace_days !== undefined) {
       obj.paymentGraceDays = Math.round(message.payment_grace_days);
     }
+    if (message.max_file_ttl_days !== undefined) {
+      obj.maxFileTtlDays = Math.round(message.max_file_ttl_days);
+    }
     return obj;
   },
 
@@ -871,6 +898,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     message.entitlements = object.entitlements?.map((e) => e) || [];
     message.customer_deactivations_per_30_days = object.customer_deactivations_per_30_days ?? undefined;
     message.payment_grace_days = object.payment_grace_days ?? undefined;
+    message.max_file_ttl_days = object.max_file_ttl_days ?? undefined;
     return message;
   },
 };

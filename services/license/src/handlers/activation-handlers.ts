@@ -19,7 +19,13 @@ export function activationHandlers(
       return { data: items.map(toActivation), page };
     },
 
-    deactivate: async (req) => toActivation(await deactivate(deps, req.account_id, req.key, req.activation_id)),
+    deactivate: async (req) =>
+      toActivation(
+        await deactivate(deps, req.account_id, req.key, req.activation_id, {
+          keyScope: req.key_scope,
+          fingerprint: req.fingerprint,
+        }),
+      ),
 
     heartbeat: async (req) => toActivation(await heartbeat(deps, req.account_id, req.key, req.activation_id)),
   };

@@ -5,10 +5,12 @@ import {
   lapsed,
   leaseFrom,
   parseLicenseKey,
+  withPolicyDefaults,
   type DeactivationReason,
   type DomainEvent,
   type PageRequest,
 } from '@licensing/proto';
+import { describeMoment, judgeCustomerDeactivation, windowStart } from '../domain/customer-deactivations';
 import { reclaimBucket } from '../domain/leases';
 import { checkFingerprint } from '../domain/metadata';
 import { activationEvent, deactivationEvent } from '../events/license-events';
@@ -191,18 +193,78 @@ export async function listActivations(
   return store.listActivations(license._id, page);
 }
 
-/** Frees a machine's slot, with license.deactivated; an unknown or already freed activation is not found. */
+/**
+ * Frees a machine's slot, with license.deactivated; an unknown or already freed activation is not found.
+ * An app credential (`keyScope` "validate", which anyone holding the app has) frees machines within the
+ * policy's customer_deactivations_per_30_days, as a customer in the portal does (the same count): one
+ * licence key must not free seats for ever more machines. The exception is an app releasing its own
+ * floating seat (the activation's fingerprint is the `fingerprint` it sends): seats come and go.
+ */
 export async function deactivate(
   deps: LicenseDeps,
   accountId: string,
   key: string,
   activationId: string,
+  caller: { keyScope?: string; fingerprint?: string } = {},
 ): Promise<ActivationDoc> {
   const license = await ownLicense(deps.store, accountId, key);
   if (!isId('act', activationId)) throw AppError.notFound('activation');
+  if (caller.keyScope === 'validate') {
+    const seat = await deps.store.findAnyActivation(license._id, activationId);
+    if (!seat || seat.deactivated_at) throw AppError.notFound('activation');
+    const ownFloatingSeat =
+      isFloating(license.policy) && !!caller.fingerprint && seat.fingerprint === caller.fingerprint;
+    if (!ownFloatingSeat) {
+      const done = await freeWithinCustomerAllowance(deps, license, activationId, 'app');
+      if (!done) throw AppError.notFound('activation');
+      return done;
+    }
+  }
   const done = await freeActivation(deps, license, activationId, 'requested');
   if (!done) throw AppError.notFound('activation');
   return done;
+}
+
+/**
+ * Frees a machine the customer chose, in the portal or through their app (an app credential), within the
+ * policy's customer_deactivations_per_30_days, through the one deactivation path with reason "customer"
+ * (which is what the next count reads). Null when the activation is not an active one of this licence.
+ *
+ * The count and the deactivation are two operations, and the store has no transactions (FerretDB's
+ * updates are not even atomic): two requests of the same customer at the same moment (a double click,
+ * two tabs) can both read a count under the limit and both free a machine, so a race lets a customer
+ * free at worst one extra machine per request in flight then. Nothing is half-written either way: the
+ * record that is counted is the deactivation itself (reason and time on the activation, one write
+ * with its license.deactivated), never a separate counter that a crash could leave out of step.
+ */
+export async function freeWithinCustomerAllowance(
+  deps: LicenseDeps,
+  license: LicenseDoc,
+  activationId: string,
+  through: 'portal' | 'app',
+): Promise<ActivationDoc | null> {
+  // A licence stored before the setting existed has its default (3).
+  const limit = withPolicyDefaults(license.policy).customer_deactivations_per_30_days;
+  const now = deps.clock.now();
+  const recent = await deps.store.customerDeactivationsSince(license._id, windowStart(now), limit);
+  const verdict = judgeCustomerDeactivation(limit, recent, now);
+  if (!verdict.allowed && verdict.reason === 'disabled')
+    throw new AppError(
+      'conflict',
+      through === 'portal'
+        ? 'machines of this licence are freed by the vendor only: contact the vendor to free one'
+        : "machines of this licence are freed by the vendor only (the policy's customer_deactivations_per_30_days is 0); an app may release only its own floating seat",
+    );
+  if (!verdict.allowed) {
+    const freed = `${limit} machine${limit === 1 ? '' : 's'} of this licence`;
+    throw AppError.rateLimited(
+      through === 'portal'
+        ? `you have freed ${freed} in the last 30 days; you can free another machine on ${describeMoment(verdict.nextAt)}`
+        : `the customer has freed ${freed} in the last 30 days (the policy's customer_deactivations_per_30_days, counted for the portal and app credentials alike); another may be freed on ${describeMoment(verdict.nextAt)}, or by the vendor's full-scope key`,
+      verdict.retryAfterS,
+    );
+  }
+  return freeActivation(deps, license, activationId, 'customer');
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   lapsed,
   type SignPayloadRequest,
   type SignPayloadResponse,
+  withPolicyDefaults,
 } from '@licensing/proto';
 import { checkFingerprint } from '../domain/metadata';
 import type { LicenseStore } from '../store/queries';
@@ -31,19 +32,27 @@ export interface FileDeps {
 export const FILE_TTL_DEFAULT_DAYS = 30;
 export const FILE_TTL_MAX_DAYS = 365;
 
+/** Who asks: an app credential ("validate": a License credential or a validate-scope key) or the vendor. */
+const isAppCaller = (keyScope: string): boolean => keyScope === 'validate';
+
 /**
  * A licence file for offline validation: the licence's facts, signed with the
  * product's current Ed25519 key (by the product service, which holds it). A
  * file never outlives the licence: valid_until is capped by expiry plus grace.
+ * An app credential (key_scope "validate", shipped where anyone can read it) gets
+ * what a validation shows it: customer_email only where the policy allows it
+ * (validate_keys_see_email), and a file of at most the policy's max_file_ttl_days.
  */
 export async function issueLicenseFile(
   { store, clock, signer, products }: FileDeps,
-  req: { account_id: string; key: string; fingerprint: string; ttl_days: number },
+  req: { account_id: string; key: string; fingerprint: string; ttl_days: number; key_scope?: string },
 ): Promise<SignPayloadResponse> {
-  const ttl = req.ttl_days || FILE_TTL_DEFAULT_DAYS;
-  if (!Number.isInteger(ttl) || ttl < 1 || ttl > FILE_TTL_MAX_DAYS)
+  if (req.ttl_days !== 0 && (!Number.isInteger(req.ttl_days) || req.ttl_days < 1 || req.ttl_days > FILE_TTL_MAX_DAYS))
     throw AppError.invalid('ttl_days', `ttl_days must be a whole number from 1 to ${FILE_TTL_MAX_DAYS}`);
   const license = await ownLicense(store, req.account_id, req.key);
+  const app = isAppCaller(req.key_scope ?? '');
+  const policy = withPolicyDefaults(license.policy);
+  const ttl = fileTtlDays(req.ttl_days, app ? policy.max_file_ttl_days : FILE_TTL_MAX_DAYS);
   const fingerprint = req.fingerprint ? checkFingerprint(req.fingerprint) : '';
   const now = clock.now();
   const status = effectiveStatus(license, now);
@@ -67,7 +76,8 @@ export async function issueLicenseFile(
     license_key: license.key,
     license_id: license._id,
     product_id: license.product_id,
-    customer_email: license.customer_email,
+    // A validation answer hides it from app credentials unless the policy shows it: so does the file.
+    customer_email: app && !policy.validate_keys_see_email ? null : license.customer_email,
     status,
     expires_at: license.expires_at ? license.expires_at.toISOString() : null,
     fingerprint: fingerprint || null,
@@ -93,4 +103,19 @@ export async function issueLicenseFile(
     product_id: license.product_id,
     payload_json: JSON.stringify(payload),
   });
+}
+
+/**
+ * The days a file is valid: as asked (0: the default, 30), at most `maxDays` (an app credential's:
+ * the policy's max_file_ttl_days; the vendor's: 365). Asking for more than the cap is refused, so an
+ * app never silently gets a shorter file than it asked for.
+ */
+export function fileTtlDays(asked: number, maxDays: number): number {
+  if (asked === 0) return Math.min(FILE_TTL_DEFAULT_DAYS, maxDays);
+  if (asked > maxDays)
+    throw AppError.invalid(
+      'ttl_days',
+      `app credentials may ask for licence files of at most ${maxDays} days (the product policy's max_file_ttl_days); a full-scope API key may ask for up to ${FILE_TTL_MAX_DAYS}`,
+    );
+  return asked;
 }

@@ -58,6 +58,7 @@ export async function renderPurchase(deps: NotificationDeps, mail: EmailDoc): Pr
       key: mail.license_key,
       fingerprint: '',
       ttl_days: 0,
+      key_scope: 'full', // mailed to the customer the licence is for
     });
   } catch (err) {
     if (!(err instanceof AppError && NO_FILE.has(err.code))) throw err;
