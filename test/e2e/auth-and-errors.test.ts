@@ -192,6 +192,14 @@ describe('status and unavailable services', () => {
         per_key_per_minute: 100,
         per_license_per_minute: 60,
       },
+      // The account's bounds on bulk work (the same on every plan).
+      account_limits: {
+        imports_at_once: 1,
+        exports_at_once: 1,
+        products: 1000,
+        import_header_columns: 256,
+        import_refused_keys: 20,
+      },
     });
     expect(res.body.version).toBe(require('../../gateway/package.json').version);
   });

@@ -1350,6 +1350,19 @@ export interface components {
                 /** @description Requests per minute for each licence: app traffic naming it (its License credential, or a validate-scope key), budget "license_minute" */
                 per_license_per_minute: number;
             };
+            /** @description The calling account's bounds on bulk work (the same on every plan) */
+            account_limits: {
+                /** @description Imports waiting or running at once (409 for another) */
+                imports_at_once: number;
+                /** @description Exports running at once (409 for another) */
+                exports_at_once: number;
+                /** @description Products the account may have (409 for one more) */
+                products: number;
+                /** @description Columns of an import's CSV header (400 for a wider one) */
+                import_header_columns: number;
+                /** @description Rows of one import refused for a key held elsewhere before the import fails */
+                import_refused_keys: number;
+            };
         };
         Readiness: {
             /** @enum {unknown} */
