@@ -422,8 +422,8 @@ export const schemas: Record<string, Schema> = {
     ),
     account_limits: obj(
       {
-        imports_at_once: int('Imports waiting or running at once (409 for another)', { minimum: 1 }),
-        exports_at_once: int('Exports running at once (409 for another)', { minimum: 1 }),
+        imports_at_once: int('Imports that may be waiting or running together (409 for another)', { minimum: 1 }),
+        exports_at_once: int('Exports that may be running together (409 for another)', { minimum: 1 }),
         products: int('Products the account may have (409 for one more)', { minimum: 1 }),
         import_header_columns: int("Columns of an import's CSV header (400 for a wider one)", { minimum: 1 }),
         import_refused_keys: int('Rows of one import refused for a key held elsewhere before the import fails', {

@@ -1355,9 +1355,9 @@ export interface components {
             };
             /** @description The calling account's bounds on bulk work (the same on every plan) */
             account_limits: {
-                /** @description Imports waiting or running at once (409 for another) */
+                /** @description Imports that may be waiting or running together (409 for another) */
                 imports_at_once: number;
-                /** @description Exports running at once (409 for another) */
+                /** @description Exports that may be running together (409 for another) */
                 exports_at_once: number;
                 /** @description Products the account may have (409 for one more) */
                 products: number;

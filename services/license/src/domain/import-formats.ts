@@ -507,7 +507,18 @@ export function checkHead(format: ImportFormat, head: Uint8Array): string | unde
     .toString('utf8')
     .replace(/^\uFEFF/, '');
   if (format === 'jsonl') {
-    const first = text.split('\n').find((l) => l.trim() !== '');
+    // The first line that holds anything (the piece is not split whole: only its head is read).
+    let first: string | undefined;
+    for (let at = 0; at < text.length; ) {
+      const nl = text.indexOf('\n', at);
+      const line = text.slice(at, nl === -1 ? text.length : nl);
+      if (line.trim() !== '') {
+        first = line;
+        break;
+      }
+      if (nl === -1) break;
+      at = nl + 1;
+    }
     if (first === undefined) return 'the file is empty';
     const complete = text.indexOf('\n') !== -1 || head.byteLength < 65536;
     if (!complete) return undefined;

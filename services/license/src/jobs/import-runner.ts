@@ -40,20 +40,25 @@ export class ImportRunner {
     private readonly log: Logger,
   ) {}
 
-  async pass(): Promise<void> {
+  /** The sweeps of stopped exports, expired export files and cut-off uploads, once a minute. */
+  private async sweep(): Promise<void> {
     const now = this.deps.clock.now();
-    if (now.getTime() - this.lastExportSweep > 60_000) {
-      this.lastExportSweep = now.getTime();
-      const failed = await failStoppedExports(this.deps);
-      if (failed) this.log.warn({ failed }, 'exports whose gateway stopped before they finished are failed');
-      await dropExpiredExports(this.deps);
-      const cut = await failStalledUploads(this.deps);
-      if (cut) this.log.warn({ failed: cut }, 'import uploads cut off by a gateway that stopped are failed');
-    }
+    if (now.getTime() - this.lastExportSweep <= 60_000) return;
+    this.lastExportSweep = now.getTime();
+    const failed = await failStoppedExports(this.deps);
+    if (failed) this.log.warn({ failed }, 'exports whose gateway stopped before they finished are failed');
+    await dropExpiredExports(this.deps);
+    const cut = await failStalledUploads(this.deps);
+    if (cut) this.log.warn({ failed: cut }, 'import uploads cut off by a gateway that stopped are failed');
+  }
+
+  async pass(): Promise<void> {
     const running = new Map<string, Running>();
     try {
       for (;;) {
         if (this.stopping) return;
+        // Every round: a pass lasts as long as imports keep arriving, and the sweeps must not wait for it.
+        await this.sweep();
         await this.join(running);
         if (!running.size) return;
         // One round: a batch of each account's import, in turn.
