@@ -505,29 +505,36 @@ describe('imports', () => {
   it('refuses a CSV header of more than 256 columns with 400 body, before anything is read', async () => {
     const header = ['key', 'product_id', 'customer_email', ...Array.from({ length: 35_997 }, (_, i) => `c${i}`)];
     const rows = Array.from({ length: 20_000 }, () => ',').join('\n');
-    const wide = await upload(f.api, 'csv', `${header.join(',')}\n${rows}\n`);
+    // An account of its own (its own minute of requests, and its own import at a time).
+    const mine = await f.stack.newAccount();
+    const api = client(f.stack.url, mine.apiKey);
+    const product = (await api('POST', '/api/v1/products', { name: 'Wide' })).body.id;
+    const wide = await upload(api, 'csv', `${header.join(',')}\n${rows}\n`);
     expect(wide.status).toBe(400);
     expect(wide.body.errors).toEqual([
       { field: 'body', message: 'not a csv file: the header has more than 256 columns (at most 256)' },
     ]);
     // The service answered everything else meanwhile, and the account may send its next file at once.
     const fine = await importFile(
-      f.api,
+      api,
       'csv',
-      `key,product_id,customer_email\nwide-after-0001,${productId},w@example.com\n`,
+      `key,product_id,customer_email\nwide-after-0001,${product},w@example.com\n`,
     );
     expect(fine).toMatchObject({ status: 'done', imported: 1 });
   });
 
   it('one import at a time per account: another while one waits or runs is 409; another account is not held up', async () => {
+    const mine = await f.stack.newAccount();
+    const api = client(f.stack.url, mine.apiKey);
+    const product = (await api('POST', '/api/v1/products', { name: 'One at a time' })).body.id;
     const rows = Array.from({ length: 8000 }, (_, i) => ({
       key: `one-at-a-time-${String(i).padStart(5, '0')}`,
-      product_id: productId,
+      product_id: product,
       customer_email: 'q@example.com',
     }));
-    const first = await upload(f.api, 'jsonl', jsonl(...rows));
+    const first = await upload(api, 'jsonl', jsonl(...rows));
     expect(first.status).toBe(202);
-    const second = await upload(f.api, 'jsonl', jsonl(rows[0]));
+    const second = await upload(api, 'jsonl', jsonl(rows[0]));
     expect(second.status).toBe(409);
     expect(second.body).toMatchObject({
       code: 'conflict',
@@ -542,10 +549,10 @@ describe('imports', () => {
       jsonl({ key: 'meanwhile-key-0001', product_id: theirProduct, customer_email: 'm@example.com' }),
     );
     expect(theirs).toMatchObject({ status: 'done', imported: 1 });
-    expect(await finished(f.api, first.body.id)).toMatchObject({ status: 'done', imported: 8000 });
-    const next = await upload(f.api, 'jsonl', jsonl(rows[0]));
+    expect(await finished(api, first.body.id)).toMatchObject({ status: 'done', imported: 8000 });
+    const next = await upload(api, 'jsonl', jsonl(rows[0]));
     expect(next.status).toBe(202);
-    expect(await finished(f.api, next.body.id)).toMatchObject({ status: 'done', skipped: 1 });
+    expect(await finished(api, next.body.id)).toMatchObject({ status: 'done', skipped: 1 });
   }, 120_000);
 
   it("another account's import is not found", async () => {
