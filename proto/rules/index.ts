@@ -4,6 +4,7 @@
 // answer is the answer the service would give. Also the one source of every
 // fixed word list (vocabulary.ts), of the licence policy (policy.ts) and of
 // the licence lifecycle (lifecycle.ts), which the services and gateway share.
+export * from './account-limits';
 export * from './entitlements';
 export * from './lease';
 export * from './license-key';

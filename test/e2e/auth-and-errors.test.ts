@@ -197,6 +197,14 @@ describe('status and unavailable services', () => {
         heartbeats_per_activation_per_minute: 10,
         unknown_per_credential_address_per_minute: 30,
       },
+      // The account's bounds on bulk work (the same on every plan).
+      account_limits: {
+        imports_at_once: 1,
+        exports_at_once: 1,
+        products: 1000,
+        import_header_columns: 256,
+        import_refused_keys: 20,
+      },
     });
     expect(res.body.version).toBe(require('../../gateway/package.json').version);
   });

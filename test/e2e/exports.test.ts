@@ -244,7 +244,9 @@ describe('exports', () => {
     const taken = await importInto(client(a.url, sibling.apiKey), text);
     expect(taken).toMatchObject({ imported: 5, skipped: 3, rejected: 4 });
     expect(taken.errors.map((e: { message: string }) => e.message)).toEqual(
-      Array(4).fill('key is already taken: keys are unique across the whole system'),
+      Array(4).fill(
+        'key refused: keys are unique across the whole system, and this one cannot be given to this account',
+      ),
     );
 
     // Into an account of another installation: products, licences and webhook endpoints come across;

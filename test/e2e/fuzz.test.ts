@@ -394,7 +394,19 @@ it(`${IMPORT_RUNS} hostile files to POST /api/v1/imports (JSON lines and CSV: ga
   const importOp = ops.find((o) => o.method === 'POST' && o.template === '/api/v1/imports')!;
   expect(importOp.fileTypes).toEqual(['application/x-ndjson', 'text/csv']);
   const statuses = new Map<number, number>();
-  const accepted: string[] = [];
+  const accepted: any[] = [];
+  let wideHeaders = 0;
+  /** The import once it is no longer running (never stuck). */
+  const ended = (id: string) =>
+    eventually(
+      async () => {
+        const r = await call('GET', `/api/v1/imports/${id}`);
+        expect(r.status).toBe(200);
+        expect(r.json.status).not.toBe('running');
+        return r.json;
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
   const arbitrary = fc.record({
     format: fc.oneof(
       { weight: 8, arbitrary: fc.constantFrom('jsonl', 'csv', 'keygen', 'lemonsqueezy', 'gumroad') },
@@ -425,13 +437,21 @@ it(`${IMPORT_RUNS} hostile files to POST /api/v1/imports (JSON lines and CSV: ga
         },
         body,
       };
-      const res = await send(stack.url, req);
+      let res = await send(stack.url, req);
+      // An import the first fuzz left waiting or running (one per account at a time): once it ended, again.
+      const before = res.status === 409 ? /\((imp_[0-9A-Z]+)\)/.exec(res.text) : null;
+      if (before) {
+        await ended(before[1]);
+        res = await send(stack.url, req);
+      }
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      if (res.status === 400 && /more than 256 columns/.test(res.text)) wideHeaders++;
       const wrong =
         problemWith(importOp, req, res) ??
         (![202, 400, 415].includes(res.status) ? `status ${res.status} for a file under 100 MB` : null);
       if (wrong) throw new Error(`${wrong}\n${show(req, res)}`);
-      if (res.status === 202) accepted.push(JSON.parse(res.text).id);
+      // An account runs one import at a time: the next file is sent once this one ended.
+      if (res.status === 202) accepted.push(await ended(JSON.parse(res.text).id));
     }),
     { seed: SEED, numRuns: IMPORT_RUNS, endOnFailure: true },
   );
@@ -439,17 +459,11 @@ it(`${IMPORT_RUNS} hostile files to POST /api/v1/imports (JSON lines and CSV: ga
   expect(statuses.get(202) ?? 0).toBeGreaterThan(IMPORT_RUNS / 10);
   expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
   expect(statuses.get(415) ?? 0).toBeGreaterThan(0);
+  // A header of thousands of columns was refused as a whole, as documented.
+  expect(wideHeaders).toBeGreaterThan(0);
   // Each accepted file's job ends, done (its bad rows named) or failed (saying why), never stuck or internal.
-  for (const id of accepted) {
-    const job = await eventually(
-      async () => {
-        const r = await call('GET', `/api/v1/imports/${id}`);
-        expect(r.status).toBe(200);
-        expect(r.json.status).not.toBe('running');
-        return r.json;
-      },
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
+  for (const job of accepted) {
+    const id = job.id;
     const text = JSON.stringify(job);
     expect({ id, status: job.status, trace: STACK_TRACE.test(text), internal: /internal error/i.test(text) }).toEqual({
       id,

@@ -42,6 +42,9 @@ async function importFile(api: Api, format: string, body: string) {
   return finished(api, r.body.id);
 }
 
+/** What a row whose key another account holds, or held before a reroll, is told: one message for both. */
+const REFUSED = 'key refused: keys are unique across the whole system, and this one cannot be given to this account';
+
 const jsonl = (...rows: unknown[]) => `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
 
 /**
@@ -282,7 +285,7 @@ describe('imports', () => {
     expect(out).toMatchObject({ status: 'done', total: 14, imported: 2, skipped: 0, rejected: 12 });
     expect(out.errors).toEqual([
       { row: 2, message: 'key is longer than 64 characters (65)' },
-      { row: 3, message: 'key is already taken: keys are unique across the whole system' },
+      { row: 3, message: REFUSED },
       { row: 4, message: 'product_id prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P: no such product in this account' },
       { row: 5, message: 'customer_email must be an e-mail address' },
       { row: 6, message: 'not a JSON object on one line' },
@@ -332,8 +335,8 @@ describe('imports', () => {
     );
     expect(out).toMatchObject({ status: 'done', total: 5, imported: 2, skipped: 0, rejected: 3 });
     expect(out.errors).toEqual([
-      { row: 2, message: 'key is already taken: keys are unique across the whole system' },
-      { row: 3, message: 'key is already taken: keys are unique across the whole system' },
+      { row: 2, message: REFUSED },
+      { row: 3, message: REFUSED },
       { row: 4, message: 'key was replaced by a reroll in this account: a replaced key is never given out again' },
     ]);
     expect(JSON.stringify(out)).not.toContain(other.accountId);
@@ -498,6 +501,68 @@ describe('imports', () => {
       await db.close();
     }
   });
+
+  it('refuses a CSV header of more than 256 columns with 400 body, before anything is read', async () => {
+    const header = ['key', 'product_id', 'customer_email', ...Array.from({ length: 35_997 }, (_, i) => `c${i}`)];
+    const rows = Array.from({ length: 20_000 }, () => ',').join('\n');
+    // An account of its own (its own minute of requests, and its own import at a time).
+    const mine = await f.stack.newAccount();
+    const api = client(f.stack.url, mine.apiKey);
+    const product = (await api('POST', '/api/v1/products', { name: 'Wide' })).body.id;
+    const wide = await upload(api, 'csv', `${header.join(',')}\n${rows}\n`);
+    expect(wide.status).toBe(400);
+    expect(wide.body.errors).toEqual([
+      { field: 'body', message: 'not a csv file: the header has more than 256 columns (at most 256)' },
+    ]);
+    // The service answered everything else meanwhile, and the account may send its next file at once.
+    const fine = await importFile(
+      api,
+      'csv',
+      `key,product_id,customer_email\nwide-after-0001,${product},w@example.com\n`,
+    );
+    expect(fine).toMatchObject({ status: 'done', imported: 1 });
+  });
+
+  it('one import at a time per account: another while one waits or runs is 409; another account is not held up', async () => {
+    const mine = await f.stack.newAccount();
+    const api = client(f.stack.url, mine.apiKey);
+    const product = (await api('POST', '/api/v1/products', { name: 'One at a time' })).body.id;
+    const rows = Array.from({ length: 3000 }, (_, i) => ({
+      key: `one-at-a-time-${String(i).padStart(5, '0')}`,
+      product_id: product,
+      customer_email: 'q@example.com',
+    }));
+    const first = await upload(api, 'jsonl', jsonl(...rows));
+    expect(first.status).toBe(202);
+    const second = await upload(api, 'jsonl', jsonl(rows[0]));
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({
+      code: 'conflict',
+      detail: `this account already has an import waiting or running (${first.body.id}): an account runs 1 import at a time; send the next once it is done or failed`,
+    });
+    const other = await f.stack.newAccount();
+    const otherApi = client(f.stack.url, other.apiKey);
+    const theirProduct = (await otherApi('POST', '/api/v1/products', { name: 'Meanwhile' })).body.id;
+    const theirs = await importFile(
+      otherApi,
+      'jsonl',
+      jsonl({ key: 'meanwhile-key-0001', product_id: theirProduct, customer_email: 'm@example.com' }),
+    );
+    expect(theirs).toMatchObject({ status: 'done', imported: 1 });
+    // A file of 3,000 rows takes a while on a loaded machine: waited for longer than a small one.
+    const big = await eventually(
+      async () => {
+        const r = await api('GET', `/api/v1/imports/${first.body.id}`);
+        expect(r.body.status).not.toBe('running');
+        return r.body;
+      },
+      { timeoutMs: 90_000, intervalMs: 200 },
+    );
+    expect(big).toMatchObject({ status: 'done', imported: 3000 });
+    const next = await upload(api, 'jsonl', jsonl(rows[0]));
+    expect(next.status).toBe(202);
+    expect(await finished(api, next.body.id)).toMatchObject({ status: 'done', skipped: 1 });
+  }, 120_000);
 
   it("another account's import is not found", async () => {
     const out = await upload(

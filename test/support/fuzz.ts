@@ -449,7 +449,24 @@ export function fileBodyFor(known: Known): fc.Arbitrary<Buffer> {
       fc.constantFrom('\n', '\r\n', '\r'),
     )
     .map(([h, rows, eol]) => [h, ...rows.map((r) => r.join(','))].join(eol));
+  // A header of thousands of columns (refused past 256), or of 256 with every cell of its rows holding
+  // control characters: a row's cost must not grow with the columns, nor the store be handed what it cannot hold.
+  const controls = fc.constantFrom(...CONTROL_CHARACTERS);
+  const wideCsv = fc
+    .tuple(fc.oneof(fc.integer({ min: 257, max: 40_000 }), fc.constant(256)), controls, fc.integer({ min: 1, max: 30 }))
+    .map(([columns, c, rows]) => {
+      const header = [
+        'key',
+        'product_name',
+        'customer_email',
+        ...Array.from({ length: columns - 3 }, (_, i) => `x${i}`),
+      ];
+      const row = (r: number) =>
+        [`wide-key-${r}${c}`, `Wide ${c}product`, `w${r}${c}@example.com`, `"cell${c}, ""quoted"""`, c].join(',');
+      return Buffer.from([header.join(','), ...Array.from({ length: rows }, (_, r) => row(r))].join('\n'));
+    });
   return fc.oneof(
+    { weight: 2, arbitrary: wideCsv },
     { weight: 4, arbitrary: jsonl.map((t) => Buffer.from(t)) },
     { weight: 4, arbitrary: csv.map((t) => Buffer.from(t)) },
     { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 600 }).map((a) => Buffer.from(a)) },

@@ -197,3 +197,58 @@ describe("a licence line's own policy", () => {
     ).toBe('policy');
   });
 });
+
+describe('the text of every field of a row, by the API’s rule', () => {
+  const license = {
+    key: 'poison-key-0001',
+    product_id: 'prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P',
+    customer_email: 'ann@example.com',
+  };
+
+  it('a control character in customer_email rejects the row, naming the field and the character', () => {
+    expect(checkRow({ ...license, customer_email: 'ann\u0000@example.com' }, now)).toEqual({
+      kind: 'rejected',
+      message: 'customer_email must not contain control characters or unpaired surrogates (found U+0000)',
+    });
+    expect(checkRow({ ...license, customer_email: 'ann@exa\u0007mple.com' }, now)).toMatchObject({
+      kind: 'rejected',
+      message: expect.stringContaining('customer_email must not contain control characters'),
+    });
+  });
+
+  it('an address the API would refuse is refused here too', () => {
+    expect(checkRow({ ...license, customer_email: `${'a'.repeat(70)}@example.com` }, now)).toEqual({
+      kind: 'rejected',
+      message: 'customer_email must be a valid e-mail address',
+    });
+  });
+
+  it.each([
+    ['a metadata value', { metadata: { note: 'a\u0000b' } }, 'metadata.note'],
+    ['a metadata name', { metadata: { 'n\u0001': 'x' } }, 'metadata keys are'],
+    ['an entitlement', { entitlements: ['pro\u0000'] }, 'entitlements[0]'],
+    ['a fingerprint', { activations: [{ fingerprint: 'fp\u0000' }] }, 'activations[0].fingerprint'],
+    ['a machine name', { activations: [{ fingerprint: 'fp', name: 'pc\u0008' }] }, 'activations[0].name'],
+    ['a field no row has', { extra: '\u0000' }, 'extra'],
+    ['an unpaired surrogate', { customer_email: 'ann\ud800@example.com' }, 'customer_email'],
+  ])('%s with a control character rejects the row', (_what, change, field) => {
+    const checked = checkRow({ ...license, ...change }, now);
+    expect(checked).toMatchObject({ kind: 'rejected', message: expect.stringContaining(field) });
+  });
+
+  it('a product line or a webhook endpoint line: one-line fields refuse line breaks, all fields control characters', () => {
+    expect(checkRow({ type: 'product', name: 'Pro\nEdition' }, now)).toEqual({
+      kind: 'rejected',
+      message: 'name must not contain control characters or unpaired surrogates (found U+000A)',
+    });
+    expect(checkRow({ type: 'product', name: 'Pro', description: 'two\nlines' }, now)).toMatchObject({
+      kind: 'product',
+    });
+    expect(checkRow({ type: 'product', name: 'Pro', description: 'bell\u0007' }, now)).toMatchObject({
+      kind: 'rejected',
+    });
+    expect(
+      checkRow({ type: 'webhook_endpoint', url: 'https://example.com/\r\nX: y', events: ['license.created'] }, now),
+    ).toMatchObject({ kind: 'rejected', message: expect.stringContaining('webhook_endpoint: url must not contain') });
+  });
+});

@@ -120,3 +120,23 @@ describe('creating a product', () => {
     expect(outbox.flushed).toEqual([]);
   });
 });
+
+describe('the products of one account', () => {
+  it('are at most 1,000: one more is 409, naming the bound, and another account is not held up', async () => {
+    const { store, outbox, deps } = setup();
+    for (let i = 0; i < 999; i++) await createProduct(deps, request({ name: `Product ${i}` }));
+    // The 1,000th is taken.
+    await createProduct(deps, request({ name: 'The last one' }));
+    const err = await refusal(() => createProduct(deps, request({ name: 'One too many' })));
+    expect(err).toMatchObject({
+      code: 'conflict',
+      message:
+        'this account has 1000 products, the most an account may have: reuse one (an existing product can be renamed and its policy changed)',
+    });
+    expect(store.docs.size).toBe(1000);
+    expect(outbox.flushed).toHaveLength(1000);
+    await expect(createProduct(deps, request({ account_id: 'acct_B', name: 'Elsewhere' }))).resolves.toMatchObject({
+      account_id: 'acct_B',
+    });
+  });
+});

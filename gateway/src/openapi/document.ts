@@ -153,6 +153,7 @@ const paths: Record<string, Record<string, Op>> = {
     post: op('createProduct', {
       summary: 'Create a product',
       tag: 'Products',
+      description: 'An account has at most 1,000 products: 409 for one more.',
       body: 'ProductCreate',
       ok: { 201: { description: 'The new product (Location names it)', schema: ref('Product') } },
     }),
@@ -412,7 +413,7 @@ const paths: Record<string, Record<string, Op>> = {
       summary: 'Import licences with their keys (a job)',
       tag: 'Imports and exports',
       description:
-        'The body is the file itself, up to 100 MB, streamed: JSON lines (`format=jsonl`, `Content-Type: application/x-ndjson`; an export of another account is such a file) or CSV (`format=csv|keygen|lemonsqueezy|gumroad`, `Content-Type: text/csv`). The job imports each row idempotently (a row already in the account with the same fields is skipped; the same key with other fields, or a key taken anywhere else, is rejected naming the row). 400 when the file is not of that format (its header or first line is wrong); 413 over 100 MB; 415 for another Content-Type. The columns of each format are in docs/api.md, "Imports".',
+        'The body is the file itself, up to 100 MB, streamed: JSON lines (`format=jsonl`, `Content-Type: application/x-ndjson`; an export of another account is such a file) or CSV (`format=csv|keygen|lemonsqueezy|gumroad`, `Content-Type: text/csv`). The job imports each row idempotently (a row already in the account with the same fields is skipped; the same key with other fields, or a key taken anywhere else, is rejected naming the row). 400 when the file is not of that format (its header or first line is wrong, or a CSV header has more than 256 columns); 409 while the account has another import waiting or running (one at a time); 413 over 100 MB; 415 for another Content-Type. The columns of each format are in docs/api.md, "Imports".',
       params: queryParameters(importCreateQuery),
       rawBody: {
         'application/x-ndjson': { type: 'string', description: 'One JSON object per line' },
@@ -434,7 +435,7 @@ const paths: Record<string, Record<string, Op>> = {
       summary: "Export the account's data as JSON lines (a job)",
       tag: 'Imports and exports',
       description:
-        'Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account. The gateway that answered runs the job; if that process stops before the export is done (a crash, a restart), the export ends `failed` within a minute (its lease lapses), its `failure` saying to start a new export: POST again.',
+        'Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account. The gateway that answered runs the job; if that process stops before the export is done (a crash, a restart), the export ends `failed` within a minute (its lease lapses), its `failure` saying to start a new export: POST again. 409 while another export of the account runs (one at a time).',
       ok: { 202: { description: 'The export job, running (Location names it)', schema: ref('Export') } },
     }),
   },

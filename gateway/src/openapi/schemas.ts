@@ -454,6 +454,19 @@ export const schemas: Record<string, Schema> = {
       undefined,
       { description: "The calling account's rate limits (see RateLimit-Policy for the window this key spends)" },
     ),
+    account_limits: obj(
+      {
+        imports_at_once: int('Imports that may be waiting or running together (409 for another)', { minimum: 1 }),
+        exports_at_once: int('Exports that may be running together (409 for another)', { minimum: 1 }),
+        products: int('Products the account may have (409 for one more)', { minimum: 1 }),
+        import_header_columns: int("Columns of an import's CSV header (400 for a wider one)", { minimum: 1 }),
+        import_refused_keys: int('Rows of one import refused for a key held elsewhere before the import fails', {
+          minimum: 1,
+        }),
+      },
+      undefined,
+      { description: "The calling account's bounds on bulk work (the same on every plan)" },
+    ),
   }),
   Readiness: obj({
     status: { enum: ['ready', 'shutting_down'] },

@@ -110,7 +110,11 @@ export function importRoutes(
         res.setHeader('Connection', 'close');
         throw tooLarge();
       }
-      let imp = await clients.imports.createImport({ account_id: accountId, format });
+      let imp = await clients.imports.createImport({ account_id: accountId, format }).catch((err: unknown) => {
+        // Refused before the body is read (the account's import is still running): nothing more is read.
+        if (!req.complete) res.setHeader('Connection', 'close');
+        throw err;
+      });
       let seq = 0;
       let received = 0;
       try {

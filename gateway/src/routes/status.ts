@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { PAYMENTS_HEALTH, mailQuotaOf, type health, type PaymentsState } from '@licensing/proto';
+import { accountLimits, PAYMENTS_HEALTH, mailQuotaOf, type health, type PaymentsState } from '@licensing/proto';
 import { checkHealth } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
 import type { Clients } from '../backends/clients';
@@ -195,6 +195,7 @@ export function statusRoutes(
       res.json({
         ...(await systemStatus(clients, bus, limits, version)),
         rate_limits: rateLimitsOf(principalOf(res), limits.settings.licensePerMinute),
+        account_limits: accountLimits,
       });
     },
   });

@@ -37,6 +37,10 @@ export class FakeProductStore implements ProductStore {
     return after;
   }
 
+  async hasAtLeast(accountId: string, n: number): Promise<boolean> {
+    return [...this.docs.values()].filter((d) => d.account_id === accountId).length >= n;
+  }
+
   async list(accountId: string, page: PageRequest | undefined) {
     return pageOf(
       [...this.docs.values()].filter((d) => d.account_id === accountId),

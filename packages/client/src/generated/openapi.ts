@@ -16,7 +16,10 @@ export interface paths {
         /** List products */
         get: operations["listProducts"];
         put?: never;
-        /** Create a product */
+        /**
+         * Create a product
+         * @description An account has at most 1,000 products: 409 for one more.
+         */
         post: operations["createProduct"];
         delete?: never;
         options?: never;
@@ -454,7 +457,7 @@ export interface paths {
         put?: never;
         /**
          * Import licences with their keys (a job)
-         * @description The body is the file itself, up to 100 MB, streamed: JSON lines (`format=jsonl`, `Content-Type: application/x-ndjson`; an export of another account is such a file) or CSV (`format=csv|keygen|lemonsqueezy|gumroad`, `Content-Type: text/csv`). The job imports each row idempotently (a row already in the account with the same fields is skipped; the same key with other fields, or a key taken anywhere else, is rejected naming the row). 400 when the file is not of that format (its header or first line is wrong); 413 over 100 MB; 415 for another Content-Type. The columns of each format are in docs/api.md, "Imports".
+         * @description The body is the file itself, up to 100 MB, streamed: JSON lines (`format=jsonl`, `Content-Type: application/x-ndjson`; an export of another account is such a file) or CSV (`format=csv|keygen|lemonsqueezy|gumroad`, `Content-Type: text/csv`). The job imports each row idempotently (a row already in the account with the same fields is skipped; the same key with other fields, or a key taken anywhere else, is rejected naming the row). 400 when the file is not of that format (its header or first line is wrong, or a CSV header has more than 256 columns); 409 while the account has another import waiting or running (one at a time); 413 over 100 MB; 415 for another Content-Type. The columns of each format are in docs/api.md, "Imports".
          */
         post: operations["createImport"];
         delete?: never;
@@ -491,7 +494,7 @@ export interface paths {
         put?: never;
         /**
          * Export the account's data as JSON lines (a job)
-         * @description Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account. The gateway that answered runs the job; if that process stops before the export is done (a crash, a restart), the export ends `failed` within a minute (its lease lapses), its `failure` saying to start a new export: POST again.
+         * @description Products, licences with their machines, checkout sessions and webhook endpoints (never secrets), one JSON object per line with its `type`. Downloadable for 24 hours once done; `format=jsonl` imports it into another account. The gateway that answered runs the job; if that process stops before the export is done (a crash, a restart), the export ends `failed` within a minute (its lease lapses), its `failure` saying to start a new export: POST again. 409 while another export of the account runs (one at a time).
          */
         post: operations["createExport"];
         delete?: never;
@@ -1385,6 +1388,19 @@ export interface components {
                 heartbeats_per_activation_per_minute: number;
                 /** @description Requests per minute for each app credential and client address naming a licence no licence has, a revoked licence or an activation that does not exist (budget "unknown_minute"); they never spend hourly_app_allowance */
                 unknown_per_credential_address_per_minute: number;
+            };
+            /** @description The calling account's bounds on bulk work (the same on every plan) */
+            account_limits: {
+                /** @description Imports that may be waiting or running together (409 for another) */
+                imports_at_once: number;
+                /** @description Exports that may be running together (409 for another) */
+                exports_at_once: number;
+                /** @description Products the account may have (409 for one more) */
+                products: number;
+                /** @description Columns of an import's CSV header (400 for a wider one) */
+                import_header_columns: number;
+                /** @description Rows of one import refused for a key held elsewhere before the import fails */
+                import_refused_keys: number;
             };
         };
         Readiness: {

@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { accountLimits } from '@licensing/proto';
 import type { ImportFormat } from './import-rows';
 import { splitList } from './import-rows';
 
@@ -17,6 +18,8 @@ export type FileRow = { row: number; fields: Record<string, unknown> } | { row: 
 interface Mapper {
   /** The header's problem (a required column missing), or undefined. CSV formats only. */
   header?(columns: string[]): string | undefined;
+  /** The columns toFields reads (besides `metadata_<name>` ones): the others are never read. */
+  columns: readonly string[];
   toFields(record: Record<string, string>): Record<string, unknown> | string;
 }
 
@@ -100,6 +103,18 @@ export const mappers: Record<Exclude<ImportFormat, 'jsonl'>, Mapper> = {
         ? undefined
         : 'the product column is missing (product_id or product_name)',
     ),
+    columns: [
+      'key',
+      'product_id',
+      'product_name',
+      'customer_email',
+      'status',
+      'expires_at',
+      'max_activations',
+      'activations',
+      'metadata',
+      'entitlements',
+    ],
     toFields: (r) => ({
       key: r.key,
       product_id: pick(r, 'product_id'),
@@ -121,6 +136,26 @@ export const mappers: Record<Exclude<ImportFormat, 'jsonl'>, Mapper> = {
       needOne('e-mail', 'email', 'user_email', 'user'),
       needOne('product', 'product', 'product_name', 'policy', 'policy_name'),
     ),
+    columns: [
+      'key',
+      'product',
+      'product_name',
+      'policy',
+      'policy_name',
+      'email',
+      'user_email',
+      'user',
+      'status',
+      'expiry',
+      'expires_at',
+      'max_machines',
+      'machines',
+      'fingerprints',
+      'metadata',
+      'id',
+      'name',
+      'entitlements',
+    ],
     toFields: (r) => {
       const status = pick(r, 'status')?.toLowerCase();
       return {
@@ -144,6 +179,27 @@ export const mappers: Record<Exclude<ImportFormat, 'jsonl'>, Mapper> = {
       needOne('customer e-mail', 'customer_email', 'user_email', 'email'),
       needOne('product', 'product', 'product_name'),
     ),
+    columns: [
+      'key',
+      'license_key',
+      'product',
+      'product_name',
+      'customer_email',
+      'user_email',
+      'email',
+      'status',
+      'expires_at',
+      'activation_limit',
+      'instances',
+      'metadata',
+      'order',
+      'order_id',
+      'order_number',
+      'variant',
+      'variant_name',
+      'customer_name',
+      'user_name',
+    ],
     toFields: (r) => {
       const status = pick(r, 'status')?.toLowerCase();
       return {
@@ -170,6 +226,24 @@ export const mappers: Record<Exclude<ImportFormat, 'jsonl'>, Mapper> = {
       needOne('purchase e-mail', 'purchase_email', 'email', 'buyer_email'),
       needOne('item name', 'item_name', 'product_name', 'product'),
     ),
+    columns: [
+      'license_key',
+      'item_name',
+      'product_name',
+      'product',
+      'purchase_email',
+      'email',
+      'buyer_email',
+      'refunded',
+      'disputed',
+      'chargebacked',
+      'chargeback',
+      'metadata',
+      'purchase_id',
+      'sale_id',
+      'buyer_name',
+      'full_name',
+    ],
     toFields: (r) => {
       const key = pick(r, 'license_key');
       if (!key) return 'this sale has no License Key (a product sold without licence keys)';
@@ -188,21 +262,44 @@ export const mappers: Record<Exclude<ImportFormat, 'jsonl'>, Mapper> = {
   },
 };
 
+/** A CSV header has at most this many columns (a wider one is refused: 400 `body`). */
+export const MAX_HEADER_COLUMNS = accountLimits.import_header_columns;
+
 /** Reads a file of one format a piece at a time, and hands out its data rows, numbered from 1. */
 export class ImportFileReader {
   private readonly decoder = new StringDecoder('utf8');
   private pending = '';
   private row = 0;
   private header: string[] | undefined;
+  /**
+   * What each header column is read as: its name when the format reads it (the first column of a
+   * name wins), else undefined: a column nobody reads is skipped character by character, never copied,
+   * so a row costs the same whatever the number of unused columns.
+   */
+  private readAs: (string | undefined)[] = [];
+  /** The columns read, each once: every row starts from these (the header's width does not count). */
+  private readNames: string[] = [];
   private started = false;
   // CSV state across pieces: the record so far.
   private field = '';
-  private fields: string[] = [];
+  /** The column the current field is in, and the current record's fields by name (data rows) or in order (the header). */
+  private column = 0;
+  private named: Record<string, string> = {};
+  private headerFields: string[] = [];
   private quoted = false;
   private afterQuote = false;
   private recordBytes = 0;
+  private pendingQuote = false;
+  /** The record has a character in a column not read (so it is no blank line). */
+  private visible = false;
+  /** Columns looked at while mapping rows, all rows together: what a row's mapping costs. */
+  columnsVisited = 0;
 
-  constructor(readonly format: ImportFormat) {}
+  constructor(
+    readonly format: ImportFormat,
+    /** Stop at the end of the header (the check of a file's first piece reads nothing more). */
+    private readonly headerOnly = false,
+  ) {}
 
   /** The rows completed by this piece (a row cut by the piece's end waits for the next). */
   push(data: Uint8Array): FileRow[] {
@@ -218,6 +315,11 @@ export class ImportFileReader {
   end(): FileRow[] {
     const text = this.decoder.end();
     return this.format === 'jsonl' ? this.jsonl(text, true) : this.csv(text, true);
+  }
+
+  /** Whether a CSV file's header has been read whole. */
+  get headerRead(): boolean {
+    return this.header !== undefined;
   }
 
   private jsonl(text: string, last: boolean): FileRow[] {
@@ -257,15 +359,21 @@ export class ImportFileReader {
     else out.push({ row, fields: value as Record<string, unknown> });
   }
 
+  /** Whether the current field's characters are kept: a header cell, or a data cell of a column read. */
+  private keeps(): boolean {
+    return !this.header || this.readAs[this.column] !== undefined;
+  }
+
   private csv(text: string, last: boolean): FileRow[] {
     const out: FileRow[] = [];
+    let keep = this.keeps();
     for (let i = 0; i < text.length; i++) {
       const c = text[i];
       this.recordBytes++;
       if (this.quoted) {
         if (c === '"') {
           if (text[i + 1] === '"') {
-            this.field += '"';
+            if (keep) this.field += '"';
             i++;
           } else if (i + 1 === text.length && !last) {
             // A quote at the piece's end: whether it is "" is known with the next piece.
@@ -276,60 +384,78 @@ export class ImportFileReader {
             this.quoted = false;
             this.afterQuote = true;
           }
-        } else this.field += c;
+        } else if (keep) this.field += c;
+        else if (c.trim()) this.visible = true;
       } else if (this.pendingQuote && c === '"') {
         this.pendingQuote = false;
         this.quoted = true;
         this.afterQuote = false;
-        this.field += '"';
+        if (keep) this.field += '"';
       } else {
         this.pendingQuote = false;
         if (c === '"' && this.field === '' && !this.afterQuote) this.quoted = true;
-        else if (c === ',') this.endField();
-        else if (c === '\n') this.endRecord(out);
-        else if (c === '\r') {
+        else if (c === ',') {
+          this.endField();
+          keep = this.keeps();
+        } else if (c === '\n') {
+          this.endRecord(out);
+          keep = this.keeps();
+          if (this.headerOnly && this.header) return out;
+        } else if (c === '\r') {
           // CRLF: the \n ends the record.
-        } else this.field += c;
+        } else if (keep) this.field += c;
+        else if (c.trim()) this.visible = true;
       }
       if (this.recordBytes > MAX_ROW_BYTES)
         throw new ImportFileError(`row ${this.row + 1} is longer than ${MAX_ROW_BYTES} bytes`);
     }
     if (last) {
       if (this.quoted) throw new ImportFileError(`row ${this.row + 1}: a quoted field is never closed`);
-      if (this.field !== '' || this.fields.length) this.endRecord(out);
+      if (this.field !== '' || this.column > 0 || this.visible) this.endRecord(out);
     }
     return out;
   }
 
-  private pendingQuote = false;
-
   private endField(): void {
-    this.fields.push(this.field);
+    if (!this.header) {
+      this.headerFields.push(this.field);
+      // Refused as soon as it gets too wide: nothing of a wider header is read on.
+      if (this.headerFields.length > MAX_HEADER_COLUMNS)
+        throw new ImportFileError(
+          `not a ${this.format} file: the header has more than ${MAX_HEADER_COLUMNS} columns (at most ${MAX_HEADER_COLUMNS})`,
+        );
+    } else {
+      const name = this.readAs[this.column];
+      if (name !== undefined) this.named[name] = this.field;
+    }
+    this.column++;
     this.field = '';
     this.afterQuote = false;
   }
 
   private endRecord(out: FileRow[]): void {
+    const blank = this.column === 0 && this.field.trim() === '' && !this.visible;
+    this.visible = false;
     this.endField();
-    const record = this.fields;
-    this.fields = [];
+    const width = this.column;
+    const named = this.named;
+    this.column = 0;
     this.recordBytes = 0;
-    if (record.length === 1 && record[0].trim() === '') return; // a blank line
+    this.named = this.freshRecord();
     if (!this.header) {
-      this.header = record.map(columnName);
-      const problem = mappers[this.format as Exclude<ImportFormat, 'jsonl'>].header?.(this.header);
-      if (problem) throw new ImportFileError(`not a ${this.format} file: ${problem}`);
+      const fields = this.headerFields;
+      this.headerFields = [];
+      if (blank) return; // a blank line
+      this.useHeader(fields);
+      if (!this.headerOnly) this.named = this.freshRecord();
       return;
     }
+    if (blank && width === 1) return; // a blank line
     const row = ++this.row;
-    if (record.length > this.header.length) {
-      out.push({ row, error: `${record.length} fields, but the header has ${this.header.length}` });
+    if (width > this.header.length) {
+      out.push({ row, error: `${width} fields, but the header has ${this.header.length}` });
       return;
     }
-    const named: Record<string, string> = {};
-    this.header.forEach((h, i) => {
-      if (h && named[h] === undefined) named[h] = record[i] ?? '';
-    });
     try {
       const mapped = mappers[this.format as Exclude<ImportFormat, 'jsonl'>].toFields(named);
       out.push(typeof mapped === 'string' ? { row, error: mapped } : { row, fields: stripUndefined(mapped) });
@@ -337,6 +463,31 @@ export class ImportFileReader {
       if (err instanceof ImportFileError) out.push({ row, error: err.message });
       else throw err;
     }
+  }
+
+  /** The header, checked, and which of its columns are read (each name once: the first column of it). */
+  private useHeader(fields: string[]): void {
+    const header = fields.map(columnName);
+    const mapper = mappers[this.format as Exclude<ImportFormat, 'jsonl'>];
+    const problem = mapper.header?.(header);
+    if (problem) throw new ImportFileError(`not a ${this.format} file: ${problem}`);
+    const known = new Set(mapper.columns);
+    const taken = new Set<string>();
+    this.readAs = header.map((h) => {
+      if (!h || taken.has(h) || !(known.has(h) || h.startsWith('metadata_'))) return undefined;
+      taken.add(h);
+      return h;
+    });
+    this.readNames = [...taken];
+    this.header = header;
+  }
+
+  /** A data row's fields before its cells: every column read, empty (a short row leaves the rest so). */
+  private freshRecord(): Record<string, string> {
+    const named: Record<string, string> = {};
+    for (const n of this.readNames) named[n] = '';
+    this.columnsVisited += this.readNames.length;
+    return named;
   }
 }
 
@@ -356,7 +507,18 @@ export function checkHead(format: ImportFormat, head: Uint8Array): string | unde
     .toString('utf8')
     .replace(/^\uFEFF/, '');
   if (format === 'jsonl') {
-    const first = text.split('\n').find((l) => l.trim() !== '');
+    // The first line that holds anything (the piece is not split whole: only its head is read).
+    let first: string | undefined;
+    for (let at = 0; at < text.length; ) {
+      const nl = text.indexOf('\n', at);
+      const line = text.slice(at, nl === -1 ? text.length : nl);
+      if (line.trim() !== '') {
+        first = line;
+        break;
+      }
+      if (nl === -1) break;
+      at = nl + 1;
+    }
     if (first === undefined) return 'the file is empty';
     const complete = text.indexOf('\n') !== -1 || head.byteLength < 65536;
     if (!complete) return undefined;
@@ -371,7 +533,8 @@ export function checkHead(format: ImportFormat, head: Uint8Array): string | unde
   }
   if (!text.trim()) return 'the file is empty';
   if (text.trimStart().startsWith('{')) return `not a ${format} file: it looks like jsonl (use format=jsonl)`;
-  const reader = new ImportFileReader(format);
+  // The header only: the rows are read by the job, a batch at a time, never while a piece is received.
+  const reader = new ImportFileReader(format, true);
   try {
     reader.push(head);
     // A header cut by the piece's end is checked when the job reads it.

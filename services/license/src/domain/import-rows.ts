@@ -1,4 +1,4 @@
-import { metadataKeyProblem, textProblem } from '@licensing/runtime';
+import { AppError, checkEmail, findForbiddenText, metadataKeyProblem, textProblem } from '@licensing/runtime';
 import {
   entitlementsProblem,
   FOREIGN_KEY_PATTERN,
@@ -144,6 +144,16 @@ const IMPORT_FIELDS = new Set([
 
 /** A jsonl line (or a row the other formats mapped to jsonl's names), checked. */
 export function checkRow(line: Record<string, unknown>, now: Date): CheckedRow {
+  const checked = checkLine(line, now);
+  if (checked.kind === 'rejected') return checked;
+  // Then every string of the row, names too, by the API's text rule: no control character (tab and
+  // line breaks aside, which its one-line fields refused already), no unpaired surrogate. The store
+  // cannot hold some (U+0000): a row it would refuse is rejected here, its field named, and never stops the run.
+  const badText = findForbiddenText(line);
+  return badText ? rejected(badText.message) : checked;
+}
+
+function checkLine(line: Record<string, unknown>, now: Date): CheckedRow {
   const type = line.type ?? 'license';
   if (type === 'product') return checkProduct(line);
   if (type === 'webhook_endpoint') return checkEndpoint(line);
@@ -167,7 +177,16 @@ export function checkRow(line: Record<string, unknown>, now: Date): CheckedRow {
 
   const email = (str(line.customer_email) ?? '').trim();
   if (!email) return rejected('customer_email is required');
+  const badEmail = textProblem('customer_email', email);
+  if (badEmail) return rejected(badEmail.message);
   if (email.length > EMAIL_MAX || !EMAIL.test(email)) return rejected('customer_email must be an e-mail address');
+  // The API's own e-mail rule too (a licence issued through the API would be refused the same address).
+  try {
+    checkEmail('customer_email', email);
+  } catch (err) {
+    if (err instanceof AppError) return rejected(err.message);
+    throw err;
+  }
 
   const status = (str(line.status) ?? 'active').toLowerCase();
   if (!(importRowStatuses as readonly string[]).includes(status))
@@ -293,6 +312,8 @@ export function checkPolicy(raw: unknown, overridden: readonly string[] = []): L
 function checkProduct(line: Record<string, unknown>): CheckedRow {
   const name = str(line.name) ?? '';
   if (!name || name.length > PRODUCT_NAME_MAX) return rejected(`name: 1 to ${PRODUCT_NAME_MAX} characters`);
+  const badName = textProblem('name', name);
+  if (badName) return rejected(badName.message);
   const description = str(line.description) ?? '';
   if (description.length > 2000) return rejected('description: at most 2000 characters');
   const policy = checkPolicy(line.policy);
@@ -341,6 +362,8 @@ function checkProduct(line: Record<string, unknown>): CheckedRow {
 function checkEndpoint(line: Record<string, unknown>): CheckedRow {
   const url = typeof line.url === 'string' ? line.url.trim() : '';
   if (!url || url.length > 2048) return rejected('webhook_endpoint: url must be a URL of at most 2048 characters');
+  const badUrl = textProblem('url', url);
+  if (badUrl) return rejected(`webhook_endpoint: ${badUrl.message}`);
   if (!Array.isArray(line.events) || !line.events.length || line.events.some((e) => typeof e !== 'string'))
     return rejected('webhook_endpoint: events must be a list of event types');
   const description = line.description === null || line.description === undefined ? '' : line.description;

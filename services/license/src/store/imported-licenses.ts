@@ -99,6 +99,8 @@ export class ImportedLicenses {
      * was retired by a reroll meanwhile), which are deleted and answered as refused.
      */
     recheck?: (inserted: Omit<LicenseDoc, 'outbox'>[]) => Promise<Set<string>>,
+    /** Filled with the licences the store refused one by one (not an outage), each with why; absent: they throw. */
+    refused?: Map<string, string>,
   ): Promise<Set<string>> {
     const failed = new Set<string>();
     // In a few unordered inserts side by side: FerretDB writes each document to PostgreSQL on its own,
@@ -122,18 +124,23 @@ export class ImportedLicenses {
           for (const e of writeErrors) {
             const code = e.code ?? e.err?.code;
             const index = e.index ?? e.err?.index;
-            if (code !== 11000 || index === undefined) throw err;
-            failed.add(part[index].doc._id);
+            if (index === undefined) throw err;
+            if (code === 11000) failed.add(part[index].doc._id);
+            // One document the store will not hold (not an outage: the others went in): that row's refusal.
+            else if (refused) refused.set(part[index].doc._id, `the store cannot hold this row (error ${code})`);
+            else throw err;
           }
         }
       }),
     );
     if (recheck) {
-      const taken = await recheck(licenses.filter((l) => !failed.has(l.doc._id)).map((l) => l.doc));
+      const taken = await recheck(
+        licenses.filter((l) => !failed.has(l.doc._id) && !refused?.has(l.doc._id)).map((l) => l.doc),
+      );
       await this.removeImported([...taken]);
       for (const id of taken) failed.add(id);
     }
-    const machines = activations.filter((a) => !failed.has(a.license_id));
+    const machines = activations.filter((a) => !failed.has(a.license_id) && !refused?.has(a.license_id));
     if (machines.length) {
       try {
         await this.models.Activation.insertMany(

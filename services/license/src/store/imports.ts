@@ -32,6 +32,10 @@ export interface ImportDoc {
    */
   row_notices?: { row: number; message: string }[];
   failure: string;
+  /** Rows refused for a key held elsewhere (absent: none; past 20 the import fails). */
+  refused_keys?: number;
+  /** Runs that stopped on an error (absent: none; the third fails the import). */
+  failed_runs?: number;
   /** The run holding the job: its epoch (claimed by a unique insert in import_claims) and until when. */
   epoch: number;
   lease_until: Date | null;
@@ -79,6 +83,21 @@ export interface ImportEventsDoc {
   outbox_pending?: boolean;
 }
 
+/**
+ * An account's place for one job of a kind: `_id` is `import:<account>` or `export:<account>`, held by
+ * the job `owner_id` while it is waiting or running. Taken by a unique insert, so two requests at once
+ * never both get it (FerretDB's updates are not atomic; an insert under a unique _id is); a finished
+ * holder's place is free, and the next job takes it over, so nothing has to give it back.
+ */
+export interface JobSlotDoc {
+  _id: string;
+  owner_id: string;
+  at: Date;
+}
+
+/** A place whose holder is not stored yet is kept this long (its job is being created). */
+const YOUNG_SLOT_MS = 60_000;
+
 export const chunkId = (ownerId: string, seq: number) => `${ownerId}:${String(seq).padStart(6, '0')}`;
 
 export function importModels(conn: Connection) {
@@ -98,6 +117,8 @@ export function importModels(conn: Connection) {
       row_errors: { type: [Object], default: [] },
       row_notices: { type: [Object], default: [] },
       failure: { type: String, default: '' },
+      refused_keys: { type: Number, default: 0 },
+      failed_runs: { type: Number, default: 0 },
       epoch: { type: Number, default: 0 },
       lease_until: { type: Date, default: null },
       created_at: { type: Date, required: true },
@@ -142,6 +163,11 @@ export function importModels(conn: Connection) {
     { versionKey: false, collection: 'export_chunks' },
   );
   exportChunk.index({ owner_id: 1 });
+  // An account's one place for an import and one for an export (JobSlotDoc).
+  const slot = new Schema<JobSlotDoc>(
+    { _id: String, owner_id: { type: String, required: true }, at: { type: Date, required: true } },
+    { versionKey: false, collection: 'job_slots' },
+  );
   const events = new Schema<ImportEventsDoc>(
     { _id: String, import_id: { type: String, required: true }, ...outboxFields },
     { versionKey: false, collection: 'import_events' },
@@ -150,6 +176,7 @@ export function importModels(conn: Connection) {
     ImportEvents: conn.model<ImportEventsDoc>('ImportEvents', events) as Model<ImportEventsDoc>,
     Import: conn.model<ImportDoc>('Import', imp) as Model<ImportDoc>,
     ImportChunk: conn.model<ChunkDoc>('ImportChunk', chunk) as Model<ChunkDoc>,
+    JobSlot: conn.model<JobSlotDoc>('JobSlot', slot) as Model<JobSlotDoc>,
     ImportClaim: conn.model<{ _id: string; at: Date }>('ImportClaim', claim) as Model<{ _id: string; at: Date }>,
     Export: conn.model<ExportDoc>('Export', exp) as Model<ExportDoc>,
     ExportChunk: conn.model<ChunkDoc>('ExportChunk', exportChunk) as Model<ChunkDoc>,
@@ -263,6 +290,46 @@ export class ImportStore {
       if (isDuplicate(err)) return false;
       throw err;
     }
+  }
+
+  /**
+   * Takes the account's place for a job of this kind for `ownerId` (before that job is stored): null
+   * when taken, else the id of the job holding it (waiting or running).
+   */
+  async takeSlot(kind: 'import' | 'export', accountId: string, ownerId: string, now: Date): Promise<string | null> {
+    const id = `${kind}:${accountId}`;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.models.JobSlot.create({ _id: id, owner_id: ownerId, at: now });
+        return null;
+      } catch (err) {
+        if (!isDuplicate(err)) throw err;
+      }
+      const held = await this.models.JobSlot.findOne({ _id: id }).lean<JobSlotDoc>().exec();
+      if (!held) continue;
+      if (await this.holds(kind, held, now)) return held.owner_id;
+      // Its job is over: the place is taken back from that holder only (another request may have done so).
+      await this.models.JobSlot.deleteOne({ _id: id, owner_id: held.owner_id });
+    }
+    const held = await this.models.JobSlot.findOne({ _id: id }).lean<JobSlotDoc>().exec();
+    return held?.owner_id ?? ownerId;
+  }
+
+  /** Gives the place back (the job was refused before it was stored). */
+  async freeSlot(kind: 'import' | 'export', accountId: string, ownerId: string): Promise<void> {
+    await this.models.JobSlot.deleteOne({ _id: `${kind}:${accountId}`, owner_id: ownerId });
+  }
+
+  /** Whether a place's holder still holds it: its job waiting or running (or still being created). */
+  private async holds(kind: 'import' | 'export', slot: JobSlotDoc, now: Date): Promise<boolean> {
+    const job =
+      kind === 'import'
+        ? await this.models.Import.findOne({ _id: slot.owner_id }, { state: 1 }).lean<Pick<ImportDoc, 'state'>>().exec()
+        : await this.models.Export.findOne({ _id: slot.owner_id }, { state: 1 })
+            .lean<Pick<ExportDoc, 'state'>>()
+            .exec();
+    if (!job) return now.getTime() - new Date(slot.at).getTime() < YOUNG_SLOT_MS;
+    return job.state === 'uploading' || job.state === 'running';
   }
 
   // Exports.

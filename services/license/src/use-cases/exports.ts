@@ -1,5 +1,5 @@
 import { AppError, isId, newId, type Clock } from '@licensing/runtime';
-import { policyFields, withPolicyDefaults, type Export } from '@licensing/proto';
+import { accountLimits, policyFields, withPolicyDefaults, type Export } from '@licensing/proto';
 import type { ExportDoc, ImportStore } from '../store/imports';
 import type { ImportedLicenses } from '../store/imported-licenses';
 import type { LicenseDoc } from '../store/models';
@@ -72,8 +72,15 @@ const notRunning = (doc: ExportDoc) =>
 
 export async function createExport(deps: ExportDeps, accountId: string): Promise<ExportDoc> {
   const now = deps.clock.now();
+  const id = newId('exp', now.getTime());
+  const holder = await deps.imports.takeSlot('export', accountId, id, now);
+  if (holder)
+    throw new AppError(
+      'conflict',
+      `this account already has an export running (${holder}): an account runs ${accountLimits.exports_at_once} export at a time; start the next once it is done or failed`,
+    );
   const doc: ExportDoc = {
-    _id: newId('exp', now.getTime()),
+    _id: id,
     account_id: accountId,
     state: 'running',
     chunks: 0,

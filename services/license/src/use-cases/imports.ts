@@ -1,5 +1,6 @@
 import { AppError, isId, newId, type Clock, type Logger, type Outbox } from '@licensing/runtime';
 import {
+  accountLimits,
   graceEndsAt,
   withPolicyDefaults,
   type CreateProductRequest,
@@ -14,7 +15,7 @@ import {
 } from '@licensing/proto';
 import { storedPolicy, withProductEntitlements } from '../domain/entitlements';
 import { expiryBucket } from '../domain/expiry';
-import { checkHead, ImportFileError, ImportFileReader, type FileRow } from '../domain/import-formats';
+import { checkHead, ImportFileError, type FileRow } from '../domain/import-formats';
 import {
   checkRow,
   endpointForm,
@@ -34,6 +35,7 @@ import type { ImportDoc, ImportStore } from '../store/imports';
 import type { ImportedLicenses } from '../store/imported-licenses';
 import { leaseUntil } from '../domain/job-leases';
 import { leaseOf } from './activations';
+import { Breather, fileRows } from './import-pacing';
 
 // Imports (issue 32, docs/api.md "Imports"): a file arrives in pieces, is stored whole, and a job reads it
 // back a batch of rows at a time: one read for the batch's keys already stored anywhere, one unordered
@@ -49,8 +51,27 @@ export const MAX_CHUNK_BYTES = 1024 * 1024;
 export const IMPORT_BATCH = 1000;
 /** How long a run holds an import without renewing (each batch renews it). */
 export const IMPORT_LEASE_MS = 30_000;
-/** What a row whose key another account holds (or held, before a reroll) is told: nothing about that account. */
-const TAKEN = 'key is already taken: keys are unique across the whole system';
+/**
+ * What a row whose key another account holds (or held, before a reroll) is told: the same words
+ * whichever it is, and nothing about that account.
+ */
+export const KEY_REFUSED =
+  'key refused: keys are unique across the whole system, and this one cannot be given to this account';
+/**
+ * Rows of one import refused so (KEY_REFUSED) beyond which the import fails: an honest file of an
+ * account's own keys has next to none, and trying keys one by one is not a way to learn which exist.
+ */
+export const MAX_REFUSED_KEYS = accountLimits.import_refused_keys;
+/** Runs of an import that may stop on an error (the service away, a bug) before it is failed with it. */
+export const MAX_FAILED_RUNS = 3;
+/** A refusal of one row by another service (its product or webhook endpoint), not an outage. */
+const isRowRefusal = (err: unknown): err is AppError =>
+  err instanceof AppError &&
+  (err.code === 'invalid_request' ||
+    err.code === 'conflict' ||
+    err.code === 'not_found' ||
+    err.code === 'forbidden' ||
+    err.code === 'payload_too_large');
 /** license.created events stored (and published) together. */
 const EVENTS_PER_GROUP = 50;
 
@@ -106,8 +127,15 @@ export async function createImport(deps: ImportDeps, accountId: string, format: 
   if (!(importFormats as readonly string[]).includes(format))
     throw AppError.invalid('format', `format must be one of ${importFormats.join(', ')}`);
   const now = deps.clock.now();
+  const id = newId('imp', now.getTime());
+  const holder = await deps.imports.takeSlot('import', accountId, id, now);
+  if (holder)
+    throw new AppError(
+      'conflict',
+      `this account already has an import waiting or running (${holder}): an account runs ${accountLimits.imports_at_once} import at a time; send the next once it is done or failed`,
+    );
   const doc: ImportDoc = {
-    _id: newId('imp', now.getTime()),
+    _id: id,
     account_id: accountId,
     format: format as ImportFormat,
     state: 'uploading',
@@ -225,6 +253,7 @@ export interface ImportedFrom {
 
 type Tally = Pick<ImportDoc, 'imported' | 'skipped' | 'rejected' | 'row_errors' | 'checkpoint_row'> & {
   row_notices: NonNullable<ImportDoc['row_notices']>;
+  refused_keys: number;
 };
 
 /** One run of an import job: from its checkpoint to the end of the file, a batch at a time. */
@@ -232,6 +261,8 @@ export class ImportRun {
   private readonly tally: Tally;
   private names?: Map<string, string>;
   private readonly productsById = new Map<string, Product | null>();
+  /** Gives the event loop a turn between short stretches of work (parsing, checking rows). */
+  readonly breather = new Breather();
   /** Keys met in this run, with the row and form they had (a key twice in one file). */
   private readonly seen = new Map<string, { row: number; form: ComparableLicense }>();
 
@@ -249,11 +280,24 @@ export class ImportRun {
       row_errors: [...doc.row_errors],
       row_notices: [...(doc.row_notices ?? [])],
       checkpoint_row: doc.checkpoint_row,
+      refused_keys: doc.refused_keys ?? 0,
     };
   }
 
   /** False when another run took the job over (this one stops). */
   async run(): Promise<boolean> {
+    const steps = this.steps();
+    for (;;) {
+      const step = await steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /**
+   * The run a batch at a time: it pauses after each batch (checkpointed), so a runner can take the
+   * imports of several accounts in turn. Its value: false when another run took the job over.
+   */
+  async *steps(): AsyncGenerator<void, boolean> {
     const { deps, doc } = this;
     try {
       if (doc.total < 0) {
@@ -261,29 +305,33 @@ export class ImportRun {
         if (!(await deps.imports.checkpoint(doc._id, this.epoch, { total, ...this.lease() }))) return false;
         this.doc = { ...doc, total };
       }
-      const reader = new ImportFileReader(doc.format);
       let batch: FileRow[] = [];
-      for (let seq = 0; seq < doc.chunks; seq++) {
-        const data = await deps.imports.chunk(doc._id, seq);
-        if (!data) throw new ImportFileError(`piece ${seq} of the file is missing`);
-        for (const row of reader.push(data)) {
-          if (row.row <= this.tally.checkpoint_row) continue;
-          batch.push(row);
-          if (batch.length >= IMPORT_BATCH) {
-            if (!(await this.batch(batch))) return false;
-            batch = [];
-            if (this.stopping()) {
-              // Another run (this instance after a restart, or another) takes it from the checkpoint.
-              await deps.imports.checkpoint(doc._id, this.epoch, { lease_until: null });
-              return false;
-            }
-          }
+      let last = 0;
+      const rows = fileRows(
+        doc.format,
+        doc.chunks,
+        (seq) => deps.imports.chunk(doc._id, seq),
+        this.breather,
+        (seq) => new ImportFileError(`piece ${seq} of the file is missing`),
+      );
+      for await (const row of rows) {
+        last = row.row;
+        if (row.row <= this.tally.checkpoint_row) continue;
+        batch.push(row);
+        if (batch.length < IMPORT_BATCH) continue;
+        if (!(await this.batch(batch))) return false;
+        batch = [];
+        if (this.stopping()) {
+          // Another run (this instance after a restart, or another) takes it from the checkpoint.
+          await deps.imports.checkpoint(doc._id, this.epoch, { lease_until: null });
+          return false;
         }
+        yield;
       }
-      batch.push(...reader.end().filter((r) => r.row > this.tally.checkpoint_row));
       if (batch.length && !(await this.batch(batch))) return false;
       const now = deps.clock.now();
-      const total = Math.max(this.doc.total, this.tally.checkpoint_row);
+      // The rows read, exactly (the first count of a CSV file counts its lines).
+      const total = Math.max(last, this.tally.checkpoint_row);
       if (
         !(await deps.imports.checkpoint(doc._id, this.epoch, {
           state: 'done',
@@ -298,17 +346,23 @@ export class ImportRun {
       return true;
     } catch (err) {
       if (!(err instanceof ImportFileError)) throw err;
-      const now = deps.clock.now();
-      await deps.imports.checkpoint(doc._id, this.epoch, {
-        ...this.tally,
-        state: 'failed',
-        failure: err.message,
-        finished_at: now,
-        updated_at: now,
-      });
-      await deps.imports.deleteChunks(doc._id);
+      await this.failWith(err.message);
       return true;
     }
+  }
+
+  /** Ends the import failed (rows before stay imported), its file deleted. */
+  private async failWith(failure: string): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.imports.checkpoint(this.doc._id, this.epoch, {
+      ...this.tally,
+      state: 'failed',
+      failure,
+      finished_at: now,
+      updated_at: now,
+      lease_until: null,
+    });
+    await this.deps.imports.deleteChunks(this.doc._id);
   }
 
   private lease() {
@@ -316,16 +370,22 @@ export class ImportRun {
     return { lease_until: leaseUntil(now, IMPORT_LEASE_MS), updated_at: now };
   }
 
-  /** The file's data rows (a first, reading-only pass: the progress has its total). */
+  /**
+   * The file's data rows, counted without reading them (the progress has its total): its lines that
+   * hold anything but white space, less a CSV file's header. A quoted CSV field over several lines
+   * counts more than once: the total is made exact when the import is done.
+   */
   private async count(): Promise<number> {
-    const reader = this.doc.format === 'jsonl' ? new LineCounter() : new ImportFileReader(this.doc.format);
-    let rows = 0;
+    const counter = new LineCounter();
+    let lines = 0;
     for (let seq = 0; seq < this.doc.chunks; seq++) {
       const data = await this.deps.imports.chunk(this.doc._id, seq);
       if (!data) throw new ImportFileError(`piece ${seq} of the file is missing`);
-      rows += reader.push(data).length;
+      lines += counter.push(data).length;
+      await this.breather.turn();
     }
-    return rows + reader.end().length;
+    lines += counter.end().length;
+    return this.doc.format === 'jsonl' ? lines : Math.max(lines - 1, 0);
   }
 
   /** This batch's rejections, added to the import's in row order at its end. */
@@ -454,12 +514,34 @@ export class ImportRun {
     return product;
   }
 
+  /**
+   * What `work` gives, or undefined once the row is rejected with the refusal of the service asked
+   * (a product name or policy the product service refuses, its cap on products): a row it refuses
+   * never stops the run. An outage throws on (the run stops, and is resumed from its checkpoint).
+   */
+  private async refusedAs<T>(row: number, what: string, work: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await work();
+    } catch (err) {
+      if (!isRowRefusal(err)) throw err;
+      this.reject(row, `${what}: ${err.message}`);
+      return undefined;
+    }
+  }
+
+  /** A row refused for a key held elsewhere (KEY_REFUSED); past MAX_REFUSED_KEYS the import fails. */
+  private refuseKey(row: number): void {
+    this.tally.refused_keys++;
+    this.reject(row, KEY_REFUSED);
+  }
+
   /** One batch: checked, matched against what is stored, written, and the checkpoint moved past it. */
   private async batch(rows: FileRow[]): Promise<boolean> {
     const { deps } = this;
     const now = deps.clock.now();
     const licenses: { row: number; data: ImportRow; product: Product }[] = [];
     for (const r of rows) {
+      await this.breather.afterRow();
       if ('error' in r) {
         this.reject(r.row, r.error);
         continue;
@@ -471,16 +553,19 @@ export class ImportRun {
         this.notice(r.row, checked.reason);
       } else if (checked.kind === 'webhook_endpoint') await this.endpoint(r.row, checked.endpoint);
       else if (checked.kind === 'product') {
-        const { created } = await this.productNamed(checked.product.name, checked.product);
-        if (created) this.tally.imported++;
-        else this.tally.skipped++;
+        const made = await this.refusedAs(r.row, 'product', () =>
+          this.productNamed(checked.product.name, checked.product),
+        );
+        if (made?.created) this.tally.imported++;
+        else if (made) this.tally.skipped++;
       } else {
         const row = checked.row;
-        let productId = row.product_id;
-        if (!productId) productId = (await this.productNamed(row.product_name)).id;
-        const product = await this.product(productId);
+        const product = await this.refusedAs(r.row, 'product', async () =>
+          this.product(row.product_id || (await this.productNamed(row.product_name)).id),
+        );
+        if (product === undefined) continue;
         if (!product) {
-          this.reject(r.row, `product_id ${productId}: no such product in this account`);
+          this.reject(r.row, `product_id ${row.product_id}: no such product in this account`);
           continue;
         }
         licenses.push({ row: r.row, data: row, product });
@@ -526,6 +611,7 @@ export class ImportRun {
     // the second read finds every claim the first missed, and that licence is taken back at once.
     const retiredBefore = await deps.licenses.retiredKeys(toInsert.map((t) => t.data.key));
     const writable = toInsert.filter((t) => !retiredBefore.has(t.data.key));
+    const refused = new Map<string, string>();
     const failed = await deps.licenses.insertImported(
       writable.map((t) => ({ doc: t.doc })),
       writable.flatMap((t) => t.activations),
@@ -533,11 +619,17 @@ export class ImportRun {
         const retired = await deps.licenses.retiredKeys(inserted.map((d) => d.key));
         return new Set(inserted.filter((d) => retired.has(d.key)).map((d) => d._id));
       },
+      refused,
     );
     for (const t of toInsert) if (retiredBefore.has(t.data.key)) failed.add(t.doc._id);
     const existing = toInsert.filter((t) => failed.has(t.doc._id));
     const events: ReturnType<typeof importedLicenseEvents> = [];
     for (const t of toInsert) {
+      const why = refused.get(t.doc._id);
+      if (why) {
+        this.reject(t.row, why);
+        continue;
+      }
       if (failed.has(t.doc._id)) continue;
       this.tally.imported++;
       events.push(...t.events);
@@ -566,17 +658,14 @@ export class ImportRun {
         if (claim && claim.license_id !== found?._id) {
           // Taken by a reroll (the licence it was taken from has another key now): as any taken key, with
           // nothing about where; in this account, what happened to it.
-          this.reject(
-            t.row,
-            claim.account_id === this.doc.account_id
-              ? 'key was replaced by a reroll in this account: a replaced key is never given out again'
-              : TAKEN,
-          );
+          if (claim.account_id === this.doc.account_id)
+            this.reject(t.row, 'key was replaced by a reroll in this account: a replaced key is never given out again');
+          else this.refuseKey(t.row);
           continue;
         }
         if (!found || found.account_id !== this.doc.account_id) {
-          // Nothing about where: another account's key is simply taken (or it went away meanwhile: retry the file).
-          this.reject(t.row, TAKEN);
+          // Nothing about where: another account's key is simply refused (or it went away meanwhile: retry the file).
+          this.refuseKey(t.row);
           continue;
         }
         const from = found.imported_from;
@@ -613,7 +702,12 @@ export class ImportRun {
     this.batchNotices = [];
     const last = rows[rows.length - 1]?.row ?? this.tally.checkpoint_row;
     this.tally.checkpoint_row = Math.max(this.tally.checkpoint_row, last);
-    return deps.imports.checkpoint(this.doc._id, this.epoch, { ...this.tally, ...this.lease() });
+    if (!(await deps.imports.checkpoint(this.doc._id, this.epoch, { ...this.tally, ...this.lease() }))) return false;
+    if (this.tally.refused_keys > MAX_REFUSED_KEYS)
+      throw new ImportFileError(
+        `more than ${MAX_REFUSED_KEYS} rows were refused their key ("${KEY_REFUSED}"): the import is stopped (the rows before stay imported)`,
+      );
+    return true;
   }
 }
 

@@ -32,6 +32,12 @@ export class ProductStore {
     return after;
   }
 
+  /** Whether the account has `n` products or more (reads at most n ids, on the account's index). */
+  async hasAtLeast(accountId: string, n: number): Promise<boolean> {
+    const ids = await this.Product.find({ account_id: accountId }, { _id: 1 }).limit(n).lean().exec();
+    return ids.length >= n;
+  }
+
   list(accountId: string, page: PageRequest | undefined) {
     return listPage<ProductDoc>(this.Product, { account_id: accountId }, page);
   }

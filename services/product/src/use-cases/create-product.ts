@@ -1,5 +1,5 @@
-import { newId } from '@licensing/runtime';
-import type { CreateProductRequest } from '@licensing/proto';
+import { AppError, newId } from '@licensing/runtime';
+import { accountLimits, type CreateProductRequest } from '@licensing/proto';
 import { checkProductInput } from '../domain/product';
 import { checkPolicy } from '../domain/policy';
 import { checkPrice } from '../domain/price';
@@ -13,6 +13,12 @@ export async function createProduct(
   req: CreateProductRequest,
 ): Promise<Omit<ProductDoc, 'outbox'>> {
   const input = checkProductInput(req);
+  // Checked before each creation (two at once may both pass at the last place: a bound, not a count).
+  if (await store.hasAtLeast(req.account_id, accountLimits.products))
+    throw new AppError(
+      'conflict',
+      `this account has ${accountLimits.products} products, the most an account may have: reuse one (an existing product can be renamed and its policy changed)`,
+    );
   const doc = {
     _id: newId('prod'),
     account_id: req.account_id,
