@@ -66,6 +66,7 @@ describe('licence policy on the product', () => {
       entitlements: [],
       customer_deactivations_per_30_days: 3,
       payment_grace_days: 7,
+      max_file_ttl_days: 30,
     });
     const key = await license(id);
     const patched = await api('PATCH', `/api/v1/products/${id}`, { policy: { duration_days: 365 } });
@@ -81,6 +82,7 @@ describe('licence policy on the product', () => {
       entitlements: [],
       customer_deactivations_per_30_days: 3,
       payment_grace_days: 7,
+      max_file_ttl_days: 30,
     });
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(30);
     await events.waitFor(

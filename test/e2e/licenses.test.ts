@@ -49,6 +49,7 @@ describe('issuing licences', () => {
           entitlements: [],
           customer_deactivations_per_30_days: 3,
           payment_grace_days: 7,
+          max_file_ttl_days: 30,
         },
         activations: 0,
         metadata: {},

@@ -25,6 +25,7 @@ describe('products', () => {
         entitlements: [],
         customer_deactivations_per_30_days: 3,
         payment_grace_days: 7,
+        max_file_ttl_days: 30,
       },
       price: null,
       email_on_purchase: true,
