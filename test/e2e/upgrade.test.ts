@@ -115,7 +115,9 @@ it('migrates the previous schema with the services running, each migration once,
     for (const s of services) {
       const mine = runs.filter((r) => r.service === s.name) as { applied: string[]; recorded: string[] }[];
       const expected =
-        s.name === 'account' ? ['0001-schema-version', '0002-api-key-pepper-id'] : ['0001-schema-version'];
+        s.name === 'account'
+          ? ['0001-schema-version', '0002-api-key-pepper-id', '0003-api-key-slots']
+          : ['0001-schema-version'];
       // Each migration applied once: by one of the Jobs, or (the licence service) by the replica starting beside them.
       const applied = mine.flatMap((r) => r.applied).sort();
       if (s.name === 'license') expect(new Set(applied).size).toBe(applied.length);
