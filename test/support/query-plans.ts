@@ -104,9 +104,9 @@ export class StoreAtSize {
    * A fresh database with the services' models (`define`), each of `seeds`' collections holding its
    * template documents (written through the models, as the service writes them) and clones of them up to
    * SIZE, then the indexes the services make at start-up (built after the load, as after an import).
-   * Everything is seeded once, in one database: the loads run side by side, and the index builds of the
-   * seeded collections run a few at a time (each takes a lock that lets the others build on the same
-   * table too, and one build waits on its disk as much as on a core).
+   * Everything is seeded once, in one database, its tables unlogged: the loads run side by side, and each
+   * collection's indexes are built as soon as it is loaded, a few collections at a time (a build waits on
+   * its disk as much as on a core).
    */
   static async open<M>(
     postgresUrl: string,
