@@ -3,9 +3,12 @@ import type { Connection } from 'mongoose';
 import {
   AppError,
   Metrics,
+  addPostgresIndexes,
   connectMongo,
   createLogger,
+  postgresPagesOf,
   syncIndexes,
+  usePostgresPages,
   type MailMessage,
   type MailTransport,
 } from '@licensing/runtime';
@@ -216,5 +219,49 @@ describe('the mail quota', () => {
     await s.pass();
     expect(mine().sort()).toEqual(ids.sort());
     for (const id of ids.slice(50)) expect((await emails.Email.findById(id).lean())?.status).toBe('sent');
+  });
+});
+
+describe('clean-up of ended claims and quota windows', () => {
+  // Over FerretDB's PostgreSQL (as the service runs there) the clean-up is one DELETE on the expires_at
+  // B-tree; without it (MongoDB) a read of the ended ids, then their deletion. Either way only ended ones go.
+  const postgresUrl = process.env.TEST_FERRETDB_POSTGRESQL_URL;
+  let own: Connection;
+  let claims: EmailClaimStore;
+  let counts: MailCountStore;
+
+  beforeAll(async () => {
+    own = await connectMongo(process.env.TEST_MONGO_URL!, `t_mailc_${randomBytes(3).toString('hex')}`);
+    claims = new EmailClaimStore(emailClaimModel(own));
+    counts = new MailCountStore(mailCountModel(own));
+    await syncIndexes(own);
+    if (postgresUrl) {
+      await addPostgresIndexes(own, postgresUrl, log);
+      usePostgresPages(own, postgresUrl, log);
+    }
+  });
+
+  afterAll(async () => {
+    await postgresPagesOf(own)?.close();
+    await own?.dropDatabase();
+    await own?.close();
+  });
+
+  it('deletes the claims kept past their day and the ended quota windows, and keeps the others', async () => {
+    const now = clock.now();
+    const at = (ms: number) => new Date(now.getTime() + ms);
+    // A claim is kept CLAIM_KEPT_MS past its end: one ended two days ago, one ends in an hour.
+    expect(await claims.insert('eml_old', 1, 'host-a', at(-2 * 86_400_000 - 1))).toBe(true);
+    expect(await claims.insert('eml_new', 1, 'host-a', at(3_600_000))).toBe(true);
+    await counts.add('acct_old:h:1', 1, at(-1));
+    await counts.add('acct_new:h:1', 1, at(60_000));
+
+    expect(await claims.deleteEnded(now)).toBe(1);
+    expect(await counts.deleteEnded(now)).toBe(1);
+    expect((await claims.Claim.find().lean()).map((c) => c._id)).toEqual(['eml_new:1']);
+    expect((await counts.Count.find().lean()).map((c) => c._id)).toEqual(['acct_new:h:1']);
+    // The claim kept still holds its number: a sender with an old copy of that mail takes nothing.
+    expect(await claims.insert('eml_new', 1, 'host-b', at(0))).toBe(false);
+    expect(await claims.deleteEnded(now)).toBe(0);
   });
 });

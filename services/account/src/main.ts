@@ -8,6 +8,7 @@ import { accountModels } from './store/models';
 import { AccountStore, PeopleStore } from './store/queries';
 import { accountAccess } from './access';
 import { parsePeppers } from './domain/api-key';
+import { keySlotsMigration } from './jobs/key-slots';
 import { pepperIdMigration, pepperUsage } from './jobs/pepper';
 import { requestKeyHandlers } from './handlers/request-key-handlers';
 import { RequestKeyStore, requestKeyModels } from './store/request-keys';
@@ -18,9 +19,6 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
   async setup(ctx) {
     const models = accountModels(ctx.db);
     const store = new AccountStore(models);
-    // Before the indexes are built (startService does that after setup): keys stored before slots existed get one.
-    const filled = await store.backfillKeySlots();
-    if (filled) ctx.log.info({ keys: filled }, 'API keys given a slot_key');
     ctx.outbox.track(models.ApiKey);
     ctx.outbox.track(models.Account);
     const mailer = mailerFor(ctx.config.MAIL_URL, ctx.config.MAIL_FROM);
@@ -47,7 +45,7 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
       accountAccess,
     );
   },
-  migrations: [pepperIdMigration],
+  migrations: [pepperIdMigration, keySlotsMigration],
   jobs: {
     // `npm run admin -- pepper-usage --service account`: live keys per API_KEY_PEPPER version.
     async 'pepper-usage'(ctx) {

@@ -1,5 +1,6 @@
 import { SLOT_ROUNDS, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
 import type { DomainEvent, PageRequest } from '@licensing/proto';
+import { backfillKeySlots } from '../jobs/key-slots';
 import type { AccountDoc, AccountModels, ApiKeyDoc, PendingSignupDoc, SessionDoc, UserDoc } from './models';
 
 export class AccountStore {
@@ -60,23 +61,9 @@ export class AccountStore {
     return countMatching(this.models.ApiKey, { account_id: accountId, revoked_at: null });
   }
 
-  /**
-   * Keys stored before slots existed get a slot_key: "legacy:<id>" when live (the cap's count still
-   * sees them), "freed:<id>" when revoked. Runs before the unique (slot_key, account_id) index is built,
-   * which keys without one would break; finds nothing once done, by that index.
-   */
-  async backfillKeySlots(): Promise<number> {
-    const cursor = this.models.ApiKey.find({ slot_key: null }, { _id: 1, revoked_at: 1 })
-      .lean<Pick<ApiKeyDoc, '_id' | 'revoked_at'>>()
-      .cursor();
-    let filled = 0;
-    for await (const k of cursor) {
-      const key = k as Pick<ApiKeyDoc, '_id' | 'revoked_at'>;
-      const slot = key.revoked_at ? `freed:${key._id}` : `legacy:${key._id}`;
-      await this.models.ApiKey.updateOne({ _id: key._id, slot_key: null }, { $set: { slot_key: slot } });
-      filled++;
-    }
-    return filled;
+  /** Keys stored before slots existed get one (the migration 0003-api-key-slots; jobs/key-slots.ts). */
+  backfillKeySlots(): Promise<number> {
+    return backfillKeySlots(this.models.ApiKey.db);
   }
 
   findKeyByDigest(digest: string): Promise<ApiKeyDoc | null> {

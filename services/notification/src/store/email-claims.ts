@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { deleteBefore } from '@licensing/runtime';
 
 /**
  * One claim of one mail: the sender that inserted it may make that attempt. `_id` names the mail and the
@@ -61,14 +62,9 @@ export class EmailClaimStore {
   }
 
   /** Deletes a bounded batch of claims kept long enough (FerretDB keeps what MongoDB's TTL index would remove). */
-  async deleteEnded(now: Date): Promise<number> {
-    const ended = await this.Claim.find({ expires_at: { $lt: now } }, { _id: 1 })
-      .limit(CLEANUP_BATCH)
-      .lean<{ _id: string }[]>()
-      .exec();
-    let n = 0;
-    // One by _id each: `{_id: {$in}}` is not pushed down to PostgreSQL by FerretDB.
-    for (const { _id } of ended) n += (await this.Claim.deleteOne({ _id })).deletedCount;
-    return n;
+  deleteEnded(now: Date): Promise<number> {
+    // A range FerretDB does not pass down to PostgreSQL: deleteBefore deletes the batch on the B-tree over
+    // expires_at there (its single-field index), and through the index with MongoDB.
+    return deleteBefore(this.Claim, 'expires_at', now, CLEANUP_BATCH);
   }
 }

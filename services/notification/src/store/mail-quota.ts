@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { deleteBefore } from '@licensing/runtime';
 
 /**
  * How many mails an account had admitted (queued to send) in one window of its mail quota: one document
@@ -56,14 +57,9 @@ export class MailCountStore {
   }
 
   /** Deletes a bounded batch of ended windows (FerretDB keeps what MongoDB's TTL index would remove). */
-  async deleteEnded(now: Date): Promise<number> {
-    const ended = await this.Count.find({ expires_at: { $lt: now } }, { _id: 1 })
-      .limit(CLEANUP_BATCH)
-      .lean<{ _id: string }[]>()
-      .exec();
-    let n = 0;
-    // One by _id each: `{_id: {$in}}` is not pushed down to PostgreSQL by FerretDB.
-    for (const { _id } of ended) n += (await this.Count.deleteOne({ _id })).deletedCount;
-    return n;
+  deleteEnded(now: Date): Promise<number> {
+    // A range FerretDB does not pass down to PostgreSQL: deleteBefore deletes the batch on the B-tree over
+    // expires_at there (its single-field index), and through the index with MongoDB.
+    return deleteBefore(this.Count, 'expires_at', now, CLEANUP_BATCH);
   }
 }
