@@ -88,7 +88,7 @@ describe('OpenAPI document', () => {
           { $ref: '#/components/headers/IdempotentReplayed' },
         ]);
     }
-    expect(doc.components.headers.IdempotentReplayed.schema).toEqual({ type: 'string', enum: ['true'] });
+    expect(doc.components.headers.IdempotentReplayed.schema).toEqual({ type: 'string', const: 'true' });
   });
 
   it('the reference page shows every operation and an anchor for every error code', () => {

@@ -860,7 +860,7 @@ export function openApiDocument(version: string) {
         IdempotentReplayed: {
           description:
             '"true" when this answer is the first answer to an earlier request with the same Idempotency-Key, given again (nothing was done this time); absent otherwise',
-          schema: { type: 'string', enum: ['true'] },
+          schema: { type: 'string', const: 'true' },
         },
       },
       schemas: { ...schemas, ...requestSchemas },
