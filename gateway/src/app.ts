@@ -6,7 +6,8 @@
 // next line; docs/architecture.md, "The gateway's folders", says what each holds).
 // Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes < pages < dashboard, portal
 
-import { idempotencyKeys, KEYED_POSTS, STREAMED_POSTS } from './routes/idempotency-keys';
+import { idempotencyKeys } from './routes/idempotency-keys';
+import { KEYED_POSTS, STREAMED_POSTS } from './request-shapes/idempotent-posts';
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { Router } from 'express';
 import { systemClock, type Clock, type Logger, type Metrics, type Tracing } from '@licensing/runtime';

@@ -1,5 +1,8 @@
-import { KEYED_POSTS } from '../../gateway/src/routes/idempotency-keys';
+import { connectMongo } from '@licensing/runtime';
+import { KEYED_POSTS } from '../../gateway/src/request-shapes/idempotent-posts';
+import { eventually } from '../support/eventually';
 import { client, startStack, type Stack } from '../support/stack';
+import { WebClient } from '../support/web-client';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
 // Idempotency-Key on the POSTs that create or send something, through the running system: each route
@@ -10,11 +13,14 @@ let stack: Stack;
 let receiver: WebhookReceiver;
 let api: ReturnType<typeof client>;
 let product: string;
+let accountId: string;
 
 beforeAll(async () => {
   stack = await startStack();
   receiver = await WebhookReceiver.start();
-  api = client(stack.url, (await stack.newAccount()).apiKey);
+  const account = await stack.newAccount();
+  accountId = account.accountId;
+  api = client(stack.url, account.apiKey);
   product = (await api('POST', '/api/v1/products', { name: 'Keyed', policy: { duration_days: 30 } })).body.id;
 });
 
@@ -40,7 +46,100 @@ interface Case {
   }>;
 }
 
+const hook = async (path: string, events = ['*']) =>
+  (await api('POST', '/api/v1/webhooks', { url: `${receiver.url}${path}`, events })).body.id as string;
+
+/** A monthly subscription bought on the hosted checkout page (test mode): its id. */
+async function subscribe(): Promise<string> {
+  const monthly = (
+    await api('POST', '/api/v1/products', {
+      name: `Monthly ${freshKey()}`,
+      price: { amount: 1000, currency: 'EUR', interval: 'month' },
+    })
+  ).body.id;
+  const created = await api('POST', '/api/v1/checkout', {
+    product_id: monthly,
+    success_url: 'https://vendor.example/thanks',
+  });
+  const web = new WebClient(stack.url, stack.topology);
+  const page = await web.get(new URL(created.body.url).pathname);
+  const paid = await web.post(`/checkout/${created.body.id}/pay`, {
+    _csrf: WebClient.csrf(page.html),
+    email: 'subscriber@example.com',
+    card: '4242 4242 4242 4242',
+  });
+  expect(paid.status).toBe(303);
+  return (await api('GET', `/api/v1/checkout/${created.body.id}`)).body.subscription_id;
+}
+
 const cases: Case[] = [
+  {
+    route: '/webhooks',
+    setUp: async () => {
+      const url = `${receiver.url}/created-${freshKey()}`;
+      return {
+        path: '/api/v1/webhooks',
+        body: { url, events: ['*'] },
+        effects: async () =>
+          ((await api('GET', '/api/v1/webhooks?limit=100')).body.data as { url: string }[]).filter((e) => e.url === url)
+            .length,
+      };
+    },
+  },
+  {
+    route: '/webhooks/:id/rotate-secret',
+    setUp: async () => {
+      const path = `/rotated-${freshKey()}`;
+      const id = await hook(path);
+      return {
+        path: `/api/v1/webhooks/${id}/rotate-secret`,
+        // Each rotation adds a live secret, and a delivery is signed by each: one rotation, two signatures.
+        effects: async () => {
+          await api('POST', `/api/v1/webhooks/${id}/test`);
+          const [sent] = await receiver.waitFor(path, 1);
+          return String(sent.headers['webhook-signature']).split(' ').length - 1;
+        },
+      };
+    },
+  },
+  {
+    route: '/webhooks/:id/deliveries/:delivery/retry',
+    setUp: async () => {
+      const path = `/failing-${freshKey()}`;
+      // Four failed attempts end the delivery failed; the next one (the retry) succeeds.
+      receiver.answer(path, 500, 500, 500, 500, 200);
+      const id = await hook(path);
+      await api('POST', `/api/v1/webhooks/${id}/test`);
+      await receiver.waitFor(path, 4);
+      const failed = await eventually(async () => {
+        const latest = (await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0];
+        expect(latest).toMatchObject({ status: 'failed', attempts: 4 });
+        return latest.id as string;
+      });
+      return {
+        path: `/api/v1/webhooks/${id}/deliveries/${failed}/retry`,
+        // Attempts made after the four that failed: once delivered, nothing else is sent.
+        effects: async () => {
+          await eventually(async () =>
+            expect((await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data[0].status).toBe('delivered'),
+          );
+          return receiver.received.filter((r) => r.path === path).length - 4;
+        },
+      };
+    },
+  },
+  {
+    route: '/subscriptions/:id/cancel',
+    setUp: async () => {
+      const id = await subscribe();
+      return {
+        path: `/api/v1/subscriptions/${id}/cancel`,
+        body: { at_period_end: true },
+        // A second cancellation is refused (409): one is all there is.
+        effects: async () => ((await api('GET', `/api/v1/subscriptions/${id}`)).body.cancel_at_period_end ? 1 : 0),
+      };
+    },
+  },
   {
     route: '/products',
     setUp: async () => {
@@ -69,8 +168,7 @@ const cases: Case[] = [
   {
     route: '/webhooks/:id/test',
     setUp: async () => {
-      const path = `/hook-${freshKey()}`;
-      const id = (await api('POST', '/api/v1/webhooks', { url: `${receiver.url}${path}`, events: ['*'] })).body.id;
+      const id = await hook(`/hook-${freshKey()}`);
       return {
         path: `/api/v1/webhooks/${id}/test`,
         effects: async () => (await api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data.length,
@@ -232,4 +330,36 @@ it('the same key with another request is 422; a request that failed frees its ke
   const retried = await api('POST', '/api/v1/products', { name: 'Fixed' }, { 'idempotency-key': failing });
   expect(retried.status).toBe(201);
   expect(retried.headers.get('idempotent-replayed')).toBeNull();
+});
+
+it('an answer holding a signing secret is stored sealed, and replays only to the API key that sent it', async () => {
+  const key = freshKey();
+  const body = { url: `${receiver.url}/sealed-${freshKey()}`, events: ['*'] };
+  const first = await api('POST', '/api/v1/webhooks', body, { 'idempotency-key': key });
+  expect(first.status).toBe(201);
+  const secret = first.body.secret as string;
+  expect(secret).toBeTruthy();
+  const again = await api('POST', '/api/v1/webhooks', body, { 'idempotency-key': key });
+  expect([again.headers.get('idempotent-replayed'), again.body.secret]).toEqual(['true', secret]);
+
+  const db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_account`);
+  try {
+    const stored = await eventually(async () => {
+      const docs = await db
+        .collection('request_keys')
+        .find({ body_json: { $exists: true } })
+        .toArray();
+      const answers = docs.map((d) => String(d.body_json)).filter((b) => !b.startsWith('{'));
+      expect(answers.length).toBeGreaterThan(0);
+      return docs.map((d) => JSON.stringify(d)).join('\n');
+    });
+    expect(stored).not.toContain(secret);
+  } finally {
+    await db.close();
+  }
+
+  const other = await stack.admin.createApiKey({ account_id: accountId, scope: 'full', name: 'second' });
+  const asOther = await client(stack.url, other.secret)('POST', '/api/v1/webhooks', body, { 'idempotency-key': key });
+  expect([asOther.status, asOther.body.code]).toEqual([422, 'idempotency_key_reused']);
+  expect(JSON.stringify(asOther.body)).not.toContain(secret);
 });

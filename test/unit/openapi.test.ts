@@ -1,7 +1,8 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { errorCodes } from '@licensing/runtime';
-import { openApiDocument } from '../../gateway/src/openapi/document';
+import { openApiDocument, pathShape } from '../../gateway/src/openapi/document';
+import { IDEMPOTENT_POSTS } from '../../gateway/src/request-shapes/idempotent-posts';
 import { everyRoute } from '../support/routes';
 import { referencePage } from '../../gateway/src/openapi/reference-page';
 import { checkAcceptedRequest, checkResponse, matchPath } from '../support/openapi';
@@ -62,6 +63,32 @@ describe('OpenAPI document', () => {
       Object.values(ops).map((o) => (o as { operationId: string }).operationId),
     );
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('every POST that honours Idempotency-Key declares the header and the Idempotent-Replayed answer header', () => {
+    const posts = new Map(
+      Object.entries(doc.paths as Record<string, Record<string, Record<string, any>>>)
+        .filter(([, ops]) => ops.post)
+        .map(([path, ops]) => [pathShape(path), ops.post]),
+    );
+    expect(IDEMPOTENT_POSTS.length).toBeGreaterThan(15);
+    for (const template of IDEMPOTENT_POSTS) {
+      const post = posts.get(pathShape(`/api/v1${template}`));
+      expect([template, post !== undefined]).toEqual([template, true]);
+      const header = (post!.parameters ?? []).find((p: { in: string; name: string }) => p.in === 'header');
+      expect([template, header?.name, header?.required]).toEqual([template, 'Idempotency-Key', false]);
+      const ok = Object.entries(post!.responses as Record<string, { headers?: Record<string, unknown> }>).filter(
+        ([status]) => status.startsWith('2'),
+      );
+      expect(ok.length).toBeGreaterThan(0);
+      for (const [status, r] of ok)
+        expect([template, status, r.headers?.['Idempotent-Replayed']]).toEqual([
+          template,
+          status,
+          { $ref: '#/components/headers/IdempotentReplayed' },
+        ]);
+    }
+    expect(doc.components.headers.IdempotentReplayed.schema).toEqual({ type: 'string', const: 'true' });
   });
 
   it('the reference page shows every operation and an anchor for every error code', () => {

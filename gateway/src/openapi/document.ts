@@ -7,6 +7,7 @@ import {
   subscriptionList,
 } from '../request-shapes/operations';
 import { pageShape } from '../request-shapes/shapes';
+import { IDEMPOTENT_POSTS } from '../request-shapes/idempotent-posts';
 import { type RequestBodyName, requestSchemas } from './request-schemas';
 import { listOf, ref, schemas } from './schemas';
 import { queryParameters } from './shape-schema';
@@ -46,6 +47,45 @@ const idempotencyHeader = {
   description: 'Retry safely: the same key and body return the first answer for 24 h',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
+
+/** A path with its parameters' names left out: `/api/v1/licenses/{key}` and `/licenses/:key` alike. */
+export const pathShape = (path: string) => path.replace(/\{[^}]+\}|:[a-z]+/g, '*');
+const idempotentPosts = new Set(IDEMPOTENT_POSTS.map((template) => pathShape(`/api/v1${template}`)));
+
+/**
+ * Every POST the gateway honours Idempotency-Key on (routes/idempotency-keys.ts, the one list) declares
+ * the header, and that a successful answer may be a replay (`Idempotent-Replayed: true`).
+ */
+function withIdempotency(all: Record<string, Record<string, Op>>): Record<string, Record<string, Op>> {
+  const declared = (post: Op): Op => {
+    const parameters = (post.parameters as unknown[] | undefined) ?? [];
+    const responses = Object.fromEntries(
+      Object.entries(post.responses as Record<string, Record<string, unknown>>).map(([status, r]) => [
+        status,
+        status.startsWith('2')
+          ? {
+              ...r,
+              headers: {
+                ...(r.headers as object),
+                'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' },
+              },
+            }
+          : r,
+      ]),
+    );
+    return {
+      ...post,
+      parameters: parameters.includes(idempotencyHeader) ? parameters : [...parameters, idempotencyHeader],
+      responses,
+    };
+  };
+  return Object.fromEntries(
+    Object.entries(all).map(([path, ops]) => [
+      path,
+      ops.post && idempotentPosts.has(pathShape(path)) ? { ...ops, post: declared(ops.post) } : ops,
+    ]),
+  );
+}
 
 interface OpSpec {
   summary: string;
@@ -786,7 +826,7 @@ export function openApiDocument(version: string) {
       'Imports and exports',
       'Operations',
     ].map((name) => ({ name })),
-    paths: { ...paths, ...publicPaths },
+    paths: withIdempotency({ ...paths, ...publicPaths }),
     components: {
       securitySchemes: {
         bearer: {
@@ -816,6 +856,11 @@ export function openApiDocument(version: string) {
         RequestId: {
           description: 'Yours if sane, else generated; in every log line the request causes',
           schema: { type: 'string' },
+        },
+        IdempotentReplayed: {
+          description:
+            '"true" when this answer is the first answer to an earlier request with the same Idempotency-Key, given again (nothing was done this time); absent otherwise',
+          schema: { type: 'string', const: 'true' },
         },
       },
       schemas: { ...schemas, ...requestSchemas },

@@ -3,34 +3,8 @@ import { IDEMPOTENCY_LEASE_MS, sha256, type Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { principalOf } from '../auth/principal';
 import { idempotencyKey } from '../request-shapes/shapes';
-
-/**
- * The POSTs that create or send something and honour `Idempotency-Key` here, through one mechanism (the
- * account service keeps each key's claim and answer: use-cases/request-keys.ts there). POST
- * /api/v1/licenses, /licenses/batch and /checkout keep theirs in the service that creates (the same
- * rules; the id of what they create is fixed by the first attempt). docs/api.md, "Idempotency", lists them.
- */
-export const KEYED_POSTS = [
-  '/products',
-  '/products/:id/signing-keys/rotate',
-  '/webhooks/:id/test',
-  '/licenses/:key/suspend',
-  '/licenses/:key/reinstate',
-  '/licenses/:key/revoke',
-  '/licenses/:key/renew',
-  '/licenses/:key/reroll',
-  '/licenses/:key/email',
-  '/licenses/:key/seat-rescue',
-  '/checkout/:id/expire',
-  '/exports',
-  '/imports',
-] as const;
-
-/**
- * Routed before the JSON body parser (the import's body is the file, read as it streams; an export has
- * none): a request to them is told by its path and query only.
- */
-export const STREAMED_POSTS: readonly string[] = ['/imports', '/exports'];
+import { isSealedAnswer, openAnswer, sealAnswer } from './sealed-answers';
+import { SECRET_ANSWERS } from '../request-shapes/idempotent-posts';
 
 const patternOf = (template: string) => new RegExp(`^${template.replace(/:[a-z]+/g, '[^/]+')}/?$`);
 
@@ -43,18 +17,33 @@ const patternOf = (template: string) => new RegExp(`^${template.replace(/:[a-z]+
  */
 export function idempotencyKeys(clients: Clients, templates: readonly string[], log: Logger) {
   const patterns = templates.map(patternOf);
+  const secretPatterns = templates.filter((t) => SECRET_ANSWERS.includes(t)).map(patternOf);
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'POST' || !patterns.some((p) => p.test(req.path))) return next();
     const key = idempotencyKey(req);
     if (!key) return next();
     const accountId = principalOf(res).accountId;
-    const request_hash = sha256(JSON.stringify([req.method, req.path, req.query, req.body ?? null]), 'hex');
+    const credential = secretPatterns.some((p) => p.test(req.path)) ? (req.get('authorization') ?? '') : undefined;
+    const request_hash = sha256(
+      JSON.stringify([
+        req.method,
+        req.path,
+        req.query,
+        req.body ?? null,
+        ...(credential === undefined ? [] : [credential]),
+      ]),
+      'hex',
+    );
     const claim = await clients.accounts.claimRequestKey({ account_id: accountId, key, request_hash });
     if (claim.replay) {
+      const body =
+        claim.body_json && isSealedAnswer(claim.body_json)
+          ? openAnswer(claim.body_json, credential ?? '', accountId, key)
+          : claim.body_json;
       res.setHeader('Idempotent-Replayed', 'true');
       if (claim.location) res.setHeader('Location', claim.location);
       res.status(claim.status);
-      if (claim.body_json) res.type('application/json').send(claim.body_json);
+      if (body) res.type('application/json').send(body);
       else res.end();
       return;
     }
@@ -71,6 +60,8 @@ export function idempotencyKeys(clients: Clients, templates: readonly string[], 
       body = value;
       return json(value);
     };
+    const storedAnswer = (json: string) =>
+      credential === undefined ? json : sealAnswer(json, credential, accountId, key);
     let settled = false;
     const settle = (finished: boolean) => {
       if (settled) return;
@@ -83,7 +74,7 @@ export function idempotencyKeys(clients: Clients, templates: readonly string[], 
           ...run,
           succeeded,
           status: res.statusCode,
-          body_json: succeeded && body !== undefined ? JSON.stringify(body) : '',
+          body_json: succeeded && body !== undefined ? storedAnswer(JSON.stringify(body)) : '',
           location: succeeded && typeof location === 'string' ? location : '',
         })
         // Not kept: the lease frees the key (a retry runs again, as after a failure).

@@ -1649,6 +1649,8 @@ export interface components {
         RateLimitPolicy: string;
         /** @description Yours if sane, else generated; in every log line the request causes */
         RequestId: string;
+        /** @description "true" when this answer is the first answer to an earlier request with the same Idempotency-Key, given again (nothing was done this time); absent otherwise */
+        IdempotentReplayed: "true";
     };
     pathItems: never;
 }
@@ -1707,7 +1709,10 @@ export interface operations {
     createProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1723,6 +1728,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1908,7 +1914,10 @@ export interface operations {
     rotateSigningKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Product id (prod_…) */
                 id: string;
@@ -1923,6 +1932,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2027,6 +2037,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2075,6 +2086,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2427,7 +2439,10 @@ export interface operations {
     suspendLicense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Licence key */
                 key: string;
@@ -2442,6 +2457,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2471,7 +2487,10 @@ export interface operations {
     reinstateLicense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Licence key */
                 key: string;
@@ -2486,6 +2505,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2515,7 +2535,10 @@ export interface operations {
     revokeLicense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Licence key */
                 key: string;
@@ -2530,6 +2553,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2559,7 +2583,10 @@ export interface operations {
     renewLicense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Licence key */
                 key: string;
@@ -2574,6 +2601,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2603,7 +2631,10 @@ export interface operations {
     rerollLicense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Licence key */
                 key: string;
@@ -2622,6 +2653,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2995,7 +3027,10 @@ export interface operations {
     sendLicenseEmail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Licence key */
                 key: string;
@@ -3010,6 +3045,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3039,7 +3075,10 @@ export interface operations {
     requestSeatRescue: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Licence key */
                 key: string;
@@ -3054,6 +3093,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3148,7 +3188,10 @@ export interface operations {
                 /** @description jsonl (Content-Type: application/x-ndjson), or csv, keygen, lemonsqueezy, gumroad (Content-Type: text/csv) */
                 format: "jsonl" | "csv" | "keygen" | "lemonsqueezy" | "gumroad";
             };
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3165,6 +3208,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3238,7 +3282,10 @@ export interface operations {
     createExport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3250,6 +3297,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3488,6 +3536,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3561,7 +3610,10 @@ export interface operations {
     expireCheckoutSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Checkout session id (cs_…) */
                 id: string;
@@ -3576,6 +3628,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3705,7 +3758,10 @@ export interface operations {
     cancelSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Subscription id (sub_…) */
                 id: string;
@@ -3724,6 +3780,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3895,7 +3952,10 @@ export interface operations {
     createWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3911,6 +3971,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4127,7 +4188,10 @@ export interface operations {
     retryWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Webhook endpoint id (we_…) */
                 id: string;
@@ -4144,6 +4208,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4173,7 +4238,10 @@ export interface operations {
     sendTestWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Webhook endpoint id (we_…) */
                 id: string;
@@ -4188,6 +4256,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4217,7 +4286,10 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Webhook endpoint id (we_…) */
                 id: string;
@@ -4232,6 +4304,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
