@@ -1,10 +1,24 @@
 import type { NextFunction, Request, Response } from 'express';
-import { IDEMPOTENCY_LEASE_MS, sha256, type Logger } from '@licensing/runtime';
+import { AppError, IDEMPOTENCY_LEASE_MS, sha256, type Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { principalOf } from '../auth/principal';
 import { idempotencyKey } from '../request-shapes/shapes';
 import { isSealedAnswer, openAnswer, sealAnswer } from './sealed-answers';
 import { SECRET_ANSWERS } from '../request-shapes/idempotent-posts';
+
+/**
+ * The digest that tells one request from another under a key. JSON.stringify recurses, so a body of
+ * thousands of nested arrays (within the size limit, which JSON.parse reads) exhausts the stack: that
+ * body is refused as the route itself would refuse it, never answered with a 500.
+ */
+export function requestHashOf(parts: readonly unknown[]): string {
+  try {
+    return sha256(JSON.stringify(parts), 'hex');
+  } catch (err) {
+    if (err instanceof RangeError) throw AppError.invalid('body', 'the request body is nested too deeply');
+    throw err;
+  }
+}
 
 const patternOf = (template: string) => new RegExp(`^${template.replace(/:[a-z]+/g, '[^/]+')}/?$`);
 
@@ -24,16 +38,13 @@ export function idempotencyKeys(clients: Clients, templates: readonly string[], 
     if (!key) return next();
     const accountId = principalOf(res).accountId;
     const credential = secretPatterns.some((p) => p.test(req.path)) ? (req.get('authorization') ?? '') : undefined;
-    const request_hash = sha256(
-      JSON.stringify([
-        req.method,
-        req.path,
-        req.query,
-        req.body ?? null,
-        ...(credential === undefined ? [] : [credential]),
-      ]),
-      'hex',
-    );
+    const request_hash = requestHashOf([
+      req.method,
+      req.path,
+      req.query,
+      req.body ?? null,
+      ...(credential === undefined ? [] : [credential]),
+    ]);
     const claim = await clients.accounts.claimRequestKey({ account_id: accountId, key, request_hash });
     if (claim.replay) {
       const body =
