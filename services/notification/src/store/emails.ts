@@ -133,7 +133,7 @@ export function emailModel(conn: Connection): Model<EmailDoc> {
   // The sender's due query (by turn: a round-robin by account), deferred mail whose window ended, and
   // the mail log of an account newest first.
   schema.index({ status: 1, turn: 1, next_attempt_at: 1 });
-  schema.index({ status: 1, next_attempt_at: 1 });
+  schema.index({ status: 1, next_attempt_at: 1, _id: 1 }); // deferred mail, oldest first, ties in a fixed order
   schema.index({ account_id: 1, _id: -1 });
   schema.index({ request_key: 1 }, { unique: true });
   // A licence's last seat rescue (one per hour), and the erasure of a customer's address.
