@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { connectMongo } from '@licensing/runtime';
-import { EXPORT_WRITER_STOPPED } from '../../services/license/src/domain/job-leases';
+import { EXPORT_WRITER_STOPPED } from '../../services/license/src/transfer/domain/job-leases';
 import { EXPORT_GATEWAY_SHUT_DOWN } from '../../gateway/src/routes/export-jobs';
 import { eventually } from '../support/eventually';
 import { client, startStack, type Stack } from '../support/stack';

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { connectMongo } from '@licensing/runtime';
-import { UPLOAD_IDLE_MS } from '../../services/license/src/use-cases/imports';
+import { UPLOAD_IDLE_MS } from '../../services/license/src/transfer/use-cases/imports';
 import { eventually } from '../support/eventually';
 import { client, startStack, TestClock, type Stack } from '../support/stack';
 

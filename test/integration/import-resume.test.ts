@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { connectMongo, createLogger, syncIndexes } from '@licensing/runtime';
 import type { CreateProductRequest, ListProductsRequest, Product } from '@licensing/proto';
-import { ImportRunner } from '../../services/license/src/jobs/import-runner';
+import { ImportRunner } from '../../services/license/src/transfer/jobs/import-runner';
 import { licenseModels } from '../../services/license/src/store/models';
-import { ImportedLicenses } from '../../services/license/src/store/imported-licenses';
-import { ImportStore, importModels } from '../../services/license/src/store/imports';
+import { BulkLicenses } from '../../services/license/src/store/bulk-licenses';
+import { licenseCore } from '../../services/license/src/use-cases/license-core';
+import { ImportStore, importModels } from '../../services/license/src/transfer/store/imports';
 import {
   appendImportChunk,
   createImport,
@@ -13,7 +14,7 @@ import {
   IMPORT_LEASE_MS,
   startImport,
   type ImportDeps,
-} from '../../services/license/src/use-cases/imports';
+} from '../../services/license/src/transfer/use-cases/imports';
 import { FakeClock, RecordingOutbox } from '../support/fakes/common';
 
 // An import job that dies half-way (here: its checkpoint write fails after a batch was written, as a
@@ -57,9 +58,9 @@ afterAll(async () => {
   await db?.close();
 });
 
-function depsWith(clock: FakeClock, imports: ImportStore): ImportDeps & { licenses: ImportedLicenses } {
+function depsWith(clock: FakeClock, imports: ImportStore): ImportDeps {
   return {
-    licenses: new ImportedLicenses(licenses),
+    licenses: licenseCore({ bulk: new BulkLicenses(licenses), outbox: new RecordingOutbox() }),
     imports,
     products,
     outbox: new RecordingOutbox(),

@@ -5,7 +5,7 @@ import {
   exportWriterStopped,
   leaseLapsed,
   leaseUntil,
-} from '../../services/license/src/domain/job-leases';
+} from '../../services/license/src/transfer/domain/job-leases';
 import { EXPORT_GATEWAY_SHUT_DOWN, ExportJobs } from '../../gateway/src/routes/export-jobs';
 import { runExport } from '../../gateway/src/routes/imports';
 import { eventually } from '../support/eventually';

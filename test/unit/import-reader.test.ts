@@ -4,9 +4,14 @@ import {
   ImportFileReader,
   MAX_HEADER_COLUMNS,
   type FileRow,
-} from '../../services/license/src/domain/import-formats';
-import { checkRow } from '../../services/license/src/domain/import-rows';
-import { Breather, fileRows, ROWS_PER_TURN, SLICE_BYTES } from '../../services/license/src/use-cases/import-pacing';
+} from '../../services/license/src/transfer/domain/import-formats';
+import { checkRow } from '../../services/license/src/transfer/domain/import-rows';
+import {
+  Breather,
+  fileRows,
+  ROWS_PER_TURN,
+  SLICE_BYTES,
+} from '../../services/license/src/transfer/use-cases/import-pacing';
 
 // How an import's CSV is read: a header wider than the bound is refused before anything else; the
 // columns read are chosen once per header, so a row costs the same whatever the unused columns; and a

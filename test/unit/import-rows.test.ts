@@ -4,7 +4,7 @@ import {
   firstDifference,
   policyKey,
   recordReasons,
-} from '../../services/license/src/domain/import-rows';
+} from '../../services/license/src/transfer/domain/import-rows';
 
 // An export's lines other than licences, as an import reads them (issue 32): products keep a recurring
 // price, webhook endpoints are made again, and the records not imported carry why.

@@ -2,6 +2,7 @@ import type { AppError } from '@licensing/runtime';
 import { activate, deactivate } from '../../services/license/src/use-cases/activations';
 import { deactivateForCustomer } from '../../services/license/src/use-cases/customer-portal';
 import { eraseCustomer } from '../../services/license/src/use-cases/erase-customer';
+import { transferErasure } from '../../services/license/src/transfer/use-cases/erasure';
 import { refusal } from '../support/fakes/common';
 import { licenseSetup, policy } from '../support/fakes/license-deps';
 import { FakeBatchEmails } from '../support/fakes/license-stores';
@@ -15,7 +16,7 @@ async function setup(perMonth?: number) {
     deleteChunks: async () => undefined,
     markExportExpired: async () => undefined,
   };
-  const s = { ...base, batches, erasing: { ...base.deps, batches, exports } };
+  const s = { ...base, batches, erasing: { ...base.deps, transfer: transferErasure(batches, exports) } };
   const lic = await s.issued();
   const machine = async (fingerprint: string, name = '') =>
     (await activate(s.deps, { account_id: 'acct_A', key: lic.key, fingerprint, name })).activation;
