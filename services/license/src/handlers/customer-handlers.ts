@@ -2,7 +2,8 @@ import type { Handlers } from '@licensing/runtime';
 import type { LicenseServiceService } from '@licensing/proto';
 import { deactivateForCustomer } from '../use-cases/customer-portal';
 import type { LicenseDeps } from '../use-cases/deps';
-import { eraseCustomer, type TransferErasure } from '../use-cases/erase-customer';
+import { eraseCustomer } from '../use-cases/erase-customer';
+import type { TransferErasure } from '../use-cases/license-core';
 import { toActivation } from './mapping';
 
 // Proto to use case and back: what the customer portal and the erasure of a customer ask of licences.

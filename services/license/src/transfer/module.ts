@@ -1,6 +1,6 @@
 import { ImportServiceService, type LicenseServiceService } from '@licensing/proto';
 import { PeriodicTask, type Handlers, type Outbox, type ServiceContext } from '@licensing/runtime';
-import type { TransferErasure } from '../use-cases/erase-customer';
+import type { TransferErasure } from '../use-cases/license-core';
 import type { LicenseCore } from '../use-cases/license-core';
 import { importAccess } from './access';
 import type { TransferConfig } from './config';

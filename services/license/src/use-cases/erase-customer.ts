@@ -3,20 +3,10 @@ import { escapeRegExp, normalEmail, replaceEmail } from '../domain/erasure';
 import { licenseEvent } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseDeps } from './deps';
+import type { TransferErasure } from './license-core';
 
 /** Licences read per batch (one indexed read each): an account's customer rarely has more than a few. */
 const BATCH = 100;
-
-/**
- * What an erasure asks of the transfer module (src/transfer/), which owns the licence batches and the
- * export files: both may hold the e-mail. main.ts gives it (transfer/use-cases/erasure.ts).
- */
-export interface TransferErasure {
-  /** The e-mail replaced in the items of the account's licence batches; how many batches changed. */
-  eraseFromBatches(accountId: string, email: string, placeholder: string): Promise<number>;
-  /** Deletes the files of the account's finished exports (they may hold the e-mail). */
-  deleteFinishedExports(accountId: string, now: Date): Promise<void>;
-}
 
 export interface EraseCustomerInput {
   account_id: string;

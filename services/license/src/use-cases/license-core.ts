@@ -108,6 +108,17 @@ export interface LicenseCore {
   }): Promise<Map<string, string>>;
 }
 
+/**
+ * What an erasure asks of the transfer module (src/transfer/), which owns the licence batches and the
+ * export files: both may hold the e-mail. The module gives it (transfer/use-cases/erasure.ts).
+ */
+export interface TransferErasure {
+  /** The e-mail replaced in the items of the account's licence batches; how many batches changed. */
+  eraseFromBatches(accountId: string, email: string, placeholder: string): Promise<number>;
+  /** Deletes the files of the account's finished exports (they may hold the e-mail). */
+  deleteFinishedExports(accountId: string, now: Date): Promise<void>;
+}
+
 /** What the table is made of: the bulk reads and writes of licences, and the outbox publishing their events. */
 export interface LicenseCoreDeps {
   bulk: Pick<

@@ -1,5 +1,5 @@
 import { emailListOf, eraseFromItems } from '../../domain/erasure';
-import type { TransferErasure } from '../../use-cases/erase-customer';
+import type { TransferErasure } from '../../use-cases/license-core';
 import type { LicenseBatchStore } from '../store/batches';
 import type { ImportStore } from '../store/imports';
 import { deleteExportFile, type ExportFiles } from './exports';
