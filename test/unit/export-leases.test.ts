@@ -10,7 +10,7 @@ import { EXPORT_GATEWAY_SHUT_DOWN, ExportJobs } from '../../gateway/src/routes/e
 import { runExport } from '../../gateway/src/routes/imports';
 import { eventually } from '../support/eventually';
 
-// Issue 32: an export is written by a gateway process; its lease in the licence service ends it when
+// An export is written by a gateway process; its lease in the licence service ends it when
 // that process dies, and a graceful stop ends those it could not finish at once.
 
 const log = createLogger('test', 'silent');

@@ -12,7 +12,7 @@ import { subscriptionJson } from './subscriptions';
 import type { ExportJobs } from './export-jobs';
 import { endpointJson } from './webhooks';
 
-// Imports and exports (issue 32; docs/api.md "Imports" and "Exports"). An import's body is the file
+// Imports and exports (docs/api.md "Imports" and "Exports"). An import's body is the file
 // itself, up to 100 MB: it is read a piece at a time (never whole) and each piece of 512 KiB goes to the
 // licence service, which stores it and runs the import as a job once the file is complete. An export is
 // a job of this gateway: it gathers the account's data from each service over gRPC, a page at a time,

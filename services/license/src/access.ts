@@ -53,7 +53,7 @@ export function checkTransitionAllowed(caller: InternalCaller | undefined, actio
     throw new AppError('forbidden', `${caller} may not ${action} a licence (only ${allowed.join(', ')})`);
 }
 
-/** Imports and exports: the gateway streams files in and runs exports (issue 32); nobody else. */
+/** Imports and exports: the gateway streams files in and runs exports; nobody else. */
 export const importAccess: AccessPolicyOf<typeof ImportServiceService> = {
   gateway: [
     'createImport',

@@ -54,7 +54,7 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
       ctx.config.PRODUCT_GRPC_ADDR,
       internalCredential('license', ctx.config, ctx.tracing),
     );
-    // Only an import calls it: the webhook endpoints of an exported account (issue 32).
+    // Only an import calls it: it recreates the webhook endpoints of an exported account.
     const webhooks = createClient(
       WebhookServiceClient,
       ctx.config.WEBHOOK_GRPC_ADDR,

@@ -14,7 +14,7 @@ import {
 } from '@licensing/proto';
 import { METADATA_MAX_ENTRIES } from './metadata';
 
-// One row of an import (issue 32), checked: pure rules, no I/O. The formats (import-formats.ts) turn a
+// One row of an import, checked: pure rules, no I/O. The formats (import-formats.ts) turn a
 // line of each kind of file into the jsonl field names below; this says whether the row can be imported.
 
 export { importFormats };

@@ -4,7 +4,7 @@ import type { DomainEvent } from '@licensing/proto';
 import type { ImportFormat } from '../domain/import-rows';
 import { leaseLapsed, leaseUntil } from '../domain/job-leases';
 
-// Imports and exports (issue 32): the job's state, and the files themselves kept as numbered pieces
+// Imports and exports: the job's state, and the files themselves kept as numbered pieces
 // (GridFS-like: one document per piece of at most 1 MiB), so a job resumes after a crash from the
 // stored file and its checkpoint, and nothing holds a whole file in memory.
 

@@ -6,7 +6,7 @@ import type { LicenseDoc } from '../store/models';
 import { EXPORT_WRITER_STOPPED, exportWriterStopped, leaseUntil } from '../domain/job-leases';
 import { MAX_CHUNK_BYTES } from './imports';
 
-// Export files (issue 32, docs/api.md "Exports"): the gateway's export job gathers each service's data
+// Export files (docs/api.md "Exports"): the gateway's export job gathers each service's data
 // over gRPC and writes the file here a piece at a time; it is downloadable for 24 hours after it is done.
 // The job holds its export by a lease that each piece and its heartbeat (RenewExport) renew; an export
 // whose lease lapsed (its gateway died mid-way) is failed when next read, or by the job's sweep.

@@ -37,7 +37,7 @@ import { leaseUntil } from '../domain/job-leases';
 import { leaseOf } from './activations';
 import { Breather, fileRows } from './import-pacing';
 
-// Imports (issue 32, docs/api.md "Imports"): a file arrives in pieces, is stored whole, and a job reads it
+// Imports (docs/api.md "Imports"): a file arrives in pieces, is stored whole, and a job reads it
 // back a batch of rows at a time: one read for the batch's keys already stored anywhere, one unordered
 // insert of its new licences and one of their machines, then a checkpoint. A run that dies is taken over
 // from the last checkpoint; rows written after it are recognised by the import and row they carry
@@ -81,7 +81,7 @@ export interface ProductAdmin {
   createProduct(req: CreateProductRequest): Promise<Product>;
 }
 
-/** What an import asks of the webhook service: an export's endpoints are created in the account (issue 32). */
+/** What an import asks of the webhook service: an export's endpoints are created in the account. */
 export interface WebhookAdmin {
   listEndpoints(req: ListWebhookEndpointsRequest): Promise<ListWebhookEndpointsResponse>;
   createEndpoint(req: CreateWebhookEndpointRequest): Promise<WebhookEndpointWithSecret>;
