@@ -33,7 +33,7 @@ import {
 } from '../../services/checkout/src/domain/stripe-subscription-events';
 import { interpretStripeEvent, mismatch, stripeCustomerId } from '../../services/checkout/src/domain/stripe-events';
 
-// The pure rules of subscriptions (issue 29): periods, test cards, the test clock's steps, and how a
+// The pure rules of subscriptions: periods, test cards, the test clock's steps, and how a
 // licence judges and follows its subscription.
 
 const DAY = 86_400_000;
