@@ -83,8 +83,9 @@ export async function activate(
     : undefined;
   const out = await store.activate(doc, license.policy.max_activations, events, reclaim);
   if (!out)
-    throw new AppError(
+    throw AppError.refusedAs(
       'conflict',
+      'activation_limit_reached',
       `activation_limit_reached: the licence is already active on ${license.policy.max_activations} machines; deactivate one first`,
     );
   if (out === 'contended')

@@ -64,7 +64,12 @@ export async function issueLicenseFile(
         'this licence requires activation: give the fingerprint of an activated machine',
       );
     const seat = await store.findActivation(license._id, fingerprint);
-    if (!seat) throw new AppError('conflict', 'not_activated: this machine is not activated for the licence');
+    if (!seat)
+      throw AppError.refusedAs(
+        'conflict',
+        'not_activated',
+        'not_activated: this machine is not activated for the licence',
+      );
     // A floating seat that lapsed holds no slot (proto/rules/lease.ts): the app activates again first.
     if (isFloating(license.policy) && lapsed(seat.lease_expires_at?.getTime(), now.getTime()))
       throw new AppError('conflict', "lease_expired: this machine's floating seat lapsed; activate it again");
