@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import { AppError, systemClock, type Clock, type Logger } from '@licensing/runtime';
-import type { Export, Import } from '@licensing/proto';
+import { MAX_FILE_PIECE_BYTES, MAX_IMPORT_BYTES, type Export, type Import } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { importCreateQuery } from '../request-shapes/operations';
@@ -20,10 +20,11 @@ import { endpointJson } from './webhooks';
 // there that every piece and a heartbeat renew: when this process dies mid-way, the export is failed once
 // the lease lapses (export-jobs.ts stops them on a graceful shutdown).
 
-/** The largest import file (IMPORT_MAX_BYTES, which may only lower it). */
-export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
-/** The pieces a file travels in. */
-const PIECE_BYTES = 512 * 1024;
+/**
+ * The pieces a file travels in: half the most one call may carry, so a piece and the rest of its call
+ * stay well inside the gRPC server's 1 MiB message.
+ */
+const PIECE_BYTES = MAX_FILE_PIECE_BYTES / 2;
 
 export const importJson = (i: Import) => ({
   id: i.id,

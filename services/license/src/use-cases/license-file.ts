@@ -1,5 +1,7 @@
 import { AppError, type CallOptions, type Clock } from '@licensing/runtime';
 import {
+  FILE_TTL_DEFAULT_DAYS,
+  FILE_TTL_MAX_DAYS,
   DAY_MS,
   effectiveEntitlements,
   effectiveStatus,
@@ -28,9 +30,6 @@ export interface FileDeps {
   /** The products (through the product cache): a file carries the product's current entitlements. */
   products: ProductLookup;
 }
-
-export const FILE_TTL_DEFAULT_DAYS = 30;
-export const FILE_TTL_MAX_DAYS = 365;
 
 /** Who asks: an app credential ("validate": a License credential or a validate-scope key) or the vendor. */
 const isAppCaller = (keyScope: string): boolean => keyScope === 'validate';
