@@ -10,6 +10,7 @@ import {
   GrpcServer,
   Metrics,
   tokenDigest,
+  toServiceError,
   type Handlers,
 } from '@licensing/runtime';
 
@@ -137,5 +138,16 @@ describe('the ErrorDetail trailer', () => {
     metadata.set(ERROR_DETAIL_KEY, Buffer.from([0xff, 0xff, 0xff]));
     const err = fromServiceError({ code: status.INVALID_ARGUMENT, details: 'bad', metadata } as never);
     expect(err).toMatchObject({ code: 'invalid_request', fieldErrors: [] });
+  });
+
+  it("of the previous release's form is read and sent for one release (rolling upgrades: expand, then contract)", () => {
+    const metadata = new Metadata();
+    metadata.set('lk-error-code', 'payload_too_large');
+    metadata.set('lk-field-errors-bin', Buffer.from(JSON.stringify([{ field: 'data', message: 'too big' }])));
+    const old = fromServiceError({ code: status.INVALID_ARGUMENT, details: 'too big', metadata } as never);
+    expect(old).toMatchObject({ code: 'payload_too_large', fieldErrors: [{ field: 'data', message: 'too big' }] });
+    expect(old.validationCode).toBeUndefined();
+    const sent = toServiceError(AppError.rateLimited('slow down', 7)).metadata!;
+    expect([sent.get('lk-error-code')[0], sent.get('lk-retry-after')[0]]).toEqual(['rate_limited', '7']);
   });
 });

@@ -1,5 +1,6 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { ErrorDetail, isOneOf, validationCodes, type ValidationCode } from '@licensing/proto';
+import { readPreviousTrailers, writePreviousTrailers } from './previous-error-trailers';
 
 // The stable machine words of the public error format (see docs/api.md). Domain
 // code throws AppError with one of these; the gRPC layer carries it across the
@@ -93,13 +94,14 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   };
   const metadata = new Metadata();
   metadata.set(ERROR_DETAIL_KEY, Buffer.from(ErrorDetail.encode(detail).finish()));
+  writePreviousTrailers(metadata, detail);
   return { code: toGrpc[app.code], details: app.message, metadata };
 }
 
 /** The ErrorDetail a service sent with its error; undefined for one that carries none (a transport failure). */
 function errorDetailOf(err: ServiceError): ErrorDetail | undefined {
   const raw = err.metadata?.get(ERROR_DETAIL_KEY)[0];
-  if (!Buffer.isBuffer(raw)) return undefined;
+  if (!Buffer.isBuffer(raw)) return readPreviousTrailers(err);
   try {
     return ErrorDetail.decode(raw);
   } catch {
