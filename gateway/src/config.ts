@@ -1,4 +1,5 @@
 import { bool, commonSchema, int, str, type ConfigOf } from '@licensing/runtime';
+import { MAX_IMPORT_BYTES } from '@licensing/proto';
 
 const { MONGO_URL: _unused, ...common } = commonSchema;
 
@@ -54,7 +55,7 @@ export const gatewaySchema = {
   BODY_LIMIT_BYTES: int('Largest accepted JSON body', { default: 64 * 1024, min: 1024, max: 10 * 1024 * 1024 }),
   IMPORT_MAX_BYTES: int(
     "Largest import file (POST /api/v1/imports): 413 past it, whether declared by Content-Length or streamed; at most 100 MB, the licence service's own limit",
-    { default: 100 * 1024 * 1024, min: 64 * 1024, max: 100 * 1024 * 1024 },
+    { default: MAX_IMPORT_BYTES, min: 64 * 1024, max: MAX_IMPORT_BYTES },
   ),
   VALIDATION_CACHE_SIZE: int(
     'Licences (and unknown keys) the validation cache holds, least recently used dropped first; about 1.4 KiB each (0.85 KiB of facts, the rest the answer it last sent) (0 = no cache: every validation asks the licence service)',

@@ -5,8 +5,10 @@
 // product and licence services (which check what they store), the gateway's request shapes (which
 // check what a request sends, validations included) and the dashboard's forms.
 
+/** The longest entitlement code. */
+export const ENTITLEMENT_CODE_MAX_LENGTH = 64;
 /** A code: a lower-case letter or digit, then up to 63 of letters, digits, `_`, `.` and `-`. */
-export const ENTITLEMENT_CODE_PATTERN = '^[a-z0-9][a-z0-9_.-]{0,63}$';
+export const ENTITLEMENT_CODE_PATTERN = `^[a-z0-9][a-z0-9_.-]{0,${ENTITLEMENT_CODE_MAX_LENGTH - 1}}$`;
 const CODE = new RegExp(ENTITLEMENT_CODE_PATTERN);
 /** The most codes a policy, a licence's extras or a validation request may name. */
 export const MAX_ENTITLEMENTS = 100;
@@ -37,7 +39,7 @@ export function entitlementsProblem(field: string, codes: unknown): Entitlements
       const item = `${field}[${i}]`;
       return {
         field: item,
-        message: `${item} ${quoted(code)} is not an entitlement code (a-z, 0-9, then also _ . -; at most 64 characters)`,
+        message: `${item} ${quoted(code)} is not an entitlement code (a-z, 0-9, then also _ . -; at most ${ENTITLEMENT_CODE_MAX_LENGTH} characters)`,
       };
     }
     if (seen.has(code)) return { field, message: `${field} names ${quoted(code)} twice` };

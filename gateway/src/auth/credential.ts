@@ -1,5 +1,5 @@
 import { AppError } from '@licensing/runtime';
-import { parseLicenseKey, weakForeignCredential } from '@licensing/proto';
+import { MAX_LICENSE_KEY_LENGTH, parseLicenseKey, weakForeignCredential } from '@licensing/proto';
 import { bearerKey } from './bearer';
 
 // The two credentials an Authorization header may carry, read in one place for the Express
@@ -8,8 +8,6 @@ import { bearerKey } from './bearer';
 //   "License <licence key>" an app acting as its own licence (auth/app-routes.ts says where)
 // A header this refuses is answered 401 by the middleware, and never by the fast path.
 
-/** What "License <key>" may carry before it is read as a key (parseLicenseKey reads at most 64 characters). */
-export const MAX_LICENSE_CREDENTIAL_LENGTH = 64;
 const LICENSE = /^License ([^\s]+)$/;
 
 export type Credential = { kind: 'api_key'; token: string } | { kind: 'license'; key: string };
@@ -18,7 +16,7 @@ export type Credential = { kind: 'api_key'; token: string } | { kind: 'license';
 export function licenseCredential(header: string | undefined): string | undefined {
   if (header === undefined || !header.startsWith('License ')) return undefined;
   const key = LICENSE.exec(header)?.[1];
-  return key !== undefined && key.length <= MAX_LICENSE_CREDENTIAL_LENGTH ? key : undefined;
+  return key !== undefined && key.length <= MAX_LICENSE_KEY_LENGTH ? key : undefined;
 }
 
 const HOW = 'send "Authorization: Bearer <API key>" or "Authorization: License <licence key>"';

@@ -1,9 +1,11 @@
+import { BATCH_MAX_ITEMS } from '@licensing/proto';
+
 // The e-mails of a CSV pasted into the dashboard's bulk issuance form: one licence per row. Pure, so the
 // rules are unit tested (test/unit/dashboard-csv-emails.test.ts); the licence service checks each
 // address again (and names the item), the form maps that back to the row.
 
-/** The most rows one batch takes (the licence service's BATCH_MAX_ITEMS). */
-export const CSV_MAX_ROWS = 1000;
+/** The most rows one batch takes. */
+export const CSV_MAX_ROWS = BATCH_MAX_ITEMS;
 
 const HEADERS = new Set(['email', 'e-mail', 'customer_email', 'customer e-mail', 'customer email']);
 

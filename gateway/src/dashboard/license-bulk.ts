@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { AppError } from '@licensing/runtime';
-import { parseLicenseKey, type License, type LicenseBatch, type Product } from '@licensing/proto';
+import {
+  MAX_LICENSE_KEY_LENGTH,
+  parseLicenseKey,
+  type License,
+  type LicenseBatch,
+  type Product,
+} from '@licensing/proto';
 import { emailsOfCsv } from './csv-emails';
 import { field, formErrorsOf, idOrNotFound, principalOf, type DashboardContext, type FormErrors } from './context';
 import { h, layout } from './pages';
@@ -12,7 +18,6 @@ import { badge, csrfInput, empty, formError, input, notice, select, table, texta
 // /dashboard/licenses/{key}/reroll: a new key for a licence, after a confirmation. Registered before
 // licenses.ts's pages, so "batch" is never taken for a key.
 
-const KEY_MAX = 64;
 /** The pasted CSV: 1,000 rows of long addresses fit (the form's own body limit is set in routes.ts). */
 export const CSV_TEXT_MAX = 300_000;
 
@@ -159,7 +164,7 @@ export function licenseBulkPages(r: Router, ctx: DashboardContext): void {
   );
 
   const keyOf = (req: Request) => {
-    const parsed = parseLicenseKey(String(req.params.key).slice(0, KEY_MAX + 1));
+    const parsed = parseLicenseKey(String(req.params.key).slice(0, MAX_LICENSE_KEY_LENGTH + 1));
     if (!parsed.ok) throw AppError.notFound('licence');
     return parsed.key;
   };

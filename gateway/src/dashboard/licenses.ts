@@ -15,6 +15,7 @@ import {
   type LicenseAction,
   type Product,
   type RecentValidation,
+  MAX_LICENSE_KEY_LENGTH,
 } from '@licensing/proto';
 import {
   field,
@@ -52,7 +53,6 @@ import { ENTITLEMENTS_TEXT_MAX } from './products';
 // tells the gateway's validation cache, as the REST routes do.
 
 const PAGE = 25;
-const KEY_MAX = 64;
 
 /** How the dashboard words each lifecycle action (which ones a licence allows is the lifecycle rules'). */
 const ACTIONS: Record<LicenseAction, { verb: string; done: string; consequence: string; danger: boolean }> = {
@@ -302,7 +302,10 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
     if (q && !q.includes('@')) {
       // A key: one exact look-up (keys are unique per account).
       try {
-        const license = await clients.licenses.getLicense({ account_id: s.accountId, key: q.slice(0, KEY_MAX) });
+        const license = await clients.licenses.getLicense({
+          account_id: s.accountId,
+          key: q.slice(0, MAX_LICENSE_KEY_LENGTH),
+        });
         return page(res, status, listPage(s, { ...base, products, licenses: [license] }));
       } catch (err) {
         if (!(err instanceof AppError) || !['not_found', 'invalid_request'].includes(err.code)) throw err;
@@ -374,7 +377,7 @@ export function licensePages(r: Router, ctx: DashboardContext): void {
 
   /** The licence key in the URL, canonical; a malformed one names no licence (404), like another account's. */
   const keyOf = (req: Request) => {
-    const parsed = parseLicenseKey(String(req.params.key).slice(0, KEY_MAX + 1));
+    const parsed = parseLicenseKey(String(req.params.key).slice(0, MAX_LICENSE_KEY_LENGTH + 1));
     if (!parsed.ok) throw AppError.notFound('licence');
     return parsed.key;
   };

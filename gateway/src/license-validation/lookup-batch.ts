@@ -29,7 +29,7 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-/** Below the licence service's own limit (MAX_VALIDATIONS_PER_CALL). */
+/** Lookups one call carries: below the most a call may (proto/rules' MAX_VALIDATIONS_PER_CALL; a test holds it so). */
 export const MAX_BATCH = 64;
 
 /**

@@ -1,3 +1,4 @@
+import { EMAIL_MAX_LENGTH, MAX_LICENSE_KEY_LENGTH } from '@licensing/proto';
 import {
   checkoutList,
   importCreateQuery,
@@ -168,7 +169,7 @@ function op(id: string, spec: OpSpec): Op {
 }
 
 const productId = pathParam('id', 'Product id (prod_…)');
-const licenseKey = pathParam('key', 'Licence key', { type: 'string', maxLength: 64 });
+const licenseKey = pathParam('key', 'Licence key', { type: 'string', maxLength: MAX_LICENSE_KEY_LENGTH });
 const sessionId = pathParam('id', 'Checkout session id (cs_…)');
 const endpointId = pathParam('id', 'Webhook endpoint id (we_…)');
 const subscriptionId = pathParam('id', 'Subscription id (sub_…)');
@@ -444,7 +445,9 @@ const paths: Record<string, Record<string, Op>> = {
       tag: 'Licences',
       description:
         "Replaces the e-mail (case-insensitive) with one placeholder in the account's licences and their activations' names, checkout sessions, mail log and webhook deliveries, and ends the customer's portal sessions; the licences stay valid and their keys keep working. Publishes customer.erased (without the e-mail). 400 for a malformed e-mail; 503 when a service did not answer: repeat the request (every step is idempotent).",
-      params: [pathParam('email', 'The customer e-mail (percent-encoded)', { type: 'string', maxLength: 254 })],
+      params: [
+        pathParam('email', 'The customer e-mail (percent-encoded)', { type: 'string', maxLength: EMAIL_MAX_LENGTH }),
+      ],
       ok: { 200: { description: 'Erased', schema: ref('CustomerErasure') } },
     }),
   },

@@ -5,6 +5,11 @@
 // routes' shapes (request-schemas.ts).
 
 import {
+  ACTIVATION_NAME_MAX_LENGTH,
+  FINGERPRINT_MAX_LENGTH,
+  PRODUCT_DESCRIPTION_MAX_LENGTH,
+  PRODUCT_NAME_MAX_LENGTH,
+  SEATS_MAX,
   licenseBatchItemStatuses,
   licenseBatchStatuses,
   checkoutStatuses,
@@ -131,8 +136,8 @@ export const schemas: Record<string, Schema> = {
   }),
   Product: obj({
     id: id('prod'),
-    name: str(undefined, { minLength: 1, maxLength: 200 }),
-    description: orNull(str(undefined, { maxLength: 2000 })),
+    name: str(undefined, { minLength: 1, maxLength: PRODUCT_NAME_MAX_LENGTH }),
+    description: orNull(str(undefined, { maxLength: PRODUCT_DESCRIPTION_MAX_LENGTH })),
     policy: ref('Policy'),
     price: orNull(ref('Price')),
     email_on_purchase: { type: 'boolean', description: 'Whether a purchase e-mails the buyer their key' },
@@ -198,7 +203,7 @@ export const schemas: Record<string, Schema> = {
     product_id: id('prod'),
     customer_email: str(),
     license_key: orNull(str()),
-    quantity: int('Seats', { minimum: 1, maximum: 1000 }),
+    quantity: int('Seats', { minimum: 1, maximum: SEATS_MAX }),
     current_period_start: time(),
     current_period_end: time(),
     cancel_at_period_end: { type: 'boolean' },
@@ -277,8 +282,8 @@ export const schemas: Record<string, Schema> = {
   ),
   Activation: obj({
     id: id('act'),
-    fingerprint: str(undefined, { maxLength: 200 }),
-    name: orNull(str(undefined, { maxLength: 100 })),
+    fingerprint: str(undefined, { maxLength: FINGERPRINT_MAX_LENGTH }),
+    name: orNull(str(undefined, { maxLength: ACTIVATION_NAME_MAX_LENGTH })),
     created_at: time(),
     lease_expires_at: orNull(
       time(
@@ -334,7 +339,7 @@ export const schemas: Record<string, Schema> = {
     cancel_url: orNull(str()),
     metadata,
     license_key: orNull(str('Set once the session is complete')),
-    quantity: int('Seats bought (1 for a one-time price)', { minimum: 1, maximum: 1000 }),
+    quantity: int('Seats bought (1 for a one-time price)', { minimum: 1, maximum: SEATS_MAX }),
     subscription_id: orNull(str('The subscription a paid recurring checkout started')),
     livemode: {
       type: 'boolean',

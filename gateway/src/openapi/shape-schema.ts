@@ -1,4 +1,4 @@
-import { ENTITLEMENT_CODE_PATTERN, MAX_ENTITLEMENTS } from '@licensing/proto';
+import { ENTITLEMENT_CODE_MAX_LENGTH, ENTITLEMENT_CODE_PATTERN, MAX_ENTITLEMENTS } from '@licensing/proto';
 import { forbiddenTextClass, METADATA_KEY_PATTERN } from '@licensing/runtime';
 import type { Field, ObjectField, QueryShape, Shape } from '../request-shapes/shapes';
 
@@ -26,7 +26,7 @@ const orNull = (schema: Schema, nullable: boolean | undefined): Schema =>
 /** A list of entitlement codes (proto/rules/entitlements.ts), as requests send it and answers show it. */
 export const entitlementsSchema: Schema = {
   type: 'array',
-  items: { type: 'string', pattern: ENTITLEMENT_CODE_PATTERN, maxLength: 64 },
+  items: { type: 'string', pattern: ENTITLEMENT_CODE_PATTERN, maxLength: ENTITLEMENT_CODE_MAX_LENGTH },
   maxItems: MAX_ENTITLEMENTS,
   uniqueItems: true,
 };

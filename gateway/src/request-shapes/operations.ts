@@ -1,5 +1,25 @@
 import {
+  ACTIVATION_NAME_MAX_LENGTH,
+  BATCH_MAX_ITEMS,
+  CHECKOUT_EXPIRES_MAX_MINUTES,
+  CHECKOUT_EXPIRES_MIN_MINUTES,
   checkoutStatuses,
+  EMAIL_MAX_LENGTH,
+  FILE_TTL_DEFAULT_DAYS,
+  FILE_TTL_MAX_DAYS,
+  FINGERPRINT_MAX_LENGTH,
+  MAX_LICENSE_KEY_LENGTH,
+  METADATA_MAX_ENTRIES,
+  PRICE_AMOUNT_MAX,
+  PRICE_INTERVAL_COUNT_MAX,
+  PRICE_TRIAL_DAYS_MAX,
+  PRODUCT_DESCRIPTION_MAX_LENGTH,
+  PRODUCT_NAME_MAX_LENGTH,
+  REROLL_GRACE_HOURS_MAX,
+  SEATS_MAX,
+  TEST_CLOCK_MAX_ADVANCE_YEARS,
+  URL_MAX_LENGTH,
+  WEBHOOK_DESCRIPTION_MAX_LENGTH,
   importFormats,
   licenseStatuses,
   policyFields,
@@ -12,9 +32,9 @@ import { pageShape, type Field, type ObjectField, type QueryShape, type Shape } 
 
 // What each operation accepts: the routes validate with these shapes and the
 // OpenAPI document's request schemas are generated from them
-// (openapi/request-schemas.ts), so a limit is changed here and nowhere else in
-// the gateway. Ranges the services check again (they also serve the
-// dashboard) are theirs: keep them equal to the services' own limits.
+// (openapi/request-schemas.ts). A limit the services check again (they also
+// serve the dashboard) is read from proto/rules (the *-limits.ts files), where
+// it is declared once for both sides; the rest are the gateway's own.
 
 /** A policy field as the REST body sends it: proto/rules/policy.ts's range, words and meaning. */
 function policyField(rule: PolicyRule): Field {
@@ -38,9 +58,14 @@ export const policyInput = {
   shape: Object.fromEntries(policyFields.map((f) => [f, policyField(policyRules[f])])),
 } satisfies ObjectField;
 
-/** The product service's AMOUNT_MAX. */
 const priceShape = {
-  amount: { kind: 'int', required: true, min: 1, max: 99_999_999, description: "In the currency's minor unit (cents)" },
+  amount: {
+    kind: 'int',
+    required: true,
+    min: 1,
+    max: PRICE_AMOUNT_MAX,
+    description: "In the currency's minor unit (cents)",
+  },
   currency: { required: true, max: 3, description: 'ISO 4217, e.g. usd' },
   interval: {
     kind: 'enum',
@@ -48,18 +73,23 @@ const priceShape = {
     nullable: true,
     description: 'A subscription billed every interval_count months or years; null or absent: a one-time price',
   },
-  interval_count: { kind: 'int', min: 1, max: 12, description: 'With an interval: bill every this many (default 1)' },
+  interval_count: {
+    kind: 'int',
+    min: 1,
+    max: PRICE_INTERVAL_COUNT_MAX,
+    description: 'With an interval: bill every this many (default 1)',
+  },
   trial_days: {
     kind: 'int',
     min: 0,
-    max: 365,
+    max: PRICE_TRIAL_DAYS_MAX,
     description: 'With an interval: free days before the first payment (default 0)',
   },
 } satisfies Shape;
 
 export const productCreate = {
-  name: { required: true, max: 200 },
-  description: { max: 2000, multiline: true },
+  name: { required: true, max: PRODUCT_NAME_MAX_LENGTH },
+  description: { max: PRODUCT_DESCRIPTION_MAX_LENGTH, multiline: true },
   policy: policyInput,
   price: { kind: 'object', shape: priceShape },
   email_on_purchase: {
@@ -69,8 +99,8 @@ export const productCreate = {
 } satisfies Shape;
 
 export const productUpdate = {
-  name: { max: 200 },
-  description: { max: 2000, multiline: true },
+  name: { max: PRODUCT_NAME_MAX_LENGTH },
+  description: { max: PRODUCT_DESCRIPTION_MAX_LENGTH, multiline: true },
   policy: policyInput,
   price: { kind: 'object', shape: priceShape, nullable: true, description: 'null removes the price' },
   email_on_purchase: { kind: 'bool', description: 'Whether a purchase e-mails the buyer their key' },
@@ -78,28 +108,25 @@ export const productUpdate = {
 
 const metadata = {
   kind: 'map',
-  maxEntries: 50,
-  description: 'Your own key/value strings (at most 50 entries)',
+  maxEntries: METADATA_MAX_ENTRIES,
+  description: `Your own key/value strings (at most ${METADATA_MAX_ENTRIES} entries)`,
 } as const;
 
 export const licenseList = {
   ...pageShape,
   product_id: { max: 64, description: "Only this product's licences" },
-  customer_email: { max: 254, description: "Only this customer's licences" },
+  customer_email: { max: EMAIL_MAX_LENGTH, description: "Only this customer's licences" },
   status: { kind: 'enum', values: licenseStatuses, description: 'Only licences in this status' },
 } satisfies QueryShape;
 
 export const licenseCreate = {
   product_id: { required: true, max: 64 },
-  customer_email: { required: true, max: 254 },
+  customer_email: { required: true, max: EMAIL_MAX_LENGTH },
   send_email: {
     kind: 'bool',
     description: 'Also e-mail the licence (the purchase e-mail) to customer_email; see GET /api/v1/emails',
   },
 } satisfies Shape;
-
-/** The licence service's BATCH_MAX_ITEMS. */
-export const BATCH_MAX_ITEMS = 1000;
 
 export const licenseBatchCreate = {
   product_id: { required: true, max: 64 },
@@ -108,11 +135,13 @@ export const licenseBatchCreate = {
     required: true,
     minItems: 1,
     maxItems: BATCH_MAX_ITEMS,
-    description:
-      'The licences to issue (1 to 1,000), each checked before any is issued; problems name the item: licenses[3].customer_email',
+    description: `The licences to issue (1 to ${BATCH_MAX_ITEMS.toLocaleString('en')}), each checked before any is issued; problems name the item: licenses[3].customer_email`,
     shape: {
-      customer_email: { required: true, max: 254 },
-      metadata: { ...metadata, description: 'Your own key/value strings for this licence (at most 50 entries)' },
+      customer_email: { required: true, max: EMAIL_MAX_LENGTH },
+      metadata: {
+        ...metadata,
+        description: `Your own key/value strings for this licence (at most ${METADATA_MAX_ENTRIES} entries)`,
+      },
       entitlements: { kind: 'entitlements', description: "The licence's own entitlements on top of its policy's" },
       send_email: {
         kind: 'bool',
@@ -121,9 +150,6 @@ export const licenseBatchCreate = {
     },
   },
 } satisfies Shape;
-
-/** The licence service's REROLL_GRACE_HOURS_MAX. */
-export const REROLL_GRACE_HOURS_MAX = 720;
 
 export const licenseReroll = {
   grace_hours: {
@@ -140,16 +166,17 @@ export const licenseReroll = {
   },
 } satisfies Shape;
 
-export const KEY_MAX = 64;
+/** A licence key as a path or query parameter: longer ones are refused unread (no key is longer). */
+export const KEY_MAX = MAX_LICENSE_KEY_LENGTH;
 
 export const licenseValidateQuery = {
   license_key: { required: true, max: KEY_MAX, description: 'The key to check' },
-  fingerprint: { max: 200, description: "This machine's fingerprint" },
+  fingerprint: { max: FINGERPRINT_MAX_LENGTH, description: "This machine's fingerprint" },
 } satisfies QueryShape;
 
 export const deactivationQuery = {
   fingerprint: {
-    max: 200,
+    max: FINGERPRINT_MAX_LENGTH,
     description:
       "With an app credential: this machine's fingerprint. Its own floating seat is then released without counting against the policy's customer_deactivations_per_30_days",
   },
@@ -158,7 +185,7 @@ export const deactivationQuery = {
 export const keyValidationRequest = {
   key: { required: true, max: KEY_MAX },
   product_id: { max: 64 },
-  fingerprint: { max: 200 },
+  fingerprint: { max: FINGERPRINT_MAX_LENGTH },
   entitlements: {
     kind: 'entitlements',
     description: 'Entitlement codes the app needs: any the licence lacks answers valid: false, entitlements_missing',
@@ -166,7 +193,7 @@ export const keyValidationRequest = {
 } satisfies Shape;
 
 export const licenseUpdate = {
-  customer_email: { max: 254 },
+  customer_email: { max: EMAIL_MAX_LENGTH },
   metadata: { ...metadata, description: "Merged into the licence's metadata; an empty value removes that entry" },
   entitlements: {
     kind: 'entitlements',
@@ -175,19 +202,17 @@ export const licenseUpdate = {
 } satisfies Shape;
 
 export const activationCreate = {
-  fingerprint: { required: true, max: 200 },
-  name: { max: 100 },
+  fingerprint: { required: true, max: FINGERPRINT_MAX_LENGTH },
+  name: { max: ACTIVATION_NAME_MAX_LENGTH },
 } satisfies Shape;
 
-/** Range and default: the licence service's FILE_TTL_MAX_DAYS and FILE_TTL_DEFAULT_DAYS. */
 export const licenseFileRequest = {
-  fingerprint: { max: 200, description: 'Bind the file to one machine' },
+  fingerprint: { max: FINGERPRINT_MAX_LENGTH, description: 'Bind the file to one machine' },
   ttl_days: {
     kind: 'int',
     min: 1,
-    max: 365,
-    description:
-      "How long the file is valid offline, in days: 30 when absent; with an app credential at most the policy's max_file_ttl_days (and that when absent, if smaller than 30)",
+    max: FILE_TTL_MAX_DAYS,
+    description: `How long the file is valid offline, in days: ${FILE_TTL_DEFAULT_DAYS} when absent; with an app credential at most the policy's max_file_ttl_days (and that when absent, if smaller than ${FILE_TTL_DEFAULT_DAYS})`,
   },
 } satisfies Shape;
 
@@ -196,22 +221,26 @@ export const checkoutList = {
   status: { kind: 'enum', values: checkoutStatuses, description: 'Only sessions in this status' },
 } satisfies QueryShape;
 
-/** expires_in_minutes: the checkout service's EXPIRES_MIN_MINUTES, EXPIRES_MAX_MINUTES (its default). */
 export const checkoutCreate = {
   product_id: { required: true, max: 64 },
-  customer_email: { max: 254 },
+  customer_email: { max: EMAIL_MAX_LENGTH },
   success_url: {
     required: true,
-    max: 2048,
+    max: URL_MAX_LENGTH,
     description: 'Absolute URL the buyer returns to after paying, with `session_id` added; https in production',
   },
-  cancel_url: { max: 2048 },
+  cancel_url: { max: URL_MAX_LENGTH },
   metadata,
-  expires_in_minutes: { kind: 'int', min: 30, max: 1440, default: 1440 },
+  expires_in_minutes: {
+    kind: 'int',
+    min: CHECKOUT_EXPIRES_MIN_MINUTES,
+    max: CHECKOUT_EXPIRES_MAX_MINUTES,
+    default: CHECKOUT_EXPIRES_MAX_MINUTES,
+  },
   quantity: {
     kind: 'int',
     min: 1,
-    max: 1000,
+    max: SEATS_MAX,
     description: "Seats (recurring prices only; default 1): the licence's max_activations is multiplied by it",
   },
 } satisfies Shape;
@@ -219,7 +248,7 @@ export const checkoutCreate = {
 export const subscriptionList = {
   ...pageShape,
   status: { kind: 'enum', values: subscriptionStatuses, description: 'Only subscriptions in this status' },
-  customer_email: { max: 254, description: "Only this customer's subscriptions (case-insensitive)" },
+  customer_email: { max: EMAIL_MAX_LENGTH, description: "Only this customer's subscriptions (case-insensitive)" },
   product_id: { max: 64, description: "Only this product's subscriptions" },
 } satisfies QueryShape;
 
@@ -231,27 +260,26 @@ export const subscriptionCancel = {
   },
 } satisfies Shape;
 
-/** The checkout service's limit: at most 5 years past the subscription's clock. */
 export const subscriptionTestClock = {
   advance_to: {
     required: true,
     max: 40,
-    description: "RFC 3339 time after the subscription's clock, at most 5 years ahead of it",
+    description: `RFC 3339 time after the subscription's clock, at most ${TEST_CLOCK_MAX_ADVANCE_YEARS} years ahead of it`,
   },
 } satisfies Shape;
 
 const events = { kind: 'list', maxItems: 50, maxLength: 64, description: 'Event types, or "*" for all' } as const;
 
 export const webhookEndpointCreate = {
-  url: { required: true, max: 2048 },
+  url: { required: true, max: URL_MAX_LENGTH },
   events: { ...events, required: true },
-  description: { max: 500, multiline: true },
+  description: { max: WEBHOOK_DESCRIPTION_MAX_LENGTH, multiline: true },
 } satisfies Shape;
 
 export const webhookEndpointUpdate = {
-  url: { max: 2048 },
+  url: { max: URL_MAX_LENGTH },
   events,
-  description: { max: 500, multiline: true },
+  description: { max: WEBHOOK_DESCRIPTION_MAX_LENGTH, multiline: true },
   enabled: { kind: 'bool' },
 } satisfies Shape;
 

@@ -2,11 +2,9 @@ import type { Router } from 'express';
 import type { Email } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
+import { KEY_MAX } from '../request-shapes/operations';
 import { pageShape, readBody, toPage } from '../request-shapes/shapes';
 import { route, withQuery } from './route';
-
-/** Longest a licence key path parameter is read (a longer one is not a key: the licence service says not found). */
-const KEY_MAX = 64;
 
 /** REST shape of one mail of the mail log. */
 export const emailJson = (e: Email) => ({

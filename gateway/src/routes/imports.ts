@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { AppError, systemClock, type Clock, type Logger } from '@licensing/runtime';
-import type { Export, Import } from '@licensing/proto';
+import { MAX_FILE_PIECE_BYTES, MAX_IMPORT_BYTES, type Export, type Import } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { importCreateQuery } from '../request-shapes/operations';
@@ -15,10 +15,11 @@ import type { ExportJobs } from './export-jobs';
 // into the transfer module; both are read back (progress, the file) from there. One handler per route,
 // registered in one list (importRoutes).
 
-/** The largest import file (IMPORT_MAX_BYTES, which may only lower it). */
-export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
-/** The pieces a file travels in. */
-const PIECE_BYTES = 512 * 1024;
+/**
+ * The pieces a file travels in: half the most one call may carry, so a piece and the rest of its call
+ * stay well inside the gRPC server's 1 MiB message.
+ */
+const PIECE_BYTES = MAX_FILE_PIECE_BYTES / 2;
 
 export const importJson = (i: Import) => ({
   id: i.id,

@@ -221,7 +221,7 @@ export function licenseRoutes(router: Router, clients: Clients, validator: Licen
         });
       } catch (err) {
         // Every seat taken: the app can offer seat rescue (POST …/seat-rescue), as a validation would.
-        if (err instanceof AppError && err.code === 'conflict' && err.message.startsWith('activation_limit_reached'))
+        if (err instanceof AppError && err.validationCode === 'activation_limit_reached')
           return sendProblem(res, err, { next_action: 'free_a_seat' satisfies NextAction });
         throw err;
       }

@@ -1,8 +1,11 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { ErrorDetail, isOneOf, validationCodes, type ValidationCode } from '@licensing/proto';
+import { readPreviousTrailers, writePreviousTrailers } from './previous-error-trailers';
 
 // The stable machine words of the public error format (see docs/api.md). Domain
 // code throws AppError with one of these; the gRPC layer carries it across the
-// service boundary in trailing metadata; the gateway turns it into problem+json.
+// service boundary as a typed ErrorDetail (common.proto) in trailing metadata; the gateway turns it into
+// problem+json.
 export const errorCodes = [
   'invalid_request',
   'unauthorized',
@@ -32,6 +35,11 @@ export class AppError extends Error {
     readonly fieldErrors: FieldError[] = [],
     /** For rate_limited: seconds until a retry can succeed (the gateway's Retry-After). */
     readonly retryAfterS?: number,
+    /**
+     * The validation code that names this refusal (activation_limit_reached: every seat is taken), for a
+     * caller to act on: it crosses the gRPC boundary as a typed field, so no caller reads it off the message.
+     */
+    readonly validationCode?: ValidationCode,
   ) {
     super(message);
     this.name = 'AppError';
@@ -40,6 +48,11 @@ export class AppError extends Error {
   /** A refusal until a later time: 429 with Retry-After (whole seconds, at least 1). */
   static rateLimited(message: string, retryAfterS: number): AppError {
     return new AppError('rate_limited', message, [], Math.max(1, Math.ceil(retryAfterS)));
+  }
+
+  /** A refusal a validation code names; the message is what a person reads (it starts with the code). */
+  static refusedAs(code: ErrorCode, validationCode: ValidationCode, message: string): AppError {
+    return new AppError(code, message, [], undefined, validationCode);
   }
 
   static invalid(field: string, message: string): AppError {
@@ -67,19 +80,33 @@ const toGrpc: Record<ErrorCode, GrpcStatus> = {
   internal: GrpcStatus.INTERNAL,
 };
 
-const CODE_KEY = 'lk-error-code';
-// Binary metadata: field messages may hold any UTF-8, which text metadata refuses.
-const FIELDS_KEY = 'lk-field-errors-bin';
-const RETRY_AFTER_KEY = 'lk-retry-after';
+/** The binary trailer holding the ErrorDetail of every refusal a service sends on purpose. */
+export const ERROR_DETAIL_KEY = 'licensing-error-bin';
 
 /** Server side: any thrown value becomes a gRPC error; unknown ones become `internal` with no detail. */
 export function toServiceError(err: unknown): Partial<ServiceError> {
   const app = err instanceof AppError ? err : new AppError('internal', 'internal error');
+  const detail: ErrorDetail = {
+    code: app.code,
+    field_errors: app.fieldErrors.map((f) => ({ field: f.field, message: f.message })),
+    validation_code: app.validationCode ?? '',
+    retry_after_s: app.retryAfterS ?? 0,
+  };
   const metadata = new Metadata();
-  metadata.set(CODE_KEY, app.code);
-  if (app.fieldErrors.length) metadata.set(FIELDS_KEY, Buffer.from(JSON.stringify(app.fieldErrors), 'utf8'));
-  if (app.retryAfterS !== undefined) metadata.set(RETRY_AFTER_KEY, String(app.retryAfterS));
+  metadata.set(ERROR_DETAIL_KEY, Buffer.from(ErrorDetail.encode(detail).finish()));
+  writePreviousTrailers(metadata, detail);
   return { code: toGrpc[app.code], details: app.message, metadata };
+}
+
+/** The ErrorDetail a service sent with its error; undefined for one that carries none (a transport failure). */
+function errorDetailOf(err: ServiceError): ErrorDetail | undefined {
+  const raw = err.metadata?.get(ERROR_DETAIL_KEY)[0];
+  if (!Buffer.isBuffer(raw)) return readPreviousTrailers(err);
+  try {
+    return ErrorDetail.decode(raw);
+  } catch {
+    return undefined;
+  }
 }
 
 const fromGrpc: Partial<Record<GrpcStatus, ErrorCode>> = {
@@ -99,30 +126,26 @@ const fromGrpc: Partial<Record<GrpcStatus, ErrorCode>> = {
   [GrpcStatus.UNIMPLEMENTED]: 'service_unavailable',
 };
 
-/** Client side: a gRPC error back into an AppError, keeping the code and field errors the server sent. */
+/** Client side: a gRPC error back into an AppError, keeping the typed detail the server sent. */
 export function fromServiceError(err: ServiceError): AppError {
-  const sent = err.metadata?.get(CODE_KEY)[0];
-  const code =
-    typeof sent === 'string' && (errorCodes as readonly string[]).includes(sent)
-      ? (sent as ErrorCode)
-      : (fromGrpc[err.code] ?? 'internal');
-  let fields: FieldError[] = [];
-  const rawFields = err.metadata?.get(FIELDS_KEY)[0];
-  if (Buffer.isBuffer(rawFields)) {
-    try {
-      fields = JSON.parse(rawFields.toString('utf8')) as FieldError[];
-    } catch {
-      fields = [];
-    }
-  }
+  const detail = errorDetailOf(err);
+  const sent = detail && isOneOf(errorCodes, detail.code) ? detail.code : undefined;
+  const code = sent ?? fromGrpc[err.code] ?? 'internal';
   // A transport failure says nothing of the service behind it; a refusal the service made on purpose
-  // (its AppError, code sent in metadata: "payments are not configured…") keeps its own words.
+  // (its AppError, its detail sent: "payments are not configured…") keeps its own words.
   const message =
     code === 'internal'
       ? 'internal error'
       : code === 'service_unavailable' && sent !== 'service_unavailable'
         ? 'a backing service is unavailable'
         : err.details;
-  const retry = Number(err.metadata?.get(RETRY_AFTER_KEY)[0]);
-  return new AppError(code, message, fields, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+  if (!sent) return new AppError(code, message);
+  const validationCode = isOneOf(validationCodes, detail!.validation_code) ? detail!.validation_code : undefined;
+  return new AppError(
+    code,
+    message,
+    detail!.field_errors.map((f) => ({ field: f.field, message: f.message })),
+    detail!.retry_after_s > 0 ? detail!.retry_after_s : undefined,
+    validationCode,
+  );
 }

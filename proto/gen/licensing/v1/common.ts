@@ -24,6 +24,31 @@ export interface PageInfo {
   next_cursor: string;
 }
 
+/**
+ * What a refused call says beyond its gRPC status, as typed fields: every service sends it (packages/runtime
+ * core/errors.ts, toServiceError) in the binary trailer "licensing-error-bin", and the gateway reads it back
+ * (fromServiceError) into the problem it answers. Nothing about a refusal is read out of its message text.
+ */
+export interface ErrorDetail {
+  /** The public error code: one of errorCodes (packages/runtime core/errors.ts; docs/api.md lists them). */
+  code: string;
+  /** The fields at fault, each with its own message (an invalid_request's). */
+  field_errors: FieldViolation[];
+  /**
+   * For a refusal a validation code names (vocabulary.ts's validationCodes, e.g. activation_limit_reached on a
+   * full licence, not_activated for a licence file of a machine without a seat); empty otherwise.
+   */
+  validation_code: string;
+  /** For rate_limited: whole seconds until a retry can succeed (the gateway's Retry-After); 0 when none. */
+  retry_after_s: number;
+}
+
+/** One field a request got wrong: its path as the request named it (price.amount, licenses[3].customer_email). */
+export interface FieldViolation {
+  field: string;
+  message: string;
+}
+
 function createBasePageRequest(): PageRequest {
   return { limit: 0, starting_after: "" };
 }
@@ -202,6 +227,220 @@ export const PageInfo: MessageFns<PageInfo> = {
     const message = createBasePageInfo();
     message.has_more = object.has_more ?? false;
     message.next_cursor = object.next_cursor ?? "";
+    return message;
+  },
+};
+
+function createBaseErrorDetail(): ErrorDetail {
+  return { code: "", field_errors: [], validation_code: "", retry_after_s: 0 };
+}
+
+export const ErrorDetail: MessageFns<ErrorDetail> = {
+  encode(message: ErrorDetail, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.code !== "") {
+      writer.uint32(10).string(message.code);
+    }
+    for (const v of message.field_errors) {
+      FieldViolation.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.validation_code !== "") {
+      writer.uint32(26).string(message.validation_code);
+    }
+    if (message.retry_after_s !== 0) {
+      writer.uint32(32).int32(message.retry_after_s);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ErrorDetail {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseErrorDetail();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.field_errors.push(FieldViolation.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.validation_code = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.retry_after_s = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ErrorDetail {
+    return {
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+      field_errors: globalThis.Array.isArray(object?.fieldErrors)
+        ? object.fieldErrors.map((e: any) => FieldViolation.fromJSON(e))
+        : globalThis.Array.isArray(object?.field_errors)
+        ? object.field_errors.map((e: any) => FieldViolation.fromJSON(e))
+        : [],
+      validation_code: isSet(object.validationCode)
+        ? globalThis.String(object.validationCode)
+        : isSet(object.validation_code)
+        ? globalThis.String(object.validation_code)
+        : "",
+      retry_after_s: isSet(object.retryAfterS)
+        ? globalThis.Number(object.retryAfterS)
+        : isSet(object.retry_after_s)
+        ? globalThis.Number(object.retry_after_s)
+        : 0,
+    };
+  },
+
+  toJSON(message: ErrorDetail): unknown {
+    const obj: any = {};
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    if (message.field_errors?.length) {
+      obj.fieldErrors = message.field_errors.map((e) => FieldViolation.toJSON(e));
+    }
+    if (message.validation_code !== "") {
+      obj.validationCode = message.validation_code;
+    }
+    if (message.retry_after_s !== 0) {
+      obj.retryAfterS = Math.round(message.retry_after_s);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ErrorDetail>, I>>(base?: I): ErrorDetail {
+    return ErrorDetail.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ErrorDetail>, I>>(object: I): ErrorDetail {
+    const message = createBaseErrorDetail();
+    message.code = object.code ?? "";
+    message.field_errors = object.field_errors?.map((e) => FieldViolation.fromPartial(e)) || [];
+    message.validation_code = object.validation_code ?? "";
+    message.retry_after_s = object.retry_after_s ?? 0;
+    return message;
+  },
+};
+
+function createBaseFieldViolation(): FieldViolation {
+  return { field: "", message: "" };
+}
+
+export const FieldViolation: MessageFns<FieldViolation> = {
+  encode(message: FieldViolation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== "") {
+      writer.uint32(10).string(message.field);
+    }
+    if (message.message !== "") {
+      writer.uint32(18).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldViolation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldViolation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldViolation {
+    return {
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: FieldViolation): unknown {
+    const obj: any = {};
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FieldViolation>, I>>(base?: I): FieldViolation {
+    return FieldViolation.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FieldViolation>, I>>(object: I): FieldViolation {
+    const message = createBaseFieldViolation();
+    message.field = object.field ?? "";
+    message.message = object.message ?? "";
     return message;
   },
 };

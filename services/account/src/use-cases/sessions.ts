@@ -1,4 +1,5 @@
 import { AppError } from '@licensing/runtime';
+import { EMAIL_MAX_LENGTH } from '@licensing/proto';
 import { UNKNOWN_USER_HASH, verifyPassword } from '../domain/password';
 import {
   SESSION_TTL_MS,
@@ -45,7 +46,7 @@ export async function openSession(
 export async function signIn(deps: PeopleDeps, req: { email: string; password: string }): Promise<OpenedSession> {
   const { accounts, people } = deps;
   const email = req.email.trim().toLowerCase();
-  const user = email && email.length <= 254 ? await people.findUserByEmail(email) : null;
+  const user = email && email.length <= EMAIL_MAX_LENGTH ? await people.findUserByEmail(email) : null;
   // Verify against a dummy hash for unknown e-mails: both failures take the same time.
   const ok = await verifyPassword(req.password.slice(0, 200), user?.password_hash ?? UNKNOWN_USER_HASH);
   if (!user || !ok) throw new AppError('unauthorized', WRONG_CREDENTIALS);

@@ -1,10 +1,12 @@
 import { AppError } from '@licensing/runtime';
-import type { CheckoutStatus } from '@licensing/proto';
+import {
+  CHECKOUT_EXPIRES_MAX_MINUTES,
+  CHECKOUT_EXPIRES_MIN_MINUTES,
+  URL_MAX_LENGTH,
+  type CheckoutStatus,
+} from '@licensing/proto';
 
 // The rules of a checkout session that need no I/O.
-export const EXPIRES_MIN_MINUTES = 30;
-export const EXPIRES_MAX_MINUTES = 1440;
-export const URL_MAX = 2048;
 
 /** success_url and cancel_url: absolute http(s) URLs only (never javascript:, data:, relative); https only in production. */
 export function checkRedirectUrl(field: string, value: string, required: boolean, httpsOnly = false): string {
@@ -19,18 +21,18 @@ export function checkRedirectUrl(field: string, value: string, required: boolean
   } catch {
     throw AppError.invalid(field, `${field} must be an absolute http or https URL`);
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || v.length > URL_MAX)
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || v.length > URL_MAX_LENGTH)
     throw AppError.invalid(field, `${field} must be an absolute http or https URL`);
   if (httpsOnly && url.protocol !== 'https:') throw AppError.invalid(field, `${field} must be an https URL`);
   return url.toString();
 }
 
 export function expiryMinutes(requested: number): number {
-  const m = requested || EXPIRES_MAX_MINUTES;
-  if (!Number.isInteger(m) || m < EXPIRES_MIN_MINUTES || m > EXPIRES_MAX_MINUTES) {
+  const m = requested || CHECKOUT_EXPIRES_MAX_MINUTES;
+  if (!Number.isInteger(m) || m < CHECKOUT_EXPIRES_MIN_MINUTES || m > CHECKOUT_EXPIRES_MAX_MINUTES) {
     throw AppError.invalid(
       'expires_in_minutes',
-      `expires_in_minutes must be a whole number from ${EXPIRES_MIN_MINUTES} to ${EXPIRES_MAX_MINUTES}`,
+      `expires_in_minutes must be a whole number from ${CHECKOUT_EXPIRES_MIN_MINUTES} to ${CHECKOUT_EXPIRES_MAX_MINUTES}`,
     );
   }
   return m;

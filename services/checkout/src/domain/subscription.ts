@@ -1,5 +1,7 @@
 import { AppError } from '@licensing/runtime';
 import {
+  SEATS_MAX,
+  TEST_CLOCK_MAX_ADVANCE_YEARS,
   isOneOf,
   priceIntervals,
   withPolicyDefaults,
@@ -13,9 +15,6 @@ import {
 // a unique insert) and writes.
 
 export const DAY_MS = 86_400_000;
-/** The test clock moves at most this far past the subscription's clock in one call. */
-export const MAX_ADVANCE_YEARS = 5;
-export const QUANTITY_MAX = 1000;
 
 /**
  * Which test card is on file: 4242… always pays; 4000 0000 0000 0341 pays the charge made when it is
@@ -47,8 +46,8 @@ export const cardPaymentsWhenGiven = (card: TestCard | null | undefined, charged
 export function checkQuantity(quantity: number | undefined, recurring: boolean): number {
   if (quantity === undefined || quantity === 0) return 1;
   if (!recurring) throw AppError.invalid('quantity', 'quantity is for recurring prices only (this price is one-time)');
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > QUANTITY_MAX)
-    throw AppError.invalid('quantity', `quantity must be a whole number from 1 to ${QUANTITY_MAX}`);
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > SEATS_MAX)
+    throw AppError.invalid('quantity', `quantity must be a whole number from 1 to ${SEATS_MAX}`);
   return quantity;
 }
 
@@ -99,11 +98,11 @@ export function checkAdvanceTo(raw: string, clock: Date): Date {
   if (t.getTime() <= clock.getTime())
     throw AppError.invalid('advance_to', `advance_to must be after the subscription's clock (${clock.toISOString()})`);
   const max = new Date(clock.getTime());
-  max.setUTCFullYear(max.getUTCFullYear() + MAX_ADVANCE_YEARS);
+  max.setUTCFullYear(max.getUTCFullYear() + TEST_CLOCK_MAX_ADVANCE_YEARS);
   if (t.getTime() > max.getTime())
     throw AppError.invalid(
       'advance_to',
-      `advance_to must be at most ${MAX_ADVANCE_YEARS} years after the subscription's clock`,
+      `advance_to must be at most ${TEST_CLOCK_MAX_ADVANCE_YEARS} years after the subscription's clock`,
     );
   return t;
 }

@@ -1,4 +1,5 @@
 import { AppError, checkEmail } from '@licensing/runtime';
+import { EMAIL_MAX_LENGTH } from '@licensing/proto';
 import type { CheckoutStore } from '../store/queries';
 import type { SubscriptionStore } from '../store/subscriptions';
 
@@ -29,8 +30,8 @@ export async function eraseCustomer(
   req: { account_id: string; email: string; placeholder: string },
 ): Promise<number> {
   const email = req.email.trim().toLowerCase();
-  if (!email || email.length > 254)
-    throw AppError.invalid('email', 'email must be an e-mail address of at most 254 characters');
+  if (!email || email.length > EMAIL_MAX_LENGTH)
+    throw AppError.invalid('email', `email must be an e-mail address of at most ${EMAIL_MAX_LENGTH} characters`);
   const placeholder = checkEmail('placeholder', req.placeholder);
   if (placeholder.toLowerCase().includes(email))
     throw AppError.invalid('placeholder', 'the placeholder must not contain the e-mail');

@@ -1,6 +1,6 @@
 import { AppError, isId, type CallOptions } from '@licensing/runtime';
-import type { GetProductRequest, Product, RefundCause } from '@licensing/proto';
-import { addInterval, DAY_MS, planOf, QUANTITY_MAX, refundEffect, type Plan } from '../domain/subscription';
+import { SEATS_MAX, type GetProductRequest, type Product, type RefundCause } from '@licensing/proto';
+import { addInterval, DAY_MS, planOf, refundEffect, type Plan } from '../domain/subscription';
 import type { StripeEventLike } from '../domain/stripe-events';
 import {
   interpretSubscriptionEvent,
@@ -320,8 +320,8 @@ async function subscription(
     return ok;
   }
   const quantity = a.quantity ?? sub.quantity;
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > QUANTITY_MAX)
-    return refuse(`quantity must be from 1 to ${QUANTITY_MAX}`);
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > SEATS_MAX)
+    return refuse(`quantity must be from 1 to ${SEATS_MAX}`);
   // A plan change: the product must be one of this account's with a recurring price, read (the product
   // service's gRPC) and checked before anything is written; its price is what later invoices must match.
   let productId = sub.product_id;

@@ -1,10 +1,10 @@
 import { AppError } from '@licensing/runtime';
+import { REROLL_GRACE_HOURS_MAX } from '@licensing/proto';
 import type { RetiredKey } from './license';
 
 // A reroll gives a licence a new key; the old one keeps validating for a grace of 0 to 720 hours
 // (next_action update_key), then is not found. Pure rules; the use case is use-cases/reroll-license.ts.
 
-export const REROLL_GRACE_HOURS_MAX = 720;
 const HOUR_MS = 3_600_000;
 
 /** When the old key stops validating: `graceHours` (checked: a whole number from 0 to 720) after `now`. */

@@ -7,6 +7,7 @@ import {
   type ServiceContext,
 } from '@licensing/runtime';
 import {
+  MAX_VALIDATIONS_PER_CALL,
   verdictFields,
   type LicenseServiceService,
   type ValidateLicenseRequest,
@@ -30,9 +31,6 @@ type ValidationHandlers = Pick<
   Handlers<typeof LicenseServiceService>,
   'validateLicense' | 'validateLicenses' | 'recordValidations' | 'listRecentValidations'
 >;
-
-/** The most validations one ValidateLicenses call may carry. */
-export const MAX_VALIDATIONS_PER_CALL = 256;
 
 /**
  * What a gateway needs to answer this key again from memory (activations listed only when they matter).

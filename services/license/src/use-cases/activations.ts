@@ -1,5 +1,6 @@
 import { AppError, isId, newId } from '@licensing/runtime';
 import {
+  ACTIVATION_NAME_MAX_LENGTH,
   effectiveStatus,
   isFloating,
   lapsed,
@@ -46,7 +47,8 @@ export async function activate(
 ): Promise<{ activation: ActivationDoc; created: boolean }> {
   const fingerprint = checkFingerprint(req.fingerprint);
   const name = req.name.trim();
-  if (name.length > 100) throw AppError.invalid('name', 'name must be at most 100 characters');
+  if (name.length > ACTIVATION_NAME_MAX_LENGTH)
+    throw AppError.invalid('name', `name must be at most ${ACTIVATION_NAME_MAX_LENGTH} characters`);
   const license = await ownLicense(store, req.account_id, req.key);
   // Retries from client apps are normal: an active fingerprint is simply returned.
   for (let round = 0; round < RENEW_ROUNDS; round++) {
@@ -83,8 +85,9 @@ export async function activate(
     : undefined;
   const out = await store.activate(doc, license.policy.max_activations, events, reclaim);
   if (!out)
-    throw new AppError(
+    throw AppError.refusedAs(
       'conflict',
+      'activation_limit_reached',
       `activation_limit_reached: the licence is already active on ${license.policy.max_activations} machines; deactivate one first`,
     );
   if (out === 'contended')

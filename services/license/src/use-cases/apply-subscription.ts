@@ -1,5 +1,5 @@
 import { AppError, isId } from '@licensing/runtime';
-import { parseLicenseKey, withPolicyDefaults, type ApplySubscriptionRequest } from '@licensing/proto';
+import { SEATS_MAX, parseLicenseKey, withPolicyDefaults, type ApplySubscriptionRequest } from '@licensing/proto';
 import { storedPolicy } from '../domain/entitlements';
 import { expiryBucket } from '../domain/expiry';
 import {
@@ -56,8 +56,8 @@ export async function applySubscription(deps: LicenseDeps, req: ApplySubscriptio
   if (!isSubscriptionStatus(s.status)) throw AppError.invalid('subscription.status', 'unknown subscription status');
   if (!(subscriptionChanges as readonly string[]).includes(req.change))
     throw AppError.invalid('change', `change must be one of ${subscriptionChanges.join(', ')}`);
-  if (!Number.isInteger(req.quantity) || req.quantity < 1 || req.quantity > 1000)
-    throw AppError.invalid('quantity', 'quantity must be a whole number from 1 to 1000');
+  if (!Number.isInteger(req.quantity) || req.quantity < 1 || req.quantity > SEATS_MAX)
+    throw AppError.invalid('quantity', `quantity must be a whole number from 1 to ${SEATS_MAX}`);
   if (!Number.isSafeInteger(req.seq) || req.seq < 1) throw AppError.invalid('seq', 'seq must be positive');
   if (req.product_id && !isId('prod', req.product_id))
     throw AppError.invalid('product_id', 'product_id must be a product id');

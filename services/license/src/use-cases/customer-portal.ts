@@ -1,5 +1,5 @@
 import { AppError, isId } from '@licensing/runtime';
-import { parseLicenseKey } from '@licensing/proto';
+import { EMAIL_MAX_LENGTH, parseLicenseKey } from '@licensing/proto';
 import { normalEmail } from '../domain/erasure';
 import type { ActivationDoc } from '../store/models';
 import { freeWithinCustomerAllowance } from './activations';
@@ -26,7 +26,7 @@ const notTheirs = () => AppError.notFound('licence');
  */
 export async function deactivateForCustomer(deps: LicenseDeps, req: CustomerDeactivation): Promise<ActivationDoc> {
   const email = normalEmail(req.customer_email);
-  if (!email || email.length > 254 || !isId('act', req.activation_id)) throw notTheirs();
+  if (!email || email.length > EMAIL_MAX_LENGTH || !isId('act', req.activation_id)) throw notTheirs();
   const parsed = parseLicenseKey(req.key);
   const license = parsed.ok ? await deps.store.findInAccount(req.account_id, parsed.key) : null;
   if (!license || license.customer_email_lc !== email) throw notTheirs();

@@ -1,4 +1,5 @@
 import { AppError, checkEmail, newEvent, newId } from '@licensing/runtime';
+import { EMAIL_MAX_LENGTH } from '@licensing/proto';
 import { escapeRegExp, normalEmail, replaceEmail } from '../domain/erasure';
 import { licenseEvent } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
@@ -35,8 +36,8 @@ export async function eraseCustomer(
   req: EraseCustomerInput,
 ): Promise<number> {
   const email = normalEmail(req.email);
-  if (!email || email.length > 254)
-    throw AppError.invalid('email', 'email must be an e-mail address of at most 254 characters');
+  if (!email || email.length > EMAIL_MAX_LENGTH)
+    throw AppError.invalid('email', `email must be an e-mail address of at most ${EMAIL_MAX_LENGTH} characters`);
   const placeholder = checkEmail('placeholder', req.placeholder);
   if (normalEmail(placeholder).includes(email))
     throw AppError.invalid('placeholder', 'the placeholder must not contain the e-mail');

@@ -1,5 +1,7 @@
 import { AppError, type CallOptions, type Clock } from '@licensing/runtime';
 import {
+  FILE_TTL_DEFAULT_DAYS,
+  FILE_TTL_MAX_DAYS,
   DAY_MS,
   effectiveEntitlements,
   effectiveStatus,
@@ -28,9 +30,6 @@ export interface FileDeps {
   /** The products (through the product cache): a file carries the product's current entitlements. */
   products: ProductLookup;
 }
-
-export const FILE_TTL_DEFAULT_DAYS = 30;
-export const FILE_TTL_MAX_DAYS = 365;
 
 /** Who asks: an app credential ("validate": a License credential or a validate-scope key) or the vendor. */
 const isAppCaller = (keyScope: string): boolean => keyScope === 'validate';
@@ -64,7 +63,12 @@ export async function issueLicenseFile(
         'this licence requires activation: give the fingerprint of an activated machine',
       );
     const seat = await store.findActivation(license._id, fingerprint);
-    if (!seat) throw new AppError('conflict', 'not_activated: this machine is not activated for the licence');
+    if (!seat)
+      throw AppError.refusedAs(
+        'conflict',
+        'not_activated',
+        'not_activated: this machine is not activated for the licence',
+      );
     // A floating seat that lapsed holds no slot (proto/rules/lease.ts): the app activates again first.
     if (isFloating(license.policy) && lapsed(seat.lease_expires_at?.getTime(), now.getTime()))
       throw new AppError('conflict', "lease_expired: this machine's floating seat lapsed; activate it again");

@@ -1,5 +1,5 @@
 import { AppError, isId } from '@licensing/runtime';
-import { isOneOf, licenseStatuses, parseLicenseKey, type PageRequest } from '@licensing/proto';
+import { EMAIL_MAX_LENGTH, isOneOf, licenseStatuses, parseLicenseKey, type PageRequest } from '@licensing/proto';
 import { DAY_MS } from '../domain/stats';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
@@ -88,8 +88,8 @@ export async function listLicenses(
 ) {
   if (filter.product_id && !isId('prod', filter.product_id))
     throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
-  if (filter.customer_email.length > 254)
-    throw AppError.invalid('customer_email', 'customer_email must be at most 254 characters');
+  if (filter.customer_email.length > EMAIL_MAX_LENGTH)
+    throw AppError.invalid('customer_email', `customer_email must be at most ${EMAIL_MAX_LENGTH} characters`);
   const status = isOneOf(licenseStatuses, filter.status) ? filter.status : '';
   if (filter.status && !status) throw AppError.invalid('status', `status must be one of ${licenseStatuses.join(', ')}`);
   const now = clock.now();
@@ -113,8 +113,8 @@ export async function holdsLicences(
 ): Promise<boolean> {
   if (!accountId || accountId.length > 64) throw AppError.invalid('account_id', 'account_id is required');
   const normal = email.trim().toLowerCase();
-  if (!normal || normal.length > 254)
-    throw AppError.invalid('email', 'email is required and must be at most 254 characters');
+  if (!normal || normal.length > EMAIL_MAX_LENGTH)
+    throw AppError.invalid('email', `email is required and must be at most ${EMAIL_MAX_LENGTH} characters`);
   return store.holdsLicences(accountId, normal);
 }
 

@@ -1,4 +1,5 @@
 import {
+  FINGERPRINT_MAX_LENGTH,
   activationsMatter,
   entitlementsProblem,
   isFloating,
@@ -63,7 +64,7 @@ export async function validateLicense(
   let record: ValidationRecord = parsed.ok
     ? await licenses.read(parsed.key, req.from_store)
     : { doc: null, fingerprints: [], leases: new Map() };
-  const fingerprint = req.fingerprint.trim().slice(0, 200);
+  const fingerprint = req.fingerprint.trim().slice(0, FINGERPRINT_MAX_LENGTH);
   const now = clock.now();
   // A remembered copy that says this machine's seat lapsed may predate a heartbeat (which sends no event,
   // a lease only grows): the store says whether it did.
@@ -147,7 +148,7 @@ export function recordGatewayValidations(
       !g.account_id ||
       !g.license_id ||
       !isCode(g.code) ||
-      g.fingerprint.length > 200 ||
+      g.fingerprint.length > FINGERPRINT_MAX_LENGTH ||
       g.count < 1 ||
       Number.isNaN(hour.getTime()) ||
       Number.isNaN(lastAt.getTime())

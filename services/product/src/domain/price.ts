@@ -1,10 +1,15 @@
 import { AppError } from '@licensing/runtime';
-import { isOneOf, priceIntervals, type Price, type PriceInterval } from '@licensing/proto';
+import {
+  PRICE_AMOUNT_MAX,
+  PRICE_INTERVAL_COUNT_MAX,
+  PRICE_TRIAL_DAYS_MAX,
+  isOneOf,
+  priceIntervals,
+  type Price,
+  type PriceInterval,
+} from '@licensing/proto';
 
 // Prices in minor units of an ISO 4217 currency (what every payment provider takes).
-export const AMOUNT_MAX = 99_999_999;
-/** The longest trial a subscription price may give. */
-export const TRIAL_DAYS_MAX = 365;
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
 export interface StoredPrice {
@@ -19,10 +24,10 @@ export interface StoredPrice {
 }
 
 export function checkPrice(p: Price): StoredPrice {
-  if (!Number.isInteger(p.amount) || p.amount < 1 || p.amount > AMOUNT_MAX)
+  if (!Number.isInteger(p.amount) || p.amount < 1 || p.amount > PRICE_AMOUNT_MAX)
     throw AppError.invalid(
       'price.amount',
-      `price.amount must be a whole number of minor units (cents) from 1 to ${AMOUNT_MAX}`,
+      `price.amount must be a whole number of minor units (cents) from 1 to ${PRICE_AMOUNT_MAX}`,
     );
   const currency = p.currency.toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency) || !CURRENCIES.has(currency))
@@ -37,11 +42,17 @@ export function checkPrice(p: Price): StoredPrice {
     return { amount: p.amount, currency };
   }
   const count = p.interval_count ?? 1;
-  if (!Number.isInteger(count) || count < 1 || count > 12)
-    throw AppError.invalid('price.interval_count', 'price.interval_count must be a whole number from 1 to 12');
+  if (!Number.isInteger(count) || count < 1 || count > PRICE_INTERVAL_COUNT_MAX)
+    throw AppError.invalid(
+      'price.interval_count',
+      `price.interval_count must be a whole number from 1 to ${PRICE_INTERVAL_COUNT_MAX}`,
+    );
   const trial = p.trial_days ?? 0;
-  if (!Number.isInteger(trial) || trial < 0 || trial > TRIAL_DAYS_MAX)
-    throw AppError.invalid('price.trial_days', `price.trial_days must be a whole number from 0 to ${TRIAL_DAYS_MAX}`);
+  if (!Number.isInteger(trial) || trial < 0 || trial > PRICE_TRIAL_DAYS_MAX)
+    throw AppError.invalid(
+      'price.trial_days',
+      `price.trial_days must be a whole number from 0 to ${PRICE_TRIAL_DAYS_MAX}`,
+    );
   return { amount: p.amount, currency, interval, interval_count: count, trial_days: trial };
 }
 

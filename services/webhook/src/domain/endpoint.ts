@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isOneOf, webhookEventTypes } from '@licensing/proto';
+import { WEBHOOK_DESCRIPTION_MAX_LENGTH, isOneOf, webhookEventTypes } from '@licensing/proto';
 import { AppError } from '@licensing/runtime';
 
 /**
@@ -26,7 +26,8 @@ export function checkEvents(events: string[]): string[] {
 }
 
 export function checkDescription(d: string): string {
-  if (d.length > 500) throw AppError.invalid('description', 'description must be at most 500 characters');
+  if (d.length > WEBHOOK_DESCRIPTION_MAX_LENGTH)
+    throw AppError.invalid('description', `description must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters`);
   return d.trim();
 }
 

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { URL_MAX_LENGTH } from '@licensing/proto';
 import { AppError } from '@licensing/runtime';
 
 // Webhook URLs are fetched by this service from inside the network, so a URL
@@ -119,7 +120,8 @@ export const REFUSED_ADDRESS = 'must point to a public address';
 /** Parses and checks a webhook URL, resolving its host; throws a 400 that says what is wrong. */
 export async function checkWebhookUrl(raw: string, policy: UrlPolicy, lookup: Lookup): Promise<string> {
   const refuse = (why: string) => AppError.invalid('url', `url ${why}`);
-  if (!raw || raw.length > 2048) throw refuse('must be an absolute URL of at most 2048 characters');
+  if (!raw || raw.length > URL_MAX_LENGTH)
+    throw refuse(`must be an absolute URL of at most ${URL_MAX_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(raw);

@@ -1,4 +1,5 @@
 import { AppError, checkEmail } from '@licensing/runtime';
+import { EMAIL_MAX_LENGTH } from '@licensing/proto';
 import { bodyPattern, eraseFromBody } from '../domain/erasure';
 import type { DeliveryStore } from '../store/deliveries';
 
@@ -23,8 +24,8 @@ export async function eraseCustomer(
   changed: (deliveryId: string) => void = () => undefined,
 ): Promise<number> {
   const email = req.email.trim();
-  if (!email || email.length > 254)
-    throw AppError.invalid('email', 'email must be an e-mail address of at most 254 characters');
+  if (!email || email.length > EMAIL_MAX_LENGTH)
+    throw AppError.invalid('email', `email must be an e-mail address of at most ${EMAIL_MAX_LENGTH} characters`);
   const placeholder = checkEmail('placeholder', req.placeholder);
   if (placeholder.toLowerCase().includes(email.toLowerCase()))
     throw AppError.invalid('placeholder', 'the placeholder must not contain the e-mail');

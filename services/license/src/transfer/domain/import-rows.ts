@@ -11,24 +11,30 @@ import {
   policyRules,
   withPolicyDefaults,
   type LicensePolicy,
+  EMAIL_MAX_LENGTH,
+  FINGERPRINT_MAX_LENGTH,
+  licenseStatuses,
+  METADATA_MAX_ENTRIES,
+  METADATA_VALUE_MAX_LENGTH,
+  PRODUCT_DESCRIPTION_MAX_LENGTH,
+  PRODUCT_NAME_MAX_LENGTH,
+  URL_MAX_LENGTH,
+  type Status,
 } from '@licensing/proto';
-import { METADATA_MAX_ENTRIES } from '../../domain/metadata';
 
 // One row of an import, checked: pure rules, no I/O. The formats (import-formats.ts) turn a
 // line of each kind of file into the jsonl field names below; this says whether the row can be imported.
 
 export { importFormats };
 export type ImportFormat = ImportFormatName;
-export const importRowStatuses = ['active', 'suspended', 'revoked', 'expired'] as const;
-export type ImportRowStatus = (typeof importRowStatuses)[number];
+/** A row's status: any a licence shows (vocabulary.ts); expired is stored active with its past expiry. */
+export const importRowStatuses = licenseStatuses;
+export type ImportRowStatus = Status;
 
 /** Rows an import keeps the message of (later rejections are counted only). */
 export const MAX_IMPORT_ERRORS = 1000;
 /** Machines one imported licence may carry. */
 export const MAX_IMPORT_ACTIVATIONS = 100;
-const METADATA_VALUE_MAX = 500;
-const EMAIL_MAX = 254;
-const PRODUCT_NAME_MAX = 200;
 const FOREIGN_KEY = new RegExp(FOREIGN_KEY_PATTERN);
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -171,7 +177,8 @@ function checkLine(line: Record<string, unknown>, now: Date): CheckedRow {
   if (!productId && !productName) return rejected('product_id or product_name is required');
   if (productId && !/^prod_[A-Za-z0-9]{1,40}$/.test(productId))
     return rejected('product_id must be a product id (prod_…)');
-  if (productName.length > PRODUCT_NAME_MAX) return rejected(`product_name is at most ${PRODUCT_NAME_MAX} characters`);
+  if (productName.length > PRODUCT_NAME_MAX_LENGTH)
+    return rejected(`product_name is at most ${PRODUCT_NAME_MAX_LENGTH} characters`);
   const badName = productName && textProblem('product_name', productName);
   if (badName) return rejected(badName.message);
 
@@ -234,7 +241,8 @@ function checkCustomerEmail(raw: unknown): { email: string } | { error: string }
   if (!email) return { error: 'customer_email is required' };
   const badEmail = textProblem('customer_email', email);
   if (badEmail) return { error: badEmail.message };
-  if (email.length > EMAIL_MAX || !EMAIL.test(email)) return { error: 'customer_email must be an e-mail address' };
+  if (email.length > EMAIL_MAX_LENGTH || !EMAIL.test(email))
+    return { error: 'customer_email must be an e-mail address' };
   // The API's own e-mail rule too (a licence issued through the API would be refused the same address).
   try {
     checkEmail('customer_email', email);
@@ -275,8 +283,8 @@ function checkActivations(raw: unknown): ImportRow['activations'] | string {
     const item = typeof a === 'string' ? { fingerprint: a } : (a as Record<string, unknown>);
     if (!item || typeof item !== 'object') return `activations[${i}] must be {fingerprint, name?}`;
     const fp = str(item.fingerprint) ?? '';
-    if (!fp || fp.length > 200 || !/^[\x20-\x7e]+$/.test(fp))
-      return `activations[${i}].fingerprint must be 1 to 200 printable ASCII characters`;
+    if (!fp || fp.length > FINGERPRINT_MAX_LENGTH || !/^[\x20-\x7e]+$/.test(fp))
+      return `activations[${i}].fingerprint must be 1 to ${FINGERPRINT_MAX_LENGTH} printable ASCII characters`;
     if (seen.has(fp)) return `activations[${i}].fingerprint appears twice`;
     seen.add(fp);
     const name = str(item.name) ?? '';
@@ -298,7 +306,8 @@ function checkMetadata(raw: unknown): Record<string, string> | string {
     if (badKey) return badKey.message;
     const v = str(mv);
     if (v === undefined) return `metadata.${mk} must be a string`;
-    if (v.length > METADATA_VALUE_MAX) return `metadata.${mk}: values are at most ${METADATA_VALUE_MAX} characters`;
+    if (v.length > METADATA_VALUE_MAX_LENGTH)
+      return `metadata.${mk}: values are at most ${METADATA_VALUE_MAX_LENGTH} characters`;
     const badValue = textProblem(`metadata.${mk}`, v, true);
     if (badValue) return badValue.message;
     if (v !== '') metadata[mk] = v;
@@ -331,11 +340,13 @@ export function checkPolicy(raw: unknown, overridden: readonly string[] = []): L
 
 function checkProduct(line: Record<string, unknown>): CheckedRow {
   const name = str(line.name) ?? '';
-  if (!name || name.length > PRODUCT_NAME_MAX) return rejected(`name: 1 to ${PRODUCT_NAME_MAX} characters`);
+  if (!name || name.length > PRODUCT_NAME_MAX_LENGTH)
+    return rejected(`name: 1 to ${PRODUCT_NAME_MAX_LENGTH} characters`);
   const badName = textProblem('name', name);
   if (badName) return rejected(badName.message);
   const description = str(line.description) ?? '';
-  if (description.length > 2000) return rejected('description: at most 2000 characters');
+  if (description.length > PRODUCT_DESCRIPTION_MAX_LENGTH)
+    return rejected(`description: at most ${PRODUCT_DESCRIPTION_MAX_LENGTH} characters`);
   const policy = checkPolicy(line.policy);
   if (typeof policy === 'string') return rejected(policy);
   let price: ImportProduct['price'];
@@ -381,7 +392,8 @@ function checkProduct(line: Record<string, unknown>): CheckedRow {
  */
 function checkEndpoint(line: Record<string, unknown>): CheckedRow {
   const url = typeof line.url === 'string' ? line.url.trim() : '';
-  if (!url || url.length > 2048) return rejected('webhook_endpoint: url must be a URL of at most 2048 characters');
+  if (!url || url.length > URL_MAX_LENGTH)
+    return rejected(`webhook_endpoint: url must be a URL of at most ${URL_MAX_LENGTH} characters`);
   const badUrl = textProblem('url', url);
   if (badUrl) return rejected(`webhook_endpoint: ${badUrl.message}`);
   if (!Array.isArray(line.events) || !line.events.length || line.events.some((e) => typeof e !== 'string'))

@@ -1,11 +1,10 @@
 import { AppError, checkEmail, type FieldError } from '@licensing/runtime';
-import { entitlementsProblem, type LicenseBatchItemStatus } from '@licensing/proto';
+import { BATCH_MAX_ITEMS, entitlementsProblem, type LicenseBatchItemStatus } from '@licensing/proto';
 import { mergeMetadata } from '../../domain/metadata';
 
 // A batch of licences (POST /api/v1/licenses/batch): every item is checked before anything is stored,
 // and the answer names each bad item by its index; then a job issues them. Pure rules here.
 
-export const BATCH_MAX_ITEMS = 1000;
 /** At most this many item problems are listed in one answer (the first ones). */
 const MAX_LISTED_PROBLEMS = 50;
 

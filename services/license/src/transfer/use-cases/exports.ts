@@ -1,9 +1,8 @@
 import { AppError, isId, newId, type Clock } from '@licensing/runtime';
-import { accountLimits, policyFields, withPolicyDefaults, type Export } from '@licensing/proto';
+import { MAX_FILE_PIECE_BYTES, accountLimits, policyFields, withPolicyDefaults, type Export } from '@licensing/proto';
 import type { ExportDoc, ImportStore } from '../store/imports';
 import type { LicenseCore, LicenseDoc } from '../../use-cases/license-core';
 import { EXPORT_WRITER_STOPPED, exportWriterStopped, leaseUntil } from '../domain/job-leases';
-import { MAX_CHUNK_BYTES } from './imports';
 
 // Export files (docs/api.md "Exports"): the gateway's export job gathers each service's data
 // over gRPC and writes the file here a piece at a time; it is downloadable for 24 hours after it is done.
@@ -107,7 +106,8 @@ export async function appendExportChunk(
 ): Promise<ExportDoc> {
   const doc = await own(deps, accountId, id);
   if (doc.state !== 'running') throw notRunning(doc);
-  if (data.byteLength > MAX_CHUNK_BYTES) throw AppError.invalid('data', `a piece is at most ${MAX_CHUNK_BYTES} bytes`);
+  if (data.byteLength > MAX_FILE_PIECE_BYTES)
+    throw AppError.invalid('data', `a piece is at most ${MAX_FILE_PIECE_BYTES} bytes`);
   if (seq !== doc.chunks) throw new AppError('conflict', `piece ${seq} out of order: piece ${doc.chunks} is next`);
   if (doc.bytes + data.byteLength > MAX_EXPORT_BYTES)
     throw new AppError('payload_too_large', 'the export is too large');

@@ -1,5 +1,7 @@
 import { AppError, isId, newId, type Clock, type Logger, type Outbox } from '@licensing/runtime';
 import {
+  MAX_FILE_PIECE_BYTES,
+  MAX_IMPORT_BYTES,
   accountLimits,
   type CreateProductRequest,
   type CreateWebhookEndpointRequest,
@@ -19,10 +21,6 @@ import type { ImportDoc, ImportStore } from '../store/imports';
 // Imports (docs/api.md "Imports"): a file arrives in pieces and is stored whole; then a job reads it back
 // a batch of rows at a time (import-run.ts). Here: the upload, its refusals, and what an import shows.
 
-/** The largest file an import takes. */
-export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
-/** The largest piece of it one call carries. */
-export const MAX_CHUNK_BYTES = 1024 * 1024;
 /** Rows written together. */
 export const IMPORT_BATCH = 1000;
 /** How long a run holds an import without renewing (each batch renews it). */
@@ -132,7 +130,8 @@ export async function appendImportChunk(
 ): Promise<ImportDoc> {
   const doc = await own(deps, accountId, id);
   if (doc.state !== 'uploading') throw new AppError('conflict', `the import is ${doc.state}: its file is complete`);
-  if (data.byteLength > MAX_CHUNK_BYTES) throw AppError.invalid('data', `a piece is at most ${MAX_CHUNK_BYTES} bytes`);
+  if (data.byteLength > MAX_FILE_PIECE_BYTES)
+    throw AppError.invalid('data', `a piece is at most ${MAX_FILE_PIECE_BYTES} bytes`);
   // The same piece again (a retried call) is stored again under its number; any other order is refused.
   if (seq !== doc.chunks && seq !== doc.chunks - 1)
     throw new AppError('conflict', `piece ${seq} out of order: piece ${doc.chunks} is next`);
