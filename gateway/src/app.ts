@@ -86,22 +86,10 @@ export interface FastPathSwitch {
  * the one error handler. Bodies are parsed only after the key is known and
  * counted, so anonymous or throttled clients cannot make the gateway parse anything.
  */
-export function createApp({
-  config,
-  clients,
-  bus,
-  limits,
-  validator,
-  log,
-  access,
-  metrics,
-  version,
-  draining,
-  fastPath = { enabled: true },
-  tracing,
-  exportJobs = new ExportJobs(clients, log),
-  clock = systemClock,
-}: GatewayDeps): RequestListener {
+export function createApp(deps: GatewayDeps): RequestListener {
+  const { config, clients, bus, limits, validator, log, access, metrics, version, draining, tracing } = deps;
+  const exportJobs = deps.exportJobs ?? new ExportJobs(clients, log);
+  const clock = deps.clock ?? systemClock;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -129,40 +117,7 @@ export function createApp({
   });
   openApiRoutes(app, version);
 
-  const api = Router();
-  api.use(authenticate(clients, authCache, licenseCredentials, countAuthFailure(limits, log)));
-  api.use(enforceRateLimits(limits));
-  api.use(enforceScope(log));
-  // Imports take a file (jsonl or CSV) as their body, read as it streams: before the JSON body parser.
-  api.use(idempotencyKeys(clients, STREAMED_POSTS, log));
-  importRoutes(api, clients, log, exportJobs, { maxBytes: config.IMPORT_MAX_BYTES, clock });
-  api.use(requireJsonBody);
-  // A batch of up to 1,000 licences may carry more than BODY_LIMIT_BYTES; it alone gets a larger limit.
-  api.post(
-    '/licenses/batch',
-    express.json({ limit: BATCH_BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),
-  );
-  api.use(
-    express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),
-  );
-  api.use(enforceRateLimitsAfterBody(limits));
-  api.use(
-    idempotencyKeys(
-      clients,
-      KEYED_POSTS.filter((p) => !STREAMED_POSTS.includes(p)),
-      log,
-    ),
-  );
-  productRoutes(api, clients, validator);
-  licenseBatchRoutes(api, clients, validator);
-  licenseRoutes(api, clients, validator);
-  checkoutRoutes(api, clients);
-  subscriptionRoutes(api, clients, validator);
-  webhookRoutes(api, clients);
-  emailRoutes(api, clients);
-  customerRoutes(api, clients);
-  statusRoutes(api, clients, bus, limits, version);
-  app.use('/api/v1', api);
+  app.use('/api/v1', apiRouter(deps, authCache, licenseCredentials, exportJobs, clock));
 
   app.use(
     stripeWebhookProxy(
@@ -236,6 +191,67 @@ export function createApp({
   app.use(notFound);
   app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
 
+  return withFastPath(app, deps, http, authCache, licenseCredentials);
+}
+
+/**
+ * /api/v1: auth (whose failures are counted per address) → rate limits → scope → idempotency keys of the
+ * streamed imports and their routes → JSON body → idempotency keys of the rest → every resource's routes.
+ */
+function apiRouter(
+  { config, clients, limits, validator, log, bus, version }: GatewayDeps,
+  authCache: AuthCache,
+  licenseCredentials: LicenseCredentials,
+  exportJobs: ExportJobs,
+  clock: Clock,
+): Router {
+  const api = Router();
+  api.use(authenticate(clients, authCache, licenseCredentials, countAuthFailure(limits, log)));
+  api.use(enforceRateLimits(limits));
+  api.use(enforceScope(log));
+  // Imports take a file (jsonl or CSV) as their body, read as it streams: before the JSON body parser.
+  api.use(idempotencyKeys(clients, STREAMED_POSTS, log));
+  importRoutes(api, clients, log, exportJobs, { maxBytes: config.IMPORT_MAX_BYTES, clock });
+  api.use(requireJsonBody);
+  // A batch of up to 1,000 licences may carry more than BODY_LIMIT_BYTES; it alone gets a larger limit.
+  api.post(
+    '/licenses/batch',
+    express.json({ limit: BATCH_BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),
+  );
+  api.use(
+    express.json({ limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] }),
+  );
+  api.use(enforceRateLimitsAfterBody(limits));
+  api.use(
+    idempotencyKeys(
+      clients,
+      KEYED_POSTS.filter((p) => !STREAMED_POSTS.includes(p)),
+      log,
+    ),
+  );
+  productRoutes(api, clients, validator);
+  licenseBatchRoutes(api, clients, validator);
+  licenseRoutes(api, clients, validator);
+  checkoutRoutes(api, clients);
+  subscriptionRoutes(api, clients, validator);
+  webhookRoutes(api, clients);
+  emailRoutes(api, clients);
+  customerRoutes(api, clients);
+  statusRoutes(api, clients, bus, limits, version);
+  return api;
+}
+
+/**
+ * The validation fast path answers the hot validation requests before Express (license-validation/
+ * fast-path.ts); everything else, and all of it when a test turns it off, goes to the app.
+ */
+function withFastPath(
+  app: express.Express,
+  { config, limits, validator, log, access, tracing, draining, fastPath = { enabled: true } }: GatewayDeps,
+  http: HttpMetrics,
+  authCache: AuthCache,
+  licenseCredentials: LicenseCredentials,
+): RequestListener {
   const fast = fastValidation({
     transport: config,
     authCache,
