@@ -87,7 +87,7 @@ export interface FastPathSwitch {
  * counted, so anonymous or throttled clients cannot make the gateway parse anything.
  */
 export function createApp(deps: GatewayDeps): RequestListener {
-  const { config, clients, bus, limits, validator, log, access, metrics, version, draining, tracing } = deps;
+  const { config, clients, bus, limits, log, access, metrics, version, draining, tracing } = deps;
   const exportJobs = deps.exportJobs ?? new ExportJobs(clients, log);
   const clock = deps.clock ?? systemClock;
   const app = express();
@@ -119,74 +119,8 @@ export function createApp(deps: GatewayDeps): RequestListener {
 
   app.use('/api/v1', apiRouter(deps, authCache, licenseCredentials, exportJobs, clock));
 
-  app.use(
-    stripeWebhookProxy(
-      config.CHECKOUT_PAGE_URL,
-      new AttemptThrottle(
-        limits.redis,
-        config.RATE_LIMIT_PREFIX,
-        'stripe-webhook',
-        config.STRIPE_WEBHOOK_REQUESTS_PER_MINUTE,
-        60,
-      ),
-      log,
-    ),
-  );
-  app.use(
-    checkoutPageProxy(
-      config.CHECKOUT_PAGE_URL,
-      new AttemptThrottle(
-        limits.redis,
-        config.RATE_LIMIT_PREFIX,
-        'checkout-page',
-        config.CHECKOUT_REQUESTS_PER_MINUTE,
-        60,
-      ),
-      log,
-    ),
-  );
-
-  const throttle = (name: string, max: number, windowS = config.SIGNIN_WINDOW_S) =>
-    new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, windowS);
-  app.use(
-    '/dashboard',
-    dashboardRouter({
-      clients,
-      log,
-      secureCookies: config.NODE_ENV === 'production',
-      publicBaseUrl: config.PUBLIC_BASE_URL,
-      validator,
-      hourlyUsage: (accountId, app) => limits.hourlyUsage(accountId, app),
-      licensePerMinute: config.LICENSE_PER_MINUTE,
-      meter: sessionMeter(limits),
-      signInThrottle: {
-        perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL),
-        perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS),
-      },
-      signUpThrottle: {
-        perEmail: throttle('signup-email', config.SIGNUPS_PER_EMAIL, config.SIGNUP_WINDOW_S),
-        perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S),
-      },
-      unknownSessionThrottle: throttle('session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
-    }),
-  );
-
-  // The customer portal: public pages of each account, for its buyers (no API key; a session from an e-mailed link).
-  app.use(
-    '/portal',
-    portalRouter({
-      clients,
-      log,
-      secureCookies: config.NODE_ENV === 'production',
-      signInThrottle: throttle(
-        'portal-signin-address',
-        config.PORTAL_SIGNINS_PER_ADDRESS,
-        config.PORTAL_SIGNIN_WINDOW_S,
-      ),
-      lookupThrottle: throttle('portal-lookup-address', config.PORTAL_LOOKUPS_PER_ADDRESS_PER_MINUTE, 60),
-      unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
-    }),
-  );
+  mountCheckoutProxies(app, deps);
+  mountPages(app, deps);
 
   app.use(notFound);
   app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
@@ -275,4 +209,79 @@ function withFastPath(
   return (req, res) => {
     if (!fast(req, res)) app(req, res);
   };
+}
+
+/** The hosted checkout page and Stripe's webhooks, proxied to the checkout service (each with its own per-address throttle). */
+function mountCheckoutProxies(app: express.Express, { config, limits, log }: GatewayDeps): void {
+  app.use(
+    stripeWebhookProxy(
+      config.CHECKOUT_PAGE_URL,
+      new AttemptThrottle(
+        limits.redis,
+        config.RATE_LIMIT_PREFIX,
+        'stripe-webhook',
+        config.STRIPE_WEBHOOK_REQUESTS_PER_MINUTE,
+        60,
+      ),
+      log,
+    ),
+  );
+  app.use(
+    checkoutPageProxy(
+      config.CHECKOUT_PAGE_URL,
+      new AttemptThrottle(
+        limits.redis,
+        config.RATE_LIMIT_PREFIX,
+        'checkout-page',
+        config.CHECKOUT_REQUESTS_PER_MINUTE,
+        60,
+      ),
+      log,
+    ),
+  );
+}
+
+/** The dashboard and the customer portal: pages, signed in with a session (no API key). */
+function mountPages(app: express.Express, { config, clients, limits, validator, log }: GatewayDeps): void {
+  const throttle = (name: string, max: number, windowS = config.SIGNIN_WINDOW_S) =>
+    new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, windowS);
+  app.use(
+    '/dashboard',
+    dashboardRouter({
+      clients,
+      log,
+      secureCookies: config.NODE_ENV === 'production',
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      validator,
+      hourlyUsage: (accountId, app) => limits.hourlyUsage(accountId, app),
+      licensePerMinute: config.LICENSE_PER_MINUTE,
+      meter: sessionMeter(limits),
+      signInThrottle: {
+        perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL),
+        perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS),
+      },
+      signUpThrottle: {
+        perEmail: throttle('signup-email', config.SIGNUPS_PER_EMAIL, config.SIGNUP_WINDOW_S),
+        perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S),
+      },
+      unknownSessionThrottle: throttle('session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
+    }),
+  );
+
+  // The customer portal: public pages of each account, for its buyers (no API key; a session from an e-mailed link).
+  app.use(
+    '/portal',
+    portalRouter({
+      clients,
+      log,
+      secureCookies: config.NODE_ENV === 'production',
+      signInThrottle: throttle(
+        'portal-signin-address',
+        config.PORTAL_SIGNINS_PER_ADDRESS,
+        config.PORTAL_SIGNIN_WINDOW_S,
+      ),
+      lookupThrottle: throttle('portal-lookup-address', config.PORTAL_LOOKUPS_PER_ADDRESS_PER_MINUTE, 60),
+      unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
+    }),
+  );
 }
