@@ -1,12 +1,12 @@
 import { requestSchemas } from './request-schemas';
 import { schemas } from './schemas';
 import { withIdempotency } from './operation';
-import { importCheckoutAndWebhookPaths } from './paths/imports-checkout-webhooks';
-import { productAndLicencePaths } from './paths/products-licences';
-import { publicPaths } from './paths/public';
+import { importCheckoutAndWebhookPaths } from './paths-imports-checkout-webhooks';
+import { productAndLicencePaths } from './paths-products-licences';
+import { publicPaths } from './paths-public';
 
 // The OpenAPI 3.1 description of every public endpoint, served at
-// /openapi.json and rendered at /docs. Paths are written once, in paths/; the test
+// /openapi.json and rendered at /docs. Paths are written once, in paths-*.ts; the test
 // suite checks that every route the gateway registers appears, with the body
 // and query its route validates (generated from the same shapes), and
 // validates every end-to-end response against the schema of its status code.

@@ -1,5 +1,5 @@
-import { ref } from '../schemas';
-import { type Op, json, problem, sessionId } from '../operation';
+import { ref } from './schemas';
+import { type Op, json, problem, sessionId } from './operation';
 
 // Unauthenticated operational endpoints, outside /api/v1.
 export const publicPaths: Record<string, Record<string, Op>> = {

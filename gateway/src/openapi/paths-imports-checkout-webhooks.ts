@@ -1,6 +1,6 @@
-import { checkoutList, importCreateQuery, subscriptionList } from '../../request-shapes/operations';
-import { listOf, ref } from '../schemas';
-import { queryParameters } from '../shape-schema';
+import { checkoutList, importCreateQuery, subscriptionList } from '../request-shapes/operations';
+import { listOf, ref } from './schemas';
+import { queryParameters } from './shape-schema';
 import {
   type Op,
   pathParam,
@@ -10,7 +10,7 @@ import {
   sessionId,
   endpointId,
   subscriptionId,
-} from '../operation';
+} from './operation';
 
 // Imports and exports, e-mails, checkout, subscriptions, webhook endpoints and status.
 export const importCheckoutAndWebhookPaths: Record<string, Record<string, Op>> = {

@@ -1,6 +1,6 @@
-import { licenseList, licenseValidateQuery, deactivationQuery } from '../../request-shapes/operations';
-import { listOf, ref } from '../schemas';
-import { queryParameters } from '../shape-schema';
+import { licenseList, licenseValidateQuery, deactivationQuery } from '../request-shapes/operations';
+import { listOf, ref } from './schemas';
+import { queryParameters } from './shape-schema';
 import {
   type Op,
   pathParam,
@@ -10,7 +10,7 @@ import {
   productId,
   licenseKey,
   licenseAction,
-} from '../operation';
+} from './operation';
 
 // The products, licences (their validation, lifecycle, activations and files) and customer erasure.
 export const productAndLicencePaths: Record<string, Record<string, Op>> = {
