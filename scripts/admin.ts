@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AccountServiceClient, type Account } from '@licensing/proto';
-import { AppError, createClient, forbiddenCharacter, runServiceJob } from '@licensing/runtime';
+import { AppError, createClient, forbiddenCharacter, runServiceJob, type Unary } from '@licensing/runtime';
 import { repoRoot } from './lib/paths';
 import { componentToken } from './lib/secrets';
 import { importCliFormats, runExport, runImport } from './lib/admin-transfer';
@@ -186,9 +186,10 @@ async function serviceJob(command: string, flags: Record<string, string>): Promi
   }
 }
 
-async function main() {
-  const { command, flags, files } = parseArgs(process.argv.slice(2));
-  if (command in JOB_COMMANDS) return serviceJob(command, flags);
+type AccountCalls = Unary<AccountServiceClient>;
+
+/** Refuses (with the usage) a command this tool does not know, a flag it does not take, or a bad value. */
+function checkFlags(command: string, flags: Record<string, string>, files: string[]): void {
   const allowed: Record<string, string[]> = {
     'create-account': ['name', 'plan'],
     'create-key': ['account', 'scope', 'name'],
@@ -210,6 +211,80 @@ async function main() {
     if (files.length !== 1) usage('import needs the FILE to import');
     if (!existsSync(files[0]) || !statSync(files[0]).isFile()) usage(`${files[0]} is not a file`);
   }
+}
+
+/** Every key in the state asked for, page by page (the service answers at most 100 at a time). */
+async function listKeys(accounts: AccountCalls, accountId: string, revoked: boolean) {
+  const data: unknown[] = [];
+  let r: Awaited<ReturnType<AccountCalls['listApiKeys']>>;
+  let cursor = '';
+  do {
+    r = await accounts.listApiKeys({
+      account_id: accountId,
+      page: { limit: 100, starting_after: cursor },
+      revoked,
+    });
+    for (const k of r.data)
+      data.push({
+        id: k.id,
+        prefix: k.prefix,
+        scope: k.scope,
+        name: k.name,
+        created_at: k.created_at,
+        last_used_at: k.last_used_at || null,
+        revoked_at: k.revoked_at || null,
+      });
+    cursor = r.page?.next_cursor ?? '';
+  } while (r.page?.has_more && cursor);
+  return { data, live_keys: r.live_keys, max_live_keys: r.max_live_keys };
+}
+
+/** set-limits: either limit or both (a limit not given stays as it is). */
+function setLimits(accounts: AccountCalls, flags: Record<string, string>, need: (flag: string) => string) {
+  if (flags['per-minute'] === undefined && flags['per-hour'] === undefined)
+    usage('set-limits needs --per-minute and/or --per-hour');
+  const perMinuteLimit = flags['per-minute'] === undefined ? undefined : wholeNumber('per-minute', flags['per-minute']);
+  const perHourLimit = flags['per-hour'] === undefined ? undefined : wholeNumber('per-hour', flags['per-hour']);
+  return accounts.updateAccount({
+    id: need('account'),
+    per_minute_limit: perMinuteLimit,
+    per_hour_limit: perHourLimit,
+  });
+}
+
+/** A failure as one JSON line on stderr, exit code 1. */
+function reportFailure(err: unknown, addr: string): void {
+  // An answer of the gateway (import, export): its problem details as they came.
+  const body = (err as { body?: { code?: string; detail?: string; errors?: unknown } }).body;
+  if (body) {
+    console.error(
+      JSON.stringify({
+        error: body.code ?? 'error',
+        detail: body.detail,
+        ...(body.errors ? { errors: body.errors } : {}),
+      }),
+    );
+    process.exitCode = 1;
+    return;
+  }
+  const e = err instanceof AppError ? err : new AppError('internal', String(err));
+  const hint =
+    e.code === 'service_unavailable' ? ` (is the system running? npm start; account service expected at ${addr})` : '';
+  console.error(
+    JSON.stringify({
+      error: e.code,
+      detail: `${e.message}${hint}`,
+      ...(e.fieldErrors.length ? { errors: e.fieldErrors } : {}),
+    }),
+  );
+  process.exitCode = 1;
+}
+
+async function main() {
+  const { command, flags, files } = parseArgs(process.argv.slice(2));
+  if (command in JOB_COMMANDS) return serviceJob(command, flags);
+  checkFlags(command, flags, files);
+  const need = (f: string) => flags[f] ?? usage(`${command} needs --${f}`);
 
   const { addr, token } = connection();
   const accounts = createClient(AccountServiceClient, addr, { caller: 'operator', token });
@@ -240,18 +315,7 @@ async function main() {
         break;
       }
       case 'set-limits': {
-        if (flags['per-minute'] === undefined && flags['per-hour'] === undefined)
-          usage('set-limits needs --per-minute and/or --per-hour');
-        const perMinuteLimit =
-          flags['per-minute'] === undefined ? undefined : wholeNumber('per-minute', flags['per-minute']);
-        const perHourLimit = flags['per-hour'] === undefined ? undefined : wholeNumber('per-hour', flags['per-hour']);
-        out = accountJson(
-          await accounts.call.updateAccount({
-            id: need('account'),
-            per_minute_limit: perMinuteLimit,
-            per_hour_limit: perHourLimit,
-          }),
-        );
+        out = accountJson(await setLimits(accounts.call, flags, need));
         break;
       }
       case 'set-support-email': {
@@ -276,60 +340,13 @@ async function main() {
         break;
       }
       case 'list-keys': {
-        // Every key in the state asked for, page by page (the service answers at most 100 at a time).
-        const data: unknown[] = [];
-        let r: Awaited<ReturnType<typeof accounts.call.listApiKeys>>;
-        let cursor = '';
-        do {
-          r = await accounts.call.listApiKeys({
-            account_id: need('account'),
-            page: { limit: 100, starting_after: cursor },
-            revoked: flags.state === 'revoked',
-          });
-          for (const k of r.data)
-            data.push({
-              id: k.id,
-              prefix: k.prefix,
-              scope: k.scope,
-              name: k.name,
-              created_at: k.created_at,
-              last_used_at: k.last_used_at || null,
-              revoked_at: k.revoked_at || null,
-            });
-          cursor = r.page?.next_cursor ?? '';
-        } while (r.page?.has_more && cursor);
-        out = { data, live_keys: r.live_keys, max_live_keys: r.max_live_keys };
+        out = await listKeys(accounts.call, need('account'), flags.state === 'revoked');
         break;
       }
     }
     console.log(JSON.stringify(out));
   } catch (err) {
-    // An answer of the gateway (import, export): its problem details as they came.
-    const body = (err as { body?: { code?: string; detail?: string; errors?: unknown } }).body;
-    if (body) {
-      console.error(
-        JSON.stringify({
-          error: body.code ?? 'error',
-          detail: body.detail,
-          ...(body.errors ? { errors: body.errors } : {}),
-        }),
-      );
-      process.exitCode = 1;
-      return;
-    }
-    const e = err instanceof AppError ? err : new AppError('internal', String(err));
-    const hint =
-      e.code === 'service_unavailable'
-        ? ` (is the system running? npm start; account service expected at ${addr})`
-        : '';
-    console.error(
-      JSON.stringify({
-        error: e.code,
-        detail: `${e.message}${hint}`,
-        ...(e.fieldErrors.length ? { errors: e.fieldErrors } : {}),
-      }),
-    );
-    process.exitCode = 1;
+    reportFailure(err, addr);
   } finally {
     accounts.close();
   }

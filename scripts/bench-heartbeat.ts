@@ -30,77 +30,91 @@ interface Run {
   cpu: Record<string, number>;
 }
 
+type Bench = Awaited<ReturnType<typeof startBenchSystem>>;
+
+/**
+ * The set-up: 20 licences of a plain product to validate (the baseline, as `npm run bench` validates
+ * them), and 1,000 floating seats (20 licences × 50 activations) to heartbeat.
+ */
+async function createSeats({ system, headers }: Bench) {
+  const post = async (path: string, body?: unknown) => {
+    const res = await fetch(`${system.gatewayUrl}${path}`, {
+      method: 'POST',
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as Record<string, any>;
+    if (res.status >= 300) throw new Error(`set-up: POST ${path} → ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const plain = await post('/api/v1/products', { name: 'Bench plain' });
+  const validations: string[] = [];
+  for (let i = 0; i < LICENSES; i++) {
+    const l = await post('/api/v1/licenses', { product_id: plain.id, customer_email: `plain${i}@example.com` });
+    validations.push(`/api/v1/licenses/validate?license_key=${l.license_key}`);
+  }
+  // 1,000 floating seats: 20 licences × 50 activations.
+  const floating = await post('/api/v1/products', {
+    name: 'Bench floating',
+    policy: { lease_seconds: 3600, max_activations: SEATS_PER_LICENSE },
+  });
+  // The licences side by side, each one's seats one after another (parallel activations of one licence
+  // contend for its slots, and some would be refused with 409 "retry").
+  const seatsOf = async (i: number) => {
+    const key = (await post('/api/v1/licenses', { product_id: floating.id, customer_email: `float${i}@example.com` }))
+      .license_key as string;
+    const paths: string[] = [];
+    for (let j = 0; j < SEATS_PER_LICENSE; j++) {
+      const seat = await post(`/api/v1/licenses/${key}/activations`, { fingerprint: `machine-${i}-${j}` });
+      paths.push(`/api/v1/licenses/${key}/activations/${seat.id}/heartbeat`);
+    }
+    return paths;
+  };
+  const heartbeats = (await Promise.all(Array.from({ length: LICENSES }, (_, i) => seatsOf(i)))).flat();
+  const check = await post(heartbeats[0]);
+  if (!check.lease_expires_at) throw new Error('set-up failed: a heartbeat answered without a lease');
+  return { validations, heartbeats };
+}
+
+/** One measured run of GET or POST over `paths`, with the CPU each watched process used. */
+function measurement({ system, headers }: Bench, watch: Record<string, number | undefined>) {
+  return async (method: 'GET' | 'POST', paths: string[], seconds: number): Promise<Run> => {
+    // Round-robin over every path across all connections: with 1,000 seats and 50 connections, no two
+    // requests in flight heartbeat the same seat (as 1,000 apps would not).
+    let next = 0;
+    const requests = [
+      {
+        method,
+        headers,
+        setupRequest: (req: autocannon.Request) => ({ ...req, path: paths[next++ % paths.length] }),
+      },
+    ];
+    const run = (s: number) => autocannon({ url: system.gatewayUrl, connections, duration: s, requests });
+    await run(WARM_UP_S);
+    const before = Object.fromEntries(Object.entries(watch).map(([n, pid]) => [n, cpuSeconds(pid)]));
+    const r = await run(seconds);
+    return {
+      rps: r.requests.average,
+      requests: r.requests.total,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      failed: r.errors + r.timeouts + r.non2xx,
+      cpu: Object.fromEntries(Object.entries(watch).map(([n, pid]) => [n, cpuSeconds(pid) - before[n]])),
+    };
+  };
+}
+
 async function main() {
   const bench = await startBenchSystem('bench-heartbeat');
-  const { system, headers, ferret } = bench;
+  const { system, ferret } = bench;
   const watch: Record<string, number | undefined> = {
     gateway: system.pids.gateway,
     license: system.pids.license,
     ferretdb: ferret.process.pid,
   };
   try {
-    const post = async (path: string, body?: unknown) => {
-      const res = await fetch(`${system.gatewayUrl}${path}`, {
-        method: 'POST',
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const json = (await res.json()) as Record<string, any>;
-      if (res.status >= 300) throw new Error(`set-up: POST ${path} → ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
-    // The validation baseline: 20 licences of a plain product, as `npm run bench` validates them.
-    const plain = await post('/api/v1/products', { name: 'Bench plain' });
-    const validations: string[] = [];
-    for (let i = 0; i < LICENSES; i++) {
-      const l = await post('/api/v1/licenses', { product_id: plain.id, customer_email: `plain${i}@example.com` });
-      validations.push(`/api/v1/licenses/validate?license_key=${l.license_key}`);
-    }
-    // 1,000 floating seats: 20 licences × 50 activations.
-    const floating = await post('/api/v1/products', {
-      name: 'Bench floating',
-      policy: { lease_seconds: 3600, max_activations: SEATS_PER_LICENSE },
-    });
-    // The licences side by side, each one's seats one after another (parallel activations of one licence
-    // contend for its slots, and some would be refused with 409 "retry").
-    const seatsOf = async (i: number) => {
-      const key = (await post('/api/v1/licenses', { product_id: floating.id, customer_email: `float${i}@example.com` }))
-        .license_key as string;
-      const paths: string[] = [];
-      for (let j = 0; j < SEATS_PER_LICENSE; j++) {
-        const seat = await post(`/api/v1/licenses/${key}/activations`, { fingerprint: `machine-${i}-${j}` });
-        paths.push(`/api/v1/licenses/${key}/activations/${seat.id}/heartbeat`);
-      }
-      return paths;
-    };
-    const heartbeats = (await Promise.all(Array.from({ length: LICENSES }, (_, i) => seatsOf(i)))).flat();
-    const check = await post(heartbeats[0]);
-    if (!check.lease_expires_at) throw new Error('set-up failed: a heartbeat answered without a lease');
-
-    const measure = async (method: 'GET' | 'POST', paths: string[], seconds: number): Promise<Run> => {
-      // Round-robin over every path across all connections: with 1,000 seats and 50 connections, no two
-      // requests in flight heartbeat the same seat (as 1,000 apps would not).
-      let next = 0;
-      const requests = [
-        {
-          method,
-          headers,
-          setupRequest: (req: autocannon.Request) => ({ ...req, path: paths[next++ % paths.length] }),
-        },
-      ];
-      const run = (s: number) => autocannon({ url: system.gatewayUrl, connections, duration: s, requests });
-      await run(WARM_UP_S);
-      const before = Object.fromEntries(Object.entries(watch).map(([n, pid]) => [n, cpuSeconds(pid)]));
-      const r = await run(seconds);
-      return {
-        rps: r.requests.average,
-        requests: r.requests.total,
-        p50: r.latency.p50,
-        p99: r.latency.p99,
-        failed: r.errors + r.timeouts + r.non2xx,
-        cpu: Object.fromEntries(Object.entries(watch).map(([n, pid]) => [n, cpuSeconds(pid) - before[n]])),
-      };
-    };
+    const { validations, heartbeats } = await createSeats(bench);
+    const measure = measurement(bench, watch);
     console.log(
       `${WARM_UP_S} s warm-up then ${duration} s per run, ${connections} connections, ${ROUNDS} rounds; ${heartbeats.length} floating seats...`,
     );

@@ -86,22 +86,10 @@ export interface FastPathSwitch {
  * the one error handler. Bodies are parsed only after the key is known and
  * counted, so anonymous or throttled clients cannot make the gateway parse anything.
  */
-export function createApp({
-  config,
-  clients,
-  bus,
-  limits,
-  validator,
-  log,
-  access,
-  metrics,
-  version,
-  draining,
-  fastPath = { enabled: true },
-  tracing,
-  exportJobs = new ExportJobs(clients, log),
-  clock = systemClock,
-}: GatewayDeps): RequestListener {
+export function createApp(deps: GatewayDeps): RequestListener {
+  const { config, clients, bus, limits, log, access, metrics, version, draining, tracing } = deps;
+  const exportJobs = deps.exportJobs ?? new ExportJobs(clients, log);
+  const clock = deps.clock ?? systemClock;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -129,6 +117,28 @@ export function createApp({
   });
   openApiRoutes(app, version);
 
+  app.use('/api/v1', apiRouter(deps, authCache, licenseCredentials, exportJobs, clock));
+
+  mountCheckoutProxies(app, deps);
+  mountPages(app, deps);
+
+  app.use(notFound);
+  app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
+
+  return withFastPath(app, deps, http, authCache, licenseCredentials);
+}
+
+/**
+ * /api/v1: auth (whose failures are counted per address) → rate limits → scope → idempotency keys of the
+ * streamed imports and their routes → JSON body → idempotency keys of the rest → every resource's routes.
+ */
+function apiRouter(
+  { config, clients, limits, validator, log, bus, version }: GatewayDeps,
+  authCache: AuthCache,
+  licenseCredentials: LicenseCredentials,
+  exportJobs: ExportJobs,
+  clock: Clock,
+): Router {
   const api = Router();
   api.use(authenticate(clients, authCache, licenseCredentials, countAuthFailure(limits, log)));
   api.use(enforceRateLimits(limits));
@@ -162,8 +172,47 @@ export function createApp({
   emailRoutes(api, clients);
   customerRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
-  app.use('/api/v1', api);
+  return api;
+}
 
+/**
+ * The validation fast path answers the hot validation requests before Express (license-validation/
+ * fast-path.ts); everything else, and all of it when a test turns it off, goes to the app.
+ */
+function withFastPath(
+  app: express.Express,
+  { config, limits, validator, log, access, tracing, draining, fastPath = { enabled: true } }: GatewayDeps,
+  http: HttpMetrics,
+  authCache: AuthCache,
+  licenseCredentials: LicenseCredentials,
+): RequestListener {
+  const fast = fastValidation({
+    transport: config,
+    authCache,
+    licenseCredentials,
+    limits,
+    validator,
+    http,
+    log,
+    access,
+    trustProxy: app.get('trust proxy fn'),
+    tracing,
+    draining,
+  });
+  if (!fastPath.enabled) return app;
+  const took = fastPath.took;
+  if (took)
+    return (req, res) => {
+      if (fast(req, res)) took(req);
+      else app(req, res);
+    };
+  return (req, res) => {
+    if (!fast(req, res)) app(req, res);
+  };
+}
+
+/** The hosted checkout page and Stripe's webhooks, proxied to the checkout service (each with its own per-address throttle). */
+function mountCheckoutProxies(app: express.Express, { config, limits, log }: GatewayDeps): void {
   app.use(
     stripeWebhookProxy(
       config.CHECKOUT_PAGE_URL,
@@ -190,7 +239,10 @@ export function createApp({
       log,
     ),
   );
+}
 
+/** The dashboard and the customer portal: pages, signed in with a session (no API key). */
+function mountPages(app: express.Express, { config, clients, limits, validator, log }: GatewayDeps): void {
   const throttle = (name: string, max: number, windowS = config.SIGNIN_WINDOW_S) =>
     new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, windowS);
   app.use(
@@ -232,31 +284,4 @@ export function createApp({
       unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
     }),
   );
-
-  app.use(notFound);
-  app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
-
-  const fast = fastValidation({
-    transport: config,
-    authCache,
-    licenseCredentials,
-    limits,
-    validator,
-    http,
-    log,
-    access,
-    trustProxy: app.get('trust proxy fn'),
-    tracing,
-    draining,
-  });
-  if (!fastPath.enabled) return app;
-  const took = fastPath.took;
-  if (took)
-    return (req, res) => {
-      if (fast(req, res)) took(req);
-      else app(req, res);
-    };
-  return (req, res) => {
-    if (!fast(req, res)) app(req, res);
-  };
 }

@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import { Redis } from 'ioredis';
 import {
   createLogger,
@@ -13,9 +13,10 @@ import {
   startTracing,
   systemClock,
   type Clock,
+  type Logger,
 } from '@licensing/runtime';
 import { createApp, type FastPathSwitch } from './app';
-import { createClients } from './backends/clients';
+import { createClients, type Clients } from './backends/clients';
 import { gatewaySchema, type GatewayConfig } from './config';
 import { RateLimits } from './rate-limits/limiter';
 import { checkTransportConfig, createGatewayServer } from './http/transport';
@@ -49,26 +50,12 @@ export interface StartOptions {
   fastPath?: FastPathSwitch;
 }
 
-export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
-  const env = opts.env ?? process.env;
-  const config = loadConfig(gatewaySchema, env, opts.config ?? {});
-  checkTransportConfig(config);
-  const log = createLogger('gateway', config.LOG_LEVEL);
-  const tracing = startTracing('gateway', env);
-  const access = new AccessLog('gateway', config.LOG_LEVEL);
-  const metrics = new Metrics('gateway');
-  const bus = EventFeed.connect({
-    ...natsOptions(config),
-    subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
-    stream: config.EVENTS_STREAM,
-    name: 'gateway',
-    log,
-    metrics,
-  });
-  const clients = createClients(config, tracing);
-  // No offline queue and a short command timeout: when Redis is away, the limiter
-  // falls over to its in-memory insurance at once instead of waiting. ioredis
-  // keeps reconnecting in the background and Redis is used again when it is back.
+/**
+ * No offline queue and a short command timeout: when Redis is away, the limiter falls over to its
+ * in-memory insurance at once instead of waiting. ioredis keeps reconnecting in the background and
+ * Redis is used again when it is back.
+ */
+async function connectRedis(config: GatewayConfig, log: Logger): Promise<Redis> {
   const redis = new Redis(config.REDIS_URL, {
     enableOfflineQueue: false,
     commandTimeout: config.REDIS_TIMEOUT_MS,
@@ -93,13 +80,11 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   // memory instead, a flood of bad keys would get a second allowance once Redis answers); never for
   // long: a gateway without Redis still serves, with per-process limits.
   await redisReady(redis, config.REDIS_CONNECT_WAIT_MS);
-  // Either state holds for the whole process; a clustered gateway reports its worst worker.
-  metrics.gauge('licensing_rate_limit_fallback', async () => (redis.status === 'ready' ? 0 : 1), 'max');
-  metrics.gauge('licensing_nats_connected', async () => (bus.connected ? 1 : 0), 'min');
-  // The certificate the gateway shows the services when internal mTLS is on (read once, like theirs).
-  const internalCert = internalTls(config)?.cert;
-  if (internalCert) metrics.certificateExpiry('grpc', internalCert);
-  const limits = new RateLimits(redis, {
+  return redis;
+}
+
+function rateLimitsOf(redis: Redis, config: GatewayConfig): RateLimits {
+  return new RateLimits(redis, {
     enabled: config.RATE_LIMITS_ENABLED,
     keyPrefix: config.RATE_LIMIT_PREFIX,
     minuteWindowS: config.RATE_LIMIT_MINUTE_WINDOW_S,
@@ -108,13 +93,90 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     localShare: config.RATE_LIMIT_LOCAL_PERCENT / 100,
     licensePerMinute: config.LICENSE_PER_MINUTE,
   });
+}
+
+/** The licence validator, its cache (kept exact by events) and the tally of validations it counts. */
+function createValidator(
+  config: GatewayConfig,
+  clients: Clients,
+  bus: EventFeed,
+  log: Logger,
+  metrics: Metrics,
+  clock: Clock,
+) {
   const tally = new ValidationTally(clients, log, config.VALIDATION_STATS_FLUSH_MS, metrics);
   const evictions = metrics.counter('licensing_validation_cache_evictions_total', ['event']);
   const cache = new ValidationCache(config.VALIDATION_CACHE_SIZE, config.VALIDATION_CACHE_TTL_MS, bus, (event) =>
     evictions.inc({ event }),
   );
-  const validator = new LicenseValidator(clients, cache, tally, opts.clock ?? systemClock, metrics);
+  const validator = new LicenseValidator(clients, cache, tally, clock, metrics);
   tally.start();
+  return { tally, validator };
+}
+
+/**
+ * Certificates are renewed in place (cert-manager, certbot); SIGHUP picks them up without a restart.
+ * Answers the SIGHUP handler; the served certificate's expiry is a metric.
+ */
+function watchCertificates(certificate: () => Buffer | undefined, reloadTls: () => void, metrics: Metrics): () => void {
+  const servedCertificate = () => {
+    const cert = certificate();
+    if (cert) metrics.certificateExpiry('https', cert);
+  };
+  servedCertificate();
+  const onHup = () => {
+    reloadTls();
+    servedCertificate();
+  };
+  return onHup;
+}
+
+function warnOfPlainHttp(config: GatewayConfig, log: Logger): void {
+  if (config.NODE_ENV !== 'production' && !['127.0.0.1', '::1', 'localhost'].includes(config.HOST)) {
+    log.warn(
+      { host: config.HOST },
+      'serving plain HTTP beyond loopback: API keys cross the network in clear text (set TLS_CERT_FILE/TLS_KEY_FILE, or NODE_ENV=production behind a TLS proxy)',
+    );
+  }
+}
+
+/** Listens on HOST:PORT; answers the port taken (PORT=0 picks one) and the URL to reach it. */
+async function listen(server: Server, config: GatewayConfig, tls: boolean): Promise<{ port: number; url: string }> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `${tls ? 'https' : 'http'}://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+  return { port, url };
+}
+
+export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
+  const env = opts.env ?? process.env;
+  const config = loadConfig(gatewaySchema, env, opts.config ?? {});
+  checkTransportConfig(config);
+  const log = createLogger('gateway', config.LOG_LEVEL);
+  const tracing = startTracing('gateway', env);
+  const access = new AccessLog('gateway', config.LOG_LEVEL);
+  const metrics = new Metrics('gateway');
+  const bus = EventFeed.connect({
+    ...natsOptions(config),
+    subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
+    stream: config.EVENTS_STREAM,
+    name: 'gateway',
+    log,
+    metrics,
+  });
+  const clients = createClients(config, tracing);
+  const redis = await connectRedis(config, log);
+  // Either state holds for the whole process; a clustered gateway reports its worst worker.
+  metrics.gauge('licensing_rate_limit_fallback', async () => (redis.status === 'ready' ? 0 : 1), 'max');
+  metrics.gauge('licensing_nats_connected', async () => (bus.connected ? 1 : 0), 'min');
+  // The certificate the gateway shows the services when internal mTLS is on (read once, like theirs).
+  const internalCert = internalTls(config)?.cert;
+  if (internalCert) metrics.certificateExpiry('grpc', internalCert);
+  const limits = rateLimitsOf(redis, config);
+  const { tally, validator } = createValidator(config, clients, bus, log, metrics, opts.clock ?? systemClock);
   const draining = {
     get now() {
       return drain.draining;
@@ -139,35 +201,15 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   });
   const { server, tls, certificate, reloadTls } = createGatewayServer(config, app, log);
   const drain = new Drain(server, log);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `${tls ? 'https' : 'http'}://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+  const { port, url } = await listen(server, config, tls);
   // A cluster worker's metrics are served, summed with its siblings', by the primary (workers.ts).
   const metricsServer = cluster.isWorker
     ? shareMetricsWithPrimary(metrics)
     : await serveMetrics(metrics, config.HOST, config.METRICS_PORT);
-  // Certificates are renewed in place (cert-manager, certbot); SIGHUP picks them up without a restart.
-  const servedCertificate = () => {
-    const cert = certificate();
-    if (cert) metrics.certificateExpiry('https', cert);
-  };
-  servedCertificate();
-  const onHup = () => {
-    reloadTls();
-    servedCertificate();
-  };
+  const onHup = watchCertificates(certificate, reloadTls, metrics);
   if (tls) process.on('SIGHUP', onHup);
   log.info({ url, metrics_port: metricsServer.port }, 'gateway listening');
-  if (!tls && config.NODE_ENV !== 'production' && !['127.0.0.1', '::1', 'localhost'].includes(config.HOST)) {
-    log.warn(
-      { host: config.HOST },
-      'serving plain HTTP beyond loopback: API keys cross the network in clear text (set TLS_CERT_FILE/TLS_KEY_FILE, or NODE_ENV=production behind a TLS proxy)',
-    );
-  }
-
+  if (!tls) warnOfPlainHttp(config, log);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {

@@ -120,6 +120,20 @@ function judgeKey(
   if (request.productId && license.product_id !== request.productId)
     return no('product_mismatch', 'the licence belongs to another product', 'contact_vendor', now);
   const status = effectiveStatus(license, now);
+  return (
+    refusalForStatus(license, status, now) ??
+    refusalForSeat(license, request.fingerprint, activation, now) ??
+    refusalForEntitlements(license, request.entitlements, now) ??
+    validVerdict(license, activation, now)
+  );
+}
+
+/** A licence revoked, suspended (for an unpaid subscription or by hand) or expired past its grace is refused. */
+function refusalForStatus(
+  license: LicenseFacts,
+  status: ReturnType<typeof effectiveStatus>,
+  now: Date,
+): Verdict | null {
   if (status === 'revoked') return no('revoked', 'the licence was revoked', 'contact_vendor', now);
   if (status === 'suspended')
     return license.subscription?.status === 'unpaid'
@@ -131,6 +145,16 @@ function judgeKey(
         )
       : no('suspended', 'the licence is suspended', 'contact_vendor', now);
   if (status === 'expired') return no('expired', 'the licence has expired', 'renew', now);
+  return null;
+}
+
+/** A lapsed floating seat, or a licence that needs activation on a machine that has none (or no seat left). */
+function refusalForSeat(
+  license: LicenseFacts,
+  fingerprint: string,
+  activation: ActivationFacts,
+  now: Date,
+): Verdict | null {
   if (activation.leaseExpired)
     return no(
       'lease_expired',
@@ -149,15 +173,24 @@ function judgeKey(
       );
     return no(
       'not_activated',
-      request.fingerprint
+      fingerprint
         ? 'this machine is not activated for the licence'
         : 'this licence must be activated on a machine: send its fingerprint',
       'activate',
       now,
     );
   }
-  if (request.entitlements?.length) {
-    const missing = missingEntitlements(request.entitlements, license.policy.entitlements, license.extra_entitlements);
+  return null;
+}
+
+/** The entitlements the app needs (none: not checked) that the licence does not include. */
+function refusalForEntitlements(
+  license: LicenseFacts,
+  entitlements: readonly string[] | undefined,
+  now: Date,
+): Verdict | null {
+  if (entitlements?.length) {
+    const missing = missingEntitlements(entitlements, license.policy.entitlements, license.extra_entitlements);
     if (missing.length)
       return no(
         'entitlements_missing',
@@ -166,6 +199,11 @@ function judgeKey(
         now,
       );
   }
+  return null;
+}
+
+/** Valid: until the expiry or the lease's end, at most MAX_OFFLINE_MS ahead; in grace, until the grace ends. */
+function validVerdict(license: LicenseFacts, activation: ActivationFacts, now: Date): Verdict {
   const leaseEnd = activation.leaseEndsAt ?? Number.POSITIVE_INFINITY;
   const horizon = Math.min(secondOf(now) + MAX_OFFLINE_MS, leaseEnd);
   // A past-due subscription: still valid, and the app can tell the user to update their card.

@@ -45,6 +45,19 @@ export function tail(file: string, lines = 15): string {
   }
 }
 
+/** Ready means the gateway can reach the account service. */
+async function waitForGatewayReady(gatewayUrl: string, logDir: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`${gatewayUrl}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) return;
+    if (i > 100) throw new Error(`the gateway did not become ready; see ${logDir}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export async function launchSystem(
   t: Topology,
   ports: Ports,
@@ -103,16 +116,7 @@ export async function launchSystem(
     }
   }
 
-  // Ready means the gateway can reach the account service.
-  for (let i = 0; ; i++) {
-    const ready = await fetch(`${gatewayUrl}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) break;
-    if (i > 100) throw new Error(`the gateway did not become ready; see ${logDir}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForGatewayReady(gatewayUrl, logDir);
 
   return {
     gatewayUrl,

@@ -122,6 +122,135 @@ export type Parsed<S extends Shape> = { [K in keyof S]: ValueOf<S[K]> | undefine
 const fromDigits = (value: unknown): unknown =>
   typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
 
+/** What a field's check answers when the value is refused (its problem is in `errors`). */
+const REFUSED = Symbol('refused');
+
+/** Where a field is read, for its messages and for reading digits as numbers in a query. */
+interface FieldSite {
+  field: string;
+  where: 'field' | 'query parameter';
+  errors: FieldError[];
+}
+
+type KindCheck<F extends Field> = (spec: F, value: unknown, site: FieldSite) => unknown;
+
+const checkString: KindCheck<StringField> = (s, value, { field, errors }) => {
+  if (typeof value !== 'string') errors.push({ field, message: `${field} must be a string` });
+  else if (s.required && value.trim() === '') errors.push({ field, message: `${field} must not be empty` });
+  else if (value.length > s.max) errors.push({ field, message: `${field} must be at most ${s.max} characters` });
+  else {
+    const bad = textProblem(field, value, s.multiline);
+    if (!bad) return value;
+    errors.push(bad);
+  }
+  return REFUSED;
+};
+
+const checkEnum: KindCheck<EnumField> = ({ values }, value, { field, errors }) => {
+  if (typeof value === 'string' && values.includes(value)) return value;
+  errors.push({ field, message: `${field} must be one of ${values.join(', ')}` });
+  return REFUSED;
+};
+
+const checkInt: KindCheck<IntField> = (s, value, { field, where, errors }) => {
+  const n = where === 'query parameter' ? fromDigits(value) : value;
+  if (typeof n === 'number' && Number.isInteger(n) && n >= s.min && n <= s.max) return n;
+  errors.push({
+    field,
+    message: `${field} must be a whole number from ${s.min} to ${s.max}${s.nullable ? ', or null' : ''}`,
+  });
+  return REFUSED;
+};
+
+const checkBool: KindCheck<BoolField> = (_s, value, { field, errors }) => {
+  if (typeof value === 'boolean') return value;
+  errors.push({ field, message: `${field} must be true or false` });
+  return REFUSED;
+};
+
+const checkObject: KindCheck<ObjectField> = (s, value, { field, errors }) => {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value))
+    return check(value as Record<string, unknown>, s.shape, 'field', errors, `${field}.`);
+  errors.push({ field, message: `${field} must be an object` });
+  return REFUSED;
+};
+
+const checkList: KindCheck<StringListField> = (l, value, { field, errors }) => {
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.length > l.maxLength))
+    errors.push({ field, message: `${field} must be a list of strings` });
+  else if (value.length > l.maxItems) errors.push({ field, message: `${field} may have at most ${l.maxItems} items` });
+  else if (l.required && value.length === 0) errors.push({ field, message: `${field} must not be empty` });
+  else {
+    const bad = value.map((v: string, i) => textProblem(`${field}[${i}]`, v)).find(Boolean);
+    if (!bad) return value;
+    errors.push(bad);
+  }
+  return REFUSED;
+};
+
+const checkObjects: KindCheck<ObjectListField> = (l, value, { field, errors }) => {
+  if (!Array.isArray(value)) errors.push({ field, message: `${field} must be a list of objects` });
+  else if (value.length > l.maxItems)
+    errors.push({ field, message: `${field} may have at most ${l.maxItems} items (got ${value.length})` });
+  else if (value.length < l.minItems)
+    errors.push({
+      field,
+      message: `${field} must have at least ${l.minItems} item${l.minItems === 1 ? '' : 's'}`,
+    });
+  else {
+    const before = errors.length;
+    const items = value.map((item: unknown, i) => {
+      if (typeof item === 'object' && item !== null && !Array.isArray(item))
+        return check(item as Record<string, unknown>, l.shape, 'field', errors, `${field}[${i}].`);
+      errors.push({ field: `${field}[${i}]`, message: `${field}[${i}] must be an object` });
+      return {};
+    });
+    // At most 50 of a list's problems are listed (a bad 1,000-item list answers a readable error).
+    if (errors.length - before > 50) errors.splice(before + 50);
+    return items;
+  }
+  return REFUSED;
+};
+
+const checkEntitlements: KindCheck<EntitlementsField> = (_s, value, { field, errors }) => {
+  const problem = entitlementsProblem(field, value);
+  if (!problem) return [...(value as string[])];
+  errors.push(problem);
+  return REFUSED;
+};
+
+const checkMap: KindCheck<StringMapField> = (spec, value, { field, errors }) => {
+  const entries =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.entries(value as Record<string, unknown>)
+      : null;
+  if (!entries || entries.some(([, v]) => typeof v !== 'string'))
+    errors.push({ field, message: `${field} must be an object of strings` });
+  else if (entries.length > spec.maxEntries)
+    errors.push({ field, message: `${field} may have at most ${spec.maxEntries} entries` });
+  else {
+    const bad = entries
+      .map(([k, v]) => metadataKeyProblem(k, field) ?? textProblem(`${field}.${k}`, v as string, true))
+      .find(Boolean);
+    if (!bad) return Object.fromEntries(entries);
+    errors.push(bad);
+  }
+  return REFUSED;
+};
+
+/** Each kind of field's check, by its kind (a field without one is a string). */
+const kindChecks: { [K in NonNullable<Field['kind']>]: KindCheck<Extract<Field, { kind?: K }>> } = {
+  string: checkString,
+  enum: checkEnum,
+  int: checkInt,
+  bool: checkBool,
+  object: checkObject,
+  list: checkList,
+  objects: checkObjects,
+  entitlements: checkEntitlements,
+  map: checkMap,
+};
+
 function check(
   source: Record<string, unknown>,
   shape: Shape,
@@ -149,116 +278,9 @@ function check(
       continue;
     }
     // From here null is a wrong type, as the document says: it never means "absent".
-    switch (spec.kind ?? 'string') {
-      case 'string': {
-        const s = spec as StringField;
-        if (typeof value !== 'string') errors.push({ field, message: `${field} must be a string` });
-        else if (s.required && value.trim() === '') errors.push({ field, message: `${field} must not be empty` });
-        else if (value.length > s.max) errors.push({ field, message: `${field} must be at most ${s.max} characters` });
-        else {
-          const bad = textProblem(field, value, s.multiline);
-          if (bad) errors.push(bad);
-          else out[name] = value;
-        }
-        break;
-      }
-      case 'enum': {
-        const { values } = spec as EnumField;
-        if (typeof value !== 'string' || !values.includes(value))
-          errors.push({ field, message: `${field} must be one of ${values.join(', ')}` });
-        else out[name] = value;
-        break;
-      }
-      case 'int': {
-        const s = spec as IntField;
-        const n = where === 'query parameter' ? fromDigits(value) : value;
-        if (typeof n !== 'number' || !Number.isInteger(n) || n < s.min || n > s.max)
-          errors.push({
-            field,
-            message: `${field} must be a whole number from ${s.min} to ${s.max}${s.nullable ? ', or null' : ''}`,
-          });
-        else out[name] = n;
-        break;
-      }
-      case 'bool':
-        if (typeof value !== 'boolean') errors.push({ field, message: `${field} must be true or false` });
-        else out[name] = value;
-        break;
-      case 'object':
-        if (typeof value !== 'object' || value === null || Array.isArray(value))
-          errors.push({ field, message: `${field} must be an object` });
-        else
-          out[name] = check(
-            value as Record<string, unknown>,
-            (spec as ObjectField).shape,
-            'field',
-            errors,
-            `${field}.`,
-          );
-        break;
-      case 'list': {
-        const l = spec as StringListField;
-        if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.length > l.maxLength))
-          errors.push({ field, message: `${field} must be a list of strings` });
-        else if (value.length > l.maxItems)
-          errors.push({ field, message: `${field} may have at most ${l.maxItems} items` });
-        else if (l.required && value.length === 0) errors.push({ field, message: `${field} must not be empty` });
-        else {
-          const bad = value.map((v: string, i) => textProblem(`${field}[${i}]`, v)).find(Boolean);
-          if (bad) errors.push(bad);
-          else out[name] = value;
-        }
-        break;
-      }
-      case 'objects': {
-        const l = spec as ObjectListField;
-        if (!Array.isArray(value)) errors.push({ field, message: `${field} must be a list of objects` });
-        else if (value.length > l.maxItems)
-          errors.push({ field, message: `${field} may have at most ${l.maxItems} items (got ${value.length})` });
-        else if (value.length < l.minItems)
-          errors.push({
-            field,
-            message: `${field} must have at least ${l.minItems} item${l.minItems === 1 ? '' : 's'}`,
-          });
-        else {
-          const before = errors.length;
-          const items = value.map((item: unknown, i) => {
-            if (typeof item === 'object' && item !== null && !Array.isArray(item))
-              return check(item as Record<string, unknown>, l.shape, 'field', errors, `${field}[${i}].`);
-            errors.push({ field: `${field}[${i}]`, message: `${field}[${i}] must be an object` });
-            return {};
-          });
-          // At most 50 of a list's problems are listed (a bad 1,000-item list answers a readable error).
-          if (errors.length - before > 50) errors.splice(before + 50);
-          out[name] = items;
-        }
-        break;
-      }
-      case 'entitlements': {
-        const problem = entitlementsProblem(field, value);
-        if (problem) errors.push(problem);
-        else out[name] = [...(value as string[])];
-        break;
-      }
-      case 'map': {
-        const entries =
-          typeof value === 'object' && value !== null && !Array.isArray(value)
-            ? Object.entries(value as Record<string, unknown>)
-            : null;
-        if (!entries || entries.some(([, v]) => typeof v !== 'string'))
-          errors.push({ field, message: `${field} must be an object of strings` });
-        else if (entries.length > (spec as StringMapField).maxEntries)
-          errors.push({ field, message: `${field} may have at most ${(spec as StringMapField).maxEntries} entries` });
-        else {
-          const bad = entries
-            .map(([k, v]) => metadataKeyProblem(k, field) ?? textProblem(`${field}.${k}`, v as string, true))
-            .find(Boolean);
-          if (bad) errors.push(bad);
-          else out[name] = Object.fromEntries(entries);
-        }
-        break;
-      }
-    }
+    const kindCheck = kindChecks[spec.kind ?? 'string'] as KindCheck<Field>;
+    const accepted = kindCheck(spec, value, { field, where, errors });
+    if (accepted !== REFUSED) out[name] = accepted;
   }
   return out;
 }

@@ -1,10 +1,10 @@
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import type { CheckoutSession } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { checkId, idempotencyKey, readBody, toPage } from '../request-shapes/shapes';
 import { checkoutCreate, checkoutList } from '../request-shapes/operations';
-import { route, withBody, withQuery } from './route';
+import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
 /** REST shape of a checkout session. */
 export const checkoutJson = (s: CheckoutSession) => ({
@@ -26,48 +26,61 @@ export const checkoutJson = (s: CheckoutSession) => ({
   created_at: s.created_at,
 });
 
+function listSessions(clients: Clients): RequestHandler {
+  return withQuery(checkoutList, async (_req, res, query) => {
+    const out = await clients.checkouts.listSessions({
+      account_id: principalOf(res).accountId,
+      page: toPage(query, 'cs'),
+      status: query.status ?? '',
+    });
+    res.json({
+      data: out.data.map(checkoutJson),
+      has_more: out.page!.has_more,
+      next_cursor: out.page!.next_cursor || null,
+    });
+  });
+}
+
+function createSession(clients: Clients): RequestHandler {
+  return withBody(checkoutCreate, async (req, res, body) => {
+    const session = await clients.checkouts.createSession({
+      account_id: principalOf(res).accountId,
+      product_id: body.product_id!,
+      customer_email: body.customer_email ?? '',
+      success_url: body.success_url!,
+      cancel_url: body.cancel_url ?? '',
+      metadata: body.metadata ?? {},
+      expires_in_minutes: body.expires_in_minutes ?? 0,
+      idempotency_key: idempotencyKey(req),
+      quantity: body.quantity ?? undefined,
+    });
+    res.status(201).location(`/api/v1/checkout/${session.id}`).json(checkoutJson(session));
+  });
+}
+
+function getSession(clients: Clients): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'cs', String(req.params.id));
+    res.json(checkoutJson(await clients.checkouts.getSession({ account_id: principalOf(res).accountId, id })));
+  };
+}
+
+function expireSession(clients: Clients): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'cs', String(req.params.id));
+    readBody(req, {});
+    res.json(checkoutJson(await clients.checkouts.expireSession({ account_id: principalOf(res).accountId, id })));
+  };
+}
+
+/** Checkout sessions (the hosted page itself is proxied to the checkout service: checkout-proxy.ts). */
+export const checkoutRouteTable: readonly RouteRow<Clients>[] = [
+  { method: 'get', path: '/checkout', handler: listSessions },
+  { method: 'post', path: '/checkout', handler: createSession },
+  { method: 'get', path: '/checkout/:id', handler: getSession },
+  { method: 'post', path: '/checkout/:id/expire', handler: expireSession },
+];
+
 export function checkoutRoutes(router: Router, clients: Clients): void {
-  route(router, '/checkout', {
-    get: withQuery(checkoutList, async (_req, res, query) => {
-      const out = await clients.checkouts.listSessions({
-        account_id: principalOf(res).accountId,
-        page: toPage(query, 'cs'),
-        status: query.status ?? '',
-      });
-      res.json({
-        data: out.data.map(checkoutJson),
-        has_more: out.page!.has_more,
-        next_cursor: out.page!.next_cursor || null,
-      });
-    }),
-    post: withBody(checkoutCreate, async (req, res, body) => {
-      const session = await clients.checkouts.createSession({
-        account_id: principalOf(res).accountId,
-        product_id: body.product_id!,
-        customer_email: body.customer_email ?? '',
-        success_url: body.success_url!,
-        cancel_url: body.cancel_url ?? '',
-        metadata: body.metadata ?? {},
-        expires_in_minutes: body.expires_in_minutes ?? 0,
-        idempotency_key: idempotencyKey(req),
-        quantity: body.quantity ?? undefined,
-      });
-      res.status(201).location(`/api/v1/checkout/${session.id}`).json(checkoutJson(session));
-    }),
-  });
-
-  route(router, '/checkout/:id', {
-    get: async (req, res) => {
-      const id = checkId('id', 'cs', String(req.params.id));
-      res.json(checkoutJson(await clients.checkouts.getSession({ account_id: principalOf(res).accountId, id })));
-    },
-  });
-
-  route(router, '/checkout/:id/expire', {
-    post: async (req, res) => {
-      const id = checkId('id', 'cs', String(req.params.id));
-      readBody(req, {});
-      res.json(checkoutJson(await clients.checkouts.expireSession({ account_id: principalOf(res).accountId, id })));
-    },
-  });
+  registerRouteTable(router, checkoutRouteTable, clients);
 }

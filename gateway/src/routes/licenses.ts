@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { Request, RequestHandler, Router } from 'express';
 import {
   licenseActions,
   seenByScope,
@@ -28,7 +28,7 @@ import {
   licenseValidateQuery,
   deactivationQuery,
 } from '../request-shapes/operations';
-import { route, withBody, withQuery } from './route';
+import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
 /** REST shape of a licence. customer_email is null for validate keys unless the product allows them to see it. */
 export const licenseJson = (l: License) => ({
@@ -72,203 +72,246 @@ export const licenseFileJson = (file: LicenseFile) => ({
   signature: file.signature,
 });
 
-export function licenseRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {
-  route(router, '/licenses', {
-    get: withQuery(licenseList, async (_req, res, query) => {
-      const page = toPage(query, 'lic');
-      const productId = query.product_id ? checkId('product_id', 'prod', query.product_id) : '';
-      const out = await clients.licenses.listLicenses({
-        account_id: principalOf(res).accountId,
-        page,
-        product_id: productId,
-        customer_email: query.customer_email ?? '',
-        status: query.status ?? '',
-      });
-      res.json({
-        data: out.data.map(licenseJson),
-        has_more: out.page!.has_more,
-        next_cursor: out.page!.next_cursor || null,
-      });
-    }),
-    post: withBody(licenseCreate, async (req, res, body) => {
-      const license = await clients.licenses.createLicense({
-        account_id: principalOf(res).accountId,
-        product_id: body.product_id!,
-        customer_email: body.customer_email!,
-        idempotency_key: idempotencyKey(req),
-        // Asked on license.created, in the licence's own write: the notification service's durable
-        // consumer queues the mail, so neither a crash after this call nor that service being down loses
-        // it. A retry with the same Idempotency-Key answers the same licence and writes no second event.
-        send_email: body.send_email === true,
-      });
-      validator.changed(principalOf(res), license.key); // a "not found" this gateway remembers for the key is wrong now
-      res
-        .status(201)
-        .location(`/api/v1/licenses/${license.key}`)
-        .json({ success: true, license_key: license.key, license: licenseJson(license) });
-    }),
+/** What the licence handlers reach: the services, and the validator that hears of every change this gateway makes. */
+interface LicenseDeps {
+  clients: Clients;
+  validator: LicenseValidator;
+}
+
+const keyOf = (req: Request) => String(req.params.key).slice(0, KEY_MAX + 1);
+
+function listLicenses({ clients }: LicenseDeps): RequestHandler {
+  return withQuery(licenseList, async (_req, res, query) => {
+    const page = toPage(query, 'lic');
+    const productId = query.product_id ? checkId('product_id', 'prod', query.product_id) : '';
+    const out = await clients.licenses.listLicenses({
+      account_id: principalOf(res).accountId,
+      page,
+      product_id: productId,
+      customer_email: query.customer_email ?? '',
+      status: query.status ?? '',
+    });
+    res.json({
+      data: out.data.map(licenseJson),
+      has_more: out.page!.has_more,
+      next_cursor: out.page!.next_cursor || null,
+    });
   });
+}
 
-  // Registered before /licenses/:key so "validate" is not taken for a key.
-  route(router, '/licenses/validate', {
-    get: withQuery(licenseValidateQuery, async (_req, res, { license_key, fingerprint }) => {
-      checkOwnLicense(principalOf(res), license_key); // a licence validates itself only (scope.ts checked it too)
-      const out = await validator.validate(principalOf(res), {
-        key: license_key!,
-        productId: '',
-        fingerprint: fingerprint ?? '',
-      });
-      res.locals.validationCode = out.code; // not_found, revoked: app budgets (rate-limits/middleware.ts)
-      res.json(validationJson(out));
-    }),
+function createLicense({ clients, validator }: LicenseDeps): RequestHandler {
+  return withBody(licenseCreate, async (req, res, body) => {
+    const license = await clients.licenses.createLicense({
+      account_id: principalOf(res).accountId,
+      product_id: body.product_id!,
+      customer_email: body.customer_email!,
+      idempotency_key: idempotencyKey(req),
+      // Asked on license.created, in the licence's own write: the notification service's durable
+      // consumer queues the mail, so neither a crash after this call nor that service being down loses
+      // it. A retry with the same Idempotency-Key answers the same licence and writes no second event.
+      send_email: body.send_email === true,
+    });
+    validator.changed(principalOf(res), license.key); // a "not found" this gateway remembers for the key is wrong now
+    res
+      .status(201)
+      .location(`/api/v1/licenses/${license.key}`)
+      .json({ success: true, license_key: license.key, license: licenseJson(license) });
   });
+}
 
-  route(router, '/keys/validate', {
-    post: withBody(keyValidationRequest, async (_req, res, body) => {
-      checkOwnLicense(principalOf(res), body.key); // a licence validates itself only
-      const productId = body.product_id ? checkId('product_id', 'prod', body.product_id) : '';
-      const out = await validator.validate(principalOf(res), {
-        key: body.key!,
-        productId,
-        fingerprint: body.fingerprint ?? '',
-        entitlements: body.entitlements ?? [],
-      });
-      res.locals.validationCode = out.code; // not_found, revoked: app budgets (rate-limits/middleware.ts)
-      res.json({
-        valid: out.valid,
-        code: out.code,
-        detail: out.detail,
-        status: out.license?.status ?? null,
-        expires_at: out.license?.expires_at || null,
-        entitlements: out.license?.entitlements ?? [],
-        next_action: out.next_action,
-        cache_until: out.cache_until,
-        trial_end: trialEndOf(out),
-        license: out.license ? licenseJson(out.license) : null,
-      });
-    }),
+function validateLicenseByQuery({ validator }: LicenseDeps): RequestHandler {
+  return withQuery(licenseValidateQuery, async (_req, res, { license_key, fingerprint }) => {
+    checkOwnLicense(principalOf(res), license_key); // a licence validates itself only (scope.ts checked it too)
+    const out = await validator.validate(principalOf(res), {
+      key: license_key!,
+      productId: '',
+      fingerprint: fingerprint ?? '',
+    });
+    res.locals.validationCode = out.code; // not_found, revoked: app budgets (rate-limits/middleware.ts)
+    res.json(validationJson(out));
   });
+}
 
-  const keyOf = (req: { params: Record<string, unknown> }) => String(req.params.key).slice(0, KEY_MAX + 1);
+function validateKey({ validator }: LicenseDeps): RequestHandler {
+  return withBody(keyValidationRequest, async (_req, res, body) => {
+    checkOwnLicense(principalOf(res), body.key); // a licence validates itself only
+    const productId = body.product_id ? checkId('product_id', 'prod', body.product_id) : '';
+    const out = await validator.validate(principalOf(res), {
+      key: body.key!,
+      productId,
+      fingerprint: body.fingerprint ?? '',
+      entitlements: body.entitlements ?? [],
+    });
+    res.locals.validationCode = out.code; // not_found, revoked: app budgets (rate-limits/middleware.ts)
+    res.json({
+      valid: out.valid,
+      code: out.code,
+      detail: out.detail,
+      status: out.license?.status ?? null,
+      expires_at: out.license?.expires_at || null,
+      entitlements: out.license?.entitlements ?? [],
+      next_action: out.next_action,
+      cache_until: out.cache_until,
+      trial_end: trialEndOf(out),
+      license: out.license ? licenseJson(out.license) : null,
+    });
+  });
+}
 
-  route(router, '/licenses/:key', {
-    get: async (req, res) => {
-      const p = principalOf(res);
-      const license = await clients.licenses.getLicense({ account_id: p.accountId, key: keyOf(req) });
-      // An app credential never sees the vendor's metadata, and the e-mail only where the policy allows it.
-      res.json(licenseJson(seenByScope(license, p.scope, !!license.policy?.validate_keys_see_email)));
-    },
-    // An empty metadata value removes that entry; entitlements (the licence's extras) are replaced whole.
-    patch: withBody(licenseUpdate, async (req, res, body) => {
-      const license = await clients.licenses.updateLicense({
+function getLicense({ clients }: LicenseDeps): RequestHandler {
+  return async (req, res) => {
+    const p = principalOf(res);
+    const license = await clients.licenses.getLicense({ account_id: p.accountId, key: keyOf(req) });
+    // An app credential never sees the vendor's metadata, and the e-mail only where the policy allows it.
+    res.json(licenseJson(seenByScope(license, p.scope, !!license.policy?.validate_keys_see_email)));
+  };
+}
+
+/** An empty metadata value removes that entry; entitlements (the licence's extras) are replaced whole. */
+function updateLicense({ clients, validator }: LicenseDeps): RequestHandler {
+  return withBody(licenseUpdate, async (req, res, body) => {
+    const license = await clients.licenses.updateLicense({
+      account_id: principalOf(res).accountId,
+      key: keyOf(req),
+      customer_email: body.customer_email,
+      metadata: body.metadata ?? {},
+      set_entitlements: body.entitlements !== undefined,
+      entitlements: body.entitlements ?? [],
+    });
+    validator.changed(principalOf(res), license.key);
+    res.json(licenseJson(license));
+  });
+}
+
+/** The licence and its activations go (409 while a subscription bills it); license.deleted follows. */
+function deleteLicense({ clients, validator }: LicenseDeps): RequestHandler {
+  return async (req, res) => {
+    readBody(req, {});
+    const license = await clients.licenses.deleteLicense({ account_id: principalOf(res).accountId, key: keyOf(req) });
+    validator.changed(principalOf(res), license.key);
+    res.status(204).end();
+  };
+}
+
+/** POST /licenses/:key/<action>: suspend, reinstate, revoke, … (licenseActions). */
+function transitionLicense(action: (typeof licenseActions)[number]) {
+  return ({ clients, validator }: LicenseDeps): RequestHandler =>
+    async (req, res) => {
+      readBody(req, {});
+      const license = await clients.licenses.transitionLicense({
         account_id: principalOf(res).accountId,
         key: keyOf(req),
-        customer_email: body.customer_email,
-        metadata: body.metadata ?? {},
-        set_entitlements: body.entitlements !== undefined,
-        entitlements: body.entitlements ?? [],
+        action,
       });
+      // Read your writes: this gateway's next validation already sees the change (the others within a second, by event).
       validator.changed(principalOf(res), license.key);
       res.json(licenseJson(license));
-    }),
-    // The licence and its activations go (409 while a subscription bills it); license.deleted follows.
-    delete: async (req, res) => {
-      readBody(req, {});
-      const license = await clients.licenses.deleteLicense({ account_id: principalOf(res).accountId, key: keyOf(req) });
-      validator.changed(principalOf(res), license.key);
-      res.status(204).end();
-    },
-  });
+    };
+}
 
-  for (const action of licenseActions) {
-    route(router, `/licenses/:key/${action}`, {
-      post: async (req, res) => {
-        readBody(req, {});
-        const license = await clients.licenses.transitionLicense({
-          account_id: principalOf(res).accountId,
-          key: keyOf(req),
-          action,
-        });
-        // Read your writes: this gateway's next validation already sees the change (the others within a second, by event).
-        validator.changed(principalOf(res), license.key);
-        res.json(licenseJson(license));
-      },
+function listActivations({ clients }: LicenseDeps): RequestHandler {
+  return withQuery(pageShape, async (req, res, query) => {
+    const page = toPage(query, 'act');
+    const out = await clients.licenses.listActivations({
+      account_id: principalOf(res).accountId,
+      key: keyOf(req),
+      page,
     });
-  }
+    res.json({
+      data: out.data.map(activationJson),
+      has_more: out.page!.has_more,
+      next_cursor: out.page!.next_cursor || null,
+    });
+  });
+}
 
-  route(router, '/licenses/:key/activations', {
-    get: withQuery(pageShape, async (req, res, query) => {
-      const page = toPage(query, 'act');
-      const out = await clients.licenses.listActivations({
+function activate({ clients, validator }: LicenseDeps): RequestHandler {
+  return withBody(activationCreate, async (req, res, body) => {
+    let out: ActivateResponse;
+    try {
+      out = await clients.licenses.activate({
         account_id: principalOf(res).accountId,
         key: keyOf(req),
-        page,
+        fingerprint: body.fingerprint!,
+        name: body.name ?? '',
       });
-      res.json({
-        data: out.data.map(activationJson),
-        has_more: out.page!.has_more,
-        next_cursor: out.page!.next_cursor || null,
-      });
-    }),
-    post: withBody(activationCreate, async (req, res, body) => {
-      let out: ActivateResponse;
-      try {
-        out = await clients.licenses.activate({
-          account_id: principalOf(res).accountId,
-          key: keyOf(req),
-          fingerprint: body.fingerprint!,
-          name: body.name ?? '',
-        });
-      } catch (err) {
-        // Every seat taken: the app can offer seat rescue (POST …/seat-rescue), as a validation would.
-        if (err instanceof AppError && err.validationCode === 'activation_limit_reached')
-          return sendProblem(res, err, { next_action: 'free_a_seat' satisfies NextAction });
-        throw err;
-      }
-      validator.changed(principalOf(res), keyOf(req));
-      res.status(out.created ? 201 : 200).json(activationJson(out.activation!));
-    }),
+    } catch (err) {
+      // Every seat taken: the app can offer seat rescue (POST …/seat-rescue), as a validation would.
+      if (err instanceof AppError && err.validationCode === 'activation_limit_reached')
+        return sendProblem(res, err, { next_action: 'free_a_seat' satisfies NextAction });
+      throw err;
+    }
+    validator.changed(principalOf(res), keyOf(req));
+    res.status(out.created ? 201 : 200).json(activationJson(out.activation!));
   });
+}
 
-  route(router, '/licenses/:key/file', {
-    post: withBody(licenseFileRequest, async (req, res, body) => {
-      const file = await clients.licenses.issueLicenseFile({
-        account_id: principalOf(res).accountId,
-        key: keyOf(req),
-        fingerprint: body.fingerprint ?? '',
-        ttl_days: body.ttl_days ?? 0,
-        // App credentials: no e-mail unless the policy shows it, and files of at most max_file_ttl_days.
-        key_scope: principalOf(res).scope,
-      });
-      res.status(201).json(licenseFileJson(file));
-    }),
+function issueLicenseFile({ clients }: LicenseDeps): RequestHandler {
+  return withBody(licenseFileRequest, async (req, res, body) => {
+    const file = await clients.licenses.issueLicenseFile({
+      account_id: principalOf(res).accountId,
+      key: keyOf(req),
+      fingerprint: body.fingerprint ?? '',
+      ttl_days: body.ttl_days ?? 0,
+      // App credentials: no e-mail unless the policy shows it, and files of at most max_file_ttl_days.
+      key_scope: principalOf(res).scope,
+    });
+    res.status(201).json(licenseFileJson(file));
   });
+}
 
-  route(router, '/licenses/:key/activations/:id', {
-    delete: withQuery(deactivationQuery, async (req, res, { fingerprint }) => {
-      await clients.licenses.deactivate({
-        account_id: principalOf(res).accountId,
-        key: keyOf(req),
-        activation_id: String(req.params.id).slice(0, 64),
-        // App credentials free machines within customer_deactivations_per_30_days, but their own floating seat.
-        key_scope: principalOf(res).scope,
-        fingerprint: fingerprint ?? '',
-      });
-      validator.changed(principalOf(res), keyOf(req));
-      res.status(204).end();
-    }),
+function deactivate({ clients, validator }: LicenseDeps): RequestHandler {
+  return withQuery(deactivationQuery, async (req, res, { fingerprint }) => {
+    await clients.licenses.deactivate({
+      account_id: principalOf(res).accountId,
+      key: keyOf(req),
+      activation_id: String(req.params.id).slice(0, 64),
+      // App credentials free machines within customer_deactivations_per_30_days, but their own floating seat.
+      key_scope: principalOf(res).scope,
+      fingerprint: fingerprint ?? '',
+    });
+    validator.changed(principalOf(res), keyOf(req));
+    res.status(204).end();
   });
+}
 
-  // No eviction of the validation cache: a heartbeat only extends a lease, and a cached copy that says
-  // the seat lapsed is never used to answer (license-validation/validator.ts).
-  route(router, '/licenses/:key/activations/:id/heartbeat', {
-    post: async (req, res) => {
-      const activation = await clients.licenses.heartbeat({
-        account_id: principalOf(res).accountId,
-        key: keyOf(req),
-        activation_id: String(req.params.id).slice(0, 64),
-      });
-      res.json(activationJson(activation));
-    },
-  });
+/**
+ * No eviction of the validation cache: a heartbeat only extends a lease, and a cached copy that says
+ * the seat lapsed is never used to answer (license-validation/validator.ts).
+ */
+function heartbeat({ clients }: LicenseDeps): RequestHandler {
+  return async (req, res) => {
+    const activation = await clients.licenses.heartbeat({
+      account_id: principalOf(res).accountId,
+      key: keyOf(req),
+      activation_id: String(req.params.id).slice(0, 64),
+    });
+    res.json(activationJson(activation));
+  };
+}
+
+/** Licences, their validation, lifecycle actions, activations and files. */
+export const licenseRouteTable: readonly RouteRow<LicenseDeps>[] = [
+  { method: 'get', path: '/licenses', handler: listLicenses },
+  { method: 'post', path: '/licenses', handler: createLicense },
+  // Listed before /licenses/:key so "validate" is not taken for a key.
+  { method: 'get', path: '/licenses/validate', handler: validateLicenseByQuery },
+  { method: 'post', path: '/keys/validate', handler: validateKey },
+  { method: 'get', path: '/licenses/:key', handler: getLicense },
+  { method: 'patch', path: '/licenses/:key', handler: updateLicense },
+  { method: 'delete', path: '/licenses/:key', handler: deleteLicense },
+  ...licenseActions.map((action) => ({
+    method: 'post' as const,
+    path: `/licenses/:key/${action}`,
+    handler: transitionLicense(action),
+  })),
+  { method: 'get', path: '/licenses/:key/activations', handler: listActivations },
+  { method: 'post', path: '/licenses/:key/activations', handler: activate },
+  { method: 'post', path: '/licenses/:key/file', handler: issueLicenseFile },
+  { method: 'delete', path: '/licenses/:key/activations/:id', handler: deactivate },
+  { method: 'post', path: '/licenses/:key/activations/:id/heartbeat', handler: heartbeat },
+];
+
+export function licenseRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {
+  registerRouteTable(router, licenseRouteTable, { clients, validator });
 }

@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import {
   policyToContract,
   withPolicyDefaults,
@@ -13,7 +13,7 @@ import type { LicenseValidator } from '../license-validation/validator';
 import type { Clients } from '../backends/clients';
 import { checkId, pageShape, readBody, toPage } from '../request-shapes/shapes';
 import { productCreate, productUpdate } from '../request-shapes/operations';
-import { route, withBody, withQuery } from './route';
+import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
 /** REST shape of a licence policy: every field of proto/rules/policy.ts, null = no limit. */
 export const policyJson = (p: LicensePolicy | undefined): Policy => withPolicyDefaults(p);
@@ -54,79 +54,103 @@ export const productJson = (p: Product) => ({
 const toPolicy = (p: Record<string, unknown> | undefined): LicensePolicy | undefined =>
   p ? policyToContract(withPolicyDefaults(p)) : undefined;
 
+/** What the product handlers reach: the services, and (in the gateway) the validator that drops a changed product's cached copies. */
+interface ProductDeps {
+  clients: Clients;
+  validator?: Pick<LicenseValidator, 'productChanged'>;
+}
+
+const signingKeyJson = (k: SigningKey) => ({
+  kid: k.kid,
+  algorithm: k.algorithm,
+  public_key_pem: k.public_key_pem,
+  current: k.current,
+  created_at: k.created_at,
+});
+
+function listProducts({ clients }: ProductDeps): RequestHandler {
+  return withQuery(pageShape, async (_req, res, query) => {
+    const page = toPage(query, 'prod');
+    const out = await clients.products.listProducts({ account_id: principalOf(res).accountId, page });
+    res.json({
+      data: out.data.map(productJson),
+      has_more: out.page!.has_more,
+      next_cursor: out.page!.next_cursor || null,
+    });
+  });
+}
+
+function createProduct({ clients }: ProductDeps): RequestHandler {
+  return withBody(productCreate, async (_req, res, body) => {
+    const product = await clients.products.createProduct({
+      account_id: principalOf(res).accountId,
+      name: body.name!,
+      description: body.description ?? '',
+      policy: toPolicy(body.policy ?? undefined),
+      price: toPrice(body.price as Record<string, unknown> | undefined),
+      email_on_purchase: body.email_on_purchase ?? undefined,
+    });
+    res.status(201).location(`/api/v1/products/${product.id}`).json(productJson(product));
+  });
+}
+
+function getProduct({ clients }: ProductDeps): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'prod', String(req.params.id));
+    const product = await clients.products.getProduct({ account_id: principalOf(res).accountId, id });
+    res.json(productJson(product));
+  };
+}
+
+function updateProduct({ clients, validator }: ProductDeps): RequestHandler {
+  return withBody(productUpdate, async (req, res, body) => {
+    const id = checkId('id', 'prod', String(req.params.id));
+    const product = await clients.products.updateProduct({
+      account_id: principalOf(res).accountId,
+      id,
+      name: body.name,
+      description: body.description,
+      policy: toPolicy(body.policy ?? undefined),
+      price: toPrice(body.price as Record<string, unknown> | null | undefined),
+      remove_price: body.price === null,
+      email_on_purchase: body.email_on_purchase ?? undefined,
+    });
+    validator?.productChanged(principalOf(res), id);
+    res.json(productJson(product));
+  });
+}
+
+function listSigningKeys({ clients }: ProductDeps): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'prod', String(req.params.id));
+    const out = await clients.products.listSigningKeys({ account_id: principalOf(res).accountId, id });
+    res.json({ data: out.data.map(signingKeyJson) });
+  };
+}
+
+function rotateSigningKey({ clients }: ProductDeps): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'prod', String(req.params.id));
+    readBody(req, {});
+    const key = await clients.products.rotateSigningKey({ account_id: principalOf(res).accountId, id });
+    res.status(201).json(signingKeyJson(key));
+  };
+}
+
+/** Products and their signing keys. */
+export const productRouteTable: readonly RouteRow<ProductDeps>[] = [
+  { method: 'get', path: '/products', handler: listProducts },
+  { method: 'post', path: '/products', handler: createProduct },
+  { method: 'get', path: '/products/:id', handler: getProduct },
+  { method: 'patch', path: '/products/:id', handler: updateProduct },
+  { method: 'get', path: '/products/:id/signing-keys', handler: listSigningKeys },
+  { method: 'post', path: '/products/:id/signing-keys/rotate', handler: rotateSigningKey },
+];
+
 export function productRoutes(
   router: Router,
   clients: Clients,
   validator?: Pick<LicenseValidator, 'productChanged'>,
 ): void {
-  route(router, '/products', {
-    get: withQuery(pageShape, async (_req, res, query) => {
-      const page = toPage(query, 'prod');
-      const out = await clients.products.listProducts({ account_id: principalOf(res).accountId, page });
-      res.json({
-        data: out.data.map(productJson),
-        has_more: out.page!.has_more,
-        next_cursor: out.page!.next_cursor || null,
-      });
-    }),
-    post: withBody(productCreate, async (_req, res, body) => {
-      const product = await clients.products.createProduct({
-        account_id: principalOf(res).accountId,
-        name: body.name!,
-        description: body.description ?? '',
-        policy: toPolicy(body.policy ?? undefined),
-        price: toPrice(body.price as Record<string, unknown> | undefined),
-        email_on_purchase: body.email_on_purchase ?? undefined,
-      });
-      res.status(201).location(`/api/v1/products/${product.id}`).json(productJson(product));
-    }),
-  });
-
-  route(router, '/products/:id', {
-    get: async (req, res) => {
-      const id = checkId('id', 'prod', String(req.params.id));
-      const product = await clients.products.getProduct({ account_id: principalOf(res).accountId, id });
-      res.json(productJson(product));
-    },
-    patch: withBody(productUpdate, async (req, res, body) => {
-      const id = checkId('id', 'prod', String(req.params.id));
-      const product = await clients.products.updateProduct({
-        account_id: principalOf(res).accountId,
-        id,
-        name: body.name,
-        description: body.description,
-        policy: toPolicy(body.policy ?? undefined),
-        price: toPrice(body.price as Record<string, unknown> | null | undefined),
-        remove_price: body.price === null,
-        email_on_purchase: body.email_on_purchase ?? undefined,
-      });
-      validator?.productChanged(principalOf(res), id);
-      res.json(productJson(product));
-    }),
-  });
-
-  const signingKeyJson = (k: SigningKey) => ({
-    kid: k.kid,
-    algorithm: k.algorithm,
-    public_key_pem: k.public_key_pem,
-    current: k.current,
-    created_at: k.created_at,
-  });
-
-  route(router, '/products/:id/signing-keys', {
-    get: async (req, res) => {
-      const id = checkId('id', 'prod', String(req.params.id));
-      const out = await clients.products.listSigningKeys({ account_id: principalOf(res).accountId, id });
-      res.json({ data: out.data.map(signingKeyJson) });
-    },
-  });
-
-  route(router, '/products/:id/signing-keys/rotate', {
-    post: async (req, res) => {
-      const id = checkId('id', 'prod', String(req.params.id));
-      readBody(req, {});
-      const key = await clients.products.rotateSigningKey({ account_id: principalOf(res).accountId, id });
-      res.status(201).json(signingKeyJson(key));
-    },
-  });
+  registerRouteTable(router, productRouteTable, { clients, validator });
 }

@@ -92,3 +92,30 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
     throw new AppError('method_not_allowed', `${req.method} is not allowed here; use ${allow}`);
   });
 }
+
+/**
+ * One row of a resource's route table: a method, a path and the named handler that answers it.
+ * `handler` builds the request handler from what the resource's handlers reach (`deps`: the gRPC
+ * clients, the licence validator, …), so each route's code is one function a reader finds by name.
+ */
+export interface RouteRow<Deps> {
+  method: Method;
+  path: string;
+  handler: (deps: Deps) => RequestHandler;
+}
+
+/**
+ * Registers a resource's route table: the rows of one path go through route() together (one 405 for
+ * the other methods), paths in the order of their first row, so a literal path listed before a
+ * parameterised one (/licenses/validate before /licenses/:key) is matched first.
+ */
+export function registerRouteTable<Deps>(router: Router, table: readonly RouteRow<Deps>[], deps: Deps): void {
+  const byPath = new Map<string, Partial<Record<Method, RequestHandler>>>();
+  for (const row of table) {
+    const handlers = byPath.get(row.path) ?? {};
+    if (handlers[row.method]) throw new Error(`${row.method.toUpperCase()} ${row.path} is in the route table twice`);
+    handlers[row.method] = row.handler(deps);
+    byPath.set(row.path, handlers);
+  }
+  for (const [path, handlers] of byPath) route(router, path, handlers);
+}

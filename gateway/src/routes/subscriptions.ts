@@ -1,11 +1,11 @@
-import type { Router } from 'express';
+import type { RequestHandler, Response, Router } from 'express';
 import type { Subscription } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator } from '../license-validation/validator';
 import { checkId, readBody, toPage } from '../request-shapes/shapes';
 import { subscriptionCancel, subscriptionList, subscriptionTestClock } from '../request-shapes/operations';
-import { route, withBody, withQuery } from './route';
+import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
 /** REST shape of a subscription (invoices and refunds only on GET of one: [] in lists). */
 export const subscriptionJson = (s: Subscription) => ({
@@ -45,72 +45,88 @@ export const subscriptionJson = (s: Subscription) => ({
   })),
 });
 
+interface SubscriptionDeps {
+  clients: Clients;
+  validator: LicenseValidator;
+}
+
+/** The answer for a changed subscription, once this gateway has forgotten its copy of the licence. */
+function changedSubscriptionJson(validator: LicenseValidator, res: Response, s: Subscription) {
+  if (s.license_key) validator.changed(principalOf(res), s.license_key);
+  return subscriptionJson(s);
+}
+
+function listSubscriptions({ clients }: SubscriptionDeps): RequestHandler {
+  return withQuery(subscriptionList, async (_req, res, query) => {
+    const out = await clients.subscriptions.listSubscriptions({
+      account_id: principalOf(res).accountId,
+      page: toPage(query, 'sub'),
+      status: query.status ?? '',
+      customer_email: query.customer_email ?? '',
+      product_id: query.product_id ? checkId('product_id', 'prod', query.product_id) : '',
+    });
+    res.json({
+      data: out.data.map(subscriptionJson),
+      has_more: out.page!.has_more,
+      next_cursor: out.page!.next_cursor || null,
+    });
+  });
+}
+
+function getSubscription({ clients }: SubscriptionDeps): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'sub', String(req.params.id));
+    res.json(
+      subscriptionJson(await clients.subscriptions.getSubscription({ account_id: principalOf(res).accountId, id })),
+    );
+  };
+}
+
+function cancelSubscription({ clients, validator }: SubscriptionDeps): RequestHandler {
+  return withBody(subscriptionCancel, async (req, res, body) => {
+    const id = checkId('id', 'sub', String(req.params.id));
+    const s = await clients.subscriptions.cancelSubscription({
+      account_id: principalOf(res).accountId,
+      id,
+      at_period_end: body.at_period_end!,
+    });
+    res.json(changedSubscriptionJson(validator, res, s));
+  });
+}
+
+function createBillingPortal({ clients }: SubscriptionDeps): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'sub', String(req.params.id));
+    readBody(req, {});
+    res.json(await clients.subscriptions.createBillingPortal({ account_id: principalOf(res).accountId, id }));
+  };
+}
+
+function advanceTestClock({ clients, validator }: SubscriptionDeps): RequestHandler {
+  return withBody(subscriptionTestClock, async (req, res, body) => {
+    const id = checkId('id', 'sub', String(req.params.id));
+    const s = await clients.subscriptions.advanceTestClock({
+      account_id: principalOf(res).accountId,
+      id,
+      advance_to: body.advance_to!,
+    });
+    res.json(changedSubscriptionJson(validator, res, s));
+  });
+}
+
 /**
  * /api/v1/subscriptions: the checkout service's SubscriptionService. A change to a subscription changes
  * its licence (the licence service publishes it): this gateway forgets its copy at once, as after its
  * own licence changes, so its next validation answer is never from before.
  */
+export const subscriptionRouteTable: readonly RouteRow<SubscriptionDeps>[] = [
+  { method: 'get', path: '/subscriptions', handler: listSubscriptions },
+  { method: 'get', path: '/subscriptions/:id', handler: getSubscription },
+  { method: 'post', path: '/subscriptions/:id/cancel', handler: cancelSubscription },
+  { method: 'post', path: '/subscriptions/:id/billing_portal', handler: createBillingPortal },
+  { method: 'post', path: '/subscriptions/:id/test_clock', handler: advanceTestClock },
+];
+
 export function subscriptionRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {
-  route(router, '/subscriptions', {
-    get: withQuery(subscriptionList, async (_req, res, query) => {
-      const out = await clients.subscriptions.listSubscriptions({
-        account_id: principalOf(res).accountId,
-        page: toPage(query, 'sub'),
-        status: query.status ?? '',
-        customer_email: query.customer_email ?? '',
-        product_id: query.product_id ? checkId('product_id', 'prod', query.product_id) : '',
-      });
-      res.json({
-        data: out.data.map(subscriptionJson),
-        has_more: out.page!.has_more,
-        next_cursor: out.page!.next_cursor || null,
-      });
-    }),
-  });
-
-  route(router, '/subscriptions/:id', {
-    get: async (req, res) => {
-      const id = checkId('id', 'sub', String(req.params.id));
-      res.json(
-        subscriptionJson(await clients.subscriptions.getSubscription({ account_id: principalOf(res).accountId, id })),
-      );
-    },
-  });
-
-  const changed = (res: Parameters<typeof principalOf>[0], s: Subscription) => {
-    if (s.license_key) validator.changed(principalOf(res), s.license_key);
-    return subscriptionJson(s);
-  };
-
-  route(router, '/subscriptions/:id/cancel', {
-    post: withBody(subscriptionCancel, async (req, res, body) => {
-      const id = checkId('id', 'sub', String(req.params.id));
-      const s = await clients.subscriptions.cancelSubscription({
-        account_id: principalOf(res).accountId,
-        id,
-        at_period_end: body.at_period_end!,
-      });
-      res.json(changed(res, s));
-    }),
-  });
-
-  route(router, '/subscriptions/:id/billing_portal', {
-    post: async (req, res) => {
-      const id = checkId('id', 'sub', String(req.params.id));
-      readBody(req, {});
-      res.json(await clients.subscriptions.createBillingPortal({ account_id: principalOf(res).accountId, id }));
-    },
-  });
-
-  route(router, '/subscriptions/:id/test_clock', {
-    post: withBody(subscriptionTestClock, async (req, res, body) => {
-      const id = checkId('id', 'sub', String(req.params.id));
-      const s = await clients.subscriptions.advanceTestClock({
-        account_id: principalOf(res).accountId,
-        id,
-        advance_to: body.advance_to!,
-      });
-      res.json(changed(res, s));
-    }),
-  });
+  registerRouteTable(router, subscriptionRouteTable, { clients, validator });
 }

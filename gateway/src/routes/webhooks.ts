@@ -1,10 +1,10 @@
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import type { WebhookEndpoint } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { checkId, pageShape, readBody, toPage } from '../request-shapes/shapes';
 import { webhookEndpointCreate, webhookEndpointUpdate } from '../request-shapes/operations';
-import { route, withBody, withQuery } from './route';
+import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
 const deliveryJson = (d: import('@licensing/proto').WebhookDelivery) => ({
   id: d.id,
@@ -30,104 +30,128 @@ export const endpointJson = (e: WebhookEndpoint) => ({
   created_at: e.created_at,
 });
 
+function listEndpoints(clients: Clients): RequestHandler {
+  return withQuery(pageShape, async (_req, res, query) => {
+    const out = await clients.webhooks.listEndpoints({
+      account_id: principalOf(res).accountId,
+      page: toPage(query, 'we'),
+    });
+    res.json({
+      data: out.data.map(endpointJson),
+      has_more: out.page!.has_more,
+      next_cursor: out.page!.next_cursor || null,
+    });
+  });
+}
+
+function createEndpoint(clients: Clients): RequestHandler {
+  return withBody(webhookEndpointCreate, async (_req, res, body) => {
+    const out = await clients.webhooks.createEndpoint({
+      account_id: principalOf(res).accountId,
+      url: body.url!,
+      events: body.events!,
+      description: body.description ?? '',
+    });
+    res
+      .status(201)
+      .location(`/api/v1/webhooks/${out.endpoint!.id}`)
+      .json({ ...endpointJson(out.endpoint!), secret: out.secret });
+  });
+}
+
+function getEndpoint(clients: Clients): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'we', String(req.params.id));
+    res.json(endpointJson(await clients.webhooks.getEndpoint({ account_id: principalOf(res).accountId, id })));
+  };
+}
+
+function updateEndpoint(clients: Clients): RequestHandler {
+  return withBody(webhookEndpointUpdate, async (req, res, body) => {
+    const id = checkId('id', 'we', String(req.params.id));
+    const out = await clients.webhooks.updateEndpoint({
+      account_id: principalOf(res).accountId,
+      id,
+      url: body.url,
+      events: body.events ?? [],
+      description: body.description,
+      enabled: body.enabled,
+    });
+    res.json(endpointJson(out));
+  });
+}
+
+function deleteEndpoint(clients: Clients): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'we', String(req.params.id));
+    await clients.webhooks.deleteEndpoint({ account_id: principalOf(res).accountId, id });
+    res.status(204).end();
+  };
+}
+
+function listDeliveries(clients: Clients): RequestHandler {
+  return withQuery(pageShape, async (req, res, query) => {
+    const endpointId = checkId('id', 'we', String(req.params.id));
+    // Delivery ids are not prefixed ids: any starting_after the service gave.
+    const page = { limit: toPage({ limit: query.limit }, 'we').limit, starting_after: query.starting_after ?? '' };
+    const out = await clients.webhooks.listDeliveries({
+      account_id: principalOf(res).accountId,
+      endpoint_id: endpointId,
+      page,
+    });
+    res.json({
+      data: out.data.map(deliveryJson),
+      has_more: out.page!.has_more,
+      next_cursor: out.page!.next_cursor || null,
+    });
+  });
+}
+
+function retryDelivery(clients: Clients): RequestHandler {
+  return async (req, res) => {
+    const endpointId = checkId('id', 'we', String(req.params.id));
+    readBody(req, {});
+    const out = await clients.webhooks.retryDelivery({
+      account_id: principalOf(res).accountId,
+      endpoint_id: endpointId,
+      delivery_id: String(req.params.delivery).slice(0, 80),
+    });
+    res.json(deliveryJson(out));
+  };
+}
+
+function sendTestEvent(clients: Clients): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'we', String(req.params.id));
+    readBody(req, {});
+    res
+      .status(202)
+      .json(deliveryJson(await clients.webhooks.sendTestEvent({ account_id: principalOf(res).accountId, id })));
+  };
+}
+
+function rotateSecret(clients: Clients): RequestHandler {
+  return async (req, res) => {
+    const id = checkId('id', 'we', String(req.params.id));
+    readBody(req, {});
+    const out = await clients.webhooks.rotateSecret({ account_id: principalOf(res).accountId, id });
+    res.json({ ...endpointJson(out.endpoint!), secret: out.secret });
+  };
+}
+
+/** The webhook endpoints and their deliveries. */
+export const webhookRouteTable: readonly RouteRow<Clients>[] = [
+  { method: 'get', path: '/webhooks', handler: listEndpoints },
+  { method: 'post', path: '/webhooks', handler: createEndpoint },
+  { method: 'get', path: '/webhooks/:id', handler: getEndpoint },
+  { method: 'patch', path: '/webhooks/:id', handler: updateEndpoint },
+  { method: 'delete', path: '/webhooks/:id', handler: deleteEndpoint },
+  { method: 'get', path: '/webhooks/:id/deliveries', handler: listDeliveries },
+  { method: 'post', path: '/webhooks/:id/deliveries/:delivery/retry', handler: retryDelivery },
+  { method: 'post', path: '/webhooks/:id/test', handler: sendTestEvent },
+  { method: 'post', path: '/webhooks/:id/rotate-secret', handler: rotateSecret },
+];
+
 export function webhookRoutes(router: Router, clients: Clients): void {
-  route(router, '/webhooks', {
-    get: withQuery(pageShape, async (_req, res, query) => {
-      const out = await clients.webhooks.listEndpoints({
-        account_id: principalOf(res).accountId,
-        page: toPage(query, 'we'),
-      });
-      res.json({
-        data: out.data.map(endpointJson),
-        has_more: out.page!.has_more,
-        next_cursor: out.page!.next_cursor || null,
-      });
-    }),
-    post: withBody(webhookEndpointCreate, async (_req, res, body) => {
-      const out = await clients.webhooks.createEndpoint({
-        account_id: principalOf(res).accountId,
-        url: body.url!,
-        events: body.events!,
-        description: body.description ?? '',
-      });
-      res
-        .status(201)
-        .location(`/api/v1/webhooks/${out.endpoint!.id}`)
-        .json({ ...endpointJson(out.endpoint!), secret: out.secret });
-    }),
-  });
-
-  route(router, '/webhooks/:id', {
-    get: async (req, res) => {
-      const id = checkId('id', 'we', String(req.params.id));
-      res.json(endpointJson(await clients.webhooks.getEndpoint({ account_id: principalOf(res).accountId, id })));
-    },
-    patch: withBody(webhookEndpointUpdate, async (req, res, body) => {
-      const id = checkId('id', 'we', String(req.params.id));
-      const out = await clients.webhooks.updateEndpoint({
-        account_id: principalOf(res).accountId,
-        id,
-        url: body.url,
-        events: body.events ?? [],
-        description: body.description,
-        enabled: body.enabled,
-      });
-      res.json(endpointJson(out));
-    }),
-    delete: async (req, res) => {
-      const id = checkId('id', 'we', String(req.params.id));
-      await clients.webhooks.deleteEndpoint({ account_id: principalOf(res).accountId, id });
-      res.status(204).end();
-    },
-  });
-
-  route(router, '/webhooks/:id/deliveries', {
-    get: withQuery(pageShape, async (req, res, query) => {
-      const endpointId = checkId('id', 'we', String(req.params.id));
-      // Delivery ids are not prefixed ids: any starting_after the service gave.
-      const page = { limit: toPage({ limit: query.limit }, 'we').limit, starting_after: query.starting_after ?? '' };
-      const out = await clients.webhooks.listDeliveries({
-        account_id: principalOf(res).accountId,
-        endpoint_id: endpointId,
-        page,
-      });
-      res.json({
-        data: out.data.map(deliveryJson),
-        has_more: out.page!.has_more,
-        next_cursor: out.page!.next_cursor || null,
-      });
-    }),
-  });
-
-  route(router, '/webhooks/:id/deliveries/:delivery/retry', {
-    post: async (req, res) => {
-      const endpointId = checkId('id', 'we', String(req.params.id));
-      readBody(req, {});
-      const out = await clients.webhooks.retryDelivery({
-        account_id: principalOf(res).accountId,
-        endpoint_id: endpointId,
-        delivery_id: String(req.params.delivery).slice(0, 80),
-      });
-      res.json(deliveryJson(out));
-    },
-  });
-
-  route(router, '/webhooks/:id/test', {
-    post: async (req, res) => {
-      const id = checkId('id', 'we', String(req.params.id));
-      readBody(req, {});
-      res
-        .status(202)
-        .json(deliveryJson(await clients.webhooks.sendTestEvent({ account_id: principalOf(res).accountId, id })));
-    },
-  });
-
-  route(router, '/webhooks/:id/rotate-secret', {
-    post: async (req, res) => {
-      const id = checkId('id', 'we', String(req.params.id));
-      readBody(req, {});
-      const out = await clients.webhooks.rotateSecret({ account_id: principalOf(res).accountId, id });
-      res.json({ ...endpointJson(out.endpoint!), secret: out.secret });
-    },
-  });
+  registerRouteTable(router, webhookRouteTable, clients);
 }

@@ -110,6 +110,136 @@ export interface StartOptions<C> {
   signal?: AbortSignal;
 }
 
+type ServiceTelemetry = { log: Logger; metrics: Metrics; tracing: Tracing | undefined };
+
+/** The service's NATS connection, waited for (not fatal) while the health check says NOT_SERVING. */
+function connectBus(
+  config: ServiceConfig,
+  name: string,
+  { log, metrics, tracing }: ServiceTelemetry,
+  waiting: { signal?: AbortSignal; meanwhile: string },
+): Promise<EventBus> {
+  return untilConnected(
+    'NATS',
+    log,
+    () =>
+      EventBus.connect({
+        ...natsOptions(config),
+        subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
+        stream: config.EVENTS_STREAM,
+        name,
+        log,
+        metrics,
+        tracing,
+      }),
+    waiting,
+  );
+}
+
+/** A start that failed lets go of what it had taken (ports, connections) so the process can exit or retry. */
+async function releaseAfterFailedStart(held: {
+  grpc: GrpcServer;
+  metricsServer: { close(): Promise<void> };
+  bus?: EventBus;
+  pages?: PostgresPages;
+  db?: Connection;
+  tracing?: Tracing;
+}): Promise<void> {
+  held.grpc.server.forceShutdown();
+  await held.metricsServer.close();
+  await held.bus?.close();
+  await held.pages?.close();
+  await held.db?.close();
+  await held.tracing?.shutdown().catch(() => undefined);
+}
+
+/** Stops a started service in the reverse order of its start. */
+async function stopInOrder<C>(
+  ctx: ServiceContext<C>,
+  parts: {
+    shutdownTimeoutMs: number;
+    stopSignal: AbortController;
+    stopHook: (() => Promise<void>) | void;
+    housekeeping?: Housekeeping;
+    pages?: PostgresPages;
+    metricsServer: { close(): Promise<void> };
+    tracing?: Tracing;
+  },
+): Promise<void> {
+  const { log } = ctx;
+  const { stopSignal, stopHook, housekeeping, pages, metricsServer, tracing } = parts;
+  log.info('shutting down');
+  stopSignal.abort();
+  // NOT_SERVING first, then no new calls; in-flight ones finish (bounded).
+  await ctx.grpc.shutdown(parts.shutdownTimeoutMs);
+  if (stopHook) await stopHook();
+  await housekeeping?.sweep?.stop();
+  // Last outbox pass: events written by the calls that just finished go out now.
+  await ctx.outbox.stop();
+  housekeeping?.watchdog.stop();
+  await ctx.bus.close();
+  await pages?.close();
+  await ctx.db.close();
+  await metricsServer.close();
+  // The spans of the last calls go out before the process ends.
+  await tracing?.shutdown().catch((err: unknown) => log.warn({ err }, 'could not send the last spans'));
+  log.info('stopped');
+}
+
+/** QUERY_SHAPES_DIR (test runs only): every query shape and declared index is recorded there for the index coverage check. */
+function watchQueryShapes(config: ServiceConfig, db: Connection): QueryShapeLog | undefined {
+  const shapes = config.QUERY_SHAPES_DIR ? new QueryShapeLog(config.QUERY_SHAPES_DIR) : undefined;
+  if (shapes) shapes.watch(db);
+  return shapes;
+}
+
+/** The outbox that publishes the events each write stores, with its backlog and the NATS link as metrics. */
+function measuredOutbox(bus: EventBus, config: ServiceConfig, log: Logger, metrics: Metrics): Outbox {
+  const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS, SETTLE_MS, config.OUTBOX_IDLE_INTERVAL_MS);
+  metrics.gauge('licensing_outbox_backlog', () => outbox.backlog());
+  metrics.gauge('licensing_outbox_oldest_age_seconds', () => outbox.oldestPendingAgeS());
+  metrics.gauge('licensing_nats_connected', async () => (bus.connected ? 1 : 0));
+  return outbox;
+}
+
+/**
+ * The indexes the models declare (and, over FerretDB's PostgreSQL, the ones it cannot build itself);
+ * answers the PostgreSQL page reader when there is one.
+ */
+/** What a serving service keeps doing to its store in the background. */
+interface Housekeeping {
+  /** Reconnects a MongoDB client that got stuck. */
+  watchdog: StoreWatchdog;
+  /** Over FerretDB, which ignores TTL indexes: deletes what they let expire (MongoDB does it itself). */
+  sweep?: PeriodicTask;
+}
+
+function startHousekeeping(
+  db: Connection,
+  config: ServiceConfig,
+  { log, metrics, clock }: { log: Logger; metrics: Metrics; clock: Clock },
+): Housekeeping {
+  const watchdog = new StoreWatchdog(db, config.MONGO_URL, log, metrics);
+  watchdog.start();
+  if (!config.FERRETDB_POSTGRESQL_URL) return { watchdog };
+  const sweep = ttlSweep(db, clock, log, config.TTL_SWEEP_INTERVAL_MS);
+  sweep.start();
+  return { watchdog, sweep };
+}
+
+async function indexStore(
+  db: Connection,
+  config: ServiceConfig,
+  log: Logger,
+  shapes: QueryShapeLog | undefined,
+): Promise<PostgresPages | undefined> {
+  await syncIndexes(db, config.FERRETDB_POSTGRESQL_URL ? unusedByFerretdb : undefined);
+  shapes?.declare(db);
+  if (!config.FERRETDB_POSTGRESQL_URL) return undefined;
+  await addPostgresIndexes(db, config.FERRETDB_POSTGRESQL_URL, log);
+  return usePostgresPages(db, config.FERRETDB_POSTGRESQL_URL, log);
+}
+
 /**
  * The composition root every service shares: config → logger → gRPC port
  * (health NOT_SERVING) → MongoDB → NATS → handlers → indexes → outbox →
@@ -145,39 +275,20 @@ export async function startService<S extends Schema>(
   let ctx: ServiceContext<ConfigOf<S>>;
   let stopHook: (() => Promise<void>) | void;
   let pages: PostgresPages | undefined;
-  let watchdog: StoreWatchdog | undefined;
-  let sweep: PeriodicTask | undefined;
+  let housekeeping: Housekeeping | undefined;
   const stopSignal = new AbortController();
   try {
     const waiting = { signal: opts.signal, meanwhile: 'health says NOT_SERVING' };
     db = await untilConnected('MongoDB', log, () => connectMongo(config.MONGO_URL, config.MONGO_DB), waiting);
-    const shapes = config.QUERY_SHAPES_DIR ? new QueryShapeLog(config.QUERY_SHAPES_DIR) : undefined;
-    if (shapes) shapes.watch(db);
+    const shapes = watchQueryShapes(config, db);
     // The store is brought to this release's shape before anything reads it (docs/operations.md, "Upgrades").
     await runMigrations(db, migrationsOf(recipe), {
       log,
       ferretdbPostgresUrl: config.FERRETDB_POSTGRESQL_URL,
       signal: opts.signal,
     });
-    bus = await untilConnected(
-      'NATS',
-      log,
-      () =>
-        EventBus.connect({
-          ...natsOptions(config),
-          subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
-          stream: config.EVENTS_STREAM,
-          name: `${recipe.name}-service`,
-          log,
-          metrics,
-          tracing,
-        }),
-      waiting,
-    );
-    const outbox = new Outbox(bus, log, config.OUTBOX_INTERVAL_MS, SETTLE_MS, config.OUTBOX_IDLE_INTERVAL_MS);
-    metrics.gauge('licensing_outbox_backlog', () => outbox.backlog());
-    metrics.gauge('licensing_outbox_oldest_age_seconds', () => outbox.oldestPendingAgeS());
-    metrics.gauge('licensing_nats_connected', async () => (bus?.connected ? 1 : 0));
+    bus = await connectBus(config, `${recipe.name}-service`, { log, metrics, tracing }, waiting);
+    const outbox = measuredOutbox(bus, config, log, metrics);
     ctx = {
       config,
       log,
@@ -191,26 +302,12 @@ export async function startService<S extends Schema>(
       stopping: stopSignal.signal,
     };
     stopHook = await recipe.setup(ctx);
-    await syncIndexes(db, config.FERRETDB_POSTGRESQL_URL ? unusedByFerretdb : undefined);
-    shapes?.declare(db);
-    if (config.FERRETDB_POSTGRESQL_URL) {
-      await addPostgresIndexes(db, config.FERRETDB_POSTGRESQL_URL, log);
-      pages = usePostgresPages(db, config.FERRETDB_POSTGRESQL_URL, log);
-      sweep = ttlSweep(db, ctx.clock, log, config.TTL_SWEEP_INTERVAL_MS);
-      sweep.start();
-    }
+    pages = await indexStore(db, config, log, shapes);
     outbox.start();
-    watchdog = new StoreWatchdog(db, config.MONGO_URL, log, metrics);
-    watchdog.start();
+    housekeeping = startHousekeeping(db, config, { log, metrics, clock: ctx.clock });
   } catch (err) {
     stopSignal.abort();
-    await sweep?.stop();
-    grpc.server.forceShutdown();
-    await metricsServer.close();
-    await bus?.close();
-    await pages?.close();
-    await db?.close();
-    await tracing?.shutdown().catch(() => undefined);
+    await releaseAfterFailedStart({ grpc, metricsServer, bus, pages, db, tracing });
     throw err;
   }
   grpc.health.setServing(true);
@@ -218,24 +315,15 @@ export async function startService<S extends Schema>(
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
-    (stopping ??= (async () => {
-      log.info('shutting down');
-      stopSignal.abort();
-      // NOT_SERVING first, then no new calls; in-flight ones finish (bounded).
-      await grpc.shutdown(config.SHUTDOWN_TIMEOUT_MS);
-      if (stopHook) await stopHook();
-      await sweep?.stop();
-      // Last outbox pass: events written by the calls that just finished go out now.
-      await ctx.outbox.stop();
-      watchdog?.stop();
-      await ctx.bus.close();
-      await pages?.close();
-      await ctx.db.close();
-      await metricsServer.close();
-      // The spans of the last calls go out before the process ends.
-      await tracing?.shutdown().catch((err: unknown) => log.warn({ err }, 'could not send the last spans'));
-      log.info('stopped');
-    })());
+    (stopping ??= stopInOrder(ctx, {
+      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      stopSignal,
+      stopHook,
+      housekeeping,
+      pages,
+      metricsServer,
+      tracing,
+    }));
   return { port, metricsPort: metricsServer.port, ctx, stop };
 }
 

@@ -13,6 +13,7 @@ import {
   PeriodicTask,
   runMain,
   startService,
+  type ServiceContext,
   type ServiceRecipe,
   type StartOptions,
 } from '@licensing/runtime';
@@ -39,37 +40,71 @@ import {
 } from './use-cases/subscriptions';
 import { applyPending, applyStripeRefund, applyStripeSubscriptionEvent } from './use-cases/stripe-subscriptions';
 
+type CheckoutContext = ServiceContext<CheckoutConfig>;
+
+/**
+ * The payment provider the configuration chooses: Stripe with its keys, test mode, or (Stripe chosen,
+ * its keys not given yet) one that refuses every payment while checkout keeps running.
+ */
+function paymentProviderOf(ctx: CheckoutContext) {
+  // Test mode in production only by explicit choice; Stripe only with its keys.
+  const problems = paymentModeProblems(ctx.config);
+  if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  // Stripe chosen, its keys not given yet: checkout runs and refuses payments (domain/modes.ts).
+  const notConfigured = paymentsNotConfigured(ctx.config);
+  if (notConfigured) ctx.log.warn(NOT_CONFIGURED_MESSAGE);
+  ctx.grpc.health.addPart(PAYMENTS_HEALTH, () => !notConfigured);
+  const stripe =
+    ctx.config.PAYMENT_PROVIDER === 'stripe' && !notConfigured
+      ? new StripeProvider({
+          secretKey: ctx.config.STRIPE_SECRET_KEY,
+          webhookSecret: ctx.config.STRIPE_WEBHOOK_SECRET,
+          apiUrl: ctx.config.STRIPE_API_URL,
+        })
+      : undefined;
+  const provider: PaymentProvider = notConfigured
+    ? new PaymentsNotConfigured(() => new AppError('service_unavailable', NOT_CONFIGURED_MESSAGE))
+    : (stripe ?? new TestModeProvider());
+  if (!stripe && !notConfigured && ctx.config.NODE_ENV === 'production')
+    ctx.log.warn(
+      'checkout runs in TEST MODE in production (CHECKOUT_TEST_MODE=true): the test card issues licences without payment',
+    );
+  if (stripe && !keyIsLive(ctx.config.STRIPE_SECRET_KEY) && ctx.config.NODE_ENV === 'production')
+    ctx.log.warn(
+      'checkout takes Stripe TEST payments in production (CHECKOUT_TEST_MODE=true): test cards issue licences without payment',
+    );
+  return { provider, stripe, notConfigured };
+}
+
+/**
+ * The expiry sweep of checkout sessions. It also drops the Stripe events no subscription of ours
+ * claimed in 30 days, makes Stripe subscriptions past their payment grace unpaid, and tells the
+ * licences of subscriptions the state a failed call left untold.
+ */
+function expirySweep(
+  ctx: CheckoutContext,
+  sweeper: CheckoutExpirySweeper,
+  subscriptions: SubscriptionDeps,
+): PeriodicTask {
+  return new PeriodicTask(
+    'checkout expiry sweep',
+    async () => {
+      await sweeper.sweep();
+      await subscriptions.subs.dropExpiredPending(ctx.clock.now());
+      await markUnpaidPastGrace(subscriptions);
+      await syncPendingLicenses(subscriptions);
+    },
+    ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
+    ctx.log,
+  );
+}
+
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
   name: 'checkout',
   schema: checkoutSchema,
   migrations: [pendingExpiryMigration],
   async setup(ctx) {
-    // Test mode in production only by explicit choice; Stripe only with its keys.
-    const problems = paymentModeProblems(ctx.config);
-    if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    // Stripe chosen, its keys not given yet: checkout runs and refuses payments (domain/modes.ts).
-    const notConfigured = paymentsNotConfigured(ctx.config);
-    if (notConfigured) ctx.log.warn(NOT_CONFIGURED_MESSAGE);
-    ctx.grpc.health.addPart(PAYMENTS_HEALTH, () => !notConfigured);
-    const stripe =
-      ctx.config.PAYMENT_PROVIDER === 'stripe' && !notConfigured
-        ? new StripeProvider({
-            secretKey: ctx.config.STRIPE_SECRET_KEY,
-            webhookSecret: ctx.config.STRIPE_WEBHOOK_SECRET,
-            apiUrl: ctx.config.STRIPE_API_URL,
-          })
-        : undefined;
-    const provider: PaymentProvider = notConfigured
-      ? new PaymentsNotConfigured(() => new AppError('service_unavailable', NOT_CONFIGURED_MESSAGE))
-      : (stripe ?? new TestModeProvider());
-    if (!stripe && !notConfigured && ctx.config.NODE_ENV === 'production')
-      ctx.log.warn(
-        'checkout runs in TEST MODE in production (CHECKOUT_TEST_MODE=true): the test card issues licences without payment',
-      );
-    if (stripe && !keyIsLive(ctx.config.STRIPE_SECRET_KEY) && ctx.config.NODE_ENV === 'production')
-      ctx.log.warn(
-        'checkout takes Stripe TEST payments in production (CHECKOUT_TEST_MODE=true): test cards issue licences without payment',
-      );
+    const { provider, stripe, notConfigured } = paymentProviderOf(ctx);
     const store = new CheckoutStore(checkoutModels(ctx.db));
     const products = createClient(
       ProductServiceClient,
@@ -114,20 +149,7 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
       },
     };
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
-    const expiry = new PeriodicTask(
-      'checkout expiry sweep',
-      // Also drops the Stripe events no subscription of ours claimed in 30 days, makes Stripe
-      // subscriptions past their payment grace unpaid, and tells the licences of subscriptions the state
-      // a failed call left untold.
-      async () => {
-        await sweeper.sweep();
-        await subs.dropExpiredPending(ctx.clock.now());
-        await markUnpaidPastGrace(subscriptions);
-        await syncPendingLicenses(subscriptions);
-      },
-      ctx.config.EXPIRY_SWEEP_INTERVAL_MS,
-      ctx.log,
-    );
+    const expiry = expirySweep(ctx, sweeper, subscriptions);
     ctx.outbox.track(store.models.Session);
     const sessions = {
       store,

@@ -13,6 +13,7 @@ import {
   mailTransportFor,
   runMain,
   startService,
+  type ServiceContext,
   type ServiceRecipe,
   type StartOptions,
 } from '@licensing/runtime';
@@ -37,6 +38,63 @@ import type { NotificationDeps } from './use-cases/deps';
  */
 export const senderInstance = (host: string, port: number): string =>
   `${hostname()}/${host}:${port || `any-${randomBytes(6).toString('hex')}`}`;
+
+type NotificationContext = ServiceContext<NotificationConfig>;
+
+/** The SMTP transport (none: customer mail stays queued), with a send timeout that fits in a graceful stop. */
+function mailTransportOf(ctx: NotificationContext) {
+  // A graceful stop waits for the mail being sent: its limit fits in the stop's (domain/retry.ts).
+  const send = sendTimeoutWithin(ctx.config.MAIL_SEND_TIMEOUT_MS, ctx.config.SHUTDOWN_TIMEOUT_MS);
+  if (send.clamped)
+    ctx.log.warn(
+      { MAIL_SEND_TIMEOUT_MS: ctx.config.MAIL_SEND_TIMEOUT_MS, SHUTDOWN_TIMEOUT_MS: ctx.config.SHUTDOWN_TIMEOUT_MS },
+      'MAIL_SEND_TIMEOUT_MS is longer than SHUTDOWN_TIMEOUT_MS: sends are limited to SHUTDOWN_TIMEOUT_MS, so a stop can wait for one',
+    );
+  const timeoutMs = send.ms;
+  const transport = mailTransportFor(ctx.config.MAIL_URL, {
+    connectMs: Math.min(timeoutMs, 10_000),
+    socketMs: timeoutMs,
+  });
+  ctx.log.info({ mail: transport?.describe ?? 'none: customer mail stays queued' }, 'customer mail');
+  return { transport, timeoutMs };
+}
+
+/**
+ * What asks for customer mail, in the order they start and stop: purchases (when the product mails on
+ * purchase), the send_email items of licence batches, and the licence mail an API call asked for.
+ */
+function mailRequestConsumers(
+  ctx: NotificationContext,
+  emails: EmailStore,
+  products: NotificationDeps['products'],
+  licenses: NotificationDeps['licenses'],
+) {
+  const wanted = async (accountId: string, productId: string) => {
+    try {
+      const product = await products.getProduct({ account_id: accountId, id: productId });
+      return product.email_on_purchase !== false;
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'not_found') return false;
+      throw err;
+    }
+  };
+  const requests = new MailRequests(ctx.bus, ctx.config.EVENTS_STREAM, emails, wanted, ctx.clock, ctx.log, ctx.tracing);
+  // The send_email items of licence batches, when license.batch_completed says a batch is done.
+  const batchRequests = new BatchMailRequests(
+    ctx.bus,
+    ctx.config.EVENTS_STREAM,
+    emails,
+    licenses.getLicenseBatch,
+    ctx.clock,
+    ctx.log,
+    ctx.tracing,
+  );
+  // The licence mail an API call asked for (send_email), on license.created and license.rerolled.
+  const licenseRequests = (['license.created', 'license.rerolled'] as LicenseMailEvent[]).map(
+    (type) => new LicenseMailRequests(type, ctx.bus, ctx.config.EVENTS_STREAM, emails, ctx.clock, ctx.log, ctx.tracing),
+  );
+  return [requests, batchRequests, ...licenseRequests];
+}
 
 export const notificationService: ServiceRecipe<typeof notificationSchema> = {
   name: 'notification',
@@ -64,53 +122,9 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       publicBaseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
       signInMailsPerHour: ctx.config.PORTAL_SIGNINS_PER_EMAIL,
     };
-    // A graceful stop waits for the mail being sent: its limit fits in the stop's (domain/retry.ts).
-    const send = sendTimeoutWithin(ctx.config.MAIL_SEND_TIMEOUT_MS, ctx.config.SHUTDOWN_TIMEOUT_MS);
-    if (send.clamped)
-      ctx.log.warn(
-        { MAIL_SEND_TIMEOUT_MS: ctx.config.MAIL_SEND_TIMEOUT_MS, SHUTDOWN_TIMEOUT_MS: ctx.config.SHUTDOWN_TIMEOUT_MS },
-        'MAIL_SEND_TIMEOUT_MS is longer than SHUTDOWN_TIMEOUT_MS: sends are limited to SHUTDOWN_TIMEOUT_MS, so a stop can wait for one',
-      );
-    const timeoutMs = send.ms;
-    const transport = mailTransportFor(ctx.config.MAIL_URL, {
-      connectMs: Math.min(timeoutMs, 10_000),
-      socketMs: timeoutMs,
-    });
-    ctx.log.info({ mail: transport?.describe ?? 'none: customer mail stays queued' }, 'customer mail');
+    const { transport, timeoutMs } = mailTransportOf(ctx);
     ctx.grpc.add(NotificationServiceService, emailHandlers(deps), notificationAccess);
-    const wanted = async (accountId: string, productId: string) => {
-      try {
-        const product = await products.call.getProduct({ account_id: accountId, id: productId });
-        return product.email_on_purchase !== false;
-      } catch (err) {
-        if (err instanceof AppError && err.code === 'not_found') return false;
-        throw err;
-      }
-    };
-    const requests = new MailRequests(
-      ctx.bus,
-      ctx.config.EVENTS_STREAM,
-      emails,
-      wanted,
-      ctx.clock,
-      ctx.log,
-      ctx.tracing,
-    );
-    // The send_email items of licence batches, when license.batch_completed says a batch is done.
-    const batchRequests = new BatchMailRequests(
-      ctx.bus,
-      ctx.config.EVENTS_STREAM,
-      emails,
-      licenses.call.getLicenseBatch,
-      ctx.clock,
-      ctx.log,
-      ctx.tracing,
-    );
-    // The licence mail an API call asked for (send_email), on license.created and license.rerolled.
-    const licenseRequests = (['license.created', 'license.rerolled'] as LicenseMailEvent[]).map(
-      (type) =>
-        new LicenseMailRequests(type, ctx.bus, ctx.config.EVENTS_STREAM, emails, ctx.clock, ctx.log, ctx.tracing),
-    );
+    const consumers = mailRequestConsumers(ctx, emails, products.call, licenses.call);
     const sender = new Sender(
       deps,
       transport,
@@ -131,17 +145,13 @@ export const notificationService: ServiceRecipe<typeof notificationSchema> = {
       (now) => emails.deleteEndedClaims(now),
       (now) => admission.deleteEnded(now),
     ]);
-    await requests.start();
-    await batchRequests.start();
-    for (const r of licenseRequests) await r.start();
+    for (const consumer of consumers) await consumer.start();
     await sender.start();
     // The moment a stop begins (before the gRPC calls in flight are waited for), no more mail is taken.
     ctx.stopping.addEventListener('abort', () => sender.beginStop(), { once: true });
     cleanup.start();
     return async () => {
-      await requests.stop();
-      await batchRequests.stop();
-      for (const r of licenseRequests) await r.stop();
+      for (const consumer of consumers) await consumer.stop();
       await sender.stop();
       await cleanup.stop();
       transport?.close();

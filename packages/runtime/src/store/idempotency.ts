@@ -127,97 +127,99 @@ const MAX_MARKER_LINKS = 20;
 
 type Claim<T> = { replay: T } | { run: IdempotentRun };
 
-export async function idempotent<T>(
-  model: Model<IdempotencyRecord>,
-  scope: string,
-  key: string,
-  request: unknown,
-  run: (attempt: IdempotentRun) => Promise<T>,
-  opts: IdempotencyOptions = {},
-): Promise<T> {
-  const _id = `${scope}:${key}`;
-  const now = opts.now ?? new Date();
-  const leaseMs = opts.leaseMs ?? IDEMPOTENCY_LEASE_MS;
-  // Leases are in the caller's clock (tests move it); renewals count on from `now` in real time.
-  const skew = now.getTime() - Date.now();
-  const clockNow = () => new Date(Date.now() + skew);
-  const owner = token();
-  const hash = requestHash(request);
-  const claimed = (resultId: string): IdempotencyRecord => ({
-    _id,
-    request_hash: hash,
-    state: 'in_flight',
-    created_at: now,
-    owner,
-    lease_until: new Date(now.getTime() + leaseMs),
-    rev: owner,
-    result_id: resultId,
-  });
+/** One request's claim on its key: who it is, what it asks and in whose clock. */
+interface KeyClaim {
+  model: Model<IdempotencyRecord>;
+  _id: string;
+  now: Date;
+  leaseMs: number;
+  hash: string;
+  owner: string;
+  resultId?: () => string;
+}
 
-  const claim = async (): Promise<Claim<T>> => {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const fresh = claimed(opts.resultId?.() ?? '');
+/** The record this request writes when it claims the key. */
+const claimedRecord = (c: KeyClaim, resultId: string): IdempotencyRecord => ({
+  _id: c._id,
+  request_hash: c.hash,
+  state: 'in_flight',
+  created_at: c.now,
+  owner: c.owner,
+  lease_until: new Date(c.now.getTime() + c.leaseMs),
+  rev: c.owner,
+  result_id: resultId,
+});
+
+/** Claims the key: a new record, a replay of the first answer, 409/422, or the takeover of a dead or failed run. */
+async function claimKey<T>(c: KeyClaim): Promise<Claim<T>> {
+  const { model, _id, now, leaseMs, hash } = c;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const fresh = claimedRecord(c, c.resultId?.() ?? '');
+    try {
+      await model.create(fresh);
+      return { run: { resultId: fresh.result_id ?? '', resumed: false } };
+    } catch (err) {
+      if (!isDuplicate(err)) throw err;
+    }
+    const existing = await model.findById(_id).lean<IdempotencyRecord>();
+    if (!existing) continue; // taken over and gone meanwhile (MongoDB's TTL monitor): claim afresh
+    const expired = new Date(existing.created_at).getTime() <= now.getTime() - IDEMPOTENCY_TTL_SECONDS * 1000;
+    const sameRequest = existing.request_hash === hash;
+    if (!expired && existing.state === 'done') {
+      if (!sameRequest) throw reused();
+      return { replay: JSON.parse(existing.response_json ?? 'null') as T };
+    }
+    if (!expired && existing.state === 'in_flight' && leaseEnd(existing, leaseMs) > now.getTime()) {
+      if (!sameRequest) throw reused();
+      throw inProgress();
+    }
+    // Failed, in flight with no live owner, or older than 24 h: take it over. The same request
+    // keeps the result id and the 24 h of the first (an earlier run may have created its result);
+    // another request (a new body after a failure, or any after 24 h) starts afresh.
+    const keep = sameRequest && !expired && !!existing.result_id;
+    const next = claimedRecord(c, keep ? (existing.result_id as string) : (c.resultId?.() ?? ''));
+    if (keep) next.created_at = existing.created_at;
+    await takeOver(c, existing, next);
+    return { run: { resultId: next.result_id ?? '', resumed: keep } };
+  }
+  throw inProgress();
+}
+
+/**
+ * Replaces `existing` by `next` if this request wins the takeover of that version; else 409.
+ * Outside the call's scope: a marker won must be followed by the rewrite, whatever the deadline.
+ */
+const takeOver = (
+  { model, _id, now, leaseMs, hash }: KeyClaim,
+  existing: IdempotencyRecord,
+  next: IdempotencyRecord,
+): Promise<void> =>
+  outsideAnyCall(async () => {
+    const rev = revOf(existing);
+    // One marker per version decides among the requests taking it over. A marker whose taker died
+    // before the rewrite (older than a lease, the record unchanged) passes the turn to the next link.
+    let won = false;
+    for (let link = markerId(_id, rev), n = 0; !won && n < MAX_MARKER_LINKS; link += '+', n++) {
       try {
-        await model.create(fresh);
-        return { run: { resultId: fresh.result_id ?? '', resumed: false } };
+        await model.create({ _id: link, request_hash: hash, state: 'takeover', created_at: now });
+        won = true;
       } catch (err) {
         if (!isDuplicate(err)) throw err;
+        const marker = await model.findById(link).lean<IdempotencyRecord>();
+        if (marker && new Date(marker.created_at).getTime() > now.getTime() - leaseMs) throw inProgress();
       }
-      const existing = await model.findById(_id).lean<IdempotencyRecord>();
-      if (!existing) continue; // taken over and gone meanwhile (MongoDB's TTL monitor): claim afresh
-      const expired = new Date(existing.created_at).getTime() <= now.getTime() - IDEMPOTENCY_TTL_SECONDS * 1000;
-      const sameRequest = existing.request_hash === hash;
-      if (!expired && existing.state === 'done') {
-        if (!sameRequest) throw reused();
-        return { replay: JSON.parse(existing.response_json ?? 'null') as T };
-      }
-      if (!expired && existing.state === 'in_flight' && leaseEnd(existing, leaseMs) > now.getTime()) {
-        if (!sameRequest) throw reused();
-        throw inProgress();
-      }
-      // Failed, in flight with no live owner, or older than 24 h: take it over. The same request
-      // keeps the result id and the 24 h of the first (an earlier run may have created its result);
-      // another request (a new body after a failure, or any after 24 h) starts afresh.
-      const keep = sameRequest && !expired && !!existing.result_id;
-      const next = claimed(keep ? (existing.result_id as string) : (opts.resultId?.() ?? ''));
-      if (keep) next.created_at = existing.created_at;
-      await takeOver(existing, next);
-      return { run: { resultId: next.result_id ?? '', resumed: keep } };
     }
-    throw inProgress();
-  };
+    // It must still be the version we read: its owner may have renewed since.
+    const current = won ? await model.findById(_id).lean<IdempotencyRecord>() : null;
+    if (!current || revOf(current) !== rev) throw inProgress();
+    await model.replaceOne({ _id }, next);
+  });
 
-  /**
-   * Replaces `existing` by `next` if this request wins the takeover of that version; else 409.
-   * Outside the call's scope: a marker won must be followed by the rewrite, whatever the deadline.
-   */
-  const takeOver = (existing: IdempotencyRecord, next: IdempotencyRecord): Promise<void> =>
-    outsideAnyCall(async () => {
-      const rev = revOf(existing);
-      // One marker per version decides among the requests taking it over. A marker whose taker died
-      // before the rewrite (older than a lease, the record unchanged) passes the turn to the next link.
-      let won = false;
-      for (let link = markerId(_id, rev), n = 0; !won && n < MAX_MARKER_LINKS; link += '+', n++) {
-        try {
-          await model.create({ _id: link, request_hash: hash, state: 'takeover', created_at: now });
-          won = true;
-        } catch (err) {
-          if (!isDuplicate(err)) throw err;
-          const marker = await model.findById(link).lean<IdempotencyRecord>();
-          if (marker && new Date(marker.created_at).getTime() > now.getTime() - leaseMs) throw inProgress();
-        }
-      }
-      // It must still be the version we read: its owner may have renewed since.
-      const current = won ? await model.findById(_id).lean<IdempotencyRecord>() : null;
-      if (!current || revOf(current) !== rev) throw inProgress();
-      await model.replaceOne({ _id }, next);
-    });
-
-  const outcome = await claim();
-  if ('replay' in outcome) return outcome.replay;
-
-  // From here on the record is ours: renew it while the run lasts, and record how it ended whatever
-  // the caller's deadline (outside its call scope, so the deadline plugin does not refuse the writes).
+/**
+ * The record is ours from its claim on: renewed while the run lasts, and settled (how the run ended)
+ * whatever the caller's deadline (outside its call scope, so the deadline plugin does not refuse the writes).
+ */
+function holdRecord({ model, _id, owner, leaseMs }: KeyClaim, clockNow: () => Date) {
   const mine = { _id, owner };
   // One write of the record at a time: on FerretDB a renewal racing the final write could put back
   // the in-flight record it read.
@@ -257,13 +259,40 @@ export async function idempotent<T>(
     const later = () => outsideAnyCall(() => setTimeout(again, SETTLE_RETRY_MS)).unref();
     later();
   };
+  return { settle };
+}
+
+export async function idempotent<T>(
+  model: Model<IdempotencyRecord>,
+  scope: string,
+  key: string,
+  request: unknown,
+  run: (attempt: IdempotentRun) => Promise<T>,
+  opts: IdempotencyOptions = {},
+): Promise<T> {
+  const now = opts.now ?? new Date();
+  // Leases are in the caller's clock (tests move it); renewals count on from `now` in real time.
+  const skew = now.getTime() - Date.now();
+  const claim: KeyClaim = {
+    model,
+    _id: `${scope}:${key}`,
+    now,
+    leaseMs: opts.leaseMs ?? IDEMPOTENCY_LEASE_MS,
+    hash: requestHash(request),
+    owner: token(),
+    resultId: opts.resultId,
+  };
+  const outcome = await claimKey<T>(claim);
+  if ('replay' in outcome) return outcome.replay;
+
+  const held = holdRecord(claim, () => new Date(Date.now() + skew));
   let response: T;
   try {
     response = await run(outcome.run);
   } catch (err) {
-    await settle({ state: 'failed' });
+    await held.settle({ state: 'failed' });
     throw err;
   }
-  await settle({ state: 'done', response_json: JSON.stringify(response) });
+  await held.settle({ state: 'done', response_json: JSON.stringify(response) });
   return response;
 }

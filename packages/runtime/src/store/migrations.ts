@@ -147,38 +147,48 @@ export async function runMigrations(
       // Read again under the lock: another replica may have finished some meanwhile.
       for (const m of await pending()) {
         if (lost) throw new Error('lost the migration lock (its lease ran out): another replica continues');
-        const started = Date.now();
-        let changed = 0;
-        opts.log.info({ migration: m.id }, `migrating: ${m.description}`);
-        await m.up({
-          db,
-          log: opts.log,
-          ferretdbPostgresUrl: opts.ferretdbPostgresUrl ?? '',
-          progress: (n) => {
-            changed = n;
-            opts.log.info({ migration: m.id, changed: n }, 'migration progress');
-            opts.onProgress?.({ migration: m.id, changed: n });
-          },
-        });
-        await coll
-          .insertOne({
-            _id: `m:${m.id}`,
-            description: m.description,
-            applied_at: new Date(),
-            took_ms: Date.now() - started,
-            changed,
-            host: hostname(),
-          } as never)
-          .catch((err) => {
-            if (!isDuplicate(err)) throw err;
-          });
+        await applyMigration(m, db, coll, opts);
         appliedHere.push(m.id);
-        opts.log.info({ migration: m.id, changed, took_ms: Date.now() - started }, 'migration applied');
       }
     } finally {
       clearInterval(renew);
     }
   }
+}
+
+/** One migration: run, then recorded as applied (a record another replica wrote first is fine). */
+async function applyMigration(
+  m: Migration,
+  db: Connection,
+  coll: ReturnType<Connection['collection']>,
+  opts: MigrationOptions,
+): Promise<void> {
+  const started = Date.now();
+  let changed = 0;
+  opts.log.info({ migration: m.id }, `migrating: ${m.description}`);
+  await m.up({
+    db,
+    log: opts.log,
+    ferretdbPostgresUrl: opts.ferretdbPostgresUrl ?? '',
+    progress: (n) => {
+      changed = n;
+      opts.log.info({ migration: m.id, changed: n }, 'migration progress');
+      opts.onProgress?.({ migration: m.id, changed: n });
+    },
+  });
+  await coll
+    .insertOne({
+      _id: `m:${m.id}`,
+      description: m.description,
+      applied_at: new Date(),
+      took_ms: Date.now() - started,
+      changed,
+      host: hostname(),
+    } as never)
+    .catch((err) => {
+      if (!isDuplicate(err)) throw err;
+    });
+  opts.log.info({ migration: m.id, changed, took_ms: Date.now() - started }, 'migration applied');
 }
 
 /** Takes the lock: a unique insert, or the takeover of a lock whose lease ran out. */

@@ -79,8 +79,8 @@ export interface AccountModels {
   PendingSignup: Model<PendingSignupDoc>;
 }
 
-export function accountModels(conn: Connection): AccountModels {
-  const account = new Schema<AccountDoc>(
+function accountSchema(): Schema<AccountDoc> {
+  const schema = new Schema<AccountDoc>(
     {
       _id: String,
       name: { type: String, required: true },
@@ -93,7 +93,11 @@ export function accountModels(conn: Connection): AccountModels {
     },
     { versionKey: false, collection: 'accounts' },
   );
-  const apiKey = new Schema<ApiKeyDoc>(
+  return schema;
+}
+
+function apiKeySchema(): Schema<ApiKeyDoc> {
+  const schema = new Schema<ApiKeyDoc>(
     {
       _id: String,
       account_id: { type: String, required: true },
@@ -112,13 +116,17 @@ export function accountModels(conn: Connection): AccountModels {
     },
     { versionKey: false, collection: 'api_keys' },
   );
-  apiKey.index({ account_id: 1, _id: -1 });
+  schema.index({ account_id: 1, _id: -1 });
   // Unique per account; slot_key first so that the start-up backfill finds keys without one by index.
-  apiKey.index({ slot_key: 1, account_id: 1 }, { unique: true });
+  schema.index({ slot_key: 1, account_id: 1 }, { unique: true });
   // The audit trail reads key actions by time: creations, and revocations.
-  apiKey.index({ account_id: 1, created_at: -1 });
-  apiKey.index({ account_id: 1, revoked_at: -1 });
-  const user = new Schema<UserDoc>(
+  schema.index({ account_id: 1, created_at: -1 });
+  schema.index({ account_id: 1, revoked_at: -1 });
+  return schema;
+}
+
+function userSchema(): Schema<UserDoc> {
+  const schema = new Schema<UserDoc>(
     {
       _id: String,
       account_id: { type: String, required: true, index: true },
@@ -128,7 +136,11 @@ export function accountModels(conn: Connection): AccountModels {
     },
     { versionKey: false, collection: 'users' },
   );
-  const session = new Schema<SessionDoc>(
+  return schema;
+}
+
+function sessionSchema(): Schema<SessionDoc> {
+  const schema = new Schema<SessionDoc>(
     {
       _id: String,
       user_id: { type: String, required: true },
@@ -141,7 +153,11 @@ export function accountModels(conn: Connection): AccountModels {
     },
     { versionKey: false, collection: 'sessions' },
   );
-  const pendingSignup = new Schema<PendingSignupDoc>(
+  return schema;
+}
+
+function pendingSignupSchema(): Schema<PendingSignupDoc> {
+  const schema = new Schema<PendingSignupDoc>(
     {
       _id: String,
       email: { type: String, required: true },
@@ -153,11 +169,15 @@ export function accountModels(conn: Connection): AccountModels {
     },
     { versionKey: false, collection: 'pending_signups' },
   );
+  return schema;
+}
+
+export function accountModels(conn: Connection): AccountModels {
   return {
-    PendingSignup: conn.model<PendingSignupDoc>('PendingSignup', pendingSignup),
-    Account: conn.model<AccountDoc>('Account', account),
-    ApiKey: conn.model<ApiKeyDoc>('ApiKey', apiKey),
-    User: conn.model<UserDoc>('User', user),
-    Session: conn.model<SessionDoc>('Session', session),
+    PendingSignup: conn.model<PendingSignupDoc>('PendingSignup', pendingSignupSchema()),
+    Account: conn.model<AccountDoc>('Account', accountSchema()),
+    ApiKey: conn.model<ApiKeyDoc>('ApiKey', apiKeySchema()),
+    User: conn.model<UserDoc>('User', userSchema()),
+    Session: conn.model<SessionDoc>('Session', sessionSchema()),
   };
 }

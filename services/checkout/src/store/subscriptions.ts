@@ -131,7 +131,8 @@ export interface PortalLinkDoc {
   expires_at: Date;
 }
 
-export function subscriptionModels(conn: Connection) {
+/** A subscription; the list and each of its filters lead an index of their own. */
+function subscriptionSchema(): Schema<SubscriptionDoc> {
   const schema = new Schema<SubscriptionDoc>(
     {
       _id: String,
@@ -181,6 +182,10 @@ export function subscriptionModels(conn: Connection) {
   // The sweep of Stripe subscriptions past due (pastDueWithoutClock).
   schema.index({ status: 1, test_clock: 1, current_period_end: 1 });
   schema.index({ provider_subscription_id: 1 });
+  return schema;
+}
+
+export function subscriptionModels(conn: Connection) {
   const invoice = new Schema<InvoiceDoc>(
     {
       _id: String,
@@ -202,7 +207,7 @@ export function subscriptionModels(conn: Connection) {
   invoice.index({ subscription_id: 1, period_start: -1, created_at: -1 });
   invoice.index({ payment_id: 1 });
   return {
-    Subscription: conn.model<SubscriptionDoc>('Subscription', schema) as Model<SubscriptionDoc>,
+    Subscription: conn.model<SubscriptionDoc>('Subscription', subscriptionSchema()) as Model<SubscriptionDoc>,
     Invoice: conn.model<InvoiceDoc>('SubscriptionInvoice', invoice) as Model<InvoiceDoc>,
     PendingEvent: conn.model<PendingEventDoc>(
       'SubscriptionPendingEvent',

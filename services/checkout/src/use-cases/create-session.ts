@@ -53,6 +53,86 @@ export function checkNewSession(req: CreateCheckoutSessionRequest, httpsOnly: bo
   };
 }
 
+/** The product sold, at its price × the seats asked for; refused when the product has no price. */
+async function pricedSale(
+  products: SessionCreationDeps['products'],
+  accountId: string,
+  input: NewSession,
+  requestId: string,
+) {
+  const product = await products.getProduct({ account_id: accountId, id: input.product_id }, { requestId });
+  if (!product.price)
+    throw AppError.invalid(
+      'product_id',
+      'this product has no price: set one (PATCH /api/v1/products/{id} {"price": {...}}) before selling it',
+    );
+  const interval = product.price.interval || '';
+  if (interval && !isOneOf(priceIntervals, interval)) throw new AppError('internal', 'unknown price interval');
+  const quantity = checkQuantity(input.quantity, !!interval);
+  const policy = withPolicyDefaults(product.policy);
+  const amount = product.price.amount * quantity;
+  const recurring: SessionRecurring | null = interval
+    ? {
+        interval: interval as PriceInterval,
+        interval_count: product.price.interval_count || 1,
+        trial_days: product.price.trial_days ?? 0,
+        amount,
+        payment_grace_days: policy.payment_grace_days,
+      }
+    : null;
+  return { product, price: product.price, quantity, policy, amount, recurring };
+}
+
+/** The session as stored: open, with the provider's page for it. */
+function openSessionDoc(
+  sale: {
+    id: string;
+    accountId: string;
+    input: NewSession;
+    product: Awaited<ReturnType<typeof pricedSale>>['product'];
+    price: Awaited<ReturnType<typeof pricedSale>>['price'];
+    amount: number;
+    quantity: number;
+    recurring: SessionRecurring | null;
+    policy: ReturnType<typeof withPolicyDefaults>;
+    now: Date;
+    expiresAt: Date;
+  },
+  provider: SessionCreationDeps['provider'],
+  payment: Awaited<ReturnType<SessionCreationDeps['provider']['start']>>,
+): Omit<SessionDoc, 'outbox'> {
+  const { id, accountId, input, product, price, amount, quantity, recurring, policy, now, expiresAt } = sale;
+  return {
+    _id: id,
+    account_id: accountId,
+    product_id: input.product_id,
+    product_name: product.name,
+    status: 'open',
+    amount,
+    currency: price.currency,
+    customer_email: input.customer_email,
+    customer_email_lc: input.customer_email.toLowerCase(),
+    success_url: input.success_url,
+    cancel_url: input.cancel_url,
+    metadata: input.metadata,
+    expires_at: expiresAt,
+    created_at: now,
+    license_key: null,
+    payment_id: null,
+    paid_at: null,
+    provider: provider.name,
+    provider_session_id: payment.providerSessionId,
+    provider_url: payment.url,
+    livemode: payment.livemode,
+    refund_action: policy.refund_action,
+    paid_with: null,
+    refunded_at: null,
+    quantity,
+    recurring,
+    test_card: null,
+  };
+}
+
 /**
  * An open session for a priced product of this account, stored once the provider has a page for it.
  * `idempotent`: the session id an idempotent request's runs share (runtime idempotency.ts): a run repeated
@@ -76,26 +156,12 @@ export async function createSession(
     const found = await earlier();
     if (found) return found;
   }
-  const product = await products.getProduct({ account_id: accountId, id: input.product_id }, { requestId });
-  if (!product.price)
-    throw AppError.invalid(
-      'product_id',
-      'this product has no price: set one (PATCH /api/v1/products/{id} {"price": {...}}) before selling it',
-    );
-  const interval = product.price.interval || '';
-  if (interval && !isOneOf(priceIntervals, interval)) throw new AppError('internal', 'unknown price interval');
-  const quantity = checkQuantity(input.quantity, !!interval);
-  const policy = withPolicyDefaults(product.policy);
-  const amount = product.price.amount * quantity;
-  const recurring: SessionRecurring | null = interval
-    ? {
-        interval: interval as PriceInterval,
-        interval_count: product.price.interval_count || 1,
-        trial_days: product.price.trial_days ?? 0,
-        amount,
-        payment_grace_days: policy.payment_grace_days,
-      }
-    : null;
+  const { product, price, quantity, policy, amount, recurring } = await pricedSale(
+    products,
+    accountId,
+    input,
+    requestId,
+  );
   const now = clock.now();
   const id = idempotent?.sessionId || newId('cs');
   const expiresAt = new Date(now.getTime() + input.minutes * 60_000);
@@ -105,7 +171,7 @@ export async function createSession(
     accountId,
     productName: product.name,
     amount,
-    currency: product.price.currency,
+    currency: price.currency,
     customerEmail: input.customer_email,
     successUrl: input.success_url,
     cancelUrl: input.cancel_url,
@@ -118,41 +184,17 @@ export async function createSession(
             intervalCount: recurring.interval_count,
             trialDays: recurring.trial_days,
             quantity,
-            unitAmount: product.price.amount,
+            unitAmount: price.amount,
             productId: input.product_id,
           },
         }
       : {}),
   });
-  const doc: Omit<SessionDoc, 'outbox'> = {
-    _id: id,
-    account_id: accountId,
-    product_id: input.product_id,
-    product_name: product.name,
-    status: 'open',
-    amount,
-    currency: product.price.currency,
-    customer_email: input.customer_email,
-    customer_email_lc: input.customer_email.toLowerCase(),
-    success_url: input.success_url,
-    cancel_url: input.cancel_url,
-    metadata: input.metadata,
-    expires_at: expiresAt,
-    created_at: now,
-    license_key: null,
-    payment_id: null,
-    paid_at: null,
-    provider: provider.name,
-    provider_session_id: payment.providerSessionId,
-    provider_url: payment.url,
-    livemode: payment.livemode,
-    refund_action: policy.refund_action,
-    paid_with: null,
-    refunded_at: null,
-    quantity,
-    recurring,
-    test_card: null,
-  };
+  const doc = openSessionDoc(
+    { id, accountId, input, product, price, amount, quantity, recurring, policy, now, expiresAt },
+    provider,
+    payment,
+  );
   try {
     await store.insert(doc, [checkoutCreated(doc)]);
   } catch (err) {

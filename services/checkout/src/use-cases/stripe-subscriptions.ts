@@ -98,6 +98,31 @@ async function rememberCustomer(deps: SubscriptionDeps, sub: Doc, a: StripeSubsc
   if (a.customerId && a.customerId !== sub.provider_customer_id) await deps.subs.setCustomer(sub._id, a.customerId);
 }
 
+/** The invoice as stored, for the period it pays (the checkout's first payment is period 0). */
+function recordInvoice(
+  deps: StripeSubscriptionDeps,
+  sub: Doc,
+  a: Extract<StripeSubscriptionAction, { kind: 'invoice' }>,
+  period: { start: Date; end: Date },
+  status: 'paid' | 'failed',
+) {
+  const { start, end } = period;
+  return deps.subs.addInvoice({
+    _id: a.invoiceId,
+    subscription_id: sub._id,
+    account_id: sub.account_id,
+    period: a.first ? 0 : a.offCycle ? sub.period_index : sub.period_index + 1,
+    period_start: start,
+    period_end: end,
+    amount: a.amount ?? sub.amount,
+    currency: sub.currency,
+    status,
+    created_at: deps.clock.now(),
+    payment_id: a.paymentId,
+    ...(a.first ? { first: true } : {}),
+  });
+}
+
 async function invoice(
   deps: StripeSubscriptionDeps,
   sub: Doc,
@@ -126,21 +151,7 @@ async function invoice(
     };
   await rememberCustomer(deps, sub, a);
   const existing = await deps.subs.findInvoice(a.invoiceId);
-  const record = (status: 'paid' | 'failed') =>
-    deps.subs.addInvoice({
-      _id: a.invoiceId,
-      subscription_id: sub._id,
-      account_id: sub.account_id,
-      period: a.first ? 0 : a.offCycle ? sub.period_index : sub.period_index + 1,
-      period_start: start,
-      period_end: end,
-      amount: a.amount ?? sub.amount,
-      currency: sub.currency,
-      status,
-      created_at: deps.clock.now(),
-      payment_id: a.paymentId,
-      ...(a.first ? { first: true } : {}),
-    });
+  const record = (status: 'paid' | 'failed') => recordInvoice(deps, sub, a, { start, end }, status);
   if (!a.paid) {
     if (existing?.status === 'paid') return ok; // a failure reported after the payment: stale
     if (!existing) await record('failed');
@@ -287,6 +298,38 @@ export async function applyStripeRefund(
   return ok;
 }
 
+/** Stripe deleted or cancelled the subscription: it ends now (a cancellation already recorded changes nothing). */
+async function cancelFromStripe(
+  deps: StripeSubscriptionDeps,
+  sub: Doc,
+  a: Extract<StripeSubscriptionAction, { kind: 'subscription' }>,
+  requestId: string,
+): Promise<WebhookOutcome> {
+  await rememberCustomer(deps, sub, a);
+  await change(
+    deps,
+    sub,
+    (d) =>
+      d.status === 'canceled'
+        ? null
+        : {
+            changes: {
+              status: 'canceled',
+              canceled_at: deps.clock.now(),
+              license_ends_at: deps.clock.now(),
+              // Ended at its period end (cancel_at_period_end, ours or Stripe's) keeps the policy's
+              // grace days; cancelled now on Stripe does not.
+              ended_early: !(d.cancel_at_period_end || a.cancelAtPeriodEnd),
+              provider_updated_at: a.created,
+            },
+            event: 'subscription.canceled',
+            change: 'canceled',
+          },
+    requestId,
+  );
+  return ok;
+}
+
 async function subscription(
   deps: StripeSubscriptionDeps,
   sub: Doc,
@@ -294,31 +337,7 @@ async function subscription(
   requestId: string,
 ): Promise<WebhookOutcome> {
   if (a.created && a.created < (sub.provider_updated_at ?? 0)) return ok; // older than what was applied
-  if (a.deleted || a.status === 'canceled') {
-    await rememberCustomer(deps, sub, a);
-    await change(
-      deps,
-      sub,
-      (d) =>
-        d.status === 'canceled'
-          ? null
-          : {
-              changes: {
-                status: 'canceled',
-                canceled_at: deps.clock.now(),
-                license_ends_at: deps.clock.now(),
-                // Ended at its period end (cancel_at_period_end, ours or Stripe's) keeps the policy's
-                // grace days; cancelled now on Stripe does not.
-                ended_early: !(d.cancel_at_period_end || a.cancelAtPeriodEnd),
-                provider_updated_at: a.created,
-              },
-              event: 'subscription.canceled',
-              change: 'canceled',
-            },
-      requestId,
-    );
-    return ok;
-  }
+  if (a.deleted || a.status === 'canceled') return cancelFromStripe(deps, sub, a, requestId);
   const quantity = a.quantity ?? sub.quantity;
   if (!Number.isInteger(quantity) || quantity < 1 || quantity > SEATS_MAX)
     return refuse(`quantity must be from 1 to ${SEATS_MAX}`);

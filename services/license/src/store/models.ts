@@ -98,7 +98,7 @@ export interface SweepStateDoc {
   backfilled: boolean;
 }
 
-/** The licences: one per key (unique system-wide), read by account, product, customer, status and expiry. */
+/** A licence, with an index for each filter of the licence list. */
 function licenseSchema(): Schema<LicenseDoc> {
   const schema = new Schema<LicenseDoc>(
     {
@@ -136,9 +136,9 @@ function licenseSchema(): Schema<LicenseDoc> {
   return schema;
 }
 
-/** A licence's machines: one slot and one fingerprint per licence at a time. */
+/** A seat of a licence: one machine's activation (slot_key and fingerprint_key unique per licence). */
 function activationSchema(): Schema<ActivationDoc> {
-  const activation = new Schema<ActivationDoc>(
+  const schema = new Schema<ActivationDoc>(
     {
       _id: String,
       license_id: { type: String, required: true },
@@ -157,18 +157,16 @@ function activationSchema(): Schema<ActivationDoc> {
     },
     { versionKey: false, collection: 'activations' },
   );
-  activation.index({ license_id: 1, slot_key: 1 }, { unique: true });
-  activation.index({ license_id: 1, _id: -1 }); // a licence's activations, newest first
-  activation.index({ license_id: 1, fingerprint_key: 1 }, { unique: true });
-  activation.index({ reclaim_bucket: 1, _id: 1 }); // the lapsed-seat sweep: one equality per hour bucket
+  schema.index({ license_id: 1, slot_key: 1 }, { unique: true });
+  schema.index({ license_id: 1, _id: -1 }); // a licence's activations, newest first
+  schema.index({ license_id: 1, fingerprint_key: 1 }, { unique: true });
+  schema.index({ reclaim_bucket: 1, _id: 1 }); // the lapsed-seat sweep: one equality per hour bucket
   // A licence's customer deactivations of the last 30 days (the portal's limit): one read of a few entries.
-  activation.index({ license_id: 1, deactivated_reason: 1, deactivated_at: 1 });
-  return activation;
+  schema.index({ license_id: 1, deactivated_reason: 1, deactivated_at: 1 });
+  return schema;
 }
 
 export function licenseModels(conn: Connection) {
-  const schema = licenseSchema();
-  const activation = activationSchema();
   const sighting = new Schema<SightingDoc>(
     {
       _id: String,
@@ -208,8 +206,8 @@ export function licenseModels(conn: Connection) {
     LicenseDeletion: conn.model<LicenseDeletionDoc>('LicenseDeletion', deletion) as Model<LicenseDeletionDoc>,
     Erasure: conn.model<ErasureDoc>('CustomerErasure', erasure) as Model<ErasureDoc>,
     SweepState: conn.model<SweepStateDoc>('SweepState', sweep) as Model<SweepStateDoc>,
-    License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>,
-    Activation: conn.model<ActivationDoc>('Activation', activation) as Model<ActivationDoc>,
+    License: conn.model<LicenseDoc>('License', licenseSchema()) as Model<LicenseDoc>,
+    Activation: conn.model<ActivationDoc>('Activation', activationSchema()) as Model<ActivationDoc>,
     Sighting: conn.model<SightingDoc>('MachineSighting', sighting) as Model<SightingDoc>,
     Idempotency: idempotencyModel(conn),
   };

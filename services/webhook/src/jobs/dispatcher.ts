@@ -305,6 +305,34 @@ export class Dispatcher {
     }
   }
 
+  /** Sends one attempt, as a client span of the event's trace when tracing is on and the event carries one. */
+  private async sendTraced(
+    url: string,
+    d: DeliveryDoc,
+    headers: Record<string, string>,
+  ): Promise<Awaited<ReturnType<typeof send>>> {
+    const parent = this.tracing && remoteContext(d.traceparent);
+    const traced = parent
+      ? this.tracing!.start('POST', SpanKind.CLIENT, parent, {
+          'http.request.method': 'POST',
+          // The host only: a vendor's URL may carry a token in its path or query.
+          'server.address': new URL(url).hostname,
+          'licensing.webhook.delivery_id': d._id,
+          'licensing.webhook.attempt': d.attempts + 1,
+        })
+      : undefined;
+    // The receiver may continue the trace: the W3C header of this attempt's span.
+    if (traced) headers.traceparent = traceparentOf(traced.context)!;
+    const result = await send(url, headers, d.body, this.settings.timeoutMs, this.settings.policy);
+    if (traced)
+      endSpan(
+        traced.span,
+        result.error ?? (result.statusCode !== null && result.statusCode >= 300 ? `HTTP ${result.statusCode}` : false),
+        result.statusCode === null ? undefined : { 'http.response.status_code': result.statusCode },
+      );
+    return result;
+  }
+
   /** One attempt of a delivery under the endpoint's lease; false if the lease is lost (the chain stops, and what is left stays due). */
   private async attempt(q: Queued, lease: HeldLease, recorder: ResultRecorder): Promise<boolean> {
     // Room for the whole request and the record after it, or the lease is renewed first.
@@ -330,25 +358,7 @@ export class Dispatcher {
     }
     const secrets = liveSecrets(endpoint.secrets, now).map((s) => this.settings.secretKey.open(s.sealed).toString());
     const headers = signedHeaders(secrets, d.event_id, Math.floor(now.getTime() / 1000), d.body);
-    const parent = this.tracing && remoteContext(d.traceparent);
-    const traced = parent
-      ? this.tracing!.start('POST', SpanKind.CLIENT, parent, {
-          'http.request.method': 'POST',
-          // The host only: a vendor's URL may carry a token in its path or query.
-          'server.address': new URL(endpoint.url).hostname,
-          'licensing.webhook.delivery_id': d._id,
-          'licensing.webhook.attempt': d.attempts + 1,
-        })
-      : undefined;
-    // The receiver may continue the trace: the W3C header of this attempt's span.
-    if (traced) headers.traceparent = traceparentOf(traced.context)!;
-    const result = await send(endpoint.url, headers, d.body, this.settings.timeoutMs, this.settings.policy);
-    if (traced)
-      endSpan(
-        traced.span,
-        result.error ?? (result.statusCode !== null && result.statusCode >= 300 ? `HTTP ${result.statusCode}` : false),
-        result.statusCode === null ? undefined : { 'http.response.status_code': result.statusCode },
-      );
+    const result = await this.sendTraced(endpoint.url, d, headers);
     const attempts = d.attempts + 1;
     const after = this.clock.now();
     const common = {
