@@ -20,11 +20,14 @@ const swcJs = [
 
 const testTimeout = 30000;
 
+// The web component's own tests (web/test/unit, web/test/component) run in the unit and integration tiers.
+const componentRoots = { unit: ['<rootDir>/web/test/unit'], integration: ['<rootDir>/web/test/component'] };
+
 const tier = (name, servers) => ({
   displayName: name,
   rootDir: __dirname,
   testEnvironment: 'node',
-  roots: [`<rootDir>/test/${name}`],
+  roots: [`<rootDir>/test/${name}`, ...(componentRoots[name] ?? [])],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': swc, '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': swcJs },
   transformIgnorePatterns: ['/node_modules/(?!@opentelemetry/otlp-exporter-base/)'],

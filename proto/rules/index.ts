@@ -7,6 +7,7 @@
 export * from './account-limits';
 export * from './entitlements';
 export * from './lease';
+export * from './license-file';
 export * from './license-key';
 export * from './lifecycle';
 export * from './mail-quota';
