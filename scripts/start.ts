@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { ferretdbBinary, preparePostgres, SQLITE_LIMITS, startFerretDB, type FerretDB } from './lib/ferretdb';
 import { launchSystem, type Ports } from './lib/launch';
-import { components, gateway, httpPortVariable, portVariable, services } from './lib/components';
+import { components, gateway, httpPortVariable, portVariable } from './lib/components';
 import { metricsPortOf } from './lib/topology';
 import { hostPort, portAnswers } from './lib/net';
 import { repoRoot } from './lib/paths';
@@ -165,7 +165,10 @@ async function main() {
 
   console.log(`Gateway listening at ${system.gatewayUrl} (API reference: ${system.gatewayUrl}/docs)`);
   console.log(
-    `Metrics: http://${host}:${metricsPorts[gateway.name]}/metrics (gateway), ${services.map((s) => `${metricsPorts[s.name]} (${s.name})`).join(', ')}`,
+    `Metrics: http://${host}:${metricsPorts[gateway.name]}/metrics (gateway), ${components
+      .filter((c) => c.name !== gateway.name)
+      .map((c) => `${metricsPorts[c.name]} (${c.name})`)
+      .join(', ')}`,
   );
   if (!env.MAIL_URL && nodeEnv !== 'production')
     console.log(

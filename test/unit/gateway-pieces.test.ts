@@ -3,6 +3,7 @@ import { redactUrl } from '../../gateway/src/http/access-log';
 import { problemOf } from '../../gateway/src/http/errors';
 import { erasurePlaceholder, SEAT_RESCUE_QUEUED } from '../../gateway/src/routes/customers';
 import { READINESS_MEMO_MS, Readiness } from '../../gateway/src/routes/status';
+import { isWebPath } from '../../gateway/src/routes/web-proxy';
 import { pageShape, readQuery, toPage } from '../../gateway/src/request-shapes/shapes';
 
 describe('access-log redaction', () => {
@@ -132,5 +133,14 @@ describe('REST pieces', () => {
       next_action: 'free_a_seat',
     });
     expect(problemOf(AppError.rateLimited('later', 12.2), 'r').headers['Retry-After']).toBe('13');
+  });
+});
+
+describe('the paths the gateway passes to the web component', () => {
+  it('are /dashboard and /portal and everything under them, never a look-alike or the API', () => {
+    for (const path of ['/dashboard', '/dashboard/', '/dashboard/licenses', '/portal', '/portal/acct_1/licenses'])
+      expect([path, isWebPath(path)]).toEqual([path, true]);
+    for (const path of ['/dashboardx', '/portals', '/api/v1/licenses', '/checkout/cs_1', '/', '/docs'])
+      expect([path, isWebPath(path)]).toEqual([path, false]);
   });
 });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import {
   createLogger,
+  internalTls,
   loadConfig,
   Metrics,
   RateLimits,
@@ -58,6 +59,9 @@ export async function start(opts: StartOptions = {}): Promise<RunningWeb> {
   const clients = createClients(config, tracing);
   const redis = connectRedis(config, log);
   metrics.gauge('licensing_rate_limit_fallback', async () => (redis.status === 'ready' ? 0 : 1), 'max');
+  // The certificate it shows the services when internal mTLS is on (read once, like theirs).
+  const internalCert = internalTls(config)?.cert;
+  if (internalCert) metrics.certificateExpiry('grpc', internalCert);
   const limits = new RateLimits(redis, {
     enabled: config.RATE_LIMITS_ENABLED,
     keyPrefix: config.RATE_LIMIT_PREFIX,

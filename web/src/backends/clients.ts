@@ -8,23 +8,20 @@ import {
   WebhookServiceClient,
 } from '@licensing/proto';
 import { createClient, internalCredential, type Tracing } from '@licensing/runtime';
-import type { WebConfig } from '../config';
 
-/** What the channels need: the addresses, the web component's own credential (and mTLS), the deadline. */
-export type BackendSettings = Pick<
-  WebConfig,
-  | 'ACCOUNT_GRPC_ADDR'
-  | 'PRODUCT_GRPC_ADDR'
-  | 'LICENSE_GRPC_ADDR'
-  | 'CHECKOUT_GRPC_ADDR'
-  | 'WEBHOOK_GRPC_ADDR'
-  | 'NOTIFICATION_GRPC_ADDR'
-  | 'GRPC_TIMEOUT_MS'
-  | 'INTERNAL_TOKEN'
-  | 'GRPC_TLS_CA_FILE'
-  | 'GRPC_TLS_CERT_FILE'
-  | 'GRPC_TLS_KEY_FILE'
->;
+/** What the channels need (named as the web component's configuration names them): addresses, its own credential, the deadline. */
+type CredentialSettings = Parameters<typeof internalCredential>[1];
+
+export interface BackendSettings extends CredentialSettings {
+  ACCOUNT_GRPC_ADDR: string;
+  PRODUCT_GRPC_ADDR: string;
+  LICENSE_GRPC_ADDR: string;
+  CHECKOUT_GRPC_ADDR: string;
+  WEBHOOK_GRPC_ADDR: string;
+  NOTIFICATION_GRPC_ADDR: string;
+  /** Deadline of each call. */
+  GRPC_TIMEOUT_MS: number;
+}
 
 /**
  * One long-lived gRPC channel per service for the life of the process, under the web component's
