@@ -6,7 +6,14 @@
 
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { AttemptThrottle, saneRequestId, withRequestId, type Logger, type RateLimits } from '@licensing/runtime';
+import {
+  AttemptThrottle,
+  saneRequestId,
+  withRequestId,
+  type Logger,
+  type Metrics,
+  type RateLimits,
+} from '@licensing/runtime';
 import type { Clients } from './backends/clients';
 import type { WebConfig } from './config';
 import { sessionMeter } from './dashboard/metering';
@@ -19,6 +26,7 @@ export interface WebDeps {
   /** The rate limits in Redis, shared with the gateway: the throttles and the account's hourly quota. */
   limits: RateLimits;
   log: Logger;
+  metrics: Metrics;
 }
 
 const NOT_FOUND =
@@ -36,7 +44,7 @@ const trustedProxies = (list: string) =>
  * The gateway (or the Ingress) sends those paths here unchanged; the client's address comes from
  * X-Forwarded-For, believed only from TRUSTED_PROXIES, so the per-address throttles count the browser.
  */
-export function createWebApp({ config, clients, limits, log }: WebDeps): express.Express {
+export function createWebApp({ config, clients, limits, log, metrics }: WebDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -47,6 +55,15 @@ export function createWebApp({ config, clients, limits, log }: WebDeps): express
     res.locals.requestId = saneRequestId(req.get('x-request-id')) ?? randomUUID();
     res.setHeader('X-Request-Id', res.locals.requestId);
     withRequestId(res.locals.requestId, next);
+  });
+  // A page refused by a throttle counts under the window that refused it (signin, portal_signin, …),
+  // the series the password-guessing alert watches, as the gateway counts the API's.
+  const rejections = metrics.counter('licensing_rate_limit_rejections_total', ['window']);
+  app.use((_req, res, next) => {
+    res.on('finish', () => {
+      if (res.statusCode === 429) rejections.inc({ window: String(res.locals.rateLimitWindow ?? 'other') });
+    });
+    next();
   });
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
 

@@ -73,7 +73,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningWeb> {
     localShare: 0,
     licensePerMinute: config.LICENSE_PER_MINUTE,
   });
-  const server = createServer(createWebApp({ config, clients, limits, log }));
+  const server = createServer(createWebApp({ config, clients, limits, log, metrics }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());
