@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { Logger } from '@licensing/runtime';
@@ -24,6 +24,9 @@ export function webPagesProxy(target: string, log: Logger): RequestHandler {
   return createProxyMiddleware<Request, Response>({
     target,
     pathFilter: (path) => isWebPath(path),
+    // Connections to the web component are kept and reused: without an agent the proxy asks for
+    // "Connection: close" on each request, and that answer would close the browser's connection too.
+    agent: new Agent({ keepAlive: true }),
     on: {
       proxyReq: (proxyReq, req, res) => {
         proxyReq.setHeader('x-request-id', String((res as Response).locals?.requestId ?? ''));
