@@ -20,11 +20,17 @@ const swcJs = [
 
 const testTimeout = 30000;
 
+// The web component's own tests (web/test/unit, web/test/component) run in the unit and integration tiers
+// (a folder not there yet is left out: jest refuses a root that does not exist).
+const { existsSync } = require('node:fs');
+const ownRoots = (...folders) => folders.filter((f) => existsSync(`${__dirname}/${f}`)).map((f) => `<rootDir>/${f}`);
+const componentRoots = { unit: ownRoots('web/test/unit'), integration: ownRoots('web/test/component') };
+
 const tier = (name, servers) => ({
   displayName: name,
   rootDir: __dirname,
   testEnvironment: 'node',
-  roots: [`<rootDir>/test/${name}`],
+  roots: [`<rootDir>/test/${name}`, ...(componentRoots[name] ?? [])],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': swc, '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': swcJs },
   transformIgnorePatterns: ['/node_modules/(?!@opentelemetry/otlp-exporter-base/)'],

@@ -2,13 +2,13 @@
 # Writes the secrets docker-compose.yml mounts (deploy/secrets/, git-ignored;
 # SECRETS_DIR writes them elsewhere): random keys, a self-signed TLS certificate
 # for the gateway, and the internal trust material:
-#   - internal_token_<caller>: each caller's own gRPC token (gateway, license,
-#     checkout, operator), and internal_callers_<service>: the SHA-256 digests of
+#   - internal_token_<caller>: each caller's own gRPC token (gateway, web, license,
+#     checkout, notification, operator), and internal_callers_<service>: the SHA-256 digests of
 #     the tokens of the callers that service accepts (never the tokens);
 #   - an internal CA (ca.crt) and a certificate per component (<name>.crt/.key,
 #     common name = the component) for the optional gRPC mTLS;
 #   - nats_password_<component>, nats_password_setup (the event stream's set-up step),
-#     redis_password_gateway, mongo_password_<service>,
+#     redis_password_gateway, redis_password_web, mongo_password_<service>,
 #     mongo_root_password: the users the init steps create. Replace
 # tls.crt/tls.key with a real certificate for anything public; the gateway
 # reloads them on SIGHUP (docker compose kill -s HUP gateway).
@@ -47,12 +47,12 @@ digests() {
   printf '%s\n' "$out"
 }
 callers_files() {
-  digests gateway operator notification > "$dir/internal_callers_account"
-  digests gateway license checkout notification > "$dir/internal_callers_product"
-  digests gateway checkout notification > "$dir/internal_callers_license"
-  digests gateway > "$dir/internal_callers_checkout"
-  digests gateway license > "$dir/internal_callers_webhook"
-  digests gateway > "$dir/internal_callers_notification"
+  digests gateway web operator notification > "$dir/internal_callers_account"
+  digests gateway web license checkout notification > "$dir/internal_callers_product"
+  digests gateway web checkout notification > "$dir/internal_callers_license"
+  digests gateway web > "$dir/internal_callers_checkout"
+  digests gateway web license > "$dir/internal_callers_webhook"
+  digests gateway web > "$dir/internal_callers_notification"
 }
 entries() { { tr -d '\n' < "$dir/$1" | tr ',' '\n'; echo; } | sed '/^$/d'; }
 join_entries() { paste -sd, -; }
@@ -133,7 +133,7 @@ if [ ! -s "$dir/tls.key" ]; then
 fi
 # Internal gRPC: one token per caller; each service gets the digests of its callers' tokens.
 # Created once (an emptied slot stays empty: it was retired); the _alt slots start empty (closed).
-for caller in gateway license checkout notification operator; do
+for caller in gateway web license checkout notification operator; do
   [ -e "$dir/internal_token_$caller" ] || openssl rand -hex 32 > "$dir/internal_token_$caller"
   [ -e "$dir/internal_token_${caller}_alt" ] || : > "$dir/internal_token_${caller}_alt"
 done
@@ -143,7 +143,7 @@ for login in account product license checkout webhook notification gateway setup
   [ -e "$dir/nats_password_$login" ] || openssl rand -hex 24 > "$dir/nats_password_$login"
   [ -e "$dir/nats_password_${login}_alt" ] || : > "$dir/nats_password_${login}_alt"
 done
-for name in redis_password_gateway mongo_root_password mongo_password_account mongo_password_product mongo_password_license mongo_password_checkout mongo_password_webhook mongo_password_notification; do
+for name in redis_password_gateway redis_password_web mongo_root_password mongo_password_account mongo_password_product mongo_password_license mongo_password_checkout mongo_password_webhook mongo_password_notification; do
   [ -s "$dir/$name" ] || openssl rand -hex 24 > "$dir/$name"
 done
 # Connection URLs with each component's own user (read through MONGO_URL_FILE and REDIS_URL_FILE).
@@ -151,12 +151,13 @@ for service in account product license checkout webhook notification; do
   [ -s "$dir/mongo_url_$service" ] || printf 'mongodb://%s:%s@mongodb:27017/licensing_%s?authSource=licensing_%s\n' "$service" "$(cat "$dir/mongo_password_$service")" "$service" "$service" > "$dir/mongo_url_$service"
 done
 [ -s "$dir/redis_url_gateway" ] || printf 'redis://gateway:%s@redis:6379\n' "$(cat "$dir/redis_password_gateway")" > "$dir/redis_url_gateway"
+[ -s "$dir/redis_url_web" ] || printf 'redis://web:%s@redis:6379\n' "$(cat "$dir/redis_password_web")" > "$dir/redis_url_web"
 # Internal CA and one certificate per component for the optional gRPC mTLS (GRPC_TLS_*_FILE),
 # and one for the NATS server (optional TLS to NATS: NATS_TLS_CA_FILE=ca.crt).
 if [ ! -s "$dir/ca.key" ]; then
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 -subj "/CN=licensing internal CA" -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
 fi
-for name in gateway account product license checkout webhook notification operator nats; do
+for name in gateway web account product license checkout webhook notification operator nats; do
   [ -s "$dir/$name.key" ] && continue
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$name" -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null
   printf 'subjectAltName=DNS:%s,DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' "$name" > "$dir/$name.ext"

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { ferretdbBinary, preparePostgres, SQLITE_LIMITS, startFerretDB, type FerretDB } from './lib/ferretdb';
 import { launchSystem, type Ports } from './lib/launch';
-import { components, gateway, httpPortVariable, portVariable, services } from './lib/components';
+import { components, gateway, httpPortVariable, portVariable } from './lib/components';
 import { metricsPortOf } from './lib/topology';
 import { hostPort, portAnswers } from './lib/net';
 import { repoRoot } from './lib/paths';
@@ -85,7 +85,7 @@ async function main() {
   const ports: Ports = {};
   for (const c of components) {
     ports[c.name] = {
-      port: Number(env[portVariable(c)] ?? (c.kind === 'gateway' ? c.ports.http : c.ports.grpc)),
+      port: Number(env[portVariable(c)] ?? (c.kind === 'service' ? c.ports.grpc : c.ports.http)),
       ...(c.kind === 'service' && c.ports.http ? { http: Number(env[httpPortVariable(c)] ?? c.ports.http) } : {}),
     };
   }
@@ -100,7 +100,7 @@ async function main() {
         `Port ${http} (${c.name} web page) is already in use on ${host}. Set ${httpPortVariable(c)} to use another.`,
       );
   }
-  // Prometheus listeners: each service on its gRPC port + 1000, the gateway on its own (9464).
+  // Prometheus listeners: each service on its gRPC port + 1000, the gateway and the web component on their own.
   const metricsPorts = Object.fromEntries(components.map((c) => [c.name, metricsPortOf(c.name, ports[c.name].port)]));
   for (const [name, p] of Object.entries(metricsPorts)) {
     if (await portAnswers(host, p, 300))
@@ -165,7 +165,10 @@ async function main() {
 
   console.log(`Gateway listening at ${system.gatewayUrl} (API reference: ${system.gatewayUrl}/docs)`);
   console.log(
-    `Metrics: http://${host}:${metricsPorts[gateway.name]}/metrics (gateway), ${services.map((s) => `${metricsPorts[s.name]} (${s.name})`).join(', ')}`,
+    `Metrics: http://${host}:${metricsPorts[gateway.name]}/metrics (gateway), ${components
+      .filter((c) => c.name !== gateway.name)
+      .map((c) => `${metricsPorts[c.name]} (${c.name})`)
+      .join(', ')}`,
   );
   if (!env.MAIL_URL && nodeEnv !== 'production')
     console.log(

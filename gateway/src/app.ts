@@ -4,7 +4,7 @@
 // only folders below it (never one beside or above it, nor a file of the directory that holds it),
 // and gets its settings as options from here (test/unit/layers.test.ts reads the order from the
 // next line; docs/architecture.md, "The gateway's folders", says what each holds).
-// Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes < pages < dashboard, portal
+// Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes
 
 import { idempotencyKeys } from './routes/idempotency-keys';
 import { KEYED_POSTS, STREAMED_POSTS } from './request-shapes/idempotent-posts';
@@ -21,14 +21,11 @@ import type { Clients } from './backends/clients';
 import type { LicenseValidator } from './license-validation/validator';
 import type { GatewayConfig } from './config';
 import { errorHandler, notFound, wellFormedPath } from './http/errors';
-import { AttemptThrottle } from './rate-limits/attempt-throttle';
-import type { RateLimits } from './rate-limits/limiter';
+import { AttemptThrottle, type RateLimits } from '@licensing/runtime';
 import { countAuthFailure, enforceRateLimits, enforceRateLimitsAfterBody } from './rate-limits/middleware';
 import { cors, corsPolicyOf } from './auth/cors';
-import { dashboardRouter } from './dashboard/routes';
-import { portalRouter } from './portal/routes';
-import { sessionMeter } from './dashboard/metering';
 import { checkoutPageProxy, stripeWebhookProxy } from './routes/checkout-proxy';
+import { webPagesProxy } from './routes/web-proxy';
 import type { AccessLog } from './http/access-log';
 import { requestContext, versionAlias } from './http/request-context';
 import { checkoutRoutes } from './routes/checkout';
@@ -82,7 +79,7 @@ export interface FastPathSwitch {
  * Order matters: metrics → request id → HTTPS rule → /v1 alias → probes and
  * API description → /api/v1 (auth, whose failures
  * are counted per address → rate limits → scope → JSON body → routes) → the
- * checkout proxies, the dashboard and the customer portal (pages, no API key) → 404 →
+ * checkout proxies and the web component's pages (the dashboard and the customer portal, no API key) → 404 →
  * the one error handler. Bodies are parsed only after the key is known and
  * counted, so anonymous or throttled clients cannot make the gateway parse anything.
  */
@@ -120,7 +117,9 @@ export function createApp(deps: GatewayDeps): RequestListener {
   app.use('/api/v1', apiRouter(deps, authCache, licenseCredentials, exportJobs, clock));
 
   mountCheckoutProxies(app, deps);
-  mountPages(app, deps);
+  // The dashboard and the customer portal are the web component's (web/): passed on unchanged, with
+  // the client's address in X-Forwarded-For, which its per-address throttles count.
+  app.use(webPagesProxy(deps.config.WEB_PAGE_URL, deps.log));
 
   app.use(notFound);
   app.use(errorHandler(log, config.BODY_LIMIT_BYTES));
@@ -238,50 +237,5 @@ function mountCheckoutProxies(app: express.Express, { config, limits, log }: Gat
       ),
       log,
     ),
-  );
-}
-
-/** The dashboard and the customer portal: pages, signed in with a session (no API key). */
-function mountPages(app: express.Express, { config, clients, limits, validator, log }: GatewayDeps): void {
-  const throttle = (name: string, max: number, windowS = config.SIGNIN_WINDOW_S) =>
-    new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, windowS);
-  app.use(
-    '/dashboard',
-    dashboardRouter({
-      clients,
-      log,
-      secureCookies: config.NODE_ENV === 'production',
-      publicBaseUrl: config.PUBLIC_BASE_URL,
-      validator,
-      hourlyUsage: (accountId, app) => limits.hourlyUsage(accountId, app),
-      licensePerMinute: config.LICENSE_PER_MINUTE,
-      meter: sessionMeter(limits),
-      signInThrottle: {
-        perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL),
-        perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS),
-      },
-      signUpThrottle: {
-        perEmail: throttle('signup-email', config.SIGNUPS_PER_EMAIL, config.SIGNUP_WINDOW_S),
-        perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S),
-      },
-      unknownSessionThrottle: throttle('session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
-    }),
-  );
-
-  // The customer portal: public pages of each account, for its buyers (no API key; a session from an e-mailed link).
-  app.use(
-    '/portal',
-    portalRouter({
-      clients,
-      log,
-      secureCookies: config.NODE_ENV === 'production',
-      signInThrottle: throttle(
-        'portal-signin-address',
-        config.PORTAL_SIGNINS_PER_ADDRESS,
-        config.PORTAL_SIGNIN_WINDOW_S,
-      ),
-      lookupThrottle: throttle('portal-lookup-address', config.PORTAL_LOOKUPS_PER_ADDRESS_PER_MINUTE, 60),
-      unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
-    }),
   );
 }

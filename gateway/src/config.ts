@@ -44,6 +44,10 @@ export const gatewaySchema = {
     'Where the checkout service serves its hosted page (proxied under /checkout) and receives Stripe webhooks (/webhooks/stripe)',
     { default: 'http://127.0.0.1:8081' },
   ),
+  WEB_PAGE_URL: str(
+    'Where the web component serves the pages people see (proxied under /dashboard and /portal, paths unchanged)',
+    { default: 'http://127.0.0.1:8082' },
+  ),
   CHECKOUT_REQUESTS_PER_MINUTE: int('Requests to the hosted checkout page per client IP and minute', {
     default: 60,
     min: 1,
@@ -112,46 +116,8 @@ export const gatewaySchema = {
     default: 60,
     min: 1,
   }),
-  SIGNIN_FAILURES_PER_EMAIL: int('Failed dashboard sign-ins per e-mail before it is throttled', {
-    default: 10,
-    min: 1,
-  }),
-  SIGNIN_FAILURES_PER_ADDRESS: int('Failed dashboard sign-ins per client IP before it is throttled', {
-    default: 30,
-    min: 1,
-  }),
-  SIGNIN_WINDOW_S: int('Window of the sign-in throttles in seconds', { default: 900, min: 1 }),
-  SESSION_FAILURES_PER_MINUTE: int(
-    'Unknown dashboard (and, counted apart, customer portal) session cookies per client IP and minute before its cookies are no longer looked up',
-    { default: 30, min: 1 },
-  ),
-  SIGNUPS_PER_EMAIL: int('Dashboard sign-up attempts per e-mail and window (every attempt counts)', {
-    default: 5,
-    min: 1,
-  }),
-  SIGNUPS_PER_ADDRESS: int('Dashboard sign-up attempts per client IP and window (every attempt counts)', {
-    default: 20,
-    min: 1,
-  }),
-  SIGNUP_WINDOW_S: int('Window of the sign-up throttles in seconds', { default: 3600, min: 1 }),
-  PORTAL_LOOKUPS_PER_ADDRESS_PER_MINUTE: int(
-    "Customer portal requests per client IP and minute whose account is not already known to this gateway (each account's vendor, or its absence, is remembered for a minute); past it a 429 page",
-    { default: 60, min: 1 },
-  ),
-  PORTAL_SIGNINS_PER_ADDRESS: int('Customer portal sign-in requests per client IP and window, every request counted', {
-    default: 20,
-    min: 1,
-  }),
-  PORTAL_SIGNIN_WINDOW_S: int('Window of the customer portal sign-in throttles in seconds', {
-    default: 3600,
-    min: 1,
-  }),
   CORS_ALLOWED_ORIGINS: str(
     'Origins (scheme://host[:port], comma-separated, or *) whose browser pages may call the app routes (validation and the licence credential routes); empty: no cross-origin calls',
-    { default: '' },
-  ),
-  PUBLIC_BASE_URL: str(
-    "Public address of the gateway, for the customer portal link shown in the dashboard's Settings (empty: the address the request came to)",
     { default: '' },
   ),
 };

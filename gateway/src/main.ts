@@ -18,7 +18,7 @@ import {
 import { createApp, type FastPathSwitch } from './app';
 import { createClients, type Clients } from './backends/clients';
 import { gatewaySchema, type GatewayConfig } from './config';
-import { RateLimits } from './rate-limits/limiter';
+import { RateLimits } from '@licensing/runtime';
 import { checkTransportConfig, createGatewayServer } from './http/transport';
 import { AccessLog } from './http/access-log';
 import { Drain } from './http/drain';

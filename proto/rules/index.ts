@@ -12,6 +12,7 @@ export * from './email-address';
 export * from './entitlements';
 export * from './import-limits';
 export * from './lease';
+export * from './license-file';
 export * from './license-key';
 export * from './license-limits';
 export * from './lifecycle';

@@ -14,7 +14,7 @@ export type Component = string;
 export interface ComponentPorts {
   /** A service's gRPC port. */
   grpc?: number;
-  /** A service's web page (checkout's hosted page, proxied by the gateway), or the gateway's plain HTTP port. */
+  /** A service's web server (checkout's Stripe receiver, proxied by the gateway), the web component's pages, or the gateway's plain HTTP port. */
   http?: number;
   /** The gateway's HTTPS port (compose, where it terminates TLS itself). */
   https?: number;
@@ -26,7 +26,8 @@ export interface ComponentEntry {
   name: Component;
   /** How the docs call it ("Licence service"): docs/architecture.md has a bullet with this title. */
   title: string;
-  kind: 'service' | 'gateway';
+  /** service: gRPC; web: the pages people see (HTTP, reached through the gateway); gateway: the machine API. */
+  kind: 'service' | 'web' | 'gateway';
   /** Its workspace: package.json, src/ (main.ts, config.ts) and dist/. */
   folder: string;
   /** What a process of it runs (node <entry>): compose, Kubernetes and `npm start`. */
@@ -60,14 +61,15 @@ export function parseRegistry(text: string): ComponentEntry[] {
     if (!/^[a-z][a-z0-9]*$/.test(c.name ?? '')) problems.push(`${where}: name must be lower-case letters and digits`);
     if (names.has(c.name)) problems.push(`${where}: listed twice`);
     names.add(c.name);
-    if (c.kind !== 'service' && c.kind !== 'gateway') problems.push(`${where}: kind must be service or gateway`);
+    if (!['service', 'web', 'gateway'].includes(c.kind))
+      problems.push(`${where}: kind must be service, web or gateway`);
     if (!c.title || !c.folder) problems.push(`${where}: title and folder are required`);
     if (c.entry !== `${c.folder}/dist/main.js`) problems.push(`${where}: entry must be ${c.folder}/dist/main.js`);
     for (const ports of [c.ports, c.deployPorts]) {
       if (!ports || typeof ports.metrics !== 'number') problems.push(`${where}: ports and deployPorts need metrics`);
       else if (c.kind === 'service' && typeof ports.grpc !== 'number') problems.push(`${where}: a service needs grpc`);
-      else if (c.kind === 'gateway' && typeof ports.http !== 'number')
-        problems.push(`${where}: the gateway needs http`);
+      else if (c.kind !== 'service' && typeof ports.http !== 'number')
+        problems.push(`${where}: the ${c.kind} component needs http`);
     }
     for (const port of Object.values(c.ports ?? {}))
       if (typeof port === 'number' && (port < 1024 || port >= DEFAULT_PORTS_BELOW))
@@ -81,10 +83,12 @@ export function parseRegistry(text: string): ComponentEntry[] {
         problems.push(
           `${where}: caller ${caller} is not in internalCallers (packages/runtime/src/grpc/internal-auth.ts)`,
         );
-    if (c.kind === 'gateway' && c.callers?.length) problems.push(`${where}: nothing calls the gateway over gRPC`);
+    if (c.kind !== 'service' && c.callers?.length)
+      problems.push(`${where}: nothing calls the ${c.kind} component over gRPC`);
     if (typeof c.publicNetwork !== 'boolean') problems.push(`${where}: publicNetwork must be true or false`);
   }
   if (list.filter((c) => c.kind === 'gateway').length !== 1) problems.push('components.json: exactly one gateway');
+  if (list.filter((c) => c.kind === 'web').length > 1) problems.push('components.json: at most one web component');
   if (list[list.length - 1]?.kind !== 'gateway')
     problems.push('components.json: the gateway comes last (it starts once every service it calls is serving)');
   if (problems.length) throw new Error(problems.join('\n'));
@@ -99,6 +103,8 @@ export const componentNames: Component[] = components.map((c) => c.name);
 /** The gRPC services, in start order. */
 export const services: readonly ComponentEntry[] = components.filter((c) => c.kind === 'service');
 export const gateway: ComponentEntry = components.find((c) => c.kind === 'gateway')!;
+/** The web component (the pages people see), whose URL the gateway proxies /dashboard and /portal to. */
+export const web: ComponentEntry | undefined = components.find((c) => c.kind === 'web');
 
 export function componentOf(name: Component): ComponentEntry {
   const c = components.find((x) => x.name === name);
@@ -116,11 +122,11 @@ export const isCaller = (name: Component): boolean => calleesOf(name).length > 0
 const upper = (name: Component) => name.toUpperCase();
 /** The setting holding a service's gRPC address in its callers' configuration. */
 export const addrSetting = (service: Component): string => `${upper(service)}_GRPC_ADDR`;
-/** The gateway's setting holding the URL of a service's web page (a service with an http port). */
+/** The gateway's setting holding the URL of a component's HTTP server it proxies to (a service with an http port, the web component). */
 export const pageUrlSetting = (service: Component): string => `${upper(service)}_PAGE_URL`;
 /** The `npm start` variables that move a component's ports. */
 export const portVariable = (c: ComponentEntry): string =>
-  c.kind === 'gateway' ? 'PORT' : `${upper(c.name)}_GRPC_PORT`;
+  c.kind === 'gateway' ? 'PORT' : c.kind === 'web' ? httpPortVariable(c) : `${upper(c.name)}_GRPC_PORT`;
 export const httpPortVariable = (c: ComponentEntry): string => `${upper(c.name)}_HTTP_PORT`;
 /** Where a component's config schema is: `<folder>/src/config.ts` (dist/config.js built) exports `<name>Schema`. */
 export const schemaExport = (c: ComponentEntry): string => `${c.name}Schema`;

@@ -2,16 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envFor, pageKey, type Addrs, type Topology } from './topology';
-import { components, gateway, services, type Component } from './components';
+import { components, gateway, services, web, type Component } from './components';
 import { freePort, waitForPort } from './net';
 import { waitForServing } from './health';
 import { repoRoot } from './paths';
 import { setUpEvents } from './events-setup';
 
-// Runs the system as separate processes, one per service plus the gateway, as
+// Runs the system as separate processes, one per service plus the web component and the gateway, as
 // it runs in production. Used by `npm start` and `npm run bench`.
 
-/** Each component's port (a service's gRPC port, the gateway's HTTP port) and a service's web page port. */
+/** Each component's port (a service's gRPC port, the gateway's and the web component's HTTP port) and a service's web server port. */
 export type Ports = Record<Component, { port: number; http?: number }>;
 
 export interface RunningSystem {
@@ -74,6 +74,7 @@ export async function launchSystem(
     addrs[s.name] = `${t.host}:${portOf(s.name).port}`;
     if (s.ports.http !== undefined) addrs[pageKey(s.name)] = `http://${t.host}:${portOf(s.name).http}`;
   }
+  if (web) addrs[pageKey(web.name)] = `http://${t.host}:${portOf(web.name).port}`;
   const gatewayUrl = `http://${t.host}:${portOf(gateway.name).port}`;
   const publicBaseUrl = process.env.PUBLIC_BASE_URL ?? gatewayUrl;
   const envOf = (name: Component) =>
@@ -107,7 +108,8 @@ export async function launchSystem(
       if (!stopping) onCrash({ name, code });
     });
     try {
-      if (name === gateway.name) await Promise.race([waitForPort(t.host, ports[name].port, 30_000), exited]);
+      if (name === gateway.name || name === web?.name)
+        await Promise.race([waitForPort(t.host, ports[name].port, 30_000), exited]);
       else await waitForServing(addrs[name], 60_000, exited);
     } catch (err) {
       stopping = true;

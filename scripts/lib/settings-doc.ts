@@ -9,6 +9,7 @@ import {
   httpPortVariable,
   portVariable,
   services,
+  web,
   type Component,
   type ComponentEntry,
   type ComponentPorts,
@@ -89,6 +90,20 @@ export function renderSettings(schemas: Schemas): string {
     const title = services.find((s) => s.name === name)?.title ?? `${name} service`;
     out.push(`### ${title}`, '', table(rowsOf(schema, own)), '');
   }
+  if (web) {
+    const webSchema = schemaOf(schemas, web.name);
+    out.push(
+      `### ${web.title}`,
+      '',
+      table(
+        rowsOf(
+          webSchema,
+          Object.keys(webSchema).filter((k) => !common.includes(k)),
+        ),
+      ),
+      '',
+    );
+  }
   const gatewayOwn = Object.keys(gatewaySchema).filter((k) => !common.includes(k));
   out.push('### Gateway', '', table(rowsOf(gatewaySchema, gatewayOwn)), '');
   return out.join('\n');
@@ -101,7 +116,9 @@ const portList = (c: ComponentEntry, ports: ComponentPorts, variables: boolean):
     ports.http !== undefined
       ? c.kind === 'gateway'
         ? `HTTP ${named(ports.http, portVariable(c))}${ports.https !== undefined ? ' (Kubernetes)' : ''}`
-        : `web page ${named(ports.http, httpPortVariable(c))}`
+        : c.kind === 'web'
+          ? `HTTP ${named(ports.http, portVariable(c))}`
+          : `web server ${named(ports.http, httpPortVariable(c))}`
       : '',
     ports.https !== undefined ? `HTTPS ${ports.https} (compose)` : '',
     `metrics ${ports.metrics}`,
@@ -118,7 +135,11 @@ export function renderComponents(): string {
       `\`${c.folder}\``,
       portList(c, c.ports, true),
       portList(c, c.deployPorts, false),
-      c.kind === 'gateway' ? '(the public API)' : c.callers.join(', '),
+      c.kind === 'gateway'
+        ? '(the public API)'
+        : c.kind === 'web'
+          ? '(the pages, through the gateway)'
+          : c.callers.join(', '),
     ].join(' | '),
   );
   return `${[

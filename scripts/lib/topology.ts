@@ -14,6 +14,7 @@ import {
   isCaller,
   pageUrlSetting,
   services,
+  web,
   type Component,
   type ComponentEntry,
 } from './components';
@@ -143,9 +144,9 @@ export interface Placement {
 export type Addrs = Record<string, string>;
 export const pageKey = (service: Component): string => `${service}Page`;
 
-/** Where a component placed on `port` serves /metrics: a service on its gRPC port + 1000 (serviceSchema's rule), the gateway on its default. */
+/** Where a component placed on `port` serves /metrics: a service on its gRPC port + 1000 (serviceSchema's rule), the gateway and the web component on their defaults. */
 export const metricsPortOf = (name: Component, port: number): number =>
-  componentOf(name).kind === 'gateway' ? componentOf(name).ports.metrics : port + 1000;
+  componentOf(name).kind === 'service' ? port + 1000 : componentOf(name).ports.metrics;
 
 function common(t: Topology, c: ComponentEntry): Record<string, string> {
   return {
@@ -174,7 +175,7 @@ function common(t: Topology, c: ComponentEntry): Record<string, string> {
   };
 }
 
-/** The addresses of what a component calls: every service that lists it as a caller, and (gateway) the web pages it proxies. */
+/** The addresses of what a component calls: every service that lists it as a caller, and (gateway) the web servers it proxies. */
 function addresses(c: ComponentEntry, addrs: Addrs = {}): Record<string, string> {
   const out: Record<string, string> = {};
   const need = (key: string) => {
@@ -182,9 +183,11 @@ function addresses(c: ComponentEntry, addrs: Addrs = {}): Record<string, string>
     return addrs[key];
   };
   for (const callee of calleesOf(c.name)) out[addrSetting(callee)] = need(callee);
-  if (c.kind === 'gateway')
+  if (c.kind === 'gateway') {
     for (const s of services.filter((x) => x.ports.http !== undefined))
       out[pageUrlSetting(s.name)] = need(pageKey(s.name));
+    if (web) out[pageUrlSetting(web.name)] = need(pageKey(web.name));
+  }
   return out;
 }
 
@@ -206,6 +209,19 @@ function service(t: Topology, c: ComponentEntry, p: Placement): Record<string, s
     GRPC_PORT: String(p.port),
     METRICS_PORT: String(metricsPort),
     ...(c.ports.http !== undefined ? { HTTP_HOST: t.host, HTTP_PORT: String(httpPortOf(c, p)) } : {}),
+  };
+}
+
+/** The web component: its HTTP port, Redis (throttles and the shared quota) and the proxies it believes. */
+function webEnv(t: Topology, c: ComponentEntry, p: Placement): Record<string, string> {
+  return {
+    ...common(t, c),
+    HOST: t.host,
+    PORT: String(p.port),
+    ...(t.metricsAnyPort || p.port === 0 ? { METRICS_PORT: '0' } : {}),
+    REDIS_URL: t.redisUrl,
+    RATE_LIMIT_PREFIX: t.rateLimitPrefix,
+    ...(p.publicBaseUrl ? { PUBLIC_BASE_URL: p.publicBaseUrl } : {}),
   };
 }
 
@@ -266,7 +282,7 @@ const ownSettings: Record<Component, (t: Topology, p: Placement) => Record<strin
 export function envFor(name: Component, t: Topology, p: Placement): Record<string, string> {
   const c = componentOf(name);
   return {
-    ...(c.kind === 'gateway' ? gatewayEnv(t, c, p) : service(t, c, p)),
+    ...(c.kind === 'gateway' ? gatewayEnv(t, c, p) : c.kind === 'web' ? webEnv(t, c, p) : service(t, c, p)),
     ...addresses(c, p.addrs),
     ...(ownSettings[name]?.(t, p) ?? {}),
     ...(t.otel ?? {}),

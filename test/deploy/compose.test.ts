@@ -18,6 +18,7 @@ import {
   components,
   configFrom,
   grpcAddresses,
+  natsComponents,
   pageAddresses,
   read,
   requiredSettings,
@@ -133,8 +134,8 @@ describe('docker-compose.yml', () => {
     expect(env).toMatchObject({ NATS_USER: 'setup', NATS_PASSWORD_FILE: '/run/secrets/nats_password_setup' });
     expect(setup.secrets).toEqual(['nats_password_setup', 'nats_password_setup_alt']);
     const config = loadConfig(eventsSetupSchema, { ...env, NATS_PASSWORD: 'value-of-NATS_PASSWORD' });
-    // The same NATS, stream and subjects as the components.
-    for (const c of components) {
+    // The same NATS, stream and subjects as the components that reach NATS.
+    for (const c of natsComponents) {
       expect([c, config.NATS_URL]).toEqual([c, configs[c].NATS_URL]);
       expect([c, config.EVENTS_STREAM, config.EVENTS_SUBJECT_PREFIX]).toEqual([
         c,
@@ -161,6 +162,8 @@ describe('docker-compose.yml', () => {
     if (kind === 'gateway') {
       // Compose's gateway terminates TLS itself, on the HTTPS port.
       expect([c, config.PORT, config.METRICS_PORT]).toEqual([c, deployPorts.https, deployPorts.metrics]);
+    } else if (kind === 'web') {
+      expect([c, config.PORT, config.METRICS_PORT]).toEqual([c, deployPorts.http, deployPorts.metrics]);
     } else {
       expect([c, config.GRPC_PORT, config.METRICS_PORT]).toEqual([c, deployPorts.grpc, deployPorts.metrics]);
       if (deployPorts.http !== undefined) expect([c, config.HTTP_PORT]).toEqual([c, deployPorts.http]);
@@ -200,9 +203,10 @@ describe('docker-compose.yml', () => {
   });
 
   it('services listen on all interfaces inside their containers; addresses name a compose service and its port', () => {
-    for (const c of components.filter((x) => x !== 'gateway')) expect(configs[c].GRPC_HOST).toBe('0.0.0.0');
-    expect(configs.gateway.HOST).toBe('0.0.0.0');
-    for (const c of components.filter((x) => componentOf(x).ports.http !== undefined && x !== 'gateway'))
+    const isService = (c: Component) => componentOf(c).kind === 'service';
+    for (const c of components.filter(isService)) expect(configs[c].GRPC_HOST).toBe('0.0.0.0');
+    for (const c of components.filter((x) => !isService(x))) expect([c, configs[c].HOST]).toEqual([c, '0.0.0.0']);
+    for (const c of components.filter((x) => componentOf(x).ports.http !== undefined && isService(x)))
       expect([c, configs[c].HTTP_HOST]).toEqual([c, '0.0.0.0']);
     for (const [from, setting, to] of grpcAddresses)
       expect([from, setting, target(configs[from][setting])]).toEqual([
@@ -214,7 +218,7 @@ describe('docker-compose.yml', () => {
       expect([from, setting, target(configs[from][setting])]).toEqual([
         from,
         setting,
-        { host: to, port: configs[to].HTTP_PORT },
+        { host: to, port: isService(to) ? configs[to].HTTP_PORT : configs[to].PORT },
       ]);
     // Nothing given that components.json does not imply (a call the services' callers lists do not allow).
     for (const c of components)
@@ -225,7 +229,7 @@ describe('docker-compose.yml', () => {
     // Connection URLs hold passwords: they are secret files (make-secrets.sh writes them), read here as the container would.
     const urlIn = (c: Component, name: string) => readFileSync(mounted(envOf(c)[`${name}_FILE`]), 'utf8').trim();
     for (const c of components) {
-      if (c !== 'gateway') {
+      if (isService(c)) {
         const url = new URL(urlIn(c, 'MONGO_URL'));
         expect([c, url.hostname, url.username, url.pathname, url.searchParams.get('authSource')]).toEqual([
           c,
@@ -235,11 +239,13 @@ describe('docker-compose.yml', () => {
           `licensing_${c}`,
         ]);
       }
-      expect(target(configs[c].NATS_URL)).toEqual({ host: 'nats', port: 4222 });
+      if (natsComponents.includes(c)) expect(target(configs[c].NATS_URL)).toEqual({ host: 'nats', port: 4222 });
     }
     expect(target(urlIn('gateway', 'REDIS_URL'))).toEqual({ host: 'redis', port: 6379 });
     expect(new URL(urlIn('gateway', 'REDIS_URL')).username).toBe('gateway');
-    const ports = components.flatMap((c) => [configs[c].METRICS_PORT, c === 'gateway' ? configs[c].PORT : grpcPort(c)]);
+    expect(target(urlIn('web', 'REDIS_URL'))).toEqual({ host: 'redis', port: 6379 });
+    expect(new URL(urlIn('web', 'REDIS_URL')).username).toBe('web');
+    const ports = components.flatMap((c) => [configs[c].METRICS_PORT, isService(c) ? grpcPort(c) : configs[c].PORT]);
     expect(new Set(ports).size).toBe(ports.length);
   });
 
@@ -268,8 +274,15 @@ describe('docker-compose.yml', () => {
     const test = services[c].healthcheck.test as string[];
     expect(test.slice(0, 3)).toEqual(['CMD', 'node', 'packages/runtime/dist/grpc/healthcheck.js']);
     if (c === 'gateway') expect(test.slice(3)).toEqual(['http', `https://127.0.0.1:${configs.gateway.PORT}/readyz`]);
+    else if (c === 'web') expect(test.slice(3)).toEqual(['http', `http://127.0.0.1:${configs.web.PORT}/healthz`]);
     else expect(test.slice(3)).toEqual(['grpc', `127.0.0.1:${grpcPort(c)}`]);
-    const needs = c === 'gateway' ? ['nats', 'redis', ...components.filter((x) => x !== c)] : ['mongodb', 'nats'];
+    // The web component needs Redis and the services it calls; the gateway everything, the web component included.
+    const needs =
+      c === 'gateway'
+        ? ['nats', 'redis', ...components.filter((x) => x !== c)]
+        : c === 'web'
+          ? ['redis', ...grpcAddresses.filter(([from]) => from === c).map(([, , to]) => to)]
+          : ['mongodb', 'nats'];
     for (const dep of needs)
       expect([dep, services[c].depends_on[dep]]).toEqual([dep, { condition: 'service_healthy' }]);
     for (const dep of Object.keys(services[c].depends_on).filter((d) => d !== 'events-setup'))

@@ -8,6 +8,7 @@ import {
   componentOf,
   read,
   components,
+  natsComponents,
   configFrom,
   grpcAddresses,
   pageAddresses,
@@ -83,7 +84,7 @@ describe('Kubernetes manifests', () => {
     const containerPort = (name: string) => container(c).ports.find((p: K8s) => p.name === name)?.containerPort;
     const servicePorts = find('Service', c)!.spec.ports.map((p: K8s) => `${p.targetPort}`);
     const expected: [string, number | undefined, unknown][] =
-      kind === 'gateway'
+      kind !== 'service'
         ? [
             ['http', deployPorts.http, config.PORT],
             ['metrics', deployPorts.metrics, config.METRICS_PORT],
@@ -151,7 +152,11 @@ describe('Kubernetes manifests', () => {
   it.each(components)('%s: readiness and liveness probes on its own port, resource requests and limits', (c) => {
     const ctr = container(c);
     const config = configFrom(c, envOf(c));
-    if (c === 'gateway') {
+    if (c === 'web') {
+      expect(ctr.readinessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(ctr.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(ctr.ports.find((p: K8s) => p.name === 'http').containerPort).toBe(config.PORT);
+    } else if (c === 'gateway') {
       expect(ctr.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
       expect(ctr.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
       expect(ctr.ports.find((p: K8s) => p.name === 'http').containerPort).toBe(config.PORT);
@@ -237,7 +242,11 @@ describe('Kubernetes manifests', () => {
     expect(config.SHUTDOWN_DRAIN_DELAY_MS).toBeGreaterThan(0);
     const ingress = find('Ingress', 'gateway')!;
     expect(ingress.spec.tls[0].secretName).toBeTruthy();
-    expect(ingress.spec.rules[0].http.paths[0].backend.service.name).toBe('gateway');
+    // The pages go straight to the web component's Service; everything else to the gateway's.
+    const backends = Object.fromEntries(
+      ingress.spec.rules[0].http.paths.map((p: K8s) => [p.path, p.backend.service.name]),
+    );
+    expect(backends).toEqual({ '/dashboard': 'web', '/portal': 'web', '/': 'gateway' });
     const pod = find('Deployment', 'gateway')!.spec.template.spec;
     expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(
       (config.SHUTDOWN_DRAIN_DELAY_MS as number) + (config.SHUTDOWN_TIMEOUT_MS as number),
@@ -261,7 +270,7 @@ describe('Kubernetes manifests', () => {
     ]);
     expect(Object.keys(secretExample.stringData)).toContain('nats_password_setup');
     const config = loadConfig(eventsSetupSchema, { ...env, NATS_PASSWORD: 'value-of-NATS_PASSWORD' });
-    for (const c of components) expect([c, config.NATS_URL]).toEqual([c, configFrom(c, envOf(c)).NATS_URL]);
+    for (const c of natsComponents) expect([c, config.NATS_URL]).toEqual([c, configFrom(c, envOf(c)).NATS_URL]);
   });
 
   it("NATS runs as compose runs it (components/nats): start.sh over the generated nats.conf, every login's password from the Secret, JetStream on its own volume", () => {

@@ -1,5 +1,5 @@
 import { callersOf } from '../../scripts/lib/topology';
-import { componentOf, components, configFrom, yamlOf, type Component } from './support';
+import { componentOf, components, configFrom, natsComponents, yamlOf, type Component } from './support';
 import { services as registryServices } from '../../scripts/lib/components';
 import { overlay, overlays, settingsOf } from './k8s';
 
@@ -78,15 +78,15 @@ describe('Kubernetes NetworkPolicies', () => {
     },
   );
 
-  it('the stores admit only their users: Redis only the gateway, MongoDB only the services, its init Job and the migrations Job', () => {
-    expect(podNames(ingressOf('redis')[0])).toEqual(['gateway']);
+  it('the stores admit only their users: Redis only the gateway and the web component, MongoDB only the services, its init Job and the migrations Job', () => {
+    expect(podNames(ingressOf('redis')[0])).toEqual(['gateway', 'web']);
     expect(podNames(ingressOf('mongodb')[0])).toEqual(
       [...registryServices.map((x) => x.name), 'mongo-users', 'licensing-migrate'].sort(),
     );
     // NATS: the components and the Job that sets up the event stream, on the client port; the cluster's
     // routes (components/nats) only from its other nodes. Nothing else.
     const nats = ingressOf('nats');
-    expect(podNames(nats[0])).toEqual([...components, 'events-setup'].sort());
+    expect(podNames(nats[0])).toEqual([...natsComponents, 'events-setup'].sort());
     expect(ports(nats[0])).toEqual([4222]);
     expect(nats.slice(1).map((r) => [podNames(r), ports(r)])).toEqual([[['nats'], [6222]]]);
     const sts = rendered.find((d) => d.kind === 'StatefulSet' && d.metadata.name === 'nats')!;

@@ -148,7 +148,7 @@ describe.each(overlays)('overlay %s', (name) => {
   it('no replica count on a Deployment an HPA scales (an apply would reset it); every other one has its own', () => {
     const hpas = ofKind(objs, 'HorizontalPodAutoscaler');
     const scaled = hpas.map((h) => h.spec.scaleTargetRef.name).sort();
-    expect(scaled).toEqual(['gateway', 'license']);
+    expect(scaled).toEqual(['gateway', 'license', 'web']);
     for (const h of hpas) {
       expect(h.spec.scaleTargetRef).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment' });
       expect(h.spec.minReplicas).toBeGreaterThanOrEqual(1);
@@ -203,9 +203,9 @@ describe.each(overlays)('overlay %s', (name) => {
       .flatMap((p) => (p.spec.ingress ?? []) as K8sObject[])
       .filter((rule) => rule.from?.[0]?.namespaceSelector && rule.ports?.[0]?.port >= 9000)
       .map((rule) => rule.from[0].namespaceSelector.matchLabels['kubernetes.io/metadata.name']);
-    expect(admitted).toHaveLength(7);
+    expect(admitted).toHaveLength(8);
     expect(new Set(admitted)).toEqual(new Set([settings.monitoringNamespace]));
-    for (const c of ['account', 'checkout', 'notification']) {
+    for (const c of ['account', 'checkout', 'notification', 'web']) {
       const env = find(objs, 'Deployment', c)!.spec.template.spec.containers[0].env;
       expect([c, env.find((e: K8sObject) => e.name === 'PUBLIC_BASE_URL').value]).toEqual([
         c,
@@ -231,7 +231,18 @@ describe.each(overlays)('overlay %s', (name) => {
       expect(ingress.spec.ingressClassName).toBe(settings.ingressClassName);
       expect(ingress.spec.rules.map((r: K8sObject) => r.host)).toEqual([settings.publicHost]);
       expect(ingress.spec.tls[0].hosts).toEqual([settings.publicHost]);
-      expect(ingress.spec.rules[0].http.paths[0].backend.service).toEqual({ name: 'gateway', port: { name: 'http' } });
+      // The pages go straight to the web component; everything else to the gateway.
+      expect(
+        ingress.spec.rules[0].http.paths.map((p: K8sObject) => [
+          p.path,
+          p.backend.service.name,
+          p.backend.service.port,
+        ]),
+      ).toEqual([
+        ['/dashboard', 'web', { name: 'http' }],
+        ['/portal', 'web', { name: 'http' }],
+        ['/', 'gateway', { name: 'http' }],
+      ]);
     } else if (route) {
       expect(route.spec.parentRefs).toEqual([{ name: settings.gatewayName, namespace: settings.gatewayNamespace }]);
       expect(route.spec.hostnames).toEqual([settings.publicHost]);

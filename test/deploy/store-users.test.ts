@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { parseCallers, tokenDigest } from '@licensing/runtime';
 import { callersOf } from '../../scripts/lib/topology';
 import { componentNames, databaseOf, services } from '../../scripts/lib/components';
+import { natsComponents } from './support';
 import { deployNatsConfig, deployNatsConfigMap, NATS_CONFIG_MAP_FILE } from '../../scripts/lib/deploy-nats';
 import { PrivateServer, serverBinary } from '../support/private-server';
 import { read, root, yamlDocsOf, yamlOf } from './support';
@@ -39,7 +40,8 @@ describe('make-secrets.sh', () => {
   it('writes the secrets of every component in components.json', () => {
     const callers = [...new Set(services.flatMap((x) => x.callers))];
     const expected = [
-      ...componentNames.flatMap((c) => [`nats_password_${c}`, `${c}.crt`, `${c}.key`]),
+      ...natsComponents.map((c) => `nats_password_${c}`),
+      ...componentNames.flatMap((c) => [`${c}.crt`, `${c}.key`]),
       'nats_password_setup',
       ...services.flatMap((x) => [`mongo_url_${x.name}`, `mongo_password_${x.name}`, `internal_callers_${x.name}`]),
       ...callers.flatMap((c) => [`internal_token_${c}`, `${c}.crt`]),
@@ -48,9 +50,9 @@ describe('make-secrets.sh', () => {
     // And compose hands the stores the passwords of every user.
     // ...and the second slot of each (empty: closed), which the rotation runbook fills.
     expect(compose.services.nats.secrets).toEqual([
-      ...componentNames.map((c) => `nats_password_${c}`),
+      ...natsComponents.map((c) => `nats_password_${c}`),
       'nats_password_setup',
-      ...componentNames.map((c) => `nats_password_${c}_alt`),
+      ...natsComponents.map((c) => `nats_password_${c}_alt`),
       'nats_password_setup_alt',
     ]);
     expect(compose.services.mongodb.secrets).toEqual([
@@ -85,7 +87,7 @@ describe('NATS', () => {
     const nats = compose.services.nats;
     expect(nats.volumes).toContain('./deploy/nats:/etc/nats:ro');
     expect(nats.entrypoint).toEqual(['sh', '/etc/nats/start.sh']);
-    for (const c of componentNames) {
+    for (const c of natsComponents) {
       expect(nats.secrets).toContain(`nats_password_${c}`);
       expect(compose.services[c].environment).toMatchObject({
         NATS_USER: c,

@@ -9,6 +9,7 @@ import {
   gateway,
   pageUrlSetting,
   services,
+  web,
   type Component,
 } from '../../scripts/lib/components';
 import { schemas } from '../support/schemas';
@@ -20,6 +21,8 @@ export const yamlDocsOf = (path: string) => parseAllDocuments(read(path)).map((d
 
 /** Every component's name, from components.json: the deploy files must have exactly these. */
 export const components: Component[] = componentNames;
+/** The components that reach NATS (the web component follows no events and publishes none). */
+export const natsComponents: Component[] = componentNames.filter((c) => 'NATS_URL' in schemas[c]);
 export { schemas, type Component };
 export { componentOf } from '../../scripts/lib/components';
 
@@ -30,7 +33,8 @@ export { componentOf } from '../../scripts/lib/components';
 export const grpcAddresses: [Component, string, Component][] = components.flatMap((c) =>
   calleesOf(c).map((s): [Component, string, Component] => [c, addrSetting(s), s]),
 );
-export const pageAddresses: [Component, string, Component][] = services
+/** The HTTP servers the gateway proxies to: a service's (checkout's Stripe receiver) and the web component's pages. */
+export const pageAddresses: [Component, string, Component][] = [...services, ...(web ? [web] : [])]
   .filter((s) => s.ports.http !== undefined)
   .map((s) => [gateway.name, pageUrlSetting(s.name), s.name]);
 

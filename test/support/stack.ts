@@ -9,7 +9,8 @@ import { freePort, waitForPort } from '../../scripts/lib/net';
 import { spawnComponent } from '../../scripts/lib/launch';
 import { setUpEvents } from '../../scripts/lib/events-setup';
 import { start as startGateway } from '../../gateway/src/main';
-import { componentOf, gateway, services, type Component, type ComponentEntry } from '../../scripts/lib/components';
+import { start as startWeb } from '../../web/src/main';
+import { componentOf, gateway, services, web, type Component, type ComponentEntry } from '../../scripts/lib/components';
 import { credentialOf, envFor, pageKey, type Addrs, type Placement, type Topology } from '../../scripts/lib/topology';
 import { HoldingProxy } from './holding-proxy';
 import { checkAcceptedRequest, checkResponse } from './openapi';
@@ -166,7 +167,16 @@ export async function startStack(
     }
     if (placement.httpPort !== undefined) addrs[pageKey(c.name)] = `http://127.0.0.1:${placement.httpPort}`;
   }
-  const gatewayEnv = (port: number) => envFor(gateway.name, t, { port, addrs });
+  // The web component (the dashboard and the customer portal), which the gateway passes those paths to.
+  // It takes the gateway's settings too (each component reads only its own): a test's page throttles reach it.
+  const webEnv = (config: Record<string, string>) => ({
+    ...envFor(web!.name, t, { port: 0, addrs, publicBaseUrl }),
+    ...gatewayConfig,
+    ...config,
+  });
+  const pages = await startWeb({ env: webEnv({}) });
+  addrs[pageKey(web!.name)] = pages.url;
+  const gatewayEnv = (port: number, to = addrs) => envFor(gateway.name, t, { port, addrs: to });
   const gw = await startGateway({ env: { ...gatewayEnv(gatewayPort), ...gatewayConfig }, clock });
   const admin = createClient(AccountServiceClient, addrs.account, credentialOf(t, 'operator'));
 
@@ -176,6 +186,7 @@ export async function startStack(
     topology: t,
     metricsUrls: {
       ...Object.fromEntries([...current].map(([name, s]) => [name, metricsUrl(s.metricsPort)])),
+      [web!.name]: metricsUrl(pages.metricsPort),
       [gateway.name]: metricsUrl(gw.metricsPort),
     },
     admin: admin.call,
@@ -188,7 +199,11 @@ export async function startStack(
     },
     stopGateway: () => gw.stop(),
     async extraGateway(config = {}) {
-      const g = await startGateway({ env: { ...gatewayEnv(0), ...gatewayConfig, ...config }, clock });
+      // With a web component of its own, given the same settings (a test's page throttles and counters).
+      const ownPages = await startWeb({ env: webEnv(config) });
+      extras.push(ownPages);
+      const to = { ...addrs, [pageKey(web!.name)]: ownPages.url };
+      const g = await startGateway({ env: { ...gatewayEnv(0, to), ...gatewayConfig, ...config }, clock });
       extras.push(g);
       return { url: g.url, metricsUrl: metricsUrl(g.metricsPort), stop: g.stop };
     },
@@ -226,8 +241,9 @@ export async function startStack(
     },
     async stop() {
       admin.close();
-      for (const g of extras) await bounded('an extra component', g.stop());
+      for (const g of [...extras].reverse()) await bounded('an extra component', g.stop());
       await bounded('the gateway', gw.stop());
+      await bounded('the web component', pages.stop());
       for (const proxy of Object.values(held)) {
         proxy?.release();
         await proxy?.stop();

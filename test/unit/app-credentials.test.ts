@@ -10,8 +10,8 @@ import {
 import { credentialOrRefusal, licenseCredential } from '../../gateway/src/auth/credential';
 import { licenseDigest, namedLicenseDigest, unknownLicense } from '../../gateway/src/auth/license-credentials';
 import type { Principal } from '../../gateway/src/auth/principal';
-import { limitsFor, rejectionDetail } from '../../gateway/src/rate-limits/budgets';
-import { rateLimitHeaders } from '../../gateway/src/rate-limits/headers';
+import { limitsFor, rejectionDetail } from '@licensing/runtime';
+import { rateLimitHeaders } from '@licensing/runtime';
 import { readFastRequest } from '../../gateway/src/license-validation/fast-path-request';
 
 const KEY = EXAMPLE_LICENSE_KEY;

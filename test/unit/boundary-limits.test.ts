@@ -36,7 +36,7 @@ import { AppError, checkEmail } from '@licensing/runtime';
 import { gatewaySchema } from '../../gateway/src/config';
 import { MAX_BATCH } from '../../gateway/src/license-validation/lookup-batch';
 import { openApiDocument } from '../../gateway/src/openapi/document';
-import { CSV_MAX_ROWS } from '../../gateway/src/dashboard/csv-emails';
+import { CSV_MAX_ROWS } from '../../web/src/dashboard/csv-emails';
 import { checkBatchItems } from '../../services/license/src/transfer/domain/license-batch';
 import { importRowStatuses } from '../../services/license/src/transfer/domain/import-rows';
 import { checkFingerprint, mergeMetadata } from '../../services/license/src/domain/metadata';

@@ -11,6 +11,7 @@ import {
   pageUrlSetting,
   parseRegistry,
   services,
+  web,
 } from '../../scripts/lib/components';
 import { entry } from '../../scripts/lib/launch';
 import { envFor, pageKey, type Addrs } from '../../scripts/lib/topology';
@@ -32,8 +33,8 @@ describe('components.json', () => {
     return () => parseRegistry(JSON.stringify(doc));
   };
 
-  it('lists the services and then the gateway, with unique ports', () => {
-    expect(components.map((c) => c.kind)).toEqual([...services.map(() => 'service'), 'gateway']);
+  it('lists the services, then the web component, then the gateway, with unique ports', () => {
+    expect(components.map((c) => c.kind)).toEqual([...services.map(() => 'service'), 'web', 'gateway']);
     expect(components[components.length - 1]).toBe(gateway);
     for (const key of ['ports', 'deployPorts'] as const) {
       const all = components.flatMap((c) => Object.values(c[key]));
@@ -91,7 +92,7 @@ describe.each(components.map((c) => [c.name, c] as const))('%s', (name, c) => {
   it('its config schema defaults to the ports in components.json', () => {
     const schema = schemas[name] as Record<string, { default?: unknown }>;
     const defaults = (names: string[]) => names.map((n) => schema[n]?.default);
-    if (c.kind === 'gateway') expect(defaults(['PORT', 'METRICS_PORT'])).toEqual([c.ports.http, c.ports.metrics]);
+    if (c.kind !== 'service') expect(defaults(['PORT', 'METRICS_PORT'])).toEqual([c.ports.http, c.ports.metrics]);
     else {
       expect(defaults(['GRPC_PORT', 'METRICS_PORT', 'MONGO_DB'])).toEqual([
         c.ports.grpc,
@@ -107,9 +108,11 @@ describe.each(components.map((c) => [c.name, c] as const))('%s', (name, c) => {
     const expected: Record<string, unknown> = Object.fromEntries(
       calleesOf(name).map((s) => [addrSetting(s), `127.0.0.1:${services.find((x) => x.name === s)!.ports.grpc}`]),
     );
-    if (c.kind === 'gateway')
+    if (c.kind === 'gateway') {
       for (const s of services.filter((x) => x.ports.http !== undefined))
         expected[pageUrlSetting(s.name)] = `http://127.0.0.1:${s.ports.http}`;
+      if (web) expected[pageUrlSetting(web.name)] = `http://127.0.0.1:${web.ports.http}`;
+    }
     const actual = Object.fromEntries(
       Object.keys(schema)
         .filter((k) => /_GRPC_ADDR$|_PAGE_URL$/.test(k))
@@ -125,6 +128,7 @@ describe.each(components.map((c) => [c.name, c] as const))('%s', (name, c) => {
       addrs[s.name] = `127.0.0.1:${s.ports.grpc}`;
       if (s.ports.http !== undefined) addrs[pageKey(s.name)] = `http://127.0.0.1:${s.ports.http}`;
     }
+    if (web) addrs[pageKey(web.name)] = `http://127.0.0.1:${web.ports.http}`;
     const env = envFor(name, t, { port: 0, httpPort: c.ports.http, addrs, publicBaseUrl: 'http://127.0.0.1:1' });
     expect(() => loadConfig(schemas[name], env)).not.toThrow();
     expect(entry[name]).toBe(c.entry);
@@ -141,8 +145,9 @@ describe.each(components.map((c) => [c.name, c] as const))('%s', (name, c) => {
 });
 
 describe('what cannot read components.json agrees with it', () => {
-  it('the NATS users (packages/runtime/src/events/nats-access.ts) are its components', () => {
-    expect([...natsUsers]).toEqual(componentNames);
+  it('the NATS users (packages/runtime/src/events/nats-access.ts) are its components that reach NATS', () => {
+    // The web component follows no events and publishes none: it has no NATS settings, and no user.
+    expect([...natsUsers]).toEqual(componentNames.filter((name) => 'NATS_URL' in schemas[name]));
   });
 
   it('the internal callers (packages/runtime/src/grpc/internal-auth.ts) are exactly those its services list', () => {

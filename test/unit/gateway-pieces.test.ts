@@ -1,6 +1,9 @@
+import { AppError } from '@licensing/runtime';
 import { redactUrl } from '../../gateway/src/http/access-log';
-import { SessionGuard, UNKNOWN_SESSION_MEMORY_MS } from '../../gateway/src/pages/session-guard';
+import { problemOf } from '../../gateway/src/http/errors';
+import { erasurePlaceholder, SEAT_RESCUE_QUEUED } from '../../gateway/src/routes/customers';
 import { READINESS_MEMO_MS, Readiness } from '../../gateway/src/routes/status';
+import { isWebPath } from '../../gateway/src/routes/web-proxy';
 import { pageShape, readQuery, toPage } from '../../gateway/src/request-shapes/shapes';
 
 describe('access-log redaction', () => {
@@ -104,54 +107,40 @@ describe('/readyz memo', () => {
   });
 });
 
-describe('made-up session tokens', () => {
-  function setup(limit: number) {
-    let now = 0;
-    const failures = new Map<string, number>();
-    const throttle = {
-      fail: async (key: string) => {
-        const n = (failures.get(key) ?? 0) + 1;
-        failures.set(key, n);
-        return n > limit ? 60 : null;
-      },
-    };
-    const guard = new SessionGuard(throttle as never, () => now, 3);
-    return {
-      guard,
-      failures,
-      advance: (ms: number) => {
-        now += ms;
-      },
-    };
-  }
-  const token = (c: string) => c.repeat(43);
-
-  it('never looks up a value that is not shaped like a session token', () => {
-    const { guard } = setup(5);
-    expect(
-      ['', 'x', token('a').slice(1), `${token('a')}=`, token('+')].map((t) => guard.mayLookUp(t, '1.2.3.4')),
-    ).toEqual([false, false, false, false, false]);
-    expect(guard.mayLookUp(token('a'), '1.2.3.4')).toBe(true);
+describe('REST pieces', () => {
+  it('an erasure placeholder is opaque, different each time, and in a reserved domain', () => {
+    const a = erasurePlaceholder();
+    expect(a).toMatch(/^erased-[0-9a-f]{16}@erased\.invalid$/);
+    expect(erasurePlaceholder()).not.toBe(a);
   });
 
-  it('remembers an unknown token for a while, a bounded number of them', async () => {
-    const { guard, advance } = setup(100);
-    await guard.unknownToken(token('a'), '1.2.3.4');
-    expect(guard.mayLookUp(token('a'), '5.6.7.8')).toBe(false);
-    advance(UNKNOWN_SESSION_MEMORY_MS);
-    expect(guard.mayLookUp(token('a'), '5.6.7.8')).toBe(true);
-    for (const c of 'bcde') await guard.unknownToken(token(c), '1.2.3.4');
-    // At most 3 remembered: the oldest (b) was forgotten first.
-    expect('bcde'.split('').map((c) => guard.mayLookUp(token(c), '5.6.7.8'))).toEqual([true, false, false, false]);
+  it('a seat rescue answer names no address', () => {
+    expect(SEAT_RESCUE_QUEUED).toEqual({ object: 'seat_rescue', status: 'queued' });
   });
 
-  it('stops looking up tokens from an address over its limit until its window ends; other addresses are asked', async () => {
-    const { guard, failures, advance } = setup(2);
-    for (const c of 'abc') await guard.unknownToken(token(c), '1.2.3.4');
-    expect(failures.get('1.2.3.4')).toBe(3);
-    expect(guard.mayLookUp(token('z'), '1.2.3.4')).toBe(false);
-    expect(guard.mayLookUp(token('z'), '5.6.7.8')).toBe(true);
-    advance(60_000);
-    expect(guard.mayLookUp(token('z'), '1.2.3.4')).toBe(true);
+  it('a problem keeps its standard members and adds extension members after them', () => {
+    const p = problemOf(new AppError('conflict', 'activation_limit_reached: full'), 'req_1', {
+      next_action: 'free_a_seat',
+    });
+    expect(p.status).toBe(409);
+    expect(JSON.parse(p.body)).toEqual({
+      type: '/docs#error-conflict',
+      title: 'Conflict',
+      status: 409,
+      detail: 'activation_limit_reached: full',
+      code: 'conflict',
+      request_id: 'req_1',
+      next_action: 'free_a_seat',
+    });
+    expect(problemOf(AppError.rateLimited('later', 12.2), 'r').headers['Retry-After']).toBe('13');
+  });
+});
+
+describe('the paths the gateway passes to the web component', () => {
+  it('are /dashboard and /portal and everything under them, never a look-alike or the API', () => {
+    for (const path of ['/dashboard', '/dashboard/', '/dashboard/licenses', '/portal', '/portal/acct_1/licenses'])
+      expect([path, isWebPath(path)]).toEqual([path, true]);
+    for (const path of ['/dashboardx', '/portals', '/api/v1/licenses', '/checkout/cs_1', '/', '/docs'])
+      expect([path, isWebPath(path)]).toEqual([path, false]);
   });
 });

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
-// The layering of the gateway and of packages/runtime, as app.ts and the runtime's index.ts declare
+// The layering of the gateway, the web component and packages/runtime, as their app.ts and the runtime's index.ts declare
 // it in their headers ("Layers, lowest first: a < b, c < d"), and the services' pure domain rules:
 // - no file imports a file of a directory above its own (a folder gets what it needs from its
 //   caller, never from the folder that composes it);
@@ -97,9 +97,11 @@ const modulesOf = (src: string) =>
 describe('layers', () => {
   const gateway = join(root, 'gateway', 'src');
   const runtime = join(root, 'packages', 'runtime', 'src');
+  const web = join(root, 'web', 'src');
 
   it.each([
     ['gateway', gateway, 'gateway/src/app.ts'],
+    ['web', web, 'web/src/app.ts'],
     ['packages/runtime', runtime, 'packages/runtime/src/index.ts'],
   ])(
     '%s: no import from a directory above, nor from a folder of a higher (or the same) layer',
@@ -114,9 +116,10 @@ describe('layers', () => {
     },
   );
 
-  it('docs/architecture.md states both orders as the code declares them', () => {
+  it('docs/architecture.md states every order as the code declares it', () => {
     const doc = readFileSync(join(root, 'docs', 'architecture.md'), 'utf8');
     expect(doc).toContain(layerLine('gateway/src/app.ts'));
+    expect(doc).toContain(layerLine('web/src/app.ts'));
     expect(doc).toContain(layerLine('packages/runtime/src/index.ts'));
   });
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { admitsLocally, MIN_LOCAL_BATCH, QuotaCounter } from '../../gateway/src/rate-limits/quota';
+import { admitsLocally, MIN_LOCAL_BATCH, QuotaCounter } from '@licensing/runtime';
 
 // When a gateway may admit a request without asking Redis (quota.ts has the accuracy argument).
 describe('local rate-limit decisions', () => {

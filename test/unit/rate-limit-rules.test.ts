@@ -1,5 +1,5 @@
-import { bindingBudget, limitsFor, rejectionDetail, type BudgetState } from '../../gateway/src/rate-limits/budgets';
-import { rateLimitHeaders } from '../../gateway/src/rate-limits/headers';
+import { bindingBudget, limitsFor, rejectionDetail, type BudgetState } from '@licensing/runtime';
+import { rateLimitHeaders } from '@licensing/runtime';
 
 const w = (name: 'minute' | 'hour', limit: number, remaining: number, resetS: number): BudgetState => ({
   name,

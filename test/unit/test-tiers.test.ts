@@ -20,7 +20,11 @@ describe('test tiers', () => {
       .map((d) => d.name)
       .sort();
     expect([...byName.keys()].sort()).toEqual(folders);
-    for (const [name, project] of byName) expect(project.roots).toEqual([`<rootDir>/test/${name}`]);
+    // Its first root is its folder of test/; a component's own tests (web/test/unit, web/test/component) come after.
+    for (const [name, project] of byName) {
+      expect(project.roots[0]).toBe(`<rootDir>/test/${name}`);
+      for (const more of project.roots.slice(1)) expect(more).toMatch(/^<rootDir>\/[a-z]+\/test\/(unit|component)$/);
+    }
   });
 
   it('the unit tier has no global set-up or teardown: it starts nothing and needs no server', () => {

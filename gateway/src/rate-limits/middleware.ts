@@ -3,9 +3,9 @@ import { AppError, addressKey, type Logger } from '@licensing/runtime';
 import { appRouteOf } from '../auth/app-routes';
 import { namedLicenseDigest } from '../auth/license-credentials';
 import type { Principal } from '../auth/principal';
-import { namesNothing, rejectionDetail } from './budgets';
-import { rateLimitHeaders } from './headers';
-import type { AppRequest, RateLimits, RateVerdict } from './limiter';
+import { namesNothing, rejectionDetail } from '@licensing/runtime';
+import { rateLimitHeaders } from '@licensing/runtime';
+import type { AppRequest, RateLimits, RateVerdict } from '@licensing/runtime';
 
 // The Express side of rate limiting. A refusal names what refused it in res.locals.rateLimitWindow,
 // the `window` label of licensing_rate_limit_rejections_total (http/metrics.ts).

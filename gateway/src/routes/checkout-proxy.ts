@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { AppError, addressKey, isId, type Logger } from '@licensing/runtime';
 import { decodablePath, sendProblem } from '../http/errors';
-import type { AttemptThrottle } from '../rate-limits/attempt-throttle';
+import type { AttemptThrottle } from '@licensing/runtime';
 
 const NOT_FOUND_PAGE =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Checkout not found</title></head><body><main><h1>Checkout not found</h1><p>This checkout link is not valid. Ask the seller for a new one.</p></main></body></html>';

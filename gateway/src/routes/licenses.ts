@@ -5,7 +5,7 @@ import {
   type ActivateResponse,
   type Activation,
   type License,
-  type LicenseFile,
+  licenseFileJson,
   type NextAction,
 } from '@licensing/proto';
 import { AppError } from '@licensing/runtime';
@@ -62,14 +62,6 @@ export const activationJson = (a: Activation) => ({
   name: a.name || null,
   created_at: a.created_at,
   lease_expires_at: a.lease_expires_at || null,
-});
-
-/** The signed licence file as the API answers it and the customer portal downloads it (verifyLicenseFile reads it). */
-export const licenseFileJson = (file: LicenseFile) => ({
-  kid: file.kid,
-  algorithm: file.algorithm,
-  payload: file.payload,
-  signature: file.signature,
 });
 
 /** What the licence handlers reach: the services, and the validator that hears of every change this gateway makes. */

@@ -4,8 +4,8 @@ import { checkHealth } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
 import type { Clients } from '../backends/clients';
 import { principalOf, type Principal } from '../auth/principal';
-import { limitsFor } from '../rate-limits/budgets';
-import type { RateLimits } from '../rate-limits/limiter';
+import { limitsFor } from '@licensing/runtime';
+import type { RateLimits } from '@licensing/runtime';
 import { route } from './route';
 
 const PROBE_TIMEOUT_MS = 1000;

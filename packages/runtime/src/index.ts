@@ -2,7 +2,7 @@
 // folder imports only folders below it (never one beside or above it, nor a file of the directory
 // that holds it); service.ts, the start and stop of a service, sits on top with this file
 // (test/unit/layers.test.ts reads the order from the next line; docs/architecture.md states it).
-// Layers, lowest first: core < observability < security, mail, tasks < store < events, grpc < caching
+// Layers, lowest first: core < observability < security, mail, tasks, rate-limits < store < events, grpc < caching
 
 export * from './core/config';
 export * from './observability/logger';
@@ -53,3 +53,9 @@ export * from './security/session-token';
 export * from './store/store-errors';
 export * from './store/store-watchdog';
 export * from './observability/tracing';
+export * from './rate-limits/principal';
+export * from './rate-limits/attempt-throttle';
+export * from './rate-limits/budgets';
+export * from './rate-limits/headers';
+export * from './rate-limits/limiter';
+export * from './rate-limits/quota';

@@ -42,4 +42,21 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
   ],
   // The vendor's name and support e-mail, for the purchase e-mail.
   notification: ['getAccount'],
+  // The web component's dashboard: signing up and in, the session, API keys, the audit log and Settings.
+  web: [
+    'signUp',
+    'confirmSignUp',
+    'signIn',
+    'getSession',
+    'endSession',
+    'getAccount',
+    'createApiKey',
+    'revokeApiKey',
+    'regenerateApiKey',
+    'getApiKey',
+    'listApiKeys',
+    'revokeAllApiKeys',
+    'listAuditEntries',
+    'setSupportEmail',
+  ],
 };

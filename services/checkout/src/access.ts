@@ -1,12 +1,16 @@
 import type { CheckoutServiceService, SubscriptionServiceService } from '@licensing/proto';
 import type { AccessPolicyOf } from '@licensing/runtime';
 
-/** Who may call what on the checkout service: only the gateway. */
+/** Who may call what on the checkout service: the gateway (the API) and the web component (the dashboard). */
 export const checkoutAccess: AccessPolicyOf<typeof CheckoutServiceService> = {
   gateway: ['createSession', 'getSession', 'listSessions', 'expireSession', 'eraseCustomer'],
+  // The web component's dashboard: checkout links.
+  web: ['createSession', 'listSessions'],
 };
 
-/** Subscriptions: only the gateway (the API and the dashboard). */
+/** Subscriptions: the gateway (the API) and the web component (the dashboard). */
 export const subscriptionAccess: AccessPolicyOf<typeof SubscriptionServiceService> = {
   gateway: ['listSubscriptions', 'getSubscription', 'cancelSubscription', 'createBillingPortal', 'advanceTestClock'],
+  // The web component's dashboard: subscriptions.
+  web: ['listSubscriptions', 'getSubscription', 'cancelSubscription'],
 };

@@ -35,6 +35,23 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
   // holds licences of the account (yes or no: it may not list any account's licences), before a portal
   // sign-in link is sent. And a finished licence batch's items, to mail those sent with send_email.
   notification: ['getLicense', 'issueLicenseFile', 'holdsLicences', 'getLicenseBatch'],
+  // The web component: the dashboard's licences (and bulk issuance), the customer portal's licences and files.
+  web: [
+    'createLicense',
+    'createLicenseBatch',
+    'getLicenseBatch',
+    'getLicense',
+    'listLicenses',
+    'updateLicense',
+    'transitionLicense',
+    'rerollLicense',
+    'listActivations',
+    'deactivate',
+    'deactivateForCustomer',
+    'issueLicenseFile',
+    'getStats',
+    'listRecentValidations',
+  ],
 };
 
 /**

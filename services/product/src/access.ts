@@ -9,4 +9,6 @@ export const productAccess: AccessPolicyOf<typeof ProductServiceService> = {
   checkout: ['getProduct'],
   // The product's name and email_on_purchase, for the purchase e-mail.
   notification: ['getProduct'],
+  // The web component's dashboard: the products and their signing keys.
+  web: ['createProduct', 'getProduct', 'listProducts', 'updateProduct', 'listSigningKeys', 'rotateSigningKey'],
 };

@@ -17,4 +17,15 @@ export const webhookAccess: AccessPolicyOf<typeof WebhookServiceService> = {
   ],
   // An import of an export makes its webhook endpoints (with new secrets), skipping those already there.
   license: ['createEndpoint', 'listEndpoints'],
+  // The web component's dashboard: endpoints and their deliveries.
+  web: [
+    'createEndpoint',
+    'getEndpoint',
+    'listEndpoints',
+    'updateEndpoint',
+    'rotateSecret',
+    'sendTestEvent',
+    'listDeliveries',
+    'retryDelivery',
+  ],
 };

@@ -1,0 +1,112 @@
+// The web component's composition root: main.ts starts the process and builds the long-lived pieces,
+// this file wires them into one Express app, and config.ts is the one schema of settings. Every other
+// file sits in a folder named for its job, and folders form layers: a folder imports only folders
+// below it (never one beside or above it), and gets its settings as options from here.
+// Layers, lowest first: backends < kit < dashboard, portal
+
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import {
+  AttemptThrottle,
+  saneRequestId,
+  withRequestId,
+  type Logger,
+  type Metrics,
+  type RateLimits,
+} from '@licensing/runtime';
+import type { Clients } from './backends/clients';
+import type { WebConfig } from './config';
+import { sessionMeter } from './dashboard/metering';
+import { dashboardRouter } from './dashboard/routes';
+import { portalRouter } from './portal/routes';
+
+export interface WebDeps {
+  config: WebConfig;
+  clients: Clients;
+  /** The rate limits in Redis, shared with the gateway: the throttles and the account's hourly quota. */
+  limits: RateLimits;
+  log: Logger;
+  metrics: Metrics;
+}
+
+const NOT_FOUND =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><main><h1>Not found</h1><p>There is no such page.</p></main></body></html>';
+
+/** The trusted proxies' list for express (the gateway, the Ingress), never "any". */
+const trustedProxies = (list: string) =>
+  list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/**
+ * Every page a person sees: the dashboard under /dashboard and the customer portal under /portal.
+ * The gateway (or the Ingress) sends those paths here unchanged; the client's address comes from
+ * X-Forwarded-For, believed only from TRUSTED_PROXIES, so the per-address throttles count the browser.
+ */
+export function createWebApp({ config, clients, limits, log, metrics }: WebDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.set('trust proxy', trustedProxies(config.TRUSTED_PROXIES));
+  // The gateway's request id (set by its proxy): a page's "Reference" names the request in both logs.
+  app.use((req, res, next) => {
+    res.locals.requestId = saneRequestId(req.get('x-request-id')) ?? randomUUID();
+    res.setHeader('X-Request-Id', res.locals.requestId);
+    withRequestId(res.locals.requestId, next);
+  });
+  // A page refused by a throttle counts under the window that refused it (signin, portal_signin, …),
+  // the series the password-guessing alert watches, as the gateway counts the API's.
+  const rejections = metrics.counter('licensing_rate_limit_rejections_total', ['window']);
+  app.use((_req, res, next) => {
+    res.on('finish', () => {
+      if (res.statusCode === 429) rejections.inc({ window: String(res.locals.rateLimitWindow ?? 'other') });
+    });
+    next();
+  });
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+
+  const throttle = (name: string, max: number, windowS = config.SIGNIN_WINDOW_S) =>
+    new AttemptThrottle(limits.redis, config.RATE_LIMIT_PREFIX, name, max, windowS);
+  const secureCookies = config.NODE_ENV === 'production';
+  app.use(
+    '/dashboard',
+    dashboardRouter({
+      clients,
+      log,
+      secureCookies,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      hourlyUsage: (accountId, appTraffic) => limits.hourlyUsage(accountId, appTraffic),
+      licensePerMinute: config.LICENSE_PER_MINUTE,
+      meter: sessionMeter(limits),
+      signInThrottle: {
+        perEmail: throttle('signin-email', config.SIGNIN_FAILURES_PER_EMAIL),
+        perAddress: throttle('signin-address', config.SIGNIN_FAILURES_PER_ADDRESS),
+      },
+      signUpThrottle: {
+        perEmail: throttle('signup-email', config.SIGNUPS_PER_EMAIL, config.SIGNUP_WINDOW_S),
+        perAddress: throttle('signup-address', config.SIGNUPS_PER_ADDRESS, config.SIGNUP_WINDOW_S),
+      },
+      unknownSessionThrottle: throttle('session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
+    }),
+  );
+  // The customer portal: public pages of each account, for its buyers (no API key; a session from an e-mailed link).
+  app.use(
+    '/portal',
+    portalRouter({
+      clients,
+      log,
+      secureCookies,
+      signInThrottle: throttle(
+        'portal-signin-address',
+        config.PORTAL_SIGNINS_PER_ADDRESS,
+        config.PORTAL_SIGNIN_WINDOW_S,
+      ),
+      lookupThrottle: throttle('portal-lookup-address', config.PORTAL_LOOKUPS_PER_ADDRESS_PER_MINUTE, 60),
+      unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
+    }),
+  );
+  app.use((_req, res) => void res.status(404).type('html').set('Cache-Control', 'no-store').send(NOT_FOUND));
+  return app;
+}

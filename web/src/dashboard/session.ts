@@ -1,0 +1,93 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { SessionResponse } from '@licensing/proto';
+import { AppError, addressKey, isSessionToken } from '@licensing/runtime';
+import type { Clients } from '../backends/clients';
+import { cookieLine, issueCsrfCookie, readCookie, secondsUntil, tokensMatch } from '../kit/cookies';
+import type { SessionGuard } from '../kit/session-guard';
+
+// Dashboard sessions: an HttpOnly, SameSite cookie holding a random token
+// (Secure outside development and test). State-changing forms carry a CSRF
+// token: the session's own once signed in; before that (sign-in, sign-up) a
+// double-submit token in its own cookie.
+export const SESSION_COOKIE = 'lk_session';
+export const PRE_CSRF_COOKIE = 'lk_csrf';
+const PATH = '/dashboard';
+
+export { readCookie, tokensMatch };
+
+export interface DashboardSession {
+  token: string;
+  csrfToken: string;
+  userEmail: string;
+  accountId: string;
+  accountName: string;
+  plan: string;
+  perMinuteLimit: number;
+  perHourLimit: number;
+}
+
+/** Clears the dashboard's cookies (after a malformed one, so the next request starts clean). */
+export function clearAllCookies(res: Response, secure: boolean): void {
+  clearSessionCookie(res, secure);
+  res.append('Set-Cookie', cookie(PRE_CSRF_COOKIE, '', { maxAgeS: 0, secure, sameSite: 'Strict' }));
+}
+
+function cookie(name: string, value: string, opts: { maxAgeS: number; secure: boolean; sameSite: 'Lax' | 'Strict' }) {
+  return cookieLine(name, value, { ...opts, path: PATH });
+}
+
+export function setSessionCookie(res: Response, token: string, expiresAt: string, secure: boolean): void {
+  res.append(
+    'Set-Cookie',
+    cookie(SESSION_COOKIE, token, { maxAgeS: secondsUntil(expiresAt), secure, sameSite: 'Lax' }),
+  );
+}
+
+export function clearSessionCookie(res: Response, secure: boolean): void {
+  res.append('Set-Cookie', cookie(SESSION_COOKIE, '', { maxAgeS: 0, secure, sameSite: 'Lax' }));
+}
+
+/** A fresh double-submit token for a sign-in or sign-up form. */
+export function issuePreSessionCsrf(res: Response, secure: boolean): string {
+  return issueCsrfCookie(res, PRE_CSRF_COOKIE, PATH, secure);
+}
+
+function toSession(token: string, s: SessionResponse): DashboardSession {
+  return {
+    token,
+    csrfToken: s.csrf_token,
+    userEmail: s.user!.email,
+    accountId: s.account!.id,
+    accountName: s.account!.name,
+    plan: s.account!.plan,
+    perMinuteLimit: s.account!.per_minute_limit,
+    perHourLimit: s.account!.per_hour_limit,
+  };
+}
+
+/**
+ * Loads the session named by the cookie into res.locals.session, or leaves it unset. Made-up tokens
+ * cost no look-up once known or once their address is over its limit (session-guard.ts); a cookie that
+ * names no session is cleared, so the browser stops sending it.
+ */
+export function loadSession(clients: Clients, guard: SessionGuard, secure: boolean) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const token = readCookie(req, SESSION_COOKIE);
+    if (token) {
+      const address = addressKey(req.ip);
+      if (guard.mayLookUp(token, address)) {
+        try {
+          res.locals.session = toSession(token, await clients.accounts.getSession({ token }));
+        } catch (err) {
+          if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
+          await guard.unknownToken(token, address);
+          clearSessionCookie(res, secure);
+        }
+      } else if (!isSessionToken(token)) clearSessionCookie(res, secure);
+    }
+    next();
+  };
+}
+
+export const sessionOf = (res: Response): DashboardSession | undefined =>
+  res.locals.session as DashboardSession | undefined;

@@ -1,0 +1,158 @@
+import type { Request, Response, Router } from 'express';
+import { AppError, addressKey, type Logger } from '@licensing/runtime';
+import type { Clients } from '../backends/clients';
+import { attemptBoth as attempt, type AttemptThrottles } from '@licensing/runtime';
+import { field, type DashboardContext } from './context';
+import { signInPage, signUpConfirmPage, signUpLinkProblemPage, signUpPage, signUpSentPage } from './sign-in-pages';
+import {
+  PRE_CSRF_COOKIE,
+  clearSessionCookie,
+  issuePreSessionCsrf,
+  readCookie,
+  sessionOf,
+  setSessionCookie,
+  tokensMatch,
+} from './session';
+
+// Signing in, signing up (a form, an e-mailed link, its confirmation) and signing out. Before a
+// session exists, forms carry a pre-session CSRF token (a cookie and the same value in the form);
+// sign-in and sign-up attempts are throttled per e-mail and per client address.
+
+export type { AttemptThrottles };
+
+export interface SignInDeps {
+  clients: Clients;
+  log: Logger;
+  /** Secure cookies (everywhere but development and test). */
+  secureCookies: boolean;
+  signInThrottle: AttemptThrottles;
+  /** Sign-ups per e-mail and per client address (every attempt counts: scrypt is expensive). */
+  signUpThrottle: AttemptThrottles;
+}
+
+export function signInPages(
+  r: Router,
+  { page, signedIn }: Pick<DashboardContext, 'page' | 'signedIn'>,
+  { clients, log, secureCookies, signInThrottle, signUpThrottle }: SignInDeps,
+): void {
+  /** A throttled sign-in or sign-up: logged, counted under its window, Retry-After set; returns the message for the form. */
+  const throttled = (res: Response, window: 'signin' | 'signup', wait: number, address: string): string => {
+    const what = window === 'signin' ? 'sign-in' : 'sign-up';
+    log.warn({ address }, `${what} throttled`);
+    res.locals.rateLimitWindow = window;
+    res.setHeader('Retry-After', String(wait));
+    return `Too many ${what} attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`;
+  };
+
+  const preSessionCsrfOk = (req: Request) =>
+    tokensMatch(readCookie(req, PRE_CSRF_COOKIE), (req.body as Record<string, unknown> | undefined)?._csrf);
+
+  r.get('/signin', (_req, res) =>
+    sessionOf(res)
+      ? res.redirect(303, '/dashboard')
+      : page(res, 200, signInPage(issuePreSessionCsrf(res, secureCookies))),
+  );
+  r.get('/signup', (_req, res) =>
+    sessionOf(res)
+      ? res.redirect(303, '/dashboard')
+      : page(res, 200, signUpPage(issuePreSessionCsrf(res, secureCookies))),
+  );
+
+  r.post('/signin', async (req, res) => {
+    const email = field(req, 'email', 254).trim().toLowerCase();
+    const password = field(req, 'password', 200);
+    if (!preSessionCsrfOk(req))
+      return page(
+        res,
+        403,
+        signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', email }),
+      );
+    const address = addressKey(req.ip); // IPv6 by its /64
+    // Counted before the password is checked, atomically: a parallel burst cannot slip past the limit.
+    const wait = await attempt(signInThrottle, email, address);
+    if (wait !== null) {
+      const error = throttled(res, 'signin', wait, address);
+      return page(res, 429, signInPage(issuePreSessionCsrf(res, secureCookies), { error, email }));
+    }
+    try {
+      const s = await clients.accounts.signIn({ email, password });
+      // A right password is not a guess: its attempt is given back.
+      await Promise.all([signInThrottle.perEmail.forgive(email), signInThrottle.perAddress.forgive(address)]);
+      setSessionCookie(res, s.token, s.expires_at, secureCookies);
+      res.redirect(303, '/dashboard');
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
+      page(
+        res,
+        401,
+        signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'Wrong e-mail or password.', email }),
+      );
+    }
+  });
+
+  r.post('/signup', async (req, res) => {
+    const values = { account_name: field(req, 'account_name', 100), email: field(req, 'email', 254) };
+    if (!preSessionCsrfOk(req))
+      return page(
+        res,
+        403,
+        signUpPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', values }),
+      );
+    const address = addressKey(req.ip); // IPv6 by its /64
+    const wait = await attempt(signUpThrottle, values.email.trim().toLowerCase(), address);
+    if (wait !== null) {
+      const error = throttled(res, 'signup', wait, address);
+      return page(res, 429, signUpPage(issuePreSessionCsrf(res, secureCookies), { error, values }));
+    }
+    try {
+      await clients.accounts.signUp({
+        account_name: values.account_name,
+        email: values.email,
+        password: field(req, 'password', 201),
+      });
+      res.redirect(303, '/dashboard/signup/sent');
+    } catch (err) {
+      if (!(err instanceof AppError) || !['invalid_request', 'forbidden', 'service_unavailable'].includes(err.code))
+        throw err;
+      // Refused input says which field; a registered e-mail is not refused (its owner gets a mail instead).
+      // forbidden: this server has no mail transport, so sign-up is closed.
+      const status = { invalid_request: 400, forbidden: 403, service_unavailable: 503 }[err.code as 'invalid_request'];
+      page(res, status, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: err.message, values }));
+    }
+  });
+
+  r.get('/signup/sent', (_req, res) => page(res, 200, signUpSentPage()));
+
+  r.get('/signup/confirm', (req, res) => {
+    const token = typeof req.query.token === 'string' ? req.query.token.slice(0, 100) : '';
+    if (!token)
+      return page(res, 400, signUpLinkProblemPage('This link is incomplete. Copy the whole link from the e-mail.'));
+    page(res, 200, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
+  });
+
+  r.post('/signup/confirm', async (req, res) => {
+    const token = field(req, 'token', 100);
+    if (!preSessionCsrfOk(req))
+      return page(res, 403, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
+    try {
+      const s = await clients.accounts.confirmSignUp({ token });
+      setSessionCookie(res, s.token, s.expires_at, secureCookies);
+      res.redirect(303, '/dashboard/settings');
+    } catch (err) {
+      if (!(err instanceof AppError) || !['invalid_request', 'conflict'].includes(err.code)) throw err;
+      page(res, err.code === 'conflict' ? 409 : 400, signUpLinkProblemPage(err.message));
+    }
+  });
+
+  r.post(
+    '/signout',
+    signedIn(
+      async (_req, res, s) => {
+        await clients.accounts.endSession({ token: s.token });
+        clearSessionCookie(res, secureCookies);
+        res.redirect(303, '/dashboard/signin');
+      },
+      { metered: false },
+    ),
+  );
+}
