@@ -1,10 +1,19 @@
-// The tiers, one jest project each, one run: test/unit (pure logic, no server),
-// test/integration (one piece against real FerretDB and NATS), test/e2e
-// (everything through the gateway) and test/deploy (compose and manifest checks).
-// Only the tiers that talk to servers have the global set-up (NATS and Redis
-// reachable, a FerretDB and a stripe-mock of the run's own): `npm run test:unit`
-// (--selectProjects unit) starts and needs none of them. Jest runs one global
-// set-up shared by several projects once, and only when one of their tests runs.
+// One jest run for the whole repository, one project per folder of tests (docs/architecture.md, "Tests"):
+// - each component (gateway/, proto/, services/<name>/, packages/<name>/, examples/<name>/) owns its
+//   tests: `<folder>:unit` is its test/unit (pure logic, no server) and `<folder>:component` its
+//   test/component (the component running for real against real FerretDB, NATS and Redis, its gRPC
+//   peers faked with packages/test-support);
+// - test/<tier> holds what belongs to no single component, a project named after its folder:
+//   test/repository (checks of the repository as a whole: docs, layout, scripts/, deploy files),
+//   test/e2e (everything through the gateway), test/deploy (compose and manifest checks), and
+//   test/unit and test/integration for what has not found its component yet.
+// Only the projects that talk to servers have the global set-up (NATS and Redis reachable, a FerretDB
+// and a stripe-mock of the run's own): `npm run test:unit` runs every project without it and starts
+// none of them. Jest runs one global set-up shared by several projects once, and only when one of
+// their tests runs. scripts/run.mjs picks projects by these names and by whether they have a set-up.
+const { existsSync, readdirSync } = require('node:fs');
+const { join } = require('node:path');
+
 const swc = [
   '@swc/jest',
   { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
@@ -20,11 +29,14 @@ const swcJs = [
 
 const testTimeout = 30000;
 
-const tier = (name, servers) => ({
+/** The folders of test/ whose tests need no server: they run in `npm run test:unit`. */
+const SERVERLESS_TIERS = ['unit', 'repository'];
+
+const project = (name, folder, servers) => ({
   displayName: name,
   rootDir: __dirname,
   testEnvironment: 'node',
-  roots: [`<rootDir>/test/${name}`],
+  roots: [`<rootDir>/${folder}`],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': swc, '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': swcJs },
   transformIgnorePatterns: ['/node_modules/(?!@opentelemetry/otlp-exporter-base/)'],
@@ -32,6 +44,7 @@ const tier = (name, servers) => ({
     '^@licensing/proto$': '<rootDir>/proto/index.ts',
     '^@licensing/runtime$': '<rootDir>/packages/runtime/src/index.ts',
     '^@licensing/client$': '<rootDir>/packages/client/src/index.ts',
+    '^@licensing/test-support$': '<rootDir>/packages/test-support/src/index.ts',
   },
   testTimeout,
   ...(servers
@@ -42,11 +55,37 @@ const tier = (name, servers) => ({
     : {}),
 });
 
-/** The tiers by name; test/unit/test-tiers.test.ts checks that only `unit` has no global set-up. */
-const tiers = [tier('unit', false), tier('integration', true), tier('e2e', true), tier('deploy', true)];
+const subfolders = (dir) =>
+  existsSync(join(__dirname, dir))
+    ? readdirSync(join(__dirname, dir), { withFileTypes: true })
+        .filter((d) => d.isDirectory() && d.name !== 'node_modules')
+        .map((d) => d.name)
+    : [];
+
+/** The folders that own code, and so their tests: the workspaces of package.json. */
+const componentFolders = [
+  'gateway',
+  'proto',
+  ...['services', 'packages', 'examples'].flatMap((group) => subfolders(group).map((name) => `${group}/${name}`)),
+];
+
+/** Each component's test/unit and test/component, as `<folder>:unit` and `<folder>:component`. */
+const componentProjects = componentFolders.flatMap((folder) =>
+  [
+    ['unit', false],
+    ['component', true],
+  ]
+    .filter(([tier]) => existsSync(join(__dirname, folder, 'test', tier)))
+    .map(([tier, servers]) => project(`${folder}:${tier}`, `${folder}/test/${tier}`, servers)),
+);
+
+/** The folders of test/ but support/, each a project of its own name. */
+const topLevelProjects = subfolders('test')
+  .filter((name) => name !== 'support')
+  .map((name) => project(name, `test/${name}`, !SERVERLESS_TIERS.includes(name)));
 
 module.exports = {
-  projects: tiers,
+  projects: [...componentProjects, ...topLevelProjects],
   testTimeout,
   maxWorkers: 2,
 };
