@@ -1,16 +1,19 @@
-// One jest run for the whole repository, one project per folder of tests (docs/architecture.md, "Tests"):
+// One jest run for the whole repository, one project per tier (docs/architecture.md, "Tests"):
 // - each component (gateway/, proto/, services/<name>/, packages/<name>/, examples/<name>/) owns its
-//   tests: `<folder>:unit` is its test/unit (pure logic, no server) and `<folder>:component` its
-//   test/component (the component running for real against real FerretDB, NATS and Redis, its gRPC
-//   peers faked with packages/test-support);
-// - test/<tier> holds what belongs to no single component, a project named after its folder:
+//   tests: its test/unit (pure logic, no server) is a root of the `unit` project, its test/component
+//   (the component running for real against real FerretDB, NATS and Redis, its gRPC peers faked with
+//   packages/test-support) a root of the `component` project;
+// - test/<tier> holds what belongs to no single component, in the project named after its folder:
 //   test/repository (checks of the repository as a whole: docs, layout, scripts/, deploy files),
-//   test/e2e (everything through the gateway), test/deploy (compose and manifest checks), and
-//   test/unit and test/integration for what has not found its component yet.
+//   test/e2e (everything through the gateway), test/deploy (compose and manifest checks), test/unit
+//   and test/integration (tests that have not found their component yet; `unit` takes test/unit).
+// One project per tier, not per component: jest keys its transform cache by project, so a source
+// that every component's tests import is compiled once, not once per component. `npm test -w <folder>`
+// (scripts/run.mjs test:folder) picks one component's files out of the tiers by path.
 // Only the projects that talk to servers have the global set-up (NATS and Redis reachable, a FerretDB
 // and a stripe-mock of the run's own): `npm run test:unit` runs every project without it and starts
 // none of them. Jest runs one global set-up shared by several projects once, and only when one of
-// their tests runs. scripts/run.mjs picks projects by these names and by whether they have a set-up.
+// their tests runs.
 const { existsSync, readdirSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -32,11 +35,11 @@ const testTimeout = 30000;
 /** The folders of test/ whose tests need no server: they run in `npm run test:unit`. */
 const SERVERLESS_TIERS = ['unit', 'repository'];
 
-const project = (name, folder, servers) => ({
+const project = (name, roots, servers) => ({
   displayName: name,
   rootDir: __dirname,
   testEnvironment: 'node',
-  roots: [`<rootDir>/${folder}`],
+  roots: roots.map((folder) => `<rootDir>/${folder}`),
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': swc, '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': swcJs },
   transformIgnorePatterns: ['/node_modules/(?!@opentelemetry/otlp-exporter-base/)'],
@@ -69,23 +72,24 @@ const componentFolders = [
   ...['services', 'packages', 'examples'].flatMap((group) => subfolders(group).map((name) => `${group}/${name}`)),
 ];
 
-/** Each component's test/unit and test/component, as `<folder>:unit` and `<folder>:component`. */
-const componentProjects = componentFolders.flatMap((folder) =>
-  [
-    ['unit', false],
-    ['component', true],
-  ]
-    .filter(([tier]) => existsSync(join(__dirname, folder, 'test', tier)))
-    .map(([tier, servers]) => project(`${folder}:${tier}`, `${folder}/test/${tier}`, servers)),
-);
+/** The existing folders among `folders`. */
+const existing = (folders) => folders.filter((folder) => existsSync(join(__dirname, folder)));
 
-/** The folders of test/ but support/, each a project of its own name. */
-const topLevelProjects = subfolders('test')
-  .filter((name) => name !== 'support')
-  .map((name) => project(name, `test/${name}`, !SERVERLESS_TIERS.includes(name)));
+/** test/<tier> but support/, each the project of its own name; `unit` also takes every component's test/unit. */
+const topLevel = subfolders('test').filter((name) => name !== 'support');
+const unitRoots = existing([...componentFolders.map((folder) => `${folder}/test/unit`), 'test/unit']);
+const componentRoots = existing(componentFolders.map((folder) => `${folder}/test/component`));
+
+const projects = [
+  project('unit', unitRoots, false),
+  ...(componentRoots.length ? [project('component', componentRoots, true)] : []),
+  ...topLevel
+    .filter((name) => name !== 'unit')
+    .map((name) => project(name, [`test/${name}`], !SERVERLESS_TIERS.includes(name))),
+];
 
 module.exports = {
-  projects: [...componentProjects, ...topLevelProjects],
+  projects,
   testTimeout,
   maxWorkers: 2,
 };

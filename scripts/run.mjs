@@ -154,28 +154,40 @@ function node(file, argv = []) {
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
-// The jest projects (jest.config.js): those without a global set-up need no server and run with
-// none reachable (withoutServers); the others get the servers the set-up provides.
+// The jest projects (jest.config.js), one per tier: those without a global set-up need no server and
+// run with none reachable (withoutServers); the others get the servers the set-up provides.
 const projects = createRequire(import.meta.url)(join(root, 'jest.config.js')).projects;
 const serverless = projects.filter((p) => !p.globalSetup).map((p) => p.displayName);
 const withServers = projects.filter((p) => p.globalSetup).map((p) => p.displayName);
 
-/** One component's projects (`<folder>:unit`, `<folder>:component`), each run as npm test runs its tier. */
+/**
+ * One component's own tests (`npm test -w <folder>`): its test/unit as `npm run test:unit` runs it (no
+ * server reachable), then, if that passed, its test/component with the servers, each picked out of its
+ * tier's project by path.
+ */
 async function testFolder(folder, argv, env) {
   if (!folder || !existsSync(join(root, folder, 'package.json'))) {
-    console.error(`usage: node scripts/run.mjs test:folder <workspace folder, e.g. services/license> [jest args]`);
+    console.error('usage: node scripts/run.mjs test:folder <workspace folder, e.g. services/license> [jest args]');
     process.exit(2);
   }
-  const mine = (names) => names.filter((name) => name.startsWith(`${folder}:`));
+  const tiers = [
+    ['unit', await withoutServers()],
+    ['component', env],
+  ].filter(([tier]) => existsSync(join(root, folder, 'test', tier)));
+  if (tiers.length === 0) {
+    console.error(`${folder} has no test/unit or test/component`);
+    return 1;
+  }
   const runs = [];
-  // --selectProjects last: it takes every word after it as a project name.
-  if (mine(serverless).length)
-    runs.push(jest([...argv, '--selectProjects', ...mine(serverless)], await withoutServers()));
-  if (mine(withServers).length && runs.every((r) => r.code === 0))
-    runs.push(jest([...argv, '--selectProjects', ...mine(withServers)], env));
-  if (runs.length === 0) console.error(`${folder} has no test/unit or test/component`);
+  for (const [tier, tierEnv] of tiers) {
+    if (runs.some((r) => r.code !== 0)) break;
+    // A path pattern (a regular expression over absolute paths) for the folder's tests of this tier.
+    const mine = `^${join(root, folder, 'test', tier).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`;
+    // --selectProjects last: it takes every word after it as a project name.
+    runs.push(jest([...argv, mine, '--selectProjects', tier], tierEnv));
+  }
   summarise(runs);
-  return runs.find((r) => r.code !== 0)?.code ?? (runs.length ? 0 : 1);
+  return runs.find((r) => r.code !== 0)?.code ?? 0;
 }
 
 switch (command) {

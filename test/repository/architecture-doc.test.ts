@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { eventTypes } from '@licensing/proto';
 import { ownerOf } from '@licensing/runtime';
-import { services } from '../../scripts/lib/components';
+import { components, services } from '../../scripts/lib/components';
 
 // docs/architecture.md says what each service owns and publishes and how a service's src/ is laid
 // out; these checks hold it to the code, so the description cannot drift from what is there.
@@ -77,5 +77,45 @@ describe('docs/architecture.md, against the code', () => {
         .map((f) => `${s.folder}/src/store/${f}`);
     });
     expect(timed).toEqual([]);
+  });
+
+  describe('each component owns its tests ("Tests")', () => {
+    const workspaces = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).workspaces as string[]).flatMap(
+      (w) =>
+        w.endsWith('/*')
+          ? readdirSync(join(root, w.slice(0, -2)), { withFileTypes: true })
+              .filter((e) => e.isDirectory())
+              .map((e) => `${w.slice(0, -2)}/${e.name}`)
+          : [w],
+    );
+    const testFilesUnder = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+        if (e.name === 'node_modules' || e.name === 'dist') return [];
+        const path = join(dir, e.name);
+        if (e.isDirectory()) return testFilesUnder(path);
+        return e.name.endsWith('.test.ts') ? [relative(root, path)] : [];
+      });
+
+    it('the section states the layout', () => {
+      const start = doc.indexOf('### Tests');
+      expect(start).toBeGreaterThanOrEqual(0);
+      const section = doc.slice(start, doc.indexOf('\n## ', start));
+      for (const folder of ['<component>/test/unit/', '<component>/test/component/', 'test/repository/'])
+        expect(section).toContain(`\`${folder}\``);
+    });
+
+    it.each(workspaces)('%s: tests only in test/unit/ (no server) and test/component/ (servers)', (folder) => {
+      const misplaced = testFilesUnder(join(root, folder)).filter(
+        (f) => !f.startsWith(`${folder}/test/unit/`) && !f.startsWith(`${folder}/test/component/`),
+      );
+      expect(misplaced).toEqual([]);
+      const tests = join(root, folder, 'test');
+      if (existsSync(tests)) expect(readdirSync(tests).filter((n) => n !== 'unit' && n !== 'component')).toEqual([]);
+    });
+
+    it.each(components.map((c) => [c.folder]))('%s has unit tests of its own', (folder) => {
+      const unit = join(root, folder, 'test', 'unit');
+      expect(existsSync(unit) && testFilesUnder(unit).length > 0).toBe(true);
+    });
   });
 });

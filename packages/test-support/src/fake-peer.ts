@@ -27,7 +27,10 @@ export interface PeerCallContext {
  */
 export type FakeHandler<M> = (request: RequestOf<M>, call: PeerCallContext) => ResponseOf<M> | Promise<ResponseOf<M>>;
 
-/** The methods a test fakes; any other answers UNIMPLEMENTED, naming the method, so a test sees what it missed. */
+/**
+ * The methods a test fakes. Any other answers UNIMPLEMENTED (its caller sees what a replica that lacks
+ * the method would send: unavailable) and is listed in `unfaked`, so a test can tell what it missed.
+ */
 export type FakeHandlers<D> = { [K in keyof D]?: FakeHandler<D[K]> };
 
 /** A call the fake received, in arrival order. */
@@ -43,6 +46,8 @@ export interface FakePeer<D> {
   readonly port: number;
   /** Every call received, in order. */
   readonly calls: PeerCall<D>[];
+  /** The methods called that the test did not fake, in order. */
+  readonly unfaked: (keyof D & string)[];
   /** The requests one method received, in order. */
   requestsTo<K extends keyof D & string>(method: K): RequestOf<D[K]>[];
   /** Changes how methods answer from now on (a peer that starts failing, or learns a new product). */
@@ -68,6 +73,7 @@ export async function startFakePeer<D extends ServiceDefinition>(
 ): Promise<FakePeer<D>> {
   const current: FakeHandlers<D> = { ...handlers };
   const calls: PeerCall<D>[] = [];
+  const unfaked: (keyof D & string)[] = [];
   const name = serviceName(definition);
   const implementation: UntypedServiceImplementation = {};
   for (const method of Object.keys(definition) as (keyof D & string)[]) {
@@ -76,6 +82,7 @@ export async function startFakePeer<D extends ServiceDefinition>(
       calls.push({ method, request: call.request, caller });
       const handler = current[method] as FakeHandler<unknown> | undefined;
       if (!handler) {
+        unfaked.push(method);
         callback({ code: GrpcStatus.UNIMPLEMENTED, details: `the fake ${name} has no handler for ${method}` });
         return;
       }
@@ -98,6 +105,7 @@ export async function startFakePeer<D extends ServiceDefinition>(
     address: `127.0.0.1:${bound}`,
     port: bound,
     calls,
+    unfaked,
     requestsTo: (method) => calls.filter((c) => c.method === method).map((c) => c.request as never),
     handle: (more) => Object.assign(current, more),
     stop: async () => server.forceShutdown(),
