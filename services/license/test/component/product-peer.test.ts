@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   LicenseServiceClient,
   ProductServiceService,
@@ -6,7 +5,7 @@ import {
   type LicensePolicy,
   type Product,
 } from '@licensing/proto';
-import { AppError, createClient } from '@licensing/runtime';
+import { AppError, createClient, newId } from '@licensing/runtime';
 import { type FakePeer, startFakePeer } from '@licensing/test-support';
 import { start } from '../../src/main';
 import { credentialOf, envFor } from '../../../../scripts/lib/topology';
@@ -19,7 +18,8 @@ import { testTopology } from '../../../../test/support/stack';
 // an unknown product or a product service that is away is an error the caller can read, never a licence.
 
 const t = testTopology();
-const account = `acct_${randomBytes(4).toString('hex')}`;
+const account = newId('acct');
+const missing = newId('prod');
 const policy: LicensePolicy = {
   duration_days: 30,
   max_activations: 2,
@@ -30,7 +30,7 @@ const policy: LicensePolicy = {
   entitlements: ['export'],
 };
 const editor: Product = {
-  id: 'prod_editor',
+  id: newId('prod'),
   account_id: account,
   name: 'Editor',
   description: '',
@@ -88,16 +88,22 @@ it('refuses a product the product service does not know, with its not_found, and
   const err = await licenses.call
     .createLicense({
       account_id: account,
-      product_id: 'prod_missing',
+      product_id: missing,
       customer_email: 'cat@example.com',
       idempotency_key: '',
       send_email: false,
     })
     .catch((e: unknown) => e);
   expect(err).toBeInstanceOf(AppError);
-  expect(err).toMatchObject({ code: 'not_found', message: 'product prod_missing not found' });
-  const listed = await licenses.call.listLicenses({ account_id: account, customer_email: 'cat@example.com' } as never);
-  expect(listed.licenses ?? []).toEqual([]);
+  expect(err).toMatchObject({ code: 'not_found', message: `product ${missing} not found` });
+  const listed = await licenses.call.listLicenses({
+    account_id: account,
+    page: undefined,
+    product_id: missing,
+    customer_email: '',
+    status: '',
+  });
+  expect(listed.data).toEqual([]);
 });
 
 it('answers unavailable, not internal, while the product service is away', async () => {
@@ -107,7 +113,7 @@ it('answers unavailable, not internal, while the product service is away', async
     const err = await licenses.call
       .createLicense({
         account_id: account,
-        product_id: 'prod_other',
+        product_id: newId('prod'),
         customer_email: 'dan@example.com',
         idempotency_key: '',
         send_email: false,
