@@ -86,9 +86,7 @@ describe('the access log', () => {
 });
 
 describe('query redaction, a scan', () => {
-  const { redactUrl } = jest.requireActual<typeof import('../../src/http/access-log')>(
-    '../../src/http/access-log',
-  );
+  const { redactUrl } = jest.requireActual<typeof import('../../src/http/access-log')>('../../src/http/access-log');
   /** The regex it replaced: the scan must agree with it on every input. */
   const byRegex = (url: string) =>
     url.replace(/([?&](?:license_key|key|q|customer_email|email|token|secret|password)=)[^&#]*/gi, '$1[redacted]');

@@ -1,4 +1,4 @@
-import { ProductServiceClient, ProductServiceService, type Product } from '@licensing/proto';
+import { Product, ProductServiceClient, ProductServiceService } from '@licensing/proto';
 import { AppError, createClient } from '@licensing/runtime';
 import { type FakePeer, startFakePeer } from '../../src';
 
@@ -6,15 +6,8 @@ import { type FakePeer, startFakePeer } from '../../src';
 // its credential) reaches it as it reaches the real service, and its errors arrive as the real
 // service's would.
 
-const product = (over: Partial<Product> = {}): Product => ({
-  id: 'prod_1',
-  account_id: 'acct_1',
-  name: 'Editor',
-  description: '',
-  created_at: '2026-01-01T00:00:00.000Z',
-  email_on_purchase: true,
-  ...over,
-});
+const product = (over: Partial<Product> = {}): Product =>
+  Product.fromPartial({ id: 'prod_1', account_id: 'acct_1', name: 'Editor', ...over });
 
 let peer: FakePeer<typeof ProductServiceService>;
 let products: ReturnType<typeof createClient<ProductServiceClient>>;

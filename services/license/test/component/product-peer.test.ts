@@ -36,6 +36,7 @@ const editor: Product = {
   description: '',
   created_at: '2026-01-01T00:00:00.000Z',
   policy,
+  price: undefined,
   email_on_purchase: true,
 };
 

@@ -119,6 +119,7 @@ it("queues a licence's mail to the customer the licence service names, and sends
         to: string;
         subject: string;
         text: string;
+        attachments?: { content: string }[];
       };
     },
     { timeoutMs: 15_000 },
