@@ -1,11 +1,6 @@
 import { AppError, createLogger } from '@licensing/runtime';
 import type { Export } from '@licensing/proto';
-import {
-  EXPORT_WRITER_STOPPED,
-  exportWriterStopped,
-  leaseLapsed,
-  leaseUntil,
-} from '../../../services/license/src/domain/job-leases';
+import { EXPORT_WRITER_STOPPED } from '../../../services/license/src/domain/job-leases';
 import { EXPORT_GATEWAY_SHUT_DOWN, ExportJobs } from '../../src/routes/export-jobs';
 import { runExport } from '../../src/routes/imports';
 import { eventually } from '../../../test/support/eventually';
@@ -14,40 +9,6 @@ import { eventually } from '../../../test/support/eventually';
 // that process dies, and a graceful stop ends those it could not finish at once.
 
 const log = createLogger('test', 'silent');
-const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
-
-describe('job leases (pure)', () => {
-  it('a lease runs until its end; none, or one that ended before now, has lapsed', () => {
-    expect(leaseUntil(at(0), 60_000)).toEqual(at(60));
-    expect(leaseLapsed(at(60), at(59))).toBe(false);
-    expect(leaseLapsed(at(60), at(60))).toBe(false);
-    expect(leaseLapsed(at(60), at(61))).toBe(true);
-    expect(leaseLapsed(null, at(0))).toBe(true);
-    expect(leaseLapsed(undefined, at(0))).toBe(true);
-  });
-
-  it('a running export whose lease lapsed has a stopped writer; done and failed ones never', () => {
-    const running = { state: 'running', lease_until: at(60), updated_at: at(0) };
-    expect(exportWriterStopped(running, at(30), 60_000)).toBe(false);
-    expect(exportWriterStopped(running, at(61), 60_000)).toBe(true);
-    expect(exportWriterStopped({ ...running, state: 'done' }, at(600), 60_000)).toBe(false);
-    expect(exportWriterStopped({ ...running, state: 'failed' }, at(600), 60_000)).toBe(false);
-  });
-
-  it('an export stored before leases is held for one lease from its last write', () => {
-    const old = { state: 'running', updated_at: at(0) };
-    expect(exportWriterStopped({ ...old, lease_until: null }, at(59), 60_000)).toBe(false);
-    expect(exportWriterStopped(old, at(61), 60_000)).toBe(true);
-    expect(exportWriterStopped(old, at(61), 120_000)).toBe(false);
-  });
-
-  it('the failure says the process stopped and to start a new export', () => {
-    for (const text of [EXPORT_WRITER_STOPPED, EXPORT_GATEWAY_SHUT_DOWN]) {
-      expect(text).toMatch(/process running this export stopped/);
-      expect(text).toMatch(/start a new export$/);
-    }
-  });
-});
 
 /** Clients whose product list never answers until released: an export stuck on a long page. */
 function stuckClients() {
@@ -84,6 +45,15 @@ function stuckClients() {
   };
   return { clients: clients as never, calls, release, refuse: (e: AppError) => (renewRefusal = e) };
 }
+
+describe('why an export failed', () => {
+  it("the failure says the process stopped and to start a new export (the licence service's words and the gateway's)", () => {
+    for (const text of [EXPORT_WRITER_STOPPED, EXPORT_GATEWAY_SHUT_DOWN]) {
+      expect(text).toMatch(/process running this export stopped/);
+      expect(text).toMatch(/start a new export$/);
+    }
+  });
+});
 
 describe('the gateway export job', () => {
   it('renews its lease while a page takes long, and stops renewing once it is done', async () => {
