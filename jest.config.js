@@ -4,9 +4,10 @@
 //   (the component running for real against real FerretDB, NATS and Redis, its gRPC peers faked with
 //   packages/test-support) a root of the `component` project;
 // - test/<tier> holds what belongs to no single component, in the project named after its folder:
-//   test/repository (checks of the repository as a whole: docs, layout, scripts/, deploy files),
-//   test/e2e (everything through the gateway), test/deploy (compose and manifest checks), test/unit
-//   and test/integration (tests that have not found their component yet; `unit` takes test/unit).
+//   test/e2e (everything through the gateway), test/deploy (compose and manifest checks),
+//   test/integration (several services together); the server-free ones, test/repository (checks of
+//   the repository as a whole: docs, layout, scripts/, deploy files) and test/unit (tests that have
+//   not found their component yet), are roots of `unit`.
 // One project per tier, not per component: jest keys its transform cache by project, so a source
 // that every component's tests import is compiled once, not once per component. `npm test -w <folder>`
 // (scripts/run.mjs test:folder) picks one component's files out of the tiers by path.
@@ -32,7 +33,7 @@ const swcJs = [
 
 const testTimeout = 30000;
 
-/** The folders of test/ whose tests need no server: they run in `npm run test:unit`. */
+/** The folders of test/ whose tests need no server: roots of `unit`, run by `npm run test:unit`. */
 const SERVERLESS_TIERS = ['unit', 'repository'];
 
 const project = (name, roots, servers) => ({
@@ -75,17 +76,22 @@ const componentFolders = [
 /** The existing folders among `folders`. */
 const existing = (folders) => folders.filter((folder) => existsSync(join(__dirname, folder)));
 
-/** test/<tier> but support/, each the project of its own name; `unit` also takes every component's test/unit. */
+/**
+ * The projects: `unit` (every component's test/unit, and the folders of test/ that need no server),
+ * `component` (every component's test/component), and each other folder of test/ but support/ under
+ * its own name. The server-free tests share one project, so one transform cache.
+ */
 const topLevel = subfolders('test').filter((name) => name !== 'support');
-const unitRoots = existing([...componentFolders.map((folder) => `${folder}/test/unit`), 'test/unit']);
+const unitRoots = existing([
+  ...componentFolders.map((folder) => `${folder}/test/unit`),
+  ...SERVERLESS_TIERS.map((name) => `test/${name}`),
+]);
 const componentRoots = existing(componentFolders.map((folder) => `${folder}/test/component`));
 
 const projects = [
   project('unit', unitRoots, false),
   ...(componentRoots.length ? [project('component', componentRoots, true)] : []),
-  ...topLevel
-    .filter((name) => name !== 'unit')
-    .map((name) => project(name, [`test/${name}`], !SERVERLESS_TIERS.includes(name))),
+  ...topLevel.filter((name) => !SERVERLESS_TIERS.includes(name)).map((name) => project(name, [`test/${name}`], true)),
 ];
 
 module.exports = {

@@ -14,6 +14,7 @@ const config = require(join(root, 'jest.config.js')) as {
 };
 const byName = new Map((config.projects ?? []).map((p) => [p.displayName, p]));
 const SERVER_SETUP = '<rootDir>/test/support/global-setup.ts';
+/** The folders of test/ that need no server: roots of the `unit` project. */
 const SERVERLESS = ['unit', 'repository'];
 
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -29,38 +30,33 @@ const workspaces = (JSON.parse(read('package.json')).workspaces as string[]).fla
 const withTier = (tier: string) => workspaces.filter((w) => existsSync(join(root, w, 'test', tier)));
 
 describe('test tiers', () => {
-  it('every folder of test/ but support/ is a jest project of its own name', () => {
-    const tiers = folders('test').filter((name) => name !== 'support');
-    expect(tiers.every((name) => byName.has(name))).toBe(true);
-    for (const name of tiers.filter((n) => n !== 'unit'))
-      expect(byName.get(name)?.roots).toEqual([`<rootDir>/test/${name}`]);
+  it('every folder of test/ but support/ that needs servers is a jest project of its own name', () => {
+    const tiers = folders('test').filter((name) => name !== 'support' && !SERVERLESS.includes(name));
+    for (const name of tiers) expect(byName.get(name)?.roots).toEqual([`<rootDir>/test/${name}`]);
   });
 
-  it("every component's test/unit is a root of `unit`, its test/component one of `component`", () => {
+  it("every component's test/unit (and test/repository, test/unit) is a root of `unit`, its test/component one of `component`", () => {
     const unitRoots = withTier('unit').map((w) => `<rootDir>/${w}/test/unit`);
-    if (existsSync(join(root, 'test', 'unit'))) unitRoots.push('<rootDir>/test/unit');
+    for (const name of SERVERLESS) if (existsSync(join(root, 'test', name))) unitRoots.push(`<rootDir>/test/${name}`);
     expect([...(byName.get('unit')?.roots ?? [])].sort()).toEqual(unitRoots.sort());
     const componentRoots = withTier('component').map((w) => `<rootDir>/${w}/test/component`);
     expect(componentRoots.length).toBeGreaterThan(0);
     expect([...(byName.get('component')?.roots ?? [])].sort()).toEqual(componentRoots.sort());
     // No other project: a folder of tests jest does not know would never run.
-    const tiers = folders('test').filter((name) => name !== 'support');
-    expect([...byName.keys()].sort()).toEqual([...new Set([...tiers, 'unit', 'component'])].sort());
+    const tiers = folders('test').filter((name) => name !== 'support' && !SERVERLESS.includes(name));
+    expect([...byName.keys()].sort()).toEqual([...tiers, 'unit', 'component'].sort());
   });
 
-  it('the unit tier (and test/repository) has no global set-up or teardown: it starts nothing and needs no server', () => {
-    for (const name of SERVERLESS) {
-      const project = byName.get(name);
-      expect(project).toBeDefined();
-      expect(project?.globalSetup).toBeUndefined();
-      expect(project?.globalTeardown).toBeUndefined();
-    }
+  it('the unit tier has no global set-up or teardown: it starts nothing and needs no server', () => {
+    const unit = byName.get('unit');
+    expect(unit).toBeDefined();
+    expect(unit?.globalSetup).toBeUndefined();
+    expect(unit?.globalTeardown).toBeUndefined();
     expect((config as Record<string, unknown>).globalSetup).toBeUndefined(); // a top-level one would run for every tier
   });
 
   it('the tiers that talk to servers get the global set-up that provides them', () => {
-    for (const [name, project] of byName)
-      if (!SERVERLESS.includes(name)) expect(project.globalSetup).toBe(SERVER_SETUP);
+    for (const [name, project] of byName) if (name !== 'unit') expect(project.globalSetup).toBe(SERVER_SETUP);
   });
 
   it('npm run test:unit and the first step of npm test run every project without a set-up, with no server reachable', () => {
