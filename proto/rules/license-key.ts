@@ -68,7 +68,7 @@ const FOREIGN_KEY = new RegExp(FOREIGN_KEY_PATTERN);
  * and its check characters refuse a typo without a look-up. Anything else that has the form of a
  * foreign key is that key, with surrounding spaces trimmed and nothing else changed: it is matched by
  * exact value, and no check-character shortcut ever refuses it. Imports refuse a native-shaped key
- * whose check characters are wrong (domain/import-rows.ts in the licence service), so every stored
+ * whose check characters are wrong (transfer/domain/import-rows.ts in the licence service), so every stored
  * key is either a native key that passes its check or one that is not native-shaped.
  */
 export function parseLicenseKey(input: string): ParsedKey {

@@ -130,7 +130,7 @@ export const PAYMENTS_HEALTH = 'payments';
 export const paymentsStates = ['configured', 'not configured', 'unknown'] as const;
 export type PaymentsState = (typeof paymentsStates)[number];
 
-/** The files POST /api/v1/imports takes (issue 32; docs/api.md "Imports" maps each one's columns). */
+/** The files POST /api/v1/imports takes (docs/api.md "Imports" maps each one's columns). */
 export const importFormats = ['jsonl', 'csv', 'keygen', 'lemonsqueezy', 'gumroad'] as const;
 export type ImportFormatName = (typeof importFormats)[number];
 /** An import's or an export's job: running, done or failed. */

@@ -1,4 +1,4 @@
-// The operator CLI's `import` and `export` (issue 32): they go through the gateway's public API, as a
+// The operator CLI's `import` and `export`: they go through the gateway's public API, as a
 // vendor would, with a full-scope API key made for the account for this run and revoked after it (the
 // operator's credential reaches only the account service; the licence service and the data stay behind
 // the gateway). Progress goes to stderr (a bar on a terminal); the outcome is one JSON line on stdout.

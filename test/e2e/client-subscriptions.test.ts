@@ -1,4 +1,4 @@
-// @licensing/client's subscriptions (issue 29): list/get/cancel/billingPortal against a running system
+// @licensing/client's subscriptions: list/get/cancel/billingPortal against a running system
 // in test mode, and verifyLicenseFile's paid_through and grace_until for a subscription licence.
 import { type LicensingError, verifyLicenseFile, type LicensingClient } from '@licensing/client';
 import { startStack, type Stack } from '../support/stack';

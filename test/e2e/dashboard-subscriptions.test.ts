@@ -1,4 +1,4 @@
-// The dashboard's Subscriptions page (issue 29): list and filter, one subscription with its invoices and
+// The dashboard's Subscriptions page: list and filter, one subscription with its invoices and
 // licence, cancelling with a confirmation; and the product form's interval and trial.
 import { randomBytes } from 'node:crypto';
 import { client, startStack, type Stack } from '../support/stack';

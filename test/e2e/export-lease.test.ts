@@ -1,11 +1,11 @@
 import type { Connection } from 'mongoose';
 import { connectMongo } from '@licensing/runtime';
-import { EXPORT_WRITER_STOPPED } from '../../services/license/src/domain/job-leases';
+import { EXPORT_WRITER_STOPPED } from '../../services/license/src/transfer/domain/job-leases';
 import { EXPORT_GATEWAY_SHUT_DOWN } from '../../gateway/src/routes/export-jobs';
 import { eventually } from '../support/eventually';
 import { client, startStack, type Stack } from '../support/stack';
 
-// Issue 32: an export runs in the gateway process that took its POST. When that process dies mid-way
+// An export runs in the gateway process that took its POST. When that process dies mid-way
 // (a crash, a SIGKILL, a deploy), the export must still end: its lease in the licence service lapses
 // and any gateway then reads it failed, saying to start a new export. A graceful stop (SIGTERM) ends
 // the exports it could not finish in time at once. The checkout service sits behind a holding proxy:

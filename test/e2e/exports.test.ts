@@ -9,7 +9,7 @@ import { connectMongo } from '@licensing/runtime';
 import { client, startStack, TestClock, type Stack } from '../support/stack';
 import { WebClient } from '../support/web-client';
 
-// Exports (issue 32): an account's products, licences with their machines, checkout sessions and webhook
+// Exports: an account's products, licences with their machines, checkout sessions and webhook
 // endpoints as JSON lines, never a secret; the file imports into an account of another installation and
 // nothing is lost (the round trip below); the operator CLI runs both.
 

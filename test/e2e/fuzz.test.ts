@@ -283,7 +283,7 @@ const dashboardOps: Operation[] = [
   },
 ];
 
-// The customer portal's pages (issue 28): the sign-in form and its POST, the one-time link, the licence
+// The customer portal's pages: the sign-in form and its POST, the one-time link, the licence
 // pages, the deactivate form and the licence file, with a real session cookie part of the time, and
 // mostly the signed-in customer's account, licence and machine in the path.
 const portalOps = (): Operation[] => {

@@ -2,11 +2,11 @@ import { request } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { connectMongo } from '@licensing/runtime';
-import { UPLOAD_IDLE_MS } from '../../services/license/src/use-cases/imports';
+import { UPLOAD_IDLE_MS } from '../../services/license/src/transfer/use-cases/imports';
 import { eventually } from '../support/eventually';
 import { client, startStack, TestClock, type Stack } from '../support/stack';
 
-// Issue 32: an import's file is streamed by the gateway that took the POST, a piece at a time, to the
+// An import's file is streamed by the gateway that took the POST, a piece at a time, to the
 // licence service. A broken connection is abandoned by that gateway at once (imports.test.ts); when the
 // gateway itself dies mid-file (SIGKILL, a node lost), nobody is left to say so: the licence service's
 // import job fails an upload that got no piece for UPLOAD_IDLE_MS (10 minutes, on a test clock here)

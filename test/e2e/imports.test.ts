@@ -5,7 +5,7 @@ import { eventually } from '../support/eventually';
 import { useStackWithAccount } from '../support/fixture';
 import { client } from '../support/stack';
 
-// Imports (issue 32): licences brought over with their keys, from jsonl, CSV, Keygen, Lemon Squeezy and
+// Imports: licences brought over with their keys, from jsonl, CSV, Keygen, Lemon Squeezy and
 // Gumroad files; foreign keys validate exactly as native ones; bad rows are refused naming the row.
 
 const f = useStackWithAccount();

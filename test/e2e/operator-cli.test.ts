@@ -196,7 +196,7 @@ describe('npm run admin', () => {
 });
 
 /**
- * Issue 29's "done when", through npm start as it is (test mode): a monthly product sold on the hosted
+ * A subscription's life, through npm start as it is (test mode): a monthly product sold on the hosted
  * page renews when its test clock passes the period end; with the failing card it goes past due (valid,
  * update_payment), then unpaid (suspended) after the payment grace; cancelled at period end and moved
  * past it, its licence is expired.
@@ -379,7 +379,7 @@ describe('npm start', () => {
       } finally {
         receiver.kill();
       }
-      // Issue 28's "done when", through npm start as it is: a buyer who pays on the hosted test-mode page
+      // The purchase mail, through npm start as it is: a buyer who pays on the hosted test-mode page
       // finds the key in the mail folder (.data/mail, here DATA_DIR/mail) within seconds.
       const sold = await api('POST', '/api/v1/products', { name: 'Sold', price: { amount: 900, currency: 'EUR' } });
       const session = await api('POST', '/api/v1/checkout', {

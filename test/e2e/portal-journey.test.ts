@@ -6,7 +6,7 @@ import { SmtpInbox } from '../support/smtp-inbox';
 import { client, startStack, TestClock, type Stack } from '../support/stack';
 import { eventually } from '../support/eventually';
 
-// Issue 28's "Done when", in Chromium against a real SMTP server: a buyer pays on the hosted test-mode
+// The customer's whole journey, in Chromium against a real SMTP server: a buyer pays on the hosted test-mode
 // checkout page and finds the key in the mail within seconds; opens the portal from the mail's link and
 // sees that licence; frees a machine there; and later, on another browser, recovers the key by entering
 // their e-mail on the portal.

@@ -8,7 +8,7 @@ import { client, startStack, type Stack } from '../support/stack';
 import { WebClient } from '../support/web-client';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
-// "Every stored document carries a schema version" (issue 32, docs/operations.md "Upgrades"): after a
+// "Every stored document carries a schema version" (docs/operations.md "Upgrades"): after a
 // run that writes through every path a service has (mongoose's documents, and the writes that skip its
 // defaults: lean insertMany of imported licences, machines and webhook deliveries, the driver's insert
 // of file pieces, upserts and bulk writes of counts), no document of any collection of any service's

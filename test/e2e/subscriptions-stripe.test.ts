@@ -1,4 +1,4 @@
-// Issue 29, the Stripe path, against stripe-mock (started by the jest globalSetup). stripe-mock answers
+// Subscriptions on the Stripe path, against stripe-mock (started by the jest globalSetup). stripe-mock answers
 // the API calls but sends no webhooks, so the tests sign the events Stripe would send with the
 // endpoint's secret: a subscription checkout, renewals (10 concurrent duplicates of invoice.paid renew
 // once), a failed payment then its payment, out-of-order arrival, a plan change (and the renewal at the

@@ -1,4 +1,4 @@
-// Issue 29, test mode: a monthly product sold on the hosted page, its subscription moved by the test
+// Subscriptions in test mode: a monthly product sold on the hosted page, its subscription moved by the test
 // clock (renewal, past due with the failing card, unpaid, a payment through the billing portal,
 // cancellation at period end or now, against the policy's grace days), a trial (converted, or ended
 // unpaid with the 0341 card), seats, the live subscription's test clock, and the bad inputs. The licence follows through the
@@ -134,7 +134,7 @@ const eventFor = (type: string, subscriptionId: string) =>
 const licenseEvent = (type: string, key: string) =>
   events.waitFor((e) => e.type === type && (e.data as { license?: { key: string } }).license?.key === key);
 
-describe('a monthly product sold on the hosted page (the story of issue 29)', () => {
+describe('a monthly product sold on the hosted page, from purchase to expiry', () => {
   let a: { id: string; subscription_id: string; license_key: string };
   let b: { id: string; subscription_id: string; license_key: string };
 

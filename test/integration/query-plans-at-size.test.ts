@@ -3,9 +3,13 @@ import { accountModels } from '../../services/account/src/store/models';
 import { AccountStore, PeopleStore } from '../../services/account/src/store/queries';
 import { RequestKeyStore, requestKeyModels } from '../../services/account/src/store/request-keys';
 import { newLicense } from '../../services/license/src/domain/new-license';
-import { LicenseBatchStore } from '../../services/license/src/store/batches';
-import { ImportedLicenses } from '../../services/license/src/store/imported-licenses';
-import { type ExportDoc, type ImportDoc, ImportStore, importModels } from '../../services/license/src/store/imports';
+import { BulkLicenses } from '../../services/license/src/store/bulk-licenses';
+import {
+  type ExportDoc,
+  type ImportDoc,
+  ImportStore,
+  importModels,
+} from '../../services/license/src/transfer/store/imports';
 import { licenseModels } from '../../services/license/src/store/models';
 import { LicenseStore } from '../../services/license/src/store/queries';
 import { statsModels, ValidationStatsStore } from '../../services/license/src/store/stats';
@@ -284,8 +288,7 @@ overPostgres('query plans at 100,000 documents over FerretDB and PostgreSQL', ()
 
   it(`${SIZE.toLocaleString('en')} licences, activations, sightings and validation groups: no licence store method reads them all`, async () => {
     const licenses = new LicenseStore(m.license);
-    const batches = new LicenseBatchStore(m.license);
-    const imported = new ImportedLicenses(m.license);
+    const imported = new BulkLicenses(m.license);
     const stats = new ValidationStatsStore(m.license);
     const cases: Record<string, () => Promise<unknown>> = {
       findIdInAccount: () => licenses.findIdInAccount('acct_plan', lic._id),
@@ -334,7 +337,7 @@ overPostgres('query plans at 100,000 documents over FerretDB and PostgreSQL', ()
       renameActivation: () => licenses.renameActivation('act_none', 'a', 'b'),
       replaceCustomerEmail: () => licenses.replaceCustomerEmail(lic as never, 'erased@example.invalid', []),
       deleteLicense: () => licenses.deleteLicense('lic_none'),
-      'batch: keysOf': () => batches.keysOf([lic._id, 'lic_not_issued_yet']),
+      'batch: keysOf': () => imported.keysOf([lic._id, 'lic_not_issued_yet']),
       'import: licensesByKeys': () => imported.licensesByKeys([lic.key, 'NOT-A-KEY']),
       'import: activeFingerprints': () => imported.activeFingerprints([lic._id, 'lic_none']),
       'import: removeImported': () => imported.removeImported(['lic_none']),

@@ -26,15 +26,24 @@ function publishedIn(bullet: string): string[] {
   );
 }
 
-/** The collections a service's store/ declares (and the runtime's idempotency records where it uses them). */
+/** A service's store/ folders: its own, and each module's (a folder of src/ with its own README.md). */
+function storesOf(folder: string): string[] {
+  const src = join(root, folder, 'src');
+  const modules = readdirSync(src, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(src, e.name, 'README.md')))
+    .map((e) => join(src, e.name, 'store'));
+  return [join(src, 'store'), ...modules].filter((d) => existsSync(d));
+}
+
+/** The collections a service's stores declare (and the runtime's idempotency records where it uses them). */
 function collectionsOf(folder: string): string[] {
-  const store = join(root, folder, 'src', 'store');
   const names: string[] = [];
-  for (const file of readdirSync(store).filter((f) => f.endsWith('.ts'))) {
-    const text = readFileSync(join(store, file), 'utf8');
-    for (const [, name] of text.matchAll(/collection: '([a-z_]+)'/g)) names.push(name);
-    if (text.includes('idempotencyModel(')) names.push('idempotency_keys');
-  }
+  for (const store of storesOf(folder))
+    for (const file of readdirSync(store).filter((f) => f.endsWith('.ts'))) {
+      const text = readFileSync(join(store, file), 'utf8');
+      for (const [, name] of text.matchAll(/collection: '([a-z_]+)'/g)) names.push(name);
+      if (text.includes('idempotencyModel(')) names.push('idempotency_keys');
+    }
   return names.sort();
 }
 
@@ -70,15 +79,15 @@ describe('docs/architecture.md, against the code', () => {
   });
 
   it('keeps timers out of the stores: what runs on a timer is in jobs/', () => {
-    const timed = services.flatMap((s) => {
-      const store = join(root, s.folder, 'src', 'store');
-      return readdirSync(store)
-        .filter((f) => /PeriodicTask|setInterval|setTimeout/.test(readFileSync(join(store, f), 'utf8')))
-        .map((f) => `${s.folder}/src/store/${f}`);
-    });
+    const timed = services.flatMap((s) =>
+      storesOf(s.folder).flatMap((store) =>
+        readdirSync(store)
+          .filter((f) => /PeriodicTask|setInterval|setTimeout/.test(readFileSync(join(store, f), 'utf8')))
+          .map((f) => join(store, f).slice(root.length + 1)),
+      ),
+    );
     expect(timed).toEqual([]);
   });
-
   describe('each component owns its tests ("Tests")', () => {
     const workspaces = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).workspaces as string[]).flatMap(
       (w) =>

@@ -88,6 +88,12 @@ function layeringProblems(src: string, ranks: Map<string, number>): string[] {
   return problems;
 }
 
+/** A service's modules: the folders of its src/ with a README.md of their own. */
+const modulesOf = (src: string) =>
+  readdirSync(src)
+    .map((n) => join(src, n))
+    .filter((p) => statSync(p).isDirectory() && existsSync(join(p, 'README.md')));
+
 describe('layers', () => {
   const gateway = join(root, 'gateway', 'src');
   const runtime = join(root, 'packages', 'runtime', 'src');
@@ -142,14 +148,73 @@ describe('layers', () => {
     '%s: domain/ imports nothing from store/, use-cases/, handlers/, events/, caches/ or jobs/',
     (service) => {
       const src = join(root, 'services', service, 'src');
-      const domain = join(src, 'domain');
       const problems: string[] = [];
-      for (const file of existsSync(domain) ? filesUnder(domain) : [])
-        for (const { spec, target } of localImports(file)) {
-          const folder = relative(src, target).split(sep)[0];
-          if (IMPURE.includes(folder)) problems.push(`${relative(root, file)} imports ${spec}`);
-        }
+      // The service's own domain/, and each module's (whose domain may use the core's pure rules only).
+      for (const base of [src, ...modulesOf(src)]) {
+        const domain = join(base, 'domain');
+        for (const file of existsSync(domain) ? filesUnder(domain) : [])
+          for (const { spec, target } of localImports(file)) {
+            const rel = relative(src, target).split(sep);
+            const inModule = modulesOf(src).some((m) => target.startsWith(m + sep));
+            const folder = inModule ? rel[1] : rel[0];
+            if (IMPURE.includes(folder)) problems.push(`${relative(root, file)} imports ${spec}`);
+          }
+      }
       expect(problems).toEqual([]);
     },
   );
+});
+
+describe('modules of a service', () => {
+  // A module of a service (a folder of its src/ with its own README.md, e.g. the licence service's
+  // transfer/): the service's inner layout again inside it, and one narrow door each way. It reaches the
+  // service's core only through the core's pure rules (domain/) and the function table the core gives
+  // it (use-cases/*-core.ts), never its store, caches, jobs, events or other use cases: so what the core
+  // writes (a licence) is written in one place. The core reaches the module only from its composition
+  // root (main.ts, config.ts).
+  const MODULE_FOLDERS = ['domain', 'store', 'use-cases', 'jobs', 'handlers', 'events'];
+  const MODULE_FILES = ['README.md', 'module.ts', 'config.ts', 'access.ts'];
+  const services = readdirSync(join(root, 'services')).filter((s) => existsSync(join(root, 'services', s, 'src')));
+  const withModules = services.flatMap((s) =>
+    modulesOf(join(root, 'services', s, 'src')).map((m) => [s, relative(join(root, 'services', s, 'src'), m)] as const),
+  );
+
+  it('the licence service has its transfer module (imports, exports, licence batches)', () => {
+    expect(withModules).toContainEqual(['license', 'transfer']);
+  });
+
+  it.each(withModules)(
+    '%s/src/%s: laid out as a service is (folders by job, its composition root, a README)',
+    (s, m) => {
+      const dir = join(root, 'services', s, 'src', m);
+      const entries = readdirSync(dir);
+      expect(entries.filter((e) => !MODULE_FOLDERS.includes(e) && !MODULE_FILES.includes(e))).toEqual([]);
+      expect(entries).toEqual(expect.arrayContaining(['README.md', 'module.ts']));
+    },
+  );
+
+  it.each(withModules)('%s/src/%s: reaches the core only through domain/ and the use-cases/*-core.ts table', (s, m) => {
+    const src = join(root, 'services', s, 'src');
+    const dir = join(src, m);
+    const problems: string[] = [];
+    for (const file of filesUnder(dir))
+      for (const { spec, target } of localImports(file)) {
+        if (target.startsWith(dir + sep)) continue;
+        const rel = relative(src, target).split(sep);
+        const door = rel[0] === 'use-cases' && rel.length === 2 && rel[1].endsWith('-core.ts');
+        if (rel[0] !== 'domain' && !door) problems.push(`${relative(root, file)} imports ${spec}`);
+      }
+    expect(problems).toEqual([]);
+  });
+
+  it.each(withModules)('%s: the core imports src/%s only from its composition root (main.ts, config.ts)', (s, m) => {
+    const src = join(root, 'services', s, 'src');
+    const dir = join(src, m);
+    const problems: string[] = [];
+    for (const file of filesUnder(src).filter((f) => !f.startsWith(dir + sep)))
+      for (const { spec, target } of localImports(file))
+        if (target.startsWith(dir + sep) && !['main.ts', 'config.ts'].includes(relative(src, file)))
+          problems.push(`${relative(root, file)} imports ${spec}`);
+    expect(problems).toEqual([]);
+  });
 });

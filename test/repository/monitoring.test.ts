@@ -165,7 +165,7 @@ it('every alert has a severity, a summary, a description and a runbook; names ar
   expect(new Set(rules.map((r) => r.alert)).size).toBe(rules.length);
 });
 
-it('the alerts cover what issue 31 names: errors, validation p99, outbox, webhooks, NATS and caches, Redis, certificates', () => {
+it('the alerts cover errors, validation p99, outbox, webhooks, NATS and caches, Redis and certificates', () => {
   const reads = (metric: string) => rules.filter((r) => analyse(r.expr).metrics.includes(metric)).map((r) => r.alert);
   for (const metric of [
     'licensing_http_requests_total',

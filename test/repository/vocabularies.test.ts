@@ -300,7 +300,7 @@ describe('the OpenAPI document', () => {
   it('shows the licence key in the form keys are issued: six groups, with a key whose check characters are right', () => {
     const key = schema('License').properties.key as { anyOf: { pattern: string }[]; examples: string[] };
     expect(key.examples).toEqual([EXAMPLE_LICENSE_KEY]);
-    // Issued keys, or keys imported from another system (issue 32) as they were.
+    // Issued keys, or keys imported from another system as they were.
     expect(key.anyOf.map((a) => a.pattern)).toEqual([LICENSE_KEY_PATTERN, FOREIGN_KEY_PATTERN]);
     expect(EXAMPLE_LICENSE_KEY.split('-')).toHaveLength(6);
     expect(parseLicenseKey(EXAMPLE_LICENSE_KEY)).toEqual({ ok: true, key: EXAMPLE_LICENSE_KEY });

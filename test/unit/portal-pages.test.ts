@@ -9,7 +9,7 @@ import { cookieLine, secondsUntil } from '../../gateway/src/pages/cookies';
 import { erasurePlaceholder, SEAT_RESCUE_QUEUED } from '../../gateway/src/routes/customers';
 
 // The customer portal's pure parts: key masking, pages (vendor and customer strings escaped, the one
-// answer to the e-mail form), the session cookie's attributes; and the REST pieces of issue 28.
+// answer to the e-mail form), the session cookie's attributes; and the portal's REST pieces.
 
 const KEY = 'ABCDE-FGHJK-MNPQR-STVWX-YZ012-34567';
 const vendor = { id: 'acct_01JDZ0000000000000000000AB', name: 'Acme <script>alert(1)</script> & "Sons"' };

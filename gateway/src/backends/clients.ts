@@ -42,7 +42,7 @@ export function createClients(config: BackendSettings, tracing?: Tracing) {
   const accounts = createClient(AccountServiceClient, services.account, token, timeout);
   const products = createClient(ProductServiceClient, services.product, token, timeout);
   const licenses = createClient(LicenseServiceClient, services.license, token, timeout);
-  // Imports and exports (issue 32) live on the licence service too.
+  // Imports and exports are the licence service's too: the same address, a channel of their own.
   const imports = createClient(ImportServiceClient, services.license, token, timeout);
   const checkouts = createClient(CheckoutServiceClient, services.checkout, token, timeout);
   // Subscriptions are the checkout service's: the same address, a channel of their own.

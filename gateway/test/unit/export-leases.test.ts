@@ -1,11 +1,10 @@
 import { AppError, createLogger } from '@licensing/runtime';
 import type { Export } from '@licensing/proto';
-import { EXPORT_WRITER_STOPPED } from '../../../services/license/src/domain/job-leases';
-import { EXPORT_GATEWAY_SHUT_DOWN, ExportJobs } from '../../src/routes/export-jobs';
-import { runExport } from '../../src/routes/imports';
+import { EXPORT_WRITER_STOPPED } from '../../../services/license/src/transfer/domain/job-leases';
+import { EXPORT_GATEWAY_SHUT_DOWN, ExportJobs, runExport } from '../../src/routes/export-jobs';
 import { eventually } from '../../../test/support/eventually';
 
-// Issue 32: an export is written by a gateway process; its lease in the licence service ends it when
+// An export is written by a gateway process; its lease in the licence service ends it when
 // that process dies, and a graceful stop ends those it could not finish at once.
 
 const log = createLogger('test', 'silent');

@@ -31,6 +31,7 @@ export * from './service';
 export * from './service-jobs';
 export * from './store/pagination';
 export * from './store/expired';
+export * from './store/ttl-sweep';
 export * from './store/idempotency';
 export * from './mail/email';
 export * from './mail/transport';

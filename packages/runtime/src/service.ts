@@ -5,6 +5,8 @@ import { connectMongo, syncIndexes } from './store/mongo';
 import { StoreWatchdog } from './store/store-watchdog';
 import { addPostgresIndexes, unusedByFerretdb, usePostgresPages, type PostgresPages } from './store/postgres';
 import { QueryShapeLog } from './store/query-shapes';
+import { ttlSweep } from './store/ttl-sweep';
+import type { PeriodicTask } from './tasks/periodic';
 import { EventBus, natsOptions } from './events/bus';
 import { Outbox, SETTLE_MS } from './events/outbox';
 import { GrpcServer } from './grpc/server';
@@ -46,6 +48,10 @@ export const serviceSchema = (name: string, defaultPort: number) => ({
   OUTBOX_IDLE_INTERVAL_MS: int(
     'How often the relay scans for unpublished events when the last scan found none of its own to publish and no publish failed since (a failed publish or NATS coming back wakes it at once)',
     { default: 10_000, min: 50 },
+  ),
+  TTL_SWEEP_INTERVAL_MS: int(
+    'Over FerretDB (FERRETDB_POSTGRESQL_URL set), which ignores TTL indexes: how often the service deletes a batch of the documents its TTL indexes let expire (MongoDB does this itself)',
+    { default: 60_000, min: 50 },
   ),
 });
 
@@ -140,6 +146,7 @@ export async function startService<S extends Schema>(
   let stopHook: (() => Promise<void>) | void;
   let pages: PostgresPages | undefined;
   let watchdog: StoreWatchdog | undefined;
+  let sweep: PeriodicTask | undefined;
   const stopSignal = new AbortController();
   try {
     const waiting = { signal: opts.signal, meanwhile: 'health says NOT_SERVING' };
@@ -189,12 +196,15 @@ export async function startService<S extends Schema>(
     if (config.FERRETDB_POSTGRESQL_URL) {
       await addPostgresIndexes(db, config.FERRETDB_POSTGRESQL_URL, log);
       pages = usePostgresPages(db, config.FERRETDB_POSTGRESQL_URL, log);
+      sweep = ttlSweep(db, ctx.clock, log, config.TTL_SWEEP_INTERVAL_MS);
+      sweep.start();
     }
     outbox.start();
     watchdog = new StoreWatchdog(db, config.MONGO_URL, log, metrics);
     watchdog.start();
   } catch (err) {
     stopSignal.abort();
+    await sweep?.stop();
     grpc.server.forceShutdown();
     await metricsServer.close();
     await bus?.close();
@@ -214,6 +224,7 @@ export async function startService<S extends Schema>(
       // NOT_SERVING first, then no new calls; in-flight ones finish (bounded).
       await grpc.shutdown(config.SHUTDOWN_TIMEOUT_MS);
       if (stopHook) await stopHook();
+      await sweep?.stop();
       // Last outbox pass: events written by the calls that just finished go out now.
       await ctx.outbox.stop();
       watchdog?.stop();

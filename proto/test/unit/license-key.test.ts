@@ -149,7 +149,7 @@ describe('licence key reading, fast and general alike', () => {
   });
 });
 
-// Keys imported from another system (issue 32): matched by their exact text, never by the check characters.
+// Keys imported from another system: matched by their exact text, never by the check characters.
 describe('foreign licence keys', () => {
   const keygenHex = 'C1B6DE-39A6E3-DE1529-8559A4-E4F6D9-V3';
   const keygenPlainHex = '4f5d8b2e9a1c4e7f8b3d2a6c9e0f1a2b';

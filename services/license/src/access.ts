@@ -1,4 +1,4 @@
-import { refundActions, type ImportServiceService, type LicenseServiceService } from '@licensing/proto';
+import { refundActions, type LicenseServiceService } from '@licensing/proto';
 import { AppError, type AccessPolicyOf, type InternalCaller } from '@licensing/runtime';
 
 /** Who may call what on the licence service: checkout only issues a licence for a paid session and may revoke it again. */
@@ -52,21 +52,3 @@ export function checkTransitionAllowed(caller: InternalCaller | undefined, actio
   if (allowed && !allowed.includes(action))
     throw new AppError('forbidden', `${caller} may not ${action} a licence (only ${allowed.join(', ')})`);
 }
-
-/** Imports and exports: the gateway streams files in and runs exports (issue 32); nobody else. */
-export const importAccess: AccessPolicyOf<typeof ImportServiceService> = {
-  gateway: [
-    'createImport',
-    'appendImportChunk',
-    'startImport',
-    'abandonImport',
-    'getImport',
-    'createExport',
-    'appendExportChunk',
-    'renewExport',
-    'finishExport',
-    'getExport',
-    'readExportChunk',
-    'exportLicenses',
-  ],
-};

@@ -8,7 +8,7 @@ import type {
   SweepStateDoc,
 } from '../../../services/license/src/store/models';
 import type { LicenseStore } from '../../../services/license/src/store/queries';
-import type { BatchItemDoc } from '../../../services/license/src/store/batches';
+import type { BatchItemDoc } from '../../../services/license/src/transfer/store/batches';
 import type { ValidationCounter } from '../../../services/license/src/jobs/validation-counter';
 import { FakeIdempotencyModel } from './checkout-store';
 import { duplicateKey, modelToken, pageOf } from './common';

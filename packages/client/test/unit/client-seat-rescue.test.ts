@@ -1,7 +1,7 @@
 import { LicensedApp, LicensingClient, LicensingError } from '@licensing/client';
 import { fakeFetch, json, problem } from '../../../../test/support/fake-fetch';
 
-// Issue 28 in the SDK against a scripted fetch: seat rescue (LicensedApp.requestSeatRescue() and
+// The SDK's customer-facing calls against a scripted fetch: seat rescue (LicensedApp.requestSeatRescue() and
 // licenses.seatRescue()), a customer's erasure, and the next_action of a refused activation.
 
 const BASE = 'https://licensing.example.com';

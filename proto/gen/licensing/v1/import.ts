@@ -2125,7 +2125,7 @@ export const ExportLicensesResponse: MessageFns<ExportLicensesResponse> = {
 };
 
 /**
- * Moving licences in and out of an account (issue 32): imports of licence files with their keys,
+ * Moving licences in and out of an account: imports of licence files with their keys,
  * and exports of everything an account holds. Served by the licence service, which owns the imports
  * (`imports`, `import_chunks`) and the export files (`exports`, `export_chunks`); the gateway streams
  * an uploaded file in as chunks, and runs an export by gathering each service's data over gRPC.

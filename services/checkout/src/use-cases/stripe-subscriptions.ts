@@ -187,7 +187,7 @@ async function invoice(
 
 /**
  * A trial's first charge failed (invoice.payment_failed while trialing): the trial ended unpaid, and
- * the subscription ends now, as in test mode (issue 29: "expired when the trial ends unpaid"). Stripe
+ * the subscription ends now, as in test mode (a trial that ends unpaid expires its licence). Stripe
  * would keep the subscription past due and retry the charge (its own dunning settings), so it is
  * cancelled there first (nothing is recorded here unless Stripe stopped billing: a charge that
  * succeeded later would bill a customer whose licence expired). Then the subscription is `canceled`

@@ -30,7 +30,7 @@ import { seatsPolicy, subscriptionStep } from '../../../license/src/domain/subsc
 import { interpretSubscriptionEvent, periodChargeMismatch } from '../../src/domain/stripe-subscription-events';
 import { interpretStripeEvent, mismatch, stripeCustomerId } from '../../src/domain/stripe-events';
 
-// The pure rules of subscriptions (issue 29): periods, test cards, the test clock's steps, and how a
+// The pure rules of subscriptions: periods, test cards, the test clock's steps, and how a
 // licence judges and follows its subscription.
 
 const DAY = 86_400_000;

@@ -7,12 +7,11 @@ import {
   type DomainEvent,
 } from '@licensing/proto';
 import type { LicenseRecord } from '../domain/license';
-import { batchModels } from './batches';
 import { rerollModels } from './retired-keys';
 
 /** A licence document: the record (domain/license.ts) and the events still to publish with it. */
 export interface LicenseDoc extends LicenseRecord {
-  /** An imported licence's import and row (use-cases/imports.ts). */
+  /** An imported licence's import and row (transfer/use-cases/import-run.ts). */
   imported_from?: { import_id: string; row: number };
   outbox?: Record<string, DomainEvent>;
 }
@@ -99,7 +98,8 @@ export interface SweepStateDoc {
   backfilled: boolean;
 }
 
-export function licenseModels(conn: Connection) {
+/** The licences: one per key (unique system-wide), read by account, product, customer, status and expiry. */
+function licenseSchema(): Schema<LicenseDoc> {
   const schema = new Schema<LicenseDoc>(
     {
       _id: String,
@@ -119,7 +119,7 @@ export function licenseModels(conn: Connection) {
       created_at: { type: Date, required: true },
       subscription: { type: Object, default: undefined },
       issued_for_subscription: { type: String, default: undefined },
-      // An imported licence's import and row (use-cases/imports.ts: a resumed run knows its own rows).
+      // An imported licence's import and row (transfer/use-cases/import-run.ts: a resumed run knows its own rows).
       imported_from: { type: Object, default: undefined },
       retired_keys: { type: [{ _id: false, key: String, until: Date }], default: undefined },
       ...outboxFields,
@@ -133,6 +133,11 @@ export function licenseModels(conn: Connection) {
   // the few suspended licences read the account's whole index (test/repository/list-filter-indexes.test.ts).
   schema.index({ account_id: 1, status: 1, _id: -1 });
   schema.index({ expiry_bucket: 1, _id: 1 });
+  return schema;
+}
+
+/** A licence's machines: one slot and one fingerprint per licence at a time. */
+function activationSchema(): Schema<ActivationDoc> {
   const activation = new Schema<ActivationDoc>(
     {
       _id: String,
@@ -158,6 +163,12 @@ export function licenseModels(conn: Connection) {
   activation.index({ reclaim_bucket: 1, _id: 1 }); // the lapsed-seat sweep: one equality per hour bucket
   // A licence's customer deactivations of the last 30 days (the portal's limit): one read of a few entries.
   activation.index({ license_id: 1, deactivated_reason: 1, deactivated_at: 1 });
+  return activation;
+}
+
+export function licenseModels(conn: Connection) {
+  const schema = licenseSchema();
+  const activation = activationSchema();
   const sighting = new Schema<SightingDoc>(
     {
       _id: String,
@@ -195,7 +206,6 @@ export function licenseModels(conn: Connection) {
   return {
     ...rerollModels(conn),
     LicenseDeletion: conn.model<LicenseDeletionDoc>('LicenseDeletion', deletion) as Model<LicenseDeletionDoc>,
-    ...batchModels(conn),
     Erasure: conn.model<ErasureDoc>('CustomerErasure', erasure) as Model<ErasureDoc>,
     SweepState: conn.model<SweepStateDoc>('SweepState', sweep) as Model<SweepStateDoc>,
     License: conn.model<LicenseDoc>('License', schema) as Model<LicenseDoc>,

@@ -1,18 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { connectMongo, newId, syncIndexes } from '@licensing/runtime';
-import { LicenseBatchStore } from '../../src/store/batches';
+import { batchModels, LicenseBatchStore } from '../../src/transfer/store/batches';
 import { licenseModels } from '../../src/store/models';
 import { LicenseStore } from '../../src/store/queries';
-import { ImportedLicenses } from '../../src/store/imported-licenses';
-import { type ExportDoc, ImportStore, importModels } from '../../src/store/imports';
+import { BulkLicenses } from '../../src/store/bulk-licenses';
+import { licenseCore } from '../../src/use-cases/license-core';
+import { type ExportDoc, ImportStore, importModels } from '../../src/transfer/store/imports';
 import { eraseCustomer } from '../../src/use-cases/erase-customer';
+import { transferErasure } from '../../src/transfer/use-cases/erasure';
 import {
   dropExpiredExports,
   EXPIRED_EXPORTS_PER_PASS,
   readExportChunk,
   type ExportDeps,
-} from '../../src/use-cases/exports';
+} from '../../src/transfer/use-cases/exports';
 import { FakeClock, RecordingOutbox } from '../../../../test/support/fakes/common';
 
 // Export files are deleted once past their 24 hours, however many there are (each pass takes the next
@@ -101,8 +103,7 @@ it("an erasure of a customer deletes the files of the account's finished exports
     store,
     outbox: new RecordingOutbox(),
     clock,
-    batches: new LicenseBatchStore(licenses),
-    exports: imports,
+    transfer: transferErasure(new LicenseBatchStore(batchModels(db)), imports),
   };
 
   await eraseCustomer(erasing, {
@@ -113,7 +114,11 @@ it("an erasure of a customer deletes the files of the account's finished exports
 
   expect(await piecesOf(ofA.map((d) => d._id))).toBe(0);
   expect(await statesOf(ofA.map((d) => d._id))).toEqual(['expired', 'expired']);
-  const deps = { imports, clock, licenses: new ImportedLicenses(store.models) } as unknown as ExportDeps;
+  const deps = {
+    imports,
+    clock,
+    licenses: licenseCore({ bulk: new BulkLicenses(store.models), outbox: new RecordingOutbox() }),
+  } as unknown as ExportDeps;
   await expect(readExportChunk(deps, accountA, ofA[0]._id, 0)).rejects.toMatchObject({ code: 'not_found' });
   // Another account's customer of that address is not this account's: its export stays.
   expect(await piecesOf([ofB._id])).toBe(1);

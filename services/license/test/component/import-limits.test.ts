@@ -2,21 +2,22 @@ import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { AppError, connectMongo, createLogger, syncIndexes } from '@licensing/runtime';
 import type { CreateProductRequest, Product } from '@licensing/proto';
-import { ImportRunner } from '../../src/jobs/import-runner';
+import { ImportRunner } from '../../src/transfer/jobs/import-runner';
 import { licenseModels } from '../../src/store/models';
-import { ImportedLicenses } from '../../src/store/imported-licenses';
-import { ImportStore, importModels } from '../../src/store/imports';
-import { createExport, finishExport } from '../../src/use-cases/exports';
+import { BulkLicenses } from '../../src/store/bulk-licenses';
+import { licenseCore } from '../../src/use-cases/license-core';
+import { ImportStore, importModels } from '../../src/transfer/store/imports';
+import { createExport, finishExport } from '../../src/transfer/use-cases/exports';
 import {
   appendImportChunk,
   createImport,
   getImport,
   IMPORT_LEASE_MS,
-  KEY_REFUSED,
   startImport,
   type ImportDeps,
   type ProductAdmin,
-} from '../../src/use-cases/imports';
+} from '../../src/transfer/use-cases/imports';
+import { KEY_REFUSED } from '../../src/transfer/use-cases/import-tally';
 import { FakeClock, RecordingOutbox } from '../../../../test/support/fakes/common';
 
 // The bounds one account's imports keep, against real FerretDB (the product service, a gRPC peer, is
@@ -65,7 +66,7 @@ afterAll(async () => {
 
 function depsFor(account: string, clock: FakeClock, products = productsOf(account), imports = store): ImportDeps {
   return {
-    licenses: new ImportedLicenses(licenses),
+    licenses: licenseCore({ bulk: new BulkLicenses(licenses), outbox: new RecordingOutbox() }),
     imports,
     products,
     outbox: new RecordingOutbox(),
@@ -202,7 +203,11 @@ describe('one import and one export per account at a time', () => {
   it('a second export while one runs is 409; once it finished, the next is taken', async () => {
     const account = accountOf('F');
     const clock = new FakeClock(new Date().toISOString());
-    const deps = { licenses: new ImportedLicenses(licenses), imports: store, clock };
+    const deps = {
+      licenses: licenseCore({ bulk: new BulkLicenses(licenses), outbox: new RecordingOutbox() }),
+      imports: store,
+      clock,
+    };
     const first = await createExport(deps, account);
     await expect(createExport(deps, account)).rejects.toMatchObject({
       code: 'conflict',

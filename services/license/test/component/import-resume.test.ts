@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { connectMongo, createLogger, syncIndexes } from '@licensing/runtime';
 import type { CreateProductRequest, ListProductsRequest, Product } from '@licensing/proto';
-import { ImportRunner } from '../../src/jobs/import-runner';
+import { ImportRunner } from '../../src/transfer/jobs/import-runner';
 import { licenseModels } from '../../src/store/models';
-import { ImportedLicenses } from '../../src/store/imported-licenses';
-import { ImportStore, importModels } from '../../src/store/imports';
+import { BulkLicenses } from '../../src/store/bulk-licenses';
+import { licenseCore } from '../../src/use-cases/license-core';
+import { ImportStore, importModels } from '../../src/transfer/store/imports';
 import {
   appendImportChunk,
   createImport,
@@ -13,7 +14,7 @@ import {
   IMPORT_LEASE_MS,
   startImport,
   type ImportDeps,
-} from '../../src/use-cases/imports';
+} from '../../src/transfer/use-cases/imports';
 import { FakeClock, RecordingOutbox } from '../../../../test/support/fakes/common';
 
 // An import job that dies half-way (here: its checkpoint write fails after a batch was written, as a
@@ -57,9 +58,9 @@ afterAll(async () => {
   await db?.close();
 });
 
-function depsWith(clock: FakeClock, imports: ImportStore): ImportDeps & { licenses: ImportedLicenses } {
+function depsWith(clock: FakeClock, imports: ImportStore): ImportDeps {
   return {
-    licenses: new ImportedLicenses(licenses),
+    licenses: licenseCore({ bulk: new BulkLicenses(licenses), outbox: new RecordingOutbox() }),
     imports,
     products,
     outbox: new RecordingOutbox(),

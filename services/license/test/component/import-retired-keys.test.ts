@@ -9,10 +9,11 @@ import {
   usePostgresPages,
 } from '@licensing/runtime';
 import type { CreateProductRequest, Product } from '@licensing/proto';
-import { ImportRunner } from '../../src/jobs/import-runner';
+import { ImportRunner } from '../../src/transfer/jobs/import-runner';
 import { licenseModels } from '../../src/store/models';
-import { ImportedLicenses } from '../../src/store/imported-licenses';
-import { ImportStore, importModels } from '../../src/store/imports';
+import { BulkLicenses } from '../../src/store/bulk-licenses';
+import { type LicenseCore, licenseCore } from '../../src/use-cases/license-core';
+import { ImportStore, importModels } from '../../src/transfer/store/imports';
 import { RetiredKeyStore } from '../../src/store/retired-keys';
 import {
   appendImportChunk,
@@ -21,8 +22,8 @@ import {
   IMPORT_LEASE_MS,
   startImport,
   type ImportDeps,
-  KEY_REFUSED as TAKEN,
-} from '../../src/use-cases/imports';
+} from '../../src/transfer/use-cases/imports';
+import { KEY_REFUSED as TAKEN } from '../../src/transfer/use-cases/import-tally';
 import { FakeClock, RecordingOutbox } from '../../../../test/support/fakes/common';
 
 // A key a reroll took from a licence stays taken (retired_keys): an import row holding it is refused.
@@ -75,7 +76,11 @@ afterAll(async () => {
   await db?.close();
 });
 
-function depsFor(account: string, clock: FakeClock, imported = new ImportedLicenses(licenses)): ImportDeps {
+function depsFor(
+  account: string,
+  clock: FakeClock,
+  imported = licenseCore({ bulk: new BulkLicenses(licenses), outbox: new RecordingOutbox() }),
+): ImportDeps {
   return {
     licenses: imported,
     imports: store,
@@ -128,8 +133,8 @@ it('a reroll between the read of retired_keys and the insert: the licence is tak
   const theirId = await theirLicence(key, clock);
 
   // The reroll lands right after the import read retired_keys (it found nothing) and before its insert.
-  const real = new ImportedLicenses(licenses);
-  const racing = Object.create(real) as ImportedLicenses;
+  const real = licenseCore({ bulk: new BulkLicenses(licenses), outbox: new RecordingOutbox() });
+  const racing = Object.create(real) as LicenseCore;
   let reads = 0;
   racing.retiredKeys = async (keys) => {
     const found = await real.retiredKeys(keys);
@@ -162,8 +167,8 @@ it('an import that died right after writing such a licence: the resumed run take
   await theirLicence(key, clock);
 
   // The first run: the reroll lands after its read, and the run dies right after its insert.
-  const real = new ImportedLicenses(licenses);
-  const dying = Object.create(real) as ImportedLicenses;
+  const real = licenseCore({ bulk: new BulkLicenses(licenses), outbox: new RecordingOutbox() });
+  const dying = Object.create(real) as LicenseCore;
   dying.retiredKeys = async (keys) => {
     const found = await real.retiredKeys(keys);
     await reroll(key, clock);

@@ -4,9 +4,9 @@ import {
   ImportFileReader,
   MAX_HEADER_COLUMNS,
   type FileRow,
-} from '../../src/domain/import-formats';
-import { checkRow } from '../../src/domain/import-rows';
-import { Breather, fileRows, ROWS_PER_TURN, SLICE_BYTES } from '../../src/use-cases/import-pacing';
+} from '../../src/transfer/domain/import-formats';
+import { checkRow } from '../../src/transfer/domain/import-rows';
+import { Breather, fileRows, ROWS_PER_TURN, SLICE_BYTES } from '../../src/transfer/use-cases/import-pacing';
 
 // How an import's CSV is read: a header wider than the bound is refused before anything else; the
 // columns read are chosen once per header, so a row costs the same whatever the unused columns; and a

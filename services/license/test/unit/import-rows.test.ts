@@ -1,6 +1,12 @@
-import { checkRow, endpointForm, firstDifference, policyKey, recordReasons } from '../../src/domain/import-rows';
+import {
+  checkRow,
+  endpointForm,
+  firstDifference,
+  policyKey,
+  recordReasons,
+} from '../../src/transfer/domain/import-rows';
 
-// An export's lines other than licences, as an import reads them (issue 32): products keep a recurring
+// An export's lines other than licences, as an import reads them: products keep a recurring
 // price, webhook endpoints are made again, and the records not imported carry why.
 
 const now = new Date('2026-03-01T12:00:00Z');

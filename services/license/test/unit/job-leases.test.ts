@@ -1,4 +1,4 @@
-import { exportWriterStopped, leaseLapsed, leaseUntil } from '../../src/domain/job-leases';
+import { exportWriterStopped, leaseLapsed, leaseUntil } from '../../src/transfer/domain/job-leases';
 
 // An export is written by a gateway process under a lease the licence service keeps: these are the
 // pure rules by which the licence service judges that lease (the gateway's side of it is in

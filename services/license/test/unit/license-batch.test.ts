@@ -1,9 +1,10 @@
 import type { DomainEvent } from '@licensing/proto';
 import { AppError } from '@licensing/runtime';
-import { batchCounts, checkBatchItems } from '../../src/domain/license-batch';
 import type { LicenseRecord } from '../../src/domain/license';
-import type { LicenseBatchDoc, LicenseBatchStore } from '../../src/store/batches';
-import { issueBatch, type BatchDeps } from '../../src/use-cases/license-batches';
+import { batchCounts, checkBatchItems } from '../../src/transfer/domain/license-batch';
+import type { LicenseBatchDoc, LicenseBatchStore } from '../../src/transfer/store/batches';
+import { issueBatch, type BatchDeps } from '../../src/transfer/use-cases/license-batches';
+import { licenseCore, type LicenseCoreDeps } from '../../src/use-cases/license-core';
 import { licenseSetup, PRODUCT_ID } from '../../../../test/support/fakes/license-deps';
 
 const item = (customer_email: string, over = {}) => ({
@@ -24,7 +25,7 @@ const problemsOf = (items: ReturnType<typeof item>[]) => {
   throw new Error('accepted');
 };
 
-describe('checking a batch (domain/license-batch.ts)', () => {
+describe('checking a batch (transfer/domain/license-batch.ts)', () => {
   it('takes 1 to 1,000 items, trimming e-mails', () => {
     expect(checkBatchItems([item(' a@example.com ')])[0].customer_email).toBe('a@example.com');
     expect(checkBatchItems(Array.from({ length: 1000 }, (_, i) => item(`u${i}@example.com`)))).toHaveLength(1000);
@@ -53,6 +54,8 @@ describe('checking a batch (domain/license-batch.ts)', () => {
 
 /** license_batches and the licences' unordered insert in memory, over the fake licence store. */
 class FakeBatches {
+  /** The licence models the core's table publishes licence events on (the fake store's). */
+  models: unknown;
   readonly batches = new Map<string, LicenseBatchDoc>();
   /** Throws in the next progress write (a crash after a chunk's licences were written). */
   crashAtProgress = false;
@@ -84,7 +87,21 @@ class FakeBatches {
   }
 }
 
-describe('issuing a batch (use-cases/license-batches.ts issueBatch)', () => {
+/** A batch's dependencies: the licence core's table over the fake licence store and the fake batches. */
+function batchDeps(setup: ReturnType<typeof licenseSetup>, batches: FakeBatches): BatchDeps {
+  const { deps, store } = setup;
+  batches.models = store.models;
+  return {
+    batches: batches as unknown as LicenseBatchStore,
+    licenses: licenseCore({ bulk: batches as unknown as LicenseCoreDeps['bulk'], outbox: deps.outbox }),
+    products: deps.products,
+    idempotency: store.idempotency as unknown as BatchDeps['idempotency'],
+    outbox: deps.outbox,
+    clock: deps.clock,
+  };
+}
+
+describe('issuing a batch (transfer/use-cases/license-batches.ts issueBatch)', () => {
   const batchOf = (n: number): LicenseBatchDoc => ({
     _id: 'lbat_01HZZZZZZZZZZZZZZZZZZZZZZZ',
     account_id: 'acct_A',
@@ -106,12 +123,10 @@ describe('issuing a batch (use-cases/license-batches.ts issueBatch)', () => {
   });
 
   it('issues every item under its fixed id, with its metadata and entitlements, then one license.batch_completed', async () => {
-    const { deps, store } = licenseSetup();
+    const setup = licenseSetup();
+    const { store } = setup;
     const batches = new FakeBatches(store.licenses as unknown as Map<string, LicenseRecord>);
-    const done = await issueBatch(
-      { ...deps, batches: batches as unknown as LicenseBatchStore } as BatchDeps,
-      batchOf(3),
-    );
+    const done = await issueBatch(batchDeps(setup, batches), batchOf(3));
     expect(done).toMatchObject({ status: 'done', issued: 3, failed: 0 });
     expect(store.licenses.size).toBe(3);
     const first = store.licenses.get(done.items[0].license_id)!;
@@ -122,9 +137,10 @@ describe('issuing a batch (use-cases/license-batches.ts issueBatch)', () => {
   });
 
   it('a run after a crash mid-batch issues only what is left: no item twice', async () => {
-    const { deps, store } = licenseSetup();
+    const setup = licenseSetup();
+    const { store } = setup;
     const batches = new FakeBatches(store.licenses as unknown as Map<string, LicenseRecord>);
-    const bd = { ...deps, batches: batches as unknown as LicenseBatchStore } as BatchDeps;
+    const bd = batchDeps(setup, batches);
     const batch = batchOf(250);
     batches.crashAtProgress = true; // the first 100 licences are written, the progress is not
     await expect(issueBatch(bd, batch)).rejects.toThrow('crashed');

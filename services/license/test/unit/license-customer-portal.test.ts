@@ -2,6 +2,7 @@ import type { AppError } from '@licensing/runtime';
 import { activate, deactivate } from '../../src/use-cases/activations';
 import { deactivateForCustomer } from '../../src/use-cases/customer-portal';
 import { eraseCustomer } from '../../src/use-cases/erase-customer';
+import { transferErasure } from '../../src/transfer/use-cases/erasure';
 import { refusal } from '../../../../test/support/fakes/common';
 import { licenseSetup, policy } from '../../../../test/support/fakes/license-deps';
 import { FakeBatchEmails } from '../../../../test/support/fakes/license-stores';
@@ -15,7 +16,7 @@ async function setup(perMonth?: number) {
     deleteChunks: async () => undefined,
     markExportExpired: async () => undefined,
   };
-  const s = { ...base, batches, erasing: { ...base.deps, batches, exports } };
+  const s = { ...base, batches, erasing: { ...base.deps, transfer: transferErasure(batches, exports) } };
   const lic = await s.issued();
   const machine = async (fingerprint: string, name = '') =>
     (await activate(s.deps, { account_id: 'acct_A', key: lic.key, fingerprint, name })).activation;

@@ -54,7 +54,7 @@ export interface EmailDoc {
   claimed_by?: string;
   /**
    * False while nobody has established that the address holds a licence of the account: a sign-in
-   * request may be a stranger's address, and whether it is must never show (issue 28). Such a mail is
+   * request may be a stranger's address, and whether it is must never show to the vendor. Such a mail is
    * in no list the vendor sees until the sender has checked the address (and if it holds no licence,
    * it is deleted unsent). Absent on other mail, and on mail stored before the field: see CONFIRMED.
    */
@@ -343,7 +343,7 @@ export class EmailStore {
    * The mail log of an account. A sign-in request is left out until the sender has established that
    * its address holds a licence of the account (recipient_confirmed), however many attempts failed
    * before (the licence service away): a stranger's is deleted unsent, and the vendor must never learn
-   * who asked (issue 28: the portal never reveals whether an e-mail is a customer).
+   * who asked (the portal never reveals whether an e-mail is a customer's).
    */
   list(accountId: string, page: PageRequest | undefined) {
     return listPage<EmailDoc>(this.Email, { account_id: accountId, ...VISIBLE }, page);

@@ -7,7 +7,7 @@ import { FakeClock } from '../../../../test/support/fakes/common';
 import { FakeEmailStore, FakePortalStore } from '../../../../test/support/fakes/notification-stores';
 
 // The mail sender over an in-memory queue and a transport the test answers by hand: what a stop does to
-// the mail in hand and to the rest (issue 28: a graceful shutdown loses nothing, and waits no longer than
+// the mail in hand and to the rest (a graceful shutdown loses nothing, and waits no longer than
 // its budget), what a failed attempt leaves in the log, and what a sign-in that was never confirmed leaves.
 
 const HOUR = 3_600_000;

@@ -1,4 +1,6 @@
-import { listPage, postgresPagesOf, withSchemaVersion } from '@licensing/runtime';
+import { listPage, outboxOf, postgresPagesOf, recordShape, withSchemaVersion } from '@licensing/runtime';
+import type { DomainEvent } from '@licensing/proto';
+import type { LicenseRecord } from '../domain/license';
 import type { Model } from 'mongoose';
 import type { ActivationDoc, LicenseDoc, LicenseModels } from './models';
 import type { RetiredKeyDoc } from './retired-keys';
@@ -39,8 +41,27 @@ async function whereIn<T>(
   return out;
 }
 
-/** What imports and exports read and write of the licences and their machines, in batches. */
-export class ImportedLicenses {
+/** The indexes of the documents an unordered insert refused as duplicates (anything else is thrown). */
+function duplicatesOf(err: unknown): number[] | null {
+  const e = err as { writeErrors?: unknown; code?: number };
+  const list = Array.isArray(e?.writeErrors) ? e.writeErrors : e?.writeErrors ? [e.writeErrors] : null;
+  if (!list) return null;
+  const out: number[] = [];
+  for (const w of list as { index?: number; code?: number; err?: { index?: number; code?: number } }[]) {
+    const code = w.code ?? w.err?.code;
+    const index = w.index ?? w.err?.index;
+    if (code !== 11000 || typeof index !== 'number') return null;
+    out.push(index);
+  }
+  return out;
+}
+
+/**
+ * The licences and their machines read and written many at a time: an import's batches, a licence
+ * batch's issuance, an export's pages. Only the licence core calls it (use-cases/license-core.ts, the
+ * function table the transfer module is given): a licence is written in one place.
+ */
+export class BulkLicenses {
   constructor(readonly models: Pick<LicenseModels, 'License' | 'Activation' | 'RetiredKey'>) {}
 
   /**
@@ -172,5 +193,43 @@ export class ImportedLicenses {
       { license_id: 1, fingerprint: 1, name: 1 },
     );
     return { docs, machines, next: page.page.has_more ? page.page.next_cursor : '' };
+  }
+
+  /**
+   * Inserts licences in one unordered write, each with its events. Answers the ids it inserted; a
+   * licence whose id (an earlier run's) or key (a collision) exists already is left out, nothing else.
+   */
+  async insertLicenses(docs: { doc: LicenseRecord; events: DomainEvent[] }[]): Promise<Set<string>> {
+    if (!docs.length) return new Set();
+    const rows = docs.map(({ doc, events }) => ({ ...doc, ...outboxOf(events) }));
+    try {
+      await this.models.License.insertMany(rows, { ordered: false });
+      return new Set(docs.map((d) => d.doc._id));
+    } catch (err) {
+      const refused = duplicatesOf(err);
+      if (!refused) throw err;
+      const out = new Set(docs.map((d) => d.doc._id));
+      for (const i of refused) out.delete(docs[i].doc._id);
+      return out;
+    }
+  }
+
+  /**
+   * The licences of these ids that exist, with their keys: one read by `_id` on MongoDB. Over FerretDB's
+   * PostgreSQL, which does not pass an `$in` down to SQL (the read would decode every licence of every
+   * account, each pass of a batch), one statement on FerretDB's `_id` index instead.
+   */
+  async keysOf(ids: string[]): Promise<Map<string, string>> {
+    if (!ids.length) return new Map();
+    const pages = postgresPagesOf(this.models.License.db);
+    if (pages) {
+      recordShape(this.models.License, 'find', { _id: { $in: ids } });
+      const found = await pages.fieldAmong(this.models.License.collection.collectionName, ids, 'key');
+      return new Map([...found].filter((e): e is [string, string] => typeof e[1] === 'string'));
+    }
+    const docs = await this.models.License.find({ _id: { $in: ids } }, { key: 1 })
+      .lean<Pick<LicenseRecord, '_id' | 'key'>[]>()
+      .exec();
+    return new Map(docs.map((d) => [d._id, d.key]));
   }
 }

@@ -1,6 +1,6 @@
 import { AppError, checkEmail, type FieldError } from '@licensing/runtime';
 import { entitlementsProblem, type LicenseBatchItemStatus } from '@licensing/proto';
-import { mergeMetadata } from './metadata';
+import { mergeMetadata } from '../../domain/metadata';
 
 // A batch of licences (POST /api/v1/licenses/batch): every item is checked before anything is stored,
 // and the answer names each bad item by its index; then a job issues them. Pure rules here.

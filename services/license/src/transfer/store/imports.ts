@@ -4,7 +4,7 @@ import type { DomainEvent } from '@licensing/proto';
 import type { ImportFormat } from '../domain/import-rows';
 import { leaseLapsed, leaseUntil } from '../domain/job-leases';
 
-// Imports and exports (issue 32): the job's state, and the files themselves kept as numbered pieces
+// Imports and exports: the job's state, and the files themselves kept as numbered pieces
 // (GridFS-like: one document per piece of at most 1 MiB), so a job resumes after a crash from the
 // stored file and its checkpoint, and nothing holds a whole file in memory.
 
@@ -100,6 +100,32 @@ const YOUNG_SLOT_MS = 60_000;
 
 export const chunkId = (ownerId: string, seq: number) => `${ownerId}:${String(seq).padStart(6, '0')}`;
 
+/** Exports: the job's state (its file is in export_chunks). */
+function exportSchema(): Schema<ExportDoc> {
+  const exp = new Schema<ExportDoc>(
+    {
+      _id: String,
+      account_id: { type: String, required: true },
+      state: { type: String, required: true },
+      chunks: { type: Number, default: 0 },
+      bytes: { type: Number, default: 0 },
+      counts: { type: Object, default: () => ({}) },
+      failure: { type: String, default: '' },
+      lease_until: { type: Date, default: null },
+      created_at: { type: Date, required: true },
+      updated_at: { type: Date, required: true },
+      finished_at: { type: Date, default: null },
+      expires_at: { type: Date, default: null },
+    },
+    { versionKey: false, collection: 'exports' },
+  );
+  // The sweeps: running exports, and finished ones past their 24 hours (expired ones leave `done`, so each
+  // pass reads only files still to delete). An erasure: the account's finished exports.
+  exp.index({ state: 1, expires_at: 1 });
+  exp.index({ account_id: 1, state: 1 });
+  return exp;
+}
+
 export function importModels(conn: Connection) {
   const imp = new Schema<ImportDoc>(
     {
@@ -137,27 +163,7 @@ export function importModels(conn: Connection) {
     { _id: String, at: Date },
     { versionKey: false, collection: 'import_claims' },
   );
-  const exp = new Schema<ExportDoc>(
-    {
-      _id: String,
-      account_id: { type: String, required: true },
-      state: { type: String, required: true },
-      chunks: { type: Number, default: 0 },
-      bytes: { type: Number, default: 0 },
-      counts: { type: Object, default: () => ({}) },
-      failure: { type: String, default: '' },
-      lease_until: { type: Date, default: null },
-      created_at: { type: Date, required: true },
-      updated_at: { type: Date, required: true },
-      finished_at: { type: Date, default: null },
-      expires_at: { type: Date, default: null },
-    },
-    { versionKey: false, collection: 'exports' },
-  );
-  // The sweeps: running exports, and finished ones past their 24 hours (expired ones leave `done`, so each
-  // pass reads only files still to delete). An erasure: the account's finished exports.
-  exp.index({ state: 1, expires_at: 1 });
-  exp.index({ account_id: 1, state: 1 });
+  const exp = exportSchema();
   const exportChunk = new Schema<ChunkDoc>(
     { _id: String, owner_id: { type: String, required: true }, seq: Number, data: Buffer },
     { versionKey: false, collection: 'export_chunks' },

@@ -58,3 +58,48 @@ export async function* fileRows(
   }
   yield* reader.end();
 }
+
+/**
+ * The file's data rows, counted without reading them (the progress has its total): its lines that
+ * hold anything but white space, less a CSV file's header. A quoted CSV field over several lines
+ * counts more than once: the total is made exact when the import is done.
+ */
+export async function countRows(
+  format: ImportFormat,
+  chunks: number,
+  piece: (seq: number) => Promise<Uint8Array | null>,
+  breather: Breather,
+  missing: (seq: number) => Error,
+): Promise<number> {
+  const counter = new LineCounter();
+  let lines = 0;
+  for (let seq = 0; seq < chunks; seq++) {
+    const data = await piece(seq);
+    if (!data) throw missing(seq);
+    lines += counter.push(data).length;
+    await breather.turn();
+  }
+  lines += counter.end().length;
+  return format === 'jsonl' ? lines : Math.max(lines - 1, 0);
+}
+
+/** A jsonl file's rows counted without reading them: its lines that hold anything but white space. */
+class LineCounter {
+  private filled = false;
+
+  push(data: Uint8Array): { length: number } {
+    let n = 0;
+    for (let i = 0; i < data.length; i++) {
+      const b = data[i];
+      if (b === 10) {
+        if (this.filled) n++;
+        this.filled = false;
+      } else if (b !== 32 && b !== 9 && b !== 13) this.filled = true;
+    }
+    return { length: n };
+  }
+
+  end(): { length: number } {
+    return { length: this.filled ? 1 : 0 };
+  }
+}

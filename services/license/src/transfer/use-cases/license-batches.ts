@@ -1,22 +1,29 @@
-import { AppError, idempotent, isId, newEvent, newId, type Logger } from '@licensing/runtime';
+import { AppError, idempotent, isId, newEvent, newId, type Clock, type Logger, type Outbox } from '@licensing/runtime';
 import {
   withPolicyDefaults,
   type CreateLicenseBatchRequest,
   type DomainEvent,
+  type GetProductRequest,
   type LicenseBatch,
+  type Product,
 } from '@licensing/proto';
-import { storedPolicy, withProductEntitlements } from '../domain/entitlements';
-import { emailListOf } from '../domain/erasure';
+import { emailListOf } from '../../domain/erasure';
+import type { LicenseCore } from '../../use-cases/license-core';
 import { batchCounts, batchRequestOf, checkBatchItems } from '../domain/license-batch';
-import type { LicenseRecord } from '../domain/license';
-import { newLicense } from '../domain/new-license';
-import { licenseCreated } from '../events/license-events';
 import type { BatchItemDoc, LicenseBatchDoc, LicenseBatchStore } from '../store/batches';
-import type { LicenseDeps } from './deps';
 
-/** The mails of send_email items are the notification service's: it hears license.batch_completed. */
-export interface BatchDeps extends LicenseDeps {
+/** What a licence batch needs. The mails of send_email items are the notification service's: it hears license.batch_completed. */
+export interface BatchDeps {
   batches: LicenseBatchStore;
+  /** The licence core's table: the batch's licences are issued through it. */
+  licenses: Pick<LicenseCore, 'issueBatchLicenses'>;
+  /** The product service (through the licence service's product cache): the batch's product and policy. */
+  products: { getProduct(req: GetProductRequest): Promise<Product> };
+  /** The service's Idempotency-Key records: the same request under one key is the same batch. */
+  idempotency: Parameters<typeof idempotent>[0];
+  /** Publishes at once the events a write recorded (the relay retries what this misses). */
+  outbox: Pick<Outbox, 'flush'>;
+  clock: Clock;
 }
 
 /** A run holds its batch this long without progress; then another instance's sweep resumes it. */
@@ -102,7 +109,7 @@ export async function createLicenseBatch(
   };
   if (!req.idempotency_key) return store(newId('lbat', deps.clock.now().getTime()));
   const { id } = await idempotent(
-    deps.store.models.Idempotency,
+    deps.idempotency,
     batchScope(req.account_id),
     req.idempotency_key,
     batchRequestOf(req.product_id, items),
@@ -149,7 +156,7 @@ const batchCompleted = (doc: LicenseBatchDoc): DomainEvent =>
  * notification service mails the send_email items, once each).
  */
 export async function issueBatch(deps: BatchDeps, batch: LicenseBatchDoc, log?: Logger): Promise<LicenseBatchDoc> {
-  const { batches, clock, outbox, products, store } = deps;
+  const { batches, clock, outbox, products, licenses } = deps;
   const doc: LicenseBatchDoc = { ...batch, items: batch.items.map((i) => ({ ...i })) };
   let policy: ReturnType<typeof withPolicyDefaults> | null = null;
   try {
@@ -165,25 +172,18 @@ export async function issueBatch(deps: BatchDeps, batch: LicenseBatchDoc, log?: 
   for (;;) {
     const pending = indexesOf(doc.items, (i) => i.status === 'waiting').slice(0, CHUNK);
     if (!pending.length) break;
-    const now = clock.now();
     if (!policy) {
       for (const i of pending) Object.assign(doc.items[i], { status: 'failed', error: 'the product no longer exists' });
       await save();
       continue;
     }
-    const rows = pending.map((i) => {
-      const item = doc.items[i];
-      const licence: LicenseRecord = {
-        ...newLicense(doc.account_id, doc.product_id, item.customer_email, storedPolicy(policy), now),
-        _id: item.license_id,
-        metadata: item.metadata ?? {},
-        ...(item.entitlements?.length ? { extra_entitlements: [...item.entitlements] } : {}),
-      };
-      return { doc: licence, events: [licenseCreated(withProductEntitlements(licence, policy.entitlements))] };
+    const keys = await licenses.issueBatchLicenses({
+      account_id: doc.account_id,
+      product_id: doc.product_id,
+      policy,
+      items: pending.map((i) => doc.items[i]),
+      now: clock.now(),
     });
-    const inserted = await batches.insertLicenses(rows);
-    const keys = await batches.keysOf(rows.map((r) => r.doc._id));
-    for (const row of rows) if (inserted.has(row.doc._id)) outbox.flush(store.models.License, row.doc._id, row.events);
     for (const i of pending) {
       const key = keys.get(doc.items[i].license_id);
       if (key) Object.assign(doc.items[i], { status: 'issued', key });

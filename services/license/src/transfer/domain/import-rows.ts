@@ -12,9 +12,9 @@ import {
   withPolicyDefaults,
   type LicensePolicy,
 } from '@licensing/proto';
-import { METADATA_MAX_ENTRIES } from './metadata';
+import { METADATA_MAX_ENTRIES } from '../../domain/metadata';
 
-// One row of an import (issue 32), checked: pure rules, no I/O. The formats (import-formats.ts) turn a
+// One row of an import, checked: pure rules, no I/O. The formats (import-formats.ts) turn a
 // line of each kind of file into the jsonl field names below; this says whether the row can be imported.
 
 export { importFormats };
@@ -175,90 +175,31 @@ function checkLine(line: Record<string, unknown>, now: Date): CheckedRow {
   const badName = productName && textProblem('product_name', productName);
   if (badName) return rejected(badName.message);
 
-  const email = (str(line.customer_email) ?? '').trim();
-  if (!email) return rejected('customer_email is required');
-  const badEmail = textProblem('customer_email', email);
-  if (badEmail) return rejected(badEmail.message);
-  if (email.length > EMAIL_MAX || !EMAIL.test(email)) return rejected('customer_email must be an e-mail address');
-  // The API's own e-mail rule too (a licence issued through the API would be refused the same address).
-  try {
-    checkEmail('customer_email', email);
-  } catch (err) {
-    if (err instanceof AppError) return rejected(err.message);
-    throw err;
-  }
+  const email = checkCustomerEmail(line.customer_email);
+  if ('error' in email) return rejected(email.error);
 
   const status = (str(line.status) ?? 'active').toLowerCase();
   if (!(importRowStatuses as readonly string[]).includes(status))
     return rejected(`status must be one of ${importRowStatuses.join(', ')}`);
 
-  let expiresAt: Date | null = null;
-  const expiresText = str(line.expires_at);
-  if (expiresText) {
-    const d = new Date(expiresText);
-    if (Number.isNaN(d.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(expiresText))
-      return rejected('expires_at must be an ISO 8601 date or time (e.g. 2027-01-31T00:00:00Z)');
-    expiresAt = d;
-  }
+  const expiresAt = checkExpiry(line.expires_at);
+  if (typeof expiresAt === 'string') return rejected(expiresAt);
   if (status === 'expired' && !(expiresAt && expiresAt <= now))
     return rejected('status expired needs an expires_at in the past');
 
-  let maxActivations: number | null | undefined;
-  const maxRaw = line.max_activations;
-  if (maxRaw === null || maxRaw === undefined || maxRaw === '') maxActivations = undefined;
-  else {
-    const n = typeof maxRaw === 'number' ? maxRaw : Number(str(maxRaw));
-    if (!Number.isInteger(n) || n < 0 || n > 1_000_000)
-      return rejected('max_activations must be a whole number from 0 to 1000000');
-    maxActivations = n;
-  }
-  if (line.max_activations === null) maxActivations = null;
+  const maxActivations = checkMaxActivations(line.max_activations);
+  if (typeof maxActivations === 'string') return rejected(maxActivations);
   // The row's max_activations rules over its policy's (an imported licence may have 0, which a policy may not).
   const policy = checkPolicy(line.policy, line.max_activations !== undefined ? ['max_activations'] : []);
   if (typeof policy === 'string') return rejected(policy);
 
-  const activations: ImportRow['activations'] = [];
-  if (line.activations !== undefined && line.activations !== null) {
-    if (!Array.isArray(line.activations)) return rejected('activations must be a list of {fingerprint, name?}');
-    if (line.activations.length > MAX_IMPORT_ACTIVATIONS)
-      return rejected(`activations: at most ${MAX_IMPORT_ACTIVATIONS} machines per licence`);
-    const seen = new Set<string>();
-    for (const [i, a] of line.activations.entries()) {
-      const item = typeof a === 'string' ? { fingerprint: a } : (a as Record<string, unknown>);
-      if (!item || typeof item !== 'object') return rejected(`activations[${i}] must be {fingerprint, name?}`);
-      const fp = str(item.fingerprint) ?? '';
-      if (!fp || fp.length > 200 || !/^[\x20-\x7e]+$/.test(fp))
-        return rejected(`activations[${i}].fingerprint must be 1 to 200 printable ASCII characters`);
-      if (seen.has(fp)) return rejected(`activations[${i}].fingerprint appears twice`);
-      seen.add(fp);
-      const name = str(item.name) ?? '';
-      if (name.length > 200) return rejected(`activations[${i}].name is at most 200 characters`);
-      const badText = name && textProblem(`activations[${i}].name`, name);
-      if (badText) return rejected(badText.message);
-      activations.push({ fingerprint: fp, name });
-    }
-  }
+  const activations = checkActivations(line.activations);
+  if (typeof activations === 'string') return rejected(activations);
   if (typeof maxActivations === 'number' && activations.length > maxActivations)
     return rejected(`activations: ${activations.length} machines, more than max_activations (${maxActivations})`);
 
-  const metadata: Record<string, string> = {};
-  if (line.metadata !== undefined && line.metadata !== null) {
-    if (typeof line.metadata !== 'object' || Array.isArray(line.metadata))
-      return rejected('metadata must be an object of strings');
-    for (const [mk, mv] of Object.entries(line.metadata as Record<string, unknown>)) {
-      const badKey = metadataKeyProblem(mk);
-      if (badKey) return rejected(badKey.message);
-      const v = str(mv);
-      if (v === undefined) return rejected(`metadata.${mk} must be a string`);
-      if (v.length > METADATA_VALUE_MAX)
-        return rejected(`metadata.${mk}: values are at most ${METADATA_VALUE_MAX} characters`);
-      const badValue = textProblem(`metadata.${mk}`, v, true);
-      if (badValue) return rejected(badValue.message);
-      if (v !== '') metadata[mk] = v;
-    }
-    if (Object.keys(metadata).length > METADATA_MAX_ENTRIES)
-      return rejected(`metadata: at most ${METADATA_MAX_ENTRIES} entries`);
-  }
+  const metadata = checkMetadata(line.metadata);
+  if (typeof metadata === 'string') return rejected(metadata);
 
   let entitlements: string[] = [];
   if (line.entitlements !== undefined && line.entitlements !== null) {
@@ -275,7 +216,7 @@ function checkLine(line: Record<string, unknown>, now: Date): CheckedRow {
       foreign: k.foreign,
       product_id: productId,
       product_name: productName,
-      customer_email: email,
+      customer_email: email.email,
       status: status as ImportRowStatus,
       expires_at: expiresAt,
       max_activations: maxActivations,
@@ -285,6 +226,85 @@ function checkLine(line: Record<string, unknown>, now: Date): CheckedRow {
       entitlements,
     },
   };
+}
+
+/** customer_email: required, by the import's e-mail rule and the API's own. */
+function checkCustomerEmail(raw: unknown): { email: string } | { error: string } {
+  const email = (str(raw) ?? '').trim();
+  if (!email) return { error: 'customer_email is required' };
+  const badEmail = textProblem('customer_email', email);
+  if (badEmail) return { error: badEmail.message };
+  if (email.length > EMAIL_MAX || !EMAIL.test(email)) return { error: 'customer_email must be an e-mail address' };
+  // The API's own e-mail rule too (a licence issued through the API would be refused the same address).
+  try {
+    checkEmail('customer_email', email);
+  } catch (err) {
+    if (err instanceof AppError) return { error: err.message };
+    throw err;
+  }
+  return { email };
+}
+
+/** expires_at: an ISO 8601 date or time, or none (perpetual); a string: what is wrong. */
+function checkExpiry(raw: unknown): Date | null | string {
+  const text = str(raw);
+  if (!text) return null;
+  const d = new Date(text);
+  if (Number.isNaN(d.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(text))
+    return 'expires_at must be an ISO 8601 date or time (e.g. 2027-01-31T00:00:00Z)';
+  return d;
+}
+
+/** max_activations: a whole number, null (unlimited) or absent (the policy's); a string: what is wrong. */
+function checkMaxActivations(raw: unknown): number | null | undefined | string {
+  if (raw === null) return null;
+  if (raw === undefined || raw === '') return undefined;
+  const n = typeof raw === 'number' ? raw : Number(str(raw));
+  if (!Number.isInteger(n) || n < 0 || n > 1_000_000) return 'max_activations must be a whole number from 0 to 1000000';
+  return n;
+}
+
+/** A row's machines: `[{fingerprint, name?}]` or fingerprints; a string: what is wrong. */
+function checkActivations(raw: unknown): ImportRow['activations'] | string {
+  const activations: ImportRow['activations'] = [];
+  if (raw === undefined || raw === null) return activations;
+  if (!Array.isArray(raw)) return 'activations must be a list of {fingerprint, name?}';
+  if (raw.length > MAX_IMPORT_ACTIVATIONS) return `activations: at most ${MAX_IMPORT_ACTIVATIONS} machines per licence`;
+  const seen = new Set<string>();
+  for (const [i, a] of raw.entries()) {
+    const item = typeof a === 'string' ? { fingerprint: a } : (a as Record<string, unknown>);
+    if (!item || typeof item !== 'object') return `activations[${i}] must be {fingerprint, name?}`;
+    const fp = str(item.fingerprint) ?? '';
+    if (!fp || fp.length > 200 || !/^[\x20-\x7e]+$/.test(fp))
+      return `activations[${i}].fingerprint must be 1 to 200 printable ASCII characters`;
+    if (seen.has(fp)) return `activations[${i}].fingerprint appears twice`;
+    seen.add(fp);
+    const name = str(item.name) ?? '';
+    if (name.length > 200) return `activations[${i}].name is at most 200 characters`;
+    const badText = name && textProblem(`activations[${i}].name`, name);
+    if (badText) return badText.message;
+    activations.push({ fingerprint: fp, name });
+  }
+  return activations;
+}
+
+/** A row's metadata: an object of strings, by the licence's metadata rules; a string: what is wrong. */
+function checkMetadata(raw: unknown): Record<string, string> | string {
+  const metadata: Record<string, string> = {};
+  if (raw === undefined || raw === null) return metadata;
+  if (typeof raw !== 'object' || Array.isArray(raw)) return 'metadata must be an object of strings';
+  for (const [mk, mv] of Object.entries(raw as Record<string, unknown>)) {
+    const badKey = metadataKeyProblem(mk);
+    if (badKey) return badKey.message;
+    const v = str(mv);
+    if (v === undefined) return `metadata.${mk} must be a string`;
+    if (v.length > METADATA_VALUE_MAX) return `metadata.${mk}: values are at most ${METADATA_VALUE_MAX} characters`;
+    const badValue = textProblem(`metadata.${mk}`, v, true);
+    if (badValue) return badValue.message;
+    if (v !== '') metadata[mk] = v;
+  }
+  if (Object.keys(metadata).length > METADATA_MAX_ENTRIES) return `metadata: at most ${METADATA_MAX_ENTRIES} entries`;
+  return metadata;
 }
 
 /**

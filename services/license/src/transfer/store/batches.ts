@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { outboxFields, outboxOf, postgresPagesOf, recordShape, withEvents } from '@licensing/runtime';
+import { outboxFields, withEvents } from '@licensing/runtime';
 import {
   licenseBatchItemStatuses,
   licenseBatchStatuses,
@@ -7,7 +7,6 @@ import {
   type LicenseBatchItemStatus,
   type LicenseBatchStatus,
 } from '@licensing/proto';
-import type { LicenseRecord } from '../domain/license';
 
 /** One licence of a batch: what was asked, the licence id fixed when the batch was stored, and how it went. */
 export interface BatchItemDoc {
@@ -84,24 +83,9 @@ export function batchModels(conn: Connection) {
   return { LicenseBatch: conn.model<LicenseBatchDoc>('LicenseBatch', schema) as Model<LicenseBatchDoc> };
 }
 
-type Models = ReturnType<typeof batchModels> & { License: Model<LicenseRecord> };
+type Models = ReturnType<typeof batchModels>;
 
 const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
-
-/** The indexes of the documents an unordered insert refused as duplicates (anything else is thrown). */
-function duplicatesOf(err: unknown): number[] | null {
-  const e = err as { writeErrors?: unknown; code?: number };
-  const list = Array.isArray(e?.writeErrors) ? e.writeErrors : e?.writeErrors ? [e.writeErrors] : null;
-  if (!list) return isDuplicate(err) ? null : null;
-  const out: number[] = [];
-  for (const w of list as { index?: number; code?: number; err?: { index?: number; code?: number } }[]) {
-    const code = w.code ?? w.err?.code;
-    const index = w.index ?? w.err?.index;
-    if (code !== 11000 || typeof index !== 'number') return null;
-    out.push(index);
-  }
-  return out;
-}
 
 export class LicenseBatchStore {
   constructor(private readonly models: Models) {}
@@ -231,43 +215,5 @@ export class LicenseBatchStore {
         },
       },
     );
-  }
-
-  /**
-   * Inserts licences in one unordered write, each with its events. Answers the ids it inserted; a
-   * licence whose id (an earlier run's) or key (a collision) exists already is left out, nothing else.
-   */
-  async insertLicenses(docs: { doc: LicenseRecord; events: DomainEvent[] }[]): Promise<Set<string>> {
-    if (!docs.length) return new Set();
-    const rows = docs.map(({ doc, events }) => ({ ...doc, ...outboxOf(events) }));
-    try {
-      await this.models.License.insertMany(rows, { ordered: false });
-      return new Set(docs.map((d) => d.doc._id));
-    } catch (err) {
-      const refused = duplicatesOf(err);
-      if (!refused) throw err;
-      const out = new Set(docs.map((d) => d.doc._id));
-      for (const i of refused) out.delete(docs[i].doc._id);
-      return out;
-    }
-  }
-
-  /**
-   * The licences of these ids that exist, with their keys: one read by `_id` on MongoDB. Over FerretDB's
-   * PostgreSQL, which does not pass an `$in` down to SQL (the read would decode every licence of every
-   * account, each pass of a batch), one statement on FerretDB's `_id` index instead.
-   */
-  async keysOf(ids: string[]): Promise<Map<string, string>> {
-    if (!ids.length) return new Map();
-    const pages = postgresPagesOf(this.models.License.db);
-    if (pages) {
-      recordShape(this.models.License, 'find', { _id: { $in: ids } });
-      const found = await pages.fieldAmong(this.models.License.collection.collectionName, ids, 'key');
-      return new Map([...found].filter((e): e is [string, string] => typeof e[1] === 'string'));
-    }
-    const docs = await this.models.License.find({ _id: { $in: ids } }, { key: 1 })
-      .lean<Pick<LicenseRecord, '_id' | 'key'>[]>()
-      .exec();
-    return new Map(docs.map((d) => [d._id, d.key]));
   }
 }

@@ -1,7 +1,8 @@
 import { AppError, type Logger } from '@licensing/runtime';
 import type { ImportDoc } from '../store/imports';
 import { dropExpiredExports, failStoppedExports, type ExportDeps } from '../use-cases/exports';
-import { failStalledUploads, IMPORT_LEASE_MS, ImportRun, MAX_FAILED_RUNS, type ImportDeps } from '../use-cases/imports';
+import { ImportRun } from '../use-cases/import-run';
+import { failStalledUploads, IMPORT_LEASE_MS, MAX_FAILED_RUNS, type ImportDeps } from '../use-cases/imports';
 
 /** Imports one instance runs side by side (in turn, a batch each), of as many accounts. */
 export const IMPORTS_AT_ONCE = 16;

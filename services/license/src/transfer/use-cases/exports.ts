@@ -1,12 +1,11 @@
 import { AppError, isId, newId, type Clock } from '@licensing/runtime';
 import { accountLimits, policyFields, withPolicyDefaults, type Export } from '@licensing/proto';
 import type { ExportDoc, ImportStore } from '../store/imports';
-import type { ImportedLicenses } from '../store/imported-licenses';
-import type { LicenseDoc } from '../store/models';
+import type { LicenseCore, LicenseDoc } from '../../use-cases/license-core';
 import { EXPORT_WRITER_STOPPED, exportWriterStopped, leaseUntil } from '../domain/job-leases';
 import { MAX_CHUNK_BYTES } from './imports';
 
-// Export files (issue 32, docs/api.md "Exports"): the gateway's export job gathers each service's data
+// Export files (docs/api.md "Exports"): the gateway's export job gathers each service's data
 // over gRPC and writes the file here a piece at a time; it is downloadable for 24 hours after it is done.
 // The job holds its export by a lease that each piece and its heartbeat (RenewExport) renew; an export
 // whose lease lapsed (its gateway died mid-way) is failed when next read, or by the job's sweep.
@@ -19,7 +18,8 @@ export const EXPORT_LEASE_MS = 60_000;
 export const MAX_EXPORT_BYTES = 2 * 1024 * 1024 * 1024;
 
 export interface ExportDeps {
-  licenses: ImportedLicenses;
+  /** The licence core's table: an export reads the account's licences through it. */
+  licenses: Pick<LicenseCore, 'exportPage'>;
   imports: ImportStore;
   clock: Clock;
   /** EXPORT_LEASE_MS (default 60 s). */
