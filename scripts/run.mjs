@@ -1,7 +1,9 @@
-// Entry point of `npm start`, `npm test`, `npm run test:unit`, `npm run bench` and `npm run admin`.
+// Entry point of `npm start`, `npm test`, `npm run test:unit`, `npm run bench` and `npm run admin`,
+// and of each workspace's `npm test -w <folder>` (test:folder).
 // Plain Node with no dependencies, so it works on a fresh clone: it installs
 // what is missing (npm ci), builds when sources changed, then does the job.
 import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -32,7 +34,8 @@ function newest(path) {
   const st = statSync(path);
   if (!st.isDirectory()) return st.mtimeMs;
   for (const name of readdirSync(path)) {
-    if (name === 'node_modules' || name === 'dist') continue;
+    // A change to tests alone needs no new build: jest compiles what it runs.
+    if (name === 'node_modules' || name === 'dist' || name === 'test') continue;
     t = Math.max(t, newest(join(path, name)));
   }
   return t;
@@ -151,6 +154,42 @@ function node(file, argv = []) {
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
+// The jest projects (jest.config.js), one per tier: those without a global set-up need no server and
+// run with none reachable (withoutServers); the others get the servers the set-up provides.
+const projects = createRequire(import.meta.url)(join(root, 'jest.config.js')).projects;
+const serverless = projects.filter((p) => !p.globalSetup).map((p) => p.displayName);
+const withServers = projects.filter((p) => p.globalSetup).map((p) => p.displayName);
+
+/**
+ * One component's own tests (`npm test -w <folder>`): its test/unit as `npm run test:unit` runs it (no
+ * server reachable), then, if that passed, its test/component with the servers, each picked out of its
+ * tier's project by path.
+ */
+async function testFolder(folder, argv, env) {
+  if (!folder || !existsSync(join(root, folder, 'package.json'))) {
+    console.error('usage: node scripts/run.mjs test:folder <workspace folder, e.g. services/license> [jest args]');
+    process.exit(2);
+  }
+  const tiers = [
+    ['unit', await withoutServers()],
+    ['component', env],
+  ].filter(([tier]) => existsSync(join(root, folder, 'test', tier)));
+  if (tiers.length === 0) {
+    console.error(`${folder} has no test/unit or test/component`);
+    return 1;
+  }
+  const runs = [];
+  for (const [tier, tierEnv] of tiers) {
+    if (runs.some((r) => r.code !== 0)) break;
+    // A path pattern (a regular expression over absolute paths) for the folder's tests of this tier.
+    const mine = `^${join(root, folder, 'test', tier).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`;
+    // --selectProjects last: it takes every word after it as a project name.
+    runs.push(jest([...argv, mine, '--selectProjects', tier], tierEnv));
+  }
+  summarise(runs);
+  return runs.find((r) => r.code !== 0)?.code ?? 0;
+}
+
 switch (command) {
   case 'start':
     node('scripts/dist/start.js', args);
@@ -180,9 +219,10 @@ switch (command) {
     node('scripts/dist/docs-gen.js', args);
     break;
   case 'test:unit': {
-    // The unit tier alone: no lint, no build, no server started or reachable (withoutServers).
+    // The tests that need no server (every component's test/unit, test/repository): no lint, no
+    // build, no server started or reachable (withoutServers).
     // --selectProjects last: it takes every word after it as a project name.
-    const unit = jest([...args, '--selectProjects', 'unit'], await withoutServers());
+    const unit = jest([...args, '--selectProjects', ...serverless], await withoutServers());
     summarise([unit]);
     process.exit(unit.code);
     break;
@@ -204,13 +244,13 @@ switch (command) {
     const shapes = join(tmpdir(), `licensing-query-shapes-${process.pid}`);
     rmSync(shapes, { recursive: true, force: true });
     const env = { ...process.env, QUERY_SHAPES_DIR: shapes };
-    // A whole run: the unit tier first, as `npm run test:unit` runs it (no server reachable, which
-    // keeps it honest), and the tiers with servers after it only if it passed. With arguments (some
+    // A whole run: the projects without servers first, as `npm run test:unit` runs them (no server
+    // reachable, which keeps them honest), and the projects with servers after them only if they passed. With arguments (some
     // files, a -t pattern), one jest run: it starts the servers only if a selected test needs them.
     const runs = [];
     if (args.length === 0) {
-      runs.push(jest(['--selectProjects', 'unit'], await withoutServers()));
-      if (runs[0].code === 0) runs.push(jest(['--selectProjects', 'integration', 'e2e', 'deploy'], env));
+      runs.push(jest(['--selectProjects', ...serverless], await withoutServers()));
+      if (runs[0].code === 0) runs.push(jest(['--selectProjects', ...withServers], env));
     } else runs.push(jest(args, env));
     summarise(runs);
     let code = runs.find((r) => r.code !== 0)?.code ?? 0;
@@ -221,9 +261,13 @@ switch (command) {
     process.exit(code);
     break;
   }
+  case 'test:folder':
+    // `npm test -w <folder>`: one component's own tests, without the repository-wide checks of npm test.
+    process.exit(await testFolder(args[0], args.slice(1), { ...process.env }));
+    break;
   default:
     console.error(
-      'usage: node scripts/run.mjs start|test|test:unit|bench|bench:scale|bench:events|bench:heartbeat|bench:import|admin|docs|build [args]',
+      'usage: node scripts/run.mjs start|test|test:unit|test:folder|bench|bench:scale|bench:events|bench:heartbeat|bench:import|admin|docs|build [args]',
     );
     process.exit(2);
 }

@@ -2,7 +2,7 @@
 // this file wires them into one request listener, and config.ts is the one schema of settings.
 // Every other file sits in a folder named for its job, and folders form layers: a folder imports
 // only folders below it (never one beside or above it, nor a file of the directory that holds it),
-// and gets its settings as options from here (test/unit/layers.test.ts reads the order from the
+// and gets its settings as options from here (test/repository/layers.test.ts reads the order from the
 // next line; docs/architecture.md, "The gateway's folders", says what each holds).
 // Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes
 

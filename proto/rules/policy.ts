@@ -8,7 +8,7 @@ import { refundActions } from './vocabulary';
 // the REST shape the gateway accepts and answers with their OpenAPI schemas, and the dashboard's
 // product form. The LicensePolicy message of product.proto cannot come from it: the compiler holds its
 // field names to this declaration (contractNamesEveryPolicyField below), and
-// test/unit/vocabularies.test.ts its field types and the table of docs/api.md.
+// test/repository/vocabularies.test.ts its field types and the table of docs/api.md.
 
 interface Described {
   /** What the field means, as the OpenAPI document says it. */

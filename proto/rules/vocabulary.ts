@@ -4,7 +4,7 @@
 //
 // The .proto files carry these as `string` fields with a `// a | b` comment rather than proto enums:
 // under ts-proto's stringEnums an enum travels as its value NAME (ACTIVE, not active), which would change
-// the gRPC values and every generated type. test/unit/vocabularies.test.ts holds those comments, the
+// the gRPC values and every generated type. test/repository/vocabularies.test.ts holds those comments, the
 // OpenAPI document, the stores' enum validators and docs/api.md to these lists.
 import { eventTypes } from '../events';
 

@@ -4,7 +4,7 @@ import { type K8sObject, overlay, validateAgainstSchemas } from './k8s';
 // The monitoring objects applied to a cluster, checked against their CRDs' schemas offline
 // (test/deploy/validate-k8s.mjs, @kubernetes-models/prometheus-operator), unknown fields included:
 // deploy/monitoring/prometheus-rule.yaml (applied on its own, in no overlay) and the overlays'
-// ServiceMonitor. test/unit/monitoring.test.ts checks what the rules say (their expressions, the
+// ServiceMonitor. test/repository/monitoring.test.ts checks what the rules say (their expressions, the
 // metrics they read, the same rules as alerts.rules.yaml).
 
 const [rule, ...others] = yamlDocsOf('deploy/monitoring/prometheus-rule.yaml') as K8sObject[];

@@ -4,7 +4,7 @@ import type { Principal } from './principal';
 
 // The routes app credentials may call: a "License <key>" credential (for its own licence only) and
 // a validate-scope API key (for any licence of its account: the key in the request is the proof of
-// possession). Pure: matched on the method and path as sent (test/unit/app-credentials.test.ts).
+// possession). Pure: matched on the method and path as sent (gateway/test/unit/app-credentials.test.ts).
 
 /** Where a route names its licence: the query (license_key), the body (key), the path ({key}), or by its product ({id}). */
 export type LicenseNamedIn = 'query' | 'body' | 'path' | 'product';

@@ -5,7 +5,7 @@ import type { Principal } from './principal';
 
 // The gateway's memory of authenticated API keys, so the validation hot path does not call the
 // account service on every request. Its bound, evictions and staleness bound are in
-// docs/architecture.md, "A map of the caches" (and test/unit/auth-cache.test.ts proves them).
+// docs/architecture.md, "A map of the caches" (and gateway/test/unit/auth-cache.test.ts proves them).
 
 const MAX_CACHE_ENTRIES = 10_000;
 

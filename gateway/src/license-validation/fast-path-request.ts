@@ -8,7 +8,7 @@ import { licenseValidateQuery } from '../request-shapes/operations';
 // answer exactly as the Express route would are read here, and everything else is declined, before
 // anything is counted or written, for Express to answer. Declining is always safe; answering a
 // request Express would answer differently is the one thing this must never do
-// (test/unit/fast-path-request.test.ts, and test/e2e/fast-path-parity.test.ts sends the same
+// (gateway/test/unit/fast-path-request.test.ts, and test/e2e/fast-path-parity.test.ts sends the same
 // requests both ways and compares the answers).
 
 const PATHS = ['/api/v1/licenses/validate?', '/v1/licenses/validate?'];

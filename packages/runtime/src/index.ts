@@ -1,7 +1,7 @@
 // What every service and the gateway share, exported from one entry point. Folders form layers: a
 // folder imports only folders below it (never one beside or above it, nor a file of the directory
 // that holds it); service.ts, the start and stop of a service, sits on top with this file
-// (test/unit/layers.test.ts reads the order from the next line; docs/architecture.md states it).
+// (test/repository/layers.test.ts reads the order from the next line; docs/architecture.md states it).
 // Layers, lowest first: core < observability < security, mail, tasks, rate-limits < store < events, grpc < caching
 
 export * from './core/config';

@@ -6,7 +6,7 @@ import type { EventType } from '@licensing/proto';
 // one table come the nats-server configuration (natsServerConfig) and the
 // consumers' check (ownedBySubject).
 
-/** One user per component of components.json (which this package cannot read at run time: test/unit/components.test.ts checks). */
+/** One user per component of components.json (which this package cannot read at run time: test/repository/components.test.ts checks). */
 export const natsUsers = ['account', 'product', 'webhook', 'license', 'checkout', 'notification', 'gateway'] as const;
 export type NatsUser = (typeof natsUsers)[number];
 

@@ -11,7 +11,7 @@ export const REQUEST_ID_KEY = 'x-request-id';
 /** W3C trace context of a traced call (observability/tracing.ts). */
 export const TRACEPARENT_KEY = 'traceparent';
 
-/** The components that call services, and the operator CLI: every caller components.json lists (test/unit/components.test.ts checks). */
+/** The components that call services, and the operator CLI: every caller components.json lists (test/repository/components.test.ts checks). */
 export const internalCallers = ['gateway', 'web', 'license', 'checkout', 'notification', 'operator'] as const;
 export type InternalCaller = (typeof internalCallers)[number];
 

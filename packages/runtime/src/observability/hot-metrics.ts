@@ -4,7 +4,7 @@ import type { Counter, Registry } from 'prom-client';
 // prom-client hashes a label object and allocates on every inc() and observe(), which cost the
 // gateway a few per cent of its CPU per request. The series here are plain numbers, looked up
 // once per label set; what they counted reaches Prometheus when metrics are read, so every scrape
-// is exact. The text and JSON they render are prom-client's own (test/unit/hot-metrics.test.ts).
+// is exact. The text and JSON they render are prom-client's own (packages/runtime/test/unit/hot-metrics.test.ts).
 
 type Labels = Record<string, string>;
 

@@ -5,7 +5,7 @@
  * most of an idle service's CPU, in every process, all day. With minPoolSize 0 the check is skipped; the
  * driver still drops a perished connection when it is next checked out (processWaitQueue), so nothing
  * stale is ever used. A pool with a minimum keeps the driver's own behaviour. If the driver changes the
- * method (an upgrade), nothing is patched and it behaves as shipped: test/integration/idle-pools.test.ts
+ * method (an upgrade), nothing is patched and it behaves as shipped: packages/runtime/test/component/idle-pools.test.ts
  * says so.
  */
 interface Pool {

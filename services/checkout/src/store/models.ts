@@ -160,7 +160,7 @@ export function checkoutModels(conn: Connection) {
     { versionKey: false, collection: 'checkout_sessions' },
   );
   schema.index({ account_id: 1, _id: -1 });
-  schema.index({ account_id: 1, status: 1, _id: -1 }); // the session list by status (test/unit/list-filter-indexes.test.ts)
+  schema.index({ account_id: 1, status: 1, _id: -1 }); // the session list by status (test/repository/list-filter-indexes.test.ts)
   schema.index({ status: 1, expires_at: 1 });
   schema.index({ status: 1, license_key: 1 });
   schema.index({ payment_id: 1 });

@@ -130,7 +130,7 @@ function licenseSchema(): Schema<LicenseDoc> {
   schema.index({ account_id: 1, product_id: 1, _id: -1 });
   schema.index({ account_id: 1, customer_email_lc: 1, _id: -1 });
   // Each filter of the licence list leads an index of its own: with only account_id leading, a page of
-  // the few suspended licences read the account's whole index (test/unit/list-filter-indexes.test.ts).
+  // the few suspended licences read the account's whole index (test/repository/list-filter-indexes.test.ts).
   schema.index({ account_id: 1, status: 1, _id: -1 });
   schema.index({ expiry_bucket: 1, _id: 1 });
   return schema;

@@ -1,5 +1,5 @@
 // The rules of an account's mail quota and of the order mail goes out in (unit tested:
-// test/unit/notification-mail-quota.test.ts). The figures per plan are in @licensing/proto
+// services/notification/test/unit/notification-mail-quota.test.ts). The figures per plan are in @licensing/proto
 // (PLAN_MAIL_QUOTA), shown on GET /api/v1/status.
 import { MAIL_DAY_MS, MAIL_HOUR_MS, mailWindowAt, type MailQuota } from '@licensing/proto';
 

@@ -1,6 +1,6 @@
 // The customer portal's mails: the sign-in link a customer asked for, and the seat
 // rescue an app asked for when every seat of a licence was taken. Pure: unit tested
-// (test/unit/notification-portal.test.ts). Every vendor string is HTML-escaped in
+// (services/notification/test/unit/notification-portal.test.ts). Every vendor string is HTML-escaped in
 // the HTML part; subjects carry no line break.
 import { escapeHtml, type RenderedMail } from './purchase-mail';
 

@@ -1,6 +1,6 @@
 // The rules of customer portal sign-in and seat rescue: secrets, time windows and
 // the request keys that make a burst of requests one mail. Unit tested
-// (test/unit/notification-portal.test.ts).
+// (services/notification/test/unit/notification-portal.test.ts).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError, checkEmail, sha256 } from '@licensing/runtime';
 

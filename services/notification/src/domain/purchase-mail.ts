@@ -1,6 +1,6 @@
 // The purchase e-mail: what a buyer receives after paying (or when the vendor
 // sends a licence's e-mail through the API). Pure: unit tested
-// (test/unit/notification-mail.test.ts). Every string that comes from a vendor
+// (services/notification/test/unit/notification-mail.test.ts). Every string that comes from a vendor
 // or a buyer is HTML-escaped in the HTML part; the text part is plain text.
 
 export interface PurchaseFacts {

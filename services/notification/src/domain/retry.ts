@@ -1,5 +1,5 @@
 // When a mail that failed is tried again, and how long a graceful stop may wait for a send. Pure: unit
-// tested (test/unit/notification-mail.test.ts).
+// tested (services/notification/test/unit/notification-mail.test.ts).
 
 /** About 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h; then every 12 h until the mail's maximum age. */
 export const DEFAULT_MAIL_SCHEDULE_S = [10, 60, 300, 1800, 7200, 21600, 43200];

@@ -1,0 +1,148 @@
+import { bucketOf, bucketsToSweep, expiryBucket } from '../../src/domain/expiry';
+import { ExpirySweeper } from '../../src/jobs/expiry-sweeper';
+import type { LicenseDoc, SweepStateDoc } from '../../src/store/models';
+import type { LicenseStore } from '../../src/store/queries';
+import type { Outbox } from '@licensing/runtime';
+import { FakeProducts } from '../../../../test/support/fakes/checkout-peers';
+
+const at = (iso: string) => new Date(iso);
+
+describe('expiry buckets', () => {
+  it('files a licence under the hour its grace ends, or the current hour when that has passed', () => {
+    const now = at('2026-11-23T13:20:00Z');
+    expect(bucketOf(now)).toBe('2026-11-23T13');
+    expect(expiryBucket(at('2027-01-05T09:59:59Z'), false, now)).toBe('2027-01-05T09');
+    expect(expiryBucket(at('2026-10-01T00:00:00Z'), false, now)).toBe('2026-11-23T13');
+    expect(expiryBucket(null, false, now)).toBeNull(); // perpetual
+    expect(expiryBucket(at('2027-01-05T09:00:00Z'), true, now)).toBeNull(); // already announced
+  });
+
+  it('sweeps from the first bucket not done through the current hour, at most max', () => {
+    const now = at('2026-11-23T13:20:00Z');
+    expect(bucketsToSweep('2026-11-23T10', now, 10)).toEqual(['2026-11-23T11', '2026-11-23T12', '2026-11-23T13']);
+    expect(bucketsToSweep('2026-11-23T13', now, 10)).toEqual([]);
+    expect(bucketsToSweep(null, now, 10)).toEqual(['2026-11-23T13']);
+    expect(bucketsToSweep('2026-11-20T00', now, 2)).toEqual(['2026-11-20T01', '2026-11-20T02']);
+  });
+});
+
+// The sweeper against a fake store (the integration tests run it over FerretDB): what it asks for per pass.
+describe('expiry sweeper', () => {
+  const policy = {
+    duration_days: 30,
+    max_activations: null,
+    grace_days: 0,
+    require_activation: false,
+    validate_keys_see_email: false,
+  };
+  const license = (id: string, over: Partial<LicenseDoc> = {}): LicenseDoc =>
+    ({
+      _id: id,
+      account_id: 'acct_a',
+      product_id: 'prod_a',
+      key: 'K',
+      customer_email: 'a@example.com',
+      status: 'active',
+      expires_at: at('2026-11-23T12:30:00Z'),
+      grace_ends_at: at('2026-11-23T12:30:00Z'),
+      policy,
+      expired_notified: false,
+      expiry_bucket: '2026-11-23T12',
+      created_at: at('2026-10-24T12:30:00Z'),
+      ...over,
+    }) as LicenseDoc;
+
+  function fakeStore(docs: LicenseDoc[], state: SweepStateDoc) {
+    const asked: string[] = [];
+    const store = {
+      models: { License: {} },
+      sweepState: async () => ({ ...state }),
+      saveSweepState: async (s: SweepStateDoc) => void Object.assign(state, s),
+      backfillExpiryBuckets: async () => null,
+      inExpiryRange: async function* (first: string, last: string) {
+        asked.push(`${first}..${last}`);
+        for (const d of docs.filter((x) => x.expiry_bucket && x.expiry_bucket >= first && x.expiry_bucket <= last))
+          yield d;
+      },
+      inExpiryBucket: async (bucket: string, after: string) => {
+        asked.push(bucket);
+        return docs.filter((d) => d.expiry_bucket === bucket && d._id > after);
+      },
+      markExpired: async (id: string) => {
+        const d = docs.find((x) => x._id === id)!;
+        if (d.expired_notified) return false;
+        Object.assign(d, { expired_notified: true, expiry_bucket: null });
+        return true;
+      },
+    };
+    return { store: store as unknown as LicenseStore, asked, state };
+  }
+
+  it('asks only for the buckets since the last pass, however many licences exist, and announces each due licence once', async () => {
+    const now = at('2026-11-23T13:20:00Z');
+    const docs = [
+      license('lic_a'),
+      license('lic_b', { status: 'suspended' }),
+      license('lic_c', { expiry_bucket: '2027-03-01T00', grace_ends_at: at('2027-03-01T00:10:00Z') }),
+    ];
+    const { store, asked, state } = fakeStore(docs, {
+      _id: 'license-expiry',
+      through: '2026-11-23T11',
+      backfilled: true,
+    });
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
+    expect(await sweeper.sweep()).toBe(1);
+    expect(asked).toEqual(['2026-11-23T12', '2026-11-23T13']);
+    expect(state.through).toBe('2026-11-23T12'); // the current hour is looked at again next time
+    asked.length = 0;
+    expect(await sweeper.sweep()).toBe(0);
+    expect(asked).toEqual(['2026-11-23T13']);
+    expect(docs.map((d) => d.expired_notified)).toEqual([true, false, false]);
+  });
+
+  it('far behind (downtime, a clock moved on), it catches up in one walk instead of a query per hour', async () => {
+    const now = at('2026-11-23T13:20:00Z');
+    const docs = [
+      license('lic_a', { expiry_bucket: '2026-11-20T05', grace_ends_at: at('2026-11-20T05:10:00Z') }),
+      license('lic_b'),
+    ];
+    const { store, asked, state } = fakeStore(docs, {
+      _id: 'license-expiry',
+      through: '2026-11-20T00',
+      backfilled: true,
+    });
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
+    expect(await sweeper.sweep()).toBe(2);
+    expect(asked).toEqual(['2026-11-20T01..2026-11-23T12', '2026-11-23T13']);
+    expect(state.through).toBe('2026-11-23T12');
+  });
+
+  it('however far behind, one pass catches up (a walk of a week per pass took a pass per week behind)', async () => {
+    const now = at('2026-11-23T13:20:00Z');
+    const docs = [license('lic_a', { expiry_bucket: '2026-10-01T05', grace_ends_at: at('2026-10-01T05:10:00Z') })];
+    const { store, asked, state } = fakeStore(docs, {
+      _id: 'license-expiry',
+      through: '2026-09-30T00',
+      backfilled: true,
+    });
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
+    expect(await sweeper.sweep()).toBe(1);
+    expect(asked).toEqual(['2026-09-30T01..2026-11-23T12', '2026-11-23T13']);
+    expect(state.through).toBe('2026-11-23T12');
+  });
+});
