@@ -99,6 +99,7 @@ it('SIGTERM to a licence service and then to the gateway during load: no accepte
       license: `ipv4:127.0.0.1:${licA},127.0.0.1:${licB}`,
       checkout: unused,
       checkoutPage: 'http://127.0.0.1:9',
+      webPage: 'http://127.0.0.1:9', // no page is asked for here
       webhook: unused,
       notification: unused,
     };

@@ -80,6 +80,8 @@ beforeAll(async () => {
     // A service's web page the gateway proxies: nothing listens there, and no test here asks for it.
     if (s.ports.http !== undefined) addrs[pageKey(s.name)] = 'http://127.0.0.1:9';
   }
+  // The web component's pages, passed on by the gateway: nothing listens there either.
+  addrs[pageKey('web')] = 'http://127.0.0.1:9';
   await setUpEvents(t);
   gateway = await start({ env: envFor('gateway', t, { port: 0, addrs }) });
 });
