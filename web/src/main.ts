@@ -74,6 +74,11 @@ export async function start(opts: StartOptions = {}): Promise<RunningWeb> {
     licensePerMinute: config.LICENSE_PER_MINUTE,
   });
   const server = createServer(createWebApp({ config, clients, limits, log, metrics }));
+  // The gateway reuses its connections here (routes/web-proxy.ts) and lets an idle one go after
+  // WEB_PROXY_IDLE_SOCKET_MS (30 s); this side keeps one open longer, so it never closes a connection the
+  // gateway is sending a request on at that moment (that race was a 503 for a page now and then).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());

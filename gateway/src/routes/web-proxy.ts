@@ -10,6 +10,9 @@ export const WEB_PATHS = ['/dashboard', '/portal'] as const;
 export const isWebPath = (path: string): boolean =>
   WEB_PATHS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 
+/** How long an idle connection to the web component is kept: less than its keepAliveTimeout (web/src/main.ts). */
+export const WEB_PROXY_IDLE_SOCKET_MS = 30_000;
+
 const UNAVAILABLE_PAGE =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Unavailable</title></head><body><main><h1>Unavailable for a moment</h1><p>This page cannot be shown right now. Nothing was changed. Please reload in a few seconds.</p></main></body></html>';
 
@@ -26,7 +29,8 @@ export function webPagesProxy(target: string, log: Logger): RequestHandler {
     pathFilter: (path) => isWebPath(path),
     // Connections to the web component are kept and reused: without an agent the proxy asks for
     // "Connection: close" on each request, and that answer would close the browser's connection too.
-    agent: new Agent({ keepAlive: true }),
+    // A free connection is closed by this side first (the agent destroys an idle socket on its timeout).
+    agent: new Agent({ keepAlive: true, timeout: WEB_PROXY_IDLE_SOCKET_MS }),
     on: {
       proxyReq: (proxyReq, req, res) => {
         proxyReq.setHeader('x-request-id', String((res as Response).locals?.requestId ?? ''));
