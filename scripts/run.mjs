@@ -58,7 +58,7 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(root, 
 // 2. Build (swc, about a second) when any source is newer than the last build. Not for the unit
 // tier alone: jest compiles the TypeScript sources it imports, and nothing there runs dist/.
 const stamp = join(root, 'node_modules', '.cache', 'licensing-build-stamp');
-const sources = ['proto', 'packages', 'examples', 'services', 'gateway', 'scripts', 'components.json'].map((d) =>
+const sources = ['proto', 'packages', 'examples', 'services', 'gateway', 'web', 'scripts', 'components.json'].map((d) =>
   newest(join(root, d)),
 );
 if (command !== 'test:unit' && (!existsSync(stamp) || Math.max(...sources) > statSync(stamp).mtimeMs)) {
