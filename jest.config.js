@@ -4,7 +4,8 @@
 //   (the component running for real against real FerretDB, NATS and Redis, its gRPC peers faked with
 //   packages/test-support) a root of the `component` project;
 // - test/<tier> holds what belongs to no single component, in the project named after its folder:
-//   test/e2e (everything through the gateway), test/deploy (compose and manifest checks),
+//   test/system (what only the whole system shows), test/e2e (single features through the whole
+//   system, on their way to component tests), test/deploy (compose and manifest checks),
 //   test/integration (several services together); the server-free ones, test/repository (checks of
 //   the repository as a whole: docs, layout, scripts/, deploy files) and test/unit (tests that have
 //   not found their component yet), are roots of `unit`.

@@ -8,6 +8,8 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 // Each of a vendor's flows in the dashboard, in a real headless Chromium: one
 // browser for the file, a fresh account and context per flow. Screenshots go
 // to test-artifacts/.
+// Own stack: each flow signs up through the dashboard (throttled per address) and the webhook flow points the
+// stack's deliveries at this file's receiver.
 let stack: Stack;
 let browser: Browser;
 let receiver: WebhookReceiver;

@@ -10,6 +10,8 @@ import { credentialOf } from '../../scripts/lib/topology';
 // One end-to-end run at debug level with every log line of every component
 // captured: the lines have fixed keys, the request id reaches the services'
 // lines, and no secret of the run appears anywhere. Then /metrics of each part.
+// Own stack: every component logs at debug level into this file's capture, and the auth-failure throttle is set
+// to 2.
 
 const lines: string[] = [];
 const sink = new Writable({

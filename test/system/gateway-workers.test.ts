@@ -5,6 +5,8 @@ import { client, startStack, type Stack } from '../support/stack';
 
 // GATEWAY_WORKERS: one gateway process per core on one host. A real primary
 // process and its workers over the stack's services.
+// Own stack: it runs a gateway with GATEWAY_WORKERS (a primary and its worker processes) and stops it under the
+// test's eyes.
 let stack: Stack;
 
 beforeAll(async () => {

@@ -10,6 +10,7 @@ import { eventually } from '../support/eventually';
 // checkout page and finds the key in the mail within seconds; opens the portal from the mail's link and
 // sees that licence; frees a machine there; and later, on another browser, recovers the key by entering
 // their e-mail on the portal.
+// Own stack: its clock is moved on by a day (TestClock), and customer mail goes to this file's SMTP inbox.
 
 let stack: Stack;
 let inbox: SmtpInbox;

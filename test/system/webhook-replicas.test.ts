@@ -18,6 +18,7 @@ import { eventually } from '../support/eventually';
 // delivery must go out once, and the endpoint must never get more requests at
 // once than WEBHOOK_ENDPOINT_CONCURRENCY, whichever replica sends them: the
 // endpoint's lease keeps the other replica out.
+// Own stack: its webhook service is replaced by two processes of its own, started and stopped by the test.
 
 const CONCURRENCY = 2;
 

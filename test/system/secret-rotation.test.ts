@@ -17,6 +17,7 @@ import type { Component } from '../../scripts/lib/components';
 // moves everything to B, and A is dropped; licence files are still signed and webhook deliveries
 // still signed with the endpoint's secret throughout. The API-key pepper likewise: old keys keep
 // working while new ones use the new pepper, including with the previous step's settings.
+// Own stack: it rotates the sealing keys and the pepper, restarting every service with new settings.
 const exec = promisify(execFile);
 const root = join(__dirname, '..', '..');
 const b64 = () => randomBytes(32).toString('base64');

@@ -12,6 +12,7 @@ import { eventually } from '../support/eventually';
 // The webhook service killed with SIGKILL in the middle of a delivery (no
 // graceful anything): a new process finds the delivery in MongoDB once its
 // lease runs out and sends it again, so the event still arrives.
+// Own stack: its webhook service is replaced by a real process that it kills with SIGKILL.
 
 jest.setTimeout(60_000);
 

@@ -16,6 +16,8 @@ import { WebClient } from '../support/web-client';
 
 // The operator CLI and npm start's refusals, run as real processes from the
 // build (npm test builds before it runs jest).
+// Own stack: the operator CLI writes accounts, keys and re-seals over the stack's stores, and it starts npm
+// start's refusals with settings of their own.
 const exec = promisify(execFile);
 const root = join(__dirname, '..', '..');
 const script = (name: string) => join(root, 'scripts', 'dist', `${name}.js`);

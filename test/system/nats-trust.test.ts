@@ -20,6 +20,7 @@ import { expectCacheFollows } from '../support/metrics';
 // one user per component, each allowed only its own subjects. The system works
 // as usual, a service cannot publish another's events, and an event forged on
 // a subject of one's own never reaches a webhook endpoint.
+// Own stack: it runs over a nats-server of its own with one user per component, and stops a service.
 const base = testTopology({ eventsRetentionHours: 24 });
 const passwords = Object.fromEntries(natsLogins.map((u) => [u, randomBytes(18).toString('hex')])) as Record<
   NatsLogin,

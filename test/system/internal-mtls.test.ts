@@ -9,6 +9,7 @@ import { eventually } from '../support/eventually';
 // The whole system with mutual TLS between every component, using the internal
 // CA and certificates deploy/make-secrets.sh makes: every hop works (gateway to
 // each service, licence service to product, checkout to product).
+// Own stack: every component here talks mutual TLS with certificates made for this file.
 const secretsDir = mkdtempSync(join(tmpdir(), 'licensing-test-mtls-'));
 let stack: Stack;
 let api: ReturnType<typeof client>;

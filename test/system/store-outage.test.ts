@@ -17,6 +17,7 @@ import { client, startStack, type Stack } from '../support/stack';
 // anything shared: services ─▶ FerretDB ─▶ backendLink ─▶ PostgreSQL (the machine's, a
 // database of this test's own). Over SQLite (TEST_STORE=sqlite, or no PostgreSQL) FerretDB's
 // backend is a local file and there is nothing to cut: the test has nothing to run there.
+// Own stack: it runs over a FerretDB of its own whose PostgreSQL is cut away mid-run.
 
 let pg: PostgresDatabase | null = null;
 let backendLink: HoldingProxy | undefined;

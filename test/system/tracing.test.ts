@@ -7,6 +7,7 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 // OpenTelemetry across every hop, exported over OTLP/HTTP to a real receiver in this test: the
 // trace of a validation (gateway → licence service over gRPC) and of an issuance (gateway →
 // licence service → NATS → webhook fan-out → the vendor's endpoint, which gets the traceparent).
+// Own stack: every component exports traces to this file's OTLP receiver.
 
 const SERVER = 2;
 const CLIENT = 3;

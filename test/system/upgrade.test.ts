@@ -11,6 +11,7 @@ import { services, type Component } from '../../scripts/lib/components';
 // shape (no schema_version, API keys without pepper_id, no migration recorded), and the migrations
 // run while the services serve: three Jobs (the operator CLI) at once per service and replicas
 // starting. Licences validate and the old API key works throughout; each migration runs once.
+// Own stack: it strips the stores back to the previous release's shape and runs the migrations over them.
 const exec = promisify(execFile);
 const root = join(__dirname, '..', '..');
 let stack: Stack;

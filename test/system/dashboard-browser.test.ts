@@ -7,6 +7,8 @@ import { signupToken, waitForMail } from '../support/mailbox';
 import { eventually } from '../support/eventually';
 
 // The whole dashboard journey in a real headless Chromium.
+// Own stack: sign-ups through the dashboard are throttled per address, and the walk signs up several times; a
+// stack shared with other files would spend their allowance.
 let stack: Stack;
 let browser: Browser;
 

@@ -21,6 +21,7 @@ import { eventually } from '../support/eventually';
 // process. While clients keep issuing and validating licences: SIGTERM one
 // licence service, then the gateway. No request the gateway accepted fails,
 // and every licence issued has its license.created event in the stream.
+// Own stack: every component here is a real process that receives SIGTERM.
 
 jest.setTimeout(90_000);
 

@@ -7,6 +7,7 @@ import { eventually } from '../support/eventually';
 // A successful API answer never loses its event: with NATS down, the licence is
 // still issued (its event waits in the document's outbox) and the event is
 // published once NATS is back.
+// Own stack: it runs over a NATS server of its own, which it stops and starts again.
 let nats: PrivateNats;
 let stack: Stack;
 

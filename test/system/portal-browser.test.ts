@@ -9,6 +9,7 @@ import { client, startStack, type Stack } from '../support/stack';
 
 // The customer portal in a real headless Chromium against the real stack and SMTP server, one flow per
 // test, each with screenshots (test-artifacts/portal-*.png). Script errors and CSP violations fail it.
+// Own stack: customer mail goes to this file's SMTP inbox, with a fast send interval and retry schedule.
 
 let stack: Stack;
 let inbox: SmtpInbox;

@@ -15,6 +15,7 @@ import { expectCacheFollows } from '../support/metrics';
 // deploy/nats/nats.conf, a user per component with its own password from its secret file, and the
 // cluster settings of deploy/k8s/components/nats. So the stack uses the shipped subjects and stream
 // (the configuration's permissions name them), on a cluster of its own.
+// Own stack: it runs over a JetStream cluster of three nodes of its own, one of which it kills.
 jest.setTimeout(90_000);
 
 /** The subjects and stream deploy/nats/nats.conf is generated for (the settings' defaults). */

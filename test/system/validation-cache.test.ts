@@ -14,6 +14,7 @@ import { freePort } from '../../scripts/lib/net';
 // The gateways answer validations from memory and stay exact through events:
 // two gateways over the same services, a private NATS that can be restarted,
 // and a proxy that can hold the licence service's answers back.
+// Own stack: its clock is moved by hand (TestClock) and it runs over a NATS server of its own that it restarts.
 let nats: PrivateNats;
 let stack: Stack;
 const clock = new TestClock();
