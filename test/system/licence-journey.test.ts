@@ -1,0 +1,151 @@
+import { client, startStack, type Stack } from '../support/stack';
+import { EventLog } from '../support/events';
+import { eventually } from '../support/eventually';
+import { SmtpInbox } from '../support/smtp-inbox';
+import { WebClient } from '../support/web-client';
+import { verifySignature, WebhookReceiver } from '../support/webhook-receiver';
+
+// One licence's life through every part of the system: a buyer pays on the hosted test-mode checkout
+// page (checkout), the purchase mail with the key arrives over SMTP (notification), the buyer's app
+// activates and validates the key with nothing but the key (gateway, licence), the vendor rerolls the
+// key after a leak, the app is told to take the new one and the vendor's back end hears of it by a
+// signed webhook, then the vendor exports the account, deletes
+// the licence by mistake and restores it from the export, machines and all.
+// Own stack: customer mail goes to this file's SMTP inbox, with a fast send interval and retry schedule.
+
+type Api = ReturnType<typeof client>;
+
+let stack: Stack;
+let inbox: SmtpInbox;
+let receiver: WebhookReceiver;
+let events: EventLog;
+let vendor: Api;
+
+beforeAll(async () => {
+  [inbox, receiver] = await Promise.all([SmtpInbox.start(), WebhookReceiver.start()]);
+  stack = await startStack(
+    {
+      customerMailUrl: inbox.url,
+      mailRetryScheduleS: Array(40).fill('0.3').join(','),
+      mailSendIntervalMs: 100,
+    },
+    { CHECKOUT_REQUESTS_PER_MINUTE: '1000' },
+  );
+  vendor = client(stack.url, (await stack.newAccount()).apiKey);
+  events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
+});
+
+afterAll(async () => {
+  await events?.close();
+  await stack?.stop();
+  await inbox?.stop();
+  await receiver?.stop();
+});
+
+/** Pays for `productId` on the hosted page as `email`: the session id. */
+async function buyOnTheHostedPage(productId: string, email: string): Promise<string> {
+  const session = await vendor('POST', '/api/v1/checkout', {
+    product_id: productId,
+    success_url: 'https://vendor.example/thanks',
+  });
+  expect(session.status).toBe(201);
+  const web = new WebClient(stack.url, stack.topology);
+  const page = await web.get(`/checkout/${session.body.id}`);
+  expect(page.status).toBe(200);
+  const paid = await web.post(`/checkout/${session.body.id}/pay`, {
+    _csrf: WebClient.csrf(page.html),
+    email,
+    card: '4242424242424242',
+  });
+  expect(paid.status).toBe(303);
+  return session.body.id as string;
+}
+
+/** Runs a job (an export or an import) to its end: its final state. */
+const finished = (api: Api, path: string) =>
+  eventually(
+    async () => {
+      const job = await api('GET', path);
+      expect(job.body.status).toBe('done');
+      return job.body;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
+
+it('bought, mailed, activated and validated, rerolled, exported and restored from the export', async () => {
+  const product = await vendor('POST', '/api/v1/products', {
+    name: 'Journey Pro',
+    price: { amount: 2900, currency: 'EUR' },
+    policy: { max_activations: 2, entitlements: ['export-pdf'] },
+  });
+  expect(product.status).toBe(201);
+  const endpoint = await vendor('POST', '/api/v1/webhooks', {
+    url: `${receiver.url}/hooks`,
+    events: ['license.rerolled'],
+  });
+  expect(endpoint.status).toBe(201);
+
+  // Bought and mailed: the key in the mail is the key the checkout issued.
+  const buyer = `buyer-${Date.now()}@example.com`;
+  const sessionId = await buyOnTheHostedPage(product.body.id, buyer);
+  const completed = await events.waitFor(
+    (e) => e.type === 'checkout.completed' && (e.data as { checkout: { id: string } }).checkout.id === sessionId,
+  );
+  const key = (completed.data as { license_key: string }).license_key;
+  const mail = await inbox.mailTo(buyer);
+  expect(mail.parts.find((p) => p.contentType === 'text/plain' && !p.filename)?.body).toContain(key);
+  const session = await vendor('GET', `/api/v1/checkout/${sessionId}`);
+  expect(session.body).toMatchObject({ status: 'complete', license_key: key, customer_email: buyer });
+
+  // The buyer's app, with nothing but the key: activates this machine and validates.
+  const app = client(stack.url);
+  const asApp = { authorization: `License ${key}` };
+  const activated = await app('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'laptop-1' }, asApp);
+  expect(activated.status).toBe(201);
+  const valid = await app('GET', `/api/v1/licenses/validate?license_key=${key}&fingerprint=laptop-1`, undefined, asApp);
+  expect(valid.body).toMatchObject({ valid: true, code: 'valid', next_action: 'none' });
+  expect(valid.body.entitlements).toEqual(['export-pdf']);
+
+  // The key leaked: the vendor rerolls it; the old key still validates for the grace, telling the app to update.
+  const rerolled = await vendor('POST', `/api/v1/licenses/${key}/reroll`, { grace_hours: 24 });
+  expect(rerolled.status).toBe(200);
+  const newKey = rerolled.body.key as string;
+  expect(newKey).not.toBe(key);
+  const [hook] = await receiver.waitFor('/hooks', 1);
+  expect(verifySignature(endpoint.body.secret, hook)).toBe(true);
+  expect(JSON.parse(hook.body)).toMatchObject({ type: 'license.rerolled', data: { previous_key: key } });
+  const old = await app('GET', `/api/v1/licenses/validate?license_key=${key}`, undefined, asApp);
+  expect(old.body).toMatchObject({ valid: true, next_action: 'update_key' });
+  expect(JSON.stringify(old.body)).not.toContain(newKey);
+  const fresh = await vendor('GET', `/api/v1/licenses/validate?license_key=${newKey}&fingerprint=laptop-1`);
+  expect(fresh.body).toMatchObject({ valid: true, code: 'valid', next_action: 'none' });
+
+  // Exported, and imported into another account (the vendor's other installation): the new key validates there.
+  const started = await vendor('POST', '/api/v1/exports');
+  expect(started.status).toBe(202);
+  const exported = await finished(vendor, `/api/v1/exports/${started.body.id}`);
+  const file = await vendor('GET', exported.download_url);
+  expect(file.status).toBe(200);
+  const text = typeof file.body === 'string' ? file.body : `${JSON.stringify(file.body)}\n`;
+  expect(text).toContain(newKey);
+
+  // Deleted by mistake, and restored from the export: the licence comes back with its key and machines,
+  // and what the account still holds (the product, the webhook endpoint) is skipped, not doubled.
+  expect((await vendor('DELETE', `/api/v1/licenses/${newKey}`)).status).toBe(204);
+  expect((await vendor('GET', `/api/v1/licenses/validate?license_key=${newKey}`)).body).toMatchObject({
+    valid: false,
+    code: 'not_found',
+  });
+  const importing = await vendor('POST', '/api/v1/imports?format=jsonl', text, {
+    'content-type': 'application/x-ndjson',
+  });
+  expect(importing.status).toBe(202);
+  const imported = await finished(vendor, `/api/v1/imports/${importing.body.id}`);
+  expect(imported).toMatchObject({ imported: 1, rejected: 0, errors: [] });
+  const restored = await app('GET', `/api/v1/licenses/validate?license_key=${newKey}&fingerprint=laptop-1`, undefined, {
+    authorization: `License ${newKey}`,
+  });
+  expect(restored.body).toMatchObject({ valid: true, code: 'valid', entitlements: ['export-pdf'] });
+  const machines = await vendor('GET', `/api/v1/licenses/${newKey}/activations`);
+  expect(machines.body.data.map((a: { fingerprint: string }) => a.fingerprint)).toEqual(['laptop-1']);
+});
