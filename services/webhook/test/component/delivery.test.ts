@@ -97,9 +97,7 @@ it('disables an endpoint that answers 410 Gone', async () => {
   const { id } = await endpoint('/gone', ['license.created']);
   await issue();
   await hooks.receiver.waitFor('/gone', 1);
-  await eventually(async () =>
-    expect((await hooks.api.getEndpoint({ account_id: account, id })).enabled).toBe(false),
-  );
+  await eventually(async () => expect((await hooks.api.getEndpoint({ account_id: account, id })).enabled).toBe(false));
   expect(await latest(id)).toMatchObject({ status: 'failed', last_status_code: 410 });
   const disabled = await disabledEvent(id);
   expect(disabled.data).toMatchObject({ reason: 'the endpoint answered 410 Gone' });
@@ -141,7 +139,11 @@ it('a failed delivery can be retried by hand; unknown ids and other accounts are
   const retried = await hooks.api.retryDelivery({ account_id: account, endpoint_id: id, delivery_id: d.id });
   expect(retried.status).toBe('pending');
   await hooks.receiver.waitFor('/manual', 5);
-  const code = (p: Promise<unknown>) => p.then(() => 'answered', (e: { code: string }) => e.code);
+  const code = (p: Promise<unknown>) =>
+    p.then(
+      () => 'answered',
+      (e: { code: string }) => e.code,
+    );
   expect(await code(hooks.api.retryDelivery({ account_id: account, endpoint_id: id, delivery_id: 'dlv_nope' }))).toBe(
     'not_found',
   );

@@ -25,7 +25,11 @@ const create = (over: Partial<{ url: string; events: string[]; description: stri
     description: '',
     ...over,
   });
-const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as AppError);
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e as AppError,
+  );
 
 it('creates an endpoint and shows its secret exactly once', async () => {
   const made = await create({ description: 'CRM sync', events: ['license.created', 'checkout.completed'] });
@@ -133,10 +137,12 @@ it('an account may have a bounded number of endpoints', async () => {
   // A deleted endpoint frees its place for a new one.
   const first = (await hooks.api.listEndpoints({ account_id: mine, page: { limit: 1, starting_after: '' } })).data[0];
   await hooks.api.deleteEndpoint({ account_id: mine, id: first.id });
-  await expect(create({ url: `${hooks.receiver.url}/cap-again`, events: ['webhook.test'] }, mine)).resolves.toBeTruthy();
-  expect(await refusal(create({ url: `${hooks.receiver.url}/cap-over`, events: ['webhook.test'] }, mine))).toMatchObject(
-    { code: 'conflict' },
-  );
+  await expect(
+    create({ url: `${hooks.receiver.url}/cap-again`, events: ['webhook.test'] }, mine),
+  ).resolves.toBeTruthy();
+  expect(
+    await refusal(create({ url: `${hooks.receiver.url}/cap-over`, events: ['webhook.test'] }, mine)),
+  ).toMatchObject({ code: 'conflict' });
 });
 
 it('the endpoint cap holds when many are created at once', async () => {
