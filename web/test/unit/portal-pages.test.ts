@@ -96,6 +96,21 @@ describe('portal pages', () => {
     expect(pages[5]).toMatch(/<td>never<\/td>/); // never seen since activation
   });
 
+  it('escape what the vendor typed into a product (its name, its entitlement codes)', () => {
+    const page = String(
+      licensesPage(
+        vendor,
+        session,
+        [{ license: license({ entitlements: ['pdf', '<script>x()</script>'] }), productName: '<script>y()</script>' }],
+        nothing,
+        true,
+      ),
+    );
+    expect(page).not.toMatch(/<script>[xy]/);
+    expect(page).toContain('<code>pdf</code>, <code>&lt;script&gt;x()&lt;/script&gt;</code>');
+    expect(page).toContain('>&lt;script&gt;y()&lt;/script&gt;</a></h2>');
+  });
+
   it('every form carries a CSRF token, and every field a label', () => {
     for (const html of pages) {
       const forms = html.match(/<form[\s\S]*?<\/form>/g) ?? [];
