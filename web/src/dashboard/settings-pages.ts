@@ -1,5 +1,5 @@
 import { keyScopes, type ApiKey, type AuditEntry, type KeyScope } from '@licensing/proto';
-import { copyable } from '../kit/html';
+import { copyable, date } from '../kit/html';
 import { errorBox, layout, type Limits } from './pages';
 import type { DashboardSession } from './session';
 import { html, type Html } from '../kit/template';
@@ -13,9 +13,6 @@ const scopeOptions = keyScopes.map((scope) => html`<option value="${scope}">${SC
 
 // The pages of Settings (settings.ts serves them): the plan and limits, the API keys, and the
 // confirmations of revoking or regenerating keys.
-
-const date = (iso: string) =>
-  iso ? html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>` : '—';
 
 export interface NewKey {
   secret: string;
