@@ -19,6 +19,7 @@ import type { WebConfig } from './config';
 import { sessionMeter } from './dashboard/metering';
 import { dashboardRouter } from './dashboard/routes';
 import { portalRouter } from './portal/routes';
+import { html, sendPage } from './kit/template';
 
 export interface WebDeps {
   config: WebConfig;
@@ -29,8 +30,7 @@ export interface WebDeps {
   metrics: Metrics;
 }
 
-const NOT_FOUND =
-  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><main><h1>Not found</h1><p>There is no such page.</p></main></body></html>';
+const NOT_FOUND = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><main><h1>Not found</h1><p>There is no such page.</p></main></body></html>`;
 
 /** The trusted proxies' list for express (the gateway, the Ingress), never "any". */
 const trustedProxies = (list: string) =>
@@ -107,6 +107,6 @@ export function createWebApp({ config, clients, limits, log, metrics }: WebDeps)
       unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
     }),
   );
-  app.use((_req, res) => void res.status(404).type('html').set('Cache-Control', 'no-store').send(NOT_FOUND));
+  app.use((_req, res) => sendPage(res.set('Cache-Control', 'no-store'), NOT_FOUND, 404));
   return app;
 }

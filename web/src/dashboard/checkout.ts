@@ -2,7 +2,7 @@ import type { Request, Response, Router } from 'express';
 import { AppError, isId } from '@licensing/runtime';
 import { checkoutStatuses, isOneOf, type CheckoutSession, type Product } from '@licensing/proto';
 import { field, formErrorsOf, queryOf, type DashboardContext, type FormErrors } from './context';
-import { h, layout } from './pages';
+import { layout } from './pages';
 import type { DashboardSession } from './session';
 import {
   allErrors,
@@ -18,6 +18,7 @@ import {
   select,
   table,
 } from './widgets';
+import { html, type Html } from '../kit/template';
 
 // /dashboard/checkout: checkout sessions (status, amount, livemode, the
 // licence they issued) and a form that makes a checkout link for a product,
@@ -32,10 +33,10 @@ interface LinkForm {
   customer_email: string;
 }
 
-function linkSection(s: DashboardSession, products: Product[], form: LinkForm, errors?: FormErrors): string {
+function linkSection(s: DashboardSession, products: Product[], form: LinkForm, errors?: FormErrors): Html {
   const priced = products.filter((p) => p.price);
   if (!priced.length)
-    return `<section class="card"><h2>Create a checkout link</h2>${allErrors(errors)}${empty('Only a product with a price can be sold. <a href="/dashboard/products">Give a product a price</a> first.')}</section>`;
+    return html`<section class="card"><h2>Create a checkout link</h2>${allErrors(errors)}${empty(html`Only a product with a price can be sold. <a href="/dashboard/products">Give a product a price</a> first.`)}</section>`;
   const options: [string, string][] = [
     ['', 'Choose a product'],
     ...priced.map((p): [string, string] => [
@@ -43,16 +44,16 @@ function linkSection(s: DashboardSession, products: Product[], form: LinkForm, e
       `${p.name} (${(p.price!.amount / 100).toFixed(2)} ${p.price!.currency})`,
     ]),
   ];
-  return `<section class="card" aria-labelledby="link-title">
+  return html`<section class="card" aria-labelledby="link-title">
   <h2 id="link-title">Create a checkout link</h2>
   ${formError(errors)}
   <form method="post" action="/dashboard/checkout" novalidate>
     ${csrfInput(s)}
     <div class="form-grid">
       ${select({ name: 'product_id', label: 'Product', options, value: form.product_id, errors })}
-      ${input({ name: 'success_url', label: 'After payment, go to', type: 'url', value: form.success_url, errors, attrs: 'required maxlength="2048" placeholder="https://example.com/thanks"' })}
-      ${input({ name: 'cancel_url', label: 'If cancelled, go to', type: 'url', value: form.cancel_url, errors, hint: '(optional)', attrs: 'maxlength="2048"' })}
-      ${input({ name: 'customer_email', label: 'Customer e-mail', type: 'email', value: form.customer_email, errors, hint: '(optional: asked on the page otherwise)', attrs: 'maxlength="254"' })}
+      ${input({ name: 'success_url', label: 'After payment, go to', type: 'url', value: form.success_url, errors, attrs: html`required maxlength="2048" placeholder="https://example.com/thanks"` })}
+      ${input({ name: 'cancel_url', label: 'If cancelled, go to', type: 'url', value: form.cancel_url, errors, hint: '(optional)', attrs: html`maxlength="2048"` })}
+      ${input({ name: 'customer_email', label: 'Customer e-mail', type: 'email', value: form.customer_email, errors, hint: '(optional: asked on the page otherwise)', attrs: html`maxlength="254"` })}
     </div>
     <p><button type="submit">Create link</button></p>
   </form>
@@ -71,29 +72,29 @@ function sessionsPage(
     errors?: FormErrors;
     created?: CheckoutSession;
   },
-): string {
+): Html {
   const names = new Map(d.products.map((p) => [p.id, p.name]));
   const rows = d.sessions.map(
     (x) =>
-      `<tr data-session-id="${h(x.id)}"><td><code>${h(x.id)}</code></td><td>${h(names.get(x.product_id) ?? x.product_id)}</td><td>${badge(x.status)}</td><td>${money(x.amount, x.currency)}</td><td>${x.livemode ? 'live' : 'test'}</td><td>${h(x.customer_email) || '—'}</td><td>${x.license_key ? `<a href="/dashboard/licenses/${h(x.license_key)}"><code>${h(x.license_key)}</code></a>` : '—'}</td><td>${date(x.created_at)}</td></tr>`,
+      html`<tr data-session-id="${x.id}"><td><code>${x.id}</code></td><td>${names.get(x.product_id) ?? x.product_id}</td><td>${badge(x.status)}</td><td>${money(x.amount, x.currency)}</td><td>${x.livemode ? 'live' : 'test'}</td><td>${x.customer_email || '—'}</td><td>${x.license_key ? html`<a href="/dashboard/licenses/${x.license_key}"><code>${x.license_key}</code></a>` : '—'}</td><td>${date(x.created_at)}</td></tr>`,
   );
   const created = d.created
-    ? `<section class="card secret" role="status" aria-labelledby="created-title">
-  <h2 id="created-title">Checkout link for ${h(names.get(d.created.product_id) ?? d.created.product_id)}</h2>
+    ? html`<section class="card secret" role="status" aria-labelledby="created-title">
+  <h2 id="created-title">Checkout link for ${names.get(d.created.product_id) ?? d.created.product_id}</h2>
   <p>Send your customer to this page. It is open until ${date(d.created.expires_at)}; paying there issues a licence.</p>
   ${copyable('checkout-url', d.created.url)}
 </section>`
     : '';
   return layout(
     'Checkout',
-    `${created}${linkSection(s, d.products, d.form, d.errors)}
+    html`${created}${linkSection(s, d.products, d.form, d.errors)}
 <h2>Sessions</h2>
 <form method="get" action="/dashboard/checkout" class="search">
   <label for="status">Status</label>
-  <select id="status" name="status"><option value="">any</option>${checkoutStatuses.map((x) => `<option${x === d.status ? ' selected' : ''}>${x}</option>`).join('')}</select>
+  <select id="status" name="status"><option value="">any</option>${checkoutStatuses.map((x) => html`<option${x === d.status ? ' selected' : ''}>${x}</option>`)}</select>
   <button type="submit">Show</button>
 </form>
-${d.sessions.length ? table(['Session', 'Product', 'Status', 'Amount', 'Mode', 'Customer', 'Licence', 'Created'], rows) + pager('/dashboard/checkout', { status: d.status }, d.after, d.next) : empty(d.after || d.status ? 'No sessions match. <a href="/dashboard/checkout">Show all</a>.' : 'No checkout sessions yet. Create a link above and share it: each visit to pay opens a session here.')}`,
+${d.sessions.length ? html`${table(['Session', 'Product', 'Status', 'Amount', 'Mode', 'Customer', 'Licence', 'Created'], rows)}${pager('/dashboard/checkout', { status: d.status }, d.after, d.next)}` : empty(d.after || d.status ? html`No sessions match. <a href="/dashboard/checkout">Show all</a>.` : 'No checkout sessions yet. Create a link above and share it: each visit to pay opens a session here.')}`,
     s,
     '/dashboard/checkout',
   );

@@ -3,6 +3,7 @@ import { AppError, isId } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { field, queryOf } from '../kit/form';
 import type { DashboardSession } from './session';
+import type { Html } from '../kit/template';
 
 export { field, queryOf };
 
@@ -18,7 +19,7 @@ export interface DashboardContext {
   licensePerMinute?: number;
   /** The gateway's public address, for the customer portal link ('' or absent: the request's origin). */
   publicBaseUrl?: string;
-  page(res: Response, status: number, html: string): void;
+  page(res: Response, status: number, page: Html): void;
   /** Pages behind sign-in (signed-in.ts): metered unless told otherwise; a POST must also carry the session's CSRF token. */
   signedIn(handler: SignedInHandler, opts?: { metered?: boolean }): Handler;
 }

@@ -2,10 +2,11 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, errorSummary, type Logger } from '@licensing/runtime';
 import { messagePage } from './pages';
 import { clearAllCookies, sessionOf } from './session';
+import type { Html } from '../kit/template';
 
 // Dashboard errors are pages, not problem+json; unexpected ones say nothing about internals.
 
-type Page = (res: Response, status: number, html: string) => void;
+type Page = (res: Response, status: number, page: Html) => void;
 
 /** No route matched: the 404 page. */
 export const notFoundPage = (page: Page) => (_req: Request, res: Response) =>

@@ -1,7 +1,8 @@
 import type { Response } from 'express';
 import { rateLimitHeaders, sha256, type Principal, type RateLimits, type RateVerdict } from '@licensing/runtime';
-import { h, layout } from './pages';
+import { layout } from './pages';
 import type { DashboardSession } from './session';
+import { html, sendPage, type Html } from '../kit/template';
 
 // The signed-in dashboard is metered like the API: every signed-in page and
 // form (each reaches the services) spends the account's hourly quota, the same
@@ -26,7 +27,7 @@ export function sessionPrincipal(s: DashboardSession): Principal {
 }
 
 /** The dashboard's 429 page: which budget ran out, and when to come back. */
-export function rateLimitedPage(s: DashboardSession, refused: NonNullable<RateVerdict['rejectedBy']>): string {
+export function rateLimitedPage(s: DashboardSession, refused: NonNullable<RateVerdict['rejectedBy']>): Html {
   const wait = refused.resetS < 120 ? `${refused.resetS} seconds` : `${Math.ceil(refused.resetS / 60)} minutes`;
   const why =
     refused.name === 'minute'
@@ -34,9 +35,9 @@ export function rateLimitedPage(s: DashboardSession, refused: NonNullable<RateVe
       : `This account has used its ${refused.limit.toLocaleString('en')} requests for this hour (${s.plan} plan). The dashboard and API requests with full-scope keys share that quota; apps validating with validate-scope keys are not affected.`;
   return layout(
     'Too many requests',
-    `<div class="card narrow" role="alert">
-  <p>${h(why)}</p>
-  <p>Nothing was changed. Try again in <strong data-testid="retry-after">${h(wait)}</strong>.</p>
+    html`<div class="card narrow" role="alert">
+  <p>${why}</p>
+  <p>Nothing was changed. Try again in <strong data-testid="retry-after">${wait}</strong>.</p>
   <p><a href="/dashboard/settings">Plan and limits</a></p>
 </div>`,
     s,
@@ -56,7 +57,7 @@ export function sessionMeter(limits: RateLimits) {
     if (!verdict.rejectedBy) return true;
     res.setHeader('Retry-After', String(verdict.rejectedBy.resetS));
     res.locals.rateLimitWindow = verdict.rejectedBy.name;
-    res.status(429).type('html').send(rateLimitedPage(s, verdict.rejectedBy));
+    sendPage(res, rateLimitedPage(s, verdict.rejectedBy), 429);
     return false;
   };
 }

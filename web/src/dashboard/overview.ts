@@ -1,9 +1,10 @@
 import type { Router } from 'express';
 import type { License, Stats, ValidationCode } from '@licensing/proto';
 import type { DashboardContext } from './context';
-import { h, layout, type Limits } from './pages';
+import { layout, type Limits } from './pages';
 import type { DashboardSession } from './session';
 import { badge, date, empty, table } from './widgets';
+import { html, type Html } from '../kit/template';
 
 // The overview: requests against the plan's hourly limit, and validations by
 // answer code over 24 hours and 30 days. Charts are SVG drawn here (no script,
@@ -59,56 +60,50 @@ const order = (code: string) => {
 };
 
 const swatch = (colour: string) =>
-  `<svg class="swatch" viewBox="0 0 10 10" aria-hidden="true" focusable="false"><rect width="10" height="10" fill="${colour}"></rect></svg>`;
+  html`<svg class="swatch" viewBox="0 0 10 10" aria-hidden="true" focusable="false"><rect width="10" height="10" fill="${colour}"></rect></svg>`;
 
 /** A stacked bar chart by answer code, with a legend that is also its text: totals per code. */
-export function codesChart(id: string, title: string, period: string, bars: Bar[], emptyText: string): string {
+export function codesChart(id: string, title: string, period: string, bars: Bar[], emptyText: string): Html {
   const W = 480;
   const H = 120;
   const max = Math.max(1, ...bars.map((b) => b.total));
   const bw = W / bars.length;
   const total = bars.reduce((n, b) => n + b.total, 0);
   const sums = totals(bars);
-  const svgBars = bars
-    .map((b, i) => {
-      let y = H;
-      const rects = stack(b)
-        .map(([code, n]) => {
-          const bh = (n / max) * (H - 10);
-          y -= bh;
-          return `<rect x="${(i * bw + 1).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(1, bw - 2).toFixed(1)}" height="${bh.toFixed(1)}" fill="${colourOf(code)}"></rect>`;
-        })
-        .join('');
-      const detail = stack(b)
-        .map(([c, n]) => `${n} ${labelOf(c)}`)
-        .join(', ');
-      return `<g><title>${h(`${b.label}: ${b.total} validations${detail ? ` (${detail})` : ''}`)}</title>${rects}</g>`;
-    })
-    .join('');
+  const svgBars = bars.map((b, i) => {
+    let y = H;
+    const rects = stack(b).map(([code, n]) => {
+      const bh = (n / max) * (H - 10);
+      y -= bh;
+      return html`<rect x="${(i * bw + 1).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(1, bw - 2).toFixed(1)}" height="${bh.toFixed(1)}" fill="${colourOf(code)}"></rect>`;
+    });
+    const detail = stack(b)
+      .map(([c, n]) => `${n} ${labelOf(c)}`)
+      .join(', ');
+    return html`<g><title>${`${b.label}: ${b.total} validations${detail ? ` (${detail})` : ''}`}</title>${rects}</g>`;
+  });
   const summary = sums.map(([c, n]) => `${n} ${labelOf(c)}`).join(', ');
-  const legend = sums
-    .map(
-      ([c, n]) =>
-        `<li data-code="${h(c)}">${swatch(colourOf(c))}${h(labelOf(c))}: <strong>${n.toLocaleString('en')}</strong></li>`,
-    )
-    .join('');
-  return `<figure class="chart" aria-labelledby="${id}-caption">
-  <svg viewBox="0 0 ${W} ${H}" width="100%" height="${H}" role="img" aria-label="${h(`${title}: ${total} in all${summary ? `, ${summary}` : ''}`)}" preserveAspectRatio="none">${svgBars}<line x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}" stroke="#b8c0cc"></line></svg>
-  <figcaption id="${id}-caption"><span data-testid="${id}">${total}</span> validations ${h(period)}.${total ? ' Hover a bar for its numbers.' : ` ${emptyText}`}</figcaption>
-  ${legend ? `<ul class="legend" aria-label="Validations by answer">${legend}</ul>` : ''}
+  const legend = sums.map(
+    ([c, n]) =>
+      html`<li data-code="${c}">${swatch(colourOf(c))}${labelOf(c)}: <strong>${n.toLocaleString('en')}</strong></li>`,
+  );
+  return html`<figure class="chart" aria-labelledby="${id}-caption">
+  <svg viewBox="0 0 ${W} ${H}" width="100%" height="${H}" role="img" aria-label="${`${title}: ${total} in all${summary ? `, ${summary}` : ''}`}" preserveAspectRatio="none">${svgBars}<line x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}" stroke="#b8c0cc"></line></svg>
+  <figcaption id="${id}-caption"><span data-testid="${id}">${total}</span> validations ${period}.${total ? ' Hover a bar for its numbers.' : ` ${emptyText}`}</figcaption>
+  ${legend.length ? html`<ul class="legend" aria-label="Validations by answer">${legend}</ul>` : ''}
 </figure>`;
 }
 
 type Usage = { used: number; resetsInS: number };
 
 /** Requests this hour against an hourly budget (the account's quota, or its apps' allowance), as a meter with the numbers beside it. */
-function usageMeter(id: string, label: string, limit: number, usage: Usage | undefined, over: string): string {
+function usageMeter(id: string, label: string, limit: number, usage: Usage | undefined, over: string): Html {
   if (!usage)
-    return `<p class="muted">${h(label)}: at most <strong>${limit.toLocaleString('en')}</strong> per hour. Current usage is not available right now.</p>`;
+    return html`<p class="muted">${label}: at most <strong>${limit.toLocaleString('en')}</strong> per hour. Current usage is not available right now.</p>`;
   const used = Math.min(usage.used, limit);
   const share = Math.round((used / limit) * 100);
-  return `<p><label for="${id}-meter">${h(label)}</label>: <strong data-testid="${id}">${usage.used.toLocaleString('en')}</strong> of <strong>${limit.toLocaleString('en')}</strong> (${share}%); the window starts again in ${Math.ceil(usage.resetsInS / 60)} min.</p>
-<meter id="${id}-meter" class="meter" min="0" max="${limit}" low="${Math.floor(limit * 0.7)}" high="${Math.floor(limit * 0.9)}" optimum="0" value="${used}">${share}%</meter>${usage.used >= limit ? `<p class="error">${h(over)}</p>` : ''}`;
+  return html`<p><label for="${id}-meter">${label}</label>: <strong data-testid="${id}">${usage.used.toLocaleString('en')}</strong> of <strong>${limit.toLocaleString('en')}</strong> (${share}%); the window starts again in ${Math.ceil(usage.resetsInS / 60)} min.</p>
+<meter id="${id}-meter" class="meter" min="0" max="${limit}" low="${Math.floor(limit * 0.7)}" high="${Math.floor(limit * 0.9)}" optimum="0" value="${used}">${share}%</meter>${usage.used >= limit ? html`<p class="error">${over}</p>` : ''}`;
 }
 
 const hourLabel = (iso: string) => `${iso.slice(11, 16)} UTC`;
@@ -118,7 +113,7 @@ const dayLabel = (iso: string) =>
 export function overviewPage(
   s: DashboardSession,
   data: { stats: Stats; licenses: License[]; limits: Limits; usage?: Usage; appUsage?: Usage },
-): string {
+): Html {
   const hours: Bar[] = data.stats.validations_by_hour.map((x) => ({
     label: hourLabel(x.hour),
     total: x.validations,
@@ -133,14 +128,14 @@ export function overviewPage(
   const valid24 = data.stats.validations_by_hour.reduce((n, x) => n + x.valid, 0);
   const rows = data.licenses.map(
     (l) =>
-      `<tr><td><a href="/dashboard/licenses/${h(l.key)}"><code>${h(l.key)}</code></a></td><td>${h(l.customer_email)}</td><td>${badge(l.status)}</td><td>${date(l.created_at)}</td></tr>`,
+      html`<tr><td><a href="/dashboard/licenses/${l.key}"><code>${l.key}</code></a></td><td>${l.customer_email}</td><td>${badge(l.status)}</td><td>${date(l.created_at)}</td></tr>`,
   );
   return layout(
     s.accountName,
-    `<section class="stats" aria-label="Numbers">
+    html`<section class="stats" aria-label="Numbers">
   <div class="stat"><span class="n" data-testid="licenses-count">${data.stats.licenses_total.toLocaleString('en')}</span> licences issued</div>
   <div class="stat"><span class="n">${total24.toLocaleString('en')}</span> validations in 24 h (${valid24.toLocaleString('en')} valid)</div>
-  <div class="stat"><span class="n">${h(s.plan)}</span> plan · ${data.limits.hour.toLocaleString('en')} requests/hour · ${data.limits.appHour.toLocaleString('en')} app requests/hour · ${data.limits.licenseMinute.toLocaleString('en')} requests/minute per licence</div>
+  <div class="stat"><span class="n">${s.plan}</span> plan · ${data.limits.hour.toLocaleString('en')} requests/hour · ${data.limits.appHour.toLocaleString('en')} app requests/hour · ${data.limits.licenseMinute.toLocaleString('en')} requests/minute per licence</div>
 </section>
 <section class="card" aria-labelledby="usage-title">
   <h2 id="usage-title">API usage</h2>
@@ -152,7 +147,7 @@ ${codesChart('validations-24h', 'Validations per hour over the last 24 hours', '
 <h2>Validations, last 30 days</h2>
 ${codesChart('validations-30d', 'Validations per day over the last 30 days', 'in the last 30 days', days, 'They appear here as your apps check their keys.')}
 <h2>Latest licences</h2>
-${data.licenses.length ? table(['Key', 'Customer', 'Status', 'Issued'], rows) : empty('No licences yet. <a href="/dashboard/products">Create a product</a>, then <a href="/dashboard/licenses">issue a licence</a> for it.')}
+${data.licenses.length ? table(['Key', 'Customer', 'Status', 'Issued'], rows) : empty(html`No licences yet. <a href="/dashboard/products">Create a product</a>, then <a href="/dashboard/licenses">issue a licence</a> for it.`)}
 <p><a href="/dashboard/licenses">All licences</a> · <a href="/dashboard/settings">API keys</a></p>`,
     s,
     '/dashboard',

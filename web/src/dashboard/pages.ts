@@ -1,22 +1,23 @@
-import { errorBox, h, htmlDocument } from '../kit/html';
+import { errorBox, htmlDocument } from '../kit/html';
+import { html, nothing, type Html } from '../kit/template';
 import type { DashboardSession } from './session';
 
 // The dashboard's page frame (its navigation and sign-out); the HTML pieces are the shared ones of
-// pages/html.ts, where every interpolated value goes through h().
-export { errorBox, h };
+// kit/html.ts, written with html`…` (kit/template.ts), which escapes every interpolated value.
+export { errorBox };
 
-export function layout(title: string, body: string, session?: DashboardSession, current = ''): string {
-  const link = (href: string, label: string) =>
-    `<a href="${href}"${current === href ? ' aria-current="page"' : ''}>${label}</a>`;
+export function layout(title: string, body: Html, session?: DashboardSession, current = ''): Html {
+  const link = (href: string, label: string): Html =>
+    html`<a href="${href}"${current === href ? html` aria-current="page"` : nothing}>${label}</a>`;
   const nav = session
-    ? `<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/webhooks', 'Webhooks')}${link('/dashboard/checkout', 'Checkout')}${link('/dashboard/subscriptions', 'Subscriptions')}${link('/dashboard/emails', 'E-mails')}${link('/dashboard/settings', 'Settings')}</nav>
-       <form method="post" action="/dashboard/signout" class="signout"><input type="hidden" name="_csrf" value="${h(session.csrfToken)}"><span>${h(session.userEmail)}</span> <button type="submit">Sign out</button></form>`
-    : '';
+    ? html`<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/webhooks', 'Webhooks')}${link('/dashboard/checkout', 'Checkout')}${link('/dashboard/subscriptions', 'Subscriptions')}${link('/dashboard/emails', 'E-mails')}${link('/dashboard/settings', 'Settings')}</nav>
+       <form method="post" action="/dashboard/signout" class="signout"><input type="hidden" name="_csrf" value="${session.csrfToken}"><span>${session.userEmail}</span> <button type="submit">Sign out</button></form>`
+    : nothing;
   return htmlDocument({
     title,
     site: 'Licensing',
     assets: '/dashboard/assets',
-    header: `<a class="brand" href="/dashboard">Licensing</a>${nav}`,
+    header: html`<a class="brand" href="/dashboard">Licensing</a>${nav}`,
     body,
   });
 }
@@ -30,6 +31,6 @@ export interface Limits {
   licenseMinute: number;
 }
 
-export function messagePage(title: string, message: string, s?: DashboardSession): string {
-  return layout(title, `<p>${h(message)}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, s);
+export function messagePage(title: string, message: string, s?: DashboardSession): Html {
+  return layout(title, html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, s);
 }

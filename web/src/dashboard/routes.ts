@@ -20,6 +20,7 @@ import { limitsOf, settingsPages } from './settings';
 import { signInPages, type AttemptThrottles } from './sign-in';
 import { signedInGuard } from './signed-in';
 import { webhookPages } from './webhooks';
+import { sendPage, type Html } from '../kit/template';
 
 export interface DashboardDeps {
   clients: Clients;
@@ -73,7 +74,7 @@ export function dashboardRouter({
   r.use(refuseControlCharacters(MULTILINE_FIELDS));
   r.use(loadSession(clients, new SessionGuard(unknownSessionThrottle), secureCookies));
 
-  const page = (res: Response, status: number, html: string) => void res.status(status).type('html').send(html);
+  const page = (res: Response, status: number, html: Html) => sendPage(res, html, status);
   const ctx: DashboardContext = {
     clients,
     hourlyUsage,

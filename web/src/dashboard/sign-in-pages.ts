@@ -1,16 +1,17 @@
-import { errorBox, h, layout } from './pages';
+import { errorBox, layout } from './pages';
+import { html, type Html } from '../kit/template';
 
 // The pages of signing in and signing up (sign-in.ts serves them). After the sign-up form, the
 // answer is the same whether the e-mail is new or already registered: only the inbox learns which.
 
-export function signInPage(csrf: string, opts: { error?: string; email?: string } = {}): string {
+export function signInPage(csrf: string, opts: { error?: string; email?: string } = {}): Html {
   return layout(
     'Sign in',
-    `${errorBox(opts.error)}
+    html`${errorBox(opts.error)}
 <form method="post" action="/dashboard/signin" class="card narrow">
-  <input type="hidden" name="_csrf" value="${h(csrf)}">
+  <input type="hidden" name="_csrf" value="${csrf}">
   <label for="email">E-mail</label>
-  <input id="email" name="email" type="email" autocomplete="username" required value="${h(opts.email)}">
+  <input id="email" name="email" type="email" autocomplete="username" required value="${opts.email}">
   <label for="password">Password</label>
   <input id="password" name="password" type="password" autocomplete="current-password" required>
   <button type="submit">Sign in</button>
@@ -22,16 +23,16 @@ export function signInPage(csrf: string, opts: { error?: string; email?: string 
 export function signUpPage(
   csrf: string,
   opts: { error?: string; values?: { account_name?: string; email?: string } } = {},
-): string {
+): Html {
   return layout(
     'Create your account',
-    `${errorBox(opts.error)}
+    html`${errorBox(opts.error)}
 <form method="post" action="/dashboard/signup" class="card narrow">
-  <input type="hidden" name="_csrf" value="${h(csrf)}">
+  <input type="hidden" name="_csrf" value="${csrf}">
   <label for="account_name">Company or product name</label>
-  <input id="account_name" name="account_name" required maxlength="100" value="${h(opts.values?.account_name)}">
+  <input id="account_name" name="account_name" required maxlength="100" value="${opts.values?.account_name}">
   <label for="email">Your e-mail</label>
-  <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${h(opts.values?.email)}">
+  <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${opts.values?.email}">
   <label for="password">Password <small>(at least 10 characters)</small></label>
   <input id="password" name="password" type="password" autocomplete="new-password" required minlength="10" maxlength="200">
   <button type="submit">Create account</button>
@@ -40,10 +41,10 @@ export function signUpPage(
   );
 }
 
-export function signUpSentPage(): string {
+export function signUpSentPage(): Html {
   return layout(
     'Check your inbox',
-    `<div class="card narrow">
+    html`<div class="card narrow">
   <p>We sent a link to the address you gave. Open it within 24 hours to create your account.</p>
   <p>Nothing arrived after a few minutes? Look in your spam folder, or <a href="/dashboard/signup">sign up again</a>.</p>
   <p>Already have an account? <a href="/dashboard/signin">Sign in</a></p>
@@ -52,23 +53,23 @@ export function signUpSentPage(): string {
 }
 
 /** The e-mailed link opens this page; the account is created by its button (a POST), so a mail scanner that follows links creates nothing. */
-export function signUpConfirmPage(csrf: string, token: string): string {
+export function signUpConfirmPage(csrf: string, token: string): Html {
   return layout(
     'Create your account',
-    `<form method="post" action="/dashboard/signup/confirm" class="card narrow">
-  <input type="hidden" name="_csrf" value="${h(csrf)}">
-  <input type="hidden" name="token" value="${h(token)}">
+    html`<form method="post" action="/dashboard/signup/confirm" class="card narrow">
+  <input type="hidden" name="_csrf" value="${csrf}">
+  <input type="hidden" name="token" value="${token}">
   <p>Your e-mail is confirmed. One click and your account is ready.</p>
   <button type="submit">Create my account</button>
 </form>`,
   );
 }
 
-export function signUpLinkProblemPage(message: string): string {
+export function signUpLinkProblemPage(message: string): Html {
   return layout(
     'This link cannot be used',
-    `<div class="card narrow">
-  <p class="error" role="alert">${h(message)}</p>
+    html`<div class="card narrow">
+  <p class="error" role="alert">${message}</p>
   <p><a href="/dashboard/signup">Sign up again</a> or <a href="/dashboard/signin">sign in</a>.</p>
 </div>`,
   );

@@ -2,6 +2,7 @@ import type { Request, Response, Router } from 'express';
 import { AppError, addressKey, type Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { attemptBoth as attempt, type AttemptThrottles } from '@licensing/runtime';
+import { registerPageRoutes, type PageRoute } from '../kit/route-table';
 import { field, type DashboardContext } from './context';
 import { signInPage, signUpConfirmPage, signUpLinkProblemPage, signUpPage, signUpSentPage } from './sign-in-pages';
 import {
@@ -30,50 +31,46 @@ export interface SignInDeps {
   signUpThrottle: AttemptThrottles;
 }
 
-export function signInPages(
-  r: Router,
-  { page, signedIn }: Pick<DashboardContext, 'page' | 'signedIn'>,
-  { clients, log, secureCookies, signInThrottle, signUpThrottle }: SignInDeps,
-): void {
-  /** A throttled sign-in or sign-up: logged, counted under its window, Retry-After set; returns the message for the form. */
-  const throttled = (res: Response, window: 'signin' | 'signup', wait: number, address: string): string => {
-    const what = window === 'signin' ? 'sign-in' : 'sign-up';
-    log.warn({ address }, `${what} throttled`);
-    res.locals.rateLimitWindow = window;
-    res.setHeader('Retry-After', String(wait));
-    return `Too many ${what} attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`;
-  };
+/** What the sign-in pages reach: the page sender, the signed-in guard (signing out) and their own dependencies. */
+type SignInContext = Pick<DashboardContext, 'page' | 'signedIn'> & SignInDeps;
 
-  const preSessionCsrfOk = (req: Request) =>
-    tokensMatch(readCookie(req, PRE_CSRF_COOKIE), (req.body as Record<string, unknown> | undefined)?._csrf);
+/** A throttled sign-in or sign-up: logged, counted under its window, Retry-After set; returns the message for the form. */
+function throttled(log: Logger, res: Response, window: 'signin' | 'signup', wait: number, address: string): string {
+  const what = window === 'signin' ? 'sign-in' : 'sign-up';
+  log.warn({ address }, `${what} throttled`);
+  res.locals.rateLimitWindow = window;
+  res.setHeader('Retry-After', String(wait));
+  return `Too many ${what} attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`;
+}
 
-  r.get('/signin', (_req, res) =>
+const preSessionCsrfOk = (req: Request) =>
+  tokensMatch(readCookie(req, PRE_CSRF_COOKIE), (req.body as Record<string, unknown> | undefined)?._csrf);
+
+const showSignIn =
+  ({ page, secureCookies }: SignInContext) =>
+  (_req: Request, res: Response) =>
     sessionOf(res)
       ? res.redirect(303, '/dashboard')
-      : page(res, 200, signInPage(issuePreSessionCsrf(res, secureCookies))),
-  );
-  r.get('/signup', (_req, res) =>
+      : page(res, 200, signInPage(issuePreSessionCsrf(res, secureCookies)));
+
+const showSignUp =
+  ({ page, secureCookies }: SignInContext) =>
+  (_req: Request, res: Response) =>
     sessionOf(res)
       ? res.redirect(303, '/dashboard')
-      : page(res, 200, signUpPage(issuePreSessionCsrf(res, secureCookies))),
-  );
+      : page(res, 200, signUpPage(issuePreSessionCsrf(res, secureCookies)));
 
-  r.post('/signin', async (req, res) => {
+const signIn =
+  ({ page, clients, log, secureCookies, signInThrottle }: SignInContext) =>
+  async (req: Request, res: Response) => {
     const email = field(req, 'email', 254).trim().toLowerCase();
     const password = field(req, 'password', 200);
-    if (!preSessionCsrfOk(req))
-      return page(
-        res,
-        403,
-        signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', email }),
-      );
+    const form = (error: string) => signInPage(issuePreSessionCsrf(res, secureCookies), { error, email });
+    if (!preSessionCsrfOk(req)) return page(res, 403, form('The form expired. Please try again.'));
     const address = addressKey(req.ip); // IPv6 by its /64
     // Counted before the password is checked, atomically: a parallel burst cannot slip past the limit.
     const wait = await attempt(signInThrottle, email, address);
-    if (wait !== null) {
-      const error = throttled(res, 'signin', wait, address);
-      return page(res, 429, signInPage(issuePreSessionCsrf(res, secureCookies), { error, email }));
-    }
+    if (wait !== null) return page(res, 429, form(throttled(log, res, 'signin', wait, address)));
     try {
       const s = await clients.accounts.signIn({ email, password });
       // A right password is not a guess: its attempt is given back.
@@ -82,28 +79,19 @@ export function signInPages(
       res.redirect(303, '/dashboard');
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
-      page(
-        res,
-        401,
-        signInPage(issuePreSessionCsrf(res, secureCookies), { error: 'Wrong e-mail or password.', email }),
-      );
+      page(res, 401, form('Wrong e-mail or password.'));
     }
-  });
+  };
 
-  r.post('/signup', async (req, res) => {
+const signUp =
+  ({ page, clients, log, secureCookies, signUpThrottle }: SignInContext) =>
+  async (req: Request, res: Response) => {
     const values = { account_name: field(req, 'account_name', 100), email: field(req, 'email', 254) };
-    if (!preSessionCsrfOk(req))
-      return page(
-        res,
-        403,
-        signUpPage(issuePreSessionCsrf(res, secureCookies), { error: 'The form expired. Please try again.', values }),
-      );
+    const form = (error: string) => signUpPage(issuePreSessionCsrf(res, secureCookies), { error, values });
+    if (!preSessionCsrfOk(req)) return page(res, 403, form('The form expired. Please try again.'));
     const address = addressKey(req.ip); // IPv6 by its /64
     const wait = await attempt(signUpThrottle, values.email.trim().toLowerCase(), address);
-    if (wait !== null) {
-      const error = throttled(res, 'signup', wait, address);
-      return page(res, 429, signUpPage(issuePreSessionCsrf(res, secureCookies), { error, values }));
-    }
+    if (wait !== null) return page(res, 429, form(throttled(log, res, 'signup', wait, address)));
     try {
       await clients.accounts.signUp({
         account_name: values.account_name,
@@ -117,20 +105,27 @@ export function signInPages(
       // Refused input says which field; a registered e-mail is not refused (its owner gets a mail instead).
       // forbidden: this server has no mail transport, so sign-up is closed.
       const status = { invalid_request: 400, forbidden: 403, service_unavailable: 503 }[err.code as 'invalid_request'];
-      page(res, status, signUpPage(issuePreSessionCsrf(res, secureCookies), { error: err.message, values }));
+      page(res, status, form(err.message));
     }
-  });
+  };
 
-  r.get('/signup/sent', (_req, res) => page(res, 200, signUpSentPage()));
+const showSignUpSent =
+  ({ page }: SignInContext) =>
+  (_req: Request, res: Response) =>
+    page(res, 200, signUpSentPage());
 
-  r.get('/signup/confirm', (req, res) => {
+const showSignUpConfirm =
+  ({ page, secureCookies }: SignInContext) =>
+  (req: Request, res: Response) => {
     const token = typeof req.query.token === 'string' ? req.query.token.slice(0, 100) : '';
     if (!token)
       return page(res, 400, signUpLinkProblemPage('This link is incomplete. Copy the whole link from the e-mail.'));
     page(res, 200, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
-  });
+  };
 
-  r.post('/signup/confirm', async (req, res) => {
+const confirmSignUp =
+  ({ page, clients, secureCookies }: SignInContext) =>
+  async (req: Request, res: Response) => {
     const token = field(req, 'token', 100);
     if (!preSessionCsrfOk(req))
       return page(res, 403, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
@@ -142,17 +137,33 @@ export function signInPages(
       if (!(err instanceof AppError) || !['invalid_request', 'conflict'].includes(err.code)) throw err;
       page(res, err.code === 'conflict' ? 409 : 400, signUpLinkProblemPage(err.message));
     }
-  });
+  };
 
-  r.post(
-    '/signout',
-    signedIn(
-      async (_req, res, s) => {
-        await clients.accounts.endSession({ token: s.token });
-        clearSessionCookie(res, secureCookies);
-        res.redirect(303, '/dashboard/signin');
-      },
-      { metered: false },
-    ),
+const signOut = ({ clients, secureCookies, signedIn }: SignInContext) =>
+  signedIn(
+    async (_req, res, s) => {
+      await clients.accounts.endSession({ token: s.token });
+      clearSessionCookie(res, secureCookies);
+      res.redirect(303, '/dashboard/signin');
+    },
+    { metered: false },
   );
+
+const SIGN_IN_ROUTES: readonly PageRoute<SignInContext>[] = [
+  { method: 'get', path: '/signin', handler: showSignIn },
+  { method: 'get', path: '/signup', handler: showSignUp },
+  { method: 'post', path: '/signin', handler: signIn },
+  { method: 'post', path: '/signup', handler: signUp },
+  { method: 'get', path: '/signup/sent', handler: showSignUpSent },
+  { method: 'get', path: '/signup/confirm', handler: showSignUpConfirm },
+  { method: 'post', path: '/signup/confirm', handler: confirmSignUp },
+  { method: 'post', path: '/signout', handler: signOut },
+];
+
+export function signInPages(
+  r: Router,
+  { page, signedIn }: Pick<DashboardContext, 'page' | 'signedIn'>,
+  deps: SignInDeps,
+): void {
+  registerPageRoutes(r, SIGN_IN_ROUTES, { page, signedIn, ...deps });
 }

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { Handler, SignedInHandler } from './context';
 import { messagePage } from './pages';
 import { sessionOf, tokensMatch, type DashboardSession } from './session';
+import type { Html } from '../kit/template';
 
 /**
  * Pages behind sign-in: counted against the account's rate limits (like an API request, before
@@ -9,7 +10,7 @@ import { sessionOf, tokensMatch, type DashboardSession } from './session';
  * carry the session's CSRF token. No session: to the sign-in page.
  */
 export function signedInGuard(
-  page: (res: Response, status: number, html: string) => void,
+  page: (res: Response, status: number, page: Html) => void,
   /** Counts a signed-in request against the account's limits (metering.ts); false: it answered 429. */
   meter?: (res: Response, s: DashboardSession) => Promise<boolean>,
 ) {

@@ -11,13 +11,14 @@ import { portalMessagePage } from './pages';
 import { loadPortalSession, portalSessionOf, type Vendor } from './session';
 import { portalSignIn } from './sign-in';
 import { VendorCache } from './vendors';
+import { sendPage, type Html } from '../kit/template';
 
 // The customer portal under /portal/{account_id}, composed here: security headers and the shared
 // assets, form parsing, the vendor (an unknown or malformed account id is the 404 page), the session;
 // then signing in and out (sign-in.ts) and the licences (licenses.ts); then the portal's own 404 and
 // error pages (never problem+json, never a 500 that says more than a reference).
 
-export type PortalPage = (res: Response, status: number, html: string) => void;
+export type PortalPage = (res: Response, status: number, page: Html) => void;
 
 export interface PortalDeps {
   clients: Clients;
@@ -36,7 +37,7 @@ export interface PortalDeps {
   unknownSessionThrottle: AttemptThrottle;
 }
 
-const page: PortalPage = (res, status, html) => void res.status(status).type('html').send(html);
+const page: PortalPage = (res, status, html) => sendPage(res, html, status);
 
 /** Route templates for the access log and metrics: a portal URL may hold a licence key, which is never logged. */
 function labelled(req: Request, res: Response, next: NextFunction): void {

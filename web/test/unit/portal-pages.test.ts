@@ -4,6 +4,7 @@ import { licensePage, licensesPage, revealableKey } from '../../src/portal/licen
 import { linkConfirmPage, linkProblemPage, linkSentPage, signInPage } from '../../src/portal/pages';
 import { sessionCookie, type PortalSession } from '../../src/portal/session';
 import { cookieLine, secondsUntil } from '../../src/kit/cookies';
+import { nothing } from '../../src/kit/template';
 
 // The customer portal's pure parts: key masking, pages (vendor and customer strings escaped, the one
 // answer to the e-mail form), the session cookie's attributes; and the portal's REST pieces.
@@ -44,7 +45,7 @@ describe('key masking', () => {
   });
 
   it('reveals the whole key only inside a <details>, with a copy button the script enables', () => {
-    const html = revealableKey(KEY, 'key-0');
+    const html = String(revealableKey(KEY, 'key-0'));
     expect(html).toContain('•••••-•••••-•••••-•••••-•••••-34567');
     expect(html).toMatch(/<details><summary>Reveal key<\/summary><code id="key-0"[^>]*>ABCDE-FGHJK/);
     expect(html).toContain('data-copy="key-0" hidden');
@@ -57,7 +58,7 @@ describe('portal pages', () => {
     linkSentPage(vendor),
     linkConfirmPage(vendor, 'csrf', 'tok"en'),
     linkProblemPage(vendor, 'csrf'),
-    licensesPage(vendor, session, [{ license: license(), productName: 'Pixel <Forge>' }], '', true),
+    licensesPage(vendor, session, [{ license: license(), productName: 'Pixel <Forge>' }], nothing, true),
     licensePage(
       vendor,
       session,
@@ -75,7 +76,7 @@ describe('portal pages', () => {
       ],
       { error: 'next one on <date>' },
     ),
-  ];
+  ].map(String);
 
   it('escape every vendor and customer string, and have no inline script or style', () => {
     for (const html of pages) {
@@ -95,6 +96,21 @@ describe('portal pages', () => {
     expect(pages[5]).toMatch(/<td>never<\/td>/); // never seen since activation
   });
 
+  it('escape what the vendor typed into a product (its name, its entitlement codes)', () => {
+    const page = String(
+      licensesPage(
+        vendor,
+        session,
+        [{ license: license({ entitlements: ['pdf', '<script>x()</script>'] }), productName: '<script>y()</script>' }],
+        nothing,
+        true,
+      ),
+    );
+    expect(page).not.toMatch(/<script>[xy]/);
+    expect(page).toContain('<code>pdf</code>, <code>&lt;script&gt;x()&lt;/script&gt;</code>');
+    expect(page).toContain('>&lt;script&gt;y()&lt;/script&gt;</a></h2>');
+  });
+
   it('every form carries a CSRF token, and every field a label', () => {
     for (const html of pages) {
       const forms = html.match(/<form[\s\S]*?<\/form>/g) ?? [];
@@ -104,42 +120,44 @@ describe('portal pages', () => {
   });
 
   it('the answer to the e-mail form is one fixed page: it names no address', () => {
-    expect(linkSentPage(vendor)).toBe(linkSentPage({ ...vendor }));
-    expect(linkSentPage(vendor)).not.toContain('@');
-    expect(linkSentPage(vendor)).toContain('a sign-in link is on its way; it works once within an hour');
+    expect(String(linkSentPage(vendor))).toBe(String(linkSentPage({ ...vendor })));
+    expect(String(linkSentPage(vendor))).not.toContain('@');
+    expect(String(linkSentPage(vendor))).toContain('a sign-in link is on its way; it works once within an hour');
   });
 
   it('offers "Free this machine" only while the policy lets customers free machines', () => {
     const shown = (perMonth: number) =>
-      licensePage(
-        vendor,
-        session,
-        {
-          license: license({
-            policy: {
-              duration_days: undefined,
-              max_activations: 2,
-              grace_days: 0,
-              require_activation: false,
-              validate_keys_see_email: false,
-              refund_action: 'revoke',
-              entitlements: [],
-              customer_deactivations_per_30_days: perMonth,
-            },
-          }),
-          productName: 'P',
-        },
-        [
+      String(
+        licensePage(
+          vendor,
+          session,
           {
-            id: 'act_01JDZ0000000000000000000AB',
-            license_id: '',
-            fingerprint: 'f',
-            name: 'n',
-            created_at: '',
-            lease_expires_at: '',
-            last_seen_at: '2026-11-20T10:00:00.000Z',
+            license: license({
+              policy: {
+                duration_days: undefined,
+                max_activations: 2,
+                grace_days: 0,
+                require_activation: false,
+                validate_keys_see_email: false,
+                refund_action: 'revoke',
+                entitlements: [],
+                customer_deactivations_per_30_days: perMonth,
+              },
+            }),
+            productName: 'P',
           },
-        ],
+          [
+            {
+              id: 'act_01JDZ0000000000000000000AB',
+              license_id: '',
+              fingerprint: 'f',
+              name: 'n',
+              created_at: '',
+              lease_expires_at: '',
+              last_seen_at: '2026-11-20T10:00:00.000Z',
+            },
+          ],
+        ),
       );
     expect(shown(3)).toContain('Free this machine');
     expect(shown(0)).not.toContain('Free this machine');
