@@ -37,7 +37,7 @@ export interface CheckoutPageSession {
   provider_url: string;
   /** Paid on this page (the test card): not Stripe, and payments are configured. */
   takes_cards: boolean;
-  /** A recurring price: month | year | week | day, with its count and free days; interval "" for a one-time price. */
+  /** A recurring price's period: month | year (with its count and its free days); "" for a one-time price. */
   interval: string;
   interval_count: number;
   trial_days: number;
@@ -51,7 +51,10 @@ export interface GetCheckoutPageRequest {
 }
 
 export interface CheckoutPage {
-  /** not_found | expired | complete (paid, by another browser) | paid_here (this receipt's) | open */
+  /**
+   * not_found | expired | complete | paid_here | open: complete is paid by another browser, paid_here by
+   * the one whose receipt was given.
+   */
   state: string;
   /** Set unless not_found. */
   session:
@@ -75,9 +78,9 @@ export interface PayCheckoutRequest {
 
 export interface PayCheckoutResponse {
   /**
-   * paid (receipt set: show /checkout/{id}) | form_expired | not_found | expired | already_paid |
-   * not_payable_here (show /checkout/{id}) | invalid_email | declined (message, form_token) |
-   * lapsed (the session expired while it was paid for: nothing charged)
+   * paid | form_expired | not_found | expired | already_paid | not_payable_here | invalid_email | declined | lapsed
+   * paid: the receipt is set, show /checkout/{id} again; not_payable_here: show it (not paid with a card
+   * here); lapsed: the session expired while it was being paid for (nothing charged).
    */
   outcome: string;
   /** The browser's new receipt (paid). */
@@ -117,13 +120,16 @@ export interface CheckoutBilling {
   /** False: the link has expired or is not valid. */
   found: boolean;
   product_name: string;
-  /** The subscription's status (active, trialing, past_due, unpaid, canceled). */
+  /** trialing | active | past_due | canceled | unpaid */
   status: string;
   amount: number;
   currency: string;
   interval: string;
   interval_count: number;
-  /** UpdateBillingCard: updated | declined | canceled (nothing changed), with a message for the buyer. */
+  /**
+   * updated | declined | canceled: what UpdateBillingCard did (canceled: nothing, the subscription is
+   * canceled), with a message for the buyer; "" from GetBilling.
+   */
   outcome: string;
   message: string;
 }

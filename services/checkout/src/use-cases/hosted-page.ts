@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { CheckoutCancelOutcome, CheckoutPageState, CheckoutPayOutcome } from '@licensing/proto';
 import { AppError, checkEmail, isId, type Clock } from '@licensing/runtime';
 import { successUrlFor, type PaymentProvider } from '../domain/payments';
 import { effectiveStatus } from '../domain/session';
@@ -28,7 +29,7 @@ export interface HostedPageDeps {
 }
 
 /** Where a session stands for its page: open, or why it cannot be paid. */
-export type PageState = 'not_found' | 'expired' | 'complete' | 'open';
+export type PageState = Exclude<CheckoutPageState, 'paid_here'>;
 
 export const pageStateOf = (s: SessionDoc | null, now: Date): PageState => {
   if (!s) return 'not_found';
@@ -69,7 +70,7 @@ export async function openPage(
   receipt: string,
   issueToken: boolean,
   requestId = '',
-): Promise<{ state: PageState | 'paid_here'; session: SessionDoc | null; licenseKey: string; formToken: string }> {
+): Promise<{ state: CheckoutPageState; session: SessionDoc | null; licenseKey: string; formToken: string }> {
   const s = await load(deps, id);
   // The browser that paid sees its key (the licence is issued now if a crash left it pending).
   if (s?.status === 'complete' && (await paidByThisBrowser(deps, s._id, receipt)))
@@ -79,10 +80,11 @@ export async function openPage(
   return { state, session: s, licenseKey: '', formToken };
 }
 
+type WithForm = 'invalid_email' | 'declined';
 export type PayOutcome =
   | { outcome: 'paid'; receipt: string }
-  | { outcome: 'form_expired' | 'not_found' | 'expired' | 'already_paid' | 'not_payable_here' | 'lapsed' }
-  | { outcome: 'invalid_email' | 'declined'; message: string; session: SessionDoc; formToken: string };
+  | { outcome: Exclude<CheckoutPayOutcome, 'paid' | WithForm> }
+  | { outcome: WithForm; message: string; session: SessionDoc; formToken: string };
 
 export interface PayForm {
   formToken: string;
@@ -150,7 +152,7 @@ export async function cancelOnPage(
   deps: HostedPageDeps,
   id: string,
   formToken: string,
-): Promise<{ outcome: 'cancelled' | 'form_expired' | 'not_found' | 'expired' | 'already_paid'; cancelUrl: string }> {
+): Promise<{ outcome: CheckoutCancelOutcome; cancelUrl: string }> {
   if (!(await formTokenValid(deps, id, formToken))) return { outcome: 'form_expired', cancelUrl: '' };
   const s = await load(deps, id);
   const state = pageStateOf(s, deps.clock.now());
