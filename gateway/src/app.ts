@@ -24,7 +24,7 @@ import { errorHandler, notFound, wellFormedPath } from './http/errors';
 import { AttemptThrottle, type RateLimits } from '@licensing/runtime';
 import { countAuthFailure, enforceRateLimits, enforceRateLimitsAfterBody } from './rate-limits/middleware';
 import { cors, corsPolicyOf } from './auth/cors';
-import { stripeWebhookProxy } from './routes/checkout-proxy';
+import { stripeWebhookProxy } from './routes/stripe-webhook-proxy';
 import { webPagesProxy } from './routes/web-proxy';
 import type { AccessLog } from './http/access-log';
 import { requestContext, versionAlias } from './http/request-context';
