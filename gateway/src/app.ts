@@ -120,6 +120,12 @@ export function createApp(deps: GatewayDeps): RequestListener {
   mountStripeWebhookProxy(app, deps);
   // The dashboard, the customer portal and the hosted checkout page are the web component's (web/):
   // passed on unchanged, with the client's address in X-Forwarded-For, which its per-address throttles count.
+  // A hosted checkout page's URL is a capability (its session id, a billing link's token): the access
+  // log and the metrics name it by one label, never by its path.
+  app.use('/checkout', (_req, res, next) => {
+    res.locals.route = '/checkout/*';
+    next();
+  });
   app.use(webPagesProxy(deps.config.WEB_PAGE_URL, deps.log));
 
   app.use(notFound);

@@ -58,7 +58,5 @@ function routeLabel(req: Request, res: Response): string {
   if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/openapi.json' || req.path === '/docs')
     return req.path;
   if (req.originalUrl.startsWith('/dashboard')) return '/dashboard';
-  // The hosted checkout page (the web component's): one label, never a session id.
-  if (req.originalUrl.startsWith('/checkout/')) return '/checkout/*';
   return 'unmatched';
 }
