@@ -8,6 +8,7 @@ export * as health from './gen/grpc/health/v1/health';
 export * from './events';
 export * from './rules';
 export * from './gen/licensing/v1/checkout';
+export * from './gen/licensing/v1/checkout_page';
 export * from './gen/licensing/v1/webhook';
 export * from './gen/licensing/v1/notification';
 export * from './gen/licensing/v1/subscription';

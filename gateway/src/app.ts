@@ -24,7 +24,7 @@ import { errorHandler, notFound, wellFormedPath } from './http/errors';
 import { AttemptThrottle, type RateLimits } from '@licensing/runtime';
 import { countAuthFailure, enforceRateLimits, enforceRateLimitsAfterBody } from './rate-limits/middleware';
 import { cors, corsPolicyOf } from './auth/cors';
-import { checkoutPageProxy, stripeWebhookProxy } from './routes/checkout-proxy';
+import { stripeWebhookProxy } from './routes/stripe-webhook-proxy';
 import { webPagesProxy } from './routes/web-proxy';
 import type { AccessLog } from './http/access-log';
 import { requestContext, versionAlias } from './http/request-context';
@@ -79,7 +79,8 @@ export interface FastPathSwitch {
  * Order matters: metrics → request id → HTTPS rule → /v1 alias → probes and
  * API description → /api/v1 (auth, whose failures
  * are counted per address → rate limits → scope → JSON body → routes) → the
- * checkout proxies and the web component's pages (the dashboard and the customer portal, no API key) → 404 →
+ * Stripe webhook proxy and the web component's pages (the dashboard, the customer portal and the hosted
+ * checkout page, no API key) → 404 →
  * the one error handler. Bodies are parsed only after the key is known and
  * counted, so anonymous or throttled clients cannot make the gateway parse anything.
  */
@@ -116,9 +117,15 @@ export function createApp(deps: GatewayDeps): RequestListener {
 
   app.use('/api/v1', apiRouter(deps, authCache, licenseCredentials, exportJobs, clock));
 
-  mountCheckoutProxies(app, deps);
-  // The dashboard and the customer portal are the web component's (web/): passed on unchanged, with
-  // the client's address in X-Forwarded-For, which its per-address throttles count.
+  mountStripeWebhookProxy(app, deps);
+  // The dashboard, the customer portal and the hosted checkout page are the web component's (web/):
+  // passed on unchanged, with the client's address in X-Forwarded-For, which its per-address throttles count.
+  // A hosted checkout page's URL is a capability (its session id, a billing link's token): the access
+  // log and the metrics name it by one label, never by its path.
+  app.use('/checkout', (_req, res, next) => {
+    res.locals.route = '/checkout/*';
+    next();
+  });
   app.use(webPagesProxy(deps.config.WEB_PAGE_URL, deps.log));
 
   app.use(notFound);
@@ -210,8 +217,11 @@ function withFastPath(
   };
 }
 
-/** The hosted checkout page and Stripe's webhooks, proxied to the checkout service (each with its own per-address throttle). */
-function mountCheckoutProxies(app: express.Express, { config, limits, log }: GatewayDeps): void {
+/**
+ * Stripe's webhooks, proxied to the checkout service (which holds the signing secret), with a
+ * per-address throttle. The hosted checkout page is the web component's (webPagesProxy).
+ */
+function mountStripeWebhookProxy(app: express.Express, { config, limits, log }: GatewayDeps): void {
   app.use(
     stripeWebhookProxy(
       config.CHECKOUT_PAGE_URL,
@@ -220,19 +230,6 @@ function mountCheckoutProxies(app: express.Express, { config, limits, log }: Gat
         config.RATE_LIMIT_PREFIX,
         'stripe-webhook',
         config.STRIPE_WEBHOOK_REQUESTS_PER_MINUTE,
-        60,
-      ),
-      log,
-    ),
-  );
-  app.use(
-    checkoutPageProxy(
-      config.CHECKOUT_PAGE_URL,
-      new AttemptThrottle(
-        limits.redis,
-        config.RATE_LIMIT_PREFIX,
-        'checkout-page',
-        config.CHECKOUT_REQUESTS_PER_MINUTE,
         60,
       ),
       log,

@@ -41,17 +41,13 @@ export const gatewaySchema = {
     default: '127.0.0.1:15056',
   }),
   CHECKOUT_PAGE_URL: str(
-    'Where the checkout service serves its hosted page (proxied under /checkout) and receives Stripe webhooks (/webhooks/stripe)',
+    "Where the checkout service receives Stripe's webhooks (proxied from /webhooks/stripe; the hosted page under /checkout is the web component's)",
     { default: 'http://127.0.0.1:8081' },
   ),
   WEB_PAGE_URL: str(
-    'Where the web component serves the pages people see (proxied under /dashboard and /portal, paths unchanged)',
+    'Where the web component serves the pages people see (proxied under /dashboard, /portal and /checkout, paths unchanged)',
     { default: 'http://127.0.0.1:8082' },
   ),
-  CHECKOUT_REQUESTS_PER_MINUTE: int('Requests to the hosted checkout page per client IP and minute', {
-    default: 60,
-    min: 1,
-  }),
   STRIPE_WEBHOOK_REQUESTS_PER_MINUTE: int(
     'Deliveries to POST /webhooks/stripe per client IP and minute (Stripe retries refused ones)',
     { default: 600, min: 1 },

@@ -77,6 +77,39 @@ export type KeyScope = (typeof keyScopes)[number];
 export const checkoutStatuses = ['open', 'complete', 'expired'] as const;
 export type CheckoutStatus = (typeof checkoutStatuses)[number];
 
+/** Who takes a checkout's payment: the built-in test mode, or Stripe. */
+export const paymentProviders = ['test', 'stripe'] as const;
+export type PaymentProviderName = (typeof paymentProviders)[number];
+
+/** Where a session stands for its hosted page (CheckoutPage.state): paid_here is paid by the asking browser. */
+export const checkoutPageStates = ['not_found', 'expired', 'complete', 'paid_here', 'open'] as const;
+export type CheckoutPageState = (typeof checkoutPageStates)[number];
+
+/**
+ * What paying on the hosted page came to (PayCheckoutResponse.outcome): lapsed is a session that
+ * expired while it was being paid (nothing charged); not_payable_here is not paid with a card here.
+ */
+export const checkoutPayOutcomes = [
+  'paid',
+  'form_expired',
+  'not_found',
+  'expired',
+  'already_paid',
+  'not_payable_here',
+  'invalid_email',
+  'declined',
+  'lapsed',
+] as const;
+export type CheckoutPayOutcome = (typeof checkoutPayOutcomes)[number];
+
+/** What going back from the hosted page came to (CancelCheckoutResponse.outcome). */
+export const checkoutCancelOutcomes = ['cancelled', 'form_expired', 'not_found', 'expired', 'already_paid'] as const;
+export type CheckoutCancelOutcome = (typeof checkoutCancelOutcomes)[number];
+
+/** What a new card on the test-mode billing page came to (CheckoutBilling.outcome). */
+export const billingCardOutcomes = ['updated', 'declined', 'canceled'] as const;
+export type BillingCardOutcome = (typeof billingCardOutcomes)[number];
+
 /** A subscription's states (checkout service); its licence follows them. */
 export const subscriptionStatuses = ['trialing', 'active', 'past_due', 'canceled', 'unpaid'] as const;
 export type SubscriptionStatus = (typeof subscriptionStatuses)[number];

@@ -140,7 +140,10 @@ export interface Placement {
   publicBaseUrl?: string;
 }
 
-/** Where the services listen: `account` → "127.0.0.1:15051", …, `checkoutPage` → "http://127.0.0.1:8081". */
+/**
+ * Where the services listen: `account` → "127.0.0.1:15051", …, `checkoutPage` → "http://127.0.0.1:8081"
+ * (the checkout service's web server: Stripe's webhook receiver), `webPage` → the web component's pages.
+ */
 export type Addrs = Record<string, string>;
 export const pageKey = (service: Component): string => `${service}Page`;
 

@@ -246,7 +246,7 @@ describe('Kubernetes manifests', () => {
     const backends = Object.fromEntries(
       ingress.spec.rules[0].http.paths.map((p: K8s) => [p.path, p.backend.service.name]),
     );
-    expect(backends).toEqual({ '/dashboard': 'web', '/portal': 'web', '/': 'gateway' });
+    expect(backends).toEqual({ '/dashboard': 'web', '/portal': 'web', '/checkout': 'web', '/': 'gateway' });
     const pod = find('Deployment', 'gateway')!.spec.template.spec;
     expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(
       (config.SHUTDOWN_DRAIN_DELAY_MS as number) + (config.SHUTDOWN_TIMEOUT_MS as number),

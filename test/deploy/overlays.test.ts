@@ -241,6 +241,7 @@ describe.each(overlays)('overlay %s', (name) => {
       ).toEqual([
         ['/dashboard', 'web', { name: 'http' }],
         ['/portal', 'web', { name: 'http' }],
+        ['/checkout', 'web', { name: 'http' }],
         ['/', 'gateway', { name: 'http' }],
       ]);
     } else if (route) {

@@ -2,7 +2,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import mongoose, { type Model } from 'mongoose';
 import {
+  billingCardOutcomes,
+  checkoutCancelOutcomes,
+  checkoutPageStates,
+  checkoutPayOutcomes,
   checkoutStatuses,
+  paymentProviders,
   contractNamesEveryPolicyField,
   DEFAULT_POLICY,
   deliveryStatuses,
@@ -81,6 +86,11 @@ const vocabularies: Record<string, readonly string[]> = {
   importFormats,
   jobStatuses,
   exportStatuses,
+  paymentProviders,
+  checkoutPageStates,
+  checkoutPayOutcomes,
+  checkoutCancelOutcomes,
+  billingCardOutcomes,
 };
 const nameOf = (words: readonly string[]) =>
   Object.entries(vocabularies).find(([, list]) => list.join() === words.join())?.[0];
@@ -163,6 +173,13 @@ const protoVocabulary: Record<string, string> = {
   'Export.status': 'exportStatuses',
   'LicenseBatch.status': 'licenseBatchStatuses',
   'LicenseBatchResult.status': 'licenseBatchItemStatuses',
+  'CheckoutPageSession.provider': 'paymentProviders',
+  'CheckoutPageSession.interval': 'priceIntervals',
+  'CheckoutPage.state': 'checkoutPageStates',
+  'PayCheckoutResponse.outcome': 'checkoutPayOutcomes',
+  'CancelCheckoutResponse.outcome': 'checkoutCancelOutcomes',
+  'CheckoutBilling.status': 'subscriptionStatuses',
+  'CheckoutBilling.outcome': 'billingCardOutcomes',
 };
 
 describe('the .proto files', () => {

@@ -23,7 +23,7 @@ export interface Stack {
   url: string;
   topology: Topology;
   admin: ReturnType<typeof createClient<AccountServiceClient>>['call'];
-  /** Each service's gRPC address by name, and `checkoutPage` (its hosted page). */
+  /** Each service's gRPC address by name, `checkoutPage` (its Stripe webhook receiver) and `webPage` (the pages). */
   addrs: Addrs;
   /** Where each component serves Prometheus /metrics, by name. */
   metricsUrls: Record<Component, string>;
@@ -167,7 +167,8 @@ export async function startStack(
     }
     if (placement.httpPort !== undefined) addrs[pageKey(c.name)] = `http://127.0.0.1:${placement.httpPort}`;
   }
-  // The web component (the dashboard and the customer portal), which the gateway passes those paths to.
+  // The web component (the dashboard, the customer portal and the hosted checkout page), which the gateway
+  // passes those paths to.
   // It takes the gateway's settings too (each component reads only its own): a test's page throttles reach it.
   const webEnv = (config: Record<string, string>) => ({
     ...envFor(web!.name, t, { port: 0, addrs, publicBaseUrl }),

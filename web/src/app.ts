@@ -2,7 +2,7 @@
 // this file wires them into one Express app, and config.ts is the one schema of settings. Every other
 // file sits in a folder named for its job, and folders form layers: a folder imports only folders
 // below it (never one beside or above it), and gets its settings as options from here.
-// Layers, lowest first: backends < kit < dashboard, portal
+// Layers, lowest first: backends < kit < dashboard, portal, checkout
 
 import { randomUUID } from 'node:crypto';
 import express from 'express';
@@ -16,6 +16,7 @@ import {
 } from '@licensing/runtime';
 import type { Clients } from './backends/clients';
 import type { WebConfig } from './config';
+import { checkoutRouter } from './checkout/routes';
 import { sessionMeter } from './dashboard/metering';
 import { dashboardRouter } from './dashboard/routes';
 import { portalRouter } from './portal/routes';
@@ -40,7 +41,8 @@ const trustedProxies = (list: string) =>
     .filter(Boolean);
 
 /**
- * Every page a person sees: the dashboard under /dashboard and the customer portal under /portal.
+ * Every page a person sees: the dashboard under /dashboard, the customer portal under /portal and the
+ * hosted checkout page under /checkout.
  * The gateway (or the Ingress) sends those paths here unchanged; the client's address comes from
  * X-Forwarded-For, believed only from TRUSTED_PROXIES, so the per-address throttles count the browser.
  */
@@ -105,6 +107,16 @@ export function createWebApp({ config, clients, limits, log, metrics }: WebDeps)
       ),
       lookupThrottle: throttle('portal-lookup-address', config.PORTAL_LOOKUPS_PER_ADDRESS_PER_MINUTE, 60),
       unknownSessionThrottle: throttle('portal-session-unknown', config.SESSION_FAILURES_PER_MINUTE, 60),
+    }),
+  );
+  // The hosted checkout page: public, for buyers (the session id in its URL is the capability).
+  app.use(
+    '/checkout',
+    checkoutRouter({
+      clients,
+      log,
+      secureCookies,
+      throttle: throttle('checkout-page', config.CHECKOUT_REQUESTS_PER_MINUTE, 60),
     }),
   );
   app.use((_req, res) => sendPage(res.set('Cache-Control', 'no-store'), NOT_FOUND, 404));

@@ -97,6 +97,13 @@ export const webSchema = {
     min: 1,
   }),
   SIGNUP_WINDOW_S: int('Window of the sign-up throttles in seconds', { default: 3600, min: 1 }),
+  CHECKOUT_REQUESTS_PER_MINUTE: int(
+    'Requests to the hosted checkout page per client IP and minute (its assets not counted); past it a 429 page',
+    {
+      default: 60,
+      min: 1,
+    },
+  ),
   PORTAL_LOOKUPS_PER_ADDRESS_PER_MINUTE: int(
     "Customer portal requests per client IP and minute whose account is not already known to this process (each account's vendor, or its absence, is remembered for a minute); past it a 429 page",
     { default: 60, min: 1 },

@@ -73,7 +73,7 @@ function expireSession(clients: Clients): RequestHandler {
   };
 }
 
-/** Checkout sessions (the hosted page itself is proxied to the checkout service: checkout-proxy.ts). */
+/** Checkout sessions (the hosted page itself is the web component's: web-proxy.ts passes it on). */
 export const checkoutRouteTable: readonly RouteRow<Clients>[] = [
   { method: 'get', path: '/checkout', handler: listSessions },
   { method: 'post', path: '/checkout', handler: createSession },

@@ -3,8 +3,8 @@ import type { Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { Logger } from '@licensing/runtime';
 
-/** The paths the web component serves: every page a person sees, apart from the hosted checkout page. */
-export const WEB_PATHS = ['/dashboard', '/portal'] as const;
+/** The paths the web component serves: every page a person sees. */
+export const WEB_PATHS = ['/dashboard', '/portal', '/checkout'] as const;
 
 /** Whether a path is one of the web component's ("/dashboard", "/dashboard/…", never "/dashboardx"). */
 export const isWebPath = (path: string): boolean =>
@@ -17,7 +17,8 @@ const UNAVAILABLE_PAGE =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Unavailable</title></head><body><main><h1>Unavailable for a moment</h1><p>This page cannot be shown right now. Nothing was changed. Please reload in a few seconds.</p></main></body></html>';
 
 /**
- * The dashboard and the customer portal are served by the web component (web/); the gateway passes
+ * The dashboard, the customer portal and the hosted checkout page are served by the web component
+ * (web/); the gateway passes
  * those paths on as they came (method, path, query, body, cookies), with the request id and the
  * client's address and scheme as the gateway judged them (X-Forwarded-For/-Proto, which the web
  * component believes from the gateway), and sends

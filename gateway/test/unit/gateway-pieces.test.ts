@@ -137,10 +137,17 @@ describe('REST pieces', () => {
 });
 
 describe('the paths the gateway passes to the web component', () => {
-  it('are /dashboard and /portal and everything under them, never a look-alike or the API', () => {
-    for (const path of ['/dashboard', '/dashboard/', '/dashboard/licenses', '/portal', '/portal/acct_1/licenses'])
+  it('are /dashboard, /portal and /checkout and everything under them, never a look-alike or the API', () => {
+    for (const path of [
+      '/dashboard',
+      '/dashboard/',
+      '/dashboard/licenses',
+      '/portal',
+      '/portal/acct_1/licenses',
+      '/checkout/cs_1',
+    ])
       expect([path, isWebPath(path)]).toEqual([path, true]);
-    for (const path of ['/dashboardx', '/portals', '/api/v1/licenses', '/checkout/cs_1', '/', '/docs'])
+    for (const path of ['/dashboardx', '/portals', '/checkouts', '/api/v1/licenses', '/api/v1/checkout', '/', '/docs'])
       expect([path, isWebPath(path)]).toEqual([path, false]);
   });
 });

@@ -1,4 +1,4 @@
-import type { CheckoutServiceService, SubscriptionServiceService } from '@licensing/proto';
+import type { CheckoutPageServiceService, CheckoutServiceService, SubscriptionServiceService } from '@licensing/proto';
 import type { AccessPolicyOf } from '@licensing/runtime';
 
 /** Who may call what on the checkout service: the gateway (the API) and the web component (the dashboard). */
@@ -13,4 +13,9 @@ export const subscriptionAccess: AccessPolicyOf<typeof SubscriptionServiceServic
   gateway: ['listSubscriptions', 'getSubscription', 'cancelSubscription', 'createBillingPortal', 'advanceTestClock'],
   // The web component's dashboard: subscriptions.
   web: ['listSubscriptions', 'getSubscription', 'cancelSubscription'],
+};
+
+/** The hosted checkout page: the web component renders it (the session id in its URL is the capability). */
+export const checkoutPageAccess: AccessPolicyOf<typeof CheckoutPageServiceService> = {
+  web: ['getPage', 'pay', 'cancel', 'getBilling', 'updateBillingCard'],
 };

@@ -6,14 +6,17 @@ export const checkoutSchema = {
   LICENSE_GRPC_ADDR: str('Licence service address (host:port), to issue the licence of a paid session', {
     default: '127.0.0.1:15053',
   }),
-  HTTP_HOST: str('Address the hosted checkout page binds to', { default: '127.0.0.1' }),
+  HTTP_HOST: str('Address the Stripe webhook receiver binds to', { default: '127.0.0.1' }),
   HTTP_PORT: int(
-    'Port of the hosted checkout page and the Stripe webhook receiver (the gateway proxies /checkout and /webhooks/stripe to it)',
+    "Port of the Stripe webhook receiver (the gateway proxies /webhooks/stripe to it; the hosted checkout page is the web component's)",
     { default: 8081, min: 0, max: 65535 },
   ),
-  PUBLIC_BASE_URL: str('Public address of the gateway, for the hosted checkout page URLs', {
-    default: 'http://127.0.0.1:8080',
-  }),
+  PUBLIC_BASE_URL: str(
+    'Public address of the gateway, for the hosted checkout page URLs (served by the web component behind it)',
+    {
+      default: 'http://127.0.0.1:8080',
+    },
+  ),
   EXPIRY_SWEEP_INTERVAL_MS: int('How often open sessions past their expiry are marked expired', {
     default: 30_000,
     min: 50,

@@ -1,4 +1,5 @@
 import {
+  CheckoutPageServiceService,
   CheckoutServiceService,
   LicenseServiceClient,
   PAYMENTS_HEALTH,
@@ -28,8 +29,9 @@ import { PaymentsNotConfigured, TestModeProvider, type PaymentProvider } from '.
 import { keyIsLive, NOT_CONFIGURED_MESSAGE, paymentModeProblems, paymentsNotConfigured } from './domain/modes';
 import { StripeProvider } from './providers/stripe';
 import { StripeWebhook } from './use-cases/stripe-webhook';
-import { checkoutPageApp, listen } from './web/server';
-import { checkoutAccess, subscriptionAccess } from './access';
+import { listen, stripeWebhookApp } from './http/stripe-webhook-server';
+import { checkoutAccess, checkoutPageAccess, subscriptionAccess } from './access';
+import { checkoutPageHandlers } from './handlers/checkout-page-handlers';
 import { subscriptionHandlers } from './handlers/subscription-handlers';
 import { SubscriptionStore, subscriptionModels } from './store/subscriptions';
 import {
@@ -99,6 +101,34 @@ function expirySweep(
   );
 }
 
+/** Stripe's signed events: checkout sessions paid, refunded or disputed, and subscriptions' changes. */
+function stripeWebhookOf(
+  ctx: CheckoutContext,
+  stripe: StripeProvider,
+  store: CheckoutStore,
+  completion: Completion,
+  stripeSubscriptions: Parameters<typeof applyStripeSubscriptionEvent>[0],
+): StripeWebhook {
+  const stripeRefunds = {
+    ...stripeSubscriptions,
+    async refundCheckout(sessionId: string, requestId: string) {
+      const s = await store.findById(sessionId);
+      if (s) await completion.refund(s, requestId);
+    },
+  };
+  return new StripeWebhook(
+    stripe,
+    store,
+    completion,
+    ctx.outbox,
+    ctx.clock,
+    ctx.log,
+    undefined,
+    (a, requestId) => applyStripeRefund(stripeRefunds, a, requestId),
+    (a, event, requestId) => applyStripeSubscriptionEvent(stripeSubscriptions, a, event, requestId),
+  );
+}
+
 export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
   name: 'checkout',
   schema: checkoutSchema,
@@ -141,13 +171,6 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
         if (sub.provider === 'stripe') await applyPending(stripeSubscriptions, sub, requestId);
       },
     );
-    const stripeRefunds = {
-      ...stripeSubscriptions,
-      async refundCheckout(sessionId: string, requestId: string) {
-        const s = await store.findById(sessionId);
-        if (s) await completion.refund(s, requestId);
-      },
-    };
     const sweeper = new CheckoutExpirySweeper(store, ctx.outbox, ctx.clock, completion);
     const expiry = expirySweep(ctx, sweeper, subscriptions);
     ctx.outbox.track(store.models.Session);
@@ -165,30 +188,14 @@ export const checkoutService: ServiceRecipe<typeof checkoutSchema> = {
       checkoutAccess,
     );
     ctx.grpc.add(SubscriptionServiceService, subscriptionHandlers(subscriptions), subscriptionAccess);
-    const stripeWebhook = stripe
-      ? new StripeWebhook(
-          stripe,
-          store,
-          completion,
-          ctx.outbox,
-          ctx.clock,
-          ctx.log,
-          undefined,
-          (a, requestId) => applyStripeRefund(stripeRefunds, a, requestId),
-          (a, event, requestId) => applyStripeSubscriptionEvent(stripeSubscriptions, a, event, requestId),
-        )
-      : undefined;
-    const page = checkoutPageApp({
-      store,
-      completion,
-      provider,
-      stripeWebhook,
-      subscriptions,
-      paymentsNotConfigured: notConfigured,
-      clock: ctx.clock,
-      log: ctx.log,
-      secureCookies: ctx.config.NODE_ENV === 'production',
-    });
+    ctx.grpc.add(
+      CheckoutPageServiceService,
+      checkoutPageHandlers({ store, completion, provider, clock: ctx.clock }, subscriptions),
+      checkoutPageAccess,
+    );
+    const stripeWebhook = stripe ? stripeWebhookOf(ctx, stripe, store, completion, stripeSubscriptions) : undefined;
+    // Stripe's webhook only: the hosted page is the web component's, over CheckoutPageService.
+    const page = stripeWebhookApp({ stripeWebhook, paymentsNotConfigured: notConfigured, log: ctx.log });
     const http = await listen(page, ctx.config.HTTP_HOST, ctx.config.HTTP_PORT);
     expiry.start();
     return async () => {

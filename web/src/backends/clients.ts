@@ -1,5 +1,6 @@
 import {
   AccountServiceClient,
+  CheckoutPageServiceClient,
   CheckoutServiceClient,
   LicenseServiceClient,
   NotificationServiceClient,
@@ -36,15 +37,18 @@ export function createClients(config: BackendSettings, tracing?: Tracing) {
   const checkouts = createClient(CheckoutServiceClient, config.CHECKOUT_GRPC_ADDR, token, timeout);
   // Subscriptions are the checkout service's: the same address, a channel of their own.
   const subscriptions = createClient(SubscriptionServiceClient, config.CHECKOUT_GRPC_ADDR, token, timeout);
+  // The hosted checkout page's calls: the same address, a channel of their own.
+  const checkoutPages = createClient(CheckoutPageServiceClient, config.CHECKOUT_GRPC_ADDR, token, timeout);
   const webhooks = createClient(WebhookServiceClient, config.WEBHOOK_GRPC_ADDR, token, timeout);
   const notifications = createClient(NotificationServiceClient, config.NOTIFICATION_GRPC_ADDR, token, timeout);
-  const all = [accounts, products, licenses, checkouts, subscriptions, webhooks, notifications];
+  const all = [accounts, products, licenses, checkouts, subscriptions, checkoutPages, webhooks, notifications];
   return {
     accounts: accounts.call,
     products: products.call,
     licenses: licenses.call,
     checkouts: checkouts.call,
     subscriptions: subscriptions.call,
+    checkoutPages: checkoutPages.call,
     webhooks: webhooks.call,
     notifications: notifications.call,
     close() {

@@ -90,12 +90,6 @@ export class TestModeProvider implements PaymentProvider {
   }
 }
 
-export function formatPrice(amount: number, currency: string): string {
-  const digits =
-    new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits);
-}
-
 /** success_url with our session id added (the vendor looks the session up with it). */
 export function successUrlFor(successUrl: string, sessionId: string): string {
   return `${successUrl}${successUrl.includes('?') ? '&' : '?'}session_id=${encodeURIComponent(sessionId)}`;

@@ -1,74 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import { AppError, addressKey, isId, type Logger } from '@licensing/runtime';
-import { decodablePath, sendProblem } from '../http/errors';
+import { AppError, addressKey, type Logger } from '@licensing/runtime';
+import { sendProblem } from '../http/errors';
 import type { AttemptThrottle } from '@licensing/runtime';
-
-const NOT_FOUND_PAGE =
-  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Checkout not found</title></head><body><main><h1>Checkout not found</h1><p>This checkout link is not valid. Ask the seller for a new one.</p></main></body></html>';
-
-/** The session id of a hosted-page path (/checkout/<id>[/…]), if it is well formed. */
-export function pageSessionId(path: string): string | undefined {
-  if (!decodablePath(path)) return undefined;
-  const id = decodeURIComponent(path.split('/')[2] ?? '');
-  return isId('cs', id) ? id : undefined;
-}
-
-/**
- * The hosted checkout page is served by the checkout service; the gateway
- * exposes it under /checkout, public (the session id is the capability),
- * limited per client address.
- */
-export function checkoutPageProxy(target: string, perAddress: AttemptThrottle, log: Logger): RequestHandler[] {
-  const limit = async (req: Request, res: Response, next: NextFunction) => {
-    if (!req.path.startsWith('/checkout/') || req.path.startsWith('/checkout/assets/')) return next();
-    const address = addressKey(req.ip); // IPv6 by its /64
-    res.locals.route = '/checkout/*';
-    // Counts every request, not only failures, and says in the same atomic step whether it was one too many.
-    const wait = await perAddress.fail(address);
-    if (wait !== null) {
-      res.locals.rateLimitWindow = 'checkout_page';
-      res
-        .status(429)
-        .set('Retry-After', String(wait))
-        .type('html')
-        .send(
-          '<!doctype html><title>Too many requests</title><p>Too many requests from your address. Please wait a minute and try again.</p>',
-        );
-      return;
-    }
-    // A malformed or impossible session id never reaches the page's server: it cannot exist.
-    if (!pageSessionId(req.path))
-      return void res
-        .status(404)
-        .set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' })
-        .type('html')
-        .send(NOT_FOUND_PAGE);
-    next();
-  };
-  const proxy = createProxyMiddleware<Request, Response>({
-    target,
-    pathFilter: '/checkout',
-    xfwd: true,
-    on: {
-      proxyReq: (proxyReq, _req, res) => {
-        proxyReq.setHeader('x-request-id', String((res as Response).locals?.requestId ?? ''));
-      },
-      error: (err, _req, res) => {
-        log.warn({ err: (err as Error).message }, 'checkout page unavailable');
-        const out = res as ServerResponse<IncomingMessage>;
-        if (!out.headersSent && typeof out.writeHead === 'function') {
-          out.writeHead(503, { 'content-type': 'text/html; charset=utf-8', 'retry-after': '5' });
-          out.end(
-            '<!doctype html><title>Checkout unavailable</title><p>Checkout is unavailable for a moment. Nothing was charged. Please reload in a few seconds.</p>',
-          );
-        }
-      },
-    },
-  });
-  return [limit, proxy];
-}
 
 /** Largest Stripe event the gateway passes on (the checkout service holds the same limit). */
 export const STRIPE_WEBHOOK_BODY_LIMIT = 256 * 1024;
