@@ -1,0 +1,127 @@
+import {
+  Account,
+  generateLicenseKey,
+  judge,
+  License,
+  parseLicenseKey,
+  policyToContract,
+  seenByScope,
+  verdictFields,
+  withPolicyDefaults,
+  type AccountServiceService,
+  type LicenseServiceService,
+  type StoredStatus,
+  type ValidateLicenseRequest,
+  type ValidateLicenseResponse,
+} from '@licensing/proto';
+import { AppError, newId } from '@licensing/runtime';
+import type { FakeHandlers } from '@licensing/test-support';
+
+// What the account and licence services answer about API keys and licences, for a few of them held
+// here: the messages of @licensing/proto, judged by the same rules (proto/rules) the licence service
+// applies, so the gateway under test sees what it would see from the real services.
+
+export interface FakeVendor {
+  account: Account;
+  /** A full-scope API key of the account. */
+  apiKey: string;
+}
+
+export function fakeVendor(plan = 'enterprise'): FakeVendor {
+  const account = Account.fromPartial({
+    id: newId('acct'),
+    name: `Vendor ${newId('v').slice(-4)}`,
+    plan,
+    created_at: new Date().toISOString(),
+  });
+  return { account, apiKey: `lk_full_${newId('k')}` };
+}
+
+/** An active licence with the default policy (no expiry, no activation required), as the licence service issues it. */
+export function fakeLicence(vendor: FakeVendor, productId: string, email: string): License {
+  return License.fromPartial({
+    id: newId('lic'),
+    account_id: vendor.account.id,
+    product_id: productId,
+    key: generateLicenseKey(),
+    customer_email: email,
+    status: 'active',
+    created_at: new Date().toISOString(),
+    policy: policyToContract(withPolicyDefaults(undefined)),
+  });
+}
+
+/** Authenticate (the vendors' API keys) and GetAccount, as the account service answers them. */
+export function accountHandlers(vendors: FakeVendor[]): FakeHandlers<typeof AccountServiceService> {
+  return {
+    authenticate: ({ secret }) => {
+      const vendor = vendors.find((v) => v.apiKey === secret);
+      if (!vendor) throw new AppError('unauthorized', 'the API key is unknown or revoked');
+      return { account: vendor.account, key_id: `key_${vendor.account.id}`, scope: 'full' };
+    },
+    getAccount: ({ id }) => {
+      const vendor = vendors.find((v) => v.account.id === id);
+      if (!vendor) throw new AppError('not_found', `account ${id} not found`);
+      return vendor.account;
+    },
+  };
+}
+
+/** ValidateLicense(s) with the facts a gateway caches, ResolveLicenseKey and RecordValidations, over `licences`. */
+export function licenseHandlers(licences: License[]): FakeHandlers<typeof LicenseServiceService> {
+  const validate = (req: ValidateLicenseRequest): ValidateLicenseResponse => {
+    const parsed = parseLicenseKey(req.key);
+    const mine = parsed.ok ? licences.find((l) => l.key === parsed.key && l.account_id === req.account_id) : undefined;
+    const policy = withPolicyDefaults(mine?.policy);
+    const facts = mine && {
+      account_id: mine.account_id,
+      product_id: mine.product_id,
+      status: mine.status as StoredStatus,
+      expires_at: mine.expires_at ? new Date(mine.expires_at) : null,
+      policy,
+      extra_entitlements: mine.extra_entitlements,
+    };
+    const request = {
+      accountId: req.account_id,
+      productId: req.product_id,
+      fingerprint: req.fingerprint,
+      entitlements: req.entitlements,
+    };
+    const verdict = judge(parsed, facts ?? null, request, { fingerprintActive: false, count: 0 }, new Date());
+    return {
+      ...verdictFields(verdict),
+      license: verdict.visible && mine ? seenByScope(mine, req.key_scope, policy.validate_keys_see_email) : undefined,
+      facts:
+        req.want_facts && parsed.ok
+          ? {
+              found: !!mine,
+              license: mine,
+              stored_status: mine?.status ?? '',
+              activation_count: 0,
+              active_fingerprints: [],
+              cacheable: true,
+              remembered_since: '',
+              active_lease_expires_at: [],
+              retired_until: '',
+            }
+          : undefined,
+    };
+  };
+  return {
+    validateLicense: validate,
+    validateLicenses: ({ validations }) => ({ results: validations.map(validate) }),
+    resolveLicenseKey: ({ key }) => {
+      const found = licences.find((l) => l.key === key);
+      return found
+        ? {
+            found: true,
+            account_id: found.account_id,
+            license_id: found.id,
+            product_id: found.product_id,
+            stored_status: found.status,
+          }
+        : { found: false, account_id: '', license_id: '', product_id: '', stored_status: '' };
+    },
+    recordValidations: () => ({}),
+  };
+}
