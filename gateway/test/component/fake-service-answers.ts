@@ -3,6 +3,7 @@ import {
   generateLicenseKey,
   judge,
   License,
+  Product,
   parseLicenseKey,
   policyToContract,
   seenByScope,
@@ -10,6 +11,7 @@ import {
   withPolicyDefaults,
   type AccountServiceService,
   type LicenseServiceService,
+  type ProductServiceService,
   type StoredStatus,
   type ValidateLicenseRequest,
   type ValidateLicenseResponse,
@@ -17,8 +19,8 @@ import {
 import { AppError, newId } from '@licensing/runtime';
 import type { FakeHandlers } from '@licensing/test-support';
 
-// What the account and licence services answer about API keys and licences, for a few of them held
-// here: the messages of @licensing/proto, judged by the same rules (proto/rules) the licence service
+// What the account, product and licence services answer about API keys, products and licences, for a
+// few of them held here: the messages of @licensing/proto, judged by the same rules (proto/rules) the licence service
 // applies, so the gateway under test sees what it would see from the real services.
 
 export interface FakeVendor {
@@ -35,6 +37,18 @@ export function fakeVendor(plan = 'enterprise'): FakeVendor {
     created_at: new Date().toISOString(),
   });
   return { account, apiKey: `lk_full_${newId('k')}` };
+}
+
+/** A product with the default policy, as the product service creates it. */
+export function fakeProduct(vendor: FakeVendor, name: string): Product {
+  return Product.fromPartial({
+    id: newId('prod'),
+    account_id: vendor.account.id,
+    name,
+    created_at: new Date().toISOString(),
+    policy: policyToContract(withPolicyDefaults(undefined)),
+    email_on_purchase: true,
+  });
 }
 
 /** An active licence with the default policy (no expiry, no activation required), as the licence service issues it. */
@@ -63,6 +77,38 @@ export function accountHandlers(vendors: FakeVendor[]): FakeHandlers<typeof Acco
       const vendor = vendors.find((v) => v.account.id === id);
       if (!vendor) throw new AppError('not_found', `account ${id} not found`);
       return vendor.account;
+    },
+  };
+}
+
+/**
+ * CreateProduct, ListProducts (one page) and GetProduct over `products` (the test's array: what a test
+ * creates stays there, as in the service's store, across a restart of the fake).
+ */
+export function productHandlers(products: Product[]): FakeHandlers<typeof ProductServiceService> {
+  return {
+    createProduct: (req) => {
+      const product = Product.fromPartial({
+        id: newId('prod'),
+        account_id: req.account_id,
+        name: req.name,
+        description: req.description,
+        created_at: new Date().toISOString(),
+        policy: policyToContract(withPolicyDefaults(req.policy)),
+        price: req.price,
+        email_on_purchase: req.email_on_purchase ?? true,
+      });
+      products.push(product);
+      return product;
+    },
+    listProducts: ({ account_id }) => ({
+      data: products.filter((p) => p.account_id === account_id),
+      page: { has_more: false, next_cursor: '' },
+    }),
+    getProduct: ({ account_id, id }) => {
+      const found = products.find((p) => p.id === id && p.account_id === account_id);
+      if (!found) throw new AppError('not_found', `product ${id} not found`);
+      return found;
     },
   };
 }
