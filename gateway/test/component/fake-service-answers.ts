@@ -51,11 +51,10 @@ export function fakeProduct(vendor: FakeVendor, name: string): Product {
   });
 }
 
-/** An active licence with the default policy (no expiry, no activation required), as the licence service issues it. */
-export function fakeLicence(vendor: FakeVendor, productId: string, email: string): License {
-  return License.fromPartial({
+const issued = (accountId: string, productId: string, email: string) =>
+  License.fromPartial({
     id: newId('lic'),
-    account_id: vendor.account.id,
+    account_id: accountId,
     product_id: productId,
     key: generateLicenseKey(),
     customer_email: email,
@@ -63,6 +62,10 @@ export function fakeLicence(vendor: FakeVendor, productId: string, email: string
     created_at: new Date().toISOString(),
     policy: policyToContract(withPolicyDefaults(undefined)),
   });
+
+/** An active licence with the default policy (no expiry, no activation required), as the licence service issues it. */
+export function fakeLicence(vendor: FakeVendor, productId: string, email: string): License {
+  return issued(vendor.account.id, productId, email);
 }
 
 /** Authenticate (the vendors' API keys) and GetAccount, as the account service answers them. */
@@ -113,7 +116,10 @@ export function productHandlers(products: Product[]): FakeHandlers<typeof Produc
   };
 }
 
-/** ValidateLicense(s) with the facts a gateway caches, ResolveLicenseKey and RecordValidations, over `licences`. */
+/**
+ * CreateLicense (an active licence with the default policy), ValidateLicense(s) with the facts a gateway
+ * caches, ResolveLicenseKey and RecordValidations, over `licences` (the test's array, as a store).
+ */
 export function licenseHandlers(licences: License[]): FakeHandlers<typeof LicenseServiceService> {
   const validate = (req: ValidateLicenseRequest): ValidateLicenseResponse => {
     const parsed = parseLicenseKey(req.key);
@@ -154,6 +160,11 @@ export function licenseHandlers(licences: License[]): FakeHandlers<typeof Licens
     };
   };
   return {
+    createLicense: (req) => {
+      const licence = issued(req.account_id, req.product_id, req.customer_email);
+      licences.push(licence);
+      return licence;
+    },
     validateLicense: validate,
     validateLicenses: ({ validations }) => ({ results: validations.map(validate) }),
     resolveLicenseKey: ({ key }) => {
