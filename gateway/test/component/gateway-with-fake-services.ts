@@ -43,7 +43,10 @@ export interface GatewayWithFakeServices {
   extraGateway(settings?: Record<string, string>): Promise<RunningGateway>;
   /** Stops one fake at once, as a crashed service goes: calls in flight and new ones fail. */
   stopService(name: ServiceName): Promise<void>;
-  /** A new fake at the stopped one's address with the handlers it started with, as a rolling update's replica. */
+  /**
+   * A new fake at the stopped one's address with the handlers it started with (not those a test set
+   * later with `handle`, nor health parts it added), as a rolling update's replica.
+   */
   restartService(name: ServiceName): Promise<void>;
   stop(): Promise<void>;
 }
