@@ -1,6 +1,6 @@
 import { corsHeaders, corsPolicyOf, preflightHeaders } from '../../src/auth/cors';
 
-// The pure parts of the gateway's CORS (gateway/src/auth/cors.ts); test/e2e/cors.test.ts sends real requests.
+// The pure parts of the gateway's CORS (gateway/src/auth/cors.ts); gateway/test/component/cors.test.ts sends real requests.
 
 describe('CORS_ALLOWED_ORIGINS', () => {
   it('is empty (none), "*" (any), or origins', () => {

@@ -8,7 +8,8 @@ import {
   type sendUnaryData,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { INTERNAL_CALLER_KEY, toServiceError } from '@licensing/runtime';
+import { health } from '@licensing/proto';
+import { HealthService, INTERNAL_CALLER_KEY, toServiceError } from '@licensing/runtime';
 
 type RequestOf<M> = M extends { requestDeserialize: (b: Buffer) => infer R } ? R : never;
 type ResponseOf<M> = M extends { responseSerialize: (v: infer R) => Buffer } ? R : never;
@@ -52,6 +53,11 @@ export interface FakePeer<D> {
   requestsTo<K extends keyof D & string>(method: K): RequestOf<D[K]>[];
   /** Changes how methods answer from now on (a peer that starts failing, or learns a new product). */
   handle(handlers: FakeHandlers<D>): void;
+  /**
+   * The standard gRPC health service, as a started real service serves it: SERVING until a test says
+   * otherwise (`health.setServing(false)`: a service whose store is away).
+   */
+  readonly health: HealthService;
   /** Stops at once: calls in flight fail as they would against a crashed peer. */
   stop(): Promise<void>;
 }
@@ -96,6 +102,9 @@ export async function startFakePeer<D extends ServiceDefinition>(
   }
   const server = new Server();
   server.addService(definition, implementation);
+  const healthService = new HealthService();
+  healthService.setServing(true);
+  server.addService(health.HealthService, healthService.implementation as unknown as UntypedServiceImplementation);
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (err, p) =>
       err ? reject(err) : resolve(p),
@@ -108,6 +117,7 @@ export async function startFakePeer<D extends ServiceDefinition>(
     unfaked,
     requestsTo: (method) => calls.filter((c) => c.method === method).map((c) => c.request as never),
     handle: (more) => Object.assign(current, more),
+    health: healthService,
     stop: async () => server.forceShutdown(),
   };
 }

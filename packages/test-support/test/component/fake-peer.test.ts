@@ -1,5 +1,6 @@
-import { Product, ProductServiceClient, ProductServiceService } from '@licensing/proto';
-import { AppError, createClient } from '@licensing/runtime';
+import { health, Product, ProductServiceClient, ProductServiceService } from '@licensing/proto';
+import { credentials } from '@grpc/grpc-js';
+import { AppError, checkHealth, createClient } from '@licensing/runtime';
 import { type FakePeer, startFakePeer } from '../../src';
 
 // The fake peer is a real gRPC server: a component's own client (the runtime's createClient, with
@@ -51,4 +52,16 @@ it('changes its answers while it runs (handle)', async () => {
   await expect(products.call.getProduct({ account_id: 'acct_1', id: 'prod_1' })).resolves.toMatchObject({
     name: 'Renamed',
   });
+});
+
+it('answers the standard health check as a started service does, until the test says it is not serving', async () => {
+  const probe = new health.HealthClient(peer.address, credentials.createInsecure());
+  try {
+    expect((await checkHealth(probe, 3000)).serving).toBe(true);
+    peer.health.setServing(false);
+    expect((await checkHealth(probe, 3000)).serving).toBe(false);
+  } finally {
+    peer.health.setServing(true);
+    probe.close();
+  }
 });

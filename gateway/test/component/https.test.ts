@@ -4,20 +4,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
-import { start as startGateway } from '../../gateway/src/main';
-import { envFor } from '../../scripts/lib/topology';
-import { spawnComponent } from '../../scripts/lib/launch';
-import { freePort, waitForPort } from '../../scripts/lib/net';
-import { client, startStack, type Stack } from '../support/stack';
-import { checkResponse } from '../support/openapi';
-import { eventually } from '../support/eventually';
-import { selfSignedCert } from '../support/tls';
+import type { License, Product } from '@licensing/proto';
+import { start as startGateway } from '../../src/main';
+import { spawnComponent } from '../../../scripts/lib/launch';
+import { freePort, waitForPort } from '../../../scripts/lib/net';
+import { client } from '../../../test/support/stack';
+import { checkResponse } from '../../../test/support/openapi';
+import { eventually } from '../../../test/support/eventually';
+import { selfSignedCert } from '../../../test/support/tls';
+import { accountHandlers, fakeVendor, licenseHandlers, productHandlers } from './fake-service-answers';
+import { startGatewayWithFakeServices, type GatewayWithFakeServices } from './gateway-with-fake-services';
 
-// TLS termination in the gateway with a certificate made here, reloaded on
-// SIGHUP; HSTS; and the production rule: plain HTTP is refused (426) unless a
-// configured proxy says the client used HTTPS. The TLS gateway is a real
-// process (signals reach it as they would in production) over the services
-// of an in-process stack.
+// TLS termination in the gateway with a certificate made here, reloaded on SIGHUP; HSTS; and the
+// production rule: plain HTTP is refused (426) unless a configured proxy says the client used HTTPS.
+// The TLS gateway is a real process from dist (signals reach it as they would in production: build
+// first, as `npm test` does) over services faked in this process; the production-mode gateways are
+// started in-process over the same fakes.
 
 const dir = mkdtempSync(join(tmpdir(), 'licensing-tls-'));
 const certFile = join(dir, 'tls.crt');
@@ -93,7 +95,10 @@ function httpsCall(
   });
 }
 
-let stack: Stack;
+const vendor = fakeVendor();
+const products: Product[] = [];
+const licences: License[] = [];
+let h: GatewayWithFakeServices;
 let first: { cert: string; key: string };
 let gateway: ChildProcess;
 let url: string;
@@ -102,23 +107,27 @@ beforeAll(async () => {
   first = makeCert('licensing-first');
   writeFileSync(certFile, first.cert);
   writeFileSync(keyFile, first.key);
-  stack = await startStack();
+  h = await startGatewayWithFakeServices({
+    startGateway: false,
+    handlers: {
+      account: accountHandlers([vendor]),
+      product: productHandlers(products),
+      license: licenseHandlers(licences),
+    },
+  });
   const port = await freePort();
   const spawned = spawnComponent(
     'gateway',
     {
-      ...envFor('gateway', stack.topology, { port, addrs: stack.addrs }),
-      METRICS_PORT: '0',
-      LOG_LEVEL: 'info',
-      TLS_CERT_FILE: certFile,
-      TLS_KEY_FILE: keyFile,
+      ...h.env({ METRICS_PORT: '0', LOG_LEVEL: 'info', TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile }),
+      PORT: String(port),
     },
     join(dir, 'gateway.log'),
   );
   gateway = spawned.child;
   await Promise.race([waitForPort('127.0.0.1', port, 30_000), spawned.exited]);
   url = `https://127.0.0.1:${port}`;
-});
+}, 60_000);
 
 afterAll(async () => {
   if (gateway && gateway.exitCode === null) {
@@ -126,13 +135,13 @@ afterAll(async () => {
     gateway.kill('SIGTERM');
     await exited;
   }
-  await stack?.stop();
+  await h?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe('HTTPS in the gateway', () => {
   it('serves the happy path over TLS with HSTS: product, licence, validation', async () => {
-    const { apiKey } = await stack.newAccount();
+    const { apiKey } = vendor;
     const product = await httpsCall(url, first.cert, 'POST', '/api/v1/products', apiKey, { name: 'Secure app' });
     expect(product.status).toBe(201);
     expect(product.peerCN).toBe('licensing-first');
@@ -186,7 +195,7 @@ describe('HTTPS in the gateway', () => {
 
 describe('production mode over plain HTTP', () => {
   it('refuses to start without TLS or a trusted proxy', async () => {
-    await expect(stack.extraGateway({ NODE_ENV: 'production', TLS_CERT_FILE: '', TLS_KEY_FILE: '' })).rejects.toThrow(
+    await expect(h.extraGateway({ NODE_ENV: 'production', TLS_CERT_FILE: '', TLS_KEY_FILE: '' })).rejects.toThrow(
       /production needs HTTPS/,
     );
     await expect(
@@ -217,20 +226,20 @@ describe('production mode over plain HTTP', () => {
         HOST: '127.0.0.1',
         PORT: '0',
         METRICS_PORT: '0',
-        NATS_URL: stack.topology.natsUrl,
+        NATS_URL: h.topology.natsUrl,
       },
     });
     await accepted.stop();
   });
 
   it('answers 426 to API traffic in clear text; probes still answer', async () => {
-    const gw = await stack.extraGateway({
+    const gw = await h.extraGateway({
       NODE_ENV: 'production',
       TLS_CERT_FILE: '',
       TLS_KEY_FILE: '',
       TRUSTED_PROXIES: '10.9.9.9',
     });
-    const { apiKey } = await stack.newAccount();
+    const { apiKey } = vendor;
     const api = client(gw.url, apiKey);
     const refused = await api('GET', '/api/v1/products');
     expect(refused.status).toBe(426);
@@ -243,13 +252,13 @@ describe('production mode over plain HTTP', () => {
   });
 
   it('serves requests a trusted proxy received over HTTPS, with HSTS', async () => {
-    const gw = await stack.extraGateway({
+    const gw = await h.extraGateway({
       NODE_ENV: 'production',
       TLS_CERT_FILE: '',
       TLS_KEY_FILE: '',
       TRUSTED_PROXIES: '127.0.0.1',
     });
-    const { apiKey } = await stack.newAccount();
+    const { apiKey } = vendor;
     const api = client(gw.url, apiKey);
     const ok = await api('GET', '/api/v1/products', undefined, {
       'x-forwarded-proto': 'https',

@@ -1,30 +1,46 @@
-import { client, startStack, type Stack } from '../support/stack';
+import { client } from '../../../test/support/stack';
+import {
+  accountHandlers,
+  fakeLicence,
+  fakeProduct,
+  fakeVendor,
+  licenseHandlers,
+  productHandlers,
+} from './fake-service-answers';
+import { startGatewayWithFakeServices, type GatewayWithFakeServices } from './gateway-with-fake-services';
 
 // A browser page on an allowed origin calls the app routes (validation, the licence credential's
 // routes) through real CORS; every other route, and every other origin, gets no CORS header at all
-// (docs/api.md, "Calls from a browser").
+// (docs/api.md, "Calls from a browser"). The licence and its vendor are what the faked account and
+// licence services say they are.
 
 const PAGE = 'https://app.example.com';
-let stack: Stack;
+const owner = fakeVendor();
+const product = fakeProduct(owner, 'Web app');
+const licence = fakeLicence(owner, product.id, 'web@example.com');
+const key = licence.key;
+let h: GatewayWithFakeServices;
 let vendor: ReturnType<typeof client>;
-let key: string;
 
 beforeAll(async () => {
-  stack = await startStack({}, { CORS_ALLOWED_ORIGINS: `${PAGE}, https://other.example.com` });
-  const acct = await stack.newAccount();
-  vendor = client(stack.url, acct.apiKey);
-  const product = (await vendor('POST', '/api/v1/products', { name: 'Web app' })).body.id;
-  key = (await vendor('POST', '/api/v1/licenses', { product_id: product, customer_email: 'web@example.com' })).body
-    .license_key;
-}, 60_000);
+  h = await startGatewayWithFakeServices({
+    settings: { CORS_ALLOWED_ORIGINS: `${PAGE}, https://other.example.com` },
+    handlers: {
+      account: accountHandlers([owner]),
+      license: licenseHandlers([licence]),
+      product: productHandlers([product]),
+    },
+  });
+  vendor = client(h.url, owner.apiKey);
+});
 
 afterAll(async () => {
-  await stack?.stop();
+  await h?.stop();
 });
 
 /** A raw request (preflights and refusals are not in the OpenAPI document the test client checks against). */
 const send = (method: string, path: string, headers: Record<string, string>) =>
-  fetch(`${stack.url}${path}`, { method, headers });
+  fetch(`${h.url}${path}`, { method, headers });
 
 const preflight = (path: string, method: string, origin = PAGE) =>
   send('OPTIONS', path, {
@@ -53,7 +69,7 @@ describe('CORS on the app routes', () => {
       expect(res.headers.get('access-control-allow-origin')).toBe(PAGE);
       expect(res.headers.get('access-control-expose-headers')).toMatch(/X-Request-Id.*Retry-After/);
     }
-    const post = await fetch(`${stack.url}/api/v1/keys/validate`, {
+    const post = await fetch(`${h.url}/api/v1/keys/validate`, {
       method: 'POST',
       headers: {
         origin: 'https://other.example.com',
