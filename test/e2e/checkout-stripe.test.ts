@@ -481,7 +481,7 @@ describe('modes', () => {
     await expect(
       startCheckout({ env: await checkoutEnv({ PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_licensing' }) }),
     ).rejects.toThrow(/STRIPE_WEBHOOK_SECRET/);
-    // Neither given (a fresh deployment): it starts (test/e2e/payments-not-configured.test.ts says what it answers).
+    // Neither given (a fresh deployment): it starts (services/checkout/test/component/payments-not-configured.test.ts says what it answers).
     const unconfigured = await startCheckout({ env: await checkoutEnv({ PAYMENT_PROVIDER: 'stripe' }) });
     await unconfigured.stop();
   });
