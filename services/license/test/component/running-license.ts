@@ -1,0 +1,95 @@
+import {
+  CreateLicenseRequest,
+  LicenseServiceClient,
+  Product,
+  ProductServiceService,
+  WebhookServiceService,
+  type LicensePolicy,
+} from '@licensing/proto';
+import { AppError, createClient, newId } from '@licensing/runtime';
+import { type FakePeer, startFakePeer } from '@licensing/test-support';
+import type { Connection } from 'mongoose';
+import { start } from '../../src/main';
+import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
+import { setUpEvents } from '../../../../scripts/lib/events-setup';
+import { TestClock, testTopology } from '../../../../test/support/stack';
+
+// The licence service alone, as its component tests run it: its own `start` over a test topology (real
+// FerretDB and NATS) with a clock the test moves, called over gRPC as the gateway calls it, its product
+// service faked by products the test defines (and the webhook service, which it calls only for
+// imports, faked with nothing).
+
+export interface RunningLicense {
+  t: Topology;
+  clock: TestClock;
+  /** The service's gRPC API, called with the gateway's credential. */
+  api: ReturnType<typeof createClient<LicenseServiceClient>>['call'];
+  products: FakePeer<typeof ProductServiceService>;
+  /** A product of `accountId` the fake product service answers with, under this policy (over the defaults). */
+  product(accountId: string, policy?: Partial<LicensePolicy>): Product;
+  /** Issues a licence of `productId` to `email`: its key. */
+  issue(accountId: string, productId: string, email: string): Promise<string>;
+  /** Activates a machine: the activation's id. */
+  activate(accountId: string, key: string, fingerprint: string): Promise<string>;
+  /** The service's own database, for what only the store shows. */
+  db: Connection;
+  stop(): Promise<void>;
+}
+
+export async function startLicense(): Promise<RunningLicense> {
+  const t = testTopology();
+  const clock = new TestClock();
+  const known = new Map<string, Product>();
+  const products = await startFakePeer(ProductServiceService, {
+    getProduct: ({ account_id, id }) => {
+      const found = known.get(id);
+      if (!found || found.account_id !== account_id) throw AppError.notFound('product');
+      return found;
+    },
+  });
+  const webhooks = await startFakePeer(WebhookServiceService, {});
+  await setUpEvents(t);
+  const service = await start({
+    env: envFor('license', t, { port: 0, addrs: { product: products.address, webhook: webhooks.address } }),
+    clock,
+  });
+  const client = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
+  return {
+    t,
+    clock,
+    api: client.call,
+    products,
+    product(accountId, policy = {}) {
+      const p = Product.fromPartial({
+        id: newId('prod'),
+        account_id: accountId,
+        name: 'Editor',
+        created_at: clock.now().toISOString(),
+        policy: { refund_action: 'revoke', max_activations: 10, ...policy },
+        price: { amount: 4900, currency: 'EUR' },
+        email_on_purchase: true,
+      });
+      known.set(p.id, p);
+      return p;
+    },
+    async issue(accountId, productId, email) {
+      const req = CreateLicenseRequest.fromPartial({
+        account_id: accountId,
+        product_id: productId,
+        customer_email: email,
+      });
+      return (await client.call.createLicense(req)).key;
+    },
+    async activate(accountId, key, fingerprint) {
+      return (await client.call.activate({ account_id: accountId, key, fingerprint, name: '' })).activation!.id;
+    },
+    db: service.ctx.db,
+    async stop() {
+      client.close();
+      await service.ctx.db.dropDatabase().catch(() => undefined);
+      await service.stop();
+      await products.stop();
+      await webhooks.stop();
+    },
+  };
+}
