@@ -1,17 +1,17 @@
-import type { ErrorCode } from '@licensing/runtime';
+import { type ErrorCode, type Html, html, joinHtml, nothing } from '@licensing/runtime';
 import { httpStatus } from '../http/errors';
 import type { OpenApiDocument } from './document';
 
 // /docs: the OpenAPI document as one plain, readable HTML page (no scripts, no
-// third-party assets), generated from the same object /openapi.json serves.
+// third-party assets), generated from the same object /openapi.json serves. Written with html`…` of
+// @licensing/runtime: every text of the document is escaped, and markup comes only from this file.
 
 // biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON Schema document
 type Json = Record<string, any>;
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const h = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]);
-/** Escaped prose with `code spans` shown as code (descriptions use Markdown's backticks). */
-const prose = (v: unknown): string => h(v).replace(/`([^`]+)`/g, '<code>$1</code>');
+/** Prose with `code spans` shown as code (descriptions use Markdown's backticks); the rest is text. */
+const prose = (v: string | undefined): Html =>
+  html`${(v ?? '').split(/`([^`]+)`/).map((part, i) => (i % 2 ? html`<code>${part}</code>` : html`${part}`))}`;
 
 // Typed by ErrorCode, so a new code cannot be left out of the reference.
 const ERROR_TEXT: Record<ErrorCode, string> = {
@@ -48,53 +48,66 @@ function typeOf(doc: OpenApiDocument, schema: Json): string {
   return [schema.type, schema.format].filter(Boolean).join(' ');
 }
 
-function fields(doc: OpenApiDocument, schema: Json): string {
+function fields(doc: OpenApiDocument, schema: Json): Html {
   const s = resolve(doc, schema);
-  if (!s?.properties) return '';
+  if (!s?.properties) return nothing;
   const required = new Set<string>(s.required ?? []);
   const rows = Object.entries(s.properties as Record<string, Json>).map(
     ([name, p]) =>
-      `<tr><td><code>${h(name)}</code>${required.has(name) ? '' : ' <small>optional</small>'}</td><td>${h(typeOf(doc, p))}</td><td>${h(resolve(doc, p)?.description ?? p.description ?? '')}</td></tr>`,
+      html`<tr><td><code>${name}</code>${required.has(name) ? nothing : html` <small>optional</small>`}</td><td>${typeOf(doc, p)}</td><td>${resolve(doc, p)?.description ?? p.description ?? ''}</td></tr>`,
   );
-  return `<table><tr><th>field</th><th>type</th><th></th></tr>${rows.join('')}</table>`;
+  return html`<table><tr><th>field</th><th>type</th><th></th></tr>${rows}</table>`;
+}
+
+/** Who may call an operation, after its summary. */
+function access(op: Json): Html {
+  if (op.security?.length === 0) return html` <small>(no API key)</small>`;
+  return op['x-key-scopes']?.includes('validate') ? html` <small>(full or validate key)</small>` : nothing;
+}
+
+function operation(doc: OpenApiDocument, path: string, method: string, op: Json): Html {
+  const params = (op.parameters ?? []) as Json[];
+  const body = op.requestBody?.content?.['application/json']?.schema;
+  const responses = Object.entries(op.responses as Record<string, Json>)
+    .filter(([status]) => status !== 'default')
+    .map(([status, r]) => {
+      const schema = r.content?.['application/json']?.schema;
+      return html`<p><b>${status}</b> ${r.description}${schema ? html` — <code>${typeOf(doc, schema)}</code>` : nothing}</p>${schema ? fields(doc, schema) : nothing}`;
+    });
+  const paramRows = params.map(
+    (p) =>
+      html`<tr><td><code>${p.name}</code>${p.required ? nothing : html` <small>optional</small>`}</td><td>${p.in}</td><td>${p.description}</td></tr>`,
+  );
+  return html`<section class="op" id="${op.operationId}">
+<h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${path}</code></h3>
+<p>${op.summary}${access(op)}</p>
+${op.description ? html`<p>${prose(op.description)}</p>` : nothing}
+${params.length ? html`<table><tr><th>parameter</th><th>in</th><th></th></tr>${paramRows}</table>` : nothing}
+${body ? html`<p><b>Body</b> <code>${typeOf(doc, body)}</code></p>${fields(doc, body)}` : nothing}
+${joinHtml(responses, '\n')}
+</section>`;
+}
+
+function section(doc: OpenApiDocument, name: string): Html {
+  const ops: Html[] = [];
+  for (const [path, methods] of Object.entries(doc.paths))
+    for (const [method, op] of Object.entries(methods as Record<string, Json>))
+      if (op.tags?.includes(name)) ops.push(operation(doc, path, method, op));
+  return html`<h2 id="${name.toLowerCase()}">${name}</h2>\n${joinHtml(ops, '\n')}`;
 }
 
 export function referencePage(doc: OpenApiDocument): string {
-  const sections = doc.tags.map(({ name }) => {
-    const ops: string[] = [];
-    for (const [path, methods] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(methods as Record<string, Json>)) {
-        if (!op.tags?.includes(name)) continue;
-        const params = (op.parameters ?? []) as Json[];
-        const body = op.requestBody?.content?.['application/json']?.schema;
-        const responses = Object.entries(op.responses as Record<string, Json>)
-          .filter(([status]) => status !== 'default')
-          .map(([status, r]) => {
-            const schema = r.content?.['application/json']?.schema;
-            return `<p><b>${h(status)}</b> ${h(r.description)}${schema ? ` — <code>${h(typeOf(doc, schema))}</code>` : ''}</p>${schema ? fields(doc, schema) : ''}`;
-          });
-        ops.push(`<section class="op" id="${h(op.operationId)}">
-<h3><span class="m ${h(method)}">${h(method.toUpperCase())}</span> <code>${h(path)}</code></h3>
-<p>${h(op.summary)}${op.security?.length === 0 ? ' <small>(no API key)</small>' : op['x-key-scopes']?.includes('validate') ? ' <small>(full or validate key)</small>' : ''}</p>
-${op.description ? `<p>${prose(op.description)}</p>` : ''}
-${params.length ? `<table><tr><th>parameter</th><th>in</th><th></th></tr>${params.map((p) => `<tr><td><code>${h(p.name)}</code>${p.required ? '' : ' <small>optional</small>'}</td><td>${h(p.in)}</td><td>${h(p.description)}</td></tr>`).join('')}</table>` : ''}
-${body ? `<p><b>Body</b> <code>${h(typeOf(doc, body))}</code></p>${fields(doc, body)}` : ''}
-${responses.join('\n')}
-</section>`);
-      }
-    }
-    return `<h2 id="${h(name.toLowerCase())}">${h(name)}</h2>\n${ops.join('\n')}`;
-  });
+  const sections = doc.tags.map(({ name }) => section(doc, name));
   const errors = (Object.entries(ERROR_TEXT) as [ErrorCode, string][])
     .sort((a, b) => httpStatus[a[0]] - httpStatus[b[0]])
     .map(
       ([code, text]) =>
-        `<tr id="error-${code}"><td><code>${code}</code></td><td>${httpStatus[code]}</td><td>${h(text)}</td></tr>`,
-    )
-    .join('');
-  return `<!doctype html>
+        html`<tr id="error-${code}"><td><code>${code}</code></td><td>${httpStatus[code]}</td><td>${text}</td></tr>`,
+    );
+  const nav = doc.tags.map(({ name }) => html`<a href="#${name.toLowerCase()}">${name}</a>`);
+  return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${h(doc.info.title)} ${h(doc.info.version)} — reference</title>
+<title>${doc.info.title} ${doc.info.version} — reference</title>
 <style>
 body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d232b}
 code{font:13px ui-monospace,monospace;background:#f2f4f7;padding:0 .25rem;border-radius:3px}
@@ -102,13 +115,13 @@ table{border-collapse:collapse;margin:.5rem 0 1rem;width:100%}td,th{border-botto
 .op{border-top:1px solid #d5dbe3;padding-top:.5rem}.m{font:600 12px ui-monospace,monospace;padding:.1rem .4rem;border-radius:3px;color:#fff;background:#52606d}
 .get{background:#1f7a4d}.post{background:#2360a5}.patch{background:#8a5a00}.delete{background:#a62c2c}small{color:#5c6773}
 </style></head><body>
-<h1>${h(doc.info.title)} <small>${h(doc.info.version)}</small></h1>
+<h1>${doc.info.title} <small>${doc.info.version}</small></h1>
 <p>${prose(doc.info.description)}</p>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${h(doc.openapi)}).</p>
-<nav>${doc.tags.map(({ name }) => `<a href="#${h(name.toLowerCase())}">${h(name)}</a>`).join(' · ')} · <a href="#errors">Errors</a></nav>
-${sections.join('\n')}
+<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${doc.openapi}).</p>
+<nav>${joinHtml(nav, ' · ')} · <a href="#errors">Errors</a></nav>
+${joinHtml(sections, '\n')}
 <h2 id="errors">Errors</h2>
 <p>Every error is <code>application/problem+json</code>: <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>, <code>code</code>, <code>request_id</code>, and <code>errors</code> (one per invalid field) on 400s.</p>
 <table><tr><th>code</th><th>status</th><th>when</th></tr>${errors}</table>
-</body></html>`;
+</body></html>`.toString();
 }

@@ -2,9 +2,10 @@
 // folder imports only folders below it (never one beside or above it, nor a file of the directory
 // that holds it); service.ts, the start and stop of a service, sits on top with this file
 // (test/repository/layers.test.ts reads the order from the next line; docs/architecture.md states it).
-// Layers, lowest first: core < observability < security, mail, tasks, rate-limits < store < events, grpc < caching
+// Layers, lowest first: core, html < observability < security, mail, tasks, rate-limits < store < events, grpc < caching
 
 export * from './core/config';
+export * from './html/template';
 export * from './observability/logger';
 export * from './core/errors';
 export * from './core/ids';

@@ -1,8 +1,10 @@
 // The customer portal's mails: the sign-in link a customer asked for, and the seat
 // rescue an app asked for when every seat of a licence was taken. Pure: unit tested
-// (services/notification/test/unit/notification-portal.test.ts). Every vendor string is HTML-escaped in
-// the HTML part; subjects carry no line break.
-import { escapeHtml, type RenderedMail } from './purchase-mail';
+// (services/notification/test/unit/notification-portal.test.ts). The HTML part is written with html`…`
+// of @licensing/runtime, which escapes every vendor string; subjects carry no line break.
+import { type Html, html } from '@licensing/runtime';
+import { mailDocument, supportLine } from './mail-html';
+import type { RenderedMail } from './purchase-mail';
 
 export interface PortalLinkFacts {
   /** The vendor's account name. */
@@ -25,11 +27,10 @@ const VALIDITY = 'The link works once, within one hour. If you did not ask for i
 function assemble(
   subject: string,
   textIntro: string[],
-  htmlIntro: string[],
+  htmlIntro: Html,
   action: string,
   f: PortalLinkFacts,
 ): RenderedMail {
-  const e = escapeHtml;
   const text = [
     ...textIntro,
     '',
@@ -40,21 +41,14 @@ function assemble(
     '',
     `— ${f.vendorName}`,
   ].join('\n');
-  const html = [
-    '<!doctype html>',
-    '<html lang="en"><head><meta charset="utf-8"><title>',
-    e(subject),
-    '</title></head><body style="font-family:sans-serif;line-height:1.5">',
-    ...htmlIntro,
-    `<p><a href="${e(f.linkUrl)}">${e(action)}</a></p>`,
-    `<p>${e(VALIDITY)}</p>`,
-    ...(f.supportEmail
-      ? [`<p>Questions? Write to <a href="mailto:${e(f.supportEmail)}">${e(f.supportEmail)}</a>.</p>`]
-      : []),
-    `<p>— ${e(f.vendorName)}</p>`,
-    '</body></html>',
-  ].join('\n');
-  return { subject, text, html };
+  const mailHtml = mailDocument(
+    subject,
+    html`${htmlIntro}
+<p><a href="${f.linkUrl}">${action}</a></p>
+<p>${VALIDITY}</p>
+${supportLine(f.supportEmail)}<p>— ${f.vendorName}</p>`,
+  );
+  return { subject, text, html: mailHtml };
 }
 
 /** The sign-in mail: a one-time link to the vendor's portal, where the customer sees their licences. */
@@ -63,7 +57,7 @@ export function portalLinkMail(f: PortalLinkFacts): RenderedMail {
   return assemble(
     subject,
     [`You asked to see your licences from ${f.vendorName}.`],
-    [`<p>You asked to see your licences from ${escapeHtml(f.vendorName)}.</p>`],
+    html`<p>You asked to see your licences from ${f.vendorName}.</p>`,
     'Sign in',
     f,
   );
@@ -72,7 +66,6 @@ export function portalLinkMail(f: PortalLinkFacts): RenderedMail {
 /** The seat rescue mail: an app asked because every seat is taken; the link opens on that licence's machines. */
 export function seatRescueMail(f: SeatRescueFacts): RenderedMail {
   const subject = oneLine(`Free a seat for ${f.productName}`);
-  const e = escapeHtml;
   return assemble(
     subject,
     [
@@ -81,11 +74,9 @@ export function seatRescueMail(f: SeatRescueFacts): RenderedMail {
       '',
       'Free a machine you no longer use, and the app can then be activated.',
     ],
-    [
-      `<p>An app asked to be activated with your licence for <strong>${e(f.productName)}</strong> from ${e(f.vendorName)}, but every seat is taken.</p>`,
-      `<p>Licence key: <code>${e(f.licenseKey)}</code></p>`,
-      '<p>Free a machine you no longer use, and the app can then be activated.</p>',
-    ],
+    html`<p>An app asked to be activated with your licence for <strong>${f.productName}</strong> from ${f.vendorName}, but every seat is taken.</p>
+<p>Licence key: <code>${f.licenseKey}</code></p>
+<p>Free a machine you no longer use, and the app can then be activated.</p>`,
     'See your machines',
     f,
   );

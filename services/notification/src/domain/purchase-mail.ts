@@ -1,7 +1,9 @@
 // The purchase e-mail: what a buyer receives after paying (or when the vendor
 // sends a licence's e-mail through the API). Pure: unit tested
-// (services/notification/test/unit/notification-mail.test.ts). Every string that comes from a vendor
-// or a buyer is HTML-escaped in the HTML part; the text part is plain text.
+// (services/notification/test/unit/notification-mail.test.ts). The HTML part is written with html`…`
+// of @licensing/runtime, which escapes every string a vendor or a buyer gave; the text part is plain text.
+import { html, nothing } from '@licensing/runtime';
+import { mailDocument, supportLine } from './mail-html';
 
 export interface PurchaseFacts {
   /** The vendor's account name: the sender's display name and the greeting. */
@@ -23,17 +25,6 @@ export interface RenderedMail {
   text: string;
   html: string;
 }
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Text as HTML content or attribute value: the five characters HTML gives meaning to are escaped. */
-export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
 
 /** The sender's display name must not break out of its quotes, nor carry a line break into the headers. */
 export const displayName = (s: string): string =>
@@ -64,27 +55,18 @@ export function purchaseMail(f: PurchaseFacts): RenderedMail {
     '',
     `— ${f.vendorName}`,
   ];
-  const e = escapeHtml;
-  const html = [
-    '<!doctype html>',
-    '<html lang="en"><head><meta charset="utf-8"><title>',
-    e(subject),
-    '</title></head><body style="font-family:sans-serif;line-height:1.5">',
-    `<p>Thank you for buying <strong>${e(f.productName)}</strong> from ${e(f.vendorName)}.</p>`,
-    '<table role="presentation">',
-    `<tr><th align="left">Licence key</th><td><code>${e(f.licenseKey)}</code></td></tr>`,
-    `<tr><th align="left">Product</th><td>${e(f.productName)}</td></tr>`,
-    `<tr><th align="left">Expires</th><td>${e(expiry)}</td></tr>`,
-    '</table>',
-    `<p><a href="${e(f.portalUrl)}">Your licences and machines</a></p>`,
-    ...(f.withLicenseFile ? [`<p>The signed licence file is attached (${e(LICENSE_FILE_NAME)}).</p>`] : []),
-    ...(f.supportEmail
-      ? [`<p>Questions? Write to <a href="mailto:${e(f.supportEmail)}">${e(f.supportEmail)}</a>.</p>`]
-      : []),
-    `<p>— ${e(f.vendorName)}</p>`,
-    '</body></html>',
-  ].join('\n');
-  return { subject, text: lines.join('\n'), html };
+  const mailHtml = mailDocument(
+    subject,
+    html`<p>Thank you for buying <strong>${f.productName}</strong> from ${f.vendorName}.</p>
+<table role="presentation">
+<tr><th align="left">Licence key</th><td><code>${f.licenseKey}</code></td></tr>
+<tr><th align="left">Product</th><td>${f.productName}</td></tr>
+<tr><th align="left">Expires</th><td>${expiry}</td></tr>
+</table>
+<p><a href="${f.portalUrl}">Your licences and machines</a></p>
+${f.withLicenseFile ? html`<p>The signed licence file is attached (${LICENSE_FILE_NAME}).</p>\n` : nothing}${supportLine(f.supportEmail)}<p>— ${f.vendorName}</p>`,
+  );
+  return { subject, text: lines.join('\n'), html: mailHtml };
 }
 
 /** The vendor's customer portal (`/portal/{account_id}` of the gateway's public address). */

@@ -1,4 +1,4 @@
-import { displayName, escapeHtml, portalUrl, purchaseMail } from '../../src/domain/purchase-mail';
+import { displayName, portalUrl, purchaseMail } from '../../src/domain/purchase-mail';
 import {
   DEFAULT_MAIL_MAX_AGE_S,
   DEFAULT_MAIL_SCHEDULE_S,
@@ -46,6 +46,23 @@ describe('the purchase e-mail', () => {
     expect(mail.html).toContain('mailto:help@acme.example');
   });
 
+  it('escapes the key, the support address and the portal link too, inside attributes as in text', () => {
+    const odd = purchaseMail({
+      ...facts,
+      licenseKey: `K<b>&"'`,
+      supportEmail: `"><img src=x>@evil.example`,
+      portalUrl: 'https://licensing.example/portal/a?x=1&y="<q>"',
+    });
+    expect(odd.html).toContain('<code>K&lt;b&gt;&amp;&quot;&#39;</code>');
+    expect(odd.html).toContain(
+      '<a href="mailto:&quot;&gt;&lt;img src=x&gt;@evil.example">&quot;&gt;&lt;img src=x&gt;@evil.example</a>',
+    );
+    expect(odd.html).toContain('<a href="https://licensing.example/portal/a?x=1&amp;y=&quot;&lt;q&gt;&quot;">');
+    expect(odd.html).not.toMatch(/<img|<b>|<q>/);
+    // The text part is not HTML: it carries what was given as it is.
+    expect(odd.text).toContain(`Licence key: K<b>&"'`);
+  });
+
   it('leaves out what is not there: no support e-mail, no file, no expiry', () => {
     const bare = purchaseMail({ ...facts, supportEmail: '', withLicenseFile: false, expiresAt: null });
     expect(bare.text).not.toContain('Questions?');
@@ -57,7 +74,6 @@ describe('the purchase e-mail', () => {
   it('keeps a subject and sender name on one line, and the sender name inside its quotes', () => {
     expect(purchaseMail({ ...facts, productName: 'A\r\nBcc: x@evil.example' }).subject).not.toMatch(/[\r\n]/);
     expect(displayName('Evil"\r\nBcc: x@y.z <a@b.c>')).toBe('Evil Bcc: x@y.z a@b.c');
-    expect(escapeHtml(`<>&"'`)).toBe('&lt;&gt;&amp;&quot;&#39;');
   });
 
   it("links the account's portal under the public address", () => {

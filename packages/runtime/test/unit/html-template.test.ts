@@ -1,6 +1,6 @@
-import { html, joinHtml, nothing, trustedHtml } from '../../src/kit/template';
+import { html, joinHtml, nothing, trustedHtml } from '../../src/html/template';
 
-describe('page templates escape by default', () => {
+describe('html templates escape by default', () => {
   it('escapes every interpolated string, attribute quotes included', () => {
     const name = `<script>alert("x")</script>&'`;
     expect(String(html`<p title="${name}">${name}</p>`)).toBe(
