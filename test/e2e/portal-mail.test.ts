@@ -53,9 +53,10 @@ beforeAll(async () => {
     ).body.id as string;
   productA = await product(a.secret);
   productB = await product(b.apiKey);
-  const gateway = credentialOf(stack.topology, 'gateway');
-  notify = createClient(NotificationServiceClient, stack.addrs.notification, gateway);
-  licenses = createClient(LicenseServiceClient, stack.addrs.license, gateway);
+  // The customer portal's calls (sign-in links), which only the web component may make.
+  const web = credentialOf(stack.topology, 'web');
+  notify = createClient(NotificationServiceClient, stack.addrs.notification, web);
+  licenses = createClient(LicenseServiceClient, stack.addrs.license, web);
   db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_notification`);
 });
 
