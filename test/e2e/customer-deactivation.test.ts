@@ -19,7 +19,8 @@ let grpc: { licenses: ReturnType<typeof createClient<LicenseServiceClient>> };
 beforeAll(async () => {
   stack = await startStack({}, {}, clock);
   events = await EventLog.open(stack.topology.natsUrl, stack.topology.stream);
-  grpc = { licenses: createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway')) };
+  // The customer portal's call (DeactivateForCustomer): the web component's.
+  grpc = { licenses: createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'web')) };
 });
 
 afterAll(async () => {
