@@ -60,7 +60,7 @@ export function createWebApp({ config, clients, limits, log, metrics, access }: 
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.set('trust proxy', trustedProxies(config.TRUSTED_PROXIES));
-  // The gateway's HTTP series: a page refused by a throttle counts under the window that refused it
+  // The HTTP series the gateway keeps too: a page refused by a throttle counts under the window that refused it
   // (signin, portal_signin, …), the series the password-guessing alert watches.
   app.use(httpMetrics(new HttpMetrics(metrics), surfaceOf));
   const accessLog = access ?? new AccessLog('web', config.LOG_LEVEL);
