@@ -10,7 +10,16 @@ import { idempotencyKeys } from './routes/idempotency-keys';
 import { KEYED_POSTS, STREAMED_POSTS } from './request-shapes/idempotent-posts';
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { Router } from 'express';
-import { systemClock, type Clock, type Logger, type Metrics, type Tracing } from '@licensing/runtime';
+import {
+  HttpMetrics,
+  httpMetrics,
+  systemClock,
+  type AccessLog,
+  type Clock,
+  type Logger,
+  type Metrics,
+  type Tracing,
+} from '@licensing/runtime';
 import type { EventFeed } from './backends/event-feed';
 import { recheckWith } from './auth/account-lookup';
 import { AuthCache } from './auth/auth-cache';
@@ -26,7 +35,7 @@ import { countAuthFailure, enforceRateLimits, enforceRateLimitsAfterBody } from 
 import { cors, corsPolicyOf } from './auth/cors';
 import { stripeWebhookProxy } from './routes/stripe-webhook-proxy';
 import { webPagesProxy } from './routes/web-proxy';
-import type { AccessLog } from './http/access-log';
+
 import { requestContext, versionAlias } from './http/request-context';
 import { checkoutRoutes } from './routes/checkout';
 import { subscriptionRoutes } from './routes/subscriptions';
@@ -40,7 +49,7 @@ import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { Readiness, statusRoutes } from './routes/status';
 import { fastValidation } from './license-validation/fast-path';
-import { HttpMetrics, httpMetrics } from './http/metrics';
+import { routeLabel } from './http/metrics';
 import { openApiRoutes } from './openapi/routes';
 import { requireHttps, trustedProxies } from './http/transport';
 import { requireJsonBody } from './request-shapes/shapes';
@@ -98,7 +107,7 @@ export function createApp(deps: GatewayDeps): RequestListener {
   const http = new HttpMetrics(metrics);
   const authCache = new AuthCache(config.AUTH_CACHE_TTL_MS, bus, recheckWith(clients));
   const licenseCredentials = new LicenseCredentials(clients, bus, config.LICENSE_CREDENTIAL_CACHE_SIZE);
-  app.use(httpMetrics(http));
+  app.use(httpMetrics(http, routeLabel));
   app.use(requestContext(access, tracing));
   app.use(requireHttps(config));
   app.use(versionAlias);

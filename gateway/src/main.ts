@@ -18,9 +18,9 @@ import {
 import { createApp, type FastPathSwitch } from './app';
 import { createClients, type Clients } from './backends/clients';
 import { gatewaySchema, type GatewayConfig } from './config';
-import { RateLimits } from '@licensing/runtime';
+import { AccessLog, RateLimits } from '@licensing/runtime';
 import { checkTransportConfig, createGatewayServer } from './http/transport';
-import { AccessLog } from './http/access-log';
+
 import { Drain } from './http/drain';
 import { ExportJobs } from './routes/export-jobs';
 import { EventFeed } from './backends/event-feed';

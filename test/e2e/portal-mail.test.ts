@@ -14,6 +14,8 @@ let stack: Stack;
 let inbox: SmtpInbox;
 const clock = new TestClock();
 let notify: ReturnType<typeof createClient<NotificationServiceClient>>;
+/** The API's calls (seat rescue, erasure), which are the gateway's. */
+let api: ReturnType<typeof createClient<NotificationServiceClient>>;
 let licenses: ReturnType<typeof createClient<LicenseServiceClient>>;
 let db: Awaited<ReturnType<typeof connectMongo>>;
 let accountA: string;
@@ -53,14 +55,17 @@ beforeAll(async () => {
     ).body.id as string;
   productA = await product(a.secret);
   productB = await product(b.apiKey);
-  const gateway = credentialOf(stack.topology, 'gateway');
-  notify = createClient(NotificationServiceClient, stack.addrs.notification, gateway);
-  licenses = createClient(LicenseServiceClient, stack.addrs.license, gateway);
+  // The customer portal's calls (sign-in links), which only the web component may make.
+  const web = credentialOf(stack.topology, 'web');
+  notify = createClient(NotificationServiceClient, stack.addrs.notification, web);
+  api = createClient(NotificationServiceClient, stack.addrs.notification, credentialOf(stack.topology, 'gateway'));
+  licenses = createClient(LicenseServiceClient, stack.addrs.license, web);
   db = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_notification`);
 });
 
 afterAll(async () => {
   notify?.close();
+  api?.close();
   licenses?.close();
   await db?.close();
   await stack?.stop();
@@ -293,7 +298,7 @@ it('the link redeems once: of two concurrent redeems exactly one opens a session
 
 it('seat rescue: queued and sent to the owner with a link scoped to the licence; one per hour, retry time given', async () => {
   const key = await issue(accountA, 'Rescue.Owner@example.com');
-  const queued = await notify.call.requestSeatRescue({ account_id: accountA, key });
+  const queued = await api.call.requestSeatRescue({ account_id: accountA, key });
   expect(queued).toMatchObject({
     template: 'seat_rescue',
     to: 'rescue.owner@example.com',
@@ -309,7 +314,7 @@ it('seat rescue: queued and sent to the owner with a link scoped to the licence;
   expect(session).toMatchObject({ email: 'rescue.owner@example.com', license_key: key });
 
   clock.advance(10 * 60_000);
-  const limited = await refusal(notify.call.requestSeatRescue({ account_id: accountA, key }));
+  const limited = await refusal(api.call.requestSeatRescue({ account_id: accountA, key }));
   expect(limited.code).toBe('rate_limited');
   expect(limited.retryAfterS).toBeGreaterThan(49 * 60 - 5);
   expect(limited.retryAfterS).toBeLessThanOrEqual(50 * 60);
@@ -319,7 +324,7 @@ it('seat rescue: queued and sent to the owner with a link scoped to the licence;
 it('seat rescue: a parallel burst queues one mail', async () => {
   const key = await issue(accountA, 'burst@example.com');
   const all = await Promise.allSettled(
-    Array.from({ length: 6 }, () => notify.call.requestSeatRescue({ account_id: accountA, key })),
+    Array.from({ length: 6 }, () => api.call.requestSeatRescue({ account_id: accountA, key })),
   );
   expect(all.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
   for (const r of all.filter((x) => x.status === 'rejected'))
@@ -338,10 +343,10 @@ it("seat rescue: a licence with no customer e-mail is conflict, another account'
     set_entitlements: false,
     entitlements: [],
   });
-  const none = await refusal(notify.call.requestSeatRescue({ account_id: accountA, key }));
+  const none = await refusal(api.call.requestSeatRescue({ account_id: accountA, key }));
   expect(none.code).toBe('conflict');
   expect(none.message).toContain('no customer e-mail');
-  const foreign = await refusal(notify.call.requestSeatRescue({ account_id: accountB, key }));
+  const foreign = await refusal(api.call.requestSeatRescue({ account_id: accountB, key }));
   expect(foreign.code).toBe('not_found');
 });
 
@@ -366,7 +371,7 @@ it("EraseCustomer replaces the address in the account's mail log and ends that c
   }, MAIL_WAIT);
 
   const placeholder = 'erased-0f3a9c@erased.invalid';
-  const out = await notify.call.eraseCustomer({ account_id: accountA, email: ' ERASE.me@Example.com', placeholder });
+  const out = await api.call.eraseCustomer({ account_id: accountA, email: ' ERASE.me@Example.com', placeholder });
   expect(out.erased).toBe(5); // three mails, a session and a link
   const log = await logOf(accountA);
   expect(log.filter((e) => e.to.includes('erase.me'))).toHaveLength(0);
@@ -378,7 +383,7 @@ it("EraseCustomer replaces the address in the account's mail log and ends that c
   // Another account's customer of the same address is untouched.
   expect((await logOf(accountB)).filter((e) => e.to === 'erase.me@example.com')).toHaveLength(1);
   expect(
-    (await notify.call.eraseCustomer({ account_id: accountA, email: 'erase.me@example.com', placeholder })).erased,
+    (await api.call.eraseCustomer({ account_id: accountA, email: 'erase.me@example.com', placeholder })).erased,
   ).toBe(0);
 });
 

@@ -161,6 +161,35 @@ describe('per-caller credentials', () => {
     });
   });
 
+  it("refuses the gateway what only the web component's pages call (sign-in, API keys, statistics); lets web call them", async () => {
+    const operator = accountClient(account, credentialOf(plain, 'operator'));
+    const created = await operator.createAccount({ name: 'Pages', plan: 'free' });
+    const accountId = created.account!.id;
+    const page = { limit: 10, starting_after: '' };
+    const gateway = accountClient(account, credentialOf(plain, 'gateway'));
+    await expect(gateway.signIn({ email: 'a@example.com', password: 'x' } as never)).rejects.toMatchObject({
+      code: 'forbidden',
+      message: 'gateway may not call SignIn',
+    });
+    await expect(gateway.listApiKeys({ account_id: accountId, page })).rejects.toMatchObject({
+      code: 'forbidden',
+      message: 'gateway may not call ListApiKeys',
+    });
+    const licences = createClient(LicenseServiceClient, license, credentialOf(plain, 'gateway'), 3000);
+    clients.push(licences);
+    await expect(licences.call.getStats({ account_id: accountId } as never)).rejects.toMatchObject({
+      code: 'forbidden',
+      message: 'gateway may not call GetStats',
+    });
+    await expect(licences.call.deactivateForCustomer({ account_id: accountId } as never)).rejects.toMatchObject({
+      code: 'forbidden',
+      message: 'gateway may not call DeactivateForCustomer',
+    });
+    // The web component, whose pages they are, is let through.
+    const web = accountClient(account, credentialOf(plain, 'web'));
+    expect((await web.listApiKeys({ account_id: accountId, page })).data).toHaveLength(1);
+  });
+
   it('never revokes an API key without an account: an empty account id is invalid', async () => {
     const operator = accountClient(account, credentialOf(plain, 'operator'));
     const created = await operator.createAccount({ name: 'Scoped', plan: 'free' });

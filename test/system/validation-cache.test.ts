@@ -49,7 +49,8 @@ const code = async (api: Api, key: string, fingerprint?: string) =>
 const timeless = ({ cache_until, ...rest }: Record<string, unknown>) => ({ ...rest, cache_until: typeof cache_until });
 /** The account's validation counts as the licence service keeps them. */
 async function countsOf(accountId: string): Promise<number> {
-  const licenses = createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'gateway'));
+  // The dashboard's statistics: the web component's call.
+  const licenses = createClient(LicenseServiceClient, stack.addrs.license, credentialOf(stack.topology, 'web'));
   try {
     const stats = await licenses.call.getStats({ account_id: accountId });
     return stats.validations_by_hour.reduce((sum, h) => sum + h.validations, 0);

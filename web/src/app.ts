@@ -7,7 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import {
+  AccessLog,
   AttemptThrottle,
+  HttpMetrics,
+  httpMetrics,
+  redirectToHttps,
   saneRequestId,
   withRequestId,
   type Logger,
@@ -29,7 +33,14 @@ export interface WebDeps {
   limits: RateLimits;
   log: Logger;
   metrics: Metrics;
+  /** One line per request (main.ts flushes it on stop); absent, one at LOG_LEVEL. */
+  access?: AccessLog;
 }
+
+/** What the HTTP series name a page request by: its surface, never its path (a bounded set). */
+const surfaceOf = (req: express.Request): string =>
+  ['/dashboard', '/portal', '/checkout', '/healthz'].find((p) => req.path === p || req.path.startsWith(`${p}/`)) ??
+  'unmatched';
 
 const NOT_FOUND = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><main><h1>Not found</h1><p>There is no such page.</p></main></body></html>`;
 
@@ -46,27 +57,29 @@ const trustedProxies = (list: string) =>
  * The gateway (or the Ingress) sends those paths here unchanged; the client's address comes from
  * X-Forwarded-For, believed only from TRUSTED_PROXIES, so the per-address throttles count the browser.
  */
-export function createWebApp({ config, clients, limits, log, metrics }: WebDeps): express.Express {
+export function createWebApp({ config, clients, limits, log, metrics, access }: WebDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.set('trust proxy', trustedProxies(config.TRUSTED_PROXIES));
+  // The HTTP series the gateway keeps too: a page refused by a throttle counts under the window that refused it
+  // (signin, portal_signin, …), the series the password-guessing alert watches.
+  app.use(httpMetrics(new HttpMetrics(metrics), surfaceOf));
+  const accessLog = access ?? new AccessLog('web', config.LOG_LEVEL);
   // The gateway's request id (set by its proxy): a page's "Reference" names the request in both logs.
   app.use((req, res, next) => {
-    res.locals.requestId = saneRequestId(req.get('x-request-id')) ?? randomUUID();
-    res.setHeader('X-Request-Id', res.locals.requestId);
-    withRequestId(res.locals.requestId, next);
+    const requestId = saneRequestId(req.get('x-request-id')) ?? randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const startedNs = process.hrtime.bigint();
+    if (accessLog.enabled)
+      res.on('finish', () =>
+        accessLog.record({ requestId, method: req.method, url: req.originalUrl, status: res.statusCode, startedNs }),
+      );
+    withRequestId(requestId, next);
   });
-  // A page refused by a throttle counts under the window that refused it (signin, portal_signin, …),
-  // the series the password-guessing alert watches, as the gateway counts the API's.
-  const rejections = metrics.counter('licensing_rate_limit_rejections_total', ['window']);
-  app.use((_req, res, next) => {
-    res.on('finish', () => {
-      if (res.statusCode === 429) rejections.inc({ window: String(res.locals.rateLimitWindow ?? 'other') });
-    });
-    next();
-  });
+  app.use(redirectToHttps(config));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
 
   const throttle = (name: string, max: number, windowS = config.SIGNIN_WINDOW_S) =>

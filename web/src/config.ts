@@ -38,6 +38,10 @@ export const webSchema = {
     "Comma-separated addresses or CIDRs (or loopback/linklocal/uniquelocal) whose X-Forwarded-For/-Proto are believed: the gateway's and the Ingress's. The per-address throttles count the address they name",
     { default: 'loopback' },
   ),
+  HSTS_MAX_AGE_S: int(
+    'max-age of the Strict-Transport-Security header sent on HTTPS responses (in production a page asked for over plain HTTP is redirected to HTTPS)',
+    { default: 31536000, min: 0 },
+  ),
   ACCOUNT_GRPC_ADDR: str('Account service address (host:port)', { default: '127.0.0.1:15051' }),
   PRODUCT_GRPC_ADDR: str('Product service address (host:port)', { default: '127.0.0.1:15052' }),
   LICENSE_GRPC_ADDR: str('Licence service address (host:port)', { default: '127.0.0.1:15053' }),

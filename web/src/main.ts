@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import {
+  AccessLog,
   createLogger,
   internalTls,
   loadConfig,
@@ -73,7 +74,8 @@ export async function start(opts: StartOptions = {}): Promise<RunningWeb> {
     localShare: 0,
     licensePerMinute: config.LICENSE_PER_MINUTE,
   });
-  const server = createServer(createWebApp({ config, clients, limits, log, metrics }));
+  const access = new AccessLog('web', config.LOG_LEVEL);
+  const server = createServer(createWebApp({ config, clients, limits, log, metrics, access }));
   // The gateway reuses its connections here (routes/web-proxy.ts) and lets an idle one go after
   // WEB_PROXY_IDLE_SOCKET_MS (30 s); this side keeps one open longer, so it never closes a connection the
   // gateway is sending a request on at that moment (that race was a 503 for a page now and then).
@@ -97,6 +99,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningWeb> {
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       await closed;
       clearTimeout(timer);
+      access.flush();
       await metricsServer.close();
       await limits.close();
       clients.close();

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { holdScope, saneRequestId, withRequestId, type Tracing } from '@licensing/runtime';
-import type { AccessCaller, AccessLog } from './access-log';
+import {
+  holdScope,
+  saneRequestId,
+  withRequestId,
+  type AccessCaller,
+  type AccessLog,
+  type Tracing,
+} from '@licensing/runtime';
+
 import { endRequestSpan, startRequestSpan, traceIdOf } from './tracing';
 
 // Request ids: a random prefix per process and a counter, unique without a

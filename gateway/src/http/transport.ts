@@ -4,11 +4,12 @@ import { createSecureContext } from 'node:tls';
 import { createServer as createHttpServer, type Server as HttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, ConfigError, type Logger } from '@licensing/runtime';
+import { AppError, ConfigError, hstsValue, httpsRequired, httpsVerdict, type Logger } from '@licensing/runtime';
 
 // Transport security: TLS termination, HSTS, and the production rule that API
 // traffic never travels in clear text. Plain HTTP is accepted in production only
-// from a configured proxy that says it received the request over HTTPS.
+// from a configured proxy that says it received the request over HTTPS. The rule
+// itself is the runtime's (https-rule.ts), shared with the web component's pages.
 
 /** The settings transport security reads (named as the gateway's configuration names them). */
 export interface TransportSettings {
@@ -19,17 +20,7 @@ export interface TransportSettings {
   HSTS_MAX_AGE_S: number;
 }
 
-/** The Strict-Transport-Security value of every HTTPS response (the validation fast path sends it too). */
-export const hstsValue = (config: Pick<TransportSettings, 'HSTS_MAX_AGE_S'>): string =>
-  `max-age=${config.HSTS_MAX_AGE_S}; includeSubDomains`;
-
-/** In production, API traffic must have come over HTTPS (the probes excepted). */
-export const httpsRequired = (config: Pick<TransportSettings, 'NODE_ENV'>): boolean => config.NODE_ENV === 'production';
-
 const SERVER_OPTIONS = { keepAliveTimeout: 65_000, headersTimeout: 20_000, requestTimeout: 30_000 };
-
-/** Probes answer on plain HTTP everywhere: kubelets and load balancers call them directly. */
-const PLAIN_HTTP_ALLOWED = new Set(['/healthz', '/readyz']);
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -125,11 +116,9 @@ export function createGatewayServer(config: TransportSettings, app: RequestListe
 export function requireHttps(config: TransportSettings) {
   const hsts = hstsValue(config);
   return (req: Request, res: Response, next: NextFunction) => {
-    if (req.secure) {
-      res.setHeader('Strict-Transport-Security', hsts);
-      return next();
-    }
-    if (!httpsRequired(config) || PLAIN_HTTP_ALLOWED.has(req.path)) return next();
+    const verdict = httpsVerdict(config, req);
+    if (verdict === 'secure') res.setHeader('Strict-Transport-Security', hsts);
+    if (verdict !== 'refused') return next();
     next(
       new AppError(
         'https_required',

@@ -3,6 +3,8 @@ import type { Socket } from 'node:net';
 import {
   AppError,
   addressKey,
+  hstsValue,
+  httpsRequired,
   sha256,
   withRequestId,
   type Logger,
@@ -15,14 +17,13 @@ import type { AuthCache } from '../auth/auth-cache';
 import { licenseDigest, namedLicenseDigest, type LicenseCredentials } from '../auth/license-credentials';
 import type { Principal } from '../auth/principal';
 import { knownError, problemOf } from '../http/errors';
-import type { HttpMetrics } from '../http/metrics';
-import type { AccessLog } from '../http/access-log';
+
 import { requestIdFor } from '../http/request-context';
 import { endRequestSpan, startRequestSpan, traceIdOf } from '../http/tracing';
-import { hstsValue, httpsRequired, type TransportSettings } from '../http/transport';
+import type { TransportSettings } from '../http/transport';
 import { pushRateLimitHeaders } from '@licensing/runtime';
 import { namesNothing, rejectionDetail } from '@licensing/runtime';
-import type { AppRequest, RateLimits, RateVerdict } from '@licensing/runtime';
+import type { AccessLog, AppRequest, HttpMetrics, RateLimits, RateVerdict } from '@licensing/runtime';
 import { clientAddress, isSecure, readFastRequest } from './fast-path-request';
 import { validationJson } from './validation-json';
 import type { LicenseValidator, ValidationAnswer, ValidationInput } from './validator';

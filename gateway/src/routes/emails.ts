@@ -1,10 +1,10 @@
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import type { Email } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { KEY_MAX } from '../request-shapes/operations';
 import { pageShape, readBody, toPage } from '../request-shapes/shapes';
-import { route, withQuery } from './route';
+import { registerRouteTable, withQuery, type RouteRow } from './route';
 
 /** REST shape of one mail of the mail log. */
 export const emailJson = (e: Email) => ({
@@ -21,32 +21,41 @@ export const emailJson = (e: Email) => ({
   sent_at: e.sent_at || null,
 });
 
-/** The customer mail of the account (the notification service's log), and a licence's e-mail sent again. */
-export function emailRoutes(router: Router, clients: Clients): void {
-  route(router, '/emails', {
-    get: withQuery(pageShape, async (_req, res, query) => {
-      const out = await clients.notifications.listEmails({
-        account_id: principalOf(res).accountId,
-        page: toPage(query, 'eml'),
-      });
-      res.json({
-        data: out.data.map(emailJson),
-        has_more: out.page!.has_more,
-        next_cursor: out.page!.next_cursor || null,
-      });
-    }),
+/** GET /emails: the customer mail of the account (the notification service's log). */
+function listEmails(clients: Clients): RequestHandler {
+  return withQuery(pageShape, async (_req, res, query) => {
+    const out = await clients.notifications.listEmails({
+      account_id: principalOf(res).accountId,
+      page: toPage(query, 'eml'),
+    });
+    res.json({
+      data: out.data.map(emailJson),
+      has_more: out.page!.has_more,
+      next_cursor: out.page!.next_cursor || null,
+    });
   });
+}
 
-  route(router, '/licenses/:key/email', {
-    post: async (req, res) => {
-      readBody(req, {});
-      const mail = await clients.notifications.sendLicenseEmail({
-        account_id: principalOf(res).accountId,
-        key: String(req.params.key).slice(0, KEY_MAX + 1),
-        dedupe_key: '',
-      });
-      // Queued: the notification service sends it (and retries) on its own.
-      res.status(202).json(emailJson(mail));
-    },
-  });
+/** POST /licenses/:key/email: a licence's e-mail sent again. */
+function sendLicenseEmail(clients: Clients): RequestHandler {
+  return async (req, res) => {
+    readBody(req, {});
+    const mail = await clients.notifications.sendLicenseEmail({
+      account_id: principalOf(res).accountId,
+      key: String(req.params.key).slice(0, KEY_MAX + 1),
+      dedupe_key: '',
+    });
+    // Queued: the notification service sends it (and retries) on its own.
+    res.status(202).json(emailJson(mail));
+  };
+}
+
+/** The customer mail of the account, and a licence's e-mail sent again. */
+export const emailRouteTable: readonly RouteRow<Clients>[] = [
+  { method: 'get', path: '/emails', handler: listEmails },
+  { method: 'post', path: '/licenses/:key/email', handler: sendLicenseEmail },
+];
+
+export function emailRoutes(router: Router, clients: Clients): void {
+  registerRouteTable(router, emailRouteTable, clients);
 }

@@ -5,7 +5,7 @@ import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { importCreateQuery } from '../request-shapes/operations';
 import { checkId } from '../request-shapes/shapes';
-import { route, withQuery } from './route';
+import { registerRouteTable, withQuery, type RouteRow } from './route';
 import type { ExportJobs } from './export-jobs';
 
 // Imports and exports (docs/api.md "Imports" and "Exports"). An import's body is the file itself, up to
@@ -186,6 +186,15 @@ const downloadExport = (d: ImportRouteDeps) => async (req: Request, res: Respons
   res.end();
 };
 
+/** Imports (the file streamed in) and exports (the file streamed out). */
+export const importRouteTable: readonly RouteRow<ImportRouteDeps>[] = [
+  { method: 'post', path: '/imports', handler: postImport },
+  { method: 'get', path: '/imports/:id', handler: getImport },
+  { method: 'post', path: '/exports', handler: postExport },
+  { method: 'get', path: '/exports/:id', handler: getExport },
+  { method: 'get', path: '/exports/:id/download', handler: downloadExport },
+];
+
 export function importRoutes(
   router: Router,
   clients: Clients,
@@ -195,12 +204,5 @@ export function importRoutes(
 ): void {
   const maxBytes = Math.min(opts.maxBytes ?? MAX_IMPORT_BYTES, MAX_IMPORT_BYTES);
   const d: ImportRouteDeps = { clients, log, exportJobs, maxBytes, clock: opts.clock ?? systemClock };
-  const table: [string, Parameters<typeof route>[2]][] = [
-    ['/imports', { post: postImport(d) }],
-    ['/imports/:id', { get: getImport(d) }],
-    ['/exports', { post: postExport(d) }],
-    ['/exports/:id', { get: getExport(d) }],
-    ['/exports/:id/download', { get: downloadExport(d) }],
-  ];
-  for (const [path, handlers] of table) route(router, path, handlers);
+  registerRouteTable(router, importRouteTable, d);
 }

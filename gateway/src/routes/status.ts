@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { accountLimits, PAYMENTS_HEALTH, mailQuotaOf, type health, type PaymentsState } from '@licensing/proto';
 import { checkHealth } from '@licensing/runtime';
 import type { EventFeed } from '../backends/event-feed';
@@ -6,7 +6,7 @@ import type { Clients } from '../backends/clients';
 import { principalOf, type Principal } from '../auth/principal';
 import { limitsFor } from '@licensing/runtime';
 import type { RateLimits } from '@licensing/runtime';
-import { route } from './route';
+import { registerRouteTable, type RouteRow } from './route';
 
 const PROBE_TIMEOUT_MS = 1000;
 
@@ -183,6 +183,29 @@ export function rateLimitsOf(p: Principal, licensePerMinute?: number) {
   };
 }
 
+interface StatusDeps {
+  clients: Clients;
+  bus: EventFeed;
+  limits: RateLimits;
+  version: string;
+}
+
+/** GET /status: everything behind the gateway, and the caller's budgets. */
+function getStatus({ clients, bus, limits, version }: StatusDeps): RequestHandler {
+  return async (_req, res) => {
+    res.json({
+      ...(await systemStatus(clients, bus, limits, version)),
+      rate_limits: rateLimitsOf(principalOf(res), limits.settings.licensePerMinute),
+      account_limits: accountLimits,
+    });
+  };
+}
+
+/** The system's status, as the caller sees it. */
+export const statusRouteTable: readonly RouteRow<StatusDeps>[] = [
+  { method: 'get', path: '/status', handler: getStatus },
+];
+
 export function statusRoutes(
   router: Router,
   clients: Clients,
@@ -190,13 +213,5 @@ export function statusRoutes(
   limits: RateLimits,
   version: string,
 ): void {
-  route(router, '/status', {
-    get: async (_req, res) => {
-      res.json({
-        ...(await systemStatus(clients, bus, limits, version)),
-        rate_limits: rateLimitsOf(principalOf(res), limits.settings.licensePerMinute),
-        account_limits: accountLimits,
-      });
-    },
-  });
+  registerRouteTable(router, statusRouteTable, { clients, bus, limits, version });
 }

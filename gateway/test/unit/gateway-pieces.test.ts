@@ -1,5 +1,5 @@
 import { AppError } from '@licensing/runtime';
-import { redactUrl } from '../../src/http/access-log';
+import { redactUrl } from '@licensing/runtime';
 import { problemOf } from '../../src/http/errors';
 import { erasurePlaceholder, SEAT_RESCUE_QUEUED } from '../../src/routes/customers';
 import { READINESS_MEMO_MS, Readiness } from '../../src/routes/status';

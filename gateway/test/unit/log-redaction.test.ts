@@ -1,6 +1,6 @@
 import { errorSummary, scrubSecrets } from '@licensing/runtime';
 import { decodablePath } from '../../src/http/errors';
-import { loggedUrl } from '../../src/http/access-log';
+import { loggedUrl } from '@licensing/runtime';
 
 const KEY = '7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V';
 

@@ -17,7 +17,7 @@ import {
   tracingSettings,
   withCallScope,
 } from '@licensing/runtime';
-import { accessLine } from '../../src/http/access-log';
+import { accessLine } from '@licensing/runtime';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';

@@ -2,29 +2,16 @@ import type { AccountServiceService } from '@licensing/proto';
 import type { AccessPolicyOf } from '@licensing/runtime';
 
 /**
- * Who may call what on the account service. The gateway authenticates API keys
- * (and reads a licence's account for licence credentials) and serves the dashboard; only the operator CLI creates accounts and changes
- * plans and limits. No other service calls this one.
+ * Who may call what on the account service. The gateway authenticates API keys, reads a licence's
+ * account for licence credentials and keeps Idempotency-Keys; the web component's dashboard signs
+ * people up and in and manages API keys; only the operator CLI creates accounts and changes plans and
+ * limits. Of the services, only the notification service calls this one.
  */
 export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
   gateway: [
     'authenticate',
     // The plan and limits of a licence's account, for "Authorization: License <key>" (the licence service names the account).
     'getAccount',
-    'signUp',
-    'confirmSignUp',
-    'signIn',
-    'getSession',
-    'endSession',
-    'createApiKey',
-    'revokeApiKey',
-    'regenerateApiKey',
-    'getApiKey',
-    'listApiKeys',
-    'revokeAllApiKeys',
-    'listAuditEntries',
-    // The vendor's support e-mail, from Settings.
-    'setSupportEmail',
     // Idempotency-Key on every POST that creates or sends something.
     'claimRequestKey',
     'renewRequestKey',

@@ -9,8 +9,6 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'listLicenses',
     'validateLicense',
     'validateLicenses',
-    'getStats',
-    'listRecentValidations',
     'transitionLicense',
     'updateLicense',
     'deleteLicense',
@@ -21,8 +19,7 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
     'issueLicenseFile',
     'recordValidations',
     'resolveLicenseKey',
-    // The customer portal and DELETE /api/v1/customers/{email}.
-    'deactivateForCustomer',
+    // DELETE /api/v1/customers/{email}.
     'eraseCustomer',
     // POST /api/v1/licenses/{key}/reroll, POST /api/v1/licenses/batch and its job.
     'rerollLicense',

@@ -8,9 +8,10 @@ import { CounterSeries, LatencyHistogram, seriesTable } from './hot-metrics';
 // them and nothing invents a second spelling. All are prefixed `licensing_`;
 // each process also exports prom-client's default process metrics.
 export const METRIC_HELP = {
-  licensing_http_requests_total: 'HTTP requests answered by the gateway, by method, route template and status',
+  licensing_http_requests_total:
+    'HTTP requests answered by the gateway and the web component, by method, route template (the web component: its surface) and status',
   licensing_http_request_duration_seconds:
-    'Time from request to response in the gateway, by method, route template and status',
+    'Time from request to response in the gateway and the web component, by method, route template and status',
   licensing_rate_limit_rejections_total:
     'Requests refused with 429, by window (minute, license_minute, hour, app_hour, auth_failures, checkout_page, stripe_webhook, signin, signup)',
   licensing_grpc_server_handled_total: 'gRPC calls a service finished, by method and status code',

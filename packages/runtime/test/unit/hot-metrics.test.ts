@@ -1,5 +1,5 @@
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
-import { Metrics } from '@licensing/runtime';
+import { METRIC_HELP, Metrics } from '@licensing/runtime';
 
 // The hot-path series (runtime/observability/hot-metrics.ts) keep plain numbers and reach Prometheus when metrics are
 // read: what they render must be exactly what prom-client's own Counter and Histogram render for the same
@@ -14,14 +14,14 @@ function promClientTwin() {
   registry.setDefaultLabels({ component: 'gateway' });
   const latency = new Histogram({
     name: 'licensing_http_request_duration_seconds',
-    help: 'Time from request to response in the gateway, by method, route template and status',
+    help: METRIC_HELP.licensing_http_request_duration_seconds,
     labelNames: ['method', 'route', 'status'],
     buckets: BUCKETS,
     registers: [registry],
   });
   const requests = new Counter({
     name: 'licensing_http_requests_total',
-    help: 'HTTP requests answered by the gateway, by method, route template and status',
+    help: METRIC_HELP.licensing_http_requests_total,
     labelNames: ['method', 'route', 'status'],
     registers: [registry],
   });

@@ -15,17 +15,21 @@ let service: Awaited<ReturnType<typeof start>>;
 let accounts: ReturnType<typeof createClient<AccountServiceClient>>;
 // Authenticate is the gateway's business: the operator may not call it.
 let gateway: ReturnType<typeof createClient<AccountServiceClient>>;
+// The dashboard's calls (regenerating a key, the audit trail) are the web component's.
+let web: ReturnType<typeof createClient<AccountServiceClient>>;
 
 beforeAll(async () => {
   await setUpEvents(t);
   service = await start({ env: envFor('account', t, { port: 0 }) });
   accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'operator'));
   gateway = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
+  web = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'web'));
 });
 
 afterAll(async () => {
   accounts?.close();
   gateway?.close();
+  web?.close();
   await service?.ctx.db.dropDatabase();
   await service?.stop();
 });
@@ -164,7 +168,7 @@ describe('API keys: a cap on live keys, look-ups by id, every page, revoke all, 
     // A revoked key makes room; a full account may still regenerate a key (the dashboard's action).
     await accounts.call.revokeApiKey({ account_id: accountId, key_id: listed.data[0].id });
     await create(accountId, 'in its place');
-    await gateway.call.regenerateApiKey({ account_id: accountId, key_id: listed.data[1].id });
+    await web.call.regenerateApiKey({ account_id: accountId, key_id: listed.data[1].id });
     expect(await live(accountId)).toBe(MAX);
   });
 
@@ -224,7 +228,7 @@ describe('API keys: a cap on live keys, look-ups by id, every page, revoke all, 
     const { accountId, keyId } = await newAccount();
     await churn(accountId, 201);
     await accounts.call.revokeApiKey({ account_id: accountId, key_id: keyId });
-    const { data } = await gateway.call.listAuditEntries({ account_id: accountId, limit: 10 });
+    const { data } = await web.call.listAuditEntries({ account_id: accountId, limit: 10 });
     expect(data).toHaveLength(10);
     expect(data.filter((e) => e.key_id === keyId).map((e) => e.type)).toEqual(['api_key.revoked']);
     expect(data.map((e) => e.at)).toEqual([...data.map((e) => e.at)].sort().reverse());

@@ -95,7 +95,8 @@ it('refuses a MAIL_URL it cannot use, and closes sign-up without one', async () 
   const t = testTopology({ mailUrl: undefined });
   await setUpEvents(t);
   const service = await start({ env: envFor('account', t, { port: 0 }) });
-  const accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
+  // Sign-up is the web component's (the dashboard's form).
+  const accounts = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'web'));
   try {
     await expect(
       accounts.call.signUp({

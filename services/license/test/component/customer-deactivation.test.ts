@@ -3,8 +3,8 @@ import { EventLog } from '../../../../test/support/events';
 import { eventually } from '../../../../test/support/eventually';
 import { type RunningLicense, startLicense } from './running-license';
 
-// What the customer portal asks of the licence service (over gRPC, as the gateway and the web component
-// call it), against real FerretDB and NATS: a customer freeing their own machines within the policy's
+// What the customer portal asks of the licence service (over gRPC, with the web component's credential,
+// as the portal calls it), against real FerretDB and NATS: a customer freeing their own machines within the policy's
 // customer_deactivations_per_30_days (time moved by the service's clock), and when a machine was last
 // seen (from the validations the gateways report in batches, or a heartbeat).
 
@@ -50,7 +50,7 @@ describe('a customer frees their own machines', () => {
     const ids: string[] = [];
     for (const fp of ['m1', 'm2', 'm3', 'm4']) ids.push(await v.machine(key, fp));
     const free = (activation_id: string) =>
-      svc.api.deactivateForCustomer({
+      svc.webApi.deactivateForCustomer({
         account_id: v.accountId,
         key,
         activation_id,
@@ -87,7 +87,7 @@ describe('a customer frees their own machines', () => {
     const key = await v.issue('zero@example.com');
     const id = await v.machine(key, 'z1');
     const err = await refusal(
-      svc.api.deactivateForCustomer({
+      svc.webApi.deactivateForCustomer({
         account_id: v.accountId,
         key,
         activation_id: id,
@@ -120,7 +120,7 @@ describe('a customer frees their own machines', () => {
       { account_id: other.accountId, key: mine, activation_id: a, customer_email: 'me@example.com' },
     ];
     for (const req of attempts) {
-      const err = await refusal(svc.api.deactivateForCustomer(req));
+      const err = await refusal(svc.webApi.deactivateForCustomer(req));
       expect([err.code, err.message]).toEqual(['not_found', 'licence not found']);
     }
     expect((await v.machines(mine)).map((x) => x.id)).toEqual([a]);

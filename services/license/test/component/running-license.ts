@@ -15,7 +15,7 @@ import { setUpEvents } from '../../../../scripts/lib/events-setup';
 import { TestClock, testTopology } from '../../../../test/support/stack';
 
 // The licence service alone, as its component tests run it: its own `start` over a test topology (real
-// FerretDB and NATS) with a clock the test moves, called over gRPC as the gateway calls it, its product
+// FerretDB and NATS) with a clock the test moves, called over gRPC as the gateway (or the web component) calls it, its product
 // service faked by products the test defines (and the webhook service, which it calls only for
 // imports, faked with nothing).
 
@@ -24,6 +24,8 @@ export interface RunningLicense {
   clock: TestClock;
   /** The service's gRPC API, called with the gateway's credential. */
   api: ReturnType<typeof createClient<LicenseServiceClient>>['call'];
+  /** The same, with the web component's credential: the dashboard's and the customer portal's calls. */
+  webApi: ReturnType<typeof createClient<LicenseServiceClient>>['call'];
   products: FakePeer<typeof ProductServiceService>;
   /** A product of `accountId` the fake product service answers with, under this policy (over the defaults). */
   product(accountId: string, policy?: Partial<LicensePolicy>): Product;
@@ -54,10 +56,12 @@ export async function startLicense(): Promise<RunningLicense> {
     clock,
   });
   const client = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
+  const web = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'web'));
   return {
     t,
     clock,
     api: client.call,
+    webApi: web.call,
     products,
     product(accountId, policy = {}) {
       const p = Product.fromPartial({
@@ -86,6 +90,7 @@ export async function startLicense(): Promise<RunningLicense> {
     db: service.ctx.db,
     async stop() {
       client.close();
+      web.close();
       await service.ctx.db.dropDatabase().catch(() => undefined);
       await service.stop();
       await products.stop();

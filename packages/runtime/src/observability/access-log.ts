@@ -1,4 +1,4 @@
-import { bufferedLineSink, scrubSecrets, type LineSink } from '@licensing/runtime';
+import { bufferedLineSink, scrubSecrets, type LineSink } from './logger';
 
 // The access log: one JSON line per request, written by hand and buffered. A general logger (pino with
 // redaction paths, a mixin and a secret-scrubbing pass over every finished line, then one write(2) per
@@ -72,7 +72,7 @@ export interface AccessEntry {
   startedNs: bigint;
   /** The route template, when a route matched. */
   route?: string;
-  /** Path ids that are not secrets (routes/route.ts). */
+  /** Path ids that are not secrets (the gateway's routes/route.ts). */
   ids?: Record<string, string>;
   caller?: AccessCaller;
   /** The request's trace (OpenTelemetry on): 32 hex digits. */
@@ -81,7 +81,7 @@ export interface AccessEntry {
 
 let lastMs = 0;
 let lastIso = '';
-/** The ISO time of now, built once per millisecond (a busy gateway logs many lines in one). */
+/** The ISO time of now, built once per millisecond (a busy process logs many lines in one). */
 function isoNow(): string {
   const ms = Date.now();
   if (ms !== lastMs) {
@@ -95,7 +95,7 @@ function isoNow(): string {
  * The line of one request: the keys and order pino would give it, without pino. Only the URL can hold
  * any character and is escaped; the rest are known shapes written as they are: request ids are 1–64 of
  * A-Z a-z 0-9 . _ : - (saneRequestId), methods are HTTP tokens Node's parser accepted, path ids match
- * [A-Za-z0-9_] (routes/route.ts), account and key ids are ours, trace ids are hex.
+ * [A-Za-z0-9_] (the gateway's routes/route.ts), account and key ids are ours, trace ids are hex.
  */
 export function accessLine(e: AccessEntry, service: string, time: string, nowNs: bigint): string {
   let ids = '';
@@ -111,7 +111,7 @@ export function accessLine(e: AccessEntry, service: string, time: string, nowNs:
   );
 }
 
-/** The gateway's access log (info level: LOG_LEVEL above info writes none of it). */
+/** The access log of an HTTP component, the gateway's and the web component's (info level: LOG_LEVEL above info writes none of it). */
 export class AccessLog {
   private readonly sink: LineSink | undefined;
 

@@ -1,4 +1,4 @@
-import { AccessLog, accessLine } from '../../src/http/access-log';
+import { AccessLog, accessLine } from '../../src/observability/access-log';
 
 const KEY = '7K3QF-9XW2M-T0RBH-PZ4DN-C8E1V';
 const TIME = '2026-11-27T06:30:00.123Z';
@@ -86,7 +86,9 @@ describe('the access log', () => {
 });
 
 describe('query redaction, a scan', () => {
-  const { redactUrl } = jest.requireActual<typeof import('../../src/http/access-log')>('../../src/http/access-log');
+  const { redactUrl } = jest.requireActual<typeof import('../../src/observability/access-log')>(
+    '../../src/observability/access-log',
+  );
   /** The regex it replaced: the scan must agree with it on every input. */
   const byRegex = (url: string) =>
     url.replace(/([?&](?:license_key|key|q|customer_email|email|token|secret|password)=)[^&#]*/gi, '$1[redacted]');
