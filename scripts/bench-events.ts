@@ -75,6 +75,140 @@ class Receiver {
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+type Bench = Awaited<ReturnType<typeof startBenchSystem>>;
+
+/** What each phase needs: the gateway, the receiver, the system's CPU and the body of one issuance. */
+interface Phase {
+  gatewayUrl: string;
+  headers: Bench['headers'];
+  issueBody: string;
+  receiver: Receiver;
+  cpu: SystemCpu;
+  untilQuiet: () => Promise<number>;
+}
+
+/** A product to issue licences of and the receiver's endpoint, subscribed to license.created; the body of one issuance. */
+async function subscribeReceiver({ system, headers }: Bench, receiver: Receiver): Promise<string> {
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${system.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  const product = (await post('/api/v1/products', { name: 'Events', policy: { duration_days: 365 } })).body;
+  const endpoint = await post('/api/v1/webhooks', { url: receiver.url, events: ['license.created'] });
+  if (endpoint.status !== 201) throw new Error(`webhook endpoint refused: ${JSON.stringify(endpoint.body)}`);
+  return JSON.stringify({ product_id: product.id, customer_email: 'events@example.com' });
+}
+
+/** 1. Steady: one issuance every 1000/RATE ms, each request on its own (not waiting for the last). */
+async function steady({ gatewayUrl, headers, issueBody, receiver }: Phase): Promise<Result['steady']> {
+  console.log(`steady: ${RATE} issuances/s for ${STEADY_S} s`);
+  const answered = new Map<string, number>();
+  let steadyFailed = 0;
+  const started = Date.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < RATE * STEADY_S; i++) {
+    const due = started + (i * 1000) / RATE;
+    if (due > Date.now()) await sleep(due - Date.now());
+    inFlight.push(
+      fetch(`${gatewayUrl}/api/v1/licenses`, { method: 'POST', headers, body: issueBody }).then(
+        async (res) => {
+          const at = Date.now();
+          const body = (await res.json()) as { license_key?: string };
+          if (res.status === 201 && body.license_key) answered.set(body.license_key, at);
+          else steadyFailed++;
+        },
+        () => void steadyFailed++,
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+  const steadyRate = (RATE * STEADY_S) / ((Date.now() - started) / 1000);
+  for (let i = 0; i < 300 && [...answered.keys()].some((k) => !receiver.arrivals.has(k)); i++) await sleep(100);
+  const latencies = [...answered].map(([k, at]) => (receiver.arrivals.get(k) ?? Number.NaN) - at);
+  const steadyMissing = latencies.filter(Number.isNaN).length;
+  console.log(`  ${answered.size} issued, ${steadyFailed} failed, ${steadyMissing} webhooks missing`);
+  const steadySorted = latencies.filter((l) => !Number.isNaN(l)).sort((a, b) => a - b);
+  return {
+    rate: steadyRate,
+    issued: answered.size,
+    failed: steadyFailed,
+    missing: steadyMissing,
+    p50: pct(steadySorted, 50),
+    p99: pct(steadySorted, 99),
+    max: steadySorted[steadySorted.length - 1],
+  };
+}
+
+/** 2. Burst: BURST licences at 32 connections; the keys issued, when the last 201 came and the CPU it took. */
+async function issueBurst({ gatewayUrl, headers, issueBody, cpu }: Phase) {
+  console.log(`burst: ${BURST} licences at ${CONNECTIONS} connections`);
+  const burstKeys: string[] = [];
+  let last201 = 0;
+  const burstCpu = cpu.now();
+  const burstStart = Date.now();
+  const burst = await autocannon({
+    url: gatewayUrl,
+    connections: CONNECTIONS,
+    amount: BURST,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        path: '/api/v1/licenses',
+        headers,
+        body: issueBody,
+        onResponse: (status: number, body: string) => {
+          if (status !== 201) return;
+          last201 = Date.now();
+          burstKeys.push((JSON.parse(body) as { license_key: string }).license_key);
+        },
+      },
+    ],
+  });
+  const issueS = (last201 - burstStart) / 1000;
+  return { burst, burstKeys, last201, issueS, issuanceCpu: cpu.since(burstCpu) };
+}
+
+/** Then the drain (every webhook of the burst, or DRAIN_GIVE_UP_S) and the quiet. */
+async function burstAndDrain(phase: Phase) {
+  const { receiver, cpu } = phase;
+  const before = { arrivals: receiver.arrivals.size, duplicates: receiver.duplicates };
+  const { burst, burstKeys, last201, issueS, issuanceCpu } = await issueBurst(phase);
+  const drainCpu = cpu.now();
+  const drainStart = Date.now();
+  console.log(`issued ${burstKeys.length} in ${issueS.toFixed(1)} s; waiting for their webhooks`);
+  for (let i = 1; Date.now() - drainStart < DRAIN_GIVE_UP_S * 1000; i++) {
+    const waiting = burstKeys.filter((k) => !receiver.arrivals.has(k)).length;
+    if (!waiting) break;
+    if (i % 25 === 0) console.log(`  ${waiting} webhooks still to come`);
+    await sleep(200);
+  }
+  const lastWebhook = Math.max(...burstKeys.map((k) => receiver.arrivals.get(k) ?? 0));
+  const burstMissing = burstKeys.filter((k) => !receiver.arrivals.has(k)).length;
+  const deliveryCpu = cpu.since(drainCpu);
+  const quietCpu = cpu.now();
+  const quietS = await phase.untilQuiet();
+  const settleCpu = cpu.since(quietCpu);
+  const perLicense = (cpu: Record<string, number>) =>
+    Object.fromEntries(Object.entries(cpu).map(([k, s]) => [k, (1000 * s) / Math.max(1, burstKeys.length)]));
+  const result: Result['burst'] = {
+    issued: burstKeys.length,
+    failed: burst.errors + burst.timeouts + burst.non2xx,
+    rate: burstKeys.length / issueS,
+    lastWebhookAfterS: (lastWebhook - last201) / 1000,
+    missing: burstMissing,
+    duplicates: receiver.duplicates - before.duplicates,
+    received: receiver.arrivals.size - before.arrivals,
+    quietAfterS: quietS,
+  };
+  const cpuPerLicence: Result['cpu'] = {
+    issuance: perLicense(issuanceCpu),
+    delivery: perLicense(deliveryCpu),
+    settle: perLicense(settleCpu),
+  };
+  return { burst: result, cpu: cpuPerLicence };
+}
+
 async function main() {
   // The machine's speed before the system starts: the figures below are times and rates.
   const bareBefore = await bareRate();
@@ -86,7 +220,6 @@ async function main() {
     logLevel: 'info',
     webhookAllowLoopback: true,
   });
-  const { system, headers, postgres } = bench;
   const cpu = new SystemCpu(bench, { nats: true });
   // Profiling (BENCH_PROFILE_DIR) keeps every process busy sampling: it is never quiet, so do not wait.
   const untilQuiet = () =>
@@ -95,122 +228,31 @@ async function main() {
       : cpu.untilQuiet(QUIET_PCT, QUIET_WINDOW_S, QUIET_GIVE_UP_S);
 
   try {
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${system.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    const issueBody = await subscribeReceiver(bench, receiver);
+    const phase: Phase = {
+      gatewayUrl: bench.system.gatewayUrl,
+      headers: bench.headers,
+      issueBody,
+      receiver,
+      cpu,
+      untilQuiet,
     };
-    const product = (await post('/api/v1/products', { name: 'Events', policy: { duration_days: 365 } })).body;
-    const endpoint = await post('/api/v1/webhooks', { url: receiver.url, events: ['license.created'] });
-    if (endpoint.status !== 201) throw new Error(`webhook endpoint refused: ${JSON.stringify(endpoint.body)}`);
-    const issueBody = JSON.stringify({ product_id: product.id, customer_email: 'events@example.com' });
-
     console.log('waiting for the idle system to settle');
     await untilQuiet();
     const rssIdle = cpu.rss();
-
-    // 1. Steady: one issuance every 1000/RATE ms, each request on its own (not waiting for the last).
-    console.log(`steady: ${RATE} issuances/s for ${STEADY_S} s`);
-    const answered = new Map<string, number>();
-    let steadyFailed = 0;
-    const started = Date.now();
-    const inFlight: Promise<void>[] = [];
-    for (let i = 0; i < RATE * STEADY_S; i++) {
-      const due = started + (i * 1000) / RATE;
-      if (due > Date.now()) await sleep(due - Date.now());
-      inFlight.push(
-        fetch(`${system.gatewayUrl}/api/v1/licenses`, { method: 'POST', headers, body: issueBody }).then(
-          async (res) => {
-            const at = Date.now();
-            const body = (await res.json()) as { license_key?: string };
-            if (res.status === 201 && body.license_key) answered.set(body.license_key, at);
-            else steadyFailed++;
-          },
-          () => void steadyFailed++,
-        ),
-      );
-    }
-    await Promise.all(inFlight);
-    const steadyRate = (RATE * STEADY_S) / ((Date.now() - started) / 1000);
-    for (let i = 0; i < 300 && [...answered.keys()].some((k) => !receiver.arrivals.has(k)); i++) await sleep(100);
-    const latencies = [...answered].map(([k, at]) => (receiver.arrivals.get(k) ?? Number.NaN) - at);
-    const steadyMissing = latencies.filter(Number.isNaN).length;
-    console.log(`  ${answered.size} issued, ${steadyFailed} failed, ${steadyMissing} webhooks missing`);
-    const steadySorted = latencies.filter((l) => !Number.isNaN(l)).sort((a, b) => a - b);
+    const steadyResult = await steady(phase);
     await untilQuiet();
-
-    // 2. Burst: BURST licences at 32 connections, then the drain and the quiet.
-    console.log(`burst: ${BURST} licences at ${CONNECTIONS} connections`);
-    const burstKeys: string[] = [];
-    const before = { arrivals: receiver.arrivals.size, duplicates: receiver.duplicates };
-    let last201 = 0;
-    const burstCpu = cpu.now();
-    const burstStart = Date.now();
-    const burst = await autocannon({
-      url: system.gatewayUrl,
-      connections: CONNECTIONS,
-      amount: BURST,
-      timeout: 30,
-      requests: [
-        {
-          method: 'POST',
-          path: '/api/v1/licenses',
-          headers,
-          body: issueBody,
-          onResponse: (status: number, body: string) => {
-            if (status !== 201) return;
-            last201 = Date.now();
-            burstKeys.push((JSON.parse(body) as { license_key: string }).license_key);
-          },
-        },
-      ],
-    });
-    const issueS = (last201 - burstStart) / 1000;
-    const issuanceCpu = cpu.since(burstCpu);
-    const drainCpu = cpu.now();
-    const drainStart = Date.now();
-    console.log(`issued ${burstKeys.length} in ${issueS.toFixed(1)} s; waiting for their webhooks`);
-    for (let i = 1; Date.now() - drainStart < DRAIN_GIVE_UP_S * 1000; i++) {
-      const waiting = burstKeys.filter((k) => !receiver.arrivals.has(k)).length;
-      if (!waiting) break;
-      if (i % 25 === 0) console.log(`  ${waiting} webhooks still to come`);
-      await sleep(200);
-    }
-    const lastWebhook = Math.max(...burstKeys.map((k) => receiver.arrivals.get(k) ?? 0));
-    const burstMissing = burstKeys.filter((k) => !receiver.arrivals.has(k)).length;
-    const deliveryCpu = cpu.since(drainCpu);
-    const quietCpu = cpu.now();
-    const quietS = await untilQuiet();
-    const settleCpu = cpu.since(quietCpu);
+    const { burst, cpu: cpuPerLicence } = await burstAndDrain(phase);
     const rssAfter = cpu.rss();
-    const perLicense = (cpu: Record<string, number>) =>
-      Object.fromEntries(Object.entries(cpu).map(([k, s]) => [k, (1000 * s) / Math.max(1, burstKeys.length)]));
-
-    const result = {
-      steady: {
-        rate: steadyRate,
-        issued: answered.size,
-        failed: steadyFailed,
-        missing: steadyMissing,
-        p50: pct(steadySorted, 50),
-        p99: pct(steadySorted, 99),
-        max: steadySorted[steadySorted.length - 1],
-      },
-      burst: {
-        issued: burstKeys.length,
-        failed: burst.errors + burst.timeouts + burst.non2xx,
-        rate: burstKeys.length / issueS,
-        lastWebhookAfterS: (lastWebhook - last201) / 1000,
-        missing: burstMissing,
-        duplicates: receiver.duplicates - before.duplicates,
-        received: receiver.arrivals.size - before.arrivals,
-        quietAfterS: quietS,
-      },
-      cpu: { issuance: perLicense(issuanceCpu), delivery: perLicense(deliveryCpu), settle: perLicense(settleCpu) },
+    const result: Result = {
+      steady: steadyResult,
+      burst,
+      cpu: cpuPerLicence,
       rss: { idle: rssIdle, after: rssAfter },
       bare: { before: bareBefore, after: await bareRate() },
     };
     console.log(JSON.stringify(result, null, 2));
-    writeSection(result, postgres !== null);
+    writeSection(result, bench.postgres !== null);
   } finally {
     await bench.stop();
     await receiver.stop();
