@@ -16,8 +16,9 @@ const VALIDATION_FIELDS = { outbox: 0 };
  */
 export class LicenseStore extends ErasureQueries {
   async insert(doc: Omit<LicenseDoc, 'outbox'>, events: DomainEvent[]): Promise<void> {
-    // Through mongoose, not the driver: a raw insertOne (tried to save CPU) made webhook-delivery e2e
-    // lose a restarted webhook service's deliveries; the cause was not found, so the mongoose path stays.
+    // Through mongoose, not the driver: a raw insertOne (tried to save CPU) once made a restarted
+    // webhook service lose the deliveries of licences issued meanwhile (through the whole system, the
+    // outbox included); the cause was not found, so the mongoose path stays.
     await this.models.License.create({ ...doc, ...outboxOf(events) });
   }
 
