@@ -176,9 +176,10 @@ describe('when a machine was last seen', () => {
     const id = await v.machine(key, 'apart-1');
     await validated(v.accountId, key, 'apart-1');
     await eventually(async () => expect((await v.machines(key))[0].last_seen_at).not.toBe(''));
-    const activation = await svc.db.collection('activations').findOne({ _id: id as never });
+    const store = await svc.db();
+    const activation = await store.collection('activations').findOne({ _id: id as never });
     expect(activation?.last_seen_at ?? null).toBeNull();
-    const sightings = await svc.db.collection('machine_sightings').find({ fingerprint: 'apart-1' }).toArray();
+    const sightings = await store.collection('machine_sightings').find({ fingerprint: 'apart-1' }).toArray();
     expect(sightings).toHaveLength(1);
     const deactivate = () =>
       svc.api.deactivate({ account_id: v.accountId, key, activation_id: id, key_scope: 'full', fingerprint: '' });

@@ -6,7 +6,7 @@ import {
   WebhookServiceService,
   type LicensePolicy,
 } from '@licensing/proto';
-import { AppError, createClient, newId } from '@licensing/runtime';
+import { AppError, connectMongo, createClient, newId } from '@licensing/runtime';
 import { type FakePeer, startFakePeer } from '@licensing/test-support';
 import type { Connection } from 'mongoose';
 import { start } from '../../src/main';
@@ -33,8 +33,11 @@ export interface RunningLicense {
   issue(accountId: string, productId: string, email: string): Promise<string>;
   /** Activates a machine: the activation's id. */
   activate(accountId: string, key: string, fingerprint: string): Promise<string>;
-  /** The service's own database, for what only the store shows. */
-  db: Connection;
+  /**
+   * The service's database on a connection of the test's own, for what only the store shows (the
+   * service's connection records every query shape for the index check: a test's look is not one).
+   */
+  db(): Promise<Connection>;
   stop(): Promise<void>;
 }
 
@@ -56,6 +59,7 @@ export async function startLicense(): Promise<RunningLicense> {
     clock,
   });
   const client = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
+  const opened: Connection[] = [];
   const web = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'web'));
   return {
     t,
@@ -87,10 +91,15 @@ export async function startLicense(): Promise<RunningLicense> {
     async activate(accountId, key, fingerprint) {
       return (await client.call.activate({ account_id: accountId, key, fingerprint, name: '' })).activation!.id;
     },
-    db: service.ctx.db,
+    async db() {
+      const conn = await connectMongo(t.mongoUrl, `${t.dbPrefix}_license`);
+      opened.push(conn);
+      return conn;
+    },
     async stop() {
       client.close();
       web.close();
+      await Promise.all(opened.map((c) => c.close()));
       await service.ctx.db.dropDatabase().catch(() => undefined);
       await service.stop();
       await products.stop();
