@@ -67,32 +67,40 @@ export function idempotencyKeys(clients: Clients, templates: readonly string[], 
     renewal.unref();
     let body: unknown;
     const json = res.json.bind(res);
-    res.json = (value: unknown) => {
-      body = value;
-      return json(value);
-    };
     const storedAnswer = (json: string) =>
       credential === undefined ? json : sealAnswer(json, credential, accountId, key);
     let settled = false;
-    const settle = (finished: boolean) => {
-      if (settled) return;
+    const settle = (finished: boolean): Promise<void> => {
+      if (settled) return Promise.resolve();
       settled = true;
       clearInterval(renewal);
       const succeeded = finished && res.statusCode < 400;
       const location = res.getHeader('location');
-      void clients.accounts
-        .settleRequestKey({
-          ...run,
-          succeeded,
-          status: res.statusCode,
-          body_json: succeeded && body !== undefined ? storedAnswer(JSON.stringify(body)) : '',
-          location: succeeded && typeof location === 'string' ? location : '',
-        })
-        // Not kept: the lease frees the key (a retry runs again, as after a failure).
-        .catch((err: unknown) => log.warn({ err }, 'the answer of an Idempotency-Key request was not kept'));
+      return (
+        clients.accounts
+          .settleRequestKey({
+            ...run,
+            succeeded,
+            status: res.statusCode,
+            body_json: succeeded && body !== undefined ? storedAnswer(JSON.stringify(body)) : '',
+            location: succeeded && typeof location === 'string' ? location : '',
+          })
+          .then(() => undefined)
+          // Not kept: the lease frees the key (a retry runs again, as after a failure).
+          .catch((err: unknown) => log.warn({ err }, 'the answer of an Idempotency-Key request was not kept'))
+      );
     };
-    res.once('finish', () => settle(true));
-    res.once('close', () => settle(res.writableFinished));
+    res.json = (value: unknown) => {
+      body = value;
+      if (res.statusCode >= 400) return json(value);
+      // A successful answer is kept before it is sent, as Stripe does: a client that retries the
+      // moment it has the answer (or never saw it) gets it replayed, never a 409 for a run that
+      // has in fact ended. A failed answer frees the key once it is sent (below).
+      void settle(true).finally(() => json(value));
+      return res;
+    };
+    res.once('finish', () => void settle(true));
+    res.once('close', () => void settle(res.writableFinished));
     next();
   };
 }
