@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { client, startStack, type Stack } from '../support/stack';
 import { eventually } from '../support/eventually';
 import { WebClient } from '../support/web-client';
+import { expectProblem } from '../support/problem-json';
 
 // What of authentication and errors only the real services show: the account service's judgement of
 // a key (its shape and checksum, the server secret it was issued under, its revocation), its listing
@@ -23,22 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-function expectProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(res.body).toEqual(
-    expect.objectContaining({
-      type: expect.any(String),
-      title: expect.any(String),
-      status,
-      detail: expect.any(String),
-      code,
-      request_id: res.headers.get('x-request-id'),
-    }),
-  );
-  expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js):\d+/); // never a stack trace
-}
 
 describe('authentication', () => {
   it('an unknown key of the right shape, and a key with a broken checksum: 401', async () => {

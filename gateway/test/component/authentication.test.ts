@@ -2,7 +2,7 @@ import { client } from '../../../test/support/stack';
 import { eventually } from '../../../test/support/eventually';
 import { accountHandlers, fakeVendor, productHandlers, type FakeVendor } from './fake-service-answers';
 import { startGatewayWithFakeServices, type GatewayWithFakeServices } from './gateway-with-fake-services';
-import { expectProblem } from './problem-json';
+import { expectProblem } from '../../../test/support/problem-json';
 
 // A vendor's API key, as the gateway takes it: a missing or malformed Authorization is refused before
 // anyone is asked, a key is who the (faked) account service says it is, and a key that service stops

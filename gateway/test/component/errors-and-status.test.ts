@@ -3,7 +3,7 @@ import { client } from '../../../test/support/stack';
 import { eventually } from '../../../test/support/eventually';
 import { accountHandlers, fakeVendor, productHandlers } from './fake-service-answers';
 import { startGatewayWithFakeServices, type GatewayWithFakeServices } from './gateway-with-fake-services';
-import { expectProblem } from './problem-json';
+import { expectProblem } from '../../../test/support/problem-json';
 
 // The one error format for everything the gateway refuses itself (bad JSON, media type, size, path,
 // method), request ids, and what it says about itself and what is behind it: /api/v1/status, the

@@ -3,7 +3,7 @@ import { AppError, newId } from '@licensing/runtime';
 import { client } from '../../../test/support/stack';
 import { accountHandlers, fakeVendor } from './fake-service-answers';
 import { startGatewayWithFakeServices, type GatewayWithFakeServices } from './gateway-with-fake-services';
-import { expectProblem } from './problem-json';
+import { expectProblem } from '../../../test/support/problem-json';
 
 // A deployment whose checkout service has Stripe chosen and no keys yet (its "payments" health part
 // not serving, its CreateSession refused as unavailable: services/checkout/test/component/
