@@ -100,4 +100,7 @@ module.exports = {
   projects,
   testTimeout,
   maxWorkers: 2,
+  // Longest files first, by this machine's last run or else the committed table (a fresh clone has no
+  // timings of its own): test/support/sequencer.js.
+  testSequencer: join(__dirname, 'test', 'support', 'sequencer.js'),
 };

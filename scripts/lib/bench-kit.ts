@@ -119,7 +119,9 @@ export async function startBenchSystem(name: string, overrides: Partial<Topology
     checkoutTestMode: true,
     ...overrides,
   };
-  const system = await launchSystem(t, await freePorts(), join(work, 'logs'), profiled(process.env.BENCH_PROFILE_DIR));
+  const system = await launchSystem(t, await freePorts(), join(work, 'logs'), {
+    nodeArgs: profiled(process.env.BENCH_PROFILE_DIR),
+  });
   // A bench stopped by Ctrl-C or a timeout stops its system too, instead of leaving it running unowned.
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const)

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envFor, pageKey, type Addrs, type Topology } from './topology';
 import { components, gateway, services, web, type Component } from './components';
@@ -58,64 +58,97 @@ async function waitForGatewayReady(gatewayUrl: string, logDir: string): Promise<
   }
 }
 
-export async function launchSystem(
-  t: Topology,
-  ports: Ports,
-  logDir: string,
-  nodeArgs: Partial<Record<Component, string[]>> = {},
-): Promise<RunningSystem> {
-  mkdirSync(logDir, { recursive: true });
+export interface LaunchOptions {
+  /** Node's own flags for a component's process (a benchmark's CPU profile). */
+  nodeArgs?: Partial<Record<Component, string[]>>;
+  /** Settings a component gets over the topology's (a test system's generous throttles). */
+  extraEnv?: Partial<Record<Component, Record<string, string>>>;
+  /**
+   * The launcher may end before the processes: they are not waited for, and their crash is not watched
+   * (the test stack a jest worker's files share, which the run's global teardown stops by pid).
+   */
+  unref?: boolean;
+  /** Every component started at once instead of in components.json's order (a test system: quicker). */
+  atOnce?: boolean;
+}
+
+/** Each service's gRPC address and each page server's URL, from the ports the components will take. */
+function addressesOf(host: string, ports: Ports): Addrs {
   const portOf = (name: Component) => {
     if (!ports[name]) throw new Error(`no port for ${name}`);
     return ports[name];
   };
   const addrs: Addrs = {};
   for (const s of services) {
-    addrs[s.name] = `${t.host}:${portOf(s.name).port}`;
-    if (s.ports.http !== undefined) addrs[pageKey(s.name)] = `http://${t.host}:${portOf(s.name).http}`;
+    addrs[s.name] = `${host}:${portOf(s.name).port}`;
+    if (s.ports.http !== undefined) addrs[pageKey(s.name)] = `http://${host}:${portOf(s.name).http}`;
   }
-  if (web) addrs[pageKey(web.name)] = `http://${t.host}:${portOf(web.name).port}`;
-  const gatewayUrl = `http://${t.host}:${portOf(gateway.name).port}`;
+  if (web) addrs[pageKey(web.name)] = `http://${host}:${portOf(web.name).port}`;
+  portOf(gateway.name);
+  return addrs;
+}
+
+/** Stops the named processes one after another: SIGTERM, SIGKILL after 20 s. */
+async function stopInOrder(children: Map<Component, ChildProcess>, names: Component[]): Promise<void> {
+  for (const name of names) {
+    const child = children.get(name);
+    if (!child || child.exitCode !== null || child.signalCode !== null) continue;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 20_000).unref();
+    });
+  }
+}
+
+export async function launchSystem(
+  t: Topology,
+  ports: Ports,
+  logDir: string,
+  { nodeArgs = {}, extraEnv = {}, unref = false, atOnce = false }: LaunchOptions = {},
+): Promise<RunningSystem> {
+  mkdirSync(logDir, { recursive: true });
+  const addrs = addressesOf(t.host, ports);
+  const gatewayUrl = `http://${t.host}:${ports[gateway.name].port}`;
   const publicBaseUrl = process.env.PUBLIC_BASE_URL ?? gatewayUrl;
-  const envOf = (name: Component) =>
-    envFor(name, t, { port: ports[name].port, httpPort: ports[name].http, addrs, publicBaseUrl });
+  const envOf = (name: Component) => ({
+    ...envFor(name, t, { port: ports[name].port, httpPort: ports[name].http, addrs, publicBaseUrl }),
+    ...extraEnv[name],
+  });
   const children = new Map<Component, ChildProcess>();
   let stopping = false;
   let onCrash!: (c: { name: Component; code: number | null }) => void;
   const crashed = new Promise<{ name: Component; code: number | null }>((resolve) => (onCrash = resolve));
 
-  const stopAll = async (names: Component[]) => {
-    for (const name of names) {
-      const child = children.get(name);
-      if (!child || child.exitCode !== null || child.signalCode !== null) continue;
-      await new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 20_000).unref();
-      });
-    }
-  };
+  const stopAll = (names: Component[]) => stopInOrder(children, names);
 
   // The deployment-time set-up first: the event stream, which no component may create or change.
   await setUpEvents(t);
-  // components.json's order: each service is serving before anything that calls it starts.
   const order = components.map((c) => c.name);
-  for (const name of order) {
+  /** Starts one component and waits until it serves. */
+  const startOne = async (name: Component) => {
     const logFile = join(logDir, `${name}.log`);
     const { child, exited } = spawnComponent(name, envOf(name), logFile, nodeArgs[name]);
     children.set(name, child);
-    child.once('exit', (code) => {
-      if (!stopping) onCrash({ name, code });
-    });
-    try {
-      if (name === gateway.name || name === web?.name)
-        await Promise.race([waitForPort(t.host, ports[name].port, 30_000), exited]);
-      else await waitForServing(addrs[name], 60_000, exited);
-    } catch (err) {
-      stopping = true;
-      await stopAll([...order].reverse());
-      throw err;
-    }
+    if (unref) child.unref();
+    else
+      child.once('exit', (code) => {
+        if (!stopping) onCrash({ name, code });
+      });
+    if (name === gateway.name || name === web?.name)
+      await Promise.race([waitForPort(t.host, ports[name].port, 30_000), exited]);
+    else await waitForServing(addrs[name], 60_000, exited);
+  };
+  try {
+    // components.json's order: each service is serving before anything that calls it starts. All at
+    // once when asked: every address is fixed before any starts, and a gRPC client connects on its
+    // first call, so nothing needs its peers serving to start.
+    if (atOnce) await Promise.all(order.map(startOne));
+    else for (const name of order) await startOne(name);
+  } catch (err) {
+    stopping = true;
+    await stopAll([...order].reverse());
+    throw err;
   }
 
   await waitForGatewayReady(gatewayUrl, logDir);
@@ -136,7 +169,8 @@ export async function launchSystem(
 /**
  * One component as its own process (its own process group, so a terminal's
  * Ctrl-C reaches only the launcher, which then stops everything in order),
- * output appended to `logFile`. `exited` rejects if the process ends.
+ * output appended to `logFile` by the process itself (nothing passes through
+ * the launcher, which may end first). `exited` rejects if the process ends.
  */
 export function spawnComponent(
   name: Component,
@@ -144,14 +178,13 @@ export function spawnComponent(
   logFile: string,
   nodeArgs: string[] = [],
 ): { child: ChildProcess; exited: Promise<never> } {
-  const out = createWriteStream(logFile, { flags: 'a' });
+  const out = openSync(logFile, 'a');
   const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, join(repoRoot(), entry[name])], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', out, out],
     detached: true,
   });
-  child.stdout!.pipe(out);
-  child.stderr!.pipe(out);
+  closeSync(out);
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code, signal) =>
       reject(new Error(`${name} exited (${signal ?? `code ${code}`}); last lines of ${logFile}:\n${tail(logFile)}`)),

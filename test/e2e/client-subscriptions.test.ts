@@ -1,16 +1,16 @@
 // @licensing/client's subscriptions: list/get/cancel/billingPortal against a running system
 // in test mode, and verifyLicenseFile's paid_through and grace_until for a subscription licence.
 import { type LicensingError, verifyLicenseFile, type LicensingClient } from '@licensing/client';
-import { startStack, type Stack } from '../support/stack';
+import { openSharedStack, type OpenSharedStack } from '../support/shared-stack';
 import { sdk } from '../support/sdk';
 import { WebClient } from '../support/web-client';
 
-let stack: Stack;
+let stack: OpenSharedStack;
 let client: LicensingClient;
 let productId: string;
 
 beforeAll(async () => {
-  stack = await startStack({}, { CHECKOUT_REQUESTS_PER_MINUTE: '1000' });
+  stack = await openSharedStack();
   const acct = await stack.newAccount();
   await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   client = sdk(stack.url, acct.apiKey);
@@ -24,7 +24,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.close();
 });
 
 async function subscribe(): Promise<{ subscription: string; key: string }> {

@@ -1,18 +1,18 @@
 import { eventually } from '../support/eventually';
 import { dashboardOwner, fieldError } from '../support/fixture';
-import { startStack, type Stack } from '../support/stack';
+import { openSharedStack, type OpenSharedStack } from '../support/shared-stack';
 import { WebClient } from '../support/web-client';
 
 // The dashboard's bulk issuance (a CSV of e-mails) and key reroll (after a confirmation), through the
 // running system.
-let stack: Stack;
+let stack: OpenSharedStack;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await openSharedStack();
 });
 
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.close();
 });
 
 it('issues a licence to each row of a CSV of e-mails, and shows the job with its keys', async () => {

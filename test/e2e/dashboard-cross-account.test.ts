@@ -1,4 +1,4 @@
-import { startStack, type Stack } from '../support/stack';
+import { openSharedStack, type OpenSharedStack } from '../support/shared-stack';
 import { eventually } from '../support/eventually';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { dashboardOwner } from '../support/fixture';
@@ -6,16 +6,16 @@ import { dashboardOwner } from '../support/fixture';
 // A signed-in user of account B changes ids in URLs and forms to reach
 // account A's products, licences, machines, webhook endpoints, deliveries and
 // checkout: every attempt is a 404 page and nothing of A's changes.
-let stack: Stack;
+let stack: OpenSharedStack;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  [stack, receiver] = await Promise.all([startStack(), WebhookReceiver.start()]);
+  [stack, receiver] = await Promise.all([openSharedStack(), WebhookReceiver.start()]);
 });
 
 afterAll(async () => {
   await receiver?.stop();
-  await stack?.stop();
+  await stack?.close();
 });
 
 const owner = () => dashboardOwner(stack, 'owner');

@@ -1,17 +1,17 @@
-import { startStack, type Stack } from '../support/stack';
+import { openSharedStack, type OpenSharedStack } from '../support/shared-stack';
 import { dashboardOwner, fieldError } from '../support/fixture';
 
 // Bad input on every dashboard form: a 4xx page with the message next to the
 // field it is about (or at the top when it is about the whole form), never a
 // 500 or a stack trace, and nothing created.
-let stack: Stack;
+let stack: OpenSharedStack;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await openSharedStack();
 });
 
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.close();
 });
 
 const owner = () => dashboardOwner(stack, 'forms');

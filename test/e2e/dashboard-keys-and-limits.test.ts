@@ -1,13 +1,13 @@
 import { client } from '../support/stack';
-import { ownerEmail, useStack } from '../support/fixture';
+import { ownerEmail } from '../support/fixture';
+import { useSharedStack } from '../support/shared-stack';
 import { WebClient } from '../support/web-client';
 import { eventually } from '../support/eventually';
 
 // The dashboard counted against the account's rate limits like the API, and
 // the API keys of Settings: every live key listed and revocable, a cap on them,
-// "Revoke all keys". A stack of its own: each test signs up, and sign-ups are
-// throttled per address.
-const fx = useStack();
+// "Revoke all keys". Each test signs up (the shared system's sign-up throttles are lifted).
+const fx = useSharedStack();
 
 describe('metering', () => {
   const validate = (key: string) =>

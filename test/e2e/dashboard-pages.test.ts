@@ -1,25 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { client, startStack, type Stack } from '../support/stack';
+import { client } from '../support/stack';
+import { useSharedStack } from '../support/shared-stack';
 import { eventually } from '../support/eventually';
 import { WebClient } from '../support/web-client';
 
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack();
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const shared = useSharedStack();
 
 async function ownerWithKey() {
-  const web = new WebClient(stack.url, stack.topology);
+  const web = new WebClient(shared.stack.url, shared.stack.topology);
   await web.signUp(`owner-${randomBytes(4).toString('hex')}@example.com`);
   const csrf = WebClient.csrf((await web.get('/dashboard/settings')).html);
   const made = await web.post('/dashboard/settings/keys', { _csrf: csrf, name: 'api', scope: 'full' });
   const key = /data-testid="new-key">([^<]+)</.exec(made.html)![1];
-  return { web, api: client(stack.url, key) };
+  return { web, api: client(shared.stack.url, key) };
 }
 
 it('the overview counts licences issued, validations by answer code over 24 h and 30 days, and requests this hour', async () => {
@@ -83,7 +76,7 @@ it('GET /api/v1/licenses filters by customer e-mail, case-insensitively', async 
 });
 
 it('unknown dashboard pages are a 404 page, and the assets are served', async () => {
-  const web = new WebClient(stack.url, stack.topology);
+  const web = new WebClient(shared.stack.url, shared.stack.topology);
   expect((await web.get('/dashboard/nope')).status).toBe(404);
   const css = await web.get('/dashboard/assets/app.css');
   expect(css.status).toBe(200);

@@ -1,17 +1,18 @@
 // The dashboard's Subscriptions page: list and filter, one subscription with its invoices and
 // licence, cancelling with a confirmation; and the product form's interval and trial.
 import { randomBytes } from 'node:crypto';
-import { client, startStack, type Stack } from '../support/stack';
+import { client } from '../support/stack';
+import { openSharedStack, type OpenSharedStack } from '../support/shared-stack';
 import { WebClient } from '../support/web-client';
 
-let stack: Stack;
+let stack: OpenSharedStack;
 
 beforeAll(async () => {
-  stack = await startStack({}, { CHECKOUT_REQUESTS_PER_MINUTE: '1000' });
+  stack = await openSharedStack();
 });
 
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.close();
 });
 
 async function ownerWithKey() {

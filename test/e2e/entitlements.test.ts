@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { connectMongo } from '@licensing/runtime';
 import { client } from '../support/stack';
-import { dashboardOwner, fieldError, useStackWithAccount } from '../support/fixture';
+import { dashboardOwner, fieldError } from '../support/fixture';
+import { useSharedStack } from '../support/shared-stack';
 import { eventually } from '../support/eventually';
 
 // Entitlements end to end (docs/api.md, "Entitlements"): a product's policy names feature codes (live:
@@ -11,7 +12,7 @@ import { eventually } from '../support/eventually';
 // entitlements_missing after status and activation; bad lists are 400 with nothing written; the
 // gateways' validation caches follow every change; the dashboard edits both.
 
-const f = useStackWithAccount();
+const f = useSharedStack();
 /** Each test's own account and key: the suite sends more than one key's minute allows. */
 let api: ReturnType<typeof client>;
 beforeEach(async () => {

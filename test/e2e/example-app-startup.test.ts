@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { LicensingClient } from '@licensing/client';
 import { main } from '../../examples/app-startup/src/main';
 import { sdk } from '../support/sdk';
-import { startStack, type Stack } from '../support/stack';
+import { openSharedStack, type OpenSharedStack } from '../support/shared-stack';
 
 // The example app (examples/app-startup) against a running stack, with the
 // licence key as its only credential: it takes a floating seat, shows the
@@ -12,14 +12,14 @@ import { startStack, type Stack } from '../support/stack';
 // on stop, and starts offline from the licence file it kept (a gateway address
 // where nothing listens: a real failed connection).
 
-let stack: Stack;
+let stack: OpenSharedStack;
 let vendor: LicensingClient;
 let productId: string;
 let dir: string;
 const OFFLINE = 'http://127.0.0.1:1';
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await openSharedStack();
   const acct = await stack.newAccount();
   await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   vendor = sdk(stack.url, acct.apiKey);
@@ -35,7 +35,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
-  await stack?.stop();
+  await stack?.close();
 });
 
 /** The settings of one installation: its licence key, machine and files, no API key. */

@@ -2,13 +2,13 @@ import { request as httpRequest } from 'node:http';
 import { generateLicenseKey } from '@licensing/proto';
 import { connectMongo } from '@licensing/runtime';
 import { eventually } from '../support/eventually';
-import { useStackWithAccount } from '../support/fixture';
+import { useSharedStack } from '../support/shared-stack';
 import { client } from '../support/stack';
 
 // Imports: licences brought over with their keys, from jsonl, CSV, Keygen, Lemon Squeezy and
 // Gumroad files; foreign keys validate exactly as native ones; bad rows are refused naming the row.
 
-const f = useStackWithAccount();
+const f = useSharedStack();
 
 const KEYGEN = 'C1B6DE-39A6E3-DE1529-8559A4-E4F6D9-V3';
 const LEMON = '38b1460a-5104-4067-a91d-77b872934d51';

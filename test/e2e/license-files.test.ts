@@ -1,5 +1,6 @@
 import { createPublicKey, verify } from 'node:crypto';
-import { client, startStack, type Stack } from '../support/stack';
+import { client } from '../support/stack';
+import { openSharedStack, type OpenSharedStack } from '../support/shared-stack';
 
 // Verification written independently of the service, with node:crypto only:
 // what an app does offline with a licence file and the product's public keys.
@@ -36,18 +37,18 @@ const flip = (b64: string, at: number) => {
   return bytes.toString('base64url');
 };
 
-let stack: Stack;
+let stack: OpenSharedStack;
 let api: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await openSharedStack();
   const acct = await stack.newAccount();
   await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
   api = client(stack.url, acct.apiKey);
 });
 
 afterAll(async () => {
-  await stack?.stop();
+  await stack?.close();
 });
 
 async function productAndLicense(policy?: Record<string, unknown>) {

@@ -4,7 +4,8 @@ import { services } from '../../scripts/lib/components';
 import { eventually } from '../support/eventually';
 import { dashboardOwner } from '../support/fixture';
 import { askForLink } from '../support/portal';
-import { client, startStack, type Stack } from '../support/stack';
+import { client } from '../support/stack';
+import { openSharedStack, type OpenSharedStack } from '../support/shared-stack';
 import { WebClient } from '../support/web-client';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -16,20 +17,20 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 
 jest.setTimeout(180_000);
 
-let stack: Stack;
+let stack: OpenSharedStack;
 let receiver: WebhookReceiver;
 const dbs: Record<string, Connection> = {};
 
 beforeAll(async () => {
   receiver = await WebhookReceiver.start();
-  stack = await startStack();
+  stack = await openSharedStack();
   for (const s of services)
     dbs[s.name] = await connectMongo(stack.topology.mongoUrl, `${stack.topology.dbPrefix}_${s.name}`);
 });
 
 afterAll(async () => {
   for (const db of Object.values(dbs)) await db.close();
-  await stack?.stop();
+  await stack?.close();
   await receiver?.stop();
 });
 

@@ -14,7 +14,12 @@ export class EventLog {
 
   private constructor(private readonly nc: NatsConnection) {}
 
-  static async open(natsUrl: string, stream: string): Promise<EventLog> {
+  /** `keep`: which events the log holds (a shared system's stream carries every file's). */
+  static async open(
+    natsUrl: string,
+    stream: string,
+    keep: (e: DomainEvent) => boolean = () => true,
+  ): Promise<EventLog> {
     const nc = await connect({ servers: natsServers(natsUrl) });
     const log = new EventLog(nc);
     const js = nc.jetstream();
@@ -26,8 +31,10 @@ export class EventLog {
     log.stopConsuming = () => messages.stop();
     void (async () => {
       for await (const m of messages) {
+        const event = m.json<DomainEvent>();
+        if (!keep(event)) continue;
         log.subjects.push(m.subject);
-        log.seen.push(m.json<DomainEvent>());
+        log.seen.push(event);
       }
     })().catch(() => undefined);
     return log;

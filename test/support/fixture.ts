@@ -53,7 +53,7 @@ export const ownerEmail = (): string => `owner-${randomBytes(4).toString('hex')}
  * A vendor signed up through the dashboard, with a full API key made in Settings: the signed-in
  * browser, the CSRF token of its last page, and an API client with the new key.
  */
-export async function dashboardOwner(stack: Stack, prefix = 'owner') {
+export async function dashboardOwner(stack: Pick<Stack, 'url' | 'topology'>, prefix = 'owner') {
   const web = new WebClient(stack.url, stack.topology);
   await web.signUp(`${prefix}-${randomBytes(4).toString('hex')}@example.com`);
   const settings = await web.get('/dashboard/settings');

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { preparePostgres, startFerretDB } from '../../scripts/lib/ferretdb';
 import { startStripeMock } from '../../scripts/lib/stripe-mock';
 import { freePort, hostPort, portAnswers } from '../../scripts/lib/net';
+import { stopOrphanedSharedStacks } from './shared-stack-handles';
 
 // Starts what the tests need and is missing. Every run gets its own FerretDB
 // (random port; over PostgreSQL in a database of its own when PostgreSQL
@@ -14,6 +15,7 @@ import { freePort, hostPort, portAnswers } from '../../scripts/lib/net';
 // machine's, isolated by per-run names and key prefixes.
 export default async function globalSetup(): Promise<void> {
   process.env.TEST_RUN_ID ??= randomBytes(4).toString('hex');
+  await stopOrphanedSharedStacks();
   const nats = hostPort(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 4222);
   if (!(await portAnswers(nats.host, nats.port))) {
     throw new Error(
