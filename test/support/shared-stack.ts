@@ -35,8 +35,20 @@ export interface SharedStack {
   extraGateway(config?: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
 }
 
+/**
+ * The shared system runs for the whole run, mostly idle while its worker runs files with stacks of their
+ * own: its safety-net scans and flushes run every second, not five times a second (a change publishes its
+ * events at once either way; only a test clock or a fault would wait on these, and such files start their own).
+ */
+const SHARED_INTERVALS = {
+  outboxIntervalMs: 1000,
+  statsFlushIntervalMs: 1000,
+  expirySweepIntervalMs: 1000,
+  webhookDispatchIntervalMs: 500,
+};
+
 async function launch(): Promise<Handle> {
-  const topology = testTopology();
+  const topology = testTopology(SHARED_INTERVALS);
   const logDir = join(sharedStackDir(), `logs-${process.env.JEST_WORKER_ID ?? '1'}-${randomBytes(2).toString('hex')}`);
   const system = await launchSystem(topology, await freePorts(), logDir, {
     unref: true,
