@@ -9,6 +9,9 @@ import { WebClient } from '../support/web-client';
 import { ARTIFACTS, launchBrowser } from '../support/browser';
 import { eventually } from '../support/eventually';
 
+// Own stack: its hosted-page throttle case needs a second web component with CHECKOUT_REQUESTS_PER_MINUTE of
+// its own.
+
 let stack: Stack;
 let events: EventLog;
 let api: ReturnType<typeof client>;

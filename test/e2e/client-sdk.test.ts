@@ -4,6 +4,8 @@ import { eventually } from '../support/eventually';
 import { sdk } from '../support/sdk';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
+// Own stack: it stops the licence service to see how the SDK reports an outage.
+
 // @licensing/client against a whole running system: every call here goes
 // through the SDK (its answers checked against the OpenAPI document).
 

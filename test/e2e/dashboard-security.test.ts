@@ -3,6 +3,9 @@ import { ownerEmail, useStack } from '../support/fixture';
 import { WebClient } from '../support/web-client';
 import { signupToken, waitForMail } from '../support/mailbox';
 
+// Own stack: its failed sign-ins and unknown session cookies spend the throttles of the one client address
+// every file signs in from.
+
 const fx = useStack();
 
 describe('sign-up and sign-in', () => {

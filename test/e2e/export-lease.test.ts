@@ -5,6 +5,9 @@ import { EXPORT_GATEWAY_SHUT_DOWN } from '../../gateway/src/routes/export-jobs';
 import { eventually } from '../support/eventually';
 import { client, startStack, type Stack } from '../support/stack';
 
+// Own stack: its checkout service is held behind a proxy and exports run on a lease of a few seconds
+// (EXPORT_LEASE_MS).
+
 // An export runs in the gateway process that took its POST. When that process dies mid-way
 // (a crash, a SIGKILL, a deploy), the export must still end: its lease in the licence service lapses
 // and any gateway then reads it failed, saying to start a new export. A graceful stop (SIGTERM) ends

@@ -9,6 +9,8 @@ import { connectMongo } from '@licensing/runtime';
 import { client, startStack, TestClock, type Stack } from '../support/stack';
 import { WebClient } from '../support/web-client';
 
+// Own stack: its clock is moved by hand (TestClock), and the round trip needs a second installation.
+
 // Exports: an account's products, licences with their machines, checkout sessions and webhook
 // endpoints as JSON lines, never a secret; the file imports into an account of another installation and
 // nothing is lost (the round trip below); the operator CLI runs both.

@@ -12,6 +12,8 @@ import { client, startStack, type Stack } from '../support/stack';
 import { selfSignedCert } from '../support/tls';
 import { WebClient } from '../support/web-client';
 
+// Own stack: its clock is moved by hand (TestClock), so both gateways answer at one instant.
+
 // The validation fast path (gateway/src/license-validation/fast-path.ts) is a second request
 // pipeline: for what it answers it must answer exactly as the Express route does. Here two gateways
 // over the same services, one with the fast path and one without (the test-only switch of app.ts),

@@ -3,6 +3,8 @@ import { eventually } from '../support/eventually';
 import { sdk } from '../support/sdk';
 import { startStack, type Stack } from '../support/stack';
 
+// Own stack: its gateway's rate-limit minute is shortened to 30 s (RATE_LIMIT_MINUTE_WINDOW_S).
+
 // Twenty-five copies of an app on one licence of twenty-five floating seats with the shortest lease (30 s):
 // each heartbeats every 10 s, a third of its lease. Their heartbeats are budgeted per activation, never
 // from the licence's minute (60 per window), which twenty-five seats' 75 heartbeats a window would spend

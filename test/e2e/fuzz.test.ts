@@ -22,6 +22,9 @@ import {
   type Operation,
 } from '../support/fuzz';
 
+// Own stack: its auth-failure and checkout-page throttles are lifted, so hostile requests meet the routes,
+// not a 429.
+
 // Property-based fuzzing of the public surface, driven by the /openapi.json
 // the gateway serves: at least 2,000 hostile requests spread over every
 // operation (and the dashboard's, the hosted checkout's and the customer portal's pages, the

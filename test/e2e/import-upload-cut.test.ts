@@ -6,6 +6,8 @@ import { UPLOAD_IDLE_MS } from '../../services/license/src/transfer/use-cases/im
 import { eventually } from '../support/eventually';
 import { client, startStack, TestClock, type Stack } from '../support/stack';
 
+// Own stack: its clock is moved by hand (TestClock) past the upload's idle limit.
+
 // An import's file is streamed by the gateway that took the POST, a piece at a time, to the
 // licence service. A broken connection is abandoned by that gateway at once (imports.test.ts); when the
 // gateway itself dies mid-file (SIGKILL, a node lost), nobody is left to say so: the licence service's

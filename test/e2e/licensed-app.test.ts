@@ -8,6 +8,8 @@ import {
 import { checkedFetch, sdk } from '../support/sdk';
 import { startStack, TestClock, type Stack } from '../support/stack';
 
+// Own stack: its clock is moved by hand (TestClock) to let a lease lapse.
+
 // LicensedApp (the app's side of @licensing/client) against a whole running
 // system, with nothing but the licence key: the vendor sets the product up
 // with its full key, then every app request carries `Authorization: License …`

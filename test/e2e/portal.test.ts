@@ -7,6 +7,9 @@ import { SmtpInbox } from '../support/smtp-inbox';
 import { WebClient } from '../support/web-client';
 import { askForLink, nthMailTo, portalLinkIn, redeem, signInToPortal } from '../support/portal';
 
+// Own stack: customer mail goes to this file's SMTP inbox, and its throttles are set per test address
+// (TRUSTED_PROXIES).
+
 // The customer portal and its API over plain HTTP against the real stack and a real SMTP server: the
 // e-mail form's one answer, its throttles, CSRF, the session cookie, the one-time link, erasure, seat
 // rescue and the activation 409's next_action. The browser flows are in portal-browser.test.ts.

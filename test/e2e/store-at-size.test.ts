@@ -11,6 +11,8 @@ import { SmtpInbox } from '../support/smtp-inbox';
 import { client, startStack, type Stack } from '../support/stack';
 import { WebClient } from '../support/web-client';
 
+// Own stack: it loads 100,000 licences into the store, which every file sharing a stack would then work over.
+
 // A new account's everyday work takes about the time it takes on an empty store when the store already
 // holds 100,000 licences of other accounts (docs/benchmarks.md, "A new account on a full store"): a
 // batch, an import, an export, an erasure, a list, a portal sign-in and a validation, each timed on the

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // The system suite holds only what the whole system shows (docs/architecture.md, "Tests"): at most 20
-// files, each saying at its top why it starts a stack of its own. Every end-to-end file has a plan for
+// files, each saying at its top why it starts a stack of its own (so does an end-to-end file that does not
+// use the stack its jest worker's files share). Every end-to-end file has a plan for
 // where its cases go (docs/testing-map.md), so the tier only shrinks.
 
 const root = join(__dirname, '..', '..');
@@ -18,14 +19,17 @@ it(`test/system holds at most ${MAX_SYSTEM_FILES} files`, () => {
   expect(testsIn('test/system').length).toBeGreaterThan(0);
 });
 
-it('each system file that starts a stack of its own says why near its top', () => {
-  const silent = testsIn('test/system').filter((name) => {
-    const top = readFileSync(join(root, 'test/system', name), 'utf8')
-      .split('\n')
-      .slice(0, 40)
-      .join('\n');
-    return !/^\/\/ Own stack: \S/m.test(top);
-  });
+/** Whether a file starts a whole system of its own (not the one its jest worker's files share). */
+const startsItsOwnStack = (text: string) => /\b(startStack|useStack|useStackWithAccount)\(/.test(text);
+
+it('each system or end-to-end file that starts a stack of its own says why near its top', () => {
+  const silent = ['test/system', 'test/e2e'].flatMap((folder) =>
+    testsIn(folder)
+      .map((name) => ({ name: `${folder}/${name}`, text: readFileSync(join(root, folder, name), 'utf8') }))
+      .filter(({ text }) => startsItsOwnStack(text) || folder === 'test/system')
+      .filter(({ text }) => !/^\/\/ Own stack: \S/m.test(text.split('\n').slice(0, 40).join('\n')))
+      .map(({ name }) => name),
+  );
   expect(silent).toEqual([]);
 });
 
