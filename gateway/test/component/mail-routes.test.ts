@@ -92,3 +92,10 @@ it('GET /emails pages the log with a cursor, and refuses a cursor that is not on
     page: { limit: 1, starting_after: page.body.next_cursor },
   });
 });
+
+it('email_on_purchase that is not a boolean is refused with 400 before the product service is asked', async () => {
+  const refused = await gw.request('PATCH', `/api/v1/products/${product}`, { email_on_purchase: 'no' });
+  expect(refused.status).toBe(400);
+  expect(JSON.stringify(refused.body)).toContain('email_on_purchase');
+  expect(gw.peers.product.requestsTo('updateProduct')).toHaveLength(0);
+});
