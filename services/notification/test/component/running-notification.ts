@@ -55,6 +55,8 @@ export interface RunningNotification {
   product(accountId: string, name: string, fields?: Partial<Product>): Product;
   /** A licence the fake licence service holds (issued with no event: see licenceCreated). */
   issue(accountId: string, productId: string, email: string): License;
+  /** The licence the fake licence service holds under this key (a test changes it as the licence service would). */
+  licence(accountId: string, key: string): License | undefined;
   /** The licence service's license.created of it, published; `sendEmail`: the API call asked for the mail. */
   licenceCreated(licence: License, sendEmail?: boolean): Promise<DomainEvent>;
   /** A reroll as the licence service makes it: the licence takes a new key, and license.rerolled is published. */
@@ -79,6 +81,9 @@ export interface RunningNotification {
   metricsUrl(): string;
   /** The settings the service runs with (for a process of it on the same address). */
   env: Record<string, string>;
+  /** Stops the fake licence service at once (a crashed one); `startLicencesAgain` brings it back on its address. */
+  stopLicences(): Promise<void>;
+  startLicencesAgain(): Promise<void>;
   /** Stops the service (the stream, the store and the fakes stay); `startAgain` starts it on the same address. */
   stopService(): Promise<void>;
   startAgain(): Promise<void>;
@@ -173,6 +178,7 @@ export async function startNotification(overrides: Partial<Topology> = {}): Prom
     }),
     licenses: await startFakePeer(LicenseServiceService, licenceHandlers(licences, batches)),
   };
+  const licencesPort = peers.licenses.port;
   await setUpEvents(t);
   const port = await freePort(); // fixed, so a stopped service starts again where its clients call
   const env = envFor('notification', t, {
@@ -240,6 +246,7 @@ export async function startNotification(overrides: Partial<Topology> = {}): Prom
       return product;
     },
     issue,
+    licence: (accountId, key) => licences.find((l) => l.account_id === accountId && l.key === key),
     async licenceCreated(licence, sendEmail = false) {
       const event = asked(
         newEvent('license.created', licence.account_id, { license: licenceData(licence) }, clock.now()),
@@ -345,6 +352,12 @@ export async function startNotification(overrides: Partial<Topology> = {}): Prom
     },
     metricsUrl: () => `http://127.0.0.1:${service?.metricsPort}/metrics`,
     env,
+    stopLicences: () => peers.licenses.stop(),
+    async startLicencesAgain() {
+      peers.licenses = await startFakePeer(LicenseServiceService, licenceHandlers(licences, batches), {
+        port: licencesPort,
+      });
+    },
     async stopService() {
       await service?.stop();
       service = undefined;
