@@ -156,6 +156,50 @@ it('a restart of the notification service mid-send loses nothing: the mail goes 
   expect(n.inbox.to('restart@example.com')).toHaveLength(1);
 });
 
+it("events read after the customer's erasure send the erased customer nothing", async () => {
+  const vendor = n.vendor();
+  const monthly = n.product(vendor, 'Editor Monthly', {
+    price: { amount: 900, currency: 'EUR', interval: 'month' },
+  }).id;
+  const customer = 'Late.Buyer@Example.com';
+  const placeholder = 'erased-5e1f@erased.invalid';
+  // The notification service is away: the events asking for mail wait in the stream, read after the erasure.
+  await n.stopService();
+  try {
+    // A subscription bought: its checkout.completed asks for the purchase e-mail.
+    const { licence } = await n.purchase(vendor, monthly, customer);
+    // A batch whose items ask for the licence mail: its license.batch_completed makes the notification read it.
+    const batch = await n.batchCompleted(vendor, monthly, [
+      { customer_email: customer, send_email: true },
+      { customer_email: 'batch.neighbour@example.com', send_email: true },
+    ]);
+    // Erased as the licence service erases it: its licences and the batch's item name the placeholder.
+    licence.customer_email = placeholder;
+    n.licence(vendor, batch.results[0].key)!.customer_email = placeholder;
+    batch.results[0].customer_email = placeholder;
+  } finally {
+    // The notification service is back and reads the events from before the erasure.
+    await n.startAgain();
+  }
+  await n.mailTo('batch.neighbour@example.com');
+  for (const consumer of ['notification-mail', 'notification-batch-mail'])
+    await consumerDrained(nc, n.t.stream, consumer, MAIL_WAIT);
+  // The purchase e-mail that checkout.completed asked for (with the old address) fails unsent, logged
+  // under the placeholder; the batch's item names the placeholder, so none is queued for it.
+  await eventually(async () => {
+    const log = await n.emails(vendor);
+    expect(log.map((m) => [m.to, m.template, m.status, m.last_error]).sort()).toEqual([
+      ['batch.neighbour@example.com', 'purchase', 'sent', ''],
+      [placeholder, 'purchase', 'failed', 'the customer was erased'],
+    ]);
+  }, MAIL_WAIT);
+  expect(n.inbox.received.filter((m) => m.to.some((to) => /late\.buyer|erased\.invalid/i.test(to)))).toEqual([]);
+  const db = await n.db();
+  expect(JSON.stringify(await db.collection('emails').find({ account_id: vendor }).toArray())).not.toMatch(
+    /late\.buyer/i,
+  );
+});
+
 /** Runs the notification service as a process (from dist) on its own address, which a test can kill. */
 async function asProcesses(run: (spawn: () => Promise<ChildProcess>) => Promise<void>): Promise<void> {
   await n.stopService();
