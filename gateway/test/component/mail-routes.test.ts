@@ -1,4 +1,4 @@
-import type { Email, License } from '@licensing/proto';
+import { generateLicenseKey, type Email, type License } from '@licensing/proto';
 import { AppError } from '@licensing/runtime';
 import { fakeProduct, fakeVendor, licenseHandlers } from './fake-service-answers';
 import { type GatewayOverFakes, startGatewayOverFakes } from './gateway-over-fakes';
@@ -25,7 +25,7 @@ beforeAll(async () => {
       rerollLicense: ({ account_id, key }) => {
         const found = licences.find((l) => l.account_id === account_id && l.key === key);
         if (!found) throw new AppError('not_found', 'licence not found');
-        found.key = `${key.slice(0, -5)}ZZZZZ`;
+        found.key = generateLicenseKey();
         return found;
       },
     },
