@@ -3,6 +3,8 @@ import { EventLog } from '../support/events';
 import { eventually } from '../support/eventually';
 import { SmtpInbox } from '../support/smtp-inbox';
 import { WebClient } from '../support/web-client';
+import { dashboardOwner } from '../support/fixture';
+import type { ReceivedMail } from '../support/smtp-inbox';
 import { verifySignature, WebhookReceiver } from '../support/webhook-receiver';
 
 // One licence's life through every part of the system: a buyer pays on the hosted test-mode checkout
@@ -11,6 +13,8 @@ import { verifySignature, WebhookReceiver } from '../support/webhook-receiver';
 // key after a leak, the app is told to take the new one and the vendor's back end hears of it by a
 // signed webhook, then the vendor exports the account, deletes
 // the licence by mistake and restores it from the export, machines and all.
+// Then the vendor's dashboard mailing a licence: a reroll form that asks the new key's mail (web, licence,
+// the licence's event, notification, SMTP) and the mail log with its "send again".
 // Own stack: customer mail goes to this file's SMTP inbox, with a fast send interval and retry schedule.
 
 type Api = ReturnType<typeof client>;
@@ -148,4 +152,70 @@ it('bought, mailed, activated and validated, rerolled, exported and restored fro
   expect(restored.body).toMatchObject({ valid: true, code: 'valid', entitlements: ['export-pdf'] });
   const machines = await vendor('GET', `/api/v1/licenses/${newKey}/activations`);
   expect(machines.body.data.map((a: { fingerprint: string }) => a.fingerprint)).toEqual(['laptop-1']);
+});
+
+const MAIL_WAIT = { timeoutMs: 30_000, intervalMs: 50 };
+const textOf = (m: ReceivedMail) => m.parts.find((p) => p.contentType === 'text/plain' && !p.filename)!.body;
+
+it("the dashboard's reroll form with the mail box ticked mails the new key through license.rerolled", async () => {
+  const owner = await dashboardOwner(stack);
+  const product = (await owner.api('POST', '/api/v1/products', { name: 'Dash Mailed' })).body.id;
+  const key = (
+    await owner.api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'dash-reroll@example.com' })
+  ).body.license_key as string;
+  const form = await owner.web.get(`/dashboard/licenses/${key}/reroll`);
+  expect(form.status).toBe(200);
+  const done = await owner.web.post(`/dashboard/licenses/${key}/reroll`, {
+    _csrf: WebClient.csrf(form.html),
+    grace_hours: '0',
+    confirm: 'yes',
+    send_email: 'yes',
+  });
+  expect(done.status).toBe(303);
+  const newKey = (await owner.api('GET', '/api/v1/licenses?customer_email=dash-reroll@example.com')).body.data[0].key;
+  expect(newKey).not.toBe(key);
+  expect(textOf(await inbox.mailTo('dash-reroll@example.com', 1, MAIL_WAIT))).toContain(newKey);
+  const event = events.all().find((e) => e.type === 'license.rerolled' && (e.data as any).license.key === newKey)!;
+  expect(event.send_email).toBe(true);
+});
+
+it("the dashboard lists the mail log and sends a licence's e-mail again; another vendor sees and sends none of it", async () => {
+  const owner = await dashboardOwner(stack);
+  const bad = await owner.web.post('/dashboard/settings/support-email', {
+    _csrf: owner.csrf,
+    support_email: 'not an address',
+  });
+  expect(bad.status).toBe(400);
+  expect(bad.html).toContain('support_email must be a valid e-mail address');
+  const saved = await owner.web.post('/dashboard/settings/support-email', {
+    _csrf: owner.csrf,
+    support_email: 'care@dash.example',
+  });
+  expect(saved.status).toBe(200);
+  expect(saved.html).toContain('value="care@dash.example"');
+  const product = (await owner.api('POST', '/api/v1/products', { name: 'Dash Product' })).body.id;
+  const key = (
+    await owner.api('POST', '/api/v1/licenses', {
+      product_id: product,
+      customer_email: 'dash@example.com',
+      send_email: true,
+    })
+  ).body.license_key;
+  expect(textOf(await inbox.mailTo('dash@example.com', 1, MAIL_WAIT))).toContain('care@dash.example');
+  const log = await owner.web.get('/dashboard/emails');
+  expect(log.status).toBe(200);
+  expect(log.html).toContain('dash@example.com');
+  expect(log.html).toContain(key);
+  const page = await owner.web.get(`/dashboard/licenses/${key}`);
+  expect(page.html).toContain('Send the e-mail again');
+  const sent = await owner.web.post(`/dashboard/licenses/${key}/email`, { _csrf: WebClient.csrf(page.html) });
+  expect(sent.status).toBe(202);
+  expect(sent.html).toContain('The e-mail to dash@example.com is queued.');
+  await inbox.mailTo('dash@example.com', 2, MAIL_WAIT);
+  const other = await dashboardOwner(stack, 'other');
+  expect((await other.web.get('/dashboard/emails')).html).not.toContain('dash@example.com');
+  const otherPage = await other.web.get('/dashboard/emails');
+  const refused = await other.web.post(`/dashboard/licenses/${key}/email`, { _csrf: WebClient.csrf(otherPage.html) });
+  expect(refused.status).toBe(404);
+  expect(inbox.to('dash@example.com')).toHaveLength(2);
 });

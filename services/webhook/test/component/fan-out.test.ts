@@ -1,5 +1,7 @@
 import { eventually } from '../../../../test/support/eventually';
-import { newAccount, startWebhook, type RunningWebhook } from './running-webhook';
+import type { LicenseData } from '@licensing/proto';
+import { newId } from '@licensing/runtime';
+import { eventOf, newAccount, startWebhook, type RunningWebhook } from './running-webhook';
 
 // Events reach webhooks without waiting for the dispatcher's poll of the store: the fan-out hands
 // each delivery it records straight to the dispatcher. Here the poll would first run in an hour, so
@@ -57,4 +59,34 @@ it('a burst to one endpoint arrives once per event, never more than 8 requests a
   expect(hooks.receiver.at('/burst')).toHaveLength(40);
   expect(new Set(hooks.receiver.at('/burst').map((r) => r.headers['webhook-id'])).size).toBe(40);
   expect(hooks.receiver.mostAtOnce('/burst')).toBeLessThanOrEqual(8);
+});
+
+it('a license.created or license.rerolled that asks for the licence mail reaches the webhook without send_email', async () => {
+  await hooks.endpoint(account, '/mail-asked', ['license.created', 'license.rerolled']);
+  const license: LicenseData = {
+    id: newId('lic'),
+    key: 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE-FFFFF',
+    product_id: newId('prod'),
+    customer_email: 'down-create@example.com',
+    status: 'active',
+    expires_at: null,
+    created_at: new Date().toISOString(),
+    entitlements: [],
+  };
+  const created = eventOf('license.created', account, { license });
+  const rerolled = eventOf('license.rerolled', account, {
+    license: { ...license, key: 'GGGGG-HHHHH-JJJJJ-KKKKK-MMMMM-NNNNN' },
+    previous_key: license.key,
+    previous_key_valid_until: new Date().toISOString(),
+  });
+  // As the licence service writes them when the API call asked for the mail (send_email on the envelope).
+  for (const e of [created, rerolled]) await hooks.publish({ ...e, send_email: true });
+  const delivered = (await hooks.receiver.waitFor('/mail-asked', 2)).map((r) => JSON.parse(r.body));
+  for (const e of [created, rerolled]) {
+    // The vendor's webhook gets the event without the internal field.
+    const body = delivered.find((b) => b.id === e.id);
+    expect(body.data.license.key).toBe(e.data.license.key);
+    expect(body).not.toHaveProperty('send_email');
+    expect(Object.keys(body).sort()).toEqual(['created_at', 'data', 'id', 'type']);
+  }
 });
