@@ -20,6 +20,17 @@ function run(cmd, argv, opts = {}) {
   return r.status ?? 1;
 }
 
+/** How long each step of this command took, printed at the end of `npm test` (where a slow run spent its time). */
+const phases = [];
+function timed(label, work) {
+  const started = Date.now();
+  try {
+    return work();
+  } finally {
+    phases.push(`${label} ${Math.round((Date.now() - started) / 1000)} s`);
+  }
+}
+
 function must(cmd, argv, what) {
   const code = run(cmd, argv);
   if (code !== 0) {
@@ -47,12 +58,15 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(root, 
   if (!quiet) console.log('Installing dependencies (npm ci)...');
   // npm 11 sometimes writes a lockfile without other platforms' optional binaries and then
   // refuses it in `npm ci` (npm/cli#8669); `npm install` keeps the locked versions and fills them in.
-  if (
-    run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'inherit', 'ignore'] }) !== 0
-  ) {
-    if (!quiet) console.log('npm ci refused the lockfile; installing the locked versions with npm install...');
-    must('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], 'npm install');
-  }
+  timed('install', () => {
+    if (
+      run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'inherit', 'ignore'] }) !==
+      0
+    ) {
+      if (!quiet) console.log('npm ci refused the lockfile; installing the locked versions with npm install...');
+      must('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], 'npm install');
+    }
+  });
 }
 
 // 2. Build (swc, about a second) when any source is newer than the last build. Not for the unit
@@ -62,7 +76,7 @@ const sources = ['proto', 'packages', 'examples', 'services', 'gateway', 'web', 
   newest(join(root, d)),
 );
 if (command !== 'test:unit' && (!existsSync(stamp) || Math.max(...sources) > statSync(stamp).mtimeMs)) {
-  must(process.execPath, [join(root, 'scripts', 'build.mjs')], 'build');
+  timed('build', () => must(process.execPath, [join(root, 'scripts', 'build.mjs')], 'build'));
   mkdirSync(dirname(stamp), { recursive: true });
   writeFileSync(stamp, new Date().toISOString());
 }
@@ -229,17 +243,21 @@ switch (command) {
   }
   case 'test': {
     // Lint and format first: the cheapest check, and the one a newcomer's change meets first (npm run format fixes most).
-    must(
-      join(root, 'node_modules', '.bin', 'biome'),
-      ['check', '.'],
-      'lint (npm run lint; npm run format fixes formatting)',
+    timed('lint', () =>
+      must(
+        join(root, 'node_modules', '.bin', 'biome'),
+        ['check', '.'],
+        'lint (npm run lint; npm run format fixes formatting)',
+      ),
     );
-    ensureChromium();
+    timed('chromium', ensureChromium);
     // Contracts first (generated code matches the .proto files and the SDK's types the
     // OpenAPI document), then types, then the tiers.
-    must(process.execPath, [join(root, 'scripts', 'proto-gen.mjs'), '--check'], 'proto check');
-    must(process.execPath, [join(root, 'scripts', 'client-types.mjs'), '--check'], 'client types check');
-    must(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], 'type check');
+    timed('contracts', () => {
+      must(process.execPath, [join(root, 'scripts', 'proto-gen.mjs'), '--check'], 'proto check');
+      must(process.execPath, [join(root, 'scripts', 'client-types.mjs'), '--check'], 'client types check');
+    });
+    timed('types', () => must(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], 'type check'));
     // The services record every query shape they send; afterwards each must have a declared index.
     const shapes = join(tmpdir(), `licensing-query-shapes-${process.pid}`);
     rmSync(shapes, { recursive: true, force: true });
@@ -249,15 +267,19 @@ switch (command) {
     // files, a -t pattern), one jest run: it starts the servers only if a selected test needs them.
     const runs = [];
     if (args.length === 0) {
-      runs.push(jest(['--selectProjects', ...serverless], await withoutServers()));
-      if (runs[0].code === 0) runs.push(jest(['--selectProjects', ...withServers], env));
+      const unitEnv = await withoutServers();
+      runs.push(timed('unit tier', () => jest(['--selectProjects', ...serverless], unitEnv)));
+      if (runs[0].code === 0) runs.push(timed('server tiers', () => jest(['--selectProjects', ...withServers], env)));
     } else runs.push(jest(args, env));
     summarise(runs);
     let code = runs.find((r) => r.code !== 0)?.code ?? 0;
     // Only for a whole run: a run of a few files sees only some of the shapes, which is fine.
     if (code === 0 && args.length === 0 && existsSync(shapes))
-      code = run(process.execPath, [join(root, 'scripts', 'dist', 'check-query-shapes.js'), shapes]);
+      code = timed('index coverage', () =>
+        run(process.execPath, [join(root, 'scripts', 'dist', 'check-query-shapes.js'), shapes]),
+      );
     rmSync(shapes, { recursive: true, force: true });
+    console.log(`steps: ${phases.join(', ')}`);
     process.exit(code);
     break;
   }
