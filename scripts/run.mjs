@@ -267,8 +267,9 @@ switch (command) {
     // files, a -t pattern), one jest run: it starts the servers only if a selected test needs them.
     const runs = [];
     if (args.length === 0) {
-      const unitEnv = await withoutServers();
-      runs.push(timed('unit tier', () => jest(['--selectProjects', ...serverless], unitEnv)));
+      const started = Date.now();
+      runs.push(jest(['--selectProjects', ...serverless], await withoutServers()));
+      phases.push(`unit tier ${Math.round((Date.now() - started) / 1000)} s`);
       if (runs[0].code === 0) runs.push(timed('server tiers', () => jest(['--selectProjects', ...withServers], env)));
     } else runs.push(jest(args, env));
     summarise(runs);
