@@ -11,7 +11,8 @@ import { MAIL_WAIT, type RunningNotification, startNotification } from './runnin
 // write (services/license/test/component/licence-mail-events.test.ts); the notification service's durable
 // consumers queue it, one mail per event id. Here those events are published on the stream as the licence
 // service publishes them: the notification service being down when the licence is made loses no mail.
-// That the vendor's webhook body never carries send_email: services/webhook/test/component/fan-out.test.ts.
+// That the vendor's webhook body never carries send_email: services/webhook/test/component/fan-out.test.ts;
+// the API's 201 and 200 while this service is down: gateway/test/component/mail-routes.test.ts.
 
 jest.setTimeout(120_000);
 
@@ -47,7 +48,7 @@ async function everythingBefore(address: string): Promise<void> {
   await n.mailTo(address);
 }
 
-it('the notification service down: a licence created with send_email answers 201, and its mail goes out once it is back; the webhook body has no send_email', async () => {
+it('the notification service down: a license.created asking for mail is mailed once the service is back', async () => {
   await n.stopService();
   const licence = n.issue(account, product, 'down-create@example.com');
   try {
@@ -63,7 +64,7 @@ it('the notification service down: a licence created with send_email answers 201
   await eventually(async () => expect(await emailsFor(licence.key)).toMatchObject([{ status: 'sent' }]), MAIL_WAIT);
 });
 
-it('the notification service down: a reroll with send_email answers 200, and the new key is mailed once it is back', async () => {
+it('the notification service down: a license.rerolled asking for mail has the new key mailed once the service is back', async () => {
   const licence = n.issue(account, product, 'down-reroll@example.com');
   await n.licenceCreated(licence);
   const oldKey = licence.key;
