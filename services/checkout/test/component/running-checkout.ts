@@ -63,6 +63,11 @@ export interface RunningCheckout {
     card: string,
     over?: Partial<CreateCheckoutSessionRequest>,
   ): Promise<Awaited<ReturnType<RunningCheckout['api']['getSession']>>>;
+  /**
+   * Holds the licence service's CreateLicense answers back until the returned function is called (a
+   * slow licence service): calls made meanwhile are answered then, as the real one would answer them.
+   */
+  holdLicences(): () => void;
   /** The service's database on a connection of the test's own (its look is no query shape of the service). */
   db(): Promise<Connection>;
   stop(): Promise<void>;
@@ -75,10 +80,15 @@ export interface CheckoutOptions {
 }
 
 /** CreateLicense as the licence service answers it: one licence per account, caller and idempotency key. */
-function issuing(issued: License[], clock: TestClock): FakeHandlers<typeof LicenseServiceService> {
+function issuing(
+  issued: License[],
+  clock: TestClock,
+  held: () => Promise<void> | undefined,
+): FakeHandlers<typeof LicenseServiceService> {
   const byKey = new Map<string, License>();
   return {
-    createLicense: (req, { caller }) => {
+    createLicense: async (req, { caller }) => {
+      await held();
       const scope = `${req.account_id}:${caller}:${req.idempotency_key}`;
       const earlier = req.idempotency_key ? byKey.get(scope) : undefined;
       if (earlier) return earlier;
@@ -103,6 +113,7 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
   const clock = new TestClock();
   const known = new Map<string, Product>();
   const issued: License[] = [];
+  let held: Promise<void> | undefined;
   const products = await startFakePeer(ProductServiceService, {
     getProduct: ({ account_id, id }) => {
       const found = known.get(id);
@@ -111,7 +122,7 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
     },
   });
   const licenses = await startFakePeer(LicenseServiceService, {
-    ...issuing(issued, clock),
+    ...issuing(issued, clock, () => held),
     ...opts.licenseHandlers,
   });
   await setUpEvents(t);
@@ -180,6 +191,16 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
       });
       if (paid.outcome !== 'paid') throw new Error(`the payment of ${s.id} was ${paid.outcome}: ${paid.message}`);
       return checkout.call.getSession({ account_id: accountId, id: s.id });
+    },
+    holdLicences() {
+      let release: () => void = () => undefined;
+      held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return () => {
+        held = undefined;
+        release();
+      };
     },
     async db() {
       const conn = await connectMongo(t.mongoUrl, `${t.dbPrefix}_checkout`);
