@@ -1,16 +1,18 @@
 import {
+  CheckoutServiceService,
   CheckoutSession,
   policyToContract,
   Product,
-  type CheckoutServiceService,
+  SubscriptionServiceService,
   type ProductServiceService,
+  type Subscription,
 } from '@licensing/proto';
 import { AppError, newId } from '@licensing/runtime';
 import type { FakeHandlers } from '@licensing/test-support';
 import { checkPolicy } from '../../../services/product/src/domain/policy';
 import { checkPrice, priceToContract } from '../../../services/product/src/domain/price';
 import { checkNewSession } from '../../../services/checkout/src/use-cases/create-session';
-import { checkQuantity } from '../../../services/checkout/src/domain/subscription';
+import { checkAdvanceTo, checkQuantity } from '../../../services/checkout/src/domain/subscription';
 import { effectiveStatus } from '../../../services/checkout/src/domain/session';
 
 // What the product and checkout services answer about priced products and checkout sessions, for a few
@@ -127,3 +129,62 @@ export function checkoutSessionHandlers(
     }),
   };
 }
+
+/**
+ * The subscriptions of a fake checkout service (SubscriptionService, served at the checkout service's
+ * address with CheckoutService: `checkoutAndSubscriptions`): read, listed with the service's filters,
+ * cancelled (409 once canceled), a billing portal link, and the test clock checked as the service
+ * checks it. `changed` is called with each subscription changed: what the licence service then does to
+ * its licence (the test's part).
+ */
+export function subscriptionHandlers(
+  subscriptions: Subscription[],
+  changed: (s: Subscription) => void,
+): FakeHandlers<typeof SubscriptionServiceService> {
+  const find = (account_id: string, id: string) => {
+    const found = subscriptions.find((s) => s.id === id && s.account_id === account_id);
+    if (!found) throw new AppError('not_found', `subscription ${id} not found`);
+    return found;
+  };
+  return {
+    getSubscription: ({ account_id, id }) => find(account_id, id),
+    listSubscriptions: ({ account_id, status, product_id, customer_email }) => ({
+      data: subscriptions.filter(
+        (s) =>
+          s.account_id === account_id &&
+          (!status || s.status === status) &&
+          (!product_id || s.product_id === product_id) &&
+          (!customer_email || s.customer_email.toLowerCase() === customer_email.toLowerCase()),
+      ),
+      page: { has_more: false, next_cursor: '' },
+    }),
+    cancelSubscription: ({ account_id, id, at_period_end }) => {
+      const s = find(account_id, id);
+      if (s.status === 'canceled') throw new AppError('conflict', 'the subscription is already canceled');
+      if (at_period_end) s.cancel_at_period_end = true;
+      else Object.assign(s, { status: 'canceled', canceled_at: new Date().toISOString() });
+      changed(s);
+      return s;
+    },
+    createBillingPortal: ({ account_id, id }) => {
+      const s = find(account_id, id);
+      return {
+        url: `${CHECKOUT_BASE_URL}/checkout/${s.checkout_session_id}/billing/${'t'.repeat(43)}`,
+        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      };
+    },
+    advanceTestClock: ({ account_id, id, advance_to }) => {
+      const s = find(account_id, id);
+      if (s.livemode) throw new AppError('conflict', 'a live subscription has no test clock');
+      const to = checkAdvanceTo(advance_to, new Date(s.test_clock));
+      s.test_clock = to.toISOString();
+      if (s.cancel_at_period_end && to >= new Date(s.current_period_end))
+        Object.assign(s, { status: 'canceled', canceled_at: s.current_period_end });
+      changed(s);
+      return s;
+    },
+  };
+}
+
+/** One service definition of both: the checkout service serves them at one address. */
+export const checkoutAndSubscriptions = { ...CheckoutServiceService, ...SubscriptionServiceService };

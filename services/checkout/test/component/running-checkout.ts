@@ -2,6 +2,7 @@ import {
   CheckoutPageServiceClient,
   CheckoutServiceClient,
   CreateCheckoutSessionRequest,
+  type ApplySubscriptionRequest,
   generateLicenseKey,
   License,
   LicenseServiceService,
@@ -64,6 +65,13 @@ export interface RunningCheckout {
     over?: Partial<CreateCheckoutSessionRequest>,
   ): Promise<Awaited<ReturnType<RunningCheckout['api']['getSession']>>>;
   /**
+   * Gives the licence of `key` a new key, as a reroll does: the licence service still finds it by the
+   * old one, and answers ApplySubscription with the new one. The new key.
+   */
+  reroll(key: string): string;
+  /** The ApplySubscription requests the licence service received for `subscriptionId`, in order. */
+  applied(subscriptionId: string): ApplySubscriptionRequest[];
+  /**
    * Holds the licence service's CreateLicense answers back until the returned function is called (a
    * slow licence service): calls made meanwhile are answered then, as the real one would answer them.
    */
@@ -79,14 +87,25 @@ export interface CheckoutOptions {
   licenseHandlers?: FakeHandlers<typeof LicenseServiceService>;
 }
 
-/** CreateLicense as the licence service answers it: one licence per account, caller and idempotency key. */
+/**
+ * CreateLicense as the licence service answers it (one licence per account, caller and idempotency
+ * key), and ApplySubscription: the licence found by its key or a key it had before a reroll, answered
+ * with its expiry and its key now.
+ */
 function issuing(
   issued: License[],
   clock: TestClock,
   held: () => Promise<void> | undefined,
+  formerKeys: Map<string, License>,
 ): FakeHandlers<typeof LicenseServiceService> {
   const byKey = new Map<string, License>();
   return {
+    applySubscription: (req) => {
+      const found = issued.find((l) => l.key === req.key && l.account_id === req.account_id) ?? formerKeys.get(req.key);
+      if (!found) throw AppError.notFound('license');
+      found.expires_at = req.expires_at;
+      return found;
+    },
     createLicense: async (req, { caller }) => {
       await held();
       const scope = `${req.account_id}:${caller}:${req.idempotency_key}`;
@@ -114,6 +133,7 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
   const known = new Map<string, Product>();
   const issued: License[] = [];
   let held: Promise<void> | undefined;
+  const formerKeys = new Map<string, License>();
   const products = await startFakePeer(ProductServiceService, {
     getProduct: ({ account_id, id }) => {
       const found = known.get(id);
@@ -122,7 +142,7 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
     },
   });
   const licenses = await startFakePeer(LicenseServiceService, {
-    ...issuing(issued, clock, () => held),
+    ...issuing(issued, clock, () => held, formerKeys),
     ...opts.licenseHandlers,
   });
   await setUpEvents(t);
@@ -192,6 +212,15 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
       if (paid.outcome !== 'paid') throw new Error(`the payment of ${s.id} was ${paid.outcome}: ${paid.message}`);
       return checkout.call.getSession({ account_id: accountId, id: s.id });
     },
+    reroll(key) {
+      const licence = issued.find((l) => l.key === key);
+      if (!licence) throw new Error(`no licence ${key} was issued`);
+      formerKeys.set(key, licence);
+      licence.key = generateLicenseKey();
+      return licence.key;
+    },
+    applied: (subscriptionId) =>
+      licenses.requestsTo('applySubscription').filter((r) => r.subscription?.id === subscriptionId),
     holdLicences() {
       let release: () => void = () => undefined;
       held = new Promise<void>((resolve) => {
