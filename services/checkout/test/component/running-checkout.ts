@@ -89,7 +89,7 @@ export interface CheckoutOptions {
 
 /**
  * CreateLicense as the licence service answers it (one licence per account, caller and idempotency
- * key), and ApplySubscription: the licence found by its key or a key it had before a reroll, answered
+ * key), TransitionLicense, and ApplySubscription: the licence found by its key or a key it had before a reroll, answered
  * with its expiry and its key now.
  */
 function issuing(
@@ -100,6 +100,16 @@ function issuing(
 ): FakeHandlers<typeof LicenseServiceService> {
   const byKey = new Map<string, License>();
   return {
+    // Revoke or suspend (a refund, a chargeback): 409 when the licence is already so, or revoked.
+    transitionLicense: ({ account_id, key, action }) => {
+      const found = issued.find((l) => l.key === key && l.account_id === account_id);
+      if (!found) throw AppError.notFound('license');
+      const to = action === 'revoke' ? 'revoked' : action === 'suspend' ? 'suspended' : 'active';
+      if (found.status === to || found.status === 'revoked')
+        throw new AppError('conflict', `the licence is already ${found.status}`);
+      found.status = to;
+      return found;
+    },
     applySubscription: (req) => {
       const found = issued.find((l) => l.key === req.key && l.account_id === req.account_id) ?? formerKeys.get(req.key);
       if (!found) throw AppError.notFound('license');
