@@ -214,3 +214,28 @@ describe('a trial', () => {
     expect(await validate(s.key)).toMatchObject({ valid: false, code: 'expired', next_action: 'renew' });
   });
 });
+
+describe('a plan change', () => {
+  it('a plan change moves the licence to the other product, max_activations × quantity, license.updated; it takes the product’s entitlements', async () => {
+    const s = await subscribed({ max_activations: 2 });
+    const end = at(30 * DAY);
+    await s.apply('created', {}, end, { quantity: 2 });
+    const studio = r.product(account, { max_activations: 5, payment_grace_days: 3, entitlements: ['studio-export'] });
+    const asking = (key: string) =>
+      r.api.validateLicense(
+        ValidateLicenseRequest.fromPartial({ account_id: account, key, entitlements: ['studio-export'] }),
+      );
+    expect(await asking(s.key)).toMatchObject({ valid: false, code: 'entitlements_missing' });
+    // The same period: only the plan changes.
+    await s.apply('updated', {}, end, { product_id: studio.id, quantity: 3 });
+    const l = await licence(s.key);
+    expect(l).toMatchObject({ product_id: studio.id, key: s.key });
+    expect(l.policy?.max_activations).toBe(15);
+    await events.waitFor(
+      (e) =>
+        e.type === 'license.updated' &&
+        (e.data as { license: { key: string; product_id: string } }).license.product_id === studio.id,
+    );
+    expect(await asking(s.key)).toMatchObject({ valid: true, code: 'valid' });
+  });
+});
