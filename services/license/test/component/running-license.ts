@@ -22,6 +22,8 @@ import { TestClock, testTopology } from '../../../../test/support/stack';
 export interface RunningLicense {
   t: Topology;
   clock: TestClock;
+  /** host:port of the service's gRPC API, for a client of another caller (credentialOf(t, 'checkout')). */
+  address: string;
   /** The service's gRPC API, called with the gateway's credential. */
   api: ReturnType<typeof createClient<LicenseServiceClient>>['call'];
   /** The same, with the web component's credential: the dashboard's and the customer portal's calls. */
@@ -31,6 +33,11 @@ export interface RunningLicense {
   product(accountId: string, policy?: Partial<LicensePolicy>): Product;
   /** Issues a licence of `productId` to `email`: its key. */
   issue(accountId: string, productId: string, email: string): Promise<string>;
+  /**
+   * Holds the product service's answers back until the returned function is called (a slow product
+   * service, a failover): calls made meanwhile are answered then, as the real one would answer them.
+   */
+  holdProducts(): () => void;
   /** Activates a machine: the activation's id. */
   activate(accountId: string, key: string, fingerprint: string): Promise<string>;
   /**
@@ -45,8 +52,10 @@ export async function startLicense(): Promise<RunningLicense> {
   const t = testTopology();
   const clock = new TestClock();
   const known = new Map<string, Product>();
+  let held: Promise<void> | undefined;
   const products = await startFakePeer(ProductServiceService, {
-    getProduct: ({ account_id, id }) => {
+    getProduct: async ({ account_id, id }) => {
+      await held;
       const found = known.get(id);
       if (!found || found.account_id !== account_id) throw AppError.notFound('product');
       return found;
@@ -64,6 +73,7 @@ export async function startLicense(): Promise<RunningLicense> {
   return {
     t,
     clock,
+    address: `127.0.0.1:${service.port}`,
     api: client.call,
     webApi: web.call,
     products,
@@ -87,6 +97,16 @@ export async function startLicense(): Promise<RunningLicense> {
         customer_email: email,
       });
       return (await client.call.createLicense(req)).key;
+    },
+    holdProducts() {
+      let release: () => void = () => undefined;
+      held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return () => {
+        held = undefined;
+        release();
+      };
     },
     async activate(accountId, key, fingerprint) {
       return (await client.call.activate({ account_id: accountId, key, fingerprint, name: '' })).activation!.id;
