@@ -1,60 +1,92 @@
 import { randomBytes } from 'node:crypto';
-import { EXAMPLE_LICENSE_KEY } from '@licensing/proto';
-import { client, startStack, type Stack } from '../support/stack';
-import { eventually } from '../support/eventually';
+import { EXAMPLE_LICENSE_KEY, type License, type Product } from '@licensing/proto';
+import { AppError, newId } from '@licensing/runtime';
+import { client } from '../../../test/support/stack';
+import { eventually } from '../../../test/support/eventually';
+import {
+  addKey,
+  appLicenseHandlers,
+  credentialAccountHandlers,
+  fakeAccount,
+  heldLicence,
+  licenceEvents,
+  signingKeyHandlers,
+  type FakeAccount,
+} from './fake-credential-answers';
+import { productHandlers } from './fake-service-answers';
+import { startGatewayWithFakeServices, type GatewayWithFakeServices } from './gateway-with-fake-services';
 
 // The app credentials (docs/api.md, "App credentials"): "Authorization: License <licence key>" acts
 // as that licence on the app routes only, for itself only; a validate-scope key calls the same
 // routes for any licence of its account; both spend budgets of their own (per licence per minute,
-// the account's app allowance per hour), never the full keys' quota.
+// the account's app allowance per hour), never the full keys' quota. The gateway decides all of it,
+// over real Redis and NATS, from what the faked services say of keys and licences
+// (fake-credential-answers.ts; a transition's event goes on the stream as the licence service's
+// would). What the licence service decides of the machines an app frees:
+// services/license/test/component/app-deactivations.test.ts.
 
-let stack: Stack;
 type Api = ReturnType<typeof client>;
+const accounts: FakeAccount[] = [];
+const licences: License[] = [];
+const products: Product[] = [];
+/** Product id → its account, for the signing keys. */
+const productOwners = new Map<string, string>();
+let events: Awaited<ReturnType<typeof licenceEvents>>;
+const licenceService = appLicenseHandlers(licences, (type, l) => events.publish(type, l));
+let h: GatewayWithFakeServices;
+let vendorAcct: FakeAccount;
 let vendor: Api;
+let otherAcct: FakeAccount;
 let otherVendor: Api;
 let appKey: Api;
 let productId: string;
 let otherProductId: string;
 
-/** A client that sends "Authorization: License <key>". */
 const asLicense =
   (key: string): Api =>
   (method, path, body, headers = {}) =>
-    client(stack.url)(method, path, body, { authorization: `License ${key}`, ...headers });
+    client(h.url)(method, path, body, { authorization: `License ${key}`, ...headers });
 
-const newLicense = async (api: Api, product: string): Promise<string> => {
-  const res = await api('POST', '/api/v1/licenses', { product_id: product, customer_email: 'buyer@example.com' });
-  expect(res.status).toBe(201);
-  return res.body.license_key;
+const newProduct = (acct: FakeAccount) => {
+  const id = newId('prod');
+  productOwners.set(id, acct.account.id);
+  return id;
+};
+/** A licence the licence service holds (as one issued through the API): its key. */
+const newLicense = (acct: FakeAccount, product: string): string => {
+  const l = heldLicence(acct.account.id, product);
+  licences.push(l);
+  return l.key;
 };
 
 beforeAll(async () => {
-  stack = await startStack();
-  const acct = await stack.newAccount();
-  await stack.admin.updateAccount({ id: acct.accountId, per_minute_limit: 100_000 });
-  vendor = client(stack.url, acct.apiKey);
-  const validate = await stack.admin.createApiKey({
-    account_id: acct.accountId,
-    scope: 'validate',
-    name: 'app',
-    actor: 'test',
+  h = await startGatewayWithFakeServices({
+    handlers: {
+      account: credentialAccountHandlers(accounts),
+      product: { ...productHandlers(products), ...signingKeyHandlers(productOwners) },
+      license: licenceService,
+    },
   });
-  appKey = client(stack.url, validate.secret);
-  productId = (await vendor('POST', '/api/v1/products', { name: 'App', policy: { max_activations: 3 } })).body.id;
-  const other = await stack.newAccount();
-  await stack.admin.updateAccount({ id: other.accountId, per_minute_limit: 100_000 });
-  otherVendor = client(stack.url, other.apiKey);
-  otherProductId = (await otherVendor('POST', '/api/v1/products', { name: 'Theirs' })).body.id;
-}, 60_000);
+  events = await licenceEvents(h.topology);
+  vendorAcct = fakeAccount('enterprise', { per_minute_limit: 100_000 });
+  otherAcct = fakeAccount('enterprise', { per_minute_limit: 100_000 });
+  accounts.push(vendorAcct, otherAcct);
+  vendor = client(h.url, vendorAcct.keys[0].secret);
+  otherVendor = client(h.url, otherAcct.keys[0].secret);
+  appKey = client(h.url, addKey(vendorAcct, 'validate'));
+  productId = newProduct(vendorAcct);
+  otherProductId = newProduct(otherAcct);
+});
 
 afterAll(async () => {
-  await stack?.stop();
+  await events?.close();
+  await h?.stop();
 });
 
 describe('the licence as a credential', () => {
   it('calls every route it is allowed, for its own licence, and never sees the vendor metadata', async () => {
-    const key = await newLicense(vendor, productId);
-    expect((await vendor('PATCH', `/api/v1/licenses/${key}`, { metadata: { crm: 'secret-42' } })).status).toBe(200);
+    const key = newLicense(vendorAcct, productId);
+    licences.find((l) => l.key === key)!.metadata = { crm: 'secret-42' };
     const app = asLicense(key);
 
     const byQuery = await app('GET', `/api/v1/licenses/validate?license_key=${key}`);
@@ -88,10 +120,10 @@ describe('the licence as a credential', () => {
   });
 
   it('another licence (path, query or body) or another product answers 404, as if it did not exist', async () => {
-    const key = await newLicense(vendor, productId);
-    const sibling = await newLicense(vendor, productId);
-    const theirs = await newLicense(otherVendor, otherProductId);
-    const secondProduct = (await vendor('POST', '/api/v1/products', { name: 'Second' })).body.id;
+    const key = newLicense(vendorAcct, productId);
+    const sibling = newLicense(vendorAcct, productId);
+    const theirs = newLicense(otherAcct, otherProductId);
+    const secondProduct = newProduct(vendorAcct);
     const app = asLicense(key);
     const refusals = [
       await app('GET', `/api/v1/licenses/${sibling}`),
@@ -115,7 +147,7 @@ describe('the licence as a credential', () => {
   });
 
   it('every other route answers 403 with a detail naming what a licence may do', async () => {
-    const key = await newLicense(vendor, productId);
+    const key = newLicense(vendorAcct, productId);
     const app = asLicense(key);
     for (const [method, path, body] of [
       ['GET', '/api/v1/licenses'],
@@ -135,8 +167,8 @@ describe('the licence as a credential', () => {
   });
 
   it('a suspended, revoked or unknown licence gets the validation answer on the validation routes and 401 elsewhere', async () => {
-    const suspended = await newLicense(vendor, productId);
-    const revoked = await newLicense(vendor, productId);
+    const suspended = newLicense(vendorAcct, productId);
+    const revoked = newLicense(vendorAcct, productId);
     // Known to the gateway while active: the events must take that back.
     expect((await asLicense(suspended)('GET', `/api/v1/licenses/${suspended}`)).status).toBe(200);
     expect((await vendor('POST', `/api/v1/licenses/${suspended}/suspend`)).status).toBe(200);
@@ -171,7 +203,7 @@ describe('the licence as a credential', () => {
   });
 
   it('a malformed License credential is 401 in the one error format', async () => {
-    const key = await newLicense(vendor, productId);
+    const key = newLicense(vendorAcct, productId);
     for (const header of [
       'License',
       'License ',
@@ -181,7 +213,7 @@ describe('the licence as a credential', () => {
       `License ${'A'.repeat(80)}`,
       `license ${key}`,
     ]) {
-      const r = await client(stack.url)('GET', `/api/v1/licenses/validate?license_key=${key}`, undefined, {
+      const r = await client(h.url)('GET', `/api/v1/licenses/validate?license_key=${key}`, undefined, {
         authorization: header,
       });
       expect([header, r.status]).toEqual([header, 401]);
@@ -193,8 +225,8 @@ describe('the licence as a credential', () => {
 
 describe('a validate-scope key', () => {
   it('calls the app routes for any licence of its account, and gets 404 for another account', async () => {
-    const key = await newLicense(vendor, productId);
-    const theirs = await newLicense(otherVendor, otherProductId);
+    const key = newLicense(vendorAcct, productId);
+    const theirs = newLicense(otherAcct, otherProductId);
     const activated = await appKey('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'machine-1' });
     expect(activated.status).toBe(201);
     expect((await appKey('GET', `/api/v1/licenses/${key}/activations`)).status).toBe(200);
@@ -220,8 +252,8 @@ describe('a validate-scope key', () => {
 
 describe('a budget of its own', () => {
   it('the 61st request in a minute from one licence is 429 with Retry-After; another licence of the account still passes', async () => {
-    const noisy = await newLicense(vendor, productId);
-    const quiet = await newLicense(vendor, productId);
+    const noisy = newLicense(vendorAcct, productId);
+    const quiet = newLicense(vendorAcct, productId);
     const app = asLicense(noisy);
     for (let i = 0; i < 60; i++) {
       const r = await app('GET', `/api/v1/licenses/validate?license_key=${noisy}`);
@@ -245,10 +277,11 @@ describe('a budget of its own', () => {
   });
 
   it('free plan: app traffic never spends the quota of the full keys', async () => {
-    const acct = await stack.newAccount('free');
-    const full = client(stack.url, acct.apiKey);
-    const product = (await full('POST', '/api/v1/products', { name: 'Free app' })).body.id;
-    const keys = [await newLicense(full, product), await newLicense(full, product)];
+    const acct = fakeAccount('free');
+    accounts.push(acct);
+    const full = client(h.url, acct.keys[0].secret);
+    const product = newProduct(acct);
+    const keys = [newLicense(acct, product), newLicense(acct, product)];
     // 110 app requests: more than the free plan's hourly quota of 100, within two licences' minutes.
     for (let i = 0; i < 110; i++) {
       const key = keys[i % 2];
@@ -263,91 +296,60 @@ describe('a budget of its own', () => {
 });
 
 describe("freeing machines with app credentials spends the customer's deactivations", () => {
-  const machines = async (key: string, fingerprints: string[]) => {
+  it('both app credentials free a machine as scope validate, naming the fingerprint they send; the full key as full', async () => {
+    const key = newLicense(vendorAcct, productId);
     const ids: string[] = [];
-    for (const fingerprint of fingerprints) {
+    for (const fingerprint of ['m1', 'm2', 'm3']) {
       const res = await vendor('POST', `/api/v1/licenses/${key}/activations`, { fingerprint });
       expect(res.status).toBe(201);
       ids.push(res.body.id);
     }
-    return ids;
-  };
-
-  it('a License credential and a validate-scope key share customer_deactivations_per_30_days; the full key frees the rest', async () => {
-    const product = (
-      await vendor('POST', '/api/v1/products', {
-        name: 'Two frees',
-        policy: { max_activations: 5, customer_deactivations_per_30_days: 2 },
-      })
-    ).body.id;
-    const key = await newLicense(vendor, product);
-    const ids = await machines(key, ['m1', 'm2', 'm3', 'm4']);
     expect((await asLicense(key)('DELETE', `/api/v1/licenses/${key}/activations/${ids[0]}`)).status).toBe(204);
-    // Naming the fingerprint of a node-locked machine changes nothing: only a floating seat is "released".
     expect((await appKey('DELETE', `/api/v1/licenses/${key}/activations/${ids[1]}?fingerprint=m2`)).status).toBe(204);
-    const refused = await asLicense(key)('DELETE', `/api/v1/licenses/${key}/activations/${ids[2]}`);
-    expect(refused.status).toBe(429);
-    expect(refused.body.detail).toMatch(/freed 2 machines of this licence in the last 30 days/);
-    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(29 * 86_400);
-    expect((await appKey('DELETE', `/api/v1/licenses/${key}/activations/${ids[2]}`)).status).toBe(429);
-    // Still active, and the vendor's own key is not counted.
-    expect((await vendor('GET', `/api/v1/licenses/${key}/activations`)).body.data).toHaveLength(2);
     expect((await vendor('DELETE', `/api/v1/licenses/${key}/activations/${ids[2]}`)).status).toBe(204);
-    expect((await vendor('DELETE', `/api/v1/licenses/${key}/activations/${ids[3]}`)).status).toBe(204);
+    const sent = h.fakes.license.requestsTo('deactivate').filter((r) => r.key === key);
+    expect(sent.map((r) => [r.activation_id, r.key_scope, r.fingerprint])).toEqual([
+      [ids[0], 'validate', ''],
+      [ids[1], 'validate', 'm2'],
+      [ids[2], 'full', ''],
+    ]);
   });
 
-  it('0 leaves freeing machines to the vendor: 409', async () => {
-    const product = (
-      await vendor('POST', '/api/v1/products', {
-        name: 'Vendor frees',
-        policy: { customer_deactivations_per_30_days: 0 },
-      })
-    ).body.id;
-    const key = await newLicense(vendor, product);
-    const [id] = await machines(key, ['m1']);
-    const refused = await asLicense(key)('DELETE', `/api/v1/licenses/${key}/activations/${id}`);
-    expect(refused.status).toBe(409);
-    expect(refused.body.detail).toMatch(/freed by the vendor only/);
-  });
-
-  it('an app releasing its own floating seat (its fingerprint) is never counted', async () => {
-    const product = (
-      await vendor('POST', '/api/v1/products', {
-        name: 'Floating frees',
-        policy: { max_activations: 2, lease_seconds: 300, customer_deactivations_per_30_days: 1 },
-      })
-    ).body.id;
-    const key = await newLicense(vendor, product);
-    const app = asLicense(key);
-    for (let round = 0; round < 3; round++) {
-      const seat = await app('POST', `/api/v1/licenses/${key}/activations`, { fingerprint: 'own' });
-      expect(seat.status).toBe(201);
-      expect((await app('DELETE', `/api/v1/licenses/${key}/activations/${seat.body.id}?fingerprint=own`)).status).toBe(
-        204,
-      );
+  it("the licence service's refusals answer 429 with its Retry-After, and 409 saying why", async () => {
+    const key = newLicense(vendorAcct, productId);
+    h.fakes.license.handle({
+      deactivate: ({ key: k }) => {
+        if (k !== key) throw AppError.notFound('license');
+        throw AppError.rateLimited(
+          'the customer has freed 2 machines of this licence in the last 30 days (the policy allows 2)',
+          29 * 86_400 + 10,
+        );
+      },
+    });
+    try {
+      const refused = await asLicense(key)('DELETE', `/api/v1/licenses/${key}/activations/act_x`);
+      expect(refused.status).toBe(429);
+      expect(refused.body.detail).toMatch(/freed 2 machines of this licence in the last 30 days/);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(29 * 86_400);
+      h.fakes.license.handle({
+        deactivate: () => {
+          throw new AppError('conflict', 'machines of this licence are freed by the vendor only');
+        },
+      });
+      const vendorOnly = await asLicense(key)('DELETE', `/api/v1/licenses/${key}/activations/act_x`);
+      expect(vendorOnly.status).toBe(409);
+      expect(vendorOnly.body.detail).toMatch(/freed by the vendor only/);
+    } finally {
+      h.fakes.license.handle({ deactivate: licenceService.deactivate });
     }
-    // Another machine's floating seat is counted: the one allowed, then 429.
-    const [a, b] = await machines(key, ['other-1', 'other-2']);
-    expect((await app('DELETE', `/api/v1/licenses/${key}/activations/${a}?fingerprint=own`)).status).toBe(204);
-    expect((await app('DELETE', `/api/v1/licenses/${key}/activations/${b}?fingerprint=own`)).status).toBe(429);
   });
 });
 
 describe('a weak imported key', () => {
   it('imports and validates with an API key, is refused as a License credential saying why, and a reroll makes it one', async () => {
     const weak = `wk${randomBytes(4).toString('hex')}`; // 10 characters
-    const imported = await vendor(
-      'POST',
-      '/api/v1/imports?format=jsonl',
-      `${JSON.stringify({ key: weak, product_id: productId, customer_email: 'old@example.com' })}\n`,
-      { 'content-type': 'application/x-ndjson' },
-    );
-    expect(imported.status).toBe(202);
-    await eventually(
-      async () =>
-        expect((await vendor('GET', `/api/v1/imports/${imported.body.id}`)).body).toMatchObject({ imported: 1 }),
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
+    // Imported from another system: the licence service holds it under its old key.
+    licences.push(heldLicence(vendorAcct.account.id, productId, weak));
     expect((await appKey('POST', '/api/v1/keys/validate', { key: weak })).body).toMatchObject({ valid: true });
 
     const refused = await asLicense(weak)('GET', `/api/v1/licenses/validate?license_key=${weak}`);

@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import { Account, SessionResponse, User, type AccountServiceService } from '@licensing/proto';
+import { AppError, newId } from '@licensing/runtime';
+import type { FakeHandlers } from '@licensing/test-support';
+import { checkPassword } from '../../../services/account/src/domain/password';
+
+// What the account service answers the web component about dashboard people and their sessions, for a
+// few owners held here: a right password opens a session (a random token, as the service issues), a
+// wrong one is unauthorized, a token it never issued is unauthorized, and a sign-up form is accepted
+// whatever its e-mail (the service mails the link, or tells a registered owner so: it never says which).
+
+export interface FakeOwner {
+  account: Account;
+  user: User;
+  password: string;
+}
+
+export function fakeOwner(email = `owner-${randomBytes(4).toString('hex')}@example.com`, plan = 'pro'): FakeOwner {
+  const account = Account.fromPartial({
+    id: newId('acct'),
+    name: 'Acme Tools',
+    plan,
+    created_at: new Date().toISOString(),
+    per_minute_limit: 0,
+    per_hour_limit: 0,
+  });
+  const user = User.fromPartial({ id: newId('user'), account_id: account.id, email, created_at: account.created_at });
+  return { account, user, password: 'correct horse battery staple' };
+}
+
+/** SignIn, GetSession, EndSession and SignUp over `owners`; `sessions` holds the tokens issued. */
+export function sessionHandlers(
+  owners: FakeOwner[],
+  sessions = new Map<string, FakeOwner>(),
+): FakeHandlers<typeof AccountServiceService> {
+  const answer = (token: string, owner: FakeOwner, shownToken = '') =>
+    SessionResponse.fromPartial({
+      token: shownToken,
+      csrf_token: `csrf_${token.slice(0, 16)}`,
+      expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      user: owner.user,
+      account: owner.account,
+    });
+  return {
+    signIn: ({ email, password }) => {
+      const owner = owners.find((o) => o.user.email === email && o.password === password);
+      if (!owner) throw new AppError('unauthorized', 'wrong e-mail or password');
+      const token = randomBytes(32).toString('base64url');
+      sessions.set(token, owner);
+      return answer(token, owner, token);
+    },
+    getSession: ({ token }) => {
+      const owner = sessions.get(token);
+      if (!owner) throw new AppError('unauthorized', 'no such session');
+      return answer(token, owner);
+    },
+    endSession: ({ token }) => {
+      sessions.delete(token);
+      return {};
+    },
+    signUp: ({ account_name, email, password }) => {
+      if (!account_name.trim()) throw AppError.invalid('account_name', 'account name is required');
+      if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw AppError.invalid('email', 'email is not an e-mail address');
+      checkPassword(password); // the service's own rule
+      return {};
+    },
+  };
+}
