@@ -1,12 +1,4 @@
-import {
-  AccountServiceService,
-  CheckoutServiceService,
-  LicenseServiceService,
-  NotificationServiceService,
-  ProductServiceService,
-  WebhookServiceService,
-} from '@licensing/proto';
-import { type FakeHandlers, type FakePeer, startFakePeer } from '@licensing/test-support';
+import { type FakeServices, type ServiceHandlers, type ServiceName, startFakeServices } from '@licensing/test-support';
 import { start, type RunningGateway } from '../../src/main';
 import { services } from '../../../scripts/lib/components';
 import { envFor, pageKey, type Addrs, type Topology } from '../../../scripts/lib/topology';
@@ -17,19 +9,7 @@ import { testTopology } from '../../../test/support/stack';
 // gRPC boundary by a fake that answers with the handlers a test gives (the rest answer UNIMPLEMENTED).
 // Every gateway component test starts from here: one place knows how the gateway is wired to its peers.
 
-const definitions = {
-  account: AccountServiceService,
-  product: ProductServiceService,
-  license: LicenseServiceService,
-  checkout: CheckoutServiceService,
-  webhook: WebhookServiceService,
-  notification: NotificationServiceService,
-};
-
-type Definitions = typeof definitions;
-export type ServiceName = keyof Definitions;
-export type FakeServices = { [N in ServiceName]: FakePeer<Definitions[N]> };
-export type ServiceHandlers = { [N in ServiceName]?: FakeHandlers<Definitions[N]> };
+export type { FakeServices, ServiceHandlers, ServiceName };
 
 export interface GatewayWithFakeServices {
   /** The gateway's base URL; '' when it was not started here (`startGateway: false`). */
@@ -59,32 +39,23 @@ export interface Options {
   startGateway?: boolean;
 }
 
-const startFake = <N extends ServiceName>(name: N, handlers: ServiceHandlers, port = 0) =>
-  startFakePeer(definitions[name], (handlers[name] ?? {}) as FakeHandlers<Definitions[N]>, { port }) as Promise<
-    FakeServices[N]
-  >;
-
 export async function startGatewayWithFakeServices(opts: Options = {}): Promise<GatewayWithFakeServices> {
-  const handlers = opts.handlers ?? {};
   const topology = testTopology();
-  const fakes = {} as Record<ServiceName, FakePeer<never>>;
-  const addrs: Addrs = {};
+  const started = await startFakeServices(
+    services.map((s) => s.name),
+    opts.handlers,
+  );
+  const addrs: Addrs = { ...started.addrs };
+  // A service's web page and the web component's pages, which the gateway passes on: nothing listens
+  // there, and no gateway test asks for them.
+  for (const s of services) if (s.ports.http !== undefined) addrs[pageKey(s.name)] = 'http://127.0.0.1:9';
+  addrs[pageKey('web')] = 'http://127.0.0.1:9';
   const gateways: RunningGateway[] = [];
   const stopAll = async () => {
     await Promise.all(gateways.map((g) => g.stop()));
-    await Promise.all(Object.values(fakes).map((f) => f.stop()));
+    await started.stopAll();
   };
   try {
-    for (const s of services) {
-      const name = s.name as ServiceName;
-      if (!definitions[name]) throw new Error(`no fake for the ${s.name} service: add its definition here`);
-      fakes[name] = (await startFake(name, handlers)) as FakePeer<never>;
-      addrs[name] = fakes[name].address;
-      // A service's web page the gateway proxies: nothing listens there, and no gateway test asks for it.
-      if (s.ports.http !== undefined) addrs[pageKey(s.name)] = 'http://127.0.0.1:9';
-    }
-    // The web component's pages, passed on by the gateway: nothing listens there either.
-    addrs[pageKey('web')] = 'http://127.0.0.1:9';
     await setUpEvents(topology);
   } catch (err) {
     await stopAll();
@@ -111,14 +82,12 @@ export async function startGatewayWithFakeServices(opts: Options = {}): Promise<
   return {
     url: gateway?.url ?? '',
     gateway,
-    fakes: fakes as unknown as FakeServices,
+    fakes: started.fakes,
     topology,
     env,
     extraGateway,
-    stopService: (name) => fakes[name].stop(),
-    async restartService(name) {
-      fakes[name] = (await startFake(name, handlers, fakes[name].port)) as FakePeer<never>;
-    },
+    stopService: started.stopService,
+    restartService: started.restartService,
     stop: stopAll,
   };
 }

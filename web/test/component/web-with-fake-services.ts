@@ -1,13 +1,13 @@
+import { CheckoutPageServiceService } from '@licensing/proto';
 import {
-  AccountServiceService,
-  CheckoutPageServiceService,
-  CheckoutServiceService,
-  LicenseServiceService,
-  NotificationServiceService,
-  ProductServiceService,
-  WebhookServiceService,
-} from '@licensing/proto';
-import { type FakeHandlers, type FakePeer, startFakePeer } from '@licensing/test-support';
+  type FakeHandlers,
+  type FakePeer,
+  type FakeServices,
+  type ServiceHandlers,
+  type ServiceName,
+  startFakePeer,
+  startFakeServices,
+} from '@licensing/test-support';
 import { start, type RunningWeb } from '../../src/main';
 import { calleesOf } from '../../../scripts/lib/components';
 import { envFor, type Addrs, type Topology } from '../../../scripts/lib/topology';
@@ -19,19 +19,9 @@ import { testTopology } from '../../../test/support/stack';
 // CheckoutService (the dashboard's calls) or, when a test gives `checkoutPage` handlers, the
 // CheckoutPageService the hosted checkout page calls: one fake serves one service definition.
 
-const definitions = {
-  account: AccountServiceService,
-  product: ProductServiceService,
-  license: LicenseServiceService,
-  checkout: CheckoutServiceService,
-  webhook: WebhookServiceService,
-  notification: NotificationServiceService,
-};
-
-type Definitions = typeof definitions;
-export type WebPeer = keyof Definitions;
-export type WebFakes = { [N in WebPeer]?: FakePeer<Definitions[N]> };
-export type WebHandlers = { [N in WebPeer]?: FakeHandlers<Definitions[N]> };
+export type WebPeer = ServiceName;
+export type WebFakes = Partial<FakeServices>;
+export type WebHandlers = ServiceHandlers;
 
 export interface WebWithFakeServices {
   url: string;
@@ -54,28 +44,16 @@ export interface WebOptions {
   settings?: Record<string, string>;
 }
 
-const startFake = <N extends WebPeer>(name: N, handlers: WebHandlers, port = 0) =>
-  startFakePeer(definitions[name], (handlers[name] ?? {}) as FakeHandlers<Definitions[N]>, { port }) as Promise<
-    FakePeer<Definitions[N]>
-  >;
-
 export async function startWebWithFakeServices(opts: WebOptions = {}): Promise<WebWithFakeServices> {
-  const handlers = opts.handlers ?? {};
   const topology = testTopology();
-  const fakes = {} as Record<WebPeer, FakePeer<never>>;
+  const started = await startFakeServices(calleesOf('web'), opts.handlers);
+  const addrs: Addrs = { ...started.addrs };
   let checkoutPage: FakePeer<typeof CheckoutPageServiceService> | undefined;
-  const addrs: Addrs = {};
   const stopFakes = async () => {
-    await Promise.all([...Object.values(fakes), ...(checkoutPage ? [checkoutPage] : [])].map((f) => f.stop()));
+    await Promise.all([started.stopAll(), checkoutPage?.stop()]);
   };
   let web: RunningWeb;
   try {
-    for (const callee of calleesOf('web')) {
-      const name = callee as WebPeer;
-      if (!definitions[name]) throw new Error(`no fake for the ${callee} service: add its definition here`);
-      fakes[name] = (await startFake(name, handlers)) as FakePeer<never>;
-      addrs[name] = fakes[name].address;
-    }
     if (opts.checkoutPage) {
       checkoutPage = await startFakePeer(CheckoutPageServiceService, opts.checkoutPage);
       addrs.checkout = checkoutPage.address;
@@ -88,13 +66,11 @@ export async function startWebWithFakeServices(opts: WebOptions = {}): Promise<W
   return {
     url: web.url,
     web,
-    fakes: fakes as unknown as WebFakes,
+    fakes: started.fakes,
     checkoutPage,
     topology,
-    stopService: (name) => fakes[name].stop(),
-    async restartService(name) {
-      fakes[name] = (await startFake(name, handlers, fakes[name].port)) as FakePeer<never>;
-    },
+    stopService: started.stopService,
+    restartService: started.restartService,
     async stop() {
       await web.stop();
       await stopFakes();
