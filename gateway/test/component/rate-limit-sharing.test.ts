@@ -4,9 +4,10 @@ import { client } from '../../../test/support/stack';
 import { PrivateRedis } from '../../../test/support/redis-server';
 import { freePort } from '../../../scripts/lib/net';
 import { eventually } from '../../../test/support/eventually';
-import { addKey, credentialAccountHandlers, fakeAccount, type FakeAccount } from './fake-credential-answers';
+import { addKey, credentialAccountHandlers, type FakeAccount } from './fake-credential-answers';
 import { productHandlers } from './fake-service-answers';
 import { startGatewayWithFakeServices, type GatewayWithFakeServices } from './gateway-with-fake-services';
+import { accountsIn, burst, clearCounters, counterIn } from './rate-limit-kit';
 
 // The gateway's rate limits across gateways and without Redis: several gateways over one real Redis
 // share every count (exactly, also when a large limit is admitted in memory a share at a time); a
@@ -27,35 +28,17 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const keys = await redis.keys(`${h.topology.rateLimitPrefix}*`);
-  if (keys.length) await redis.del(...keys);
+  await clearCounters(redis, h.topology.rateLimitPrefix);
   redis.disconnect();
   await h?.stop();
 });
 
-type Api = ReturnType<typeof client>;
+const accountWith = accountsIn(accounts, () => h.url);
 
-/** n sequential requests; returns the statuses and the last response. */
-async function burst(api: Api, n: number) {
-  const statuses: number[] = [];
-  let last: Awaited<ReturnType<Api>> | undefined;
-  for (let i = 0; i < n; i++) {
-    last = await api('GET', '/api/v1/products');
-    statuses.push(last.status);
-  }
-  return { statuses, last: last! };
-}
-
-/** A new account of `plan` (with these operator overrides) the account service knows, and its full key. */
-function accountWith(plan: string, limits: { per_minute_limit?: number; per_hour_limit?: number } = {}) {
-  const acct = fakeAccount(plan, limits);
-  accounts.push(acct);
-  const [key] = acct.keys;
-  return { acct, accountId: acct.account.id, keyId: key.id, apiKey: key.secret, api: client(h.url, key.secret) };
-}
-
-const counter = async (window: 'minute' | 'hour', id: string) =>
-  Number(await redis.get(`${h.topology.rateLimitPrefix}:${window}:${id}`));
+const counter = counterIn(
+  () => redis,
+  () => h.topology.rateLimitPrefix,
+);
 
 describe('shared across gateways', () => {
   it('100 requests spread over two gateways leave 0, and the 101st is refused on either', async () => {

@@ -7,12 +7,12 @@ import {
   addKey,
   appLicenseHandlers,
   credentialAccountHandlers,
-  fakeAccount,
   licenceEvents,
   type FakeAccount,
 } from './fake-credential-answers';
 import { productHandlers } from './fake-service-answers';
 import { startGatewayWithFakeServices, type GatewayWithFakeServices } from './gateway-with-fake-services';
+import { type Api, accountsIn, burst, clearCounters, counterIn, type Limits } from './rate-limit-kit';
 
 // The gateway's rate limits with production windows (60 s and 3600 s) and quotas, counted in real
 // Redis: the plans' hourly quotas and the per-key minute, the app allowance of validate-scope keys and
@@ -43,41 +43,21 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const keys = await redis.keys(`${h.topology.rateLimitPrefix}*`);
-  if (keys.length) await redis.del(...keys);
+  await clearCounters(redis, h.topology.rateLimitPrefix);
   redis.disconnect();
   await events?.close();
   await h?.stop();
 });
 
-type Api = ReturnType<typeof client>;
-
-/** n sequential requests; returns the statuses and the last response. */
-async function burst(api: Api, n: number) {
-  const statuses: number[] = [];
-  let last: Awaited<ReturnType<Api>> | undefined;
-  for (let i = 0; i < n; i++) {
-    last = await api('GET', '/api/v1/products');
-    statuses.push(last.status);
-  }
-  return { statuses, last: last! };
-}
-
-type Limits = { plan?: string; per_minute_limit?: number; per_hour_limit?: number };
-
-/** A new account of `plan` (with these operator overrides) the account service knows, and its full key. */
-function accountWith(plan: string, limits: Limits = {}) {
-  const acct = fakeAccount(plan, limits);
-  accounts.push(acct);
-  const [key] = acct.keys;
-  return { acct, accountId: acct.account.id, keyId: key.id, apiKey: key.secret, api: client(h.url, key.secret) };
-}
+const accountWith = accountsIn(accounts, () => h.url);
 
 /** An operator's change of the account: from now on the account service answers with it. */
 const update = (a: { acct: FakeAccount }, limits: Limits) => Object.assign(a.acct.account, limits);
 
-const counter = async (window: 'minute' | 'hour', id: string) =>
-  Number(await redis.get(`${h.topology.rateLimitPrefix}:${window}:${id}`));
+const counter = counterIn(
+  () => redis,
+  () => h.topology.rateLimitPrefix,
+);
 
 describe('per-plan hourly quota and per-key minute limit', () => {
   it('free plan: the 101st request within the hour gets 429 with headers and Retry-After; the minute window keeps no count of it', async () => {
