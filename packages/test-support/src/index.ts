@@ -2,3 +2,4 @@
 // test runs one component for real against real FerretDB, NATS and Redis with its peers faked.
 export * from './fake-peer';
 export * from './fake-services';
+export * from './answer-gate';

@@ -13,7 +13,7 @@ import {
   type Price,
 } from '@licensing/proto';
 import { AppError, connectMongo, createClient, newId } from '@licensing/runtime';
-import { type FakeHandlers, type FakePeer, startFakePeer } from '@licensing/test-support';
+import { AnswerGate, type FakeHandlers, type FakePeer, startFakePeer } from '@licensing/test-support';
 import type { Connection } from 'mongoose';
 import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
@@ -95,7 +95,7 @@ export interface CheckoutOptions {
 function issuing(
   issued: License[],
   clock: TestClock,
-  held: () => Promise<void> | undefined,
+  gate: AnswerGate,
   formerKeys: Map<string, License>,
 ): FakeHandlers<typeof LicenseServiceService> {
   const byKey = new Map<string, License>();
@@ -117,7 +117,7 @@ function issuing(
       return found;
     },
     createLicense: async (req, { caller }) => {
-      await held();
+      await gate.passed();
       const scope = `${req.account_id}:${caller}:${req.idempotency_key}`;
       const earlier = req.idempotency_key ? byKey.get(scope) : undefined;
       if (earlier) return earlier;
@@ -142,7 +142,7 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
   const clock = new TestClock();
   const known = new Map<string, Product>();
   const issued: License[] = [];
-  let held: Promise<void> | undefined;
+  const gate = new AnswerGate();
   const formerKeys = new Map<string, License>();
   const products = await startFakePeer(ProductServiceService, {
     getProduct: ({ account_id, id }) => {
@@ -152,7 +152,7 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
     },
   });
   const licenses = await startFakePeer(LicenseServiceService, {
-    ...issuing(issued, clock, () => held, formerKeys),
+    ...issuing(issued, clock, gate, formerKeys),
     ...opts.licenseHandlers,
   });
   await setUpEvents(t);
@@ -231,16 +231,7 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
     },
     applied: (subscriptionId) =>
       licenses.requestsTo('applySubscription').filter((r) => r.subscription?.id === subscriptionId),
-    holdLicences() {
-      let release: () => void = () => undefined;
-      held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      return () => {
-        held = undefined;
-        release();
-      };
-    },
+    holdLicences: () => gate.hold(),
     async db() {
       const conn = await connectMongo(t.mongoUrl, `${t.dbPrefix}_checkout`);
       opened.push(conn);

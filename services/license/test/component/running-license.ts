@@ -7,7 +7,7 @@ import {
   type LicensePolicy,
 } from '@licensing/proto';
 import { AppError, connectMongo, createClient, newId } from '@licensing/runtime';
-import { type FakePeer, startFakePeer } from '@licensing/test-support';
+import { AnswerGate, type FakePeer, startFakePeer } from '@licensing/test-support';
 import type { Connection } from 'mongoose';
 import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
@@ -52,10 +52,10 @@ export async function startLicense(): Promise<RunningLicense> {
   const t = testTopology();
   const clock = new TestClock();
   const known = new Map<string, Product>();
-  let held: Promise<void> | undefined;
+  const gate = new AnswerGate();
   const products = await startFakePeer(ProductServiceService, {
     getProduct: async ({ account_id, id }) => {
-      await held;
+      await gate.passed();
       const found = known.get(id);
       if (!found || found.account_id !== account_id) throw AppError.notFound('product');
       return found;
@@ -98,16 +98,7 @@ export async function startLicense(): Promise<RunningLicense> {
       });
       return (await client.call.createLicense(req)).key;
     },
-    holdProducts() {
-      let release: () => void = () => undefined;
-      held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      return () => {
-        held = undefined;
-        release();
-      };
-    },
+    holdProducts: () => gate.hold(),
     async activate(accountId, key, fingerprint) {
       return (await client.call.activate({ account_id: accountId, key, fingerprint, name: '' })).activation!.id;
     },
