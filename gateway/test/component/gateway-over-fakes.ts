@@ -8,11 +8,18 @@ import { type FakeServices, type ServiceHandlers, startGatewayWithFakeServices }
 export interface GatewayOverFakes {
   url: string;
   account: string;
-  /** The one API key the fake account service accepts. */
+  /** The full-scope API key the fake account service accepts. */
   key: string;
+  /** The account's validate-scope API key (an app's). */
+  validateKey: string;
   peers: FakeServices;
-  /** A request with the API key: its status and its body as JSON (or null). */
-  request(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }>;
+  /** A request with the API key (or `apiKey`): its status and its body as JSON (or null). */
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    apiKey?: string,
+  ): Promise<{ status: number; headers: Headers; body: any }>;
   stop(): Promise<void>;
 }
 
@@ -27,12 +34,13 @@ export async function startGatewayOverFakes(
     url: gw.url,
     account: vendor.account.id,
     key: vendor.apiKey,
+    validateKey: vendor.validateKey!,
     peers: gw.fakes,
-    async request(method, path, body) {
+    async request(method, path, body, apiKey = vendor.apiKey) {
       const res = await fetch(`${gw.url}${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${vendor.apiKey}`,
+          authorization: `Bearer ${apiKey}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),

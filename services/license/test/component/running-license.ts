@@ -6,7 +6,7 @@ import {
   WebhookServiceService,
   type LicensePolicy,
 } from '@licensing/proto';
-import { AppError, connectMongo, createClient, newId } from '@licensing/runtime';
+import { AppError, connectMongo, createClient, createLogger, EventBus, newEvent, newId } from '@licensing/runtime';
 import { type FakePeer, startFakePeer } from '@licensing/test-support';
 import type { Connection } from 'mongoose';
 import { start } from '../../src/main';
@@ -31,6 +31,14 @@ export interface RunningLicense {
   product(accountId: string, policy?: Partial<LicensePolicy>): Product;
   /** Issues a licence of `productId` to `email`: its key. */
   issue(accountId: string, productId: string, email: string): Promise<string>;
+  /**
+   * The product changes as the product service changes it: the fake answers the new product from now
+   * on, and product.updated is on the stream before this returns (the product service publishes it
+   * before its answer), so a licence issued next sees the new policy.
+   */
+  updateProduct(product: Product, policy: Partial<LicensePolicy>): Promise<Product>;
+  /** Another instance of the service over the same store, NATS and fakes (stopped with the rest). */
+  extraInstance(): Promise<void>;
   /** Activates a machine: the activation's id. */
   activate(accountId: string, key: string, fingerprint: string): Promise<string>;
   /**
@@ -54,10 +62,11 @@ export async function startLicense(): Promise<RunningLicense> {
   });
   const webhooks = await startFakePeer(WebhookServiceService, {});
   await setUpEvents(t);
-  const service = await start({
-    env: envFor('license', t, { port: 0, addrs: { product: products.address, webhook: webhooks.address } }),
-    clock,
-  });
+  const env = envFor('license', t, { port: 0, addrs: { product: products.address, webhook: webhooks.address } });
+  const service = await start({ env, clock });
+  const extra: Array<Awaited<ReturnType<typeof start>>> = [];
+  // What the product service publishes, on the same stream (created on first use).
+  let productBus: EventBus | undefined;
   const client = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
   const opened: Connection[] = [];
   const web = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'web'));
@@ -80,6 +89,28 @@ export async function startLicense(): Promise<RunningLicense> {
       known.set(p.id, p);
       return p;
     },
+    async updateProduct(product, policy) {
+      const updated = Product.fromPartial({ ...product, policy: { ...product.policy, ...policy } });
+      known.set(updated.id, updated);
+      productBus ??= await EventBus.connect({
+        url: t.natsUrl,
+        subjectPrefix: t.subjectPrefix,
+        stream: t.stream,
+        name: 'license-test-product-publisher',
+        log: createLogger('license-test-product-publisher', 'silent'),
+      });
+      const data = {
+        id: updated.id,
+        name: updated.name,
+        description: updated.description,
+        created_at: updated.created_at,
+      };
+      await productBus.publish(newEvent('product.updated', updated.account_id, { product: data }, clock.now()));
+      return updated;
+    },
+    async extraInstance() {
+      extra.push(await start({ env, clock }));
+    },
     async issue(accountId, productId, email) {
       const req = CreateLicenseRequest.fromPartial({
         account_id: accountId,
@@ -100,6 +131,8 @@ export async function startLicense(): Promise<RunningLicense> {
       client.close();
       web.close();
       await Promise.all(opened.map((c) => c.close()));
+      await Promise.all(extra.map((s) => s.stop()));
+      await productBus?.close();
       await service.ctx.db.dropDatabase().catch(() => undefined);
       await service.stop();
       await products.stop();
