@@ -1,8 +1,5 @@
 import {
   Account,
-  Activation,
-  refusal,
-  type LicenseAction,
   generateLicenseKey,
   judge,
   License,
@@ -21,7 +18,7 @@ import {
   type ValidateLicenseRequest,
   type ValidateLicenseResponse,
 } from '@licensing/proto';
-import { AppError, checkEmail, newId } from '@licensing/runtime';
+import { AppError, newId } from '@licensing/runtime';
 import type { FakeHandlers } from '@licensing/test-support';
 
 // What the account, product and licence services answer about API keys, products and licences, for a
@@ -207,139 +204,5 @@ export function licenseHandlers(licences: License[]): FakeHandlers<typeof Licens
         : { found: false, account_id: '', license_id: '', product_id: '', stored_status: '' };
     },
     recordValidations: () => ({}),
-  };
-}
-
-const page = <T>(data: T[]) => ({ data, page: { has_more: false, next_cursor: '' } });
-
-/**
- * licenseHandlers, and a licence's life over the same array: GetLicense, ListLicenses (newest first,
- * by product and status), UpdateLicense (e-mail and metadata), TransitionLicense (proto/rules'
- * lifecycle table), Activate / ListActivations / Deactivate within max_activations, CreateLicense under
- * its product's policy; each answers
- * not_found for another account's licence and refuses what the licence service refuses, with its words.
- */
-export function licenseLifecycleHandlers(
-  licences: License[],
-  /** The product service's products: a licence is issued under its product's policy (not_found for another's). */
-  products: Product[] = [],
-): FakeHandlers<typeof LicenseServiceService> {
-  const machines = new Map<string, Activation[]>();
-  const own = (account_id: string, key: string) => {
-    const parsed = parseLicenseKey(key);
-    const found = parsed.ok && licences.find((l) => l.key === parsed.key && l.account_id === account_id);
-    if (!found) throw AppError.notFound('licence');
-    return found;
-  };
-  const seats = (l: License) => machines.get(l.id) ?? [];
-  const base = licenseHandlers(licences);
-  const validate = (req: ValidateLicenseRequest): ValidateLicenseResponse => {
-    const answer = base.validateLicense!(req, undefined as never) as ValidateLicenseResponse;
-    const parsed = parseLicenseKey(req.key);
-    const mine = parsed.ok ? licences.find((l) => l.key === parsed.key && l.account_id === req.account_id) : undefined;
-    if (!mine) return answer;
-    // Judged again with the licence's machines, and the facts a gateway caches with them, as the service does.
-    const fingerprints = seats(mine).map((a) => a.fingerprint);
-    const facts = {
-      account_id: mine.account_id,
-      product_id: mine.product_id,
-      status: mine.status as StoredStatus,
-      expires_at: mine.expires_at ? new Date(mine.expires_at) : null,
-      policy: withPolicyDefaults(mine.policy),
-      extra_entitlements: mine.extra_entitlements,
-    };
-    const active = { fingerprintActive: fingerprints.includes(req.fingerprint), count: fingerprints.length };
-    const request = { accountId: req.account_id, productId: req.product_id, fingerprint: req.fingerprint };
-    return {
-      ...answer,
-      ...verdictFields(judge(parsed, facts, request, active, new Date())),
-      facts: answer.facts && {
-        ...answer.facts,
-        activation_count: fingerprints.length,
-        active_fingerprints: fingerprints,
-        active_lease_expires_at: fingerprints.map(() => ''),
-      },
-    };
-  };
-  return {
-    ...base,
-    createLicense: (req) => {
-      const product = products.find((p) => p.id === req.product_id && p.account_id === req.account_id);
-      if (!product) throw AppError.notFound('product');
-      const days = withPolicyDefaults(product.policy).duration_days;
-      const licence = License.fromPartial({
-        ...issued(req.account_id, req.product_id, req.customer_email),
-        policy: product.policy,
-        expires_at: days === null ? '' : new Date(Date.now() + days * 86_400_000).toISOString(),
-      });
-      licences.push(licence);
-      return licence;
-    },
-    validateLicense: validate,
-    validateLicenses: ({ validations }) => ({ results: validations.map(validate) }),
-    getLicense: ({ account_id, key }) => ({ ...own(account_id, key), activations: 0 }),
-    listLicenses: ({ account_id, product_id, status }) =>
-      page(
-        licences
-          .filter((l) => l.account_id === account_id && (!product_id || l.product_id === product_id))
-          .filter((l) => !status || l.status === status)
-          .reverse(),
-      ),
-    updateLicense: ({ account_id, key, customer_email, metadata }) => {
-      const l = own(account_id, key);
-      if (customer_email === undefined && Object.keys(metadata).length === 0)
-        throw new AppError('invalid_request', 'nothing to change: give customer_email, metadata and/or entitlements');
-      if (customer_email !== undefined) l.customer_email = checkEmail('customer_email', customer_email);
-      for (const [k, v] of Object.entries(metadata)) {
-        if (v === '') delete l.metadata[k];
-        else l.metadata[k] = v;
-      }
-      return l;
-    },
-    transitionLicense: ({ account_id, key, action }) => {
-      const l = own(account_id, key);
-      const expires = l.expires_at ? new Date(l.expires_at) : null;
-      const why = refusal(
-        { status: l.status as StoredStatus, expires_at: expires },
-        action as LicenseAction,
-        withPolicyDefaults(l.policy),
-      );
-      if (why) throw new AppError('conflict', why);
-      l.status = action === 'suspend' ? 'suspended' : action === 'revoke' ? 'revoked' : 'active';
-      return l;
-    },
-    activate: ({ account_id, key, fingerprint, name }) => {
-      const l = own(account_id, key);
-      if (l.status !== 'active') throw new AppError('conflict', `the licence is ${l.status}: it cannot be activated`);
-      const again = seats(l).find((a) => a.fingerprint === fingerprint);
-      if (again) return { activation: again, created: false };
-      const max = withPolicyDefaults(l.policy).max_activations;
-      if (max !== null && seats(l).length >= max)
-        throw AppError.refusedAs(
-          'conflict',
-          'activation_limit_reached',
-          `activation_limit_reached: the licence is already active on ${max} machines; deactivate one first`,
-        );
-      const activation = Activation.fromPartial({
-        id: newId('act'),
-        license_id: l.id,
-        fingerprint,
-        name,
-        created_at: new Date().toISOString(),
-      });
-      machines.set(l.id, [...seats(l), activation]);
-      return { activation, created: true };
-    },
-    listActivations: ({ account_id, key }) => page(seats(own(account_id, key))),
-    deactivate: ({ account_id, key, activation_id }) => {
-      const l = own(account_id, key);
-      const gone = seats(l).find((a) => a.id === activation_id);
-      if (!gone) throw AppError.notFound('activation');
-      machines.set(
-        l.id,
-        seats(l).filter((a) => a !== gone),
-      );
-      return gone;
-    },
   };
 }

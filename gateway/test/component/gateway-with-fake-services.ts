@@ -6,6 +6,8 @@ import {
   ProductServiceService,
   WebhookServiceService,
 } from '@licensing/proto';
+import { type Clock, createLogger, EventBus } from '@licensing/runtime';
+import type { DomainEvent } from '@licensing/proto';
 import { type FakeHandlers, type FakePeer, startFakePeer } from '@licensing/test-support';
 import { start, type RunningGateway } from '../../src/main';
 import { services } from '../../../scripts/lib/components';
@@ -39,8 +41,13 @@ export interface GatewayWithFakeServices {
   topology: Topology;
   /** The settings the gateway was (or would be) started with, without PORT: for another gateway over the same fakes. */
   env: (settings?: Record<string, string>) => Record<string, string>;
-  /** Another gateway over the same fakes, NATS and Redis (stopped with the rest). */
+  /** Another gateway over the same fakes, NATS and Redis, on the same clock (stopped with the rest). */
   extraGateway(settings?: Record<string, string>): Promise<RunningGateway>;
+  /**
+   * Publishes an event on the stack's stream as its owner service publishes it (the gateways' caches
+   * follow them: license.*, product.updated).
+   */
+  publish(event: DomainEvent): Promise<void>;
   /** Stops one fake at once, as a crashed service goes: calls in flight and new ones fail. */
   stopService(name: ServiceName): Promise<void>;
   /**
@@ -57,6 +64,8 @@ export interface Options {
   settings?: Record<string, string>;
   /** False: the fakes and events only, for a test that starts the gateway its own way (as a process). */
   startGateway?: boolean;
+  /** The gateways' clock (a TestClock the test moves); real time when absent. */
+  clock?: Clock;
 }
 
 const startFake = <N extends ServiceName>(name: N, handlers: ServiceHandlers, port = 0) =>
@@ -70,9 +79,11 @@ export async function startGatewayWithFakeServices(opts: Options = {}): Promise<
   const fakes = {} as Record<ServiceName, FakePeer<never>>;
   const addrs: Addrs = {};
   const gateways: RunningGateway[] = [];
+  let publisher: EventBus | undefined;
   const stopAll = async () => {
     await Promise.all(gateways.map((g) => g.stop()));
     await Promise.all(Object.values(fakes).map((f) => f.stop()));
+    await publisher?.close();
   };
   try {
     for (const s of services) {
@@ -95,7 +106,7 @@ export async function startGatewayWithFakeServices(opts: Options = {}): Promise<
     return { ...rest, ...opts.settings, ...settings };
   };
   const extraGateway = async (settings: Record<string, string> = {}) => {
-    const g = await start({ env: { ...env(settings), PORT: '0' } });
+    const g = await start({ env: { ...env(settings), PORT: '0' }, clock: opts.clock });
     gateways.push(g);
     return g;
   };
@@ -115,6 +126,16 @@ export async function startGatewayWithFakeServices(opts: Options = {}): Promise<
     topology,
     env,
     extraGateway,
+    async publish(event) {
+      publisher ??= await EventBus.connect({
+        url: topology.natsUrl,
+        subjectPrefix: topology.subjectPrefix,
+        stream: topology.stream,
+        name: 'gateway-test-publisher',
+        log: createLogger('gateway-test-publisher', 'silent'),
+      });
+      await publisher.publish(event);
+    },
     stopService: (name) => fakes[name].stop(),
     async restartService(name) {
       fakes[name] = (await startFake(name, handlers, fakes[name].port)) as FakePeer<never>;

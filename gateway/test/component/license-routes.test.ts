@@ -1,12 +1,7 @@
-import type { License, Product } from '@licensing/proto';
+import type { Product } from '@licensing/proto';
 import { newId } from '@licensing/runtime';
-import {
-  fakeLicence,
-  fakeProduct,
-  fakeVendor,
-  licenseLifecycleHandlers,
-  productHandlers,
-} from './fake-service-answers';
+import { fakeLicence, fakeProduct, fakeVendor, productHandlers } from './fake-service-answers';
+import { fakeLicenceService } from './fake-licence-service';
 import { type GatewayOverFakes, startGatewayOverFakes } from './gateway-over-fakes';
 
 // The REST face of a licence's life: products with their policy spelled out, licences read, changed,
@@ -19,12 +14,12 @@ import { type GatewayOverFakes, startGatewayOverFakes } from './gateway-over-fak
 
 let gw: GatewayOverFakes;
 const products: Product[] = [];
-const licences: License[] = [];
+const licenceService = fakeLicenceService(products);
 
 beforeAll(async () => {
   gw = await startGatewayOverFakes({
     product: productHandlers(products),
-    license: licenseLifecycleHandlers(licences, products),
+    license: licenceService.handlers,
   });
 });
 
@@ -243,7 +238,7 @@ describe('who sees what', () => {
     const theirProduct = fakeProduct(stranger, 'Theirs');
     const theirs = fakeLicence(stranger, theirProduct.id, 'x@example.com');
     products.push(theirProduct);
-    licences.push(theirs);
+    licenceService.licences.push(theirs);
     const key = theirs.key;
     const calls: [string, string, unknown?][] = [
       ['GET', `/api/v1/licenses/${key}`],
