@@ -19,7 +19,7 @@ import {
   type ValidateLicenseRequest,
   type ValidateLicenseResponse,
 } from '@licensing/proto';
-import { AppError, checkEmail, type Clock, newEvent, newId, systemClock } from '@licensing/runtime';
+import { AppError, checkEmail, type Clock, isId, newEvent, newId, systemClock } from '@licensing/runtime';
 import type { FakeHandlers } from '@licensing/test-support';
 
 // A licence service for the gateway's route and cache tests: licences held in the test's array, each
@@ -46,11 +46,21 @@ interface Retired {
 
 const page = <T>(data: T[]) => ({ data, page: { has_more: false, next_cursor: '' } });
 
+/** A page of `all` (newest first) after the cursor (an id), as the service pages. */
+function pageOf<T extends { id: string }>(all: T[], req?: { limit: number; starting_after: string }) {
+  const from = req?.starting_after ? all.findIndex((x) => x.id === req.starting_after) + 1 : 0;
+  const limit = req?.limit || 100;
+  const data = all.slice(from, from + limit);
+  const has_more = from + limit < all.length;
+  return { data, page: { has_more, next_cursor: has_more ? data.at(-1)!.id : '' } };
+}
+
 /** `products`: the product service's, whose policy a licence is issued under (not_found for another account's). */
 export function fakeLicenceService(products: Product[], clock: Clock = systemClock): FakeLicenceService {
   const licences: License[] = [];
   const machines = new Map<string, Activation[]>();
   const retired = new Map<string, Retired>();
+  const issuedFor = new Map<string, { asked: string; licence: License }>();
   const seats = (l: License) => machines.get(l.id) ?? [];
   const own = (account_id: string, key: string) => {
     const parsed = parseLicenseKey(key);
@@ -109,6 +119,16 @@ export function fakeLicenceService(products: Product[], clock: Clock = systemClo
 
   const handlers: FakeHandlers<typeof LicenseServiceService> = {
     createLicense: (req) => {
+      // An Idempotency-Key is the account's: the same request answers the same licence, another is refused.
+      const keyed = req.idempotency_key ? `${req.account_id} ${req.idempotency_key}` : '';
+      const asked = JSON.stringify([req.product_id, req.customer_email, req.send_email]);
+      const before = keyed ? issuedFor.get(keyed) : undefined;
+      if (before && before.asked !== asked)
+        throw new AppError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request');
+      if (before) return answered(before.licence);
+      if (!isId('prod', req.product_id))
+        throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
+      const email = checkEmail('customer_email', req.customer_email);
       const product = products.find((p) => p.id === req.product_id && p.account_id === req.account_id);
       if (!product) throw AppError.notFound('product');
       const days = withPolicyDefaults(product.policy).duration_days;
@@ -117,14 +137,15 @@ export function fakeLicenceService(products: Product[], clock: Clock = systemClo
         account_id: req.account_id,
         product_id: req.product_id,
         key: generateLicenseKey(),
-        customer_email: req.customer_email,
+        customer_email: email,
         status: 'active',
         created_at: clock.now().toISOString(),
         expires_at: days === null ? '' : new Date(clock.now().getTime() + days * 86_400_000).toISOString(),
         policy: product.policy ?? policyToContract(withPolicyDefaults(undefined)),
       });
       licences.push(licence);
-      return licence;
+      if (keyed) issuedFor.set(keyed, { asked, licence });
+      return answered(licence);
     },
     validateLicense: validate,
     validateLicenses: ({ validations }) => ({ results: validations.map(validate) }),
@@ -142,14 +163,14 @@ export function fakeLicenceService(products: Product[], clock: Clock = systemClo
         : { found: false, account_id: '', license_id: '', product_id: '', stored_status: '' };
     },
     getLicense: ({ account_id, key }) => answered(own(account_id, key)),
-    listLicenses: ({ account_id, product_id, status }) =>
-      page(
-        licences
-          .filter((l) => l.account_id === account_id && (!product_id || l.product_id === product_id))
-          .filter((l) => !status || l.status === status)
-          .map(answered)
-          .reverse(),
-      ),
+    listLicenses: ({ account_id, product_id, status, page: asked }) => {
+      if (product_id && !isId('prod', product_id))
+        throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
+      const mine = licences
+        .filter((l) => l.account_id === account_id && (!product_id || l.product_id === product_id))
+        .filter((l) => !status || l.status === status);
+      return pageOf(mine.map(answered).reverse(), asked);
+    },
     updateLicense: ({ account_id, key, customer_email, metadata }) => {
       const l = own(account_id, key);
       if (customer_email === undefined && Object.keys(metadata).length === 0)
