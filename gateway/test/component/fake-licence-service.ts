@@ -1,6 +1,10 @@
 import {
   Activation,
   generateLicenseKey,
+  isFloating,
+  lapsed,
+  leaseFrom,
+  seatFacts,
   judge,
   License,
   parseLicenseKey,
@@ -84,7 +88,11 @@ export function fakeLicenceService(products: Product[], clock: Clock = systemClo
   const validate = (req: ValidateLicenseRequest): ValidateLicenseResponse => {
     const { parsed, mine, until } = lookUp(req);
     const policy = withPolicyDefaults(mine?.policy);
-    const fingerprints = mine ? seats(licences.find((l) => l.id === mine.id)!).map((a) => a.fingerprint) : [];
+    const held = mine ? seats(licences.find((l) => l.id === mine.id)!) : [];
+    const fingerprints = held.map((a) => a.fingerprint);
+    const leases = new Map(
+      held.filter((a) => a.lease_expires_at).map((a) => [a.fingerprint, Date.parse(a.lease_expires_at)]),
+    );
     const facts = mine && {
       account_id: mine.account_id,
       product_id: mine.product_id,
@@ -95,7 +103,8 @@ export function fakeLicenceService(products: Product[], clock: Clock = systemClo
       retired_until: until ?? null,
     };
     const request = { accountId: req.account_id, productId: req.product_id, fingerprint: req.fingerprint };
-    const seatsNow = { fingerprintActive: fingerprints.includes(req.fingerprint), count: fingerprints.length };
+    const active = { has: (f: string) => fingerprints.includes(f), size: fingerprints.length };
+    const seatsNow = seatFacts(active, leases, req.fingerprint, clock.now().getTime());
     const verdict = judge(parsed, facts ?? null, request, seatsNow, clock.now());
     return {
       ...verdictFields(verdict),
@@ -110,7 +119,7 @@ export function fakeLicenceService(products: Product[], clock: Clock = systemClo
               active_fingerprints: fingerprints,
               cacheable: true,
               remembered_since: '',
-              active_lease_expires_at: fingerprints.map(() => ''),
+              active_lease_expires_at: held.map((a) => a.lease_expires_at),
               retired_until: until?.toISOString() ?? '',
             }
           : undefined,
@@ -217,10 +226,18 @@ export function fakeLicenceService(products: Product[], clock: Clock = systemClo
     activate: ({ account_id, key, fingerprint, name }) => {
       const l = own(account_id, key);
       if (l.status !== 'active') throw new AppError('conflict', `the licence is ${l.status}: it cannot be activated`);
+      const policy = withPolicyDefaults(l.policy);
+      const now = clock.now();
+      const lease = isFloating(policy) ? leaseFrom(now, policy.lease_seconds!).toISOString() : '';
       const again = seats(l).find((a) => a.fingerprint === fingerprint);
-      if (again) return { activation: again, created: false };
-      const max = withPolicyDefaults(l.policy).max_activations;
-      if (max !== null && seats(l).length >= max)
+      if (again) {
+        again.lease_expires_at = lease; // a re-activation renews the lease
+        return { activation: again, created: false };
+      }
+      // A lapsed floating seat no longer holds its slot: it is reclaimed when the licence is full.
+      const holding = seats(l).filter((a) => !lapsed(Date.parse(a.lease_expires_at) || null, now.getTime()));
+      const max = policy.max_activations;
+      if (max !== null && holding.length >= max)
         throw AppError.refusedAs(
           'conflict',
           'activation_limit_reached',
@@ -231,10 +248,28 @@ export function fakeLicenceService(products: Product[], clock: Clock = systemClo
         license_id: l.id,
         fingerprint,
         name,
-        created_at: clock.now().toISOString(),
+        created_at: now.toISOString(),
+        lease_expires_at: lease,
       });
-      machines.set(l.id, [...seats(l), activation]);
+      const kept = max !== null && seats(l).length >= max ? holding : seats(l);
+      machines.set(l.id, [...kept, activation]);
       return { activation, created: true };
+    },
+    heartbeat: ({ account_id, key, activation_id }) => {
+      const l = own(account_id, key);
+      const seat = seats(l).find((a) => a.id === activation_id);
+      if (!seat) throw AppError.notFound('activation');
+      const policy = withPolicyDefaults(l.policy);
+      if (!isFloating(policy))
+        throw new AppError(
+          'conflict',
+          "the licence's policy has no lease (lease_seconds is null): its activations are node-locked and need no heartbeat",
+        );
+      const now = clock.now();
+      if (lapsed(Date.parse(seat.lease_expires_at), now.getTime()))
+        throw new AppError('conflict', `lease_expired: the seat lapsed at ${seat.lease_expires_at}; activate again`);
+      seat.lease_expires_at = leaseFrom(now, policy.lease_seconds!).toISOString();
+      return seat;
     },
     listActivations: ({ account_id, key }) => page(seats(own(account_id, key))),
     deactivate: ({ account_id, key, activation_id }) => {

@@ -8,6 +8,7 @@ import {
 } from '@licensing/proto';
 import { AppError, connectMongo, createClient, createLogger, EventBus, newEvent, newId } from '@licensing/runtime';
 import { type FakePeer, startFakePeer } from '@licensing/test-support';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
@@ -49,6 +50,9 @@ export interface RunningLicense {
   stop(): Promise<void>;
 }
 
+const SIGNING_KID = 'kid_test';
+const signingKey = generateKeyPairSync('ed25519');
+
 export async function startLicense(): Promise<RunningLicense> {
   const t = testTopology();
   const clock = new TestClock();
@@ -58,6 +62,14 @@ export async function startLicense(): Promise<RunningLicense> {
       const found = known.get(id);
       if (!found || found.account_id !== account_id) throw AppError.notFound('product');
       return found;
+    },
+    // As the product service signs a licence file: the payload with its kid added, under the product's
+    // key (one Ed25519 key for every product here).
+    signPayload: ({ account_id, product_id, payload_json }) => {
+      const found = known.get(product_id);
+      if (!found || found.account_id !== account_id) throw AppError.notFound('product');
+      const payload = Buffer.from(JSON.stringify({ ...JSON.parse(payload_json), kid: SIGNING_KID }));
+      return { kid: SIGNING_KID, payload, signature: sign(null, payload, signingKey.privateKey) };
     },
   });
   const webhooks = await startFakePeer(WebhookServiceService, {});

@@ -11,7 +11,7 @@ import { EventLog } from '../../../../test/support/events';
 // take their defaults again), announced by product.updated before the update is answered (the
 // licence service's product cache forgets the old policy on it), and refused naming the field when it
 // breaks proto/rules' ranges. The REST shape of a policy (every field spelled out, values of the wrong
-// JSON type): gateway/test/component/license-routes.test.ts; that licences keep the policy they were
+// JSON type): gateway/test/component/license-routes.test.ts and floating-seat-routes.test.ts; that licences keep the policy they were
 // issued under: services/license/test/component/license-lifecycle.test.ts.
 
 const t = testTopology();
@@ -86,5 +86,35 @@ describe('licence policy on the product', () => {
     );
     expect(refused?.code).toBe('invalid_request');
     expect(refused?.fieldErrors).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
+  });
+});
+
+describe('policy.lease_seconds', () => {
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (err: AppError) => err,
+    );
+  // 1.5 and 'sixty' cannot cross gRPC (an int32): the gateway refuses them (gateway/test/component/floating-seat-routes.test.ts).
+  it.each([29, 86_401, 0])('%p is refused with 400 naming the field, on create and on update', async (bad) => {
+    const created = await refusal(create({ lease_seconds: bad }));
+    expect([created?.code, created?.fieldErrors[0]?.field]).toEqual(['invalid_request', 'policy.lease_seconds']);
+    const { id } = await create({});
+    const updated = await refusal(
+      products.call.updateProduct({
+        account_id: account,
+        id,
+        policy: { ...defaults, lease_seconds: bad },
+        price: undefined,
+        remove_price: false,
+      }),
+    );
+    expect([updated?.code, updated?.fieldErrors[0]?.field]).toEqual(['invalid_request', 'policy.lease_seconds']);
+  });
+
+  it('30 and 86,400 are floating, null (the default) node-locked', async () => {
+    for (const lease of [30, 86_400, undefined])
+      expect((await create({ lease_seconds: lease })).policy?.lease_seconds).toBe(lease);
+    expect((await create({})).policy?.lease_seconds).toBeUndefined();
   });
 });
