@@ -10,7 +10,8 @@ import { verifySignature, WebhookReceiver } from '../support/webhook-receiver';
 // activates and validates the key with nothing but the key (gateway, licence), the vendor rerolls the
 // key after a leak, the buyer is mailed the new key, the app is told to take the new one and the
 // vendor's back end hears of it by a signed webhook, then the vendor exports the account, deletes
-// the licence by mistake and restores it from the export, machines and all.
+// the licence by mistake and restores it from the export, machines and all. And a batch of licences
+// whose items asked for it are mailed their keys (licence service → license.batch_completed → mail).
 // Own stack: customer mail goes to this file's SMTP inbox, with a fast send interval and retry schedule.
 
 type Api = ReturnType<typeof client>;
@@ -163,4 +164,31 @@ it('bought, mailed, activated and validated, rerolled, exported and restored fro
   expect(restored.body).toMatchObject({ valid: true, code: 'valid', entitlements: ['export-pdf'] });
   const machines = await vendor('GET', `/api/v1/licenses/${newKey}/activations`);
   expect(machines.body.data.map((a: { fingerprint: string }) => a.fingerprint)).toEqual(['laptop-1']);
+});
+
+it('a licence batch mails the items that asked for it their key, once each', async () => {
+  const product = (await vendor('POST', '/api/v1/products', { name: 'Journey Bulk' })).body.id as string;
+  const started = await vendor('POST', '/api/v1/licenses/batch', {
+    product_id: product,
+    licenses: [
+      { customer_email: 'bulk-a@example.com', send_email: true },
+      { customer_email: 'bulk-b@example.com' },
+      { customer_email: 'bulk-c@example.com', send_email: true },
+    ],
+  });
+  expect(started.status).toBe(202);
+  const job = await finished(vendor, `/api/v1/licenses/batch/${started.body.id}`);
+  const keys = job.results.map((r: { license_key: string }) => r.license_key);
+  // Queued by the notification service from license.batch_completed (the licence service's summary).
+  const mails = async () =>
+    ((await vendor('GET', '/api/v1/emails?limit=100')).body.data as { to: string; license_key: string }[]).filter((e) =>
+      keys.includes(e.license_key),
+    );
+  await eventually(async () => {
+    const queued = await mails();
+    expect(queued.map((m) => [m.to, m.license_key]).sort()).toEqual([
+      ['bulk-a@example.com', keys[0]],
+      ['bulk-c@example.com', keys[2]],
+    ]);
+  });
 });
