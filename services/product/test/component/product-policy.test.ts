@@ -1,5 +1,6 @@
 import { CreateProductRequest, ProductServiceClient, type LicensePolicy } from '@licensing/proto';
-import { type AppError, createClient, newId } from '@licensing/runtime';
+import { type AppError, createClient, natsServers, newId } from '@licensing/runtime';
+import { connect } from 'nats';
 import { start } from '../../src/main';
 import { credentialOf, envFor } from '../../../../scripts/lib/topology';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
@@ -67,6 +68,15 @@ describe('licence policy on the product', () => {
       remove_price: false,
     });
     expect(patched.policy).toEqual({ ...defaults, duration_days: 365 });
+    // product.updated is in the stream before the update is answered (the last one of its subject).
+    const nc = await connect({ servers: natsServers(t.natsUrl) });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const last = await jsm.streams.getMessage(t.stream, { last_by_subj: `${t.subjectPrefix}.product.updated` });
+      expect(last.json<{ data: { product: { id: string } } }>().data.product.id).toBe(id);
+    } finally {
+      await nc.close();
+    }
     await events.waitFor(
       (e) => e.type === 'product.updated' && (e.data as { product: { id: string } }).product.id === id,
     );
