@@ -10,9 +10,10 @@ import { verifySignature, WebhookReceiver } from '../support/webhook-receiver';
 // One licence's life through every part of the system: a buyer pays on the hosted test-mode checkout
 // page (checkout), the purchase mail with the key arrives over SMTP (notification), the buyer's app
 // activates and validates the key with nothing but the key (gateway, licence), the vendor rerolls the
-// key after a leak, the app is told to take the new one and the vendor's back end hears of it by a
-// signed webhook, then the vendor exports the account, deletes
-// the licence by mistake and restores it from the export, machines and all.
+// key after a leak, the buyer is mailed the new key, the app is told to take the new one and the
+// vendor's back end hears of it by a signed webhook, then the vendor exports the account, deletes
+// the licence by mistake and restores it from the export, machines and all. And a batch of licences
+// whose items asked for it are mailed their keys (licence service → license.batch_completed → mail).
 // Then the vendor's dashboard mailing a licence: a reroll form that asks the new key's mail (web, licence,
 // the licence's event, notification, SMTP) and the mail log with its "send again".
 // Own stack: customer mail goes to this file's SMTP inbox, with a fast send interval and retry schedule.
@@ -111,10 +112,25 @@ it('bought, mailed, activated and validated, rerolled, exported and restored fro
   expect(valid.body.entitlements).toEqual(['export-pdf']);
 
   // The key leaked: the vendor rerolls it; the old key still validates for the grace, telling the app to update.
-  const rerolled = await vendor('POST', `/api/v1/licenses/${key}/reroll`, { grace_hours: 24 });
+  const rerolled = await vendor('POST', `/api/v1/licenses/${key}/reroll`, { grace_hours: 24, send_email: true });
   expect(rerolled.status).toBe(200);
   const newKey = rerolled.body.key as string;
   expect(newKey).not.toBe(key);
+  // The new key is mailed to the buyer (queued by the notification service from license.rerolled), once:
+  // a retry with the old key (its answer lost) answers the same new key and mails nothing twice.
+  const mailsOf = async (k: string) =>
+    ((await vendor('GET', '/api/v1/emails?limit=100')).body.data as { license_key: string; to: string }[]).filter(
+      (e) => e.license_key === k,
+    );
+  const mails = await eventually(async () => {
+    const got = await mailsOf(newKey);
+    expect(got).toHaveLength(1);
+    return got;
+  });
+  expect(mails[0].to).toBe(buyer);
+  const retried = await vendor('POST', `/api/v1/licenses/${key}/reroll`, { grace_hours: 24, send_email: true });
+  expect([retried.status, retried.body.key]).toEqual([200, newKey]);
+  expect(await mailsOf(newKey)).toHaveLength(1);
   const [hook] = await receiver.waitFor('/hooks', 1);
   expect(verifySignature(endpoint.body.secret, hook)).toBe(true);
   expect(JSON.parse(hook.body)).toMatchObject({ type: 'license.rerolled', data: { previous_key: key } });
@@ -218,4 +234,31 @@ it("the dashboard lists the mail log and sends a licence's e-mail again; another
   const refused = await other.web.post(`/dashboard/licenses/${key}/email`, { _csrf: WebClient.csrf(otherPage.html) });
   expect(refused.status).toBe(404);
   expect(inbox.to('dash@example.com')).toHaveLength(2);
+});
+
+it('a licence batch mails the items that asked for it their key, once each', async () => {
+  const product = (await vendor('POST', '/api/v1/products', { name: 'Journey Bulk' })).body.id as string;
+  const started = await vendor('POST', '/api/v1/licenses/batch', {
+    product_id: product,
+    licenses: [
+      { customer_email: 'bulk-a@example.com', send_email: true },
+      { customer_email: 'bulk-b@example.com' },
+      { customer_email: 'bulk-c@example.com', send_email: true },
+    ],
+  });
+  expect(started.status).toBe(202);
+  const job = await finished(vendor, `/api/v1/licenses/batch/${started.body.id}`);
+  const keys = job.results.map((r: { license_key: string }) => r.license_key);
+  // Queued by the notification service from license.batch_completed (the licence service's summary).
+  const mails = async () =>
+    ((await vendor('GET', '/api/v1/emails?limit=100')).body.data as { to: string; license_key: string }[]).filter((e) =>
+      keys.includes(e.license_key),
+    );
+  await eventually(async () => {
+    const queued = await mails();
+    expect(queued.map((m) => [m.to, m.license_key]).sort()).toEqual([
+      ['bulk-a@example.com', keys[0]],
+      ['bulk-c@example.com', keys[2]],
+    ]);
+  });
 });

@@ -9,7 +9,9 @@ import {
   seenByScope,
   verdictFields,
   withPolicyDefaults,
+  policyProblems,
   type AccountServiceService,
+  type LicensePolicy,
   type LicenseServiceService,
   type ProductServiceService,
   type StoredStatus,
@@ -27,6 +29,8 @@ export interface FakeVendor {
   account: Account;
   /** A full-scope API key of the account. */
   apiKey: string;
+  /** A validate-scope API key of the account (what an app ships with), when it has one. */
+  validateKey?: string;
 }
 
 export function fakeVendor(plan = 'enterprise'): FakeVendor {
@@ -36,7 +40,7 @@ export function fakeVendor(plan = 'enterprise'): FakeVendor {
     plan,
     created_at: new Date().toISOString(),
   });
-  return { account, apiKey: `lk_full_${newId('k')}` };
+  return { account, apiKey: `lk_full_${newId('k')}`, validateKey: `lk_validate_${newId('k')}` };
 }
 
 /** A product with the default policy, as the product service creates it. */
@@ -72,9 +76,14 @@ export function fakeLicence(vendor: FakeVendor, productId: string, email: string
 export function accountHandlers(vendors: FakeVendor[]): FakeHandlers<typeof AccountServiceService> {
   return {
     authenticate: ({ secret }) => {
-      const vendor = vendors.find((v) => v.apiKey === secret);
+      const vendor = vendors.find((v) => v.apiKey === secret || v.validateKey === secret);
       if (!vendor) throw new AppError('unauthorized', 'the API key is unknown or revoked');
-      return { account: vendor.account, key_id: `key_${vendor.account.id}`, scope: 'full' };
+      const scope = vendor.apiKey === secret ? 'full' : 'validate';
+      return {
+        account: vendor.account,
+        key_id: `key_${scope === 'full' ? '' : 'validate_'}${vendor.account.id}`,
+        scope,
+      };
     },
     getAccount: ({ id }) => {
       const vendor = vendors.find((v) => v.account.id === id);
@@ -84,12 +93,27 @@ export function accountHandlers(vendors: FakeVendor[]): FakeHandlers<typeof Acco
   };
 }
 
+/** The policy as the product service accepts it: refused (its first problem) by proto/rules, else with its defaults. */
+const acceptedPolicy = (p: LicensePolicy | undefined) => {
+  const [problem] = p ? policyProblems(p) : [];
+  if (problem) throw AppError.invalid(problem.field, problem.message);
+  return policyToContract(withPolicyDefaults(p));
+};
+
 /**
- * CreateProduct, ListProducts (one page) and GetProduct over `products` (the test's array: what a test
- * creates stays there, as in the service's store, across a restart of the fake).
+ * CreateProduct, UpdateProduct, ListProducts (one page) and GetProduct over `products` (the test's array:
+ * what a test creates stays there, as in the service's store, across a restart of the fake).
  */
 export function productHandlers(products: Product[]): FakeHandlers<typeof ProductServiceService> {
   return {
+    updateProduct: (req) => {
+      const i = products.findIndex((p) => p.id === req.id && p.account_id === req.account_id);
+      if (i < 0) throw new AppError('not_found', `product ${req.id} not found`);
+      // A policy given replaces the whole policy (absent fields take their defaults), as the service does.
+      const policy = req.policy ? acceptedPolicy(req.policy) : products[i].policy;
+      products[i] = Product.fromPartial({ ...products[i], name: req.name ?? products[i].name, policy });
+      return products[i];
+    },
     createProduct: (req) => {
       const product = Product.fromPartial({
         id: newId('prod'),
@@ -97,7 +121,7 @@ export function productHandlers(products: Product[]): FakeHandlers<typeof Produc
         name: req.name,
         description: req.description,
         created_at: new Date().toISOString(),
-        policy: policyToContract(withPolicyDefaults(req.policy)),
+        policy: acceptedPolicy(req.policy),
         price: req.price,
         email_on_purchase: req.email_on_purchase ?? true,
       });

@@ -1,5 +1,11 @@
+import type { Clock } from '@licensing/runtime';
 import { accountHandlers, fakeVendor } from './fake-service-answers';
-import { type FakeServices, type ServiceHandlers, startGatewayWithFakeServices } from './gateway-with-fake-services';
+import {
+  type FakeServices,
+  type GatewayWithFakeServices,
+  type ServiceHandlers,
+  startGatewayWithFakeServices,
+} from './gateway-with-fake-services';
 
 // The route tests' shorthand over gateway-with-fake-services.ts: one vendor whose full API key the
 // fake account service accepts, every other service answering with the handlers a test gives, and a
@@ -8,31 +14,53 @@ import { type FakeServices, type ServiceHandlers, startGatewayWithFakeServices }
 export interface GatewayOverFakes {
   url: string;
   account: string;
-  /** The one API key the fake account service accepts. */
+  /** The full-scope API key the fake account service accepts. */
   key: string;
+  /** The account's validate-scope API key (an app's). */
+  validateKey: string;
   peers: FakeServices;
-  /** A request with the API key: its status and its body as JSON (or null). */
-  request(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }>;
+  /** The gateway's Prometheus page (its validation cache's hits: licensing_validation_cache_total). */
+  metricsUrl: string;
+  publish: GatewayWithFakeServices['publish'];
+  /** Another gateway over the same fakes, NATS, Redis and clock: its base and metrics URLs. */
+  extraGateway(): Promise<{ url: string; metricsUrl: string }>;
+  /** A request with the API key (or `apiKey`): its status and its body as JSON (or null). */
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    apiKey?: string,
+  ): Promise<{ status: number; headers: Headers; body: any }>;
   stop(): Promise<void>;
 }
 
 export async function startGatewayOverFakes(
   handlers: Omit<ServiceHandlers, 'account'> = {},
+  opts: { clock?: Clock } = {},
 ): Promise<GatewayOverFakes> {
   const vendor = fakeVendor('pro');
   const gw = await startGatewayWithFakeServices({
     handlers: { ...handlers, account: accountHandlers([vendor]) },
+    clock: opts.clock,
   });
+  const metricsUrl = (port: number) => `http://127.0.0.1:${port}/metrics`;
   return {
     url: gw.url,
     account: vendor.account.id,
     key: vendor.apiKey,
+    validateKey: vendor.validateKey!,
     peers: gw.fakes,
-    async request(method, path, body) {
+    metricsUrl: metricsUrl(gw.gateway!.metricsPort),
+    publish: gw.publish,
+    async extraGateway() {
+      const other = await gw.extraGateway();
+      return { url: other.url, metricsUrl: metricsUrl(other.metricsPort) };
+    },
+    async request(method, path, body, apiKey = vendor.apiKey) {
       const res = await fetch(`${gw.url}${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${vendor.apiKey}`,
+          authorization: `Bearer ${apiKey}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),

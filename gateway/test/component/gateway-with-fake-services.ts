@@ -1,4 +1,6 @@
 import { type FakeServices, type ServiceHandlers, type ServiceName, startFakeServices } from '@licensing/test-support';
+import { type Clock, createLogger, EventBus } from '@licensing/runtime';
+import type { DomainEvent } from '@licensing/proto';
 import { start, type RunningGateway } from '../../src/main';
 import { services } from '../../../scripts/lib/components';
 import { envFor, pageKey, type Addrs, type Topology } from '../../../scripts/lib/topology';
@@ -19,8 +21,13 @@ export interface GatewayWithFakeServices {
   topology: Topology;
   /** The settings the gateway was (or would be) started with, without PORT: for another gateway over the same fakes. */
   env: (settings?: Record<string, string>) => Record<string, string>;
-  /** Another gateway over the same fakes, NATS and Redis (stopped with the rest). */
+  /** Another gateway over the same fakes, NATS and Redis, on the same clock (stopped with the rest). */
   extraGateway(settings?: Record<string, string>): Promise<RunningGateway>;
+  /**
+   * Publishes an event on the stack's stream as its owner service publishes it (the gateways' caches
+   * follow them: license.*, product.updated).
+   */
+  publish(event: DomainEvent): Promise<void>;
   /** Stops one fake at once, as a crashed service goes: calls in flight and new ones fail. */
   stopService(name: ServiceName): Promise<void>;
   /**
@@ -37,6 +44,8 @@ export interface Options {
   settings?: Record<string, string>;
   /** False: the fakes and events only, for a test that starts the gateway its own way (as a process). */
   startGateway?: boolean;
+  /** The gateways' clock (a TestClock the test moves); real time when absent. */
+  clock?: Clock;
 }
 
 export async function startGatewayWithFakeServices(opts: Options = {}): Promise<GatewayWithFakeServices> {
@@ -51,9 +60,11 @@ export async function startGatewayWithFakeServices(opts: Options = {}): Promise<
   for (const s of services) if (s.ports.http !== undefined) addrs[pageKey(s.name)] = 'http://127.0.0.1:9';
   addrs[pageKey('web')] = 'http://127.0.0.1:9';
   const gateways: RunningGateway[] = [];
+  let publisher: EventBus | undefined;
   const stopAll = async () => {
     await Promise.all(gateways.map((g) => g.stop()));
     await started.stopAll();
+    await publisher?.close();
   };
   try {
     await setUpEvents(topology);
@@ -66,7 +77,7 @@ export async function startGatewayWithFakeServices(opts: Options = {}): Promise<
     return { ...rest, ...opts.settings, ...settings };
   };
   const extraGateway = async (settings: Record<string, string> = {}) => {
-    const g = await start({ env: { ...env(settings), PORT: '0' } });
+    const g = await start({ env: { ...env(settings), PORT: '0' }, clock: opts.clock });
     gateways.push(g);
     return g;
   };
@@ -86,6 +97,16 @@ export async function startGatewayWithFakeServices(opts: Options = {}): Promise<
     topology,
     env,
     extraGateway,
+    async publish(event) {
+      publisher ??= await EventBus.connect({
+        url: topology.natsUrl,
+        subjectPrefix: topology.subjectPrefix,
+        stream: topology.stream,
+        name: 'gateway-test-publisher',
+        log: createLogger('gateway-test-publisher', 'silent'),
+      });
+      await publisher.publish(event);
+    },
     stopService: started.stopService,
     restartService: started.restartService,
     stop: stopAll,

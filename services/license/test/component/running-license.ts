@@ -6,8 +6,9 @@ import {
   WebhookServiceService,
   type LicensePolicy,
 } from '@licensing/proto';
-import { AppError, connectMongo, createClient, newId } from '@licensing/runtime';
+import { AppError, connectMongo, createClient, createLogger, EventBus, newEvent, newId } from '@licensing/runtime';
 import { AnswerGate, type FakePeer, startFakePeer } from '@licensing/test-support';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
@@ -38,6 +39,14 @@ export interface RunningLicense {
    * service, a failover): calls made meanwhile are answered then, as the real one would answer them.
    */
   holdProducts(): () => void;
+  /**
+   * The product changes as the product service changes it: the fake answers the new product from now
+   * on, and product.updated is on the stream before this returns (the product service publishes it
+   * before its answer), so a licence issued next sees the new policy.
+   */
+  updateProduct(product: Product, policy: Partial<LicensePolicy>): Promise<Product>;
+  /** Another instance of the service over the same store, NATS and fakes (stopped with the rest). */
+  extraInstance(): Promise<void>;
   /** Activates a machine: the activation's id. */
   activate(accountId: string, key: string, fingerprint: string): Promise<string>;
   /**
@@ -47,6 +56,9 @@ export interface RunningLicense {
   db(): Promise<Connection>;
   stop(): Promise<void>;
 }
+
+const SIGNING_KID = 'kid_test';
+const signingKey = generateKeyPairSync('ed25519');
 
 export async function startLicense(): Promise<RunningLicense> {
   const t = testTopology();
@@ -60,13 +72,22 @@ export async function startLicense(): Promise<RunningLicense> {
       if (!found || found.account_id !== account_id) throw AppError.notFound('product');
       return found;
     },
+    // As the product service signs a licence file: the payload with its kid added, under the product's
+    // key (one Ed25519 key for every product here).
+    signPayload: ({ account_id, product_id, payload_json }) => {
+      const found = known.get(product_id);
+      if (!found || found.account_id !== account_id) throw AppError.notFound('product');
+      const payload = Buffer.from(JSON.stringify({ ...JSON.parse(payload_json), kid: SIGNING_KID }));
+      return { kid: SIGNING_KID, payload, signature: sign(null, payload, signingKey.privateKey) };
+    },
   });
   const webhooks = await startFakePeer(WebhookServiceService, {});
   await setUpEvents(t);
-  const service = await start({
-    env: envFor('license', t, { port: 0, addrs: { product: products.address, webhook: webhooks.address } }),
-    clock,
-  });
+  const env = envFor('license', t, { port: 0, addrs: { product: products.address, webhook: webhooks.address } });
+  const service = await start({ env, clock });
+  const extra: Array<Awaited<ReturnType<typeof start>>> = [];
+  // What the product service publishes, on the same stream (created on first use).
+  let productBus: EventBus | undefined;
   const client = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
   const opened: Connection[] = [];
   const web = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'web'));
@@ -90,6 +111,28 @@ export async function startLicense(): Promise<RunningLicense> {
       known.set(p.id, p);
       return p;
     },
+    async updateProduct(product, policy) {
+      const updated = Product.fromPartial({ ...product, policy: { ...product.policy, ...policy } });
+      known.set(updated.id, updated);
+      productBus ??= await EventBus.connect({
+        url: t.natsUrl,
+        subjectPrefix: t.subjectPrefix,
+        stream: t.stream,
+        name: 'license-test-product-publisher',
+        log: createLogger('license-test-product-publisher', 'silent'),
+      });
+      const data = {
+        id: updated.id,
+        name: updated.name,
+        description: updated.description,
+        created_at: updated.created_at,
+      };
+      await productBus.publish(newEvent('product.updated', updated.account_id, { product: data }, clock.now()));
+      return updated;
+    },
+    async extraInstance() {
+      extra.push(await start({ env, clock }));
+    },
     async issue(accountId, productId, email) {
       const req = CreateLicenseRequest.fromPartial({
         account_id: accountId,
@@ -111,6 +154,8 @@ export async function startLicense(): Promise<RunningLicense> {
       client.close();
       web.close();
       await Promise.all(opened.map((c) => c.close()));
+      await Promise.all(extra.map((s) => s.stop()));
+      await productBus?.close();
       await service.ctx.db.dropDatabase().catch(() => undefined);
       await service.stop();
       await products.stop();

@@ -15,7 +15,7 @@ import { refusal } from '../../../../test/support/fakes/common';
 import { licenseSetup } from '../../../../test/support/fakes/license-deps';
 
 // The pure rules of floating seats (proto/rules/lease.ts, the verdict, domain/leases.ts) and the use cases
-// over in-memory stores; test/e2e/floating-seats.test.ts runs the same over real servers.
+// over in-memory stores; services/license/test/component/floating-seats.test.ts runs the same over real servers.
 
 const nowMs = Date.parse('2026-06-01T00:00:00Z');
 const now = new Date(nowMs);

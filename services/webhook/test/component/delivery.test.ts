@@ -75,6 +75,23 @@ it('sends only the subscribed types, and never another account’s events', asyn
   expect(hooks.receiver.at('/other-account')).toEqual([]);
 });
 
+it('delivers license.deleted to an endpoint subscribed to it (the licence as it was)', async () => {
+  await endpoint('/deleted', ['license.deleted']);
+  const license = {
+    id: 'lic_01JD8Z3K6Q2W4E5R6T7Y8V9XDE',
+    key: 'LIC-DELETED',
+    product_id: 'prod_deleted',
+    customer_email: 'del@example.com',
+    status: 'active' as const,
+    expires_at: null,
+    created_at: new Date().toISOString(),
+    entitlements: [],
+  };
+  await hooks.publish(eventOf('license.deleted', account, { license }));
+  const [delivered] = await hooks.receiver.waitFor('/deleted', 1);
+  expect(JSON.parse(delivered.body)).toMatchObject({ type: 'license.deleted', data: { license: { id: license.id } } });
+});
+
 it('retries a 500 and records the delivery as delivered on the second attempt', async () => {
   hooks.receiver.answer('/flaky', 500, 200);
   const { id } = await endpoint('/flaky', ['license.created']);
