@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { connect } from 'nats';
-import { natsServers } from '@licensing/runtime';
+// By path, not the package: the run's global set-up and teardown load this before anything is built.
+import { natsServers } from '../../packages/runtime/src/events/nats-servers';
 import type { Addrs, Topology } from '../../scripts/lib/topology';
 
 // The handle files of the systems a run's jest workers share (shared-stack.ts): where each worker's system

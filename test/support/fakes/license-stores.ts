@@ -35,6 +35,10 @@ export class FakeLicenseStore implements LicenseStore {
   lostRaces = 0;
   /** Set to make every activation slot race lost. */
   contended = false;
+  /** How many activations from now on lose their slot race before one wins (each store call is one). */
+  contendedCalls = 0;
+  /** Every activate call, in order (how many attempts a use case made). */
+  activateCalls = 0;
   /** Every replaceState call, in order. */
   readonly replaces: { id: string; changes: Partial<LicenseDoc> }[] = [];
 
@@ -179,7 +183,12 @@ export class FakeLicenseStore implements LicenseStore {
       }
     const taken = new Set(this.liveActivations(doc.license_id).map((a) => a.slot_key));
     if (maxActivations !== null && taken.size >= maxActivations) return null;
+    this.activateCalls++;
     if (this.contended) return 'contended';
+    if (this.contendedCalls > 0) {
+      this.contendedCalls--;
+      return 'contended';
+    }
     const slot =
       maxActivations === null
         ? doc._id

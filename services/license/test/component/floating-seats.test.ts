@@ -52,6 +52,14 @@ const lapsedEventOf = (activationId: string) => (e: DomainEvent) =>
   (e.data as { reason: string }).reason === 'lapsed';
 
 describe('a floating seat', () => {
+  it('25 machines starting at once on a licence of 25 floating seats each get a seat of their own', async () => {
+    const key = await licenseWith({ lease_seconds: 30, max_activations: 25 });
+    const seats = await Promise.all(Array.from({ length: 25 }, (_, i) => activate(key, `office-${i}`)));
+    expect(seats.every((s) => s.created)).toBe(true);
+    expect(new Set(seats.map((s) => s.activation!.id)).size).toBe(25);
+    expect(await listed(key)).toHaveLength(25);
+  });
+
   it('takes a lease, a heartbeat renews it, and a node-locked activation has none', async () => {
     const key = await licenseWith({ lease_seconds: 30, max_activations: 2 });
     const before = svc.clock.now().getTime();

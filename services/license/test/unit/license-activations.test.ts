@@ -61,12 +61,21 @@ describe('activating a machine', () => {
     expect(store.events).toHaveLength(2);
   });
 
-  it('answers a lost slot race with a conflict to retry, flushing nothing', async () => {
+  it('answers slot races lost on every attempt with a conflict to retry, flushing nothing', async () => {
     const { store, outbox, deps, machine } = await setup();
     store.contended = true;
     const err = await refusal(() => activate(deps, machine('fp-1')));
     expect(err).toMatchObject({ code: 'conflict', message: expect.stringMatching(/retry$/) });
+    expect(store.activateCalls).toBe(4);
     expect(outbox.flushed).toEqual([]);
+  });
+
+  it('tries a lost slot race again after a short pause: many machines starting at once all get a seat', async () => {
+    const { store, deps, machine } = await setup();
+    store.contendedCalls = 2;
+    const out = await activate(deps, machine('fp-1'));
+    expect(out.created).toBe(true);
+    expect(store.activateCalls).toBe(3);
   });
 
   it.each([
