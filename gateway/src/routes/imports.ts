@@ -2,6 +2,7 @@ import type { Request, Response, Router } from 'express';
 import { AppError, systemClock, type Clock, type Logger } from '@licensing/runtime';
 import { MAX_FILE_PIECE_BYTES, MAX_IMPORT_BYTES, type Export, type Import } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
+import { closeAfterAnswer } from '../http/refused-upload';
 import type { Clients } from '../backends/clients';
 import { importCreateQuery } from '../request-shapes/operations';
 import { checkId } from '../request-shapes/shapes';
@@ -54,7 +55,9 @@ const contentTypeOf = (format: string) => (format === 'jsonl' ? 'application/x-n
 async function* pieces(req: Request): AsyncGenerator<Buffer> {
   let held: Buffer[] = [];
   let size = 0;
-  for await (const data of req as AsyncIterable<Buffer>) {
+  // Not destroyed when the caller stops early (a refusal mid-file): destroying the request would reset
+  // the connection before the refusal is answered (closeAfterAnswer ends it once the answer is out).
+  for await (const data of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     let rest = data;
     while (size + rest.length >= PIECE_BYTES) {
       const take = PIECE_BYTES - size;
@@ -103,7 +106,7 @@ function checkUploadHead(req: Request, res: Response, format: string, maxBytes: 
     throw new AppError('unsupported_media_type', 'send the file uncompressed (no Content-Encoding)');
   const declared = Number(req.get('content-length') ?? 0);
   if (declared > maxBytes) {
-    res.setHeader('Connection', 'close');
+    closeAfterAnswer(req, res);
     throw tooLargeFor(maxBytes);
   }
 }
@@ -116,7 +119,7 @@ const postImport = (d: ImportRouteDeps) =>
     checkUploadHead(req, res, format, d.maxBytes);
     let imp = await d.clients.imports.createImport({ account_id: accountId, format }).catch((err: unknown) => {
       // Refused before the body is read (the account's import is still running): nothing more is read.
-      if (!req.complete) res.setHeader('Connection', 'close');
+      closeAfterAnswer(req, res);
       throw err;
     });
     let seq = 0;
@@ -139,7 +142,7 @@ const postImport = (d: ImportRouteDeps) =>
       await d.clients.imports.abandonImport({ account_id: accountId, id: imp.id }).catch((e: unknown) => {
         d.log.warn({ err: e, import_id: imp.id }, 'could not mark a broken-off import upload failed');
       });
-      if (!req.complete) res.setHeader('Connection', 'close');
+      closeAfterAnswer(req, res);
       throw err;
     }
     res.status(202).location(`/api/v1/imports/${imp.id}`).json(importJson(imp));
