@@ -12,6 +12,7 @@ import { start as startGateway } from '../../gateway/src/main';
 import { start as startWeb } from '../../web/src/main';
 import { componentOf, gateway, services, web, type Component, type ComponentEntry } from '../../scripts/lib/components';
 import { credentialOf, envFor, pageKey, type Addrs, type Placement, type Topology } from '../../scripts/lib/topology';
+import { stopWithin } from '@licensing/test-support';
 import { HoldingProxy } from './holding-proxy';
 import { checkAcceptedRequest, checkResponse } from './openapi';
 
@@ -242,9 +243,9 @@ export async function startStack(
     },
     async stop() {
       admin.close();
-      for (const g of [...extras].reverse()) await bounded('an extra component', g.stop());
-      await bounded('the gateway', gw.stop());
-      await bounded('the web component', pages.stop());
+      for (const g of [...extras].reverse()) await stopWithin('an extra component', g.stop());
+      await stopWithin('the gateway', gw.stop());
+      await stopWithin('the web component', pages.stop());
       for (const proxy of Object.values(held)) {
         proxy?.release();
         await proxy?.stop();
@@ -255,7 +256,7 @@ export async function startStack(
         services.map(async (c) => {
           const s = current.get(c.name)!;
           await s.ctx.db.dropDatabase().catch(() => undefined);
-          await bounded(`the ${c.name} service`, s.stop());
+          await stopWithin(`the ${c.name} service`, s.stop());
         }),
       );
       // A NATS server with a user per component lets no one delete the stream: its test stops the server instead.
@@ -266,22 +267,6 @@ export async function startStack(
       await nc.close();
     },
   };
-}
-
-/**
- * A component's graceful stop, waited for at most STOP_WAIT_MS: past that, the test file's tear-down
- * goes on (the worker's exit ends what is left) and says which one was slow, instead of jest failing
- * the whole file on its 30 s hook limit. How stops behave is graceful-shutdown's test, not every file's.
- */
-const STOP_WAIT_MS = 12_000;
-async function bounded(what: string, stopping: Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), STOP_WAIT_MS);
-  });
-  const outcome = await Promise.race([stopping.then(() => 'stopped' as const), late]);
-  clearTimeout(timer);
-  if (outcome === 'late') console.warn(`test stack: ${what} did not stop within ${STOP_WAIT_MS} ms; going on`);
 }
 
 const safeJson = (text: string): unknown => {

@@ -4,14 +4,10 @@ import {
   isFloating,
   lapsed,
   leaseFrom,
-  seatFacts,
-  judge,
   License,
   parseLicenseKey,
   policyToContract,
   refusal,
-  seenByScope,
-  verdictFields,
   withPolicyDefaults,
   BATCH_MAX_ITEMS,
   type DomainEvent,
@@ -27,6 +23,7 @@ import {
 } from '@licensing/proto';
 import { AppError, checkEmail, type Clock, isId, newEvent, newId, systemClock } from '@licensing/runtime';
 import type { FakeHandlers } from '@licensing/test-support';
+import { judgedValidation } from './fake-service-answers';
 
 // A licence service for the gateway's route and cache tests: licences held in the test's array, each
 // call answered as the licence service answers it (proto/rules' lifecycle table and verdicts, its
@@ -141,45 +138,8 @@ function lookUp(s: State, req: ValidateLicenseRequest) {
 }
 
 /** A validation judged by proto/rules as the service judges it, with the facts a gateway caches. */
-function validate(s: State, req: ValidateLicenseRequest): ValidateLicenseResponse {
-  const { parsed, mine, held = [], until } = lookUp(s, req);
-  const policy = withPolicyDefaults(mine?.policy);
-  const fingerprints = held.map((a) => a.fingerprint);
-  const leases = new Map(
-    held.filter((a) => a.lease_expires_at).map((a) => [a.fingerprint, Date.parse(a.lease_expires_at)]),
-  );
-  const facts = mine && {
-    account_id: mine.account_id,
-    product_id: mine.product_id,
-    status: mine.status as StoredStatus,
-    expires_at: mine.expires_at ? new Date(mine.expires_at) : null,
-    policy,
-    extra_entitlements: mine.extra_entitlements,
-    retired_until: until ?? null,
-  };
-  const request = { accountId: req.account_id, productId: req.product_id, fingerprint: req.fingerprint };
-  const active = { has: (f: string) => fingerprints.includes(f), size: fingerprints.length };
-  const seatsNow = seatFacts(active, leases, req.fingerprint, s.clock.now().getTime());
-  const verdict = judge(parsed, facts ?? null, request, seatsNow, s.clock.now());
-  return {
-    ...verdictFields(verdict),
-    license: verdict.visible && mine ? seenByScope(mine, req.key_scope, policy.validate_keys_see_email) : undefined,
-    facts:
-      req.want_facts && parsed.ok
-        ? {
-            found: !!mine,
-            license: mine,
-            stored_status: mine?.status ?? '',
-            activation_count: fingerprints.length,
-            active_fingerprints: fingerprints,
-            cacheable: true,
-            remembered_since: '',
-            active_lease_expires_at: held.map((a) => a.lease_expires_at),
-            retired_until: until?.toISOString() ?? '',
-          }
-        : undefined,
-  };
-}
+const validate = (s: State, req: ValidateLicenseRequest): ValidateLicenseResponse =>
+  judgedValidation(req, lookUp(s, req), s.clock.now());
 
 function validationHandlers(s: State): Handlers {
   return {

@@ -1,5 +1,7 @@
 import {
   Account,
+  type Activation,
+  seatFacts,
   generateLicenseKey,
   judge,
   License,
@@ -140,6 +142,62 @@ export function productHandlers(products: Product[]): FakeHandlers<typeof Produc
   };
 }
 
+/** What a fake licence service found for a key: the parsed key, the licence, its active machines, a retired key's end. */
+export interface FoundLicence {
+  parsed: ReturnType<typeof parseLicenseKey>;
+  mine?: License;
+  held?: Activation[];
+  until?: Date;
+}
+
+/**
+ * A validation answered as the licence service answers it: judged by proto/rules over what was found
+ * (the policy's defaults, the machines' leases at `now`), with the facts a gateway caches when asked.
+ */
+export function judgedValidation(req: ValidateLicenseRequest, found: FoundLicence, now: Date): ValidateLicenseResponse {
+  const { parsed, mine, held = [], until } = found;
+  const policy = withPolicyDefaults(mine?.policy);
+  const fingerprints = held.map((a) => a.fingerprint);
+  const leases = new Map(
+    held.filter((a) => a.lease_expires_at).map((a) => [a.fingerprint, Date.parse(a.lease_expires_at)]),
+  );
+  const facts = mine && {
+    account_id: mine.account_id,
+    product_id: mine.product_id,
+    status: mine.status as StoredStatus,
+    expires_at: mine.expires_at ? new Date(mine.expires_at) : null,
+    policy,
+    extra_entitlements: mine.extra_entitlements,
+    retired_until: until ?? null,
+  };
+  const request = {
+    accountId: req.account_id,
+    productId: req.product_id,
+    fingerprint: req.fingerprint,
+    entitlements: req.entitlements,
+  };
+  const active = { has: (f: string) => fingerprints.includes(f), size: fingerprints.length };
+  const verdict = judge(parsed, facts ?? null, request, seatFacts(active, leases, req.fingerprint, now.getTime()), now);
+  return {
+    ...verdictFields(verdict),
+    license: verdict.visible && mine ? seenByScope(mine, req.key_scope, policy.validate_keys_see_email) : undefined,
+    facts:
+      req.want_facts && parsed.ok
+        ? {
+            found: !!mine,
+            license: mine,
+            stored_status: mine?.status ?? '',
+            activation_count: fingerprints.length,
+            active_fingerprints: fingerprints,
+            cacheable: true,
+            remembered_since: '',
+            active_lease_expires_at: held.map((a) => a.lease_expires_at),
+            retired_until: until?.toISOString() ?? '',
+          }
+        : undefined,
+  };
+}
+
 /**
  * CreateLicense (an active licence with the default policy), ValidateLicense(s) with the facts a gateway
  * caches, ResolveLicenseKey and RecordValidations, over `licences` (the test's array, as a store).
@@ -148,40 +206,7 @@ export function licenseHandlers(licences: License[]): FakeHandlers<typeof Licens
   const validate = (req: ValidateLicenseRequest): ValidateLicenseResponse => {
     const parsed = parseLicenseKey(req.key);
     const mine = parsed.ok ? licences.find((l) => l.key === parsed.key && l.account_id === req.account_id) : undefined;
-    const policy = withPolicyDefaults(mine?.policy);
-    const facts = mine && {
-      account_id: mine.account_id,
-      product_id: mine.product_id,
-      status: mine.status as StoredStatus,
-      expires_at: mine.expires_at ? new Date(mine.expires_at) : null,
-      policy,
-      extra_entitlements: mine.extra_entitlements,
-    };
-    const request = {
-      accountId: req.account_id,
-      productId: req.product_id,
-      fingerprint: req.fingerprint,
-      entitlements: req.entitlements,
-    };
-    const verdict = judge(parsed, facts ?? null, request, { fingerprintActive: false, count: 0 }, new Date());
-    return {
-      ...verdictFields(verdict),
-      license: verdict.visible && mine ? seenByScope(mine, req.key_scope, policy.validate_keys_see_email) : undefined,
-      facts:
-        req.want_facts && parsed.ok
-          ? {
-              found: !!mine,
-              license: mine,
-              stored_status: mine?.status ?? '',
-              activation_count: 0,
-              active_fingerprints: [],
-              cacheable: true,
-              remembered_since: '',
-              active_lease_expires_at: [],
-              retired_until: '',
-            }
-          : undefined,
-    };
+    return judgedValidation(req, { parsed, mine }, new Date());
   };
   return {
     createLicense: (req) => {

@@ -1,7 +1,7 @@
 import { ImportServiceService, type License, type Product, SubscriptionServiceService } from '@licensing/proto';
 import { AccountServiceClient } from '@licensing/proto';
 import { connectMongo, createClient, newId } from '@licensing/runtime';
-import { type FakePeer, startFakePeer } from '@licensing/test-support';
+import { type FakePeer, startFakePeer, dropDatabaseOf } from '@licensing/test-support';
 import { start as startAccount } from '../../../services/account/src/main';
 import { KEYED_POSTS } from '../../src/request-shapes/idempotent-posts';
 import { credentialOf, envFor } from '../../../scripts/lib/topology';
@@ -83,8 +83,8 @@ afterAll(async () => {
   await h?.stop();
   await imports?.stop();
   await subscriptions?.stop();
-  await account?.ctx.db.dropDatabase();
   await account?.stop();
+  if (h) await dropDatabaseOf(h.topology.mongoUrl, `${h.topology.dbPrefix}_account`);
 });
 
 let n = 0;

@@ -3,6 +3,7 @@ import { ALPHABET } from '@licensing/proto';
 import { fakeLicence, fakeProduct, fakeVendor, productHandlers } from './fake-service-answers';
 import { fakeLicenceService } from './fake-licence-service';
 import { type GatewayOverFakes, startGatewayOverFakes } from './gateway-over-fakes';
+import { DEFAULT_POLICY_JSON } from './rest-shapes';
 
 // The REST face of issuing, listing and validating licences: POST /api/v1/licenses (201 with the
 // licence spelled out, Idempotency-Key passed to the licence service and its reuse answered 422),
@@ -68,19 +69,7 @@ describe('issuing licences', () => {
         customer_email: 'ada@example.com',
         status: 'active',
         expires_at: null,
-        policy: {
-          duration_days: null,
-          max_activations: null,
-          grace_days: 0,
-          require_activation: false,
-          validate_keys_see_email: false,
-          refund_action: 'revoke',
-          lease_seconds: null,
-          entitlements: [],
-          customer_deactivations_per_30_days: 3,
-          payment_grace_days: 7,
-          max_file_ttl_days: 30,
-        },
+        policy: DEFAULT_POLICY_JSON,
         activations: 0,
         metadata: {},
         entitlements: [],

@@ -3,6 +3,7 @@ import { newId } from '@licensing/runtime';
 import { fakeLicence, fakeProduct, fakeVendor, productHandlers } from './fake-service-answers';
 import { fakeLicenceService } from './fake-licence-service';
 import { type GatewayOverFakes, startGatewayOverFakes } from './gateway-over-fakes';
+import { DEFAULT_POLICY_JSON } from './rest-shapes';
 
 // The REST face of a licence's life: products with their policy spelled out, licences read, changed,
 // suspended, reinstated, revoked, activated and validated through /api/v1, over product and licence
@@ -52,34 +53,16 @@ describe('licence policy on the product', () => {
     const id = await product({ duration_days: 30, max_activations: 3, grace_days: 7, require_activation: true });
     const read = await api('GET', `/api/v1/products/${id}`);
     expect(read.body.policy).toEqual({
+      ...DEFAULT_POLICY_JSON,
       duration_days: 30,
       max_activations: 3,
       grace_days: 7,
       require_activation: true,
-      validate_keys_see_email: false,
-      refund_action: 'revoke',
-      lease_seconds: null,
-      entitlements: [],
-      customer_deactivations_per_30_days: 3,
-      payment_grace_days: 7,
-      max_file_ttl_days: 30,
     });
     const key = await license(id);
     const patched = await api('PATCH', `/api/v1/products/${id}`, { policy: { duration_days: 365 } });
     expect(patched.status).toBe(200);
-    expect(patched.body.policy).toEqual({
-      duration_days: 365,
-      max_activations: null,
-      grace_days: 0,
-      require_activation: false,
-      validate_keys_see_email: false,
-      refund_action: 'revoke',
-      lease_seconds: null,
-      entitlements: [],
-      customer_deactivations_per_30_days: 3,
-      payment_grace_days: 7,
-      max_file_ttl_days: 30,
-    });
+    expect(patched.body.policy).toEqual({ ...DEFAULT_POLICY_JSON, duration_days: 365 });
     expect((await api('GET', `/api/v1/licenses/${key}`)).body.policy.duration_days).toBe(30);
     expect(
       (await api('GET', '/api/v1/products')).body.data.find((p: { id: string }) => p.id === id).policy.duration_days,

@@ -1,6 +1,7 @@
 import { Product } from '@licensing/proto';
 import { AppError, newId } from '@licensing/runtime';
 import { type GatewayOverFakes, startGatewayOverFakes } from './gateway-over-fakes';
+import { DEFAULT_POLICY_JSON } from './rest-shapes';
 
 // The REST face of the product service: the gateway turns /api/v1/products requests into the product
 // service's gRPC calls (faked here) for the key's account, refuses a query or body it cannot pass on
@@ -55,19 +56,7 @@ it('creates a product: 201 with its Location, the policy spelled out with its de
     id: known,
     name: 'Photo Editor Pro',
     description: 'Desktop app',
-    policy: {
-      duration_days: null,
-      max_activations: null,
-      grace_days: 0,
-      require_activation: false,
-      validate_keys_see_email: false,
-      refund_action: 'revoke',
-      lease_seconds: null,
-      entitlements: [],
-      customer_deactivations_per_30_days: 3,
-      payment_grace_days: 7,
-      max_file_ttl_days: 30,
-    },
+    policy: DEFAULT_POLICY_JSON,
     price: null,
     email_on_purchase: true,
     created_at: CREATED_AT,

@@ -3,3 +3,5 @@
 export * from './fake-peer';
 export * from './fake-services';
 export * from './answer-gate';
+export * from './databases';
+export * from './bounded-stop';

@@ -13,7 +13,14 @@ import {
   type Price,
 } from '@licensing/proto';
 import { AppError, connectMongo, createClient, newId } from '@licensing/runtime';
-import { AnswerGate, type FakeHandlers, type FakePeer, startFakePeer } from '@licensing/test-support';
+import {
+  AnswerGate,
+  type FakeHandlers,
+  type FakePeer,
+  startFakePeer,
+  dropDatabaseOf,
+  stopWithin,
+} from '@licensing/test-support';
 import type { Connection } from 'mongoose';
 import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
@@ -243,8 +250,8 @@ export async function startCheckout(opts: CheckoutOptions = {}): Promise<Running
       pages.close();
       await events.close();
       await Promise.all(opened.map((c) => c.close()));
-      await service.ctx.db.dropDatabase().catch(() => undefined);
-      await service.stop();
+      await stopWithin('the checkout service', service.stop());
+      await dropDatabaseOf(t.mongoUrl, `${t.dbPrefix}_checkout`);
       await products.stop();
       await licenses.stop();
     },

@@ -1,7 +1,7 @@
 import { newId, type AppError } from '@licensing/runtime';
-import { EventLog } from '../../../../test/support/events';
+import type { EventLog } from '../../../../test/support/events';
 import { eventually } from '../../../../test/support/eventually';
-import { type RunningLicense, startLicense } from './running-license';
+import { type RunningLicense, useLicenseService } from './running-license';
 
 // What the customer portal asks of the licence service (over gRPC, with the web component's credential,
 // as the portal calls it), against real FerretDB and NATS: a customer freeing their own machines within the policy's
@@ -12,14 +12,9 @@ const DAY_MS = 86_400_000;
 let svc: RunningLicense;
 let events: EventLog;
 
-beforeAll(async () => {
-  svc = await startLicense();
-  events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
-});
-
-afterAll(async () => {
-  await events?.close();
-  await svc?.stop();
+useLicenseService((started, log) => {
+  svc = started;
+  events = log;
 });
 
 /** A new vendor with one product (10 machines per licence, and the policy given). */

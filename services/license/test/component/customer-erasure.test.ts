@@ -1,9 +1,9 @@
 import { CreateLicenseRequest, ValidateLicenseRequest } from '@licensing/proto';
 import { newId } from '@licensing/runtime';
 import type { Connection } from 'mongoose';
-import { EventLog } from '../../../../test/support/events';
+import type { EventLog } from '../../../../test/support/events';
 import { eventually } from '../../../../test/support/eventually';
-import { type RunningLicense, startLicense } from './running-license';
+import { type RunningLicense, useLicenseService } from './running-license';
 
 // EraseCustomer on the licence service alone (as the gateway's DELETE /api/v1/customers/{email} calls it:
 // gateway/test/component/customer-erasure-routes.test.ts), against real FerretDB and NATS: the e-mail
@@ -17,15 +17,10 @@ let svc: RunningLicense;
 let events: EventLog;
 let db: Connection;
 
-beforeAll(async () => {
-  svc = await startLicense();
-  events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
+useLicenseService(async (started, log) => {
+  svc = started;
+  events = log;
   db = await svc.db();
-});
-
-afterAll(async () => {
-  await events?.close();
-  await svc?.stop();
 });
 
 /** A new vendor with one product. */

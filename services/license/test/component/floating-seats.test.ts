@@ -1,8 +1,8 @@
 import { type AppError, newId } from '@licensing/runtime';
 import { type DomainEvent, type LicensePolicy, ValidateLicenseRequest } from '@licensing/proto';
-import { EventLog } from '../../../../test/support/events';
+import type { EventLog } from '../../../../test/support/events';
 import { eventually } from '../../../../test/support/eventually';
-import { type RunningLicense, startLicense } from './running-license';
+import { type RunningLicense, useLicenseService } from './running-license';
 
 // Floating seats (policy lease_seconds) as the licence service keeps them, called over gRPC as the
 // gateway calls it (real FerretDB and NATS; time moves by the service's clock, never by sleeping):
@@ -15,14 +15,9 @@ let svc: RunningLicense;
 let events: EventLog;
 const accountId = newId('acct');
 
-beforeAll(async () => {
-  svc = await startLicense();
-  events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
-});
-
-afterAll(async () => {
-  await events?.close();
-  await svc?.stop();
+useLicenseService((started, log) => {
+  svc = started;
+  events = log;
 });
 
 const licenseWith = (policy: Partial<LicensePolicy>) =>

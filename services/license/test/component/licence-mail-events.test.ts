@@ -1,7 +1,7 @@
 import { CreateLicenseRequest, type DomainEvent } from '@licensing/proto';
 import { newId } from '@licensing/runtime';
-import { EventLog } from '../../../../test/support/events';
-import { type RunningLicense, startLicense } from './running-license';
+import type { EventLog } from '../../../../test/support/events';
+import { type RunningLicense, useLicenseService } from './running-license';
 
 // The licence mail asked on a create or a reroll (send_email) is asked on the licence's own event,
 // license.created / license.rerolled, written with the licence in one write: the notification service's
@@ -13,16 +13,11 @@ let events: EventLog;
 let account: string;
 let product: string;
 
-beforeAll(async () => {
-  svc = await startLicense();
-  events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
+useLicenseService(async (started, log) => {
+  svc = started;
+  events = log;
   account = newId('acct');
   product = svc.product(account).id;
-});
-
-afterAll(async () => {
-  await events?.close();
-  await svc?.stop();
 });
 
 const create = (email: string, more: Partial<CreateLicenseRequest> = {}) =>

@@ -1,8 +1,8 @@
 import { type AppError, newId } from '@licensing/runtime';
 import { type CreateLicenseBatchRequest, LicenseBatchItem, ValidateLicenseRequest } from '@licensing/proto';
-import { EventLog } from '../../../../test/support/events';
+import type { EventLog } from '../../../../test/support/events';
 import { eventually } from '../../../../test/support/eventually';
-import { type RunningLicense, startLicense } from './running-license';
+import { type RunningLicense, useLicenseService } from './running-license';
 
 // Licence batches as the licence service runs them (its transfer module), called over gRPC as the
 // gateway calls it (real FerretDB and NATS, its product service faked): a job issues every item once,
@@ -17,15 +17,10 @@ let events: EventLog;
 const accountId = newId('acct');
 let product: string;
 
-beforeAll(async () => {
-  svc = await startLicense();
-  events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
+useLicenseService(async (started, log) => {
+  svc = started;
+  events = log;
   product = svc.product(accountId, { entitlements: ['base'] }).id;
-});
-
-afterAll(async () => {
-  await events?.close();
-  await svc?.stop();
 });
 
 const batch = (req: Partial<Omit<CreateLicenseBatchRequest, 'licenses'>> & { licenses: Partial<LicenseBatchItem>[] }) =>

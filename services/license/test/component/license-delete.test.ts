@@ -1,8 +1,8 @@
 import { type AppError, newId } from '@licensing/runtime';
 import { ValidateLicenseRequest } from '@licensing/proto';
 import type { Connection } from 'mongoose';
-import { EventLog } from '../../../../test/support/events';
-import { type RunningLicense, startLicense } from './running-license';
+import type { EventLog } from '../../../../test/support/events';
+import { type RunningLicense, useLicenseService } from './running-license';
 
 // DeleteLicense as the licence service does it, called over gRPC as the gateway calls it (real FerretDB
 // and NATS): the licence and its activations go from the store, its key validates as not_found and no
@@ -18,16 +18,11 @@ let db: Connection;
 const accountId = newId('acct');
 let product: string;
 
-beforeAll(async () => {
-  svc = await startLicense();
-  events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
+useLicenseService(async (started, log) => {
+  svc = started;
+  events = log;
   db = await svc.db();
   product = svc.product(accountId, { max_activations: 3 }).id;
-});
-
-afterAll(async () => {
-  await events?.close();
-  await svc?.stop();
 });
 
 const issue = async (account = accountId, productId = product) => {

@@ -1,7 +1,7 @@
 import { AppError, newId } from '@licensing/runtime';
 import { ValidateLicenseRequest, type LicensePolicy } from '@licensing/proto';
-import { EventLog } from '../../../../test/support/events';
-import { type RunningLicense, startLicense } from './running-license';
+import type { EventLog } from '../../../../test/support/events';
+import { type RunningLicense, useLicenseService } from './running-license';
 
 // A licence's life as the licence service decides it, called over gRPC as the gateway calls it (real
 // FerretDB and NATS, the service's clock moved by the test, its product service faked): the policy a
@@ -16,14 +16,9 @@ let svc: RunningLicense;
 let events: EventLog;
 const accountId = newId('acct');
 
-beforeAll(async () => {
-  svc = await startLicense();
-  events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
-});
-
-afterAll(async () => {
-  await events?.close();
-  await svc?.stop();
+useLicenseService((started, log) => {
+  svc = started;
+  events = log;
 });
 
 const product = (policy: Partial<LicensePolicy> = {}, account = accountId) =>

@@ -1,7 +1,7 @@
 import { type AppError, newId } from '@licensing/runtime';
 import { type DomainEvent, ValidateLicenseRequest } from '@licensing/proto';
-import { EventLog } from '../../../../test/support/events';
-import { type RunningLicense, startLicense } from './running-license';
+import type { EventLog } from '../../../../test/support/events';
+import { type RunningLicense, useLicenseService } from './running-license';
 
 // RerollLicense as the licence service decides it, called over gRPC as the gateway calls it (real
 // FerretDB and NATS, the service's clock moved by the test): the licence gets a new key and keeps
@@ -18,15 +18,10 @@ let events: EventLog;
 const accountId = newId('acct');
 let productId: string;
 
-beforeAll(async () => {
-  svc = await startLicense();
-  events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
+useLicenseService(async (started, log) => {
+  svc = started;
+  events = log;
   productId = svc.product(accountId, { duration_days: 365, max_activations: 3, entitlements: ['pdf'] }).id;
-});
-
-afterAll(async () => {
-  await events?.close();
-  await svc?.stop();
 });
 
 const issue = () => svc.issue(accountId, productId, 'reroll@example.com');

@@ -1,7 +1,7 @@
 import { type AppError, newId } from '@licensing/runtime';
 import { ALPHABET, CreateLicenseRequest, ValidateLicenseRequest } from '@licensing/proto';
-import { EventLog } from '../../../../test/support/events';
-import { type RunningLicense, startLicense } from './running-license';
+import type { EventLog } from '../../../../test/support/events';
+import { type RunningLicense, useLicenseService } from './running-license';
 
 // Issuing, listing and validating licences as the licence service does it, called over gRPC as the
 // gateway calls it (real FerretDB and NATS, its product service faked): a licence issued under its
@@ -17,15 +17,10 @@ let events: EventLog;
 const accountId = newId('acct');
 let productId: string;
 
-beforeAll(async () => {
-  svc = await startLicense();
-  events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
+useLicenseService(async (started, log) => {
+  svc = started;
+  events = log;
   productId = svc.product(accountId, { max_activations: undefined }).id;
-});
-
-afterAll(async () => {
-  await events?.close();
-  await svc?.stop();
 });
 
 /** The same key with one character replaced by another valid one. */

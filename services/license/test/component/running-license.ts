@@ -7,13 +7,14 @@ import {
   type LicensePolicy,
 } from '@licensing/proto';
 import { AppError, connectMongo, createClient, createLogger, EventBus, newEvent, newId } from '@licensing/runtime';
-import { AnswerGate, type FakePeer, startFakePeer } from '@licensing/test-support';
+import { AnswerGate, type FakePeer, startFakePeer, dropDatabaseOf, stopWithin } from '@licensing/test-support';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
 import { TestClock, testTopology } from '../../../../test/support/stack';
+import { EventLog } from '../../../../test/support/events';
 
 // The licence service alone, as its component tests run it: its own `start` over a test topology (real
 // FerretDB and NATS) with a clock the test moves, called over gRPC as the gateway (or the web component) calls it, its product
@@ -156,10 +157,28 @@ export async function startLicense(): Promise<RunningLicense> {
       await Promise.all(opened.map((c) => c.close()));
       await Promise.all(extra.map((s) => s.stop()));
       await productBus?.close();
-      await service.ctx.db.dropDatabase().catch(() => undefined);
-      await service.stop();
+      await stopWithin('the licence service', service.stop());
+      await dropDatabaseOf(t.mongoUrl, `${t.dbPrefix}_license`);
       await products.stop();
       await webhooks.stop();
     },
   };
+}
+
+/**
+ * The licence service for a test file, and a reader of its event stream from the start: started before
+ * the file's tests (`ready` then gets both, for the file's own set-up), stopped after them.
+ */
+export function useLicenseService(ready: (svc: RunningLicense, events: EventLog) => void | Promise<void>): void {
+  let svc: RunningLicense | undefined;
+  let events: EventLog | undefined;
+  beforeAll(async () => {
+    svc = await startLicense();
+    events = await EventLog.open(svc.t.natsUrl, svc.t.stream);
+    await ready(svc, events);
+  });
+  afterAll(async () => {
+    await events?.close();
+    await svc?.stop();
+  });
 }

@@ -14,7 +14,7 @@ import {
   type LicenseData,
 } from '@licensing/proto';
 import { AppError, EventBus, connectMongo, createClient, createLogger, newEvent, newId } from '@licensing/runtime';
-import { type FakePeer, startFakePeer } from '@licensing/test-support';
+import { type FakePeer, startFakePeer, dropDatabaseOf } from '@licensing/test-support';
 import type { Connection } from 'mongoose';
 import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
@@ -370,10 +370,8 @@ export async function startNotification(overrides: Partial<Topology> = {}): Prom
       web.close();
       await Promise.all(opened.map((c) => c.close()));
       await service?.stop();
-      // Dropped through a connection of the test's own: the service may have been stopped (or replaced by a process).
-      const store = await connectMongo(t.mongoUrl, `${t.dbPrefix}_notification`);
-      await store.dropDatabase().catch(() => undefined);
-      await store.close();
+      // The service may have been stopped already, or replaced by a process.
+      await dropDatabaseOf(t.mongoUrl, `${t.dbPrefix}_notification`);
       await Promise.all(Object.values(peers).map((p) => p.stop()));
       const jsm = await bus.nc.jetstreamManager();
       await jsm.streams.delete(t.stream).catch(() => undefined);

@@ -14,6 +14,7 @@ import { setUpEvents } from '../../../../scripts/lib/events-setup';
 import { freePort } from '../../../../scripts/lib/net';
 import { TestClock, testTopology } from '../../../../test/support/stack';
 import { WebhookReceiver } from '../../../../test/support/webhook-receiver';
+import { dropDatabaseOf, stopWithin } from '@licensing/test-support';
 
 // The webhook service alone, as its component tests run it: its own `start` over a test topology
 // (real FerretDB and NATS), called over gRPC as the gateway calls it, fed the events it consumes by a
@@ -110,8 +111,8 @@ export async function startWebhook(overrides: Partial<Topology> = {}): Promise<R
     },
     async stop() {
       client.close();
-      await service?.ctx.db.dropDatabase();
-      await service?.stop();
+      if (service) await stopWithin('the webhook service', service.stop());
+      await dropDatabaseOf(t.mongoUrl, `${t.dbPrefix}_webhook`);
       await receiver.stop();
       const jsm = await bus.nc.jetstreamManager();
       await jsm.streams.delete(t.stream).catch(() => undefined);
