@@ -1,4 +1,5 @@
 import { connectMongo } from '@licensing/runtime';
+import { stopWithin } from './bounded-stop';
 
 /**
  * Drops a component's database through a connection of the test's own, once the component has stopped:
@@ -15,4 +16,25 @@ export async function dropDatabaseOf(mongoUrl: string, name: string): Promise<vo
   } finally {
     await conn.close();
   }
+}
+
+/** A service a test started: what stopAndDrop needs of it. */
+interface StartedService {
+  stop(): Promise<unknown>;
+  ctx: { db: { name: string } };
+}
+
+/**
+ * Stops a service a test started (waiting at most STOP_WAIT_MS), then drops its database through a
+ * connection of the test's own (dropDatabaseOf). `mongoUrl`: the run's store, as the test topology has it.
+ */
+export async function stopAndDrop(
+  what: string,
+  service: StartedService | undefined,
+  mongoUrl = process.env.TEST_MONGO_URL ?? '',
+): Promise<void> {
+  if (!service) return;
+  const name = service.ctx.db.name;
+  await stopWithin(what, service.stop());
+  if (mongoUrl) await dropDatabaseOf(mongoUrl, name);
 }

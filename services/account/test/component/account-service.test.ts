@@ -8,6 +8,7 @@ import { credentialOf, envFor } from '../../../../scripts/lib/topology';
 import { testTopology } from '../../../../test/support/stack';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
 import { eventually } from '../../../../test/support/eventually';
+import { stopAndDrop } from '@licensing/test-support';
 
 // The account service alone, over gRPC, against real FerretDB and NATS.
 const t = testTopology();
@@ -30,8 +31,7 @@ afterAll(async () => {
   accounts?.close();
   gateway?.close();
   web?.close();
-  await service?.ctx.db.dropDatabase();
-  await service?.stop();
+  await stopAndDrop('the account service', service);
 });
 
 it('creates an account with a first full-scope key, stored only as a digest', async () => {

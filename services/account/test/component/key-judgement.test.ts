@@ -7,6 +7,7 @@ import { credentialOf, envFor } from '../../../../scripts/lib/topology';
 import { testTopology } from '../../../../test/support/stack';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
 import { eventually } from '../../../../test/support/eventually';
+import { stopAndDrop } from '@licensing/test-support';
 
 // What the account service decides of an API key, over gRPC against real FerretDB and NATS: its shape
 // and checksum, the server secret (API_KEY_PEPPER) it was issued under, its revocation (and the
@@ -35,8 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   operator?.close();
   gateway?.close();
-  await service?.ctx.db.dropDatabase();
-  await service?.stop();
+  await stopAndDrop('the account service', service);
 });
 
 const unauthorized = (secret: string) =>

@@ -4,6 +4,7 @@ import { start } from '../../src/main';
 import { credentialOf, envFor } from '../../../../scripts/lib/topology';
 import { testTopology } from '../../../../test/support/stack';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
+import { stopAndDrop } from '@licensing/test-support';
 
 // An operator's change of an account's plan and limit overrides, as the account service accepts it
 // (over gRPC, against real FerretDB): what the gateway then does with the limits is in
@@ -21,8 +22,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   operator?.close();
-  await service?.ctx.db.dropDatabase();
-  await service?.stop();
+  await stopAndDrop('the account service', service);
 });
 
 it('refuses bad overrides', async () => {

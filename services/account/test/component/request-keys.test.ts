@@ -5,6 +5,7 @@ import { start } from '../../src/main';
 import { credentialOf, envFor } from '../../../../scripts/lib/topology';
 import { testTopology } from '../../../../test/support/stack';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
+import { stopAndDrop } from '@licensing/test-support';
 
 // The request keys of Idempotency-Key, as the account service keeps them for the gateway (over gRPC,
 // against real FerretDB): the first claim runs; once it succeeded, the same request is answered again
@@ -29,8 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   gateway?.close();
-  await service?.ctx.db.dropDatabase();
-  await service?.stop();
+  await stopAndDrop('the account service', service);
 });
 
 const hashOf = (request: string) => createHash('sha256').update(request).digest('hex');

@@ -6,7 +6,7 @@ import {
   License,
 } from '@licensing/proto';
 import { AppError, createClient, newId } from '@licensing/runtime';
-import { type FakePeer, startFakePeer } from '@licensing/test-support';
+import { type FakePeer, startFakePeer, stopAndDrop } from '@licensing/test-support';
 import { start } from '../../src/main';
 import { credentialOf, envFor } from '../../../../scripts/lib/topology';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
@@ -61,8 +61,7 @@ beforeAll(async () => {
 afterAll(async () => {
   checkout?.close();
   pages?.close();
-  await service?.ctx.db.dropDatabase();
-  await service?.stop();
+  await stopAndDrop('the checkout service', service);
   await products?.stop();
   await licenses?.stop();
 });

@@ -9,7 +9,7 @@ import {
   ProductServiceService,
 } from '@licensing/proto';
 import { checkHealth, createClient, newId } from '@licensing/runtime';
-import { type FakePeer, startFakePeer } from '@licensing/test-support';
+import { type FakePeer, startFakePeer, stopAndDrop } from '@licensing/test-support';
 import { start } from '../../src/main';
 import { credentialOf, envFor } from '../../../../scripts/lib/topology';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
@@ -63,8 +63,7 @@ beforeAll(async () => {
 afterAll(async () => {
   checkout?.close();
   healthClient?.close();
-  await service?.ctx.db.dropDatabase().catch(() => undefined);
-  await service?.stop();
+  await stopAndDrop('the checkout service', service);
   await products?.stop();
   await licenses?.stop();
 });

@@ -6,7 +6,7 @@ import {
   type Product,
 } from '@licensing/proto';
 import { AppError, createClient, newId } from '@licensing/runtime';
-import { type FakePeer, startFakePeer } from '@licensing/test-support';
+import { type FakePeer, startFakePeer, stopAndDrop } from '@licensing/test-support';
 import { start } from '../../src/main';
 import { credentialOf, envFor } from '../../../../scripts/lib/topology';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
@@ -75,8 +75,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   checkout?.close();
-  await service?.ctx.db.dropDatabase();
-  await service?.stop();
+  await stopAndDrop('the checkout service', service);
   await products?.stop();
   await licenses?.stop();
 });

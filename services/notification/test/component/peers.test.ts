@@ -10,7 +10,7 @@ import {
   Product,
 } from '@licensing/proto';
 import { AppError, createClient, newId } from '@licensing/runtime';
-import { type FakePeer, startFakePeer } from '@licensing/test-support';
+import { type FakePeer, startFakePeer, stopAndDrop } from '@licensing/test-support';
 import { start } from '../../src/main';
 import { credentialOf, envFor } from '../../../../scripts/lib/topology';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
@@ -94,8 +94,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   notifications?.close();
-  await service?.ctx.db.dropDatabase();
-  await service?.stop();
+  await stopAndDrop('the notification service', service);
   await Promise.all([accounts?.stop(), products?.stop(), licenses?.stop()]);
   await rm(outbox, { recursive: true, force: true });
 });
