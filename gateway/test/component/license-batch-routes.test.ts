@@ -95,7 +95,7 @@ it('issues every item once, shows the keys, and publishes each license.created a
   expect(other.body.code).toBe('idempotency_key_reused');
 });
 
-it('issues 1,000 licences in one batch', async () => {
+it('a batch of 1,000 licences is issued whole', async () => {
   const bulk = (await api('POST', '/api/v1/products', { name: 'Thousand' })).body.id as string;
   const licenses = Array.from({ length: 1000 }, (_, i) => ({ customer_email: `user${i}@example.com` }));
   const res = await keyed({ product_id: bulk, licenses }, `thousand-${Date.now()}`);

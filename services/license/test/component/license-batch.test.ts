@@ -128,7 +128,7 @@ it('issues every item once, shows the keys, and publishes each license.created a
   ).toHaveLength(1);
 });
 
-it('issues 1,000 licences in one batch', async () => {
+it('a batch of 1,000 licences is issued whole', async () => {
   const bulk = svc.product(accountId).id;
   const licenses = Array.from({ length: 1000 }, (_, i) => ({ customer_email: `user${i}@example.com` }));
   const started = await batch({ product_id: bulk, licenses, idempotency_key: `thousand-${Date.now()}` });
