@@ -10,6 +10,23 @@
 /** Rounds of "read taken slots, insert into a free one" before answering that the parent is contended. */
 export const SLOT_ROUNDS = 4;
 
+/**
+ * Store attempts of one creation that lost every slot race of an attempt (many children of one parent
+ * made at once: an office's machines starting together), each after a short random pause that spreads
+ * the racers apart, before the caller is told to retry. Each attempt is SLOT_ROUNDS bounded rounds.
+ */
+export const CONTENDED_ATTEMPTS = 4;
+const CONTENDED_PAUSE_MS = 20;
+
+/** Runs `attempt` again after a short random pause while it answers 'contended', at most CONTENDED_ATTEMPTS times. */
+export async function untilUncontended<T>(attempt: () => Promise<T | 'contended'>): Promise<T | 'contended'> {
+  for (let i = 1; ; i++) {
+    const out = await attempt();
+    if (out !== 'contended' || i >= CONTENDED_ATTEMPTS) return out;
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * CONTENDED_PAUSE_MS * i));
+  }
+}
+
 /** A free slot ("1".."max") not in `taken`, or null when every slot is taken. */
 export function chooseSlot(taken: ReadonlySet<string>, max: number, random: () => number = Math.random): string | null {
   const used = [...taken].filter((k) => /^\d+$/.test(k) && Number(k) >= 1 && Number(k) <= max).length;

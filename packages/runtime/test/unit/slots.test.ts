@@ -1,4 +1,4 @@
-import { chooseSlot } from '@licensing/runtime';
+import { CONTENDED_ATTEMPTS, chooseSlot, untilUncontended } from '@licensing/runtime';
 
 describe('choosing an activation slot', () => {
   it('never answers a taken slot or one beyond the limit, and null when all are taken', () => {
@@ -25,5 +25,36 @@ describe('choosing an activation slot', () => {
   it('spreads concurrent choosers over the free slots', () => {
     const picks = new Set(Array.from({ length: 10 }, () => chooseSlot(new Set(), 1000)));
     expect(picks.size).toBeGreaterThan(5);
+  });
+});
+
+describe('untilUncontended', () => {
+  it('tries a contended creation again, and answers what the first uncontended attempt stored', async () => {
+    const answers: ('contended' | string)[] = ['contended', 'contended', 'stored'];
+    let calls = 0;
+    await expect(untilUncontended(async () => answers[calls++])).resolves.toBe('stored');
+    expect(calls).toBe(3);
+  });
+
+  it(`gives up after ${CONTENDED_ATTEMPTS} contended attempts and says so`, async () => {
+    let calls = 0;
+    await expect(
+      untilUncontended(async () => {
+        calls++;
+        return 'contended' as const;
+      }),
+    ).resolves.toBe('contended');
+    expect(calls).toBe(CONTENDED_ATTEMPTS);
+  });
+
+  it('does not try again what was stored or refused as full', async () => {
+    let calls = 0;
+    await expect(
+      untilUncontended(async () => {
+        calls++;
+        return null;
+      }),
+    ).resolves.toBeNull();
+    expect(calls).toBe(1);
   });
 });

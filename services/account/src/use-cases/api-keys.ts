@@ -1,4 +1,4 @@
-import { AppError, isId, newId } from '@licensing/runtime';
+import { AppError, isId, newId, untilUncontended } from '@licensing/runtime';
 import type { KeyScope, PageRequest } from '@licensing/proto';
 import { checkKeyName, checkScope } from '../domain/account';
 import { MAX_LIVE_KEYS, digestApiKey, generateApiKey } from '../domain/api-key';
@@ -50,7 +50,7 @@ export async function issueKey(
     created_by: actor,
     revoked_by: null,
   };
-  const stored = await store.insertKey(doc, [apiKeyCreated(doc, now)], maxLive);
+  const stored = await untilUncontended(() => store.insertKey(doc, [apiKeyCreated(doc, now)], maxLive));
   if (stored === 'full')
     throw new AppError(
       'conflict',

@@ -1,4 +1,4 @@
-import { AppError, isId, newId } from '@licensing/runtime';
+import { AppError, isId, newId, untilUncontended } from '@licensing/runtime';
 import {
   ACTIVATION_NAME_MAX_LENGTH,
   effectiveStatus,
@@ -83,7 +83,7 @@ export async function activate(
         reclaimed: (a: ActivationDoc) => outbox.flush(store.models.Activation, a._id),
       }
     : undefined;
-  const out = await activateUncontended(() => store.activate(doc, license.policy.max_activations, events, reclaim));
+  const out = await untilUncontended(() => store.activate(doc, license.policy.max_activations, events, reclaim));
   if (!out)
     throw AppError.refusedAs(
       'conflict',
@@ -94,22 +94,6 @@ export async function activate(
     throw new AppError('conflict', 'other machines are being activated on this licence at this moment; retry');
   if (out.created) outbox.flush(store.models.Activation, out.activation._id, events);
   return out;
-}
-
-/**
- * Store attempts of one activation that lost every slot race of an attempt (many machines of one licence
- * starting at once: an office in the morning), each after a short random pause that spreads the racers
- * apart, before the app is told to retry. Each attempt is a bounded number of store operations.
- */
-const CONTENDED_ATTEMPTS = 4;
-const CONTENDED_PAUSE_MS = 20;
-
-async function activateUncontended<T>(attempt: () => Promise<T | 'contended'>): Promise<T | 'contended'> {
-  for (let i = 1; ; i++) {
-    const out = await attempt();
-    if (out !== 'contended' || i >= CONTENDED_ATTEMPTS) return out;
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * CONTENDED_PAUSE_MS * i));
-  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { AppError, newId } from '@licensing/runtime';
+import { AppError, newId, untilUncontended } from '@licensing/runtime';
 import type { CreateWebhookEndpointRequest } from '@licensing/proto';
 import { checkDescription, checkEvents, endpointCapReached, newSecret } from '../domain/endpoint';
 import { checkWebhookUrl } from '../domain/ssrf';
@@ -31,7 +31,7 @@ export async function createEndpoint(
     created_at: now,
     deleted_at: null,
   };
-  const stored = await endpoints.insertWithinCap(doc, maxEndpoints);
+  const stored = await untilUncontended(() => endpoints.insertWithinCap(doc, maxEndpoints));
   if (stored === null) endpointCapReached(maxEndpoints);
   if (stored === 'contended')
     throw new AppError(
