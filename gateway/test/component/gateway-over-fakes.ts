@@ -36,12 +36,13 @@ export interface GatewayOverFakes {
 
 export async function startGatewayOverFakes(
   handlers: Omit<ServiceHandlers, 'account'> = {},
-  opts: { clock?: Clock } = {},
+  opts: { clock?: Clock; settings?: Record<string, string> } = {},
 ): Promise<GatewayOverFakes> {
   const vendor = fakeVendor('pro');
   const gw = await startGatewayWithFakeServices({
     handlers: { ...handlers, account: accountHandlers([vendor]) },
     clock: opts.clock,
+    settings: opts.settings,
   });
   const metricsUrl = (port: number) => `http://127.0.0.1:${port}/metrics`;
   return {
