@@ -5,7 +5,7 @@
  */
 export async function eventually<T>(
   check: () => T | Promise<T>,
-  { timeoutMs = 5000, intervalMs = 20 } = {},
+  { timeoutMs = 5000, intervalMs = 50 } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -80,15 +80,19 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     webhookAllowLoopback: true,
     webhookRetryScheduleS: '0.3,0.3,0.3',
     webhookTimeoutMs: 600,
-    webhookDispatchIntervalMs: 100,
+    webhookDispatchIntervalMs: 250,
     host: '127.0.0.1',
     mailUrl: `dir://${join(tmpdir(), `licensing-mail-${id}`)}`,
     metricsAnyPort: true,
     nodeEnv: 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
-    outboxIntervalMs: 200,
-    statsFlushIntervalMs: 200,
-    expirySweepIntervalMs: 200,
+    // The safety-net scans and flushes every second (production: several seconds): a change publishes
+    // its events at once either way, and a whole suite of idle systems polling the store five times a
+    // second spent a third of the machine's CPU on it. A file whose test clock or fault waits on these
+    // passes shorter ones.
+    outboxIntervalMs: 1000,
+    statsFlushIntervalMs: 1000,
+    expirySweepIntervalMs: 1000,
     ...overrides,
   };
 }

@@ -159,6 +159,11 @@ export class FakeLicenseStore implements LicenseStore {
     return null;
   }
 
+  async earliestFiledBucket(): Promise<string | null> {
+    const filed = [...this.licenses.values()].flatMap((l) => (l.expiry_bucket ? [l.expiry_bucket] : [])).sort();
+    return filed[0] ?? null;
+  }
+
   private liveActivations = (licenseId: string) =>
     [...this.activations.values()].filter((a) => a.license_id === licenseId && a.deactivated_at === null);
 

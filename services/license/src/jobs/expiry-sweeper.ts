@@ -35,9 +35,10 @@ export class ExpirySweeper {
     const now = this.clock.now();
     const state = await this.store.sweepState(STATE_ID);
     if (!state.backfilled) {
-      const earliest = await this.store.backfillExpiryBuckets((doc) =>
-        expiryBucket(doc.grace_ends_at, doc.expired_notified, now),
-      );
+      await this.store.backfillExpiryBuckets((doc) => expiryBucket(doc.grace_ends_at, doc.expired_notified, now));
+      // From the earliest licence filed, not from now: a licence filed before the first pass (the service
+      // down since, or a clock moved on) may be due already.
+      const earliest = await this.store.earliestFiledBucket();
       const start = earliest && earliest < bucketOf(now) ? earliest : bucketOf(now);
       Object.assign(state, { backfilled: true, through: previousHour(start) });
       await this.store.saveSweepState(state);

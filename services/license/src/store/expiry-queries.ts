@@ -77,6 +77,18 @@ export class ExpiryQueries extends LicenseStoreBase {
    * Once per database: licences stored before expiry buckets existed get theirs.
    * One pass over the collection, the only one this sweeper ever makes.
    */
+  /**
+   * The earliest bucket a licence not yet announced is filed under: where the sweeper's first pass starts
+   * (licences filed before any pass ran may already be due). Read once, when the sweep state is made.
+   */
+  async earliestFiledBucket(): Promise<string | null> {
+    const first = await this.models.License.findOne({ expiry_bucket: { $gt: '' } }, { expiry_bucket: 1 })
+      .sort({ expiry_bucket: 1, _id: 1 })
+      .lean<Pick<LicenseDoc, 'expiry_bucket'>>()
+      .exec();
+    return first?.expiry_bucket ?? null;
+  }
+
   async backfillExpiryBuckets(bucketFor: (doc: LicenseDoc) => string | null): Promise<string | null> {
     let earliest: string | null = null;
     const cursor = this.models.License.find({ expiry_bucket: { $exists: false } }, { outbox: 0 })

@@ -59,6 +59,8 @@ describe('expiry sweeper', () => {
       sweepState: async () => ({ ...state }),
       saveSweepState: async (s: SweepStateDoc) => void Object.assign(state, s),
       backfillExpiryBuckets: async () => null,
+      earliestFiledBucket: async () =>
+        docs.flatMap((d) => (d.expiry_bucket ? [d.expiry_bucket] : [])).sort()[0] ?? null,
       inExpiryRange: async function* (first: string, last: string) {
         asked.push(`${first}..${last}`);
         for (const d of docs.filter((x) => x.expiry_bucket && x.expiry_bucket >= first && x.expiry_bucket <= last))
@@ -144,5 +146,20 @@ describe('expiry sweeper', () => {
     expect(await sweeper.sweep()).toBe(1);
     expect(asked).toEqual(['2026-09-30T01..2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12');
+  });
+
+  it('its first pass starts at the earliest licence filed: one filed in an hour already past when the sweeper first runs is announced', async () => {
+    const now = at('2026-11-23T13:20:00Z');
+    const docs = [license('lic_a', { expiry_bucket: '2026-11-10T05', grace_ends_at: at('2026-11-10T05:10:00Z') })];
+    const { store, state } = fakeStore(docs, { _id: 'license-expiry', through: null, backfilled: false });
+    const sweeper = new ExpirySweeper(
+      store,
+      { flush: () => undefined } as unknown as Outbox,
+      { now: () => now },
+      new FakeProducts(),
+    );
+    expect(await sweeper.sweep()).toBe(1);
+    expect(docs[0].expired_notified).toBe(true);
+    expect(state).toMatchObject({ backfilled: true, through: '2026-11-23T12' });
   });
 });
