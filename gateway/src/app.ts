@@ -4,7 +4,7 @@
 // only folders below it (never one beside or above it, nor a file of the directory that holds it),
 // and gets its settings as options from here (test/repository/layers.test.ts reads the order from the
 // next line; docs/architecture.md, "The gateway's folders", says what each holds).
-// Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < openapi < routes
+// Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < routes < openapi
 
 import { idempotencyKeys } from './routes/idempotency-keys';
 import { KEYED_POSTS, STREAMED_POSTS } from './request-shapes/idempotent-posts';

@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import mongoose, { type Model } from 'mongoose';
 import {
+  API_KEY_ROLES,
   billingCardOutcomes,
   checkoutCancelOutcomes,
   checkoutPageStates,
@@ -63,6 +64,7 @@ const root = join(__dirname, '..', '..');
 const read = (...path: string[]) => readFileSync(join(root, ...path), 'utf8');
 
 const vocabularies: Record<string, readonly string[]> = {
+  apiKeyRoles: API_KEY_ROLES,
   licenseStatuses,
   storedLicenseStatuses,
   licenseActions,
@@ -142,6 +144,7 @@ const protoVocabulary: Record<string, string> = {
   'ApiKey.scope': 'keyScopes',
   'CreateApiKeyRequest.scope': 'keyScopes',
   'AuthenticateResponse.scope': 'keyScopes',
+  'AuthenticateResponse.role': 'apiKeyRoles',
   'AuditEntry.type': 'auditEntryTypes',
   'License.status': 'licenseStatuses',
   'ListLicensesRequest.status': 'licenseStatuses',

@@ -1,4 +1,5 @@
 import { AppError } from '@licensing/runtime';
+import { roleOfScope } from '@licensing/proto';
 import type { Clients } from '../backends/clients';
 import type { Principal } from './principal';
 
@@ -13,6 +14,7 @@ export async function lookUp(clients: Pick<Clients, 'accounts'>, token: string):
     perHourOverride: account.per_hour_limit,
     keyId: auth.key_id,
     scope: auth.scope === 'validate' ? 'validate' : 'full',
+    role: auth.role || roleOfScope(auth.scope),
     credential: 'api_key',
   };
 }

@@ -1,9 +1,10 @@
 import { requestSchemas } from './request-schemas';
 import { schemas } from './schemas';
-import { withIdempotency } from './operation';
+import { problem, withIdempotency } from './operation';
 import { importCheckoutAndWebhookPaths } from './paths-imports-checkout-webhooks';
 import { productAndLicencePaths } from './paths-products-licences';
 import { publicPaths } from './paths-public';
+import { operationRoles } from '../routes/operation-roles';
 
 // The OpenAPI 3.1 description of every public endpoint, served at
 // /openapi.json and rendered at /docs. Paths are written once, in paths-*.ts; the test
@@ -13,6 +14,30 @@ import { publicPaths } from './paths-public';
 
 /** A path with its parameters' names left out (routes and documented paths are compared by it). */
 export { pathShape } from './operation';
+
+/** Each operation an API key calls, with `x-required-role`: the lowest role that may (proto/rules/roles.ts). */
+function withRoles(paths: Record<string, Record<string, Record<string, unknown>>>) {
+  const roles = operationRoles();
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, ops]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(ops).map(([method, op]) => {
+          const role = roles.get(`${method.toUpperCase()} ${path}`);
+          if (!role) return [method, op];
+          // Every API key's role covers read_only: only the operations above it can be refused for a role.
+          if (role === 'read_only') return [method, { ...op, 'x-required-role': role }];
+          const responses = op.responses as Record<string, { description?: string }>;
+          const below = `an API key whose role is below ${role} (x-required-role): the detail names its role and the one needed`;
+          const forbidden = responses['403']
+            ? { ...responses['403'], description: `${responses['403'].description}; or ${below}` }
+            : { ...problem, description: `Forbidden: ${below}` };
+          return [method, { ...op, 'x-required-role': role, responses: { ...responses, 403: forbidden } }];
+        }),
+      ),
+    ]),
+  );
+}
 
 export function openApiDocument(version: string) {
   return {
@@ -38,7 +63,7 @@ export function openApiDocument(version: string) {
       'Imports and exports',
       'Operations',
     ].map((name) => ({ name })),
-    paths: withIdempotency({ ...productAndLicencePaths, ...importCheckoutAndWebhookPaths, ...publicPaths }),
+    paths: withRoles(withIdempotency({ ...productAndLicencePaths, ...importCheckoutAndWebhookPaths, ...publicPaths })),
     components: {
       securitySchemes: {
         bearer: {

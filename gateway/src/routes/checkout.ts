@@ -75,10 +75,10 @@ function expireSession(clients: Clients): RequestHandler {
 
 /** Checkout sessions (the hosted page itself is the web component's: web-proxy.ts passes it on). */
 export const checkoutRouteTable: readonly RouteRow<Clients>[] = [
-  { method: 'get', path: '/checkout', handler: listSessions },
-  { method: 'post', path: '/checkout', handler: createSession },
-  { method: 'get', path: '/checkout/:id', handler: getSession },
-  { method: 'post', path: '/checkout/:id/expire', handler: expireSession },
+  { method: 'get', path: '/checkout', role: 'read_only', handler: listSessions },
+  { method: 'post', path: '/checkout', role: 'developer', handler: createSession },
+  { method: 'get', path: '/checkout/:id', role: 'read_only', handler: getSession },
+  { method: 'post', path: '/checkout/:id/expire', role: 'developer', handler: expireSession },
 ];
 
 export function checkoutRoutes(router: Router, clients: Clients): void {

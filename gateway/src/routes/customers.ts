@@ -72,8 +72,8 @@ function eraseCustomer(clients: Clients): RequestHandler {
 
 /** A licence's customer: seat rescue and erasure. */
 export const customerRouteTable: readonly RouteRow<Clients>[] = [
-  { method: 'post', path: '/licenses/:key/seat-rescue', handler: requestSeatRescue },
-  { method: 'delete', path: '/customers/:email', handler: eraseCustomer },
+  { method: 'post', path: '/licenses/:key/seat-rescue', role: 'support', handler: requestSeatRescue },
+  { method: 'delete', path: '/customers/:email', role: 'admin', handler: eraseCustomer },
 ];
 
 export function customerRoutes(router: Router, clients: Clients): void {

@@ -52,8 +52,8 @@ function sendLicenseEmail(clients: Clients): RequestHandler {
 
 /** The customer mail of the account, and a licence's e-mail sent again. */
 export const emailRouteTable: readonly RouteRow<Clients>[] = [
-  { method: 'get', path: '/emails', handler: listEmails },
-  { method: 'post', path: '/licenses/:key/email', handler: sendLicenseEmail },
+  { method: 'get', path: '/emails', role: 'read_only', handler: listEmails },
+  { method: 'post', path: '/licenses/:key/email', role: 'support', handler: sendLicenseEmail },
 ];
 
 export function emailRoutes(router: Router, clients: Clients): void {

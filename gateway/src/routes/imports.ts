@@ -191,11 +191,11 @@ const downloadExport = (d: ImportRouteDeps) => async (req: Request, res: Respons
 
 /** Imports (the file streamed in) and exports (the file streamed out). */
 export const importRouteTable: readonly RouteRow<ImportRouteDeps>[] = [
-  { method: 'post', path: '/imports', handler: postImport },
-  { method: 'get', path: '/imports/:id', handler: getImport },
-  { method: 'post', path: '/exports', handler: postExport },
-  { method: 'get', path: '/exports/:id', handler: getExport },
-  { method: 'get', path: '/exports/:id/download', handler: downloadExport },
+  { method: 'post', path: '/imports', role: 'developer', handler: postImport },
+  { method: 'get', path: '/imports/:id', role: 'read_only', handler: getImport },
+  { method: 'post', path: '/exports', role: 'developer', handler: postExport },
+  { method: 'get', path: '/exports/:id', role: 'read_only', handler: getExport },
+  { method: 'get', path: '/exports/:id/download', role: 'developer', handler: downloadExport },
 ];
 
 export function importRoutes(

@@ -90,9 +90,9 @@ function rerollLicense({ clients, validator }: BatchDeps): RequestHandler {
  * Bulk issuance and key reroll. Registered before /licenses/:key, so "batch" is never taken for a key.
  */
 export const licenseBatchRouteTable: readonly RouteRow<BatchDeps>[] = [
-  { method: 'post', path: '/licenses/batch', handler: createBatch },
-  { method: 'get', path: '/licenses/batch/:id', handler: getBatch },
-  { method: 'post', path: '/licenses/:key/reroll', handler: rerollLicense },
+  { method: 'post', path: '/licenses/batch', role: 'developer', handler: createBatch },
+  { method: 'get', path: '/licenses/batch/:id', role: 'read_only', handler: getBatch },
+  { method: 'post', path: '/licenses/:key/reroll', role: 'support', handler: rerollLicense },
 ];
 
 export function licenseBatchRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {

@@ -284,24 +284,26 @@ function heartbeat({ clients }: LicenseDeps): RequestHandler {
 
 /** Licences, their validation, lifecycle actions, activations and files. */
 export const licenseRouteTable: readonly RouteRow<LicenseDeps>[] = [
-  { method: 'get', path: '/licenses', handler: listLicenses },
-  { method: 'post', path: '/licenses', handler: createLicense },
+  { method: 'get', path: '/licenses', role: 'read_only', handler: listLicenses },
+  { method: 'post', path: '/licenses', role: 'developer', handler: createLicense },
   // Listed before /licenses/:key so "validate" is not taken for a key.
-  { method: 'get', path: '/licenses/validate', handler: validateLicenseByQuery },
-  { method: 'post', path: '/keys/validate', handler: validateKey },
-  { method: 'get', path: '/licenses/:key', handler: getLicense },
-  { method: 'patch', path: '/licenses/:key', handler: updateLicense },
-  { method: 'delete', path: '/licenses/:key', handler: deleteLicense },
+  { method: 'get', path: '/licenses/validate', role: 'read_only', handler: validateLicenseByQuery },
+  { method: 'post', path: '/keys/validate', role: 'read_only', handler: validateKey },
+  { method: 'get', path: '/licenses/:key', role: 'read_only', handler: getLicense },
+  { method: 'patch', path: '/licenses/:key', role: 'developer', handler: updateLicense },
+  { method: 'delete', path: '/licenses/:key', role: 'developer', handler: deleteLicense },
   ...licenseActions.map((action) => ({
     method: 'post' as const,
     path: `/licenses/:key/${action}`,
+    // Support suspends, reinstates and renews; a revocation is final, and a developer's.
+    role: action === 'revoke' ? ('developer' as const) : ('support' as const),
     handler: transitionLicense(action),
   })),
-  { method: 'get', path: '/licenses/:key/activations', handler: listActivations },
-  { method: 'post', path: '/licenses/:key/activations', handler: activate },
-  { method: 'post', path: '/licenses/:key/file', handler: issueLicenseFile },
-  { method: 'delete', path: '/licenses/:key/activations/:id', handler: deactivate },
-  { method: 'post', path: '/licenses/:key/activations/:id/heartbeat', handler: heartbeat },
+  { method: 'get', path: '/licenses/:key/activations', role: 'read_only', handler: listActivations },
+  { method: 'post', path: '/licenses/:key/activations', role: 'developer', handler: activate },
+  { method: 'post', path: '/licenses/:key/file', role: 'developer', handler: issueLicenseFile },
+  { method: 'delete', path: '/licenses/:key/activations/:id', role: 'support', handler: deactivate },
+  { method: 'post', path: '/licenses/:key/activations/:id/heartbeat', role: 'developer', handler: heartbeat },
 ];
 
 export function licenseRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {

@@ -139,12 +139,12 @@ function rotateSigningKey({ clients }: ProductDeps): RequestHandler {
 
 /** Products and their signing keys. */
 export const productRouteTable: readonly RouteRow<ProductDeps>[] = [
-  { method: 'get', path: '/products', handler: listProducts },
-  { method: 'post', path: '/products', handler: createProduct },
-  { method: 'get', path: '/products/:id', handler: getProduct },
-  { method: 'patch', path: '/products/:id', handler: updateProduct },
-  { method: 'get', path: '/products/:id/signing-keys', handler: listSigningKeys },
-  { method: 'post', path: '/products/:id/signing-keys/rotate', handler: rotateSigningKey },
+  { method: 'get', path: '/products', role: 'read_only', handler: listProducts },
+  { method: 'post', path: '/products', role: 'developer', handler: createProduct },
+  { method: 'get', path: '/products/:id', role: 'read_only', handler: getProduct },
+  { method: 'patch', path: '/products/:id', role: 'developer', handler: updateProduct },
+  { method: 'get', path: '/products/:id/signing-keys', role: 'read_only', handler: listSigningKeys },
+  { method: 'post', path: '/products/:id/signing-keys/rotate', role: 'developer', handler: rotateSigningKey },
 ];
 
 export function productRoutes(

@@ -1,5 +1,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { AppError } from '@licensing/runtime';
+import { roleCovers, type OperationRole } from '@licensing/proto';
+import type { Principal } from '../auth/principal';
 import {
   checkPathParameters,
   noQuery,
@@ -12,10 +14,11 @@ import {
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-/** What one operation validates before its handler runs. */
+/** What one operation validates before its handler runs, and the role it needs (its route table's). */
 export interface RequestShapes {
   body?: Shape;
   query?: QueryShape;
+  role?: OperationRole;
 }
 
 /**
@@ -66,15 +69,22 @@ function loggableIds(params: Record<string, unknown>): Record<string, string> | 
  * The path template (never the raw URL: ids would explode the series) labels
  * the request metrics.
  */
-export function route(router: Router, path: string, handlers: Partial<Record<Method, RequestHandler>>): void {
+export function route(
+  router: Router,
+  path: string,
+  handlers: Partial<Record<Method, RequestHandler>>,
+  roles: Partial<Record<Method, OperationRole>> = {},
+): void {
   const methods = registeredRoutes.get(path) ?? new Map<Method, RequestShapes>();
   registeredRoutes.set(path, methods);
   for (const [method, handler] of Object.entries(handlers) as [Method, RequestHandler][]) {
-    const shapes = shapesOf.get(handler) ?? {};
+    const role = roles[method];
+    const shapes = { ...shapesOf.get(handler), role };
     methods.set(method, shapes);
     router[method](path, (req, res, next) => {
       res.locals.route = `${req.baseUrl}${path}`;
       res.locals.ids = loggableIds(req.params);
+      if (role) checkRole(res, role, method, path);
       // Every operation: no control characters in its path, and no query parameter it does not declare
       // (a handler with a query shape checks its own, as its body's).
       checkPathParameters(req);
@@ -94,13 +104,29 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
 }
 
 /**
- * One row of a resource's route table: a method, a path and the named handler that answers it.
+ * An API key may call an operation only when its role covers the operation's (proto/rules/roles.ts):
+ * otherwise 403 forbidden, naming its role and the one needed. App credentials (validate-scope keys,
+ * licences) are held to the app routes before this (auth/scope.ts).
+ */
+function checkRole(res: Response, needed: OperationRole, method: Method, path: string): void {
+  const p: Principal | undefined = res.locals.principal;
+  if (p?.credential !== 'api_key' || p.scope !== 'full' || !p.role || roleCovers(p.role, needed)) return;
+  throw new AppError(
+    'forbidden',
+    `this API key's role (${p.role}) cannot call ${method.toUpperCase()} /api/v1${path}: it needs the role ${needed} or above`,
+  );
+}
+
+/**
+ * One row of a resource's route table: a method, a path, the role it needs and the named handler that answers it.
  * `handler` builds the request handler from what the resource's handlers reach (`deps`: the gRPC
  * clients, the licence validator, …), so each route's code is one function a reader finds by name.
  */
 export interface RouteRow<Deps> {
   method: Method;
   path: string;
+  /** The lowest role that may call it (proto/rules/roles.ts; the OpenAPI document's x-required-role). */
+  role: OperationRole;
   handler: (deps: Deps) => RequestHandler;
 }
 
@@ -110,12 +136,17 @@ export interface RouteRow<Deps> {
  * parameterised one (/licenses/validate before /licenses/:key) is matched first.
  */
 export function registerRouteTable<Deps>(router: Router, table: readonly RouteRow<Deps>[], deps: Deps): void {
-  const byPath = new Map<string, Partial<Record<Method, RequestHandler>>>();
+  const byPath = new Map<
+    string,
+    { handlers: Partial<Record<Method, RequestHandler>>; roles: Partial<Record<Method, OperationRole>> }
+  >();
   for (const row of table) {
-    const handlers = byPath.get(row.path) ?? {};
-    if (handlers[row.method]) throw new Error(`${row.method.toUpperCase()} ${row.path} is in the route table twice`);
-    handlers[row.method] = row.handler(deps);
-    byPath.set(row.path, handlers);
+    const entry = byPath.get(row.path) ?? { handlers: {}, roles: {} };
+    if (entry.handlers[row.method])
+      throw new Error(`${row.method.toUpperCase()} ${row.path} is in the route table twice`);
+    entry.handlers[row.method] = row.handler(deps);
+    entry.roles[row.method] = row.role;
+    byPath.set(row.path, entry);
   }
-  for (const [path, handlers] of byPath) route(router, path, handlers);
+  for (const [path, { handlers, roles }] of byPath) route(router, path, handlers, roles);
 }

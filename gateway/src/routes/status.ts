@@ -203,7 +203,7 @@ function getStatus({ clients, bus, limits, version }: StatusDeps): RequestHandle
 
 /** The system's status, as the caller sees it. */
 export const statusRouteTable: readonly RouteRow<StatusDeps>[] = [
-  { method: 'get', path: '/status', handler: getStatus },
+  { method: 'get', path: '/status', role: 'read_only', handler: getStatus },
 ];
 
 export function statusRoutes(

@@ -120,11 +120,11 @@ function advanceTestClock({ clients, validator }: SubscriptionDeps): RequestHand
  * own licence changes, so its next validation answer is never from before.
  */
 export const subscriptionRouteTable: readonly RouteRow<SubscriptionDeps>[] = [
-  { method: 'get', path: '/subscriptions', handler: listSubscriptions },
-  { method: 'get', path: '/subscriptions/:id', handler: getSubscription },
-  { method: 'post', path: '/subscriptions/:id/cancel', handler: cancelSubscription },
-  { method: 'post', path: '/subscriptions/:id/billing_portal', handler: createBillingPortal },
-  { method: 'post', path: '/subscriptions/:id/test_clock', handler: advanceTestClock },
+  { method: 'get', path: '/subscriptions', role: 'read_only', handler: listSubscriptions },
+  { method: 'get', path: '/subscriptions/:id', role: 'read_only', handler: getSubscription },
+  { method: 'post', path: '/subscriptions/:id/cancel', role: 'developer', handler: cancelSubscription },
+  { method: 'post', path: '/subscriptions/:id/billing_portal', role: 'developer', handler: createBillingPortal },
+  { method: 'post', path: '/subscriptions/:id/test_clock', role: 'developer', handler: advanceTestClock },
 ];
 
 export function subscriptionRoutes(router: Router, clients: Clients, validator: LicenseValidator): void {

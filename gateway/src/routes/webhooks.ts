@@ -141,15 +141,15 @@ function rotateSecret(clients: Clients): RequestHandler {
 
 /** The webhook endpoints and their deliveries. */
 export const webhookRouteTable: readonly RouteRow<Clients>[] = [
-  { method: 'get', path: '/webhooks', handler: listEndpoints },
-  { method: 'post', path: '/webhooks', handler: createEndpoint },
-  { method: 'get', path: '/webhooks/:id', handler: getEndpoint },
-  { method: 'patch', path: '/webhooks/:id', handler: updateEndpoint },
-  { method: 'delete', path: '/webhooks/:id', handler: deleteEndpoint },
-  { method: 'get', path: '/webhooks/:id/deliveries', handler: listDeliveries },
-  { method: 'post', path: '/webhooks/:id/deliveries/:delivery/retry', handler: retryDelivery },
-  { method: 'post', path: '/webhooks/:id/test', handler: sendTestEvent },
-  { method: 'post', path: '/webhooks/:id/rotate-secret', handler: rotateSecret },
+  { method: 'get', path: '/webhooks', role: 'read_only', handler: listEndpoints },
+  { method: 'post', path: '/webhooks', role: 'developer', handler: createEndpoint },
+  { method: 'get', path: '/webhooks/:id', role: 'read_only', handler: getEndpoint },
+  { method: 'patch', path: '/webhooks/:id', role: 'developer', handler: updateEndpoint },
+  { method: 'delete', path: '/webhooks/:id', role: 'developer', handler: deleteEndpoint },
+  { method: 'get', path: '/webhooks/:id/deliveries', role: 'read_only', handler: listDeliveries },
+  { method: 'post', path: '/webhooks/:id/deliveries/:delivery/retry', role: 'developer', handler: retryDelivery },
+  { method: 'post', path: '/webhooks/:id/test', role: 'developer', handler: sendTestEvent },
+  { method: 'post', path: '/webhooks/:id/rotate-secret', role: 'developer', handler: rotateSecret },
 ];
 
 export function webhookRoutes(router: Router, clients: Clients): void {

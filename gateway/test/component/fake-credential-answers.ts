@@ -7,6 +7,7 @@ import {
   generateLicenseKey,
   parseLicenseKey,
   policyToContract,
+  roleOfScope,
   withPolicyDefaults,
   type AccountServiceService,
   type DomainEvent,
@@ -64,7 +65,7 @@ export function credentialAccountHandlers(accounts: FakeAccount[]): FakeHandlers
     authenticate: ({ secret }) => {
       for (const a of accounts) {
         const key = a.keys.find((k) => k.secret === secret);
-        if (key) return { account: a.account, key_id: key.id, scope: key.scope };
+        if (key) return { account: a.account, key_id: key.id, scope: key.scope, role: roleOfScope(key.scope) };
       }
       throw new AppError('unauthorized', 'the API key is unknown or revoked');
     },

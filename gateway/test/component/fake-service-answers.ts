@@ -8,6 +8,7 @@ import {
   Product,
   parseLicenseKey,
   policyToContract,
+  roleOfScope,
   seenByScope,
   verdictFields,
   withPolicyDefaults,
@@ -33,6 +34,8 @@ export interface FakeVendor {
   apiKey: string;
   /** A validate-scope API key of the account (what an app ships with), when it has one. */
   validateKey?: string;
+  /** Full-scope keys of lesser roles (developer, support, read_only): the secret → its role. */
+  roleKeys?: Record<string, string>;
 }
 
 export function fakeVendor(plan = 'enterprise'): FakeVendor {
@@ -78,13 +81,18 @@ export function fakeLicence(vendor: FakeVendor, productId: string, email: string
 export function accountHandlers(vendors: FakeVendor[]): FakeHandlers<typeof AccountServiceService> {
   return {
     authenticate: ({ secret }) => {
-      const vendor = vendors.find((v) => v.apiKey === secret || v.validateKey === secret);
+      const vendor = vendors.find(
+        (v) => v.apiKey === secret || v.validateKey === secret || v.roleKeys?.[secret] !== undefined,
+      );
       if (!vendor) throw new AppError('unauthorized', 'the API key is unknown or revoked');
+      const role = vendor.roleKeys?.[secret];
+      if (role) return { account: vendor.account, key_id: `key_${role}_${vendor.account.id}`, scope: 'full', role };
       const scope = vendor.apiKey === secret ? 'full' : 'validate';
       return {
         account: vendor.account,
         key_id: `key_${scope === 'full' ? '' : 'validate_'}${vendor.account.id}`,
         scope,
+        role: roleOfScope(scope),
       };
     },
     getAccount: ({ id }) => {

@@ -20,6 +20,7 @@ beforeAll(async () => {
       account: {
         authenticate: ({ secret }) => {
           if (secret !== KEY) throw new AppError('unauthorized', 'invalid API key');
+          // A key made before keys had roles: no role, its scope's (full = admin).
           return {
             account: {
               id: account,
@@ -32,6 +33,7 @@ beforeAll(async () => {
             },
             key_id: 'key_1',
             scope: 'full',
+            role: '',
           };
         },
       },

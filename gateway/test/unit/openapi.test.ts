@@ -1,6 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { errorCodes } from '@licensing/runtime';
+import { MEMBER_ROLES } from '@licensing/proto';
 import { openApiDocument, pathShape } from '../../src/openapi/document';
 import { IDEMPOTENT_POSTS } from '../../src/request-shapes/idempotent-posts';
 import { everyRoute } from '../../../test/support/routes';
@@ -46,6 +47,25 @@ describe('OpenAPI document', () => {
       .sort();
     expect(registered.length).toBeGreaterThan(30);
     expect(documented).toEqual(registered);
+  });
+
+  it('names the role every registered operation needs (x-required-role), the one its route enforces, and documents the 403 of a role above read_only', () => {
+    const enforced = [...registeredRoutes].flatMap(([path, methods]) =>
+      [...methods].map(([m, shapes]) => [`${m.toUpperCase()} ${toTemplate(path)}`, shapes.role]),
+    );
+    const named = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/api/v1/'))
+      .flatMap(([path, ops]) =>
+        Object.entries(ops as Record<string, { 'x-required-role'?: string; responses: Record<string, unknown> }>).map(
+          ([m, op]) => {
+            if (op['x-required-role'] !== 'read_only')
+              expect([`${m} ${path}`, op.responses['403']]).toEqual([`${m} ${path}`, expect.anything()]);
+            return [`${m.toUpperCase()} ${path}`, op['x-required-role']];
+          },
+        ),
+      );
+    expect(enforced.every(([, role]) => MEMBER_ROLES.includes(role as never))).toBe(true);
+    expect(Object.fromEntries(named)).toEqual(Object.fromEntries(enforced));
   });
 
   it('is OpenAPI 3.1 whose every schema compiles as JSON Schema 2020-12', () => {

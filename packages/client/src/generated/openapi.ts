@@ -1735,7 +1735,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1827,7 +1827,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1939,7 +1939,7 @@ export interface operations {
                     "application/json": components["schemas"]["SigningKey"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2044,7 +2044,7 @@ export interface operations {
                     "application/json": components["schemas"]["LicenseCreated"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2093,7 +2093,7 @@ export interface operations {
                     "application/json": components["schemas"]["LicenseBatch"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2368,7 +2368,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2416,7 +2416,7 @@ export interface operations {
                     "application/json": components["schemas"]["License"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2464,7 +2464,7 @@ export interface operations {
                     "application/json": components["schemas"]["License"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below support (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2512,7 +2512,7 @@ export interface operations {
                     "application/json": components["schemas"]["License"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below support (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2560,7 +2560,7 @@ export interface operations {
                     "application/json": components["schemas"]["License"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2608,7 +2608,7 @@ export interface operations {
                     "application/json": components["schemas"]["License"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below support (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2660,7 +2660,7 @@ export interface operations {
                     "application/json": components["schemas"]["License"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below support (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2800,6 +2800,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden: an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist */
             404: {
                 headers: {
@@ -2865,6 +2874,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden: an API key whose role is below support (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist */
             404: {
                 headers: {
@@ -2922,6 +2940,15 @@ export interface operations {
             };
             /** @description No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2995,6 +3022,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden: an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist */
             404: {
                 headers: {
@@ -3052,7 +3088,7 @@ export interface operations {
                     "application/json": components["schemas"]["Email"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below support (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3102,6 +3138,15 @@ export interface operations {
             };
             /** @description No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: an API key whose role is below support (x-required-role): the detail names its role and the one needed */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3162,7 +3207,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomerErasure"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below admin (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3215,7 +3260,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3304,7 +3349,7 @@ export interface operations {
                     "application/json": components["schemas"]["Export"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3392,7 +3437,7 @@ export interface operations {
                     "application/x-ndjson": string;
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3543,7 +3588,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSession"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3635,7 +3680,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSession"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3787,7 +3832,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3831,7 +3876,7 @@ export interface operations {
                     "application/json": components["schemas"]["BillingPortal"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3879,7 +3924,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3978,7 +4023,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4064,7 +4109,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4112,7 +4157,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4215,7 +4260,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4263,7 +4308,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4311,7 +4356,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;

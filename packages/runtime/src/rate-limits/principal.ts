@@ -32,6 +32,8 @@ export interface Principal {
   keyId: string;
   /** A licence credential acts with the validate scope (it is app traffic), restricted further to its own licence. */
   scope: KeyScope;
+  /** An API key's role (proto/rules/roles.ts); absent for a licence credential, and for a key made before roles (its scope's). */
+  role?: string;
   credential: CredentialKind;
   /** Set for the licence credential. */
   license?: LicenseIdentity;

@@ -154,6 +154,11 @@ export interface AuthenticateResponse {
   key_id: string;
   /** full | validate */
   scope: string;
+  /**
+   * The key's role (proto/rules/roles.ts): admin | developer | support | read_only | validate; empty
+   * from a key made before keys had roles, whose role is its scope's (full = admin, validate = validate).
+   */
+  role: string;
 }
 
 export interface User {
@@ -1967,7 +1972,7 @@ export const AuthenticateRequest: MessageFns<AuthenticateRequest> = {
 };
 
 function createBaseAuthenticateResponse(): AuthenticateResponse {
-  return { account: undefined, key_id: "", scope: "" };
+  return { account: undefined, key_id: "", scope: "", role: "" };
 }
 
 export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
@@ -1980,6 +1985,9 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
     }
     if (message.scope !== "") {
       writer.uint32(26).string(message.scope);
+    }
+    if (message.role !== "") {
+      writer.uint32(34).string(message.role);
     }
     return writer;
   },
@@ -2021,6 +2029,14 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
             message.scope = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2042,6 +2058,7 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
         ? globalThis.String(object.key_id)
         : "",
       scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      role: isSet(object.role) ? globalThis.String(object.role) : "",
     };
   },
 
@@ -2056,6 +2073,9 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
     if (message.scope !== "") {
       obj.scope = message.scope;
     }
+    if (message.role !== "") {
+      obj.role = message.role;
+    }
     return obj;
   },
 
@@ -2069,6 +2089,7 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
       : undefined;
     message.key_id = object.key_id ?? "";
     message.scope = object.scope ?? "";
+    message.role = object.role ?? "";
     return message;
   },
 };

@@ -1,5 +1,6 @@
 import type { Handlers } from '@licensing/runtime';
 import type { Account, AccountServiceService, ApiKey } from '@licensing/proto';
+import { roleOfScope } from '@licensing/proto';
 import type { AccountDoc, ApiKeyDoc } from '../store/models';
 import { createAccount, findAccount, updateAccount } from '../use-cases/accounts';
 import {
@@ -82,7 +83,8 @@ export function accountHandlers(deps: AccountDeps): AccountHandlers {
 
     async authenticate(req) {
       const { account, key } = await authenticate(deps, req.secret);
-      return { account: toAccount(account), key_id: key._id, scope: key.scope };
+      // Keys do not carry a role of their own yet: each has its scope's (a full key is an admin key).
+      return { account: toAccount(account), key_id: key._id, scope: key.scope, role: roleOfScope(key.scope) };
     },
   };
 }
