@@ -13,6 +13,7 @@ const USAGE = `usage: npm run admin -- <command> [options]
 
   create-account --name NAME [--plan free|pro|enterprise]   prints {"account_id","api_key"}
   create-key --account ID [--scope full|validate] [--name N] prints {"key_id","api_key"}
+             [--role admin|developer|support|read_only|validate]   (docs/api.md, "Roles"; default admin)
   revoke-key --account ID --key-id ID                        prints {"key_id","revoked_at"}
   revoke-all-keys --account ID                               revokes every live key; prints {"revoked"}
   list-keys --account ID [--state live|revoked]              prints {"data":[...],"live_keys","max_live_keys"}
@@ -192,7 +193,7 @@ type AccountCalls = Unary<AccountServiceClient>;
 function checkFlags(command: string, flags: Record<string, string>, files: string[]): void {
   const allowed: Record<string, string[]> = {
     'create-account': ['name', 'plan'],
-    'create-key': ['account', 'scope', 'name'],
+    'create-key': ['account', 'scope', 'role', 'name'],
     'revoke-key': ['account', 'key-id'],
     'revoke-all-keys': ['account'],
     'list-keys': ['account', 'state'],
@@ -299,7 +300,9 @@ async function main() {
       case 'create-key': {
         const r = await accounts.call.createApiKey({
           account_id: need('account'),
-          scope: flags.scope ?? 'full',
+          // A role alone decides the scope (validate for an app's key); neither is a full admin key.
+          scope: flags.scope ?? (flags.role ? '' : 'full'),
+          role: flags.role,
           name: flags.name ?? '',
         });
         out = { key_id: r.api_key!.id, api_key: r.secret };

@@ -47,6 +47,7 @@ import { customerRoutes } from './routes/customers';
 import { BATCH_BODY_LIMIT_BYTES, licenseBatchRoutes } from './routes/license-batches';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
+import { apiKeyRoutes } from './routes/api-keys';
 import { Readiness, statusRoutes } from './routes/status';
 import { fastValidation } from './license-validation/fast-path';
 import { routeLabel } from './http/metrics';
@@ -187,6 +188,7 @@ function apiRouter(
   emailRoutes(api, clients);
   customerRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
+  apiKeyRoutes(api, clients);
   return api;
 }
 

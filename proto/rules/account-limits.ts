@@ -16,3 +16,6 @@ export const accountLimits = {
   /** Rows of one import refused for a key held elsewhere before the import fails. */
   import_refused_keys: 20,
 } as const;
+
+/** The longest name an API key may have (400 `name` beyond it), on the REST API and the CLI. */
+export const API_KEY_NAME_MAX_LENGTH = 100;

@@ -145,6 +145,8 @@ const protoVocabulary: Record<string, string> = {
   'CreateApiKeyRequest.scope': 'keyScopes',
   'AuthenticateResponse.scope': 'keyScopes',
   'AuthenticateResponse.role': 'apiKeyRoles',
+  'ApiKey.role': 'apiKeyRoles',
+  'CreateApiKeyRequest.role': 'apiKeyRoles',
   'AuditEntry.type': 'auditEntryTypes',
   'License.status': 'licenseStatuses',
   'ListLicensesRequest.status': 'licenseStatuses',

@@ -15,6 +15,7 @@ import { statusRoutes } from '../../gateway/src/routes/status';
  * returns route()'s registry: each path with its methods and the request shapes they validate with.
  */
 import { importRoutes } from '../../gateway/src/routes/imports';
+import { apiKeyRoutes } from '../../gateway/src/routes/api-keys';
 
 export function everyRoute(): typeof registeredRoutes {
   const router = Router();
@@ -29,5 +30,6 @@ export function everyRoute(): typeof registeredRoutes {
   customerRoutes(router, none);
   importRoutes(router, none, none, none);
   statusRoutes(router, none, none, none, '1.2.3');
+  apiKeyRoutes(router, none);
   return registeredRoutes;
 }

@@ -81,6 +81,12 @@ describe('npm run admin', () => {
     expect(JSON.stringify(listed)).not.toContain(api_key);
     const revokedList = JSON.parse((await admin('list-keys', '--account', account_id, '--state', 'revoked')).stdout);
     expect(revokedList.data.map((k: { id: string }) => k.id)).toEqual([key.key_id]);
+    // A key with a role does only what its role may (docs/api.md, "Roles"): a support key reads, and is
+    // refused creating a product.
+    const support = JSON.parse((await admin('create-key', '--account', account_id, '--role', 'support')).stdout);
+    expect((await client(stack.url, support.api_key)('GET', '/api/v1/products')).status).toBe(200);
+    const refused = await client(stack.url, support.api_key)('POST', '/api/v1/products', { name: 'Not mine to make' });
+    expect([refused.status, refused.body.code]).toEqual([403, 'forbidden']);
   });
 
   it('list-keys prints every live key however many revoked ones are newer; revoke-all-keys revokes them all', async () => {

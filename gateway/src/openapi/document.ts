@@ -4,6 +4,7 @@ import { problem, withIdempotency } from './operation';
 import { importCheckoutAndWebhookPaths } from './paths-imports-checkout-webhooks';
 import { productAndLicencePaths } from './paths-products-licences';
 import { publicPaths } from './paths-public';
+import { accountPaths } from './paths-account';
 import { operationRoles } from '../routes/operation-roles';
 
 // The OpenAPI 3.1 description of every public endpoint, served at
@@ -61,9 +62,12 @@ export function openApiDocument(version: string) {
       'Subscriptions',
       'Webhooks',
       'Imports and exports',
+      'Account',
       'Operations',
     ].map((name) => ({ name })),
-    paths: withRoles(withIdempotency({ ...productAndLicencePaths, ...importCheckoutAndWebhookPaths, ...publicPaths })),
+    paths: withRoles(
+      withIdempotency({ ...productAndLicencePaths, ...importCheckoutAndWebhookPaths, ...accountPaths, ...publicPaths }),
+    ),
     components: {
       securitySchemes: {
         bearer: {

@@ -22,6 +22,7 @@ const bodies = {
   WebhookEndpointUpdate: requests.webhookEndpointUpdate,
   SubscriptionCancel: requests.subscriptionCancel,
   SubscriptionTestClock: requests.subscriptionTestClock,
+  ApiKeyCreate: requests.apiKeyCreate,
 } satisfies Record<string, Shape>;
 
 export type RequestBodyName = keyof typeof bodies;

@@ -6,6 +6,7 @@
 
 import {
   ACTIVATION_NAME_MAX_LENGTH,
+  API_KEY_ROLES,
   FINGERPRINT_MAX_LENGTH,
   PRODUCT_DESCRIPTION_MAX_LENGTH,
   PRODUCT_NAME_MAX_LENGTH,
@@ -333,6 +334,27 @@ export const schemas: Record<string, Schema> = {
     description: orNull(str()),
     enabled: { type: 'boolean' },
     created_at: time(),
+  }),
+  ApiKey: obj({
+    id: id('key'),
+    name: str('What the key is for'),
+    role: { enum: [...API_KEY_ROLES], description: 'What the key may do (docs/api.md, "Roles")' },
+    prefix: str('The visible start of the key, to recognise it'),
+    created_by: str('Who made it: api_key:<id> for a key made through the API, an e-mail, or "operator"'),
+    created_at: time(),
+    last_used_at: orNull(time()),
+    revoked_at: orNull(time()),
+  }),
+  ApiKeyWithSecret: obj({
+    id: id('key'),
+    name: str('What the key is for'),
+    role: { enum: [...API_KEY_ROLES], description: 'What the key may do (docs/api.md, "Roles")' },
+    prefix: str('The visible start of the key, to recognise it'),
+    created_by: str('Who made it: api_key:<id> for a key made through the API'),
+    created_at: time(),
+    last_used_at: orNull(time()),
+    revoked_at: orNull(time()),
+    key: str('The key itself; shown only here, keep it safe'),
   }),
   WebhookEndpointWithSecret: obj({
     id: id('we'),

@@ -1,4 +1,6 @@
 import {
+  API_KEY_NAME_MAX_LENGTH,
+  API_KEY_ROLES,
   ACTIVATION_NAME_MAX_LENGTH,
   BATCH_MAX_ITEMS,
   CHECKOUT_EXPIRES_MAX_MINUTES,
@@ -293,3 +295,9 @@ export const importCreateQuery = {
       'jsonl (Content-Type: application/x-ndjson), or csv, keygen, lemonsqueezy, gumroad (Content-Type: text/csv)',
   },
 } satisfies QueryShape;
+
+/** POST /api/v1/api-keys: a name, and the role (at most its creator's; proto/rules/roles.ts). */
+export const apiKeyCreate = {
+  name: { required: true, max: API_KEY_NAME_MAX_LENGTH, description: 'What the key is for' },
+  role: { kind: 'enum', values: API_KEY_ROLES, required: true, description: 'What the key may do' },
+} satisfies Shape;

@@ -1,4 +1,5 @@
 import type { OperationRole } from '@licensing/proto';
+import { apiKeyRouteTable } from './api-keys';
 import { checkoutRouteTable } from './checkout';
 import { customerRouteTable } from './customers';
 import { emailRouteTable } from './emails';
@@ -24,6 +25,7 @@ const tables = [
   webhookRouteTable,
   importRouteTable,
   statusRouteTable,
+  apiKeyRouteTable,
 ];
 
 /** "METHOD /api/v1/path/{param}" (the OpenAPI document's form) → the lowest role that may call it. */

@@ -3,7 +3,7 @@ import type { AccessPolicyOf } from '@licensing/runtime';
 
 /**
  * Who may call what on the account service. The gateway authenticates API keys, reads a licence's
- * account for licence credentials and keeps Idempotency-Keys; the web component's dashboard signs
+ * account for licence credentials, keeps Idempotency-Keys and serves /api/v1/api-keys; the web component's dashboard signs
  * people up and in and manages API keys; only the operator CLI creates accounts and changes plans and
  * limits. Of the services, only the notification service calls this one.
  */
@@ -16,6 +16,10 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'claimRequestKey',
     'renewRequestKey',
     'settleRequestKey',
+    // POST/GET/DELETE /api/v1/api-keys, within the calling key's role (actor_role).
+    'createApiKey',
+    'listApiKeys',
+    'revokeApiKey',
   ],
   operator: [
     'createAccount',

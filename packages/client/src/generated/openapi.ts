@@ -843,6 +843,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's live API keys */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key with a role
+         * @description The key is in this answer only. Its role may not be above the role of the key that creates it (403 forbidden); an account has at most 50 live keys (409).
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description It stops working on every gateway at once. A key of a role above the revoking key's is refused (403 forbidden); revoking a revoked key answers it as it is.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1274,6 +1315,46 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        ApiKey: {
+            /** @example key_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /** @description What the key is for */
+            name: string;
+            /**
+             * @description What the key may do (docs/api.md, "Roles")
+             * @enum {unknown}
+             */
+            role: "admin" | "developer" | "support" | "read_only" | "validate";
+            /** @description The visible start of the key, to recognise it */
+            prefix: string;
+            /** @description Who made it: api_key:<id> for a key made through the API, an e-mail, or "operator" */
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+            last_used_at: string | null;
+            revoked_at: string | null;
+        };
+        ApiKeyWithSecret: {
+            /** @example key_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /** @description What the key is for */
+            name: string;
+            /**
+             * @description What the key may do (docs/api.md, "Roles")
+             * @enum {unknown}
+             */
+            role: "admin" | "developer" | "support" | "read_only" | "validate";
+            /** @description The visible start of the key, to recognise it */
+            prefix: string;
+            /** @description Who made it: api_key:<id> for a key made through the API */
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+            last_used_at: string | null;
+            revoked_at: string | null;
+            /** @description The key itself; shown only here, keep it safe */
+            key: string;
+        };
         WebhookEndpointWithSecret: {
             /** @example we_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             id: string;
@@ -1609,6 +1690,15 @@ export interface components {
         SubscriptionTestClock: {
             /** @description RFC 3339 time after the subscription's clock, at most 5 years ahead of it */
             advance_to: string;
+        };
+        ApiKeyCreate: {
+            /** @description What the key is for */
+            name: string;
+            /**
+             * @description What the key may do
+             * @enum {unknown}
+             */
+            role: "admin" | "developer" | "support" | "read_only" | "validate";
         };
         /** @description Omitted fields take their defaults: perpetual, unlimited, no grace, false, no entitlements */
         PolicyInput: {
@@ -4395,6 +4485,145 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Items per page */
+                limit?: number;
+                /** @description The last id of the previous page (next_cursor) */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of live keys, newest first (never a secret) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKey"][];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description The key with its secret */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description API key id (key_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key, revoked */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Error (see Errors) */

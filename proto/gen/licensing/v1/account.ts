@@ -47,6 +47,8 @@ export interface ApiKey {
   /** Who created / revoked it: a user's e-mail, or "operator" for the CLI. */
   created_by: string;
   revoked_by: string;
+  /** What it may do (proto/rules/roles.ts): admin | developer | support | read_only | validate */
+  role: string;
 }
 
 export interface CreateAccountRequest {
@@ -85,11 +87,19 @@ export interface UpdateAccountRequest {
 
 export interface CreateApiKeyRequest {
   account_id: string;
-  /** full | validate; empty = full */
+  /** full | validate; empty = the role's (validate for a validate key, else full), or full */
   scope: string;
   name: string;
   /** Who is doing it (kept with the key for the audit trail); empty = "operator". */
-  actor?: string | undefined;
+  actor?:
+    | string
+    | undefined;
+  /** The key's role: admin | developer | support | read_only | validate; empty = the scope's (full = admin) */
+  role?:
+    | string
+    | undefined;
+  /** The creator's role, when a key or a member creates it (never above it: forbidden); empty = the operator. */
+  actor_role?: string | undefined;
 }
 
 export interface CreateApiKeyResponse {
@@ -105,7 +115,11 @@ export interface RevokeApiKeyRequest {
   account_id: string;
   key_id: string;
   /** Who is doing it; empty = "operator". */
-  actor?: string | undefined;
+  actor?:
+    | string
+    | undefined;
+  /** The revoker's role, when a key or a member revokes it: a key of a higher role is forbidden; empty = the operator. */
+  actor_role?: string | undefined;
 }
 
 export interface GetApiKeyRequest {
@@ -460,6 +474,7 @@ function createBaseApiKey(): ApiKey {
     revoked_at: "",
     created_by: "",
     revoked_by: "",
+    role: "",
   };
 }
 
@@ -494,6 +509,9 @@ export const ApiKey: MessageFns<ApiKey> = {
     }
     if (message.revoked_by !== "") {
       writer.uint32(82).string(message.revoked_by);
+    }
+    if (message.role !== "") {
+      writer.uint32(90).string(message.role);
     }
     return writer;
   },
@@ -591,6 +609,14 @@ export const ApiKey: MessageFns<ApiKey> = {
             message.revoked_by = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -639,6 +665,7 @@ export const ApiKey: MessageFns<ApiKey> = {
         : isSet(object.revoked_by)
         ? globalThis.String(object.revoked_by)
         : "",
+      role: isSet(object.role) ? globalThis.String(object.role) : "",
     };
   },
 
@@ -674,6 +701,9 @@ export const ApiKey: MessageFns<ApiKey> = {
     if (message.revoked_by !== "") {
       obj.revokedBy = message.revoked_by;
     }
+    if (message.role !== "") {
+      obj.role = message.role;
+    }
     return obj;
   },
 
@@ -692,6 +722,7 @@ export const ApiKey: MessageFns<ApiKey> = {
     message.revoked_at = object.revoked_at ?? "";
     message.created_by = object.created_by ?? "";
     message.revoked_by = object.revoked_by ?? "";
+    message.role = object.role ?? "";
     return message;
   },
 };
@@ -1103,7 +1134,7 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
 };
 
 function createBaseCreateApiKeyRequest(): CreateApiKeyRequest {
-  return { account_id: "", scope: "", name: "", actor: undefined };
+  return { account_id: "", scope: "", name: "", actor: undefined, role: undefined, actor_role: undefined };
 }
 
 export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
@@ -1119,6 +1150,12 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
     }
     if (message.actor !== undefined) {
       writer.uint32(34).string(message.actor);
+    }
+    if (message.role !== undefined) {
+      writer.uint32(42).string(message.role);
+    }
+    if (message.actor_role !== undefined) {
+      writer.uint32(50).string(message.actor_role);
     }
     return writer;
   },
@@ -1168,6 +1205,22 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
             message.actor = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.actor_role = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1190,6 +1243,12 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
       scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
+      role: isSet(object.role) ? globalThis.String(object.role) : undefined,
+      actor_role: isSet(object.actorRole)
+        ? globalThis.String(object.actorRole)
+        : isSet(object.actor_role)
+        ? globalThis.String(object.actor_role)
+        : undefined,
     };
   },
 
@@ -1207,6 +1266,12 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
     if (message.actor !== undefined) {
       obj.actor = message.actor;
     }
+    if (message.role !== undefined) {
+      obj.role = message.role;
+    }
+    if (message.actor_role !== undefined) {
+      obj.actorRole = message.actor_role;
+    }
     return obj;
   },
 
@@ -1219,6 +1284,8 @@ export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
     message.scope = object.scope ?? "";
     message.name = object.name ?? "";
     message.actor = object.actor ?? undefined;
+    message.role = object.role ?? undefined;
+    message.actor_role = object.actor_role ?? undefined;
     return message;
   },
 };
@@ -1315,7 +1382,7 @@ export const CreateApiKeyResponse: MessageFns<CreateApiKeyResponse> = {
 };
 
 function createBaseRevokeApiKeyRequest(): RevokeApiKeyRequest {
-  return { account_id: "", key_id: "", actor: undefined };
+  return { account_id: "", key_id: "", actor: undefined, actor_role: undefined };
 }
 
 export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
@@ -1328,6 +1395,9 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
     }
     if (message.actor !== undefined) {
       writer.uint32(26).string(message.actor);
+    }
+    if (message.actor_role !== undefined) {
+      writer.uint32(34).string(message.actor_role);
     }
     return writer;
   },
@@ -1369,6 +1439,14 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
             message.actor = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.actor_role = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1394,6 +1472,11 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
         ? globalThis.String(object.key_id)
         : "",
       actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
+      actor_role: isSet(object.actorRole)
+        ? globalThis.String(object.actorRole)
+        : isSet(object.actor_role)
+        ? globalThis.String(object.actor_role)
+        : undefined,
     };
   },
 
@@ -1408,6 +1491,9 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
     if (message.actor !== undefined) {
       obj.actor = message.actor;
     }
+    if (message.actor_role !== undefined) {
+      obj.actorRole = message.actor_role;
+    }
     return obj;
   },
 
@@ -1419,6 +1505,7 @@ export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
     message.account_id = object.account_id ?? "";
     message.key_id = object.key_id ?? "";
     message.actor = object.actor ?? undefined;
+    message.actor_role = object.actor_role ?? undefined;
     return message;
   },
 };

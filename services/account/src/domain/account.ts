@@ -1,10 +1,23 @@
 import { AppError } from '@licensing/runtime';
-import { isOneOf, keyScopes, plans, type KeyScope, type Plan } from '@licensing/proto';
+import {
+  API_KEY_NAME_MAX_LENGTH,
+  API_KEY_ROLES,
+  isApiKeyRole,
+  isOneOf,
+  keyScopes,
+  mayGrant,
+  plans,
+  roleOfScope,
+  type ApiKeyRole,
+  type KeyScope,
+  type Plan,
+} from '@licensing/proto';
 
 export function checkAccountName(name: string): string {
   const trimmed = name.trim();
   if (!trimmed) throw AppError.invalid('name', 'name is required');
-  if (trimmed.length > 100) throw AppError.invalid('name', 'name must be at most 100 characters');
+  if (trimmed.length > API_KEY_NAME_MAX_LENGTH)
+    throw AppError.invalid('name', `name must be at most ${API_KEY_NAME_MAX_LENGTH} characters`);
   return trimmed;
 }
 
@@ -18,6 +31,28 @@ export function checkScope(scope: string): KeyScope {
   if (!scope) return 'full';
   if (!isOneOf(keyScopes, scope)) throw AppError.invalid('scope', `scope must be one of ${keyScopes.join(', ')}`);
   return scope;
+}
+
+/**
+ * A new key's scope and role from what was asked (either, both, or neither: a full admin key), within
+ * what its creator may give (`actorRole`; none for the operator): never a role above the creator's.
+ */
+export function checkKeyRole(
+  asked: { scope: string; role?: string },
+  actorRole: string | undefined,
+): { scope: KeyScope; role: ApiKeyRole } {
+  if (asked.role && !isApiKeyRole(asked.role))
+    throw AppError.invalid('role', `role must be one of ${API_KEY_ROLES.join(', ')}`);
+  const scope = checkScope(asked.scope || (asked.role === 'validate' ? 'validate' : 'full'));
+  const role = (asked.role || roleOfScope(scope)) as ApiKeyRole;
+  if ((role === 'validate') !== (scope === 'validate'))
+    throw AppError.invalid('role', `a ${scope}-scope key cannot have the role ${role}: a validate key is an app's key`);
+  if (actorRole && !mayGrant(actorRole, role))
+    throw new AppError(
+      'forbidden',
+      `a key of role ${actorRole} cannot create a key of role ${role}: that role is above its own`,
+    );
+  return { scope, role };
 }
 
 export function checkKeyName(name: string): string {

@@ -1,6 +1,5 @@
 import type { Handlers } from '@licensing/runtime';
 import type { Account, AccountServiceService, ApiKey } from '@licensing/proto';
-import { roleOfScope } from '@licensing/proto';
 import type { AccountDoc, ApiKeyDoc } from '../store/models';
 import { createAccount, findAccount, updateAccount } from '../use-cases/accounts';
 import {
@@ -11,6 +10,7 @@ import {
   revokeAllApiKeys,
   revokeApiKey,
   type IssuedKey,
+  roleOfKey,
 } from '../use-cases/api-keys';
 import { authenticate } from '../use-cases/authenticate';
 import type { AccountDeps } from '../use-cases/deps';
@@ -32,6 +32,7 @@ const toApiKey = (doc: Omit<ApiKeyDoc, 'digest' | 'slot_key'>): ApiKey => ({
   account_id: doc.account_id,
   prefix: doc.prefix,
   scope: doc.scope,
+  role: roleOfKey(doc),
   name: doc.name,
   created_at: iso(doc.created_at),
   last_used_at: iso(doc.last_used_at),
@@ -83,8 +84,7 @@ export function accountHandlers(deps: AccountDeps): AccountHandlers {
 
     async authenticate(req) {
       const { account, key } = await authenticate(deps, req.secret);
-      // Keys do not carry a role of their own yet: each has its scope's (a full key is an admin key).
-      return { account: toAccount(account), key_id: key._id, scope: key.scope, role: roleOfScope(key.scope) };
+      return { account: toAccount(account), key_id: key._id, scope: key.scope, role: roleOfKey(key) };
     },
   };
 }

@@ -1,6 +1,14 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { outboxFields } from '@licensing/runtime';
-import { keyScopes, plans, type DomainEvent, type KeyScope, type Plan } from '@licensing/proto';
+import {
+  API_KEY_ROLES,
+  keyScopes,
+  plans,
+  type ApiKeyRole,
+  type DomainEvent,
+  type KeyScope,
+  type Plan,
+} from '@licensing/proto';
 
 export interface AccountDoc {
   _id: string;
@@ -24,6 +32,8 @@ export interface ApiKeyDoc {
   /** Which API_KEY_PEPPER version made `digest` (migration 0002 gives older keys "legacy"). */
   pepper_id?: string;
   scope: KeyScope;
+  /** What it may do (proto/rules/roles.ts); absent on a key made before keys had roles: its scope's. */
+  role?: ApiKeyRole;
   name: string;
   created_at: Date;
   last_used_at: Date | null;
@@ -105,6 +115,7 @@ function apiKeySchema(): Schema<ApiKeyDoc> {
       digest: { type: String, required: true, unique: true },
       pepper_id: { type: String },
       scope: { type: String, required: true, enum: keyScopes },
+      role: { type: String, enum: API_KEY_ROLES },
       name: { type: String, default: '' },
       created_at: { type: Date, required: true },
       last_used_at: { type: Date, default: null },

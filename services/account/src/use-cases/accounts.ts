@@ -21,7 +21,7 @@ export async function createAccount(
     created_at: deps.clock.now(),
   };
   await deps.store.insertAccount(account);
-  const { key, secret } = await issueKey(deps, account._id, 'full', 'default', 'operator');
+  const { key, secret } = await issueKey(deps, account._id, { scope: 'full', role: 'admin' }, 'default', 'operator');
   return { account, key, secret };
 }
 

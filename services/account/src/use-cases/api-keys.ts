@@ -1,6 +1,6 @@
 import { AppError, isId, newId, untilUncontended } from '@licensing/runtime';
-import type { KeyScope, PageRequest } from '@licensing/proto';
-import { checkKeyName, checkScope } from '../domain/account';
+import { mayGrant, roleOfScope, type ApiKeyRole, type KeyScope, type PageRequest } from '@licensing/proto';
+import { checkKeyName, checkKeyRole } from '../domain/account';
 import { MAX_LIVE_KEYS, digestApiKey, generateApiKey } from '../domain/api-key';
 import { apiKeyCreated, apiKeyRevoked } from '../events/api-key-events';
 import type { ApiKeyDoc } from '../store/models';
@@ -29,7 +29,7 @@ const requireAccount = (accountId: string) => {
 export async function issueKey(
   { store, outbox, clock, pepper }: AccountDeps,
   accountId: string,
-  scope: KeyScope,
+  { scope, role }: { scope: KeyScope; role: ApiKeyRole },
   name: string,
   actor: string,
   maxLive = MAX_LIVE_KEYS,
@@ -43,6 +43,7 @@ export async function issueKey(
     digest: digestApiKey(secret, pepper.current.pepper),
     pepper_id: pepper.current.id,
     scope,
+    role,
     name,
     created_at: now,
     last_used_at: null,
@@ -83,17 +84,35 @@ async function revoke(
 /** A new key of an existing account. */
 export async function createApiKey(
   deps: AccountDeps,
-  req: { account_id: string; scope: string; name: string; actor?: string },
+  req: { account_id: string; scope: string; role?: string; name: string; actor?: string; actor_role?: string },
 ): Promise<IssuedKey> {
-  const scope = checkScope(req.scope);
+  const access = checkKeyRole(req, req.actor_role);
   const name = checkKeyName(req.name);
   if (!(await deps.store.findAccount(req.account_id))) throw AppError.notFound('account');
-  return issueKey(deps, req.account_id, scope, name, actorOf(req.actor));
+  return issueKey(deps, req.account_id, access, name, actorOf(req.actor));
 }
 
 /** Revokes a key of this account, with api_key.revoked; revoking it again answers it as it is. */
-export const revokeApiKey = (deps: AccountDeps, req: { account_id: string; key_id: string; actor?: string }) =>
-  revoke(deps, requireAccount(req.account_id), req.key_id, actorOf(req.actor));
+export async function revokeApiKey(
+  deps: AccountDeps,
+  req: { account_id: string; key_id: string; actor?: string; actor_role?: string },
+): Promise<ApiKeyDoc> {
+  const accountId = requireAccount(req.account_id);
+  if (req.actor_role) {
+    // A key or a member revokes only keys of a role it could give.
+    const key = await deps.store.findKey(req.key_id, accountId);
+    if (!key) throw AppError.notFound('API key');
+    if (!mayGrant(req.actor_role, roleOfKey(key)))
+      throw new AppError(
+        'forbidden',
+        `a key of role ${req.actor_role} cannot revoke a key of role ${roleOfKey(key)}: that role is above its own`,
+      );
+  }
+  return revoke(deps, accountId, req.key_id, actorOf(req.actor));
+}
+
+/** A key's role: its own, or (made before keys had roles) its scope's. */
+export const roleOfKey = (key: Pick<ApiKeyDoc, 'role' | 'scope'>): ApiKeyRole => key.role ?? roleOfScope(key.scope);
 
 /** A new key with the old one's scope and name, then the old one revoked. */
 export async function regenerateApiKey(
@@ -106,7 +125,14 @@ export async function regenerateApiKey(
   if (old.revoked_at) throw new AppError('conflict', 'this API key is already revoked; generate a new one instead');
   // New key first: if the revocation then fails, the caller has two keys, never none. So a
   // regeneration may take one place over the cap (the old key's), for as long as both are live.
-  const fresh = await issueKey(deps, old.account_id, old.scope, old.name, actorOf(req.actor), MAX_LIVE_KEYS + 1);
+  const fresh = await issueKey(
+    deps,
+    old.account_id,
+    { scope: old.scope, role: roleOfKey(old) },
+    old.name,
+    actorOf(req.actor),
+    MAX_LIVE_KEYS + 1,
+  );
   await revoke(deps, accountId, old._id, actorOf(req.actor));
   return fresh;
 }
