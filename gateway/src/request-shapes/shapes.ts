@@ -340,6 +340,11 @@ export function toPage(query: { limit?: number | null; starting_after?: string }
   return { limit: query.limit ?? pageShape.limit.default, starting_after: startingAfter };
 }
 
+/** A page of a list as every list answers it: its items, whether more follow, and the cursor to them. */
+export function pageJson<T>(page: { has_more: boolean; next_cursor: string }, data: T[]) {
+  return { data, has_more: page.has_more, next_cursor: page.next_cursor || null };
+}
+
 export function checkId(field: string, prefix: string, value: string): string {
   if (!isId(prefix, value)) throw AppError.invalid(field, `${field} must be an id (${prefix}_…)`);
   return value;

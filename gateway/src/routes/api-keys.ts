@@ -2,7 +2,7 @@ import type { RequestHandler, Router } from 'express';
 import type { ApiKey } from '@licensing/proto';
 import { principalOf, type Principal } from '../auth/principal';
 import type { Clients } from '../backends/clients';
-import { checkId, pageShape, toPage } from '../request-shapes/shapes';
+import { checkId, pageShape, toPage, pageJson } from '../request-shapes/shapes';
 import { apiKeyCreate } from '../request-shapes/operations';
 import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
@@ -30,11 +30,7 @@ function listApiKeys(clients: Clients): RequestHandler {
       account_id: principalOf(res).accountId,
       page: toPage(query, 'key'),
     });
-    res.json({
-      data: out.data.map(apiKeyJson),
-      has_more: out.page!.has_more,
-      next_cursor: out.page!.next_cursor || null,
-    });
+    res.json(pageJson(out.page!, out.data.map(apiKeyJson)));
   });
 }
 

@@ -2,7 +2,7 @@ import type { RequestHandler, Router } from 'express';
 import type { CheckoutSession } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
-import { checkId, idempotencyKey, readBody, toPage } from '../request-shapes/shapes';
+import { checkId, idempotencyKey, readBody, toPage, pageJson } from '../request-shapes/shapes';
 import { checkoutCreate, checkoutList } from '../request-shapes/operations';
 import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
@@ -33,11 +33,7 @@ function listSessions(clients: Clients): RequestHandler {
       page: toPage(query, 'cs'),
       status: query.status ?? '',
     });
-    res.json({
-      data: out.data.map(checkoutJson),
-      has_more: out.page!.has_more,
-      next_cursor: out.page!.next_cursor || null,
-    });
+    res.json(pageJson(out.page!, out.data.map(checkoutJson)));
   });
 }
 

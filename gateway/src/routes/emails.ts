@@ -3,7 +3,7 @@ import type { Email } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { KEY_MAX } from '../request-shapes/operations';
-import { pageShape, readBody, toPage } from '../request-shapes/shapes';
+import { pageShape, readBody, toPage, pageJson } from '../request-shapes/shapes';
 import { registerRouteTable, withQuery, type RouteRow } from './route';
 
 /** REST shape of one mail of the mail log. */
@@ -28,11 +28,7 @@ function listEmails(clients: Clients): RequestHandler {
       account_id: principalOf(res).accountId,
       page: toPage(query, 'eml'),
     });
-    res.json({
-      data: out.data.map(emailJson),
-      has_more: out.page!.has_more,
-      next_cursor: out.page!.next_cursor || null,
-    });
+    res.json(pageJson(out.page!, out.data.map(emailJson)));
   });
 }
 

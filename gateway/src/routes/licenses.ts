@@ -15,7 +15,7 @@ import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator } from '../license-validation/validator';
 import { trialEndOf, validationJson } from '../license-validation/validation-json';
-import { checkId, idempotencyKey, pageShape, readBody, toPage } from '../request-shapes/shapes';
+import { checkId, idempotencyKey, pageShape, readBody, toPage, pageJson } from '../request-shapes/shapes';
 import { policyJson } from './products';
 import {
   activationCreate,
@@ -83,11 +83,7 @@ function listLicenses({ clients }: LicenseDeps): RequestHandler {
       customer_email: query.customer_email ?? '',
       status: query.status ?? '',
     });
-    res.json({
-      data: out.data.map(licenseJson),
-      has_more: out.page!.has_more,
-      next_cursor: out.page!.next_cursor || null,
-    });
+    res.json(pageJson(out.page!, out.data.map(licenseJson)));
   });
 }
 
@@ -209,11 +205,7 @@ function listActivations({ clients }: LicenseDeps): RequestHandler {
       key: keyOf(req),
       page,
     });
-    res.json({
-      data: out.data.map(activationJson),
-      has_more: out.page!.has_more,
-      next_cursor: out.page!.next_cursor || null,
-    });
+    res.json(pageJson(out.page!, out.data.map(activationJson)));
   });
 }
 

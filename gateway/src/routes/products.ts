@@ -11,7 +11,7 @@ import {
 import { principalOf } from '../auth/principal';
 import type { LicenseValidator } from '../license-validation/validator';
 import type { Clients } from '../backends/clients';
-import { checkId, pageShape, readBody, toPage } from '../request-shapes/shapes';
+import { checkId, pageShape, readBody, toPage, pageJson } from '../request-shapes/shapes';
 import { productCreate, productUpdate } from '../request-shapes/operations';
 import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
@@ -72,11 +72,7 @@ function listProducts({ clients }: ProductDeps): RequestHandler {
   return withQuery(pageShape, async (_req, res, query) => {
     const page = toPage(query, 'prod');
     const out = await clients.products.listProducts({ account_id: principalOf(res).accountId, page });
-    res.json({
-      data: out.data.map(productJson),
-      has_more: out.page!.has_more,
-      next_cursor: out.page!.next_cursor || null,
-    });
+    res.json(pageJson(out.page!, out.data.map(productJson)));
   });
 }
 

@@ -3,7 +3,7 @@ import type { Subscription } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import type { LicenseValidator } from '../license-validation/validator';
-import { checkId, readBody, toPage } from '../request-shapes/shapes';
+import { checkId, readBody, toPage, pageJson } from '../request-shapes/shapes';
 import { subscriptionCancel, subscriptionList, subscriptionTestClock } from '../request-shapes/operations';
 import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
@@ -65,11 +65,7 @@ function listSubscriptions({ clients }: SubscriptionDeps): RequestHandler {
       customer_email: query.customer_email ?? '',
       product_id: query.product_id ? checkId('product_id', 'prod', query.product_id) : '',
     });
-    res.json({
-      data: out.data.map(subscriptionJson),
-      has_more: out.page!.has_more,
-      next_cursor: out.page!.next_cursor || null,
-    });
+    res.json(pageJson(out.page!, out.data.map(subscriptionJson)));
   });
 }
 

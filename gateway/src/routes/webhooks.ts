@@ -2,7 +2,7 @@ import type { RequestHandler, Router } from 'express';
 import type { WebhookEndpoint } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
-import { checkId, pageShape, readBody, toPage } from '../request-shapes/shapes';
+import { checkId, pageShape, readBody, toPage, pageJson } from '../request-shapes/shapes';
 import { webhookEndpointCreate, webhookEndpointUpdate } from '../request-shapes/operations';
 import { registerRouteTable, withBody, withQuery, type RouteRow } from './route';
 
@@ -36,11 +36,7 @@ function listEndpoints(clients: Clients): RequestHandler {
       account_id: principalOf(res).accountId,
       page: toPage(query, 'we'),
     });
-    res.json({
-      data: out.data.map(endpointJson),
-      has_more: out.page!.has_more,
-      next_cursor: out.page!.next_cursor || null,
-    });
+    res.json(pageJson(out.page!, out.data.map(endpointJson)));
   });
 }
 
@@ -99,11 +95,7 @@ function listDeliveries(clients: Clients): RequestHandler {
       endpoint_id: endpointId,
       page,
     });
-    res.json({
-      data: out.data.map(deliveryJson),
-      has_more: out.page!.has_more,
-      next_cursor: out.page!.next_cursor || null,
-    });
+    res.json(pageJson(out.page!, out.data.map(deliveryJson)));
   });
 }
 

@@ -3,11 +3,9 @@ import { connect, type NatsConnection, type Subscription } from 'nats';
 import { AccountServiceClient } from '@licensing/proto';
 import { createClient } from '@licensing/runtime';
 import { start } from '../../src/main';
-import { credentialOf, envFor } from '../../../../scripts/lib/topology';
-import { testTopology } from '../../../../test/support/stack';
-import { setUpEvents } from '../../../../scripts/lib/events-setup';
+import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
+import { type AccountClient, type RunningAccount, startAccount } from './running-account';
 import { eventually } from '../../../../test/support/eventually';
-import { stopAndDrop } from '@licensing/test-support';
 
 // What the account service decides of an API key, over gRPC against real FerretDB and NATS: its shape
 // and checksum, the server secret (API_KEY_PEPPER) it was issued under, its revocation (and the
@@ -15,28 +13,23 @@ import { stopAndDrop } from '@licensing/test-support';
 // of a caller without the internal credential. What the gateway makes of these answers (401 problem
 // JSON, revocation within a second although cached) is in gateway/test/component/authentication.test.ts.
 
-const t = testTopology();
-type Client = ReturnType<typeof createClient<AccountServiceClient>>;
-let service: Awaited<ReturnType<typeof start>>;
-let operator: Client;
-let gateway: Client;
+let svc: RunningAccount;
+let t: Topology;
+let operator: AccountClient;
+let gateway: AccountClient;
 let accountId: string;
 let firstSecret: string;
 
 beforeAll(async () => {
-  await setUpEvents(t);
-  service = await start({ env: envFor('account', t, { port: 0 }) });
-  operator = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'operator'));
-  gateway = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
+  svc = await startAccount();
+  ({ operator, gateway, topology: t } = svc);
   const created = await operator.call.createAccount({ name: 'Keys', plan: 'pro' });
   accountId = created.account!.id;
   firstSecret = created.secret;
 });
 
 afterAll(async () => {
-  operator?.close();
-  gateway?.close();
-  await stopAndDrop('the account service', service);
+  await svc?.stop();
 });
 
 const unauthorized = (secret: string) =>
@@ -109,7 +102,7 @@ describe('authentication', () => {
 
 describe('the internal credential', () => {
   it('the gRPC services refuse calls without the internal credential', async () => {
-    const intruder = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, {
+    const intruder = createClient(AccountServiceClient, `127.0.0.1:${svc.port}`, {
       caller: 'gateway',
       token: 'wrong-token',
     });

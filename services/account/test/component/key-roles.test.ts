@@ -1,35 +1,23 @@
-import { AccountServiceClient } from '@licensing/proto';
-import { createClient } from '@licensing/runtime';
-import { stopAndDrop } from '@licensing/test-support';
-import { start } from '../../src/main';
-import { credentialOf, envFor } from '../../../../scripts/lib/topology';
-import { setUpEvents } from '../../../../scripts/lib/events-setup';
-import { testTopology } from '../../../../test/support/stack';
+import { type AccountClient, type RunningAccount, startAccount } from './running-account';
 
 // API keys with roles, as the account service decides them over gRPC (real FerretDB and NATS): the role
 // a key is made with and answers to Authenticate, the role a creator may give (never above its own),
 // the keys a key may revoke, and keys made before roles (a full key is an admin key). What the gateway
 // makes of a role: gateway/test/component/operation-roles.test.ts and api-key-routes.test.ts.
 
-const t = testTopology();
-type Client = ReturnType<typeof createClient<AccountServiceClient>>;
-let service: Awaited<ReturnType<typeof start>>;
-let operator: Client;
-let gateway: Client;
+let svc: RunningAccount;
+let operator: AccountClient;
+let gateway: AccountClient;
 let accountId: string;
 
 beforeAll(async () => {
-  await setUpEvents(t);
-  service = await start({ env: envFor('account', t, { port: 0 }) });
-  operator = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'operator'));
-  gateway = createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
+  svc = await startAccount();
+  ({ operator, gateway } = svc);
   accountId = (await operator.call.createAccount({ name: 'Roles', plan: 'pro' })).account!.id;
 });
 
 afterAll(async () => {
-  operator?.close();
-  gateway?.close();
-  await stopAndDrop('the account service', service);
+  await svc?.stop();
 });
 
 const create = (role: string, actorRole?: string, scope = '') =>

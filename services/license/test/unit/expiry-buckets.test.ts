@@ -80,6 +80,10 @@ describe('expiry sweeper', () => {
     return { store: store as unknown as LicenseStore, asked, state };
   }
 
+  /** A sweeper over `store` whose clock reads `now`. */
+  const sweeperAt = (store: LicenseStore, now: Date) =>
+    new ExpirySweeper(store, { flush: () => undefined } as unknown as Outbox, { now: () => now }, new FakeProducts());
+
   it('asks only for the buckets since the last pass, however many licences exist, and announces each due licence once', async () => {
     const now = at('2026-11-23T13:20:00Z');
     const docs = [
@@ -92,12 +96,7 @@ describe('expiry sweeper', () => {
       through: '2026-11-23T11',
       backfilled: true,
     });
-    const sweeper = new ExpirySweeper(
-      store,
-      { flush: () => undefined } as unknown as Outbox,
-      { now: () => now },
-      new FakeProducts(),
-    );
+    const sweeper = sweeperAt(store, now);
     expect(await sweeper.sweep()).toBe(1);
     expect(asked).toEqual(['2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12'); // the current hour is looked at again next time
@@ -118,12 +117,7 @@ describe('expiry sweeper', () => {
       through: '2026-11-20T00',
       backfilled: true,
     });
-    const sweeper = new ExpirySweeper(
-      store,
-      { flush: () => undefined } as unknown as Outbox,
-      { now: () => now },
-      new FakeProducts(),
-    );
+    const sweeper = sweeperAt(store, now);
     expect(await sweeper.sweep()).toBe(2);
     expect(asked).toEqual(['2026-11-20T01..2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12');
@@ -137,12 +131,7 @@ describe('expiry sweeper', () => {
       through: '2026-09-30T00',
       backfilled: true,
     });
-    const sweeper = new ExpirySweeper(
-      store,
-      { flush: () => undefined } as unknown as Outbox,
-      { now: () => now },
-      new FakeProducts(),
-    );
+    const sweeper = sweeperAt(store, now);
     expect(await sweeper.sweep()).toBe(1);
     expect(asked).toEqual(['2026-09-30T01..2026-11-23T12', '2026-11-23T13']);
     expect(state.through).toBe('2026-11-23T12');
@@ -152,12 +141,7 @@ describe('expiry sweeper', () => {
     const now = at('2026-11-23T13:20:00Z');
     const docs = [license('lic_a', { expiry_bucket: '2026-11-10T05', grace_ends_at: at('2026-11-10T05:10:00Z') })];
     const { store, state } = fakeStore(docs, { _id: 'license-expiry', through: null, backfilled: false });
-    const sweeper = new ExpirySweeper(
-      store,
-      { flush: () => undefined } as unknown as Outbox,
-      { now: () => now },
-      new FakeProducts(),
-    );
+    const sweeper = sweeperAt(store, now);
     expect(await sweeper.sweep()).toBe(1);
     expect(docs[0].expired_notified).toBe(true);
     expect(state).toMatchObject({ backfilled: true, through: '2026-11-23T12' });

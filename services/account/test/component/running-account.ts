@@ -1,0 +1,44 @@
+import { AccountServiceClient } from '@licensing/proto';
+import { createClient } from '@licensing/runtime';
+import { stopAndDrop } from '@licensing/test-support';
+import { start } from '../../src/main';
+import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
+import { setUpEvents } from '../../../../scripts/lib/events-setup';
+import { testTopology } from '../../../../test/support/stack';
+
+// The account service alone, as its component tests run it: over real FerretDB and NATS (the event
+// stream set up as deployments set it up), with a client for each caller it serves, each with that
+// caller's credential (what src/access.ts lets that caller do).
+
+export type AccountClient = ReturnType<typeof createClient<AccountServiceClient>>;
+
+export interface RunningAccount {
+  topology: Topology;
+  port: number;
+  /** The operator CLI's client. */
+  operator: AccountClient;
+  /** The gateway's client. */
+  gateway: AccountClient;
+  /** Stops the service and drops its database. */
+  stop(): Promise<void>;
+}
+
+export async function startAccount(t: Topology = testTopology()): Promise<RunningAccount> {
+  await setUpEvents(t);
+  const service = await start({ env: envFor('account', t, { port: 0 }) });
+  const as = (caller: 'operator' | 'gateway') =>
+    createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, caller));
+  const operator = as('operator');
+  const gateway = as('gateway');
+  return {
+    topology: t,
+    port: service.port,
+    operator,
+    gateway,
+    async stop() {
+      operator.close();
+      gateway.close();
+      await stopAndDrop('the account service', service);
+    },
+  };
+}
