@@ -161,7 +161,7 @@ describe('per-caller credentials', () => {
     });
   });
 
-  it("refuses the gateway what only the web component's pages call (sign-in, API keys, statistics); lets web call them", async () => {
+  it("refuses the gateway what only the web component's pages call (sign-in, key regeneration, the audit list, statistics); lets web call them", async () => {
     const operator = accountClient(account, credentialOf(plain, 'operator'));
     const created = await operator.createAccount({ name: 'Pages', plan: 'free' });
     const accountId = created.account!.id;
@@ -171,9 +171,15 @@ describe('per-caller credentials', () => {
       code: 'forbidden',
       message: 'gateway may not call SignIn',
     });
-    await expect(gateway.listApiKeys({ account_id: accountId, page })).rejects.toMatchObject({
+    // The gateway lists, makes and revokes keys for /api/v1/api-keys, within the calling key's role; the
+    // dashboard's other key and audit methods stay the web component's.
+    await expect(gateway.regenerateApiKey({ account_id: accountId, key_id: 'key_x' } as never)).rejects.toMatchObject({
       code: 'forbidden',
-      message: 'gateway may not call ListApiKeys',
+      message: 'gateway may not call RegenerateApiKey',
+    });
+    await expect(gateway.listAuditEntries({ account_id: accountId, limit: 10 })).rejects.toMatchObject({
+      code: 'forbidden',
+      message: 'gateway may not call ListAuditEntries',
     });
     const licences = createClient(LicenseServiceClient, license, credentialOf(plain, 'gateway'), 3000);
     clients.push(licences);
@@ -188,6 +194,7 @@ describe('per-caller credentials', () => {
     // The web component, whose pages they are, is let through.
     const web = accountClient(account, credentialOf(plain, 'web'));
     expect((await web.listApiKeys({ account_id: accountId, page })).data).toHaveLength(1);
+    expect((await web.listAuditEntries({ account_id: accountId, limit: 10 })).data).toHaveLength(1);
   });
 
   it('never revokes an API key without an account: an empty account id is invalid', async () => {
