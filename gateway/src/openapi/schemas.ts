@@ -81,6 +81,18 @@ const effectiveEntitlements: Schema = {
     "The licence's effective entitlements (its product's current ones and its own, sorted, each once); [] when no licence is shown",
 };
 
+/** An API key as the API shows it (never its secret). */
+const apiKeyFields = {
+  id: id('key'),
+  name: str('What the key is for'),
+  role: { enum: [...API_KEY_ROLES], description: 'What the key may do (docs/api.md, "Roles")' },
+  prefix: str('The visible start of the key, to recognise it'),
+  created_by: str('Who made it: api_key:<id> for a key made through the API, an e-mail, or "operator"'),
+  created_at: time(),
+  last_used_at: orNull(time()),
+  revoked_at: orNull(time()),
+};
+
 export const schemas: Record<string, Schema> = {
   Problem: {
     type: 'object',
@@ -335,27 +347,8 @@ export const schemas: Record<string, Schema> = {
     enabled: { type: 'boolean' },
     created_at: time(),
   }),
-  ApiKey: obj({
-    id: id('key'),
-    name: str('What the key is for'),
-    role: { enum: [...API_KEY_ROLES], description: 'What the key may do (docs/api.md, "Roles")' },
-    prefix: str('The visible start of the key, to recognise it'),
-    created_by: str('Who made it: api_key:<id> for a key made through the API, an e-mail, or "operator"'),
-    created_at: time(),
-    last_used_at: orNull(time()),
-    revoked_at: orNull(time()),
-  }),
-  ApiKeyWithSecret: obj({
-    id: id('key'),
-    name: str('What the key is for'),
-    role: { enum: [...API_KEY_ROLES], description: 'What the key may do (docs/api.md, "Roles")' },
-    prefix: str('The visible start of the key, to recognise it'),
-    created_by: str('Who made it: api_key:<id> for a key made through the API'),
-    created_at: time(),
-    last_used_at: orNull(time()),
-    revoked_at: orNull(time()),
-    key: str('The key itself; shown only here, keep it safe'),
-  }),
+  ApiKey: obj(apiKeyFields),
+  ApiKeyWithSecret: obj({ ...apiKeyFields, key: str('The key itself; shown only here, keep it safe') }),
   WebhookEndpointWithSecret: obj({
     id: id('we'),
     url: str(),

@@ -1346,7 +1346,7 @@ export interface components {
             role: "admin" | "developer" | "support" | "read_only" | "validate";
             /** @description The visible start of the key, to recognise it */
             prefix: string;
-            /** @description Who made it: api_key:<id> for a key made through the API */
+            /** @description Who made it: api_key:<id> for a key made through the API, an e-mail, or "operator" */
             created_by: string;
             /** Format: date-time */
             created_at: string;
