@@ -59,7 +59,35 @@ export interface DomainEvent<T extends EventType = EventType> {
    * (keyed by the event id). Internal: never part of a webhook's body.
    */
   send_email?: true;
+  /**
+   * Who made the change and from where, when a request did (absent for the system's own work: a
+   * sweep, a payment, a renewal). The audit log's source. Internal: never part of a webhook's body.
+   */
+  origin?: RequestOrigin;
   data: EventData[T];
+}
+
+/** Who acts in a request: the audit log's actor types (docs/api.md, "Audit log"). */
+export const actorTypes = ['member', 'api_key', 'license', 'system'] as const;
+export type ActorType = (typeof actorTypes)[number];
+
+/**
+ * Who acts: a dashboard member (id mem_… or the sign-in's user id, name their e-mail), an API key
+ * (id key_…), an app signed in with its licence's own key (id the licence's), or the system.
+ */
+export interface Actor {
+  type: ActorType;
+  id: string;
+  /** A member's e-mail, or a key's name, when the edge knows it. */
+  name?: string;
+}
+
+/** Who made a request and from where: what the edge learns and every call it makes carries on. */
+export interface RequestOrigin {
+  actor: Actor;
+  /** The client's address as the edge saw it (behind a trusted proxy, the address it forwarded). */
+  ip?: string;
+  user_agent?: string;
 }
 
 /**

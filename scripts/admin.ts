@@ -3,8 +3,16 @@
 // reseal, …) are the exception: they run a service's own job code with that service's settings.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { AccountServiceClient, type Account } from '@licensing/proto';
-import { AppError, createClient, forbiddenCharacter, runServiceJob, type Unary } from '@licensing/runtime';
+import { AccountServiceClient, auditEventJson, type Account } from '@licensing/proto';
+import {
+  AppError,
+  createClient,
+  forbiddenCharacter,
+  requestOrigin,
+  runServiceJob,
+  withCallScope,
+  type Unary,
+} from '@licensing/runtime';
 import { repoRoot } from './lib/paths';
 import { componentToken } from './lib/secrets';
 import { importCliFormats, runExport, runImport } from './lib/admin-transfer';
@@ -25,6 +33,8 @@ const USAGE = `usage: npm run admin -- <command> [options]
                                                              imports licences with their keys (a progress bar on a
                                                              terminal); prints the import: counts and rejected rows
   export --account ID [--out FILE]                           exports the account as JSON lines to FILE; prints the export
+  audit-export --account ID [--since T] [--until T]          prints the account's audit log as JSON lines, newest
+                                                             first (T: ISO 8601, e.g. 2026-01-31); progress on stderr
 
 import and export go through the gateway (GATEWAY_URL, else the one npm start recorded) with a full
 API key made for the account for the run and revoked after it.
@@ -202,6 +212,7 @@ function checkFlags(command: string, flags: Record<string, string>, files: strin
     'set-support-email': ['account', 'email'],
     import: ['account', 'format'],
     export: ['account', 'out'],
+    'audit-export': ['account', 'since', 'until'],
   };
   if (!allowed[command]) usage(`unknown command "${command}"`);
   for (const f of Object.keys(flags)) if (!allowed[command].includes(f)) usage(`${command} does not take --${f}`);
@@ -238,6 +249,33 @@ async function listKeys(accounts: AccountCalls, accountId: string, revoked: bool
     cursor = r.page?.next_cursor ?? '';
   } while (r.page?.has_more && cursor);
   return { data, live_keys: r.live_keys, max_live_keys: r.max_live_keys };
+}
+
+/**
+ * audit-export: every entry of the account's audit log within since/until, page by page, one JSON line
+ * each (the API's shape), newest first; how many so far on stderr. The service checks the times.
+ */
+async function auditExport(accounts: AccountCalls, accountId: string, since = '', until = ''): Promise<number> {
+  let written = 0;
+  let cursor = '';
+  for (;;) {
+    const r = await accounts.listAuditEvents({
+      account_id: accountId,
+      page: { limit: 100, starting_after: cursor },
+      actor_id: '',
+      event_type: '',
+      target_id: '',
+      since,
+      until,
+    });
+    for (const e of r.data) process.stdout.write(`${JSON.stringify(auditEventJson(e))}\n`);
+    written += r.data.length;
+    if (written) process.stderr.write(`\raudit entries written: ${written}`);
+    cursor = r.page?.next_cursor ?? '';
+    if (!r.page?.has_more || !cursor) break;
+  }
+  if (written) process.stderr.write('\n');
+  return written;
 }
 
 /** set-limits: either limit or both (a limit not given stays as it is). */
@@ -346,6 +384,10 @@ async function main() {
         out = await listKeys(accounts.call, need('account'), flags.state === 'revoked');
         break;
       }
+      case 'audit-export': {
+        await auditExport(accounts.call, need('account'), flags.since, flags.until);
+        return;
+      }
     }
     console.log(JSON.stringify(out));
   } catch (err) {
@@ -355,4 +397,7 @@ async function main() {
   }
 }
 
-if (require.main === module) void main();
+// What the operator changes is the system's doing in the audit log, named as the operator's.
+const OPERATOR = requestOrigin({ type: 'system', id: 'operator', name: 'operator' });
+
+if (require.main === module) void withCallScope('', Number.POSITIVE_INFINITY, main, undefined, OPERATOR);

@@ -48,6 +48,7 @@ import { BATCH_BODY_LIMIT_BYTES, licenseBatchRoutes } from './routes/license-bat
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { apiKeyRoutes } from './routes/api-keys';
+import { auditEventRoutes } from './routes/audit-events';
 import { Readiness, statusRoutes } from './routes/status';
 import { fastValidation } from './license-validation/fast-path';
 import { routeLabel } from './http/metrics';
@@ -189,6 +190,7 @@ function apiRouter(
   customerRoutes(api, clients);
   statusRoutes(api, clients, bus, limits, version);
   apiKeyRoutes(api, clients);
+  auditEventRoutes(api, clients);
   return api;
 }
 

@@ -7,6 +7,7 @@
 // request crosses the gateway–service boundary with (the *-limits.ts files, one per subject): the
 // gateway's request shapes and the services' checks read the same constant.
 export * from './account-limits';
+export * from './audit';
 export * from './checkout-limits';
 export * from './email-address';
 export * from './entitlements';

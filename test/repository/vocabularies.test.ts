@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import mongoose, { type Model } from 'mongoose';
 import {
+  actorTypes,
   API_KEY_ROLES,
   billingCardOutcomes,
   checkoutCancelOutcomes,
@@ -65,6 +66,7 @@ const read = (...path: string[]) => readFileSync(join(root, ...path), 'utf8');
 
 const vocabularies: Record<string, readonly string[]> = {
   apiKeyRoles: API_KEY_ROLES,
+  actorTypes,
   licenseStatuses,
   storedLicenseStatuses,
   licenseActions,
@@ -148,6 +150,7 @@ const protoVocabulary: Record<string, string> = {
   'ApiKey.role': 'apiKeyRoles',
   'CreateApiKeyRequest.role': 'apiKeyRoles',
   'AuditEntry.type': 'auditEntryTypes',
+  'AuditActor.type': 'actorTypes',
   'License.status': 'licenseStatuses',
   'ListLicensesRequest.status': 'licenseStatuses',
   'ValidationFacts.stored_status': 'storedLicenseStatuses',

@@ -16,6 +16,7 @@ import { statusRoutes } from '../../gateway/src/routes/status';
  */
 import { importRoutes } from '../../gateway/src/routes/imports';
 import { apiKeyRoutes } from '../../gateway/src/routes/api-keys';
+import { auditEventRoutes } from '../../gateway/src/routes/audit-events';
 
 export function everyRoute(): typeof registeredRoutes {
   const router = Router();
@@ -31,5 +32,6 @@ export function everyRoute(): typeof registeredRoutes {
   importRoutes(router, none, none, none);
   statusRoutes(router, none, none, none, '1.2.3');
   apiKeyRoutes(router, none);
+  auditEventRoutes(router, none);
   return registeredRoutes;
 }

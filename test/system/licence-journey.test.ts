@@ -15,7 +15,9 @@ import { verifySignature, WebhookReceiver } from '../support/webhook-receiver';
 // the licence by mistake and restores it from the export, machines and all. And a batch of licences
 // whose items asked for it are mailed their keys (licence service → license.batch_completed → mail).
 // Then the vendor's dashboard mailing a licence: a reroll form that asks the new key's mail (web, licence,
-// the licence's event, notification, SMTP) and the mail log with its "send again".
+// the licence's event, notification, SMTP) and the mail log with its "send again". And the audit log: a
+// member's change in the dashboard, an API key's through the gateway and a service, and one no request
+// asked for, each an entry with who made it and from where (gateway → service → event → account service).
 // Own stack: customer mail goes to this file's SMTP inbox, with a fast send interval and retry schedule.
 
 type Api = ReturnType<typeof client>;
@@ -260,5 +262,93 @@ it('a licence batch mails the items that asked for it their key, once each', asy
       ['bulk-a@example.com', keys[0]],
       ['bulk-c@example.com', keys[2]],
     ]);
+  });
+});
+
+type AuditEntry = {
+  id: string;
+  actor: { type: string; id: string; name: string | null };
+  action: string;
+  target: { type: string; id: string };
+  request_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+};
+
+/** The entries about one object, once `count` of them are there. */
+async function entriesAbout(api: Api, targetId: string, count: number): Promise<AuditEntry[]> {
+  return eventually(
+    async () => {
+      const r = await api('GET', `/api/v1/audit-events?target_id=${encodeURIComponent(targetId)}`);
+      expect(r.status).toBe(200);
+      expect(r.body.data).toHaveLength(count);
+      return r.body.data as AuditEntry[];
+    },
+    { timeoutMs: 20_000, intervalMs: 250 },
+  );
+}
+
+describe('the audit log', () => {
+  it('records who changed what, from where: a member in the dashboard, an API key, the system', async () => {
+    // A member signs up and makes an API key in Settings (the dashboard: the member acts).
+    const owner = await dashboardOwner(stack, 'audited');
+    const keys = await owner.api('GET', '/api/v1/api-keys');
+    const key = keys.body.data.find((k: { name: string }) => k.name === 'api');
+    const [made] = await entriesAbout(owner.api, key.id, 1);
+    expect(made).toMatchObject({
+      action: 'api_key.created',
+      actor: {
+        type: 'member',
+        id: expect.stringMatching(/^user_/),
+        name: expect.stringMatching(/^audited-.*@example\.com$/),
+      },
+      target: { type: 'api_key', id: key.id },
+      request_id: expect.any(String),
+      ip: expect.any(String),
+    });
+
+    // The key suspends a licence: the request's id, address and agent are on the entry, the key by its name.
+    const product = (await owner.api('POST', '/api/v1/products', { name: 'Audited App' })).body;
+    const issued = await owner.api('POST', '/api/v1/licenses', {
+      product_id: product.id,
+      customer_email: 'buyer@example.com',
+    });
+    expect(issued.status).toBe(201);
+    const license = issued.body.license;
+    const suspended = await owner.api('POST', `/api/v1/licenses/${license.key}/suspend`, undefined, {
+      'x-request-id': 'req-audit-suspend-1',
+      'user-agent': 'vendor-backend/3.1',
+    });
+    expect(suspended.status).toBe(200);
+    const about = await entriesAbout(owner.api, license.id, 2);
+    expect(about.map((e) => e.action)).toEqual(['license.suspended', 'license.created']);
+    expect(about[0]).toMatchObject({
+      actor: { type: 'api_key', id: key.id, name: 'api' },
+      target: { type: 'license', id: license.id },
+      request_id: 'req-audit-suspend-1',
+      ip: expect.stringMatching(/127\.0\.0\.1/),
+      user_agent: 'vendor-backend/3.1',
+    });
+    const filtered = await owner.api('GET', `/api/v1/audit-events?action=license.suspended&actor_id=${key.id}`);
+    expect(filtered.body.data.map((e: AuditEntry) => e.target.id)).toEqual([license.id]);
+
+    // An account made by the operator, with its first key: no request of the account's, so the system's.
+    const other = await stack.newAccount();
+    const otherApi = client(stack.url, other.apiKey);
+    const otherKey = (await otherApi('GET', '/api/v1/api-keys')).body.data[0];
+    const [bySystem] = await entriesAbout(otherApi, otherKey.id, 1);
+    expect(bySystem).toMatchObject({
+      action: 'api_key.created',
+      actor: { type: 'system' },
+      request_id: null,
+      ip: null,
+      user_agent: null,
+    });
+
+    // And that account sees none of the first one's.
+    const theirs = await otherApi('GET', `/api/v1/audit-events?target_id=${license.id}`);
+    expect([theirs.status, theirs.body.data]).toEqual([200, []]);
+    const bad = await owner.api('GET', '/api/v1/audit-events?since=2026-05-02&until=2026-05-01');
+    expect([bad.status, bad.body.code]).toEqual([400, 'invalid_request']);
   });
 });

@@ -87,6 +87,32 @@ describe('npm run admin', () => {
     expect((await client(stack.url, support.api_key)('GET', '/api/v1/products')).status).toBe(200);
     const refused = await client(stack.url, support.api_key)('POST', '/api/v1/products', { name: 'Not mine to make' });
     expect([refused.status, refused.body.code]).toEqual([403, 'forbidden']);
+
+    // The audit log of the account, as JSON lines, newest first: what the operator did is named so.
+    const lines = await eventually(
+      async () => {
+        const out = await admin('audit-export', '--account', account_id, '--since', '2020-01-01');
+        expect(out.code).toBe(0);
+        const entries = out.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l));
+        expect(entries.filter((e) => e.target.id === key.key_id).map((e) => e.action)).toEqual([
+          'api_key.revoked',
+          'api_key.created',
+        ]);
+        return entries;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    expect(lines.find((e) => e.target.id === key.key_id)).toMatchObject({
+      id: expect.stringMatching(/^aud_/),
+      actor: { type: 'system', id: 'operator', name: 'operator' },
+      request_id: null,
+    });
+    const bad = await admin('audit-export', '--account', account_id, '--since', 'last tuesday');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('since');
   });
 
   it('list-keys prints every live key however many revoked ones are newer; revoke-all-keys revokes them all', async () => {

@@ -10,6 +10,7 @@ import {
   AccessLog,
   AttemptThrottle,
   HttpMetrics,
+  holdScope,
   httpMetrics,
   redirectToHttps,
   saneRequestId,
@@ -77,6 +78,7 @@ export function createWebApp({ config, clients, limits, log, metrics, access }: 
       res.on('finish', () =>
         accessLog.record({ requestId, method: req.method, url: req.originalUrl, status: res.statusCode, startedNs }),
       );
+    res.once('close', holdScope()); // the scope lasts as long as the request (runtime's request-scope.ts)
     withRequestId(requestId, next);
   });
   app.use(redirectToHttps(config));

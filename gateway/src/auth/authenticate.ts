@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, sha256 } from '@licensing/runtime';
+import { AppError, requestOrigin, setRequestOrigin, sha256 } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { accountsUnavailable, lookUp } from './account-lookup';
 import type { AuthCache } from './auth-cache';
@@ -34,6 +34,16 @@ export function authenticate(
       throw err;
     }
     res.locals.principal = principal;
+    // Who asks, for the events this request makes (the audit log): the key, or the app's licence.
+    setRequestOrigin(
+      requestOrigin(
+        principal.credential === 'license'
+          ? { type: 'license', id: principal.keyId }
+          : { type: 'api_key', id: principal.keyId },
+        req.ip,
+        req.headers['user-agent'],
+      ),
+    );
     next();
   };
 }

@@ -7,6 +7,7 @@
 import {
   ACTIVATION_NAME_MAX_LENGTH,
   API_KEY_ROLES,
+  actorTypes,
   FINGERPRINT_MAX_LENGTH,
   PRODUCT_DESCRIPTION_MAX_LENGTH,
   PRODUCT_NAME_MAX_LENGTH,
@@ -349,6 +350,23 @@ export const schemas: Record<string, Schema> = {
   }),
   ApiKey: obj(apiKeyFields),
   ApiKeyWithSecret: obj({ ...apiKeyFields, key: str('The key itself; shown only here, keep it safe') }),
+  AuditEvent: obj({
+    id: id('aud'),
+    at: time(),
+    actor: obj({
+      type: {
+        enum: [...actorTypes],
+        description: 'member, api_key, license (an app signed in with its licence) or system',
+      },
+      id: str('The member, API key or licence id; "system" for the system'),
+      name: orNull(str("A member's e-mail or an API key's name")),
+    }),
+    action: str('What happened: an event type (license.suspended, api_key.created, …)'),
+    target: obj({ type: str('license, product, api_key, checkout, subscription, …'), id: str() }),
+    request_id: orNull(str('The request that made the change (null for the system)')),
+    ip: orNull(str("The client's address")),
+    user_agent: orNull(str()),
+  }),
   WebhookEndpointWithSecret: obj({
     id: id('we'),
     url: str(),

@@ -301,3 +301,12 @@ export const apiKeyCreate = {
   name: { required: true, max: API_KEY_NAME_MAX_LENGTH, description: 'What the key is for' },
   role: { kind: 'enum', values: API_KEY_ROLES, required: true, description: 'What the key may do' },
 } satisfies Shape;
+
+export const auditEventList = {
+  ...pageShape,
+  actor_id: { max: 100, description: 'Only what this actor did (a member, an API key or a licence id, or "system")' },
+  action: { max: 64, description: 'Only entries of this action (an event type such as license.suspended)' },
+  target_id: { max: 100, description: 'Only entries about this object (a licence, product, key, … id)' },
+  since: { max: 40, description: 'Only entries at or after this time (ISO 8601)' },
+  until: { max: 40, description: 'Only entries before this time (ISO 8601); after since' },
+} satisfies QueryShape;

@@ -1,5 +1,6 @@
 import type { OperationRole } from '@licensing/proto';
 import { apiKeyRouteTable } from './api-keys';
+import { auditEventRouteTable } from './audit-events';
 import { checkoutRouteTable } from './checkout';
 import { customerRouteTable } from './customers';
 import { emailRouteTable } from './emails';
@@ -26,6 +27,7 @@ const tables = [
   importRouteTable,
   statusRouteTable,
   apiKeyRouteTable,
+  auditEventRouteTable,
 ];
 
 /** "METHOD /api/v1/path/{param}" (the OpenAPI document's form) → the lowest role that may call it. */

@@ -20,6 +20,8 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'createApiKey',
     'listApiKeys',
     'revokeApiKey',
+    // GET /api/v1/audit-events.
+    'listAuditEvents',
   ],
   operator: [
     'createAccount',
@@ -30,6 +32,8 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'getApiKey',
     'listApiKeys',
     'revokeAllApiKeys',
+    // `npm run admin -- audit-export`.
+    'listAuditEvents',
   ],
   // The vendor's name and support e-mail, for the purchase e-mail.
   notification: ['getAccount'],
@@ -48,6 +52,7 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'listApiKeys',
     'revokeAllApiKeys',
     'listAuditEntries',
+    'listAuditEvents',
     'setSupportEmail',
   ],
 };

@@ -1,4 +1,4 @@
-import { serviceSchema, str, type ConfigOf } from '@licensing/runtime';
+import { int, serviceSchema, str, type ConfigOf } from '@licensing/runtime';
 
 export const accountSchema = {
   ...serviceSchema('account', 15051),
@@ -14,6 +14,16 @@ export const accountSchema = {
   ),
   MAIL_FROM: str('Sender of sign-up e-mails', { default: 'Licensing <no-reply@localhost>' }),
   PUBLIC_BASE_URL: str('Public address of the gateway, for the links in e-mails', { default: 'http://127.0.0.1:8080' }),
+  AUDIT_RETENTION_DAYS: int('How many days audit log entries are kept; older ones are removed by a job', {
+    default: 400,
+    min: 1,
+    max: 36_500,
+  }),
+  AUDIT_RETENTION_INTERVAL_MS: int('How often the audit log job removes the entries past AUDIT_RETENTION_DAYS', {
+    default: 3_600_000,
+    min: 50,
+    max: 86_400_000,
+  }),
 };
 
 export type AccountConfig = ConfigOf<typeof accountSchema>;

@@ -12,6 +12,10 @@ import { keySlotsMigration } from './jobs/key-slots';
 import { pepperIdMigration, pepperUsage } from './jobs/pepper';
 import { requestKeyHandlers } from './handlers/request-key-handlers';
 import { RequestKeyStore, requestKeyModels } from './store/request-keys';
+import { AuditStore, auditModel } from './store/audit';
+import { AuditRecorder } from './events/audit-recorder';
+import { auditRetention } from './jobs/audit-retention';
+import { listAuditEvents } from './use-cases/audit';
 
 export const accountService: ServiceRecipe<typeof accountSchema> = {
   name: 'account',
@@ -19,6 +23,7 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
   async setup(ctx) {
     const models = accountModels(ctx.db);
     const store = new AccountStore(models);
+    const audit = new AuditStore(auditModel(ctx.db));
     ctx.outbox.track(models.ApiKey);
     ctx.outbox.track(models.Account);
     const mailer = mailerFor(ctx.config.MAIL_URL, ctx.config.MAIL_FROM);
@@ -41,9 +46,23 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
           baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
         }),
         ...requestKeyHandlers({ keys: new RequestKeyStore(requestKeyModels(ctx.db)), clock: ctx.clock }),
+        listAuditEvents: (req) => listAuditEvents(audit, req),
       },
       accountAccess,
     );
+    const recorder = new AuditRecorder(ctx.bus, ctx.config.EVENTS_STREAM, audit, (ids) => store.keyNames(ids), ctx.log);
+    await recorder.start();
+    const retention = auditRetention(
+      audit,
+      ctx.clock,
+      { days: ctx.config.AUDIT_RETENTION_DAYS, intervalMs: ctx.config.AUDIT_RETENTION_INTERVAL_MS },
+      ctx.log,
+    );
+    retention.start();
+    return async () => {
+      await recorder.stop();
+      await retention.stop();
+    };
   },
   migrations: [pepperIdMigration, keySlotsMigration],
   jobs: {

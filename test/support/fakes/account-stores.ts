@@ -107,6 +107,10 @@ export class FakeAccountStore implements AccountStore {
     if (k) k.last_used_at = at;
   }
 
+  async keyNames(ids: string[]): Promise<Map<string, string>> {
+    return new Map(ids.flatMap((id) => (this.keys.has(id) ? [[id, this.keys.get(id)!.name] as const] : [])));
+  }
+
   async listKeys(accountId: string, page: PageRequest | undefined, revoked = false) {
     return pageOf(
       [...this.keys.values()].filter((k) => k.account_id === accountId && !!k.revoked_at === revoked),

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { SessionResponse } from '@licensing/proto';
-import { AppError, addressKey, isSessionToken } from '@licensing/runtime';
+import { AppError, addressKey, isSessionToken, requestOrigin, setRequestOrigin } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { cookieLine, issueCsrfCookie, readCookie, secondsUntil, tokensMatch } from '../kit/cookies';
 import type { SessionGuard } from '../kit/session-guard';
@@ -77,7 +77,16 @@ export function loadSession(clients: Clients, guard: SessionGuard, secure: boole
       const address = addressKey(req.ip);
       if (guard.mayLookUp(token, address)) {
         try {
-          res.locals.session = toSession(token, await clients.accounts.getSession({ token }));
+          const found = await clients.accounts.getSession({ token });
+          res.locals.session = toSession(token, found);
+          // Who asks, for the events this request makes (the audit log): the signed-in member.
+          setRequestOrigin(
+            requestOrigin(
+              { type: 'member', id: found.user!.id, name: found.user!.email },
+              req.ip,
+              req.headers['user-agent'],
+            ),
+          );
         } catch (err) {
           if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
           await guard.unknownToken(token, address);

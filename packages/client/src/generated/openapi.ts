@@ -884,6 +884,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's audit log
+         * @description Every change made in the account: by a member, an API key, an app (its licence) or the system, with the request and address it came from. Newest first; entries are kept AUDIT_RETENTION_DAYS (400 by default) and nothing changes or removes one. until must be after since.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1354,6 +1374,32 @@ export interface components {
             revoked_at: string | null;
             /** @description The key itself; shown only here, keep it safe */
             key: string;
+        };
+        AuditEvent: {
+            /** @example aud_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            actor: {
+                /**
+                 * @description member, api_key, license (an app signed in with its licence) or system
+                 * @enum {unknown}
+                 */
+                type: "member" | "api_key" | "license" | "system";
+                /** @description The member, API key or licence id; "system" for the system */
+                id: string;
+                name: string | null;
+            };
+            /** @description What happened: an event type (license.suspended, api_key.created, …) */
+            action: string;
+            target: {
+                /** @description license, product, api_key, checkout, subscription, … */
+                type: string;
+                id: string;
+            };
+            request_id: string | null;
+            ip: string | null;
+            user_agent: string | null;
         };
         WebhookEndpointWithSecret: {
             /** @example we_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
@@ -4618,6 +4664,66 @@ export interface operations {
                 };
             };
             /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Items per page */
+                limit?: number;
+                /** @description The last id of the previous page (next_cursor) */
+                starting_after?: string;
+                /** @description Only what this actor did (a member, an API key or a licence id, or "system") */
+                actor_id?: string;
+                /** @description Only entries of this action (an event type such as license.suspended) */
+                action?: string;
+                /** @description Only entries about this object (a licence, product, key, … id) */
+                target_id?: string;
+                /** @description Only entries at or after this time (ISO 8601) */
+                since?: string;
+                /** @description Only entries before this time (ISO 8601); after since */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEvent"][];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below admin (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 // Ids are "<prefix>_" + 26 Crockford base32 characters: 48 bits of milliseconds
 // then 80 random bits (ULID layout). They sort by creation time, which makes
@@ -45,4 +45,22 @@ export function newId(prefix: string, now: number = Date.now()): string {
 
 export function isId(prefix: string, value: unknown): value is string {
   return typeof value === 'string' && new RegExp(`^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`).test(value);
+}
+
+/**
+ * An id of the usual shape that is a function of what it names: its time part `atMs`, its other 80
+ * bits from `seed`'s SHA-256. Made again from the same fact it is the same id (a record written twice
+ * is one), and it still sorts by time among ids made by newId().
+ */
+export function idFor(prefix: string, atMs: number, seed: string): string {
+  const time = Buffer.alloc(6);
+  time.writeUIntBE(Math.max(0, Math.min(atMs, 2 ** 48 - 1)), 0, 6);
+  return `${prefix}_${encode(time, 10)}${encode(createHash('sha256').update(seed).digest().subarray(0, 10), 16)}`;
+}
+
+/** The smallest id of `prefix` made at or after `atMs`: `_id >= idFloor(p, t)` is "made at t or later". */
+export function idFloor(prefix: string, atMs: number): string {
+  const time = Buffer.alloc(6);
+  time.writeUIntBE(Math.max(0, Math.min(atMs, 2 ** 48 - 1)), 0, 6);
+  return `${prefix}_${encode(time, 10)}${'0'.repeat(16)}`;
 }

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from '@opentelemetry/api';
+import type { RequestOrigin } from '@licensing/proto';
 
 // The call being served, carried implicitly through every await: its request
 // id (log lines, outgoing gRPC calls and new events pick it up without each
@@ -14,6 +15,12 @@ interface CallScope {
   deadline: number;
   /** The OpenTelemetry context of the call's span; absent when tracing is off or the call is not traced. */
   trace?: Context;
+  /**
+   * Who asked (a member, an API key, an app's licence) and from where: set by the edge once it knows
+   * (setRequestOrigin), carried to the services with each call, and written on the events the call
+   * makes, which is how the audit log learns who changed what. Absent for the system's own work.
+   */
+  origin?: RequestOrigin;
 }
 
 const scope = new AsyncLocalStorage<CallScope>();
@@ -74,9 +81,27 @@ export function withRequestId<T>(requestId: string, fn: () => T, trace?: Context
   return requestId || trace ? runOpen({ requestId, deadline: Infinity, trace }, fn) : fn();
 }
 
-/** Runs fn as one call: its request id, the epoch-ms deadline its caller gave and, traced, its span's context. */
-export function withCallScope<T>(requestId: string, deadline: number, fn: () => T, trace?: Context): T {
-  return runOpen({ requestId, deadline, trace }, fn);
+/**
+ * Runs fn as one call: its request id, the epoch-ms deadline its caller gave, traced, its span's
+ * context, and who asked when the caller said (origin).
+ */
+export function withCallScope<T>(
+  requestId: string,
+  deadline: number,
+  fn: () => T,
+  trace?: Context,
+  origin?: RequestOrigin,
+): T {
+  return runOpen(origin ? { requestId, deadline, trace, origin } : { requestId, deadline, trace }, fn);
+}
+
+/**
+ * Names who is asking in the call being served (the edge, once it has authenticated the caller):
+ * the calls it makes from here carry it. Outside a call it does nothing.
+ */
+export function setRequestOrigin(origin: RequestOrigin): void {
+  const call = scope.getStore();
+  if (call) call.origin = origin;
 }
 
 /**

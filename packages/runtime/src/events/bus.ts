@@ -319,6 +319,7 @@ export function newEnvelope<T extends string, D>(
     created_at: now.toISOString(),
     ...(requestId ? { request_id: requestId } : {}),
     ...(traceparent ? { traceparent } : {}),
+    ...(call?.origin ? { origin: call.origin } : {}),
     data,
   };
 }

@@ -61,6 +61,9 @@ export const NOTIFICATION_CREATED_MAIL_CONSUMER = 'notification-created-mail';
 /** Its fourth: license.rerolled, whose new key's mail an API call asked for (send_email on the envelope). */
 export const NOTIFICATION_REROLLED_MAIL_CONSUMER = 'notification-rerolled-mail';
 
+/** The durable JetStream consumer of the account service's audit log: every event of the stream. */
+export const ACCOUNT_AUDIT_CONSUMER = 'account-audit';
+
 /** A durable consumer and the one event type it reads (none: every event of the stream). */
 interface DurableConsumer {
   name: string;
@@ -73,6 +76,7 @@ interface DurableConsumer {
  */
 const durableConsumers: Partial<Record<NatsUser, DurableConsumer[]>> = {
   webhook: [{ name: WEBHOOK_FANOUT_CONSUMER }],
+  account: [{ name: ACCOUNT_AUDIT_CONSUMER }],
   notification: [
     { name: NOTIFICATION_MAIL_CONSUMER, eventType: 'checkout.completed' },
     { name: NOTIFICATION_BATCH_MAIL_CONSUMER, eventType: 'license.batch_completed' },

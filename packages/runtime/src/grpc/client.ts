@@ -1,3 +1,4 @@
+import { encodeOrigin, REQUEST_ORIGIN_KEY } from '../core/request-origin';
 import { Metadata, type Client, type ServiceError, type ChannelCredentials, type ClientOptions } from '@grpc/grpc-js';
 import { fromServiceError } from '../core/errors';
 import {
@@ -123,6 +124,7 @@ export function createClient<C extends Client>(
           const scope = currentCall();
           const requestId = ctx.requestId ?? scope?.requestId;
           if (requestId) md.set(REQUEST_ID_KEY, requestId);
+          if (scope?.origin) md.set(REQUEST_ORIGIN_KEY, encodeOrigin(scope.origin));
           // Never longer than the call being served still has: its caller stops waiting then.
           const now = Date.now();
           const deadline = now + Math.min(ctx.timeoutMs ?? defaultTimeoutMs, remainingMs(now));

@@ -25,6 +25,7 @@ import { endSpan, remoteContext, SpanKind, type Tracing } from '../observability
 import { isStoreTimeout } from '../store/query-deadline';
 import { outOfTime } from '../core/time-budget';
 import { withCallScope } from '../core/request-scope';
+import { decodeOrigin, REQUEST_ORIGIN_KEY } from '../core/request-origin';
 import { findForbiddenText } from '../security/text';
 import { isStoreUnavailable, storeUnavailable } from '../store/store-errors';
 
@@ -132,6 +133,8 @@ export class GrpcServer {
     }
     const rid = call.metadata.get(REQUEST_ID_KEY)[0];
     const requestId = typeof rid === 'string' ? rid : '';
+    // Who asked, as the (authenticated) caller says: written on the events this call makes.
+    const origin = decodeOrigin(call.metadata.get(REQUEST_ORIGIN_KEY)[0]);
     const given = call.getDeadline();
     const deadline = given instanceof Date ? given.getTime() : given;
     if (deadline <= Date.now()) {
@@ -163,6 +166,7 @@ export class GrpcServer {
         return handler(call.request, { requestId, caller, log });
       },
       traced?.context,
+      origin,
     )
       .then((res) => reply(null, res))
       .catch((thrown: unknown) => {

@@ -237,6 +237,57 @@ export interface ListAuditEntriesResponse {
   data: AuditEntry[];
 }
 
+export interface AuditActor {
+  /** member | api_key | license | system */
+  type: string;
+  id: string;
+  /** A member's e-mail or a key's name; empty when not known. */
+  name: string;
+}
+
+export interface AuditTarget {
+  type: string;
+  id: string;
+}
+
+export interface AuditEvent {
+  /** aud_… */
+  id: string;
+  at: string;
+  actor:
+    | AuditActor
+    | undefined;
+  /** The REST field "action": what happened, an event type (license.suspended, api_key.created, …). */
+  event_type: string;
+  target:
+    | AuditTarget
+    | undefined;
+  /** Empty for the system's own changes. */
+  request_id: string;
+  ip: string;
+  user_agent: string;
+}
+
+export interface ListAuditEventsRequest {
+  account_id: string;
+  page:
+    | PageRequest
+    | undefined;
+  /** Each filter is optional: empty matches everything. */
+  actor_id: string;
+  /** The REST query parameter "action". */
+  event_type: string;
+  target_id: string;
+  /** ISO 8601 times: entries at or after since, and before until. */
+  since: string;
+  until: string;
+}
+
+export interface ListAuditEventsResponse {
+  data: AuditEvent[];
+  page: PageInfo | undefined;
+}
+
 export interface SetSupportEmailRequest {
   account_id: string;
   /** '' removes it. */
@@ -3194,6 +3245,666 @@ export const ListAuditEntriesResponse: MessageFns<ListAuditEntriesResponse> = {
   },
 };
 
+function createBaseAuditActor(): AuditActor {
+  return { type: "", id: "", name: "" };
+}
+
+export const AuditActor: MessageFns<AuditActor> = {
+  encode(message: AuditActor, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditActor {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditActor();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuditActor {
+    return {
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: AuditActor): unknown {
+    const obj: any = {};
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AuditActor>, I>>(base?: I): AuditActor {
+    return AuditActor.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AuditActor>, I>>(object: I): AuditActor {
+    const message = createBaseAuditActor();
+    message.type = object.type ?? "";
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseAuditTarget(): AuditTarget {
+  return { type: "", id: "" };
+}
+
+export const AuditTarget: MessageFns<AuditTarget> = {
+  encode(message: AuditTarget, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditTarget {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditTarget();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuditTarget {
+    return {
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+    };
+  },
+
+  toJSON(message: AuditTarget): unknown {
+    const obj: any = {};
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AuditTarget>, I>>(base?: I): AuditTarget {
+    return AuditTarget.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AuditTarget>, I>>(object: I): AuditTarget {
+    const message = createBaseAuditTarget();
+    message.type = object.type ?? "";
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseAuditEvent(): AuditEvent {
+  return {
+    id: "",
+    at: "",
+    actor: undefined,
+    event_type: "",
+    target: undefined,
+    request_id: "",
+    ip: "",
+    user_agent: "",
+  };
+}
+
+export const AuditEvent: MessageFns<AuditEvent> = {
+  encode(message: AuditEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.at !== "") {
+      writer.uint32(18).string(message.at);
+    }
+    if (message.actor !== undefined) {
+      AuditActor.encode(message.actor, writer.uint32(26).fork()).join();
+    }
+    if (message.event_type !== "") {
+      writer.uint32(34).string(message.event_type);
+    }
+    if (message.target !== undefined) {
+      AuditTarget.encode(message.target, writer.uint32(42).fork()).join();
+    }
+    if (message.request_id !== "") {
+      writer.uint32(50).string(message.request_id);
+    }
+    if (message.ip !== "") {
+      writer.uint32(58).string(message.ip);
+    }
+    if (message.user_agent !== "") {
+      writer.uint32(66).string(message.user_agent);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.at = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.actor = AuditActor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.event_type = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.target = AuditTarget.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.request_id = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.ip = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.user_agent = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuditEvent {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      at: isSet(object.at) ? globalThis.String(object.at) : "",
+      actor: isSet(object.actor) ? AuditActor.fromJSON(object.actor) : undefined,
+      event_type: isSet(object.eventType)
+        ? globalThis.String(object.eventType)
+        : isSet(object.event_type)
+        ? globalThis.String(object.event_type)
+        : "",
+      target: isSet(object.target) ? AuditTarget.fromJSON(object.target) : undefined,
+      request_id: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      ip: isSet(object.ip) ? globalThis.String(object.ip) : "",
+      user_agent: isSet(object.userAgent)
+        ? globalThis.String(object.userAgent)
+        : isSet(object.user_agent)
+        ? globalThis.String(object.user_agent)
+        : "",
+    };
+  },
+
+  toJSON(message: AuditEvent): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.at !== "") {
+      obj.at = message.at;
+    }
+    if (message.actor !== undefined) {
+      obj.actor = AuditActor.toJSON(message.actor);
+    }
+    if (message.event_type !== "") {
+      obj.eventType = message.event_type;
+    }
+    if (message.target !== undefined) {
+      obj.target = AuditTarget.toJSON(message.target);
+    }
+    if (message.request_id !== "") {
+      obj.requestId = message.request_id;
+    }
+    if (message.ip !== "") {
+      obj.ip = message.ip;
+    }
+    if (message.user_agent !== "") {
+      obj.userAgent = message.user_agent;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AuditEvent>, I>>(base?: I): AuditEvent {
+    return AuditEvent.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AuditEvent>, I>>(object: I): AuditEvent {
+    const message = createBaseAuditEvent();
+    message.id = object.id ?? "";
+    message.at = object.at ?? "";
+    message.actor = (object.actor !== undefined && object.actor !== null)
+      ? AuditActor.fromPartial(object.actor)
+      : undefined;
+    message.event_type = object.event_type ?? "";
+    message.target = (object.target !== undefined && object.target !== null)
+      ? AuditTarget.fromPartial(object.target)
+      : undefined;
+    message.request_id = object.request_id ?? "";
+    message.ip = object.ip ?? "";
+    message.user_agent = object.user_agent ?? "";
+    return message;
+  },
+};
+
+function createBaseListAuditEventsRequest(): ListAuditEventsRequest {
+  return { account_id: "", page: undefined, actor_id: "", event_type: "", target_id: "", since: "", until: "" };
+}
+
+export const ListAuditEventsRequest: MessageFns<ListAuditEventsRequest> = {
+  encode(message: ListAuditEventsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    if (message.actor_id !== "") {
+      writer.uint32(26).string(message.actor_id);
+    }
+    if (message.event_type !== "") {
+      writer.uint32(34).string(message.event_type);
+    }
+    if (message.target_id !== "") {
+      writer.uint32(42).string(message.target_id);
+    }
+    if (message.since !== "") {
+      writer.uint32(50).string(message.since);
+    }
+    if (message.until !== "") {
+      writer.uint32(58).string(message.until);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditEventsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditEventsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.actor_id = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.event_type = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.target_id = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.since = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.until = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditEventsRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+      actor_id: isSet(object.actorId)
+        ? globalThis.String(object.actorId)
+        : isSet(object.actor_id)
+        ? globalThis.String(object.actor_id)
+        : "",
+      event_type: isSet(object.eventType)
+        ? globalThis.String(object.eventType)
+        : isSet(object.event_type)
+        ? globalThis.String(object.event_type)
+        : "",
+      target_id: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      since: isSet(object.since) ? globalThis.String(object.since) : "",
+      until: isSet(object.until) ? globalThis.String(object.until) : "",
+    };
+  },
+
+  toJSON(message: ListAuditEventsRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    if (message.actor_id !== "") {
+      obj.actorId = message.actor_id;
+    }
+    if (message.event_type !== "") {
+      obj.eventType = message.event_type;
+    }
+    if (message.target_id !== "") {
+      obj.targetId = message.target_id;
+    }
+    if (message.since !== "") {
+      obj.since = message.since;
+    }
+    if (message.until !== "") {
+      obj.until = message.until;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListAuditEventsRequest>, I>>(base?: I): ListAuditEventsRequest {
+    return ListAuditEventsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListAuditEventsRequest>, I>>(object: I): ListAuditEventsRequest {
+    const message = createBaseListAuditEventsRequest();
+    message.account_id = object.account_id ?? "";
+    message.page = (object.page !== undefined && object.page !== null)
+      ? PageRequest.fromPartial(object.page)
+      : undefined;
+    message.actor_id = object.actor_id ?? "";
+    message.event_type = object.event_type ?? "";
+    message.target_id = object.target_id ?? "";
+    message.since = object.since ?? "";
+    message.until = object.until ?? "";
+    return message;
+  },
+};
+
+function createBaseListAuditEventsResponse(): ListAuditEventsResponse {
+  return { data: [], page: undefined };
+}
+
+export const ListAuditEventsResponse: MessageFns<ListAuditEventsResponse> = {
+  encode(message: ListAuditEventsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      AuditEvent.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditEventsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditEventsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(AuditEvent.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditEventsResponse {
+    return {
+      data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => AuditEvent.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListAuditEventsResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => AuditEvent.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListAuditEventsResponse>, I>>(base?: I): ListAuditEventsResponse {
+    return ListAuditEventsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListAuditEventsResponse>, I>>(object: I): ListAuditEventsResponse {
+    const message = createBaseListAuditEventsResponse();
+    message.data = object.data?.map((e) => AuditEvent.fromPartial(e)) || [];
+    message.page = (object.page !== undefined && object.page !== null) ? PageInfo.fromPartial(object.page) : undefined;
+    return message;
+  },
+};
+
 function createBaseSetSupportEmailRequest(): SetSupportEmailRequest {
   return { account_id: "", support_email: "" };
 }
@@ -4053,6 +4764,21 @@ export const AccountServiceService = {
     responseDeserialize: (value: Buffer): ListAuditEntriesResponse => ListAuditEntriesResponse.decode(value),
   },
   /**
+   * The audit log: every change in the account, who made it and from where, newest first, a page at a
+   * time, filtered by actor, action, target and time. Entries are only ever added (from the events).
+   */
+  listAuditEvents: {
+    path: "/licensing.v1.AccountService/ListAuditEvents" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAuditEventsRequest): Buffer =>
+      Buffer.from(ListAuditEventsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAuditEventsRequest => ListAuditEventsRequest.decode(value),
+    responseSerialize: (value: ListAuditEventsResponse): Buffer =>
+      Buffer.from(ListAuditEventsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAuditEventsResponse => ListAuditEventsResponse.decode(value),
+  },
+  /**
    * The gateway's Idempotency-Key on the POSTs that create or send something (docs/api.md, "Idempotency"):
    * claims the account's key for one run of a request, or answers the stored answer of an earlier one.
    * INVALID_ARGUMENT-like idempotency_key_reused for another request under the key; conflict while a live
@@ -4131,6 +4857,11 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   regenerateApiKey: handleUnaryCall<RevokeApiKeyRequest, CreateApiKeyResponse>;
   /** The latest key actions of an account (created, revoked), newest first by time. */
   listAuditEntries: handleUnaryCall<ListAuditEntriesRequest, ListAuditEntriesResponse>;
+  /**
+   * The audit log: every change in the account, who made it and from where, newest first, a page at a
+   * time, filtered by actor, action, target and time. Entries are only ever added (from the events).
+   */
+  listAuditEvents: handleUnaryCall<ListAuditEventsRequest, ListAuditEventsResponse>;
   /**
    * The gateway's Idempotency-Key on the POSTs that create or send something (docs/api.md, "Idempotency"):
    * claims the account's key for one run of a request, or answers the stored answer of an earlier one.
@@ -4420,6 +5151,25 @@ export interface AccountServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The audit log: every change in the account, who made it and from where, newest first, a page at a
+   * time, filtered by actor, action, target and time. Entries are only ever added (from the events).
+   */
+  listAuditEvents(
+    request: ListAuditEventsRequest,
+    callback: (error: ServiceError | null, response: ListAuditEventsResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEvents(
+    request: ListAuditEventsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAuditEventsResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEvents(
+    request: ListAuditEventsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAuditEventsResponse) => void,
   ): ClientUnaryCall;
   /**
    * The gateway's Idempotency-Key on the POSTs that create or send something (docs/api.md, "Idempotency"):

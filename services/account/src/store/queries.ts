@@ -114,6 +114,14 @@ export class AccountStore {
     await this.models.ApiKey.updateOne({ _id: id }, { $set: { last_used_at: at } });
   }
 
+  /** The names of these keys (of any account), by id. */
+  async keyNames(ids: string[]): Promise<Map<string, string>> {
+    const found = await this.models.ApiKey.find({ _id: { $in: ids } }, { name: 1 }).lean<
+      { _id: string; name: string }[]
+    >();
+    return new Map(found.map((k) => [k._id, k.name]));
+  }
+
   /** Live keys (or revoked ones), newest first, a page at a time. */
   listKeys(accountId: string, page: PageRequest | undefined, revoked = false) {
     return listPage<ApiKeyDoc>(

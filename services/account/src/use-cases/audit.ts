@@ -1,4 +1,6 @@
-import type { AuditEntry } from '@licensing/proto';
+import type { AuditEntry, AuditEvent, ListAuditEventsRequest, ListAuditEventsResponse } from '@licensing/proto';
+import { auditFilter } from '../domain/audit';
+import type { AuditEventDoc, AuditStore } from '../store/audit';
 import type { PeopleDeps } from './deps';
 
 /**
@@ -30,3 +32,24 @@ export async function listAuditEntries(
   entries.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.type === 'api_key.revoked' ? -1 : 1));
   return entries.slice(0, limit);
 }
+
+/** The audit log's entries of an account, newest first, a page at a time, within the request's filters. */
+export async function listAuditEvents(
+  audit: Pick<AuditStore, 'list'>,
+  req: ListAuditEventsRequest,
+): Promise<ListAuditEventsResponse> {
+  const { items, page } = await audit.list(req.account_id, auditFilter({ ...req, action: req.event_type }), req.page);
+  return { data: items.map(auditEventJson), page };
+}
+
+/** The proto shape of an entry (empty strings for what it does not have). */
+export const auditEventJson = (d: AuditEventDoc): AuditEvent => ({
+  id: d._id,
+  at: d.at.toISOString(),
+  actor: { type: d.actor.type, id: d.actor.id, name: d.actor.name ?? '' },
+  event_type: d.action,
+  target: { type: d.target.type, id: d.target.id },
+  request_id: d.request_id ?? '',
+  ip: d.ip ?? '',
+  user_agent: d.user_agent ?? '',
+});

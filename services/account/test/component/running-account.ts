@@ -23,9 +23,13 @@ export interface RunningAccount {
   stop(): Promise<void>;
 }
 
-export async function startAccount(t: Topology = testTopology()): Promise<RunningAccount> {
+/** `env`: settings beyond the topology's (a short job interval, a retention). */
+export async function startAccount(
+  t: Topology = testTopology(),
+  env: Record<string, string> = {},
+): Promise<RunningAccount> {
   await setUpEvents(t);
-  const service = await start({ env: envFor('account', t, { port: 0 }) });
+  const service = await start({ env: { ...envFor('account', t, { port: 0 }), ...env } });
   const as = (caller: 'operator' | 'gateway') =>
     createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, caller));
   const operator = as('operator');
