@@ -67,6 +67,36 @@ export interface DomainEvent<T extends EventType = EventType> {
   data: EventData[T];
 }
 
+/**
+ * The account service's own actions that are recorded in the audit log only: published on the stream
+ * through its outbox as events are (so never lost), and never delivered to a webhook endpoint.
+ */
+export const accountActionTypes = [
+  'password.changed',
+  'password.reset',
+  'member.invited',
+  'member.joined',
+  'member.role_changed',
+  'member.removed',
+  'member.ownership_transferred',
+] as const;
+export type AccountActionType = (typeof accountActionTypes)[number];
+
+/** What an account action is about: the person who signs in (password.*), or a member (member.*). */
+export interface AccountActionData {
+  user?: { id: string; email: string };
+  member?: { id: string; email: string; role: string; previous_role?: string };
+}
+
+/** The envelope of an account action (as DomainEvent's, with its own types and data). */
+export type AccountActionEvent = Omit<DomainEvent, 'type' | 'data'> & {
+  type: AccountActionType;
+  data: AccountActionData;
+};
+
+/** Whether a type is a domain event's (what webhooks deliver), not an account action's. */
+export const isEventType = (type: string): type is EventType => (eventTypes as readonly string[]).includes(type);
+
 /** Who acts in a request: the audit log's actor types (docs/api.md, "Audit log"). */
 export const actorTypes = ['member', 'api_key', 'license', 'system'] as const;
 export type ActorType = (typeof actorTypes)[number];

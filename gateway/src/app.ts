@@ -49,6 +49,7 @@ import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { apiKeyRoutes } from './routes/api-keys';
 import { auditEventRoutes } from './routes/audit-events';
+import { memberRoutes } from './routes/members';
 import { Readiness, statusRoutes } from './routes/status';
 import { fastValidation } from './license-validation/fast-path';
 import { routeLabel } from './http/metrics';
@@ -191,6 +192,7 @@ function apiRouter(
   statusRoutes(api, clients, bus, limits, version);
   apiKeyRoutes(api, clients);
   auditEventRoutes(api, clients);
+  memberRoutes(api, clients);
   return api;
 }
 

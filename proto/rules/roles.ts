@@ -16,6 +16,13 @@
 export const MEMBER_ROLES = ['owner', 'admin', 'developer', 'support', 'read_only'] as const;
 export type MemberRole = (typeof MEMBER_ROLES)[number];
 
+/** The roles a member may be given (an invitation, a change): every role but the owner's, which is handed over. */
+export const GIVEN_MEMBER_ROLES = ['admin', 'developer', 'support', 'read_only'] as const;
+
+/** Where a member is: invited (the mailed link not yet used), active, or removed (kept for the audit log). */
+export const MEMBER_STATUSES = ['invited', 'active', 'removed'] as const;
+export type MemberStatus = (typeof MEMBER_STATUSES)[number];
+
 /** The roles an API key may have: a member's role below owner, or `validate` (an app's key). */
 export const API_KEY_ROLES = ['admin', 'developer', 'support', 'read_only', 'validate'] as const;
 export type ApiKeyRole = (typeof API_KEY_ROLES)[number];

@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import mongoose, { type Model } from 'mongoose';
 import {
   actorTypes,
+  GIVEN_MEMBER_ROLES,
+  MEMBER_ROLES,
+  MEMBER_STATUSES,
   API_KEY_ROLES,
   billingCardOutcomes,
   checkoutCancelOutcomes,
@@ -66,6 +69,9 @@ const read = (...path: string[]) => readFileSync(join(root, ...path), 'utf8');
 
 const vocabularies: Record<string, readonly string[]> = {
   apiKeyRoles: API_KEY_ROLES,
+  memberRoles: MEMBER_ROLES,
+  givenMemberRoles: GIVEN_MEMBER_ROLES,
+  memberStatuses: MEMBER_STATUSES,
   actorTypes,
   licenseStatuses,
   storedLicenseStatuses,
@@ -151,6 +157,8 @@ const protoVocabulary: Record<string, string> = {
   'CreateApiKeyRequest.role': 'apiKeyRoles',
   'AuditEntry.type': 'auditEntryTypes',
   'AuditActor.type': 'actorTypes',
+  'Member.role': 'memberRoles',
+  'Member.status': 'memberStatuses',
   'License.status': 'licenseStatuses',
   'ListLicensesRequest.status': 'licenseStatuses',
   'ValidationFacts.stored_status': 'storedLicenseStatuses',

@@ -21,6 +21,8 @@ export interface Operation {
   html: boolean;
   /** A page's form fields (its POST body is mostly a urlencoded form of these, with real or hostile values). */
   form?: string[];
+  /** The lowest role that may call it (the document's x-required-role); absent for the public pages. */
+  requiredRole?: string;
 }
 
 export interface FuzzRequest {
@@ -58,6 +60,7 @@ export function operationsOf(doc: Json): Operation[] {
         bodySchema: resolve(op.requestBody?.content?.['application/json']?.schema),
         fileTypes: Object.keys(op.requestBody?.content ?? {}).filter((t) => t !== 'application/json'),
         html: 'text/html' in content && template.startsWith('/checkout'),
+        requiredRole: op['x-required-role'],
       });
     }
   }

@@ -17,6 +17,7 @@ import { statusRoutes } from '../../gateway/src/routes/status';
 import { importRoutes } from '../../gateway/src/routes/imports';
 import { apiKeyRoutes } from '../../gateway/src/routes/api-keys';
 import { auditEventRoutes } from '../../gateway/src/routes/audit-events';
+import { memberRoutes } from '../../gateway/src/routes/members';
 
 export function everyRoute(): typeof registeredRoutes {
   const router = Router();
@@ -33,5 +34,6 @@ export function everyRoute(): typeof registeredRoutes {
   statusRoutes(router, none, none, none, '1.2.3');
   apiKeyRoutes(router, none);
   auditEventRoutes(router, none);
+  memberRoutes(router, none);
   return registeredRoutes;
 }

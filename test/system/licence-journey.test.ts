@@ -301,6 +301,7 @@ describe('the audit log', () => {
         type: 'member',
         id: expect.stringMatching(/^user_/),
         name: expect.stringMatching(/^audited-.*@example\.com$/),
+        email: expect.stringMatching(/^audited-.*@example\.com$/),
       },
       target: { type: 'api_key', id: key.id },
       request_id: expect.any(String),

@@ -115,7 +115,7 @@ it('migrates the previous schema with the services running, each migration once,
 
     // Each service's own migrations after the shared one.
     const ownMigrations: Record<string, string[]> = {
-      account: ['0002-api-key-pepper-id', '0003-api-key-slots'],
+      account: ['0002-api-key-pepper-id', '0003-api-key-slots', '0004-owner-members'],
       checkout: ['0002-stripe-pending-expiry'],
     };
     for (const s of services) {

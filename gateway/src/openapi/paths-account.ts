@@ -31,6 +31,57 @@ export const accountPaths: Record<string, Record<string, Op>> = {
       ok: { 200: { description: 'The key, revoked', schema: ref('ApiKey') } },
     }),
   },
+  '/api/v1/members': {
+    get: op('listMembers', {
+      summary: "List the account's members",
+      tag: 'Account',
+      params: pageParams,
+      ok: { 200: { description: 'A page of members (invited and active), newest first', schema: listOf('Member') } },
+    }),
+    post: op('inviteMember', {
+      summary: 'Invite a member by e-mail',
+      tag: 'Account',
+      description:
+        "Mails a one-time link, valid 7 days, with which the person sets their name and password. The role may not be above the inviting key's (403); an address already a member is 409.",
+      body: 'MemberInvite',
+      ok: { 201: { description: 'The member, invited', schema: ref('Member') } },
+    }),
+  },
+  '/api/v1/members/transfer-ownership': {
+    post: op('transferOwnership', {
+      summary: 'Hand ownership to another member',
+      tag: 'Account',
+      description:
+        'The owner only (an API key is never the owner: 403). The member, active, becomes the owner; the owner becomes an admin.',
+      body: 'OwnershipTransfer',
+      ok: { 200: { description: 'The new owner', schema: ref('Member') } },
+    }),
+  },
+  '/api/v1/members/{id}': {
+    get: op('getMember', {
+      summary: 'Get a member',
+      tag: 'Account',
+      params: [pathParam('id', 'Member id (mem_…)')],
+      ok: { 200: { description: 'The member', schema: ref('Member') } },
+    }),
+    patch: op('updateMember', {
+      summary: "Change a member's role",
+      tag: 'Account',
+      description:
+        "Not above the changing key's role, nor of a member above it (403); the owner's role changes only by transfer-ownership (403).",
+      params: [pathParam('id', 'Member id (mem_…)')],
+      body: 'MemberUpdate',
+      ok: { 200: { description: 'The member with the new role', schema: ref('Member') } },
+    }),
+    delete: op('removeMember', {
+      summary: 'Remove a member',
+      tag: 'Account',
+      description:
+        'Their sessions end at once and they can no longer sign in; API keys they made keep working until revoked. The owner cannot be removed (403).',
+      params: [pathParam('id', 'Member id (mem_…)')],
+      ok: { 200: { description: 'The member, removed', schema: ref('Member') } },
+    }),
+  },
   '/api/v1/audit-events': {
     get: op('listAuditEvents', {
       summary: "List the account's audit log",

@@ -23,6 +23,9 @@ const bodies = {
   SubscriptionCancel: requests.subscriptionCancel,
   SubscriptionTestClock: requests.subscriptionTestClock,
   ApiKeyCreate: requests.apiKeyCreate,
+  MemberInvite: requests.memberInvite,
+  MemberUpdate: requests.memberUpdate,
+  OwnershipTransfer: requests.ownershipTransfer,
 } satisfies Record<string, Shape>;
 
 export type RequestBodyName = keyof typeof bodies;

@@ -7,6 +7,8 @@
 import {
   ACTIVATION_NAME_MAX_LENGTH,
   API_KEY_ROLES,
+  MEMBER_ROLES,
+  MEMBER_STATUSES,
   actorTypes,
   FINGERPRINT_MAX_LENGTH,
   PRODUCT_DESCRIPTION_MAX_LENGTH,
@@ -350,17 +352,30 @@ export const schemas: Record<string, Schema> = {
   }),
   ApiKey: obj(apiKeyFields),
   ApiKeyWithSecret: obj({ ...apiKeyFields, key: str('The key itself; shown only here, keep it safe') }),
+  Member: obj({
+    id: id('mem'),
+    email: str(),
+    role: { enum: [...MEMBER_ROLES], description: 'What the member may do (docs/api.md, "Roles")' },
+    status: { enum: [...MEMBER_STATUSES], description: 'invited until the mailed link is used; removed after DELETE' },
+    name: orNull(str('The name they gave when they accepted')),
+    invited_by: str('api_key:<id>, an e-mail, or "sign-up" for the owner who made the account'),
+    created_at: time(),
+  }),
   AuditEvent: obj({
     id: id('aud'),
     at: time(),
-    actor: obj({
-      type: {
-        enum: [...actorTypes],
-        description: 'member, api_key, license (an app signed in with its licence) or system',
+    actor: obj(
+      {
+        type: {
+          enum: [...actorTypes],
+          description: 'member, api_key, license (an app signed in with its licence) or system',
+        },
+        id: str('The member, API key or licence id; "system" for the system'),
+        name: orNull(str("A member's e-mail or an API key's name")),
+        email: orNull(str("A member's e-mail (members only)")),
       },
-      id: str('The member, API key or licence id; "system" for the system'),
-      name: orNull(str("A member's e-mail or an API key's name")),
-    }),
+      ['type', 'id', 'name'],
+    ),
     action: str('What happened: an event type (license.suspended, api_key.created, …)'),
     target: obj({ type: str('license, product, api_key, checkout, subscription, …'), id: str() }),
     request_id: orNull(str('The request that made the change (null for the system)')),

@@ -1,6 +1,7 @@
 import {
   API_KEY_NAME_MAX_LENGTH,
   API_KEY_ROLES,
+  GIVEN_MEMBER_ROLES,
   ACTIVATION_NAME_MAX_LENGTH,
   BATCH_MAX_ITEMS,
   CHECKOUT_EXPIRES_MAX_MINUTES,
@@ -310,3 +311,16 @@ export const auditEventList = {
   since: { max: 40, description: 'Only entries at or after this time (ISO 8601)' },
   until: { max: 40, description: 'Only entries before this time (ISO 8601); after since' },
 } satisfies QueryShape;
+
+export const memberInvite = {
+  email: { required: true, max: EMAIL_MAX_LENGTH, description: 'Where the invitation goes' },
+  role: { kind: 'enum', values: GIVEN_MEMBER_ROLES, required: true, description: 'What the member may do' },
+} satisfies Shape;
+
+export const memberUpdate = {
+  role: { kind: 'enum', values: GIVEN_MEMBER_ROLES, required: true, description: 'The new role' },
+} satisfies Shape;
+
+export const ownershipTransfer = {
+  member_id: { required: true, max: 64, description: 'The active member who becomes the owner' },
+} satisfies Shape;

@@ -1,6 +1,7 @@
 import type { OperationRole } from '@licensing/proto';
 import { apiKeyRouteTable } from './api-keys';
 import { auditEventRouteTable } from './audit-events';
+import { memberRouteTable } from './members';
 import { checkoutRouteTable } from './checkout';
 import { customerRouteTable } from './customers';
 import { emailRouteTable } from './emails';
@@ -28,6 +29,7 @@ const tables = [
   statusRouteTable,
   apiKeyRouteTable,
   auditEventRouteTable,
+  memberRouteTable,
 ];
 
 /** "METHOD /api/v1/path/{param}" (the OpenAPI document's form) → the lowest role that may call it. */

@@ -7,6 +7,16 @@ import type { AccessPolicyOf } from '@licensing/runtime';
  * people up and in and manages API keys; only the operator CLI creates accounts and changes plans and
  * limits. Of the services, only the notification service calls this one.
  */
+/** Managing members: the gateway (/api/v1/members) and the dashboard. */
+const MEMBER_METHODS = [
+  'inviteMember',
+  'listMembers',
+  'getMember',
+  'updateMember',
+  'removeMember',
+  'transferOwnership',
+] as const;
+
 export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
   gateway: [
     'authenticate',
@@ -22,6 +32,8 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'revokeApiKey',
     // GET /api/v1/audit-events.
     'listAuditEvents',
+    // /api/v1/members, within the calling key's role (actor_role).
+    ...MEMBER_METHODS,
   ],
   operator: [
     'createAccount',
@@ -43,6 +55,9 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'confirmSignUp',
     'signIn',
     'getSession',
+    'requestPasswordReset',
+    'resetPassword',
+    'changePassword',
     'endSession',
     'getAccount',
     'createApiKey',
@@ -54,5 +69,7 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'listAuditEntries',
     'listAuditEvents',
     'setSupportEmail',
+    'acceptInvitation',
+    ...MEMBER_METHODS,
   ],
 };

@@ -16,6 +16,9 @@ import { AuditStore, auditModel } from './store/audit';
 import { AuditRecorder } from './events/audit-recorder';
 import { auditRetention } from './jobs/audit-retention';
 import { listAuditEvents } from './use-cases/audit';
+import { MemberStore, memberModel } from './store/members';
+import { memberHandlers } from './handlers/member-handlers';
+import { ownerMembersMigration } from './jobs/owner-members';
 
 export const accountService: ServiceRecipe<typeof accountSchema> = {
   name: 'account',
@@ -26,7 +29,20 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
     const audit = new AuditStore(auditModel(ctx.db));
     ctx.outbox.track(models.ApiKey);
     ctx.outbox.track(models.Account);
+    ctx.outbox.track(models.User);
     const mailer = mailerFor(ctx.config.MAIL_URL, ctx.config.MAIL_FROM);
+    const members = new MemberStore(memberModel(ctx.db));
+    ctx.outbox.track(members.Member);
+    const people = {
+      accounts: store,
+      people: new PeopleStore(models),
+      members,
+      mailer,
+      clock: ctx.clock,
+      baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+      log: ctx.log,
+      outbox: ctx.outbox,
+    };
     ctx.log.info({ mail: mailer?.describe ?? 'none: dashboard sign-up is closed' }, 'sign-up mail');
     ctx.grpc.add(
       AccountServiceService,
@@ -38,13 +54,8 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
           pepper: parsePeppers(ctx.config.API_KEY_PEPPER),
           log: ctx.log,
         }),
-        ...peopleHandlers({
-          accounts: store,
-          people: new PeopleStore(models),
-          mailer,
-          clock: ctx.clock,
-          baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
-        }),
+        ...peopleHandlers(people),
+        ...memberHandlers(people),
         ...requestKeyHandlers({ keys: new RequestKeyStore(requestKeyModels(ctx.db)), clock: ctx.clock }),
         listAuditEvents: (req) => listAuditEvents(audit, req),
       },
@@ -64,7 +75,7 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
       await retention.stop();
     };
   },
-  migrations: [pepperIdMigration, keySlotsMigration],
+  migrations: [pepperIdMigration, keySlotsMigration, ownerMembersMigration],
   jobs: {
     // `npm run admin -- pepper-usage --service account`: live keys per API_KEY_PEPPER version.
     async 'pepper-usage'(ctx) {

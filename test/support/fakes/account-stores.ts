@@ -1,9 +1,10 @@
-import type { DomainEvent, PageRequest } from '@licensing/proto';
+import type { AccountActionEvent, DomainEvent, PageRequest } from '@licensing/proto';
 import type { Mail, Mailer } from '../../../services/account/src/mail/mailer';
 import type {
   AccountDoc,
   AccountModels,
   ApiKeyDoc,
+  PasswordResetDoc,
   PendingSignupDoc,
   SessionDoc,
   UserDoc,
@@ -190,6 +191,40 @@ export class FakePeopleStore implements PeopleStore {
 
   async deleteAccount(id: string): Promise<void> {
     this.accounts.accounts.delete(id);
+  }
+
+  async deleteUser(id: string): Promise<void> {
+    this.users.delete(id);
+  }
+
+  readonly resets = new Map<string, PasswordResetDoc>();
+  /** The account actions recorded with each password change, in order. */
+  readonly actions: AccountActionEvent[] = [];
+
+  async endSessionsOf(userId: string, at: Date, keep = ''): Promise<number> {
+    let ended = 0;
+    for (const s of this.sessions.values())
+      if (s.user_id === userId && s.ended_at === null && s._id !== keep) {
+        s.ended_at = at;
+        ended++;
+      }
+    return ended;
+  }
+
+  async insertPasswordReset(doc: PasswordResetDoc): Promise<void> {
+    this.resets.set(doc._id, structuredClone(doc));
+  }
+
+  async takePasswordReset(digest: string): Promise<PasswordResetDoc | null> {
+    const r = this.resets.get(digest);
+    this.resets.delete(digest);
+    return r ? structuredClone(r) : null;
+  }
+
+  async setPassword(userId: string, passwordHash: string, action: AccountActionEvent): Promise<void> {
+    const u = this.users.get(userId);
+    if (u) u.password_hash = passwordHash;
+    this.actions.push(action);
   }
 }
 

@@ -24,6 +24,8 @@ export interface DashboardSession {
   plan: string;
   perMinuteLimit: number;
   perHourLimit: number;
+  /** The signed-in person's member role (proto/rules/roles.ts): what the dashboard lets them do. */
+  role: string;
 }
 
 /** Clears the dashboard's cookies (after a malformed one, so the next request starts clean). */
@@ -62,6 +64,7 @@ function toSession(token: string, s: SessionResponse): DashboardSession {
     plan: s.account!.plan,
     perMinuteLimit: s.account!.per_minute_limit,
     perHourLimit: s.account!.per_hour_limit,
+    role: s.role || 'owner',
   };
 }
 
@@ -100,3 +103,14 @@ export function loadSession(clients: Clients, guard: SessionGuard, secure: boole
 
 export const sessionOf = (res: Response): DashboardSession | undefined =>
   res.locals.session as DashboardSession | undefined;
+
+/** Whether a form sent before any session carries the pre-session CSRF token its cookie holds. */
+export const preSessionCsrfOk = (req: Request): boolean =>
+  tokensMatch(readCookie(req, PRE_CSRF_COOKIE), (req.body as Record<string, unknown> | undefined)?._csrf);
+
+/** The token of an e-mailed link (`?token=…`), cut to the most a token can be; '' when absent. */
+export const linkToken = (req: Request): string =>
+  typeof req.query.token === 'string' ? req.query.token.slice(0, 100) : '';
+
+/** What a page says of an e-mailed link that arrived without its token. */
+export const INCOMPLETE_LINK = 'This link is incomplete. Copy the whole link from the e-mail.';

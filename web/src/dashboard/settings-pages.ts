@@ -104,6 +104,10 @@ ${planSection(s, data.limits)}
     <button type="submit">Save</button>
   </form>
 </section>
+<section aria-labelledby="password-title" class="card">
+  <h2 id="password-title">Your password</h2>
+  <p class="muted">Signed in as ${s.userEmail}. <a href="/dashboard/settings/password">Change your password</a> (every other session is signed out).</p>
+</section>
 ${keysSection(s, data, rows)}
 <section aria-labelledby="audit-title">
   <h2 id="audit-title">Recent key actions</h2>

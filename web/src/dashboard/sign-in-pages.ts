@@ -15,6 +15,7 @@ export function signInPage(csrf: string, opts: { error?: string; email?: string 
   <label for="password">Password</label>
   <input id="password" name="password" type="password" autocomplete="current-password" required>
   <button type="submit">Sign in</button>
+  <p><a href="/dashboard/password/forgot">Forgot your password?</a></p>
   <p>No account yet? <a href="/dashboard/signup">Sign up</a></p>
 </form>`,
   );
@@ -71,6 +72,34 @@ export function signUpLinkProblemPage(message: string): Html {
     html`<div class="card narrow">
   <p class="error" role="alert">${message}</p>
   <p><a href="/dashboard/signup">Sign up again</a> or <a href="/dashboard/signin">sign in</a>.</p>
+</div>`,
+  );
+}
+
+/** An invitation's link opens this form: the person's name and password; they join with its POST. */
+export function invitationPage(csrf: string, token: string, opts: { error?: string; name?: string } = {}): Html {
+  return layout(
+    'Join your team',
+    html`${errorBox(opts.error)}
+<form method="post" action="/dashboard/invitations/accept" class="card narrow">
+  <input type="hidden" name="_csrf" value="${csrf}">
+  <input type="hidden" name="token" value="${token}">
+  <p>You were invited to an account on this dashboard. Tell us your name and choose a password to join.</p>
+  <label for="name">Your name</label>
+  <input id="name" name="name" autocomplete="name" required maxlength="100" value="${opts.name}">
+  <label for="password">Password <small>(at least 10 characters)</small></label>
+  <input id="password" name="password" type="password" autocomplete="new-password" required minlength="10" maxlength="200">
+  <button type="submit">Join</button>
+</form>`,
+  );
+}
+
+export function invitationProblemPage(message: string): Html {
+  return layout(
+    'This invitation cannot be used',
+    html`<div class="card narrow">
+  <p class="error" role="alert">${message}</p>
+  <p>Ask whoever invited you to invite you again, or <a href="/dashboard/signin">sign in</a>.</p>
 </div>`,
   );
 }

@@ -3,16 +3,18 @@ import { AppError, addressKey, type Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { attemptBoth as attempt, type AttemptThrottles } from '@licensing/runtime';
 import { registerPageRoutes, type PageRoute } from '../kit/route-table';
+import { PASSWORD_ROUTES } from './password';
+import { INVITATION_ROUTES } from './invitations';
 import { field, type DashboardContext } from './context';
 import { signInPage, signUpConfirmPage, signUpLinkProblemPage, signUpPage, signUpSentPage } from './sign-in-pages';
 import {
-  PRE_CSRF_COOKIE,
   clearSessionCookie,
   issuePreSessionCsrf,
-  readCookie,
+  preSessionCsrfOk,
   sessionOf,
   setSessionCookie,
-  tokensMatch,
+  INCOMPLETE_LINK,
+  linkToken,
 } from './session';
 
 // Signing in, signing up (a form, an e-mailed link, its confirmation) and signing out. Before a
@@ -32,7 +34,7 @@ export interface SignInDeps {
 }
 
 /** What the sign-in pages reach: the page sender, the signed-in guard (signing out) and their own dependencies. */
-type SignInContext = Pick<DashboardContext, 'page' | 'signedIn'> & SignInDeps;
+export type SignInContext = Pick<DashboardContext, 'page' | 'signedIn'> & SignInDeps;
 
 /** A throttled sign-in or sign-up: logged, counted under its window, Retry-After set; returns the message for the form. */
 function throttled(log: Logger, res: Response, window: 'signin' | 'signup', wait: number, address: string): string {
@@ -42,9 +44,6 @@ function throttled(log: Logger, res: Response, window: 'signin' | 'signup', wait
   res.setHeader('Retry-After', String(wait));
   return `Too many ${what} attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`;
 }
-
-const preSessionCsrfOk = (req: Request) =>
-  tokensMatch(readCookie(req, PRE_CSRF_COOKIE), (req.body as Record<string, unknown> | undefined)?._csrf);
 
 const showSignIn =
   ({ page, secureCookies }: SignInContext) =>
@@ -117,9 +116,8 @@ const showSignUpSent =
 const showSignUpConfirm =
   ({ page, secureCookies }: SignInContext) =>
   (req: Request, res: Response) => {
-    const token = typeof req.query.token === 'string' ? req.query.token.slice(0, 100) : '';
-    if (!token)
-      return page(res, 400, signUpLinkProblemPage('This link is incomplete. Copy the whole link from the e-mail.'));
+    const token = linkToken(req);
+    if (!token) return page(res, 400, signUpLinkProblemPage(INCOMPLETE_LINK));
     page(res, 200, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
   };
 
@@ -165,5 +163,5 @@ export function signInPages(
   { page, signedIn }: Pick<DashboardContext, 'page' | 'signedIn'>,
   deps: SignInDeps,
 ): void {
-  registerPageRoutes(r, SIGN_IN_ROUTES, { page, signedIn, ...deps });
+  registerPageRoutes(r, [...SIGN_IN_ROUTES, ...PASSWORD_ROUTES, ...INVITATION_ROUTES], { page, signedIn, ...deps });
 }

@@ -3,6 +3,7 @@ import type { Handler, SignedInHandler } from './context';
 import { messagePage } from './pages';
 import { sessionOf, tokensMatch, type DashboardSession } from './session';
 import type { Html } from '../kit/template';
+import { roleCovers, type OperationRole } from '@licensing/proto';
 
 /**
  * Pages behind sign-in: counted against the account's rate limits (like an API request, before
@@ -33,6 +34,37 @@ export function signedInGuard(
           ),
         );
       }
+      const needed = dashboardRoleFor(req.method, req.originalUrl);
+      if (!roleCovers(s.role, needed))
+        return page(
+          res,
+          403,
+          messagePage(
+            'Not allowed for your role',
+            `Your role (${s.role}) cannot do this: it needs ${needed} or above. Ask an admin or the owner of ${s.accountName}.`,
+            s,
+          ),
+        );
       await handler(req, res, s);
     };
+}
+
+/**
+ * What a dashboard request needs of the signed-in member's role (proto/rules/roles.ts), as the API's
+ * routes need of a key's: reading is everyone's; a support member suspends, reinstates, renews and
+ * rerolls licences, frees machines and sends a licence's mail again; changing anything else is a
+ * developer's; the account's settings (API keys, the support e-mail) an admin's. Their own password
+ * and signing out are everyone's. The services apply the same rules to what reaches them.
+ */
+const DASHBOARD_ROLES: readonly [method: string, path: RegExp, role: OperationRole][] = [
+  ['POST', /^\/dashboard\/(signout|settings\/password)$/, 'read_only'],
+  ['POST', /^\/dashboard\/settings\//, 'admin'],
+  ['POST', /^\/dashboard\/licenses\/[^/]+\/(suspend|reinstate|renew|reroll|email)$/, 'support'],
+  ['POST', /^\/dashboard\/licenses\/[^/]+\/activations\/[^/]+\/deactivate$/, 'support'],
+  ['POST', /./, 'developer'],
+];
+
+export function dashboardRoleFor(method: string, url: string): OperationRole {
+  const path = url.split('?')[0];
+  return DASHBOARD_ROLES.find(([m, p]) => m === method && p.test(path))?.[2] ?? 'read_only';
 }

@@ -13,6 +13,8 @@ export interface FakeOwner {
   account: Account;
   user: User;
   password: string;
+  /** Their member role (absent: the owner). */
+  role?: string;
 }
 
 export function fakeOwner(email = `owner-${randomBytes(4).toString('hex')}@example.com`, plan = 'pro'): FakeOwner {
@@ -28,10 +30,14 @@ export function fakeOwner(email = `owner-${randomBytes(4).toString('hex')}@examp
   return { account, user, password: 'correct horse battery staple' };
 }
 
-/** SignIn, GetSession, EndSession and SignUp over `owners`; `sessions` holds the tokens issued. */
+/**
+ * SignIn, GetSession, EndSession, SignUp and the password calls over `owners`; `sessions` holds the
+ * tokens issued, `resets` the reset links' tokens (each works once).
+ */
 export function sessionHandlers(
   owners: FakeOwner[],
   sessions = new Map<string, FakeOwner>(),
+  resets = new Map<string, FakeOwner>(),
 ): FakeHandlers<typeof AccountServiceService> {
   const answer = (token: string, owner: FakeOwner, shownToken = '') =>
     SessionResponse.fromPartial({
@@ -40,6 +46,7 @@ export function sessionHandlers(
       expires_at: new Date(Date.now() + 3_600_000).toISOString(),
       user: owner.user,
       account: owner.account,
+      role: owner.role ?? 'owner',
     });
   return {
     signIn: ({ email, password }) => {
@@ -57,6 +64,35 @@ export function sessionHandlers(
     endSession: ({ token }) => {
       sessions.delete(token);
       return {};
+    },
+    requestPasswordReset: ({ email }) => {
+      if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw AppError.invalid('email', 'email is not an e-mail address');
+      return {};
+    },
+    resetPassword: ({ token, password }) => {
+      checkPassword(password); // the service's own rule, before the link is used
+      const owner = resets.get(token);
+      resets.delete(token);
+      if (!owner) throw AppError.invalid('token', 'this link has expired or was already used; ask for a new one');
+      owner.password = password;
+      for (const [t, o] of sessions) if (o === owner) sessions.delete(t);
+      const fresh = randomBytes(32).toString('base64url');
+      sessions.set(fresh, owner);
+      return answer(fresh, owner, fresh);
+    },
+    changePassword: ({ token, current_password, new_password }) => {
+      const owner = sessions.get(token);
+      if (!owner) throw new AppError('unauthorized', 'the session has ended; sign in again');
+      if (owner.password !== current_password) throw new AppError('unauthorized', 'the current password is wrong');
+      checkPassword(new_password);
+      owner.password = new_password;
+      let ended = 0;
+      for (const [t, o] of sessions)
+        if (o === owner && t !== token) {
+          sessions.delete(t);
+          ended++;
+        }
+      return { ended_sessions: ended };
     },
     signUp: ({ account_name, email, password }) => {
       if (!account_name.trim()) throw AppError.invalid('account_name', 'account name is required');

@@ -18,6 +18,7 @@ const session: DashboardSession = {
   plan: 'free',
   perMinuteLimit: 0,
   perHourLimit: 0,
+  role: 'owner',
 };
 
 const product: Product = {

@@ -14,6 +14,9 @@ export type NatsUser = (typeof natsUsers)[number];
 const familyOwners: Record<string, NatsUser> = {
   account: 'account',
   api_key: 'account',
+  // The account's own actions for the audit log (proto/events.ts, accountActionTypes).
+  password: 'account',
+  member: 'account',
   product: 'product',
   license: 'license',
   // customer.erased: the licence service, which owns the licences the erasure is about, says it once per call.

@@ -201,6 +201,92 @@ export interface SignInRequest {
   password: string;
 }
 
+export interface Member {
+  /** mem_… */
+  id: string;
+  account_id: string;
+  email: string;
+  /** owner | admin | developer | support | read_only */
+  role: string;
+  /** invited | active | removed */
+  status: string;
+  /** Empty until the invitation is accepted. */
+  name: string;
+  created_at: string;
+  /** Who invited them: api_key:<id>, an e-mail, or "sign-up" for the owner who made the account. */
+  invited_by: string;
+}
+
+export interface InviteMemberRequest {
+  account_id: string;
+  email: string;
+  role: string;
+  /** Who invites, and their role (no role above it may be given). */
+  actor: string;
+  actor_role: string;
+}
+
+export interface ListMembersRequest {
+  account_id: string;
+  page: PageRequest | undefined;
+}
+
+export interface ListMembersResponse {
+  data: Member[];
+  page: PageInfo | undefined;
+}
+
+export interface GetMemberRequest {
+  account_id: string;
+  id: string;
+  /** For RemoveMember: the remover's role. */
+  actor_role: string;
+}
+
+export interface UpdateMemberRequest {
+  account_id: string;
+  id: string;
+  role: string;
+  actor_role: string;
+}
+
+export interface TransferOwnershipRequest {
+  account_id: string;
+  member_id: string;
+  actor_role: string;
+}
+
+export interface AcceptInvitationRequest {
+  token: string;
+  name: string;
+  password: string;
+}
+
+export interface RequestPasswordResetRequest {
+  email: string;
+}
+
+export interface RequestPasswordResetResponse {
+}
+
+export interface ResetPasswordRequest {
+  /** The token of the e-mailed link. */
+  token: string;
+  password: string;
+}
+
+export interface ChangePasswordRequest {
+  /** The session's token (the cookie). */
+  token: string;
+  current_password: string;
+  new_password: string;
+}
+
+export interface ChangePasswordResponse {
+  /** How many other sessions were ended. */
+  ended_sessions: number;
+}
+
 export interface GetSessionRequest {
   token: string;
 }
@@ -212,7 +298,11 @@ export interface SessionResponse {
   csrf_token: string;
   expires_at: string;
   user: User | undefined;
-  account: Account | undefined;
+  account:
+    | Account
+    | undefined;
+  /** The signed-in person's member role (what the dashboard lets them do); owner for a login without a member. */
+  role: string;
 }
 
 export interface EndSessionResponse {
@@ -2666,6 +2756,1350 @@ export const SignInRequest: MessageFns<SignInRequest> = {
   },
 };
 
+function createBaseMember(): Member {
+  return { id: "", account_id: "", email: "", role: "", status: "", name: "", created_at: "", invited_by: "" };
+}
+
+export const Member: MessageFns<Member> = {
+  encode(message: Member, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.account_id !== "") {
+      writer.uint32(18).string(message.account_id);
+    }
+    if (message.email !== "") {
+      writer.uint32(26).string(message.email);
+    }
+    if (message.role !== "") {
+      writer.uint32(34).string(message.role);
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.name !== "") {
+      writer.uint32(50).string(message.name);
+    }
+    if (message.created_at !== "") {
+      writer.uint32(58).string(message.created_at);
+    }
+    if (message.invited_by !== "") {
+      writer.uint32(66).string(message.invited_by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Member {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMember();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.created_at = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.invited_by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Member {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      role: isSet(object.role) ? globalThis.String(object.role) : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      created_at: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      invited_by: isSet(object.invitedBy)
+        ? globalThis.String(object.invitedBy)
+        : isSet(object.invited_by)
+        ? globalThis.String(object.invited_by)
+        : "",
+    };
+  },
+
+  toJSON(message: Member): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.role !== "") {
+      obj.role = message.role;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
+    }
+    if (message.invited_by !== "") {
+      obj.invitedBy = message.invited_by;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Member>, I>>(base?: I): Member {
+    return Member.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Member>, I>>(object: I): Member {
+    const message = createBaseMember();
+    message.id = object.id ?? "";
+    message.account_id = object.account_id ?? "";
+    message.email = object.email ?? "";
+    message.role = object.role ?? "";
+    message.status = object.status ?? "";
+    message.name = object.name ?? "";
+    message.created_at = object.created_at ?? "";
+    message.invited_by = object.invited_by ?? "";
+    return message;
+  },
+};
+
+function createBaseInviteMemberRequest(): InviteMemberRequest {
+  return { account_id: "", email: "", role: "", actor: "", actor_role: "" };
+}
+
+export const InviteMemberRequest: MessageFns<InviteMemberRequest> = {
+  encode(message: InviteMemberRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.role !== "") {
+      writer.uint32(26).string(message.role);
+    }
+    if (message.actor !== "") {
+      writer.uint32(34).string(message.actor);
+    }
+    if (message.actor_role !== "") {
+      writer.uint32(42).string(message.actor_role);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InviteMemberRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInviteMemberRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor_role = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InviteMemberRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      role: isSet(object.role) ? globalThis.String(object.role) : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
+      actor_role: isSet(object.actorRole)
+        ? globalThis.String(object.actorRole)
+        : isSet(object.actor_role)
+        ? globalThis.String(object.actor_role)
+        : "",
+    };
+  },
+
+  toJSON(message: InviteMemberRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.role !== "") {
+      obj.role = message.role;
+    }
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
+    if (message.actor_role !== "") {
+      obj.actorRole = message.actor_role;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<InviteMemberRequest>, I>>(base?: I): InviteMemberRequest {
+    return InviteMemberRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InviteMemberRequest>, I>>(object: I): InviteMemberRequest {
+    const message = createBaseInviteMemberRequest();
+    message.account_id = object.account_id ?? "";
+    message.email = object.email ?? "";
+    message.role = object.role ?? "";
+    message.actor = object.actor ?? "";
+    message.actor_role = object.actor_role ?? "";
+    return message;
+  },
+};
+
+function createBaseListMembersRequest(): ListMembersRequest {
+  return { account_id: "", page: undefined };
+}
+
+export const ListMembersRequest: MessageFns<ListMembersRequest> = {
+  encode(message: ListMembersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMembersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMembersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMembersRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListMembersRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListMembersRequest>, I>>(base?: I): ListMembersRequest {
+    return ListMembersRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListMembersRequest>, I>>(object: I): ListMembersRequest {
+    const message = createBaseListMembersRequest();
+    message.account_id = object.account_id ?? "";
+    message.page = (object.page !== undefined && object.page !== null)
+      ? PageRequest.fromPartial(object.page)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListMembersResponse(): ListMembersResponse {
+  return { data: [], page: undefined };
+}
+
+export const ListMembersResponse: MessageFns<ListMembersResponse> = {
+  encode(message: ListMembersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      Member.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMembersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMembersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(Member.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMembersResponse {
+    return {
+      data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => Member.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListMembersResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => Member.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListMembersResponse>, I>>(base?: I): ListMembersResponse {
+    return ListMembersResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListMembersResponse>, I>>(object: I): ListMembersResponse {
+    const message = createBaseListMembersResponse();
+    message.data = object.data?.map((e) => Member.fromPartial(e)) || [];
+    message.page = (object.page !== undefined && object.page !== null) ? PageInfo.fromPartial(object.page) : undefined;
+    return message;
+  },
+};
+
+function createBaseGetMemberRequest(): GetMemberRequest {
+  return { account_id: "", id: "", actor_role: "" };
+}
+
+export const GetMemberRequest: MessageFns<GetMemberRequest> = {
+  encode(message: GetMemberRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    if (message.actor_role !== "") {
+      writer.uint32(26).string(message.actor_role);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetMemberRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetMemberRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.actor_role = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetMemberRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      actor_role: isSet(object.actorRole)
+        ? globalThis.String(object.actorRole)
+        : isSet(object.actor_role)
+        ? globalThis.String(object.actor_role)
+        : "",
+    };
+  },
+
+  toJSON(message: GetMemberRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.actor_role !== "") {
+      obj.actorRole = message.actor_role;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetMemberRequest>, I>>(base?: I): GetMemberRequest {
+    return GetMemberRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetMemberRequest>, I>>(object: I): GetMemberRequest {
+    const message = createBaseGetMemberRequest();
+    message.account_id = object.account_id ?? "";
+    message.id = object.id ?? "";
+    message.actor_role = object.actor_role ?? "";
+    return message;
+  },
+};
+
+function createBaseUpdateMemberRequest(): UpdateMemberRequest {
+  return { account_id: "", id: "", role: "", actor_role: "" };
+}
+
+export const UpdateMemberRequest: MessageFns<UpdateMemberRequest> = {
+  encode(message: UpdateMemberRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    if (message.role !== "") {
+      writer.uint32(26).string(message.role);
+    }
+    if (message.actor_role !== "") {
+      writer.uint32(34).string(message.actor_role);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateMemberRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateMemberRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.actor_role = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateMemberRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      role: isSet(object.role) ? globalThis.String(object.role) : "",
+      actor_role: isSet(object.actorRole)
+        ? globalThis.String(object.actorRole)
+        : isSet(object.actor_role)
+        ? globalThis.String(object.actor_role)
+        : "",
+    };
+  },
+
+  toJSON(message: UpdateMemberRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.role !== "") {
+      obj.role = message.role;
+    }
+    if (message.actor_role !== "") {
+      obj.actorRole = message.actor_role;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateMemberRequest>, I>>(base?: I): UpdateMemberRequest {
+    return UpdateMemberRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateMemberRequest>, I>>(object: I): UpdateMemberRequest {
+    const message = createBaseUpdateMemberRequest();
+    message.account_id = object.account_id ?? "";
+    message.id = object.id ?? "";
+    message.role = object.role ?? "";
+    message.actor_role = object.actor_role ?? "";
+    return message;
+  },
+};
+
+function createBaseTransferOwnershipRequest(): TransferOwnershipRequest {
+  return { account_id: "", member_id: "", actor_role: "" };
+}
+
+export const TransferOwnershipRequest: MessageFns<TransferOwnershipRequest> = {
+  encode(message: TransferOwnershipRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.member_id !== "") {
+      writer.uint32(18).string(message.member_id);
+    }
+    if (message.actor_role !== "") {
+      writer.uint32(26).string(message.actor_role);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TransferOwnershipRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTransferOwnershipRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.member_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.actor_role = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TransferOwnershipRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      member_id: isSet(object.memberId)
+        ? globalThis.String(object.memberId)
+        : isSet(object.member_id)
+        ? globalThis.String(object.member_id)
+        : "",
+      actor_role: isSet(object.actorRole)
+        ? globalThis.String(object.actorRole)
+        : isSet(object.actor_role)
+        ? globalThis.String(object.actor_role)
+        : "",
+    };
+  },
+
+  toJSON(message: TransferOwnershipRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.member_id !== "") {
+      obj.memberId = message.member_id;
+    }
+    if (message.actor_role !== "") {
+      obj.actorRole = message.actor_role;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TransferOwnershipRequest>, I>>(base?: I): TransferOwnershipRequest {
+    return TransferOwnershipRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TransferOwnershipRequest>, I>>(object: I): TransferOwnershipRequest {
+    const message = createBaseTransferOwnershipRequest();
+    message.account_id = object.account_id ?? "";
+    message.member_id = object.member_id ?? "";
+    message.actor_role = object.actor_role ?? "";
+    return message;
+  },
+};
+
+function createBaseAcceptInvitationRequest(): AcceptInvitationRequest {
+  return { token: "", name: "", password: "" };
+}
+
+export const AcceptInvitationRequest: MessageFns<AcceptInvitationRequest> = {
+  encode(message: AcceptInvitationRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.password !== "") {
+      writer.uint32(26).string(message.password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AcceptInvitationRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAcceptInvitationRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AcceptInvitationRequest {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : "",
+    };
+  },
+
+  toJSON(message: AcceptInvitationRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.password !== "") {
+      obj.password = message.password;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AcceptInvitationRequest>, I>>(base?: I): AcceptInvitationRequest {
+    return AcceptInvitationRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AcceptInvitationRequest>, I>>(object: I): AcceptInvitationRequest {
+    const message = createBaseAcceptInvitationRequest();
+    message.token = object.token ?? "";
+    message.name = object.name ?? "";
+    message.password = object.password ?? "";
+    return message;
+  },
+};
+
+function createBaseRequestPasswordResetRequest(): RequestPasswordResetRequest {
+  return { email: "" };
+}
+
+export const RequestPasswordResetRequest: MessageFns<RequestPasswordResetRequest> = {
+  encode(message: RequestPasswordResetRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.email !== "") {
+      writer.uint32(10).string(message.email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestPasswordResetRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestPasswordResetRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequestPasswordResetRequest {
+    return { email: isSet(object.email) ? globalThis.String(object.email) : "" };
+  },
+
+  toJSON(message: RequestPasswordResetRequest): unknown {
+    const obj: any = {};
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestPasswordResetRequest>, I>>(base?: I): RequestPasswordResetRequest {
+    return RequestPasswordResetRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestPasswordResetRequest>, I>>(object: I): RequestPasswordResetRequest {
+    const message = createBaseRequestPasswordResetRequest();
+    message.email = object.email ?? "";
+    return message;
+  },
+};
+
+function createBaseRequestPasswordResetResponse(): RequestPasswordResetResponse {
+  return {};
+}
+
+export const RequestPasswordResetResponse: MessageFns<RequestPasswordResetResponse> = {
+  encode(_: RequestPasswordResetResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestPasswordResetResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestPasswordResetResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): RequestPasswordResetResponse {
+    return {};
+  },
+
+  toJSON(_: RequestPasswordResetResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestPasswordResetResponse>, I>>(base?: I): RequestPasswordResetResponse {
+    return RequestPasswordResetResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestPasswordResetResponse>, I>>(_: I): RequestPasswordResetResponse {
+    const message = createBaseRequestPasswordResetResponse();
+    return message;
+  },
+};
+
+function createBaseResetPasswordRequest(): ResetPasswordRequest {
+  return { token: "", password: "" };
+}
+
+export const ResetPasswordRequest: MessageFns<ResetPasswordRequest> = {
+  encode(message: ResetPasswordRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.password !== "") {
+      writer.uint32(18).string(message.password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResetPasswordRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResetPasswordRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResetPasswordRequest {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : "",
+    };
+  },
+
+  toJSON(message: ResetPasswordRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.password !== "") {
+      obj.password = message.password;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ResetPasswordRequest>, I>>(base?: I): ResetPasswordRequest {
+    return ResetPasswordRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ResetPasswordRequest>, I>>(object: I): ResetPasswordRequest {
+    const message = createBaseResetPasswordRequest();
+    message.token = object.token ?? "";
+    message.password = object.password ?? "";
+    return message;
+  },
+};
+
+function createBaseChangePasswordRequest(): ChangePasswordRequest {
+  return { token: "", current_password: "", new_password: "" };
+}
+
+export const ChangePasswordRequest: MessageFns<ChangePasswordRequest> = {
+  encode(message: ChangePasswordRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.current_password !== "") {
+      writer.uint32(18).string(message.current_password);
+    }
+    if (message.new_password !== "") {
+      writer.uint32(26).string(message.new_password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChangePasswordRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChangePasswordRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.current_password = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.new_password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChangePasswordRequest {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      current_password: isSet(object.currentPassword)
+        ? globalThis.String(object.currentPassword)
+        : isSet(object.current_password)
+        ? globalThis.String(object.current_password)
+        : "",
+      new_password: isSet(object.newPassword)
+        ? globalThis.String(object.newPassword)
+        : isSet(object.new_password)
+        ? globalThis.String(object.new_password)
+        : "",
+    };
+  },
+
+  toJSON(message: ChangePasswordRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.current_password !== "") {
+      obj.currentPassword = message.current_password;
+    }
+    if (message.new_password !== "") {
+      obj.newPassword = message.new_password;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ChangePasswordRequest>, I>>(base?: I): ChangePasswordRequest {
+    return ChangePasswordRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ChangePasswordRequest>, I>>(object: I): ChangePasswordRequest {
+    const message = createBaseChangePasswordRequest();
+    message.token = object.token ?? "";
+    message.current_password = object.current_password ?? "";
+    message.new_password = object.new_password ?? "";
+    return message;
+  },
+};
+
+function createBaseChangePasswordResponse(): ChangePasswordResponse {
+  return { ended_sessions: 0 };
+}
+
+export const ChangePasswordResponse: MessageFns<ChangePasswordResponse> = {
+  encode(message: ChangePasswordResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ended_sessions !== 0) {
+      writer.uint32(8).int32(message.ended_sessions);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChangePasswordResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChangePasswordResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.ended_sessions = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChangePasswordResponse {
+    return {
+      ended_sessions: isSet(object.endedSessions)
+        ? globalThis.Number(object.endedSessions)
+        : isSet(object.ended_sessions)
+        ? globalThis.Number(object.ended_sessions)
+        : 0,
+    };
+  },
+
+  toJSON(message: ChangePasswordResponse): unknown {
+    const obj: any = {};
+    if (message.ended_sessions !== 0) {
+      obj.endedSessions = Math.round(message.ended_sessions);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ChangePasswordResponse>, I>>(base?: I): ChangePasswordResponse {
+    return ChangePasswordResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ChangePasswordResponse>, I>>(object: I): ChangePasswordResponse {
+    const message = createBaseChangePasswordResponse();
+    message.ended_sessions = object.ended_sessions ?? 0;
+    return message;
+  },
+};
+
 function createBaseGetSessionRequest(): GetSessionRequest {
   return { token: "" };
 }
@@ -2734,7 +4168,7 @@ export const GetSessionRequest: MessageFns<GetSessionRequest> = {
 };
 
 function createBaseSessionResponse(): SessionResponse {
-  return { token: "", csrf_token: "", expires_at: "", user: undefined, account: undefined };
+  return { token: "", csrf_token: "", expires_at: "", user: undefined, account: undefined, role: "" };
 }
 
 export const SessionResponse: MessageFns<SessionResponse> = {
@@ -2753,6 +4187,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     }
     if (message.account !== undefined) {
       Account.encode(message.account, writer.uint32(42).fork()).join();
+    }
+    if (message.role !== "") {
+      writer.uint32(50).string(message.role);
     }
     return writer;
   },
@@ -2810,6 +4247,14 @@ export const SessionResponse: MessageFns<SessionResponse> = {
             message.account = Account.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2837,6 +4282,7 @@ export const SessionResponse: MessageFns<SessionResponse> = {
         : "",
       user: isSet(object.user) ? User.fromJSON(object.user) : undefined,
       account: isSet(object.account) ? Account.fromJSON(object.account) : undefined,
+      role: isSet(object.role) ? globalThis.String(object.role) : "",
     };
   },
 
@@ -2857,6 +4303,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     if (message.account !== undefined) {
       obj.account = Account.toJSON(message.account);
     }
+    if (message.role !== "") {
+      obj.role = message.role;
+    }
     return obj;
   },
 
@@ -2872,6 +4321,7 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     message.account = (object.account !== undefined && object.account !== null)
       ? Account.fromPartial(object.account)
       : undefined;
+    message.role = object.role ?? "";
     return message;
   },
 };
@@ -4740,6 +6190,125 @@ export const AccountServiceService = {
     responseSerialize: (value: EndSessionResponse): Buffer => Buffer.from(EndSessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): EndSessionResponse => EndSessionResponse.decode(value),
   },
+  /**
+   * Forgot password: mails a one-time link (valid 1 hour) to a registered address; the answer is the same
+   * for any address, and comes before the mail is sent. PERMISSION_DENIED (forbidden) without mail.
+   */
+  requestPasswordReset: {
+    path: "/licensing.v1.AccountService/RequestPasswordReset" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RequestPasswordResetRequest): Buffer =>
+      Buffer.from(RequestPasswordResetRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RequestPasswordResetRequest => RequestPasswordResetRequest.decode(value),
+    responseSerialize: (value: RequestPasswordResetResponse): Buffer =>
+      Buffer.from(RequestPasswordResetResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RequestPasswordResetResponse => RequestPasswordResetResponse.decode(value),
+  },
+  /**
+   * The link's token and a new password: the password is changed, every session of the person ends,
+   * and a new one is opened (signed in). invalid_request for a used or expired link, or a weak password.
+   */
+  resetPassword: {
+    path: "/licensing.v1.AccountService/ResetPassword" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResetPasswordRequest): Buffer => Buffer.from(ResetPasswordRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResetPasswordRequest => ResetPasswordRequest.decode(value),
+    responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
+  },
+  /**
+   * Signed in (the session's token): the current password and a new one; every other session ends.
+   * unauthorized for a wrong current password.
+   */
+  changePassword: {
+    path: "/licensing.v1.AccountService/ChangePassword" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ChangePasswordRequest): Buffer =>
+      Buffer.from(ChangePasswordRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ChangePasswordRequest => ChangePasswordRequest.decode(value),
+    responseSerialize: (value: ChangePasswordResponse): Buffer =>
+      Buffer.from(ChangePasswordResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ChangePasswordResponse => ChangePasswordResponse.decode(value),
+  },
+  /**
+   * Members: the people of an account, each with a role (proto/rules/roles.ts). An invitation mails a
+   * one-time link (7 days); conflict for an address already a member; forbidden for a role above the
+   * inviter's (actor_role) or for the owner's membership, which changes only by TransferOwnership.
+   */
+  inviteMember: {
+    path: "/licensing.v1.AccountService/InviteMember" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: InviteMemberRequest): Buffer => Buffer.from(InviteMemberRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): InviteMemberRequest => InviteMemberRequest.decode(value),
+    responseSerialize: (value: Member): Buffer => Buffer.from(Member.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Member => Member.decode(value),
+  },
+  listMembers: {
+    path: "/licensing.v1.AccountService/ListMembers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListMembersRequest): Buffer => Buffer.from(ListMembersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListMembersRequest => ListMembersRequest.decode(value),
+    responseSerialize: (value: ListMembersResponse): Buffer => Buffer.from(ListMembersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListMembersResponse => ListMembersResponse.decode(value),
+  },
+  getMember: {
+    path: "/licensing.v1.AccountService/GetMember" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetMemberRequest): Buffer => Buffer.from(GetMemberRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetMemberRequest => GetMemberRequest.decode(value),
+    responseSerialize: (value: Member): Buffer => Buffer.from(Member.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Member => Member.decode(value),
+  },
+  updateMember: {
+    path: "/licensing.v1.AccountService/UpdateMember" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateMemberRequest): Buffer => Buffer.from(UpdateMemberRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateMemberRequest => UpdateMemberRequest.decode(value),
+    responseSerialize: (value: Member): Buffer => Buffer.from(Member.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Member => Member.decode(value),
+  },
+  /** Removes a member: their sessions end at once; keys they made keep working until revoked. */
+  removeMember: {
+    path: "/licensing.v1.AccountService/RemoveMember" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetMemberRequest): Buffer => Buffer.from(GetMemberRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetMemberRequest => GetMemberRequest.decode(value),
+    responseSerialize: (value: Member): Buffer => Buffer.from(Member.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Member => Member.decode(value),
+  },
+  /** The owner only (actor_role owner): the member becomes the owner, the owner an admin. */
+  transferOwnership: {
+    path: "/licensing.v1.AccountService/TransferOwnership" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TransferOwnershipRequest): Buffer =>
+      Buffer.from(TransferOwnershipRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TransferOwnershipRequest => TransferOwnershipRequest.decode(value),
+    responseSerialize: (value: Member): Buffer => Buffer.from(Member.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Member => Member.decode(value),
+  },
+  /**
+   * The invitation's link: the person's name and password; they are then active and signed in.
+   * invalid_request for a used or expired link; conflict when the address already signs in elsewhere.
+   */
+  acceptInvitation: {
+    path: "/licensing.v1.AccountService/AcceptInvitation" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AcceptInvitationRequest): Buffer =>
+      Buffer.from(AcceptInvitationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AcceptInvitationRequest => AcceptInvitationRequest.decode(value),
+    responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
+  },
   /** Revokes a key and issues a new one with the same name and scope. */
   regenerateApiKey: {
     path: "/licensing.v1.AccountService/RegenerateApiKey" as const,
@@ -4853,6 +6422,39 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   /** UNAUTHENTICATED when the session is unknown, ended or expired. */
   getSession: handleUnaryCall<GetSessionRequest, SessionResponse>;
   endSession: handleUnaryCall<GetSessionRequest, EndSessionResponse>;
+  /**
+   * Forgot password: mails a one-time link (valid 1 hour) to a registered address; the answer is the same
+   * for any address, and comes before the mail is sent. PERMISSION_DENIED (forbidden) without mail.
+   */
+  requestPasswordReset: handleUnaryCall<RequestPasswordResetRequest, RequestPasswordResetResponse>;
+  /**
+   * The link's token and a new password: the password is changed, every session of the person ends,
+   * and a new one is opened (signed in). invalid_request for a used or expired link, or a weak password.
+   */
+  resetPassword: handleUnaryCall<ResetPasswordRequest, SessionResponse>;
+  /**
+   * Signed in (the session's token): the current password and a new one; every other session ends.
+   * unauthorized for a wrong current password.
+   */
+  changePassword: handleUnaryCall<ChangePasswordRequest, ChangePasswordResponse>;
+  /**
+   * Members: the people of an account, each with a role (proto/rules/roles.ts). An invitation mails a
+   * one-time link (7 days); conflict for an address already a member; forbidden for a role above the
+   * inviter's (actor_role) or for the owner's membership, which changes only by TransferOwnership.
+   */
+  inviteMember: handleUnaryCall<InviteMemberRequest, Member>;
+  listMembers: handleUnaryCall<ListMembersRequest, ListMembersResponse>;
+  getMember: handleUnaryCall<GetMemberRequest, Member>;
+  updateMember: handleUnaryCall<UpdateMemberRequest, Member>;
+  /** Removes a member: their sessions end at once; keys they made keep working until revoked. */
+  removeMember: handleUnaryCall<GetMemberRequest, Member>;
+  /** The owner only (actor_role owner): the member becomes the owner, the owner an admin. */
+  transferOwnership: handleUnaryCall<TransferOwnershipRequest, Member>;
+  /**
+   * The invitation's link: the person's name and password; they are then active and signed in.
+   * invalid_request for a used or expired link; conflict when the address already signs in elsewhere.
+   */
+  acceptInvitation: handleUnaryCall<AcceptInvitationRequest, SessionResponse>;
   /** Revokes a key and issues a new one with the same name and scope. */
   regenerateApiKey: handleUnaryCall<RevokeApiKeyRequest, CreateApiKeyResponse>;
   /** The latest key actions of an account (created, revoked), newest first by time. */
@@ -5119,6 +6721,179 @@ export interface AccountServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Forgot password: mails a one-time link (valid 1 hour) to a registered address; the answer is the same
+   * for any address, and comes before the mail is sent. PERMISSION_DENIED (forbidden) without mail.
+   */
+  requestPasswordReset(
+    request: RequestPasswordResetRequest,
+    callback: (error: ServiceError | null, response: RequestPasswordResetResponse) => void,
+  ): ClientUnaryCall;
+  requestPasswordReset(
+    request: RequestPasswordResetRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RequestPasswordResetResponse) => void,
+  ): ClientUnaryCall;
+  requestPasswordReset(
+    request: RequestPasswordResetRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RequestPasswordResetResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The link's token and a new password: the password is changed, every session of the person ends,
+   * and a new one is opened (signed in). invalid_request for a used or expired link, or a weak password.
+   */
+  resetPassword(
+    request: ResetPasswordRequest,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  resetPassword(
+    request: ResetPasswordRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  resetPassword(
+    request: ResetPasswordRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Signed in (the session's token): the current password and a new one; every other session ends.
+   * unauthorized for a wrong current password.
+   */
+  changePassword(
+    request: ChangePasswordRequest,
+    callback: (error: ServiceError | null, response: ChangePasswordResponse) => void,
+  ): ClientUnaryCall;
+  changePassword(
+    request: ChangePasswordRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ChangePasswordResponse) => void,
+  ): ClientUnaryCall;
+  changePassword(
+    request: ChangePasswordRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ChangePasswordResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Members: the people of an account, each with a role (proto/rules/roles.ts). An invitation mails a
+   * one-time link (7 days); conflict for an address already a member; forbidden for a role above the
+   * inviter's (actor_role) or for the owner's membership, which changes only by TransferOwnership.
+   */
+  inviteMember(
+    request: InviteMemberRequest,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  inviteMember(
+    request: InviteMemberRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  inviteMember(
+    request: InviteMemberRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  listMembers(
+    request: ListMembersRequest,
+    callback: (error: ServiceError | null, response: ListMembersResponse) => void,
+  ): ClientUnaryCall;
+  listMembers(
+    request: ListMembersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListMembersResponse) => void,
+  ): ClientUnaryCall;
+  listMembers(
+    request: ListMembersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListMembersResponse) => void,
+  ): ClientUnaryCall;
+  getMember(
+    request: GetMemberRequest,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  getMember(
+    request: GetMemberRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  getMember(
+    request: GetMemberRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  updateMember(
+    request: UpdateMemberRequest,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  updateMember(
+    request: UpdateMemberRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  updateMember(
+    request: UpdateMemberRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  /** Removes a member: their sessions end at once; keys they made keep working until revoked. */
+  removeMember(
+    request: GetMemberRequest,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  removeMember(
+    request: GetMemberRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  removeMember(
+    request: GetMemberRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  /** The owner only (actor_role owner): the member becomes the owner, the owner an admin. */
+  transferOwnership(
+    request: TransferOwnershipRequest,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  transferOwnership(
+    request: TransferOwnershipRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  transferOwnership(
+    request: TransferOwnershipRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  /**
+   * The invitation's link: the person's name and password; they are then active and signed in.
+   * invalid_request for a used or expired link; conflict when the address already signs in elsewhere.
+   */
+  acceptInvitation(
+    request: AcceptInvitationRequest,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  acceptInvitation(
+    request: AcceptInvitationRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  acceptInvitation(
+    request: AcceptInvitationRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
   ): ClientUnaryCall;
   /** Revokes a key and issues a new one with the same name and scope. */
   regenerateApiKey(

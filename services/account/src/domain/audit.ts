@@ -40,6 +40,15 @@ export function targetOf(event: DomainEvent): AuditTargetOf {
       return pick('api_key', data.api_key);
     case 'customer.erased':
       return { type: 'customer', id: String(data.placeholder ?? '') };
+    case 'password.changed' as string:
+    case 'password.reset' as string:
+      return pick('user', data.user);
+    case 'member.invited' as string:
+    case 'member.joined' as string:
+    case 'member.role_changed' as string:
+    case 'member.removed' as string:
+    case 'member.ownership_transferred' as string:
+      return pick('member', data.member);
     default:
       if (event.type.startsWith('license.')) return pick('license', data.license);
       if (event.type.startsWith('subscription.')) return pick('subscription', data.subscription);

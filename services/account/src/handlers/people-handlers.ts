@@ -5,11 +5,20 @@ import { listAuditEntries } from '../use-cases/audit';
 import type { PeopleDeps } from '../use-cases/deps';
 import { endSession, getSession, signIn, type OpenedSession } from '../use-cases/sessions';
 import { confirmSignUp, signUp } from '../use-cases/sign-up';
+import { changePassword, requestPasswordReset, resetPassword } from '../use-cases/passwords';
 import { toAccount } from './account-handlers';
 
 type PeopleHandlers = Pick<
   Handlers<typeof AccountServiceService>,
-  'signUp' | 'confirmSignUp' | 'signIn' | 'getSession' | 'endSession' | 'listAuditEntries'
+  | 'signUp'
+  | 'confirmSignUp'
+  | 'signIn'
+  | 'getSession'
+  | 'endSession'
+  | 'listAuditEntries'
+  | 'requestPasswordReset'
+  | 'resetPassword'
+  | 'changePassword'
 >;
 
 const userJson = (u: UserDoc) => ({
@@ -19,12 +28,13 @@ const userJson = (u: UserDoc) => ({
   created_at: u.created_at.toISOString(),
 });
 
-const toSession = (s: OpenedSession): SessionResponse => ({
+export const toSession = (s: OpenedSession): SessionResponse => ({
   token: s.token,
   csrf_token: s.csrfToken,
   expires_at: s.expiresAt.toISOString(),
   user: userJson(s.user),
   account: toAccount(s.account),
+  role: s.role,
 });
 
 // Proto to use case and back; the rules live in use-cases/ and domain/.
@@ -42,5 +52,11 @@ export function peopleHandlers(deps: PeopleDeps): PeopleHandlers {
       return {};
     },
     listAuditEntries: async (req) => ({ data: await listAuditEntries(deps, req.account_id, req.limit) }),
+    async requestPasswordReset(req) {
+      await requestPasswordReset(deps, req);
+      return {};
+    },
+    resetPassword: async (req) => toSession(await resetPassword(deps, req)),
+    changePassword: async (req) => ({ ended_sessions: await changePassword(deps, req) }),
   };
 }

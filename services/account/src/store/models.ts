@@ -57,6 +57,17 @@ export interface UserDoc {
   email: string;
   password_hash: string;
   created_at: Date;
+  /** The account's own actions about this person (a password changed), for the audit log. */
+  outbox?: Record<string, DomainEvent>;
+}
+
+/** A forgotten password's e-mailed link, waiting to be used once within the hour. */
+export interface PasswordResetDoc {
+  /** SHA-256 of the link's token. */
+  _id: string;
+  user_id: string;
+  created_at: Date;
+  expires_at: Date;
 }
 
 export interface SessionDoc {
@@ -87,6 +98,7 @@ export interface AccountModels {
   User: Model<UserDoc>;
   Session: Model<SessionDoc>;
   PendingSignup: Model<PendingSignupDoc>;
+  PasswordReset: Model<PasswordResetDoc>;
 }
 
 function accountSchema(): Schema<AccountDoc> {
@@ -144,6 +156,7 @@ function userSchema(): Schema<UserDoc> {
       email: { type: String, required: true, unique: true },
       password_hash: { type: String, required: true },
       created_at: { type: Date, required: true },
+      ...outboxFields,
     },
     { versionKey: false, collection: 'users' },
   );
@@ -164,6 +177,8 @@ function sessionSchema(): Schema<SessionDoc> {
     },
     { versionKey: false, collection: 'sessions' },
   );
+  // A new password ends the person's other sessions.
+  schema.index({ user_id: 1 });
   return schema;
 }
 
@@ -183,8 +198,22 @@ function pendingSignupSchema(): Schema<PendingSignupDoc> {
   return schema;
 }
 
+function passwordResetSchema(): Schema<PasswordResetDoc> {
+  return new Schema<PasswordResetDoc>(
+    {
+      _id: String,
+      user_id: { type: String, required: true },
+      created_at: { type: Date, required: true },
+      // As sessions: MongoDB removes expired links; on FerretDB the use checks expires_at.
+      expires_at: { type: Date, required: true, index: { expireAfterSeconds: 0 } },
+    },
+    { versionKey: false, collection: 'password_resets' },
+  );
+}
+
 export function accountModels(conn: Connection): AccountModels {
   return {
+    PasswordReset: conn.model<PasswordResetDoc>('PasswordReset', passwordResetSchema()),
     PendingSignup: conn.model<PendingSignupDoc>('PendingSignup', pendingSignupSchema()),
     Account: conn.model<AccountDoc>('Account', accountSchema()),
     ApiKey: conn.model<ApiKeyDoc>('ApiKey', apiKeySchema()),

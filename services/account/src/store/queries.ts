@@ -1,7 +1,15 @@
 import { SLOT_ROUNDS, chooseSlot, countMatching, listPage, outboxOf, withEvents } from '@licensing/runtime';
-import type { DomainEvent, PageRequest } from '@licensing/proto';
+import type { AccountActionEvent, DomainEvent, PageRequest } from '@licensing/proto';
 import { backfillKeySlots } from '../jobs/key-slots';
-import type { AccountDoc, AccountModels, ApiKeyDoc, PendingSignupDoc, SessionDoc, UserDoc } from './models';
+import type {
+  AccountDoc,
+  AccountModels,
+  ApiKeyDoc,
+  PasswordResetDoc,
+  PendingSignupDoc,
+  SessionDoc,
+  UserDoc,
+} from './models';
 
 export class AccountStore {
   constructor(readonly models: AccountModels) {}
@@ -140,11 +148,11 @@ export class PeopleStore {
   }
 
   findUserByEmail(email: string): Promise<UserDoc | null> {
-    return this.models.User.findOne({ email }).lean<UserDoc>().exec();
+    return this.models.User.findOne({ email }, { outbox: 0 }).lean<UserDoc>().exec();
   }
 
   findUser(id: string): Promise<UserDoc | null> {
-    return this.models.User.findById(id).lean<UserDoc>().exec();
+    return this.models.User.findById(id, { outbox: 0 }).lean<UserDoc>().exec();
   }
 
   async insertSession(doc: SessionDoc): Promise<void> {
@@ -158,6 +166,32 @@ export class PeopleStore {
 
   async endSession(digest: string, at: Date): Promise<void> {
     await this.models.Session.updateOne({ _id: digest, ended_at: null }, { $set: { ended_at: at } });
+  }
+
+  /** Ends every live session of a person but `keep` (a digest): how many ended. */
+  async endSessionsOf(userId: string, at: Date, keep = ''): Promise<number> {
+    const res = await this.models.Session.updateMany(
+      { user_id: userId, ended_at: null, ...(keep ? { _id: { $ne: keep } } : {}) },
+      { $set: { ended_at: at } },
+    );
+    return res.modifiedCount;
+  }
+
+  async insertPasswordReset(doc: PasswordResetDoc): Promise<void> {
+    await this.models.PasswordReset.create(doc);
+  }
+
+  /** Takes a reset link's record (it works once): the record, or null when unknown or already taken. */
+  takePasswordReset(digest: string): Promise<PasswordResetDoc | null> {
+    return this.models.PasswordReset.findOneAndDelete({ _id: digest }).lean<PasswordResetDoc>().exec();
+  }
+
+  /** A new password hash, with the account action that records it (through the person's outbox). */
+  async setPassword(userId: string, passwordHash: string, action: AccountActionEvent): Promise<void> {
+    await this.models.User.updateOne(
+      { _id: userId },
+      { $set: { password_hash: passwordHash, ...withEvents([action as unknown as DomainEvent]) } },
+    );
   }
 
   /**
@@ -190,6 +224,11 @@ export class PeopleStore {
   }
 
   /** Removes an account created by a sign-up whose owner could not be stored (nothing half-written). */
+  /** A removed member's login: they cannot sign in again (their address is free for a new invitation). */
+  async deleteUser(id: string): Promise<void> {
+    await this.models.User.deleteOne({ _id: id });
+  }
+
   async deleteAccount(id: string): Promise<void> {
     await this.models.Account.deleteOne({ _id: id });
   }

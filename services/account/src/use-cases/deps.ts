@@ -2,6 +2,7 @@ import type { Clock, Logger, Outbox } from '@licensing/runtime';
 import type { Peppers } from '../domain/api-key';
 import type { Mailer } from '../mail/mailer';
 import type { AccountStore, PeopleStore } from '../store/queries';
+import type { MemberStore } from '../store/members';
 
 /** What the account and API key use cases work with; main.ts gives the real ones, unit tests fakes. */
 export interface AccountDeps {
@@ -23,4 +24,10 @@ export interface PeopleDeps {
   clock: Clock;
   /** PUBLIC_BASE_URL without a trailing slash, for the links in e-mails. */
   baseUrl: string;
+  /** Where a mail sent after the answer reports that it failed. */
+  log?: Pick<Logger, 'warn'>;
+  /** Publishes at once the account actions a write recorded (the relay retries what this misses). */
+  outbox?: Pick<Outbox, 'flush'>;
+  /** The members: a sign-up makes its owner one (absent in the unit tests of sign-up and sessions). */
+  members?: MemberStore;
 }

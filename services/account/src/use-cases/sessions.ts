@@ -20,10 +20,17 @@ export interface OpenedSession {
   expiresAt: Date;
   user: UserDoc;
   account: AccountDoc;
+  /** The person's member role: what the dashboard lets them do. */
+  role: string;
+}
+
+/** A person's member role (owner for a login without a member: none existed before members). */
+async function roleOf(deps: Pick<PeopleDeps, 'members'>, userId: string): Promise<string> {
+  return (await deps.members?.byUser(userId))?.role ?? 'owner';
 }
 
 export async function openSession(
-  { people, clock }: Pick<PeopleDeps, 'people' | 'clock'>,
+  { people, clock, members }: Pick<PeopleDeps, 'people' | 'clock' | 'members'>,
   user: UserDoc,
   account: AccountDoc,
 ): Promise<OpenedSession> {
@@ -39,7 +46,7 @@ export async function openSession(
     expires_at: expires,
     ended_at: null,
   });
-  return { token, csrfToken, expiresAt: expires, user, account };
+  return { token, csrfToken, expiresAt: expires, user, account, role: await roleOf({ members }, user._id) };
 }
 
 /** A new session for the right e-mail and password; both failures answer alike, and take as long. */
@@ -56,17 +63,21 @@ export async function signIn(deps: PeopleDeps, req: { email: string; password: s
 }
 
 /** The live session of a cookie's token, with its user and account. */
-export async function getSession({ accounts, people, clock }: PeopleDeps, token: string): Promise<OpenedSession> {
+export async function getSession(
+  { accounts, people, clock, members }: PeopleDeps,
+  token: string,
+): Promise<OpenedSession> {
   const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
   if (!isSessionToken(token)) throw gone();
   const session = await people.findSession(digestSessionToken(token));
   if (!session || !sessionIsLive(session, clock.now())) throw gone();
-  const [user, account] = await Promise.all([
+  const [user, account, role] = await Promise.all([
     people.findUser(session.user_id),
     accounts.findAccount(session.account_id),
+    roleOf({ members }, session.user_id),
   ]);
   if (!user || !account) throw gone();
-  return { token: '', csrfToken: session.csrf_token, expiresAt: session.expires_at, user, account };
+  return { token: '', csrfToken: session.csrf_token, expiresAt: session.expires_at, user, account, role };
 }
 
 /** Signs out: ends the session of a well-formed token (anything else is already no session). */

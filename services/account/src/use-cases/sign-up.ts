@@ -12,6 +12,8 @@ import {
 import type { AccountDoc, UserDoc } from '../store/models';
 import type { PeopleDeps } from './deps';
 import { openSession, type OpenedSession } from './sessions';
+import { ownerMember } from './members';
+import { memberAction } from '../domain/members';
 
 /** Only after the e-mailed link was used, which proves the address is the reader's. */
 const ALREADY_REGISTERED = 'this e-mail already has an account; sign in instead';
@@ -83,6 +85,10 @@ export async function confirmSignUp(deps: PeopleDeps, token: string): Promise<Op
     await people.deleteAccount(account._id); // nothing half-written
     if (isDuplicate(err)) throw new AppError('conflict', ALREADY_REGISTERED);
     throw err;
+  }
+  if (deps.members) {
+    const owner = ownerMember(user);
+    await deps.members.insert(owner, memberAction('member.joined', owner, now));
   }
   return openSession(deps, user, account);
 }

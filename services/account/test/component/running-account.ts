@@ -19,6 +19,8 @@ export interface RunningAccount {
   operator: AccountClient;
   /** The gateway's client. */
   gateway: AccountClient;
+  /** The web component's (the dashboard's) client. */
+  web: AccountClient;
   /** Stops the service and drops its database. */
   stop(): Promise<void>;
 }
@@ -30,18 +32,21 @@ export async function startAccount(
 ): Promise<RunningAccount> {
   await setUpEvents(t);
   const service = await start({ env: { ...envFor('account', t, { port: 0 }), ...env } });
-  const as = (caller: 'operator' | 'gateway') =>
+  const as = (caller: 'operator' | 'gateway' | 'web') =>
     createClient(AccountServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, caller));
   const operator = as('operator');
   const gateway = as('gateway');
+  const web = as('web');
   return {
     topology: t,
     port: service.port,
     operator,
     gateway,
+    web,
     async stop() {
       operator.close();
       gateway.close();
+      web.close();
       await stopAndDrop('the account service', service);
     },
   };

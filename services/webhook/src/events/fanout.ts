@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from 'nats';
-import type { DomainEvent } from '@licensing/proto';
+import { isEventType, type DomainEvent } from '@licensing/proto';
 import {
   WEBHOOK_FANOUT_CONSUMER,
   endSpan,
@@ -172,6 +172,8 @@ export class Fanout {
     const now = this.clock.now();
     const docs: DeliveryDoc[] = [];
     for (const event of events) {
+      // The account's own actions (a password reset) are the audit log's alone: no endpoint hears of them.
+      if (!isEventType(event.type)) continue;
       const matching = (endpointsOf.get(event.account_id) ?? []).filter((e) => subscribes(e.events, event.type));
       if (!matching.length) continue;
       const body = webhookBody(event);

@@ -48,6 +48,14 @@ async function setup(maxAgeMs = 1000) {
 }
 
 describe('webhook fan-out', () => {
+  it("delivers no account action (a password reset), even to an endpoint of every event: they are the audit log's", async () => {
+    const { fanout, handed, endpoint } = await setup();
+    await endpoint('acct_P', ['*']);
+    expect(await fanout.fanOut([event('acct_P', 'password.reset'), event('acct_P', 'password.changed')])).toEqual([]);
+    expect(await fanout.fanOut([event('acct_P', 'license.created')])).toHaveLength(1);
+    expect(handed.flat().map((d) => d.event_type)).toEqual(['license.created']);
+  });
+
   it('a batch looks up each account once and records all its deliveries in one insert', async () => {
     const { fanout, endpoints, deliveries, handed, endpoint } = await setup();
     const all = await endpoint('acct_A', ['*']);

@@ -1,0 +1,24 @@
+import { dashboardRoleFor } from '../../src/dashboard/signed-in';
+
+// What each dashboard request needs of the signed-in member's role: reading is everyone's; a support
+// member's licence actions; a developer's other changes; an admin's settings; anyone's own password.
+
+it.each([
+  ['GET', '/dashboard/licenses?status=active', 'read_only'],
+  ['GET', '/dashboard/settings', 'read_only'],
+  ['POST', '/dashboard/signout', 'read_only'],
+  ['POST', '/dashboard/settings/password', 'read_only'],
+  ['POST', '/dashboard/licenses/ABCD-EFGH/suspend', 'support'],
+  ['POST', '/dashboard/licenses/ABCD-EFGH/reroll', 'support'],
+  ['POST', '/dashboard/licenses/ABCD-EFGH/email', 'support'],
+  ['POST', '/dashboard/licenses/ABCD-EFGH/activations/act_1/deactivate', 'support'],
+  ['POST', '/dashboard/licenses/ABCD-EFGH/revoke', 'developer'],
+  ['POST', '/dashboard/licenses', 'developer'],
+  ['POST', '/dashboard/products', 'developer'],
+  ['POST', '/dashboard/webhooks/we_1/rotate-secret', 'developer'],
+  ['POST', '/dashboard/settings/keys', 'admin'],
+  ['POST', '/dashboard/settings/keys/revoke-all', 'admin'],
+  ['POST', '/dashboard/settings/support-email', 'admin'],
+])('%s %s needs %s', (method, url, role) => {
+  expect(dashboardRoleFor(method, url)).toBe(role);
+});
