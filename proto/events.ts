@@ -79,6 +79,8 @@ export const accountActionTypes = [
   'member.role_changed',
   'member.removed',
   'member.ownership_transferred',
+  'session.signed_in',
+  'session.sign_in_failed',
 ] as const;
 export type AccountActionType = (typeof accountActionTypes)[number];
 
@@ -111,6 +113,12 @@ export interface Actor {
   /** A member's e-mail, or a key's name, when the edge knows it. */
   name?: string;
 }
+
+/**
+ * The actor id of a dashboard request made before anyone is signed in (a sign-in, a reset or
+ * invitation link): the account service names the person the action is about instead.
+ */
+export const VISITOR_ACTOR_ID = 'visitor';
 
 /** Who made a request and from where: what the edge learns and every call it makes carries on. */
 export interface RequestOrigin {

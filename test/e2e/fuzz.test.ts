@@ -289,6 +289,57 @@ const dashboardOps: Operation[] = [
     ],
     html: true,
   },
+  // Before a session: a forgotten password, its mailed link, an invitation's link.
+  {
+    method: 'POST',
+    template: '/dashboard/password/forgot',
+    operationId: 'forgotPassword',
+    params: [],
+    html: true,
+    form: ['email', '_csrf'],
+  },
+  {
+    method: 'GET',
+    template: '/dashboard/password/reset',
+    operationId: 'resetPasswordPage',
+    params: [{ in: 'query', name: 'token' }],
+    html: true,
+  },
+  {
+    method: 'POST',
+    template: '/dashboard/password/reset',
+    operationId: 'resetPassword',
+    params: [],
+    html: true,
+    form: ['token', 'password', '_csrf'],
+  },
+  {
+    method: 'POST',
+    template: '/dashboard/invitations/accept',
+    operationId: 'acceptInvitation',
+    params: [],
+    html: true,
+    form: ['token', 'name', 'password', '_csrf'],
+  },
+  // Signed in: the audit log's filters, a member's role form.
+  {
+    method: 'GET',
+    template: '/dashboard/audit',
+    operationId: 'dashboardAudit',
+    params: ['actor_id', 'action', 'target_id', 'since', 'until', 'starting_after'].map((name) => ({
+      in: 'query',
+      name,
+    })),
+    html: true,
+  },
+  {
+    method: 'POST',
+    template: '/dashboard/members/{id}/role',
+    operationId: 'dashboardMemberRole',
+    params: [{ in: 'path', name: 'id' }],
+    html: true,
+    form: ['role', '_csrf'],
+  },
 ];
 
 // The customer portal's pages: the sign-in form and its POST, the one-time link, the licence

@@ -33,6 +33,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+// Every test runs the CLI several times, each a process of its own that loads the runtime: seconds apiece
+// on a busy machine.
+jest.setTimeout(120_000);
+
 const admin = (...args: string[]) => adminWith({}, ...args);
 
 /** `count` calls of `make`, ten at a time, in order of their index: what each answered. */
@@ -153,7 +157,7 @@ describe('npm run admin', () => {
       live_keys: 0,
     });
     expect((await admin('revoke-all-keys')).stderr).toContain('revoke-all-keys needs --account');
-  }, 90_000); // four CLI processes, each a few seconds on a busy machine
+  });
 
   it('set-plan and set-limits change the account and the gateway honours them', async () => {
     const { account_id, api_key } = JSON.parse((await admin('create-account', '--name', 'Limits')).stdout);

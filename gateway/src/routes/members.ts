@@ -31,6 +31,7 @@ function inviteMember(clients: Clients): RequestHandler {
       account_id: p.accountId,
       email: body.email!,
       role: body.role!,
+      resend: false,
       ...actorOf(p),
     });
     res.status(201).location(`/api/v1/members/${m.id}`).json(memberJson(m));

@@ -221,6 +221,10 @@ export class FakePeopleStore implements PeopleStore {
     return r ? structuredClone(r) : null;
   }
 
+  async recordAction(_userId: string, action: AccountActionEvent): Promise<void> {
+    this.actions.push(action);
+  }
+
   async setPassword(userId: string, passwordHash: string, action: AccountActionEvent): Promise<void> {
     const u = this.users.get(userId);
     if (u) u.password_hash = passwordHash;

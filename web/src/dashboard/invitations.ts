@@ -2,7 +2,14 @@ import type { Request, Response } from 'express';
 import { AppError } from '@licensing/runtime';
 import type { PageRoute } from '../kit/route-table';
 import { field } from './context';
-import { issuePreSessionCsrf, preSessionCsrfOk, setSessionCookie, INCOMPLETE_LINK, linkToken } from './session';
+import {
+  issuePreSessionCsrf,
+  preSessionCsrfOk,
+  setSessionCookie,
+  INCOMPLETE_LINK,
+  linkToken,
+  asVisitor,
+} from './session';
 import { invitationPage, invitationProblemPage } from './sign-in-pages';
 import type { SignInContext } from './sign-in';
 
@@ -20,6 +27,7 @@ const showInvitation =
 const accept =
   ({ page, clients, secureCookies }: SignInContext) =>
   async (req: Request, res: Response) => {
+    asVisitor(req);
     const token = field(req, 'token', 100);
     const name = field(req, 'name', 101);
     const form = (error: string) => invitationPage(issuePreSessionCsrf(res, secureCookies), token, { error, name });

@@ -1,3 +1,4 @@
+import { roleCovers } from '@licensing/proto';
 import { errorBox, htmlDocument } from '../kit/html';
 import { html, nothing, type Html } from '../kit/template';
 import type { DashboardSession } from './session';
@@ -10,7 +11,7 @@ export function layout(title: string, body: Html, session?: DashboardSession, cu
   const link = (href: string, label: string): Html =>
     html`<a href="${href}"${current === href ? html` aria-current="page"` : nothing}>${label}</a>`;
   const nav = session
-    ? html`<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/webhooks', 'Webhooks')}${link('/dashboard/checkout', 'Checkout')}${link('/dashboard/subscriptions', 'Subscriptions')}${link('/dashboard/emails', 'E-mails')}${link('/dashboard/settings', 'Settings')}</nav>
+    ? html`<nav aria-label="Dashboard">${link('/dashboard', 'Overview')}${link('/dashboard/products', 'Products')}${link('/dashboard/licenses', 'Licences')}${link('/dashboard/webhooks', 'Webhooks')}${link('/dashboard/checkout', 'Checkout')}${link('/dashboard/subscriptions', 'Subscriptions')}${link('/dashboard/emails', 'E-mails')}${link('/dashboard/settings', 'Settings')}${roleCovers(session.role, 'admin') ? html`${link('/dashboard/members', 'Members')}${link('/dashboard/audit', 'Audit')}` : nothing}</nav>
        <form method="post" action="/dashboard/signout" class="signout"><input type="hidden" name="_csrf" value="${session.csrfToken}"><span>${session.userEmail}</span> <button type="submit">Sign out</button></form>`
     : nothing;
   return htmlDocument({

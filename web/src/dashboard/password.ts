@@ -9,7 +9,14 @@ import {
   resetPasswordPage,
   resetSentPage,
 } from './password-pages';
-import { issuePreSessionCsrf, preSessionCsrfOk, setSessionCookie, INCOMPLETE_LINK, linkToken } from './session';
+import {
+  issuePreSessionCsrf,
+  preSessionCsrfOk,
+  setSessionCookie,
+  INCOMPLETE_LINK,
+  linkToken,
+  asVisitor,
+} from './session';
 import type { SignInContext } from './sign-in';
 
 // A forgotten password (a link by mail, then a new password with it) and changing one while signed in.
@@ -26,6 +33,7 @@ const askForLink =
     const email = field(req, 'email', 254).trim().toLowerCase();
     const form = (error: string) => forgotPasswordPage(issuePreSessionCsrf(res, secureCookies), { error, email });
     if (!preSessionCsrfOk(req)) return page(res, 403, form('The form expired. Please try again.'));
+    asVisitor(req);
     const address = addressKey(req.ip); // IPv6 by its /64
     const wait = await attempt(signUpThrottle, email, address);
     if (wait !== null) {
@@ -58,6 +66,7 @@ const showReset =
 const reset =
   ({ page, clients, secureCookies }: SignInContext) =>
   async (req: Request, res: Response) => {
+    asVisitor(req);
     const token = field(req, 'token', 100);
     const form = (error?: string) => resetPasswordPage(issuePreSessionCsrf(res, secureCookies), token, error);
     if (!preSessionCsrfOk(req)) return page(res, 403, form('The form expired. Please try again.'));

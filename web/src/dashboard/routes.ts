@@ -1,3 +1,5 @@
+import { memberPages } from './members';
+import { auditPages } from './audit';
 import express, { Router, type Response } from 'express';
 import type { Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
@@ -93,6 +95,8 @@ export function dashboardRouter({
   subscriptionPages(r, ctx);
   emailPages(r, ctx);
   settingsPages(r, ctx);
+  auditPages(r, ctx);
+  memberPages(r, ctx);
 
   r.use(notFoundPage(page));
   r.use(errorPages(page, log, secureCookies));

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { SessionResponse } from '@licensing/proto';
+import { VISITOR_ACTOR_ID, type SessionResponse } from '@licensing/proto';
 import { AppError, addressKey, isSessionToken, requestOrigin, setRequestOrigin } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { cookieLine, issueCsrfCookie, readCookie, secondsUntil, tokensMatch } from '../kit/cookies';
@@ -114,3 +114,11 @@ export const linkToken = (req: Request): string =>
 
 /** What a page says of an e-mailed link that arrived without its token. */
 export const INCOMPLETE_LINK = 'This link is incomplete. Copy the whole link from the e-mail.';
+
+/**
+ * Before anyone is signed in (a sign-in, a reset or invitation link) a request names where it came from
+ * and a visitor: the account service names the person the action is about (the audit log).
+ */
+export function asVisitor(req: Request): void {
+  setRequestOrigin(requestOrigin({ type: 'member', id: VISITOR_ACTOR_ID }, req.ip, req.headers['user-agent']));
+}

@@ -15,6 +15,7 @@ import {
   setSessionCookie,
   INCOMPLETE_LINK,
   linkToken,
+  asVisitor,
 } from './session';
 
 // Signing in, signing up (a form, an e-mailed link, its confirmation) and signing out. Before a
@@ -66,6 +67,7 @@ const signIn =
     const password = field(req, 'password', 200);
     const form = (error: string) => signInPage(issuePreSessionCsrf(res, secureCookies), { error, email });
     if (!preSessionCsrfOk(req)) return page(res, 403, form('The form expired. Please try again.'));
+    asVisitor(req);
     const address = addressKey(req.ip); // IPv6 by its /64
     // Counted before the password is checked, atomically: a parallel burst cannot slip past the limit.
     const wait = await attempt(signInThrottle, email, address);

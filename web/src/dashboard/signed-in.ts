@@ -58,10 +58,11 @@ export function signedInGuard(
  */
 const DASHBOARD_ROLES: readonly [method: string, path: RegExp, role: OperationRole][] = [
   ['POST', /^\/dashboard\/(signout|settings\/password)$/, 'read_only'],
-  ['POST', /^\/dashboard\/settings\//, 'admin'],
+  ['POST', /^\/dashboard\/(settings|members)(\/|$)/, 'admin'],
   ['POST', /^\/dashboard\/licenses\/[^/]+\/(suspend|reinstate|renew|reroll|email)$/, 'support'],
   ['POST', /^\/dashboard\/licenses\/[^/]+\/activations\/[^/]+\/deactivate$/, 'support'],
   ['POST', /./, 'developer'],
+  ['GET', /^\/dashboard\/(audit|members)(\/|$)/, 'admin'],
 ];
 
 export function dashboardRoleFor(method: string, url: string): OperationRole {

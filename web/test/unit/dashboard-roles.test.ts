@@ -19,6 +19,10 @@ it.each([
   ['POST', '/dashboard/settings/keys', 'admin'],
   ['POST', '/dashboard/settings/keys/revoke-all', 'admin'],
   ['POST', '/dashboard/settings/support-email', 'admin'],
+  ['POST', '/dashboard/members', 'admin'],
+  ['POST', '/dashboard/members/mem_1/remove', 'admin'],
+  ['GET', '/dashboard/members', 'admin'],
+  ['GET', '/dashboard/audit?action=license.suspended', 'admin'],
 ])('%s %s needs %s', (method, url, role) => {
   expect(dashboardRoleFor(method, url)).toBe(role);
 });

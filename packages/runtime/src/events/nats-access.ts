@@ -17,6 +17,7 @@ const familyOwners: Record<string, NatsUser> = {
   // The account's own actions for the audit log (proto/events.ts, accountActionTypes).
   password: 'account',
   member: 'account',
+  session: 'account',
   product: 'product',
   license: 'license',
   // customer.erased: the licence service, which owns the licences the erasure is about, says it once per call.

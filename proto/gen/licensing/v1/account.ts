@@ -224,6 +224,11 @@ export interface InviteMemberRequest {
   /** Who invites, and their role (no role above it may be given). */
   actor: string;
   actor_role: string;
+  /**
+   * An address already invited (not yet joined) is sent a new link, the old one no longer works,
+   * instead of being refused as a member.
+   */
+  resend: boolean;
 }
 
 export interface ListMembersRequest {
@@ -2950,7 +2955,7 @@ export const Member: MessageFns<Member> = {
 };
 
 function createBaseInviteMemberRequest(): InviteMemberRequest {
-  return { account_id: "", email: "", role: "", actor: "", actor_role: "" };
+  return { account_id: "", email: "", role: "", actor: "", actor_role: "", resend: false };
 }
 
 export const InviteMemberRequest: MessageFns<InviteMemberRequest> = {
@@ -2969,6 +2974,9 @@ export const InviteMemberRequest: MessageFns<InviteMemberRequest> = {
     }
     if (message.actor_role !== "") {
       writer.uint32(42).string(message.actor_role);
+    }
+    if (message.resend !== false) {
+      writer.uint32(48).bool(message.resend);
     }
     return writer;
   },
@@ -3026,6 +3034,14 @@ export const InviteMemberRequest: MessageFns<InviteMemberRequest> = {
             message.actor_role = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.resend = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3053,6 +3069,7 @@ export const InviteMemberRequest: MessageFns<InviteMemberRequest> = {
         : isSet(object.actor_role)
         ? globalThis.String(object.actor_role)
         : "",
+      resend: isSet(object.resend) ? globalThis.Boolean(object.resend) : false,
     };
   },
 
@@ -3073,6 +3090,9 @@ export const InviteMemberRequest: MessageFns<InviteMemberRequest> = {
     if (message.actor_role !== "") {
       obj.actorRole = message.actor_role;
     }
+    if (message.resend !== false) {
+      obj.resend = message.resend;
+    }
     return obj;
   },
 
@@ -3086,6 +3106,7 @@ export const InviteMemberRequest: MessageFns<InviteMemberRequest> = {
     message.role = object.role ?? "";
     message.actor = object.actor ?? "";
     message.actor_role = object.actor_role ?? "";
+    message.resend = object.resend ?? false;
     return message;
   },
 };

@@ -42,6 +42,8 @@ export function targetOf(event: DomainEvent): AuditTargetOf {
       return { type: 'customer', id: String(data.placeholder ?? '') };
     case 'password.changed' as string:
     case 'password.reset' as string:
+    case 'session.signed_in' as string:
+    case 'session.sign_in_failed' as string:
       return pick('user', data.user);
     case 'member.invited' as string:
     case 'member.joined' as string:

@@ -1,5 +1,5 @@
 import type { AccountActionType } from '@licensing/proto';
-import { newEnvelope } from '@licensing/runtime';
+import { personAction } from './person-action';
 import type { Mail } from '../mail/mailer';
 
 // A forgotten password: the sign-in page asks for a link, which is mailed to the address if a person
@@ -29,17 +29,9 @@ export function passwordResetMail(to: string, link: string): Mail {
   };
 }
 
-/**
- * The audit log's record of a password changed (by its owner, signed in) or reset (by the link). The
- * person acts in both: a reset comes from no session, so they are named here when the call names nobody.
- */
-export function passwordAction(
+/** The audit log's record of a password changed (by its owner, signed in) or reset (by the link): theirs. */
+export const passwordAction = (
   type: AccountActionType,
   user: { _id: string; account_id: string; email: string },
   now: Date,
-) {
-  const event = newEnvelope(type, user.account_id, { user: { id: user._id, email: user.email } }, now);
-  return event.origin
-    ? event
-    : { ...event, origin: { actor: { type: 'member' as const, id: user._id, name: user.email } } };
-}
+) => personAction(type, user, now);

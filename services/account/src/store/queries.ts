@@ -186,6 +186,11 @@ export class PeopleStore {
     return this.models.PasswordReset.findOneAndDelete({ _id: digest }).lean<PasswordResetDoc>().exec();
   }
 
+  /** Records an account action about a person (a sign-in) through their outbox. */
+  async recordAction(userId: string, action: AccountActionEvent): Promise<void> {
+    await this.models.User.updateOne({ _id: userId }, { $set: withEvents([action as unknown as DomainEvent]) });
+  }
+
   /** A new password hash, with the account action that records it (through the person's outbox). */
   async setPassword(userId: string, passwordHash: string, action: AccountActionEvent): Promise<void> {
     await this.models.User.updateOne(

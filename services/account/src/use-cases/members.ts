@@ -12,6 +12,7 @@ import {
   newInvitationToken,
 } from '../domain/members';
 import { checkPassword, hashPassword } from '../domain/password';
+import { personAction } from '../domain/person-action';
 import type { MemberDoc, MemberStore } from '../store/members';
 import type { PeopleDeps } from './deps';
 import { openSession, type OpenedSession } from './sessions';
@@ -60,7 +61,7 @@ async function memberOf(deps: MemberDeps, accountId: string, id: string): Promis
 /** Invites an address with a role no higher than the inviter's; a mail carries its one-time link. */
 export async function inviteMember(
   deps: MemberDeps,
-  req: { account_id: string; email: string; role: string; actor?: string; actor_role?: string },
+  req: { account_id: string; email: string; role: string; actor?: string; actor_role?: string; resend?: boolean },
 ): Promise<MemberDoc> {
   const { members, accounts, mailer, clock, baseUrl } = deps;
   if (!mailer) throw new AppError('forbidden', 'this server sends no e-mail: invitations cannot be delivered');
@@ -73,9 +74,13 @@ export async function inviteMember(
   const invitation = { invite_digest: digest, invite_expires_at: new Date(now.getTime() + INVITATION_TTL_MS) };
   const existing = await members.byEmail(account._id, email);
   let member: MemberDoc | null;
-  if (existing && existing.status !== 'removed')
+  if (existing && existing.status === 'invited' && req.resend) {
+    // Sent again: a new link (the old one stops working), the same member.
+    checkActorOutranks(existing, req.actor_role || 'owner', 'invite again');
+    member = await members.change(existing, invitation, memberAction('member.invited', existing, now));
+  } else if (existing && existing.status !== 'removed')
     throw new AppError('conflict', `${email} is already a member of this account (${existing._id})`);
-  if (existing) {
+  else if (existing) {
     // A removed member invited again: the same record, invited afresh.
     const again = {
       role,
@@ -104,7 +109,7 @@ export async function inviteMember(
   if (!member) throw new AppError('conflict', `${email} was invited to this account meanwhile`);
   flush(deps, member._id);
   await mailer.send(
-    invitationMail(email, account.name, role, `${baseUrl}/dashboard/invitations/accept?token=${token}`),
+    invitationMail(email, account.name, member.role, `${baseUrl}/dashboard/invitations/accept?token=${token}`),
   );
   return member;
 }
@@ -221,12 +226,11 @@ export async function acceptInvitation(
     password_hash: await hashPassword(req.password),
     created_at: now,
   };
-  const joinedAction = memberAction('member.joined', member, now);
   const joined = await members.change(
     member,
     { status: 'active', user_id: user._id, name, invite_digest: null, invite_expires_at: null },
-    // From no session: the person who joins is named as the one who acts.
-    { ...joinedAction, origin: joinedAction.origin ?? { actor: { type: 'member', id: user._id, name: member.email } } },
+    // From no session: the person who joins is the one who acts.
+    personAction('member.joined', user, now, { member: { id: member._id, email: member.email, role: member.role } }),
   );
   if (!joined) throw used;
   try {

@@ -10,6 +10,7 @@ import {
 } from '../domain/session';
 import type { AccountDoc, UserDoc } from '../store/models';
 import type { PeopleDeps } from './deps';
+import { personAction } from '../domain/person-action';
 
 const WRONG_CREDENTIALS = 'wrong e-mail or password';
 
@@ -56,10 +57,28 @@ export async function signIn(deps: PeopleDeps, req: { email: string; password: s
   const user = email && email.length <= EMAIL_MAX_LENGTH ? await people.findUserByEmail(email) : null;
   // Verify against a dummy hash for unknown e-mails: both failures take the same time.
   const ok = await verifyPassword(req.password.slice(0, 200), user?.password_hash ?? UNKNOWN_USER_HASH);
+  if (user) await recordSignIn(deps, user, ok ? 'session.signed_in' : 'session.sign_in_failed');
   if (!user || !ok) throw new AppError('unauthorized', WRONG_CREDENTIALS);
   const account = await accounts.findAccount(user.account_id);
   if (!account) throw new AppError('unauthorized', WRONG_CREDENTIALS);
   return openSession(deps, user, account);
+}
+
+/**
+ * A sign-in of a known address, in the audit log (an unknown one belongs to no account). Recording
+ * never fails the sign-in: a store that refuses it is logged, and the sign-in goes on.
+ */
+async function recordSignIn(
+  deps: PeopleDeps,
+  user: UserDoc,
+  type: 'session.signed_in' | 'session.sign_in_failed',
+): Promise<void> {
+  try {
+    await deps.people.recordAction(user._id, personAction(type, user, deps.clock.now()));
+    deps.outbox?.flush(deps.people.models.User, user._id);
+  } catch (err) {
+    deps.log?.warn({ err }, 'could not record a sign-in in the audit log');
+  }
 }
 
 /** The live session of a cookie's token, with its user and account. */

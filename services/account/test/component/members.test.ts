@@ -49,6 +49,7 @@ async function joined(accountId: string, role: string, actorRole = 'admin') {
     email,
     role,
     actor: 'api_key:key_x',
+    resend: false,
     actor_role: actorRole,
   });
   const token = invitationToken((await waitForMail(svc.topology, email)).text);
@@ -97,7 +98,14 @@ describe('members', () => {
   it('refuses a role above the inviter’s, an owner, an unknown role, an address already a member, and a gateway call naming no role', async () => {
     const { accountId, email: ownerEmail } = await owner();
     const invite = (email: string, role: string, actor_role: string) =>
-      gateway.call.inviteMember({ account_id: accountId, email, role, actor: 'api_key:key_x', actor_role });
+      gateway.call.inviteMember({
+        account_id: accountId,
+        email,
+        role,
+        actor: 'api_key:key_x',
+        resend: false,
+        actor_role,
+      });
     await expect(invite(unique('x'), 'admin', 'developer')).rejects.toMatchObject({ code: 'forbidden' });
     await expect(invite(unique('x'), 'owner', 'admin')).rejects.toMatchObject({
       code: 'invalid_request',
@@ -115,6 +123,7 @@ describe('members', () => {
         email: unique('x'),
         role: 'support',
         actor: 'api_key:key_x',
+        resend: false,
         actor_role: '',
       }),
     ).rejects.toMatchObject({ code: 'forbidden' });
@@ -174,11 +183,41 @@ describe('members', () => {
       email,
       role: 'read_only',
       actor: 'api_key:key_x',
+      resend: false,
       actor_role: 'admin',
     });
     expect(again).toMatchObject({ id: invited.id, status: 'invited', role: 'read_only' });
     const token = invitationToken((await waitForMail(svc.topology, email, 2)).text);
     expect((await web.call.acceptInvitation({ token, name: 'Back', password: PASSWORD })).user?.email).toBe(email);
+  });
+
+  it('an invitation sent again has a new link; the old one no longer works', async () => {
+    const { accountId } = await owner();
+    const email = unique('again');
+    const invite = (resend: boolean) =>
+      gateway.call.inviteMember({
+        account_id: accountId,
+        email,
+        role: 'support',
+        actor: 'api_key:key_x',
+        actor_role: 'admin',
+        resend,
+      });
+    const first = await invite(false);
+    const oldToken = invitationToken((await waitForMail(svc.topology, email)).text);
+    expect((await invite(true)).id).toBe(first.id);
+    const newToken = invitationToken((await waitForMail(svc.topology, email, 2)).text);
+    expect(newToken).not.toBe(oldToken);
+    await expect(web.call.acceptInvitation({ token: oldToken, name: 'Old', password: PASSWORD })).rejects.toMatchObject(
+      {
+        code: 'invalid_request',
+      },
+    );
+    expect((await web.call.acceptInvitation({ token: newToken, name: 'New', password: PASSWORD })).user?.email).toBe(
+      email,
+    );
+    // Joined: sending again is refused as for any member.
+    await expect(invite(true)).rejects.toMatchObject({ code: 'conflict' });
   });
 
   it('an address that already signs in to an account cannot accept; a made-up link is refused', async () => {
@@ -189,6 +228,7 @@ describe('members', () => {
       email: first.email,
       role: 'support',
       actor: 'api_key:key_x',
+      resend: false,
       actor_role: 'admin',
     });
     const token = invitationToken((await waitForMail(svc.topology, first.email, 2)).text);

@@ -1,3 +1,5 @@
+import { VISITOR_ACTOR_ID } from '@licensing/proto';
+import { requestOrigin, withCallScope } from '@licensing/runtime';
 import { eventually } from '../../../../test/support/eventually';
 import { mailsTo, signupToken, waitForMail } from '../../../../test/support/mailbox';
 import { type AccountClient, type RunningAccount, startAccount } from './running-account';
@@ -124,5 +126,45 @@ describe('changing a password', () => {
         new_password: 'fresh passphrase 2',
       }),
     ).rejects.toMatchObject({ code: 'unauthorized' });
+  });
+});
+
+describe('signing in', () => {
+  it("is in the audit log, failed or not, as the person's, with the address the dashboard saw", async () => {
+    const { email, session } = await signedUp();
+    const visitor = requestOrigin({ type: 'member', id: VISITOR_ACTOR_ID }, '198.51.100.9', 'Firefox/130');
+    const asVisitor = <T>(fn: () => Promise<T>) =>
+      withCallScope('req_signin', Number.POSITIVE_INFINITY, fn, undefined, visitor);
+    await expect(asVisitor(() => web.call.signIn({ email, password: 'not the password' }))).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
+    await asVisitor(() => web.call.signIn({ email, password: PASSWORD }));
+    // An address nobody signs in with belongs to no account: nothing to record, the same answer.
+    await expect(
+      asVisitor(() => web.call.signIn({ email: 'nobody@example.com', password: PASSWORD })),
+    ).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
+    const entries = await eventually(async () => {
+      const found = await svc.gateway.call.listAuditEvents({
+        account_id: session.account!.id,
+        page: { limit: 10, starting_after: '' },
+        actor_id: session.user!.id,
+        event_type: '',
+        target_id: '',
+        since: '',
+        until: '',
+      });
+      expect(found.data.map((e) => e.event_type)).toEqual(['session.signed_in', 'session.sign_in_failed']);
+      return found.data;
+    });
+    for (const e of entries)
+      expect(e).toMatchObject({
+        actor: { type: 'member', id: session.user!.id, name: email },
+        target: { type: 'user', id: session.user!.id },
+        ip: '198.51.100.9',
+        user_agent: 'Firefox/130',
+        request_id: 'req_signin',
+      });
   });
 });

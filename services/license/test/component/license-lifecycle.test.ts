@@ -154,7 +154,8 @@ describe('states and transitions', () => {
       license: { status: 'expired' },
     });
     expect(await keysOf({ status: 'expired' })).toContain(key);
-    const expired = await events.waitFor((e) => e.type === 'license.expired' && keyOfEvent(e) === key);
+    // Published by the expiry sweep (every second here): a pass over a busy store may take a while.
+    const expired = await events.waitFor((e) => e.type === 'license.expired' && keyOfEvent(e) === key, 30_000);
     await aSweepHasPassed(); // which would have published it again
     expect(events.all().filter((e) => e.type === 'license.expired' && keyOfEvent(e) === key)).toEqual([expired]);
     const renewed = await act(key, 'renew');
@@ -162,7 +163,7 @@ describe('states and transitions', () => {
     expect(Date.parse(renewed.expires_at)).toBeGreaterThan(svc.clock.now().getTime() + 29 * DAY);
     expect((await validate(key)).code).toBe('valid');
     await events.waitFor((e) => e.type === 'license.renewed' && keyOfEvent(e) === key);
-  });
+  }, 60_000);
 
   it('with two licence-service instances sweeping, each licence gets exactly one license.expired', async () => {
     await svc.extraInstance();
