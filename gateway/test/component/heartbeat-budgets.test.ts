@@ -23,7 +23,9 @@ let gw: GatewayOverFakes;
 beforeAll(async () => {
   gw = await startGatewayOverFakes(
     { product: productHandlers(products), license: licences.handlers },
-    { settings: { RATE_LIMIT_MINUTE_WINDOW_S: String(WINDOW_S) } },
+    // A generous Redis timeout: on a busy machine a command slower than the default 250 ms is judged by the
+    // in-memory insurance limiter (by design), which counts only this gateway's share and may refuse early.
+    { settings: { RATE_LIMIT_MINUTE_WINDOW_S: String(WINDOW_S), REDIS_TIMEOUT_MS: '5000' } },
   );
 });
 

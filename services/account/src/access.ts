@@ -58,6 +58,8 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'requestPasswordReset',
     'resetPassword',
     'changePassword',
+    'listSessions',
+    'endOwnSession',
     'endSession',
     'getAccount',
     'createApiKey',

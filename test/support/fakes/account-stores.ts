@@ -201,6 +201,17 @@ export class FakePeopleStore implements PeopleStore {
   /** The account actions recorded with each password change, in order. */
   readonly actions: AccountActionEvent[] = [];
 
+  async sessionsOf(userId: string): Promise<SessionDoc[]> {
+    return [...this.sessions.values()]
+      .filter((s) => s.user_id === userId && s.ended_at === null)
+      .map((s) => structuredClone(s));
+  }
+
+  async touchSession(digest: string, at: Date): Promise<void> {
+    const s = this.sessions.get(digest);
+    if (s) s.last_seen_at = at;
+  }
+
   async endSessionsOf(userId: string, at: Date, keep = ''): Promise<number> {
     let ended = 0;
     for (const s of this.sessions.values())

@@ -106,7 +106,7 @@ ${planSection(s, data.limits)}
 </section>
 <section aria-labelledby="password-title" class="card">
   <h2 id="password-title">Your password</h2>
-  <p class="muted">Signed in as ${s.userEmail}. <a href="/dashboard/settings/password">Change your password</a> (every other session is signed out).</p>
+  <p class="muted">Signed in as ${s.userEmail}. <a href="/dashboard/settings/password">Change your password</a> (every other session is signed out). <a href="/dashboard/settings/sessions">Your sessions</a>: where you are signed in.</p>
 </section>
 ${keysSection(s, data, rows)}
 <section aria-labelledby="audit-title">

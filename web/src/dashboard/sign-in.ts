@@ -5,6 +5,7 @@ import { attemptBoth as attempt, type AttemptThrottles } from '@licensing/runtim
 import { registerPageRoutes, type PageRoute } from '../kit/route-table';
 import { PASSWORD_ROUTES } from './password';
 import { INVITATION_ROUTES } from './invitations';
+import { OWN_SESSION_ROUTES } from './own-sessions';
 import { field, type DashboardContext } from './context';
 import { signInPage, signUpConfirmPage, signUpLinkProblemPage, signUpPage, signUpSentPage } from './sign-in-pages';
 import {
@@ -126,6 +127,7 @@ const showSignUpConfirm =
 const confirmSignUp =
   ({ page, clients, secureCookies }: SignInContext) =>
   async (req: Request, res: Response) => {
+    asVisitor(req);
     const token = field(req, 'token', 100);
     if (!preSessionCsrfOk(req))
       return page(res, 403, signUpConfirmPage(issuePreSessionCsrf(res, secureCookies), token));
@@ -165,5 +167,9 @@ export function signInPages(
   { page, signedIn }: Pick<DashboardContext, 'page' | 'signedIn'>,
   deps: SignInDeps,
 ): void {
-  registerPageRoutes(r, [...SIGN_IN_ROUTES, ...PASSWORD_ROUTES, ...INVITATION_ROUTES], { page, signedIn, ...deps });
+  registerPageRoutes(r, [...SIGN_IN_ROUTES, ...PASSWORD_ROUTES, ...INVITATION_ROUTES, ...OWN_SESSION_ROUTES], {
+    page,
+    signedIn,
+    ...deps,
+  });
 }

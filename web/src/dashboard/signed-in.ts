@@ -57,7 +57,7 @@ export function signedInGuard(
  * and signing out are everyone's. The services apply the same rules to what reaches them.
  */
 const DASHBOARD_ROLES: readonly [method: string, path: RegExp, role: OperationRole][] = [
-  ['POST', /^\/dashboard\/(signout|settings\/password)$/, 'read_only'],
+  ['POST', /^\/dashboard\/(signout|settings\/password|settings\/sessions\/[^/]+\/end)$/, 'read_only'],
   ['POST', /^\/dashboard\/(settings|members)(\/|$)/, 'admin'],
   ['POST', /^\/dashboard\/licenses\/[^/]+\/(suspend|reinstate|renew|reroll|email)$/, 'support'],
   ['POST', /^\/dashboard\/licenses\/[^/]+\/activations\/[^/]+\/deactivate$/, 'support'],

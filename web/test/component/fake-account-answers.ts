@@ -94,6 +94,29 @@ export function sessionHandlers(
         }
       return { ended_sessions: ended };
     },
+    listSessions: ({ token }) => {
+      const owner = sessions.get(token);
+      if (!owner) throw new AppError('unauthorized', 'the session has ended; sign in again');
+      return {
+        data: [...sessions]
+          .filter(([, o]) => o === owner)
+          .map(([t]) => ({
+            id: `ses_${t.slice(0, 8)}`,
+            created_at: new Date().toISOString(),
+            last_seen_at: new Date().toISOString(),
+            ip: '127.0.0.1',
+            user_agent: 'node',
+            current: t === token,
+          })),
+      };
+    },
+    endOwnSession: ({ token, session_id }) => {
+      const owner = sessions.get(token);
+      const found = [...sessions].find(([t, o]) => o === owner && `ses_${t.slice(0, 8)}` === session_id);
+      if (!owner || !found) throw AppError.notFound('session');
+      sessions.delete(found[0]);
+      return {};
+    },
     signUp: ({ account_name, email, password }) => {
       if (!account_name.trim()) throw AppError.invalid('account_name', 'account name is required');
       if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw AppError.invalid('email', 'email is not an e-mail address');

@@ -133,3 +133,27 @@ describe('changing a password', () => {
     }
   });
 });
+
+describe('own sessions', () => {
+  it('lists where the person is signed in, this one marked, and ends another (a support member too)', async () => {
+    const me = { ...fakeOwner(), role: 'support' };
+    const own = await startWebWithFakeServices({ handlers: { account: sessionHandlers([me]) } });
+    try {
+      const here = new WebClient(own.url);
+      const elsewhere = new WebClient(own.url);
+      await here.signIn(me.user.email, me.password);
+      await elsewhere.signIn(me.user.email, me.password);
+      const page = await here.get('/dashboard/settings/sessions');
+      expect(page.status).toBe(200);
+      expect(page.html).toContain('(this one)');
+      const other = /action="\/dashboard\/settings\/sessions\/([^/]+)\/end"/.exec(page.html)![1];
+      const ended = await here.post(`/dashboard/settings/sessions/${other}/end`, { _csrf: WebClient.csrf(page.html) });
+      expect([ended.status, ended.html.includes('That session has ended')]).toEqual([200, true]);
+      expect((await elsewhere.get('/dashboard/settings/sessions')).status).toBe(303); // signed out
+      const again = await here.post(`/dashboard/settings/sessions/${other}/end`, { _csrf: WebClient.csrf(page.html) });
+      expect(again.status).toBe(404);
+    } finally {
+      await own.stop();
+    }
+  });
+});

@@ -8,6 +8,7 @@ it.each([
   ['GET', '/dashboard/settings', 'read_only'],
   ['POST', '/dashboard/signout', 'read_only'],
   ['POST', '/dashboard/settings/password', 'read_only'],
+  ['POST', '/dashboard/settings/sessions/ses_1/end', 'read_only'],
   ['POST', '/dashboard/licenses/ABCD-EFGH/suspend', 'support'],
   ['POST', '/dashboard/licenses/ABCD-EFGH/reroll', 'support'],
   ['POST', '/dashboard/licenses/ABCD-EFGH/email', 'support'],

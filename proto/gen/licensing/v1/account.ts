@@ -313,6 +313,28 @@ export interface SessionResponse {
 export interface EndSessionResponse {
 }
 
+export interface SessionInfo {
+  /** A public id of the session (never its token). */
+  id: string;
+  created_at: string;
+  last_seen_at: string;
+  ip: string;
+  user_agent: string;
+  /** The session the request came with. */
+  current: boolean;
+}
+
+export interface ListSessionsResponse {
+  data: SessionInfo[];
+}
+
+export interface EndOwnSessionRequest {
+  /** The signed-in session's token. */
+  token: string;
+  /** The id of the session to end (a SessionInfo's). */
+  session_id: string;
+}
+
 export interface ListAuditEntriesRequest {
   account_id: string;
   limit: number;
@@ -4399,6 +4421,323 @@ export const EndSessionResponse: MessageFns<EndSessionResponse> = {
   },
 };
 
+function createBaseSessionInfo(): SessionInfo {
+  return { id: "", created_at: "", last_seen_at: "", ip: "", user_agent: "", current: false };
+}
+
+export const SessionInfo: MessageFns<SessionInfo> = {
+  encode(message: SessionInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.created_at !== "") {
+      writer.uint32(18).string(message.created_at);
+    }
+    if (message.last_seen_at !== "") {
+      writer.uint32(26).string(message.last_seen_at);
+    }
+    if (message.ip !== "") {
+      writer.uint32(34).string(message.ip);
+    }
+    if (message.user_agent !== "") {
+      writer.uint32(42).string(message.user_agent);
+    }
+    if (message.current !== false) {
+      writer.uint32(48).bool(message.current);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.created_at = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.last_seen_at = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.ip = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.user_agent = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.current = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionInfo {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      created_at: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      last_seen_at: isSet(object.lastSeenAt)
+        ? globalThis.String(object.lastSeenAt)
+        : isSet(object.last_seen_at)
+        ? globalThis.String(object.last_seen_at)
+        : "",
+      ip: isSet(object.ip) ? globalThis.String(object.ip) : "",
+      user_agent: isSet(object.userAgent)
+        ? globalThis.String(object.userAgent)
+        : isSet(object.user_agent)
+        ? globalThis.String(object.user_agent)
+        : "",
+      current: isSet(object.current) ? globalThis.Boolean(object.current) : false,
+    };
+  },
+
+  toJSON(message: SessionInfo): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
+    }
+    if (message.last_seen_at !== "") {
+      obj.lastSeenAt = message.last_seen_at;
+    }
+    if (message.ip !== "") {
+      obj.ip = message.ip;
+    }
+    if (message.user_agent !== "") {
+      obj.userAgent = message.user_agent;
+    }
+    if (message.current !== false) {
+      obj.current = message.current;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionInfo>, I>>(base?: I): SessionInfo {
+    return SessionInfo.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionInfo>, I>>(object: I): SessionInfo {
+    const message = createBaseSessionInfo();
+    message.id = object.id ?? "";
+    message.created_at = object.created_at ?? "";
+    message.last_seen_at = object.last_seen_at ?? "";
+    message.ip = object.ip ?? "";
+    message.user_agent = object.user_agent ?? "";
+    message.current = object.current ?? false;
+    return message;
+  },
+};
+
+function createBaseListSessionsResponse(): ListSessionsResponse {
+  return { data: [] };
+}
+
+export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
+  encode(message: ListSessionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      SessionInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSessionsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSessionsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(SessionInfo.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSessionsResponse {
+    return { data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => SessionInfo.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListSessionsResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => SessionInfo.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListSessionsResponse>, I>>(base?: I): ListSessionsResponse {
+    return ListSessionsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListSessionsResponse>, I>>(object: I): ListSessionsResponse {
+    const message = createBaseListSessionsResponse();
+    message.data = object.data?.map((e) => SessionInfo.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEndOwnSessionRequest(): EndOwnSessionRequest {
+  return { token: "", session_id: "" };
+}
+
+export const EndOwnSessionRequest: MessageFns<EndOwnSessionRequest> = {
+  encode(message: EndOwnSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.session_id !== "") {
+      writer.uint32(18).string(message.session_id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EndOwnSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEndOwnSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.session_id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EndOwnSessionRequest {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      session_id: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+    };
+  },
+
+  toJSON(message: EndOwnSessionRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.session_id !== "") {
+      obj.sessionId = message.session_id;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EndOwnSessionRequest>, I>>(base?: I): EndOwnSessionRequest {
+    return EndOwnSessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EndOwnSessionRequest>, I>>(object: I): EndOwnSessionRequest {
+    const message = createBaseEndOwnSessionRequest();
+    message.token = object.token ?? "";
+    message.session_id = object.session_id ?? "";
+    return message;
+  },
+};
+
 function createBaseListAuditEntriesRequest(): ListAuditEntriesRequest {
   return { account_id: "", limit: 0 };
 }
@@ -6212,6 +6551,29 @@ export const AccountServiceService = {
     responseDeserialize: (value: Buffer): EndSessionResponse => EndSessionResponse.decode(value),
   },
   /**
+   * The signed-in person's live sessions (device, address, last seen), this one marked; and ending one
+   * of them by its id (NOT_FOUND for another person's or an ended one).
+   */
+  listSessions: {
+    path: "/licensing.v1.AccountService/ListSessions" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSessionRequest): Buffer => Buffer.from(GetSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSessionRequest => GetSessionRequest.decode(value),
+    responseSerialize: (value: ListSessionsResponse): Buffer =>
+      Buffer.from(ListSessionsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSessionsResponse => ListSessionsResponse.decode(value),
+  },
+  endOwnSession: {
+    path: "/licensing.v1.AccountService/EndOwnSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EndOwnSessionRequest): Buffer => Buffer.from(EndOwnSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EndOwnSessionRequest => EndOwnSessionRequest.decode(value),
+    responseSerialize: (value: EndSessionResponse): Buffer => Buffer.from(EndSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EndSessionResponse => EndSessionResponse.decode(value),
+  },
+  /**
    * Forgot password: mails a one-time link (valid 1 hour) to a registered address; the answer is the same
    * for any address, and comes before the mail is sent. PERMISSION_DENIED (forbidden) without mail.
    */
@@ -6443,6 +6805,12 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   /** UNAUTHENTICATED when the session is unknown, ended or expired. */
   getSession: handleUnaryCall<GetSessionRequest, SessionResponse>;
   endSession: handleUnaryCall<GetSessionRequest, EndSessionResponse>;
+  /**
+   * The signed-in person's live sessions (device, address, last seen), this one marked; and ending one
+   * of them by its id (NOT_FOUND for another person's or an ended one).
+   */
+  listSessions: handleUnaryCall<GetSessionRequest, ListSessionsResponse>;
+  endOwnSession: handleUnaryCall<EndOwnSessionRequest, EndSessionResponse>;
   /**
    * Forgot password: mails a one-time link (valid 1 hour) to a registered address; the answer is the same
    * for any address, and comes before the mail is sent. PERMISSION_DENIED (forbidden) without mail.
@@ -6739,6 +7107,40 @@ export interface AccountServiceClient extends Client {
   ): ClientUnaryCall;
   endSession(
     request: GetSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The signed-in person's live sessions (device, address, last seen), this one marked; and ending one
+   * of them by its id (NOT_FOUND for another person's or an ended one).
+   */
+  listSessions(
+    request: GetSessionRequest,
+    callback: (error: ServiceError | null, response: ListSessionsResponse) => void,
+  ): ClientUnaryCall;
+  listSessions(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSessionsResponse) => void,
+  ): ClientUnaryCall;
+  listSessions(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSessionsResponse) => void,
+  ): ClientUnaryCall;
+  endOwnSession(
+    request: EndOwnSessionRequest,
+    callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  endOwnSession(
+    request: EndOwnSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  endOwnSession(
+    request: EndOwnSessionRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: EndSessionResponse) => void,

@@ -3,7 +3,7 @@ import type { AccountServiceService, SessionResponse } from '@licensing/proto';
 import type { UserDoc } from '../store/models';
 import { listAuditEntries } from '../use-cases/audit';
 import type { PeopleDeps } from '../use-cases/deps';
-import { endSession, getSession, signIn, type OpenedSession } from '../use-cases/sessions';
+import { endOwnSession, endSession, getSession, listSessions, signIn, type OpenedSession } from '../use-cases/sessions';
 import { confirmSignUp, signUp } from '../use-cases/sign-up';
 import { changePassword, requestPasswordReset, resetPassword } from '../use-cases/passwords';
 import { toAccount } from './account-handlers';
@@ -19,6 +19,8 @@ type PeopleHandlers = Pick<
   | 'requestPasswordReset'
   | 'resetPassword'
   | 'changePassword'
+  | 'listSessions'
+  | 'endOwnSession'
 >;
 
 const userJson = (u: UserDoc) => ({
@@ -58,5 +60,10 @@ export function peopleHandlers(deps: PeopleDeps): PeopleHandlers {
     },
     resetPassword: async (req) => toSession(await resetPassword(deps, req)),
     changePassword: async (req) => ({ ended_sessions: await changePassword(deps, req) }),
+    listSessions: async (req) => ({ data: await listSessions(deps, req.token) }),
+    async endOwnSession(req) {
+      await endOwnSession(deps, req);
+      return {};
+    },
   };
 }

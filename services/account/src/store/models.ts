@@ -79,6 +79,10 @@ export interface SessionDoc {
   created_at: Date;
   expires_at: Date;
   ended_at: Date | null;
+  /** Where it was opened from (the dashboard's request), and when it was last used (within a minute). */
+  ip?: string;
+  user_agent?: string;
+  last_seen_at?: Date;
 }
 
 /** A sign-up waiting for its owner to follow the e-mailed link; nothing else exists until then. */
@@ -174,6 +178,9 @@ function sessionSchema(): Schema<SessionDoc> {
       // Real MongoDB removes expired sessions; FerretDB keeps them, and reads check expires_at.
       expires_at: { type: Date, required: true, index: { expireAfterSeconds: 0 } },
       ended_at: { type: Date, default: null },
+      ip: String,
+      user_agent: String,
+      last_seen_at: Date,
     },
     { versionKey: false, collection: 'sessions' },
   );

@@ -168,6 +168,15 @@ export class PeopleStore {
     await this.models.Session.updateOne({ _id: digest, ended_at: null }, { $set: { ended_at: at } });
   }
 
+  /** A person's sessions not ended (expired ones are left out by the caller). */
+  sessionsOf(userId: string): Promise<SessionDoc[]> {
+    return this.models.Session.find({ user_id: userId, ended_at: null }).lean<SessionDoc[]>().exec();
+  }
+
+  async touchSession(digest: string, at: Date): Promise<void> {
+    await this.models.Session.updateOne({ _id: digest }, { $set: { last_seen_at: at } });
+  }
+
   /** Ends every live session of a person but `keep` (a digest): how many ended. */
   async endSessionsOf(userId: string, at: Date, keep = ''): Promise<number> {
     const res = await this.models.Session.updateMany(

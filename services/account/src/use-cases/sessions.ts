@@ -1,4 +1,4 @@
-import { AppError } from '@licensing/runtime';
+import { AppError, currentCall } from '@licensing/runtime';
 import { EMAIL_MAX_LENGTH } from '@licensing/proto';
 import { UNKNOWN_USER_HASH, verifyPassword } from '../domain/password';
 import {
@@ -38,6 +38,8 @@ export async function openSession(
   const now = clock.now();
   const { token, digest, csrfToken } = newSessionSecrets();
   const expires = new Date(now.getTime() + SESSION_TTL_MS);
+  // Where it is opened from, as the dashboard saw the request (the person's sessions list shows it).
+  const origin = currentCall()?.origin;
   await people.insertSession({
     _id: digest,
     user_id: user._id,
@@ -46,6 +48,9 @@ export async function openSession(
     created_at: now,
     expires_at: expires,
     ended_at: null,
+    last_seen_at: now,
+    ...(origin?.ip ? { ip: origin.ip } : {}),
+    ...(origin?.user_agent ? { user_agent: origin.user_agent } : {}),
   });
   return { token, csrfToken, expiresAt: expires, user, account, role: await roleOf({ members }, user._id) };
 }
@@ -89,7 +94,11 @@ export async function getSession(
   const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
   if (!isSessionToken(token)) throw gone();
   const session = await people.findSession(digestSessionToken(token));
-  if (!session || !sessionIsLive(session, clock.now())) throw gone();
+  const now = clock.now();
+  if (!session || !sessionIsLive(session, now)) throw gone();
+  // Last seen, to the minute: one write a minute per session at most.
+  if (!session.last_seen_at || now.getTime() - session.last_seen_at.getTime() >= LAST_SEEN_STEP_MS)
+    await people.touchSession(session._id, now);
   const [user, account, role] = await Promise.all([
     people.findUser(session.user_id),
     accounts.findAccount(session.account_id),
@@ -97,6 +106,46 @@ export async function getSession(
   ]);
   if (!user || !account) throw gone();
   return { token: '', csrfToken: session.csrf_token, expiresAt: session.expires_at, user, account, role };
+}
+
+/** How often a session's last use is written (a page a second must not write a second). */
+const LAST_SEEN_STEP_MS = 60_000;
+
+/** A session's public id: the start of its digest (never the token, never the whole digest). */
+export const publicSessionId = (digest: string) => `ses_${digest.slice(0, 20)}`;
+
+/** The signed-in person's live sessions, the most recently used first, the current one marked. */
+export async function listSessions(deps: PeopleDeps, token: string) {
+  const { current, sessions } = await ownSessions(deps, token);
+  return sessions
+    .sort((a, b) => (b.last_seen_at ?? b.created_at).getTime() - (a.last_seen_at ?? a.created_at).getTime())
+    .map((s) => ({
+      id: publicSessionId(s._id),
+      created_at: s.created_at.toISOString(),
+      last_seen_at: (s.last_seen_at ?? s.created_at).toISOString(),
+      ip: s.ip ?? '',
+      user_agent: s.user_agent ?? '',
+      current: s._id === current,
+    }));
+}
+
+/** Ends one of the signed-in person's sessions by its public id; not_found for anything else. */
+export async function endOwnSession(deps: PeopleDeps, req: { token: string; session_id: string }): Promise<void> {
+  const { sessions } = await ownSessions(deps, req.token);
+  const found = sessions.find((s) => publicSessionId(s._id) === req.session_id);
+  if (!found) throw AppError.notFound('session');
+  await deps.people.endSession(found._id, deps.clock.now());
+}
+
+async function ownSessions({ people, clock }: PeopleDeps, token: string) {
+  const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
+  if (!isSessionToken(token)) throw gone();
+  const current = digestSessionToken(token);
+  const session = await people.findSession(current);
+  const now = clock.now();
+  if (!session || !sessionIsLive(session, now)) throw gone();
+  const sessions = (await people.sessionsOf(session.user_id)).filter((s) => sessionIsLive(s, now));
+  return { current, sessions };
 }
 
 /** Signs out: ends the session of a well-formed token (anything else is already no session). */

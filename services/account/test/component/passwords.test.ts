@@ -168,3 +168,44 @@ describe('signing in', () => {
       });
   });
 });
+
+describe('own sessions', () => {
+  it('lists where the person is signed in (device, address, this one), and ends one of them; nobody else’s', async () => {
+    const { email, session } = await signedUp();
+    const laptop = requestOrigin({ type: 'member', id: VISITOR_ACTOR_ID }, '192.0.2.44', 'Laptop Browser/1.0');
+    const other = await withCallScope(
+      '',
+      Number.POSITIVE_INFINITY,
+      () => web.call.signIn({ email, password: PASSWORD }),
+      undefined,
+      laptop,
+    );
+    const listed = (await web.call.listSessions({ token: session.token })).data;
+    expect(listed).toHaveLength(2);
+    const mine = listed.find((x) => x.current)!;
+    const theirs = listed.find((x) => !x.current)!;
+    expect(theirs).toMatchObject({
+      ip: '192.0.2.44',
+      user_agent: 'Laptop Browser/1.0',
+      id: expect.stringMatching(/^ses_/),
+    });
+    expect(JSON.stringify(listed)).not.toContain(other.token);
+    // Someone else cannot end it, nor see it.
+    const stranger = await signedUp();
+    await expect(
+      web.call.endOwnSession({ token: stranger.session.token, session_id: theirs.id }),
+    ).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    expect((await web.call.listSessions({ token: stranger.session.token })).data.map((x) => x.id)).not.toContain(
+      theirs.id,
+    );
+    await web.call.endOwnSession({ token: session.token, session_id: theirs.id });
+    await expect(web.call.getSession({ token: other.token })).rejects.toMatchObject({ code: 'unauthorized' });
+    expect((await web.call.listSessions({ token: session.token })).data.map((x) => x.id)).toEqual([mine.id]);
+    await expect(web.call.endOwnSession({ token: session.token, session_id: theirs.id })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    await expect(web.call.listSessions({ token: 'z'.repeat(43) })).rejects.toMatchObject({ code: 'unauthorized' });
+  });
+});
