@@ -13,7 +13,9 @@ export const ownerMembersMigration: Migration = {
     const users = ctx.db.collection<{ _id: string; account_id: string; email: string; created_at: Date }>('users');
     const members = ctx.db.collection<{ _id: string; user_id: string | null }>('members');
     let made = 0;
-    for await (const user of users.find({}, { projection: { _id: 1, account_id: 1, email: 1, created_at: 1 } })) {
+    // In primary-key order: one pass over the logins by their _id index.
+    const all = users.find({}, { projection: { _id: 1, account_id: 1, email: 1, created_at: 1 }, sort: { _id: 1 } });
+    for await (const user of all) {
       if (await members.findOne({ user_id: user._id }, { projection: { _id: 1 } })) continue;
       await members.insertOne({ ...ownerMember(user), [SCHEMA_VERSION_FIELD]: FIRST_SCHEMA_VERSION } as never);
       made++;
