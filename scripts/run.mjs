@@ -103,6 +103,35 @@ function ensureChromium() {
   }
 }
 
+// The test tiers run several stacks at once over FerretDB on the local PostgreSQL, each service with a
+// pool: more connections than PostgreSQL's default 100. Raised once on a machine where we may (root, a
+// Debian cluster), as an operator would; elsewhere a note says how.
+const PG_CONNECTIONS = 400;
+function ensurePostgresConnections() {
+  const psql = (sql) =>
+    spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-tAc', sql], { encoding: 'utf8', timeout: 10_000 });
+  const shown = psql('SHOW max_connections');
+  if (shown.status !== 0) return; // no psql or no local PostgreSQL: FerretDB's own store is used
+  if (Number(shown.stdout.trim()) >= PG_CONNECTIONS) return;
+  const cluster = spawnSync('sh', ['-c', 'pg_lsclusters -h | head -1'], { encoding: 'utf8' })
+    .stdout.trim()
+    .split(/\s+/);
+  if (
+    process.getuid?.() !== 0 ||
+    cluster.length < 2 ||
+    psql(`ALTER SYSTEM SET max_connections = ${PG_CONNECTIONS}`).status !== 0
+  ) {
+    console.warn(
+      `PostgreSQL allows ${shown.stdout.trim()} connections; the tiers need ${PG_CONNECTIONS}: ALTER SYSTEM SET max_connections = ${PG_CONNECTIONS}, then restart it.`,
+    );
+    return;
+  }
+  console.log(
+    `Raising PostgreSQL's max_connections to ${PG_CONNECTIONS} (cluster ${cluster[0]}/${cluster[1]}, restarted)...`,
+  );
+  run('pg_ctlcluster', [cluster[0], cluster[1], 'restart']);
+}
+
 /** A loopback port nothing listens on (taken from the system, then let go): a connection to it is refused at once. */
 async function closedPort() {
   const server = createServer();
@@ -251,6 +280,7 @@ switch (command) {
       ),
     );
     timed('chromium', ensureChromium);
+    timed('postgres', ensurePostgresConnections);
     // Contracts first (generated code matches the .proto files and the SDK's types the
     // OpenAPI document), then types, then the tiers.
     timed('contracts', () => {
