@@ -15,7 +15,12 @@ export const accountLimits = {
   import_header_columns: 256,
   /** Rows of one import refused for a key held elsewhere before the import fails. */
   import_refused_keys: 20,
+  /** Members invited or active (409 for one more invitation): each invitation is a mail the service sends. */
+  members: 100,
 } as const;
+
+/** How soon an invitation may be sent again (409 before): a resend is a mail to someone outside the account. */
+export const INVITATION_RESEND_AFTER_MS = 60_000;
 
 /** The longest name an API key may have (400 `name` beyond it), on the REST API and the CLI. */
 export const API_KEY_NAME_MAX_LENGTH = 100;

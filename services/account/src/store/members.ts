@@ -8,7 +8,7 @@ import {
   type MemberStatus,
   type PageRequest,
 } from '@licensing/proto';
-import { listPage, outboxFields, outboxOf, withEvents } from '@licensing/runtime';
+import { countMatching, listPage, outboxFields, outboxOf, withEvents } from '@licensing/runtime';
 
 /** A person of an account with their role: invited (their link not yet used), active, or removed. */
 export interface MemberDoc {
@@ -95,6 +95,11 @@ export class MemberStore {
     return this.Member.findOne({ account_id: accountId, role: 'owner', status: 'active' }, { outbox: 0 })
       .lean<MemberDoc>()
       .exec();
+  }
+
+  /** How many members the account has, invited or active (its cap's count). */
+  countLive(accountId: string): Promise<number> {
+    return countMatching(this.Member, { account_id: accountId, status: { $in: ['invited', 'active'] } });
   }
 
   /** The account's members but removed ones, newest first, a page at a time. */

@@ -1,4 +1,4 @@
-import type { Member, PageRequest } from '@licensing/proto';
+import { INVITATION_RESEND_AFTER_MS, accountLimits, type Member, type PageRequest } from '@licensing/proto';
 import { AppError, checkEmail, isId, newId } from '@licensing/runtime';
 import {
   INVITATION_TTL_MS,
@@ -75,11 +75,22 @@ export async function inviteMember(
   const existing = await members.byEmail(account._id, email);
   let member: MemberDoc | null;
   if (existing && existing.status === 'invited' && req.resend) {
-    // Sent again: a new link (the old one stops working), the same member.
+    // Sent again: a new link (the old one stops working), the same member; not more than once a minute.
     checkActorOutranks(existing, req.actor_role || 'owner', 'invite again');
+    const sentAt = (existing.invite_expires_at?.getTime() ?? 0) - INVITATION_TTL_MS;
+    if (now.getTime() - sentAt < INVITATION_RESEND_AFTER_MS)
+      throw new AppError(
+        'conflict',
+        'this invitation was sent less than a minute ago; wait a moment before sending it again',
+      );
     member = await members.change(existing, invitation, memberAction('member.invited', existing, now));
   } else if (existing && existing.status !== 'removed')
     throw new AppError('conflict', `${email} is already a member of this account (${existing._id})`);
+  else if ((await members.countLive(account._id)) >= accountLimits.members)
+    throw new AppError(
+      'conflict',
+      `an account has at most ${accountLimits.members} members, invited or active: remove one before inviting another`,
+    );
   else if (existing) {
     // A removed member invited again: the same record, invited afresh.
     const again = {

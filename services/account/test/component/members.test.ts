@@ -1,4 +1,6 @@
-import { connectMongo, type Logger } from '@licensing/runtime';
+import { accountLimits } from '@licensing/proto';
+import { connectMongo, newId, type Logger } from '@licensing/runtime';
+import { INVITATION_TTL_MS } from '../../src/domain/members';
 import type { Connection } from 'mongoose';
 import { eventually } from '../../../../test/support/eventually';
 import { signupToken, waitForMail } from '../../../../test/support/mailbox';
@@ -205,6 +207,16 @@ describe('members', () => {
       });
     const first = await invite(false);
     const oldToken = invitationToken((await waitForMail(svc.topology, email)).text);
+    // Not twice within a minute (each is a mail to someone outside the account).
+    await expect(invite(true)).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('less than a minute ago'),
+    });
+    // A minute later (its sending moved back by one).
+    const sentAMinuteAgo = new Date(Date.now() + INVITATION_TTL_MS - 61_000);
+    await db
+      .collection('members')
+      .updateOne({ _id: first.id as never }, { $set: { invite_expires_at: sentAMinuteAgo } });
     expect((await invite(true)).id).toBe(first.id);
     const newToken = invitationToken((await waitForMail(svc.topology, email, 2)).text);
     expect(newToken).not.toBe(oldToken);
@@ -218,6 +230,55 @@ describe('members', () => {
     );
     // Joined: sending again is refused as for any member.
     await expect(invite(true)).rejects.toMatchObject({ code: 'conflict' });
+  });
+
+  it(`an account has at most ${accountLimits.members} members, invited or active: the next invitation is 409`, async () => {
+    const { accountId } = await owner();
+    const now = new Date();
+    // The owner and 99 more, stored as invitations would be.
+    await db.collection('members').insertMany(
+      Array.from({ length: accountLimits.members - 1 }, (_, i) => ({
+        _id: newId('mem') as never,
+        account_id: accountId,
+        email: `filler-${i}@example.com`,
+        role: 'read_only',
+        status: 'invited',
+        user_id: null,
+        name: '',
+        invited_by: 'test',
+        created_at: now,
+        invite_digest: null,
+        invite_expires_at: null,
+        schema_version: 1,
+      })),
+    );
+    await expect(
+      gateway.call.inviteMember({
+        account_id: accountId,
+        email: unique('one-more'),
+        role: 'support',
+        actor: 'api_key:key_x',
+        resend: false,
+        actor_role: 'admin',
+      }),
+    ).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining(`at most ${accountLimits.members} members`),
+    });
+    // Another account is not held up by this one's.
+    const other = await owner();
+    expect(
+      (
+        await gateway.call.inviteMember({
+          account_id: other.accountId,
+          email: unique('fine'),
+          role: 'support',
+          actor: 'api_key:key_x',
+          resend: false,
+          actor_role: 'admin',
+        })
+      ).status,
+    ).toBe('invited');
   });
 
   it('an address that already signs in to an account cannot accept; a made-up link is refused', async () => {
