@@ -75,6 +75,7 @@ export const statusSchemas: Record<string, Schema> = {
         import_refused_keys: int('Rows of one import refused for a key held elsewhere before the import fails', {
           minimum: 1,
         }),
+        members: int('Members invited or active the account may have (409 for one more invitation)', { minimum: 1 }),
       },
       undefined,
       { description: "The calling account's bounds on bulk work (the same on every plan)" },
