@@ -1615,6 +1615,8 @@ export interface components {
                 import_header_columns: number;
                 /** @description Rows of one import refused for a key held elsewhere before the import fails */
                 import_refused_keys: number;
+                /** @description Members invited or active the account may have (409 for one more invitation) */
+                members: number;
             };
         };
         Readiness: {
