@@ -69,7 +69,8 @@ export interface DomainEvent<T extends EventType = EventType> {
 
 /**
  * The account service's own actions that are recorded in the audit log only: published on the stream
- * through its outbox as events are (so never lost), and never delivered to a webhook endpoint.
+ * through its outbox as events are (so never lost), and never delivered to a webhook endpoint. One of
+ * the lists of audit-only actions (actionTypes below), each a service's.
  */
 export const accountActionTypes = [
   'password.changed',
@@ -81,23 +82,63 @@ export const accountActionTypes = [
   'member.ownership_transferred',
   'session.signed_in',
   'session.sign_in_failed',
+  'mfa.enabled',
+  'mfa.disabled',
+  'settings.updated',
 ] as const;
 export type AccountActionType = (typeof accountActionTypes)[number];
 
-/** What an account action is about: the person who signs in (password.*), or a member (member.*). */
+/**
+ * What an account action is about: the person who signs in (password.*, session.*, mfa.*), a member
+ * (member.*), or the account's settings (settings.updated: the names of the settings changed).
+ */
 export interface AccountActionData {
   user?: { id: string; email: string };
+  settings?: { changed: string[] };
   member?: { id: string; email: string; role: string; previous_role?: string };
 }
 
 /** The envelope of an account action (as DomainEvent's, with its own types and data). */
-export type AccountActionEvent = Omit<DomainEvent, 'type' | 'data'> & {
-  type: AccountActionType;
-  data: AccountActionData;
+export type AccountActionEvent = ActionEvent<AccountActionType, AccountActionData>;
+
+/**
+ * The licence service's actions recorded in the audit log only (its transfer module): an import or an
+ * export started. Published through the new import's or export's outbox, in the write that stores it,
+ * and never delivered to a webhook endpoint, as an account action.
+ */
+export const transferActionTypes = ['import.created', 'export.created'] as const;
+export type TransferActionType = (typeof transferActionTypes)[number];
+
+/** What a transfer action is about: the import (with its file's format) or the export, by id. */
+export interface TransferActionData {
+  import?: { id: string; format: string };
+  export?: { id: string };
+}
+
+/** The envelope of a transfer action. */
+export type TransferActionEvent = ActionEvent<TransferActionType, TransferActionData>;
+
+/**
+ * Every audit-only action, whichever service owns it (packages/runtime's nats-access.ts gives each
+ * family its owner): on the stream with the events, in the audit log, never a webhook's.
+ */
+export const actionTypes = [...accountActionTypes, ...transferActionTypes] as const;
+export type ActionType = (typeof actionTypes)[number];
+
+/** The envelope of an audit-only action (as DomainEvent's, with the action's own types and data). */
+export type ActionEvent<T extends ActionType = ActionType, D = AccountActionData | TransferActionData> = Omit<
+  DomainEvent,
+  'type' | 'data'
+> & {
+  type: T;
+  data: D;
 };
 
-/** Whether a type is a domain event's (what webhooks deliver), not an account action's. */
+/** Whether a type is a domain event's (what webhooks deliver), not an audit-only action's. */
 export const isEventType = (type: string): type is EventType => (eventTypes as readonly string[]).includes(type);
+
+/** Whether a type is an audit-only action's (any service's), never delivered to a webhook. */
+export const isActionType = (type: string): type is ActionType => (actionTypes as readonly string[]).includes(type);
 
 /** Who acts in a request: the audit log's actor types (docs/api.md, "Audit log"). */
 export const actorTypes = ['member', 'api_key', 'license', 'system'] as const;

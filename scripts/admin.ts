@@ -19,7 +19,9 @@ import { importCliFormats, runExport, runImport } from './lib/admin-transfer';
 
 const USAGE = `usage: npm run admin -- <command> [options]
 
-  create-account --name NAME [--plan free|pro|enterprise]   prints {"account_id","api_key"}
+  create-account --name NAME [--plan free|pro|enterprise] [--owner-email EMAIL]
+                                  prints {"account_id","api_key"}; with an owner e-mail, mails them
+                                  an invitation to join as the account's owner member
   create-key --account ID [--scope full|validate] [--name N] prints {"key_id","api_key"}
              [--role admin|developer|support|read_only|validate]   (docs/api.md, "Roles"; default admin)
   revoke-key --account ID --key-id ID                        prints {"key_id","revoked_at"}
@@ -43,10 +45,12 @@ Jobs, run with the named service's own settings (its MONGO_URL[_FILE], MONGO_DB 
 Deployment has them; docs/operations.md, "Upgrades" and "Rotating secrets"), progress on stderr:
   migrate --service NAME          applies the service's pending migrations (each once, whoever runs them)
   migrations --service NAME       lists its migrations and whether each is applied
-  reseal --service product|webhook
+  reseal --service product|webhook|account
                                   moves every sealed secret to SIGNING_KEY_SECRET's / WEBHOOK_SECRET_KEY's
                                   current key; prints {"scanned","resealed","unreadable":[ids]}
   pepper-usage --service account  live API keys per API_KEY_PEPPER version
+  reset-mfa --service account --email EMAIL
+                                  turns off a person's two-factor sign-in (lost phone and recovery codes)
 
 Connects to ACCOUNT_GRPC_ADDR (else the address npm start recorded) as the operator, with
 INTERNAL_TOKEN or INTERNAL_TOKEN_FILE (the operator's token; else the one derived from the development
@@ -147,9 +151,12 @@ const JOB_SERVICES = ['account', 'product', 'license', 'checkout', 'webhook', 'n
 const JOB_COMMANDS: Record<string, string[] | undefined> = {
   migrate: undefined,
   migrations: undefined,
-  reseal: ['product', 'webhook'],
+  reseal: ['product', 'webhook', 'account'],
   'pepper-usage': ['account'],
+  'reset-mfa': ['account'],
 };
+/** The flags a job takes besides --service. */
+const JOB_FLAGS: Record<string, string[] | undefined> = { 'reset-mfa': ['email'] };
 
 /**
  * Under `npm start` (development), what a job needs that the environment does not give: the store npm
@@ -176,7 +183,9 @@ function developmentJobEnv(service: string): Record<string, string> {
 
 /** Runs one job of a service in this process with the settings of the environment. */
 async function serviceJob(command: string, flags: Record<string, string>): Promise<void> {
-  for (const f of Object.keys(flags)) if (f !== 'service') usage(`${command} does not take --${f}`);
+  const own = JOB_FLAGS[command] ?? [];
+  for (const f of Object.keys(flags)) if (f !== 'service' && !own.includes(f)) usage(`${command} does not take --${f}`);
+  for (const f of own) if (!flags[f]) usage(`${command} needs --${f}`);
   const service = flags.service ?? usage(`${command} needs --service`);
   const allowed = JOB_COMMANDS[command] ?? JOB_SERVICES;
   if (!allowed.includes(service)) usage(`${command}: --service must be one of ${allowed.join(', ')}`);
@@ -186,6 +195,7 @@ async function serviceJob(command: string, flags: Record<string, string>): Promi
     const out = await runServiceJob(main[`${service}Service`] as never, command, {
       env: { ...developmentJobEnv(service), ...process.env },
       progress: (line) => process.stderr.write(tty ? `\r${JSON.stringify(line)}` : `${JSON.stringify(line)}\n`),
+      args: Object.fromEntries(own.map((f) => [f, flags[f]])),
     });
     if (tty) process.stderr.write('\n');
     console.log(JSON.stringify(out));
@@ -202,7 +212,7 @@ type AccountCalls = Unary<AccountServiceClient>;
 /** Refuses (with the usage) a command this tool does not know, a flag it does not take, or a bad value. */
 function checkFlags(command: string, flags: Record<string, string>, files: string[]): void {
   const allowed: Record<string, string[]> = {
-    'create-account': ['name', 'plan'],
+    'create-account': ['name', 'plan', 'owner-email'],
     'create-key': ['account', 'scope', 'role', 'name'],
     'revoke-key': ['account', 'key-id'],
     'revoke-all-keys': ['account'],
@@ -319,6 +329,20 @@ function reportFailure(err: unknown, addr: string): void {
   process.exitCode = 1;
 }
 
+/** A new account and its first key; with --owner-email, its owner member is invited by mail. */
+async function createAccount(accounts: AccountCalls, name: string, flags: Record<string, string>) {
+  const r = await accounts.createAccount({
+    name,
+    plan: flags.plan ?? 'free',
+    ...(flags['owner-email'] ? { owner_email: flags['owner-email'] } : {}),
+  });
+  return {
+    account_id: r.account!.id,
+    api_key: r.secret,
+    ...(r.owner_member_id ? { owner_member_id: r.owner_member_id } : {}),
+  };
+}
+
 async function main() {
   const { command, flags, files } = parseArgs(process.argv.slice(2));
   if (command in JOB_COMMANDS) return serviceJob(command, flags);
@@ -331,8 +355,7 @@ async function main() {
     let out: unknown;
     switch (command) {
       case 'create-account': {
-        const r = await accounts.call.createAccount({ name: need('name'), plan: flags.plan ?? 'free' });
-        out = { account_id: r.account!.id, api_key: r.secret };
+        out = await createAccount(accounts.call, need('name'), flags);
         break;
       }
       case 'create-key': {

@@ -13,7 +13,7 @@ import { WebClient } from '../support/web-client';
 
 // Exports: an account's products, licences with their machines, checkout sessions and webhook
 // endpoints as JSON lines, never a secret; the file imports into an account of another installation and
-// nothing is lost (the round trip below); the operator CLI runs both.
+// nothing is lost (the round trip below); the operator CLI runs both; the audit log names who started each.
 
 const exec = promisify(execFile);
 const admin = join(__dirname, '..', '..', 'scripts', 'dist', 'admin.js');
@@ -302,6 +302,38 @@ describe('exports', () => {
     expect(v.body).toMatchObject({ valid: true, license: { entitlements: ['base', 'pro'] } });
     expect((await apiB('POST', '/api/v1/keys/validate', { key: two.body.license_key })).body.code).toBe('suspended');
     expect((await apiB('POST', '/api/v1/keys/validate', { key: bought.license_key })).body.valid).toBe(true);
+  });
+
+  it("the audit log has an import's import.created and an export's export.created, each the key's that asked", async () => {
+    const acct = await b.newAccount();
+    const api = client(b.url, acct.apiKey);
+    const key = (await api('GET', '/api/v1/api-keys')).body.data[0];
+    const imported = await importInto(api, `${JSON.stringify({ type: 'product', name: 'Audited Import' })}\n`);
+    const started = await api('POST', '/api/v1/exports', undefined, { 'user-agent': 'vendor-backend/4.2' });
+    expect(started.status).toBe(202);
+    const entryOf = (action: string) =>
+      eventually(
+        async () => {
+          const r = await api('GET', `/api/v1/audit-events?action=${action}`);
+          expect(r.status).toBe(200);
+          expect(r.body.data).toHaveLength(1);
+          return r.body.data[0];
+        },
+        { timeoutMs: 20_000, intervalMs: 250 },
+      );
+    expect(await entryOf('import.created')).toMatchObject({
+      action: 'import.created',
+      actor: { type: 'api_key', id: key.id },
+      target: { type: 'import', id: imported.id },
+      request_id: expect.any(String),
+      ip: expect.any(String),
+    });
+    expect(await entryOf('export.created')).toMatchObject({
+      action: 'export.created',
+      actor: { type: 'api_key', id: key.id },
+      target: { type: 'export', id: started.body.id },
+      user_agent: 'vendor-backend/4.2',
+    });
   });
 
   it("another account's export is not found, and neither is its file", async () => {

@@ -321,6 +321,40 @@ const dashboardOps: Operation[] = [
     html: true,
     form: ['token', 'name', 'password', '_csrf'],
   },
+  // Two-factor sign-in: the sign-in's code form (before a session), enrolling and turning it off, the
+  // account's requirement.
+  {
+    method: 'POST',
+    template: '/dashboard/signin/code',
+    operationId: 'signInCode',
+    params: [],
+    html: true,
+    form: ['code', '_csrf'],
+  },
+  {
+    method: 'POST',
+    template: '/dashboard/settings/mfa/confirm',
+    operationId: 'dashboardMfaConfirm',
+    params: [],
+    html: true,
+    form: ['code', 'secret', 'otpauth_uri', '_csrf'],
+  },
+  {
+    method: 'POST',
+    template: '/dashboard/settings/mfa/disable',
+    operationId: 'dashboardMfaDisable',
+    params: [],
+    html: true,
+    form: ['password', '_csrf'],
+  },
+  {
+    method: 'POST',
+    template: '/dashboard/settings/require-mfa',
+    operationId: 'dashboardRequireMfa',
+    params: [],
+    html: true,
+    form: ['require_mfa', '_csrf'],
+  },
   // Signed in: the audit log's filters, a member's role form.
   {
     method: 'GET',

@@ -120,6 +120,7 @@ describe('status and unavailable services', () => {
         products: 1000,
         import_header_columns: 256,
         import_refused_keys: 20,
+        members: 100,
       },
     });
     expect(res.body.version).toBe(require('../../package.json').version);

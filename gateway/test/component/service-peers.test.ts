@@ -30,6 +30,7 @@ beforeAll(async () => {
               per_minute_limit: 0,
               per_hour_limit: 0,
               support_email: '',
+              require_mfa: false,
             },
             key_id: 'key_1',
             scope: 'full',

@@ -39,6 +39,7 @@ export * from './store/idempotency';
 export * from './mail/email';
 export * from './mail/transport';
 export * from './security/sealed';
+export * from './security/reseal';
 export * from './tasks/periodic';
 export * from './core/request-scope';
 export * from './core/request-origin';

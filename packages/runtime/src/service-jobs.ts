@@ -19,6 +19,8 @@ export interface JobContext<C> {
   clock: Clock;
   /** A progress line (the CLI prints it on stderr). */
   progress(line: Record<string, unknown>): void;
+  /** The job's own flags (`--email` of `reset-mfa`), as the CLI checked them. */
+  args: Record<string, string>;
 }
 
 export type ServiceJob<C> = (ctx: JobContext<C>) => Promise<Record<string, unknown>>;
@@ -27,6 +29,7 @@ export interface JobOptions {
   env?: Record<string, string | undefined>;
   progress?: (line: Record<string, unknown>) => void;
   clock?: Clock;
+  args?: Record<string, string>;
 }
 
 /** The jobs a service can run: `migrate`, `migrations` (what is applied) and its recipe's own. */
@@ -73,7 +76,7 @@ export async function runServiceJob<S extends Schema>(
     return {
       service: recipe.name,
       job,
-      ...(await own!({ config, log, db, clock: opts.clock ?? systemClock, progress })),
+      ...(await own!({ config, log, db, clock: opts.clock ?? systemClock, progress, args: opts.args ?? {} })),
     };
   } finally {
     await db.close();

@@ -71,7 +71,14 @@ export const accountAccess: AccessPolicyOf<typeof AccountServiceService> = {
     'listAuditEntries',
     'listAuditEvents',
     'setSupportEmail',
+    'setRequireMfa',
     'acceptInvitation',
+    // Two-factor sign-in: the sign-in's second step, enrolling and turning it off.
+    'completeSignIn',
+    'beginMfaEnrolment',
+    'confirmMfaEnrolment',
+    'disableMfa',
+    'getMfaStatus',
     ...MEMBER_METHODS,
   ],
 };

@@ -1,8 +1,11 @@
 import { AccountServiceService } from '@licensing/proto';
-import { runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { resealField, runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { accountSchema, type AccountConfig } from './config';
 import { accountHandlers } from './handlers/account-handlers';
 import { peopleHandlers } from './handlers/people-handlers';
+import { mfaKeyring } from './domain/mfa-keyring';
+import { resetMfaJob } from './jobs/reset-mfa';
+import { inviteOwner } from './use-cases/members';
 import { mailerFor } from './mail/mailer';
 import { accountModels } from './store/models';
 import { AccountStore, PeopleStore } from './store/queries';
@@ -42,18 +45,22 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
       baseUrl: ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
       log: ctx.log,
       outbox: ctx.outbox,
+      mfaKeyring: mfaKeyring(parsePeppers(ctx.config.API_KEY_PEPPER)),
     };
     ctx.log.info({ mail: mailer?.describe ?? 'none: dashboard sign-up is closed' }, 'sign-up mail');
     ctx.grpc.add(
       AccountServiceService,
       {
-        ...accountHandlers({
-          store,
-          outbox: ctx.outbox,
-          clock: ctx.clock,
-          pepper: parsePeppers(ctx.config.API_KEY_PEPPER),
-          log: ctx.log,
-        }),
+        ...accountHandlers(
+          {
+            store,
+            outbox: ctx.outbox,
+            clock: ctx.clock,
+            pepper: parsePeppers(ctx.config.API_KEY_PEPPER),
+            log: ctx.log,
+          },
+          { mails: !!mailer, invite: (accountId, email) => inviteOwner(people, accountId, email) },
+        ),
         ...peopleHandlers(people),
         ...memberHandlers(people),
         ...requestKeyHandlers({ keys: new RequestKeyStore(requestKeyModels(ctx.db)), clock: ctx.clock }),
@@ -86,6 +93,21 @@ export const accountService: ServiceRecipe<typeof accountSchema> = {
         live_keys: await pepperUsage(ctx.db),
       };
     },
+    // `npm run admin -- reseal --service account`: moves every TOTP secret to API_KEY_PEPPER's current
+    // version, before an old pepper is dropped (which would leave them unreadable).
+    async reseal(ctx) {
+      const keyring = mfaKeyring(parsePeppers(ctx.config.API_KEY_PEPPER));
+      const report = await resealField({
+        model: accountModels(ctx.db).User,
+        path: 'mfa.secret',
+        keyring,
+        progress: ctx.progress,
+      });
+      return { key_id: keyring.currentId, ...report };
+    },
+    // `npm run admin -- reset-mfa --service account --email …`: the way back in for someone who lost
+    // their phone and every recovery code (the owner, whom no admin may reset).
+    'reset-mfa': (ctx) => resetMfaJob(new PeopleStore(accountModels(ctx.db)), ctx.clock, ctx.args.email ?? ''),
   },
 };
 

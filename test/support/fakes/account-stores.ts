@@ -4,6 +4,7 @@ import type {
   AccountDoc,
   AccountModels,
   ApiKeyDoc,
+  MfaFields,
   PasswordResetDoc,
   PendingSignupDoc,
   SessionDoc,
@@ -44,14 +45,16 @@ export class FakeAccountStore implements AccountStore {
 
   async updateAccount(
     id: string,
-    changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>>,
-    event: (after: AccountDoc) => DomainEvent,
+    changes: Partial<
+      Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit' | 'support_email' | 'require_mfa'>
+    >,
+    events: (after: AccountDoc) => DomainEvent[],
   ): Promise<AccountDoc | null> {
     const current = this.accounts.get(id);
     if (!current) return null;
     Object.assign(current, changes);
     const after = structuredClone(current);
-    this.events.push(event(after));
+    this.events.push(...events(after));
     return after;
   }
 
@@ -240,6 +243,48 @@ export class FakePeopleStore implements PeopleStore {
     const u = this.users.get(userId);
     if (u) u.password_hash = passwordHash;
     this.actions.push(action);
+  }
+
+  async startMfaEnrolment(userId: string, secret: string, at: Date): Promise<void> {
+    const u = this.users.get(userId);
+    if (u) u.mfa_enrolment = { secret, created_at: at };
+  }
+
+  async enableMfa(userId: string, mfa: MfaFields, action: AccountActionEvent): Promise<void> {
+    const u = this.users.get(userId);
+    if (u) Object.assign(u, { mfa: structuredClone(mfa), mfa_enrolment: null });
+    this.actions.push(action);
+  }
+
+  async disableMfa(userId: string, action: AccountActionEvent): Promise<void> {
+    const u = this.users.get(userId);
+    if (u) Object.assign(u, { mfa: null, mfa_enrolment: null });
+    this.actions.push(action);
+  }
+
+  async takeTotpStep(userId: string, step: number): Promise<boolean> {
+    const mfa = this.users.get(userId)?.mfa;
+    if (!mfa || mfa.last_step >= step) return false;
+    mfa.last_step = step;
+    return true;
+  }
+
+  async takeRecoveryCode(userId: string, digest: string): Promise<boolean> {
+    const mfa = this.users.get(userId)?.mfa;
+    if (!mfa?.recovery.includes(digest)) return false;
+    mfa.recovery = mfa.recovery.filter((d) => d !== digest);
+    return true;
+  }
+
+  async countCodeFailure(digest: string): Promise<number> {
+    const s = this.sessions.get(digest);
+    if (!s) return Number.POSITIVE_INFINITY;
+    s.code_failures = (s.code_failures ?? 0) + 1;
+    return s.code_failures;
+  }
+
+  async clearMustEnrol(userId: string): Promise<void> {
+    for (const s of this.sessions.values()) if (s.user_id === userId) s.must_enrol_mfa = false;
   }
 }
 

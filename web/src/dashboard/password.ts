@@ -9,14 +9,7 @@ import {
   resetPasswordPage,
   resetSentPage,
 } from './password-pages';
-import {
-  issuePreSessionCsrf,
-  preSessionCsrfOk,
-  setSessionCookie,
-  INCOMPLETE_LINK,
-  linkToken,
-  asVisitor,
-} from './session';
+import { issuePreSessionCsrf, preSessionCsrfOk, afterPassword, INCOMPLETE_LINK, linkToken, asVisitor } from './session';
 import type { SignInContext } from './sign-in';
 
 // A forgotten password (a link by mail, then a new password with it) and changing one while signed in.
@@ -72,8 +65,8 @@ const reset =
     if (!preSessionCsrfOk(req)) return page(res, 403, form('The form expired. Please try again.'));
     try {
       const s = await clients.accounts.resetPassword({ token, password: field(req, 'password', 201) });
-      setSessionCookie(res, s.token, s.expires_at, secureCookies);
-      res.redirect(303, '/dashboard');
+      // A new password does not skip two-factor sign-in: with it on, the code form comes next.
+      afterPassword(res, s, secureCookies, '/dashboard');
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
       // A weak password keeps the link usable: the form again. A used or expired link: a way to ask again.

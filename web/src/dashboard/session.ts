@@ -10,6 +10,8 @@ import type { SessionGuard } from '../kit/session-guard';
 // token: the session's own once signed in; before that (sign-in, sign-up) a
 // double-submit token in its own cookie.
 export const SESSION_COOKIE = 'lk_session';
+/** A sign-in whose password was right, waiting for its second factor (it opens only the code form). */
+export const CODE_STAGE_COOKIE = 'lk_signin';
 export const PRE_CSRF_COOKIE = 'lk_csrf';
 const PATH = '/dashboard';
 
@@ -26,6 +28,8 @@ export interface DashboardSession {
   perHourLimit: number;
   /** The signed-in person's member role (proto/rules/roles.ts): what the dashboard lets them do. */
   role: string;
+  /** The account requires two-factor sign-in and this person has none: every page sends them to enrol. */
+  mustEnrolMfa: boolean;
 }
 
 /** Clears the dashboard's cookies (after a malformed one, so the next request starts clean). */
@@ -43,6 +47,36 @@ export function setSessionCookie(res: Response, token: string, expiresAt: string
     'Set-Cookie',
     cookie(SESSION_COOKIE, token, { maxAgeS: secondsUntil(expiresAt), secure, sameSite: 'Lax' }),
   );
+}
+
+/** Keeps the waiting sign-in's token for the code form (Strict: only this site's forms send it). */
+export function setCodeStageCookie(res: Response, token: string, expiresAt: string, secure: boolean): void {
+  res.append(
+    'Set-Cookie',
+    cookie(CODE_STAGE_COOKIE, token, { maxAgeS: secondsUntil(expiresAt), secure, sameSite: 'Strict' }),
+  );
+}
+
+export function clearCodeStageCookie(res: Response, secure: boolean): void {
+  res.append('Set-Cookie', cookie(CODE_STAGE_COOKIE, '', { maxAgeS: 0, secure, sameSite: 'Strict' }));
+}
+
+/**
+ * Where a person goes once a password proved who they are (a sign-in, a reset link): with two-factor
+ * sign-in, to the code form (the token waits in its own cookie); else signed in, to `next`.
+ */
+export function afterPassword(
+  res: Response,
+  s: Pick<SessionResponse, 'token' | 'expires_at' | 'code_required'>,
+  secure: boolean,
+  next: string,
+): void {
+  if (s.code_required) {
+    setCodeStageCookie(res, s.token, s.expires_at, secure);
+    return void res.redirect(303, '/dashboard/signin/code');
+  }
+  setSessionCookie(res, s.token, s.expires_at, secure);
+  res.redirect(303, next);
 }
 
 export function clearSessionCookie(res: Response, secure: boolean): void {
@@ -65,6 +99,7 @@ function toSession(token: string, s: SessionResponse): DashboardSession {
     perMinuteLimit: s.account!.per_minute_limit,
     perHourLimit: s.account!.per_hour_limit,
     role: s.role || 'owner',
+    mustEnrolMfa: s.must_enrol_mfa,
   };
 }
 

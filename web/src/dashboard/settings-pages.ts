@@ -1,3 +1,4 @@
+import { roleCovers } from '@licensing/proto';
 import { keyScopes, type ApiKey, type AuditEntry, type KeyScope } from '@licensing/proto';
 import { copyable, date } from '../kit/html';
 import { errorBox, layout, type Limits } from './pages';
@@ -42,6 +43,22 @@ function keysSection(s: DashboardSession, data: SettingsData, rows: Html[]): Htm
 </section>`;
 }
 
+/** Owners and admins may require two-factor sign-in of every member; the others see whether it is. */
+function requireMfaSection(s: DashboardSession, required: boolean): Html {
+  const state = required ? 'Every member must use two-factor sign-in.' : 'Two-factor sign-in is up to each member.';
+  if (!roleCovers(s.role, 'admin'))
+    return html`<section class="card"><h2>Two-factor sign-in for the team</h2><p class="muted">${state}</p></section>`;
+  return html`<section aria-labelledby="require-mfa-title" class="card">
+  <h2 id="require-mfa-title">Two-factor sign-in for the team</h2>
+  <p class="muted">${state} When required, members without it set it up at their next sign-in, and nobody can turn theirs off.</p>
+  <form method="post" action="/dashboard/settings/require-mfa" class="inline">
+    <input type="hidden" name="_csrf" value="${s.csrfToken}">
+    <label><input type="checkbox" name="require_mfa" value="on"${required ? html` checked` : ''}> Require two-factor sign-in for every member</label>
+    <button type="submit">Save</button>
+  </form>
+</section>`;
+}
+
 /** What Settings shows. */
 export interface SettingsData {
   /** One page of the live keys, newest first. */
@@ -57,6 +74,8 @@ export interface SettingsData {
   limits: Limits;
   /** The account's support e-mail ('' = not set). */
   supportEmail: string;
+  /** Every member must use two-factor sign-in. */
+  requireMfa: boolean;
   /** The account's customer portal (its absolute URL). */
   portalUrl: string;
   newKey?: NewKey;
@@ -106,8 +125,9 @@ ${planSection(s, data.limits)}
 </section>
 <section aria-labelledby="password-title" class="card">
   <h2 id="password-title">Your password</h2>
-  <p class="muted">Signed in as ${s.userEmail}. <a href="/dashboard/settings/password">Change your password</a> (every other session is signed out). <a href="/dashboard/settings/sessions">Your sessions</a>: where you are signed in.</p>
+  <p class="muted">Signed in as ${s.userEmail}. <a href="/dashboard/settings/password">Change your password</a> (every other session is signed out). <a href="/dashboard/settings/sessions">Your sessions</a>: where you are signed in. <a href="/dashboard/settings/mfa">Two-factor sign-in</a>: a code from your phone as well as your password.</p>
 </section>
+${requireMfaSection(s, data.requireMfa)}
 ${keysSection(s, data, rows)}
 <section aria-labelledby="audit-title">
   <h2 id="audit-title">Recent key actions</h2>

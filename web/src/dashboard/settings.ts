@@ -50,6 +50,7 @@ async function settings(
       audit: audit.data,
       limits: limitsOf(s, licensePerMinute),
       supportEmail: account.support_email,
+      requireMfa: account.require_mfa,
       portalUrl: portalUrlOf(res.req, s.accountId, publicBaseUrl),
       ...extra,
     }),
@@ -82,6 +83,18 @@ const setSupportEmail = (ctx: DashboardContext) =>
     } catch (err) {
       await refusedOnSettings(ctx, res, s, err);
     }
+  });
+
+// Two-factor sign-in for every member: those without it are sent to enrol at their next sign-in.
+const setRequireMfa = (ctx: DashboardContext) =>
+  ctx.signedIn(async (req, res, s) => {
+    const require = field(req, 'require_mfa', 10) === 'on';
+    await ctx.clients.accounts.setRequireMfa({ account_id: s.accountId, require_mfa: require });
+    await settings(ctx, res, s, 200, {
+      notice: require
+        ? 'Two-factor sign-in is now required: members without it set it up at their next sign-in.'
+        : 'Two-factor sign-in is no longer required.',
+    });
   });
 
 const createKey = (ctx: DashboardContext) =>
@@ -172,6 +185,7 @@ const keyAction = (action: KeyAction) => (ctx: DashboardContext) =>
 const SETTINGS_ROUTES: readonly PageRoute<DashboardContext>[] = [
   { method: 'get', path: '/settings', handler: showSettings },
   { method: 'post', path: '/settings/support-email', handler: setSupportEmail },
+  { method: 'post', path: '/settings/require-mfa', handler: setRequireMfa },
   { method: 'post', path: '/settings/keys', handler: createKey },
   { method: 'get', path: '/settings/keys/revoke-all', handler: confirmRevokeAll },
   { method: 'post', path: '/settings/keys/revoke-all', handler: revokeAll },

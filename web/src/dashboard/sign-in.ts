@@ -6,6 +6,7 @@ import { registerPageRoutes, type PageRoute } from '../kit/route-table';
 import { PASSWORD_ROUTES } from './password';
 import { INVITATION_ROUTES } from './invitations';
 import { OWN_SESSION_ROUTES } from './own-sessions';
+import { MFA_ROUTES } from './mfa';
 import { field, type DashboardContext } from './context';
 import { signInPage, signUpConfirmPage, signUpLinkProblemPage, signUpPage, signUpSentPage } from './sign-in-pages';
 import {
@@ -14,6 +15,7 @@ import {
   preSessionCsrfOk,
   sessionOf,
   setSessionCookie,
+  afterPassword,
   INCOMPLETE_LINK,
   linkToken,
   asVisitor,
@@ -38,8 +40,22 @@ export interface SignInDeps {
 /** What the sign-in pages reach: the page sender, the signed-in guard (signing out) and their own dependencies. */
 export type SignInContext = Pick<DashboardContext, 'page' | 'signedIn'> & SignInDeps;
 
+/**
+ * The sign-in throttle's per-member key: the e-mail with the client's address. Keyed by the e-mail
+ * alone, someone guessing a member's password could lock that member out from everywhere; so a member
+ * who signs in correctly from another address is never refused, and the address throttle bounds each
+ * address over all e-mails (two-factor sign-in is the defence against guessing from many addresses).
+ */
+export const memberFromAddress = (email: string, address: string): string => `${email}|${address}`;
+
 /** A throttled sign-in or sign-up: logged, counted under its window, Retry-After set; returns the message for the form. */
-function throttled(log: Logger, res: Response, window: 'signin' | 'signup', wait: number, address: string): string {
+export function throttled(
+  log: Logger,
+  res: Response,
+  window: 'signin' | 'signup',
+  wait: number,
+  address: string,
+): string {
   const what = window === 'signin' ? 'sign-in' : 'sign-up';
   log.warn({ address }, `${what} throttled`);
   res.locals.rateLimitWindow = window;
@@ -70,15 +86,16 @@ const signIn =
     if (!preSessionCsrfOk(req)) return page(res, 403, form('The form expired. Please try again.'));
     asVisitor(req);
     const address = addressKey(req.ip); // IPv6 by its /64
+    // Per member from this address: guesses from elsewhere never lock out the member signing in here.
+    const member = memberFromAddress(email, address);
     // Counted before the password is checked, atomically: a parallel burst cannot slip past the limit.
-    const wait = await attempt(signInThrottle, email, address);
+    const wait = await attempt(signInThrottle, member, address);
     if (wait !== null) return page(res, 429, form(throttled(log, res, 'signin', wait, address)));
     try {
       const s = await clients.accounts.signIn({ email, password });
       // A right password is not a guess: its attempt is given back.
-      await Promise.all([signInThrottle.perEmail.forgive(email), signInThrottle.perAddress.forgive(address)]);
-      setSessionCookie(res, s.token, s.expires_at, secureCookies);
-      res.redirect(303, '/dashboard');
+      await Promise.all([signInThrottle.perEmail.forgive(member), signInThrottle.perAddress.forgive(address)]);
+      afterPassword(res, s, secureCookies, '/dashboard');
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
       page(res, 401, form('Wrong e-mail or password.'));
@@ -167,9 +184,13 @@ export function signInPages(
   { page, signedIn }: Pick<DashboardContext, 'page' | 'signedIn'>,
   deps: SignInDeps,
 ): void {
-  registerPageRoutes(r, [...SIGN_IN_ROUTES, ...PASSWORD_ROUTES, ...INVITATION_ROUTES, ...OWN_SESSION_ROUTES], {
-    page,
-    signedIn,
-    ...deps,
-  });
+  registerPageRoutes(
+    r,
+    [...SIGN_IN_ROUTES, ...PASSWORD_ROUTES, ...INVITATION_ROUTES, ...OWN_SESSION_ROUTES, ...MFA_ROUTES],
+    {
+      page,
+      signedIn,
+      ...deps,
+    },
+  );
 }

@@ -19,6 +19,9 @@ export function signedInGuard(
     async (req: Request, res: Response) => {
       const s = sessionOf(res);
       if (!s) return void res.redirect(303, '/dashboard/signin');
+      // The account requires two-factor sign-in and this member has none: nothing else until they enrol.
+      if (s.mustEnrolMfa && !ENROLMENT_PATHS.test(req.originalUrl.split('?')[0]))
+        return void res.redirect(303, '/dashboard/settings/mfa');
       if (meter && opts.metered !== false && !(await meter(res, s))) return;
       if (
         req.method === 'POST' &&
@@ -49,6 +52,9 @@ export function signedInGuard(
     };
 }
 
+/** The pages a member sent to enrolment may still open (mfa.ts): the rest redirect to the first. */
+const ENROLMENT_PATHS = /^\/dashboard\/(settings\/mfa(\/(enrol|confirm))?|signout)$/;
+
 /**
  * What a dashboard request needs of the signed-in member's role (proto/rules/roles.ts), as the API's
  * routes need of a key's: reading is everyone's; a support member suspends, reinstates, renews and
@@ -57,7 +63,11 @@ export function signedInGuard(
  * and signing out are everyone's. The services apply the same rules to what reaches them.
  */
 const DASHBOARD_ROLES: readonly [method: string, path: RegExp, role: OperationRole][] = [
-  ['POST', /^\/dashboard\/(signout|settings\/password|settings\/sessions\/[^/]+\/end)$/, 'read_only'],
+  [
+    'POST',
+    /^\/dashboard\/(signout|settings\/(password|mfa\/(enrol|confirm|disable))|settings\/sessions\/[^/]+\/end)$/,
+    'read_only',
+  ],
   ['POST', /^\/dashboard\/(settings|members)(\/|$)/, 'admin'],
   ['POST', /^\/dashboard\/licenses\/[^/]+\/(suspend|reinstate|renew|reroll|email)$/, 'support'],
   ['POST', /^\/dashboard\/licenses\/[^/]+\/activations\/[^/]+\/deactivate$/, 'support'],

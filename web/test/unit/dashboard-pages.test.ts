@@ -19,6 +19,7 @@ const session: DashboardSession = {
   perMinuteLimit: 0,
   perHourLimit: 0,
   role: 'owner',
+  mustEnrolMfa: false,
 };
 
 const product: Product = {

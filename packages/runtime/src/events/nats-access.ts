@@ -18,8 +18,14 @@ const familyOwners: Record<string, NatsUser> = {
   password: 'account',
   member: 'account',
   session: 'account',
+  mfa: 'account',
+  settings: 'account',
   product: 'product',
   license: 'license',
+  // The licence service's own actions for the audit log (proto/events.ts, transferActionTypes): an
+  // import or an export started, in its transfer module.
+  import: 'license',
+  export: 'license',
   // customer.erased: the licence service, which owns the licences the erasure is about, says it once per call.
   customer: 'license',
   checkout: 'checkout',

@@ -31,6 +31,8 @@ export interface Account {
   per_hour_limit: number;
   /** Where buyers write for help: shown in the purchase e-mail ('' = not set). */
   support_email: string;
+  /** Every member must sign in with a second factor. */
+  require_mfa: boolean;
 }
 
 export interface ApiKey {
@@ -55,6 +57,8 @@ export interface CreateAccountRequest {
   name: string;
   /** free | pro | enterprise; empty = free */
   plan: string;
+  /** The person who owns it: invited by mail as its owner member ('' = none until one is given). */
+  owner_email?: string | undefined;
 }
 
 export interface CreateAccountResponse {
@@ -64,6 +68,8 @@ export interface CreateAccountResponse {
     | undefined;
   /** The full key, returned exactly once. */
   secret: string;
+  /** The owner member invited for owner_email ('' without one). */
+  owner_member_id: string;
 }
 
 export interface GetAccountRequest {
@@ -83,6 +89,7 @@ export interface UpdateAccountRequest {
     | undefined;
   /** '' removes it. */
   support_email?: string | undefined;
+  require_mfa?: boolean | undefined;
 }
 
 export interface CreateApiKeyRequest {
@@ -308,9 +315,43 @@ export interface SessionResponse {
     | undefined;
   /** The signed-in person's member role (what the dashboard lets them do); owner for a login without a member. */
   role: string;
+  /** The password was right and a second factor is awaited: the token opens only CompleteSignIn. */
+  code_required: boolean;
+  /** The account requires two-factor sign-in and this person has none: the dashboard sends them to enrol. */
+  must_enrol_mfa: boolean;
 }
 
 export interface EndSessionResponse {
+}
+
+export interface CompleteSignInRequest {
+  /** The session's token: the waiting one from SignIn (CompleteSignIn) or the signed-in one (enrolment). */
+  token: string;
+  /** Six digits from the authenticator app, or a recovery code (CompleteSignIn only). */
+  code: string;
+}
+
+export interface BeginMfaEnrolmentResponse {
+  /** Base32, for typing into the app. */
+  secret: string;
+  /** otpauth://totp/…: what the QR code holds. */
+  otpauth_uri: string;
+}
+
+export interface ConfirmMfaEnrolmentResponse {
+  recovery_codes: string[];
+}
+
+export interface DisableMfaRequest {
+  token: string;
+  password: string;
+}
+
+export interface MfaStatus {
+  enabled: boolean;
+  recovery_codes_left: number;
+  /** The account requires it of every member (then it cannot be turned off). */
+  required: boolean;
 }
 
 export interface SessionInfo {
@@ -405,6 +446,11 @@ export interface ListAuditEventsResponse {
   page: PageInfo | undefined;
 }
 
+export interface SetRequireMfaRequest {
+  account_id: string;
+  require_mfa: boolean;
+}
+
 export interface SetSupportEmailRequest {
   account_id: string;
   /** '' removes it. */
@@ -450,7 +496,16 @@ export interface RequestKeyAck {
 }
 
 function createBaseAccount(): Account {
-  return { id: "", name: "", plan: "", created_at: "", per_minute_limit: 0, per_hour_limit: 0, support_email: "" };
+  return {
+    id: "",
+    name: "",
+    plan: "",
+    created_at: "",
+    per_minute_limit: 0,
+    per_hour_limit: 0,
+    support_email: "",
+    require_mfa: false,
+  };
 }
 
 export const Account: MessageFns<Account> = {
@@ -475,6 +530,9 @@ export const Account: MessageFns<Account> = {
     }
     if (message.support_email !== "") {
       writer.uint32(58).string(message.support_email);
+    }
+    if (message.require_mfa !== false) {
+      writer.uint32(64).bool(message.require_mfa);
     }
     return writer;
   },
@@ -548,6 +606,14 @@ export const Account: MessageFns<Account> = {
             message.support_email = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.require_mfa = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -585,6 +651,11 @@ export const Account: MessageFns<Account> = {
         : isSet(object.support_email)
         ? globalThis.String(object.support_email)
         : "",
+      require_mfa: isSet(object.requireMfa)
+        ? globalThis.Boolean(object.requireMfa)
+        : isSet(object.require_mfa)
+        ? globalThis.Boolean(object.require_mfa)
+        : false,
     };
   },
 
@@ -611,6 +682,9 @@ export const Account: MessageFns<Account> = {
     if (message.support_email !== "") {
       obj.supportEmail = message.support_email;
     }
+    if (message.require_mfa !== false) {
+      obj.requireMfa = message.require_mfa;
+    }
     return obj;
   },
 
@@ -626,6 +700,7 @@ export const Account: MessageFns<Account> = {
     message.per_minute_limit = object.per_minute_limit ?? 0;
     message.per_hour_limit = object.per_hour_limit ?? 0;
     message.support_email = object.support_email ?? "";
+    message.require_mfa = object.require_mfa ?? false;
     return message;
   },
 };
@@ -896,7 +971,7 @@ export const ApiKey: MessageFns<ApiKey> = {
 };
 
 function createBaseCreateAccountRequest(): CreateAccountRequest {
-  return { name: "", plan: "" };
+  return { name: "", plan: "", owner_email: undefined };
 }
 
 export const CreateAccountRequest: MessageFns<CreateAccountRequest> = {
@@ -906,6 +981,9 @@ export const CreateAccountRequest: MessageFns<CreateAccountRequest> = {
     }
     if (message.plan !== "") {
       writer.uint32(18).string(message.plan);
+    }
+    if (message.owner_email !== undefined) {
+      writer.uint32(26).string(message.owner_email);
     }
     return writer;
   },
@@ -939,6 +1017,14 @@ export const CreateAccountRequest: MessageFns<CreateAccountRequest> = {
             message.plan = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.owner_email = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -955,6 +1041,11 @@ export const CreateAccountRequest: MessageFns<CreateAccountRequest> = {
     return {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       plan: isSet(object.plan) ? globalThis.String(object.plan) : "",
+      owner_email: isSet(object.ownerEmail)
+        ? globalThis.String(object.ownerEmail)
+        : isSet(object.owner_email)
+        ? globalThis.String(object.owner_email)
+        : undefined,
     };
   },
 
@@ -966,6 +1057,9 @@ export const CreateAccountRequest: MessageFns<CreateAccountRequest> = {
     if (message.plan !== "") {
       obj.plan = message.plan;
     }
+    if (message.owner_email !== undefined) {
+      obj.ownerEmail = message.owner_email;
+    }
     return obj;
   },
 
@@ -976,12 +1070,13 @@ export const CreateAccountRequest: MessageFns<CreateAccountRequest> = {
     const message = createBaseCreateAccountRequest();
     message.name = object.name ?? "";
     message.plan = object.plan ?? "";
+    message.owner_email = object.owner_email ?? undefined;
     return message;
   },
 };
 
 function createBaseCreateAccountResponse(): CreateAccountResponse {
-  return { account: undefined, api_key: undefined, secret: "" };
+  return { account: undefined, api_key: undefined, secret: "", owner_member_id: "" };
 }
 
 export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
@@ -994,6 +1089,9 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
     }
     if (message.secret !== "") {
       writer.uint32(26).string(message.secret);
+    }
+    if (message.owner_member_id !== "") {
+      writer.uint32(34).string(message.owner_member_id);
     }
     return writer;
   },
@@ -1035,6 +1133,14 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
             message.secret = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.owner_member_id = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1056,6 +1162,11 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
         ? ApiKey.fromJSON(object.api_key)
         : undefined,
       secret: isSet(object.secret) ? globalThis.String(object.secret) : "",
+      owner_member_id: isSet(object.ownerMemberId)
+        ? globalThis.String(object.ownerMemberId)
+        : isSet(object.owner_member_id)
+        ? globalThis.String(object.owner_member_id)
+        : "",
     };
   },
 
@@ -1069,6 +1180,9 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
     }
     if (message.secret !== "") {
       obj.secret = message.secret;
+    }
+    if (message.owner_member_id !== "") {
+      obj.ownerMemberId = message.owner_member_id;
     }
     return obj;
   },
@@ -1085,6 +1199,7 @@ export const CreateAccountResponse: MessageFns<CreateAccountResponse> = {
       ? ApiKey.fromPartial(object.api_key)
       : undefined;
     message.secret = object.secret ?? "";
+    message.owner_member_id = object.owner_member_id ?? "";
     return message;
   },
 };
@@ -1157,7 +1272,14 @@ export const GetAccountRequest: MessageFns<GetAccountRequest> = {
 };
 
 function createBaseUpdateAccountRequest(): UpdateAccountRequest {
-  return { id: "", plan: undefined, per_minute_limit: undefined, per_hour_limit: undefined, support_email: undefined };
+  return {
+    id: "",
+    plan: undefined,
+    per_minute_limit: undefined,
+    per_hour_limit: undefined,
+    support_email: undefined,
+    require_mfa: undefined,
+  };
 }
 
 export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
@@ -1176,6 +1298,9 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     }
     if (message.support_email !== undefined) {
       writer.uint32(42).string(message.support_email);
+    }
+    if (message.require_mfa !== undefined) {
+      writer.uint32(48).bool(message.require_mfa);
     }
     return writer;
   },
@@ -1233,6 +1358,14 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
             message.support_email = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.require_mfa = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1264,6 +1397,11 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
         : isSet(object.support_email)
         ? globalThis.String(object.support_email)
         : undefined,
+      require_mfa: isSet(object.requireMfa)
+        ? globalThis.Boolean(object.requireMfa)
+        : isSet(object.require_mfa)
+        ? globalThis.Boolean(object.require_mfa)
+        : undefined,
     };
   },
 
@@ -1284,6 +1422,9 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     if (message.support_email !== undefined) {
       obj.supportEmail = message.support_email;
     }
+    if (message.require_mfa !== undefined) {
+      obj.requireMfa = message.require_mfa;
+    }
     return obj;
   },
 
@@ -1297,6 +1438,7 @@ export const UpdateAccountRequest: MessageFns<UpdateAccountRequest> = {
     message.per_minute_limit = object.per_minute_limit ?? undefined;
     message.per_hour_limit = object.per_hour_limit ?? undefined;
     message.support_email = object.support_email ?? undefined;
+    message.require_mfa = object.require_mfa ?? undefined;
     return message;
   },
 };
@@ -4211,7 +4353,16 @@ export const GetSessionRequest: MessageFns<GetSessionRequest> = {
 };
 
 function createBaseSessionResponse(): SessionResponse {
-  return { token: "", csrf_token: "", expires_at: "", user: undefined, account: undefined, role: "" };
+  return {
+    token: "",
+    csrf_token: "",
+    expires_at: "",
+    user: undefined,
+    account: undefined,
+    role: "",
+    code_required: false,
+    must_enrol_mfa: false,
+  };
 }
 
 export const SessionResponse: MessageFns<SessionResponse> = {
@@ -4233,6 +4384,12 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     }
     if (message.role !== "") {
       writer.uint32(50).string(message.role);
+    }
+    if (message.code_required !== false) {
+      writer.uint32(56).bool(message.code_required);
+    }
+    if (message.must_enrol_mfa !== false) {
+      writer.uint32(64).bool(message.must_enrol_mfa);
     }
     return writer;
   },
@@ -4298,6 +4455,22 @@ export const SessionResponse: MessageFns<SessionResponse> = {
             message.role = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.code_required = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.must_enrol_mfa = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4326,6 +4499,16 @@ export const SessionResponse: MessageFns<SessionResponse> = {
       user: isSet(object.user) ? User.fromJSON(object.user) : undefined,
       account: isSet(object.account) ? Account.fromJSON(object.account) : undefined,
       role: isSet(object.role) ? globalThis.String(object.role) : "",
+      code_required: isSet(object.codeRequired)
+        ? globalThis.Boolean(object.codeRequired)
+        : isSet(object.code_required)
+        ? globalThis.Boolean(object.code_required)
+        : false,
+      must_enrol_mfa: isSet(object.mustEnrolMfa)
+        ? globalThis.Boolean(object.mustEnrolMfa)
+        : isSet(object.must_enrol_mfa)
+        ? globalThis.Boolean(object.must_enrol_mfa)
+        : false,
     };
   },
 
@@ -4349,6 +4532,12 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     if (message.role !== "") {
       obj.role = message.role;
     }
+    if (message.code_required !== false) {
+      obj.codeRequired = message.code_required;
+    }
+    if (message.must_enrol_mfa !== false) {
+      obj.mustEnrolMfa = message.must_enrol_mfa;
+    }
     return obj;
   },
 
@@ -4365,6 +4554,8 @@ export const SessionResponse: MessageFns<SessionResponse> = {
       ? Account.fromPartial(object.account)
       : undefined;
     message.role = object.role ?? "";
+    message.code_required = object.code_required ?? false;
+    message.must_enrol_mfa = object.must_enrol_mfa ?? false;
     return message;
   },
 };
@@ -4417,6 +4608,443 @@ export const EndSessionResponse: MessageFns<EndSessionResponse> = {
   },
   fromPartial<I extends Exact<DeepPartial<EndSessionResponse>, I>>(_: I): EndSessionResponse {
     const message = createBaseEndSessionResponse();
+    return message;
+  },
+};
+
+function createBaseCompleteSignInRequest(): CompleteSignInRequest {
+  return { token: "", code: "" };
+}
+
+export const CompleteSignInRequest: MessageFns<CompleteSignInRequest> = {
+  encode(message: CompleteSignInRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.code !== "") {
+      writer.uint32(18).string(message.code);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompleteSignInRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompleteSignInRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompleteSignInRequest {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+    };
+  },
+
+  toJSON(message: CompleteSignInRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CompleteSignInRequest>, I>>(base?: I): CompleteSignInRequest {
+    return CompleteSignInRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CompleteSignInRequest>, I>>(object: I): CompleteSignInRequest {
+    const message = createBaseCompleteSignInRequest();
+    message.token = object.token ?? "";
+    message.code = object.code ?? "";
+    return message;
+  },
+};
+
+function createBaseBeginMfaEnrolmentResponse(): BeginMfaEnrolmentResponse {
+  return { secret: "", otpauth_uri: "" };
+}
+
+export const BeginMfaEnrolmentResponse: MessageFns<BeginMfaEnrolmentResponse> = {
+  encode(message: BeginMfaEnrolmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.secret !== "") {
+      writer.uint32(10).string(message.secret);
+    }
+    if (message.otpauth_uri !== "") {
+      writer.uint32(18).string(message.otpauth_uri);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BeginMfaEnrolmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBeginMfaEnrolmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.secret = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.otpauth_uri = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BeginMfaEnrolmentResponse {
+    return {
+      secret: isSet(object.secret) ? globalThis.String(object.secret) : "",
+      otpauth_uri: isSet(object.otpauthUri)
+        ? globalThis.String(object.otpauthUri)
+        : isSet(object.otpauth_uri)
+        ? globalThis.String(object.otpauth_uri)
+        : "",
+    };
+  },
+
+  toJSON(message: BeginMfaEnrolmentResponse): unknown {
+    const obj: any = {};
+    if (message.secret !== "") {
+      obj.secret = message.secret;
+    }
+    if (message.otpauth_uri !== "") {
+      obj.otpauthUri = message.otpauth_uri;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BeginMfaEnrolmentResponse>, I>>(base?: I): BeginMfaEnrolmentResponse {
+    return BeginMfaEnrolmentResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BeginMfaEnrolmentResponse>, I>>(object: I): BeginMfaEnrolmentResponse {
+    const message = createBaseBeginMfaEnrolmentResponse();
+    message.secret = object.secret ?? "";
+    message.otpauth_uri = object.otpauth_uri ?? "";
+    return message;
+  },
+};
+
+function createBaseConfirmMfaEnrolmentResponse(): ConfirmMfaEnrolmentResponse {
+  return { recovery_codes: [] };
+}
+
+export const ConfirmMfaEnrolmentResponse: MessageFns<ConfirmMfaEnrolmentResponse> = {
+  encode(message: ConfirmMfaEnrolmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.recovery_codes) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfirmMfaEnrolmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfirmMfaEnrolmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.recovery_codes.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConfirmMfaEnrolmentResponse {
+    return {
+      recovery_codes: globalThis.Array.isArray(object?.recoveryCodes)
+        ? object.recoveryCodes.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.recovery_codes)
+        ? object.recovery_codes.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ConfirmMfaEnrolmentResponse): unknown {
+    const obj: any = {};
+    if (message.recovery_codes?.length) {
+      obj.recoveryCodes = message.recovery_codes;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConfirmMfaEnrolmentResponse>, I>>(base?: I): ConfirmMfaEnrolmentResponse {
+    return ConfirmMfaEnrolmentResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConfirmMfaEnrolmentResponse>, I>>(object: I): ConfirmMfaEnrolmentResponse {
+    const message = createBaseConfirmMfaEnrolmentResponse();
+    message.recovery_codes = object.recovery_codes?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseDisableMfaRequest(): DisableMfaRequest {
+  return { token: "", password: "" };
+}
+
+export const DisableMfaRequest: MessageFns<DisableMfaRequest> = {
+  encode(message: DisableMfaRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.password !== "") {
+      writer.uint32(18).string(message.password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DisableMfaRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDisableMfaRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DisableMfaRequest {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : "",
+    };
+  },
+
+  toJSON(message: DisableMfaRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.password !== "") {
+      obj.password = message.password;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DisableMfaRequest>, I>>(base?: I): DisableMfaRequest {
+    return DisableMfaRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DisableMfaRequest>, I>>(object: I): DisableMfaRequest {
+    const message = createBaseDisableMfaRequest();
+    message.token = object.token ?? "";
+    message.password = object.password ?? "";
+    return message;
+  },
+};
+
+function createBaseMfaStatus(): MfaStatus {
+  return { enabled: false, recovery_codes_left: 0, required: false };
+}
+
+export const MfaStatus: MessageFns<MfaStatus> = {
+  encode(message: MfaStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.enabled !== false) {
+      writer.uint32(8).bool(message.enabled);
+    }
+    if (message.recovery_codes_left !== 0) {
+      writer.uint32(16).int32(message.recovery_codes_left);
+    }
+    if (message.required !== false) {
+      writer.uint32(24).bool(message.required);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MfaStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMfaStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.recovery_codes_left = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.required = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MfaStatus {
+    return {
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      recovery_codes_left: isSet(object.recoveryCodesLeft)
+        ? globalThis.Number(object.recoveryCodesLeft)
+        : isSet(object.recovery_codes_left)
+        ? globalThis.Number(object.recovery_codes_left)
+        : 0,
+      required: isSet(object.required) ? globalThis.Boolean(object.required) : false,
+    };
+  },
+
+  toJSON(message: MfaStatus): unknown {
+    const obj: any = {};
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.recovery_codes_left !== 0) {
+      obj.recoveryCodesLeft = Math.round(message.recovery_codes_left);
+    }
+    if (message.required !== false) {
+      obj.required = message.required;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MfaStatus>, I>>(base?: I): MfaStatus {
+    return MfaStatus.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MfaStatus>, I>>(object: I): MfaStatus {
+    const message = createBaseMfaStatus();
+    message.enabled = object.enabled ?? false;
+    message.recovery_codes_left = object.recovery_codes_left ?? 0;
+    message.required = object.required ?? false;
     return message;
   },
 };
@@ -5715,6 +6343,99 @@ export const ListAuditEventsResponse: MessageFns<ListAuditEventsResponse> = {
   },
 };
 
+function createBaseSetRequireMfaRequest(): SetRequireMfaRequest {
+  return { account_id: "", require_mfa: false };
+}
+
+export const SetRequireMfaRequest: MessageFns<SetRequireMfaRequest> = {
+  encode(message: SetRequireMfaRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.require_mfa !== false) {
+      writer.uint32(16).bool(message.require_mfa);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetRequireMfaRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetRequireMfaRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.require_mfa = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetRequireMfaRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      require_mfa: isSet(object.requireMfa)
+        ? globalThis.Boolean(object.requireMfa)
+        : isSet(object.require_mfa)
+        ? globalThis.Boolean(object.require_mfa)
+        : false,
+    };
+  },
+
+  toJSON(message: SetRequireMfaRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.require_mfa !== false) {
+      obj.requireMfa = message.require_mfa;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetRequireMfaRequest>, I>>(base?: I): SetRequireMfaRequest {
+    return SetRequireMfaRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetRequireMfaRequest>, I>>(object: I): SetRequireMfaRequest {
+    const message = createBaseSetRequireMfaRequest();
+    message.account_id = object.account_id ?? "";
+    message.require_mfa = object.require_mfa ?? false;
+    return message;
+  },
+};
+
 function createBaseSetSupportEmailRequest(): SetSupportEmailRequest {
   return { account_id: "", support_email: "" };
 }
@@ -6430,6 +7151,16 @@ export const AccountServiceService = {
     responseSerialize: (value: Account): Buffer => Buffer.from(Account.encode(value).finish()),
     responseDeserialize: (value: Buffer): Account => Account.decode(value),
   },
+  /** Settings: every member must use two-factor sign-in (those without it enrol at their next sign-in). */
+  setRequireMfa: {
+    path: "/licensing.v1.AccountService/SetRequireMfa" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetRequireMfaRequest): Buffer => Buffer.from(SetRequireMfaRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetRequireMfaRequest => SetRequireMfaRequest.decode(value),
+    responseSerialize: (value: Account): Buffer => Buffer.from(Account.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Account => Account.decode(value),
+  },
   /** FAILED_PRECONDITION (conflict) when the account already has its most live keys (50). */
   createApiKey: {
     path: "/licensing.v1.AccountService/CreateApiKey" as const,
@@ -6617,6 +7348,62 @@ export const AccountServiceService = {
     responseDeserialize: (value: Buffer): ChangePasswordResponse => ChangePasswordResponse.decode(value),
   },
   /**
+   * Two-factor sign-in (TOTP, RFC 6238). A SignIn of a person who has it answers code_required and a
+   * token that opens only CompleteSignIn, which takes a code (or a recovery code) for a full session.
+   */
+  completeSignIn: {
+    path: "/licensing.v1.AccountService/CompleteSignIn" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CompleteSignInRequest): Buffer =>
+      Buffer.from(CompleteSignInRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CompleteSignInRequest => CompleteSignInRequest.decode(value),
+    responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
+  },
+  /** Signed in: a new secret to scan or type (nothing is on until ConfirmMfaEnrolment's code). */
+  beginMfaEnrolment: {
+    path: "/licensing.v1.AccountService/BeginMfaEnrolment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSessionRequest): Buffer => Buffer.from(GetSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSessionRequest => GetSessionRequest.decode(value),
+    responseSerialize: (value: BeginMfaEnrolmentResponse): Buffer =>
+      Buffer.from(BeginMfaEnrolmentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BeginMfaEnrolmentResponse => BeginMfaEnrolmentResponse.decode(value),
+  },
+  /** The app's first code turns it on and answers the ten recovery codes, shown this once. */
+  confirmMfaEnrolment: {
+    path: "/licensing.v1.AccountService/ConfirmMfaEnrolment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CompleteSignInRequest): Buffer =>
+      Buffer.from(CompleteSignInRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CompleteSignInRequest => CompleteSignInRequest.decode(value),
+    responseSerialize: (value: ConfirmMfaEnrolmentResponse): Buffer =>
+      Buffer.from(ConfirmMfaEnrolmentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ConfirmMfaEnrolmentResponse => ConfirmMfaEnrolmentResponse.decode(value),
+  },
+  /** The current password required; PERMISSION_DENIED while the account requires two-factor sign-in. */
+  disableMfa: {
+    path: "/licensing.v1.AccountService/DisableMfa" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DisableMfaRequest): Buffer => Buffer.from(DisableMfaRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DisableMfaRequest => DisableMfaRequest.decode(value),
+    responseSerialize: (value: EndSessionResponse): Buffer => Buffer.from(EndSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EndSessionResponse => EndSessionResponse.decode(value),
+  },
+  getMfaStatus: {
+    path: "/licensing.v1.AccountService/GetMfaStatus" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSessionRequest): Buffer => Buffer.from(GetSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSessionRequest => GetSessionRequest.decode(value),
+    responseSerialize: (value: MfaStatus): Buffer => Buffer.from(MfaStatus.encode(value).finish()),
+    responseDeserialize: (value: Buffer): MfaStatus => MfaStatus.decode(value),
+  },
+  /**
    * Members: the people of an account, each with a role (proto/rules/roles.ts). An invitation mails a
    * one-time link (7 days); conflict for an address already a member; forbidden for a role above the
    * inviter's (actor_role) or for the owner's membership, which changes only by TransferOwnership.
@@ -6777,6 +7564,8 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   updateAccount: handleUnaryCall<UpdateAccountRequest, Account>;
   /** The vendor's own settings (the dashboard's Settings): where buyers write for help. */
   setSupportEmail: handleUnaryCall<SetSupportEmailRequest, Account>;
+  /** Settings: every member must use two-factor sign-in (those without it enrol at their next sign-in). */
+  setRequireMfa: handleUnaryCall<SetRequireMfaRequest, Account>;
   /** FAILED_PRECONDITION (conflict) when the account already has its most live keys (50). */
   createApiKey: handleUnaryCall<CreateApiKeyRequest, CreateApiKeyResponse>;
   revokeApiKey: handleUnaryCall<RevokeApiKeyRequest, ApiKey>;
@@ -6826,6 +7615,18 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
    * unauthorized for a wrong current password.
    */
   changePassword: handleUnaryCall<ChangePasswordRequest, ChangePasswordResponse>;
+  /**
+   * Two-factor sign-in (TOTP, RFC 6238). A SignIn of a person who has it answers code_required and a
+   * token that opens only CompleteSignIn, which takes a code (or a recovery code) for a full session.
+   */
+  completeSignIn: handleUnaryCall<CompleteSignInRequest, SessionResponse>;
+  /** Signed in: a new secret to scan or type (nothing is on until ConfirmMfaEnrolment's code). */
+  beginMfaEnrolment: handleUnaryCall<GetSessionRequest, BeginMfaEnrolmentResponse>;
+  /** The app's first code turns it on and answers the ten recovery codes, shown this once. */
+  confirmMfaEnrolment: handleUnaryCall<CompleteSignInRequest, ConfirmMfaEnrolmentResponse>;
+  /** The current password required; PERMISSION_DENIED while the account requires two-factor sign-in. */
+  disableMfa: handleUnaryCall<DisableMfaRequest, EndSessionResponse>;
+  getMfaStatus: handleUnaryCall<GetSessionRequest, MfaStatus>;
   /**
    * Members: the people of an account, each with a role (proto/rules/roles.ts). An invitation mails a
    * one-time link (7 days); conflict for an address already a member; forbidden for a role above the
@@ -6929,6 +7730,22 @@ export interface AccountServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Account) => void,
   ): ClientUnaryCall;
+  /** Settings: every member must use two-factor sign-in (those without it enrol at their next sign-in). */
+  setRequireMfa(
+    request: SetRequireMfaRequest,
+    callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
+  setRequireMfa(
+    request: SetRequireMfaRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
+  setRequireMfa(
+    request: SetRequireMfaRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
   /** FAILED_PRECONDITION (conflict) when the account already has its most live keys (50). */
   createApiKey(
     request: CreateApiKeyRequest,
@@ -7201,6 +8018,88 @@ export interface AccountServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ChangePasswordResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Two-factor sign-in (TOTP, RFC 6238). A SignIn of a person who has it answers code_required and a
+   * token that opens only CompleteSignIn, which takes a code (or a recovery code) for a full session.
+   */
+  completeSignIn(
+    request: CompleteSignInRequest,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  completeSignIn(
+    request: CompleteSignInRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  completeSignIn(
+    request: CompleteSignInRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SessionResponse) => void,
+  ): ClientUnaryCall;
+  /** Signed in: a new secret to scan or type (nothing is on until ConfirmMfaEnrolment's code). */
+  beginMfaEnrolment(
+    request: GetSessionRequest,
+    callback: (error: ServiceError | null, response: BeginMfaEnrolmentResponse) => void,
+  ): ClientUnaryCall;
+  beginMfaEnrolment(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BeginMfaEnrolmentResponse) => void,
+  ): ClientUnaryCall;
+  beginMfaEnrolment(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BeginMfaEnrolmentResponse) => void,
+  ): ClientUnaryCall;
+  /** The app's first code turns it on and answers the ten recovery codes, shown this once. */
+  confirmMfaEnrolment(
+    request: CompleteSignInRequest,
+    callback: (error: ServiceError | null, response: ConfirmMfaEnrolmentResponse) => void,
+  ): ClientUnaryCall;
+  confirmMfaEnrolment(
+    request: CompleteSignInRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ConfirmMfaEnrolmentResponse) => void,
+  ): ClientUnaryCall;
+  confirmMfaEnrolment(
+    request: CompleteSignInRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ConfirmMfaEnrolmentResponse) => void,
+  ): ClientUnaryCall;
+  /** The current password required; PERMISSION_DENIED while the account requires two-factor sign-in. */
+  disableMfa(
+    request: DisableMfaRequest,
+    callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  disableMfa(
+    request: DisableMfaRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  disableMfa(
+    request: DisableMfaRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  getMfaStatus(
+    request: GetSessionRequest,
+    callback: (error: ServiceError | null, response: MfaStatus) => void,
+  ): ClientUnaryCall;
+  getMfaStatus(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: MfaStatus) => void,
+  ): ClientUnaryCall;
+  getMfaStatus(
+    request: GetSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: MfaStatus) => void,
   ): ClientUnaryCall;
   /**
    * Members: the people of an account, each with a role (proto/rules/roles.ts). An invitation mails a

@@ -44,13 +44,21 @@ export function targetOf(event: DomainEvent): AuditTargetOf {
     case 'password.reset' as string:
     case 'session.signed_in' as string:
     case 'session.sign_in_failed' as string:
+    case 'mfa.enabled' as string:
+    case 'mfa.disabled' as string:
       return pick('user', data.user);
+    case 'settings.updated' as string:
+      return { type: 'account', id: event.account_id };
     case 'member.invited' as string:
     case 'member.joined' as string:
     case 'member.role_changed' as string:
     case 'member.removed' as string:
     case 'member.ownership_transferred' as string:
       return pick('member', data.member);
+    case 'import.created' as string:
+      return pick('import', data.import);
+    case 'export.created' as string:
+      return pick('export', data.export);
     default:
       if (event.type.startsWith('license.')) return pick('license', data.license);
       if (event.type.startsWith('subscription.')) return pick('subscription', data.subscription);

@@ -1,4 +1,4 @@
-import { newEvent } from '@licensing/runtime';
+import { newEnvelope, newEvent } from '@licensing/runtime';
 import type { DomainEvent } from '@licensing/proto';
 import type { AccountDoc } from '../store/models';
 
@@ -18,3 +18,7 @@ export const accountUpdated = (doc: AccountDoc, now: Date): DomainEvent =>
     },
     now,
   );
+
+/** The vendor changed their settings (the audit log's settings.updated): which ones, never their values. */
+export const settingsUpdated = (accountId: string, changed: string[], now: Date): DomainEvent =>
+  newEnvelope('settings.updated', accountId, { settings: { changed } }, now) as unknown as DomainEvent;

@@ -1,4 +1,4 @@
-import type { Handlers } from '@licensing/runtime';
+import { AppError, checkEmail, type Handlers } from '@licensing/runtime';
 import type { Account, AccountServiceService, ApiKey } from '@licensing/proto';
 import type { AccountDoc, ApiKeyDoc } from '../store/models';
 import { createAccount, findAccount, updateAccount } from '../use-cases/accounts';
@@ -25,6 +25,7 @@ export const toAccount = (doc: AccountDoc): Account => ({
   per_minute_limit: doc.per_minute_limit ?? 0,
   per_hour_limit: doc.per_hour_limit ?? 0,
   support_email: doc.support_email ?? '',
+  require_mfa: doc.require_mfa === true,
 });
 
 const toApiKey = (doc: Omit<ApiKeyDoc, 'digest' | 'slot_key'>): ApiKey => ({
@@ -56,19 +57,33 @@ type AccountHandlers = Pick<
   | 'listApiKeys'
   | 'revokeAllApiKeys'
   | 'authenticate'
+  | 'setRequireMfa'
 >;
 
+/** Invites the owner member of an account the operator makes (use-cases/members.ts); absent: no mail, none. */
+export interface OwnerInvitations {
+  /** Whether invitations can be mailed (checked before the account is made: nothing half-made). */
+  mails: boolean;
+  invite(accountId: string, email: string): Promise<{ _id: string }>;
+}
+
 // Proto to use case and back; the rules live in use-cases/ and domain/.
-export function accountHandlers(deps: AccountDeps): AccountHandlers {
+export function accountHandlers(deps: AccountDeps, owners?: OwnerInvitations): AccountHandlers {
   return {
     async createAccount(req) {
+      const ownerEmail = req.owner_email ? checkEmail('owner_email', req.owner_email) : '';
+      if (ownerEmail && !owners?.mails)
+        throw new AppError('forbidden', 'this server sends no e-mail (MAIL_URL): the owner cannot be invited');
       const { account, ...issued } = await createAccount(deps, req);
-      return { account: toAccount(account), ...withSecret(issued) };
+      const owner = ownerEmail ? await owners!.invite(account._id, ownerEmail) : null;
+      return { account: toAccount(account), ...withSecret(issued), owner_member_id: owner?._id ?? '' };
     },
     getAccount: async (req) => toAccount(await findAccount(deps, req.id)),
     updateAccount: async (req) => toAccount(await updateAccount(deps, req)),
     setSupportEmail: async (req) =>
       toAccount(await updateAccount(deps, { id: req.account_id, support_email: req.support_email })),
+    setRequireMfa: async (req) =>
+      toAccount(await updateAccount(deps, { id: req.account_id, require_mfa: req.require_mfa })),
     createApiKey: async (req) => withSecret(await createApiKey(deps, req)),
     revokeApiKey: async (req) => toApiKey(await revokeApiKey(deps, req)),
     regenerateApiKey: async (req) => withSecret(await regenerateApiKey(deps, req)),

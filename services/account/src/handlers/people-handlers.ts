@@ -7,6 +7,7 @@ import { endOwnSession, endSession, getSession, listSessions, signIn, type Opene
 import { confirmSignUp, signUp } from '../use-cases/sign-up';
 import { changePassword, requestPasswordReset, resetPassword } from '../use-cases/passwords';
 import { toAccount } from './account-handlers';
+import { beginMfaEnrolment, completeSignIn, confirmMfaEnrolment, disableMfa, mfaStatus } from '../use-cases/mfa';
 
 type PeopleHandlers = Pick<
   Handlers<typeof AccountServiceService>,
@@ -21,6 +22,11 @@ type PeopleHandlers = Pick<
   | 'changePassword'
   | 'listSessions'
   | 'endOwnSession'
+  | 'completeSignIn'
+  | 'beginMfaEnrolment'
+  | 'confirmMfaEnrolment'
+  | 'disableMfa'
+  | 'getMfaStatus'
 >;
 
 const userJson = (u: UserDoc) => ({
@@ -37,6 +43,8 @@ export const toSession = (s: OpenedSession): SessionResponse => ({
   user: userJson(s.user),
   account: toAccount(s.account),
   role: s.role,
+  code_required: s.stage === 'code',
+  must_enrol_mfa: s.mustEnrolMfa === true,
 });
 
 // Proto to use case and back; the rules live in use-cases/ and domain/.
@@ -65,5 +73,13 @@ export function peopleHandlers(deps: PeopleDeps): PeopleHandlers {
       await endOwnSession(deps, req);
       return {};
     },
+    completeSignIn: async (req) => toSession(await completeSignIn(deps, req)),
+    beginMfaEnrolment: (req) => beginMfaEnrolment(deps, req),
+    confirmMfaEnrolment: (req) => confirmMfaEnrolment(deps, req),
+    async disableMfa(req) {
+      await disableMfa(deps, req);
+      return {};
+    },
+    getMfaStatus: (req) => mfaStatus(deps, req),
   };
 }

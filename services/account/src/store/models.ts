@@ -19,6 +19,8 @@ export interface AccountDoc {
   per_hour_limit: number | null;
   /** Where buyers write for help (shown in the purchase e-mail); absent or '' = not set. */
   support_email?: string;
+  /** Every member must sign in with a second factor (absent = false). */
+  require_mfa?: boolean;
   created_at: Date;
   outbox?: Record<string, DomainEvent>;
 }
@@ -57,8 +59,22 @@ export interface UserDoc {
   email: string;
   password_hash: string;
   created_at: Date;
+  /** Two-factor sign-in, once enrolled (domain/totp.ts); absent or null: none. */
+  mfa?: MfaFields | null;
+  /** A secret shown for enrolment, waiting for its first code (replaced by a new enrolment). */
+  mfa_enrolment?: { secret: string; created_at: Date } | null;
   /** The account's own actions about this person (a password changed), for the audit log. */
   outbox?: Record<string, DomainEvent>;
+}
+
+export interface MfaFields {
+  /** The TOTP secret in base32, sealed (domain/mfa-keyring.ts): it must be read again to check a code. */
+  secret: string;
+  enabled_at: Date;
+  /** The step of the last code accepted: a code of this step or an earlier one is refused (no replay). */
+  last_step: number;
+  /** SHA-256 of each recovery code not yet used. */
+  recovery: string[];
 }
 
 /** A forgotten password's e-mailed link, waiting to be used once within the hour. */
@@ -83,6 +99,14 @@ export interface SessionDoc {
   ip?: string;
   user_agent?: string;
   last_seen_at?: Date;
+  /**
+   * 'code': the password was right and a second factor is awaited; such a session opens nothing but
+   * the code form (absent: a full session). Its wrong codes are counted in code_failures.
+   */
+  stage?: 'code';
+  code_failures?: number;
+  /** The account requires two-factor sign-in and this person has none: the dashboard sends them to enrol. */
+  must_enrol_mfa?: boolean;
 }
 
 /** A sign-up waiting for its owner to follow the e-mailed link; nothing else exists until then. */
@@ -112,6 +136,7 @@ function accountSchema(): Schema<AccountDoc> {
       name: { type: String, required: true },
       plan: { type: String, required: true, enum: plans },
       support_email: { type: String, default: '' },
+      require_mfa: Boolean,
       per_minute_limit: { type: Number, default: null },
       per_hour_limit: { type: Number, default: null },
       created_at: { type: Date, required: true },
@@ -160,6 +185,8 @@ function userSchema(): Schema<UserDoc> {
       email: { type: String, required: true, unique: true },
       password_hash: { type: String, required: true },
       created_at: { type: Date, required: true },
+      mfa: Schema.Types.Mixed,
+      mfa_enrolment: Schema.Types.Mixed,
       ...outboxFields,
     },
     { versionKey: false, collection: 'users' },
@@ -181,6 +208,9 @@ function sessionSchema(): Schema<SessionDoc> {
       ip: String,
       user_agent: String,
       last_seen_at: Date,
+      stage: String,
+      code_failures: Number,
+      must_enrol_mfa: Boolean,
     },
     { versionKey: false, collection: 'sessions' },
   );

@@ -5,6 +5,7 @@ import type {
   AccountDoc,
   AccountModels,
   ApiKeyDoc,
+  MfaFields,
   PasswordResetDoc,
   PendingSignupDoc,
   SessionDoc,
@@ -25,13 +26,15 @@ export class AccountStore {
   /** Applies the changes and records the event in the same write. */
   async updateAccount(
     id: string,
-    changes: Partial<Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit'>>,
-    event: (after: AccountDoc) => DomainEvent,
+    changes: Partial<
+      Pick<AccountDoc, 'plan' | 'per_minute_limit' | 'per_hour_limit' | 'support_email' | 'require_mfa'>
+    >,
+    events: (after: AccountDoc) => DomainEvent[],
   ): Promise<AccountDoc | null> {
     const current = await this.findAccount(id);
     if (!current) return null;
     const after = { ...current, ...changes };
-    await this.models.Account.updateOne({ _id: id }, { $set: { ...changes, ...withEvents([event(after)]) } });
+    await this.models.Account.updateOne({ _id: id }, { $set: { ...changes, ...withEvents(events(after)) } });
     return after;
   }
 
@@ -205,6 +208,68 @@ export class PeopleStore {
     await this.models.User.updateOne(
       { _id: userId },
       { $set: { password_hash: passwordHash, ...withEvents([action as unknown as DomainEvent]) } },
+    );
+  }
+
+  /** A secret shown for enrolment (sealed), replacing one shown before. */
+  async startMfaEnrolment(userId: string, secret: string, at: Date): Promise<void> {
+    await this.models.User.updateOne({ _id: userId }, { $set: { mfa_enrolment: { secret, created_at: at } } });
+  }
+
+  /** Two-factor sign-in on, with the action that records it; the enrolment's secret is dropped. */
+  async enableMfa(userId: string, mfa: MfaFields, action: AccountActionEvent): Promise<void> {
+    await this.models.User.updateOne(
+      { _id: userId },
+      { $set: { mfa, mfa_enrolment: null, ...withEvents([action as unknown as DomainEvent]) } },
+    );
+  }
+
+  async disableMfa(userId: string, action: AccountActionEvent): Promise<void> {
+    await this.models.User.updateOne(
+      { _id: userId },
+      { $set: { mfa: null, mfa_enrolment: null, ...withEvents([action as unknown as DomainEvent]) } },
+    );
+  }
+
+  /**
+   * Takes a TOTP step: true when it is later than the last one taken (then it becomes the last), false
+   * when a code of this step or a later one was accepted already. The filter makes it a compare-and-set.
+   */
+  async takeTotpStep(userId: string, step: number): Promise<boolean> {
+    const res = await this.models.User.updateOne(
+      { _id: userId, 'mfa.last_step': { $lt: step } },
+      { $set: { 'mfa.last_step': step } },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  /** Uses up a recovery code: true once for each code the person has, false after. */
+  async takeRecoveryCode(userId: string, digest: string): Promise<boolean> {
+    const res = await this.models.User.updateOne(
+      { _id: userId, 'mfa.recovery': digest },
+      { $pull: { 'mfa.recovery': digest } },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  /** Counts a wrong code against a session waiting for one: the count after it. */
+  async countCodeFailure(digest: string): Promise<number> {
+    const after = await this.models.Session.findOneAndUpdate(
+      { _id: digest },
+      { $inc: { code_failures: 1 } },
+      // No projection: FerretDB's findAndModify does not take one.
+      { returnDocument: 'after' },
+    )
+      .lean<SessionDoc>()
+      .exec();
+    return after?.code_failures ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** The person enrolled: none of their sessions is sent to enrolment any more. */
+  async clearMustEnrol(userId: string): Promise<void> {
+    await this.models.Session.updateMany(
+      { user_id: userId, must_enrol_mfa: true },
+      { $set: { must_enrol_mfa: false } },
     );
   }
 

@@ -1,4 +1,4 @@
-import type { Clock, Logger, Outbox } from '@licensing/runtime';
+import type { Clock, Keyring, Logger, Outbox } from '@licensing/runtime';
 import type { Peppers } from '../domain/api-key';
 import type { Mailer } from '../mail/mailer';
 import type { AccountStore, PeopleStore } from '../store/queries';
@@ -30,4 +30,6 @@ export interface PeopleDeps {
   outbox?: Pick<Outbox, 'flush'>;
   /** The members: a sign-up makes its owner one (absent in the unit tests of sign-up and sessions). */
   members?: MemberStore;
+  /** Seals the TOTP secrets of two-factor sign-in (domain/mfa-keyring.ts; absent in unit tests without it). */
+  mfaKeyring?: Keyring;
 }

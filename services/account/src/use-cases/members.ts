@@ -15,7 +15,7 @@ import { checkPassword, hashPassword } from '../domain/password';
 import { personAction } from '../domain/person-action';
 import type { MemberDoc, MemberStore } from '../store/members';
 import type { PeopleDeps } from './deps';
-import { openSession, type OpenedSession } from './sessions';
+import { startSession, type OpenedSession } from './sessions';
 
 /** What the members' use cases work with: the people's, and the members. */
 export type MemberDeps = PeopleDeps & { members: MemberStore };
@@ -62,11 +62,13 @@ async function memberOf(deps: MemberDeps, accountId: string, id: string): Promis
 export async function inviteMember(
   deps: MemberDeps,
   req: { account_id: string; email: string; role: string; actor?: string; actor_role?: string; resend?: boolean },
+  /** The owner of a new account the operator makes (inviteOwner): no request can ask for this role. */
+  asOwner = false,
 ): Promise<MemberDoc> {
   const { members, accounts, mailer, clock, baseUrl } = deps;
   if (!mailer) throw new AppError('forbidden', 'this server sends no e-mail: invitations cannot be delivered');
   const email = checkEmail('email', req.email).toLowerCase();
-  const role = checkGivenRole(req.role, req.actor_role || 'owner');
+  const role = asOwner ? 'owner' : checkGivenRole(req.role, req.actor_role || 'owner');
   const account = await accounts.findAccount(req.account_id);
   if (!account) throw AppError.notFound('account');
   const now = clock.now();
@@ -124,6 +126,10 @@ export async function inviteMember(
   );
   return member;
 }
+
+/** The owner of an account the operator just made, invited by mail: its one owner once they join. */
+export const inviteOwner = (deps: MemberDeps, accountId: string, email: string) =>
+  inviteMember(deps, { account_id: accountId, email, role: 'owner' }, true);
 
 export const listMembers = (deps: MemberDeps, accountId: string, page: PageRequest | undefined) =>
   deps.members.list(accountId, page);
@@ -266,5 +272,5 @@ export async function acceptInvitation(
     throw err;
   }
   flush(deps, member._id);
-  return openSession(deps, user, account);
+  return startSession(deps, user, account);
 }

@@ -10,7 +10,7 @@ import {
 } from '../domain/password-reset';
 import { digestSessionToken, isSessionToken, sessionIsLive } from '../domain/session';
 import type { PeopleDeps } from './deps';
-import { openSession, type OpenedSession } from './sessions';
+import { startSession, type OpenedSession } from './sessions';
 
 /**
  * Forgot password: for an address someone signs in with, a one-time link (an hour) is mailed. The
@@ -56,7 +56,7 @@ export async function resetPassword(
   await people.setPassword(user._id, await hashPassword(req.password), passwordAction('password.reset', user, now));
   deps.outbox?.flush(people.models.User, user._id);
   await people.endSessionsOf(user._id, now);
-  return openSession(deps, { ...user }, account);
+  return startSession(deps, { ...user }, account);
 }
 
 /** Signed in: the current password and a new one; the person's other sessions end. How many did. */

@@ -2,6 +2,7 @@ import { AppError, currentCall } from '@licensing/runtime';
 import { EMAIL_MAX_LENGTH } from '@licensing/proto';
 import { UNKNOWN_USER_HASH, verifyPassword } from '../domain/password';
 import {
+  CODE_STAGE_TTL_MS,
   SESSION_TTL_MS,
   digestSessionToken,
   isSessionToken,
@@ -23,6 +24,10 @@ export interface OpenedSession {
   account: AccountDoc;
   /** The person's member role: what the dashboard lets them do. */
   role: string;
+  /** 'code': the password was right, the second factor is awaited (the token opens only the code form). */
+  stage?: 'code';
+  /** The account requires two-factor sign-in and this person has none yet: the dashboard sends them to enrol. */
+  mustEnrolMfa?: boolean;
 }
 
 /** A person's member role (owner for a login without a member: none existed before members). */
@@ -30,14 +35,25 @@ async function roleOf(deps: Pick<PeopleDeps, 'members'>, userId: string): Promis
   return (await deps.members?.byUser(userId))?.role ?? 'owner';
 }
 
+/**
+ * The session a person gets once they proved who they are with a password (a sign-in, a reset link, an
+ * invitation, a sign-up): the code form's first when they have two-factor sign-in, else a full one,
+ * sent to enrolment when their account requires it.
+ */
+export function startSession(deps: PeopleDeps, user: UserDoc, account: AccountDoc): Promise<OpenedSession> {
+  if (user.mfa) return openSession(deps, user, account, { stage: 'code' });
+  return openSession(deps, user, account, { mustEnrolMfa: account.require_mfa === true });
+}
+
 export async function openSession(
   { people, clock, members }: Pick<PeopleDeps, 'people' | 'clock' | 'members'>,
   user: UserDoc,
   account: AccountDoc,
+  opts: { stage?: 'code'; mustEnrolMfa?: boolean } = {},
 ): Promise<OpenedSession> {
   const now = clock.now();
   const { token, digest, csrfToken } = newSessionSecrets();
-  const expires = new Date(now.getTime() + SESSION_TTL_MS);
+  const expires = new Date(now.getTime() + (opts.stage ? CODE_STAGE_TTL_MS : SESSION_TTL_MS));
   // Where it is opened from, as the dashboard saw the request (the person's sessions list shows it).
   const origin = currentCall()?.origin;
   await people.insertSession({
@@ -51,8 +67,11 @@ export async function openSession(
     last_seen_at: now,
     ...(origin?.ip ? { ip: origin.ip } : {}),
     ...(origin?.user_agent ? { user_agent: origin.user_agent } : {}),
+    ...(opts.stage ? { stage: opts.stage, code_failures: 0 } : {}),
+    ...(opts.mustEnrolMfa ? { must_enrol_mfa: true } : {}),
   });
-  return { token, csrfToken, expiresAt: expires, user, account, role: await roleOf({ members }, user._id) };
+  const role = await roleOf({ members }, user._id);
+  return { token, csrfToken, expiresAt: expires, user, account, role, ...opts };
 }
 
 /** A new session for the right e-mail and password; both failures answer alike, and take as long. */
@@ -62,18 +81,19 @@ export async function signIn(deps: PeopleDeps, req: { email: string; password: s
   const user = email && email.length <= EMAIL_MAX_LENGTH ? await people.findUserByEmail(email) : null;
   // Verify against a dummy hash for unknown e-mails: both failures take the same time.
   const ok = await verifyPassword(req.password.slice(0, 200), user?.password_hash ?? UNKNOWN_USER_HASH);
-  if (user) await recordSignIn(deps, user, ok ? 'session.signed_in' : 'session.sign_in_failed');
+  // With a second factor, the sign-in is recorded once its code is given (use-cases/mfa.ts).
+  if (user && !(ok && user.mfa)) await recordSignIn(deps, user, ok ? 'session.signed_in' : 'session.sign_in_failed');
   if (!user || !ok) throw new AppError('unauthorized', WRONG_CREDENTIALS);
   const account = await accounts.findAccount(user.account_id);
   if (!account) throw new AppError('unauthorized', WRONG_CREDENTIALS);
-  return openSession(deps, user, account);
+  return startSession(deps, user, account);
 }
 
 /**
  * A sign-in of a known address, in the audit log (an unknown one belongs to no account). Recording
  * never fails the sign-in: a store that refuses it is logged, and the sign-in goes on.
  */
-async function recordSignIn(
+export async function recordSignIn(
   deps: PeopleDeps,
   user: UserDoc,
   type: 'session.signed_in' | 'session.sign_in_failed',
@@ -105,7 +125,15 @@ export async function getSession(
     roleOf({ members }, session.user_id),
   ]);
   if (!user || !account) throw gone();
-  return { token: '', csrfToken: session.csrf_token, expiresAt: session.expires_at, user, account, role };
+  return {
+    token: '',
+    csrfToken: session.csrf_token,
+    expiresAt: session.expires_at,
+    user,
+    account,
+    role,
+    ...(session.must_enrol_mfa && !user.mfa ? { mustEnrolMfa: true } : {}),
+  };
 }
 
 /** How often a session's last use is written (a page a second must not write a second). */

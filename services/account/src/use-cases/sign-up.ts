@@ -11,7 +11,7 @@ import {
 } from '../domain/signup';
 import type { AccountDoc, UserDoc } from '../store/models';
 import type { PeopleDeps } from './deps';
-import { openSession, type OpenedSession } from './sessions';
+import { startSession, type OpenedSession } from './sessions';
 import { ownerMember } from './members';
 import { memberAction } from '../domain/members';
 
@@ -90,5 +90,5 @@ export async function confirmSignUp(deps: PeopleDeps, token: string): Promise<Op
     const owner = ownerMember(user);
     await deps.members.insert(owner, memberAction('member.joined', owner, now));
   }
-  return openSession(deps, user, account);
+  return startSession(deps, user, account);
 }

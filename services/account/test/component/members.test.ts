@@ -355,3 +355,25 @@ describe('the migration of older accounts', () => {
     expect(made[0]).toMatchObject({ account_id: 'acct_old', role: 'owner', status: 'active', invited_by: 'sign-up' });
   });
 });
+
+describe('an account the operator makes', () => {
+  it('with an owner e-mail: its owner is invited by mail and joins as the one owner', async () => {
+    const email = `founder-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    await expect(
+      svc.operator.call.createAccount({ name: 'Operator Made', plan: 'pro', owner_email: 'not an address' }),
+    ).rejects.toMatchObject({ code: 'invalid_request', fieldErrors: [{ field: 'owner_email' }] });
+    const made = await svc.operator.call.createAccount({ name: 'Operator Made', plan: 'pro', owner_email: email });
+    expect(made.owner_member_id).toMatch(/^mem_/);
+    const token = invitationToken((await waitForMail(svc.topology, email)).text);
+    const session = await web.call.acceptInvitation({ token, name: 'Founder', password: PASSWORD });
+    expect(session).toMatchObject({ role: 'owner', account: { id: made.account!.id } });
+    const listed = await svc.gateway.call.listMembers({
+      account_id: made.account!.id,
+      page: { limit: 10, starting_after: '' },
+    });
+    expect(listed.data.map((m) => [m.email, m.role, m.status])).toEqual([[email, 'owner', 'active']]);
+    // Without one, as before: an account and its key, no member.
+    const bare = await svc.operator.call.createAccount({ name: 'No Owner Yet', plan: 'free' });
+    expect(bare.owner_member_id).toBe('');
+  });
+});

@@ -1,5 +1,5 @@
-import type { DomainEvent } from '@licensing/proto';
-import { AppError } from '@licensing/runtime';
+import { actionTypes, eventTypes, isEventType, type DomainEvent } from '@licensing/proto';
+import { AppError, ownerOf } from '@licensing/runtime';
 import { SYSTEM_ACTOR, auditEntryOf, auditFilter, retentionBound, targetOf } from '../../src/domain/audit';
 import { pruneAudit } from '../../src/jobs/audit-retention';
 
@@ -28,8 +28,19 @@ describe("an event's entry", () => {
     ['api_key.revoked', { api_key: { id: 'key_1' } }, { type: 'api_key', id: 'key_1' }],
     ['account.updated', { account: { id: 'acc_1' } }, { type: 'account', id: 'acc_1' }],
     ['customer.erased', { placeholder: 'erased-1@invalid', licenses: 2 }, { type: 'customer', id: 'erased-1@invalid' }],
+    ['import.created', { import: { id: 'imp_1', format: 'csv' } }, { type: 'import', id: 'imp_1' }],
+    ['export.created', { export: { id: 'exp_1' } }, { type: 'export', id: 'exp_1' }],
   ])('of %s is about %j', (type, data, target) => {
     expect(targetOf(event(type, data))).toEqual(target);
+  });
+
+  it("comes from every service's events and audit-only actions: each type has the one NATS user that may publish it", () => {
+    // A type nobody owns is dropped by every consumer (its subject proves nothing), so it would never be an entry.
+    expect([...eventTypes, ...actionTypes].filter((t) => ownerOf(t) === undefined)).toEqual([]);
+    expect(ownerOf('import.created')).toBe('license');
+    expect(ownerOf('export.created')).toBe('license');
+    // And an action is the audit log's only: no webhook type shares its name.
+    expect(actionTypes.filter((t) => isEventType(t))).toEqual([]);
   });
 
   it('says who from the origin on the event, else the system; and is the same entry however often it comes', () => {

@@ -1,5 +1,5 @@
 import { ExactCache, NOT_FOLLOWING, sha256, type EventBus, type Outbox } from '@licensing/runtime';
-import { activationsMatter, isFloating, type DomainEvent } from '@licensing/proto';
+import { activationsMatter, isActionType, isFloating, type DomainEvent } from '@licensing/proto';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
 import { rerolledFrom } from '../store/retired-keys';
@@ -104,6 +104,7 @@ export class LicenseCache {
     }
     for (const event of events) {
       if (event.type === 'license.batch_completed') continue; // a summary: each licence had its own event
+      if (isActionType(event.type)) continue; // the audit log's only (an import started): no licence changed
       const license = 'license' in event.data ? event.data.license : undefined;
       const key = license?.key;
       if (typeof key !== 'string') {

@@ -66,6 +66,9 @@ export function transferModule(ctx: ServiceContext<TransferConfig>, parts: Trans
   // Imports and exports: the job runs the imports whose file is complete.
   const importStore = new ImportStore(importModels(ctx.db));
   ctx.outbox.track(importStore.models.ImportEvents);
+  // A new import or export carries its import.created or export.created (the audit log's) in its outbox.
+  ctx.outbox.track(importStore.models.Import);
+  ctx.outbox.track(importStore.models.Export);
   const importDeps = {
     licenses: core,
     imports: importStore,

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import { AppError, connectMongo, createLogger, syncIndexes } from '@licensing/runtime';
+import { AppError, connectMongo, createLogger, requestOrigin, syncIndexes, withCallScope } from '@licensing/runtime';
 import type { CreateProductRequest, Product } from '@licensing/proto';
 import { ImportRunner } from '../../src/transfer/jobs/import-runner';
 import { licenseModels } from '../../src/store/models';
 import { BulkLicenses } from '../../src/store/bulk-licenses';
 import { licenseCore } from '../../src/use-cases/license-core';
-import { ImportStore, importModels } from '../../src/transfer/store/imports';
+import { type ExportDoc, type ImportDoc, ImportStore, importModels } from '../../src/transfer/store/imports';
 import { createExport, finishExport } from '../../src/transfer/use-cases/exports';
 import {
   appendImportChunk,
@@ -206,6 +206,7 @@ describe('one import and one export per account at a time', () => {
     const deps = {
       licenses: licenseCore({ bulk: new BulkLicenses(licenses), outbox: new RecordingOutbox() }),
       imports: store,
+      outbox: new RecordingOutbox(),
       clock,
     };
     const first = await createExport(deps, account);
@@ -216,6 +217,46 @@ describe('one import and one export per account at a time', () => {
     await createExport(deps, accountOf('G')); // another account's
     await finishExport(deps, account, first._id, '');
     await expect(createExport(deps, account)).resolves.toMatchObject({ state: 'running' });
+  });
+
+  it("a new import or export is stored with the audit log's import.created or export.created, who asked on it, and published at once", async () => {
+    const account = accountOf('N');
+    const clock = new FakeClock(new Date().toISOString());
+    const outbox = new RecordingOutbox();
+    const deps = { ...depsFor(account, clock), outbox };
+    // As the licence service serves the gateway's call: who asked comes in its metadata, onto the call's scope.
+    const origin = requestOrigin({ type: 'api_key', id: 'key_importer' }, '198.51.100.7', 'importer/1.0');
+    const asked = <T>(fn: () => Promise<T>) =>
+      withCallScope('req_transfer', Number.POSITIVE_INFINITY, fn, undefined, origin);
+    const imp = await asked(() => createImport(deps, account, 'csv'));
+    const exp = await asked(() => createExport(deps, account));
+
+    const pendingIn = (doc: { outbox?: object; outbox_pending?: boolean } | null) => {
+      expect(doc?.outbox_pending).toBe(true);
+      return Object.values(doc?.outbox ?? {});
+    };
+    expect(pendingIn(await store.models.Import.findById(imp._id).lean<ImportDoc>())).toEqual([
+      expect.objectContaining({
+        id: expect.stringMatching(/^evt_/),
+        type: 'import.created',
+        account_id: account,
+        request_id: 'req_transfer',
+        origin,
+        data: { import: { id: imp._id, format: 'csv' } },
+      }),
+    ]);
+    expect(pendingIn(await store.models.Export.findById(exp._id).lean<ExportDoc>())).toEqual([
+      expect.objectContaining({
+        type: 'export.created',
+        account_id: account,
+        origin,
+        data: { export: { id: exp._id } },
+      }),
+    ]);
+    expect(outbox.flushed).toEqual([
+      { model: 'Import', id: imp._id },
+      { model: 'Export', id: exp._id },
+    ]);
   });
 });
 

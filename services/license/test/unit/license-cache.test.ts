@@ -1,3 +1,5 @@
+import type { DomainEvent } from '@licensing/proto';
+import { newEnvelope } from '@licensing/runtime';
 import { LicenseCache, MAX_CACHED_FINGERPRINTS } from '../../src/caches/license-cache';
 import { activate, deactivate } from '../../src/use-cases/activations';
 import { transitionLicense } from '../../src/use-cases/change-license';
@@ -49,6 +51,16 @@ it('a change another instance made arrives as its event and evicts', async () =>
   bus.emit('license.updated', 'acct_A', { license: { id: 'lic_other', key: 'OTHER-KEY' } });
   await cache.read(lic.key);
   expect(reads.count).toBe(2); // another licence's event leaves this one cached
+});
+
+it('an audit-only action written through its outbox (an import or export started) evicts nothing', async () => {
+  const { cache, lic, reads } = await setup();
+  await cache.read(lic.key);
+  const outbox = cache.outbox({ flush: async () => undefined });
+  const started = newEnvelope('import.created', 'acct_A', { import: { id: 'imp_1', format: 'jsonl' } });
+  await outbox.flush(null as never, 'imp_1', [started as unknown as DomainEvent]);
+  await cache.read(lic.key);
+  expect(reads.count).toBe(1);
 });
 
 it('machines activated and deactivated are seen at once when the policy requires activation', async () => {

@@ -59,6 +59,7 @@ beforeAll(async () => {
         per_minute_limit: 0,
         per_hour_limit: 0,
         support_email: 'help@acme.example',
+        require_mfa: false,
       };
     },
   });

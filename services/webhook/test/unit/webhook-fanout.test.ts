@@ -48,10 +48,11 @@ async function setup(maxAgeMs = 1000) {
 }
 
 describe('webhook fan-out', () => {
-  it("delivers no account action (a password reset), even to an endpoint of every event: they are the audit log's", async () => {
+  it("delivers no audit-only action (a password reset, an import started), even to an endpoint of every event: they are the audit log's", async () => {
     const { fanout, handed, endpoint } = await setup();
     await endpoint('acct_P', ['*']);
     expect(await fanout.fanOut([event('acct_P', 'password.reset'), event('acct_P', 'password.changed')])).toEqual([]);
+    expect(await fanout.fanOut([event('acct_P', 'import.created'), event('acct_P', 'export.created')])).toEqual([]);
     expect(await fanout.fanOut([event('acct_P', 'license.created')])).toHaveLength(1);
     expect(handed.flat().map((d) => d.event_type)).toEqual(['license.created']);
   });

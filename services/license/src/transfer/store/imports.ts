@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { outboxFields, outboxOf, withSchemaVersion } from '@licensing/runtime';
-import type { DomainEvent } from '@licensing/proto';
+import type { DomainEvent, TransferActionEvent } from '@licensing/proto';
 import type { ImportFormat } from '../domain/import-rows';
 import { leaseLapsed, leaseUntil } from '../domain/job-leases';
 
@@ -42,6 +42,9 @@ export interface ImportDoc {
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
+  /** Its import.created for the audit log, stored with it (the outbox; cleared once published). */
+  outbox?: Record<string, DomainEvent>;
+  outbox_pending?: boolean;
 }
 
 export interface ChunkDoc {
@@ -68,6 +71,9 @@ export interface ExportDoc {
   finished_at: Date | null;
   /** 24 hours after it finished; the file is deleted after that (and never served). */
   expires_at: Date | null;
+  /** Its export.created for the audit log, stored with it (the outbox; cleared once published). */
+  outbox?: Record<string, DomainEvent>;
+  outbox_pending?: boolean;
 }
 
 /**
@@ -116,6 +122,7 @@ function exportSchema(): Schema<ExportDoc> {
       updated_at: { type: Date, required: true },
       finished_at: { type: Date, default: null },
       expires_at: { type: Date, default: null },
+      ...outboxFields,
     },
     { versionKey: false, collection: 'exports' },
   );
@@ -150,6 +157,7 @@ export function importModels(conn: Connection) {
       created_at: { type: Date, required: true },
       updated_at: { type: Date, required: true },
       finished_at: { type: Date, default: null },
+      ...outboxFields,
     },
     { versionKey: false, collection: 'imports' },
   );
@@ -193,11 +201,16 @@ export type ImportModels = ReturnType<typeof importModels>;
 
 const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
 
+/** A new document with these actions in its outbox: published as its events are (an action is one in all but type). */
+const withActions = <T>(doc: T, actions: TransferActionEvent[]): T =>
+  actions.length ? { ...doc, ...outboxOf(actions as unknown as DomainEvent[]) } : doc;
+
 export class ImportStore {
   constructor(readonly models: ImportModels) {}
 
-  async create(doc: ImportDoc): Promise<void> {
-    await this.models.Import.create(doc);
+  /** Stores a new import with its audit-only action (import.created) in its outbox, in the one insert. */
+  async create(doc: ImportDoc, actions: TransferActionEvent[] = []): Promise<void> {
+    await this.models.Import.create(withActions(doc, actions));
   }
 
   get(accountId: string, id: string): Promise<ImportDoc | null> {
@@ -340,8 +353,9 @@ export class ImportStore {
 
   // Exports.
 
-  async createExport(doc: ExportDoc): Promise<void> {
-    await this.models.Export.create(doc);
+  /** Stores a new export with its audit-only action (export.created) in its outbox, in the one insert. */
+  async createExport(doc: ExportDoc, actions: TransferActionEvent[] = []): Promise<void> {
+    await this.models.Export.create(withActions(doc, actions));
   }
 
   getExport(accountId: string, id: string): Promise<ExportDoc | null> {

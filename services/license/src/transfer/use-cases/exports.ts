@@ -1,5 +1,13 @@
-import { AppError, isId, newId, type Clock } from '@licensing/runtime';
-import { MAX_FILE_PIECE_BYTES, accountLimits, policyFields, withPolicyDefaults, type Export } from '@licensing/proto';
+import { AppError, isId, newEnvelope, newId, type Clock, type Outbox } from '@licensing/runtime';
+import {
+  MAX_FILE_PIECE_BYTES,
+  accountLimits,
+  policyFields,
+  withPolicyDefaults,
+  type DomainEvent,
+  type Export,
+  type TransferActionEvent,
+} from '@licensing/proto';
 import type { ExportDoc, ImportStore } from '../store/imports';
 import type { LicenseCore, LicenseDoc } from '../../use-cases/license-core';
 import { EXPORT_WRITER_STOPPED, exportWriterStopped, leaseUntil } from '../domain/job-leases';
@@ -20,6 +28,8 @@ export interface ExportDeps {
   /** The licence core's table: an export reads the account's licences through it. */
   licenses: Pick<LicenseCore, 'exportPage'>;
   imports: ImportStore;
+  /** Publishes at once the export.created a new export was stored with (the relay retries what this misses). */
+  outbox: Pick<Outbox, 'flush'>;
   clock: Clock;
   /** EXPORT_LEASE_MS (default 60 s). */
   exportLeaseMs?: number;
@@ -92,7 +102,10 @@ export async function createExport(deps: ExportDeps, accountId: string): Promise
     finished_at: null,
     expires_at: null,
   };
-  await deps.imports.createExport(doc);
+  // The audit log's export.created, in the insert that stores the export (as an import's import.created).
+  const created: TransferActionEvent = newEnvelope('export.created', accountId, { export: { id } }, now);
+  await deps.imports.createExport(doc, [created]);
+  void deps.outbox.flush(deps.imports.models.Export, id, [created as unknown as DomainEvent]);
   return doc;
 }
 

@@ -1,4 +1,4 @@
-import { AppError, isId, newId, type Clock, type Logger, type Outbox } from '@licensing/runtime';
+import { AppError, isId, newEnvelope, newId, type Clock, type Logger, type Outbox } from '@licensing/runtime';
 import {
   MAX_FILE_PIECE_BYTES,
   MAX_IMPORT_BYTES,
@@ -10,7 +10,9 @@ import {
   type ListProductsResponse,
   type ListWebhookEndpointsRequest,
   type ListWebhookEndpointsResponse,
+  type DomainEvent,
   type Product,
+  type TransferActionEvent,
   type WebhookEndpointWithSecret,
 } from '@licensing/proto';
 import type { LicenseCore } from '../../use-cases/license-core';
@@ -109,7 +111,12 @@ export async function createImport(deps: ImportDeps, accountId: string, format: 
     updated_at: now,
     finished_at: null,
   };
-  await deps.imports.create(doc);
+  // The audit log's import.created, in the insert that stores the import: never lost, and never what
+  // refuses it. Its origin (who asked, from where) is the request's, put on it by newEnvelope.
+  const created: TransferActionEvent = newEnvelope('import.created', accountId, { import: { id, format } }, now);
+  await deps.imports.create(doc, [created]);
+  // Published at once, without holding the answer up; the relay publishes it if this fails.
+  void deps.outbox.flush(deps.imports.models.Import, id, [created as unknown as DomainEvent]);
   return doc;
 }
 
