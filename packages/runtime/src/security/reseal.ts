@@ -24,7 +24,7 @@ export async function resealField<D extends { _id: string }>(opts: {
 }): Promise<ResealReport> {
   const { model, path, keyring } = opts;
   const report: ResealReport = { scanned: 0, resealed: 0, unreadable: [] };
-  const valueOf = (doc: D) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], doc);
+  const sealedIn = (doc: D) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], doc);
   let after = '';
   for (;;) {
     const page = await model
@@ -36,7 +36,7 @@ export async function resealField<D extends { _id: string }>(opts: {
       .exec();
     if (!page.length) break;
     for (const doc of page) {
-      const sealed = valueOf(doc);
+      const sealed = sealedIn(doc);
       if (typeof sealed !== 'string') continue;
       report.scanned++;
       if (keyring.isCurrent(sealed)) continue;
