@@ -1,14 +1,7 @@
-import { AppError } from '@licensing/runtime';
-import type { Keyring } from '@licensing/runtime';
+import { AppError, type Keyring } from '@licensing/runtime';
 import { verifyPassword } from '../domain/password';
 import { personAction } from '../domain/person-action';
-import {
-  MAX_CODE_FAILURES,
-  codeStageIsLive,
-  digestSessionToken,
-  isSessionToken,
-  sessionIsLive,
-} from '../domain/session';
+import { MAX_CODE_FAILURES, codeStageIsLive, digestSessionToken, isSessionToken } from '../domain/session';
 import {
   cleanCode,
   cleanRecoveryCode,
@@ -20,7 +13,7 @@ import {
 } from '../domain/totp';
 import type { UserDoc } from '../store/models';
 import type { PeopleDeps } from './deps';
-import { openSession, recordSignIn, type OpenedSession } from './sessions';
+import { openSession, recordSignIn, signedInPerson, type OpenedSession } from './sessions';
 
 // Two-factor sign-in: enrolling (a secret shown once as a QR code and as text, confirmed by one code,
 // then ten recovery codes shown once), the sign-in's second step, and turning it off. Every call names
@@ -37,14 +30,8 @@ function keyringOf(deps: PeopleDeps): Keyring {
 }
 
 /** The signed-in person of a full session's token. */
-async function signedInUser(deps: PeopleDeps, token: string): Promise<UserDoc> {
-  if (!isSessionToken(token)) throw gone();
-  const session = await deps.people.findSession(digestSessionToken(token));
-  if (!session || !sessionIsLive(session, deps.clock.now())) throw gone();
-  const user = await deps.people.findUser(session.user_id);
-  if (!user) throw gone();
-  return user;
-}
+const signedInUser = async (deps: PeopleDeps, token: string): Promise<UserDoc> =>
+  (await signedInPerson(deps, token)).user;
 
 /** A new secret for the person's authenticator app; what they scan or type, and nothing is on yet. */
 export async function beginMfaEnrolment(

@@ -8,9 +8,8 @@ import {
   passwordAction,
   passwordResetMail,
 } from '../domain/password-reset';
-import { digestSessionToken, isSessionToken, sessionIsLive } from '../domain/session';
 import type { PeopleDeps } from './deps';
-import { startSession, type OpenedSession } from './sessions';
+import { signedInPerson, startSession, type OpenedSession } from './sessions';
 
 /**
  * Forgot password: for an address someone signs in with, a one-time link (an hour) is mailed. The
@@ -65,14 +64,8 @@ export async function changePassword(
   req: { token: string; current_password: string; new_password: string },
 ): Promise<number> {
   const { people, clock } = deps;
-  const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
-  if (!isSessionToken(req.token)) throw gone();
-  const digest = digestSessionToken(req.token);
-  const session = await people.findSession(digest);
+  const { digest, user } = await signedInPerson(deps, req.token);
   const now = clock.now();
-  if (!session || !sessionIsLive(session, now)) throw gone();
-  const user = await people.findUser(session.user_id);
-  if (!user) throw gone();
   if (!(await verifyPassword(req.current_password.slice(0, 200), user.password_hash)))
     throw new AppError('unauthorized', 'the current password is wrong', [
       { field: 'current_password', message: 'is wrong' },

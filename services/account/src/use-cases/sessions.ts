@@ -106,6 +106,18 @@ export async function recordSignIn(
   }
 }
 
+/** The full session of a cookie's token and its person (unauthorized for anything else). */
+export async function signedInPerson({ people, clock }: Pick<PeopleDeps, 'people' | 'clock'>, token: string) {
+  const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
+  if (!isSessionToken(token)) throw gone();
+  const digest = digestSessionToken(token);
+  const session = await people.findSession(digest);
+  if (!session || !sessionIsLive(session, clock.now())) throw gone();
+  const user = await people.findUser(session.user_id);
+  if (!user) throw gone();
+  return { digest, session, user };
+}
+
 /** The live session of a cookie's token, with its user and account. */
 export async function getSession(
   { accounts, people, clock, members }: PeopleDeps,

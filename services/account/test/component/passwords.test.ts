@@ -1,8 +1,8 @@
 import { VISITOR_ACTOR_ID } from '@licensing/proto';
 import { requestOrigin, withCallScope } from '@licensing/runtime';
 import { eventually } from '../../../../test/support/eventually';
-import { mailsTo, signupToken, waitForMail } from '../../../../test/support/mailbox';
-import { type AccountClient, type RunningAccount, startAccount } from './running-account';
+import { mailsTo, waitForMail } from '../../../../test/support/mailbox';
+import { type AccountClient, type RunningAccount, signUpPerson, startAccount } from './running-account';
 
 // A forgotten password and a changed one, as the account service keeps them (real FerretDB, NATS and a
 // mail folder): the link is mailed only to an address that signs in, works once within the hour, and
@@ -23,12 +23,7 @@ afterAll(async () => {
 });
 
 /** A person signed up through the e-mailed link, with the session it opened. */
-async function signedUp() {
-  const email = `pw-${Math.random().toString(36).slice(2, 10)}@example.com`;
-  await web.call.signUp({ account_name: 'Passwords Inc', email, password: PASSWORD });
-  const session = await web.call.confirmSignUp({ token: signupToken(await waitForMail(svc.topology, email)) });
-  return { email, session };
-}
+const signedUp = () => signUpPerson(svc, PASSWORD, 'pw', 'Passwords Inc');
 
 const resetToken = (text: string) => /\/dashboard\/password\/reset\?token=([A-Za-z0-9_-]+)/.exec(text)?.[1] ?? '';
 

@@ -5,6 +5,7 @@ import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
 import { testTopology } from '../../../../test/support/stack';
+import { signupToken, waitForMail } from '../../../../test/support/mailbox';
 
 // The account service alone, as its component tests run it: over real FerretDB and NATS (the event
 // stream set up as deployments set it up), with a client for each caller it serves, each with that
@@ -23,6 +24,14 @@ export interface RunningAccount {
   web: AccountClient;
   /** Stops the service and drops its database. */
   stop(): Promise<void>;
+}
+
+/** A person signed up through the e-mailed link (the service's mail folder), with the session it opened. */
+export async function signUpPerson(svc: RunningAccount, password: string, prefix = 'person', accountName = 'Acme Inc') {
+  const email = `${prefix}-${Math.random().toString(36).slice(2, 10)}@example.com`;
+  await svc.web.call.signUp({ account_name: accountName, email, password });
+  const session = await svc.web.call.confirmSignUp({ token: signupToken(await waitForMail(svc.topology, email)) });
+  return { email, session };
 }
 
 /** `env`: settings beyond the topology's (a short job interval, a retention). */

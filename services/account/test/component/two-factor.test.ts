@@ -3,8 +3,8 @@ import { envFor } from '../../../../scripts/lib/topology';
 import { accountService } from '../../src/main';
 import { totpCode, base32Decode, stepAt } from '../../src/domain/totp';
 import { eventually } from '../../../../test/support/eventually';
-import { signupToken, waitForMail } from '../../../../test/support/mailbox';
-import { type AccountClient, type RunningAccount, startAccount } from './running-account';
+import { waitForMail } from '../../../../test/support/mailbox';
+import { type AccountClient, type RunningAccount, signUpPerson, startAccount } from './running-account';
 
 // Two-factor sign-in as the account service keeps it (real FerretDB, NATS and a mail folder): enrolling
 // takes one right code and answers ten recovery codes once; a sign-in then waits for a code, each
@@ -26,9 +26,7 @@ afterAll(async () => {
 });
 
 async function signedUp() {
-  const email = `mfa-${Math.random().toString(36).slice(2, 10)}@example.com`;
-  await web.call.signUp({ account_name: 'Two Factor Inc', email, password: PASSWORD });
-  const session = await web.call.confirmSignUp({ token: signupToken(await waitForMail(svc.topology, email)) });
+  const { email, session } = await signUpPerson(svc, PASSWORD, 'mfa', 'Two Factor Inc');
   return { email, session, accountId: session.account!.id, userId: session.user!.id };
 }
 
