@@ -79,10 +79,13 @@ export const webSchema = {
       max: 1_000_000_000,
     },
   ),
-  SIGNIN_FAILURES_PER_EMAIL: int('Failed dashboard sign-ins per e-mail before it is throttled', {
-    default: 10,
-    min: 1,
-  }),
+  SIGNIN_FAILURES_PER_EMAIL: int(
+    'Failed dashboard sign-ins per e-mail and client address before that pair is throttled (guesses from another address never lock a member out)',
+    {
+      default: 10,
+      min: 1,
+    },
+  ),
   SIGNIN_FAILURES_PER_ADDRESS: int('Failed dashboard sign-ins per client IP before it is throttled', {
     default: 30,
     min: 1,
