@@ -3,8 +3,12 @@
 import type {
   CheckoutStatus,
   DeactivationReason,
+  ArtifactArch,
+  ArtifactPlatform,
   KeyScope,
   Plan,
+  ReleaseChannel,
+  ReleaseStatus,
   Status,
   SubscriptionStatus,
 } from './rules/vocabulary';
@@ -13,6 +17,8 @@ export const eventTypes = [
   'account.updated',
   'product.created',
   'product.updated',
+  'release.published',
+  'release.yanked',
   'license.created',
   'license.updated',
   'license.suspended',
@@ -193,6 +199,34 @@ export interface ProductData {
   created_at: string;
 }
 
+/** A file of a release, as the REST API shows it (where the file is kept is no part of it). */
+export interface ArtifactData {
+  filename: string;
+  platform: ArtifactPlatform;
+  arch: ArtifactArch;
+  size: number;
+  sha256: string;
+  /** As the vendor sent it; null without one. */
+  signature: string | null;
+  downloads: number;
+  created_at: string;
+}
+
+/** A release of a product, as the REST API shows it: absent text and times are null. */
+export interface ReleaseData {
+  id: string;
+  product_id: string;
+  version: string;
+  channel: ReleaseChannel;
+  status: ReleaseStatus;
+  notes: string | null;
+  published_at: string | null;
+  yanked_at: string | null;
+  entitlements: string[];
+  artifacts: ArtifactData[];
+  created_at: string;
+}
+
 export interface LicenseData {
   id: string;
   key: string;
@@ -284,6 +318,10 @@ export interface EventData {
   'account.updated': { account: AccountData };
   'product.created': { product: ProductData };
   'product.updated': { product: ProductData };
+  /** A draft release was published: it is offered from now on (on its channel, to licences with its entitlements). */
+  'release.published': { release: ReleaseData };
+  /** A release was withdrawn: it is never offered again, and its files are no longer handed out. */
+  'release.yanked': { release: ReleaseData };
   'license.created': { license: LicenseData };
   'license.updated': { license: LicenseData };
   'license.suspended': { license: LicenseData };

@@ -47,6 +47,7 @@ import { customerRoutes } from './routes/customers';
 import { BATCH_BODY_LIMIT_BYTES, licenseBatchRoutes } from './routes/license-batches';
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
+import { releaseRoutes } from './routes/releases';
 import { apiKeyRoutes } from './routes/api-keys';
 import { auditEventRoutes } from './routes/audit-events';
 import { memberRoutes } from './routes/members';
@@ -182,6 +183,7 @@ function apiRouter(
     ),
   );
   productRoutes(api, clients, validator);
+  releaseRoutes(api, clients);
   licenseBatchRoutes(api, clients, validator);
   licenseRoutes(api, clients, validator);
   checkoutRoutes(api, clients);

@@ -21,6 +21,7 @@ export * from './mail-quota';
 export * from './metadata-limits';
 export * from './policy';
 export * from './product-limits';
+export * from './release-limits';
 export * from './roles';
 export * from './status';
 export * from './verdict';

@@ -163,6 +163,25 @@ export const PAYMENTS_HEALTH = 'payments';
 export const paymentsStates = ['configured', 'not configured', 'unknown'] as const;
 export type PaymentsState = (typeof paymentsStates)[number];
 
+/**
+ * A release's channel: who is offered it. stable for everyone; beta, alpha and dev for those who opt in
+ * to less finished versions. Given at creation, or taken from the version's pre-release tag.
+ */
+export const releaseChannels = ['stable', 'beta', 'alpha', 'dev'] as const;
+export type ReleaseChannel = (typeof releaseChannels)[number];
+
+/** A release's states: a draft until published; a yanked one (from either) is never offered again. */
+export const releaseStatuses = ['draft', 'published', 'yanked'] as const;
+export type ReleaseStatus = (typeof releaseStatuses)[number];
+
+/** The operating system a release's file is for (any: a file for every one, e.g. a JAR). */
+export const artifactPlatforms = ['macos', 'windows', 'linux', 'any'] as const;
+export type ArtifactPlatform = (typeof artifactPlatforms)[number];
+
+/** The processor a release's file is for (universal: one file for several, as macOS builds them). */
+export const artifactArchs = ['x86_64', 'aarch64', 'universal', 'any'] as const;
+export type ArtifactArch = (typeof artifactArchs)[number];
+
 /** The files POST /api/v1/imports takes (docs/api.md "Imports" maps each one's columns). */
 export const importFormats = ['jsonl', 'csv', 'keygen', 'lemonsqueezy', 'gumroad'] as const;
 export type ImportFormatName = (typeof importFormats)[number];

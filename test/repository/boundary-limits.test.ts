@@ -20,6 +20,9 @@ import {
   PRICE_TRIAL_DAYS_MAX,
   PRODUCT_DESCRIPTION_MAX_LENGTH,
   PRODUCT_NAME_MAX_LENGTH,
+  RELEASE_ENTITLEMENTS_MAX,
+  RELEASE_NOTES_MAX_LENGTH,
+  RELEASE_VERSION_MAX_LENGTH,
   REROLL_GRACE_HOURS_MAX,
   SEATS_MAX,
   URL_MAX_LENGTH,
@@ -31,6 +34,7 @@ import * as importLimits from '../../proto/rules/import-limits';
 import * as licenseLimits from '../../proto/rules/license-limits';
 import * as metadataLimits from '../../proto/rules/metadata-limits';
 import * as productLimits from '../../proto/rules/product-limits';
+import * as releaseLimits from '../../proto/rules/release-limits';
 import * as webhookLimits from '../../proto/rules/webhook-limits';
 import { AppError, checkEmail } from '@licensing/runtime';
 import { gatewaySchema } from '../../gateway/src/config';
@@ -46,6 +50,7 @@ import { checkRedirectUrl, expiryMinutes } from '../../services/checkout/src/dom
 import { checkQuantity } from '../../services/checkout/src/domain/subscription';
 import { checkPrice } from '../../services/product/src/domain/price';
 import { checkProductInput } from '../../services/product/src/domain/product';
+import { checkReleaseInput } from '../../services/product/src/domain/release';
 import { checkDescription } from '../../services/webhook/src/domain/endpoint';
 
 // A limit a request meets on both sides of the gateway–service boundary is declared once, in proto/rules,
@@ -204,6 +209,22 @@ describe("each service's check refuses one past the same constant, and takes the
     refused(() => checkPrice({ ...price, trial_days: PRICE_TRIAL_DAYS_MAX + 1 }), 'price.trial_days');
   });
 
+  it('product service: a release’s version, notes and entitlements', () => {
+    const release = { version: '1.0.0', channel: undefined, notes: '', entitlements: [], published_at: undefined };
+    const version = `1.0.0-${text(RELEASE_VERSION_MAX_LENGTH - 6)}`;
+    expect(checkReleaseInput({ ...release, version }).version).toBe(version);
+    refused(() => checkReleaseInput({ ...release, version: `${version}a` }), 'version');
+    expect(checkReleaseInput({ ...release, notes: text(RELEASE_NOTES_MAX_LENGTH) }).notes).toHaveLength(
+      RELEASE_NOTES_MAX_LENGTH,
+    );
+    refused(() => checkReleaseInput({ ...release, notes: text(RELEASE_NOTES_MAX_LENGTH + 1) }), 'notes');
+    const codes = (n: number) => Array.from({ length: n }, (_, i) => `code-${i}`);
+    expect(checkReleaseInput({ ...release, entitlements: codes(RELEASE_ENTITLEMENTS_MAX) }).entitlements).toHaveLength(
+      RELEASE_ENTITLEMENTS_MAX,
+    );
+    refused(() => checkReleaseInput({ ...release, entitlements: codes(RELEASE_ENTITLEMENTS_MAX + 1) }), 'entitlements');
+  });
+
   it('webhook service and the shared e-mail check', () => {
     expect(checkDescription(text(WEBHOOK_DESCRIPTION_MAX_LENGTH))).toHaveLength(WEBHOOK_DESCRIPTION_MAX_LENGTH);
     refused(() => checkDescription(text(WEBHOOK_DESCRIPTION_MAX_LENGTH + 1)), 'description');
@@ -223,6 +244,7 @@ describe('no limit is declared a second time', () => {
       licenseLimits,
       metadataLimits,
       productLimits,
+      releaseLimits,
       webhookLimits,
     ].flatMap((m) => Object.keys(m)),
     'MAX_LICENSE_KEY_LENGTH',

@@ -44,6 +44,10 @@ import {
   priceIntervals,
   invoiceStatuses,
   refundCauses,
+  releaseChannels,
+  releaseStatuses,
+  artifactPlatforms,
+  artifactArchs,
   validationCodes,
   withPolicyDefaults,
   type Policy,
@@ -57,6 +61,7 @@ import { checkoutModels } from '../../services/checkout/src/store/models';
 import { accountModels } from '../../services/account/src/store/models';
 import { deliveryModel } from '../../services/webhook/src/store/deliveries';
 import { emailModel } from '../../services/notification/src/store/emails';
+import { releaseModel } from '../../services/product/src/store/releases';
 
 // One source per vocabulary (proto/rules/vocabulary.ts) and one declaration of the licence policy
 // (proto/rules/policy.ts). Code takes its lists from there, and the compiler holds the tables keyed by
@@ -101,6 +106,10 @@ const vocabularies: Record<string, readonly string[]> = {
   checkoutPayOutcomes,
   checkoutCancelOutcomes,
   billingCardOutcomes,
+  releaseChannels,
+  releaseStatuses,
+  artifactPlatforms,
+  artifactArchs,
 };
 const nameOf = (words: readonly string[]) =>
   Object.entries(vocabularies).find(([, list]) => list.join() === words.join())?.[0];
@@ -140,9 +149,9 @@ function protoFields(): ProtoField[] {
   return fields;
 }
 
-/** The `a | b | c` word list a comment gives, if any. */
+/** The `a | b | c` word list a comment gives, if any (a word may hold digits after its first letter: x86_64). */
 const listed = (comment: string): string[] | undefined =>
-  /(?:^|[\s:])([a-z_.]+(?: \| [a-z_.]+)+)/.exec(comment)?.[1].split(' | ');
+  /(?:^|[\s:])([a-z_.][a-z0-9_.]*(?: \| [a-z_.][a-z0-9_.]*)+)/.exec(comment)?.[1].split(' | ');
 
 /** Every string field that holds one of the vocabularies, and which. */
 const protoVocabulary: Record<string, string> = {
@@ -196,6 +205,12 @@ const protoVocabulary: Record<string, string> = {
   'CancelCheckoutResponse.outcome': 'checkoutCancelOutcomes',
   'CheckoutBilling.status': 'subscriptionStatuses',
   'CheckoutBilling.outcome': 'billingCardOutcomes',
+  'Release.channel': 'releaseChannels',
+  'Release.status': 'releaseStatuses',
+  'ListReleasesRequest.channel': 'releaseChannels',
+  'ListReleasesRequest.status': 'releaseStatuses',
+  'Artifact.platform': 'artifactPlatforms',
+  'Artifact.arch': 'artifactArchs',
 };
 
 describe('the .proto files', () => {
@@ -364,6 +379,12 @@ describe('the stores', () => {
     expect(stored(deliveries, 'status')).toEqual([...deliveryStatuses]);
     expect(stored(emails, 'status')).toEqual([...emailStatuses]);
     expect(stored(emails, 'template')).toEqual([...emailTemplates]);
+    const releases = releaseModel(conn);
+    expect(stored(releases, 'channel')).toEqual([...releaseChannels]);
+    expect(stored(releases, 'status')).toEqual([...releaseStatuses]);
+    const artifact = (releases.schema.path('artifacts') as unknown as { schema: Model<never>['schema'] }).schema;
+    expect(stored({ schema: artifact }, 'platform')).toEqual([...artifactPlatforms]);
+    expect(stored({ schema: artifact }, 'arch')).toEqual([...artifactArchs]);
   });
 });
 

@@ -18,11 +18,13 @@ import { importRoutes } from '../../gateway/src/routes/imports';
 import { apiKeyRoutes } from '../../gateway/src/routes/api-keys';
 import { auditEventRoutes } from '../../gateway/src/routes/audit-events';
 import { memberRoutes } from '../../gateway/src/routes/members';
+import { releaseRoutes } from '../../gateway/src/routes/releases';
 
 export function everyRoute(): typeof registeredRoutes {
   const router = Router();
   const none = {} as never;
   productRoutes(router, none);
+  releaseRoutes(router, none);
   licenseBatchRoutes(router, none, none);
   licenseRoutes(router, none, none);
   checkoutRoutes(router, none);

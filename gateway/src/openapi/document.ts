@@ -5,6 +5,7 @@ import { importCheckoutAndWebhookPaths } from './paths-imports-checkout-webhooks
 import { productAndLicencePaths } from './paths-products-licences';
 import { publicPaths } from './paths-public';
 import { accountPaths } from './paths-account';
+import { releasePaths } from './paths-releases';
 import { operationRoles } from '../routes/operation-roles';
 
 // The OpenAPI 3.1 description of every public endpoint, served at
@@ -56,6 +57,7 @@ export function openApiDocument(version: string) {
     security: [{ bearer: [] }],
     tags: [
       'Products',
+      'Releases',
       'Licences',
       'Validation',
       'Checkout',
@@ -66,7 +68,13 @@ export function openApiDocument(version: string) {
       'Operations',
     ].map((name) => ({ name })),
     paths: withRoles(
-      withIdempotency({ ...productAndLicencePaths, ...importCheckoutAndWebhookPaths, ...accountPaths, ...publicPaths }),
+      withIdempotency({
+        ...productAndLicencePaths,
+        ...releasePaths,
+        ...importCheckoutAndWebhookPaths,
+        ...accountPaths,
+        ...publicPaths,
+      }),
     ),
     components: {
       securitySchemes: {

@@ -10,6 +10,7 @@ import { componentSchemas, toJsonSchema } from './shape-schema';
 const bodies = {
   ProductCreate: requests.productCreate,
   ProductUpdate: requests.productUpdate,
+  ReleaseCreate: requests.releaseCreate,
   LicenseCreate: requests.licenseCreate,
   LicenseUpdate: requests.licenseUpdate,
   LicenseBatchCreate: requests.licenseBatchCreate,

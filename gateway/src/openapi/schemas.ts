@@ -41,6 +41,7 @@ import { errorCodes } from '@licensing/runtime';
 import { int, obj, orNull, ref, type Schema, str, time } from './schema-primitives';
 import { entitlementsSchema } from './shape-schema';
 import { statusSchemas } from './status-schemas';
+import { releaseSchemas } from './release-schemas';
 
 /** Other parts of the document point at these schemas by name. */
 export { ref };
@@ -429,6 +430,7 @@ export const schemas: Record<string, Schema> = {
     }),
   }),
   ...statusSchemas,
+  ...releaseSchemas,
   Empty: obj({}, [], { description: 'An empty JSON object (or no body)' }),
   Import: obj({
     id: id('imp'),

@@ -9,6 +9,7 @@
  */
 export const KEYED_POSTS = [
   '/products',
+  '/products/:id/releases',
   '/products/:id/signing-keys/rotate',
   '/webhooks',
   '/webhooks/:id/rotate-secret',

@@ -23,6 +23,11 @@ import {
   TEST_CLOCK_MAX_ADVANCE_YEARS,
   URL_MAX_LENGTH,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
+  releaseChannels,
+  releaseStatuses,
+  RELEASE_ENTITLEMENTS_MAX,
+  RELEASE_NOTES_MAX_LENGTH,
+  RELEASE_VERSION_MAX_LENGTH,
   importFormats,
   licenseStatuses,
   policyFields,
@@ -324,3 +329,31 @@ export const memberUpdate = {
 export const ownershipTransfer = {
   member_id: { required: true, max: 64, description: 'The active member who becomes the owner' },
 } satisfies Shape;
+
+/** A new release of a product (its version, channel, notes, publication time and needed entitlements). */
+export const releaseCreate = {
+  version: {
+    required: true,
+    max: RELEASE_VERSION_MAX_LENGTH,
+    description: 'Semantic Versioning 2.0.0 (1.4.2, 2.0.0-beta.1); once per product',
+  },
+  channel: {
+    kind: 'enum',
+    values: releaseChannels,
+    description:
+      "stable, beta, alpha or dev; default: from the version's pre-release tag (beta for -beta.1 and -rc.1), else stable",
+  },
+  notes: { max: RELEASE_NOTES_MAX_LENGTH, multiline: true, description: 'Release notes (shown in update feeds)' },
+  published_at: { max: 40, description: 'ISO 8601; default: when it is published' },
+  entitlements: {
+    kind: 'entitlements',
+    description: `What a licence must have, besides being valid, to download it (at most ${RELEASE_ENTITLEMENTS_MAX})`,
+  },
+} satisfies Shape;
+
+/** A product's releases, filtered. */
+export const releaseList = {
+  ...pageShape,
+  channel: { kind: 'enum', values: releaseChannels, description: 'Only this channel' },
+  status: { kind: 'enum', values: releaseStatuses, description: 'Only draft, published or yanked releases' },
+} satisfies QueryShape;

@@ -9,6 +9,7 @@ import { importRouteTable } from './imports';
 import { licenseBatchRouteTable } from './license-batches';
 import { licenseRouteTable } from './licenses';
 import { productRouteTable } from './products';
+import { releaseRouteTable } from './releases';
 import { statusRouteTable } from './status';
 import { subscriptionRouteTable } from './subscriptions';
 import { webhookRouteTable } from './webhooks';
@@ -18,6 +19,7 @@ import { webhookRouteTable } from './webhooks';
 
 const tables = [
   productRouteTable,
+  releaseRouteTable,
   licenseRouteTable,
   licenseBatchRouteTable,
   emailRouteTable,

@@ -1,9 +1,26 @@
 import type { ProductServiceService } from '@licensing/proto';
 import type { AccessPolicyOf } from '@licensing/runtime';
 
-/** Who may call what on the product service: the licence and checkout services only read products (and the licence service signs licence files). */
+/**
+ * Who may call what on the product service: the gateway everything but signing (products, their keys
+ * and their releases); the licence and checkout services only read products (and the licence service
+ * signs licence files).
+ */
 export const productAccess: AccessPolicyOf<typeof ProductServiceService> = {
-  gateway: ['createProduct', 'getProduct', 'listProducts', 'updateProduct', 'listSigningKeys', 'rotateSigningKey'],
+  gateway: [
+    'createProduct',
+    'getProduct',
+    'listProducts',
+    'updateProduct',
+    'listSigningKeys',
+    'rotateSigningKey',
+    'createRelease',
+    'getRelease',
+    'listReleases',
+    'publishRelease',
+    'yankRelease',
+    'deleteRelease',
+  ],
   // Imports match products by name and create the missing ones.
   license: ['getProduct', 'signPayload', 'listProducts', 'createProduct'],
   checkout: ['getProduct'],

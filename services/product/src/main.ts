@@ -2,11 +2,13 @@ import { ProductServiceService } from '@licensing/proto';
 import { runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
 import { productSchema, type ProductConfig } from './config';
 import { productHandlers } from './handlers/product-handlers';
+import { releaseHandlers } from './handlers/release-handlers';
 import { signingHandlers } from './handlers/signing-handlers';
 import { masterKey } from './domain/signing';
 import { SigningKeyStore, signingKeyModel } from './store/signing-keys';
 import { productModel } from './store/models';
 import { ProductStore } from './store/queries';
+import { ReleaseStore, releaseModel } from './store/releases';
 import { SigningKeys } from './use-cases/signing-keys';
 import { productAccess } from './access';
 import { resealSigningKeys } from './jobs/reseal';
@@ -17,6 +19,8 @@ export const productService: ServiceRecipe<typeof productSchema> = {
   async setup(ctx) {
     const store = new ProductStore(productModel(ctx.db));
     ctx.outbox.track(store.Product);
+    const releases = new ReleaseStore(releaseModel(ctx.db));
+    ctx.outbox.track(releases.Release);
     const keys = new SigningKeyStore(signingKeyModel(ctx.db));
     const signing = new SigningKeys({
       products: store,
@@ -26,7 +30,11 @@ export const productService: ServiceRecipe<typeof productSchema> = {
     });
     ctx.grpc.add(
       ProductServiceService,
-      { ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }), ...signingHandlers(signing) },
+      {
+        ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }),
+        ...signingHandlers(signing),
+        ...releaseHandlers({ releases, products: store, outbox: ctx.outbox, clock: ctx.clock }),
+      },
       productAccess,
     );
   },

@@ -446,6 +446,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/products/{id}/releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a product's releases */
+        get: operations["listReleases"];
+        put?: never;
+        /**
+         * Create a release (a draft)
+         * @description version is Semantic Versioning 2.0.0 and exists once per product (409 for a duplicate, build metadata aside); channel defaults from the pre-release tag. A product has at most 1,000 releases (409 for one more).
+         */
+        post: operations["createRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/releases/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a release */
+        get: operations["getRelease"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a draft
+         * @description Drafts only: a published or yanked release is 409 (yank it instead).
+         */
+        delete: operations["deleteRelease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/releases/{id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a release
+         * @description A draft becomes published (published_at: the one given at creation, or now) and release.published is sent. Publishing a published release answers it as it is; a yanked one is 409.
+         */
+        post: operations["publishRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/releases/{id}/yank": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Yank a release
+         * @description It is never offered again and its downloads are refused; release.yanked is sent. Yanking a yanked release answers it as it is.
+         */
+        post: operations["yankRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/imports": {
         parameters: {
             query?: never;
@@ -1630,6 +1712,45 @@ export interface components {
             /** @constant */
             status: "ok";
         };
+        Release: {
+            /** @example rel_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            id: string;
+            /** @example prod_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
+            product_id: string;
+            /** @description Semantic Versioning 2.0.0, as given */
+            version: string;
+            /**
+             * @description stable, beta, alpha or dev
+             * @enum {unknown}
+             */
+            channel: "stable" | "beta" | "alpha" | "dev";
+            /**
+             * @description draft until published; yanked once withdrawn
+             * @enum {unknown}
+             */
+            status: "draft" | "published" | "yanked";
+            notes: string | null;
+            published_at: string | null;
+            yanked_at: string | null;
+            entitlements: string[];
+            /** @description The files of the release */
+            artifacts: {
+                filename: string;
+                /** @enum {unknown} */
+                platform: "macos" | "windows" | "linux" | "any";
+                /** @enum {unknown} */
+                arch: "x86_64" | "aarch64" | "universal" | "any";
+                size: number;
+                /** @description Hex SHA-256 of the file, computed by the server */
+                sha256: string;
+                signature: string | null;
+                downloads: number;
+                /** Format: date-time */
+                created_at: string;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+        };
         /** @description An empty JSON object (or no body) */
         Empty: Record<string, never>;
         Import: {
@@ -1733,6 +1854,21 @@ export interface components {
             } | null;
             /** @description Whether a purchase e-mails the buyer their key */
             email_on_purchase?: boolean;
+        };
+        ReleaseCreate: {
+            /** @description Semantic Versioning 2.0.0 (1.4.2, 2.0.0-beta.1); once per product */
+            version: string;
+            /**
+             * @description stable, beta, alpha or dev; default: from the version's pre-release tag (beta for -beta.1 and -rc.1), else stable
+             * @enum {unknown}
+             */
+            channel?: "stable" | "beta" | "alpha" | "dev";
+            /** @description Release notes (shown in update feeds) */
+            notes?: string;
+            /** @description ISO 8601; default: when it is published */
+            published_at?: string;
+            /** @description What a licence must have, besides being valid, to download it (at most 50) */
+            entitlements?: string[];
         };
         LicenseCreate: {
             product_id: string;
@@ -3453,6 +3589,291 @@ export interface operations {
                 };
             };
             /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below admin (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReleases: {
+        parameters: {
+            query?: {
+                /** @description Items per page */
+                limit?: number;
+                /** @description The last id of the previous page (next_cursor) */
+                starting_after?: string;
+                /** @description Only this channel */
+                channel?: "stable" | "beta" | "alpha" | "dev";
+                /** @description Only draft, published or yanked releases */
+                status?: "draft" | "published" | "yanked";
+            };
+            header?: never;
+            path: {
+                /** @description Product id (prod_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of releases, newest version first (Semantic Versioning precedence) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Release"][];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createRelease: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key and body return the first answer for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Product id (prod_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReleaseCreate"];
+            };
+        };
+        responses: {
+            /** @description The draft (Location names it) */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Release id (rel_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Release id (rel_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release, deleted */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    publishRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Release id (rel_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release, published */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    yankRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Release id (rel_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release, yanked */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
             403: {
                 headers: {
                     [name: string]: unknown;

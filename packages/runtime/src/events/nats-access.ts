@@ -21,6 +21,8 @@ const familyOwners: Record<string, NatsUser> = {
   mfa: 'account',
   settings: 'account',
   product: 'product',
+  // A product's releases are kept by the product service, with the products they belong to.
+  release: 'product',
   license: 'license',
   // The licence service's own actions for the audit log (proto/events.ts, transferActionTypes): an
   // import or an export started, in its transfer module.

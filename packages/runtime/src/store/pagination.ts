@@ -20,10 +20,42 @@ export async function listPage<T extends { _id: string }>(
   filter: Record<string, unknown>,
   page: PageRequest | undefined,
 ): Promise<{ items: T[]; page: PageInfo }> {
-  const limit = Math.min(Math.max(page?.limit || 20, 1), 100);
+  const limit = pageLimit(page);
   const query = page?.starting_after ? { ...filter, _id: { $lt: page.starting_after } } : filter;
   const found = (await viaPostgres<T>(model, query, limit)) ?? (await viaStore<T>(model, query, limit));
   return { items: found.items, page: { has_more: found.hasMore, next_cursor: found.hasMore ? found.last : '' } };
+}
+
+/** The size of the page a request asks for: 20 unless given, from 1 to 100 (every list's). */
+export const pageLimit = (page: PageRequest | undefined): number => Math.min(Math.max(page?.limit || 20, 1), 100);
+
+/**
+ * A page of a list held in memory in an order that is not its ids' (a product's releases, newest
+ * version first), with the same cursor as listPage: the id of the previous page's last item. The
+ * cursor is looked for in `ordered`, the whole list before `keep` filters it, so an item that left the
+ * filter since (a draft published meanwhile) still marks the place. Undefined: the cursor is in no
+ * place of the list (its item was deleted since, or it names none of this list).
+ */
+export function pageInOrder<T>(
+  ordered: readonly T[],
+  idOf: (item: T) => string,
+  page: PageRequest | undefined,
+  keep: (item: T) => boolean = () => true,
+): { items: T[]; page: PageInfo } | undefined {
+  const limit = pageLimit(page);
+  const from = page?.starting_after ? ordered.findIndex((item) => idOf(item) === page.starting_after) + 1 : 0;
+  if (from === 0 && page?.starting_after) return undefined;
+  const items: T[] = [];
+  let hasMore = false;
+  for (const item of ordered.slice(from)) {
+    if (!keep(item)) continue;
+    if (items.length === limit) {
+      hasMore = true;
+      break;
+    }
+    items.push(item);
+  }
+  return { items, page: { has_more: hasMore, next_cursor: hasMore ? idOf(items[items.length - 1]) : '' } };
 }
 
 /** One page: its documents, whether more follow, and the id the next page starts after. */

@@ -178,6 +178,74 @@ export interface ListProductsResponse {
   page: PageInfo | undefined;
 }
 
+export interface Artifact {
+  /** A file name: no path separator, no "..", no control character, at most 255 bytes. */
+  filename: string;
+  /** macos | windows | linux | any */
+  platform: string;
+  /** x86_64 | aarch64 | universal | any */
+  arch: string;
+  size: number;
+  /** Hex SHA-256 of the file, computed by the server. */
+  sha256: string;
+  /** As the vendor sent it (X-Artifact-Signature), '' without one. */
+  signature: string;
+  downloads: number;
+  created_at: string;
+}
+
+export interface Release {
+  id: string;
+  product_id: string;
+  /** Semantic Versioning 2.0.0, as given. */
+  version: string;
+  /** stable | beta | alpha | dev */
+  channel: string;
+  /** draft | published | yanked */
+  status: string;
+  notes: string;
+  /** '' while a draft without one. */
+  published_at: string;
+  /** What a licence must have to download it (besides being valid). */
+  entitlements: string[];
+  artifacts: Artifact[];
+  created_at: string;
+  /** '' unless yanked. */
+  yanked_at: string;
+}
+
+export interface CreateReleaseRequest {
+  account_id: string;
+  product_id: string;
+  version: string;
+  /** Default: from the version's pre-release tag (1.0.0-beta.1: beta), else stable. */
+  channel?: string | undefined;
+  notes: string;
+  /** ISO 8601; absent: set when it is published. */
+  published_at?: string | undefined;
+  entitlements: string[];
+}
+
+export interface GetReleaseRequest {
+  account_id: string;
+  id: string;
+}
+
+export interface ListReleasesRequest {
+  account_id: string;
+  product_id: string;
+  /** stable | beta | alpha | dev; '' = any */
+  channel: string;
+  /** draft | published | yanked; '' = any */
+  status: string;
+  page: PageRequest | undefined;
+}
+
+export interface ListReleasesResponse {
+  data: Release[];
+  page: PageInfo | undefined;
+}
+
 function createBaseSigningKey(): SigningKey {
   return { kid: "", product_id: "", algorithm: "", public_key_pem: "", created_at: "", current: false };
 }
@@ -1883,6 +1951,956 @@ export const ListProductsResponse: MessageFns<ListProductsResponse> = {
   },
 };
 
+function createBaseArtifact(): Artifact {
+  return { filename: "", platform: "", arch: "", size: 0, sha256: "", signature: "", downloads: 0, created_at: "" };
+}
+
+export const Artifact: MessageFns<Artifact> = {
+  encode(message: Artifact, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.filename !== "") {
+      writer.uint32(10).string(message.filename);
+    }
+    if (message.platform !== "") {
+      writer.uint32(18).string(message.platform);
+    }
+    if (message.arch !== "") {
+      writer.uint32(26).string(message.arch);
+    }
+    if (message.size !== 0) {
+      writer.uint32(32).int64(message.size);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(42).string(message.sha256);
+    }
+    if (message.signature !== "") {
+      writer.uint32(50).string(message.signature);
+    }
+    if (message.downloads !== 0) {
+      writer.uint32(56).int64(message.downloads);
+    }
+    if (message.created_at !== "") {
+      writer.uint32(66).string(message.created_at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Artifact {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseArtifact();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.filename = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.platform = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.arch = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.size = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.signature = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.downloads = longToNumber(reader.int64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.created_at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Artifact {
+    return {
+      filename: isSet(object.filename) ? globalThis.String(object.filename) : "",
+      platform: isSet(object.platform) ? globalThis.String(object.platform) : "",
+      arch: isSet(object.arch) ? globalThis.String(object.arch) : "",
+      size: isSet(object.size) ? globalThis.Number(object.size) : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+      signature: isSet(object.signature) ? globalThis.String(object.signature) : "",
+      downloads: isSet(object.downloads) ? globalThis.Number(object.downloads) : 0,
+      created_at: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Artifact): unknown {
+    const obj: any = {};
+    if (message.filename !== "") {
+      obj.filename = message.filename;
+    }
+    if (message.platform !== "") {
+      obj.platform = message.platform;
+    }
+    if (message.arch !== "") {
+      obj.arch = message.arch;
+    }
+    if (message.size !== 0) {
+      obj.size = Math.round(message.size);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    if (message.signature !== "") {
+      obj.signature = message.signature;
+    }
+    if (message.downloads !== 0) {
+      obj.downloads = Math.round(message.downloads);
+    }
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Artifact>, I>>(base?: I): Artifact {
+    return Artifact.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Artifact>, I>>(object: I): Artifact {
+    const message = createBaseArtifact();
+    message.filename = object.filename ?? "";
+    message.platform = object.platform ?? "";
+    message.arch = object.arch ?? "";
+    message.size = object.size ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    message.signature = object.signature ?? "";
+    message.downloads = object.downloads ?? 0;
+    message.created_at = object.created_at ?? "";
+    return message;
+  },
+};
+
+function createBaseRelease(): Release {
+  return {
+    id: "",
+    product_id: "",
+    version: "",
+    channel: "",
+    status: "",
+    notes: "",
+    published_at: "",
+    entitlements: [],
+    artifacts: [],
+    created_at: "",
+    yanked_at: "",
+  };
+}
+
+export const Release: MessageFns<Release> = {
+  encode(message: Release, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
+    }
+    if (message.version !== "") {
+      writer.uint32(26).string(message.version);
+    }
+    if (message.channel !== "") {
+      writer.uint32(34).string(message.channel);
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.notes !== "") {
+      writer.uint32(50).string(message.notes);
+    }
+    if (message.published_at !== "") {
+      writer.uint32(58).string(message.published_at);
+    }
+    for (const v of message.entitlements) {
+      writer.uint32(66).string(v!);
+    }
+    for (const v of message.artifacts) {
+      Artifact.encode(v!, writer.uint32(74).fork()).join();
+    }
+    if (message.created_at !== "") {
+      writer.uint32(82).string(message.created_at);
+    }
+    if (message.yanked_at !== "") {
+      writer.uint32(90).string(message.yanked_at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Release {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRelease();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.product_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.channel = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.notes = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.published_at = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.entitlements.push(reader.string());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.artifacts.push(Artifact.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.created_at = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.yanked_at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Release {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      product_id: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      channel: isSet(object.channel) ? globalThis.String(object.channel) : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      notes: isSet(object.notes) ? globalThis.String(object.notes) : "",
+      published_at: isSet(object.publishedAt)
+        ? globalThis.String(object.publishedAt)
+        : isSet(object.published_at)
+        ? globalThis.String(object.published_at)
+        : "",
+      entitlements: globalThis.Array.isArray(object?.entitlements)
+        ? object.entitlements.map((e: any) => globalThis.String(e))
+        : [],
+      artifacts: globalThis.Array.isArray(object?.artifacts)
+        ? object.artifacts.map((e: any) => Artifact.fromJSON(e))
+        : [],
+      created_at: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      yanked_at: isSet(object.yankedAt)
+        ? globalThis.String(object.yankedAt)
+        : isSet(object.yanked_at)
+        ? globalThis.String(object.yanked_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Release): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.channel !== "") {
+      obj.channel = message.channel;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.notes !== "") {
+      obj.notes = message.notes;
+    }
+    if (message.published_at !== "") {
+      obj.publishedAt = message.published_at;
+    }
+    if (message.entitlements?.length) {
+      obj.entitlements = message.entitlements;
+    }
+    if (message.artifacts?.length) {
+      obj.artifacts = message.artifacts.map((e) => Artifact.toJSON(e));
+    }
+    if (message.created_at !== "") {
+      obj.createdAt = message.created_at;
+    }
+    if (message.yanked_at !== "") {
+      obj.yankedAt = message.yanked_at;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Release>, I>>(base?: I): Release {
+    return Release.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Release>, I>>(object: I): Release {
+    const message = createBaseRelease();
+    message.id = object.id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.version = object.version ?? "";
+    message.channel = object.channel ?? "";
+    message.status = object.status ?? "";
+    message.notes = object.notes ?? "";
+    message.published_at = object.published_at ?? "";
+    message.entitlements = object.entitlements?.map((e) => e) || [];
+    message.artifacts = object.artifacts?.map((e) => Artifact.fromPartial(e)) || [];
+    message.created_at = object.created_at ?? "";
+    message.yanked_at = object.yanked_at ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateReleaseRequest(): CreateReleaseRequest {
+  return {
+    account_id: "",
+    product_id: "",
+    version: "",
+    channel: undefined,
+    notes: "",
+    published_at: undefined,
+    entitlements: [],
+  };
+}
+
+export const CreateReleaseRequest: MessageFns<CreateReleaseRequest> = {
+  encode(message: CreateReleaseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
+    }
+    if (message.version !== "") {
+      writer.uint32(26).string(message.version);
+    }
+    if (message.channel !== undefined) {
+      writer.uint32(34).string(message.channel);
+    }
+    if (message.notes !== "") {
+      writer.uint32(42).string(message.notes);
+    }
+    if (message.published_at !== undefined) {
+      writer.uint32(50).string(message.published_at);
+    }
+    for (const v of message.entitlements) {
+      writer.uint32(58).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateReleaseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateReleaseRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.product_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.channel = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.notes = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.published_at = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.entitlements.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateReleaseRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      product_id: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      channel: isSet(object.channel) ? globalThis.String(object.channel) : undefined,
+      notes: isSet(object.notes) ? globalThis.String(object.notes) : "",
+      published_at: isSet(object.publishedAt)
+        ? globalThis.String(object.publishedAt)
+        : isSet(object.published_at)
+        ? globalThis.String(object.published_at)
+        : undefined,
+      entitlements: globalThis.Array.isArray(object?.entitlements)
+        ? object.entitlements.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CreateReleaseRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.channel !== undefined) {
+      obj.channel = message.channel;
+    }
+    if (message.notes !== "") {
+      obj.notes = message.notes;
+    }
+    if (message.published_at !== undefined) {
+      obj.publishedAt = message.published_at;
+    }
+    if (message.entitlements?.length) {
+      obj.entitlements = message.entitlements;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateReleaseRequest>, I>>(base?: I): CreateReleaseRequest {
+    return CreateReleaseRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateReleaseRequest>, I>>(object: I): CreateReleaseRequest {
+    const message = createBaseCreateReleaseRequest();
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.version = object.version ?? "";
+    message.channel = object.channel ?? undefined;
+    message.notes = object.notes ?? "";
+    message.published_at = object.published_at ?? undefined;
+    message.entitlements = object.entitlements?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseGetReleaseRequest(): GetReleaseRequest {
+  return { account_id: "", id: "" };
+}
+
+export const GetReleaseRequest: MessageFns<GetReleaseRequest> = {
+  encode(message: GetReleaseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetReleaseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetReleaseRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetReleaseRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+    };
+  },
+
+  toJSON(message: GetReleaseRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetReleaseRequest>, I>>(base?: I): GetReleaseRequest {
+    return GetReleaseRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetReleaseRequest>, I>>(object: I): GetReleaseRequest {
+    const message = createBaseGetReleaseRequest();
+    message.account_id = object.account_id ?? "";
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseListReleasesRequest(): ListReleasesRequest {
+  return { account_id: "", product_id: "", channel: "", status: "", page: undefined };
+}
+
+export const ListReleasesRequest: MessageFns<ListReleasesRequest> = {
+  encode(message: ListReleasesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
+    }
+    if (message.channel !== "") {
+      writer.uint32(26).string(message.channel);
+    }
+    if (message.status !== "") {
+      writer.uint32(34).string(message.status);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListReleasesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListReleasesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.product_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.channel = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListReleasesRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      product_id: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      channel: isSet(object.channel) ? globalThis.String(object.channel) : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListReleasesRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
+    }
+    if (message.channel !== "") {
+      obj.channel = message.channel;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListReleasesRequest>, I>>(base?: I): ListReleasesRequest {
+    return ListReleasesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListReleasesRequest>, I>>(object: I): ListReleasesRequest {
+    const message = createBaseListReleasesRequest();
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.channel = object.channel ?? "";
+    message.status = object.status ?? "";
+    message.page = (object.page !== undefined && object.page !== null)
+      ? PageRequest.fromPartial(object.page)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListReleasesResponse(): ListReleasesResponse {
+  return { data: [], page: undefined };
+}
+
+export const ListReleasesResponse: MessageFns<ListReleasesResponse> = {
+  encode(message: ListReleasesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.data) {
+      Release.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListReleasesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListReleasesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data.push(Release.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListReleasesResponse {
+    return {
+      data: globalThis.Array.isArray(object?.data) ? object.data.map((e: any) => Release.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListReleasesResponse): unknown {
+    const obj: any = {};
+    if (message.data?.length) {
+      obj.data = message.data.map((e) => Release.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListReleasesResponse>, I>>(base?: I): ListReleasesResponse {
+    return ListReleasesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListReleasesResponse>, I>>(object: I): ListReleasesResponse {
+    const message = createBaseListReleasesResponse();
+    message.data = object.data?.map((e) => Release.fromPartial(e)) || [];
+    message.page = (object.page !== undefined && object.page !== null) ? PageInfo.fromPartial(object.page) : undefined;
+    return message;
+  },
+};
+
 /**
  * Licence products. Every call is scoped to one account: a product of another
  * account is NOT_FOUND, exactly as if it did not exist.
@@ -1961,6 +2979,69 @@ export const ProductServiceService = {
     responseSerialize: (value: SignPayloadResponse): Buffer => Buffer.from(SignPayloadResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SignPayloadResponse => SignPayloadResponse.decode(value),
   },
+  /**
+   * Releases of a product (its versions, with their files): a draft until published; a yanked one is
+   * never offered again. ALREADY_EXISTS (conflict) for a version the product already has.
+   */
+  createRelease: {
+    path: "/licensing.v1.ProductService/CreateRelease" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateReleaseRequest): Buffer => Buffer.from(CreateReleaseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateReleaseRequest => CreateReleaseRequest.decode(value),
+    responseSerialize: (value: Release): Buffer => Buffer.from(Release.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Release => Release.decode(value),
+  },
+  getRelease: {
+    path: "/licensing.v1.ProductService/GetRelease" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetReleaseRequest): Buffer => Buffer.from(GetReleaseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetReleaseRequest => GetReleaseRequest.decode(value),
+    responseSerialize: (value: Release): Buffer => Buffer.from(Release.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Release => Release.decode(value),
+  },
+  /** Newest version first (Semantic Versioning precedence), a page at a time. */
+  listReleases: {
+    path: "/licensing.v1.ProductService/ListReleases" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListReleasesRequest): Buffer => Buffer.from(ListReleasesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListReleasesRequest => ListReleasesRequest.decode(value),
+    responseSerialize: (value: ListReleasesResponse): Buffer =>
+      Buffer.from(ListReleasesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListReleasesResponse => ListReleasesResponse.decode(value),
+  },
+  /** A draft becomes published (published_at: now, unless it was given); publishes release.published. */
+  publishRelease: {
+    path: "/licensing.v1.ProductService/PublishRelease" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetReleaseRequest): Buffer => Buffer.from(GetReleaseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetReleaseRequest => GetReleaseRequest.decode(value),
+    responseSerialize: (value: Release): Buffer => Buffer.from(Release.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Release => Release.decode(value),
+  },
+  /** Publishes release.yanked; a yanked release is never offered and its downloads are refused. */
+  yankRelease: {
+    path: "/licensing.v1.ProductService/YankRelease" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetReleaseRequest): Buffer => Buffer.from(GetReleaseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetReleaseRequest => GetReleaseRequest.decode(value),
+    responseSerialize: (value: Release): Buffer => Buffer.from(Release.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Release => Release.decode(value),
+  },
+  /** Drafts only (FAILED_PRECONDITION otherwise). */
+  deleteRelease: {
+    path: "/licensing.v1.ProductService/DeleteRelease" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetReleaseRequest): Buffer => Buffer.from(GetReleaseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetReleaseRequest => GetReleaseRequest.decode(value),
+    responseSerialize: (value: Release): Buffer => Buffer.from(Release.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Release => Release.decode(value),
+  },
 } as const;
 
 export interface ProductServiceServer extends UntypedServiceImplementation {
@@ -1978,6 +3059,20 @@ export interface ProductServiceServer extends UntypedServiceImplementation {
   rotateSigningKey: handleUnaryCall<GetProductRequest, SigningKey>;
   /** Adds the current key's kid to the payload, signs the resulting bytes. */
   signPayload: handleUnaryCall<SignPayloadRequest, SignPayloadResponse>;
+  /**
+   * Releases of a product (its versions, with their files): a draft until published; a yanked one is
+   * never offered again. ALREADY_EXISTS (conflict) for a version the product already has.
+   */
+  createRelease: handleUnaryCall<CreateReleaseRequest, Release>;
+  getRelease: handleUnaryCall<GetReleaseRequest, Release>;
+  /** Newest version first (Semantic Versioning precedence), a page at a time. */
+  listReleases: handleUnaryCall<ListReleasesRequest, ListReleasesResponse>;
+  /** A draft becomes published (published_at: now, unless it was given); publishes release.published. */
+  publishRelease: handleUnaryCall<GetReleaseRequest, Release>;
+  /** Publishes release.yanked; a yanked release is never offered and its downloads are refused. */
+  yankRelease: handleUnaryCall<GetReleaseRequest, Release>;
+  /** Drafts only (FAILED_PRECONDITION otherwise). */
+  deleteRelease: handleUnaryCall<GetReleaseRequest, Release>;
 }
 
 export interface ProductServiceClient extends Client {
@@ -2092,6 +3187,104 @@ export interface ProductServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SignPayloadResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Releases of a product (its versions, with their files): a draft until published; a yanked one is
+   * never offered again. ALREADY_EXISTS (conflict) for a version the product already has.
+   */
+  createRelease(
+    request: CreateReleaseRequest,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  createRelease(
+    request: CreateReleaseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  createRelease(
+    request: CreateReleaseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  getRelease(
+    request: GetReleaseRequest,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  getRelease(
+    request: GetReleaseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  getRelease(
+    request: GetReleaseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  /** Newest version first (Semantic Versioning precedence), a page at a time. */
+  listReleases(
+    request: ListReleasesRequest,
+    callback: (error: ServiceError | null, response: ListReleasesResponse) => void,
+  ): ClientUnaryCall;
+  listReleases(
+    request: ListReleasesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListReleasesResponse) => void,
+  ): ClientUnaryCall;
+  listReleases(
+    request: ListReleasesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListReleasesResponse) => void,
+  ): ClientUnaryCall;
+  /** A draft becomes published (published_at: now, unless it was given); publishes release.published. */
+  publishRelease(
+    request: GetReleaseRequest,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  publishRelease(
+    request: GetReleaseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  publishRelease(
+    request: GetReleaseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  /** Publishes release.yanked; a yanked release is never offered and its downloads are refused. */
+  yankRelease(
+    request: GetReleaseRequest,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  yankRelease(
+    request: GetReleaseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  yankRelease(
+    request: GetReleaseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  /** Drafts only (FAILED_PRECONDITION otherwise). */
+  deleteRelease(
+    request: GetReleaseRequest,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  deleteRelease(
+    request: GetReleaseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  deleteRelease(
+    request: GetReleaseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Release) => void,
   ): ClientUnaryCall;
 }
 

@@ -27,6 +27,9 @@ export function targetOf(event: DomainEvent): AuditTargetOf {
     case 'product.created':
     case 'product.updated':
       return pick('product', data.product);
+    case 'release.published':
+    case 'release.yanked':
+      return pick('release', data.release);
     case 'license.batch_completed':
       return pick('license_batch', data.batch);
     case 'checkout.created':

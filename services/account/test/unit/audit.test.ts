@@ -21,6 +21,8 @@ describe("an event's entry", () => {
     ['license.suspended', { license: { id: 'lic_1' } }, { type: 'license', id: 'lic_1' }],
     ['license.activated', { license: { id: 'lic_2' }, activation: { id: 'act_1' } }, { type: 'license', id: 'lic_2' }],
     ['product.updated', { product: { id: 'prd_1' } }, { type: 'product', id: 'prd_1' }],
+    ['release.published', { release: { id: 'rel_1' } }, { type: 'release', id: 'rel_1' }],
+    ['release.yanked', { release: { id: 'rel_2' } }, { type: 'release', id: 'rel_2' }],
     ['license.batch_completed', { batch: { id: 'lbt_1' } }, { type: 'license_batch', id: 'lbt_1' }],
     ['checkout.completed', { checkout: { id: 'cs_1' } }, { type: 'checkout', id: 'cs_1' }],
     ['subscription.renewed', { subscription: { id: 'sub_1' } }, { type: 'subscription', id: 'sub_1' }],
