@@ -1,4 +1,5 @@
 import {
+  Release,
   CheckoutSession,
   Email,
   Export,
@@ -37,6 +38,8 @@ export interface KeyedWorld {
   sessions: Set<string>;
   /** The product subscriptions and checkout sessions are for. */
   product: string;
+  /** The versions of that product's releases, each made once. */
+  releases?: string[];
 }
 
 const licenceOf = (w: KeyedWorld, accountId: string, key: string) => {
@@ -58,8 +61,19 @@ export function keyedLicenseHandlers(w: KeyedWorld): FakeHandlers<typeof License
   };
 }
 
-export function keyedProductHandlers(): FakeHandlers<typeof ProductServiceService> {
+export function keyedProductHandlers(w?: KeyedWorld): FakeHandlers<typeof ProductServiceService> {
   return {
+    createRelease: ({ product_id, version }) => {
+      w?.releases?.push(version);
+      return Release.fromPartial({
+        id: newId('rel'),
+        product_id,
+        version,
+        channel: 'stable',
+        status: 'draft',
+        created_at: now(),
+      });
+    },
     rotateSigningKey: ({ id }) =>
       SigningKey.fromPartial({
         kid: newId('kid'),

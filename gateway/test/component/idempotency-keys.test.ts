@@ -47,13 +47,14 @@ const w: KeyedWorld = {
   subscriptions: new Set(),
   sessions: new Set(),
   product: newId('prod'),
+  releases: [],
 };
 
 beforeAll(async () => {
   h = await startGatewayWithFakeServices({
     startGateway: false,
     handlers: {
-      product: { ...productHandlers(products), ...keyedProductHandlers() },
+      product: { ...productHandlers(products), ...keyedProductHandlers(w) },
       license: { ...licenseHandlers(w.licences), ...keyedLicenseHandlers(w) },
       webhook: keyedWebhookHandlers(w),
       checkout: keyedCheckoutHandlers(w),
@@ -170,6 +171,17 @@ const cases: Case[] = [
         path: '/api/v1/products',
         body: { name },
         effects: () => products.filter((p) => p.name === name).length,
+      };
+    },
+  },
+  {
+    route: '/products/:id/releases',
+    setUp: () => {
+      const version = `1.0.${w.releases!.length}-once.${freshKey().replace(/[^0-9A-Za-z]/g, '')}`;
+      return {
+        path: `/api/v1/products/${w.product}/releases`,
+        body: { version },
+        effects: () => w.releases!.filter((v) => v === version).length,
       };
     },
   },

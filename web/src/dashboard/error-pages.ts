@@ -50,6 +50,9 @@ export function errorPages(page: Page, log: Logger, secureCookies: boolean) {
           sessionOf(res),
         ),
       );
+    // Too large a form, or too many fields in it (the parser's two refusals, both 413).
+    if (status === 413)
+      return page(res, 413, messagePage('Too much data', 'The form was larger than allowed.', sessionOf(res)));
     if (!app || app.code === 'internal') log.error({ err: errorSummary(err) }, 'dashboard error');
     if (app?.code === 'service_unavailable') {
       res.setHeader('Retry-After', '5');
@@ -63,8 +66,6 @@ export function errorPages(page: Page, log: Logger, secureCookies: boolean) {
         ),
       );
     }
-    if ((err as { type?: string })?.type === 'entity.too.large')
-      return page(res, 413, messagePage('Too much data', 'The form was larger than allowed.', sessionOf(res)));
     page(
       res,
       500,

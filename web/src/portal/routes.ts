@@ -142,7 +142,8 @@ function errorPage(log: Logger) {
         400,
         portalMessagePage('Bad request', 'This request could not be understood. Go back and try again.', vendor, s),
       );
-    if ((err as { type?: string })?.type === 'entity.too.large')
+    // Too large a form, or too many fields in it (the parser's two refusals, both 413).
+    if (status === 413)
       return page(res, 413, portalMessagePage('Too much data', 'The form was larger than allowed.', vendor, s));
     if (app?.code === 'service_unavailable') {
       res.setHeader('Retry-After', '5');

@@ -76,6 +76,8 @@ beforeAll(async () => {
             throw AppError.invalid('code', 'that code is wrong: check the app shows this account, and its clock');
           return { recovery_codes: Array.from({ length: 10 }, (_, i) => `abcde-${String(i).padStart(5, '0')}`) };
         },
+        // The customer portal's vendor look-up (the form-size case below).
+        getAccount: () => plain.account,
         setRequireMfa: ({ require_mfa }) => {
           requireCalls.push(require_mfa);
           return plain.account;
@@ -206,4 +208,20 @@ it('only an admin or the owner may require two-factor sign-in of everyone', asyn
   });
   expect(refused.status).toBe(403);
   expect(requireCalls).toEqual([]);
+});
+
+it('a form with more fields than allowed is 413 with a page, never a 500, in the dashboard and the customer portal', async () => {
+  const many = new URLSearchParams(Array.from({ length: 60 }, (_, i) => [`_csrf`, `x${i}`])).toString();
+  const post = (path: string) =>
+    fetch(`${w.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: many,
+    });
+  for (const path of ['/dashboard/signin/code', `/portal/${plain.account.id}/sign-in`]) {
+    const res = await post(path);
+    expect([path, res.status]).toEqual([path, 413]);
+    expect(await res.text()).toContain('Too much data');
+  }
 });
