@@ -8,6 +8,7 @@
 // gateway's request shapes and the services' checks read the same constant.
 export * from './account-limits';
 export * from './audit';
+export * from './release-json';
 export * from './checkout-limits';
 export * from './email-address';
 export * from './entitlements';

@@ -1,5 +1,5 @@
 import type { RequestHandler, Router } from 'express';
-import type { Release } from '@licensing/proto';
+import { releaseJson } from '@licensing/proto';
 import { principalOf } from '../auth/principal';
 import type { Clients } from '../backends/clients';
 import { checkId, pageJson, readBody, toPage } from '../request-shapes/shapes';
@@ -12,30 +12,6 @@ import { registerRouteTable, withBody, withQuery, type RouteRow } from './route'
 interface ReleaseDeps {
   clients: Clients;
 }
-
-/** REST shape of a release: absent times are null. */
-export const releaseJson = (r: Release) => ({
-  id: r.id,
-  product_id: r.product_id,
-  version: r.version,
-  channel: r.channel,
-  status: r.status,
-  notes: r.notes || null,
-  published_at: r.published_at || null,
-  yanked_at: r.yanked_at || null,
-  entitlements: r.entitlements,
-  artifacts: r.artifacts.map((a) => ({
-    filename: a.filename,
-    platform: a.platform,
-    arch: a.arch,
-    size: a.size,
-    sha256: a.sha256,
-    signature: a.signature || null,
-    downloads: a.downloads,
-    created_at: a.created_at,
-  })),
-  created_at: r.created_at,
-});
 
 const releaseId = (raw: unknown) => checkId('id', 'rel', String(raw));
 

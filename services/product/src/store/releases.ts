@@ -8,6 +8,7 @@ import {
   type ArtifactArch,
   type ArtifactPlatform,
   type DomainEvent,
+  type Release,
   type ReleaseChannel,
   type ReleaseStatus,
 } from '@licensing/proto';
@@ -158,3 +159,27 @@ export class ReleaseStore {
     return done.deletedCount === 1;
   }
 }
+
+/** The gRPC message of a stored release (absent times are ''). */
+export const releaseMessage = (doc: Omit<ReleaseDoc, 'outbox'>): Release => ({
+  id: doc._id,
+  product_id: doc.product_id,
+  version: doc.version,
+  channel: doc.channel,
+  status: doc.status,
+  notes: doc.notes,
+  published_at: doc.published_at?.toISOString() ?? '',
+  entitlements: doc.entitlements,
+  artifacts: doc.artifacts.map((a) => ({
+    filename: a.filename,
+    platform: a.platform,
+    arch: a.arch,
+    size: a.size,
+    sha256: a.sha256,
+    signature: a.signature,
+    downloads: a.downloads,
+    created_at: a.created_at.toISOString(),
+  })),
+  created_at: doc.created_at.toISOString(),
+  yanked_at: doc.yanked_at?.toISOString() ?? '',
+});
