@@ -29,10 +29,14 @@ export interface EntitlementsProblem {
  * list, too many, a code that is not one (the item's place is the field), or one named twice.
  * Undefined: a good list.
  */
-export function entitlementsProblem(field: string, codes: unknown): EntitlementsProblem | undefined {
+export function entitlementsProblem(
+  field: string,
+  codes: unknown,
+  /** The most codes the list may hold (a release's list is shorter than a policy's). */
+  max = MAX_ENTITLEMENTS,
+): EntitlementsProblem | undefined {
   if (!Array.isArray(codes)) return { field, message: `${field} must be a list of entitlement codes` };
-  if (codes.length > MAX_ENTITLEMENTS)
-    return { field, message: `${field} may name at most ${MAX_ENTITLEMENTS} entitlements` };
+  if (codes.length > max) return { field, message: `${field} may name at most ${max} entitlements` };
   const seen = new Set<string>();
   for (const [i, code] of codes.entries()) {
     if (!isEntitlementCode(code)) {

@@ -71,7 +71,7 @@ function bareSchema(field: Field, options: SchemaOptions): Schema {
       return field.required ? { ...list, minItems: 1 } : list;
     }
     case 'entitlements':
-      return entitlementsSchema;
+      return field.maxItems ? { ...entitlementsSchema, maxItems: field.maxItems } : entitlementsSchema;
     case 'objects':
       return {
         type: 'array',

@@ -347,7 +347,8 @@ export const releaseCreate = {
   published_at: { max: 40, description: 'ISO 8601; default: when it is published' },
   entitlements: {
     kind: 'entitlements',
-    description: `What a licence must have, besides being valid, to download it (at most ${RELEASE_ENTITLEMENTS_MAX})`,
+    maxItems: RELEASE_ENTITLEMENTS_MAX,
+    description: 'What a licence must have, besides being valid, to download it',
   },
 } satisfies Shape;
 

@@ -76,9 +76,11 @@ export interface StringListField extends Documented {
   maxLength: number;
 }
 
-/** A list of entitlement codes (proto/rules/entitlements.ts): at most 100, each a code, each once. */
+/** A list of entitlement codes (proto/rules/entitlements.ts): at most 100 (or maxItems), each a code, each once. */
 export interface EntitlementsField extends Documented {
   kind: 'entitlements';
+  /** Fewer than the policy's 100 (a release's list). */
+  maxItems?: number;
 }
 
 /** A list of objects of one shape (the items of a batch); each item's problems are named `field[i].name`. */
@@ -212,8 +214,8 @@ const checkObjects: KindCheck<ObjectListField> = (l, value, { field, errors }) =
   return REFUSED;
 };
 
-const checkEntitlements: KindCheck<EntitlementsField> = (_s, value, { field, errors }) => {
-  const problem = entitlementsProblem(field, value);
+const checkEntitlements: KindCheck<EntitlementsField> = (spec, value, { field, errors }) => {
+  const problem = entitlementsProblem(field, value, spec.maxItems);
   if (!problem) return [...(value as string[])];
   errors.push(problem);
   return REFUSED;

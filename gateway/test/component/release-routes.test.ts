@@ -127,6 +127,7 @@ it('checks shapes before any call: a bad id, channel, status, field or body is 4
     [{ version: '1.0.0', channel: 'nightly' }, 'channel'],
     [{ version: '1.0.0', notes: 'n'.repeat(10_001) }, 'notes'],
     [{ version: '1.0.0', entitlements: 'pro' }, 'entitlements'],
+    [{ version: '1.0.0', entitlements: Array.from({ length: 51 }, (_, i) => `e${i}`) }, 'entitlements'],
     [{ version: '1.0.0', surprise: true }, 'surprise'],
   ] as const) {
     const res = await api('POST', `/api/v1/products/${productId}/releases`, body);

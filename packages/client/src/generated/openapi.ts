@@ -1867,7 +1867,7 @@ export interface components {
             notes?: string;
             /** @description ISO 8601; default: when it is published */
             published_at?: string;
-            /** @description What a licence must have, besides being valid, to download it (at most 50) */
+            /** @description What a licence must have, besides being valid, to download it */
             entitlements?: string[];
         };
         LicenseCreate: {

@@ -48,9 +48,7 @@ export function checkReleaseInput(req: ReleaseFields): ReleaseInput {
     throw AppError.invalid('channel', `channel must be one of ${releaseChannels.join(', ')}`);
   if (req.notes.length > RELEASE_NOTES_MAX_LENGTH)
     throw AppError.invalid('notes', `notes must be at most ${RELEASE_NOTES_MAX_LENGTH} characters`);
-  if (req.entitlements.length > RELEASE_ENTITLEMENTS_MAX)
-    throw AppError.invalid('entitlements', `entitlements may name at most ${RELEASE_ENTITLEMENTS_MAX} entitlements`);
-  const problem = entitlementsProblem('entitlements', req.entitlements);
+  const problem = entitlementsProblem('entitlements', req.entitlements, RELEASE_ENTITLEMENTS_MAX);
   if (problem) throw AppError.invalid(problem.field, problem.message);
   return {
     version,
