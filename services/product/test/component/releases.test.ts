@@ -303,7 +303,11 @@ describe("a release's states", () => {
     expect(events.subjectOf(event.id)).toBe(`${t.subjectPrefix}.release.published`);
     // Publishing again answers it as it is, and says nothing.
     expect(await api().publishRelease({ account_id: of.account_id, id: draft.id })).toEqual(published);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The release's later event (a yank), once seen, comes after anything a second publish could have sent.
+    await api().yankRelease({ account_id: of.account_id, id: draft.id });
+    await events.waitFor(
+      (e) => e.type === 'release.yanked' && (e.data as { release: { id: string } }).release.id === draft.id,
+    );
     const announced = events
       .all()
       .filter((e) => e.type === 'release.published' && (e.data as { release: { id: string } }).release.id === draft.id);
