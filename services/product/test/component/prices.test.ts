@@ -1,9 +1,7 @@
-import { CreateProductRequest, ProductServiceClient, UpdateProductRequest, type Price } from '@licensing/proto';
-import { AppError, createClient, newId } from '@licensing/runtime';
-import { start } from '../../src/main';
-import { credentialOf, envFor } from '../../../../scripts/lib/topology';
-import { setUpEvents } from '../../../../scripts/lib/events-setup';
+import { CreateProductRequest, UpdateProductRequest, type Price } from '@licensing/proto';
+import { AppError, newId } from '@licensing/runtime';
 import { testTopology } from '../../../../test/support/stack';
+import { useProductService } from './running-product';
 
 // Prices on products, in the product service alone over gRPC as the gateway sends them, against real
 // FerretDB and NATS: a price is stored (its currency in capitals), read back, changed and removed; a
@@ -12,44 +10,31 @@ import { testTopology } from '../../../../test/support/stack';
 // asking): gateway/test/component/checkout-routes.test.ts.
 
 const t = testTopology();
-let service: Awaited<ReturnType<typeof start>>;
-let products: ReturnType<typeof createClient<ProductServiceClient>>;
+const run = useProductService(t);
 const account_id = newId('acct');
 const NO_PAGE = { limit: 100, starting_after: '' };
 const create = (fields: Partial<CreateProductRequest>) =>
-  products.call.createProduct(CreateProductRequest.fromPartial({ account_id, ...fields }));
-const count = async () => (await products.call.listProducts({ account_id, page: NO_PAGE })).data.length;
-
-beforeAll(async () => {
-  await setUpEvents(t);
-  service = await start({ env: envFor('product', t, { port: 0, addrs: {} }) });
-  products = createClient(ProductServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
-});
-
-afterAll(async () => {
-  products?.close();
-  await service?.ctx.db.dropDatabase().catch(() => undefined);
-  await service?.stop();
-});
+  run.products.call.createProduct(CreateProductRequest.fromPartial({ account_id, ...fields }));
+const count = async () => (await run.products.call.listProducts({ account_id, page: NO_PAGE })).data.length;
 
 describe('prices on products', () => {
   it('are set, read, changed and removed; bad prices are 400', async () => {
     const priced = await create({ name: 'Sellable', price: { amount: 4900, currency: 'eur' } });
-    expect((await products.call.getProduct({ account_id, id: priced.id })).price).toEqual({
+    expect((await run.products.call.getProduct({ account_id, id: priced.id })).price).toEqual({
       amount: 4900,
       currency: 'EUR',
     });
     const free = await create({ name: 'Free for now' });
     expect(free.price).toBeUndefined();
     const update = (fields: Partial<UpdateProductRequest>) =>
-      products.call.updateProduct(UpdateProductRequest.fromPartial({ account_id, id: free.id, ...fields }));
+      run.products.call.updateProduct(UpdateProductRequest.fromPartial({ account_id, id: free.id, ...fields }));
     expect((await update({ price: { amount: 999, currency: 'USD' } })).price).toEqual({ amount: 999, currency: 'USD' });
-    expect((await products.call.getProduct({ account_id, id: free.id })).price).toEqual({
+    expect((await run.products.call.getProduct({ account_id, id: free.id })).price).toEqual({
       amount: 999,
       currency: 'USD',
     });
     expect((await update({ remove_price: true })).price).toBeUndefined();
-    expect((await products.call.getProduct({ account_id, id: free.id })).price).toBeUndefined();
+    expect((await run.products.call.getProduct({ account_id, id: free.id })).price).toBeUndefined();
     const before = await count();
     // What reaches the service (a string amount, or a fraction, the gateway refuses before asking).
     for (const price of [

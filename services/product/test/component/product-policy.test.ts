@@ -1,11 +1,8 @@
-import { CreateProductRequest, ProductServiceClient, type LicensePolicy } from '@licensing/proto';
-import { type AppError, createClient, natsServers, newId } from '@licensing/runtime';
+import { CreateProductRequest, type LicensePolicy } from '@licensing/proto';
+import { type AppError, natsServers, newId } from '@licensing/runtime';
 import { connect } from 'nats';
-import { start } from '../../src/main';
-import { credentialOf, envFor } from '../../../../scripts/lib/topology';
-import { setUpEvents } from '../../../../scripts/lib/events-setup';
 import { testTopology } from '../../../../test/support/stack';
-import { EventLog } from '../../../../test/support/events';
+import { useProductService } from './running-product';
 
 // A product's licence policy as the product service keeps it, over gRPC as the gateway calls it,
 // against real FerretDB and NATS: stored with its defaults, replaced whole by an update (absent fields
@@ -16,28 +13,12 @@ import { EventLog } from '../../../../test/support/events';
 // issued under: services/license/test/component/license-lifecycle.test.ts.
 
 const t = testTopology();
+const run = useProductService(t);
 const account = newId('acct');
-let service: Awaited<ReturnType<typeof start>>;
-let products: ReturnType<typeof createClient<ProductServiceClient>>;
-let events: EventLog;
 const create = (policy: Partial<LicensePolicy>) =>
-  products.call.createProduct(
+  run.products.call.createProduct(
     CreateProductRequest.fromPartial({ account_id: account, name: 'Policy product', policy }),
   );
-
-beforeAll(async () => {
-  await setUpEvents(t);
-  service = await start({ env: envFor('product', t, { port: 0, addrs: {} }) });
-  products = createClient(ProductServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
-  events = await EventLog.open(t.natsUrl, t.stream);
-});
-
-afterAll(async () => {
-  products?.close();
-  await events?.close();
-  await service?.ctx.db.dropDatabase().catch(() => undefined);
-  await service?.stop();
-});
 
 const defaults = {
   grace_days: 0,
@@ -53,14 +34,14 @@ const defaults = {
 describe('licence policy on the product', () => {
   it('is set at creation, shown, and editable; licences keep the policy they were issued under', async () => {
     const { id } = await create({ duration_days: 30, max_activations: 3, grace_days: 7, require_activation: true });
-    expect((await products.call.getProduct({ account_id: account, id })).policy).toEqual({
+    expect((await run.products.call.getProduct({ account_id: account, id })).policy).toEqual({
       ...defaults,
       duration_days: 30,
       max_activations: 3,
       grace_days: 7,
       require_activation: true,
     });
-    const patched = await products.call.updateProduct({
+    const patched = await run.products.call.updateProduct({
       account_id: account,
       id,
       policy: { ...defaults, duration_days: 365 },
@@ -77,10 +58,13 @@ describe('licence policy on the product', () => {
     } finally {
       await nc.close();
     }
-    await events.waitFor(
+    await run.events.waitFor(
       (e) => e.type === 'product.updated' && (e.data as { product: { id: string } }).product.id === id,
     );
-    const listed = await products.call.listProducts({ account_id: account, page: { limit: 100, starting_after: '' } });
+    const listed = await run.products.call.listProducts({
+      account_id: account,
+      page: { limit: 100, starting_after: '' },
+    });
     expect(listed.data.find((p) => p.id === id)?.policy?.duration_days).toBe(365);
   });
 
@@ -111,7 +95,7 @@ describe('policy.lease_seconds', () => {
     expect([created?.code, created?.fieldErrors[0]?.field]).toEqual(['invalid_request', 'policy.lease_seconds']);
     const { id } = await create({});
     const updated = await refusal(
-      products.call.updateProduct({
+      run.products.call.updateProduct({
         account_id: account,
         id,
         policy: { ...defaults, lease_seconds: bad },

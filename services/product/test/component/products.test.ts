@@ -1,10 +1,7 @@
-import { CreateProductRequest, ProductServiceClient } from '@licensing/proto';
-import { createClient, newId } from '@licensing/runtime';
-import { start } from '../../src/main';
-import { credentialOf, envFor } from '../../../../scripts/lib/topology';
-import { setUpEvents } from '../../../../scripts/lib/events-setup';
+import { CreateProductRequest } from '@licensing/proto';
+import { newId } from '@licensing/runtime';
 import { testTopology } from '../../../../test/support/stack';
-import { EventLog } from '../../../../test/support/events';
+import { useProductService } from './running-product';
 
 // The product service alone, over gRPC as the gateway calls it, against real FerretDB and NATS (it
 // calls no other service): a product is created, read back and listed newest first with a cursor,
@@ -12,28 +9,12 @@ import { EventLog } from '../../../../test/support/events';
 // naming the field, and nothing is written. The REST face of these calls: gateway/test/component.
 
 const t = testTopology();
-let service: Awaited<ReturnType<typeof start>>;
-let products: ReturnType<typeof createClient<ProductServiceClient>>;
-let events: EventLog;
-const api = () => products.call;
+const run = useProductService(t);
+const api = () => run.products.call;
 /** A create request as the gateway sends it: every field present (absent strings are empty). */
 const create = (fields: Partial<CreateProductRequest>, requestId?: string) =>
   api().createProduct(CreateProductRequest.fromPartial(fields), { requestId });
 const NO_PAGE = { limit: 100, starting_after: '' };
-
-beforeAll(async () => {
-  await setUpEvents(t);
-  service = await start({ env: envFor('product', t, { port: 0, addrs: {} }) });
-  products = createClient(ProductServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
-  events = await EventLog.open(t.natsUrl, t.stream);
-});
-
-afterAll(async () => {
-  products?.close();
-  await events?.close();
-  await service?.ctx.db.dropDatabase().catch(() => undefined);
-  await service?.stop();
-});
 
 it('creates a product (its name trimmed) and reads back the same one', async () => {
   const account_id = newId('acct');
@@ -53,7 +34,7 @@ it('creates a product (its name trimmed) and reads back the same one', async () 
 it('publishes product.created with the documented envelope, carrying the request id', async () => {
   const account_id = newId('acct');
   const created = await create({ account_id, name: 'Evented' }, 'trace-product-created-1');
-  const event = await events.waitFor(
+  const event = await run.events.waitFor(
     (e) => e.type === 'product.created' && (e.data as { product: { id: string } }).product.id === created.id,
   );
   expect(event).toEqual({
@@ -64,7 +45,7 @@ it('publishes product.created with the documented envelope, carrying the request
     request_id: 'trace-product-created-1',
     data: { product: { id: created.id, name: 'Evented', description: '', created_at: created.created_at } },
   });
-  expect(events.subjectOf(event.id)).toBe(`${t.subjectPrefix}.product.created`);
+  expect(run.events.subjectOf(event.id)).toBe(`${t.subjectPrefix}.product.created`);
 });
 
 it('lists newest first with cursor pagination', async () => {

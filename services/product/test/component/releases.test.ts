@@ -1,17 +1,8 @@
-import {
-  CreateProductRequest,
-  CreateReleaseRequest,
-  ProductServiceClient,
-  releaseLimits,
-  type Release,
-} from '@licensing/proto';
-import { createClient, natsServers, newId } from '@licensing/runtime';
+import { CreateProductRequest, CreateReleaseRequest, releaseLimits, type Release } from '@licensing/proto';
+import { natsServers, newId } from '@licensing/runtime';
 import { connect } from 'nats';
-import { start } from '../../src/main';
-import { credentialOf, envFor } from '../../../../scripts/lib/topology';
-import { setUpEvents } from '../../../../scripts/lib/events-setup';
 import { testTopology } from '../../../../test/support/stack';
-import { EventLog } from '../../../../test/support/events';
+import { useProductService } from './running-product';
 
 // A product's releases in the product service alone, over gRPC as the gateway calls them, against
 // real FerretDB and NATS: a draft is created (its channel from its version unless given), a version
@@ -21,10 +12,8 @@ import { EventLog } from '../../../../test/support/events';
 // on the stream before the answer. The REST face of these calls: gateway/test/component.
 
 const t = testTopology();
-let service: Awaited<ReturnType<typeof start>>;
-let products: ReturnType<typeof createClient<ProductServiceClient>>;
-let events: EventLog;
-const api = () => products.call;
+const run = useProductService(t);
+const api = () => run.products.call;
 const ALL = { limit: 100, starting_after: '' };
 
 /** A create request as the gateway sends it: absent strings empty, absent optionals undefined. */
@@ -45,20 +34,6 @@ const list = (
 ) => api().listReleases({ ...of, channel: filters.channel ?? '', status: filters.status ?? '', page });
 
 const versionsOf = (releases: Release[]) => releases.map((r) => r.version);
-
-beforeAll(async () => {
-  await setUpEvents(t);
-  service = await start({ env: envFor('product', t, { port: 0, addrs: {} }) });
-  products = createClient(ProductServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
-  events = await EventLog.open(t.natsUrl, t.stream);
-});
-
-afterAll(async () => {
-  products?.close();
-  await events?.close();
-  await service?.ctx.db.dropDatabase().catch(() => undefined);
-  await service?.stop();
-});
 
 describe('creating a release', () => {
   it('makes a draft of the product, its version trimmed, read back the same', async () => {
@@ -141,7 +116,7 @@ describe('creating a release', () => {
     const of = await productOfNewAccount();
     const now = new Date();
     // Stored directly: a thousand creations over gRPC would only make this slower.
-    await service.ctx.db.model('Release').insertMany(
+    await run.service.ctx.db.model('Release').insertMany(
       Array.from({ length: releaseLimits.per_product - 1 }, (_, i) => ({
         _id: newId('rel'),
         ...of,
@@ -275,7 +250,7 @@ describe("a release's states", () => {
     } finally {
       await nc.close();
     }
-    const event = await events.waitFor(
+    const event = await run.events.waitFor(
       (e) => e.type === 'release.published' && (e.data as { release: { id: string } }).release.id === draft.id,
     );
     expect(event).toEqual({
@@ -300,15 +275,15 @@ describe("a release's states", () => {
         },
       },
     });
-    expect(events.subjectOf(event.id)).toBe(`${t.subjectPrefix}.release.published`);
+    expect(run.events.subjectOf(event.id)).toBe(`${t.subjectPrefix}.release.published`);
     // Publishing again answers it as it is, and says nothing.
     expect(await api().publishRelease({ account_id: of.account_id, id: draft.id })).toEqual(published);
     // The release's later event (a yank), once seen, comes after anything a second publish could have sent.
     await api().yankRelease({ account_id: of.account_id, id: draft.id });
-    await events.waitFor(
+    await run.events.waitFor(
       (e) => e.type === 'release.yanked' && (e.data as { release: { id: string } }).release.id === draft.id,
     );
-    const announced = events
+    const announced = run.events
       .all()
       .filter((e) => e.type === 'release.published' && (e.data as { release: { id: string } }).release.id === draft.id);
     expect(announced).toHaveLength(1);
@@ -328,13 +303,13 @@ describe("a release's states", () => {
     const published = await api().publishRelease({ account_id: of.account_id, id: release.id });
     const yanked = await api().yankRelease({ account_id: of.account_id, id: release.id });
     expect(yanked).toEqual({ ...published, status: 'yanked', yanked_at: expect.any(String) });
-    const event = await events.waitFor(
+    const event = await run.events.waitFor(
       (e) => e.type === 'release.yanked' && (e.data as { release: { id: string } }).release.id === release.id,
     );
     expect(event.data).toMatchObject({
       release: { id: release.id, status: 'yanked', published_at: published.published_at, yanked_at: yanked.yanked_at },
     });
-    expect(events.subjectOf(event.id)).toBe(`${t.subjectPrefix}.release.yanked`);
+    expect(run.events.subjectOf(event.id)).toBe(`${t.subjectPrefix}.release.yanked`);
     expect(await api().yankRelease({ account_id: of.account_id, id: release.id })).toEqual(yanked);
     await expect(api().publishRelease({ account_id: of.account_id, id: release.id })).rejects.toMatchObject({
       code: 'conflict',

@@ -1,0 +1,35 @@
+import { ProductServiceClient } from '@licensing/proto';
+import { createClient } from '@licensing/runtime';
+import { start } from '../../src/main';
+import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
+import { setUpEvents } from '../../../../scripts/lib/events-setup';
+import { EventLog } from '../../../../test/support/events';
+
+// The product service alone, as its component tests run it: over real FerretDB and NATS (the event
+// stream set up as deployments set it up), called as the gateway calls it, with the stream's events
+// read as they arrive. One per test file: started before its tests, stopped with its database after.
+
+export interface RunningProduct {
+  service: Awaited<ReturnType<typeof start>>;
+  /** The gateway's client (what src/access.ts lets the gateway do). */
+  products: ReturnType<typeof createClient<ProductServiceClient>>;
+  events: EventLog;
+}
+
+/** Registers the file's beforeAll and afterAll; the fields are there once beforeAll has run. */
+export function useProductService(t: Topology): RunningProduct {
+  const run = {} as RunningProduct;
+  beforeAll(async () => {
+    await setUpEvents(t);
+    run.service = await start({ env: envFor('product', t, { port: 0, addrs: {} }) });
+    run.products = createClient(ProductServiceClient, `127.0.0.1:${run.service.port}`, credentialOf(t, 'gateway'));
+    run.events = await EventLog.open(t.natsUrl, t.stream);
+  });
+  afterAll(async () => {
+    run.products?.close();
+    await run.events?.close();
+    await run.service?.ctx.db.dropDatabase().catch(() => undefined);
+    await run.service?.stop();
+  });
+  return run;
+}
