@@ -13,7 +13,7 @@ import {
 } from '../domain/totp';
 import type { UserDoc } from '../store/models';
 import type { PeopleDeps } from './deps';
-import { openSession, recordSignIn, signedInPerson, type OpenedSession } from './sessions';
+import { openSession, recordSignIn, sessionEnded, signedInPerson, type OpenedSession } from './sessions';
 
 // Two-factor sign-in: enrolling (a secret shown once as a QR code and as text, confirmed by one code,
 // then ten recovery codes shown once), the sign-in's second step, and turning it off. Every call names
@@ -21,8 +21,6 @@ import { openSession, recordSignIn, signedInPerson, type OpenedSession } from '.
 
 /** An enrolment's secret is good for this long before its first code (then enrolment starts again). */
 const ENROLMENT_TTL_MS = 60 * 60 * 1000;
-
-const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
 
 function keyringOf(deps: PeopleDeps): Keyring {
   if (!deps.mfaKeyring) throw new AppError('service_unavailable', 'two-factor sign-in is not configured');
@@ -42,7 +40,7 @@ export async function beginMfaEnrolment(
   const user = await signedInUser(deps, req.token);
   if (user.mfa) throw new AppError('conflict', 'two-factor sign-in is already on; turn it off first to enrol again');
   const account = await deps.accounts.findAccount(user.account_id);
-  if (!account) throw gone();
+  if (!account) throw sessionEnded();
   const secret = newTotpSecret();
   await deps.people.startMfaEnrolment(user._id, keyring.seal(Buffer.from(secret)), deps.clock.now());
   return { secret, otpauth_uri: otpauthUri(account.name, user.email, secret) };

@@ -106,28 +106,31 @@ export async function recordSignIn(
   }
 }
 
-/** The full session of a cookie's token and its person (unauthorized for anything else). */
-export async function signedInPerson({ people, clock }: Pick<PeopleDeps, 'people' | 'clock'>, token: string) {
-  const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
-  if (!isSessionToken(token)) throw gone();
+/** What a token that names no full session is told. */
+export const sessionEnded = () => new AppError('unauthorized', 'the session has ended; sign in again');
+
+/** The full session a cookie's token names, still live now (unauthorized for anything else). */
+async function liveSession({ people, clock }: Pick<PeopleDeps, 'people' | 'clock'>, token: string) {
+  if (!isSessionToken(token)) throw sessionEnded();
   const digest = digestSessionToken(token);
   const session = await people.findSession(digest);
-  if (!session || !sessionIsLive(session, clock.now())) throw gone();
-  const user = await people.findUser(session.user_id);
-  if (!user) throw gone();
+  const now = clock.now();
+  if (!session || !sessionIsLive(session, now)) throw sessionEnded();
+  return { digest, session, now };
+}
+
+/** The full session of a cookie's token and its person (unauthorized for anything else). */
+export async function signedInPerson(deps: Pick<PeopleDeps, 'people' | 'clock'>, token: string) {
+  const { digest, session } = await liveSession(deps, token);
+  const user = await deps.people.findUser(session.user_id);
+  if (!user) throw sessionEnded();
   return { digest, session, user };
 }
 
 /** The live session of a cookie's token, with its user and account. */
-export async function getSession(
-  { accounts, people, clock, members }: PeopleDeps,
-  token: string,
-): Promise<OpenedSession> {
-  const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
-  if (!isSessionToken(token)) throw gone();
-  const session = await people.findSession(digestSessionToken(token));
-  const now = clock.now();
-  if (!session || !sessionIsLive(session, now)) throw gone();
+export async function getSession(deps: PeopleDeps, token: string): Promise<OpenedSession> {
+  const { accounts, people, members } = deps;
+  const { session, now } = await liveSession(deps, token);
   // Last seen, to the minute: one write a minute per session at most.
   if (!session.last_seen_at || now.getTime() - session.last_seen_at.getTime() >= LAST_SEEN_STEP_MS)
     await people.touchSession(session._id, now);
@@ -136,7 +139,7 @@ export async function getSession(
     accounts.findAccount(session.account_id),
     roleOf({ members }, session.user_id),
   ]);
-  if (!user || !account) throw gone();
+  if (!user || !account) throw sessionEnded();
   return {
     token: '',
     csrfToken: session.csrf_token,
@@ -177,14 +180,9 @@ export async function endOwnSession(deps: PeopleDeps, req: { token: string; sess
   await deps.people.endSession(found._id, deps.clock.now());
 }
 
-async function ownSessions({ people, clock }: PeopleDeps, token: string) {
-  const gone = () => new AppError('unauthorized', 'the session has ended; sign in again');
-  if (!isSessionToken(token)) throw gone();
-  const current = digestSessionToken(token);
-  const session = await people.findSession(current);
-  const now = clock.now();
-  if (!session || !sessionIsLive(session, now)) throw gone();
-  const sessions = (await people.sessionsOf(session.user_id)).filter((s) => sessionIsLive(s, now));
+async function ownSessions(deps: PeopleDeps, token: string) {
+  const { digest: current, session, now } = await liveSession(deps, token);
+  const sessions = (await deps.people.sessionsOf(session.user_id)).filter((s) => sessionIsLive(s, now));
   return { current, sessions };
 }
 
