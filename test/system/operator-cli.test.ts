@@ -214,6 +214,11 @@ describe('npm run admin', () => {
     expect((await admin('revoke-key', '--key-id', 'key_nope')).stderr).toContain('revoke-key needs --account');
     const missing = await admin('revoke-key', '--account', 'acct_nope', '--key-id', 'key_nope');
     expect(JSON.parse(missing.stderr)).toMatchObject({ error: 'not_found' });
+    // A job's own flags: required, and no other.
+    const noEmail = await admin('reset-mfa', '--service', 'account');
+    expect([noEmail.code, noEmail.stderr]).toEqual([2, expect.stringContaining('reset-mfa needs --email')]);
+    expect((await admin('reset-mfa', '--service', 'account', '--email', 'a@b.c', '--force', 'yes')).code).toBe(2);
+    expect((await admin('create-account', '--name', 'X', '--owner-email', 'not an address')).code).toBe(1);
   });
 
   it('takes the operator token from INTERNAL_TOKEN_FILE (compose, the Kubernetes Job), and says which file is unusable', async () => {
