@@ -14,7 +14,10 @@
 # reloads them on SIGHUP (docker compose kill -s HUP gateway).
 # The Stripe keys cannot be made up: they are taken from STRIPE_SECRET_KEY and
 # STRIPE_WEBHOOK_SECRET when set, else a placeholder is written that the
-# checkout service refuses at start (put your keys in those two files).
+# checkout service refuses at start (put your keys in those two files). The key of an S3 store for
+# release files (ARTIFACT_STORE_URL; docs/operations.md, "Release files") is taken from AWS_ACCESS_KEY_ID
+# and AWS_SECRET_ACCESS_KEY when set, into aws_credentials (an AWS shared-credentials file), else that
+# file only shows the form (unused while the files stay in the gateway's volume).
 #   STRIPE_SECRET_KEY=sk_live_… STRIPE_WEBHOOK_SECRET=whsec_… MAIL_URL=smtp://… sh deploy/make-secrets.sh [hostname]
 # Existing secrets are kept. Each NATS password and internal token has a second slot, <name>_alt
 # (written empty: that login or token is closed), for rotating it with an overlap.
@@ -152,6 +155,15 @@ for service in account product license checkout webhook notification; do
 done
 [ -s "$dir/redis_url_gateway" ] || printf 'redis://gateway:%s@redis:6379\n' "$(cat "$dir/redis_password_gateway")" > "$dir/redis_url_gateway"
 [ -s "$dir/redis_url_web" ] || printf 'redis://web:%s@redis:6379\n' "$(cat "$dir/redis_password_web")" > "$dir/redis_url_web"
+# The S3 store's key, read by the AWS SDK through AWS_SHARED_CREDENTIALS_FILE.
+if [ ! -s "$dir/aws_credentials" ]; then
+  if [ -n "${AWS_ACCESS_KEY_ID:-}" ] && [ -n "${AWS_SECRET_ACCESS_KEY:-}" ]; then
+    printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" > "$dir/aws_credentials"
+  else
+    printf '%s\n' '# The key of the S3 store ARTIFACT_STORE_URL names (docs/operations.md, "Release files"): uncomment and fill in.' \
+      '# [default]' '# aws_access_key_id = AKIA...' '# aws_secret_access_key = ...' > "$dir/aws_credentials"
+  fi
+fi
 # Internal CA and one certificate per component for the optional gRPC mTLS (GRPC_TLS_*_FILE),
 # and one for the NATS server (optional TLS to NATS: NATS_TLS_CA_FILE=ca.crt).
 if [ ! -s "$dir/ca.key" ]; then

@@ -44,6 +44,7 @@ const units = [
       'bench-events.ts',
       'bench-heartbeat.ts',
       'bench-import.ts',
+      'bench-downloads.ts',
       'check-query-shapes.ts',
       'docs-gen.ts',
     ],

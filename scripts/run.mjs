@@ -258,6 +258,9 @@ switch (command) {
   case 'bench:import':
     node('scripts/dist/bench-import.js', args);
     break;
+  case 'bench:downloads':
+    node('scripts/dist/bench-downloads.js', args);
+    break;
   case 'docs':
     node('scripts/dist/docs-gen.js', args);
     break;

@@ -132,6 +132,9 @@ function launch(s: Settings, ferret: FerretDB | undefined, secrets: Secrets, por
   return launchSystem(
     {
       mongoUrl: s.mongoUrl,
+      // Release files under .data/artifacts unless ARTIFACT_STORE_URL names an S3-compatible store.
+      dataDir,
+      artifactStoreUrl: env.ARTIFACT_STORE_URL,
       ferretdbPostgresUrl: ferret?.postgres?.url,
       natsUrl: s.natsUrl,
       redisUrl: s.redisUrl,

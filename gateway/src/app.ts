@@ -4,7 +4,7 @@
 // only folders below it (never one beside or above it, nor a file of the directory that holds it),
 // and gets its settings as options from here (test/repository/layers.test.ts reads the order from the
 // next line; docs/architecture.md, "The gateway's folders", says what each holds).
-// Layers, lowest first: backends < http < request-shapes < auth < rate-limits < license-validation < routes < openapi
+// Layers, lowest first: backends, artifacts < http < request-shapes < auth < rate-limits < license-validation < routes < openapi
 
 import { idempotencyKeys } from './routes/idempotency-keys';
 import { KEYED_POSTS, STREAMED_POSTS } from './request-shapes/idempotent-posts';
@@ -48,6 +48,12 @@ import { BATCH_BODY_LIMIT_BYTES, licenseBatchRoutes } from './routes/license-bat
 import { licenseRoutes } from './routes/licenses';
 import { productRoutes } from './routes/products';
 import { releaseRoutes } from './routes/releases';
+import { artifactRoutes, downloadLinkRoutes, uploadGrantRoutes, type ArtifactDeps } from './routes/artifacts';
+import { updateFeedRoutes } from './routes/update-feeds';
+import type { ArtifactStore } from './artifacts/artifact-store';
+import { DownloadLinks } from './artifacts/download-links';
+import { FileArtifactStore } from './artifacts/file-store';
+import { join } from 'node:path';
 import { apiKeyRoutes } from './routes/api-keys';
 import { auditEventRoutes } from './routes/audit-events';
 import { memberRoutes } from './routes/members';
@@ -79,6 +85,8 @@ export interface GatewayDeps {
   exportJobs?: ExportJobs;
   /** What an export's 24 hours are measured by (the system's clock unless a test moves one). */
   clock?: Clock;
+  /** Where release files live (main.ts makes it from ARTIFACT_STORE_URL); absent: DATA_DIR/artifacts. */
+  artifacts?: ArtifactStore;
 }
 
 /** For tests that compare the fast path's answers with the Express route's (test/e2e/fast-path-parity.test.ts). */
@@ -128,7 +136,21 @@ export function createApp(deps: GatewayDeps): RequestListener {
   });
   openApiRoutes(app, version);
 
-  app.use('/api/v1', apiRouter(deps, authCache, licenseCredentials, exportJobs, clock));
+  const releaseFiles: ArtifactDeps = {
+    clients,
+    store: deps.artifacts ?? new FileArtifactStore(join(config.DATA_DIR, 'artifacts')),
+    links: new DownloadLinks(config.INTERNAL_TOKEN),
+    maxBytes: config.ARTIFACT_MAX_BYTES,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    clock,
+    log,
+  };
+  // A download link and an upload grant are their own credentials: served before the API's authentication.
+  const downloadLinks = Router();
+  downloadLinkRoutes(downloadLinks, releaseFiles);
+  uploadGrantRoutes(downloadLinks, releaseFiles);
+  app.use('/api/v1', downloadLinks);
+  app.use('/api/v1', apiRouter(deps, authCache, licenseCredentials, exportJobs, clock, releaseFiles));
 
   mountStripeWebhookProxy(app, deps);
   // The dashboard, the customer portal and the hosted checkout page are the web component's (web/):
@@ -157,6 +179,7 @@ function apiRouter(
   licenseCredentials: LicenseCredentials,
   exportJobs: ExportJobs,
   clock: Clock,
+  releaseFiles: ArtifactDeps,
 ): Router {
   const api = Router();
   api.use(authenticate(clients, authCache, licenseCredentials, countAuthFailure(limits, log)));
@@ -165,6 +188,9 @@ function apiRouter(
   // Imports take a file (jsonl or CSV) as their body, read as it streams: before the JSON body parser.
   api.use(idempotencyKeys(clients, STREAMED_POSTS, log));
   importRoutes(api, clients, log, exportJobs, { maxBytes: config.IMPORT_MAX_BYTES, clock });
+  // Release files too: the raw file is the body, streamed into the artifact store.
+  artifactRoutes(api, releaseFiles);
+  updateFeedRoutes(api, { clients, publicBaseUrl: config.PUBLIC_BASE_URL });
   api.use(requireJsonBody);
   // A batch of up to 1,000 licences may carry more than BODY_LIMIT_BYTES; it alone gets a larger limit.
   api.post(

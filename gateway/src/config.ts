@@ -1,5 +1,5 @@
 import { bool, commonSchema, int, str, type ConfigOf } from '@licensing/runtime';
-import { MAX_IMPORT_BYTES } from '@licensing/proto';
+import { DEFAULT_ARTIFACT_MAX_BYTES, MAX_IMPORT_BYTES } from '@licensing/proto';
 
 const { MONGO_URL: _unused, ...common } = commonSchema;
 
@@ -56,6 +56,21 @@ export const gatewaySchema = {
   IMPORT_MAX_BYTES: int(
     "Largest import file (POST /api/v1/imports): 413 past it, whether declared by Content-Length or streamed; at most 100 MB, the licence service's own limit",
     { default: MAX_IMPORT_BYTES, min: 64 * 1024, max: MAX_IMPORT_BYTES },
+  ),
+  DATA_DIR: str('Folder the gateway keeps release files in (DATA_DIR/artifacts) when ARTIFACT_STORE_URL is empty', {
+    default: '.data',
+  }),
+  ARTIFACT_STORE_URL: str(
+    'Where release files live: empty for DATA_DIR/artifacts on this machine, or s3://bucket?endpoint=…&region=… for any S3-compatible store (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); several gateways need the S3 store or a shared volume',
+    { default: '' },
+  ),
+  ARTIFACT_MAX_BYTES: int(
+    'Largest release file an upload may carry (PUT /api/v1/releases/{id}/artifacts/{filename}): 413 past it, the partial file removed',
+    { default: DEFAULT_ARTIFACT_MAX_BYTES, min: 1024, max: 5 * 1024 ** 4 },
+  ),
+  PUBLIC_BASE_URL: str(
+    'Public address of the gateway, for the absolute links of update feeds and downloads (empty: the address each request came to)',
+    { default: '' },
   ),
   VALIDATION_CACHE_SIZE: int(
     'Licences (and unknown keys) the validation cache holds, least recently used dropped first; about 1.4 KiB each (0.85 KiB of facts, the rest the answer it last sent) (0 = no cache: every validation asks the licence service)',

@@ -28,6 +28,8 @@ import { LicenseValidator } from './license-validation/validator';
 import { ValidationCache } from './license-validation/cache';
 import { ValidationTally } from './license-validation/tally';
 import { runPrimary } from './http/workers';
+import { artifactStoreOf } from './artifacts/store-url';
+import type { ArtifactStore } from './artifacts/artifact-store';
 
 // The release in /api/v1/status and the OpenAPI document: APP_VERSION when the
 // image build sets it (e.g. a git tag), else this package's version.
@@ -140,6 +142,32 @@ function warnOfPlainHttp(config: GatewayConfig, log: Logger): void {
   }
 }
 
+/** The event stream the caches follow. */
+function connectEvents(config: GatewayConfig, log: Logger, metrics: Metrics): EventFeed {
+  return EventFeed.connect({
+    ...natsOptions(config),
+    subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
+    stream: config.EVENTS_STREAM,
+    name: 'gateway',
+    log,
+    metrics,
+  });
+}
+
+/**
+ * Where release files live. A bad ARTIFACT_STORE_URL stops the start here; a store that is away only
+ * fails uploads and downloads, never validation, so it is not waited for.
+ */
+function openArtifactStore(config: GatewayConfig, log: Logger): ArtifactStore {
+  const artifacts = artifactStoreOf(config.ARTIFACT_STORE_URL, config.DATA_DIR);
+  artifacts
+    .ready()
+    .catch((err: unknown) =>
+      log.error({ err: String(err), store: artifacts.kind }, 'the release file store is not ready'),
+    );
+  return artifacts;
+}
+
 /** Listens on HOST:PORT; answers the port taken (PORT=0 picks one) and the URL to reach it. */
 async function listen(server: Server, config: GatewayConfig, tls: boolean): Promise<{ port: number; url: string }> {
   await new Promise<void>((resolve, reject) => {
@@ -159,15 +187,9 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   const tracing = startTracing('gateway', env);
   const access = new AccessLog('gateway', config.LOG_LEVEL);
   const metrics = new Metrics('gateway');
-  const bus = EventFeed.connect({
-    ...natsOptions(config),
-    subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
-    stream: config.EVENTS_STREAM,
-    name: 'gateway',
-    log,
-    metrics,
-  });
+  const bus = connectEvents(config, log, metrics);
   const clients = createClients(config, tracing);
+  const artifacts = openArtifactStore(config, log);
   const redis = await connectRedis(config, log);
   // Either state holds for the whole process; a clustered gateway reports its worst worker.
   metrics.gauge('licensing_rate_limit_fallback', async () => (redis.status === 'ready' ? 0 : 1), 'max');
@@ -195,6 +217,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     access,
     metrics,
     version: VERSION,
+    artifacts,
     draining,
     fastPath: opts.fastPath,
     tracing,
@@ -224,6 +247,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
       // Counts of cached validations and locally admitted requests reach their stores before the channels close.
       await Promise.all([tally.stop(), limits.close()]);
       clients.close();
+      artifacts.close?.();
       redis.disconnect();
       await bus.close();
       access.flush();

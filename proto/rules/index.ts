@@ -7,6 +7,7 @@
 // request crosses the gateway–service boundary with (the *-limits.ts files, one per subject): the
 // gateway's request shapes and the services' checks read the same constant.
 export * from './account-limits';
+export * from './artifact-rules';
 export * from './audit';
 export * from './release-json';
 export * from './checkout-limits';
@@ -22,6 +23,7 @@ export * from './mail-quota';
 export * from './metadata-limits';
 export * from './policy';
 export * from './product-limits';
+export * from './release-access';
 export * from './release-limits';
 export * from './roles';
 export * from './status';

@@ -1,6 +1,6 @@
 import type { LicensePolicy } from '../gen/licensing/v1/product';
 import { entitlementsProblem, MAX_ENTITLEMENTS } from './entitlements';
-import { refundActions } from './vocabulary';
+import { expirationStrategies, refundActions } from './vocabulary';
 
 // The licence policy of a product, of which every licence keeps a copy: declared once here, each field
 // with its type, range, default and meaning. From it come the product service's checks and stored
@@ -130,6 +130,14 @@ export const policyRules = {
     default: 30,
     description:
       'Most days a licence file asked for with an app credential (a License credential or a validate-scope key) stays valid; full-scope keys may ask for up to 365',
+    addedLater: true,
+  },
+  expiration_strategy: {
+    kind: 'enum',
+    values: expirationStrategies,
+    default: 'restrict',
+    description:
+      'What an expired licence may still download: restrict, nothing; maintain_access, the releases published before its expiry; revoke_access, nothing, and the licence is revoked when its grace ends',
     addedLater: true,
   },
 } as const satisfies Record<string, PolicyRule>;

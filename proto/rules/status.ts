@@ -1,6 +1,7 @@
 // Licence states (the words are vocabulary.ts's), as every validation answer
 // sees them: the stored one, or expired, derived when the expiry plus the grace
-// days has passed (and the licence is not suspended or revoked). Shared by the
+// days has passed (and the licence is not suspended or revoked); under the policy's
+// expiration_strategy revoke_access, revoked instead of expired. Shared by the
 // licence service and the gateway's validation cache, so both derive the same status.
 import type { StoredPolicy } from './policy';
 import type { Status, StoredStatus, SubscriptionStatus } from './vocabulary';
@@ -64,11 +65,23 @@ export function validUntil(l: LicenseState): Date | null {
   return end && payment && payment.getTime() > end.getTime() ? payment : end;
 }
 
+/**
+ * The status an answer shows at `now`. A licence whose policy says revoke_access is revoked at the
+ * moment it would otherwise become expired, which is the end of its grace days (and of a past-due
+ * subscription's payment grace), not its bare expiry: grace days promise the licence keeps working
+ * that long, and a vendor who wants none sets none. Answers say revoked from that very moment (the
+ * moment nextStatusChange already names), before the licence service's expiry sweep stores it so.
+ */
 export function effectiveStatus(l: LicenseState, now: Date): Status {
   if (l.status !== 'active') return l.status;
   const end = validUntil(l);
-  return end && end.getTime() <= now.getTime() ? 'expired' : 'active';
+  if (!end || end.getTime() > now.getTime()) return 'active';
+  return revokedAtExpiry(l) ? 'revoked' : 'expired';
 }
+
+/** The policy's expiration_strategy is revoke_access (licences stored before it existed: restrict, never revoked). */
+export const revokedAtExpiry = (l: Pick<LicenseState, 'policy'>): boolean =>
+  l.policy.expiration_strategy === 'revoke_access';
 
 /** Past its expiry but still inside the grace days. */
 export function inGrace(l: LicenseState, now: Date): boolean {

@@ -144,8 +144,18 @@ function refusalForStatus(
           now,
         )
       : no('suspended', 'the licence is suspended', 'contact_vendor', now);
-  if (status === 'expired') return no('expired', 'the licence has expired', 'renew', now);
+  if (status === 'expired') return no('expired', expiredDetail(license), 'renew', now);
   return null;
+}
+
+/**
+ * Under maintain_access an expired licence still downloads the releases published before its expiry
+ * (release-access.ts grants them from this answer): the answer says which, so an app can tell its user
+ * that renewing brings newer ones, not access as such.
+ */
+function expiredDetail(license: LicenseFacts): string {
+  if (license.policy.expiration_strategy !== 'maintain_access' || !license.expires_at) return 'the licence has expired';
+  return `the licence has expired; releases published before ${license.expires_at.toISOString()} stay available`;
 }
 
 /** A lapsed floating seat, or a licence that needs activation on a machine that has none (or no seat left). */

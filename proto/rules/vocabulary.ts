@@ -182,6 +182,14 @@ export type ArtifactPlatform = (typeof artifactPlatforms)[number];
 export const artifactArchs = ['x86_64', 'aarch64', 'universal', 'any'] as const;
 export type ArtifactArch = (typeof artifactArchs)[number];
 
+/**
+ * What a licence may download once it has expired (its policy's expiration_strategy): restrict, nothing;
+ * maintain_access, the releases published before its expiry ("pay once, keep what you had");
+ * revoke_access, nothing, and the licence is revoked at its expiry.
+ */
+export const expirationStrategies = ['restrict', 'maintain_access', 'revoke_access'] as const;
+export type ExpirationStrategy = (typeof expirationStrategies)[number];
+
 /** The files POST /api/v1/imports takes (docs/api.md "Imports" maps each one's columns). */
 export const importFormats = ['jsonl', 'csv', 'keygen', 'lemonsqueezy', 'gumroad'] as const;
 export type ImportFormatName = (typeof importFormats)[number];

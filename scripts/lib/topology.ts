@@ -23,6 +23,10 @@ export type { Component } from './components';
 
 export interface Topology {
   mongoUrl: string;
+  /** The gateway's DATA_DIR (release files under artifacts/ unless artifactStoreUrl says otherwise). */
+  dataDir?: string;
+  /** The gateway's ARTIFACT_STORE_URL (an S3-compatible store); absent: files under dataDir. */
+  artifactStoreUrl?: string;
   /** When mongoUrl is the project's FerretDB over PostgreSQL: its PostgreSQL database (services add GIN indexes there). */
   ferretdbPostgresUrl?: string;
   /** Test runs: where services record their query shapes (npm test checks them against the declared indexes). */
@@ -249,6 +253,11 @@ const ownSettings: Record<Component, (t: Topology, p: Placement) => Record<strin
     ...(p.publicBaseUrl ? { PUBLIC_BASE_URL: p.publicBaseUrl } : {}),
   }),
   product: (t) => ({ SIGNING_KEY_SECRET: t.signingKeySecret }),
+  gateway: (t, p) => ({
+    ...(t.dataDir ? { DATA_DIR: t.dataDir } : {}),
+    ...(t.artifactStoreUrl ? { ARTIFACT_STORE_URL: t.artifactStoreUrl } : {}),
+    ...(p.publicBaseUrl ? { PUBLIC_BASE_URL: p.publicBaseUrl } : {}),
+  }),
   license: (t) => ({
     ...(t.statsFlushIntervalMs ? { STATS_FLUSH_INTERVAL_MS: String(t.statsFlushIntervalMs) } : {}),
     ...(t.expirySweepIntervalMs ? { EXPIRY_SWEEP_INTERVAL_MS: String(t.expirySweepIntervalMs) } : {}),

@@ -232,6 +232,7 @@ describe('exports', () => {
         customer_deactivations_per_30_days: 3,
         payment_grace_days: 7,
         max_file_ttl_days: 30,
+        expiration_strategy: 'restrict',
       },
       activations: [{ fingerprint: 'fp-1', name: 'Laptop' }, { fingerprint: 'fp-2' }],
       metadata: { seat: 'lead' },

@@ -131,6 +131,9 @@ interface Keys {
   /** Subscription licences whose policy has grace days: cancelled now (expired), and at the period end, past it (in grace). */
   canceledNow: string;
   canceledAtEnd: string;
+  /** The same as canceledNow, of products whose expiration_strategy is maintain_access and revoke_access. */
+  keepingExpired: string;
+  revokedAtExpiry: string;
 }
 
 interface Case {
@@ -199,6 +202,18 @@ const cases: Case[] = [
     request: (k) => get(k.full, `license_key=${k.canceledAtEnd}`),
   },
   { name: 'a revoked licence', fast: true, status: 200, request: (k) => get(k.full, `license_key=${k.revoked}`) },
+  {
+    name: 'an expired licence under maintain_access (its detail names what stays available)',
+    fast: true,
+    status: 200,
+    request: (k) => get(k.full, `license_key=${k.keepingExpired}`),
+  },
+  {
+    name: 'an expired licence under revoke_access (revoked at its expiry)',
+    fast: true,
+    status: 200,
+    request: (k) => get(k.full, `license_key=${k.revokedAtExpiry}`),
+  },
   {
     name: 'a licence that needs activation, for a machine not activated',
     fast: true,
@@ -557,17 +572,19 @@ beforeAll(async () => {
   const other = client(stack.url, (await stack.newAccount()).apiKey);
   const foreign = await issue((await other('POST', '/api/v1/products', { name: 'Theirs' })).body.id, other);
   const [app, appLimited] = [await issue(plain), await issue(plain)];
-  // Two subscriptions bought on the hosted test-mode page, of a monthly product with grace days.
-  const monthly = (
-    await api('POST', '/api/v1/products', {
-      name: 'Parity Monthly',
-      price: { amount: 1000, currency: 'EUR', interval: 'month' },
-      policy: { duration_days: 30, grace_days: 5 },
-    })
-  ).body.id as string;
-  const subscribe = async () => {
+  // Subscriptions bought on the hosted test-mode page, of monthly products with grace days.
+  const monthlyProduct = async (expiration_strategy = 'restrict') =>
+    (
+      await api('POST', '/api/v1/products', {
+        name: 'Parity Monthly',
+        price: { amount: 1000, currency: 'EUR', interval: 'month' },
+        policy: { duration_days: 30, grace_days: 5, expiration_strategy },
+      })
+    ).body.id as string;
+  const monthly = await monthlyProduct();
+  const subscribe = async (productId = monthly) => {
     const created = await api('POST', '/api/v1/checkout', {
-      product_id: monthly,
+      product_id: productId,
       success_url: 'https://vendor.example/thanks',
     });
     const web = new WebClient(stack.url, stack.topology);
@@ -584,9 +601,12 @@ beforeAll(async () => {
     };
   };
   const [now, atEnd] = [await subscribe(), await subscribe()];
+  const keeping = await subscribe(await monthlyProduct('maintain_access'));
+  const revoking = await subscribe(await monthlyProduct('revoke_access'));
   const cancel = (id: string, at_period_end: boolean) =>
     api('POST', `/api/v1/subscriptions/${id}/cancel`, { at_period_end });
-  expect((await cancel(now.subscription_id, false)).body.status).toBe('canceled');
+  for (const ended of [now, keeping, revoking])
+    expect((await cancel(ended.subscription_id, false)).body.status).toBe('canceled');
   const scheduled = await cancel(atEnd.subscription_id, true);
   const ended = await api('POST', `/api/v1/subscriptions/${atEnd.subscription_id}/test_clock`, {
     advance_to: new Date(Date.parse(scheduled.body.current_period_end) + 86_400_000).toISOString(),
@@ -597,6 +617,8 @@ beforeAll(async () => {
   await eventually(async () => {
     expect(await code(now.license_key)).toBe('expired');
     expect(await code(atEnd.license_key)).toBe('expired_in_grace');
+    expect(await code(keeping.license_key)).toBe('expired');
+    expect(await code(revoking.license_key)).toBe('revoked');
   });
   keys = {
     full: apiKey,
@@ -612,6 +634,8 @@ beforeAll(async () => {
     appLimited,
     canceledNow: now.license_key,
     canceledAtEnd: atEnd.license_key,
+    keepingExpired: keeping.license_key,
+    revokedAtExpiry: revoking.license_key,
   };
 });
 

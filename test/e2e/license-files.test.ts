@@ -90,6 +90,7 @@ it('issues a file that verifies with only the public key, and says what the app 
       entitlements: [],
       issued_at: expect.any(String),
       valid_until: expect.any(String),
+      expiration_strategy: 'restrict',
       kid: res.body.kid,
     },
   });

@@ -33,6 +33,15 @@ describe('the order test files start in', () => {
     expect(order).toEqual([join(root, 'x/big.test.ts'), join(root, 'x/small.test.ts')]);
   });
 
+  it('starts the files that need the S3-compatible server last, whatever their length (it may still be building)', () => {
+    const s3 = testAt('gateway/test/component/s3-artifact-store.test.ts', 900_000);
+    const order = new LongestFirst({})
+      .sort([s3, testAt('x/small.test.ts', 2_000), testAt('test/e2e/releases.test.ts', 900_000)])
+      .map((t: { path: string }) => t.path);
+    expect(order[0]).toBe(join(root, 'x/small.test.ts'));
+    expect(order.slice(1).sort()).toEqual([s3.path, join(root, 'test/e2e/releases.test.ts')].sort());
+  });
+
   it('names only files that exist, with a number of seconds each', () => {
     const stale = Object.keys(table).filter((path) => !existsSync(join(root, path)));
     expect(stale).toEqual([]);

@@ -38,6 +38,7 @@ import {
   policyRules,
   policyToContract,
   refundActions,
+  expirationStrategies,
   storedLicenseStatuses,
   subscriptionStatuses,
   subscriptionChanges,
@@ -82,6 +83,7 @@ const vocabularies: Record<string, readonly string[]> = {
   storedLicenseStatuses,
   licenseActions,
   refundActions,
+  expirationStrategies,
   validationCodes,
   nextActions,
   plans,
@@ -179,6 +181,7 @@ const protoVocabulary: Record<string, string> = {
   'ValidateLicenseResponse.next_action': 'nextActions',
   'TransitionLicenseRequest.action': 'licenseActions',
   'LicensePolicy.refund_action': 'refundActions',
+  'LicensePolicy.expiration_strategy': 'expirationStrategies',
   'CheckoutSession.status': 'checkoutStatuses',
   'ListCheckoutSessionsRequest.status': 'checkoutStatuses',
   'WebhookDelivery.status': 'deliveryStatuses',
@@ -211,6 +214,8 @@ const protoVocabulary: Record<string, string> = {
   'ListReleasesRequest.status': 'releaseStatuses',
   'Artifact.platform': 'artifactPlatforms',
   'Artifact.arch': 'artifactArchs',
+  'CreateUploadGrantRequest.platform': 'artifactPlatforms',
+  'CreateUploadGrantRequest.arch': 'artifactArchs',
 };
 
 describe('the .proto files', () => {
@@ -232,7 +237,9 @@ describe('the .proto files', () => {
     const likely = fields.filter(
       (f) =>
         f.type === 'string' &&
-        /^(plan|scope|key_scope|status|stored_status|action|next_action|refund_action)$/.test(f.name),
+        /^(plan|scope|key_scope|status|stored_status|action|next_action|refund_action|expiration_strategy)$/.test(
+          f.name,
+        ),
     );
     expect(likely.length).toBeGreaterThan(10);
     for (const f of likely) expect(protoVocabulary).toHaveProperty([`${f.message}.${f.name}`]);
@@ -305,6 +312,8 @@ describe('the OpenAPI document', () => {
     ['components.schemas.NextAction', 'nextActions'],
     ['components.schemas.Policy.properties.refund_action', 'refundActions'],
     ['components.schemas.PolicyInput.properties.refund_action', 'refundActions'],
+    ['components.schemas.Policy.properties.expiration_strategy', 'expirationStrategies'],
+    ['components.schemas.PolicyInput.properties.expiration_strategy', 'expirationStrategies'],
     ['components.schemas.CheckoutSession.properties.status', 'checkoutStatuses'],
     ['components.schemas.WebhookDelivery.properties.status', 'deliveryStatuses'],
     ['components.schemas.Email.properties.status', 'emailStatuses'],
@@ -403,6 +412,7 @@ describe('the licence policy', () => {
     customer_deactivations_per_30_days: 5,
     payment_grace_days: 7,
     max_file_ttl_days: 14,
+    expiration_strategy: 'maintain_access',
   };
 
   it('has a default for every field, and the declared values of each kind', () => {
@@ -417,8 +427,13 @@ describe('the licence policy', () => {
     expect(policyJson(policyToContract(sample))).toEqual(sample);
     expect(policyJson(undefined)).toEqual(DEFAULT_POLICY);
     // A licence stored before refund_action existed reads as its default.
-    const { refund_action: _, entitlements: __, ...older } = sample;
-    expect(policyJson(policyToContract(older))).toEqual({ ...sample, refund_action: 'revoke', entitlements: [] });
+    const { refund_action: _, entitlements: __, expiration_strategy: ___, ...older } = sample;
+    expect(policyJson(policyToContract(older))).toEqual({
+      ...sample,
+      refund_action: 'revoke',
+      entitlements: [],
+      expiration_strategy: 'restrict',
+    });
   });
 
   it('is accepted by the REST shape and the product service at its bounds, and refused just past them', () => {

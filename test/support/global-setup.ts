@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { preparePostgres, startFerretDB } from '../../scripts/lib/ferretdb';
 import { startStripeMock } from '../../scripts/lib/stripe-mock';
+import { buildSeaweedfsInBackground } from '../../scripts/lib/seaweedfs';
 import { freePort, hostPort, portAnswers } from '../../scripts/lib/net';
 import { stopOrphanedSharedStacks } from './shared-stack-handles';
 
@@ -12,7 +13,9 @@ import { stopOrphanedSharedStacks } from './shared-stack-handles';
 // answers, else over SQLite in a temporary folder; TEST_STORE=sqlite forces
 // SQLite) unless TEST_MONGO_URL names a server that answers, and its own
 // stripe-mock unless TEST_STRIPE_MOCK_URL names one; NATS and Redis are the
-// machine's, isolated by per-run names and key prefixes.
+// machine's, isolated by per-run names and key prefixes. SeaweedFS (the S3
+// store) is only built here, once per machine and in the background: the tests
+// that need one wait for it and start their own (scripts/lib/seaweedfs.ts).
 export default async function globalSetup(): Promise<void> {
   process.env.TEST_RUN_ID ??= randomBytes(4).toString('hex');
   await stopOrphanedSharedStacks();
@@ -26,6 +29,9 @@ export default async function globalSetup(): Promise<void> {
   if (!(await portAnswers(redis.host, redis.port))) {
     throw new Error(`Redis is not reachable at ${redis.host}:${redis.port}: start redis-server or set REDIS_URL`);
   }
+  // Built meanwhile (minutes on a fresh machine): only the tests of the S3 store wait for it, and the
+  // sequencer starts them last.
+  buildSeaweedfsInBackground((l) => process.stderr.write(`${l}\n`));
   await startStripeMockIfMissing();
   const given = process.env.TEST_MONGO_URL;
   if (given) {

@@ -19,12 +19,18 @@ import { apiKeyRoutes } from '../../gateway/src/routes/api-keys';
 import { auditEventRoutes } from '../../gateway/src/routes/audit-events';
 import { memberRoutes } from '../../gateway/src/routes/members';
 import { releaseRoutes } from '../../gateway/src/routes/releases';
+import { artifactRoutes, downloadLinkRoutes, uploadGrantRoutes } from '../../gateway/src/routes/artifacts';
+import { updateFeedRoutes } from '../../gateway/src/routes/update-feeds';
 
 export function everyRoute(): typeof registeredRoutes {
   const router = Router();
   const none = {} as never;
   productRoutes(router, none);
   releaseRoutes(router, none);
+  artifactRoutes(router, none);
+  downloadLinkRoutes(router, none);
+  uploadGrantRoutes(router, none);
+  updateFeedRoutes(router, none);
   licenseBatchRoutes(router, none, none);
   licenseRoutes(router, none, none);
   checkoutRoutes(router, none);

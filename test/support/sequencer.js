@@ -4,8 +4,10 @@
 // has none, and jest then orders by file size, which puts a short file that waits a long time (a lease
 // running out, a browser) at the end. So a file jest has no time for takes it from
 // test/support/file-durations.json (measured on a whole run: `node scripts/test-durations.mjs <report>`),
-// and a file in neither is guessed from its size.
-const { readFileSync } = require('node:fs');
+// and a file in neither is guessed from its size. Files that need the S3-compatible server go last
+// whatever their length: a fresh machine is still building it (in the background, global-setup.ts)
+// while the rest run.
+const { existsSync, readFileSync } = require('node:fs');
 const { join, relative } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
 
@@ -14,6 +16,9 @@ const table = JSON.parse(readFileSync(join(__dirname, 'file-durations.json'), 'u
 
 /** Seconds a file of `bytes` is guessed to take when nothing measured it: most small files take about one. */
 const guessFromSize = (bytes) => 1 + bytes / 10_000;
+
+/** A test file that starts SeaweedFS (itself or through the e2e support that does). */
+const needsS3 = (path) => existsSync(path) && /startS3Server|support\/artifact-stores/.test(readFileSync(path, 'utf8'));
 
 class LongestFirst extends Sequencer {
   /** A file's expected seconds: this machine's last run, else the committed table, else its size. */
@@ -29,9 +34,11 @@ class LongestFirst extends Sequencer {
     // What jest itself reads afterwards (whether to run in band), as its own sorter leaves it.
     for (const t of tests) t.duration = this.time(t);
     const expected = new Map(tests.map((t) => [t, this.expected(t)]));
+    const late = new Map(tests.map((t) => [t, needsS3(t.path)]));
     return [...tests].sort((a, b) => {
+      const s3 = Number(late.get(a)) - Number(late.get(b));
       const failed = Number(this.hasFailed(b)) - Number(this.hasFailed(a));
-      return failed || expected.get(b) - expected.get(a) || (a.path < b.path ? -1 : 1);
+      return s3 || failed || expected.get(b) - expected.get(a) || (a.path < b.path ? -1 : 1);
     });
   }
 }

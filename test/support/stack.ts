@@ -83,6 +83,7 @@ export function testTopology(overrides: Partial<Topology> = {}): Topology {
     webhookDispatchIntervalMs: 250,
     host: '127.0.0.1',
     mailUrl: `dir://${join(tmpdir(), `licensing-mail-${id}`)}`,
+    dataDir: join(tmpdir(), `licensing-data-${id}`),
     metricsAnyPort: true,
     nodeEnv: 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',

@@ -139,6 +139,60 @@ it('the Settings page is usable on a phone and by keyboard', async () => {
   await context.close();
 });
 
+// A product's Releases page in a real browser: a draft made on the page, a file uploaded through it (the
+// page asks the dashboard for an upload grant and sends the file to the gateway with it) with its
+// progress shown up to 100%, then listed with its size and hash, published; and a licence's page lists
+// the release it may download.
+it("a product's releases: a draft, a file uploaded with its progress, published, and offered to a licence", async () => {
+  const vendor = await signUpInBrowser(browser, stack, { company: 'Release Apps' });
+  contexts.push(vendor.context);
+  const page = vendor.page;
+  const api = client(stack.url, await apiKeyInBrowser(page, stack.url));
+  const productId = await createProductInBrowser(page, stack.url, { name: 'Shipping Pro' });
+  await page.getByRole('link', { name: 'Releases' }).click();
+  await page.waitForURL(`**/dashboard/products/${productId}/releases`);
+  await page.getByLabel('Version').fill('1.0.0');
+  await page.getByLabel('Release notes').fill('The first one.');
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  await page.waitForURL('**/releases?created=1');
+
+  // Every value the progress bar takes, reported from the page (the page loads again once done).
+  const progress: number[] = [];
+  await page.exposeFunction('reportProgress', (v: number) => progress.push(v));
+  await page.evaluate(() => {
+    const bar = document.querySelector('progress')!;
+    const report = (window as unknown as { reportProgress: (v: number) => void }).reportProgress;
+    new MutationObserver(() => report(bar.value)).observe(bar, { attributes: true, attributeFilter: ['value'] });
+  });
+  const bytes = Buffer.alloc(2 * 1024 * 1024, 7);
+  const row = page.locator('tr[data-upload-for]');
+  await row
+    .getByLabel('File', { exact: true })
+    .setInputFiles({ name: 'shipping-1.0.0.zip', mimeType: 'application/zip', buffer: bytes });
+  await row.getByLabel('Platform').selectOption('linux');
+  await row.getByLabel('Architecture').selectOption('x86_64');
+  await row.getByRole('button', { name: 'Upload file' }).click();
+  const file = page.locator('tr[data-release-version="1.0.0"] li[data-filename="shipping-1.0.0.zip"]');
+  await file.waitFor();
+  expect(Math.max(...progress)).toBe(100);
+  await expect(file.textContent()).resolves.toContain('linux/x86_64, 2.0 MiB');
+  await expect(file.textContent()).resolves.toContain('0 downloads');
+  await vendor.shot('dashboard-releases');
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await expect(page.getByText('Published 1.0.0.').isVisible()).resolves.toBe(true);
+  expect((await api('GET', `/api/v1/products/${productId}/releases`)).body.data).toMatchObject([
+    { version: '1.0.0', status: 'published', artifacts: [{ filename: 'shipping-1.0.0.zip', size: bytes.length }] },
+  ]);
+
+  const issued = await api('POST', '/api/v1/licenses', { product_id: productId, customer_email: 'buyer@example.com' });
+  await page.goto(`${stack.url}/dashboard/licenses/${issued.body.license_key}`);
+  const downloads = page.locator('section[aria-labelledby="downloads-title"]');
+  await expect(downloads.locator('tr[data-release-version="1.0.0"]').textContent()).resolves.toContain(
+    'shipping-1.0.0.zip',
+  );
+  expect(vendor.errors).toEqual([]); // no script errors, no CSP violations
+});
+
 // A vendor's team, end to end: the owner signs up and invites a developer and a support member, who
 // each join from their mail; support frees a customer's machine but is refused creating a product; the
 // owner requires two-factor sign-in; the developer is sent to enrol at their next sign-in, enrols with a

@@ -2,14 +2,22 @@
 // until SIGINT/SIGTERM, then release the seat. No API key ships in the app:
 // the customer's licence key is the only credential.
 //   LICENSING_URL=https://licensing.example.com LICENSE_KEY=XXXXX-… PUBLIC_KEYS=public-keys.json \
-//   node dist/main.js
+//   PRODUCT_ID=prod_… APP_VERSION=1.4.2 node dist/main.js
+// With PRODUCT_ID and APP_VERSION it also asks the product's update feed for a newer version.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LicensedApp, LicensingError, type NextAction, type PublicKeyInput } from '@licensing/client';
+import {
+  LicensedApp,
+  LicensingError,
+  type NextAction,
+  type PublicKeyInput,
+  type ReleaseChannel,
+} from '@licensing/client';
 import { startLicensed, type GateResult } from './license-gate';
 import { DiskLicenseFileStore } from './license-file-store';
+import { updateNotice } from './update-check';
 
 type Env = Record<string, string | undefined>;
 
@@ -70,6 +78,14 @@ export async function main(env: Env, print: (line: string) => void = console.log
   }
   print(`Licence OK (from ${result.source}): ${result.detail}.`);
   print(`Features: ${result.entitlements.length ? result.entitlements.join(', ') : 'none beyond the base app'}.`);
+  // Offline (started from the licence file) there is no feed to ask.
+  if (env.APP_VERSION && env.PRODUCT_ID && result.source === 'server')
+    print(
+      await updateNotice(app, {
+        version: env.APP_VERSION,
+        ...(env.UPDATE_CHANNEL ? { channel: env.UPDATE_CHANNEL as ReleaseChannel } : {}),
+      }),
+    );
   return { exitCode: 0, result, stop };
 }
 

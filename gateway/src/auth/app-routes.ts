@@ -6,8 +6,11 @@ import type { Principal } from './principal';
 // a validate-scope API key (for any licence of its account: the key in the request is the proof of
 // possession). Pure: matched on the method and path as sent (gateway/test/unit/app-credentials.test.ts).
 
-/** Where a route names its licence: the query (license_key), the body (key), the path ({key}), or by its product ({id}). */
-export type LicenseNamedIn = 'query' | 'body' | 'path' | 'product';
+/**
+ * Where a route names its licence: the query (license_key), the body (key), the path ({key}), or by its
+ * product ({id}); 'release': a release's file, whose product the route checks against the licence's.
+ */
+export type LicenseNamedIn = 'query' | 'body' | 'path' | 'product' | 'release';
 
 export interface AppRoute {
   method: 'GET' | 'POST' | 'DELETE';
@@ -18,6 +21,14 @@ export interface AppRoute {
   validation: boolean;
   /** A heartbeat of one activation: budgeted per activation, not from the licence's minute (rate-limits/budgets.ts). */
   heartbeat?: true;
+  /**
+   * The licence key may come as ?license_key= instead of an Authorization header (an updater such as
+   * Sparkle cannot always send headers, and a feed's download links must work on their own). The
+   * access log never writes it (its query's secrets are redacted).
+   */
+  keyInQuery?: true;
+  /** Refusals are the route's own (403 with the validation code): a licence that is not active gets there too. */
+  judged?: true;
 }
 
 export const APP_ROUTES: readonly AppRoute[] = [
@@ -38,6 +49,25 @@ export const APP_ROUTES: readonly AppRoute[] = [
   // Every seat taken: the app asks for the owner to be e-mailed a portal link to the licence's machines.
   { method: 'POST', path: '/api/v1/licenses/{key}/seat-rescue', namedIn: 'path', validation: false },
   { method: 'GET', path: '/api/v1/products/{id}/signing-keys', namedIn: 'product', validation: false },
+  // Release files and update feeds: what the licence may have is judged by the route (403 with its code).
+  {
+    method: 'GET',
+    path: '/api/v1/releases/{id}/artifacts/{filename}',
+    namedIn: 'release',
+    validation: false,
+    keyInQuery: true,
+    judged: true,
+  },
+  ...(['updates', 'appcast.xml', 'updates/tauri/{target}/{arch}/{current_version}'] as const).map(
+    (feed): AppRoute => ({
+      method: 'GET',
+      path: `/api/v1/products/{id}/${feed}`,
+      namedIn: 'product',
+      validation: false,
+      keyInQuery: true,
+      judged: true,
+    }),
+  ),
 ];
 
 /** Besides the app routes, a validate-scope key may read status (its rate limits); a licence may not. */
@@ -45,10 +75,10 @@ export const STATUS_ROUTE = 'GET /api/v1/status';
 
 /** What a 403 tells a licence credential it may do. */
 export const LICENSE_MAY =
-  "a License credential may only validate its licence (GET /api/v1/licenses/validate, POST /api/v1/keys/validate), read it (GET /api/v1/licenses/{key}), manage its activations (POST, GET /api/v1/licenses/{key}/activations, DELETE …/activations/{id}, POST …/activations/{id}/heartbeat), get its licence file (POST /api/v1/licenses/{key}/file), ask for a seat rescue (POST /api/v1/licenses/{key}/seat-rescue) and get its product's signing keys (GET /api/v1/products/{id}/signing-keys); use an API key for anything else";
+  "a License credential may only validate its licence (GET /api/v1/licenses/validate, POST /api/v1/keys/validate), read it (GET /api/v1/licenses/{key}), manage its activations (POST, GET /api/v1/licenses/{key}/activations, DELETE …/activations/{id}, POST …/activations/{id}/heartbeat), get its licence file (POST /api/v1/licenses/{key}/file), ask for a seat rescue (POST /api/v1/licenses/{key}/seat-rescue) and get its product's signing keys (GET /api/v1/products/{id}/signing-keys), check for updates (GET /api/v1/products/{id}/updates, appcast.xml, updates/tauri/…) and download its releases' files (GET /api/v1/releases/{id}/artifacts/{filename}); use an API key for anything else";
 
 export const VALIDATE_KEY_MAY =
-  "this API key has the validate scope: it may only validate licences, read a licence, manage its activations, get its licence file, ask for a seat rescue, get its product's signing keys, and read status";
+  "this API key has the validate scope: it may only validate licences, read a licence, manage its activations, get its licence file, ask for a seat rescue, get its product's signing keys, check for updates and download release files for a licence (?license_key=), and read status";
 
 /** A request on an app route, with the licence key (as sent, decoded), product id or activation id its path names. */
 export interface AppRouteMatch {
@@ -90,7 +120,9 @@ export function appRouteOf(method: string, path: string): AppRouteMatch | undefi
         ok = !!id;
         if (route.namedIn === 'product') productId = id;
         else activationId = id;
-      } else ok = t === value;
+      } else if (t.startsWith('{'))
+        ok = !!decode(value); // {filename}, {target}…: the route reads them
+      else ok = t === value;
     }
     if (ok) return { route, key, productId, activationId };
   }
@@ -134,7 +166,7 @@ export function checkAppRequest(p: Principal, method: string, path: string, quer
     return;
   }
   const license = p.license!;
-  if (license.status !== 'active' && !match?.route.validation)
+  if (license.status !== 'active' && !match?.route.validation && !match?.route.judged)
     throw new AppError(
       'unauthorized',
       license.status === 'unknown'

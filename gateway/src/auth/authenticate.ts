@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, requestOrigin, setRequestOrigin, sha256 } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import { accountsUnavailable, lookUp } from './account-lookup';
+import { appRouteOf } from './app-routes';
 import type { AuthCache } from './auth-cache';
 import { credentialOrRefusal } from './credential';
 import type { LicenseCredentials } from './license-credentials';
@@ -24,7 +25,7 @@ export function authenticate(
   return async (req: Request, res: Response, next: NextFunction) => {
     let principal: Principal | undefined;
     try {
-      const credential = credentialOrRefusal(req.get('authorization'));
+      const credential = credentialOrRefusal(req.get('authorization') ?? queryCredential(req));
       if (credential.kind === 'license') {
         principal = await licenses.principalOf(credential.key);
         if (principal.license!.status === 'unknown') await onRejected(req, res);
@@ -46,6 +47,17 @@ export function authenticate(
     );
     next();
   };
+}
+
+/**
+ * "License <key>" made of ?license_key= on the routes that take it without a header (feeds and the
+ * downloads they link to: auth/app-routes.ts, keyInQuery); undefined anywhere else.
+ */
+function queryCredential(req: Request): string | undefined {
+  const key = req.query.license_key;
+  if (typeof key !== 'string' || !appRouteOf(req.method, `${req.baseUrl}${req.path}`)?.route.keyInQuery)
+    return undefined;
+  return `License ${key}`;
 }
 
 async function apiKeyPrincipal(clients: Clients, cache: AuthCache, token: string): Promise<Principal> {

@@ -22,6 +22,7 @@ const ERROR_TEXT: Record<ErrorCode, string> = {
   not_found: "Unknown path or id, or another account's resource.",
   method_not_allowed: 'A known path with another method; Allow lists the right ones.',
   conflict: 'A transition that is not allowed, or an idempotent request still in flight.',
+  gone: 'A download link used after it expired (5 minutes): ask for a new one.',
   payload_too_large: 'The body is larger than the limit (64 KiB by default).',
   unsupported_media_type: 'A body that is not application/json.',
   idempotency_key_reused: 'An Idempotency-Key reused with a different body.',

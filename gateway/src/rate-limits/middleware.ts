@@ -51,7 +51,7 @@ function appRequestOf(req: Request, p: Principal): (AppRequest & { inBody?: true
   if (p.credential === 'license') return app;
   if (match.route.namedIn === 'body') app.inBody = true;
   else {
-    const sent = match.route.namedIn === 'query' ? req.query.license_key : match.key;
+    const sent = match.route.namedIn === 'query' || match.route.keyInQuery ? req.query.license_key : match.key;
     if (typeof sent === 'string') app.licenseDigest = namedLicenseDigest(sent);
   }
   return app;

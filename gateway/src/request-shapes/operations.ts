@@ -23,6 +23,8 @@ import {
   TEST_CLOCK_MAX_ADVANCE_YEARS,
   URL_MAX_LENGTH,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
+  artifactArchs,
+  artifactPlatforms,
   releaseChannels,
   releaseStatuses,
   RELEASE_ENTITLEMENTS_MAX,
@@ -358,3 +360,40 @@ export const releaseList = {
   channel: { kind: 'enum', values: releaseChannels, description: 'Only this channel' },
   status: { kind: 'enum', values: releaseStatuses, description: 'Only draft, published or yanked releases' },
 } satisfies QueryShape;
+
+/** What an uploaded release file is for. */
+export const artifactUpload = {
+  platform: { kind: 'enum', values: artifactPlatforms, description: 'The operating system it is for; default any' },
+  arch: { kind: 'enum', values: artifactArchs, description: 'The processor it is for; default any' },
+} satisfies QueryShape;
+
+/** The licence an API key (or the app, without a header) downloads or asks for updates as. */
+const licenseKeyParameter = {
+  license_key: {
+    max: KEY_MAX,
+    description:
+      'The licence asking: with a validate-scope key, or alone (no Authorization header) for updaters that cannot send one. Never logged',
+  },
+} satisfies QueryShape;
+
+export const artifactDownload = { ...licenseKeyParameter } satisfies QueryShape;
+
+/** GET /products/{id}/updates: the version the app runs and the machine it runs on. */
+export const updateCheck = {
+  version: { required: true, max: RELEASE_VERSION_MAX_LENGTH, description: 'The version the app runs (semver)' },
+  platform: { kind: 'enum', values: artifactPlatforms, description: 'Only releases with a file for this system' },
+  arch: { kind: 'enum', values: artifactArchs, description: 'Only releases with a file for this processor' },
+  channel: {
+    kind: 'enum',
+    values: releaseChannels,
+    description: 'The least stable channel wanted (beta: beta and stable); default stable',
+  },
+  ...licenseKeyParameter,
+} satisfies QueryShape;
+
+export const appcastQuery = {
+  channel: updateCheck.channel,
+  ...licenseKeyParameter,
+} satisfies QueryShape;
+
+export const tauriQuery = { ...licenseKeyParameter } satisfies QueryShape;

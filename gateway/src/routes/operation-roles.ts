@@ -1,5 +1,6 @@
 import type { OperationRole } from '@licensing/proto';
 import { apiKeyRouteTable } from './api-keys';
+import { artifactRouteTable, downloadLinkRouteTable, uploadGrantRouteTable } from './artifacts';
 import { auditEventRouteTable } from './audit-events';
 import { memberRouteTable } from './members';
 import { checkoutRouteTable } from './checkout';
@@ -12,6 +13,7 @@ import { productRouteTable } from './products';
 import { releaseRouteTable } from './releases';
 import { statusRouteTable } from './status';
 import { subscriptionRouteTable } from './subscriptions';
+import { updateFeedRouteTable } from './update-feeds';
 import { webhookRouteTable } from './webhooks';
 
 // Every operation's needed role, read from the route tables that enforce it (route.ts): the OpenAPI
@@ -20,6 +22,10 @@ import { webhookRouteTable } from './webhooks';
 const tables = [
   productRouteTable,
   releaseRouteTable,
+  artifactRouteTable,
+  downloadLinkRouteTable,
+  uploadGrantRouteTable,
+  updateFeedRouteTable,
   licenseRouteTable,
   licenseBatchRouteTable,
   emailRouteTable,

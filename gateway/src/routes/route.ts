@@ -49,11 +49,16 @@ export function withQuery<S extends QueryShape>(
   return handler;
 }
 
-/** Path parameters the access log may show: ids (prod_…, we_…), never the licence key (`:key`); short and plain only. */
+/**
+ * Path parameters the access log may show: ids (prod_…, we_…), never the licence key (`:key`) nor a
+ * capability (`:token`: a download link, an upload grant, which may be all letters and digits); short
+ * and plain only.
+ */
 function loggableIds(params: Record<string, unknown>): Record<string, string> | undefined {
   let out: Record<string, string> | undefined;
   for (const [name, value] of Object.entries(params)) {
-    if (name === 'key' || typeof value !== 'string' || !/^[A-Za-z0-9_]{1,80}$/.test(value)) continue;
+    if (name === 'key' || name === 'token' || typeof value !== 'string' || !/^[A-Za-z0-9_]{1,80}$/.test(value))
+      continue;
     // The access log writes ids without a scrubbing pass: a secret sent where an id goes stays out.
     if (value.startsWith('lk_') || value.startsWith('whsec_')) continue;
     out ??= {};

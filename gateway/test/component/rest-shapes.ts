@@ -13,4 +13,5 @@ export const DEFAULT_POLICY_JSON = {
   customer_deactivations_per_30_days: 3,
   payment_grace_days: 7,
   max_file_ttl_days: 30,
+  expiration_strategy: 'restrict',
 };

@@ -129,7 +129,16 @@ describe('the app routes', () => {
       expect([method, path, appRouteOf(method, path)]).toEqual([method, path, undefined]);
     expect(appRouteOf('POST', `/api/v1/licenses/${KEY}/seat-rescue`)).toMatchObject({ key: KEY });
     expect(appRouteOf('DELETE', '/api/v1/customers/a%40example.com')).toBeUndefined();
-    expect(APP_ROUTES).toHaveLength(10);
+    // Release files and the three update feeds: judged by their routes, the key also taken from the query.
+    const release = appRouteOf('GET', '/api/v1/releases/rel_1/artifacts/App%201.0.dmg');
+    expect(release).toMatchObject({ route: { namedIn: 'release', keyInQuery: true, judged: true } });
+    expect(appRouteOf('GET', '/api/v1/products/prod_1/updates/tauri/darwin/aarch64/1.0.0')).toMatchObject({
+      productId: 'prod_1',
+      route: { judged: true },
+    });
+    expect(appRouteOf('GET', '/api/v1/products/prod_1/appcast.xml')).toMatchObject({ productId: 'prod_1' });
+    expect(appRouteOf('PUT', '/api/v1/releases/rel_1/artifacts/a.zip')).toBeUndefined();
+    expect(APP_ROUTES).toHaveLength(14);
   });
 
   it('a licence acts on its own licence and product only: another is 404, any other route 403', () => {

@@ -30,6 +30,7 @@ const product = {
     entitlements: [],
     payment_grace_days: 7,
     max_file_ttl_days: 30,
+    expiration_strategy: 'restrict',
   },
   price: null,
   email_on_purchase: true,

@@ -105,6 +105,7 @@ function setUp(start: string) {
           validate_keys_see_email: false,
           refund_action: 'revoke',
           entitlements: license.entitlements?.[0] ?? [],
+          expiration_strategy: 'restrict',
         },
         activations: 0,
         metadata: {},

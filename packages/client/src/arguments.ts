@@ -5,7 +5,23 @@
 export function segment(value: unknown, name: string): string {
   if (typeof value !== 'string' || value.trim() === '')
     throw new TypeError(`${name} must be a non-empty string, got ${describe(value)}`);
-  return encodeURIComponent(value.trim());
+  return dotFree(encodeURIComponent(value.trim()), name);
+}
+
+/**
+ * A file name as a path segment, exactly as given (spaces at its ends are part of it), percent-encoded
+ * as UTF-8 so that spaces, `#`, `?`, `/` and non-ASCII letters arrive as they are.
+ */
+export function fileSegment(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value === '')
+    throw new TypeError(`${name} must be a non-empty string, got ${describe(value)}`);
+  return dotFree(encodeURIComponent(value), name);
+}
+
+/** URLs resolve "." and ".." segments (even encoded as %2E), which would send the request to another path. */
+function dotFree(encoded: string, name: string): string {
+  if (encoded === '.' || encoded === '..') throw new TypeError(`${name} must not be "." or ".."`);
+  return encoded;
 }
 
 /** A JSON object body (not null, not an array). */

@@ -8,6 +8,7 @@ import { Subscriptions } from './resources/subscriptions';
 import { Customers } from './resources/customers';
 import { Licenses } from './resources/licenses';
 import { Products } from './resources/products';
+import { Releases } from './resources/releases';
 import { Webhooks } from './resources/webhooks';
 import type { Status } from './types';
 
@@ -35,6 +36,7 @@ export class LicensingClient {
   readonly subscriptions: Subscriptions;
   readonly webhooks: Webhooks;
   readonly customers: Customers;
+  readonly releases: Releases;
   private readonly http: Transport;
 
   constructor(options: LicensingClientOptions) {
@@ -61,6 +63,7 @@ export class LicensingClient {
     this.subscriptions = new Subscriptions(this.http);
     this.webhooks = new Webhooks(this.http);
     this.customers = new Customers(this.http);
+    this.releases = new Releases(this.http);
   }
 
   /** GET /api/v1/status: every service and dependency; `degraded` means requests may still succeed. */

@@ -22,6 +22,7 @@ export interface LicensingErrorInit {
   title?: string;
   retryAfterS?: number | null;
   nextAction?: string | null;
+  validationCode?: string | null;
   cause?: unknown;
 }
 
@@ -43,9 +44,15 @@ export class LicensingError extends Error {
   readonly retryAfterS: number | null;
   /**
    * What the user can do about it, when the problem says (its `next_action` extension member):
-   * `free_a_seat` on an activation refused because every seat is taken (see LicensedApp.requestSeatRescue()).
+   * `free_a_seat` on an activation refused because every seat is taken (see LicensedApp.requestSeatRescue()),
+   * `renew` or `contact_vendor` on an update check refused for the licence (see LicensedApp.checkForUpdate()).
    */
   readonly nextAction: string | null;
+  /**
+   * The licence's validation code behind a refusal, when the problem says (its `validation_code` extension
+   * member): e.g. `expired` or `entitlements_missing` on an update check or a download the licence may not have.
+   */
+  readonly validationCode: string | null;
 
   constructor(init: LicensingErrorInit) {
     super(
@@ -62,6 +69,7 @@ export class LicensingError extends Error {
     this.title = init.title ?? null;
     this.retryAfterS = init.retryAfterS ?? null;
     this.nextAction = init.nextAction ?? null;
+    this.validationCode = init.validationCode ?? null;
   }
 }
 
@@ -90,6 +98,7 @@ export function errorFromResponse(
       title: text(body.title),
       retryAfterS,
       nextAction: text(body.next_action) ?? null,
+      validationCode: text(body.validation_code) ?? null,
     });
   }
   // Not problem+json: a proxy or load balancer answered. Keep what can be known.

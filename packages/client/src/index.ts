@@ -10,6 +10,9 @@ export type { Checkout } from './resources/checkout';
 export type { Subscriptions } from './resources/subscriptions';
 export type { Webhooks } from './resources/webhooks';
 export type { Customers } from './resources/customers';
+export type { Releases, ArtifactUploadOptions } from './resources/releases';
+export type { UpdateCheckOptions } from './resources/updates';
+export type { UploadBody } from './upload-body';
 export {
   LicensedApp,
   heartbeatIntervalMs,
@@ -36,4 +39,5 @@ export {
   type VerifyWebhookOptions,
 } from './webhook-signature';
 export type * from './types';
+export type * from './update-types';
 export type { paths, components, operations } from './generated/openapi';

@@ -4,6 +4,7 @@
 // public keys (products.signingKeys) and keeps working while offline.
 import { describe } from './arguments';
 import { base64ToBytes, pemToDer } from './encoding';
+import type { Policy } from './types';
 
 /** A product signing key as GET /products/{id}/signing-keys lists it (only kid and public_key_pem are needed). */
 export interface PublicKeyInput {
@@ -29,6 +30,12 @@ export interface LicenseFilePayload {
   kid: string;
   /** The licence's effective entitlements when the file was issued (files issued before entitlements have none). */
   entitlements?: string[];
+  /**
+   * What the licence may download once expired (the policy's expiration_strategy): restrict, nothing;
+   * maintain_access, the releases published before `expires_at`; revoke_access, nothing (it is revoked).
+   * Absent on files issued before the field existed: restrict.
+   */
+  expiration_strategy?: Policy['expiration_strategy'];
   /** Subscription licences: the end of the last paid (or trial) period (absent on other licences). */
   paid_through?: string | null;
   /** Subscription licences: when the licence stops validating unless paid (period end plus grace; a failed payment's grace). */

@@ -14,7 +14,9 @@ import {
   type VerifyLicenseFileOptions,
 } from './license-file';
 import { Licenses, codeList } from './resources/licenses';
+import { Updates, type UpdateCheckOptions } from './resources/updates';
 import type { Activation, KeyValidation, LicenseFile, SeatRescue } from './types';
+import type { UpdateCheck } from './update-types';
 
 export interface LicensedAppOptions {
   /** Where the gateway answers, e.g. https://licensing.example.com. */
@@ -25,7 +27,7 @@ export interface LicensedAppOptions {
   fingerprint: string;
   /** A name for this machine in the licence's activation list (optional, at most 100 characters). */
   name?: string;
-  /** Refuse a key of another product: validation answers `product_mismatch`. */
+  /** Refuse a key of another product: validation answers `product_mismatch`. Needed by checkForUpdate(). */
   productId?: string;
   /** The product's public signing keys, shipped with the app; needed by verifyOffline(). */
   publicKeys?: VerifyLicenseFileOptions['publicKeys'];
@@ -100,6 +102,7 @@ export class LicensedApp {
   lastError: Error | null = null;
 
   private readonly licenses: Licenses;
+  private readonly updates: Updates;
   private readonly options: LicensedAppOptions;
   private current: Activation | null = null;
   private activating: Promise<Activation> | null = null;
@@ -124,17 +127,17 @@ export class LicensedApp {
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== 'function')
       throw new TypeError('no fetch available: pass options.fetch (Node ≥ 20 and browsers have one)');
-    this.licenses = new Licenses(
-      new Transport({
-        baseUrl: checkBaseUrl(options.baseUrl),
-        licenseKey: this.licenseKey,
-        // Called unbound, browsers throw "Illegal invocation".
-        fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-        timeoutMs: positiveNumber(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs),
-        maxRetries: wholeNumber(options.maxRetries, 'maxRetries', DEFAULTS.maxRetries),
-        maxRetryDelayMs: DEFAULTS.maxRetryDelayMs,
-      }),
-    );
+    const http = new Transport({
+      baseUrl: checkBaseUrl(options.baseUrl),
+      licenseKey: this.licenseKey,
+      // Called unbound, browsers throw "Illegal invocation".
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      timeoutMs: positiveNumber(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs),
+      maxRetries: wholeNumber(options.maxRetries, 'maxRetries', DEFAULTS.maxRetries),
+      maxRetryDelayMs: DEFAULTS.maxRetryDelayMs,
+    });
+    this.licenses = new Licenses(http);
+    this.updates = new Updates(http);
   }
 
   /** This machine's remembered activation (its seat), or null before activate() and after deactivate(). */
@@ -185,6 +188,37 @@ export class LicensedApp {
    */
   async requestSeatRescue(): Promise<SeatRescue> {
     return this.licenses.seatRescue(this.licenseKey);
+  }
+
+  /**
+   * Asks the product's update feed whether a newer release fits this machine:
+   * `GET /api/v1/products/{productId}/updates?version=&platform=&arch=&channel=` (the constructor's
+   * `productId`). Answers `{update_available: false}`, or `{update_available: true, release, artifact}`
+   * with the file for this platform and arch (download it with downloadUrl(artifact)). No activation
+   * is needed. Only releases the licence may have are offered (its channels, entitlements and, for an
+   * expired licence under maintain_access, those published before it expired).
+   *
+   * @param options.channel the least stable channel the user accepts (default stable).
+   * @throws LicensingError 403 when the licence may have no updates at all: `validationCode` says why
+   *   (e.g. `expired` under the restrict strategy) and `nextAction` what the user can do (`renew`).
+   */
+  async checkForUpdate(options: UpdateCheckOptions): Promise<UpdateCheck> {
+    if (this.options.productId === undefined)
+      throw new TypeError('checkForUpdate needs the product: pass productId to new LicensedApp()');
+    return this.updates.check(this.options.productId, options);
+  }
+
+  /**
+   * A link to an update's file that works for 5 minutes with no credential (hand it to your
+   * installer or fetch it): `GET artifact.url` with the licence credential, whose 303 is not followed.
+   * Check the file's `size` and `sha256` (and your `signature`) before installing it. Needs a fetch
+   * that shows redirects (Node, Electron's main process), not a browser page's.
+   *
+   * @throws TypeError when `artifact.url` is not on `baseUrl`'s server (the credential goes nowhere else).
+   * @throws LicensingError 403 when the licence may not download it (`validationCode`, `nextAction`).
+   */
+  async downloadUrl(artifact: { url: string }): Promise<string> {
+    return this.updates.downloadUrl(artifact);
   }
 
   /**

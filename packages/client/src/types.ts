@@ -49,6 +49,16 @@ export type SeatRescue = Schemas['SeatRescue'];
 /** The answer of a customer's erasure: the placeholder that replaced the e-mail everywhere. */
 export type CustomerErasure = Schemas['CustomerErasure'];
 export type Problem = Schemas['Problem'];
+/** A version of a product: a draft until published, yanked once withdrawn; `artifacts` are its files. */
+export type Release = Schemas['Release'];
+/** `channel` defaults from the version's pre-release tag (beta for -beta.1 and -rc.1), else stable. */
+export type ReleaseCreate = Schemas['ReleaseCreate'];
+export type ReleaseChannel = Release['channel'];
+export type ReleaseStatus = Release['status'];
+/** One file of a release, as listed in it and as an upload answers it; `sha256` is computed by the server. */
+export type Artifact = Release['artifacts'][number];
+export type ArtifactPlatform = Artifact['platform'];
+export type ArtifactArch = Artifact['arch'];
 
 type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
 export type ProductListParams = Query<'listProducts'>;
@@ -57,3 +67,4 @@ export type CheckoutListParams = Query<'listCheckoutSessions'>;
 export type SubscriptionListParams = Query<'listSubscriptions'>;
 export type WebhookListParams = Query<'listWebhookEndpoints'>;
 export type PageOnlyParams = Query<'listWebhookDeliveries'>;
+export type ReleaseListParams = Query<'listReleases'>;

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import {
   DAY_MS,
   effectiveStatus,
+  expirationStrategies,
   inGrace,
   judge,
   MAX_OFFLINE_MS,
@@ -132,6 +133,68 @@ describe('validation rules, in their documented order', () => {
   });
 });
 
+describe("after expiry, as the policy's expiration_strategy says", () => {
+  const expiring = (strategy: string | undefined, grace = 0) =>
+    license({
+      expires_at: at(-1),
+      policy: policy({ duration_days: 30, grace_days: grace, expiration_strategy: strategy as 'restrict' }),
+    });
+
+  it('restrict (and no strategy: a licence stored before it existed, or an empty one) answers expired as before', () => {
+    for (const strategy of ['restrict', undefined, '']) {
+      const l = expiring(strategy);
+      expect(effectiveStatus(l, now)).toBe('expired');
+      expect(judge(ok, l, req(), noActivation, now)).toEqual({
+        valid: false,
+        code: 'expired',
+        detail: 'the licence has expired',
+        nextAction: 'renew',
+        cacheUntil: now,
+        visible: true,
+      });
+    }
+  });
+
+  it('maintain_access answers expired and renew, saying the releases published before the expiry stay available', () => {
+    const l = expiring('maintain_access');
+    expect(effectiveStatus(l, now)).toBe('expired');
+    expect(judge(ok, l, req(), noActivation, now)).toEqual({
+      valid: false,
+      code: 'expired',
+      detail: `the licence has expired; releases published before ${at(-1).toISOString()} stay available`,
+      nextAction: 'renew',
+      cacheUntil: now,
+      visible: true,
+    });
+    // Before the end of grace nothing differs from restrict.
+    const inItsGrace = expiring('maintain_access', 3);
+    expect(judge(ok, inItsGrace, req(), noActivation, now)).toEqual(
+      judge(ok, expiring('restrict', 3), req(), noActivation, now),
+    );
+  });
+
+  it('revoke_access answers revoked from the very moment the licence would have expired: its expiry plus grace', () => {
+    const l = license({
+      expires_at: now,
+      policy: policy({ duration_days: 30, grace_days: 2, expiration_strategy: 'revoke_access' }),
+    });
+    const justBefore = new Date(at(2).getTime() - 1);
+    expect(effectiveStatus(l, justBefore)).toBe('active');
+    expect(judge(ok, l, req(), noActivation, justBefore)).toMatchObject({ valid: true, code: 'expired_in_grace' });
+    expect(nextStatusChange(l, justBefore)).toBe(at(2).getTime());
+    expect(effectiveStatus(l, at(2))).toBe('revoked');
+    expect(inGrace(l, at(2))).toBe(false);
+    // The same answer as a licence stored revoked, so the expiry sweep's write changes nothing an app sees.
+    const answer = judge(ok, l, req(), noActivation, at(2));
+    expect(answer).toEqual(judge(ok, { ...l, status: 'revoked' }, req(), noActivation, at(2)));
+    expect(answer).toMatchObject({ valid: false, code: 'revoked', nextAction: 'contact_vendor' });
+    expect(nextStatusChange(l, at(2))).toBe(Number.POSITIVE_INFINITY);
+    // Without grace, at the expiry itself; a suspended licence stays suspended.
+    expect(effectiveStatus({ ...l, policy: { ...l.policy, grace_days: 0 } }, now)).toBe('revoked');
+    expect(effectiveStatus({ ...l, status: 'suspended' }, at(5))).toBe('suspended');
+  });
+});
+
 describe('answers hold for the rest of their second, until the status changes with time', () => {
   it('counts cache_until from the start of the second', () => {
     const t = new Date('2026-06-01T10:42:13.734Z');
@@ -158,6 +221,7 @@ describe('answers hold for the rest of their second, until the status changes wi
       status: fc.constantFrom('active', 'suspended', 'revoked') as fc.Arbitrary<LicenseFacts['status']>,
       expiresIn: fc.option(fc.integer({ min: -5 * DAY_MS, max: 5 * DAY_MS })),
       graceDays: fc.integer({ min: 0, max: 3 }),
+      strategy: fc.constantFrom(...expirationStrategies),
       requireActivation: fc.boolean(),
       active: fc.boolean(),
     });
@@ -167,7 +231,11 @@ describe('answers hold for the rest of their second, until the status changes wi
         const l = license({
           status: f.status,
           expires_at: f.expiresIn === null ? null : new Date(now.getTime() + f.expiresIn),
-          policy: policy({ grace_days: f.graceDays, require_activation: f.requireActivation }),
+          policy: policy({
+            grace_days: f.graceDays,
+            require_activation: f.requireActivation,
+            expiration_strategy: f.strategy,
+          }),
         });
         const activation = { fingerprintActive: f.active, count: 1 };
         const until = Math.min(now.getTime() + 1000, nextStatusChange(l, t0));

@@ -82,7 +82,7 @@ function coreOf(ctx: Ctx, productCache: ProductCache) {
 
 /** The periodic jobs of the licence core: expiry, lapsed seats, old telemetry. */
 function coreJobs(ctx: Ctx, deps: LicenseDeps, productCache: ProductCache, stats: ValidationStatsStore) {
-  const sweeper = new ExpirySweeper(deps.store, ctx.outbox, ctx.clock, productCache);
+  const sweeper = new ExpirySweeper(deps.store, deps.outbox, ctx.clock, productCache);
   const expiry = new PeriodicTask(
     'licence expiry sweep',
     () => sweeper.sweep(),

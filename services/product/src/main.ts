@@ -4,11 +4,13 @@ import { productSchema, type ProductConfig } from './config';
 import { productHandlers } from './handlers/product-handlers';
 import { releaseHandlers } from './handlers/release-handlers';
 import { signingHandlers } from './handlers/signing-handlers';
+import { uploadGrantHandlers } from './handlers/upload-grant-handlers';
 import { masterKey } from './domain/signing';
 import { SigningKeyStore, signingKeyModel } from './store/signing-keys';
 import { productModel } from './store/models';
 import { ProductStore } from './store/queries';
 import { ReleaseStore, releaseModel } from './store/releases';
+import { UploadGrantStore, uploadGrantModel } from './store/upload-grants';
 import { SigningKeys } from './use-cases/signing-keys';
 import { productAccess } from './access';
 import { resealSigningKeys } from './jobs/reseal';
@@ -21,6 +23,7 @@ export const productService: ServiceRecipe<typeof productSchema> = {
     ctx.outbox.track(store.Product);
     const releases = new ReleaseStore(releaseModel(ctx.db));
     ctx.outbox.track(releases.Release);
+    const grants = new UploadGrantStore(uploadGrantModel(ctx.db));
     const keys = new SigningKeyStore(signingKeyModel(ctx.db));
     const signing = new SigningKeys({
       products: store,
@@ -34,6 +37,7 @@ export const productService: ServiceRecipe<typeof productSchema> = {
         ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }),
         ...signingHandlers(signing),
         ...releaseHandlers({ releases, products: store, outbox: ctx.outbox, clock: ctx.clock }),
+        ...uploadGrantHandlers({ grants, releases, clock: ctx.clock }),
       },
       productAccess,
     );

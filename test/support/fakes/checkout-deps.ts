@@ -20,6 +20,7 @@ export const priced = (over: Partial<Product> = {}): Product => ({
     validate_keys_see_email: false,
     refund_action: 'revoke',
     entitlements: [],
+    expiration_strategy: 'restrict',
   },
   price: { amount: 4900, currency: 'EUR' },
   email_on_purchase: true,

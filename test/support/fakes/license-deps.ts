@@ -15,6 +15,7 @@ export const policy = (over: Partial<LicensePolicy> = {}): LicensePolicy => ({
   validate_keys_see_email: false,
   refund_action: 'revoke',
   entitlements: [],
+  expiration_strategy: 'restrict',
   ...over,
 });
 

@@ -147,6 +147,15 @@ export class FakeLicenseStore implements LicenseStore {
     return true;
   }
 
+  async markRevokedAtExpiry(doc: Pick<LicenseDoc, '_id' | 'expires_at'>, events: DomainEvent[]): Promise<boolean> {
+    const l = this.licenses.get(doc._id);
+    if (!l || l.expired_notified || l.status !== 'active' || l.expires_at?.getTime() !== doc.expires_at?.getTime())
+      return false;
+    Object.assign(l, { status: 'revoked', expired_notified: true, expiry_bucket: null });
+    this.events.push(...events);
+    return true;
+  }
+
   async sweepState(id: string): Promise<SweepStateDoc> {
     return this.sweeps.get(id) ?? { _id: id, through: null, backfilled: false };
   }

@@ -14,6 +14,7 @@ import { html, joinHtml, nothing, type Html } from '../kit/template';
 import type { FormErrors } from './context';
 import { layout } from './pages';
 import { ENTITLEMENTS_TEXT_MAX } from './product-views';
+import { licenseReleasesSection, type LicenseDownloads } from './release-views';
 import type { DashboardSession } from './session';
 import {
   allErrors,
@@ -160,6 +161,8 @@ export interface DetailData {
   product?: Product;
   activations: Activation[];
   recent: RecentValidation[];
+  /** The releases it may download (release-views.ts), or why none. */
+  downloads: LicenseDownloads;
   after: string;
   next: string;
   notice?: string;
@@ -269,7 +272,10 @@ function fileAndEmailSections(s: DashboardSession, d: DetailData, base: string):
 </section>`;
 }
 
-/** One licence's page: its facts and actions, entitlements, machines, recent validations, file and e-mail. */
+/**
+ * One licence's page: its facts and actions, entitlements, machines, recent validations, the releases it
+ * may download, file and e-mail.
+ */
 export function detailPage(s: DashboardSession, d: DetailData): Html {
   const base = `/dashboard/licenses/${d.license.key}`;
   return layout(
@@ -278,6 +284,7 @@ export function detailPage(s: DashboardSession, d: DetailData): Html {
 ${factsSection(d, base)}
 ${entitlementsSection(s, d, base)}
 ${activationsSection(d, base)}
+${licenseReleasesSection(d.downloads)}
 ${fileAndEmailSections(s, d, base)}`,
     s,
     '/dashboard/licenses',

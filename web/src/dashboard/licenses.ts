@@ -32,6 +32,7 @@ import {
   type IssueForm,
 } from './license-views';
 import { ENTITLEMENTS_TEXT_MAX } from './product-views';
+import { downloadsOf } from './releases';
 import type { DashboardSession } from './session';
 
 // /dashboard/licenses: issue, search, and one licence's page with its
@@ -118,16 +119,17 @@ type DetailExtra = Partial<
 >;
 
 async function showDetail(
-  { clients, page }: DashboardContext,
+  ctx: DashboardContext,
   req: Request,
   res: Response,
   s: DashboardSession,
   status: number,
   extra: DetailExtra = {},
 ) {
+  const { clients, page } = ctx;
   const license = await clients.licenses.getLicense({ account_id: s.accountId, key: keyOf(req) });
   const after = idQuery(req, 'starting_after', 'act');
-  const [product, activations, recent] = await Promise.all([
+  const [product, activations, recent, downloads] = await Promise.all([
     // Its name, and its current policy for whether Renew applies: without the product service the
     // page still shows the licence (Renew then judged by the licence's own policy).
     clients.products.getProduct({ account_id: s.accountId, id: license.product_id }).catch(() => undefined),
@@ -137,12 +139,22 @@ async function showDetail(
       page: { limit: PAGE, starting_after: after },
     }),
     clients.licenses.listRecentValidations({ account_id: s.accountId, key: license.key, limit: 10 }),
+    downloadsOf(ctx, s, license),
   ]);
   const next = activations.page!.has_more ? activations.page!.next_cursor : '';
   page(
     res,
     status,
-    detailPage(s, { license, product, activations: activations.data, recent: recent.data, after, next, ...extra }),
+    detailPage(s, {
+      license,
+      product,
+      activations: activations.data,
+      recent: recent.data,
+      downloads,
+      after,
+      next,
+      ...extra,
+    }),
   );
 }
 

@@ -54,6 +54,10 @@ const POLICY_ON_FORM: Record<PolicyField, { label: string; hint?: string } | 'ke
     label: 'Most days a licence file asked for by your app stays valid',
     hint: '(1–365, default 30; your full API keys may ask for up to 365)',
   },
+  expiration_strategy: {
+    label:
+      'Downloads after a licence expires (restrict: none; maintain_access: releases published before its expiry; revoke_access: none, and it is revoked)',
+  },
   entitlements: {
     label: 'Entitlements',
     hint: '(feature codes such as pdf-export, separated by commas, spaces or lines; a change reaches every licence of the product at once)',
@@ -169,7 +173,7 @@ export function detailPage(
   return layout(
     p.name,
     html`${notice(data.notice)}
-<p class="muted">Product <code>${p.id}</code>, created ${date(p.created_at)}. <a href="/dashboard/licenses?product_id=${p.id}">Its licences</a></p>
+<p class="muted">Product <code>${p.id}</code>, created ${date(p.created_at)}. <a href="/dashboard/licenses?product_id=${p.id}">Its licences</a> · <a href="/dashboard/products/${p.id}/releases">Releases</a></p>
 <section class="card" aria-labelledby="edit-title">
   <h2 id="edit-title">Details and licence policy</h2>
   <p class="muted">A new policy applies to licences issued or renewed from now on.</p>

@@ -74,6 +74,10 @@ const formOf = (p: Product): ProductForm => ({
   policy: policyForm(withPolicyDefaults(p.policy)),
 });
 
+/** How much of a policy field the form reads: a list of codes, a word (maintain_access is 15 characters), a number. */
+const fieldMax = (rule: PolicyRule): number =>
+  rule.kind === 'entitlements' ? ENTITLEMENTS_TEXT_MAX : rule.kind === 'enum' ? 32 : 12;
+
 const readForm = (req: Request): ProductForm => ({
   name: field(req, 'name', 201),
   description: field(req, 'description', 2001),
@@ -87,7 +91,7 @@ const readForm = (req: Request): ProductForm => ({
     formPolicy.map(({ name, rule }) =>
       rule.kind === 'bool'
         ? [name, field(req, name, 3) === 'yes' ? 'yes' : '']
-        : [name, field(req, name, rule.kind === 'entitlements' ? ENTITLEMENTS_TEXT_MAX : 12)],
+        : [name, field(req, name, fieldMax(rule))],
     ),
   ),
 });

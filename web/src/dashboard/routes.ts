@@ -4,9 +4,9 @@ import express, { Router, type Response } from 'express';
 import type { Logger } from '@licensing/runtime';
 import type { Clients } from '../backends/clients';
 import type { AttemptThrottle } from '@licensing/runtime';
-import { CSS, COPY_JS } from '../kit/assets';
 import { refuseControlCharacters } from '../kit/form';
 import { securedPages } from '../kit/security';
+import { DASHBOARD_CSS, DASHBOARD_JS } from './assets';
 import { checkoutPages } from './checkout';
 import { subscriptionPages } from './subscriptions';
 import { emailPages } from './emails';
@@ -16,6 +16,7 @@ import { licenseBulkPages } from './license-bulk';
 import { licensePages } from './licenses';
 import { overviewPages } from './overview';
 import { productPages } from './products';
+import { releasePages } from './releases';
 import { SessionGuard } from '../kit/session-guard';
 import { loadSession, type DashboardSession } from './session';
 import { limitsOf, settingsPages } from './settings';
@@ -46,7 +47,7 @@ export interface DashboardDeps {
  * Form fields that may span lines: free text, and lists of entitlement codes (one a line if the vendor
  * likes): tab and line breaks allowed (never other controls).
  */
-const MULTILINE_FIELDS = new Set(['description', 'entitlements', 'emails']);
+const MULTILINE_FIELDS = new Set(['description', 'entitlements', 'emails', 'notes']);
 
 /**
  * The account dashboard under /dashboard, composed here: security headers, the static assets,
@@ -69,9 +70,11 @@ export function dashboardRouter({
 }: DashboardDeps): Router {
   const r = Router();
 
-  securedPages(r, { css: CSS, js: COPY_JS });
+  securedPages(r, { css: DASHBOARD_CSS, js: DASHBOARD_JS });
   // The bulk issuance form carries a pasted CSV of up to 1,000 rows: that form alone takes more.
   r.post('/licenses/batch', express.urlencoded({ extended: false, limit: '512kb', parameterLimit: 40 }));
+  // A release's notes may be 10,000 characters, several times that once percent-encoded: its form takes more.
+  r.post('/products/:id/releases', express.urlencoded({ extended: false, limit: '128kb', parameterLimit: 40 }));
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 40 }));
   r.use(refuseControlCharacters(MULTILINE_FIELDS));
   r.use(loadSession(clients, new SessionGuard(unknownSessionThrottle), secureCookies));
@@ -88,6 +91,7 @@ export function dashboardRouter({
   signInPages(r, ctx, { clients, log, secureCookies, signInThrottle, signUpThrottle });
   overviewPages(r, ctx, (s) => limitsOf(s, licensePerMinute));
   productPages(r, ctx);
+  releasePages(r, ctx);
   licenseBulkPages(r, ctx); // before licensePages: "batch" is no key
   licensePages(r, ctx);
   webhookPages(r, ctx);

@@ -142,6 +142,7 @@ describe('portal pages', () => {
                 refund_action: 'revoke',
                 entitlements: [],
                 customer_deactivations_per_30_days: perMonth,
+                expiration_strategy: 'restrict',
               },
             }),
             productName: 'P',

@@ -528,6 +528,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/releases/{id}/artifacts/{filename}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file
+         * @description With a `License` credential (or ?license_key= alone, or an API key naming the licence with it): the licence must validate, have the release's entitlements (and channel.beta, channel.alpha or channel.dev off the stable channel), and, once expired under maintain_access, the release must be older than its expiry. API keys of full scope download any file of the account. 303 to a link that works for 5 minutes (then 410); the download is counted.
+         */
+        get: operations["downloadArtifact"];
+        /**
+         * Upload a file to a draft release
+         * @description The body is the file itself, streamed (never held whole), up to ARTIFACT_MAX_BYTES (default 2 GiB; 413 past it, nothing kept). The server computes size and sha256. A file of the same name replaces the earlier one (200). 409 once the release is published or yanked, or past 50 files; 400 for a filename with a path separator, "..", a control character or over 255 bytes.
+         */
+        put: operations["uploadArtifact"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/products/{id}/updates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check for an update
+         * @description The newest published release newer than `version` that the licence may have, on `channel` or a more stable one, with a file for `platform` and `arch`. Its `artifact.url` downloads it (with the same credential).
+         */
+        get: operations["checkForUpdate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/products/{id}/appcast.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sparkle appcast
+         * @description The releases the licence may have, newest first, as a Sparkle appcast (macOS files). Sparkle cannot always send headers: the key may come as ?license_key=, and each enclosure's URL carries it (never logged).
+         */
+        get: operations["appcast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/products/{id}/updates/tauri/{target}/{arch}/{current_version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tauri updater's endpoint
+         * @description The Tauri updater's dynamic server format: 200 with the update, 204 when up to date.
+         */
+        get: operations["tauriUpdate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/downloads/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A download link
+         * @description The link a download answered with (files kept by the gateway itself; an S3-compatible store links to its own presigned URL instead). No credential: the link is one. 410 once its 5 minutes are over, 404 for a link not made here.
+         */
+        get: operations["downloadFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uploads/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a file with an upload grant
+         * @description How the dashboard's Releases page uploads from the browser. No credential: the grant is one, made for a signed-in developer for one file of a draft (its filename, platform, arch and signature), working once, for 15 minutes. The body is the file, streamed as for PUT /api/v1/releases/{id}/artifacts/{filename}, with the same answers (413 past ARTIFACT_MAX_BYTES, 409 once the release is no draft, 400 for a body that broke off). 404 for a grant that is unknown, expired or used already.
+         */
+        put: operations["uploadWithGrant"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/imports": {
         parameters: {
             query?: never;
@@ -1170,7 +1294,7 @@ export interface components {
             /** @description What went wrong, for a person */
             detail: string;
             /** @enum {unknown} */
-            code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "https_required" | "rate_limited" | "service_unavailable" | "internal";
+            code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "gone" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "https_required" | "rate_limited" | "service_unavailable" | "internal";
             /** @description The X-Request-Id of the request (quote it to support) */
             request_id: string;
             /** @description One entry per invalid field (400 only) */
@@ -1207,6 +1331,11 @@ export interface components {
             payment_grace_days: number;
             /** @description Most days a licence file asked for with an app credential (a License credential or a validate-scope key) stays valid; full-scope keys may ask for up to 365 */
             max_file_ttl_days: number;
+            /**
+             * @description What an expired licence may still download: restrict, nothing; maintain_access, the releases published before its expiry; revoke_access, nothing, and the licence is revoked when its grace ends
+             * @enum {unknown}
+             */
+            expiration_strategy: "restrict" | "maintain_access" | "revoke_access";
         };
         Price: {
             /** @description In the currency's minor unit (cents) */
@@ -1712,6 +1841,52 @@ export interface components {
             /** @constant */
             status: "ok";
         };
+        Artifact: {
+            filename: string;
+            /** @enum {unknown} */
+            platform: "macos" | "windows" | "linux" | "any";
+            /** @enum {unknown} */
+            arch: "x86_64" | "aarch64" | "universal" | "any";
+            size: number;
+            /** @description Hex SHA-256 of the file, computed by the server */
+            sha256: string;
+            signature: string | null;
+            downloads: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        DownloadLink: {
+            /** @description Where the file is, for 5 minutes (also in Location) */
+            url: string;
+            /** Format: date-time */
+            expires_at: string;
+            size: number;
+            sha256: string;
+        };
+        /** @description update_available: false alone when there is none */
+        UpdateCheck: {
+            update_available: boolean;
+            release?: components["schemas"]["Release"];
+            artifact?: {
+                filename: string;
+                /** @enum {unknown} */
+                platform: "macos" | "windows" | "linux" | "any";
+                /** @enum {unknown} */
+                arch: "x86_64" | "aarch64" | "universal" | "any";
+                /** @description GET it with the same credential: 303 to the file */
+                url: string;
+                size: number;
+                sha256: string;
+                signature: string | null;
+            };
+        };
+        TauriUpdate: {
+            version: string;
+            notes: string;
+            pub_date: string;
+            url: string;
+            signature: string;
+        };
         Release: {
             /** @example rel_01JD8Z3K6Q2W4E5R6T7Y8V9X0P */
             id: string;
@@ -2018,6 +2193,11 @@ export interface components {
             payment_grace_days?: number;
             /** @description Most days a licence file asked for with an app credential (a License credential or a validate-scope key) stays valid; full-scope keys may ask for up to 365 */
             max_file_ttl_days?: number;
+            /**
+             * @description What an expired licence may still download: restrict, nothing; maintain_access, the releases published before its expiry; revoke_access, nothing, and the licence is revoked when its grace ends
+             * @enum {unknown}
+             */
+            expiration_strategy?: "restrict" | "maintain_access" | "revoke_access";
         };
     };
     responses: never;
@@ -3880,6 +4060,486 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    downloadArtifact: {
+        parameters: {
+            query?: {
+                /** @description The licence asking: with a validate-scope key, or alone (no Authorization header) for updaters that cannot send one. Never logged */
+                license_key?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Release id (rel_…) */
+                id: string;
+                /** @description The file name (one name, no path; at most 255 bytes) */
+                filename: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Location: the link (the body repeats it) */
+            303: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DownloadLink"];
+                };
+            };
+            /** @description No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The licence may not have it: `validation_code` and `next_action` say why and what to do (expired → renew; entitlements_missing → contact_vendor; …) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A budget is spent (Retry-After says when to retry; RateLimit names it): for app traffic "license_minute" (per licence) or "app_hour" (per account), never the full keys' quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    uploadArtifact: {
+        parameters: {
+            query?: {
+                /** @description The operating system it is for; default any */
+                platform?: "macos" | "windows" | "linux" | "any";
+                /** @description The processor it is for; default any */
+                arch?: "x86_64" | "aarch64" | "universal" | "any";
+            };
+            header?: {
+                /** @description A signature of the file (Sparkle's EdDSA, minisign, …), stored and handed out as is */
+                "X-Artifact-Signature"?: string;
+            };
+            path: {
+                /** @description Release id (rel_…) */
+                id: string;
+                /** @description The file name (one name, no path; at most 255 bytes) */
+                filename: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The file, replacing one of the same name */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Artifact"];
+                };
+            };
+            /** @description The file, stored */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Artifact"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    checkForUpdate: {
+        parameters: {
+            query: {
+                /** @description The version the app runs (semver) */
+                version: string;
+                /** @description Only releases with a file for this system */
+                platform?: "macos" | "windows" | "linux" | "any";
+                /** @description Only releases with a file for this processor */
+                arch?: "x86_64" | "aarch64" | "universal" | "any";
+                /** @description The least stable channel wanted (beta: beta and stable); default stable */
+                channel?: "stable" | "beta" | "alpha" | "dev";
+                /** @description The licence asking: with a validate-scope key, or alone (no Authorization header) for updaters that cannot send one. Never logged */
+                license_key?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Product id (prod_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An update, or none */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateCheck"];
+                };
+            };
+            /** @description No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The licence may not have it: `validation_code` and `next_action` say why and what to do (expired → renew; entitlements_missing → contact_vendor; …) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A budget is spent (Retry-After says when to retry; RateLimit names it): for app traffic "license_minute" (per licence) or "app_hour" (per account), never the full keys' quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    appcast: {
+        parameters: {
+            query?: {
+                /** @description The least stable channel wanted (beta: beta and stable); default stable */
+                channel?: "stable" | "beta" | "alpha" | "dev";
+                /** @description The licence asking: with a validate-scope key, or alone (no Authorization header) for updaters that cannot send one. Never logged */
+                license_key?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Product id (prod_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RSS 2.0 with the Sparkle namespace */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/rss+xml": string;
+                };
+            };
+            /** @description No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The licence may not have it: `validation_code` and `next_action` say why and what to do (expired → renew; entitlements_missing → contact_vendor; …) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A budget is spent (Retry-After says when to retry; RateLimit names it): for app traffic "license_minute" (per licence) or "app_hour" (per account), never the full keys' quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    tauriUpdate: {
+        parameters: {
+            query?: {
+                /** @description The licence asking: with a validate-scope key, or alone (no Authorization header) for updaters that cannot send one. Never logged */
+                license_key?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Product id (prod_…) */
+                id: string;
+                /** @description darwin, macos, windows or linux */
+                target: string;
+                /** @description x86_64, aarch64 or universal */
+                arch: string;
+                /** @description The running version (semver) */
+                current_version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The update */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TauriUpdate"];
+                };
+            };
+            /** @description Up to date */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No credential, a malformed one, an unknown API key; or a `License` credential whose licence is revoked, suspended or unknown (on the validation routes it still gets the validation answer instead) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The licence may not have it: `validation_code` and `next_action` say why and what to do (expired → renew; entitlements_missing → contact_vendor; …) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found; with a `License` credential also any licence (path, query or body) or product other than its own, as if it did not exist */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A budget is spent (Retry-After says when to retry; RateLimit names it): for app traffic "license_minute" (per licence) or "app_hour" (per account), never the full keys' quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    downloadFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed link */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    uploadWithGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The upload grant (never logged) */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The file, replacing one of the same name */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Artifact"];
+                };
+            };
+            /** @description The file, stored */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Artifact"];
                 };
             };
             /** @description Error (see Errors) */

@@ -96,7 +96,15 @@ export interface LicensePolicy {
    * Most days a licence file asked for with an app credential stays valid (1..365). Absent (and for
    * products stored before it existed): 30. Full-scope keys may ask for up to 365.
    */
-  max_file_ttl_days?: number | undefined;
+  max_file_ttl_days?:
+    | number
+    | undefined;
+  /**
+   * What an expired licence may still download: restrict | maintain_access | revoke_access
+   * (proto/rules/vocabulary.ts, expirationStrategies). Empty (and for products stored before it
+   * existed): restrict.
+   */
+  expiration_strategy: string;
 }
 
 export interface Product {
@@ -192,6 +200,8 @@ export interface Artifact {
   signature: string;
   downloads: number;
   created_at: string;
+  /** Where the gateway's artifact store keeps the file: internal, never in the API's answers. */
+  storage_key: string;
 }
 
 export interface Release {
@@ -244,6 +254,102 @@ export interface ListReleasesRequest {
 export interface ListReleasesResponse {
   data: Release[];
   page: PageInfo | undefined;
+}
+
+export interface AddArtifactRequest {
+  account_id: string;
+  release_id: string;
+  /**
+   * filename, platform, arch, size, sha256, signature and storage_key as stored; downloads and
+   * created_at are set by the service.
+   */
+  artifact: Artifact | undefined;
+}
+
+export interface AddArtifactResponse {
+  release:
+    | Release
+    | undefined;
+  /** The storage_key of the artifact this one replaced ('' when none): its file is no longer needed. */
+  replaced_storage_key: string;
+}
+
+export interface RecordDownloadRequest {
+  account_id: string;
+  release_id: string;
+  filename: string;
+}
+
+export interface RecordDownloadResponse {
+  /** The artifact's count with this download (0 when the release or file no longer exists). */
+  downloads: number;
+}
+
+/** What a licence may be offered (proto/rules/release-access.ts makes it from a validation answer). */
+export interface ReleaseGrant {
+  /** Channels it may have (stable always; beta, alpha, dev with the entitlement channel.<name>). */
+  channels: string[];
+  /** The licence's effective entitlements: a release needing one it lacks is not offered. */
+  entitlements: string[];
+  /** RFC 3339: only releases published before this (an expired licence under maintain_access); '' = any. */
+  published_before: string;
+}
+
+export interface FindReleasesRequest {
+  account_id: string;
+  product_id: string;
+  grant:
+    | ReleaseGrant
+    | undefined;
+  /** Only versions newer than this one (Semantic Versioning precedence); '' = any. */
+  newer_than: string;
+  /**
+   * Only releases with an artifact for this platform and arch ('any' files fit every platform, 'any'
+   * and 'universal' ones every arch); '' = no such condition.
+   */
+  platform: string;
+  arch: string;
+  /**
+   * The least stable channel asked for: stable (default) offers stable only, beta stable and beta,
+   * alpha also alpha, dev every channel (within the grant's channels).
+   */
+  channel: string;
+  /** 1..100; 0 = 1. */
+  limit: number;
+}
+
+export interface CreateUploadGrantRequest {
+  account_id: string;
+  release_id: string;
+  /** The file's name, as AddArtifact takes it. */
+  filename: string;
+  /** macos | windows | linux | any ('' = any) */
+  platform: string;
+  /** x86_64 | aarch64 | universal | any ('' = any) */
+  arch: string;
+  /** As X-Artifact-Signature carries it (printable ASCII, at most 4,096 characters), '' without one. */
+  signature: string;
+}
+
+export interface CreateUploadGrantResponse {
+  /** 32 random bytes, base64url (43 characters): the capability itself, in this answer only. */
+  token: string;
+  /** RFC 3339: the grant is refused after this. */
+  expires_at: string;
+}
+
+export interface RedeemUploadGrantRequest {
+  token: string;
+}
+
+/** The upload a grant allows: one file of this name, platform and arch to this release of the account. */
+export interface RedeemUploadGrantResponse {
+  account_id: string;
+  release_id: string;
+  filename: string;
+  platform: string;
+  arch: string;
+  signature: string;
 }
 
 function createBaseSigningKey(): SigningKey {
@@ -701,6 +807,7 @@ function createBaseLicensePolicy(): LicensePolicy {
     customer_deactivations_per_30_days: undefined,
     payment_grace_days: undefined,
     max_file_ttl_days: undefined,
+    expiration_strategy: "",
   };
 }
 
@@ -738,6 +845,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     }
     if (message.max_file_ttl_days !== undefined) {
       writer.uint32(88).int32(message.max_file_ttl_days);
+    }
+    if (message.expiration_strategy !== "") {
+      writer.uint32(98).string(message.expiration_strategy);
     }
     return writer;
   },
@@ -843,6 +953,14 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
             message.max_file_ttl_days = reader.int32();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.expiration_strategy = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -910,6 +1028,11 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
         : isSet(object.max_file_ttl_days)
         ? globalThis.Number(object.max_file_ttl_days)
         : undefined,
+      expiration_strategy: isSet(object.expirationStrategy)
+        ? globalThis.String(object.expirationStrategy)
+        : isSet(object.expiration_strategy)
+        ? globalThis.String(object.expiration_strategy)
+        : "",
     };
   },
 
@@ -948,6 +1071,9 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     if (message.max_file_ttl_days !== undefined) {
       obj.maxFileTtlDays = Math.round(message.max_file_ttl_days);
     }
+    if (message.expiration_strategy !== "") {
+      obj.expirationStrategy = message.expiration_strategy;
+    }
     return obj;
   },
 
@@ -967,6 +1093,7 @@ export const LicensePolicy: MessageFns<LicensePolicy> = {
     message.customer_deactivations_per_30_days = object.customer_deactivations_per_30_days ?? undefined;
     message.payment_grace_days = object.payment_grace_days ?? undefined;
     message.max_file_ttl_days = object.max_file_ttl_days ?? undefined;
+    message.expiration_strategy = object.expiration_strategy ?? "";
     return message;
   },
 };
@@ -1952,7 +2079,17 @@ export const ListProductsResponse: MessageFns<ListProductsResponse> = {
 };
 
 function createBaseArtifact(): Artifact {
-  return { filename: "", platform: "", arch: "", size: 0, sha256: "", signature: "", downloads: 0, created_at: "" };
+  return {
+    filename: "",
+    platform: "",
+    arch: "",
+    size: 0,
+    sha256: "",
+    signature: "",
+    downloads: 0,
+    created_at: "",
+    storage_key: "",
+  };
 }
 
 export const Artifact: MessageFns<Artifact> = {
@@ -1980,6 +2117,9 @@ export const Artifact: MessageFns<Artifact> = {
     }
     if (message.created_at !== "") {
       writer.uint32(66).string(message.created_at);
+    }
+    if (message.storage_key !== "") {
+      writer.uint32(74).string(message.storage_key);
     }
     return writer;
   },
@@ -2061,6 +2201,14 @@ export const Artifact: MessageFns<Artifact> = {
             message.created_at = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.storage_key = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2086,6 +2234,11 @@ export const Artifact: MessageFns<Artifact> = {
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
+        : "",
+      storage_key: isSet(object.storageKey)
+        ? globalThis.String(object.storageKey)
+        : isSet(object.storage_key)
+        ? globalThis.String(object.storage_key)
         : "",
     };
   },
@@ -2116,6 +2269,9 @@ export const Artifact: MessageFns<Artifact> = {
     if (message.created_at !== "") {
       obj.createdAt = message.created_at;
     }
+    if (message.storage_key !== "") {
+      obj.storageKey = message.storage_key;
+    }
     return obj;
   },
 
@@ -2132,6 +2288,7 @@ export const Artifact: MessageFns<Artifact> = {
     message.signature = object.signature ?? "";
     message.downloads = object.downloads ?? 0;
     message.created_at = object.created_at ?? "";
+    message.storage_key = object.storage_key ?? "";
     return message;
   },
 };
@@ -2901,6 +3058,1165 @@ export const ListReleasesResponse: MessageFns<ListReleasesResponse> = {
   },
 };
 
+function createBaseAddArtifactRequest(): AddArtifactRequest {
+  return { account_id: "", release_id: "", artifact: undefined };
+}
+
+export const AddArtifactRequest: MessageFns<AddArtifactRequest> = {
+  encode(message: AddArtifactRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.release_id !== "") {
+      writer.uint32(18).string(message.release_id);
+    }
+    if (message.artifact !== undefined) {
+      Artifact.encode(message.artifact, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddArtifactRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddArtifactRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.release_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.artifact = Artifact.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddArtifactRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      release_id: isSet(object.releaseId)
+        ? globalThis.String(object.releaseId)
+        : isSet(object.release_id)
+        ? globalThis.String(object.release_id)
+        : "",
+      artifact: isSet(object.artifact) ? Artifact.fromJSON(object.artifact) : undefined,
+    };
+  },
+
+  toJSON(message: AddArtifactRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.release_id !== "") {
+      obj.releaseId = message.release_id;
+    }
+    if (message.artifact !== undefined) {
+      obj.artifact = Artifact.toJSON(message.artifact);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddArtifactRequest>, I>>(base?: I): AddArtifactRequest {
+    return AddArtifactRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddArtifactRequest>, I>>(object: I): AddArtifactRequest {
+    const message = createBaseAddArtifactRequest();
+    message.account_id = object.account_id ?? "";
+    message.release_id = object.release_id ?? "";
+    message.artifact = (object.artifact !== undefined && object.artifact !== null)
+      ? Artifact.fromPartial(object.artifact)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseAddArtifactResponse(): AddArtifactResponse {
+  return { release: undefined, replaced_storage_key: "" };
+}
+
+export const AddArtifactResponse: MessageFns<AddArtifactResponse> = {
+  encode(message: AddArtifactResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.release !== undefined) {
+      Release.encode(message.release, writer.uint32(10).fork()).join();
+    }
+    if (message.replaced_storage_key !== "") {
+      writer.uint32(18).string(message.replaced_storage_key);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddArtifactResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddArtifactResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.release = Release.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.replaced_storage_key = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddArtifactResponse {
+    return {
+      release: isSet(object.release) ? Release.fromJSON(object.release) : undefined,
+      replaced_storage_key: isSet(object.replacedStorageKey)
+        ? globalThis.String(object.replacedStorageKey)
+        : isSet(object.replaced_storage_key)
+        ? globalThis.String(object.replaced_storage_key)
+        : "",
+    };
+  },
+
+  toJSON(message: AddArtifactResponse): unknown {
+    const obj: any = {};
+    if (message.release !== undefined) {
+      obj.release = Release.toJSON(message.release);
+    }
+    if (message.replaced_storage_key !== "") {
+      obj.replacedStorageKey = message.replaced_storage_key;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddArtifactResponse>, I>>(base?: I): AddArtifactResponse {
+    return AddArtifactResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddArtifactResponse>, I>>(object: I): AddArtifactResponse {
+    const message = createBaseAddArtifactResponse();
+    message.release = (object.release !== undefined && object.release !== null)
+      ? Release.fromPartial(object.release)
+      : undefined;
+    message.replaced_storage_key = object.replaced_storage_key ?? "";
+    return message;
+  },
+};
+
+function createBaseRecordDownloadRequest(): RecordDownloadRequest {
+  return { account_id: "", release_id: "", filename: "" };
+}
+
+export const RecordDownloadRequest: MessageFns<RecordDownloadRequest> = {
+  encode(message: RecordDownloadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.release_id !== "") {
+      writer.uint32(18).string(message.release_id);
+    }
+    if (message.filename !== "") {
+      writer.uint32(26).string(message.filename);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordDownloadRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordDownloadRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.release_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.filename = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordDownloadRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      release_id: isSet(object.releaseId)
+        ? globalThis.String(object.releaseId)
+        : isSet(object.release_id)
+        ? globalThis.String(object.release_id)
+        : "",
+      filename: isSet(object.filename) ? globalThis.String(object.filename) : "",
+    };
+  },
+
+  toJSON(message: RecordDownloadRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.release_id !== "") {
+      obj.releaseId = message.release_id;
+    }
+    if (message.filename !== "") {
+      obj.filename = message.filename;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordDownloadRequest>, I>>(base?: I): RecordDownloadRequest {
+    return RecordDownloadRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordDownloadRequest>, I>>(object: I): RecordDownloadRequest {
+    const message = createBaseRecordDownloadRequest();
+    message.account_id = object.account_id ?? "";
+    message.release_id = object.release_id ?? "";
+    message.filename = object.filename ?? "";
+    return message;
+  },
+};
+
+function createBaseRecordDownloadResponse(): RecordDownloadResponse {
+  return { downloads: 0 };
+}
+
+export const RecordDownloadResponse: MessageFns<RecordDownloadResponse> = {
+  encode(message: RecordDownloadResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.downloads !== 0) {
+      writer.uint32(8).int64(message.downloads);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordDownloadResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordDownloadResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.downloads = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordDownloadResponse {
+    return { downloads: isSet(object.downloads) ? globalThis.Number(object.downloads) : 0 };
+  },
+
+  toJSON(message: RecordDownloadResponse): unknown {
+    const obj: any = {};
+    if (message.downloads !== 0) {
+      obj.downloads = Math.round(message.downloads);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordDownloadResponse>, I>>(base?: I): RecordDownloadResponse {
+    return RecordDownloadResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordDownloadResponse>, I>>(object: I): RecordDownloadResponse {
+    const message = createBaseRecordDownloadResponse();
+    message.downloads = object.downloads ?? 0;
+    return message;
+  },
+};
+
+function createBaseReleaseGrant(): ReleaseGrant {
+  return { channels: [], entitlements: [], published_before: "" };
+}
+
+export const ReleaseGrant: MessageFns<ReleaseGrant> = {
+  encode(message: ReleaseGrant, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.channels) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.entitlements) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.published_before !== "") {
+      writer.uint32(26).string(message.published_before);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReleaseGrant {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReleaseGrant();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.channels.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.entitlements.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.published_before = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReleaseGrant {
+    return {
+      channels: globalThis.Array.isArray(object?.channels) ? object.channels.map((e: any) => globalThis.String(e)) : [],
+      entitlements: globalThis.Array.isArray(object?.entitlements)
+        ? object.entitlements.map((e: any) => globalThis.String(e))
+        : [],
+      published_before: isSet(object.publishedBefore)
+        ? globalThis.String(object.publishedBefore)
+        : isSet(object.published_before)
+        ? globalThis.String(object.published_before)
+        : "",
+    };
+  },
+
+  toJSON(message: ReleaseGrant): unknown {
+    const obj: any = {};
+    if (message.channels?.length) {
+      obj.channels = message.channels;
+    }
+    if (message.entitlements?.length) {
+      obj.entitlements = message.entitlements;
+    }
+    if (message.published_before !== "") {
+      obj.publishedBefore = message.published_before;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReleaseGrant>, I>>(base?: I): ReleaseGrant {
+    return ReleaseGrant.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReleaseGrant>, I>>(object: I): ReleaseGrant {
+    const message = createBaseReleaseGrant();
+    message.channels = object.channels?.map((e) => e) || [];
+    message.entitlements = object.entitlements?.map((e) => e) || [];
+    message.published_before = object.published_before ?? "";
+    return message;
+  },
+};
+
+function createBaseFindReleasesRequest(): FindReleasesRequest {
+  return {
+    account_id: "",
+    product_id: "",
+    grant: undefined,
+    newer_than: "",
+    platform: "",
+    arch: "",
+    channel: "",
+    limit: 0,
+  };
+}
+
+export const FindReleasesRequest: MessageFns<FindReleasesRequest> = {
+  encode(message: FindReleasesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
+    }
+    if (message.grant !== undefined) {
+      ReleaseGrant.encode(message.grant, writer.uint32(26).fork()).join();
+    }
+    if (message.newer_than !== "") {
+      writer.uint32(34).string(message.newer_than);
+    }
+    if (message.platform !== "") {
+      writer.uint32(42).string(message.platform);
+    }
+    if (message.arch !== "") {
+      writer.uint32(50).string(message.arch);
+    }
+    if (message.channel !== "") {
+      writer.uint32(58).string(message.channel);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(64).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindReleasesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindReleasesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.product_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.grant = ReleaseGrant.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.newer_than = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.platform = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.arch = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.channel = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindReleasesRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      product_id: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      grant: isSet(object.grant) ? ReleaseGrant.fromJSON(object.grant) : undefined,
+      newer_than: isSet(object.newerThan)
+        ? globalThis.String(object.newerThan)
+        : isSet(object.newer_than)
+        ? globalThis.String(object.newer_than)
+        : "",
+      platform: isSet(object.platform) ? globalThis.String(object.platform) : "",
+      arch: isSet(object.arch) ? globalThis.String(object.arch) : "",
+      channel: isSet(object.channel) ? globalThis.String(object.channel) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: FindReleasesRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
+    }
+    if (message.grant !== undefined) {
+      obj.grant = ReleaseGrant.toJSON(message.grant);
+    }
+    if (message.newer_than !== "") {
+      obj.newerThan = message.newer_than;
+    }
+    if (message.platform !== "") {
+      obj.platform = message.platform;
+    }
+    if (message.arch !== "") {
+      obj.arch = message.arch;
+    }
+    if (message.channel !== "") {
+      obj.channel = message.channel;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FindReleasesRequest>, I>>(base?: I): FindReleasesRequest {
+    return FindReleasesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FindReleasesRequest>, I>>(object: I): FindReleasesRequest {
+    const message = createBaseFindReleasesRequest();
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
+    message.grant = (object.grant !== undefined && object.grant !== null)
+      ? ReleaseGrant.fromPartial(object.grant)
+      : undefined;
+    message.newer_than = object.newer_than ?? "";
+    message.platform = object.platform ?? "";
+    message.arch = object.arch ?? "";
+    message.channel = object.channel ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseCreateUploadGrantRequest(): CreateUploadGrantRequest {
+  return { account_id: "", release_id: "", filename: "", platform: "", arch: "", signature: "" };
+}
+
+export const CreateUploadGrantRequest: MessageFns<CreateUploadGrantRequest> = {
+  encode(message: CreateUploadGrantRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.release_id !== "") {
+      writer.uint32(18).string(message.release_id);
+    }
+    if (message.filename !== "") {
+      writer.uint32(26).string(message.filename);
+    }
+    if (message.platform !== "") {
+      writer.uint32(34).string(message.platform);
+    }
+    if (message.arch !== "") {
+      writer.uint32(42).string(message.arch);
+    }
+    if (message.signature !== "") {
+      writer.uint32(50).string(message.signature);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateUploadGrantRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateUploadGrantRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.release_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.filename = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.platform = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.arch = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.signature = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateUploadGrantRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      release_id: isSet(object.releaseId)
+        ? globalThis.String(object.releaseId)
+        : isSet(object.release_id)
+        ? globalThis.String(object.release_id)
+        : "",
+      filename: isSet(object.filename) ? globalThis.String(object.filename) : "",
+      platform: isSet(object.platform) ? globalThis.String(object.platform) : "",
+      arch: isSet(object.arch) ? globalThis.String(object.arch) : "",
+      signature: isSet(object.signature) ? globalThis.String(object.signature) : "",
+    };
+  },
+
+  toJSON(message: CreateUploadGrantRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.release_id !== "") {
+      obj.releaseId = message.release_id;
+    }
+    if (message.filename !== "") {
+      obj.filename = message.filename;
+    }
+    if (message.platform !== "") {
+      obj.platform = message.platform;
+    }
+    if (message.arch !== "") {
+      obj.arch = message.arch;
+    }
+    if (message.signature !== "") {
+      obj.signature = message.signature;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateUploadGrantRequest>, I>>(base?: I): CreateUploadGrantRequest {
+    return CreateUploadGrantRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateUploadGrantRequest>, I>>(object: I): CreateUploadGrantRequest {
+    const message = createBaseCreateUploadGrantRequest();
+    message.account_id = object.account_id ?? "";
+    message.release_id = object.release_id ?? "";
+    message.filename = object.filename ?? "";
+    message.platform = object.platform ?? "";
+    message.arch = object.arch ?? "";
+    message.signature = object.signature ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateUploadGrantResponse(): CreateUploadGrantResponse {
+  return { token: "", expires_at: "" };
+}
+
+export const CreateUploadGrantResponse: MessageFns<CreateUploadGrantResponse> = {
+  encode(message: CreateUploadGrantResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.expires_at !== "") {
+      writer.uint32(18).string(message.expires_at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateUploadGrantResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateUploadGrantResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.expires_at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateUploadGrantResponse {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      expires_at: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : "",
+    };
+  },
+
+  toJSON(message: CreateUploadGrantResponse): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.expires_at !== "") {
+      obj.expiresAt = message.expires_at;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateUploadGrantResponse>, I>>(base?: I): CreateUploadGrantResponse {
+    return CreateUploadGrantResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateUploadGrantResponse>, I>>(object: I): CreateUploadGrantResponse {
+    const message = createBaseCreateUploadGrantResponse();
+    message.token = object.token ?? "";
+    message.expires_at = object.expires_at ?? "";
+    return message;
+  },
+};
+
+function createBaseRedeemUploadGrantRequest(): RedeemUploadGrantRequest {
+  return { token: "" };
+}
+
+export const RedeemUploadGrantRequest: MessageFns<RedeemUploadGrantRequest> = {
+  encode(message: RedeemUploadGrantRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RedeemUploadGrantRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRedeemUploadGrantRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RedeemUploadGrantRequest {
+    return { token: isSet(object.token) ? globalThis.String(object.token) : "" };
+  },
+
+  toJSON(message: RedeemUploadGrantRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RedeemUploadGrantRequest>, I>>(base?: I): RedeemUploadGrantRequest {
+    return RedeemUploadGrantRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RedeemUploadGrantRequest>, I>>(object: I): RedeemUploadGrantRequest {
+    const message = createBaseRedeemUploadGrantRequest();
+    message.token = object.token ?? "";
+    return message;
+  },
+};
+
+function createBaseRedeemUploadGrantResponse(): RedeemUploadGrantResponse {
+  return { account_id: "", release_id: "", filename: "", platform: "", arch: "", signature: "" };
+}
+
+export const RedeemUploadGrantResponse: MessageFns<RedeemUploadGrantResponse> = {
+  encode(message: RedeemUploadGrantResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.release_id !== "") {
+      writer.uint32(18).string(message.release_id);
+    }
+    if (message.filename !== "") {
+      writer.uint32(26).string(message.filename);
+    }
+    if (message.platform !== "") {
+      writer.uint32(34).string(message.platform);
+    }
+    if (message.arch !== "") {
+      writer.uint32(42).string(message.arch);
+    }
+    if (message.signature !== "") {
+      writer.uint32(50).string(message.signature);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RedeemUploadGrantResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRedeemUploadGrantResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.release_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.filename = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.platform = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.arch = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.signature = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RedeemUploadGrantResponse {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      release_id: isSet(object.releaseId)
+        ? globalThis.String(object.releaseId)
+        : isSet(object.release_id)
+        ? globalThis.String(object.release_id)
+        : "",
+      filename: isSet(object.filename) ? globalThis.String(object.filename) : "",
+      platform: isSet(object.platform) ? globalThis.String(object.platform) : "",
+      arch: isSet(object.arch) ? globalThis.String(object.arch) : "",
+      signature: isSet(object.signature) ? globalThis.String(object.signature) : "",
+    };
+  },
+
+  toJSON(message: RedeemUploadGrantResponse): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.release_id !== "") {
+      obj.releaseId = message.release_id;
+    }
+    if (message.filename !== "") {
+      obj.filename = message.filename;
+    }
+    if (message.platform !== "") {
+      obj.platform = message.platform;
+    }
+    if (message.arch !== "") {
+      obj.arch = message.arch;
+    }
+    if (message.signature !== "") {
+      obj.signature = message.signature;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RedeemUploadGrantResponse>, I>>(base?: I): RedeemUploadGrantResponse {
+    return RedeemUploadGrantResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RedeemUploadGrantResponse>, I>>(object: I): RedeemUploadGrantResponse {
+    const message = createBaseRedeemUploadGrantResponse();
+    message.account_id = object.account_id ?? "";
+    message.release_id = object.release_id ?? "";
+    message.filename = object.filename ?? "";
+    message.platform = object.platform ?? "";
+    message.arch = object.arch ?? "";
+    message.signature = object.signature ?? "";
+    return message;
+  },
+};
+
 /**
  * Licence products. Every call is scoped to one account: a product of another
  * account is NOT_FOUND, exactly as if it did not exist.
@@ -3042,6 +4358,74 @@ export const ProductServiceService = {
     responseSerialize: (value: Release): Buffer => Buffer.from(Release.encode(value).finish()),
     responseDeserialize: (value: Buffer): Release => Release.decode(value),
   },
+  /**
+   * Records a file the gateway has stored for a draft (FAILED_PRECONDITION for any other state); one
+   * of the same filename is replaced, and the answer names its stored file for the gateway to remove.
+   */
+  addArtifact: {
+    path: "/licensing.v1.ProductService/AddArtifact" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AddArtifactRequest): Buffer => Buffer.from(AddArtifactRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AddArtifactRequest => AddArtifactRequest.decode(value),
+    responseSerialize: (value: AddArtifactResponse): Buffer => Buffer.from(AddArtifactResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AddArtifactResponse => AddArtifactResponse.decode(value),
+  },
+  /** One more download of an artifact (counted when its download link is handed out). */
+  recordDownload: {
+    path: "/licensing.v1.ProductService/RecordDownload" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordDownloadRequest): Buffer =>
+      Buffer.from(RecordDownloadRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordDownloadRequest => RecordDownloadRequest.decode(value),
+    responseSerialize: (value: RecordDownloadResponse): Buffer =>
+      Buffer.from(RecordDownloadResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecordDownloadResponse => RecordDownloadResponse.decode(value),
+  },
+  /** The published releases a grant allows, newest version first: what update feeds offer. */
+  findReleases: {
+    path: "/licensing.v1.ProductService/FindReleases" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FindReleasesRequest): Buffer => Buffer.from(FindReleasesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FindReleasesRequest => FindReleasesRequest.decode(value),
+    responseSerialize: (value: ListReleasesResponse): Buffer =>
+      Buffer.from(ListReleasesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListReleasesResponse => ListReleasesResponse.decode(value),
+  },
+  /**
+   * A one-time capability to upload one file to a draft of the account, for 15 minutes: the dashboard
+   * hands its token to the browser, which sends the file to the gateway (PUT /api/v1/uploads/{token}).
+   * FAILED_PRECONDITION (conflict) for a release that is not a draft; INVALID_ARGUMENT for a bad
+   * filename, platform, arch or signature. Only the token's SHA-256 is kept.
+   */
+  createUploadGrant: {
+    path: "/licensing.v1.ProductService/CreateUploadGrant" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateUploadGrantRequest): Buffer =>
+      Buffer.from(CreateUploadGrantRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateUploadGrantRequest => CreateUploadGrantRequest.decode(value),
+    responseSerialize: (value: CreateUploadGrantResponse): Buffer =>
+      Buffer.from(CreateUploadGrantResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateUploadGrantResponse => CreateUploadGrantResponse.decode(value),
+  },
+  /**
+   * What a token's grant allows, used up by this call (one upload per grant): NOT_FOUND for a token
+   * that is unknown, expired or used already.
+   */
+  redeemUploadGrant: {
+    path: "/licensing.v1.ProductService/RedeemUploadGrant" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RedeemUploadGrantRequest): Buffer =>
+      Buffer.from(RedeemUploadGrantRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RedeemUploadGrantRequest => RedeemUploadGrantRequest.decode(value),
+    responseSerialize: (value: RedeemUploadGrantResponse): Buffer =>
+      Buffer.from(RedeemUploadGrantResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RedeemUploadGrantResponse => RedeemUploadGrantResponse.decode(value),
+  },
 } as const;
 
 export interface ProductServiceServer extends UntypedServiceImplementation {
@@ -3073,6 +4457,27 @@ export interface ProductServiceServer extends UntypedServiceImplementation {
   yankRelease: handleUnaryCall<GetReleaseRequest, Release>;
   /** Drafts only (FAILED_PRECONDITION otherwise). */
   deleteRelease: handleUnaryCall<GetReleaseRequest, Release>;
+  /**
+   * Records a file the gateway has stored for a draft (FAILED_PRECONDITION for any other state); one
+   * of the same filename is replaced, and the answer names its stored file for the gateway to remove.
+   */
+  addArtifact: handleUnaryCall<AddArtifactRequest, AddArtifactResponse>;
+  /** One more download of an artifact (counted when its download link is handed out). */
+  recordDownload: handleUnaryCall<RecordDownloadRequest, RecordDownloadResponse>;
+  /** The published releases a grant allows, newest version first: what update feeds offer. */
+  findReleases: handleUnaryCall<FindReleasesRequest, ListReleasesResponse>;
+  /**
+   * A one-time capability to upload one file to a draft of the account, for 15 minutes: the dashboard
+   * hands its token to the browser, which sends the file to the gateway (PUT /api/v1/uploads/{token}).
+   * FAILED_PRECONDITION (conflict) for a release that is not a draft; INVALID_ARGUMENT for a bad
+   * filename, platform, arch or signature. Only the token's SHA-256 is kept.
+   */
+  createUploadGrant: handleUnaryCall<CreateUploadGrantRequest, CreateUploadGrantResponse>;
+  /**
+   * What a token's grant allows, used up by this call (one upload per grant): NOT_FOUND for a token
+   * that is unknown, expired or used already.
+   */
+  redeemUploadGrant: handleUnaryCall<RedeemUploadGrantRequest, RedeemUploadGrantResponse>;
 }
 
 export interface ProductServiceClient extends Client {
@@ -3285,6 +4690,97 @@ export interface ProductServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Release) => void,
+  ): ClientUnaryCall;
+  /**
+   * Records a file the gateway has stored for a draft (FAILED_PRECONDITION for any other state); one
+   * of the same filename is replaced, and the answer names its stored file for the gateway to remove.
+   */
+  addArtifact(
+    request: AddArtifactRequest,
+    callback: (error: ServiceError | null, response: AddArtifactResponse) => void,
+  ): ClientUnaryCall;
+  addArtifact(
+    request: AddArtifactRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AddArtifactResponse) => void,
+  ): ClientUnaryCall;
+  addArtifact(
+    request: AddArtifactRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AddArtifactResponse) => void,
+  ): ClientUnaryCall;
+  /** One more download of an artifact (counted when its download link is handed out). */
+  recordDownload(
+    request: RecordDownloadRequest,
+    callback: (error: ServiceError | null, response: RecordDownloadResponse) => void,
+  ): ClientUnaryCall;
+  recordDownload(
+    request: RecordDownloadRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecordDownloadResponse) => void,
+  ): ClientUnaryCall;
+  recordDownload(
+    request: RecordDownloadRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecordDownloadResponse) => void,
+  ): ClientUnaryCall;
+  /** The published releases a grant allows, newest version first: what update feeds offer. */
+  findReleases(
+    request: FindReleasesRequest,
+    callback: (error: ServiceError | null, response: ListReleasesResponse) => void,
+  ): ClientUnaryCall;
+  findReleases(
+    request: FindReleasesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListReleasesResponse) => void,
+  ): ClientUnaryCall;
+  findReleases(
+    request: FindReleasesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListReleasesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A one-time capability to upload one file to a draft of the account, for 15 minutes: the dashboard
+   * hands its token to the browser, which sends the file to the gateway (PUT /api/v1/uploads/{token}).
+   * FAILED_PRECONDITION (conflict) for a release that is not a draft; INVALID_ARGUMENT for a bad
+   * filename, platform, arch or signature. Only the token's SHA-256 is kept.
+   */
+  createUploadGrant(
+    request: CreateUploadGrantRequest,
+    callback: (error: ServiceError | null, response: CreateUploadGrantResponse) => void,
+  ): ClientUnaryCall;
+  createUploadGrant(
+    request: CreateUploadGrantRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateUploadGrantResponse) => void,
+  ): ClientUnaryCall;
+  createUploadGrant(
+    request: CreateUploadGrantRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateUploadGrantResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * What a token's grant allows, used up by this call (one upload per grant): NOT_FOUND for a token
+   * that is unknown, expired or used already.
+   */
+  redeemUploadGrant(
+    request: RedeemUploadGrantRequest,
+    callback: (error: ServiceError | null, response: RedeemUploadGrantResponse) => void,
+  ): ClientUnaryCall;
+  redeemUploadGrant(
+    request: RedeemUploadGrantRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RedeemUploadGrantResponse) => void,
+  ): ClientUnaryCall;
+  redeemUploadGrant(
+    request: RedeemUploadGrantRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RedeemUploadGrantResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -131,6 +131,7 @@ describe('creating a checkout session', () => {
           validate_keys_see_email: false,
           refund_action: 'suspend',
           entitlements: [],
+          expiration_strategy: 'restrict',
         },
       }),
     );

@@ -1,5 +1,13 @@
 import { AppError } from '@licensing/runtime';
-import { DAY_MS, refusal, type LicenseAction, type LicenseState, type PolicySnapshot } from '@licensing/proto';
+import {
+  DAY_MS,
+  effectiveStatus,
+  refusal,
+  storedStatusOf,
+  type LicenseAction,
+  type LicenseState,
+  type PolicySnapshot,
+} from '@licensing/proto';
 
 // What each lifecycle action does to a licence. Which actions a state allows, and the reasons for
 // refusing the others, are proto/rules/lifecycle.ts's table, shared with the dashboard; the states
@@ -20,7 +28,9 @@ export function transition(
   now: Date,
   currentPolicy: PolicySnapshot,
 ): LicenseState {
-  const why = refusal(l, action, currentPolicy);
+  // Judged as answers show it: a licence revoked at its expiry (revoke_access) is revoked before the
+  // expiry sweep stores it so, and revocation is final then too.
+  const why = refusal({ ...l, status: storedStatusOf(effectiveStatus(l, now)) }, action, currentPolicy);
   if (why) throw new AppError('conflict', why);
   switch (action) {
     case 'suspend':

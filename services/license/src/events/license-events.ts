@@ -57,6 +57,13 @@ export const licenseEvent = (
 export const licenseExpired = (doc: Omit<LicenseDoc, 'outbox'>, now: Date): DomainEvent =>
   licenseEvent('license.expired', doc, now, `evt_expired_${doc._id.slice(4)}_${doc.grace_ends_at?.getTime() ?? 0}`);
 
+/**
+ * The revocation of a licence at its expiry (its policy's revoke_access), published with its
+ * license.expired: an id derived the same way, so two sweepers publish one.
+ */
+export const licenseRevokedAtExpiry = (doc: Omit<LicenseDoc, 'outbox'>, now: Date): DomainEvent =>
+  licenseEvent('license.revoked', doc, now, `evt_revoked_${doc._id.slice(4)}_${doc.grace_ends_at?.getTime() ?? 0}`);
+
 /** `sendEmail`: the licence mail was asked for (an internal envelope field the notification service reads, never in a webhook's body). */
 export const licenseCreated = (doc: Omit<LicenseDoc, 'outbox'>, sendEmail?: boolean): DomainEvent =>
   withMailAsked(licenseEvent('license.created', doc, doc.created_at), sendEmail);

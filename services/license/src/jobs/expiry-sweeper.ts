@@ -1,8 +1,9 @@
 import type { Clock, Outbox } from '@licensing/runtime';
+import { effectiveStatus } from '@licensing/proto';
 import { bucketOf, bucketsToSweep, expiryBucket } from '../domain/expiry';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseStore } from '../store/queries';
-import { licenseExpired } from '../events/license-events';
+import { licenseExpired, licenseRevokedAtExpiry } from '../events/license-events';
 import type { ProductLookup } from '../use-cases/deps';
 import { withLiveEntitlements } from '../use-cases/product-entitlements';
 
@@ -15,8 +16,10 @@ const BATCH = 200;
 
 /**
  * Publishes license.expired once per licence when its expiry and grace have
- * passed. It walks the hourly expiry buckets (domain/expiry.ts) from the first
- * one not yet done up to the current hour, and remembers how far it got, so a
+ * passed; a licence whose policy says revoke_access is stored revoked in the
+ * same write, with license.revoked (answers say revoked from that moment already:
+ * proto/rules/status.ts). It walks the hourly expiry buckets (domain/expiry.ts)
+ * from the first one not yet done up to the current hour, and remembers how far it got, so a
  * pass costs what is expiring, not what is stored. Safe with several
  * instances: the conditional update that records the event lets only one of
  * them through (and the event id is deterministic). main.ts runs sweep() as a
@@ -25,7 +28,8 @@ const BATCH = 200;
 export class ExpirySweeper {
   constructor(
     private readonly store: LicenseStore,
-    private readonly outbox: Outbox,
+    /** The licence cache's outbox (main.ts): a revocation is forgotten there as a revocation by hand is. */
+    private readonly outbox: Pick<Outbox, 'flush'>,
     private readonly clock: Clock,
     /** license.expired carries the product's current entitlements (through the product cache). */
     private readonly products: ProductLookup,
@@ -68,8 +72,22 @@ export class ExpirySweeper {
   private async announce(doc: LicenseDoc, now: Date): Promise<number> {
     if (doc.status !== 'active' || !doc.grace_ends_at || doc.grace_ends_at > now) return 0;
     const announced = await withLiveEntitlements(this.products, doc);
+    if (effectiveStatus(doc, now) === 'revoked') return this.revoke(announced, now);
     if (!(await this.store.markExpired(doc._id, licenseExpired(announced, now)))) return 0;
     this.outbox.flush(this.store.models.License, doc._id);
+    return 1;
+  }
+
+  /**
+   * revoke_access: stored revoked with both events in one conditional write, as a revocation by hand
+   * is stored with its event (use-cases/change-license.ts), so every cache evicts it and webhooks hear
+   * license.expired then license.revoked.
+   */
+  private async revoke(doc: LicenseDoc, now: Date): Promise<number> {
+    const revoked = { ...doc, status: 'revoked' as const };
+    const events = [licenseExpired(doc, now), licenseRevokedAtExpiry(revoked, now)];
+    if (!(await this.store.markRevokedAtExpiry(doc, events))) return 0;
+    this.outbox.flush(this.store.models.License, doc._id, events);
     return 1;
   }
 

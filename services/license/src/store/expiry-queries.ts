@@ -55,6 +55,19 @@ export class ExpiryQueries extends LicenseStoreBase {
     return res.modifiedCount === 1;
   }
 
+  /**
+   * Marks one licence expired-and-published and revoked with it (its policy's revoke_access), if it is
+   * still active with the expiry it was read with: false if another instance did first, or a renewal or a
+   * suspension got there in between (which files or answers it anew).
+   */
+  async markRevokedAtExpiry(doc: Pick<LicenseDoc, '_id' | 'expires_at'>, events: DomainEvent[]): Promise<boolean> {
+    const res = await this.models.License.updateOne(
+      { _id: doc._id, expired_notified: { $ne: true }, status: 'active', expires_at: doc.expires_at },
+      { $set: { status: 'revoked', expired_notified: true, expiry_bucket: null, ...withEvents(events) } },
+    );
+    return res.modifiedCount === 1;
+  }
+
   async sweepState(id: string): Promise<SweepStateDoc> {
     return (
       (await this.models.SweepState.findOne({ _id: id }).lean<SweepStateDoc>().exec()) ?? {

@@ -92,6 +92,9 @@ export async function issueLicenseFile(
     ),
     issued_at: now.toISOString(),
     valid_until: fileValidUntil.toISOString(),
+    // What the licence may still download once expired (maintain_access: what was published before
+    // expires_at): an offline updater can tell without asking.
+    expiration_strategy: policy.expiration_strategy,
     // Subscription licences: dates an offline app can trust (the SDK's verifyLicenseFile returns them).
     ...(license.subscription
       ? {

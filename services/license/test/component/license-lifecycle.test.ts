@@ -199,6 +199,48 @@ describe('states and transitions', () => {
   });
 });
 
+describe("after expiry, as the policy's expiration_strategy says", () => {
+  it('revoke_access: revoked at the end of grace; the sweep stores it so with license.revoked; restrict and maintain_access only expire', async () => {
+    const grace = { duration_days: 30, grace_days: 2 };
+    const revoking = product({ ...grace, expiration_strategy: 'revoke_access' });
+    const restricted = product(grace);
+    const keeping = product({ ...grace, expiration_strategy: 'maintain_access' });
+    const [r, x, k] = [await license(revoking.id), await license(restricted.id), await license(keeping.id)];
+    svc.clock.advance(31 * DAY); // past the expiry, within the grace: alike
+    for (const key of [r, x, k]) expect(await validate(key)).toMatchObject({ valid: true, code: 'expired_in_grace' });
+    svc.clock.advance(2 * DAY);
+    expect(await validate(r)).toMatchObject({
+      valid: false,
+      code: 'revoked',
+      next_action: 'contact_vendor',
+      license: { status: 'revoked' },
+    });
+    expect(await validate(x)).toMatchObject({ valid: false, code: 'expired', detail: 'the licence has expired' });
+    expect(await validate(k)).toMatchObject({
+      valid: false,
+      code: 'expired',
+      next_action: 'renew',
+      detail: `the licence has expired; releases published before ${(await read(k)).expires_at} stay available`,
+    });
+    const revoked = await events.waitFor((e) => e.type === 'license.revoked' && keyOfEvent(e) === r, 30_000);
+    for (const key of [r, x, k]) await events.waitFor((e) => e.type === 'license.expired' && keyOfEvent(e) === key);
+    // Stored revoked (the list filters on the stored status), final, and announced once.
+    expect(await keysOf({ status: 'revoked', product_id: revoking.id })).toEqual([r]);
+    expect((await refusal(act(r, 'renew'))).message).toBe('a revoked licence cannot be renewed');
+    await aSweepHasPassed();
+    expect(events.all().filter((e) => e.type === 'license.revoked' && keyOfEvent(e) === r)).toEqual([revoked]);
+    for (const [key, id] of [
+      [x, restricted.id],
+      [k, keeping.id],
+    ]) {
+      expect(await keysOf({ status: 'expired', product_id: id })).toEqual([key]);
+      expect(events.all().filter((e) => e.type === 'license.revoked' && keyOfEvent(e) === key)).toEqual([]);
+    }
+    // An expired licence under restrict may still be renewed.
+    expect((await act(x, 'renew')).status).toBe('active');
+  }, 60_000);
+});
+
 describe('activations', () => {
   it('20 parallel activations with distinct fingerprints against a limit of 5 yield exactly 5', async () => {
     const key = await license(product({ max_activations: 5, require_activation: true }).id);

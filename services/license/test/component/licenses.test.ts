@@ -73,6 +73,7 @@ describe('issuing licences', () => {
         customer_deactivations_per_30_days: 3,
         payment_grace_days: 7,
         max_file_ttl_days: 30,
+        expiration_strategy: 'restrict',
       },
       activations: 0,
       metadata: {},

@@ -28,6 +28,7 @@ const policy: LicensePolicy = {
   validate_keys_see_email: false,
   refund_action: 'revoke',
   entitlements: ['export'],
+  expiration_strategy: 'restrict',
 };
 const editor: Product = {
   id: newId('prod'),

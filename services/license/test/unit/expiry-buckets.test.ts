@@ -4,6 +4,8 @@ import type { LicenseDoc, SweepStateDoc } from '../../src/store/models';
 import type { LicenseStore } from '../../src/store/queries';
 import type { Outbox } from '@licensing/runtime';
 import { FakeProducts } from '../../../../test/support/fakes/checkout-peers';
+import { licenseSetup, policy as productPolicy } from '../../../../test/support/fakes/license-deps';
+import { DAY_MS, effectiveStatus } from '@licensing/proto';
 
 const at = (iso: string) => new Date(iso);
 
@@ -145,5 +147,42 @@ describe('expiry sweeper', () => {
     expect(await sweeper.sweep()).toBe(1);
     expect(docs[0].expired_notified).toBe(true);
     expect(state).toMatchObject({ backfilled: true, through: '2026-11-23T12' });
+  });
+});
+
+// What a pass does to a licence whose grace has ended, by its policy's expiration_strategy.
+describe('expiry sweeper and expiration_strategy', () => {
+  async function expiredUnder(strategy: string) {
+    const s = licenseSetup({ policy: productPolicy({ expiration_strategy: strategy }) });
+    const lic = await s.issued();
+    s.clock.advance(365 * DAY_MS + 7 * DAY_MS); // its expiry plus its 7 days' grace
+    const sweeper = new ExpirySweeper(s.store, s.outbox, s.clock, s.products);
+    const marked = await sweeper.sweep();
+    const stored = s.store.licenses.get(lic._id)!;
+    const published = s.store.events.map((e) => [e.type, (e.data as { license: { status: string } }).license.status]);
+    return { s, lic, marked, stored, published, sweeper };
+  }
+
+  it('revoke_access: stores the licence revoked and publishes license.expired then license.revoked, once', async () => {
+    const { s, lic, marked, stored, published, sweeper } = await expiredUnder('revoke_access');
+    expect(marked).toBe(1);
+    expect([stored.status, stored.expired_notified, stored.expiry_bucket]).toEqual(['revoked', true, null]);
+    expect(published).toEqual([
+      ['license.expired', 'revoked'],
+      ['license.revoked', 'revoked'],
+    ]);
+    expect(s.store.events[1].id).toBe(`evt_revoked_${lic._id.slice(4)}_${lic.grace_ends_at!.getTime()}`);
+    expect(s.outbox.flushed).toEqual([{ model: 'License', id: lic._id }]);
+    expect(await sweeper.sweep()).toBe(0);
+    expect(s.store.events).toHaveLength(2);
+  });
+
+  it('restrict and maintain_access: the licence stays stored active (expired, derived) with license.expired alone', async () => {
+    for (const strategy of ['restrict', 'maintain_access']) {
+      const { s, marked, stored, published } = await expiredUnder(strategy);
+      expect(marked).toBe(1);
+      expect([stored.status, effectiveStatus(stored, s.clock.now())]).toEqual(['active', 'expired']);
+      expect(published).toEqual([['license.expired', 'expired']]);
+    }
   });
 });

@@ -144,6 +144,7 @@ describe('floating activations and heartbeats (use cases)', () => {
         refund_action: 'revoke',
         lease_seconds: 30,
         entitlements: [],
+        expiration_strategy: 'restrict',
       },
     });
     const lic = await s.issued();

@@ -50,7 +50,16 @@ describe('issuing a licence file', () => {
       entitlements: [],
       issued_at: clock.now().toISOString(),
       valid_until: new Date(clock.now().getTime() + 30 * DAY_MS).toISOString(),
+      expiration_strategy: 'restrict',
     });
+  });
+
+  it("carries the policy's expiration_strategy, so an offline updater knows what stays available after expiry", async () => {
+    for (const strategy of ['maintain_access', 'revoke_access']) {
+      const { fileDeps, ask, payload } = await setup({ policy: policy({ expiration_strategy: strategy }) });
+      await issueLicenseFile(fileDeps, ask());
+      expect(payload().expiration_strategy).toBe(strategy);
+    }
   });
 
   it('never lets a file outlive the licence: valid_until stops at the end of grace', async () => {

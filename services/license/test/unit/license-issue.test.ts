@@ -36,6 +36,7 @@ describe('issuing a licence', () => {
       entitlements: [],
       payment_grace_days: 7,
       max_file_ttl_days: 30,
+      expiration_strategy: 'restrict',
     });
     expect(doc._id).toMatch(/^lic_/);
     expect(store.licenses.get(doc._id)).toEqual(doc);

@@ -70,6 +70,16 @@ describe('transitions', () => {
     expect(transition(lic({ expires_at: days(-20) }), 'renew', now, monthly).expires_at).toEqual(days(30));
   });
 
+  it('a licence revoked at the end of its grace (revoke_access) is refused as a revoked one, before the sweep stores it so', () => {
+    const revoking = lic({ expires_at: days(-5), policy: { ...monthly, expiration_strategy: 'revoke_access' } });
+    expect(effectiveStatus(revoking, now)).toBe('revoked');
+    for (const action of licenseActions) expect(() => transition(revoking, action, now, monthly)).toThrow(AppError);
+    expect(() => transition(revoking, 'renew', now, monthly)).toThrow('a revoked licence cannot be renewed');
+    // Still in its grace, it is an active licence like any other.
+    const withinGrace = { ...revoking, expires_at: days(-4) };
+    expect(transition(withinGrace, 'renew', now, monthly).expires_at).toEqual(days(30));
+  });
+
   it('renew takes the product’s current policy', () => {
     const yearly = { ...monthly, duration_days: 365, grace_days: 0 };
     const renewed = transition(lic({ expires_at: days(-1) }), 'renew', now, yearly);

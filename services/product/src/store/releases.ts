@@ -5,27 +5,16 @@ import {
   artifactPlatforms,
   releaseChannels,
   releaseStatuses,
-  type ArtifactArch,
-  type ArtifactPlatform,
   type DomainEvent,
   type Release,
   type ReleaseChannel,
   type ReleaseStatus,
 } from '@licensing/proto';
+import type { ArtifactRecord } from '../domain/artifact';
 import type { ReleaseState } from '../domain/release';
 
-/** A file of a release, as stored. */
-export interface StoredArtifact {
-  filename: string;
-  platform: ArtifactPlatform;
-  arch: ArtifactArch;
-  size: number;
-  sha256: string;
-  /** As the vendor sent it, '' without one. */
-  signature: string;
-  downloads: number;
-  created_at: Date;
-}
+/** A file of a release, as stored (domain/artifact.ts). */
+export type StoredArtifact = ArtifactRecord;
 
 export interface ReleaseDoc {
   _id: string;
@@ -49,6 +38,14 @@ export interface ReleaseDoc {
 /** What orders and filters a product's releases: all a listing reads of every one of them. */
 export type ReleaseSummary = Pick<ReleaseDoc, '_id' | 'version' | 'channel' | 'status'>;
 
+/** What choosing the releases to offer reads of every published one (domain/release-offer.ts). */
+export type OfferSummary = Pick<
+  ReleaseDoc,
+  '_id' | 'version' | 'channel' | 'status' | 'entitlements' | 'published_at'
+> & {
+  artifacts: Pick<StoredArtifact, 'platform' | 'arch'>[];
+};
+
 const artifactSchema = new Schema<StoredArtifact>(
   {
     filename: { type: String, required: true },
@@ -57,6 +54,7 @@ const artifactSchema = new Schema<StoredArtifact>(
     size: { type: Number, required: true },
     sha256: { type: String, required: true },
     signature: { type: String, default: '' },
+    storage_key: { type: String, required: true },
     downloads: { type: Number, default: 0 },
     created_at: { type: Date, required: true },
   },
@@ -158,6 +156,83 @@ export class ReleaseStore {
     const done = await this.Release.deleteOne({ _id: id, account_id: accountId, status: 'draft' });
     return done.deletedCount === 1;
   }
+
+  /**
+   * Writes a draft's new list of files, only if it is still a draft holding the list it was read with
+   * (as many files, each under the same storage key): there are no transactions on FerretDB, so this
+   * compare-and-set is what keeps an upload from landing on a release published meanwhile, and two
+   * uploads to one release from undoing each other. False if the release changed or is gone. Atomic
+   * on MongoDB; FerretDB 1.x applies an update as read-modify-write, so there two writes at the very
+   * same moment may still both match (the later list wins).
+   */
+  async setArtifacts(
+    current: Pick<ReleaseDoc, '_id' | 'account_id' | 'artifacts'>,
+    artifacts: StoredArtifact[],
+  ): Promise<boolean> {
+    const sameFiles = Object.fromEntries(
+      current.artifacts.map((a, i) => [`artifacts.${i}.storage_key`, a.storage_key]),
+    );
+    const done = await this.Release.updateOne(
+      {
+        _id: current._id,
+        account_id: current.account_id,
+        status: 'draft',
+        artifacts: { $size: current.artifacts.length },
+        ...sameFiles,
+      },
+      { $set: { artifacts } },
+    );
+    return done.matchedCount === 1;
+  }
+
+  /** The names of a release's files in their order; null when the account has no such release. */
+  async artifactNames(accountId: string, id: string): Promise<string[] | null> {
+    const doc = await this.Release.findOne({ _id: id, account_id: accountId }, { artifacts: 1 })
+      .lean<Pick<ReleaseDoc, 'artifacts'>>()
+      .exec();
+    return doc ? doc.artifacts.map((a) => a.filename) : null;
+  }
+
+  /**
+   * One more download of the file at `index`, if that place still holds `filename` (FerretDB 1.x has
+   * no positional `$` update, so the file is addressed by its place, pinned by its name): its count
+   * now, or null when the place holds another file or the release is gone. An $inc is one atomic step
+   * on MongoDB; FerretDB 1.x applies it as read-modify-write, so two downloads at the same moment may
+   * count as one there.
+   */
+  async countDownload(accountId: string, id: string, index: number, filename: string): Promise<number | null> {
+    // No projection: FerretDB's findAndModify does not take one.
+    const after = await this.Release.findOneAndUpdate(
+      { _id: id, account_id: accountId, [`artifacts.${index}.filename`]: filename },
+      { $inc: { [`artifacts.${index}.downloads`]: 1 } },
+      { returnDocument: 'after' },
+    )
+      .lean<ReleaseDoc>()
+      .exec();
+    return after?.artifacts[index]?.downloads ?? null;
+  }
+
+  /**
+   * The product's published releases, only what choosing the ones to offer reads (domain/release-offer.ts):
+   * at most releaseLimits.per_product, on the unique index's account and product.
+   */
+  publishedOffers(accountId: string, productId: string): Promise<OfferSummary[]> {
+    return this.Release.find(
+      { account_id: accountId, product_id: productId, status: 'published' },
+      {
+        _id: 1,
+        version: 1,
+        channel: 1,
+        status: 1,
+        entitlements: 1,
+        published_at: 1,
+        'artifacts.platform': 1,
+        'artifacts.arch': 1,
+      },
+    )
+      .lean<OfferSummary[]>()
+      .exec();
+  }
 }
 
 /** The gRPC message of a stored release (absent times are ''). */
@@ -178,6 +253,7 @@ export const releaseMessage = (doc: Omit<ReleaseDoc, 'outbox'>): Release => ({
     sha256: a.sha256,
     signature: a.signature,
     downloads: a.downloads,
+    storage_key: a.storage_key,
     created_at: a.created_at.toISOString(),
   })),
   created_at: doc.created_at.toISOString(),

@@ -1,6 +1,7 @@
 import type { Clock, Outbox } from '@licensing/runtime';
 import type { ProductStore } from '../store/queries';
 import type { ReleaseStore } from '../store/releases';
+import type { UploadGrantStore } from '../store/upload-grants';
 
 /** What the product use cases work with; main.ts gives the real ones, unit tests fakes. */
 export interface ProductDeps {
@@ -16,5 +17,12 @@ export interface ReleaseDeps {
   products: ProductStore;
   /** Publishes at once the events a write recorded (the relay retries what this misses). */
   outbox: Pick<Outbox, 'flush'>;
+  clock: Clock;
+}
+
+/** What the upload grants work with: their store, and the releases they open to an upload. */
+export interface UploadGrantDeps {
+  grants: UploadGrantStore;
+  releases: ReleaseStore;
   clock: Clock;
 }

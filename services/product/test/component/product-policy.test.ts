@@ -29,6 +29,7 @@ const defaults = {
   customer_deactivations_per_30_days: 3,
   payment_grace_days: 7,
   max_file_ttl_days: 30,
+  expiration_strategy: 'restrict',
 };
 
 describe('licence policy on the product', () => {
@@ -110,5 +111,51 @@ describe('policy.lease_seconds', () => {
     for (const lease of [30, 86_400, undefined])
       expect((await create({ lease_seconds: lease })).policy?.lease_seconds).toBe(lease);
     expect((await create({})).policy?.lease_seconds).toBeUndefined();
+  });
+});
+
+describe('policy.expiration_strategy', () => {
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (err: AppError) => err,
+    );
+  const update = (id: string, expiration_strategy: string) =>
+    run.products.call.updateProduct({
+      account_id: account,
+      id,
+      policy: { ...defaults, duration_days: 30, expiration_strategy },
+      price: undefined,
+      remove_price: false,
+    });
+
+  it('is kept as created and as updated, read back so; empty (and absent) is restrict', async () => {
+    const { id, policy } = await create({ duration_days: 30, expiration_strategy: 'maintain_access' });
+    expect(policy?.expiration_strategy).toBe('maintain_access');
+    expect((await run.products.call.getProduct({ account_id: account, id })).policy?.expiration_strategy).toBe(
+      'maintain_access',
+    );
+    expect((await update(id, 'revoke_access')).policy?.expiration_strategy).toBe('revoke_access');
+    expect((await run.products.call.getProduct({ account_id: account, id })).policy?.expiration_strategy).toBe(
+      'revoke_access',
+    );
+    // An update replaces the policy whole: a field left empty takes its default again.
+    expect((await update(id, '')).policy?.expiration_strategy).toBe('restrict');
+    expect((await create({})).policy?.expiration_strategy).toBe('restrict');
+  });
+
+  it('a word outside the vocabulary is 400 naming the field, on create and on update, and changes nothing', async () => {
+    const created = await refusal(create({ duration_days: 30, expiration_strategy: 'forever' }));
+    expect([created?.code, created?.fieldErrors[0]?.field]).toEqual(['invalid_request', 'policy.expiration_strategy']);
+    const { id } = await create({ duration_days: 30, expiration_strategy: 'maintain_access' });
+    const updated = await refusal(update(id, 'Revoke_Access'));
+    expect([updated?.code, updated?.fieldErrors[0]?.field, updated?.message]).toEqual([
+      'invalid_request',
+      'policy.expiration_strategy',
+      expect.stringContaining('restrict, maintain_access, revoke_access'),
+    ]);
+    expect((await run.products.call.getProduct({ account_id: account, id })).policy?.expiration_strategy).toBe(
+      'maintain_access',
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { ProductServiceClient } from '@licensing/proto';
-import { createClient } from '@licensing/runtime';
+import { createClient, type Clock } from '@licensing/runtime';
 import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
@@ -16,12 +16,15 @@ export interface RunningProduct {
   events: EventLog;
 }
 
-/** Registers the file's beforeAll and afterAll; the fields are there once beforeAll has run. */
-export function useProductService(t: Topology): RunningProduct {
+/**
+ * Registers the file's beforeAll and afterAll; the fields are there once beforeAll has run. `clock`:
+ * the service's, for a test that moves time (the system's without it).
+ */
+export function useProductService(t: Topology, clock?: Clock): RunningProduct {
   const run = {} as RunningProduct;
   beforeAll(async () => {
     await setUpEvents(t);
-    run.service = await start({ env: envFor('product', t, { port: 0, addrs: {} }) });
+    run.service = await start({ env: envFor('product', t, { port: 0, addrs: {} }), clock });
     run.products = createClient(ProductServiceClient, `127.0.0.1:${run.service.port}`, credentialOf(t, 'gateway'));
     run.events = await EventLog.open(t.natsUrl, t.stream);
   });

@@ -76,6 +76,7 @@ describe('creating a product', () => {
       entitlements: [],
       payment_grace_days: 7,
       max_file_ttl_days: 30,
+      expiration_strategy: 'restrict',
     });
     expect(doc.price).toEqual({ amount: 4900, currency: 'EUR' });
   });

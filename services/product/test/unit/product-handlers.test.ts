@@ -39,6 +39,7 @@ describe('product handlers', () => {
         customer_deactivations_per_30_days: 3,
         payment_grace_days: 7,
         max_file_ttl_days: 30,
+        expiration_strategy: 'restrict',
       },
       price: undefined,
       email_on_purchase: true,
