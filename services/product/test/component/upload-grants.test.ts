@@ -9,8 +9,8 @@ import { useProductService } from './running-product';
 // Upload grants in the product service alone, against real FerretDB and NATS: the web component makes
 // one for a draft of its account (refused for any other release, another account's, a bad filename,
 // platform, arch or signature), the gateway redeems it once (then, and once expired, not found), and
-// the store keeps only the token's SHA-256. The browser's upload with it: the gateway's
-// test/component/upload-grant-routes.test.ts.
+// the store keeps only the token's SHA-256. The browser's upload with it:
+// gateway/test/component/upload-grant-routes.test.ts.
 
 const t = testTopology();
 const clock = new TestClock();
