@@ -31,8 +31,8 @@ function timed(label, work) {
   }
 }
 
-function must(cmd, argv, what) {
-  const code = run(cmd, argv);
+function must(cmd, argv, what, opts = {}) {
+  const code = run(cmd, argv, opts);
   if (code !== 0) {
     console.error(`${what} failed (exit ${code})`);
     process.exit(code);
@@ -82,6 +82,43 @@ if (command !== 'test:unit' && (!existsSync(stamp) || Math.max(...sources) > sta
 }
 
 // The dashboard's browser tests drive Debian's Chromium (never a downloaded browser).
+/**
+ * The app-side libraries in Go, Python and Java are tested with their own tools: Go is the machine's
+ * (it builds FerretDB too); Python's cryptography and a JDK come from Debian when missing (PyPI and
+ * Maven Central are out of reach).
+ */
+function ensureSdkToolchains() {
+  const missing = [];
+  if (run('python3', ['-c', 'import cryptography'], { stdio: 'ignore' }) !== 0) missing.push('python3-cryptography');
+  if (run('sh', ['-c', 'command -v javac'], { stdio: 'ignore' }) !== 0) missing.push('openjdk-17-jdk-headless');
+  if (!missing.length) return;
+  const instruction = `The SDK tests need ${missing.join(' and ')}: run "apt-get install -y ${missing.join(' ')}" (Debian).`;
+  if (process.getuid?.() !== 0 || run('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }) !== 0) {
+    console.error(instruction);
+    process.exit(1);
+  }
+  console.log(`Installing ${missing.join(' and ')} for the SDK tests...`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (
+    run('apt-get', ['update', '-qq'], { env }) !== 0 ||
+    run('apt-get', ['install', '-y', '-qq', ...missing], { env, stdio: ['ignore', 'ignore', 'inherit'] }) !== 0
+  ) {
+    console.error(`Installing failed. ${instruction}`);
+    process.exit(1);
+  }
+}
+
+/** Each app-side library's own tests, with its language's own tool (sdks/<language>/README.md). */
+function sdkTests() {
+  const sdks = join(root, 'sdks');
+  must('go', ['vet', './...'], 'Go SDK vet (cd sdks/go && go vet ./...)', { cwd: join(sdks, 'go') });
+  must('go', ['test', './...'], 'Go SDK tests (cd sdks/go && go test ./...)', { cwd: join(sdks, 'go') });
+  must('python3', ['-m', 'unittest', 'discover', '-q', '-s', 'tests', '-t', '.'], 'Python SDK tests', {
+    cwd: join(sdks, 'python'),
+  });
+  must('bash', [join(sdks, 'java', 'test.sh')], 'Java SDK tests (bash sdks/java/test.sh)');
+}
+
 function ensureChromium() {
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   if (existsSync(path)) return;
@@ -283,12 +320,14 @@ switch (command) {
       ),
     );
     timed('chromium', ensureChromium);
+    timed('sdk toolchains', ensureSdkToolchains);
     timed('postgres', ensurePostgresConnections);
     // Contracts first (generated code matches the .proto files and the SDK's types the
     // OpenAPI document), then types, then the tiers.
     timed('contracts', () => {
       must(process.execPath, [join(root, 'scripts', 'proto-gen.mjs'), '--check'], 'proto check');
       must(process.execPath, [join(root, 'scripts', 'client-types.mjs'), '--check'], 'client types check');
+      must(process.execPath, [join(root, 'scripts', 'sdk-vectors.mjs'), '--check'], 'SDK test vectors check');
     });
     timed('types', () => must(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], 'type check'));
     // The services record every query shape they send; afterwards each must have a declared index.
@@ -300,6 +339,7 @@ switch (command) {
     // files, a -t pattern), one jest run: it starts the servers only if a selected test needs them.
     const runs = [];
     if (args.length === 0) {
+      timed('sdk tests', sdkTests);
       const started = Date.now();
       runs.push(jest(['--selectProjects', ...serverless], await withoutServers()));
       phases.push(`unit tier ${Math.round((Date.now() - started) / 1000)} s`);

@@ -5,7 +5,19 @@ import { buildsFromSource, docs, isBuilt, packageEntries, pathsNamedBy, root, tr
 // Every file path the docs name exists: a rename that forgets the docs fails here. A path into a built
 // dist/ folder is checked by its source here (this tier runs on a fresh clone, nothing built); the built
 // files themselves are checked by test/deploy/built-paths.test.ts, after the build.
-const TOP = ['gateway', 'services', 'packages', 'scripts', 'deploy', 'test', 'proto', 'docs', 'examples', '.ci'];
+const TOP = [
+  'gateway',
+  'services',
+  'packages',
+  'scripts',
+  'deploy',
+  'test',
+  'proto',
+  'docs',
+  'examples',
+  'sdks',
+  '.ci',
+];
 
 /** A named path that is missing: a source file that does not exist, or a built one nothing builds from. */
 const isMissing = (p: string) => (isBuilt(p) ? !buildsFromSource(p) : !existsSync(join(root, p)));

@@ -119,9 +119,12 @@ export async function verifyLicenseFile(
   } catch {
     return fail('malformed');
   }
-  if (typeof license !== 'object' || license === null) return fail('malformed');
+  // A JSON object, and its dates strings: every port refuses anything else alike (sdks/test-vectors).
+  if (typeof license !== 'object' || license === null || Array.isArray(license)) return fail('malformed');
   // The kid inside is signed; the one outside is not, so they must agree.
   if (license.kid !== file.kid) return fail('kid_mismatch', license);
+  if (typeof license.valid_until !== 'string' || typeof license.issued_at !== 'string')
+    return fail('malformed', license);
   const validUntil = Date.parse(license.valid_until);
   const issuedAt = Date.parse(license.issued_at);
   if (Number.isNaN(validUntil) || Number.isNaN(issuedAt)) return fail('malformed', license);
