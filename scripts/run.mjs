@@ -117,6 +117,11 @@ function sdkTests() {
     cwd: join(sdks, 'python'),
   });
   must('bash', [join(sdks, 'java', 'test.sh')], 'Java SDK tests (bash sdks/java/test.sh)');
+  // The minimal app of each language still builds (and Python's still loads) against its library.
+  const examples = join(root, 'examples');
+  must('go', ['build', '-o', '/dev/null', '.'], 'examples/go-app build', { cwd: join(examples, 'go-app') });
+  must('bash', [join(examples, 'java-app', 'run.sh'), '--compile-only'], 'examples/java-app build');
+  must('python3', [join(examples, 'python-app', 'app.py'), '--help'], 'examples/python-app', { stdio: 'ignore' });
 }
 
 function ensureChromium() {
