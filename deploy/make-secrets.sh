@@ -3,7 +3,7 @@
 # SECRETS_DIR writes them elsewhere): random keys, a self-signed TLS certificate
 # for the gateway, and the internal trust material:
 #   - internal_token_<caller>: each caller's own gRPC token (gateway, web, license,
-#     checkout, notification, operator), and internal_callers_<service>: the SHA-256 digests of
+#     checkout, notification, product, operator), and internal_callers_<service>: the SHA-256 digests of
 #     the tokens of the callers that service accepts (never the tokens);
 #   - an internal CA (ca.crt) and a certificate per component (<name>.crt/.key,
 #     common name = the component) for the optional gRPC mTLS;
@@ -52,7 +52,7 @@ digests() {
 callers_files() {
   digests gateway web operator notification > "$dir/internal_callers_account"
   digests gateway web license checkout notification > "$dir/internal_callers_product"
-  digests gateway web checkout notification > "$dir/internal_callers_license"
+  digests gateway web checkout notification product > "$dir/internal_callers_license"
   digests gateway web > "$dir/internal_callers_checkout"
   digests gateway web license > "$dir/internal_callers_webhook"
   digests gateway web > "$dir/internal_callers_notification"
@@ -136,7 +136,7 @@ if [ ! -s "$dir/tls.key" ]; then
 fi
 # Internal gRPC: one token per caller; each service gets the digests of its callers' tokens.
 # Created once (an emptied slot stays empty: it was retired); the _alt slots start empty (closed).
-for caller in gateway web license checkout notification operator; do
+for caller in gateway web license checkout notification product operator; do
   [ -e "$dir/internal_token_$caller" ] || openssl rand -hex 32 > "$dir/internal_token_$caller"
   [ -e "$dir/internal_token_${caller}_alt" ] || : > "$dir/internal_token_${caller}_alt"
 done

@@ -125,17 +125,34 @@ export interface TransferActionData {
 export type TransferActionEvent = ActionEvent<TransferActionType, TransferActionData>;
 
 /**
+ * The product service's actions recorded in the audit log only: a product archived, put back on sale,
+ * or deleted. Archiving and unarchiving also publish product.updated (what caches and webhooks follow);
+ * these say which change it was. Published through the product's outbox (a deletion's through its
+ * deletion record), never delivered to a webhook endpoint.
+ */
+export const productActionTypes = ['product.archived', 'product.unarchived', 'product.deleted'] as const;
+export type ProductActionType = (typeof productActionTypes)[number];
+
+/** What a product action is about: the product, by id and name. */
+export interface ProductActionData {
+  product: { id: string; name: string };
+}
+
+/** The envelope of a product action. */
+export type ProductActionEvent = ActionEvent<ProductActionType, ProductActionData>;
+
+/**
  * Every audit-only action, whichever service owns it (packages/runtime's nats-access.ts gives each
  * family its owner): on the stream with the events, in the audit log, never a webhook's.
  */
-export const actionTypes = [...accountActionTypes, ...transferActionTypes] as const;
+export const actionTypes = [...accountActionTypes, ...transferActionTypes, ...productActionTypes] as const;
 export type ActionType = (typeof actionTypes)[number];
 
 /** The envelope of an audit-only action (as DomainEvent's, with the action's own types and data). */
-export type ActionEvent<T extends ActionType = ActionType, D = AccountActionData | TransferActionData> = Omit<
-  DomainEvent,
-  'type' | 'data'
-> & {
+export type ActionEvent<
+  T extends ActionType = ActionType,
+  D = AccountActionData | TransferActionData | ProductActionData,
+> = Omit<DomainEvent, 'type' | 'data'> & {
   type: T;
   data: D;
 };
@@ -197,6 +214,11 @@ export interface ProductData {
   name: string;
   description: string;
   created_at: string;
+  /**
+   * When it was archived (it sells and issues nothing new); null while on sale. Absent from events
+   * published before products could be archived (on sale, then).
+   */
+  archived_at?: string | null;
 }
 
 /** A file of a release, as the REST API shows it (where the file is kept is no part of it). */
@@ -330,7 +352,11 @@ export interface EventData {
   'license.renewed': { license: LicenseData };
   'license.expired': { license: LicenseData };
   'license.activated': { license: LicenseData; activation: ActivationData };
-  /** reason: requested (a DELETE) or lapsed (a floating seat reclaimed after its lease ran out). */
+  /**
+   * reason: requested (a DELETE), lapsed (a floating seat reclaimed after its lease ran out), customer
+   * (freed in the customer portal) or limit_lowered (the licence's max_activations lowered below its
+   * machines: the longest-unseen freed).
+   */
   'license.deactivated': { license: LicenseData; activation: ActivationData; reason: DeactivationReason };
   /** The licence (with its new key) and the key it had, which validates until previous_key_valid_until. */
   'license.rerolled': { license: LicenseData; previous_key: string; previous_key_valid_until: string };

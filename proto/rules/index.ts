@@ -23,6 +23,7 @@ export * from './mail-quota';
 export * from './metadata-limits';
 export * from './policy';
 export * from './product-limits';
+export * from './product-sales';
 export * from './release-access';
 export * from './release-limits';
 export * from './roles';

@@ -41,10 +41,11 @@ export const validationCodes = [
 export type ValidationCode = (typeof validationCodes)[number];
 
 /**
- * Why an activation was deactivated: a DELETE, its floating seat lapsed and was reclaimed, or the
- * customer freed it in the customer portal.
+ * Why an activation was deactivated: a DELETE, its floating seat lapsed and was reclaimed, the
+ * customer freed it in the customer portal, or the licence's max_activations was lowered below the
+ * machines in use (the longest-unseen freed).
  */
-export const deactivationReasons = ['requested', 'lapsed', 'customer'] as const;
+export const deactivationReasons = ['requested', 'lapsed', 'customer', 'limit_lowered'] as const;
 export type DeactivationReason = (typeof deactivationReasons)[number];
 
 /** What a validation answer tells the app to do next. */

@@ -10,6 +10,7 @@ import { componentToken } from './secrets';
 import {
   addrSetting,
   calleesOf,
+  componentNames,
   componentOf,
   isCaller,
   pageUrlSetting,
@@ -183,13 +184,25 @@ function common(t: Topology, c: ComponentEntry): Record<string, string> {
 }
 
 /** The addresses of what a component calls: every service that lists it as a caller, and (gateway) the web servers it proxies. */
+/** Whether `callee` starts after `caller` in components.json's order. */
+const startsAfter = (callee: Component, caller: Component) =>
+  componentNames.indexOf(callee) > componentNames.indexOf(caller);
+
 function addresses(c: ComponentEntry, addrs: Addrs = {}): Record<string, string> {
   const out: Record<string, string> = {};
   const need = (key: string) => {
     if (!addrs[key]) throw new Error(`${c.name} needs the address of ${key}: start it first (components.json order)`);
     return addrs[key];
   };
-  for (const callee of calleesOf(c.name)) out[addrSetting(callee)] = need(callee);
+  for (const callee of calleesOf(c.name)) {
+    // A call against the start order (the product service asks the licence service, which calls it, only
+    // when a product is deleted): its address when known already, else the setting's default.
+    if (startsAfter(callee, c.name)) {
+      if (addrs[callee]) out[addrSetting(callee)] = addrs[callee];
+      continue;
+    }
+    out[addrSetting(callee)] = need(callee);
+  }
   if (c.kind === 'gateway') {
     for (const s of services.filter((x) => x.ports.http !== undefined))
       out[pageUrlSetting(s.name)] = need(pageKey(s.name));

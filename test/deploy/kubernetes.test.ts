@@ -462,7 +462,7 @@ describe('Kubernetes manifests', () => {
     // The example Secret has a key for each slot, empty (closed) until a rotation fills it.
     const example = Object.keys(secretExample.stringData);
     for (const key of slotted(example)) expect(example).toContain(`${key}_alt`);
-    expect(slotted(example).length).toBe(5 + components.length + 1); // tokens, a NATS login per component, setup
+    expect(slotted(example).length).toBe(6 + components.length + 1); // tokens, a NATS login per component, setup
   });
 
   it('the gateway and the licence service scale out on CPU', () => {

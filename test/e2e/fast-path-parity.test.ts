@@ -125,6 +125,8 @@ interface Keys {
   foreign: string;
   /** Entitlements from its policy and of its own. */
   entitled: string;
+  /** Its own max_activations (2) over its product's (1), both machines activated: judged by the effective policy. */
+  overridden: string;
   /** Licences sent as their own "License" credential (each spends its own minute). */
   app: string;
   appLimited: string;
@@ -187,6 +189,18 @@ const cases: Case[] = [
     fast: true,
     status: 200,
     request: (k) => get(k.full, `license_key=${k.entitled}`),
+  },
+  {
+    name: 'a licence whose max_activations is its own, every seat taken (a third machine)',
+    fast: true,
+    status: 200,
+    request: (k) => get(k.full, `license_key=${k.overridden}&fingerprint=seat-3`),
+  },
+  {
+    name: 'a licence whose max_activations is its own, from its second machine',
+    fast: true,
+    status: 200,
+    request: (k) => get(k.full, `license_key=${k.overridden}&fingerprint=seat-2`),
   },
   { name: 'a suspended licence', fast: true, status: 200, request: (k) => get(k.full, `license_key=${k.suspended}`) },
   {
@@ -569,6 +583,13 @@ beforeAll(async () => {
   const activation = await issue(await product({ require_activation: true }));
   const entitled = await issue(await product({ entitlements: ['sync', 'pdf-export'] }));
   expect((await api('PATCH', `/api/v1/licenses/${entitled}`, { entitlements: ['beta'] })).status).toBe(200);
+  // Per-licence terms: two machines where the product allows one.
+  const overridden = await issue(await product({ require_activation: true, max_activations: 1 }));
+  expect((await api('PATCH', `/api/v1/licenses/${overridden}`, { max_activations: 2 })).status).toBe(200);
+  for (const fingerprint of ['seat-1', 'seat-2'])
+    expect((await api('POST', `/api/v1/licenses/${overridden}/activations`, { fingerprint })).status).toBe(201);
+  const third = await api('GET', `/api/v1/licenses/validate?license_key=${overridden}&fingerprint=seat-3`);
+  expect([third.body.code, third.body.detail]).toEqual(['activation_limit_reached', expect.stringContaining('2 of 2')]);
   const other = client(stack.url, (await stack.newAccount()).apiKey);
   const foreign = await issue((await other('POST', '/api/v1/products', { name: 'Theirs' })).body.id, other);
   const [app, appLimited] = [await issue(plain), await issue(plain)];
@@ -630,6 +651,7 @@ beforeAll(async () => {
     activation,
     foreign,
     entitled,
+    overridden,
     app,
     appLimited,
     canceledNow: now.license_key,

@@ -153,11 +153,15 @@ export async function startStack(
 
   // The set-up step, as deployments run it: the event stream, which no component may make.
   await setUpEvents(t);
+  // Ports chosen here (not 0) so a stopped service can start again on the same address; all of them
+  // first, so a call against the start order (the product service's to the licence service) has its address.
+  const ports = new Map<Component, number>();
+  for (const c of services) ports.set(c.name, await freePort());
+  for (const c of services) addrs[c.name] = `127.0.0.1:${ports.get(c.name)}`;
   // components.json's order: what a service calls is serving before it starts.
   for (const c of services) {
-    // Ports chosen here (not 0) so a stopped service can start again on the same address.
     const placement: Placement = {
-      port: await freePort(),
+      port: ports.get(c.name)!,
       httpPort: c.ports.http !== undefined ? await freePort() : undefined,
       addrs,
       publicBaseUrl,

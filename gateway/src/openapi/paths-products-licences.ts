@@ -46,6 +46,34 @@ export const productAndLicencePaths: Record<string, Record<string, Op>> = {
       body: 'ProductUpdate',
       ok: { 200: { description: 'The product after the change', schema: ref('Product') } },
     }),
+    delete: op('deleteProduct', {
+      summary: 'Delete a product',
+      tag: 'Products',
+      description:
+        'Only a product that has no licence and no release: 409 otherwise, naming which (archive it instead). Its signing keys go with it. While the deletion runs the product is archived, so no licence is issued for it meanwhile; refused, it is back as it was. Recorded in the audit log as product.deleted.',
+      params: [productId],
+      ok: { 200: { description: 'The product, deleted (as it was)', schema: ref('Product') } },
+    }),
+  },
+  '/api/v1/products/{id}/archive': {
+    post: op('archiveProduct', {
+      summary: 'Archive a product',
+      tag: 'Products',
+      description:
+        'An archived product sells nothing (new checkout sessions are 409; a session opened before and paid still gets its licence) and issues nothing new (new licences and batches are 409); its licences keep working: they validate, activate, get their files and renew. 409 for a product archived already. Publishes product.updated (the audit log records product.archived).',
+      params: [productId],
+      ok: { 200: { description: 'The product, archived (archived_at set)', schema: ref('Product') } },
+    }),
+  },
+  '/api/v1/products/{id}/unarchive': {
+    post: op('unarchiveProduct', {
+      summary: 'Unarchive a product',
+      tag: 'Products',
+      description:
+        'Back on sale: it sells and issues licences again. 409 for a product that is not archived. Publishes product.updated (the audit log records product.unarchived).',
+      params: [productId],
+      ok: { 200: { description: 'The product, on sale (archived_at null)', schema: ref('Product') } },
+    }),
   },
   '/api/v1/products/{id}/signing-keys': {
     get: op('listSigningKeys', {
@@ -86,6 +114,8 @@ export const productAndLicencePaths: Record<string, Record<string, Op>> = {
     post: op('createLicense', {
       summary: 'Issue a licence key',
       tag: 'Licences',
+      description:
+        '`expires_at`, `max_activations` and `lease_seconds` give this licence its own terms over its product\'s policy (docs/api.md, "Per-licence terms"): its `policy` shows the effective values and `overrides` those that differ. 400 for an `expires_at` in the past or not a time, or a number outside the policy field\'s range.',
       params: [idempotencyHeader],
       body: 'LicenseCreate',
       ok: { 201: { description: 'The new licence and its key', schema: ref('LicenseCreated') } },
@@ -141,10 +171,10 @@ export const productAndLicencePaths: Record<string, Record<string, Op>> = {
       app: true,
     }),
     patch: op('updateLicense', {
-      summary: "Update a licence's e-mail, metadata or entitlements",
+      summary: "Update a licence's e-mail, metadata, entitlements or own terms",
       tag: 'Licences',
       description:
-        "`entitlements` replaces the licence's own entitlements whole (`[]` clears them); its effective set is its policy's and these. Publishes `license.updated`.",
+        "`entitlements` replaces the licence's own entitlements whole (`[]` clears them); its effective set is its policy's and these. `expires_at`, `max_activations` and `lease_seconds` set the licence's own terms over its product's policy (a value equal to the product's policy removes that override; docs/api.md, \"Per-licence terms\"). A `max_activations` below the machines in use is 409 unless `deactivate_excess` is true, which deactivates the longest-unseen machines until they fit (`license.deactivated`, reason `limit_lowered`). Publishes `license.updated`.",
       params: [licenseKey],
       body: 'LicenseUpdate',
       ok: { 200: { description: 'The licence after the change', schema: ref('License') } },

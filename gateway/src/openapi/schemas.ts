@@ -42,6 +42,7 @@ import { int, obj, orNull, ref, type Schema, str, time } from './schema-primitiv
 import { entitlementsSchema } from './shape-schema';
 import { statusSchemas } from './status-schemas';
 import { releaseSchemas } from './release-schemas';
+import { licenseOverrides } from './license-schemas';
 
 /** Other parts of the document point at these schemas by name. */
 export { ref };
@@ -138,6 +139,9 @@ export const schemas: Record<string, Schema> = {
     price: orNull(ref('Price')),
     email_on_purchase: { type: 'boolean', description: 'Whether a purchase e-mails the buyer their key' },
     created_at: time(),
+    archived_at: orNull(
+      time('When it was archived: it then sells and issues nothing new, its licences keep working; null while on sale'),
+    ),
   }),
   SigningKey: obj({
     kid: str('Key id, named in every licence file it signs'),
@@ -163,6 +167,7 @@ export const schemas: Record<string, Schema> = {
     status: licenseStatus,
     expires_at: orNull(time('null = perpetual')),
     policy: ref('Policy'),
+    overrides: licenseOverrides,
     activations: int('Active machines (counted on GET of one licence; 0 in lists)', { minimum: 0 }),
     metadata: { ...metadata, description: `${metadata.description}; {} in answers to validate-scope keys` },
     entitlements: effectiveEntitlements,

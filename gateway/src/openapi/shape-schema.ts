@@ -37,9 +37,16 @@ function bareSchema(field: Field, options: SchemaOptions): Schema {
     case undefined:
     case 'string':
       // Required text must not be blank (validation trims it first); no text holds control characters.
-      return field.required
-        ? { type: 'string', minLength: 1, maxLength: field.max, pattern: textPattern(field.multiline, true) }
-        : { type: 'string', maxLength: field.max, pattern: textPattern(field.multiline, false) };
+      // A time is checked as one by the owning service: here, text as any other (the format says what it means).
+      return orNull(
+        {
+          ...(field.required
+            ? { type: 'string', minLength: 1, maxLength: field.max, pattern: textPattern(field.multiline, true) }
+            : { type: 'string', maxLength: field.max, pattern: textPattern(field.multiline, false) }),
+          ...(field.format ? { format: field.format } : {}),
+        },
+        field.nullable,
+      );
     case 'enum':
       return field.nullable ? { enum: [...field.values, null] } : { enum: [...field.values] };
     case 'int': {

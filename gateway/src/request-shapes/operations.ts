@@ -129,6 +129,34 @@ export const licenseList = {
   status: { kind: 'enum', values: licenseStatuses, description: 'Only licences in this status' },
 } satisfies QueryShape;
 
+/**
+ * A licence's own terms over its product's policy (docs/api.md, "Per-licence terms"): the policy rule's
+ * ranges (proto/rules/policy.ts), and an expiry the licence service checks as a time.
+ */
+const licenseTerms = {
+  expires_at: {
+    max: 64,
+    nullable: true,
+    format: 'date-time',
+    description: "This licence's own expiry (ISO 8601), over the policy's duration_days; null: perpetual",
+  },
+  max_activations: {
+    kind: 'int',
+    min: policyRules.max_activations.min,
+    max: policyRules.max_activations.max,
+    nullable: true,
+    description: "This licence's own max_activations, over its product's policy; null: unlimited",
+  },
+  lease_seconds: {
+    kind: 'int',
+    min: policyRules.lease_seconds.min,
+    max: policyRules.lease_seconds.max,
+    nullable: true,
+    description:
+      "This licence's own lease_seconds, over its product's policy (on a node-locked policy it makes the licence floating); null: node-locked",
+  },
+} satisfies Shape;
+
 export const licenseCreate = {
   product_id: { required: true, max: 64 },
   customer_email: { required: true, max: EMAIL_MAX_LENGTH },
@@ -136,6 +164,7 @@ export const licenseCreate = {
     kind: 'bool',
     description: 'Also e-mail the licence (the purchase e-mail) to customer_email; see GET /api/v1/emails',
   },
+  ...licenseTerms,
 } satisfies Shape;
 
 export const licenseBatchCreate = {
@@ -208,6 +237,12 @@ export const licenseUpdate = {
   entitlements: {
     kind: 'entitlements',
     description: "The licence's own entitlements on top of its policy's, replaced whole ([] clears them)",
+  },
+  ...licenseTerms,
+  deactivate_excess: {
+    kind: 'bool',
+    description:
+      'With max_activations below the machines in use: deactivate the longest-unseen until they fit (else 409)',
   },
 } satisfies Shape;
 

@@ -27,6 +27,10 @@ export interface StringField extends Documented {
   max: number;
   /** Free text that may span lines: tab, line feed and carriage return are allowed (other controls never). */
   multiline?: boolean;
+  /** null is a meaningful value (e.g. "perpetual"), kept as null. */
+  nullable?: boolean;
+  /** For the OpenAPI document: a time (ISO 8601), which the owning service checks. */
+  format?: 'date-time';
 }
 
 /** One of a few words (a status, an action). */
@@ -270,7 +274,15 @@ function check(
   for (const [name, spec] of Object.entries(shape)) {
     const field = `${prefix}${name}`;
     const value = source[name];
-    if (value === null && (spec.kind === 'int' || spec.kind === 'object' || spec.kind === 'enum') && spec.nullable) {
+    if (
+      value === null &&
+      (spec.kind === undefined ||
+        spec.kind === 'string' ||
+        spec.kind === 'int' ||
+        spec.kind === 'object' ||
+        spec.kind === 'enum') &&
+      spec.nullable
+    ) {
       out[name] = null;
       continue;
     }

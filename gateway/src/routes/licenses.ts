@@ -5,6 +5,7 @@ import {
   type ActivateResponse,
   type Activation,
   type License,
+  type LicenseOverrides,
   licenseFileJson,
   type NextAction,
 } from '@licensing/proto';
@@ -39,6 +40,7 @@ export const licenseJson = (l: License) => ({
   status: l.status,
   expires_at: l.expires_at || null,
   policy: policyJson(l.policy),
+  overrides: overridesJson(l.overrides),
   activations: l.activations,
   metadata: l.metadata,
   entitlements: l.entitlements,
@@ -55,6 +57,31 @@ export const licenseJson = (l: License) => ({
       }
     : null,
 });
+
+/** A licence's own terms, only those it has: `{"max_activations": 5}`, `{}` when none (null: unlimited, node-locked, perpetual). */
+export const overridesJson = (o: LicenseOverrides | undefined) => ({
+  ...(o?.expires_at !== undefined ? { expires_at: o.expires_at || null } : {}),
+  ...(o?.max_activations ? { max_activations: o.max_activations.value ?? null } : {}),
+  ...(o?.lease_seconds ? { lease_seconds: o.lease_seconds.value ?? null } : {}),
+});
+
+/** The licence's own terms a body sends, as the contract carries them (undefined: none asked). */
+function termsOf(body: {
+  expires_at?: string | null;
+  max_activations?: number | null;
+  lease_seconds?: number | null;
+}): LicenseOverrides | undefined {
+  const { expires_at, max_activations, lease_seconds } = body;
+  if (expires_at === undefined && max_activations === undefined && lease_seconds === undefined) return undefined;
+  // The contract's empty expiry means perpetual: an empty string sent is no time.
+  if (expires_at === '') throw AppError.invalid('expires_at', 'expires_at must be an ISO 8601 time, or null');
+  const nullable = (v: number | null | undefined) => (v === undefined ? undefined : { value: v ?? undefined });
+  return {
+    expires_at: expires_at === undefined ? undefined : (expires_at ?? ''),
+    max_activations: nullable(max_activations),
+    lease_seconds: nullable(lease_seconds),
+  };
+}
 
 export const activationJson = (a: Activation) => ({
   id: a.id,
@@ -98,6 +125,7 @@ function createLicense({ clients, validator }: LicenseDeps): RequestHandler {
       // consumer queues the mail, so neither a crash after this call nor that service being down loses
       // it. A retry with the same Idempotency-Key answers the same licence and writes no second event.
       send_email: body.send_email === true,
+      overrides: termsOf(body),
     });
     validator.changed(principalOf(res), license.key); // a "not found" this gateway remembers for the key is wrong now
     res
@@ -165,6 +193,8 @@ function updateLicense({ clients, validator }: LicenseDeps): RequestHandler {
       metadata: body.metadata ?? {},
       set_entitlements: body.entitlements !== undefined,
       entitlements: body.entitlements ?? [],
+      overrides: termsOf(body),
+      deactivate_excess: body.deactivate_excess === true,
     });
     validator.changed(principalOf(res), license.key);
     res.json(licenseJson(license));

@@ -48,6 +48,8 @@ export const productJson = (p: Product) => ({
   price: p.price ? priceJson(p.price) : null,
   email_on_purchase: p.email_on_purchase,
   created_at: p.created_at,
+  // null while on sale; when archived it sells and issues nothing new (its licences keep working).
+  archived_at: p.archived_at || null,
 });
 
 /** A policy object as sent (shape-checked); omitted fields take their defaults. */
@@ -116,6 +118,19 @@ function updateProduct({ clients, validator }: ProductDeps): RequestHandler {
   });
 }
 
+/** Archive, unarchive or delete: a call naming the product, with no body; answers the product (a deleted one as it was). */
+const productAction =
+  (call: 'archiveProduct' | 'unarchiveProduct' | 'deleteProduct') =>
+  ({ clients, validator }: ProductDeps): RequestHandler =>
+  async (req, res) => {
+    const id = checkId('id', 'prod', String(req.params.id));
+    if (call !== 'deleteProduct') readBody(req, {});
+    const product = await clients.products[call]({ account_id: principalOf(res).accountId, id });
+    // This gateway's cached answers of the product's licences are read afresh (as after an update).
+    validator?.productChanged(principalOf(res), id);
+    res.json(productJson(product));
+  };
+
 function listSigningKeys({ clients }: ProductDeps): RequestHandler {
   return async (req, res) => {
     const id = checkId('id', 'prod', String(req.params.id));
@@ -139,6 +154,9 @@ export const productRouteTable: readonly RouteRow<ProductDeps>[] = [
   { method: 'post', path: '/products', role: 'developer', handler: createProduct },
   { method: 'get', path: '/products/:id', role: 'read_only', handler: getProduct },
   { method: 'patch', path: '/products/:id', role: 'developer', handler: updateProduct },
+  { method: 'delete', path: '/products/:id', role: 'developer', handler: productAction('deleteProduct') },
+  { method: 'post', path: '/products/:id/archive', role: 'developer', handler: productAction('archiveProduct') },
+  { method: 'post', path: '/products/:id/unarchive', role: 'developer', handler: productAction('unarchiveProduct') },
   { method: 'get', path: '/products/:id/signing-keys', role: 'read_only', handler: listSigningKeys },
   { method: 'post', path: '/products/:id/signing-keys/rotate', role: 'developer', handler: rotateSigningKey },
 ];

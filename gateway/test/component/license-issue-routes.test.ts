@@ -70,6 +70,7 @@ describe('issuing licences', () => {
         status: 'active',
         expires_at: null,
         policy: DEFAULT_POLICY_JSON,
+        overrides: {},
         activations: 0,
         metadata: {},
         entitlements: [],

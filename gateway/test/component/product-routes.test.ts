@@ -60,6 +60,7 @@ it('creates a product: 201 with its Location, the policy spelled out with its de
     price: null,
     email_on_purchase: true,
     created_at: CREATED_AT,
+    archived_at: null,
   });
   expect(created.headers.get('location')).toBe(`/api/v1/products/${known}`);
   expect(gw.peers.product.requestsTo('createProduct').at(-1)).toMatchObject({ account_id: gw.account });

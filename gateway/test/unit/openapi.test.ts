@@ -35,6 +35,7 @@ const product = {
   price: null,
   email_on_purchase: true,
   created_at: '2026-11-22T10:00:00.000Z',
+  archived_at: null,
 };
 
 describe('OpenAPI document', () => {

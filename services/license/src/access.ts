@@ -32,6 +32,8 @@ export const licenseAccess: AccessPolicyOf<typeof LicenseServiceService> = {
   // holds licences of the account (yes or no: it may not list any account's licences), before a portal
   // sign-in link is sent. And a finished licence batch's items, to mail those sent with send_email.
   notification: ['getLicense', 'issueLicenseFile', 'holdsLicences', 'getLicenseBatch'],
+  // Whether a product has licences (yes or no), before the product service deletes it.
+  product: ['hasLicenses'],
   // The web component: the dashboard's licences (and bulk issuance), the customer portal's licences and
   // files; and validation, never counted (already_counted), for the releases a licence may download.
   web: [

@@ -14,6 +14,8 @@ import { activationHandlers } from './handlers/activation-handlers';
 import { customerHandlers } from './handlers/customer-handlers';
 import { fileHandlers } from './handlers/file-handlers';
 import { licenseHandlers } from './handlers/license-handlers';
+import { productLicenceHandlers } from './handlers/product-licence-handlers';
+import { refusingArchivedProducts } from './handlers/archived-products';
 import { rerollHandlers } from './handlers/reroll-handlers';
 import { validationHandlers } from './handlers/validation-handlers';
 import { ExpirySweeper } from './jobs/expiry-sweeper';
@@ -139,7 +141,12 @@ export const licenseService: ServiceRecipe<typeof licenseSchema> = {
     ctx.grpc.add(
       LicenseServiceService,
       {
-        ...licenseHandlers(deps, counter),
+        ...refusingArchivedProducts(licenseHandlers(deps, counter), productCache),
+        ...productLicenceHandlers({
+          models: store.models,
+          issuingFor: transfer.issuingFor,
+          products: productCache,
+        }),
         ...validationHandlers(ctx, {
           licenses: licenseCache,
           store,

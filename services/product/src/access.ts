@@ -3,8 +3,8 @@ import type { AccessPolicyOf } from '@licensing/runtime';
 
 /**
  * Who may call what on the product service: the gateway everything but signing and making upload grants
- * (products, their keys, their releases and the releases' files, and redeeming a grant to store its
- * file); the licence and checkout services only read products (and the licence service signs licence
+ * (products, archiving and deleting them, their keys, their releases and the releases' files, and
+ * redeeming a grant to store its file); the licence and checkout services only read products (and the licence service signs licence
  * files); the web component's dashboard products, keys and releases, and the grants it hands browsers.
  */
 export const productAccess: AccessPolicyOf<typeof ProductServiceService> = {
@@ -13,6 +13,10 @@ export const productAccess: AccessPolicyOf<typeof ProductServiceService> = {
     'getProduct',
     'listProducts',
     'updateProduct',
+    // POST /api/v1/products/{id}/archive|unarchive, DELETE /api/v1/products/{id}.
+    'archiveProduct',
+    'unarchiveProduct',
+    'deleteProduct',
     'listSigningKeys',
     'rotateSigningKey',
     'createRelease',
@@ -40,6 +44,9 @@ export const productAccess: AccessPolicyOf<typeof ProductServiceService> = {
     'getProduct',
     'listProducts',
     'updateProduct',
+    'archiveProduct',
+    'unarchiveProduct',
+    'deleteProduct',
     'listSigningKeys',
     'rotateSigningKey',
     'createRelease',

@@ -1,5 +1,12 @@
-import { ProductServiceService } from '@licensing/proto';
-import { runMain, startService, type ServiceRecipe, type StartOptions } from '@licensing/runtime';
+import { LicenseServiceClient, ProductServiceService } from '@licensing/proto';
+import {
+  createClient,
+  internalCredential,
+  runMain,
+  startService,
+  type ServiceRecipe,
+  type StartOptions,
+} from '@licensing/runtime';
 import { productSchema, type ProductConfig } from './config';
 import { productHandlers } from './handlers/product-handlers';
 import { releaseHandlers } from './handlers/release-handlers';
@@ -7,7 +14,8 @@ import { signingHandlers } from './handlers/signing-handlers';
 import { uploadGrantHandlers } from './handlers/upload-grant-handlers';
 import { masterKey } from './domain/signing';
 import { SigningKeyStore, signingKeyModel } from './store/signing-keys';
-import { productModel } from './store/models';
+import { productDeletionModel, productModel } from './store/models';
+import { ProductDeletionStore } from './store/deletions';
 import { ProductStore } from './store/queries';
 import { ReleaseStore, releaseModel } from './store/releases';
 import { UploadGrantStore, uploadGrantModel } from './store/upload-grants';
@@ -25,6 +33,14 @@ export const productService: ServiceRecipe<typeof productSchema> = {
     ctx.outbox.track(releases.Release);
     const grants = new UploadGrantStore(uploadGrantModel(ctx.db));
     const keys = new SigningKeyStore(signingKeyModel(ctx.db));
+    const deletions = new ProductDeletionStore(productDeletionModel(ctx.db));
+    ctx.outbox.track(deletions.Deletion);
+    // Asked only when a product is deleted: whether it has licences (the licence service owns them).
+    const licenses = createClient(
+      LicenseServiceClient,
+      ctx.config.LICENSE_GRPC_ADDR,
+      internalCredential('product', ctx.config, ctx.tracing),
+    );
     const signing = new SigningKeys({
       products: store,
       keys,
@@ -34,13 +50,22 @@ export const productService: ServiceRecipe<typeof productSchema> = {
     ctx.grpc.add(
       ProductServiceService,
       {
-        ...productHandlers({ store, outbox: ctx.outbox, clock: ctx.clock }),
+        ...productHandlers({
+          store,
+          outbox: ctx.outbox,
+          clock: ctx.clock,
+          releases,
+          keys,
+          deletions,
+          licenses: licenses.call,
+        }),
         ...signingHandlers(signing),
         ...releaseHandlers({ releases, products: store, outbox: ctx.outbox, clock: ctx.clock }),
         ...uploadGrantHandlers({ grants, releases, clock: ctx.clock }),
       },
       productAccess,
     );
+    return async () => licenses.close();
   },
   jobs: {
     // `npm run admin -- reseal --service product`: moves every signing key to SIGNING_KEY_SECRET's current key.

@@ -299,6 +299,18 @@ export class FakeLicenseStore implements LicenseStore {
     return this.liveActivations(licenseId).length;
   }
 
+  async activeMachines(licenseId: string): Promise<ActivationDoc[]> {
+    return this.liveActivations(licenseId).map((a) => structuredClone(a));
+  }
+
+  /** The real store moves machines into slots 1..max (a unique index holds them); here: numbered in order. */
+  async moveIntoSlots(licenseId: string, max: number): Promise<void> {
+    const live = this.liveActivations(licenseId);
+    live.forEach((a, i) => {
+      if (i < max) this.activations.get(a._id)!.slot_key = String(i + 1);
+    });
+  }
+
   async deactivate(
     licenseId: string,
     id: string,

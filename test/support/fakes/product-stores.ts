@@ -37,6 +37,24 @@ export class FakeProductStore implements ProductStore {
     return after;
   }
 
+  async changeState(
+    current: Pick<ProductDoc, '_id' | 'account_id' | 'archived_at'>,
+    changes: Pick<ProductDoc, 'archived_at'>,
+    events: DomainEvent[],
+  ): Promise<boolean> {
+    const found = await this.find(current.account_id, current._id);
+    if (!found || this.vanishBeforeWrite) return false;
+    if ((found.archived_at?.getTime() ?? null) !== (current.archived_at?.getTime() ?? null)) return false;
+    this.docs.set(current._id, structuredClone({ ...found, ...changes }));
+    this.events.push(...events);
+    return true;
+  }
+
+  async remove(accountId: string, id: string): Promise<boolean> {
+    const found = await this.find(accountId, id);
+    return !!found && this.docs.delete(id);
+  }
+
   async hasAtLeast(accountId: string, n: number): Promise<boolean> {
     return [...this.docs.values()].filter((d) => d.account_id === accountId).length >= n;
   }
@@ -59,5 +77,9 @@ export class FakeSigningKeyStore implements SigningKeyStore {
 
   async insert(doc: SigningKeyDoc): Promise<void> {
     this.docs.push(doc);
+  }
+
+  async removeOf(productId: string): Promise<void> {
+    this.docs.splice(0, this.docs.length, ...this.docs.filter((k) => k.product_id !== productId));
   }
 }

@@ -1,6 +1,7 @@
 import {
   priceIntervals,
   policyRules,
+  roleCovers,
   type PolicyField,
   type PolicyRule,
   type Product,
@@ -11,6 +12,7 @@ import type { FormErrors } from './context';
 import { layout } from './pages';
 import type { DashboardSession } from './session';
 import {
+  badge,
   checkbox,
   confirmForm,
   csrfInput,
@@ -21,6 +23,7 @@ import {
   money,
   notice,
   pager,
+  postButton,
   select,
   table,
   textarea,
@@ -129,13 +132,26 @@ function policySummary(p: Product): string {
   return parts.join(', ');
 }
 
+/** An archived product's mark, in the list and on its page. */
+const archivedBadge = (p: Product) =>
+  p.archived_at
+    ? html` <span class="badge archived" data-archived title="Archived ${p.archived_at}">archived</span>`
+    : nothing;
+
 export function listPage(
   s: DashboardSession,
-  data: { products: Product[]; after: string; next: string; form: ProductForm; errors?: FormErrors },
+  data: {
+    products: Product[];
+    after: string;
+    next: string;
+    form: ProductForm;
+    errors?: FormErrors;
+    notice?: string;
+  },
 ): Html {
   const rows = data.products.map(
     (p) =>
-      html`<tr data-product-id="${p.id}"><td><a href="/dashboard/products/${p.id}">${p.name}</a></td><td><code>${p.id}</code></td><td>${p.price ? html`${money(p.price.amount, p.price.currency)}${p.price.interval ? html` / ${p.price.interval}` : nothing}` : html`<span class="muted">not for sale</span>`}</td><td>${policySummary(p)}</td><td>${date(p.created_at)}</td></tr>`,
+      html`<tr data-product-id="${p.id}"${p.archived_at ? html` class="archived"` : nothing}><td><a href="/dashboard/products/${p.id}">${p.name}</a>${archivedBadge(p)}</td><td><code>${p.id}</code></td><td>${p.price ? html`${money(p.price.amount, p.price.currency)}${p.price.interval ? html` / ${p.price.interval}` : nothing}` : html`<span class="muted">not for sale</span>`}</td><td>${policySummary(p)}</td><td>${date(p.created_at)}</td></tr>`,
   );
   const list = data.products.length
     ? html`${table(['Name', 'Id', 'Price', 'Licence policy', 'Created'], rows)}${pager('/dashboard/products', {}, data.after, data.next)}`
@@ -146,7 +162,7 @@ export function listPage(
       );
   return layout(
     'Products',
-    html`${list}
+    html`${notice(data.notice)}${list}
 <section class="card" aria-labelledby="new-product-title">
   <h2 id="new-product-title">New product</h2>
   ${formError(data.errors)}
@@ -161,9 +177,43 @@ export function listPage(
   );
 }
 
+/**
+ * Archiving, unarchiving and deleting (a developer's): Archive or Unarchive by its state, and Delete only
+ * for a product that may be deleted (no licence, no release), which asks for a confirmation first.
+ */
+function saleSection(s: DashboardSession, p: Product, deletable: boolean): Html {
+  const state = p.archived_at
+    ? html`<p>${badge('archived')} since ${date(p.archived_at)}: it sells nothing and issues no new licence; its licences keep working (validation, activations, files, renewals).</p>`
+    : html`<p class="muted">On sale. Archiving takes it off sale: new checkouts and new licences are refused, while its licences keep working.</p>`;
+  if (!roleCovers(s.role, 'developer'))
+    return html`<section class="card" aria-labelledby="sale-title" data-product-state="${p.archived_at ? 'archived' : 'on_sale'}"><h2 id="sale-title">Sale</h2>${state}</section>`;
+  const buttons = [
+    p.archived_at
+      ? postButton(s, `/dashboard/products/${p.id}/unarchive`, 'Unarchive')
+      : postButton(s, `/dashboard/products/${p.id}/archive`, 'Archive'),
+    deletable ? postButton(s, `/dashboard/products/${p.id}/delete`, 'Delete product', 'danger') : undefined,
+  ].filter((b): b is Html => b !== undefined);
+  return html`<section class="card" aria-labelledby="sale-title" data-product-state="${p.archived_at ? 'archived' : 'on_sale'}">
+  <h2 id="sale-title">Sale</h2>
+  ${state}
+  <div class="button-row">${joinHtml(buttons, ' ')}</div>
+  ${deletable ? nothing : html`<p class="muted">It has licences or releases, so it cannot be deleted: archive it instead.</p>`}
+</section>`;
+}
+
 export function detailPage(
   s: DashboardSession,
-  data: { product: Product; keys: SigningKey[]; form: ProductForm; errors?: FormErrors; notice?: string },
+  data: {
+    product: Product;
+    keys: SigningKey[];
+    form: ProductForm;
+    errors?: FormErrors;
+    notice?: string;
+    /** A refused archive, unarchive or deletion, in the service's words. */
+    error?: string;
+    /** No licence and no release: the Delete button is offered. */
+    deletable?: boolean;
+  },
 ): Html {
   const p = data.product;
   const keyRows = data.keys.map(
@@ -172,8 +222,9 @@ export function detailPage(
   );
   return layout(
     p.name,
-    html`${notice(data.notice)}
-<p class="muted">Product <code>${p.id}</code>, created ${date(p.created_at)}. <a href="/dashboard/licenses?product_id=${p.id}">Its licences</a> · <a href="/dashboard/products/${p.id}/releases">Releases</a></p>
+    html`${notice(data.notice)}${data.error ? html`<p class="error" role="alert">${data.error}</p>` : nothing}
+<p class="muted">Product <code>${p.id}</code>${archivedBadge(p)}, created ${date(p.created_at)}. <a href="/dashboard/licenses?product_id=${p.id}">Its licences</a> · <a href="/dashboard/products/${p.id}/releases">Releases</a></p>
+${saleSection(s, p, data.deletable ?? false)}
 <section class="card" aria-labelledby="edit-title">
   <h2 id="edit-title">Details and licence policy</h2>
   <p class="muted">A new policy applies to licences issued or renewed from now on.</p>
@@ -204,6 +255,22 @@ export const rotateConfirm = (s: DashboardSession, p: Product) =>
       consequence:
         'Licence files are signed with the new key from now on. Apps need its public key to verify them; files signed before keep verifying with the earlier key.',
       button: 'Rotate key',
+      back: `/dashboard/products/${p.id}`,
+    }),
+    s,
+    '/dashboard/products',
+  );
+
+export const deleteConfirm = (s: DashboardSession, p: Product) =>
+  layout(
+    'Delete product?',
+    confirmForm(s, {
+      action: `/dashboard/products/${p.id}/delete`,
+      question: html`Delete <strong>${p.name}</strong>?`,
+      consequence:
+        'The product and its signing keys are removed. It has no licence and no release; this cannot be undone.',
+      button: 'Delete product',
+      danger: true,
       back: `/dashboard/products/${p.id}`,
     }),
     s,

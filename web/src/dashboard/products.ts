@@ -1,7 +1,8 @@
 import type { Request, Response, Router } from 'express';
-import { isId } from '@licensing/runtime';
+import { AppError, isId } from '@licensing/runtime';
 import {
   DEFAULT_POLICY,
+  roleCovers,
   entitlementsFromText,
   policyToContract,
   withPolicyDefaults,
@@ -23,6 +24,7 @@ import {
   type FormErrors,
 } from './context';
 import {
+  deleteConfirm,
   detailPage,
   ENTITLEMENTS_TEXT_MAX,
   formPolicy,
@@ -33,8 +35,8 @@ import {
 import type { DashboardSession } from './session';
 
 // /dashboard/products: list and create products, edit one (name, description,
-// price, licence policy), see and rotate its signing keys. Every change goes
-// through the product service, as POST/PATCH /api/v1/products do. The pages are product-views.ts.
+// price, licence policy), see and rotate its signing keys, archive, unarchive or delete it. Every change
+// goes through the product service, as the /api/v1/products routes do. The pages are product-views.ts.
 
 const PAGE = 25;
 
@@ -166,6 +168,7 @@ async function showList(
   status: number,
   form: ProductForm,
   errors?: FormErrors,
+  notice?: string,
 ) {
   const after = queryOf(req, 'starting_after', 64);
   const startingAfter = isId('prod', after) ? after : '';
@@ -174,7 +177,7 @@ async function showList(
     page: { limit: PAGE, starting_after: startingAfter },
   });
   const next = out.page!.has_more ? out.page!.next_cursor : '';
-  page(res, status, listPage(s, { products: out.data, after: startingAfter, next, form, errors }));
+  page(res, status, listPage(s, { products: out.data, after: startingAfter, next, form, errors, notice }));
 }
 
 // A product of another account (or a malformed id) is not found: the 404 page.
@@ -186,18 +189,58 @@ async function showDetail(
   s: DashboardSession,
   id: string,
   status: number,
-  extra: { form?: ProductForm; errors?: FormErrors; notice?: string } = {},
+  extra: { form?: ProductForm; errors?: FormErrors; notice?: string; error?: string } = {},
 ) {
-  const [product, keys] = await Promise.all([
+  const [product, keys, deletable] = await Promise.all([
     clients.products.getProduct({ account_id: s.accountId, id }),
     clients.products.listSigningKeys({ account_id: s.accountId, id }),
+    roleCovers(s.role, 'developer') ? mayDelete({ clients }, s, id) : false,
   ]);
   const form = extra.form ?? formOf(product);
-  page(res, status, detailPage(s, { product, keys: keys.data, form, errors: extra.errors, notice: extra.notice }));
+  page(
+    res,
+    status,
+    detailPage(s, {
+      product,
+      keys: keys.data,
+      form,
+      errors: extra.errors,
+      notice: extra.notice,
+      error: extra.error,
+      deletable,
+    }),
+  );
+}
+
+/**
+ * Whether the Delete button is offered: the product has no licence and no release (one of each looked
+ * for). The product service decides again when asked (a licence may be issued in between); a service
+ * that does not answer just leaves the button out.
+ */
+async function mayDelete({ clients }: Pick<DashboardContext, 'clients'>, s: DashboardSession, id: string) {
+  const first = { limit: 1, starting_after: '' };
+  try {
+    const [licences, releases] = await Promise.all([
+      clients.licenses.listLicenses({
+        account_id: s.accountId,
+        product_id: id,
+        customer_email: '',
+        status: '',
+        page: first,
+      }),
+      clients.products.listReleases({ account_id: s.accountId, product_id: id, channel: '', status: '', page: first }),
+    ]);
+    return licences.data.length === 0 && releases.data.length === 0;
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'service_unavailable') return false;
+    throw err;
+  }
 }
 
 const listProducts = (ctx: DashboardContext) =>
-  ctx.signedIn((req, res, s) => showList(ctx, req, res, s, 200, blankForm));
+  ctx.signedIn((req, res, s) =>
+    showList(ctx, req, res, s, 200, blankForm, undefined, req.query.deleted ? 'Product deleted.' : undefined),
+  );
 
 const createProduct = (ctx: DashboardContext) =>
   ctx.signedIn(async (req, res, s) => {
@@ -269,6 +312,41 @@ const rotateKey = (ctx: DashboardContext) =>
     });
   });
 
+/** Archives or unarchives (no confirmation: each undoes the other); a refusal is said on the page. */
+const changeSale = (action: 'archive' | 'unarchive') => (ctx: DashboardContext) =>
+  ctx.signedIn(async (req, res, s) => {
+    const ref = { account_id: s.accountId, id: idOf(req) };
+    try {
+      if (action === 'archive') await ctx.clients.products.archiveProduct(ref);
+      else await ctx.clients.products.unarchiveProduct(ref);
+      const done =
+        action === 'archive'
+          ? 'Archived: it sells nothing and issues no new licence; its licences keep working.'
+          : 'Back on sale.';
+      await showDetail(ctx, res, s, ref.id, 200, { notice: done });
+    } catch (err) {
+      const e = formErrorsOf(err);
+      await showDetail(ctx, res, s, ref.id, e.status, { error: e.form ?? Object.values(e.fields)[0] });
+    }
+  });
+
+/** Deletes the product once confirmed (the button's first post shows the confirmation); then the list. */
+const deleteProduct = (ctx: DashboardContext) =>
+  ctx.signedIn(async (req, res, s) => {
+    const id = idOf(req);
+    if (field(req, 'confirm', 3) !== 'yes') {
+      const product = await ctx.clients.products.getProduct({ account_id: s.accountId, id });
+      return ctx.page(res, 200, deleteConfirm(s, product));
+    }
+    try {
+      await ctx.clients.products.deleteProduct({ account_id: s.accountId, id });
+      res.redirect(303, '/dashboard/products?deleted=1');
+    } catch (err) {
+      const e = formErrorsOf(err);
+      await showDetail(ctx, res, s, id, e.status, { error: e.form ?? Object.values(e.fields)[0] });
+    }
+  });
+
 const PRODUCT_ROUTES: readonly PageRoute<DashboardContext>[] = [
   { method: 'get', path: '/products', handler: listProducts },
   { method: 'post', path: '/products', handler: createProduct },
@@ -276,6 +354,9 @@ const PRODUCT_ROUTES: readonly PageRoute<DashboardContext>[] = [
   { method: 'post', path: '/products/:id', handler: updateProduct },
   { method: 'get', path: '/products/:id/rotate-key', handler: confirmRotate },
   { method: 'post', path: '/products/:id/rotate-key', handler: rotateKey },
+  { method: 'post', path: '/products/:id/archive', handler: changeSale('archive') },
+  { method: 'post', path: '/products/:id/unarchive', handler: changeSale('unarchive') },
+  { method: 'post', path: '/products/:id/delete', handler: deleteProduct },
 ];
 
 export function productPages(r: Router, ctx: DashboardContext): void {

@@ -38,7 +38,11 @@ export interface paths {
         get: operations["getProduct"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a product
+         * @description Only a product that has no licence and no release: 409 otherwise, naming which (archive it instead). Its signing keys go with it. While the deletion runs the product is archived, so no licence is issued for it meanwhile; refused, it is back as it was. Recorded in the audit log as product.deleted.
+         */
+        delete: operations["deleteProduct"];
         options?: never;
         head?: never;
         /**
@@ -46,6 +50,46 @@ export interface paths {
          * @description Only the fields sent change; `price: null` removes the price. A new policy applies to licences issued afterwards.
          */
         patch: operations["updateProduct"];
+        trace?: never;
+    };
+    "/api/v1/products/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a product
+         * @description An archived product sells nothing (new checkout sessions are 409; a session opened before and paid still gets its licence) and issues nothing new (new licences and batches are 409); its licences keep working: they validate, activate, get their files and renew. 409 for a product archived already. Publishes product.updated (the audit log records product.archived).
+         */
+        post: operations["archiveProduct"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/products/{id}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a product
+         * @description Back on sale: it sells and issues licences again. 409 for a product that is not archived. Publishes product.updated (the audit log records product.unarchived).
+         */
+        post: operations["unarchiveProduct"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/products/{id}/signing-keys": {
@@ -95,7 +139,10 @@ export interface paths {
         /** List licences */
         get: operations["listLicenses"];
         put?: never;
-        /** Issue a licence key */
+        /**
+         * Issue a licence key
+         * @description `expires_at`, `max_activations` and `lease_seconds` give this licence its own terms over its product's policy (docs/api.md, "Per-licence terms"): its `policy` shows the effective values and `overrides` those that differ. 400 for an `expires_at` in the past or not a time, or a number outside the policy field's range.
+         */
         post: operations["createLicense"];
         delete?: never;
         options?: never;
@@ -199,8 +246,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update a licence's e-mail, metadata or entitlements
-         * @description `entitlements` replaces the licence's own entitlements whole (`[]` clears them); its effective set is its policy's and these. Publishes `license.updated`.
+         * Update a licence's e-mail, metadata, entitlements or own terms
+         * @description `entitlements` replaces the licence's own entitlements whole (`[]` clears them); its effective set is its policy's and these. `expires_at`, `max_activations` and `lease_seconds` set the licence's own terms over its product's policy (a value equal to the product's policy removes that override; docs/api.md, "Per-licence terms"). A `max_activations` below the machines in use is 409 unless `deactivate_excess` is true, which deactivates the longest-unseen machines until they fit (`license.deactivated`, reason `limit_lowered`). Publishes `license.updated`.
          */
         patch: operations["updateLicense"];
         trace?: never;
@@ -1358,6 +1405,7 @@ export interface components {
             email_on_purchase: boolean;
             /** Format: date-time */
             created_at: string;
+            archived_at: string | null;
         };
         SigningKey: {
             /** @description Key id, named in every licence file it signs */
@@ -1385,6 +1433,12 @@ export interface components {
             status: "active" | "suspended" | "revoked" | "expired";
             expires_at: string | null;
             policy: components["schemas"]["Policy"];
+            /** @description The licence's own terms, only those that differ from its product's policy ({} when none); its policy holds them */
+            overrides: {
+                expires_at?: string | null;
+                max_activations?: number | null;
+                lease_seconds?: number | null;
+            };
             /** @description Active machines (counted on GET of one licence; 0 in lists) */
             activations: number;
             /** @description Your own key/value strings (at most 50 entries); {} in answers to validate-scope keys */
@@ -2050,6 +2104,12 @@ export interface components {
             customer_email: string;
             /** @description Also e-mail the licence (the purchase e-mail) to customer_email; see GET /api/v1/emails */
             send_email?: boolean;
+            /** @description This licence's own expiry (ISO 8601), over the policy's duration_days; null: perpetual */
+            expires_at?: string | null;
+            /** @description This licence's own max_activations, over its product's policy; null: unlimited */
+            max_activations?: number | null;
+            /** @description This licence's own lease_seconds, over its product's policy (on a node-locked policy it makes the licence floating); null: node-locked */
+            lease_seconds?: number | null;
         };
         LicenseUpdate: {
             customer_email?: string;
@@ -2059,6 +2119,14 @@ export interface components {
             };
             /** @description The licence's own entitlements on top of its policy's, replaced whole ([] clears them) */
             entitlements?: string[];
+            /** @description This licence's own expiry (ISO 8601), over the policy's duration_days; null: perpetual */
+            expires_at?: string | null;
+            /** @description This licence's own max_activations, over its product's policy; null: unlimited */
+            max_activations?: number | null;
+            /** @description This licence's own lease_seconds, over its product's policy (on a node-locked policy it makes the licence floating); null: node-locked */
+            lease_seconds?: number | null;
+            /** @description With max_activations below the machines in use: deactivate the longest-unseen until they fit (else 409) */
+            deactivate_excess?: boolean;
         };
         LicenseBatchCreate: {
             product_id: string;
@@ -2360,6 +2428,50 @@ export interface operations {
             };
         };
     };
+    deleteProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id (prod_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product, deleted (as it was) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     updateProduct: {
         parameters: {
             query?: never;
@@ -2377,6 +2489,94 @@ export interface operations {
         };
         responses: {
             /** @description The product after the change */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    archiveProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id (prod_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product, archived (archived_at set) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
+            /** @description Full-scope API keys only: a validate-scope key or a `License` credential is refused, the detail naming what it may do; or an API key whose role is below developer (x-required-role): the detail names its role and the one needed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (see Errors) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    unarchiveProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id (prod_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product, on sale (archived_at null) */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -41,6 +41,42 @@ export class Products {
     });
   }
 
+  // Archive, unarchive and delete are each 409 when the product is already so (or gone), so none is
+  // repeated after a lost answer: the second try would meet that 409 (or 404) instead of the answer.
+
+  /**
+   * Takes the product off sale: new checkout sessions, licences and batches for it are 409, while its
+   * licences keep working (validation, activations, files, renewals). 409 if it is archived already.
+   */
+  async archive(id: string): Promise<Product> {
+    return this.http.request({
+      method: 'POST',
+      path: `/api/v1/products/${segment(id, 'product id')}/archive`,
+      idempotent: false,
+    });
+  }
+
+  /** Puts an archived product back on sale; 409 if it is not archived. */
+  async unarchive(id: string): Promise<Product> {
+    return this.http.request({
+      method: 'POST',
+      path: `/api/v1/products/${segment(id, 'product id')}/unarchive`,
+      idempotent: false,
+    });
+  }
+
+  /**
+   * Deletes a product that has no licence and no release, with its signing keys, answering it as it
+   * was; 409 otherwise, naming which (archive it instead).
+   */
+  async delete(id: string): Promise<Product> {
+    return this.http.request({
+      method: 'DELETE',
+      path: `/api/v1/products/${segment(id, 'product id')}`,
+      idempotent: false,
+    });
+  }
+
   /** The product's Ed25519 public keys, current first: what verifyLicenseFile needs. */
   async signingKeys(id: string): Promise<SigningKey[]> {
     const body = await this.http.request<{ data: SigningKey[] }>({

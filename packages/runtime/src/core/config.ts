@@ -136,7 +136,7 @@ export const commonSchema = {
   EVENTS_SUBJECT_PREFIX: str('Subject prefix for domain events', { default: 'licensing.events' }),
   EVENTS_STREAM: str('JetStream stream that stores domain events', { default: 'LICENSING_EVENTS' }),
   INTERNAL_TOKEN: str(
-    "This component's own credential for the gRPC calls it makes (each caller has its own; the services it calls know only its SHA-256 digest). Required by the components that call others: gateway, license, checkout",
+    "This component's own credential for the gRPC calls it makes (each caller has its own; the services it calls know only its SHA-256 digest). Required by the components that call others: gateway, license, checkout, product",
     { default: '', secret: true },
   ),
   GRPC_TLS_CA_FILE: str(

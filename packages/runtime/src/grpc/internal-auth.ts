@@ -12,7 +12,15 @@ export const REQUEST_ID_KEY = 'x-request-id';
 export const TRACEPARENT_KEY = 'traceparent';
 
 /** The components that call services, and the operator CLI: every caller components.json lists (test/repository/components.test.ts checks). */
-export const internalCallers = ['gateway', 'web', 'license', 'checkout', 'notification', 'operator'] as const;
+export const internalCallers = [
+  'gateway',
+  'web',
+  'license',
+  'checkout',
+  'notification',
+  'product',
+  'operator',
+] as const;
 export type InternalCaller = (typeof internalCallers)[number];
 
 /** Which methods (gRPC method names) each caller may call on one service; absent callers may call nothing. */

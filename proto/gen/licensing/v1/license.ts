@@ -21,6 +21,15 @@ import {
 import { PageInfo, PageRequest } from "./common";
 import { LicensePolicy } from "./product";
 
+export interface HasLicensesRequest {
+  account_id: string;
+  product_id: string;
+}
+
+export interface HasLicensesResponse {
+  has_licenses: boolean;
+}
+
 export interface HoldsLicencesRequest {
   account_id: string;
   /** At most 254 characters. */
@@ -221,12 +230,41 @@ export interface License {
   /** The licence's own entitlements on top of its policy's (set whole with UpdateLicense). */
   extra_entitlements: string[];
   /** Set when the licence follows a subscription. */
-  subscription: LicenseSubscription | undefined;
+  subscription:
+    | LicenseSubscription
+    | undefined;
+  /**
+   * The terms this licence has of its own, over its product's policy: only those that differ from it.
+   * policy above already holds them (it is the effective policy every check reads).
+   */
+  overrides?: LicenseOverrides | undefined;
 }
 
 export interface License_MetadataEntry {
   key: string;
   value: string;
+}
+
+/** A number of a policy that may be null (no limit, node-locked): present = set, value absent = null. */
+export interface NullableInt {
+  value?: number | undefined;
+}
+
+/**
+ * Per-licence terms over the product's policy (each absent: the policy's). In a request, what to set;
+ * in a License, what differs from the product's policy.
+ */
+export interface LicenseOverrides {
+  /** Within the policy rule's range (proto/rules/policy.ts); value absent: unlimited. */
+  max_activations:
+    | NullableInt
+    | undefined;
+  /** Within the policy rule's range; value absent: node-locked (a lease makes a node-locked licence floating). */
+  lease_seconds:
+    | NullableInt
+    | undefined;
+  /** RFC 3339; empty: perpetual; absent: as the policy's duration_days gives it. A renewal replaces it. */
+  expires_at?: string | undefined;
 }
 
 export interface CreateLicenseRequest {
@@ -244,7 +282,11 @@ export interface CreateLicenseRequest {
    * The checkout service only: the subscription (sub_…) this licence is issued for. The licence records
    * it, and ApplySubscription applies no other subscription to it.
    */
-  subscription_id?: string | undefined;
+  subscription_id?:
+    | string
+    | undefined;
+  /** The licence's own terms over the product's policy (absent: none). */
+  overrides?: LicenseOverrides | undefined;
 }
 
 export interface GetLicenseRequest {
@@ -452,6 +494,18 @@ export interface UpdateLicenseRequest {
   /** With set_entitlements: the licence's extra entitlements, replaced whole (empty clears them). */
   set_entitlements: boolean;
   entitlements: string[];
+  /**
+   * The licence's own terms to set (absent fields: unchanged). A value equal to the product's current
+   * policy removes that override.
+   */
+  overrides?:
+    | LicenseOverrides
+    | undefined;
+  /**
+   * Lowering max_activations below the machines in use frees the longest-unseen ones (license.deactivated
+   * with reason limit_lowered) until they fit; without it such a change is FAILED_PRECONDITION (409).
+   */
+  deactivate_excess?: boolean | undefined;
 }
 
 export interface UpdateLicenseRequest_MetadataEntry {
@@ -556,6 +610,172 @@ export interface Stats {
   /** 30 entries, oldest first; the last is today (UTC). */
   validations_by_day: DayCount[];
 }
+
+function createBaseHasLicensesRequest(): HasLicensesRequest {
+  return { account_id: "", product_id: "" };
+}
+
+export const HasLicensesRequest: MessageFns<HasLicensesRequest> = {
+  encode(message: HasLicensesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.account_id !== "") {
+      writer.uint32(10).string(message.account_id);
+    }
+    if (message.product_id !== "") {
+      writer.uint32(18).string(message.product_id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HasLicensesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHasLicensesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.account_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.product_id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HasLicensesRequest {
+    return {
+      account_id: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      product_id: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+    };
+  },
+
+  toJSON(message: HasLicensesRequest): unknown {
+    const obj: any = {};
+    if (message.account_id !== "") {
+      obj.accountId = message.account_id;
+    }
+    if (message.product_id !== "") {
+      obj.productId = message.product_id;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HasLicensesRequest>, I>>(base?: I): HasLicensesRequest {
+    return HasLicensesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HasLicensesRequest>, I>>(object: I): HasLicensesRequest {
+    const message = createBaseHasLicensesRequest();
+    message.account_id = object.account_id ?? "";
+    message.product_id = object.product_id ?? "";
+    return message;
+  },
+};
+
+function createBaseHasLicensesResponse(): HasLicensesResponse {
+  return { has_licenses: false };
+}
+
+export const HasLicensesResponse: MessageFns<HasLicensesResponse> = {
+  encode(message: HasLicensesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.has_licenses !== false) {
+      writer.uint32(8).bool(message.has_licenses);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HasLicensesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHasLicensesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.has_licenses = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HasLicensesResponse {
+    return {
+      has_licenses: isSet(object.hasLicenses)
+        ? globalThis.Boolean(object.hasLicenses)
+        : isSet(object.has_licenses)
+        ? globalThis.Boolean(object.has_licenses)
+        : false,
+    };
+  },
+
+  toJSON(message: HasLicensesResponse): unknown {
+    const obj: any = {};
+    if (message.has_licenses !== false) {
+      obj.hasLicenses = message.has_licenses;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HasLicensesResponse>, I>>(base?: I): HasLicensesResponse {
+    return HasLicensesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HasLicensesResponse>, I>>(object: I): HasLicensesResponse {
+    const message = createBaseHasLicensesResponse();
+    message.has_licenses = object.has_licenses ?? false;
+    return message;
+  },
+};
 
 function createBaseHoldsLicencesRequest(): HoldsLicencesRequest {
   return { account_id: "", email: "" };
@@ -2890,6 +3110,7 @@ function createBaseLicense(): License {
     entitlements: [],
     extra_entitlements: [],
     subscription: undefined,
+    overrides: undefined,
   };
 }
 
@@ -2939,6 +3160,9 @@ export const License: MessageFns<License> = {
     }
     if (message.subscription !== undefined) {
       LicenseSubscription.encode(message.subscription, writer.uint32(122).fork()).join();
+    }
+    if (message.overrides !== undefined) {
+      LicenseOverrides.encode(message.overrides, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -3079,6 +3303,14 @@ export const License: MessageFns<License> = {
             message.subscription = LicenseSubscription.decode(reader, reader.uint32());
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.overrides = LicenseOverrides.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3151,6 +3383,7 @@ export const License: MessageFns<License> = {
         ? object.extra_entitlements.map((e: any) => globalThis.String(e))
         : [],
       subscription: isSet(object.subscription) ? LicenseSubscription.fromJSON(object.subscription) : undefined,
+      overrides: isSet(object.overrides) ? LicenseOverrides.fromJSON(object.overrides) : undefined,
     };
   },
 
@@ -3207,6 +3440,9 @@ export const License: MessageFns<License> = {
     if (message.subscription !== undefined) {
       obj.subscription = LicenseSubscription.toJSON(message.subscription);
     }
+    if (message.overrides !== undefined) {
+      obj.overrides = LicenseOverrides.toJSON(message.overrides);
+    }
     return obj;
   },
 
@@ -3241,6 +3477,9 @@ export const License: MessageFns<License> = {
     message.extra_entitlements = object.extra_entitlements?.map((e) => e) || [];
     message.subscription = (object.subscription !== undefined && object.subscription !== null)
       ? LicenseSubscription.fromPartial(object.subscription)
+      : undefined;
+    message.overrides = (object.overrides !== undefined && object.overrides !== null)
+      ? LicenseOverrides.fromPartial(object.overrides)
       : undefined;
     return message;
   },
@@ -3331,6 +3570,190 @@ export const License_MetadataEntry: MessageFns<License_MetadataEntry> = {
   },
 };
 
+function createBaseNullableInt(): NullableInt {
+  return { value: undefined };
+}
+
+export const NullableInt: MessageFns<NullableInt> = {
+  encode(message: NullableInt, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.value !== undefined) {
+      writer.uint32(8).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): NullableInt {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseNullableInt();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): NullableInt {
+    return { value: isSet(object.value) ? globalThis.Number(object.value) : undefined };
+  },
+
+  toJSON(message: NullableInt): unknown {
+    const obj: any = {};
+    if (message.value !== undefined) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<NullableInt>, I>>(base?: I): NullableInt {
+    return NullableInt.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<NullableInt>, I>>(object: I): NullableInt {
+    const message = createBaseNullableInt();
+    message.value = object.value ?? undefined;
+    return message;
+  },
+};
+
+function createBaseLicenseOverrides(): LicenseOverrides {
+  return { max_activations: undefined, lease_seconds: undefined, expires_at: undefined };
+}
+
+export const LicenseOverrides: MessageFns<LicenseOverrides> = {
+  encode(message: LicenseOverrides, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.max_activations !== undefined) {
+      NullableInt.encode(message.max_activations, writer.uint32(10).fork()).join();
+    }
+    if (message.lease_seconds !== undefined) {
+      NullableInt.encode(message.lease_seconds, writer.uint32(18).fork()).join();
+    }
+    if (message.expires_at !== undefined) {
+      writer.uint32(26).string(message.expires_at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LicenseOverrides {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicenseOverrides();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.max_activations = NullableInt.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.lease_seconds = NullableInt.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.expires_at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LicenseOverrides {
+    return {
+      max_activations: isSet(object.maxActivations)
+        ? NullableInt.fromJSON(object.maxActivations)
+        : isSet(object.max_activations)
+        ? NullableInt.fromJSON(object.max_activations)
+        : undefined,
+      lease_seconds: isSet(object.leaseSeconds)
+        ? NullableInt.fromJSON(object.leaseSeconds)
+        : isSet(object.lease_seconds)
+        ? NullableInt.fromJSON(object.lease_seconds)
+        : undefined,
+      expires_at: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: LicenseOverrides): unknown {
+    const obj: any = {};
+    if (message.max_activations !== undefined) {
+      obj.maxActivations = NullableInt.toJSON(message.max_activations);
+    }
+    if (message.lease_seconds !== undefined) {
+      obj.leaseSeconds = NullableInt.toJSON(message.lease_seconds);
+    }
+    if (message.expires_at !== undefined) {
+      obj.expiresAt = message.expires_at;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LicenseOverrides>, I>>(base?: I): LicenseOverrides {
+    return LicenseOverrides.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LicenseOverrides>, I>>(object: I): LicenseOverrides {
+    const message = createBaseLicenseOverrides();
+    message.max_activations = (object.max_activations !== undefined && object.max_activations !== null)
+      ? NullableInt.fromPartial(object.max_activations)
+      : undefined;
+    message.lease_seconds = (object.lease_seconds !== undefined && object.lease_seconds !== null)
+      ? NullableInt.fromPartial(object.lease_seconds)
+      : undefined;
+    message.expires_at = object.expires_at ?? undefined;
+    return message;
+  },
+};
+
 function createBaseCreateLicenseRequest(): CreateLicenseRequest {
   return {
     account_id: "",
@@ -3339,6 +3762,7 @@ function createBaseCreateLicenseRequest(): CreateLicenseRequest {
     idempotency_key: "",
     send_email: false,
     subscription_id: undefined,
+    overrides: undefined,
   };
 }
 
@@ -3361,6 +3785,9 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
     }
     if (message.subscription_id !== undefined) {
       writer.uint32(50).string(message.subscription_id);
+    }
+    if (message.overrides !== undefined) {
+      LicenseOverrides.encode(message.overrides, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -3426,6 +3853,14 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
             message.subscription_id = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.overrides = LicenseOverrides.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3470,6 +3905,7 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
         : isSet(object.subscription_id)
         ? globalThis.String(object.subscription_id)
         : undefined,
+      overrides: isSet(object.overrides) ? LicenseOverrides.fromJSON(object.overrides) : undefined,
     };
   },
 
@@ -3493,6 +3929,9 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
     if (message.subscription_id !== undefined) {
       obj.subscriptionId = message.subscription_id;
     }
+    if (message.overrides !== undefined) {
+      obj.overrides = LicenseOverrides.toJSON(message.overrides);
+    }
     return obj;
   },
 
@@ -3507,6 +3946,9 @@ export const CreateLicenseRequest: MessageFns<CreateLicenseRequest> = {
     message.idempotency_key = object.idempotency_key ?? "";
     message.send_email = object.send_email ?? false;
     message.subscription_id = object.subscription_id ?? undefined;
+    message.overrides = (object.overrides !== undefined && object.overrides !== null)
+      ? LicenseOverrides.fromPartial(object.overrides)
+      : undefined;
     return message;
   },
 };
@@ -5880,6 +6322,8 @@ function createBaseUpdateLicenseRequest(): UpdateLicenseRequest {
     metadata: {},
     set_entitlements: false,
     entitlements: [],
+    overrides: undefined,
+    deactivate_excess: undefined,
   };
 }
 
@@ -5902,6 +6346,12 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
     }
     for (const v of message.entitlements) {
       writer.uint32(50).string(v!);
+    }
+    if (message.overrides !== undefined) {
+      LicenseOverrides.encode(message.overrides, writer.uint32(58).fork()).join();
+    }
+    if (message.deactivate_excess !== undefined) {
+      writer.uint32(64).bool(message.deactivate_excess);
     }
     return writer;
   },
@@ -5970,6 +6420,22 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
             message.entitlements.push(reader.string());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.overrides = LicenseOverrides.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.deactivate_excess = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6017,6 +6483,12 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
       entitlements: globalThis.Array.isArray(object?.entitlements)
         ? object.entitlements.map((e: any) => globalThis.String(e))
         : [],
+      overrides: isSet(object.overrides) ? LicenseOverrides.fromJSON(object.overrides) : undefined,
+      deactivate_excess: isSet(object.deactivateExcess)
+        ? globalThis.Boolean(object.deactivateExcess)
+        : isSet(object.deactivate_excess)
+        ? globalThis.Boolean(object.deactivate_excess)
+        : undefined,
     };
   },
 
@@ -6046,6 +6518,12 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
     if (message.entitlements?.length) {
       obj.entitlements = message.entitlements;
     }
+    if (message.overrides !== undefined) {
+      obj.overrides = LicenseOverrides.toJSON(message.overrides);
+    }
+    if (message.deactivate_excess !== undefined) {
+      obj.deactivateExcess = message.deactivate_excess;
+    }
     return obj;
   },
 
@@ -6068,6 +6546,10 @@ export const UpdateLicenseRequest: MessageFns<UpdateLicenseRequest> = {
     );
     message.set_entitlements = object.set_entitlements ?? false;
     message.entitlements = object.entitlements?.map((e) => e) || [];
+    message.overrides = (object.overrides !== undefined && object.overrides !== null)
+      ? LicenseOverrides.fromPartial(object.overrides)
+      : undefined;
+    message.deactivate_excess = object.deactivate_excess ?? undefined;
     return message;
   },
 };
@@ -7975,6 +8457,19 @@ export const LicenseServiceService = {
       Buffer.from(HoldsLicencesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): HoldsLicencesResponse => HoldsLicencesResponse.decode(value),
   },
+  /**
+   * Whether a product of the account has any licence, or a batch still issuing for it: the product
+   * service's one question before it deletes a product. One indexed read with a limit of one each.
+   */
+  hasLicenses: {
+    path: "/licensing.v1.LicenseService/HasLicenses" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: HasLicensesRequest): Buffer => Buffer.from(HasLicensesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): HasLicensesRequest => HasLicensesRequest.decode(value),
+    responseSerialize: (value: HasLicensesResponse): Buffer => Buffer.from(HasLicensesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): HasLicensesResponse => HasLicensesResponse.decode(value),
+  },
 } as const;
 
 export interface LicenseServiceServer extends UntypedServiceImplementation {
@@ -8065,6 +8560,11 @@ export interface LicenseServiceServer extends UntypedServiceImplementation {
    * licences is answered (the caller may not list them).
    */
   holdsLicences: handleUnaryCall<HoldsLicencesRequest, HoldsLicencesResponse>;
+  /**
+   * Whether a product of the account has any licence, or a batch still issuing for it: the product
+   * service's one question before it deletes a product. One indexed read with a limit of one each.
+   */
+  hasLicenses: handleUnaryCall<HasLicensesRequest, HasLicensesResponse>;
 }
 
 export interface LicenseServiceClient extends Client {
@@ -8487,6 +8987,25 @@ export interface LicenseServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: HoldsLicencesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Whether a product of the account has any licence, or a batch still issuing for it: the product
+   * service's one question before it deletes a product. One indexed read with a limit of one each.
+   */
+  hasLicenses(
+    request: HasLicensesRequest,
+    callback: (error: ServiceError | null, response: HasLicensesResponse) => void,
+  ): ClientUnaryCall;
+  hasLicenses(
+    request: HasLicensesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: HasLicensesResponse) => void,
+  ): ClientUnaryCall;
+  hasLicenses(
+    request: HasLicensesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: HasLicensesResponse) => void,
   ): ClientUnaryCall;
 }
 

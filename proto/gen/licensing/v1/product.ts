@@ -122,6 +122,8 @@ export interface Product {
     | undefined;
   /** Whether a purchase (checkout.completed) e-mails the buyer their key; vendors who send their own turn it off. */
   email_on_purchase: boolean;
+  /** RFC 3339 when archived (it sells and issues nothing new); absent while on sale. */
+  archived_at?: string | undefined;
 }
 
 export interface Price {
@@ -1108,6 +1110,7 @@ function createBaseProduct(): Product {
     policy: undefined,
     price: undefined,
     email_on_purchase: false,
+    archived_at: undefined,
   };
 }
 
@@ -1136,6 +1139,9 @@ export const Product: MessageFns<Product> = {
     }
     if (message.email_on_purchase !== false) {
       writer.uint32(64).bool(message.email_on_purchase);
+    }
+    if (message.archived_at !== undefined) {
+      writer.uint32(74).string(message.archived_at);
     }
     return writer;
   },
@@ -1217,6 +1223,14 @@ export const Product: MessageFns<Product> = {
             message.email_on_purchase = reader.bool();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.archived_at = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1251,6 +1265,11 @@ export const Product: MessageFns<Product> = {
         : isSet(object.email_on_purchase)
         ? globalThis.Boolean(object.email_on_purchase)
         : false,
+      archived_at: isSet(object.archivedAt)
+        ? globalThis.String(object.archivedAt)
+        : isSet(object.archived_at)
+        ? globalThis.String(object.archived_at)
+        : undefined,
     };
   },
 
@@ -1280,6 +1299,9 @@ export const Product: MessageFns<Product> = {
     if (message.email_on_purchase !== false) {
       obj.emailOnPurchase = message.email_on_purchase;
     }
+    if (message.archived_at !== undefined) {
+      obj.archivedAt = message.archived_at;
+    }
     return obj;
   },
 
@@ -1298,6 +1320,7 @@ export const Product: MessageFns<Product> = {
       : undefined;
     message.price = (object.price !== undefined && object.price !== null) ? Price.fromPartial(object.price) : undefined;
     message.email_on_purchase = object.email_on_purchase ?? false;
+    message.archived_at = object.archived_at ?? undefined;
     return message;
   },
 };
@@ -4264,6 +4287,47 @@ export const ProductServiceService = {
     responseSerialize: (value: Product): Buffer => Buffer.from(Product.encode(value).finish()),
     responseDeserialize: (value: Buffer): Product => Product.decode(value),
   },
+  /**
+   * An archived product sells nothing and issues nothing new (checkout sessions and new licences are
+   * FAILED_PRECONDITION, conflict); its licences keep working. FAILED_PRECONDITION for one archived
+   * already. Publishes product.updated and the audit log's product.archived.
+   */
+  archiveProduct: {
+    path: "/licensing.v1.ProductService/ArchiveProduct" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProductRequest): Buffer => Buffer.from(GetProductRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProductRequest => GetProductRequest.decode(value),
+    responseSerialize: (value: Product): Buffer => Buffer.from(Product.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Product => Product.decode(value),
+  },
+  /**
+   * Back on sale; FAILED_PRECONDITION for one that is not archived. Publishes product.updated and
+   * product.unarchived.
+   */
+  unarchiveProduct: {
+    path: "/licensing.v1.ProductService/UnarchiveProduct" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProductRequest): Buffer => Buffer.from(GetProductRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProductRequest => GetProductRequest.decode(value),
+    responseSerialize: (value: Product): Buffer => Buffer.from(Product.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Product => Product.decode(value),
+  },
+  /**
+   * Removes a product that has no licence and no release (FAILED_PRECONDITION otherwise, naming why),
+   * with its signing keys; answers it as it was. It is archived first (so nothing is issued for it
+   * while the licence service is asked, HasLicenses), then removed. Publishes product.deleted.
+   */
+  deleteProduct: {
+    path: "/licensing.v1.ProductService/DeleteProduct" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProductRequest): Buffer => Buffer.from(GetProductRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProductRequest => GetProductRequest.decode(value),
+    responseSerialize: (value: Product): Buffer => Buffer.from(Product.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Product => Product.decode(value),
+  },
   /** Ed25519 public keys for offline verification of licence files, newest first. */
   listSigningKeys: {
     path: "/licensing.v1.ProductService/ListSigningKeys" as const,
@@ -4437,6 +4501,23 @@ export interface ProductServiceServer extends UntypedServiceImplementation {
    * the policy they were issued (or last renewed) under.
    */
   updateProduct: handleUnaryCall<UpdateProductRequest, Product>;
+  /**
+   * An archived product sells nothing and issues nothing new (checkout sessions and new licences are
+   * FAILED_PRECONDITION, conflict); its licences keep working. FAILED_PRECONDITION for one archived
+   * already. Publishes product.updated and the audit log's product.archived.
+   */
+  archiveProduct: handleUnaryCall<GetProductRequest, Product>;
+  /**
+   * Back on sale; FAILED_PRECONDITION for one that is not archived. Publishes product.updated and
+   * product.unarchived.
+   */
+  unarchiveProduct: handleUnaryCall<GetProductRequest, Product>;
+  /**
+   * Removes a product that has no licence and no release (FAILED_PRECONDITION otherwise, naming why),
+   * with its signing keys; answers it as it was. It is archived first (so nothing is issued for it
+   * while the licence service is asked, HasLicenses), then removed. Publishes product.deleted.
+   */
+  deleteProduct: handleUnaryCall<GetProductRequest, Product>;
   /** Ed25519 public keys for offline verification of licence files, newest first. */
   listSigningKeys: handleUnaryCall<GetProductRequest, ListSigningKeysResponse>;
   /** A new current key; earlier keys stay listed so files they signed still verify. */
@@ -4541,6 +4622,65 @@ export interface ProductServiceClient extends Client {
   ): ClientUnaryCall;
   updateProduct(
     request: UpdateProductRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  /**
+   * An archived product sells nothing and issues nothing new (checkout sessions and new licences are
+   * FAILED_PRECONDITION, conflict); its licences keep working. FAILED_PRECONDITION for one archived
+   * already. Publishes product.updated and the audit log's product.archived.
+   */
+  archiveProduct(
+    request: GetProductRequest,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  archiveProduct(
+    request: GetProductRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  archiveProduct(
+    request: GetProductRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  /**
+   * Back on sale; FAILED_PRECONDITION for one that is not archived. Publishes product.updated and
+   * product.unarchived.
+   */
+  unarchiveProduct(
+    request: GetProductRequest,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  unarchiveProduct(
+    request: GetProductRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  unarchiveProduct(
+    request: GetProductRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  /**
+   * Removes a product that has no licence and no release (FAILED_PRECONDITION otherwise, naming why),
+   * with its signing keys; answers it as it was. It is archived first (so nothing is issued for it
+   * while the licence service is asked, HasLicenses), then removed. Publishes product.deleted.
+   */
+  deleteProduct(
+    request: GetProductRequest,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  deleteProduct(
+    request: GetProductRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Product) => void,
+  ): ClientUnaryCall;
+  deleteProduct(
+    request: GetProductRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Product) => void,

@@ -26,6 +26,9 @@ export function targetOf(event: DomainEvent): AuditTargetOf {
       return pick('account', data.account);
     case 'product.created':
     case 'product.updated':
+    case 'product.archived' as string:
+    case 'product.unarchived' as string:
+    case 'product.deleted' as string:
       return pick('product', data.product);
     case 'release.published':
     case 'release.yanked':

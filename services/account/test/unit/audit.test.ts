@@ -32,6 +32,9 @@ describe("an event's entry", () => {
     ['customer.erased', { placeholder: 'erased-1@invalid', licenses: 2 }, { type: 'customer', id: 'erased-1@invalid' }],
     ['import.created', { import: { id: 'imp_1', format: 'csv' } }, { type: 'import', id: 'imp_1' }],
     ['export.created', { export: { id: 'exp_1' } }, { type: 'export', id: 'exp_1' }],
+    ['product.archived', { product: { id: 'prd_2', name: 'Editor' } }, { type: 'product', id: 'prd_2' }],
+    ['product.unarchived', { product: { id: 'prd_2', name: 'Editor' } }, { type: 'product', id: 'prd_2' }],
+    ['product.deleted', { product: { id: 'prd_3', name: 'Old' } }, { type: 'product', id: 'prd_3' }],
   ])('of %s is about %j', (type, data, target) => {
     expect(targetOf(event(type, data))).toEqual(target);
   });
@@ -41,6 +44,8 @@ describe("an event's entry", () => {
     expect([...eventTypes, ...actionTypes].filter((t) => ownerOf(t) === undefined)).toEqual([]);
     expect(ownerOf('import.created')).toBe('license');
     expect(ownerOf('export.created')).toBe('license');
+    expect(ownerOf('product.archived')).toBe('product');
+    expect(ownerOf('product.deleted')).toBe('product');
     // And an action is the audit log's only: no webhook type shares its name.
     expect(actionTypes.filter((t) => isEventType(t))).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import { AppError, checkEmail, isId, newId, type CallOptions } from '@licensing/runtime';
 import {
+  archivedRefusal,
   isOneOf,
   priceIntervals,
   withPolicyDefaults,
@@ -61,6 +62,10 @@ async function pricedSale(
   requestId: string,
 ) {
   const product = await products.getProduct({ account_id: accountId, id: input.product_id }, { requestId });
+  // An archived product sells nothing (proto/rules/product-sales.ts); sessions opened before it was
+  // archived go on, and a paid one gets its licence.
+  const archived = archivedRefusal(product, 'sold');
+  if (archived) throw new AppError('conflict', archived);
   if (!product.price)
     throw AppError.invalid(
       'product_id',

@@ -1,4 +1,5 @@
 import type { PolicySnapshot, StoredStatus } from '@licensing/proto';
+import type { StoredOverrides } from './overrides';
 import type { StoredSubscription } from './subscription';
 
 /** A licence as this service keeps it: the store writes and reads exactly this (and its outbox). */
@@ -15,8 +16,16 @@ export interface LicenseRecord {
   expires_at: Date | null;
   /** expires_at plus the grace days: when the licence stops validating (null = never). */
   grace_ends_at: Date | null;
-  /** The product's policy when the licence was issued or last renewed. */
+  /**
+   * The product's policy when the licence was issued or last renewed, with the licence's own terms
+   * (`overrides`) over it: the effective policy, which every reader judges by (domain/overrides.ts).
+   */
   policy: PolicySnapshot;
+  /**
+   * The licence's own terms, kept apart so a renewal applies them again over the product's new policy;
+   * only those that differed from the product's policy when written. Absent: none.
+   */
+  overrides?: StoredOverrides;
   metadata: Record<string, string>;
   /**
    * Entitlements of this licence's own, on top of its policy's (set whole by UpdateLicense); missing

@@ -44,7 +44,7 @@ export function licenseHandlers(deps: LicenseDeps, counter: ValidationCounter): 
       // Only a recurring checkout issues a licence for a subscription.
       if (req.subscription_id && call.caller !== 'checkout')
         throw AppError.invalid('subscription_id', 'only the checkout service issues a licence for a subscription');
-      const input = checkNewLicense(req);
+      const input = checkNewLicense(req, clock.now());
       if (!req.idempotency_key) return present(await issueLicense(deps, req.account_id, input));
       return idempotent(
         store.models.Idempotency,

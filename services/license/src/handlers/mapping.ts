@@ -6,6 +6,7 @@ import {
   type Activation,
   type License,
 } from '@licensing/proto';
+import { overridesToContract } from '../domain/overrides';
 import type { ActivationDoc, LicenseDoc } from '../store/models';
 
 const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : '');
@@ -25,8 +26,10 @@ export function toLicense(doc: Omit<LicenseDoc, 'outbox'>, now: Date, keyScope =
     status: effectiveStatus(doc, now),
     expires_at: doc.expires_at ? doc.expires_at.toISOString() : '',
     created_at: doc.created_at.toISOString(),
-    // A licence stored before a policy field existed reads as its default.
+    // A licence stored before a policy field existed reads as its default. Its own terms are in it
+    // (the effective policy), and shown apart too.
     policy: policyToContract(doc.policy),
+    overrides: overridesToContract(doc.overrides),
     activations,
     metadata: doc.metadata ?? {},
     last_validated_at: '',

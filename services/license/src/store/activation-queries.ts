@@ -200,6 +200,46 @@ export class ActivationQueries extends ExpiryQueries {
     return docs.map((d) => ({ fingerprint: d.fingerprint, leaseEndsAt: d.lease_expires_at?.getTime() ?? null }));
   }
 
+  /** A licence's active machines, each with when it was last seen (as listActivations shows it). */
+  async activeMachines(licenseId: string): Promise<ActivationDoc[]> {
+    const docs = await this.models.Activation.find({ license_id: licenseId, deactivated_at: null }, { outbox: 0 })
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<ActivationDoc[]>()
+      .exec();
+    return withSightings(this.models, licenseId, docs);
+  }
+
+  /**
+   * Moves the licence's active machines whose slot is not one of "1".."max" (taken under a higher limit,
+   * or none) into free ones: chooseSlot counts only those, so a lowered or new limit holds for the next
+   * activation too. Each move is conditional on the slot read; one that loses a race tries the next slot.
+   */
+  async moveIntoSlots(licenseId: string, max: number): Promise<void> {
+    const active = await this.models.Activation.find({ license_id: licenseId, deactivated_at: null }, { slot_key: 1 })
+      .maxTimeMS(QUERY_MAX_MS)
+      .lean<Pick<ActivationDoc, '_id' | 'slot_key'>[]>()
+      .exec();
+    const within = (k: string) => /^\d+$/.test(k) && Number(k) >= 1 && Number(k) <= max;
+    const taken = new Set(active.map((a) => a.slot_key).filter(within));
+    let next = 1;
+    for (const seat of active.filter((a) => !within(a.slot_key))) {
+      for (; next <= max; next++) {
+        const slot = String(next);
+        if (taken.has(slot)) continue;
+        taken.add(slot);
+        try {
+          const res = await this.models.Activation.updateOne(
+            { _id: seat._id, slot_key: seat.slot_key, deactivated_at: null },
+            { $set: { slot_key: slot } },
+          );
+          if (res.modifiedCount === 1 || res.matchedCount === 0) break;
+        } catch (err) {
+          if (!isDuplicate(err)) throw err; // taken meanwhile: the next one
+        }
+      }
+    }
+  }
+
   countActivations(licenseId: string): Promise<number> {
     return this.models.Activation.countDocuments({ license_id: licenseId, deactivated_at: null })
       .maxTimeMS(QUERY_MAX_MS)

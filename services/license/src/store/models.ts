@@ -112,6 +112,8 @@ function licenseSchema(): Schema<LicenseDoc> {
       expires_at: { type: Date, default: null },
       grace_ends_at: { type: Date, default: null },
       policy: { type: Object, required: true },
+      // The licence's own terms (domain/overrides.ts): null is a value there (unlimited, node-locked).
+      overrides: { type: Object, default: undefined },
       metadata: { type: Object, default: () => ({}) },
       extra_entitlements: { type: [String], default: undefined },
       expired_notified: { type: Boolean, default: false },

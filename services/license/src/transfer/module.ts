@@ -40,6 +40,8 @@ export interface TransferModule {
   licenseHandlers: Pick<Handlers<typeof LicenseServiceService>, 'createLicenseBatch' | 'getLicenseBatch'>;
   /** What a customer's erasure asks of its licence batches and export files. */
   erasure: TransferErasure;
+  /** Whether a batch of the product is still issuing (a product with one is not deleted: HasLicenses). */
+  issuingFor(accountId: string, productId: string): Promise<boolean>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -94,6 +96,7 @@ export function transferModule(ctx: ServiceContext<TransferConfig>, parts: Trans
   return {
     licenseHandlers: batchHandlers(batchDeps, batchRunner),
     erasure: transferErasure(batches, importStore),
+    issuingFor: (accountId, productId) => batches.runningFor(accountId, productId),
     start() {
       imports.start();
       batchSweep.start();

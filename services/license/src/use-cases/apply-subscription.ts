@@ -1,6 +1,7 @@
 import { AppError, isId } from '@licensing/runtime';
 import { SEATS_MAX, parseLicenseKey, withPolicyDefaults, type ApplySubscriptionRequest } from '@licensing/proto';
 import { storedPolicy } from '../domain/entitlements';
+import { effectivePolicy, keptByRenewal } from '../domain/overrides';
 import { expiryBucket } from '../domain/expiry';
 import {
   isSubscriptionStatus,
@@ -92,7 +93,11 @@ export async function applySubscription(deps: LicenseDeps, req: ApplySubscriptio
       // account's product is not found: NOT_FOUND, nothing written.
       const get = products.getFreshProduct ?? products.getProduct;
       const product = await get.call(products, { account_id: req.account_id, id: productId });
-      policy = seatsPolicy(storedPolicy(withPolicyDefaults(product.policy)), sub.quantity);
+      // The licence's own numbers stay over it (domain/overrides.ts).
+      policy = effectivePolicy(
+        seatsPolicy(storedPolicy(withPolicyDefaults(product.policy)), sub.quantity),
+        doc.overrides,
+      );
     }
     const step = subscriptionStep(
       doc,
@@ -111,6 +116,8 @@ export async function applySubscription(deps: LicenseDeps, req: ApplySubscriptio
       expired_notified: notified,
       expiry_bucket: expiryBucket(step.graceEndsAt, notified, now),
       subscription: sub,
+      // The subscription sets the expiry: an expiry of the licence's own is replaced, as a renewal does.
+      ...(doc.overrides?.expires_at !== undefined ? { overrides: keptByRenewal(doc.overrides) } : {}),
     };
     const after = await withLiveEntitlements(products, { ...doc, ...changes });
     const events = step.events.map((type) => licenseEvent(type, after, now));

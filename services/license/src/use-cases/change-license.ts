@@ -13,10 +13,12 @@ import { storedPolicy } from '../domain/entitlements';
 import { expiryBucket } from '../domain/expiry';
 import { transition } from '../domain/lifecycle';
 import { mergeMetadata } from '../domain/metadata';
+import { checkTerms, differing, effectivePolicy, keptByRenewal, withTerms } from '../domain/overrides';
 import { licenseEvent } from '../events/license-events';
 import type { LicenseDoc } from '../store/models';
 import type { LicenseAt, LicenseDeps } from './deps';
 import { withLiveEntitlements } from './product-entitlements';
+import { fitMachines, limitToFit } from './license-terms';
 import { ownLicense } from './read-licenses';
 
 const pastTense: Record<
@@ -58,14 +60,17 @@ export async function changeLicense(
  * entitlements (replaced whole; none clears them), with license.updated. Everything is checked before
  * anything is written.
  */
-export const updateLicense = (
+export async function updateLicense(
   deps: LicenseDeps,
   req: Pick<UpdateLicenseRequest, 'account_id' | 'key' | 'customer_email' | 'metadata'> &
-    Partial<Pick<UpdateLicenseRequest, 'set_entitlements' | 'entitlements'>>,
-): Promise<LicenseAt> => {
+    Partial<Pick<UpdateLicenseRequest, 'set_entitlements' | 'entitlements' | 'overrides' | 'deactivate_excess'>>,
+): Promise<LicenseAt> {
   const badEntitlements = req.set_entitlements ? entitlementsProblem('entitlements', req.entitlements) : undefined;
-  if (badEntitlements) return Promise.reject(AppError.invalid(badEntitlements.field, badEntitlements.message));
-  return changeLicense(deps, req.account_id, req.key, async (doc) => {
+  if (badEntitlements) throw AppError.invalid(badEntitlements.field, badEntitlements.message);
+  const terms = checkTerms(req.overrides, deps.clock.now(), false);
+  /** The limit the licence's machines must be brought within once the change is written (none: they fit). */
+  let fitTo: number | undefined;
+  const out = await changeLicense(deps, req.account_id, req.key, async (doc, now) => {
     const changes: Partial<LicenseDoc> = {};
     if (req.customer_email !== undefined) {
       const email = checkEmail('customer_email', req.customer_email);
@@ -73,11 +78,23 @@ export const updateLicense = (
     }
     if (Object.keys(req.metadata).length) changes.metadata = mergeMetadata(doc.metadata ?? {}, req.metadata);
     if (req.set_entitlements) changes.extra_entitlements = [...(req.entitlements ?? [])];
+    if (terms) {
+      const product = await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id });
+      const next = withTerms(doc, terms, withPolicyDefaults(product.policy), now);
+      fitTo = await limitToFit(deps.store, doc, next.policy.max_activations, req.deactivate_excess === true);
+      Object.assign(changes, next);
+    }
     if (!Object.keys(changes).length)
-      throw new AppError('invalid_request', 'nothing to change: give customer_email, metadata and/or entitlements');
+      throw new AppError(
+        'invalid_request',
+        'nothing to change: give customer_email, metadata, entitlements, expires_at, max_activations and/or lease_seconds',
+      );
     return { changes, event: 'license.updated' };
   });
-};
+  // After the licence's write: from now on no activation takes a slot past the new limit.
+  if (fitTo !== undefined) await fitMachines(deps, out.doc, fitTo);
+  return out;
+}
 
 /** Suspends, reinstates, revokes or renews (with the product's current policy), with its event. */
 export const transitionLicense = (
@@ -88,15 +105,17 @@ export const transitionLicense = (
     const action = req.action;
     if (!isOneOf(licenseActions, action))
       throw AppError.invalid('action', `action must be one of ${licenseActions.join(', ')}`);
-    // Renewal takes the product's current policy (all but its entitlements, which are read live).
-    const current =
-      action === 'renew'
-        ? storedPolicy(
-            withPolicyDefaults(
-              (await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id })).policy,
-            ),
-          )
-        : doc.policy;
+    // Renewal takes the product's current policy (all but its entitlements, which are read live), with
+    // the licence's own numbers over it again; its own expiry is replaced by the renewal's.
+    let kept = doc.overrides;
+    let current = doc.policy;
+    if (action === 'renew') {
+      const product = withPolicyDefaults(
+        (await deps.products.getProduct({ account_id: req.account_id, id: doc.product_id })).policy,
+      );
+      kept = differing(keptByRenewal(doc.overrides), product);
+      current = effectivePolicy(storedPolicy(product), kept);
+    }
     const next = transition(doc, action, now, current);
     // When it stops validating, as every answer judges it (a subscription's payment grace, or none once it ended early).
     const graceEnds = validUntil({ ...next, subscription: doc.subscription });
@@ -109,6 +128,7 @@ export const transitionLicense = (
       grace_ends_at: graceEnds,
       expired_notified: notified,
       expiry_bucket: expiryBucket(graceEnds, notified, now),
+      ...(action === 'renew' && doc.overrides ? { overrides: kept } : {}),
     };
     return { changes, event: pastTense[action] };
   });

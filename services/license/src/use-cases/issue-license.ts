@@ -2,6 +2,7 @@ import { AppError, checkEmail, isId } from '@licensing/runtime';
 import { withPolicyDefaults, type CreateLicenseRequest } from '@licensing/proto';
 import { storedPolicy, withProductEntitlements } from '../domain/entitlements';
 import { newLicense } from '../domain/new-license';
+import { checkTerms, withTerms, type AskedTerms } from '../domain/overrides';
 import { licenseCreated } from '../events/license-events';
 import type { LicenseAt, LicenseDeps } from './deps';
 import { withLiveEntitlements } from './product-entitlements';
@@ -16,22 +17,27 @@ export interface NewLicense {
   send_email?: true;
   /** The subscription a recurring checkout issues it for (the only one ApplySubscription applies); absent: none. */
   subscription_id?: string;
+  /** The licence's own terms over its product's policy (domain/overrides.ts); absent: none. */
+  terms?: AskedTerms;
 }
 
 /** Checks what needs no I/O, before anything else happens. */
 export function checkNewLicense(
   req: Pick<CreateLicenseRequest, 'product_id' | 'customer_email'> &
-    Partial<Pick<CreateLicenseRequest, 'send_email' | 'subscription_id'>>,
+    Partial<Pick<CreateLicenseRequest, 'send_email' | 'subscription_id' | 'overrides'>>,
+  now: Date = new Date(),
 ): NewLicense {
   if (!isId('prod', req.product_id)) throw AppError.invalid('product_id', 'product_id must be a product id (prod_…)');
   if (req.subscription_id && !isId('sub', req.subscription_id))
     throw AppError.invalid('subscription_id', 'subscription_id must be a subscription id (sub_…)');
+  const terms = checkTerms(req.overrides, now, true);
   return {
     product_id: req.product_id,
     customer_email: checkEmail('customer_email', req.customer_email),
     // Only when asked, so a request without it compares (Idempotency-Key) as it always did.
     ...(req.send_email ? { send_email: true as const } : {}),
     ...(req.subscription_id ? { subscription_id: req.subscription_id } : {}),
+    ...(terms ? { terms } : {}),
   };
 }
 
@@ -66,6 +72,7 @@ export async function issueLicense(
     const now = clock.now();
     // Stored without the product's entitlements (they are read live); answered and announced with them.
     const doc = newLicense(accountId, productId, input.customer_email, storedPolicy(policy), now);
+    if (input.terms) Object.assign(doc, withTerms(doc, input.terms, policy, now));
     if (idempotent) doc._id = idempotent.licenseId;
     if (input.subscription_id) doc.issued_for_subscription = input.subscription_id;
     const answered = withProductEntitlements(doc, policy.entitlements);

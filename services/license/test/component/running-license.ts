@@ -46,6 +46,8 @@ export interface RunningLicense {
    * before its answer), so a licence issued next sees the new policy.
    */
   updateProduct(product: Product, policy: Partial<LicensePolicy>): Promise<Product>;
+  /** The product archived (or back on sale) as the product service does it: answered so, and product.updated on the stream. */
+  setArchived(product: Product, archived: boolean): Promise<Product>;
   /** Another instance of the service over the same store, NATS and fakes (stopped with the rest). */
   extraInstance(): Promise<void>;
   /** Activates a machine: the activation's id. */
@@ -92,6 +94,26 @@ export async function startLicense(): Promise<RunningLicense> {
   const client = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'gateway'));
   const opened: Connection[] = [];
   const web = createClient(LicenseServiceClient, `127.0.0.1:${service.port}`, credentialOf(t, 'web'));
+  /** The fake answers the changed product from now on; product.updated is on the stream before this returns. */
+  const changeProduct = async (updated: Product): Promise<Product> => {
+    known.set(updated.id, updated);
+    productBus ??= await EventBus.connect({
+      url: t.natsUrl,
+      subjectPrefix: t.subjectPrefix,
+      stream: t.stream,
+      name: 'license-test-product-publisher',
+      log: createLogger('license-test-product-publisher', 'silent'),
+    });
+    const data = {
+      id: updated.id,
+      name: updated.name,
+      description: updated.description,
+      created_at: updated.created_at,
+      archived_at: updated.archived_at || null,
+    };
+    await productBus.publish(newEvent('product.updated', updated.account_id, { product: data }, clock.now()));
+    return updated;
+  };
   return {
     t,
     clock,
@@ -112,25 +134,10 @@ export async function startLicense(): Promise<RunningLicense> {
       known.set(p.id, p);
       return p;
     },
-    async updateProduct(product, policy) {
-      const updated = Product.fromPartial({ ...product, policy: { ...product.policy, ...policy } });
-      known.set(updated.id, updated);
-      productBus ??= await EventBus.connect({
-        url: t.natsUrl,
-        subjectPrefix: t.subjectPrefix,
-        stream: t.stream,
-        name: 'license-test-product-publisher',
-        log: createLogger('license-test-product-publisher', 'silent'),
-      });
-      const data = {
-        id: updated.id,
-        name: updated.name,
-        description: updated.description,
-        created_at: updated.created_at,
-      };
-      await productBus.publish(newEvent('product.updated', updated.account_id, { product: data }, clock.now()));
-      return updated;
-    },
+    updateProduct: (product, policy) =>
+      changeProduct(Product.fromPartial({ ...product, policy: { ...product.policy, ...policy } })),
+    setArchived: (product, archived) =>
+      changeProduct(Product.fromPartial({ ...product, archived_at: archived ? clock.now().toISOString() : undefined })),
     async extraInstance() {
       extra.push(await start({ env, clock }));
     },

@@ -32,6 +32,28 @@ export class ProductStore {
     return after;
   }
 
+  /**
+   * Archives or unarchives with the change's events in the same write, only if the product is still as
+   * it was read (archived or not, at the same moment): false if another request changed it meanwhile.
+   */
+  async changeState(
+    current: Pick<ProductDoc, '_id' | 'account_id' | 'archived_at'>,
+    changes: Pick<ProductDoc, 'archived_at'>,
+    events: DomainEvent[],
+  ): Promise<boolean> {
+    const res = await this.Product.updateOne(
+      { _id: current._id, account_id: current.account_id, archived_at: current.archived_at ?? null },
+      { $set: { ...changes, ...withEvents(events) } },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  /** Removes the product; false if it was not there (removed by another request). */
+  async remove(accountId: string, id: string): Promise<boolean> {
+    const res = await this.Product.deleteOne({ _id: id, account_id: accountId });
+    return res.deletedCount === 1;
+  }
+
   /** Whether the account has `n` products or more (reads at most n ids, on the account's index). */
   async hasAtLeast(accountId: string, n: number): Promise<boolean> {
     const ids = await this.Product.find({ account_id: accountId }, { _id: 1 }).limit(n).lean().exec();

@@ -37,4 +37,9 @@ export class SigningKeyStore {
   async insert(doc: SigningKeyDoc): Promise<void> {
     await this.SigningKey.create(doc);
   }
+
+  /** Removes every key of a deleted product (no licence of it is left for a file to be signed for). */
+  async removeOf(productId: string): Promise<void> {
+    await this.SigningKey.deleteMany({ product_id: productId });
+  }
 }

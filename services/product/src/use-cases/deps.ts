@@ -1,5 +1,8 @@
-import type { Clock, Outbox } from '@licensing/runtime';
+import type { CallOptions, Clock, Outbox } from '@licensing/runtime';
+import type { HasLicensesRequest, HasLicensesResponse } from '@licensing/proto';
+import type { ProductDeletionStore } from '../store/deletions';
 import type { ProductStore } from '../store/queries';
+import type { SigningKeyStore } from '../store/signing-keys';
 import type { ReleaseStore } from '../store/releases';
 import type { UploadGrantStore } from '../store/upload-grants';
 
@@ -9,6 +12,19 @@ export interface ProductDeps {
   /** Publishes at once the events a write recorded (the relay retries what this misses). */
   outbox: Pick<Outbox, 'flush'>;
   clock: Clock;
+}
+
+/** The licence service, asked whether a product has licences (it owns them; this service never reads them). */
+export interface LicenceQuestion {
+  hasLicenses(req: HasLicensesRequest, opts?: CallOptions): Promise<HasLicensesResponse>;
+}
+
+/** What archiving, unarchiving and deleting a product work with, besides the products. */
+export interface ProductStateDeps extends ProductDeps {
+  releases: Pick<ReleaseStore, 'hasAtLeast'>;
+  keys: Pick<SigningKeyStore, 'removeOf'>;
+  deletions: Pick<ProductDeletionStore, 'Deletion' | 'insert'>;
+  licenses: LicenceQuestion;
 }
 
 /** What the release use cases work with: their store, and the products they belong to. */

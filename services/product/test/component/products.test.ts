@@ -3,8 +3,8 @@ import { newId } from '@licensing/runtime';
 import { testTopology } from '../../../../test/support/stack';
 import { useProductService } from './running-product';
 
-// The product service alone, over gRPC as the gateway calls it, against real FerretDB and NATS (it
-// calls no other service): a product is created, read back and listed newest first with a cursor,
+// The product service alone, over gRPC as the gateway calls it, against real FerretDB and NATS (the
+// licence service it asks only before a deletion is faked: product-states.test.ts): a product is created, read back and listed newest first with a cursor,
 // only within its account; product.created carries the caller's request id; bad input is refused
 // naming the field, and nothing is written. The REST face of these calls: gateway/test/component.
 
@@ -43,7 +43,9 @@ it('publishes product.created with the documented envelope, carrying the request
     account_id,
     created_at: expect.any(String),
     request_id: 'trace-product-created-1',
-    data: { product: { id: created.id, name: 'Evented', description: '', created_at: created.created_at } },
+    data: {
+      product: { id: created.id, name: 'Evented', description: '', created_at: created.created_at, archived_at: null },
+    },
   });
   expect(run.events.subjectOf(event.id)).toBe(`${t.subjectPrefix}.product.created`);
 });

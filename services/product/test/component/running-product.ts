@@ -1,5 +1,6 @@
-import { ProductServiceClient } from '@licensing/proto';
+import { LicenseServiceService, ProductServiceClient } from '@licensing/proto';
 import { createClient, type Clock } from '@licensing/runtime';
+import { type FakePeer, startFakePeer } from '@licensing/test-support';
 import { start } from '../../src/main';
 import { credentialOf, envFor, type Topology } from '../../../../scripts/lib/topology';
 import { setUpEvents } from '../../../../scripts/lib/events-setup';
@@ -14,6 +15,9 @@ export interface RunningProduct {
   /** The gateway's client (what src/access.ts lets the gateway do). */
   products: ReturnType<typeof createClient<ProductServiceClient>>;
   events: EventLog;
+  /** The fake licence service: HasLicenses answers yes for the product ids in `licensed`. */
+  licenses: FakePeer<typeof LicenseServiceService>;
+  licensed: Set<string>;
 }
 
 /**
@@ -24,7 +28,14 @@ export function useProductService(t: Topology, clock?: Clock): RunningProduct {
   const run = {} as RunningProduct;
   beforeAll(async () => {
     await setUpEvents(t);
-    run.service = await start({ env: envFor('product', t, { port: 0, addrs: {} }), clock });
+    run.licensed = new Set();
+    run.licenses = await startFakePeer(LicenseServiceService, {
+      hasLicenses: ({ product_id }) => ({ has_licenses: run.licensed.has(product_id) }),
+    });
+    run.service = await start({
+      env: envFor('product', t, { port: 0, addrs: { license: run.licenses.address } }),
+      clock,
+    });
     run.products = createClient(ProductServiceClient, `127.0.0.1:${run.service.port}`, credentialOf(t, 'gateway'));
     run.events = await EventLog.open(t.natsUrl, t.stream);
   });
@@ -33,6 +44,7 @@ export function useProductService(t: Topology, clock?: Clock): RunningProduct {
     await run.events?.close();
     await run.service?.ctx.db.dropDatabase().catch(() => undefined);
     await run.service?.stop();
+    await run.licenses?.stop();
   });
   return run;
 }

@@ -1,13 +1,22 @@
 import { productHandlers } from '../../src/handlers/product-handlers';
-import { FakeClock, RecordingOutbox, refusal } from '../../../../test/support/fakes/common';
-import { FakeProductStore } from '../../../../test/support/fakes/product-stores';
+import { FakeClock, RecordingOutbox, modelToken, refusal } from '../../../../test/support/fakes/common';
+import { FakeProductStore, FakeSigningKeyStore } from '../../../../test/support/fakes/product-stores';
 
 const ctx = { requestId: 'req_1', caller: 'gateway' as const, log: undefined as never };
 
 const setup = () => {
   const store = new FakeProductStore();
   const clock = new FakeClock();
-  return { store, clock, handlers: productHandlers({ store, outbox: new RecordingOutbox(), clock }) };
+  const handlers = productHandlers({
+    store,
+    outbox: new RecordingOutbox(),
+    clock,
+    releases: { hasAtLeast: async () => false },
+    keys: new FakeSigningKeyStore(),
+    deletions: { Deletion: modelToken('ProductDeletion'), insert: async () => true },
+    licenses: { hasLicenses: async () => ({ has_licenses: false }) },
+  });
+  return { store, clock, handlers };
 };
 
 const create = (accountId: string, name: string) => ({
@@ -43,6 +52,7 @@ describe('product handlers', () => {
       },
       price: undefined,
       email_on_purchase: true,
+      archived_at: undefined,
     });
   });
 

@@ -116,6 +116,20 @@ export class LicenseBatchStore {
     return this.models.LicenseBatch.findOne({ _id: id }, { outbox: 0 }).lean<LicenseBatchDoc>().exec();
   }
 
+  /**
+   * Whether a batch of this product is still issuing (its licences not all written yet): read on the
+   * status index, among the running batches only (a few at a time).
+   */
+  async runningFor(accountId: string, productId: string): Promise<boolean> {
+    const one = await this.models.LicenseBatch.findOne(
+      { status: 'running', account_id: accountId, product_id: productId },
+      { _id: 1 },
+    )
+      .lean<{ _id: string }>()
+      .exec();
+    return one !== null;
+  }
+
   /** The ids of running batches whose lease has run out (nobody is issuing them), oldest first. */
   async abandoned(now: Date, limit: number): Promise<string[]> {
     const docs = await this.models.LicenseBatch.find({ status: 'running' }, { lease_until: 1 })

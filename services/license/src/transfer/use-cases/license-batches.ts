@@ -1,5 +1,6 @@
 import { AppError, idempotent, isId, newEvent, newId, type Clock, type Logger, type Outbox } from '@licensing/runtime';
 import {
+  archivedRefusal,
   withPolicyDefaults,
   type CreateLicenseBatchRequest,
   type DomainEvent,
@@ -77,8 +78,11 @@ export async function createLicenseBatch(
       send_email: l.send_email,
     })),
   );
-  // Another account's product is not found, as for one licence.
-  await deps.products.getProduct({ account_id: req.account_id, id: req.product_id });
+  // Another account's product is not found, as for one licence; an archived one issues nothing new
+  // (a batch stored before it was archived still issues its items: they were accepted then).
+  const product = await deps.products.getProduct({ account_id: req.account_id, id: req.product_id });
+  const archived = archivedRefusal(product, 'issued');
+  if (archived) throw new AppError('conflict', archived);
   const store = async (id: string): Promise<LicenseBatchDoc> => {
     const now = deps.clock.now();
     const doc: LicenseBatchDoc = {
