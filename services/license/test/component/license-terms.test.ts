@@ -15,7 +15,8 @@ import { type RunningLicense, useLicenseService } from './running-license';
 // moves by the service's clock): issued and changed, shown as the effective policy and the overrides,
 // kept by a renewal, judged by validation and activation, a lowered limit refused or brought within by
 // freeing the longest-unseen machines, and bad input refused with nothing written. The rules alone:
-// test/unit/license-terms.test.ts; the REST shape: gateway/test/component/license-routes.test.ts.
+// services/license/test/unit/license-terms.test.ts; the REST shape:
+// gateway/test/component/license-terms-routes.test.ts.
 
 let svc: RunningLicense;
 let events: EventLog;
