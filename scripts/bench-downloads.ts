@@ -63,7 +63,8 @@ async function plainCopy(path: string): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const bench = await startBenchSystem('downloads');
+  // As `npm start` runs it: log level info, so every request's access-log line is written.
+  const bench = await startBenchSystem('downloads', { logLevel: 'info' });
   const { system, headers } = bench;
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${system.gatewayUrl}${path}`, {
@@ -147,7 +148,7 @@ function writeSection(r: {
   const path = join(repoRoot(), 'docs', 'benchmarks.md');
   const body = `## Release downloads (\`npm run bench:downloads\`)
 
-One ${SIZE_MB} MB release file uploaded through the API, then downloaded by ${CLIENTS} clients at once, each through \`GET /api/v1/releases/{id}/artifacts/{filename}\` (303) and the gateway's signed link, from the default store (DATA_DIR/artifacts), every byte read and hashed by the client (the system in production mode, as \`npm start\` runs it, on a ${cpus().length}-core machine with the clients on the same cores). The baseline is the same ${CLIENTS} readers copying the file straight from disk, hashing it, in the same run. Measured ${new Date().toISOString().slice(0, 10)}.
+One ${SIZE_MB} MB release file uploaded through the API, then downloaded by ${CLIENTS} clients at once, each through \`GET /api/v1/releases/{id}/artifacts/{filename}\` (303) and the gateway's signed link, from the default store (DATA_DIR/artifacts), every byte read and hashed by the client (the system in production mode with \`npm start\`'s log level, info, so the access log is on, on a ${cpus().length}-core machine with the clients on the same cores). The baseline is the same ${CLIENTS} readers copying the file straight from disk, hashing it, in the same run. Measured ${new Date().toISOString().slice(0, 10)}.
 
 | | MB/s (all clients) | ratio to the plain copy |
 |---|---:|---:|
