@@ -110,6 +110,21 @@ async function releaseWalk(stack: Stack, clock: TestClock): Promise<void> {
   expect(sha256(bytes)).toBe(offer.body.artifact.sha256);
   expect(bytes.equals(files.get('1.1.0')!)).toBe(true);
   expect((await check(licence, 'version=1.1.0&platform=macos')).body).toEqual({ update_available: false });
+  // Bad feed requests are refused naming what is wrong.
+  const badVersion = await check(licence, 'version=v1&platform=macos');
+  expect([badVersion.status, badVersion.body.errors?.[0]?.field]).toEqual([400, 'version']);
+  const badPlatform = await check(licence, 'version=1.0.0&platform=amiga');
+  expect([badPlatform.status, badPlatform.body.errors?.[0]?.field]).toEqual([400, 'platform']);
+  for (const [path, field] of [
+    ['beos/aarch64/1.0.0', 'target'],
+    ['darwin/mips/1.0.0', 'arch'],
+    ['darwin/aarch64/one', 'current_version'],
+  ]) {
+    const res = await fetch(`${stack.url}/api/v1/products/${productId}/updates/tauri/${path}`, {
+      headers: app(licence),
+    });
+    expect([res.status, ((await res.json()) as any).errors?.[0]?.field]).toEqual([400, field]);
+  }
 
   // The beta: not offered without channel.beta, offered with it.
   expect((await check(licence, 'version=1.0.0&channel=beta')).body.release.version).toBe('1.1.0');
